@@ -1,0 +1,143 @@
+"""Backend selection: ``backend="auto"|"cpu"|"gpu"|"emulator"`` and ``threads=``.
+
+Every public entry point resolves its ``backend`` argument here, so that the
+rules (when ``auto`` picks the GPU, what the error says when a GPU was asked
+for and cannot run) are the same for all five methods.
+
+* ``"cpu"`` -- the Numba multi-core engine.
+* ``"gpu"`` -- the CUDA engine through PyCUDA on a real NVIDIA device.
+* ``"emulator"`` -- the same CUDA sources compiled for the host and run with
+  CUDA semantics on the CPU (for validation; slow).
+* ``"auto"`` -- ``"gpu"`` when PyCUDA imports and a device exists, else ``"cpu"``.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import shutil
+
+__all__ = [
+    "BACKENDS",
+    "BackendUnavailableError",
+    "resolve_backend",
+    "get_device",
+    "gpu_status",
+    "threads_context",
+    "is_gpu_backend",
+]
+
+BACKENDS = ("auto", "cpu", "gpu", "emulator")
+
+
+class BackendUnavailableError(RuntimeError):
+    """A requested backend cannot run on this machine (the message says why and how to fix it)."""
+
+
+@functools.lru_cache(maxsize=1)
+def gpu_status() -> tuple[bool, str]:
+    """Whether a CUDA device is usable through PyCUDA, and a human-readable reason.
+
+    Returns
+    -------
+    (usable, reason) : (bool, str)
+        ``reason`` names the device when usable, otherwise what is missing
+        (PyCUDA, the NVIDIA driver, a device) and how to fix it.
+    """
+    if os.environ.get("HPHAWKES_DISABLE_GPU"):
+        return False, "disabled by the HPHAWKES_DISABLE_GPU environment variable"
+    try:
+        import pycuda.driver as drv  # noqa: F401
+    except ImportError as exc:
+        return False, (
+            f"PyCUDA is not installed ({exc}); install the GPU extra with "
+            "`pip install 'hphawkes_py[gpu]'` (needs the NVIDIA driver and CUDA toolkit)"
+        )
+    except Exception as exc:  # PyCUDA present but its binary or the driver library fails to load
+        return False, f"PyCUDA failed to import ({type(exc).__name__}: {exc}); check the NVIDIA driver and CUDA toolkit"
+    try:
+        drv.init()
+        count = drv.Device.count()
+    except Exception as exc:
+        return False, f"the NVIDIA driver could not be initialised ({type(exc).__name__}: {exc}); is a driver installed and a GPU present?"
+    if count < 1:
+        return False, "PyCUDA and the driver work, but no CUDA device was found"
+    return True, f"{count} CUDA device(s); device 0: {drv.Device(0).name()}"
+
+
+def resolve_backend(backend: str = "auto") -> str:
+    """Turn a user's ``backend`` argument into ``"cpu"``, ``"gpu"`` or ``"emulator"``.
+
+    Raises
+    ------
+    ValueError
+        ``backend`` is not one of ``"auto"``, ``"cpu"``, ``"gpu"``, ``"emulator"``.
+    BackendUnavailableError
+        ``backend="gpu"`` but no usable CUDA device (the message says why).
+    """
+    if not isinstance(backend, str) or backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    if backend == "auto":
+        return "gpu" if gpu_status()[0] else "cpu"
+    if backend == "gpu":
+        ok, why = gpu_status()
+        if not ok:
+            raise BackendUnavailableError(f"backend='gpu' cannot run: {why}. Use backend='cpu' (or 'auto').")
+    if backend == "emulator" and shutil.which(os.environ.get("CXX", "g++")) is None:
+        raise BackendUnavailableError(
+            "backend='emulator' needs a host C++ compiler (g++ or $CXX) to compile the CUDA sources; none found"
+        )
+    return backend
+
+
+def is_gpu_backend(resolved: str) -> bool:
+    """True for the backends that run the CUDA engine (``"gpu"`` and ``"emulator"``)."""
+    return resolved in ("gpu", "emulator")
+
+
+_DEVICES: dict = {}
+
+
+def get_device(resolved: str):
+    """The :class:`~hphawkes_py.gpu.device.Device` for a resolved GPU backend (created once per process)."""
+    if resolved not in ("gpu", "emulator"):
+        raise ValueError(f"get_device needs 'gpu' or 'emulator', got {resolved!r}")
+    dev = _DEVICES.get(resolved)
+    if dev is None:
+        if resolved == "gpu":
+            from .gpu.pycuda_device import PyCudaDevice
+
+            dev = PyCudaDevice()
+        else:
+            from .gpu.emulator import EmulatorDevice
+
+            dev = EmulatorDevice()
+        _DEVICES[resolved] = dev
+    return dev
+
+
+@contextlib.contextmanager
+def threads_context(threads: int | None):
+    """Run the body with ``numba.set_num_threads(threads)`` and restore the previous value.
+
+    ``threads=None`` leaves Numba's current setting alone. A value above the
+    number of threads Numba was started with (``NUMBA_NUM_THREADS``) is refused.
+    """
+    if threads is None:
+        yield
+        return
+    import numba
+
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"threads must be a positive integer or None, got {threads!r}")
+    if threads > numba.config.NUMBA_NUM_THREADS:
+        raise ValueError(
+            f"threads={threads} exceeds the {numba.config.NUMBA_NUM_THREADS} threads Numba was started with "
+            "(set NUMBA_NUM_THREADS before importing hphawkes_py to raise it)"
+        )
+    previous = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(previous)
