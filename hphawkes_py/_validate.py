@@ -105,7 +105,7 @@ def as_float_array(
         where = tuple(int(i) for i in idx)
         raise ValueError(
             f"{name} must be finite: {int(bad.sum())} NaN/inf value(s), first at index "
-            f"{where[0] if len(where) == 1 else where} ({arr[tuple(idx)]!r})"
+            f"{where[0] if len(where) == 1 else where} ({arr[tuple(idx)].item()!r})"
         )
     return arr
 
@@ -125,10 +125,10 @@ def as_count_array(x: Any, name: str, *, ndim: int = 1) -> np.ndarray:
         frac = arr != np.round(arr)
         if frac.any():
             i = int(np.argmax(frac))
-            raise ValueError(f"{name} must hold whole numbers; {name}[{i}] = {arr[i]!r}")
+            raise ValueError(f"{name} must hold whole numbers; {name}[{i}] = {arr[i].item()!r}")
     if (arr < 0).any():
         i = int(np.argmax(arr < 0))
-        raise ValueError(f"{name} must be non-negative; {name}[{i}] = {arr[i]!r}")
+        raise ValueError(f"{name} must be non-negative; {name}[{i}] = {arr[i].item()!r}")
     return np.ascontiguousarray(arr, dtype=np.int64)
 
 
@@ -194,7 +194,7 @@ def check_sorted(x: np.ndarray, name: str, *, strict: bool = False) -> None:
         i = int(np.argmax(bad))
         raise ValueError(
             f"{name} must be {'strictly increasing' if strict else 'sorted (non-decreasing)'}; "
-            f"{name}[{i}] = {x[i]!r} is followed by {x[i + 1]!r}"
+            f"{name}[{i}] = {x[i].item()!r} is followed by {x[i + 1].item()!r}"
         )
 
 
