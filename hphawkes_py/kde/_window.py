@@ -1,0 +1,385 @@
+"""Study-area windows (raster masks) and result rasters for :mod:`hphawkes_py.kde`.
+
+A :class:`Window` is a boolean raster: ``mask[row, col]`` is True for cells inside the study area,
+row 0 is the *top* row (as in ESRI ASCII grids), ``(x0, y0)`` is the lower-left corner of the
+raster and ``cell_size`` the side of the square cells, all in the units of the point coordinates.
+The study area is the union of the inside cells.
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import math
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .._validate import as_float_array, check_positive
+
+__all__ = ["Window", "Raster", "read_asc"]
+
+_ASC_KEYS = ("ncols", "nrows", "xllcorner", "yllcorner", "cellsize")
+
+
+def _open_text(path: Path) -> io.TextIOBase:
+    name = path.name.lower()
+    if name.endswith(".gz"):
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="ascii", errors="strict")
+    if name.endswith(".zip"):
+        zf = zipfile.ZipFile(path)
+        members = [m for m in zf.namelist() if m.lower().endswith(".asc")]
+        if len(members) != 1:
+            raise ValueError(
+                f"{path}: a .zip window must contain exactly one .asc file; found {len(members)} ({members[:5]})"
+            )
+        return io.TextIOWrapper(zf.open(members[0]), encoding="ascii", errors="strict")
+    return open(path, encoding="ascii", errors="strict")
+
+
+def read_asc(path) -> tuple[np.ndarray, float, float, float, float | None]:
+    """Read an ESRI ASCII grid (``.asc``, ``.asc.gz`` or a ``.zip`` holding one ``.asc``).
+
+    Returns
+    -------
+    values : ndarray (nrows, ncols) float64, row 0 = top row
+    x0, y0 : float, lower-left corner (``xllcenter``/``yllcenter`` headers are converted)
+    cell_size : float
+    nodata : float or None
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"window file not found: {path}")
+    header: dict[str, float] = {}
+    with _open_text(path) as fh:
+        first_data = None
+        for lineno in range(1, 8):
+            line = fh.readline()
+            if not line:
+                break
+            parts = line.split()
+            if not parts:
+                continue
+            key = parts[0].lower()
+            if key[0].isalpha():
+                if len(parts) != 2:
+                    raise ValueError(f"{path}: malformed header line {lineno}: {line.strip()!r} (expected 'key value')")
+                try:
+                    header[key] = float(parts[1])
+                except ValueError:
+                    raise ValueError(f"{path}: header {parts[0]!r} has non-numeric value {parts[1]!r}") from None
+            else:
+                first_data = line
+                break
+        rest = fh.read()
+    if "xllcenter" in header and "xllcorner" not in header:
+        header["xllcorner"] = header.pop("xllcenter") - 0.5 * header.get("cellsize", 0.0)
+    if "yllcenter" in header and "yllcorner" not in header:
+        header["yllcorner"] = header.pop("yllcenter") - 0.5 * header.get("cellsize", 0.0)
+    missing = [k for k in _ASC_KEYS if k not in header]
+    if missing:
+        raise ValueError(f"{path}: ESRI ASCII grid header lacks {missing} (found keys {sorted(header)})")
+    ncols, nrows = header["ncols"], header["nrows"]
+    if ncols != int(ncols) or nrows != int(nrows) or ncols < 1 or nrows < 1:
+        raise ValueError(f"{path}: ncols/nrows must be positive integers, got {ncols}, {nrows}")
+    ncols, nrows = int(ncols), int(nrows)
+    cs = header["cellsize"]
+    if not (cs > 0 and math.isfinite(cs)):
+        raise ValueError(f"{path}: cellsize must be positive, got {cs}")
+    text = (first_data or "") + rest
+    try:
+        values = np.array(text.split(), dtype=np.float64)
+    except ValueError as exc:
+        raise ValueError(f"{path}: non-numeric value in the grid body ({exc})") from None
+    if values.size != nrows * ncols:
+        raise ValueError(
+            f"{path}: header says {nrows} rows x {ncols} cols = {nrows * ncols} values, the body holds {values.size}"
+        )
+    nodata = header.get("nodata_value")
+    return values.reshape(nrows, ncols), header["xllcorner"], header["yllcorner"], cs, nodata
+
+
+def _write_asc(path, values: np.ndarray, x0: float, y0: float, cs: float, nodata: float = -9999.0) -> None:
+    path = Path(path)
+    rows, cols = values.shape
+    v = np.where(np.isfinite(values), values, nodata)
+    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    with opener(path, "wt") as fh:
+        fh.write(
+            f"ncols         {cols}\nnrows         {rows}\nxllcorner     {x0!r}\nyllcorner     {y0!r}\n"
+            f"cellsize      {cs!r}\nNODATA_value  {nodata:g}\n"
+        )
+        np.savetxt(fh, v, fmt="%.10g")
+
+
+@dataclass(frozen=True, eq=False)
+class Window:
+    """A study area as a boolean raster.
+
+    Parameters
+    ----------
+    mask : ndarray of bool (rows, cols)
+        True inside; ``mask[0]`` is the top row (largest y).
+    x0, y0 : float
+        Lower-left corner of the raster (coordinate units).
+    cell_size : float
+        Side of the square cells (coordinate units).
+    """
+
+    mask: np.ndarray
+    x0: float
+    y0: float
+    cell_size: float
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self):
+        m = np.asarray(self.mask)
+        if m.ndim != 2 or m.shape[0] < 1 or m.shape[1] < 1:
+            raise ValueError(f"mask must be a non-empty 2-D array, got shape {m.shape}")
+        if m.dtype != bool:
+            raise TypeError(f"mask must be boolean (True inside), got dtype {m.dtype}")
+        if not m.any():
+            raise ValueError("the window is empty: the mask has no inside (True) cells")
+        for name in ("x0", "y0"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, float, np.floating, np.integer)) or not math.isfinite(float(v)):
+                raise ValueError(f"{name} must be a finite number, got {v!r}")
+        check_positive(self.cell_size, "cell_size")
+        m = np.ascontiguousarray(m)
+        m.flags.writeable = False
+        object.__setattr__(self, "mask", m)
+        object.__setattr__(self, "x0", float(self.x0))
+        object.__setattr__(self, "y0", float(self.y0))
+        object.__setattr__(self, "cell_size", float(self.cell_size))
+
+    # ---------------------------------------------------------------- constructors
+    @classmethod
+    def rectangle(cls, xmin, xmax, ymin, ymax, cell_size) -> "Window":
+        """The rectangle ``[xmin, xmax] x [ymin, ymax]`` rasterised with square cells.
+
+        The raster starts at ``(xmin, ymin)`` and has ``ceil(width / cell_size)`` columns, so the
+        rectangle is covered exactly when the cell size divides the sides (otherwise the last
+        column/row sticks out by less than one cell).
+        """
+        for name, v in (("xmin", xmin), ("xmax", xmax), ("ymin", ymin), ("ymax", ymax)):
+            if not math.isfinite(float(v)):
+                raise ValueError(f"{name} must be finite, got {v!r}")
+        if not xmax > xmin or not ymax > ymin:
+            raise ValueError(f"empty rectangle: need xmax > xmin and ymax > ymin, got x [{xmin}, {xmax}], y [{ymin}, {ymax}]")
+        cs = check_positive(cell_size, "cell_size")
+        cols = max(1, int(math.ceil((xmax - xmin) / cs - 1e-9)))
+        rows = max(1, int(math.ceil((ymax - ymin) / cs - 1e-9)))
+        if rows * cols > 2**31 - 1:
+            raise ValueError(f"cell_size {cs} gives {rows} x {cols} cells; use a larger cell size")
+        return cls(np.ones((rows, cols), bool), float(xmin), float(ymin), cs)
+
+    @classmethod
+    def from_mask(cls, mask, x0, y0, cell_size) -> "Window":
+        """A window from a boolean mask (True inside, row 0 = top) with lower-left corner ``(x0, y0)``."""
+        return cls(np.asarray(mask), x0, y0, cell_size)
+
+    @classmethod
+    def from_polygon(cls, vertices, cell_size) -> "Window":
+        """Rasterise a polygon: a cell is inside when its centre is inside the polygon.
+
+        ``vertices`` is an (k, 2) array (closing vertex optional), or a list of such rings
+        (even-odd rule, so holes are rings inside rings). The raster covers the bounding box.
+        """
+        from matplotlib.path import Path as MPath
+
+        rings = vertices if isinstance(vertices, (list, tuple)) and len(vertices) and np.ndim(vertices[0]) == 2 else [vertices]
+        rings = [as_float_array(r, "vertices", ndim=2) for r in rings]
+        for r in rings:
+            if r.shape[1] != 2 or r.shape[0] < 3:
+                raise ValueError(f"a polygon ring needs at least 3 (x, y) vertices, got shape {r.shape}")
+        cs = check_positive(cell_size, "cell_size")
+        allv = np.vstack(rings)
+        xmin, ymin = allv.min(axis=0)
+        xmax, ymax = allv.max(axis=0)
+        cols = max(1, int(math.ceil((xmax - xmin) / cs)))
+        rows = max(1, int(math.ceil((ymax - ymin) / cs)))
+        xc = xmin + (np.arange(cols) + 0.5) * cs
+        yc = ymin + (rows - 1 - np.arange(rows) + 0.5) * cs
+        X, Y = np.meshgrid(xc, yc)
+        pts = np.column_stack([X.ravel(), Y.ravel()])
+        inside = np.zeros(len(pts), bool)
+        for r in rings:
+            inside ^= MPath(r).contains_points(pts)
+        mask = inside.reshape(rows, cols)
+        if not mask.any():
+            raise ValueError(f"the polygon contains no cell centre at cell_size {cs}; use a smaller cell size")
+        return cls(mask, float(xmin), float(ymin), cs)
+
+    @classmethod
+    def from_asc(cls, path) -> "Window":
+        """Read an ESRI ASCII grid (``.asc``, ``.asc.gz`` or ``.zip`` of one ``.asc``); NODATA cells are outside."""
+        values, x0, y0, cs, nodata = read_asc(path)
+        mask = np.isfinite(values)
+        if nodata is not None:
+            mask &= values != nodata
+        if not mask.any():
+            raise ValueError(f"{path}: every cell is NODATA, the window is empty")
+        return cls(mask, x0, y0, cs)
+
+    # ---------------------------------------------------------------- geometry
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.mask.shape
+
+    @property
+    def n_inside(self) -> int:
+        """Number of inside cells."""
+        return int(self._cached("n_inside", lambda: int(self.mask.sum())))
+
+    @property
+    def area(self) -> float:
+        """Area of the study area (inside cells x cell area)."""
+        return self.n_inside * self.cell_size**2
+
+    @property
+    def extent(self) -> tuple[float, float, float, float]:
+        """(xmin, xmax, ymin, ymax) of the raster."""
+        rows, cols = self.mask.shape
+        return (self.x0, self.x0 + cols * self.cell_size, self.y0, self.y0 + rows * self.cell_size)
+
+    def _cached(self, key, fn):
+        if key not in self._cache:
+            self._cache[key] = fn()
+        return self._cache[key]
+
+    def cell_index(self, points) -> tuple[np.ndarray, np.ndarray]:
+        """(row, col) of the cell holding each point (may be out of range for points outside).
+
+        Points on the raster's right/top edge belong to the last column/row.
+        """
+        p = np.asarray(points, float)
+        rows, cols = self.mask.shape
+        fc = np.floor((p[:, 0] - self.x0) / self.cell_size)
+        fr = np.floor((p[:, 1] - self.y0) / self.cell_size)
+        xmax, ymax = self.extent[1], self.extent[3]
+        fc = np.where(p[:, 0] == xmax, cols - 1, fc)
+        fr = np.where(p[:, 1] == ymax, rows - 1, fr)
+        with np.errstate(invalid="ignore"):
+            col = np.clip(fc, -1, cols).astype(np.int64)
+            row = (rows - 1 - np.clip(fr, -1, rows)).astype(np.int64)
+        return row, col
+
+    def contains(self, points) -> np.ndarray:
+        """Boolean array: is each point in an inside cell."""
+        row, col = self.cell_index(points)
+        rows, cols = self.mask.shape
+        ok = (row >= 0) & (row < rows) & (col >= 0) & (col < cols)
+        out = np.zeros(len(row), bool)
+        out[ok] = self.mask[row[ok], col[ok]]
+        return out
+
+    def cell_centres(self) -> np.ndarray:
+        """(m, 2) centres of the inside cells, row-major (top row first)."""
+
+        def make():
+            r, c = np.nonzero(self.mask)
+            rows = self.mask.shape[0]
+            x = self.x0 + (c + 0.5) * self.cell_size
+            y = self.y0 + (rows - 1 - r + 0.5) * self.cell_size
+            return np.column_stack([x, y])
+
+        return self._cached("centres", make)
+
+    def row_runs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Runs of inside cells per row: ``ptr`` (rows+1,), ``c0``, ``c1`` (half-open column ranges)."""
+
+        def make():
+            m = self.mask
+            rows, cols = m.shape
+            padded = np.zeros((rows, cols + 2), np.int8)
+            padded[:, 1:-1] = m
+            d = np.diff(padded, axis=1)
+            sr, sc = np.nonzero(d == 1)
+            er, ec = np.nonzero(d == -1)
+            # np.nonzero is row-major, so starts and ends pair up in order
+            ptr = np.zeros(rows + 1, np.int64)
+            np.add.at(ptr, sr + 1, 1)
+            return np.cumsum(ptr), sc.astype(np.int64), ec.astype(np.int64)
+
+        return self._cached("runs", make)
+
+    def boundary_distance(self, points) -> np.ndarray:
+        """Lower bound on the distance from each (inside) point to the outside of the window.
+
+        Outside means NODATA cells and everything beyond the raster. Computed from a Euclidean
+        distance transform of the mask padded with one outside cell: for a point in cell c,
+        ``(edt(c) - sqrt(2)) * cell_size`` (never negative) bounds the true distance from below.
+        """
+        from scipy.ndimage import distance_transform_edt
+
+        edt = self._cached(
+            "edt", lambda: distance_transform_edt(np.pad(self.mask, 1, constant_values=False))[1:-1, 1:-1]
+        )
+        row, col = self.cell_index(points)
+        return np.maximum(edt[row, col] - math.sqrt(2.0), 0.0) * self.cell_size
+
+    def to_asc(self, path) -> None:
+        """Write the mask as an ESRI ASCII grid (1 inside, -9999 outside)."""
+        _write_asc(path, np.where(self.mask, 1.0, np.nan), self.x0, self.y0, self.cell_size)
+
+    def __repr__(self) -> str:
+        rows, cols = self.mask.shape
+        return (
+            f"Window({rows} rows x {cols} cols, cell_size={self.cell_size:g}, x0={self.x0:g}, y0={self.y0:g}, "
+            f"{self.n_inside} inside cells, area={self.area:g})"
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class Raster:
+    """A surface on a raster: ``values[row, col]`` (row 0 = top), NaN outside the window.
+
+    Attributes
+    ----------
+    values : ndarray (rows, cols)
+    x0, y0 : float   lower-left corner
+    cell_size : float
+    points : ndarray (n, 2) or None   the sample points, drawn by :meth:`plot`
+    """
+
+    values: np.ndarray
+    x0: float
+    y0: float
+    cell_size: float
+    points: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def extent(self) -> tuple[float, float, float, float]:
+        rows, cols = self.values.shape
+        return (self.x0, self.x0 + cols * self.cell_size, self.y0, self.y0 + rows * self.cell_size)
+
+    def integral(self) -> float:
+        """Sum over the finite cells of value x cell area."""
+        return float(np.nansum(self.values) * self.cell_size**2)
+
+    def to_asc(self, path, nodata: float = -9999.0) -> None:
+        """Write an ESRI ASCII grid (NaN cells as ``nodata``); ``.gz`` paths are gzipped."""
+        _write_asc(path, self.values, self.x0, self.y0, self.cell_size, nodata)
+
+    def plot(self, ax=None, *, points: bool = True, cmap: str = "viridis", colorbar: bool = True, **kwargs):
+        """Draw the surface with matplotlib (``imshow``), the sample points overlaid; returns the Axes."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots()
+        im = ax.imshow(np.ma.masked_invalid(self.values), extent=self.extent, origin="upper", cmap=cmap, **kwargs)
+        if points and self.points is not None:
+            ax.scatter(self.points[:, 0], self.points[:, 1], s=4, c="white", edgecolors="black", linewidths=0.3)
+        if colorbar:
+            ax.figure.colorbar(im, ax=ax, label="intensity (events per unit area)")
+        ax.set_aspect("equal")
+        return ax
+
+    def __repr__(self) -> str:
+        rows, cols = self.values.shape
+        finite = np.isfinite(self.values)
+        return (
+            f"Raster({rows} x {cols}, cell_size={self.cell_size:g}, {int(finite.sum())} finite cells, "
+            f"integral={self.integral():.6g})"
+        )
