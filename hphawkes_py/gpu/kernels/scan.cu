@@ -1,0 +1,59 @@
+// scan.cu -- Kulldorff's Bernoulli spatial scan statistic (Larew et al. 2010 on the GPGPU).
+//
+// One thread per (centre, replicate): block x = centre, threads (and grid y) = replicates.
+// The neighbour list of a centre (locations sorted by distance, cut at the maximum window
+// population; flattened CSR: offsets / neighbors / npop / boundary) is read by every thread
+// of the block at the same index (broadcast), and the case counts are laid out
+// locations x replicates so that cases[loc * R + r] is coalesced across the block.
+// Each thread accumulates the window's cases as the circle grows and evaluates the
+// Bernoulli log likelihood ratio at every window end from a table of k log k (counts are
+// integers):
+//   LLR = klogk[c] + klogk[n-c] + klogk[C-c] + klogk[N-n-C+c] - klogk[n] - klogk[N-n] - L0
+// (L0: the null log likelihood), zero unless the case proportion inside is higher
+// (want_high) or lower (want_low) than outside.  The maximum over centres of each replicate
+// is combined with an atomic maximum on the (non-negative) double; with want_best the
+// per-centre best LLR and the entry where that window ends are written too (observed data).
+//
+// Arithmetic is double whatever REAL is: the LLR is a difference of terms of size N log N
+// (1.4e7 for a million persons), which float cannot resolve.  The order of the additions
+// is exactly that of the CPU engine (hphawkes_py/scan/cpu.py), so both give identical LLRs.
+#include "hp_cuda.h"
+
+extern "C" __global__ void scan_bernoulli(const long long* offsets, const int* neighbors,
+                                          const long long* npop, const unsigned char* boundary,
+                                          const int* cases, const double* klogk, long long n_cases,
+                                          long long n_total, double l0, int want_high, int want_low,
+                                          int R, int want_best, double* best, long long* best_entry,
+                                          double* rep_max) {
+  const long long i = blockIdx.x;  // centre
+  const int r = blockIdx.y * blockDim.x + threadIdx.x;  // replicate
+  if (r >= R) return;  // no __syncthreads below: early exit is safe
+  const long long C = n_cases;
+  const long long N = n_total;
+  const double Nf = (double)N;
+  const double Cf = (double)C;
+  int c = 0;
+  double m = 0.0;
+  long long arg = -1;
+  const long long end = offsets[i + 1];
+  for (long long j = offsets[i]; j < end; ++j) {
+    c += cases[(long long)neighbors[j] * R + r];
+    if (boundary[j] == 0) continue;  // inside a tie group: not a window end
+    const long long n = npop[j];
+    const double q = -(klogk[n] + klogk[N - n]) - l0;
+    const double cn = Cf * (double)n;
+    const double t = (klogk[c] + klogk[n - c]) + (klogk[C - c] + klogk[N - n - C + c]);
+    const double llr = t + q;
+    const double lhs = (double)c * Nf;
+    const bool ok = (want_high && lhs > cn) || (want_low && lhs < cn);
+    if (ok && llr > m) {
+      m = llr;
+      arg = j;
+    }
+  }
+  if (want_best) {
+    best[i * R + r] = m;
+    best_entry[i * R + r] = arg;
+  }
+  hp_atomic_max_double(&rep_max[r], m);
+}

@@ -1,0 +1,79 @@
+"""GPU engine of the Bernoulli scan (PyCUDA on a real device, or the CPU emulator).
+
+The windows (CSR neighbour lists) and the k log k table are copied to the device once;
+per Monte Carlo batch only the (locations x replicates) int32 case matrix goes in and the
+(replicates,) maxima come back. Kernels: ``hphawkes_py/gpu/kernels/scan.cu``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..gpu.device import KERNELS_DIR
+from .cpu import null_loglik
+
+__all__ = ["GpuEngine"]
+
+#: threads per block (replicates of one centre); a multiple of the warp size
+BLOCK = 128
+
+
+class GpuEngine:
+    """Same interface as :class:`hphawkes_py.scan.cpu.CpuEngine`, through a ``Device``."""
+
+    def __init__(self, windows, klogk, n_cases, n_total, direction, device, backend="gpu"):
+        offsets, neighbors, npop, boundary = windows
+        self.backend = backend
+        self.dev = device
+        self.n_centres = len(offsets) - 1
+        self.n_cases = int(n_cases)
+        self.n_total = int(n_total)
+        self.direction = direction
+        self.l0 = null_loglik(klogk, n_cases, n_total)
+        dev = device
+        self._fn = dev.module(KERNELS_DIR / "scan.cu", defines={"REAL": "double"}).function("scan_bernoulli")
+        self.d_offsets = dev.to_device(np.ascontiguousarray(offsets, dtype=np.int64))
+        # empty CSR arrays are padded to one element (zero-size device buffers are refused)
+        self.d_neighbors = dev.to_device(np.ascontiguousarray(neighbors if len(neighbors) else np.zeros(1), dtype=np.int32))
+        self.d_npop = dev.to_device(np.ascontiguousarray(npop if len(npop) else np.zeros(1), dtype=np.int64))
+        self.d_boundary = dev.to_device(np.ascontiguousarray(boundary if len(boundary) else np.zeros(1), dtype=np.uint8))
+        self.d_klogk = dev.to_device(np.ascontiguousarray(klogk, dtype=np.float64))
+
+    def __getstate__(self):
+        raise TypeError("the GPU scan engine holds device buffers and cannot be pickled: "
+                        "use executor=None or a thread pool with backend='gpu'/'emulator'")
+
+    def _run(self, cases: np.ndarray, want_arg: bool):
+        dev = self.dev
+        cases = np.ascontiguousarray(cases, dtype=np.int32)
+        R = cases.shape[1]
+        m = self.n_centres
+        d_cases = dev.to_device(cases)
+        d_max = dev.zeros((R,), np.float64)
+        if want_arg:
+            d_best = dev.empty((m, R), np.float64)
+            d_entry = dev.empty((m, R), np.int64)
+        else:
+            d_best = dev.empty((1,), np.float64)
+            d_entry = dev.empty((1,), np.int64)
+        block = min(BLOCK, 32 * ((R + 31) // 32))
+        grid = (m, (R + block - 1) // block)
+        if m > 0:
+            dev.launch(self._fn, grid, (block, 1, 1), [
+                self.d_offsets, self.d_neighbors, self.d_npop, self.d_boundary, d_cases, self.d_klogk,
+                np.int64(self.n_cases), np.int64(self.n_total), np.float64(self.l0),
+                np.int32(self.direction in ("high", "both")), np.int32(self.direction in ("low", "both")),
+                np.int32(R), np.int32(bool(want_arg)), d_best, d_entry, d_max,
+            ])
+        rep_max = dev.to_host(d_max)
+        if want_arg:
+            return rep_max, dev.to_host(d_best), dev.to_host(d_entry)
+        return rep_max, None, None
+
+    def best_per_centre(self, cases: np.ndarray, want_arg: bool = False):
+        """(m, R) best LLR per centre [and best window end entry] for cases (L, R) int32."""
+        _, best, entry = self._run(cases, True)
+        return (best, entry) if want_arg else (best, None)
+
+    def max_llr(self, cases: np.ndarray) -> np.ndarray:
+        """(R,) maximum LLR over all windows for each column of ``cases``."""
+        return self._run(cases, False)[0]
