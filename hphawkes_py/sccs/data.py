@@ -1,0 +1,572 @@
+"""Self-controlled case series data: strata of rows with a sparse, column-compressed design.
+
+Internal layout (what the engines read):
+
+* rows are grouped by stratum (person); the rows of stratum ``s`` are
+  ``stratum_ptr[s]:stratum_ptr[s+1]`` and ``row_stratum[i]`` is the stratum of row ``i``;
+* ``y`` (event counts, float64), ``time`` (exposure time, > 0) per row and
+  ``n_events`` (``n_s = sum_{i in s} y_i``) per stratum;
+* covariates in compressed sparse column form (CSC): the non-zeros of covariate ``j`` are
+  ``col_ptr[j]:col_ptr[j+1]`` of ``row_idx`` (int32, sorted, hence grouped by stratum)
+  and ``values`` (``None`` when every non-zero is 1, the usual exposure indicators, which
+  lets the engines skip the multiplications).
+
+So one coordinate step touches only the coordinate's non-zeros and the strata they fall in.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["SCCSData"]
+
+_OUTCOME_COLUMNS = ("stratum_id", "row_id", "y", "time")
+_COVARIATE_ALIASES = {"covariate_value": "value"}
+
+
+def _lower_columns(df: Any, name: str) -> pd.DataFrame:
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"{name} must be a pandas DataFrame, got {type(df).__name__}")
+    out = df.rename(columns={c: str(c).lower() for c in df.columns})
+    out = out.rename(columns={k: v for k, v in _COVARIATE_ALIASES.items() if k in out.columns})
+    if len(set(out.columns)) != len(out.columns):
+        raise ValueError(f"{name} has duplicate column names after lower-casing: {list(df.columns)}")
+    return out
+
+
+def _require(df: pd.DataFrame, cols, name: str) -> None:
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise ValueError(f"{name} must have columns {list(cols)} (case-insensitive); missing {missing}, got {list(df.columns)}")
+
+
+@dataclass(frozen=True, eq=False)
+class SCCSData:
+    """A self-controlled case series design (strata = persons, rows = intervals).
+
+    Build it with :meth:`from_long` (OHDSI long format) or :meth:`from_eras`
+    (observation periods, exposure eras and outcome days), or get one from
+    :func:`hphawkes_py.sccs.simulate`.
+
+    Attributes
+    ----------
+    stratum_ids : ndarray (n_strata,)
+        Original stratum (person) identifiers, in internal order (sorted).
+    row_ids : ndarray (n_rows,)
+        Original row identifiers, in internal order.
+    covariate_ids : ndarray (n_covariates,)
+        Covariate identifiers (sorted); coefficient ``j`` belongs to ``covariate_ids[j]``.
+    stratum_ptr : ndarray int64 (n_strata + 1,)
+        Rows of stratum ``s`` are ``stratum_ptr[s]:stratum_ptr[s+1]``.
+    row_stratum : ndarray int32 (n_rows,)
+        Stratum index of each row.
+    y : ndarray float64 (n_rows,)
+        Event counts (non-negative integers).
+    time : ndarray float64 (n_rows,)
+        Time at risk of each row (> 0; days for :meth:`from_eras`); the offset is ``log(time)``.
+    n_events : ndarray float64 (n_strata,)
+        ``n_s``, events per stratum (all > 0 unless ``strata_without_events="keep"``).
+    col_ptr : ndarray int64 (n_covariates + 1,)
+        CSC column pointers.
+    row_idx : ndarray int32 (nnz,)
+        CSC row indices, sorted within each column (hence grouped by stratum).
+    values : ndarray float64 (nnz,) or None
+        CSC values; ``None`` means every stored non-zero equals 1.
+    dropped : dict
+        What was left out while building, and why (counts), e.g.
+        ``{"strata_without_events": 12, "rows_without_events_strata": 40}``.
+        Nothing is dropped silently: every such count is here and in ``repr``.
+    """
+
+    stratum_ids: np.ndarray
+    row_ids: np.ndarray
+    covariate_ids: np.ndarray
+    stratum_ptr: np.ndarray
+    row_stratum: np.ndarray
+    y: np.ndarray
+    time: np.ndarray
+    n_events: np.ndarray
+    col_ptr: np.ndarray
+    row_idx: np.ndarray
+    values: np.ndarray | None
+    dropped: Mapping[str, int] = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def n_strata(self) -> int:
+        return int(self.stratum_ptr.shape[0] - 1)
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.y.shape[0])
+
+    @property
+    def n_covariates(self) -> int:
+        return int(self.col_ptr.shape[0] - 1)
+
+    @property
+    def nnz(self) -> int:
+        return int(self.row_idx.shape[0])
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the numeric arrays (ids excluded)."""
+        arrs = [self.stratum_ptr, self.row_stratum, self.y, self.time, self.n_events, self.col_ptr, self.row_idx]
+        if self.values is not None:
+            arrs.append(self.values)
+        return int(sum(a.nbytes for a in arrs))
+
+    def __repr__(self) -> str:
+        drop = ", ".join(f"{k}={v}" for k, v in self.dropped.items() if v) or "nothing"
+        return (
+            f"SCCSData(n_strata={self.n_strata}, n_rows={self.n_rows}, n_covariates={self.n_covariates}, "
+            f"nnz={self.nnz}, events={int(self.n_events.sum())}, binary={self.values is None}, dropped: {drop})"
+        )
+
+    def column_of_nnz(self) -> np.ndarray:
+        """Covariate index of every stored non-zero (int32, nnz)."""
+        return np.repeat(np.arange(self.n_covariates, dtype=np.int32), np.diff(self.col_ptr))
+
+    def to_long(self) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """Back to the long format: (outcomes, covariates) DataFrames."""
+        outcomes = pd.DataFrame(
+            {
+                "stratum_id": self.stratum_ids[self.row_stratum],
+                "row_id": self.row_ids,
+                "y": self.y,
+                "time": self.time,
+            }
+        )
+        cols = self.column_of_nnz()
+        covariates = pd.DataFrame(
+            {
+                "row_id": self.row_ids[self.row_idx],
+                "covariate_id": self.covariate_ids[cols],
+                "value": np.ones(self.nnz) if self.values is None else self.values,
+            }
+        )
+        return outcomes, covariates
+
+    # ------------------------------------------------------------ constructors
+    @classmethod
+    def from_long(
+        cls,
+        outcomes: pd.DataFrame,
+        covariates: pd.DataFrame,
+        *,
+        strata_without_events: str = "drop",
+    ) -> "SCCSData":
+        """Build from the OHDSI long format.
+
+        Parameters
+        ----------
+        outcomes : DataFrame
+            One row per interval: ``stratum_id``, ``row_id`` (unique), ``y`` (events,
+            non-negative integers), ``time`` (time at risk, > 0). Column names are
+            case-insensitive (``STRATUM_ID`` etc. as written by Cyclops/OHDSI work).
+        covariates : DataFrame
+            ``row_id``, ``covariate_id`` and optionally ``value`` (or ``covariate_value``;
+            default 1). Each (row_id, covariate_id) pair at most once. Explicit zeros are
+            not stored (they do not change the likelihood) but their covariate is kept.
+        strata_without_events : {"drop", "keep", "raise"}
+            Strata with ``n_s = 0`` contribute nothing to the conditional likelihood.
+            ``"drop"`` (default) leaves them out and records how many strata and rows in
+            ``dropped``; ``"keep"`` stores them (zero contribution); ``"raise"`` refuses them.
+
+        Raises
+        ------
+        ValueError
+            Missing columns, negative/non-integer/non-finite ``y``, non-positive or
+            non-finite ``time``, duplicate ``row_id``, covariate rows absent from
+            ``outcomes``, duplicate (row, covariate) pairs, non-finite values,
+            missing stratum ids, no rows left.
+        """
+        if strata_without_events not in ("drop", "keep", "raise"):
+            raise ValueError(f"strata_without_events must be 'drop', 'keep' or 'raise', got {strata_without_events!r}")
+        out = _lower_columns(outcomes, "outcomes")
+        cov = _lower_columns(covariates, "covariates")
+        _require(out, _OUTCOME_COLUMNS, "outcomes")
+        _require(cov, ("row_id", "covariate_id"), "covariates")
+        if len(out) == 0:
+            raise ValueError("outcomes has no rows")
+        if out["stratum_id"].isna().any():
+            raise ValueError(f"outcomes.stratum_id has {int(out['stratum_id'].isna().sum())} missing value(s)")
+        if out["row_id"].isna().any() or cov["row_id"].isna().any() or cov["covariate_id"].isna().any():
+            raise ValueError("row_id and covariate_id must not contain missing values")
+        try:
+            y = np.asarray(out["y"], dtype=np.float64)
+            time = np.asarray(out["time"], dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"outcomes.y and outcomes.time must be numeric ({exc})") from exc
+        bad = ~np.isfinite(y) | (y < 0) | (y != np.round(y))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"outcomes.y must be non-negative integer event counts: {int(bad.sum())} bad value(s), "
+                f"first at row_id={out['row_id'].iloc[i]!r} (y={y[i]!r})"
+            )
+        bad = ~np.isfinite(time) | (time <= 0)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"outcomes.time must be finite and > 0 (the offset is log(time)): {int(bad.sum())} bad value(s), "
+                f"first at row_id={out['row_id'].iloc[i]!r} (time={time[i]!r})"
+            )
+        row_ids_in = out["row_id"].to_numpy()
+        if pd.Index(row_ids_in).has_duplicates:
+            dup = pd.Index(row_ids_in)[pd.Index(row_ids_in).duplicated()][0]
+            raise ValueError(f"outcomes.row_id must be unique; {dup!r} appears more than once")
+
+        # Strata sorted by id; rows keep their given order inside a stratum (stable sort).
+        strata_codes, stratum_ids = pd.factorize(out["stratum_id"], sort=True)
+        stratum_ids = np.asarray(stratum_ids)
+        order = np.argsort(strata_codes, kind="stable")
+        strata_codes = strata_codes[order]
+        y, time, row_ids = y[order], time[order], row_ids_in[order]
+        n_s = np.bincount(strata_codes, weights=y, minlength=len(stratum_ids))
+        dropped = {"strata_without_events": 0, "rows_in_strata_without_events": 0}
+        no_events = n_s == 0
+        if no_events.any():
+            if strata_without_events == "raise":
+                raise ValueError(
+                    f"{int(no_events.sum())} strata have no events (first: {stratum_ids[no_events][0]!r}); "
+                    "they do not contribute to the conditional likelihood: use strata_without_events='drop' or 'keep'"
+                )
+            if strata_without_events == "drop":
+                keep_row = ~no_events[strata_codes]
+                dropped["strata_without_events"] = int(no_events.sum())
+                dropped["rows_in_strata_without_events"] = int((~keep_row).sum())
+                newcode = np.cumsum(~no_events) - 1
+                strata_codes = newcode[strata_codes[keep_row]]
+                stratum_ids = stratum_ids[~no_events]
+                y, time, row_ids = y[keep_row], time[keep_row], row_ids[keep_row]
+                n_s = n_s[~no_events]
+        if y.shape[0] == 0:
+            raise ValueError("no rows left: every stratum has zero events")
+        n_strata = len(stratum_ids)
+        stratum_ptr = np.zeros(n_strata + 1, dtype=np.int64)
+        np.cumsum(np.bincount(strata_codes, minlength=n_strata), out=stratum_ptr[1:])
+
+        # Covariates -> CSC.
+        covariate_ids_all, cov_codes = np.unique(cov["covariate_id"].to_numpy(), return_inverse=True)
+        row_pos = pd.Index(row_ids).get_indexer(cov["row_id"].to_numpy())
+        if "value" in cov.columns:
+            try:
+                values = np.asarray(cov["value"], dtype=np.float64)
+            except (TypeError, ValueError) as exc:
+                raise TypeError(f"covariates.value must be numeric ({exc})") from exc
+            if not np.isfinite(values).all():
+                raise ValueError(f"covariates.value must be finite: {int((~np.isfinite(values)).sum())} bad value(s)")
+        else:
+            values = np.ones(len(cov))
+        unknown = row_pos < 0
+        if unknown.any():
+            known_all = pd.Index(row_ids_in).get_indexer(cov["row_id"].to_numpy()[unknown]) >= 0
+            if not known_all.all():
+                bad_id = cov["row_id"].to_numpy()[unknown][~known_all][0]
+                raise ValueError(
+                    f"covariates.row_id {bad_id!r} is not in outcomes.row_id "
+                    f"({int((~known_all).sum())} covariate row(s) refer to unknown rows)"
+                )
+            # rows of dropped no-event strata: their covariates go with them (counted above)
+            dropped["covariate_entries_in_dropped_strata"] = int(unknown.sum())
+        keep = (~unknown) & (values != 0)
+        cov_codes, row_pos, values = cov_codes[keep].astype(np.int64), row_pos[keep].astype(np.int64), values[keep]
+        order = np.lexsort((row_pos, cov_codes))
+        cov_codes, row_pos, values = cov_codes[order], row_pos[order], values[order]
+        if cov_codes.shape[0] > 1:
+            dup = (cov_codes[1:] == cov_codes[:-1]) & (row_pos[1:] == row_pos[:-1])
+            if dup.any():
+                k = int(np.flatnonzero(dup)[0])
+                raise ValueError(
+                    f"covariates has duplicate (row_id, covariate_id) pairs: {int(dup.sum())} duplicate(s), first "
+                    f"row_id={row_ids[row_pos[k]]!r}, covariate_id={covariate_ids_all[cov_codes[k]]!r}"
+                )
+        return cls._assemble(
+            stratum_ids=stratum_ids,
+            row_ids=np.asarray(row_ids),
+            covariate_ids=np.asarray(covariate_ids_all),
+            stratum_ptr=stratum_ptr,
+            y=y,
+            time=time,
+            col_codes=cov_codes,
+            row_pos=row_pos,
+            values=values,
+            dropped=dropped,
+        )
+
+    @classmethod
+    def _assemble(cls, *, stratum_ids, row_ids, covariate_ids, stratum_ptr, y, time, col_codes, row_pos, values, dropped):
+        """Final arrays from sorted-by-(column, row) non-zeros."""
+        n_cov = len(covariate_ids)
+        n_rows = len(y)
+        n_strata = len(stratum_ptr) - 1
+        col_ptr = np.zeros(n_cov + 1, dtype=np.int64)
+        np.cumsum(np.bincount(col_codes, minlength=n_cov), out=col_ptr[1:])
+        row_stratum = np.repeat(np.arange(n_strata, dtype=np.int32), np.diff(stratum_ptr))
+        n_events = np.bincount(row_stratum, weights=y, minlength=n_strata).astype(np.float64)
+        vals = None if (values is None or np.all(values == 1.0)) else np.ascontiguousarray(values, dtype=np.float64)
+        if n_rows >= 2**31:
+            raise ValueError(f"too many rows for int32 row indices: {n_rows}")
+        return cls(
+            stratum_ids=stratum_ids,
+            row_ids=row_ids,
+            covariate_ids=covariate_ids,
+            stratum_ptr=stratum_ptr,
+            row_stratum=row_stratum,
+            y=np.ascontiguousarray(y, dtype=np.float64),
+            time=np.ascontiguousarray(time, dtype=np.float64),
+            n_events=n_events,
+            col_ptr=col_ptr,
+            row_idx=np.ascontiguousarray(row_pos, dtype=np.int32),
+            values=vals,
+            dropped=dict(dropped),
+        )
+
+    @classmethod
+    def from_eras(
+        cls,
+        observation_periods: pd.DataFrame,
+        eras: pd.DataFrame,
+        outcomes: pd.DataFrame,
+        *,
+        risk_start: int = 0,
+        risk_end: int = 0,
+        merge: bool = True,
+    ) -> "SCCSData":
+        """Build the SCCS design from person-level data (days are integers, inclusive).
+
+        Parameters
+        ----------
+        observation_periods : DataFrame
+            ``person_id, start, end``: one observation period per person, days
+            ``start..end`` inclusive.
+        eras : DataFrame
+            ``person_id, start, end, covariate_id``: exposure eras (e.g. drug eras),
+            inclusive days. The risk window of an era is
+            ``start + risk_start .. end + risk_end`` (OHDSI ``createEraCovariates`` with
+            both ends anchored as given), clipped to the observation period. Eras of the
+            same covariate that overlap count once (indicator covariates).
+        outcomes : DataFrame
+            ``person_id, day``: one row per outcome event.
+        risk_start, risk_end : int
+            Risk-window offsets in days.
+        merge : bool
+            Merge the intervals of a person that have the same exposure pattern (the
+            likelihood depends only on their summed time and events). ``False`` keeps
+            one row per interval between consecutive cut points.
+
+        Returns
+        -------
+        SCCSData
+            Rows are intervals between cut points at observation and risk-window
+            boundaries (``time`` = length in days, ``y`` = outcome events in it). Persons
+            without outcomes in their observation period are dropped and counted in
+            ``dropped["persons_without_outcomes"]``; outcomes outside the observation
+            period in ``dropped["outcomes_outside_observation"]``; eras whose risk window
+            misses the observation period in ``dropped["eras_outside_observation"]``.
+
+        Raises
+        ------
+        ValueError
+            Missing columns, non-integer days, ``end < start`` in an observation period,
+            a person with two observation periods, eras or outcomes of persons without
+            an observation period.
+        """
+        obs = _lower_columns(observation_periods, "observation_periods")
+        er = _lower_columns(eras, "eras")
+        oc = _lower_columns(outcomes, "outcomes")
+        _require(obs, ("person_id", "start", "end"), "observation_periods")
+        _require(er, ("person_id", "start", "end", "covariate_id"), "eras")
+        _require(oc, ("person_id", "day"), "outcomes")
+        if len(obs) == 0:
+            raise ValueError("observation_periods has no rows")
+
+        def days(s, name):
+            a = np.asarray(s)
+            if a.size and (not np.issubdtype(a.dtype, np.number) or not np.all(np.isfinite(a)) or np.any(a != np.round(a))):
+                raise ValueError(f"{name} must be integer days")
+            return a.astype(np.int64)
+
+        persons = obs["person_id"].to_numpy()
+        if pd.Index(persons).has_duplicates:
+            raise ValueError("observation_periods must have one row per person_id (duplicates found)")
+        os_, oe_ = days(obs["start"], "observation_periods.start"), days(obs["end"], "observation_periods.end")
+        if np.any(oe_ < os_):
+            raise ValueError(f"observation_periods: end < start for {int((oe_ < os_).sum())} person(s)")
+        porder = np.argsort(persons, kind="stable")
+        persons, os_, oe_ = persons[porder], os_[porder], oe_[porder]
+        pindex = pd.Index(persons)
+        ep = pindex.get_indexer(er["person_id"].to_numpy())
+        if np.any(ep < 0):
+            raise ValueError(f"eras has {int((ep < 0).sum())} row(s) of persons without an observation period")
+        op = pindex.get_indexer(oc["person_id"].to_numpy())
+        if np.any(op < 0):
+            raise ValueError(f"outcomes has {int((op < 0).sum())} row(s) of persons without an observation period")
+        es = days(er["start"], "eras.start") + int(risk_start)
+        ee = days(er["end"], "eras.end") + int(risk_end)
+        if np.any(days(er["end"], "eras.end") < days(er["start"], "eras.start")):
+            raise ValueError("eras: end < start")
+        cov_ids, cov_codes = np.unique(er["covariate_id"].to_numpy(), return_inverse=True)
+        od = days(oc["day"], "outcomes.day")
+        design = build_interval_design(
+            os_, oe_, ep.astype(np.int64), es, ee, cov_codes.astype(np.int64), len(cov_ids), merge=merge
+        )
+        # outcomes -> interval rows
+        inside = (od >= os_[op]) & (od <= oe_[op])
+        y_row = design.locate(op[inside], od[inside])
+        y = np.bincount(y_row, minlength=design.n_rows).astype(np.float64)
+        dropped = {
+            "eras_outside_observation": design.eras_outside,
+            "outcomes_outside_observation": int((~inside).sum()),
+        }
+        return design.to_data(
+            y=y, stratum_ids=persons, covariate_ids=cov_ids, dropped=dropped, drop_label="persons_without_outcomes"
+        )
+
+
+class _IntervalDesign:
+    """Intermediate result of :func:`build_interval_design` (rows before outcomes are known)."""
+
+    def __init__(self, row_person, row_time, nnz_row, nnz_col, keys, key_group, span, n_persons, eras_outside):
+        self.row_person = row_person  # int64, rows sorted by person
+        self.row_time = row_time
+        self.nnz_row = nnz_row
+        self.nnz_col = nnz_col  # sorted by (row, col)
+        self.keys = keys  # sorted interval-start keys (person * span + day)
+        self.key_group = key_group  # row of each raw interval
+        self.span = span
+        self.n_persons = n_persons
+        self.eras_outside = eras_outside
+
+    @property
+    def n_rows(self):
+        return int(self.row_person.shape[0])
+
+    def locate(self, person, day):
+        """Row of each (person index, day) that lies inside the person's observation period."""
+        k = np.searchsorted(self.keys, person * self.span + (day - self._day0), side="right") - 1
+        return self.key_group[k]
+
+    def to_data(self, *, y, stratum_ids, covariate_ids, dropped, drop_label):
+        n_cov = len(covariate_ids)
+        n_s = np.bincount(self.row_person, weights=y, minlength=self.n_persons)
+        has = n_s > 0
+        keep_row = has[self.row_person]
+        dropped = dict(dropped)
+        dropped[drop_label] = int((~has).sum())
+        newrow = np.cumsum(keep_row) - 1
+        keep_nnz = keep_row[self.nnz_row]
+        row_pos = newrow[self.nnz_row[keep_nnz]]
+        col = self.nnz_col[keep_nnz]
+        order = np.lexsort((row_pos, col))
+        person_new = np.cumsum(has) - 1
+        rp = person_new[self.row_person[keep_row]]
+        n_strata = int(has.sum())
+        if n_strata == 0:
+            raise ValueError("no person has an outcome inside the observation period")
+        stratum_ptr = np.zeros(n_strata + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rp, minlength=n_strata), out=stratum_ptr[1:])
+        return SCCSData._assemble(
+            stratum_ids=np.asarray(stratum_ids)[has],
+            row_ids=np.arange(int(keep_row.sum()), dtype=np.int64),
+            covariate_ids=np.asarray(covariate_ids),
+            stratum_ptr=stratum_ptr,
+            y=y[keep_row],
+            time=self.row_time[keep_row],
+            col_codes=col[order],
+            row_pos=row_pos[order],
+            values=None,
+            dropped=dropped,
+        )
+
+
+def build_interval_design(obs_start, obs_end, era_person, era_start, era_end, era_cov, n_cov, *, merge=True):
+    """Vectorised interval construction shared by :meth:`SCCSData.from_eras` and ``simulate``.
+
+    Persons are ``0..P-1`` with inclusive observation days ``obs_start..obs_end``; eras
+    are inclusive ``era_start..era_end`` with covariate codes ``0..n_cov-1``. Cut points
+    are the observation boundaries and the clipped era boundaries; each interval between
+    consecutive cut points gets the set of covariates whose eras cover it; with ``merge``
+    the intervals of a person with the same set become one row (times summed).
+
+    Pattern identity for merging uses two independent random 64-bit sums over the set
+    (wrap-around arithmetic); two different sets collide with probability about 2**-128.
+    """
+    P = obs_start.shape[0]
+    day0 = int(min(obs_start.min(), era_start.min() if era_start.size else obs_start.min()))
+    span = int(obs_end.max()) - day0 + 2
+    # clip eras to the observation period (half-open [s, e))
+    s = np.maximum(era_start, obs_start[era_person])
+    e = np.minimum(era_end + 1, obs_end[era_person] + 1)
+    ok = s < e
+    eras_outside = int((~ok).sum())
+    ep, s, e, ec = era_person[ok], s[ok], e[ok], era_cov[ok]
+    base = np.arange(P, dtype=np.int64) * span - day0
+    keys = np.concatenate([base + obs_start, base + obs_end + 1, ep * span + s - day0, ep * span + e - day0])
+    keys = np.unique(keys)
+    kperson = keys // span
+    is_start = np.empty(keys.shape[0], dtype=bool)
+    is_start[:-1] = kperson[:-1] == kperson[1:]
+    is_start[-1] = False
+    # every person owns exactly one non-start key (its obs_end + 1), so the interval of key k is k - person
+    interval_start_keys = keys[is_start]
+    n_int = interval_start_keys.shape[0]
+    int_len = (keys[1:] - keys[:-1])[is_start[:-1]]
+    int_person = kperson[is_start]
+    a = np.searchsorted(keys, ep * span + s - day0) - ep
+    b = np.searchsorted(keys, ep * span + e - day0) - ep
+    lengths = b - a
+    total = int(lengths.sum())
+    first = np.repeat(a - np.cumsum(lengths) + lengths, lengths)
+    nnz_int = first + np.arange(total, dtype=np.int64)
+    nnz_cov = np.repeat(ec, lengths)
+    # overlapping eras of the same covariate count once
+    pair = np.unique(nnz_int * n_cov + nnz_cov) if total else np.zeros(0, dtype=np.int64)
+    nnz_int, nnz_cov = pair // n_cov, pair % n_cov
+    if merge:
+        rng = np.random.default_rng(0x5CC5)
+        h1 = rng.integers(0, 2**63, size=n_cov, dtype=np.int64).astype(np.uint64) * np.uint64(2) + np.uint64(1)
+        h2 = rng.integers(0, 2**63, size=n_cov, dtype=np.int64).astype(np.uint64) * np.uint64(2) + np.uint64(1)
+        with np.errstate(over="ignore"):
+            hh1 = np.zeros(n_int, dtype=np.uint64)
+            hh2 = np.zeros(n_int, dtype=np.uint64)
+            cnt = np.bincount(nnz_int, minlength=n_int)
+            if total:
+                starts = np.zeros(n_int, dtype=np.int64)
+                np.cumsum(cnt[:-1], out=starts[1:])
+                nz = cnt > 0
+                r1 = np.add.reduceat(h1[nnz_cov], starts[nz])
+                r2 = np.add.reduceat(h2[nnz_cov], starts[nz])
+                hh1[nz], hh2[nz] = r1, r2
+        order = np.lexsort((hh2, hh1, cnt, int_person))
+        so = order
+        newgrp = np.empty(n_int, dtype=bool)
+        newgrp[0] = True
+        newgrp[1:] = (
+            (int_person[so][1:] != int_person[so][:-1])
+            | (cnt[so][1:] != cnt[so][:-1])
+            | (hh1[so][1:] != hh1[so][:-1])
+            | (hh2[so][1:] != hh2[so][:-1])
+        )
+        gid_sorted = np.cumsum(newgrp) - 1
+        group = np.empty(n_int, dtype=np.int64)
+        group[so] = gid_sorted
+        n_rows = int(gid_sorted[-1]) + 1
+        row_time = np.bincount(group, weights=int_len, minlength=n_rows).astype(np.float64)
+        row_person = int_person[so][newgrp]
+        rep = np.zeros(n_int, dtype=bool)
+        rep[so[newgrp]] = True  # one representative interval per group
+        keepz = rep[nnz_int]
+        nnz_row, nnz_col = group[nnz_int[keepz]], nnz_cov[keepz]
+    else:
+        group = np.arange(n_int, dtype=np.int64)
+        row_time = int_len.astype(np.float64)
+        row_person = int_person
+        nnz_row, nnz_col = nnz_int, nnz_cov
+    d = _IntervalDesign(row_person, row_time, nnz_row, nnz_col, interval_start_keys, group, span, P, eras_outside)
+    d._day0 = day0
+    return d
