@@ -1,0 +1,300 @@
+# Spatiotemporal Hawkes process (Holbrook et al. 2021): thin wrappers over hphawkes_py.hawkes.
+
+.hawkes_names <- c("mu0", "tau_x", "tau_t", "theta", "omega", "h")
+
+#' Parameters of the spatiotemporal Hawkes model
+#'
+#' @param mu0 Background weight (events). @param tau_x Background spatial bandwidth (units of x).
+#' @param tau_t Background temporal bandwidth (units of t). @param theta Expected number of
+#'   children per event. @param omega Rate of the exponential triggering kernel (1 / units of t).
+#' @param h Spatial bandwidth of the triggering kernel (units of x).
+#' @return A named list of class \code{hawkes_params}.
+#' @export
+hawkes_params <- function(mu0, tau_x, tau_t, theta, omega, h) {
+  p <- list(mu0 = mu0, tau_x = tau_x, tau_t = tau_t, theta = theta, omega = omega, h = h)
+  for (nm in names(p)) p[[nm]] <- .as_num(p[[nm]], nm, null_ok = FALSE)
+  structure(p, class = "hawkes_params")
+}
+
+#' @export
+print.hawkes_params <- function(x, ...) {
+  cat("Hawkes parameters:", paste(sprintf("%s=%g", names(x), unlist(x)), collapse = ", "), "\n")
+  invisible(x)
+}
+
+.py_hawkes_params <- function(params) {
+  if (inherits(params, "python.builtin.object")) return(params)
+  p <- as.list(params)
+  miss <- setdiff(.hawkes_names, names(p))
+  if (length(miss)) .hp_stop("params must name all of ", paste(.hawkes_names, collapse = ", "),
+                             "; missing: ", paste(miss, collapse = ", "))
+  extra <- setdiff(names(p), .hawkes_names)
+  if (length(extra)) .hp_stop("params has unknown name(s): ", paste(extra, collapse = ", "))
+  p <- lapply(.hawkes_names, function(nm) .as_num(p[[nm]], paste0("params$", nm), null_ok = FALSE))
+  names(p) <- .hawkes_names
+  .hp_call(do.call(.hp_mod("hawkes")$HawkesParams, p))
+}
+
+.hawkes_window <- function(window) if (is.null(window)) NULL else as.list(as.double(window))
+
+.hawkes_x <- function(x) {
+  if (is.data.frame(x)) x <- as.matrix(x)
+  .np_double(x, "x")
+}
+
+#' Log-likelihood of the spatiotemporal Hawkes model
+#'
+#' @param x Event locations: numeric vector (D = 1) or matrix / data frame with D = 1, 2, 3
+#'   columns (e.g. km). Any order.
+#' @param t Event times (e.g. hours), same length as the rows of \code{x}.
+#' @param params A \code{hawkes_params()} object or named list/vector of the six parameters.
+#' @param exact Use exact \code{exp} instead of the fast vectorised one.
+#' @param window \code{NULL} or \code{c(T0, T1)}, the observation window of the times.
+#' @param dtype \code{"float64"} or \code{"float32"} (GPU engine).
+#' @param backend,threads See \code{hphawkes_backends()}.
+#' @return The log-likelihood (a number).
+#' @export
+hawkes_loglik <- function(x, t, params, exact = FALSE, window = NULL, dtype = "float64",
+                          backend = "auto", threads = NULL) {
+  hk <- .hp_mod("hawkes")
+  res <- .hp_call(hk$log_likelihood(.hawkes_x(x), .np_double(t, "t"), .py_hawkes_params(params),
+                                    exact = exact, window = .hawkes_window(window), dtype = dtype,
+                                    backend = backend, threads = .as_int(threads)))
+  .hp_r(res)
+}
+
+#' Self-excitation probabilities pi_n
+#'
+#' The probability that event n was triggered by an earlier event, at fixed parameters.
+#'
+#' @inheritParams hawkes_loglik
+#' @return A data frame of class \code{hawkes_probabilities}: the coordinates of \code{x}
+#'   (columns \code{x}, \code{y}, \code{z} or the column names of \code{x}), \code{t} and
+#'   \code{pi}, in the input order.
+#' @export
+hawkes_probabilities <- function(x, t, params, exact = FALSE, window = NULL, dtype = "float64",
+                                 backend = "auto", threads = NULL) {
+  hk <- .hp_mod("hawkes")
+  res <- .hp_call(hk$self_excitation_probabilities(
+    .hawkes_x(x), .np_double(t, "t"), .py_hawkes_params(params), exact = exact,
+    window = .hawkes_window(window), dtype = dtype, backend = backend, threads = .as_int(threads)))
+  pi <- .hp_r(res)
+  .hawkes_prob_frame(x, t, data.frame(pi = pi), "hawkes_probabilities")
+}
+
+.hawkes_prob_frame <- function(x, t, values, cls) {
+  xm <- as.matrix(x)
+  if (is.null(dim(x))) xm <- matrix(as.double(x), ncol = 1L)
+  nm <- colnames(xm)
+  if (is.null(nm)) nm <- c("x", "y", "z")[seq_len(ncol(xm))]
+  coords <- as.data.frame(xm)
+  names(coords) <- nm
+  out <- cbind(coords, t = as.double(t), values)
+  attr(out, "coord_names") <- nm
+  class(out) <- c(cls, "data.frame")
+  out
+}
+
+#' @export
+print.hawkes_probabilities <- function(x, ...) {
+  p <- if ("pi" %in% names(x)) x$pi else x$mean
+  cat(sprintf("Self-excitation probabilities of %d events: mean pi = %.4f, range [%.4g, %.4g]\n",
+              nrow(x), mean(p), min(p), max(p)))
+  print(utils::head(as.data.frame(unclass(x)[names(x)], stringsAsFactors = FALSE)), ...)
+  invisible(x)
+}
+
+#' @export
+summary.hawkes_probabilities <- function(object, ...) summary(if ("pi" %in% names(object)) object$pi else object$mean)
+
+#' ggplot2 figures of self-excitation probabilities
+#' @param object Result of \code{hawkes_probabilities()} or \code{hawkes_self_excitation()}.
+#' @param type \code{"map"} (events coloured by pi, needs D >= 2) or \code{"time"} (pi over time).
+#' @param ... Unused.
+#' @export
+autoplot.hawkes_probabilities <- function(object, type = c("map", "time"), ...) {
+  type <- match.arg(type)
+  df <- as.data.frame(unclass(object)[names(object)])
+  pi_col <- if ("pi" %in% names(df)) "pi" else "mean"
+  df$.pi <- df[[pi_col]]
+  nm <- attr(object, "coord_names")
+  if (type == "map" && length(nm) >= 2L) {
+    df$.x <- df[[nm[1]]]; df$.y <- df[[nm[2]]]
+    df <- df[order(df$.pi), ]
+    ggplot2::ggplot(df, ggplot2::aes(.data$.x, .data$.y, colour = .data$.pi)) +
+      ggplot2::geom_point(size = 0.8) +
+      ggplot2::scale_colour_viridis_c(name = expression(pi[n]), limits = c(0, 1)) +
+      ggplot2::coord_equal() + ggplot2::labs(x = nm[1], y = nm[2],
+        title = "Probability that each event was self-excited")
+  } else {
+    ggplot2::ggplot(df, ggplot2::aes(.data$t, .data$.pi)) +
+      ggplot2::geom_point(size = 0.6, alpha = 0.5) +
+      ggplot2::geom_smooth(method = "loess", formula = y ~ x, se = FALSE, colour = "firebrick") +
+      ggplot2::labs(x = "t", y = expression(pi[n]), title = "Self-excitation probability over time")
+  }
+}
+
+#' @export
+plot.hawkes_probabilities <- function(x, ...) {
+  print(autoplot.hawkes_probabilities(x, ...))
+  invisible(x)
+}
+
+#' Posterior sampling for the spatiotemporal Hawkes model
+#'
+#' Adaptive Metropolis-Hastings (the paper's Algorithm 1) by \code{hphawkes_py.hawkes.mcmc}.
+#'
+#' @inheritParams hawkes_loglik
+#' @param n_iter Sweeps per chain, burn-in included (whole number).
+#' @param burn_in Leading sweeps discarded (whole number, < n_iter).
+#' @param chains Number of independent chains (whole number).
+#' @param sample Parameters to sample (character vector).
+#' @param fixed Named list of the values of every parameter not sampled (natural units); the
+#'   default model needs \code{list(tau_x = ..., tau_t = ...)}.
+#' @param init,priors Optional named lists (initial values; half-normal prior scales).
+#' @param seed Whole number or \code{NULL}.
+#' @param progress Show progress bars (stderr).
+#' @return An object of class \code{c("hawkes_mcmc", "mcmc.list")}: the post-burn-in draws
+#'   of the sampled parameters, one \code{coda::mcmc} per chain, so \code{coda::HPDinterval},
+#'   \code{coda::gelman.diag}, \code{coda::effectiveSize} work on it directly. Attribute
+#'   \code{"hphawkes"} holds the Python summary table, acceptance rates, fixed values, backend
+#'   and the Python posterior (used by \code{hawkes_self_excitation()}).
+#' @export
+hawkes_mcmc <- function(x, t, n_iter = 10000L, burn_in = 1000L, chains = 4L,
+                        sample = c("h", "omega", "theta", "mu0"), fixed = NULL, init = NULL,
+                        priors = NULL, seed = NULL, progress = FALSE, exact = FALSE,
+                        window = NULL, dtype = "float64", backend = "auto", threads = NULL) {
+  hk <- .hp_mod("hawkes")
+  named_nums <- function(v, nm) {
+    if (is.null(v)) return(NULL)
+    v <- as.list(v)
+    if (is.null(names(v)) || any(!nzchar(names(v)))) .hp_stop(nm, " must be a named list")
+    lapply(v, function(e) .as_num(e, nm, null_ok = FALSE))
+  }
+  post <- .hp_call(hk$mcmc(.hawkes_x(x), .np_double(t, "t"),
+    n_iter = .as_int(n_iter, "n_iter", FALSE), burn_in = .as_int(burn_in, "burn_in", FALSE),
+    chains = .as_int(chains, "chains", FALSE), sample = .as_seq(sample),
+    fixed = named_nums(fixed, "fixed"), init = named_nums(init, "init"),
+    priors = named_nums(priors, "priors"), seed = .as_int(seed), progress = progress,
+    exact = exact, window = .hawkes_window(window), dtype = dtype, backend = backend,
+    threads = .as_int(threads)))
+  .hawkes_posterior_to_r(post)
+}
+
+.hawkes_posterior_to_r <- function(post) {
+  draws <- .hp_r(post$draws)
+  sampled <- as.character(unlist(.hp_r(post$sampled)))
+  n_chains <- nrow(draws[[sampled[1]]])
+  n_iter <- .hp_r(post$n_iter)
+  burn_in <- .hp_r(post$burn_in)
+  chains <- lapply(seq_len(n_chains), function(c) {
+    m <- do.call(cbind, lapply(sampled, function(nm) draws[[nm]][c, ]))
+    colnames(m) <- sampled
+    coda::mcmc(m, start = burn_in + 1L, thin = 1L)
+  })
+  out <- coda::mcmc.list(chains)
+  fixed_names <- setdiff(names(draws), sampled)
+  info <- list(
+    summary = .hp_r(post$summary()),
+    acceptance_rates = lapply(.hp_r(post$acceptance_rates), as.numeric),
+    fixed = vapply(fixed_names, function(nm) draws[[nm]][1, 1], numeric(1)),
+    sampled = sampled, n_iter = n_iter, burn_in = burn_in,
+    backend = .hp_r(post$backend), elapsed_seconds = .hp_r(post$elapsed_seconds),
+    python = post
+  )
+  attr(out, "hphawkes") <- info
+  class(out) <- c("hawkes_mcmc", "mcmc.list")
+  out
+}
+
+.as_plain_mcmc_list <- function(x) {
+  attr(x, "hphawkes") <- NULL
+  class(x) <- "mcmc.list"
+  x
+}
+
+#' @export
+print.hawkes_mcmc <- function(x, digits = 4, ...) {
+  info <- attr(x, "hphawkes")
+  cat(sprintf("Hawkes posterior (hphawkes): %d chains x %d draws after %d burn-in sweeps, backend %s, %.1f s\n",
+              length(x), coda::niter(x), info$burn_in, info$backend, info$elapsed_seconds))
+  if (length(info$fixed))
+    cat("Fixed:", paste(sprintf("%s=%g", names(info$fixed), info$fixed), collapse = ", "), "\n")
+  acc <- vapply(info$acceptance_rates, mean, numeric(1))
+  cat("Mean acceptance:", paste(sprintf("%s=%.2f", names(acc), acc), collapse = ", "), "\n")
+  print(info$summary, digits = digits)
+  invisible(x)
+}
+
+#' Posterior summary of a Hawkes fit
+#' @param object A \code{hawkes_mcmc} object. @param ... Unused.
+#' @return The Python summary table (mean, sd, 95\% HDI, bulk ESS, R-hat) as a data frame.
+#' @export
+summary.hawkes_mcmc <- function(object, ...) attr(object, "hphawkes")$summary
+
+#' @export
+plot.hawkes_mcmc <- function(x, ...) {
+  graphics::plot(.as_plain_mcmc_list(x), ...)
+  invisible(x)
+}
+
+#' ggplot2 figures of the posterior
+#' @param object A \code{hawkes_mcmc} object.
+#' @param type \code{"density"} (posterior densities, one panel per parameter, a line per
+#'   chain) or \code{"trace"}.
+#' @param ... Unused.
+#' @export
+autoplot.hawkes_mcmc <- function(object, type = c("density", "trace"), ...) {
+  type <- match.arg(type)
+  df <- do.call(rbind, lapply(seq_along(object), function(c) {
+    m <- as.matrix(object[[c]])
+    it <- stats::time(object[[c]])
+    do.call(rbind, lapply(colnames(m), function(p)
+      data.frame(chain = factor(c), iteration = as.numeric(it), parameter = p, value = m[, p])))
+  }))
+  if (type == "density") {
+    ggplot2::ggplot(df, ggplot2::aes(.data$value, colour = .data$chain)) +
+      ggplot2::geom_density() +
+      ggplot2::facet_wrap(~parameter, scales = "free") +
+      ggplot2::labs(x = NULL, y = "posterior density", title = "Hawkes posterior")
+  } else {
+    ggplot2::ggplot(df, ggplot2::aes(.data$iteration, .data$value, colour = .data$chain)) +
+      ggplot2::geom_line(linewidth = 0.3) +
+      ggplot2::facet_wrap(~parameter, scales = "free_y") +
+      ggplot2::labs(y = NULL, title = "Hawkes MCMC traces")
+  }
+}
+
+#' Posterior of the self-excitation probabilities
+#'
+#' @param fit A \code{hawkes_mcmc} object.
+#' @param x,t The data the model was fitted to (used for the coordinates in the result).
+#' @param n_draws Posterior draws used (whole number). @param seed Whole number or NULL.
+#' @return A data frame of class \code{hawkes_probabilities} with columns for the coordinates,
+#'   \code{t}, and \code{mean}, \code{sd}, \code{q2.5}, \code{q97.5} of pi_n (input order).
+#' @export
+hawkes_self_excitation <- function(fit, x, t, n_draws = 1000L, seed = NULL) {
+  post <- attr(fit, "hphawkes")$python
+  if (is.null(post)) .hp_stop("fit must come from hawkes_mcmc() in this R session")
+  res <- .hp_r(.hp_call(post$self_excitation(n_draws = .as_int(n_draws, "n_draws", FALSE),
+                                             seed = .as_int(seed))))
+  .hawkes_prob_frame(x, t, res, "hawkes_probabilities")
+}
+
+#' Simulate a spatiotemporal Hawkes process (branching construction)
+#'
+#' @param mu Background rate per unit area per unit time. @param theta Expected children per
+#'   event (< 1). @param omega Rate of the exponential delay. @param h Displacement sd.
+#' @param region Side length or a (dim x 2) matrix of bounds. @param duration Time span.
+#' @param dim Spatial dimension. @param seed Whole number or NULL.
+#' @return A list with \code{x} (matrix) and \code{t} (vector), in time order as Python returns them.
+#' @export
+hawkes_simulate <- function(mu, theta, omega, h, region, duration, dim = 2L, seed = NULL) {
+  hk <- .hp_mod("hawkes")
+  reg <- if (length(region) == 1L) .as_num(region) else .np_double(as.matrix(region), "region")
+  res <- .hp_r(.hp_call(hk$simulate(mu = .as_num(mu), theta = .as_num(theta), omega = .as_num(omega),
+    h = .as_num(h), region = reg, duration = .as_num(duration), dim = .as_int(dim), seed = .as_int(seed))))
+  x <- res[[1]]
+  if (is.null(dim(x))) x <- matrix(x, ncol = 1L)
+  list(x = x, t = res[[2]])
+}

@@ -1,0 +1,183 @@
+# Adaptive kernel density estimation (Zhang, Zhu & Huang 2017): wrappers over hphawkes_py.kde.
+
+#' Study-area windows for kernel density estimation
+#'
+#' @param type \code{"rectangle"} (arguments \code{xmin, xmax, ymin, ymax, cell_size}),
+#'   \code{"asc"} (\code{path} of an ESRI ASCII grid, NODATA = outside; \code{.asc.gz} works),
+#'   \code{"mask"} (\code{mask}: logical matrix, row 1 = top; \code{x0, y0} lower-left corner;
+#'   \code{cell_size}) or \code{"polygon"} (\code{vertices}: 2-column matrix; \code{cell_size}).
+#' @param ... The arguments of the chosen type, named as in Python.
+#' @return An object of class \code{kde_window} (holds the Python Window).
+#' @export
+kde_window <- function(type = c("rectangle", "asc", "mask", "polygon"), ...) {
+  type <- match.arg(type)
+  W <- .hp_mod("kde")$Window
+  a <- list(...)
+  py <- switch(type,
+    rectangle = .hp_call(W$rectangle(.as_num(a$xmin, "xmin", FALSE), .as_num(a$xmax, "xmax", FALSE),
+                                     .as_num(a$ymin, "ymin", FALSE), .as_num(a$ymax, "ymax", FALSE),
+                                     .as_num(a$cell_size, "cell_size", FALSE))),
+    asc = .hp_call(W$from_asc(path.expand(as.character(a$path)))),
+    mask = {
+      m <- a$mask
+      if (!is.logical(m) || is.null(dim(m))) .hp_stop("mask must be a logical matrix (TRUE inside)")
+      buf <- writeBin(as.integer(m), raw(), size = 4L, endian = "little")
+      arr <- .hp_call(rf$array_from_r(reticulate::r_to_py(buf), .hp_dims(m), "bool"))
+      .hp_call(W$from_mask(arr, .as_num(a$x0, "x0", FALSE), .as_num(a$y0, "y0", FALSE),
+                           .as_num(a$cell_size, "cell_size", FALSE)))
+    },
+    polygon = .hp_call(W$from_polygon(.np_double(as.matrix(a$vertices), "vertices"),
+                                      .as_num(a$cell_size, "cell_size", FALSE)))
+  )
+  .kde_window_r(py)
+}
+
+.kde_window_r <- function(py) {
+  at <- .hp_r(.hp_call(rf$attributes(py, list("x0", "y0", "cell_size", "shape", "area", "n_inside"))))
+  structure(c(at, list(python = py)), class = "kde_window")
+}
+
+.py_window <- function(window) {
+  if (is.null(window)) return(NULL)
+  if (inherits(window, "kde_window")) return(window$python)
+  if (inherits(window, "python.builtin.object")) return(window)
+  if (is.character(window)) return(kde_window("asc", path = window)$python)
+  .hp_stop("window must be NULL, a kde_window() object or the path of an .asc file")
+}
+
+#' @export
+print.kde_window <- function(x, ...) {
+  cat(sprintf("KDE window: %d x %d cells of %g, lower-left (%g, %g), %d inside, area %g\n",
+              x$shape[[1]], x$shape[[2]], x$cell_size, x$x0, x$y0, x$n_inside, x$area))
+  invisible(x)
+}
+
+#' Rule-of-thumb bandwidth (2 / (3 n))^(1/4) x standard distance
+#' @param points Numeric matrix (n x 2).
+#' @export
+kde_bandwidth <- function(points) {
+  .hp_r(.hp_call(.hp_mod("kde")$rule_of_thumb_bandwidth(.np_double(as.matrix(points), "points"))))
+}
+
+#' Adaptive kernel density estimation with edge correction
+#'
+#' Calls \code{hphawkes_py.kde.fit}. Densities are intensities (expected events per unit area).
+#'
+#' @param points Numeric matrix or data frame (n x 2).
+#' @param window \code{NULL} (a rectangle around the points), a \code{kde_window()} or the path
+#'   of an ESRI ASCII grid.
+#' @param method \code{"adaptive"}, \code{"cv"}, \code{"rule-of-thumb"} or \code{"fixed"}.
+#' @param bandwidth Fixed bandwidth (with \code{method = "fixed"}).
+#' @param edge_correction Apply the edge correction.
+#' @param cutoff Kernel cut-off in bandwidths.
+#' @param backend,threads See \code{hphawkes_backends()}.
+#' @return An object of class \code{hphawkes_kde}: \code{h}, \code{alpha}, \code{bandwidths},
+#'   \code{edge_factors}, \code{log_likelihood}, \code{n_iter}, \code{method}, \code{backend},
+#'   \code{points}, \code{window} and the Python fit.
+#' @export
+kde_fit <- function(points, window = NULL, method = "adaptive", bandwidth = NULL,
+                    edge_correction = TRUE, cutoff = 3.0, backend = "auto", threads = NULL) {
+  kd <- .hp_mod("kde")
+  pts <- as.matrix(points)
+  fit <- .hp_call(kd$fit(.np_double(pts, "points"), .py_window(window), method = method,
+                         bandwidth = .as_num(bandwidth), edge_correction = edge_correction,
+                         cutoff = .as_num(cutoff), backend = backend, threads = .as_int(threads)))
+  at <- .hp_r(.hp_call(rf$attributes(fit, list("h", "alpha", "bandwidths", "edge_factors",
+    "log_likelihood", "n_iter", "method", "backend", "cutoff", "edge_correction", "points"))))
+  at$window <- .kde_window_r(fit$window)
+  at$python <- fit
+  structure(at, class = "hphawkes_kde")
+}
+
+#' @export
+print.hphawkes_kde <- function(x, ...) {
+  cat(reticulate::py_to_r(x$python$summary()), "\n", sep = "")
+  invisible(x)
+}
+
+#' @export
+summary.hphawkes_kde <- function(object, ...) {
+  data.frame(method = object$method, n = nrow(object$points), h = object$h,
+             alpha = if (is.null(object$alpha)) NA_real_ else object$alpha,
+             log_likelihood = object$log_likelihood, n_iter = object$n_iter,
+             min_bandwidth = min(object$bandwidths), max_bandwidth = max(object$bandwidths),
+             backend = object$backend)
+}
+
+#' Density at given points
+#' @param fit An \code{hphawkes_kde} fit. @param points Numeric matrix (m x 2).
+#' @return Intensities at the points.
+#' @export
+kde_density_at <- function(fit, points) {
+  .hp_r(.hp_call(fit$python$density_at(.np_double(as.matrix(points), "points"))))
+}
+
+#' Density surface on a raster
+#'
+#' @param fit An \code{hphawkes_kde} fit.
+#' @param window \code{NULL} (the fit's window) or another window.
+#' @return An object of class \code{kde_surface}: \code{z} (matrix rows x cols, row 1 = top,
+#'   NA outside the window), \code{x} (column centres), \code{y} (row centres, decreasing),
+#'   \code{x0}, \code{y0} (lower-left corner), \code{cell_size}.
+#' @export
+kde_surface <- function(fit, window = NULL) {
+  if (!inherits(fit, "hphawkes_kde")) .hp_stop("fit must come from kde_fit()")
+  r <- .hp_call(fit$python$density_surface(.py_window(window)))
+  at <- .hp_r(.hp_call(rf$attributes(r, list("values", "x0", "y0", "cell_size"))))
+  z <- at$values
+  if (is.null(dim(z))) z <- matrix(z, nrow = 1L)
+  nr <- nrow(z); nc <- ncol(z)
+  structure(list(z = z, x = at$x0 + (seq_len(nc) - 0.5) * at$cell_size,
+                 y = at$y0 + (nr - seq_len(nr) + 0.5) * at$cell_size,
+                 x0 = at$x0, y0 = at$y0, cell_size = at$cell_size, points = fit$points,
+                 python = r), class = "kde_surface")
+}
+
+#' @export
+print.kde_surface <- function(x, ...) {
+  cat(sprintf("KDE surface: %d x %d cells of %g; intensity range [%.4g, %.4g]; integral %.4g\n",
+              nrow(x$z), ncol(x$z), x$cell_size, min(x$z, na.rm = TRUE), max(x$z, na.rm = TRUE),
+              sum(x$z, na.rm = TRUE) * x$cell_size^2))
+  invisible(x)
+}
+
+#' @export
+summary.kde_surface <- function(object, ...) summary(as.vector(object$z))
+
+#' @export
+as.data.frame.kde_surface <- function(x, ...) {
+  data.frame(x = rep(x$x, each = length(x$y)), y = rep(x$y, times = length(x$x)),
+             density = as.vector(x$z))
+}
+
+#' @export
+autoplot.kde_surface <- function(object, points = TRUE, ...) {
+  df <- as.data.frame.kde_surface(object)
+  df <- df[!is.na(df$density), ]
+  p <- ggplot2::ggplot(df, ggplot2::aes(.data$x, .data$y, fill = .data$density)) +
+    ggplot2::geom_raster() + ggplot2::scale_fill_viridis_c(name = "intensity") +
+    ggplot2::coord_equal() + ggplot2::labs(title = "Kernel density (intensity)")
+  if (points && !is.null(object$points)) {
+    pts <- data.frame(x = object$points[, 1], y = object$points[, 2])
+    p <- p + ggplot2::geom_point(data = pts, ggplot2::aes(.data$x, .data$y), inherit.aes = FALSE,
+                                 size = 0.4, colour = "white", alpha = 0.7)
+  }
+  p
+}
+
+#' @export
+plot.kde_surface <- function(x, ...) {
+  graphics::image(x$x, rev(x$y), t(x$z[nrow(x$z):1, , drop = FALSE]), asp = 1,
+                  xlab = "x", ylab = "y", col = grDevices::hcl.colors(64, "viridis"), ...)
+  if (!is.null(x$points)) graphics::points(x$points, pch = 20, cex = 0.3)
+  invisible(x)
+}
+
+#' @export
+autoplot.hphawkes_kde <- function(object, ...) autoplot.kde_surface(kde_surface(object), ...)
+
+#' @export
+plot.hphawkes_kde <- function(x, ...) {
+  plot.kde_surface(kde_surface(x), ...)
+  invisible(x)
+}

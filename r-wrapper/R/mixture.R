@@ -1,0 +1,102 @@
+# Truncated Dirichlet-process Gaussian mixtures (Suchard et al. 2010): wrapper over
+# hphawkes_py.mixture.TDPGaussianMixture.
+
+#' Truncated Dirichlet-process Gaussian mixture (blocked Gibbs or Bayesian EM)
+#'
+#' @param X Numeric matrix or data frame (n x p).
+#' @param n_components Truncation level k (whole number).
+#' @param method \code{"gibbs"} or \code{"bem"}.
+#' @param n_iter,burn_in,thin Whole numbers (see the Python docs).
+#' @param alpha_prior \code{c(e0, f0)}: gamma prior on the DP concentration.
+#' @param m0 Prior mean (length p) or NULL. @param gamma0 Prior scale of the means.
+#' @param nu0 Prior degrees of freedom or NULL. @param Phi0 Prior scale matrix (p x p) or NULL.
+#' @param relabel Relabel draws to undo label switching.
+#' @param seed Whole number or NULL. @param progress Show a progress bar.
+#' @param keep_draws Also convert the Gibbs draws to R (can be large: S x k x p x p).
+#' @param backend,threads See \code{hphawkes_backends()}.
+#' @return An object of class \code{tdp_mixture}: \code{weights} (k), \code{means} (k x p),
+#'   \code{covariances} (k x p x p array), \code{alpha}, \code{labels} (1-based component of
+#'   each row of \code{X}), \code{loglik_trace}, \code{backend}, optionally \code{draws}, and
+#'   the fitted Python model.
+#' @export
+tdp_mixture <- function(X, n_components = 256L, method = "gibbs", n_iter = 1000L, burn_in = 100L,
+                        thin = 1L, alpha_prior = c(10, 1), m0 = NULL, gamma0 = 10.0, nu0 = NULL,
+                        Phi0 = NULL, relabel = TRUE, seed = NULL, progress = FALSE,
+                        keep_draws = FALSE, backend = "auto", threads = NULL) {
+  mx <- .hp_mod("mixture")
+  Xm <- as.matrix(X)
+  model <- .hp_call(mx$TDPGaussianMixture(
+    n_components = .as_int(n_components, "n_components", FALSE), method = method,
+    n_iter = .as_int(n_iter, "n_iter", FALSE), burn_in = .as_int(burn_in, "burn_in", FALSE),
+    thin = .as_int(thin, "thin", FALSE), alpha_prior = as.list(as.double(alpha_prior)),
+    m0 = if (is.null(m0)) NULL else .np_double(as.double(m0), "m0"), gamma0 = .as_num(gamma0),
+    nu0 = .as_num(nu0), Phi0 = if (is.null(Phi0)) NULL else .np_double(as.matrix(Phi0), "Phi0"),
+    relabel = relabel, seed = .as_int(seed), progress = progress, backend = backend,
+    threads = .as_int(threads)))
+  Xpy <- .np_double(Xm, "X")
+  .hp_call(model$fit(Xpy))
+  at <- .hp_r(.hp_call(rf$attributes(model, list("weights_", "means_", "covariances_", "alpha_",
+    "labels_", "loglik_trace_", "backend_", "n_iter_", "converged_"))))
+  names(at) <- sub("_$", "", names(at))
+  if (!is.null(at$labels)) at$labels <- at$labels + 1L
+  if (is.null(dim(at$means))) at$means <- matrix(at$means, ncol = ncol(Xm))
+  colnames(at$means) <- colnames(Xm)
+  at$method <- method
+  at$n <- nrow(Xm)
+  at$X <- Xm
+  if (keep_draws) at$draws <- .hp_r(model$draws_)
+  at$python <- model
+  structure(at, class = "tdp_mixture")
+}
+
+#' @export
+print.tdp_mixture <- function(x, ...) {
+  cat(reticulate::py_to_r(x$python$summary()), "\n", sep = "")
+  invisible(x)
+}
+
+#' @export
+summary.tdp_mixture <- function(object, min_weight = 0.01, ...) {
+  keep <- which(object$weights >= min_weight)
+  data.frame(component = keep, weight = object$weights[keep], object$means[keep, , drop = FALSE],
+             n_assigned = if (is.null(object$labels)) NA_integer_ else
+               vapply(keep, function(k) sum(object$labels == k), integer(1)),
+             check.names = FALSE, row.names = NULL)
+}
+
+#' Predictions from a truncated DP mixture
+#' @param object A \code{tdp_mixture} fit. @param newdata Numeric matrix (m x p); default the
+#'   training data. @param type \code{"class"} (1-based component), \code{"prob"} (m x k
+#'   membership probabilities) or \code{"density"} (log density).
+#' @param ... Unused.
+#' @export
+predict.tdp_mixture <- function(object, newdata = NULL, type = c("class", "prob", "density"), ...) {
+  type <- match.arg(type)
+  X <- .np_double(as.matrix(if (is.null(newdata)) object$X else newdata), "newdata")
+  switch(type,
+    class = .hp_r(.hp_call(object$python$predict(X))) + 1L,
+    prob = .hp_r(.hp_call(object$python$predict_proba(X))),
+    density = .hp_r(.hp_call(object$python$score_samples(X))))
+}
+
+#' @export
+autoplot.tdp_mixture <- function(object, dims = c(1L, 2L), ...) {
+  X <- object$X
+  if (ncol(X) < 2L) {
+    return(ggplot2::ggplot(data.frame(x = X[, 1]), ggplot2::aes(.data$x)) +
+             ggplot2::geom_histogram(bins = 50))
+  }
+  nm <- colnames(X)
+  if (is.null(nm)) nm <- paste0("X", seq_len(ncol(X)))
+  lab <- if (is.null(object$labels)) predict.tdp_mixture(object) else object$labels
+  df <- data.frame(a = X[, dims[1]], b = X[, dims[2]], component = factor(lab))
+  ggplot2::ggplot(df, ggplot2::aes(.data$a, .data$b, colour = .data$component)) +
+    ggplot2::geom_point(size = 0.4, alpha = 0.6) +
+    ggplot2::guides(colour = "none") +
+    ggplot2::labs(x = nm[dims[1]], y = nm[dims[2]],
+                  title = sprintf("Truncated DP mixture (%s): %d occupied components",
+                                  object$method, length(unique(lab))))
+}
+
+#' @export
+plot.tdp_mixture <- function(x, ...) { print(autoplot.tdp_mixture(x, ...)); invisible(x) }

@@ -1,0 +1,102 @@
+#' Kulldorff's Bernoulli spatial scan statistic
+#'
+#' Calls \code{hphawkes_py.scan.bernoulli}: circular windows centred on the locations (or on
+#' grid points), Monte Carlo p-values from \code{n_replicates} permutations.
+#'
+#' @param coords Numeric matrix or data frame (n x 2) of planar coordinates.
+#' @param cases,controls Non-negative whole-number counts per location (point data: 1/0).
+#' @param max_population Maximum window population as a fraction of the total, in (0, 0.5].
+#' @param n_replicates Monte Carlo replicates (whole number).
+#' @param direction \code{"high"}, \code{"low"} or \code{"both"}.
+#' @param secondary \code{"no-overlap"}.
+#' @param grid_cell \code{NULL} or grid spacing for circle centres.
+#' @param seed Whole number or \code{NULL}.
+#' @param location_ids Optional ids reported in \code{location_ids} (default 0-based row numbers,
+#'   as in Python).
+#' @param progress Show a progress bar.
+#' @param backend \code{"auto"}, \code{"cpu"}, \code{"gpu"} or \code{"emulator"}.
+#' @param threads \code{NULL} or number of CPU threads.
+#' @return An object of class \code{hphawkes_scan}: \code{clusters} (data frame, most likely
+#'   first; \code{location_ids} is a list column), \code{null_llr}, totals and settings.
+#' @export
+scan_bernoulli <- function(coords, cases, controls, max_population = 0.5, n_replicates = 999L,
+                           direction = "high", secondary = "no-overlap", grid_cell = NULL,
+                           seed = NULL, location_ids = NULL, progress = FALSE,
+                           backend = "auto", threads = NULL) {
+  sc <- .hp_mod("scan")
+  kw <- list(max_population = .as_num(max_population), n_replicates = .as_int(n_replicates),
+             direction = direction, secondary = secondary,
+             grid_cell = .as_num(grid_cell), seed = .as_int(seed), progress = progress,
+             backend = backend, threads = .as_int(threads))
+  if (!is.null(location_ids)) kw$location_ids <- if (is.character(location_ids))
+    as.list(location_ids) else .np_count(location_ids, "location_ids")
+  res <- .hp_call(do.call(sc$bernoulli, c(list(.np_double(coords, "coords"),
+    .np_count(cases, "cases"), .np_count(controls, "controls")), kw)))
+  out <- .hp_r(res)  # a record of the dataclass fields
+  obj <- list(
+    clusters = out$clusters, null_llr = out$null_llr, backend = out$backend,
+    n_cases = out$n_cases, n_population = out$n_population, n_locations = out$n_locations,
+    n_merged = out$n_merged, n_centres = out$n_centres, n_windows = out$n_windows,
+    max_population = out$max_population, direction = out$direction,
+    n_replicates = out$n_replicates, grid_cell = out$grid_cell,
+    locations = data.frame(x = out[["_loc_coords"]][, 1], y = out[["_loc_coords"]][, 2],
+                           cases = out[["_loc_cases"]], controls = out[["_loc_controls"]]),
+    python = res
+  )
+  structure(obj, class = "hphawkes_scan")
+}
+
+#' @export
+print.hphawkes_scan <- function(x, ...) {
+  cat(reticulate::py_to_r(x$python$summary()), "\n", sep = "")
+  invisible(x)
+}
+
+#' @export
+summary.hphawkes_scan <- function(object, ...) {
+  cl <- object$clusters
+  cl$location_ids <- NULL
+  cl
+}
+
+#' @export
+as.data.frame.hphawkes_scan <- function(x, ...) x$clusters
+
+.circle_df <- function(clusters, n = 90L) {
+  if (!nrow(clusters)) return(data.frame(x = numeric(), y = numeric(), cluster = integer()))
+  a <- seq(0, 2 * pi, length.out = n)
+  do.call(rbind, lapply(seq_len(nrow(clusters)), function(k) {
+    r <- max(clusters$radius[k], 1e-12)
+    data.frame(x = clusters$x[k] + r * cos(a), y = clusters$y[k] + r * sin(a), cluster = k)
+  }))
+}
+
+#' ggplot2 map of the scan result: locations (size = population, colour = has cases) and the
+#' cluster circles (most likely in blue, secondary dashed).
+#' @param object An \code{hphawkes_scan} result.
+#' @param max_clusters Number of clusters drawn.
+#' @param ... Unused.
+#' @export
+autoplot.hphawkes_scan <- function(object, max_clusters = 5L, ...) {
+  loc <- object$locations
+  loc$population <- loc$cases + loc$controls
+  loc$with_cases <- loc$cases > 0
+  cl <- utils::head(object$clusters, max_clusters)
+  circ <- .circle_df(cl)
+  circ$most_likely <- circ$cluster == 1L
+  ggplot2::ggplot(loc, ggplot2::aes(.data$x, .data$y)) +
+    ggplot2::geom_point(ggplot2::aes(size = .data$population, colour = .data$with_cases), alpha = 0.7) +
+    ggplot2::geom_path(data = circ, ggplot2::aes(group = .data$cluster, linetype = .data$most_likely),
+                       colour = "steelblue", linewidth = 0.8) +
+    ggplot2::scale_colour_manual(values = c(`FALSE` = "grey60", `TRUE` = "firebrick"), name = "cases > 0") +
+    ggplot2::scale_linetype_manual(values = c(`TRUE` = "solid", `FALSE` = "dashed"), name = "most likely") +
+    ggplot2::coord_equal() +
+    ggplot2::labs(title = sprintf("Bernoulli scan: most likely cluster p = %s",
+                                  if (nrow(cl)) format(cl$p_value[1], digits = 3) else "NA"))
+}
+
+#' @export
+plot.hphawkes_scan <- function(x, ...) {
+  print(autoplot.hphawkes_scan(x, ...))
+  invisible(x)
+}

@@ -1,0 +1,225 @@
+# Bayesian self-controlled case series (Suchard et al. 2013): wrappers over hphawkes_py.sccs.
+
+#' SCCS data in the OHDSI long format
+#'
+#' @param outcomes Data frame with \code{stratum_id}, \code{row_id}, \code{y} (events),
+#'   \code{time} (time at risk, > 0).
+#' @param covariates Data frame with \code{row_id}, \code{covariate_id} and optionally
+#'   \code{value} (default 1).
+#' @param strata_without_events \code{"drop"}, \code{"keep"} or \code{"raise"}.
+#' @return An object of class \code{sccs_data} (holds the Python SCCSData).
+#' @export
+sccs_data <- function(outcomes, covariates, strata_without_events = "drop") {
+  D <- .hp_mod("sccs")$SCCSData
+  py <- .hp_call(D$from_long(.pd_frame(outcomes, "outcomes"), .pd_frame(covariates, "covariates"),
+                             strata_without_events = strata_without_events))
+  .sccs_data_r(py)
+}
+
+.sccs_data_r <- function(py) {
+  at <- .hp_r(.hp_call(rf$attributes(py, list("n_strata", "n_rows", "n_covariates", "nnz"))))
+  structure(c(at, list(python = py)), class = "sccs_data")
+}
+
+.py_sccs_data <- function(data) {
+  if (inherits(data, "sccs_data")) return(data$python)
+  if (inherits(data, "python.builtin.object")) return(data)
+  if (is.list(data) && all(c("outcomes", "covariates") %in% names(data)))
+    return(sccs_data(data$outcomes, data$covariates)$python)
+  .hp_stop("data must be an sccs_data() object (or a list with outcomes and covariates data frames)")
+}
+
+#' @export
+print.sccs_data <- function(x, ...) {
+  cat(sprintf("SCCS data: %d strata, %d rows, %d covariates, %d non-zeros\n",
+              x$n_strata, x$n_rows, x$n_covariates, x$nnz))
+  invisible(x)
+}
+
+.sccs_exclude <- function(exclude) if (length(exclude)) as.list(exclude) else list()
+
+#' Simulate an SCCS data set with known log relative risks
+#'
+#' @param n_cases Number of persons (whole number). @param n_drugs Number of drugs.
+#' @param ... Further arguments of \code{hphawkes_py.sccs.simulate} (e.g.
+#'   \code{fraction_positive}, \code{relative_risks}).
+#' @param seed Whole number or NULL.
+#' @return A list: \code{data} (\code{sccs_data}) and \code{true_coefficients} (named vector).
+#' @export
+sccs_simulate <- function(n_cases, n_drugs, ..., seed = NULL) {
+  extra <- list(...)
+  for (nm in names(extra)) {
+    v <- extra[[nm]]
+    if (is.numeric(v) && length(v) > 1L) extra[[nm]] <- as.list(v)
+  }
+  res <- .hp_call(do.call(.hp_mod("sccs")$simulate, c(list(
+    n_cases = .as_int(n_cases, "n_cases", FALSE), n_drugs = .as_int(n_drugs, "n_drugs", FALSE),
+    seed = .as_int(seed)), extra)))
+  truth <- .hp_r(reticulate::py_get_item(res, 1L))
+  list(data = .sccs_data_r(reticulate::py_get_item(res, 0L)), true_coefficients = truth)
+}
+
+.sccs_fit_r <- function(py) {
+  at <- .hp_r(.hp_call(rf$attributes(py, list("coefficients", "log_likelihood", "log_prior",
+    "iterations", "converged", "prior", "variance", "backend"))))
+  at$python <- py
+  structure(at, class = "hphawkes_sccs_fit")
+}
+
+#' Fit the Bayesian SCCS model by cyclic coordinate descent
+#'
+#' @param data An \code{sccs_data()} object.
+#' @param prior \code{"laplace"}, \code{"normal"} or \code{"none"}.
+#' @param variance Prior variance. @param exclude Covariate ids without a prior.
+#' @param tolerance Convergence tolerance. @param max_iterations Whole number.
+#' @param progress Show progress. @param backend,threads See \code{hphawkes_backends()}.
+#' @return An object of class \code{hphawkes_sccs_fit}: \code{coefficients} (named by
+#'   covariate id), \code{log_likelihood}, \code{log_prior}, \code{iterations},
+#'   \code{converged}, \code{prior}, \code{variance}, \code{backend}.
+#' @export
+sccs_fit <- function(data, prior = "laplace", variance = 1.0, exclude = NULL, tolerance = 1e-6,
+                     max_iterations = 1000L, progress = FALSE, backend = "auto", threads = NULL) {
+  py <- .hp_call(.hp_mod("sccs")$fit(.py_sccs_data(data), prior = prior,
+    variance = .as_num(variance), exclude = .sccs_exclude(exclude), tolerance = .as_num(tolerance),
+    max_iterations = .as_int(max_iterations, "max_iterations", FALSE), progress = progress,
+    backend = backend, threads = .as_int(threads)))
+  .sccs_fit_r(py)
+}
+
+#' @export
+print.hphawkes_sccs_fit <- function(x, ...) {
+  cat(sprintf("Bayesian SCCS (%s prior, variance %g): %d coefficients, %d non-zero; log-likelihood %.6f; %s after %d iterations; backend %s\n",
+              x$prior, x$variance, length(x$coefficients), sum(x$coefficients != 0), x$log_likelihood,
+              if (isTRUE(x$converged)) "converged" else "NOT converged", x$iterations, x$backend))
+  nz <- x$coefficients[x$coefficients != 0]
+  if (length(nz)) print(utils::head(nz[order(-abs(nz))], 20))
+  invisible(x)
+}
+
+#' @export
+summary.hphawkes_sccs_fit <- function(object, ...) .hp_r(.hp_call(object$python$summary()))
+
+#' @export
+coef.hphawkes_sccs_fit <- function(object, ...) object$coefficients
+
+#' @export
+logLik.hphawkes_sccs_fit <- function(object, ...) {
+  structure(object$log_likelihood, df = sum(object$coefficients != 0), class = "logLik")
+}
+
+.coef_plot <- function(df, title) {
+  df$covariate <- factor(df$covariate, levels = df$covariate[order(df$estimate)])
+  p <- ggplot2::ggplot(df, ggplot2::aes(.data$estimate, .data$covariate)) +
+    ggplot2::geom_vline(xintercept = 0, colour = "grey60") + ggplot2::geom_point()
+  if (all(c("lower", "upper") %in% names(df)))
+    p <- p + ggplot2::geom_errorbarh(ggplot2::aes(xmin = .data$lower, xmax = .data$upper), height = 0.2)
+  p + ggplot2::labs(x = "log relative risk", y = "covariate", title = title)
+}
+
+#' @export
+autoplot.hphawkes_sccs_fit <- function(object, max_covariates = 30L, ...) {
+  b <- object$coefficients
+  b <- b[b != 0]
+  b <- utils::head(b[order(-abs(b))], max_covariates)
+  .coef_plot(data.frame(covariate = names(b), estimate = unname(b)),
+             sprintf("SCCS MAP estimates (%s, variance %g)", object$prior, object$variance))
+}
+
+#' @export
+plot.hphawkes_sccs_fit <- function(x, ...) { print(autoplot.hphawkes_sccs_fit(x, ...)); invisible(x) }
+
+#' Cross-validated prior variance for Bayesian SCCS
+#'
+#' @inheritParams sccs_fit
+#' @param folds Number of folds (whole number). @param grid Prior variances to try (NULL:
+#'   the Python default grid). @param seed Whole number or NULL.
+#' @return An object of class \code{sccs_cv}: \code{variance}, \code{grid}, \code{scores}
+#'   (data frame), \code{fold_scores} (matrix), \code{fit} (an \code{hphawkes_sccs_fit}).
+#' @export
+sccs_cv <- function(data, prior = "laplace", folds = 10L, grid = NULL, seed = NULL, exclude = NULL,
+                    tolerance = 1e-6, max_iterations = 1000L, progress = FALSE,
+                    backend = "auto", threads = NULL) {
+  py <- .hp_call(.hp_mod("sccs")$cross_validate(.py_sccs_data(data), prior = prior,
+    folds = .as_int(folds, "folds", FALSE), grid = if (is.null(grid)) NULL else as.list(as.double(grid)),
+    seed = .as_int(seed), exclude = .sccs_exclude(exclude), tolerance = .as_num(tolerance),
+    max_iterations = .as_int(max_iterations, "max_iterations", FALSE), progress = progress,
+    backend = backend, threads = .as_int(threads)))
+  at <- .hp_r(.hp_call(rf$attributes(py, list("variance", "grid", "scores", "folds", "fold_scores"))))
+  at$fit <- .sccs_fit_r(py$fit)
+  at$python <- py
+  structure(at, class = "sccs_cv")
+}
+
+#' @export
+print.sccs_cv <- function(x, ...) {
+  cat(sprintf("SCCS %d-fold cross-validation over %d prior variances: chosen variance %g\n",
+              x$folds, length(x$grid), x$variance))
+  print(x$scores, ...)
+  invisible(x)
+}
+
+#' @export
+summary.sccs_cv <- function(object, ...) object$scores
+
+#' @export
+autoplot.sccs_cv <- function(object, ...) {
+  s <- object$scores
+  ggplot2::ggplot(s, ggplot2::aes(.data$variance, .data$mean)) +
+    ggplot2::geom_line() + ggplot2::geom_point() +
+    ggplot2::geom_errorbar(ggplot2::aes(ymin = .data$mean - .data$se, ymax = .data$mean + .data$se), width = 0.05) +
+    ggplot2::geom_vline(xintercept = object$variance, linetype = "dashed", colour = "firebrick") +
+    ggplot2::scale_x_log10() +
+    ggplot2::labs(x = "prior variance", y = "mean held-out log-likelihood",
+                  title = "SCCS cross-validation")
+}
+
+#' @export
+plot.sccs_cv <- function(x, ...) { print(autoplot.sccs_cv(x, ...)); invisible(x) }
+
+#' Bootstrap intervals for Bayesian SCCS
+#'
+#' @inheritParams sccs_fit
+#' @param replicates Bootstrap replicates (whole number). @param seed Whole number or NULL.
+#' @param level Interval level used by \code{summary}.
+#' @return An object of class \code{sccs_bootstrap}: \code{samples} (data frame, replicates x
+#'   covariates), \code{summary} (estimate, lower, upper, p_nonzero per covariate at
+#'   \code{level}), \code{fit}.
+#' @export
+sccs_bootstrap <- function(data, prior = "laplace", variance = 1.0, replicates = 200L, seed = NULL,
+                           level = 0.95, exclude = NULL, tolerance = 1e-6, max_iterations = 1000L,
+                           progress = FALSE, backend = "auto", threads = NULL) {
+  py <- .hp_call(.hp_mod("sccs")$bootstrap(.py_sccs_data(data), prior = prior,
+    variance = .as_num(variance), replicates = .as_int(replicates, "replicates", FALSE),
+    seed = .as_int(seed), exclude = .sccs_exclude(exclude), tolerance = .as_num(tolerance),
+    max_iterations = .as_int(max_iterations, "max_iterations", FALSE), progress = progress,
+    backend = backend, threads = .as_int(threads)))
+  at <- .hp_r(.hp_call(rf$attributes(py, list("samples", "replicates", "prior", "variance"))))
+  at$summary <- .hp_r(.hp_call(py$summary(level = .as_num(level))))
+  at$level <- level
+  at$fit <- .sccs_fit_r(py$fit)
+  at$python <- py
+  structure(at, class = "sccs_bootstrap")
+}
+
+#' @export
+print.sccs_bootstrap <- function(x, ...) {
+  cat(sprintf("SCCS bootstrap: %d replicates, %s prior, variance %g; %g%% percentile intervals\n",
+              x$replicates, x$prior, x$variance, 100 * x$level))
+  print(x$summary, ...)
+  invisible(x)
+}
+
+#' @export
+summary.sccs_bootstrap <- function(object, ...) object$summary
+
+#' @export
+autoplot.sccs_bootstrap <- function(object, max_covariates = 30L, ...) {
+  s <- object$summary
+  s$covariate <- row.names(s)
+  s <- s[s$estimate != 0 | s$lower != 0 | s$upper != 0, , drop = FALSE]
+  s <- utils::head(s[order(-abs(s$estimate)), , drop = FALSE], max_covariates)
+  .coef_plot(s, sprintf("SCCS estimates with %g%% bootstrap intervals", 100 * object$level))
+}
+
+#' @export
+plot.sccs_bootstrap <- function(x, ...) { print(autoplot.sccs_bootstrap(x, ...)); invisible(x) }
