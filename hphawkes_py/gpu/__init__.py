@@ -1,7 +1,7 @@
 """GPU layer: the :class:`Device` interface, PyCUDA devices and the CPU emulator.
 
 >>> from hphawkes_py.gpu import get_device, kernel_path
->>> dev = get_device("emulator")                       # or "gpu" / "auto"
+>>> dev = get_device("emulator")                       # or "gpu"
 >>> mod = dev.module(kernel_path("hawkes"), defines={"REAL": "double"})
 >>> fn = mod.function("hawkes_rates")                   # doctest: +SKIP
 
@@ -53,18 +53,23 @@ def __getattr__(name):
     raise AttributeError(name)
 
 
-def get_device(kind: str = "auto", device_id: int = 0) -> Device:
-    """Shared device instance: ``"emulator"``, ``"gpu"`` (PyCUDA) or ``"auto"``.
+def get_device(kind: str = "emulator") -> Device:
+    """Shared (one per process) device: ``"emulator"`` or ``"gpu"`` (PyCUDA, device 0).
 
-    ``"gpu"`` raises ``BackendUnavailableError`` with the reason when no usable GPU exists;
-    ``"auto"`` returns the GPU when usable, else raises the same error (callers decide whether
-    to fall back to the CPU engine; the emulator is never chosen automatically).
+    Delegates to :func:`hphawkes_py._backend.get_device` so that engines and tests share the
+    same instances.  ``"gpu"`` raises ``BackendUnavailableError`` saying why when no usable
+    GPU exists.
     """
-    if kind not in ("auto", "gpu", "emulator"):
-        raise ValueError(f"kind must be 'auto', 'gpu' or 'emulator', got {kind!r}")
-    key = ("emulator",) if kind == "emulator" else ("gpu", device_id)
+    if kind not in ("gpu", "emulator"):
+        raise ValueError(f"kind must be 'gpu' or 'emulator', got {kind!r}")
+    try:
+        from .._backend import get_device as _get
+    except ImportError:  # pragma: no cover
+        _get = None
+    if _get is not None:
+        return _get(kind)
     with _lock:
-        dev = _devices.get(key)
+        dev = _devices.get(kind)
         if dev is None:
             if kind == "emulator":
                 from .emulator import EmulatorDevice
@@ -73,6 +78,6 @@ def get_device(kind: str = "auto", device_id: int = 0) -> Device:
             else:
                 from .pycuda_device import PyCudaDevice
 
-                dev = PyCudaDevice(device_id)
-            _devices[key] = dev
+                dev = PyCudaDevice()
+            _devices[kind] = dev
     return dev
