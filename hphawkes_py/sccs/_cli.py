@@ -1,0 +1,136 @@
+"""``hphawkes sccs fit|cv|bootstrap``: Bayesian SCCS on OHDSI long-format CSV files."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def _common(p, *, variance=True, prior_default="laplace") -> None:
+    p.add_argument("outcomes", help="outcomes CSV: stratum_id,row_id,y,time (case-insensitive names)")
+    p.add_argument("covariates", help="covariates CSV: row_id,covariate_id[,value] (value defaults to 1)")
+    p.add_argument("--prior", choices=("laplace", "normal", "none") if variance else ("laplace", "normal"),
+                   default=prior_default)
+    if variance:
+        p.add_argument("--variance", type=float, default=1.0,
+                       help="prior variance (Laplace rate sqrt(2/variance), Cyclops convention)")
+    p.add_argument("--exclude", default="", help="comma-separated covariate ids fitted without prior")
+    p.add_argument("--tolerance", type=float, default=1e-6,
+                   help="stop when |lp_new - lp_old| / (|lp_new| + 1) < tolerance (lp = log posterior)")
+    p.add_argument("--max-iterations", type=int, default=1000, help="maximum CCD cycles")
+    p.add_argument("--strata-without-events", choices=("drop", "keep", "raise"), default="drop",
+                   help="strata with no events contribute nothing; dropped ones are counted and reported")
+    p.add_argument("--backend", choices=("auto", "cpu", "gpu", "emulator"), default="auto")
+    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("-o", "--output", default=None, help="output CSV (default: print to stdout)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar and no summary on stderr")
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "sccs",
+        help="Bayesian self-controlled case series by cyclic coordinate descent (Suchard et al. 2013)",
+        description=(
+            "Conditional Poisson regression over strata with offset log(time), Normal or Laplace priors, "
+            "fitted by cyclic coordinate descent. Input: OHDSI long format. Output: a coefficient table "
+            "(covariate_id, coefficient = log relative risk, relative_risk, ...)."
+        ),
+    )
+    sub = p.add_subparsers(dest="sccs_command", metavar="{fit,cv,bootstrap}")
+    f = sub.add_parser("fit", help="MAP (or MLE with --prior none) fit", formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    _common(f, variance=True)
+    f.set_defaults(func=_cmd_fit)
+    c = sub.add_parser("cv", help="cross-validate the prior variance, then refit",
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    _common(c, variance=False)
+    c.add_argument("--folds", type=int, default=10)
+    c.add_argument("--grid", default=None, help="comma-separated variances (default: 10 log-spaced, 0.01..20)")
+    c.add_argument("--seed", type=int, default=None)
+    c.add_argument("--scores", default=None, help="also write the CV score table to this CSV")
+    c.set_defaults(func=_cmd_cv)
+    b = sub.add_parser("bootstrap", help="stratum bootstrap at a fixed prior variance",
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    _common(b, variance=True)
+    b.add_argument("--replicates", type=int, default=200)
+    b.add_argument("--seed", type=int, default=None)
+    b.add_argument("--level", type=float, default=0.95, help="percentile interval level")
+    b.add_argument("--samples", default=None, help="also write the replicate x covariate samples to this CSV")
+    b.set_defaults(func=_cmd_bootstrap)
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+
+def _load(args):
+    import pandas as pd
+
+    from .data import SCCSData
+
+    data = SCCSData.from_long(pd.read_csv(args.outcomes), pd.read_csv(args.covariates),
+                              strata_without_events=args.strata_without_events)
+    if not args.quiet:
+        print(repr(data), file=sys.stderr)
+    return data
+
+
+def _exclude(args, data):
+    if not args.exclude:
+        return ()
+    ids = [s.strip() for s in args.exclude.split(",") if s.strip()]
+    # covariate ids read from CSV may be integers: match their type
+    if data.covariate_ids.dtype.kind in "iu":
+        try:
+            return tuple(int(s) for s in ids)
+        except ValueError:
+            raise ValueError(f"--exclude: covariate ids are integers in this file, got {args.exclude!r}") from None
+    return tuple(ids)
+
+
+def _write(df, path):
+    if path:
+        df.to_csv(path, index=False)
+    else:
+        df.to_csv(sys.stdout, index=False)
+
+
+def _cmd_fit(args) -> int:
+    from .model import fit
+
+    data = _load(args)
+    res = fit(data, prior=args.prior, variance=args.variance, exclude=_exclude(args, data), tolerance=args.tolerance,
+              max_iterations=args.max_iterations, progress=not args.quiet, backend=args.backend, threads=args.threads)
+    if not args.quiet:
+        print(repr(res), file=sys.stderr)
+    _write(res.to_frame(), args.output)
+    return 0
+
+
+def _cmd_cv(args) -> int:
+    from .model import cross_validate
+
+    data = _load(args)
+    grid = None if args.grid is None else [float(v) for v in args.grid.split(",") if v.strip()]
+    res = cross_validate(data, prior=args.prior, folds=args.folds, grid=grid, seed=args.seed,
+                         exclude=_exclude(args, data), tolerance=args.tolerance, max_iterations=args.max_iterations,
+                         progress=not args.quiet, backend=args.backend, threads=args.threads)
+    if not args.quiet:
+        print(res.scores.to_string(index=False), file=sys.stderr)
+        print(repr(res), file=sys.stderr)
+    if args.scores:
+        res.scores.to_csv(args.scores, index=False)
+    out = res.fit.to_frame()
+    out["variance"] = res.variance
+    _write(out, args.output)
+    return 0
+
+
+def _cmd_bootstrap(args) -> int:
+    from .model import bootstrap
+
+    data = _load(args)
+    res = bootstrap(data, prior=args.prior, variance=args.variance, replicates=args.replicates, seed=args.seed,
+                    exclude=_exclude(args, data), tolerance=args.tolerance, max_iterations=args.max_iterations,
+                    progress=not args.quiet, backend=args.backend, threads=args.threads)
+    if args.samples:
+        res.samples.to_csv(args.samples)
+    s = res.summary(level=args.level)
+    s.index.name = "covariate_id"
+    _write(s.reset_index(), args.output)
+    return 0
