@@ -1,0 +1,435 @@
+"""Tests of hp.scan (Bernoulli spatial scan statistic): kernels vs the NumPy reference on the
+CPU engine and on the CUDA emulator, SaTScan's published results, statistical behaviour,
+SaTScan file reading, the CLI and bad input."""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import hphawkes_py as hp
+from hphawkes_py.scan import cpu as scan_cpu
+from hphawkes_py.scan.model import gumbel_p_values, make_centres, make_engine
+
+sys.path.insert(0, str(Path(__file__).parent))
+import naive_scan  # noqa: E402
+
+DATA = Path(hp.__file__).parent / "data" / "scan"
+SATSCAN = DATA / "satscan_sample_data"
+
+
+def _emulator_available():
+    try:
+        hp._backend.resolve_backend("emulator")
+        import hphawkes_py.gpu.emulator  # noqa: F401
+    except Exception:
+        return False
+    return True
+
+
+needs_emulator = pytest.mark.skipif(not _emulator_available(), reason="CUDA emulator (g++) not available")
+ENGINES = ["cpu", pytest.param("emulator", marks=needs_emulator)]
+
+
+def _small_problem(seed, n=28, integer_coords=True):
+    """Small data with distance ties (integer coordinates) and multi-person locations."""
+    rng = np.random.default_rng(seed)
+    if integer_coords:
+        coords = np.unique(rng.integers(0, 7, size=(n, 2)), axis=0).astype(float)
+    else:
+        coords = rng.uniform(0, 10, size=(n, 2))
+    L = len(coords)
+    pop = rng.integers(1, 6, size=L)
+    cases = rng.binomial(pop, 0.3)
+    cases[0] = max(cases[0], 1)
+    cases[1] = min(cases[1], pop[1] - 1) if pop[1] > 1 else 0
+    controls = pop - cases
+    if controls.sum() == 0:
+        controls[0] += 1
+    return coords, cases.astype(np.int64), controls.astype(np.int64)
+
+
+def _engine(coords, cases, controls, centres, max_population, direction, backend):
+    pop = cases + controls
+    N = int(pop.sum())
+    C = int(cases.sum())
+    windows = scan_cpu.build_windows(centres, coords, pop, max_population * N)
+    klogk = scan_cpu.klogk_table(N)
+    return windows, make_engine(windows, klogk, C, N, direction, hp._backend.resolve_backend(backend))
+
+
+# ----------------------------------------------------------------- windows and LLR vs reference
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("max_population", [0.5, 0.2])
+def test_windows_match_bruteforce_sets(seed, max_population):
+    coords, cases, controls = _small_problem(seed)
+    pop = cases + controls
+    windows = scan_cpu.build_windows(coords, coords, pop, max_population * pop.sum())
+    offsets, neighbors, npop, boundary = windows
+    ours = set()
+    for i in range(len(coords)):
+        for j in range(offsets[i], offsets[i + 1]):
+            if boundary[j]:
+                members = frozenset(neighbors[offsets[i]:j + 1].tolist())
+                ours.add((i, members))
+                assert npop[j] == pop[list(members)].sum()
+    ref = set(naive_scan.all_windows(coords, coords, pop, max_population))
+    assert ours == ref
+    assert len(ref) > len(coords)  # windows of more than one location exist
+
+
+@pytest.mark.parametrize("backend", ENGINES)
+@pytest.mark.parametrize("direction", ["high", "low", "both"])
+def test_best_llr_per_centre_matches_reference(backend, direction):
+    coords, cases, controls = _small_problem(3)
+    windows, eng = _engine(coords, cases, controls, coords, 0.5, direction, backend)
+    best, entry = eng.best_per_centre(cases.astype(np.int32)[:, None], want_arg=True)
+    ref_best, ref_sets, ref_max = naive_scan.scan(coords, coords, cases, controls, 0.5, direction)
+    np.testing.assert_allclose(best[:, 0], ref_best, rtol=1e-10, atol=1e-12)
+    assert ref_max > 0
+    offsets, neighbors = windows[0], windows[1]
+    for i in range(len(coords)):
+        if ref_best[i] > 0:
+            assert frozenset(neighbors[offsets[i]:entry[i, 0] + 1].tolist()) == ref_sets[i]
+        else:
+            assert entry[i, 0] == -1
+
+
+@pytest.mark.parametrize("backend", ENGINES)
+def test_replicate_maxima_match_reference(backend):
+    """Many case vectors at once (columns = replicates) against the reference, one by one."""
+    coords, cases, controls = _small_problem(5, integer_coords=False)
+    pop = cases + controls
+    _, eng = _engine(coords, cases, controls, coords, 0.3, "high", backend)
+    rng = np.random.default_rng(7)
+    R = 37  # not a multiple of the block size / vector width
+    mat = np.stack([rng.multivariate_hypergeometric(pop, int(cases.sum())) for _ in range(R)], axis=1)
+    got = eng.max_llr(mat.astype(np.int32))
+    ref = [naive_scan.scan(coords, coords, mat[:, r], pop - mat[:, r], 0.3, "high")[2] for r in range(R)]
+    np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-12)
+
+
+@needs_emulator
+def test_cpu_and_emulator_identical_null_distribution():
+    coords, cases, controls = _small_problem(11, n=40, integer_coords=False)
+    kw = dict(max_population=0.5, n_replicates=300, seed=42, progress=False, direction="both")
+    a = hp.scan.bernoulli(coords, cases, controls, backend="cpu", **kw)
+    b = hp.scan.bernoulli(coords, cases, controls, backend="emulator", **kw)
+    assert b.backend == "emulator"
+    np.testing.assert_array_equal(a.null_llr, b.null_llr)
+    pd.testing.assert_frame_equal(a.clusters, b.clusters)
+
+
+@needs_emulator
+def test_grid_centres_cpu_emulator_reference():
+    coords, cases, controls = _small_problem(2, integer_coords=False)
+    centres, centre_loc = make_centres(coords, 2.5)
+    assert (centre_loc == -1).all() and len(centres) == 16
+    ref_best, _, _ = naive_scan.scan(centres, coords, cases, controls, 0.5, "high")
+    for backend in ("cpu", "emulator"):
+        _, eng = _engine(coords, cases, controls, centres, 0.5, "high", backend)
+        best, _ = eng.best_per_centre(cases.astype(np.int32)[:, None], want_arg=True)
+        np.testing.assert_allclose(best[:, 0], ref_best, rtol=1e-10, atol=1e-12)
+    res = hp.scan.bernoulli(coords, cases, controls, grid_cell=2.5, n_replicates=19, seed=0, progress=False,
+                            backend="cpu")
+    assert res.n_centres == 16
+    assert res.clusters.log_likelihood_ratio.iloc[0] == pytest.approx(ref_best.max(), rel=1e-10)
+    assert res.clusters.center.iloc[0] == -1
+
+
+# ----------------------------------------------------------------- statistical behaviour
+def test_invariant_to_location_order():
+    coords, cases, controls = _small_problem(8, n=60, integer_coords=False)
+    ids = np.arange(len(coords)) + 100
+    a = hp.scan.bernoulli(coords, cases, controls, n_replicates=9, seed=1, location_ids=ids, progress=False,
+                          backend="cpu")
+    perm = np.random.default_rng(0).permutation(len(coords))
+    b = hp.scan.bernoulli(coords[perm], cases[perm], controls[perm], n_replicates=9, seed=1,
+                          location_ids=ids[perm], progress=False, backend="cpu")
+    np.testing.assert_allclose(a.clusters.log_likelihood_ratio, b.clusters.log_likelihood_ratio, rtol=1e-12)
+    assert a.clusters.log_likelihood_ratio.iloc[0] > a.clusters.log_likelihood_ratio.iloc[1]
+    assert set(a.clusters.location_ids.iloc[0]) == set(b.clusters.location_ids.iloc[0])
+    # equal LLRs are listed in input order (as SaTScan): compare the clusters as sets
+    def key(res):
+        return sorted((round(r.log_likelihood_ratio, 9), tuple(sorted(r.location_ids))) for r in res.clusters.itertuples())
+    assert key(a) == key(b)
+
+
+def test_planted_cluster_is_found():
+    rng = np.random.default_rng(3)
+    coords = rng.uniform(0, 100, size=(400, 2))
+    inside = np.hypot(coords[:, 0] - 30, coords[:, 1] - 60) < 12
+    assert inside.sum() > 10
+    cases = rng.binomial(1, np.where(inside, 0.7, 0.1))
+    res = hp.scan.bernoulli(coords, cases, 1 - cases, n_replicates=199, seed=4, progress=False, backend="cpu")
+    top = res.clusters.iloc[0]
+    found = np.zeros(len(coords), bool)
+    found[top.location_ids] = True
+    precision = (found & inside).sum() / found.sum()
+    recall_cases = (found & inside & (cases == 1)).sum() / (inside & (cases == 1)).sum()
+    assert precision > 0.8 and recall_cases > 0.6, (precision, recall_cases)
+    assert top.p_value == pytest.approx(1 / 200)
+    assert top.gumbel_p_value < 1e-3
+
+
+def test_p_values_roughly_uniform_under_null():
+    """Under the null the Monte Carlo test is exact: p-values are uniform (up to the
+    discreteness of the LLR, made negligible here by multi-person locations)."""
+    from scipy import stats
+
+    rng = np.random.default_rng(12)
+    ps = []
+    for k in range(50):
+        coords = rng.uniform(0, 1, size=(30, 2))
+        pop = rng.integers(5, 40, size=30)
+        cases = rng.binomial(pop, 0.2)
+        res = hp.scan.bernoulli(coords, cases, pop - cases, max_population=0.5, n_replicates=99, seed=k,
+                                progress=False, backend="cpu")
+        ps.append(res.clusters.p_value.iloc[0])
+    ps = np.array(ps)
+    assert stats.kstest(ps, "uniform").pvalue > 0.001
+    assert 0.3 < ps.mean() < 0.7
+
+
+def test_gumbel_p_value_matches_true_tail():
+    rng = np.random.default_rng(0)
+    mu, beta = 5.0, 1.5
+    null = rng.gumbel(mu, beta, size=20000)
+    x = np.array([6.0, 9.0, 12.0])
+    true = -np.expm1(-np.exp(-(x - mu) / beta))
+    np.testing.assert_allclose(gumbel_p_values(x, null), true, rtol=0.05)
+
+
+def test_results_independent_of_executor_and_seeded():
+    coords, cases, controls = _small_problem(4, n=40, integer_coords=False)
+    kw = dict(n_replicates=600, seed=123, progress=False, backend="cpu")  # 3 batches of 256
+    a = hp.scan.bernoulli(coords, cases, controls, **kw)
+    with cf.ThreadPoolExecutor(2) as ex:
+        b = hp.scan.bernoulli(coords, cases, controls, executor=ex, **kw)
+    np.testing.assert_array_equal(a.null_llr, b.null_llr)
+    c = hp.scan.bernoulli(coords, cases, controls, **{**kw, "seed": 124})
+    assert not np.array_equal(a.null_llr, c.null_llr)
+    # replicate r does not depend on how many replicates were asked for (per-replicate seeds)
+    d = hp.scan.bernoulli(coords, cases, controls, **{**kw, "n_replicates": 300})
+    np.testing.assert_array_equal(a.null_llr[:300], d.null_llr)
+    assert a.null_llr.shape == (600,)
+
+
+def test_duplicate_coordinates_are_merged_and_reported():
+    coords, cases, controls = _small_problem(6, n=30, integer_coords=False)
+    dup = np.vstack([coords, coords[:3]])
+    ca = np.concatenate([cases, [1, 0, 2]])
+    co = np.concatenate([controls, [0, 1, 1]])
+    with pytest.warns(UserWarning, match="3 input row"):
+        a = hp.scan.bernoulli(dup, ca, co, n_replicates=9, seed=0, progress=False, backend="cpu")
+    merged_ca = cases.copy()
+    merged_co = controls.copy()
+    merged_ca[:3] += [1, 0, 2]
+    merged_co[:3] += [0, 1, 1]
+    b = hp.scan.bernoulli(coords, merged_ca, merged_co, n_replicates=9, seed=0, progress=False, backend="cpu")
+    assert a.n_merged == 3 and a.n_locations == len(coords)
+    np.testing.assert_allclose(a.clusters.log_likelihood_ratio, b.clusters.log_likelihood_ratio, rtol=1e-12)
+    np.testing.assert_array_equal(a.null_llr, b.null_llr)
+    # merged input rows are all listed
+    for ids_a, ids_b in zip(a.clusters.location_ids, b.clusters.location_ids):
+        extra = {len(coords) + k for k in range(3) if k in ids_b}
+        assert set(ids_a) == set(ids_b) | extra
+
+
+# ----------------------------------------------------------------- published SaTScan results
+def _grave():
+    g = pd.read_csv(DATA / "grave_points.csv")
+    return g[["x", "y"]].to_numpy(float), g["case"].to_numpy(), 1 - g["case"].to_numpy(), g["id"].to_numpy()
+
+
+def test_grave_matches_satscan():
+    """SaTScan v9.3.1, purely spatial Bernoulli, high rates, 50% maximum, 999 replications,
+    on the grave data (smacpod, github jfrench/smacpod tests/satscangraveout.txt @0aad9ad):
+    1. ids 126,124,125,132,120,113,140,141,112,41,136,30,133,108,31,143,110,139,75;
+       (10324,4389) / 1359.71; population 19; cases 11; expected 3.99; O/E 2.76; RR 3.78;
+       LLR 7.419340; p 0.050
+    2. ids 66,89,71; (6934,6918) / 362.46; 3; 3; 0.63; 4.77; 5.19; LLR 4.808517; p 0.665
+    3. ids 77,78; (5305,6065) / 1.00; 2; 2; 0.42; 4.77; 5.04; LLR 3.177442; p 0.997"""
+    coords, cases, controls, ids = _grave()
+    res = hp.scan.bernoulli(coords, cases, controls, max_population=0.5, n_replicates=999, seed=2015,
+                            location_ids=ids, progress=False, backend="cpu")
+    cl = res.clusters
+    published = [
+        ([126, 124, 125, 132, 120, 113, 140, 141, 112, 41, 136, 30, 133, 108, 31, 143, 110, 139, 75],
+         (10324, 4389), 1359.71, 19, 11, 3.99, 2.76, 3.78, 7.419340),
+        ([66, 89, 71], (6934, 6918), 362.46, 3, 3, 0.63, 4.77, 5.19, 4.808517),
+        ([77, 78], (5305, 6065), 1.00, 2, 2, 0.42, 4.77, 5.04, 3.177442),
+    ]
+    for k, (loc_ids, xy, radius, popn, c, exp, oe, rr, llr) in enumerate(published):
+        row = cl.iloc[k]
+        assert list(row.location_ids) == loc_ids  # same order as SaTScan (nearest first)
+        assert (row.x, row.y) == xy
+        assert round(row.radius, 2) == radius
+        assert (row.population, row.cases) == (popn, c)
+        assert round(row.expected, 2) == exp
+        assert round(row.observed_over_expected, 2) == oe
+        assert round(row.relative_risk, 2) == rr
+        assert round(row.log_likelihood_ratio, 6) == llr
+    # Monte Carlo p-values: SaTScan's 0.050 and ours both estimate the same tail probability
+    # (binomial sd ~0.007 at 999 replicates): allow +-4 sd around the published value
+    assert abs(cl.p_value.iloc[0] - 0.050) < 0.03
+    assert abs(cl.p_value.iloc[1] - 0.665) < 0.06
+    assert cl.p_value.iloc[2] > 0.97
+
+
+def test_ny_leukemia_windows_match_satscan():
+    """smerc tests/satscan_ny_out.txt (github jfrench/smerc @a4e1844): SaTScan v9.6, purely
+    spatial, circular, 10% maximum, coordinates = latitude/longitude read as Cartesian,
+    cases = floor(cases). That run used the discrete Poisson model, whose LLR differs from the
+    Bernoulli one by O(C/N) = 5e-4 relative; the windows searched (same centres, same
+    population limit) and therefore the reported clusters are the same. Published clusters:
+    locations, radius, population, cases, LLR (Poisson)."""
+    ny = pd.read_csv(DATA / "ny_leukemia_smerc_nydf.csv")
+    cases = np.floor(ny.cases.to_numpy()).astype(int)
+    res = hp.scan.bernoulli(ny[["latitude", "longitude"]].to_numpy(), cases, ny.population.to_numpy() - cases,
+                            max_population=0.1, n_replicates=999, seed=9, location_ids=ny.id.to_numpy(),
+                            progress=False, backend="cpu")
+    published = [
+        ([49, 48, 50, 47, 1, 15, 51, 2, 13, 14, 3, 35, 16, 52, 36, 37, 12, 11, 5, 17, 10, 4, 6, 38, 18, 9],
+         0.070, 95249, 85, 11.577255),
+        ([89, 88, 87, 84, 90, 86, 92, 85], 0.13, 34083, 38, 9.019716),
+        ([112, 113, 115, 111, 116, 219, 117, 123, 218, 114, 122, 110, 124, 220, 118, 133, 121, 125, 216, 120,
+          134, 217, 126, 139, 215, 132, 141, 140, 127, 142, 138, 131, 119], 0.040, 78280, 64, 6.114140),
+        ([62, 64, 67, 65], 0.061, 24571, 25, 4.651839),
+        ([46, 45, 41, 54, 44, 43, 53], 0.043, 29782, 28, 4.169203),
+        ([266, 281, 267, 265], 0.026, 9840, 12, 3.363518),
+        ([166, 159, 167], 0.012, 8839, 11, 3.209485),
+    ]
+    cl = res.clusters
+    for k, (loc_ids, radius, popn, c, llr_poisson) in enumerate(published):
+        row = cl.iloc[k]
+        assert set(row.location_ids) == set(loc_ids)
+        assert row.location_ids[0] == loc_ids[0]  # same centre
+        assert round(row.radius, 3 if radius < 0.1 else 2) == radius
+        assert (row.population, row.cases) == (popn, c)
+        assert row.log_likelihood_ratio == pytest.approx(llr_poisson, rel=2e-3)
+    # SaTScan: p = 0.001 and 0.013 for the first two clusters (999 replications)
+    assert cl.p_value.iloc[0] <= 0.01
+    assert cl.p_value.iloc[1] < 0.06
+
+
+# ----------------------------------------------------------------- SaTScan files
+def test_read_satscan_grave_matches_csv():
+    df = hp.scan.read_satscan(SATSCAN / "grave.cas", SATSCAN / "grave.ctl", geo_file=SATSCAN / "grave.geo")
+    g = pd.read_csv(DATA / "grave_points.csv").sort_values("id")
+    df = df.sort_values("location_id")
+    assert list(df.columns) == ["location_id", "x", "y", "cases", "controls"]
+    np.testing.assert_array_equal(df.location_id, g.id)
+    np.testing.assert_array_equal(df[["x", "y"]].to_numpy(), g[["x", "y"]].to_numpy())
+    np.testing.assert_array_equal(df.cases, g.case)
+    np.testing.assert_array_equal(df.controls, 1 - g.case)
+
+
+def test_read_satscan_nhumberside_and_ny_population():
+    df = hp.scan.read_satscan(SATSCAN / "NHumberside.cas", SATSCAN / "NHumberside.ctl",
+                              geo_file=SATSCAN / "NHumberside.geo")
+    ref = pd.read_csv(DATA / "nhumberside_satscan_locations.csv")
+    m = df.merge(ref, on="location_id", suffixes=("", "_ref"))
+    assert len(m) == len(ref) == len(df) == 191
+    for col in ("x", "y", "cases", "controls"):
+        np.testing.assert_allclose(m[col], m[col + "_ref"])
+    ny = hp.scan.read_satscan(SATSCAN / "ny_leukemia.cas", population_file=SATSCAN / "ny_leukemia.pop",
+                              geo_file=SATSCAN / "ny_leukemia.geo")
+    assert list(ny.columns) == ["location_id", "x", "y", "cases", "controls", "population"]
+    assert ny.cases.sum() == 552 and ny.population.sum() == 1057673
+    np.testing.assert_array_equal(ny.controls, ny.population - ny.cases)
+
+
+def test_read_satscan_sums_rows_and_handles_crlf(tmp_path):
+    (tmp_path / "a.cas").write_bytes(b"1 2 2000\r\n2 1 2000\r\n1 3 2001\r\n")
+    (tmp_path / "a.pop").write_bytes(b"1 2000 10\r\n1 2000 5\r\n2 2000 8\r\n3 2000 4\r\n1 2001 25\r\n")
+    (tmp_path / "a.geo").write_bytes(b"1 0 0\r\n2 1.5 0\r\n3 0 2\r\n")
+    df = hp.scan.read_satscan(tmp_path / "a.cas", population_file=tmp_path / "a.pop", geo_file=tmp_path / "a.geo")
+    assert df.cases.tolist() == [5, 1, 0]
+    # id 1: 15 persons in 2000, 25 in 2001 -> averaged over years = 20
+    assert df.population.tolist() == [20, 8, 4]
+    assert df.controls.tolist() == [15, 7, 4]
+    assert df.x.tolist() == [0, 1.5, 0]
+    (tmp_path / "b.cas").write_text("9 1\n")
+    with pytest.raises(ValueError, match="not in the geo file"):
+        hp.scan.read_satscan(tmp_path / "b.cas", population_file=tmp_path / "a.pop", geo_file=tmp_path / "a.geo")
+    with pytest.raises(ValueError, match="control_file"):
+        hp.scan.read_satscan(tmp_path / "a.cas", geo_file=tmp_path / "a.geo")
+
+
+# ----------------------------------------------------------------- CLI and outputs
+def test_cli_on_satscan_files_and_csv(tmp_path):
+    from hphawkes_py.cli import main
+
+    out = tmp_path / "c.csv"
+    png = tmp_path / "c.png"
+    rc = main(["scan", "--cas", str(SATSCAN / "grave.cas"), "--ctl", str(SATSCAN / "grave.ctl"),
+               "--geo", str(SATSCAN / "grave.geo"), "--replicates", "99", "--seed", "1", "--backend", "cpu",
+               "-o", str(out), "--png", str(png), "--quiet"])
+    assert rc == 0 and png.stat().st_size > 1000
+    t = pd.read_csv(out)
+    assert t.log_likelihood_ratio.iloc[0] == pytest.approx(7.419340, abs=1e-6)
+    assert t.location_ids.iloc[0].split()[:3] == ["126", "124", "125"]
+    out2 = tmp_path / "d.csv"
+    g = pd.read_csv(DATA / "grave_points.csv")
+    g["controls"] = 1 - g["case"]
+    src = tmp_path / "g.csv"
+    g.to_csv(src, index=False)
+    rc = main(["scan", str(src), "--cases", "case", "--id", "id", "--replicates", "9", "--seed", "1",
+               "--backend", "cpu", "-o", str(out2), "--png", "", "--quiet"])
+    assert rc == 0
+    t2 = pd.read_csv(out2)
+    assert t2.location_ids.iloc[0] == t.location_ids.iloc[0]
+
+
+def test_result_outputs(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    coords, cases, controls, ids = _grave()
+    res = hp.scan.bernoulli(coords, cases, controls, n_replicates=19, seed=0, location_ids=ids, progress=False,
+                            backend="cpu")
+    assert res.null_llr.shape == (19,) and res.backend == "cpu"
+    assert "LLR 7.419340" in res.summary() and "ScanResult" in repr(res)
+    ax = res.plot()
+    assert len(ax.patches) == len(res.clusters)
+    res.to_csv(tmp_path / "x.csv")
+    back = pd.read_csv(tmp_path / "x.csv")
+    np.testing.assert_allclose(back.log_likelihood_ratio, res.clusters.log_likelihood_ratio)
+    assert res.to_frame() is not res.clusters
+    assert res.to_dict()["n_cases"] == 30
+
+
+# ----------------------------------------------------------------- bad input
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        (dict(cases=[1, -1, 0]), ValueError, "non-negative"),
+        (dict(cases=[1, 0.5, 0]), ValueError, "whole numbers"),
+        (dict(cases=[0, 0, 0]), ValueError, "at least one case"),
+        (dict(controls=[0, 0, 0]), ValueError, "controls"),
+        (dict(cases=[1, 0]), ValueError, "same length"),
+        (dict(coords=[[0, 0], [1, np.nan], [2, 2]]), ValueError, "finite"),
+        (dict(coords=[[0, 0], [1, np.inf], [2, 2]]), ValueError, "finite"),
+        (dict(coords=[0, 1, 2]), ValueError, "coords"),
+        (dict(max_population=0.0), ValueError, "max_population"),
+        (dict(max_population=0.6), ValueError, "max_population"),
+        (dict(max_population=float("nan")), ValueError, "max_population"),
+        (dict(n_replicates=0), ValueError, "n_replicates"),
+        (dict(n_replicates=9.5), TypeError, "n_replicates"),
+        (dict(direction="up"), ValueError, "direction"),
+        (dict(secondary="gini"), ValueError, "secondary"),
+        (dict(grid_cell=-1.0), ValueError, "grid_cell"),
+        (dict(backend="tpu"), ValueError, "backend"),
+        (dict(location_ids=[1, 2]), ValueError, "location_ids"),
+    ],
+)
+def test_bad_input(kwargs, exc, match):
+    base = dict(coords=[[0, 0], [1, 1], [2, 2]], cases=[1, 0, 1], controls=[1, 2, 0], n_replicates=9, progress=False)
+    base.update(kwargs)
+    with pytest.raises(exc, match=match):
+        hp.scan.bernoulli(**base)
