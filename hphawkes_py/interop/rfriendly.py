@@ -202,11 +202,12 @@ def describe_object(obj):
 
 
 def attributes(obj, names) -> dict:
-    """``{name: encode(getattr(obj, name))}`` for the listed attributes (missing ones -> None)."""
+    """``{name: getattr(obj, name)}`` for the listed attributes (missing ones -> None; methods
+    without arguments are called). Pass the result through :func:`encode` for R."""
     out = {}
     for name in names:
         value = getattr(obj, name, None)
         if callable(value) and not isinstance(value, np.ndarray):
             value = value()
-        out[name] = encode(value)
+        out[name] = value
     return out

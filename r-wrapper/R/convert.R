@@ -179,6 +179,12 @@
     list = {
       items <- lapply(x$items, .hp_decode)
       d <- as.integer(unlist(x$dim))
+      # a Python list of plain scalars of one type becomes an atomic vector
+      if (length(items) && all(vapply(items, function(v) is.atomic(v) && length(v) == 1L &&
+                                        is.null(attributes(v)), logical(1)))) {
+        types <- unique(vapply(items, typeof, character(1)))
+        if (length(types) == 1L || all(types %in% c("integer", "double"))) items <- unlist(items)
+      }
       if (length(d) > 1L) dim(items) <- d
       items
     },
