@@ -397,13 +397,14 @@ def test_parallel_processes_share_cache(tmp_path):
         "import numpy as np\nfrom hphawkes_py.gpu import emulator as e\n"
         f"d = e.EmulatorDevice(cache_dir={str(tmp_path)!r})\n"
         f"m = d.module({src!r})\n"
-        "a = d.zeros(4, np.int32); d.launch(m.function('k2'), 1, 4, [a]); print(d.to_host(a).sum())\n"
+        "a = d.zeros(4, np.int32); d.launch(m.function('k2'), 1, 4, [a]); print(d.to_host(a).sum(), e.compile_count)\n"
     )
     procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
                               cwd=Path(__file__).resolve().parents[1]) for _ in range(4)]
     outs = [p.communicate()[0].strip() for p in procs]
     assert [p.returncode for p in procs] == [0] * 4
-    assert outs == ["8"] * 4
+    assert [o.split()[0] for o in outs] == ["8"] * 4
+    assert sum(int(o.split()[1]) for o in outs) == 1  # one process compiled, the others waited
     assert len(list(tmp_path.glob("*.so"))) == 1
     assert not list(tmp_path.glob("build-*"))
 

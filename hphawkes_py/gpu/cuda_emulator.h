@@ -35,15 +35,11 @@
 #include <cfloat>
 #include <cmath>
 #include <math.h>
-#include <atomic>
-#include <thread>
-#include <vector>
-#include <string>
-#include <mutex>
 #include <type_traits>
 #include <utility>
-#include <algorithm>
-#include <limits>
+#include <pthread.h>
+// (Heavier standard headers -- <thread>, <vector>, <string> -- are avoided on purpose: they
+// would triple the compile time of every kernel module.)
 
 #if !defined(__x86_64__) || defined(HP_EMU_USE_UCONTEXT)
 #  ifndef HP_EMU_USE_UCONTEXT
@@ -148,20 +144,37 @@ static thread_local Fiber* tls_fiber = nullptr;
 static thread_local Block* tls_block = nullptr;
 
 // per-OS-thread scratch (per loaded module)
+template <class T>
+struct Buffer {  // minimal growable array
+  T* data = nullptr;
+  size_t size = 0;
+  void reserve(size_t n) {
+    if (n <= size) return;
+    std::free(data);
+    data = static_cast<T*>(std::calloc(n, sizeof(T)));
+    if (!data) { std::fprintf(stderr, "hp_emu: out of memory\n"); std::abort(); }
+    size = n;
+  }
+  ~Buffer() { std::free(data); }
+};
 struct WorkerScratch {
-  std::vector<Fiber> fibers;
-  std::vector<Warp> warps;
-  std::vector<unsigned char> dyn;   // dynamic shared memory (+ alignment slack)
+  Buffer<Fiber> fibers;
+  Buffer<Warp> warps;
+  Buffer<unsigned char> dyn;   // dynamic shared memory (+ alignment slack)
 };
 static thread_local WorkerScratch tls_scratch;
 
-static std::mutex g_err_mutex;
-static std::string g_err;
-static std::atomic<int> g_failed{0};
+static inline unsigned umin(unsigned a, unsigned b) { return a < b ? a : b; }
 
-static void set_error(const std::string& msg) {
-  std::lock_guard<std::mutex> lk(g_err_mutex);
-  if (!g_failed.exchange(1)) g_err = msg;
+static char g_err[1024];
+static int g_failed = 0;
+
+static inline bool failed() { return __atomic_load_n(&g_failed, __ATOMIC_RELAXED) != 0; }
+
+static void set_error(const char* msg) {
+  if (__atomic_exchange_n(&g_failed, 1, __ATOMIC_SEQ_CST) == 0) {
+    std::snprintf(g_err, sizeof g_err, "%s", msg);
+  }
 }
 
 #ifndef HP_EMU_USE_UCONTEXT
@@ -180,14 +193,8 @@ __asm__(
     "  pushq %r13\n"
     "  pushq %r14\n"
     "  pushq %r15\n"
-    "  subq $8, %rsp\n"
-    "  stmxcsr (%rsp)\n"
-    "  fnstcw 4(%rsp)\n"
     "  movq %rsp, (%rdi)\n"
     "  movq %rsi, %rsp\n"
-    "  ldmxcsr (%rsp)\n"
-    "  fldcw 4(%rsp)\n"
-    "  addq $8, %rsp\n"
     "  popq %r15\n"
     "  popq %r14\n"
     "  popq %r13\n"
@@ -229,19 +236,13 @@ static inline void prepare_fiber(Fiber* f) {
   makecontext(&f->ctx, (void (*)())fiber_main, 0);
 #else
   // Stack (high to low): [top-8] 0 (fake return address of fiber_main), [top-16] fiber_main,
-  // rbp rbx r12 r13 r14 r15, then 8 bytes holding mxcsr/x87 control word.
+  // rbp rbx r12 r13 r14 r15.  (MXCSR / x87 control words are not switched: kernels do not
+  // change rounding modes.)
   uintptr_t top = ((uintptr_t)f->stack_hi) & ~(uintptr_t)15;
   void** sp = (void**)top;
   *--sp = nullptr;
   *--sp = (void*)&fiber_main;
   for (int i = 0; i < 6; ++i) *--sp = nullptr;
-  --sp;
-  unsigned int mx;
-  unsigned short cw;
-  __asm__ volatile("stmxcsr %0" : "=m"(mx));
-  __asm__ volatile("fnstcw %0" : "=m"(cw));
-  std::memcpy((char*)sp, &mx, 4);
-  std::memcpy((char*)sp + 4, &cw, 2);
   f->sp = (void*)sp;
 #endif
 }
@@ -276,7 +277,7 @@ static int run_block(Block* B, int reverse) {
       for (unsigned i = 0; i < n; ++i)
         if (F[i].state == RUN) resume_fiber(B, &F[i]);
     }
-    if (g_failed.load(std::memory_order_relaxed)) return -1;
+    if (failed()) return -1;
     if (B->live == 0) return 0;
     bool released = false;
     if (B->at_bar == B->live) {
@@ -309,7 +310,7 @@ static int run_block(Block* B, int reverse) {
         Warp& W = B->warps[w];
         if (W.at_bar > 0 && W.at_bar == W.live) {
           W.at_bar = 0;
-          unsigned lo = w * 32, hi = std::min(n, lo + 32);
+          unsigned lo = w * 32, hi = umin(n, lo + 32);
           for (unsigned i = lo; i < hi; ++i)
             if (F[i].state == AT_WARP_BAR) F[i].state = RUN;
           released = true;
@@ -348,23 +349,22 @@ struct LaunchConfig {
   int flags;                  // 1: reverse order, 2: poison dynamic shared memory
 };
 
-static int worker_loop(const LaunchConfig& cfg, int worker, std::atomic<unsigned long long>* next,
+static int worker_loop(const LaunchConfig& cfg, int worker, unsigned long long* next,
                        RunFn run, void* ctx) {
   const unsigned bx = cfg.block[0], by = cfg.block[1], bz = cfg.block[2];
   const unsigned n = bx * by * bz;
   const unsigned long long gx = cfg.grid[0], gy = cfg.grid[1], gz = cfg.grid[2];
   const unsigned long long total = gx * gy * gz;
   WorkerScratch& S = tls_scratch;
-  if (S.fibers.size() < n) S.fibers.resize(n);
+  S.fibers.reserve(n);
   unsigned nwarps = (n + 31) / 32;
-  if (S.warps.size() < nwarps) S.warps.resize(nwarps);
-  size_t dyn_need = (size_t)cfg.shmem + 64;
-  if (S.dyn.size() < dyn_need) S.dyn.resize(dyn_need);
-  char* dyn = (char*)(((uintptr_t)S.dyn.data() + 63) & ~(uintptr_t)63);
+  S.warps.reserve(nwarps);
+  S.dyn.reserve((size_t)cfg.shmem + 64);
+  char* dyn = (char*)(((uintptr_t)S.dyn.data + 63) & ~(uintptr_t)63);
   char* base = (char*)cfg.stacks[worker];
   const unsigned long long stride = cfg.stack_size + cfg.guard;
   for (unsigned t = 0; t < n; ++t) {
-    Fiber& f = S.fibers[t];
+    Fiber& f = S.fibers.data[t];
     f.tid.x = t % bx;
     f.tid.y = (t / bx) % by;
     f.tid.z = t / (bx * by);
@@ -372,15 +372,17 @@ static int worker_loop(const LaunchConfig& cfg, int worker, std::atomic<unsigned
     f.warp = t / 32;
     f.lane = t % 32;
     f.stack_lo = base + t * stride + cfg.guard;
-    f.stack_hi = f.stack_lo + cfg.stack_size;
+    // colour the stack tops (64-byte steps within a page) so that the stacks of consecutive
+    // fibers do not all map to the same cache sets
+    f.stack_hi = f.stack_lo + cfg.stack_size - (size_t)((t * 64u) % 4096u);
   }
   Block B;
   B.bdim = dim3(bx, by, bz);
   B.gdim = dim3((unsigned)gx, (unsigned)gy, (unsigned)gz);
   B.dyn = dyn;
   B.nthreads = n;
-  B.fibers = S.fibers.data();
-  B.warps = S.warps.data();
+  B.fibers = S.fibers.data;
+  B.warps = S.warps.data;
   B.nwarps = nwarps;
   B.run = run;
   B.ctx = ctx;
@@ -389,8 +391,8 @@ static int worker_loop(const LaunchConfig& cfg, int worker, std::atomic<unsigned
   tls_block = &B;
   int rc = 0;
   for (;;) {
-    unsigned long long i = next->fetch_add(1, std::memory_order_relaxed);
-    if (i >= total || g_failed.load(std::memory_order_relaxed)) break;
+    unsigned long long i = __atomic_fetch_add(next, 1ull, __ATOMIC_RELAXED);
+    if (i >= total || failed()) break;
     B.bidx.x = (unsigned)(i % gx);
     B.bidx.y = (unsigned)((i / gx) % gy);
     B.bidx.z = (unsigned)(i / (gx * gy));
@@ -400,7 +402,7 @@ static int worker_loop(const LaunchConfig& cfg, int worker, std::atomic<unsigned
     B.sync_res = 0;
     for (unsigned w = 0; w < nwarps; ++w) {
       Warp& W = B.warps[w];
-      unsigned lanes = std::min(32u, n - w * 32);
+      unsigned lanes = umin(32u, n - w * 32);
       W.live = (int)lanes;
       W.at_bar = 0;
       for (unsigned l = 0; l < 32; ++l) {
@@ -422,27 +424,44 @@ static int worker_loop(const LaunchConfig& cfg, int worker, std::atomic<unsigned
   return rc;
 }
 
+struct WorkerArgs {
+  const LaunchConfig* cfg;
+  int worker;
+  unsigned long long* next;
+  RunFn run;
+  void* ctx;
+  int rc;
+};
+static void* worker_thread(void* p) {
+  WorkerArgs* a = static_cast<WorkerArgs*>(p);
+  a->rc = worker_loop(*a->cfg, a->worker, a->next, a->run, a->ctx);
+  return nullptr;
+}
+
 static int launch(const LaunchConfig& cfg, RunFn run, void* ctx) {
-  g_failed.store(0);
-  {
-    std::lock_guard<std::mutex> lk(g_err_mutex);
-    g_err.clear();
-  }
-  std::atomic<unsigned long long> next{0};
+  __atomic_store_n(&g_failed, 0, __ATOMIC_SEQ_CST);
+  g_err[0] = 0;
+  unsigned long long next = 0;
   const unsigned long long total =
       (unsigned long long)cfg.grid[0] * cfg.grid[1] * cfg.grid[2];
   int nw = cfg.nworkers < 1 ? 1 : cfg.nworkers;
   if ((unsigned long long)nw > total) nw = (int)total;
   if (nw <= 1) return worker_loop(cfg, 0, &next, run, ctx);
-  std::vector<std::thread> threads;
-  std::vector<int> rcs(nw, 0);
-  for (int w = 1; w < nw; ++w)
-    threads.emplace_back([&, w]() { rcs[w] = worker_loop(cfg, w, &next, run, ctx); });
-  rcs[0] = worker_loop(cfg, 0, &next, run, ctx);
-  for (auto& t : threads) t.join();
-  for (int r : rcs)
-    if (r) return r;
-  return 0;
+  WorkerArgs* args = static_cast<WorkerArgs*>(std::calloc((size_t)nw, sizeof(WorkerArgs)));
+  pthread_t* th = static_cast<pthread_t*>(std::calloc((size_t)nw, sizeof(pthread_t)));
+  bool* started = static_cast<bool*>(std::calloc((size_t)nw, sizeof(bool)));
+  for (int w = 0; w < nw; ++w) args[w] = WorkerArgs{&cfg, w, &next, run, ctx, 0};
+  for (int w = 1; w < nw; ++w) started[w] = pthread_create(&th[w], nullptr, worker_thread, &args[w]) == 0;
+  worker_thread(&args[0]);  // workers that failed to start leave their blocks to the others
+  int rc = args[0].rc;
+  for (int w = 1; w < nw; ++w) {
+    if (started[w]) pthread_join(th[w], nullptr);
+    if (args[w].rc) rc = args[w].rc;
+  }
+  std::free(args);
+  std::free(th);
+  std::free(started);
+  return rc;
 }
 
 // ---- kernel signature description, read by emulator.py
@@ -459,26 +478,27 @@ struct ScalarCode {
       : std::is_void<T>::value ? 'v' : 'x';
 };
 template <class T>
-static void append_code(std::string& s) {
+static void append_code(char* s, size_t& pos) {
   typedef typename std::remove_cv<T>::type U;
-  if (!s.empty()) s += ',';
+  if (pos + 4 >= 512) return;
+  if (pos) s[pos++] = ',';
   if (std::is_pointer<U>::value) {
     typedef typename std::remove_cv<typename std::remove_pointer<U>::type>::type P;
-    s += 'p';
-    s += std::is_pointer<P>::value ? 'x' : ScalarCode<P>::value;
+    s[pos++] = 'p';
+    s[pos++] = std::is_pointer<P>::value ? 'x' : ScalarCode<P>::value;
   } else {
-    s += 's';
-    s += ScalarCode<U>::value;
+    s[pos++] = 's';
+    s[pos++] = ScalarCode<U>::value;
   }
+  s[pos] = 0;
 }
 template <class... A>
 static const char* signature(void (*)(A...)) {
-  static std::string s = [] {
-    std::string r;
-    (void)std::initializer_list<int>{(append_code<A>(r), 0)...};
-    return r;
-  }();
-  return s.c_str();
+  static char buf[512];
+  size_t pos = 0;
+  buf[0] = 0;
+  (append_code<A>(buf, pos), ...);
+  return buf;
 }
 
 template <class... A, size_t... I>
@@ -514,7 +534,7 @@ static int launch_kernel(void (*k)(A...), void** args, const unsigned* grid, con
       &c);
 }
 
-static inline const char* last_error() { return g_err.c_str(); }
+static inline const char* last_error() { return g_err; }
 
 // ---- warp exchange
 static inline void warp_barrier(Fiber* f) {

@@ -345,7 +345,12 @@ class EmulatorDevice(Device):
             so = self.cache_dir / f"{key}.so"
             from_cache = so.is_file()
             if not from_cache:
-                self._build(text, path, defs, include_dirs, so)
+                # one builder per key across processes (pytest-xdist): the others wait for it
+                self.cache_dir.mkdir(parents=True, exist_ok=True)
+                with _file_lock(self.cache_dir / f"{key}.lock"):
+                    from_cache = so.is_file()
+                    if not from_cache:
+                        self._build(text, path, defs, include_dirs, so)
             lib = ctypes.CDLL(str(so), mode=os.RTLD_LOCAL | os.RTLD_NOW)
             names, sigs = _describe(lib)
             with _memo_lock:
@@ -518,6 +523,32 @@ class EmulatorDevice(Device):
         if rc != 0:
             msg = fn.module._last_error().decode(errors="replace")
             raise KernelLaunchError(f"emulator: kernel {fn.name} grid={g} block={b}: {msg}")
+
+
+class _file_lock:
+    """Exclusive advisory lock on a file (no-op where fcntl is unavailable)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.fd = None
+
+    def __enter__(self):
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - non-POSIX
+            return self
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc):
+        if self.fd is not None:
+            import fcntl
+
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+            os.close(self.fd)
+            self.fd = None
+        return False
 
 
 def _describe(lib):
