@@ -109,7 +109,7 @@ def test_engine_hot_steps_match_reference(backend, binary):
     beta = rng.normal(0, 0.3, size=data.n_covariates)
     eng = make_engine(data, backend=backend, weights=w)
     eng.set_beta(beta)
-    assert eng.log_likelihood() == pytest.approx(nv.loglik(X, y, t, st, beta, w), rel=1e-11)
+    assert eng.log_likelihood(beta) == pytest.approx(nv.loglik(X, y, t, st, beta, w), rel=1e-11)
     for j in range(data.n_covariates):
         g, h = eng.gradient_hessian(j)
         gr, hr = nv.gradient_hessian(X, y, t, st, beta, j, w)
@@ -122,8 +122,8 @@ def test_engine_hot_steps_match_reference(backend, binary):
         gr, hr = nv.gradient_hessian(X, y, t, st, beta, 1, w)
         g, h = eng.gradient_hessian(1)
         assert g == pytest.approx(gr, rel=1e-10, abs=1e-10) and h == pytest.approx(hr, rel=1e-10, abs=1e-10)
-    assert eng.log_likelihood() == pytest.approx(nv.loglik(X, y, t, st, beta, w), rel=1e-11)
-    np.testing.assert_allclose(eng.stratum_log_likelihood(), nv.stratum_loglik(X, y, t, st, beta), rtol=1e-11)
+    assert eng.log_likelihood(beta) == pytest.approx(nv.loglik(X, y, t, st, beta, w), rel=1e-11)
+    np.testing.assert_allclose(eng.stratum_log_likelihood(beta), nv.stratum_loglik(X, y, t, st, beta), rtol=1e-11)
 
 
 # ---------------------------------------------------------------- CCD optimum vs scipy

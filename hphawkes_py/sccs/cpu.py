@@ -1,18 +1,20 @@
 """CPU (Numba) engine for the SCCS cyclic coordinate descent.
 
-State kept per row: the linear predictor ``eta_i = x_i'b`` and ``texp_i = time_i exp(eta_i)``;
-per stratum: the denominator ``D_s = sum_{i in s} texp_i`` and the weighted event count
+State kept per row: ``texp_i = time_i exp(x_i'b)``; per stratum: the denominator ``D_s = sum_{i in s} texp_i`` and the weighted event count
 ``wn_s = w_s n_s`` (``w_s`` = bootstrap multiplicity / CV training indicator).
 
 * :meth:`CpuEngine.gradient_hessian` -- one fused pass over the non-zeros of a column
   (sorted by row, hence grouped by stratum): per stratum run the numerators
   ``N1 = sum texp_i x_ij`` and ``N2 = sum texp_i x_ij^2`` are accumulated, then
   ``G += wn_s N1/D_s`` and ``H += wn_s (N2/D_s - (N1/D_s)^2)``. O(nnz_j); W is never formed.
-* :meth:`CpuEngine.update` -- sparse update of eta, texp and D after a step on one
-  coordinate. For indicator columns ``texp_i *= exp(delta)`` is one multiply per non-zero.
-* :meth:`CpuEngine.log_likelihood` -- O(rows) resynchronisation (texp recomputed from eta,
-  D summed afresh, so round-off of the incremental updates never accumulates across
-  cycles) fused with the per-stratum log-likelihood.
+* :meth:`CpuEngine.update` -- sparse update of texp and D after a step on one coordinate:
+  ``texp_i *= exp(delta x_ij)`` (for indicator columns one multiply per non-zero) and
+  ``D_s += new - old``. The linear predictor is not stored: the likelihood needs only
+  ``sum_j b_j c_j`` with ``c_j = sum_i w y_i x_ij``, which saves a random read-modify-write
+  per non-zero.
+* :meth:`CpuEngine.log_likelihood` -- O(rows) sequential pass: D summed afresh from texp
+  (so the round-off of the additive D updates never accumulates across cycles).
+  ``set_beta`` (start of every fit) recomputes texp = time exp(X b) exactly.
 
 The loop over coordinates is sequential by nature (each step changes D); per-coordinate
 work is a few tens of microseconds for typical drug columns, so calling two small
@@ -23,34 +25,33 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import get_num_threads, njit, prange
 
-__all__ = ["CpuEngine"]
+__all__ = ["CpuEngine", "PARALLEL_MIN_NNZ"]
+
+#: Columns with at least this many non-zeros are split across threads (at stratum-run
+#: boundaries); below it the thread start-up costs more than it saves (bench_sccs.py).
+PARALLEL_MIN_NNZ = 20_000
 
 
-@njit(cache=True, nogil=True)
-def _grad_hess(start, end, row_idx, values, binary, row_stratum, texp, denom, wn):
+@njit(cache=True, nogil=True, inline="always")
+def _gh_range(start, end, row_idx, values, binary, nnz_stratum, texp, denom, wn):
+    """(G, H) over the non-zeros [start, end) of one column, which must begin at a stratum run."""
     G = 0.0
     H = 0.0
     k = start
     while k < end:
-        s = row_stratum[row_idx[k]]
+        s = nnz_stratum[k]
         n1 = 0.0
         n2 = 0.0
         if binary:
-            while k < end:
-                r = row_idx[k]
-                if row_stratum[r] != s:
-                    break
-                n1 += texp[r]
+            while k < end and nnz_stratum[k] == s:
+                n1 += texp[row_idx[k]]
                 k += 1
             n2 = n1
         else:
-            while k < end:
-                r = row_idx[k]
-                if row_stratum[r] != s:
-                    break
-                v = texp[r] * values[k]
+            while k < end and nnz_stratum[k] == s:
+                v = texp[row_idx[k]] * values[k]
                 n1 += v
                 n2 += v * values[k]
                 k += 1
@@ -63,26 +64,69 @@ def _grad_hess(start, end, row_idx, values, binary, row_stratum, texp, denom, wn
     return G, H
 
 
-@njit(cache=True, nogil=True)
-def _update(start, end, delta, row_idx, values, binary, row_stratum, eta, texp, denom):
+@njit(cache=True, nogil=True, inline="always")
+def _update_range(start, end, delta, f, row_idx, values, binary, nnz_stratum, texp, denom):
     if binary:
-        f = math.exp(delta)
         for k in range(start, end):
             r = row_idx[k]
-            eta[r] += delta
             old = texp[r]
             new = old * f
             texp[r] = new
-            denom[row_stratum[r]] += new - old
+            denom[nnz_stratum[k]] += new - old
     else:
         for k in range(start, end):
             r = row_idx[k]
             x = values[k]
-            eta[r] += delta * x
             old = texp[r]
             new = old * math.exp(delta * x)
             texp[r] = new
-            denom[row_stratum[r]] += new - old
+            denom[nnz_stratum[k]] += new - old
+
+
+@njit(cache=True, nogil=True)
+def _grad_hess(start, end, row_idx, values, binary, nnz_stratum, texp, denom, wn):
+    return _gh_range(start, end, row_idx, values, binary, nnz_stratum, texp, denom, wn)
+
+
+@njit(cache=True, nogil=True)
+def _update(start, end, delta, row_idx, values, binary, nnz_stratum, texp, denom):
+    _update_range(start, end, delta, math.exp(delta), row_idx, values, binary, nnz_stratum, texp, denom)
+
+
+@njit(cache=True, nogil=True)
+def _chunk_bounds(start, end, nchunks, nnz_stratum):
+    """Split [start, end) into nchunks pieces whose boundaries fall between stratum runs, so
+    that each stratum's numerators (and its denominator update) belong to one chunk."""
+    b = np.empty(nchunks + 1, dtype=np.int64)
+    b[0] = start
+    for c in range(1, nchunks):
+        k = start + (end - start) * c // nchunks
+        if k < b[c - 1]:
+            k = b[c - 1]
+        while k > start and k < end and nnz_stratum[k] == nnz_stratum[k - 1]:
+            k += 1
+        b[c] = k
+    b[nchunks] = end
+    return b
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _grad_hess_par(start, end, nchunks, row_idx, values, binary, nnz_stratum, texp, denom, wn):
+    b = _chunk_bounds(start, end, nchunks, nnz_stratum)
+    part = np.zeros((nchunks, 2))
+    for c in prange(nchunks):
+        g, h = _gh_range(b[c], b[c + 1], row_idx, values, binary, nnz_stratum, texp, denom, wn)
+        part[c, 0] = g
+        part[c, 1] = h
+    return part[:, 0].sum(), part[:, 1].sum()
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _update_par(start, end, nchunks, delta, row_idx, values, binary, nnz_stratum, texp, denom):
+    b = _chunk_bounds(start, end, nchunks, nnz_stratum)
+    f = math.exp(delta)
+    for c in prange(nchunks):
+        _update_range(b[c], b[c + 1], delta, f, row_idx, values, binary, nnz_stratum, texp, denom)
 
 
 @njit(cache=True, nogil=True)
@@ -102,6 +146,25 @@ def _resync(stratum_ptr, y, logtime, eta, texp, denom, n_events, ll_s):
                 num += y[i] * lin
         denom[s] = d
         ll_s[s] = num - n_events[s] * math.log(d) if n_events[s] != 0.0 else 0.0
+
+
+@njit(cache=True, nogil=True)
+def _sum_denominators(stratum_ptr, texp, denom):
+    """D_s summed afresh from texp (removes the round-off of the additive D updates)."""
+    for s in range(stratum_ptr.shape[0] - 1):
+        d = 0.0
+        for i in range(stratum_ptr[s], stratum_ptr[s + 1]):
+            d += texp[i]
+        denom[s] = d
+
+
+@njit(cache=True, nogil=True)
+def _weighted_log_denominators(wn, denom):
+    acc = 0.0
+    for s in range(denom.shape[0]):
+        if wn[s] != 0.0:
+            acc += wn[s] * math.log(denom[s])
+    return acc
 
 
 @njit(cache=True, nogil=True)
@@ -143,11 +206,13 @@ class CpuEngine:
         self._binary = data.values is None
         self._values = np.ones(1) if self._binary else data.values
         self._logtime = np.log(data.time)
-        self._eta = np.zeros(data.n_rows)
         self._texp = data.time.copy()
         self._denom = np.zeros(data.n_strata)
         self._ll_s = np.zeros(data.n_strata)
         self._col_ptr = data.col_ptr
+        # stratum of every non-zero: one dependent load less per non-zero in the hot loops
+        self._nnz_stratum = data.row_stratum[data.row_idx]
+        self._threads = get_num_threads()
         self.set_weights(weights)
 
     # -------------------------------------------------------------- state
@@ -157,37 +222,50 @@ class CpuEngine:
         w = np.ones(d.n_strata) if weights is None else np.ascontiguousarray(weights, dtype=np.float64)
         self.weights = w
         self._wn = w * d.n_events
+        self._wylogt = float(np.dot(w[d.row_stratum] * d.y, self._logtime))
         self.xty = _weighted_xty(d.col_ptr, d.row_idx, self._values, self._binary, d.row_stratum, d.y, w)
 
     def set_beta(self, beta):
-        """Set all coefficients (recomputes eta, texp and D)."""
+        """Set all coefficients: texp = time * exp(X b) and D recomputed from scratch."""
         d = self.data
-        self._eta = _eta_from_beta(d.n_rows, d.col_ptr, d.row_idx, self._values, self._binary,
-                                   np.ascontiguousarray(beta, dtype=np.float64))
-        _resync(d.stratum_ptr, d.y, self._logtime, self._eta, self._texp, self._denom, d.n_events, self._ll_s)
+        self._beta_set = np.array(beta, dtype=np.float64)
+        eta = _eta_from_beta(d.n_rows, d.col_ptr, d.row_idx, self._values, self._binary, self._beta_set)
+        _resync(d.stratum_ptr, d.y, self._logtime, eta, self._texp, self._denom, d.n_events, self._ll_s)
 
     # -------------------------------------------------------------- hot steps
     def gradient_hessian(self, j):
         """(g, h): d loglik / d b_j and -d^2 loglik / d b_j^2 at the current state (weighted)."""
         d = self.data
-        G, H = _grad_hess(self._col_ptr[j], self._col_ptr[j + 1], d.row_idx, self._values, self._binary,
-                          d.row_stratum, self._texp, self._denom, self._wn)
+        a, b = self._col_ptr[j], self._col_ptr[j + 1]
+        if self._threads > 1 and b - a >= PARALLEL_MIN_NNZ:
+            G, H = _grad_hess_par(a, b, self._threads, d.row_idx, self._values, self._binary, self._nnz_stratum,
+                                  self._texp, self._denom, self._wn)
+        else:
+            G, H = _grad_hess(a, b, d.row_idx, self._values, self._binary, self._nnz_stratum,
+                              self._texp, self._denom, self._wn)
         return self.xty[j] - G, H
 
     def update(self, j, delta):
-        """Add ``delta`` to coefficient j: sparse update of eta, time*exp(eta) and D."""
+        """Add ``delta`` to coefficient j: sparse update of time*exp(eta) and D."""
         d = self.data
-        _update(self._col_ptr[j], self._col_ptr[j + 1], float(delta), d.row_idx, self._values, self._binary,
-                d.row_stratum, self._eta, self._texp, self._denom)
+        a, b = self._col_ptr[j], self._col_ptr[j + 1]
+        if self._threads > 1 and b - a >= PARALLEL_MIN_NNZ:
+            _update_par(a, b, self._threads, float(delta), d.row_idx, self._values, self._binary, self._nnz_stratum,
+                        self._texp, self._denom)
+        else:
+            _update(a, b, float(delta), d.row_idx, self._values, self._binary, self._nnz_stratum,
+                    self._texp, self._denom)
 
-    def log_likelihood(self):
-        """Weighted conditional log-likelihood at the current state (also resynchronises D)."""
-        d = self.data
-        _resync(d.stratum_ptr, d.y, self._logtime, self._eta, self._texp, self._denom, d.n_events, self._ll_s)
-        return float(np.dot(self.weights, self._ll_s))
+    def log_likelihood(self, beta):
+        """Weighted conditional log-likelihood at coefficients ``beta`` (the current state).
 
-    def stratum_log_likelihood(self):
-        """Unweighted per-stratum log-likelihood at the current state (after a resync)."""
+        ``sum_i w y_i x_i'b = sum_j b_j c_j`` needs no linear predictor; D is summed afresh.
+        """
         d = self.data
-        _resync(d.stratum_ptr, d.y, self._logtime, self._eta, self._texp, self._denom, d.n_events, self._ll_s)
+        _sum_denominators(d.stratum_ptr, self._texp, self._denom)
+        return float(np.dot(beta, self.xty) + self._wylogt - _weighted_log_denominators(self._wn, self._denom))
+
+    def stratum_log_likelihood(self, beta):
+        """Unweighted per-stratum log-likelihood at ``beta`` (full recomputation, O(nnz + rows))."""
+        self.set_beta(beta)
         return self._ll_s.copy()

@@ -484,6 +484,17 @@ class _IntervalDesign:
         )
 
 
+def _sorted_unique(a):
+    """np.unique for int64 by an in-place sort (NumPy 2's hash-based unique is much slower here)."""
+    a = np.sort(a)
+    if a.shape[0] < 2:
+        return a
+    keep = np.empty(a.shape[0], dtype=bool)
+    keep[0] = True
+    np.not_equal(a[1:], a[:-1], out=keep[1:])
+    return a[keep]
+
+
 def build_interval_design(obs_start, obs_end, era_person, era_start, era_end, era_cov, n_cov, *, merge=True):
     """Vectorised interval construction shared by :meth:`SCCSData.from_eras` and ``simulate``.
 
@@ -505,9 +516,12 @@ def build_interval_design(obs_start, obs_end, era_person, era_start, era_end, er
     ok = s < e
     eras_outside = int((~ok).sum())
     ep, s, e, ec = era_person[ok], s[ok], e[ok], era_cov[ok]
+    # searchsorted below is much faster with sorted needles
+    eorder = np.argsort(ep * span + s, kind="stable")
+    ep, s, e, ec = ep[eorder], s[eorder], e[eorder], ec[eorder]
     base = np.arange(P, dtype=np.int64) * span - day0
     keys = np.concatenate([base + obs_start, base + obs_end + 1, ep * span + s - day0, ep * span + e - day0])
-    keys = np.unique(keys)
+    keys = _sorted_unique(keys)
     kperson = keys // span
     is_start = np.empty(keys.shape[0], dtype=bool)
     is_start[:-1] = kperson[:-1] == kperson[1:]
@@ -525,7 +539,7 @@ def build_interval_design(obs_start, obs_end, era_person, era_start, era_end, er
     nnz_int = first + np.arange(total, dtype=np.int64)
     nnz_cov = np.repeat(ec, lengths)
     # overlapping eras of the same covariate count once
-    pair = np.unique(nnz_int * n_cov + nnz_cov) if total else np.zeros(0, dtype=np.int64)
+    pair = _sorted_unique(nnz_int * n_cov + nnz_cov) if total else np.zeros(0, dtype=np.int64)
     nnz_int, nnz_cov = pair // n_cov, pair % n_cov
     if merge:
         rng = np.random.default_rng(0x5CC5)
@@ -542,8 +556,12 @@ def build_interval_design(obs_start, obs_end, era_person, era_start, era_end, er
                 r1 = np.add.reduceat(h1[nnz_cov], starts[nz])
                 r2 = np.add.reduceat(h2[nnz_cov], starts[nz])
                 hh1[nz], hh2[nz] = r1, r2
-        order = np.lexsort((hh2, hh1, cnt, int_person))
-        so = order
+        # one int64 sort key: person in the high bits, the top bits of hash 1 below (int_person is
+        # already sorted, so this keeps persons contiguous); a truncated-hash tie between different
+        # patterns can only split a group in two rows with the same pattern, never merge two patterns
+        pbits = max(1, int(P).bit_length())
+        key = (int_person << np.int64(63 - pbits)) | (hh1 >> np.uint64(pbits + 1)).astype(np.int64)
+        so = np.argsort(key, kind="stable")
         newgrp = np.empty(n_int, dtype=bool)
         newgrp[0] = True
         newgrp[1:] = (

@@ -125,7 +125,7 @@ class GpuEngine:
                         [np.int64(k0), np.int64(k1), self._R(delta), self._d_row_idx, self._d_values, self._binary,
                          self._d_row_stratum, self._d_logtime, self._d_eta, self._d_texp, self._d_denom])
 
-    def log_likelihood(self):
+    def log_likelihood(self, beta=None):
         d = self.data
         dev = self.dev
         dev.copy_to_device(self._d_out, self._zero2)
@@ -135,6 +135,6 @@ class GpuEngine:
                    shared_bytes=self._shared)
         return float(dev.to_host(self._d_out)[0])
 
-    def stratum_log_likelihood(self):
+    def stratum_log_likelihood(self, beta=None):
         self.log_likelihood()
         return self.dev.to_host(self._d_ll_s).astype(np.float64)

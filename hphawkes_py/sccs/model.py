@@ -144,7 +144,7 @@ def _ccd(engine, *, prior, variance, penalized, tolerance, max_iterations, beta0
     inv_var = 1.0 / variance if prior == "normal" else 0.0
     bound = [INITIAL_BOUND] * J
     b = beta.tolist()
-    ll = engine.log_likelihood()
+    ll = engine.log_likelihood(beta)
     lp_old = ll + log_prior(beta, prior, variance, penalized)
     converged = False
     it = 0
@@ -169,7 +169,7 @@ def _ccd(engine, *, prior, variance, penalized, tolerance, max_iterations, beta0
                     # a Laplace step that stops at zero must land exactly on zero
                     b[j] = 0.0 if (codes[j] == 2 and delta == -b[j]) else nb
             beta = np.asarray(b)
-            ll = engine.log_likelihood()
+            ll = engine.log_likelihood(beta)
             lp = ll + log_prior(beta, prior, variance, penalized)
             bar.update(1)
             if not math.isfinite(lp):
@@ -435,7 +435,7 @@ def _fold_job(fold, seed_seq, data, fold_of_stratum, prior, grid, penalized, tol
         for g, v in enumerate(grid):
             beta, *_ = _ccd(engine, prior=prior, variance=v, penalized=penalized, tolerance=tolerance,
                             max_iterations=max_iterations, beta0=beta)
-            out[g] = float(engine.stratum_log_likelihood()[held].sum())
+            out[g] = float(engine.stratum_log_likelihood(beta)[held].sum())
     return out
 
 

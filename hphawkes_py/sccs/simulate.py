@@ -46,8 +46,8 @@ def simulate(
     n_drugs : int
         Number of drugs (covariates, ids 1..n_drugs).
     prevalence : float or array (n_drugs,), optional
-        Probability that a person uses each drug; default log-uniform in [0.001, 0.05]
-        per drug (mean about 0.0125, so about 25 eras per person for 1,000 drugs).
+        Probability that a person uses each drug; default log-uniform in [0.0005, 0.04]
+        per drug (mean about 0.009, so about 18 eras per person for 1,000 drugs).
     observation_days : (int, int)
         Observation-period length range in days (uniform integers, inclusive).
     mean_era_days : (float, float)
@@ -75,7 +75,7 @@ def simulate(
         raise ValueError(f"observation_days must be (min, max) with 1 <= min <= max, got {observation_days!r}")
     rng = check_random_state(seed)
     if prevalence is None:
-        prev = np.exp(rng.uniform(np.log(0.001), np.log(0.05), size=n_drugs))
+        prev = np.exp(rng.uniform(np.log(0.0005), np.log(0.04), size=n_drugs))
     else:
         prev = np.broadcast_to(np.asarray(prevalence, dtype=np.float64), (n_drugs,))
         if np.any(~np.isfinite(prev)) or np.any(prev < 0) or np.any(prev > 1):
