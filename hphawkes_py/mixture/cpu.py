@@ -27,6 +27,7 @@ memory is O(chunk x k) whatever n is.
 from __future__ import annotations
 
 import math
+import types
 
 import numpy as np
 from numba import njit, prange
@@ -94,6 +95,32 @@ def build_coefficients(log_weights, means, prec_factors, logdets) -> np.ndarray:
     return W
 
 
+# Reassociation lets LLVM vectorise the sums of exponentials (packed exp_fast);
+# no flag that assumes away inf/NaN is used (log weights may be -inf).
+_FM = {"reassoc", "contract", "arcp", "nsz"}
+
+
+@njit(cache=True)
+def _row_max(row):
+    m = -np.inf
+    for j in range(row.shape[0]):
+        v = row[j]
+        if v > m:
+            m = v
+    return m
+
+
+@njit(cache=True, fastmath=_FM)
+def _row_exp_sum(row, m, buf):
+    """buf[j] = exp(row[j] - m); returns sum_j buf[j] (vectorised)."""
+    s = 0.0
+    for j in range(row.shape[0]):
+        e = exp_fast(row[j] - m)
+        buf[j] = e
+        s += e
+    return s
+
+
 def _sample_rows_impl(D, u, z, loglik):
     """Per row: log-sum-exp of D[i], and z_i = first j with cumsum_j exp(D_ij - max) > u_i * total.
 
@@ -103,21 +130,17 @@ def _sample_rows_impl(D, u, z, loglik):
     """
     c, k = D.shape
     for i in prange(c):
+        buf = np.empty(k)
         row = D[i]
-        m = -np.inf
-        for j in range(k):
-            if row[j] > m:
-                m = row[j]
-        s = 0.0
-        for j in range(k):
-            s += exp_fast(row[j] - m)
+        m = _row_max(row)
+        s = _row_exp_sum(row, m, buf)
         loglik[i] = m + math.log(s)
         target = u[i] * s
         acc = 0.0
         zi = -1
         last = 0
         for j in range(k):
-            e = exp_fast(row[j] - m)
+            e = buf[j]
             if e > 0.0:
                 last = j
             acc += e
@@ -134,15 +157,8 @@ def _normalise_rows_impl(D, loglik):
     c, k = D.shape
     for i in prange(c):
         row = D[i]
-        m = -np.inf
-        for j in range(k):
-            if row[j] > m:
-                m = row[j]
-        s = 0.0
-        for j in range(k):
-            e = exp_fast(row[j] - m)
-            row[j] = e
-            s += e
+        m = _row_max(row)
+        s = _row_exp_sum(row, m, row)
         inv = 1.0 / s
         for j in range(k):
             row[j] *= inv
@@ -152,15 +168,10 @@ def _normalise_rows_impl(D, loglik):
 def _logsumexp_rows_impl(D, out):
     c, k = D.shape
     for i in prange(c):
+        buf = np.empty(k)
         row = D[i]
-        m = -np.inf
-        for j in range(k):
-            if row[j] > m:
-                m = row[j]
-        s = 0.0
-        for j in range(k):
-            s += exp_fast(row[j] - m)
-        out[i] = m + math.log(s)
+        m = _row_max(row)
+        out[i] = m + math.log(_row_exp_sum(row, m, buf))
 
 
 def _label_stats_impl(X, z, k, nblocks):
@@ -236,7 +247,17 @@ def _triangular_logdens(X, U, b, c0, out):
 
 
 def _variants(fn):
-    return njit(parallel=True, cache=True)(fn), njit(cache=True)(fn)
+    """(parallel, serial) compilations of one kernel.
+
+    The serial one is compiled from a copy of the function with its own
+    ``__qualname__``: Numba's on-disk cache is keyed by qualified name and
+    source line, not by the ``parallel`` flag, so sharing the name would make
+    the two variants overwrite each other's cache entries.
+    """
+    ser = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + "_serial", fn.__defaults__, fn.__closure__)
+    ser.__qualname__ = fn.__qualname__ + "_serial"
+    ser.__doc__ = fn.__doc__
+    return njit(parallel=True, cache=True)(fn), njit(cache=True)(ser)
 
 
 # Parallel and serial compilations of each kernel: a parallel region costs tens of

@@ -1,0 +1,205 @@
+"""GPU engine of the TDP mixture (PyCUDA device or the CPU emulator; ``gpu/kernels/mixture.cu``).
+
+Same interface as :class:`hphawkes_py.mixture.cpu.CpuEngine`.  The data live on the
+device (column-major, so reads are coalesced over points) for the whole fit.  Per
+sweep the host sends the packed component parameters (k x stride) and, for Gibbs,
+the n uniforms (drawn on the host with ``Generator.random`` so that the CPU engine,
+the GPU and the emulator produce the same labels from the same uniforms); it gets
+back the (k x F) sufficient statistics and the log-likelihood.  Points are
+processed in chunks of ``chunk_size`` so device memory is O(chunk x k).
+
+Kernels: ``mix_logdens`` (thread per (point, component) pair, component tile in
+shared memory), ``mix_sample`` (thread per point: normalise and draw),
+``mix_normalise`` (responsibilities), ``mix_stats`` (tiled weighted feature sums).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._backend import get_device
+from ..gpu.device import KERNELS_DIR
+from .cpu import n_features
+
+__all__ = ["GpuEngine", "pack_components"]
+
+BLOCK = 128
+KTILE = 8
+TILE = 16
+MAX_P = 32
+LOG_2PI = math.log(2.0 * math.pi)
+
+
+def _stride(p: int) -> int:
+    s = p + p * (p + 1) // 2 + 1
+    return s + (s % 2)
+
+
+def pack_components(log_weights, means, prec_factors, logdets, dtype=np.float64) -> np.ndarray:
+    """(k, stride) packed parameters: mu, U packed lower triangle (row by row), c = log w - p/2 log 2pi - 1/2 log|Sigma|."""
+    means = np.asarray(means, dtype=np.float64)
+    k, p = means.shape
+    U = np.asarray(prec_factors, dtype=np.float64)
+    rows, cols = np.tril_indices(p)
+    out = np.zeros((k, _stride(p)))
+    out[:, :p] = means
+    out[:, p : p + len(rows)] = U[:, rows, cols]
+    with np.errstate(invalid="ignore"):
+        out[:, p + len(rows)] = np.asarray(log_weights, dtype=np.float64) - 0.5 * p * LOG_2PI - 0.5 * np.asarray(logdets)
+    return np.ascontiguousarray(out.astype(dtype))
+
+
+def _feature_pairs(p: int):
+    fa = [-1] + list(range(p))
+    fb = [-1] * (p + 1)
+    for a in range(p):
+        for b in range(a, p):
+            fa.append(a)
+            fb.append(b)
+    return np.asarray(fa, dtype=np.int32), np.asarray(fb, dtype=np.int32)
+
+
+class GpuEngine:
+    """Hot steps of the TDP mixture on a :class:`~hphawkes_py.gpu.device.Device`.
+
+    Parameters
+    ----------
+    X : ndarray (n, p)
+        Standardised data (p <= 32).
+    backend : {"gpu", "emulator"}
+    dtype : float32 or float64
+        Precision of the data, the component parameters and the density matrix; the
+        log-sum-exp, the draws and the statistics accumulate in double.
+    chunk_size : int, optional
+        Points per chunk (default 65536 on a GPU, 4096 on the emulator).
+    """
+
+    def __init__(self, X, *, backend="gpu", dtype=np.float64, chunk_size=None, device=None):
+        self.backend = backend
+        self.dev = dev = device if device is not None else get_device(backend)
+        self.dtype = np.dtype(dtype)
+        if self.dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
+            raise ValueError(f"dtype must be float32 or float64, got {dtype!r}")
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        self.X = X
+        self.n, self.p = X.shape
+        if self.p > MAX_P:
+            raise ValueError(f"the GPU mixture engine supports p <= {MAX_P} columns, got p = {self.p}; use backend='cpu'")
+        self.F = n_features(self.p)
+        default = 65536 if backend == "gpu" else 4096
+        self.chunk = int(max(1, min(chunk_size or default, self.n)))
+        real = "double" if self.dtype == np.float64 else "float"
+        mod = dev.module(KERNELS_DIR / "mixture.cu", defines={"REAL": real, "MIX_KTILE": KTILE, "MIX_MAX_P": MAX_P})
+        self._k_dens = mod.function("mix_logdens")
+        self._k_sample = mod.function("mix_sample")
+        self._k_norm = mod.function("mix_normalise")
+        self._k_stats = mod.function("mix_stats")
+        self._d_Xt = dev.to_device(np.ascontiguousarray(X.T, dtype=self.dtype))
+        fa, fb = _feature_pairs(self.p)
+        self._d_fa = dev.to_device(fa)
+        self._d_fb = dev.to_device(fb)
+        self._d_z = dev.zeros(self.n, np.int32)
+        self._d_ll = dev.zeros(self.n, np.float64)
+        self._d_u = dev.zeros(self.n, np.float64)
+        self._stride = _stride(self.p)
+        self.k = None
+        self.z = None
+        self._d_resp_dummy = dev.zeros(1, self.dtype)
+
+    # ------------------------------------------------------------------ parameters
+    def set_components(self, log_weights, means, prec_factors, logdets) -> None:
+        packed = pack_components(log_weights, means, prec_factors, logdets, self.dtype)
+        k = packed.shape[0]
+        if k != self.k:
+            self.k = k
+            self._d_comp = self.dev.to_device(packed)
+            self._d_dens = self.dev.empty((k, self.chunk), self.dtype)
+        else:
+            self.dev.copy_to_device(self._d_comp, packed)
+
+    # ------------------------------------------------------------------ launches
+    def _logdens(self, d_Xt, n_total, row0, m):
+        grid = (-(-m // BLOCK), -(-self.k // KTILE))
+        shared = KTILE * self._stride * self.dtype.itemsize
+        self.dev.launch(
+            self._k_dens, grid, BLOCK,
+            [d_Xt, np.int64(n_total), np.int32(self.p), np.int64(row0), np.int32(m), np.int32(self.k),
+             self._d_comp, np.int32(self._stride), self._d_dens],
+            shared_bytes=shared,
+        )
+
+    def _stats(self, row0, m, mode, d_T):
+        zsplit = max(1, min(64, m // 1024)) if self.backend == "gpu" else 1
+        grid = (-(-self.F // TILE), -(-self.k // TILE), zsplit)
+        resp = self._d_dens if mode == 1 else self._d_resp_dummy
+        self.dev.launch(
+            self._k_stats, grid, (TILE, TILE),
+            [self._d_Xt, np.int64(self.n), np.int32(self.p), np.int64(row0), np.int32(m), np.int32(self.k),
+             resp, self._d_z, np.int32(mode), self._d_fa, self._d_fb, np.int32(self.F), d_T],
+        )
+
+    def _chunks(self, n):
+        for lo in range(0, n, self.chunk):
+            yield lo, min(n, lo + self.chunk) - lo
+
+    # ------------------------------------------------------------------ Gibbs
+    def sample_labels(self, uniforms) -> np.ndarray:
+        """Draw every z_i given uniforms (n,) in [0, 1); returns z (n,) int32 (kept on the device too)."""
+        self.dev.copy_to_device(self._d_u, np.ascontiguousarray(uniforms, dtype=np.float64))
+        for row0, m in self._chunks(self.n):
+            self._logdens(self._d_Xt, self.n, row0, m)
+            self.dev.launch(
+                self._k_sample, -(-m // BLOCK), BLOCK,
+                [self._d_dens, np.int32(m), np.int32(self.k), self._d_u, np.int64(row0), self._d_z, self._d_ll],
+            )
+        self.z = self.dev.to_host(self._d_z)
+        self.loglik = float(self.dev.to_host(self._d_ll).sum())
+        return self.z
+
+    def label_stats(self) -> np.ndarray:
+        """(k, F) feature sums per component for the labels of the last :meth:`sample_labels`."""
+        d_T = self.dev.zeros((self.k, self.F), np.float64)
+        for row0, m in self._chunks(self.n):
+            self._stats(row0, m, 0, d_T)
+        return self.dev.to_host(d_T)
+
+    # ------------------------------------------------------------------ BEM
+    def responsibilities_stats(self):
+        """E-step: (loglik, T (k, F) responsibility-weighted feature sums), chunk by chunk."""
+        d_T = self.dev.zeros((self.k, self.F), np.float64)
+        for row0, m in self._chunks(self.n):
+            self._logdens(self._d_Xt, self.n, row0, m)
+            self.dev.launch(
+                self._k_norm, -(-m // BLOCK), BLOCK,
+                [self._d_dens, np.int32(m), np.int32(self.k), np.int64(row0), self._d_ll, np.int32(1)],
+            )
+            self._stats(row0, m, 1, d_T)
+        return float(self.dev.to_host(self._d_ll).sum()), self.dev.to_host(d_T)
+
+    # ------------------------------------------------------------------ prediction
+    def log_density(self, X) -> np.ndarray:
+        """log sum_j pi_j N(x_i | mu_j, Sigma_j) for the rows of X (standardised units)."""
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        n = X.shape[0]
+        d_Xt = self.dev.to_device(np.ascontiguousarray(X.T, dtype=self.dtype))
+        d_ll = self.dev.zeros(n, np.float64)
+        for row0, m in self._chunks(n):
+            m = min(m, self.chunk)
+            self._logdens(d_Xt, n, row0, m)
+            self.dev.launch(
+                self._k_norm, -(-m // BLOCK), BLOCK,
+                [self._d_dens, np.int32(m), np.int32(self.k), np.int64(row0), d_ll, np.int32(0)],
+            )
+        return self.dev.to_host(d_ll)
+
+    def component_log_density(self, X) -> np.ndarray:
+        """The n x k matrix of weighted log component densities (small n; for tests)."""
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        n = X.shape[0]
+        d_Xt = self.dev.to_device(np.ascontiguousarray(X.T, dtype=self.dtype))
+        out = np.empty((n, self.k))
+        for row0, m in self._chunks(n):
+            self._logdens(d_Xt, n, row0, m)
+            out[row0 : row0 + m] = self.dev.to_host(self._d_dens).ravel()[: self.k * m].reshape(self.k, m).T
+        return out
