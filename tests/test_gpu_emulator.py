@@ -427,3 +427,153 @@ def test_stack_size_option():
     np.testing.assert_array_equal(dev.to_host(out), (np.arange(8) + 1) * 15999 * 16000 / 2)
     with pytest.raises(ValueError):
         EmulatorDevice(stack_size=100)
+
+
+# ------------------------------------------------------------------ ucontext fallback
+def test_ucontext_fallback_scheduler():
+    """The portable ucontext fiber switch (used off x86-64) gives the same results."""
+    dev = EmulatorDevice(extra_flags=["-DHP_EMU_USE_UCONTEXT"])
+    x = np.random.default_rng(10).standard_normal(30_000)
+    part = dev.zeros(8, np.float64)
+    dev.launch(_mod(dev, "reduce").function("block_sum"), 8, 128, [dev.to_device(x), np.int64(x.size), part],
+               shared_bytes=128 * 8)
+    assert dev.to_host(part).sum() == pytest.approx(x.sum(), abs=1e-10)
+    part = dev.zeros(8, np.float64)
+    dev.launch(_mod(dev, "warp").function("warp_reduce_sum"), 8, 96, [dev.to_device(x), np.int64(x.size), part])
+    assert dev.to_host(part).sum() == pytest.approx(x.sum(), abs=1e-10)
+
+
+# ------------------------------------------------------------------ PyCudaDevice against a fake PyCUDA
+def _fake_pycuda(monkeypatch, count=1):
+    """Install a minimal stand-in for pycuda (driver, gpuarray, compiler) that records calls."""
+    import types
+
+    calls = {"modules": [], "launches": []}
+    drv = types.ModuleType("pycuda.driver")
+
+    class LogicError(Exception):
+        pass
+
+    class CompileError(Exception):
+        pass
+
+    class Ctx:
+        def push(self):
+            calls.setdefault("push", 0)
+            calls["push"] += 1
+
+    class Context:
+        @staticmethod
+        def pop():
+            calls["push"] -= 1
+
+        @staticmethod
+        def synchronize():
+            pass
+
+    class Dev:
+        @staticmethod
+        def count():
+            return count
+
+        def __init__(self, i):
+            self.i = i
+
+        def name(self):
+            return "Fake GPU"
+
+        def retain_primary_context(self):
+            return Ctx()
+
+    drv.LogicError, drv.CompileError, drv.LaunchError = LogicError, CompileError, RuntimeError
+    drv.Context, drv.Device, drv.init = Context, Dev, (lambda: None)
+
+    def memcpy_htod(dst, h):
+        dst[...] = h.reshape(dst.shape)
+
+    drv.memcpy_htod = memcpy_htod
+    ga = types.ModuleType("pycuda.gpuarray")
+
+    class GPUArray:
+        def __init__(self, a):
+            self.a = a
+            self.shape, self.dtype = a.shape, a.dtype
+            self.gpudata = a
+
+        def get(self):
+            return self.a.copy()
+
+    ga.to_gpu = lambda a: GPUArray(a.copy())
+    ga.empty = lambda shape, dtype: GPUArray(np.empty(shape, dtype))
+    ga.zeros = lambda shape, dtype: GPUArray(np.zeros(shape, dtype))
+    comp = types.ModuleType("pycuda.compiler")
+
+    class SourceModule:
+        def __init__(self, src, **kw):
+            if "syntax error" in src:
+                raise CompileError("nvcc: syntax error here")
+            calls["modules"].append(kw)
+
+        def get_function(self, name):
+            if name != "k":
+                raise LogicError("named symbol not found")
+
+            def fn(*args, **kw):
+                calls["launches"].append((args, kw))
+
+            return fn
+
+    comp.SourceModule = SourceModule
+    pkg = types.ModuleType("pycuda")
+    pkg.driver, pkg.gpuarray, pkg.compiler = drv, ga, comp
+    for name, mod in [("pycuda", pkg), ("pycuda.driver", drv), ("pycuda.gpuarray", ga), ("pycuda.compiler", comp)]:
+        monkeypatch.setitem(sys.modules, name, mod)
+    return calls
+
+
+def test_pycuda_device_with_fake_pycuda(monkeypatch):
+    from hphawkes_py.gpu.device import KERNELS_DIR
+    from hphawkes_py.gpu.pycuda_device import PyCudaDevice
+
+    calls = _fake_pycuda(monkeypatch)
+    dev = PyCudaDevice()
+    assert dev.name == "pycuda:Fake GPU"
+    mod = dev.module(KDIR / "saxpy.cu", defines={"REAL": "float", "N": 3})
+    kw = calls["modules"][0]
+    assert kw["no_extern_c"] is True
+    assert str(KERNELS_DIR) in kw["include_dirs"] and str(KDIR) in kw["include_dirs"]
+    assert kw["options"] == ["-DN=3", "-DREAL=float"]
+    assert dev.module(KDIR / "saxpy.cu", defines={"REAL": "float", "N": 3}) is mod  # cached
+    fn = mod.function("k")
+    with pytest.raises(ValueError, match="not found"):
+        mod.function("nope")
+    x = dev.to_device(np.arange(4.0))
+    z = dev.zeros((2, 2), np.int32)
+    assert x.shape == (4,) and z.dtype == np.int32 and z.nbytes == 16
+    dev.launch(fn, (3, 2), 64, [x, np.int32(4), np.float32(1.5)], shared_bytes=256)
+    args, kw = calls["launches"][0]
+    assert kw == {"block": (64, 1, 1), "grid": (3, 2, 1), "shared": 256}
+    assert args[0] is x._g.gpudata and isinstance(args[1], np.int32)
+    with pytest.raises(TypeError, match="Python int"):
+        dev.launch(fn, 1, 32, [x, 4])
+    dev.copy_to_device(x, np.ones(4))
+    np.testing.assert_array_equal(dev.to_host(x), 1.0)
+    with pytest.raises(TypeError):
+        dev.copy_to_device(x, np.ones(4, np.float32))
+    with pytest.raises(KernelCompileError, match="syntax error"):
+        dev.module("// syntax error\n__global__ void k() {}")
+    dev.synchronize()
+    assert calls["push"] == 0  # every context push was popped
+
+
+def test_pycuda_device_unavailable_reasons(monkeypatch):
+    from hphawkes_py._backend import BackendUnavailableError
+    from hphawkes_py.gpu.pycuda_device import PyCudaDevice
+
+    monkeypatch.setitem(sys.modules, "pycuda", None)
+    monkeypatch.setitem(sys.modules, "pycuda.driver", None)
+    with pytest.raises(BackendUnavailableError, match=r"pip install \.\[gpu\]"):
+        PyCudaDevice()
+    _fake_pycuda(monkeypatch, count=0)
+    with pytest.raises(BackendUnavailableError, match="no CUDA device"):
+        PyCudaDevice()
