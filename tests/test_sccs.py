@@ -369,3 +369,21 @@ def test_cli_fit_cv_bootstrap(tmp_path):
                "--seed", "1", "--backend", "cpu", "--output", str(tmp_path / "cv.csv")])
     assert rc == 0
     assert len(pd.read_csv(tmp_path / "cv.csv")) == 2
+
+
+def test_from_eras_bad_input():
+    obs = pd.DataFrame({"person_id": [1, 2], "start": [0, 0], "end": [99, 49]})
+    eras = pd.DataFrame({"person_id": [1], "start": [10], "end": [19], "covariate_id": ["a"]})
+    outc = pd.DataFrame({"person_id": [1], "day": [12]})
+    with pytest.raises(ValueError, match="without an observation period"):
+        SCCSData.from_eras(obs, eras.assign(person_id=[7]), outc)
+    with pytest.raises(ValueError, match="without an observation period"):
+        SCCSData.from_eras(obs, eras, outc.assign(person_id=[7]))
+    with pytest.raises(ValueError, match="end < start"):
+        SCCSData.from_eras(obs.assign(end=[99, -5]), eras, outc)
+    with pytest.raises(ValueError, match="one row per person"):
+        SCCSData.from_eras(pd.concat([obs, obs.iloc[:1]]), eras, outc)
+    with pytest.raises(ValueError, match="integer days"):
+        SCCSData.from_eras(obs, eras, outc.assign(day=[12.5]))
+    with pytest.raises(ValueError, match="no person has an outcome"):
+        SCCSData.from_eras(obs, eras, outc.assign(day=[500]))
