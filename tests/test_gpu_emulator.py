@@ -577,3 +577,41 @@ def test_pycuda_device_unavailable_reasons(monkeypatch):
     _fake_pycuda(monkeypatch, count=0)
     with pytest.raises(BackendUnavailableError, match="no CUDA device"):
         PyCudaDevice()
+
+
+# ------------------------------------------------------------------ memory faults
+OOB_SRC = textwrap.dedent("""
+    #include "hp_cuda.h"
+    extern "C" __global__ void twice(const REAL* x, REAL* y, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i <= n) y[i] = 2 * x[i];   // BUG: should be i < n
+    }
+    extern "C" __global__ void recurse(int* out, int depth) {
+      volatile char pad[4096];
+      pad[0] = (char)depth;
+      if (depth > 0) { recurse(out, depth - 1); }
+      out[threadIdx.x] = pad[0];
+    }
+""")
+
+
+def test_out_of_bounds_caught_with_bounds_check():
+    dev = EmulatorDevice(bounds_check=True)
+    fn = dev.module(OOB_SRC).function("twice")
+    x, y = dev.to_device(np.arange(1000.0)), dev.empty(1000, np.float64)
+    dev.launch(fn, 4, 256, [x, y, np.int32(999)])  # in bounds
+    np.testing.assert_array_equal(dev.to_host(y), 2 * np.arange(1000.0))
+    with pytest.raises(KernelLaunchError, match=r"illegal memory access .* thread \(232,0,0\)"):
+        dev.launch(fn, 4, 256, [x, y, np.int32(1000)])  # thread 1000 = block 3, thread 232
+    # still usable afterwards
+    dev.launch(fn, 4, 256, [x, y, np.int32(999)])
+
+
+def test_fiber_stack_overflow_is_reported():
+    dev = EmulatorDevice(stack_size=32 * 1024)
+    fn = dev.module(OOB_SRC).function("recurse")
+    out = dev.zeros(4, np.int32)
+    dev.launch(fn, 1, 4, [out, np.int32(2)])
+    with pytest.raises(KernelLaunchError, match="stack overflow"):
+        dev.launch(fn, 1, 4, [out, np.int32(100)])
+    dev.launch(fn, 1, 4, [out, np.int32(2)])

@@ -38,6 +38,8 @@
 #include <type_traits>
 #include <utility>
 #include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 // (Heavier standard headers -- <thread>, <vector>, <string> -- are avoided on purpose: they
 // would triple the compile time of every kernel module.)
 
@@ -165,6 +167,31 @@ struct WorkerScratch {
 static thread_local WorkerScratch tls_scratch;
 
 static inline unsigned umin(unsigned a, unsigned b) { return a < b ? a : b; }
+
+// ---- memory faults inside kernels become launch errors (like CUDA's "illegal memory
+// access") instead of killing the process.  Handler installed for the duration of a launch.
+static thread_local sigjmp_buf* tls_jmp = nullptr;
+static thread_local void* tls_fault_addr = nullptr;
+static struct sigaction g_old_segv, g_old_bus;
+static void fault_handler(int sig, siginfo_t* si, void* uc) {
+  if (tls_jmp) {
+    tls_fault_addr = si->si_addr;
+    siglongjmp(*tls_jmp, sig);
+  }
+  // not a kernel of this launch: hand over to the previous handler (re-raised on return)
+  (void)uc;
+  struct sigaction* old = sig == SIGSEGV ? &g_old_segv : &g_old_bus;
+  if ((old->sa_flags & SA_SIGINFO) && old->sa_sigaction == fault_handler) {
+    struct sigaction dfl;
+    std::memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigaction(sig, &dfl, nullptr);
+  } else {
+    sigaction(sig, old, nullptr);
+  }
+}
+static pthread_mutex_t g_sig_mutex = PTHREAD_MUTEX_INITIALIZER;
+static int g_sig_users = 0;
 
 static char g_err[1024];
 static int g_failed = 0;
@@ -389,8 +416,41 @@ static int worker_loop(const LaunchConfig& cfg, int worker, unsigned long long* 
   Block* saved_block = tls_block;
   Fiber* saved_fiber = tls_fiber;
   tls_block = &B;
+  tls_fiber = nullptr;
   int rc = 0;
-  for (;;) {
+  // alternate signal stack: a fiber that overflows its stack hits a guard page and the
+  // handler needs a stack of its own
+  stack_t alt, old_alt;
+  const size_t alt_size = 64 * 1024;
+  alt.ss_sp = std::malloc(alt_size);
+  alt.ss_size = alt_size;
+  alt.ss_flags = 0;
+  bool alt_ok = alt.ss_sp && sigaltstack(&alt, &old_alt) == 0;
+  sigjmp_buf jb;
+  volatile int faulted = 0;
+  if (sigsetjmp(jb, 1) != 0) {
+    faulted = 1;
+  } else {
+    tls_jmp = &jb;
+  }
+  if (faulted) {
+    tls_jmp = nullptr;
+    char buf[512];
+    Fiber* f = tls_fiber;
+    unsigned long long lo = (unsigned long long)(uintptr_t)(f ? f->stack_lo : nullptr);
+    unsigned long long fa = (unsigned long long)(uintptr_t)tls_fault_addr;
+    bool stack_overflow = f && fa + cfg.guard + 8192 >= lo && fa < lo;
+    std::snprintf(buf, sizeof buf,
+                  "illegal memory access at address %p in block (%u,%u,%u), thread (%u,%u,%u)%s",
+                  tls_fault_addr, B.bidx.x, B.bidx.y, B.bidx.z, f ? f->tid.x : 0u, f ? f->tid.y : 0u,
+                  f ? f->tid.z : 0u,
+                  stack_overflow ? ": fiber stack overflow (raise stack_size / HPHAWKES_EMULATOR_STACK)"
+                                 : " (out-of-bounds index? EmulatorDevice(bounds_check=True) places a guard "
+                                   "page after every buffer)");
+    set_error(buf);
+    rc = -1;
+  }
+  while (!faulted) {
     unsigned long long i = __atomic_fetch_add(next, 1ull, __ATOMIC_RELAXED);
     if (i >= total || failed()) break;
     B.bidx.x = (unsigned)(i % gx);
@@ -419,6 +479,19 @@ static int worker_loop(const LaunchConfig& cfg, int worker, unsigned long long* 
     }
     if (run_block(&B, cfg.flags & 1) != 0) { rc = -1; break; }
   }
+  tls_jmp = nullptr;
+  if (alt_ok) {
+    if (old_alt.ss_flags & SS_DISABLE) {
+      stack_t dis;
+      dis.ss_sp = nullptr;
+      dis.ss_size = 0;
+      dis.ss_flags = SS_DISABLE;
+      sigaltstack(&dis, nullptr);
+    } else {
+      sigaltstack(&old_alt, nullptr);
+    }
+  }
+  std::free(alt.ss_sp);
   tls_block = saved_block;
   tls_fiber = saved_fiber;
   return rc;
@@ -438,7 +511,29 @@ static void* worker_thread(void* p) {
   return nullptr;
 }
 
+static int launch_impl(const LaunchConfig& cfg, RunFn run, void* ctx);
 static int launch(const LaunchConfig& cfg, RunFn run, void* ctx) {
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = fault_handler;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+  sigemptyset(&sa.sa_mask);
+  pthread_mutex_lock(&g_sig_mutex);
+  if (g_sig_users++ == 0) {
+    sigaction(SIGSEGV, &sa, &g_old_segv);
+    sigaction(SIGBUS, &sa, &g_old_bus);
+  }
+  pthread_mutex_unlock(&g_sig_mutex);
+  int rc = launch_impl(cfg, run, ctx);
+  pthread_mutex_lock(&g_sig_mutex);
+  if (--g_sig_users == 0) {
+    sigaction(SIGSEGV, &g_old_segv, nullptr);
+    sigaction(SIGBUS, &g_old_bus, nullptr);
+  }
+  pthread_mutex_unlock(&g_sig_mutex);
+  return rc;
+}
+static int launch_impl(const LaunchConfig& cfg, RunFn run, void* ctx) {
   __atomic_store_n(&g_failed, 0, __ATOMIC_SEQ_CST);
   g_err[0] = 0;
   unsigned long long next = 0;

@@ -13,8 +13,29 @@ ctypes and executes launches with CUDA semantics:
 * ``__shared__`` memory is shared by the threads of a block, dynamic shared memory comes from
   ``HP_DYNAMIC_SHARED`` (filled with 0xFF bytes -- NaN / -1 -- before each block, so reads of
   unwritten shared memory show up), atomics are real atomics;
-* a barrier that can never open (divergent ``__syncthreads()``) raises
-  :class:`~hphawkes_py.gpu.device.KernelLaunchError` instead of hanging.
+* a barrier that can never open, or threads of a block waiting at different
+  ``__syncthreads()`` (divergent barrier), raise
+  :class:`~hphawkes_py.gpu.device.KernelLaunchError` instead of hanging;
+* a memory fault inside a kernel (out-of-bounds pointer, fiber stack overflow) raises
+  ``KernelLaunchError("illegal memory access ... in block (..), thread (..)")`` like CUDA's
+  illegal-address error; with ``bounds_check=True`` every buffer ends at a guard page so
+  that reading or writing one element past the end is caught at once.
+
+Rules for kernels (they also hold on real GPUs; the emulator enforces most of them):
+
+1. Entry points are ``extern "C" __global__ void name(...)`` -- no templates or overloads;
+   parameters are pointers or ``int``/``unsigned``/``long long``/``unsigned long long``/
+   ``float``/``double`` (``REAL``) scalars, passed from Python as DeviceArrays and NumPy
+   scalars of exactly that type.
+2. ``#include "hp_cuda.h"``; use ``REAL`` for the real type; dynamic shared memory only via
+   ``HP_DYNAMIC_SHARED(type, name);`` at function scope.
+3. Every ``__syncthreads()`` is reached by all (non-exited) threads of the block at the same
+   source line; warp intrinsics are called by all live lanes of a warp together.
+4. No ``__constant__`` memory set from the host, no textures, no cooperative groups, no
+   dynamic parallelism, no device-side ``malloc``; static ``__shared__`` variables are not
+   re-initialised between blocks (as on a GPU, their contents are undefined at block start).
+5. Do not rely on warp-synchronous execution without ``__syncwarp``/shuffles (the emulator
+   runs each thread until its next barrier, exactly the schedule that breaks such code).
 
 Each kernel's parameter types are read from the compiled code (C++ templates generate a
 signature per kernel), so a launch checks the argument count, pointer vs scalar, the scalar's
@@ -64,7 +85,7 @@ __all__ = ["EmulatorDevice", "EmulatorArray", "EmulatorModule", "EmulatorFunctio
 
 _EMU_VERSION = "3"
 _SHIM = Path(__file__).resolve().parent / "cuda_emulator.h"
-_CXX_FLAGS = ["-O2", "-std=c++17", "-fPIC", "-shared", "-pthread", "-fno-strict-aliasing"]
+_CXX_FLAGS = ["-O2", "-std=c++17", "-fPIC", "-shared", "-pthread", "-fno-strict-aliasing", "-fstack-clash-protection"]
 
 # kind code (from cuda_emulator.h) -> numpy dtype
 _CODE_DTYPE = {
@@ -261,12 +282,17 @@ class EmulatorDevice(Device):
         C++ compiler (default ``$CXX`` or ``g++``).
     extra_flags : sequence of str
         Extra compiler flags (e.g. ``["-O0", "-g"]`` for debugging with gdb).
+    bounds_check : bool
+        Debug aid (default ``$HPHAWKES_EMULATOR_BOUNDS`` or False): every buffer is placed so
+        that it ends exactly at an inaccessible guard page, so a kernel reading or writing
+        past the end of a buffer crashes at once with SIGSEGV (run with ``python -X
+        faulthandler`` to see where) instead of silently using neighbouring memory.
     """
 
     name = "emulator"
 
     def __init__(self, *, threads=None, stack_size=None, schedule=None, poison=True, cache_dir=None,
-                 cxx=None, extra_flags=()):
+                 cxx=None, extra_flags=(), bounds_check=None):
         if threads is None:
             threads = int(os.environ.get("HPHAWKES_EMULATOR_THREADS", "1"))
         if not isinstance(threads, (int, np.integer)) or threads < 1:
@@ -291,6 +317,9 @@ class EmulatorDevice(Device):
                 "or set the CXX environment variable"
             )
         self.extra_flags = list(extra_flags)
+        if bounds_check is None:
+            bounds_check = os.environ.get("HPHAWKES_EMULATOR_BOUNDS", "") not in ("", "0")
+        self.bounds_check = bool(bounds_check)
         self._tls = threading.local()
 
     # ------------------------------------------------------------------ compile
@@ -420,20 +449,32 @@ class EmulatorDevice(Device):
     def _wrap(self, a: np.ndarray) -> EmulatorArray:
         return EmulatorArray(a, self)
 
+    def _alloc(self, shape, dtype) -> np.ndarray:
+        dtype = np.dtype(dtype)
+        if dtype == object:
+            raise TypeError("cannot allocate an object array on the device")
+        if not self.bounds_check:
+            return np.empty(shape, dtype=dtype)
+        return _guarded_empty(shape, dtype)
+
     def to_device(self, host_array) -> EmulatorArray:
-        a = np.array(host_array, order="C", copy=True)
-        if a.dtype == object:
+        h = np.asarray(host_array)
+        if h.dtype == object:
             raise TypeError("cannot copy an object array to the device")
+        a = self._alloc(h.shape, h.dtype)
+        a[...] = h
         return self._wrap(a)
 
     def empty(self, shape, dtype) -> EmulatorArray:
-        a = np.empty(shape, dtype=dtype)
-        if self.poison:
-            a.view(np.uint8).fill(0xFF) if a.size else None
+        a = self._alloc(shape, dtype)
+        if self.poison and a.size:
+            a.view(np.uint8).reshape(-1).fill(0xFF)
         return self._wrap(a)
 
     def zeros(self, shape, dtype) -> EmulatorArray:
-        return self._wrap(np.zeros(shape, dtype=dtype))
+        a = self._alloc(shape, dtype)
+        a[...] = 0
+        return self._wrap(a)
 
     def _check_array(self, arr, what="array") -> EmulatorArray:
         if not isinstance(arr, EmulatorArray):
@@ -549,6 +590,22 @@ class _file_lock:
             os.close(self.fd)
             self.fd = None
         return False
+
+
+def _guarded_empty(shape, dtype: np.dtype) -> np.ndarray:
+    """An uninitialised C-contiguous array whose last byte is followed by a PROT_NONE page."""
+    page = mmap.PAGESIZE
+    n = int(np.prod(shape, dtype=np.int64))
+    nbytes = n * dtype.itemsize
+    data_pages = max(1, -(-nbytes // page))
+    m = mmap.mmap(-1, (data_pages + 1) * page, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    buf = (ctypes.c_char * len(m)).from_buffer(m)
+    libc = _StackPool._get_libc()
+    if libc.mprotect(ctypes.c_void_p(ctypes.addressof(buf) + data_pages * page), ctypes.c_size_t(page), 0) != 0:
+        raise OSError(ctypes.get_errno(), "mprotect failed for a bounds-check guard page")
+    offset = data_pages * page - nbytes
+    a = np.frombuffer(buf, dtype=dtype, count=n, offset=offset).reshape(shape)
+    return a
 
 
 def _describe(lib):
