@@ -1,0 +1,40 @@
+"""Spatiotemporal Hawkes processes (Holbrook, Loeffler, Flaxman & Suchard 2021).
+
+Model, for locations ``x_n`` in R^D (D = 1, 2 or 3; km in the examples) and times
+``t_n`` (hours)::
+
+    lambda_n = mu0 * sum_m phi_D(x_n - x_m; tau_x) phi_1(t_n - t_m; tau_t)
+             + theta * omega * sum_{m: t_m < t_n} exp(-omega (t_n - t_m)) phi_D(x_n - x_m; h)
+    log L    = sum_n log lambda_n - Lambda
+
+Public API
+----------
+HawkesParams
+    Frozen parameters ``(mu0, tau_x, tau_t, theta, omega, h)``, all > 0.
+log_likelihood(x, t, params, *, exact=False, window=None, dtype, backend, threads)
+self_excitation_probabilities(x, t, params, ...)
+    ``pi_n``, the probability that event n was triggered by an earlier event.
+simulate(*, mu, theta, omega, h, region, duration, dim=2, seed)
+    Branching simulation.
+mcmc(x, t, *, n_iter=10_000, burn_in=1_000, chains=4, sample=..., fixed=..., ...)
+    Adaptive Metropolis-Hastings (the paper's Algorithm 1) -> :class:`HawkesPosterior`.
+
+``x, t`` may come in any order: results come back in the caller's order.
+"""
+from __future__ import annotations
+
+from .mcmc import DEFAULT_INIT, DEFAULT_PRIOR_SCALES, HawkesPosterior, mcmc
+from .model import PARAM_NAMES, HawkesParams, log_likelihood, self_excitation_probabilities
+from .simulate import simulate
+
+__all__ = [
+    "HawkesParams",
+    "HawkesPosterior",
+    "log_likelihood",
+    "self_excitation_probabilities",
+    "simulate",
+    "mcmc",
+    "PARAM_NAMES",
+    "DEFAULT_PRIOR_SCALES",
+    "DEFAULT_INIT",
+]

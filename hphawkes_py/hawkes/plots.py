@@ -1,0 +1,121 @@
+"""Figures for Hawkes posteriors: traces, densities, and a map of self-excitation probabilities.
+
+matplotlib is imported lazily; figures are returned (and saved when ``path`` is given).
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+__all__ = ["plot_trace", "plot_density", "plot_self_excitation_map"]
+
+_LABELS = {
+    "h": "h (spatial trigger bandwidth)",
+    "omega": "omega (temporal trigger rate)",
+    "theta": "theta (self-excitatory weight)",
+    "mu0": "mu0 (background weight)",
+    "tau_x": "tau_x (background spatial bandwidth)",
+    "tau_t": "tau_t (background temporal bandwidth)",
+}
+
+
+def _pyplot():
+    import matplotlib
+
+    if matplotlib.get_backend().lower() not in ("agg", "pdf", "svg", "ps", "cairo") and not _has_display():
+        matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _has_display() -> bool:
+    import os
+
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def _params(posterior, params: Sequence[str] | None) -> list[str]:
+    names = list(posterior.sampled) if params is None else list(params)
+    unknown = [p for p in names if p not in posterior.draws]
+    if unknown:
+        raise ValueError(f"params has unknown name(s) {unknown}; known: {list(posterior.draws)}")
+    return names
+
+
+def _finish(fig, path):
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=120)
+    return fig
+
+
+def plot_trace(posterior, params: Sequence[str] | None = None, path: Any = None, labels: dict | None = None):
+    """Trace of each parameter, one line per chain (post burn-in draws)."""
+    plt = _pyplot()
+    names = _params(posterior, params)
+    labels = {**_LABELS, **(labels or {})}
+    fig, axes = plt.subplots(len(names), 1, figsize=(8, 2.0 * len(names)), squeeze=False)
+    for ax, name in zip(axes[:, 0], names):
+        draws = posterior.draws[name]
+        for c in range(draws.shape[0]):
+            ax.plot(np.arange(posterior.burn_in, posterior.burn_in + draws.shape[1]), draws[c], lw=0.6,
+                    label=f"chain {c}")
+        ax.set_ylabel(labels.get(name, name), fontsize=8)
+    axes[-1, 0].set_xlabel("iteration (sweep)")
+    if posterior.chains > 1:
+        axes[0, 0].legend(fontsize=7, ncol=posterior.chains, loc="upper right")
+    return _finish(fig, path)
+
+
+def plot_density(posterior, params: Sequence[str] | None = None, path: Any = None, labels: dict | None = None):
+    """Kernel density estimate of each parameter's posterior, one curve per chain plus all chains."""
+    from scipy.stats import gaussian_kde
+
+    plt = _pyplot()
+    names = _params(posterior, params)
+    labels = {**_LABELS, **(labels or {})}
+    ncol = min(2, len(names))
+    nrow = int(np.ceil(len(names) / ncol))
+    fig, axes = plt.subplots(nrow, ncol, figsize=(4.5 * ncol, 3.0 * nrow), squeeze=False)
+    for ax, name in zip(axes.ravel(), names):
+        draws = posterior.draws[name]
+        pooled = draws.ravel()
+        lo, hi = pooled.min(), pooled.max()
+        if hi <= lo:  # a fixed parameter: nothing to smooth
+            ax.axvline(lo, color="k")
+        else:
+            grid = np.linspace(lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo), 256)
+            for c in range(draws.shape[0]):
+                if np.ptp(draws[c]) > 0:
+                    ax.plot(grid, gaussian_kde(draws[c])(grid), lw=0.8, alpha=0.7)
+            ax.plot(grid, gaussian_kde(pooled)(grid), color="k", lw=1.6, label="all chains")
+        ax.set_xlabel(labels.get(name, name), fontsize=8)
+        ax.set_yticks([])
+    for ax in axes.ravel()[len(names):]:
+        ax.set_visible(False)
+    return _finish(fig, path)
+
+
+def plot_self_excitation_map(x: Any, y: Any, prob: Any, path: Any = None, *, title: str | None = None,
+                             units: str = "km"):
+    """Map of events coloured by their (posterior mean) self-excitation probability.
+
+    Events are drawn in increasing order of probability so that the likely
+    self-excited ones are on top.
+    """
+    plt = _pyplot()
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    prob = np.asarray(prob, dtype=float)
+    order = np.argsort(prob, kind="stable")
+    fig, ax = plt.subplots(figsize=(7, 7))
+    sc = ax.scatter(x[order], y[order], c=prob[order], s=2, cmap="viridis", vmin=0, vmax=1, linewidths=0)
+    fig.colorbar(sc, ax=ax, shrink=0.8, label="posterior mean self-excitation probability")
+    ax.set_aspect("equal")
+    ax.set_xlabel(f"x ({units})")
+    ax.set_ylabel(f"y ({units})")
+    if title:
+        ax.set_title(title)
+    return _finish(fig, path)
