@@ -615,3 +615,27 @@ def test_fiber_stack_overflow_is_reported():
     with pytest.raises(KernelLaunchError, match="stack overflow"):
         dev.launch(fn, 1, 4, [out, np.int32(100)])
     dev.launch(fn, 1, 4, [out, np.int32(2)])
+
+
+def test_concurrent_launches_from_python_threads():
+    """Several Python threads share one device and module (e.g. MCMC chains in a thread pool)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    dev = EmulatorDevice()
+    mod = _mod(dev, "reduce")
+    bad = _mod(dev, "indices").function("divergent_barrier")
+
+    def work(seed):
+        x = np.random.default_rng(seed).standard_normal(20_000)
+        part = dev.zeros(8, np.float64)
+        for _ in range(5):
+            dev.launch(mod.function("block_sum"), 8, 128, [dev.to_device(x), np.int64(x.size), part],
+                       shared_bytes=128 * 8)
+        if seed % 2:
+            with pytest.raises(KernelLaunchError, match="divergent"):
+                dev.launch(bad, 1, 32, [dev.zeros(32, np.int32)])
+        return dev.to_host(part).sum() - x.sum()
+
+    with ThreadPoolExecutor(4) as ex:
+        diffs = list(ex.map(work, range(8)))
+    assert np.abs(diffs).max() < 1e-9

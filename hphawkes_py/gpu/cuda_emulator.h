@@ -193,14 +193,20 @@ static void fault_handler(int sig, siginfo_t* si, void* uc) {
 static pthread_mutex_t g_sig_mutex = PTHREAD_MUTEX_INITIALIZER;
 static int g_sig_users = 0;
 
-static char g_err[1024];
-static int g_failed = 0;
+// Error state of one launch, shared by its worker threads (several Python threads may
+// launch kernels of the same module concurrently: each launch has its own state).
+struct LaunchState {
+  int failed;
+  char err[1024];
+};
+static thread_local LaunchState* tls_launch = nullptr;
+static thread_local char tls_last_err[1024];  // message of the calling thread's last launch
 
-static inline bool failed() { return __atomic_load_n(&g_failed, __ATOMIC_RELAXED) != 0; }
+static inline bool failed() { return __atomic_load_n(&tls_launch->failed, __ATOMIC_RELAXED) != 0; }
 
 static void set_error(const char* msg) {
-  if (__atomic_exchange_n(&g_failed, 1, __ATOMIC_SEQ_CST) == 0) {
-    std::snprintf(g_err, sizeof g_err, "%s", msg);
+  if (__atomic_exchange_n(&tls_launch->failed, 1, __ATOMIC_SEQ_CST) == 0) {
+    std::snprintf(tls_launch->err, sizeof tls_launch->err, "%s", msg);
   }
 }
 
@@ -498,6 +504,7 @@ static int worker_loop(const LaunchConfig& cfg, int worker, unsigned long long* 
 }
 
 struct WorkerArgs {
+  LaunchState* state;
   const LaunchConfig* cfg;
   int worker;
   unsigned long long* next;
@@ -507,7 +514,10 @@ struct WorkerArgs {
 };
 static void* worker_thread(void* p) {
   WorkerArgs* a = static_cast<WorkerArgs*>(p);
+  LaunchState* saved = tls_launch;
+  tls_launch = a->state;
   a->rc = worker_loop(*a->cfg, a->worker, a->next, a->run, a->ctx);
+  tls_launch = saved;
   return nullptr;
 }
 
@@ -534,18 +544,25 @@ static int launch(const LaunchConfig& cfg, RunFn run, void* ctx) {
   return rc;
 }
 static int launch_impl(const LaunchConfig& cfg, RunFn run, void* ctx) {
-  __atomic_store_n(&g_failed, 0, __ATOMIC_SEQ_CST);
-  g_err[0] = 0;
+  LaunchState state;
+  state.failed = 0;
+  state.err[0] = 0;
+  tls_last_err[0] = 0;
   unsigned long long next = 0;
   const unsigned long long total =
       (unsigned long long)cfg.grid[0] * cfg.grid[1] * cfg.grid[2];
   int nw = cfg.nworkers < 1 ? 1 : cfg.nworkers;
   if ((unsigned long long)nw > total) nw = (int)total;
-  if (nw <= 1) return worker_loop(cfg, 0, &next, run, ctx);
+  if (nw <= 1) {
+    WorkerArgs a{&state, &cfg, 0, &next, run, ctx, 0};
+    worker_thread(&a);
+    if (a.rc) std::snprintf(tls_last_err, sizeof tls_last_err, "%s", state.err);
+    return a.rc;
+  }
   WorkerArgs* args = static_cast<WorkerArgs*>(std::calloc((size_t)nw, sizeof(WorkerArgs)));
   pthread_t* th = static_cast<pthread_t*>(std::calloc((size_t)nw, sizeof(pthread_t)));
   bool* started = static_cast<bool*>(std::calloc((size_t)nw, sizeof(bool)));
-  for (int w = 0; w < nw; ++w) args[w] = WorkerArgs{&cfg, w, &next, run, ctx, 0};
+  for (int w = 0; w < nw; ++w) args[w] = WorkerArgs{&state, &cfg, w, &next, run, ctx, 0};
   for (int w = 1; w < nw; ++w) started[w] = pthread_create(&th[w], nullptr, worker_thread, &args[w]) == 0;
   worker_thread(&args[0]);  // workers that failed to start leave their blocks to the others
   int rc = args[0].rc;
@@ -556,6 +573,7 @@ static int launch_impl(const LaunchConfig& cfg, RunFn run, void* ctx) {
   std::free(args);
   std::free(th);
   std::free(started);
+  if (rc) std::snprintf(tls_last_err, sizeof tls_last_err, "%s", state.err);
   return rc;
 }
 
@@ -629,7 +647,7 @@ static int launch_kernel(void (*k)(A...), void** args, const unsigned* grid, con
       &c);
 }
 
-static inline const char* last_error() { return g_err; }
+static inline const char* last_error() { return tls_last_err; }
 
 // ---- warp exchange
 static inline void warp_barrier(Fiber* f) {
