@@ -17,7 +17,10 @@ import numpy as np
 
 __all__ = ["SourceIndex", "build_index"]
 
-_MAX_CLASSES = 40
+_MAX_CLASSES = 60
+_CELL_FRACTION = 0.5
+# bandwidth classes span a factor 2**_CLASS_LOG2: finer classes waste less reach on small bandwidths
+_CLASS_LOG2 = 0.5
 
 
 @dataclass
@@ -32,6 +35,7 @@ class SourceIndex:
     gx0: float
     gy0: float
     cls_s: np.ndarray  # (C,) cell side
+    cls_reach: np.ndarray  # (C,) cutoff x largest bandwidth of the class
     cls_nx: np.ndarray  # (C,) int64
     cls_ny: np.ndarray
     cls_base: np.ndarray  # (C,) offset of the class's cells in cell_ptr
@@ -43,7 +47,7 @@ def build_index(x, y, bws, weights, cutoff, lo, hi) -> SourceIndex:
     n = len(x)
     bmin = float(bws.min())
     ratio = bws / bmin
-    cls = np.minimum(np.floor(np.log2(ratio)).astype(np.int64), _MAX_CLASSES - 1)
+    cls = np.minimum(np.floor(np.log2(ratio) / _CLASS_LOG2).astype(np.int64), _MAX_CLASSES - 1)
     cls = np.maximum(cls, 0)
     used = np.unique(cls)
     remap = np.full(_MAX_CLASSES, -1, np.int64)
@@ -54,6 +58,7 @@ def build_index(x, y, bws, weights, cutoff, lo, hi) -> SourceIndex:
     width = max(float(hi[0] - lo[0]), 1e-300)
     height = max(float(hi[1] - lo[1]), 1e-300)
     cls_s = np.empty(C)
+    cls_reach = np.empty(C)
     cls_nx = np.empty(C, np.int64)
     cls_ny = np.empty(C, np.int64)
     cls_base = np.empty(C, np.int64)
@@ -67,14 +72,18 @@ def build_index(x, y, bws, weights, cutoff, lo, hi) -> SourceIndex:
         # extent do not allocate a giant, nearly empty grid; larger cells keep the 3x3 search exact.
         max_cells = max(16, min(4 * nk, 1 << 22))
         s_min = math.sqrt(width * height / max_cells)
-        s = max(reach * (1.0 + 1e-9), s_min, width / 65536.0, height / 65536.0)
-        if not math.isfinite(s):
-            s = max(width, height) * 2.0
+        if not math.isfinite(reach):
+            reach = 2.0 * math.hypot(width, height)
+        # cells of half the reach: the rows within reach are visited, and in each row only the
+        # chord of the disc, so about (pi + 2) reach^2 of area is scanned instead of 9 reach^2
+        s = max(reach * _CELL_FRACTION, s_min, width / 65536.0, height / 65536.0)
+        cls_reach[k] = reach * (1.0 + 1e-12)
         nx = int(width // s) + 1
         ny = int(height // s) + 1
         cls_s[k], cls_nx[k], cls_ny[k], cls_base[k] = s, nx, ny, base
-        cx = np.clip(((x[members] - gx0) // s).astype(np.int64), 0, nx - 1)
-        cy = np.clip(((y[members] - gy0) // s).astype(np.int64), 0, ny - 1)
+        # same expression as the kernels (floor of the quotient) so cells agree bit for bit
+        cx = np.clip(np.floor((x[members] - gx0) / s).astype(np.int64), 0, nx - 1)
+        cy = np.clip(np.floor((y[members] - gy0) / s).astype(np.int64), 0, ny - 1)
         cellid[members] = base + cy * nx + cx
         base += nx * ny
     order = np.argsort(cellid, kind="stable")
@@ -95,6 +104,7 @@ def build_index(x, y, bws, weights, cutoff, lo, hi) -> SourceIndex:
         gx0=gx0,
         gy0=gy0,
         cls_s=cls_s,
+        cls_reach=cls_reach,
         cls_nx=cls_nx,
         cls_ny=cls_ny,
         cls_base=cls_base,

@@ -304,6 +304,36 @@ class Window:
 
         return self._cached("runs", make)
 
+    def row_bands(self) -> tuple:
+        """Maximal bands of consecutive rows with identical runs of inside cells.
+
+        Returns ``band_r0`` (first row, top), ``band_r1`` (last row + 1), ``band_ptr`` (bands+1,) into
+        ``c0``/``c1`` (half-open column ranges of the band's runs) and ``row_band`` (rows,). The mass of a
+        separable kernel over a band is (1-D mass of its y-range) x (sum of 1-D masses of its runs), so a
+        rectangle is ONE band whatever its size.
+        """
+
+        def make():
+            ptr, c0, c1 = self.row_runs()
+            rows = self.mask.shape[0]
+            starts = [0]
+            for r in range(1, rows):
+                a0, a1, b0, b1 = ptr[r - 1], ptr[r], ptr[r], ptr[r + 1]
+                same = (a1 - a0) == (b1 - b0) and np.array_equal(c0[a0:a1], c0[b0:b1]) and np.array_equal(c1[a0:a1], c1[b0:b1])
+                if not same:
+                    starts.append(r)
+            r0 = np.array(starts, np.int64)
+            r1 = np.append(r0[1:], rows).astype(np.int64)
+            counts = ptr[r0 + 1] - ptr[r0]
+            bptr = np.zeros(len(r0) + 1, np.int64)
+            np.cumsum(counts, out=bptr[1:])
+            sel = np.concatenate([np.arange(ptr[r], ptr[r + 1]) for r in r0]) if len(r0) else np.zeros(0, np.int64)
+            sel = sel.astype(np.int64)
+            row_band = np.repeat(np.arange(len(r0), dtype=np.int64), r1 - r0)
+            return r0, r1, bptr, c0[sel].copy(), c1[sel].copy(), row_band
+
+        return self._cached("bands", make)
+
     def boundary_distance(self, points) -> np.ndarray:
         """Lower bound on the distance from each (inside) point to the outside of the window.
 

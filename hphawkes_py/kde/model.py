@@ -220,6 +220,7 @@ class _Objective:
         self.n = n
         self.edge = edge_correction
         self.evaluations = 0
+        self._pilot_cache: dict = {}
 
     def weights(self, bws):
         if not self.edge:
@@ -235,11 +236,19 @@ class _Objective:
             return -math.inf
         return float(np.sum(np.log(dens)))
 
+    def centred_log_pilot(self, h):
+        # the pattern search evaluates (h, alpha +- step) at the same h: cache the pilot by h
+        if h not in self._pilot_cache:
+            if len(self._pilot_cache) > 8:
+                self._pilot_cache.pop(next(iter(self._pilot_cache)))
+            hs = np.full(self.n, h)
+            logp = np.log(self.eng.point_intensities(hs, self.weights(hs), loo=False))
+            self._pilot_cache[h] = logp - logp.mean()
+        return self._pilot_cache[h]
+
     def adaptive_bandwidths(self, h, alpha):
-        hs = np.full(self.n, h)
-        pilot = self.eng.point_intensities(hs, self.weights(hs), loo=False)
-        logp = np.log(pilot)
-        return h * np.exp(-alpha * (logp - logp.mean()))
+        """Brunsdon: b_i = h (pilot_i / g)^(-alpha), pilot = inclusive edge-corrected fixed-h estimate."""
+        return h * np.exp(-alpha * self.centred_log_pilot(h))
 
     def adaptive_loglik(self, h, alpha):
         if not h > 0:
