@@ -67,7 +67,7 @@ install_hphawkes <- function(package = "hphawkes_py", envname = "r-hphawkes", py
 #' Calls \code{hphawkes_py.datasets.load_<name>(...)} and converts the result to R
 #' (data frames stay data frames, arrays become matrices).
 #'
-#' @param name Loader name without the \code{load_} prefix, e.g. \code{"dc_gunshots"},
+#' @param dataset Loader name without the \code{load_} prefix, e.g. \code{"dc_gunshots"},
 #'   \code{"grave"}, \code{"ny_leukemia"}, \code{"faithful"}, \code{"flow_cytometry"},
 #'   \code{"zhang2017_points"}, \code{"oxford"}.
 #' @param ... Arguments of the loader (e.g. \code{variant = "thinned"}).
@@ -75,9 +75,9 @@ install_hphawkes <- function(package = "hphawkes_py", envname = "r-hphawkes", py
 #' @examples
 #' \dontrun{dc <- hphawkes_data("dc_gunshots", variant = "no_holidays")}
 #' @export
-hphawkes_data <- function(name, ...) {
+hphawkes_data <- function(dataset, ...) {
   ds <- .hp_mod("datasets")
-  fun <- paste0("load_", name)
+  fun <- paste0("load_", dataset)
   if (!.hp_call(reticulate::py_has_attr(ds, fun)))
     .hp_stop("no bundled data loader hphawkes_py.datasets.", fun)
   .hp_r(.hp_call(do.call(ds[[fun]], list(...))))

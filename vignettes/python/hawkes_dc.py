@@ -1,0 +1,48 @@
+"""DC gunshot Hawkes analysis (Holbrook et al. 2021) in Python: the same steps as hawkes_dc.Rmd.
+
+    python vignettes/python/hawkes_dc.py --quick
+"""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+import numpy as np  # noqa: E402
+
+import hphawkes_py as hp  # noqa: E402
+from _common import parse  # noqa: E402
+
+args = parse(__doc__)
+dc = hp.datasets.load_dc_gunshots("2010")
+if args.quick:
+    dc = dc.iloc[:300]
+x, t = dc[["x_km", "y_km"]].to_numpy(), dc["t_hours"].to_numpy()
+print(f"{len(dc)} events")
+
+post = hp.hawkes.mcmc(x, t, n_iter=200 if args.quick else 5000, burn_in=50 if args.quick else 1000,
+                      chains=2 if args.quick else 4, seed=2021, fixed={"tau_x": 1.6, "tau_t": 336.0},
+                      progress=False, backend=args.backend)
+print(post)
+print(post.summary())
+draws = {k: v for k, v in post.draws.items() if k in post.sampled}
+print("posterior median mean delay 1/omega (h):", float(np.median(1 / draws["omega"])))
+print("posterior median spread h (m):", float(np.median(1000 * draws["h"])))
+
+se = post.self_excitation(n_draws=50 if args.quick else 1000, seed=1)
+print(se.describe())
+
+import matplotlib.pyplot as plt  # noqa: E402
+
+post.plot_density(path=Path(args.outdir) / "hawkes_densities.png")
+fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
+order = np.argsort(se["mean"].to_numpy())
+sc = axes[0].scatter(x[order, 0], x[order, 1], c=se["mean"].to_numpy()[order], s=3, vmin=0, vmax=1)
+axes[0].set_aspect("equal"); axes[0].set_xlabel("x (km)"); axes[0].set_ylabel("y (km)")
+fig.colorbar(sc, ax=axes[0], label="posterior mean of pi_n")
+axes[1].scatter(t, se["mean"], s=3, alpha=0.5); axes[1].set_xlabel("t (hours)"); axes[1].set_ylabel("pi_n")
+fig.savefig(Path(args.outdir) / "hawkes_pi.png", dpi=100)
+try:
+    post.to_coda()  # the same draws as an R coda::mcmc.list (needs rpy2)
+    print("to_coda(): ok")
+except ImportError as exc:
+    print(f"to_coda() skipped: {exc}")
+print(f"figures in {args.outdir}")
