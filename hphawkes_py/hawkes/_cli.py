@@ -1,0 +1,242 @@
+"""``hphawkes hawkes loglik|mcmc|probabilities|simulate`` and ``hphawkes reproduce dc-gunshots``.
+
+Module-level imports stay light (argparse only) so ``hphawkes --help`` is fast;
+the numerical modules are imported inside the handlers.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+PARAMS_HELP = "model parameters in the units of the data (e.g. km and hours)"
+
+
+def _add_data_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("csv", help="CSV file with a header row, one event per row")
+    p.add_argument("--x", default="x_km,y_km", help="comma-separated location column(s), 1 to 3 (default: x_km,y_km)")
+    p.add_argument("--t", default="t_hours", help="time column (default: t_hours)")
+    p.add_argument("--window", nargs=2, type=float, metavar=("T0", "T1"),
+                   help="observation window (default: min and max time)")
+    _add_engine_args(p)
+
+
+def _add_engine_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--backend", default="auto", choices=("auto", "cpu", "gpu", "emulator"))
+    p.add_argument("--threads", type=int, default=None, help="CPU threads (default: all)")
+
+
+def _add_precision_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--dtype", default="float64", choices=("float64", "float32"))
+    p.add_argument("--exact", action="store_true", help="evaluate every pair (default: windowed, exact to 1e-13)")
+
+
+def _add_param_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("parameters", PARAMS_HELP)
+    for name, flag in (("mu0", "--mu0"), ("tau_x", "--tau-x"), ("tau_t", "--tau-t"), ("theta", "--theta"),
+                       ("omega", "--omega"), ("h", "--h")):
+        g.add_argument(flag, dest=name, type=float, required=True)
+
+
+def _read(args):
+    import pandas as pd
+
+    df = pd.read_csv(args.csv)
+    xcols = [c.strip() for c in args.x.split(",") if c.strip()]
+    missing = [c for c in xcols + [args.t] if c not in df.columns]
+    if missing:
+        raise ValueError(f"--x/--t: column(s) {missing} not in {args.csv} (columns: {list(df.columns)})")
+    return df, df[xcols].to_numpy(dtype=float), df[args.t].to_numpy(dtype=float)
+
+
+def _params(args):
+    from .model import HawkesParams
+
+    return HawkesParams(mu0=args.mu0, tau_x=args.tau_x, tau_t=args.tau_t, theta=args.theta, omega=args.omega,
+                        h=args.h)
+
+
+def _cmd_loglik(args) -> int:
+    import numpy as np
+
+    from .model import log_likelihood
+
+    _, x, t = _read(args)
+    ll = log_likelihood(x, t, _params(args), exact=args.exact, window=args.window, dtype=np.dtype(args.dtype),
+                        backend=args.backend, threads=args.threads)
+    print(repr(ll))
+    return 0
+
+
+def _cmd_probabilities(args) -> int:
+    import numpy as np
+
+    from .model import self_excitation_probabilities
+
+    df, x, t = _read(args)
+    pi = self_excitation_probabilities(x, t, _params(args), exact=args.exact, window=args.window,
+                                       dtype=np.dtype(args.dtype), backend=args.backend, threads=args.threads)
+    df = df.copy()
+    df["self_excitation_probability"] = pi
+    if args.out:
+        df.to_csv(args.out, index=False)
+        print(f"wrote {len(df)} rows to {args.out}", file=sys.stderr)
+    else:
+        df.to_csv(sys.stdout, index=False)
+    return 0
+
+
+def _cmd_mcmc(args) -> int:
+    from pathlib import Path
+
+    from .mcmc import mcmc
+
+    _, x, t = _read(args)
+    sample = tuple(s.strip() for s in args.sample.split(",") if s.strip())
+    fixed = {}
+    for name in ("mu0", "tau_x", "tau_t", "theta", "omega", "h"):
+        v = getattr(args, f"fixed_{name}")
+        if v is not None:
+            fixed[name] = v
+    post = mcmc(x, t, n_iter=args.n_iter, burn_in=args.burn_in, chains=args.chains, sample=sample, fixed=fixed,
+                seed=args.seed, progress=not args.no_progress, backend=args.backend, threads=args.threads,
+                window=args.window)
+    table = post.summary()
+    print(table.to_string())
+    print("acceptance rates:", {n: [round(float(a), 3) for a in v] for n, v in post.acceptance_rates.items()})
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        table.to_csv(out / "posterior_summary.csv")
+        post.to_csv(out / "draws.csv")
+        post.to_json(out / "summary.json")
+        import matplotlib
+
+        matplotlib.use("Agg")
+        post.plot_trace(path=out / "trace.png")
+        post.plot_density(path=out / "density.png")
+        if args.probabilities:
+            pi = post.self_excitation(n_draws=args.n_draws, seed=args.seed, progress=not args.no_progress)
+            pi.to_csv(out / "self_excitation.csv", index_label="event")
+        print(f"outputs written to {out.resolve()}")
+    return 0
+
+
+def _cmd_simulate(args) -> int:
+    import pandas as pd
+
+    from .simulate import simulate
+
+    if len(args.region) == 1:
+        region = args.region[0]
+    elif len(args.region) == 2 * args.dim:
+        region = [args.region[i:i + 2] for i in range(0, len(args.region), 2)]
+    else:
+        raise ValueError(f"--region must be one side length or {2 * args.dim} numbers (low high per coordinate), "
+                         f"got {len(args.region)} numbers")
+    x, t = simulate(mu=args.mu, theta=args.theta, omega=args.omega, h=args.h, region=region, duration=args.duration,
+                    dim=args.dim, seed=args.seed)
+    names = ["x_km", "y_km", "z_km"][: args.dim]
+    df = pd.DataFrame({**{n: x[:, i] for i, n in enumerate(names)}, "t_hours": t})
+    if args.out:
+        df.to_csv(args.out, index=False)
+        print(f"wrote {len(df)} events to {args.out}", file=sys.stderr)
+    else:
+        df.to_csv(sys.stdout, index=False)
+    return 0
+
+
+def register(subparsers) -> None:
+    """Add ``hphawkes hawkes ...``."""
+    hp = subparsers.add_parser("hawkes", help="spatiotemporal Hawkes process (Holbrook et al. 2021)",
+                               description="Spatiotemporal Hawkes process: log-likelihood, self-excitation "
+                                           "probabilities, adaptive MCMC, simulation. Locations in km and times in "
+                                           "hours in the examples (any units; parameters follow them).")
+    sub = hp.add_subparsers(dest="hawkes_command", metavar="SUBCOMMAND")
+
+    p = sub.add_parser("loglik", help="log-likelihood at given parameters")
+    _add_data_args(p)
+    _add_precision_args(p)
+    _add_param_args(p)
+    p.set_defaults(func=_cmd_loglik)
+
+    p = sub.add_parser("probabilities", help="self-excitation probability of every event at given parameters")
+    _add_data_args(p)
+    _add_precision_args(p)
+    _add_param_args(p)
+    p.add_argument("--out", help="output CSV (input columns + self_excitation_probability); default stdout")
+    p.set_defaults(func=_cmd_probabilities)
+
+    p = sub.add_parser("mcmc", help="adaptive Metropolis-Hastings posterior sampling")
+    _add_data_args(p)
+    p.add_argument("--n-iter", type=int, default=10_000, help="iterations (sweeps) per chain (default 10000)")
+    p.add_argument("--burn-in", type=int, default=1_000)
+    p.add_argument("--chains", type=int, default=4)
+    p.add_argument("--sample", default="h,omega,theta,mu0", help="comma-separated sampled parameters")
+    for name, flag in (("mu0", "--mu0"), ("tau_x", "--tau-x"), ("tau_t", "--tau-t"), ("theta", "--theta"),
+                       ("omega", "--omega"), ("h", "--h")):
+        p.add_argument(flag, dest=f"fixed_{name}", type=float, default=None,
+                       help=f"fixed value of {name} (required when not sampled)")
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--out", help="output folder: posterior_summary.csv, draws.csv, summary.json, trace/density PNG")
+    p.add_argument("--probabilities", action="store_true", help="also write self_excitation.csv (needs --out)")
+    p.add_argument("--n-draws", type=int, default=1000, help="posterior draws for --probabilities")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=_cmd_mcmc)
+
+    p = sub.add_parser("simulate", help="simulate events by the branching construction")
+    p.add_argument("--mu", type=float, required=True, help="background rate per unit area per unit time")
+    p.add_argument("--theta", type=float, required=True, help="expected children per event (< 1)")
+    p.add_argument("--omega", type=float, required=True, help="rate of the exponential child delay")
+    p.add_argument("--h", type=float, required=True, help="sd of the Gaussian child displacement")
+    p.add_argument("--region", type=float, nargs="+", required=True,
+                   help="side length L (region [0, L]^dim) or low high per coordinate")
+    p.add_argument("--duration", type=float, required=True)
+    p.add_argument("--dim", type=int, default=2)
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--out", help="output CSV (default stdout)")
+    p.set_defaults(func=_cmd_simulate)
+
+    hp.set_defaults(func=lambda args: (hp.print_help(), 0)[1])
+
+
+def _cmd_reproduce_dc(args) -> int:
+    from .reproduce import format_table, run_dc_gunshots
+
+    mode = "full" if args.full else "quick"
+    result = run_dc_gunshots(args.out, mode=mode, backend=args.backend, threads=args.threads, seed=args.seed,
+                             chains=args.chains, n_iter=args.n_iter, burn_in=args.burn_in, n_draws=args.n_draws,
+                             progress=not args.no_progress)
+    print()
+    print(format_table(result))
+    se = result["self_excitation"]
+    print(f"\nexpected fraction of self-excited events (mean of posterior mean pi_n): {se['mean_probability']:.4f}; "
+          f"events with posterior mean pi_n > 0.5: {se['events_with_mean_above_0.5']:,}")
+    print(f"total time {result['seconds']['total']:.0f} s (MCMC {result['seconds']['mcmc']:.0f} s)")
+    from pathlib import Path
+
+    print(f"outputs written to {Path(args.out).resolve()}:")
+    for name, path in result["files"].items():
+        print(f"  {Path(path).name}")
+    return 0
+
+
+def register_reproduce(subparsers) -> None:
+    """Add ``hphawkes reproduce dc-gunshots``."""
+    p = subparsers.add_parser(
+        "dc-gunshots",
+        help="Holbrook et al. (2021): Hawkes analysis of 54,582 Washington DC gunshots (the main job)",
+        description="Bayesian spatiotemporal Hawkes analysis of the bundled Washington DC ShotSpotter data "
+                    "(2006-2019, holidays removed), tau_x = 1.6 km and tau_t = 14 days fixed. --quick (default): "
+                    "2 chains x 1,000 iterations; --full: the paper's 4 chains x 10,000 iterations, 1,000 burn-in.")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="short run (default)")
+    mode.add_argument("--full", action="store_true", help="the paper's run: 4 chains x 10,000 iterations")
+    p.add_argument("--out", default="hphawkes-dc-gunshots", help="output folder (default ./hphawkes-dc-gunshots)")
+    _add_engine_args(p)
+    p.add_argument("--seed", type=int, default=2021)
+    p.add_argument("--chains", type=int, default=None, help="override the mode's number of chains")
+    p.add_argument("--n-iter", type=int, default=None, help="override the mode's iterations per chain")
+    p.add_argument("--burn-in", type=int, default=None, help="override the mode's burn-in")
+    p.add_argument("--n-draws", type=int, default=None, help="posterior draws for the self-excitation probabilities")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=_cmd_reproduce_dc)
