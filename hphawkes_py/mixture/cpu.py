@@ -257,7 +257,7 @@ def _variants(fn):
     ser = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + "_serial", fn.__defaults__, fn.__closure__)
     ser.__qualname__ = fn.__qualname__ + "_serial"
     ser.__doc__ = fn.__doc__
-    return njit(parallel=True, cache=True)(fn), njit(cache=True)(ser)
+    return njit(parallel=True, cache=True)(fn), njit(cache=True, nogil=True)(ser)
 
 
 # Parallel and serial compilations of each kernel: a parallel region costs tens of
@@ -269,40 +269,123 @@ _logsumexp_rows_par, _logsumexp_rows_ser = _variants(_logsumexp_rows_impl)
 _label_stats_par, _label_stats_ser = _variants(_label_stats_impl)
 
 #: below this many (point x component) pairs per call the serial kernels are used
-PARALLEL_THRESHOLD = 200_000
+PARALLEL_THRESHOLD = 2_000_000
 
 
 def _features(X, out):
     (_features_par if X.shape[0] * out.shape[1] >= PARALLEL_THRESHOLD else _features_ser)(X, out)
 
 
+_OPENBLAS = None
+
+
+def _openblas():
+    """ctypes handles (get, set) of NumPy's OpenBLAS thread count, or None."""
+    global _OPENBLAS
+    if _OPENBLAS is None:
+        _OPENBLAS = False
+        try:
+            import ctypes
+            import glob
+            import os
+
+            libdir = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
+            for path in glob.glob(os.path.join(libdir, "*openblas*")):
+                lib = ctypes.CDLL(path)
+                for suffix in ("scipy_openblas_{}_num_threads64_", "openblas_{}_num_threads64_", "openblas_{}_num_threads"):
+                    get, set_ = suffix.format("get"), suffix.format("set")
+                    if hasattr(lib, get) and hasattr(lib, set_):
+                        fset = getattr(lib, set_)
+                        fset.argtypes = [ctypes.c_int]
+                        _OPENBLAS = (getattr(lib, get), fset)
+                        break
+                if _OPENBLAS:
+                    break
+        except Exception:  # no OpenBLAS found: leave BLAS threading alone
+            _OPENBLAS = False
+    return _OPENBLAS or None
+
+
+class _single_threaded_blas:
+    """Context manager: NumPy's OpenBLAS on one thread, restored afterwards.
+
+    The engine parallelises over chunks of points with its own worker threads, each
+    calling a small GEMM; letting OpenBLAS also start its threads would oversubscribe
+    the cores (measured here: a 2-thread BLAS call on a busy 2-core machine was 5x
+    slower than a 1-thread call).
+    """
+
+    def __enter__(self):
+        h = _openblas()
+        self._prev = None
+        if h is not None:
+            self._prev = int(h[0]())
+            if self._prev != 1:
+                h[1](1)
+        return self
+
+    def __exit__(self, *exc):
+        h = _openblas()
+        if h is not None and self._prev is not None and self._prev != 1:
+            h[1](self._prev)
+        return False
+
+
 class CpuEngine:
     """Hot steps of the TDP mixture on the CPU (see the module docstring).
+
+    Parallel over chunks of points: ``threads`` Python worker threads (Numba's thread
+    count by default) each take a contiguous share of the chunks and run, per chunk,
+    the quadratic features (Numba, GIL released), the GEMM against the coefficient
+    matrix (single-threaded BLAS, GIL released) and the per-row log-sum-exp and draw
+    (Numba, GIL released).  Per-worker buffers and partial sums: no locks, and the
+    result does not depend on the number of threads.
 
     Parameters
     ----------
     X : ndarray (n, p)
         The (standardised) data, float64.
     chunk_size : int
-        Points per chunk; memory is about ``chunk_size * (k + F) * 8`` bytes.
+        Points per chunk; memory is about ``threads * chunk_size * (k + F) * 8`` bytes.
+    threads : int, optional
+        Worker threads (default ``numba.get_num_threads()``).
     """
 
     backend = "cpu"
 
-    def __init__(self, X, *, chunk_size: int = 1024, dtype=np.float64):
+    def __init__(self, X, *, chunk_size: int = 1024, dtype=np.float64, threads=None):
         if np.dtype(dtype) != np.float64:
             raise ValueError("the CPU mixture engine computes in float64; use dtype=np.float64")
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.n, self.p = self.X.shape
         self.F = n_features(self.p)
-        self.chunk = int(max(1, min(chunk_size, self.n)))
-        self._phi = np.empty((self.chunk, self.F))
+        self.chunk = int(max(1, chunk_size))
+        if threads is None:
+            import numba
+
+            threads = numba.get_num_threads()
+        self.threads = int(max(1, threads))
+        self._pool = None
         self.W = None
         self.k = None
         self.z = None
-        import numba
+        self.loglik = None
 
-        self._nblocks = max(1, min(4 * numba.get_num_threads(), self.n))
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_pool"] = None
+        return state
+
+    def close(self):
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
 
     # ------------------------------------------------------------------ parameters
     def set_components(self, log_weights, means, prec_factors, logdets) -> None:
@@ -310,13 +393,38 @@ class CpuEngine:
         self.W = np.ascontiguousarray(build_coefficients(log_weights, means, prec_factors, logdets))
         self.k = self.W.shape[1]
 
-    def _chunks(self, X):
-        n = X.shape[0]
-        for lo in range(0, n, self.chunk):
-            hi = min(n, lo + self.chunk)
-            phi = self._phi[: hi - lo]
-            _features(X[lo:hi], phi)
-            yield lo, hi, phi
+    # ------------------------------------------------------------------ parallel driver
+    def _run(self, n, work):
+        """Call ``work(lo, hi, phi, D)`` for every chunk of [0, n) on the worker threads.
+
+        Returns the list of per-worker return values of ``work`` summed by the worker
+        (each worker returns the sum of its chunks' results, or None).
+        """
+        chunk = max(1, min(self.chunk, n))
+        nchunks = -(-n // chunk)
+        T = max(1, min(self.threads, nchunks))
+        bounds = [(t * nchunks // T, (t + 1) * nchunks // T) for t in range(T)]
+
+        def worker(b):
+            phi = np.empty((chunk, self.F))
+            D = np.empty((chunk, self.k))
+            acc = None
+            for c in range(b[0], b[1]):
+                lo = c * chunk
+                hi = min(n, lo + chunk)
+                r = work(lo, hi, phi[: hi - lo], D[: hi - lo])
+                if r is not None:
+                    acc = r if acc is None else acc + r
+            return acc
+
+        with _single_threaded_blas():
+            if T == 1:
+                return [worker(bounds[0])]
+            if self._pool is None or self._pool._max_workers < T:
+                from concurrent.futures import ThreadPoolExecutor
+
+                self._pool = ThreadPoolExecutor(max_workers=T, thread_name_prefix="hphawkes-mixture")
+            return list(self._pool.map(worker, bounds))
 
     # ------------------------------------------------------------------ Gibbs
     def sample_labels(self, uniforms) -> np.ndarray:
@@ -326,55 +434,69 @@ class CpuEngine:
         log likelihood of the data under the current mixture is in ``self.loglik``.
         """
         u = np.ascontiguousarray(uniforms, dtype=np.float64)
+        if u.shape != (self.n,):
+            raise ValueError(f"uniforms must have shape ({self.n},), got {u.shape}")
         z = np.empty(self.n, dtype=np.int32)
         ll = np.empty(self.n)
-        D = np.empty((self.chunk, self.k))
-        for lo, hi, phi in self._chunks(self.X):
-            d = D[: hi - lo]
-            np.matmul(phi, self.W, out=d)
-            (_sample_rows_par if d.size >= PARALLEL_THRESHOLD else _sample_rows_ser)(d, u[lo:hi], z[lo:hi], ll[lo:hi])
+        X, W = self.X, self.W
+
+        def work(lo, hi, phi, D):
+            _features_ser(X[lo:hi], phi)
+            np.matmul(phi, W, out=D)
+            _sample_rows_ser(D, u[lo:hi], z[lo:hi], ll[lo:hi])
+
+        self._run(self.n, work)
         self.z = z
         self.loglik = float(ll.sum())
         return z
 
     def label_stats(self) -> np.ndarray:
         """(k, F) sums of quadratic features per component for the last sampled labels."""
-        if self.n * self.F >= PARALLEL_THRESHOLD:
-            return _label_stats_par(self.X, self.z, self.k, self._nblocks)
-        return _label_stats_ser(self.X, self.z, self.k, 1)
+        X, z, k = self.X, self.z, self.k
+
+        def work(lo, hi, phi, D):
+            return _label_stats_ser(X[lo:hi], z[lo:hi], k, 1)
+
+        parts = [r for r in self._run(self.n, work) if r is not None]
+        return np.sum(parts, axis=0)
 
     # ------------------------------------------------------------------ BEM
     def responsibilities_stats(self):
         """E-step: (loglik, T) with T (k, F) the responsibility-weighted feature sums.
 
         Never materialises the n x k responsibility matrix: chunk by chunk,
-        T += R_chunk' Phi_chunk.
+        T += R_chunk' Phi_chunk (per-worker partial sums, added at the end).
         """
-        T = np.zeros((self.k, self.F))
-        D = np.empty((self.chunk, self.k))
-        ll = np.empty(self.chunk)
-        total = 0.0
-        for lo, hi, phi in self._chunks(self.X):
-            d = D[: hi - lo]
-            np.matmul(phi, self.W, out=d)
-            (_normalise_rows_par if d.size >= PARALLEL_THRESHOLD else _normalise_rows_ser)(d, ll[: hi - lo])
-            total += float(ll[: hi - lo].sum())
-            T += d.T @ phi
-        return total, T
+        X, W = self.X, self.W
+        ll = np.empty(self.n)
+
+        def work(lo, hi, phi, D):
+            _features_ser(X[lo:hi], phi)
+            np.matmul(phi, W, out=D)
+            _normalise_rows_ser(D, ll[lo:hi])
+            return D.T @ phi
+
+        parts = [r for r in self._run(self.n, work) if r is not None]
+        return float(ll.sum()), np.sum(parts, axis=0)
 
     # ------------------------------------------------------------------ prediction
     def log_density(self, X) -> np.ndarray:
         """log sum_j pi_j N(x_i | mu_j, Sigma_j) for the rows of X (standardised units)."""
         X = np.ascontiguousarray(X, dtype=np.float64)
         out = np.empty(X.shape[0])
-        D = np.empty((self.chunk, self.k))
-        for lo, hi, phi in self._chunks(X):
-            d = D[: hi - lo]
-            np.matmul(phi, self.W, out=d)
-            (_logsumexp_rows_par if d.size >= PARALLEL_THRESHOLD else _logsumexp_rows_ser)(d, out[lo:hi])
+        W = self.W
+
+        def work(lo, hi, phi, D):
+            _features_ser(X[lo:hi], phi)
+            np.matmul(phi, W, out=D)
+            _logsumexp_rows_ser(D, out[lo:hi])
+
+        if X.shape[0]:
+            self._run(X.shape[0], work)
         return out
 
     def component_log_density(self, X) -> np.ndarray:
         """The n x k matrix d_ij for the rows of X (for predict/predict_proba on modest n)."""
         X = np.ascontiguousarray(X, dtype=np.float64)
-        return features(X) @ self.W
+        with _single_threaded_blas():
+            return features(X) @ self.W
