@@ -7,7 +7,9 @@
 //     double (REAL) scalars only.
 //   * the real type is REAL (-DREAL=float or -DREAL=double; double by default).
 //   * dynamic shared memory: HP_DYNAMIC_SHARED(type, name); at function scope, inside the
-//     kernel (never `extern __shared__` directly).
+//     kernel (never `extern __shared__` directly).  Like CUDA's extern shared arrays, every
+//     HP_DYNAMIC_SHARED of a kernel starts at the same address (carve sub-arrays by pointer
+//     arithmetic), and nvcc rejects the same name with two different types in one file.
 //   * every __syncthreads() must be reached by all live threads of the block.
 //   * warp intrinsics (__shfl_*_sync, __ballot_sync, ...) only with all live lanes of the
 //     warp converged (full-warp use).
