@@ -1,0 +1,351 @@
+"""Hawkes likelihood engines: ``make_engine`` and the helpers both engines share.
+
+The engines evaluate, for events already sorted by time (``x`` of shape (N, D), ``t`` (N,)),
+
+    S_n = sum_{m=1..N} phi_D(x_n - x_m; tau_x) phi_1(t_n - t_m; tau_t)          (all m, m = n included)
+    G_n = sum_{m: t_m < t_n} omega exp(-omega (t_n - t_m)) phi_D(x_n - x_m; h)  (strictly earlier)
+    lambda_n = mu0 S_n + theta G_n,    log L = sum_n log lambda_n - Lambda,
+    Lambda = mu0 sum_m [Phi((T1 - t_m)/tau_t) - Phi((T0 - t_m)/tau_t)] + theta sum_m [1 - exp(-omega (T1 - t_m))].
+
+They never store anything of size N x N. ``S`` is kept resident (it changes only with
+tau_x, tau_t); ``G`` lives in two resident slots so an MCMC h/omega proposal can be computed
+into slot 1 and either discarded or promoted with :meth:`swap_trigger` (no copy).
+
+Windowed ("default", ``exact=False``) evaluation -- the bound
+==============================================================
+
+With times sorted, the terms of event n far from t_n in time are tiny; we skip them only when
+a proven bound on *everything* skipped is below EPS = 1e-13 of lambda_n, for every (mu0, theta)
+the caller may use afterwards. Write own = phi_D(0; tau_x) phi_1(0; tau_t) for the m = n term
+of S_n, which is always evaluated, so that for every n
+
+    S_n^w >= own,    lambda_n^w = mu0 S_n^w + theta G_n^w >= mu0 own,          (1)
+
+where ^w marks the windowed (computed) sums, each a sub-sum of the exact one.
+
+Background. The kernel factorises, phi_D(z; tau_x) <= phi_D(0; tau_x), so a skipped background
+term with |t_n - t_m| > Delta_S is at most phi_D(0; tau_x) phi_1(Delta_S; tau_t)
+= own exp(-Delta_S^2 / (2 tau_t^2)). At most N - 1 terms are skipped, hence
+
+    0 <= S_n - S_n^w <= (N - 1) own exp(-Delta_S^2 / (2 tau_t^2)) <= EPS_S own
+    when Delta_S = tau_t sqrt(2 log((N - 1) / EPS_S)),                          (2)
+
+and mu0 (S_n - S_n^w) <= EPS_S mu0 own <= EPS_S lambda_n^w by (1) -- for every mu0, theta.
+The window |t_n - t_m| <= Delta_S is symmetric in (n, m), so the CPU engine still uses the
+symmetry of the background kernel (each unordered pair evaluated once).
+
+Trigger. A skipped trigger term has t_n - t_m > Delta_G, so it is at most
+omega phi_D(0; h) exp(-omega Delta_G); with at most N - 1 of them,
+
+    0 <= G_n - G_n^w <= (N - 1) omega phi_D(0; h) exp(-omega Delta_G) = EPS_G rho own
+    when Delta_G = log((N - 1) omega phi_D(0; h) / (EPS_G rho own)) / omega.     (3)
+
+Then theta (G_n - G_n^w) <= EPS_G theta rho own <= EPS_G mu0 own <= EPS_G lambda_n^w as long
+as mu0 / theta >= rho. G is computed before mu0 and theta are known, so the engine records the
+rho a trigger slot was built with (default ``RHO_DEFAULT`` = 1e-6, i.e. theta up to a million
+times mu0) and every consumer (sum_log_intensity, self_excitation) checks mu0/theta >= rho
+first; if the check fails, the slot is rebuilt with rho = (mu0/theta)/16 before use. So the
+guarantee holds for every (mu0, theta), never silently.
+
+With EPS_S = EPS_G = 4e-14 (2 x 4e-14 < 1e-13, the margin absorbing the rounding of t_n - Delta
+and of Delta itself), (2) and (3) give |lambda_n - lambda_n^w| <= 8e-14 lambda_n^w <= 1e-13 lambda_n
+for every n, hence |log lambda_n - log lambda_n^w| <= 1e-13, and the window never touches the
+integral Lambda (computed in closed form over all events). The cut-offs adapt to N, tau_t, h,
+omega, tau_x and D through (2)-(3); the ranges are found per event by binary search on sorted t.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = [
+    "make_engine",
+    "EPS_WINDOW",
+    "EPS_S",
+    "EPS_G",
+    "RHO_DEFAULT",
+    "phi0",
+    "background_delta",
+    "trigger_delta",
+    "background_integral_part",
+    "trigger_integral_part",
+    "tie_starts",
+    "split_time",
+]
+
+EPS_WINDOW = 1e-13
+EPS_S = 4e-14
+EPS_G = 4e-14
+RHO_DEFAULT = 1e-6
+
+
+def phi0(D: int, s: float) -> float:
+    """phi_D(0; s) = (2 pi s^2)^(-D/2)."""
+    return (2.0 * math.pi * s * s) ** (-0.5 * D)
+
+
+def background_delta(N: int, tau_t: float, eps: float = EPS_S) -> float:
+    """Time cut Delta_S of bound (2): skipped background mass <= eps * own term. inf if nothing may be cut."""
+    if N < 2:
+        return math.inf
+    return tau_t * math.sqrt(2.0 * math.log((N - 1) / eps))
+
+
+def trigger_delta(N: int, D: int, tau_x: float, tau_t: float, h: float, omega: float, rho: float,
+                  eps: float = EPS_G) -> float:
+    """Time cut Delta_G of bound (3): skipped trigger mass <= eps * rho * own (own = phi_D(0;tau_x) phi_1(0;tau_t))."""
+    if N < 2:
+        return math.inf
+    own = phi0(D, tau_x) * phi0(1, tau_t)
+    # log((N-1) omega phi_D(0;h) / (eps rho own)) in logs to avoid overflow for tiny h / rho.
+    logb = (math.log(N - 1) + math.log(omega) - 0.5 * D * math.log(2.0 * math.pi * h * h)
+            - math.log(eps) - math.log(rho) - math.log(own))
+    return max(logb, 0.0) / omega
+
+
+def tie_starts(t: np.ndarray) -> np.ndarray:
+    """ts[n] = first index m with t[m] == t[n] (times sorted): the trigger sum of n runs over m < ts[n]."""
+    return np.searchsorted(t, t, side="left").astype(np.int64)
+
+
+def _phi_diff(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Phi(a) - Phi(b) for a >= b, accurate in both tails (erfc of the side away from 0)."""
+    from scipy.special import erf, erfc
+
+    r2 = math.sqrt(2.0)
+    out = np.empty_like(a)
+    hi = b > 0  # both positive: 1 - Phi differences
+    lo = a < 0  # both negative
+    mid = ~(hi | lo)
+    out[hi] = 0.5 * (erfc(b[hi] / r2) - erfc(a[hi] / r2))
+    out[lo] = 0.5 * (erfc(-a[lo] / r2) - erfc(-b[lo] / r2))
+    out[mid] = 0.5 * (erf(a[mid] / r2) - erf(b[mid] / r2))
+    return out
+
+
+def background_integral_part(t: np.ndarray, tau_t: float, window) -> float:
+    """sum_m [Phi((T1 - t_m)/tau_t) - Phi((T0 - t_m)/tau_t)] (float64)."""
+    T0, T1 = window
+    t = np.asarray(t, dtype=np.float64)
+    return float(np.sum(_phi_diff((T1 - t) / tau_t, (T0 - t) / tau_t)))
+
+
+def trigger_integral_part(t: np.ndarray, omega: float, window) -> float:
+    """sum_m [1 - exp(-omega (T1 - t_m))] (float64, expm1 for small omega (T1 - t_m))."""
+    T1 = window[1]
+    t = np.asarray(t, dtype=np.float64)
+    return float(np.sum(-np.expm1(-omega * (T1 - t))))
+
+
+def split_time(t: np.ndarray, dtype) -> tuple[np.ndarray, np.ndarray]:
+    """Times as (t_hi, t_lo) in ``dtype`` with t ~= t_hi + t_lo and t_hi on a power-of-two grid.
+
+    For float32 this keeps time differences accurate to float32 *relative to the difference*
+    (not to |t|): t_hi are multiples of a power of two g with |t_hi| / g < 2^23, so
+    t_hi[n] - t_hi[m] is exact in float32, and |t_lo| <= g/2 carries the rest. For float64
+    t_lo is all zeros (double is accurate enough for times in hours over decades).
+    """
+    t = np.asarray(t, dtype=np.float64)
+    dtype = np.dtype(dtype)
+    if dtype == np.float64:
+        return t.copy(), np.zeros_like(t)
+    amax = float(np.max(np.abs(t))) if t.size else 0.0
+    if amax == 0.0:
+        return t.astype(np.float32), np.zeros(t.shape, np.float32)
+    g = 2.0 ** math.ceil(math.log2(amax / 2.0**22))
+    hi = np.round(t / g) * g
+    return hi.astype(np.float32), (t - hi).astype(np.float32)
+
+
+def make_engine(x_sorted, t_sorted, *, backend: str = "cpu", dtype=np.float64, threads=None,
+                exact: bool = False, window=None):
+    """Build a likelihood engine for time-sorted, validated events.
+
+    Parameters
+    ----------
+    x_sorted : ndarray (N, D)
+        Locations (D = 1, 2, 3), sorted with the times.
+    t_sorted : ndarray (N,)
+        Times, non-decreasing.
+    backend : {"cpu", "gpu", "emulator", "auto"}
+    dtype : np.float64 or np.float32
+        Precision of the pair kernel. Sums are accumulated in float64 on the CPU engine
+        and in REAL (the kernel precision) on the GPU engine.
+    threads : int or None
+        Numba threads for the CPU engine.
+    exact : bool
+        Evaluate every pair (as the paper); default windowed, exact to 1e-13 (see module doc).
+    window : (T0, T1) or None
+        Observation window of the integral; default (t[0], t[-1]).
+    """
+    from .._backend import resolve_backend
+
+    resolved = resolve_backend(backend)
+    x = np.asarray(x_sorted, dtype=np.float64)
+    if x.ndim == 1:
+        x = x[:, None]
+    t = np.asarray(t_sorted, dtype=np.float64)
+    if window is None:
+        window = (float(t[0]), float(t[-1]))
+    window = (float(window[0]), float(window[1]))
+    if resolved == "cpu":
+        from .cpu import CPUEngine
+
+        return CPUEngine(x, t, dtype=dtype, threads=threads, exact=exact, window=window)
+    from .gpu import GPUEngine
+
+    return GPUEngine(x, t, backend=resolved, dtype=dtype, threads=threads, exact=exact, window=window)
+
+
+class EngineBase:
+    """Parameter caching, trigger slots, the rho guard of bound (3) and the integral.
+
+    Subclasses implement the kernels: ``_k_background(tau_x, tau_t, delta)``,
+    ``_k_trigger(h, omega, delta, slot)``, ``_k_both(tau_x, tau_t, delta_s, h, omega, delta_g, slot)``,
+    ``_k_sum_log(mu0, theta, slot)``, ``_k_pi(mu0, theta, slot)``, ``_k_S()``, ``_k_G(slot)``,
+    ``_k_trigger_integral(omega)``.
+    """
+
+    backend = "cpu"
+
+    def __init__(self, x, t, *, dtype, threads, exact, window):
+        self.N, self.D = x.shape
+        if self.D not in (1, 2, 3):
+            raise ValueError(f"x must have D = 1, 2 or 3 columns, got {self.D}")
+        self.dtype = np.dtype(dtype)
+        if self.dtype not in (np.dtype(np.float64), np.dtype(np.float32)):
+            raise ValueError(f"dtype must be float64 or float32, got {self.dtype}")
+        self.threads = threads
+        self.exact = bool(exact)
+        self.window = window
+        self._t64 = t
+        self.pair_evaluations = 0
+        self._bg_params = None          # (tau_x, tau_t) of the resident S
+        self._bg_integral = None
+        self._own = None
+        self._slot_params = [None, None]  # (h, omega, rho) per slot
+        self._slot_order = [0, 1]       # logical slot -> physical buffer
+        self._rho = RHO_DEFAULT
+        self._omega_integral = (None, None)
+
+    # -- windows ---------------------------------------------------------------------------
+    def _delta_s(self, tau_t):
+        return math.inf if self.exact else background_delta(self.N, tau_t)
+
+    def _delta_g(self, h, omega, rho):
+        if self.exact:
+            return math.inf
+        tau_x, tau_t = self._bg_params
+        return trigger_delta(self.N, self.D, tau_x, tau_t, h, omega, rho)
+
+    # -- public interface -------------------------------------------------------------------
+    def set_background(self, tau_x, tau_t):
+        """Compute S (resident) for (tau_x, tau_t) and cache the background integral part."""
+        tau_x, tau_t = float(tau_x), float(tau_t)
+        if self._bg_params == (tau_x, tau_t):
+            return
+        self._k_background(tau_x, tau_t, self._delta_s(tau_t))
+        self._set_bg(tau_x, tau_t)
+
+    def _set_bg(self, tau_x, tau_t):
+        self._bg_params = (tau_x, tau_t)
+        self._own = phi0(self.D, tau_x) * phi0(1, tau_t)
+        self._bg_integral = background_integral_part(self._t64, tau_t, self.window)
+
+    def set_trigger(self, h, omega, slot=0):
+        """Compute G for (h, omega) into ``slot`` (0 or 1)."""
+        self._set_trigger(float(h), float(omega), slot, self._rho)
+
+    def _set_trigger(self, h, omega, slot, rho):
+        if slot not in (0, 1):
+            raise ValueError(f"slot must be 0 or 1, got {slot!r}")
+        if self._bg_params is None and not self.exact:
+            raise RuntimeError("set_background must be called before set_trigger in windowed mode")
+        bound = 0.0 if self.exact else EPS_G * rho * self._own
+        p = self._slot_params[slot]
+        if p is not None and p[:2] == (h, omega) and p[2] <= bound:
+            return
+        self._k_trigger(h, omega, self._delta_g(h, omega, rho), self._slot_order[slot])
+        # p[2]: proven bound on the trigger mass skipped for any event (bound (3)); it stays valid
+        # if the background changes later, the guard compares it with the current own term.
+        self._slot_params[slot] = (h, omega, bound)
+
+    def swap_trigger(self):
+        """Promote slot 1 to slot 0 (after an accepted h/omega proposal); no copy."""
+        self._slot_order.reverse()
+        self._slot_params.reverse()
+
+    def _guard(self, mu0, theta, slot):
+        """Bound (3): theta * (skipped trigger mass) <= EPS_G mu0 own; rebuild the slot if not."""
+        p = self._slot_params[slot]
+        if p is None:
+            raise RuntimeError(f"trigger slot {slot} is empty: call set_trigger first")
+        if self.exact or theta <= 0.0:
+            return
+        if theta * p[2] > EPS_G * mu0 * self._own * (1.0 + 1e-12):
+            rho = (mu0 / theta) / 16.0
+            self._rho = min(self._rho, rho)
+            self._slot_params[slot] = None
+            self._set_trigger(p[0], p[1], slot, rho)
+
+    def sum_log_intensity(self, mu0, theta, slot=0) -> float:
+        """sum_n log(mu0 S_n + theta G_n[slot])."""
+        if self._bg_params is None:
+            raise RuntimeError("call set_background first")
+        mu0, theta = float(mu0), float(theta)
+        self._guard(mu0, theta, slot)
+        return float(self._k_sum_log(mu0, theta, self._slot_order[slot]))
+
+    def integral(self, mu0, theta, omega) -> float:
+        """Lambda = mu0 sum_m [Phi((T1-t_m)/tau_t) - Phi((T0-t_m)/tau_t)] + theta sum_m [1 - exp(-omega (T1 - t_m))]."""
+        if self._bg_integral is None:
+            raise RuntimeError("call set_background first")
+        omega = float(omega)
+        if self._omega_integral[0] != omega:
+            self._omega_integral = (omega, float(self._k_trigger_integral(omega)))
+        return float(mu0) * self._bg_integral + float(theta) * self._omega_integral[1]
+
+    def log_likelihood(self, mu0, tau_x, tau_t, theta, omega, h) -> float:
+        """log L for the given parameters (reuses the resident S and slot-0 G when unchanged)."""
+        tau_x, tau_t, h, omega = float(tau_x), float(tau_t), float(h), float(omega)
+        p0 = self._slot_params[0]
+        bg_same = self._bg_params == (tau_x, tau_t)
+        tr_same = p0 is not None and p0[:2] == (h, omega)
+        if not bg_same and not tr_same:
+            delta_s = self._delta_s(tau_t)
+            if self.exact:
+                delta_g = math.inf
+            else:
+                delta_g = trigger_delta(self.N, self.D, tau_x, tau_t, h, omega, self._rho)
+            self._k_both(tau_x, tau_t, delta_s, h, omega, delta_g, self._slot_order[0])
+            self._set_bg(tau_x, tau_t)
+            self._slot_params[0] = (h, omega, 0.0 if self.exact else EPS_G * self._rho * self._own)
+        else:
+            self.set_background(tau_x, tau_t)
+            self.set_trigger(h, omega, 0)
+        return self.sum_log_intensity(mu0, theta, 0) - self.integral(mu0, theta, omega)
+
+    def self_excitation(self, mu0, theta, slot=0) -> np.ndarray:
+        """pi_n = theta G_n / (mu0 S_n + theta G_n), sorted order, float64 host array."""
+        if self._bg_params is None:
+            raise RuntimeError("call set_background first")
+        mu0, theta = float(mu0), float(theta)
+        self._guard(mu0, theta, slot)
+        return self._k_pi(mu0, theta, self._slot_order[slot])
+
+    def background_sums(self) -> np.ndarray:
+        """Host copy of S (N,) in sorted order (float64)."""
+        if self._bg_params is None:
+            raise RuntimeError("call set_background first")
+        return self._k_S()
+
+    def trigger_sums(self, slot=0) -> np.ndarray:
+        """Host copy of G (N,) of ``slot`` in sorted order (float64)."""
+        if self._slot_params[slot] is None:
+            raise RuntimeError(f"trigger slot {slot} is empty: call set_trigger first")
+        return self._k_G(self._slot_order[slot])
+
+    def __repr__(self):
+        return (f"<{type(self).__name__} backend={self.backend!r} N={self.N} D={self.D} "
+                f"dtype={self.dtype.name} exact={self.exact}>")
