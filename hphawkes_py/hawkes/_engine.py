@@ -220,7 +220,7 @@ class EngineBase:
         self.exact = bool(exact)
         self.window = window
         self._t64 = t
-        self.pair_evaluations = 0
+        self._pairs = 0
         self._bg_params = None          # (tau_x, tau_t) of the resident S
         self._bg_integral = None
         self._own = None
@@ -228,6 +228,15 @@ class EngineBase:
         self._slot_order = [0, 1]       # logical slot -> physical buffer
         self._rho = RHO_DEFAULT
         self._omega_integral = (None, None)
+
+    @property
+    def pair_evaluations(self) -> int:
+        """Number of pair kernel terms evaluated so far (exp evaluations; see the engine docs)."""
+        pending = int(self._pending_pairs())
+        return int(self._pairs) + pending
+
+    def _pending_pairs(self) -> int:
+        return 0
 
     # -- windows ---------------------------------------------------------------------------
     def _delta_s(self, tau_t):

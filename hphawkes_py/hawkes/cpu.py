@@ -384,7 +384,7 @@ class CPUEngine(EngineBase):
                 self.D, *self._x, self._th, self._tl, self._tw,
                 dt(0.5 / tau_x**2), dt(0.5 / tau_t**2), float(delta), self._nchunks(),
                 phi0(self.D, tau_x) * phi0(1, tau_t), self._S)
-        self.pair_evaluations += int(cnt)
+        self._pairs += int(cnt)
 
     def _k_trigger(self, h, omega, delta, phys):
         dt = self.dtype.type
@@ -392,7 +392,7 @@ class CPUEngine(EngineBase):
             cnt = _trigger_kernel(
                 self.D, *self._x, self._th, self._tl, self._tw, self._ts,
                 dt(0.5 / h**2), dt(omega), float(delta), omega * phi0(self.D, h), self._G[phys])
-        self.pair_evaluations += int(cnt)
+        self._pairs += int(cnt)
 
     def _k_both(self, tau_x, tau_t, delta_s, h, omega, delta_g, phys):
         dt = self.dtype.type
@@ -403,7 +403,7 @@ class CPUEngine(EngineBase):
                 dt(0.5 / h**2), dt(omega), float(delta_g), self._nchunks(),
                 phi0(self.D, tau_x) * phi0(1, tau_t), omega * phi0(self.D, h),
                 self._S, self._G[phys])
-        self.pair_evaluations += int(cnt)
+        self._pairs += int(cnt)
 
     def _k_sum_log(self, mu0, theta, phys):
         with threads_context(self.threads):

@@ -1,0 +1,141 @@
+// hawkes.cu -- spatiotemporal Hawkes likelihood kernels (Holbrook et al. 2021).
+//
+// Events are sorted by time. Coordinates are structure-of-arrays (x0, x1, x2: unused columns
+// alias x0), times are split t = th + tl in REAL (tl = 0 for double; see
+// hphawkes_py/hawkes/_engine.py:split_time) plus a double copy tw used only for the window
+// binary searches, so the windows do not depend on REAL.
+//
+//   hawkes_background : S_n = scale * sum_{m: |t_n - t_m| <= delta} exp(-(ax r2 + at dt^2))  (m = n included)
+//   hawkes_trigger    : G_n = scale * sum_{m in [lo_n, ts_n)} exp(-(bh r2 + om (t_n - t_m)))
+//                       ts_n = first event tied with n (ties do not excite), lo_n = window start
+//   hawkes_sum_log    : one partial sum of log(mu0 S_n + theta G_n) per block (double)
+//   hawkes_pi         : pi_n = theta G_n / (mu0 S_n + theta G_n)
+//   hawkes_trigger_integral : one partial sum of 1 - exp(-omega (T1 - t_m)) per block (double)
+//
+// One block per event (grid-stride over events when N exceeds the grid), a block-strided loop
+// over the event's range with coalesced loads of consecutive m, and a shared-memory tree
+// reduction (hp_block_reduce_sum). The per-event ranges are found by a binary search in the
+// kernel (every thread does the same O(log N) search; the loads are broadcast), so nothing of
+// size N crosses the bus per parameter change. Row sums are accumulated in REAL (float, like the
+// paper's GPU code, or double); the reductions over events are done in double.
+// delta < 0 means "no window" (exact).
+#include "hp_cuda.h"
+
+__device__ __forceinline__ int hk_lower_bound(const double* a, double v, int lo, int hi) {
+  while (lo < hi) {
+    const int mid = (lo + hi) >> 1;
+    if (a[mid] < v) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+
+__device__ __forceinline__ int hk_upper_bound(const double* a, double v, int lo, int hi) {
+  while (lo < hi) {
+    const int mid = (lo + hi) >> 1;
+    if (a[mid] <= v) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+
+// Block-wide sum in double (same contract as hp_block_reduce_sum; sdata holds blockDim.x doubles).
+__device__ __forceinline__ double hk_block_sum_double(double v, double* sdata) {
+  const unsigned int tid = threadIdx.x;
+  const unsigned int n = blockDim.x;
+  unsigned int p = 1;
+  while (2 * p <= n) p *= 2;
+  sdata[tid] = v;
+  __syncthreads();
+  if (tid < n - p) sdata[tid] += sdata[tid + p];
+  if (p != n) __syncthreads();
+  for (unsigned int s = p / 2; s > 0; s >>= 1) {
+    if (tid < s) sdata[tid] += sdata[tid + s];
+    __syncthreads();
+  }
+  const double r = sdata[0];
+  __syncthreads();
+  return r;
+}
+
+__device__ __forceinline__ REAL hk_r2(const REAL* x0, const REAL* x1, const REAL* x2, int D,
+                                      int m, REAL a0, REAL a1, REAL a2) {
+  const REAL d0 = x0[m] - a0;
+  REAL r2 = d0 * d0;
+  if (D > 1) { const REAL d1 = x1[m] - a1; r2 += d1 * d1; }
+  if (D > 2) { const REAL d2 = x2[m] - a2; r2 += d2 * d2; }
+  return r2;
+}
+
+extern "C" __global__ void hawkes_background(const REAL* x0, const REAL* x1, const REAL* x2,
+                                             const REAL* th, const REAL* tl, const double* tw,
+                                             int N, int D, REAL ax, REAL at, double delta,
+                                             double scale, REAL* S) {
+  HP_DYNAMIC_SHARED(REAL, sdata);
+  for (int n = blockIdx.x; n < N; n += gridDim.x) {
+    int lo = 0, hi = N;
+    if (delta >= 0.0) {
+      lo = hk_lower_bound(tw, tw[n] - delta, 0, n);
+      hi = hk_upper_bound(tw, tw[n] + delta, n + 1, N);
+    }
+    const REAL a0 = x0[n];
+    const REAL a1 = D > 1 ? x1[n] : (REAL)0;
+    const REAL a2 = D > 2 ? x2[n] : (REAL)0;
+    const REAL tn = th[n], tln = tl[n];
+    REAL acc = 0;
+    for (int m = lo + (int)threadIdx.x; m < hi; m += blockDim.x) {
+      const REAL r2 = hk_r2(x0, x1, x2, D, m, a0, a1, a2);
+      const REAL dt = (th[m] - tn) + (tl[m] - tln);
+      acc += exp(-(ax * r2 + at * (dt * dt)));
+    }
+    const REAL s = hp_block_reduce_sum(acc, sdata);
+    if (threadIdx.x == 0) S[n] = (REAL)(scale * (double)s);
+  }
+}
+
+extern "C" __global__ void hawkes_trigger(const REAL* x0, const REAL* x1, const REAL* x2,
+                                          const REAL* th, const REAL* tl, const double* tw,
+                                          int N, int D, REAL bh, REAL om, double delta,
+                                          double scale, REAL* G) {
+  HP_DYNAMIC_SHARED(REAL, sdata);
+  for (int n = blockIdx.x; n < N; n += gridDim.x) {
+    const int hi = hk_lower_bound(tw, tw[n], 0, n);  // first event tied with n
+    const int lo = delta >= 0.0 ? hk_lower_bound(tw, tw[n] - delta, 0, hi) : 0;
+    const REAL a0 = x0[n];
+    const REAL a1 = D > 1 ? x1[n] : (REAL)0;
+    const REAL a2 = D > 2 ? x2[n] : (REAL)0;
+    const REAL tn = th[n], tln = tl[n];
+    REAL acc = 0;
+    for (int m = lo + (int)threadIdx.x; m < hi; m += blockDim.x) {
+      const REAL r2 = hk_r2(x0, x1, x2, D, m, a0, a1, a2);
+      const REAL dt = (tn - th[m]) + (tln - tl[m]);
+      acc += exp(-(bh * r2 + om * dt));
+    }
+    const REAL s = hp_block_reduce_sum(acc, sdata);
+    if (threadIdx.x == 0) G[n] = (REAL)(scale * (double)s);
+  }
+}
+
+extern "C" __global__ void hawkes_sum_log(const REAL* S, const REAL* G, int N, double mu0,
+                                          double theta, double* partial) {
+  HP_DYNAMIC_SHARED(double, hk_sdd);
+  double acc = 0.0;
+  HP_GRID_STRIDE_LOOP(i, N) { acc += log(mu0 * (double)S[i] + theta * (double)G[i]); }
+  const double s = hk_block_sum_double(acc, hk_sdd);
+  if (threadIdx.x == 0) partial[blockIdx.x] = s;
+}
+
+extern "C" __global__ void hawkes_pi(const REAL* S, const REAL* G, int N, double mu0,
+                                     double theta, double* out) {
+  HP_GRID_STRIDE_LOOP(i, N) {
+    const double xi = theta * (double)G[i];
+    out[i] = xi / (mu0 * (double)S[i] + xi);
+  }
+}
+
+extern "C" __global__ void hawkes_trigger_integral(const double* tw, int N, double T1,
+                                                   double omega, double* partial) {
+  HP_DYNAMIC_SHARED(double, hk_sdd);
+  double acc = 0.0;
+  HP_GRID_STRIDE_LOOP(i, N) { acc += -expm1(-omega * (T1 - tw[i])); }
+  const double s = hk_block_sum_double(acc, hk_sdd);
+  if (threadIdx.x == 0) partial[blockIdx.x] = s;
+}
