@@ -91,7 +91,7 @@ def _check_inside(p: np.ndarray, window: Window, what="points") -> None:
         i = int(bad[0])
         raise ValueError(
             f"{len(bad)} of {len(p)} {what} lie outside the window (NODATA cells or beyond the raster "
-            f"{window.extent}); the first is {what}[{i}] = ({p[i, 0]!r}, {p[i, 1]!r}). "
+            f"{window.extent}); the first is {what}[{i}] = ({float(p[i, 0])!r}, {float(p[i, 1])!r}). "
             "Remove them or use a window that covers them."
         )
 
@@ -345,7 +345,7 @@ def fit(
     if len(u) < n:
         first = u[np.argmax(counts > 1)]
         warnings.warn(
-            f"{n - len(u)} duplicated points (first at ({first[0]!r}, {first[1]!r})); they are kept as separate "
+            f"{n - len(u)} duplicated points (first at ({float(first[0])!r}, {float(first[1])!r})); they are kept as separate "
             "events and each counts as the other's neighbour in the leave-one-out likelihood",
             UserWarning,
             stacklevel=2,
