@@ -100,17 +100,35 @@ def test_best_llr_per_centre_matches_reference(backend, direction):
 
 
 @pytest.mark.parametrize("backend", ENGINES)
-def test_replicate_maxima_match_reference(backend):
-    """Many case vectors at once (columns = replicates) against the reference, one by one."""
+@pytest.mark.parametrize("direction", ["high", "low", "both"])
+def test_replicate_maxima_match_reference(backend, direction):
+    """Many case vectors at once (columns = replicates) against the reference, one by one
+    (the CPU engine's max_llr prunes windows: it must equal the exhaustive maxima exactly)."""
     coords, cases, controls = _small_problem(5, integer_coords=False)
     pop = cases + controls
-    _, eng = _engine(coords, cases, controls, coords, 0.3, "high", backend)
+    _, eng = _engine(coords, cases, controls, coords, 0.3, direction, backend)
     rng = np.random.default_rng(7)
     R = 37  # not a multiple of the block size / vector width
     mat = np.stack([rng.multivariate_hypergeometric(pop, int(cases.sum())) for _ in range(R)], axis=1)
     got = eng.max_llr(mat.astype(np.int32))
-    ref = [naive_scan.scan(coords, coords, mat[:, r], pop - mat[:, r], 0.3, "high")[2] for r in range(R)]
+    ref = [naive_scan.scan(coords, coords, mat[:, r], pop - mat[:, r], 0.3, direction)[2] for r in range(R)]
     np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-12)
+    if backend == "cpu":
+        np.testing.assert_array_equal(got, eng.max_llr_exhaustive(mat.astype(np.int32)))
+
+
+def test_pruned_maxima_equal_exhaustive_on_ny():
+    """Pruning is exact on large populations too (NY: N = 1,057,673, table of 1e6 entries)."""
+    ny = pd.read_csv(DATA / "ny_leukemia_smerc_nydf.csv")
+    cases = np.floor(ny.cases.to_numpy()).astype(np.int64)
+    pop = ny.population.to_numpy().astype(np.int64)
+    xy = ny[["x", "y"]].to_numpy()
+    rng = np.random.default_rng(1)
+    mat = np.stack([rng.multivariate_hypergeometric(pop, int(cases.sum()), method="marginals")
+                    for _ in range(64)], axis=1).astype(np.int32)
+    for direction in ("high", "both"):
+        _, eng = _engine(xy, cases, pop - cases, xy, 0.5, direction, "cpu")
+        np.testing.assert_array_equal(eng.max_llr(mat), eng.max_llr_exhaustive(mat))
 
 
 @needs_emulator

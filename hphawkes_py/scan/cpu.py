@@ -22,6 +22,9 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+#: temporary (centre, neighbour) slots per chunk of window construction
+CHUNK_SLOTS = 1 << 22
+
 __all__ = ["klogk_table", "null_loglik", "build_windows", "scan_batch", "CpuEngine"]
 
 
@@ -42,60 +45,45 @@ def null_loglik(klogk: np.ndarray, n_cases: int, n_total: int) -> float:
 
 
 @njit(cache=True, parallel=True)
-def _count_entries(cx, cy, x, y, pop, limit):
-    n_centres = cx.shape[0]
+def _windows_chunk(cx, cy, x, y, pop, limit, kmax, first, last, counts, nb, npop, bnd):
+    """Sorted neighbour lists of centres first..last-1 into rows of (chunk, kmax) buffers."""
     n_loc = x.shape[0]
-    counts = np.zeros(n_centres, dtype=np.int64)
-    for i in prange(n_centres):
+    for ii in prange(last - first):
+        i = first + ii
         d = np.empty(n_loc, dtype=np.float64)
         for j in range(n_loc):
             dx = x[j] - cx[i]
             dy = y[j] - cy[i]
             d[j] = dx * dx + dy * dy
-        order = np.argsort(d, kind="mergesort")
+        # no window holds more than kmax locations: only the kmax nearest (and any
+        # location tied with the farthest of them) need sorting
+        if kmax < n_loc:
+            thr = np.partition(d, kmax - 1)[kmax - 1]
+            cand = np.flatnonzero(d <= thr)
+        else:
+            cand = np.arange(n_loc)
+        dc = d[cand]
+        order = cand[np.argsort(dc, kind="mergesort")]
+        nc = order.shape[0]
         total = 0
         k = 0
-        while k < n_loc:
-            # the tie group [k, e) of locations at exactly the same distance
+        while k < nc:
+            # the tie group [k, e) of locations at exactly the same distance enters together
             e = k + 1
             group = pop[order[k]]
-            while e < n_loc and d[order[e]] == d[order[k]]:
+            while e < nc and d[order[e]] == d[order[k]]:
                 group += pop[order[e]]
                 e += 1
             if total + group > limit:
                 break
-            total += group
+            for t in range(k, e):
+                total += pop[order[t]]
+                nb[ii, t] = order[t]
+                npop[ii, t] = total
+                bnd[ii, t] = 0
+            bnd[ii, e - 1] = 1  # a window ends only after the whole tie group
             k = e
-        counts[i] = k
-    return counts
-
-
-@njit(cache=True, parallel=True)
-def _fill_entries(cx, cy, x, y, pop, offsets, neighbors, npop, boundary):
-    n_centres = cx.shape[0]
-    n_loc = x.shape[0]
-    for i in prange(n_centres):
-        start = offsets[i]
-        m = offsets[i + 1] - start
-        if m == 0:
-            continue
-        d = np.empty(n_loc, dtype=np.float64)
-        for j in range(n_loc):
-            dx = x[j] - cx[i]
-            dy = y[j] - cy[i]
-            d[j] = dx * dx + dy * dy
-        order = np.argsort(d, kind="mergesort")
-        total = 0
-        for k in range(m):
-            loc = order[k]
-            total += pop[loc]
-            neighbors[start + k] = loc
-            npop[start + k] = total
-            # a window ends after k only when the next location is farther away
-            if k == m - 1 or d[order[k + 1]] != d[loc]:
-                boundary[start + k] = 1
-            else:
-                boundary[start + k] = 0
+        counts[ii] = k
 
 
 def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limit: float):
@@ -123,14 +111,33 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
     y = np.ascontiguousarray(coords[:, 1], dtype=np.float64)
     pop = np.ascontiguousarray(pop, dtype=np.int64)
     lim = np.int64(math.floor(limit))  # populations are integers: pop <= limit <=> pop <= floor(limit)
-    counts = _count_entries(cx, cy, x, y, pop, lim)
-    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    e = int(offsets[-1])
-    neighbors = np.empty(e, dtype=np.int32)
-    npop = np.empty(e, dtype=np.int64)
-    boundary = np.empty(e, dtype=np.uint8)
-    _fill_entries(cx, cy, x, y, pop, offsets, neighbors, npop, boundary)
+    m = len(cx)
+    # the largest possible window: the smallest populations first
+    kmax = int(np.searchsorted(np.cumsum(np.sort(pop)), lim, side="right"))
+    kmax = max(1, min(kmax, len(x)))
+    chunk = max(1, min(m, CHUNK_SLOTS // kmax))
+    parts = []
+    counts_all = np.zeros(m, dtype=np.int64)
+    for first in range(0, m, chunk):
+        last = min(m, first + chunk)
+        counts = np.zeros(last - first, dtype=np.int64)
+        nb = np.empty((last - first, kmax), dtype=np.int32)
+        npo = np.empty((last - first, kmax), dtype=np.int64)
+        bnd = np.empty((last - first, kmax), dtype=np.uint8)
+        _windows_chunk(cx, cy, x, y, pop, lim, kmax, first, last, counts, nb, npo, bnd)
+        counts_all[first:last] = counts
+        mask = np.arange(kmax)[None, :] < counts[:, None]
+        parts.append((nb[mask], npo[mask], bnd[mask]))
+    offsets = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(counts_all, out=offsets[1:])
+    if parts:
+        neighbors = np.concatenate([p[0] for p in parts])
+        npop = np.concatenate([p[1] for p in parts])
+        boundary = np.concatenate([p[2] for p in parts])
+    else:
+        neighbors = np.empty(0, np.int32)
+        npop = np.empty(0, np.int64)
+        boundary = np.empty(0, np.uint8)
     return offsets, neighbors, npop, boundary
 
 
@@ -184,6 +191,161 @@ def _scan_batch(offsets, neighbors, npop, boundary, cases, klogk, n_cases, n_tot
                 best_entry[i, r] = arg[r]
 
 
+@njit(cache=True, inline="always")
+def _llr(klogk, c, n, C, N, l0):
+    """The Bernoulli LLR of c cases among n persons (same additions as the per-batch kernels)."""
+    q = -(klogk[n] + klogk[N - n]) - l0
+    t = (klogk[c] + klogk[n - c]) + (klogk[C - c] + klogk[N - n - C + c])
+    return t + q
+
+
+@njit(cache=True)
+def _threshold_high(klogk, n, C, N, l0, T, guess):
+    """Smallest c above the expected count C n / N with LLR(c, n) > T (min(n, C) + 1 if none).
+
+    The LLR increases with c above the expected count. ``guess`` (the answer for the
+    previous, smaller window of the same centre) is usually right or a step too low, so
+    the answer is first sought by walking up from it (verified: LLR(start - 1) <= T), and
+    by bisection otherwise.
+    """
+    cmax = min(n, C)
+    a = (C * n) // N + 1  # smallest c with c N > C n
+    if a > cmax or not (_llr(klogk, cmax, n, C, N, l0) > T):
+        return cmax + 1
+    if guess > a and guess <= cmax and not (_llr(klogk, guess - 1, n, C, N, l0) > T):
+        c = guess
+        for _ in range(4):
+            if _llr(klogk, c, n, C, N, l0) > T:
+                return c
+            c += 1
+        a = c
+    b = cmax
+    while a < b:
+        mid = (a + b) // 2
+        if _llr(klogk, mid, n, C, N, l0) > T:
+            b = mid
+        else:
+            a = mid + 1
+    return a
+
+
+@njit(cache=True)
+def _threshold_low(klogk, n, C, N, l0, T, guess):
+    """Largest c below the expected count with LLR(c, n) > T (-1 if none); as above."""
+    cmin = max(0, C - (N - n))
+    b = (C * n - 1) // N  # largest c with c N < C n
+    if b < cmin or not (_llr(klogk, cmin, n, C, N, l0) > T):
+        return -1
+    a = cmin
+    if guess >= cmin and guess < b and not (_llr(klogk, guess + 1, n, C, N, l0) > T):
+        c = guess
+        for _ in range(4):
+            if _llr(klogk, c, n, C, N, l0) > T:
+                return c
+            c -= 1
+        b = c
+    while a < b:
+        mid = (a + b + 1) // 2
+        if _llr(klogk, mid, n, C, N, l0) > T:
+            a = mid
+        else:
+            b = mid - 1
+    return a
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def _scan_max_pruned(offsets, neighbors, npop, boundary, cases, klogk, n_cases, n_total, l0,
+                     want_high, want_low, m0, T, best):
+    """Best LLR per centre and replicate, skipping windows that cannot beat T.
+
+    ``m0`` (R,) are LLRs already attained by some window in each replicate and
+    ``T <= min(m0)``; a window whose LLR is at most T therefore never changes a
+    replicate's maximum, and whether it can exceed T depends only on its case count
+    (thresholds by bisection, once per window for the whole batch). The maxima returned
+    (``best`` initialised to ``m0``) are exactly those of the exhaustive kernel.
+    """
+    n_centres = offsets.shape[0] - 1
+    R = cases.shape[1]
+    C = n_cases
+    N = n_total
+    Nf = np.float64(N)
+    for i in prange(n_centres):
+        c = np.zeros(R, dtype=np.int32)
+        m = m0.copy()
+        hi = np.int64(0)
+        lo = np.int64(-1)
+        for j in range(offsets[i], offsets[i + 1]):
+            row = cases[neighbors[j]]
+            for r in range(R):
+                c[r] += row[r]
+            if boundary[j] == 0:
+                continue
+            n = npop[j]
+            hi = _threshold_high(klogk, n, C, N, l0, T, hi) if want_high else min(n, C) + 1
+            lo = _threshold_low(klogk, n, C, N, l0, T, lo) if want_low else np.int64(-1)
+            if hi > min(n, C) and lo < 0:
+                continue
+            cn = np.float64(C) * np.float64(n)
+            q = -(klogk[n] + klogk[N - n]) - l0
+            nn = np.int32(n)
+            cc = np.int32(C)
+            rest = np.int32(N - n - C)
+            hi32 = np.int32(hi)
+            lo32 = np.int32(lo)
+            for r in range(R):
+                cr = c[r]
+                if cr >= hi32 or cr <= lo32:
+                    t = (klogk[cr] + klogk[nn - cr]) + (klogk[cc - cr] + klogk[rest + cr])
+                    llr = t + q
+                    lhs = np.float64(cr) * Nf
+                    ok = (want_high & (lhs > cn)) | (want_low & (lhs < cn))
+                    if ok and llr > m[r]:
+                        m[r] = llr
+        for r in range(R):
+            best[i, r] = m[r]
+
+
+#: fraction of the window entries scanned exhaustively to get a first lower bound of
+#: every replicate's maximum (the pruning threshold of the full pass)
+PILOT_FRACTION = 0.03
+#: margin below the pilot threshold, far above the rounding of the table-based LLR
+PRUNE_MARGIN = 1e-6
+
+
+def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction):
+    """(R,) maximum LLR of each column of ``cases``; exact, with pruning.
+
+    A pilot pass evaluates every window of a few evenly spread centres; its per-replicate
+    maxima ``m0`` bound the final maxima from below, so windows with LLR <= min(m0) - margin
+    can be skipped by an integer comparison of their case count.
+    """
+    offsets, neighbors, npop, boundary = windows
+    m = offsets.shape[0] - 1
+    R = cases.shape[1]
+    if m == 0:
+        return np.zeros(R)
+    cases = np.ascontiguousarray(cases, dtype=np.int32)
+    l0 = null_loglik(klogk, n_cases, n_total)
+    hi_on, lo_on = direction in ("high", "both"), direction in ("low", "both")
+    sizes = np.diff(offsets)
+    step = max(1, int(round(1.0 / PILOT_FRACTION)))
+    # pilot: every step-th centre, starting with the one with the most window entries
+    pilot = np.unique(np.concatenate([[int(np.argmax(sizes))], np.arange(0, m, step)]))
+    p_off = np.zeros(len(pilot) + 1, dtype=np.int64)
+    np.cumsum(sizes[pilot], out=p_off[1:])
+    take = np.concatenate([np.arange(offsets[i], offsets[i + 1]) for i in pilot]).astype(np.int64)
+    pbest = np.empty((len(pilot), R), dtype=np.float64)
+    dummy = np.empty((1, 1), dtype=np.int64)
+    _scan_batch(p_off, neighbors[take], npop[take], boundary[take], cases, klogk, np.int64(n_cases),
+                np.int64(n_total), l0, hi_on, lo_on, pbest, dummy, False)
+    m0 = pbest.max(axis=0)
+    T = float(m0.min()) - PRUNE_MARGIN
+    best = np.empty((m, R), dtype=np.float64)
+    _scan_max_pruned(offsets, neighbors, npop, boundary, cases, klogk, np.int64(n_cases), np.int64(n_total),
+                     l0, hi_on, lo_on, m0, T, best)
+    return best.max(axis=0)
+
+
 def scan_batch(windows, cases: np.ndarray, klogk: np.ndarray, n_cases: int, n_total: int,
                direction: str, want_arg: bool = False):
     """Best LLR per centre for each column of ``cases`` (locations x replicates, int32).
@@ -225,6 +387,10 @@ class CpuEngine:
         return scan_batch(self.windows, cases, self.klogk, self.n_cases, self.n_total, self.direction, want_arg)
 
     def max_llr(self, cases: np.ndarray) -> np.ndarray:
-        """(R,) maximum LLR over all windows for each column of ``cases``."""
+        """(R,) maximum LLR over all windows for each column of ``cases`` (exact; pruned)."""
+        return max_llr_pruned(self.windows, cases, self.klogk, self.n_cases, self.n_total, self.direction)
+
+    def max_llr_exhaustive(self, cases: np.ndarray) -> np.ndarray:
+        """(R,) maximum LLR evaluating every window (no pruning; for tests and benchmarks)."""
         best, _ = self.best_per_centre(cases)
         return best.max(axis=0) if best.shape[0] else np.zeros(cases.shape[1])
