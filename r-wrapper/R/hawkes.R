@@ -4,9 +4,12 @@
 
 #' Parameters of the spatiotemporal Hawkes model
 #'
-#' @param mu0 Background weight (events). @param tau_x Background spatial bandwidth (units of x).
-#' @param tau_t Background temporal bandwidth (units of t). @param theta Expected number of
-#'   children per event. @param omega Rate of the exponential triggering kernel (1 / units of t).
+#' @param mu0 Background weight (events).
+#' @param tau_x Background spatial bandwidth (units of x).
+#' @param tau_t Background temporal bandwidth (units of t).
+#' @param theta Expected number of
+#'   children per event.
+#' @param omega Rate of the exponential triggering kernel (1 / units of t).
 #' @param h Spatial bandwidth of the triggering kernel (units of x).
 #' @return A named list of class \code{hawkes_params}.
 #' @export
@@ -227,7 +230,8 @@ print.hawkes_mcmc <- function(x, digits = 4, ...) {
 }
 
 #' Posterior summary of a Hawkes fit
-#' @param object A \code{hawkes_mcmc} object. @param ... Unused.
+#' @param object A \code{hawkes_mcmc} object.
+#' @param ... Unused.
 #' @return The Python summary table (mean, sd, 95\% HDI, bulk ESS, R-hat) as a data frame.
 #' @export
 summary.hawkes_mcmc <- function(object, ...) attr(object, "hphawkes")$summary
@@ -269,7 +273,8 @@ autoplot.hawkes_mcmc <- function(object, type = c("density", "trace"), ...) {
 #'
 #' @param fit A \code{hawkes_mcmc} object.
 #' @param x,t The data the model was fitted to (used for the coordinates in the result).
-#' @param n_draws Posterior draws used (whole number). @param seed Whole number or NULL.
+#' @param n_draws Posterior draws used (whole number).
+#' @param seed Whole number or NULL.
 #' @return A data frame of class \code{hawkes_probabilities} with columns for the coordinates,
 #'   \code{t}, and \code{mean}, \code{sd}, \code{q2.5}, \code{q97.5} of pi_n (input order).
 #' @export
@@ -283,10 +288,15 @@ hawkes_self_excitation <- function(fit, x, t, n_draws = 1000L, seed = NULL) {
 
 #' Simulate a spatiotemporal Hawkes process (branching construction)
 #'
-#' @param mu Background rate per unit area per unit time. @param theta Expected children per
-#'   event (< 1). @param omega Rate of the exponential delay. @param h Displacement sd.
-#' @param region Side length or a (dim x 2) matrix of bounds. @param duration Time span.
-#' @param dim Spatial dimension. @param seed Whole number or NULL.
+#' @param mu Background rate per unit area per unit time.
+#' @param theta Expected children per
+#' event (< 1).
+#' @param omega Rate of the exponential delay.
+#' @param h Displacement sd.
+#' @param region Side length or a (dim x 2) matrix of bounds.
+#' @param duration Time span.
+#' @param dim Spatial dimension.
+#' @param seed Whole number or NULL.
 #' @return A list with \code{x} (matrix) and \code{t} (vector), in time order as Python returns them.
 #' @export
 hawkes_simulate <- function(mu, theta, omega, h, region, duration, dim = 2L, seed = NULL) {

@@ -105,7 +105,8 @@ summary.hphawkes_kde <- function(object, ...) {
 }
 
 #' Density at given points
-#' @param fit An \code{hphawkes_kde} fit. @param points Numeric matrix (m x 2).
+#' @param fit An \code{hphawkes_kde} fit.
+#' @param points Numeric matrix (m x 2).
 #' @return Intensities at the points.
 #' @export
 kde_density_at <- function(fit, points) {

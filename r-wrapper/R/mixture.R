@@ -8,10 +8,13 @@
 #' @param method \code{"gibbs"} or \code{"bem"}.
 #' @param n_iter,burn_in,thin Whole numbers (see the Python docs).
 #' @param alpha_prior \code{c(e0, f0)}: gamma prior on the DP concentration.
-#' @param m0 Prior mean (length p) or NULL. @param gamma0 Prior scale of the means.
-#' @param nu0 Prior degrees of freedom or NULL. @param Phi0 Prior scale matrix (p x p) or NULL.
+#' @param m0 Prior mean (length p) or NULL.
+#' @param gamma0 Prior scale of the means.
+#' @param nu0 Prior degrees of freedom or NULL.
+#' @param Phi0 Prior scale matrix (p x p) or NULL.
 #' @param relabel Relabel draws to undo label switching.
-#' @param seed Whole number or NULL. @param progress Show a progress bar.
+#' @param seed Whole number or NULL.
+#' @param progress Show a progress bar.
 #' @param keep_draws Also convert the Gibbs draws to R (can be large: S x k x p x p).
 #' @param backend,threads See \code{hphawkes_backends()}.
 #' @return An object of class \code{tdp_mixture}: \code{weights} (k), \code{means} (k x p),
@@ -65,8 +68,10 @@ summary.tdp_mixture <- function(object, min_weight = 0.01, ...) {
 }
 
 #' Predictions from a truncated DP mixture
-#' @param object A \code{tdp_mixture} fit. @param newdata Numeric matrix (m x p); default the
-#'   training data. @param type \code{"class"} (1-based component), \code{"prob"} (m x k
+#' @param object A \code{tdp_mixture} fit.
+#' @param newdata Numeric matrix (m x p); default the
+#'   training data.
+#' @param type \code{"class"} (1-based component), \code{"prob"} (m x k
 #'   membership probabilities) or \code{"density"} (log density).
 #' @param ... Unused.
 #' @export

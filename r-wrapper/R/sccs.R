@@ -40,7 +40,8 @@ print.sccs_data <- function(x, ...) {
 
 #' Simulate an SCCS data set with known log relative risks
 #'
-#' @param n_cases Number of persons (whole number). @param n_drugs Number of drugs.
+#' @param n_cases Number of persons (whole number).
+#' @param n_drugs Number of drugs.
 #' @param ... Further arguments of \code{hphawkes_py.sccs.simulate} (e.g.
 #'   \code{fraction_positive}, \code{relative_risks}).
 #' @param seed Whole number or NULL.
@@ -70,9 +71,12 @@ sccs_simulate <- function(n_cases, n_drugs, ..., seed = NULL) {
 #'
 #' @param data An \code{sccs_data()} object.
 #' @param prior \code{"laplace"}, \code{"normal"} or \code{"none"}.
-#' @param variance Prior variance. @param exclude Covariate ids without a prior.
-#' @param tolerance Convergence tolerance. @param max_iterations Whole number.
-#' @param progress Show progress. @param backend,threads See \code{hphawkes_backends()}.
+#' @param variance Prior variance.
+#' @param exclude Covariate ids without a prior.
+#' @param tolerance Convergence tolerance.
+#' @param max_iterations Whole number.
+#' @param progress Show progress.
+#' @param backend,threads See \code{hphawkes_backends()}.
 #' @return An object of class \code{hphawkes_sccs_fit}: \code{coefficients} (named by
 #'   covariate id), \code{log_likelihood}, \code{log_prior}, \code{iterations},
 #'   \code{converged}, \code{prior}, \code{variance}, \code{backend}.
@@ -131,8 +135,10 @@ plot.hphawkes_sccs_fit <- function(x, ...) { print(autoplot.hphawkes_sccs_fit(x,
 #' Cross-validated prior variance for Bayesian SCCS
 #'
 #' @inheritParams sccs_fit
-#' @param folds Number of folds (whole number). @param grid Prior variances to try (NULL:
-#'   the Python default grid). @param seed Whole number or NULL.
+#' @param folds Number of folds (whole number).
+#' @param grid Prior variances to try (NULL:
+#'   the Python default grid).
+#' @param seed Whole number or NULL.
 #' @return An object of class \code{sccs_cv}: \code{variance}, \code{grid}, \code{scores}
 #'   (data frame), \code{fold_scores} (matrix), \code{fit} (an \code{hphawkes_sccs_fit}).
 #' @export
@@ -179,7 +185,8 @@ plot.sccs_cv <- function(x, ...) { print(autoplot.sccs_cv(x, ...)); invisible(x)
 #' Bootstrap intervals for Bayesian SCCS
 #'
 #' @inheritParams sccs_fit
-#' @param replicates Bootstrap replicates (whole number). @param seed Whole number or NULL.
+#' @param replicates Bootstrap replicates (whole number).
+#' @param seed Whole number or NULL.
 #' @param level Interval level used by \code{summary}.
 #' @return An object of class \code{sccs_bootstrap}: \code{samples} (data frame, replicates x
 #'   covariates), \code{summary} (estimate, lower, upper, p_nonzero per covariate at
