@@ -30,8 +30,11 @@ from numba import get_num_threads, njit, prange
 __all__ = ["CpuEngine", "PARALLEL_MIN_NNZ"]
 
 #: Columns with at least this many non-zeros are split across threads (at stratum-run
-#: boundaries); below it the thread start-up costs more than it saves (bench_sccs.py).
-PARALLEL_MIN_NNZ = 20_000
+#: boundaries). One parallel region per coordinate step is a synchronisation per step;
+#: on the shared 2-core benchmark machine (load ~10) threads=2 with a 20,000 threshold made
+#: a 1M-case fit 8x SLOWER (160 s vs 20 s), so only very large columns go parallel. The
+#: cores are better used by running CV folds / bootstrap replicates in parallel (executor).
+PARALLEL_MIN_NNZ = 2_000_000
 
 
 @njit(cache=True, nogil=True, inline="always")

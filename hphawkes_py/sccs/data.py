@@ -517,7 +517,7 @@ def build_interval_design(obs_start, obs_end, era_person, era_start, era_end, er
     eras_outside = int((~ok).sum())
     ep, s, e, ec = era_person[ok], s[ok], e[ok], era_cov[ok]
     # searchsorted below is much faster with sorted needles
-    eorder = np.argsort(ep * span + s, kind="stable")
+    eorder = np.argsort(ep * span + s)
     ep, s, e, ec = ep[eorder], s[eorder], e[eorder], ec[eorder]
     base = np.arange(P, dtype=np.int64) * span - day0
     keys = np.concatenate([base + obs_start, base + obs_end + 1, ep * span + s - day0, ep * span + e - day0])
@@ -545,37 +545,37 @@ def build_interval_design(obs_start, obs_end, era_person, era_start, era_end, er
         rng = np.random.default_rng(0x5CC5)
         h1 = rng.integers(0, 2**63, size=n_cov, dtype=np.int64).astype(np.uint64) * np.uint64(2) + np.uint64(1)
         h2 = rng.integers(0, 2**63, size=n_cov, dtype=np.int64).astype(np.uint64) * np.uint64(2) + np.uint64(1)
-        with np.errstate(over="ignore"):
-            hh1 = np.zeros(n_int, dtype=np.uint64)
-            hh2 = np.zeros(n_int, dtype=np.uint64)
-            cnt = np.bincount(nnz_int, minlength=n_int)
-            if total:
-                starts = np.zeros(n_int, dtype=np.int64)
-                np.cumsum(cnt[:-1], out=starts[1:])
-                nz = cnt > 0
-                r1 = np.add.reduceat(h1[nnz_cov], starts[nz])
-                r2 = np.add.reduceat(h2[nnz_cov], starts[nz])
-                hh1[nz], hh2[nz] = r1, r2
+        # per-interval sums of the random codes of its covariates, as differences of a running
+        # (wrap-around) sum over the non-zeros, which are sorted by interval
+        cnt = np.bincount(nnz_int, minlength=n_int)
+        ptr = np.zeros(n_int + 1, dtype=np.int64)
+        np.cumsum(cnt, out=ptr[1:])
+        hh = []
+        for h in (h1, h2):
+            run = np.zeros(nnz_cov.shape[0] + 1, dtype=np.uint64)
+            np.cumsum(h[nnz_cov], out=run[1:])
+            hh.append(run[ptr[1:]] - run[ptr[:-1]])
+            del run
+        hh1, hh2 = hh
         # one int64 sort key: person in the high bits, the top bits of hash 1 below (int_person is
         # already sorted, so this keeps persons contiguous); a truncated-hash tie between different
         # patterns can only split a group in two rows with the same pattern, never merge two patterns
         pbits = max(1, int(P).bit_length())
         key = (int_person << np.int64(63 - pbits)) | (hh1 >> np.uint64(pbits + 1)).astype(np.int64)
-        so = np.argsort(key, kind="stable")
-        newgrp = np.empty(n_int, dtype=bool)
+        so = np.argsort(key)
+        del key
+        newgrp = np.zeros(n_int, dtype=bool)
         newgrp[0] = True
-        newgrp[1:] = (
-            (int_person[so][1:] != int_person[so][:-1])
-            | (cnt[so][1:] != cnt[so][:-1])
-            | (hh1[so][1:] != hh1[so][:-1])
-            | (hh2[so][1:] != hh2[so][:-1])
-        )
+        for arr in (int_person, cnt, hh1, hh2):
+            sa = arr[so]
+            newgrp[1:] |= sa[1:] != sa[:-1]
+            del sa
         gid_sorted = np.cumsum(newgrp) - 1
         group = np.empty(n_int, dtype=np.int64)
         group[so] = gid_sorted
         n_rows = int(gid_sorted[-1]) + 1
         row_time = np.bincount(group, weights=int_len, minlength=n_rows).astype(np.float64)
-        row_person = int_person[so][newgrp]
+        row_person = int_person[so[newgrp]]
         rep = np.zeros(n_int, dtype=bool)
         rep[so[newgrp]] = True  # one representative interval per group
         keepz = rep[nnz_int]

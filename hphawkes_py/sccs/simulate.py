@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .._validate import check_int, check_random_state
-from .data import build_interval_design
+from .data import SCCSData, build_interval_design
 
 __all__ = ["simulate"]
 
@@ -86,6 +86,54 @@ def simulate(
     pos = rng.choice(n_drugs, size=n_pos, replace=False)
     beta[np.sort(pos)] = np.log(np.resize(np.asarray(relative_risks, dtype=np.float64), n_pos))
 
+    # Persons are independent: simulate them in chunks, which bounds the temporaries of the
+    # interval construction (the result depends only on the seed; the chunk size is fixed).
+    parts = []
+    row_offset = 0
+    eras_outside = 0
+    for c0 in range(0, n_cases, _CHUNK):
+        n = min(_CHUNK, n_cases - c0)
+        rt, yy, nr, nc, rpp, eo = _simulate_chunk(rng, n, n_drugs, prev, mean_len, beta, lo, hi, extra_events)
+        parts.append((rt, yy, nr + row_offset, nc, rpp))
+        row_offset += rt.shape[0]
+        eras_outside += eo
+    row_time = np.concatenate([p[0] for p in parts])
+    y = np.concatenate([p[1] for p in parts])
+    rows_per_person = np.concatenate([p[4] for p in parts])
+    nnz_row = np.concatenate([p[2] for p in parts])
+    nnz_col = np.concatenate([p[3] for p in parts])
+    del parts
+    # CSC order by one int64 sort of col * n_rows + row (much faster than lexsort/argsort)
+    n_rows = row_time.shape[0]
+    key = nnz_col.astype(np.int64) * n_rows + nnz_row
+    del nnz_row, nnz_col
+    key.sort()
+    col_codes = key // n_rows
+    row_pos = key - col_codes * n_rows
+    del key
+    stratum_ptr = np.zeros(n_cases + 1, dtype=np.int64)
+    np.cumsum(rows_per_person, out=stratum_ptr[1:])
+    data = SCCSData._assemble(
+        stratum_ids=np.arange(1, n_cases + 1),
+        row_ids=np.arange(n_rows, dtype=np.int64),
+        covariate_ids=np.arange(1, n_drugs + 1),
+        stratum_ptr=stratum_ptr,
+        y=y,
+        time=row_time,
+        col_codes=col_codes,
+        row_pos=row_pos,
+        values=None,
+        dropped={"eras_outside_observation": eras_outside, "persons_without_outcomes": 0},
+    )
+    truth = pd.Series(beta, index=pd.Index(np.arange(1, n_drugs + 1), name="covariate_id"), name="log_rr")
+    return data, truth
+
+
+_CHUNK = 100_000
+
+
+def _simulate_chunk(rng, n_cases, n_drugs, prev, mean_len, beta, lo, hi, extra_events):
+    """One chunk of persons: rows (time, y), non-zeros (row, col), rows per person, clipped eras."""
     obs_len = rng.integers(lo, hi + 1, size=n_cases)
     obs_start = np.zeros(n_cases, dtype=np.int64)
     obs_end = obs_len - 1
@@ -96,20 +144,22 @@ def simulate(
     n_eras = 1 + rng.poisson(1.0, size=user_drug.shape[0])
     era_drug = np.repeat(user_drug, n_eras)
     era_person = np.repeat(user_person, n_eras)
+    del user_drug, user_person
     era_start = np.floor(rng.random(era_drug.shape[0]) * obs_len[era_person]).astype(np.int64)
     era_len = np.ceil(rng.exponential(1.0, size=era_drug.shape[0]) * mean_len[era_drug]).astype(np.int64)
-    era_len = np.maximum(era_len, 1)
-    era_end = era_start + era_len - 1
+    era_end = era_start + np.maximum(era_len, 1) - 1
+    del era_len
     design = build_interval_design(obs_start, obs_end, era_person, era_start, era_end, era_drug, n_drugs, merge=True)
+    del era_start, era_end, era_person, era_drug
 
     # events: allocate 1 + Poisson(extra) events per person over its rows with p_i ~ t_i exp(x_i'b)
     eta = np.bincount(design.nnz_row, weights=beta[design.nnz_col], minlength=design.n_rows)
     rate = design.row_time * np.exp(eta)
     cum = np.cumsum(rate)
-    person_end = np.cumsum(np.bincount(design.row_person, minlength=n_cases))
-    person_start = np.concatenate([[0], person_end[:-1]])
+    rows_per_person = np.bincount(design.row_person, minlength=n_cases)
+    person_end = np.cumsum(rows_per_person)
+    person_start = person_end - rows_per_person
     lower = np.where(person_start > 0, cum[np.maximum(person_start - 1, 0)], 0.0)
-    lower[person_start == 0] = 0.0
     upper = cum[person_end - 1]
     n_ev = 1 + rng.poisson(extra_events, size=n_cases)
     ev_person = np.repeat(np.arange(n_cases), n_ev)
@@ -118,12 +168,4 @@ def simulate(
     # guard the rounding edge: keep each event inside its person's rows
     row = np.clip(row, person_start[ev_person], person_end[ev_person] - 1)
     y = np.bincount(row, minlength=design.n_rows).astype(np.float64)
-    data = design.to_data(
-        y=y,
-        stratum_ids=np.arange(1, n_cases + 1),
-        covariate_ids=np.arange(1, n_drugs + 1),
-        dropped={"eras_outside_observation": design.eras_outside},
-        drop_label="persons_without_outcomes",
-    )
-    truth = pd.Series(beta, index=pd.Index(np.arange(1, n_drugs + 1), name="covariate_id"), name="log_rr")
-    return data, truth
+    return design.row_time, y, design.nnz_row, design.nnz_col.astype(np.int32), rows_per_person, design.eras_outside
