@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 from numba import njit, prange
 
@@ -32,6 +33,8 @@ EDGE_REACH = 9.0
 EDGE_SKIP = 7.5
 
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
+#: targets per block of the interleaved parallel loop
+_BLOCK = 32
 
 
 @njit(cache=True, inline="always")
@@ -114,47 +117,61 @@ def _range_sum(x, y, me, j0, j1, sx, sy, sinv2, scoef, scut2):
 
 @njit(parallel=True, cache=True, fastmath=_FM)
 def gather_kernel(tx, ty, self_pos, sx, sy, sinv2, scoef, scut2, gx0, gy0, cls_s, cls_reach, cls_nx, cls_ny,
-                  cls_base, cell_ptr, out):
+                  cls_base, cell_ptr, nthreads, out):
     """out[t] = sum_j scoef_j exp(-d_tj^2 sinv2_j) [d^2 < scut2_j, j != self_pos[t]] via the grid.
 
     For each class, the grid rows within the class reach of the target are visited; in each row only
     the columns within the disc's chord are read (one contiguous range of sources per row).
     """
+    nt = tx.shape[0]
+    nblocks = (nt + _BLOCK - 1) // _BLOCK
+    K = (nblocks + nthreads - 1) // nthreads
+    # prange hands each thread one contiguous range of the iteration space; targets are sorted by
+    # cell, so contiguous ranges would give one thread all the dense clusters.  Iteration q is mapped
+    # to block (q mod K) * nthreads + q // K: each thread gets every nthreads-th block (interleaved).
+    for q in prange(K * nthreads):
+        blk = (q % K) * nthreads + q // K
+        if blk >= nblocks:
+            continue
+        for t in range(blk * _BLOCK, min((blk + 1) * _BLOCK, nt)):
+            out[t] = _gather_one(tx[t], ty[t], self_pos[t], sx, sy, sinv2, scoef, scut2, gx0, gy0, cls_s, cls_reach,
+                                 cls_nx, cls_ny, cls_base, cell_ptr)
+
+
+@njit(cache=True, fastmath=_FM)
+def _gather_one(x, y, me, sx, sy, sinv2, scoef, scut2, gx0, gy0, cls_s, cls_reach, cls_nx, cls_ny, cls_base,
+                cell_ptr):
     C = cls_s.shape[0]
-    for t in prange(tx.shape[0]):
-        x = tx[t]
-        y = ty[t]
-        me = self_pos[t]
-        acc = 0.0
-        for k in range(C):
-            s = cls_s[k]
-            reach = cls_reach[k]
-            nx = cls_nx[k]
-            ny = cls_ny[k]
-            fy0 = math.floor((y - reach - gy0) / s)
-            fy1 = math.floor((y + reach - gy0) / s)
-            fx0 = math.floor((x - reach - gx0) / s)
-            fx1 = math.floor((x + reach - gx0) / s)
-            if fy1 < 0.0 or fx1 < 0.0 or fy0 > ny - 1 or fx0 > nx - 1:
+    acc = 0.0
+    for k in range(C):
+        s = cls_s[k]
+        reach = cls_reach[k]
+        nx = cls_nx[k]
+        ny = cls_ny[k]
+        fy0 = math.floor((y - reach - gy0) / s)
+        fy1 = math.floor((y + reach - gy0) / s)
+        fx0 = math.floor((x - reach - gx0) / s)
+        fx1 = math.floor((x + reach - gx0) / s)
+        if fy1 < 0.0 or fx1 < 0.0 or fy0 > ny - 1 or fx0 > nx - 1:
+            continue
+        gya = int(max(fy0, 0.0))
+        gyb = int(min(fy1, ny - 1.0))
+        r2 = reach * reach
+        base = cls_base[k]
+        for gy in range(gya, gyb + 1):
+            ylo = gy0 + gy * s
+            dy = max(0.0, max(ylo - y, y - (ylo + s)))
+            rem = r2 - dy * dy
+            if rem < 0.0:
                 continue
-            gya = int(max(fy0, 0.0))
-            gyb = int(min(fy1, ny - 1.0))
-            r2 = reach * reach
-            base = cls_base[k]
-            for gy in range(gya, gyb + 1):
-                ylo = gy0 + gy * s
-                dy = max(0.0, max(ylo - y, y - (ylo + s)))
-                rem = r2 - dy * dy
-                if rem < 0.0:
-                    continue
-                hw = math.sqrt(rem)
-                xa = int(max(math.floor((x - hw - gx0) / s), 0.0))
-                xb = int(min(math.floor((x + hw - gx0) / s), nx - 1.0))
-                if xa > xb:
-                    continue
-                row = base + gy * nx
-                acc += _range_sum(x, y, me, cell_ptr[row + xa], cell_ptr[row + xb + 1], sx, sy, sinv2, scoef, scut2)
-        out[t] = acc
+            hw = math.sqrt(rem)
+            xa = int(max(math.floor((x - hw - gx0) / s), 0.0))
+            xb = int(min(math.floor((x + hw - gx0) / s), nx - 1.0))
+            if xa > xb:
+                continue
+            row = base + gy * nx
+            acc += _range_sum(x, y, me, cell_ptr[row + xa], cell_ptr[row + xb + 1], sx, sy, sinv2, scoef, scut2)
+    return acc
 
 
 class CPUEngine:
@@ -218,7 +235,7 @@ class CPUEngine:
         with threads_context(self.threads):
             gather_kernel(
                 tx, ty, self_pos, ix.sx, ix.sy, ix.sinv2, ix.scoef, ix.scut2, ix.gx0, ix.gy0,
-                ix.cls_s, ix.cls_reach, ix.cls_nx, ix.cls_ny, ix.cls_base, ix.cell_ptr, out,
+                ix.cls_s, ix.cls_reach, ix.cls_nx, ix.cls_ny, ix.cls_base, ix.cell_ptr, numba.get_num_threads(), out,
             )
         return out
 
