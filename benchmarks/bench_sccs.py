@@ -16,7 +16,8 @@ Usage:
     python benchmarks/bench_sccs.py --n-cases 100000 --cv-cases 20000   # quick
 
 Writes benchmarks/results/sccs.json and prints a table. The machine is shared (2 cores):
-timings are noisy; the load average at each stage is recorded.
+timings are noisy; the load average and a calibration time (10 x a*3+1 on 3M int64, about
+0.05 s on an idle core) are recorded at each stage to show how loaded the machine was.
 """
 from __future__ import annotations
 
@@ -55,6 +56,17 @@ def _load(path):
     return SCCSData(**{f: z[f] for f in FIELDS}, values=None, dropped={})
 
 
+def calibration() -> float:
+    """Seconds for 10 x (3M int64 a*3+1): about 0.05 s on an idle core; shows how loaded the machine is."""
+    import numpy as np
+
+    a = np.arange(3_000_000)
+    t = time.perf_counter()
+    for _ in range(10):
+        a * 3 + 1
+    return time.perf_counter() - t
+
+
 def stage_simulate(args):
     import hphawkes_py as hp
 
@@ -65,7 +77,7 @@ def stage_simulate(args):
     truth.to_csv(args.path + ".truth.csv")
     return {"seconds": el, "peak_rss_gb": _rss_gb(), "n_strata": data.n_strata, "n_rows": data.n_rows,
             "nnz": data.nnz, "n_covariates": data.n_covariates, "events": int(data.n_events.sum()),
-            "data_gb": data.nbytes / 1e9, "load_avg": os.getloadavg()[0]}
+            "data_gb": data.nbytes / 1e9, "load_avg": os.getloadavg()[0], "calibration_s": calibration()}
 
 
 def stage_fit(args):
@@ -92,7 +104,7 @@ def stage_fit(args):
                 "threads": th, "repeat": rep, "seconds": el, "iterations": f.iterations,
                 "seconds_per_cycle": el / f.iterations, "converged": f.converged,
                 "nonzero": int((b != 0).sum()), "rmse_vs_truth": float(np.sqrt(np.mean((b - truth.to_numpy()) ** 2))),
-                "load_avg": os.getloadavg()[0],
+                "load_avg": os.getloadavg()[0], "calibration_s": calibration(),
             })
     out["peak_rss_gb"] = _rss_gb()
     return out
@@ -109,7 +121,8 @@ def stage_cv(args):
     el = time.perf_counter() - t
     return {"n_cases": args.cv_cases, "nnz": data.nnz, "seconds": el, "chosen_variance": cv.variance,
             "grid": list(map(float, cv.grid)), "scores_mean": list(map(float, cv.scores["mean"])),
-            "refit_iterations": cv.fit.iterations, "peak_rss_gb": _rss_gb(), "load_avg": os.getloadavg()[0]}
+            "refit_iterations": cv.fit.iterations, "peak_rss_gb": _rss_gb(), "load_avg": os.getloadavg()[0],
+            "calibration_s": calibration()}
 
 
 def _run_stage(stage, args, path):
@@ -148,10 +161,10 @@ def main():
               f"{sim['n_rows']} rows, nnz {sim['nnz']}, data {sim['data_gb']:.2f} GB", flush=True)
         fit = _run_stage("fit", args, path)
     print("fit (Laplace, variance %g):" % args.variance)
-    print(f"{'threads':>7} {'seconds':>8} {'cycles':>6} {'s/cycle':>8} {'conv':>5} {'nonzero':>7} {'load':>5}")
+    print(f"{'threads':>7} {'seconds':>8} {'cycles':>6} {'s/cycle':>8} {'conv':>5} {'nonzero':>7} {'load':>5} {'calib':>6}")
     for r in fit["runs"]:
         print(f"{r['threads']:>7} {r['seconds']:>8.2f} {r['iterations']:>6} {r['seconds_per_cycle']:>8.3f} "
-              f"{str(r['converged']):>5} {r['nonzero']:>7} {r['load_avg']:>5.1f}")
+              f"{str(r['converged']):>5} {r['nonzero']:>7} {r['load_avg']:>5.1f} {r['calibration_s']:>6.2f}")
     print(f"fit process peak RSS {fit['peak_rss_gb']:.2f} GB (data loaded: {fit['data_rss_gb']:.2f} GB)")
     cv = None
     if not args.skip_cv:
