@@ -387,3 +387,18 @@ def test_from_eras_bad_input():
         SCCSData.from_eras(obs, eras, outc.assign(day=[12.5]))
     with pytest.raises(ValueError, match="no person has an outcome"):
         SCCSData.from_eras(obs, eras, outc.assign(day=[500]))
+
+
+def test_emulator_float32_engine():
+    """Single precision kernels: relative error of G/H/loglik bounded by a few thousand float32 ulps
+    (sums over a few dozen terms and ratios of such sums: ~1e-5 is ~100 eps)."""
+    data = random_problem(12, n_strata=12)
+    X, y, t, st = dense(data)
+    beta = np.random.default_rng(3).normal(0, 0.3, size=data.n_covariates)
+    eng = make_engine(data, backend="emulator", dtype=np.float32)
+    eng.set_beta(beta)
+    assert eng.log_likelihood() == pytest.approx(nv.loglik(X, y, t, st, beta), rel=1e-5)
+    for j in range(data.n_covariates):
+        g, h = eng.gradient_hessian(j)
+        gr, hr = nv.gradient_hessian(X, y, t, st, beta, j)
+        assert g == pytest.approx(gr, rel=1e-4, abs=1e-4) and h == pytest.approx(hr, rel=1e-4, abs=1e-4)
