@@ -402,3 +402,11 @@ def test_emulator_float32_engine():
         g, h = eng.gradient_hessian(j)
         gr, hr = nv.gradient_hessian(X, y, t, st, beta, j)
         assert g == pytest.approx(gr, rel=1e-4, abs=1e-4) and h == pytest.approx(hr, rel=1e-4, abs=1e-4)
+
+
+def test_reproduce_oxford_cli(capsys):
+    from hphawkes_py.cli import main
+
+    assert main(["reproduce", "sccs-oxford", "--backend", "cpu"]) == 0
+    out = capsys.readouterr().out
+    assert "2.48797465298" in out and "bootstrap" in out
