@@ -314,7 +314,8 @@ class TDPGaussianMixture:
                 self._fit_gibbs(engine, rng, mu, Sigma, log_w, alpha, m0, Phi0)
             else:
                 self._fit_bem(engine, mu, Sigma, log_w, alpha, m0, Phi0)
-        self._engine = engine
+        if hasattr(engine, "close"):
+            engine.close()  # data and worker threads are not kept: prediction uses a small engine
         return self
 
     def _fit_gibbs(self, engine, rng, mu, Sigma, log_w, alpha, m0, Phi0):
