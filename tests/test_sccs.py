@@ -96,6 +96,16 @@ def test_oxford_from_raw_eras_matches_published():
     f2 = hp.sccs.fit(d2, prior="none", tolerance=1e-14, backend="cpu")
     np.testing.assert_allclose(f2.coefficients.to_numpy(), f.coefficients.to_numpy(), atol=1e-6)
     assert abs(f2.log_likelihood - OX_LOGLIK) < 1e-6
+    # the same through per-covariate risk windows on the raw vaccination day
+    eras_raw = pd.concat([
+        pd.DataFrame({"person_id": raw.indiv, "start": raw.exday, "end": raw.exday, "covariate_id": "exgr1"}),
+        pd.DataFrame({"person_id": raw.indiv, "start": 548, "end": 730, "covariate_id": "agegr2"}),
+    ])
+    d3 = SCCSData.from_eras(obs, eras_raw, outc, risk_windows={"exgr1": (15, 35)}, merge=False)
+    np.testing.assert_array_equal(d3.time, d2.time)
+    np.testing.assert_array_equal(d3.row_idx, d2.row_idx)
+    with pytest.raises(ValueError, match="risk_windows"):
+        SCCSData.from_eras(obs, eras_raw, outc, risk_windows={"nope": (1, 2)})
 
 
 # ---------------------------------------------------------------- engines vs NumPy reference

@@ -335,6 +335,7 @@ class SCCSData:
         *,
         risk_start: int = 0,
         risk_end: int = 0,
+        risk_windows: Mapping[Any, tuple[int, int]] | None = None,
         merge: bool = True,
     ) -> "SCCSData":
         """Build the SCCS design from person-level data (days are integers, inclusive).
@@ -353,7 +354,11 @@ class SCCSData:
         outcomes : DataFrame
             ``person_id, day``: one row per outcome event.
         risk_start, risk_end : int
-            Risk-window offsets in days.
+            Risk-window offsets in days (all covariates).
+        risk_windows : dict, optional
+            Per-covariate offsets ``{covariate_id: (risk_start, risk_end)}`` overriding the
+            scalars (e.g. a vaccine's days 15..35 after the vaccination day next to an
+            age-band covariate with (0, 0)).
         merge : bool
             Merge the intervals of a person that have the same exposure pattern (the
             likelihood depends only on their summed time and events). ``False`` keeps
@@ -406,11 +411,22 @@ class SCCSData:
         op = pindex.get_indexer(oc["person_id"].to_numpy())
         if np.any(op < 0):
             raise ValueError(f"outcomes has {int((op < 0).sum())} row(s) of persons without an observation period")
-        es = days(er["start"], "eras.start") + int(risk_start)
-        ee = days(er["end"], "eras.end") + int(risk_end)
+        cov_ids, cov_codes = np.unique(er["covariate_id"].to_numpy(), return_inverse=True)
+        rs = np.full(len(cov_ids), int(risk_start), dtype=np.int64)
+        re_ = np.full(len(cov_ids), int(risk_end), dtype=np.int64)
+        if risk_windows is not None:
+            if not isinstance(risk_windows, Mapping):
+                raise TypeError("risk_windows must be a dict {covariate_id: (start_offset, end_offset)}")
+            pos = pd.Index(cov_ids).get_indexer(list(risk_windows))
+            if np.any(pos < 0):
+                unknown = [k for k, i in zip(risk_windows, pos) if i < 0]
+                raise ValueError(f"risk_windows has covariate id(s) not in eras: {unknown[:10]}")
+            for i, (a, b) in zip(pos, risk_windows.values()):
+                rs[i], re_[i] = int(a), int(b)
+        es = days(er["start"], "eras.start") + rs[cov_codes]
+        ee = days(er["end"], "eras.end") + re_[cov_codes]
         if np.any(days(er["end"], "eras.end") < days(er["start"], "eras.start")):
             raise ValueError("eras: end < start")
-        cov_ids, cov_codes = np.unique(er["covariate_id"].to_numpy(), return_inverse=True)
         od = days(oc["day"], "outcomes.day")
         design = build_interval_design(
             os_, oe_, ep.astype(np.int64), es, ee, cov_codes.astype(np.int64), len(cov_ids), merge=merge
