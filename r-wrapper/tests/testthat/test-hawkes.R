@@ -102,6 +102,9 @@ test_that("hawkes_mcmc returns a coda mcmc.list identical to Python's draws", {
   expect_s3_class(autoplot(fit, type = "trace"), "ggplot")
   expect_s3_class(autoplot(se), "ggplot")
   expect_output(print(fit), "Hawkes posterior")
+  grDevices::pdf(NULL); on.exit(grDevices::dev.off(), add = TRUE)
+  expect_invisible(plot(fit))
+  expect_invisible(plot(se, type = "time"))
 })
 
 test_that("to_coda() on the Python side builds the same coda object (rpy2)", {

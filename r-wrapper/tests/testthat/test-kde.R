@@ -30,6 +30,9 @@ test_that("kde_fit on redwood matches Python and the surface has the right coord
   df <- as.data.frame(s)
   expect_identical(nrow(df), length(s$z))
   expect_s3_class(autoplot(s), "ggplot")
+  grDevices::pdf(NULL); on.exit(grDevices::dev.off(), add = TRUE)
+  expect_invisible(plot(s))
+  expect_output(print(fit))
   expect_s3_class(summary(fit), "data.frame")
 })
 

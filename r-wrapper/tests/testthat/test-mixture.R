@@ -37,6 +37,9 @@ test_that("tdp_mixture (Bayesian EM) on faithful matches Python and its own dens
                tolerance = 1e-8)
   expect_s3_class(autoplot(m), "ggplot")
   expect_s3_class(summary(m), "data.frame")
+  grDevices::pdf(NULL); on.exit(grDevices::dev.off(), add = TRUE)
+  expect_invisible(plot(m))
+  expect_output(print(m))
 })
 
 test_that("tdp_mixture (blocked Gibbs) gives Python's draws", {

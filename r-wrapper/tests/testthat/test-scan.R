@@ -31,6 +31,8 @@ test_that("scan_bernoulli on the grave data matches Python and the Bernoulli LLR
   }
   expect_identical(cl$p_value[1], (1 + sum(res$null_llr >= cl$log_likelihood_ratio[1])) / 100)
   expect_s3_class(autoplot(res), "ggplot")
+  grDevices::pdf(NULL); on.exit(grDevices::dev.off(), add = TRUE)
+  expect_invisible(plot(res))
   expect_output(print(res), "Bernoulli spatial scan")
   expect_error(scan_bernoulli(g[, c("x", "y")], g$case, 1 - g$case, n_replicates = 9,
                               direction = "sideways"), "direction", class = "hphawkes_python_error")
