@@ -99,6 +99,12 @@ def bench(threads: int, repeat: int, sweeps: int) -> dict:
     res["chain"]["seconds_per_sweep"] = per_sweep
     res["projected_full_run_minutes"] = (4 * (res["setup_seconds_warm"] + 10_000 * per_sweep)) / 60
     res["projected_quick_run_minutes"] = (2 * (res["setup_seconds_warm"] + 1_000 * per_sweep)) / 60
+    # what `hphawkes reproduce dc-gunshots --full` does on 2 cores: 2 worker processes, 1 thread each,
+    # so 4 chains take 2 chain-lengths (assumes both cores are free; pi_n over 1,000 draws comes on top)
+    if threads == 1:
+        cores = os.cpu_count() or 1
+        rounds = int(np.ceil(4 / min(4, cores)))
+        res["projected_full_run_minutes_processes"] = rounds * (res["setup_seconds_warm"] + 10_000 * per_sweep) / 60
     return res
 
 
@@ -111,14 +117,15 @@ def main() -> None:
     results = {"machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
                            "loadavg_start": os.getloadavg()}, "runs": []}
     print(f"{'threads':>7} {'setup s':>8} {'mu0 ms':>8} {'theta ms':>9} {'h ms':>8} {'omega ms':>9} "
-          f"{'sweep s':>8} {'full 4x10k min':>15} {'quick min':>10}")
+          f"{'sweep s':>8} {'full 4x10k min':>15} {'quick min':>10} {'full, 1 chain/core min':>23}")
     for th in args.threads:
         r = bench(th, args.repeat, args.sweeps)
         results["runs"].append(r)
         m = r["moves"]
         print(f"{th:>7} {r['setup_seconds_warm']:>8.2f} {m['mu0']['median_ms']:>8.2f} {m['theta']['median_ms']:>9.2f} "
               f"{m['h']['median_ms']:>8.2f} {m['omega']['median_ms']:>9.2f} {r['chain']['seconds_per_sweep']:>8.4f} "
-              f"{r['projected_full_run_minutes']:>15.1f} {r['projected_quick_run_minutes']:>10.1f}", flush=True)
+              f"{r['projected_full_run_minutes']:>15.1f} {r['projected_quick_run_minutes']:>10.1f} "
+              f"{r.get('projected_full_run_minutes_processes', float('nan')):>23.1f}", flush=True)
     results["machine"]["loadavg_end"] = os.getloadavg()
     out = Path(__file__).parent / "results" / "hawkes_mcmc.json"
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -205,7 +205,7 @@ def _cmd_reproduce_dc(args) -> int:
     mode = "full" if args.full else "quick"
     result = run_dc_gunshots(args.out, mode=mode, backend=args.backend, threads=args.threads, seed=args.seed,
                              chains=args.chains, n_iter=args.n_iter, burn_in=args.burn_in, n_draws=args.n_draws,
-                             progress=not args.no_progress)
+                             start=args.start, progress=not args.no_progress)
     print()
     print(format_table(result))
     se = result["self_excitation"]
@@ -238,5 +238,7 @@ def register_reproduce(subparsers) -> None:
     p.add_argument("--n-iter", type=int, default=None, help="override the mode's iterations per chain")
     p.add_argument("--burn-in", type=int, default=None, help="override the mode's burn-in")
     p.add_argument("--n-draws", type=int, default=None, help="posterior draws for the self-excitation probabilities")
+    p.add_argument("--start", choices=("mode", "hpHawkes"), default=None,
+                   help="chain starting values: the posterior mode (quick default) or hpHawkes' 1, 1, 1, 1 (full default)")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=_cmd_reproduce_dc)
