@@ -13,7 +13,8 @@ here <- local({
 dir.create(outdir, showWarnings = FALSE, recursive = TRUE)
 files <- sort(list.files(here, pattern = "\\.Rmd$", full.names = TRUE))
 if (length(names_wanted)) files <- files[sub("\\.Rmd$", "", basename(files)) %in% names_wanted]
-use_render <- requireNamespace("rmarkdown", quietly = TRUE) && rmarkdown::pandoc_available()
+use_render <- requireNamespace("rmarkdown", quietly = TRUE) && rmarkdown::pandoc_available() &&
+  !nzchar(Sys.getenv("HPHAWKES_NO_PANDOC"))  # set to force the purl + source path
 status <- c()
 for (f in files) {
   name <- sub("\\.Rmd$", "", basename(f))
@@ -28,7 +29,7 @@ for (f in files) {
       env <- new.env(parent = globalenv())
       assign("params", list(quick = quick, variant = "2010"), envir = env)
       grDevices::pdf(file.path(outdir, paste0(name, ".pdf")))
-      res <- try(sys.source(r, envir = env), silent = TRUE)
+      res <- try(source(r, local = env, echo = FALSE, print.eval = TRUE), silent = TRUE)
       grDevices::dev.off()
       if (inherits(res, "try-error")) stop(attr(res, "condition"))
     }
