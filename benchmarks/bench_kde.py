@@ -7,7 +7,9 @@
 * ``ebird``: ebird_80k with us_1km (n = 78,977, 12.9 M cells, 7.8 M inside; paper: 5,245.7 s on
   32 cores, 346.5 s on a GPU), adaptive search end to end plus the surface.
 
-Usage: ``python benchmarks/bench_kde.py [sim] [scaling] [ebird] [--threads T] [--backend cpu]``.
+* ``ebird-eval``: the eBird problem's window read, edge factors and ONE adaptive evaluation.
+
+Usage: ``python benchmarks/bench_kde.py [sim] [scaling] [ebird] [ebird-eval] [--threads T] [--backend cpu]``.
 Prints a table and merges the results into ``benchmarks/results/kde.json``.
 """
 from __future__ import annotations
@@ -59,9 +61,9 @@ def bench_fit(points_file, window_file, backend, threads, paper):
     pts = pts[inside]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # duplicated points (kept, as in the paper)
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         f = hp.kde.fit(pts, w, method="adaptive", backend=backend, threads=threads)
-        t_fit = time.perf_counter() - t
+        t_fit, c_fit = time.perf_counter() - t, time.process_time() - c
     evals = sum(1 for r in f.trace if not r.get("accepted", False)) + 1
     t = time.perf_counter()
     s = f.density_surface()
@@ -72,7 +74,7 @@ def bench_fit(points_file, window_file, backend, threads, paper):
         "inside_cells": w.n_inside, "backend": f.backend, "threads": threads,
         "h": f.h, "alpha": f.alpha, "h0": f.h0, "log_likelihood": f.log_likelihood, "iterations": f.n_iter,
         "likelihood_evaluations": evals, "points_with_edge_factor_above_1": near,
-        "seconds_read_window": t_read, "seconds_search": t_fit, "seconds_per_evaluation": t_fit / evals,
+        "seconds_read_window": t_read, "seconds_search": t_fit, "cpu_seconds_search": c_fit, "seconds_per_evaluation": t_fit / evals,
         "seconds_surface": t_surf, "surface_integral": s.integral(), "paper_seconds": paper,
     }
 
@@ -86,21 +88,53 @@ def bench_scaling(backend, threads, sizes=(12500, 25000, 50000, 100000), reps=3)
         eng = make_engine(pts, w, 3.0, backend, threads)
         obj = _Objective(eng, n, True)
         h0 = hp.kde.rule_of_thumb_bandwidth(pts)
-        times = []
+        times, cpu = [], []
         for r in range(reps):
             obj._pilot_cache.clear()
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             obj.adaptive_loglik(h0 * (1 + 1e-9 * r), 0.5)
             times.append(time.perf_counter() - t)
-        rows.append({"n": n, "h0": h0, "seconds_per_evaluation_min": min(times), "seconds_all": times})
+            cpu.append(time.process_time() - c)
+        rows.append({"n": n, "h0": h0, "seconds_per_evaluation_min": min(times), "seconds_all": times,
+                     "cpu_seconds_per_evaluation_min": min(cpu)})
     for a, b in zip(rows, rows[1:]):
         b["exponent_vs_previous"] = float(np.log(b["seconds_per_evaluation_min"] / a["seconds_per_evaluation_min"]) / np.log(b["n"] / a["n"]))
     return rows
 
 
+def bench_ebird_eval(backend, threads):
+    """eBird: window read, edge factors and one adaptive leave-one-out evaluation at (h0, 0.5)."""
+    pts = _points("ebird_80k.csv.gz")
+    w, t_read = _load("us_1km.zip")
+    inside = w.contains(pts)
+    pts = pts[inside]
+    n = len(pts)
+    eng = make_engine(pts, w, 3.0, backend, threads)
+    obj = _Objective(eng, n, True)
+    h0 = hp.kde.rule_of_thumb_bandwidth(pts)
+    bw = np.full(n, h0)
+    t, c = time.perf_counter(), time.process_time()
+    m = eng.edge_masses(bw)
+    t_edge, c_edge = time.perf_counter() - t, time.process_time() - c
+    t, c = time.perf_counter(), time.process_time()
+    eng.point_intensities(bw, 1 / m, True)
+    t_loo, c_loo = time.perf_counter() - t, time.process_time() - c
+    t, c = time.perf_counter(), time.process_time()
+    ll, b = obj.adaptive_loglik(h0, 0.5)
+    t_ad, c_ad = time.perf_counter() - t, time.process_time() - c
+    return {"n": n, "points_removed_outside_window": int((~inside).sum()), "cells": int(w.mask.size),
+            "inside_cells": w.n_inside, "bands": int(len(w.row_bands()[0])), "h0": h0,
+            "points_near_boundary_at_h0": int((m < 1).sum()), "seconds_read_window": t_read,
+            "seconds_edge_factors_h0": t_edge, "cpu_seconds_edge_factors_h0": c_edge,
+            "seconds_loo_sum_h0": t_loo, "cpu_seconds_loo_sum_h0": c_loo,
+            "seconds_adaptive_evaluation": t_ad, "cpu_seconds_adaptive_evaluation": c_ad,
+            "log_likelihood_h0_alpha05": ll, "max_bandwidth": float(b.max()),
+            "paper_seconds": {"32_cores": 5245.7, "gpu": 346.5}}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("problems", nargs="*", default=["sim", "scaling"], choices=["sim", "scaling", "ebird"])
+    ap.add_argument("problems", nargs="*", default=["sim", "scaling"], choices=["sim", "scaling", "ebird", "ebird-eval"])
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--backend", default="cpu")
     args = ap.parse_args(argv)
@@ -118,15 +152,16 @@ def main(argv=None):
                       {"one_core": 1459.6, "32_cores": 63.6, "gpu": 2.1})
         r.update(meta)
         results[f"sim50000_adaptive_{args.backend}_{threads}t"] = r
-        print(f"sim50000 adaptive: search {r['seconds_search']:.1f} s ({r['likelihood_evaluations']} evaluations, "
+        print(f"sim50000 adaptive: search {r['seconds_search']:.1f} s wall, {r['cpu_seconds_search']:.1f} s CPU ({r['likelihood_evaluations']} evaluations, "
               f"{r['seconds_per_evaluation']:.3f} s each), surface {r['seconds_surface']:.2f} s; "
               f"h = {r['h']:.5f}, alpha = {r['alpha']:.4f}   [paper: 1459.6 s 1 core, 63.6 s 32 cores, 2.1 s GPU]")
     if "scaling" in args.problems:
         rows = bench_scaling(args.backend, threads)
         results[f"scaling_adaptive_eval_{args.backend}_{threads}t"] = {"rows": rows, **meta}
-        print(f"{'n':>8} {'h0':>9} {'s/eval':>9} {'exponent':>9}")
+        print(f"{'n':>8} {'h0':>9} {'s/eval':>9} {'cpu s':>9} {'exponent':>9}")
         for r in rows:
-            print(f"{r['n']:>8} {r['h0']:>9.5f} {r['seconds_per_evaluation_min']:>9.3f} {r.get('exponent_vs_previous', float('nan')):>9.2f}")
+            print(f"{r['n']:>8} {r['h0']:>9.5f} {r['seconds_per_evaluation_min']:>9.3f} "
+                  f"{r['cpu_seconds_per_evaluation_min']:>9.3f} {r.get('exponent_vs_previous', float('nan')):>9.2f}")
     if "ebird" in args.problems:
         r = bench_fit("ebird_80k.csv.gz", "us_1km.zip", args.backend, threads, {"32_cores": 5245.7, "gpu": 346.5})
         r.update(meta)
@@ -134,6 +169,15 @@ def main(argv=None):
         print(f"ebird adaptive (n = {r['n']}, {r['points_removed_outside_window']} points outside the mask removed): read window {r['seconds_read_window']:.1f} s, search {r['seconds_search']:.1f} s "
               f"({r['likelihood_evaluations']} evaluations, {r['seconds_per_evaluation']:.3f} s each), surface "
               f"{r['seconds_surface']:.1f} s; h = {r['h']:.1f}, alpha = {r['alpha']:.4f}   [paper: 5245.7 s 32 cores, 346.5 s GPU]")
+    if "ebird-eval" in args.problems:
+        r = bench_ebird_eval(args.backend, threads)
+        r.update(meta)
+        results[f"ebird_one_evaluation_{args.backend}_{threads}t"] = r
+        print(f"ebird (n = {r['n']}, {r['points_removed_outside_window']} outside removed, {r['bands']} row bands): "
+              f"read {r['seconds_read_window']:.1f} s; at h0 = {r['h0']:.0f}: edge factors {r['seconds_edge_factors_h0']:.1f} s "
+              f"({r['points_near_boundary_at_h0']} points near the boundary), LOO sum {r['seconds_loo_sum_h0']:.1f} s; "
+              f"one adaptive evaluation {r['seconds_adaptive_evaluation']:.1f} s wall / "
+              f"{r['cpu_seconds_adaptive_evaluation']:.1f} s CPU")
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(results, indent=2))
     print(f"-> {OUT}")

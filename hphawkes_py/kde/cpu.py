@@ -49,7 +49,7 @@ def edge_mass_kernel(px, py, bws, idx, x0, y0, cs, nrows, ncols, band_r0, band_r
 
     Sum over the bands of identical rows that meet [y - R, y + R] (R = reach x b) of
     (normal mass of the band's y-range) x (sum over its runs of x masses).  The normal CDF at every
-    column edge within reach is tabulated once per point, so a run costs two look-ups (windows with
+    column and row edge within reach is tabulated once per point, so a run costs two look-ups (windows with
     ragged boundaries, like the eBird US mask, have many runs per band); edges beyond the reach
     count as CDF 0 or 1 (error < 1e-18).
     """
@@ -70,15 +70,21 @@ def edge_mass_kernel(px, py, bws, idx, x0, y0, cs, nrows, ncols, band_r0, band_r
             cdf = np.empty(cb - ca + 1)
             for c in range(ca, cb + 1):
                 cdf[c - ca] = _ndtr((x0 + c * cs - x) / b)
+            # CDF at the top edge of rows r_top .. r_bot + 1 (the last = bottom edge of row r_bot)
+            ydf = np.empty(r_bot - r_top + 2)
+            for r in range(r_top, r_bot + 2):
+                ydf[r - r_top] = _ndtr((y0 + (nrows - r) * cs - y) / b)
             for g in range(row_band[r_top], row_band[r_bot] + 1):
                 lo = band_ptr[g]
                 hi = band_ptr[g + 1]
                 if lo == hi:
                     continue
-                # band rows [r0, r1) span y from y0 + (nrows - r1) cs to y0 + (nrows - r0) cs
-                ylo = y0 + (nrows - band_r1[g]) * cs
-                yhi = y0 + (nrows - band_r0[g]) * cs
-                my = _ndtr((yhi - y) / b) - _ndtr((ylo - y) / b)
+                # band rows [r0, r1); edges beyond the reach count as CDF 1 (top) or 0 (bottom)
+                r0 = band_r0[g]
+                r1 = band_r1[g]
+                ftop = ydf[r0 - r_top] if r0 >= r_top else 1.0
+                fbot = ydf[r1 - r_top] if r1 <= r_bot + 1 else 0.0
+                my = ftop - fbot
                 if my == 0.0:
                     continue
                 # first run ending right of column ca (runs sorted, disjoint)
