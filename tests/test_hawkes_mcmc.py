@@ -227,3 +227,19 @@ def test_simulation_recovery():
         for n, v in truth.items():
             inside[n] += table.loc[n, "hdi_2.5%"] <= v <= table.loc[n, "hdi_97.5%"]
     assert all(k >= 4 for k in inside.values()), inside
+
+
+def test_to_coda(small_post):
+    pytest.importorskip("rpy2")
+    try:
+        ml = small_post.to_coda()
+    except Exception as exc:  # R or its coda package missing on this machine
+        pytest.skip(f"R coda not usable: {exc}")
+    from rpy2 import robjects as ro
+
+    assert list(ro.r["class"](ml)) == ["mcmc.list"]
+    assert int(ro.r["nchain"](ml)[0]) == 2
+    assert int(ro.r["niter"](ml)[0]) == 20
+    means = ro.r("function(m) colMeans(as.matrix(m))")(ml)
+    names = list(ro.r["names"](means))
+    assert means[names.index("theta")] == pytest.approx(small_post.draws["theta"].mean(), rel=1e-12)
