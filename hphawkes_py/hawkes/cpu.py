@@ -71,14 +71,13 @@ def _lower_bound(a, v, lo, hi):
 def _bg1(x0, x1, x2, th, tl, n, lo, hi, ax, at, buf):
     a0 = x0[n]; tn = th[n]; tln = tl[n]
     acc = 0.0
-    y0 = x0[lo:hi]; y1 = x1[lo:hi]; y2 = x2[lo:hi]; uh = th[lo:hi]; ul = tl[lo:hi]
-    bb = buf[lo:hi]
-    for j in range(hi - lo):
-        d0 = y0[j] - a0
-        dt = (uh[j] - tn) + (ul[j] - tln)
+    # unsigned index: no negative-index wraparound selects, so the loads/stores vectorize
+    for m in range(np.uint64(lo), np.uint64(hi)):
+        d0 = x0[m] - a0
+        dt = (th[m] - tn) + (tl[m] - tln)
         v = _expg(-(ax * (d0 * d0) + at * (dt * dt)))
         acc += v
-        bb[j] += v
+        buf[m] += v
     return acc
 
 
@@ -86,15 +85,14 @@ def _bg1(x0, x1, x2, th, tl, n, lo, hi, ax, at, buf):
 def _bg2(x0, x1, x2, th, tl, n, lo, hi, ax, at, buf):
     a0 = x0[n]; a1 = x1[n]; tn = th[n]; tln = tl[n]
     acc = 0.0
-    y0 = x0[lo:hi]; y1 = x1[lo:hi]; y2 = x2[lo:hi]; uh = th[lo:hi]; ul = tl[lo:hi]
-    bb = buf[lo:hi]
-    for j in range(hi - lo):
-        d0 = y0[j] - a0
-        d1 = y1[j] - a1
-        dt = (uh[j] - tn) + (ul[j] - tln)
+    # unsigned index: no negative-index wraparound selects, so the loads/stores vectorize
+    for m in range(np.uint64(lo), np.uint64(hi)):
+        d0 = x0[m] - a0
+        d1 = x1[m] - a1
+        dt = (th[m] - tn) + (tl[m] - tln)
         v = _expg(-(ax * (d0 * d0 + d1 * d1) + at * (dt * dt)))
         acc += v
-        bb[j] += v
+        buf[m] += v
     return acc
 
 
@@ -102,16 +100,15 @@ def _bg2(x0, x1, x2, th, tl, n, lo, hi, ax, at, buf):
 def _bg3(x0, x1, x2, th, tl, n, lo, hi, ax, at, buf):
     a0 = x0[n]; a1 = x1[n]; a2 = x2[n]; tn = th[n]; tln = tl[n]
     acc = 0.0
-    y0 = x0[lo:hi]; y1 = x1[lo:hi]; y2 = x2[lo:hi]; uh = th[lo:hi]; ul = tl[lo:hi]
-    bb = buf[lo:hi]
-    for j in range(hi - lo):
-        d0 = y0[j] - a0
-        d1 = y1[j] - a1
-        d2 = y2[j] - a2
-        dt = (uh[j] - tn) + (ul[j] - tln)
+    # unsigned index: no negative-index wraparound selects, so the loads/stores vectorize
+    for m in range(np.uint64(lo), np.uint64(hi)):
+        d0 = x0[m] - a0
+        d1 = x1[m] - a1
+        d2 = x2[m] - a2
+        dt = (th[m] - tn) + (tl[m] - tln)
         v = _expg(-(ax * (d0 * d0 + d1 * d1 + d2 * d2) + at * (dt * dt)))
         acc += v
-        bb[j] += v
+        buf[m] += v
     return acc
 
 
@@ -119,10 +116,10 @@ def _bg3(x0, x1, x2, th, tl, n, lo, hi, ax, at, buf):
 def _tr1(x0, x1, x2, th, tl, n, lo, hi, bh, om):
     a0 = x0[n]; tn = th[n]; tln = tl[n]
     acc = 0.0
-    y0 = x0[lo:hi]; y1 = x1[lo:hi]; y2 = x2[lo:hi]; uh = th[lo:hi]; ul = tl[lo:hi]
-    for j in range(hi - lo):
-        d0 = y0[j] - a0
-        dt = (tn - uh[j]) + (tln - ul[j])
+    # unsigned index: no negative-index wraparound selects, so the loads/stores vectorize
+    for m in range(np.uint64(lo), np.uint64(hi)):
+        d0 = x0[m] - a0
+        dt = (tn - th[m]) + (tln - tl[m])
         acc += _expg(-(bh * (d0 * d0) + om * dt))
     return acc
 
@@ -131,11 +128,11 @@ def _tr1(x0, x1, x2, th, tl, n, lo, hi, bh, om):
 def _tr2(x0, x1, x2, th, tl, n, lo, hi, bh, om):
     a0 = x0[n]; a1 = x1[n]; tn = th[n]; tln = tl[n]
     acc = 0.0
-    y0 = x0[lo:hi]; y1 = x1[lo:hi]; y2 = x2[lo:hi]; uh = th[lo:hi]; ul = tl[lo:hi]
-    for j in range(hi - lo):
-        d0 = y0[j] - a0
-        d1 = y1[j] - a1
-        dt = (tn - uh[j]) + (tln - ul[j])
+    # unsigned index: no negative-index wraparound selects, so the loads/stores vectorize
+    for m in range(np.uint64(lo), np.uint64(hi)):
+        d0 = x0[m] - a0
+        d1 = x1[m] - a1
+        dt = (tn - th[m]) + (tln - tl[m])
         acc += _expg(-(bh * (d0 * d0 + d1 * d1) + om * dt))
     return acc
 
@@ -144,12 +141,12 @@ def _tr2(x0, x1, x2, th, tl, n, lo, hi, bh, om):
 def _tr3(x0, x1, x2, th, tl, n, lo, hi, bh, om):
     a0 = x0[n]; a1 = x1[n]; a2 = x2[n]; tn = th[n]; tln = tl[n]
     acc = 0.0
-    y0 = x0[lo:hi]; y1 = x1[lo:hi]; y2 = x2[lo:hi]; uh = th[lo:hi]; ul = tl[lo:hi]
-    for j in range(hi - lo):
-        d0 = y0[j] - a0
-        d1 = y1[j] - a1
-        d2 = y2[j] - a2
-        dt = (tn - uh[j]) + (tln - ul[j])
+    # unsigned index: no negative-index wraparound selects, so the loads/stores vectorize
+    for m in range(np.uint64(lo), np.uint64(hi)):
+        d0 = x0[m] - a0
+        d1 = x1[m] - a1
+        d2 = x2[m] - a2
+        dt = (tn - th[m]) + (tln - tl[m])
         acc += _expg(-(bh * (d0 * d0 + d1 * d1 + d2 * d2) + om * dt))
     return acc
 
@@ -159,15 +156,14 @@ def _fu1(x0, x1, x2, th, tl, n, lo, hi, ax, at, bh, om, buf):
     a0 = x0[n]; tn = th[n]; tln = tl[n]
     accs = 0.0
     accg = 0.0
-    y0 = x0[lo:hi]; y1 = x1[lo:hi]; y2 = x2[lo:hi]; uh = th[lo:hi]; ul = tl[lo:hi]
-    bb = buf[lo:hi]
-    for j in range(hi - lo):
-        d0 = y0[j] - a0
+    # unsigned index: no negative-index wraparound selects, so the loads/stores vectorize
+    for m in range(np.uint64(lo), np.uint64(hi)):
+        d0 = x0[m] - a0
         r2 = d0 * d0
-        dt = (tn - uh[j]) + (tln - ul[j])
+        dt = (tn - th[m]) + (tln - tl[m])
         v = _expg(-(ax * r2 + at * (dt * dt)))
         accs += v
-        bb[j] += v
+        buf[m] += v
         accg += _expg(-(bh * r2 + om * dt))
     return accs, accg
 
@@ -177,16 +173,15 @@ def _fu2(x0, x1, x2, th, tl, n, lo, hi, ax, at, bh, om, buf):
     a0 = x0[n]; a1 = x1[n]; tn = th[n]; tln = tl[n]
     accs = 0.0
     accg = 0.0
-    y0 = x0[lo:hi]; y1 = x1[lo:hi]; y2 = x2[lo:hi]; uh = th[lo:hi]; ul = tl[lo:hi]
-    bb = buf[lo:hi]
-    for j in range(hi - lo):
-        d0 = y0[j] - a0
-        d1 = y1[j] - a1
+    # unsigned index: no negative-index wraparound selects, so the loads/stores vectorize
+    for m in range(np.uint64(lo), np.uint64(hi)):
+        d0 = x0[m] - a0
+        d1 = x1[m] - a1
         r2 = d0 * d0 + d1 * d1
-        dt = (tn - uh[j]) + (tln - ul[j])
+        dt = (tn - th[m]) + (tln - tl[m])
         v = _expg(-(ax * r2 + at * (dt * dt)))
         accs += v
-        bb[j] += v
+        buf[m] += v
         accg += _expg(-(bh * r2 + om * dt))
     return accs, accg
 
@@ -196,17 +191,16 @@ def _fu3(x0, x1, x2, th, tl, n, lo, hi, ax, at, bh, om, buf):
     a0 = x0[n]; a1 = x1[n]; a2 = x2[n]; tn = th[n]; tln = tl[n]
     accs = 0.0
     accg = 0.0
-    y0 = x0[lo:hi]; y1 = x1[lo:hi]; y2 = x2[lo:hi]; uh = th[lo:hi]; ul = tl[lo:hi]
-    bb = buf[lo:hi]
-    for j in range(hi - lo):
-        d0 = y0[j] - a0
-        d1 = y1[j] - a1
-        d2 = y2[j] - a2
+    # unsigned index: no negative-index wraparound selects, so the loads/stores vectorize
+    for m in range(np.uint64(lo), np.uint64(hi)):
+        d0 = x0[m] - a0
+        d1 = x1[m] - a1
+        d2 = x2[m] - a2
         r2 = d0 * d0 + d1 * d1 + d2 * d2
-        dt = (tn - uh[j]) + (tln - ul[j])
+        dt = (tn - th[m]) + (tln - tl[m])
         v = _expg(-(ax * r2 + at * (dt * dt)))
         accs += v
-        bb[j] += v
+        buf[m] += v
         accg += _expg(-(bh * r2 + om * dt))
     return accs, accg
 
@@ -339,17 +333,18 @@ def _both_kernel(D, x0, x1, x2, th, tl, tw, ts, ax, at, delta_s, bh, om, delta_g
     return counts.sum()
 
 
-@njit(parallel=True, cache=True)
+# O(N) kernels run serially: a parallel region costs more than 54,000 logs (~0.5 ms) on a busy machine.
+@njit(cache=True)
 def _sum_log_kernel(S, G, mu0, theta):
     acc = 0.0
-    for n in prange(S.shape[0]):
+    for n in range(S.shape[0]):
         acc += math.log(mu0 * S[n] + theta * G[n])
     return acc
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True)
 def _pi_kernel(S, G, mu0, theta, out):
-    for n in prange(S.shape[0]):
+    for n in range(S.shape[0]):
         xi = theta * G[n]
         out[n] = xi / (mu0 * S[n] + xi)
 
