@@ -233,3 +233,28 @@ def test_cli_reproduce_registered(capsys):
         cli_main(["reproduce", "dc-gunshots", "--help"])
     assert exc.value.code == 0
     assert "--full" in capsys.readouterr().out
+
+
+def test_reproduce_dc_pipeline_smoke(tmp_path):
+    """The main job's plumbing on the full DC data with a tiny chain (the statistics are checked elsewhere)."""
+    import json
+
+    import pandas as pd
+
+    from hphawkes_py.hawkes.reproduce import format_table, run_dc_gunshots
+
+    res = run_dc_gunshots(tmp_path / "dc", mode="quick", start="hpHawkes", chains=1, n_iter=3, burn_in=1, n_draws=2,
+                          backend="cpu", threads=1, progress=False, log=lambda *a: None)
+    files = {k: tmp_path / "dc" / p.split("/")[-1] for k, p in res["files"].items()}
+    for name in ("posterior_summary", "draws", "trace", "density", "self_excitation", "self_excitation_map",
+                 "summary"):
+        assert files[name].exists() and files[name].stat().st_size > 100, name
+    table = pd.read_csv(files["posterior_summary"], index_col=0)
+    assert {"h", "omega", "theta", "mu0", "h_metres", "trigger_delay_minutes"} <= set(table.index)
+    assert table.loc["h_metres", "mean"] == pytest.approx(1000 * table.loc["h", "mean"], rel=1e-12)
+    pe = pd.read_csv(files["self_excitation"])
+    assert len(pe) == 54_582 and list(pe.columns) == ["x_km", "y_km", "t_hours", "mean", "sd", "q2.5", "q97.5"]
+    assert pe["mean"].between(0, 1).all()
+    summary = json.loads(files["summary"].read_text())
+    assert summary["events"] == 54_582 and summary["fixed"] == {"tau_x_km": 1.6, "tau_t_hours": 336.0}
+    assert "h_metres" in format_table(res)
