@@ -253,27 +253,58 @@ def _threshold_low(klogk, n, C, N, l0, T, guess):
     return a
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
-def _scan_max_pruned(offsets, neighbors, npop, boundary, cases, klogk, n_cases, n_total, l0,
-                     want_high, want_low, m0, T, best):
-    """Best LLR per centre and replicate, skipping windows that cannot beat T.
+@njit(cache=True, parallel=True)
+def _threshold_tables(klogk, uniq_n, n_cases, n_total, l0, Tg, want_high, want_low):
+    """Case-count thresholds (see _threshold_high/_low) of every group threshold Tg[g] and
+    every distinct window population uniq_n[u] (sorted), walking up in n from the previous
+    answer (thresholds grow with n; each answer is verified, bisection otherwise)."""
+    G = Tg.shape[0]
+    U = uniq_n.shape[0]
+    C = n_cases
+    N = n_total
+    hi = np.empty((G, U), dtype=np.int32)
+    lo = np.empty((G, U), dtype=np.int32)
+    for g in prange(G):
+        h = np.int64(0)
+        lw = np.int64(-1)
+        for u in range(U):
+            n = uniq_n[u]
+            if want_high:
+                h = _threshold_high(klogk, n, C, N, l0, Tg[g], h)
+                hi[g, u] = h
+            else:
+                hi[g, u] = min(n, C) + 1
+            if want_low:
+                lw = _threshold_low(klogk, n, C, N, l0, Tg[g], lw)
+                lo[g, u] = lw
+            else:
+                lo[g, u] = -1
+    return hi, lo
 
-    ``m0`` (R,) are LLRs already attained by some window in each replicate and
-    ``T <= min(m0)``; a window whose LLR is at most T therefore never changes a
-    replicate's maximum, and whether it can exceed T depends only on its case count
-    (thresholds by bisection, once per window for the whole batch). The maxima returned
-    (``best`` initialised to ``m0``) are exactly those of the exhaustive kernel.
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def _scan_max_pruned(offsets, neighbors, npop, boundary, entry_u, cases, klogk, n_cases, n_total, l0,
+                     want_high, want_low, m0, thr_hi, thr_lo, gsize, best):
+    """Best LLR per centre and replicate, skipping windows that cannot matter.
+
+    Replicates come in groups of ``gsize`` columns (sorted by ``m0``). ``m0`` (R,) are LLRs
+    already attained by some window in each replicate, and each group g has a threshold
+    Tg[g] <= min(m0) over the group: a window whose LLR is at most Tg[g] never changes a
+    maximum of group g, and it can exceed Tg[g] only if its case count is >= thr_hi[g, u]
+    (or <= thr_lo[g, u]), u = entry_u[j] the index of its population among the distinct
+    ones. A vectorised any() over the group decides whether any replicate needs its LLR
+    evaluated. The maxima returned (``best`` initialised to ``m0``) are exactly those of the
+    exhaustive kernel.
     """
     n_centres = offsets.shape[0] - 1
     R = cases.shape[1]
+    G = thr_hi.shape[0]
     C = n_cases
     N = n_total
     Nf = np.float64(N)
     for i in prange(n_centres):
         c = np.zeros(R, dtype=np.int32)
         m = m0.copy()
-        hi = np.int64(0)
-        lo = np.int64(-1)
         for j in range(offsets[i], offsets[i + 1]):
             row = cases[neighbors[j]]
             for r in range(R):
@@ -281,38 +312,51 @@ def _scan_max_pruned(offsets, neighbors, npop, boundary, cases, klogk, n_cases, 
             if boundary[j] == 0:
                 continue
             n = npop[j]
-            hi = _threshold_high(klogk, n, C, N, l0, T, hi) if want_high else min(n, C) + 1
-            lo = _threshold_low(klogk, n, C, N, l0, T, lo) if want_low else np.int64(-1)
-            if hi > min(n, C) and lo < 0:
+            u = entry_u[j]
+            # the last group has the lowest threshold: if it cannot be beaten, none can
+            if thr_hi[G - 1, u] > min(n, C) and thr_lo[G - 1, u] < 0:
                 continue
             cn = np.float64(C) * np.float64(n)
             q = -(klogk[n] + klogk[N - n]) - l0
             nn = np.int32(n)
             cc = np.int32(C)
             rest = np.int32(N - n - C)
-            hi32 = np.int32(hi)
-            lo32 = np.int32(lo)
-            for r in range(R):
-                cr = c[r]
-                if cr >= hi32 or cr <= lo32:
-                    t = (klogk[cr] + klogk[nn - cr]) + (klogk[cc - cr] + klogk[rest + cr])
-                    llr = t + q
-                    lhs = np.float64(cr) * Nf
-                    ok = (want_high & (lhs > cn)) | (want_low & (lhs < cn))
-                    if ok and llr > m[r]:
-                        m[r] = llr
+            for g in range(G):
+                h32 = thr_hi[g, u]
+                l32 = thr_lo[g, u]
+                r0 = g * gsize
+                r1 = min(R, r0 + gsize)
+                # views indexed from 0, so that LLVM sees non-negative indices and vectorises
+                cg = c[r0:r1]
+                mg = m[r0:r1]
+                hit = False
+                for k in range(cg.shape[0]):
+                    hit |= (cg[k] >= h32) | (cg[k] <= l32)
+                if not hit:
+                    continue
+                for k in range(cg.shape[0]):
+                    cr = cg[k]
+                    if cr >= h32 or cr <= l32:
+                        t = (klogk[cr] + klogk[nn - cr]) + (klogk[cc - cr] + klogk[rest + cr])
+                        llr = t + q
+                        lhs = np.float64(cr) * Nf
+                        ok = (want_high & (lhs > cn)) | (want_low & (lhs < cn))
+                        if ok and llr > mg[k]:
+                            mg[k] = llr
         for r in range(R):
             best[i, r] = m[r]
 
 
-#: fraction of the window entries scanned exhaustively to get a first lower bound of
-#: every replicate's maximum (the pruning threshold of the full pass)
+#: fraction of the centres whose windows are all scanned first (pilot pass): a lower
+#: bound of every replicate's maximum, the pruning threshold of the full pass
 PILOT_FRACTION = 0.03
+#: replicates per pruning group (two AVX-512 vectors of int32 case counts)
+GROUP = 32
 #: margin below the pilot threshold, far above the rounding of the table-based LLR
 PRUNE_MARGIN = 1e-6
 
 
-def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction):
+def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None):
     """(R,) maximum LLR of each column of ``cases``; exact, with pruning.
 
     A pilot pass evaluates every window of a few evenly spread centres; its per-replicate
@@ -339,11 +383,22 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction):
     _scan_batch(p_off, neighbors[take], npop[take], boundary[take], cases, klogk, np.int64(n_cases),
                 np.int64(n_total), l0, hi_on, lo_on, pbest, dummy, False)
     m0 = pbest.max(axis=0)
-    T = float(m0.min()) - PRUNE_MARGIN
+    # groups of replicates with similar pilot maxima share a threshold
+    order = np.argsort(-m0, kind="stable")
+    m0s = np.ascontiguousarray(m0[order])
+    G = (R + GROUP - 1) // GROUP
+    Tg = np.array([m0s[g * GROUP:(g + 1) * GROUP].min() for g in range(G)]) - PRUNE_MARGIN
+    if uniq is None:
+        uniq = np.unique(npop, return_inverse=True)
+    uniq_n, entry_u = uniq
+    thr_hi, thr_lo = _threshold_tables(klogk, uniq_n, np.int64(n_cases), np.int64(n_total), l0, Tg, hi_on, lo_on)
     best = np.empty((m, R), dtype=np.float64)
-    _scan_max_pruned(offsets, neighbors, npop, boundary, cases, klogk, np.int64(n_cases), np.int64(n_total),
-                     l0, hi_on, lo_on, m0, T, best)
-    return best.max(axis=0)
+    _scan_max_pruned(offsets, neighbors, npop, boundary, entry_u, np.ascontiguousarray(cases[:, order]), klogk,
+                     np.int64(n_cases), np.int64(n_total), l0, hi_on, lo_on, m0s, thr_hi, thr_lo,
+                     np.int64(GROUP), best)
+    out = np.empty(R, dtype=np.float64)
+    out[order] = best.max(axis=0)
+    return out
 
 
 def scan_batch(windows, cases: np.ndarray, klogk: np.ndarray, n_cases: int, n_total: int,
@@ -381,6 +436,7 @@ class CpuEngine:
         self.n_cases = int(n_cases)
         self.n_total = int(n_total)
         self.direction = direction
+        self._uniq = None
 
     def best_per_centre(self, cases: np.ndarray, want_arg: bool = False):
         """(m, R) best LLR per centre [and best window end entry] for cases (L, R) int32."""
@@ -388,7 +444,12 @@ class CpuEngine:
 
     def max_llr(self, cases: np.ndarray) -> np.ndarray:
         """(R,) maximum LLR over all windows for each column of ``cases`` (exact; pruned)."""
-        return max_llr_pruned(self.windows, cases, self.klogk, self.n_cases, self.n_total, self.direction)
+        if self._uniq is None:
+            # distinct window populations (thresholds are tabulated per distinct population)
+            u, inv = np.unique(self.windows[2], return_inverse=True)
+            self._uniq = (u.astype(np.int64), inv.astype(np.int32).ravel())
+        return max_llr_pruned(self.windows, cases, self.klogk, self.n_cases, self.n_total, self.direction,
+                              self._uniq)
 
     def max_llr_exhaustive(self, cases: np.ndarray) -> np.ndarray:
         """(R,) maximum LLR evaluating every window (no pruning; for tests and benchmarks)."""
