@@ -305,8 +305,19 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
     )
 
 
-_SUMMARY_COLUMNS = {"mean": "mean", "sd": "sd", "hdi_2.5%": "hdi_2.5%", "hdi_97.5%": "hdi_97.5%",
-                    "ess_bulk": "ess_bulk", "r_hat": "r_hat"}
+class _quiet_arviz:
+    """Silence ArviZ's logger (it warns that one chain or few draws cannot be shape-validated)."""
+
+    def __enter__(self):
+        import logging
+
+        self._logger = logging.getLogger("arviz")
+        self._level = self._logger.level
+        self._logger.setLevel(logging.ERROR)
+
+    def __exit__(self, *exc):
+        self._logger.setLevel(self._level)
+        return False
 
 
 @dataclasses.dataclass(repr=False, eq=False)
@@ -377,7 +388,8 @@ class HawkesPosterior:
         """An :class:`arviz.InferenceData` with the draws as its posterior group."""
         import arviz as az
 
-        return az.from_dict(posterior={n: np.asarray(v) for n, v in self.draws.items()})
+        with _quiet_arviz():
+            return az.from_dict(posterior={n: np.asarray(v) for n, v in self.draws.items()})
 
     def summary(self, hdi_prob: float = 0.95):
         """Posterior table (pandas DataFrame) via ArviZ, one row per parameter.
@@ -392,7 +404,7 @@ class HawkesPosterior:
 
         lo = f"hdi_{100 * (1 - hdi_prob) / 2:g}%"
         hi = f"hdi_{100 * (1 - (1 - hdi_prob) / 2):g}%"
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _quiet_arviz():
             warnings.simplefilter("ignore")  # constant (fixed) rows make ArviZ warn about R-hat
             table = az.summary(self.to_arviz(), hdi_prob=hdi_prob, round_to="none")
         table = table[["mean", "sd", lo, hi, "ess_bulk", "r_hat"]]

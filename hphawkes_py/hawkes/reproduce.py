@@ -90,7 +90,9 @@ def _derived_summary(post) -> "Any":
     draws = {n: post.draws[n] for n in post.sampled}
     draws["h_metres"] = 1000.0 * post.draws["h"]
     draws["trigger_delay_minutes"] = 60.0 / post.draws["omega"]
-    with warnings.catch_warnings():
+    from .mcmc import _quiet_arviz
+
+    with warnings.catch_warnings(), _quiet_arviz():
         warnings.simplefilter("ignore")
         table = az.summary(az.from_dict(posterior=draws), hdi_prob=0.95, round_to="none")
     table = table[["mean", "sd", "hdi_2.5%", "hdi_97.5%", "ess_bulk", "r_hat"]]
