@@ -239,6 +239,6 @@ def register_reproduce(subparsers) -> None:
     p.add_argument("--burn-in", type=int, default=None, help="override the mode's burn-in")
     p.add_argument("--n-draws", type=int, default=None, help="posterior draws for the self-excitation probabilities")
     p.add_argument("--start", choices=("mode", "hpHawkes"), default=None,
-                   help="chain starting values: the posterior mode (quick default) or hpHawkes' 1, 1, 1, 1 (full default)")
+                   help="chain starting values: the posterior mode (default) or hpHawkes' h = omega = theta = mu0 = 1")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=_cmd_reproduce_dc)

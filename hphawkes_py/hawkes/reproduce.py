@@ -19,12 +19,14 @@ one folder:
 * ``self_excitation_map.png`` -- map of the posterior mean ``pi_n``.
 
 Modes: ``full`` is the paper's run (4 chains x 10,000 iterations, 1,000
-burn-in, from hpHawkes' initial values h = omega = theta = mu0 = 1; pi_n over
-1,000 draws). ``quick`` (default) uses all the data with 2 chains x 1,000
-iterations (300 burn-in) and pi_n over 200 draws; its chains start at the
-posterior mode (found by Nelder-Mead with the cached engine, a few hundred
-likelihood evaluations) because one-at-a-time random walks need over 1,000
-sweeps to climb from omega = 1 to the posterior's omega of about 60 per hour.
+burn-in; pi_n over 1,000 draws). ``quick`` (default) uses all the data with 2
+chains x 1,000 iterations (300 burn-in) and pi_n over 200 draws. In both the
+chains start at the posterior mode (found by Nelder-Mead with the cached
+engine, about 600 likelihood evaluations): from hpHawkes' initial values
+(h = omega = theta = mu0 = 1, ``--start hpHawkes``) the one-at-a-time random
+walks need about 400 to 1,300 sweeps to climb the omega-theta ridge to the
+posterior's omega of about 60 per hour, which would leak unconverged draws
+past a 1,000-sweep burn-in (observed in one of two chains).
 On a multi-core CPU the chains run in worker processes, one thread each.
 """
 from __future__ import annotations
@@ -43,7 +45,7 @@ TAU_X_KM = 1.6
 TAU_T_HOURS = 336.0
 MODES = {
     "quick": {"chains": 2, "n_iter": 1_000, "burn_in": 300, "n_draws": 200, "start": "mode"},
-    "full": {"chains": 4, "n_iter": 10_000, "burn_in": 1_000, "n_draws": 1_000, "start": "hpHawkes"},
+    "full": {"chains": 4, "n_iter": 10_000, "burn_in": 1_000, "n_draws": 1_000, "start": "mode"},
 }
 
 
