@@ -20,7 +20,7 @@ trap 'rm -rf "$lib"' EXIT
 export R_LIBS="$lib${R_LIBS:+:$R_LIBS}"
 start=$(date +%s)
 echo "[r-tests] R CMD INSTALL -> $lib (python: $RETICULATE_PYTHON)" >&2
-if ! R CMD INSTALL --no-multiarch --no-docs -l "$lib" "$here" >"$lib.install.log" 2>&1; then
+if ! R CMD INSTALL --no-multiarch --no-docs --no-byte-compile -l "$lib" "$here" >"$lib.install.log" 2>&1; then
   cat "$lib.install.log" >&2; rm -f "$lib.install.log"
   echo "[r-tests] FAILED: R CMD INSTALL" >&2; exit 1
 fi

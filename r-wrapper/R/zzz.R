@@ -42,3 +42,7 @@ hphawkes_available <- function() {
   ok <- tryCatch(reticulate::py_available(initialize = TRUE), error = function(e) FALSE)
   ok && tryCatch(reticulate::py_module_available("hphawkes_py"), error = function(e) FALSE)
 }
+
+#' @importFrom ggplot2 autoplot
+#' @export
+ggplot2::autoplot
