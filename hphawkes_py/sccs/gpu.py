@@ -2,7 +2,7 @@
 
 The data and the CCD state (eta, time*exp(eta), stratum denominators, weights) live on the
 device for the whole fit. Per coordinate: one launch of ``sccs_grad_hess`` (fused
-reduction over the coordinate's stratum runs; two scalars come back) and, for a non-zero
+reduction over the coordinate's stratum runs; two scalars come back, nothing goes down) and, for a non-zero
 step, one launch of ``sccs_update`` (the step goes down; eta/texp/denominators updated in
 place with atomics). Per cycle one ``sccs_resync`` recomputes texp and the denominators
 from eta and returns the weighted log-likelihood. Kernels: ``gpu/kernels/sccs.cu``.
@@ -74,6 +74,8 @@ class GpuEngine:
         self._d_denom = dev.zeros(data.n_strata, self.dtype)
         self._d_ll_s = dev.zeros(data.n_strata, self.dtype)
         self._d_out = dev.zeros(2, self.dtype)
+        self._d_gh = dev.zeros(4, self.dtype)  # two (G, H) slots, see sccs_grad_hess
+        self._slot = 0
         self._zero2 = np.zeros(2, dtype=self.dtype)
         self._R = R
         self._sync_grid = max(1, min(MAX_BLOCKS, -(-data.n_strata // BLOCK)))
@@ -107,13 +109,15 @@ class GpuEngine:
         if r1 == r0:
             return float(self.xty[j]), 0.0
         dev = self.dev
-        dev.copy_to_device(self._d_out, self._zero2)
+        slot = self._slot
         grid = max(1, min(MAX_BLOCKS, -(-(r1 - r0) // BLOCK)))
         dev.launch(self._k_gh, grid, BLOCK,
-                   [np.int64(r0), np.int64(r1), self._d_run_start, self._d_run_stratum, self._d_row_idx,
-                    self._d_values, self._binary, self._d_texp, self._d_denom, self._d_wn, self._d_out],
+                   [np.int32(slot), np.int64(r0), np.int64(r1), self._d_run_start, self._d_run_stratum,
+                    self._d_row_idx, self._d_values, self._binary, self._d_texp, self._d_denom, self._d_wn,
+                    self._d_gh],
                    shared_bytes=self._shared)
-        G, H = dev.to_host(self._d_out)
+        self._slot = 1 - slot
+        G, H = dev.to_host(self._d_gh)[2 * slot:2 * slot + 2]
         return float(self.xty[j] - G), float(H)
 
     def update(self, j, delta):

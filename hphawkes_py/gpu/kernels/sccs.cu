@@ -15,9 +15,11 @@
 // Fused gradient/Hessian reduction over the runs [run_begin, run_end) of one column:
 //   G = sum_s wn_s N1_s / D_s,   H = sum_s wn_s (N2_s / D_s - (N1_s / D_s)^2)
 // with N1_s = sum texp_i x_ij, N2_s = sum texp_i x_ij^2 over the column's rows in s.
-// out[0] += G, out[1] += H (one atomic per block; out zeroed by the host before launch).
+// out[2*slot] += G, out[2*slot+1] += H (one atomic per block).  The other slot is zeroed here
+// for the next call (launches are ordered on the stream), so no host->device copy is needed
+// per coordinate: the host alternates slot = 0, 1, 0, ... and reads back two numbers.
 // Dynamic shared memory: blockDim.x REALs.
-extern "C" __global__ void sccs_grad_hess(long long run_begin, long long run_end,
+extern "C" __global__ void sccs_grad_hess(int slot, long long run_begin, long long run_end,
                                           const long long* __restrict__ run_start,
                                           const int* __restrict__ run_stratum,
                                           const int* __restrict__ row_idx,
@@ -52,8 +54,12 @@ extern "C" __global__ void sccs_grad_hess(long long run_begin, long long run_end
   const REAL bg = hp_block_reduce_sum(g, sdata);
   const REAL bh = hp_block_reduce_sum(h, sdata);
   if (threadIdx.x == 0) {
-    atomicAdd(&out[0], bg);
-    atomicAdd(&out[1], bh);
+    atomicAdd(&out[2 * slot], bg);
+    atomicAdd(&out[2 * slot + 1], bh);
+    if (blockIdx.x == 0) {
+      out[2 * (1 - slot)] = 0;
+      out[2 * (1 - slot) + 1] = 0;
+    }
   }
 }
 
