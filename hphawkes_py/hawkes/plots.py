@@ -71,6 +71,7 @@ def plot_trace(posterior, params: Sequence[str] | None = None, path: Any = None,
 
 def plot_density(posterior, params: Sequence[str] | None = None, path: Any = None, labels: dict | None = None):
     """Kernel density estimate of each parameter's posterior, one curve per chain plus all chains."""
+    from matplotlib.ticker import MaxNLocator
     from scipy.stats import gaussian_kde
 
     plt = _pyplot()
@@ -93,6 +94,8 @@ def plot_density(posterior, params: Sequence[str] | None = None, path: Any = Non
             ax.plot(grid, gaussian_kde(pooled)(grid), color="k", lw=1.6, label="all chains")
         ax.set_xlabel(labels.get(name, name), fontsize=8)
         ax.set_yticks([])
+        ax.xaxis.set_major_locator(MaxNLocator(5))
+        ax.tick_params(axis="x", labelsize=8)
     for ax in axes.ravel()[len(names):]:
         ax.set_visible(False)
     return _finish(fig, path)
