@@ -108,8 +108,9 @@ def edge_mass_kernel(px, py, bws, idx, x0, y0, cs, nrows, ncols, band_r0, band_r
         out[k] = mass
 
 
-# reassociation lets LLVM vectorize the sum; no nnan/ninf flags: scut2 may be +inf (cutoff=inf)
-_FM = {"reassoc", "contract", "nsz", "arcp"}
+# reassociation lets LLVM vectorize the sum; no nnan/ninf flags (scut2 may be +inf when cutoff=inf)
+# and no arcp (cell indices must be computed with exact divisions, as in _index.py)
+_FM = {"reassoc", "contract", "nsz"}
 
 
 @njit(cache=True, inline="always", fastmath=_FM)
