@@ -90,11 +90,9 @@ def test_column_names_for_scalar_and_vector_parameters():
 
 
 # ---------------------------------------------------------------- rpy2 / coda
-rpy2 = pytest.importorskip("rpy2", reason="rpy2 is not installed (pip install 'hphawkes_py[r]')")
-
-
 @pytest.fixture(scope="module")
 def R():
+    pytest.importorskip("rpy2", reason="rpy2 is not installed (pip install 'hphawkes_py[r]')")
     try:
         import rpy2.robjects as ro
         from rpy2.robjects.packages import importr
