@@ -48,8 +48,9 @@ def chorley():
 
     w = Window.from_asc(_path("chorley_mask_0.1km.asc.gz"))
     pts = pd.read_csv(_path("chorley.csv"))[["x", "y"]].to_numpy(float)
-    pts = pts[w.contains(pts)][:250]
-    return pts, w
+    pts = pts[w.contains(pts)]
+    _, first = np.unique(pts, axis=0, return_index=True)  # the data have duplicated locations
+    return pts[np.sort(first)][:250], w
 
 
 def _rel(a, b):
@@ -412,3 +413,22 @@ def test_cli(tmp_path, redwood):
     assert (tmp_path / "s.png").stat().st_size > 1000
     assert Window.from_asc(tmp_path / "s.asc").mask.all()
     assert main(["kde", str(csv), "--rectangle", "0", "1", "0", "1"]) == 2  # missing --cell-size
+
+
+def test_float32_emulator_within_epsilon_bound():
+    from hphawkes_py.kde.gpu import GPUEngine
+
+    rng = np.random.default_rng(7)
+    w = Window.rectangle(0.0, 1.0, 0.0, 1.0, 1 / 64)
+    pts = rng.uniform(0, 1, size=(150, 2))
+    bws = rng.uniform(0.05, 0.2, 150)
+    wts = rng.uniform(1.0, 2.0, 150)
+    eng = GPUEngine(pts, w, 3.0, "emulator", dtype=np.float32)
+    # float32: coordinates carry |x| eps32 ~ 6e-8 of error, so exp(-d^2 / 2b^2) with d <= 3b is off by
+    # about 6 eps32 / b_min ~ 7e-6 relative; sums of positive terms keep that relative bound.
+    got = eng.point_intensities(bws, wts, True)
+    ref = nk.point_intensities(pts, bws, wts, 3.0, True)
+    eps = np.finfo(np.float32).eps
+    assert _rel(got, ref) < 10 * 6 * eps / 0.05
+    m = eng.edge_masses(bws)
+    assert _rel(m, nk.edge_masses(pts, bws, w.mask, 0.0, 0.0, w.cell_size)) < 1e-5

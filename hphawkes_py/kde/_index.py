@@ -3,10 +3,11 @@
 Sources are split into bandwidth classes ``b in [b_min 2^k, b_min 2^(k+1))`` so that a source is
 only looked for within the reach (``cutoff x b``) of its own class: with adaptive bandwidths the
 largest bandwidth can be many times the typical one, and a single grid sized for the largest reach
-would make every sum scan far too many points.  Each class has its own grid of square cells of side
-at least its reach, so the sources within reach of a target lie in the 3 x 3 cells around it.  Cells
-are numbered row-major and the sources sorted by (class, cell), so the three cells of one grid row
-form ONE contiguous range of the structure-of-arrays -- the inner loops run over contiguous memory.
+would make every sum scan far too many points.  Each class has its own grid of square cells (a quarter
+of its reach, fewer if that would make more than ~4 cells per source); a target visits the grid rows
+within reach and, in each row, the cells under the chord of its disc.  Cells are numbered row-major
+and the sources sorted by (class, cell), so the cells of one chord form ONE contiguous range of the
+structure-of-arrays -- the inner loops run over contiguous memory.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import numpy as np
 __all__ = ["SourceIndex", "build_index"]
 
 _MAX_CLASSES = 60
-_CELL_FRACTION = 0.5
+_CELL_FRACTION = 0.25
 # bandwidth classes span a factor 2**_CLASS_LOG2: finer classes waste less reach on small bandwidths
 _CLASS_LOG2 = 0.5
 
@@ -74,8 +75,9 @@ def build_index(x, y, bws, weights, cutoff, lo, hi) -> SourceIndex:
         s_min = math.sqrt(width * height / max_cells)
         if not math.isfinite(reach):
             reach = 2.0 * math.hypot(width, height)
-        # cells of half the reach: the rows within reach are visited, and in each row only the
-        # chord of the disc, so about (pi + 2) reach^2 of area is scanned instead of 9 reach^2
+        # cells of a quarter of the reach: the rows within reach are visited, and in each row only the
+        # chord of the disc (rounded out to whole cells), so about (pi + 1) reach^2 of area is scanned
+        # instead of 9 reach^2 for 3 x 3 cells of side reach
         s = max(reach * _CELL_FRACTION, s_min, width / 65536.0, height / 65536.0)
         cls_reach[k] = reach * (1.0 + 1e-12)
         nx = int(width // s) + 1
