@@ -432,3 +432,16 @@ def test_float32_emulator_within_epsilon_bound():
     assert _rel(got, ref) < 10 * 6 * eps / 0.05
     m = eng.edge_masses(bws)
     assert _rel(m, nk.edge_masses(pts, bws, w.mask, 0.0, 0.0, w.cell_size)) < 1e-5
+
+
+def test_isolated_point_warns_minus_inf():
+    rng = np.random.default_rng(8)
+    pts = np.vstack([rng.uniform(0, 0.2, size=(30, 2)), [[0.95, 0.95]]])
+    w = Window.rectangle(0, 1, 0, 1, 1 / 64)
+    with pytest.warns(RuntimeWarning, match="-inf"):
+        f = hp.kde.fit(pts, w, method="fixed", bandwidth=0.05, backend="cpu")
+    assert f.log_likelihood == -math.inf
+    g = hp.kde.fit(pts, w, method="fixed", bandwidth=0.05, cutoff=math.inf, backend="cpu")
+    assert np.isfinite(g.log_likelihood)
+    ref = nk.loo_loglik(pts, np.full(31, 0.05), w.mask, 0, 0, w.cell_size, math.inf)
+    assert g.log_likelihood == pytest.approx(ref, rel=1e-10)

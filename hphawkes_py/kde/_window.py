@@ -138,7 +138,10 @@ class Window:
         if m.ndim != 2 or m.shape[0] < 1 or m.shape[1] < 1:
             raise ValueError(f"mask must be a non-empty 2-D array, got shape {m.shape}")
         if m.dtype != bool:
-            raise TypeError(f"mask must be boolean (True inside), got dtype {m.dtype}")
+            if np.issubdtype(m.dtype, np.integer) and np.isin(m, (0, 1)).all():
+                m = m.astype(bool)  # 0/1 integer masks are unambiguous
+            else:
+                raise TypeError(f"mask must be boolean (True inside) or 0/1 integers, got dtype {m.dtype}")
         if not m.any():
             raise ValueError("the window is empty: the mask has no inside (True) cells")
         for name in ("x0", "y0"):

@@ -266,7 +266,7 @@ def _golden(f, a, b, tol, trace):
     it = 0
     while b - a > tol and it < 200:
         it += 1
-        if fc > fd or (fc == fd == -math.inf and False):
+        if fc > fd:  # (both -inf: move right, -inf comes from too small bandwidths)
             b, d, fd = d, c, fc
             c = b - gr * (b - a)
             fc = f(c)
@@ -396,6 +396,13 @@ def fit(
             if sh < sh0 / 20.0 and sa < sa0 / 20.0:
                 break
         w = obj.weights(bws)
+    if ll == -math.inf:
+        warnings.warn(
+            "the leave-one-out log-likelihood is -inf at the selected parameters: some points have no other "
+            f"point within cutoff ({cutoff:g}) x bandwidth; consider a larger cutoff (cutoff=float('inf'))",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     return KDEFit(
         h=float(h),
         alpha=None if alpha is None else float(alpha),
