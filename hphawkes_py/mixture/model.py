@@ -371,7 +371,7 @@ class TDPGaussianMixture:
         n, p, k = self.n_, self.p_, self.n_components
         e0, f0 = self.alpha_prior
         jac = float(np.log(self.scale_).sum())
-        v = np.full(k - 1, 1.0 / k)
+        v = 1.0 / (k - np.arange(k - 1.0))  # the sticks of equal weights 1/k
         ll_trace, lp_trace = [], []
         converged = False
         lp_prev = None
