@@ -39,6 +39,9 @@ from ._engine import EngineBase, phi0, split_time, tie_starts, trigger_integral_
 
 __all__ = ["CPUEngine"]
 
+_BLK = np.uint64(256)
+_FLUSH = 128  # row pairs of a chunk between flushes of its scatter buffer
+
 
 def _expg(v):  # pragma: no cover - replaced by the overload inside Numba code
     return math.exp(v)
@@ -67,48 +70,30 @@ def _lower_bound(a, v, lo, hi):
 # Inner loops, one per D. Background: exp(-(ax r2 + at dt^2)), symmetric scatter into buf.
 # Trigger: exp(-(bh r2 + om dt)) with dt = t_n - t_m > 0.
 # --------------------------------------------------------------------------------------------
+# Inner loops. The unsigned index avoids Numba's negative-index wraparound selects, so loads and
+# stores vectorize. Sums run in blocks of _BLK terms in the kernel dtype (so float32 loops
+# vectorize too: mixing float32 terms into a float64 sum blocks LLVM's vectorizer) and each block
+# sum is added to a float64 accumulator: float32 rounding error <= _BLK * 2^-24 relative per block.
+# The scatter target ``buf`` has the kernel dtype as well and is flushed into float64 every
+# _FLUSH rows (see the drivers).
 @njit(cache=True, fastmath=True)
 def _bg1(x0, x1, x2, th, tl, n, lo, hi, ax, at, buf):
     a0 = x0[n]; tn = th[n]; tln = tl[n]
     acc = 0.0
-    # unsigned index: no negative-index wraparound selects, so the loads/stores vectorize
-    for m in range(np.uint64(lo), np.uint64(hi)):
-        d0 = x0[m] - a0
-        dt = (th[m] - tn) + (tl[m] - tln)
-        v = _expg(-(ax * (d0 * d0) + at * (dt * dt)))
-        acc += v
-        buf[m] += v
-    return acc
-
-
-@njit(cache=True, fastmath=True)
-def _bg2(x0, x1, x2, th, tl, n, lo, hi, ax, at, buf):
-    a0 = x0[n]; a1 = x1[n]; tn = th[n]; tln = tl[n]
-    acc = 0.0
-    # unsigned index: no negative-index wraparound selects, so the loads/stores vectorize
-    for m in range(np.uint64(lo), np.uint64(hi)):
-        d0 = x0[m] - a0
-        d1 = x1[m] - a1
-        dt = (th[m] - tn) + (tl[m] - tln)
-        v = _expg(-(ax * (d0 * d0 + d1 * d1) + at * (dt * dt)))
-        acc += v
-        buf[m] += v
-    return acc
-
-
-@njit(cache=True, fastmath=True)
-def _bg3(x0, x1, x2, th, tl, n, lo, hi, ax, at, buf):
-    a0 = x0[n]; a1 = x1[n]; a2 = x2[n]; tn = th[n]; tln = tl[n]
-    acc = 0.0
-    # unsigned index: no negative-index wraparound selects, so the loads/stores vectorize
-    for m in range(np.uint64(lo), np.uint64(hi)):
-        d0 = x0[m] - a0
-        d1 = x1[m] - a1
-        d2 = x2[m] - a2
-        dt = (th[m] - tn) + (tl[m] - tln)
-        v = _expg(-(ax * (d0 * d0 + d1 * d1 + d2 * d2) + at * (dt * dt)))
-        acc += v
-        buf[m] += v
+    m0 = np.uint64(lo)
+    mh = np.uint64(hi)
+    while m0 < mh:
+        me = min(m0 + _BLK, mh)
+        blk = ax - ax  # zero of the kernel dtype
+        for m in range(m0, me):
+            d0 = x0[m] - a0
+            r2 = d0 * d0
+            dt = (th[m] - tn) + (tl[m] - tln)
+            v = _expg(-(ax * r2 + at * (dt * dt)))
+            blk += v
+            buf[m] += v
+        acc += blk
+        m0 = me
     return acc
 
 
@@ -116,38 +101,18 @@ def _bg3(x0, x1, x2, th, tl, n, lo, hi, ax, at, buf):
 def _tr1(x0, x1, x2, th, tl, n, lo, hi, bh, om):
     a0 = x0[n]; tn = th[n]; tln = tl[n]
     acc = 0.0
-    # unsigned index: no negative-index wraparound selects, so the loads/stores vectorize
-    for m in range(np.uint64(lo), np.uint64(hi)):
-        d0 = x0[m] - a0
-        dt = (tn - th[m]) + (tln - tl[m])
-        acc += _expg(-(bh * (d0 * d0) + om * dt))
-    return acc
-
-
-@njit(cache=True, fastmath=True)
-def _tr2(x0, x1, x2, th, tl, n, lo, hi, bh, om):
-    a0 = x0[n]; a1 = x1[n]; tn = th[n]; tln = tl[n]
-    acc = 0.0
-    # unsigned index: no negative-index wraparound selects, so the loads/stores vectorize
-    for m in range(np.uint64(lo), np.uint64(hi)):
-        d0 = x0[m] - a0
-        d1 = x1[m] - a1
-        dt = (tn - th[m]) + (tln - tl[m])
-        acc += _expg(-(bh * (d0 * d0 + d1 * d1) + om * dt))
-    return acc
-
-
-@njit(cache=True, fastmath=True)
-def _tr3(x0, x1, x2, th, tl, n, lo, hi, bh, om):
-    a0 = x0[n]; a1 = x1[n]; a2 = x2[n]; tn = th[n]; tln = tl[n]
-    acc = 0.0
-    # unsigned index: no negative-index wraparound selects, so the loads/stores vectorize
-    for m in range(np.uint64(lo), np.uint64(hi)):
-        d0 = x0[m] - a0
-        d1 = x1[m] - a1
-        d2 = x2[m] - a2
-        dt = (tn - th[m]) + (tln - tl[m])
-        acc += _expg(-(bh * (d0 * d0 + d1 * d1 + d2 * d2) + om * dt))
+    m0 = np.uint64(lo)
+    mh = np.uint64(hi)
+    while m0 < mh:
+        me = min(m0 + _BLK, mh)
+        blk = bh - bh
+        for m in range(m0, me):
+            d0 = x0[m] - a0
+            r2 = d0 * d0
+            dt = (tn - th[m]) + (tln - tl[m])
+            blk += _expg(-(bh * r2 + om * dt))
+        acc += blk
+        m0 = me
     return acc
 
 
@@ -156,16 +121,66 @@ def _fu1(x0, x1, x2, th, tl, n, lo, hi, ax, at, bh, om, buf):
     a0 = x0[n]; tn = th[n]; tln = tl[n]
     accs = 0.0
     accg = 0.0
-    # unsigned index: no negative-index wraparound selects, so the loads/stores vectorize
-    for m in range(np.uint64(lo), np.uint64(hi)):
-        d0 = x0[m] - a0
-        r2 = d0 * d0
-        dt = (tn - th[m]) + (tln - tl[m])
-        v = _expg(-(ax * r2 + at * (dt * dt)))
-        accs += v
-        buf[m] += v
-        accg += _expg(-(bh * r2 + om * dt))
+    m0 = np.uint64(lo)
+    mh = np.uint64(hi)
+    while m0 < mh:
+        me = min(m0 + _BLK, mh)
+        blks = ax - ax
+        blkg = ax - ax
+        for m in range(m0, me):
+            d0 = x0[m] - a0
+            r2 = d0 * d0
+            dt = (tn - th[m]) + (tln - tl[m])
+            v = _expg(-(ax * r2 + at * (dt * dt)))
+            blks += v
+            buf[m] += v
+            blkg += _expg(-(bh * r2 + om * dt))
+        accs += blks
+        accg += blkg
+        m0 = me
     return accs, accg
+
+
+@njit(cache=True, fastmath=True)
+def _bg2(x0, x1, x2, th, tl, n, lo, hi, ax, at, buf):
+    a0 = x0[n]; a1 = x1[n]; tn = th[n]; tln = tl[n]
+    acc = 0.0
+    m0 = np.uint64(lo)
+    mh = np.uint64(hi)
+    while m0 < mh:
+        me = min(m0 + _BLK, mh)
+        blk = ax - ax  # zero of the kernel dtype
+        for m in range(m0, me):
+            d0 = x0[m] - a0
+            d1 = x1[m] - a1
+            r2 = d0 * d0 + d1 * d1
+            dt = (th[m] - tn) + (tl[m] - tln)
+            v = _expg(-(ax * r2 + at * (dt * dt)))
+            blk += v
+            buf[m] += v
+        acc += blk
+        m0 = me
+    return acc
+
+
+@njit(cache=True, fastmath=True)
+def _tr2(x0, x1, x2, th, tl, n, lo, hi, bh, om):
+    a0 = x0[n]; a1 = x1[n]; tn = th[n]; tln = tl[n]
+    acc = 0.0
+    m0 = np.uint64(lo)
+    mh = np.uint64(hi)
+    while m0 < mh:
+        me = min(m0 + _BLK, mh)
+        blk = bh - bh
+        for m in range(m0, me):
+            d0 = x0[m] - a0
+            d1 = x1[m] - a1
+            r2 = d0 * d0 + d1 * d1
+            dt = (tn - th[m]) + (tln - tl[m])
+            blk += _expg(-(bh * r2 + om * dt))
+        acc += blk
+        m0 = me
+    return acc
 
 
 @njit(cache=True, fastmath=True)
@@ -173,17 +188,69 @@ def _fu2(x0, x1, x2, th, tl, n, lo, hi, ax, at, bh, om, buf):
     a0 = x0[n]; a1 = x1[n]; tn = th[n]; tln = tl[n]
     accs = 0.0
     accg = 0.0
-    # unsigned index: no negative-index wraparound selects, so the loads/stores vectorize
-    for m in range(np.uint64(lo), np.uint64(hi)):
-        d0 = x0[m] - a0
-        d1 = x1[m] - a1
-        r2 = d0 * d0 + d1 * d1
-        dt = (tn - th[m]) + (tln - tl[m])
-        v = _expg(-(ax * r2 + at * (dt * dt)))
-        accs += v
-        buf[m] += v
-        accg += _expg(-(bh * r2 + om * dt))
+    m0 = np.uint64(lo)
+    mh = np.uint64(hi)
+    while m0 < mh:
+        me = min(m0 + _BLK, mh)
+        blks = ax - ax
+        blkg = ax - ax
+        for m in range(m0, me):
+            d0 = x0[m] - a0
+            d1 = x1[m] - a1
+            r2 = d0 * d0 + d1 * d1
+            dt = (tn - th[m]) + (tln - tl[m])
+            v = _expg(-(ax * r2 + at * (dt * dt)))
+            blks += v
+            buf[m] += v
+            blkg += _expg(-(bh * r2 + om * dt))
+        accs += blks
+        accg += blkg
+        m0 = me
     return accs, accg
+
+
+@njit(cache=True, fastmath=True)
+def _bg3(x0, x1, x2, th, tl, n, lo, hi, ax, at, buf):
+    a0 = x0[n]; a1 = x1[n]; a2 = x2[n]; tn = th[n]; tln = tl[n]
+    acc = 0.0
+    m0 = np.uint64(lo)
+    mh = np.uint64(hi)
+    while m0 < mh:
+        me = min(m0 + _BLK, mh)
+        blk = ax - ax  # zero of the kernel dtype
+        for m in range(m0, me):
+            d0 = x0[m] - a0
+            d1 = x1[m] - a1
+            d2 = x2[m] - a2
+            r2 = d0 * d0 + d1 * d1 + d2 * d2
+            dt = (th[m] - tn) + (tl[m] - tln)
+            v = _expg(-(ax * r2 + at * (dt * dt)))
+            blk += v
+            buf[m] += v
+        acc += blk
+        m0 = me
+    return acc
+
+
+@njit(cache=True, fastmath=True)
+def _tr3(x0, x1, x2, th, tl, n, lo, hi, bh, om):
+    a0 = x0[n]; a1 = x1[n]; a2 = x2[n]; tn = th[n]; tln = tl[n]
+    acc = 0.0
+    m0 = np.uint64(lo)
+    mh = np.uint64(hi)
+    while m0 < mh:
+        me = min(m0 + _BLK, mh)
+        blk = bh - bh
+        for m in range(m0, me):
+            d0 = x0[m] - a0
+            d1 = x1[m] - a1
+            d2 = x2[m] - a2
+            r2 = d0 * d0 + d1 * d1 + d2 * d2
+            dt = (tn - th[m]) + (tln - tl[m])
+            blk += _expg(-(bh * r2 + om * dt))
+        acc += blk
+        m0 = me
+    return acc
 
 
 @njit(cache=True, fastmath=True)
@@ -191,17 +258,25 @@ def _fu3(x0, x1, x2, th, tl, n, lo, hi, ax, at, bh, om, buf):
     a0 = x0[n]; a1 = x1[n]; a2 = x2[n]; tn = th[n]; tln = tl[n]
     accs = 0.0
     accg = 0.0
-    # unsigned index: no negative-index wraparound selects, so the loads/stores vectorize
-    for m in range(np.uint64(lo), np.uint64(hi)):
-        d0 = x0[m] - a0
-        d1 = x1[m] - a1
-        d2 = x2[m] - a2
-        r2 = d0 * d0 + d1 * d1 + d2 * d2
-        dt = (tn - th[m]) + (tln - tl[m])
-        v = _expg(-(ax * r2 + at * (dt * dt)))
-        accs += v
-        buf[m] += v
-        accg += _expg(-(bh * r2 + om * dt))
+    m0 = np.uint64(lo)
+    mh = np.uint64(hi)
+    while m0 < mh:
+        me = min(m0 + _BLK, mh)
+        blks = ax - ax
+        blkg = ax - ax
+        for m in range(m0, me):
+            d0 = x0[m] - a0
+            d1 = x1[m] - a1
+            d2 = x2[m] - a2
+            r2 = d0 * d0 + d1 * d1 + d2 * d2
+            dt = (tn - th[m]) + (tln - tl[m])
+            v = _expg(-(ax * r2 + at * (dt * dt)))
+            blks += v
+            buf[m] += v
+            blkg += _expg(-(bh * r2 + om * dt))
+        accs += blks
+        accg += blkg
+        m0 = me
     return accs, accg
 
 
@@ -238,6 +313,14 @@ def _fu_row(D, x0, x1, x2, th, tl, n, lo, hi, ax, at, bh, om, buf):
     return _fu3(x0, x1, x2, th, tl, n, lo, hi, ax, at, bh, om, buf)
 
 
+@njit(cache=True, fastmath=True)
+def _flush(b, sb):
+    """b += sb (float64 += kernel dtype); sb = 0. Bounds the float32 rounding of the scatter sums."""
+    for i in range(np.uint64(0), np.uint64(b.shape[0])):
+        b[i] += sb[i]
+        sb[i] = 0
+
+
 # --------------------------------------------------------------------------------------------
 # Parallel drivers.
 # --------------------------------------------------------------------------------------------
@@ -250,7 +333,9 @@ def _background_kernel(D, x0, x1, x2, th, tl, tw, ax, at, delta, nchunks, scale,
     npair = (N + 1) // 2
     for c in prange(nchunks):
         b = buf[c]
+        sb = np.zeros_like(th)  # scatter buffer in the kernel dtype, flushed into b
         cnt = 0
+        it = 0
         for p in range(c, npair, nchunks):
             for k in range(2):
                 n = np.int64(p) if k == 0 else np.int64(N - 1) - np.int64(p)
@@ -259,8 +344,13 @@ def _background_kernel(D, x0, x1, x2, th, tl, tw, ax, at, delta, nchunks, scale,
                 lo = 0
                 if delta < np.inf:
                     lo = _lower_bound(tw, tw[n] - delta, 0, n)
-                b[n] += _bg_row(D, x0, x1, x2, th, tl, n, lo, n, ax, at, b) + 1.0
+                b[n] += _bg_row(D, x0, x1, x2, th, tl, n, lo, n, ax, at, sb) + 1.0
                 cnt += n - lo
+            it += 1
+            if it == _FLUSH:
+                _flush(b, sb)
+                it = 0
+        _flush(b, sb)
         counts[c] = cnt
     for n in prange(N):
         s = 0.0
@@ -301,7 +391,9 @@ def _both_kernel(D, x0, x1, x2, th, tl, tw, ts, ax, at, delta_s, bh, om, delta_g
     npair = (N + 1) // 2
     for c in prange(nchunks):
         b = buf[c]
+        sb = np.zeros_like(th)
         cnt = 0
+        it = 0
         for p in range(c, npair, nchunks):
             for k in range(2):
                 n = np.int64(p) if k == 0 else np.int64(N - 1) - np.int64(p)
@@ -315,15 +407,20 @@ def _both_kernel(D, x0, x1, x2, th, tl, tw, ts, ax, at, delta_s, bh, om, delta_g
                 if delta_g < np.inf:
                     log = _lower_bound(tw, tw[n] - delta_g, 0, tsn)
                 f = max(los, log)
-                s, g = _fu_row(D, x0, x1, x2, th, tl, n, f, tsn, ax, at, bh, om, b)
+                s, g = _fu_row(D, x0, x1, x2, th, tl, n, f, tsn, ax, at, bh, om, sb)
                 # background only: [los, min(log, n)) and [max(tsn, los), n)
-                s += _bg_row(D, x0, x1, x2, th, tl, n, los, min(log, n), ax, at, b)
-                s += _bg_row(D, x0, x1, x2, th, tl, n, max(tsn, los), n, ax, at, b)
+                s += _bg_row(D, x0, x1, x2, th, tl, n, los, min(log, n), ax, at, sb)
+                s += _bg_row(D, x0, x1, x2, th, tl, n, max(tsn, los), n, ax, at, sb)
                 # trigger only: [log, min(tsn, los))
                 g += _tr_row(D, x0, x1, x2, th, tl, n, log, min(tsn, los), bh, om)
                 b[n] += s + 1.0
                 out_g[n] = scale_g * g
                 cnt += (n - los) + (tsn - log)
+            it += 1
+            if it == _FLUSH:
+                _flush(b, sb)
+                it = 0
+        _flush(b, sb)
         counts[c] = cnt
     for n in prange(N):
         s = 0.0
