@@ -213,6 +213,26 @@ def test_p_values_roughly_uniform_under_null():
     assert 0.3 < ps.mean() < 0.7
 
 
+@pytest.mark.parametrize("n_cases", [20, 60])  # 60 > N/2: the complement is drawn
+def test_null_draws_are_multivariate_hypergeometric(n_cases):
+    from hphawkes_py._parallel import spawn_seeds
+    from hphawkes_py.scan.model import draw_null_cases
+
+    pop = np.array([3, 10, 1, 50, 7, 0])
+    N = pop.sum()
+    M = draw_null_cases(pop, n_cases, spawn_seeds(0, 20000))
+    assert M.dtype == np.int32 and M.shape == (6, 20000)
+    assert (M.sum(axis=0) == n_cases).all() and (M <= pop[:, None]).all() and (M >= 0).all()
+    p = pop / N
+    mean = n_cases * p
+    var = n_cases * p * (1 - p) * (N - n_cases) / (N - 1)
+    se = np.sqrt(var / 20000)
+    assert np.all(np.abs(M.mean(axis=1) - mean) <= 5 * se + 1e-12)
+    np.testing.assert_allclose(M.var(axis=1), var, rtol=0.05, atol=1e-12)
+    # per-replicate seeds: the same replicate whatever the batch
+    np.testing.assert_array_equal(M[:, :100], draw_null_cases(pop, n_cases, spawn_seeds(0, 20000)[:100]))
+
+
 def test_gumbel_p_value_matches_true_tail():
     rng = np.random.default_rng(0)
     mu, beta = 5.0, 1.5

@@ -86,6 +86,55 @@ def _windows_chunk(cx, cy, x, y, pop, limit, kmax, first, last, counts, nb, npop
         counts[ii] = k
 
 
+@njit(cache=True, parallel=True)
+def _draw_cases(cumpop, n_cases, seeds, out):
+    """Random relabelling of the C cases among the N persons, per replicate (column).
+
+    A uniformly random C-subset of the persons 0..N-1 (or its complement when C > N/2),
+    drawn by rejection of repeated positions, counted per location through the cumulative
+    populations: exactly the multivariate hypergeometric distribution, in O(C log L) per
+    replicate whatever the population size. Replicate r uses its own seed (numba's
+    per-thread generator, reseeded), so results do not depend on threads or batching.
+    """
+    L = cumpop.shape[0]
+    N = cumpop[L - 1]
+    R = seeds.shape[0]
+    flip = n_cases > N // 2
+    k = N - n_cases if flip else n_cases
+    for r in prange(R):
+        np.random.seed(seeds[r])
+        chosen = np.empty(0, dtype=np.int64)
+        while chosen.shape[0] < k:
+            need = k - chosen.shape[0]
+            fresh = np.empty(need, dtype=np.int64)
+            for t in range(need):
+                fresh[t] = np.random.randint(0, N)
+            chosen = np.unique(np.concatenate((chosen, fresh)))
+        # chosen is sorted (np.unique): merge it with the cumulative populations
+        counts = np.zeros(L, dtype=np.int32)
+        loc = 0
+        for t in range(k):
+            while chosen[t] >= cumpop[loc]:
+                loc += 1
+            counts[loc] += 1
+        if flip:
+            prev = 0
+            for l in range(L):
+                out[l, r] = (cumpop[l] - prev) - counts[l]
+                prev = cumpop[l]
+        else:
+            for l in range(L):
+                out[l, r] = counts[l]
+
+
+def draw_cases(pop, n_cases, seeds):
+    """(L, R) int32 null case counts; ``seeds`` (R,) uint32, one per replicate."""
+    cumpop = np.cumsum(np.asarray(pop, dtype=np.int64))
+    out = np.empty((len(cumpop), len(seeds)), dtype=np.int32)
+    _draw_cases(cumpop, np.int64(n_cases), np.ascontiguousarray(seeds, dtype=np.uint32), out)
+    return out
+
+
 def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limit: float):
     """Neighbour lists of every centre, cut where the window population would exceed ``limit``.
 

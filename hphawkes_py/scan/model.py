@@ -141,15 +141,12 @@ def make_engine(windows, klogk, n_cases, n_total, direction, backend):
 
 def draw_null_cases(pop: np.ndarray, n_cases: int, seeds) -> np.ndarray:
     """Cases per location for each replicate: the C cases relabelled at random among all
-    N persons, i.e. a multivariate hypergeometric draw over the locations' populations.
-    One independent generator per replicate (``seeds``: SeedSequences), so a replicate's
-    data does not depend on how replicates are batched. Returns (L, R) int32."""
-    out = np.empty((len(pop), len(seeds)), dtype=np.int32)
-    for r, ss in enumerate(seeds):
-        rng = np.random.Generator(np.random.PCG64(ss))
-        # "marginals" is O(L) and independent of the population size (NY: N ~ 1e6 persons)
-        out[:, r] = rng.multivariate_hypergeometric(pop, n_cases, method="marginals")
-    return out
+    N persons (a multivariate hypergeometric draw over the locations' populations, made
+    as a uniformly random C-subset of the persons, O(C log L) per replicate). One seed per
+    replicate (``seeds``: SeedSequences), so a replicate's data does not depend on how
+    replicates are batched or on the executor. Returns (L, R) int32."""
+    s32 = np.array([ss.generate_state(1, np.uint32)[0] for ss in seeds], dtype=np.uint32)
+    return _cpu.draw_cases(pop, n_cases, s32)
 
 
 def _null_batch(item, _batch_seed, engine, pop, n_cases):
