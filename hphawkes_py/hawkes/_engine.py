@@ -41,11 +41,12 @@ omega phi_D(0; h) exp(-omega Delta_G); with at most N - 1 of them,
     when Delta_G = log((N - 1) omega phi_D(0; h) / (EPS_G rho own)) / omega.     (3)
 
 Then theta (G_n - G_n^w) <= EPS_G theta rho own <= EPS_G mu0 own <= EPS_G lambda_n^w as long
-as mu0 / theta >= rho. G is computed before mu0 and theta are known, so the engine records the
-rho a trigger slot was built with (default ``RHO_DEFAULT`` = 1e-6, i.e. theta up to a million
-times mu0) and every consumer (sum_log_intensity, self_excitation) checks mu0/theta >= rho
-first; if the check fails, the slot is rebuilt with rho = (mu0/theta)/16 before use. So the
-guarantee holds for every (mu0, theta), never silently.
+as mu0 / theta >= rho. G is computed before mu0 and theta are known, so a trigger slot is built
+with rho = ``RHO_DEFAULT`` = 1e-6 (theta up to a million times mu0) and records its bound
+B = EPS_G rho own on the skipped mass; every consumer (sum_log_intensity, self_excitation)
+first checks theta B <= EPS_G mu0 own with the *current* own (so the slot stays valid when
+tau_x, tau_t change); if the check fails, the slot is rebuilt with rho = (mu0/theta)/16 before
+use. So the guarantee holds for every (mu0, theta), never silently.
 
 With EPS_S = EPS_G = 4e-14 (2 x 4e-14 < 1e-13, the margin absorbing the rounding of t_n - Delta
 and of Delta itself), (2) and (3) give |lambda_n - lambda_n^w| <= 8e-14 lambda_n^w <= 1e-13 lambda_n

@@ -66,6 +66,22 @@ def _lower_bound(a, v, lo, hi):
     return lo
 
 
+@njit(cache=True, inline="always")
+def _lower_bound_back(a, v, hi):
+    """First index i in [0, hi) with a[i] >= v (a sorted), hi if none, found by galloping down
+    from hi: O(log(hi - answer)) probes near hi instead of O(log N) scattered ones (windows are short)."""
+    r = hi  # invariant: a[i] >= v for every i in [r, hi)
+    step = 1
+    while True:
+        j = r - step
+        if j < 0:
+            return _lower_bound(a, v, 0, r)
+        if a[j] < v:
+            return _lower_bound(a, v, j + 1, r)
+        r = j
+        step *= 2
+
+
 # --------------------------------------------------------------------------------------------
 # Inner loops, one per D. Background: exp(-(ax r2 + at dt^2)), symmetric scatter into buf.
 # Trigger: exp(-(bh r2 + om dt)) with dt = t_n - t_m > 0.
@@ -343,7 +359,7 @@ def _background_kernel(D, x0, x1, x2, th, tl, tw, ax, at, delta, nchunks, scale,
                     break
                 lo = 0
                 if delta < np.inf:
-                    lo = _lower_bound(tw, tw[n] - delta, 0, n)
+                    lo = _lower_bound_back(tw, tw[n] - delta, n)
                 b[n] += _bg_row(D, x0, x1, x2, th, tl, n, lo, n, ax, at, sb) + 1.0
                 cnt += n - lo
             it += 1
@@ -374,7 +390,7 @@ def _trigger_kernel(D, x0, x1, x2, th, tl, tw, ts, bh, om, delta, scale, out):
             hi = ts[n]
             lo = 0
             if delta < np.inf:
-                lo = _lower_bound(tw, tw[n] - delta, 0, hi)
+                lo = _lower_bound_back(tw, tw[n] - delta, hi)
             out[n] = scale * _tr_row(D, x0, x1, x2, th, tl, n, lo, hi, bh, om)
             cnt += hi - lo
     return cnt
@@ -402,10 +418,10 @@ def _both_kernel(D, x0, x1, x2, th, tl, tw, ts, ax, at, delta_s, bh, om, delta_g
                 tsn = ts[n]
                 los = 0
                 if delta_s < np.inf:
-                    los = _lower_bound(tw, tw[n] - delta_s, 0, n)
+                    los = _lower_bound_back(tw, tw[n] - delta_s, n)
                 log = 0
                 if delta_g < np.inf:
-                    log = _lower_bound(tw, tw[n] - delta_g, 0, tsn)
+                    log = _lower_bound_back(tw, tw[n] - delta_g, tsn)
                 f = max(los, log)
                 s, g = _fu_row(D, x0, x1, x2, th, tl, n, f, tsn, ax, at, bh, om, sb)
                 # background only: [los, min(log, n)) and [max(tsn, los), n)
