@@ -49,9 +49,9 @@ def edge_mass_kernel(px, py, bws, idx, x0, y0, cs, nrows, ncols, band_r0, band_r
 
     Sum over the bands of identical rows that meet [y - R, y + R] (R = reach x b) of
     (normal mass of the band's y-range) x (sum over its runs of x masses).  The normal CDF at every
-    column and row edge within reach is tabulated once per point, so a run costs two look-ups (windows with
-    ragged boundaries, like the eBird US mask, have many runs per band); edges beyond the reach
-    count as CDF 0 or 1 (error < 1e-18).
+    column and row edge within reach is memoised per point, so each edge costs at most one CDF however
+    many bands/runs share it (ragged masks like the eBird US one), while a rectangle costs 4 CDFs;
+    edges beyond the reach count as CDF 0 or 1 (error < 1e-18).
     """
     for k in prange(idx.shape[0]):
         j = idx[k]
@@ -67,13 +67,11 @@ def edge_mass_kernel(px, py, bws, idx, x0, y0, cs, nrows, ncols, band_r0, band_r
         cb = int(min(math.floor((x + R - x0) / cs) + 1.0, float(ncols)))
         mass = 0.0
         if r_top <= r_bot and ca <= cb:
-            cdf = np.empty(cb - ca + 1)
-            for c in range(ca, cb + 1):
-                cdf[c - ca] = _ndtr((x0 + c * cs - x) / b)
-            # CDF at the top edge of rows r_top .. r_bot + 1 (the last = bottom edge of row r_bot)
-            ydf = np.empty(r_bot - r_top + 2)
-            for r in range(r_top, r_bot + 2):
-                ydf[r - r_top] = _ndtr((y0 + (nrows - r) * cs - y) / b)
+            # memo tables of the CDF at column edges ca..cb and at the top edges of rows
+            # r_top..r_bot+1 (the last = bottom edge of row r_bot); -1 = not computed yet, so a
+            # rectangle costs 4 CDFs and a ragged mask at most one per edge within reach
+            cdf = np.full(cb - ca + 1, -1.0)
+            ydf = np.full(r_bot - r_top + 2, -1.0)
             for g in range(row_band[r_top], row_band[r_bot] + 1):
                 lo = band_ptr[g]
                 hi = band_ptr[g + 1]
@@ -82,8 +80,16 @@ def edge_mass_kernel(px, py, bws, idx, x0, y0, cs, nrows, ncols, band_r0, band_r
                 # band rows [r0, r1); edges beyond the reach count as CDF 1 (top) or 0 (bottom)
                 r0 = band_r0[g]
                 r1 = band_r1[g]
-                ftop = ydf[r0 - r_top] if r0 >= r_top else 1.0
-                fbot = ydf[r1 - r_top] if r1 <= r_bot + 1 else 0.0
+                ftop = 1.0
+                if r0 >= r_top:
+                    if ydf[r0 - r_top] < 0.0:
+                        ydf[r0 - r_top] = _ndtr((y0 + (nrows - r0) * cs - y) / b)
+                    ftop = ydf[r0 - r_top]
+                fbot = 0.0
+                if r1 <= r_bot + 1:
+                    if ydf[r1 - r_top] < 0.0:
+                        ydf[r1 - r_top] = _ndtr((y0 + (nrows - r1) * cs - y) / b)
+                    fbot = ydf[r1 - r_top]
                 my = ftop - fbot
                 if my == 0.0:
                     continue
@@ -102,7 +108,13 @@ def edge_mass_kernel(px, py, bws, idx, x0, y0, cs, nrows, ncols, band_r0, band_r
                     if c0 > cb:
                         break
                     c1 = min(runs_c1[r], cb)
-                    f0 = cdf[c0 - ca] if c0 >= ca else 0.0
+                    f0 = 0.0
+                    if c0 >= ca:
+                        if cdf[c0 - ca] < 0.0:
+                            cdf[c0 - ca] = _ndtr((x0 + c0 * cs - x) / b)
+                        f0 = cdf[c0 - ca]
+                    if cdf[c1 - ca] < 0.0:
+                        cdf[c1 - ca] = _ndtr((x0 + c1 * cs - x) / b)
                     mx += cdf[c1 - ca] - f0
                 mass += my * mx
         out[k] = mass
