@@ -10,6 +10,11 @@ here <- local({
   f <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
   if (length(f)) dirname(normalizePath(f)) else "vignettes"
 })
+if (!requireNamespace("hphawkes", quietly = TRUE)) {
+  message("[vignettes] the R package hphawkes is not installed: run `R CMD INSTALL r-wrapper` ",
+          "(or bash r-wrapper/run_tests.sh, which installs it into a temporary library)")
+  quit(status = 1L)
+}
 dir.create(outdir, showWarnings = FALSE, recursive = TRUE)
 files <- sort(list.files(here, pattern = "\\.Rmd$", full.names = TRUE))
 if (length(names_wanted)) files <- files[sub("\\.Rmd$", "", basename(files)) %in% names_wanted]
