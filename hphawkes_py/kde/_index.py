@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 __all__ = ["SourceIndex", "build_index"]
 
@@ -22,6 +23,23 @@ _MAX_CLASSES = 60
 _CELL_FRACTION = 0.25
 # bandwidth classes span a factor 2**_CLASS_LOG2: finer classes waste less reach on small bandwidths
 _CLASS_LOG2 = 0.5
+
+
+@njit(cache=True)
+def _counting_sort(key, nkeys):
+    """Stable order of ``key`` (ints in [0, nkeys)) and the start of each key: O(n + nkeys)."""
+    ptr = np.zeros(nkeys + 1, np.int64)
+    for k in key:
+        ptr[k + 1] += 1
+    for i in range(nkeys):
+        ptr[i + 1] += ptr[i]
+    fill = ptr[:-1].copy()
+    order = np.empty(key.shape[0], np.int64)
+    for i in range(key.shape[0]):
+        k = key[i]
+        order[fill[k]] = i
+        fill[k] += 1
+    return order, ptr
 
 
 @dataclass
@@ -50,7 +68,7 @@ def build_index(x, y, bws, weights, cutoff, lo, hi) -> SourceIndex:
     ratio = bws / bmin
     cls = np.minimum(np.floor(np.log2(ratio) / _CLASS_LOG2).astype(np.int64), _MAX_CLASSES - 1)
     cls = np.maximum(cls, 0)
-    used = np.unique(cls)
+    used = np.flatnonzero(np.bincount(cls, minlength=_MAX_CLASSES))
     remap = np.full(_MAX_CLASSES, -1, np.int64)
     remap[used] = np.arange(len(used))
     cls = remap[cls]
@@ -88,10 +106,7 @@ def build_index(x, y, bws, weights, cutoff, lo, hi) -> SourceIndex:
         cy = np.clip(np.floor((y[members] - gy0) / s).astype(np.int64), 0, ny - 1)
         cellid[members] = base + cy * nx + cx
         base += nx * ny
-    order = np.argsort(cellid, kind="stable")
-    counts = np.bincount(cellid, minlength=base)
-    cell_ptr = np.zeros(base + 1, np.int64)
-    np.cumsum(counts, out=cell_ptr[1:])
+    order, cell_ptr = _counting_sort(cellid, base)
     pos = np.empty(n, np.int64)
     pos[order] = np.arange(n)
     b = bws[order]
