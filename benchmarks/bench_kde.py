@@ -142,7 +142,7 @@ def main(argv=None):
 
     threads = args.threads or numba.get_num_threads()
     _warm(args.backend, threads)
-    results = json.loads(OUT.read_text()) if OUT.exists() else {}
+    results = {}
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     meta = {"cpu_count": os.cpu_count(), "threads": threads, "machine": platform.processor() or platform.machine(),
             "load_average_at_start": load, "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
@@ -179,7 +179,10 @@ def main(argv=None):
               f"one adaptive evaluation {r['seconds_adaptive_evaluation']:.1f} s wall / "
               f"{r['cpu_seconds_adaptive_evaluation']:.1f} s CPU")
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(results, indent=2))
+    # merge with what is on disk NOW (another benchmark run may have written meanwhile)
+    merged = json.loads(OUT.read_text()) if OUT.exists() else {}
+    merged.update(results)
+    OUT.write_text(json.dumps(merged, indent=2))
     print(f"-> {OUT}")
     return 0
 
