@@ -45,40 +45,26 @@ def null_loglik(klogk: np.ndarray, n_cases: int, n_total: int) -> float:
 
 
 @njit(cache=True, parallel=True)
-def _windows_chunk(cx, cy, x, y, pop, limit, kmax, first, last, counts, nb, npop, bnd):
-    """Sorted neighbour lists of centres first..last-1 into rows of (chunk, kmax) buffers."""
-    n_loc = x.shape[0]
-    for ii in prange(last - first):
-        i = first + ii
-        d = np.empty(n_loc, dtype=np.float64)
-        for j in range(n_loc):
-            dx = x[j] - cx[i]
-            dy = y[j] - cy[i]
-            d[j] = dx * dx + dy * dy
-        # no window holds more than kmax locations: only the kmax nearest (and any
-        # location tied with the farthest of them) need sorting
-        if kmax < n_loc:
-            thr = np.partition(d, kmax - 1)[kmax - 1]
-            cand = np.flatnonzero(d <= thr)
-        else:
-            cand = np.arange(n_loc)
-        dc = d[cand]
-        order = cand[np.argsort(dc, kind="mergesort")]
-        nc = order.shape[0]
+def _windows_chunk(d, order, pop, limit, counts, nb, npop, bnd):
+    """Cut each centre's distance-sorted locations (row of ``order``) at the population
+    limit, tie groups entering together, into rows of the (chunk, kmax) buffers."""
+    n_loc = d.shape[1]
+    kmax = nb.shape[1]
+    for ii in prange(d.shape[0]):
         total = 0
         k = 0
-        while k < nc:
+        while k < n_loc and k < kmax:
             # the tie group [k, e) of locations at exactly the same distance enters together
             e = k + 1
-            group = pop[order[k]]
-            while e < nc and d[order[e]] == d[order[k]]:
-                group += pop[order[e]]
+            group = pop[order[ii, k]]
+            while e < n_loc and d[ii, order[ii, e]] == d[ii, order[ii, k]]:
+                group += pop[order[ii, e]]
                 e += 1
-            if total + group > limit:
+            if total + group > limit or e > kmax:
                 break
             for t in range(k, e):
-                total += pop[order[t]]
-                nb[ii, t] = order[t]
+                total += pop[order[ii, t]]
+                nb[ii, t] = order[ii, t]
                 npop[ii, t] = total
                 bnd[ii, t] = 0
             bnd[ii, e - 1] = 1  # a window ends only after the whole tie group
@@ -164,16 +150,20 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
     # the largest possible window: the smallest populations first
     kmax = int(np.searchsorted(np.cumsum(np.sort(pop)), lim, side="right"))
     kmax = max(1, min(kmax, len(x)))
-    chunk = max(1, min(m, CHUNK_SLOTS // kmax))
+    chunk = max(1, min(m, CHUNK_SLOTS // max(kmax, len(x))))
     parts = []
     counts_all = np.zeros(m, dtype=np.int64)
     for first in range(0, m, chunk):
         last = min(m, first + chunk)
+        # squared distances and their order by NumPy's (SIMD) argsort; stable, so tied
+        # locations keep their input order
+        d = (x[None, :] - cx[first:last, None]) ** 2 + (y[None, :] - cy[first:last, None]) ** 2
+        order = np.argsort(d, axis=1, kind="stable").astype(np.int32)
         counts = np.zeros(last - first, dtype=np.int64)
         nb = np.empty((last - first, kmax), dtype=np.int32)
         npo = np.empty((last - first, kmax), dtype=np.int64)
         bnd = np.empty((last - first, kmax), dtype=np.uint8)
-        _windows_chunk(cx, cy, x, y, pop, lim, kmax, first, last, counts, nb, npo, bnd)
+        _windows_chunk(d, order, pop, lim, counts, nb, npo, bnd)
         counts_all[first:last] = counts
         mask = np.arange(kmax)[None, :] < counts[:, None]
         parts.append((nb[mask], npo[mask], bnd[mask]))
