@@ -314,6 +314,7 @@ def test_grave_matches_satscan():
         assert round(row.log_likelihood_ratio, 6) == llr
     # Monte Carlo p-values: SaTScan's 0.050 and ours both estimate the same tail probability
     # (binomial sd ~0.007 at 999 replicates): allow +-4 sd around the published value
+    assert len(cl) == 3  # SaTScan lists exactly these 3 (the others have p = 1)
     assert abs(cl.p_value.iloc[0] - 0.050) < 0.03
     assert abs(cl.p_value.iloc[1] - 0.665) < 0.06
     assert cl.p_value.iloc[2] > 0.97
@@ -350,6 +351,9 @@ def test_ny_leukemia_windows_match_satscan():
         assert round(row.radius, 3 if radius < 0.1 else 2) == radius
         assert (row.population, row.cases) == (popn, c)
         assert row.log_likelihood_ratio == pytest.approx(llr_poisson, rel=2e-3)
+    # SaTScan lists 7; the next non-overlapping window (tract 171, LLR 2.62) is listed only
+    # when some replicate's maximum falls below it (p < 1), which is a matter of chance
+    assert (cl.p_value.iloc[7:] > 0.99).all()
     # SaTScan: p = 0.001 and 0.013 for the first two clusters (999 replications)
     assert cl.p_value.iloc[0] <= 0.01
     assert cl.p_value.iloc[1] < 0.06

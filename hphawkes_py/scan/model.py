@@ -339,7 +339,9 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
         Scan for windows with a higher (lower, either) case proportion than outside.
     secondary : {"no-overlap"}
         Secondary clusters: best window of each centre, kept when it shares no location
-        with a more likely reported cluster (SaTScan's default).
+        with a more likely reported cluster (SaTScan's default). As in SaTScan's output,
+        secondary clusters whose LLR is below the maximum of every replicate (Monte Carlo
+        p = 1) are not listed.
     grid_cell : float, optional
         When given, circles are centred on the centres of a regular grid of this cell
         side (coordinate units) covering the locations, instead of on the locations.
@@ -423,6 +425,11 @@ def _clusters(best, best_entry, offsets, neighbors, npop, centres, centre_loc, l
         members = neighbors[offsets[i]:j + 1]
         if used[members].any():
             continue
+        exceed = R - np.searchsorted(null_sorted, float(best[i]), side="left")
+        if rows and exceed == R:
+            # as in SaTScan's output: a secondary cluster below every replicate's maximum
+            # (Monte Carlo p = 1) is not listed (grave: 3 clusters; NY leukaemia: 7)
+            continue
         used[members] = True
         c = int(loc.cases[members].sum())
         n = int(npop[j])
@@ -430,7 +437,6 @@ def _clusters(best, best_entry, offsets, neighbors, npop, centres, centre_loc, l
         d = np.sqrt(((loc.coords[members] - centres[i]) ** 2).sum(axis=1))
         inside = c / n
         outside = (C - c) / (N - n)
-        exceed = R - np.searchsorted(null_sorted, llr, side="left")
         rows.append({
             "center": ids_list[loc.members[centre_loc[i]][0]] if centre_loc[i] >= 0 else -1,
             "x": float(centres[i, 0]),
