@@ -25,7 +25,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 import hphawkes_py as hp
 from hphawkes_py.scan import cpu as scan_cpu
@@ -33,7 +32,6 @@ from hphawkes_py.scan.model import draw_null_cases
 from hphawkes_py._parallel import spawn_seeds
 
 OUT = Path(__file__).parent / "results" / "scan.json"
-DATA = Path(hp.__file__).parent / "data" / "scan"
 
 
 def synthetic(L, seed=0):
@@ -83,7 +81,7 @@ def main(argv=None):
     timed_run(c, a, b, 50, backend=args.backend)
 
     # New York leukaemia, 9,999 replications
-    ny = pd.read_csv(DATA / "ny_leukemia_smerc_nydf.csv")
+    ny = hp.datasets.load_ny_leukemia()
     ny_cases = np.floor(ny.cases.to_numpy()).astype(np.int64)
     ny_ctl = ny.population.to_numpy() - ny_cases
     xy = ny[["x", "y"]].to_numpy()
@@ -140,7 +138,7 @@ def main(argv=None):
 
     # the CUDA emulator (validation engine; CPU fibers, not a performance target)
     try:
-        g = pd.read_csv(DATA / "grave_points.csv")
+        g = hp.datasets.load_grave()
         t, res = timed_run(g[["x", "y"]].to_numpy(), g.case.to_numpy(), 1 - g.case.to_numpy(), 999,
                            backend="emulator")
         record("grave_emulator", locations=143, replicates=999, seconds=t,

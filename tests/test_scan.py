@@ -18,8 +18,9 @@ from hphawkes_py.scan.model import gumbel_p_values, make_centres, make_engine
 sys.path.insert(0, str(Path(__file__).parent))
 import naive_scan  # noqa: E402
 
-DATA = Path(hp.__file__).parent / "data" / "scan"
-SATSCAN = DATA / "satscan_sample_data"
+from hphawkes_py import datasets  # noqa: E402
+
+SAT = datasets.satscan_sample_path
 
 
 def _emulator_available():
@@ -119,7 +120,7 @@ def test_replicate_maxima_match_reference(backend, direction):
 
 def test_pruned_maxima_equal_exhaustive_on_ny():
     """Pruning is exact on large populations too (NY: N = 1,057,673, table of 1e6 entries)."""
-    ny = pd.read_csv(DATA / "ny_leukemia_smerc_nydf.csv")
+    ny = datasets.load_ny_leukemia()
     cases = np.floor(ny.cases.to_numpy()).astype(np.int64)
     pop = ny.population.to_numpy().astype(np.int64)
     xy = ny[["x", "y"]].to_numpy()
@@ -280,7 +281,7 @@ def test_duplicate_coordinates_are_merged_and_reported():
 
 # ----------------------------------------------------------------- published SaTScan results
 def _grave():
-    g = pd.read_csv(DATA / "grave_points.csv")
+    g = datasets.load_grave()
     return g[["x", "y"]].to_numpy(float), g["case"].to_numpy(), 1 - g["case"].to_numpy(), g["id"].to_numpy()
 
 
@@ -327,7 +328,7 @@ def test_ny_leukemia_windows_match_satscan():
     Bernoulli one by O(C/N) = 5e-4 relative; the windows searched (same centres, same
     population limit) and therefore the reported clusters are the same. Published clusters:
     locations, radius, population, cases, LLR (Poisson)."""
-    ny = pd.read_csv(DATA / "ny_leukemia_smerc_nydf.csv")
+    ny = datasets.load_ny_leukemia()
     cases = np.floor(ny.cases.to_numpy()).astype(int)
     res = hp.scan.bernoulli(ny[["latitude", "longitude"]].to_numpy(), cases, ny.population.to_numpy() - cases,
                             max_population=0.1, n_replicates=999, seed=9, location_ids=ny.id.to_numpy(),
@@ -361,8 +362,8 @@ def test_ny_leukemia_windows_match_satscan():
 
 # ----------------------------------------------------------------- SaTScan files
 def test_read_satscan_grave_matches_csv():
-    df = hp.scan.read_satscan(SATSCAN / "grave.cas", SATSCAN / "grave.ctl", geo_file=SATSCAN / "grave.geo")
-    g = pd.read_csv(DATA / "grave_points.csv").sort_values("id")
+    df = hp.scan.read_satscan(SAT("grave.cas"), SAT("grave.ctl"), geo_file=SAT("grave.geo"))
+    g = datasets.load_grave().sort_values("id")
     df = df.sort_values("location_id")
     assert list(df.columns) == ["location_id", "x", "y", "cases", "controls"]
     np.testing.assert_array_equal(df.location_id, g.id)
@@ -372,15 +373,15 @@ def test_read_satscan_grave_matches_csv():
 
 
 def test_read_satscan_nhumberside_and_ny_population():
-    df = hp.scan.read_satscan(SATSCAN / "NHumberside.cas", SATSCAN / "NHumberside.ctl",
-                              geo_file=SATSCAN / "NHumberside.geo")
-    ref = pd.read_csv(DATA / "nhumberside_satscan_locations.csv")
+    df = hp.scan.read_satscan(SAT("NHumberside.cas"), SAT("NHumberside.ctl"),
+                              geo_file=SAT("NHumberside.geo"))
+    ref = datasets.load_nhumberside()
     m = df.merge(ref, on="location_id", suffixes=("", "_ref"))
     assert len(m) == len(ref) == len(df) == 191
     for col in ("x", "y", "cases", "controls"):
         np.testing.assert_allclose(m[col], m[col + "_ref"])
-    ny = hp.scan.read_satscan(SATSCAN / "ny_leukemia.cas", population_file=SATSCAN / "ny_leukemia.pop",
-                              geo_file=SATSCAN / "ny_leukemia.geo")
+    ny = hp.scan.read_satscan(SAT("ny_leukemia.cas"), population_file=SAT("ny_leukemia.pop"),
+                              geo_file=SAT("ny_leukemia.geo"))
     assert list(ny.columns) == ["location_id", "x", "y", "cases", "controls", "population"]
     assert ny.cases.sum() == 552 and ny.population.sum() == 1057673
     np.testing.assert_array_equal(ny.controls, ny.population - ny.cases)
@@ -409,15 +410,15 @@ def test_cli_on_satscan_files_and_csv(tmp_path):
 
     out = tmp_path / "c.csv"
     png = tmp_path / "c.png"
-    rc = main(["scan", "--cas", str(SATSCAN / "grave.cas"), "--ctl", str(SATSCAN / "grave.ctl"),
-               "--geo", str(SATSCAN / "grave.geo"), "--replicates", "99", "--seed", "1", "--backend", "cpu",
+    rc = main(["scan", "--cas", str(SAT("grave.cas")), "--ctl", str(SAT("grave.ctl")),
+               "--geo", str(SAT("grave.geo")), "--replicates", "99", "--seed", "1", "--backend", "cpu",
                "-o", str(out), "--png", str(png), "--quiet"])
     assert rc == 0 and png.stat().st_size > 1000
     t = pd.read_csv(out)
     assert t.log_likelihood_ratio.iloc[0] == pytest.approx(7.419340, abs=1e-6)
     assert t.location_ids.iloc[0].split()[:3] == ["126", "124", "125"]
     out2 = tmp_path / "d.csv"
-    g = pd.read_csv(DATA / "grave_points.csv")
+    g = datasets.load_grave()
     g["controls"] = 1 - g["case"]
     src = tmp_path / "g.csv"
     g.to_csv(src, index=False)
