@@ -429,6 +429,14 @@ def test_cli_on_satscan_files_and_csv(tmp_path):
     assert t2.location_ids.iloc[0] == t.location_ids.iloc[0]
 
 
+def test_cli_reproduce_grave(capsys):
+    from hphawkes_py.cli import main
+
+    rc = main(["reproduce", "scan-grave", "--replicates", "99", "--backend", "cpu"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "clusters match" in out and "7.419340   7.419340" in out
+
+
 def test_result_outputs(tmp_path):
     import matplotlib
 
