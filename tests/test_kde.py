@@ -207,10 +207,12 @@ def test_intensity_at_and_surface(chorley, backend):
 
 def test_cpu_and_emulator_agree_on_fit(redwood):
     pts, w = redwood
-    a = hp.kde.fit(pts, w, method="cv", backend="cpu")
-    b = hp.kde.fit(pts, w, method="cv", backend="emulator")
+    a = hp.kde.fit(pts, w, method="adaptive", backend="cpu")
+    b = hp.kde.fit(pts, w, method="adaptive", backend="emulator")
     assert b.backend == "emulator"
-    assert abs(a.h - b.h) < 1e-10 * a.h and abs(a.log_likelihood - b.log_likelihood) < 1e-10 * abs(a.log_likelihood)
+    assert abs(a.h - b.h) < 1e-10 * a.h and abs(a.alpha - b.alpha) < 1e-10
+    assert abs(a.log_likelihood - b.log_likelihood) < 1e-10 * abs(a.log_likelihood)
+    assert _rel(b.bandwidths, a.bandwidths) < 1e-10 and _rel(b.edge_factors, a.edge_factors) < 1e-10
     sa, sb = a.density_surface(), b.density_surface()
     assert _rel(sb.values[sa.values > 0], sa.values[sa.values > 0]) < 1e-10
 
