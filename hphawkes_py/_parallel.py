@@ -6,6 +6,12 @@ batches are independent jobs. :func:`run_replicates` runs them serially
 distributed ``Client`` (through ``client.get_executor()``). Job ``i`` always
 receives the ``i``-th child of ``numpy.random.SeedSequence(seed).spawn(n)``,
 so results are identical whichever executor ran them, and come back in job order.
+
+Process pools: create them with the "spawn" start method,
+``ProcessPoolExecutor(mp_context=multiprocessing.get_context("spawn"))``.
+Numba's OpenMP threading layer is not fork-safe, so a forked worker that runs
+a parallel kernel after the parent did can crash (``BrokenProcessPool``).
+Thread pools and Dask clients need nothing special.
 """
 from __future__ import annotations
 
