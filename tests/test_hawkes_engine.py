@@ -251,3 +251,20 @@ def test_window_bound_is_nearly_attained_and_holds(backend, which):
     assert rel <= E.EPS_WINDOW
     assert rel > 1e-15  # the test data really sit at the edge of the bound
     assert lam_wi >= mu0 * own * (1 - 1e-15)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_pair_evaluation_counts_exact(backend):
+    x, t = _data(120, 2, seed=9)  # with ties
+    N = t.size
+    earlier = int(np.sum(np.searchsorted(t, t, side="left")))  # trigger terms: strictly earlier events
+    e = make_engine(x, t, backend=backend, exact=True)
+    e.set_background(0.8, 5.0)
+    bg = e.pair_evaluations
+    # CPU: each unordered pair once (symmetry); GPU: each ordered pair incl. m = n (row-parallel)
+    assert bg == (N * (N - 1) // 2 if backend == "cpu" else N * N)
+    e.set_trigger(0.3, 0.5)
+    assert e.pair_evaluations - bg == earlier
+    e.sum_log_intensity(1.0, 1.0)
+    e.integral(1.0, 1.0, 0.5)
+    assert e.pair_evaluations - bg == earlier  # O(N) steps evaluate no pairs
