@@ -141,6 +141,9 @@ def main() -> None:
     results["machine"]["loadavg_end"] = os.getloadavg()
     out = Path(__file__).parent / "results" / "hawkes_mcmc.json"
     out.parent.mkdir(parents=True, exist_ok=True)
+    if out.exists():  # keep entries written by other runs (e.g. measured reproduce runs)
+        previous = json.loads(out.read_text())
+        results.update({k: v for k, v in previous.items() if k not in results})
     out.write_text(json.dumps(results, indent=2))
     print(f"wrote {out} (load average {results['machine']['loadavg_start']} -> {results['machine']['loadavg_end']}: "
           "timings on a shared machine are noisy)")
