@@ -37,25 +37,6 @@ __device__ __forceinline__ int hk_upper_bound(const double* a, double v, int lo,
   return lo;
 }
 
-// Block-wide sum in double (same contract as hp_block_reduce_sum; sdata holds blockDim.x doubles).
-__device__ __forceinline__ double hk_block_sum_double(double v, double* sdata) {
-  const unsigned int tid = threadIdx.x;
-  const unsigned int n = blockDim.x;
-  unsigned int p = 1;
-  while (2 * p <= n) p *= 2;
-  sdata[tid] = v;
-  __syncthreads();
-  if (tid < n - p) sdata[tid] += sdata[tid + p];
-  if (p != n) __syncthreads();
-  for (unsigned int s = p / 2; s > 0; s >>= 1) {
-    if (tid < s) sdata[tid] += sdata[tid + s];
-    __syncthreads();
-  }
-  const double r = sdata[0];
-  __syncthreads();
-  return r;
-}
-
 __device__ __forceinline__ REAL hk_r2(const REAL* x0, const REAL* x1, const REAL* x2, int D,
                                       int m, REAL a0, REAL a1, REAL a2) {
   const REAL d0 = x0[m] - a0;
@@ -119,7 +100,7 @@ extern "C" __global__ void hawkes_sum_log(const REAL* S, const REAL* G, int N, d
   HP_DYNAMIC_SHARED(double, hk_sdd);
   double acc = 0.0;
   HP_GRID_STRIDE_LOOP(i, N) { acc += log(mu0 * (double)S[i] + theta * (double)G[i]); }
-  const double s = hk_block_sum_double(acc, hk_sdd);
+  const double s = hp_block_reduce_sum(acc, hk_sdd);
   if (threadIdx.x == 0) partial[blockIdx.x] = s;
 }
 
@@ -136,6 +117,6 @@ extern "C" __global__ void hawkes_trigger_integral(const double* tw, int N, doub
   HP_DYNAMIC_SHARED(double, hk_sdd);
   double acc = 0.0;
   HP_GRID_STRIDE_LOOP(i, N) { acc += -expm1(-omega * (T1 - tw[i])); }
-  const double s = hk_block_sum_double(acc, hk_sdd);
+  const double s = hp_block_reduce_sum(acc, hk_sdd);
   if (threadIdx.x == 0) partial[blockIdx.x] = s;
 }

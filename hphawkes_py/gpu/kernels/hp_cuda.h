@@ -36,45 +36,51 @@
 #define HP_BLOCK_STRIDE_LOOP(i, n) \
   for (long long i = threadIdx.x; i < (long long)(n); i += blockDim.x)
 
-// Block-wide sum of v over the threads of a 1-D block (any blockDim.x <= 1024; a power of
-// two is fastest).  sdata must hold blockDim.x REALs of shared memory.  Must be called by
-// every thread of the block (it contains __syncthreads()).  The result is returned to ALL
-// threads, and sdata may be reused immediately after the call.
-__device__ __forceinline__ REAL hp_block_reduce_sum(REAL v, REAL* sdata) {
+// Block-wide reduction of v over the threads of a 1-D block (any blockDim.x <= 1024; a power
+// of two is fastest), written once for every element type and combining operation.  sdata must
+// hold blockDim.x elements of type T in shared memory.  Must be called by every thread of the
+// block (it contains __syncthreads()).  The result is returned to ALL threads, and sdata may be
+// reused immediately after the call.
+struct hp_op_sum {
+  template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
+};
+struct hp_op_max {
+  __device__ __forceinline__ double operator()(double a, double b) const { return fmax(a, b); }
+  __device__ __forceinline__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+
+template <typename T, typename Op>
+__device__ __forceinline__ T hp_block_reduce(T v, T* sdata, Op op) {
   const unsigned int tid = threadIdx.x;
   const unsigned int n = blockDim.x;
   unsigned int p = 1;
   while (2 * p <= n) p *= 2;  // largest power of two <= n
   sdata[tid] = v;
   __syncthreads();
-  if (tid < n - p) sdata[tid] += sdata[tid + p];
+  if (tid < n - p) sdata[tid] = op(sdata[tid], sdata[tid + p]);
   if (p != n) __syncthreads();
   for (unsigned int s = p / 2; s > 0; s >>= 1) {
-    if (tid < s) sdata[tid] += sdata[tid + s];
+    if (tid < s) sdata[tid] = op(sdata[tid], sdata[tid + s]);
     __syncthreads();
   }
-  const REAL r = sdata[0];
+  const T r = sdata[0];
   __syncthreads();
   return r;
 }
 
-// Block-wide maximum; same contract as hp_block_reduce_sum.
-__device__ __forceinline__ REAL hp_block_reduce_max(REAL v, REAL* sdata) {
-  const unsigned int tid = threadIdx.x;
-  const unsigned int n = blockDim.x;
-  unsigned int p = 1;
-  while (2 * p <= n) p *= 2;
-  sdata[tid] = v;
-  __syncthreads();
-  if (tid < n - p) sdata[tid] = fmax(sdata[tid], sdata[tid + p]);
-  if (p != n) __syncthreads();
-  for (unsigned int s = p / 2; s > 0; s >>= 1) {
-    if (tid < s) sdata[tid] = fmax(sdata[tid], sdata[tid + s]);
-    __syncthreads();
-  }
-  const REAL r = sdata[0];
-  __syncthreads();
-  return r;
+// Block-wide sum / maximum in float or double (overloads, so a kernel built with REAL=float
+// can still reduce in double, e.g. accumulating over events).  Same contract as hp_block_reduce.
+__device__ __forceinline__ double hp_block_reduce_sum(double v, double* sdata) {
+  return hp_block_reduce(v, sdata, hp_op_sum());
+}
+__device__ __forceinline__ float hp_block_reduce_sum(float v, float* sdata) {
+  return hp_block_reduce(v, sdata, hp_op_sum());
+}
+__device__ __forceinline__ double hp_block_reduce_max(double v, double* sdata) {
+  return hp_block_reduce(v, sdata, hp_op_max());
+}
+__device__ __forceinline__ float hp_block_reduce_max(float v, float* sdata) {
+  return hp_block_reduce(v, sdata, hp_op_max());
 }
 
 // Atomic maximum for REAL (float or double) through compare-and-swap; returns the old value.
