@@ -1,6 +1,8 @@
 """``hphawkes kde``: kernel density (intensity) estimation of a point pattern in a study area."""
 from __future__ import annotations
 
+from .._cli_common import add_engine_arguments
+
 import argparse
 
 
@@ -31,8 +33,7 @@ def register(subparsers) -> None:
     a.add_argument("--bandwidth", type=float, default=None, help="bandwidth for --method fixed (coordinate units)")
     a.add_argument("--no-edge-correction", action="store_true", help="do not renormalise kernels to the window")
     a.add_argument("--cutoff", type=float, default=3.0, help="kernel truncation, in bandwidths")
-    a.add_argument("--backend", choices=("auto", "cpu", "gpu", "emulator"), default="auto")
-    a.add_argument("--threads", type=int, default=None)
+    add_engine_arguments(a)
     o = p.add_argument_group("output")
     o.add_argument("-o", "--out", default="kde_surface.asc", help="intensity surface (ESRI ASCII grid)")
     o.add_argument("--png", default="kde_surface.png", help="map of the surface with the points; '' to skip")

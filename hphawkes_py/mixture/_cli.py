@@ -1,6 +1,8 @@
 """``hphawkes mixture``: fit a truncated Dirichlet-process Gaussian mixture to a CSV file."""
 from __future__ import annotations
 
+from .._cli_common import add_engine_arguments
+
 import argparse
 import json
 import sys
@@ -37,8 +39,7 @@ def register(subparsers) -> None:
                    help="Gamma(shape E0, rate F0) prior of alpha")
     p.add_argument("--no-relabel", action="store_true", help="Gibbs: do not relabel draws before averaging")
     p.add_argument("--seed", type=int, default=None)
-    p.add_argument("--backend", choices=("auto", "cpu", "gpu", "emulator"), default="auto")
-    p.add_argument("--threads", type=int, default=None)
+    add_engine_arguments(p)
     p.add_argument("-o", "--output-prefix", default=None,
                    help="prefix of the output files (default: the input name without extension + '_mixture')")
     p.add_argument("--plot", default=None, help="also save a plot of the fitted mixture to this file (png/pdf)")
@@ -111,7 +112,7 @@ def register_reproduce(subparsers) -> None:
     f.add_argument("--n-iter", type=int, default=1000)
     f.add_argument("--burn-in", type=int, default=100)
     f.add_argument("--seed", type=int, default=1)
-    f.add_argument("--backend", choices=("auto", "cpu", "gpu", "emulator"), default="auto")
+    add_engine_arguments(f, threads=False)
     f.add_argument("--plot", default=None, help="save the fitted mixture plot to this file")
     f.set_defaults(func=_cmd_reproduce_faithful)
     c = subparsers.add_parser(
@@ -123,7 +124,7 @@ def register_reproduce(subparsers) -> None:
     c.add_argument("--n-iter", type=int, default=200)
     c.add_argument("--burn-in", type=int, default=0)
     c.add_argument("--seed", type=int, default=3)
-    c.add_argument("--backend", choices=("auto", "cpu", "gpu", "emulator"), default="auto")
+    add_engine_arguments(c, threads=False)
     c.add_argument("--plot", default=None, help="save a pairs plot to this file")
     c.set_defaults(func=_cmd_reproduce_flow)
 

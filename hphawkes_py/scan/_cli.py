@@ -1,6 +1,8 @@
 """``hphawkes scan``: Bernoulli spatial scan on a CSV file or on SaTScan input files."""
 from __future__ import annotations
 
+from .._cli_common import add_engine_arguments
+
 import argparse
 import sys
 
@@ -40,8 +42,7 @@ def register(subparsers) -> None:
     a.add_argument("--grid-cell", type=float, default=None,
                    help="centre circles on a regular grid of this cell side instead of on the locations")
     a.add_argument("--seed", type=int, default=None)
-    a.add_argument("--backend", choices=("auto", "cpu", "gpu", "emulator"), default="auto")
-    a.add_argument("--threads", type=int, default=None)
+    add_engine_arguments(a)
     o = p.add_argument_group("output")
     o.add_argument("-o", "--out", default="scan_clusters.csv", help="cluster table (CSV)")
     o.add_argument("--png", default="scan_clusters.png", help="map of the clusters (PNG); '' to skip")
@@ -128,7 +129,7 @@ def register_reproduce(subparsers) -> None:
         p = subparsers.add_parser(name, help=f"spatial scan: {desc.split(',')[0]} vs SaTScan's published clusters")
         p.add_argument("--replicates", type=int, default=999)
         p.add_argument("--seed", type=int, default=2010)
-        p.add_argument("--backend", choices=("auto", "cpu", "gpu", "emulator"), default="auto")
+        add_engine_arguments(p, threads=False)
         p.set_defaults(func=_cmd_reproduce, analysis_name=name)
 
 

@@ -1,6 +1,8 @@
 """``hphawkes sccs fit|cv|bootstrap``: Bayesian SCCS on OHDSI long-format CSV files."""
 from __future__ import annotations
 
+from .._cli_common import add_engine_arguments
+
 import argparse
 import sys
 
@@ -19,8 +21,7 @@ def _common(p, *, variance=True, prior_default="laplace") -> None:
     p.add_argument("--max-iterations", type=int, default=1000, help="maximum CCD cycles")
     p.add_argument("--strata-without-events", choices=("drop", "keep", "raise"), default="drop",
                    help="strata with no events contribute nothing; dropped ones are counted and reported")
-    p.add_argument("--backend", choices=("auto", "cpu", "gpu", "emulator"), default="auto")
-    p.add_argument("--threads", type=int, default=None)
+    add_engine_arguments(p)
     p.add_argument("-o", "--output", default=None, help="output CSV (default: print to stdout)")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary on stderr")
 
