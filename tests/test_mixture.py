@@ -15,17 +15,7 @@ from hphawkes_py.mixture.model import make_engine
 import naive_mixture as nv
 
 
-def _emulator_available():
-    try:
-        hp._backend.resolve_backend("emulator")
-        import hphawkes_py.gpu.emulator  # noqa: F401
-    except Exception:
-        return False
-    return True
-
-
-needs_emulator = pytest.mark.skipif(not _emulator_available(), reason="CUDA emulator (g++) not available")
-ENGINES = ["cpu", pytest.param("emulator", marks=needs_emulator)]
+from engines import ENGINES, needs_emulator  # noqa: E402
 
 
 def _random_mixture(rng, k, p, zero_weight=True):
