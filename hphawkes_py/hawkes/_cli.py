@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .._cli_common import add_engine_arguments
+
 PARAMS_HELP = "model parameters in the units of the data (e.g. km and hours)"
 
 
@@ -17,12 +19,7 @@ def _add_data_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--t", default="t_hours", help="time column (default: t_hours)")
     p.add_argument("--window", nargs=2, type=float, metavar=("T0", "T1"),
                    help="observation window (default: min and max time)")
-    _add_engine_args(p)
-
-
-def _add_engine_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--backend", default="auto", choices=("auto", "cpu", "gpu", "emulator"))
-    p.add_argument("--threads", type=int, default=None, help="CPU threads (default: all)")
+    add_engine_arguments(p)
 
 
 def _add_precision_args(p: argparse.ArgumentParser) -> None:
@@ -232,7 +229,7 @@ def register_reproduce(subparsers) -> None:
     mode.add_argument("--quick", action="store_true", help="short run (default)")
     mode.add_argument("--full", action="store_true", help="the paper's run: 4 chains x 10,000 iterations")
     p.add_argument("--out", default="hphawkes-dc-gunshots", help="output folder (default ./hphawkes-dc-gunshots)")
-    _add_engine_args(p)
+    add_engine_arguments(p)
     p.add_argument("--seed", type=int, default=2021)
     p.add_argument("--chains", type=int, default=None, help="override the mode's number of chains")
     p.add_argument("--n-iter", type=int, default=None, help="override the mode's iterations per chain")

@@ -444,11 +444,17 @@ class HawkesPosterior:
         with open(path, "w") as fh:
             json.dump(self.to_dict(), fh, indent=2)
 
-    def to_coda(self):
-        """The draws as an R ``coda::mcmc.list`` (needs rpy2 and R's coda package)."""
+    def to_coda(self, include_fixed: bool = False):
+        """The draws as an R ``coda::mcmc.list``, one ``mcmc`` per chain (needs rpy2 and R's coda).
+
+        Only the sampled parameters are exported by default: a fixed parameter is a
+        constant column, which makes coda's multivariate ``gelman.diag`` fail on a
+        singular covariance. ``include_fixed=True`` adds them.
+        """
         from ..interop.coda import draws_to_coda
 
-        return draws_to_coda({n: np.asarray(v) for n, v in self.draws.items()})
+        names = [n for n in self.draws if include_fixed or n in self.sampled]
+        return draws_to_coda({n: np.asarray(self.draws[n]) for n in names})
 
     # ---------------------------------------------------------------- figures
     def plot_trace(self, params: Sequence[str] | None = None, path=None):
