@@ -10,7 +10,9 @@ import hphawkes_py as hp  # noqa: E402
 from _common import parse  # noqa: E402
 
 args = parse(__doc__)
-data, truth = hp.sccs.simulate(n_cases=800 if args.quick else 20000, n_drugs=30 if args.quick else 1000, seed=1)
+# quick mode: few cases, so exposure must be common for the signal to show
+data, truth = hp.sccs.simulate(n_cases=800 if args.quick else 20000, n_drugs=30 if args.quick else 1000,
+                               prevalence=0.1 if args.quick else None, seed=1)
 print(data)
 cv = hp.sccs.cross_validate(data, prior="laplace", folds=3 if args.quick else 10,
                             grid=[0.01, 0.1, 1.0] if args.quick else None, seed=2, backend=args.backend)
