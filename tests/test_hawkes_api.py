@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy.special import ndtr
+import naive_hawkes as nh
 
 import hphawkes_py.hawkes as hk
 from hphawkes_py.cli import main as cli_main
@@ -14,23 +14,9 @@ THREADS = 1  # small data: one thread avoids parallel start-up cost on a shared 
 
 
 def naive_loglik(x, t, mu0, tau_x, tau_t, theta, omega, h, window=None):
-    """All pairs, float64, straight from the model's formula (API.md)."""
-    x = np.asarray(x, float).reshape(len(t), -1)
-    t = np.asarray(t, float)
-    D = x.shape[1]
-    d2 = ((x[:, None, :] - x[None, :, :]) ** 2).sum(-1)
-    dt = t[:, None] - t[None, :]
-
-    def phi(z2, s, d):
-        return (2 * np.pi * s * s) ** (-d / 2) * np.exp(-z2 / (2 * s * s))
-
-    S = (phi(d2, tau_x, D) * phi(dt**2, tau_t, 1)).sum(1)
-    later = dt > 0
-    G = np.where(later, omega * np.exp(-omega * np.where(later, dt, 0.0)) * phi(d2, h, D), 0.0).sum(1)
-    lam = mu0 * S + theta * G
-    T0, T1 = (t.min(), t.max()) if window is None else window
-    Lam = mu0 * (ndtr((T1 - t) / tau_t) - ndtr((T0 - t) / tau_t)).sum() + theta * (1 - np.exp(-omega * (T1 - t))).sum()
-    return float(np.log(lam).sum() - Lam), theta * G / lam
+    """(log L, pi_n) from the shared all-pairs NumPy reference (tests/naive_hawkes.py)."""
+    p = dict(mu0=mu0, tau_x=tau_x, tau_t=tau_t, theta=theta, omega=omega, h=h)
+    return nh.log_likelihood(x, t, **p, window=window), nh.self_excitation(x, t, **p)
 
 
 @pytest.fixture(scope="module")

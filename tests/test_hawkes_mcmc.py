@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
-from scipy.special import ndtr
+import naive_hawkes as nh
 
 import hphawkes_py.hawkes as hk
 
@@ -17,22 +17,6 @@ THREADS = 1
 FIXED = {"tau_x": 1.5, "tau_t": 8.0}
 
 
-def naive_loglik(x, t, mu0, tau_x, tau_t, theta, omega, h):
-    x = np.asarray(x, float).reshape(len(t), -1)
-    D = x.shape[1]
-    d2 = ((x[:, None, :] - x[None, :, :]) ** 2).sum(-1)
-    dt = t[:, None] - t[None, :]
-
-    def phi(z2, s, d):
-        return (2 * np.pi * s * s) ** (-d / 2) * np.exp(-z2 / (2 * s * s))
-
-    S = (phi(d2, tau_x, D) * phi(dt**2, tau_t, 1)).sum(1)
-    later = dt > 0
-    G = np.where(later, omega * np.exp(-omega * np.where(later, dt, 0.0)) * phi(d2, h, D), 0.0).sum(1)
-    lam = mu0 * S + theta * G
-    T0, T1 = t.min(), t.max()
-    Lam = mu0 * (ndtr((T1 - t) / tau_t) - ndtr((T0 - t) / tau_t)).sum() + theta * (1 - np.exp(-omega * (T1 - t))).sum()
-    return float(np.log(lam).sum() - Lam)
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +52,7 @@ def test_cached_log_likelihood_equals_fresh_after_every_move(small):
     # the last state against the NumPy reference
     last = {n: post.draws[n][0, -1] for n in hk.PARAM_NAMES}
     o = np.argsort(t, kind="stable")
-    assert log[-1][2] == pytest.approx(naive_loglik(x[o], t[o], **last), rel=1e-10)
+    assert log[-1][2] == pytest.approx(nh.log_likelihood(x[o], t[o], **last), rel=1e-10)
 
 
 class _FlatEngine:
