@@ -244,3 +244,36 @@ def test_same_chain_on_emulator_engine():
         np.testing.assert_allclose(emu.draws[n], cpu.draws[n], rtol=1e-9)
     for _, _, cached, fresh in emu._debug[0]:
         assert cached == pytest.approx(fresh, rel=1e-11)
+
+
+def _naive_log_posterior(x, t, values, sampled, scales):
+    lp = nh.log_likelihood(x, t, **values)
+    for n in sampled:
+        state = 1.0 / values[n] if n in ("h", "tau_x", "tau_t") else values[n]
+        lp -= 0.5 * (state / scales[n]) ** 2
+    return lp
+
+
+def test_posterior_mode_is_a_local_maximum_of_the_naive_posterior(small):
+    x, t = small
+    sampled = ("h", "omega", "theta", "mu0")
+    mode = hk.posterior_mode(x, t, fixed=FIXED, backend="cpu", threads=THREADS)
+    values = {**FIXED, **{n: mode[n] for n in sampled}}
+    scales = hk.DEFAULT_PRIOR_SCALES
+    best = _naive_log_posterior(x, t, values, sampled, scales)
+    assert mode["log_posterior"] == pytest.approx(best, rel=1e-10)
+    for n in sampled:
+        for f in (0.97, 1.03):  # Nelder-Mead stops at xatol 1e-4 on the log scale: 3% moves must lose
+            moved = dict(values, **{n: values[n] * f})
+            assert _naive_log_posterior(x, t, moved, sampled, scales) < best, (n, f)
+
+
+def test_mcmc_init_mode_starts_chains_at_the_mode(small):
+    x, t = small
+    mode = hk.posterior_mode(x, t, fixed=FIXED, backend="cpu", threads=THREADS)
+    post = hk.mcmc(x, t, n_iter=3, burn_in=1, chains=1, fixed=FIXED, init="mode", seed=1, progress=False,
+                   backend="cpu", threads=THREADS)
+    for n in ("h", "omega", "theta", "mu0"):
+        assert post.init[n] == pytest.approx(mode[n], rel=1e-12)
+    with pytest.raises(ValueError, match="init must be a dict of initial values or 'mode'"):
+        hk.mcmc(x, t, n_iter=3, burn_in=1, chains=1, fixed=FIXED, init="median", progress=False)

@@ -23,7 +23,7 @@ mcmc(x, t, *, n_iter=10_000, burn_in=1_000, chains=4, sample=..., fixed=..., ...
 """
 from __future__ import annotations
 
-from .mcmc import DEFAULT_INIT, DEFAULT_PRIOR_SCALES, HawkesPosterior, mcmc
+from .mcmc import DEFAULT_INIT, DEFAULT_PRIOR_SCALES, HawkesPosterior, mcmc, posterior_mode
 from .model import PARAM_NAMES, HawkesParams, log_likelihood, self_excitation_probabilities
 from .simulate import simulate
 
@@ -34,6 +34,7 @@ __all__ = [
     "self_excitation_probabilities",
     "simulate",
     "mcmc",
+    "posterior_mode",
     "PARAM_NAMES",
     "DEFAULT_PRIOR_SCALES",
     "DEFAULT_INIT",

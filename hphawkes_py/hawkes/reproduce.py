@@ -49,40 +49,6 @@ MODES = {
 }
 
 
-def find_mode(x, t, *, tau_x: float, tau_t: float, backend: str = "cpu", threads=None,
-              start=(1.0, 1.0, 1.0, 1.0), maxiter: int = 600) -> dict:
-    """Posterior mode of (h, omega, theta, mu0) with the bandwidths fixed (Nelder-Mead on log scale).
-
-    The objective is the log-likelihood plus the default half-normal log priors
-    (on 1/h, omega, theta, mu0), computed with the cached engine: the
-    background sums once, trigger sums only when h or omega change.
-    """
-    from scipy.optimize import minimize
-
-    from .mcmc import DEFAULT_PRIOR_SCALES
-    from .model import build_engine, prepare_data
-
-    prep = prepare_data(x, t)
-    eng = build_engine(prep, backend=backend, threads=threads)
-    eng.set_background(tau_x, tau_t)
-    sc = DEFAULT_PRIOR_SCALES
-
-    def neg_log_post(z):
-        h, omega, theta, mu0 = np.exp(z)
-        eng.set_trigger(h, omega, slot=0)
-        ll = eng.sum_log_intensity(mu0, theta, slot=0) - eng.integral(mu0, theta, omega)
-        lp = -0.5 * ((1 / h / sc["h"]) ** 2 + (omega / sc["omega"]) ** 2 + (theta / sc["theta"]) ** 2
-                     + (mu0 / sc["mu0"]) ** 2)
-        v = -(ll + lp)
-        return v if np.isfinite(v) else 1e300
-
-    res = minimize(neg_log_post, np.log(np.asarray(start, dtype=float)), method="Nelder-Mead",
-                   options={"maxiter": maxiter, "xatol": 1e-4, "fatol": 1e-3})
-    h, omega, theta, mu0 = (float(v) for v in np.exp(res.x))
-    return {"h": h, "omega": omega, "theta": theta, "mu0": mu0, "evaluations": int(res.nfev),
-            "log_posterior": float(-res.fun)}
-
-
 def _derived_summary(post) -> "Any":
     """ArviZ summary of the parameters plus h in metres and 1/omega in minutes."""
     import warnings
@@ -131,7 +97,7 @@ def run_dc_gunshots(out: Any = "hphawkes-dc-gunshots", *, mode: str = "quick", b
         The content of ``summary.json`` (paths of every output under ``"files"``).
     """
     from ..datasets import load_dc_gunshots
-    from .mcmc import mcmc
+    from .mcmc import mcmc, posterior_mode
     from .plots import plot_self_excitation_map
 
     if mode not in MODES:
@@ -174,8 +140,8 @@ def run_dc_gunshots(out: Any = "hphawkes-dc-gunshots", *, mode: str = "quick", b
     if settings["start"] == "mode":
         # 1,000 sweeps from hpHawkes' (1, 1, 1, 1) are not enough for one-at-a-time random walks to
         # climb the omega-theta ridge (omega ends near 60/h); starting at the posterior mode is.
-        mode_info = find_mode(x, t, tau_x=TAU_X_KM, tau_t=TAU_T_HOURS, backend=resolved,
-                              threads=1 if pool is not None else threads)
+        mode_info = posterior_mode(x, t, fixed={"tau_x": TAU_X_KM, "tau_t": TAU_T_HOURS}, backend=resolved,
+                                   threads=1 if pool is not None else threads)
         init = {k: mode_info[k] for k in ("h", "omega", "theta", "mu0")}
         log(f"posterior mode found in {time.perf_counter() - t0:.1f} s ({mode_info['evaluations']} evaluations): "
             + ", ".join(f"{k} = {v:.4g}" for k, v in init.items()) + "; chains start there")
