@@ -154,7 +154,8 @@ plot.hawkes_probabilities <- function(x, ...) {
 #' @param sample Parameters to sample (character vector).
 #' @param fixed Named list of the values of every parameter not sampled (natural units); the
 #'   default model needs \code{list(tau_x = ..., tau_t = ...)}.
-#' @param init,priors Optional named lists (initial values; half-normal prior scales).
+#' @param init,priors Optional named lists (initial values; half-normal prior scales);
+#'   \code{init = "mode"} starts every chain at the posterior mode.
 #' @param seed Whole number or \code{NULL}.
 #' @param progress Show progress bars (stderr).
 #' @return An object of class \code{c("hawkes_mcmc", "mcmc.list")}: the post-burn-in draws
@@ -177,7 +178,8 @@ hawkes_mcmc <- function(x, t, n_iter = 10000L, burn_in = 1000L, chains = 4L,
   post <- .hp_call(hk$mcmc(.hawkes_x(x), .np_double(t, "t"),
     n_iter = .as_int(n_iter, "n_iter", FALSE), burn_in = .as_int(burn_in, "burn_in", FALSE),
     chains = .as_int(chains, "chains", FALSE), sample = .as_seq(sample),
-    fixed = named_nums(fixed, "fixed"), init = named_nums(init, "init"),
+    fixed = named_nums(fixed, "fixed"),
+    init = if (identical(init, "mode")) "mode" else named_nums(init, "init"),
     priors = named_nums(priors, "priors"), seed = .as_int(seed), progress = progress,
     exact = exact, window = .hawkes_window(window), dtype = dtype, backend = backend,
     threads = .as_int(threads)))

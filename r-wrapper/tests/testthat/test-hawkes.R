@@ -107,6 +107,23 @@ test_that("hawkes_mcmc returns a coda mcmc.list identical to Python's draws", {
   expect_invisible(plot(se, type = "time"))
 })
 
+test_that("hawkes_mcmc(init = \"mode\") starts at Python's posterior_mode", {
+  skip_if_no_hphawkes()
+  d <- hawkes_small()
+  fit <- hawkes_mcmc(d$x, d$t, n_iter = 5, burn_in = 1, chains = 1, seed = 3, init = "mode",
+                     fixed = list(tau_x = 0.2, tau_t = 10), backend = "cpu")
+  py <- py_reference(sprintf(paste(
+    "import numpy as np, hphawkes_py as hp",
+    "x = np.loadtxt(r'%s', delimiter=','); t = np.loadtxt(r'%s', delimiter=',')",
+    "m = hp.hawkes.posterior_mode(x, t, fixed={'tau_x': 0.2, 'tau_t': 10.0}, backend='cpu')",
+    "post = hp.hawkes.mcmc(x, t, n_iter=5, burn_in=1, chains=1, seed=3, progress=False, init='mode',",
+    "                      fixed={'tau_x': 0.2, 'tau_t': 10.0}, backend='cpu')",
+    "out = {'h': np.array([m['h']]), 'draws_h': post.draws['h']}",
+    sep = "\n"), tmp_csv(d$x), tmp_csv(d$t)))
+  expect_identical(as.numeric(fit[[1]][, "h"]), py$draws_h[1, ])
+  expect_gt(py$h, 0)
+})
+
 test_that("to_coda() on the Python side builds the same coda object (rpy2)", {
   skip_if_no_hphawkes()
   has_rpy2 <- reticulate::py_module_available("rpy2")
