@@ -340,7 +340,7 @@ def _flush(b, sb):
 # --------------------------------------------------------------------------------------------
 # Parallel drivers.
 # --------------------------------------------------------------------------------------------
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def _background_kernel(D, x0, x1, x2, th, tl, tw, ax, at, delta, nchunks, scale, out):
     """S_n = scale * (1 + sum_{m != n, |t_n - t_m| <= delta} exp(...)); returns #terms evaluated."""
     N = tw.shape[0]
@@ -376,7 +376,7 @@ def _background_kernel(D, x0, x1, x2, th, tl, tw, ax, at, delta, nchunks, scale,
     return counts.sum()
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def _trigger_kernel(D, x0, x1, x2, th, tl, tw, ts, bh, om, delta, scale, out):
     """G_n = scale * sum_{m in [lo_n, ts_n)} exp(-(bh r2 + om dt)); returns #terms evaluated."""
     N = tw.shape[0]
@@ -396,7 +396,7 @@ def _trigger_kernel(D, x0, x1, x2, th, tl, tw, ts, bh, om, delta, scale, out):
     return cnt
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def _both_kernel(D, x0, x1, x2, th, tl, tw, ts, ax, at, delta_s, bh, om, delta_g, nchunks,
                  scale_s, scale_g, out_s, out_g):
     """S and G in one pass: fused loop on the overlap of the background range [loS, n) and the
@@ -447,7 +447,7 @@ def _both_kernel(D, x0, x1, x2, th, tl, tw, ts, ax, at, delta_s, bh, om, delta_g
 
 
 # O(N) kernels run serially: a parallel region costs more than 54,000 logs (~0.5 ms) on a busy machine.
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sum_log_kernel(S, G, mu0, theta):
     acc = 0.0
     for n in range(S.shape[0]):
@@ -455,7 +455,7 @@ def _sum_log_kernel(S, G, mu0, theta):
     return acc
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _pi_kernel(S, G, mu0, theta, out):
     for n in range(S.shape[0]):
         xi = theta * G[n]
