@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._backend import resolve_backend
+from .._progress import progress_bar
 from .._validate import as_float_array, check_in, check_positive
 from ._window import Raster, Window
 
@@ -257,7 +258,7 @@ class _Objective:
         return self.loglik(bws), bws
 
 
-def _golden(f, a, b, tol, trace):
+def _golden(f, a, b, tol, trace, bar=None):
     gr = (math.sqrt(5.0) - 1.0) / 2.0
     c = b - gr * (b - a)
     d = a + gr * (b - a)
@@ -276,6 +277,9 @@ def _golden(f, a, b, tol, trace):
             d = a + gr * (b - a)
             fd = f(d)
             trace.append({"h": d, "log_likelihood": fd})
+        if bar is not None:
+            bar.update(1)
+            bar.set_postfix(h=f"{0.5 * (a + b):.4g}")
     return 0.5 * (a + b), it
 
 
@@ -289,6 +293,7 @@ def fit(
     cutoff: float = 3.0,
     backend: str = "auto",
     threads: int | None = None,
+    progress: bool = True,
 ) -> KDEFit:
     """Fit a Gaussian kernel intensity estimate to a planar point pattern.
 
@@ -311,6 +316,8 @@ def fit(
     backend : {"auto", "cpu", "gpu", "emulator"}
     threads : int, optional
         CPU threads (Numba).
+    progress : bool
+        Show a progress bar on stderr over the bandwidth search (``method="adaptive"`` or ``"cv"``).
 
     Returns
     -------
@@ -367,7 +374,8 @@ def fit(
         trace.append({"h": h, "log_likelihood": ll})
     elif method == "cv":
         f = lambda hh: obj.loglik(np.full(n, hh))  # noqa: E731
-        h, n_iter = _golden(f, h0 / 10.0, 4.0 * h0, _GOLDEN_RTOL * h0, trace)
+        with progress_bar(total=None, desc="KDE likelihood CV", enabled=progress, unit="step") as bar:
+            h, n_iter = _golden(f, h0 / 10.0, 4.0 * h0, _GOLDEN_RTOL * h0, trace, bar)
         bws = np.full(n, h)
         w = obj.weights(bws)
         ll = obj.loglik(bws, w)
@@ -378,23 +386,27 @@ def fit(
         sh, sa = sh0, sa0
         ll, bws = obj.adaptive_loglik(h, alpha)
         trace.append({"iteration": 0, "h": h, "alpha": alpha, "log_likelihood": ll, "step_h": sh, "step_alpha": sa, "accepted": True})
-        for it in range(1, _MAX_ITER + 1):
-            n_iter = it
-            cands = [(h, alpha + sa), (h, alpha - sa), (h + sh, alpha), (h - sh, alpha)]
-            best = (-math.inf, None, None)
-            for ch, ca in cands:
-                cl, cb = obj.adaptive_loglik(ch, ca)
-                trace.append({"iteration": it, "h": ch, "alpha": ca, "log_likelihood": cl, "step_h": sh, "step_alpha": sa, "accepted": False})
-                if cl > best[0]:
-                    best = (cl, (ch, ca), cb)
-            if best[0] > ll:
-                ll, (h, alpha), bws = best[0], best[1], best[2]
-                trace.append({"iteration": it, "h": h, "alpha": alpha, "log_likelihood": ll, "step_h": sh, "step_alpha": sa, "accepted": True})
-            else:
-                sh /= 2.0
-                sa /= 2.0
-            if sh < sh0 / 20.0 and sa < sa0 / 20.0:
-                break
+        # at most _MAX_ITER iterations of 4 likelihood evaluations each (the search usually stops earlier)
+        with progress_bar(total=_MAX_ITER, desc="KDE adaptive search", enabled=progress, unit="it") as bar:
+            for it in range(1, _MAX_ITER + 1):
+                n_iter = it
+                cands = [(h, alpha + sa), (h, alpha - sa), (h + sh, alpha), (h - sh, alpha)]
+                best = (-math.inf, None, None)
+                for ch, ca in cands:
+                    cl, cb = obj.adaptive_loglik(ch, ca)
+                    trace.append({"iteration": it, "h": ch, "alpha": ca, "log_likelihood": cl, "step_h": sh, "step_alpha": sa, "accepted": False})
+                    if cl > best[0]:
+                        best = (cl, (ch, ca), cb)
+                if best[0] > ll:
+                    ll, (h, alpha), bws = best[0], best[1], best[2]
+                    trace.append({"iteration": it, "h": h, "alpha": alpha, "log_likelihood": ll, "step_h": sh, "step_alpha": sa, "accepted": True})
+                else:
+                    sh /= 2.0
+                    sa /= 2.0
+                bar.update(1)
+                bar.set_postfix(h=f"{h:.4g}", alpha=f"{alpha:.3f}", loglik=f"{ll:.6g}")
+                if sh < sh0 / 20.0 and sa < sa0 / 20.0:
+                    break
         w = obj.weights(bws)
     if ll == -math.inf:
         warnings.warn(
