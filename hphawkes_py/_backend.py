@@ -5,17 +5,19 @@ rules (when ``auto`` picks the GPU, what the error says when a GPU was asked
 for and cannot run) are the same for all five methods.
 
 * ``"cpu"`` -- the Numba multi-core engine.
-* ``"gpu"`` -- the CUDA engine through PyCUDA on a real NVIDIA device.
+* ``"gpu"`` -- the CUDA engine on a real NVIDIA device, through PyCUDA or CuPy
+  (see :mod:`hphawkes_py.gpu`).
 * ``"emulator"`` -- the same CUDA sources compiled for the host and run with
   CUDA semantics on the CPU (for validation; slow).
-* ``"auto"`` -- ``"gpu"`` when PyCUDA imports and a device exists, else ``"cpu"``.
+* ``"auto"`` -- ``"gpu"`` when a real device is usable, else ``"cpu"``.
 """
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import shutil
+
+from ._errors import BackendUnavailableError
 
 __all__ = [
     "BACKENDS",
@@ -30,39 +32,19 @@ __all__ = [
 BACKENDS = ("auto", "cpu", "gpu", "emulator")
 
 
-class BackendUnavailableError(RuntimeError):
-    """A requested backend cannot run on this machine (the message says why and how to fix it)."""
-
-
-@functools.lru_cache(maxsize=1)
 def gpu_status() -> tuple[bool, str]:
-    """Whether a CUDA device is usable through PyCUDA, and a human-readable reason.
+    """Whether a real CUDA device is usable (through PyCUDA or CuPy), and a human-readable reason.
 
     Returns
     -------
     (usable, reason) : (bool, str)
-        ``reason`` names the device when usable, otherwise what is missing
-        (PyCUDA, the NVIDIA driver, a device) and how to fix it.
+        ``reason`` names the API and the device when usable, otherwise what is missing for
+        each API tried (PyCUDA, CuPy, the NVIDIA driver, a device) and how to fix it.
     """
-    if os.environ.get("HPHAWKES_DISABLE_GPU"):
-        return False, "disabled by the HPHAWKES_DISABLE_GPU environment variable"
-    try:
-        import pycuda.driver as drv  # noqa: F401
-    except ImportError as exc:
-        return False, (
-            f"PyCUDA is not installed ({exc}); install the GPU extra with "
-            "`pip install 'hphawkes_py[gpu]'` (needs the NVIDIA driver and CUDA toolkit)"
-        )
-    except Exception as exc:  # PyCUDA present but its binary or the driver library fails to load
-        return False, f"PyCUDA failed to import ({type(exc).__name__}: {exc}); check the NVIDIA driver and CUDA toolkit"
-    try:
-        drv.init()
-        count = drv.Device.count()
-    except Exception as exc:
-        return False, f"the NVIDIA driver could not be initialised ({type(exc).__name__}: {exc}); is a driver installed and a GPU present?"
-    if count < 1:
-        return False, "PyCUDA and the driver work, but no CUDA device was found"
-    return True, f"{count} CUDA device(s); device 0: {drv.Device(0).name()}"
+    from .gpu import gpu_status as _status
+
+    ok, api, why = _status()
+    return ok, (f"{api}: {why}" if ok else why)
 
 
 def resolve_backend(backend: str = "auto") -> str:
@@ -82,7 +64,10 @@ def resolve_backend(backend: str = "auto") -> str:
     if backend == "gpu":
         ok, why = gpu_status()
         if not ok:
-            raise BackendUnavailableError(f"backend='gpu' cannot run: {why}. Use backend='cpu' (or 'auto').")
+            raise BackendUnavailableError(
+                f"backend='gpu' cannot run: {why}. Install PyCUDA (`pip install 'hphawkes_py[gpu]'`) or "
+                "CuPy (`pip install 'hphawkes_py[cupy]'`), or use backend='cpu' (or 'auto')."
+            )
     if backend == "emulator" and shutil.which(os.environ.get("CXX", "g++")) is None:
         raise BackendUnavailableError(
             "backend='emulator' needs a host C++ compiler (g++ or $CXX) to compile the CUDA sources; none found"
@@ -95,25 +80,14 @@ def is_gpu_backend(resolved: str) -> bool:
     return resolved in ("gpu", "emulator")
 
 
-_DEVICES: dict = {}
-
-
 def get_device(resolved: str):
-    """The :class:`~hphawkes_py.gpu.device.Device` for a resolved GPU backend (created once per process)."""
+    """The :class:`~hphawkes_py.gpu.device.Device` for a resolved GPU backend (the registry in
+    :mod:`hphawkes_py.gpu`: one per kind and process)."""
     if resolved not in ("gpu", "emulator"):
         raise ValueError(f"get_device needs 'gpu' or 'emulator', got {resolved!r}")
-    dev = _DEVICES.get(resolved)
-    if dev is None:
-        if resolved == "gpu":
-            from .gpu.pycuda_device import PyCudaDevice
+    from .gpu import get_device as _get
 
-            dev = PyCudaDevice()
-        else:
-            from .gpu.emulator import EmulatorDevice
-
-            dev = EmulatorDevice()
-        _DEVICES[resolved] = dev
-    return dev
+    return _get(resolved)
 
 
 @contextlib.contextmanager

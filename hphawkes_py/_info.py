@@ -50,6 +50,12 @@ def info_dict() -> dict:
     except Exception as exc:  # noqa: BLE001
         layer = f"unknown ({exc})"
     ok, why = gpu_status()
+    gpu = {}
+    if ok:
+        from .gpu import get_device
+
+        describe = getattr(get_device("gpu"), "describe", None)
+        gpu = {f"gpu_{k}": v for k, v in (describe() if describe else {}).items()}
     return {
         "hphawkes_py": __version__,
         "python": platform.python_version(),
@@ -63,8 +69,10 @@ def info_dict() -> dict:
         "numba_threads": numba.config.NUMBA_NUM_THREADS,
         "numba_threading_layer": layer,
         "pycuda": _version("pycuda"),
+        "cupy": _version("cupy"),
         "gpu_usable": ok,
         "gpu_status": why,
+        **gpu,
         "auto_backend": resolve_backend("auto"),
         "emulator_compiler": shutil.which(os.environ.get("CXX", "g++")) or "not found",
         "nvcc": _nvcc(),

@@ -9,6 +9,8 @@ import sys
 import numpy as np
 import pytest
 
+import hphawkes_py.gpu as hpgpu
+
 from hphawkes_py import _backend, _parallel, _validate, datasets
 from hphawkes_py._backend import BackendUnavailableError
 
@@ -73,7 +75,7 @@ def test_scalar_checks(call, exc, msg):
 # ----------------------------------------------------------------------------- backends
 def test_resolve_backend_rules(monkeypatch):
     monkeypatch.setenv("HPHAWKES_DISABLE_GPU", "1")
-    _backend.gpu_status.cache_clear()
+    hpgpu.gpu_status.cache_clear()
     try:
         assert _backend.resolve_backend("auto") == "cpu"
         assert _backend.resolve_backend("cpu") == "cpu"
@@ -83,15 +85,20 @@ def test_resolve_backend_rules(monkeypatch):
         with pytest.raises(ValueError, match="backend must be one of"):
             _backend.resolve_backend("tpu")
     finally:
-        _backend.gpu_status.cache_clear()
+        hpgpu.gpu_status.cache_clear()
 
 
 def test_gpu_status_explains_missing_pycuda():
-    ok, why = _backend.gpu_status()
+    """Without PyCUDA, asking for it by name says how to install it; gpu_status lists it among
+    the reasons when no other API (CuPy) reaches a GPU either."""
     try:
         import pycuda  # noqa: F401
     except ImportError:
-        assert not ok and "pip install 'hphawkes_py[gpu]'" in why
+        with pytest.raises(BackendUnavailableError, match=r"pip install 'hphawkes_py\[gpu\]'"):
+            hpgpu.get_device("pycuda")
+        ok, why = _backend.gpu_status()
+        if not ok:
+            assert "pip install 'hphawkes_py[gpu]'" in why
 
 
 def test_threads_context_sets_and_restores():

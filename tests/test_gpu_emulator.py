@@ -572,7 +572,7 @@ def test_pycuda_device_unavailable_reasons(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "pycuda", None)
     monkeypatch.setitem(sys.modules, "pycuda.driver", None)
-    with pytest.raises(BackendUnavailableError, match=r"pip install \.\[gpu\]"):
+    with pytest.raises(BackendUnavailableError, match=r"pip install 'hphawkes_py\[gpu\]'"):
         PyCudaDevice()
     _fake_pycuda(monkeypatch, count=0)
     with pytest.raises(BackendUnavailableError, match="no CUDA device"):

@@ -25,7 +25,7 @@ import naive_hawkes as nv  # noqa: E402
 from hphawkes_py.hawkes._engine import EPS_WINDOW, make_engine  # noqa: E402
 
 P = dict(mu0=0.7, tau_x=0.8, tau_t=5.0, theta=0.4, omega=0.5, h=0.3)
-BACKENDS = ["cpu", "emulator"]
+from engines import ENGINES as BACKENDS  # noqa: E402
 
 
 def _data(N, D, seed, ties=True, span=100.0):

@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 import naive_hawkes as nh
+from engines import CUDA_ENGINES
 
 import hphawkes_py.hawkes as hk
 
@@ -232,14 +233,15 @@ def test_to_coda(small_post):
     assert "tau_x" in list(ro.r("function(m) colnames(as.matrix(m))")(with_fixed))
 
 
-def test_same_chain_on_emulator_engine():
-    """The sampler is written once against the engine interface: the GPU engine (run on the
-    emulator) gives the same chain as the CPU engine, and its cached values match fresh ones."""
+@pytest.mark.parametrize("backend", CUDA_ENGINES)
+def test_same_chain_on_cuda_engine(backend):
+    """The sampler is written once against the engine interface: the GPU engine (on the emulator
+    and on a real GPU) gives the same chain as the CPU engine, and its cached values match fresh ones."""
     x, t = hk.simulate(mu=0.5, theta=0.4, omega=2.0, h=0.3, region=3.0, duration=8.0, seed=3)
     kw = dict(n_iter=6, burn_in=2, chains=1, fixed=FIXED, seed=1, progress=False)
-    emu = hk.mcmc(x, t, backend="emulator", _debug=True, **kw)
+    emu = hk.mcmc(x, t, backend=backend, _debug=True, **kw)
     cpu = hk.mcmc(x, t, backend="cpu", threads=THREADS, **kw)
-    assert emu.backend == "emulator"
+    assert emu.backend == backend
     for n in hk.PARAM_NAMES:
         np.testing.assert_allclose(emu.draws[n], cpu.draws[n], rtol=1e-9)
     for _, _, cached, fresh in emu._debug[0]:

@@ -22,7 +22,7 @@ from hphawkes_py.kde import Window  # noqa: E402
 from hphawkes_py.kde.model import make_engine  # noqa: E402
 
 DATA = Path(hp.__file__).parent / "data" / "kde"
-ENGINES = ["cpu", "emulator"]
+from engines import CUDA_ENGINES, ENGINES  # noqa: E402
 
 
 def _path(rel):
@@ -205,11 +205,12 @@ def test_intensity_at_and_surface(chorley, backend):
     assert _rel(got[pos], ref[pos]) < 1e-10 and np.all(got[~pos] == 0)
 
 
-def test_cpu_and_emulator_agree_on_fit(redwood):
+@pytest.mark.parametrize("backend", CUDA_ENGINES)
+def test_cpu_and_cuda_engine_agree_on_fit(redwood, backend):
     pts, w = redwood
     a = hp.kde.fit(pts, w, method="adaptive", backend="cpu")
-    b = hp.kde.fit(pts, w, method="adaptive", backend="emulator")
-    assert b.backend == "emulator"
+    b = hp.kde.fit(pts, w, method="adaptive", backend=backend)
+    assert b.backend == backend
     assert abs(a.h - b.h) < 1e-10 * a.h and abs(a.alpha - b.alpha) < 1e-10
     assert abs(a.log_likelihood - b.log_likelihood) < 1e-10 * abs(a.log_likelihood)
     assert _rel(b.bandwidths, a.bandwidths) < 1e-10 and _rel(b.edge_factors, a.edge_factors) < 1e-10
@@ -417,7 +418,8 @@ def test_cli(tmp_path, redwood):
     assert main(["kde", str(csv), "--rectangle", "0", "1", "0", "1"]) == 2  # missing --cell-size
 
 
-def test_float32_emulator_within_epsilon_bound():
+@pytest.mark.parametrize("backend", CUDA_ENGINES)
+def test_float32_cuda_engine_within_epsilon_bound(backend):
     from hphawkes_py.kde.gpu import GPUEngine
 
     rng = np.random.default_rng(7)
@@ -425,7 +427,7 @@ def test_float32_emulator_within_epsilon_bound():
     pts = rng.uniform(0, 1, size=(150, 2))
     bws = rng.uniform(0.05, 0.2, 150)
     wts = rng.uniform(1.0, 2.0, 150)
-    eng = GPUEngine(pts, w, 3.0, "emulator", dtype=np.float32)
+    eng = GPUEngine(pts, w, 3.0, backend, dtype=np.float32)
     # float32: coordinates carry |x| eps32 ~ 6e-8 of error, so exp(-d^2 / 2b^2) with d <= 3b is off by
     # about 6 eps32 / b_min ~ 7e-6 relative; sums of positive terms keep that relative bound.
     got = eng.point_intensities(bws, wts, True)

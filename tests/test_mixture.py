@@ -15,7 +15,7 @@ from hphawkes_py.mixture.model import make_engine
 import naive_mixture as nv
 
 
-from engines import ENGINES, needs_emulator  # noqa: E402
+from engines import CUDA_ENGINES, ENGINES  # noqa: E402
 
 
 def _random_mixture(rng, k, p, zero_weight=True):
@@ -95,10 +95,10 @@ def test_responsibility_statistics_match_reference(backend):
     np.testing.assert_allclose(S2, S2r, rtol=1e-10, atol=1e-10)
 
 
-@needs_emulator
-def test_emulator_float32_within_single_precision():
+@pytest.mark.parametrize("backend", CUDA_ENGINES)
+def test_cuda_engine_float32_within_single_precision(backend):
     rng, X, w, mu, S = _problem(3, n=200, k=5)
-    eng = _engine(X, w, mu, S, "emulator", dtype=np.float32)
+    eng = _engine(X, w, mu, S, backend, dtype=np.float32)
     ref = nv.log_component_densities(X, w, mu, S)
     D = eng.component_log_density(X)
     fin = np.isfinite(ref)
@@ -114,17 +114,17 @@ def test_emulator_float32_within_single_precision():
     assert np.mean(z == zr) >= 0.99
 
 
-@needs_emulator
-def test_cpu_and_emulator_give_identical_gibbs_chain():
+@pytest.mark.parametrize("backend", CUDA_ENGINES)
+def test_cpu_and_cuda_engine_give_identical_gibbs_chain(backend):
     rng = np.random.default_rng(5)
     X = np.vstack([rng.normal(0, 1, (60, 2)), rng.normal(5, 1, (60, 2))])
     fits = [
         TDPGaussianMixture(4, n_iter=5, burn_in=2, seed=11, progress=False, backend=b).fit(X)
-        for b in ("cpu", "emulator")
+        for b in ("cpu", backend)
     ]
     np.testing.assert_array_equal(fits[0].labels_, fits[1].labels_)
     np.testing.assert_allclose(fits[0].draws_["means"], fits[1].draws_["means"], rtol=1e-9, atol=1e-9)
-    assert fits[1].backend_ == "emulator"
+    assert fits[1].backend_ == backend
 
 
 # ----------------------------------------------------------------------------- conjugate updates

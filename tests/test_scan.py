@@ -23,7 +23,7 @@ from hphawkes_py import datasets  # noqa: E402
 SAT = datasets.satscan_sample_path
 
 
-from engines import ENGINES, needs_emulator  # noqa: E402
+from engines import CUDA_ENGINES, ENGINES  # noqa: E402
 
 
 def _small_problem(seed, n=28, integer_coords=True):
@@ -122,25 +122,25 @@ def test_pruned_maxima_equal_exhaustive_on_ny():
         np.testing.assert_array_equal(eng.max_llr(mat), eng.max_llr_exhaustive(mat))
 
 
-@needs_emulator
-def test_cpu_and_emulator_identical_null_distribution():
+@pytest.mark.parametrize("backend", CUDA_ENGINES)
+def test_cpu_and_cuda_engine_identical_null_distribution(backend):
     coords, cases, controls = _small_problem(11, n=40, integer_coords=False)
     kw = dict(max_population=0.5, n_replicates=300, seed=42, progress=False, direction="both")
     a = hp.scan.bernoulli(coords, cases, controls, backend="cpu", **kw)
-    b = hp.scan.bernoulli(coords, cases, controls, backend="emulator", **kw)
-    assert b.backend == "emulator"
+    b = hp.scan.bernoulli(coords, cases, controls, backend=backend, **kw)
+    assert b.backend == backend
     np.testing.assert_array_equal(a.null_llr, b.null_llr)
     pd.testing.assert_frame_equal(a.clusters, b.clusters)
 
 
-@needs_emulator
-def test_grid_centres_cpu_emulator_reference():
+@pytest.mark.parametrize("backend", CUDA_ENGINES)
+def test_grid_centres_cpu_cuda_reference(backend):
     coords, cases, controls = _small_problem(2, integer_coords=False)
     centres, centre_loc = make_centres(coords, 2.5)
     assert (centre_loc == -1).all() and len(centres) == 16
     ref_best, _, _ = naive_scan.scan(centres, coords, cases, controls, 0.5, "high")
-    for backend in ("cpu", "emulator"):
-        _, eng = _engine(coords, cases, controls, centres, 0.5, "high", backend)
+    for b in ("cpu", backend):
+        _, eng = _engine(coords, cases, controls, centres, 0.5, "high", b)
         best, _ = eng.best_per_centre(cases.astype(np.int32)[:, None], want_arg=True)
         np.testing.assert_allclose(best[:, 0], ref_best, rtol=1e-10, atol=1e-12)
     res = hp.scan.bernoulli(coords, cases, controls, grid_cell=2.5, n_replicates=19, seed=0, progress=False,

@@ -57,7 +57,7 @@ def dense(data):
     return nv.dense_design(data), data.y, data.time, data.row_stratum
 
 
-BACKENDS = ["cpu", "emulator"]
+from engines import CUDA_ENGINES, ENGINES as BACKENDS  # noqa: E402
 
 
 # ---------------------------------------------------------------- oxford (published MLE)
@@ -174,10 +174,11 @@ def test_laplace_map_matches_scipy_with_exact_zeros(seed, variance):
             assert g == pytest.approx(lam * np.sign(b[j]), abs=1e-5)
 
 
-def test_laplace_cpu_and_emulator_agree():
+@pytest.mark.parametrize("backend", CUDA_ENGINES)
+def test_laplace_cpu_and_cuda_engine_agree(backend):
     data = random_problem(8, J=8, binary=True)
     fc = hp.sccs.fit(data, prior="laplace", variance=0.3, tolerance=1e-12, backend="cpu")
-    fe = hp.sccs.fit(data, prior="laplace", variance=0.3, tolerance=1e-12, backend="emulator")
+    fe = hp.sccs.fit(data, prior="laplace", variance=0.3, tolerance=1e-12, backend=backend)
     np.testing.assert_allclose(fe.coefficients.to_numpy(), fc.coefficients.to_numpy(), atol=1e-9)
     np.testing.assert_array_equal(fe.coefficients.to_numpy() == 0, fc.coefficients.to_numpy() == 0)
     assert fe.log_likelihood == pytest.approx(fc.log_likelihood, rel=1e-11)
@@ -399,13 +400,14 @@ def test_from_eras_bad_input():
         SCCSData.from_eras(obs, eras, outc.assign(day=[500]))
 
 
-def test_emulator_float32_engine():
+@pytest.mark.parametrize("backend", CUDA_ENGINES)
+def test_cuda_engine_float32(backend):
     """Single precision kernels: relative error of G/H/loglik bounded by a few thousand float32 ulps
     (sums over a few dozen terms and ratios of such sums: ~1e-5 is ~100 eps)."""
     data = random_problem(12, n_strata=12)
     X, y, t, st = dense(data)
     beta = np.random.default_rng(3).normal(0, 0.3, size=data.n_covariates)
-    eng = make_engine(data, backend="emulator", dtype=np.float32)
+    eng = make_engine(data, backend=backend, dtype=np.float32)
     eng.set_beta(beta)
     assert eng.log_likelihood() == pytest.approx(nv.loglik(X, y, t, st, beta), rel=1e-5)
     for j in range(data.n_covariates):

@@ -21,7 +21,10 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from .._errors import BackendUnavailableError
+
 __all__ = [
+    "BackendUnavailableError",
     "KERNELS_DIR",
     "DeviceArray",
     "Module",

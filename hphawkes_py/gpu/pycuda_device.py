@@ -14,6 +14,7 @@ import numpy as np
 
 from .device import (
     KERNELS_DIR,
+    BackendUnavailableError,
     Device,
     DeviceArray,
     Function,
@@ -26,13 +27,6 @@ from .device import (
     normalize_defines,
     read_source,
 )
-
-try:
-    from .._backend import BackendUnavailableError
-except ImportError:  # pragma: no cover - only while the package is being assembled
-
-    class BackendUnavailableError(RuntimeError):
-        """A requested backend cannot run on this machine."""
 
 
 __all__ = ["PyCudaDevice", "PyCudaArray", "BackendUnavailableError"]
@@ -99,7 +93,7 @@ class PyCudaDevice(Device):
             from pycuda.compiler import SourceModule
         except ImportError as exc:
             raise BackendUnavailableError(
-                f"PyCUDA is not installed ({exc}); install the GPU extra with `pip install .[gpu]` "
+                f"PyCUDA is not installed ({exc}); install the GPU extra with `pip install 'hphawkes_py[gpu]'` "
                 "(needs the NVIDIA driver and the CUDA toolkit)"
             ) from None
         except Exception as exc:  # binary/driver library problems at import time
@@ -128,6 +122,22 @@ class PyCudaDevice(Device):
         self.name = f"pycuda:{self._dev.name()}"
         self._lock = threading.RLock()
         self._modules = {}
+
+    def describe(self) -> dict:
+        """Device name, compute capability, memory and the CUDA versions, for reports."""
+        import pycuda
+
+        drv = self._drv
+        return {
+            "api": "pycuda",
+            "pycuda": pycuda.VERSION_TEXT,
+            "device": self._dev.name(),
+            "compute_capability": "%d.%d" % self._dev.compute_capability(),
+            "memory_gib": round(self._dev.total_memory() / 2**30, 2),
+            "multiprocessors": self._dev.get_attribute(drv.device_attribute.MULTIPROCESSOR_COUNT),
+            "driver_cuda_version": drv.get_driver_version(),
+            "runtime_cuda_version": drv.get_version(),
+        }
 
     @contextlib.contextmanager
     def _active(self):

@@ -20,6 +20,14 @@
 #define REAL double
 #endif
 
+// +infinity without <math.h>: NVRTC (the CuPy device) compiles without the host's C headers, so
+// HUGE_VAL / INFINITY are not defined there; kernels use HP_INF.
+#if defined(__HP_EMULATOR__)
+#define HP_INF __builtin_huge_val()
+#else
+#define HP_INF __longlong_as_double(0x7ff0000000000000LL)
+#endif
+
 #if defined(__HP_EMULATOR__)
 // A pointer into the per-block dynamic shared-memory buffer (64-byte aligned).
 #define HP_DYNAMIC_SHARED(type, name) type* name = reinterpret_cast<type*>(hp_emu_dynamic_shared())

@@ -63,7 +63,7 @@ extern "C" __global__ void mix_sample(const REAL* __restrict__ dens, int m, int 
                                       long long row0, int* __restrict__ z, double* __restrict__ ll) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= m) return;
-  double mx = -HUGE_VAL;
+  double mx = -HP_INF;
   for (int j = 0; j < k; ++j) mx = fmax(mx, (double)dens[(long long)j * m + i]);
   double s = 0.0;
   for (int j = 0; j < k; ++j) s += exp((double)dens[(long long)j * m + i] - mx);
@@ -89,7 +89,7 @@ extern "C" __global__ void mix_normalise(REAL* __restrict__ dens, int m, int k, 
                                          double* __restrict__ ll, int write_resp) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= m) return;
-  double mx = -HUGE_VAL;
+  double mx = -HP_INF;
   for (int j = 0; j < k; ++j) mx = fmax(mx, (double)dens[(long long)j * m + i]);
   double s = 0.0;
   for (int j = 0; j < k; ++j) s += exp((double)dens[(long long)j * m + i] - mx);
