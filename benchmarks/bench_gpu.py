@@ -138,9 +138,11 @@ def kde_sim(quick, cpu):
         s = f.density_surface()
         t_surf = time.perf_counter() - t0
         out[backend] = dict(search_s=t_fit, surface_s=t_surf, total_s=t_fit + t_surf, h=f.h, alpha=f.alpha,
-                            log_likelihood=f.log_likelihood, surface_sum=float(np.nansum(np.asarray(s))))
+                            log_likelihood=f.log_likelihood, surface_integral=s.integral())
     if "cpu" in out:
         out["h_rel_diff"] = abs(out["gpu"]["h"] - out["cpu"]["h"]) / out["cpu"]["h"]
+        out["surface_rel_diff"] = abs(out["gpu"]["surface_integral"] - out["cpu"]["surface_integral"]) / abs(
+            out["cpu"]["surface_integral"])
         out["speedup_vs_cpu"] = out["cpu"]["total_s"] / out["gpu"]["total_s"]
     return out
 

@@ -227,7 +227,7 @@ def test_reproduce_dc_pipeline_smoke(tmp_path):
 
     import pandas as pd
 
-    from hphawkes_py.hawkes.reproduce import format_table, run_dc_gunshots
+    from hphawkes_py.cli.hawkes_reproduce import format_table, run_dc_gunshots
 
     res = run_dc_gunshots(tmp_path / "dc", mode="quick", start="hpHawkes", chains=1, n_iter=3, burn_in=1, n_draws=2,
                           backend="cpu", threads=1, progress=False, log=lambda *a: None)

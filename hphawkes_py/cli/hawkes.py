@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .._cli_common import add_engine_arguments
+from ._common import add_engine_arguments
 
 PARAMS_HELP = "model parameters in the units of the data (e.g. km and hours)"
 
@@ -46,7 +46,7 @@ def _read(args):
 
 
 def _params(args):
-    from .model import HawkesParams
+    from ..hawkes.model import HawkesParams
 
     return HawkesParams(mu0=args.mu0, tau_x=args.tau_x, tau_t=args.tau_t, theta=args.theta, omega=args.omega,
                         h=args.h)
@@ -55,7 +55,7 @@ def _params(args):
 def _cmd_loglik(args) -> int:
     import numpy as np
 
-    from .model import log_likelihood
+    from ..hawkes.model import log_likelihood
 
     _, x, t = _read(args)
     ll = log_likelihood(x, t, _params(args), exact=args.exact, window=args.window, dtype=np.dtype(args.dtype),
@@ -67,7 +67,7 @@ def _cmd_loglik(args) -> int:
 def _cmd_probabilities(args) -> int:
     import numpy as np
 
-    from .model import self_excitation_probabilities
+    from ..hawkes.model import self_excitation_probabilities
 
     df, x, t = _read(args)
     pi = self_excitation_probabilities(x, t, _params(args), exact=args.exact, window=args.window,
@@ -85,7 +85,7 @@ def _cmd_probabilities(args) -> int:
 def _cmd_mcmc(args) -> int:
     from pathlib import Path
 
-    from .mcmc import mcmc
+    from ..hawkes.mcmc import mcmc
 
     _, x, t = _read(args)
     sample = tuple(s.strip() for s in args.sample.split(",") if s.strip())
@@ -121,7 +121,7 @@ def _cmd_mcmc(args) -> int:
 def _cmd_simulate(args) -> int:
     import pandas as pd
 
-    from .simulate import simulate
+    from ..hawkes.simulate import simulate
 
     if len(args.region) == 1:
         region = args.region[0]
@@ -197,7 +197,7 @@ def register(subparsers) -> None:
 
 
 def _cmd_reproduce_dc(args) -> int:
-    from .reproduce import format_table, run_dc_gunshots
+    from .hawkes_reproduce import format_table, run_dc_gunshots
 
     mode = "full" if args.full else "quick"
     result = run_dc_gunshots(args.out, mode=mode, backend=args.backend, threads=args.threads, seed=args.seed,

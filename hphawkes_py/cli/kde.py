@@ -1,7 +1,7 @@
 """``hphawkes kde``: kernel density (intensity) estimation of a point pattern in a study area."""
 from __future__ import annotations
 
-from .._cli_common import add_engine_arguments
+from ._common import add_engine_arguments
 
 import argparse
 
@@ -60,7 +60,7 @@ def _read_points(path, xcol, ycol):
 def _cmd_kde(args) -> int:
     import json
 
-    from . import Window, fit
+    from ..kde import Window, fit
 
     pts = _read_points(args.points, args.x, args.y)
     if args.window:

@@ -58,7 +58,7 @@ def _derived_summary(post) -> "Any":
     draws = {n: post.draws[n] for n in post.sampled}
     draws["h_metres"] = 1000.0 * post.draws["h"]
     draws["trigger_delay_minutes"] = 60.0 / post.draws["omega"]
-    from .mcmc import _quiet_arviz
+    from ..hawkes.mcmc import _quiet_arviz
 
     with warnings.catch_warnings(), _quiet_arviz():
         warnings.simplefilter("ignore")
@@ -97,8 +97,8 @@ def run_dc_gunshots(out: Any = "hphawkes-dc-gunshots", *, mode: str = "quick", b
         The content of ``summary.json`` (paths of every output under ``"files"``).
     """
     from ..datasets import load_dc_gunshots
-    from .mcmc import mcmc, posterior_mode
-    from .plots import plot_self_excitation_map
+    from ..hawkes.mcmc import mcmc, posterior_mode
+    from ..hawkes.plots import plot_self_excitation_map
 
     if mode not in MODES:
         raise ValueError(f"mode must be one of {tuple(MODES)}, got {mode!r}")

@@ -1,7 +1,7 @@
 """Command-line pieces shared by every method's sub-commands."""
 from __future__ import annotations
 
-from ._backend import BACKENDS
+from .._backend import BACKENDS
 
 __all__ = ["add_engine_arguments"]
 

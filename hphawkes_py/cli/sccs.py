@@ -1,7 +1,7 @@
 """``hphawkes sccs fit|cv|bootstrap``: Bayesian SCCS on OHDSI long-format CSV files."""
 from __future__ import annotations
 
-from .._cli_common import add_engine_arguments
+from ._common import add_engine_arguments
 
 import argparse
 import sys
@@ -62,7 +62,7 @@ def register(subparsers) -> None:
 def _load(args):
     import pandas as pd
 
-    from .data import SCCSData
+    from ..sccs.data import SCCSData
 
     data = SCCSData.from_long(pd.read_csv(args.outcomes), pd.read_csv(args.covariates),
                               strata_without_events=args.strata_without_events)
@@ -92,7 +92,7 @@ def _write(df, path):
 
 
 def _cmd_fit(args) -> int:
-    from .model import fit
+    from ..sccs.model import fit
 
     data = _load(args)
     res = fit(data, prior=args.prior, variance=args.variance, exclude=_exclude(args, data), tolerance=args.tolerance,
@@ -104,7 +104,7 @@ def _cmd_fit(args) -> int:
 
 
 def _cmd_cv(args) -> int:
-    from .model import cross_validate
+    from ..sccs.model import cross_validate
 
     data = _load(args)
     grid = None if args.grid is None else [float(v) for v in args.grid.split(",") if v.strip()]
@@ -123,7 +123,7 @@ def _cmd_cv(args) -> int:
 
 
 def _cmd_bootstrap(args) -> int:
-    from .model import bootstrap
+    from ..sccs.model import bootstrap
 
     data = _load(args)
     res = bootstrap(data, prior=args.prior, variance=args.variance, replicates=args.replicates, seed=args.seed,
@@ -176,8 +176,8 @@ def register_reproduce(subparsers) -> None:
 
 
 def _cmd_reproduce_oxford(args) -> int:
-    from .data import SCCSData
-    from .model import bootstrap, fit
+    from ..sccs.data import SCCSData
+    from ..sccs.model import bootstrap, fit
 
     data = SCCSData.from_long(*oxford_long())
     mle = fit(data, prior="none", tolerance=1e-14, backend=args.backend)

@@ -1,7 +1,7 @@
 """``hphawkes scan``: Bernoulli spatial scan on a CSV file or on SaTScan input files."""
 from __future__ import annotations
 
-from .._cli_common import add_engine_arguments
+from ._common import add_engine_arguments
 
 import argparse
 import sys
@@ -54,7 +54,7 @@ def _cmd_scan(args) -> int:
     import numpy as np
     import pandas as pd
 
-    from . import bernoulli, read_satscan
+    from ..scan import bernoulli, read_satscan
 
     if args.csv and args.cas:
         raise ValueError("give either a CSV file or SaTScan files (--cas ...), not both")
@@ -135,7 +135,7 @@ def register_reproduce(subparsers) -> None:
 
 def _cmd_reproduce(args) -> int:
     from .. import datasets
-    from . import bernoulli
+    from ..scan import bernoulli
 
     desc, published = _PUBLISHED[args.analysis_name]
     if args.analysis_name == "scan-grave":

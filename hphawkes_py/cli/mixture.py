@@ -1,7 +1,7 @@
 """``hphawkes mixture``: fit a truncated Dirichlet-process Gaussian mixture to a CSV file."""
 from __future__ import annotations
 
-from .._cli_common import add_engine_arguments
+from ._common import add_engine_arguments
 
 import argparse
 import json
@@ -55,7 +55,7 @@ def _cmd_fit(args) -> int:
     import numpy as np
     import pandas as pd
 
-    from .model import TDPGaussianMixture
+    from ..mixture.model import TDPGaussianMixture
 
     df = pd.read_csv(args.csv)
     missing = [c for c in _split(args.columns) + _split(args.drop) + _split(args.arcsinh) if c not in df.columns]
@@ -133,7 +133,7 @@ def _cmd_reproduce_faithful(args) -> int:
     import numpy as np
 
     from .. import datasets
-    from .model import TDPGaussianMixture
+    from ..mixture.model import TDPGaussianMixture
 
     df = datasets.load_faithful()
     m = TDPGaussianMixture(256, method=args.method, n_iter=args.n_iter, burn_in=args.burn_in, seed=args.seed,
@@ -157,7 +157,7 @@ def _cmd_reproduce_flow(args) -> int:
     import numpy as np
 
     from .. import datasets
-    from .model import TDPGaussianMixture
+    from ..mixture.model import TDPGaussianMixture
 
     df = datasets.load_flow_cytometry("facsdiva").drop(columns=["Time"])
     fluor = [c for c in df.columns if c not in ("FSC-A", "FSC-W", "SSC-A")]

@@ -3,7 +3,7 @@
 Sub-commands: ``info`` (versions, threads, GPU status), one per method
 (``hawkes``, ``kde``, ``sccs``, ``scan``, ``mixture``) and ``reproduce``
 (the papers' analyses on the bundled data). Each method registers its own
-sub-commands from ``hphawkes_py/<method>/_cli.py`` (a ``register(subparsers)``
+sub-commands from ``hphawkes_py/cli/<method>.py`` (a ``register(subparsers)``
 function, and optionally ``register_reproduce(subparsers)``), so this file
 stays small and methods stay independent.
 """
@@ -38,7 +38,7 @@ def _add_info(sub) -> None:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
-    from ._info import info_text
+    from .._info import info_text
 
     print(info_text())
     return 0
@@ -48,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hphawkes", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    from . import __version__
+    from .. import __version__
 
     parser.add_argument("--version", action="version", version=f"hphawkes_py {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -57,9 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     reproduce_sub = reproduce.add_subparsers(dest="analysis", metavar="ANALYSIS")
     for method in METHODS:
         try:
-            mod = importlib.import_module(f"hphawkes_py.{method}._cli")
+            mod = importlib.import_module(f"hphawkes_py.cli.{method}")
         except ModuleNotFoundError as exc:
-            if exc.name and exc.name.startswith(f"hphawkes_py.{method}"):
+            if exc.name and exc.name.startswith(f"hphawkes_py.cli.{method}"):
                 continue  # method not built yet
             raise
         mod.register(sub)
