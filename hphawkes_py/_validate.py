@@ -198,10 +198,22 @@ def check_sorted(x: np.ndarray, name: str, *, strict: bool = False) -> None:
         )
 
 
+def check_seed(seed: Any, name: str = "seed"):
+    """Validate a seed argument: ``None``, a non-negative int, a ``SeedSequence`` or a ``Generator``.
+
+    Returns it unchanged (bools, negative ints and other types are refused naming ``name``). The one
+    seed check behind :func:`check_random_state` and :func:`hphawkes_py._parallel.spawn_seeds`.
+    """
+    if isinstance(seed, (np.random.Generator, np.random.SeedSequence)) or seed is None:
+        return seed
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, (bool, np.bool_)):
+        if seed < 0:
+            raise ValueError(f"{name} must be a non-negative integer, got {seed}")
+        return int(seed)
+    raise TypeError(f"{name} must be None, an int, a numpy SeedSequence or a numpy Generator, got {describe(seed)}")
+
+
 def check_random_state(seed: Any, name: str = "seed") -> np.random.Generator:
     """``None``, an int, a ``SeedSequence`` or a ``Generator`` -> ``numpy.random.Generator``."""
-    if isinstance(seed, np.random.Generator):
-        return seed
-    if seed is None or isinstance(seed, (numbers.Integral, np.random.SeedSequence)) and not isinstance(seed, bool):
-        return np.random.default_rng(seed)
-    raise TypeError(f"{name} must be None, an int, a numpy SeedSequence or a numpy Generator, got {describe(seed)}")
+    seed = check_seed(seed, name)
+    return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
