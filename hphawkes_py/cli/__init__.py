@@ -51,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
 
     parser.add_argument("--version", action="version", version=f"hphawkes_py {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show Python tracebacks instead of one-line errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     _add_info(sub)
     reproduce = sub.add_parser("reproduce", help="reproduce a paper's analysis on the bundled data")
@@ -68,7 +69,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _expected_errors() -> tuple:
+    import gzip
+    import zipfile
+
+    from .._errors import BackendUnavailableError
+    from ._common import CliError
+
+    # ValueError covers pandas' parser errors and UnicodeDecodeError; OSError covers unreadable,
+    # missing or directory paths and broken gzip files.
+    return (ValueError, TypeError, OSError, EOFError, gzip.BadGzipFile, zipfile.BadZipFile,
+            BackendUnavailableError, CliError)
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run ``hphawkes``; every failure is one line ``hphawkes: error: ...`` and a non-zero exit
+    status (2 for expected failures, 1 for anything else); ``--debug`` shows the traceback."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -76,9 +92,18 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if args.command is None else 2
     try:
         return int(args.func(args) or 0)
-    except (ValueError, TypeError, FileNotFoundError) as exc:
-        print(f"hphawkes {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+    except KeyboardInterrupt:
+        print("hphawkes: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the command line shows one line, not a traceback
+        if args.debug:
+            raise
+        expected = isinstance(exc, _expected_errors())
+        what = "error" if expected else f"internal error ({type(exc).__name__})"
+        msg = " ".join(str(exc).split()) or type(exc).__name__
+        hint = "" if expected else " (run with --debug for the traceback, and please report it)"
+        print(f"hphawkes: {what}: {args.command}: {msg}{hint}", file=sys.stderr)
+        return 2 if expected else 1
 
 
 if __name__ == "__main__":  # pragma: no cover
