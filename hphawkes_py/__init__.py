@@ -13,12 +13,55 @@ from __future__ import annotations
 
 import importlib
 
-from ._backend import BackendUnavailableError
+from ._errors import BackendUnavailableError
 
 __version__ = "0.1.0"
-__all__ = ["hawkes", "kde", "sccs", "scan", "mixture", "datasets", "BackendUnavailableError", "__version__"]
+__all__ = ["hawkes", "kde", "sccs", "scan", "mixture", "datasets", "BackendUnavailableError", "backends", "info",
+           "__version__"]
 
 _NAMESPACES = {"hawkes", "kde", "sccs", "scan", "mixture", "datasets", "interop"}
+
+
+def backends():
+    """Which compute backends can run here, as a table.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per backend (``cpu``, ``gpu``, ``emulator``): ``available``, ``detail`` (what runs,
+        or why it cannot and how to fix it), ``is_auto`` (what ``backend="auto"`` picks) and, for a
+        usable GPU, ``api`` (``pycuda`` or ``cupy``), ``device``, ``compute_capability`` and
+        ``memory_gib``.
+    """
+    import pandas as pd
+
+    from . import _backend
+
+    auto = _backend.resolve_backend("auto")
+    rows = []
+    for name, detail in (("cpu", "Numba multi-core CPU engine"), ("gpu", None),
+                         ("emulator", "CUDA sources compiled for the host and run on the CPU (validation, slow)")):
+        row = dict(backend=name, available=True, detail=detail, is_auto=name == auto, api=None, device=None,
+                   compute_capability=None, memory_gib=None)
+        try:
+            _backend.resolve_backend(name)
+        except BackendUnavailableError as exc:
+            row.update(available=False, detail=str(exc))
+        if name == "gpu" and row["available"]:
+            from .gpu import get_device
+
+            d = get_device("gpu").describe()
+            row.update(detail=f"{d['api']}: {d['device']}", api=d["api"], device=d["device"],
+                       compute_capability=d["compute_capability"], memory_gib=d["memory_gib"])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def info() -> dict:
+    """Versions, threads, the Numba threading layer, GPU and compiler status (``hphawkes info``)."""
+    from ._info import info_dict
+
+    return info_dict()
 
 
 def __getattr__(name: str):

@@ -65,8 +65,7 @@ def resolve_backend(backend: str = "auto") -> str:
         ok, why = gpu_status()
         if not ok:
             raise BackendUnavailableError(
-                f"backend='gpu' cannot run: {why}. Install PyCUDA (`pip install 'hphawkes_py[gpu]'`) or "
-                "CuPy (`pip install 'hphawkes_py[cupy]'`), or use backend='cpu' (or 'auto')."
+                f"backend='gpu' cannot run: {why}. Or use backend='cpu' (or 'auto')."
             )
     if backend == "emulator" and shutil.which(os.environ.get("CXX", "g++")) is None:
         raise BackendUnavailableError(

@@ -1,25 +1,17 @@
 #' Which compute backends can run here
 #'
 #' @return A data frame with one row per backend (\code{cpu}, \code{gpu}, \code{emulator}):
-#'   \code{available} (logical) and \code{detail} (why not, or what will run), plus the
-#'   backend that \code{backend = "auto"} resolves to as attribute \code{"auto"}.
+#'   \code{available} (logical), \code{detail} (why not, or what will run), \code{is_auto}
+#'   (what \code{backend = "auto"} picks) and, for a usable GPU, \code{api} (\code{"pycuda"} or
+#'   \code{"cupy"}), \code{device}, \code{compute_capability} and \code{memory_gib}. The backend
+#'   that \code{backend = "auto"} resolves to is also the attribute \code{"auto"}.
 #' @examples
 #' \dontrun{hphawkes_backends()}
 #' @export
 hphawkes_backends <- function() {
-  be <- .hp_call(reticulate::import("hphawkes_py._backend", convert = FALSE))
-  status <- .hp_r(be$gpu_status())
-  rows <- lapply(c("cpu", "gpu", "emulator"), function(b) {
-    res <- tryCatch({ .hp_r(be$resolve_backend(b)); NULL }, error = function(e) e)
-    ok <- is.null(res)
-    detail <- if (!ok) .hp_clean_message(conditionMessage(res)) else switch(b,
-      cpu = "Numba multi-core CPU engine",
-      gpu = unlist(status)[2],
-      emulator = "CUDA sources compiled for the host and run on the CPU (validation, slow)")
-    data.frame(backend = b, available = ok, detail = as.character(detail), stringsAsFactors = FALSE)
-  })
-  out <- do.call(rbind, rows)
-  attr(out, "auto") <- .hp_r(be$resolve_backend("auto"))
+  out <- .hp_r(.hp_call(hp$backends()))
+  out$detail <- vapply(out$detail, .hp_clean_message, character(1))
+  attr(out, "auto") <- out$backend[out$is_auto]
   out
 }
 
@@ -28,8 +20,7 @@ hphawkes_backends <- function() {
 #' @return A named list (as \code{hphawkes info} prints it).
 #' @export
 hphawkes_info <- function() {
-  info <- .hp_call(reticulate::import("hphawkes_py._info", convert = FALSE))
-  .hp_r(info$info_dict())
+  .hp_r(.hp_call(hp$info()))
 }
 
 #' Install the Python package hphawkes_py for use from R
@@ -43,7 +34,9 @@ hphawkes_info <- function() {
 #'   \code{"hphawkes_py[r]"}.
 #' @param envname Name (or path) of the virtual environment.
 #' @param python Python interpreter used to create the environment (>= 3.10);
-#'   \code{NULL} lets reticulate choose.
+#'   \code{NULL} takes the first \code{python3} (or \code{python}) on the PATH that has
+#'   \code{venv} and \code{pip}, chosen explicitly so that reticulate's project discovery (which
+#'   mistakes a folder with a \code{pyproject.toml} for a Poetry project) never runs.
 #' @param extra_packages More pip requirements to install (e.g. \code{"pycuda"}).
 #' @param ... Passed to \code{reticulate::py_install()}.
 #' @return The environment name, invisibly.
@@ -51,8 +44,8 @@ hphawkes_info <- function() {
 install_hphawkes <- function(package = "hphawkes_py", envname = "r-hphawkes", python = NULL,
                              extra_packages = NULL, ...) {
   if (!reticulate::virtualenv_exists(envname)) {
-    if (is.null(python)) reticulate::virtualenv_create(envname)
-    else reticulate::virtualenv_create(envname, python = python)
+    if (is.null(python)) python <- .hp_find_python()
+    reticulate::virtualenv_create(envname, python = python)
   }
   pkgs <- c(path.expand(package), extra_packages)
   pkgs[file.exists(pkgs)] <- normalizePath(pkgs[file.exists(pkgs)])
@@ -60,6 +53,18 @@ install_hphawkes <- function(package = "hphawkes_py", envname = "r-hphawkes", py
   message("hphawkes_py installed into virtualenv '", envname, "'. Restart R; library(hphawkes) ",
           "will use it (or set RETICULATE_PYTHON to its python).")
   invisible(envname)
+}
+
+# The first python3/python on the PATH that can create a virtual environment (venv and pip).
+.hp_find_python <- function() {
+  for (cand in unique(Sys.which(c("python3", "python")))) {
+    if (!nzchar(cand)) next
+    ok <- suppressWarnings(system2(cand, c("-c", shQuote("import venv, ensurepip, sys; assert sys.version_info >= (3, 10)")),
+                                   stdout = FALSE, stderr = FALSE))
+    if (identical(ok, 0L)) return(normalizePath(cand))
+  }
+  .hp_stop("no Python >= 3.10 with venv and pip on the PATH; install one (Debian: apt-get install ",
+           "python3-venv) or pass python = \"/path/to/python3\"")
 }
 
 #' Load a data set bundled with hphawkes_py

@@ -24,8 +24,14 @@ rf <- NULL
     Sys.setenv(RETICULATE_PYTHON = py)
     return(invisible(NULL))
   }
+  # Name the interpreter through RETICULATE_PYTHON rather than use_virtualenv(): reticulate's own
+  # discovery would otherwise look at the working directory first and, in a folder with a
+  # pyproject.toml (such as a clone of hphawkes_py), announce that it "appears to use Poetry".
   ok <- tryCatch(reticulate::virtualenv_exists("r-hphawkes"), error = function(e) FALSE)
-  if (isTRUE(ok)) try(reticulate::use_virtualenv("r-hphawkes", required = FALSE), silent = TRUE)
+  if (isTRUE(ok)) {
+    py <- tryCatch(reticulate::virtualenv_python("r-hphawkes"), error = function(e) "")
+    if (nzchar(py) && file.exists(py)) Sys.setenv(RETICULATE_PYTHON = py)
+  }
   invisible(NULL)
 }
 

@@ -5,6 +5,8 @@ test_that("R reaches the Python core through reticulate", {
   expect_setequal(be$backend, c("cpu", "gpu", "emulator"))
   expect_true(be$available[be$backend == "cpu"])
   expect_true(attr(be, "auto") %in% c("cpu", "gpu"))
+  expect_true(all(c("api", "device", "compute_capability", "is_auto") %in% names(be)))
+  expect_equal(sum(be$is_auto), 1)
   info <- hphawkes_info()
   expect_true(is.list(info))
   py_ver <- reticulate::import("hphawkes_py")$`__version__`
