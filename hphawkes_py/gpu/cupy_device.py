@@ -258,17 +258,8 @@ class CupyDevice(Device):
         except (cp.cuda.driver.CUDADriverError, cp.cuda.runtime.CUDARuntimeError) as exc:
             raise KernelLaunchError(f"kernel {fn.name} grid={g} block={b}: {exc}") from None
 
-    def max_block_size(self, fn, shared_bytes_per_thread: int = 0, limit: int = 1024) -> int:
-        """Largest multiple-of-32 block size <= ``limit`` this kernel can launch with.
-
-        Registers per thread bound the block (``max_threads_per_block`` of the compiled kernel);
-        ``shared_bytes_per_thread`` of dynamic shared memory must also fit in 48 KiB.
-        """
-        cap = int(fn._fn.max_threads_per_block)
-        if shared_bytes_per_thread:
-            cap = min(cap, (48 * 1024) // int(shared_bytes_per_thread))
-        cap = min(cap, int(limit))
-        return max(32, (cap // 32) * 32)
+    def kernel_max_threads(self, fn) -> int:
+        return int(fn._fn.max_threads_per_block)
 
 
 def _entry_points(text: str):

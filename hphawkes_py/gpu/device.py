@@ -150,6 +150,25 @@ class Device(abc.ABC):
     def synchronize(self) -> None:
         """Wait for all launched work to finish."""
 
+    #: Threads per block the emulator should use instead of a GPU's preferred size: it runs every
+    #: thread of a block as a fiber, so small blocks keep the emulated launches fast.
+    emulated_block: int | None = None
+
+    def kernel_max_threads(self, fn: Function) -> int:
+        """Most threads per block ``fn`` can launch with (its registers decide; 1024 if unknown)."""
+        return MAX_THREADS_PER_BLOCK
+
+    def block_size(self, fn: Function, preferred: int = 256, shared_bytes_per_thread: int = 0) -> int:
+        """Occupancy-aware threads per block for ``fn``: ``preferred`` (a multiple of the warp size),
+        lowered to what the compiled kernel's registers allow and to what its per-thread dynamic
+        shared memory fits in 48 KiB.  Engines call this instead of hard-coding a size."""
+        if self.emulated_block is not None:
+            preferred = min(preferred, self.emulated_block)
+        cap = min(int(preferred), self.kernel_max_threads(fn), MAX_THREADS_PER_BLOCK)
+        if shared_bytes_per_thread:
+            cap = min(cap, MAX_DYNAMIC_SHARED_BYTES // int(shared_bytes_per_thread))
+        return max(1, cap // 32 * 32) if cap >= 32 else max(1, cap)
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
 

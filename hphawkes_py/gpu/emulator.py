@@ -291,6 +291,8 @@ class EmulatorDevice(Device):
 
     name = "emulator"
 
+    emulated_block = 32  # see Device.block_size: every emulated thread is a fiber
+
     def __init__(self, *, threads=None, stack_size=None, schedule=None, poison=True, cache_dir=None,
                  cxx=None, extra_flags=(), bounds_check=None):
         if threads is None:

@@ -219,6 +219,9 @@ class PyCudaDevice(Device):
         with self._active():
             self._drv.Context.synchronize()
 
+    def kernel_max_threads(self, fn) -> int:
+        return int(fn._fn.get_attribute(self._drv.function_attribute.MAX_THREADS_PER_BLOCK))
+
     # ------------------------------------------------------------------ launch
     def launch(self, fn, grid, block, args, shared_bytes=0) -> None:
         if not isinstance(fn, PyCudaFunction):
