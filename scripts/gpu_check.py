@@ -66,6 +66,8 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="benchmarks at reduced sizes")
     ap.add_argument("--skip", nargs="*", default=[], choices=["tests", "reproduce", "bench"])
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per step")
+    ap.add_argument("--dc-full", action="store_true",
+                    help="run the DC analysis as the paper did (4 chains x 10,000 iterations) instead of --quick")
     args = ap.parse_args(argv)
     py = sys.executable
     from hphawkes_py._info import info_dict
@@ -92,6 +94,8 @@ def main(argv=None):
         print(out[-1500:], flush=True)
     if "reproduce" not in args.skip:
         for name, extra in REPRODUCE:
+            if name == "dc-gunshots" and args.dc_full:
+                extra = ["--full", "--no-progress"]
             cmd = [py, "-m", "hphawkes_py", "reproduce", name, "--backend", "gpu", *extra]
             if name == "dc-gunshots":
                 cmd += ["--out", str(tmp / name)]

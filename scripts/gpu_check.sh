@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Validate a machine with an NVIDIA GPU, offline, in one command:
-#   bash scripts/gpu_check.sh REPORT.json [--wheels DIR] [--quick] [--no-install]
+#   bash scripts/gpu_check.sh REPORT.json [--wheels DIR] [--quick] [--dc-full] [--no-install]
 # 1. installs missing dependencies from a folder of wheels (--wheels DIR; no index is contacted)
 #    and the package itself with `pip install --no-deps --no-build-isolation -e .` (falls back to
 #    running from the source tree when that cannot be done);

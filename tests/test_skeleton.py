@@ -122,3 +122,55 @@ def test_gpu_layer_does_not_import_the_backend_resolver():
     for n, deps in graph.items():
         if n.startswith("hphawkes_py.gpu"):
             assert "hphawkes_py._backend" not in deps, n
+
+
+def _public_callables():
+    for m in METHODS:
+        mod = importlib.import_module(f"hphawkes_py.{m}")
+        for name in getattr(mod, "__all__", []):
+            obj = getattr(mod, name)
+            if inspect.isclass(obj):
+                yield f"{m}.{name}", obj.__init__
+                for meth_name, meth in inspect.getmembers(obj, inspect.isfunction):
+                    if not meth_name.startswith("_"):
+                        yield f"{m}.{name}.{meth_name}", meth
+            elif callable(obj):
+                yield f"{m}.{name}", obj
+
+
+# the one meaning of each shared argument: its default on every public entry point
+CONVENTIONS = {"backend": "auto", "threads": None, "seed": None, "executor": None, "progress": True}
+
+
+def test_shared_arguments_have_the_same_defaults_everywhere():
+    import numpy as np
+
+    bad = []
+    seen = {k: 0 for k in CONVENTIONS}
+    for name, fn in _public_callables():
+        try:
+            params = inspect.signature(fn).parameters
+        except (TypeError, ValueError):
+            continue
+        for arg, default in CONVENTIONS.items():
+            if arg in params:
+                seen[arg] += 1
+                got = params[arg].default
+                if got is inspect.Parameter.empty:  # a result container's record of what ran
+                    continue
+                if got != default:
+                    bad.append(f"{name}({arg}={got!r}) but the convention is {default!r}")
+        if "dtype" in params and params["dtype"].default not in (np.float64, None, inspect.Parameter.empty):
+            bad.append(f"{name}(dtype={params['dtype'].default!r})")
+    assert seen["backend"] >= 5 and seen["seed"] >= 3  # the walk really found the entry points
+    assert not bad, "\n".join(bad)
+
+
+def test_every_method_has_the_same_engine_files():
+    for m in METHODS:
+        for f in ("model.py", "engine.py", "cpu.py", "gpu.py", "plot.py"):
+            assert (PKG / m / f).is_file(), f"{m}/{f} missing"
+        cpu, gpu = (PKG / m / "cpu.py").read_text(), (PKG / m / "gpu.py").read_text()
+        assert "class CpuEngine" in cpu and "class GpuEngine" in gpu, m
+        assert "from .cpu import" not in gpu and "from . import cpu" not in gpu, f"{m}/gpu.py imports cpu.py"
+        assert "from .gpu import" not in cpu, f"{m}/cpu.py imports gpu.py"

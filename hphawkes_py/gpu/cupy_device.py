@@ -18,7 +18,6 @@ from pathlib import Path
 import numpy as np
 
 from .device import (
-    KERNELS_DIR,
     BackendUnavailableError,
     Device,
     DeviceArray,
@@ -26,9 +25,14 @@ from .device import (
     KernelCompileError,
     KernelLaunchError,
     Module,
+    check_device_ordinal,
     check_launch_config,
-    check_scalar_arg,
     define_flags,
+    as_host_source,
+    host_copy_source,
+    include_dirs,
+    kernel_arguments,
+    missing_kernel,
     normalize_defines,
     read_source,
 )
@@ -92,10 +96,7 @@ class CupyModule(Module):
                 with self._device._dev:
                     k = self._raw.get_function(name)
             except cp.cuda.driver.CUDADriverError as exc:
-                raise ValueError(
-                    f"kernel {name!r} not found in module ({exc}); entry points must be declared "
-                    'extern "C" __global__ void name(...)'
-                ) from None
+                raise missing_kernel(name, exc) from None
             f = self._functions[name] = CupyFunction(name, self, k)
         return f
 
@@ -134,10 +135,7 @@ class CupyDevice(Device):
                 f"CuPy could not reach the NVIDIA driver ({type(exc).__name__}: {exc}); "
                 "is a driver installed and a GPU present?"
             ) from None
-        if count < 1:
-            raise BackendUnavailableError("CuPy and the driver work, but no CUDA device was found")
-        if not isinstance(device_id, int) or not 0 <= device_id < count:
-            raise BackendUnavailableError(f"device_id={device_id!r} but only {count} CUDA device(s) exist")
+        check_device_ordinal(count, device_id, "CuPy")
         self._cp = cp
         self._dev = cp.cuda.Device(device_id)
         props = cp.cuda.runtime.getDeviceProperties(device_id)
@@ -171,16 +169,14 @@ class CupyDevice(Device):
     def module(self, source, defines=None) -> CupyModule:
         text, path = read_source(source)
         defs = normalize_defines(defines)
-        include_dirs = [str(KERNELS_DIR)]
-        if path is not None:
-            include_dirs.insert(0, str(Path(path).parent))
-        key = (text, tuple(sorted(defs.items())), tuple(include_dirs))
+        incs = include_dirs(path)
+        key = (text, tuple(sorted(defs.items())), tuple(incs))
         with self._lock:
             mod = self._modules.get(key)
             if mod is not None:
                 return mod
-            options = tuple(define_flags(defs)) + tuple(f"-I{d}" for d in include_dirs) + ("-std=c++17",)
-            code = f"// hphawkes headers {_headers_digest(include_dirs)}\n{text}"
+            options = tuple(define_flags(defs)) + tuple(f"-I{d}" for d in incs) + ("-std=c++17",)
+            code = f"// hphawkes headers {_headers_digest(incs)}\n{text}"
             cp = self._cp
             try:
                 with self._dev:
@@ -201,9 +197,7 @@ class CupyDevice(Device):
         return arr
 
     def to_device(self, host_array) -> CupyArray:
-        a = np.ascontiguousarray(host_array)
-        if a.dtype == object:
-            raise TypeError("cannot copy an object array to the device")
+        a = as_host_source(host_array)
         with self._dev:
             return CupyArray(self._cp.asarray(a), self)
 
@@ -217,11 +211,7 @@ class CupyDevice(Device):
 
     def copy_to_device(self, dst, host_array) -> None:
         dst = self._check(dst, "dst")
-        h = np.ascontiguousarray(host_array)
-        if h.dtype != dst.dtype:
-            raise TypeError(f"copy_to_device: host dtype {h.dtype} does not match the device buffer's {dst.dtype}")
-        if h.size != dst.size:
-            raise ValueError(f"copy_to_device: host array has {h.size} elements, device buffer {dst.size}")
+        h = host_copy_source(dst, host_array)
         with self._dev:
             dst._a.set(h.reshape(dst.shape))
 
@@ -245,12 +235,7 @@ class CupyDevice(Device):
         if not isinstance(fn, CupyFunction):
             raise TypeError(f"fn must be a Function from CupyDevice.module(...).function(name), got {fn!r}")
         g, b, shared = check_launch_config(grid, block, shared_bytes)
-        cargs = []
-        for i, a in enumerate(args):
-            if isinstance(a, DeviceArray):
-                cargs.append(self._check(a, f"argument {i}")._a)
-            else:
-                cargs.append(check_scalar_arg(a, i, fn.name))
+        cargs = kernel_arguments(args, fn.name, lambda a, i: self._check(a, f"argument {i}")._a)
         cp = self._cp
         try:
             with self._dev:

@@ -280,6 +280,52 @@ def read_source(source) -> tuple:
     return source, None
 
 
+def as_host_source(host_array) -> np.ndarray:
+    """A C-contiguous copy-source for ``to_device`` (object arrays refused)."""
+    a = np.ascontiguousarray(host_array)
+    if a.dtype == object:
+        raise TypeError("cannot copy an object array to the device")
+    return a
+
+
+def host_copy_source(dst: DeviceArray, host) -> np.ndarray:
+    """Validate ``copy_to_device(dst, host)``: same dtype and number of elements as ``dst``."""
+    h = np.ascontiguousarray(host)
+    if h.dtype != dst.dtype:
+        raise TypeError(f"copy_to_device: host dtype {h.dtype} does not match the device buffer's {dst.dtype}")
+    if h.size != dst.size:
+        raise ValueError(f"copy_to_device: host array has {h.size} elements, device buffer {dst.size}")
+    return h
+
+
+def kernel_arguments(args: Sequence, fname: str, native) -> list:
+    """Launch arguments: ``native(device_array, index)`` for buffers, checked NumPy scalars otherwise."""
+    return [native(a, i) if isinstance(a, DeviceArray) else check_scalar_arg(a, i, fname)
+            for i, a in enumerate(args)]
+
+
+def missing_kernel(name: str, exc: Exception) -> ValueError:
+    """The error for ``module.function(name)`` when the module has no such entry point."""
+    return ValueError(f"kernel {name!r} not found in module ({exc}); entry points must be declared "
+                      'extern "C" __global__ void name(...)')
+
+
+def include_dirs(path) -> list:
+    """Include path of a module: the source's own folder (when it is a file), then the kernels folder."""
+    dirs = [str(KERNELS_DIR)]
+    if path is not None:
+        dirs.insert(0, str(Path(path).parent))
+    return dirs
+
+
+def check_device_ordinal(count: int, device_id, api: str) -> None:
+    """Refuse a machine with no device, or a ``device_id`` it does not have (BackendUnavailableError)."""
+    if count < 1:
+        raise BackendUnavailableError(f"{api} and the driver work, but no CUDA device was found")
+    if not isinstance(device_id, int) or isinstance(device_id, bool) or not 0 <= device_id < count:
+        raise BackendUnavailableError(f"device_id={device_id!r} but only {count} CUDA device(s) exist")
+
+
 def kernel_path(name: str) -> Path:
     """Path of a method kernel: ``kernel_path("hawkes")`` -> ``.../gpu/kernels/hawkes.cu``."""
     return KERNELS_DIR / (name if name.endswith(".cu") else name + ".cu")

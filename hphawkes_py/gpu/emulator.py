@@ -61,7 +61,6 @@ import shutil
 import subprocess
 import tempfile
 import threading
-import weakref
 from pathlib import Path
 
 import numpy as np
@@ -76,6 +75,7 @@ from .device import (
     Module,
     check_launch_config,
     check_scalar_arg,
+    host_copy_source,
     define_flags,
     normalize_defines,
     read_source,
@@ -485,11 +485,7 @@ class EmulatorDevice(Device):
 
     def copy_to_device(self, dst, host_array) -> None:
         dst = self._check_array(dst, "dst")
-        h = np.asarray(host_array)
-        if h.dtype != dst.dtype:
-            raise TypeError(f"copy_to_device: host dtype {h.dtype} does not match the device buffer's {dst.dtype}")
-        if h.size != dst.size:
-            raise ValueError(f"copy_to_device: host array has {h.size} elements, device buffer {dst.size}")
+        h = host_copy_source(dst, host_array)
         dst._a.reshape(-1)[...] = h.reshape(-1)
 
     def to_host(self, arr) -> np.ndarray:

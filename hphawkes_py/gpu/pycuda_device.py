@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from pathlib import Path
 
 import numpy as np
 
 from .device import (
-    KERNELS_DIR,
     BackendUnavailableError,
     Device,
     DeviceArray,
@@ -21,9 +19,14 @@ from .device import (
     KernelCompileError,
     KernelLaunchError,
     Module,
+    check_device_ordinal,
     check_launch_config,
-    check_scalar_arg,
     define_flags,
+    as_host_source,
+    host_copy_source,
+    include_dirs,
+    kernel_arguments,
+    missing_kernel,
     normalize_defines,
     read_source,
 )
@@ -67,10 +70,7 @@ class PyCudaModule(Module):
                 with self._device._active():
                     fn = self._sm.get_function(name)
             except drv.LogicError as exc:
-                raise ValueError(
-                    f"kernel {name!r} not found in module ({exc}); entry points must be declared "
-                    'extern "C" __global__ void name(...)'
-                ) from None
+                raise missing_kernel(name, exc) from None
             f = self._functions[name] = PyCudaFunction(name, self, fn)
         return f
 
@@ -108,10 +108,7 @@ class PyCudaDevice(Device):
                 f"the NVIDIA driver could not be initialised ({type(exc).__name__}: {exc}); "
                 "is a driver installed and a GPU present?"
             ) from None
-        if count < 1:
-            raise BackendUnavailableError("PyCUDA and the driver work, but no CUDA device was found")
-        if not isinstance(device_id, int) or not 0 <= device_id < count:
-            raise BackendUnavailableError(f"device_id={device_id!r} but only {count} CUDA device(s) exist")
+        check_device_ordinal(count, device_id, "PyCUDA")
         self._drv = drv
         self._gpuarray = gpuarray
         self._SourceModule = SourceModule
@@ -155,10 +152,8 @@ class PyCudaDevice(Device):
     def module(self, source, defines=None) -> PyCudaModule:
         text, path = read_source(source)
         defs = normalize_defines(defines)
-        include_dirs = [str(KERNELS_DIR)]
-        if path is not None:
-            include_dirs.insert(0, str(Path(path).parent))
-        key = (text, tuple(sorted(defs.items())), tuple(include_dirs))
+        incs = include_dirs(path)
+        key = (text, tuple(sorted(defs.items())), tuple(incs))
         with self._lock:
             mod = self._modules.get(key)
             if mod is not None:
@@ -168,7 +163,7 @@ class PyCudaDevice(Device):
                     sm = self._SourceModule(
                         text,
                         no_extern_c=True,
-                        include_dirs=include_dirs,
+                        include_dirs=incs,
                         options=define_flags(defs),
                         arch=self.arch,
                     )
@@ -186,9 +181,7 @@ class PyCudaDevice(Device):
         return arr
 
     def to_device(self, host_array) -> PyCudaArray:
-        a = np.ascontiguousarray(host_array)
-        if a.dtype == object:
-            raise TypeError("cannot copy an object array to the device")
+        a = as_host_source(host_array)
         with self._active():
             return PyCudaArray(self._gpuarray.to_gpu(a), self)
 
@@ -202,11 +195,7 @@ class PyCudaDevice(Device):
 
     def copy_to_device(self, dst, host_array) -> None:
         dst = self._check(dst, "dst")
-        h = np.ascontiguousarray(host_array)
-        if h.dtype != dst.dtype:
-            raise TypeError(f"copy_to_device: host dtype {h.dtype} does not match the device buffer's {dst.dtype}")
-        if h.size != dst.size:
-            raise ValueError(f"copy_to_device: host array has {h.size} elements, device buffer {dst.size}")
+        h = host_copy_source(dst, host_array)
         with self._active():
             self._drv.memcpy_htod(dst._g.gpudata, h)
 
@@ -227,12 +216,7 @@ class PyCudaDevice(Device):
         if not isinstance(fn, PyCudaFunction):
             raise TypeError(f"fn must be a Function from PyCudaDevice.module(...).function(name), got {fn!r}")
         g, b, shared = check_launch_config(grid, block, shared_bytes)
-        cargs = []
-        for i, a in enumerate(args):
-            if isinstance(a, DeviceArray):
-                cargs.append(self._check(a, f"argument {i}")._g.gpudata)
-            else:
-                cargs.append(check_scalar_arg(a, i, fn.name))
+        cargs = kernel_arguments(args, fn.name, lambda a, i: self._check(a, f"argument {i}")._g.gpudata)
         try:
             with self._active():
                 fn._fn(*cargs, block=b, grid=g, shared=shared)
