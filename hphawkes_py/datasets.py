@@ -110,13 +110,13 @@ def load_redwood():
     -------
     points : ndarray of shape (62, 2)
         spatstat's ``redwood`` reflected to y >= 0 (the authors' ``pntsRedwood.csv``).
-    window : hphawkes_py.kde.Window
-        The authors' 128 x 128 raster of the unit square (``redwood.asc``, cell 1/128).
+    mask_path : pathlib.Path
+        The authors' 128 x 128 raster of the unit square (``redwood.asc``, cell 1/128); read it with
+        ``hphawkes_py.kde.Window.from_asc(mask_path)`` (the data loaders return plain data and
+        paths, never method objects).
     """
-    from .kde import Window
-
     pts = pd.read_csv(path("kde/zhang2017/pntsRedwood.csv")).to_numpy(dtype=np.float64)
-    return pts, Window.from_asc(path("kde/zhang2017/redwood.asc.gz"))
+    return pts, zhang2017_mask_path("redwood")
 
 
 def load_point_pattern(name: str) -> pd.DataFrame:

@@ -10,7 +10,8 @@ test_that("kde_fit on redwood matches Python and the surface has the right coord
   expect_length(fit$bandwidths, 62L)
   py <- py_reference(paste(
     "import hphawkes_py as hp",
-    "pts, win = hp.datasets.load_redwood()",
+    "pts, mask = hp.datasets.load_redwood()",
+    "win = hp.kde.Window.from_asc(mask)",
     "f = hp.kde.fit(pts, win, method='adaptive', backend='cpu')",
     "r = f.density_surface()",
     "out = {'h': f.h, 'alpha': f.alpha, 'bw': f.bandwidths, 'll': f.log_likelihood, 'values': r.values}",
