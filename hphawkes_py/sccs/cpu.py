@@ -42,7 +42,7 @@ __all__ = ["CpuEngine", "PARALLEL_MIN_NNZ"]
 PARALLEL_MIN_NNZ = 2_000_000
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, error_model="numpy", nogil=True, inline="always")
 def _gh_range(start, end, row_idx, values, binary, nnz_stratum, texp, denom, wn):
     """(G, H) over the non-zeros [start, end) of one column, which must begin at a stratum run."""
     G = 0.0
@@ -72,7 +72,7 @@ def _gh_range(start, end, row_idx, values, binary, nnz_stratum, texp, denom, wn)
     return G, H
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, error_model="numpy", nogil=True, inline="always")
 def _update_range(start, end, delta, f, row_idx, values, binary, nnz_stratum, texp, denom):
     if binary:
         for k in range(start, end):
@@ -91,17 +91,17 @@ def _update_range(start, end, delta, f, row_idx, values, binary, nnz_stratum, te
             denom[nnz_stratum[k]] += new - old
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, error_model="numpy", nogil=True)
 def _grad_hess(start, end, row_idx, values, binary, nnz_stratum, texp, denom, wn):
     return _gh_range(start, end, row_idx, values, binary, nnz_stratum, texp, denom, wn)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, error_model="numpy", nogil=True)
 def _update(start, end, delta, row_idx, values, binary, nnz_stratum, texp, denom):
     _update_range(start, end, delta, math.exp(delta), row_idx, values, binary, nnz_stratum, texp, denom)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, error_model="numpy", nogil=True)
 def _chunk_bounds(start, end, nchunks, nnz_stratum):
     """Split [start, end) into nchunks pieces whose boundaries fall between stratum runs, so
     that each stratum's numerators (and its denominator update) belong to one chunk."""
@@ -118,7 +118,7 @@ def _chunk_bounds(start, end, nchunks, nnz_stratum):
     return b
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, error_model="numpy", nogil=True, parallel=True)
 def _grad_hess_par(start, end, nchunks, row_idx, values, binary, nnz_stratum, texp, denom, wn):
     b = _chunk_bounds(start, end, nchunks, nnz_stratum)
     part = np.zeros((nchunks, 2))
@@ -129,7 +129,7 @@ def _grad_hess_par(start, end, nchunks, row_idx, values, binary, nnz_stratum, te
     return part[:, 0].sum(), part[:, 1].sum()
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, error_model="numpy", nogil=True, parallel=True)
 def _update_par(start, end, nchunks, delta, row_idx, values, binary, nnz_stratum, texp, denom):
     b = _chunk_bounds(start, end, nchunks, nnz_stratum)
     f = math.exp(delta)
@@ -137,7 +137,7 @@ def _update_par(start, end, nchunks, delta, row_idx, values, binary, nnz_stratum
         _update_range(b[c], b[c + 1], delta, f, row_idx, values, binary, nnz_stratum, texp, denom)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, error_model="numpy", nogil=True)
 def _resync(stratum_ptr, y, logtime, eta, texp, denom, n_events, ll_s):
     """Recompute texp and D from eta; per-stratum log-likelihood
     ll_s = sum_i y_i (eta_i + log t_i) - n_s log D_s (0 for strata without events)."""
@@ -156,7 +156,7 @@ def _resync(stratum_ptr, y, logtime, eta, texp, denom, n_events, ll_s):
         ll_s[s] = num - n_events[s] * math.log(d) if n_events[s] != 0.0 else 0.0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, error_model="numpy", nogil=True)
 def _sum_denominators(stratum_ptr, texp, denom):
     """D_s summed afresh from texp (removes the round-off of the additive D updates)."""
     for s in range(stratum_ptr.shape[0] - 1):
@@ -166,7 +166,7 @@ def _sum_denominators(stratum_ptr, texp, denom):
         denom[s] = d
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, error_model="numpy", nogil=True)
 def _weighted_log_denominators(wn, denom):
     acc = 0.0
     for s in range(denom.shape[0]):

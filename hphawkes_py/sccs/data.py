@@ -21,6 +21,8 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
+from .._validate import check_in, check_int, describe
+
 __all__ = ["SCCSData"]
 
 _OUTCOME_COLUMNS = ("stratum_id", "row_id", "y", "time")
@@ -131,7 +133,10 @@ class SCCSData:
         return np.repeat(np.arange(self.n_covariates, dtype=np.int32), np.diff(self.col_ptr))
 
     def to_long(self) -> tuple[pd.DataFrame, pd.DataFrame]:
-        """Back to the long format: (outcomes, covariates) DataFrames."""
+        """Back to the long format: (outcomes, covariates) DataFrames.
+
+        ``SCCSData.from_long(*data.to_long())`` rebuilds the same design (covariates without
+        any non-zero value appear once with an explicit ``value`` 0)."""
         outcomes = pd.DataFrame(
             {
                 "stratum_id": self.stratum_ids[self.row_stratum],
@@ -141,11 +146,15 @@ class SCCSData:
             }
         )
         cols = self.column_of_nnz()
+        # a covariate without non-zeros still has a coefficient: one explicit zero (on the
+        # first row) keeps it, so that from_long(*to_long()) rebuilds the same design
+        empty = np.flatnonzero(np.diff(self.col_ptr) == 0)
         covariates = pd.DataFrame(
             {
-                "row_id": self.row_ids[self.row_idx],
-                "covariate_id": self.covariate_ids[cols],
-                "value": np.ones(self.nnz) if self.values is None else self.values,
+                "row_id": np.concatenate([self.row_ids[self.row_idx], np.repeat(self.row_ids[:1], empty.size)]),
+                "covariate_id": np.concatenate([self.covariate_ids[cols], self.covariate_ids[empty]]),
+                "value": np.concatenate([np.ones(self.nnz) if self.values is None else self.values,
+                                         np.zeros(empty.size)]),
             }
         )
         return outcomes, covariates
@@ -184,8 +193,7 @@ class SCCSData:
             ``outcomes``, duplicate (row, covariate) pairs, non-finite values,
             missing stratum ids, no rows left.
         """
-        if strata_without_events not in ("drop", "keep", "raise"):
-            raise ValueError(f"strata_without_events must be 'drop', 'keep' or 'raise', got {strata_without_events!r}")
+        check_in(strata_without_events, "strata_without_events", ("drop", "keep", "raise"))
         out = _lower_columns(outcomes, "outcomes")
         cov = _lower_columns(covariates, "covariates")
         _require(out, _OUTCOME_COLUMNS, "outcomes")
@@ -381,6 +389,8 @@ class SCCSData:
             a person with two observation periods, eras or outcomes of persons without
             an observation period.
         """
+        if not isinstance(merge, (bool, np.bool_)):
+            raise TypeError(f"merge must be True or False, got {describe(merge)}")
         obs = _lower_columns(observation_periods, "observation_periods")
         er = _lower_columns(eras, "eras")
         oc = _lower_columns(outcomes, "outcomes")
@@ -412,8 +422,8 @@ class SCCSData:
         if np.any(op < 0):
             raise ValueError(f"outcomes has {int((op < 0).sum())} row(s) of persons without an observation period")
         cov_ids, cov_codes = np.unique(er["covariate_id"].to_numpy(), return_inverse=True)
-        rs = np.full(len(cov_ids), int(risk_start), dtype=np.int64)
-        re_ = np.full(len(cov_ids), int(risk_end), dtype=np.int64)
+        rs = np.full(len(cov_ids), check_int(risk_start, "risk_start"), dtype=np.int64)
+        re_ = np.full(len(cov_ids), check_int(risk_end, "risk_end"), dtype=np.int64)
         if risk_windows is not None:
             if not isinstance(risk_windows, Mapping):
                 raise TypeError("risk_windows must be a dict {covariate_id: (start_offset, end_offset)}")
@@ -421,8 +431,11 @@ class SCCSData:
             if np.any(pos < 0):
                 unknown = [k for k, i in zip(risk_windows, pos) if i < 0]
                 raise ValueError(f"risk_windows has covariate id(s) not in eras: {unknown[:10]}")
-            for i, (a, b) in zip(pos, risk_windows.values()):
-                rs[i], re_[i] = int(a), int(b)
+            for i, (k, w) in zip(pos, risk_windows.items()):
+                if not isinstance(w, (tuple, list)) or len(w) != 2:
+                    raise TypeError(f"risk_windows[{k!r}] must be a pair (start_offset, end_offset), got {describe(w)}")
+                rs[i] = check_int(w[0], f"risk_windows[{k!r}][0]")
+                re_[i] = check_int(w[1], f"risk_windows[{k!r}][1]")
         es = days(er["start"], "eras.start") + rs[cov_codes]
         ee = days(er["end"], "eras.end") + re_[cov_codes]
         if np.any(days(er["end"], "eras.end") < days(er["start"], "eras.start")):
