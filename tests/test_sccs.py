@@ -376,6 +376,14 @@ def test_cli_fit_cv_bootstrap(tmp_path):
     assert rc == 0
     res = pd.read_csv(tmp_path / "coef.csv").set_index("covariate_id")
     assert abs(res.loc["exgr1", "coefficient"] - OX_COEF["exgr1"]) < 1e-6
+    rc = main(["sccs", "fit", str(tmp_path / "o.csv"), str(tmp_path / "c.csv"), "--prior", "none",
+               "--tolerance", "1e-12", "--results", "profile", "--backend", "cpu", "--quiet",
+               "--output", str(tmp_path / "res.csv")])
+    assert rc == 0
+    res = pd.read_csv(tmp_path / "res.csv").set_index("covariate_id")
+    # survival::clogit profile interval of exgr1 (see test_sccs_inference.py)
+    assert abs(np.log(res.loc["exgr1", "irr_lower"]) - 1.10779448) < 1e-6
+    assert res.loc["exgr1", "exposed_cases"] == 9
     rc = main(["sccs", "bootstrap", str(tmp_path / "o.csv"), str(tmp_path / "c.csv"), "--prior", "normal",
                "--variance", "1", "--replicates", "5", "--seed", "1", "--backend", "cpu",
                "--output", str(tmp_path / "boot.csv")])
