@@ -12,9 +12,9 @@ convergence rules.
 >>> fit = hp.sccs.fit(data, prior="laplace", variance=1.0)
 >>> fit.confint([1, 2], method="wald")  # doctest: +SKIP
 """
-from .data import SCCSData
+from .data import RiskWindow, SCCSData
 from .model import BootstrapResult, CVResult, MLEWarning, SCCSFit, bootstrap, cross_validate, fit, log_prior
 from .simulate import simulate
 
-__all__ = ["SCCSData", "SCCSFit", "CVResult", "BootstrapResult", "MLEWarning", "fit", "cross_validate", "bootstrap",
+__all__ = ["SCCSData", "RiskWindow", "SCCSFit", "CVResult", "BootstrapResult", "MLEWarning", "fit", "cross_validate", "bootstrap",
            "simulate", "log_prior"]

@@ -23,7 +23,40 @@ import pandas as pd
 
 from .._validate import check_in, check_int, describe
 
-__all__ = ["SCCSData"]
+__all__ = ["SCCSData", "RiskWindow"]
+
+ANCHORS = ("start", "end")
+
+
+@dataclass(frozen=True)
+class RiskWindow:
+    """One risk window of an exposure, for :meth:`SCCSData.from_eras` ``windows=``.
+
+    The window of an era runs from ``anchor(start_anchor) + start`` to
+    ``anchor(end_anchor) + end`` (inclusive days), where the anchor is the era's first
+    (``"start"``) or last (``"end"``) day -- SelfControlledCaseSeries' ``startAnchor`` /
+    ``endAnchor``. Each window is its own covariate, named ``label``.
+
+    Examples: days 1-7 after the start ``RiskWindow("d1_7", 1, 7, "start", "start")``; the
+    whole era plus 30 days ``RiskWindow("on_drug", 0, 30, "start", "end")``; a pre-exposure
+    window (event-dependent exposure check) ``RiskWindow("pre", -30, -1, "start", "start")``.
+    """
+
+    label: Any
+    start: int
+    end: int
+    start_anchor: str = "start"
+    end_anchor: str = "end"
+
+    def __post_init__(self):
+        check_int(self.start, "RiskWindow.start")
+        check_int(self.end, "RiskWindow.end")
+        for name in ("start_anchor", "end_anchor"):
+            v = getattr(self, name)
+            if not isinstance(v, str) or v not in ANCHORS:
+                raise ValueError(f"RiskWindow.{name} must be one of {ANCHORS}, got {v!r}")
+        if self.label is None:
+            raise ValueError("RiskWindow.label must name the window's covariate, got None")
 
 _OUTCOME_COLUMNS = ("stratum_id", "row_id", "y", "time")
 _COVARIATE_ALIASES = {"covariate_value": "value"}
@@ -344,6 +377,7 @@ class SCCSData:
         risk_start: int = 0,
         risk_end: int = 0,
         risk_windows: Mapping[Any, tuple[int, int]] | None = None,
+        windows: Mapping[Any, Any] | None = None,
         merge: bool = True,
     ) -> "SCCSData":
         """Build the SCCS design from person-level data (days are integers, inclusive).
@@ -367,6 +401,12 @@ class SCCSData:
             Per-covariate offsets ``{covariate_id: (risk_start, risk_end)}`` overriding the
             scalars (e.g. a vaccine's days 15..35 after the vaccination day next to an
             age-band covariate with (0, 0)).
+        windows : dict, optional
+            Several risk windows per exposure: ``{covariate_id: [RiskWindow, ...]}``. Each
+            window becomes its own covariate named by its label (e.g. days 1-7, 8-21 and
+            22-42 after the era start, and a pre-exposure window); the era's own covariate is
+            then not in the design. Windows of one exposure may overlap (each is an indicator).
+            A window that has no person-time in any observation period is an error.
         merge : bool
             Merge the intervals of a person that have the same exposure pattern (the
             likelihood depends only on their summed time and events). ``False`` keeps
@@ -436,14 +476,31 @@ class SCCSData:
                     raise TypeError(f"risk_windows[{k!r}] must be a pair (start_offset, end_offset), got {describe(w)}")
                 rs[i] = check_int(w[0], f"risk_windows[{k!r}][0]")
                 re_[i] = check_int(w[1], f"risk_windows[{k!r}][1]")
-        es = days(er["start"], "eras.start") + rs[cov_codes]
-        ee = days(er["end"], "eras.end") + re_[cov_codes]
-        if np.any(days(er["end"], "eras.end") < days(er["start"], "eras.start")):
-            raise ValueError("eras: end < start")
+        era_start, era_end = days(er["start"], "eras.start"), days(er["end"], "eras.end")
+        if np.any(era_end < era_start):
+            i = int(np.argmax(era_end < era_start))
+            raise ValueError(
+                f"eras: end < start in {int((era_end < era_start).sum())} row(s), first at row {i} "
+                f"(person_id={er['person_id'].iloc[i]!r}, start={era_start[i]}, end={era_end[i]})"
+            )
+        ep = ep.astype(np.int64)
+        es = era_start + rs[cov_codes]
+        ee = era_end + re_[cov_codes]
+        window_labels = []
+        if windows is not None:
+            ep, es, ee, cov_ids, cov_codes, window_labels = _expand_windows(
+                windows, risk_windows, cov_ids, cov_codes, ep, era_start, era_end, es, ee
+            )
         od = days(oc["day"], "outcomes.day")
         design = build_interval_design(
-            os_, oe_, ep.astype(np.int64), es, ee, cov_codes.astype(np.int64), len(cov_ids), merge=merge
+            os_, oe_, ep, es, ee, cov_codes.astype(np.int64), len(cov_ids), merge=merge
         )
+        if window_labels:
+            used = np.bincount(design.nnz_col, minlength=len(cov_ids)) > 0
+            pos = pd.Index(cov_ids).get_indexer(pd.Index(window_labels))
+            empty = [window_labels[k] for k, i in enumerate(pos) if not used[i]]
+            if empty:
+                raise ValueError(f"windows: window(s) {empty[:10]} have no person-time in any observation period")
         # outcomes -> interval rows
         inside = (od >= os_[op]) & (od <= oe_[op])
         y_row = design.locate(op[inside], od[inside])
@@ -455,6 +512,57 @@ class SCCSData:
         return design.to_data(
             y=y, stratum_ids=persons, covariate_ids=cov_ids, dropped=dropped, drop_label="persons_without_outcomes"
         )
+
+
+def _expand_windows(windows, risk_windows, cov_ids, cov_codes, ep, era_start, era_end, es, ee):
+    """Eras -> one pseudo-era per (era, window) for the covariates in ``windows``; the others
+    keep their (risk_start, risk_end) window. Returns the new era arrays and covariate ids."""
+    if not isinstance(windows, Mapping):
+        raise TypeError(f"windows must be a dict {{covariate_id: [RiskWindow, ...]}}, got {describe(windows)}")
+    pos = pd.Index(cov_ids).get_indexer(list(windows))
+    if np.any(pos < 0):
+        unknown = [k for k, i in zip(windows, pos) if i < 0]
+        raise ValueError(f"windows has covariate id(s) not in eras: {unknown[:10]}")
+    if risk_windows is not None:
+        both = [k for k in windows if k in risk_windows]
+        if both:
+            raise ValueError(f"covariate id(s) {both[:10]} are in both risk_windows and windows; give one")
+    windowed = np.zeros(len(cov_ids), dtype=bool)
+    windowed[pos] = True
+    keep = ~windowed[cov_codes]
+    parts_p, parts_s, parts_e, parts_l = [ep[keep]], [es[keep]], [ee[keep]], [np.asarray(cov_ids, dtype=object)[cov_codes[keep]]]
+    labels = []
+    for i, (k, wins) in zip(pos, windows.items()):
+        if isinstance(wins, RiskWindow):
+            wins = [wins]
+        if not isinstance(wins, (list, tuple)) or not wins or not all(isinstance(w, RiskWindow) for w in wins):
+            raise TypeError(f"windows[{k!r}] must be a non-empty list of RiskWindow, got {describe(wins)}")
+        m = cov_codes == i
+        for w in wins:
+            a = (era_start if w.start_anchor == "start" else era_end)[m] + w.start
+            b = (era_start if w.end_anchor == "start" else era_end)[m] + w.end
+            parts_p.append(ep[m])
+            parts_s.append(a)
+            parts_e.append(b)
+            parts_l.append(np.full(int(m.sum()), w.label, dtype=object))
+            labels.append(w.label)
+    other = set(np.asarray(cov_ids, dtype=object)[~windowed].tolist())
+    clash = [lab for lab in labels if lab in other]
+    if len(set(labels)) != len(labels) or clash:
+        dup = clash or [lab for lab in labels if labels.count(lab) > 1]
+        raise ValueError(f"windows: labels must be unique and differ from the other covariate ids; {dup[:10]!r} repeat")
+    all_labels = np.concatenate(parts_l)
+    try:
+        new_ids, new_codes = np.unique(all_labels, return_inverse=True)
+    except TypeError:
+        raise TypeError("windows: labels and covariate ids must be of one sortable type (all strings or all "
+                        f"integers), got {sorted({type(v).__name__ for v in all_labels})}") from None
+    if all(isinstance(v, (int, np.integer)) for v in new_ids):
+        new_ids = new_ids.astype(np.int64)
+    elif all(isinstance(v, str) for v in new_ids):
+        new_ids = new_ids.astype(str)
+    return (np.concatenate(parts_p), np.concatenate(parts_s), np.concatenate(parts_e), new_ids,
+            new_codes.astype(np.int64), labels)
 
 
 class _IntervalDesign:
