@@ -84,3 +84,69 @@ def test_windows_bad_input():
         RiskWindow("a", 1, 2, start_anchor="middle")
     with pytest.raises(ValueError, match=r"eras: end < start in 1 row\(s\), first at row 0"):
         SCCSData.from_eras(obs, vacc.assign(end=vacc.start - np.r_[1, np.zeros(len(vacc) - 1, int)]), outc)
+
+
+# ---------------------------------------------------------------- per-covariate priors
+def test_group_priors_meet_kkt_with_per_coefficient_priors():
+    import math
+
+    import naive_sccs as nv
+    from test_sccs import random_problem
+
+    data = random_problem(41, J=6)
+    X, y, t, st = nv.dense_design(data), data.y, data.time, data.row_stratum
+    groups = [(["c0", "c1"], "laplace", 0.1), (["c2"], "normal", 2.0), (["c3"], "none", None)]
+    f = hp.sccs.fit(data, prior="laplace", variance=1.0, priors=groups, tolerance=1e-12, backend="cpu",
+                    progress=False)
+    assert f.priors == ((("c0", "c1"), "laplace", 0.1), (("c2",), "normal", 2.0), (("c3",), "none", None))
+    b = f.coefficients
+    setting = {"c0": ("laplace", 0.1), "c1": ("laplace", 0.1), "c2": ("normal", 2.0), "c3": ("none", None),
+               "c4": ("laplace", 1.0), "c5": ("laplace", 1.0)}
+    lp = 0.0
+    for j, cid in enumerate(data.covariate_ids):
+        kind, v = setting[cid]
+        g = nv.gradient_hessian(X, y, t, st, b.to_numpy(), j)[0]
+        if kind == "none":
+            assert abs(g) < 1e-7
+        elif kind == "normal":
+            assert abs(g - b[cid] / v) < 1e-7
+            lp += nv.log_prior([b[cid]], "normal", v)
+        else:
+            lam = math.sqrt(2 / v)
+            assert (abs(g) <= lam + 1e-7) if b[cid] == 0 else abs(g - lam * np.sign(b[cid])) < 1e-7
+            lp += nv.log_prior([b[cid]], "laplace", v)
+    assert f.log_prior == pytest.approx(lp, rel=1e-12)
+    assert (b[["c0", "c1"]] == 0).any()  # the strong group prior zeroes something the default keeps
+    # a group with prior "none" is exactly exclude
+    e1 = hp.sccs.fit(data, prior="normal", variance=0.3, exclude=["c3"], tolerance=1e-12, backend="cpu", progress=False)
+    e2 = hp.sccs.fit(data, prior="normal", variance=0.3, priors=[(["c3"], "none", None)], tolerance=1e-12,
+                     backend="cpu", progress=False)
+    pd.testing.assert_series_equal(e1.coefficients, e2.coefficients)
+    # the covariance uses each coefficient's own prior curvature
+    H = np.linalg.inv(e2.covariance().to_numpy())
+    ref = nv.information(X, y, t, st, e2.coefficients.to_numpy())
+    ref[np.diag_indices(6)] += [1 / 0.3 if c != "c3" else 0.0 for c in data.covariate_ids]
+    np.testing.assert_allclose(H, ref, rtol=1e-8)
+
+
+def test_group_priors_in_cv_and_bootstrap_and_bad_input():
+    from test_sccs import random_problem
+
+    data = random_problem(42, J=4, binary=True)
+    groups = [(["c0"], "normal", 5.0)]
+    cv = hp.sccs.cross_validate(data, folds=3, grid=[0.01, 1.0], priors=groups, seed=1, backend="cpu", progress=False)
+    assert cv.fit.priors == ((("c0",), "normal", 5.0),)
+    bs = hp.sccs.bootstrap(data, replicates=3, priors=groups, seed=1, backend="cpu", progress=False)
+    assert bs.fit.priors == cv.fit.priors and bs.samples.shape == (3, 4)
+    for bad, exc, msg in [
+        ([(["zz"], "normal", 1.0)], ValueError, r"priors\[0\] has covariate id\(s\) not in the data: \['zz'\]"),
+        ([(["c0"], "normal", 1.0), (["c0"], "laplace", 1.0)], ValueError, r"priors\[1\].*already have a prior"),
+        ([(["c0"], "cauchy", 1.0)], ValueError, r"priors\[0\] prior"),
+        ([(["c0"], "normal", -1.0)], ValueError, r"priors\[0\] variance"),
+        ([(["c0"], "normal")], TypeError, r"priors\[0\] must be a triple"),
+        ({"c0": ("normal", 1.0)}, TypeError, "priors must be a list"),
+    ]:
+        with pytest.raises(exc, match=msg):
+            hp.sccs.fit(data, priors=bad, backend="cpu", progress=False)
+    with pytest.raises(ValueError, match="already have a prior"):
+        hp.sccs.fit(data, exclude=["c0"], priors=groups, backend="cpu", progress=False)

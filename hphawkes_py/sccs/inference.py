@@ -71,8 +71,7 @@ def _neg_hessian(fit) -> np.ndarray:
     ctx = _context(fit)
     b = fit.coefficients.to_numpy()
     H = information_matrix(ctx.data, b, ctx.weights)
-    if fit.prior == "normal":
-        H[np.diag_indices_from(H)] += np.where(ctx.penalized, 1.0 / fit.variance, 0.0)
+    H[np.diag_indices_from(H)] += ctx.spec.curvature()
     return H
 
 
@@ -125,8 +124,7 @@ class _Profile:
         self.fixed = np.zeros(len(fit.coefficients), dtype=bool)
         self.fixed[j] = True
         # the mode, refitted tightly so that the profile's maximum is the fit's
-        mode = _ccd(engine, prior=fit.prior, variance=fit.variance, penalized=ctx.penalized,
-                    tolerance=PROFILE_TOLERANCE, max_iterations=ctx.max_iterations,
+        mode = _ccd(engine, spec=ctx.spec, tolerance=PROFILE_TOLERANCE, max_iterations=ctx.max_iterations,
                     beta0=fit.coefficients.to_numpy(), convergence="gradient")
         self.beta_hat = mode.beta
         self.lp_hat = mode.log_likelihood + mode.log_prior
@@ -135,8 +133,7 @@ class _Profile:
     def __call__(self, x: float) -> float:
         b0 = self.last.copy()
         b0[self.j] = x
-        r = self._ccd(self.engine, prior=self.fit.prior, variance=self.fit.variance, penalized=self.ctx.penalized,
-                      tolerance=PROFILE_TOLERANCE, max_iterations=self.ctx.max_iterations, beta0=b0,
+        r = self._ccd(self.engine, spec=self.ctx.spec, tolerance=PROFILE_TOLERANCE, max_iterations=self.ctx.max_iterations, beta0=b0,
                       convergence="gradient", fixed=self.fixed)
         self.last = r.beta
         return r.log_likelihood + r.log_prior

@@ -17,7 +17,8 @@ conditional likelihood without the multinomial constant log(n_s! / prod y_i!) (z
 every y_i is 0/1); it equals survival::clogit's logLik and Cyclops' SCCS log-likelihood on
 the oxford example.
 
-Priors (per coordinate, skipped for ``exclude``): Normal(0, variance),
+Priors (per coordinate, skipped for ``exclude``; per-group types and variances through
+``priors=``, see :class:`PriorSpec`): Normal(0, variance),
 log p = -log(2 pi v)/2 - b^2/(2v); Laplace with rate lambda = sqrt(2 / variance) (Cyclops),
 log p = log(lambda/2) - lambda |b|.
 
@@ -57,6 +58,7 @@ __all__ = [
     "log_prior",
     "MLEWarning",
     "FitContext",
+    "PriorSpec",
     "DEFAULT_GRID",
 ]
 
@@ -68,16 +70,19 @@ INITIAL_BOUND = 2.0
 
 
 # ---------------------------------------------------------------------------- priors
-def _check_prior(prior: str, variance: float) -> tuple[str, float]:
+def _check_prior(prior: str, variance: float, name: str = "") -> tuple[str, float]:
+    pname, vname = (f"{name} prior", f"{name} variance") if name else ("prior", "variance")
     if not isinstance(prior, str):
-        raise TypeError(f"prior must be one of {PRIORS}, got {describe(prior)}")
-    check_in(prior, "prior", PRIORS)
+        raise TypeError(f"{pname} must be one of {PRIORS}, got {describe(prior)}")
+    check_in(prior, pname, PRIORS)
     if prior == "none":
         # the variance is not used; still refuse what is not a number
+        if variance is None:
+            return prior, float("nan")
         if isinstance(variance, bool) or not isinstance(variance, numbers.Real):
-            raise TypeError(f"variance must be a real number, got {describe(variance)}")
+            raise TypeError(f"{vname} must be a real number, got {describe(variance)}")
         return prior, float(variance)
-    return prior, check_positive(variance, "variance")
+    return prior, check_positive(variance, vname)
 
 
 def log_prior(beta: np.ndarray, prior: str, variance: float, penalized: np.ndarray) -> float:
@@ -104,6 +109,86 @@ def _penalized_mask(data: SCCSData, prior: str, exclude: Sequence[Any]) -> np.nd
         raise ValueError(f"exclude has covariate id(s) not in the data: {unknown[:10]}")
     mask[idx] = False
     return mask
+
+
+_CODES = {"none": 0, "normal": 1, "laplace": 2}
+
+
+@dataclass(frozen=True, eq=False)
+class PriorSpec:
+    """The prior of every coefficient: ``codes[j]`` (0 none, 1 Normal, 2 Laplace) and
+    ``variances[j]``; ``default[j]`` marks the coefficients governed by the ``prior`` /
+    ``variance`` arguments (the ones cross-validation tunes), as opposed to ``exclude`` and
+    per-group ``priors``."""
+
+    codes: np.ndarray
+    variances: np.ndarray
+    default: np.ndarray
+
+    def with_default_variance(self, variance: float) -> "PriorSpec":
+        v = self.variances.copy()
+        v[self.default] = variance
+        return PriorSpec(self.codes, v, self.default)
+
+    @property
+    def unpenalized(self) -> np.ndarray:
+        return self.codes == 0
+
+    def log_prior(self, beta) -> float:
+        """Sum of the coefficients' log prior densities (groups of one type and variance
+        are summed in one expression, as :func:`log_prior`)."""
+        beta = np.asarray(beta)
+        total = 0.0
+        for code, v in _groups(self.codes, self.variances):
+            mask = (self.codes == code) & (self.variances == v)
+            total += log_prior(beta[mask], ("none", "normal", "laplace")[code], v, np.ones(int(mask.sum()), bool))
+        return total
+
+    def curvature(self) -> np.ndarray:
+        """-d^2 log prior / d b_j^2 (1/variance for Normal coordinates, 0 otherwise)."""
+        return np.where(self.codes == 1, 1.0 / np.where(self.codes == 1, self.variances, 1.0), 0.0)
+
+
+def _groups(codes, variances):
+    pairs = {(int(c), float(v)) for c, v in zip(codes.tolist(), variances.tolist()) if c != 0}
+    return sorted(pairs)
+
+
+def _prior_spec(data: SCCSData, prior: str, variance: float, exclude, priors) -> PriorSpec:
+    """Per-coefficient priors from the default ``prior``/``variance``, ``exclude`` and the
+    per-group ``priors`` = [(covariate ids, prior, variance), ...]."""
+    penalized = _penalized_mask(data, prior, exclude)
+    J = data.n_covariates
+    codes = np.where(penalized, _CODES[prior], 0).astype(np.int64)
+    variances = np.full(J, variance if prior != "none" else np.nan)
+    variances[~penalized] = np.nan
+    default = penalized.copy() if prior != "none" else np.zeros(J, dtype=bool)
+    if priors is None:
+        return PriorSpec(codes, variances, default)
+    if not isinstance(priors, (list, tuple)):
+        raise TypeError(f"priors must be a list of (covariate ids, prior, variance) triples, got {describe(priors)}")
+    assigned = ~penalized
+    index = pd.Index(data.covariate_ids)
+    for k, entry in enumerate(priors):
+        if not isinstance(entry, (list, tuple)) or len(entry) != 3:
+            raise TypeError(f"priors[{k}] must be a triple (covariate ids, prior, variance), got {describe(entry)}")
+        ids, p, v = entry
+        if isinstance(ids, (str, bytes)) or np.isscalar(ids):
+            ids = [ids]
+        ids = list(ids)
+        p, v = _check_prior(p, v, name=f"priors[{k}]")
+        idx = index.get_indexer(pd.Index(ids)) if ids else np.zeros(0, dtype=np.int64)
+        if not ids or np.any(idx < 0):
+            unknown = [c for c, i in zip(ids, idx) if i < 0]
+            raise ValueError(f"priors[{k}] has covariate id(s) not in the data: {unknown[:10] or 'none given'}")
+        again = [c for c, i in zip(ids, idx) if assigned[i]]
+        if again:
+            raise ValueError(f"priors[{k}]: covariate id(s) {again[:10]} already have a prior (exclude or an earlier group)")
+        assigned[idx] = True
+        codes[idx] = _CODES[p]
+        variances[idx] = v if p != "none" else np.nan
+        default[idx] = False
+    return PriorSpec(codes, variances, default)
 
 
 # ---------------------------------------------------------------------------- CCD
@@ -158,7 +243,7 @@ class _CCDResult:
 MAX_STEP_HALVINGS = 40
 
 
-def _ccd(engine, *, prior, variance, penalized, tolerance, max_iterations, beta0=None, convergence="relative",
+def _ccd(engine, *, spec: PriorSpec, tolerance, max_iterations, beta0=None, convergence="relative",
          fixed=None, progress=False, desc=None) -> _CCDResult:
     """Cyclic coordinate descent on ``engine``.
 
@@ -174,14 +259,15 @@ def _ccd(engine, *, prior, variance, penalized, tolerance, max_iterations, beta0
     J = engine.n_covariates
     beta = np.zeros(J) if beta0 is None else np.array(beta0, dtype=np.float64)
     engine.set_beta(beta)
-    codes = np.where(penalized, {"none": 0, "normal": 1, "laplace": 2}[prior], 0).tolist()
-    lam = math.sqrt(2.0 / variance) if prior == "laplace" else 0.0
-    inv_var = 1.0 / variance if prior == "normal" else 0.0
+    codes = spec.codes.tolist()
+    # per coordinate: Laplace rate sqrt(2 / v) and Normal precision 1 / v (0 where unused)
+    lams = [math.sqrt(2.0 / v) if c == 2 else 0.0 for c, v in zip(codes, spec.variances.tolist())]
+    inv_vars = [1.0 / v if c == 1 else 0.0 for c, v in zip(codes, spec.variances.tolist())]
     coords = [j for j in range(J) if fixed is None or not fixed[j]]
     bound = [INITIAL_BOUND] * J
     b = beta.tolist()
     ll = engine.log_likelihood(beta)
-    lp_old = ll + log_prior(beta, prior, variance, penalized)
+    lp_old = ll + spec.log_prior(beta)
     if not math.isfinite(lp_old):
         eta = np.abs(beta).max() if J else 0.0
         raise ValueError(
@@ -203,6 +289,7 @@ def _ccd(engine, *, prior, variance, penalized, tolerance, max_iterations, beta0
             for j in coords:
                 g, h = gh(j)
                 code = codes[j]
+                lam, inv_var = lams[j], inv_vars[j]
                 r = _kkt(g, b[j], code, lam, inv_var)
                 if r > kkt_max:
                     kkt_max = r
@@ -222,7 +309,7 @@ def _ccd(engine, *, prior, variance, penalized, tolerance, max_iterations, beta0
                     b[j] = 0.0 if (code == 2 and delta == -b[j]) else nb
             beta = np.asarray(b)
             ll = engine.log_likelihood(beta)
-            lp = ll + log_prior(beta, prior, variance, penalized)
+            lp = ll + spec.log_prior(beta)
             bar.update(1)
             if not math.isfinite(lp):
                 halvings += 1
@@ -245,7 +332,7 @@ def _ccd(engine, *, prior, variance, penalized, tolerance, max_iterations, beta0
             lp_old = lp
     beta = np.asarray(b)
     ll = engine.log_likelihood(beta)
-    return _CCDResult(beta, ll, log_prior(beta, prior, variance, penalized), it, converged, stopped_by,
+    return _CCDResult(beta, ll, spec.log_prior(beta), it, converged, stopped_by,
                       float(kkt_max), halvings)
 
 
@@ -285,7 +372,7 @@ class FitContext:
     backend, weights and precision)."""
 
     data: SCCSData
-    penalized: np.ndarray
+    spec: PriorSpec
     weights: np.ndarray | None
     engine_factory: Any
     threads: int | None
@@ -315,6 +402,8 @@ class SCCSFit:
         Engine that ran ("cpu", "gpu" or "emulator").
     exclude : tuple
         Covariate ids fitted without prior.
+    priors : tuple
+        Per-group priors ``((covariate ids, prior, variance), ...)`` as given to :func:`fit`.
     tolerance : float
     convergence : str
         The rule asked for: ``"relative"`` (change of the log posterior) or ``"gradient"``
@@ -340,6 +429,7 @@ class SCCSFit:
     variance: float
     backend: str
     exclude: tuple = ()
+    priors: tuple = ()
     tolerance: float = 1e-6
     convergence: str = "relative"
     stopped_by: str = "relative"
@@ -557,6 +647,7 @@ def fit(
     prior: str = "laplace",
     variance: float = 1.0,
     exclude: Sequence[Any] = (),
+    priors: Sequence[tuple] | None = None,
     tolerance: float = 1e-6,
     max_iterations: int = 1000,
     convergence: str = "auto",
@@ -577,7 +668,11 @@ def fit(
     variance : float
         Prior variance (> 0; ignored for ``"none"``).
     exclude : sequence
-        Covariate ids without prior (e.g. the exposure of interest).
+        Covariate ids without prior (e.g. the exposure of interest; Cyclops' ``exclude``).
+    priors : list of (ids, prior, variance), optional
+        Per-group priors overriding ``prior``/``variance`` for the listed covariate ids,
+        e.g. ``[(age_ids, "normal", 10.0), (["drugA"], "none", None)]``. A covariate may be in
+        one group only, and not also in ``exclude``.
     tolerance : float
         Convergence tolerance (> 0) of the rule chosen by ``convergence``.
     max_iterations : int
@@ -611,17 +706,16 @@ def fit(
     _check_data(data)
     prior, variance = _check_prior(prior, variance)
     tolerance, max_iterations, convergence = _check_controls(tolerance, max_iterations, convergence)
-    penalized = _penalized_mask(data, prior, exclude)
+    spec = _prior_spec(data, prior, variance, exclude, priors)
     weights = _check_weights(data, weights)
     beta0 = _check_start(data, start)
     progress, dtype, threads, resolved = _check_run(progress, dtype, threads, backend)
     factory = functools.partial(make_engine, data, backend=resolved, weights=weights, dtype=dtype)
     with threads_context(threads):
         engine = factory()
-        res = _ccd(engine, prior=prior, variance=variance, penalized=penalized, tolerance=tolerance,
-                   max_iterations=max_iterations, beta0=beta0, convergence=convergence, progress=progress)
-        unpenalized = ~penalized if prior != "none" else np.ones(data.n_covariates, dtype=bool)
-        infinite = _infinite_coefficients(engine, res.beta, unpenalized)
+        res = _ccd(engine, spec=spec, tolerance=tolerance, max_iterations=max_iterations, beta0=beta0,
+                   convergence=convergence, progress=progress)
+        infinite = _infinite_coefficients(engine, res.beta, spec.unpenalized)
     ids = tuple(data.covariate_ids[infinite].tolist())
     if ids:
         warnings.warn(
@@ -632,7 +726,7 @@ def fit(
             MLEWarning,
             stacklevel=2,
         )
-    ctx = FitContext(data=data, penalized=penalized, weights=weights, engine_factory=factory, threads=threads,
+    ctx = FitContext(data=data, spec=spec, weights=weights, engine_factory=factory, threads=threads,
                      max_iterations=max_iterations)
     return SCCSFit(
         coefficients=pd.Series(res.beta, index=pd.Index(data.covariate_ids, name="covariate_id"), name="coefficient"),
@@ -644,6 +738,7 @@ def fit(
         variance=float(variance),
         backend=resolved,
         exclude=_normalise_exclude(exclude),
+        priors=tuple((tuple(_normalise_exclude(ids)), p, v) for ids, p, v in (priors or ())),
         tolerance=float(tolerance),
         convergence=convergence,
         stopped_by=res.stopped_by,
@@ -654,7 +749,7 @@ def fit(
     )
 
 
-def _fold_job(fold, seed_seq, data, fold_of_stratum, prior, grid, penalized, tolerance, max_iterations, convergence,
+def _fold_job(fold, seed_seq, data, fold_of_stratum, spec, grid, tolerance, max_iterations, convergence,
               backend, threads, dtype):
     """Fit on the training strata along the grid (warm starts); held-out log-likelihood per variance."""
     train = (fold_of_stratum != fold).astype(np.float64)
@@ -664,7 +759,7 @@ def _fold_job(fold, seed_seq, data, fold_of_stratum, prior, grid, penalized, tol
         engine = make_engine(data, backend=backend, weights=train, dtype=dtype)
         beta = None
         for g, v in enumerate(grid):
-            beta = _ccd(engine, prior=prior, variance=v, penalized=penalized, tolerance=tolerance,
+            beta = _ccd(engine, spec=spec.with_default_variance(v), tolerance=tolerance,
                         max_iterations=max_iterations, beta0=beta, convergence=convergence).beta
             out[g] = float(engine.stratum_log_likelihood(beta)[held].sum())
     return out
@@ -679,6 +774,7 @@ def cross_validate(
     seed: Any = None,
     executor: Any = None,
     exclude: Sequence[Any] = (),
+    priors: Sequence[tuple] | None = None,
     tolerance: float = 1e-6,
     max_iterations: int = 1000,
     convergence: str = "auto",
@@ -694,7 +790,8 @@ def cross_validate(
     0/1, no data copies) along ``grid`` from the smallest variance up, each fit starting
     from the previous one (warm starts), and scored by the held-out conditional
     log-likelihood of the fold's strata. The variance with the largest mean score is
-    chosen and the model refitted on all data.
+    chosen and the model refitted on all data. Only the coefficients governed by
+    ``prior``/``variance`` are tuned; ``exclude`` and per-group ``priors`` stay as given.
 
     ``grid`` defaults to :data:`DEFAULT_GRID`, 10 log-spaced variances from 0.01 to 20
     (Cyclops' grid-search defaults). Folds run through ``executor``
@@ -711,14 +808,14 @@ def cross_validate(
     grid = np.sort(as_float_array(DEFAULT_GRID if grid is None else grid, "grid", ndim=1))
     if grid.size == 0 or np.any(grid <= 0):
         raise ValueError(f"grid must be a non-empty list of finite variances > 0, got {grid.tolist()}")
-    penalized = _penalized_mask(data, prior, exclude)
+    spec = _prior_spec(data, prior, 1.0, exclude, priors)
     rng = check_random_state(seed)
     progress, dtype, threads, resolved = _check_run(progress, dtype, threads, backend)
     fold_of_stratum = np.empty(data.n_strata, dtype=np.int64)
     fold_of_stratum[rng.permutation(data.n_strata)] = np.arange(data.n_strata) % folds
     res = run_replicates(
         _fold_job, range(folds), seed=0, executor=executor, progress=progress, desc="CV folds",
-        args=(data, fold_of_stratum, prior, grid, penalized, tolerance, max_iterations, convergence, resolved,
+        args=(data, fold_of_stratum, spec, grid, tolerance, max_iterations, convergence, resolved,
               threads, dtype),
     )
     fold_scores = np.vstack(res)
@@ -726,20 +823,20 @@ def cross_validate(
     se = fold_scores.std(axis=0, ddof=1) / math.sqrt(folds)
     scores = pd.DataFrame({"variance": grid, "mean": mean, "se": se, "total": fold_scores.sum(axis=0)})
     best = float(grid[int(np.argmax(mean))])
-    full = fit(data, prior=prior, variance=best, exclude=exclude, tolerance=tolerance, max_iterations=max_iterations,
+    full = fit(data, prior=prior, variance=best, exclude=exclude, priors=priors, tolerance=tolerance,
+               max_iterations=max_iterations,
                convergence=convergence, progress=False, backend=resolved, threads=threads, dtype=dtype)
     return CVResult(variance=best, grid=grid, scores=scores, fit=full, folds=int(folds), fold_scores=fold_scores)
 
 
-def _boot_job(rep, seed_seq, data, prior, variance, penalized, tolerance, max_iterations, convergence, start, backend,
-              threads, dtype):
+def _boot_job(rep, seed_seq, data, spec, tolerance, max_iterations, convergence, start, backend, threads, dtype):
     rng = np.random.default_rng(seed_seq)
     n = data.n_strata
     w = np.bincount(rng.integers(0, n, size=n), minlength=n).astype(np.float64)
     with threads_context(threads):
         engine = make_engine(data, backend=backend, weights=w, dtype=dtype)
-        return _ccd(engine, prior=prior, variance=variance, penalized=penalized, tolerance=tolerance,
-                    max_iterations=max_iterations, beta0=start, convergence=convergence).beta
+        return _ccd(engine, spec=spec, tolerance=tolerance, max_iterations=max_iterations, beta0=start,
+                    convergence=convergence).beta
 
 
 def bootstrap(
@@ -751,6 +848,7 @@ def bootstrap(
     seed: Any = None,
     executor: Any = None,
     exclude: Sequence[Any] = (),
+    priors: Sequence[tuple] | None = None,
     tolerance: float = 1e-6,
     max_iterations: int = 1000,
     convergence: str = "auto",
@@ -771,16 +869,15 @@ def bootstrap(
     prior, variance = _check_prior(prior, variance)
     tolerance, max_iterations, convergence = _check_controls(tolerance, max_iterations, convergence)
     replicates = check_int(replicates, "replicates", minimum=1)
-    penalized = _penalized_mask(data, prior, exclude)
     check_random_state(seed)
     progress, dtype, threads, resolved = _check_run(progress, dtype, threads, backend)
-    full = fit(data, prior=prior, variance=variance, exclude=exclude, tolerance=tolerance,
+    full = fit(data, prior=prior, variance=variance, exclude=exclude, priors=priors, tolerance=tolerance,
                max_iterations=max_iterations, convergence=convergence, progress=False, backend=resolved,
                threads=threads, dtype=dtype)
     res = run_replicates(
         _boot_job, range(replicates), seed=seed, executor=executor, progress=progress, desc="bootstrap",
-        args=(data, prior, variance, penalized, tolerance, max_iterations, convergence,
-              full.coefficients.to_numpy(), resolved, threads, dtype),
+        args=(data, full.context.spec, tolerance, max_iterations, convergence, full.coefficients.to_numpy(), resolved,
+              threads, dtype),
     )
     samples = pd.DataFrame(np.vstack(res), columns=pd.Index(data.covariate_ids, name="covariate_id"))
     samples.index.name = "replicate"
