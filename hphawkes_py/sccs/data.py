@@ -15,6 +15,7 @@ So one coordinate step touches only the coordinate's non-zeros and the strata th
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -160,6 +161,12 @@ class SCCSData:
             f"SCCSData(n_strata={self.n_strata}, n_rows={self.n_rows}, n_covariates={self.n_covariates}, "
             f"nnz={self.nnz}, events={int(self.n_events.sum())}, binary={self.values is None}, dropped: {drop})"
         )
+
+    @functools.cached_property
+    def event_nnz(self) -> np.ndarray:
+        """Positions of the stored non-zeros whose row has events (``y > 0``), ascending
+        (computed once; the constant part of the gradient needs only these)."""
+        return np.flatnonzero(self.y[self.row_idx] != 0)
 
     def column_of_nnz(self) -> np.ndarray:
         """Covariate index of every stored non-zero (int32, nnz)."""

@@ -51,18 +51,25 @@ def make_engine(data, *, backend: str, weights=None, dtype=np.float64):
 # ---------------------------------------------------------------------------- host helpers
 def eta_from_beta(data, beta: np.ndarray) -> np.ndarray:
     """Linear predictor ``X b`` per row (float64). Non-zeros are summed in column order."""
-    x = np.asarray(beta, dtype=np.float64)[data.column_of_nnz()]
+    beta = np.asarray(beta, dtype=np.float64)
+    if not beta.any():  # every fit starts here: O(rows) instead of O(nnz)
+        return np.zeros(data.n_rows)
+    x = beta[data.column_of_nnz()]
     if data.values is not None:
         x = x * data.values
     return np.bincount(data.row_idx, weights=x, minlength=data.n_rows)
 
 
 def weighted_xty(data, w: np.ndarray) -> np.ndarray:
-    """``c_j = sum_i w_{s(i)} y_i x_ij``, the constant part of the gradient (float64)."""
-    wy = (w[data.row_stratum] * data.y)[data.row_idx]
+    """``c_j = sum_i w_{s(i)} y_i x_ij``, the constant part of the gradient (float64), summed
+    over the non-zeros of rows with events only (in column order)."""
+    k = data.event_nnz
+    rows = data.row_idx[k]
+    wy = w[data.row_stratum[rows]] * data.y[rows]
     if data.values is not None:
-        wy = wy * data.values
-    return np.bincount(data.column_of_nnz(), weights=wy, minlength=data.n_covariates).astype(np.float64)
+        wy = wy * data.values[k]
+    cols = np.searchsorted(data.col_ptr, k, side="right") - 1
+    return np.bincount(cols, weights=wy, minlength=data.n_covariates).astype(np.float64)
 
 
 def stratum_runs(data):

@@ -331,7 +331,8 @@ def _ccd(engine, *, spec: PriorSpec, tolerance, max_iterations, beta0=None, conv
                 break
             lp_old = lp
     beta = np.asarray(b)
-    ll = engine.log_likelihood(beta)
+    if not math.isfinite(ll):  # the last cycle was undone: evaluate where the fit stands
+        ll = engine.log_likelihood(beta)
     return _CCDResult(beta, ll, spec.log_prior(beta), it, converged, stopped_by,
                       float(kkt_max), halvings)
 
@@ -347,9 +348,12 @@ def _infinite_coefficients(engine, beta, unpenalized) -> list[int]:
     estimate: moving b_j a further 10 units outwards loses less than 1e-3 (a finite MLE with a
     standard error below ~200 loses more), i.e. the maximum lies at infinity (separation, e.g.
     the exposure covers every event of every case; survival::clogit warns the same way)."""
+    candidates = np.flatnonzero(unpenalized & (np.abs(beta) >= DIVERGENCE_CHECK_MIN))
+    if candidates.size == 0:
+        return []
     ll0 = engine.log_likelihood(beta)
     out = []
-    for j in np.flatnonzero(unpenalized & (np.abs(beta) >= DIVERGENCE_CHECK_MIN)):
+    for j in candidates:
         step = math.copysign(DIVERGENCE_CHECK_STEP, beta[j])
         moved = beta.copy()
         moved[j] += step
