@@ -189,7 +189,8 @@ def test_non_finite_cycle_is_undone_with_smaller_steps(monkeypatch):
     monkeypatch.setattr(model, "INITIAL_BOUND", 1e4)
     monkeypatch.setattr(model, "_newton_step", wild_step)
     with np.errstate(all="ignore"):
-        r = model._ccd(eng, spec=model._prior_spec(data, "normal", 10.0, (), None), tolerance=1e-10, max_iterations=500, convergence="gradient")
+        r = model._ccd(eng, spec=model._prior_spec(data, "normal", 10.0, (), None), tolerance=1e-10,
+                       max_iterations=500, convergence="gradient")
     monkeypatch.undo()
     ref = hp.sccs.fit(data, prior="normal", variance=10.0, tolerance=1e-10, backend="cpu", progress=False)
     assert r.step_halvings == 1 and r.converged and math.isfinite(r.log_likelihood)

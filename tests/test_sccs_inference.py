@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
 import pytest
 
 import hphawkes_py as hp
@@ -191,3 +190,10 @@ def test_confint_bad_input(oxford):
         f.confint(["exgr1", "nope"])
     with pytest.raises(ValueError, match="method"):
         f.results_table(method="bayes")
+
+
+def test_float32_fit_profile_is_close_and_finishes(oxford):
+    f = hp.sccs.fit(oxford, prior="none", tolerance=1e-5, backend="cpu", progress=False, dtype=np.float32)
+    ci = f.confint("exgr1")
+    assert ci.loc["exgr1", "lower"] == pytest.approx(R_PROFILE_95["exgr1"][0], abs=1e-3)
+    assert ci.loc["exgr1", "upper"] == pytest.approx(R_PROFILE_95["exgr1"][1], abs=1e-3)

@@ -596,7 +596,6 @@ class _IntervalDesign:
         return self.key_group[k]
 
     def to_data(self, *, y, stratum_ids, covariate_ids, dropped, drop_label):
-        n_cov = len(covariate_ids)
         n_s = np.bincount(self.row_person, weights=y, minlength=self.n_persons)
         has = n_s > 0
         keep_row = has[self.row_person]

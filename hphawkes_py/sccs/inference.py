@@ -28,8 +28,9 @@ from .engine import information_matrix
 __all__ = ["covariance", "confint", "results_table", "profile_log_posterior"]
 
 METHODS = ("profile", "wald")
-#: Inner CCD fits of a profile stop at KKT residual < PROFILE_TOLERANCE * (|lp| + 1).
-PROFILE_TOLERANCE = 1e-11
+#: Inner CCD fits of a profile stop at KKT residual < PROFILE_TOLERANCE * (|lp| + 1), per
+#: storage precision of the engine (a float32 state cannot resolve gradients below ~1e-6).
+PROFILE_TOLERANCE = {"float64": 1e-11, "float32": 1e-5}
 #: Interval ends beyond this distance (log RR) from the estimate are reported as infinite.
 PROFILE_MAX_DISTANCE = 50.0
 
@@ -123,8 +124,9 @@ class _Profile:
         self.ctx = ctx
         self.fixed = np.zeros(len(fit.coefficients), dtype=bool)
         self.fixed[j] = True
+        self.tol = PROFILE_TOLERANCE[engine.dtype.name]
         # the mode, refitted tightly so that the profile's maximum is the fit's
-        mode = _ccd(engine, spec=ctx.spec, tolerance=PROFILE_TOLERANCE, max_iterations=ctx.max_iterations,
+        mode = _ccd(engine, spec=ctx.spec, tolerance=self.tol, max_iterations=ctx.max_iterations,
                     beta0=fit.coefficients.to_numpy(), convergence="gradient")
         self.beta_hat = mode.beta
         self.lp_hat = mode.log_likelihood + mode.log_prior
@@ -133,8 +135,8 @@ class _Profile:
     def __call__(self, x: float) -> float:
         b0 = self.last.copy()
         b0[self.j] = x
-        r = self._ccd(self.engine, spec=self.ctx.spec, tolerance=PROFILE_TOLERANCE, max_iterations=self.ctx.max_iterations, beta0=b0,
-                      convergence="gradient", fixed=self.fixed)
+        r = self._ccd(self.engine, spec=self.ctx.spec, tolerance=self.tol, max_iterations=self.ctx.max_iterations,
+                      beta0=b0, convergence="gradient", fixed=self.fixed)
         self.last = r.beta
         return r.log_likelihood + r.log_prior
 
