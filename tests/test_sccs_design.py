@@ -150,3 +150,19 @@ def test_group_priors_in_cv_and_bootstrap_and_bad_input():
             hp.sccs.fit(data, priors=bad, backend="cpu", progress=False)
     with pytest.raises(ValueError, match="already have a prior"):
         hp.sccs.fit(data, exclude=["c0"], priors=groups, backend="cpu", progress=False)
+
+
+def test_from_eras_errors_name_the_first_offending_row():
+    obs = pd.DataFrame({"person_id": [1, 2, 3], "start": [0, 0, 0], "end": [99, 49, 9]})
+    eras = pd.DataFrame({"person_id": [1, 2], "start": [10, 5], "end": [19, 8], "covariate_id": ["a", "a"]})
+    outc = pd.DataFrame({"person_id": [1, 2], "day": [12, 6]})
+    with pytest.raises(ValueError, match=r"one period per person\): 1 duplicate\(s\), first at row 3 \(person_id=2\)"):
+        SCCSData.from_eras(pd.concat([obs, obs.iloc[[1]]], ignore_index=True), eras, outc)
+    with pytest.raises(ValueError, match=r"end < start for 1 person\(s\), first at row 2 \(person_id=3, start=0, end=-1\)"):
+        SCCSData.from_eras(obs.assign(end=[99, 49, -1]), eras, outc)
+    with pytest.raises(ValueError, match=r"eras has 1 row\(s\) of persons without an observation period, first at row 1 \(person_id=7\)"):
+        SCCSData.from_eras(obs, eras.assign(person_id=[1, 7]), outc)
+    with pytest.raises(ValueError, match=r"outcomes.day must be integer days: 1 bad value\(s\), first at row 1 \(6.5\)"):
+        SCCSData.from_eras(obs, eras, outc.assign(day=[12, 6.5]))
+    with pytest.raises(ValueError, match="eras.start must be integer days, got dtype bool"):
+        SCCSData.from_eras(obs, eras.assign(start=[True, False]), outc)

@@ -63,6 +63,11 @@ _OUTCOME_COLUMNS = ("stratum_id", "row_id", "y", "time")
 _COVARIATE_ALIASES = {"covariate_value": "value"}
 
 
+def _show(v: Any) -> str:
+    """repr of a value from a user's table, NumPy scalars shown as plain Python values."""
+    return repr(v.item() if isinstance(v, np.generic) else v)
+
+
 def _lower_columns(df: Any, name: str) -> pd.DataFrame:
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"{name} must be a pandas DataFrame, got {type(df).__name__}")
@@ -254,19 +259,19 @@ class SCCSData:
             i = int(np.flatnonzero(bad)[0])
             raise ValueError(
                 f"outcomes.y must be non-negative integer event counts: {int(bad.sum())} bad value(s), "
-                f"first at row_id={out['row_id'].iloc[i]!r} (y={y[i]!r})"
+                f"first at row_id={_show(out['row_id'].iloc[i])} (y={y[i].item()!r})"
             )
         bad = ~np.isfinite(time) | (time <= 0)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise ValueError(
                 f"outcomes.time must be finite and > 0 (the offset is log(time)): {int(bad.sum())} bad value(s), "
-                f"first at row_id={out['row_id'].iloc[i]!r} (time={time[i]!r})"
+                f"first at row_id={_show(out['row_id'].iloc[i])} (time={time[i].item()!r})"
             )
         row_ids_in = out["row_id"].to_numpy()
         if pd.Index(row_ids_in).has_duplicates:
             dup = pd.Index(row_ids_in)[pd.Index(row_ids_in).duplicated()][0]
-            raise ValueError(f"outcomes.row_id must be unique; {dup!r} appears more than once")
+            raise ValueError(f"outcomes.row_id must be unique; {_show(dup)} appears more than once")
 
         # Strata sorted by id; rows keep their given order inside a stratum (stable sort).
         strata_codes, stratum_ids = pd.factorize(out["stratum_id"], sort=True)
@@ -280,7 +285,7 @@ class SCCSData:
         if no_events.any():
             if strata_without_events == "raise":
                 raise ValueError(
-                    f"{int(no_events.sum())} strata have no events (first: {stratum_ids[no_events][0]!r}); "
+                    f"{int(no_events.sum())} strata have no events (first: {_show(stratum_ids[no_events][0])}); "
                     "they do not contribute to the conditional likelihood: use strata_without_events='drop' or 'keep'"
                 )
             if strata_without_events == "drop":
@@ -316,7 +321,7 @@ class SCCSData:
             if not known_all.all():
                 bad_id = cov["row_id"].to_numpy()[unknown][~known_all][0]
                 raise ValueError(
-                    f"covariates.row_id {bad_id!r} is not in outcomes.row_id "
+                    f"covariates.row_id {_show(bad_id)} is not in outcomes.row_id "
                     f"({int((~known_all).sum())} covariate row(s) refer to unknown rows)"
                 )
             # rows of dropped no-event strata: their covariates go with them (counted above)
@@ -331,7 +336,7 @@ class SCCSData:
                 k = int(np.flatnonzero(dup)[0])
                 raise ValueError(
                     f"covariates has duplicate (row_id, covariate_id) pairs: {int(dup.sum())} duplicate(s), first "
-                    f"row_id={row_ids[row_pos[k]]!r}, covariate_id={covariate_ids_all[cov_codes[k]]!r}"
+                    f"row_id={_show(row_ids[row_pos[k]])}, covariate_id={_show(covariate_ids_all[cov_codes[k]])}"
                 )
         return cls._assemble(
             stratum_ids=stratum_ids,
@@ -449,25 +454,43 @@ class SCCSData:
 
         def days(s, name):
             a = np.asarray(s)
-            if a.size and (not np.issubdtype(a.dtype, np.number) or not np.all(np.isfinite(a)) or np.any(a != np.round(a))):
-                raise ValueError(f"{name} must be integer days")
+            if a.size and (not np.issubdtype(a.dtype, np.number) or a.dtype.kind == "b"):
+                raise ValueError(f"{name} must be integer days, got dtype {a.dtype}")
+            bad = ~np.isfinite(a) | (a != np.round(a)) if a.size else np.zeros(0, bool)
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise ValueError(f"{name} must be integer days: {int(bad.sum())} bad value(s), first at row {i} "
+                                 f"({a[i].item()!r})")
             return a.astype(np.int64)
 
         persons = obs["person_id"].to_numpy()
-        if pd.Index(persons).has_duplicates:
-            raise ValueError("observation_periods must have one row per person_id (duplicates found)")
+        dup = pd.Index(persons).duplicated()
+        if dup.any():
+            i = int(np.argmax(dup))
+            raise ValueError(
+                f"observation_periods must have one row per person_id (one period per person): {int(dup.sum())} "
+                f"duplicate(s), first at row {i} (person_id={_show(persons[i])})"
+            )
         os_, oe_ = days(obs["start"], "observation_periods.start"), days(obs["end"], "observation_periods.end")
         if np.any(oe_ < os_):
-            raise ValueError(f"observation_periods: end < start for {int((oe_ < os_).sum())} person(s)")
+            i = int(np.argmax(oe_ < os_))
+            raise ValueError(
+                f"observation_periods: end < start for {int((oe_ < os_).sum())} person(s), first at row {i} "
+                f"(person_id={_show(persons[i])}, start={os_[i]}, end={oe_[i]})"
+            )
         porder = np.argsort(persons, kind="stable")
         persons, os_, oe_ = persons[porder], os_[porder], oe_[porder]
         pindex = pd.Index(persons)
         ep = pindex.get_indexer(er["person_id"].to_numpy())
         if np.any(ep < 0):
-            raise ValueError(f"eras has {int((ep < 0).sum())} row(s) of persons without an observation period")
+            i = int(np.argmax(ep < 0))
+            raise ValueError(f"eras has {int((ep < 0).sum())} row(s) of persons without an observation period, "
+                             f"first at row {i} (person_id={_show(er['person_id'].iloc[i])})")
         op = pindex.get_indexer(oc["person_id"].to_numpy())
         if np.any(op < 0):
-            raise ValueError(f"outcomes has {int((op < 0).sum())} row(s) of persons without an observation period")
+            i = int(np.argmax(op < 0))
+            raise ValueError(f"outcomes has {int((op < 0).sum())} row(s) of persons without an observation period, "
+                             f"first at row {i} (person_id={_show(oc['person_id'].iloc[i])})")
         cov_ids, cov_codes = np.unique(er["covariate_id"].to_numpy(), return_inverse=True)
         rs = np.full(len(cov_ids), check_int(risk_start, "risk_start"), dtype=np.int64)
         re_ = np.full(len(cov_ids), check_int(risk_end, "risk_end"), dtype=np.int64)
@@ -488,7 +511,7 @@ class SCCSData:
             i = int(np.argmax(era_end < era_start))
             raise ValueError(
                 f"eras: end < start in {int((era_end < era_start).sum())} row(s), first at row {i} "
-                f"(person_id={er['person_id'].iloc[i]!r}, start={era_start[i]}, end={era_end[i]})"
+                f"(person_id={_show(er['person_id'].iloc[i])}, start={era_start[i]}, end={era_end[i]})"
             )
         ep = ep.astype(np.int64)
         es = era_start + rs[cov_codes]
