@@ -166,3 +166,54 @@ def test_from_eras_errors_name_the_first_offending_row():
         SCCSData.from_eras(obs, eras, outc.assign(day=[12, 6.5]))
     with pytest.raises(ValueError, match="eras.start must be integer days, got dtype bool"):
         SCCSData.from_eras(obs, eras.assign(start=[True, False]), outc)
+
+
+# ---------------------------------------------------------------- observation-period rules
+def _toy():
+    obs = pd.DataFrame({"person_id": [1, 2, 3, 4], "start": [0, 0, 50, 0], "end": [99, 79, 120, 30],
+                        "birth_day": [-100, -400, -2000, -50]})
+    eras = pd.DataFrame({"person_id": [1, 1, 2, 3, 4], "start": [10, 60, 30, 70, 5], "end": [19, 69, 45, 80, 9],
+                         "covariate_id": ["a", "a", "a", "b", "b"]})
+    outc = pd.DataFrame({"person_id": [1, 1, 2, 3, 3, 4], "day": [65, 12, 40, 75, 100, 25]})
+    return obs, eras, outc
+
+
+def test_observation_rules_equal_hand_clipped_periods():
+    obs, eras, outc = _toy()
+    d = SCCSData.from_eras(obs, eras, outc, study_start=20, study_end=90, naive_period=5, min_age=60, max_age=420)
+    # by hand: start = max(start + 5, 20, birth + 60); end = min(end, 90, birth + 420)
+    hand = obs.assign(start=np.maximum.reduce([obs.start + 5, np.full(4, 20), obs.birth_day + 60]),
+                      end=np.minimum.reduce([obs.end, np.full(4, 90), obs.birth_day + 420]))
+    inside = hand.end >= hand.start  # person 3 (born day -2000) is past max_age throughout
+    assert list(inside) == [True, True, False, True]
+    ref = SCCSData.from_eras(hand[inside].drop(columns="birth_day"), eras[eras.person_id.isin(hand.person_id[inside])],
+                             outc[outc.person_id.isin(hand.person_id[inside])])
+    same_design(d, ref)
+    assert d.dropped["persons_outside_study"] == int((~inside).sum())
+    assert d.dropped["outcomes_of_persons_outside_study"] == 2 and list(d.stratum_ids) == [1, 4]
+    d2 = SCCSData.from_eras(obs, eras, outc, max_age=300)
+    assert d2.dropped["persons_outside_study"] == 2 and list(d2.stratum_ids) == [1, 4]
+
+
+def test_first_outcome_only_equals_passing_first_outcomes():
+    obs, eras, outc = _toy()
+    d = SCCSData.from_eras(obs, eras, outc, first_outcome_only=True)
+    first = outc.sort_values(["person_id", "day"], kind="stable").groupby("person_id").head(1)
+    same_design(d, SCCSData.from_eras(obs, eras, first))
+    assert d.dropped["later_outcomes"] == 2 and d.n_events.sum() == 4
+
+
+def test_observation_rules_bad_input():
+    obs, eras, outc = _toy()
+    with pytest.raises(ValueError, match="birth_day"):
+        SCCSData.from_eras(obs.drop(columns="birth_day"), eras, outc, min_age=10)
+    with pytest.raises(ValueError, match="study_end"):
+        SCCSData.from_eras(obs, eras, outc, study_start=50, study_end=10)
+    with pytest.raises(TypeError, match="naive_period"):
+        SCCSData.from_eras(obs, eras, outc, naive_period=1.5)
+    with pytest.raises(ValueError, match="naive_period"):
+        SCCSData.from_eras(obs, eras, outc, naive_period=-1)
+    with pytest.raises(TypeError, match="first_outcome_only"):
+        SCCSData.from_eras(obs, eras, outc, first_outcome_only="yes")
+    with pytest.raises(ValueError, match="no person has observation time left"):
+        SCCSData.from_eras(obs, eras, outc, study_start=500)

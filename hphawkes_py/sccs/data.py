@@ -390,6 +390,12 @@ class SCCSData:
         risk_end: int = 0,
         risk_windows: Mapping[Any, tuple[int, int]] | None = None,
         windows: Mapping[Any, Any] | None = None,
+        study_start: int | None = None,
+        study_end: int | None = None,
+        naive_period: int = 0,
+        min_age: int | None = None,
+        max_age: int | None = None,
+        first_outcome_only: bool = False,
         merge: bool = True,
     ) -> "SCCSData":
         """Build the SCCS design from person-level data (days are integers, inclusive).
@@ -419,6 +425,21 @@ class SCCSData:
             22-42 after the era start, and a pre-exposure window); the era's own covariate is
             then not in the design. Windows of one exposure may overlap (each is an indicator).
             A window that has no person-time in any observation period is an error.
+        study_start, study_end : int, optional
+            Study period (days): observation is clipped to ``study_start..study_end``.
+        naive_period : int
+            Days at the start of each observation period left out (SelfControlledCaseSeries'
+            ``naivePeriod``: the history needed to see earlier exposures and outcomes).
+        min_age, max_age : int, optional
+            Ages in days: observation is clipped to ``birth_day + min_age .. birth_day +
+            max_age``; ``observation_periods`` must then have a ``birth_day`` column.
+        first_outcome_only : bool
+            Keep each person's first outcome only (the earliest ``day``, before any
+            clipping), as SelfControlledCaseSeries' ``firstOutcomeOnly``; the others are
+            counted in ``dropped["later_outcomes"]``.
+
+            Persons left with no observation time by these rules are counted in
+            ``dropped["persons_outside_study"]`` (their eras and outcomes with them).
         merge : bool
             Merge the intervals of a person that have the same exposure pattern (the
             likelihood depends only on their summed time and events). ``False`` keeps
@@ -491,7 +512,11 @@ class SCCSData:
             i = int(np.argmax(op < 0))
             raise ValueError(f"outcomes has {int((op < 0).sum())} row(s) of persons without an observation period, "
                              f"first at row {i} (person_id={_show(oc['person_id'].iloc[i])})")
-        cov_ids, cov_codes = np.unique(er["covariate_id"].to_numpy(), return_inverse=True)
+        cov_ids = np.unique(er["covariate_id"].to_numpy())
+        rules = _ObservationRules(study_start, study_end, naive_period, min_age, max_age, first_outcome_only)
+        birth = days(obs["birth_day"], "observation_periods.birth_day")[porder] if rules.needs_birth(obs) else None
+        persons, os_, oe_, er, oc, ep, op, rule_dropped = rules.apply(persons, os_, oe_, birth, er, oc, ep, op, days)
+        cov_codes = pd.Index(cov_ids).get_indexer(er["covariate_id"].to_numpy())
         rs = np.full(len(cov_ids), check_int(risk_start, "risk_start"), dtype=np.int64)
         re_ = np.full(len(cov_ids), check_int(risk_end, "risk_end"), dtype=np.int64)
         if risk_windows is not None:
@@ -538,10 +563,74 @@ class SCCSData:
         dropped = {
             "eras_outside_observation": design.eras_outside,
             "outcomes_outside_observation": int((~inside).sum()),
+            **rule_dropped,
         }
         return design.to_data(
             y=y, stratum_ids=persons, covariate_ids=cov_ids, dropped=dropped, drop_label="persons_without_outcomes"
         )
+
+
+class _ObservationRules:
+    """Study period, naive period, age limits and first-outcome-only for :meth:`SCCSData.from_eras`."""
+
+    def __init__(self, study_start, study_end, naive_period, min_age, max_age, first_outcome_only):
+        self.study_start = None if study_start is None else check_int(study_start, "study_start")
+        self.study_end = None if study_end is None else check_int(study_end, "study_end")
+        if self.study_start is not None and self.study_end is not None and self.study_end < self.study_start:
+            raise ValueError(f"study_end ({self.study_end}) must be >= study_start ({self.study_start})")
+        self.naive_period = check_int(naive_period, "naive_period", minimum=0)
+        self.min_age = None if min_age is None else check_int(min_age, "min_age", minimum=0)
+        self.max_age = None if max_age is None else check_int(max_age, "max_age", minimum=0)
+        if self.min_age is not None and self.max_age is not None and self.max_age < self.min_age:
+            raise ValueError(f"max_age ({self.max_age}) must be >= min_age ({self.min_age})")
+        if not isinstance(first_outcome_only, (bool, np.bool_)):
+            raise TypeError(f"first_outcome_only must be True or False, got {describe(first_outcome_only)}")
+        self.first_outcome_only = bool(first_outcome_only)
+
+    def needs_birth(self, obs) -> bool:
+        if self.min_age is None and self.max_age is None:
+            return False
+        if "birth_day" not in obs.columns:
+            raise ValueError("min_age/max_age need a birth_day column in observation_periods (day of birth, "
+                             f"same day scale); got columns {list(obs.columns)}")
+        return True
+
+    def apply(self, persons, os_, oe_, birth, er, oc, ep, op, days):
+        dropped = {}
+        if self.first_outcome_only and len(oc):
+            od = days(oc["day"], "outcomes.day")
+            # per person the earliest day (the first such row on ties)
+            order = np.lexsort((np.arange(od.shape[0]), od, op))
+            head = np.ones(order.shape[0], dtype=bool)
+            head[1:] = op[order][1:] != op[order][:-1]
+            keep = np.zeros(od.shape[0], dtype=bool)
+            keep[order[head]] = True
+            dropped["later_outcomes"] = int((~keep).sum())
+            oc, op = oc[keep], op[keep]
+        start, end = os_ + self.naive_period, oe_.copy()
+        if self.study_start is not None:
+            start = np.maximum(start, self.study_start)
+        if self.study_end is not None:
+            end = np.minimum(end, self.study_end)
+        if birth is not None:
+            if self.min_age is not None:
+                start = np.maximum(start, birth + self.min_age)
+            if self.max_age is not None:
+                end = np.minimum(end, birth + self.max_age)
+        inside = end >= start
+        if self.naive_period or self.study_start is not None or self.study_end is not None or birth is not None:
+            dropped["persons_outside_study"] = int((~inside).sum())
+        if not inside.all():
+            if not inside.any():
+                raise ValueError("no person has observation time left after study_start/study_end, "
+                                 "naive_period and the age limits")
+            keep_e, keep_o = inside[ep], inside[op]
+            dropped["outcomes_of_persons_outside_study"] = int((~keep_o).sum())
+            er, oc = er[keep_e], oc[keep_o]
+            newidx = np.cumsum(inside) - 1
+            ep, op = newidx[ep[keep_e]], newidx[op[keep_o]]
+            persons, start, end = persons[inside], start[inside], end[inside]
+        return persons, start, end, er, oc, ep, op, dropped
 
 
 def _expand_windows(windows, risk_windows, cov_ids, cov_codes, ep, era_start, era_end, es, ee):
