@@ -494,6 +494,9 @@ class SCCSFit:
             "stopped_by": self.stopped_by,
             "kkt": self.kkt,
             "infinite": list(self.infinite),
+            "exclude": list(self.exclude),
+            "priors": [[list(g), p, v] for g, p, v in self.priors],
+            "dtype": self.dtype,
         }
 
     def __repr__(self) -> str:
@@ -742,7 +745,7 @@ def fit(
         variance=float(variance),
         backend=resolved,
         exclude=_normalise_exclude(exclude),
-        priors=tuple((tuple(_normalise_exclude(ids)), p, v) for ids, p, v in (priors or ())),
+        priors=tuple((tuple(_normalise_exclude(group)), p, v) for group, p, v in (priors or ())),
         tolerance=float(tolerance),
         convergence=convergence,
         stopped_by=res.stopped_by,
