@@ -87,7 +87,7 @@ def stage_fit(args):
 
     warm, _ = hp.sccs.simulate(n_cases=200, n_drugs=5, seed=0)
     for th in args.threads:
-        hp.sccs.fit(warm, prior="laplace", variance=args.variance, backend="cpu", threads=th)  # compile / load cache
+        hp.sccs.fit(warm, prior="laplace", variance=args.variance, backend="cpu", threads=th, progress=False)  # compile / load cache
     data = _load(args.path)
     base = _rss_gb()
     out = {"data_rss_gb": base, "runs": []}
@@ -99,12 +99,13 @@ def stage_fit(args):
     for th, rep, tol in runs:
         if True:
             t = time.perf_counter()
-            f = hp.sccs.fit(data, prior="laplace", variance=args.variance, tolerance=tol, backend="cpu", threads=th)
+            f = hp.sccs.fit(data, prior="laplace", variance=args.variance, tolerance=tol, backend="cpu", threads=th,
+                            progress=False)
             el = time.perf_counter() - t
             b = f.coefficients.to_numpy()
             out["runs"].append({
                 "threads": th, "repeat": rep, "tolerance": tol, "seconds": el, "iterations": f.iterations,
-                "seconds_per_cycle": el / f.iterations, "converged": f.converged,
+                "seconds_per_cycle": el / f.iterations, "converged": f.converged, "stopped_by": f.stopped_by,
                 "nonzero": int((b != 0).sum()), "rmse_vs_truth": float(np.sqrt(np.mean((b - truth.to_numpy()) ** 2))),
                 "load_avg": os.getloadavg()[0], "calibration_s": calibration(),
             })
@@ -117,9 +118,10 @@ def stage_cv(args):
 
     data, _ = hp.sccs.simulate(n_cases=args.cv_cases, n_drugs=args.n_drugs, seed=args.seed + 1)
     warm, _ = hp.sccs.simulate(n_cases=200, n_drugs=5, seed=0)
-    hp.sccs.cross_validate(warm, folds=2, grid=[0.1, 1.0], backend="cpu", threads=args.threads[0])
+    hp.sccs.cross_validate(warm, folds=2, grid=[0.1, 1.0], backend="cpu", threads=args.threads[0], progress=False)
     t = time.perf_counter()
-    cv = hp.sccs.cross_validate(data, prior="laplace", folds=10, seed=1, backend="cpu", threads=args.threads[0])
+    cv = hp.sccs.cross_validate(data, prior="laplace", folds=10, seed=1, backend="cpu", threads=args.threads[0],
+                                progress=False)
     el = time.perf_counter() - t
     return {"n_cases": args.cv_cases, "nnz": data.nnz, "seconds": el, "chosen_variance": cv.variance,
             "grid": list(map(float, cv.grid)), "scores_mean": list(map(float, cv.scores["mean"])),

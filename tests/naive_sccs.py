@@ -88,3 +88,35 @@ def map_scipy(X, y, time, strata, prior, variance, weights=None):
     res = minimize(f2, np.zeros(2 * J), jac=True, method="L-BFGS-B", bounds=[(0, None)] * (2 * J),
                    options={"ftol": 1e-15, "gtol": 1e-11, "maxiter": 5000})
     return res.x[:J] - res.x[J:]
+
+
+def information(X, y, time, strata, beta, weights=None):
+    """-d^2 loglik / d b d b' (weighted), by explicit per-stratum sums."""
+    eta = X @ beta
+    us = np.unique(strata)
+    w = np.ones(len(us)) if weights is None else np.asarray(weights, dtype=float)
+    J = X.shape[1]
+    out = np.zeros((J, J))
+    for k, s in enumerate(us):
+        m = strata == s
+        p = time[m] * np.exp(eta[m])
+        p = p / p.sum()
+        Xs = X[m]
+        mean = p @ Xs
+        out += w[k] * y[m].sum() * ((Xs * p[:, None]).T @ Xs - np.outer(mean, mean))
+    return out
+
+
+def profile_bounds(f, centre, drop, scale):
+    """Ends of {x : f(x) >= f(centre) - drop} for a unimodal f, by scipy's brentq."""
+    from scipy.optimize import brentq
+
+    top = f(centre)
+    ends = []
+    for side in (-1.0, 1.0):
+        d = scale
+        while f(centre + side * d) > top - drop:
+            d *= 2
+        a, b = sorted((centre, centre + side * d))
+        ends.append(brentq(lambda x: f(x) - (top - drop), a, b, xtol=1e-12))
+    return ends

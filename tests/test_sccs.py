@@ -12,7 +12,12 @@ import pytest
 import hphawkes_py as hp
 from hphawkes_py import datasets
 from hphawkes_py.sccs import SCCSData
-from hphawkes_py.sccs.model import _ccd, make_engine
+from hphawkes_py._backend import resolve_backend
+from hphawkes_py.sccs.engine import make_engine as _make_engine
+
+
+def make_engine(data, *, backend, **kw):
+    return _make_engine(data, backend=resolve_backend(backend), **kw)
 
 import naive_sccs as nv
 
@@ -197,7 +202,8 @@ def test_exclude_removes_prior():
 
 
 # ---------------------------------------------------------------- bootstrap weights == duplication
-def test_stratum_weights_equal_duplication():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_stratum_weights_equal_duplication(backend):
     out, cov = oxford_long()
     w = np.array([2, 1, 0, 3, 1, 1, 0, 1, 2, 1], dtype=float)
     strata = np.sort(out.stratum_id.unique())
@@ -213,11 +219,10 @@ def test_stratum_weights_equal_duplication():
             dup_cov.append(cc)
     dup = SCCSData.from_long(pd.concat(dup_out), pd.concat(dup_cov))
     base = SCCSData.from_long(out, cov)
-    for backend in BACKENDS:
-        fw = hp.sccs.fit(base, prior="normal", variance=2.0, weights=w, tolerance=1e-14, backend=backend)
-        fd = hp.sccs.fit(dup, prior="normal", variance=2.0, tolerance=1e-14, backend="cpu")
-        np.testing.assert_allclose(fw.coefficients.to_numpy(), fd.coefficients.to_numpy(), atol=1e-7)
-        assert fw.log_likelihood == pytest.approx(fd.log_likelihood, rel=1e-9)
+    fw = hp.sccs.fit(base, prior="normal", variance=2.0, weights=w, tolerance=1e-14, backend=backend)
+    fd = hp.sccs.fit(dup, prior="normal", variance=2.0, tolerance=1e-14, backend="cpu")
+    np.testing.assert_allclose(fw.coefficients.to_numpy(), fd.coefficients.to_numpy(), atol=1e-7)
+    assert fw.log_likelihood == pytest.approx(fd.log_likelihood, rel=1e-9)
 
 
 def test_bootstrap_executor_independent_and_summary():
@@ -371,6 +376,14 @@ def test_cli_fit_cv_bootstrap(tmp_path):
     assert rc == 0
     res = pd.read_csv(tmp_path / "coef.csv").set_index("covariate_id")
     assert abs(res.loc["exgr1", "coefficient"] - OX_COEF["exgr1"]) < 1e-6
+    rc = main(["sccs", "fit", str(tmp_path / "o.csv"), str(tmp_path / "c.csv"), "--prior", "none",
+               "--tolerance", "1e-12", "--results", "profile", "--backend", "cpu", "--quiet",
+               "--output", str(tmp_path / "res.csv")])
+    assert rc == 0
+    res = pd.read_csv(tmp_path / "res.csv").set_index("covariate_id")
+    # survival::clogit profile interval of exgr1 (see test_sccs_inference.py)
+    assert abs(np.log(res.loc["exgr1", "irr_lower"]) - 1.10779448) < 1e-6
+    assert res.loc["exgr1", "exposed_cases"] == 9
     rc = main(["sccs", "bootstrap", str(tmp_path / "o.csv"), str(tmp_path / "c.csv"), "--prior", "normal",
                "--variance", "1", "--replicates", "5", "--seed", "1", "--backend", "cpu",
                "--output", str(tmp_path / "boot.csv")])

@@ -17,7 +17,10 @@ def _common(p, *, variance=True, prior_default="laplace") -> None:
                        help="prior variance (Laplace rate sqrt(2/variance), Cyclops convention)")
     p.add_argument("--exclude", default="", help="comma-separated covariate ids fitted without prior")
     p.add_argument("--tolerance", type=float, default=1e-6,
-                   help="stop when |lp_new - lp_old| / (|lp_new| + 1) < tolerance (lp = log posterior)")
+                   help="convergence tolerance of the rule chosen by --convergence")
+    p.add_argument("--convergence", choices=("auto", "relative", "gradient"), default="auto",
+                   help="relative: |lp_new - lp_old| / (|lp_new| + 1) < tolerance (lp = log posterior); gradient: "
+                        "largest KKT residual < tolerance * (|lp| + 1); auto: gradient when tolerance <= 1e-8")
     p.add_argument("--max-iterations", type=int, default=1000, help="maximum CCD cycles")
     p.add_argument("--strata-without-events", choices=("drop", "keep", "raise"), default="drop",
                    help="strata with no events contribute nothing; dropped ones are counted and reported")
@@ -39,6 +42,10 @@ def register(subparsers) -> None:
     sub = p.add_subparsers(dest="sccs_command", metavar="{fit,cv,bootstrap}")
     f = sub.add_parser("fit", help="MAP (or MLE with --prior none) fit", formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     _common(f, variance=True)
+    f.add_argument("--results", choices=("wald", "profile"), default=None,
+                   help="write the per-exposure results table (IRR, interval by this method, p, cases, exposed "
+                        "cases, exposed time and events) instead of the coefficient table")
+    f.add_argument("--level", type=float, default=0.95, help="interval level for --results")
     f.set_defaults(func=_cmd_fit)
     c = sub.add_parser("cv", help="cross-validate the prior variance, then refit",
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -96,10 +103,16 @@ def _cmd_fit(args) -> int:
 
     data = _load(args)
     res = fit(data, prior=args.prior, variance=args.variance, exclude=_exclude(args, data), tolerance=args.tolerance,
-              max_iterations=args.max_iterations, progress=not args.quiet, backend=args.backend, threads=args.threads)
+              max_iterations=args.max_iterations, convergence=args.convergence, progress=not args.quiet,
+              backend=args.backend, threads=args.threads)
     if not args.quiet:
         print(repr(res), file=sys.stderr)
-    _write(res.to_frame(), args.output)
+    if args.results:
+        table = res.results_table(level=args.level, method=args.results)
+        table.index.name = "covariate_id"
+        _write(table.reset_index(), args.output)
+    else:
+        _write(res.to_frame(), args.output)
     return 0
 
 
@@ -110,6 +123,7 @@ def _cmd_cv(args) -> int:
     grid = None if args.grid is None else [float(v) for v in args.grid.split(",") if v.strip()]
     res = cross_validate(data, prior=args.prior, folds=args.folds, grid=grid, seed=args.seed,
                          exclude=_exclude(args, data), tolerance=args.tolerance, max_iterations=args.max_iterations,
+                         convergence=args.convergence,
                          progress=not args.quiet, backend=args.backend, threads=args.threads)
     if not args.quiet:
         print(res.scores.to_string(index=False), file=sys.stderr)
@@ -128,7 +142,7 @@ def _cmd_bootstrap(args) -> int:
     data = _load(args)
     res = bootstrap(data, prior=args.prior, variance=args.variance, replicates=args.replicates, seed=args.seed,
                     exclude=_exclude(args, data), tolerance=args.tolerance, max_iterations=args.max_iterations,
-                    progress=not args.quiet, backend=args.backend, threads=args.threads)
+                    convergence=args.convergence, progress=not args.quiet, backend=args.backend, threads=args.threads)
     if args.samples:
         res.samples.to_csv(args.samples)
     s = res.summary(level=args.level)
@@ -180,7 +194,7 @@ def _cmd_reproduce_oxford(args) -> int:
     from ..sccs.model import bootstrap, fit
 
     data = SCCSData.from_long(*oxford_long())
-    mle = fit(data, prior="none", tolerance=1e-14, backend=args.backend)
+    mle = fit(data, prior="none", tolerance=1e-14, backend=args.backend, progress=False)
     print(f"{'':>16} {'hphawkes':>16} {'clogit':>16} {'difference':>12}")
     for k in ("exgr1", "agegr2"):
         v = mle.coefficients[k]
@@ -190,8 +204,11 @@ def _cmd_reproduce_oxford(args) -> int:
           f"{ll - OXFORD_REFERENCE['log_likelihood']:>12.2e}")
     print(repr(mle))
     for prior in ("normal", "laplace"):
-        print(repr(fit(data, prior=prior, variance=1.0, backend=args.backend)))
-    boot = bootstrap(data, prior="normal", variance=10.0, replicates=200, seed=args.seed, backend=args.backend)
+        print(repr(fit(data, prior=prior, variance=1.0, backend=args.backend, progress=False)))
+    print("results, conditional MLE, 95% profile-likelihood intervals:")
+    print(mle.results_table(method="profile").to_string())
+    boot = bootstrap(data, prior="normal", variance=10.0, replicates=200, seed=args.seed, backend=args.backend,
+                     progress=False)
     print("bootstrap, Normal(0, 10) prior, 200 replicates, 95% percentile intervals:")
     print(boot.summary().to_string())
     ok = all(abs(mle.coefficients[k] - OXFORD_REFERENCE[k]) < 1e-6 for k in ("exgr1", "agegr2"))

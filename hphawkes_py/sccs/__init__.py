@@ -2,17 +2,19 @@
 
 Conditional Poisson regression over strata (persons) with exposure-era rows and offsets
 log(time), Normal or Laplace priors, fitted by cyclic coordinate descent on a sparse,
-column-compressed design; cross-validation of the prior variance, stratum bootstrap and
-a case-series simulator. See :mod:`hphawkes_py.sccs.model` for the exact likelihood,
-priors and convergence rule.
+column-compressed design; profile-likelihood and Wald intervals, per-exposure results
+tables, cross-validation of the prior variance, stratum bootstrap and a case-series
+simulator. See :mod:`hphawkes_py.sccs.model` for the exact likelihood, priors and
+convergence rules.
 
 >>> import hphawkes_py as hp
 >>> data, truth = hp.sccs.simulate(n_cases=2000, n_drugs=20, seed=1)
 >>> fit = hp.sccs.fit(data, prior="laplace", variance=1.0)
+>>> fit.confint([1, 2], method="wald")  # doctest: +SKIP
 """
-from .data import SCCSData
-from .model import BootstrapResult, CVResult, SCCSFit, bootstrap, cross_validate, fit, log_prior
+from .data import RiskWindow, SCCSData
+from .model import BootstrapResult, CVResult, MLEWarning, SCCSFit, bootstrap, cross_validate, fit, log_prior
 from .simulate import simulate
 
-__all__ = ["SCCSData", "SCCSFit", "CVResult", "BootstrapResult", "fit", "cross_validate", "bootstrap",
+__all__ = ["SCCSData", "RiskWindow", "SCCSFit", "CVResult", "BootstrapResult", "MLEWarning", "fit", "cross_validate", "bootstrap",
            "simulate", "log_prior"]

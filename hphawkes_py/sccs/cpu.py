@@ -3,18 +3,21 @@
 State kept per row: ``texp_i = time_i exp(x_i'b)``; per stratum: the denominator ``D_s = sum_{i in s} texp_i`` and the weighted event count
 ``wn_s = w_s n_s`` (``w_s`` = bootstrap multiplicity / CV training indicator).
 
-* :meth:`CpuEngine.gradient_hessian` -- one fused pass over the non-zeros of a column
+* ``gradient_hessian`` -- one fused pass over the non-zeros of a column
   (sorted by row, hence grouped by stratum): per stratum run the numerators
   ``N1 = sum texp_i x_ij`` and ``N2 = sum texp_i x_ij^2`` are accumulated, then
   ``G += wn_s N1/D_s`` and ``H += wn_s (N2/D_s - (N1/D_s)^2)``. O(nnz_j); W is never formed.
-* :meth:`CpuEngine.update` -- sparse update of texp and D after a step on one coordinate:
+* ``update`` -- sparse update of texp and D after a step on one coordinate:
   ``texp_i *= exp(delta x_ij)`` (for indicator columns one multiply per non-zero) and
   ``D_s += new - old``. The linear predictor is not stored: the likelihood needs only
   ``sum_j b_j c_j`` with ``c_j = sum_i w y_i x_ij``, which saves a random read-modify-write
   per non-zero.
-* :meth:`CpuEngine.log_likelihood` -- O(rows) sequential pass: D summed afresh from texp
+* ``log_likelihood`` -- O(rows) sequential pass: D summed afresh from texp
   (so the round-off of the additive D updates never accumulates across cycles).
   ``set_beta`` (start of every fit) recomputes texp = time exp(X b) exactly.
+
+The host copy of the coefficients, the weights and the gradient constants live in
+:class:`~.engine.Engine`.
 
 The loop over coordinates is sequential by nature (each step changes D); per-coordinate
 work is a few tens of microseconds for typical drug columns, so calling two small
@@ -27,6 +30,8 @@ import math
 import numpy as np
 from numba import get_num_threads, njit, prange
 
+from .engine import Engine
+
 __all__ = ["CpuEngine", "PARALLEL_MIN_NNZ"]
 
 #: Columns with at least this many non-zeros are split across threads (at stratum-run
@@ -37,7 +42,7 @@ __all__ = ["CpuEngine", "PARALLEL_MIN_NNZ"]
 PARALLEL_MIN_NNZ = 2_000_000
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, error_model="numpy", nogil=True, inline="always")
 def _gh_range(start, end, row_idx, values, binary, nnz_stratum, texp, denom, wn):
     """(G, H) over the non-zeros [start, end) of one column, which must begin at a stratum run."""
     G = 0.0
@@ -67,7 +72,7 @@ def _gh_range(start, end, row_idx, values, binary, nnz_stratum, texp, denom, wn)
     return G, H
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, error_model="numpy", nogil=True, inline="always")
 def _update_range(start, end, delta, f, row_idx, values, binary, nnz_stratum, texp, denom):
     if binary:
         for k in range(start, end):
@@ -86,17 +91,17 @@ def _update_range(start, end, delta, f, row_idx, values, binary, nnz_stratum, te
             denom[nnz_stratum[k]] += new - old
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, error_model="numpy", nogil=True)
 def _grad_hess(start, end, row_idx, values, binary, nnz_stratum, texp, denom, wn):
     return _gh_range(start, end, row_idx, values, binary, nnz_stratum, texp, denom, wn)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, error_model="numpy", nogil=True)
 def _update(start, end, delta, row_idx, values, binary, nnz_stratum, texp, denom):
     _update_range(start, end, delta, math.exp(delta), row_idx, values, binary, nnz_stratum, texp, denom)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, error_model="numpy", nogil=True)
 def _chunk_bounds(start, end, nchunks, nnz_stratum):
     """Split [start, end) into nchunks pieces whose boundaries fall between stratum runs, so
     that each stratum's numerators (and its denominator update) belong to one chunk."""
@@ -113,7 +118,7 @@ def _chunk_bounds(start, end, nchunks, nnz_stratum):
     return b
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, error_model="numpy", nogil=True, parallel=True)
 def _grad_hess_par(start, end, nchunks, row_idx, values, binary, nnz_stratum, texp, denom, wn):
     b = _chunk_bounds(start, end, nchunks, nnz_stratum)
     part = np.zeros((nchunks, 2))
@@ -124,7 +129,7 @@ def _grad_hess_par(start, end, nchunks, row_idx, values, binary, nnz_stratum, te
     return part[:, 0].sum(), part[:, 1].sum()
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, error_model="numpy", nogil=True, parallel=True)
 def _update_par(start, end, nchunks, delta, row_idx, values, binary, nnz_stratum, texp, denom):
     b = _chunk_bounds(start, end, nchunks, nnz_stratum)
     f = math.exp(delta)
@@ -132,7 +137,7 @@ def _update_par(start, end, nchunks, delta, row_idx, values, binary, nnz_stratum
         _update_range(b[c], b[c + 1], delta, f, row_idx, values, binary, nnz_stratum, texp, denom)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, error_model="numpy", nogil=True)
 def _resync(stratum_ptr, y, logtime, eta, texp, denom, n_events, ll_s):
     """Recompute texp and D from eta; per-stratum log-likelihood
     ll_s = sum_i y_i (eta_i + log t_i) - n_s log D_s (0 for strata without events)."""
@@ -151,7 +156,7 @@ def _resync(stratum_ptr, y, logtime, eta, texp, denom, n_events, ll_s):
         ll_s[s] = num - n_events[s] * math.log(d) if n_events[s] != 0.0 else 0.0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, error_model="numpy", nogil=True)
 def _sum_denominators(stratum_ptr, texp, denom):
     """D_s summed afresh from texp (removes the round-off of the additive D updates)."""
     for s in range(stratum_ptr.shape[0] - 1):
@@ -161,7 +166,7 @@ def _sum_denominators(stratum_ptr, texp, denom):
         denom[s] = d
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, error_model="numpy", nogil=True)
 def _weighted_log_denominators(wn, denom):
     acc = 0.0
     for s in range(denom.shape[0]):
@@ -170,69 +175,37 @@ def _weighted_log_denominators(wn, denom):
     return acc
 
 
-@njit(cache=True, nogil=True)
-def _eta_from_beta(n_rows, col_ptr, row_idx, values, binary, beta):
-    eta = np.zeros(n_rows)
-    for j in range(col_ptr.shape[0] - 1):
-        b = beta[j]
-        if b == 0.0:
-            continue
-        for k in range(col_ptr[j], col_ptr[j + 1]):
-            eta[row_idx[k]] += b if binary else b * values[k]
-    return eta
+class CpuEngine(Engine):
+    """Numba engine holding the CCD state for one :class:`SCCSData` (see module docstring).
 
-
-@njit(cache=True, nogil=True)
-def _weighted_xty(col_ptr, row_idx, values, binary, row_stratum, y, weights):
-    """c_j = sum_i w_{s(i)} y_i x_ij (the constant part of the gradient)."""
-    J = col_ptr.shape[0] - 1
-    c = np.zeros(J)
-    for j in range(J):
-        acc = 0.0
-        for k in range(col_ptr[j], col_ptr[j + 1]):
-            r = row_idx[k]
-            yr = y[r]
-            if yr != 0.0:
-                acc += weights[row_stratum[r]] * yr * (1.0 if binary else values[k])
-        c[j] = acc
-    return c
-
-
-class CpuEngine:
-    """Numba engine holding the CCD state for one :class:`SCCSData` (see module docstring)."""
+    ``dtype`` is the storage precision of the per-row and per-stratum state (``texp``, ``D``);
+    sums are accumulated in float64 in either case.
+    """
 
     backend = "cpu"
 
-    def __init__(self, data, weights=None):
-        self.data = data
-        self.n_covariates = data.n_covariates
+    def __init__(self, data, *, weights=None, dtype=np.float64):
+        super().__init__(data, weights=weights, dtype=dtype)
         self._binary = data.values is None
         self._values = np.ones(1) if self._binary else data.values
         self._logtime = np.log(data.time)
-        self._texp = data.time.copy()
-        self._denom = np.zeros(data.n_strata)
+        self._texp = data.time.astype(self.dtype)
+        self._denom = np.zeros(data.n_strata, dtype=self.dtype)
         self._ll_s = np.zeros(data.n_strata)
         self._col_ptr = data.col_ptr
         # stratum of every non-zero: one dependent load less per non-zero in the hot loops
         self._nnz_stratum = data.row_stratum[data.row_idx]
         self._threads = get_num_threads()
-        self.set_weights(weights)
+        self._init_state(weights)
 
     # -------------------------------------------------------------- state
-    def set_weights(self, weights=None):
-        """Per-stratum weights (multiplicities); ``None`` = all ones."""
+    def _put_weights(self, w):
         d = self.data
-        w = np.ones(d.n_strata) if weights is None else np.ascontiguousarray(weights, dtype=np.float64)
-        self.weights = w
         self._wn = w * d.n_events
         self._wylogt = float(np.dot(w[d.row_stratum] * d.y, self._logtime))
-        self.xty = _weighted_xty(d.col_ptr, d.row_idx, self._values, self._binary, d.row_stratum, d.y, w)
 
-    def set_beta(self, beta):
-        """Set all coefficients: texp = time * exp(X b) and D recomputed from scratch."""
+    def _put_eta(self, eta):
         d = self.data
-        self._beta_set = np.array(beta, dtype=np.float64)
-        eta = _eta_from_beta(d.n_rows, d.col_ptr, d.row_idx, self._values, self._binary, self._beta_set)
         _resync(d.stratum_ptr, d.y, self._logtime, eta, self._texp, self._denom, d.n_events, self._ll_s)
 
     # -------------------------------------------------------------- hot steps
@@ -248,27 +221,20 @@ class CpuEngine:
                               self._texp, self._denom, self._wn)
         return self.xty[j] - G, H
 
-    def update(self, j, delta):
-        """Add ``delta`` to coefficient j: sparse update of time*exp(eta) and D."""
+    def _step(self, j, delta):
         d = self.data
         a, b = self._col_ptr[j], self._col_ptr[j + 1]
         if self._threads > 1 and b - a >= PARALLEL_MIN_NNZ:
-            _update_par(a, b, self._threads, float(delta), d.row_idx, self._values, self._binary, self._nnz_stratum,
+            _update_par(a, b, self._threads, delta, d.row_idx, self._values, self._binary, self._nnz_stratum,
                         self._texp, self._denom)
         else:
-            _update(a, b, float(delta), d.row_idx, self._values, self._binary, self._nnz_stratum,
-                    self._texp, self._denom)
+            _update(a, b, delta, d.row_idx, self._values, self._binary, self._nnz_stratum, self._texp, self._denom)
 
-    def log_likelihood(self, beta):
-        """Weighted conditional log-likelihood at coefficients ``beta`` (the current state).
-
-        ``sum_i w y_i x_i'b = sum_j b_j c_j`` needs no linear predictor; D is summed afresh.
-        """
+    def _log_likelihood(self):
+        # sum_i w y_i x_i'b = sum_j b_j c_j needs no linear predictor; D is summed afresh
         d = self.data
         _sum_denominators(d.stratum_ptr, self._texp, self._denom)
-        return float(np.dot(beta, self.xty) + self._wylogt - _weighted_log_denominators(self._wn, self._denom))
+        return float(np.dot(self.beta, self.xty) + self._wylogt - _weighted_log_denominators(self._wn, self._denom))
 
-    def stratum_log_likelihood(self, beta):
-        """Unweighted per-stratum log-likelihood at ``beta`` (full recomputation, O(nnz + rows))."""
-        self.set_beta(beta)
+    def _stratum_log_likelihood(self):
         return self._ll_s.copy()

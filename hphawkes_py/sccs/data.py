@@ -15,16 +15,57 @@ So one coordinate step touches only the coordinate's non-zeros and the strata th
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["SCCSData"]
+from .._validate import check_in, check_int, describe
+
+__all__ = ["SCCSData", "RiskWindow"]
+
+ANCHORS = ("start", "end")
+
+
+@dataclass(frozen=True)
+class RiskWindow:
+    """One risk window of an exposure, for :meth:`SCCSData.from_eras` ``windows=``.
+
+    The window of an era runs from ``anchor(start_anchor) + start`` to
+    ``anchor(end_anchor) + end`` (inclusive days), where the anchor is the era's first
+    (``"start"``) or last (``"end"``) day -- SelfControlledCaseSeries' ``startAnchor`` /
+    ``endAnchor``. Each window is its own covariate, named ``label``.
+
+    Examples: days 1-7 after the start ``RiskWindow("d1_7", 1, 7, "start", "start")``; the
+    whole era plus 30 days ``RiskWindow("on_drug", 0, 30, "start", "end")``; a pre-exposure
+    window (event-dependent exposure check) ``RiskWindow("pre", -30, -1, "start", "start")``.
+    """
+
+    label: Any
+    start: int
+    end: int
+    start_anchor: str = "start"
+    end_anchor: str = "end"
+
+    def __post_init__(self):
+        check_int(self.start, "RiskWindow.start")
+        check_int(self.end, "RiskWindow.end")
+        for name in ("start_anchor", "end_anchor"):
+            v = getattr(self, name)
+            if not isinstance(v, str) or v not in ANCHORS:
+                raise ValueError(f"RiskWindow.{name} must be one of {ANCHORS}, got {v!r}")
+        if self.label is None:
+            raise ValueError("RiskWindow.label must name the window's covariate, got None")
 
 _OUTCOME_COLUMNS = ("stratum_id", "row_id", "y", "time")
 _COVARIATE_ALIASES = {"covariate_value": "value"}
+
+
+def _show(v: Any) -> str:
+    """repr of a value from a user's table, NumPy scalars shown as plain Python values."""
+    return repr(v.item() if isinstance(v, np.generic) else v)
 
 
 def _lower_columns(df: Any, name: str) -> pd.DataFrame:
@@ -126,12 +167,21 @@ class SCCSData:
             f"nnz={self.nnz}, events={int(self.n_events.sum())}, binary={self.values is None}, dropped: {drop})"
         )
 
+    @functools.cached_property
+    def event_nnz(self) -> np.ndarray:
+        """Positions of the stored non-zeros whose row has events (``y > 0``), ascending
+        (computed once; the constant part of the gradient needs only these)."""
+        return np.flatnonzero(self.y[self.row_idx] != 0)
+
     def column_of_nnz(self) -> np.ndarray:
         """Covariate index of every stored non-zero (int32, nnz)."""
         return np.repeat(np.arange(self.n_covariates, dtype=np.int32), np.diff(self.col_ptr))
 
     def to_long(self) -> tuple[pd.DataFrame, pd.DataFrame]:
-        """Back to the long format: (outcomes, covariates) DataFrames."""
+        """Back to the long format: (outcomes, covariates) DataFrames.
+
+        ``SCCSData.from_long(*data.to_long())`` rebuilds the same design (covariates without
+        any non-zero value appear once with an explicit ``value`` 0)."""
         outcomes = pd.DataFrame(
             {
                 "stratum_id": self.stratum_ids[self.row_stratum],
@@ -141,11 +191,15 @@ class SCCSData:
             }
         )
         cols = self.column_of_nnz()
+        # a covariate without non-zeros still has a coefficient: one explicit zero (on the
+        # first row) keeps it, so that from_long(*to_long()) rebuilds the same design
+        empty = np.flatnonzero(np.diff(self.col_ptr) == 0)
         covariates = pd.DataFrame(
             {
-                "row_id": self.row_ids[self.row_idx],
-                "covariate_id": self.covariate_ids[cols],
-                "value": np.ones(self.nnz) if self.values is None else self.values,
+                "row_id": np.concatenate([self.row_ids[self.row_idx], np.repeat(self.row_ids[:1], empty.size)]),
+                "covariate_id": np.concatenate([self.covariate_ids[cols], self.covariate_ids[empty]]),
+                "value": np.concatenate([np.ones(self.nnz) if self.values is None else self.values,
+                                         np.zeros(empty.size)]),
             }
         )
         return outcomes, covariates
@@ -184,8 +238,7 @@ class SCCSData:
             ``outcomes``, duplicate (row, covariate) pairs, non-finite values,
             missing stratum ids, no rows left.
         """
-        if strata_without_events not in ("drop", "keep", "raise"):
-            raise ValueError(f"strata_without_events must be 'drop', 'keep' or 'raise', got {strata_without_events!r}")
+        check_in(strata_without_events, "strata_without_events", ("drop", "keep", "raise"))
         out = _lower_columns(outcomes, "outcomes")
         cov = _lower_columns(covariates, "covariates")
         _require(out, _OUTCOME_COLUMNS, "outcomes")
@@ -206,19 +259,19 @@ class SCCSData:
             i = int(np.flatnonzero(bad)[0])
             raise ValueError(
                 f"outcomes.y must be non-negative integer event counts: {int(bad.sum())} bad value(s), "
-                f"first at row_id={out['row_id'].iloc[i]!r} (y={y[i]!r})"
+                f"first at row_id={_show(out['row_id'].iloc[i])} (y={y[i].item()!r})"
             )
         bad = ~np.isfinite(time) | (time <= 0)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise ValueError(
                 f"outcomes.time must be finite and > 0 (the offset is log(time)): {int(bad.sum())} bad value(s), "
-                f"first at row_id={out['row_id'].iloc[i]!r} (time={time[i]!r})"
+                f"first at row_id={_show(out['row_id'].iloc[i])} (time={time[i].item()!r})"
             )
         row_ids_in = out["row_id"].to_numpy()
         if pd.Index(row_ids_in).has_duplicates:
             dup = pd.Index(row_ids_in)[pd.Index(row_ids_in).duplicated()][0]
-            raise ValueError(f"outcomes.row_id must be unique; {dup!r} appears more than once")
+            raise ValueError(f"outcomes.row_id must be unique; {_show(dup)} appears more than once")
 
         # Strata sorted by id; rows keep their given order inside a stratum (stable sort).
         strata_codes, stratum_ids = pd.factorize(out["stratum_id"], sort=True)
@@ -232,7 +285,7 @@ class SCCSData:
         if no_events.any():
             if strata_without_events == "raise":
                 raise ValueError(
-                    f"{int(no_events.sum())} strata have no events (first: {stratum_ids[no_events][0]!r}); "
+                    f"{int(no_events.sum())} strata have no events (first: {_show(stratum_ids[no_events][0])}); "
                     "they do not contribute to the conditional likelihood: use strata_without_events='drop' or 'keep'"
                 )
             if strata_without_events == "drop":
@@ -268,7 +321,7 @@ class SCCSData:
             if not known_all.all():
                 bad_id = cov["row_id"].to_numpy()[unknown][~known_all][0]
                 raise ValueError(
-                    f"covariates.row_id {bad_id!r} is not in outcomes.row_id "
+                    f"covariates.row_id {_show(bad_id)} is not in outcomes.row_id "
                     f"({int((~known_all).sum())} covariate row(s) refer to unknown rows)"
                 )
             # rows of dropped no-event strata: their covariates go with them (counted above)
@@ -283,7 +336,7 @@ class SCCSData:
                 k = int(np.flatnonzero(dup)[0])
                 raise ValueError(
                     f"covariates has duplicate (row_id, covariate_id) pairs: {int(dup.sum())} duplicate(s), first "
-                    f"row_id={row_ids[row_pos[k]]!r}, covariate_id={covariate_ids_all[cov_codes[k]]!r}"
+                    f"row_id={_show(row_ids[row_pos[k]])}, covariate_id={_show(covariate_ids_all[cov_codes[k]])}"
                 )
         return cls._assemble(
             stratum_ids=stratum_ids,
@@ -336,6 +389,13 @@ class SCCSData:
         risk_start: int = 0,
         risk_end: int = 0,
         risk_windows: Mapping[Any, tuple[int, int]] | None = None,
+        windows: Mapping[Any, Any] | None = None,
+        study_start: int | None = None,
+        study_end: int | None = None,
+        naive_period: int = 0,
+        min_age: int | None = None,
+        max_age: int | None = None,
+        first_outcome_only: bool = False,
         merge: bool = True,
     ) -> "SCCSData":
         """Build the SCCS design from person-level data (days are integers, inclusive).
@@ -359,6 +419,27 @@ class SCCSData:
             Per-covariate offsets ``{covariate_id: (risk_start, risk_end)}`` overriding the
             scalars (e.g. a vaccine's days 15..35 after the vaccination day next to an
             age-band covariate with (0, 0)).
+        windows : dict, optional
+            Several risk windows per exposure: ``{covariate_id: [RiskWindow, ...]}``. Each
+            window becomes its own covariate named by its label (e.g. days 1-7, 8-21 and
+            22-42 after the era start, and a pre-exposure window); the era's own covariate is
+            then not in the design. Windows of one exposure may overlap (each is an indicator).
+            A window that has no person-time in any observation period is an error.
+        study_start, study_end : int, optional
+            Study period (days): observation is clipped to ``study_start..study_end``.
+        naive_period : int
+            Days at the start of each observation period left out (SelfControlledCaseSeries'
+            ``naivePeriod``: the history needed to see earlier exposures and outcomes).
+        min_age, max_age : int, optional
+            Ages in days: observation is clipped to ``birth_day + min_age .. birth_day +
+            max_age``; ``observation_periods`` must then have a ``birth_day`` column.
+        first_outcome_only : bool
+            Keep each person's first outcome only (the earliest ``day``, before any
+            clipping), as SelfControlledCaseSeries' ``firstOutcomeOnly``; the others are
+            counted in ``dropped["later_outcomes"]``.
+
+            Persons left with no observation time by these rules are counted in
+            ``dropped["persons_outside_study"]`` (their eras and outcomes with them).
         merge : bool
             Merge the intervals of a person that have the same exposure pattern (the
             likelihood depends only on their summed time and events). ``False`` keeps
@@ -381,6 +462,8 @@ class SCCSData:
             a person with two observation periods, eras or outcomes of persons without
             an observation period.
         """
+        if not isinstance(merge, (bool, np.bool_)):
+            raise TypeError(f"merge must be True or False, got {describe(merge)}")
         obs = _lower_columns(observation_periods, "observation_periods")
         er = _lower_columns(eras, "eras")
         oc = _lower_columns(outcomes, "outcomes")
@@ -392,28 +475,50 @@ class SCCSData:
 
         def days(s, name):
             a = np.asarray(s)
-            if a.size and (not np.issubdtype(a.dtype, np.number) or not np.all(np.isfinite(a)) or np.any(a != np.round(a))):
-                raise ValueError(f"{name} must be integer days")
+            if a.size and (not np.issubdtype(a.dtype, np.number) or a.dtype.kind == "b"):
+                raise ValueError(f"{name} must be integer days, got dtype {a.dtype}")
+            bad = ~np.isfinite(a) | (a != np.round(a)) if a.size else np.zeros(0, bool)
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise ValueError(f"{name} must be integer days: {int(bad.sum())} bad value(s), first at row {i} "
+                                 f"({a[i].item()!r})")
             return a.astype(np.int64)
 
         persons = obs["person_id"].to_numpy()
-        if pd.Index(persons).has_duplicates:
-            raise ValueError("observation_periods must have one row per person_id (duplicates found)")
+        dup = pd.Index(persons).duplicated()
+        if dup.any():
+            i = int(np.argmax(dup))
+            raise ValueError(
+                f"observation_periods must have one row per person_id (one period per person): {int(dup.sum())} "
+                f"duplicate(s), first at row {i} (person_id={_show(persons[i])})"
+            )
         os_, oe_ = days(obs["start"], "observation_periods.start"), days(obs["end"], "observation_periods.end")
         if np.any(oe_ < os_):
-            raise ValueError(f"observation_periods: end < start for {int((oe_ < os_).sum())} person(s)")
+            i = int(np.argmax(oe_ < os_))
+            raise ValueError(
+                f"observation_periods: end < start for {int((oe_ < os_).sum())} person(s), first at row {i} "
+                f"(person_id={_show(persons[i])}, start={os_[i]}, end={oe_[i]})"
+            )
         porder = np.argsort(persons, kind="stable")
         persons, os_, oe_ = persons[porder], os_[porder], oe_[porder]
         pindex = pd.Index(persons)
         ep = pindex.get_indexer(er["person_id"].to_numpy())
         if np.any(ep < 0):
-            raise ValueError(f"eras has {int((ep < 0).sum())} row(s) of persons without an observation period")
+            i = int(np.argmax(ep < 0))
+            raise ValueError(f"eras has {int((ep < 0).sum())} row(s) of persons without an observation period, "
+                             f"first at row {i} (person_id={_show(er['person_id'].iloc[i])})")
         op = pindex.get_indexer(oc["person_id"].to_numpy())
         if np.any(op < 0):
-            raise ValueError(f"outcomes has {int((op < 0).sum())} row(s) of persons without an observation period")
-        cov_ids, cov_codes = np.unique(er["covariate_id"].to_numpy(), return_inverse=True)
-        rs = np.full(len(cov_ids), int(risk_start), dtype=np.int64)
-        re_ = np.full(len(cov_ids), int(risk_end), dtype=np.int64)
+            i = int(np.argmax(op < 0))
+            raise ValueError(f"outcomes has {int((op < 0).sum())} row(s) of persons without an observation period, "
+                             f"first at row {i} (person_id={_show(oc['person_id'].iloc[i])})")
+        cov_ids = np.unique(er["covariate_id"].to_numpy())
+        rules = _ObservationRules(study_start, study_end, naive_period, min_age, max_age, first_outcome_only)
+        birth = days(obs["birth_day"], "observation_periods.birth_day")[porder] if rules.needs_birth(obs) else None
+        persons, os_, oe_, er, oc, ep, op, rule_dropped = rules.apply(persons, os_, oe_, birth, er, oc, ep, op, days)
+        cov_codes = pd.Index(cov_ids).get_indexer(er["covariate_id"].to_numpy())
+        rs = np.full(len(cov_ids), check_int(risk_start, "risk_start"), dtype=np.int64)
+        re_ = np.full(len(cov_ids), check_int(risk_end, "risk_end"), dtype=np.int64)
         if risk_windows is not None:
             if not isinstance(risk_windows, Mapping):
                 raise TypeError("risk_windows must be a dict {covariate_id: (start_offset, end_offset)}")
@@ -421,16 +526,36 @@ class SCCSData:
             if np.any(pos < 0):
                 unknown = [k for k, i in zip(risk_windows, pos) if i < 0]
                 raise ValueError(f"risk_windows has covariate id(s) not in eras: {unknown[:10]}")
-            for i, (a, b) in zip(pos, risk_windows.values()):
-                rs[i], re_[i] = int(a), int(b)
-        es = days(er["start"], "eras.start") + rs[cov_codes]
-        ee = days(er["end"], "eras.end") + re_[cov_codes]
-        if np.any(days(er["end"], "eras.end") < days(er["start"], "eras.start")):
-            raise ValueError("eras: end < start")
+            for i, (k, w) in zip(pos, risk_windows.items()):
+                if not isinstance(w, (tuple, list)) or len(w) != 2:
+                    raise TypeError(f"risk_windows[{k!r}] must be a pair (start_offset, end_offset), got {describe(w)}")
+                rs[i] = check_int(w[0], f"risk_windows[{k!r}][0]")
+                re_[i] = check_int(w[1], f"risk_windows[{k!r}][1]")
+        era_start, era_end = days(er["start"], "eras.start"), days(er["end"], "eras.end")
+        if np.any(era_end < era_start):
+            i = int(np.argmax(era_end < era_start))
+            raise ValueError(
+                f"eras: end < start in {int((era_end < era_start).sum())} row(s), first at row {i} "
+                f"(person_id={_show(er['person_id'].iloc[i])}, start={era_start[i]}, end={era_end[i]})"
+            )
+        ep = ep.astype(np.int64)
+        es = era_start + rs[cov_codes]
+        ee = era_end + re_[cov_codes]
+        window_labels = []
+        if windows is not None:
+            ep, es, ee, cov_ids, cov_codes, window_labels = _expand_windows(
+                windows, risk_windows, cov_ids, cov_codes, ep, era_start, era_end, es, ee
+            )
         od = days(oc["day"], "outcomes.day")
         design = build_interval_design(
-            os_, oe_, ep.astype(np.int64), es, ee, cov_codes.astype(np.int64), len(cov_ids), merge=merge
+            os_, oe_, ep, es, ee, cov_codes.astype(np.int64), len(cov_ids), merge=merge
         )
+        if window_labels:
+            used = np.bincount(design.nnz_col, minlength=len(cov_ids)) > 0
+            pos = pd.Index(cov_ids).get_indexer(pd.Index(window_labels))
+            empty = [window_labels[k] for k, i in enumerate(pos) if not used[i]]
+            if empty:
+                raise ValueError(f"windows: window(s) {empty[:10]} have no person-time in any observation period")
         # outcomes -> interval rows
         inside = (od >= os_[op]) & (od <= oe_[op])
         y_row = design.locate(op[inside], od[inside])
@@ -438,10 +563,125 @@ class SCCSData:
         dropped = {
             "eras_outside_observation": design.eras_outside,
             "outcomes_outside_observation": int((~inside).sum()),
+            **rule_dropped,
         }
         return design.to_data(
             y=y, stratum_ids=persons, covariate_ids=cov_ids, dropped=dropped, drop_label="persons_without_outcomes"
         )
+
+
+class _ObservationRules:
+    """Study period, naive period, age limits and first-outcome-only for :meth:`SCCSData.from_eras`."""
+
+    def __init__(self, study_start, study_end, naive_period, min_age, max_age, first_outcome_only):
+        self.study_start = None if study_start is None else check_int(study_start, "study_start")
+        self.study_end = None if study_end is None else check_int(study_end, "study_end")
+        if self.study_start is not None and self.study_end is not None and self.study_end < self.study_start:
+            raise ValueError(f"study_end ({self.study_end}) must be >= study_start ({self.study_start})")
+        self.naive_period = check_int(naive_period, "naive_period", minimum=0)
+        self.min_age = None if min_age is None else check_int(min_age, "min_age", minimum=0)
+        self.max_age = None if max_age is None else check_int(max_age, "max_age", minimum=0)
+        if self.min_age is not None and self.max_age is not None and self.max_age < self.min_age:
+            raise ValueError(f"max_age ({self.max_age}) must be >= min_age ({self.min_age})")
+        if not isinstance(first_outcome_only, (bool, np.bool_)):
+            raise TypeError(f"first_outcome_only must be True or False, got {describe(first_outcome_only)}")
+        self.first_outcome_only = bool(first_outcome_only)
+
+    def needs_birth(self, obs) -> bool:
+        if self.min_age is None and self.max_age is None:
+            return False
+        if "birth_day" not in obs.columns:
+            raise ValueError("min_age/max_age need a birth_day column in observation_periods (day of birth, "
+                             f"same day scale); got columns {list(obs.columns)}")
+        return True
+
+    def apply(self, persons, os_, oe_, birth, er, oc, ep, op, days):
+        dropped = {}
+        if self.first_outcome_only and len(oc):
+            od = days(oc["day"], "outcomes.day")
+            # per person the earliest day (the first such row on ties)
+            order = np.lexsort((np.arange(od.shape[0]), od, op))
+            head = np.ones(order.shape[0], dtype=bool)
+            head[1:] = op[order][1:] != op[order][:-1]
+            keep = np.zeros(od.shape[0], dtype=bool)
+            keep[order[head]] = True
+            dropped["later_outcomes"] = int((~keep).sum())
+            oc, op = oc[keep], op[keep]
+        start, end = os_ + self.naive_period, oe_.copy()
+        if self.study_start is not None:
+            start = np.maximum(start, self.study_start)
+        if self.study_end is not None:
+            end = np.minimum(end, self.study_end)
+        if birth is not None:
+            if self.min_age is not None:
+                start = np.maximum(start, birth + self.min_age)
+            if self.max_age is not None:
+                end = np.minimum(end, birth + self.max_age)
+        inside = end >= start
+        if self.naive_period or self.study_start is not None or self.study_end is not None or birth is not None:
+            dropped["persons_outside_study"] = int((~inside).sum())
+        if not inside.all():
+            if not inside.any():
+                raise ValueError("no person has observation time left after study_start/study_end, "
+                                 "naive_period and the age limits")
+            keep_e, keep_o = inside[ep], inside[op]
+            dropped["outcomes_of_persons_outside_study"] = int((~keep_o).sum())
+            er, oc = er[keep_e], oc[keep_o]
+            newidx = np.cumsum(inside) - 1
+            ep, op = newidx[ep[keep_e]], newidx[op[keep_o]]
+            persons, start, end = persons[inside], start[inside], end[inside]
+        return persons, start, end, er, oc, ep, op, dropped
+
+
+def _expand_windows(windows, risk_windows, cov_ids, cov_codes, ep, era_start, era_end, es, ee):
+    """Eras -> one pseudo-era per (era, window) for the covariates in ``windows``; the others
+    keep their (risk_start, risk_end) window. Returns the new era arrays and covariate ids."""
+    if not isinstance(windows, Mapping):
+        raise TypeError(f"windows must be a dict {{covariate_id: [RiskWindow, ...]}}, got {describe(windows)}")
+    pos = pd.Index(cov_ids).get_indexer(list(windows))
+    if np.any(pos < 0):
+        unknown = [k for k, i in zip(windows, pos) if i < 0]
+        raise ValueError(f"windows has covariate id(s) not in eras: {unknown[:10]}")
+    if risk_windows is not None:
+        both = [k for k in windows if k in risk_windows]
+        if both:
+            raise ValueError(f"covariate id(s) {both[:10]} are in both risk_windows and windows; give one")
+    windowed = np.zeros(len(cov_ids), dtype=bool)
+    windowed[pos] = True
+    keep = ~windowed[cov_codes]
+    parts_p, parts_s, parts_e, parts_l = [ep[keep]], [es[keep]], [ee[keep]], [np.asarray(cov_ids, dtype=object)[cov_codes[keep]]]
+    labels = []
+    for i, (k, wins) in zip(pos, windows.items()):
+        if isinstance(wins, RiskWindow):
+            wins = [wins]
+        if not isinstance(wins, (list, tuple)) or not wins or not all(isinstance(w, RiskWindow) for w in wins):
+            raise TypeError(f"windows[{k!r}] must be a non-empty list of RiskWindow, got {describe(wins)}")
+        m = cov_codes == i
+        for w in wins:
+            a = (era_start if w.start_anchor == "start" else era_end)[m] + w.start
+            b = (era_start if w.end_anchor == "start" else era_end)[m] + w.end
+            parts_p.append(ep[m])
+            parts_s.append(a)
+            parts_e.append(b)
+            parts_l.append(np.full(int(m.sum()), w.label, dtype=object))
+            labels.append(w.label)
+    other = set(np.asarray(cov_ids, dtype=object)[~windowed].tolist())
+    clash = [lab for lab in labels if lab in other]
+    if len(set(labels)) != len(labels) or clash:
+        dup = clash or [lab for lab in labels if labels.count(lab) > 1]
+        raise ValueError(f"windows: labels must be unique and differ from the other covariate ids; {dup[:10]!r} repeat")
+    all_labels = np.concatenate(parts_l)
+    try:
+        new_ids, new_codes = np.unique(all_labels, return_inverse=True)
+    except TypeError:
+        raise TypeError("windows: labels and covariate ids must be of one sortable type (all strings or all "
+                        f"integers), got {sorted({type(v).__name__ for v in all_labels})}") from None
+    if all(isinstance(v, (int, np.integer)) for v in new_ids):
+        new_ids = new_ids.astype(np.int64)
+    elif all(isinstance(v, str) for v in new_ids):
+        new_ids = new_ids.astype(str)
+    return (np.concatenate(parts_p), np.concatenate(parts_s), np.concatenate(parts_e), new_ids,
+            new_codes.astype(np.int64), labels)
 
 
 class _IntervalDesign:
@@ -468,7 +708,6 @@ class _IntervalDesign:
         return self.key_group[k]
 
     def to_data(self, *, y, stratum_ids, covariate_ids, dropped, drop_label):
-        n_cov = len(covariate_ids)
         n_s = np.bincount(self.row_person, weights=y, minlength=self.n_persons)
         has = n_s > 0
         keep_row = has[self.row_person]

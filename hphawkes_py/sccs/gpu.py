@@ -12,45 +12,22 @@ from __future__ import annotations
 import numpy as np
 
 from ..gpu.device import KERNELS_DIR
+from .engine import Engine, stratum_runs
 
-__all__ = ["GpuEngine", "stratum_runs"]
+__all__ = ["GpuEngine"]
 
 BLOCK = 256
 MAX_BLOCKS = 1024
 
 
-def stratum_runs(data):
-    """Runs of each column's non-zeros that fall in one stratum.
-
-    Returns ``(run_start, run_stratum, col_run_ptr)``: run ``r`` covers non-zeros
-    ``run_start[r]:run_start[r+1]`` (``run_start`` has a final sentinel ``nnz``), all in
-    stratum ``run_stratum[r]``; the runs of column ``j`` are ``col_run_ptr[j]:col_run_ptr[j+1]``.
-    """
-    nnz = data.nnz
-    s = data.row_stratum[data.row_idx]
-    new = np.ones(nnz, dtype=bool)
-    if nnz:
-        new[1:] = s[1:] != s[:-1]
-        starts_col = data.col_ptr[:-1][np.diff(data.col_ptr) > 0]
-        new[starts_col] = True
-    run_start = np.flatnonzero(new).astype(np.int64)
-    run_stratum = s[run_start].astype(np.int32)
-    col_run_ptr = np.searchsorted(run_start, data.col_ptr, side="left").astype(np.int64)
-    return np.append(run_start, np.int64(nnz)), run_stratum, col_run_ptr
-
-
-class GpuEngine:
-    """CCD engine on a :class:`~hphawkes_py.gpu.device.Device` (same interface as ``CpuEngine``)."""
+class GpuEngine(Engine):
+    """CCD engine on a :class:`~hphawkes_py.gpu.device.Device` (the interface of :class:`~.engine.Engine`)."""
 
     def __init__(self, data, *, weights=None, device, backend="gpu", dtype=np.float64):
-        self.data = data
+        super().__init__(data, weights=weights, dtype=dtype)
         self.backend = backend
         self.dev = dev = device
-        self.dtype = np.dtype(dtype)
-        if self.dtype not in (np.float32, np.float64):
-            raise ValueError(f"dtype must be float32 or float64, got {dtype!r}")
         real = "double" if self.dtype == np.float64 else "float"
-        self.n_covariates = data.n_covariates
         mod = dev.module(KERNELS_DIR / "sccs.cu", defines={"REAL": real})
         self._k_gh = mod.function("sccs_grad_hess")
         self._k_upd = mod.function("sccs_update")
@@ -80,29 +57,15 @@ class GpuEngine:
         self._R = R
         self._sync_grid = max(1, min(MAX_BLOCKS, -(-data.n_strata // BLOCK)))
         self._shared = BLOCK * self.dtype.itemsize
-        self.set_weights(weights)
+        self._init_state(weights)
 
-    def set_weights(self, weights=None):
-        d = self.data
-        w = np.ones(d.n_strata) if weights is None else np.asarray(weights, dtype=np.float64)
-        self.weights = w
+    def _put_weights(self, w):
         self._d_weights = self.dev.to_device(w.astype(self.dtype))
-        self._d_wn = self.dev.to_device((w * d.n_events).astype(self.dtype))
-        # constant part of the gradient, sum_i w_s(i) y_i x_ij, stays on the host (float64)
-        wy = (w[d.row_stratum] * d.y)[d.row_idx]
-        if d.values is not None:
-            wy = wy * d.values
-        self.xty = np.bincount(d.column_of_nnz(), weights=wy, minlength=d.n_covariates).astype(np.float64)
+        self._d_wn = self.dev.to_device((w * self.data.n_events).astype(self.dtype))
 
-    def set_beta(self, beta):
-        d = self.data
-        beta = np.asarray(beta, dtype=np.float64)
-        x = beta[d.column_of_nnz()]
-        if d.values is not None:
-            x = x * d.values
-        eta = np.bincount(d.row_idx, weights=x, minlength=d.n_rows)
+    def _put_eta(self, eta):
         self.dev.copy_to_device(self._d_eta, eta.astype(self.dtype))
-        self.log_likelihood()
+        self._resync()
 
     def gradient_hessian(self, j):
         r0, r1 = int(self._col_run_ptr[j]), int(self._col_run_ptr[j + 1])
@@ -120,7 +83,7 @@ class GpuEngine:
         G, H = dev.to_host(self._d_gh)[2 * slot:2 * slot + 2]
         return float(self.xty[j] - G), float(H)
 
-    def update(self, j, delta):
+    def _step(self, j, delta):
         k0, k1 = int(self._col_ptr[j]), int(self._col_ptr[j + 1])
         if k1 == k0:
             return
@@ -129,7 +92,8 @@ class GpuEngine:
                         [np.int64(k0), np.int64(k1), self._R(delta), self._d_row_idx, self._d_values, self._binary,
                          self._d_row_stratum, self._d_logtime, self._d_eta, self._d_texp, self._d_denom])
 
-    def log_likelihood(self, beta=None):
+    def _resync(self):
+        """texp and D recomputed from eta on the device; returns the weighted log-likelihood."""
         d = self.data
         dev = self.dev
         dev.copy_to_device(self._d_out, self._zero2)
@@ -139,6 +103,8 @@ class GpuEngine:
                    shared_bytes=self._shared)
         return float(dev.to_host(self._d_out)[0])
 
-    def stratum_log_likelihood(self, beta=None):
-        self.log_likelihood()
+    def _log_likelihood(self):
+        return self._resync()
+
+    def _stratum_log_likelihood(self):
         return self.dev.to_host(self._d_ll_s).astype(np.float64)

@@ -17,27 +17,36 @@ conditional likelihood without the multinomial constant log(n_s! / prod y_i!) (z
 every y_i is 0/1); it equals survival::clogit's logLik and Cyclops' SCCS log-likelihood on
 the oxford example.
 
-Priors (per coordinate, skipped for ``exclude``): Normal(0, variance),
+Priors (per coordinate, skipped for ``exclude``; per-group types and variances through
+``priors=``, see :class:`PriorSpec`): Normal(0, variance),
 log p = -log(2 pi v)/2 - b^2/(2v); Laplace with rate lambda = sqrt(2 / variance) (Cyclops),
 log p = log(lambda/2) - lambda |b|.
 
-Convergence: after each full cycle, ``|lp_new - lp_old| / (|lp_new| + 1) < tolerance`` with
-lp the log posterior (Cyclops' "lange" criterion); ``converged`` records whether it was met
-within ``max_iterations`` cycles.
+Convergence, checked after each full cycle: ``"relative"``,
+``|lp_new - lp_old| / (|lp_new| + 1) < tolerance`` with lp the log posterior (Cyclops' "lange"
+criterion), or ``"gradient"``, the largest KKT residual (|subgradient| of lp) ``< tolerance *
+(|lp| + 1)``; ``converged`` records whether the rule was met within ``max_iterations``
+cycles and every estimate is finite, ``stopped_by`` which rule ended the fit.
 """
 from __future__ import annotations
 
+import functools
 import math
+import numbers
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 
-from .._backend import get_device, is_gpu_backend, resolve_backend, threads_context
+from .._backend import resolve_backend, threads_context
 from .._parallel import run_replicates
 from .._progress import progress_bar
+from .._validate import (as_float_array, check_dtype, check_in, check_int, check_positive, check_random_state,
+                         describe)
 from .data import SCCSData
+from .engine import make_engine
 
 __all__ = [
     "SCCSFit",
@@ -46,8 +55,10 @@ __all__ = [
     "fit",
     "cross_validate",
     "bootstrap",
-    "make_engine",
     "log_prior",
+    "MLEWarning",
+    "FitContext",
+    "PriorSpec",
     "DEFAULT_GRID",
 ]
 
@@ -58,30 +69,20 @@ DEFAULT_GRID = tuple(float(v) for v in np.geomspace(0.01, 20.0, 10))
 INITIAL_BOUND = 2.0
 
 
-# ---------------------------------------------------------------------------- engines
-def make_engine(data: SCCSData, *, backend: str = "auto", weights=None, dtype=np.float64):
-    """Engine for ``data`` on the resolved backend (``cpu``, ``gpu`` or ``emulator``)."""
-    resolved = resolve_backend(backend)
-    if is_gpu_backend(resolved):
-        from .gpu import GpuEngine
-
-        return GpuEngine(data, weights=weights, device=get_device(resolved), backend=resolved, dtype=dtype)
-    from .cpu import CpuEngine
-
-    return CpuEngine(data, weights=weights)
-
-
 # ---------------------------------------------------------------------------- priors
-def _check_prior(prior: str, variance: float) -> tuple[str, float]:
-    if prior not in PRIORS:
-        raise ValueError(f"prior must be one of {PRIORS}, got {prior!r}")
-    try:
-        v = float(variance)
-    except (TypeError, ValueError):
-        raise TypeError(f"variance must be a positive number, got {variance!r}") from None
-    if prior != "none" and not (math.isfinite(v) and v > 0):
-        raise ValueError(f"variance must be finite and > 0, got {variance!r}")
-    return prior, v
+def _check_prior(prior: str, variance: float, name: str = "") -> tuple[str, float]:
+    pname, vname = (f"{name} prior", f"{name} variance") if name else ("prior", "variance")
+    if not isinstance(prior, str):
+        raise TypeError(f"{pname} must be one of {PRIORS}, got {describe(prior)}")
+    check_in(prior, pname, PRIORS)
+    if prior == "none":
+        # the variance is not used; still refuse what is not a number
+        if variance is None:
+            return prior, float("nan")
+        if isinstance(variance, bool) or not isinstance(variance, numbers.Real):
+            raise TypeError(f"{vname} must be a real number, got {describe(variance)}")
+        return prior, float(variance)
+    return prior, check_positive(variance, vname)
 
 
 def log_prior(beta: np.ndarray, prior: str, variance: float, penalized: np.ndarray) -> float:
@@ -110,6 +111,86 @@ def _penalized_mask(data: SCCSData, prior: str, exclude: Sequence[Any]) -> np.nd
     return mask
 
 
+_CODES = {"none": 0, "normal": 1, "laplace": 2}
+
+
+@dataclass(frozen=True, eq=False)
+class PriorSpec:
+    """The prior of every coefficient: ``codes[j]`` (0 none, 1 Normal, 2 Laplace) and
+    ``variances[j]``; ``default[j]`` marks the coefficients governed by the ``prior`` /
+    ``variance`` arguments (the ones cross-validation tunes), as opposed to ``exclude`` and
+    per-group ``priors``."""
+
+    codes: np.ndarray
+    variances: np.ndarray
+    default: np.ndarray
+
+    def with_default_variance(self, variance: float) -> "PriorSpec":
+        v = self.variances.copy()
+        v[self.default] = variance
+        return PriorSpec(self.codes, v, self.default)
+
+    @property
+    def unpenalized(self) -> np.ndarray:
+        return self.codes == 0
+
+    def log_prior(self, beta) -> float:
+        """Sum of the coefficients' log prior densities (groups of one type and variance
+        are summed in one expression, as :func:`log_prior`)."""
+        beta = np.asarray(beta)
+        total = 0.0
+        for code, v in _groups(self.codes, self.variances):
+            mask = (self.codes == code) & (self.variances == v)
+            total += log_prior(beta[mask], ("none", "normal", "laplace")[code], v, np.ones(int(mask.sum()), bool))
+        return total
+
+    def curvature(self) -> np.ndarray:
+        """-d^2 log prior / d b_j^2 (1/variance for Normal coordinates, 0 otherwise)."""
+        return np.where(self.codes == 1, 1.0 / np.where(self.codes == 1, self.variances, 1.0), 0.0)
+
+
+def _groups(codes, variances):
+    pairs = {(int(c), float(v)) for c, v in zip(codes.tolist(), variances.tolist()) if c != 0}
+    return sorted(pairs)
+
+
+def _prior_spec(data: SCCSData, prior: str, variance: float, exclude, priors) -> PriorSpec:
+    """Per-coefficient priors from the default ``prior``/``variance``, ``exclude`` and the
+    per-group ``priors`` = [(covariate ids, prior, variance), ...]."""
+    penalized = _penalized_mask(data, prior, exclude)
+    J = data.n_covariates
+    codes = np.where(penalized, _CODES[prior], 0).astype(np.int64)
+    variances = np.full(J, variance if prior != "none" else np.nan)
+    variances[~penalized] = np.nan
+    default = penalized.copy() if prior != "none" else np.zeros(J, dtype=bool)
+    if priors is None:
+        return PriorSpec(codes, variances, default)
+    if not isinstance(priors, (list, tuple)):
+        raise TypeError(f"priors must be a list of (covariate ids, prior, variance) triples, got {describe(priors)}")
+    assigned = ~penalized
+    index = pd.Index(data.covariate_ids)
+    for k, entry in enumerate(priors):
+        if not isinstance(entry, (list, tuple)) or len(entry) != 3:
+            raise TypeError(f"priors[{k}] must be a triple (covariate ids, prior, variance), got {describe(entry)}")
+        ids, p, v = entry
+        if isinstance(ids, (str, bytes)) or np.isscalar(ids):
+            ids = [ids]
+        ids = list(ids)
+        p, v = _check_prior(p, v, name=f"priors[{k}]")
+        idx = index.get_indexer(pd.Index(ids)) if ids else np.zeros(0, dtype=np.int64)
+        if not ids or np.any(idx < 0):
+            unknown = [c for c, i in zip(ids, idx) if i < 0]
+            raise ValueError(f"priors[{k}] has covariate id(s) not in the data: {unknown[:10] or 'none given'}")
+        again = [c for c, i in zip(ids, idx) if assigned[i]]
+        if again:
+            raise ValueError(f"priors[{k}]: covariate id(s) {again[:10]} already have a prior (exclude or an earlier group)")
+        assigned[idx] = True
+        codes[idx] = _CODES[p]
+        variances[idx] = v if p != "none" else np.nan
+        default[idx] = False
+    return PriorSpec(codes, variances, default)
+
+
 # ---------------------------------------------------------------------------- CCD
 def _newton_step(g: float, h: float, beta: float, prior: int, lam: float, inv_var: float) -> float:
     """Step for one coordinate. g = dl/db, h = -d2l/db2 (>= 0). prior: 0 none, 1 normal, 2 laplace."""
@@ -134,27 +215,85 @@ def _newton_step(g: float, h: float, beta: float, prior: int, lam: float, inv_va
     return delta
 
 
-def _ccd(engine, *, prior, variance, penalized, tolerance, max_iterations, beta0=None, progress=False, desc=None):
-    """Cyclic coordinate descent on ``engine``; returns (beta, log_likelihood, log_prior, iterations, converged)."""
+def _kkt(g: float, beta: float, prior: int, lam: float, inv_var: float) -> float:
+    """|subgradient| of the log posterior along one coordinate (0 exactly at its optimum)."""
+    if prior == 1:
+        return abs(g - beta * inv_var)
+    if prior == 2:
+        if beta == 0.0:
+            return max(abs(g) - lam, 0.0)
+        return abs(g - (lam if beta > 0 else -lam))
+    return abs(g)
+
+
+@dataclass(frozen=True)
+class _CCDResult:
+    beta: np.ndarray
+    log_likelihood: float
+    log_prior: float
+    iterations: int
+    converged: bool
+    stopped_by: str
+    kkt: float
+    step_halvings: int
+
+
+#: How often a cycle whose log posterior is not finite (exp overflow) is retried from the
+#: previous cycle's coefficients with trust regions shrunk 8-fold before the fit gives up.
+MAX_STEP_HALVINGS = 40
+
+
+def _ccd(engine, *, spec: PriorSpec, tolerance, max_iterations, beta0=None, convergence="relative",
+         fixed=None, progress=False, desc=None) -> _CCDResult:
+    """Cyclic coordinate descent on ``engine``.
+
+    ``convergence="relative"`` stops when ``|lp - lp_old| / (|lp| + 1) < tolerance`` after a
+    cycle (lp = log posterior); ``"gradient"`` when the largest KKT residual of the cycle,
+    max_j |subgradient_j|, is ``< tolerance * (|lp| + 1)`` (each coordinate's residual is taken
+    just before its own step; when every residual of a cycle is that small every step was
+    too, so the residuals at the final point are of the same size). Coordinates in ``fixed``
+    (bool mask) are not moved (profile likelihoods). A cycle that ends with a non-finite log
+    posterior (exp overflow after a long step) is undone and retried with trust regions shrunk
+    8-fold; a non-finite log posterior at ``beta0`` is an error.
+    """
     J = engine.n_covariates
     beta = np.zeros(J) if beta0 is None else np.array(beta0, dtype=np.float64)
     engine.set_beta(beta)
-    codes = np.where(penalized, {"none": 0, "normal": 1, "laplace": 2}[prior], 0).tolist()
-    lam = math.sqrt(2.0 / variance) if prior == "laplace" else 0.0
-    inv_var = 1.0 / variance if prior == "normal" else 0.0
+    codes = spec.codes.tolist()
+    # per coordinate: Laplace rate sqrt(2 / v) and Normal precision 1 / v (0 where unused)
+    lams = [math.sqrt(2.0 / v) if c == 2 else 0.0 for c, v in zip(codes, spec.variances.tolist())]
+    inv_vars = [1.0 / v if c == 1 else 0.0 for c, v in zip(codes, spec.variances.tolist())]
+    coords = [j for j in range(J) if fixed is None or not fixed[j]]
     bound = [INITIAL_BOUND] * J
     b = beta.tolist()
     ll = engine.log_likelihood(beta)
-    lp_old = ll + log_prior(beta, prior, variance, penalized)
+    lp_old = ll + spec.log_prior(beta)
+    if not math.isfinite(lp_old):
+        eta = np.abs(beta).max() if J else 0.0
+        raise ValueError(
+            f"start: the log-likelihood is not finite at the starting coefficients (largest |start| = {eta:g}; "
+            "time * exp(x'b) overflows or underflows); give starting values of moderate size (|b| < 50)"
+        )
     converged = False
+    stopped_by = "max_iterations"
+    kkt_max = math.inf
+    halvings = 0
     it = 0
     gh = engine.gradient_hessian
     upd = engine.update
     with progress_bar(total=max_iterations, desc=desc or "CCD cycles", enabled=progress) as bar:
-        for it in range(1, max_iterations + 1):
-            for j in range(J):
+        while it < max_iterations:
+            it += 1
+            b_prev, bound_prev = list(b), list(bound)
+            kkt_max = 0.0
+            for j in coords:
                 g, h = gh(j)
-                delta = _newton_step(g, h, b[j], codes[j], lam, inv_var)
+                code = codes[j]
+                lam, inv_var = lams[j], inv_vars[j]
+                r = _kkt(g, b[j], code, lam, inv_var)
+                if r > kkt_max:
+                    kkt_max = r
+                delta = _newton_step(g, h, b[j], code, lam, inv_var)
                 # Genkin's trust region: |delta| <= Delta_j, then Delta_j = max(2|delta|, Delta_j / 2)
                 bj = bound[j]
                 if delta > bj:
@@ -167,22 +306,83 @@ def _ccd(engine, *, prior, variance, penalized, tolerance, max_iterations, beta0
                     upd(j, delta)
                     nb = b[j] + delta
                     # a Laplace step that stops at zero must land exactly on zero
-                    b[j] = 0.0 if (codes[j] == 2 and delta == -b[j]) else nb
+                    b[j] = 0.0 if (code == 2 and delta == -b[j]) else nb
             beta = np.asarray(b)
             ll = engine.log_likelihood(beta)
-            lp = ll + log_prior(beta, prior, variance, penalized)
+            lp = ll + spec.log_prior(beta)
             bar.update(1)
             if not math.isfinite(lp):
-                break
-            if abs(lp - lp_old) / (abs(lp) + 1.0) < tolerance:
-                converged = True
+                halvings += 1
+                if halvings > MAX_STEP_HALVINGS:
+                    raise FloatingPointError(
+                        f"CCD: the log posterior stayed non-finite after {MAX_STEP_HALVINGS} step reductions "
+                        f"(cycle {it}); the model cannot be evaluated at these coefficients"
+                    )
+                b = b_prev
+                bound = [x / 8.0 for x in bound_prev]
+                engine.set_beta(np.asarray(b))
+                continue
+            if convergence == "gradient":
+                if kkt_max < tolerance * (abs(lp) + 1.0):
+                    converged, stopped_by = True, "gradient"
+                    break
+            elif abs(lp - lp_old) / (abs(lp) + 1.0) < tolerance:
+                converged, stopped_by = True, "relative"
                 break
             lp_old = lp
     beta = np.asarray(b)
-    return beta, ll, log_prior(beta, prior, variance, penalized), it, converged
+    if not math.isfinite(ll):  # the last cycle was undone: evaluate where the fit stands
+        ll = engine.log_likelihood(beta)
+    return _CCDResult(beta, ll, spec.log_prior(beta), it, converged, stopped_by,
+                      float(kkt_max), halvings)
+
+
+#: |b_j| from which an unpenalised coefficient is checked for an infinite MLE (RR > 148).
+DIVERGENCE_CHECK_MIN = 5.0
+#: The check moves b_j this much further out; a finite MLE loses log-likelihood there.
+DIVERGENCE_CHECK_STEP = 10.0
+
+
+def _infinite_coefficients(engine, beta, unpenalized) -> list[int]:
+    """Unpenalised coordinates along which the log-likelihood does not decrease beyond the
+    estimate: moving b_j a further 10 units outwards loses less than 1e-3 (a finite MLE with a
+    standard error below ~200 loses more), i.e. the maximum lies at infinity (separation, e.g.
+    the exposure covers every event of every case; survival::clogit warns the same way)."""
+    candidates = np.flatnonzero(unpenalized & (np.abs(beta) >= DIVERGENCE_CHECK_MIN))
+    if candidates.size == 0:
+        return []
+    ll0 = engine.log_likelihood(beta)
+    out = []
+    for j in candidates:
+        step = math.copysign(DIVERGENCE_CHECK_STEP, beta[j])
+        moved = beta.copy()
+        moved[j] += step
+        ll1 = engine.log_likelihood(moved)
+        if not math.isfinite(ll1) or ll1 > ll0 - 1e-3:
+            out.append(int(j))
+    engine.set_beta(beta)
+    return out
+
+
+class MLEWarning(UserWarning):
+    """The maximum-likelihood estimate of some coefficients does not exist (it is infinite)."""
 
 
 # ---------------------------------------------------------------------------- results
+@dataclass(frozen=True, eq=False)
+class FitContext:
+    """What a fit needs to be continued (profiles, covariance, tables): the data, the prior
+    settings and an engine factory (a callable returning a fresh engine for the same data,
+    backend, weights and precision)."""
+
+    data: SCCSData
+    spec: PriorSpec
+    weights: np.ndarray | None
+    engine_factory: Any
+    threads: int | None
+    max_iterations: int
+
+
 @dataclass(frozen=True, eq=False)
 class SCCSFit:
     """Maximum a posteriori (or maximum likelihood, ``prior="none"``) SCCS fit.
@@ -198,14 +398,30 @@ class SCCSFit:
     iterations : int
         CCD cycles (one cycle visits every coordinate once).
     converged : bool
-        Whether the relative change of the log posterior fell below ``tolerance``.
+        The stopping rule was met within ``max_iterations`` cycles and every estimate is
+        finite (``infinite`` is empty).
     prior, variance : str, float
         The prior and its variance (Laplace rate sqrt(2/variance)).
     backend : str
         Engine that ran ("cpu", "gpu" or "emulator").
     exclude : tuple
         Covariate ids fitted without prior.
+    priors : tuple
+        Per-group priors ``((covariate ids, prior, variance), ...)`` as given to :func:`fit`.
     tolerance : float
+    convergence : str
+        The rule asked for: ``"relative"`` (change of the log posterior) or ``"gradient"``
+        (largest KKT residual), see :func:`fit`.
+    stopped_by : str
+        What ended the fit: ``"relative"``, ``"gradient"`` or ``"max_iterations"``.
+    kkt : float
+        Largest KKT residual (|subgradient| of the log posterior) seen in the last cycle.
+    infinite : tuple
+        Covariate ids whose maximum-likelihood estimate does not exist (the likelihood keeps
+        increasing as the coefficient goes to +-infinity; their values are where the fit
+        stopped). Only unpenalised coefficients can be infinite; a warning says so too.
+    dtype : str
+        Storage precision of the engine state.
     """
 
     coefficients: pd.Series
@@ -217,7 +433,14 @@ class SCCSFit:
     variance: float
     backend: str
     exclude: tuple = ()
+    priors: tuple = ()
     tolerance: float = 1e-6
+    convergence: str = "relative"
+    stopped_by: str = "relative"
+    kkt: float = float("nan")
+    infinite: tuple = ()
+    dtype: str = "float64"
+    context: FitContext | None = field(default=None, repr=False)
 
     @property
     def log_posterior(self) -> float:
@@ -237,6 +460,26 @@ class SCCSFit:
     def summary(self) -> pd.DataFrame:
         return self.to_frame()
 
+    def confint(self, covariates=None, level: float = 0.95, method: str = "profile") -> pd.DataFrame:
+        """Confidence intervals for log relative risks: see :func:`.inference.confint`."""
+        from .inference import confint
+
+        return confint(self, covariates, level=level, method=method)
+
+    def covariance(self, covariates=None) -> pd.DataFrame:
+        """Inverse of the negative Hessian of the log posterior at the mode: see
+        :func:`.inference.covariance`."""
+        from .inference import covariance
+
+        return covariance(self, covariates)
+
+    def results_table(self, covariates=None, level: float = 0.95, method: str = "wald") -> pd.DataFrame:
+        """Per-exposure results (IRR, CI, p, cases, exposed cases, exposed time and events): see
+        :func:`.inference.results_table`."""
+        from .inference import results_table
+
+        return results_table(self, covariates, level=level, method=method)
+
     def to_dict(self) -> dict:
         return {
             "coefficients": self.coefficients.to_dict(),
@@ -247,14 +490,23 @@ class SCCSFit:
             "prior": self.prior,
             "variance": self.variance,
             "backend": self.backend,
+            "convergence": self.convergence,
+            "stopped_by": self.stopped_by,
+            "kkt": self.kkt,
+            "infinite": list(self.infinite),
+            "exclude": list(self.exclude),
+            "priors": [[list(g), p, v] for g, p, v in self.priors],
+            "dtype": self.dtype,
         }
 
     def __repr__(self) -> str:
         nz = int((self.coefficients != 0).sum())
+        inf = f", infinite={list(self.infinite)}" if self.infinite else ""
         return (
             f"SCCSFit(prior={self.prior!r}, variance={self.variance:g}, n_covariates={len(self.coefficients)}, "
             f"nonzero={nz}, log_likelihood={self.log_likelihood:.6f}, log_prior={self.log_prior:.6f}, "
-            f"iterations={self.iterations}, converged={self.converged}, backend={self.backend!r})"
+            f"iterations={self.iterations}, converged={self.converged}, stopped_by={self.stopped_by!r}{inf}, "
+            f"backend={self.backend!r})"
         )
 
 
@@ -329,16 +581,71 @@ class BootstrapResult:
 
 
 # ---------------------------------------------------------------------------- public API
+CONVERGENCE = ("auto", "relative", "gradient")
+#: ``convergence="auto"`` uses the gradient rule at tolerances at or below this (the relative
+#: change of the log posterior stops early on flat optima, see :func:`fit`).
+GRADIENT_RULE_BELOW = 1e-8
+
+
 def _check_data(data):
     if not isinstance(data, SCCSData):
         raise TypeError(f"data must be an SCCSData (use SCCSData.from_long / from_eras), got {type(data).__name__}")
 
 
-def _check_controls(tolerance, max_iterations):
-    if not (isinstance(tolerance, (int, float)) and math.isfinite(tolerance) and tolerance > 0):
-        raise ValueError(f"tolerance must be a finite number > 0, got {tolerance!r}")
-    if isinstance(max_iterations, bool) or not isinstance(max_iterations, (int, np.integer)) or max_iterations < 1:
-        raise ValueError(f"max_iterations must be an integer >= 1, got {max_iterations!r}")
+def _check_controls(tolerance, max_iterations, convergence="auto"):
+    tolerance = check_positive(tolerance, "tolerance")
+    max_iterations = check_int(max_iterations, "max_iterations", minimum=1)
+    if not isinstance(convergence, str):
+        raise TypeError(f"convergence must be one of {CONVERGENCE}, got {describe(convergence)}")
+    check_in(convergence, "convergence", CONVERGENCE)
+    if convergence == "auto":
+        convergence = "gradient" if tolerance <= GRADIENT_RULE_BELOW else "relative"
+    return tolerance, max_iterations, convergence
+
+
+def _check_threads(threads):
+    if threads is not None:
+        check_int(threads, "threads", minimum=1)
+    return threads
+
+
+def _check_progress(progress):
+    if not isinstance(progress, (bool, np.bool_)):
+        raise TypeError(f"progress must be True or False, got {describe(progress)}")
+    return bool(progress)
+
+
+def _check_run(progress, dtype, threads, backend):
+    """The run settings every entry point shares, checked in one place; the backend is
+    resolved here, once per public call."""
+    return _check_progress(progress), check_dtype(dtype), _check_threads(threads), resolve_backend(backend)
+
+
+def _check_weights(data, weights):
+    if weights is None:
+        return None
+    w = as_float_array(weights, "weights", ndim=1, shape=(data.n_strata,))
+    if np.any(w < 0):
+        i = int(np.argmax(w < 0))
+        raise ValueError(f"weights must be non-negative (one per stratum); weights[{i}] = {w[i]!r}")
+    return w
+
+
+def _check_start(data, start):
+    if start is None:
+        return None
+    if isinstance(start, pd.Series):
+        unknown = start.index.difference(pd.Index(data.covariate_ids))
+        if len(unknown):
+            raise ValueError(f"start has covariate id(s) not in the data: {list(unknown[:10])}")
+        start = start.reindex(data.covariate_ids).fillna(0.0)
+    return as_float_array(start, "start", ndim=1, shape=(data.n_covariates,))
+
+
+def _normalise_exclude(exclude) -> tuple:
+    if isinstance(exclude, (str, bytes)) or np.isscalar(exclude):
+        return (exclude,)
+    return tuple(exclude)
 
 
 def fit(
@@ -347,13 +654,16 @@ def fit(
     prior: str = "laplace",
     variance: float = 1.0,
     exclude: Sequence[Any] = (),
+    priors: Sequence[tuple] | None = None,
     tolerance: float = 1e-6,
     max_iterations: int = 1000,
+    convergence: str = "auto",
     weights=None,
     start=None,
-    progress: bool = False,
+    progress: bool = True,
     backend: str = "auto",
     threads: int | None = None,
+    dtype=np.float64,
 ) -> SCCSFit:
     """Fit the Bayesian SCCS model by cyclic coordinate descent.
 
@@ -365,76 +675,99 @@ def fit(
     variance : float
         Prior variance (> 0; ignored for ``"none"``).
     exclude : sequence
-        Covariate ids without prior (e.g. the exposure of interest).
+        Covariate ids without prior (e.g. the exposure of interest; Cyclops' ``exclude``).
+    priors : list of (ids, prior, variance), optional
+        Per-group priors overriding ``prior``/``variance`` for the listed covariate ids,
+        e.g. ``[(age_ids, "normal", 10.0), (["drugA"], "none", None)]``. A covariate may be in
+        one group only, and not also in ``exclude``.
     tolerance : float
-        Stop when |lp_new - lp_old| / (|lp_new| + 1) < tolerance after a cycle.
+        Convergence tolerance (> 0) of the rule chosen by ``convergence``.
     max_iterations : int
         Maximum number of CCD cycles.
+    convergence : {"auto", "relative", "gradient"}
+        ``"relative"``: stop when |lp_new - lp_old| / (|lp_new| + 1) < tolerance after a cycle
+        (lp = log posterior; Cyclops' default). It can stop early on flat optima. ``"gradient"``:
+        stop when the largest KKT residual (|subgradient| of the log posterior over the
+        coordinates) is < tolerance * (|lp| + 1), which bounds the distance to the optimum.
+        ``"auto"`` (default): ``"gradient"`` when ``tolerance <= 1e-8``, else ``"relative"``.
+        The result's ``stopped_by`` says which rule ended the fit.
     weights : array (n_strata,), optional
         Non-negative stratum weights (multiplicities); used by bootstrap and CV.
     start : array or Series, optional
         Starting coefficients (warm start); default zeros.
     progress : bool
-        Show a bar of CCD cycles.
-    backend, threads
-        Engine selection and CPU threads.
+        Show a bar of CCD cycles on stderr.
+    backend : {"auto", "cpu", "gpu", "emulator"}
+    threads : int, optional
+        CPU threads (Numba); None leaves the current setting.
+    dtype : numpy.float64 or numpy.float32
+        Storage precision of the engine state (the CCD itself runs in float64).
 
     Returns
     -------
     SCCSFit
+        When the maximum-likelihood estimate of an unpenalised coefficient does not exist
+        (separation), an :class:`MLEWarning` is issued, ``infinite`` names the coefficients
+        and ``converged`` is False.
     """
     _check_data(data)
     prior, variance = _check_prior(prior, variance)
-    _check_controls(tolerance, max_iterations)
-    penalized = _penalized_mask(data, prior, exclude)
-    if weights is not None:
-        weights = np.asarray(weights, dtype=np.float64)
-        if weights.shape != (data.n_strata,) or not np.all(np.isfinite(weights)) or np.any(weights < 0):
-            raise ValueError(f"weights must be {data.n_strata} finite non-negative numbers (one per stratum)")
-    beta0 = None
-    if start is not None:
-        beta0 = np.asarray(start.reindex(data.covariate_ids).fillna(0.0) if isinstance(start, pd.Series) else start,
-                           dtype=np.float64)
-        if beta0.shape != (data.n_covariates,) or not np.all(np.isfinite(beta0)):
-            raise ValueError(f"start must hold {data.n_covariates} finite coefficients")
-    resolved = resolve_backend(backend)
+    tolerance, max_iterations, convergence = _check_controls(tolerance, max_iterations, convergence)
+    spec = _prior_spec(data, prior, variance, exclude, priors)
+    weights = _check_weights(data, weights)
+    beta0 = _check_start(data, start)
+    progress, dtype, threads, resolved = _check_run(progress, dtype, threads, backend)
+    factory = functools.partial(make_engine, data, backend=resolved, weights=weights, dtype=dtype)
     with threads_context(threads):
-        engine = make_engine(data, backend=resolved, weights=weights)
-        beta, ll, lpr, it, conv = _ccd(
-            engine, prior=prior, variance=variance, penalized=penalized, tolerance=tolerance,
-            max_iterations=int(max_iterations), beta0=beta0, progress=progress,
+        engine = factory()
+        res = _ccd(engine, spec=spec, tolerance=tolerance, max_iterations=max_iterations, beta0=beta0,
+                   convergence=convergence, progress=progress)
+        infinite = _infinite_coefficients(engine, res.beta, spec.unpenalized)
+    ids = tuple(data.covariate_ids[infinite].tolist())
+    if ids:
+        warnings.warn(
+            f"the maximum-likelihood estimate does not exist for covariate(s) {list(ids)[:10]}: the log-likelihood "
+            f"keeps increasing as the coefficient goes to +-infinity (separation, e.g. the exposure covers every "
+            f"event); the values {np.round(res.beta[infinite][:10], 3).tolist()} are where the fit stopped, not "
+            "estimates. Use a prior, or leave the covariate out.",
+            MLEWarning,
+            stacklevel=2,
         )
-    return _make_fit(data, beta, ll, lpr, it, conv, prior, variance, resolved, exclude, tolerance)
-
-
-def _make_fit(data, beta, ll, lpr, it, conv, prior, variance, backend, exclude, tolerance):
-    if isinstance(exclude, (str, bytes)) or np.isscalar(exclude):
-        exclude = (exclude,)
+    ctx = FitContext(data=data, spec=spec, weights=weights, engine_factory=factory, threads=threads,
+                     max_iterations=max_iterations)
     return SCCSFit(
-        coefficients=pd.Series(beta, index=pd.Index(data.covariate_ids, name="covariate_id"), name="coefficient"),
-        log_likelihood=float(ll),
-        log_prior=float(lpr),
-        iterations=int(it),
-        converged=bool(conv),
+        coefficients=pd.Series(res.beta, index=pd.Index(data.covariate_ids, name="covariate_id"), name="coefficient"),
+        log_likelihood=float(res.log_likelihood),
+        log_prior=float(res.log_prior),
+        iterations=int(res.iterations),
+        converged=bool(res.converged and not ids),
         prior=prior,
         variance=float(variance),
-        backend=backend,
-        exclude=tuple(exclude),
+        backend=resolved,
+        exclude=_normalise_exclude(exclude),
+        priors=tuple((tuple(_normalise_exclude(group)), p, v) for group, p, v in (priors or ())),
         tolerance=float(tolerance),
+        convergence=convergence,
+        stopped_by=res.stopped_by,
+        kkt=res.kkt,
+        infinite=ids,
+        dtype=dtype.name,
+        context=ctx,
     )
 
 
-def _fold_job(fold, seed_seq, data, fold_of_stratum, prior, grid, penalized, tolerance, max_iterations, backend, threads):
+def _fold_job(fold, seed_seq, data, fold_of_stratum, spec, grid, tolerance, max_iterations, convergence,
+              backend, threads, dtype):
     """Fit on the training strata along the grid (warm starts); held-out log-likelihood per variance."""
     train = (fold_of_stratum != fold).astype(np.float64)
     held = ~train.astype(bool)
     out = np.empty(len(grid))
     with threads_context(threads):
-        engine = make_engine(data, backend=backend, weights=train)
+        engine = make_engine(data, backend=backend, weights=train, dtype=dtype)
         beta = None
         for g, v in enumerate(grid):
-            beta, *_ = _ccd(engine, prior=prior, variance=v, penalized=penalized, tolerance=tolerance,
-                            max_iterations=max_iterations, beta0=beta)
+            beta = _ccd(engine, spec=spec.with_default_variance(v), tolerance=tolerance,
+                        max_iterations=max_iterations, beta0=beta, convergence=convergence).beta
             out[g] = float(engine.stratum_log_likelihood(beta)[held].sum())
     return out
 
@@ -448,11 +781,14 @@ def cross_validate(
     seed: Any = None,
     executor: Any = None,
     exclude: Sequence[Any] = (),
+    priors: Sequence[tuple] | None = None,
     tolerance: float = 1e-6,
     max_iterations: int = 1000,
-    progress: bool = False,
+    convergence: str = "auto",
+    progress: bool = True,
     backend: str = "auto",
     threads: int | None = None,
+    dtype=np.float64,
 ) -> CVResult:
     """Choose the prior variance by K-fold cross-validation over strata.
 
@@ -461,52 +797,53 @@ def cross_validate(
     0/1, no data copies) along ``grid`` from the smallest variance up, each fit starting
     from the previous one (warm starts), and scored by the held-out conditional
     log-likelihood of the fold's strata. The variance with the largest mean score is
-    chosen and the model refitted on all data.
+    chosen and the model refitted on all data. Only the coefficients governed by
+    ``prior``/``variance`` are tuned; ``exclude`` and per-group ``priors`` stay as given.
 
     ``grid`` defaults to :data:`DEFAULT_GRID`, 10 log-spaced variances from 0.01 to 20
     (Cyclops' grid-search defaults). Folds run through ``executor``
-    (see :func:`hphawkes_py._parallel.run_replicates`).
+    (see :func:`hphawkes_py._parallel.run_replicates`). The other arguments are as in :func:`fit`.
     """
     _check_data(data)
     if prior == "none":
         raise ValueError("cross_validate needs a prior ('laplace' or 'normal'); prior='none' has no variance to tune")
     _check_prior(prior, 1.0)
-    _check_controls(tolerance, max_iterations)
-    if isinstance(folds, bool) or not isinstance(folds, (int, np.integer)) or folds < 2:
-        raise ValueError(f"folds must be an integer >= 2, got {folds!r}")
+    tolerance, max_iterations, convergence = _check_controls(tolerance, max_iterations, convergence)
+    folds = check_int(folds, "folds", minimum=2)
     if folds > data.n_strata:
         raise ValueError(f"folds ({folds}) exceeds the number of strata ({data.n_strata})")
-    grid = np.sort(np.asarray(DEFAULT_GRID if grid is None else grid, dtype=np.float64).ravel())
-    if grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid <= 0):
-        raise ValueError("grid must be a non-empty list of finite variances > 0")
-    penalized = _penalized_mask(data, prior, exclude)
-    resolved = resolve_backend(backend)
-    rng = np.random.default_rng(seed)
+    grid = np.sort(as_float_array(DEFAULT_GRID if grid is None else grid, "grid", ndim=1))
+    if grid.size == 0 or np.any(grid <= 0):
+        raise ValueError(f"grid must be a non-empty list of finite variances > 0, got {grid.tolist()}")
+    spec = _prior_spec(data, prior, 1.0, exclude, priors)
+    rng = check_random_state(seed)
+    progress, dtype, threads, resolved = _check_run(progress, dtype, threads, backend)
     fold_of_stratum = np.empty(data.n_strata, dtype=np.int64)
     fold_of_stratum[rng.permutation(data.n_strata)] = np.arange(data.n_strata) % folds
     res = run_replicates(
         _fold_job, range(folds), seed=0, executor=executor, progress=progress, desc="CV folds",
-        args=(data, fold_of_stratum, prior, grid, penalized, tolerance, int(max_iterations), resolved, threads),
+        args=(data, fold_of_stratum, spec, grid, tolerance, max_iterations, convergence, resolved,
+              threads, dtype),
     )
     fold_scores = np.vstack(res)
     mean = fold_scores.mean(axis=0)
     se = fold_scores.std(axis=0, ddof=1) / math.sqrt(folds)
     scores = pd.DataFrame({"variance": grid, "mean": mean, "se": se, "total": fold_scores.sum(axis=0)})
     best = float(grid[int(np.argmax(mean))])
-    full = fit(data, prior=prior, variance=best, exclude=exclude, tolerance=tolerance,
-               max_iterations=max_iterations, backend=resolved, threads=threads)
+    full = fit(data, prior=prior, variance=best, exclude=exclude, priors=priors, tolerance=tolerance,
+               max_iterations=max_iterations,
+               convergence=convergence, progress=False, backend=resolved, threads=threads, dtype=dtype)
     return CVResult(variance=best, grid=grid, scores=scores, fit=full, folds=int(folds), fold_scores=fold_scores)
 
 
-def _boot_job(rep, seed_seq, data, prior, variance, penalized, tolerance, max_iterations, start, backend, threads):
+def _boot_job(rep, seed_seq, data, spec, tolerance, max_iterations, convergence, start, backend, threads, dtype):
     rng = np.random.default_rng(seed_seq)
     n = data.n_strata
     w = np.bincount(rng.integers(0, n, size=n), minlength=n).astype(np.float64)
     with threads_context(threads):
-        engine = make_engine(data, backend=backend, weights=w)
-        beta, *_ = _ccd(engine, prior=prior, variance=variance, penalized=penalized, tolerance=tolerance,
-                        max_iterations=max_iterations, beta0=start)
-    return beta
+        engine = make_engine(data, backend=backend, weights=w, dtype=dtype)
+        return _ccd(engine, spec=spec, tolerance=tolerance, max_iterations=max_iterations, beta0=start,
+                    convergence=convergence).beta
 
 
 def bootstrap(
@@ -518,33 +855,37 @@ def bootstrap(
     seed: Any = None,
     executor: Any = None,
     exclude: Sequence[Any] = (),
+    priors: Sequence[tuple] | None = None,
     tolerance: float = 1e-6,
     max_iterations: int = 1000,
-    progress: bool = False,
+    convergence: str = "auto",
+    progress: bool = True,
     backend: str = "auto",
     threads: int | None = None,
+    dtype=np.float64,
 ) -> BootstrapResult:
     """Nonparametric bootstrap over strata at a fixed prior.
 
     Each replicate draws ``n_strata`` strata with replacement and refits with each
     stratum weighted by its multiplicity (identical to duplicating the strata, without
     copying data), starting from the full-data estimate. Replicates run through
-    ``executor`` with seeds from ``seed`` that do not depend on the executor.
+    ``executor`` with seeds from ``seed`` that do not depend on the executor. The other
+    arguments are as in :func:`fit`.
     """
     _check_data(data)
     prior, variance = _check_prior(prior, variance)
-    _check_controls(tolerance, max_iterations)
-    if isinstance(replicates, bool) or not isinstance(replicates, (int, np.integer)) or replicates < 1:
-        raise ValueError(f"replicates must be an integer >= 1, got {replicates!r}")
-    penalized = _penalized_mask(data, prior, exclude)
-    resolved = resolve_backend(backend)
-    full = fit(data, prior=prior, variance=variance, exclude=exclude, tolerance=tolerance,
-               max_iterations=max_iterations, backend=resolved, threads=threads)
+    tolerance, max_iterations, convergence = _check_controls(tolerance, max_iterations, convergence)
+    replicates = check_int(replicates, "replicates", minimum=1)
+    check_random_state(seed)
+    progress, dtype, threads, resolved = _check_run(progress, dtype, threads, backend)
+    full = fit(data, prior=prior, variance=variance, exclude=exclude, priors=priors, tolerance=tolerance,
+               max_iterations=max_iterations, convergence=convergence, progress=False, backend=resolved,
+               threads=threads, dtype=dtype)
     res = run_replicates(
-        _boot_job, range(int(replicates)), seed=seed, executor=executor, progress=progress, desc="bootstrap",
-        args=(data, prior, variance, penalized, tolerance, int(max_iterations), full.coefficients.to_numpy(),
-              resolved, threads),
+        _boot_job, range(replicates), seed=seed, executor=executor, progress=progress, desc="bootstrap",
+        args=(data, full.context.spec, tolerance, max_iterations, convergence, full.coefficients.to_numpy(), resolved,
+              threads, dtype),
     )
     samples = pd.DataFrame(np.vstack(res), columns=pd.Index(data.covariate_ids, name="covariate_id"))
     samples.index.name = "replicate"
-    return BootstrapResult(samples=samples, fit=full, replicates=int(replicates), prior=prior, variance=variance)
+    return BootstrapResult(samples=samples, fit=full, replicates=replicates, prior=prior, variance=variance)

@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validate import check_int, check_random_state
+from .._validate import (as_float_array, check_int, check_positive, check_probability, check_random_state,
+                         describe)
 from .data import SCCSData, build_interval_design
 
 __all__ = ["simulate"]
@@ -68,23 +69,36 @@ def simulate(
     """
     n_cases = check_int(n_cases, "n_cases", minimum=1)
     n_drugs = check_int(n_drugs, "n_drugs", minimum=1)
-    if not 0 <= fraction_positive <= 1:
-        raise ValueError(f"fraction_positive must be in [0, 1], got {fraction_positive!r}")
-    lo, hi = int(observation_days[0]), int(observation_days[1])
+    fraction_positive = check_probability(fraction_positive, "fraction_positive", low_open=False)
+    lo, hi = _pair(observation_days, "observation_days", integer=True)
     if not 1 <= lo <= hi:
         raise ValueError(f"observation_days must be (min, max) with 1 <= min <= max, got {observation_days!r}")
+    era_lo, era_hi = _pair(mean_era_days, "mean_era_days", integer=False)
+    if not 0 < era_lo <= era_hi:
+        raise ValueError(f"mean_era_days must be (min, max) with 0 < min <= max (days), got {mean_era_days!r}")
+    rr = as_float_array(relative_risks, "relative_risks", ndim=1)
+    if rr.size == 0 or np.any(rr <= 0):
+        raise ValueError(f"relative_risks must be a non-empty list of relative risks > 0, got {rr.tolist()}")
+    extra_events = check_positive(extra_events, "extra_events", strict=False)
+    if prevalence is None:
+        prev_mean = (0.04 - 0.0005) / np.log(0.04 / 0.0005)  # mean of the default log-uniform draw
+    else:
+        prev = as_float_array(prevalence, "prevalence", ndim=1)  # a scalar arrives as shape (1,)
+        if prev.shape not in ((1,), (n_drugs,)):
+            raise ValueError(f"prevalence must be a number or {n_drugs} numbers (one per drug), got shape {prev.shape}")
+        if np.any(prev < 0) or np.any(prev > 1):
+            raise ValueError(f"prevalence must be in [0, 1], got {prev.tolist() if prev.size < 10 else describe(prev)}")
+        prev = np.broadcast_to(prev, (n_drugs,))
+        prev_mean = float(prev.mean())
+    _check_memory(n_cases, n_drugs * prev_mean)
     rng = check_random_state(seed)
     if prevalence is None:
         prev = np.exp(rng.uniform(np.log(0.0005), np.log(0.04), size=n_drugs))
-    else:
-        prev = np.broadcast_to(np.asarray(prevalence, dtype=np.float64), (n_drugs,))
-        if np.any(~np.isfinite(prev)) or np.any(prev < 0) or np.any(prev > 1):
-            raise ValueError("prevalence must be in [0, 1]")
-    mean_len = rng.uniform(mean_era_days[0], mean_era_days[1], size=n_drugs)
+    mean_len = rng.uniform(era_lo, era_hi, size=n_drugs)
     n_pos = int(round(fraction_positive * n_drugs))
     beta = np.zeros(n_drugs)
     pos = rng.choice(n_drugs, size=n_pos, replace=False)
-    beta[np.sort(pos)] = np.log(np.resize(np.asarray(relative_risks, dtype=np.float64), n_pos))
+    beta[np.sort(pos)] = np.log(np.resize(rr, n_pos))
 
     # Persons are independent: simulate them in chunks, which bounds the temporaries of the
     # interval construction (the result depends only on the seed; the chunk size is fixed).
@@ -130,6 +144,50 @@ def simulate(
 
 
 _CHUNK = 100_000
+#: Bytes per simulated row, non-zero and person at the peak of ``simulate`` (final arrays plus
+#: the concatenation and CSC-sort temporaries), counted from the arrays built below (an estimate).
+_BYTES_PER_ROW, _BYTES_PER_NNZ, _BYTES_PER_PERSON = 56, 40, 24
+
+
+def _pair(value, name, *, integer):
+    if not isinstance(value, (tuple, list)) or len(value) != 2:
+        raise TypeError(f"{name} must be a pair (min, max), got {describe(value)}")
+    if integer:
+        return check_int(value[0], f"{name}[0]"), check_int(value[1], f"{name}[1]")
+    return check_positive(value[0], f"{name}[0]"), check_positive(value[1], f"{name}[1]")
+
+
+def _available_memory() -> int | None:
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        import os
+
+        return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _check_memory(n_cases, users_per_person):
+    """Refuse, before any allocation, a simulation whose arrays would not fit in memory.
+
+    Each user has 2 eras on average (1 + Poisson(1)); each era adds at most two cut points,
+    so a person has about 1 + 4 * users rows and 3 * users non-zeros."""
+    rows = 1.0 + 4.0 * users_per_person
+    nnz = 3.0 * users_per_person
+    need = n_cases * (_BYTES_PER_PERSON + rows * _BYTES_PER_ROW + nnz * _BYTES_PER_NNZ)
+    avail = _available_memory()
+    if avail is not None and need > avail:
+        raise ValueError(
+            f"n_cases={n_cases} would need about {need / 2**30:.1f} GiB of memory for the simulated design "
+            f"({rows:.2f} rows and {nnz:.2f} exposure entries per case expected), but {avail / 2**30:.1f} GiB "
+            "are available; simulate fewer cases"
+        )
 
 
 def _simulate_chunk(rng, n_cases, n_drugs, prev, mean_len, beta, lo, hi, extra_events):

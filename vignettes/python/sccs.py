@@ -1,9 +1,11 @@
-"""Bayesian SCCS (Suchard et al. 2013) in Python: simulation, cross-validation, bootstrap.
+"""Bayesian SCCS (Suchard et al. 2013) in Python: simulation, cross-validation, bootstrap, results table.
 
     python vignettes/python/sccs.py --quick
 """
 import sys
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 import hphawkes_py as hp  # noqa: E402
@@ -28,3 +30,11 @@ bs = hp.sccs.bootstrap(data, prior="laplace", variance=cv.variance, replicates=2
 s = bs.summary()
 s["truth"] = truth
 print(s.reindex(s["estimate"].abs().sort_values(ascending=False).index).head(10))
+
+# the study table analysts report: IRR with a profile-likelihood interval, p, cases and exposure counts,
+# for the three largest positive estimates (exposures of interest are fitted without prior)
+top = list(fit.coefficients.sort_values(ascending=False).index[:3])
+mle = hp.sccs.fit(data, prior="laplace", variance=cv.variance, exclude=top, backend=args.backend)
+table = mle.results_table(top, method="profile")
+table["true_irr"] = np.exp(truth.reindex(top).to_numpy())
+print(table.to_string())

@@ -1,0 +1,271 @@
+"""Inference after an SCCS fit: Hessian covariance, Wald and profile-likelihood intervals,
+and the per-exposure results table.
+
+* :func:`covariance`: the inverse of the negative Hessian of the log posterior at the mode,
+  ``(I(b) + P)^-1`` with ``I`` the observed information of the conditional likelihood
+  (:func:`~.engine.information_matrix`) and ``P`` the prior's curvature (``1/variance`` on the
+  diagonal of Normal-penalised coordinates; the Laplace prior has none away from zero).
+* :func:`confint`: ``method="wald"``: ``b_j -+ z_{(1+level)/2} se_j``; ``method="profile"``
+  (Cyclops' ``confint``): the set of ``b_j`` whose profile log posterior (every other
+  coefficient refitted by CCD with ``b_j`` held fixed) lies within ``chi2_1(level) / 2`` of the
+  maximum, its ends found by bracketing and Brent's method. With ``prior="none"`` this is the
+  likelihood-ratio interval that R gets from a profile of ``survival::clogit``.
+* :func:`results_table`: per exposure the IRR with its interval, a p-value (Wald z test, or the
+  likelihood-ratio test of ``b_j = 0`` on the profile for ``method="profile"``), and the
+  counts analysts report next to it: cases, exposed cases, exposed person-time and events.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from .._backend import threads_context
+from .._validate import check_in, check_probability, describe
+from .engine import information_matrix
+
+__all__ = ["covariance", "confint", "results_table", "profile_log_posterior"]
+
+METHODS = ("profile", "wald")
+#: Inner CCD fits of a profile stop at KKT residual < PROFILE_TOLERANCE * (|lp| + 1), per
+#: storage precision of the engine (a float32 state cannot resolve gradients below ~1e-6).
+PROFILE_TOLERANCE = {"float64": 1e-11, "float32": 1e-5}
+#: Interval ends beyond this distance (log RR) from the estimate are reported as infinite.
+PROFILE_MAX_DISTANCE = 50.0
+
+
+def _context(fit):
+    ctx = getattr(fit, "context", None)
+    if ctx is None:
+        raise ValueError("this SCCSFit carries no fitting context (it was not made by hp.sccs.fit)")
+    return ctx
+
+
+def _indices(fit, covariates) -> np.ndarray:
+    ids = fit.coefficients.index
+    if covariates is None:
+        return np.arange(len(ids))
+    if isinstance(covariates, (str, bytes)) or np.isscalar(covariates):
+        covariates = [covariates]
+    covariates = list(covariates)
+    if not covariates:
+        raise ValueError("covariates must name at least one covariate id (or be None for all)")
+    idx = ids.get_indexer(pd.Index(covariates))
+    if np.any(idx < 0):
+        unknown = [c for c, i in zip(covariates, idx) if i < 0]
+        raise ValueError(f"covariates has id(s) not in the fit: {unknown[:10]}")
+    return idx
+
+
+def _check_level(level):
+    return check_probability(level, "level", low_open=True, high_open=True)
+
+
+def _check_method(method):
+    if not isinstance(method, str):
+        raise TypeError(f"method must be one of {METHODS}, got {describe(method)}")
+    return check_in(method, "method", METHODS)
+
+
+def _neg_hessian(fit) -> np.ndarray:
+    ctx = _context(fit)
+    b = fit.coefficients.to_numpy()
+    H = information_matrix(ctx.data, b, ctx.weights)
+    H[np.diag_indices_from(H)] += ctx.spec.curvature()
+    return H
+
+
+def covariance(fit, covariates=None) -> pd.DataFrame:
+    """Covariance of the coefficients at the mode: inverse of the negative Hessian of the log
+    posterior (all coefficients; the rows and columns of ``covariates`` are returned).
+
+    For ``prior="laplace"`` the prior adds no curvature, so this is the likelihood's
+    covariance evaluated at the MAP estimate (coefficients shrunk to exactly zero included).
+
+    Raises
+    ------
+    ValueError
+        The negative Hessian is singular (e.g. a covariate without non-zeros in any case
+        without a prior) or a covariate id is unknown.
+    """
+    idx = _indices(fit, covariates)
+    H = _neg_hessian(fit)
+    try:
+        cov = np.linalg.inv(H)
+    except np.linalg.LinAlgError:
+        raise ValueError(
+            "the negative Hessian of the log posterior is singular at the estimate (a coefficient the data say "
+            "nothing about, or collinear covariates): no covariance; use a prior"
+        ) from None
+    ids = fit.coefficients.index[idx]
+    return pd.DataFrame(cov[np.ix_(idx, idx)], index=ids, columns=ids)
+
+
+def _wald(fit, idx, level):
+    from scipy.stats import norm
+
+    se = np.sqrt(np.diag(covariance(fit).to_numpy())[idx])
+    b = fit.coefficients.to_numpy()[idx]
+    z = norm.ppf(0.5 + level / 2.0)
+    p = 2.0 * norm.sf(np.abs(b) / se)
+    return b - z * se, b + z * se, p, se
+
+
+class _Profile:
+    """Profile log posterior of one coefficient on one engine, with warm starts."""
+
+    def __init__(self, fit, engine, j):
+        from .model import _ccd
+
+        ctx = _context(fit)
+        self._ccd = _ccd
+        self.fit, self.engine, self.j = fit, engine, j
+        self.ctx = ctx
+        self.fixed = np.zeros(len(fit.coefficients), dtype=bool)
+        self.fixed[j] = True
+        self.tol = PROFILE_TOLERANCE[engine.dtype.name]
+        # the mode, refitted tightly so that the profile's maximum is the fit's
+        mode = _ccd(engine, spec=ctx.spec, tolerance=self.tol, max_iterations=ctx.max_iterations,
+                    beta0=fit.coefficients.to_numpy(), convergence="gradient")
+        self.beta_hat = mode.beta
+        self.lp_hat = mode.log_likelihood + mode.log_prior
+        self.last = mode.beta.copy()
+
+    def __call__(self, x: float) -> float:
+        b0 = self.last.copy()
+        b0[self.j] = x
+        r = self._ccd(self.engine, spec=self.ctx.spec, tolerance=self.tol, max_iterations=self.ctx.max_iterations,
+                      beta0=b0, convergence="gradient", fixed=self.fixed)
+        self.last = r.beta
+        return r.log_likelihood + r.log_prior
+
+    def end(self, side: float, drop: float, step: float) -> float:
+        """Where the profile falls ``drop`` below its maximum on one side of the mode."""
+        from scipy.optimize import brentq
+
+        target = self.lp_hat - drop
+        centre = self.beta_hat[self.j]
+        inside, d = centre, step
+        while True:
+            x = centre + side * d
+            if self(x) < target:
+                break
+            inside = x
+            if d > PROFILE_MAX_DISTANCE:
+                return side * math.inf
+            d *= 2.0
+        lo, hi = sorted((inside, x))
+        return float(brentq(lambda v: self(v) - target, lo, hi, xtol=1e-10, rtol=1e-12))
+
+
+def profile_log_posterior(fit, covariate, values) -> pd.Series:
+    """Profile log posterior of one coefficient at ``values`` (the other coefficients refitted)."""
+    j = int(_indices(fit, [covariate])[0])
+    ctx = _context(fit)
+    vals = np.asarray(values, dtype=np.float64).ravel()
+    with threads_context(ctx.threads):
+        prof = _Profile(fit, ctx.engine_factory(), j)
+        out = [prof(v) for v in vals]
+    return pd.Series(out, index=pd.Index(vals, name="value"), name="log_posterior")
+
+
+def _profile(fit, idx, level, want_p):
+    from scipy.stats import chi2
+
+    ctx = _context(fit)
+    drop = chi2.ppf(level, 1) / 2.0
+    lower, upper, p = [], [], []
+    with threads_context(ctx.threads):
+        engine = ctx.engine_factory()
+        for j in idx:
+            prof = _Profile(fit, engine, int(j))
+            engine.set_beta(prof.beta_hat)
+            _, h = engine.gradient_hessian(int(j))
+            step = min(max(1.0 / math.sqrt(h), 0.05), 5.0) if h > 0 else 1.0
+            lower.append(prof.end(-1.0, drop, step))
+            upper.append(prof.end(1.0, drop, step))
+            if want_p:
+                lr = 2.0 * (prof.lp_hat - prof(0.0))
+                p.append(float(chi2.sf(max(lr, 0.0), 1)))
+    return np.array(lower), np.array(upper), np.array(p)
+
+
+def confint(fit, covariates=None, *, level: float = 0.95, method: str = "profile") -> pd.DataFrame:
+    """Confidence intervals for the log relative risks of ``covariates`` (default: all).
+
+    Parameters
+    ----------
+    fit : SCCSFit
+    covariates : id or list of ids, optional
+    level : float in (0, 1)
+    method : {"profile", "wald"}
+        ``"profile"``: profile log-posterior interval (Cyclops' ``confint``; every other
+        coefficient refitted at each trial value, so it costs a few dozen warm-started fits
+        per covariate). ``"wald"``: estimate -+ z * standard error from :func:`covariance`.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``lower`` and ``upper`` (log relative risk), indexed by covariate id; an end
+        that does not exist (the profile never falls far enough) is +-inf.
+    """
+    level = _check_level(level)
+    method = _check_method(method)
+    idx = _indices(fit, covariates)
+    if method == "wald":
+        lo, hi, _, _ = _wald(fit, idx, level)
+    else:
+        lo, hi, _ = _profile(fit, idx, level, want_p=False)
+    out = pd.DataFrame({"lower": lo, "upper": hi}, index=fit.coefficients.index[idx])
+    out.attrs.update(level=level, method=method)
+    return out
+
+
+def results_table(fit, covariates=None, *, level: float = 0.95, method: str = "wald") -> pd.DataFrame:
+    """Per-exposure results, one row per covariate (default: all).
+
+    Columns
+    -------
+    coefficient, se : log relative risk and its standard error (Hessian at the mode)
+    irr, irr_lower, irr_upper : incidence rate ratio exp(b) and its ``level`` interval
+        (``method`` as in :func:`confint`)
+    p : two-sided p-value for ``b = 0``: Wald z test, or for ``method="profile"`` the
+        likelihood-ratio test on the profile (with a prior both are approximate)
+    cases : cases (strata with events) in the analysis
+    exposed_cases : cases with any time at a non-zero value of the covariate
+    exposed_time : person-time at non-zero values (the units of ``time``; days for
+        :meth:`SCCSData.from_eras`)
+    exposed_events : events during that time
+    """
+    level = _check_level(level)
+    method = _check_method(method)
+    idx = _indices(fit, covariates)
+    data = _context(fit).data
+    lo, hi, p, se = _wald(fit, idx, level)
+    if method == "profile":
+        lo, hi, p = _profile(fit, idx, level, want_p=True)
+    b = fit.coefficients.to_numpy()[idx]
+    exposed_cases, exposed_time, exposed_events = [], [], []
+    for j in idx:
+        rows = data.row_idx[data.col_ptr[j]:data.col_ptr[j + 1]]
+        exposed_cases.append(int(np.unique(data.row_stratum[rows]).size))
+        exposed_time.append(float(data.time[rows].sum()))
+        exposed_events.append(float(data.y[rows].sum()))
+    out = pd.DataFrame(
+        {
+            "coefficient": b,
+            "se": se,
+            "irr": np.exp(b),
+            "irr_lower": np.exp(lo),
+            "irr_upper": np.exp(hi),
+            "p": p,
+            "cases": data.n_strata,
+            "exposed_cases": exposed_cases,
+            "exposed_time": exposed_time,
+            "exposed_events": exposed_events,
+        },
+        index=fit.coefficients.index[idx],
+    )
+    out.attrs.update(level=level, method=method)
+    return out
