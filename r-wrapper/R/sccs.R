@@ -51,6 +51,7 @@ sccs_simulate <- function(n_cases, n_drugs, ..., seed = NULL) {
   extra <- list(...)
   for (nm in names(extra)) {
     v <- extra[[nm]]
+    if (nm == "observation_days") v <- as.integer(v)
     if (is.numeric(v) && length(v) > 1L) extra[[nm]] <- as.list(v)
   }
   res <- .hp_call(do.call(.hp_mod("sccs")$simulate, c(list(
