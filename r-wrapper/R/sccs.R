@@ -231,3 +231,48 @@ autoplot.sccs_bootstrap <- function(object, max_covariates = 30L, ...) {
 
 #' @export
 plot.sccs_bootstrap <- function(x, ...) { print(autoplot.sccs_bootstrap(x, ...)); invisible(x) }
+
+#' Confidence intervals for SCCS coefficients
+#'
+#' Profile-likelihood intervals of the log posterior (as Cyclops' \code{confint}: the other
+#' coefficients are refitted at every point of the profile) or Wald intervals from the
+#' Hessian at the mode.
+#'
+#' @param object An \code{hphawkes_sccs_fit} from \code{sccs_fit()}.
+#' @param parm Covariate ids (default all).
+#' @param level Confidence level.
+#' @param method \code{"profile"} or \code{"wald"}.
+#' @param ... Unused.
+#' @return A data frame with columns \code{covariate_id}, \code{lower}, \code{upper}.
+#' @export
+confint.hphawkes_sccs_fit <- function(object, parm = NULL, level = 0.95, method = "profile", ...) {
+  cov <- if (is.null(parm)) NULL else as.list(parm)
+  df <- .hp_r(.hp_call(object$python$confint(cov, level = .as_num(level), method = method)))
+  .sccs_index_column(df)
+}
+
+#' Per-exposure SCCS results table
+#'
+#' @inheritParams confint.hphawkes_sccs_fit
+#' @param fit An \code{hphawkes_sccs_fit}.
+#' @param covariates Covariate ids (default all).
+#' @return A data frame, one row per covariate: coefficient, se, IRR with its interval, p,
+#'   cases, exposed cases, exposed person-time and events.
+#' @export
+sccs_results <- function(fit, covariates = NULL, level = 0.95, method = "wald") {
+  cov <- if (is.null(covariates)) NULL else as.list(covariates)
+  .sccs_index_column(.hp_r(.hp_call(fit$python$results_table(cov, level = .as_num(level), method = method))))
+}
+
+#' @export
+vcov.hphawkes_sccs_fit <- function(object, ...) {
+  v <- .hp_r(.hp_call(object$python$covariance()))
+  if (is.data.frame(v)) { rn <- v[[1]]; v <- as.matrix(v[, -1, drop = FALSE]); rownames(v) <- rn }
+  v
+}
+
+.sccs_index_column <- function(df) {
+  if (!"covariate_id" %in% names(df)) df <- cbind(covariate_id = rownames(df), df, stringsAsFactors = FALSE)
+  rownames(df) <- NULL
+  df
+}

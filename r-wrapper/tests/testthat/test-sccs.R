@@ -61,3 +61,21 @@ test_that("sccs_fit, sccs_cv and sccs_bootstrap give Python's numbers", {
   expect_error(sccs_fit(sim$data, prior = "cauchy"), "prior", class = "hphawkes_python_error")
   expect_error(sccs_bootstrap(sim$data, replicates = 2.5), "replicates must be a single whole number")
 })
+
+test_that("profile and Wald intervals and the results table come from Python, and Wald equals glm's", {
+  skip_if_no_hphawkes()
+  d <- sccs_small()
+  fit <- sccs_fit(sccs_data(d$outcomes, d$covariates), prior = "none", tolerance = 1e-12, backend = "cpu")
+  g <- stats::glm(y ~ factor(stratum_id) + x1 + x2 + offset(log(time)), family = stats::poisson(),
+                  data = cbind(d$outcomes, x1 = d$x1, x2 = d$x2),
+                  control = stats::glm.control(epsilon = 1e-14, maxit = 100))
+  w <- confint(fit, method = "wald")
+  ref <- stats::confint.default(g)[c("x1", "x2"), ]
+  expect_equal(w$lower, unname(ref[, 1]), tolerance = 1e-6)
+  expect_equal(w$upper, unname(ref[, 2]), tolerance = 1e-6)
+  p <- confint(fit, parm = 1L, method = "profile")
+  expect_true(p$lower < coef(fit)[["1"]] && coef(fit)[["1"]] < p$upper)
+  expect_equal(unname(sqrt(diag(vcov(fit)))), unname(sqrt(diag(stats::vcov(g))[c("x1", "x2")])), tolerance = 1e-5)
+  tab <- sccs_results(fit)
+  expect_equal(tab$irr, unname(exp(coef(fit))), tolerance = 1e-12)
+})
