@@ -13,7 +13,8 @@ import hphawkes_py as hp  # noqa: E402
 from _common import parse  # noqa: E402
 
 args = parse(__doc__)
-pts, win = hp.datasets.load_redwood()
+pts, mask_path = hp.datasets.load_redwood()
+win = hp.kde.Window.from_asc(mask_path)
 for method in ("adaptive", "cv", "rule-of-thumb"):
     fit = hp.kde.fit(pts, win, method=method, backend=args.backend)
     print(f"redwood {method:>13}: h={fit.h:.5f} alpha={fit.alpha} loglik={fit.log_likelihood:.4f}")
