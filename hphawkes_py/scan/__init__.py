@@ -10,5 +10,7 @@ Semantics follow SaTScan's purely spatial Bernoulli analysis with circular windo
 """
 from ._satscan import read_satscan
 from .model import ScanResult, bernoulli
+from .spacetime import SpaceTimeScanResult, read_satscan_spacetime, space_time_permutation
 
-__all__ = ["bernoulli", "read_satscan", "ScanResult"]
+__all__ = ["bernoulli", "space_time_permutation", "read_satscan", "read_satscan_spacetime", "ScanResult",
+           "SpaceTimeScanResult"]
