@@ -26,6 +26,7 @@ import pandas as pd
 
 from .._backend import resolve_backend, threads_context
 from .._parallel import spawn_seeds
+from .._progress import progress_bar
 from .._validate import as_float_array, check_in, check_int, check_positive, describe
 
 __all__ = ["space_time_permutation", "SpaceTimeScanResult", "read_satscan_spacetime", "EARTH_RADIUS_KM"]
@@ -282,8 +283,6 @@ def space_time_permutation(coords, cases, times, *, location_ids=None, distance=
     -------
     SpaceTimeScanResult
     """
-    from .._progress import progress_bar  # noqa: F401  (checked for the common progress argument)
-
     check_in(distance, "distance", ("euclidean", "great_circle"))
     if not isinstance(prospective, (bool, np.bool_)):
         raise TypeError(f"prospective must be True or False, got {describe(prospective)}")
@@ -393,10 +392,12 @@ def space_time_permutation(coords, cases, times, *, location_ids=None, distance=
     with threads_context(threads):
         llr, size, window = engine.best_per_centre(design.counts_prefix(day_of_case))
         null = np.zeros(n_replicates)
-        for b0 in range(0, n_replicates, _BATCH):
-            b1 = min(n_replicates, b0 + _BATCH)
-            perm = np.stack([rng.permutation(day_of_case) for _ in range(b1 - b0)])
-            null[b0:b1] = engine.null_maxima(perm)
+        with progress_bar(total=n_replicates, desc="Space-time permutations", enabled=bool(progress)) as bar:
+            for b0 in range(0, n_replicates, _BATCH):
+                b1 = min(n_replicates, b0 + _BATCH)
+                perm = np.stack([rng.permutation(day_of_case) for _ in range(b1 - b0)])
+                null[b0:b1] = engine.null_maxima(perm)
+                bar.update(b1 - b0)
 
     clusters = _cluster_table(design, llr, size, window, loc_ids, loc_xy, points, distance, start, origin,
                               null, bool(prospective))
