@@ -10,5 +10,8 @@ Semantics follow SaTScan's purely spatial Bernoulli analysis with circular windo
 """
 from ._satscan import read_satscan
 from .model import ScanResult, bernoulli
+from .prm import PrmError, read_prm, run_prm
+from .spacetime import SpaceTimeScanResult, read_satscan_spacetime, space_time_permutation
 
-__all__ = ["bernoulli", "read_satscan", "ScanResult"]
+__all__ = ["bernoulli", "space_time_permutation", "read_satscan", "read_satscan_spacetime", "ScanResult",
+           "SpaceTimeScanResult", "run_prm", "read_prm", "PrmError"]
