@@ -46,7 +46,7 @@ def _as_days(times: Any, n: int) -> tuple[np.ndarray, Any]:
     arr = np.asarray(times)
     if arr.ndim != 1 or len(arr) != n:
         raise ValueError(f"times must be 1-D with one entry per record ({n}), got shape {arr.shape}")
-    if np.issubdtype(arr.dtype, np.datetime64) or arr.dtype == object:
+    if np.issubdtype(arr.dtype, np.datetime64) or arr.dtype == object or arr.dtype.kind in "US":
         try:
             dt = pd.to_datetime(pd.Series(arr), errors="raise", format="mixed").to_numpy("datetime64[ns]")
         except (TypeError, ValueError) as exc:
@@ -196,8 +196,13 @@ class SpaceTimeScanResult:
     def most_likely(self):
         return self.clusters.iloc[0] if len(self.clusters) else None
 
-    def to_frame(self) -> pd.DataFrame:
-        return self.clusters.copy()
+    def to_frame(self, iso_dates: bool = False) -> pd.DataFrame:
+        """The cluster table (a copy); ``iso_dates=True`` writes ``start``/``end`` as 'YYYY-MM-DD' strings."""
+        df = self.clusters.copy()
+        if iso_dates:
+            for col in ("start", "end"):
+                df[col] = df[col].astype(str)
+        return df
 
     def to_csv(self, path, **kwargs) -> None:
         df = self.clusters.copy()
@@ -328,7 +333,7 @@ def space_time_permutation(coords, cases, times, *, location_ids=None, distance=
             bad = int(np.flatnonzero(np.abs(xy - xy[first][loc]).max(axis=1) > 0)[0])
             raise ValueError(f"location {ids_arr[bad]!r} has two different coordinates "
                              f"({tuple(xy[first][loc][bad])} and {tuple(xy[bad])}, record {bad})")
-        loc_ids = list(uniq)
+        loc_ids = uniq.tolist()  # plain Python ids (numpy scalars do not cross to R)
     else:
         _, first, loc = np.unique(xy, axis=0, return_index=True, return_inverse=True)
         loc = loc.reshape(-1)
