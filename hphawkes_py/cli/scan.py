@@ -1,10 +1,13 @@
 """``hphawkes scan``: Bernoulli spatial scan on a CSV file or on SaTScan input files."""
 from __future__ import annotations
 
-from ._common import add_engine_arguments
-
 import argparse
+import os
 import sys
+import tempfile
+from pathlib import Path
+
+from ._common import CliError, add_engine_arguments, add_output_arguments, atomic_output_dir, check_output_dir
 
 
 def register(subparsers) -> None:
@@ -57,7 +60,14 @@ def _cmd_scan(args) -> int:
     from ..scan import bernoulli, read_satscan
 
     if args.csv and args.cas:
-        raise ValueError("give either a CSV file or SaTScan files (--cas ...), not both")
+        raise CliError("give either a CSV file or SaTScan files (--cas ...), not both")
+    outputs = [Path(args.out)] + ([Path(args.png)] if args.png else [])
+    for path in outputs:  # before any work
+        if path.is_dir():
+            raise CliError(f"{path}: is a folder, expected a file name")
+        parent = path.resolve().parent
+        if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+            raise CliError(f"{path}: folder {parent} does not exist or is not writable")
     if args.csv:
         df = pd.read_csv(args.csv)
         need = [args.x, args.y, args.cases] + ([args.population] if args.population else [args.controls])
@@ -65,7 +75,7 @@ def _cmd_scan(args) -> int:
             need.append(args.id)
         missing = [c for c in need if c not in df.columns]
         if missing:
-            raise ValueError(f"{args.csv}: column(s) {missing} not found; columns are {list(df.columns)}")
+            raise CliError(f"{args.csv}: column(s) {missing} not found; columns are {list(df.columns)}")
         cases = df[args.cases].to_numpy()
         if args.population:
             controls = df[args.population].to_numpy() - cases
@@ -75,29 +85,47 @@ def _cmd_scan(args) -> int:
         coords = df[[args.x, args.y]].to_numpy(dtype=float)
     elif args.cas:
         if not args.geo:
-            raise ValueError("--geo is required with --cas")
+            raise CliError("--geo is required with --cas")
         df = read_satscan(args.cas, control_file=args.ctl, population_file=args.pop, geo_file=args.geo)
         coords = df[["x", "y"]].to_numpy(dtype=float)
         cases, controls, ids = df["cases"].to_numpy(), df["controls"].to_numpy(), df["location_id"].to_numpy()
     else:
-        raise ValueError("no input: give a CSV file or SaTScan files (--cas, --ctl/--pop, --geo)")
+        raise CliError("no input: give a CSV file or SaTScan files (--cas, --ctl/--pop, --geo)")
     res = bernoulli(coords, cases, controls, max_population=args.max_population, n_replicates=args.replicates,
                     direction=args.direction, grid_cell=args.grid_cell, seed=args.seed, backend=args.backend,
                     threads=args.threads, location_ids=ids, progress=not args.quiet)
-    res.to_csv(args.out)
-    if args.png:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        ax = res.plot()
-        ax.figure.savefig(args.png, dpi=120, bbox_inches="tight")
-        plt.close(ax.figure)
+    _write_outputs(res, outputs)
     if not args.quiet:
         print(res.summary())
         print(f"wrote {args.out}" + (f" and {args.png}" if args.png else ""), file=sys.stderr)
     return 0
+
+
+def _write_outputs(res, outputs) -> None:
+    """The table (and the PNG) written to temporary files beside their targets and moved into
+    place only when all were written: a failing figure never leaves a new table behind."""
+    tmps = []
+    try:
+        for path in outputs:
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", suffix=path.suffix, dir=path.resolve().parent)
+            os.close(fd)
+            tmps.append(Path(tmp))
+        res.to_csv(tmps[0])
+        if len(outputs) > 1:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+
+            from ..scan.plot import plot_clusters
+
+            ax = plot_clusters(res, path=tmps[1])
+            plt.close(ax.figure)
+        for tmp, path in zip(tmps, outputs):
+            os.replace(tmp, path)
+    finally:
+        for tmp in tmps:
+            tmp.unlink(missing_ok=True)
 
 
 # published SaTScan results reproduced by `hphawkes reproduce scan-grave` / `scan-ny`
@@ -127,40 +155,92 @@ _PUBLISHED = {
 def register_reproduce(subparsers) -> None:
     for name, (desc, _) in _PUBLISHED.items():
         p = subparsers.add_parser(name, help=f"spatial scan: {desc.split(',')[0]} vs SaTScan's published clusters")
-        p.add_argument("--replicates", type=int, default=999)
+        p.add_argument("--replicates", type=_positive_int, default=999)
         p.add_argument("--seed", type=int, default=2010)
-        add_engine_arguments(p, threads=False)
+        add_engine_arguments(p)
+        add_output_arguments(p, None)
         p.set_defaults(func=_cmd_reproduce, analysis_name=name)
 
 
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {v}")
+    return v
+
+
 def _cmd_reproduce(args) -> int:
+    """Run the analysis, print the comparison with SaTScan's published clusters and, with
+    ``--out DIR``, write ``clusters.csv``, ``comparison.csv``, ``summary.txt`` and
+    ``clusters.png`` into DIR (atomically: DIR appears only when everything was written)."""
+    import contextlib
+
+    if args.seed is not None and args.seed < 0:
+        raise CliError(f"--seed must be a non-negative integer, got {args.seed}")
+    if args.out is not None:
+        check_output_dir(args.out, args.overwrite)  # before any work
+    with (atomic_output_dir(args.out, args.overwrite) if args.out is not None
+          else contextlib.nullcontext(None)) as tmp:
+        ok, res, table, text = _reproduce(args)
+        print(text)
+        if tmp is not None:
+            res.to_csv(tmp / "clusters.csv")
+            table.to_csv(tmp / "comparison.csv", index=False)
+            (tmp / "summary.txt").write_text(res.summary() + "\n\n" + text + "\n")
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+
+            from ..scan.plot import plot_clusters
+
+            ax = plot_clusters(res, path=tmp / "clusters.png")
+            plt.close(ax.figure)
+    if args.out is not None:
+        print(f"wrote {args.out}/ (clusters.csv, comparison.csv, summary.txt, clusters.png)", file=sys.stderr)
+    return 0 if ok else 1
+
+
+def _reproduce(args):
+    import pandas as pd
+
     from .. import datasets
     from ..scan import bernoulli
 
     desc, published = _PUBLISHED[args.analysis_name]
+    kw = dict(n_replicates=args.replicates, seed=args.seed, backend=args.backend, threads=args.threads,
+              progress=False)
     if args.analysis_name == "scan-grave":
         g = datasets.load_grave()
         res = bernoulli(g[["x", "y"]].to_numpy(float), g["case"].to_numpy(), 1 - g["case"].to_numpy(),
-                        max_population=0.5, n_replicates=args.replicates, seed=args.seed, backend=args.backend,
-                        location_ids=g["id"].to_numpy(), progress=False)
+                        max_population=0.5, location_ids=g["id"].to_numpy(), **kw)
     else:
         ny = datasets.load_ny_leukemia()
         res = bernoulli(ny[["latitude", "longitude"]].to_numpy(float), ny["cases_floor"].to_numpy(),
-                        ny["controls"].to_numpy(), max_population=0.1, n_replicates=args.replicates, seed=args.seed,
-                        backend=args.backend, location_ids=ny["id"].to_numpy(), progress=False)
-    print(f"Published: {desc}")
-    print(f"{'#':>2} {'same locations':>14} {'pop ours/pub':>17} {'cases':>9} {'LLR ours':>10} {'LLR pub':>10} "
-          f"{'p ours':>7} {'p pub':>6}")
+                        ny["controls"].to_numpy(), max_population=0.1, location_ids=ny["id"].to_numpy(), **kw)
+    lines = [f"Published: {desc}",
+             f"{'#':>2} {'same locations':>14} {'pop ours/pub':>17} {'cases':>9} {'LLR ours':>10} {'LLR pub':>10} "
+             f"{'p ours':>7} {'p pub':>6}"]
+    rows = []
     ok = True
     for k, (ids, popn, cases, llr, p) in enumerate(published):
         if k >= len(res.clusters):
-            print(f"{k + 1:>2} missing")
+            lines.append(f"{k + 1:>2} missing")
+            rows.append({"cluster": k + 1, "same_locations": False, "population_published": popn,
+                         "cases_published": cases, "llr_published": llr, "p_published": p})
             ok = False
             continue
         row = res.clusters.iloc[k]
         same = {str(v) for v in row.location_ids} == set(ids.split())
         ok &= same
-        print(f"{k + 1:>2} {str(same):>14} {row.population:>8}/{popn:<8} {row.cases:>4}/{cases:<4} "
-              f"{row.log_likelihood_ratio:>10.6f} {llr:>10.6f} {row.p_value:>7.3f} {p:>6.3f}")
-    print("clusters match" if ok else "MISMATCH")
-    return 0 if ok else 1
+        lines.append(f"{k + 1:>2} {str(same):>14} {row.population:>8}/{popn:<8} {row.cases:>4}/{cases:<4} "
+                     f"{row.log_likelihood_ratio:>10.6f} {llr:>10.6f} {row.p_value:>7.3f} {p:>6.3f}")
+        rows.append({"cluster": k + 1, "same_locations": same, "population": row.population,
+                     "population_published": popn, "cases": row.cases, "cases_published": cases,
+                     "llr": row.log_likelihood_ratio, "llr_published": llr, "p_value": row.p_value,
+                     "p_published": p})
+    lines.append("clusters match" if ok else "MISMATCH")
+    return ok, res, pd.DataFrame(rows), "\n".join(lines)

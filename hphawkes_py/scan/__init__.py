@@ -3,12 +3,13 @@
 >>> import hphawkes_py as hp
 >>> res = hp.scan.bernoulli(coords, cases, controls, max_population=0.5, n_replicates=999)
 >>> res.clusters          # most likely cluster first, then secondary clusters
->>> res.plot()
+>>> hp.scan.plot_clusters(res)
 
 Semantics follow SaTScan's purely spatial Bernoulli analysis with circular windows; see
 :func:`bernoulli`. :func:`read_satscan` reads SaTScan's .cas/.ctl/.pop/.geo files.
 """
 from ._satscan import read_satscan
 from .model import ScanResult, bernoulli
+from .plot import plot_clusters
 
-__all__ = ["bernoulli", "read_satscan", "ScanResult"]
+__all__ = ["bernoulli", "read_satscan", "ScanResult", "plot_clusters"]

@@ -18,30 +18,15 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 from numba import njit, prange
+
+from .engine import Engine, klogk_table, null_loglik
 
 #: temporary (centre, neighbour) slots per chunk of window construction
 CHUNK_SLOTS = 1 << 22
 
-__all__ = ["klogk_table", "null_loglik", "build_windows", "scan_batch", "CpuEngine"]
-
-
-def klogk_table(n_total: int) -> np.ndarray:
-    """``t[k] = k log k`` for k = 0..n_total (``0 log 0 = 0``), float64."""
-    k = np.arange(n_total + 1, dtype=np.float64)
-    out = np.zeros(n_total + 1, dtype=np.float64)
-    out[1:] = k[1:] * np.log(k[1:])
-    return out
-
-
-def null_loglik(klogk: np.ndarray, n_cases: int, n_total: int) -> float:
-    """Log likelihood of the null (one proportion C/N everywhere), from the k log k table.
-
-    ``C log(C/N) + (N-C) log((N-C)/N) = klogk[C] + klogk[N-C] - klogk[N]``.
-    """
-    return float(klogk[n_cases] + klogk[n_total - n_cases] - klogk[n_total])
+__all__ = ["build_windows", "draw_cases", "scan_batch", "max_llr_pruned", "CpuEngine"]
 
 
 @njit(cache=True, parallel=True)
@@ -205,25 +190,18 @@ def _scan_batch(offsets, neighbors, npop, boundary, cases, klogk, n_cases, n_tot
             nn = np.int32(n)
             cc = np.int32(C)
             rest = np.int32(N - n - C)
-            if want_arg:
-                for r in range(R):
-                    cr = c[r]
-                    t = (klogk[cr] + klogk[nn - cr]) + (klogk[cc - cr] + klogk[rest + cr])
-                    llr = t + q
-                    lhs = np.float64(cr) * Nf
-                    ok = (want_high & (lhs > cn)) | (want_low & (lhs < cn))
-                    if ok and llr > m[r]:
-                        m[r] = llr
-                        arg[r] = j
-            else:
-                for r in range(R):
-                    cr = c[r]
-                    t = (klogk[cr] + klogk[nn - cr]) + (klogk[cc - cr] + klogk[rest + cr])
-                    llr = t + q
-                    lhs = np.float64(cr) * Nf
-                    ok = (want_high & (lhs > cn)) | (want_low & (lhs < cn))
-                    v = llr if ok else 0.0
-                    m[r] = max(m[r], v)
+            # one loop whether or not the argmax is wanted: branch-free selects vectorise, and
+            # v > m[r] is exactly "ok and llr > m[r]" (m[r] >= 0; v = 0 when not ok)
+            for r in range(R):
+                cr = c[r]
+                t = (klogk[cr] + klogk[nn - cr]) + (klogk[cc - cr] + klogk[rest + cr])
+                llr = t + q
+                lhs = np.float64(cr) * Nf
+                ok = (want_high & (lhs > cn)) | (want_low & (lhs < cn))
+                v = llr if ok else 0.0
+                better = v > m[r]
+                arg[r] = j if better else arg[r]
+                m[r] = v if better else m[r]
         for r in range(R):
             best[i, r] = m[r]
             if want_arg:
@@ -461,7 +439,7 @@ def scan_batch(windows, cases: np.ndarray, klogk: np.ndarray, n_cases: int, n_to
     return (best, best_entry) if want_arg else (best, None)
 
 
-class CpuEngine:
+class CpuEngine(Engine):
     """Windows and the k log k table resident in host memory; Numba kernels.
 
     Picklable (plain arrays), so Monte Carlo batches can run in process pools.
@@ -470,11 +448,8 @@ class CpuEngine:
     backend = "cpu"
 
     def __init__(self, windows, klogk, n_cases, n_total, direction):
-        self.windows = windows
+        super().__init__(windows, klogk, n_cases, n_total, direction)
         self.klogk = klogk
-        self.n_cases = int(n_cases)
-        self.n_total = int(n_total)
-        self.direction = direction
         self._uniq = None
 
     def best_per_centre(self, cases: np.ndarray, want_arg: bool = False):
@@ -489,8 +464,3 @@ class CpuEngine:
             self._uniq = (u.astype(np.int64), inv.astype(np.int32).ravel())
         return max_llr_pruned(self.windows, cases, self.klogk, self.n_cases, self.n_total, self.direction,
                               self._uniq)
-
-    def max_llr_exhaustive(self, cases: np.ndarray) -> np.ndarray:
-        """(R,) maximum LLR evaluating every window (no pruning; for tests and benchmarks)."""
-        best, _ = self.best_per_centre(cases)
-        return best.max(axis=0) if best.shape[0] else np.zeros(cases.shape[1])

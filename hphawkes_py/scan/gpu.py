@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..gpu.device import KERNELS_DIR
-from .cpu import null_loglik
+from .engine import Engine
 
 __all__ = ["GpuEngine"]
 
@@ -17,19 +17,14 @@ __all__ = ["GpuEngine"]
 BLOCK = 128
 
 
-class GpuEngine:
-    """Same interface as :class:`hphawkes_py.scan.cpu.CpuEngine`, through a ``Device``."""
+class GpuEngine(Engine):
+    """The interface of :class:`~.engine.Engine` on a :class:`~hphawkes_py.gpu.device.Device`."""
 
-    def __init__(self, windows, klogk, n_cases, n_total, direction, device, backend="gpu"):
+    def __init__(self, windows, klogk, n_cases, n_total, direction, *, device, backend="gpu"):
+        super().__init__(windows, klogk, n_cases, n_total, direction)
         offsets, neighbors, npop, boundary = windows
         self.backend = backend
-        self.dev = device
-        self.n_centres = len(offsets) - 1
-        self.n_cases = int(n_cases)
-        self.n_total = int(n_total)
-        self.direction = direction
-        self.l0 = null_loglik(klogk, n_cases, n_total)
-        dev = device
+        self.dev = dev = device
         self._fn = dev.module(KERNELS_DIR / "scan.cu", defines={"REAL": "double"}).function("scan_bernoulli")
         self.d_offsets = dev.to_device(np.ascontiguousarray(offsets, dtype=np.int64))
         # empty CSR arrays are padded to one element (zero-size device buffers are refused)
@@ -61,7 +56,7 @@ class GpuEngine:
             dev.launch(self._fn, grid, (block, 1, 1), [
                 self.d_offsets, self.d_neighbors, self.d_npop, self.d_boundary, d_cases, self.d_klogk,
                 np.int64(self.n_cases), np.int64(self.n_total), np.float64(self.l0),
-                np.int32(self.direction in ("high", "both")), np.int32(self.direction in ("low", "both")),
+                np.int32(self.want_high), np.int32(self.want_low),
                 np.int32(R), np.int32(bool(want_arg)), d_best, d_entry, d_max,
             ])
         rep_max = dev.to_host(d_max)
@@ -71,7 +66,7 @@ class GpuEngine:
 
     def best_per_centre(self, cases: np.ndarray, want_arg: bool = False):
         """(m, R) best LLR per centre [and best window end entry] for cases (L, R) int32."""
-        _, best, entry = self._run(cases, True)
+        _, best, entry = self._run(cases, True)  # one kernel: the argmax costs nothing extra here
         return (best, entry) if want_arg else (best, None)
 
     def max_llr(self, cases: np.ndarray) -> np.ndarray:

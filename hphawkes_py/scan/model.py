@@ -27,13 +27,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._backend import get_device, is_gpu_backend, resolve_backend, threads_context
+from .._backend import resolve_backend, threads_context
 from .._parallel import run_replicates, spawn_seeds
-from .._validate import as_count_array, as_float_array, check_in, check_int, describe
-from . import cpu as _cpu
+from .._validate import (as_count_array, as_float_array, check_in, check_int, check_positive, check_probability,
+                         check_seed,
+                         describe)
+from .engine import DIRECTIONS, build_windows, draw_null_cases, klogk_table, make_engine
 
 __all__ = ["bernoulli", "ScanResult", "prepare_locations", "make_centres", "gumbel_p_values",
-           "make_engine", "EULER_GAMMA"]
+           "replicate_seed_batches", "draw_null_cases", "EULER_GAMMA"]
 
 EULER_GAMMA = 0.5772156649015329
 #: replicates per Monte Carlo batch (a fixed size: the per-replicate seeds make results
@@ -41,6 +43,9 @@ EULER_GAMMA = 0.5772156649015329
 BATCH_SIZE = 256
 #: refuse grids with more centres than this (grid_cell too small for the extent)
 MAX_GRID_CENTRES = 4_000_000
+#: refuse more Monte Carlo replicates than this (SaTScan's own limit is 999,999; the null
+#: maxima alone take 8 bytes each and every replicate evaluates every window)
+MAX_REPLICATES = 10**8
 
 
 # --------------------------------------------------------------------------- input
@@ -108,11 +113,7 @@ def make_centres(loc_coords: np.ndarray, grid_cell: Any):
     centre_location (m,) index of the location at the centre or -1)."""
     if grid_cell is None:
         return loc_coords.copy(), np.arange(len(loc_coords), dtype=np.int64)
-    if isinstance(grid_cell, bool) or not isinstance(grid_cell, (int, float, np.integer, np.floating)):
-        raise TypeError(f"grid_cell must be None or a positive number, got {describe(grid_cell)}")
-    g = float(grid_cell)
-    if not math.isfinite(g) or g <= 0:
-        raise ValueError(f"grid_cell must be a positive finite number (cell side, coordinate units), got {grid_cell!r}")
+    g = check_positive(grid_cell, "grid_cell")
     lo = loc_coords.min(axis=0)
     hi = loc_coords.max(axis=0)
     nx = max(1, int(math.ceil((hi[0] - lo[0]) / g)))
@@ -129,30 +130,54 @@ def make_centres(loc_coords: np.ndarray, grid_cell: Any):
     return centres, np.full(len(centres), -1, dtype=np.int64)
 
 
-# --------------------------------------------------------------------------- engines
-def make_engine(windows, klogk, n_cases, n_total, direction, backend):
-    """The CPU (Numba) or GPU/emulator (CUDA) engine for the resolved ``backend``."""
-    if is_gpu_backend(backend):
-        from .gpu import GpuEngine
-
-        return GpuEngine(windows, klogk, n_cases, n_total, direction, get_device(backend), backend)
-    return _cpu.CpuEngine(windows, klogk, n_cases, n_total, direction)
-
-
-def draw_null_cases(pop: np.ndarray, n_cases: int, seeds) -> np.ndarray:
-    """Cases per location for each replicate: the C cases relabelled at random among all
-    N persons (a multivariate hypergeometric draw over the locations' populations, made
-    as a uniformly random C-subset of the persons, O(C log L) per replicate). One seed per
-    replicate (``seeds``: SeedSequences), so a replicate's data does not depend on how
-    replicates are batched or on the executor. Returns (L, R) int32."""
-    s32 = np.array([ss.generate_state(1, np.uint32)[0] for ss in seeds], dtype=np.uint32)
-    return _cpu.draw_cases(pop, n_cases, s32)
+# --------------------------------------------------------------------------- Monte Carlo
+def replicate_seed_batches(seed, n_replicates: int, batch: int = BATCH_SIZE) -> list:
+    """One SeedSequence per batch of ``batch`` replicates; ``.spawn(size)`` of the batch
+    starting at replicate ``s`` gives the seeds of replicates ``s .. s + size - 1``, which are
+    the children ``s ..`` of the root seed (``spawn_seeds(seed, n_replicates)``), whatever the
+    batching or the executor. Only the batch seeds are created here (not ``n_replicates`` seeds)."""
+    first = spawn_seeds(seed, 1)[0]  # replicate 0: carries the root's entropy and spawn key
+    return [np.random.SeedSequence(first.entropy, spawn_key=first.spawn_key[:-1], pool_size=first.pool_size,
+                                   n_children_spawned=start)
+            for start in range(0, n_replicates, batch)]
 
 
-def _null_batch(item, _batch_seed, engine, pop, n_cases):
-    """One Monte Carlo batch (module level so process pools can pickle it)."""
-    seeds = item
-    cases = draw_null_cases(pop, n_cases, seeds)
+def _check_replicates(n_replicates):
+    n = check_int(n_replicates, "n_replicates", minimum=1)
+    if n > MAX_REPLICATES:
+        raise ValueError(
+            f"n_replicates={n} is too many: the null maxima alone would need {8 * n / 2**30:.3g} GiB and every "
+            f"replicate evaluates every window (about {n / 1e4:.3g} s per 1,000 windows at 10^7 window-"
+            f"replicates per second); at most {MAX_REPLICATES:,} (SaTScan allows 999,999)"
+        )
+    return n
+
+
+def _check_progress(progress):
+    if not isinstance(progress, (bool, np.bool_)):
+        raise TypeError(f"progress must be True or False, got {describe(progress)}")
+    return bool(progress)
+
+
+def _check_threads(threads):
+    if threads is not None:
+        check_int(threads, "threads", minimum=1)
+    return threads
+
+
+def _monte_carlo(engine, pop, n_cases, n_replicates, seed, executor, progress):
+    """(n_replicates,) float64 maxima of the null replicates, in replicate order."""
+    starts = list(range(0, n_replicates, BATCH_SIZE))
+    sizes = [min(BATCH_SIZE, n_replicates - s) for s in starts]
+    parts = run_replicates(_null_batch, sizes, seeds=replicate_seed_batches(seed, n_replicates),
+                           executor=executor, progress=progress, desc="scan Monte Carlo",
+                           args=(engine, pop, n_cases))
+    return np.concatenate(parts).astype(np.float64)
+
+
+def _null_batch(size, batch_seed, engine, pop, n_cases):
+    """One Monte Carlo batch of ``size`` replicates (module level so process pools can pickle it)."""
+    cases = draw_null_cases(pop, n_cases, batch_seed.spawn(size))
     return engine.max_llr(cases)
 
 
@@ -273,53 +298,23 @@ class ScanResult:
                 f"n_replicates={self.n_replicates}, {best})")
 
     def plot(self, ax=None, *, max_clusters: int | None = None, alpha: float = 0.05):
-        """Clusters as circles over the locations (matplotlib).
+        """Clusters as circles over the locations: :func:`hphawkes_py.scan.plot.plot_clusters`."""
+        from .plot import plot_clusters
 
-        Locations are grey dots (size ~ population), red where they hold cases; the most
-        likely cluster is a thick circle, secondary clusters thin (dashed when p > alpha).
-        Returns the Axes.
-        """
-        import matplotlib.pyplot as plt
-        from matplotlib.patches import Circle
-
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6, 6))
-        xy = self._loc_coords
-        pop = self._loc_cases + self._loc_controls
-        size = 6 + 30 * np.sqrt(pop / max(1, pop.max()))
-        ax.scatter(xy[:, 0], xy[:, 1], s=size, c="0.6", lw=0, label="locations")
-        has = self._loc_cases > 0
-        ax.scatter(xy[has, 0], xy[has, 1], s=size[has], c="tab:red", lw=0, label="with cases")
-        rows = self.clusters if max_clusters is None else self.clusters.iloc[:max_clusters]
-        for k, row in enumerate(rows.itertuples()):
-            sig = row.p_value <= alpha
-            circ = Circle((row.x, row.y), max(row.radius, 1e-12), fill=False,
-                          lw=2.5 if k == 0 else 1.2, ls="-" if sig or k == 0 else "--",
-                          ec="tab:blue" if k == 0 else "tab:purple")
-            ax.add_patch(circ)
-            ax.annotate(f"{k + 1}", (row.x, row.y), fontsize=8, ha="center", va="center")
-        ax.set_aspect("equal")
-        ax.set_xlabel("x")
-        ax.set_ylabel("y")
-        ax.set_title(f"Spatial scan: {len(rows)} cluster(s), most likely p={rows.p_value.iloc[0]:.3g}"
-                     if len(rows) else "Spatial scan: no cluster")
-        ax.legend(loc="best", fontsize=8)
-        return ax
+        return plot_clusters(self, ax, max_clusters=max_clusters, alpha=alpha)
 
 
 # --------------------------------------------------------------------------- main
 def _check_max_population(v):
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-        raise TypeError(f"max_population must be a number in (0, 0.5], got {describe(v)}")
-    v = float(v)
-    if not (0 < v <= 0.5):
+    v = check_probability(v, "max_population")
+    if v > 0.5:
         raise ValueError(f"max_population must be in (0, 0.5] (fraction of the total population), got {v!r}")
     return v
 
 
 def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, direction="high",
-              secondary="no-overlap", grid_cell=None, seed=None, executor=None, backend="auto",
-              threads=None, location_ids=None, progress=True) -> ScanResult:
+              secondary="no-overlap", grid_cell=None, location_ids=None, seed=None, executor=None,
+              backend="auto", threads=None, progress=True) -> ScanResult:
     """Kulldorff's purely spatial Bernoulli scan statistic with Monte Carlo inference.
 
     Semantics follow SaTScan's purely spatial Bernoulli analysis with circular windows.
@@ -370,9 +365,12 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
         if ids.ndim != 1 or len(ids) != n_in:
             raise ValueError(f"location_ids must be 1-D with one id per row ({n_in}), got shape {ids.shape}")
     max_population = _check_max_population(max_population)
-    n_replicates = check_int(n_replicates, "n_replicates", minimum=1)
-    check_in(direction, "direction", ("high", "low", "both"))
+    n_replicates = _check_replicates(n_replicates)
+    check_in(direction, "direction", DIRECTIONS)
     check_in(secondary, "secondary", ("no-overlap",))
+    progress = _check_progress(progress)
+    threads = _check_threads(threads)
+    check_seed(seed)  # before any work
     resolved = resolve_backend(backend)
     if loc.n_merged:
         warnings.warn(
@@ -386,18 +384,13 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
     centres, centre_loc = make_centres(loc.coords, grid_cell)
 
     with threads_context(threads):
-        windows = _cpu.build_windows(centres, loc.coords, pop, max_population * N)
-        klogk = _cpu.klogk_table(N)
-        engine = make_engine(windows, klogk, C, N, direction, resolved)
+        windows = build_windows(centres, loc.coords, pop, max_population * N)
+        engine = make_engine(windows, klogk_table(N), C, N, direction, backend=resolved)
         observed = loc.cases.astype(np.int32)[:, None]
         best, best_entry = engine.best_per_centre(observed, want_arg=True)
         best = best[:, 0]
         best_entry = best_entry[:, 0]
-        seeds = spawn_seeds(seed, n_replicates)
-        batches = [seeds[i:i + BATCH_SIZE] for i in range(0, n_replicates, BATCH_SIZE)]
-        parts = run_replicates(_null_batch, batches, seed=0, executor=executor, progress=progress,
-                               desc="scan Monte Carlo", args=(engine, pop, C))
-    null_llr = np.concatenate(parts).astype(np.float64)
+        null_llr = _monte_carlo(engine, pop, C, n_replicates, seed, executor, progress)
     offsets, neighbors, npop, boundary = windows
     clusters = _clusters(best, best_entry, offsets, neighbors, npop, centres, centre_loc, loc, ids, C, N, null_llr)
     return ScanResult(
