@@ -389,7 +389,7 @@ def test_read_satscan_sums_rows_and_handles_crlf(tmp_path):
     assert df.controls.tolist() == [15, 7, 4]
     assert df.x.tolist() == [0, 1.5, 0]
     (tmp_path / "b.cas").write_text("9 1\n")
-    with pytest.raises(ValueError, match="not in the geo file"):
+    with pytest.raises(ValueError, match=r"b.cas:1: field 1 \(location id\) .9. is not in the coordinates file"):
         hp.scan.read_satscan(tmp_path / "b.cas", population_file=tmp_path / "a.pop", geo_file=tmp_path / "a.geo")
     with pytest.raises(ValueError, match="control_file"):
         hp.scan.read_satscan(tmp_path / "a.cas", geo_file=tmp_path / "a.geo")

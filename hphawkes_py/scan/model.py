@@ -68,9 +68,43 @@ class Locations:
         return self.cases + self.controls
 
 
+def _check_coords(coords: Any) -> np.ndarray:
+    """(n, 2) finite float64 coordinates (a copy); booleans and complex numbers are refused."""
+    kind = coords.dtype.kind if isinstance(coords, np.ndarray) else np.asarray(coords).dtype.kind
+    if kind in "bc":
+        what = "booleans" if kind == "b" else "complex numbers"
+        raise TypeError(f"coords must hold real numbers (planar coordinates), got {what}")
+    if not isinstance(coords, np.ndarray) or kind == "O":
+        # nested lists: NumPy would read True as 1
+        try:
+            flat = np.asarray(coords, dtype=object).ravel()
+        except (TypeError, ValueError):
+            flat = ()
+        bad = next((v for v in flat if isinstance(v, (bool, np.bool_, complex, np.complexfloating))), None)
+        if bad is not None:
+            raise TypeError(f"coords must hold real numbers (planar coordinates), got {bad!r}")
+    return as_float_array(coords, "coords", ndim=2, finite=True, copy=True)
+
+
+def check_location_ids(location_ids: Any, n: int) -> np.ndarray:
+    """Ids reported for the input rows: default 0..n-1; one per row, no duplicates."""
+    if location_ids is None:
+        return np.arange(n)
+    ids = np.array(location_ids)
+    if ids.ndim != 1 or len(ids) != n:
+        raise ValueError(f"location_ids must be 1-D with one id per row ({n}), got shape {ids.shape}")
+    uniq, first, counts = np.unique(ids, return_index=True, return_counts=True)
+    if (counts > 1).any():
+        k = int(np.argmax(counts > 1))
+        rows = np.flatnonzero(ids == uniq[k])[:2].tolist()
+        dup = uniq[k].item() if hasattr(uniq[k], "item") else uniq[k]
+        raise ValueError(f"location_ids must be unique: {dup!r} is given for rows {rows[0]} and {rows[1]}")
+    return ids
+
+
 def prepare_locations(coords: Any, cases: Any, controls: Any) -> Locations:
     """Validate the input and merge rows with identical coordinates (counts summed)."""
-    xy = as_float_array(coords, "coords", ndim=2, finite=True)
+    xy = _check_coords(coords)
     if xy.shape[1] != 2:
         raise ValueError(f"coords must have shape (n, 2) (x, y columns), got {xy.shape}")
     if xy.shape[0] < 1:
@@ -146,9 +180,9 @@ def _check_replicates(n_replicates):
     n = check_int(n_replicates, "n_replicates", minimum=1)
     if n > MAX_REPLICATES:
         raise ValueError(
-            f"n_replicates={n} is too many: the null maxima alone would need {8 * n / 2**30:.3g} GiB and every "
-            f"replicate evaluates every window (about {n / 1e4:.3g} s per 1,000 windows at 10^7 window-"
-            f"replicates per second); at most {MAX_REPLICATES:,} (SaTScan allows 999,999)"
+            f"n_replicates={n} is too many: the null maxima alone would need {8 * n / 2**30:.3g} GiB, and every "
+            f"replicate evaluates every window ({n:.3g} x the number of windows log likelihood ratios); "
+            f"at most {MAX_REPLICATES:,} (SaTScan allows 999,999)"
         )
     return n
 
@@ -358,12 +392,7 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
     """
     loc = prepare_locations(coords, cases, controls)
     n_in = sum(len(m) for m in loc.members)
-    if location_ids is None:
-        ids = np.arange(n_in)
-    else:
-        ids = np.asarray(location_ids)
-        if ids.ndim != 1 or len(ids) != n_in:
-            raise ValueError(f"location_ids must be 1-D with one id per row ({n_in}), got shape {ids.shape}")
+    ids = check_location_ids(location_ids, n_in)
     max_population = _check_max_population(max_population)
     n_replicates = _check_replicates(n_replicates)
     check_in(direction, "direction", DIRECTIONS)

@@ -28,6 +28,9 @@ def plot_clusters(result, ax=None, *, max_clusters: int | None = None, alpha: fl
     -------
     matplotlib Axes
     """
+    if not all(hasattr(result, a) for a in ("clusters", "_loc_coords", "_loc_cases", "_loc_controls")):
+        raise TypeError(f"plot_clusters needs a ScanResult (from hp.scan.bernoulli or poisson), got "
+                        f"{type(result).__name__}")
     import matplotlib.pyplot as plt
     from matplotlib.patches import Circle
 
