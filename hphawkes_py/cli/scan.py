@@ -13,10 +13,11 @@ from ._common import CliError, add_engine_arguments, add_output_arguments, atomi
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "scan",
-        help="Kulldorff's Bernoulli spatial scan statistic (SaTScan-compatible)",
+        help="Kulldorff's spatial scan statistic, Bernoulli or discrete Poisson (SaTScan-compatible)",
         description=(
-            "Purely spatial Bernoulli scan with circular windows and Monte Carlo p-values "
-            "(SaTScan semantics). Input: a CSV with one row per location (or per person: "
+            "Purely spatial scan with circular windows and Monte Carlo p-values (SaTScan semantics): "
+            "--model bernoulli (cases and controls) or poisson (cases and population, optionally "
+            "adjusted for covariate categories). Input: a CSV with one row per location (or per person: "
             "counts 0/1), or SaTScan files (--cas with --ctl or --pop, and --geo). "
             "Coordinates are planar (Euclidean distances); latitude/longitude is used as is. "
             "Writes the cluster table (CSV) and a PNG map of the clusters."
@@ -29,17 +30,26 @@ def register(subparsers) -> None:
     src.add_argument("--y", default="y", help="CSV column of the y coordinate")
     src.add_argument("--cases", default="cases", help="CSV column of the case counts")
     src.add_argument("--controls", default="controls",
-                     help="CSV column of the control counts (ignored when --population is given)")
+                     help="CSV column of the control counts (Bernoulli; ignored when --population is given)")
     src.add_argument("--population", default=None,
-                     help="CSV column of the population; controls = population - cases")
+                     help="CSV column of the population (Bernoulli: controls = population - cases; Poisson: required)")
+    src.add_argument("--expected", default=None, help="CSV column of expected cases (Poisson, instead of the population)")
+    src.add_argument("--covariate", action="append", default=None, metavar="COLUMN",
+                     help="CSV column of a covariate category (Poisson; repeat for several); rows are location x "
+                          "category, expected counts by indirect standardisation")
     src.add_argument("--id", default=None, help="CSV column of location ids (default: row number)")
     src.add_argument("--cas", help="SaTScan case file (.cas)")
-    src.add_argument("--ctl", help="SaTScan control file (.ctl)")
-    src.add_argument("--pop", help="SaTScan population file (.pop); controls = population - cases")
+    src.add_argument("--ctl", help="SaTScan control file (.ctl; Bernoulli)")
+    src.add_argument("--pop", help="SaTScan population file (.pop); Bernoulli: controls = population - cases")
     src.add_argument("--geo", help="SaTScan coordinates file (.geo)")
+    src.add_argument("--covariates", action="store_true",
+                     help="Poisson with SaTScan files: adjust for the covariate columns of the .cas/.pop files")
     a = p.add_argument_group("analysis")
+    a.add_argument("--model", choices=("bernoulli", "poisson"), default="bernoulli")
     a.add_argument("--max-population", type=float, default=0.5,
                    help="maximum window population, fraction of the total, in (0, 0.5]")
+    a.add_argument("--max-distance", type=float, default=None, help="maximum circle radius (coordinate units)")
+    a.add_argument("--min-cases", type=int, default=2, help="Poisson: minimum cases in a high-rate cluster")
     a.add_argument("--replicates", type=int, default=999, help="Monte Carlo replicates")
     a.add_argument("--direction", choices=("high", "low", "both"), default="high")
     a.add_argument("--grid-cell", type=float, default=None,
@@ -53,11 +63,70 @@ def register(subparsers) -> None:
     p.set_defaults(func=_cmd_scan)
 
 
-def _cmd_scan(args) -> int:
-    import numpy as np
+def _csv_input(args):
     import pandas as pd
 
-    from ..scan import bernoulli, read_satscan
+    df = pd.read_csv(args.csv)
+    poisson = args.model == "poisson"
+    need = [args.x, args.y, args.cases]
+    if poisson:
+        if not (args.population or args.expected):
+            raise CliError("--model poisson with a CSV needs --population (or --expected)")
+        need += [c for c in (args.population, args.expected) if c] + list(args.covariate or [])
+    else:
+        need.append(args.population or args.controls)
+    if args.id:
+        need.append(args.id)
+    missing = [c for c in need if c not in df.columns]
+    if missing:
+        raise CliError(f"{args.csv}: column(s) {missing} not found; columns are {list(df.columns)}")
+    for c in need:
+        if c not in (args.id, *(args.covariate or [])) and not pd.api.types.is_numeric_dtype(df[c]):
+            bad = pd.to_numeric(df[c], errors="coerce").isna() & df[c].notna()
+            row = int(bad.to_numpy().argmax()) if bad.any() else 0
+            raise CliError(f"{args.csv}: column {c!r} must be numeric; row {row + 2} holds {df[c].iloc[row]!r}")
+    data = {"coords": df[[args.x, args.y]].to_numpy(dtype=float), "cases": df[args.cases].to_numpy(),
+            "location_ids": df[args.id].to_numpy() if args.id else None}
+    if poisson:
+        data["population"] = df[args.population].to_numpy() if args.population else None
+        if args.expected:
+            data["expected"] = df[args.expected].to_numpy()
+        if args.covariate:
+            data["covariates"] = df[list(args.covariate)]
+    elif args.population:
+        data["controls"] = df[args.population].to_numpy() - data["cases"]
+    else:
+        data["controls"] = df[args.controls].to_numpy()
+    return data
+
+
+def _satscan_input(args):
+    from ..scan import read_satscan
+
+    if not args.geo:
+        raise CliError("--geo is required with --cas")
+    poisson = args.model == "poisson"
+    if poisson and args.ctl:
+        raise CliError("--model poisson takes --pop, not --ctl (the Poisson model has no control file)")
+    if args.covariates and not poisson:
+        raise CliError("--covariates needs --model poisson")
+    df = read_satscan(args.cas, control_file=args.ctl, population_file=args.pop, geo_file=args.geo,
+                      model=args.model, covariates=bool(args.covariates))
+    data = {"coords": df[["x", "y"]].to_numpy(dtype=float), "cases": df["cases"].to_numpy()}
+    if poisson:
+        data["population"] = df["population"].to_numpy()
+        if args.covariates:
+            data["covariates"] = df["category"].to_numpy()  # rows are location x category: ids repeat
+        else:
+            data["location_ids"] = df["location_id"].to_numpy()
+    else:
+        data["controls"] = df["controls"].to_numpy()
+        data["location_ids"] = df["location_id"].to_numpy()
+    return data
+
+
+def _cmd_scan(args) -> int:
+    from ..scan import bernoulli, poisson
 
     if args.csv and args.cas:
         raise CliError("give either a CSV file or SaTScan files (--cas ...), not both")
@@ -69,31 +138,19 @@ def _cmd_scan(args) -> int:
         if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
             raise CliError(f"{path}: folder {parent} does not exist or is not writable")
     if args.csv:
-        df = pd.read_csv(args.csv)
-        need = [args.x, args.y, args.cases] + ([args.population] if args.population else [args.controls])
-        if args.id:
-            need.append(args.id)
-        missing = [c for c in need if c not in df.columns]
-        if missing:
-            raise CliError(f"{args.csv}: column(s) {missing} not found; columns are {list(df.columns)}")
-        cases = df[args.cases].to_numpy()
-        if args.population:
-            controls = df[args.population].to_numpy() - cases
-        else:
-            controls = df[args.controls].to_numpy()
-        ids = df[args.id].to_numpy() if args.id else None
-        coords = df[[args.x, args.y]].to_numpy(dtype=float)
+        data = _csv_input(args)
     elif args.cas:
-        if not args.geo:
-            raise CliError("--geo is required with --cas")
-        df = read_satscan(args.cas, control_file=args.ctl, population_file=args.pop, geo_file=args.geo)
-        coords = df[["x", "y"]].to_numpy(dtype=float)
-        cases, controls, ids = df["cases"].to_numpy(), df["controls"].to_numpy(), df["location_id"].to_numpy()
+        data = _satscan_input(args)
     else:
         raise CliError("no input: give a CSV file or SaTScan files (--cas, --ctl/--pop, --geo)")
-    res = bernoulli(coords, cases, controls, max_population=args.max_population, n_replicates=args.replicates,
-                    direction=args.direction, grid_cell=args.grid_cell, seed=args.seed, backend=args.backend,
-                    threads=args.threads, location_ids=ids, progress=not args.quiet)
+    kw = dict(max_population=args.max_population, max_distance=args.max_distance, n_replicates=args.replicates,
+              direction=args.direction, grid_cell=args.grid_cell, seed=args.seed, backend=args.backend,
+              threads=args.threads, progress=not args.quiet)
+    if args.model == "poisson":
+        res = poisson(data.pop("coords"), data.pop("cases"), data.pop("population"), min_cases=args.min_cases,
+                      **data, **kw)
+    else:
+        res = bernoulli(data["coords"], data["cases"], data["controls"], location_ids=data["location_ids"], **kw)
     _write_outputs(res, outputs)
     if not args.quiet:
         print(res.summary())

@@ -1,15 +1,16 @@
-"""Kulldorff's spatial scan statistic (Bernoulli model) on CPU and GPU (Larew et al. 2010).
+"""Kulldorff's spatial scan statistic (Bernoulli and discrete Poisson models) on CPU and GPU
+(Larew et al. 2010).
 
 >>> import hphawkes_py as hp
 >>> res = hp.scan.bernoulli(coords, cases, controls, max_population=0.5, n_replicates=999)
 >>> res.clusters          # most likely cluster first, then secondary clusters
 >>> hp.scan.plot_clusters(res)
 
-Semantics follow SaTScan's purely spatial Bernoulli analysis with circular windows; see
-:func:`bernoulli`. :func:`read_satscan` reads SaTScan's .cas/.ctl/.pop/.geo files.
+Semantics follow SaTScan's purely spatial Bernoulli and discrete Poisson analyses with circular
+windows; see :func:`bernoulli` and :func:`poisson`. :func:`read_satscan` reads SaTScan's .cas/.ctl/.pop/.geo files.
 """
 from ._satscan import read_satscan
-from .model import ScanResult, bernoulli
+from .model import ScanResult, bernoulli, poisson
 from .plot import plot_clusters
 
-__all__ = ["bernoulli", "read_satscan", "ScanResult", "plot_clusters"]
+__all__ = ["bernoulli", "poisson", "read_satscan", "ScanResult", "plot_clusters"]

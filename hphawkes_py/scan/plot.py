@@ -28,7 +28,7 @@ def plot_clusters(result, ax=None, *, max_clusters: int | None = None, alpha: fl
     -------
     matplotlib Axes
     """
-    if not all(hasattr(result, a) for a in ("clusters", "_loc_coords", "_loc_cases", "_loc_controls")):
+    if not all(hasattr(result, a) for a in ("clusters", "_loc_coords", "_loc_cases", "_loc_population")):
         raise TypeError(f"plot_clusters needs a ScanResult (from hp.scan.bernoulli or poisson), got "
                         f"{type(result).__name__}")
     import matplotlib.pyplot as plt
@@ -37,7 +37,7 @@ def plot_clusters(result, ax=None, *, max_clusters: int | None = None, alpha: fl
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 6))
     xy = result._loc_coords
-    pop = result._loc_cases + result._loc_controls
+    pop = np.asarray(result._loc_population, dtype=float)
     size = 6 + 30 * np.sqrt(pop / max(1, pop.max()))
     ax.scatter(xy[:, 0], xy[:, 1], s=size, c="0.6", lw=0, label="locations")
     has = result._loc_cases > 0
