@@ -291,3 +291,12 @@ def test_cli_scan_poisson(tmp_path, capsys):
     rc = main(["scan", "--model", "poisson", "--cas", str(SAT("grave.cas")), "--ctl", str(SAT("grave.ctl")),
                "--geo", str(SAT("grave.geo")), "-o", str(tmp_path / "x.csv"), "--png", "", "--quiet"])
     assert rc == 2 and "control" in capsys.readouterr().err
+
+
+def test_cli_reproduce_scan_ny_is_the_poisson_model(capsys):
+    from hphawkes_py.cli import main
+
+    rc = main(["reproduce", "scan-ny", "--replicates", "99", "--backend", "cpu"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "clusters match" in out
+    assert "11.577255  11.577255" in out and "3.209485   3.209485" in out

@@ -195,8 +195,8 @@ _PUBLISHED = {
          ("77 78", 2, 2, 3.177442, 0.997)],
     ),
     "scan-ny": (
-        "NY leukaemia (smerc), SaTScan v9.6, 10% maximum, lat/long as Cartesian, 999 replications, "
-        "discrete Poisson model (LLRs ~0.1% below the Bernoulli ones) (github jfrench/smerc tests/satscan_ny_out.txt)",
+        "NY leukaemia (smerc), SaTScan v9.6, discrete Poisson, 10% maximum, lat/long as Cartesian, 999 "
+        "replications (github jfrench/smerc tests/satscan_ny_out.txt)",
         [("49 48 50 47 1 15 51 2 13 14 3 35 16 52 36 37 12 11 5 17 10 4 6 38 18 9", 95249, 85, 11.577255, 0.001),
          ("89 88 87 84 90 86 92 85", 34083, 38, 9.019716, 0.013),
          ("112 113 115 111 116 219 117 123 218 114 122 110 124 220 118 133 121 125 216 120 134 217 126 139 215 "
@@ -265,7 +265,7 @@ def _reproduce(args):
     import pandas as pd
 
     from .. import datasets
-    from ..scan import bernoulli
+    from ..scan import bernoulli, poisson
 
     desc, published = _PUBLISHED[args.analysis_name]
     kw = dict(n_replicates=args.replicates, seed=args.seed, backend=args.backend, threads=args.threads,
@@ -276,8 +276,8 @@ def _reproduce(args):
                         max_population=0.5, location_ids=g["id"].to_numpy(), **kw)
     else:
         ny = datasets.load_ny_leukemia()
-        res = bernoulli(ny[["latitude", "longitude"]].to_numpy(float), ny["cases_floor"].to_numpy(),
-                        ny["controls"].to_numpy(), max_population=0.1, location_ids=ny["id"].to_numpy(), **kw)
+        res = poisson(ny[["latitude", "longitude"]].to_numpy(float), ny["cases_floor"].to_numpy(),
+                      ny["population"].to_numpy(), max_population=0.1, location_ids=ny["id"].to_numpy(), **kw)
     lines = [f"Published: {desc}",
              f"{'#':>2} {'same locations':>14} {'pop ours/pub':>17} {'cases':>9} {'LLR ours':>10} {'LLR pub':>10} "
              f"{'p ours':>7} {'p pub':>6}"]
@@ -292,7 +292,8 @@ def _reproduce(args):
             continue
         row = res.clusters.iloc[k]
         same = {str(v) for v in row.location_ids} == set(ids.split())
-        ok &= same
+        # the published LLRs have 6 decimals: ours must round to them
+        ok &= same and abs(row.log_likelihood_ratio - llr) <= 5e-7 + 1e-12
         lines.append(f"{k + 1:>2} {str(same):>14} {row.population:>8}/{popn:<8} {row.cases:>4}/{cases:<4} "
                      f"{row.log_likelihood_ratio:>10.6f} {llr:>10.6f} {row.p_value:>7.3f} {p:>6.3f}")
         rows.append({"cluster": k + 1, "same_locations": same, "population": row.population,
