@@ -1,17 +1,19 @@
-"""Kulldorff's spatial scan statistic (Bernoulli model) on CPU and GPU (Larew et al. 2010).
+"""Kulldorff's spatial scan statistic (Bernoulli, discrete Poisson and space-time permutation models) on CPU and GPU
+(Larew et al. 2010).
 
 >>> import hphawkes_py as hp
 >>> res = hp.scan.bernoulli(coords, cases, controls, max_population=0.5, n_replicates=999)
 >>> res.clusters          # most likely cluster first, then secondary clusters
->>> res.plot()
+>>> hp.scan.plot_clusters(res)
 
-Semantics follow SaTScan's purely spatial Bernoulli analysis with circular windows; see
-:func:`bernoulli`. :func:`read_satscan` reads SaTScan's .cas/.ctl/.pop/.geo files.
+Semantics follow SaTScan's purely spatial Bernoulli and discrete Poisson analyses with circular
+windows; see :func:`bernoulli` and :func:`poisson`. :func:`read_satscan` reads SaTScan's .cas/.ctl/.pop/.geo files.
 """
 from ._satscan import read_satscan
-from .model import ScanResult, bernoulli
+from .model import ScanResult, bernoulli, poisson
+from .plot import plot_clusters
 from .prm import PrmError, read_prm, run_prm
 from .spacetime import SpaceTimeScanResult, read_satscan_spacetime, space_time_permutation
 
-__all__ = ["bernoulli", "space_time_permutation", "read_satscan", "read_satscan_spacetime", "ScanResult",
-           "SpaceTimeScanResult", "run_prm", "read_prm", "PrmError"]
+__all__ = ["bernoulli", "poisson", "space_time_permutation", "read_satscan", "read_satscan_spacetime",
+           "run_prm", "read_prm", "PrmError", "ScanResult", "SpaceTimeScanResult", "plot_clusters"]

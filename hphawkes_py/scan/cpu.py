@@ -18,49 +18,36 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 from numba import njit, prange
+
+from .engine import Engine, klogk_table, null_loglik, poisson_logs
 
 #: temporary (centre, neighbour) slots per chunk of window construction
 CHUNK_SLOTS = 1 << 22
 
-__all__ = ["klogk_table", "null_loglik", "build_windows", "scan_batch", "CpuEngine"]
-
-
-def klogk_table(n_total: int) -> np.ndarray:
-    """``t[k] = k log k`` for k = 0..n_total (``0 log 0 = 0``), float64."""
-    k = np.arange(n_total + 1, dtype=np.float64)
-    out = np.zeros(n_total + 1, dtype=np.float64)
-    out[1:] = k[1:] * np.log(k[1:])
-    return out
-
-
-def null_loglik(klogk: np.ndarray, n_cases: int, n_total: int) -> float:
-    """Log likelihood of the null (one proportion C/N everywhere), from the k log k table.
-
-    ``C log(C/N) + (N-C) log((N-C)/N) = klogk[C] + klogk[N-C] - klogk[N]``.
-    """
-    return float(klogk[n_cases] + klogk[n_total - n_cases] - klogk[n_total])
+__all__ = ["build_windows", "draw_cases", "draw_multinomial", "scan_batch", "max_llr_pruned", "CpuEngine"]
 
 
 @njit(cache=True, parallel=True)
-def _windows_chunk(d, order, pop, limit, counts, nb, npop, bnd):
-    """Cut each centre's distance-sorted locations (row of ``order``) at the population
-    limit, tie groups entering together, into rows of the (chunk, kmax) buffers."""
+def _windows_chunk(d, order, pop, limit, maxd2, counts, nb, npop, bnd):
+    """Cut each centre's distance-sorted locations (row of ``order``) at the size limit (and
+    the squared radius ``maxd2``), tie groups entering together, into rows of the (chunk, kmax)
+    buffers. ``pop`` is int64 (persons) or float64 (expected cases): one kernel, two types."""
     n_loc = d.shape[1]
     kmax = nb.shape[1]
     for ii in prange(d.shape[0]):
-        total = 0
+        total = pop[0] - pop[0]  # zero of pop's type
         k = 0
         while k < n_loc and k < kmax:
             # the tie group [k, e) of locations at exactly the same distance enters together
             e = k + 1
             group = pop[order[ii, k]]
-            while e < n_loc and d[ii, order[ii, e]] == d[ii, order[ii, k]]:
+            dk = d[ii, order[ii, k]]
+            while e < n_loc and d[ii, order[ii, e]] == dk:
                 group += pop[order[ii, e]]
                 e += 1
-            if total + group > limit or e > kmax:
+            if total + group > limit or e > kmax or dk > maxd2:
                 break
             for t in range(k, e):
                 total += pop[order[ii, t]]
@@ -121,31 +108,72 @@ def draw_cases(pop, n_cases, seeds):
     return out
 
 
-def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limit: float):
-    """Neighbour lists of every centre, cut where the window population would exceed ``limit``.
+@njit(cache=True, parallel=True)
+def _draw_multinomial(cum, n_cases, seeds, out):
+    """C cases dropped on the locations with probabilities proportional to the expected counts
+    (``cum``: cumulative expected, last = total), per replicate (column): C sorted uniforms
+    merged with the cumulative expected counts (exactly multinomial). One seed per replicate."""
+    L = cum.shape[0]
+    total = cum[L - 1]
+    R = seeds.shape[0]
+    for r in prange(R):
+        np.random.seed(seeds[r])
+        u = np.empty(n_cases, dtype=np.float64)
+        for t in range(n_cases):
+            u[t] = np.random.random() * total
+        u.sort()
+        counts = np.zeros(L, dtype=np.int32)
+        loc = 0
+        for t in range(n_cases):
+            # locations with zero expected never receive a case (u < cum[loc] is strict)
+            while loc < L - 1 and u[t] >= cum[loc]:
+                loc += 1
+            counts[loc] += 1
+        for l in range(L):
+            out[l, r] = counts[l]
+
+
+def draw_multinomial(expected, n_cases, seeds):
+    """(L, R) int32 multinomial case counts; ``seeds`` (R,) uint32, one per replicate."""
+    cum = np.cumsum(np.asarray(expected, dtype=np.float64))
+    out = np.empty((len(cum), len(seeds)), dtype=np.int32)
+    _draw_multinomial(cum, np.int64(n_cases), np.ascontiguousarray(seeds, dtype=np.uint32), out)
+    return out
+
+
+def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limit: float,
+                  max_distance: float | None = None):
+    """Neighbour lists of every centre, cut where the window size would exceed ``limit``.
 
     Parameters
     ----------
     centres : (m, 2) float64
     coords : (L, 2) float64 location coordinates
-    pop : (L,) int64 persons (cases + controls) per location
+    pop : (L,) int64 persons (cases + controls) per location, or float64 expected cases
     limit : float
-        Maximum window population (``max_population * N``); a tie group that would
-        take the window above it is not entered, and the window stops there.
+        Maximum window size (``max_population * N``); a tie group that would take the
+        window above it is not entered, and the window stops there.
+    max_distance : float, optional
+        Maximum radius (coordinate units): locations farther from the centre never enter.
 
     Returns
     -------
     offsets : (m + 1,) int64
     neighbors : (E,) int32 location indices, each centre's nearest first
-    npop : (E,) int64 window population after the entry
+    npop : (E,) window size after the entry (dtype of ``pop``)
     boundary : (E,) uint8 1 where a window ends (last entry of a tie group)
     """
     cx = np.ascontiguousarray(centres[:, 0], dtype=np.float64)
     cy = np.ascontiguousarray(centres[:, 1], dtype=np.float64)
     x = np.ascontiguousarray(coords[:, 0], dtype=np.float64)
     y = np.ascontiguousarray(coords[:, 1], dtype=np.float64)
-    pop = np.ascontiguousarray(pop, dtype=np.int64)
-    lim = np.int64(math.floor(limit))  # populations are integers: pop <= limit <=> pop <= floor(limit)
+    if np.asarray(pop).dtype.kind == "f":
+        pop = np.ascontiguousarray(pop, dtype=np.float64)
+        lim = np.float64(limit)
+    else:
+        pop = np.ascontiguousarray(pop, dtype=np.int64)
+        lim = np.int64(math.floor(limit))  # populations are integers: pop <= limit <=> pop <= floor(limit)
+    maxd2 = np.float64(np.inf if max_distance is None else float(max_distance) ** 2)
     m = len(cx)
     # the largest possible window: the smallest populations first
     kmax = int(np.searchsorted(np.cumsum(np.sort(pop)), lim, side="right"))
@@ -161,9 +189,9 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
         order = np.argsort(d, axis=1, kind="stable").astype(np.int32)
         counts = np.zeros(last - first, dtype=np.int64)
         nb = np.empty((last - first, kmax), dtype=np.int32)
-        npo = np.empty((last - first, kmax), dtype=np.int64)
+        npo = np.empty((last - first, kmax), dtype=pop.dtype)
         bnd = np.empty((last - first, kmax), dtype=np.uint8)
-        _windows_chunk(d, order, pop, lim, counts, nb, npo, bnd)
+        _windows_chunk(d, order, pop, lim, maxd2, counts, nb, npo, bnd)
         counts_all[first:last] = counts
         mask = np.arange(kmax)[None, :] < counts[:, None]
         parts.append((nb[mask], npo[mask], bnd[mask]))
@@ -175,19 +203,30 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
         boundary = np.concatenate([p[2] for p in parts])
     else:
         neighbors = np.empty(0, np.int32)
-        npop = np.empty(0, np.int64)
+        npop = np.empty(0, pop.dtype)
         boundary = np.empty(0, np.uint8)
     return offsets, neighbors, npop, boundary
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def _scan_batch(offsets, neighbors, npop, boundary, cases, klogk, n_cases, n_total, l0,
-                want_high, want_low, best, best_entry, want_arg):
+def _scan_batch(offsets, neighbors, npop, mexp, loge, logce, boundary, cases, klogk, n_cases, n_total, l0,
+                want_high, want_low, min_cases, poisson, best, best_entry, want_arg):
+    """Best LLR (and, with ``want_arg``, the window end entry) of every centre for each column
+    of ``cases``; one kernel for both models (``poisson`` is loop-invariant).
+
+    Bernoulli: window ``j`` holds ``npop[j]`` persons, LLR from the ``k log k`` table of
+    ``0..N``. Poisson: window ``j`` has ``mexp[j]`` expected cases (the total is C), LLR
+    ``c log(c/E) + (C-c) log((C-c)/(C-E))`` with ``klogk`` over ``0..C`` and ``loge[j] = log E``,
+    ``logce[j] = log(C - E)`` computed once on the host (so that both engines use the same
+    logarithms). High-rate windows need at least ``min_cases`` cases.
+    """
     n_centres = offsets.shape[0] - 1
     R = cases.shape[1]
     C = n_cases
     N = n_total
     Nf = np.float64(N)
+    cc = np.int32(C)
+    mc = np.int32(min_cases)
     for i in prange(n_centres):
         c = np.zeros(R, dtype=np.int32)
         m = np.zeros(R, dtype=np.float64)
@@ -198,32 +237,39 @@ def _scan_batch(offsets, neighbors, npop, boundary, cases, klogk, n_cases, n_tot
                 c[r] += row[r]
             if boundary[j] == 0:
                 continue
-            n = npop[j]
             # per-entry constants, shared by all replicates of the batch
-            q = -(klogk[n] + klogk[N - n]) - l0
-            cn = np.float64(C) * np.float64(n)
-            nn = np.int32(n)
-            cc = np.int32(C)
-            rest = np.int32(N - n - C)
-            if want_arg:
-                for r in range(R):
-                    cr = c[r]
-                    t = (klogk[cr] + klogk[nn - cr]) + (klogk[cc - cr] + klogk[rest + cr])
-                    llr = t + q
-                    lhs = np.float64(cr) * Nf
-                    ok = (want_high & (lhs > cn)) | (want_low & (lhs < cn))
-                    if ok and llr > m[r]:
-                        m[r] = llr
-                        arg[r] = j
+            if poisson:
+                rhs = mexp[j]
+                la = loge[j]
+                lb = logce[j]
+                scale = 1.0
+                q = 0.0
+                nn = np.int32(0)
+                rest = np.int32(0)
             else:
-                for r in range(R):
-                    cr = c[r]
+                n = npop[j]
+                q = -(klogk[n] + klogk[N - n]) - l0
+                rhs = np.float64(C) * np.float64(n)
+                scale = Nf
+                la = 0.0
+                lb = 0.0
+                nn = np.int32(n)
+                rest = np.int32(N - n - C)
+            # one loop whether or not the argmax is wanted: branch-free selects vectorise, and
+            # v > m[r] is exactly "ok and llr > m[r]" (m[r] >= 0; v = 0 when not ok)
+            for r in range(R):
+                cr = c[r]
+                if poisson:
+                    llr = (klogk[cr] + klogk[cc - cr]) - (np.float64(cr) * la + np.float64(cc - cr) * lb)
+                else:
                     t = (klogk[cr] + klogk[nn - cr]) + (klogk[cc - cr] + klogk[rest + cr])
                     llr = t + q
-                    lhs = np.float64(cr) * Nf
-                    ok = (want_high & (lhs > cn)) | (want_low & (lhs < cn))
-                    v = llr if ok else 0.0
-                    m[r] = max(m[r], v)
+                lhs = np.float64(cr) * scale
+                ok = (want_high & (lhs > rhs) & (cr >= mc)) | (want_low & (lhs < rhs))
+                v = llr if ok else 0.0
+                better = v > m[r]
+                arg[r] = j if better else arg[r]
+                m[r] = v if better else m[r]
         for r in range(R):
             best[i, r] = m[r]
             if want_arg:
@@ -419,8 +465,8 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None
     take = np.concatenate([np.arange(offsets[i], offsets[i + 1]) for i in pilot]).astype(np.int64)
     pbest = np.empty((len(pilot), R), dtype=np.float64)
     dummy = np.empty((1, 1), dtype=np.int64)
-    _scan_batch(p_off, neighbors[take], npop[take], boundary[take], cases, klogk, np.int64(n_cases),
-                np.int64(n_total), l0, hi_on, lo_on, pbest, dummy, False)
+    _scan_batch(p_off, neighbors[take], npop[take], _NO_EXPECTED, _NO_EXPECTED, _NO_EXPECTED, boundary[take], cases, klogk, np.int64(n_cases),
+                np.int64(n_total), l0, hi_on, lo_on, np.int64(0), False, pbest, dummy, False)
     m0 = pbest.max(axis=0)
     # groups of replicates with similar pilot maxima share a threshold
     order = np.argsort(-m0, kind="stable")
@@ -440,28 +486,40 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None
     return out
 
 
+#: placeholders for the per-entry array the other model uses (never read)
+_NO_EXPECTED = np.zeros(1, dtype=np.float64)
+_NO_POP = np.zeros(1, dtype=np.int64)
+
+
 def scan_batch(windows, cases: np.ndarray, klogk: np.ndarray, n_cases: int, n_total: int,
-               direction: str, want_arg: bool = False):
+               direction: str, want_arg: bool = False, *, model: str = "bernoulli", min_cases: int = 0):
     """Best LLR per centre for each column of ``cases`` (locations x replicates, int32).
 
-    Returns ``best`` (m, R) float64 and, with ``want_arg``, ``best_entry`` (m, R) int64:
-    the CSR entry where the best window of each centre ends (-1 when no window has a
-    positive LLR).
+    ``windows[2]`` is the window size after each entry: persons (Bernoulli, int64) or expected
+    cases (Poisson, float64). Returns ``best`` (m, R) float64 and, with ``want_arg``,
+    ``best_entry`` (m, R) int64: the CSR entry where the best window of each centre ends (-1
+    when no window has a positive LLR).
     """
-    offsets, neighbors, npop, boundary = windows
+    offsets, neighbors, size, boundary = windows
     cases = np.ascontiguousarray(cases, dtype=np.int32)
     m = offsets.shape[0] - 1
     R = cases.shape[1]
     best = np.empty((m, R), dtype=np.float64)
     best_entry = np.empty((m, R) if want_arg else (1, 1), dtype=np.int64)
-    l0 = null_loglik(klogk, n_cases, n_total)
-    _scan_batch(offsets, neighbors, npop, boundary, cases, klogk, np.int64(n_cases),
+    poisson = model == "poisson"
+    if poisson:
+        npop, l0 = _NO_POP, 0.0
+        mexp, loge, logce = poisson_logs(size, n_cases)
+    else:
+        npop, l0 = size, null_loglik(klogk, n_cases, n_total)
+        mexp = loge = logce = _NO_EXPECTED
+    _scan_batch(offsets, neighbors, npop, mexp, loge, logce, boundary, cases, klogk, np.int64(n_cases),
                 np.int64(n_total), l0, direction in ("high", "both"), direction in ("low", "both"),
-                best, best_entry, bool(want_arg))
+                np.int64(min_cases), poisson, best, best_entry, bool(want_arg))
     return (best, best_entry) if want_arg else (best, None)
 
 
-class CpuEngine:
+class CpuEngine(Engine):
     """Windows and the k log k table resident in host memory; Numba kernels.
 
     Picklable (plain arrays), so Monte Carlo batches can run in process pools.
@@ -469,28 +527,24 @@ class CpuEngine:
 
     backend = "cpu"
 
-    def __init__(self, windows, klogk, n_cases, n_total, direction):
-        self.windows = windows
+    def __init__(self, windows, klogk, n_cases, n_total, direction, *, model="bernoulli", min_cases=0):
+        super().__init__(windows, klogk, n_cases, n_total, direction, model=model, min_cases=min_cases)
         self.klogk = klogk
-        self.n_cases = int(n_cases)
-        self.n_total = int(n_total)
-        self.direction = direction
         self._uniq = None
 
     def best_per_centre(self, cases: np.ndarray, want_arg: bool = False):
         """(m, R) best LLR per centre [and best window end entry] for cases (L, R) int32."""
-        return scan_batch(self.windows, cases, self.klogk, self.n_cases, self.n_total, self.direction, want_arg)
+        return scan_batch(self.windows, cases, self.klogk, self.n_cases, self.n_total, self.direction, want_arg,
+                          model=self.model, min_cases=self.min_cases)
 
     def max_llr(self, cases: np.ndarray) -> np.ndarray:
-        """(R,) maximum LLR over all windows for each column of ``cases`` (exact; pruned)."""
+        """(R,) maximum LLR over all windows for each column of ``cases`` (exact; the Bernoulli
+        model skips windows that cannot matter, see :func:`max_llr_pruned`)."""
+        if self.model != "bernoulli" or self.min_cases > 0:
+            return self.max_llr_exhaustive(cases)
         if self._uniq is None:
             # distinct window populations (thresholds are tabulated per distinct population)
             u, inv = np.unique(self.windows[2], return_inverse=True)
             self._uniq = (u.astype(np.int64), inv.astype(np.int32).ravel())
         return max_llr_pruned(self.windows, cases, self.klogk, self.n_cases, self.n_total, self.direction,
                               self._uniq)
-
-    def max_llr_exhaustive(self, cases: np.ndarray) -> np.ndarray:
-        """(R,) maximum LLR evaluating every window (no pruning; for tests and benchmarks)."""
-        best, _ = self.best_per_centre(cases)
-        return best.max(axis=0) if best.shape[0] else np.zeros(cases.shape[1])

@@ -1,0 +1,61 @@
+"""Figures for scan results (matplotlib imported only when a figure is drawn)."""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["plot_clusters"]
+
+
+def plot_clusters(result, ax=None, *, max_clusters: int | None = None, alpha: float = 0.05, path=None):
+    """Clusters as circles over the locations.
+
+    Locations are grey dots (area ~ population), red where they hold cases; the most likely
+    cluster is a thick circle, secondary clusters thin (dashed when ``p_value > alpha``),
+    each labelled with its rank.
+
+    Parameters
+    ----------
+    result : ScanResult
+    ax : matplotlib Axes, optional
+    max_clusters : int, optional
+        Draw only the first ``max_clusters`` clusters (default all).
+    alpha : float
+        Significance level separating solid from dashed circles.
+    path : str or Path, optional
+        Save the figure there.
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    if not all(hasattr(result, a) for a in ("clusters", "_loc_coords", "_loc_cases", "_loc_population")):
+        raise TypeError(f"plot_clusters needs a ScanResult (from hp.scan.bernoulli or poisson), got "
+                        f"{type(result).__name__}")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Circle
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 6))
+    xy = result._loc_coords
+    pop = np.asarray(result._loc_population, dtype=float)
+    size = 6 + 30 * np.sqrt(pop / max(1, pop.max()))
+    ax.scatter(xy[:, 0], xy[:, 1], s=size, c="0.6", lw=0, label="locations")
+    has = result._loc_cases > 0
+    ax.scatter(xy[has, 0], xy[has, 1], s=size[has], c="tab:red", lw=0, label="with cases")
+    rows = result.clusters if max_clusters is None else result.clusters.iloc[:max_clusters]
+    for k, row in enumerate(rows.itertuples()):
+        sig = row.p_value <= alpha
+        circ = Circle((row.x, row.y), max(row.radius, 1e-12), fill=False,
+                      lw=2.5 if k == 0 else 1.2, ls="-" if sig or k == 0 else "--",
+                      ec="tab:blue" if k == 0 else "tab:purple")
+        ax.add_patch(circ)
+        ax.annotate(f"{k + 1}", (row.x, row.y), fontsize=8, ha="center", va="center")
+    ax.set_aspect("equal")
+    ax.set_xlabel("x")
+    ax.set_ylabel("y")
+    ax.set_title(f"Spatial scan: {len(rows)} cluster(s), most likely p={rows.p_value.iloc[0]:.3g}"
+                 if len(rows) else "Spatial scan: no cluster")
+    ax.legend(loc="best", fontsize=8)
+    if path is not None:
+        ax.figure.savefig(path, dpi=120, bbox_inches="tight")
+    return ax
