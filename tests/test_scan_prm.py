@@ -82,3 +82,22 @@ def test_unknown_keys_and_malformed_lines_are_refused(sample):
 def test_space_time_poisson_sample_is_refused_naming_the_analysis(sample):
     with pytest.raises(hp.scan.PrmError, match=r"AnalysisType=3: the poisson model is supported purely spatial"):
         hp.scan.run_prm(sample / "NewMexicoSpaceTimePoisson.prm", n_replicates=9, backend="cpu", progress=False)
+
+
+def test_purely_spatial_poisson_prm_equals_the_direct_call(sample):
+    """A purely spatial discrete Poisson .prm (SaTScan's NY leukaemia files) runs hp.scan.poisson."""
+    prm = sample / "NHumbersideSpatialBernoulli.prm"
+    for key, value in [("CaseFile", "ny_leukemia.cas"), ("ControlFile", ""), ("PopulationFile", "ny_leukemia.pop"),
+                       ("CoordinatesFile", "ny_leukemia.geo"), ("ModelType", "0"),
+                       ("MaxSpatialSizeInPopulationAtRisk", "10")]:
+        _edit(prm, key, value)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = hp.scan.run_prm(prm, n_replicates=49, seed=2, backend="cpu", progress=False)
+    tab = hp.scan.read_satscan(sample / "ny_leukemia.cas", None, sample / "ny_leukemia.pop",
+                               sample / "ny_leukemia.geo", model="poisson")
+    direct = hp.scan.poisson(tab[["x", "y"]].to_numpy(), tab.cases.to_numpy(), tab.population.to_numpy(),
+                             location_ids=tab.location_id.to_numpy(), max_population=0.1, min_cases=2,
+                             n_replicates=49, seed=2, backend="cpu", progress=False)
+    pd.testing.assert_frame_equal(res.clusters, direct.clusters)
+    assert len(res.clusters) >= 1

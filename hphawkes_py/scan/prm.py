@@ -283,14 +283,30 @@ def run_prm(path, *, n_replicates=None, backend="auto", threads=None, seed=None,
             result = fn(tab[["x", "y"]].to_numpy(), tab["cases"], tab["controls"],
                         location_ids=tab["location_id"].to_numpy(), **kwargs)
         else:
-            tab = _satscan.read_satscan(file("CaseFile"), None, file("PopulationFile"), file("CoordinatesFile"))
-            result = fn(tab[["x", "y"]].to_numpy(), tab["cases"], tab["population"],
-                        location_ids=tab["location_id"].to_numpy(), **kwargs)
+            cas = file("CaseFile")
+            covariates = _has_covariates(cas)
+            tab = _satscan.read_satscan(cas, None, file("PopulationFile"), file("CoordinatesFile"), model="poisson",
+                                        covariates=covariates)
+            if covariates:  # rows are location x covariate category: ids repeat, positions are reported
+                kwargs["covariates"] = tab["category"].to_numpy()
+            else:
+                kwargs["location_ids"] = tab["location_id"].to_numpy()
+            result = fn(tab[["x", "y"]].to_numpy(), tab["cases"].to_numpy(), tab["population"].to_numpy(), **kwargs)
     settings = getattr(result, "settings", None)
     if isinstance(settings, dict):
         settings["prm"] = str(p)
         settings["prm_not_applied"] = not_applied
     return result
+
+
+def _has_covariates(case_file) -> bool:
+    """SaTScan adjusts for covariates when the case file has fields after the date."""
+    with open(case_file, encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            parts = line.split()
+            if parts and not parts[0].startswith(("#", "//")):
+                return len(parts) > 3
+    return False
 
 
 def _model_function(model: str):
