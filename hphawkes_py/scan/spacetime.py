@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._backend import resolve_backend, threads_context
+from .._backend import get_device, is_gpu_backend, resolve_backend, threads_context
 from .._parallel import spawn_seeds
 from .._progress import progress_bar
 from .._validate import as_float_array, check_in, check_int, check_positive, describe
@@ -418,14 +418,14 @@ def _date(day: int, origin):
 
 
 def _make_engine(design, resolved: str):
-    if resolved == "cpu":
-        from .stp_cpu import CpuEngine
+    """Space-time engine on an already resolved backend; the GPU engine receives its device here."""
+    if is_gpu_backend(resolved):
+        from .stp_gpu import GpuEngine
 
-        return CpuEngine(design)
-    from ..gpu import get_device
-    from .stp_gpu import GpuEngine
+        return GpuEngine(design, device=get_device(resolved), backend=resolved)
+    from .stp_cpu import CpuEngine
 
-    return GpuEngine(design, device=get_device(resolved), backend=resolved)
+    return CpuEngine(design)
 
 
 def _cluster_table(d: _Design, llr, size, window, loc_ids, loc_xy, points, distance, start, origin, null,
