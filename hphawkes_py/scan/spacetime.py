@@ -17,6 +17,7 @@ period, as SaTScan's prospective analysis with no earlier analyses.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from pathlib import Path
 from typing import Any
@@ -108,6 +109,19 @@ class _Design:
     win_end: np.ndarray       # (W,) int64
     total: int
     min_cases: int
+
+    @functools.cached_property
+    def log_cd_window(self) -> np.ndarray:
+        """log C_D of each temporal window (-inf for a window without cases: never a cluster)."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.cd_window)
+
+    @functools.cached_property
+    def klogk(self) -> np.ndarray:
+        """k log k for k = 0..C (0 log 0 = 0)."""
+        k = np.arange(self.total + 1, dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(k > 0, k * np.log(k), 0.0)
 
     def counts_prefix(self, day_of_case: np.ndarray) -> np.ndarray:
         counts = np.zeros((self.n_locations, self.n_days + 1), dtype=np.int64)

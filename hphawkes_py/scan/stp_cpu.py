@@ -29,9 +29,19 @@ def _poisson_llr(c, mu, C):
     return out
 
 
+@nb.njit(cache=True, inline="always")
+def _beats(c, log_mu, klogk, best):
+    """False when the window cannot beat ``best``: for c > mu the second GLR term is <= 0, so
+    LLR <= c log c - c log mu, which needs no logarithm (k log k is tabulated, log mu is a sum of
+    logs computed once per circle and per window). The margin keeps rounding from ever hiding a
+    window whose exact LLR is larger: pruning never changes the result."""
+    bound = klogk[c] - c * log_mu
+    return bound * (1.0 + 1e-12) + 1e-12 > best
+
+
 @nb.njit(cache=True, parallel=True, nogil=True)
-def best_per_centre(cum, cz, cd_window, nbr_ptr, nbr_idx, evaluate, win_start, win_end, total,
-                    min_cases, out_llr, out_size, out_window):
+def best_per_centre(cum, cz, cd_window, log_cd_window, klogk, nbr_ptr, nbr_idx, evaluate, win_start, win_end,
+                    total, min_cases, out_llr, out_size, out_window):
     """Best window of every centre.
 
     cum : (L, T + 1) int64, per-location prefix sums of the daily counts (cum[z, 0] = 0)
@@ -44,6 +54,7 @@ def best_per_centre(cum, cz, cd_window, nbr_ptr, nbr_idx, evaluate, win_start, w
     """
     n_centres = nbr_ptr.shape[0] - 1
     W = win_start.shape[0]
+    log_total = math.log(total)
     for i in nb.prange(n_centres):
         acc = np.zeros(W, dtype=np.int64)
         cases_z = 0
@@ -55,11 +66,12 @@ def best_per_centre(cum, cz, cd_window, nbr_ptr, nbr_idx, evaluate, win_start, w
             cases_z += cz[z]
             for w in range(W):
                 acc[w] += cum[z, win_end[w] + 1] - cum[z, win_start[w]]
-            if evaluate[j] == 0:
+            if evaluate[j] == 0 or cases_z == 0:
                 continue
+            log_cz = math.log(cases_z) - log_total
             for w in range(W):
                 c = acc[w]
-                if c < min_cases:
+                if c < min_cases or not _beats(c, log_cz + log_cd_window[w], klogk, best):
                     continue
                 mu = cases_z * cd_window[w] / total
                 llr = _poisson_llr(float(c), mu, total)
@@ -73,12 +85,13 @@ def best_per_centre(cum, cz, cd_window, nbr_ptr, nbr_idx, evaluate, win_start, w
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)
-def null_maxima(loc_of_case, day_perm, n_locations, n_days, cz, cd_window, nbr_ptr, nbr_idx, evaluate,
-                win_start, win_end, total, min_cases, out):
+def null_maxima(loc_of_case, day_perm, n_locations, n_days, cz, cd_window, log_cd_window, klogk, nbr_ptr, nbr_idx,
+                evaluate, win_start, win_end, total, min_cases, out):
     """Maximum LLR of each replicate; day_perm[r] holds the permuted day of every case."""
     R = day_perm.shape[0]
     n_centres = nbr_ptr.shape[0] - 1
     W = win_start.shape[0]
+    log_total = math.log(total)
     for r in nb.prange(R):
         counts = np.zeros((n_locations, n_days + 1), dtype=np.int64)
         for k in range(loc_of_case.shape[0]):
@@ -96,11 +109,12 @@ def null_maxima(loc_of_case, day_perm, n_locations, n_days, cz, cd_window, nbr_p
                 cases_z += cz[z]
                 for w in range(W):
                     acc[w] += counts[z, win_end[w] + 1] - counts[z, win_start[w]]
-                if evaluate[j] == 0:
+                if evaluate[j] == 0 or cases_z == 0:
                     continue
+                log_cz = math.log(cases_z) - log_total
                 for w in range(W):
                     c = acc[w]
-                    if c < min_cases:
+                    if c < min_cases or not _beats(c, log_cz + log_cd_window[w], klogk, best):
                         continue
                     llr = _poisson_llr(float(c), cases_z * cd_window[w] / total, total)
                     if llr > best:
@@ -122,13 +136,13 @@ class CpuEngine:
         llr = np.zeros(n)
         size = np.zeros(n, dtype=np.int64)
         window = np.full(n, -1, dtype=np.int64)
-        best_per_centre(cum, d.cz, d.cd_window, d.nbr_ptr, d.nbr_idx, d.evaluate, d.win_start, d.win_end,
-                        float(d.total), d.min_cases, llr, size, window)
+        best_per_centre(cum, d.cz, d.cd_window, d.log_cd_window, d.klogk, d.nbr_ptr, d.nbr_idx, d.evaluate,
+                        d.win_start, d.win_end, float(d.total), d.min_cases, llr, size, window)
         return llr, size, window
 
     def null_maxima(self, day_perm):
         d = self.d
         out = np.zeros(day_perm.shape[0])
-        null_maxima(d.loc_of_case, day_perm, d.n_locations, d.n_days, d.cz, d.cd_window, d.nbr_ptr,
-                    d.nbr_idx, d.evaluate, d.win_start, d.win_end, float(d.total), d.min_cases, out)
+        null_maxima(d.loc_of_case, day_perm, d.n_locations, d.n_days, d.cz, d.cd_window, d.log_cd_window, d.klogk,
+                    d.nbr_ptr, d.nbr_idx, d.evaluate, d.win_start, d.win_end, float(d.total), d.min_cases, out)
         return out

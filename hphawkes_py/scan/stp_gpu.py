@@ -30,6 +30,8 @@ class GpuEngine:
         self.d_eval = dev.to_device(pad(d.evaluate, np.int8))
         self.d_cz = dev.to_device(np.ascontiguousarray(d.cz, dtype=np.int64))
         self.d_cdw = dev.to_device(np.ascontiguousarray(d.cd_window, dtype=np.float64))
+        self.d_log_cdw = dev.to_device(np.ascontiguousarray(d.log_cd_window, dtype=np.float64))
+        self.d_klogk = dev.to_device(np.ascontiguousarray(d.klogk, dtype=np.float64))
         self.d_ws = dev.to_device(np.ascontiguousarray(d.win_start, dtype=np.int64))
         self.d_we = dev.to_device(np.ascontiguousarray(d.win_end, dtype=np.int64))
         self.block = dev.block_size(self._fn, BLOCK)
@@ -51,7 +53,8 @@ class GpuEngine:
         block = min(self.block, 32 * ((R + 31) // 32))
         if m > 0:
             dev.launch(self._fn, (m, (R + block - 1) // block), (block, 1, 1), [
-                self.d_ptr, self.d_idx, self.d_eval, self.d_cz, self.d_cdw, self.d_ws, self.d_we,
+                self.d_ptr, self.d_idx, self.d_eval, self.d_cz, self.d_cdw, self.d_log_cdw, self.d_klogk, self.d_ws,
+                self.d_we,
                 np.int32(len(d.win_start)), d_cum, np.int32(T1), np.int32(R), np.float64(d.total),
                 np.int32(d.min_cases), np.int32(bool(want_best)), d_best, d_size, d_win, d_max,
             ])

@@ -22,7 +22,8 @@ __device__ __forceinline__ double stp_llr(double c, double mu, double total) {
 
 extern "C" __global__ void stp_scan(const long long* nbr_ptr, const long long* nbr_idx,
                                     const signed char* evaluate, const long long* cz,
-                                    const double* cd_window, const long long* win_start,
+                                    const double* cd_window, const double* log_cd_window,
+                                    const double* klogk, const long long* win_start,
                                     const long long* win_end, int W, const int* cum, int T1, int R,
                                     double total, int min_cases, int want_best, double* best,
                                     long long* best_size, long long* best_window, double* rep_max) {
@@ -31,19 +32,25 @@ extern "C" __global__ void stp_scan(const long long* nbr_ptr, const long long* n
   if (r >= R) return;  // no __syncthreads below
   const long long j0 = nbr_ptr[i];
   const long long j1 = nbr_ptr[i + 1];
+  const double log_total = log(total);
   double m = 0.0;
   long long arg_j = -1, arg_w = -1;
   for (int w = 0; w < W; ++w) {
     const long long s = win_start[w];
     const long long e1 = win_end[w] + 1;
     const double cdw = cd_window[w];
+    const double log_cdw = log_cd_window[w] - log_total;
     long long c = 0, cases_z = 0;
     for (long long j = j0; j < j1; ++j) {
       const long long z = nbr_idx[j];
       cases_z += cz[z];
       const long long base = z * (long long)T1;
       c += (long long)cum[(base + e1) * R + r] - (long long)cum[(base + s) * R + r];
-      if (evaluate[j] == 0 || c < min_cases) continue;
+      if (evaluate[j] == 0 || c < min_cases || cases_z == 0) continue;
+      // c > mu makes the second GLR term <= 0: LLR <= c log c - c log mu, no logarithm needed
+      // (as the CPU engine; the margin keeps rounding from hiding a larger exact LLR)
+      const double bound = klogk[c] - (double)c * (log((double)cases_z) + log_cdw);
+      if (bound * (1.0 + 1e-12) + 1e-12 <= m) continue;
       const double llr = stp_llr((double)c, (double)cases_z * cdw / total, total);
       // the CPU engine visits entries outer, windows inner: (j, w) lexicographic order decides ties
       if (llr > m || (llr == m && llr > 0.0 && (j < arg_j || (j == arg_j && w < arg_w)))) {
