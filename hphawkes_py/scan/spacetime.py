@@ -343,11 +343,17 @@ def space_time_permutation(coords, cases, times, *, location_ids=None, distance=
         if ids_arr.shape != (n,):
             raise ValueError(f"location_ids must have one entry per record ({n}), got shape {ids_arr.shape}")
         uniq, first, loc = np.unique(ids_arr, return_index=True, return_inverse=True)
+        loc = loc.reshape(-1)
         if np.any(np.abs(xy - xy[first][loc]).max(axis=1) > 0):
             bad = int(np.flatnonzero(np.abs(xy - xy[first][loc]).max(axis=1) > 0)[0])
             raise ValueError(f"location {ids_arr[bad]!r} has two different coordinates "
                              f"({tuple(xy[first][loc][bad])} and {tuple(xy[bad])}, record {bad})")
-        loc_ids = uniq.tolist()  # plain Python ids (numpy scalars do not cross to R)
+        # locations numbered in order of first appearance (SaTScan breaks ties by that order)
+        rank = np.empty(len(first), dtype=np.int64)
+        rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+        loc = rank[loc]
+        loc_ids = uniq[np.argsort(first, kind="stable")].tolist()  # plain Python ids (numpy scalars do not cross to R)
+        first = np.sort(first)
     else:
         _, first, loc = np.unique(xy, axis=0, return_index=True, return_inverse=True)
         loc = loc.reshape(-1)
@@ -442,29 +448,48 @@ def _make_engine(design, resolved: str):
     return CpuEngine(design)
 
 
+def _satscan_order(llr, size, radius):
+    """Centres by SaTScan's ranking of clusters: LLR descending; LLRs within 1e-9 of each other
+    (SaTScan's DBL_CMP_TOLERANCE) prefer fewer locations, then the smaller radius, then the
+    lesser centre index (input order)."""
+    def cmp(a, b):
+        if abs(llr[a] - llr[b]) < 1e-9:
+            for key in (size, radius):
+                if key[a] != key[b]:
+                    return -1 if key[a] < key[b] else 1
+            return -1 if a < b else (1 if a > b else 0)
+        return -1 if llr[a] > llr[b] else 1
+
+    cand = [int(i) for i in np.flatnonzero(llr > 0)]
+    return sorted(cand, key=functools.cmp_to_key(cmp))
+
+
 def _cluster_table(d: _Design, llr, size, window, loc_ids, loc_xy, points, distance, start, origin, null,
                    prospective) -> pd.DataFrame:
-    """SaTScan's reporting: the best cylinder of every centre, by decreasing LLR, each kept only if it
-    shares no location with a more likely kept one."""
-    order = np.lexsort((np.arange(len(llr)), -llr))
+    """SaTScan's reporting: the best cylinder of every centre in SaTScan's ranking, each kept only if
+    it shares no location with a more likely kept one; as in SaTScan's report, secondary clusters
+    that no replicate falls below (Monte Carlo p = 1) are not listed."""
+    radius_all = np.array([d.nbr_dist[d.nbr_ptr[i] + size[i] - 1] if size[i] > 0 else 0.0
+                           for i in range(len(llr))])
     taken = np.zeros(d.n_locations, dtype=bool)
     rows = []
     R = len(null)
-    for i in order:
-        if llr[i] <= 0:
-            break
+    for i in _satscan_order(llr, size, radius_all):
         members = d.nbr_idx[d.nbr_ptr[i]:d.nbr_ptr[i] + size[i]]
         if taken[members].any():
+            continue
+        exceed = int(np.sum(null >= llr[i] * (1 - 1e-12)))
+        if rows and R and exceed == R:
             continue
         taken[members] = True
         w = window[i]
         s, e = int(d.win_start[w]), int(d.win_end[w])
         c = int((np.isin(d.loc_of_case, members) & (d.day_of_case >= s) & (d.day_of_case <= e)).sum())
         mu = d.cz[members].sum() * d.cd_window[w] / d.total
-        radius = float(d.nbr_dist[d.nbr_ptr[i] + size[i] - 1])
+        radius = float(radius_all[i])
         if distance == "great_circle":
             radius = 2 * EARTH_RADIUS_KM * math.asin(min(1.0, radius / (2 * EARTH_RADIUS_KM)))
-        p = (1 + int(np.sum(null >= llr[i] * (1 - 1e-12)))) / (R + 1) if R else np.nan
+        p = (1 + exceed) / (R + 1) if R else np.nan
         row = dict(center=loc_ids[i], x=float(loc_xy[i, 0]), y=float(loc_xy[i, 1]), radius=radius,
                    location_ids=[loc_ids[m] for m in members], n_locations=int(size[i]),
                    start=_date(start + s, origin), end=_date(start + e, origin), days=e - s + 1,
@@ -486,9 +511,10 @@ def read_satscan_spacetime(case_file, geo_file) -> pd.DataFrame:
 
     Returns a DataFrame with one row per case record: ``location_id``, ``cases``, ``date``
     (datetime64[ns]; SaTScan's ``YYYY/MM/DD``), ``a``, ``b`` (the .geo coordinates: latitude and
-    longitude, or x and y), then one row with 0 cases (dated on the first case date) for every
-    location of the coordinates file without cases, so that, as in SaTScan, circles are centred
-    on every location. Errors name the file, line and field.
+    longitude, or x and y). It starts with one row with 0 cases (dated on the first case date) for
+    every location of the coordinates file, in the file's order, so that, as in SaTScan, circles
+    are centred on every location and ties are broken by that order. Errors name the file, line
+    and field.
     """
     geo = {}
     for lineno, parts in _lines(geo_file, 3):
@@ -517,10 +543,10 @@ def read_satscan_spacetime(case_file, geo_file) -> pd.DataFrame:
         except ValueError:
             raise ValueError(f"{case_file}:{lineno}: date {parts[2]!r} is not a date (YYYY/MM/DD)") from None
         rows.append((lid, int(c), date, *geo[lid]))
-    # SaTScan scans circles around every location of the coordinates file, with or without cases
-    seen = {r[0] for r in rows}
+    # SaTScan scans circles around every location of the coordinates file, with or without cases,
+    # and breaks ties by the file's order: one 0-case row per location first, in that order
     first = min(r[2] for r in rows)
-    rows += [(lid, 0, first, *ab) for lid, ab in geo.items() if lid not in seen]
+    rows = [(lid, 0, first, *ab) for lid, ab in geo.items()] + rows
     return pd.DataFrame(rows, columns=["location_id", "cases", "date", "a", "b"])
 
 
