@@ -89,7 +89,7 @@ def test_purely_spatial_poisson_prm_equals_the_direct_call(sample):
     prm = sample / "NHumbersideSpatialBernoulli.prm"
     for key, value in [("CaseFile", "ny_leukemia.cas"), ("ControlFile", ""), ("PopulationFile", "ny_leukemia.pop"),
                        ("CoordinatesFile", "ny_leukemia.geo"), ("ModelType", "0"),
-                       ("MaxSpatialSizeInPopulationAtRisk", "10")]:
+                       ("MaxSpatialSizeInPopulationAtRisk", "10"), ("PrecisionCaseTimes", "1")]:
         _edit(prm, key, value)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -101,3 +101,14 @@ def test_purely_spatial_poisson_prm_equals_the_direct_call(sample):
                              n_replicates=49, seed=2, backend="cpu", progress=False)
     pd.testing.assert_frame_equal(res.clusters, direct.clusters)
     assert len(res.clusters) >= 1
+
+
+def test_case_file_fields_read_as_covariates_without_times_are_refused(sample):
+    prm = sample / "NHumbersideSpatialBernoulli.prm"
+    for key, value in [("CaseFile", "ny_leukemia.cas"), ("ControlFile", ""), ("PopulationFile", "ny_leukemia.pop"),
+                       ("CoordinatesFile", "ny_leukemia.geo"), ("ModelType", "0")]:
+        _edit(prm, key, value)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(hp.scan.PrmError, match=r"PrecisionCaseTimes=0: with no case times SaTScan reads"):
+            hp.scan.run_prm(prm, n_replicates=9, backend="cpu", progress=False)

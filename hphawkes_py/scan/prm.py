@@ -284,7 +284,12 @@ def run_prm(path, *, n_replicates=None, backend="auto", threads=None, seed=None,
                         location_ids=tab["location_id"].to_numpy(), **kwargs)
         else:
             cas = file("CaseFile")
-            covariates = _has_covariates(cas)
+            extra = _extra_case_fields(cas)
+            if get("Input", "PrecisionCaseTimes", "0") == "0" and extra:
+                refuse("Input", "PrecisionCaseTimes", f"with no case times SaTScan reads the fields after the "
+                                                      f"count in {cas.name} as covariates; give the time precision "
+                                                      f"of the date field (1 = year, 3 = day)")
+            covariates = extra > 1  # fields after the date are covariate categories
             tab = _satscan.read_satscan(cas, None, file("PopulationFile"), file("CoordinatesFile"), model="poisson",
                                         covariates=covariates)
             if covariates:  # rows are location x covariate category: ids repeat, positions are reported
@@ -299,14 +304,14 @@ def run_prm(path, *, n_replicates=None, backend="auto", threads=None, seed=None,
     return result
 
 
-def _has_covariates(case_file) -> bool:
-    """SaTScan adjusts for covariates when the case file has fields after the date."""
+def _extra_case_fields(case_file) -> int:
+    """Number of fields after ``<id> <count>`` on the first record of a case file."""
     with open(case_file, encoding="utf-8", errors="replace") as fh:
         for line in fh:
             parts = line.split()
             if parts and not parts[0].startswith(("#", "//")):
-                return len(parts) > 3
-    return False
+                return max(0, len(parts) - 2)
+    return 0
 
 
 def _model_function(model: str):
