@@ -59,6 +59,18 @@ def _windows_chunk(d, order, pop, limit, maxd2, counts, nb, npop, bnd):
         counts[ii] = k
 
 
+@njit(cache=True, inline="always")
+def _count_sorted(points, n, cum, counts):
+    """``counts[l] += #{t < n: cum[l-1] <= points[t] < cum[l]}`` for sorted ``points`` (a merge
+    with the cumulative sizes ``cum``; locations of size zero never receive a point)."""
+    L = cum.shape[0]
+    loc = 0
+    for t in range(n):
+        while loc < L - 1 and points[t] >= cum[loc]:
+            loc += 1
+        counts[loc] += 1
+
+
 @njit(cache=True, parallel=True)
 def _draw_cases(cumpop, n_cases, seeds, out):
     """Random relabelling of the C cases among the N persons, per replicate (column).
@@ -85,11 +97,7 @@ def _draw_cases(cumpop, n_cases, seeds, out):
             chosen = np.unique(np.concatenate((chosen, fresh)))
         # chosen is sorted (np.unique): merge it with the cumulative populations
         counts = np.zeros(L, dtype=np.int32)
-        loc = 0
-        for t in range(k):
-            while chosen[t] >= cumpop[loc]:
-                loc += 1
-            counts[loc] += 1
+        _count_sorted(chosen, k, cumpop, counts)
         if flip:
             prev = 0
             for l in range(L):
@@ -100,12 +108,16 @@ def _draw_cases(cumpop, n_cases, seeds, out):
                 out[l, r] = counts[l]
 
 
-def draw_cases(pop, n_cases, seeds):
-    """(L, R) int32 null case counts; ``seeds`` (R,) uint32, one per replicate."""
-    cumpop = np.cumsum(np.asarray(pop, dtype=np.int64))
-    out = np.empty((len(cumpop), len(seeds)), dtype=np.int32)
-    _draw_cases(cumpop, np.int64(n_cases), np.ascontiguousarray(seeds, dtype=np.uint32), out)
+def _draw(kernel, weights, dtype, n_cases, seeds):
+    cum = np.cumsum(np.asarray(weights, dtype=dtype))
+    out = np.empty((len(cum), len(seeds)), dtype=np.int32)
+    kernel(cum, np.int64(n_cases), np.ascontiguousarray(seeds, dtype=np.uint32), out)
     return out
+
+
+def draw_cases(pop, n_cases, seeds):
+    """(L, R) int32 null case counts (hypergeometric); ``seeds`` (R,) uint32, one per replicate."""
+    return _draw(_draw_cases, pop, np.int64, n_cases, seeds)
 
 
 @njit(cache=True, parallel=True)
@@ -123,22 +135,14 @@ def _draw_multinomial(cum, n_cases, seeds, out):
             u[t] = np.random.random() * total
         u.sort()
         counts = np.zeros(L, dtype=np.int32)
-        loc = 0
-        for t in range(n_cases):
-            # locations with zero expected never receive a case (u < cum[loc] is strict)
-            while loc < L - 1 and u[t] >= cum[loc]:
-                loc += 1
-            counts[loc] += 1
+        _count_sorted(u, n_cases, cum, counts)
         for l in range(L):
             out[l, r] = counts[l]
 
 
 def draw_multinomial(expected, n_cases, seeds):
     """(L, R) int32 multinomial case counts; ``seeds`` (R,) uint32, one per replicate."""
-    cum = np.cumsum(np.asarray(expected, dtype=np.float64))
-    out = np.empty((len(cum), len(seeds)), dtype=np.int32)
-    _draw_multinomial(cum, np.int64(n_cases), np.ascontiguousarray(seeds, dtype=np.uint32), out)
-    return out
+    return _draw(_draw_multinomial, expected, np.float64, n_cases, seeds)
 
 
 def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limit: float,
