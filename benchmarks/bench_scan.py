@@ -28,6 +28,7 @@ import numpy as np
 
 import hphawkes_py as hp
 from hphawkes_py.scan import cpu as scan_cpu
+from hphawkes_py.scan.engine import build_windows, klogk_table
 from hphawkes_py.scan.model import draw_null_cases
 from hphawkes_py._parallel import spawn_seeds
 
@@ -58,7 +59,7 @@ def timed_run(coords, cases, controls, R, **kw):
 def windows_time(coords, cases, controls, maxp=0.5):
     pop = np.asarray(cases) + np.asarray(controls)
     t0 = time.perf_counter()
-    w = scan_cpu.build_windows(coords, coords, pop, maxp * pop.sum())
+    w = build_windows(coords, coords, pop, maxp * pop.sum())
     return time.perf_counter() - t0, w
 
 
@@ -105,7 +106,7 @@ def main(argv=None):
     pop = a + b
     N, C = int(pop.sum()), int(a.sum())
     _, w = windows_time(c, a, b)
-    eng = scan_cpu.CpuEngine(w, scan_cpu.klogk_table(N), C, N, "high")
+    eng = scan_cpu.CpuEngine(w, klogk_table(N), C, N, "high")
     M = draw_null_cases(pop, C, spawn_seeds(3, 256))
     c0 = time.process_time()
     t0 = time.perf_counter()

@@ -7,7 +7,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ._common import CliError, add_engine_arguments, add_output_arguments, atomic_output_dir, check_output_dir
+from ._common import (CliError, _positive_int, add_engine_arguments, add_output_arguments, atomic_output_dir,
+                      check_output_dir)
 
 
 def register(subparsers) -> None:
@@ -217,16 +218,6 @@ def register_reproduce(subparsers) -> None:
         add_engine_arguments(p)
         add_output_arguments(p, None)
         p.set_defaults(func=_cmd_reproduce, analysis_name=name)
-
-
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {v}")
-    return v
 
 
 def _cmd_reproduce(args) -> int:

@@ -16,8 +16,10 @@ Two hot steps:
 """
 from __future__ import annotations
 
+import concurrent.futures as cf
 import math
 
+import numba
 import numpy as np
 from numba import njit, prange
 
@@ -47,6 +49,14 @@ def _windows_chunk(d, order, pop, limit, maxd2, counts, nb, npop, bnd):
             while e < n_loc and d[ii, order[ii, e]] == dk:
                 group += pop[order[ii, e]]
                 e += 1
+            # a tie group in input order (as a stable sort would give): insertion sort
+            for t in range(k + 1, e):
+                v = order[ii, t]
+                q = t - 1
+                while q >= k and order[ii, q] > v:
+                    order[ii, q + 1] = order[ii, q]
+                    q -= 1
+                order[ii, q + 1] = v
             if total + group > limit or e > kmax or dk > maxd2:
                 break
             for t in range(k, e):
@@ -57,6 +67,18 @@ def _windows_chunk(d, order, pop, limit, maxd2, counts, nb, npop, bnd):
             bnd[ii, e - 1] = 1  # a window ends only after the whole tie group
             k = e
         counts[ii] = k
+
+
+@njit(cache=True, inline="always")
+def _count_sorted(points, n, cum, counts):
+    """``counts[l] += #{t < n: cum[l-1] <= points[t] < cum[l]}`` for sorted ``points`` (a merge
+    with the cumulative sizes ``cum``; locations of size zero never receive a point)."""
+    L = cum.shape[0]
+    loc = 0
+    for t in range(n):
+        while loc < L - 1 and points[t] >= cum[loc]:
+            loc += 1
+        counts[loc] += 1
 
 
 @njit(cache=True, parallel=True)
@@ -77,19 +99,27 @@ def _draw_cases(cumpop, n_cases, seeds, out):
     for r in prange(R):
         np.random.seed(seeds[r])
         chosen = np.empty(0, dtype=np.int64)
-        while chosen.shape[0] < k:
-            need = k - chosen.shape[0]
-            fresh = np.empty(need, dtype=np.int64)
+        have = 0
+        while have < k:
+            # the distinct positions so far plus fresh draws, sorted and deduplicated in place
+            # (what np.unique(np.concatenate(...)) gives, without its list building)
+            need = k - have
+            buf = np.empty(have + need, dtype=np.int64)
+            for t in range(have):
+                buf[t] = chosen[t]
             for t in range(need):
-                fresh[t] = np.random.randint(0, N)
-            chosen = np.unique(np.concatenate((chosen, fresh)))
-        # chosen is sorted (np.unique): merge it with the cumulative populations
+                buf[have + t] = np.random.randint(0, N)
+            buf.sort()
+            w = 1
+            for t in range(1, buf.shape[0]):
+                if buf[t] != buf[w - 1]:
+                    buf[w] = buf[t]
+                    w += 1
+            chosen = buf
+            have = w
+        # chosen[:k] is sorted: merge it with the cumulative populations
         counts = np.zeros(L, dtype=np.int32)
-        loc = 0
-        for t in range(k):
-            while chosen[t] >= cumpop[loc]:
-                loc += 1
-            counts[loc] += 1
+        _count_sorted(chosen, k, cumpop, counts)
         if flip:
             prev = 0
             for l in range(L):
@@ -100,12 +130,16 @@ def _draw_cases(cumpop, n_cases, seeds, out):
                 out[l, r] = counts[l]
 
 
-def draw_cases(pop, n_cases, seeds):
-    """(L, R) int32 null case counts; ``seeds`` (R,) uint32, one per replicate."""
-    cumpop = np.cumsum(np.asarray(pop, dtype=np.int64))
-    out = np.empty((len(cumpop), len(seeds)), dtype=np.int32)
-    _draw_cases(cumpop, np.int64(n_cases), np.ascontiguousarray(seeds, dtype=np.uint32), out)
+def _draw(kernel, weights, dtype, n_cases, seeds):
+    cum = np.cumsum(np.asarray(weights, dtype=dtype))
+    out = np.empty((len(cum), len(seeds)), dtype=np.int32)
+    kernel(cum, np.int64(n_cases), np.ascontiguousarray(seeds, dtype=np.uint32), out)
     return out
+
+
+def draw_cases(pop, n_cases, seeds):
+    """(L, R) int32 null case counts (hypergeometric); ``seeds`` (R,) uint32, one per replicate."""
+    return _draw(_draw_cases, pop, np.int64, n_cases, seeds)
 
 
 @njit(cache=True, parallel=True)
@@ -123,22 +157,35 @@ def _draw_multinomial(cum, n_cases, seeds, out):
             u[t] = np.random.random() * total
         u.sort()
         counts = np.zeros(L, dtype=np.int32)
-        loc = 0
-        for t in range(n_cases):
-            # locations with zero expected never receive a case (u < cum[loc] is strict)
-            while loc < L - 1 and u[t] >= cum[loc]:
-                loc += 1
-            counts[loc] += 1
+        _count_sorted(u, n_cases, cum, counts)
         for l in range(L):
             out[l, r] = counts[l]
 
 
 def draw_multinomial(expected, n_cases, seeds):
     """(L, R) int32 multinomial case counts; ``seeds`` (R,) uint32, one per replicate."""
-    cum = np.cumsum(np.asarray(expected, dtype=np.float64))
-    out = np.empty((len(cum), len(seeds)), dtype=np.int32)
-    _draw_multinomial(cum, np.int64(n_cases), np.ascontiguousarray(seeds, dtype=np.uint32), out)
-    return out
+    return _draw(_draw_multinomial, expected, np.float64, n_cases, seeds)
+
+
+def _sorted_distances(x, y, cx, cy):
+    """Squared distances (rows: centres) and their order by NumPy's SIMD quicksort, rows split
+    over the Numba threads (argsort releases the GIL). Tied locations may come in any order
+    here: :func:`_windows_chunk` puts every tie group in input order."""
+    d = np.empty((len(cx), len(x)))
+    order = np.empty((len(cx), len(x)), dtype=np.int64)
+
+    def rows(a, b):
+        d[a:b] = (x[None, :] - cx[a:b, None]) ** 2 + (y[None, :] - cy[a:b, None]) ** 2
+        order[a:b] = np.argsort(d[a:b], axis=1, kind="quicksort")
+
+    parts = max(1, min(numba.get_num_threads(), len(cx)))
+    bounds = np.linspace(0, len(cx), parts + 1).astype(int)
+    if parts == 1:
+        rows(0, len(cx))
+    else:
+        with cf.ThreadPoolExecutor(parts) as ex:
+            list(ex.map(rows, bounds[:-1], bounds[1:]))
+    return d, order
 
 
 def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limit: float,
@@ -183,10 +230,7 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
     counts_all = np.zeros(m, dtype=np.int64)
     for first in range(0, m, chunk):
         last = min(m, first + chunk)
-        # squared distances and their order by NumPy's (SIMD) argsort; stable, so tied
-        # locations keep their input order
-        d = (x[None, :] - cx[first:last, None]) ** 2 + (y[None, :] - cy[first:last, None]) ** 2
-        order = np.argsort(d, axis=1, kind="stable").astype(np.int32)
+        d, order = _sorted_distances(x, y, cx[first:last], cy[first:last])
         counts = np.zeros(last - first, dtype=np.int64)
         nb = np.empty((last - first, kmax), dtype=np.int32)
         npo = np.empty((last - first, kmax), dtype=pop.dtype)
@@ -367,9 +411,51 @@ def _threshold_tables(klogk, uniq_n, n_cases, n_total, l0, Tg, want_high, want_l
     return hi, lo
 
 
+@njit(cache=True, inline="always")
+def _eval_entry(c, m, j, npop, entry_u, klogk, C, N, l0, want_high, want_low, thr_hi, thr_lo, gsize):
+    """Per-entry check of the pruned kernel: for each group of replicates, a vectorised any()
+    decides whether some case count reaches the group's thresholds; only those LLRs are
+    evaluated (and maxima updated)."""
+    R = c.shape[0]
+    G = thr_hi.shape[0]
+    n = npop[j]
+    u = entry_u[j]
+    # the last group has the lowest threshold: if it cannot be beaten, none can
+    if thr_hi[G - 1, u] > min(n, C) and thr_lo[G - 1, u] < 0:
+        return
+    Nf = np.float64(N)
+    cn = np.float64(C) * np.float64(n)
+    q = -(klogk[n] + klogk[N - n]) - l0
+    nn = np.int32(n)
+    cc = np.int32(C)
+    rest = np.int32(N - n - C)
+    for g in range(G):
+        h32 = thr_hi[g, u]
+        l32 = thr_lo[g, u]
+        r0 = g * gsize
+        r1 = min(R, r0 + gsize)
+        # views indexed from 0, so that LLVM sees non-negative indices and vectorises
+        cg = c[r0:r1]
+        mg = m[r0:r1]
+        hit = False
+        for k in range(cg.shape[0]):
+            hit |= (cg[k] >= h32) | (cg[k] <= l32)
+        if not hit:
+            continue
+        for k in range(cg.shape[0]):
+            cr = np.int32(cg[k])
+            if cr >= h32 or cr <= l32:
+                t = (klogk[cr] + klogk[nn - cr]) + (klogk[cc - cr] + klogk[rest + cr])
+                llr = t + q
+                lhs = np.float64(cr) * Nf
+                ok = (want_high & (lhs > cn)) | (want_low & (lhs < cn))
+                if ok and llr > mg[k]:
+                    mg[k] = llr
+
+
 @njit(cache=True, parallel=True, error_model="numpy")
 def _scan_max_pruned(offsets, neighbors, npop, boundary, entry_u, cases, klogk, n_cases, n_total, l0,
-                     want_high, want_low, m0, thr_hi, thr_lo, gsize, best):
+                     want_high, want_low, m0, thr_hi, thr_lo, gsize, block, best):
     """Best LLR per centre and replicate, skipping windows that cannot matter.
 
     Replicates come in groups of ``gsize`` columns (sorted by ``m0``). ``m0`` (R,) are LLRs
@@ -377,68 +463,75 @@ def _scan_max_pruned(offsets, neighbors, npop, boundary, entry_u, cases, klogk, 
     Tg[g] <= min(m0) over the group: a window whose LLR is at most Tg[g] never changes a
     maximum of group g, and it can exceed Tg[g] only if its case count is >= thr_hi[g, u]
     (or <= thr_lo[g, u]), u = entry_u[j] the index of its population among the distinct
-    ones. A vectorised any() over the group decides whether any replicate needs its LLR
-    evaluated. The maxima returned (``best`` initialised to ``m0``) are exactly those of the
-    exhaustive kernel.
+    ones.
+
+    Blocks of ``block`` consecutive entries of a centre's walk are tested at once: along the
+    walk the case count c and the population n only grow, and so do both thresholds (checked
+    by the caller), so no window of the block can matter when every replicate's count at the
+    block's end is below the high threshold of the block's first entry and its count before
+    the block is above the low threshold of the block's last entry. Only blocks that fail this
+    test are walked again entry by entry (:func:`_eval_entry`). The maxima returned (``best``
+    initialised to ``m0``) are exactly those of the exhaustive kernel.
     """
     n_centres = offsets.shape[0] - 1
     R = cases.shape[1]
     G = thr_hi.shape[0]
     C = n_cases
     N = n_total
-    Nf = np.float64(N)
     for i in prange(n_centres):
-        c = np.zeros(R, dtype=np.int32)
+        c = np.zeros(R, dtype=cases.dtype)
+        c0 = np.zeros(R, dtype=cases.dtype)
         m = m0.copy()
-        for j in range(offsets[i], offsets[i + 1]):
-            row = cases[neighbors[j]]
+        j = offsets[i]
+        end = offsets[i + 1]
+        while j < end:
+            jb = min(j + block, end)
             for r in range(R):
-                c[r] += row[r]
-            if boundary[j] == 0:
-                continue
-            n = npop[j]
-            u = entry_u[j]
-            # the last group has the lowest threshold: if it cannot be beaten, none can
-            if thr_hi[G - 1, u] > min(n, C) and thr_lo[G - 1, u] < 0:
-                continue
-            cn = np.float64(C) * np.float64(n)
-            q = -(klogk[n] + klogk[N - n]) - l0
-            nn = np.int32(n)
-            cc = np.int32(C)
-            rest = np.int32(N - n - C)
+                c0[r] = c[r]
+            for k in range(j, jb):
+                row = cases[neighbors[k]]
+                for r in range(R):
+                    c[r] += row[r]
+            ua = entry_u[j]
+            ub = entry_u[jb - 1]
+            hit = False
             for g in range(G):
-                h32 = thr_hi[g, u]
-                l32 = thr_lo[g, u]
+                h = thr_hi[g, ua]
+                lo = thr_lo[g, ub]
                 r0 = g * gsize
                 r1 = min(R, r0 + gsize)
-                # views indexed from 0, so that LLVM sees non-negative indices and vectorises
                 cg = c[r0:r1]
-                mg = m[r0:r1]
-                hit = False
+                c0g = c0[r0:r1]
                 for k in range(cg.shape[0]):
-                    hit |= (cg[k] >= h32) | (cg[k] <= l32)
-                if not hit:
-                    continue
-                for k in range(cg.shape[0]):
-                    cr = cg[k]
-                    if cr >= h32 or cr <= l32:
-                        t = (klogk[cr] + klogk[nn - cr]) + (klogk[cc - cr] + klogk[rest + cr])
-                        llr = t + q
-                        lhs = np.float64(cr) * Nf
-                        ok = (want_high & (lhs > cn)) | (want_low & (lhs < cn))
-                        if ok and llr > mg[k]:
-                            mg[k] = llr
+                    hit |= (cg[k] >= h) | (c0g[k] <= lo)
+                if hit:
+                    break
+            if hit:
+                # walk the block again, entry by entry
+                for r in range(R):
+                    c[r] = c0[r]
+                for k in range(j, jb):
+                    row = cases[neighbors[k]]
+                    for r in range(R):
+                        c[r] += row[r]
+                    if boundary[k] == 0:
+                        continue
+                    _eval_entry(c, m, k, npop, entry_u, klogk, C, N, l0, want_high, want_low, thr_hi, thr_lo,
+                                gsize)
+            j = jb
         for r in range(R):
             best[i, r] = m[r]
 
 
 #: fraction of the centres whose windows are all scanned first (pilot pass): a lower
 #: bound of every replicate's maximum, the pruning threshold of the full pass
-PILOT_FRACTION = 0.03
+PILOT_FRACTION = 0.015
 #: replicates per pruning group (two AVX-512 vectors of int32 case counts)
 GROUP = 32
 #: margin below the pilot threshold, far above the rounding of the table-based LLR
 PRUNE_MARGIN = 1e-6
+#: consecutive window entries tested at once by the pruned kernel (see _scan_max_pruned)
+BLOCK = 16
 
 
 def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None):
@@ -477,10 +570,16 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None
         uniq = np.unique(npop, return_inverse=True)
     uniq_n, entry_u = uniq
     thr_hi, thr_lo = _threshold_tables(klogk, uniq_n, np.int64(n_cases), np.int64(n_total), l0, Tg, hi_on, lo_on)
+    # block tests need thresholds that grow with the population (they do; checked, else one
+    # entry per block, which is the entry-by-entry test)
+    monotone = bool((np.diff(thr_hi, axis=1) >= 0).all() and (np.diff(thr_lo, axis=1) >= 0).all())
+    block = BLOCK if monotone else 1
+    # 16-bit counts (twice the SIMD lanes) when every count fits: c <= C < 2**15 - 1
+    ctype = np.int16 if n_cases < 2**15 - 1 else np.int32
     best = np.empty((m, R), dtype=np.float64)
-    _scan_max_pruned(offsets, neighbors, npop, boundary, entry_u, np.ascontiguousarray(cases[:, order]), klogk,
-                     np.int64(n_cases), np.int64(n_total), l0, hi_on, lo_on, m0s, thr_hi, thr_lo,
-                     np.int64(GROUP), best)
+    _scan_max_pruned(offsets, neighbors, npop, boundary, entry_u, np.ascontiguousarray(cases[:, order], dtype=ctype),
+                     klogk, np.int64(n_cases), np.int64(n_total), l0, hi_on, lo_on, m0s,
+                     thr_hi.astype(ctype), thr_lo.astype(ctype), np.int64(GROUP), np.int64(block), best)
     out = np.empty(R, dtype=np.float64)
     out[order] = best.max(axis=0)
     return out
