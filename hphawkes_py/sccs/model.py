@@ -154,9 +154,30 @@ def _groups(codes, variances):
     return sorted(pairs)
 
 
-def _prior_spec(data: SCCSData, prior: str, variance: float, exclude, priors) -> PriorSpec:
-    """Per-coefficient priors from the default ``prior``/``variance``, ``exclude`` and the
-    per-group ``priors`` = [(covariate ids, prior, variance), ...]."""
+def _prior_spec(data: SCCSData, prior: str, variance: float, exclude, priors, spline=("normal", 1.0)) -> PriorSpec:
+    """Per-coefficient priors from the default ``prior``/``variance``, ``exclude``, the
+    per-group ``priors`` = [(covariate ids, prior, variance), ...] and, for the spline
+    coefficients of age/season/calendar time that neither ``exclude`` nor ``priors`` name,
+    ``spline`` = (prior, variance) -- never the drug prior, and never tuned by CV."""
+    spec = _prior_spec_groups(data, prior, variance, exclude, priors)
+    ids = data.spline_ids if getattr(data, "splines", ()) else []
+    if not ids:
+        return spec
+    named = set(_normalise_exclude(exclude))
+    for group, _, _ in priors or ():
+        named.update(_normalise_exclude(group))
+    idx = pd.Index(data.covariate_ids).get_indexer(pd.Index([c for c in ids if c not in named]))
+    if idx.size:
+        p, v = _check_prior(spline[0], spline[1], name="spline")
+        codes, variances, default = spec.codes.copy(), spec.variances.copy(), spec.default.copy()
+        codes[idx] = _CODES[p]
+        variances[idx] = v if p != "none" else np.nan
+        default[idx] = False
+        spec = PriorSpec(codes, variances, default)
+    return spec
+
+
+def _prior_spec_groups(data: SCCSData, prior: str, variance: float, exclude, priors) -> PriorSpec:
     penalized = _penalized_mask(data, prior, exclude)
     J = data.n_covariates
     codes = np.where(penalized, _CODES[prior], 0).astype(np.int64)
@@ -421,7 +442,10 @@ class SCCSFit:
         increasing as the coefficient goes to +-infinity; their values are where the fit
         stopped). Only unpenalised coefficients can be infinite; a warning says so too.
     dtype : str
-        Storage precision of the engine state.
+        Storage precision of the engine state ("float64" or "float32"; None only for a fit
+        not made by :func:`fit`).
+    spline_prior, spline_variance : str, float
+        Prior of the age/season/calendar spline coefficients (see :func:`fit`).
     """
 
     coefficients: pd.Series
@@ -439,7 +463,9 @@ class SCCSFit:
     stopped_by: str = "relative"
     kkt: float = float("nan")
     infinite: tuple = ()
-    dtype: str = "float64"
+    dtype: str | None = None
+    spline_prior: str = "normal"
+    spline_variance: float = 1.0
     context: FitContext | None = field(default=None, repr=False)
 
     @property
@@ -480,6 +506,12 @@ class SCCSFit:
 
         return results_table(self, covariates, level=level, method=method)
 
+    def spline_effects(self, term=None, *, level: float = 0.95, n: int = 200) -> pd.DataFrame:
+        """Age/season/calendar-time effects with pointwise bands: see :func:`.inference.spline_effects`."""
+        from .inference import spline_effects
+
+        return spline_effects(self, term, level=level, n=n)
+
     def to_dict(self) -> dict:
         return {
             "coefficients": self.coefficients.to_dict(),
@@ -497,6 +529,8 @@ class SCCSFit:
             "exclude": list(self.exclude),
             "priors": [[list(g), p, v] for g, p, v in self.priors],
             "dtype": self.dtype,
+            "spline_prior": self.spline_prior,
+            "spline_variance": self.spline_variance,
         }
 
     def __repr__(self) -> str:
@@ -655,6 +689,8 @@ def fit(
     variance: float = 1.0,
     exclude: Sequence[Any] = (),
     priors: Sequence[tuple] | None = None,
+    spline_prior: str = "normal",
+    spline_variance: float | None = 1.0,
     tolerance: float = 1e-6,
     max_iterations: int = 1000,
     convergence: str = "auto",
@@ -680,6 +716,12 @@ def fit(
         Per-group priors overriding ``prior``/``variance`` for the listed covariate ids,
         e.g. ``[(age_ids, "normal", 10.0), (["drugA"], "none", None)]``. A covariate may be in
         one group only, and not also in ``exclude``.
+    spline_prior, spline_variance : str, float
+        Prior of the age/season/calendar-time spline coefficients of the design
+        (:meth:`SCCSData.from_eras` ``age_knots=`` ...) that ``exclude``/``priors`` do not
+        name: Normal(0, 1) by default, separate from the drug prior and not tuned by
+        cross-validation; ``"none"`` fits them unpenalised (SelfControlledCaseSeries'
+        default ``allowRegularization = FALSE``).
     tolerance : float
         Convergence tolerance (> 0) of the rule chosen by ``convergence``.
     max_iterations : int
@@ -713,7 +755,8 @@ def fit(
     _check_data(data)
     prior, variance = _check_prior(prior, variance)
     tolerance, max_iterations, convergence = _check_controls(tolerance, max_iterations, convergence)
-    spec = _prior_spec(data, prior, variance, exclude, priors)
+    spline_prior, spline_variance = _check_prior(spline_prior, spline_variance, name="spline")
+    spec = _prior_spec(data, prior, variance, exclude, priors, (spline_prior, spline_variance))
     weights = _check_weights(data, weights)
     beta0 = _check_start(data, start)
     progress, dtype, threads, resolved = _check_run(progress, dtype, threads, backend)
@@ -746,6 +789,8 @@ def fit(
         backend=resolved,
         exclude=_normalise_exclude(exclude),
         priors=tuple((tuple(_normalise_exclude(group)), p, v) for group, p, v in (priors or ())),
+        spline_prior=spline_prior,
+        spline_variance=float(spline_variance),
         tolerance=float(tolerance),
         convergence=convergence,
         stopped_by=res.stopped_by,
@@ -782,6 +827,8 @@ def cross_validate(
     executor: Any = None,
     exclude: Sequence[Any] = (),
     priors: Sequence[tuple] | None = None,
+    spline_prior: str = "normal",
+    spline_variance: float | None = 1.0,
     tolerance: float = 1e-6,
     max_iterations: int = 1000,
     convergence: str = "auto",
@@ -815,7 +862,8 @@ def cross_validate(
     grid = np.sort(as_float_array(DEFAULT_GRID if grid is None else grid, "grid", ndim=1))
     if grid.size == 0 or np.any(grid <= 0):
         raise ValueError(f"grid must be a non-empty list of finite variances > 0, got {grid.tolist()}")
-    spec = _prior_spec(data, prior, 1.0, exclude, priors)
+    spline_prior, spline_variance = _check_prior(spline_prior, spline_variance, name="spline")
+    spec = _prior_spec(data, prior, 1.0, exclude, priors, (spline_prior, spline_variance))
     rng = check_random_state(seed)
     progress, dtype, threads, resolved = _check_run(progress, dtype, threads, backend)
     fold_of_stratum = np.empty(data.n_strata, dtype=np.int64)
@@ -830,7 +878,8 @@ def cross_validate(
     se = fold_scores.std(axis=0, ddof=1) / math.sqrt(folds)
     scores = pd.DataFrame({"variance": grid, "mean": mean, "se": se, "total": fold_scores.sum(axis=0)})
     best = float(grid[int(np.argmax(mean))])
-    full = fit(data, prior=prior, variance=best, exclude=exclude, priors=priors, tolerance=tolerance,
+    full = fit(data, prior=prior, variance=best, exclude=exclude, priors=priors, spline_prior=spline_prior,
+               spline_variance=spline_variance, tolerance=tolerance,
                max_iterations=max_iterations,
                convergence=convergence, progress=False, backend=resolved, threads=threads, dtype=dtype)
     return CVResult(variance=best, grid=grid, scores=scores, fit=full, folds=int(folds), fold_scores=fold_scores)
@@ -856,6 +905,8 @@ def bootstrap(
     executor: Any = None,
     exclude: Sequence[Any] = (),
     priors: Sequence[tuple] | None = None,
+    spline_prior: str = "normal",
+    spline_variance: float | None = 1.0,
     tolerance: float = 1e-6,
     max_iterations: int = 1000,
     convergence: str = "auto",
@@ -878,7 +929,8 @@ def bootstrap(
     replicates = check_int(replicates, "replicates", minimum=1)
     check_random_state(seed)
     progress, dtype, threads, resolved = _check_run(progress, dtype, threads, backend)
-    full = fit(data, prior=prior, variance=variance, exclude=exclude, priors=priors, tolerance=tolerance,
+    full = fit(data, prior=prior, variance=variance, exclude=exclude, priors=priors, spline_prior=spline_prior,
+               spline_variance=spline_variance, tolerance=tolerance,
                max_iterations=max_iterations, convergence=convergence, progress=False, backend=resolved,
                threads=threads, dtype=dtype)
     res = run_replicates(
