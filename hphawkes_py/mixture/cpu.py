@@ -33,15 +33,9 @@ import numpy as np
 from numba import njit, prange
 
 from .._fastmath import exp_fast
+from .engine import Engine, build_coefficients, n_features
 
-__all__ = ["CpuEngine", "n_features", "build_coefficients", "features"]
-
-LOG_2PI = math.log(2.0 * math.pi)
-
-
-def n_features(p: int) -> int:
-    """Number of quadratic features 1 + p + p(p+1)/2."""
-    return 1 + p + p * (p + 1) // 2
+__all__ = ["CpuEngine", "features"]
 
 
 def _features_impl(X, out):
@@ -65,34 +59,6 @@ def features(X: np.ndarray) -> np.ndarray:
     out = np.empty((X.shape[0], n_features(X.shape[1])))
     _features(X, out)
     return out
-
-
-def build_coefficients(log_weights, means, prec_factors, logdets) -> np.ndarray:
-    """The F x k coefficient matrix W with ``phi(x) @ W[:, j] = d_j(x)``.
-
-    ``prec_factors[j]`` is a (lower-triangular) U_j with U_j' U_j = Sigma_j^{-1}
-    (U_j = L_j^{-1} for the Cholesky factor L_j of Sigma_j); ``logdets[j]`` is
-    log|Sigma_j|.  Components with log weight -inf get -inf densities.
-    """
-    log_weights = np.asarray(log_weights, dtype=np.float64)
-    means = np.asarray(means, dtype=np.float64)
-    U = np.asarray(prec_factors, dtype=np.float64)
-    k, p = means.shape
-    P = np.einsum("jra,jrb->jab", U, U)  # precisions
-    Pm = np.einsum("jab,jb->ja", P, means)
-    quad = np.einsum("ja,ja->j", Pm, means)
-    W = np.empty((n_features(p), k))
-    with np.errstate(invalid="ignore"):
-        W[0] = log_weights - 0.5 * p * LOG_2PI - 0.5 * np.asarray(logdets, dtype=np.float64) - 0.5 * quad
-    W[1 : 1 + p] = Pm.T
-    f = 1 + p
-    for a in range(p):
-        W[f] = -0.5 * P[:, a, a]
-        f += 1
-        for b in range(a + 1, p):
-            W[f] = -P[:, a, b]
-            f += 1
-    return W
 
 
 # Reassociation lets LLVM vectorise the sums of exponentials (packed exp_fast);
@@ -331,7 +297,7 @@ class _single_threaded_blas:
         return False
 
 
-class CpuEngine:
+class CpuEngine(Engine):
     """Hot steps of the TDP mixture on the CPU (see the module docstring).
 
     Parallel over chunks of points: ``threads`` Python worker threads (Numba's thread
@@ -356,9 +322,7 @@ class CpuEngine:
     def __init__(self, X, *, chunk_size: int = 1024, dtype=np.float64, threads=None):
         if np.dtype(dtype) != np.float64:
             raise ValueError("the CPU mixture engine computes in float64; use dtype=np.float64")
-        self.X = np.ascontiguousarray(X, dtype=np.float64)
-        self.n, self.p = self.X.shape
-        self.F = n_features(self.p)
+        super().__init__(X, dtype=dtype)
         self.chunk = int(max(1, chunk_size))
         if threads is None:
             import numba
@@ -367,9 +331,6 @@ class CpuEngine:
         self.threads = int(max(1, threads))
         self._pool = None
         self.W = None
-        self.k = None
-        self.z = None
-        self.loglik = None
 
     def __getstate__(self):
         state = self.__dict__.copy()
@@ -433,9 +394,7 @@ class CpuEngine:
         Returns z (n,) int32 and stores it for :meth:`label_stats`; the total
         log likelihood of the data under the current mixture is in ``self.loglik``.
         """
-        u = np.ascontiguousarray(uniforms, dtype=np.float64)
-        if u.shape != (self.n,):
-            raise ValueError(f"uniforms must have shape ({self.n},), got {u.shape}")
+        u = self._check_uniforms(uniforms)
         z = np.empty(self.n, dtype=np.int32)
         ll = np.empty(self.n)
         X, W = self.X, self.W
