@@ -169,10 +169,14 @@ def relabel_draws(weights, means, covariances, reference=None):
     """
     from scipy.optimize import linear_sum_assignment
 
-    weights = np.asarray(weights)
-    means = np.asarray(means)
+    weights = as_float_array(weights, "weights", ndim=2)
     S, k = weights.shape
-    r = S - 1 if reference is None else int(reference)
+    means = as_float_array(means, "means", ndim=3)
+    if means.shape[:2] != (S, k):
+        raise ValueError(f"means must have shape ({S}, {k}, p) to match weights, got {means.shape}")
+    p = means.shape[2]
+    as_float_array(covariances, "covariances", shape=(S, k, p, p))
+    r = S - 1 if reference is None else check_int(reference, "reference", minimum=-S, maximum=S - 1) % S
     wr, mr = weights[r], means[r]
     perms = np.empty((S, k), dtype=np.int64)
     sq_r = (mr * mr).sum(1)
@@ -410,6 +414,8 @@ class TDPGaussianMixture:
 
     # ------------------------------------------------------------------ validation
     def _check_data(self, X):
+        if X is None:
+            raise TypeError("X must be an array of numbers (n observations x p columns), got None")
         names = _column_names(X)
         arr = X if isinstance(X, np.ndarray) else np.asarray(X)
         if arr.ndim == 1:
@@ -760,6 +766,7 @@ class TDPGaussianMixture:
         import pandas as pd
 
         self._check_fitted()
+        min_weight = check_positive(min_weight, "min_weight", strict=False)
         names = self.feature_names_ or [f"x{a}" for a in range(self.p_)]
         order = np.argsort(-self.weights_)
         order = order[self.weights_[order] >= min_weight]

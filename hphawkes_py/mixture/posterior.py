@@ -83,7 +83,8 @@ class PredictionMixture:
 
     def log_terms(self, Xs):
         """(D (m, K'), shift (m,)): the log of weight x density of every term is D - shift."""
-        D = features_numpy(Xs) @ self.W
+        with np.errstate(over="ignore", invalid="ignore"):  # far rows overflow here; redone below
+            D = features_numpy(Xs) @ self.W
         shift = np.zeros(Xs.shape[0])
         with np.errstate(invalid="ignore"):
             bad = (np.isnan(D) | (D == np.inf)).any(1) | ~(D.max(1) > -np.inf) | (np.abs(Xs).max(1) > self.FAR)
@@ -98,9 +99,10 @@ class PredictionMixture:
         q = (t * t).sum(-1)  # q_ij = ||U_j (x_i - mu_j)||^2 / s_i^2
         live = np.isfinite(self.c)
         qmin = np.where(live[None, :], q, np.inf).min(1)
-        r = s * s
-        with np.errstate(over="ignore", invalid="ignore"):
-            D = self.c[None, :] - 0.5 * r[:, None] * (q - qmin[:, None])
+        with np.errstate(over="ignore", invalid="ignore"):  # r = inf far away: density 0, shift inf
+            r = s * s
+            dq = q - qmin[:, None]
+            D = self.c[None, :] - 0.5 * np.where(dq == 0, 0.0, r[:, None] * dq)
             D = np.where(np.isnan(D), -np.inf, D)
             shift = 0.5 * r * qmin
         return D, shift
