@@ -60,6 +60,8 @@ def bem():
         ({"prune": -0.1}, ValueError, "prune"),
         ({"prune": True}, TypeError, "prune"),
         ({"merge_tol": 0.0}, ValueError, "merge_tol"),
+        ({"min_cluster_weight": 1.0}, ValueError, "min_cluster_weight"),
+        ({"min_cluster_weight": "1%"}, TypeError, "min_cluster_weight"),
         ({"tol": "small"}, TypeError, "tol"),
         ({"gamma0": np.inf}, ValueError, "gamma0"),
         ({"nu0": -1.0}, ValueError, "nu0"),

@@ -258,6 +258,10 @@ class TDPGaussianMixture:
     merge_tol : float, default 0.05
         Modal merging: modes of the fitted density closer than this (max-norm, standardised
         units) are one cluster (see ``cluster_labels_``).
+    min_cluster_weight : float, default 0.01
+        Modal merging: a mode whose components weigh less than this in total (a ripple of the
+        density made by a rarely used, broad component) is not a cluster; its components join
+        the cluster most responsible for that mode.
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
         Where the chains run (default: one after the other in this process).
     tol : float, default 1e-7
@@ -351,6 +355,7 @@ class TDPGaussianMixture:
         chains=1,
         prune=0.0,
         merge_tol=0.05,
+        min_cluster_weight=0.01,
         tol=1e-7,
         seed=None,
         progress=True,
@@ -390,6 +395,9 @@ class TDPGaussianMixture:
         if self.prune >= 1.0:
             raise ValueError(f"prune must be a weight threshold in [0, 1), got {self.prune}")
         self.merge_tol = check_positive(merge_tol, "merge_tol")
+        self.min_cluster_weight = check_positive(min_cluster_weight, "min_cluster_weight", strict=False)
+        if self.min_cluster_weight >= 1.0:
+            raise ValueError(f"min_cluster_weight must be in [0, 1), got {self.min_cluster_weight}")
         self.tol = check_positive(tol, "tol", strict=False)
         self.seed = check_seed(seed)
         self.progress = _check_bool(progress, "progress")
@@ -660,7 +668,8 @@ class TDPGaussianMixture:
         return self._mixtures[estimate]
 
     def _set_clusters(self, Xs):
-        cc, modes = modal_clusters(self._w_std, self._mu_std, self._Sigma_std, merge_tol=self.merge_tol)
+        cc, modes = modal_clusters(self._w_std, self._mu_std, self._Sigma_std, merge_tol=self.merge_tol,
+                                   min_cluster_weight=self.min_cluster_weight)
         self.component_clusters_ = cc
         self.n_clusters_ = int(modes.shape[0])
         self.cluster_modes_ = self._to_original_means(modes)

@@ -168,7 +168,7 @@ def _mode_ascent(w, mu, P, starts, tol=1e-9, max_iter=2000):
     return x
 
 
-def modal_clusters(weights, means, covs, *, merge_tol=0.05, min_cluster_weight=0.005):
+def modal_clusters(weights, means, covs, *, merge_tol=0.05, min_cluster_weight=0.01):
     """Clusters of mixture components by the modes of the mixture density (Chan et al. 2008).
 
     From every component mean, climb the fitted mixture density to a mode (modal EM); components
