@@ -677,7 +677,18 @@ class TDPGaussianMixture:
         cw = np.bincount(cc[cc >= 0], weights=w[cc >= 0], minlength=self.n_clusters_)
         cm = np.stack([(w[cc == c, None] * self.means_[cc == c]).sum(0) / cw[c] for c in range(self.n_clusters_)])
         self.cluster_weights_, self.cluster_means_ = cw, cm
-        self.cluster_labels_ = self._cluster_from_proba(self._proba_std(Xs, self._default_estimate()))
+        # the training rows' clusters cost O(n k) (O(n S k) with the predictive): computed on first use
+        self._Xs_train = Xs
+        self._cluster_labels = None
+
+    @property
+    def cluster_labels_(self):
+        """Cluster of each training row (computed on first access, then kept)."""
+        if getattr(self, "_cluster_labels", None) is None:
+            if not hasattr(self, "_Xs_train"):
+                raise AttributeError("cluster_labels_ exists after fit(X)")
+            self._cluster_labels = self._cluster_from_proba(self._proba_std(self._Xs_train, self._default_estimate()))
+        return self._cluster_labels
 
     def _cluster_from_proba(self, P):
         cc = self.component_clusters_
