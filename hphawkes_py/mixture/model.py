@@ -133,6 +133,10 @@ def _gibbs_chain(chain, seed, job):
     return out
 
 
+#: BEM prunes once the relative change of the log posterior per iteration is below this
+PRUNE_SETTLED = 1e-5
+
+
 def _physical_memory() -> float:
     try:
         return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
@@ -252,9 +256,10 @@ class TDPGaussianMixture:
         relabelled draws are pooled; ``summary()`` reports R-hat and ESS of label-invariant
         quantities (log-likelihood, occupied components, alpha) across them.
     prune : float, default 0.0
-        BEM: a component whose weight falls below ``prune`` during the iterations is removed
-        (weight 0; the stick-breaking prior and alpha then run over the ``n_components_kept_``
-        remaining components).  0 keeps all k.
+        BEM: once the fit has settled (relative change of the log posterior < 1e-5), components
+        whose weight is below ``prune`` are removed one at a time, lightest first (weight 0; the stick-breaking prior and alpha
+        then run over the ``n_components_kept_`` remaining components) and the iterations go
+        on; the fit converges only with every kept weight >= ``prune``.  0 keeps all k.
     merge_tol : float, default 0.05
         Modal merging: modes of the fitted density closer than this (max-norm, standardised
         units) are one cluster (see ``cluster_labels_``).
@@ -600,20 +605,23 @@ class TDPGaussianMixture:
                         ll_trace.append(ll - n * jac)
                         lp_trace.append(lp)
                         bar.update(1)
-                        if lp_prev is not None and abs(lp - lp_prev) <= self.tol * abs(lp_prev):
+                        N, S1, S2 = M.unpack_stats(T, p)
+                        change = None if lp_prev is None else abs(lp - lp_prev) / abs(lp_prev)
+                        # pruning waits until the fit has settled (weights of a fresh start are all
+                        # ~1/k); components below the threshold are removed, and the fit goes on
+                        low = active & (N / n < self.prune) if self.prune > 0 else np.zeros(k, dtype=bool)
+                        if low.all():
+                            low[np.argmax(N)] = False
+                        if change is not None and change <= self.tol and not low.any():
                             converged = True
                             break
                         lp_prev = lp
-                        N, S1, S2 = M.unpack_stats(T, p)
                         mu, Sigma = M.bem_mu_sigma(N, S1, S2, priors.m0, priors.gamma0, priors.nu0, priors.Phi0)
-                        if self.prune > 0 and it > 0:
-                            # responsibilities give the weights the next E-step would use
-                            low = active & (N / n < self.prune)
-                            if low.all():
-                                low[np.argmax(N)] = False
-                            if low.any():
-                                active &= ~low
-                                lp_prev = None  # a smaller model: the objective changed
+                        if low.any() and change is not None and change <= max(self.tol, PRUNE_SETTLED):
+                            # one component at a time (the lightest): its points move to the others,
+                            # which may lift them above the threshold
+                            active[np.flatnonzero(low)[np.argmin(N[low])]] = False
+                            lp_prev = None  # a smaller model: the objective changed
                         v, lw = M.bem_sticks(N[active], alpha)
                         log_w = np.full(k, -np.inf)
                         log_w[active] = lw
