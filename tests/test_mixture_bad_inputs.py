@@ -60,6 +60,7 @@ def bem():
         ({"prune": -0.1}, ValueError, "prune"),
         ({"prune": True}, TypeError, "prune"),
         ({"merge_tol": 0.0}, ValueError, "merge_tol"),
+        ({"max_predictive_draws": 0}, ValueError, "max_predictive_draws"),
         ({"min_cluster_weight": 1.0}, ValueError, "min_cluster_weight"),
         ({"min_cluster_weight": "1%"}, TypeError, "min_cluster_weight"),
         ({"tol": "small"}, TypeError, "tol"),

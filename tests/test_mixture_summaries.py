@@ -43,6 +43,11 @@ def test_score_samples_is_the_posterior_predictive_over_the_stored_draws(gibbs):
     plug = nv.loglik(nv.log_component_densities(Xn, gibbs.weights_, gibbs.means_, gibbs.covariances_))
     np.testing.assert_allclose(gibbs.score_samples(Xn, estimate="plugin"), plug, rtol=1e-9)
     assert np.abs(plug - ref).max() > 1e-3
+    # at most max_predictive_draws evenly spaced draws
+    sub = TDPGaussianMixture(6, n_iter=30, burn_in=20, thin=3, seed=4, progress=False, backend="cpu",
+                             max_predictive_draws=4).fit(BLOBS)
+    idx = np.array([0, 3, 6, 9])
+    np.testing.assert_allclose(sub.score_samples(Xn), logsumexp(per_draw[idx], axis=(0, 2)) - np.log(4), rtol=1e-9)
 
 
 # ----------------------------------------------------------------------------- initialisation

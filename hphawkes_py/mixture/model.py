@@ -267,6 +267,10 @@ class TDPGaussianMixture:
         Modal merging: a mode whose components weigh less than this in total (a ripple of the
         density made by a rarely used, broad component) is not a cluster; its components join
         the cluster most responsible for that mode.
+    max_predictive_draws : int, default 200
+        The posterior predictive density averages over at most this many stored draws, evenly
+        spaced (all of them when fewer are stored): a Monte Carlo average whose cost is
+        O(n x draws x k) per prediction.
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
         Where the chains run (default: one after the other in this process).
     tol : float, default 1e-7
@@ -361,6 +365,7 @@ class TDPGaussianMixture:
         prune=0.0,
         merge_tol=0.05,
         min_cluster_weight=0.01,
+        max_predictive_draws=200,
         tol=1e-7,
         seed=None,
         progress=True,
@@ -403,6 +408,7 @@ class TDPGaussianMixture:
         self.min_cluster_weight = check_positive(min_cluster_weight, "min_cluster_weight", strict=False)
         if self.min_cluster_weight >= 1.0:
             raise ValueError(f"min_cluster_weight must be in [0, 1), got {self.min_cluster_weight}")
+        self.max_predictive_draws = check_int(max_predictive_draws, "max_predictive_draws", minimum=1)
         self.tol = check_positive(tol, "tol", strict=False)
         self.seed = check_seed(seed)
         self.progress = _check_bool(progress, "progress")
@@ -487,7 +493,7 @@ class TDPGaussianMixture:
         chunk = self.chunk_size or 1024
         need = 8.0 * (
             3 * S * k * (1 + p + p * p)  # stored draws (standardised + original units) and the predictive
-            + S * k * F  # coefficients of the predictive density
+            + min(S, self.max_predictive_draws) * k * F  # coefficients of the predictive density
             + 12 * k * p * p  # per-sweep component arrays (Sigma, Cholesky factors, precisions, ...)
             + threads * chunk * (k + F)  # per-worker chunk buffers of the hot step
             + 4 * n * p  # data copies
@@ -669,6 +675,10 @@ class TDPGaussianMixture:
                 mix = PredictionMixture(lw, self._mu_std, self._Sigma_std, k)
             else:
                 dw, dmu, dS = self._draws_std
+                S = dw.shape[0]
+                if S > self.max_predictive_draws:
+                    idx = np.unique(np.linspace(0, S - 1, self.max_predictive_draws).round().astype(np.int64))
+                    dw, dmu, dS = dw[idx], dmu[idx], dS[idx]
                 with np.errstate(divide="ignore"):
                     lw = np.log(dw)
                 mix = PredictionMixture(lw, dmu, dS, k)
