@@ -91,6 +91,16 @@ def test_chains_on_an_executor_match_serial_chains_and_report_label_invariant_rh
     assert "r_hat" in text and "3 chain(s)" in text
 
 
+def test_chains_on_a_process_pool_after_an_engine_ran_in_this_process():
+    from concurrent.futures import ProcessPoolExecutor
+
+    kw = dict(n_iter=8, burn_in=2, chains=2, seed=3, progress=False, backend="cpu")
+    a = TDPGaussianMixture(4, **kw).fit(BLOBS)  # CPU engines ran here first (issue 18: fork + OpenMP)
+    with ProcessPoolExecutor(2) as ex:
+        b = TDPGaussianMixture(4, executor=ex, **kw).fit(BLOBS)
+    np.testing.assert_array_equal(a.draws_["means"], b.draws_["means"])
+
+
 def test_summary_warns_when_rhat_exceeds_1_01(gibbs):
     import copy
 
