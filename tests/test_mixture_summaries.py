@@ -180,3 +180,33 @@ def test_cuda_engine_supports_any_number_of_columns(backend, p):
     cpu.set_components(np.log(w), mu, U, logdet)
     cpu.sample_labels(u)
     np.testing.assert_allclose(eng.label_stats(), cpu.label_stats(), rtol=1e-10, atol=1e-9)
+
+
+# ----------------------------------------------------------------------------- CPU float32
+def test_cpu_engine_in_float32_within_single_precision():
+    rng = np.random.default_rng(9)
+    n, p, k = 300, 4, 7
+    X = rng.normal(size=(n, p)) * 1.3
+    w = rng.dirichlet(np.ones(k))
+    mu = rng.normal(scale=1.5, size=(k, p))
+    A = rng.normal(scale=0.4, size=(k, p, p))
+    S = A @ np.swapaxes(A, 1, 2) + 0.2 * np.eye(p)
+    from hphawkes_py.mixture import _math as M
+
+    L, U, logdet = M.chol_factors(S)
+    eng = make_engine(X, backend="cpu", dtype=np.float32, chunk_size=64)
+    eng.set_components(np.log(w), mu, U, logdet)
+    assert eng.W.dtype == np.float32
+    ref = nv.log_component_densities(X, w, mu, S)
+    err = np.abs(eng.component_log_density(X) - ref) / np.maximum(1.0, np.abs(ref))
+    assert 1e-12 < err.max() < 1e-4  # really single precision, and within it
+    u = rng.random(n)
+    z = eng.sample_labels(u)
+    assert np.mean(z == nv.sample_labels(ref, u)) >= 0.99
+    assert eng.loglik == pytest.approx(nv.loglik(ref).sum(), rel=1e-5)
+    ll, T = eng.responsibilities_stats()
+    R = np.exp(ref - nv.loglik(ref)[:, None])
+    np.testing.assert_allclose(T[:, 0], R.sum(0), rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(eng.log_density(X), nv.loglik(ref), rtol=1e-5)
+    m = TDPGaussianMixture(4, n_iter=5, burn_in=2, seed=1, dtype=np.float32, progress=False, backend="cpu").fit(BLOBS)
+    assert np.isfinite(m.loglik_trace_).all()

@@ -31,8 +31,10 @@ import types
 
 import numpy as np
 from numba import njit, prange
+from numba.core import types as nbtypes
+from numba.extending import overload
 
-from .._fastmath import exp_fast
+from .._fastmath import exp_fast, exp_fast32
 from .engine import Engine, build_coefficients, n_features
 
 __all__ = ["CpuEngine", "features"]
@@ -66,10 +68,22 @@ def features(X: np.ndarray) -> np.ndarray:
 _FM = {"reassoc", "contract", "arcp", "nsz"}
 
 
+def _exp_like(x):  # pragma: no cover - replaced by the overload inside Numba
+    """exp in the precision of x (float32 lanes for float32 rows: twice as many per vector)."""
+    return math.exp(x)
+
+
+@overload(_exp_like)
+def _exp_like_overload(x):
+    if isinstance(x, nbtypes.Float) and x.bitwidth == 32:
+        return lambda x: exp_fast32(x)
+    return lambda x: exp_fast(x)
+
+
 @njit(cache=True)
 def _row_max(row):
-    m = -np.inf
-    for j in range(row.shape[0]):
+    m = row[0]
+    for j in range(1, row.shape[0]):
         v = row[j]
         if v > m:
             m = v
@@ -78,10 +92,11 @@ def _row_max(row):
 
 @njit(cache=True, fastmath=_FM)
 def _row_exp_sum(row, m, buf):
-    """buf[j] = exp(row[j] - m); returns sum_j buf[j] (vectorised)."""
+    """buf[j] = exp(row[j] - m) in the row's precision; returns sum_j buf[j] accumulated in
+    float64 (vectorised)."""
     s = 0.0
     for j in range(row.shape[0]):
-        e = exp_fast(row[j] - m)
+        e = _exp_like(row[j] - m)
         buf[j] = e
         s += e
     return s
@@ -96,8 +111,8 @@ def _sample_rows_impl(D, u, z, loglik):
     """
     c, k = D.shape
     for i in prange(c):
-        buf = np.empty(k)
         row = D[i]
+        buf = np.empty_like(row)
         m = _row_max(row)
         s = _row_exp_sum(row, m, buf)
         loglik[i] = m + math.log(s)
@@ -134,8 +149,8 @@ def _normalise_rows_impl(D, loglik):
 def _logsumexp_rows_impl(D, out):
     c, k = D.shape
     for i in prange(c):
-        buf = np.empty(k)
         row = D[i]
+        buf = np.empty_like(row)
         m = _row_max(row)
         out[i] = m + math.log(_row_exp_sum(row, m, buf))
 
@@ -320,9 +335,10 @@ class CpuEngine(Engine):
     backend = "cpu"
 
     def __init__(self, X, *, chunk_size: int = 1024, dtype=np.float64, threads=None):
-        if np.dtype(dtype) != np.float64:
-            raise ValueError("the CPU mixture engine computes in float64; use dtype=np.float64")
         super().__init__(X, dtype=dtype)
+        # the density product runs in self.dtype (float32: single-precision GEMM and exp, about
+        # twice as fast); the sufficient statistics are always accumulated from the float64 data
+        self._Xf = self.X if self.dtype == np.float64 else self.X.astype(self.dtype)
         self.chunk = int(max(1, chunk_size))
         if threads is None:
             import numba
@@ -351,7 +367,7 @@ class CpuEngine(Engine):
     # ------------------------------------------------------------------ parameters
     def set_components(self, log_weights, means, prec_factors, logdets) -> None:
         """Load component parameters (standardised units) for the next hot steps."""
-        self.W = np.ascontiguousarray(build_coefficients(log_weights, means, prec_factors, logdets))
+        self.W = np.ascontiguousarray(build_coefficients(log_weights, means, prec_factors, logdets), dtype=self.dtype)
         self.k = self.W.shape[1]
 
     # ------------------------------------------------------------------ parallel driver
@@ -367,8 +383,8 @@ class CpuEngine(Engine):
         bounds = [(t * nchunks // T, (t + 1) * nchunks // T) for t in range(T)]
 
         def worker(b):
-            phi = np.empty((chunk, self.F))
-            D = np.empty((chunk, self.k))
+            phi = np.empty((chunk, self.F), dtype=self.dtype)
+            D = np.empty((chunk, self.k), dtype=self.dtype)
             acc = None
             for c in range(b[0], b[1]):
                 lo = c * chunk
@@ -397,7 +413,7 @@ class CpuEngine(Engine):
         u = self._check_uniforms(uniforms)
         z = np.empty(self.n, dtype=np.int32)
         ll = np.empty(self.n)
-        X, W = self.X, self.W
+        X, W = self._Xf, self.W
 
         def work(lo, hi, phi, D):
             _features_ser(X[lo:hi], phi)
@@ -426,14 +442,14 @@ class CpuEngine(Engine):
         Never materialises the n x k responsibility matrix: chunk by chunk,
         T += R_chunk' Phi_chunk (per-worker partial sums, added at the end).
         """
-        X, W = self.X, self.W
+        X, W = self._Xf, self.W
         ll = np.empty(self.n)
 
         def work(lo, hi, phi, D):
             _features_ser(X[lo:hi], phi)
             np.matmul(phi, W, out=D)
             _normalise_rows_ser(D, ll[lo:hi])
-            return D.T @ phi
+            return (D.T @ phi).astype(np.float64)
 
         parts = [r for r in self._run(self.n, work) if r is not None]
         return float(ll.sum()), np.sum(parts, axis=0)
@@ -441,7 +457,7 @@ class CpuEngine(Engine):
     # ------------------------------------------------------------------ prediction
     def log_density(self, X) -> np.ndarray:
         """log sum_j pi_j N(x_i | mu_j, Sigma_j) for the rows of X (standardised units)."""
-        X = np.ascontiguousarray(X, dtype=np.float64)
+        X = np.ascontiguousarray(X, dtype=self.dtype)
         out = np.empty(X.shape[0])
         W = self.W
 
@@ -458,4 +474,4 @@ class CpuEngine(Engine):
         """The n x k matrix d_ij for the rows of X (for predict/predict_proba on modest n)."""
         X = np.ascontiguousarray(X, dtype=np.float64)
         with _single_threaded_blas():
-            return features(X) @ self.W
+            return (features(X).astype(self.dtype) @ self.W).astype(np.float64)
