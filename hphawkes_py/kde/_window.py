@@ -396,18 +396,10 @@ class Raster:
         _write_asc(path, self.values, self.x0, self.y0, self.cell_size, nodata)
 
     def plot(self, ax=None, *, points: bool = True, cmap: str = "viridis", colorbar: bool = True, **kwargs):
-        """Draw the surface with matplotlib (``imshow``), the sample points overlaid; returns the Axes."""
-        import matplotlib.pyplot as plt
+        """Draw the surface (see :func:`hphawkes_py.kde.plot.plot_surface`); returns the Axes."""
+        from .plot import plot_surface
 
-        if ax is None:
-            _, ax = plt.subplots()
-        im = ax.imshow(np.ma.masked_invalid(self.values), extent=self.extent, origin="upper", cmap=cmap, **kwargs)
-        if points and self.points is not None:
-            ax.scatter(self.points[:, 0], self.points[:, 1], s=4, c="white", edgecolors="black", linewidths=0.3)
-        if colorbar:
-            ax.figure.colorbar(im, ax=ax, label="intensity (events per unit area)")
-        ax.set_aspect("equal")
-        return ax
+        return plot_surface(self, ax, points=points, cmap=cmap, colorbar=colorbar, **kwargs)
 
     def __repr__(self) -> str:
         rows, cols = self.values.shape
