@@ -411,15 +411,16 @@ def test_cli(tmp_path, redwood):
     pts, _ = redwood
     csv = tmp_path / "p.csv"
     np.savetxt(csv, pts, delimiter=",", header="east,north", comments="")
+    out = tmp_path / "out"
     rc = main(["kde", str(csv), "--x", "east", "--y", "north", "--rectangle", "0", "1", "0", "1", "--cell-size",
-               str(1 / 128), "--method", "cv", "--backend", "cpu", "-o", str(tmp_path / "s.asc"),
-               "--png", str(tmp_path / "s.png"), "--json", str(tmp_path / "f.json"), "--quiet"])
+               str(1 / 128), "--method", "cv", "--backend", "cpu", "--out", str(out), "--quiet"])
     assert rc == 0
-    d = json.loads((tmp_path / "f.json").read_text())
+    assert sorted(p.name for p in out.iterdir()) == ["fit.json", "surface.asc", "surface.png"]
+    d = json.loads((out / "fit.json").read_text())
     assert d["method"] == "cv" and round(d["h"], 3) == 0.045
-    assert (tmp_path / "s.png").stat().st_size > 1000
-    assert Window.from_asc(tmp_path / "s.asc").mask.all()
-    assert main(["kde", str(csv), "--rectangle", "0", "1", "0", "1"]) == 2  # missing --cell-size
+    assert (out / "surface.png").stat().st_size > 1000
+    assert Window.from_asc(out / "surface.asc").mask.all()
+    assert main(["kde", str(csv), "--rectangle", "0", "1", "0", "1", "--out", str(tmp_path / "o2")]) == 2  # no --cell-size
 
 
 @pytest.mark.parametrize("backend", CUDA_ENGINES)
