@@ -171,6 +171,20 @@ def read_asc(path) -> tuple[np.ndarray, float, float, float, float | None]:
     return _read_asc(path, as_mask=False)
 
 
+def _as_points(points, name="points", *, copy=False) -> np.ndarray:
+    """(n, 2) finite float64 coordinates; booleans, complex numbers, strings and datetimes refused
+    (they would otherwise be cast silently)."""
+    kind = getattr(np.asarray(points) if not isinstance(points, np.ndarray) else points, "dtype", None)
+    if kind is not None and kind.kind in "bcUSMm":
+        what = {"b": "booleans", "c": "complex numbers", "U": "strings", "S": "bytes", "M": "datetimes",
+                "m": "time deltas"}[kind.kind]
+        raise TypeError(f"{name} must be real (x, y) coordinates, got {what} (dtype {kind})")
+    p = as_float_array(points, name, ndim=2, copy=copy)
+    if p.shape[1] != 2:
+        raise ValueError(f"{name} must have shape (n, 2) (x, y columns), got {p.shape}")
+    return p
+
+
 def _check_finite_real(v, name: str) -> float:
     """A finite real number (bools and numeric strings refused)."""
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
@@ -282,9 +296,9 @@ class Window:
         from matplotlib.path import Path as MPath
 
         rings = vertices if isinstance(vertices, (list, tuple)) and len(vertices) and np.ndim(vertices[0]) == 2 else [vertices]
-        rings = [as_float_array(r, "vertices", ndim=2) for r in rings]
+        rings = [_as_points(r, "vertices") for r in rings]
         for r in rings:
-            if r.shape[1] != 2 or r.shape[0] < 3:
+            if r.shape[0] < 3:
                 raise ValueError(f"a polygon ring needs at least 3 (x, y) vertices, got shape {r.shape}")
         cs = check_positive(cell_size, "cell_size")
         allv = np.vstack(rings)
@@ -352,7 +366,7 @@ class Window:
 
         Points on the raster's right/top edge belong to the last column/row.
         """
-        p = np.asarray(points, float)
+        p = _as_points(points)
         rows, cols = self.mask.shape
         fc = np.floor((p[:, 0] - self.x0) / self.cell_size)
         fr = np.floor((p[:, 1] - self.y0) / self.cell_size)
@@ -477,6 +491,16 @@ class Raster:
     y0: float
     cell_size: float
     points: np.ndarray | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        v = np.asarray(self.values)
+        if v.ndim != 2 or v.size == 0 or v.dtype.kind not in "fiu":
+            raise ValueError(f"values must be a non-empty 2-D array of numbers, got {describe(self.values)}")
+        object.__setattr__(self, "x0", _check_finite_real(self.x0, "x0"))
+        object.__setattr__(self, "y0", _check_finite_real(self.y0, "y0"))
+        object.__setattr__(self, "cell_size", check_positive(self.cell_size, "cell_size"))
+        if self.points is not None:
+            object.__setattr__(self, "points", _as_points(self.points, "points"))
 
     @property
     def extent(self) -> tuple[float, float, float, float]:

@@ -35,8 +35,8 @@ import numpy as np
 
 from .._backend import resolve_backend, threads_context
 from .._progress import progress_bar
-from .._validate import as_float_array, check_dtype, check_in, check_int, check_positive, describe
-from ._window import Raster, Window
+from .._validate import check_dtype, check_in, check_int, check_positive, describe
+from ._window import Raster, Window, _as_points
 from .engine import make_engine
 
 __all__ = ["fit", "KDEFit", "rule_of_thumb_bandwidth", "METHODS"]
@@ -44,13 +44,6 @@ __all__ = ["fit", "KDEFit", "rule_of_thumb_bandwidth", "METHODS"]
 METHODS = ("adaptive", "cv", "rule-of-thumb", "fixed")
 _MAX_ITER = 30
 _GOLDEN_RTOL = 1e-5  # golden-section stops when the bracket is below this fraction of h0
-
-
-def _as_points(points, name="points", *, copy=False) -> np.ndarray:
-    p = as_float_array(points, name, ndim=2, copy=copy)
-    if p.shape[1] != 2:
-        raise ValueError(f"{name} must have shape (n, 2) (x, y columns), got {p.shape}")
-    return p
 
 
 def _check_bool(value, name: str) -> bool:
