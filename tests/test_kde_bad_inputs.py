@@ -113,6 +113,77 @@ CASES = [
 ]
 
 
+CASES_RR = PTS[:10], PTS[10:]
+
+
+def rr_(**kw):
+    args = {"cases": CASES_RR[0], "controls": CASES_RR[1], "window": WIN, "bandwidth": 0.1, "backend": "cpu"}
+    args.update(kw)
+    return kde.relative_risk(**args)
+
+
+CASES += [
+    ("relative_risk", lambda: rr_(cases=PTS[:1]), ValueError, "cases needs at least 2"),
+    ("relative_risk", lambda: rr_(controls=np.empty((0, 2))), ValueError, "controls"),
+    ("relative_risk", lambda: rr_(controls=PTS[10:] + 3), ValueError, "controls"),
+    ("relative_risk", lambda: rr_(cases=PTS[:10] > 0.5), TypeError, "cases"),
+    ("relative_risk", lambda: rr_(window=None), TypeError, "window"),
+    ("relative_risk", lambda: rr_(method="kernel"), ValueError, "method"),
+    ("relative_risk", lambda: rr_(bandwidth="silverman"), ValueError, "bandwidth"),
+    ("relative_risk", lambda: rr_(bandwidth="brunsdon"), ValueError, "bandwidth"),  # adaptive only
+    ("relative_risk", lambda: rr_(bandwidth=-1.0), ValueError, "bandwidth"),
+    ("relative_risk", lambda: rr_(bandwidth=True), TypeError, "bandwidth"),
+    ("relative_risk", lambda: rr_(alpha=0.5), ValueError, "alpha"),
+    ("relative_risk", lambda: rr_(method="adaptive", alpha="0.5"), TypeError, "alpha"),
+    ("relative_risk", lambda: rr_(method="adaptive", bandwidth="brunsdon", alpha=0.5), ValueError, "alpha"),
+    ("relative_risk", lambda: rr_(edge_correction="yes"), TypeError, "edge_correction"),
+    ("relative_risk", lambda: rr_(cutoff=False), TypeError, "cutoff"),
+    ("relative_risk", lambda: rr_(progress=1), TypeError, "progress"),
+    ("relative_risk", lambda: rr_(threads=-1), ValueError, "threads"),
+    ("relative_risk", lambda: rr_(dtype=complex), ValueError, "dtype"),
+    ("relative_risk", lambda: rr_(bandwidth="oversmoothing", cases=np.tile([0.5, 0.5], (2, 1)),
+                                  controls=np.tile([0.5, 0.5], (3, 1))), ValueError, "coincide"),
+    ("oversmoothing_bandwidth", lambda: kde.oversmoothing_bandwidth(PTS[:1]), ValueError, "at least 2"),
+    ("oversmoothing_bandwidth", lambda: kde.oversmoothing_bandwidth(PTS, n=0), ValueError, "n"),
+    ("oversmoothing_bandwidth", lambda: kde.oversmoothing_bandwidth(np.tile([1.0, 2.0], (4, 1))), ValueError,
+     "coincide"),
+    ("lscv_bandwidth", lambda: kde.lscv_bandwidth(PTS[:2]), ValueError, "at least 3"),
+    ("lscv_bandwidth", lambda: kde.lscv_bandwidth(PTS, bounds=(0.2, 0.1)), ValueError, "bounds"),
+    ("lscv_bandwidth", lambda: kde.lscv_bandwidth(PTS, bounds=0.1), TypeError, "bounds"),
+    ("lscv_bandwidth", lambda: kde.lscv_bandwidth(PTS, backend="tpu"), ValueError, "backend"),
+]
+
+
+def _rr_cases(r):
+    return [
+        ("RelativeRisk.surface", lambda: r.surface("odds"), ValueError, "kind"),
+        ("RelativeRisk.intensities_at", lambda: r.intensities_at([[0.5, np.inf]]), ValueError, "points"),
+        ("RelativeRisk.log_risk_at", lambda: r.log_risk_at([0.5, 0.5]), ValueError, "points"),
+        ("RelativeRisk.p_values", lambda: r.p_values("bootstrap"), ValueError, "method"),
+        ("RelativeRisk.p_values", lambda: r.p_values("monte_carlo", n_replicates=0), ValueError, "n_replicates"),
+        ("RelativeRisk.p_values", lambda: r.p_values("monte_carlo", n_replicates=10**12), ValueError, "n_replicates"),
+        ("RelativeRisk.p_values", lambda: r.p_values("monte_carlo", n_replicates=True), TypeError, "n_replicates"),
+        ("RelativeRisk.p_values", lambda: r.p_values("monte_carlo", seed=-1), ValueError, "seed"),
+        ("RelativeRisk.p_values", lambda: r.p_values("monte_carlo", executor="pool"), TypeError, "executor"),
+        ("RelativeRisk.p_values", lambda: r.p_values("monte_carlo", progress="no"), TypeError, "progress"),
+        ("RelativeRisk.p_values", lambda: r.p_values("asymptotic", seed=1), ValueError, "monte_carlo"),
+        ("RelativeRisk.tolerance_contours", lambda: r.tolerance_contours([0.05, 1.5]), ValueError, "levels[1]"),
+        ("RelativeRisk.tolerance_contours", lambda: r.tolerance_contours("0.05"), TypeError, "levels"),
+        ("RelativeRisk.tolerance_contours", lambda: r.tolerance_contours(0.05, p_values=np.ones((32, 32))),
+         TypeError, "p_values"),
+    ]
+
+
+def test_relative_risk_methods_refuse_bad_input():
+    r = rr_()
+    for _, call, exc, words in _rr_cases(r):
+        with pytest.raises(exc, match=re.escape(words)):
+            call()
+    ra = rr_(method="adaptive")
+    with pytest.raises(NotImplementedError, match="monte_carlo"):
+        ra.p_values("asymptotic")
+
+
 def _fitted_cases(f):
     return [
         ("KDEFit.density_at", lambda: f.density_at([[0.5, np.nan]]), ValueError, "points"),
@@ -305,7 +376,8 @@ NO_USER_INPUT = {  # name -> why it needs no validation cases
     "Window.to_asc": "path only (OSError names it)", "Raster.integral": "no arguments",
     "Raster.to_asc": "path and a number format value", "Raster.plot": "matplotlib options",
     "KDEFit": "built by fit()", "KDEFit.summary": "no arguments", "KDEFit.to_dict": "no arguments",
-    "KDEFit.trace_frame": "no arguments",
+    "KDEFit.trace_frame": "no arguments", "RelativeRisk": "built by relative_risk()",
+    "RelativeRisk.summary": "no arguments", "RelativeRisk.to_dict": "no arguments",
 }
 
 
@@ -325,6 +397,7 @@ def _public_names():
 
 
 def test_every_public_entry_point_is_walked():
-    covered = {c[0] for c in CASES} | {c[0] for c in _fitted_cases(None)} | {"read_asc", "Window.from_asc"}
+    covered = ({c[0] for c in CASES} | {c[0] for c in _fitted_cases(None)} | {c[0] for c in _rr_cases(None)}
+               | {"read_asc", "Window.from_asc"})
     missing = sorted(set(_public_names()) - covered - set(NO_USER_INPUT))
     assert not missing, f"public kde entry points without bad-input cases: {missing}"

@@ -245,9 +245,20 @@ class Engine:
         out[ix.order] = out_sorted
         return out
 
-    def intensity_at(self, targets: np.ndarray, bws: np.ndarray, weights: np.ndarray) -> np.ndarray:
-        """Intensity at arbitrary (q, 2) targets (no point left out)."""
-        ix = self.source_index(bws, weights)
+    def intensity_at(self, targets: np.ndarray, bws: np.ndarray, weights: np.ndarray, sources=None) -> np.ndarray:
+        """Intensity at arbitrary (q, 2) targets (no point left out).
+
+        ``sources`` (indices into the points), when given, restricts the sum to those points
+        (``bws``/``weights`` are then per source); their index is built for this call only --
+        the Monte Carlo relabelling of :mod:`.relrisk` sums over a different subset each time.
+        """
+        if sources is None:
+            ix = self.source_index(bws, weights)
+        else:
+            src = np.asarray(sources, dtype=np.int64)
+            ix = build_index(self.x[src], self.y[src], np.ascontiguousarray(bws, dtype=np.float64),
+                             np.ascontiguousarray(weights, dtype=np.float64), self.cutoff, self._lo, self._hi,
+                             sort=self._sort)
         t = np.asarray(targets, dtype=np.float64)
         if self.dtype == np.float32:
             t = t.astype(np.float32).astype(np.float64)

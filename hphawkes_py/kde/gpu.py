@@ -65,7 +65,7 @@ class GpuEngine(Engine):
     def _gather(self, ix: SourceIndex, tx, ty, self_pos):
         dev = self.dev
         T = self.dtype
-        scut2 = ix.scut2 if math.isfinite(self.cutoff) else np.full(self.n, np.finfo(T).max)
+        scut2 = ix.scut2 if math.isfinite(self.cutoff) else np.full(len(ix.sx), np.finfo(T).max)
         args = [
             dev.to_device(np.ascontiguousarray(tx, T)), dev.to_device(np.ascontiguousarray(ty, T)),
             dev.to_device(np.ascontiguousarray(self_pos, np.int64)), np.int64(len(tx)),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["plot_surface"]
+__all__ = ["plot_surface", "plot_tolerance_contours"]
 
 
 def plot_surface(raster, ax=None, *, points: bool = True, cmap: str = "viridis", colorbar: bool = True,
@@ -39,4 +39,55 @@ def plot_surface(raster, ax=None, *, points: bool = True, cmap: str = "viridis",
     if colorbar:
         ax.figure.colorbar(im, ax=ax, label=label)
     ax.set_aspect("equal")
+    return ax
+
+
+def plot_tolerance_contours(log_risk, p_values, levels, *, ax=None, cases=None, controls=None, cmap: str = "RdBu_r",
+                            colorbar: bool = True):
+    """The log relative risk surface with tolerance contours of its p-value surface.
+
+    Parameters
+    ----------
+    log_risk, p_values : Raster
+        On the same raster (``RelativeRisk.surface()`` and ``RelativeRisk.p_values()``).
+    levels : sequence of float
+        p-value levels in (0, 1): the contour at ``a`` encloses the cells with ``p < a``
+        (risk significantly raised at level ``a``).
+    ax : matplotlib Axes, optional
+    cases, controls : array (n, 2), optional
+        Drawn as points (cases red, controls small grey).
+    cmap : str
+        Diverging colour map, centred at 0 (no change in risk).
+
+    Returns
+    -------
+    matplotlib Axes; the ``QuadContourSet`` is ``ax.tolerance_contours`` (``None`` when no cell
+    reaches any level).
+    """
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots()
+    v = log_risk.values
+    lim = float(np.nanmax(np.abs(v))) if np.isfinite(v).any() else 1.0
+    im = ax.imshow(np.ma.masked_invalid(v), extent=log_risk.extent, origin="upper", cmap=cmap, vmin=-lim, vmax=lim)
+    if colorbar:
+        ax.figure.colorbar(im, ax=ax, label="log relative risk")
+    rows, cols = p_values.values.shape
+    xmin, xmax, ymin, ymax = p_values.extent
+    cs = p_values.cell_size
+    xc = xmin + (np.arange(cols) + 0.5) * cs
+    yc = ymax - (np.arange(rows) + 0.5) * cs
+    p = np.where(np.isfinite(p_values.values), p_values.values, 1.0)
+    cset = None
+    if (p < max(levels)).any():
+        cset = ax.contour(xc, yc, p, levels=sorted(levels), colors="black",
+                          linestyles=["solid", "dashed", "dotted"][: len(levels)] or "solid", linewidths=1.0)
+        ax.clabel(cset, fmt=lambda lv: f"p={lv:g}", fontsize=7)
+    if controls is not None:
+        ax.scatter(controls[:, 0], controls[:, 1], s=2, c="0.5", linewidths=0)
+    if cases is not None:
+        ax.scatter(cases[:, 0], cases[:, 1], s=6, c="red", linewidths=0)
+    ax.set_aspect("equal")
+    ax.tolerance_contours = cset
     return ax
