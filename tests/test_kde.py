@@ -504,3 +504,18 @@ def test_raster_plot_delegates_to_plot_module(redwood, monkeypatch):
     seen = []
     monkeypatch.setattr(kplot, "plot_surface", lambda raster, ax=None, **kw: seen.append(raster) or "axes")
     assert r.plot() == "axes" and seen == [r]
+
+
+def test_reproduce_kde_redwood_writes_the_paper_comparison(tmp_path, capsys):
+    from hphawkes_py.cli import main
+
+    out = tmp_path / "rw"
+    assert main(["reproduce", "kde-redwood", "--backend", "cpu", "--out", str(out)]) == 0
+    assert "matches the paper" in capsys.readouterr().out
+    assert sorted(p.name for p in out.iterdir()) == ["summary.json", "surfaces.png", "table.csv"]
+    import pandas as pd
+
+    t = pd.read_csv(out / "table.csv").set_index("method")
+    assert t.loc["adaptive", "h"] == pytest.approx(0.035405, abs=1e-6) and t["h_3_decimals_match"].all()
+    # an existing folder is refused without --overwrite, before any work
+    assert main(["reproduce", "kde-redwood", "--backend", "cpu", "--out", str(out)]) == 2
