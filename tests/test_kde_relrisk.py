@@ -245,3 +245,15 @@ def test_cuda_engine_gives_the_same_p_values(backend):
     pb = b.p_values("monte_carlo", n_replicates=20, seed=3, progress=False)
     assert np.nanmax(np.abs(pa.values - pb.values)) <= 1 / 21 + 1e-12  # ties at rounding level only
     assert np.nanmean(pa.values == pb.values) > 0.99
+
+
+def test_monte_carlo_on_a_process_pool_after_an_engine_ran_in_the_parent():
+    """Linux forks by default; a pool forked after the Numba engine ran would abort its workers.
+    The relabelling batches run on it (through a spawn-based pool) and give the serial p-values."""
+    cases, controls, w = _cluster_data(n1=40, n0=80)
+    w = Window.rectangle(0, 1, 0, 1, 1 / 16)
+    rr = hp.kde.relative_risk(cases, controls, w, bandwidth=0.1, backend="cpu")
+    serial = rr.p_values("monte_carlo", n_replicates=60, seed=9, progress=False)
+    with cf.ProcessPoolExecutor(2) as ex:
+        pooled = rr.p_values("monte_carlo", n_replicates=60, seed=9, executor=ex, progress=False)
+    assert np.array_equal(serial.values, pooled.values, equal_nan=True)
