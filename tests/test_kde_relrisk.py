@@ -257,3 +257,24 @@ def test_monte_carlo_on_a_process_pool_after_an_engine_ran_in_the_parent():
     with cf.ProcessPoolExecutor(2) as ex:
         pooled = rr.p_values("monte_carlo", n_replicates=60, seed=9, executor=ex, progress=False)
     assert np.array_equal(serial.values, pooled.values, equal_nan=True)
+
+
+@pytest.mark.parametrize("cutoff", [3.0, math.inf])
+def test_direct_sum_of_a_few_sources_equals_the_indexed_gather(chorley, cutoff):
+    from hphawkes_py.kde.cpu import DIRECT_MAX_SOURCES
+    from hphawkes_py.kde.engine import Engine, make_engine
+
+    cases, controls, w = chorley
+    pooled = np.vstack([cases, controls])
+    eng = make_engine(pooled, w, cutoff, backend="cpu")
+    rng = np.random.default_rng(5)
+    targets = w.cell_centres()[::17]
+    for k in (1, 58, DIRECT_MAX_SOURCES, DIRECT_MAX_SOURCES + 1):
+        src = np.sort(rng.choice(len(pooled), k, replace=False))
+        bws, wts = rng.uniform(0.3, 2.0, k), rng.uniform(1.0, 1.5, k)
+        got = eng.intensity_at(targets, bws, wts, sources=src)
+        ref = nk.intensity(targets, pooled[src], bws, wts, cutoff)
+        idx = Engine.intensity_at(eng, targets, bws, wts, sources=src)
+        pos = ref > 0
+        assert np.all(got[~pos] == 0) and np.max(np.abs(got[pos] / ref[pos] - 1)) < 1e-12
+        assert np.max(np.abs(got[pos] / idx[pos] - 1)) < 1e-13
