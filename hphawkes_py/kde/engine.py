@@ -11,9 +11,12 @@ same on both:
     ``EDGE_SKIP x b`` from the outside); subclasses implement ``_edge_mass_subset(bws, idx)``.
 ``point_intensities(bws, weights, loo)``
     intensity at every sample point, leave-one-out when ``loo``.
-``intensity_at(targets, bws, weights)``
-    intensity at arbitrary (q, 2) locations; subclasses implement
-    ``_gather(ix, tx, ty, self_pos)`` (targets in the kernel dtype).
+``intensity_at(targets, bws, weights, sources=None)``
+    intensity at arbitrary (q, 2) locations (over a subset of the points when ``sources`` is
+    given); subclasses implement ``_gather(ix, tx, ty, self_pos)`` (targets in the kernel dtype).
+``relabel_exceed(targets, bws, weights, picks, total, rho, n1, n0, small_is_case)``
+    Monte Carlo relabelling counts of a relative risk (:mod:`.relrisk`); the GPU engine runs all
+    relabellings in one launch.
 
 Source index
 ------------
@@ -265,3 +268,23 @@ class Engine:
         tx = np.ascontiguousarray(t[:, 0])
         ty = np.ascontiguousarray(t[:, 1])
         return self._gather(ix, tx, ty, np.full(len(tx), -1, np.int64))
+
+    def relabel_exceed(self, targets, bws, weights, picks, total, rho, n1: int, n0: int,
+                       small_is_case: bool) -> np.ndarray:
+        """Counts, per target, of the relabellings whose log relative risk is >= ``rho``.
+
+        ``picks`` (R, k) holds, per relabelling, the indices of the smaller group's points (the
+        cases when ``small_is_case``); its intensity is summed directly and the other group's is
+        ``total - part`` (the pooled intensity does not depend on the labels).  ``bws``/``weights``
+        are per point (all points); ``rho`` is the observed log relative risk (NaN never counts).
+        """
+        exceed = np.zeros(len(targets), np.int64)
+        for pick in np.asarray(picks, dtype=np.int64):
+            part = self.intensity_at(targets, bws[pick], weights[pick], sources=pick)
+            rest = np.maximum(total - part, 0.0)
+            l1, l0 = (part, rest) if small_is_case else (rest, part)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                rho_r = np.log(l1 / n1) - np.log(l0 / n0)
+            rho_r[~((l1 > 0) & (l0 > 0))] = np.nan
+            exceed += rho_r >= rho
+        return exceed

@@ -38,6 +38,7 @@ class GpuEngine(Engine):
         mod = dev.module(KERNELS_DIR / "kde.cu", defines={"REAL": real})
         self._edge_fn = mod.function("kde_edge_mass")
         self._gather_fn = mod.function("kde_gather")
+        self._relabel_fn = mod.function("kde_relabel_exceed")
         r0, r1, bptr, c0, c1, row_band = window.row_bands()
         pad = lambda a: a if len(a) else np.zeros(1, np.int64)  # noqa: E731  (no zero-size buffers)
         self.d_px = dev.to_device(self.x.astype(self.dtype))
@@ -79,3 +80,37 @@ class GpuEngine(Engine):
         grid = max(1, min((len(tx) + GATHER_BLOCK - 1) // GATHER_BLOCK, 65535))
         dev.launch(self._gather_fn, (grid, 1, 1), (GATHER_BLOCK, 1, 1), args + [d_out])
         return dev.to_host(d_out).astype(np.float64)
+
+    #: picks uploaded per launch at most (int32 entries): bounds the device memory of one launch
+    MAX_PICKS_PER_LAUNCH = 1 << 24
+
+    def relabel_exceed(self, targets, bws, weights, picks, total, rho, n1, n0, small_is_case):
+        """All relabellings in one launch of ``kde_relabel_exceed`` (split only when the picks would
+        exceed ``MAX_PICKS_PER_LAUNCH`` entries); the pooled points stay resident."""
+        dev, T = self.dev, self.dtype
+        picks = np.ascontiguousarray(picks, dtype=np.int32)
+        nrep, k = picks.shape
+        b = np.asarray(bws, dtype=np.float64)
+        w = np.asarray(weights, dtype=np.float64)
+        cut2 = (self.cutoff * b) ** 2 if math.isfinite(self.cutoff) else np.full(self.n, np.finfo(T).max)
+        t = np.asarray(targets, dtype=np.float64)
+        m = len(t)
+        d_tx, d_ty = dev.to_device(np.ascontiguousarray(t[:, 0], T)), dev.to_device(np.ascontiguousarray(t[:, 1], T))
+        d_inv2 = dev.to_device((1.0 / (2.0 * b * b)).astype(T))
+        d_coef = dev.to_device((w / (2.0 * math.pi * b * b)).astype(T))
+        d_cut2 = dev.to_device(cut2.astype(T))
+        d_tot = dev.to_device(np.ascontiguousarray(total, np.float64))
+        d_rho = dev.to_device(np.ascontiguousarray(rho, np.float64))
+        exceed = np.zeros(m, np.int64)
+        step = max(1, self.MAX_PICKS_PER_LAUNCH // max(k, 1))
+        grid = max(1, min((m + GATHER_BLOCK - 1) // GATHER_BLOCK, 65535))
+        for r0 in range(0, nrep, step):
+            chunk = picks[r0:r0 + step]
+            d_out = dev.empty((m,), np.int64)
+            dev.launch(self._relabel_fn, (grid, 1, 1), (GATHER_BLOCK, 1, 1), [
+                d_tx, d_ty, np.int64(m), self.d_px, self.d_py, d_inv2, d_coef, d_cut2,
+                dev.to_device(np.ascontiguousarray(chunk)), np.int32(len(chunk)), np.int32(k), d_tot, d_rho,
+                np.int32(bool(small_is_case)), np.float64(math.log(n1)), np.float64(math.log(n0)), d_out,
+            ])
+            exceed += dev.to_host(d_out).astype(np.int64)
+        return exceed

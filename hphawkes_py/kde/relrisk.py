@@ -40,6 +40,7 @@ import numpy as np
 
 from .._backend import threads_context
 from .._parallel import as_executor, run_replicates, spawn_seeds
+from .._progress import progress_bar
 from .._validate import check_in, check_int, check_positive, check_seed, describe
 from ._window import Raster, Window, _as_points
 from .engine import make_engine
@@ -286,10 +287,15 @@ class RelativeRisk:
         job = _McJob(self._factory, self.dtype, self.bandwidths, self.edge_factors, self.n_cases,
                      self.window.cell_centres(), l1 + l0, rho, threads)
         if executor is None:
-            job._engine = self._engine()  # reuse the resident engine in this process
-        counts = run_replicates(_mc_batch, sizes, seeds=seeds, executor=executor, progress=progress,
-                                desc="relabellings", args=(job,))
-        exceed = np.sum(counts, axis=0)
+            # in this process: the resident engine, all relabellings in one call (one GPU launch)
+            job._engine = self._engine()
+            with progress_bar(total=n_replicates, desc="relabellings", enabled=progress) as bar:
+                exceed = _mc_all(sizes, seeds, job)
+                bar.update(n_replicates)
+        else:
+            counts = run_replicates(_mc_batch, sizes, seeds=seeds, executor=executor, progress=progress,
+                                    desc="relabellings", args=(job,))
+            exceed = np.sum(counts, axis=0)
         p = (1.0 + exceed) / (1.0 + n_replicates)
         p[~np.isfinite(rho)] = np.nan
         return self._raster(p)
@@ -372,27 +378,32 @@ class _McJob:
         return self._engine
 
 
-def _mc_batch(size, seedseq, job: _McJob) -> np.ndarray:
-    """Counts of ``rho_r(x) >= rho(x)`` over ``size`` relabellings.  Each relabelling sums the
-    kernels of the smaller group only and gets the other as total minus it (the pooled total is the
-    same for every labelling)."""
+def _mc_picks(size, seedseq, n, k) -> np.ndarray:
+    """The smaller group's members in each of ``size`` relabellings (a uniformly random k-subset of
+    the pooled points each), from the batch's own seed."""
     rng = np.random.default_rng(seedseq)
-    eng = job.engine()
+    return np.stack([np.sort(rng.permutation(n)[:k]) for _ in range(size)])
+
+
+def _mc_batch(size, seedseq, job: _McJob) -> np.ndarray:
+    """Counts of ``rho_r(x) >= rho(x)`` over ``size`` relabellings (one engine call: the GPU engine
+    runs them in one launch)."""
     n = len(job.bws)
-    n1 = job.n1
-    n0 = n - n1
-    small_is_case = n1 <= n0
-    k = n1 if small_is_case else n0
-    exceed = np.zeros(len(job.targets), np.int64)
+    n1, n0 = job.n1, n - job.n1
+    picks = _mc_picks(size, seedseq, n, min(n1, n0))
     with threads_context(job.threads):
-        for _ in range(size):
-            pick = np.sort(rng.permutation(n)[:k])  # the smaller group's members
-            part = eng.intensity_at(job.targets, job.bws[pick], job.e[pick], sources=pick)
-            rest = np.maximum(job.total - part, 0.0)
-            l1, l0 = (part, rest) if small_is_case else (rest, part)
-            rho_r = _log_ratio(l1, l0, n1, n0)
-            exceed += rho_r >= job.rho
-    return exceed
+        return job.engine().relabel_exceed(job.targets, job.bws, job.e, picks, job.total, job.rho, n1, n0,
+                                           n1 <= n0)
+
+
+def _mc_all(sizes, seeds, job: _McJob) -> np.ndarray:
+    """Every batch's relabellings (drawn from the batch's seed, as on an executor) in ONE engine call."""
+    n = len(job.bws)
+    n1, n0 = job.n1, n - job.n1
+    picks = np.concatenate([_mc_picks(sz, sd, n, min(n1, n0)) for sz, sd in zip(sizes, seeds)])
+    with threads_context(job.threads):
+        return job.engine().relabel_exceed(job.targets, job.bws, job.e, picks, job.total, job.rho, n1, n0,
+                                           n1 <= n0)
 
 
 def _log_ratio(l1, l0, n1, n0):
