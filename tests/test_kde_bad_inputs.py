@@ -63,6 +63,9 @@ CASES = [
     ("fit", lambda: fit_(bandwidth="0.1"), TypeError, "bandwidth"),
     ("fit", lambda: fit_(bandwidth=math.nan), ValueError, "bandwidth"),
     ("fit", lambda: fit_(method="cv", bandwidth=0.1), ValueError, "bandwidth"),
+    ("fit", lambda: fit_(bandwidth=1e-300), ValueError, "bandwidth must be in"),
+    ("fit", lambda: fit_(bandwidth=1e300), ValueError, "bandwidth must be in"),
+    ("fit", lambda: fit_(bandwidth=1e20), ValueError, "no representable mass"),  # edge masses underflow
     ("fit", lambda: fit_(edge_correction="no"), TypeError, "edge_correction"),
     ("fit", lambda: fit_(edge_correction=0), TypeError, "edge_correction"),
     ("fit", lambda: fit_(edge_correction=None), TypeError, "edge_correction"),
@@ -133,6 +136,7 @@ CASES += [
     ("relative_risk", lambda: rr_(bandwidth="brunsdon"), ValueError, "bandwidth"),  # adaptive only
     ("relative_risk", lambda: rr_(bandwidth=-1.0), ValueError, "bandwidth"),
     ("relative_risk", lambda: rr_(bandwidth=True), TypeError, "bandwidth"),
+    ("relative_risk", lambda: rr_(bandwidth=1e-200), ValueError, "bandwidth must be in"),
     ("relative_risk", lambda: rr_(alpha=0.5), ValueError, "alpha"),
     ("relative_risk", lambda: rr_(method="adaptive", alpha="0.5"), TypeError, "alpha"),
     ("relative_risk", lambda: rr_(method="adaptive", bandwidth="brunsdon", alpha=0.5), ValueError, "alpha"),

@@ -53,6 +53,20 @@ def _check_bool(value, name: str) -> bool:
     return bool(value)
 
 
+#: bandwidths outside this range make 1 / (2 b^2) or the kernel constant over/underflow in float64
+BANDWIDTH_RANGE = (1e-150, 1e150)
+
+
+def _check_bandwidth(value, name: str = "bandwidth") -> float:
+    """A bandwidth: a finite real number in ``BANDWIDTH_RANGE`` (coordinate units)."""
+    v = check_positive(value, name)
+    lo, hi = BANDWIDTH_RANGE
+    if not lo <= v <= hi:
+        raise ValueError(f"{name} must be in [{lo:g}, {hi:g}] (coordinate units), got {v!r}: outside it the "
+                         "Gaussian kernel's constants over- or underflow in float64")
+    return v
+
+
 def _check_cutoff(cutoff) -> float:
     """A kernel truncation in bandwidths: a real number > 0, ``inf`` allowed (no truncation)."""
     return check_positive(cutoff, "cutoff", finite=False)
@@ -278,7 +292,15 @@ class _Objective:
     def weights(self, bws):
         if not self.edge:
             return np.ones(self.n)
-        return 1.0 / self.eng.edge_masses(bws)
+        m = self.eng.edge_masses(bws)
+        if not np.all(m > 0):
+            i = int(np.argmin(m))
+            raise ValueError(
+                f"edge correction impossible: the kernel of point {i} (bandwidth {float(bws[i]):.6g}) has no "
+                f"representable mass inside the window (extent {self.eng.window.extent}); the bandwidth is far "
+                "too large (or too small) for the window -- use a bandwidth on the scale of the study area"
+            )
+        return 1.0 / m
 
     def loglik(self, bws, w=None):
         self.evaluations += 1
@@ -397,7 +419,7 @@ def fit(
     if method == "fixed":
         if bandwidth is None:
             raise ValueError('method="fixed" needs bandwidth= (a positive number in coordinate units)')
-        bandwidth = check_positive(bandwidth, "bandwidth")
+        bandwidth = _check_bandwidth(bandwidth)
     elif bandwidth is not None:
         raise ValueError(f'bandwidth= is only used with method="fixed" (got method={method!r})')
     progress, dtype, threads, resolved = _check_run(progress, dtype, threads, backend)

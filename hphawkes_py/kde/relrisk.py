@@ -44,7 +44,7 @@ from .._progress import progress_bar
 from .._validate import check_in, check_int, check_positive, check_seed, describe
 from ._window import Raster, Window, _as_points
 from .engine import make_engine
-from .model import _check_bool, _check_cutoff, _check_inside, _check_run, _check_spread, _check_window, _Objective
+from .model import _check_bandwidth, _check_bool, _check_cutoff, _check_inside, _check_run, _check_spread, _check_window, _Objective
 
 __all__ = ["relative_risk", "RelativeRisk", "oversmoothing_bandwidth", "lscv_bandwidth"]
 
@@ -501,7 +501,7 @@ def relative_risk(
     elif isinstance(bandwidth, bool) or not isinstance(bandwidth, numbers.Real):
         raise TypeError(f"bandwidth must be a positive number or a selector name, got {describe(bandwidth)}")
     else:
-        bandwidth = check_positive(bandwidth, "bandwidth")
+        bandwidth = _check_bandwidth(bandwidth)
     if alpha is not None:
         if method != "adaptive":
             raise ValueError('alpha= is only used with method="adaptive"')
