@@ -158,6 +158,60 @@ CASES += [
 ]
 
 
+TIMES = np.linspace(0, 10, 30)
+
+
+def st_(**kw):
+    args = {"points": PTS, "times": TIMES, "window": WIN, "h": 0.1, "lam": 1.0, "backend": "cpu"}
+    args.update(kw)
+    return kde.spacetime(**args)
+
+
+CASES += [
+    ("spacetime", lambda: st_(times=TIMES[:5]), ValueError, "same length"),
+    ("spacetime", lambda: st_(times=np.where(np.arange(30) == 2, np.nan, TIMES)), ValueError, "times"),
+    ("spacetime", lambda: st_(times=np.arange(30).astype("datetime64[D]")), TypeError, "datetimes"),
+    ("spacetime", lambda: st_(times=TIMES > 5), TypeError, "times"),
+    ("spacetime", lambda: st_(times=np.full(30, 2.0)), ValueError, "time_window"),
+    ("spacetime", lambda: st_(time_window=(5, 1)), ValueError, "time_window"),
+    ("spacetime", lambda: st_(time_window=(1, 10)), ValueError, "time_window"),
+    ("spacetime", lambda: st_(time_window=5), TypeError, "time_window"),
+    ("spacetime", lambda: st_(h=-1), ValueError, "h"),
+    ("spacetime", lambda: st_(h="silverman"), ValueError, "h"),
+    ("spacetime", lambda: st_(lam=True), TypeError, "lam"),
+    ("spacetime", lambda: st_(lam=0.0), ValueError, "lam"),
+    ("spacetime", lambda: st_(edge_correction="no"), TypeError, "edge_correction"),
+    ("spacetime", lambda: st_(cutoff=-3), ValueError, "cutoff"),
+    ("spacetime", lambda: st_(points=PTS + 2), ValueError, "outside the window"),
+    ("spacetime", lambda: st_(window=None), TypeError, "window"),
+    ("spacetime", lambda: st_(threads=0), ValueError, "threads"),
+    ("temporal_oversmoothing_bandwidth", lambda: kde.temporal_oversmoothing_bandwidth([1.0, 1.0]), ValueError,
+     "distinct"),
+    ("temporal_oversmoothing_bandwidth", lambda: kde.temporal_oversmoothing_bandwidth([[1.0, 2.0]]), ValueError,
+     "times"),
+]
+
+
+def _st_cases(st):
+    return [
+        ("SpaceTimeKDE.slices", lambda: st.slices([11.0]), ValueError, "time window"),
+        ("SpaceTimeKDE.slices", lambda: st.slices([]), ValueError, "at least one"),
+        ("SpaceTimeKDE.slices", lambda: st.slices([1.0], conditional="yes"), TypeError, "conditional"),
+        ("SpaceTimeKDE.marginal", lambda: st.marginal([np.nan]), ValueError, "times"),
+        ("SpaceTimeKDE.intensity_at", lambda: st.intensity_at([[0.5, 0.5]], -1.0), ValueError, "time window"),
+        ("SpaceTimeKDE.intensity_at", lambda: st.intensity_at([0.5, 0.5], 1.0), ValueError, "points"),
+        ("SpaceTimeKDE.plot_slices", lambda: st.plot_slices([20.0]), ValueError, "time window"),
+        ("SpaceTimeKDE.animation", lambda: st.animation([-5.0]), ValueError, "time window"),
+    ]
+
+
+def test_spacetime_methods_refuse_bad_input():
+    st = st_()
+    for _, call, exc, words in _st_cases(st):
+        with pytest.raises(exc, match=re.escape(words)):
+            call()
+
+
 def _rr_cases(r):
     return [
         ("RelativeRisk.surface", lambda: r.surface("odds"), ValueError, "kind"),
@@ -382,6 +436,7 @@ NO_USER_INPUT = {  # name -> why it needs no validation cases
     "KDEFit": "built by fit()", "KDEFit.summary": "no arguments", "KDEFit.to_dict": "no arguments",
     "KDEFit.trace_frame": "no arguments", "RelativeRisk": "built by relative_risk()",
     "RelativeRisk.summary": "no arguments", "RelativeRisk.to_dict": "no arguments",
+    "SpaceTimeKDE": "built by spacetime()", "SpaceTimeKDE.to_dict": "no arguments",
 }
 
 
@@ -401,7 +456,7 @@ def _public_names():
 
 
 def test_every_public_entry_point_is_walked():
-    covered = ({c[0] for c in CASES} | {c[0] for c in _fitted_cases(None)} | {c[0] for c in _rr_cases(None)}
+    covered = ({c[0] for c in CASES} | {c[0] for c in _fitted_cases(None)} | {c[0] for c in _rr_cases(None)} | {c[0] for c in _st_cases(None)}
                | {"read_asc", "Window.from_asc"})
     missing = sorted(set(_public_names()) - covered - set(NO_USER_INPUT))
     assert not missing, f"public kde entry points without bad-input cases: {missing}"

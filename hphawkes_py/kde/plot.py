@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["plot_surface", "plot_tolerance_contours"]
+__all__ = ["plot_surface", "plot_tolerance_contours", "plot_spacetime_slices", "animate_spacetime"]
 
 
 def plot_surface(raster, ax=None, *, points: bool = True, cmap: str = "viridis", colorbar: bool = True,
@@ -91,3 +91,47 @@ def plot_tolerance_contours(log_risk, p_values, levels, *, ax=None, cases=None, 
     ax.set_aspect("equal")
     ax.tolerance_contours = cset
     return ax
+
+
+def _slice_label(conditional):
+    return "f(x | t) (per unit area)" if conditional else "intensity (per unit area per unit time)"
+
+
+def plot_spacetime_slices(rasters, times, *, conditional: bool = True, ncols: int = 3, cmap: str = "viridis"):
+    """Panels of spatiotemporal slices on one colour scale; returns the Figure."""
+    import matplotlib.pyplot as plt
+
+    n = len(rasters)
+    ncols = max(1, min(ncols, n))
+    nrows = (n + ncols - 1) // ncols
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.8 * nrows), squeeze=False)
+    finite = [r.values[np.isfinite(r.values)] for r in rasters]
+    vmax = max((float(f.max()) for f in finite if f.size), default=1.0)
+    for ax, r, t in zip(axes.ravel(), rasters, times):
+        plot_surface(r, ax, points=False, cmap=cmap, colorbar=False, vmin=0.0, vmax=vmax)
+        ax.set_title(f"t = {t:g}", fontsize=9)
+    for ax in axes.ravel()[n:]:
+        ax.set_visible(False)
+    fig.colorbar(axes[0, 0].images[0], ax=axes.ravel().tolist(), label=_slice_label(conditional))
+    return fig
+
+
+def animate_spacetime(rasters, times, *, conditional: bool = True, interval: int = 300, cmap: str = "viridis"):
+    """A ``matplotlib.animation.FuncAnimation`` stepping through the slices (one colour scale)."""
+    import matplotlib.pyplot as plt
+    from matplotlib.animation import FuncAnimation
+
+    finite = [r.values[np.isfinite(r.values)] for r in rasters]
+    vmax = max((float(f.max()) for f in finite if f.size), default=1.0)
+    fig, ax = plt.subplots()
+    plot_surface(rasters[0], ax, points=False, cmap=cmap, colorbar=True, vmin=0.0, vmax=vmax,
+                 label=_slice_label(conditional))
+    im = ax.images[0]
+    title = ax.set_title(f"t = {times[0]:g}")
+
+    def update(k):
+        im.set_data(np.ma.masked_invalid(rasters[k].values))
+        title.set_text(f"t = {times[k]:g}")
+        return im, title
+
+    return FuncAnimation(fig, update, frames=len(rasters), interval=interval, blit=False)
