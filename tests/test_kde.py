@@ -519,3 +519,27 @@ def test_reproduce_kde_redwood_writes_the_paper_comparison(tmp_path, capsys):
     assert t.loc["adaptive", "h"] == pytest.approx(0.035405, abs=1e-6) and t["h_3_decimals_match"].all()
     # an existing folder is refused without --overwrite, before any work
     assert main(["reproduce", "kde-redwood", "--backend", "cpu", "--out", str(out)]) == 2
+
+
+def test_standard_error_surface_matches_reference_and_simulation():
+    rng = np.random.default_rng(12)
+    w = Window.rectangle(0, 1, 0, 1, 1 / 32)
+    h, lam = 0.1, 400
+    fits = []
+    for _ in range(100):
+        pts = rng.uniform(0, 1, size=(rng.poisson(lam), 2))
+        fits.append(hp.kde.fit(pts, w, method="fixed", bandwidth=h, backend="cpu", progress=False))
+    f = fits[0]
+    se = f.standard_error_surface()
+    keep = np.arange(0, w.n_inside, 29)
+    q = w.cell_centres()[keep]
+    b = f.bandwidths
+    ref = np.sqrt(nk.intensity(q, f.points, b / math.sqrt(2), f.edge_factors**2 / (4 * math.pi * b * b),
+                               3 * math.sqrt(2)))
+    assert _rel(se.values[w.mask][keep], ref) < 1e-10
+    # against the spread over Poisson replicates, at an interior cell and a corner cell
+    row, col = w.cell_index(np.array([[0.5, 0.5], [0.01, 0.01]]))
+    vals = np.array([[g.density_surface().values[r, c] for r, c in zip(row, col)] for g in fits])
+    ses = np.array([[g.standard_error_surface().values[r, c] for r, c in zip(row, col)] for g in fits])
+    assert np.all(np.abs(vals.std(axis=0) / ses.mean(axis=0) - 1) < 0.2)
+    assert ses.mean(axis=0)[1] > 1.1 * ses.mean(axis=0)[0]  # edge correction inflates the corner's error

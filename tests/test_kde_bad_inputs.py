@@ -250,6 +250,8 @@ def _fitted_cases(f):
         ("KDEFit.density_at", lambda: f.density_at([[0.5, 0.5]], dtype=np.float16), ValueError, "dtype"),
         ("KDEFit.density_surface", lambda: f.density_surface("window"), TypeError, "window"),
         ("KDEFit.density_surface", lambda: f.density_surface(threads="2"), TypeError, "threads"),
+        ("KDEFit.standard_error_surface", lambda: f.standard_error_surface(np.ones((3, 3))), TypeError, "window"),
+        ("KDEFit.standard_error_surface", lambda: f.standard_error_surface(threads=0), ValueError, "threads"),
     ]
 
 

@@ -245,6 +245,30 @@ class KDEFit:
             vals[w.mask] = self._engine(dtype).intensity_at(w.cell_centres(), self.bandwidths, self.edge_factors)
         return Raster(vals, w.x0, w.y0, w.cell_size, points=self.points)
 
+    def standard_error_surface(self, window: Window | None = None, *, threads: int | None = None) -> Raster:
+        """Pointwise standard error of the intensity over ``window`` (default: the fit's), NaN outside.
+
+        For a Poisson process the kernel sum ``lambda(x) = sum_j e_j K_{b_j}(x - x_j)`` has variance
+        ``int e(y)^2 K(x - y)^2 lambda(y) dy``, estimated by ``sum_j e_j^2 K_{b_j}(x - x_j)^2``
+        (conditional on the bandwidths and edge factors; exact in that sense for a fixed bandwidth).
+        Computed as one kernel sum, since ``K_b(d)^2 = K_{b/sqrt2}(d) / (4 pi b^2)``, with the same
+        truncation (``cutoff`` bandwidths ``b``).  Events per unit area.
+        """
+        w = self.window if window is None else _check_window(window)
+        if threads is not None:
+            check_int(threads, "threads", minimum=1)
+        key = ("se", self.dtype)
+        if key not in self._engines:
+            cut = self.cutoff * math.sqrt(2.0)  # same support in units of b / sqrt2
+            self._engines[key] = make_engine(self.points, self.window, cut, backend=self.backend, dtype=self.dtype)
+        b = self.bandwidths
+        vals = np.full(w.mask.shape, np.nan)
+        with threads_context(threads):
+            var = self._engines[key].intensity_at(w.cell_centres(), b / math.sqrt(2.0),
+                                                  self.edge_factors**2 / (4.0 * math.pi * b * b))
+        vals[w.mask] = np.sqrt(var)
+        return Raster(vals, w.x0, w.y0, w.cell_size, points=self.points)
+
     def to_dict(self) -> dict:
         return {
             "method": self.method,
