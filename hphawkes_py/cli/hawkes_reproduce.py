@@ -97,8 +97,9 @@ def run_dc_gunshots(out: Any = "hphawkes-dc-gunshots", *, mode: str = "quick", b
         The content of ``summary.json`` (paths of every output under ``"files"``).
     """
     from ..datasets import load_dc_gunshots
+    from ..hawkes.excitation import self_excitation
     from ..hawkes.mcmc import mcmc, posterior_mode
-    from ..hawkes.plots import plot_self_excitation_map
+    from ..hawkes.plot import plot_self_excitation_map
 
     if mode not in MODES:
         raise ValueError(f"mode must be one of {tuple(MODES)}, got {mode!r}")
@@ -172,7 +173,7 @@ def run_dc_gunshots(out: Any = "hphawkes-dc-gunshots", *, mode: str = "quick", b
     plt.close(post.plot_density(path=files["density"]))
 
     t1 = time.perf_counter()
-    pi = post.self_excitation(n_draws=settings["n_draws"], seed=seed, progress=progress)
+    pi = self_excitation(post, n_draws=settings["n_draws"], seed=seed, progress=progress)
     t_pi = time.perf_counter() - t1
     log(f"self-excitation probabilities over {len(pi.attrs['draw_indices'])} draws in {t_pi:.1f} s")
     per_event = df.copy()

@@ -18,13 +18,18 @@ simulate(*, mu, theta, omega, h, region, duration, dim=2, seed)
     Branching simulation.
 mcmc(x, t, *, n_iter=10_000, burn_in=1_000, chains=4, sample=..., fixed=..., ...)
     Adaptive Metropolis-Hastings (the paper's Algorithm 1) -> :class:`HawkesPosterior`.
+posterior_mode(x, t, *, sample=..., fixed=..., ...)
+    Maximum of the same posterior (Nelder-Mead), e.g. to start chains.
+self_excitation(posterior, n_draws=1000, seed=None, *, executor=None, progress=True)
+    Posterior mean, sd and 95% interval of ``pi_n`` per event.
 
 ``x, t`` may come in any order: results come back in the caller's order.
 """
 from __future__ import annotations
 
+from .excitation import self_excitation
 from .mcmc import DEFAULT_INIT, DEFAULT_PRIOR_SCALES, HawkesPosterior, mcmc, posterior_mode
-from .model import PARAM_NAMES, HawkesParams, log_likelihood, self_excitation_probabilities
+from .model import PARAM_NAMES, PARAM_RANGE, HawkesParams, log_likelihood, self_excitation_probabilities
 from .simulate import simulate
 
 __all__ = [
@@ -35,7 +40,9 @@ __all__ = [
     "simulate",
     "mcmc",
     "posterior_mode",
+    "self_excitation",
     "PARAM_NAMES",
+    "PARAM_RANGE",
     "DEFAULT_PRIOR_SCALES",
     "DEFAULT_INIT",
 ]

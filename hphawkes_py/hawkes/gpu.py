@@ -19,21 +19,21 @@ import math
 
 import numpy as np
 
-from .._backend import get_device
 from ..gpu.device import KERNELS_DIR
-from ._engine import EngineBase, phi0, split_time, tie_starts
+from .engine import Engine, phi0, split_time, tie_starts
 
-__all__ = ["GPUEngine"]
+__all__ = ["GpuEngine"]
 
 
-class GPUEngine(EngineBase):
-    """One block per event, shared-memory tree reduction; works on any ``Device``."""
+class GpuEngine(Engine):
+    """One block per event, shared-memory tree reduction; works on any ``Device`` (given by
+    :func:`~.engine.make_engine`; the engine never fetches one itself)."""
 
-    def __init__(self, x, t, *, backend="emulator", dtype=np.float64, threads=None, exact=False,
+    def __init__(self, x, t, *, device, backend="emulator", dtype=np.float64, threads=None, exact=False,
                  window=None, block=None, grid_reduce=None):
         super().__init__(x, t, dtype=dtype, threads=threads, exact=exact, window=window)
         self.backend = backend
-        self.dev = dev = get_device(backend)
+        self.dev = dev = device
         real = "double" if self.dtype == np.float64 else "float"
         self._mod = dev.module(KERNELS_DIR / "hawkes.cu", defines={"REAL": real})
         self._f_bg = self._mod.function("hawkes_background")

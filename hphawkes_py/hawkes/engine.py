@@ -1,4 +1,9 @@
-"""Hawkes likelihood engines: ``make_engine`` and the helpers both engines share.
+"""Hawkes likelihood engines: :func:`make_engine`, the :class:`Engine` base class, the
+:class:`EngineFactory` results keep, and the host-side helpers both engines share.
+
+:class:`~.cpu.CpuEngine` (Numba) and :class:`~.gpu.GpuEngine` (CUDA through a ``Device``) are
+siblings: both import this module, never each other, and this module imports neither at module
+level (``make_engine`` imports the one asked for), so a GPU engine never loads Numba.
 
 The engines evaluate, for events already sorted by time (``x`` of shape (N, D), ``t`` (N,)),
 
@@ -56,12 +61,18 @@ omega, tau_x and D through (2)-(3); the ranges are found per event by binary sea
 """
 from __future__ import annotations
 
+import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 
+from .._backend import get_device, is_gpu_backend
+
 __all__ = [
     "make_engine",
+    "Engine",
+    "EngineFactory",
     "EPS_WINDOW",
     "EPS_S",
     "EPS_G",
@@ -161,7 +172,7 @@ def split_time(t: np.ndarray, dtype) -> tuple[np.ndarray, np.ndarray]:
 
 def make_engine(x_sorted, t_sorted, *, backend: str = "cpu", dtype=np.float64, threads=None,
                 exact: bool = False, window=None):
-    """Build a likelihood engine for time-sorted, validated events.
+    """Build a likelihood engine for time-sorted, validated events on a resolved backend.
 
     Parameters
     ----------
@@ -169,7 +180,10 @@ def make_engine(x_sorted, t_sorted, *, backend: str = "cpu", dtype=np.float64, t
         Locations (D = 1, 2, 3), sorted with the times.
     t_sorted : ndarray (N,)
         Times, non-decreasing.
-    backend : {"cpu", "gpu", "emulator", "auto"}
+    backend : {"cpu", "gpu", "emulator"}
+        An already resolved backend (:func:`hphawkes_py._backend.resolve_backend` is called once,
+        by the public entry point). The GPU engine receives its device here
+        (:func:`hphawkes_py._backend.get_device`); engines never fetch devices themselves.
     dtype : np.float64 or np.float32
         Precision of the pair kernel. Sums are accumulated in float64 on the CPU engine
         and in REAL (the kernel precision) on the GPU engine.
@@ -180,9 +194,6 @@ def make_engine(x_sorted, t_sorted, *, backend: str = "cpu", dtype=np.float64, t
     window : (T0, T1) or None
         Observation window of the integral; default (t[0], t[-1]).
     """
-    from .._backend import resolve_backend
-
-    resolved = resolve_backend(backend)
     x = np.asarray(x_sorted, dtype=np.float64)
     if x.ndim == 1:
         x = x[:, None]
@@ -190,16 +201,56 @@ def make_engine(x_sorted, t_sorted, *, backend: str = "cpu", dtype=np.float64, t
     if window is None:
         window = (float(t[0]), float(t[-1]))
     window = (float(window[0]), float(window[1]))
-    if resolved == "cpu":
-        from .cpu import CPUEngine
+    if is_gpu_backend(backend):
+        from .gpu import GpuEngine
 
-        return CPUEngine(x, t, dtype=dtype, threads=threads, exact=exact, window=window)
-    from .gpu import GPUEngine
+        return GpuEngine(x, t, device=get_device(backend), backend=backend, dtype=dtype, threads=threads,
+                         exact=exact, window=window)
+    if backend != "cpu":
+        raise ValueError(f"make_engine needs a resolved backend ('cpu', 'gpu' or 'emulator'), got {backend!r}")
+    from .cpu import CpuEngine
 
-    return GPUEngine(x, t, backend=resolved, dtype=dtype, threads=threads, exact=exact, window=window)
+    return CpuEngine(x, t, dtype=dtype, threads=threads, exact=exact, window=window)
 
 
-class EngineBase:
+@dataclasses.dataclass(frozen=True, eq=False)
+class EngineFactory:
+    """Everything needed to build a fresh engine for one data set: what results keep instead
+    of private preparation state, so MCMC chains (in any process), the self-excitation
+    probabilities and forecasts rebuild their engines from it.
+
+    Attributes
+    ----------
+    data : object
+        The validated, time-sorted events (:class:`~.model.HawkesData`: ``x_sorted``,
+        ``t_sorted``, ``window``, ``inverse``).
+    backend : {"cpu", "gpu", "emulator"}
+        The resolved backend.
+    dtype : numpy.dtype
+    threads : int or None
+    exact : bool
+    """
+
+    data: Any
+    backend: str
+    dtype: Any = np.float64
+    threads: Any = None
+    exact: bool = False
+
+    def build(self, *, exact: bool | None = None):
+        """A new engine holding ``data`` (``exact`` overrides the factory's)."""
+        return make_engine(self.data.x_sorted, self.data.t_sorted, backend=self.backend, dtype=self.dtype,
+                           threads=self.threads, exact=self.exact if exact is None else bool(exact),
+                           window=self.data.window)
+
+    __call__ = build
+
+    def replace(self, **changes) -> "EngineFactory":
+        """A copy with some settings changed."""
+        return dataclasses.replace(self, **changes)
+
+
+class Engine:
     """Parameter caching, trigger slots, the rho guard of bound (3) and the integral.
 
     Subclasses implement the kernels: ``_k_background(tau_x, tau_t, delta)``,
