@@ -268,3 +268,45 @@ def test_pair_evaluation_counts_exact(backend):
     e.sum_log_intensity(1.0, 1.0)
     e.integral(1.0, 1.0, 0.5)
     assert e.pair_evaluations - bg == earlier  # O(N) steps evaluate no pairs
+
+
+def _query_reference(x, t, q, time, tau_x, tau_t, h, omega):
+    """float64 NumPy: Sq, Gq at query points q (Q, D) at one time (see Engine.query_sums)."""
+    D = x.shape[1]
+    r2 = ((q[:, None, :] - x[None, :, :]) ** 2).sum(-1)
+    dt = time - t[None, :]
+    phi = lambda z2, s, d: (2 * np.pi * s * s) ** (-d / 2) * np.exp(-z2 / (2 * s * s))  # noqa: E731
+    Sq = (phi(r2, tau_x, D) * phi(dt**2, tau_t, 1)).sum(1)
+    earlier = dt > 0
+    Gq = np.where(earlier, omega * np.exp(-omega * np.where(earlier, dt, 0.0)) * phi(r2, h, D), 0.0).sum(1)
+    return Sq, Gq
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("D", [1, 2, 3])
+@pytest.mark.parametrize("exact", [True, False])
+def test_query_sums_match_reference(backend, D, exact):
+    """The forecast kernel (query points off the data, CPU loop and CUDA hawkes_query)."""
+    x, t = _data(180, D, seed=10 + D)
+    rng = np.random.default_rng(D)
+    q = rng.uniform(-1, 6, (37, D))
+    e = make_engine(x, t, backend=backend, exact=exact)
+    for time in (t[-1] + 0.7, t[90], t[-1] + 30.0):  # after the data, at a tied data time, far ahead
+        Sq, Gq = e.query_sums(q, time, P["tau_x"], P["tau_t"], P["h"], P["omega"])
+        Sr, Gr = _query_reference(x, t, q, time, P["tau_x"], P["tau_t"], P["h"], P["omega"])
+        own = E_phi0(D, P["tau_x"]) * E_phi0(1, P["tau_t"])
+        lam, lam_r = P["mu0"] * Sq + P["theta"] * Gq, P["mu0"] * Sr + P["theta"] * Gr
+        if exact:
+            assert np.max(np.abs(lam - lam_r) / lam_r) < 1e-10
+        # windowed: the documented absolute bound (far ahead the intensity itself is ~1e-9 own)
+        assert np.all(np.abs(lam - lam_r) <= 1e-13 * P["mu0"] * own + 1e-12 * lam_r)
+        assert np.max(np.abs(lam - lam_r) / lam_r) < 1e-10 or time > t[-1] + 10
+    e32 = make_engine(x, t, backend=backend, dtype=np.float32, exact=exact)
+    Sq, Gq = e32.query_sums(q, t[-1] + 0.7, P["tau_x"], P["tau_t"], P["h"], P["omega"])
+    Sr, Gr = _query_reference(x, t, q, t[-1] + 0.7, P["tau_x"], P["tau_t"], P["h"], P["omega"])
+    lam, lam_r = P["mu0"] * Sq + P["theta"] * Gq, P["mu0"] * Sr + P["theta"] * Gr
+    assert np.max(np.abs(lam - lam_r) / lam_r) < 2e-5
+
+
+def E_phi0(D, s):
+    return (2 * np.pi * s * s) ** (-D / 2)

@@ -38,7 +38,7 @@ from numba.extending import overload
 
 from .._backend import threads_context
 from .._fastmath import exp_fast, exp_fast32
-from .engine import Engine, phi0, split_time, tie_starts, trigger_integral_part
+from .engine import Engine, phi0, split_time, tie_starts, time_grid, trigger_integral_part
 
 __all__ = ["CpuEngine"]
 
@@ -97,6 +97,10 @@ def _lower_bound_back(a, v, hi):
 # assembly). Background: exp(-(ax r2 + at dt^2)), symmetric scatter into buf. Trigger:
 # exp(-(bh r2 + om dt)) with dt = t_n - t_m > 0.
 #
+# The loops take the row's point as (a, tn, tln) -- the coordinates as a tuple of scalars and the
+# split time -- so the same loops serve events (``_coords(xs, n), th[n], tl[n]``) and query points
+# off the data (forecasts).
+#
 # The unsigned index avoids Numba's negative-index wraparound selects, so loads and stores
 # vectorize. Sums run in blocks of _BLK terms in the kernel dtype (so float32 loops vectorize
 # too: mixing float32 terms into a float64 sum blocks LLVM's vectorizer) and each block sum is
@@ -145,9 +149,7 @@ def _sqdist_ol(xs, a, m):
 
 
 @njit(cache=True, fastmath=True)
-def _bg_loop(xs, th, tl, n, lo, hi, ax, at, buf):
-    a = _coords(xs, n)
-    tn = th[n]; tln = tl[n]
+def _bg_loop(xs, th, tl, a, tn, tln, lo, hi, ax, at, buf):
     acc = 0.0
     m0 = np.uint64(lo)
     mh = np.uint64(hi)
@@ -166,9 +168,7 @@ def _bg_loop(xs, th, tl, n, lo, hi, ax, at, buf):
 
 
 @njit(cache=True, fastmath=True)
-def _tr_loop(xs, th, tl, n, lo, hi, bh, om):
-    a = _coords(xs, n)
-    tn = th[n]; tln = tl[n]
+def _tr_loop(xs, th, tl, a, tn, tln, lo, hi, bh, om):
     acc = 0.0
     m0 = np.uint64(lo)
     mh = np.uint64(hi)
@@ -185,9 +185,7 @@ def _tr_loop(xs, th, tl, n, lo, hi, bh, om):
 
 
 @njit(cache=True, fastmath=True)
-def _fu_loop(xs, th, tl, n, lo, hi, ax, at, bh, om, buf):
-    a = _coords(xs, n)
-    tn = th[n]; tln = tl[n]
+def _fu_loop(xs, th, tl, a, tn, tln, lo, hi, ax, at, bh, om, buf):
     accs = 0.0
     accg = 0.0
     m0 = np.uint64(lo)
@@ -213,21 +211,21 @@ def _fu_loop(xs, th, tl, n, lo, hi, ax, at, bh, om, buf):
 def _bg_row(xs, th, tl, n, lo, hi, ax, at, buf):
     if lo >= hi:
         return 0.0
-    return _bg_loop(xs, th, tl, n, lo, hi, ax, at, buf)
+    return _bg_loop(xs, th, tl, _coords(xs, n), th[n], tl[n], lo, hi, ax, at, buf)
 
 
 @njit(cache=True)
 def _tr_row(xs, th, tl, n, lo, hi, bh, om):
     if lo >= hi:
         return 0.0
-    return _tr_loop(xs, th, tl, n, lo, hi, bh, om)
+    return _tr_loop(xs, th, tl, _coords(xs, n), th[n], tl[n], lo, hi, bh, om)
 
 
 @njit(cache=True)
 def _fu_row(xs, th, tl, n, lo, hi, ax, at, bh, om, buf):
     if lo >= hi:
         return 0.0, 0.0
-    return _fu_loop(xs, th, tl, n, lo, hi, ax, at, bh, om, buf)
+    return _fu_loop(xs, th, tl, _coords(xs, n), th[n], tl[n], lo, hi, ax, at, bh, om, buf)
 
 
 @njit(cache=True, fastmath=True)
@@ -347,6 +345,30 @@ def _both_kernel(xs, th, tl, tw, ts, ax, at, delta_s, bh, om, delta_g, nchunks,
     return counts.sum()
 
 
+@njit(parallel=True, cache=True, nogil=True)
+def _query_kernel(xs, th, tl, qs, qh, ql, lo_s, hi_s, lo_g, hi_g, ax, at, bh, om, nchunks, scale_s, scale_g,
+                  out_s, out_g):
+    """Sq, Gq at query points (columns ``qs``) at time qh + ql over fixed event ranges (see
+    ``Engine.query_sums``). The background loop's scatter goes to a discarded per-chunk buffer:
+    one loop serves events and query points."""
+    Q = qs[0].shape[0]
+    N = th.shape[0]
+    scratch = np.zeros((nchunks, N), th.dtype)
+    for c in prange(nchunks):
+        sb = scratch[c]
+        for g in range(c, Q, nchunks):
+            q = _coords(qs, g)
+            s = 0.0
+            if lo_s < hi_s:
+                s = _bg_loop(xs, th, tl, q, qh, ql, lo_s, hi_s, ax, at, sb)
+            e = 0.0
+            if lo_g < hi_g:
+                e = _tr_loop(xs, th, tl, q, qh, ql, lo_g, hi_g, bh, om)
+            out_s[g] = scale_s * s
+            out_g[g] = scale_g * e
+    return Q * ((hi_s - lo_s) + (hi_g - lo_g))
+
+
 # O(N) kernels run serially: a parallel region costs more than 54,000 logs (~0.5 ms) on a busy machine.
 @njit(cache=True, nogil=True)
 def _sum_log_kernel(S, G, mu0, theta):
@@ -372,10 +394,12 @@ class CpuEngine(Engine):
         super().__init__(x, t, dtype=dtype, threads=threads, exact=exact, window=window)
         dt = self.dtype
         # Centre coordinates: only differences matter, and centring keeps float32 differences accurate.
-        xc = x - x.mean(axis=0) if self.N else x
+        self._xmean = x.mean(axis=0) if self.N else np.zeros(self.D)
+        xc = x - self._xmean
         # one contiguous column per dimension; the tuple's length D selects the kernels' specialisation
         self._x = tuple(np.ascontiguousarray(xc[:, d], dtype=dt) for d in range(self.D))
-        self._th, self._tl = split_time(t, dt)
+        self._tgrid = time_grid(t, dt)
+        self._th, self._tl = split_time(t, dt, grid=self._tgrid)
         self._tw = np.ascontiguousarray(t, dtype=np.float64)
         self._ts = tie_starts(self._tw)
         self._S = np.zeros(self.N)
@@ -430,3 +454,16 @@ class CpuEngine(Engine):
 
     def _k_trigger_integral(self, omega):
         return trigger_integral_part(self._tw, omega, self.window)
+
+    def _k_query(self, points, time, ranges, ax, at, bh, om, scale_s, scale_g):
+        dt = self.dtype.type
+        pc = points - self._xmean
+        qs = tuple(np.ascontiguousarray(pc[:, d], dtype=self.dtype) for d in range(self.D))
+        qh, ql = split_time(np.array([time]), self.dtype, grid=self._tgrid)
+        out_s = np.empty(points.shape[0])
+        out_g = np.empty(points.shape[0])
+        with threads_context(self.threads):
+            cnt = _query_kernel(self._x, self._th, self._tl, qs, qh[0], ql[0], *ranges, dt(ax), dt(at), dt(bh),
+                                dt(om), self._nchunks(), scale_s, scale_g, out_s, out_g)
+        self._pairs += int(cnt)
+        return out_s, out_g
