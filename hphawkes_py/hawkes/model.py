@@ -213,6 +213,8 @@ def prepare_data(x: Any, t: Any, window: Any = None) -> HawkesData:
             raise ValueError("t must span a positive time range (all times are equal); give window=(T0, T1)")
     else:
         _check_real_kind(window, "window")
+        if isinstance(window, (list, tuple)) and any(isinstance(v, (bool, np.bool_)) for v in window):
+            raise TypeError(f"window must hold real numbers, got booleans in {window!r}")
         try:
             t0, t1 = (float(v) for v in window)
         except (TypeError, ValueError) as exc:
