@@ -34,7 +34,8 @@ def post(data):
 
 # the entry points walked below; a public callable missing here fails the first test
 WALKED = {"HawkesParams", "HawkesPosterior", "log_likelihood", "self_excitation_probabilities", "simulate", "mcmc",
-          "posterior_mode", "self_excitation", "residuals", "forecast_intensity", "posterior_predictive"}
+          "posterior_mode", "self_excitation", "residuals", "HawkesResiduals", "forecast_intensity",
+          "HawkesForecast", "posterior_predictive", "PosteriorPredictive"}
 
 
 def test_every_entry_point_is_walked():
@@ -74,6 +75,7 @@ def test_bad_data_refused_everywhere(data, case):
         lambda: hk.self_excitation_probabilities(x, t, P, **KW),
         lambda: hk.mcmc(x, t, n_iter=3, burn_in=1, chains=1, fixed=FIXED, progress=False, **KW),
         lambda: hk.posterior_mode(x, t, fixed=FIXED, **KW),
+        lambda: hk.residuals(P, x, t),
     ]
     for call in calls:
         with pytest.raises(exc, match=match):
@@ -228,6 +230,23 @@ def test_bad_mcmc_arguments(data, kw, exc, match):
     args.update(kw)
     with pytest.raises(exc, match=match):
         hk.mcmc(x, t, **args)
+
+
+# ----------------------------------------------------------------------------- residuals
+def test_bad_residuals(data, post):
+    x, t = data
+    with pytest.raises(ValueError, match=r"h = .* outside the range"):
+        hk.residuals(dict(P, h=1e300), x, t)
+    with pytest.raises(TypeError, match="params must be a HawkesParams"):
+        hk.residuals("posterior", x, t)
+    with pytest.raises(TypeError, match="progress must be True or False"):
+        hk.residuals(P, x, t, progress="no")
+    with pytest.raises(ValueError, match="n_draws must be >= 1"):
+        hk.residuals(post, x, t, n_draws=0)
+    with pytest.raises(ValueError, match="n_draws needs a posterior"):
+        hk.residuals(P, x, t, n_draws=2)
+    with pytest.raises(ValueError, match="seed must be a non-negative"):
+        hk.residuals(post, x, t, n_draws=2, seed=-1)
 
 
 # ----------------------------------------------------------------------------- self_excitation, simulate

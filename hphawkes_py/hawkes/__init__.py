@@ -22,6 +22,8 @@ posterior_mode(x, t, *, sample=..., fixed=..., ...)
     Maximum of the same posterior (Nelder-Mead), e.g. to start chains.
 self_excitation(posterior, n_draws=1000, seed=None, *, executor=None, progress=True)
     Posterior mean, sd and 95% interval of ``pi_n`` per event.
+residuals(posterior_or_params, x, t, ...)
+    Time-rescaled residuals (Ogata) and a KS uniformity test -> :class:`HawkesResiduals`.
 
 ``x, t`` may come in any order: results come back in the caller's order.
 """
@@ -30,6 +32,7 @@ from __future__ import annotations
 from .excitation import self_excitation
 from .mcmc import DEFAULT_INIT, DEFAULT_PRIOR_SCALES, HawkesPosterior, mcmc, posterior_mode
 from .model import PARAM_NAMES, PARAM_RANGE, HawkesParams, log_likelihood, self_excitation_probabilities
+from .residuals import HawkesResiduals, residuals
 from .simulate import simulate
 
 __all__ = [
@@ -41,6 +44,8 @@ __all__ = [
     "mcmc",
     "posterior_mode",
     "self_excitation",
+    "residuals",
+    "HawkesResiduals",
     "PARAM_NAMES",
     "PARAM_RANGE",
     "DEFAULT_PRIOR_SCALES",
