@@ -103,3 +103,77 @@ def test_residuals_of_a_posterior_and_per_draw(tmp_path):
     plt.close(fig)
     with pytest.raises(ValueError, match="n_draws needs a posterior"):
         hk.residuals(post.params_mean(), x, t, n_draws=3)
+
+
+# ----------------------------------------------------------------------------- forecasts
+def _naive_intensity(x, t, q, u, p):
+    D = x.shape[1]
+    r2 = ((q[:, None, :] - x[None, :, :]) ** 2).sum(-1)
+    dt = u - t[None, :]
+    phi = lambda z2, s, d: (2 * np.pi * s * s) ** (-d / 2) * np.exp(-z2 / (2 * s * s))  # noqa: E731
+    bg = p["mu0"] * (phi(r2, p["tau_x"], D) * phi(dt**2, p["tau_t"], 1)).sum(1)
+    tr = p["theta"] * np.where(dt > 0, p["omega"] * np.exp(-p["omega"] * np.where(dt > 0, dt, 0)) * phi(r2, p["h"], D),
+                               0).sum(1)
+    return bg + tr, bg
+
+
+@pytest.fixture(scope="module")
+def small():
+    x, t = hk.simulate(mu=0.3, theta=0.4, omega=2.0, h=0.3, region=3.0, duration=40.0, seed=4)
+    post = hk.mcmc(x, t, n_iter=30, burn_in=10, chains=2, fixed=FIXED, init=START, seed=1, progress=False, **KW)
+    return x, t, post
+
+
+@pytest.mark.parametrize("backend", ENGINES)
+def test_forecast_intensity_matches_numpy(small, backend):
+    """Posterior mean/quantiles over draws equal the NumPy intensity averaged over the same draws,
+    on the CPU engine and on the CUDA kernel (emulator)."""
+    x, t, post = small
+    gx, gy = np.meshgrid(np.linspace(-0.5, 3.5, 9), np.linspace(-0.5, 3.5, 7))
+    grid = np.column_stack([gx.ravel(), gy.ravel()])
+    times = [t.max(), t.max() + 0.3, t.max() + 5.0]
+    fc = hk.forecast_intensity(post, x[::-1], t[::-1], times, grid, n_draws=6, seed=3, progress=False,
+                               backend=backend, threads=1 if backend == "cpu" else None, exact=True)
+    total = post.chains * post.n_draws
+    idx = np.sort(np.random.default_rng(3).choice(total, size=6, replace=False))
+    lam = np.empty((6, 3, grid.shape[0]))
+    bg = np.empty_like(lam)
+    for k, i in enumerate(idx):
+        p = {n: post.draws[n].reshape(-1)[i] for n in hk.PARAM_NAMES}
+        for j, u in enumerate(times):
+            lam[k, j], bg[k, j] = _naive_intensity(x, t, grid, u, p)
+    np.testing.assert_allclose(fc.mean, lam.mean(0), rtol=1e-10)
+    np.testing.assert_allclose(fc.background_mean, bg.mean(0), rtol=1e-10)
+    np.testing.assert_allclose(fc.quantiles[0.975], np.quantile(lam, 0.975, axis=0), rtol=1e-10)
+    assert fc.backend == backend and fc.n_draws == 6
+    # windowed (default) within the documented absolute bound
+    fw = hk.forecast_intensity(post, x, t, times, grid, n_draws=6, seed=3, progress=False, backend=backend)
+    own = (2 * np.pi * FIXED["tau_x"] ** 2) ** -1 * (2 * np.pi * FIXED["tau_t"] ** 2) ** -0.5
+    assert np.max(np.abs(fw.mean - fc.mean)) <= 1e-13 * post.draws["mu0"].max() * own + 1e-12 * fc.mean.max()
+
+
+def test_forecast_plug_in_executor_and_outputs(small, tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    x, t, post = small
+    grid = np.random.default_rng(0).uniform(0, 3, (20, 2))
+    p = post.params_mean()
+    fc = hk.forecast_intensity(p, x, t, t.max() + 1.0, grid, progress=False, **KW)
+    ref, _ = _naive_intensity(x, t, grid, t.max() + 1.0, p.to_dict())
+    np.testing.assert_allclose(fc.mean[0], ref, rtol=1e-10)
+    assert fc.n_draws == 1
+    serial = hk.forecast_intensity(post, x, t, [t.max() + 0.5], grid, n_draws=9, seed=1, progress=False, **KW)
+    with ThreadPoolExecutor(2) as ex:
+        pooled = hk.forecast_intensity(post, x, t, [t.max() + 0.5], grid, n_draws=9, seed=1, progress=False,
+                                       executor=ex, **KW)
+    np.testing.assert_array_equal(serial.mean, pooled.mean)
+    df = fc.to_frame()
+    assert list(df.columns) == ["time", "x0", "x1", "mean", "background", "q2.5", "q97.5"] and len(df) == 20
+    assert fc.expected_counts(0.25, 2.0).shape == (1, 20)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.close(fc.plot(path=tmp_path / "map.png"))
+    assert (tmp_path / "map.png").stat().st_size > 1000

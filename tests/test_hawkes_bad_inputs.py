@@ -249,6 +249,38 @@ def test_bad_residuals(data, post):
         hk.residuals(post, x, t, n_draws=2, seed=-1)
 
 
+@pytest.mark.parametrize("kw, exc, match", [
+    (dict(times=[10.0]), ValueError, r"times must be at or after the last event time .* times\[0\] = 10.0"),
+    (dict(times=[np.nan]), ValueError, "times must be finite"),
+    (dict(times=[True]), TypeError, "times must hold real numbers, got booleans"),
+    (dict(times=pd.Series(pd.date_range("2030-01-01", periods=2))), TypeError, "times must hold real numbers"),
+    (dict(times=[]), ValueError, "times needs at least 1 rows"),
+    (dict(grid=np.zeros((4, 3))), ValueError, r"grid must have shape \(G, 2\)"),
+    (dict(grid=np.zeros(4)), ValueError, r"grid must have shape \(G, 2\)"),
+    (dict(grid=[[0.0, np.inf]]), ValueError, "grid must be finite"),
+    (dict(grid=np.zeros((2, 2)) + 1j), TypeError, "grid must hold real numbers, got complex"),
+    (dict(quantiles=(0.5, 1.5)), ValueError, "quantiles must be in"),
+    (dict(n_draws=0), ValueError, "n_draws must be >= 1"),
+    (dict(progress="yes"), TypeError, "progress must be True or False"),
+    (dict(backend="tpu"), ValueError, "backend must be one of"),
+    (dict(seed=-4), ValueError, "seed must be a non-negative"),
+])
+def test_bad_forecast(data, post, kw, exc, match):
+    x, t = data
+    args = dict(times=[t.max() + 1.0], grid=np.zeros((3, 2)), progress=False, **KW)
+    args.update(kw)
+    with pytest.raises(exc, match=match):
+        hk.forecast_intensity(post, x, t, **args)
+
+
+def test_forecast_parameters_outside_their_domain(data):
+    x, t = data
+    with pytest.raises(ValueError, match=r"omega = .* outside the range"):
+        hk.forecast_intensity(dict(P, omega=1e300), x, t, [t.max()], np.zeros((2, 2)), **KW)
+    with pytest.raises(TypeError, match="params must be a HawkesParams"):
+        hk.forecast_intensity(None, x, t, [t.max()], np.zeros((2, 2)), **KW)
+
+
 # ----------------------------------------------------------------------------- self_excitation, simulate
 @pytest.mark.parametrize("kw, exc, match", [
     (dict(n_draws=0), ValueError, "n_draws must be >= 1"),

@@ -24,12 +24,15 @@ self_excitation(posterior, n_draws=1000, seed=None, *, executor=None, progress=T
     Posterior mean, sd and 95% interval of ``pi_n`` per event.
 residuals(posterior_or_params, x, t, ...)
     Time-rescaled residuals (Ogata) and a KS uniformity test -> :class:`HawkesResiduals`.
+forecast_intensity(posterior, x, t, times, grid, ...)
+    Posterior mean and quantiles of the conditional intensity on a grid -> :class:`HawkesForecast`.
 
 ``x, t`` may come in any order: results come back in the caller's order.
 """
 from __future__ import annotations
 
 from .excitation import self_excitation
+from .forecast import HawkesForecast, forecast_intensity
 from .mcmc import DEFAULT_INIT, DEFAULT_PRIOR_SCALES, HawkesPosterior, mcmc, posterior_mode
 from .model import PARAM_NAMES, PARAM_RANGE, HawkesParams, log_likelihood, self_excitation_probabilities
 from .residuals import HawkesResiduals, residuals
@@ -46,6 +49,8 @@ __all__ = [
     "self_excitation",
     "residuals",
     "HawkesResiduals",
+    "forecast_intensity",
+    "HawkesForecast",
     "PARAM_NAMES",
     "PARAM_RANGE",
     "DEFAULT_PRIOR_SCALES",

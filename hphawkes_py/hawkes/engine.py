@@ -418,7 +418,7 @@ class Engine:
             raise RuntimeError(f"trigger slot {slot} is empty: call set_trigger first")
         return self._k_G(self._slot_order[slot])
 
-    def query_sums(self, points, time, tau_x, tau_t, h, omega, rho=RHO_DEFAULT):
+    def query_sums(self, points, time, tau_x, tau_t, h, omega, rho=RHO_DEFAULT, *, background=True, trigger=True):
         """Background and trigger sums of the conditional intensity at points off the data.
 
         For each query point ``s_g`` (``points`` (Q, D), units of x) at one time ``time``::
@@ -430,7 +430,9 @@ class Engine:
         engine is exact) with the cut-offs of bounds (2)-(3): the skipped mass is at most
         ``4e-14 (N/(N-1)) own`` in S and ``4e-14 rho own (N/(N-1))`` in G, so the intensity's
         absolute error is below ``1e-13 mu0 own`` (own = phi_D(0; tau_x) phi_1(0; tau_t)) for
-        every ``theta <= mu0 / rho``. Returns ``(Sq, Gq)``, float64 host arrays (Q,).
+        every ``theta <= mu0 / rho``. Returns ``(Sq, Gq)``, float64 host arrays (Q,);
+        ``background=False`` / ``trigger=False`` skip one of them (zeros), e.g. when the caller
+        keeps Sq for fixed bandwidths.
         """
         pts = np.asarray(points, dtype=np.float64)
         t = self._t64
@@ -444,6 +446,10 @@ class Engine:
             lo_g = int(np.searchsorted(t, time - dg, side="left"))
         hi_g = int(np.searchsorted(t, time, side="left"))
         lo_g = min(lo_g, hi_g)
+        if not background:
+            hi_s = lo_s
+        if not trigger:
+            lo_g = hi_g
         return self._k_query(pts, float(time), (lo_s, hi_s, lo_g, hi_g), 0.5 / tau_x**2, 0.5 / tau_t**2,
                              0.5 / h**2, float(omega), phi0(self.D, tau_x) * phi0(1, tau_t), omega * phi0(self.D, h))
 
