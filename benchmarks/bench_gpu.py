@@ -39,7 +39,7 @@ def _timed(fn, repeat=1):
 
 def hawkes_loglik(quick, cpu):
     """Exact log-likelihood (every pair), N = 75,000 uniform 2-D events; paper: Titan V 0.73 s."""
-    from hphawkes_py.hawkes._engine import make_engine
+    from hphawkes_py.hawkes.engine import make_engine
 
     N = 20_000 if quick else 75_000
     rng = np.random.default_rng(2021)
@@ -71,7 +71,7 @@ def hawkes_dc(quick, cpu):
     """DC gunshots: windowed log-likelihood, one h/omega move, and an MH chain; goal 4 x 10,000 <= 60 s."""
     from hphawkes_py.datasets import load_dc_gunshots
     from hphawkes_py.hawkes import mcmc
-    from hphawkes_py.hawkes._engine import make_engine
+    from hphawkes_py.hawkes.engine import make_engine
 
     df = load_dc_gunshots("no_holidays")
     x = df[["x_km", "y_km"]].to_numpy()

@@ -38,7 +38,7 @@ import numpy as np
 from numba import njit, prange
 
 from hphawkes_py._fastmath import exp_fast
-from hphawkes_py.hawkes._engine import make_engine
+from hphawkes_py.hawkes.engine import make_engine
 
 RESULTS = Path(__file__).resolve().parent / "results" / "hawkes_loglik.json"
 
@@ -239,7 +239,7 @@ def bench_dc(repeat, threads):
 
 _MEM_SCRIPT = r"""
 import resource, time, numpy as np
-from hphawkes_py.hawkes._engine import make_engine
+from hphawkes_py.hawkes.engine import make_engine
 N = {N}
 rng = np.random.default_rng(1)
 x = rng.uniform(0, 20, (N, 2)); t = np.sort(rng.uniform(0, 200000.0, N))
@@ -262,17 +262,17 @@ def bench_memory(N):
 _ASM_SCRIPT = r"""
 import re, json, numpy as np
 from hphawkes_py.hawkes import cpu
-from hphawkes_py.hawkes._engine import make_engine
+from hphawkes_py.hawkes.engine import make_engine
 rng = np.random.default_rng(0)
 for dt in (np.float64, np.float32):
     x = rng.uniform(0, 1, (64, 2)); t = np.sort(rng.uniform(0, 1, 64))
     e = make_engine(x, t, exact=True, dtype=dt); e.log_likelihood(1, .1, .1, 1, 1, .1)
     e.set_background(.2, .2); e.set_trigger(.3, .3)
 out = {}
-for f in (cpu._bg2, cpu._tr2, cpu._fu2):
+for f in (cpu._bg_loop, cpu._tr_loop, cpu._fu_loop):
     for sig in f.signatures:
         asm = f.inspect_asm(sig)
-        key = f.__name__ + "[" + str(sig[3].dtype) + "]"
+        key = f.__name__ + "[D=" + str(sig[0].count) + "," + str(sig[1].dtype) + "]"
         out[key] = dict(
             zmm=len(re.findall(r"%zmm", asm)), ymm=len(re.findall(r"%ymm", asm)),
             packed_fma_pd=len(re.findall(r"vfn?madd\w*pd\s+%[yz]mm", asm)),

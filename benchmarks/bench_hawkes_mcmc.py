@@ -32,7 +32,7 @@ import numpy as np
 
 from hphawkes_py.datasets import load_dc_gunshots
 from hphawkes_py.hawkes import mcmc
-from hphawkes_py.hawkes._engine import make_engine
+from hphawkes_py.hawkes.engine import make_engine
 
 POST = {"mu0": 0.849, "theta": 0.153, "omega": 59.4, "h": 0.0696}  # the DC posterior mean (quick run)
 

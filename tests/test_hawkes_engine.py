@@ -5,7 +5,7 @@ Tolerances
 * float64: 1e-10 relative (the engines sum in a different order than NumPy; observed ~1e-15).
 * float32: every pair term is exp(-a) with a computed in float32, so its relative error is about
   (|a| + 4) * 6e-8; terms that matter have |a| < ~40, giving <= ~3e-6. Time differences are kept
-  accurate by the hi/lo split (see _engine.split_time). Sums of positive terms keep that relative
+  accurate by the hi/lo split (see engine.split_time). Sums of positive terms keep that relative
   error (CPU accumulates in float64, the GPU tree reduction in float adds <= log2(N) * 6e-8).
   We therefore allow 2e-5 relative on S and on lambda, and 2e-6 relative on log L (a sum of
   logs, errors of 1e-5 in lambda_n become 1e-5 absolute per term against |log lambda_n| ~ 1).
@@ -22,7 +22,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 import naive_hawkes as nv  # noqa: E402
 
-from hphawkes_py.hawkes._engine import EPS_WINDOW, make_engine  # noqa: E402
+from hphawkes_py.hawkes.engine import EPS_WINDOW, make_engine  # noqa: E402
 
 P = dict(mu0=0.7, tau_x=0.8, tau_t=5.0, theta=0.4, omega=0.5, h=0.3)
 from engines import ENGINES as BACKENDS  # noqa: E402
@@ -226,7 +226,7 @@ def test_window_bound_is_nearly_attained_and_holds(backend, which):
     the same place just beyond the cut-off, so every skipped term is almost as large as the bound
     allows. The skipped mass is then ~EPS * lambda: the windowed lambda must be within 1e-13 of
     the exact one, and measurably different (so a looser cut-off would fail this test)."""
-    from hphawkes_py.hawkes import _engine as E
+    from hphawkes_py.hawkes import engine as E
 
     N = 300
     tau_x, tau_t, h, omega = 0.5, 0.5, 0.1, 1.0
@@ -268,3 +268,45 @@ def test_pair_evaluation_counts_exact(backend):
     e.sum_log_intensity(1.0, 1.0)
     e.integral(1.0, 1.0, 0.5)
     assert e.pair_evaluations - bg == earlier  # O(N) steps evaluate no pairs
+
+
+def _query_reference(x, t, q, time, tau_x, tau_t, h, omega):
+    """float64 NumPy: Sq, Gq at query points q (Q, D) at one time (see Engine.query_sums)."""
+    D = x.shape[1]
+    r2 = ((q[:, None, :] - x[None, :, :]) ** 2).sum(-1)
+    dt = time - t[None, :]
+    phi = lambda z2, s, d: (2 * np.pi * s * s) ** (-d / 2) * np.exp(-z2 / (2 * s * s))  # noqa: E731
+    Sq = (phi(r2, tau_x, D) * phi(dt**2, tau_t, 1)).sum(1)
+    earlier = dt > 0
+    Gq = np.where(earlier, omega * np.exp(-omega * np.where(earlier, dt, 0.0)) * phi(r2, h, D), 0.0).sum(1)
+    return Sq, Gq
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("D", [1, 2, 3])
+@pytest.mark.parametrize("exact", [True, False])
+def test_query_sums_match_reference(backend, D, exact):
+    """The forecast kernel (query points off the data, CPU loop and CUDA hawkes_query)."""
+    x, t = _data(180, D, seed=10 + D)
+    rng = np.random.default_rng(D)
+    q = rng.uniform(-1, 6, (37, D))
+    e = make_engine(x, t, backend=backend, exact=exact)
+    for time in (t[-1] + 0.7, t[90], t[-1] + 30.0):  # after the data, at a tied data time, far ahead
+        Sq, Gq = e.query_sums(q, time, P["tau_x"], P["tau_t"], P["h"], P["omega"])
+        Sr, Gr = _query_reference(x, t, q, time, P["tau_x"], P["tau_t"], P["h"], P["omega"])
+        own = E_phi0(D, P["tau_x"]) * E_phi0(1, P["tau_t"])
+        lam, lam_r = P["mu0"] * Sq + P["theta"] * Gq, P["mu0"] * Sr + P["theta"] * Gr
+        if exact:
+            assert np.max(np.abs(lam - lam_r) / lam_r) < 1e-10
+        # windowed: the documented absolute bound (far ahead the intensity itself is ~1e-9 own)
+        assert np.all(np.abs(lam - lam_r) <= 1e-13 * P["mu0"] * own + 1e-12 * lam_r)
+        assert np.max(np.abs(lam - lam_r) / lam_r) < 1e-10 or time > t[-1] + 10
+    e32 = make_engine(x, t, backend=backend, dtype=np.float32, exact=exact)
+    Sq, Gq = e32.query_sums(q, t[-1] + 0.7, P["tau_x"], P["tau_t"], P["h"], P["omega"])
+    Sr, Gr = _query_reference(x, t, q, t[-1] + 0.7, P["tau_x"], P["tau_t"], P["h"], P["omega"])
+    lam, lam_r = P["mu0"] * Sq + P["theta"] * Gq, P["mu0"] * Sr + P["theta"] * Gr
+    assert np.max(np.abs(lam - lam_r) / lam_r) < 2e-5
+
+
+def E_phi0(D, s):
+    return (2 * np.pi * s * s) ** (-D / 2)

@@ -12,6 +12,7 @@ import naive_hawkes as nh
 from engines import CUDA_ENGINES
 
 import hphawkes_py.hawkes as hk
+from hphawkes_py.hawkes.engine import EngineFactory
 
 mcmc_module = importlib.import_module("hphawkes_py.hawkes.mcmc")  # hk.mcmc is the function
 THREADS = 1
@@ -80,7 +81,7 @@ class _FlatEngine:
 def test_truncated_proposals_sample_the_prior(monkeypatch):
     """With a flat likelihood the draws follow the half-normal priors (on theta and on 1/h).
     Without the Hastings correction for the truncation, E[theta] comes out ~0.885 instead of 0.798."""
-    monkeypatch.setattr(mcmc_module, "build_engine", lambda *a, **k: _FlatEngine())
+    monkeypatch.setattr(EngineFactory, "build", lambda self, **k: _FlatEngine())
     x = np.random.default_rng(0).random((5, 2))
     t = np.arange(5.0)
     post = hk.mcmc(x, t, n_iter=20_000, burn_in=2_000, chains=2, sample=("theta", "h"),
@@ -169,6 +170,23 @@ def test_self_excitation_matches_direct_computation(small, small_post):
     sidx = sub.attrs["draw_indices"]
     assert len(sidx) == 7 and len(set(sidx)) == 7
     np.testing.assert_allclose(sub["mean"], _direct_pi(post, x, t, sidx).mean(0), rtol=1e-10, atol=1e-14)
+
+
+def test_self_excitation_function_on_an_executor_gives_the_same_table(small_post):
+    """The function beside the model (the method delegates to it): batches of draws on a thread
+    pool, in memory and spilled, equal the serial result exactly."""
+    serial = hk.self_excitation(small_post, n_draws=11, seed=4, progress=False, max_values=300)
+    assert serial.equals(small_post.self_excitation(n_draws=11, seed=4, progress=False, max_values=300))
+    with ThreadPoolExecutor(2) as ex:
+        pooled = hk.self_excitation(small_post, n_draws=11, seed=4, progress=False, max_values=300, executor=ex)
+        in_memory = hk.self_excitation(small_post, n_draws=11, seed=4, progress=False, executor=ex)
+    assert serial.equals(pooled)
+    np.testing.assert_allclose(in_memory["mean"], serial["mean"], rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(serial.attrs["draw_indices"], pooled.attrs["draw_indices"])
+    with pytest.raises(TypeError, match="posterior"):
+        hk.self_excitation({"draws": {}})
+    with pytest.raises(TypeError, match="progress"):
+        hk.self_excitation(small_post, progress="no")
 
 
 def test_summary_arviz_and_exports(small_post, tmp_path):

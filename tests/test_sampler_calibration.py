@@ -25,6 +25,7 @@ import pytest
 from scipy import stats
 
 import hphawkes_py.hawkes as hk
+from hphawkes_py.hawkes.engine import EngineFactory
 # the module, not the function hk.mcmc that shadows it as an attribute of the package
 hk_mcmc = importlib.import_module("hphawkes_py.hawkes.mcmc")
 import naive_hawkes as nh
@@ -65,7 +66,7 @@ class _FlatEngine:
 
 def _flat_chain(monkeypatch, n_iter, seed=11):
     x, t = hk.simulate(mu=0.5, theta=0.3, omega=2.0, h=0.3, region=2.0, duration=5.0, seed=3)
-    monkeypatch.setattr(hk_mcmc, "build_engine", lambda *a, **k: _FlatEngine())
+    monkeypatch.setattr(EngineFactory, "build", lambda self, **k: _FlatEngine())
     return hk.mcmc(x, t, n_iter=n_iter, burn_in=500, chains=1, sample=SAMPLED, fixed=FIXED, seed=seed,
                    progress=False, backend="cpu")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._common import add_engine_arguments
+from ._common import CliError, add_engine_arguments, add_output_arguments
 
 PARAMS_HELP = "model parameters in the units of the data (e.g. km and hours)"
 
@@ -35,14 +35,61 @@ def _add_param_args(p: argparse.ArgumentParser) -> None:
 
 
 def _read(args):
+    import numpy as np
     import pandas as pd
 
-    df = pd.read_csv(args.csv)
+    import zipfile
+
+    try:
+        df = pd.read_csv(args.csv)
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise CliError(f"{args.csv}: cannot be read as a CSV file ({' '.join(str(exc).split())})") from exc
     xcols = [c.strip() for c in args.x.split(",") if c.strip()]
     missing = [c for c in xcols + [args.t] if c not in df.columns]
     if missing:
-        raise ValueError(f"--x/--t: column(s) {missing} not in {args.csv} (columns: {list(df.columns)})")
-    return df, df[xcols].to_numpy(dtype=float), df[args.t].to_numpy(dtype=float)
+        raise CliError(f"--x/--t: column(s) {missing} not in {args.csv} (columns: {list(df.columns)})")
+    out = []
+    for c in xcols + [args.t]:
+        col = pd.to_numeric(df[c], errors="coerce")
+        bad = col.isna() & df[c].notna()
+        if bad.any():
+            i = int(bad.to_numpy().argmax())
+            raise CliError(f"{args.csv}: column {c!r} row {i + 2} holds {df[c].iloc[i]!r}, not a number")
+        out.append(col.to_numpy(dtype=float))
+    return df, np.column_stack(out[:-1]), out[-1]
+
+
+def _check_out_file(path) -> None:
+    """An output file whose folder exists and is writable, and that is not a folder (before any work)."""
+    import os
+    from pathlib import Path
+
+    p = Path(path)
+    if p.is_dir():
+        raise CliError(f"--out {path}: is a folder; give a file name")
+    parent = p.resolve().parent
+    if not parent.is_dir():
+        raise CliError(f"--out {path}: folder {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise CliError(f"--out {path}: folder {parent} is not writable")
+
+
+def _write_csv_atomic(df, path, **kw) -> None:
+    """Write a CSV into a temporary file beside ``path`` and rename it into place (no half-written file)."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    p = Path(path).resolve()
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.tmp-", dir=p.parent)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            df.to_csv(fh, **kw)
+        os.replace(tmp, p)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def _params(args):
@@ -69,13 +116,15 @@ def _cmd_probabilities(args) -> int:
 
     from ..hawkes.model import self_excitation_probabilities
 
+    if args.out:
+        _check_out_file(args.out)
     df, x, t = _read(args)
     pi = self_excitation_probabilities(x, t, _params(args), exact=args.exact, window=args.window,
                                        dtype=np.dtype(args.dtype), backend=args.backend, threads=args.threads)
     df = df.copy()
     df["self_excitation_probability"] = pi
     if args.out:
-        df.to_csv(args.out, index=False)
+        _write_csv_atomic(df, args.out, index=False)
         print(f"wrote {len(df)} rows to {args.out}", file=sys.stderr)
     else:
         df.to_csv(sys.stdout, index=False)
@@ -83,10 +132,20 @@ def _cmd_probabilities(args) -> int:
 
 
 def _cmd_mcmc(args) -> int:
-    from pathlib import Path
-
     from ..hawkes.mcmc import mcmc
+    from ._common import atomic_output_dir, check_output_dir
 
+    # everything checkable before the (long) MCMC: counts, the output folder, the data
+    for flag, v, lo in (("--n-iter", args.n_iter, 1), ("--chains", args.chains, 1), ("--burn-in", args.burn_in, 0),
+                        ("--n-draws", args.n_draws, 1)):
+        if v < lo:
+            raise CliError(f"{flag} must be >= {lo}, got {v}")
+    if args.burn_in >= args.n_iter:
+        raise CliError(f"--burn-in ({args.burn_in}) must be smaller than --n-iter ({args.n_iter})")
+    if args.probabilities and not args.out:
+        raise CliError("--probabilities needs --out (the folder self_excitation.csv is written to)")
+    if args.out:
+        check_output_dir(args.out, args.overwrite)
     _, x, t = _read(args)
     sample = tuple(s.strip() for s in args.sample.split(",") if s.strip())
     fixed = {}
@@ -101,20 +160,25 @@ def _cmd_mcmc(args) -> int:
     print(table.to_string())
     print("acceptance rates:", {n: [round(float(a), 3) for a in v] for n, v in post.acceptance_rates.items()})
     if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        table.to_csv(out / "posterior_summary.csv")
-        post.to_csv(out / "draws.csv")
-        post.to_json(out / "summary.json")
-        import matplotlib
+        from ..hawkes.excitation import self_excitation
 
-        matplotlib.use("Agg")
-        post.plot_trace(path=out / "trace.png")
-        post.plot_density(path=out / "density.png")
-        if args.probabilities:
-            pi = post.self_excitation(n_draws=args.n_draws, seed=args.seed, progress=not args.no_progress)
-            pi.to_csv(out / "self_excitation.csv", index_label="event")
-        print(f"outputs written to {out.resolve()}")
+        with atomic_output_dir(args.out, args.overwrite) as out:
+            table.to_csv(out / "posterior_summary.csv")
+            post.to_csv(out / "draws.csv")
+            post.to_json(out / "summary.json")
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+
+            plt.close(post.plot_trace(path=out / "trace.png"))
+            plt.close(post.plot_density(path=out / "density.png"))
+            if args.probabilities:
+                pi = self_excitation(post, n_draws=args.n_draws, seed=args.seed, progress=not args.no_progress)
+                pi.to_csv(out / "self_excitation.csv", index_label="event")
+        from pathlib import Path
+
+        print(f"outputs written to {Path(args.out).resolve()}")
     return 0
 
 
@@ -123,19 +187,21 @@ def _cmd_simulate(args) -> int:
 
     from ..hawkes.simulate import simulate
 
+    if args.out:
+        _check_out_file(args.out)
     if len(args.region) == 1:
         region = args.region[0]
     elif len(args.region) == 2 * args.dim:
         region = [args.region[i:i + 2] for i in range(0, len(args.region), 2)]
     else:
-        raise ValueError(f"--region must be one side length or {2 * args.dim} numbers (low high per coordinate), "
+        raise CliError(f"--region must be one side length or {2 * args.dim} numbers (low high per coordinate), "
                          f"got {len(args.region)} numbers")
     x, t = simulate(mu=args.mu, theta=args.theta, omega=args.omega, h=args.h, region=region, duration=args.duration,
                     dim=args.dim, seed=args.seed)
     names = ["x_km", "y_km", "z_km"][: args.dim]
     df = pd.DataFrame({**{n: x[:, i] for i, n in enumerate(names)}, "t_hours": t})
     if args.out:
-        df.to_csv(args.out, index=False)
+        _write_csv_atomic(df, args.out, index=False)
         print(f"wrote {len(df)} events to {args.out}", file=sys.stderr)
     else:
         df.to_csv(sys.stdout, index=False)
@@ -174,7 +240,9 @@ def register(subparsers) -> None:
         p.add_argument(flag, dest=f"fixed_{name}", type=float, default=None,
                        help=f"fixed value of {name} (required when not sampled)")
     p.add_argument("--seed", type=int, default=None)
-    p.add_argument("--out", help="output folder: posterior_summary.csv, draws.csv, summary.json, trace/density PNG")
+    p.add_argument("--out", help="output folder: posterior_summary.csv, draws.csv, summary.json, trace/density PNG "
+                                 "(written atomically: created only when the whole run succeeded)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing non-empty --out folder")
     p.add_argument("--probabilities", action="store_true", help="also write self_excitation.csv (needs --out)")
     p.add_argument("--n-draws", type=int, default=1000, help="posterior draws for --probabilities")
     p.add_argument("--no-progress", action="store_true")
@@ -202,7 +270,7 @@ def _cmd_reproduce_dc(args) -> int:
     mode = "full" if args.full else "quick"
     result = run_dc_gunshots(args.out, mode=mode, backend=args.backend, threads=args.threads, seed=args.seed,
                              chains=args.chains, n_iter=args.n_iter, burn_in=args.burn_in, n_draws=args.n_draws,
-                             start=args.start, progress=not args.no_progress)
+                             start=args.start, progress=not args.no_progress, overwrite=args.overwrite)
     print()
     print(format_table(result))
     se = result["self_excitation"]
@@ -228,7 +296,7 @@ def register_reproduce(subparsers) -> None:
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="short run (default)")
     mode.add_argument("--full", action="store_true", help="the paper's run: 4 chains x 10,000 iterations")
-    p.add_argument("--out", default="hphawkes-dc-gunshots", help="output folder (default ./hphawkes-dc-gunshots)")
+    add_output_arguments(p, default="hphawkes-dc-gunshots")
     add_engine_arguments(p)
     p.add_argument("--seed", type=int, default=2021)
     p.add_argument("--chains", type=int, default=None, help="override the mode's number of chains")

@@ -39,6 +39,15 @@ from typing import Any
 
 import numpy as np
 
+from .._backend import resolve_backend
+from .._validate import check_int, check_seed
+from ..datasets import load_dc_gunshots
+from ..hawkes.excitation import self_excitation
+from ..hawkes.mcmc import _quiet_arviz, mcmc, posterior_mode
+from ..hawkes.model import check_threads
+from ..hawkes.plot import plot_self_excitation_map
+from ._common import atomic_output_dir, check_output_dir
+
 __all__ = ["run_dc_gunshots", "MODES", "TAU_X_KM", "TAU_T_HOURS"]
 
 TAU_X_KM = 1.6
@@ -58,8 +67,6 @@ def _derived_summary(post) -> "Any":
     draws = {n: post.draws[n] for n in post.sampled}
     draws["h_metres"] = 1000.0 * post.draws["h"]
     draws["trigger_delay_minutes"] = 60.0 / post.draws["omega"]
-    from ..hawkes.mcmc import _quiet_arviz
-
     with warnings.catch_warnings(), _quiet_arviz():
         warnings.simplefilter("ignore")
         table = az.summary(az.from_dict(posterior=draws), hdi_prob=0.95, round_to="none")
@@ -74,13 +81,18 @@ def _derived_summary(post) -> "Any":
 def run_dc_gunshots(out: Any = "hphawkes-dc-gunshots", *, mode: str = "quick", backend: str = "auto",
                     threads: int | None = None, seed: Any = 2021, chains: int | None = None,
                     n_iter: int | None = None, burn_in: int | None = None, n_draws: int | None = None,
-                    start: str | None = None, executor: Any = None, progress: bool = True, log=print) -> dict:
+                    start: str | None = None, executor: Any = None, progress: bool = True, overwrite: bool = False,
+                    log=print) -> dict:
     """Run the DC gunshot analysis and write its outputs into ``out``.
+
+    Every setting and the output folder are checked before any work. The outputs are written
+    into a temporary folder beside ``out`` and moved into place only when the whole run has
+    succeeded (:func:`~hphawkes_py.cli._common.atomic_output_dir`).
 
     Parameters
     ----------
     out : path
-        Output folder (created if needed).
+        Output folder; an existing non-empty folder is refused unless ``overwrite``.
     mode : {"quick", "full"}
         Preset sizes (see the module docstring); ``chains``, ``n_iter``,
         ``burn_in``, ``n_draws`` and ``start`` override them.
@@ -96,10 +108,6 @@ def run_dc_gunshots(out: Any = "hphawkes-dc-gunshots", *, mode: str = "quick", b
     dict
         The content of ``summary.json`` (paths of every output under ``"files"``).
     """
-    from ..datasets import load_dc_gunshots
-    from ..hawkes.mcmc import mcmc, posterior_mode
-    from ..hawkes.plots import plot_self_excitation_map
-
     if mode not in MODES:
         raise ValueError(f"mode must be one of {tuple(MODES)}, got {mode!r}")
     settings = dict(MODES[mode])
@@ -108,8 +116,24 @@ def run_dc_gunshots(out: Any = "hphawkes-dc-gunshots", *, mode: str = "quick", b
     for k, v in {"chains": chains, "n_iter": n_iter, "burn_in": burn_in, "n_draws": n_draws, "start": start}.items():
         if v is not None:
             settings[k] = v
+    # everything checkable is checked before the mode search and the MCMC
+    for k in ("chains", "n_iter", "n_draws"):
+        settings[k] = check_int(settings[k], k, minimum=1)
+    settings["burn_in"] = check_int(settings["burn_in"], "burn_in", minimum=0)
+    if settings["burn_in"] >= settings["n_iter"]:
+        raise ValueError(f"burn_in ({settings['burn_in']}) must be smaller than n_iter ({settings['n_iter']})")
+    seed = check_seed(seed)
+    threads = check_threads(threads)
+    backend = resolve_backend(backend)  # a GPU asked for and unusable fails here, before any work
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    check_output_dir(out, overwrite)
+    with atomic_output_dir(out, overwrite) as tmp:
+        result = _run(tmp, out, mode, settings, backend, threads, seed, executor, progress, log)
+    return result
+
+
+def _run(tmp, out, mode, settings, backend, threads, seed, executor, progress, log) -> dict:
+    """The analysis, writing into ``tmp``; the paths it reports are those under ``out``."""
 
     df = load_dc_gunshots("no_holidays")
     x = df[["x_km", "y_km"]].to_numpy()
@@ -117,8 +141,6 @@ def run_dc_gunshots(out: Any = "hphawkes-dc-gunshots", *, mode: str = "quick", b
     log(f"DC gunshots (no holidays): {len(df):,} events over {t.max() / 24 / 365.25:.1f} years; "
         f"tau_x = {TAU_X_KM} km, tau_t = {TAU_T_HOURS:g} h fixed; mode {mode}: {settings['chains']} chains x "
         f"{settings['n_iter']:,} iterations ({settings['burn_in']:,} burn-in)")
-    from .._backend import resolve_backend
-
     resolved = resolve_backend(backend)
     pool = None
     chain_threads = threads
@@ -157,12 +179,12 @@ def run_dc_gunshots(out: Any = "hphawkes-dc-gunshots", *, mode: str = "quick", b
 
     table = _derived_summary(post)
     files = {}
-    files["posterior_summary"] = out / "posterior_summary.csv"
+    files["posterior_summary"] = tmp / "posterior_summary.csv"
     table.to_csv(files["posterior_summary"])
-    files["draws"] = out / "draws.csv"
+    files["draws"] = tmp / "draws.csv"
     post.to_csv(files["draws"])
-    files["trace"] = out / "trace.png"
-    files["density"] = out / "density.png"
+    files["trace"] = tmp / "trace.png"
+    files["density"] = tmp / "density.png"
     import matplotlib
 
     matplotlib.use("Agg")
@@ -172,15 +194,15 @@ def run_dc_gunshots(out: Any = "hphawkes-dc-gunshots", *, mode: str = "quick", b
     plt.close(post.plot_density(path=files["density"]))
 
     t1 = time.perf_counter()
-    pi = post.self_excitation(n_draws=settings["n_draws"], seed=seed, progress=progress)
+    pi = self_excitation(post, n_draws=settings["n_draws"], seed=seed, progress=progress)
     t_pi = time.perf_counter() - t1
     log(f"self-excitation probabilities over {len(pi.attrs['draw_indices'])} draws in {t_pi:.1f} s")
     per_event = df.copy()
     for c in pi.columns:
         per_event[c] = pi[c].to_numpy()
-    files["self_excitation"] = out / "self_excitation.csv"
+    files["self_excitation"] = tmp / "self_excitation.csv"
     per_event.to_csv(files["self_excitation"], index=False)
-    files["self_excitation_map"] = out / "self_excitation_map.png"
+    files["self_excitation_map"] = tmp / "self_excitation_map.png"
     plt.close(plot_self_excitation_map(df["x_km"], df["y_km"], pi["mean"], path=files["self_excitation_map"],
                                        title="Washington DC gunshots 2006-2019: P(self-excited)"))
 
@@ -200,11 +222,10 @@ def run_dc_gunshots(out: Any = "hphawkes-dc-gunshots", *, mode: str = "quick", b
             "events_with_mean_above_0.5": int((pi["mean"] > 0.5).sum()),
             "note": "mean_probability is the expected fraction of events triggered by an earlier event",
         },
-        "files": {k: os.fspath(v) for k, v in files.items()},
+        "files": {k: os.fspath(out.resolve() / v.name) for k, v in files.items()},
     }
-    files["summary"] = out / "summary.json"
-    result["files"]["summary"] = os.fspath(files["summary"])
-    with open(files["summary"], "w") as fh:
+    result["files"]["summary"] = os.fspath(out.resolve() / "summary.json")
+    with open(tmp / "summary.json", "w") as fh:
         json.dump(result, fh, indent=2)
     return result
 

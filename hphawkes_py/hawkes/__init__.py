@@ -18,13 +18,24 @@ simulate(*, mu, theta, omega, h, region, duration, dim=2, seed)
     Branching simulation.
 mcmc(x, t, *, n_iter=10_000, burn_in=1_000, chains=4, sample=..., fixed=..., ...)
     Adaptive Metropolis-Hastings (the paper's Algorithm 1) -> :class:`HawkesPosterior`.
+posterior_mode(x, t, *, sample=..., fixed=..., ...)
+    Maximum of the same posterior (Nelder-Mead), e.g. to start chains.
+self_excitation(posterior, n_draws=1000, seed=None, *, executor=None, progress=True)
+    Posterior mean, sd and 95% interval of ``pi_n`` per event.
+residuals(posterior_or_params, x, t, ...)
+    Time-rescaled residuals (Ogata) and a KS uniformity test -> :class:`HawkesResiduals`.
+forecast_intensity(posterior, x, t, times, grid, ...)
+    Posterior mean and quantiles of the conditional intensity on a grid -> :class:`HawkesForecast`.
 
 ``x, t`` may come in any order: results come back in the caller's order.
 """
 from __future__ import annotations
 
+from .excitation import self_excitation
+from .forecast import HawkesForecast, forecast_intensity
 from .mcmc import DEFAULT_INIT, DEFAULT_PRIOR_SCALES, HawkesPosterior, mcmc, posterior_mode
-from .model import PARAM_NAMES, HawkesParams, log_likelihood, self_excitation_probabilities
+from .model import PARAM_NAMES, PARAM_RANGE, HawkesParams, log_likelihood, self_excitation_probabilities
+from .residuals import HawkesResiduals, residuals
 from .simulate import simulate
 
 __all__ = [
@@ -35,7 +46,13 @@ __all__ = [
     "simulate",
     "mcmc",
     "posterior_mode",
+    "self_excitation",
+    "residuals",
+    "HawkesResiduals",
+    "forecast_intensity",
+    "HawkesForecast",
     "PARAM_NAMES",
+    "PARAM_RANGE",
     "DEFAULT_PRIOR_SCALES",
     "DEFAULT_INIT",
 ]

@@ -2,13 +2,16 @@
 
 Layout and loops
 ----------------
-* Structure of arrays: the coordinates are D separate contiguous columns (x0, x1, x2; unused
-  ones alias x0), times are (t_hi, t_lo) in the kernel dtype (t_lo = 0 in float64; see
-  ``_engine.split_time`` for why float32 needs the split) plus a float64 copy used only for the
-  window binary searches, so the windows do not depend on the kernel precision.
-* Inner loops over m are written once per D (1, 2, 3) so that LLVM sees a straight-line body,
-  call ``exp_fast``/``exp_fast32`` (vectorizable) and are compiled with ``fastmath=True`` so the
-  running sums vectorize (packed AVX-512/AVX2 ``vfmadd...pd`` on ymm/zmm; the benchmark checks the
+* Structure of arrays: the coordinates are D separate contiguous columns (a tuple of D arrays,
+  whose length selects the kernels' compiled specialisation), times are (t_hi, t_lo) in the
+  kernel dtype (t_lo = 0 in float64; see ``engine.split_time`` for why float32 needs the split)
+  plus a float64 copy used only for the window binary searches, so the windows do not depend on
+  the kernel precision.
+* Inner loops over m are written once, generic in D: a tuple of D coordinate columns makes Numba
+  compile one specialisation per D, and two overloads generate the row's coordinates and the
+  squared distance as straight-line code for that literal D, so LLVM sees the same body as a
+  hand-written copy per D. They call ``exp_fast``/``exp_fast32`` (vectorizable) and are compiled
+  with ``fastmath=True`` so the running sums vectorize (packed AVX-512/AVX2 ``vfmadd...pd`` on ymm/zmm; the benchmark checks the
   assembly). Inputs are validated finite, so fastmath's no-NaN/no-inf assumptions hold;
   ``exp_fast`` is written to stay exact under fastmath.
 * Background S is a symmetric pair sum. Each unordered pair {m < n} is evaluated once, in row n:
@@ -35,9 +38,9 @@ from numba.extending import overload
 
 from .._backend import threads_context
 from .._fastmath import exp_fast, exp_fast32
-from ._engine import EngineBase, phi0, split_time, tie_starts, trigger_integral_part
+from .engine import Engine, phi0, split_time, tie_starts, time_grid, trigger_integral_part
 
-__all__ = ["CPUEngine"]
+__all__ = ["CpuEngine"]
 
 _BLK = np.uint64(256)
 _FLUSH = 128  # row pairs of a chunk between flushes of its scatter buffer
@@ -83,18 +86,70 @@ def _lower_bound_back(a, v, hi):
 
 
 # --------------------------------------------------------------------------------------------
-# Inner loops, one per D. Background: exp(-(ax r2 + at dt^2)), symmetric scatter into buf.
-# Trigger: exp(-(bh r2 + om dt)) with dt = t_n - t_m > 0.
-# --------------------------------------------------------------------------------------------
-# Inner loops. The unsigned index avoids Numba's negative-index wraparound selects, so loads and
-# stores vectorize. Sums run in blocks of _BLK terms in the kernel dtype (so float32 loops
-# vectorize too: mixing float32 terms into a float64 sum blocks LLVM's vectorizer) and each block
-# sum is added to a float64 accumulator: float32 rounding error <= _BLK * 2^-24 relative per block.
+# One pair loop per kernel, generic in the dimension D.
+#
+# The coordinates come as a tuple ``xs`` of D columns, so Numba compiles (and caches) one
+# specialisation per D from the same source: D is part of the argument *type*. The two helpers
+# below are overloads that generate, for that literal D, straight-line code -- the row's
+# coordinates hoisted into scalars before the loop and the squared distance summed as
+# ((d0 d0 + d1 d1) + d2 d2) -- so LLVM sees the same loop body as a hand-written copy per D and
+# vectorizes it (packed vfmadd...pd/ps on ymm/zmm; benchmarks/bench_hawkes_loglik.py checks the
+# assembly). Background: exp(-(ax r2 + at dt^2)), symmetric scatter into buf. Trigger:
+# exp(-(bh r2 + om dt)) with dt = t_n - t_m > 0.
+#
+# The loops take the row's point as (a, tn, tln) -- the coordinates as a tuple of scalars and the
+# split time -- so the same loops serve events (``_coords(xs, n), th[n], tl[n]``) and query points
+# off the data (forecasts).
+#
+# The unsigned index avoids Numba's negative-index wraparound selects, so loads and stores
+# vectorize. Sums run in blocks of _BLK terms in the kernel dtype (so float32 loops vectorize
+# too: mixing float32 terms into a float64 sum blocks LLVM's vectorizer) and each block sum is
+# added to a float64 accumulator: float32 rounding error <= _BLK * 2^-24 relative per block.
 # The scatter target ``buf`` has the kernel dtype as well and is flushed into float64 every
 # _FLUSH rows (see the drivers).
+# --------------------------------------------------------------------------------------------
+_GENERATED: dict = {}
+
+
+def _generate(kind: str, D: int):
+    """Source of ``coords(xs, n)`` (the row's D coordinates as scalars) or ``sqdist(xs, a, m)``
+    for a literal D, compiled once per (kind, D)."""
+    key = (kind, D)
+    if key not in _GENERATED:
+        if kind == "coords":
+            src = "def coords(xs, n):\n    return (" + "".join(f"xs[{d}][n], " for d in range(D)) + ")\n"
+        else:
+            lines = ["def sqdist(xs, a, m):"]
+            for d in range(D):
+                lines.append(f"    d{d} = xs[{d}][m] - a[{d}]")
+            lines.append("    return " + " + ".join(f"d{d} * d{d}" for d in range(D)))
+            src = "\n".join(lines) + "\n"
+        ns: dict = {}
+        exec(compile(src, f"<hawkes {kind} D={D}>", "exec"), ns)  # noqa: S102 - generated from D only
+        _GENERATED[key] = ns[kind]
+    return _GENERATED[key]
+
+
+def _coords(xs, n):  # pragma: no cover - replaced by the overload inside Numba code
+    return tuple(c[n] for c in xs)
+
+
+def _sqdist(xs, a, m):  # pragma: no cover - replaced by the overload inside Numba code
+    return sum((c[m] - v) ** 2 for c, v in zip(xs, a))
+
+
+@overload(_coords, inline="always")
+def _coords_ol(xs, n):
+    return _generate("coords", xs.count)
+
+
+@overload(_sqdist, inline="always")
+def _sqdist_ol(xs, a, m):
+    return _generate("sqdist", xs.count)
+
+
 @njit(cache=True, fastmath=True)
-def _bg1(x0, x1, x2, th, tl, n, lo, hi, ax, at, buf):
-    a0 = x0[n]; tn = th[n]; tln = tl[n]
+def _bg_loop(xs, th, tl, a, tn, tln, lo, hi, ax, at, buf):
     acc = 0.0
     m0 = np.uint64(lo)
     mh = np.uint64(hi)
@@ -102,8 +157,7 @@ def _bg1(x0, x1, x2, th, tl, n, lo, hi, ax, at, buf):
         me = min(m0 + _BLK, mh)
         blk = ax - ax  # zero of the kernel dtype
         for m in range(m0, me):
-            d0 = x0[m] - a0
-            r2 = d0 * d0
+            r2 = _sqdist(xs, a, m)
             dt = (th[m] - tn) + (tl[m] - tln)
             v = _expg(-(ax * r2 + at * (dt * dt)))
             blk += v
@@ -114,8 +168,7 @@ def _bg1(x0, x1, x2, th, tl, n, lo, hi, ax, at, buf):
 
 
 @njit(cache=True, fastmath=True)
-def _tr1(x0, x1, x2, th, tl, n, lo, hi, bh, om):
-    a0 = x0[n]; tn = th[n]; tln = tl[n]
+def _tr_loop(xs, th, tl, a, tn, tln, lo, hi, bh, om):
     acc = 0.0
     m0 = np.uint64(lo)
     mh = np.uint64(hi)
@@ -123,8 +176,7 @@ def _tr1(x0, x1, x2, th, tl, n, lo, hi, bh, om):
         me = min(m0 + _BLK, mh)
         blk = bh - bh
         for m in range(m0, me):
-            d0 = x0[m] - a0
-            r2 = d0 * d0
+            r2 = _sqdist(xs, a, m)
             dt = (tn - th[m]) + (tln - tl[m])
             blk += _expg(-(bh * r2 + om * dt))
         acc += blk
@@ -133,8 +185,7 @@ def _tr1(x0, x1, x2, th, tl, n, lo, hi, bh, om):
 
 
 @njit(cache=True, fastmath=True)
-def _fu1(x0, x1, x2, th, tl, n, lo, hi, ax, at, bh, om, buf):
-    a0 = x0[n]; tn = th[n]; tln = tl[n]
+def _fu_loop(xs, th, tl, a, tn, tln, lo, hi, ax, at, bh, om, buf):
     accs = 0.0
     accg = 0.0
     m0 = np.uint64(lo)
@@ -144,147 +195,7 @@ def _fu1(x0, x1, x2, th, tl, n, lo, hi, ax, at, bh, om, buf):
         blks = ax - ax
         blkg = ax - ax
         for m in range(m0, me):
-            d0 = x0[m] - a0
-            r2 = d0 * d0
-            dt = (tn - th[m]) + (tln - tl[m])
-            v = _expg(-(ax * r2 + at * (dt * dt)))
-            blks += v
-            buf[m] += v
-            blkg += _expg(-(bh * r2 + om * dt))
-        accs += blks
-        accg += blkg
-        m0 = me
-    return accs, accg
-
-
-@njit(cache=True, fastmath=True)
-def _bg2(x0, x1, x2, th, tl, n, lo, hi, ax, at, buf):
-    a0 = x0[n]; a1 = x1[n]; tn = th[n]; tln = tl[n]
-    acc = 0.0
-    m0 = np.uint64(lo)
-    mh = np.uint64(hi)
-    while m0 < mh:
-        me = min(m0 + _BLK, mh)
-        blk = ax - ax  # zero of the kernel dtype
-        for m in range(m0, me):
-            d0 = x0[m] - a0
-            d1 = x1[m] - a1
-            r2 = d0 * d0 + d1 * d1
-            dt = (th[m] - tn) + (tl[m] - tln)
-            v = _expg(-(ax * r2 + at * (dt * dt)))
-            blk += v
-            buf[m] += v
-        acc += blk
-        m0 = me
-    return acc
-
-
-@njit(cache=True, fastmath=True)
-def _tr2(x0, x1, x2, th, tl, n, lo, hi, bh, om):
-    a0 = x0[n]; a1 = x1[n]; tn = th[n]; tln = tl[n]
-    acc = 0.0
-    m0 = np.uint64(lo)
-    mh = np.uint64(hi)
-    while m0 < mh:
-        me = min(m0 + _BLK, mh)
-        blk = bh - bh
-        for m in range(m0, me):
-            d0 = x0[m] - a0
-            d1 = x1[m] - a1
-            r2 = d0 * d0 + d1 * d1
-            dt = (tn - th[m]) + (tln - tl[m])
-            blk += _expg(-(bh * r2 + om * dt))
-        acc += blk
-        m0 = me
-    return acc
-
-
-@njit(cache=True, fastmath=True)
-def _fu2(x0, x1, x2, th, tl, n, lo, hi, ax, at, bh, om, buf):
-    a0 = x0[n]; a1 = x1[n]; tn = th[n]; tln = tl[n]
-    accs = 0.0
-    accg = 0.0
-    m0 = np.uint64(lo)
-    mh = np.uint64(hi)
-    while m0 < mh:
-        me = min(m0 + _BLK, mh)
-        blks = ax - ax
-        blkg = ax - ax
-        for m in range(m0, me):
-            d0 = x0[m] - a0
-            d1 = x1[m] - a1
-            r2 = d0 * d0 + d1 * d1
-            dt = (tn - th[m]) + (tln - tl[m])
-            v = _expg(-(ax * r2 + at * (dt * dt)))
-            blks += v
-            buf[m] += v
-            blkg += _expg(-(bh * r2 + om * dt))
-        accs += blks
-        accg += blkg
-        m0 = me
-    return accs, accg
-
-
-@njit(cache=True, fastmath=True)
-def _bg3(x0, x1, x2, th, tl, n, lo, hi, ax, at, buf):
-    a0 = x0[n]; a1 = x1[n]; a2 = x2[n]; tn = th[n]; tln = tl[n]
-    acc = 0.0
-    m0 = np.uint64(lo)
-    mh = np.uint64(hi)
-    while m0 < mh:
-        me = min(m0 + _BLK, mh)
-        blk = ax - ax  # zero of the kernel dtype
-        for m in range(m0, me):
-            d0 = x0[m] - a0
-            d1 = x1[m] - a1
-            d2 = x2[m] - a2
-            r2 = d0 * d0 + d1 * d1 + d2 * d2
-            dt = (th[m] - tn) + (tl[m] - tln)
-            v = _expg(-(ax * r2 + at * (dt * dt)))
-            blk += v
-            buf[m] += v
-        acc += blk
-        m0 = me
-    return acc
-
-
-@njit(cache=True, fastmath=True)
-def _tr3(x0, x1, x2, th, tl, n, lo, hi, bh, om):
-    a0 = x0[n]; a1 = x1[n]; a2 = x2[n]; tn = th[n]; tln = tl[n]
-    acc = 0.0
-    m0 = np.uint64(lo)
-    mh = np.uint64(hi)
-    while m0 < mh:
-        me = min(m0 + _BLK, mh)
-        blk = bh - bh
-        for m in range(m0, me):
-            d0 = x0[m] - a0
-            d1 = x1[m] - a1
-            d2 = x2[m] - a2
-            r2 = d0 * d0 + d1 * d1 + d2 * d2
-            dt = (tn - th[m]) + (tln - tl[m])
-            blk += _expg(-(bh * r2 + om * dt))
-        acc += blk
-        m0 = me
-    return acc
-
-
-@njit(cache=True, fastmath=True)
-def _fu3(x0, x1, x2, th, tl, n, lo, hi, ax, at, bh, om, buf):
-    a0 = x0[n]; a1 = x1[n]; a2 = x2[n]; tn = th[n]; tln = tl[n]
-    accs = 0.0
-    accg = 0.0
-    m0 = np.uint64(lo)
-    mh = np.uint64(hi)
-    while m0 < mh:
-        me = min(m0 + _BLK, mh)
-        blks = ax - ax
-        blkg = ax - ax
-        for m in range(m0, me):
-            d0 = x0[m] - a0
-            d1 = x1[m] - a1
-            d2 = x2[m] - a2
-            r2 = d0 * d0 + d1 * d1 + d2 * d2
+            r2 = _sqdist(xs, a, m)
             dt = (tn - th[m]) + (tln - tl[m])
             v = _expg(-(ax * r2 + at * (dt * dt)))
             blks += v
@@ -297,36 +208,24 @@ def _fu3(x0, x1, x2, th, tl, n, lo, hi, ax, at, bh, om, buf):
 
 
 @njit(cache=True)
-def _bg_row(D, x0, x1, x2, th, tl, n, lo, hi, ax, at, buf):
+def _bg_row(xs, th, tl, n, lo, hi, ax, at, buf):
     if lo >= hi:
         return 0.0
-    if D == 1:
-        return _bg1(x0, x1, x2, th, tl, n, lo, hi, ax, at, buf)
-    elif D == 2:
-        return _bg2(x0, x1, x2, th, tl, n, lo, hi, ax, at, buf)
-    return _bg3(x0, x1, x2, th, tl, n, lo, hi, ax, at, buf)
+    return _bg_loop(xs, th, tl, _coords(xs, n), th[n], tl[n], lo, hi, ax, at, buf)
 
 
 @njit(cache=True)
-def _tr_row(D, x0, x1, x2, th, tl, n, lo, hi, bh, om):
+def _tr_row(xs, th, tl, n, lo, hi, bh, om):
     if lo >= hi:
         return 0.0
-    if D == 1:
-        return _tr1(x0, x1, x2, th, tl, n, lo, hi, bh, om)
-    elif D == 2:
-        return _tr2(x0, x1, x2, th, tl, n, lo, hi, bh, om)
-    return _tr3(x0, x1, x2, th, tl, n, lo, hi, bh, om)
+    return _tr_loop(xs, th, tl, _coords(xs, n), th[n], tl[n], lo, hi, bh, om)
 
 
 @njit(cache=True)
-def _fu_row(D, x0, x1, x2, th, tl, n, lo, hi, ax, at, bh, om, buf):
+def _fu_row(xs, th, tl, n, lo, hi, ax, at, bh, om, buf):
     if lo >= hi:
         return 0.0, 0.0
-    if D == 1:
-        return _fu1(x0, x1, x2, th, tl, n, lo, hi, ax, at, bh, om, buf)
-    elif D == 2:
-        return _fu2(x0, x1, x2, th, tl, n, lo, hi, ax, at, bh, om, buf)
-    return _fu3(x0, x1, x2, th, tl, n, lo, hi, ax, at, bh, om, buf)
+    return _fu_loop(xs, th, tl, _coords(xs, n), th[n], tl[n], lo, hi, ax, at, bh, om, buf)
 
 
 @njit(cache=True, fastmath=True)
@@ -341,7 +240,7 @@ def _flush(b, sb):
 # Parallel drivers.
 # --------------------------------------------------------------------------------------------
 @njit(parallel=True, cache=True, nogil=True)
-def _background_kernel(D, x0, x1, x2, th, tl, tw, ax, at, delta, nchunks, scale, out):
+def _background_kernel(xs, th, tl, tw, ax, at, delta, nchunks, scale, out):
     """S_n = scale * (1 + sum_{m != n, |t_n - t_m| <= delta} exp(...)); returns #terms evaluated."""
     N = tw.shape[0]
     buf = np.zeros((nchunks, N))
@@ -360,7 +259,7 @@ def _background_kernel(D, x0, x1, x2, th, tl, tw, ax, at, delta, nchunks, scale,
                 lo = 0
                 if delta < np.inf:
                     lo = _lower_bound_back(tw, tw[n] - delta, n)
-                b[n] += _bg_row(D, x0, x1, x2, th, tl, n, lo, n, ax, at, sb) + 1.0
+                b[n] += _bg_row(xs, th, tl, n, lo, n, ax, at, sb) + 1.0
                 cnt += n - lo
             it += 1
             if it == _FLUSH:
@@ -377,7 +276,7 @@ def _background_kernel(D, x0, x1, x2, th, tl, tw, ax, at, delta, nchunks, scale,
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _trigger_kernel(D, x0, x1, x2, th, tl, tw, ts, bh, om, delta, scale, out):
+def _trigger_kernel(xs, th, tl, tw, ts, bh, om, delta, scale, out):
     """G_n = scale * sum_{m in [lo_n, ts_n)} exp(-(bh r2 + om dt)); returns #terms evaluated."""
     N = tw.shape[0]
     npair = (N + 1) // 2
@@ -391,13 +290,13 @@ def _trigger_kernel(D, x0, x1, x2, th, tl, tw, ts, bh, om, delta, scale, out):
             lo = 0
             if delta < np.inf:
                 lo = _lower_bound_back(tw, tw[n] - delta, hi)
-            out[n] = scale * _tr_row(D, x0, x1, x2, th, tl, n, lo, hi, bh, om)
+            out[n] = scale * _tr_row(xs, th, tl, n, lo, hi, bh, om)
             cnt += hi - lo
     return cnt
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _both_kernel(D, x0, x1, x2, th, tl, tw, ts, ax, at, delta_s, bh, om, delta_g, nchunks,
+def _both_kernel(xs, th, tl, tw, ts, ax, at, delta_s, bh, om, delta_g, nchunks,
                  scale_s, scale_g, out_s, out_g):
     """S and G in one pass: fused loop on the overlap of the background range [loS, n) and the
     trigger range [loG, ts_n); background-only / trigger-only loops on the rest."""
@@ -423,12 +322,12 @@ def _both_kernel(D, x0, x1, x2, th, tl, tw, ts, ax, at, delta_s, bh, om, delta_g
                 if delta_g < np.inf:
                     log = _lower_bound_back(tw, tw[n] - delta_g, tsn)
                 f = max(los, log)
-                s, g = _fu_row(D, x0, x1, x2, th, tl, n, f, tsn, ax, at, bh, om, sb)
+                s, g = _fu_row(xs, th, tl, n, f, tsn, ax, at, bh, om, sb)
                 # background only: [los, min(log, n)) and [max(tsn, los), n)
-                s += _bg_row(D, x0, x1, x2, th, tl, n, los, min(log, n), ax, at, sb)
-                s += _bg_row(D, x0, x1, x2, th, tl, n, max(tsn, los), n, ax, at, sb)
+                s += _bg_row(xs, th, tl, n, los, min(log, n), ax, at, sb)
+                s += _bg_row(xs, th, tl, n, max(tsn, los), n, ax, at, sb)
                 # trigger only: [log, min(tsn, los))
-                g += _tr_row(D, x0, x1, x2, th, tl, n, log, min(tsn, los), bh, om)
+                g += _tr_row(xs, th, tl, n, log, min(tsn, los), bh, om)
                 b[n] += s + 1.0
                 out_g[n] = scale_g * g
                 cnt += (n - los) + (tsn - log)
@@ -444,6 +343,30 @@ def _both_kernel(D, x0, x1, x2, th, tl, tw, ts, ax, at, delta_s, bh, om, delta_g
             s += buf[c, n]
         out_s[n] = scale_s * s
     return counts.sum()
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _query_kernel(xs, th, tl, qs, qh, ql, lo_s, hi_s, lo_g, hi_g, ax, at, bh, om, nchunks, scale_s, scale_g,
+                  out_s, out_g):
+    """Sq, Gq at query points (columns ``qs``) at time qh + ql over fixed event ranges (see
+    ``Engine.query_sums``). The background loop's scatter goes to a discarded per-chunk buffer:
+    one loop serves events and query points."""
+    Q = qs[0].shape[0]
+    N = th.shape[0]
+    scratch = np.zeros((nchunks, N), th.dtype)
+    for c in prange(nchunks):
+        sb = scratch[c]
+        for g in range(c, Q, nchunks):
+            q = _coords(qs, g)
+            s = 0.0
+            if lo_s < hi_s:
+                s = _bg_loop(xs, th, tl, q, qh, ql, lo_s, hi_s, ax, at, sb)
+            e = 0.0
+            if lo_g < hi_g:
+                e = _tr_loop(xs, th, tl, q, qh, ql, lo_g, hi_g, bh, om)
+            out_s[g] = scale_s * s
+            out_g[g] = scale_g * e
+    return Q * ((hi_s - lo_s) + (hi_g - lo_g))
 
 
 # O(N) kernels run serially: a parallel region costs more than 54,000 logs (~0.5 ms) on a busy machine.
@@ -462,7 +385,7 @@ def _pi_kernel(S, G, mu0, theta, out):
         out[n] = xi / (mu0 * S[n] + xi)
 
 
-class CPUEngine(EngineBase):
+class CpuEngine(Engine):
     """Numba multi-core engine (see the module docstring for the loop design)."""
 
     backend = "cpu"
@@ -471,12 +394,12 @@ class CPUEngine(EngineBase):
         super().__init__(x, t, dtype=dtype, threads=threads, exact=exact, window=window)
         dt = self.dtype
         # Centre coordinates: only differences matter, and centring keeps float32 differences accurate.
-        xc = x - x.mean(axis=0) if self.N else x
-        cols = [np.ascontiguousarray(xc[:, d], dtype=dt) for d in range(self.D)]
-        while len(cols) < 3:
-            cols.append(cols[0])
-        self._x = tuple(cols)
-        self._th, self._tl = split_time(t, dt)
+        self._xmean = x.mean(axis=0) if self.N else np.zeros(self.D)
+        xc = x - self._xmean
+        # one contiguous column per dimension; the tuple's length D selects the kernels' specialisation
+        self._x = tuple(np.ascontiguousarray(xc[:, d], dtype=dt) for d in range(self.D))
+        self._tgrid = time_grid(t, dt)
+        self._th, self._tl = split_time(t, dt, grid=self._tgrid)
         self._tw = np.ascontiguousarray(t, dtype=np.float64)
         self._ts = tie_starts(self._tw)
         self._S = np.zeros(self.N)
@@ -489,7 +412,7 @@ class CPUEngine(EngineBase):
         dt = self.dtype.type
         with threads_context(self.threads):
             cnt = _background_kernel(
-                self.D, *self._x, self._th, self._tl, self._tw,
+                self._x, self._th, self._tl, self._tw,
                 dt(0.5 / tau_x**2), dt(0.5 / tau_t**2), float(delta), self._nchunks(),
                 phi0(self.D, tau_x) * phi0(1, tau_t), self._S)
         self._pairs += int(cnt)
@@ -498,7 +421,7 @@ class CPUEngine(EngineBase):
         dt = self.dtype.type
         with threads_context(self.threads):
             cnt = _trigger_kernel(
-                self.D, *self._x, self._th, self._tl, self._tw, self._ts,
+                self._x, self._th, self._tl, self._tw, self._ts,
                 dt(0.5 / h**2), dt(omega), float(delta), omega * phi0(self.D, h), self._G[phys])
         self._pairs += int(cnt)
 
@@ -506,7 +429,7 @@ class CPUEngine(EngineBase):
         dt = self.dtype.type
         with threads_context(self.threads):
             cnt = _both_kernel(
-                self.D, *self._x, self._th, self._tl, self._tw, self._ts,
+                self._x, self._th, self._tl, self._tw, self._ts,
                 dt(0.5 / tau_x**2), dt(0.5 / tau_t**2), float(delta_s),
                 dt(0.5 / h**2), dt(omega), float(delta_g), self._nchunks(),
                 phi0(self.D, tau_x) * phi0(1, tau_t), omega * phi0(self.D, h),
@@ -531,3 +454,16 @@ class CPUEngine(EngineBase):
 
     def _k_trigger_integral(self, omega):
         return trigger_integral_part(self._tw, omega, self.window)
+
+    def _k_query(self, points, time, ranges, ax, at, bh, om, scale_s, scale_g):
+        dt = self.dtype.type
+        pc = points - self._xmean
+        qs = tuple(np.ascontiguousarray(pc[:, d], dtype=self.dtype) for d in range(self.D))
+        qh, ql = split_time(np.array([time]), self.dtype, grid=self._tgrid)
+        out_s = np.empty(points.shape[0])
+        out_g = np.empty(points.shape[0])
+        with threads_context(self.threads):
+            cnt = _query_kernel(self._x, self._th, self._tl, qs, qh[0], ql[0], *ranges, dt(ax), dt(at), dt(bh),
+                                dt(om), self._nchunks(), scale_s, scale_g, out_s, out_g)
+        self._pairs += int(cnt)
+        return out_s, out_g

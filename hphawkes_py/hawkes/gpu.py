@@ -19,21 +19,21 @@ import math
 
 import numpy as np
 
-from .._backend import get_device
 from ..gpu.device import KERNELS_DIR
-from ._engine import EngineBase, phi0, split_time, tie_starts
+from .engine import Engine, phi0, split_time, tie_starts, time_grid
 
-__all__ = ["GPUEngine"]
+__all__ = ["GpuEngine"]
 
 
-class GPUEngine(EngineBase):
-    """One block per event, shared-memory tree reduction; works on any ``Device``."""
+class GpuEngine(Engine):
+    """One block per event, shared-memory tree reduction; works on any ``Device`` (given by
+    :func:`~.engine.make_engine`; the engine never fetches one itself)."""
 
-    def __init__(self, x, t, *, backend="emulator", dtype=np.float64, threads=None, exact=False,
+    def __init__(self, x, t, *, device, backend="emulator", dtype=np.float64, threads=None, exact=False,
                  window=None, block=None, grid_reduce=None):
         super().__init__(x, t, dtype=dtype, threads=threads, exact=exact, window=window)
         self.backend = backend
-        self.dev = dev = get_device(backend)
+        self.dev = dev = device
         real = "double" if self.dtype == np.float64 else "float"
         self._mod = dev.module(KERNELS_DIR / "hawkes.cu", defines={"REAL": real})
         self._f_bg = self._mod.function("hawkes_background")
@@ -41,17 +41,20 @@ class GPUEngine(EngineBase):
         self._f_sl = self._mod.function("hawkes_sum_log")
         self._f_pi = self._mod.function("hawkes_pi")
         self._f_ti = self._mod.function("hawkes_trigger_integral")
+        self._f_q = self._mod.function("hawkes_query")
         # 256 threads per event on a GPU; the emulator runs every thread as a fiber, so keep blocks small there.
         self.block = int(block or (256 if backend == "gpu" else 32))
         self.grid_reduce = int(grid_reduce or (128 if backend == "gpu" else 4))
         self.grid_rows = min(self.N, 65535 * 32)
         dt = self.dtype
-        xc = x - x.mean(axis=0)
+        self._xmean = x.mean(axis=0)
+        xc = x - self._xmean
         cols = [dev.to_device(np.ascontiguousarray(xc[:, d], dtype=dt)) for d in range(self.D)]
         while len(cols) < 3:
             cols.append(cols[0])
         self._x = cols
-        th, tl = split_time(t, dt)
+        self._tgrid = time_grid(t, dt)
+        th, tl = split_time(t, dt, grid=self._tgrid)
         self._th = dev.to_device(th)
         self._tl = dev.to_device(tl)
         self._tw_host = np.ascontiguousarray(t, dtype=np.float64)
@@ -140,3 +143,21 @@ class GPUEngine(EngineBase):
 
     def _k_G(self, phys):
         return self.dev.to_host(self._G[phys]).astype(np.float64)
+
+    def _k_query(self, points, time, ranges, ax, at, bh, om, scale_s, scale_g):
+        dev, dt = self.dev, self.dtype
+        Q = points.shape[0]
+        pc = points - self._xmean
+        q = [dev.to_device(np.ascontiguousarray(pc[:, d], dtype=dt)) for d in range(self.D)]
+        while len(q) < 3:
+            q.append(q[0])
+        qh, ql = split_time(np.array([time]), dt, grid=self._tgrid)
+        out_s, out_g = dev.zeros((Q,), dt), dev.zeros((Q,), dt)
+        lo_s, hi_s, lo_g, hi_g = (np.int32(v) for v in ranges)
+        dev.launch(self._f_q, min(Q, 65535 * 32), self.block,
+                   [*self._x, self._th, self._tl, np.int32(self.D), *q, np.int32(Q), self._real(qh[0]),
+                    self._real(ql[0]), lo_s, hi_s, lo_g, hi_g, self._real(ax), self._real(at), self._real(bh),
+                    self._real(om), np.float64(scale_s), np.float64(scale_g), out_s, out_g],
+                   shared_bytes=self.block * dt.itemsize)
+        self._pairs += Q * int((hi_s - lo_s) + (hi_g - lo_g))
+        return dev.to_host(out_s).astype(np.float64), dev.to_host(out_g).astype(np.float64)

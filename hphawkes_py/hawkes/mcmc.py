@@ -52,8 +52,9 @@ import numpy as np
 
 from .._parallel import run_replicates
 from .._progress import progress_bar
-from .._validate import check_int, check_positive, check_random_state
-from .model import PARAM_NAMES, HawkesParams, _Prepared, build_engine, prepare_data
+from .._validate import check_int, check_positive, check_seed
+from .engine import EngineFactory
+from .model import PARAM_NAMES, PARAM_RANGE, HawkesParams, check_flag, check_param_range, engine_factory, prepare_data
 
 __all__ = ["mcmc", "posterior_mode", "HawkesPosterior", "DEFAULT_PRIOR_SCALES", "DEFAULT_INIT", "TARGET_ACCEPTANCE"]
 
@@ -90,17 +91,13 @@ def _truncnorm_positive(rng: np.random.Generator, mean: float, sd: float) -> flo
 
 @dataclasses.dataclass(frozen=True)
 class _ChainConfig:
-    prep: _Prepared
+    factory: EngineFactory
     sampled: tuple
     fixed: dict
     init: dict
     prior_scales: dict
     n_iter: int
     burn_in: int
-    backend: str
-    dtype: Any
-    threads: int | None
-    exact: bool
     progress: bool
     debug: bool
 
@@ -116,7 +113,8 @@ def _log_prior(cfg: _ChainConfig, values: Mapping[str, float]) -> float:
 def _run_chain(chain: int, seed_seq: np.random.SeedSequence, cfg: _ChainConfig) -> dict:
     """One adaptive MH chain. Module-level so process pools and Dask can pickle it."""
     rng = np.random.default_rng(seed_seq)
-    eng = build_engine(cfg.prep, backend=cfg.backend, dtype=cfg.dtype, threads=cfg.threads, exact=cfg.exact)
+    eng = cfg.factory.build()
+    lo, hi = PARAM_RANGE[cfg.factory.dtype]
     vals = {**cfg.fixed, **cfg.init}
     eng.set_background(vals["tau_x"], vals["tau_t"])
     eng.set_trigger(vals["h"], vals["omega"], slot=0)
@@ -136,7 +134,7 @@ def _run_chain(chain: int, seed_seq: np.random.SeedSequence, cfg: _ChainConfig) 
     debug_log: list = []
     fresh_eng = None
     if cfg.debug:
-        fresh_eng = build_engine(cfg.prep, backend=cfg.backend, dtype=cfg.dtype, threads=cfg.threads, exact=True)
+        fresh_eng = cfg.factory.build(exact=True)
 
     with progress_bar(total=cfg.n_iter, desc=f"chain {chain}", enabled=cfg.progress) as bar:
         for it in range(cfg.n_iter):
@@ -147,7 +145,11 @@ def _run_chain(chain: int, seed_seq: np.random.SeedSequence, cfg: _ChainConfig) 
                 s_new = _truncnorm_positive(rng, s, sd)
                 new = _from_state(name, s_new)
                 mu0, theta, omega = vals["mu0"], vals["theta"], vals["omega"]
-                if name == "mu0":
+                if not lo <= new <= hi:
+                    # outside the range where the kernels are finite (model notes): rejected, i.e. the
+                    # prior is truncated there; its half-normal mass beyond it is negligible
+                    ll_new = -math.inf
+                elif name == "mu0":
                     ll_new = eng.sum_log_intensity(new, theta, slot=0) - eng.integral(new, theta, omega)
                 elif name == "theta":
                     ll_new = eng.sum_log_intensity(mu0, new, slot=0) - eng.integral(mu0, new, omega)
@@ -197,7 +199,7 @@ def _run_chain(chain: int, seed_seq: np.random.SeedSequence, cfg: _ChainConfig) 
         "acceptance": {n: (acc_post[j] / n_post[j] if n_post[j] else np.nan) for j, n in enumerate(names)},
         "proposal_sd": {n: float(sigma[j]) for j, n in enumerate(names)},
         "final_loglik": float(ll),
-        "backend": getattr(eng, "backend", cfg.backend),
+        "backend": getattr(eng, "backend", cfg.factory.backend),
         "debug": debug_log,
     }
 
@@ -223,7 +225,7 @@ def _log_posterior_at(eng, values: Mapping[str, float], sampled, prior_scales, c
 def posterior_mode(x: Any, t: Any, *, sample: Sequence[str] = ("h", "omega", "theta", "mu0"),
                    fixed: Mapping[str, float] | None = None, start: Mapping[str, float] | None = None,
                    priors: Mapping[str, float] | None = None, backend: str = "auto", threads: int | None = None,
-                   dtype: Any = np.float64, window: Any = None, maxiter: int = 600) -> dict:
+                   dtype: Any = np.float64, window: Any = None, maxiter: int = 600, exact: bool = False) -> dict:
     """Maximum of the posterior density of the sampled parameters (the MCMC's target, on its state).
 
     Nelder-Mead over the logarithms of the sampled parameters, with the same
@@ -232,41 +234,103 @@ def posterior_mode(x: Any, t: Any, *, sample: Sequence[str] = ("h", "omega", "th
     the mode need no long burn-in, whereas from hpHawkes' initial values (all 1)
     the trigger rate ``omega`` of the DC data takes over 1,000 sweeps to arrive.
 
+    Parameters
+    ----------
+    x, t, window, backend, threads, dtype, exact
+        As in :func:`mcmc`.
+    sample, fixed, priors
+        As in :func:`mcmc` and checked the same way: only the ``sample`` parameters are
+        optimised, the ``fixed`` ones keep their values.
+    start : dict, optional
+        Starting values of sampled parameters (natural units); default 1 each.
+    maxiter : int
+        Nelder-Mead iterations (>= 1).
+
     Returns
     -------
     dict
         The sampled parameters' values at the mode (natural units), plus
         ``"log_posterior"`` (up to a constant) and ``"evaluations"``.
     """
+    sample, fixed, start_vals, prior_scales = _check_model(sample, fixed, start, priors, "start")
+    maxiter = check_int(maxiter, "maxiter", minimum=1)
+    factory = engine_factory(prepare_data(x, t, window), backend=backend, dtype=dtype, threads=threads, exact=exact)
+    _check_ranges(fixed, start_vals, factory.dtype, "start")
+    return _mode_search(factory, sample, fixed, start_vals, prior_scales, maxiter)
+
+
+def _mode_search(factory: EngineFactory, sample, fixed, start_vals, prior_scales, maxiter) -> dict:
     from scipy.optimize import minimize
 
-    sample = tuple((sample,) if isinstance(sample, str) else sample)
-    _check_names(sample, "sample")
-    fixed = dict(fixed or {})
-    _check_names(fixed, "fixed")
-    missing = [n for n in PARAM_NAMES if n not in sample and n not in fixed]
-    if missing:
-        raise ValueError(f"fixed must give a value for every parameter not sampled; missing {missing}")
-    fixed = {n: check_positive(v, f"fixed[{n!r}]") for n, v in fixed.items()}
-    start = dict(start or {})
-    _check_names(start, "start")
-    x0 = np.log([check_positive(start.get(n, DEFAULT_INIT[n]), f"start[{n!r}]") for n in sample])
-    priors = dict(priors or {})
-    _check_names(priors, "priors")
-    scales = {n: check_positive(priors.get(n, DEFAULT_PRIOR_SCALES[n]), f"priors[{n!r}]") for n in PARAM_NAMES}
-    prep = prepare_data(x, t, window)
-    eng = build_engine(prep, backend=backend, dtype=dtype, threads=threads)
+    eng = factory.build()
     current: dict = {}
+    lo, hi = (math.log(v) for v in PARAM_RANGE[factory.dtype])
 
     def negative(z):
+        if np.any(z < lo) or np.any(z > hi):
+            return 1e300
         values = {**fixed, **dict(zip(sample, np.exp(z)))}
-        v = -_log_posterior_at(eng, values, sample, scales, current)
+        v = -_log_posterior_at(eng, values, sample, prior_scales, current)
         return v if np.isfinite(v) else 1e300
 
+    x0 = np.log([start_vals[n] for n in sample])
     res = minimize(negative, x0, method="Nelder-Mead", options={"maxiter": int(maxiter), "xatol": 1e-4, "fatol": 1e-3})
     out = {n: float(v) for n, v in zip(sample, np.exp(res.x))}
     out.update(log_posterior=float(-res.fun), evaluations=int(res.nfev))
     return out
+
+
+def _check_model(sample, fixed, values, priors, values_name):
+    """The checks :func:`mcmc` and :func:`posterior_mode` share. Returns
+    ``(sample, fixed, start values of every sampled parameter, prior scales of every parameter)``."""
+    if isinstance(sample, str):
+        sample = (sample,)
+    try:
+        sample = tuple(sample)
+    except TypeError:
+        raise TypeError(f"sample must be a parameter name or a sequence of them, got {sample!r}") from None
+    bad = [s for s in sample if not isinstance(s, str)]
+    if bad:
+        raise TypeError(f"sample must hold parameter names (str), got {bad[:5]}")
+    _check_names(sample, "sample")
+    if len(set(sample)) != len(sample):
+        raise ValueError(f"sample lists a parameter twice: {sample}")
+    if not sample:
+        raise ValueError("sample must name at least one parameter")
+    fixed = _check_mapping(fixed, "fixed")
+    both = sorted(set(sample) & set(fixed))
+    if both:
+        raise ValueError(f"parameter(s) {both} are both sampled (sample) and fixed (fixed); choose one")
+    missing = [n for n in PARAM_NAMES if n not in sample and n not in fixed]
+    if missing:
+        raise ValueError(f"fixed must give a value for every parameter not sampled; missing {missing}")
+    fixed = {n: check_positive(v, f"fixed[{n!r}]") for n, v in fixed.items()}
+    values = _check_mapping(values, values_name)
+    not_sampled = sorted(set(values) - set(sample))
+    if not_sampled:
+        raise ValueError(f"{values_name} gives value(s) for {not_sampled}, which are not sampled "
+                         "(fixed parameters keep the value given in fixed)")
+    start = {n: check_positive(values.get(n, DEFAULT_INIT[n]), f"{values_name}[{n!r}]") for n in sample}
+    priors = _check_mapping(priors, "priors")
+    scales = {n: check_positive(priors.get(n, DEFAULT_PRIOR_SCALES[n]), f"priors[{n!r}]") for n in PARAM_NAMES}
+    return sample, fixed, start, scales
+
+
+def _check_mapping(value, name) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name} must be a dict of parameter values, got {type(value).__name__}")
+    value = dict(value)
+    _check_names(value, name)
+    return value
+
+
+def _check_ranges(fixed, start, dtype, values_name) -> None:
+    for n, v in fixed.items():
+        check_param_range(f"fixed[{n!r}]", v, dtype)
+    for n, v in start.items():
+        check_param_range(f"{values_name}[{n!r}]", v, dtype)
 
 
 def _check_names(value: Any, name: str) -> None:
@@ -318,54 +382,28 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
     -------
     HawkesPosterior
     """
-    prep = prepare_data(x, t, window)
     n_iter = check_int(n_iter, "n_iter", minimum=1)
     burn_in = check_int(burn_in, "burn_in", minimum=0)
     if burn_in >= n_iter:
         raise ValueError(f"burn_in must be smaller than n_iter, got burn_in={burn_in} and n_iter={n_iter}")
     chains = check_int(chains, "chains", minimum=1)
-    if isinstance(sample, str):
-        sample = (sample,)
-    sample = tuple(sample)
-    _check_names(sample, "sample")
-    if len(set(sample)) != len(sample):
-        raise ValueError(f"sample lists a parameter twice: {sample}")
-    if not sample:
-        raise ValueError("sample must name at least one parameter")
-    fixed = dict(fixed or {})
-    _check_names(fixed, "fixed")
-    both = sorted(set(sample) & set(fixed))
-    if both:
-        raise ValueError(f"parameter(s) {both} are both sampled (sample) and fixed (fixed); choose one")
-    missing = [n for n in PARAM_NAMES if n not in sample and n not in fixed]
-    if missing:
-        raise ValueError(f"fixed must give a value for every parameter not sampled; missing {missing}")
-    fixed = {n: check_positive(v, f"fixed[{n!r}]") for n, v in fixed.items()}
     start_at_mode = isinstance(init, str)
     if start_at_mode and init != "mode":
         raise ValueError(f"init must be a dict of initial values or 'mode', got {init!r}")
-    init = {} if start_at_mode else dict(init or {})
-    _check_names(init, "init")
-    not_sampled = sorted(set(init) - set(sample))
-    if not_sampled:
-        raise ValueError(f"init gives value(s) for {not_sampled}, which are not sampled (use fixed)")
-    init_vals = {n: check_positive(init.get(n, DEFAULT_INIT[n]), f"init[{n!r}]") for n in sample}
-    priors = dict(priors or {})
-    _check_names(priors, "priors")
-    prior_scales = {n: check_positive(priors.get(n, DEFAULT_PRIOR_SCALES[n]), f"priors[{n!r}]") for n in PARAM_NAMES}
+    sample, fixed, init_vals, prior_scales = _check_model(sample, fixed, None if start_at_mode else init, priors,
+                                                          "init")
+    seed = check_seed(seed)
+    progress = check_flag(progress, "progress")
+    debug = check_flag(_debug, "_debug")
+    factory = engine_factory(prepare_data(x, t, window), backend=backend, dtype=dtype, threads=threads, exact=exact)
+    _check_ranges(fixed, init_vals, factory.dtype, "init")
     if start_at_mode:
-        mode = posterior_mode(prep.x_sorted, prep.t_sorted, sample=sample, fixed=fixed, priors=priors, backend=backend,
-                              threads=threads, dtype=dtype, window=prep.window)
+        mode = _mode_search(factory, sample, fixed, init_vals, prior_scales, 600)
         init_vals = {n: mode[n] for n in sample}
-    if isinstance(seed, bool) or not (seed is None or isinstance(seed, (int, np.integer, np.random.Generator,
-                                                                         np.random.SeedSequence))):
-        raise TypeError(f"seed must be None, an int, a SeedSequence or a Generator, got {type(seed).__name__}")
-    rng_seed = int(seed) if isinstance(seed, np.integer) else seed
-    cfg = _ChainConfig(prep=prep, sampled=sample, fixed=fixed, init=init_vals, prior_scales=prior_scales,
-                       n_iter=n_iter, burn_in=burn_in, backend=backend, dtype=dtype, threads=threads,
-                       exact=bool(exact), progress=bool(progress) and executor is None, debug=bool(_debug))
+    cfg = _ChainConfig(factory=factory, sampled=sample, fixed=fixed, init=init_vals, prior_scales=prior_scales,
+                       n_iter=n_iter, burn_in=burn_in, progress=progress and executor is None, debug=debug)
     t_start = time.perf_counter()
-    results = run_replicates(_run_chain, range(chains), seed=rng_seed, executor=executor,
+    results = run_replicates(_run_chain, range(chains), seed=seed, executor=executor,
                              progress=bool(progress) and executor is not None, desc="chains", args=(cfg,))
     elapsed = time.perf_counter() - t_start
     draws = {n: np.stack([r["draws"][:, i] for r in results]) for i, n in enumerate(PARAM_NAMES)}
@@ -375,8 +413,7 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
         prior_scales={n: prior_scales[n] for n in sample}, n_iter=n_iter, burn_in=burn_in,
         backend=results[0]["backend"], elapsed_seconds=elapsed,
         proposal_sd={n: np.array([r["proposal_sd"][n] for r in results]) for n in sample},
-        _prep=prep, _engine_options={"backend": backend, "dtype": dtype, "threads": threads, "exact": bool(exact)},
-        _debug=[r["debug"] for r in results],
+        engine_factory=factory, _debug=[r["debug"] for r in results],
     )
 
 
@@ -421,6 +458,9 @@ class HawkesPosterior:
         Wall time of the sampling.
     proposal_sd : dict of str -> ndarray, shape (chains,)
         Final adapted proposal standard deviations (on the sampled state scale).
+    engine_factory : EngineFactory
+        The data (time-sorted) and engine settings the chains ran with; what
+        :func:`~.excitation.self_excitation` and the forecasts rebuild engines from.
     """
 
     draws: dict
@@ -434,8 +474,7 @@ class HawkesPosterior:
     backend: str
     elapsed_seconds: float
     proposal_sd: dict
-    _prep: Any = None
-    _engine_options: dict = dataclasses.field(default_factory=dict)
+    engine_factory: Any = None
     _debug: list = dataclasses.field(default_factory=list)
 
     # ---------------------------------------------------------------- basics
@@ -534,92 +573,22 @@ class HawkesPosterior:
     # ---------------------------------------------------------------- figures
     def plot_trace(self, params: Sequence[str] | None = None, path=None):
         """Trace plots per parameter and chain (matplotlib Figure; saved when ``path`` given)."""
-        from .plots import plot_trace
+        from .plot import plot_trace
 
         return plot_trace(self, params=params, path=path)
 
     def plot_density(self, params: Sequence[str] | None = None, path=None):
         """Posterior density per parameter and chain (matplotlib Figure)."""
-        from .plots import plot_density
+        from .plot import plot_density
 
         return plot_density(self, params=params, path=path)
 
     # ---------------------------------------------------------------- pi_n
-    def self_excitation(self, n_draws: int = 1000, seed: Any = None, *, progress: bool = False,
+    def self_excitation(self, n_draws: int = 1000, seed: Any = None, *, executor: Any = None, progress: bool = True,
                         max_values: int = 2**23):
-        """Posterior of the self-excitation probability ``pi_n`` of every event.
+        """Posterior of the self-excitation probability ``pi_n`` of every event: see
+        :func:`hphawkes_py.hawkes.self_excitation` (this method calls it)."""
+        from .excitation import self_excitation
 
-        ``pi_n`` is computed for ``n_draws`` posterior draws chosen at random
-        without replacement from all chains (all draws when there are fewer).
-
-        Memory stays bounded: per-event mean and sd are accumulated in one pass
-        (Welford, float64). Exact 2.5% and 97.5% quantiles need every value of
-        every event; when ``n_draws * N <= max_values`` (default 8.4 million,
-        64 MB) they are kept in memory in float64, otherwise each draw's
-        ``pi`` vector is spilled to a temporary float32 file (relative error
-        6e-8) which is then read back in blocks of events, so at most
-        ``max_values`` values are ever in memory.
-
-        Returns
-        -------
-        pandas.DataFrame
-            One row per event in the caller's input order: ``mean``, ``sd``
-            (ddof=1), ``q2.5``, ``q97.5``. ``df.attrs["draw_indices"]`` holds the
-            flat indices (``chain * n_draws + draw``) of the draws used.
-        """
-        import os
-        import tempfile
-
-        import pandas as pd
-
-        n_draws = check_int(n_draws, "n_draws", minimum=1)
-        max_values = check_int(max_values, "max_values", minimum=1)
-        rng = check_random_state(seed)
-        total = self.chains * self.n_draws
-        if n_draws >= total:
-            idx = np.arange(total)
-        else:
-            idx = np.sort(rng.choice(total, size=n_draws, replace=False))
-        m = idx.size
-        flat = {n: self.draws[n].reshape(-1)[idx] for n in PARAM_NAMES}
-        prep = self._prep
-        n_events = prep.n
-        eng = build_engine(prep, **self._engine_options)
-        mean = np.zeros(n_events)
-        m2 = np.zeros(n_events)
-        in_memory = m * n_events <= max_values
-        tmpdir = None
-        if in_memory:
-            store = np.empty((m, n_events))
-        else:
-            tmpdir = tempfile.TemporaryDirectory(prefix="hphawkes-pi-")
-            store = np.memmap(os.path.join(tmpdir.name, "pi.f32"), dtype=np.float32, mode="w+", shape=(m, n_events))
-        try:
-            background = None
-            with progress_bar(total=m, desc="pi_n over draws", enabled=progress) as bar:
-                for k in range(m):
-                    bg = (flat["tau_x"][k], flat["tau_t"][k])
-                    if bg != background:  # fixed bandwidths: computed once
-                        eng.set_background(*bg)
-                        background = bg
-                    eng.set_trigger(flat["h"][k], flat["omega"][k], slot=0)
-                    pi = np.asarray(eng.self_excitation(flat["mu0"][k], flat["theta"][k], slot=0), dtype=np.float64)
-                    delta = pi - mean
-                    mean += delta / (k + 1)
-                    m2 += delta * (pi - mean)
-                    store[k] = pi
-                    bar.update(1)
-            sd = np.sqrt(m2 / (m - 1)) if m > 1 else np.full(n_events, np.nan)
-            q = np.empty((2, n_events))
-            block = max(1, max_values // m)
-            for j0 in range(0, n_events, block):
-                j1 = min(n_events, j0 + block)
-                q[:, j0:j1] = np.quantile(np.asarray(store[:, j0:j1], dtype=np.float64), [0.025, 0.975], axis=0)
-        finally:
-            if tmpdir is not None:
-                del store
-                tmpdir.cleanup()
-        inv = prep.inverse
-        df = pd.DataFrame({"mean": mean[inv], "sd": sd[inv], "q2.5": q[0][inv], "q97.5": q[1][inv]})
-        df.attrs["draw_indices"] = idx
-        return df
+        return self_excitation(self, n_draws=n_draws, seed=seed, executor=executor, progress=progress,
+                               max_values=max_values)

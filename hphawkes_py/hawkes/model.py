@@ -14,9 +14,19 @@ strictly (tied times do not excite each other).  The observation window is
 ``[T0, T1] = (min t, max t)`` unless given; the spatial integral is over all
 of R^D (taken as 1), as in the paper.
 
-The hot sums live in an *engine* (:mod:`hphawkes_py.hawkes._engine`), which
+The hot sums live in an *engine* (:mod:`hphawkes_py.hawkes.engine`), which
 needs its data sorted by time.  This module validates the user's input, sorts
-it stably by time, and maps results back to the caller's order.
+it stably by time (:class:`HawkesData`), resolves the backend once per public
+call into an :class:`~.engine.EngineFactory`, and maps results back to the
+caller's order.
+
+Parameter range
+---------------
+Every parameter must lie in ``PARAM_RANGE[dtype]`` (float64: 1e-50 to 1e50; float32:
+1e-8 to 1e8). Inside it every kernel constant (``1/(2 s^2)``, ``phi_D(0; s)``, ``omega
+phi_D(0; h)``) and every rate ``lambda_n`` is a finite, normal number of the kernel precision,
+whatever the combination; outside it they would overflow or underflow. Express ``x`` and ``t``
+in units where the parameters are moderate (km and hours for city-scale crime data).
 """
 from __future__ import annotations
 
@@ -26,12 +36,31 @@ from typing import Any
 import numpy as np
 
 from .._backend import resolve_backend
-from .._validate import as_float_array, check_dtype, check_positive, check_same_length
+from .._validate import as_float_array, check_dtype, check_int, check_positive, check_same_length, describe
+from .engine import EngineFactory
 
-__all__ = ["HawkesParams", "log_likelihood", "self_excitation_probabilities", "PARAM_NAMES"]
+__all__ = ["HawkesParams", "HawkesData", "log_likelihood", "self_excitation_probabilities", "PARAM_NAMES",
+           "PARAM_RANGE", "prepare_data", "engine_factory", "check_param_range"]
 
 #: Every parameter of the model, in the order of :class:`HawkesParams`.
 PARAM_NAMES = ("mu0", "tau_x", "tau_t", "theta", "omega", "h")
+#: Range every parameter must lie in, per kernel precision (see the module notes).
+PARAM_RANGE = {np.dtype(np.float64): (1e-50, 1e50), np.dtype(np.float32): (1e-8, 1e8)}
+
+
+def check_param_range(name: str, value: float, dtype=np.float64) -> float:
+    """``value`` of parameter ``name`` inside :data:`PARAM_RANGE` for ``dtype`` (else ValueError)."""
+    lo, hi = PARAM_RANGE[np.dtype(dtype)]
+    if not lo <= value <= hi:
+        raise ValueError(
+            f"{name} = {value!r} is outside the range [{lo:g}, {hi:g}] where the {np.dtype(dtype).name} kernels "
+            "are finite; express x and t in other units so the parameters are moderate")
+    return value
+
+
+def _check_params_range(p: "HawkesParams", dtype) -> None:
+    for name in PARAM_NAMES:
+        check_param_range(name, getattr(p, name), dtype)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,9 +121,9 @@ def _as_params(params: Any) -> HawkesParams:
     raise TypeError(f"params must be a HawkesParams or a dict, got {type(params).__name__}")
 
 
-@dataclasses.dataclass(frozen=True)
-class _Prepared:
-    """Validated data sorted by time, with the permutation back to the caller's order.
+@dataclasses.dataclass(frozen=True, eq=False)
+class HawkesData:
+    """Validated events sorted by time, with the permutation back to the caller's order.
 
     ``x_sorted[i] = x[order[i]]``; a per-event result ``r_sorted`` in sorted
     order comes back to the caller's order as ``r_sorted[inverse]``.
@@ -115,12 +144,53 @@ class _Prepared:
         return self.x_sorted.shape[1]
 
 
-def prepare_data(x: Any, t: Any, window: Any = None) -> _Prepared:
+def _check_real_kind(value: Any, name: str) -> None:
+    """Refuse booleans, complex numbers and datetimes/timedeltas where real numbers are meant
+    (NumPy would silently read True as 1, drop imaginary parts, or give nanoseconds)."""
+    if value is None:
+        return
+    try:
+        arr = np.asarray(value)
+    except Exception:  # noqa: BLE001 - as_float_array reports what it cannot convert
+        return
+    kind = arr.dtype.kind
+    bad = None
+    if kind == "b":
+        bad = "booleans"
+    elif kind == "c":
+        bad = "complex numbers"
+    elif kind in "mM":
+        bad = f"datetimes/timedeltas ({arr.dtype})"
+    elif kind == "O" and arr.size:
+        import datetime
+
+        for v in arr.reshape(-1)[:100_000]:
+            if isinstance(v, (bool, np.bool_)):
+                bad = "booleans"
+            elif isinstance(v, (complex, np.complexfloating)):
+                bad = "complex numbers"
+            elif isinstance(v, (datetime.date, datetime.timedelta, np.datetime64, np.timedelta64)):
+                bad = f"datetimes/timedeltas ({type(v).__name__})"
+            if bad:
+                break
+    if bad is None:
+        return
+    hint = ""
+    if "datetime" in bad:
+        hint = ("; convert them to numbers in the unit the parameters use, e.g. hours since the first event: "
+                "(t - t.min()) / pandas.Timedelta(hours=1)")
+    raise TypeError(f"{name} must hold real numbers, got {bad}{hint}")
+
+
+def prepare_data(x: Any, t: Any, window: Any = None) -> HawkesData:
     """Check ``x``, ``t``, ``window``; sort stably by ``t``.
 
     Raises ``ValueError`` naming the argument for NaN/inf, mismatched lengths,
-    a dimension outside 1..3, fewer than two events, or events outside the window.
+    a dimension outside 1..3, fewer than two events, or events outside the window,
+    and ``TypeError`` for booleans, complex numbers or datetimes.
     """
+    _check_real_kind(x, "x")
+    _check_real_kind(t, "t")
     x_arr = as_float_array(x, "x", ndim=(1, 2), dtype=np.float64)
     if x_arr.ndim == 1:
         x_arr = x_arr[:, None]
@@ -142,6 +212,9 @@ def prepare_data(x: Any, t: Any, window: Any = None) -> _Prepared:
         if not win[1] > win[0]:
             raise ValueError("t must span a positive time range (all times are equal); give window=(T0, T1)")
     else:
+        _check_real_kind(window, "window")
+        if isinstance(window, (list, tuple)) and any(isinstance(v, (bool, np.bool_)) for v in window):
+            raise TypeError(f"window must hold real numbers, got booleans in {window!r}")
         try:
             t0, t1 = (float(v) for v in window)
         except (TypeError, ValueError) as exc:
@@ -153,20 +226,36 @@ def prepare_data(x: Any, t: Any, window: Any = None) -> _Prepared:
                 f"window {window!r} must contain every event time; t ranges over [{t_sorted[0]}, {t_sorted[-1]}]"
             )
         win = (t0, t1)
-    return _Prepared(x_sorted, t_sorted, order, inverse, win)
+    return HawkesData(x_sorted, t_sorted, order, inverse, win)
 
 
-def build_engine(prep: _Prepared, *, backend: str = "auto", dtype: Any = np.float64, threads: int | None = None,
-                 exact: bool = False):
-    """An engine holding the sorted data (see :mod:`hphawkes_py.hawkes._engine`)."""
-    from ._engine import make_engine
+def check_flag(value: Any, name: str) -> bool:
+    """A bool (or numpy bool); strings such as "no" and numbers are refused."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {describe(value)}")
+    return bool(value)
 
-    resolved = resolve_backend(backend)
+
+def check_threads(threads: Any) -> int | None:
+    """``threads``: None or a positive integer, checked at the entry point."""
+    if threads is not None:
+        check_int(threads, "threads", minimum=1)
+        from .._backend import threads_context
+
+        with threads_context(int(threads)):  # also refuses more threads than Numba started with
+            pass
+        threads = int(threads)
+    return threads
+
+
+def engine_factory(data: HawkesData, *, backend: str = "auto", dtype: Any = np.float64, threads: Any = None,
+                   exact: Any = False) -> EngineFactory:
+    """Check the engine settings and resolve ``backend`` (once, here) into an
+    :class:`~.engine.EngineFactory` for ``data``."""
     dt = check_dtype(dtype)
-    if not isinstance(exact, (bool, np.bool_)):
-        raise TypeError(f"exact must be True or False, got {exact!r}")
-    return make_engine(prep.x_sorted, prep.t_sorted, backend=resolved, dtype=dt, threads=threads,
-                       exact=bool(exact), window=prep.window)
+    exact = check_flag(exact, "exact")
+    threads = check_threads(threads)
+    return EngineFactory(data=data, backend=resolve_backend(backend), dtype=dt, threads=threads, exact=exact)
 
 
 def log_likelihood(x: Any, t: Any, params: HawkesParams | dict, *, exact: bool = False, window: Any = None,
@@ -201,7 +290,9 @@ def log_likelihood(x: Any, t: Any, params: HawkesParams | dict, *, exact: bool =
     """
     p = _as_params(params)
     prep = prepare_data(x, t, window)
-    eng = build_engine(prep, backend=backend, dtype=dtype, threads=threads, exact=exact)
+    factory = engine_factory(prep, backend=backend, dtype=dtype, threads=threads, exact=exact)
+    _check_params_range(p, factory.dtype)
+    eng = factory.build()
     return float(eng.log_likelihood(p.mu0, p.tau_x, p.tau_t, p.theta, p.omega, p.h))
 
 
@@ -220,7 +311,9 @@ def self_excitation_probabilities(x: Any, t: Any, params: HawkesParams | dict, *
     """
     p = _as_params(params)
     prep = prepare_data(x, t, window)
-    eng = build_engine(prep, backend=backend, dtype=dtype, threads=threads, exact=exact)
+    factory = engine_factory(prep, backend=backend, dtype=dtype, threads=threads, exact=exact)
+    _check_params_range(p, factory.dtype)
+    eng = factory.build()
     eng.set_background(p.tau_x, p.tau_t)
     eng.set_trigger(p.h, p.omega, slot=0)
     pi_sorted = np.asarray(eng.self_excitation(p.mu0, p.theta, slot=0), dtype=np.float64)

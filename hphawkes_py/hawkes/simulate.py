@@ -98,9 +98,16 @@ def simulate(*, mu: float, theta: float, omega: float, h: float, region: Any, du
     duration = check_positive(duration, "duration")
     bounds = _region(region, dim)
     rng = check_random_state(seed)
+    if not isinstance(return_parents, (bool, np.bool_)):
+        raise TypeError(f"return_parents must be True or False, got {return_parents!r}")
+    max_events = check_int(max_events, "max_events", minimum=1)
     volume = float(np.prod(bounds[:, 1] - bounds[:, 0]))
+    expected = mu * volume * duration  # background events; checked before drawing (no overflow, no huge draw)
+    if not expected <= max_events:
+        raise ValueError(f"mu * |region| * duration = {expected:.3g} expected background events exceeds "
+                         f"max_events={max_events}; lower mu, the region or the duration")
 
-    n0 = rng.poisson(mu * volume * duration)
+    n0 = rng.poisson(expected)
     if n0 > max_events:
         raise ValueError(f"the background alone has {n0} events > max_events={max_events}; lower mu or the region")
     xs = [bounds[:, 0] + rng.random((n0, dim)) * (bounds[:, 1] - bounds[:, 0])]

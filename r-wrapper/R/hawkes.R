@@ -283,8 +283,8 @@ autoplot.hawkes_mcmc <- function(object, type = c("density", "trace"), ...) {
 hawkes_self_excitation <- function(fit, x, t, n_draws = 1000L, seed = NULL) {
   post <- attr(fit, "hphawkes")$python
   if (is.null(post)) .hp_stop("fit must come from hawkes_mcmc() in this R session")
-  res <- .hp_r(.hp_call(post$self_excitation(n_draws = .as_int(n_draws, "n_draws", FALSE),
-                                             seed = .as_int(seed))))
+  res <- .hp_r(.hp_call(.hp_mod("hawkes")$self_excitation(post, n_draws = .as_int(n_draws, "n_draws", FALSE),
+                                                          seed = .as_int(seed), progress = FALSE)))
   .hawkes_prob_frame(x, t, res, "hawkes_probabilities")
 }
 

@@ -2,7 +2,7 @@
 //
 // Events are sorted by time. Coordinates are structure-of-arrays (x0, x1, x2: unused columns
 // alias x0), times are split t = th + tl in REAL (tl = 0 for double; see
-// hphawkes_py/hawkes/_engine.py:split_time) plus a double copy tw used only for the window
+// hphawkes_py/hawkes/engine.py:split_time) plus a double copy tw used only for the window
 // binary searches, so the windows do not depend on REAL.
 //
 //   hawkes_background : S_n = scale * sum_{m: |t_n - t_m| <= delta} exp(-(ax r2 + at dt^2))  (m = n included)
@@ -11,6 +11,7 @@
 //   hawkes_sum_log    : one partial sum of log(mu0 S_n + theta G_n) per block (double)
 //   hawkes_pi         : pi_n = theta G_n / (mu0 S_n + theta G_n)
 //   hawkes_trigger_integral : one partial sum of 1 - exp(-omega (T1 - t_m)) per block (double)
+//   hawkes_query      : background and trigger sums at query points off the data (forecasts)
 //
 // One block per event (grid-stride over events when N exceeds the grid), a block-strided loop
 // over the event's range with coalesced loads of consecutive m, and a shared-memory tree
@@ -46,30 +47,55 @@ __device__ __forceinline__ REAL hk_r2(const REAL* x0, const REAL* x1, const REAL
   return r2;
 }
 
+// The one pair loop of every kernel: the block's threads stride over m in [lo, hi) and sum the
+// pair term of the point (a0, a1, a2) at time tn + tln (an event's or a query point's), then the
+// block reduces. TRIGGER = 0: background term exp(-(a r2 + b dt^2)); TRIGGER = 1: trigger term
+// exp(-(a r2 + b (tn - t_m))) (the callers' ranges hold only strictly earlier m).
+template <int TRIGGER>
+__device__ __forceinline__ REAL hk_pair_sum(const REAL* x0, const REAL* x1, const REAL* x2,
+                                            const REAL* th, const REAL* tl, int D, int lo, int hi,
+                                            REAL a0, REAL a1, REAL a2, REAL tn, REAL tln,
+                                            REAL a, REAL b, REAL* sdata) {
+  REAL acc = 0;
+  for (int m = lo + (int)threadIdx.x; m < hi; m += blockDim.x) {
+    const REAL r2 = hk_r2(x0, x1, x2, D, m, a0, a1, a2);
+    if (TRIGGER) {
+      const REAL dt = (tn - th[m]) + (tln - tl[m]);
+      acc += exp(-(a * r2 + b * dt));
+    } else {
+      const REAL dt = (th[m] - tn) + (tl[m] - tln);
+      acc += exp(-(a * r2 + b * (dt * dt)));
+    }
+  }
+  return hp_block_reduce_sum(acc, sdata);
+}
+
+template <int TRIGGER>
+__device__ __forceinline__ void hk_event_sums(const REAL* x0, const REAL* x1, const REAL* x2,
+                                              const REAL* th, const REAL* tl, const double* tw,
+                                              int N, int D, REAL a, REAL b, double delta,
+                                              double scale, REAL* out, REAL* sdata) {
+  for (int n = blockIdx.x; n < N; n += gridDim.x) {
+    int lo = 0, hi = N;
+    if (TRIGGER) {
+      hi = hk_lower_bound(tw, tw[n], 0, n);  // first event tied with n
+      if (delta >= 0.0) lo = hk_lower_bound(tw, tw[n] - delta, 0, hi);
+    } else if (delta >= 0.0) {
+      lo = hk_lower_bound(tw, tw[n] - delta, 0, n);
+      hi = hk_upper_bound(tw, tw[n] + delta, n + 1, N);
+    }
+    const REAL s = hk_pair_sum<TRIGGER>(x0, x1, x2, th, tl, D, lo, hi, x0[n], D > 1 ? x1[n] : (REAL)0,
+                                        D > 2 ? x2[n] : (REAL)0, th[n], tl[n], a, b, sdata);
+    if (threadIdx.x == 0) out[n] = (REAL)(scale * (double)s);
+  }
+}
+
 extern "C" __global__ void hawkes_background(const REAL* x0, const REAL* x1, const REAL* x2,
                                              const REAL* th, const REAL* tl, const double* tw,
                                              int N, int D, REAL ax, REAL at, double delta,
                                              double scale, REAL* S) {
   HP_DYNAMIC_SHARED(REAL, sdata);
-  for (int n = blockIdx.x; n < N; n += gridDim.x) {
-    int lo = 0, hi = N;
-    if (delta >= 0.0) {
-      lo = hk_lower_bound(tw, tw[n] - delta, 0, n);
-      hi = hk_upper_bound(tw, tw[n] + delta, n + 1, N);
-    }
-    const REAL a0 = x0[n];
-    const REAL a1 = D > 1 ? x1[n] : (REAL)0;
-    const REAL a2 = D > 2 ? x2[n] : (REAL)0;
-    const REAL tn = th[n], tln = tl[n];
-    REAL acc = 0;
-    for (int m = lo + (int)threadIdx.x; m < hi; m += blockDim.x) {
-      const REAL r2 = hk_r2(x0, x1, x2, D, m, a0, a1, a2);
-      const REAL dt = (th[m] - tn) + (tl[m] - tln);
-      acc += exp(-(ax * r2 + at * (dt * dt)));
-    }
-    const REAL s = hp_block_reduce_sum(acc, sdata);
-    if (threadIdx.x == 0) S[n] = (REAL)(scale * (double)s);
-  }
+  hk_event_sums<0>(x0, x1, x2, th, tl, tw, N, D, ax, at, delta, scale, S, sdata);
 }
 
 extern "C" __global__ void hawkes_trigger(const REAL* x0, const REAL* x1, const REAL* x2,
@@ -77,21 +103,29 @@ extern "C" __global__ void hawkes_trigger(const REAL* x0, const REAL* x1, const 
                                           int N, int D, REAL bh, REAL om, double delta,
                                           double scale, REAL* G) {
   HP_DYNAMIC_SHARED(REAL, sdata);
-  for (int n = blockIdx.x; n < N; n += gridDim.x) {
-    const int hi = hk_lower_bound(tw, tw[n], 0, n);  // first event tied with n
-    const int lo = delta >= 0.0 ? hk_lower_bound(tw, tw[n] - delta, 0, hi) : 0;
-    const REAL a0 = x0[n];
-    const REAL a1 = D > 1 ? x1[n] : (REAL)0;
-    const REAL a2 = D > 2 ? x2[n] : (REAL)0;
-    const REAL tn = th[n], tln = tl[n];
-    REAL acc = 0;
-    for (int m = lo + (int)threadIdx.x; m < hi; m += blockDim.x) {
-      const REAL r2 = hk_r2(x0, x1, x2, D, m, a0, a1, a2);
-      const REAL dt = (tn - th[m]) + (tln - tl[m]);
-      acc += exp(-(bh * r2 + om * dt));
+  hk_event_sums<1>(x0, x1, x2, th, tl, tw, N, D, bh, om, delta, scale, G, sdata);
+}
+
+// Conditional-intensity sums at query points (q0, q1, q2)[g], g < Q, all at one time qh + ql:
+// Sq_g = scale_s * sum_{m in [lo_s, hi_s)} background term, Gq_g = scale_g * sum_{m in [lo_g, hi_g)}
+// trigger term. The ranges (the same for every point) come from the host; one block per point.
+extern "C" __global__ void hawkes_query(const REAL* x0, const REAL* x1, const REAL* x2,
+                                        const REAL* th, const REAL* tl, int D,
+                                        const REAL* q0, const REAL* q1, const REAL* q2, int Q,
+                                        REAL qh, REAL ql, int lo_s, int hi_s, int lo_g, int hi_g,
+                                        REAL ax, REAL at, REAL bh, REAL om, double scale_s,
+                                        double scale_g, REAL* Sq, REAL* Gq) {
+  HP_DYNAMIC_SHARED(REAL, sdata);
+  for (int g = blockIdx.x; g < Q; g += gridDim.x) {
+    const REAL a0 = q0[g];
+    const REAL a1 = D > 1 ? q1[g] : (REAL)0;
+    const REAL a2 = D > 2 ? q2[g] : (REAL)0;
+    const REAL s = hk_pair_sum<0>(x0, x1, x2, th, tl, D, lo_s, hi_s, a0, a1, a2, qh, ql, ax, at, sdata);
+    const REAL e = hk_pair_sum<1>(x0, x1, x2, th, tl, D, lo_g, hi_g, a0, a1, a2, qh, ql, bh, om, sdata);
+    if (threadIdx.x == 0) {
+      Sq[g] = (REAL)(scale_s * (double)s);
+      Gq[g] = (REAL)(scale_g * (double)e);
     }
-    const REAL s = hp_block_reduce_sum(acc, sdata);
-    if (threadIdx.x == 0) G[n] = (REAL)(scale * (double)s);
   }
 }
 

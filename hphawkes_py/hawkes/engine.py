@@ -1,4 +1,9 @@
-"""Hawkes likelihood engines: ``make_engine`` and the helpers both engines share.
+"""Hawkes likelihood engines: :func:`make_engine`, the :class:`Engine` base class, the
+:class:`EngineFactory` results keep, and the host-side helpers both engines share.
+
+:class:`~.cpu.CpuEngine` (Numba) and :class:`~.gpu.GpuEngine` (CUDA through a ``Device``) are
+siblings: both import this module, never each other, and this module imports neither at module
+level (``make_engine`` imports the one asked for), so a GPU engine never loads Numba.
 
 The engines evaluate, for events already sorted by time (``x`` of shape (N, D), ``t`` (N,)),
 
@@ -56,12 +61,18 @@ omega, tau_x and D through (2)-(3); the ranges are found per event by binary sea
 """
 from __future__ import annotations
 
+import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 
+from .._backend import get_device, is_gpu_backend
+
 __all__ = [
     "make_engine",
+    "Engine",
+    "EngineFactory",
     "EPS_WINDOW",
     "EPS_S",
     "EPS_G",
@@ -73,6 +84,7 @@ __all__ = [
     "trigger_integral_part",
     "tie_starts",
     "split_time",
+    "time_grid",
 ]
 
 EPS_WINDOW = 1e-13
@@ -82,7 +94,7 @@ RHO_DEFAULT = 1e-6
 
 
 def phi0(D: int, s: float) -> float:
-    """phi_D(0; s) = (2 pi s^2)^(-D/2)."""
+    """phi_D(0; s) = (2 pi s^2)^(-D/2) (finite for s in the model's PARAM_RANGE)."""
     return (2.0 * math.pi * s * s) ** (-0.5 * D)
 
 
@@ -139,29 +151,39 @@ def trigger_integral_part(t: np.ndarray, omega: float, window) -> float:
     return float(np.sum(-np.expm1(-omega * (T1 - t))))
 
 
-def split_time(t: np.ndarray, dtype) -> tuple[np.ndarray, np.ndarray]:
+def time_grid(t: np.ndarray, dtype) -> float:
+    """The power-of-two grid g of :func:`split_time` for ``t`` (0 for float64: no split)."""
+    if np.dtype(dtype) == np.float64:
+        return 0.0
+    amax = float(np.max(np.abs(t))) if np.size(t) else 0.0
+    if amax == 0.0:
+        return 0.0
+    return 2.0 ** math.ceil(math.log2(amax / 2.0**22))
+
+
+def split_time(t: np.ndarray, dtype, grid: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Times as (t_hi, t_lo) in ``dtype`` with t ~= t_hi + t_lo and t_hi on a power-of-two grid.
 
     For float32 this keeps time differences accurate to float32 *relative to the difference*
     (not to |t|): t_hi are multiples of a power of two g with |t_hi| / g < 2^23, so
     t_hi[n] - t_hi[m] is exact in float32, and |t_lo| <= g/2 carries the rest. For float64
-    t_lo is all zeros (double is accurate enough for times in hours over decades).
+    t_lo is all zeros (double is accurate enough for times in hours over decades). ``grid``
+    gives g (query times are split on the grid of the data they are compared with).
     """
     t = np.asarray(t, dtype=np.float64)
     dtype = np.dtype(dtype)
     if dtype == np.float64:
         return t.copy(), np.zeros_like(t)
-    amax = float(np.max(np.abs(t))) if t.size else 0.0
-    if amax == 0.0:
+    g = time_grid(t, dtype) if grid is None else float(grid)
+    if g == 0.0:
         return t.astype(np.float32), np.zeros(t.shape, np.float32)
-    g = 2.0 ** math.ceil(math.log2(amax / 2.0**22))
     hi = np.round(t / g) * g
     return hi.astype(np.float32), (t - hi).astype(np.float32)
 
 
 def make_engine(x_sorted, t_sorted, *, backend: str = "cpu", dtype=np.float64, threads=None,
                 exact: bool = False, window=None):
-    """Build a likelihood engine for time-sorted, validated events.
+    """Build a likelihood engine for time-sorted, validated events on a resolved backend.
 
     Parameters
     ----------
@@ -169,7 +191,10 @@ def make_engine(x_sorted, t_sorted, *, backend: str = "cpu", dtype=np.float64, t
         Locations (D = 1, 2, 3), sorted with the times.
     t_sorted : ndarray (N,)
         Times, non-decreasing.
-    backend : {"cpu", "gpu", "emulator", "auto"}
+    backend : {"cpu", "gpu", "emulator"}
+        An already resolved backend (:func:`hphawkes_py._backend.resolve_backend` is called once,
+        by the public entry point). The GPU engine receives its device here
+        (:func:`hphawkes_py._backend.get_device`); engines never fetch devices themselves.
     dtype : np.float64 or np.float32
         Precision of the pair kernel. Sums are accumulated in float64 on the CPU engine
         and in REAL (the kernel precision) on the GPU engine.
@@ -180,9 +205,6 @@ def make_engine(x_sorted, t_sorted, *, backend: str = "cpu", dtype=np.float64, t
     window : (T0, T1) or None
         Observation window of the integral; default (t[0], t[-1]).
     """
-    from .._backend import resolve_backend
-
-    resolved = resolve_backend(backend)
     x = np.asarray(x_sorted, dtype=np.float64)
     if x.ndim == 1:
         x = x[:, None]
@@ -190,16 +212,56 @@ def make_engine(x_sorted, t_sorted, *, backend: str = "cpu", dtype=np.float64, t
     if window is None:
         window = (float(t[0]), float(t[-1]))
     window = (float(window[0]), float(window[1]))
-    if resolved == "cpu":
-        from .cpu import CPUEngine
+    if is_gpu_backend(backend):
+        from .gpu import GpuEngine
 
-        return CPUEngine(x, t, dtype=dtype, threads=threads, exact=exact, window=window)
-    from .gpu import GPUEngine
+        return GpuEngine(x, t, device=get_device(backend), backend=backend, dtype=dtype, threads=threads,
+                         exact=exact, window=window)
+    if backend != "cpu":
+        raise ValueError(f"make_engine needs a resolved backend ('cpu', 'gpu' or 'emulator'), got {backend!r}")
+    from .cpu import CpuEngine
 
-    return GPUEngine(x, t, backend=resolved, dtype=dtype, threads=threads, exact=exact, window=window)
+    return CpuEngine(x, t, dtype=dtype, threads=threads, exact=exact, window=window)
 
 
-class EngineBase:
+@dataclasses.dataclass(frozen=True, eq=False)
+class EngineFactory:
+    """Everything needed to build a fresh engine for one data set: what results keep instead
+    of private preparation state, so MCMC chains (in any process), the self-excitation
+    probabilities and forecasts rebuild their engines from it.
+
+    Attributes
+    ----------
+    data : object
+        The validated, time-sorted events (:class:`~.model.HawkesData`: ``x_sorted``,
+        ``t_sorted``, ``window``, ``inverse``).
+    backend : {"cpu", "gpu", "emulator"}
+        The resolved backend.
+    dtype : numpy.dtype
+    threads : int or None
+    exact : bool
+    """
+
+    data: Any
+    backend: str
+    dtype: Any = np.float64
+    threads: Any = None
+    exact: bool = False
+
+    def build(self, *, exact: bool | None = None):
+        """A new engine holding ``data`` (``exact`` overrides the factory's)."""
+        return make_engine(self.data.x_sorted, self.data.t_sorted, backend=self.backend, dtype=self.dtype,
+                           threads=self.threads, exact=self.exact if exact is None else bool(exact),
+                           window=self.data.window)
+
+    __call__ = build
+
+    def replace(self, **changes) -> "EngineFactory":
+        """A copy with some settings changed."""
+        return dataclasses.replace(self, **changes)
+
+
+class Engine:
     """Parameter caching, trigger slots, the rho guard of bound (3) and the integral.
 
     Subclasses implement the kernels: ``_k_background(tau_x, tau_t, delta)``,
@@ -355,6 +417,41 @@ class EngineBase:
         if self._slot_params[slot] is None:
             raise RuntimeError(f"trigger slot {slot} is empty: call set_trigger first")
         return self._k_G(self._slot_order[slot])
+
+    def query_sums(self, points, time, tau_x, tau_t, h, omega, rho=RHO_DEFAULT, *, background=True, trigger=True):
+        """Background and trigger sums of the conditional intensity at points off the data.
+
+        For each query point ``s_g`` (``points`` (Q, D), units of x) at one time ``time``::
+
+            Sq_g = sum_m phi_D(s_g - x_m; tau_x) phi_1(time - t_m; tau_t)           (every event)
+            Gq_g = sum_{m: t_m < time} omega exp(-omega (time - t_m)) phi_D(s_g - x_m; h)
+
+        so the intensity is ``lambda(s_g, time) = mu0 Sq_g + theta Gq_g``. Windowed (unless the
+        engine is exact) with the cut-offs of bounds (2)-(3): the skipped mass is at most
+        ``4e-14 (N/(N-1)) own`` in S and ``4e-14 rho own (N/(N-1))`` in G, so the intensity's
+        absolute error is below ``1e-13 mu0 own`` (own = phi_D(0; tau_x) phi_1(0; tau_t)) for
+        every ``theta <= mu0 / rho``. Returns ``(Sq, Gq)``, float64 host arrays (Q,);
+        ``background=False`` / ``trigger=False`` skip one of them (zeros), e.g. when the caller
+        keeps Sq for fixed bandwidths.
+        """
+        pts = np.asarray(points, dtype=np.float64)
+        t = self._t64
+        if self.exact:
+            lo_s, hi_s, lo_g = 0, self.N, 0
+        else:
+            ds = background_delta(self.N + 1, tau_t)
+            dg = trigger_delta(self.N + 1, self.D, tau_x, tau_t, h, omega, rho)
+            lo_s = int(np.searchsorted(t, time - ds, side="left"))
+            hi_s = int(np.searchsorted(t, time + ds, side="right"))
+            lo_g = int(np.searchsorted(t, time - dg, side="left"))
+        hi_g = int(np.searchsorted(t, time, side="left"))
+        lo_g = min(lo_g, hi_g)
+        if not background:
+            hi_s = lo_s
+        if not trigger:
+            lo_g = hi_g
+        return self._k_query(pts, float(time), (lo_s, hi_s, lo_g, hi_g), 0.5 / tau_x**2, 0.5 / tau_t**2,
+                             0.5 / h**2, float(omega), phi0(self.D, tau_x) * phi0(1, tau_t), omega * phi0(self.D, h))
 
     def __repr__(self):
         return (f"<{type(self).__name__} backend={self.backend!r} N={self.N} D={self.D} "

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["plot_trace", "plot_density", "plot_self_excitation_map"]
+__all__ = ["plot_trace", "plot_density", "plot_self_excitation_map", "plot_residuals", "plot_intensity"]
 
 _LABELS = {
     "h": "h (spatial trigger bandwidth)",
@@ -122,3 +122,47 @@ def plot_self_excitation_map(x: Any, y: Any, prob: Any, path: Any = None, *, tit
     if title:
         ax.set_title(title)
     return _finish(fig, path)
+
+
+def plot_residuals(res, path: Any = None):
+    """Time-rescaling diagnostics of :func:`~hphawkes_py.hawkes.residuals`: QQ plot of the
+    uniform residuals with the 95% Kolmogorov-Smirnov band (1.36 / sqrt(N)), and the rescaled
+    times against the event number (a unit-slope line under the model)."""
+    plt = _pyplot()
+    u = np.sort(np.asarray(res.uniform))
+    n = u.size
+    q = (np.arange(1, n + 1) - 0.5) / n
+    band = 1.36 / np.sqrt(n)
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4.2))
+    a1.plot(q, u, ".", ms=2, color="C0")
+    a1.plot([0, 1], [0, 1], "k-", lw=1)
+    a1.plot([0, 1], [band, 1 + band], "k--", lw=0.8)
+    a1.plot([0, 1], [-band, 1 - band], "k--", lw=0.8)
+    a1.set(xlim=(0, 1), ylim=(0, 1), xlabel="Uniform quantile", ylabel="1 - exp(-interval)",
+           title=f"KS = {res.ks_statistic:.3f}, p = {res.ks_pvalue:.3g}")
+    a2.plot(np.arange(1, n + 1), res.rescaled_times, lw=1, color="C0")
+    a2.plot([0, n], [0, n], "k--", lw=0.8)
+    a2.set(xlabel="event number", ylabel="Lambda(t_n)", title=f"expected {res.total:.0f} vs observed {n}")
+    return _finish(fig, path)
+
+
+def plot_intensity(forecast, time_index: int = 0, stat: str = "mean", path: Any = None, ax=None):
+    """Map of a forecast's conditional intensity (mean or a quantile) at one time, on its grid
+    points (colour = intensity per unit area per unit time)."""
+    plt = _pyplot()
+    values = forecast.values(stat)[time_index]
+    pts = forecast.grid
+    fig = None
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(6, 5))
+    if pts.shape[1] >= 2:
+        sc = ax.scatter(pts[:, 0], pts[:, 1], c=values, s=8, marker="s", cmap="viridis")
+        ax.set(xlabel="x", ylabel="y", aspect="equal")
+    else:
+        sc = None
+        ax.plot(pts[:, 0], values)
+        ax.set(xlabel="x", ylabel="intensity")
+    ax.set_title(f"{stat} intensity at t = {forecast.times[time_index]:g}")
+    if sc is not None:
+        ax.figure.colorbar(sc, ax=ax, label="events per unit area per unit time")
+    return _finish(ax.figure if fig is None else fig, path)
