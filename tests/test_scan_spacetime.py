@@ -250,3 +250,17 @@ def test_reader_names_file_line_and_field(tmp_path):
     cas.write_text("1 2 2001/11/1\n")
     df = st.read_satscan_spacetime(cas, geo)
     assert df.location_id.tolist() == ["1", "2", "1"] and df.cases.tolist() == [0, 0, 2]
+
+
+def test_same_null_on_a_thread_pool_and_a_process_pool():
+    import concurrent.futures as cf
+
+    pts, loc, day = _random_records(12)
+    kw = dict(max_temporal_days=4, n_replicates=600, seed=8, study_start=0, study_end=11)
+    serial = _run(pts, loc, day, "cpu", **kw)
+    with cf.ThreadPoolExecutor(2) as ex:
+        threaded = _run(pts, loc, day, "cpu", executor=ex, **kw)
+    with cf.ProcessPoolExecutor(2) as ex:
+        pooled = _run(pts, loc, day, "cpu", executor=ex, **kw)
+    np.testing.assert_array_equal(threaded.null_llr, serial.null_llr)
+    np.testing.assert_array_equal(pooled.null_llr, serial.null_llr)

@@ -26,8 +26,7 @@ import numpy as np
 import pandas as pd
 
 from .._backend import get_device, is_gpu_backend, resolve_backend, threads_context
-from .._parallel import spawn_seeds
-from .._progress import progress_bar
+from .._parallel import run_replicates, spawn_seeds
 from .._validate import as_float_array, check_in, check_int, check_positive, describe
 
 __all__ = ["space_time_permutation", "SpaceTimeScanResult", "read_satscan_spacetime", "EARTH_RADIUS_KM"]
@@ -295,8 +294,9 @@ def space_time_permutation(coords, cases, times, *, location_ids=None, distance=
     n_replicates : int
         Monte Carlo permutations (999 as SaTScan; 0 for no p-values).
     backend, threads, seed, executor, progress
-        As everywhere in hphawkes_py; ``executor`` is accepted for the common signature (the
-        replicates run in batches on the chosen engine).
+        As everywhere in hphawkes_py: batches of replicates run on ``executor`` (process pools
+        need ``backend="cpu"``), each from its own seed, so the null distribution does not depend
+        on the executor.
 
     Returns
     -------
@@ -412,17 +412,13 @@ def space_time_permutation(coords, cases, times, *, location_ids=None, distance=
     n_windows = int(ev.sum()) * len(win_start)
 
     engine = _make_engine(design, resolved)
-    seeds = spawn_seeds(seed, 1)[0]
-    rng = np.random.default_rng(seeds)
+    sizes = [min(_BATCH, n_replicates - b0) for b0 in range(0, n_replicates, _BATCH)]
+    seeds = spawn_seeds(seed, len(sizes))  # one stream per batch: the same null on any executor
     with threads_context(threads):
         llr, size, window = engine.best_per_centre(design.counts_prefix(day_of_case))
-        null = np.zeros(n_replicates)
-        with progress_bar(total=n_replicates, desc="Space-time permutations", enabled=bool(progress)) as bar:
-            for b0 in range(0, n_replicates, _BATCH):
-                b1 = min(n_replicates, b0 + _BATCH)
-                perm = np.stack([rng.permutation(day_of_case) for _ in range(b1 - b0)])
-                null[b0:b1] = engine.null_maxima(perm)
-                bar.update(b1 - b0)
+        parts = run_replicates(_null_batch, sizes, seeds=seeds, executor=executor, progress=bool(progress),
+                               desc="Space-time permutations", args=(engine,))
+    null = np.concatenate(parts) if parts else np.zeros(0)
 
     clusters = _cluster_table(design, llr, size, window, loc_ids, loc_xy, points, distance, start, origin,
                               null, bool(prospective))
@@ -431,6 +427,14 @@ def space_time_permutation(coords, cases, times, *, location_ids=None, distance=
                     prospective=bool(prospective), min_cases=min_cases, n_replicates=n_replicates,
                     study_start=str(_date(start, origin)), study_end=str(_date(end, origin)))
     return SpaceTimeScanResult(clusters, null, resolved, C, L, n_days, n_windows, settings)
+
+
+def _null_batch(size, seed_sequence, engine):
+    """Maximum LLR of ``size`` replicates, each permuting the case dates with its batch's stream."""
+    rng = np.random.default_rng(seed_sequence)
+    days = engine.d.day_of_case
+    perm = np.stack([rng.permutation(days) for _ in range(size)])
+    return engine.null_maxima(perm)
 
 
 def _date(day: int, origin):
