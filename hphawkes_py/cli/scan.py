@@ -20,7 +20,8 @@ def register(subparsers) -> None:
             "--model bernoulli (cases and controls) or poisson (cases and population, optionally "
             "adjusted for covariate categories). Input: a CSV with one row per location (or per person: "
             "counts 0/1), or SaTScan files (--cas with --ctl or --pop, and --geo). "
-            "Coordinates are planar (Euclidean distances); latitude/longitude is used as is. "
+            "Coordinates are planar (Euclidean distances) unless --distance great_circle (latitude, "
+            "longitude in degrees; km). "
             "Writes the cluster table (CSV) and a PNG map of the clusters."
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
@@ -49,7 +50,10 @@ def register(subparsers) -> None:
     a.add_argument("--model", choices=("bernoulli", "poisson"), default="bernoulli")
     a.add_argument("--max-population", type=float, default=0.5,
                    help="maximum window population, fraction of the total, in (0, 0.5]")
-    a.add_argument("--max-distance", type=float, default=None, help="maximum circle radius (coordinate units)")
+    a.add_argument("--distance", choices=("euclidean", "great_circle"), default="euclidean",
+                   help="great_circle: coordinates are latitude, longitude (degrees), distances in km")
+    a.add_argument("--max-distance", type=float, default=None,
+                   help="maximum circle radius (coordinate units; km with --distance great_circle)")
     a.add_argument("--min-cases", type=int, default=2, help="Poisson: minimum cases in a high-rate cluster")
     a.add_argument("--replicates", type=int, default=999, help="Monte Carlo replicates")
     a.add_argument("--direction", choices=("high", "low", "both"), default="high")
@@ -144,7 +148,8 @@ def _cmd_scan(args) -> int:
         data = _satscan_input(args)
     else:
         raise CliError("no input: give a CSV file or SaTScan files (--cas, --ctl/--pop, --geo)")
-    kw = dict(max_population=args.max_population, max_distance=args.max_distance, n_replicates=args.replicates,
+    kw = dict(max_population=args.max_population, max_distance=args.max_distance, distance=args.distance,
+              n_replicates=args.replicates,
               direction=args.direction, grid_cell=args.grid_cell, seed=args.seed, backend=args.backend,
               threads=args.threads, progress=not args.quiet)
     if args.model == "poisson":

@@ -167,21 +167,25 @@ def draw_multinomial(expected, n_cases, seeds):
     return _draw(_draw_multinomial, expected, np.float64, n_cases, seeds)
 
 
-def _sorted_distances(x, y, cx, cy):
-    """Squared distances (rows: centres) and their order by NumPy's SIMD quicksort, rows split
-    over the Numba threads (argsort releases the GIL). Tied locations may come in any order
-    here: :func:`_windows_chunk` puts every tie group in input order."""
-    d = np.empty((len(cx), len(x)))
-    order = np.empty((len(cx), len(x)), dtype=np.int64)
+def _sorted_distances(P, Q):
+    """Squared distances between the centres ``Q`` (rows) and the points ``P`` (columns), any
+    dimension, and their order by NumPy's SIMD quicksort, rows split over the Numba threads
+    (argsort releases the GIL). Tied locations may come in any order here: :func:`_windows_chunk`
+    puts every tie group in input order."""
+    d = np.empty((Q.shape[0], P.shape[0]))
+    order = np.empty((Q.shape[0], P.shape[0]), dtype=np.int64)
 
     def rows(a, b):
-        d[a:b] = (x[None, :] - cx[a:b, None]) ** 2 + (y[None, :] - cy[a:b, None]) ** 2
+        acc = (P[None, :, 0] - Q[a:b, None, 0]) ** 2
+        for k in range(1, P.shape[1]):
+            acc += (P[None, :, k] - Q[a:b, None, k]) ** 2
+        d[a:b] = acc
         order[a:b] = np.argsort(d[a:b], axis=1, kind="quicksort")
 
-    parts = max(1, min(numba.get_num_threads(), len(cx)))
-    bounds = np.linspace(0, len(cx), parts + 1).astype(int)
+    parts = max(1, min(numba.get_num_threads(), Q.shape[0]))
+    bounds = np.linspace(0, Q.shape[0], parts + 1).astype(int)
     if parts == 1:
-        rows(0, len(cx))
+        rows(0, Q.shape[0])
     else:
         with cf.ThreadPoolExecutor(parts) as ex:
             list(ex.map(rows, bounds[:-1], bounds[1:]))
@@ -194,14 +198,15 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
 
     Parameters
     ----------
-    centres : (m, 2) float64
-    coords : (L, 2) float64 location coordinates
+    centres : (m, D) float64
+    coords : (L, D) float64 location coordinates (planar: D = 2; unit vectors for great-circle
+        distances: D = 3, the order by chord length is the order by great-circle distance)
     pop : (L,) int64 persons (cases + controls) per location, or float64 expected cases
     limit : float
         Maximum window size (``max_population * N``); a tie group that would take the
         window above it is not entered, and the window stops there.
     max_distance : float, optional
-        Maximum radius (coordinate units): locations farther from the centre never enter.
+        Maximum radius (in the units of ``coords``): locations farther from the centre never enter.
 
     Returns
     -------
@@ -210,10 +215,8 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
     npop : (E,) window size after the entry (dtype of ``pop``)
     boundary : (E,) uint8 1 where a window ends (last entry of a tie group)
     """
-    cx = np.ascontiguousarray(centres[:, 0], dtype=np.float64)
-    cy = np.ascontiguousarray(centres[:, 1], dtype=np.float64)
-    x = np.ascontiguousarray(coords[:, 0], dtype=np.float64)
-    y = np.ascontiguousarray(coords[:, 1], dtype=np.float64)
+    Q = np.ascontiguousarray(centres, dtype=np.float64)
+    P = np.ascontiguousarray(coords, dtype=np.float64)
     if np.asarray(pop).dtype.kind == "f":
         pop = np.ascontiguousarray(pop, dtype=np.float64)
         lim = np.float64(limit)
@@ -221,16 +224,16 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
         pop = np.ascontiguousarray(pop, dtype=np.int64)
         lim = np.int64(math.floor(limit))  # populations are integers: pop <= limit <=> pop <= floor(limit)
     maxd2 = np.float64(np.inf if max_distance is None else float(max_distance) ** 2)
-    m = len(cx)
+    m = Q.shape[0]
     # the largest possible window: the smallest populations first
     kmax = int(np.searchsorted(np.cumsum(np.sort(pop)), lim, side="right"))
-    kmax = max(1, min(kmax, len(x)))
-    chunk = max(1, min(m, CHUNK_SLOTS // max(kmax, len(x))))
+    kmax = max(1, min(kmax, P.shape[0]))
+    chunk = max(1, min(m, CHUNK_SLOTS // max(kmax, P.shape[0])))
     parts = []
     counts_all = np.zeros(m, dtype=np.int64)
     for first in range(0, m, chunk):
         last = min(m, first + chunk)
-        d, order = _sorted_distances(x, y, cx[first:last], cy[first:last])
+        d, order = _sorted_distances(P, Q[first:last])
         counts = np.zeros(last - first, dtype=np.int64)
         nb = np.empty((last - first, kmax), dtype=np.int32)
         npo = np.empty((last - first, kmax), dtype=pop.dtype)
