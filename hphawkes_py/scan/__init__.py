@@ -9,8 +9,9 @@
 Semantics follow SaTScan's purely spatial Bernoulli and discrete Poisson analyses with circular
 windows; see :func:`bernoulli` and :func:`poisson`. :func:`read_satscan` reads SaTScan's .cas/.ctl/.pop/.geo files.
 """
+from ._prm import run_prm
 from ._satscan import read_satscan
 from .model import ScanResult, bernoulli, poisson
 from .plot import plot_clusters
 
-__all__ = ["bernoulli", "poisson", "read_satscan", "ScanResult", "plot_clusters"]
+__all__ = ["bernoulli", "poisson", "read_satscan", "run_prm", "ScanResult", "plot_clusters"]

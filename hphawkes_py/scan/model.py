@@ -87,13 +87,16 @@ def _check_coords(coords: Any) -> np.ndarray:
     return as_float_array(coords, "coords", ndim=2, finite=True, copy=True)
 
 
-def check_location_ids(location_ids: Any, n: int) -> np.ndarray:
-    """Ids reported for the input rows: default 0..n-1; one per row, no duplicates."""
+def check_location_ids(location_ids: Any, n: int, repeats: bool = False) -> np.ndarray:
+    """Ids reported for the input rows: default 0..n-1; one per row, no duplicates (unless
+    ``repeats``: rows of one location, e.g. its covariate categories, share its id)."""
     if location_ids is None:
         return np.arange(n)
     ids = np.array(location_ids)
     if ids.ndim != 1 or len(ids) != n:
         raise ValueError(f"location_ids must be 1-D with one id per row ({n}), got shape {ids.shape}")
+    if repeats:
+        return ids
     uniq, first, counts = np.unique(ids, return_index=True, return_counts=True)
     if (counts > 1).any():
         k = int(np.argmax(counts > 1))
@@ -439,8 +442,8 @@ def _check_max_population(v):
 
 
 def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, direction="high",
-              secondary="no-overlap", grid_cell=None, max_distance=None, distance="euclidean", location_ids=None,
-              seed=None, executor=None, backend="auto", threads=None, progress=True) -> ScanResult:
+              secondary="no-overlap", grid_cell=None, max_distance=None, distance="euclidean", min_cases=0,
+              location_ids=None, seed=None, executor=None, backend="auto", threads=None, progress=True) -> ScanResult:
     """Kulldorff's purely spatial Bernoulli scan statistic with Monte Carlo inference.
 
     Semantics follow SaTScan's purely spatial Bernoulli analysis with circular windows.
@@ -472,6 +475,9 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
     distance : {"euclidean", "great_circle"}
         ``"great_circle"``: coords are (latitude, longitude) in degrees and distances are
         great-circle distances in km (SaTScan's "Latitude/Longitude" coordinates; radii reported in km).
+    min_cases : int >= 0
+        High-rate windows need at least this many cases (SaTScan >= 9.5's "minimum cases in cluster
+        for high rates"; 0, the default, is no restriction as in earlier versions).
     seed : None, int, SeedSequence or Generator
         Root of the per-replicate seeds: results do not depend on executor or batching.
     executor : None, concurrent.futures.Executor or dask Client
@@ -494,6 +500,7 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
     max_population = _check_max_population(max_population)
     max_distance = None if max_distance is None else check_positive(max_distance, "max_distance")
     geo = _check_geometry(distance, loc.coords, grid_cell)
+    min_cases = check_int(min_cases, "min_cases", minimum=0)
     n_replicates = _check_replicates(n_replicates)
     check_in(direction, "direction", DIRECTIONS)
     check_in(secondary, "secondary", ("no-overlap",))
@@ -516,7 +523,7 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
         points = geo.points(loc.coords)
         cpoints = geo.points(centres)
         windows = build_windows(cpoints, points, pop, max_population * N, geo.to_working(max_distance))
-        engine = make_engine(windows, klogk_table(N), C, N, direction, backend=resolved)
+        engine = make_engine(windows, klogk_table(N), C, N, direction, backend=resolved, min_cases=min_cases)
         observed = loc.cases.astype(np.int32)[:, None]
         best, best_entry = engine.best_per_centre(observed, want_arg=True)
         best = best[:, 0]
@@ -536,7 +543,7 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
         n_locations=len(loc.members), n_merged=loc.n_merged, n_centres=len(centres),
         n_windows=int(boundary.sum()), max_population=max_population, direction=direction,
         n_replicates=n_replicates, grid_cell=grid_cell, max_distance=max_distance, distance=distance,
-        _loc_coords=loc.coords,
+        min_cases=min_cases, _loc_coords=loc.coords,
         _loc_cases=loc.cases, _loc_controls=loc.controls, _loc_population=pop,
     )
 
@@ -626,7 +633,9 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
     distance : {"euclidean", "great_circle"}
         As in :func:`bernoulli` (great-circle: coords are (latitude, longitude), km).
     location_ids : array_like (n,), optional
-        Ids reported in ``clusters.location_ids`` (default: 0-based input row positions); unique.
+        Ids reported in ``clusters.location_ids`` (default: 0-based input row positions); unique,
+        except with ``covariates``, where the rows of one location (its categories) share its id;
+        a location is then reported once, by the id of its first row.
     seed, executor, backend, threads, progress
         As in :func:`bernoulli`.
 
@@ -669,7 +678,7 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
     codes = cats = None
     if covariates is not None:
         codes, cats = _category_codes(covariates, n)
-    ids = check_location_ids(location_ids, n)
+    ids = check_location_ids(location_ids, n, repeats=covariates is not None)
     max_population = _check_max_population(max_population)
     max_distance = None if max_distance is None else check_positive(max_distance, "max_distance")
     geo = _check_geometry(distance, xy, grid_cell)
@@ -704,6 +713,18 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
             warnings.warn(
                 f"{same} input row(s) share coordinates{'' if codes is None else ' and covariates'} with another "
                 f"row and were merged; counts were summed", UserWarning, stacklevel=2)
+    report_members = members
+    if codes is not None:
+        # rows are location x category: a location is reported once, by its first row's id, and
+        # rows sharing an id must share the coordinates
+        if location_ids is not None:
+            _, first_of_id, id_code = np.unique(ids.astype(str), return_index=True, return_inverse=True)
+            bad = gid != gid[first_of_id[id_code.ravel()]]
+            if bad.any():
+                r = int(np.argmax(bad))
+                raise ValueError(f"location_ids: {ids[r]!r} is given for rows at different coordinates "
+                                 f"(rows {int(first_of_id[id_code.ravel()[r]])} and {r})")
+        report_members = [[m[0]] for m in members]
     l_cases = np.bincount(gid, weights=ca, minlength=L).astype(np.int64)
     l_exp = np.bincount(gid, weights=ex, minlength=L)
     l_pop = np.bincount(gid, weights=po, minlength=L) if po is not None else l_exp.copy()
@@ -734,7 +755,7 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
         return (int(p) if l_pop.dtype.kind == "i" else float(p)), e, rr
 
     clusters = _clusters(best, best_entry, offsets, neighbors, centres, centre_loc, _radius(geo, points, cpoints),
-                         l_cases, members, ids, null_llr, window_stats)
+                         l_cases, report_members, ids, null_llr, window_stats)
     total_pop = l_pop.sum()
     return ScanResult(
         clusters=clusters, null_llr=null_llr, backend=resolved, n_cases=C,

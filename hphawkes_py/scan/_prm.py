@@ -1,0 +1,229 @@
+"""SaTScan parameter files (.prm): rerun a purely spatial Bernoulli or discrete Poisson analysis.
+
+A parameter that would change the analysis is either honoured or refused by name (never
+ignored). Parameters that only choose SaTScan's output files or run options (shapefiles, KML,
+dBase tables, processors, ...) do not change the clusters: they are accepted and listed in the
+returned ``ignored`` record, as are the settings of analyses that are not run (temporal windows,
+elliptic shapes and power evaluation when they are switched off).
+"""
+from __future__ import annotations
+
+import configparser
+from pathlib import Path
+
+__all__ = ["read_prm", "run_prm"]
+
+# settings of features that are off: a value other than these turns an unsupported feature on
+_OFF = {"", "n", "0", "no", "false"}
+
+#: parameter -> values this implementation accepts (anything else is refused by name)
+_REQUIRE = {
+    "AnalysisType": {"1"},                 # purely spatial
+    "UseGridFile": _OFF,
+    "SpatialWindowShapeType": {"0"},       # circular
+    "IsotonicScan": {"0"},
+    "UseMaxCirclePopulationFileOption": _OFF,
+    "CriteriaForReportingSecondaryClusters": {"0"},  # no geographical overlap
+    "UseNeighborsFile": _OFF,
+    "UseMetaLocationsFile": _OFF,
+    "MultipleCoordinatesType": {"0"},
+    "SpatialAdjustmentType": {"0"},
+    "UseAdjustmentsByRRFile": _OFF,
+    "PValueReportType": {"0", "1", "3"},   # default / standard Monte Carlo / Gumbel (both reported)
+    "IterativeScan": _OFF,
+    "PerformPowerEvaluation": _OFF,
+    "UseReportOnlySmallerClusters": _OFF,
+    "SimulatedDataMethodType": {"0"},
+    "IncludePurelyTemporal": _OFF,
+    "RiskLimitHighClusters": _OFF,
+    "RiskLimitLowClusters": _OFF,
+    "UseLocationsNetworkFile": _OFF,
+}
+
+#: parameters the analysis reads (mapped below)
+_USED = {"CaseFile", "ControlFile", "PopulationFile", "CoordinatesFile", "CoordinatesType", "ModelType", "ScanAreas",
+         "MaxSpatialSizeInPopulationAtRisk", "UseDistanceFromCenterOption", "MaxSpatialSizeInDistanceFromCenter",
+         "MonteCarloReps", "MinimumCasesInHighRateClusters"}
+
+#: sections that only choose outputs, run options or analyses that are not run here
+_NOT_ANALYSIS_SECTIONS = {"Output", "Spatial Output", "Temporal Output", "Other Output", "Run Options", "System",
+                          "Power Evaluation", "Power Simulations", "Elliptic Scan", "Temporal Window",
+                          "Space and Time Adjustments", "Data Checking", "Multiple Data Sets", "Notifications",
+                          "Line List", "Border Analysis", "Cluster Drilldown", "Miscellaneous Analysis"}
+#: keys outside those sections that do not change a purely spatial analysis
+_NOT_ANALYSIS_KEYS = {"PrecisionCaseTimes", "StartDate", "EndDate", "TimeAggregationUnits", "TimeAggregationLength",
+                      "GridFile", "NeighborsFilename", "MetaLocationsFilename", "MaxCirclePopulationFile",
+                      "MaxSpatialSizeInMaxCirclePopulationFile", "NonCompactnessPenalty", "EarlyTerminationThreshold",
+                      "ReportGumbel", "AdjustForEarlierAnalyses", "ProspectiveStartDate",
+                      "IterativeScanMaxIterations", "IterativeScanMaxPValue", "AdjustmentsByKnownRelativeRisksFilename",
+                      "LocationsNetworkFilename", "RiskLimitHighClustersValue", "RiskLimitLowClustersValue",
+                      "MinimumCasesInLowRateClusters", "MinimumTemporalClusterSize", "OutputTemporalGraphHTML",
+                      "PrecisionCaseTimesType", "TimeTrendAdjustmentType", "TimeTrendPercentage", "TimeTrendType",
+                      "AdjustForWeeklyTrends", "RandomizationSeed", "RandomlyGenerateSeed", "SatScanVersion"}
+
+_MODELS = {"0": "poisson", "1": "bernoulli"}
+_MODEL_NAMES = {"0": "Discrete Poisson", "1": "Bernoulli", "2": "Space-Time Permutation", "3": "Ordinal",
+                "4": "Exponential", "5": "Normal", "6": "Continuous Poisson", "7": "Multinomial",
+                "8": "Rank", "9": "Uniform Time", "10": "Batched"}
+_DIRECTIONS = {"1": "high", "2": "low", "3": "both"}
+
+
+def read_prm(path) -> dict:
+    """Parse a SaTScan parameter file: ``{"path", "section_of", "values"}`` (keys as written)."""
+    p = Path(path)
+    if p.is_dir():
+        raise IsADirectoryError(f"parameter file {p} is a folder, expected a .prm file")
+    if not p.is_file():
+        raise FileNotFoundError(f"parameter file not found: {p}")
+    cp = configparser.ConfigParser(interpolation=None, comment_prefixes=(";", "#"), inline_comment_prefixes=None,
+                                   strict=False)
+    cp.optionxform = str  # SaTScan's keys are case-sensitive CamelCase
+    try:
+        cp.read_string(p.read_text(encoding="utf-8", errors="strict"), source=str(p))
+    except (configparser.Error, UnicodeDecodeError) as exc:
+        raise ValueError(f"{p}: not a readable SaTScan parameter file ({' '.join(str(exc).split())})") from None
+    values, section_of = {}, {}
+    for sec in cp.sections():
+        for k, v in cp.items(sec):
+            values[k] = v.strip()
+            section_of[k] = sec
+    if not values:
+        raise ValueError(f"{p}: no parameters found")
+    return {"path": p, "values": values, "section_of": section_of}
+
+
+def prm_arguments(path) -> dict:
+    """The :func:`~hphawkes_py.scan.bernoulli` / :func:`~hphawkes_py.scan.poisson` call a parameter
+    file describes: ``{"model", "files", "kwargs", "ignored"}``; refuses what cannot be honoured."""
+    prm = read_prm(path)
+    p, v, sec = prm["path"], prm["values"], prm["section_of"]
+
+    def bad(key, why):
+        return ValueError(f"{p}: {key}={v.get(key, '')!r} ([{sec.get(key, '?')}]) {why}")
+
+    for key, allowed in _REQUIRE.items():
+        if key in v and v[key].lower() not in allowed:
+            raise bad(key, "is not supported (hp.scan runs purely spatial circular analyses with no-overlap "
+                           f"secondary clusters); supported: {sorted(a for a in allowed if a) or 'off'}")
+    model_code = v.get("ModelType", "")
+    if model_code not in _MODELS:
+        name = _MODEL_NAMES.get(model_code, "unknown")
+        raise bad("ModelType", f"({name}) is not supported: 0 (Discrete Poisson) or 1 (Bernoulli)")
+    model = _MODELS[model_code]
+    ignored = {}
+    for key, val in v.items():
+        if key in _USED or key in _REQUIRE:
+            continue
+        if sec[key] in _NOT_ANALYSIS_SECTIONS or key in _NOT_ANALYSIS_KEYS:
+            ignored[key] = val
+            continue
+        if val.lower() in _OFF:
+            ignored[key] = val
+            continue
+        raise bad(key, "is not a parameter hp.scan knows; refused rather than ignored (remove it or set it off)")
+
+    base = p.resolve().parent
+
+    def file(key, required):
+        name = v.get(key, "")
+        if not name:
+            if required:
+                raise bad(key, "is required")
+            return None
+        f = Path(name)
+        f = f if f.is_absolute() else base / f  # relative to the parameter file's folder
+        if not f.is_file():
+            raise bad(key, f"names a file that does not exist ({f})")
+        return f
+
+    files = {"case_file": file("CaseFile", True), "geo_file": file("CoordinatesFile", True)}
+    if model == "bernoulli":
+        files["control_file"] = file("ControlFile", True)
+        if v.get("PopulationFile"):
+            raise bad("PopulationFile", "is not used by the Bernoulli model (give ControlFile only)")
+    else:
+        files["population_file"] = file("PopulationFile", True)
+        if v.get("ControlFile"):
+            raise bad("ControlFile", "is not used by the discrete Poisson model (give PopulationFile only)")
+
+    kwargs = {}
+    ctype = v.get("CoordinatesType", "0")
+    if ctype not in ("0", "1"):
+        raise bad("CoordinatesType", "must be 0 (Cartesian) or 1 (latitude/longitude)")
+    kwargs["distance"] = "great_circle" if ctype == "1" else "euclidean"
+    if v.get("ScanAreas", "1") not in _DIRECTIONS:
+        raise bad("ScanAreas", "must be 1 (high), 2 (low) or 3 (both)")
+    kwargs["direction"] = _DIRECTIONS[v.get("ScanAreas", "1")]
+    try:
+        pct = float(v.get("MaxSpatialSizeInPopulationAtRisk", "50"))
+    except ValueError:
+        raise bad("MaxSpatialSizeInPopulationAtRisk", "is not a number") from None
+    if not 0 < pct <= 50:
+        raise bad("MaxSpatialSizeInPopulationAtRisk", "must be in (0, 50] (percent of the population at risk)")
+    kwargs["max_population"] = pct / 100.0
+    if v.get("UseDistanceFromCenterOption", "n").lower() not in _OFF:
+        try:
+            kwargs["max_distance"] = float(v.get("MaxSpatialSizeInDistanceFromCenter", ""))
+        except ValueError:
+            raise bad("MaxSpatialSizeInDistanceFromCenter", "is not a number") from None
+    try:
+        reps = int(v.get("MonteCarloReps", "999"))
+    except ValueError:
+        raise bad("MonteCarloReps", "is not a whole number") from None
+    if reps < 1:
+        raise bad("MonteCarloReps", "must be >= 1 (hp.scan always reports Monte Carlo p-values)")
+    kwargs["n_replicates"] = reps
+    if "MinimumCasesInHighRateClusters" in v:
+        try:
+            kwargs["min_cases"] = int(v["MinimumCasesInHighRateClusters"])
+        except ValueError:
+            raise bad("MinimumCasesInHighRateClusters", "is not a whole number") from None
+    elif model == "poisson":
+        kwargs["min_cases"] = 0  # parameter files from before SaTScan 9.5 had no such restriction
+    return {"model": model, "files": files, "kwargs": kwargs, "ignored": ignored}
+
+
+def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto", threads=None, progress=True):
+    """Run the purely spatial Bernoulli or discrete Poisson analysis a SaTScan parameter file
+    describes (file names relative to the parameter file's folder; covariates of a Poisson
+    analysis's .cas/.pop files adjusted for by indirect standardisation).
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``.prm`` file. Supported: ``AnalysisType=1`` (purely spatial), ``ModelType`` 0
+        (discrete Poisson) or 1 (Bernoulli), circular windows, Cartesian or latitude/longitude
+        coordinates, ``ScanAreas``, ``MaxSpatialSizeInPopulationAtRisk``, the distance limit,
+        ``MonteCarloReps``, ``MinimumCasesInHighRateClusters``, no-overlap secondary clusters.
+        Any other setting that changes the analysis is refused by name.
+    n_replicates : int, optional
+        Overrides the file's ``MonteCarloReps``.
+    seed, executor, backend, threads, progress
+        As in :func:`~hphawkes_py.scan.bernoulli`.
+
+    Returns
+    -------
+    ScanResult
+        The settings that do not change the analysis (output files, run options) and were therefore
+        not used are listed by ``hp.scan._prm.prm_arguments(path)["ignored"]``.
+    """
+    from ._satscan import read_satscan
+    from .model import bernoulli, poisson
+
+    spec = prm_arguments(path)
+    if n_replicates is not None:
+        spec["kwargs"]["n_replicates"] = n_replicates
+    f = spec["files"]
+    common = dict(seed=seed, executor=executor, backend=backend, threads=threads, progress=progress, **spec["kwargs"])
+    if spec["model"] == "bernoulli":
+        df = read_satscan(f["case_file"], control_file=f["control_file"], geo_file=f["geo_file"])
+        return bernoulli(df[["x", "y"]].to_numpy(float), df["cases"].to_numpy(), df["controls"].to_numpy(),
+                         location_ids=df["location_id"].to_numpy(), **common)
+    long = read_satscan(f["case_file"], population_file=f["population_file"], geo_file=f["geo_file"],
+                        model="poisson", covariates=True)
+    if long["category"].nunique() > 1:
+        return poisson(long[["x", "y"]].to_numpy(float), long["cases"].to_numpy(), long["population"].to_numpy(),
+                       covariates=long["category"].to_numpy(), location_ids=long["location_id"].to_numpy(), **common)
+    df = read_satscan(f["case_file"], population_file=f["population_file"], geo_file=f["geo_file"], model="poisson")
+    return poisson(df[["x", "y"]].to_numpy(float), df["cases"].to_numpy(), df["population"].to_numpy(),
+                   location_ids=df["location_id"].to_numpy(), **common)
