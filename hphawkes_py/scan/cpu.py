@@ -90,51 +90,76 @@ def _draw_cases(cumpop, n_cases, seeds, out):
     populations: exactly the multivariate hypergeometric distribution, in O(C log L) per
     replicate whatever the population size. Replicate r uses its own seed (numba's
     per-thread generator, reseeded), so results do not depend on threads or batching.
+    ``out`` is (replicates, locations).
     """
     L = cumpop.shape[0]
     N = cumpop[L - 1]
     R = seeds.shape[0]
     flip = n_cases > N // 2
     k = N - n_cases if flip else n_cases
-    for r in prange(R):
-        np.random.seed(seeds[r])
-        chosen = np.empty(0, dtype=np.int64)
-        have = 0
-        while have < k:
-            # the distinct positions so far plus fresh draws, sorted and deduplicated in place
-            # (what np.unique(np.concatenate(...)) gives, without its list building)
-            need = k - have
-            buf = np.empty(have + need, dtype=np.int64)
-            for t in range(have):
-                buf[t] = chosen[t]
-            for t in range(need):
-                buf[have + t] = np.random.randint(0, N)
-            buf.sort()
-            w = 1
-            for t in range(1, buf.shape[0]):
-                if buf[t] != buf[w - 1]:
-                    buf[w] = buf[t]
-                    w += 1
-            chosen = buf
-            have = w
-        # chosen[:k] is sorted: merge it with the cumulative populations
+    # draws in rounds: k positions, then as many as were repeats, ... until k distinct. Small
+    # populations mark positions in a byte map (no sort; positions located by binary search),
+    # large ones sort and deduplicate; both keep the same draws, hence the same subset.
+    bitmap = N <= 16 * k + 65536
+    n_chunks = min(R, 64)
+    for ch in prange(n_chunks):
+        mark = np.zeros(N if bitmap else 1, dtype=np.uint8)
+        chosen = np.empty(k, dtype=np.int64)
         counts = np.zeros(L, dtype=np.int32)
-        _count_sorted(chosen, k, cumpop, counts)
-        if flip:
-            prev = 0
-            for l in range(L):
-                out[l, r] = (cumpop[l] - prev) - counts[l]
-                prev = cumpop[l]
-        else:
-            for l in range(L):
-                out[l, r] = counts[l]
+        for r in range(ch, R, n_chunks):
+            np.random.seed(seeds[r])
+            counts[:] = 0
+            if bitmap:
+                have = 0
+                while have < k:
+                    need = k - have
+                    for t in range(need):
+                        v = np.random.randint(0, N)
+                        if mark[v] == 0:
+                            mark[v] = 1
+                            chosen[have] = v
+                            have += 1
+                for t in range(k):
+                    counts[np.searchsorted(cumpop, chosen[t], side="right")] += 1
+                    mark[chosen[t]] = 0
+            else:
+                sel = np.empty(0, dtype=np.int64)
+                have = 0
+                while have < k:
+                    # distinct positions so far plus fresh draws, sorted and deduplicated in place
+                    need = k - have
+                    buf = np.empty(have + need, dtype=np.int64)
+                    for t in range(have):
+                        buf[t] = sel[t]
+                    for t in range(need):
+                        buf[have + t] = np.random.randint(0, N)
+                    buf.sort()
+                    w = 1
+                    for t in range(1, buf.shape[0]):
+                        if buf[t] != buf[w - 1]:
+                            buf[w] = buf[t]
+                            w += 1
+                    sel = buf
+                    have = w
+                # sel[:k] is sorted: merge it with the cumulative populations
+                _count_sorted(sel, k, cumpop, counts)
+            if flip:
+                prev = 0
+                for l in range(L):
+                    out[r, l] = (cumpop[l] - prev) - counts[l]
+                    prev = cumpop[l]
+            else:
+                for l in range(L):
+                    out[r, l] = counts[l]
 
 
 def _draw(kernel, weights, dtype, n_cases, seeds):
     cum = np.cumsum(np.asarray(weights, dtype=dtype))
-    out = np.empty((len(cum), len(seeds)), dtype=np.int32)
+    # one row per replicate while drawing (threads write disjoint cache lines), then the
+    # locations x replicates layout the scan kernels read
+    out = np.empty((len(seeds), len(cum)), dtype=np.int32)
     kernel(cum, np.int64(n_cases), np.ascontiguousarray(seeds, dtype=np.uint32), out)
-    return out
+    return np.ascontiguousarray(out.T)
 
 
 def draw_cases(pop, n_cases, seeds):
@@ -159,7 +184,7 @@ def _draw_multinomial(cum, n_cases, seeds, out):
         counts = np.zeros(L, dtype=np.int32)
         _count_sorted(u, n_cases, cum, counts)
         for l in range(L):
-            out[l, r] = counts[l]
+            out[r, l] = counts[l]
 
 
 def draw_multinomial(expected, n_cases, seeds):
