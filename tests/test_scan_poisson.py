@@ -300,3 +300,61 @@ def test_cli_reproduce_scan_ny_is_the_poisson_model(capsys):
     out = capsys.readouterr().out
     assert rc == 0 and "clusters match" in out
     assert "11.577255  11.577255" in out and "3.209485   3.209485" in out
+
+
+# SaTScan v9.3.1, Latitude/Longitude coordinates, 50% maximum
+# (hphawkes_py/data/scan/satscan_outputs/ny_poisson_circular_latlong_50pct.txt)
+NY_LATLONG = [
+    ("52 50 53 38 49 48 15 39 37 1 16 44 47 40 14 2 51 13 43 45 17 55 11 3 12 46 36 35 54 10 5",
+     (42.083800, -75.989827), 7.70, 119050, 106, 62.13, 1.87, 14.780276),
+    ("88 87 92 86 89 91 93 85 90", (42.599055, -76.172807), 13.01, 40696, 42, 21.24, 2.06, 8.287056),
+    ("113 117 116 112 220 118 115 123 124 111 114 125 219 122 126 119", (43.076454, -76.137613), 2.35,
+     45667, 44, 23.83, 1.92, 7.199672),
+    ("62 64 67 65", (42.963728, -76.528029), 5.82, 24571, 25, 12.82, 1.99, 4.651839),
+    ("132 138 121 131 139 120", (43.052425, -76.164414), 1.16, 6985, 10, 3.65, 2.78, 3.773422),
+    ("166 159 167", (43.015231, -76.162912), 1.01, 8839, 11, 4.61, 2.41, 3.209485),
+]
+
+
+@pytest.mark.parametrize("backend", ENGINES)
+def test_poisson_ny_great_circle_matches_satscan(backend):
+    ny = _ny()
+    res = hp.scan.poisson(ny[["x", "y"]].to_numpy(), ny.cases, ny.population, max_population=0.5,
+                          distance="great_circle", min_cases=0, n_replicates=19, seed=1,
+                          location_ids=ny.location_id, progress=False, backend=backend)
+    assert res.distance == "great_circle"
+    for k, (ids, xy, radius_km, popn, c, exp, rr, llr) in enumerate(NY_LATLONG):
+        row = res.clusters.iloc[k]
+        assert [str(v) for v in row.location_ids] == ids.split()
+        assert (round(row.x, 6), round(row.y, 6)) == xy
+        assert round(row.radius, 2) == radius_km
+        assert (row.population, row.cases, round(row.expected, 2), round(row.relative_risk, 2)) == (popn, c, exp, rr)
+        assert abs(row.log_likelihood_ratio - llr) < 1e-6
+
+
+def test_great_circle_options():
+    ny = _ny()
+    xy = ny[["x", "y"]].to_numpy()
+    kw = dict(n_replicates=9, seed=0, progress=False, backend="cpu")
+    r = hp.scan.poisson(xy, ny.cases, ny.population, distance="great_circle", max_distance=3.0, **kw)
+    assert (r.clusters.radius <= 3.0).all() and r.clusters.radius.max() > 1.0
+    with pytest.raises(ValueError, match="not a latitude"):
+        hp.scan.poisson(xy + [60.0, 0.0], ny.cases, ny.population, distance="great_circle", **kw)
+    with pytest.raises(ValueError, match="grid_cell is not available"):
+        hp.scan.poisson(xy, ny.cases, ny.population, distance="great_circle", grid_cell=0.1, **kw)
+    with pytest.raises(ValueError, match="distance must be one of"):
+        hp.scan.bernoulli(xy, ny.cases, ny.population - ny.cases, distance="manhattan", **kw)
+    b = hp.scan.bernoulli(xy, ny.cases, ny.population - ny.cases, distance="great_circle", max_population=0.5, **kw)
+    assert b.clusters.location_ids.iloc[0][:3] == [51, 49, 52]  # 0-based rows of tracts 52, 50, 53
+
+
+def test_cli_scan_great_circle(tmp_path):
+    from hphawkes_py.cli import main
+
+    out = tmp_path / "ll.csv"
+    rc = main(["scan", "--model", "poisson", "--cas", str(SAT("ny_leukemia.cas")), "--pop", str(SAT("ny_leukemia.pop")),
+               "--geo", str(SAT("ny_leukemia.geo")), "--distance", "great_circle", "--min-cases", "0",
+               "--replicates", "9", "--backend", "cpu", "-o", str(out), "--png", "", "--quiet"])
+    assert rc == 0
+    t = pd.read_csv(out)
+    assert abs(t.log_likelihood_ratio.iloc[0] - 14.780276) < 1e-6 and round(t.radius.iloc[0], 2) == 7.70

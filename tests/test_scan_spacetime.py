@@ -264,3 +264,27 @@ def test_same_null_on_a_thread_pool_and_a_process_pool():
         pooled = _run(pts, loc, day, "cpu", executor=ex, **kw)
     np.testing.assert_array_equal(threaded.null_llr, serial.null_llr)
     np.testing.assert_array_equal(pooled.null_llr, serial.null_llr)
+
+
+def test_space_time_plot_marks_the_cluster_locations_and_days(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pts, loc, day = _random_records(14)
+    res = _run(pts, loc, day, "cpu", max_temporal_days=4, n_replicates=19, seed=1, study_start=0, study_end=11)
+    fig = hp.scan.plot_clusters(res, path=tmp_path / "st.png")
+    ax_map, ax_t = fig.axes[:2]
+    top = res.clusters.iloc[0]
+    # the first cluster's scatter holds exactly its locations' coordinates
+    offsets = ax_map.collections[1].get_offsets()
+    want = pts[np.asarray(top.location_ids)]
+    np.testing.assert_allclose(np.sort(offsets[:, 0]), np.sort(want[:, 0]))
+    # the daily bars are the case counts per day, and the shaded span covers the cluster's days
+    heights = [b.get_height() for b in ax_t.containers[0]]
+    np.testing.assert_array_equal(heights, np.bincount(day, minlength=12))
+    span = [p for p in ax_t.patches if p not in ax_t.containers[0].patches][0]
+    assert np.isclose(span.get_x(), top.start - 0.45) and np.isclose(span.get_x() + span.get_width(), top.end + 0.45)
+    assert (tmp_path / "st.png").stat().st_size > 0
+    plt.close(fig)

@@ -20,13 +20,17 @@ def register(subparsers) -> None:
             "--model bernoulli (cases and controls) or poisson (cases and population, optionally "
             "adjusted for covariate categories). Input: a CSV with one row per location (or per person: "
             "counts 0/1), or SaTScan files (--cas with --ctl or --pop, and --geo). "
-            "Coordinates are planar (Euclidean distances); latitude/longitude is used as is. "
+            "Coordinates are planar (Euclidean distances) unless --distance great_circle (latitude, "
+            "longitude in degrees; km). "
             "Writes the cluster table (CSV) and a PNG map of the clusters."
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     src = p.add_argument_group("input")
-    src.add_argument("csv", nargs="?", help="CSV file with a header row (alternative to the SaTScan files)")
+    src.add_argument("csv", nargs="*", metavar="CSV | run PRM",
+                     help="CSV file with a header row (alternative to the SaTScan files), or 'run' and a SaTScan "
+                          "parameter file (.prm): the analysis it describes (then only --replicates, --seed, "
+                          "--backend, --threads and the outputs are taken from the command line)")
     src.add_argument("--x", default="x", help="CSV column of the x coordinate")
     src.add_argument("--y", default="y", help="CSV column of the y coordinate")
     src.add_argument("--cases", default="cases", help="CSV column of the case counts")
@@ -49,9 +53,12 @@ def register(subparsers) -> None:
     a.add_argument("--model", choices=("bernoulli", "poisson"), default="bernoulli")
     a.add_argument("--max-population", type=float, default=0.5,
                    help="maximum window population, fraction of the total, in (0, 0.5]")
-    a.add_argument("--max-distance", type=float, default=None, help="maximum circle radius (coordinate units)")
+    a.add_argument("--distance", choices=("euclidean", "great_circle"), default="euclidean",
+                   help="great_circle: coordinates are latitude, longitude (degrees), distances in km")
+    a.add_argument("--max-distance", type=float, default=None,
+                   help="maximum circle radius (coordinate units; km with --distance great_circle)")
     a.add_argument("--min-cases", type=int, default=2, help="Poisson: minimum cases in a high-rate cluster")
-    a.add_argument("--replicates", type=int, default=999, help="Monte Carlo replicates")
+    a.add_argument("--replicates", type=int, default=None, help="Monte Carlo replicates (default 999, or the .prm's)")
     a.add_argument("--direction", choices=("high", "low", "both"), default="high")
     a.add_argument("--grid-cell", type=float, default=None,
                    help="centre circles on a regular grid of this cell side instead of on the locations")
@@ -118,8 +125,7 @@ def _satscan_input(args):
         data["population"] = df["population"].to_numpy()
         if args.covariates:
             data["covariates"] = df["category"].to_numpy()  # rows are location x category: ids repeat
-        else:
-            data["location_ids"] = df["location_id"].to_numpy()
+        data["location_ids"] = df["location_id"].to_numpy()
     else:
         data["controls"] = df["controls"].to_numpy()
         data["location_ids"] = df["location_id"].to_numpy()
@@ -127,8 +133,20 @@ def _satscan_input(args):
 
 
 def _cmd_scan(args) -> int:
-    from ..scan import bernoulli, poisson
+    from ..scan import bernoulli, poisson, run_prm
 
+    prm = None
+    if args.csv and args.csv[0] == "run":
+        if len(args.csv) != 2:
+            raise CliError("usage: hphawkes scan run PARAMETER_FILE.prm [options]")
+        prm = args.csv[1]
+        args.csv = None
+    elif len(args.csv) > 1:
+        raise CliError(f"one CSV file at most, got {len(args.csv)}: {' '.join(args.csv)}")
+    else:
+        args.csv = args.csv[0] if args.csv else None
+    if prm and (args.cas or args.ctl or args.pop or args.geo):
+        raise CliError("with 'run PRM' the input files come from the parameter file: drop --cas/--ctl/--pop/--geo")
     if args.csv and args.cas:
         raise CliError("give either a CSV file or SaTScan files (--cas ...), not both")
     outputs = [Path(args.out)] + ([Path(args.png)] if args.png else [])
@@ -138,13 +156,23 @@ def _cmd_scan(args) -> int:
         parent = path.resolve().parent
         if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
             raise CliError(f"{path}: folder {parent} does not exist or is not writable")
+    if prm:
+        res = run_prm(prm, n_replicates=args.replicates, seed=args.seed, backend=args.backend, threads=args.threads,
+                      progress=not args.quiet)
+        _write_outputs(res, outputs)
+        if not args.quiet:
+            print(res.summary())
+        return 0
+    if args.replicates is None:
+        args.replicates = 999
     if args.csv:
         data = _csv_input(args)
     elif args.cas:
         data = _satscan_input(args)
     else:
         raise CliError("no input: give a CSV file or SaTScan files (--cas, --ctl/--pop, --geo)")
-    kw = dict(max_population=args.max_population, max_distance=args.max_distance, n_replicates=args.replicates,
+    kw = dict(max_population=args.max_population, max_distance=args.max_distance, distance=args.distance,
+              n_replicates=args.replicates,
               direction=args.direction, grid_cell=args.grid_cell, seed=args.seed, backend=args.backend,
               threads=args.threads, progress=not args.quiet)
     if args.model == "poisson":
@@ -177,8 +205,8 @@ def _write_outputs(res, outputs) -> None:
 
             from ..scan.plot import plot_clusters
 
-            ax = plot_clusters(res, path=tmps[1])
-            plt.close(ax.figure)
+            fig = plot_clusters(res, path=tmps[1])
+            plt.close(getattr(fig, "figure", fig))
         for tmp, path in zip(tmps, outputs):
             os.replace(tmp, path)
     finally:

@@ -6,14 +6,16 @@
 >>> res.clusters          # most likely cluster first, then secondary clusters
 >>> hp.scan.plot_clusters(res)
 
-Semantics follow SaTScan's purely spatial Bernoulli and discrete Poisson analyses with circular
-windows; see :func:`bernoulli` and :func:`poisson`. :func:`read_satscan` reads SaTScan's .cas/.ctl/.pop/.geo files.
+Semantics follow SaTScan's purely spatial Bernoulli and discrete Poisson analyses and its space-time
+permutation model with circular windows; see :func:`bernoulli`, :func:`poisson` and
+:func:`space_time_permutation`. :func:`read_satscan` and :func:`read_satscan_spacetime` read SaTScan's
+.cas/.ctl/.pop/.geo files; :func:`run_prm` reruns a SaTScan parameter file.
 """
 from ._satscan import read_satscan
 from .model import ScanResult, bernoulli, poisson
 from .plot import plot_clusters
-from .prm import PrmError, read_prm, run_prm
+from .prm import PrmError, prm_arguments, read_prm, run_prm
 from .spacetime import SpaceTimeScanResult, read_satscan_spacetime, space_time_permutation
 
 __all__ = ["bernoulli", "poisson", "space_time_permutation", "read_satscan", "read_satscan_spacetime",
-           "run_prm", "read_prm", "PrmError", "ScanResult", "SpaceTimeScanResult", "plot_clusters"]
+           "run_prm", "read_prm", "prm_arguments", "PrmError", "ScanResult", "SpaceTimeScanResult", "plot_clusters"]

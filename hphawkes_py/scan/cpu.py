@@ -90,51 +90,76 @@ def _draw_cases(cumpop, n_cases, seeds, out):
     populations: exactly the multivariate hypergeometric distribution, in O(C log L) per
     replicate whatever the population size. Replicate r uses its own seed (numba's
     per-thread generator, reseeded), so results do not depend on threads or batching.
+    ``out`` is (replicates, locations).
     """
     L = cumpop.shape[0]
     N = cumpop[L - 1]
     R = seeds.shape[0]
     flip = n_cases > N // 2
     k = N - n_cases if flip else n_cases
-    for r in prange(R):
-        np.random.seed(seeds[r])
-        chosen = np.empty(0, dtype=np.int64)
-        have = 0
-        while have < k:
-            # the distinct positions so far plus fresh draws, sorted and deduplicated in place
-            # (what np.unique(np.concatenate(...)) gives, without its list building)
-            need = k - have
-            buf = np.empty(have + need, dtype=np.int64)
-            for t in range(have):
-                buf[t] = chosen[t]
-            for t in range(need):
-                buf[have + t] = np.random.randint(0, N)
-            buf.sort()
-            w = 1
-            for t in range(1, buf.shape[0]):
-                if buf[t] != buf[w - 1]:
-                    buf[w] = buf[t]
-                    w += 1
-            chosen = buf
-            have = w
-        # chosen[:k] is sorted: merge it with the cumulative populations
+    # draws in rounds: k positions, then as many as were repeats, ... until k distinct. Small
+    # populations mark positions in a byte map (no sort; positions located by binary search),
+    # large ones sort and deduplicate; both keep the same draws, hence the same subset.
+    bitmap = N <= 16 * k + 65536
+    n_chunks = min(R, 64)
+    for ch in prange(n_chunks):
+        mark = np.zeros(N if bitmap else 1, dtype=np.uint8)
+        chosen = np.empty(k, dtype=np.int64)
         counts = np.zeros(L, dtype=np.int32)
-        _count_sorted(chosen, k, cumpop, counts)
-        if flip:
-            prev = 0
-            for l in range(L):
-                out[l, r] = (cumpop[l] - prev) - counts[l]
-                prev = cumpop[l]
-        else:
-            for l in range(L):
-                out[l, r] = counts[l]
+        for r in range(ch, R, n_chunks):
+            np.random.seed(seeds[r])
+            counts[:] = 0
+            if bitmap:
+                have = 0
+                while have < k:
+                    need = k - have
+                    for t in range(need):
+                        v = np.random.randint(0, N)
+                        if mark[v] == 0:
+                            mark[v] = 1
+                            chosen[have] = v
+                            have += 1
+                for t in range(k):
+                    counts[np.searchsorted(cumpop, chosen[t], side="right")] += 1
+                    mark[chosen[t]] = 0
+            else:
+                sel = np.empty(0, dtype=np.int64)
+                have = 0
+                while have < k:
+                    # distinct positions so far plus fresh draws, sorted and deduplicated in place
+                    need = k - have
+                    buf = np.empty(have + need, dtype=np.int64)
+                    for t in range(have):
+                        buf[t] = sel[t]
+                    for t in range(need):
+                        buf[have + t] = np.random.randint(0, N)
+                    buf.sort()
+                    w = 1
+                    for t in range(1, buf.shape[0]):
+                        if buf[t] != buf[w - 1]:
+                            buf[w] = buf[t]
+                            w += 1
+                    sel = buf
+                    have = w
+                # sel[:k] is sorted: merge it with the cumulative populations
+                _count_sorted(sel, k, cumpop, counts)
+            if flip:
+                prev = 0
+                for l in range(L):
+                    out[r, l] = (cumpop[l] - prev) - counts[l]
+                    prev = cumpop[l]
+            else:
+                for l in range(L):
+                    out[r, l] = counts[l]
 
 
 def _draw(kernel, weights, dtype, n_cases, seeds):
     cum = np.cumsum(np.asarray(weights, dtype=dtype))
-    out = np.empty((len(cum), len(seeds)), dtype=np.int32)
+    # one row per replicate while drawing (threads write disjoint cache lines), then the
+    # locations x replicates layout the scan kernels read
+    out = np.empty((len(seeds), len(cum)), dtype=np.int32)
     kernel(cum, np.int64(n_cases), np.ascontiguousarray(seeds, dtype=np.uint32), out)
-    return out
+    return np.ascontiguousarray(out.T)
 
 
 def draw_cases(pop, n_cases, seeds):
@@ -159,7 +184,7 @@ def _draw_multinomial(cum, n_cases, seeds, out):
         counts = np.zeros(L, dtype=np.int32)
         _count_sorted(u, n_cases, cum, counts)
         for l in range(L):
-            out[l, r] = counts[l]
+            out[r, l] = counts[l]
 
 
 def draw_multinomial(expected, n_cases, seeds):
@@ -167,21 +192,25 @@ def draw_multinomial(expected, n_cases, seeds):
     return _draw(_draw_multinomial, expected, np.float64, n_cases, seeds)
 
 
-def _sorted_distances(x, y, cx, cy):
-    """Squared distances (rows: centres) and their order by NumPy's SIMD quicksort, rows split
-    over the Numba threads (argsort releases the GIL). Tied locations may come in any order
-    here: :func:`_windows_chunk` puts every tie group in input order."""
-    d = np.empty((len(cx), len(x)))
-    order = np.empty((len(cx), len(x)), dtype=np.int64)
+def _sorted_distances(P, Q):
+    """Squared distances between the centres ``Q`` (rows) and the points ``P`` (columns), any
+    dimension, and their order by NumPy's SIMD quicksort, rows split over the Numba threads
+    (argsort releases the GIL). Tied locations may come in any order here: :func:`_windows_chunk`
+    puts every tie group in input order."""
+    d = np.empty((Q.shape[0], P.shape[0]))
+    order = np.empty((Q.shape[0], P.shape[0]), dtype=np.int64)
 
     def rows(a, b):
-        d[a:b] = (x[None, :] - cx[a:b, None]) ** 2 + (y[None, :] - cy[a:b, None]) ** 2
+        acc = (P[None, :, 0] - Q[a:b, None, 0]) ** 2
+        for k in range(1, P.shape[1]):
+            acc += (P[None, :, k] - Q[a:b, None, k]) ** 2
+        d[a:b] = acc
         order[a:b] = np.argsort(d[a:b], axis=1, kind="quicksort")
 
-    parts = max(1, min(numba.get_num_threads(), len(cx)))
-    bounds = np.linspace(0, len(cx), parts + 1).astype(int)
+    parts = max(1, min(numba.get_num_threads(), Q.shape[0]))
+    bounds = np.linspace(0, Q.shape[0], parts + 1).astype(int)
     if parts == 1:
-        rows(0, len(cx))
+        rows(0, Q.shape[0])
     else:
         with cf.ThreadPoolExecutor(parts) as ex:
             list(ex.map(rows, bounds[:-1], bounds[1:]))
@@ -194,14 +223,15 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
 
     Parameters
     ----------
-    centres : (m, 2) float64
-    coords : (L, 2) float64 location coordinates
+    centres : (m, D) float64
+    coords : (L, D) float64 location coordinates (planar: D = 2; unit vectors for great-circle
+        distances: D = 3, the order by chord length is the order by great-circle distance)
     pop : (L,) int64 persons (cases + controls) per location, or float64 expected cases
     limit : float
         Maximum window size (``max_population * N``); a tie group that would take the
         window above it is not entered, and the window stops there.
     max_distance : float, optional
-        Maximum radius (coordinate units): locations farther from the centre never enter.
+        Maximum radius (in the units of ``coords``): locations farther from the centre never enter.
 
     Returns
     -------
@@ -210,10 +240,8 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
     npop : (E,) window size after the entry (dtype of ``pop``)
     boundary : (E,) uint8 1 where a window ends (last entry of a tie group)
     """
-    cx = np.ascontiguousarray(centres[:, 0], dtype=np.float64)
-    cy = np.ascontiguousarray(centres[:, 1], dtype=np.float64)
-    x = np.ascontiguousarray(coords[:, 0], dtype=np.float64)
-    y = np.ascontiguousarray(coords[:, 1], dtype=np.float64)
+    Q = np.ascontiguousarray(centres, dtype=np.float64)
+    P = np.ascontiguousarray(coords, dtype=np.float64)
     if np.asarray(pop).dtype.kind == "f":
         pop = np.ascontiguousarray(pop, dtype=np.float64)
         lim = np.float64(limit)
@@ -221,16 +249,16 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
         pop = np.ascontiguousarray(pop, dtype=np.int64)
         lim = np.int64(math.floor(limit))  # populations are integers: pop <= limit <=> pop <= floor(limit)
     maxd2 = np.float64(np.inf if max_distance is None else float(max_distance) ** 2)
-    m = len(cx)
+    m = Q.shape[0]
     # the largest possible window: the smallest populations first
     kmax = int(np.searchsorted(np.cumsum(np.sort(pop)), lim, side="right"))
-    kmax = max(1, min(kmax, len(x)))
-    chunk = max(1, min(m, CHUNK_SLOTS // max(kmax, len(x))))
+    kmax = max(1, min(kmax, P.shape[0]))
+    chunk = max(1, min(m, CHUNK_SLOTS // max(kmax, P.shape[0])))
     parts = []
     counts_all = np.zeros(m, dtype=np.int64)
     for first in range(0, m, chunk):
         last = min(m, first + chunk)
-        d, order = _sorted_distances(x, y, cx[first:last], cy[first:last])
+        d, order = _sorted_distances(P, Q[first:last])
         counts = np.zeros(last - first, dtype=np.int64)
         nb = np.empty((last - first, kmax), dtype=np.int32)
         npo = np.empty((last - first, kmax), dtype=pop.dtype)

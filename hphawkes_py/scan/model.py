@@ -35,7 +35,7 @@ from .._validate import (as_count_array, as_float_array, check_in, check_int, ch
 from .engine import (DIRECTIONS, build_windows, cumulative_expected, draw_multinomial_cases, draw_null_cases,
                      klogk_table, make_engine)
 
-__all__ = ["bernoulli", "poisson", "ScanResult", "merge_rows", "prepare_locations", "make_centres", "gumbel_p_values",
+__all__ = ["bernoulli", "poisson", "ScanResult", "merge_rows", "Geometry", "EARTH_RADIUS_KM", "prepare_locations", "make_centres", "gumbel_p_values",
            "replicate_seed_batches", "draw_null_cases", "EULER_GAMMA"]
 
 EULER_GAMMA = 0.5772156649015329
@@ -87,13 +87,16 @@ def _check_coords(coords: Any) -> np.ndarray:
     return as_float_array(coords, "coords", ndim=2, finite=True, copy=True)
 
 
-def check_location_ids(location_ids: Any, n: int) -> np.ndarray:
-    """Ids reported for the input rows: default 0..n-1; one per row, no duplicates."""
+def check_location_ids(location_ids: Any, n: int, repeats: bool = False) -> np.ndarray:
+    """Ids reported for the input rows: default 0..n-1; one per row, no duplicates (unless
+    ``repeats``: rows of one location, e.g. its covariate categories, share its id)."""
     if location_ids is None:
         return np.arange(n)
     ids = np.array(location_ids)
     if ids.ndim != 1 or len(ids) != n:
         raise ValueError(f"location_ids must be 1-D with one id per row ({n}), got shape {ids.shape}")
+    if repeats:
+        return ids
     uniq, first, counts = np.unique(ids, return_index=True, return_counts=True)
     if (counts > 1).any():
         k = int(np.argmax(counts > 1))
@@ -175,6 +178,50 @@ def make_centres(loc_coords: np.ndarray, grid_cell: Any):
     X, Y = np.meshgrid(gx, gy, indexing="xy")
     centres = np.column_stack([X.ravel(), Y.ravel()])
     return centres, np.full(len(centres), -1, dtype=np.int64)
+
+
+# --------------------------------------------------------------------------- distances
+#: Earth radius of SaTScan's great-circle distances (km)
+EARTH_RADIUS_KM = 6367.0
+DISTANCES = ("euclidean", "great_circle")
+
+
+class Geometry:
+    """Distances between locations: planar Euclidean on the coordinates as given, or great-circle
+    distances (km) on (latitude, longitude) in degrees, as SaTScan computes them for
+    "Latitude/Longitude" coordinates. Windows are built on :meth:`points` (for great-circle
+    distances, unit vectors: the order by chord length is the order by great-circle distance)."""
+
+    def __init__(self, distance: str):
+        self.great_circle = check_in(distance, "distance", DISTANCES) == "great_circle"
+
+    def check(self, xy: np.ndarray) -> None:
+        if self.great_circle:
+            lat, lon = xy[:, 0], xy[:, 1]
+            if (np.abs(lat) > 90).any():
+                i = int(np.argmax(np.abs(lat) > 90))
+                raise ValueError(f"distance='great_circle' reads coords as (latitude, longitude) in degrees; "
+                                 f"coords[{i}, 0] = {lat[i]!r} is not a latitude in [-90, 90]")
+            if (np.abs(lon) > 360).any():
+                i = int(np.argmax(np.abs(lon) > 360))
+                raise ValueError(f"distance='great_circle': coords[{i}, 1] = {lon[i]!r} is not a longitude in degrees")
+
+    def points(self, xy: np.ndarray) -> np.ndarray:
+        if not self.great_circle:
+            return xy
+        lat, lon = np.radians(xy[:, 0]), np.radians(xy[:, 1])
+        return np.column_stack([np.cos(lat) * np.cos(lon), np.cos(lat) * np.sin(lon), np.sin(lat)])
+
+    def to_working(self, distance):
+        """A distance (coordinate units, or km) in the units of :meth:`points` (chord length)."""
+        if distance is None or not self.great_circle:
+            return distance
+        return 2.0 * math.sin(min(distance / (2.0 * EARTH_RADIUS_KM), math.pi / 2))
+
+    def from_working(self, w: np.ndarray) -> np.ndarray:
+        if not self.great_circle:
+            return w
+        return 2.0 * EARTH_RADIUS_KM * np.arcsin(np.minimum(np.asarray(w) / 2.0, 1.0))
 
 
 # --------------------------------------------------------------------------- Monte Carlo
@@ -275,8 +322,9 @@ class ScanResult:
         Input rows merged into another row with identical coordinates.
     n_centres, n_windows : int
         Circle centres scanned, and windows evaluated per replicate.
-    max_population, direction, n_replicates, grid_cell, model, max_distance, min_cases
-        The settings used (``model``: "bernoulli" or "poisson").
+    max_population, direction, n_replicates, grid_cell, model, max_distance, min_cases, distance
+        The settings used (``model``: "bernoulli" or "poisson"; radii and ``max_distance`` in km
+        when ``distance="great_circle"``).
     """
 
     clusters: pd.DataFrame
@@ -295,6 +343,7 @@ class ScanResult:
     model: str = "bernoulli"
     max_distance: Any = None
     min_cases: int = 0
+    distance: str = "euclidean"
     _loc_coords: np.ndarray = dataclasses.field(default=None, repr=False)
     _loc_cases: np.ndarray = dataclasses.field(default=None, repr=False)
     _loc_controls: np.ndarray = dataclasses.field(default=None, repr=False)
@@ -324,6 +373,7 @@ class ScanResult:
             "model": self.model,
             "max_distance": self.max_distance,
             "min_cases": self.min_cases,
+            "distance": self.distance,
         }
 
     def to_csv(self, path, **kwargs) -> None:
@@ -367,6 +417,23 @@ class ScanResult:
 
 
 # --------------------------------------------------------------------------- main
+def _check_geometry(distance, xy, grid_cell) -> Geometry:
+    geo = Geometry(distance)
+    geo.check(xy)
+    if geo.great_circle and grid_cell is not None:
+        raise ValueError("grid_cell is not available with distance='great_circle' (a grid of latitude/longitude "
+                         "cells is not a regular grid on the sphere): give grid_cell=None")
+    return geo
+
+
+def _radius(geo, points, cpoints):
+    """``radius_of(members, i)``: distance from centre ``i`` to its farthest member (reported units)."""
+    def radius_of(members, i):
+        w = np.sqrt(((points[members] - cpoints[i]) ** 2).sum(axis=1)).max()
+        return float(geo.from_working(w))
+    return radius_of
+
+
 def _check_max_population(v):
     v = check_probability(v, "max_population")
     if v > 0.5:
@@ -375,8 +442,8 @@ def _check_max_population(v):
 
 
 def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, direction="high",
-              secondary="no-overlap", grid_cell=None, max_distance=None, location_ids=None, seed=None,
-              executor=None, backend="auto", threads=None, progress=True) -> ScanResult:
+              secondary="no-overlap", grid_cell=None, max_distance=None, distance="euclidean", min_cases=0,
+              location_ids=None, seed=None, executor=None, backend="auto", threads=None, progress=True) -> ScanResult:
     """Kulldorff's purely spatial Bernoulli scan statistic with Monte Carlo inference.
 
     Semantics follow SaTScan's purely spatial Bernoulli analysis with circular windows.
@@ -403,7 +470,14 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
         When given, circles are centred on the centres of a regular grid of this cell
         side (coordinate units) covering the locations, instead of on the locations.
     max_distance : float, optional
-        Maximum circle radius (coordinate units), on top of ``max_population``.
+        Maximum circle radius (coordinate units; km with ``distance="great_circle"``), on top of
+        ``max_population``.
+    distance : {"euclidean", "great_circle"}
+        ``"great_circle"``: coords are (latitude, longitude) in degrees and distances are
+        great-circle distances in km (SaTScan's "Latitude/Longitude" coordinates; radii reported in km).
+    min_cases : int >= 0
+        High-rate windows need at least this many cases (SaTScan >= 9.5's "minimum cases in cluster
+        for high rates"; 0, the default, is no restriction as in earlier versions).
     seed : None, int, SeedSequence or Generator
         Root of the per-replicate seeds: results do not depend on executor or batching.
     executor : None, concurrent.futures.Executor or dask Client
@@ -425,6 +499,8 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
     ids = check_location_ids(location_ids, n_in)
     max_population = _check_max_population(max_population)
     max_distance = None if max_distance is None else check_positive(max_distance, "max_distance")
+    geo = _check_geometry(distance, loc.coords, grid_cell)
+    min_cases = check_int(min_cases, "min_cases", minimum=0)
     n_replicates = _check_replicates(n_replicates)
     check_in(direction, "direction", DIRECTIONS)
     check_in(secondary, "secondary", ("no-overlap",))
@@ -444,8 +520,10 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
     centres, centre_loc = make_centres(loc.coords, grid_cell)
 
     with threads_context(threads):
-        windows = build_windows(centres, loc.coords, pop, max_population * N, max_distance)
-        engine = make_engine(windows, klogk_table(N), C, N, direction, backend=resolved)
+        points = geo.points(loc.coords)
+        cpoints = geo.points(centres)
+        windows = build_windows(cpoints, points, pop, max_population * N, geo.to_working(max_distance))
+        engine = make_engine(windows, klogk_table(N), C, N, direction, backend=resolved, min_cases=min_cases)
         observed = loc.cases.astype(np.int32)[:, None]
         best, best_entry = engine.best_per_centre(observed, want_arg=True)
         best = best[:, 0]
@@ -458,13 +536,14 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
         inside, outside = c / n, (C - c) / (N - n)
         return n, n * C / N, inside / outside if outside > 0 else math.inf
 
-    clusters = _clusters(best, best_entry, offsets, neighbors, centres, centre_loc, loc.coords, loc.cases,
-                         loc.members, ids, null_llr, window_stats)
+    clusters = _clusters(best, best_entry, offsets, neighbors, centres, centre_loc,
+                         _radius(geo, points, cpoints), loc.cases, loc.members, ids, null_llr, window_stats)
     return ScanResult(
         clusters=clusters, null_llr=null_llr, backend=resolved, n_cases=C, n_population=N,
         n_locations=len(loc.members), n_merged=loc.n_merged, n_centres=len(centres),
         n_windows=int(boundary.sum()), max_population=max_population, direction=direction,
-        n_replicates=n_replicates, grid_cell=grid_cell, max_distance=max_distance, _loc_coords=loc.coords,
+        n_replicates=n_replicates, grid_cell=grid_cell, max_distance=max_distance, distance=distance,
+        min_cases=min_cases, _loc_coords=loc.coords,
         _loc_cases=loc.cases, _loc_controls=loc.controls, _loc_population=pop,
     )
 
@@ -511,7 +590,8 @@ def indirect_expected(cases: np.ndarray, population: np.ndarray, codes: np.ndarr
 
 def poisson(coords, cases, population, *, expected=None, covariates=None, max_population=0.5, max_distance=None,
             min_cases=2, n_replicates=999, direction="high", secondary="no-overlap", grid_cell=None,
-            location_ids=None, seed=None, executor=None, backend="auto", threads=None, progress=True) -> ScanResult:
+            distance="euclidean", location_ids=None, seed=None, executor=None, backend="auto", threads=None,
+            progress=True) -> ScanResult:
     """Kulldorff's purely spatial discrete Poisson scan statistic with Monte Carlo inference.
 
     Semantics follow SaTScan's purely spatial discrete Poisson analysis with circular windows:
@@ -550,8 +630,12 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
     secondary : {"no-overlap"}
     grid_cell : float, optional
         Circles centred on the cells of a regular grid of this side instead of on the locations.
+    distance : {"euclidean", "great_circle"}
+        As in :func:`bernoulli` (great-circle: coords are (latitude, longitude), km).
     location_ids : array_like (n,), optional
-        Ids reported in ``clusters.location_ids`` (default: 0-based input row positions); unique.
+        Ids reported in ``clusters.location_ids`` (default: 0-based input row positions); unique,
+        except with ``covariates``, where the rows of one location (its categories) share its id;
+        a location is then reported once, by the id of its first row.
     seed, executor, backend, threads, progress
         As in :func:`bernoulli`.
 
@@ -594,9 +678,10 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
     codes = cats = None
     if covariates is not None:
         codes, cats = _category_codes(covariates, n)
-    ids = check_location_ids(location_ids, n)
+    ids = check_location_ids(location_ids, n, repeats=covariates is not None)
     max_population = _check_max_population(max_population)
     max_distance = None if max_distance is None else check_positive(max_distance, "max_distance")
+    geo = _check_geometry(distance, xy, grid_cell)
     min_cases = check_int(min_cases, "min_cases", minimum=0)
     n_replicates = _check_replicates(n_replicates)
     check_in(direction, "direction", DIRECTIONS)
@@ -628,6 +713,18 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
             warnings.warn(
                 f"{same} input row(s) share coordinates{'' if codes is None else ' and covariates'} with another "
                 f"row and were merged; counts were summed", UserWarning, stacklevel=2)
+    report_members = members
+    if codes is not None:
+        # rows are location x category: a location is reported once, by its first row's id, and
+        # rows sharing an id must share the coordinates
+        if location_ids is not None:
+            _, first_of_id, id_code = np.unique(ids.astype(str), return_index=True, return_inverse=True)
+            bad = gid != gid[first_of_id[id_code.ravel()]]
+            if bad.any():
+                r = int(np.argmax(bad))
+                raise ValueError(f"location_ids: {ids[r]!r} is given for rows at different coordinates "
+                                 f"(rows {int(first_of_id[id_code.ravel()[r]])} and {r})")
+        report_members = [[m[0]] for m in members]
     l_cases = np.bincount(gid, weights=ca, minlength=L).astype(np.int64)
     l_exp = np.bincount(gid, weights=ex, minlength=L)
     l_pop = np.bincount(gid, weights=po, minlength=L) if po is not None else l_exp.copy()
@@ -639,7 +736,9 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
     centres, centre_loc = make_centres(loc_coords, grid_cell)
 
     with threads_context(threads):
-        windows = build_windows(centres, loc_coords, size, max_population * size.sum(), max_distance)
+        points = geo.points(loc_coords)
+        cpoints = geo.points(centres)
+        windows = build_windows(cpoints, points, size, max_population * size.sum(), geo.to_working(max_distance))
         offsets, neighbors, _, boundary = windows
         wexp = cumulative_expected(windows, l_exp)
         engine = make_engine((offsets, neighbors, wexp, boundary), klogk_table(C), C, C, direction,
@@ -655,25 +754,26 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
         p = l_pop[members].sum()
         return (int(p) if l_pop.dtype.kind == "i" else float(p)), e, rr
 
-    clusters = _clusters(best, best_entry, offsets, neighbors, centres, centre_loc, loc_coords, l_cases, members,
-                         ids, null_llr, window_stats)
+    clusters = _clusters(best, best_entry, offsets, neighbors, centres, centre_loc, _radius(geo, points, cpoints),
+                         l_cases, report_members, ids, null_llr, window_stats)
     total_pop = l_pop.sum()
     return ScanResult(
         clusters=clusters, null_llr=null_llr, backend=resolved, n_cases=C,
         n_population=int(total_pop) if l_pop.dtype.kind == "i" else float(total_pop),
         n_locations=L, n_merged=n_merged, n_centres=len(centres), n_windows=int(boundary.sum()),
         max_population=max_population, direction=direction, n_replicates=n_replicates, grid_cell=grid_cell,
-        model="poisson", max_distance=max_distance, min_cases=min_cases, _loc_coords=loc_coords,
+        model="poisson", max_distance=max_distance, min_cases=min_cases, distance=distance, _loc_coords=loc_coords,
         _loc_cases=l_cases, _loc_controls=None, _loc_population=l_pop,
     )
 
 
-def _clusters(best, best_entry, offsets, neighbors, centres, centre_loc, coords, cases, members_of, ids, null_llr,
+def _clusters(best, best_entry, offsets, neighbors, centres, centre_loc, radius_of, cases, members_of, ids, null_llr,
               window_stats):
     """Most likely + secondary clusters (no geographical overlap) as a DataFrame.
 
     ``window_stats(members, c, j)`` gives the model's ``(population, expected, relative_risk)``
-    of the window ending at entry ``j`` with locations ``members`` and ``c`` cases."""
+    of the window ending at entry ``j`` with locations ``members`` and ``c`` cases;
+    ``radius_of(members, i)`` the distance from centre ``i`` to its farthest member."""
     cand = np.flatnonzero(best > 0)
     # most likely first; equal LLRs (e.g. the same window seen from several centres) in
     # centre order, i.e. input order, as SaTScan (NY leukaemia: cluster 4 centred on tract 62)
@@ -696,12 +796,11 @@ def _clusters(best, best_entry, offsets, neighbors, centres, centre_loc, coords,
         used[members] = True
         c = int(cases[members].sum())
         n, expected, rr = window_stats(members, c, j)
-        d = np.sqrt(((coords[members] - centres[i]) ** 2).sum(axis=1))
         rows.append({
             "center": ids_list[members_of[centre_loc[i]][0]] if centre_loc[i] >= 0 else -1,
             "x": float(centres[i, 0]),
             "y": float(centres[i, 1]),
-            "radius": float(d.max()),
+            "radius": float(radius_of(members, i)),
             "location_ids": [ids_list[r] for m in members for r in members_of[m]],
             "n_locations": int(sum(len(members_of[m]) for m in members)),
             "cases": c,

@@ -204,6 +204,11 @@ class SpaceTimeScanResult:
     n_days: int
     n_windows: int
     settings: dict
+    _loc_xy: np.ndarray = dataclasses.field(default=None, repr=False)
+    _loc_cases: np.ndarray = dataclasses.field(default=None, repr=False)
+    _day_cases: np.ndarray = dataclasses.field(default=None, repr=False)
+    _loc_ids: list = dataclasses.field(default=None, repr=False)
+    _days: list = dataclasses.field(default=None, repr=False)
 
     @property
     def most_likely(self):
@@ -426,7 +431,9 @@ def space_time_permutation(coords, cases, times, *, location_ids=None, distance=
                     max_temporal_days=max_len, min_temporal_days=min_temporal_days,
                     prospective=bool(prospective), min_cases=min_cases, n_replicates=n_replicates,
                     study_start=str(_date(start, origin)), study_end=str(_date(end, origin)))
-    return SpaceTimeScanResult(clusters, null, resolved, C, L, n_days, n_windows, settings)
+    return SpaceTimeScanResult(clusters, null, resolved, C, L, n_days, n_windows, settings, _loc_xy=loc_xy,
+                               _loc_cases=cz, _day_cases=cd, _loc_ids=loc_ids,
+                               _days=[_date(start + k, origin) for k in range(n_days)])
 
 
 def _null_batch(size, seed_sequence, engine):
