@@ -39,6 +39,40 @@ def _beats(c, log_mu, klogk, best):
     return bound * (1.0 + 1e-12) + 1e-12 > best
 
 
+@nb.njit(cache=True, inline="always")
+def _centre_best(cum, i, best, acc, cz, cd_window, log_cd_window, klogk, nbr_ptr, nbr_idx, evaluate, win_start,
+                 win_end, total, min_cases):
+    """Best cylinder about centre ``i`` that beats ``best``: (LLR, locations, window), or (best, 0, -1).
+
+    The circle grows one location at a time (nearest first); ``acc`` holds the observed count of
+    every temporal window, updated from the location's day-prefix sums. Ties keep the first
+    (entry, window) reached, so both engines report the same cylinder."""
+    W = win_start.shape[0]
+    log_total = math.log(total)
+    acc[:] = 0
+    cases_z = 0
+    best_k = 0
+    best_w = -1
+    for j in range(nbr_ptr[i], nbr_ptr[i + 1]):
+        z = nbr_idx[j]
+        cases_z += cz[z]
+        for w in range(W):
+            acc[w] += cum[z, win_end[w] + 1] - cum[z, win_start[w]]
+        if evaluate[j] == 0 or cases_z == 0:
+            continue
+        log_cz = math.log(cases_z) - log_total
+        for w in range(W):
+            c = acc[w]
+            if c < min_cases or not _beats(c, log_cz + log_cd_window[w], klogk, best):
+                continue
+            llr = _poisson_llr(float(c), cases_z * cd_window[w] / total, total)
+            if llr > best:
+                best = llr
+                best_k = j - nbr_ptr[i] + 1
+                best_w = w
+    return best, best_k, best_w
+
+
 @nb.njit(cache=True, parallel=True, nogil=True)
 def best_per_centre(cum, cz, cd_window, log_cd_window, klogk, nbr_ptr, nbr_idx, evaluate, win_start, win_end,
                     total, min_cases, out_llr, out_size, out_window):
@@ -53,45 +87,20 @@ def best_per_centre(cum, cz, cd_window, log_cd_window, klogk, nbr_ptr, nbr_idx, 
     out_llr, out_size, out_window : (n_centres,) best LLR, its number of locations, its window
     """
     n_centres = nbr_ptr.shape[0] - 1
-    W = win_start.shape[0]
-    log_total = math.log(total)
     for i in nb.prange(n_centres):
-        acc = np.zeros(W, dtype=np.int64)
-        cases_z = 0
-        best = 0.0
-        best_k = 0
-        best_w = -1
-        for j in range(nbr_ptr[i], nbr_ptr[i + 1]):
-            z = nbr_idx[j]
-            cases_z += cz[z]
-            for w in range(W):
-                acc[w] += cum[z, win_end[w] + 1] - cum[z, win_start[w]]
-            if evaluate[j] == 0 or cases_z == 0:
-                continue
-            log_cz = math.log(cases_z) - log_total
-            for w in range(W):
-                c = acc[w]
-                if c < min_cases or not _beats(c, log_cz + log_cd_window[w], klogk, best):
-                    continue
-                mu = cases_z * cd_window[w] / total
-                llr = _poisson_llr(float(c), mu, total)
-                if llr > best:
-                    best = llr
-                    best_k = j - nbr_ptr[i] + 1
-                    best_w = w
-        out_llr[i] = best
-        out_size[i] = best_k
-        out_window[i] = best_w
+        acc = np.zeros(win_start.shape[0], dtype=np.int64)
+        out_llr[i], out_size[i], out_window[i] = _centre_best(
+            cum, i, 0.0, acc, cz, cd_window, log_cd_window, klogk, nbr_ptr, nbr_idx, evaluate, win_start, win_end,
+            total, min_cases)
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)
 def null_maxima(loc_of_case, day_perm, n_locations, n_days, cz, cd_window, log_cd_window, klogk, nbr_ptr, nbr_idx,
                 evaluate, win_start, win_end, total, min_cases, out):
-    """Maximum LLR of each replicate; day_perm[r] holds the permuted day of every case."""
+    """Maximum LLR of each replicate; day_perm[r] holds the permuted day of every case. The running
+    maximum over the centres is the bar each next centre must beat (pruning)."""
     R = day_perm.shape[0]
     n_centres = nbr_ptr.shape[0] - 1
-    W = win_start.shape[0]
-    log_total = math.log(total)
     for r in nb.prange(R):
         counts = np.zeros((n_locations, n_days + 1), dtype=np.int64)
         for k in range(loc_of_case.shape[0]):
@@ -99,26 +108,11 @@ def null_maxima(loc_of_case, day_perm, n_locations, n_days, cz, cd_window, log_c
         for z in range(n_locations):
             for d in range(n_days):
                 counts[z, d + 1] += counts[z, d]
-        acc = np.zeros(W, dtype=np.int64)
+        acc = np.zeros(win_start.shape[0], dtype=np.int64)
         best = 0.0
         for i in range(n_centres):
-            acc[:] = 0
-            cases_z = 0
-            for j in range(nbr_ptr[i], nbr_ptr[i + 1]):
-                z = nbr_idx[j]
-                cases_z += cz[z]
-                for w in range(W):
-                    acc[w] += counts[z, win_end[w] + 1] - counts[z, win_start[w]]
-                if evaluate[j] == 0 or cases_z == 0:
-                    continue
-                log_cz = math.log(cases_z) - log_total
-                for w in range(W):
-                    c = acc[w]
-                    if c < min_cases or not _beats(c, log_cz + log_cd_window[w], klogk, best):
-                        continue
-                    llr = _poisson_llr(float(c), cases_z * cd_window[w] / total, total)
-                    if llr > best:
-                        best = llr
+            best = _centre_best(counts, i, best, acc, cz, cd_window, log_cd_window, klogk, nbr_ptr, nbr_idx,
+                                evaluate, win_start, win_end, total, min_cases)[0]
         out[r] = best
 
 
