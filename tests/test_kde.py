@@ -543,3 +543,18 @@ def test_standard_error_surface_matches_reference_and_simulation():
     ses = np.array([[g.standard_error_surface().values[r, c] for r, c in zip(row, col)] for g in fits])
     assert np.all(np.abs(vals.std(axis=0) / ses.mean(axis=0) - 1) < 0.2)
     assert ses.mean(axis=0)[1] > 1.1 * ses.mean(axis=0)[0]  # edge correction inflates the corner's error
+
+
+def test_abramson_shortcut_fixes_alpha_and_maximises_over_h(redwood):
+    pts, w = redwood
+    f = hp.kde.fit(pts, w, method="abramson", backend="cpu", progress=False)
+    assert f.method == "abramson" and f.alpha == 0.5 and f.n_iter > 10
+    ref = nk.adaptive_bandwidths(pts, f.h, 0.5, w.mask, 0, 0, w.cell_size, 3.0)
+    assert _rel(f.bandwidths, ref) < 1e-10
+    # a maximum over h at alpha = 0.5: nearby h are no better; the free search does at least as well
+    from hphawkes_py.kde.model import _Objective
+
+    obj = _Objective(make_engine(pts, w, 3.0, "cpu"), len(pts), True)
+    for dh in (0.98, 1.02):
+        assert obj.adaptive_loglik(f.h * dh, 0.5)[0] <= f.log_likelihood
+    assert hp.kde.fit(pts, w, method="adaptive", backend="cpu", progress=False).log_likelihood >= f.log_likelihood

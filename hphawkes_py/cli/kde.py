@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ._common import CliError, add_engine_arguments, add_output_arguments, atomic_output_dir, check_output_dir
 
-METHODS = ("adaptive", "cv", "rule-of-thumb", "fixed")
+METHODS = ("adaptive", "abramson", "cv", "rule-of-thumb", "fixed")
 
 
 def _positive_float(text: str) -> float:

@@ -41,7 +41,7 @@ from .engine import make_engine
 
 __all__ = ["fit", "KDEFit", "rule_of_thumb_bandwidth", "METHODS"]
 
-METHODS = ("adaptive", "cv", "rule-of-thumb", "fixed")
+METHODS = ("adaptive", "abramson", "cv", "rule-of-thumb", "fixed")
 _MAX_ITER = 30
 _GOLDEN_RTOL = 1e-5  # golden-section stops when the bracket is below this fraction of h0
 
@@ -157,7 +157,7 @@ class KDEFit:
     h : float
         Global bandwidth (coordinate units).
     alpha : float or None
-        Brunsdon's sensitivity exponent (None unless ``method="adaptive"``).
+        Brunsdon's sensitivity exponent (None unless ``method="adaptive"``; 0.5 for ``"abramson"``).
     bandwidths : ndarray (n,)
         Per-point bandwidths ``b_i`` (all ``h`` for a fixed bandwidth), coordinate units.
     edge_factors : ndarray (n,)
@@ -402,8 +402,10 @@ def fit(
         Event locations (x, y), n >= 3, all inside ``window``.
     window : Window, optional
         Study area; default the points' bounding box rasterised at 1/256 of its longer side.
-    method : {"adaptive", "cv", "rule-of-thumb", "fixed"}
+    method : {"adaptive", "abramson", "cv", "rule-of-thumb", "fixed"}
         ``adaptive``: Brunsdon's adaptive bandwidths, (h, alpha) by pattern search;
+        ``abramson``: the same bandwidths with Abramson's alpha = 0.5 fixed and h by leave-one-out
+        likelihood cross-validation (golden section over ``[h0/10, 4 h0]``);
         ``cv``: fixed h by leave-one-out likelihood cross-validation;
         ``rule-of-thumb``: ``h = rule_of_thumb_bandwidth(points)``; ``fixed``: ``h = bandwidth``.
     bandwidth : float, optional
@@ -487,6 +489,15 @@ def _fit(p, window, factory, *, method, bandwidth, edge_correction, cutoff, h0, 
         w = obj.weights(bws)
         ll = obj.loglik(bws, w)
         trace.append({"h": h, "log_likelihood": ll})
+    elif method == "abramson":
+        # Abramson's square-root law: Brunsdon's bandwidths with alpha = 0.5 fixed, h by likelihood CV
+        alpha = 0.5
+        f = lambda hh: obj.adaptive_loglik(hh, alpha)[0]  # noqa: E731
+        with progress_bar(total=None, desc="KDE Abramson CV", enabled=progress, unit="step") as bar:
+            h, n_iter = _golden(f, h0 / 10.0, 4.0 * h0, _GOLDEN_RTOL * h0, trace, bar)
+        ll, bws = obj.adaptive_loglik(h, alpha)
+        trace.append({"h": h, "log_likelihood": ll})
+        w = obj.weights(bws)
     elif method == "cv":
         f = lambda hh: obj.loglik(np.full(n, hh))  # noqa: E731
         with progress_bar(total=None, desc="KDE likelihood CV", enabled=progress, unit="step") as bar:
