@@ -278,3 +278,15 @@ def test_direct_sum_of_a_few_sources_equals_the_indexed_gather(chorley, cutoff):
         pos = ref > 0
         assert np.all(got[~pos] == 0) and np.max(np.abs(got[pos] / ref[pos] - 1)) < 1e-12
         assert np.max(np.abs(got[pos] / idx[pos] - 1)) < 1e-13
+
+
+def test_monte_carlo_in_memory_bounded_groups_gives_the_same_p_values(monkeypatch):
+    from hphawkes_py.kde import relrisk
+
+    cases, controls, w = _cluster_data(n1=30, n0=60)
+    w = Window.rectangle(0, 1, 0, 1, 1 / 16)
+    rr = hp.kde.relative_risk(cases, controls, w, bandwidth=0.1, backend="cpu")
+    a = rr.p_values("monte_carlo", n_replicates=120, seed=4, progress=False)
+    monkeypatch.setattr(relrisk, "_MC_MAX_PICKS", 30 * 7)  # a new engine call every few batches
+    b = rr.p_values("monte_carlo", n_replicates=120, seed=4, progress=False)
+    assert np.array_equal(a.values, b.values, equal_nan=True)

@@ -396,14 +396,28 @@ def _mc_batch(size, seedseq, job: _McJob) -> np.ndarray:
                                            n1 <= n0)
 
 
+#: picks (replicates x group size) held at once by a serial Monte Carlo run
+_MC_MAX_PICKS = 1 << 24
+
+
 def _mc_all(sizes, seeds, job: _McJob) -> np.ndarray:
-    """Every batch's relabellings (drawn from the batch's seed, as on an executor) in ONE engine call."""
+    """Every batch's relabellings (drawn from the batch's seed, as on an executor) in as few engine
+    calls as memory allows (one for usual sizes: one GPU launch)."""
     n = len(job.bws)
     n1, n0 = job.n1, n - job.n1
-    picks = np.concatenate([_mc_picks(sz, sd, n, min(n1, n0)) for sz, sd in zip(sizes, seeds)])
+    k = min(n1, n0)
+    exceed = np.zeros(len(job.targets), np.int64)
+    group: list = []
+    held = 0
     with threads_context(job.threads):
-        return job.engine().relabel_exceed(job.targets, job.bws, job.e, picks, job.total, job.rho, n1, n0,
-                                           n1 <= n0)
+        for i, (sz, sd) in enumerate(zip(sizes, seeds)):
+            group.append(_mc_picks(sz, sd, n, k))
+            held += sz * k
+            if held >= _MC_MAX_PICKS or i == len(sizes) - 1:
+                exceed += job.engine().relabel_exceed(job.targets, job.bws, job.e, np.concatenate(group), job.total,
+                                                      job.rho, n1, n0, n1 <= n0)
+                group, held = [], 0
+    return exceed
 
 
 def _log_ratio(l1, l0, n1, n0):
