@@ -70,18 +70,20 @@ kde_bandwidth <- function(points) {
 #' @param bandwidth Fixed bandwidth (with \code{method = "fixed"}).
 #' @param edge_correction Apply the edge correction.
 #' @param cutoff Kernel cut-off in bandwidths.
+#' @param weights Optional positive point weights (frequencies), one per point.
 #' @param backend,threads See \code{hphawkes_backends()}.
 #' @return An object of class \code{hphawkes_kde}: \code{h}, \code{alpha}, \code{bandwidths},
 #'   \code{edge_factors}, \code{log_likelihood}, \code{n_iter}, \code{method}, \code{backend},
 #'   \code{points}, \code{window} and the Python fit.
 #' @export
 kde_fit <- function(points, window = NULL, method = "adaptive", bandwidth = NULL,
-                    edge_correction = TRUE, cutoff = 3.0, backend = "auto", threads = NULL) {
+                    edge_correction = TRUE, cutoff = 3.0, backend = "auto", threads = NULL, weights = NULL) {
   kd <- .hp_mod("kde")
   pts <- as.matrix(points)
   fit <- .hp_call(kd$fit(.np_double(pts, "points"), .py_window(window), method = method,
                          bandwidth = .as_num(bandwidth), edge_correction = edge_correction,
-                         cutoff = .as_num(cutoff), backend = backend, threads = .as_int(threads)))
+                         cutoff = .as_num(cutoff), backend = backend, threads = .as_int(threads),
+                         weights = if (is.null(weights)) NULL else .np_double(as.double(weights), "weights")))
   at <- .hp_r(.hp_call(rf$attributes(fit, list("h", "alpha", "bandwidths", "edge_factors",
     "log_likelihood", "n_iter", "method", "backend", "cutoff", "edge_correction", "points"))))
   at$window <- .kde_window_r(fit$window)

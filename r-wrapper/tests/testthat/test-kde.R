@@ -102,3 +102,15 @@ test_that("kde_spacetime slices equal Python's and conditional slices integrate 
   expect_error(kde_spacetime(pts, tt, win, h = -1), "h")
   expect_error(kde_spacetime(pts, as.character(tt), win), "numeric")
 })
+
+test_that("kde_fit passes point weights", {
+  skip_if_no_hphawkes()
+  rw <- hphawkes_data("redwood")
+  pts <- rw[[1]]
+  win <- kde_window("asc", path = hphawkes_data_path("kde/zhang2017/redwood.asc.gz"))
+  f1 <- kde_fit(pts, win, method = "fixed", bandwidth = 0.06, backend = "cpu")
+  f3 <- kde_fit(pts, win, method = "fixed", bandwidth = 0.06, backend = "cpu", weights = rep(3, 62))
+  q <- matrix(c(0.5, 0.5, 0.2, 0.7), ncol = 2, byrow = TRUE)
+  expect_equal(kde_density_at(f3, q), 3 * kde_density_at(f1, q), tolerance = 1e-12)
+  expect_error(kde_fit(pts, win, weights = rep(-1, 62)), "weights")
+})
