@@ -6,7 +6,6 @@ import gzip
 import json
 import math
 import sys
-import warnings
 import zipfile
 from pathlib import Path
 

@@ -7,13 +7,10 @@ import gzip
 import inspect
 import math
 import re
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-import hphawkes_py as hp
 from hphawkes_py import kde
 from hphawkes_py.kde import Window
 

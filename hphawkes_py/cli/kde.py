@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from pathlib import Path
 
 from ._common import CliError, add_engine_arguments, add_output_arguments, atomic_output_dir, check_output_dir
@@ -198,7 +197,6 @@ def register_reproduce(subparsers) -> None:
 def _cmd_reproduce_redwood(args) -> int:
     import time
 
-    import numpy as np
     import pandas as pd
 
     from .. import datasets
