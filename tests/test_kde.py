@@ -516,8 +516,17 @@ def test_reproduce_kde_redwood_writes_the_paper_comparison(tmp_path, capsys):
 
     t = pd.read_csv(out / "table.csv").set_index("method")
     assert t.loc["adaptive", "h"] == pytest.approx(0.035405, abs=1e-6) and t["h_3_decimals_match"].all()
-    # an existing folder is refused without --overwrite, before any work
+    # an existing folder is refused without --overwrite, before any work; without --out nothing is written
     assert main(["reproduce", "kde-redwood", "--backend", "cpu", "--out", str(out)]) == 2
+    import os
+
+    cwd = os.getcwd()
+    try:
+        os.chdir(tmp_path)
+        assert main(["reproduce", "kde-redwood", "--backend", "cpu"]) == 0
+    finally:
+        os.chdir(cwd)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rw"]
 
 
 def test_standard_error_surface_matches_reference_and_simulation():
