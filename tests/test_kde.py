@@ -6,7 +6,6 @@ import gzip
 import json
 import math
 import sys
-import warnings
 import zipfile
 from pathlib import Path
 
@@ -517,8 +516,17 @@ def test_reproduce_kde_redwood_writes_the_paper_comparison(tmp_path, capsys):
 
     t = pd.read_csv(out / "table.csv").set_index("method")
     assert t.loc["adaptive", "h"] == pytest.approx(0.035405, abs=1e-6) and t["h_3_decimals_match"].all()
-    # an existing folder is refused without --overwrite, before any work
+    # an existing folder is refused without --overwrite, before any work; without --out nothing is written
     assert main(["reproduce", "kde-redwood", "--backend", "cpu", "--out", str(out)]) == 2
+    import os
+
+    cwd = os.getcwd()
+    try:
+        os.chdir(tmp_path)
+        assert main(["reproduce", "kde-redwood", "--backend", "cpu"]) == 0
+    finally:
+        os.chdir(cwd)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rw"]
 
 
 def test_standard_error_surface_matches_reference_and_simulation():
@@ -543,3 +551,48 @@ def test_standard_error_surface_matches_reference_and_simulation():
     ses = np.array([[g.standard_error_surface().values[r, c] for r, c in zip(row, col)] for g in fits])
     assert np.all(np.abs(vals.std(axis=0) / ses.mean(axis=0) - 1) < 0.2)
     assert ses.mean(axis=0)[1] > 1.1 * ses.mean(axis=0)[0]  # edge correction inflates the corner's error
+
+
+def test_abramson_shortcut_fixes_alpha_and_maximises_over_h(redwood):
+    pts, w = redwood
+    f = hp.kde.fit(pts, w, method="abramson", backend="cpu", progress=False)
+    assert f.method == "abramson" and f.alpha == 0.5 and f.n_iter > 10
+    ref = nk.adaptive_bandwidths(pts, f.h, 0.5, w.mask, 0, 0, w.cell_size, 3.0)
+    assert _rel(f.bandwidths, ref) < 1e-10
+    # a maximum over h at alpha = 0.5: nearby h are no better; the free search does at least as well
+    from hphawkes_py.kde.model import _Objective
+
+    obj = _Objective(make_engine(pts, w, 3.0, "cpu"), len(pts), True)
+    for dh in (0.98, 1.02):
+        assert obj.adaptive_loglik(f.h * dh, 0.5)[0] <= f.log_likelihood
+    assert hp.kde.fit(pts, w, method="adaptive", backend="cpu", progress=False).log_likelihood >= f.log_likelihood
+
+
+def test_weighted_points(redwood):
+    pts, w = redwood
+    rng = np.random.default_rng(13)
+    wt = rng.uniform(0.5, 3.0, len(pts))
+    # a fixed bandwidth: the weighted leave-one-out likelihood and intensity against NumPy
+    f = hp.kde.fit(pts, w, method="fixed", bandwidth=0.06, weights=wt, backend="cpu", progress=False)
+    e = 1 / nk.edge_masses(pts, np.full(len(pts), 0.06), w.mask, 0, 0, w.cell_size)
+    dens = nk.point_intensities(pts, np.full(len(pts), 0.06), e * wt, 3.0, True)
+    assert f.log_likelihood == pytest.approx(float(np.sum(wt * np.log(dens))), rel=1e-12)
+    q = w.cell_centres()[::301]
+    assert _rel(f.density_at(q), nk.intensity(q, pts, np.full(len(pts), 0.06), e * wt, 3.0)) < 1e-12
+    assert f.to_dict()["weighted"] and np.array_equal(f.weights, f.edge_factors * wt)
+    # unit weights give the unweighted fit
+    a = hp.kde.fit(pts, w, backend="cpu", progress=False)
+    b = hp.kde.fit(pts, w, weights=np.ones(len(pts)), backend="cpu", progress=False)
+    assert b.h == pytest.approx(a.h, rel=1e-12) and b.alpha == pytest.approx(a.alpha, rel=1e-12)
+    # weights are frequencies: 3 w scales the intensity by 3 and the likelihood accordingly ...
+    f3 = hp.kde.fit(pts, w, method="fixed", bandwidth=0.06, weights=3 * wt, backend="cpu", progress=False)
+    assert _rel(f3.density_at(q), 3 * f.density_at(q)) < 1e-13
+    assert f3.log_likelihood == pytest.approx(3 * f.log_likelihood + 3 * math.log(3) * wt.sum(), rel=1e-12)
+    # ... and sum(w) replaces n in the rule of thumb (weighted standard distance)
+    c1 = hp.kde.fit(pts, w, weights=wt, backend="cpu", progress=False)
+    c3 = hp.kde.fit(pts, w, weights=3 * wt, backend="cpu", progress=False)
+    m = (wt[:, None] * pts).sum(0) / wt.sum()
+    sdw = math.sqrt(np.sum(wt * ((pts - m) ** 2).sum(1)) / wt.sum())
+    assert c1.h0 == pytest.approx((2 / (3 * wt.sum())) ** 0.25 * sdw, rel=1e-12)
+    assert c3.h0 == pytest.approx(c1.h0 * 3 ** -0.25, rel=1e-12)
+    assert c1.h != a.h or c1.alpha != a.alpha  # the weights change the estimate

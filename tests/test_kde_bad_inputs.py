@@ -7,13 +7,10 @@ import gzip
 import inspect
 import math
 import re
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-import hphawkes_py as hp
 from hphawkes_py import kde
 from hphawkes_py.kde import Window
 
@@ -66,6 +63,12 @@ CASES = [
     ("fit", lambda: fit_(bandwidth=1e-300), ValueError, "bandwidth must be in"),
     ("fit", lambda: fit_(bandwidth=1e300), ValueError, "bandwidth must be in"),
     ("fit", lambda: fit_(bandwidth=1e20), ValueError, "no representable mass"),  # edge masses underflow
+    ("fit", lambda: fit_(weights=np.ones(29)), ValueError, "weights"),
+    ("fit", lambda: fit_(weights=-np.ones(30)), ValueError, "weights[0]"),
+    ("fit", lambda: fit_(weights=np.zeros(30)), ValueError, "weights"),
+    ("fit", lambda: fit_(weights=np.full(30, np.nan)), ValueError, "weights"),
+    ("fit", lambda: fit_(weights=np.ones(30, bool)), TypeError, "weights"),
+    ("fit", lambda: fit_(weights=2.0), ValueError, "weights"),
     ("fit", lambda: fit_(edge_correction="no"), TypeError, "edge_correction"),
     ("fit", lambda: fit_(edge_correction=0), TypeError, "edge_correction"),
     ("fit", lambda: fit_(edge_correction=None), TypeError, "edge_correction"),
@@ -151,6 +154,11 @@ CASES += [
     ("oversmoothing_bandwidth", lambda: kde.oversmoothing_bandwidth(PTS, n=0), ValueError, "n"),
     ("oversmoothing_bandwidth", lambda: kde.oversmoothing_bandwidth(np.tile([1.0, 2.0], (4, 1))), ValueError,
      "coincide"),
+    ("diggle_bandwidth", lambda: kde.diggle_bandwidth(PTS, None), TypeError, "window"),
+    ("diggle_bandwidth", lambda: kde.diggle_bandwidth(PTS + 3, WIN), ValueError, "outside the window"),
+    ("diggle_bandwidth", lambda: kde.diggle_bandwidth(PTS[:2], WIN), ValueError, "at least 3"),
+    ("diggle_bandwidth", lambda: kde.diggle_bandwidth(PTS, WIN, nr=5), ValueError, "nr"),
+    ("diggle_bandwidth", lambda: kde.diggle_bandwidth(PTS, WIN, hmax=-1.0), ValueError, "hmax"),
     ("lscv_bandwidth", lambda: kde.lscv_bandwidth(PTS[:2]), ValueError, "at least 3"),
     ("lscv_bandwidth", lambda: kde.lscv_bandwidth(PTS, bounds=(0.2, 0.1)), ValueError, "bounds"),
     ("lscv_bandwidth", lambda: kde.lscv_bandwidth(PTS, bounds=0.1), TypeError, "bounds"),

@@ -278,3 +278,45 @@ def test_direct_sum_of_a_few_sources_equals_the_indexed_gather(chorley, cutoff):
         pos = ref > 0
         assert np.all(got[~pos] == 0) and np.max(np.abs(got[pos] / ref[pos] - 1)) < 1e-12
         assert np.max(np.abs(got[pos] / idx[pos] - 1)) < 1e-13
+
+
+def test_monte_carlo_in_memory_bounded_groups_gives_the_same_p_values(monkeypatch):
+    from hphawkes_py.kde import relrisk
+
+    cases, controls, w = _cluster_data(n1=30, n0=60)
+    w = Window.rectangle(0, 1, 0, 1, 1 / 16)
+    rr = hp.kde.relative_risk(cases, controls, w, bandwidth=0.1, backend="cpu")
+    a = rr.p_values("monte_carlo", n_replicates=120, seed=4, progress=False)
+    monkeypatch.setattr(relrisk, "_MC_MAX_PICKS", 30 * 7)  # a new engine call every few batches
+    b = rr.p_values("monte_carlo", n_replicates=120, seed=4, progress=False)
+    assert np.array_equal(a.values, b.values, equal_nan=True)
+
+
+# spatstat 3.0-3 (Debian r-cran-spatstat), bw.diggle(X, correction = "translate"), printed with %.17g
+SPATSTAT_BW_DIGGLE = {"japanesepines": 0.061154598825831699, "redwood": 0.022504892367906065,
+                      "cells": 0.06188845401174168, "chorley": 0.073219178082191763}
+
+
+def _bw_diggle_from_r(names):
+    code = "suppressMessages(library(spatstat))\n" + "".join(
+        f"cat(sprintf('%.17g\\n', bw.diggle(unmark({nm}), correction = 'translate')))\n" for nm in names)
+    out = subprocess.run(["Rscript", "-e", code], capture_output=True, text=True, check=True).stdout.split()
+    return dict(zip(names, map(float, out)))
+
+
+def test_diggle_bandwidth_equals_spatstat_bw_diggle():
+    ref = dict(SPATSTAT_BW_DIGGLE)
+    if _spatstat_available():  # recompute with the installed spatstat when there is one
+        ref = _bw_diggle_from_r(list(ref))
+    windows = {"japanesepines": Window.rectangle(0, 1, 0, 1, 1 / 128), "cells": Window.rectangle(0, 1, 0, 1, 1 / 128),
+               "redwood": Window.rectangle(0, 1, -1, 0, 1 / 128)}
+    for name, w in windows.items():
+        pts = datasets.load_point_pattern(name)[["x", "y"]].to_numpy()
+        assert hp.kde.diggle_bandwidth(pts, w) == pytest.approx(ref[name], rel=1e-12), name
+    # chorley: spatstat uses the exact polygon, we its 0.1 km raster (set covariogram of the cells)
+    pts = datasets.load_point_pattern("chorley")[["x", "y"]].to_numpy()
+    w = Window.from_asc(datasets.path("kde/chorley_mask_0.1km.asc.gz"))
+    step = 0.5 * min(23.0, 21.4) / 4 / 511  # the sigma grid step (rmax = short side / 4, 512 values)
+    assert abs(hp.kde.diggle_bandwidth(pts, w) - ref["chorley"]) <= 2.5 * step
+    rr = hp.kde.relative_risk(pts[:58], pts[58:], w, bandwidth="diggle", backend="cpu")
+    assert rr.selector == "diggle" and rr.h == hp.kde.diggle_bandwidth(pts, w)

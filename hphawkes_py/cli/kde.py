@@ -5,12 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from pathlib import Path
 
 from ._common import CliError, add_engine_arguments, add_output_arguments, atomic_output_dir, check_output_dir
 
-METHODS = ("adaptive", "cv", "rule-of-thumb", "fixed")
+METHODS = ("adaptive", "abramson", "cv", "rule-of-thumb", "fixed")
 
 
 def _positive_float(text: str) -> float:
@@ -176,35 +175,36 @@ def register_reproduce(subparsers) -> None:
         help="Zhang et al. (2017) Fig. 7: redwood bandwidths (rule of thumb, likelihood CV, adaptive h and alpha)",
         description="Fit the 62 redwood seedlings on the authors' 128 x 128 raster by the rule of thumb, "
                     "likelihood cross-validation and Brunsdon's adaptive search; compare h and alpha with the "
-                    "paper's Fig. 7 (0.123; 0.045; 0.035 and 1.47) and write table.csv, summary.json and "
-                    "surfaces.png into --out (atomically).")
+                    "paper's Fig. 7 (0.123; 0.045; 0.035 and 1.47); with --out DIR, write table.csv, summary.json "
+                    "and surfaces.png into DIR (atomically).")
     add_engine_arguments(r)
-    add_output_arguments(r, "hphawkes-kde-redwood")
+    add_output_arguments(r, None)
     r.set_defaults(func=_cmd_reproduce_redwood)
     s = subparsers.add_parser(
         "kde-sim50000",
         help="Zhang et al. (2017) Table 1: adaptive KDE of 50,000 simulated points on a 160,000-cell raster",
         description="Brunsdon's adaptive search and the intensity surface for the paper's pntsSim50000 on "
-                    "maskSim160000 (--full), or a 5,000-point subsample (--quick, default); writes table.csv, "
-                    "summary.json and surface.png into --out (atomically) with the paper's times beside ours.")
+                    "maskSim160000 (--full), or a 5,000-point subsample (--quick, default), with the paper's times "
+                    "beside ours; with --out DIR, write table.csv, summary.json and surface.png into DIR "
+                    "(atomically).")
     mode = s.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="5,000 of the 50,000 points (default)")
     mode.add_argument("--full", action="store_true", help="all 50,000 points, as in the paper")
     add_engine_arguments(s)
-    add_output_arguments(s, "hphawkes-kde-sim50000")
+    add_output_arguments(s, None)
     s.set_defaults(func=_cmd_reproduce_sim)
 
 
 def _cmd_reproduce_redwood(args) -> int:
     import time
 
-    import numpy as np
     import pandas as pd
 
     from .. import datasets
     from ..kde import Window, fit
 
-    check_output_dir(args.out, args.overwrite)  # before any work
+    if args.out is not None:
+        check_output_dir(args.out, args.overwrite)  # before any work
     pts, mask_path = datasets.load_redwood()
     window = Window.from_asc(mask_path)
     rows, fits = [], {}
@@ -224,6 +224,8 @@ def _cmd_reproduce_redwood(args) -> int:
     with pd.option_context("display.width", 160):
         print(table.drop(columns=["backend"]).to_string(index=False))
     print("matches the paper's Fig. 7" if ok else "DIFFERS from the paper's Fig. 7")
+    if args.out is None:
+        return 0 if ok else 1
     with atomic_output_dir(args.out, args.overwrite) as tmp:
         table.to_csv(tmp / "table.csv", index=False)
         (tmp / "summary.json").write_text(json.dumps(
@@ -245,7 +247,8 @@ def _cmd_reproduce_sim(args) -> int:
     from .. import datasets
     from ..kde import Window, fit
 
-    check_output_dir(args.out, args.overwrite)
+    if args.out is not None:
+        check_output_dir(args.out, args.overwrite)
     pts = datasets.load_zhang2017_points("sim50000")
     if not args.full:
         pts = pts[np.random.default_rng(2017).choice(len(pts), 5000, replace=False)]
@@ -263,6 +266,8 @@ def _cmd_reproduce_sim(args) -> int:
     row.update({f"paper_seconds_{k}": v for k, v in PAPER_SIM50000_SECONDS.items()})
     table = pd.DataFrame([row])
     print(table.T.to_string(header=False))
+    if args.out is None:
+        return 0
     with atomic_output_dir(args.out, args.overwrite) as tmp:
         table.to_csv(tmp / "table.csv", index=False)
         (tmp / "summary.json").write_text(json.dumps({"analysis": "kde-sim50000", **row, "fit": f.to_dict()},

@@ -21,7 +21,7 @@ from numba import njit, prange, types
 from numba.extending import overload
 
 from .._fastmath import exp_fast, exp_fast32
-from .engine import EDGE_REACH, Engine, SourceIndex
+from .engine import EDGE_REACH, Engine, SourceIndex, kernel_constants
 
 __all__ = ["CpuEngine", "counting_sort", "edge_mass_kernel", "gather_kernel"]
 
@@ -288,12 +288,11 @@ class CpuEngine(Engine):
         # a few sources: every target sums all of them in one vectorized loop, no index to build
         T = self.dtype
         src = np.asarray(sources, dtype=np.int64)
-        b = np.ascontiguousarray(bws, dtype=np.float64)
-        w = np.ascontiguousarray(weights, dtype=np.float64)
-        scut2 = (self.cutoff * b) ** 2 if math.isfinite(self.cutoff) else np.full(len(b), np.inf)
+        sinv2, scoef, scut2 = kernel_constants(bws, weights, self.cutoff)
         t = np.asarray(targets, dtype=np.float64)
+        if T == np.float32:  # as Engine.intensity_at: targets rounded once
+            t = t.astype(np.float32).astype(np.float64)
         c = lambda a: np.ascontiguousarray(a, dtype=T)  # noqa: E731
         out = np.empty(len(t))
-        direct_kernel(c(t[:, 0]), c(t[:, 1]), c(self.x[src]), c(self.y[src]), c(1.0 / (2.0 * b * b)),
-                      c(w / (2.0 * math.pi * b * b)), c(scut2), out)
+        direct_kernel(c(t[:, 0]), c(t[:, 1]), c(self.x[src]), c(self.y[src]), c(sinv2), c(scoef), c(scut2), out)
         return out

@@ -40,7 +40,7 @@ from .._backend import get_device, is_gpu_backend
 from .._validate import check_dtype
 from ._window import Window
 
-__all__ = ["Engine", "make_engine", "SourceIndex", "build_index", "counting_sort", "EDGE_REACH", "EDGE_SKIP"]
+__all__ = ["Engine", "make_engine", "SourceIndex", "build_index", "counting_sort", "kernel_constants", "EDGE_REACH", "EDGE_SKIP"]
 
 #: Rows/runs farther than EDGE_REACH x b from a point are left out of its edge mass (tail < 1e-18).
 EDGE_REACH = 9.0
@@ -82,6 +82,16 @@ class SourceIndex:
     cls_ny: np.ndarray
     cls_base: np.ndarray  # (C,) offset of the class's cells in cell_ptr
     cell_ptr: np.ndarray  # (sum(nx*ny)+1,) start of each cell's sources
+
+
+def kernel_constants(bws, weights, cutoff):
+    """Per-source constants of the truncated Gaussian kernel ``w exp(-d^2 sinv2) / (2 pi b^2)``:
+    ``(sinv2 = 1 / (2 b^2), scoef = w / (2 pi b^2), scut2 = (cutoff b)^2)`` (float64; ``scut2`` is
+    ``inf`` for ``cutoff = inf``).  The one definition behind every engine's sums."""
+    b = np.asarray(bws, dtype=np.float64)
+    w = np.asarray(weights, dtype=np.float64)
+    scut2 = (cutoff * b) ** 2 if math.isfinite(cutoff) else np.full(len(b), np.inf)
+    return 1.0 / (2.0 * b * b), w / (2.0 * math.pi * b * b), scut2
 
 
 def build_index(x, y, bws, weights, cutoff, lo, hi, sort=counting_sort) -> SourceIndex:
@@ -135,15 +145,15 @@ def build_index(x, y, bws, weights, cutoff, lo, hi, sort=counting_sort) -> Sourc
     order, cell_ptr = sort(cellid, base)
     pos = np.empty(n, np.int64)
     pos[order] = np.arange(n)
-    b = bws[order]
+    sinv2, scoef, scut2 = kernel_constants(bws[order], weights[order], cutoff)
     return SourceIndex(
         order=order,
         pos=pos,
         sx=np.ascontiguousarray(x[order]),
         sy=np.ascontiguousarray(y[order]),
-        sinv2=1.0 / (2.0 * b * b),
-        scoef=weights[order] / (2.0 * math.pi * b * b),
-        scut2=(cutoff * b) ** 2 if math.isfinite(cutoff) else np.full(n, np.inf),
+        sinv2=sinv2,
+        scoef=scoef,
+        scut2=scut2,
         gx0=gx0,
         gy0=gy0,
         cls_s=cls_s,

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..gpu.device import KERNELS_DIR
 from ._window import Window
-from .engine import EDGE_REACH, Engine, SourceIndex
+from .engine import EDGE_REACH, Engine, SourceIndex, kernel_constants
 
 __all__ = ["GpuEngine"]
 
@@ -90,14 +90,14 @@ class GpuEngine(Engine):
         dev, T = self.dev, self.dtype
         picks = np.ascontiguousarray(picks, dtype=np.int32)
         nrep, k = picks.shape
-        b = np.asarray(bws, dtype=np.float64)
-        w = np.asarray(weights, dtype=np.float64)
-        cut2 = (self.cutoff * b) ** 2 if math.isfinite(self.cutoff) else np.full(self.n, np.finfo(T).max)
+        inv2, coef, cut2 = kernel_constants(bws, weights, self.cutoff)
+        if not math.isfinite(self.cutoff):
+            cut2 = np.full(len(cut2), np.finfo(T).max)
         t = np.asarray(targets, dtype=np.float64)
         m = len(t)
         d_tx, d_ty = dev.to_device(np.ascontiguousarray(t[:, 0], T)), dev.to_device(np.ascontiguousarray(t[:, 1], T))
-        d_inv2 = dev.to_device((1.0 / (2.0 * b * b)).astype(T))
-        d_coef = dev.to_device((w / (2.0 * math.pi * b * b)).astype(T))
+        d_inv2 = dev.to_device(inv2.astype(T))
+        d_coef = dev.to_device(coef.astype(T))
         d_cut2 = dev.to_device(cut2.astype(T))
         d_tot = dev.to_device(np.ascontiguousarray(total, np.float64))
         d_rho = dev.to_device(np.ascontiguousarray(rho, np.float64))

@@ -35,13 +35,13 @@ import numpy as np
 
 from .._backend import resolve_backend, threads_context
 from .._progress import progress_bar
-from .._validate import check_dtype, check_in, check_int, check_positive, describe
+from .._validate import as_float_array, check_dtype, check_in, check_int, check_positive, describe
 from ._window import Raster, Window, _as_points
 from .engine import make_engine
 
 __all__ = ["fit", "KDEFit", "rule_of_thumb_bandwidth", "METHODS"]
 
-METHODS = ("adaptive", "cv", "rule-of-thumb", "fixed")
+METHODS = ("adaptive", "abramson", "cv", "rule-of-thumb", "fixed")
 _MAX_ITER = 30
 _GOLDEN_RTOL = 1e-5  # golden-section stops when the bracket is below this fraction of h0
 
@@ -157,7 +157,7 @@ class KDEFit:
     h : float
         Global bandwidth (coordinate units).
     alpha : float or None
-        Brunsdon's sensitivity exponent (None unless ``method="adaptive"``).
+        Brunsdon's sensitivity exponent (None unless ``method="adaptive"``; 0.5 for ``"abramson"``).
     bandwidths : ndarray (n,)
         Per-point bandwidths ``b_i`` (all ``h`` for a fixed bandwidth), coordinate units.
     edge_factors : ndarray (n,)
@@ -197,6 +197,8 @@ class KDEFit:
     points: np.ndarray = field(repr=False)
     window: Window = field(repr=False)
     dtype: np.dtype = field(default=np.dtype(np.float64), repr=False)
+    #: point weights (None: every point counts once)
+    point_weights: np.ndarray | None = field(default=None, repr=False)
     #: builds an engine for the fit's points and window: ``_factory(dtype=...)`` (picklable)
     _factory: object = field(default=None, repr=False, compare=False)
     _engines: dict = field(default_factory=dict, repr=False, compare=False)
@@ -207,7 +209,8 @@ class KDEFit:
 
     @property
     def weights(self) -> np.ndarray:
-        return self.edge_factors
+        """The weight of each point's kernel: ``e_i`` times the point weight (if any)."""
+        return self.edge_factors if self.point_weights is None else self.edge_factors * self.point_weights
 
     def _engine(self, dtype):
         # the edge factors are stored, so the fit's window serves every target window
@@ -230,7 +233,7 @@ class KDEFit:
         q = _as_points(points, "points")
         threads, dtype = self._run(threads, dtype)
         with threads_context(threads):
-            return self._engine(dtype).intensity_at(q, self.bandwidths, self.edge_factors)
+            return self._engine(dtype).intensity_at(q, self.bandwidths, self.weights)
 
     def density_surface(self, window: Window | None = None, *, threads: int | None = None, dtype=None) -> Raster:
         """Intensity at the centre of every inside cell of ``window`` (default: the fit's window).
@@ -242,7 +245,7 @@ class KDEFit:
         threads, dtype = self._run(threads, dtype)
         vals = np.full(w.mask.shape, np.nan)
         with threads_context(threads):
-            vals[w.mask] = self._engine(dtype).intensity_at(w.cell_centres(), self.bandwidths, self.edge_factors)
+            vals[w.mask] = self._engine(dtype).intensity_at(w.cell_centres(), self.bandwidths, self.weights)
         return Raster(vals, w.x0, w.y0, w.cell_size, points=self.points)
 
     def standard_error_surface(self, window: Window | None = None, *, threads: int | None = None) -> Raster:
@@ -265,7 +268,7 @@ class KDEFit:
         vals = np.full(w.mask.shape, np.nan)
         with threads_context(threads):
             var = self._engines[key].intensity_at(w.cell_centres(), b / math.sqrt(2.0),
-                                                  self.edge_factors**2 / (4.0 * math.pi * b * b))
+                                                  self.weights**2 / (4.0 * math.pi * b * b))
         vals[w.mask] = np.sqrt(var)
         return Raster(vals, w.x0, w.y0, w.cell_size, points=self.points)
 
@@ -282,6 +285,7 @@ class KDEFit:
             "edge_correction": self.edge_correction,
             "backend": self.backend,
             "dtype": str(self.dtype),
+            "weighted": self.point_weights is not None,
             "values": "intensity (events per unit area; surface integrates to about n)",
         }
 
@@ -304,16 +308,22 @@ class KDEFit:
 
 
 class _Objective:
-    """Leave-one-out log-likelihood for fixed and adaptive bandwidths on one engine."""
+    """Leave-one-out log-likelihood for fixed and adaptive bandwidths on one engine.
 
-    def __init__(self, engine, n, edge_correction):
+    ``point_weights`` (optional, > 0): point i counts as ``point_weights[i]`` events in every kernel
+    sum, in the likelihood ``sum_i w_i log lambda_{-i}(x_i)`` and in the pilot's geometric mean.
+    """
+
+    def __init__(self, engine, n, edge_correction, point_weights=None):
         self.eng = engine
         self.n = n
         self.edge = edge_correction
+        self.pw = point_weights
         self.evaluations = 0
         self._pilot_cache: dict = {}
 
     def weights(self, bws):
+        """Edge factors ``e_i`` (all 1 without edge correction)."""
         if not self.edge:
             return np.ones(self.n)
         m = self.eng.edge_masses(bws)
@@ -326,14 +336,20 @@ class _Objective:
             )
         return 1.0 / m
 
+    def kernel_weights(self, e):
+        """The weight of each point's kernel: ``e_i`` times the point weight."""
+        return e if self.pw is None else e * self.pw
+
     def loglik(self, bws, w=None):
         self.evaluations += 1
         if w is None:
             w = self.weights(bws)
-        dens = self.eng.point_intensities(bws, w, loo=True)
+        dens = self.eng.point_intensities(bws, self.kernel_weights(w), loo=True)
         if np.any(dens <= 0):
             return -math.inf
-        return float(np.sum(np.log(dens)))
+        if self.pw is None:
+            return float(np.sum(np.log(dens)))
+        return float(np.sum(self.pw * np.log(dens)))
 
     def centred_log_pilot(self, h):
         # the pattern search evaluates (h, alpha +- step) at the same h: cache the pilot by h
@@ -341,8 +357,9 @@ class _Objective:
             if len(self._pilot_cache) > 8:
                 self._pilot_cache.pop(next(iter(self._pilot_cache)))
             hs = np.full(self.n, h)
-            logp = np.log(self.eng.point_intensities(hs, self.weights(hs), loo=False))
-            self._pilot_cache[h] = logp - logp.mean()
+            logp = np.log(self.eng.point_intensities(hs, self.kernel_weights(self.weights(hs)), loo=False))
+            centre = logp.mean() if self.pw is None else float(np.sum(self.pw * logp) / np.sum(self.pw))
+            self._pilot_cache[h] = logp - centre
         return self._pilot_cache[h]
 
     def adaptive_bandwidths(self, h, alpha):
@@ -387,6 +404,7 @@ def fit(
     *,
     method: str = "adaptive",
     bandwidth: float | None = None,
+    weights=None,
     edge_correction: bool = True,
     cutoff: float = 3.0,
     progress: bool = True,
@@ -402,12 +420,18 @@ def fit(
         Event locations (x, y), n >= 3, all inside ``window``.
     window : Window, optional
         Study area; default the points' bounding box rasterised at 1/256 of its longer side.
-    method : {"adaptive", "cv", "rule-of-thumb", "fixed"}
+    method : {"adaptive", "abramson", "cv", "rule-of-thumb", "fixed"}
         ``adaptive``: Brunsdon's adaptive bandwidths, (h, alpha) by pattern search;
+        ``abramson``: the same bandwidths with Abramson's alpha = 0.5 fixed and h by leave-one-out
+        likelihood cross-validation (golden section over ``[h0/10, 4 h0]``);
         ``cv``: fixed h by leave-one-out likelihood cross-validation;
         ``rule-of-thumb``: ``h = rule_of_thumb_bandwidth(points)``; ``fixed``: ``h = bandwidth``.
     bandwidth : float, optional
         The bandwidth for ``method="fixed"`` (coordinate units); not allowed otherwise.
+    weights : array (n,), optional
+        Positive point weights, as frequencies: point i counts as ``weights[i]`` events in the intensity, in the
+        leave-one-out likelihood ``sum_i w_i log lambda_{-i}(x_i)``, in the pilot's geometric mean,
+        and in the rule of thumb (weighted standard distance, ``sum w`` in place of n).
     edge_correction : bool
         Renormalise every kernel to unit mass over the window (default True). True or False only.
     cutoff : float
@@ -447,7 +471,13 @@ def fit(
     elif bandwidth is not None:
         raise ValueError(f'bandwidth= is only used with method="fixed" (got method={method!r})')
     progress, dtype, threads, resolved = _check_run(progress, dtype, threads, backend)
-    if method == "fixed":
+    pw = _check_point_weights(weights, n)
+    if pw is not None:
+        if method != "fixed":
+            _check_spread(p)
+        sd_w = _weighted_standard_distance(p, pw)
+        h0 = (2.0 / (3.0 * float(pw.sum()))) ** 0.25 * sd_w
+    elif method == "fixed":
         sd, scale = _spread(p)
         # the rule of thumb is only reported for a fixed bandwidth: NaN for coincident points
         h0 = (2.0 / (3.0 * n)) ** 0.25 * sd if sd > _SPREAD_ULPS * np.finfo(float).eps * scale else math.nan
@@ -471,13 +501,33 @@ def fit(
     factory = functools.partial(make_engine, p, window, cutoff, backend=resolved)
     with threads_context(threads):
         return _fit(p, window, factory, method=method, bandwidth=bandwidth, edge_correction=edge_correction,
-                    cutoff=cutoff, h0=h0, progress=progress, dtype=dtype)
+                    cutoff=cutoff, h0=h0, progress=progress, dtype=dtype, point_weights=pw)
 
 
-def _fit(p, window, factory, *, method, bandwidth, edge_correction, cutoff, h0, progress, dtype) -> KDEFit:
+def _check_point_weights(weights, n):
+    if weights is None:
+        return None
+    kind = np.asarray(weights).dtype.kind
+    if kind in "bcUSMmO":
+        raise TypeError(f"weights must be positive real numbers, got dtype {np.asarray(weights).dtype}")
+    w = as_float_array(weights, "weights", ndim=1, shape=(n,), copy=True)
+    if not np.all(w > 0):
+        i = int(np.argmax(~(w > 0)))
+        raise ValueError(f"weights must be > 0 (one per point); weights[{i}] = {w[i]!r}")
+    w.flags.writeable = False
+    return w
+
+
+def _weighted_standard_distance(p, w):
+    m = (w[:, None] * p).sum(axis=0) / w.sum()
+    return math.sqrt(float(np.sum(w * np.sum((p - m) ** 2, axis=1)) / w.sum()))
+
+
+def _fit(p, window, factory, *, method, bandwidth, edge_correction, cutoff, h0, progress, dtype,
+         point_weights=None) -> KDEFit:
     n = len(p)
     engine = factory(dtype=dtype)
-    obj = _Objective(engine, n, edge_correction)
+    obj = _Objective(engine, n, edge_correction, point_weights)
     trace: list = []
     alpha = None
     n_iter = 0
@@ -487,6 +537,15 @@ def _fit(p, window, factory, *, method, bandwidth, edge_correction, cutoff, h0, 
         w = obj.weights(bws)
         ll = obj.loglik(bws, w)
         trace.append({"h": h, "log_likelihood": ll})
+    elif method == "abramson":
+        # Abramson's square-root law: Brunsdon's bandwidths with alpha = 0.5 fixed, h by likelihood CV
+        alpha = 0.5
+        f = lambda hh: obj.adaptive_loglik(hh, alpha)[0]  # noqa: E731
+        with progress_bar(total=None, desc="KDE Abramson CV", enabled=progress, unit="step") as bar:
+            h, n_iter = _golden(f, h0 / 10.0, 4.0 * h0, _GOLDEN_RTOL * h0, trace, bar)
+        ll, bws = obj.adaptive_loglik(h, alpha)
+        trace.append({"h": h, "log_likelihood": ll})
+        w = obj.weights(bws)
     elif method == "cv":
         f = lambda hh: obj.loglik(np.full(n, hh))  # noqa: E731
         with progress_bar(total=None, desc="KDE likelihood CV", enabled=progress, unit="step") as bar:
@@ -546,6 +605,7 @@ def _fit(p, window, factory, *, method, bandwidth, edge_correction, cutoff, h0, 
         points=p,
         window=window,
         dtype=dtype,
+        point_weights=point_weights,
         _factory=factory,
         _engines={dtype: engine},
     )

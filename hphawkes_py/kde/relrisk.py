@@ -46,11 +46,11 @@ from ._window import Raster, Window, _as_points
 from .engine import make_engine
 from .model import _check_bandwidth, _check_bool, _check_cutoff, _check_inside, _check_run, _check_spread, _check_window, _Objective
 
-__all__ = ["relative_risk", "RelativeRisk", "oversmoothing_bandwidth", "lscv_bandwidth"]
+__all__ = ["relative_risk", "RelativeRisk", "oversmoothing_bandwidth", "lscv_bandwidth", "diggle_bandwidth"]
 
 #: R(K) = integral of K^2 for the standard bivariate Gaussian kernel
 RK = 1.0 / (4.0 * math.pi)
-FIXED_SELECTORS = ("oversmoothing", "lscv", "cv", "rule-of-thumb")
+FIXED_SELECTORS = ("oversmoothing", "lscv", "diggle", "cv", "rule-of-thumb")
 #: relabellings per Monte Carlo job (jobs are the unit of work sent to an executor; fixed, so that
 #: the p-values do not depend on the executor)
 _MC_BATCH = 50
@@ -142,6 +142,87 @@ def lscv_bandwidth(points, *, bounds=None, backend: str = "auto", threads: int |
                 d = a + gr * (b - a)
                 fd = _lscv_score(eng, n, d)
     return 0.5 * (a + b)
+
+
+def _translate_weights(window: Window, dx, dy):
+    """Translation edge correction ``|W| / |W cap (W + (dx, dy))|`` for pairs at offsets (dx, dy).
+
+    Exact for a full rectangle; for other masks the set covariogram of the inside cells (by FFT
+    autocorrelation, in cells) is interpolated bilinearly at the offsets (an approximation at the
+    scale of a cell)."""
+    cs = window.cell_size
+    rows, cols = window.mask.shape
+    if window.mask.all():
+        w_, h_ = cols * cs, rows * cs
+        return (w_ * h_) / ((w_ - np.abs(dx)) * (h_ - np.abs(dy)))
+    from scipy.signal import fftconvolve
+
+    m = window.mask.astype(float)
+    cov = fftconvolve(m, m[::-1, ::-1], mode="full") * cs * cs  # cov[rows-1+k, cols-1+l]: shift (l, -k) cells
+    u = np.abs(dx) / cs  # the covariogram is symmetric: |W cap (W + v)| = |W cap (W - v)|
+    v = -dy / cs * np.sign(np.where(dx == 0, 1.0, dx))
+    from scipy.ndimage import map_coordinates
+
+    vals = map_coordinates(cov, [rows - 1 + v, cols - 1 + u], order=1, mode="constant", cval=0.0)
+    with np.errstate(divide="ignore"):
+        return np.where(vals > 0, window.area / vals, 0.0)
+
+
+def diggle_bandwidth(points, window: Window, *, nr: int = 512, hmax: float | None = None) -> float:
+    """Berman & Diggle's cross-validated bandwidth for the intensity (spatstat's ``bw.diggle``).
+
+    Minimises ``M(sigma) = (1/lambda - 2 K(r)) / (pi r^2) + J(r) / (pi r^2)^2`` over ``sigma = r / 2``
+    on the grid ``r = 0 .. rmax`` (``nr`` values), where ``lambda = n / |W|``, ``K`` is Ripley's K
+    function with the translation edge correction (pairs at distance ``< r``, weights
+    ``|W| / |W cap (W + x_i - x_j)|``, ``lambda^2`` estimated by ``n (n - 1) / |W|^2``) and
+    ``J(r) = 2 r^2 sum_t (acos(y) - y sqrt(1 - y^2)) dK(t)``, ``y = t / (2 r) < 1`` (disc overlaps),
+    only for ``r <= rmax / 2``.  ``rmax = 4 hmax`` or Ripley's rule
+    ``min(short side of the window's frame / 4, sqrt(1000 / (pi lambda)))``.  Equals
+    ``bw.diggle(X, correction = "translate")`` for rectangular windows (the translation weights of
+    other masks come from the raster's set covariogram).  Coordinate units.
+    """
+    from scipy.spatial import cKDTree
+
+    p = _as_points(points)
+    _check_window(window)
+    _check_inside(p, window)
+    n = len(p)
+    if n < 3:
+        raise ValueError(f"the Berman-Diggle bandwidth needs at least 3 points, got {n}")
+    nr = check_int(nr, "nr", minimum=16, maximum=10**6)
+    lam = n / window.area
+    xmin, xmax, ymin, ymax = window.extent
+    if hmax is None:
+        rmax = min(min(xmax - xmin, ymax - ymin) / 4.0, math.sqrt(1000.0 / (math.pi * lam)))
+    else:
+        rmax = 4.0 * check_positive(hmax, "hmax")
+    r = np.linspace(0.0, rmax, nr)
+    pairs = cKDTree(p).query_pairs(rmax, output_type="ndarray")
+    dxy = p[pairs[:, 1]] - p[pairs[:, 0]]
+    d = np.hypot(dxy[:, 0], dxy[:, 1])
+    e = _translate_weights(window, dxy[:, 0], dxy[:, 1])
+    # K(r_k) = sum over ordered pairs with d < r_k (each unordered pair twice) of e / (lambda^2 |W|)
+    order = np.argsort(d, kind="stable")
+    cum = np.concatenate([[0.0], np.cumsum(2.0 * e[order])])
+    K = cum[np.searchsorted(d[order], r, side="left")] / (n * (n - 1) / window.area)
+    ok = r <= r[-1] / 2.0
+    dK = np.diff(K)
+    rr = r[ok]
+    J = np.zeros(len(rr))
+    t = r[:-1]
+    for i in range(1, len(rr)):
+        y = t / (2.0 * rr[i])
+        m = y < 1.0
+        J[i] = 2.0 * rr[i] ** 2 * np.sum((np.arccos(y[m]) - y[m] * np.sqrt(1.0 - y[m] ** 2)) * dK[m])
+    pir2 = math.pi * rr[1:] ** 2
+    M = (1.0 / lam - 2.0 * K[ok][1:]) / pir2 + J[1:] / pir2**2
+    k = int(np.argmin(M))
+    if k == len(M) - 1:
+        import warnings
+
+        warnings.warn(f"the Berman-Diggle criterion is minimal at the largest bandwidth tried ({rr[-1] / 2:.6g}); "
+                      "give a larger hmax", RuntimeWarning, stacklevel=2)
+    return float(rr[1:][k] / 2.0)
 
 
 # ---------------------------------------------------------------------------- the estimate
@@ -396,14 +477,28 @@ def _mc_batch(size, seedseq, job: _McJob) -> np.ndarray:
                                            n1 <= n0)
 
 
+#: picks (replicates x group size) held at once by a serial Monte Carlo run
+_MC_MAX_PICKS = 1 << 24
+
+
 def _mc_all(sizes, seeds, job: _McJob) -> np.ndarray:
-    """Every batch's relabellings (drawn from the batch's seed, as on an executor) in ONE engine call."""
+    """Every batch's relabellings (drawn from the batch's seed, as on an executor) in as few engine
+    calls as memory allows (one for usual sizes: one GPU launch)."""
     n = len(job.bws)
     n1, n0 = job.n1, n - job.n1
-    picks = np.concatenate([_mc_picks(sz, sd, n, min(n1, n0)) for sz, sd in zip(sizes, seeds)])
+    k = min(n1, n0)
+    exceed = np.zeros(len(job.targets), np.int64)
+    group: list = []
+    held = 0
     with threads_context(job.threads):
-        return job.engine().relabel_exceed(job.targets, job.bws, job.e, picks, job.total, job.rho, n1, n0,
-                                           n1 <= n0)
+        for i, (sz, sd) in enumerate(zip(sizes, seeds)):
+            group.append(_mc_picks(sz, sd, n, k))
+            held += sz * k
+            if held >= _MC_MAX_PICKS or i == len(sizes) - 1:
+                exceed += job.engine().relabel_exceed(job.targets, job.bws, job.e, np.concatenate(group), job.total,
+                                                      job.rho, n1, n0, n1 <= n0)
+                group, held = [], 0
+    return exceed
 
 
 def _log_ratio(l1, l0, n1, n0):
@@ -454,7 +549,8 @@ def relative_risk(
     bandwidth : float or str
         ``method="fixed"``: a bandwidth (coordinate units) or a selector on the pooled pattern:
         ``"oversmoothing"`` (default; Terrell, with ``n`` the geometric mean of n1 and n0 as in
-        Davies & Hazelton 2010), ``"lscv"``, ``"cv"`` (likelihood CV), ``"rule-of-thumb"``.
+        Davies & Hazelton 2010), ``"lscv"``, ``"diggle"`` (Berman-Diggle, spatstat's
+        ``bw.diggle``), ``"cv"`` (likelihood CV), ``"rule-of-thumb"``.
         ``method="adaptive"``: the global bandwidth ``h`` (a number or one of the selectors above,
         with ``alpha``), or ``"brunsdon"`` to choose ``(h, alpha)`` jointly by Brunsdon's
         likelihood search on the pooled pattern (:func:`hphawkes_py.kde.fit`).
@@ -525,6 +621,8 @@ def relative_risk(
             h = oversmoothing_bandwidth(pooled, n=math.sqrt(n1 * n0))
         elif bandwidth == "lscv":
             h = lscv_bandwidth(pooled, backend=resolved)
+        elif bandwidth == "diggle":
+            h = diggle_bandwidth(pooled, window)
         elif bandwidth == "cv":
             h = _fit_kde(pooled, window, method="cv", edge_correction=edge_correction, cutoff=cutoff,
                          progress=progress, backend=resolved, dtype=dtype).h

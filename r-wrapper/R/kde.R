@@ -70,18 +70,20 @@ kde_bandwidth <- function(points) {
 #' @param bandwidth Fixed bandwidth (with \code{method = "fixed"}).
 #' @param edge_correction Apply the edge correction.
 #' @param cutoff Kernel cut-off in bandwidths.
+#' @param weights Optional positive point weights (frequencies), one per point.
 #' @param backend,threads See \code{hphawkes_backends()}.
 #' @return An object of class \code{hphawkes_kde}: \code{h}, \code{alpha}, \code{bandwidths},
 #'   \code{edge_factors}, \code{log_likelihood}, \code{n_iter}, \code{method}, \code{backend},
 #'   \code{points}, \code{window} and the Python fit.
 #' @export
 kde_fit <- function(points, window = NULL, method = "adaptive", bandwidth = NULL,
-                    edge_correction = TRUE, cutoff = 3.0, backend = "auto", threads = NULL) {
+                    edge_correction = TRUE, cutoff = 3.0, backend = "auto", threads = NULL, weights = NULL) {
   kd <- .hp_mod("kde")
   pts <- as.matrix(points)
   fit <- .hp_call(kd$fit(.np_double(pts, "points"), .py_window(window), method = method,
                          bandwidth = .as_num(bandwidth), edge_correction = edge_correction,
-                         cutoff = .as_num(cutoff), backend = backend, threads = .as_int(threads)))
+                         cutoff = .as_num(cutoff), backend = backend, threads = .as_int(threads),
+                         weights = if (is.null(weights)) NULL else .np_double(as.double(weights), "weights")))
   at <- .hp_r(.hp_call(rf$attributes(fit, list("h", "alpha", "bandwidths", "edge_factors",
     "log_likelihood", "n_iter", "method", "backend", "cutoff", "edge_correction", "points"))))
   at$window <- .kde_window_r(fit$window)
@@ -275,4 +277,56 @@ autoplot.hphawkes_relrisk <- function(object, levels = c(0.05, 0.01), p_values =
   }
   p + ggplot2::geom_point(data = data.frame(x = object$cases[, 1], y = object$cases[, 2]),
                           ggplot2::aes(.data$x, .data$y), inherit.aes = FALSE, size = 0.6, colour = "red")
+}
+
+#' Spatiotemporal kernel density (sparr's spattemp.density)
+#'
+#' Calls \code{hphawkes_py.kde.spacetime}: separate spatial (\code{h}) and temporal (\code{lam})
+#' Gaussian bandwidths, edge correction in space (the window) and time (\code{time_window}).
+#'
+#' @param points Numeric matrix (n x 2); @param times Numeric vector (n), any time unit.
+#' @param window A \code{kde_window()} or the path of an ESRI ASCII grid.
+#' @param h,lam Bandwidths (numbers) or \code{"oversmoothing"} (Terrell).
+#' @param time_window \code{c(T0, T1)} (default the range of \code{times}).
+#' @param edge_correction,cutoff,backend,threads As in \code{kde_fit()}.
+#' @return An object of class \code{hphawkes_spacetime}: \code{h}, \code{lam}, \code{time_window}
+#'   and the Python object; see \code{kde_spacetime_slices()}.
+#' @export
+kde_spacetime <- function(points, times, window, h = "oversmoothing", lam = "oversmoothing",
+                          time_window = NULL, edge_correction = TRUE, cutoff = 3.0, backend = "auto",
+                          threads = NULL) {
+  kd <- .hp_mod("kde")
+  if (is.null(window)) .hp_stop("window must be a kde_window() object or the path of an .asc file")
+  if (!is.numeric(times)) .hp_stop("times must be numeric (convert dates to a time unit first)")
+  num_or_name <- function(v) if (is.character(v)) v else .as_num(v)
+  st <- .hp_call(kd$spacetime(.np_double(as.matrix(points), "points"), .np_double(as.double(times), "times"),
+                              .py_window(window), h = num_or_name(h), lam = num_or_name(lam),
+                              time_window = if (is.null(time_window)) NULL else as.list(as.double(time_window)),
+                              edge_correction = edge_correction, cutoff = .as_num(cutoff), backend = backend,
+                              threads = .as_int(threads)))
+  at <- .hp_r(.hp_call(rf$attributes(st, list("h", "lam", "time_window", "backend"))))
+  at$time_window <- unlist(at$time_window)
+  at$python <- st
+  structure(at, class = "hphawkes_spacetime")
+}
+
+#' Slices of a spatiotemporal density
+#'
+#' @param st A \code{kde_spacetime()} result.
+#' @param times Times at which to slice (inside the time window).
+#' @param conditional \code{TRUE}: the conditional density f(x | t) (integrates to 1 over the
+#'   window); \code{FALSE}: the intensity (events per unit area per unit time).
+#' @return A list of \code{kde_surface} objects, one per time.
+#' @export
+kde_spacetime_slices <- function(st, times, conditional = TRUE) {
+  if (!inherits(st, "hphawkes_spacetime")) .hp_stop("st must come from kde_spacetime()")
+  sl <- .hp_call(st$python$slices(.np_double(as.double(times), "times"), conditional = conditional))
+  lapply(seq_along(times), function(i) .kde_raster_r(sl[i - 1L]))
+}
+
+#' @export
+print.hphawkes_spacetime <- function(x, ...) {
+  cat(sprintf("Spatiotemporal KDE: h = %g, lam = %g, time window [%g, %g] (backend %s)\n",
+              x$h, x$lam, x$time_window[1], x$time_window[2], x$backend))
+  invisible(x)
 }

@@ -81,3 +81,36 @@ test_that("kde_relative_risk on chorley matches Python, with p-values and tolera
   expect_error(kde_relative_risk(cases, controls, NULL), "window")
   expect_error(kde_relative_risk(cases, controls, win, bandwidth = "silverman"), "bandwidth")
 })
+
+test_that("kde_spacetime slices equal Python's and conditional slices integrate to about 1", {
+  skip_if_no_hphawkes()
+  set.seed(1)
+  pts <- matrix(runif(200), ncol = 2)
+  tt <- seq(0, 10, length.out = 100)
+  win <- kde_window("rectangle", xmin = 0, xmax = 1, ymin = 0, ymax = 1, cell_size = 0.05)
+  st <- kde_spacetime(pts, tt, win, h = 0.1, lam = 1, backend = "cpu")
+  expect_s3_class(st, "hphawkes_spacetime")
+  expect_identical(st$time_window, c(0, 10))
+  sl <- kde_spacetime_slices(st, c(2, 8))
+  expect_length(sl, 2L)
+  expect_s3_class(sl[[1]], "kde_surface")
+  expect_equal(sum(sl[[2]]$z, na.rm = TRUE) * 0.05^2, 1, tolerance = 0.02)
+  r <- st$python$slices(list(8), conditional = TRUE)
+  ref <- .hp_r(.hp_call(rf$attributes(r[0L], list("values"))))$values
+  expect_identical(sl[[2]]$z, ref)
+  expect_output(print(st), "lam = 1")
+  expect_error(kde_spacetime(pts, tt, win, h = -1), "h")
+  expect_error(kde_spacetime(pts, as.character(tt), win), "numeric")
+})
+
+test_that("kde_fit passes point weights", {
+  skip_if_no_hphawkes()
+  rw <- hphawkes_data("redwood")
+  pts <- rw[[1]]
+  win <- kde_window("asc", path = hphawkes_data_path("kde/zhang2017/redwood.asc.gz"))
+  f1 <- kde_fit(pts, win, method = "fixed", bandwidth = 0.06, backend = "cpu")
+  f3 <- kde_fit(pts, win, method = "fixed", bandwidth = 0.06, backend = "cpu", weights = rep(3, 62))
+  q <- matrix(c(0.5, 0.5, 0.2, 0.7), ncol = 2, byrow = TRUE)
+  expect_equal(kde_density_at(f3, q), 3 * kde_density_at(f1, q), tolerance = 1e-12)
+  expect_error(kde_fit(pts, win, weights = rep(-1, 62)), "weights")
+})
