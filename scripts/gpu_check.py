@@ -15,6 +15,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 REPRODUCE = [  # (analysis, extra arguments for a quick GPU run)
     ("dc-gunshots", ["--quick", "--no-progress"]),
+    ("kde-redwood", []),
+    ("kde-sim50000", ["--full"]),
     ("sccs-oxford", []),
     ("scan-grave", []),
     ("scan-ny", []),
@@ -87,7 +89,7 @@ def main(argv=None):
         import importlib.util
 
         par = ["-n", str(min(8, os.cpu_count() or 1))] if importlib.util.find_spec("xdist") else []
-        rc, out, sec = _run([py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "gpu", "-rfE", *par,
+        rc, out, sec = _run([py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "gpu and not test_nvcc", "-rfE", *par,
                              f"--junitxml={junit}", "tests"], tmp / "pytest.log", args.timeout, env)
         report["tests"] = _junit(junit)
         report["pytest"] = dict(exit=rc, seconds=sec, tail=out[-4000:])
