@@ -23,28 +23,11 @@ from numba.extending import overload
 from .._fastmath import exp_fast, exp_fast32
 from .engine import EDGE_REACH, Engine, SourceIndex, kernel_constants
 
-__all__ = ["CpuEngine", "counting_sort", "edge_mass_kernel", "gather_kernel"]
+__all__ = ["CpuEngine", "edge_mass_kernel", "gather_kernel"]
 
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
 #: targets per block of the interleaved parallel loop
 _BLOCK = 32
-
-
-@njit(cache=True)
-def counting_sort(key, nkeys):
-    """Stable order of ``key`` (ints in [0, nkeys)) and the start of each key: O(n + nkeys)."""
-    ptr = np.zeros(nkeys + 1, np.int64)
-    for k in key:
-        ptr[k + 1] += 1
-    for i in range(nkeys):
-        ptr[i + 1] += ptr[i]
-    fill = ptr[:-1].copy()
-    order = np.empty(key.shape[0], np.int64)
-    for i in range(key.shape[0]):
-        k = key[i]
-        order[fill[k]] = i
-        fill[k] += 1
-    return order, ptr
 
 
 def _expg(v):  # pragma: no cover - replaced by the overload inside Numba code
@@ -259,7 +242,6 @@ class CpuEngine(Engine):
     """
 
     backend = "cpu"
-    _sort = staticmethod(counting_sort)
 
     def _edge_mass_subset(self, bws, idx):
         w = self.window

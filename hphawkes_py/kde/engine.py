@@ -31,6 +31,8 @@ structure-of-arrays -- the inner loops run over contiguous memory.
 """
 from __future__ import annotations
 
+import functools
+
 import math
 from dataclasses import dataclass
 
@@ -54,15 +56,36 @@ _CELL_FRACTION = 0.25
 _CLASS_LOG2 = 0.5
 
 
-def counting_sort(key, nkeys):
-    """Stable order of ``key`` (ints in [0, nkeys)) and the start of each key (NumPy; the CPU
-    engine passes its Numba twin, :func:`hphawkes_py.kde.cpu.counting_sort`, which gives the same
-    order in O(n + nkeys))."""
-    key = np.asarray(key, np.int64)
-    order = np.argsort(key, kind="stable").astype(np.int64)
+def _counting_sort_loops(key, nkeys):
+    """Stable order of ``key`` (ints in [0, nkeys)) and the start of each key: O(n + nkeys)."""
     ptr = np.zeros(nkeys + 1, np.int64)
-    np.cumsum(np.bincount(key, minlength=nkeys), out=ptr[1:])
+    for k in key:
+        ptr[k + 1] += 1
+    for i in range(nkeys):
+        ptr[i + 1] += ptr[i]
+    fill = ptr[:-1].copy()
+    order = np.empty(key.shape[0], np.int64)
+    for i in range(key.shape[0]):
+        k = key[i]
+        order[fill[k]] = i
+        fill[k] += 1
     return order, ptr
+
+
+@functools.lru_cache(maxsize=1)
+def _compiled_counting_sort():
+    # compiled on first use, so that importing the engines (the GPU one included) loads no Numba;
+    # the index is rebuilt at every step of the bandwidth search on the host for both engines, and
+    # NumPy's stable argsort took twice as long (O(n log n) timsort on int64 keys)
+    from numba import njit
+
+    return njit(cache=True, nogil=True)(_counting_sort_loops)
+
+
+def counting_sort(key, nkeys):
+    """Stable order of ``key`` (ints in [0, nkeys)) and the start of each key, in O(n + nkeys)
+    (the host-side sort of the source index, shared by both engines)."""
+    return _compiled_counting_sort()(np.ascontiguousarray(key, dtype=np.int64), int(nkeys))
 
 
 @dataclass
