@@ -19,6 +19,8 @@ __all__ = [
     "check_positive",
     "check_int",
     "check_in",
+    "check_bool",
+    "check_threads",
     "check_probability",
     "check_same_length",
     "check_sorted",
@@ -167,6 +169,20 @@ def check_probability(value: Any, name: str, *, low_open: bool = True, high_open
         interval = ("(" if low_open else "[") + "0, 1" + (")" if high_open else "]")
         raise ValueError(f"{name} must be in {interval}, got {v}")
     return v
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """True or False only: ``"no"``, ``0``, ``None`` where a flag is meant are refused, not coerced."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {describe(value)}")
+    return bool(value)
+
+
+def check_threads(threads: Any) -> int | None:
+    """``threads`` at an entry point: None (all cores) or a positive integer."""
+    if threads is not None:
+        check_int(threads, "threads", minimum=1)
+    return threads
 
 
 def check_in(value: Any, name: str, options: Iterable[Any]) -> Any:

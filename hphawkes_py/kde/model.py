@@ -35,7 +35,7 @@ import numpy as np
 
 from .._backend import resolve_backend, threads_context
 from .._progress import progress_bar
-from .._validate import as_float_array, check_dtype, check_in, check_int, check_positive, describe
+from .._validate import as_float_array, check_bool, check_dtype, check_in, check_int, check_positive, describe
 from ._window import Raster, Window, _as_points
 from .engine import make_engine
 
@@ -44,14 +44,6 @@ __all__ = ["fit", "KDEFit", "rule_of_thumb_bandwidth", "METHODS"]
 METHODS = ("adaptive", "abramson", "cv", "rule-of-thumb", "fixed")
 _MAX_ITER = 30
 _GOLDEN_RTOL = 1e-5  # golden-section stops when the bracket is below this fraction of h0
-
-
-def _check_bool(value, name: str) -> bool:
-    """True or False only: ``"no"``, ``0`` or ``None`` where a flag is meant are refused, not coerced."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {describe(value)}")
-    return bool(value)
-
 
 #: bandwidths outside this range make 1 / (2 b^2) or the kernel constant over/underflow in float64
 BANDWIDTH_RANGE = (1e-150, 1e150)
@@ -77,7 +69,7 @@ def _check_run(progress, dtype, threads, backend):
     here, once per public call."""
     if threads is not None:
         check_int(threads, "threads", minimum=1)
-    return _check_bool(progress, "progress"), check_dtype(dtype), threads, resolve_backend(backend)
+    return check_bool(progress, "progress"), check_dtype(dtype), threads, resolve_backend(backend)
 
 
 #: the spread of a pattern must exceed this many float64 roundings of its coordinates
@@ -463,7 +455,7 @@ def fit(
     if n < 3:
         raise ValueError(f"need at least 3 points for kernel density estimation, got {n}")
     cutoff = _check_cutoff(cutoff)
-    edge_correction = _check_bool(edge_correction, "edge_correction")
+    edge_correction = check_bool(edge_correction, "edge_correction")
     if method == "fixed":
         if bandwidth is None:
             raise ValueError('method="fixed" needs bandwidth= (a positive number in coordinate units)')

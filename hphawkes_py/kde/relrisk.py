@@ -41,10 +41,10 @@ import numpy as np
 from .._backend import threads_context
 from .._parallel import as_executor, run_replicates, spawn_seeds
 from .._progress import progress_bar
-from .._validate import check_in, check_int, check_positive, check_seed, describe
+from .._validate import check_bool, check_in, check_int, check_positive, check_seed, describe
 from ._window import Raster, Window, _as_points
 from .engine import make_engine
-from .model import _check_bandwidth, _check_bool, _check_cutoff, _check_inside, _check_run, _check_spread, _check_window, _Objective
+from .model import _check_bandwidth, _check_cutoff, _check_inside, _check_run, _check_spread, _check_window, _Objective
 
 __all__ = ["relative_risk", "RelativeRisk", "oversmoothing_bandwidth", "lscv_bandwidth", "diggle_bandwidth"]
 
@@ -351,7 +351,7 @@ class RelativeRisk:
             CPU threads (Numba).
         """
         check_in(method, "method", ("asymptotic", "monte_carlo"))
-        progress = _check_bool(progress, "progress")
+        progress = check_bool(progress, "progress")
         if threads is not None:
             check_int(threads, "threads", minimum=1)
         if method == "asymptotic":
@@ -584,7 +584,7 @@ def relative_risk(
         raise TypeError(f"method must be 'fixed' or 'adaptive', got {describe(method)}")
     check_in(method, "method", ("fixed", "adaptive"))
     cutoff = _check_cutoff(cutoff)
-    edge_correction = _check_bool(edge_correction, "edge_correction")
+    edge_correction = check_bool(edge_correction, "edge_correction")
     progress, dtype, threads, resolved = _check_run(progress, dtype, threads, backend)
     _check_inside(x1, window, "cases")
     _check_inside(x0, window, "controls")

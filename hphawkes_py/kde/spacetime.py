@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._backend import threads_context
-from .._validate import as_float_array, check_int, describe
+from .._validate import as_float_array, check_bool, check_int, describe
 from ._window import Raster, Window, _as_points
 from .engine import make_engine
-from .model import _check_bandwidth, _check_bool, _check_cutoff, _check_inside, _check_run, _check_spread, _check_window
+from .model import _check_bandwidth, _check_cutoff, _check_inside, _check_run, _check_spread, _check_window
 from .relrisk import oversmoothing_bandwidth
 
 __all__ = ["spacetime", "SpaceTimeKDE", "temporal_oversmoothing_bandwidth"]
@@ -138,7 +138,7 @@ class SpaceTimeKDE:
         ``f(x | t) = lambda(x, t) / lambda_T(t)`` (integrates to 1 over the window).  A list of
         :class:`Raster`, one per time (NaN outside the window)."""
         t = self._check_times(times)
-        conditional = _check_bool(conditional, "conditional")
+        conditional = check_bool(conditional, "conditional")
         w = self.window
         centres = w.cell_centres()
         out = []
@@ -253,7 +253,7 @@ def spacetime(
         lam = temporal_oversmoothing_bandwidth(t)
     else:
         lam = _check_bandwidth(lam, "lam")
-    edge_correction = _check_bool(edge_correction, "edge_correction")
+    edge_correction = check_bool(edge_correction, "edge_correction")
     cutoff = _check_cutoff(cutoff)
     _, dtype, threads, resolved = _check_run(True, dtype, threads, backend)
     p.flags.writeable = False

@@ -29,9 +29,8 @@ import pandas as pd
 
 from .._backend import resolve_backend, threads_context
 from .._parallel import run_replicates, spawn_seeds
-from .._validate import (as_count_array, as_float_array, check_in, check_int, check_positive, check_probability,
-                         check_seed,
-                         describe)
+from .._validate import (as_count_array, as_float_array, check_bool, check_in, check_int, check_positive,
+                         check_probability, check_seed, check_threads)
 from .engine import (DIRECTIONS, build_windows, cumulative_expected, draw_multinomial_cases, draw_null_cases,
                      klogk_table, make_engine)
 
@@ -245,20 +244,6 @@ def _check_replicates(n_replicates):
             f"at most {MAX_REPLICATES:,} (SaTScan allows 999,999)"
         )
     return n
-
-
-def _check_progress(progress):
-    if not isinstance(progress, (bool, np.bool_)):
-        raise TypeError(f"progress must be True or False, got {describe(progress)}")
-    return bool(progress)
-
-
-def _check_threads(threads):
-    if threads is not None:
-        check_int(threads, "threads", minimum=1)
-    return threads
-
-
 def _monte_carlo(engine, weights, n_cases, n_replicates, seed, executor, progress):
     """(n_replicates,) float64 maxima of the null replicates, in replicate order. The null:
     Bernoulli, the cases relabelled among the persons (``weights``: persons per location);
@@ -504,8 +489,8 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
     n_replicates = _check_replicates(n_replicates)
     check_in(direction, "direction", DIRECTIONS)
     check_in(secondary, "secondary", ("no-overlap",))
-    progress = _check_progress(progress)
-    threads = _check_threads(threads)
+    progress = check_bool(progress, "progress")
+    threads = check_threads(threads)
     check_seed(seed)  # before any work
     resolved = resolve_backend(backend)
     if loc.n_merged:
@@ -686,8 +671,8 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
     n_replicates = _check_replicates(n_replicates)
     check_in(direction, "direction", DIRECTIONS)
     check_in(secondary, "secondary", ("no-overlap",))
-    progress = _check_progress(progress)
-    threads = _check_threads(threads)
+    progress = check_bool(progress, "progress")
+    threads = check_threads(threads)
     check_seed(seed)
     resolved = resolve_backend(backend)
 

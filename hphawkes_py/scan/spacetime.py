@@ -27,7 +27,7 @@ import pandas as pd
 
 from .._backend import get_device, is_gpu_backend, resolve_backend, threads_context
 from .._parallel import run_replicates, spawn_seeds
-from .._validate import as_float_array, check_in, check_int, check_positive, describe
+from .._validate import as_float_array, check_bool, check_in, check_int, check_positive, check_threads, describe
 
 __all__ = ["space_time_permutation", "SpaceTimeScanResult", "read_satscan_spacetime", "EARTH_RADIUS_KM"]
 
@@ -308,10 +308,9 @@ def space_time_permutation(coords, cases, times, *, location_ids=None, distance=
     SpaceTimeScanResult
     """
     check_in(distance, "distance", ("euclidean", "great_circle"))
-    if not isinstance(prospective, (bool, np.bool_)):
-        raise TypeError(f"prospective must be True or False, got {describe(prospective)}")
-    if not isinstance(progress, (bool, np.bool_)):
-        raise TypeError(f"progress must be True or False, got {describe(progress)}")
+    prospective = check_bool(prospective, "prospective")
+    progress = check_bool(progress, "progress")
+    check_threads(threads)
     n_replicates = check_int(n_replicates, "n_replicates", minimum=0, maximum=10**7)
     min_cases = check_int(min_cases, "min_cases", minimum=1)
     min_temporal_days = check_int(min_temporal_days, "min_temporal_days", minimum=1)
