@@ -70,6 +70,7 @@ def run_case(name, w, mu, cov, seed):
     fits = {
         "gibbs": dict(method="gibbs", n_iter=400, burn_in=150),
         "bem": dict(method="bem", n_iter=1000),
+        "bem prune=0.05": dict(method="bem", n_iter=3000, prune=0.05),
     }
     for label, kw in fits.items():
         t = time.perf_counter()
@@ -78,6 +79,7 @@ def run_case(name, w, mu, cov, seed):
         row = {"case": name, "fit": f"hphawkes {label}", "seconds": round(sec, 1),
                "heldout_minus_truth": float(m.score(Xte) - truth),
                "clusters": int(m.n_clusters_), "components_over_5pct": int((m.weights_ > 0.05).sum()),
+               "components_kept": int(m.n_components_kept_),
                "true_components": len(w)}
         if label == "gibbs":
             row["heldout_minus_truth_plugin"] = float(m.score(Xte, estimate="plugin") - truth)

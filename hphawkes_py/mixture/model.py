@@ -1,10 +1,11 @@
 """Truncated Dirichlet-process Gaussian mixture: blocked Gibbs sampler and Bayesian EM.
 
 The algorithm is written once here against an engine (``cpu.CpuEngine`` or
-``gpu.GpuEngine``) that owns the hot steps (configuration probabilities for all
-n x k (point, component) pairs, label draws, sufficient statistics).  Everything
-else (conjugate updates, stick breaking, alpha, relabelling) works on k-sized
-arrays in NumPy.
+``gpu.GpuEngine``, made by :func:`.engine.make_engine` on the backend resolved at ``fit``)
+that owns the hot steps (configuration probabilities for all n x k (point, component)
+pairs, label draws, sufficient statistics).  Everything else (conjugate updates, stick
+breaking, alpha, relabelling) works on k-sized arrays in NumPy; prediction, clusters and
+diagnostics are host-side (:mod:`.posterior`).
 """
 from __future__ import annotations
 
