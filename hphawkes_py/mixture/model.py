@@ -295,8 +295,9 @@ class TDPGaussianMixture:
     dtype : numpy.float64 or numpy.float32, default float64
         Precision of the hot step on either engine (the n x k log densities: GEMM and exp on the
         CPU, the density kernels on the GPU); float32 is about twice as fast on the CPU with log
-        densities accurate to ~1e-5.  Sums, the log-likelihood, the sufficient statistics of
-        Gibbs and the conjugate updates are always float64.
+        densities accurate to ~1e-5.  Sums, the log-likelihood and the sufficient statistics are
+        accumulated in float64 (on the CPU from the float64 data), and the conjugate updates
+        are float64.
     chunk_size : int, optional
         Points per chunk of the hot step (memory O(chunk_size x k)); default 1024 on the
         CPU, 65536 on the GPU.
