@@ -63,10 +63,10 @@ def loadavg():
         return None
 
 
-def bench_gibbs(n, iters, k=256, p=14, threads=None):
+def bench_gibbs(n, iters, k=256, p=14, threads=None, dtype=np.float64):
     X = simulate(n, p)
     m = TDPGaussianMixture(k, n_iter=iters, burn_in=0, seed=1, progress=False, backend="cpu", threads=threads,
-                           relabel=False)
+                           relabel=False, dtype=dtype)
     # warm-up (Numba compilation is cached on disk; this also loads it)
     TDPGaussianMixture(k, n_iter=1, burn_in=0, seed=1, progress=False, backend="cpu").fit(X[:2000])
     la0 = loadavg()
@@ -75,7 +75,8 @@ def bench_gibbs(n, iters, k=256, p=14, threads=None):
     m.fit(X)
     sec = time.perf_counter() - t
     cpu = time.process_time() - c0
-    return {"method": "gibbs", "n": n, "p": p, "k": k, "iterations": iters, "seconds": sec, "cpu_seconds": cpu,
+    return {"method": "gibbs", "dtype": np.dtype(dtype).name, "n": n, "p": p, "k": k, "iterations": iters,
+            "seconds": sec, "cpu_seconds": cpu,
             "seconds_per_100": sec * 100.0 / iters, "occupied_components": int((m.weights_ > 1e-3).sum()),
             "peak_rss_mb": peak_rss_mb(), "load_before": la0, "load_after": loadavg()}
 
@@ -173,6 +174,8 @@ def main(argv=None):
     ap.add_argument("--iters-1e6", type=int, default=100)
     ap.add_argument("--bem-iters", type=int, default=20)
     ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--dtype", choices=("float64", "float32"), default="float64",
+                    help="precision of the Gibbs hot step (float32: single-precision GEMM and exp)")
     ap.add_argument("--skip-flow", action="store_true")
     ap.add_argument("--skip-kernels", action="store_true")
     ap.add_argument("--skip-bem", action="store_true")
@@ -192,7 +195,7 @@ def main(argv=None):
             pass
     for n in args.n:
         iters = args.iters_1e6 if n >= 1_000_000 else args.iters
-        r = bench_gibbs(n, iters, threads=args.threads)
+        r = bench_gibbs(n, iters, threads=args.threads, dtype=np.dtype(args.dtype))
         print(f"gibbs n={n:>8} k=256 p=14 iters={iters:>4}: {r['seconds']:8.1f} s  "
               f"({r['seconds_per_100']:.1f} s per 100; CPU time {r['cpu_seconds']:.1f} s)  peak RSS {r['peak_rss_mb']:.0f} MB  load {r['load_before']}", flush=True)
         res["gibbs"].append(r)

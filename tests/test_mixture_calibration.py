@@ -108,7 +108,7 @@ def _wrong_mu_sigma(df_extra=0.0, prior_term=True):
 @pytest.mark.slow
 @pytest.mark.parametrize("p, seed", [(1, 1), (2, 2)])
 def test_gibbs_sampler_passes_geweke_joint_distribution_test(p, seed):
-    z = geweke_z(p, 8000, seed)
+    z = geweke_z(p, 6000, seed)
     assert np.all(np.abs(z) < Z_LIMIT), np.round(z, 2)
 
 
@@ -116,8 +116,8 @@ def test_gibbs_sampler_passes_geweke_joint_distribution_test(p, seed):
 @pytest.mark.parametrize("wrong", [dict(df_extra=-1.0), dict(prior_term=False)], ids=["df", "scale"])
 def test_a_wrong_conjugate_update_fails_the_geweke_test(monkeypatch, wrong):
     monkeypatch.setattr(M, "gibbs_mu_sigma", _wrong_mu_sigma(**wrong))
-    z = geweke_z(1, 8000, 1)
-    assert np.abs(z).max() > 2 * Z_LIMIT, np.round(z, 2)
+    z = geweke_z(1, 4000, 1)
+    assert np.abs(z).max() > 1.5 * Z_LIMIT, np.round(z, 2)
 
 
 def test_the_wrong_update_helper_is_the_library_update_when_not_wrong():

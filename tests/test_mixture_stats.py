@@ -81,3 +81,21 @@ def test_old_faithful_two_clusters(method):
     grid = np.column_stack([ex.ravel(), wt.ravel()])
     mass = np.exp(m.score_samples(grid)).sum() * (6.0 / 240) * (80.0 / 240)
     assert mass == pytest.approx(1.0, abs=0.02)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method, kw", [("gibbs", dict(n_iter=400, burn_in=150)), ("bem", dict(n_iter=1000))])
+def test_issue16_goal_heldout_density_and_clusters(method, kw):
+    """4,000 points of the 3-component mixture, 32 components, default priors: the held-out mean log
+    density is within 0.01 nats/point of the true density's and the merged clusters are the 3 true ones."""
+    from scipy.special import logsumexp
+    from scipy.stats import multivariate_normal
+
+    X = _simulate(4000, seed=0)
+    Xte = _simulate(20000, seed=99)
+    truth = logsumexp(np.stack([np.log(TRUE_W[j]) + multivariate_normal(TRUE_MU[j], TRUE_COV[j]).logpdf(Xte)
+                                for j in range(3)], 1), axis=1).mean()
+    m = TDPGaussianMixture(32, method=method, seed=0, progress=False, backend="cpu", **kw).fit(X)
+    gap = m.score(Xte) - truth
+    assert gap > -0.01, gap
+    assert m.n_clusters_ == 3

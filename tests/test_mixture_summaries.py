@@ -2,7 +2,6 @@
 diagnostics, BEM pruning, clusters by modal merging, and the GPU engine for any number of columns."""
 from __future__ import annotations
 
-import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np

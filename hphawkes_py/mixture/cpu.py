@@ -105,6 +105,7 @@ def _row_exp_sum(row, m, buf):
 def _sample_rows_impl(D, u, z, loglik):
     """Per row: log-sum-exp of D[i], and z_i = first j with cumsum_j exp(D_ij - max) > u_i * total.
 
+    D is scratch: its rows are overwritten with exp(D_ij - max) (no buffer per row).
     Components with D = -inf have probability 0 and are never chosen; if rounding
     leaves the cumulative sum at or below the target, the last component with
     positive probability is returned.
@@ -112,16 +113,15 @@ def _sample_rows_impl(D, u, z, loglik):
     c, k = D.shape
     for i in prange(c):
         row = D[i]
-        buf = np.empty_like(row)
         m = _row_max(row)
-        s = _row_exp_sum(row, m, buf)
+        s = _row_exp_sum(row, m, row)
         loglik[i] = m + math.log(s)
         target = u[i] * s
         acc = 0.0
         zi = -1
         last = 0
         for j in range(k):
-            e = buf[j]
+            e = row[j]
             if e > 0.0:
                 last = j
             acc += e
@@ -153,6 +153,15 @@ def _logsumexp_rows_impl(D, out):
         buf = np.empty_like(row)
         m = _row_max(row)
         out[i] = m + math.log(_row_exp_sum(row, m, buf))
+
+
+def _scatter_rows_impl(phi, z, T):
+    """T[z_i] += phi_i for every row (serial; the inner loop over features vectorises)."""
+    for i in range(phi.shape[0]):
+        t = T[z[i]]
+        r = phi[i]
+        for f in range(r.shape[0]):
+            t[f] += r[f]
 
 
 def _label_stats_impl(X, z, k, nblocks):
@@ -248,6 +257,7 @@ _sample_rows_par, _sample_rows_ser = _variants(_sample_rows_impl)
 _normalise_rows_par, _normalise_rows_ser = _variants(_normalise_rows_impl)
 _logsumexp_rows_par, _logsumexp_rows_ser = _variants(_logsumexp_rows_impl)
 _label_stats_par, _label_stats_ser = _variants(_label_stats_impl)
+_scatter_rows_ser = njit(cache=True, nogil=True)(_scatter_rows_impl)
 
 #: below this many (point x component) pairs per call the serial kernels are used
 PARALLEL_THRESHOLD = 2_000_000
@@ -413,20 +423,31 @@ class CpuEngine(Engine):
         u = self._check_uniforms(uniforms)
         z = np.empty(self.n, dtype=np.int32)
         ll = np.empty(self.n)
-        X, W = self._Xf, self.W
+        X, W, k = self._Xf, self.W, self.k
+        # float64: the label statistics are the rows of the features just computed, added to the
+        # drawn component's row (one pass over the data instead of two)
+        fuse = self.dtype == np.float64
 
         def work(lo, hi, phi, D):
             _features_ser(X[lo:hi], phi)
             np.matmul(phi, W, out=D)
             _sample_rows_ser(D, u[lo:hi], z[lo:hi], ll[lo:hi])
+            if fuse:
+                T = np.zeros((k, phi.shape[1]))
+                _scatter_rows_ser(phi, z[lo:hi], T)
+                return T
+            return None
 
-        self._run(self.n, work)
+        parts = [r for r in self._run(self.n, work) if r is not None]
+        self._T_last = np.sum(parts, axis=0) if fuse else None
         self.z = z
         self.loglik = float(ll.sum())
         return z
 
     def label_stats(self) -> np.ndarray:
         """(k, F) sums of quadratic features per component for the last sampled labels."""
+        if getattr(self, "_T_last", None) is not None:
+            return self._T_last.copy()
         X, z, k = self.X, self.z, self.k
 
         def work(lo, hi, phi, D):

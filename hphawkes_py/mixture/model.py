@@ -1,10 +1,11 @@
 """Truncated Dirichlet-process Gaussian mixture: blocked Gibbs sampler and Bayesian EM.
 
 The algorithm is written once here against an engine (``cpu.CpuEngine`` or
-``gpu.GpuEngine``) that owns the hot steps (configuration probabilities for all
-n x k (point, component) pairs, label draws, sufficient statistics).  Everything
-else (conjugate updates, stick breaking, alpha, relabelling) works on k-sized
-arrays in NumPy.
+``gpu.GpuEngine``, made by :func:`.engine.make_engine` on the backend resolved at ``fit``)
+that owns the hot steps (configuration probabilities for all n x k (point, component)
+pairs, label draws, sufficient statistics).  Everything else (conjugate updates, stick
+breaking, alpha, relabelling) works on k-sized arrays in NumPy; prediction, clusters and
+diagnostics are host-side (:mod:`.posterior`).
 """
 from __future__ import annotations
 
@@ -294,8 +295,9 @@ class TDPGaussianMixture:
     dtype : numpy.float64 or numpy.float32, default float64
         Precision of the hot step on either engine (the n x k log densities: GEMM and exp on the
         CPU, the density kernels on the GPU); float32 is about twice as fast on the CPU with log
-        densities accurate to ~1e-5.  Sums, the log-likelihood, the sufficient statistics of
-        Gibbs and the conjugate updates are always float64.
+        densities accurate to ~1e-5.  Sums, the log-likelihood and the sufficient statistics are
+        accumulated in float64 (on the CPU from the float64 data), and the conjugate updates
+        are float64.
     chunk_size : int, optional
         Points per chunk of the hot step (memory O(chunk_size x k)); default 1024 on the
         CPU, 65536 on the GPU.
