@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from .._backend import resolve_backend, threads_context
 from .._parallel import run_replicates, spawn_seeds
 from .._progress import progress_bar
-from .._validate import as_float_array, check_in, check_int, check_positive, check_random_state, check_seed, describe
+from .._validate import as_float_array, check_bool, check_in, check_int, check_positive, check_random_state, check_seed, describe
 from . import _math as M
 from .engine import make_engine
 from .posterior import PredictionMixture, kmeans_plusplus, label_invariant_diagnostics, modal_clusters
@@ -396,7 +396,7 @@ class TDPGaussianMixture:
         self.gamma0 = check_positive(gamma0, "gamma0")
         self.nu0 = 1.0 if nu0 is None else check_positive(nu0, "nu0")
         self.Phi0 = Phi0
-        self.relabel = _check_bool(relabel, "relabel")
+        self.relabel = check_bool(relabel, "relabel")
         if isinstance(init, str):
             check_in(init, "init", ("kmeans++", "random"))
         elif init is None or isinstance(init, (bool, numbers.Number)):
@@ -415,7 +415,7 @@ class TDPGaussianMixture:
         self.max_predictive_draws = check_int(max_predictive_draws, "max_predictive_draws", minimum=1)
         self.tol = check_positive(tol, "tol", strict=False)
         self.seed = check_seed(seed)
-        self.progress = _check_bool(progress, "progress")
+        self.progress = check_bool(progress, "progress")
         self.backend = backend
         if threads is not None:
             check_int(threads, "threads", minimum=1)
@@ -889,13 +889,6 @@ class TDPGaussianMixture:
         from .plot import plot_mixture
 
         return plot_mixture(self, X, **kwargs)
-
-
-def _check_bool(value, name):
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {describe(value)}")
-    return bool(value)
-
 
 def _column_names(X):
     """Column names of a DataFrame-like X as an object array (None for arrays or non-str names),
