@@ -232,6 +232,28 @@ def test_bad_mcmc_arguments(data, kw, exc, match):
         hk.mcmc(x, t, **args)
 
 
+@pytest.mark.parametrize("kernel, exc, match", [
+    ("gaussian", ValueError, "kernel must be one of"),
+    (("power-law", 1.0), ValueError, "kernel exponent p must be > 1"),
+    (("power-law", True), TypeError, "kernel exponent p must be a real number"),
+    (("exponential", 2.0), ValueError, "only 'power-law' takes an exponent"),
+    (3, TypeError, "kernel must be one of"),
+    (("power-law", float("inf")), ValueError, "kernel exponent p must be finite"),
+])
+def test_bad_kernel(data, post, kernel, exc, match):
+    x, t = data
+    calls = [lambda: hk.log_likelihood(x, t, P, kernel=kernel, **KW),
+             lambda: hk.self_excitation_probabilities(x, t, P, kernel=kernel, **KW),
+             lambda: hk.mcmc(x, t, n_iter=3, burn_in=1, chains=1, fixed=FIXED, progress=False, kernel=kernel, **KW),
+             lambda: hk.posterior_mode(x, t, fixed=FIXED, kernel=kernel, **KW),
+             lambda: hk.simulate(mu=0.1, theta=0.3, omega=1.0, h=0.2, region=3.0, duration=5.0, kernel=kernel),
+             lambda: hk.residuals(P, x, t, kernel=kernel),
+             lambda: hk.forecast_intensity(post, x, t, [t.max()], np.zeros((2, 2)), kernel=kernel, **KW)]
+    for call in calls:
+        with pytest.raises(exc, match=match):
+            call()
+
+
 # ----------------------------------------------------------------------------- residuals
 def test_bad_residuals(data, post):
     x, t = data

@@ -131,7 +131,7 @@ def _forecast_batch(batch: dict, seed_seq, factory, grid, times, rho) -> tuple[n
 def forecast_intensity(posterior: Any, x: Any, t: Any, times: Any, grid: Any, *, n_draws: int = 200,
                        quantiles: Any = (0.025, 0.975), seed: Any = None, executor: Any = None,
                        progress: bool = True, backend: str = "auto", threads: int | None = None,
-                       dtype: Any = np.float64, exact: bool = False) -> HawkesForecast:
+                       dtype: Any = np.float64, exact: bool = False, kernel: Any = None) -> HawkesForecast:
     """Posterior mean and quantiles of the conditional intensity on a grid at future times.
 
     Parameters
@@ -158,6 +158,8 @@ def forecast_intensity(posterior: Any, x: Any, t: Any, times: Any, grid: Any, *,
         Progress bar over batches.
     backend, threads, dtype, exact
         As in :func:`~hphawkes_py.hawkes.log_likelihood`.
+    kernel : "exponential", "power-law" or ("power-law", p), optional
+        Temporal trigger; default the posterior's, else exponential.
 
     Returns
     -------
@@ -188,8 +190,11 @@ def forecast_intensity(posterior: Any, x: Any, t: Any, times: Any, grid: Any, *,
         quantiles = (quantiles,)
     qs = tuple(check_probability(q, "quantiles", high_open=True) for q in quantiles)
     rng = check_random_state(seed)
-    factory = engine_factory(data, backend=backend, dtype=dtype, threads=threads, exact=exact)
-    if hasattr(posterior, "draws") and hasattr(posterior, "params_mean"):
+    is_posterior = hasattr(posterior, "draws") and hasattr(posterior, "params_mean")
+    if kernel is None:
+        kernel = posterior.kernel if is_posterior else "exponential"
+    factory = engine_factory(data, backend=backend, dtype=dtype, threads=threads, exact=exact, kernel=kernel)
+    if is_posterior:
         total = posterior.chains * posterior.n_draws
         idx = np.arange(total) if n_draws >= total else np.sort(rng.choice(total, size=n_draws, replace=False))
         flat = {n: np.asarray(posterior.draws[n], dtype=np.float64).reshape(-1)[idx] for n in PARAM_NAMES}
