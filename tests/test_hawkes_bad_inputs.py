@@ -254,6 +254,32 @@ def test_bad_kernel(data, post, kernel, exc, match):
             call()
 
 
+@pytest.mark.parametrize("kw, exc, match", [
+    (dict(n_draws=0), ValueError, "n_draws must be >= 1"),
+    (dict(bins=0), ValueError, "bins must be >= 1"),
+    (dict(bins=2.5), TypeError, "bins must be an integer"),
+    (dict(interevent_probs=(0.5, 1.0)), ValueError, "interevent_probs must be in"),
+    (dict(r=[0.0, 1.0]), ValueError, "r must hold positive values"),
+    (dict(u=[np.nan]), ValueError, "u must be finite"),
+    (dict(progress="no"), TypeError, "progress must be True or False"),
+    (dict(seed=-1), ValueError, "seed must be a non-negative"),
+    (dict(executor=3), TypeError, "executor must be None"),
+])
+def test_bad_posterior_predictive(data, post, kw, exc, match):
+    x, t = data
+    with pytest.raises(exc, match=match):
+        hk.posterior_predictive(post, x, t, **dict(dict(n_draws=2, progress=False), **kw))
+
+
+def test_posterior_predictive_needs_a_posterior(data):
+    x, t = data
+    with pytest.raises(TypeError, match="posterior must be a HawkesPosterior"):
+        hk.posterior_predictive(P, x, t)
+    with pytest.raises(TypeError, match="t must hold real numbers"):
+        hk.posterior_predictive(hk.mcmc(x, t, n_iter=3, burn_in=1, chains=1, fixed=FIXED, progress=False, **KW),
+                                x, t > 5)
+
+
 # ----------------------------------------------------------------------------- residuals
 def test_bad_residuals(data, post):
     x, t = data

@@ -26,6 +26,8 @@ residuals(posterior_or_params, x, t, ...)
     Time-rescaled residuals (Ogata) and a KS uniformity test -> :class:`HawkesResiduals`.
 forecast_intensity(posterior, x, t, times, grid, ...)
     Posterior mean and quantiles of the conditional intensity on a grid -> :class:`HawkesForecast`.
+posterior_predictive(posterior, x, t, ...)
+    Simulations from posterior draws against the data: counts, inter-event times, K(r, u).
 
 ``x, t`` may come in any order: results come back in the caller's order.
 """
@@ -35,6 +37,7 @@ from .excitation import self_excitation
 from .forecast import HawkesForecast, forecast_intensity
 from .mcmc import DEFAULT_INIT, DEFAULT_PRIOR_SCALES, HawkesPosterior, mcmc, posterior_mode
 from .model import PARAM_NAMES, PARAM_RANGE, HawkesParams, log_likelihood, self_excitation_probabilities
+from .predictive import PosteriorPredictive, posterior_predictive
 from .residuals import HawkesResiduals, residuals
 from .simulate import simulate
 
@@ -51,6 +54,8 @@ __all__ = [
     "HawkesResiduals",
     "forecast_intensity",
     "HawkesForecast",
+    "posterior_predictive",
+    "PosteriorPredictive",
     "PARAM_NAMES",
     "PARAM_RANGE",
     "DEFAULT_PRIOR_SCALES",
