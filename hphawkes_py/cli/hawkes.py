@@ -74,6 +74,16 @@ def _check_out_file(path) -> None:
         raise CliError(f"--out {path}: folder {parent} is not writable")
 
 
+def _emit_csv(df, out, what: str) -> int:
+    """Write ``df`` to the file ``out`` atomically (a note on stderr), or to stdout when ``out`` is None."""
+    if out:
+        _write_csv_atomic(df, out, index=False)
+        print(f"wrote {len(df)} {what} to {out}", file=sys.stderr)
+    else:
+        df.to_csv(sys.stdout, index=False)
+    return 0
+
+
 def _write_csv_atomic(df, path, **kw) -> None:
     """Write a CSV into a temporary file beside ``path`` and rename it into place (no half-written file)."""
     import os
@@ -123,12 +133,7 @@ def _cmd_probabilities(args) -> int:
                                        dtype=np.dtype(args.dtype), backend=args.backend, threads=args.threads)
     df = df.copy()
     df["self_excitation_probability"] = pi
-    if args.out:
-        _write_csv_atomic(df, args.out, index=False)
-        print(f"wrote {len(df)} rows to {args.out}", file=sys.stderr)
-    else:
-        df.to_csv(sys.stdout, index=False)
-    return 0
+    return _emit_csv(df, args.out, "rows")
 
 
 def _cmd_mcmc(args) -> int:
@@ -200,12 +205,7 @@ def _cmd_simulate(args) -> int:
                     dim=args.dim, seed=args.seed)
     names = ["x_km", "y_km", "z_km"][: args.dim]
     df = pd.DataFrame({**{n: x[:, i] for i, n in enumerate(names)}, "t_hours": t})
-    if args.out:
-        _write_csv_atomic(df, args.out, index=False)
-        print(f"wrote {len(df)} events to {args.out}", file=sys.stderr)
-    else:
-        df.to_csv(sys.stdout, index=False)
-    return 0
+    return _emit_csv(df, args.out, "events")
 
 
 def register(subparsers) -> None:

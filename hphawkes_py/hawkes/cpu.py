@@ -253,42 +253,6 @@ def _flush(b, sb):
 # Parallel drivers.
 # --------------------------------------------------------------------------------------------
 @njit(parallel=True, cache=True, nogil=True)
-def _background_kernel(xs, th, tl, tw, ax, at, delta, nchunks, scale, out):
-    """S_n = scale * (1 + sum_{m != n, |t_n - t_m| <= delta} exp(...)); returns #terms evaluated."""
-    N = tw.shape[0]
-    buf = np.zeros((nchunks, N))
-    counts = np.zeros(nchunks, np.int64)
-    npair = (N + 1) // 2
-    for c in prange(nchunks):
-        b = buf[c]
-        sb = np.zeros_like(th)  # scatter buffer in the kernel dtype, flushed into b
-        cnt = 0
-        it = 0
-        for p in range(c, npair, nchunks):
-            for k in range(2):
-                n = np.int64(p) if k == 0 else np.int64(N - 1) - np.int64(p)
-                if k == 1 and n == np.int64(p):
-                    break
-                lo = 0
-                if delta < np.inf:
-                    lo = _lower_bound_back(tw, tw[n] - delta, n)
-                b[n] += _bg_row(xs, th, tl, n, lo, n, ax, at, sb) + 1.0
-                cnt += n - lo
-            it += 1
-            if it == _FLUSH:
-                _flush(b, sb)
-                it = 0
-        _flush(b, sb)
-        counts[c] = cnt
-    for n in prange(N):
-        s = 0.0
-        for c in range(nchunks):
-            s += buf[c, n]
-        out[n] = scale * s
-    return counts.sum()
-
-
-@njit(parallel=True, cache=True, nogil=True)
 def _trigger_kernel(xs, th, tl, tw, ts, bh, om, kp, delta, scale, out):
     """G_n = scale * sum_{m in [lo_n, ts_n)} exp(-(bh r2 + om dt)); returns #terms evaluated."""
     N = tw.shape[0]
@@ -309,10 +273,12 @@ def _trigger_kernel(xs, th, tl, tw, ts, bh, om, kp, delta, scale, out):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _both_kernel(xs, th, tl, tw, ts, ax, at, delta_s, bh, om, kp, delta_g, nchunks,
-                 scale_s, scale_g, out_s, out_g):
-    """S and G in one pass: fused loop on the overlap of the background range [loS, n) and the
-    trigger range [loG, ts_n); background-only / trigger-only loops on the rest."""
+def _symmetric_kernel(xs, th, tl, tw, ts, ax, at, delta_s, bh, om, kp, delta_g, with_trigger, nchunks,
+                      scale_s, scale_g, out_s, out_g):
+    """S_n = scale_s * (1 + sum_{m != n, |t_n - t_m| <= delta_s} exp(...)) by the symmetric scatter
+    (module notes) and, with ``with_trigger``, G in the same pass: fused loop on the overlap of the
+    background range [loS, n) and the trigger range [loG, ts_n); background-only / trigger-only
+    loops on the rest. Returns #terms evaluated."""
     N = tw.shape[0]
     buf = np.zeros((nchunks, N))
     counts = np.zeros(nchunks, np.int64)
@@ -327,10 +293,14 @@ def _both_kernel(xs, th, tl, tw, ts, ax, at, delta_s, bh, om, kp, delta_g, nchun
                 n = np.int64(p) if k == 0 else np.int64(N - 1) - np.int64(p)
                 if k == 1 and n == np.int64(p):
                     break
-                tsn = ts[n]
                 los = 0
                 if delta_s < np.inf:
                     los = _lower_bound_back(tw, tw[n] - delta_s, n)
+                if not with_trigger:
+                    b[n] += _bg_row(xs, th, tl, n, los, n, ax, at, sb) + 1.0
+                    cnt += n - los
+                    continue
+                tsn = ts[n]
                 log = 0
                 if delta_g < np.inf:
                     log = _lower_bound_back(tw, tw[n] - delta_g, tsn)
@@ -426,10 +396,10 @@ class CpuEngine(Engine):
     def _k_background(self, tau_x, tau_t, delta):
         dt = self.dtype.type
         with threads_context(self.threads):
-            cnt = _background_kernel(
-                self._x, self._th, self._tl, self._tw,
-                dt(0.5 / tau_x**2), dt(0.5 / tau_t**2), float(delta), self._nchunks(),
-                phi0(self.D, tau_x) * phi0(1, tau_t), self._S)
+            cnt = _symmetric_kernel(
+                self._x, self._th, self._tl, self._tw, self._ts,
+                dt(0.5 / tau_x**2), dt(0.5 / tau_t**2), float(delta), dt(1.0), dt(1.0), self._kp, 0.0, False,
+                self._nchunks(), phi0(self.D, tau_x) * phi0(1, tau_t), 1.0, self._S, self._S)
         self._pairs += int(cnt)
 
     def _k_trigger(self, h, omega, delta, phys):
@@ -444,10 +414,10 @@ class CpuEngine(Engine):
     def _k_both(self, tau_x, tau_t, delta_s, h, omega, delta_g, phys):
         dt = self.dtype.type
         with threads_context(self.threads):
-            cnt = _both_kernel(
+            cnt = _symmetric_kernel(
                 self._x, self._th, self._tl, self._tw, self._ts,
                 dt(0.5 / tau_x**2), dt(0.5 / tau_t**2), float(delta_s),
-                dt(0.5 / h**2), dt(omega), self._kp, float(delta_g), self._nchunks(),
+                dt(0.5 / h**2), dt(omega), self._kp, float(delta_g), True, self._nchunks(),
                 phi0(self.D, tau_x) * phi0(1, tau_t), trigger_scale(self.D, h, omega, self.kernel_p),
                 self._S, self._G[phys])
         self._pairs += int(cnt)
