@@ -195,9 +195,7 @@ def forecast_intensity(posterior: Any, x: Any, t: Any, times: Any, grid: Any, *,
         kernel = posterior.kernel if is_posterior else "exponential"
     factory = engine_factory(data, backend=backend, dtype=dtype, threads=threads, exact=exact, kernel=kernel)
     if is_posterior:
-        total = posterior.chains * posterior.n_draws
-        idx = np.arange(total) if n_draws >= total else np.sort(rng.choice(total, size=n_draws, replace=False))
-        flat = {n: np.asarray(posterior.draws[n], dtype=np.float64).reshape(-1)[idx] for n in PARAM_NAMES}
+        _, flat = posterior.select_draws(n_draws, rng)
     else:
         p = _as_params(posterior)
         flat = {n: np.array([getattr(p, n)]) for n in PARAM_NAMES}

@@ -506,6 +506,18 @@ class HawkesPosterior:
                 f"fixed={self.fixed}, posterior means: {means}, backend={self.backend!r}"
                 + ("" if self.kernel == "exponential" else f", kernel={self.kernel!r}") + ")")
 
+    def select_draws(self, n_draws: int, seed: Any = None) -> tuple[np.ndarray, dict]:
+        """``n_draws`` posterior draws chosen at random without replacement from all chains (all of
+        them when fewer are stored): their sorted flat indices (``chain * n_draws + draw``) and a
+        dict name -> float64 values. The one draw-selection rule of every tool built on a posterior."""
+        from .._validate import check_random_state
+
+        n_draws = check_int(n_draws, "n_draws", minimum=1)
+        rng = check_random_state(seed)
+        total = self.chains * self.n_draws
+        idx = np.arange(total) if n_draws >= total else np.sort(rng.choice(total, size=n_draws, replace=False))
+        return idx, {n: np.asarray(self.draws[n], dtype=np.float64).reshape(-1)[idx] for n in PARAM_NAMES}
+
     def params_mean(self) -> HawkesParams:
         """Posterior means as :class:`HawkesParams`."""
         return HawkesParams(**{n: float(self.draws[n].mean()) for n in PARAM_NAMES})

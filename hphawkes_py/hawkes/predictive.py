@@ -250,9 +250,7 @@ def posterior_predictive(posterior: Any, x: Any, t: Any, *, n_draws: int = 100, 
             raise ValueError(f"{name} must hold positive values, got {v.tolist()}")
     rng = check_random_state(seed)
     kp = check_kernel(posterior.kernel)
-    total = posterior.chains * posterior.n_draws
-    idx = np.arange(total) if n_draws >= total else np.sort(rng.choice(total, size=n_draws, replace=False))
-    flat = {n: np.asarray(posterior.draws[n], dtype=np.float64).reshape(-1)[idx] for n in PARAM_NAMES}
+    idx, flat = posterior.select_draws(n_draws, rng)
     edges = np.linspace(data.window[0], data.window[1], bins + 1)
     xs, ts = data.x_sorted, data.t_sorted
     # one job per draw, each with its own child seed (the same on any executor)

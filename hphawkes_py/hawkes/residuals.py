@@ -253,13 +253,11 @@ def residuals(posterior_or_params: Any, x: Any, t: Any, *, window: Any = None, n
     if n_draws is not None:
         import pandas as pd
 
-        total_draws = posterior.chains * posterior.n_draws
-        idx = np.arange(total_draws) if n_draws >= total_draws else np.sort(
-            rng.choice(total_draws, size=n_draws, replace=False))
+        idx, flat = posterior.select_draws(n_draws, rng)
         rows = []
         with progress_bar(total=idx.size, desc="residuals over draws", enabled=progress) as bar:
-            for i in idx:
-                p = HawkesParams(**{n: float(posterior.draws[n].reshape(-1)[i]) for n in PARAM_NAMES})
+            for k, i in enumerate(idx):
+                p = HawkesParams(**{n: float(flat[n][k]) for n in PARAM_NAMES})
                 tau_i = lam(p)
                 ui = -np.expm1(-np.maximum(np.diff(np.concatenate([[0.0], tau_i])), 0.0))
                 st, pv = _ks(ui)
