@@ -16,6 +16,12 @@ They never store anything of size N x N. ``S`` is kept resident (it changes only
 tau_x, tau_t); ``G`` lives in two resident slots so an MCMC h/omega proposal can be computed
 into slot 1 and either discarded or promoted with :meth:`swap_trigger` (no copy).
 
+Temporal kernels. ``kernel_p = 0`` is the paper's exponential trigger; ``kernel_p = p > 1`` the
+power law (Omori-Utsu) with density (p - 1) omega (1 + omega dt)^(-p): its pair term is
+exp(-(r^2/(2h^2) + p log(1 + omega dt))) and its cut-off in (3) becomes
+Delta_G = ((bound)^(1/p) - 1) / omega (:func:`trigger_delta`), infinite -- every pair -- when that
+overflows. :meth:`Engine.query_sums` evaluates the same sums at points off the data (forecasts).
+
 Windowed ("default", ``exact=False``) evaluation -- the bound
 ==============================================================
 
@@ -279,8 +285,6 @@ class EngineFactory:
         return make_engine(self.data.x_sorted, self.data.t_sorted, backend=self.backend, dtype=self.dtype,
                            threads=self.threads, exact=self.exact if exact is None else bool(exact),
                            window=self.data.window, kernel_p=self.kernel_p)
-
-    __call__ = build
 
     def replace(self, **changes) -> "EngineFactory":
         """A copy with some settings changed."""
