@@ -27,7 +27,9 @@ import numpy as np
 import pandas as pd
 
 import hphawkes_py as hp
-from hphawkes_py.kde.model import _Objective, make_engine
+from hphawkes_py._backend import resolve_backend
+from hphawkes_py.kde.engine import make_engine
+from hphawkes_py.kde.model import _Objective
 
 DATA = Path(hp.__file__).parent / "data" / "kde" / "zhang2017"
 OUT = Path(__file__).parent / "results" / "kde.json"
@@ -85,7 +87,7 @@ def bench_scaling(backend, threads, sizes=(12500, 25000, 50000, 100000), reps=3)
     rows = []
     for n in sizes:
         pts = allp[:n]
-        eng = make_engine(pts, w, 3.0, backend, threads)
+        eng = make_engine(pts, w, 3.0, backend=resolve_backend(backend))
         obj = _Objective(eng, n, True)
         h0 = hp.kde.rule_of_thumb_bandwidth(pts)
         times, cpu = [], []
@@ -109,7 +111,7 @@ def bench_ebird_eval(backend, threads):
     inside = w.contains(pts)
     pts = pts[inside]
     n = len(pts)
-    eng = make_engine(pts, w, 3.0, backend, threads)
+    eng = make_engine(pts, w, 3.0, backend=resolve_backend(backend))
     obj = _Objective(eng, n, True)
     h0 = hp.kde.rule_of_thumb_bandwidth(pts)
     bw = np.full(n, h0)
@@ -141,6 +143,7 @@ def main(argv=None):
     import numba
 
     threads = args.threads or numba.get_num_threads()
+    numba.set_num_threads(threads)  # the engine-level benchmarks run under the process setting
     _warm(args.backend, threads)
     results = {}
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None

@@ -30,7 +30,8 @@ import numpy as np
 import hphawkes_py as hp
 from hphawkes_py.mixture import TDPGaussianMixture
 from hphawkes_py.mixture import _math as M
-from hphawkes_py.mixture.cpu import CpuEngine, _triangular_logdens, build_coefficients, features
+from hphawkes_py.mixture.cpu import CpuEngine, _triangular_logdens, features
+from hphawkes_py.mixture.engine import build_coefficients
 
 RESULTS = Path(__file__).resolve().parent / "results" / "mixture.json"
 

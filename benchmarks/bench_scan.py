@@ -1,4 +1,4 @@
-"""Benchmarks of hp.scan.bernoulli (Kulldorff's Bernoulli spatial scan).
+"""Benchmarks of hp.scan.bernoulli and hp.scan.poisson (Kulldorff's spatial scan).
 
 Prints a table and writes benchmarks/results/scan.json.
 
@@ -11,7 +11,8 @@ Problems:
 * synthetic: L locations uniform on a 100 x 100 square, 1-19 persons each, 10% cases,
   50% maximum, 999 replications (L = 5,000 is the issue's target: < 30 s on 2 cores);
 * scaling in locations (999 replications) and in replications (L = 1,000);
-* exhaustive (every window of every replicate) vs pruned Monte Carlo kernel.
+* exhaustive (every window of every replicate) vs pruned Monte Carlo kernel;
+* discrete Poisson on SaTScan's NY leukaemia files, 10% maximum, 9,999 replications.
 Timings are wall-clock seconds (time.perf_counter), after a warm-up that compiles the Numba
 kernels; the machine is shared, so the load average is recorded with each run.
 """
@@ -28,6 +29,7 @@ import numpy as np
 
 import hphawkes_py as hp
 from hphawkes_py.scan import cpu as scan_cpu
+from hphawkes_py.scan.engine import build_windows, klogk_table
 from hphawkes_py.scan.model import draw_null_cases
 from hphawkes_py._parallel import spawn_seeds
 
@@ -58,7 +60,7 @@ def timed_run(coords, cases, controls, R, **kw):
 def windows_time(coords, cases, controls, maxp=0.5):
     pop = np.asarray(cases) + np.asarray(controls)
     t0 = time.perf_counter()
-    w = scan_cpu.build_windows(coords, coords, pop, maxp * pop.sum())
+    w = build_windows(coords, coords, pop, maxp * pop.sum())
     return time.perf_counter() - t0, w
 
 
@@ -92,6 +94,20 @@ def main(argv=None):
         record("ny_leukemia", locations=281, replicates=9999, max_population=maxp, windows=res.n_windows,
                seconds=t, windows_seconds=tw, cpu_seconds=CPU_TIME["last"], top_llr=float(top.log_likelihood_ratio), top_p=float(top.p_value))
 
+    # discrete Poisson, NY leukaemia from SaTScan's files, 10% maximum, 9,999 replications (issue 12)
+    S = hp.datasets.satscan_sample_path
+    nyp = hp.scan.read_satscan(S("ny_leukemia.cas"), population_file=S("ny_leukemia.pop"),
+                               geo_file=S("ny_leukemia.geo"), model="poisson")
+    hp.scan.poisson(nyp[["x", "y"]].to_numpy(), nyp.cases, nyp.population, n_replicates=20, progress=False,
+                    backend=args.backend)
+    c0 = time.process_time()
+    t0 = time.perf_counter()
+    resp = hp.scan.poisson(nyp[["x", "y"]].to_numpy(), nyp.cases, nyp.population, max_population=0.1,
+                           n_replicates=9999, seed=1, progress=False, backend=args.backend)
+    record("ny_poisson", locations=281, replicates=9999, max_population=0.1, windows=resp.n_windows,
+           seconds=time.perf_counter() - t0, cpu_seconds=time.process_time() - c0,
+           top_llr=float(resp.clusters.log_likelihood_ratio.iloc[0]))
+
     # synthetic 5,000 locations, 999 replications (the issue's target)
     c, a, b = synthetic(5000)
     tw, w = windows_time(c, a, b)
@@ -105,7 +121,7 @@ def main(argv=None):
     pop = a + b
     N, C = int(pop.sum()), int(a.sum())
     _, w = windows_time(c, a, b)
-    eng = scan_cpu.CpuEngine(w, scan_cpu.klogk_table(N), C, N, "high")
+    eng = scan_cpu.CpuEngine(w, klogk_table(N), C, N, "high")
     M = draw_null_cases(pop, C, spawn_seeds(3, 256))
     c0 = time.process_time()
     t0 = time.perf_counter()

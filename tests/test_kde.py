@@ -19,7 +19,11 @@ import naive_kde as nk  # noqa: E402
 
 import hphawkes_py as hp  # noqa: E402
 from hphawkes_py.kde import Window  # noqa: E402
-from hphawkes_py.kde.model import make_engine  # noqa: E402
+from hphawkes_py.kde.engine import make_engine as _make_engine  # noqa: E402
+
+
+def make_engine(points, window, cutoff, backend, dtype=np.float64):
+    return _make_engine(points, window, cutoff, backend=backend, dtype=dtype)
 
 DATA = Path(hp.__file__).parent / "data" / "kde"
 from engines import CUDA_ENGINES, ENGINES  # noqa: E402
@@ -407,27 +411,27 @@ def test_cli(tmp_path, redwood):
     pts, _ = redwood
     csv = tmp_path / "p.csv"
     np.savetxt(csv, pts, delimiter=",", header="east,north", comments="")
+    out = tmp_path / "out"
     rc = main(["kde", str(csv), "--x", "east", "--y", "north", "--rectangle", "0", "1", "0", "1", "--cell-size",
-               str(1 / 128), "--method", "cv", "--backend", "cpu", "-o", str(tmp_path / "s.asc"),
-               "--png", str(tmp_path / "s.png"), "--json", str(tmp_path / "f.json"), "--quiet"])
+               str(1 / 128), "--method", "cv", "--backend", "cpu", "--out", str(out), "--quiet"])
     assert rc == 0
-    d = json.loads((tmp_path / "f.json").read_text())
+    assert sorted(p.name for p in out.iterdir()) == ["fit.json", "surface.asc", "surface.png"]
+    d = json.loads((out / "fit.json").read_text())
     assert d["method"] == "cv" and round(d["h"], 3) == 0.045
-    assert (tmp_path / "s.png").stat().st_size > 1000
-    assert Window.from_asc(tmp_path / "s.asc").mask.all()
-    assert main(["kde", str(csv), "--rectangle", "0", "1", "0", "1"]) == 2  # missing --cell-size
+    assert (out / "surface.png").stat().st_size > 1000
+    assert Window.from_asc(out / "surface.asc").mask.all()
+    assert main(["kde", str(csv), "--rectangle", "0", "1", "0", "1", "--out", str(tmp_path / "o2")]) == 2  # no --cell-size
 
 
 @pytest.mark.parametrize("backend", CUDA_ENGINES)
 def test_float32_cuda_engine_within_epsilon_bound(backend):
-    from hphawkes_py.kde.gpu import GPUEngine
 
     rng = np.random.default_rng(7)
     w = Window.rectangle(0.0, 1.0, 0.0, 1.0, 1 / 64)
     pts = rng.uniform(0, 1, size=(150, 2))
     bws = rng.uniform(0.05, 0.2, 150)
     wts = rng.uniform(1.0, 2.0, 150)
-    eng = GPUEngine(pts, w, 3.0, backend, dtype=np.float32)
+    eng = make_engine(pts, w, 3.0, backend, dtype=np.float32)
     # float32: coordinates carry |x| eps32 ~ 6e-8 of error, so exp(-d^2 / 2b^2) with d <= 3b is off by
     # about 6 eps32 / b_min ~ 7e-6 relative; sums of positive terms keep that relative bound.
     got = eng.point_intensities(bws, wts, True)
@@ -449,3 +453,93 @@ def test_isolated_point_warns_minus_inf():
     assert np.isfinite(g.log_likelihood)
     ref = nk.loo_loglik(pts, np.full(31, 0.05), w.mask, 0, 0, w.cell_size, math.inf)
     assert g.log_likelihood == pytest.approx(ref, rel=1e-10)
+
+
+# --------------------------------------------------------------------------- skeleton (issue 17)
+def test_gpu_engine_module_loads_neither_numba_nor_the_cpu_engine():
+    import subprocess
+
+    code = ("import sys, hphawkes_py.kde.gpu, hphawkes_py.kde.engine; "
+            "print('numba' in sys.modules, 'hphawkes_py.kde.cpu' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(hp.__file__).resolve().parents[1]).stdout.split()
+    assert out == ["False", "False"]
+
+
+def test_float32_cpu_engine_within_epsilon_bound():
+    rng = np.random.default_rng(7)
+    w = Window.rectangle(0.0, 1.0, 0.0, 1.0, 1 / 64)
+    pts = rng.uniform(0, 1, size=(150, 2))
+    bws = rng.uniform(0.05, 0.2, 150)
+    wts = rng.uniform(1.0, 2.0, 150)
+    eng = make_engine(pts, w, 3.0, "cpu", dtype=np.float32)
+    got = eng.point_intensities(bws, wts, True)
+    ref = nk.point_intensities(pts, bws, wts, 3.0, True)
+    eps = np.finfo(np.float32).eps
+    assert 0 < _rel(got, ref) < 10 * 6 * eps / 0.05  # float32 really ran (error > 0) and is bounded
+    f64 = make_engine(pts, w, 3.0, "cpu").point_intensities(bws, wts, True)
+    assert _rel(f64, ref) < 1e-12
+
+
+def test_fit_dtype_and_density_dtype(redwood):
+    pts, w = redwood
+    a = hp.kde.fit(pts, w, method="fixed", bandwidth=0.05, backend="cpu", progress=False)
+    b = hp.kde.fit(pts, w, method="fixed", bandwidth=0.05, backend="cpu", progress=False, dtype=np.float32)
+    assert a.dtype == np.float64 and b.dtype == np.float32 and b.to_dict()["dtype"] == "float32"
+    assert 0 < abs(a.log_likelihood - b.log_likelihood) < 1e-4 * abs(a.log_likelihood)
+    s64, s32 = a.density_surface().values, a.density_surface(dtype=np.float32).values
+    assert 0 < np.nanmax(np.abs(s64 - s32) / np.maximum(s64, 1e-300)) < 1e-4
+    with pytest.raises(ValueError, match="dtype"):
+        hp.kde.fit(pts, w, method="fixed", bandwidth=0.05, backend="cpu", dtype=np.int32)
+
+
+def test_raster_plot_delegates_to_plot_module(redwood, monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from hphawkes_py.kde import plot as kplot
+
+    pts, w = redwood
+    r = hp.kde.fit(pts, w, method="fixed", bandwidth=0.05, backend="cpu", progress=False).density_surface()
+    seen = []
+    monkeypatch.setattr(kplot, "plot_surface", lambda raster, ax=None, **kw: seen.append(raster) or "axes")
+    assert r.plot() == "axes" and seen == [r]
+
+
+def test_reproduce_kde_redwood_writes_the_paper_comparison(tmp_path, capsys):
+    from hphawkes_py.cli import main
+
+    out = tmp_path / "rw"
+    assert main(["reproduce", "kde-redwood", "--backend", "cpu", "--out", str(out)]) == 0
+    assert "matches the paper" in capsys.readouterr().out
+    assert sorted(p.name for p in out.iterdir()) == ["summary.json", "surfaces.png", "table.csv"]
+    import pandas as pd
+
+    t = pd.read_csv(out / "table.csv").set_index("method")
+    assert t.loc["adaptive", "h"] == pytest.approx(0.035405, abs=1e-6) and t["h_3_decimals_match"].all()
+    # an existing folder is refused without --overwrite, before any work
+    assert main(["reproduce", "kde-redwood", "--backend", "cpu", "--out", str(out)]) == 2
+
+
+def test_standard_error_surface_matches_reference_and_simulation():
+    rng = np.random.default_rng(12)
+    w = Window.rectangle(0, 1, 0, 1, 1 / 32)
+    h, lam = 0.1, 400
+    fits = []
+    for _ in range(100):
+        pts = rng.uniform(0, 1, size=(rng.poisson(lam), 2))
+        fits.append(hp.kde.fit(pts, w, method="fixed", bandwidth=h, backend="cpu", progress=False))
+    f = fits[0]
+    se = f.standard_error_surface()
+    keep = np.arange(0, w.n_inside, 29)
+    q = w.cell_centres()[keep]
+    b = f.bandwidths
+    ref = np.sqrt(nk.intensity(q, f.points, b / math.sqrt(2), f.edge_factors**2 / (4 * math.pi * b * b),
+                               3 * math.sqrt(2)))
+    assert _rel(se.values[w.mask][keep], ref) < 1e-10
+    # against the spread over Poisson replicates, at an interior cell and a corner cell
+    row, col = w.cell_index(np.array([[0.5, 0.5], [0.01, 0.01]]))
+    vals = np.array([[g.density_surface().values[r, c] for r, c in zip(row, col)] for g in fits])
+    ses = np.array([[g.standard_error_surface().values[r, c] for r, c in zip(row, col)] for g in fits])
+    assert np.all(np.abs(vals.std(axis=0) / ses.mean(axis=0) - 1) < 0.2)
+    assert ses.mean(axis=0)[1] > 1.1 * ses.mean(axis=0)[0]  # edge correction inflates the corner's error

@@ -12,8 +12,9 @@ import pandas as pd
 import pytest
 
 import hphawkes_py as hp
-from hphawkes_py.scan import cpu as scan_cpu
-from hphawkes_py.scan.model import gumbel_p_values, make_centres, make_engine
+from hphawkes_py.scan import engine as scan_engine
+from hphawkes_py.scan.engine import make_engine
+from hphawkes_py.scan.model import gumbel_p_values, make_centres
 
 sys.path.insert(0, str(Path(__file__).parent))
 import naive_scan  # noqa: E402
@@ -48,9 +49,9 @@ def _engine(coords, cases, controls, centres, max_population, direction, backend
     pop = cases + controls
     N = int(pop.sum())
     C = int(cases.sum())
-    windows = scan_cpu.build_windows(centres, coords, pop, max_population * N)
-    klogk = scan_cpu.klogk_table(N)
-    return windows, make_engine(windows, klogk, C, N, direction, hp._backend.resolve_backend(backend))
+    windows = scan_engine.build_windows(centres, coords, pop, max_population * N)
+    klogk = scan_engine.klogk_table(N)
+    return windows, make_engine(windows, klogk, C, N, direction, backend=hp._backend.resolve_backend(backend))
 
 
 # ----------------------------------------------------------------- windows and LLR vs reference
@@ -59,7 +60,7 @@ def _engine(coords, cases, controls, centres, max_population, direction, backend
 def test_windows_match_bruteforce_sets(seed, max_population):
     coords, cases, controls = _small_problem(seed)
     pop = cases + controls
-    windows = scan_cpu.build_windows(coords, coords, pop, max_population * pop.sum())
+    windows = scan_engine.build_windows(coords, coords, pop, max_population * pop.sum())
     offsets, neighbors, npop, boundary = windows
     ours = set()
     for i in range(len(coords)):
@@ -388,7 +389,7 @@ def test_read_satscan_sums_rows_and_handles_crlf(tmp_path):
     assert df.controls.tolist() == [15, 7, 4]
     assert df.x.tolist() == [0, 1.5, 0]
     (tmp_path / "b.cas").write_text("9 1\n")
-    with pytest.raises(ValueError, match="not in the geo file"):
+    with pytest.raises(ValueError, match=r"b.cas:1: field 1 \(location id\) .9. is not in the coordinates file"):
         hp.scan.read_satscan(tmp_path / "b.cas", population_file=tmp_path / "a.pop", geo_file=tmp_path / "a.geo")
     with pytest.raises(ValueError, match="control_file"):
         hp.scan.read_satscan(tmp_path / "a.cas", geo_file=tmp_path / "a.geo")
@@ -474,3 +475,39 @@ def test_bad_input(kwargs, exc, match):
     base.update(kwargs)
     with pytest.raises(exc, match=match):
         hp.scan.bernoulli(**base)
+
+
+def test_cli_reproduce_grave_writes_out_dir_atomically(tmp_path, capsys):
+    from hphawkes_py.cli import main
+
+    out = tmp_path / "grave"
+    rc = main(["reproduce", "scan-grave", "--replicates", "99", "--backend", "cpu", "--out", str(out)])
+    assert rc == 0
+    assert sorted(p.name for p in out.iterdir()) == ["clusters.csv", "clusters.png", "comparison.csv", "summary.txt"]
+    comp = pd.read_csv(out / "comparison.csv")
+    assert comp.same_locations.all() and np.allclose(comp.llr, comp.llr_published, atol=1e-6)
+    # a non-empty folder is refused before any work, and left as it was
+    (out / "mine.txt").write_text("keep")
+    capsys.readouterr()
+    rc = main(["reproduce", "scan-grave", "--replicates", "99", "--backend", "cpu", "--out", str(out)])
+    assert rc == 2 and "--overwrite" in capsys.readouterr().err
+    assert (out / "mine.txt").read_text() == "keep"
+    rc = main(["reproduce", "scan-grave", "--replicates", "99", "--backend", "cpu", "--out", str(out),
+               "--overwrite"])
+    assert rc == 0 and not (out / "mine.txt").exists() and (out / "clusters.csv").is_file()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary folder left
+
+
+def test_cli_scan_failing_png_leaves_no_table(tmp_path, capsys, monkeypatch):
+    from hphawkes_py.cli import main
+    from hphawkes_py.scan import plot as scan_plot
+
+    def broken(*a, **k):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(scan_plot, "plot_clusters", broken)
+    out = tmp_path / "c.csv"
+    rc = main(["scan", "--cas", str(SAT("grave.cas")), "--ctl", str(SAT("grave.ctl")), "--geo", str(SAT("grave.geo")),
+               "--replicates", "9", "--backend", "cpu", "-o", str(out), "--png", str(tmp_path / "c.png"), "--quiet"])
+    assert rc == 2 and "disk full" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

@@ -1,43 +1,64 @@
 """``hphawkes scan``: Bernoulli spatial scan on a CSV file or on SaTScan input files."""
 from __future__ import annotations
 
-from ._common import add_engine_arguments
-
 import argparse
+import os
 import sys
+import tempfile
+from pathlib import Path
+
+from ._common import (CliError, _positive_int, add_engine_arguments, add_output_arguments, atomic_output_dir,
+                      check_output_dir)
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "scan",
-        help="Kulldorff's Bernoulli spatial scan statistic (SaTScan-compatible)",
+        help="Kulldorff's spatial scan statistic, Bernoulli or discrete Poisson (SaTScan-compatible)",
         description=(
-            "Purely spatial Bernoulli scan with circular windows and Monte Carlo p-values "
-            "(SaTScan semantics). Input: a CSV with one row per location (or per person: "
+            "Purely spatial scan with circular windows and Monte Carlo p-values (SaTScan semantics): "
+            "--model bernoulli (cases and controls) or poisson (cases and population, optionally "
+            "adjusted for covariate categories). Input: a CSV with one row per location (or per person: "
             "counts 0/1), or SaTScan files (--cas with --ctl or --pop, and --geo). "
-            "Coordinates are planar (Euclidean distances); latitude/longitude is used as is. "
+            "Coordinates are planar (Euclidean distances) unless --distance great_circle (latitude, "
+            "longitude in degrees; km). "
             "Writes the cluster table (CSV) and a PNG map of the clusters."
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     src = p.add_argument_group("input")
-    src.add_argument("csv", nargs="?", help="CSV file with a header row (alternative to the SaTScan files)")
+    src.add_argument("csv", nargs="*", metavar="CSV | run PRM",
+                     help="CSV file with a header row (alternative to the SaTScan files), or 'run' and a SaTScan "
+                          "parameter file (.prm): the analysis it describes (then only --replicates, --seed, "
+                          "--backend, --threads and the outputs are taken from the command line)")
     src.add_argument("--x", default="x", help="CSV column of the x coordinate")
     src.add_argument("--y", default="y", help="CSV column of the y coordinate")
     src.add_argument("--cases", default="cases", help="CSV column of the case counts")
     src.add_argument("--controls", default="controls",
-                     help="CSV column of the control counts (ignored when --population is given)")
+                     help="CSV column of the control counts (Bernoulli; ignored when --population is given)")
     src.add_argument("--population", default=None,
-                     help="CSV column of the population; controls = population - cases")
+                     help="CSV column of the population (Bernoulli: controls = population - cases; Poisson: required)")
+    src.add_argument("--expected", default=None, help="CSV column of expected cases (Poisson, instead of the population)")
+    src.add_argument("--covariate", action="append", default=None, metavar="COLUMN",
+                     help="CSV column of a covariate category (Poisson; repeat for several); rows are location x "
+                          "category, expected counts by indirect standardisation")
     src.add_argument("--id", default=None, help="CSV column of location ids (default: row number)")
     src.add_argument("--cas", help="SaTScan case file (.cas)")
-    src.add_argument("--ctl", help="SaTScan control file (.ctl)")
-    src.add_argument("--pop", help="SaTScan population file (.pop); controls = population - cases")
+    src.add_argument("--ctl", help="SaTScan control file (.ctl; Bernoulli)")
+    src.add_argument("--pop", help="SaTScan population file (.pop); Bernoulli: controls = population - cases")
     src.add_argument("--geo", help="SaTScan coordinates file (.geo)")
+    src.add_argument("--covariates", action="store_true",
+                     help="Poisson with SaTScan files: adjust for the covariate columns of the .cas/.pop files")
     a = p.add_argument_group("analysis")
+    a.add_argument("--model", choices=("bernoulli", "poisson"), default="bernoulli")
     a.add_argument("--max-population", type=float, default=0.5,
                    help="maximum window population, fraction of the total, in (0, 0.5]")
-    a.add_argument("--replicates", type=int, default=999, help="Monte Carlo replicates")
+    a.add_argument("--distance", choices=("euclidean", "great_circle"), default="euclidean",
+                   help="great_circle: coordinates are latitude, longitude (degrees), distances in km")
+    a.add_argument("--max-distance", type=float, default=None,
+                   help="maximum circle radius (coordinate units; km with --distance great_circle)")
+    a.add_argument("--min-cases", type=int, default=2, help="Poisson: minimum cases in a high-rate cluster")
+    a.add_argument("--replicates", type=int, default=None, help="Monte Carlo replicates (default 999, or the .prm's)")
     a.add_argument("--direction", choices=("high", "low", "both"), default="high")
     a.add_argument("--grid-cell", type=float, default=None,
                    help="centre circles on a regular grid of this cell side instead of on the locations")
@@ -50,54 +71,147 @@ def register(subparsers) -> None:
     p.set_defaults(func=_cmd_scan)
 
 
-def _cmd_scan(args) -> int:
-    import numpy as np
+def _csv_input(args):
     import pandas as pd
 
-    from ..scan import bernoulli, read_satscan
-
-    if args.csv and args.cas:
-        raise ValueError("give either a CSV file or SaTScan files (--cas ...), not both")
-    if args.csv:
-        df = pd.read_csv(args.csv)
-        need = [args.x, args.y, args.cases] + ([args.population] if args.population else [args.controls])
-        if args.id:
-            need.append(args.id)
-        missing = [c for c in need if c not in df.columns]
-        if missing:
-            raise ValueError(f"{args.csv}: column(s) {missing} not found; columns are {list(df.columns)}")
-        cases = df[args.cases].to_numpy()
-        if args.population:
-            controls = df[args.population].to_numpy() - cases
-        else:
-            controls = df[args.controls].to_numpy()
-        ids = df[args.id].to_numpy() if args.id else None
-        coords = df[[args.x, args.y]].to_numpy(dtype=float)
-    elif args.cas:
-        if not args.geo:
-            raise ValueError("--geo is required with --cas")
-        df = read_satscan(args.cas, control_file=args.ctl, population_file=args.pop, geo_file=args.geo)
-        coords = df[["x", "y"]].to_numpy(dtype=float)
-        cases, controls, ids = df["cases"].to_numpy(), df["controls"].to_numpy(), df["location_id"].to_numpy()
+    df = pd.read_csv(args.csv)
+    poisson = args.model == "poisson"
+    need = [args.x, args.y, args.cases]
+    if poisson:
+        if not (args.population or args.expected):
+            raise CliError("--model poisson with a CSV needs --population (or --expected)")
+        need += [c for c in (args.population, args.expected) if c] + list(args.covariate or [])
     else:
-        raise ValueError("no input: give a CSV file or SaTScan files (--cas, --ctl/--pop, --geo)")
-    res = bernoulli(coords, cases, controls, max_population=args.max_population, n_replicates=args.replicates,
-                    direction=args.direction, grid_cell=args.grid_cell, seed=args.seed, backend=args.backend,
-                    threads=args.threads, location_ids=ids, progress=not args.quiet)
-    res.to_csv(args.out)
-    if args.png:
-        import matplotlib
+        need.append(args.population or args.controls)
+    if args.id:
+        need.append(args.id)
+    missing = [c for c in need if c not in df.columns]
+    if missing:
+        raise CliError(f"{args.csv}: column(s) {missing} not found; columns are {list(df.columns)}")
+    for c in need:
+        if c not in (args.id, *(args.covariate or [])) and not pd.api.types.is_numeric_dtype(df[c]):
+            bad = pd.to_numeric(df[c], errors="coerce").isna() & df[c].notna()
+            row = int(bad.to_numpy().argmax()) if bad.any() else 0
+            raise CliError(f"{args.csv}: column {c!r} must be numeric; row {row + 2} holds {df[c].iloc[row]!r}")
+    data = {"coords": df[[args.x, args.y]].to_numpy(dtype=float), "cases": df[args.cases].to_numpy(),
+            "location_ids": df[args.id].to_numpy() if args.id else None}
+    if poisson:
+        data["population"] = df[args.population].to_numpy() if args.population else None
+        if args.expected:
+            data["expected"] = df[args.expected].to_numpy()
+        if args.covariate:
+            data["covariates"] = df[list(args.covariate)]
+    elif args.population:
+        data["controls"] = df[args.population].to_numpy() - data["cases"]
+    else:
+        data["controls"] = df[args.controls].to_numpy()
+    return data
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
 
-        ax = res.plot()
-        ax.figure.savefig(args.png, dpi=120, bbox_inches="tight")
-        plt.close(ax.figure)
+def _satscan_input(args):
+    from ..scan import read_satscan
+
+    if not args.geo:
+        raise CliError("--geo is required with --cas")
+    poisson = args.model == "poisson"
+    if poisson and args.ctl:
+        raise CliError("--model poisson takes --pop, not --ctl (the Poisson model has no control file)")
+    if args.covariates and not poisson:
+        raise CliError("--covariates needs --model poisson")
+    df = read_satscan(args.cas, control_file=args.ctl, population_file=args.pop, geo_file=args.geo,
+                      model=args.model, covariates=bool(args.covariates))
+    data = {"coords": df[["x", "y"]].to_numpy(dtype=float), "cases": df["cases"].to_numpy()}
+    if poisson:
+        data["population"] = df["population"].to_numpy()
+        if args.covariates:
+            data["covariates"] = df["category"].to_numpy()  # rows are location x category: ids repeat
+        data["location_ids"] = df["location_id"].to_numpy()
+    else:
+        data["controls"] = df["controls"].to_numpy()
+        data["location_ids"] = df["location_id"].to_numpy()
+    return data
+
+
+def _cmd_scan(args) -> int:
+    from ..scan import bernoulli, poisson, run_prm
+
+    prm = None
+    if args.csv and args.csv[0] == "run":
+        if len(args.csv) != 2:
+            raise CliError("usage: hphawkes scan run PARAMETER_FILE.prm [options]")
+        prm = args.csv[1]
+        args.csv = None
+    elif len(args.csv) > 1:
+        raise CliError(f"one CSV file at most, got {len(args.csv)}: {' '.join(args.csv)}")
+    else:
+        args.csv = args.csv[0] if args.csv else None
+    if prm and (args.cas or args.ctl or args.pop or args.geo):
+        raise CliError("with 'run PRM' the input files come from the parameter file: drop --cas/--ctl/--pop/--geo")
+    if args.csv and args.cas:
+        raise CliError("give either a CSV file or SaTScan files (--cas ...), not both")
+    outputs = [Path(args.out)] + ([Path(args.png)] if args.png else [])
+    for path in outputs:  # before any work
+        if path.is_dir():
+            raise CliError(f"{path}: is a folder, expected a file name")
+        parent = path.resolve().parent
+        if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+            raise CliError(f"{path}: folder {parent} does not exist or is not writable")
+    if prm:
+        res = run_prm(prm, n_replicates=args.replicates, seed=args.seed, backend=args.backend, threads=args.threads,
+                      progress=not args.quiet)
+        _write_outputs(res, outputs)
+        if not args.quiet:
+            print(res.summary())
+        return 0
+    if args.replicates is None:
+        args.replicates = 999
+    if args.csv:
+        data = _csv_input(args)
+    elif args.cas:
+        data = _satscan_input(args)
+    else:
+        raise CliError("no input: give a CSV file or SaTScan files (--cas, --ctl/--pop, --geo)")
+    kw = dict(max_population=args.max_population, max_distance=args.max_distance, distance=args.distance,
+              n_replicates=args.replicates,
+              direction=args.direction, grid_cell=args.grid_cell, seed=args.seed, backend=args.backend,
+              threads=args.threads, progress=not args.quiet)
+    if args.model == "poisson":
+        res = poisson(data.pop("coords"), data.pop("cases"), data.pop("population"), min_cases=args.min_cases,
+                      **data, **kw)
+    else:
+        res = bernoulli(data["coords"], data["cases"], data["controls"], location_ids=data["location_ids"], **kw)
+    _write_outputs(res, outputs)
     if not args.quiet:
         print(res.summary())
         print(f"wrote {args.out}" + (f" and {args.png}" if args.png else ""), file=sys.stderr)
     return 0
+
+
+def _write_outputs(res, outputs) -> None:
+    """The table (and the PNG) written to temporary files beside their targets and moved into
+    place only when all were written: a failing figure never leaves a new table behind."""
+    tmps = []
+    try:
+        for path in outputs:
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", suffix=path.suffix, dir=path.resolve().parent)
+            os.close(fd)
+            tmps.append(Path(tmp))
+        res.to_csv(tmps[0])
+        if len(outputs) > 1:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+
+            from ..scan.plot import plot_clusters
+
+            fig = plot_clusters(res, path=tmps[1])
+            plt.close(getattr(fig, "figure", fig))
+        for tmp, path in zip(tmps, outputs):
+            os.replace(tmp, path)
+    finally:
+        for tmp in tmps:
+            tmp.unlink(missing_ok=True)
 
 
 # published SaTScan results reproduced by `hphawkes reproduce scan-grave` / `scan-ny`
@@ -110,8 +224,8 @@ _PUBLISHED = {
          ("77 78", 2, 2, 3.177442, 0.997)],
     ),
     "scan-ny": (
-        "NY leukaemia (smerc), SaTScan v9.6, 10% maximum, lat/long as Cartesian, 999 replications, "
-        "discrete Poisson model (LLRs ~0.1% below the Bernoulli ones) (github jfrench/smerc tests/satscan_ny_out.txt)",
+        "NY leukaemia (smerc), SaTScan v9.6, discrete Poisson, 10% maximum, lat/long as Cartesian, 999 "
+        "replications (github jfrench/smerc tests/satscan_ny_out.txt)",
         [("49 48 50 47 1 15 51 2 13 14 3 35 16 52 36 37 12 11 5 17 10 4 6 38 18 9", 95249, 85, 11.577255, 0.001),
          ("89 88 87 84 90 86 92 85", 34083, 38, 9.019716, 0.013),
          ("112 113 115 111 116 219 117 123 218 114 122 110 124 220 118 133 121 125 216 120 134 217 126 139 215 "
@@ -127,40 +241,83 @@ _PUBLISHED = {
 def register_reproduce(subparsers) -> None:
     for name, (desc, _) in _PUBLISHED.items():
         p = subparsers.add_parser(name, help=f"spatial scan: {desc.split(',')[0]} vs SaTScan's published clusters")
-        p.add_argument("--replicates", type=int, default=999)
+        p.add_argument("--replicates", type=_positive_int, default=999)
         p.add_argument("--seed", type=int, default=2010)
-        add_engine_arguments(p, threads=False)
+        add_engine_arguments(p)
+        add_output_arguments(p, None)
         p.set_defaults(func=_cmd_reproduce, analysis_name=name)
 
 
 def _cmd_reproduce(args) -> int:
+    """Run the analysis, print the comparison with SaTScan's published clusters and, with
+    ``--out DIR``, write ``clusters.csv``, ``comparison.csv``, ``summary.txt`` and
+    ``clusters.png`` into DIR (atomically: DIR appears only when everything was written)."""
+    import contextlib
+
+    if args.seed is not None and args.seed < 0:
+        raise CliError(f"--seed must be a non-negative integer, got {args.seed}")
+    if args.out is not None:
+        check_output_dir(args.out, args.overwrite)  # before any work
+    with (atomic_output_dir(args.out, args.overwrite) if args.out is not None
+          else contextlib.nullcontext(None)) as tmp:
+        ok, res, table, text = _reproduce(args)
+        print(text)
+        if tmp is not None:
+            res.to_csv(tmp / "clusters.csv")
+            table.to_csv(tmp / "comparison.csv", index=False)
+            (tmp / "summary.txt").write_text(res.summary() + "\n\n" + text + "\n")
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+
+            from ..scan.plot import plot_clusters
+
+            ax = plot_clusters(res, path=tmp / "clusters.png")
+            plt.close(ax.figure)
+    if args.out is not None:
+        print(f"wrote {args.out}/ (clusters.csv, comparison.csv, summary.txt, clusters.png)", file=sys.stderr)
+    return 0 if ok else 1
+
+
+def _reproduce(args):
+    import pandas as pd
+
     from .. import datasets
-    from ..scan import bernoulli
+    from ..scan import bernoulli, poisson
 
     desc, published = _PUBLISHED[args.analysis_name]
+    kw = dict(n_replicates=args.replicates, seed=args.seed, backend=args.backend, threads=args.threads,
+              progress=False)
     if args.analysis_name == "scan-grave":
         g = datasets.load_grave()
         res = bernoulli(g[["x", "y"]].to_numpy(float), g["case"].to_numpy(), 1 - g["case"].to_numpy(),
-                        max_population=0.5, n_replicates=args.replicates, seed=args.seed, backend=args.backend,
-                        location_ids=g["id"].to_numpy(), progress=False)
+                        max_population=0.5, location_ids=g["id"].to_numpy(), **kw)
     else:
         ny = datasets.load_ny_leukemia()
-        res = bernoulli(ny[["latitude", "longitude"]].to_numpy(float), ny["cases_floor"].to_numpy(),
-                        ny["controls"].to_numpy(), max_population=0.1, n_replicates=args.replicates, seed=args.seed,
-                        backend=args.backend, location_ids=ny["id"].to_numpy(), progress=False)
-    print(f"Published: {desc}")
-    print(f"{'#':>2} {'same locations':>14} {'pop ours/pub':>17} {'cases':>9} {'LLR ours':>10} {'LLR pub':>10} "
-          f"{'p ours':>7} {'p pub':>6}")
+        res = poisson(ny[["latitude", "longitude"]].to_numpy(float), ny["cases_floor"].to_numpy(),
+                      ny["population"].to_numpy(), max_population=0.1, location_ids=ny["id"].to_numpy(), **kw)
+    lines = [f"Published: {desc}",
+             f"{'#':>2} {'same locations':>14} {'pop ours/pub':>17} {'cases':>9} {'LLR ours':>10} {'LLR pub':>10} "
+             f"{'p ours':>7} {'p pub':>6}"]
+    rows = []
     ok = True
     for k, (ids, popn, cases, llr, p) in enumerate(published):
         if k >= len(res.clusters):
-            print(f"{k + 1:>2} missing")
+            lines.append(f"{k + 1:>2} missing")
+            rows.append({"cluster": k + 1, "same_locations": False, "population_published": popn,
+                         "cases_published": cases, "llr_published": llr, "p_published": p})
             ok = False
             continue
         row = res.clusters.iloc[k]
         same = {str(v) for v in row.location_ids} == set(ids.split())
-        ok &= same
-        print(f"{k + 1:>2} {str(same):>14} {row.population:>8}/{popn:<8} {row.cases:>4}/{cases:<4} "
-              f"{row.log_likelihood_ratio:>10.6f} {llr:>10.6f} {row.p_value:>7.3f} {p:>6.3f}")
-    print("clusters match" if ok else "MISMATCH")
-    return 0 if ok else 1
+        # the published LLRs have 6 decimals: ours must round to them
+        ok &= same and abs(row.log_likelihood_ratio - llr) <= 5e-7 + 1e-12
+        lines.append(f"{k + 1:>2} {str(same):>14} {row.population:>8}/{popn:<8} {row.cases:>4}/{cases:<4} "
+                     f"{row.log_likelihood_ratio:>10.6f} {llr:>10.6f} {row.p_value:>7.3f} {p:>6.3f}")
+        rows.append({"cluster": k + 1, "same_locations": same, "population": row.population,
+                     "population_published": popn, "cases": row.cases, "cases_published": cases,
+                     "llr": row.log_likelihood_ratio, "llr_published": llr, "p_value": row.p_value,
+                     "p_published": p})
+    lines.append("clusters match" if ok else "MISMATCH")
+    return ok, res, pd.DataFrame(rows), "\n".join(lines)

@@ -10,13 +10,14 @@ from __future__ import annotations
 import gzip
 import io
 import math
+import numbers
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from .._validate import as_float_array, check_positive
+from .._validate import as_float_array, check_positive, describe
 
 __all__ = ["Window", "Raster", "read_asc"]
 
@@ -38,41 +39,34 @@ def _open_text(path: Path) -> io.TextIOBase:
     return open(path, encoding="ascii", errors="strict")
 
 
-def read_asc(path) -> tuple[np.ndarray, float, float, float, float | None]:
-    """Read an ESRI ASCII grid (``.asc``, ``.asc.gz`` or a ``.zip`` holding one ``.asc``).
+#: characters of the grid body parsed at a time (about 350 k values of "-9999 "): the body is
+#: never held as a whole string nor as one Python object per cell
+_ASC_CHUNK = 1 << 21
+#: the largest raster a window may have (cells); also the limit of int32 cell indices in the kernels
+MAX_CELLS = 2**31 - 1
 
-    Returns
-    -------
-    values : ndarray (nrows, ncols) float64, row 0 = top row
-    x0, y0 : float, lower-left corner (``xllcenter``/``yllcenter`` headers are converted)
-    cell_size : float
-    nodata : float or None
-    """
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"window file not found: {path}")
+
+def _asc_header(fh, path) -> tuple[dict, str | None]:
     header: dict[str, float] = {}
-    with _open_text(path) as fh:
-        first_data = None
-        for lineno in range(1, 8):
-            line = fh.readline()
-            if not line:
-                break
-            parts = line.split()
-            if not parts:
-                continue
-            key = parts[0].lower()
-            if key[0].isalpha():
-                if len(parts) != 2:
-                    raise ValueError(f"{path}: malformed header line {lineno}: {line.strip()!r} (expected 'key value')")
-                try:
-                    header[key] = float(parts[1])
-                except ValueError:
-                    raise ValueError(f"{path}: header {parts[0]!r} has non-numeric value {parts[1]!r}") from None
-            else:
-                first_data = line
-                break
-        rest = fh.read()
+    first_data = None
+    for lineno in range(1, 8):
+        line = fh.readline()
+        if not line:
+            break
+        parts = line.split()
+        if not parts:
+            continue
+        key = parts[0].lower()
+        if key[0].isalpha():
+            if len(parts) != 2:
+                raise ValueError(f"{path}: malformed header line {lineno}: {line.strip()!r} (expected 'key value')")
+            try:
+                header[key] = float(parts[1])
+            except ValueError:
+                raise ValueError(f"{path}: header {parts[0]!r} has non-numeric value {parts[1]!r}") from None
+        else:
+            first_data = line
+            break
     if "xllcenter" in header and "xllcorner" not in header:
         header["xllcorner"] = header.pop("xllcenter") - 0.5 * header.get("cellsize", 0.0)
     if "yllcenter" in header and "yllcorner" not in header:
@@ -83,21 +77,137 @@ def read_asc(path) -> tuple[np.ndarray, float, float, float, float | None]:
     ncols, nrows = header["ncols"], header["nrows"]
     if ncols != int(ncols) or nrows != int(nrows) or ncols < 1 or nrows < 1:
         raise ValueError(f"{path}: ncols/nrows must be positive integers, got {ncols}, {nrows}")
-    ncols, nrows = int(ncols), int(nrows)
+    if ncols * nrows > MAX_CELLS:
+        raise ValueError(f"{path}: {int(nrows)} x {int(ncols)} cells exceeds the {MAX_CELLS} cells a window may have")
     cs = header["cellsize"]
     if not (cs > 0 and math.isfinite(cs)):
         raise ValueError(f"{path}: cellsize must be positive, got {cs}")
-    text = (first_data or "") + rest
+    for k in ("xllcorner", "yllcorner"):
+        if not math.isfinite(header[k]):
+            raise ValueError(f"{path}: {k} must be finite, got {header[k]}")
+    return header, first_data
+
+
+def _asc_values(fh, first_data, path, expected: int):
+    """Yield the grid body as float64 arrays, ``_ASC_CHUNK`` characters at a time (cut at whitespace
+    so no number is split), parsed by NumPy's C parser."""
+    carry = first_data or ""
+    done = 0
+    while True:
+        block = fh.read(_ASC_CHUNK)
+        text = carry + block
+        if block:
+            cut = max(text.rfind(c) for c in " \n\t\r")
+            if cut < 0:  # one giant token so far: keep reading
+                carry = text
+                continue
+            chunk, carry = text[:cut], text[cut:]
+        else:
+            chunk, carry = text, ""
+        chunk = chunk.strip()
+        if chunk:  # (NumPy reads a blank string as [-1.0])
+            try:
+                vals = np.fromstring(chunk, dtype=np.float64, sep=" ")
+            except ValueError:
+                bad = next((i, t) for i, t in enumerate(chunk.split()) if not _is_number(t))
+                k = done + bad[0]
+                raise ValueError(
+                    f"{path}: non-numeric value {bad[1][:30]!r} in the grid body (value number {k + 1})"
+                ) from None
+            if done + vals.size > expected:
+                raise ValueError(f"{path}: the header says {expected} values, the body holds more")
+            done += vals.size
+            yield vals
+        if not block:
+            break
+    if done != expected:
+        raise ValueError(f"{path}: the header says {expected} values, the body holds {done}")
+
+
+def _is_number(token: str) -> bool:
     try:
-        values = np.array(text.split(), dtype=np.float64)
-    except ValueError as exc:
-        raise ValueError(f"{path}: non-numeric value in the grid body ({exc})") from None
-    if values.size != nrows * ncols:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
+def _read_asc(path, as_mask: bool):
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"window file not found: {path}")
+    if path.is_dir():
+        raise IsADirectoryError(f"{path}: is a folder, expected an ESRI ASCII grid file")
+    with _open_text(path) as fh:
+        header, first_data = _asc_header(fh, path)
+        nrows, ncols = int(header["nrows"]), int(header["ncols"])
+        nodata = header.get("nodata_value")
+        out = np.empty(nrows * ncols, dtype=bool if as_mask else np.float64)
+        pos = 0
+        for vals in _asc_values(fh, first_data, path, nrows * ncols):
+            if as_mask:
+                inside = np.isfinite(vals)
+                if nodata is not None:
+                    inside &= vals != nodata
+                out[pos:pos + vals.size] = inside
+            else:
+                out[pos:pos + vals.size] = vals
+            pos += vals.size
+    return out.reshape(nrows, ncols), header["xllcorner"], header["yllcorner"], header["cellsize"], nodata
+
+
+def read_asc(path) -> tuple[np.ndarray, float, float, float, float | None]:
+    """Read an ESRI ASCII grid (``.asc``, ``.asc.gz`` or a ``.zip`` holding one ``.asc``).
+
+    The body is parsed numerically in chunks (no Python object per cell).
+
+    Returns
+    -------
+    values : ndarray (nrows, ncols) float64, row 0 = top row
+    x0, y0 : float, lower-left corner (``xllcenter``/``yllcenter`` headers are converted)
+    cell_size : float
+    nodata : float or None
+    """
+    return _read_asc(path, as_mask=False)
+
+
+def _as_points(points, name="points", *, copy=False) -> np.ndarray:
+    """(n, 2) finite float64 coordinates; booleans, complex numbers, strings and datetimes refused
+    (they would otherwise be cast silently)."""
+    kind = getattr(np.asarray(points) if not isinstance(points, np.ndarray) else points, "dtype", None)
+    if kind is not None and kind.kind in "bcUSMm":
+        what = {"b": "booleans", "c": "complex numbers", "U": "strings", "S": "bytes", "M": "datetimes",
+                "m": "time deltas"}[kind.kind]
+        raise TypeError(f"{name} must be real (x, y) coordinates, got {what} (dtype {kind})")
+    p = as_float_array(points, name, ndim=2, copy=copy)
+    if p.shape[1] != 2:
+        raise ValueError(f"{name} must have shape (n, 2) (x, y columns), got {p.shape}")
+    return p
+
+
+def _check_finite_real(v, name: str) -> float:
+    """A finite real number (bools and numeric strings refused)."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+        raise TypeError(f"{name} must be a finite real number, got {describe(v)}")
+    if not math.isfinite(float(v)):
+        raise ValueError(f"{name} must be finite, got {v!r}")
+    return float(v)
+
+
+def _raster_shape(width: float, height: float, cs: float, what: str, slack: float = 0.0) -> tuple[int, int]:
+    """(rows, cols) of a raster of ``cs`` cells covering width x height; refused before anything is
+    allocated when it would exceed MAX_CELLS, with the memory it would need."""
+    fcols = max(1.0, float(math.ceil(min(width / cs - slack, 1e300))))
+    frows = max(1.0, float(math.ceil(min(height / cs - slack, 1e300))))
+    cells = fcols * frows
+    if cells > MAX_CELLS:
+        gib = cells / 2**30
         raise ValueError(
-            f"{path}: header says {nrows} rows x {ncols} cols = {nrows * ncols} values, the body holds {values.size}"
+            f"{what} at cell_size {cs!r} would be {frows:.4g} x {fcols:.4g} = {cells:.4g} cells: the mask alone "
+            f"would need {gib:.4g} GiB (a density surface {8 * gib:.4g} GiB); at most {MAX_CELLS} cells are "
+            "allowed. Use a larger cell_size"
         )
-    nodata = header.get("nodata_value")
-    return values.reshape(nrows, ncols), header["xllcorner"], header["yllcorner"], cs, nodata
+    return int(frows), int(fcols)
 
 
 def _write_asc(path, values: np.ndarray, x0: float, y0: float, cs: float, nodata: float = -9999.0) -> None:
@@ -137,19 +247,17 @@ class Window:
         m = np.asarray(self.mask)
         if m.ndim != 2 or m.shape[0] < 1 or m.shape[1] < 1:
             raise ValueError(f"mask must be a non-empty 2-D array, got shape {m.shape}")
-        if m.dtype != bool:
-            if np.issubdtype(m.dtype, np.integer) and np.isin(m, (0, 1)).all():
-                m = m.astype(bool)  # 0/1 integer masks are unambiguous
-            else:
-                raise TypeError(f"mask must be boolean (True inside) or 0/1 integers, got dtype {m.dtype}")
+        if m.dtype != bool and not (np.issubdtype(m.dtype, np.integer) and np.isin(m, (0, 1)).all()):
+            raise TypeError(f"mask must be boolean (True inside) or 0/1 integers, got dtype {m.dtype}")
+        if m.size > MAX_CELLS:
+            raise ValueError(f"mask has {m.size} cells, more than the {MAX_CELLS} a window may have")
+        # our own read-only copy: the caller's array is neither aliased nor frozen
+        m = np.array(m, dtype=bool, order="C", copy=True)
         if not m.any():
             raise ValueError("the window is empty: the mask has no inside (True) cells")
         for name in ("x0", "y0"):
-            v = getattr(self, name)
-            if not isinstance(v, (int, float, np.floating, np.integer)) or not math.isfinite(float(v)):
-                raise ValueError(f"{name} must be a finite number, got {v!r}")
+            _check_finite_real(getattr(self, name), name)
         check_positive(self.cell_size, "cell_size")
-        m = np.ascontiguousarray(m)
         m.flags.writeable = False
         object.__setattr__(self, "mask", m)
         object.__setattr__(self, "x0", float(self.x0))
@@ -165,16 +273,12 @@ class Window:
         rectangle is covered exactly when the cell size divides the sides (otherwise the last
         column/row sticks out by less than one cell).
         """
-        for name, v in (("xmin", xmin), ("xmax", xmax), ("ymin", ymin), ("ymax", ymax)):
-            if not math.isfinite(float(v)):
-                raise ValueError(f"{name} must be finite, got {v!r}")
+        xmin, xmax, ymin, ymax = (_check_finite_real(v, name) for name, v in
+                                  (("xmin", xmin), ("xmax", xmax), ("ymin", ymin), ("ymax", ymax)))
         if not xmax > xmin or not ymax > ymin:
             raise ValueError(f"empty rectangle: need xmax > xmin and ymax > ymin, got x [{xmin}, {xmax}], y [{ymin}, {ymax}]")
         cs = check_positive(cell_size, "cell_size")
-        cols = max(1, int(math.ceil((xmax - xmin) / cs - 1e-9)))
-        rows = max(1, int(math.ceil((ymax - ymin) / cs - 1e-9)))
-        if rows * cols > 2**31 - 1:
-            raise ValueError(f"cell_size {cs} gives {rows} x {cols} cells; use a larger cell size")
+        rows, cols = _raster_shape(xmax - xmin, ymax - ymin, cs, "the rectangle", slack=1e-9)
         return cls(np.ones((rows, cols), bool), float(xmin), float(ymin), cs)
 
     @classmethod
@@ -192,35 +296,41 @@ class Window:
         from matplotlib.path import Path as MPath
 
         rings = vertices if isinstance(vertices, (list, tuple)) and len(vertices) and np.ndim(vertices[0]) == 2 else [vertices]
-        rings = [as_float_array(r, "vertices", ndim=2) for r in rings]
+        rings = [_as_points(r, "vertices") for r in rings]
         for r in rings:
-            if r.shape[1] != 2 or r.shape[0] < 3:
+            if r.shape[0] < 3:
                 raise ValueError(f"a polygon ring needs at least 3 (x, y) vertices, got shape {r.shape}")
         cs = check_positive(cell_size, "cell_size")
         allv = np.vstack(rings)
         xmin, ymin = allv.min(axis=0)
         xmax, ymax = allv.max(axis=0)
-        cols = max(1, int(math.ceil((xmax - xmin) / cs)))
-        rows = max(1, int(math.ceil((ymax - ymin) / cs)))
+        rows, cols = _raster_shape(float(xmax - xmin), float(ymax - ymin), cs, "the polygon's bounding box")
         xc = xmin + (np.arange(cols) + 0.5) * cs
-        yc = ymin + (rows - 1 - np.arange(rows) + 0.5) * cs
-        X, Y = np.meshgrid(xc, yc)
-        pts = np.column_stack([X.ravel(), Y.ravel()])
-        inside = np.zeros(len(pts), bool)
-        for r in rings:
-            inside ^= MPath(r).contains_points(pts)
-        mask = inside.reshape(rows, cols)
+        paths = [MPath(r) for r in rings]
+        mask = np.zeros((rows, cols), bool)
+        # row blocks of ~1 M cells: the cell centres never exist for the whole raster at once
+        step = max(1, (1 << 20) // cols)
+        for r0 in range(0, rows, step):
+            rr = np.arange(r0, min(rows, r0 + step))
+            yc = ymin + (rows - 1 - rr + 0.5) * cs
+            X, Y = np.meshgrid(xc, yc)
+            pts = np.column_stack([X.ravel(), Y.ravel()])
+            inside = np.zeros(len(pts), bool)
+            for path in paths:
+                inside ^= path.contains_points(pts)
+            mask[r0:r0 + len(rr)] = inside.reshape(len(rr), cols)
         if not mask.any():
             raise ValueError(f"the polygon contains no cell centre at cell_size {cs}; use a smaller cell size")
         return cls(mask, float(xmin), float(ymin), cs)
 
     @classmethod
     def from_asc(cls, path) -> "Window":
-        """Read an ESRI ASCII grid (``.asc``, ``.asc.gz`` or ``.zip`` of one ``.asc``); NODATA cells are outside."""
-        values, x0, y0, cs, nodata = read_asc(path)
-        mask = np.isfinite(values)
-        if nodata is not None:
-            mask &= values != nodata
+        """Read an ESRI ASCII grid (``.asc``, ``.asc.gz`` or ``.zip`` of one ``.asc``); NODATA cells are outside.
+
+        Parsed in chunks straight into the boolean mask: peak memory is about one byte per cell
+        plus a few megabytes (the 12.9 M-cell eBird raster needs ~13 MB, not one Python string per cell).
+        """
+        mask, x0, y0, cs, _ = _read_asc(path, as_mask=True)
         if not mask.any():
             raise ValueError(f"{path}: every cell is NODATA, the window is empty")
         return cls(mask, x0, y0, cs)
@@ -256,7 +366,7 @@ class Window:
 
         Points on the raster's right/top edge belong to the last column/row.
         """
-        p = np.asarray(points, float)
+        p = _as_points(points)
         rows, cols = self.mask.shape
         fc = np.floor((p[:, 0] - self.x0) / self.cell_size)
         fr = np.floor((p[:, 1] - self.y0) / self.cell_size)
@@ -382,6 +492,16 @@ class Raster:
     cell_size: float
     points: np.ndarray | None = field(default=None, repr=False)
 
+    def __post_init__(self):
+        v = np.asarray(self.values)
+        if v.ndim != 2 or v.size == 0 or v.dtype.kind not in "fiu":
+            raise ValueError(f"values must be a non-empty 2-D array of numbers, got {describe(self.values)}")
+        object.__setattr__(self, "x0", _check_finite_real(self.x0, "x0"))
+        object.__setattr__(self, "y0", _check_finite_real(self.y0, "y0"))
+        object.__setattr__(self, "cell_size", check_positive(self.cell_size, "cell_size"))
+        if self.points is not None:
+            object.__setattr__(self, "points", _as_points(self.points, "points"))
+
     @property
     def extent(self) -> tuple[float, float, float, float]:
         rows, cols = self.values.shape
@@ -396,18 +516,10 @@ class Raster:
         _write_asc(path, self.values, self.x0, self.y0, self.cell_size, nodata)
 
     def plot(self, ax=None, *, points: bool = True, cmap: str = "viridis", colorbar: bool = True, **kwargs):
-        """Draw the surface with matplotlib (``imshow``), the sample points overlaid; returns the Axes."""
-        import matplotlib.pyplot as plt
+        """Draw the surface (see :func:`hphawkes_py.kde.plot.plot_surface`); returns the Axes."""
+        from .plot import plot_surface
 
-        if ax is None:
-            _, ax = plt.subplots()
-        im = ax.imshow(np.ma.masked_invalid(self.values), extent=self.extent, origin="upper", cmap=cmap, **kwargs)
-        if points and self.points is not None:
-            ax.scatter(self.points[:, 0], self.points[:, 1], s=4, c="white", edgecolors="black", linewidths=0.3)
-        if colorbar:
-            ax.figure.colorbar(im, ax=ax, label="intensity (events per unit area)")
-        ax.set_aspect("equal")
-        return ax
+        return plot_surface(self, ax, points=points, cmap=cmap, colorbar=colorbar, **kwargs)
 
     def __repr__(self) -> str:
         rows, cols = self.values.shape

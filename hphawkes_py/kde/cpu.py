@@ -4,8 +4,8 @@ Hot steps
 ---------
 * ``gather``: intensity at targets = sum over sources within ``cutoff x b_j`` of
   ``w_j exp(-d^2 / (2 b_j^2)) / (2 pi b_j^2)``, sources found through the grid index of
-  :mod:`._index` (3 contiguous ranges per class per target; the inner loop is branch-free and
-  vectorizes with :func:`hphawkes_py._fastmath.exp_fast`).
+  :mod:`.engine` (3 contiguous ranges per class per target; the inner loop is branch-free and
+  vectorizes with :func:`hphawkes_py._fastmath.exp_fast`, or its float32 twin).
 * ``edge_mass``: mass of N(x_j, b_j^2 I) over the window's inside cells, as a sum over bands of
   identical raster rows of (1-D y mass of the band) x (sum over the band's runs of inside cells of
   1-D x masses) -- exact cell integrals by the normal CDF, O(bands in reach x runs) per point
@@ -17,24 +17,58 @@ import math
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
+from numba.extending import overload
 
-from .._backend import threads_context
-from .._fastmath import exp_fast
-from ._index import build_index
-from ._window import Window
+from .._fastmath import exp_fast, exp_fast32
+from .engine import EDGE_REACH, Engine, SourceIndex
 
-__all__ = ["CPUEngine", "EDGE_REACH", "EDGE_SKIP"]
-
-#: Rows/runs farther than EDGE_REACH x b from a point are left out of its edge mass (tail < 1e-18).
-EDGE_REACH = 9.0
-#: Points farther than EDGE_SKIP x b from the outside get e = 1 exactly: the mass outside a disc of
-#: radius r is exp(-r^2 / (2 b^2)) = 2e-13 < 1e-12 at r = 7.5 b.
-EDGE_SKIP = 7.5
+__all__ = ["CpuEngine", "counting_sort", "edge_mass_kernel", "gather_kernel"]
 
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
 #: targets per block of the interleaved parallel loop
 _BLOCK = 32
+
+
+@njit(cache=True)
+def counting_sort(key, nkeys):
+    """Stable order of ``key`` (ints in [0, nkeys)) and the start of each key: O(n + nkeys)."""
+    ptr = np.zeros(nkeys + 1, np.int64)
+    for k in key:
+        ptr[k + 1] += 1
+    for i in range(nkeys):
+        ptr[i + 1] += ptr[i]
+    fill = ptr[:-1].copy()
+    order = np.empty(key.shape[0], np.int64)
+    for i in range(key.shape[0]):
+        k = key[i]
+        order[fill[k]] = i
+        fill[k] += 1
+    return order, ptr
+
+
+def _expg(v):  # pragma: no cover - replaced by the overload inside Numba code
+    return math.exp(v)
+
+
+@overload(_expg, inline="always")
+def _expg_ol(v):
+    # one generic kernel for both precisions: the vectorizable exp of the kernel dtype
+    if v == types.float32:
+        return lambda v: exp_fast32(v)
+    return lambda v: exp_fast(v)
+
+
+def _zero(v):  # pragma: no cover - replaced by the overload inside Numba code
+    return 0.0
+
+
+@overload(_zero, inline="always")
+def _zero_ol(v):
+    # a literal zero of the kernel dtype (a constant, so the float64 loop compiles as before)
+    if v == types.float32:
+        return lambda v: np.float32(0.0)
+    return lambda v: 0.0
 
 
 @njit(cache=True, inline="always")
@@ -127,15 +161,18 @@ _FM = {"reassoc", "contract", "nsz"}
 
 @njit(cache=True, inline="always", fastmath=_FM)
 def _range_sum(x, y, me, j0, j1, sx, sy, sinv2, scoef, scut2):
-    # branch-free body so the loop vectorizes (exp_fast has no libm call)
-    part = 0.0
+    # branch-free body so the loop vectorizes (exp_fast has no libm call); the sum runs in the
+    # kernel dtype (x, sx, ... all float64 or all float32: mixing blocks LLVM's vectorizer) and
+    # the caller adds it to a float64 accumulator
+    zero = _zero(x)
+    part = zero
     for j in range(j0, j1):
         dx = x - sx[j]
         dy = y - sy[j]
         d2 = dx * dx + dy * dy
-        v = scoef[j] * exp_fast(-d2 * sinv2[j])
+        v = scoef[j] * _expg(-d2 * sinv2[j])
         keep = (d2 < scut2[j]) & (j != me)
-        part += v if keep else 0.0
+        part += v if keep else zero
     return part
 
 
@@ -143,6 +180,9 @@ def _range_sum(x, y, me, j0, j1, sx, sy, sinv2, scoef, scut2):
 def gather_kernel(tx, ty, self_pos, sx, sy, sinv2, scoef, scut2, gx0, gy0, cls_s, cls_reach, cls_nx, cls_ny,
                   cls_base, cell_ptr, nthreads, out):
     """out[t] = sum_j scoef_j exp(-d_tj^2 sinv2_j) [d^2 < scut2_j, j != self_pos[t]] via the grid.
+
+    ``tx, ty, sx, sy, sinv2, scoef, scut2`` share the kernel dtype (float64 or float32); the grid
+    geometry is computed in float64 (exact for float32 coordinates) and ``out`` is float64.
 
     For each class, the grid rows within the class reach of the target are visited; in each row only
     the columns within the disc's chord are read (one contiguous range of sources per row).
@@ -198,89 +238,62 @@ def _gather_one(x, y, me, sx, sy, sinv2, scoef, scut2, gx0, gy0, cls_s, cls_reac
     return acc
 
 
-class CPUEngine:
-    """Hot steps of the KDE on the CPU; data resident as contiguous float64 arrays.
+@njit(parallel=True, cache=True, fastmath=_FM)
+def direct_kernel(tx, ty, sx, sy, sinv2, scoef, scut2, out):
+    """out[t] = sum over ALL sources j of scoef_j exp(-d_tj^2 sinv2_j) [d^2 < scut2_j] (no index):
+    for a few sources (a relabelling's smaller group) this beats visiting grid rows."""
+    k = sx.shape[0]
+    for t in prange(tx.shape[0]):
+        out[t] = _range_sum(tx[t], ty[t], -1, 0, k, sx, sy, sinv2, scoef, scut2)
 
-    All arrays passed in and returned are in the caller's point order.
+
+#: at most this many sources are summed directly by ``intensity_at(..., sources=...)``
+DIRECT_MAX_SOURCES = 256
+
+
+class CpuEngine(Engine):
+    """Hot steps of the KDE on the CPU (Numba); see :class:`~.engine.Engine` for their meaning.
+
+    The Numba thread count is the caller's (the public entry points set it with
+    :func:`hphawkes_py._backend.threads_context`).
     """
 
     backend = "cpu"
-
-    def __init__(self, points: np.ndarray, window: Window, cutoff: float, threads=None):
-        self.x = np.ascontiguousarray(points[:, 0], dtype=np.float64)
-        self.y = np.ascontiguousarray(points[:, 1], dtype=np.float64)
-        self.n = len(self.x)
-        self.window = window
-        self.cutoff = float(cutoff)
-        self.threads = threads
-        self.dist = window.boundary_distance(points)  # lower bound to the outside
-        self._bands = window.row_bands()
-        xmin, xmax, ymin, ymax = window.extent
-        self._lo = np.array([min(xmin, self.x.min()), min(ymin, self.y.min())])
-        self._hi = np.array([max(xmax, self.x.max()), max(ymax, self.y.max())])
-        self._index_key = None
-        self._index = None
-
-    # -- edge correction ---------------------------------------------------------------------
-    def near_boundary(self, bws: np.ndarray) -> np.ndarray:
-        """Indices of the points whose kernel may lose more than 1e-12 of its mass."""
-        return np.flatnonzero(self.dist <= EDGE_SKIP * bws).astype(np.int64)
-
-    def edge_masses(self, bws: np.ndarray) -> np.ndarray:
-        """Window mass of each point's (untruncated) kernel; exactly 1 far from the boundary."""
-        bws = np.ascontiguousarray(bws, dtype=np.float64)
-        out = np.ones(self.n)
-        idx = self.near_boundary(bws)
-        if len(idx):
-            out[idx] = self._edge_mass_subset(bws, idx)
-        return out
+    _sort = staticmethod(counting_sort)
 
     def _edge_mass_subset(self, bws, idx):
         w = self.window
-        r0, r1, bptr, c0, c1, row_band = self._bands
+        r0, r1, bptr, c0, c1, row_band = w.row_bands()
         res = np.empty(len(idx))
-        with threads_context(self.threads):
-            edge_mass_kernel(
-                self.x, self.y, bws, idx, w.x0, w.y0, w.cell_size, w.mask.shape[0], w.mask.shape[1], r0, r1, bptr, c0, c1, row_band,
-                EDGE_REACH, res,
-            )
+        edge_mass_kernel(
+            self.x, self.y, bws, idx, w.x0, w.y0, w.cell_size, w.mask.shape[0], w.mask.shape[1], r0, r1, bptr, c0,
+            c1, row_band, EDGE_REACH, res,
+        )
         return res
 
-    # -- kernel sums -------------------------------------------------------------------------
-    def _get_index(self, bws, weights):
-        key = (bws.tobytes(), weights.tobytes())
-        if self._index_key != key:
-            self._index = build_index(self.x, self.y, bws, weights, self.cutoff, self._lo, self._hi)
-            self._index_key = key
-        return self._index
-
-    def _gather(self, ix, tx, ty, self_pos):
+    def _gather(self, ix: SourceIndex, tx, ty, self_pos):
+        T = self.dtype
+        c = lambda a: np.ascontiguousarray(a, dtype=T)  # noqa: E731  (no copy in float64)
         out = np.empty(len(tx))
-        with threads_context(self.threads):
-            gather_kernel(
-                tx, ty, self_pos, ix.sx, ix.sy, ix.sinv2, ix.scoef, ix.scut2, ix.gx0, ix.gy0,
-                ix.cls_s, ix.cls_reach, ix.cls_nx, ix.cls_ny, ix.cls_base, ix.cell_ptr, numba.get_num_threads(), out,
-            )
+        gather_kernel(
+            c(tx), c(ty), np.ascontiguousarray(self_pos, np.int64), c(ix.sx), c(ix.sy), c(ix.sinv2), c(ix.scoef),
+            c(ix.scut2), ix.gx0, ix.gy0, ix.cls_s, ix.cls_reach, ix.cls_nx, ix.cls_ny, ix.cls_base, ix.cell_ptr,
+            numba.get_num_threads(), out,
+        )
         return out
 
-    def point_intensities(self, bws: np.ndarray, weights: np.ndarray, loo: bool) -> np.ndarray:
-        """Intensity at every sample point (leave-one-out when ``loo``).
-
-        Gather formulation (a target loops over the sources within reach): a scatter formulation
-        visits exactly each source's own reach, but its read-modify-write inner loop does not
-        vectorize in Numba (possible aliasing) and measured 2x slower.
-        """
-        ix = self._get_index(np.ascontiguousarray(bws, float), np.ascontiguousarray(weights, float))
-        self_pos = ix.pos if loo else np.full(self.n, -1, np.int64)
-        # targets in sorted order too: neighbouring threads then read the same cells (cache reuse)
-        out_sorted = self._gather(ix, ix.sx, ix.sy, np.ascontiguousarray(self_pos[ix.order]))
-        out = np.empty(self.n)
-        out[ix.order] = out_sorted
+    def intensity_at(self, targets, bws, weights, sources=None):
+        if sources is None or len(sources) > DIRECT_MAX_SOURCES:
+            return super().intensity_at(targets, bws, weights, sources)
+        # a few sources: every target sums all of them in one vectorized loop, no index to build
+        T = self.dtype
+        src = np.asarray(sources, dtype=np.int64)
+        b = np.ascontiguousarray(bws, dtype=np.float64)
+        w = np.ascontiguousarray(weights, dtype=np.float64)
+        scut2 = (self.cutoff * b) ** 2 if math.isfinite(self.cutoff) else np.full(len(b), np.inf)
+        t = np.asarray(targets, dtype=np.float64)
+        c = lambda a: np.ascontiguousarray(a, dtype=T)  # noqa: E731
+        out = np.empty(len(t))
+        direct_kernel(c(t[:, 0]), c(t[:, 1]), c(self.x[src]), c(self.y[src]), c(1.0 / (2.0 * b * b)),
+                      c(w / (2.0 * math.pi * b * b)), c(scut2), out)
         return out
-
-    def intensity_at(self, targets: np.ndarray, bws: np.ndarray, weights: np.ndarray) -> np.ndarray:
-        """Intensity at arbitrary (q, 2) targets (no point left out)."""
-        ix = self._get_index(np.ascontiguousarray(bws, float), np.ascontiguousarray(weights, float))
-        tx = np.ascontiguousarray(targets[:, 0], dtype=np.float64)
-        ty = np.ascontiguousarray(targets[:, 1], dtype=np.float64)
-        return self._gather(ix, tx, ty, np.full(len(tx), -1, np.int64))

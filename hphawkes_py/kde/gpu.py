@@ -1,10 +1,12 @@
-"""GPU engine of :mod:`hphawkes_py.kde` (PyCUDA on a real device, or the CPU emulator).
+"""GPU engine of :mod:`hphawkes_py.kde` (PyCUDA or CuPy on a real device, or the CPU emulator).
 
-Same interface as :class:`hphawkes_py.kde.cpu.CPUEngine`.  The points and the window's row bands
-go to the device once.  Each kernel-sum call uploads the source index (sorted coordinates and
-per-source constants, O(n)) because the bandwidths change at every step of the search, and brings
-back the n (or m) intensities; the edge kernel brings back the masses of the points near the
-boundary.  Kernels: ``hphawkes_py/gpu/kernels/kde.cu``.
+Same hot steps as :class:`hphawkes_py.kde.cpu.CpuEngine` (both derive from
+:class:`~.engine.Engine`, which builds the source index on the host).  The points and the
+window's row bands go to the device once.  Each kernel-sum call uploads the source index (sorted
+coordinates and per-source constants, O(n)) because the bandwidths change at every step of the
+search, and brings back the n (or m) intensities; the edge kernel brings back the masses of the
+points near the boundary.  Kernels: ``hphawkes_py/gpu/kernels/kde.cu``, compiled with
+``REAL`` = the engine's dtype.
 """
 from __future__ import annotations
 
@@ -12,40 +14,31 @@ import math
 
 import numpy as np
 
-from .._backend import get_device
 from ..gpu.device import KERNELS_DIR
-from ._index import build_index
 from ._window import Window
-from .cpu import EDGE_REACH, EDGE_SKIP
+from .engine import EDGE_REACH, Engine, SourceIndex
 
-__all__ = ["GPUEngine"]
+__all__ = ["GpuEngine"]
 
 #: threads per block of the edge kernel (bands of one point) and of the gather kernel
 EDGE_BLOCK = 64
 GATHER_BLOCK = 128
 
 
-class GPUEngine:
-    """Hot KDE sums on a ``Device`` (``backend="gpu"`` or ``"emulator"``)."""
+class GpuEngine(Engine):
+    """Hot KDE sums on a ``Device`` (``backend="gpu"`` or ``"emulator"``); the device is given by
+    :func:`~.engine.make_engine`."""
 
-    def __init__(self, points: np.ndarray, window: Window, cutoff: float, backend: str = "emulator",
+    def __init__(self, points: np.ndarray, window: Window, cutoff: float, *, device, backend: str = "emulator",
                  dtype=np.float64):
+        super().__init__(points, window, cutoff, dtype=dtype)
         self.backend = backend
-        self.dev = dev = get_device(backend)
-        self.dtype = np.dtype(dtype)
+        self.dev = dev = device
         real = "double" if self.dtype == np.float64 else "float"
         mod = dev.module(KERNELS_DIR / "kde.cu", defines={"REAL": real})
         self._edge_fn = mod.function("kde_edge_mass")
         self._gather_fn = mod.function("kde_gather")
-        self.x = np.ascontiguousarray(points[:, 0], dtype=np.float64)
-        self.y = np.ascontiguousarray(points[:, 1], dtype=np.float64)
-        self.n = len(self.x)
-        self.window = window
-        self.cutoff = float(cutoff)
-        self.dist = window.boundary_distance(points)
-        xmin, xmax, ymin, ymax = window.extent
-        self._lo = np.array([min(xmin, self.x.min()), min(ymin, self.y.min())])
-        self._hi = np.array([max(xmax, self.x.max()), max(ymax, self.y.max())])
+        self._relabel_fn = mod.function("kde_relabel_exceed")
         r0, r1, bptr, c0, c1, row_band = window.row_bands()
         pad = lambda a: a if len(a) else np.zeros(1, np.int64)  # noqa: E731  (no zero-size buffers)
         self.d_px = dev.to_device(self.x.astype(self.dtype))
@@ -58,35 +51,22 @@ class GPUEngine:
     def _r(self, v):
         return self.dtype.type(v)
 
-    # -- edge correction ---------------------------------------------------------------------
-    def near_boundary(self, bws):
-        return np.flatnonzero(self.dist <= EDGE_SKIP * bws).astype(np.int64)
+    def _edge_mass_subset(self, bws, idx):
+        dev = self.dev
+        w = self.window
+        d_b = dev.to_device(np.ascontiguousarray(bws, self.dtype))
+        d_idx = dev.to_device(idx)
+        d_out = dev.empty((len(idx),), self.dtype)
+        dev.launch(self._edge_fn, (len(idx), 1, 1), (EDGE_BLOCK, 1, 1), [
+            self.d_px, self.d_py, d_b, d_idx, self._r(w.x0), self._r(w.y0), self._r(w.cell_size),
+            np.int32(w.mask.shape[0]), *self.d_bands, self._r(EDGE_REACH), d_out,
+        ], shared_bytes=EDGE_BLOCK * self.dtype.itemsize)
+        return dev.to_host(d_out).astype(np.float64)
 
-    def edge_masses(self, bws: np.ndarray) -> np.ndarray:
-        out = np.ones(self.n)
-        idx = self.near_boundary(bws)
-        if len(idx):
-            dev = self.dev
-            w = self.window
-            d_b = dev.to_device(np.ascontiguousarray(bws, self.dtype))
-            d_idx = dev.to_device(idx)
-            d_out = dev.empty((len(idx),), self.dtype)
-            dev.launch(self._edge_fn, (len(idx), 1, 1), (EDGE_BLOCK, 1, 1), [
-                self.d_px, self.d_py, d_b, d_idx, self._r(w.x0), self._r(w.y0), self._r(w.cell_size),
-                np.int32(w.mask.shape[0]), *self.d_bands, self._r(EDGE_REACH), d_out,
-            ], shared_bytes=EDGE_BLOCK * self.dtype.itemsize)
-            out[idx] = dev.to_host(d_out)
-        return out
-
-    # -- kernel sums -------------------------------------------------------------------------
-    def _index(self, bws, weights):
-        return build_index(self.x, self.y, np.asarray(bws, float), np.asarray(weights, float), self.cutoff,
-                           self._lo, self._hi)
-
-    def _gather(self, ix, tx, ty, self_pos):
+    def _gather(self, ix: SourceIndex, tx, ty, self_pos):
         dev = self.dev
         T = self.dtype
-        scut2 = ix.scut2 if math.isfinite(self.cutoff) else np.full(self.n, np.finfo(T).max)
+        scut2 = ix.scut2 if math.isfinite(self.cutoff) else np.full(len(ix.sx), np.finfo(T).max)
         args = [
             dev.to_device(np.ascontiguousarray(tx, T)), dev.to_device(np.ascontiguousarray(ty, T)),
             dev.to_device(np.ascontiguousarray(self_pos, np.int64)), np.int64(len(tx)),
@@ -101,16 +81,36 @@ class GPUEngine:
         dev.launch(self._gather_fn, (grid, 1, 1), (GATHER_BLOCK, 1, 1), args + [d_out])
         return dev.to_host(d_out).astype(np.float64)
 
-    def point_intensities(self, bws, weights, loo: bool) -> np.ndarray:
-        # targets in source (cell) order so neighbouring threads read the same cells
-        ix = self._index(bws, weights)
-        self_pos = np.arange(self.n, dtype=np.int64) if loo else np.full(self.n, -1, np.int64)
-        vals = self._gather(ix, ix.sx, ix.sy, self_pos)
-        out = np.empty(self.n)
-        out[ix.order] = vals
-        return out
+    #: picks uploaded per launch at most (int32 entries): bounds the device memory of one launch
+    MAX_PICKS_PER_LAUNCH = 1 << 24
 
-    def intensity_at(self, targets, bws, weights) -> np.ndarray:
-        t = np.asarray(targets, float)
-        vals = self._gather(self._index(bws, weights), t[:, 0], t[:, 1], np.full(len(t), -1, np.int64))
-        return vals
+    def relabel_exceed(self, targets, bws, weights, picks, total, rho, n1, n0, small_is_case):
+        """All relabellings in one launch of ``kde_relabel_exceed`` (split only when the picks would
+        exceed ``MAX_PICKS_PER_LAUNCH`` entries); the pooled points stay resident."""
+        dev, T = self.dev, self.dtype
+        picks = np.ascontiguousarray(picks, dtype=np.int32)
+        nrep, k = picks.shape
+        b = np.asarray(bws, dtype=np.float64)
+        w = np.asarray(weights, dtype=np.float64)
+        cut2 = (self.cutoff * b) ** 2 if math.isfinite(self.cutoff) else np.full(self.n, np.finfo(T).max)
+        t = np.asarray(targets, dtype=np.float64)
+        m = len(t)
+        d_tx, d_ty = dev.to_device(np.ascontiguousarray(t[:, 0], T)), dev.to_device(np.ascontiguousarray(t[:, 1], T))
+        d_inv2 = dev.to_device((1.0 / (2.0 * b * b)).astype(T))
+        d_coef = dev.to_device((w / (2.0 * math.pi * b * b)).astype(T))
+        d_cut2 = dev.to_device(cut2.astype(T))
+        d_tot = dev.to_device(np.ascontiguousarray(total, np.float64))
+        d_rho = dev.to_device(np.ascontiguousarray(rho, np.float64))
+        exceed = np.zeros(m, np.int64)
+        step = max(1, self.MAX_PICKS_PER_LAUNCH // max(k, 1))
+        grid = max(1, min((m + GATHER_BLOCK - 1) // GATHER_BLOCK, 65535))
+        for r0 in range(0, nrep, step):
+            chunk = picks[r0:r0 + step]
+            d_out = dev.empty((m,), np.int64)
+            dev.launch(self._relabel_fn, (grid, 1, 1), (GATHER_BLOCK, 1, 1), [
+                d_tx, d_ty, np.int64(m), self.d_px, self.d_py, d_inv2, d_coef, d_cut2,
+                dev.to_device(np.ascontiguousarray(chunk)), np.int32(len(chunk)), np.int32(k), d_tot, d_rho,
+                np.int32(bool(small_is_case)), np.float64(math.log(n1)), np.float64(math.log(n0)), d_out,
+            ])
+            exceed += dev.to_host(d_out).astype(np.int64)
+        return exceed

@@ -1,7 +1,7 @@
 """Kernel density (intensity) estimation with edge correction and bandwidth selection.
 
-Written once against an engine (:class:`.cpu.CPUEngine` or :class:`.gpu.GPUEngine`) that owns the
-hot sums.  Conventions (Zhang, Zhu & Huang 2017, following Brunsdon 1995):
+Written once against an engine (:class:`.cpu.CpuEngine` or :class:`.gpu.GpuEngine`, built by
+:func:`.engine.make_engine`) that owns the hot sums.  Conventions (Zhang, Zhu & Huang 2017, following Brunsdon 1995):
 
 * Kernel: isotropic Gaussian ``K_b(d) = exp(-|d|^2 / (2 b^2)) / (2 pi b^2)``, cut at
   ``cutoff x b`` (``b`` = the bandwidth of the point the kernel is centred on).
@@ -26,53 +26,98 @@ hot sums.  Conventions (Zhang, Zhu & Huang 2017, following Brunsdon 1995):
 """
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._backend import resolve_backend
+from .._backend import resolve_backend, threads_context
 from .._progress import progress_bar
-from .._validate import as_float_array, check_in, check_positive
-from ._window import Raster, Window
+from .._validate import check_dtype, check_in, check_int, check_positive, describe
+from ._window import Raster, Window, _as_points
+from .engine import make_engine
 
-__all__ = ["fit", "KDEFit", "rule_of_thumb_bandwidth", "make_engine", "METHODS"]
+__all__ = ["fit", "KDEFit", "rule_of_thumb_bandwidth", "METHODS"]
 
 METHODS = ("adaptive", "cv", "rule-of-thumb", "fixed")
 _MAX_ITER = 30
 _GOLDEN_RTOL = 1e-5  # golden-section stops when the bracket is below this fraction of h0
 
 
-def _as_points(points, name="points") -> np.ndarray:
-    p = as_float_array(points, name, ndim=2)
-    if p.shape[1] != 2:
-        raise ValueError(f"{name} must have shape (n, 2) (x, y columns), got {p.shape}")
-    return p
+def _check_bool(value, name: str) -> bool:
+    """True or False only: ``"no"``, ``0`` or ``None`` where a flag is meant are refused, not coerced."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {describe(value)}")
+    return bool(value)
+
+
+#: bandwidths outside this range make 1 / (2 b^2) or the kernel constant over/underflow in float64
+BANDWIDTH_RANGE = (1e-150, 1e150)
+
+
+def _check_bandwidth(value, name: str = "bandwidth") -> float:
+    """A bandwidth: a finite real number in ``BANDWIDTH_RANGE`` (coordinate units)."""
+    v = check_positive(value, name)
+    lo, hi = BANDWIDTH_RANGE
+    if not lo <= v <= hi:
+        raise ValueError(f"{name} must be in [{lo:g}, {hi:g}] (coordinate units), got {v!r}: outside it the "
+                         "Gaussian kernel's constants over- or underflow in float64")
+    return v
+
+
+def _check_cutoff(cutoff) -> float:
+    """A kernel truncation in bandwidths: a real number > 0, ``inf`` allowed (no truncation)."""
+    return check_positive(cutoff, "cutoff", finite=False)
+
+
+def _check_run(progress, dtype, threads, backend):
+    """The run settings every entry point shares, checked in one place; the backend is resolved
+    here, once per public call."""
+    if threads is not None:
+        check_int(threads, "threads", minimum=1)
+    return _check_bool(progress, "progress"), check_dtype(dtype), threads, resolve_backend(backend)
+
+
+#: the spread of a pattern must exceed this many float64 roundings of its coordinates
+_SPREAD_ULPS = 1024.0
+
+
+def _spread(p: np.ndarray) -> tuple[float, float]:
+    """(standard distance, magnitude of the coordinates) of a pattern."""
+    sd = math.sqrt(float(np.mean(np.sum((p - p.mean(axis=0)) ** 2, axis=1))))
+    return sd, float(np.abs(p).max())
+
+
+def _check_spread(p: np.ndarray, name: str = "points") -> float:
+    """Refuse a pattern whose points (all but rounding noise) coincide; return its standard distance.
+
+    Scale-aware: the standard distance is compared with the float64 resolution of the coordinates
+    (``eps x max |coordinate|``), so coincident points are caught in any unit, while a genuinely
+    tiny pattern far from the origin (spread above ~1e-13 of the coordinates) is accepted.
+    """
+    sd, scale = _spread(p)
+    if not sd > _SPREAD_ULPS * np.finfo(np.float64).eps * scale:
+        raise ValueError(
+            f"all {len(p)} {name} coincide (standard distance {sd:.3g} at coordinates of magnitude {scale:.3g}, "
+            "below the float64 resolution): a data-driven bandwidth is undefined; check the data, or give "
+            'method="fixed" with bandwidth='
+        )
+    return sd
 
 
 def rule_of_thumb_bandwidth(points) -> float:
     """Rule-of-thumb bandwidth ``h0 = (2 / (3 n))^(1/4) * SD`` (Zhang et al. 2017, Brunsdon 1995).
 
     ``SD`` is the standard distance ``sqrt((1/n) sum_i |x_i - mean centre|^2)``.  In coordinate units.
+    Coincident points (a spread at the rounding level of the coordinates) are refused.
     """
     p = _as_points(points)
     n = len(p)
     if n < 2:
         raise ValueError(f"the rule-of-thumb bandwidth needs at least 2 points, got {n}")
-    sd = math.sqrt(float(np.mean(np.sum((p - p.mean(axis=0)) ** 2, axis=1))))
-    return (2.0 / (3.0 * n)) ** 0.25 * sd
-
-
-def make_engine(points, window, cutoff, backend="cpu", threads=None, dtype=np.float64):
-    resolved = resolve_backend(backend)
-    if resolved == "cpu":
-        from .cpu import CPUEngine
-
-        return CPUEngine(points, window, cutoff, threads)
-    from .gpu import GPUEngine
-
-    return GPUEngine(points, window, cutoff, resolved, dtype=dtype)
+    return (2.0 / (3.0 * n)) ** 0.25 * _check_spread(p)
 
 
 def _default_window(p: np.ndarray) -> Window:
@@ -83,6 +128,12 @@ def _default_window(p: np.ndarray) -> Window:
         raise ValueError("all points coincide: cannot build a default window (pass window=)")
     cs = side / 256.0
     return Window.rectangle(xmin, xmin + max(xmax - xmin, cs), ymin, ymin + max(ymax - ymin, cs), cs)
+
+
+def _check_window(window) -> Window:
+    if not isinstance(window, Window):
+        raise TypeError(f"window must be a hphawkes_py.kde.Window, got {type(window).__name__}")
+    return window
 
 
 def _check_inside(p: np.ndarray, window: Window, what="points") -> None:
@@ -124,7 +175,11 @@ class KDEFit:
     h0 : float
         Rule-of-thumb bandwidth (the search's starting point).
     cutoff, edge_correction : as passed.
-    points : ndarray (n, 2), window : Window
+    dtype : numpy.dtype
+        Precision of the kernel sums (float64 or float32).
+    points : ndarray (n, 2)
+        A copy of the sample points (the caller's array is never kept).
+    window : Window
     """
 
     h: float
@@ -141,7 +196,10 @@ class KDEFit:
     edge_correction: bool
     points: np.ndarray = field(repr=False)
     window: Window = field(repr=False)
-    _engine: object = field(default=None, repr=False, compare=False)
+    dtype: np.dtype = field(default=np.dtype(np.float64), repr=False)
+    #: builds an engine for the fit's points and window: ``_factory(dtype=...)`` (picklable)
+    _factory: object = field(default=None, repr=False, compare=False)
+    _engines: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def n(self) -> int:
@@ -151,33 +209,64 @@ class KDEFit:
     def weights(self) -> np.ndarray:
         return self.edge_factors
 
-    def _engine_for(self, window: Window):
-        if window is self.window and self._engine is not None:
-            return self._engine
-        return make_engine(self.points, window, self.cutoff, self.backend)
+    def _engine(self, dtype):
+        # the edge factors are stored, so the fit's window serves every target window
+        if dtype not in self._engines:
+            self._engines[dtype] = self._factory(dtype=dtype)
+        return self._engines[dtype]
 
-    def density_at(self, points) -> np.ndarray:
+    def _run(self, threads, dtype):
+        if threads is not None:
+            check_int(threads, "threads", minimum=1)
+        return threads, self.dtype if dtype is None else check_dtype(dtype)
+
+    def density_at(self, points, *, threads: int | None = None, dtype=None) -> np.ndarray:
         """Intensity ``lambda(x) = sum_j e_j K_{b_j}(x - x_j)`` at (q, 2) locations (events per unit area).
 
         Not restricted to the window (locations outside get the same formula). Divide by ``n`` for a
-        probability density.
+        probability density.  ``dtype`` (default: the fit's) is the precision of the kernel sums;
+        ``threads`` the CPU threads (Numba).
         """
         q = _as_points(points, "points")
-        eng = self._engine_for(self.window)
-        return eng.intensity_at(q, self.bandwidths, self.edge_factors)
+        threads, dtype = self._run(threads, dtype)
+        with threads_context(threads):
+            return self._engine(dtype).intensity_at(q, self.bandwidths, self.edge_factors)
 
-    def density_surface(self, window: Window | None = None) -> Raster:
+    def density_surface(self, window: Window | None = None, *, threads: int | None = None, dtype=None) -> Raster:
         """Intensity at the centre of every inside cell of ``window`` (default: the fit's window).
 
         Returns a :class:`Raster` with NaN outside; ``Raster.integral()`` is about ``n`` (see module notes).
+        ``dtype`` (default: the fit's) is the precision of the kernel sums; ``threads`` the CPU threads.
         """
-        w = self.window if window is None else window
-        if not isinstance(w, Window):
-            raise TypeError(f"window must be a hphawkes_py.kde.Window, got {type(w).__name__}")
-        eng = self._engine_for(self.window)
+        w = self.window if window is None else _check_window(window)
+        threads, dtype = self._run(threads, dtype)
         vals = np.full(w.mask.shape, np.nan)
-        centres = w.cell_centres()
-        vals[w.mask] = eng.intensity_at(centres, self.bandwidths, self.edge_factors)
+        with threads_context(threads):
+            vals[w.mask] = self._engine(dtype).intensity_at(w.cell_centres(), self.bandwidths, self.edge_factors)
+        return Raster(vals, w.x0, w.y0, w.cell_size, points=self.points)
+
+    def standard_error_surface(self, window: Window | None = None, *, threads: int | None = None) -> Raster:
+        """Pointwise standard error of the intensity over ``window`` (default: the fit's), NaN outside.
+
+        For a Poisson process the kernel sum ``lambda(x) = sum_j e_j K_{b_j}(x - x_j)`` has variance
+        ``int e(y)^2 K(x - y)^2 lambda(y) dy``, estimated by ``sum_j e_j^2 K_{b_j}(x - x_j)^2``
+        (conditional on the bandwidths and edge factors; exact in that sense for a fixed bandwidth).
+        Computed as one kernel sum, since ``K_b(d)^2 = K_{b/sqrt2}(d) / (4 pi b^2)``, with the same
+        truncation (``cutoff`` bandwidths ``b``).  Events per unit area.
+        """
+        w = self.window if window is None else _check_window(window)
+        if threads is not None:
+            check_int(threads, "threads", minimum=1)
+        key = ("se", self.dtype)
+        if key not in self._engines:
+            cut = self.cutoff * math.sqrt(2.0)  # same support in units of b / sqrt2
+            self._engines[key] = make_engine(self.points, self.window, cut, backend=self.backend, dtype=self.dtype)
+        b = self.bandwidths
+        vals = np.full(w.mask.shape, np.nan)
+        with threads_context(threads):
+            var = self._engines[key].intensity_at(w.cell_centres(), b / math.sqrt(2.0),
+                                                  self.edge_factors**2 / (4.0 * math.pi * b * b))
+        vals[w.mask] = np.sqrt(var)
         return Raster(vals, w.x0, w.y0, w.cell_size, points=self.points)
 
     def to_dict(self) -> dict:
@@ -192,6 +281,7 @@ class KDEFit:
             "cutoff": self.cutoff,
             "edge_correction": self.edge_correction,
             "backend": self.backend,
+            "dtype": str(self.dtype),
             "values": "intensity (events per unit area; surface integrates to about n)",
         }
 
@@ -226,7 +316,15 @@ class _Objective:
     def weights(self, bws):
         if not self.edge:
             return np.ones(self.n)
-        return 1.0 / self.eng.edge_masses(bws)
+        m = self.eng.edge_masses(bws)
+        if not np.all(m > 0):
+            i = int(np.argmin(m))
+            raise ValueError(
+                f"edge correction impossible: the kernel of point {i} (bandwidth {float(bws[i]):.6g}) has no "
+                f"representable mass inside the window (extent {self.eng.window.extent}); the bandwidth is far "
+                "too large (or too small) for the window -- use a bandwidth on the scale of the study area"
+            )
+        return 1.0 / m
 
     def loglik(self, bws, w=None):
         self.evaluations += 1
@@ -291,9 +389,10 @@ def fit(
     bandwidth: float | None = None,
     edge_correction: bool = True,
     cutoff: float = 3.0,
+    progress: bool = True,
     backend: str = "auto",
     threads: int | None = None,
-    progress: bool = True,
+    dtype=np.float64,
 ) -> KDEFit:
     """Fit a Gaussian kernel intensity estimate to a planar point pattern.
 
@@ -310,14 +409,17 @@ def fit(
     bandwidth : float, optional
         The bandwidth for ``method="fixed"`` (coordinate units); not allowed otherwise.
     edge_correction : bool
-        Renormalise every kernel to unit mass over the window (default True).
+        Renormalise every kernel to unit mass over the window (default True). True or False only.
     cutoff : float
         Kernel truncation in bandwidths (default 3, as in the paper; ``inf`` = no truncation).
-    backend : {"auto", "cpu", "gpu", "emulator"}
-    threads : int, optional
-        CPU threads (Numba).
     progress : bool
         Show a progress bar on stderr over the bandwidth search (``method="adaptive"`` or ``"cv"``).
+    backend : {"auto", "cpu", "gpu", "emulator"}
+    threads : int, optional
+        CPU threads (Numba); None leaves the current setting.
+    dtype : numpy.float64 or numpy.float32
+        Precision of the kernel sums (coordinates are rounded to it once; the search, the edge
+        masses on the CPU and the likelihood are accumulated in float64).
 
     Returns
     -------
@@ -329,24 +431,32 @@ def fit(
     separate events (as in the paper's eBird and simulated data); leave-one-out removes only the
     point itself, so a duplicate counts as its twin's neighbour -- a ``UserWarning`` names how many.
     """
+    if not isinstance(method, str):
+        raise TypeError(f"method must be one of {METHODS}, got {describe(method)}")
     method = check_in(method, "method", METHODS)
-    p = _as_points(points)
+    p = _as_points(points, copy=True)  # the fit keeps its own copy, never the caller's array
     n = len(p)
     if n < 3:
         raise ValueError(f"need at least 3 points for kernel density estimation, got {n}")
-    if not isinstance(cutoff, (int, float, np.floating, np.integer)) or not cutoff > 0:
-        raise ValueError(f"cutoff must be a positive number of bandwidths (or inf), got {cutoff!r}")
-    cutoff = float(cutoff)
+    cutoff = _check_cutoff(cutoff)
+    edge_correction = _check_bool(edge_correction, "edge_correction")
     if method == "fixed":
         if bandwidth is None:
             raise ValueError('method="fixed" needs bandwidth= (a positive number in coordinate units)')
-        bandwidth = check_positive(bandwidth, "bandwidth")
+        bandwidth = _check_bandwidth(bandwidth)
     elif bandwidth is not None:
         raise ValueError(f'bandwidth= is only used with method="fixed" (got method={method!r})')
+    progress, dtype, threads, resolved = _check_run(progress, dtype, threads, backend)
+    if method == "fixed":
+        sd, scale = _spread(p)
+        # the rule of thumb is only reported for a fixed bandwidth: NaN for coincident points
+        h0 = (2.0 / (3.0 * n)) ** 0.25 * sd if sd > _SPREAD_ULPS * np.finfo(float).eps * scale else math.nan
+    else:
+        h0 = (2.0 / (3.0 * n)) ** 0.25 * _check_spread(p)
     if window is None:
         window = _default_window(p)
-    elif not isinstance(window, Window):
-        raise TypeError(f"window must be a hphawkes_py.kde.Window, got {type(window).__name__}")
+    else:
+        _check_window(window)
     _check_inside(p, window)
     u, counts = np.unique(p, axis=0, return_counts=True)
     if len(u) < n:
@@ -357,12 +467,17 @@ def fit(
             UserWarning,
             stacklevel=2,
         )
-    h0 = rule_of_thumb_bandwidth(p)
-    if not h0 > 0:
-        raise ValueError("all points coincide: the rule-of-thumb bandwidth is 0")
+    p.flags.writeable = False
+    factory = functools.partial(make_engine, p, window, cutoff, backend=resolved)
+    with threads_context(threads):
+        return _fit(p, window, factory, method=method, bandwidth=bandwidth, edge_correction=edge_correction,
+                    cutoff=cutoff, h0=h0, progress=progress, dtype=dtype)
 
-    engine = make_engine(p, window, cutoff, backend, threads)
-    obj = _Objective(engine, n, bool(edge_correction))
+
+def _fit(p, window, factory, *, method, bandwidth, edge_correction, cutoff, h0, progress, dtype) -> KDEFit:
+    n = len(p)
+    engine = factory(dtype=dtype)
+    obj = _Objective(engine, n, edge_correction)
     trace: list = []
     alpha = None
     n_iter = 0
@@ -413,7 +528,7 @@ def fit(
             "the leave-one-out log-likelihood is -inf at the selected parameters: some points have no other "
             f"point within cutoff ({cutoff:g}) x bandwidth; consider a larger cutoff (cutoff=float('inf'))",
             RuntimeWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
     return KDEFit(
         h=float(h),
@@ -427,8 +542,10 @@ def fit(
         backend=engine.backend,
         h0=float(h0),
         cutoff=cutoff,
-        edge_correction=bool(edge_correction),
+        edge_correction=edge_correction,
         points=p,
         window=window,
-        _engine=engine,
+        dtype=dtype,
+        _factory=factory,
+        _engines={dtype: engine},
     )

@@ -31,17 +31,13 @@ import types
 
 import numpy as np
 from numba import njit, prange
+from numba.core import types as nbtypes
+from numba.extending import overload
 
-from .._fastmath import exp_fast
+from .._fastmath import exp_fast, exp_fast32
+from .engine import Engine, build_coefficients, n_features
 
-__all__ = ["CpuEngine", "n_features", "build_coefficients", "features"]
-
-LOG_2PI = math.log(2.0 * math.pi)
-
-
-def n_features(p: int) -> int:
-    """Number of quadratic features 1 + p + p(p+1)/2."""
-    return 1 + p + p * (p + 1) // 2
+__all__ = ["CpuEngine", "features"]
 
 
 def _features_impl(X, out):
@@ -67,43 +63,27 @@ def features(X: np.ndarray) -> np.ndarray:
     return out
 
 
-def build_coefficients(log_weights, means, prec_factors, logdets) -> np.ndarray:
-    """The F x k coefficient matrix W with ``phi(x) @ W[:, j] = d_j(x)``.
-
-    ``prec_factors[j]`` is a (lower-triangular) U_j with U_j' U_j = Sigma_j^{-1}
-    (U_j = L_j^{-1} for the Cholesky factor L_j of Sigma_j); ``logdets[j]`` is
-    log|Sigma_j|.  Components with log weight -inf get -inf densities.
-    """
-    log_weights = np.asarray(log_weights, dtype=np.float64)
-    means = np.asarray(means, dtype=np.float64)
-    U = np.asarray(prec_factors, dtype=np.float64)
-    k, p = means.shape
-    P = np.einsum("jra,jrb->jab", U, U)  # precisions
-    Pm = np.einsum("jab,jb->ja", P, means)
-    quad = np.einsum("ja,ja->j", Pm, means)
-    W = np.empty((n_features(p), k))
-    with np.errstate(invalid="ignore"):
-        W[0] = log_weights - 0.5 * p * LOG_2PI - 0.5 * np.asarray(logdets, dtype=np.float64) - 0.5 * quad
-    W[1 : 1 + p] = Pm.T
-    f = 1 + p
-    for a in range(p):
-        W[f] = -0.5 * P[:, a, a]
-        f += 1
-        for b in range(a + 1, p):
-            W[f] = -P[:, a, b]
-            f += 1
-    return W
-
-
 # Reassociation lets LLVM vectorise the sums of exponentials (packed exp_fast);
 # no flag that assumes away inf/NaN is used (log weights may be -inf).
 _FM = {"reassoc", "contract", "arcp", "nsz"}
 
 
+def _exp_like(x):  # pragma: no cover - replaced by the overload inside Numba
+    """exp in the precision of x (float32 lanes for float32 rows: twice as many per vector)."""
+    return math.exp(x)
+
+
+@overload(_exp_like)
+def _exp_like_overload(x):
+    if isinstance(x, nbtypes.Float) and x.bitwidth == 32:
+        return lambda x: exp_fast32(x)
+    return lambda x: exp_fast(x)
+
+
 @njit(cache=True)
 def _row_max(row):
-    m = -np.inf
-    for j in range(row.shape[0]):
+    m = row[0]
+    for j in range(1, row.shape[0]):
         v = row[j]
         if v > m:
             m = v
@@ -112,10 +92,11 @@ def _row_max(row):
 
 @njit(cache=True, fastmath=_FM)
 def _row_exp_sum(row, m, buf):
-    """buf[j] = exp(row[j] - m); returns sum_j buf[j] (vectorised)."""
+    """buf[j] = exp(row[j] - m) in the row's precision; returns sum_j buf[j] accumulated in
+    float64 (vectorised)."""
     s = 0.0
     for j in range(row.shape[0]):
-        e = exp_fast(row[j] - m)
+        e = _exp_like(row[j] - m)
         buf[j] = e
         s += e
     return s
@@ -130,8 +111,8 @@ def _sample_rows_impl(D, u, z, loglik):
     """
     c, k = D.shape
     for i in prange(c):
-        buf = np.empty(k)
         row = D[i]
+        buf = np.empty_like(row)
         m = _row_max(row)
         s = _row_exp_sum(row, m, buf)
         loglik[i] = m + math.log(s)
@@ -168,8 +149,8 @@ def _normalise_rows_impl(D, loglik):
 def _logsumexp_rows_impl(D, out):
     c, k = D.shape
     for i in prange(c):
-        buf = np.empty(k)
         row = D[i]
+        buf = np.empty_like(row)
         m = _row_max(row)
         out[i] = m + math.log(_row_exp_sum(row, m, buf))
 
@@ -331,7 +312,7 @@ class _single_threaded_blas:
         return False
 
 
-class CpuEngine:
+class CpuEngine(Engine):
     """Hot steps of the TDP mixture on the CPU (see the module docstring).
 
     Parallel over chunks of points: ``threads`` Python worker threads (Numba's thread
@@ -354,11 +335,10 @@ class CpuEngine:
     backend = "cpu"
 
     def __init__(self, X, *, chunk_size: int = 1024, dtype=np.float64, threads=None):
-        if np.dtype(dtype) != np.float64:
-            raise ValueError("the CPU mixture engine computes in float64; use dtype=np.float64")
-        self.X = np.ascontiguousarray(X, dtype=np.float64)
-        self.n, self.p = self.X.shape
-        self.F = n_features(self.p)
+        super().__init__(X, dtype=dtype)
+        # the density product runs in self.dtype (float32: single-precision GEMM and exp, about
+        # twice as fast); the sufficient statistics are always accumulated from the float64 data
+        self._Xf = self.X if self.dtype == np.float64 else self.X.astype(self.dtype)
         self.chunk = int(max(1, chunk_size))
         if threads is None:
             import numba
@@ -367,9 +347,6 @@ class CpuEngine:
         self.threads = int(max(1, threads))
         self._pool = None
         self.W = None
-        self.k = None
-        self.z = None
-        self.loglik = None
 
     def __getstate__(self):
         state = self.__dict__.copy()
@@ -390,7 +367,7 @@ class CpuEngine:
     # ------------------------------------------------------------------ parameters
     def set_components(self, log_weights, means, prec_factors, logdets) -> None:
         """Load component parameters (standardised units) for the next hot steps."""
-        self.W = np.ascontiguousarray(build_coefficients(log_weights, means, prec_factors, logdets))
+        self.W = np.ascontiguousarray(build_coefficients(log_weights, means, prec_factors, logdets), dtype=self.dtype)
         self.k = self.W.shape[1]
 
     # ------------------------------------------------------------------ parallel driver
@@ -406,8 +383,8 @@ class CpuEngine:
         bounds = [(t * nchunks // T, (t + 1) * nchunks // T) for t in range(T)]
 
         def worker(b):
-            phi = np.empty((chunk, self.F))
-            D = np.empty((chunk, self.k))
+            phi = np.empty((chunk, self.F), dtype=self.dtype)
+            D = np.empty((chunk, self.k), dtype=self.dtype)
             acc = None
             for c in range(b[0], b[1]):
                 lo = c * chunk
@@ -433,12 +410,10 @@ class CpuEngine:
         Returns z (n,) int32 and stores it for :meth:`label_stats`; the total
         log likelihood of the data under the current mixture is in ``self.loglik``.
         """
-        u = np.ascontiguousarray(uniforms, dtype=np.float64)
-        if u.shape != (self.n,):
-            raise ValueError(f"uniforms must have shape ({self.n},), got {u.shape}")
+        u = self._check_uniforms(uniforms)
         z = np.empty(self.n, dtype=np.int32)
         ll = np.empty(self.n)
-        X, W = self.X, self.W
+        X, W = self._Xf, self.W
 
         def work(lo, hi, phi, D):
             _features_ser(X[lo:hi], phi)
@@ -467,14 +442,14 @@ class CpuEngine:
         Never materialises the n x k responsibility matrix: chunk by chunk,
         T += R_chunk' Phi_chunk (per-worker partial sums, added at the end).
         """
-        X, W = self.X, self.W
+        X, W = self._Xf, self.W
         ll = np.empty(self.n)
 
         def work(lo, hi, phi, D):
             _features_ser(X[lo:hi], phi)
             np.matmul(phi, W, out=D)
             _normalise_rows_ser(D, ll[lo:hi])
-            return D.T @ phi
+            return (D.T @ phi).astype(np.float64)
 
         parts = [r for r in self._run(self.n, work) if r is not None]
         return float(ll.sum()), np.sum(parts, axis=0)
@@ -482,7 +457,7 @@ class CpuEngine:
     # ------------------------------------------------------------------ prediction
     def log_density(self, X) -> np.ndarray:
         """log sum_j pi_j N(x_i | mu_j, Sigma_j) for the rows of X (standardised units)."""
-        X = np.ascontiguousarray(X, dtype=np.float64)
+        X = np.ascontiguousarray(X, dtype=self.dtype)
         out = np.empty(X.shape[0])
         W = self.W
 
@@ -499,4 +474,4 @@ class CpuEngine:
         """The n x k matrix d_ij for the rows of X (for predict/predict_proba on modest n)."""
         X = np.ascontiguousarray(X, dtype=np.float64)
         with _single_threaded_blas():
-            return features(X) @ self.W
+            return (features(X).astype(self.dtype) @ self.W).astype(np.float64)

@@ -14,26 +14,29 @@ shared memory), ``mix_sample`` (thread per point: normalise and draw),
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from .._backend import get_device
-from ..gpu.device import KERNELS_DIR
-from .cpu import n_features
+from ..gpu.device import KERNELS_DIR, MAX_DYNAMIC_SHARED_BYTES
+from .engine import LOG_2PI, Engine, feature_pairs
 
 __all__ = ["GpuEngine", "pack_components"]
 
 BLOCK = 128
+#: components per block of the density kernel (fewer when their parameters would not fit in
+#: shared memory; none staged at all beyond that)
 KTILE = 8
 TILE = 16
-MAX_P = 32
-LOG_2PI = math.log(2.0 * math.pi)
 
 
 def _stride(p: int) -> int:
     s = p + p * (p + 1) // 2 + 1
     return s + (s % 2)
+
+
+def _max_p_define(p: int) -> int:
+    """Size of the kernel's per-thread arrays: p rounded up to a multiple of 16 (one compiled
+    module per 16 columns)."""
+    return max(16, -(-p // 16) * 16)
 
 
 def pack_components(log_weights, means, prec_factors, logdets, dtype=np.float64) -> np.ndarray:
@@ -50,23 +53,14 @@ def pack_components(log_weights, means, prec_factors, logdets, dtype=np.float64)
     return np.ascontiguousarray(out.astype(dtype))
 
 
-def _feature_pairs(p: int):
-    fa = [-1] + list(range(p))
-    fb = [-1] * (p + 1)
-    for a in range(p):
-        for b in range(a, p):
-            fa.append(a)
-            fb.append(b)
-    return np.asarray(fa, dtype=np.int32), np.asarray(fb, dtype=np.int32)
-
-
-class GpuEngine:
+class GpuEngine(Engine):
     """Hot steps of the TDP mixture on a :class:`~hphawkes_py.gpu.device.Device`.
 
     Parameters
     ----------
     X : ndarray (n, p)
-        Standardised data (p <= 32).
+        Standardised data (any p; above about p = 100 the component parameters no longer fit
+        in shared memory and are read from global memory).
     backend : {"gpu", "emulator"}
     dtype : float32 or float64
         Precision of the data, the component parameters and the density matrix; the
@@ -76,35 +70,30 @@ class GpuEngine:
     """
 
     def __init__(self, X, *, backend="gpu", dtype=np.float64, chunk_size=None, device=None):
+        if device is None:
+            raise ValueError("GpuEngine needs its device (make_engine passes hphawkes_py._backend.get_device(backend))")
+        super().__init__(X, dtype=dtype)
         self.backend = backend
-        self.dev = dev = device if device is not None else get_device(backend)
-        self.dtype = np.dtype(dtype)
-        if self.dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
-            raise ValueError(f"dtype must be float32 or float64, got {dtype!r}")
-        X = np.ascontiguousarray(X, dtype=np.float64)
-        self.X = X
-        self.n, self.p = X.shape
-        if self.p > MAX_P:
-            raise ValueError(f"the GPU mixture engine supports p <= {MAX_P} columns, got p = {self.p}; use backend='cpu'")
-        self.F = n_features(self.p)
+        self.dev = dev = device
         default = 65536 if backend == "gpu" else 4096
         self.chunk = int(max(1, min(chunk_size or default, self.n)))
         real = "double" if self.dtype == np.float64 else "float"
-        mod = dev.module(KERNELS_DIR / "mixture.cu", defines={"REAL": real, "MIX_KTILE": KTILE, "MIX_MAX_P": MAX_P})
+        mod = dev.module(KERNELS_DIR / "mixture.cu", defines={"REAL": real, "MIX_MAX_P": _max_p_define(self.p)})
         self._k_dens = mod.function("mix_logdens")
         self._k_sample = mod.function("mix_sample")
         self._k_norm = mod.function("mix_normalise")
         self._k_stats = mod.function("mix_stats")
-        self._d_Xt = dev.to_device(np.ascontiguousarray(X.T, dtype=self.dtype))
-        fa, fb = _feature_pairs(self.p)
+        self._d_Xt = dev.to_device(np.ascontiguousarray(self.X.T, dtype=self.dtype))
+        fa, fb = feature_pairs(self.p)
         self._d_fa = dev.to_device(fa)
         self._d_fb = dev.to_device(fb)
         self._d_z = dev.zeros(self.n, np.int32)
         self._d_ll = dev.zeros(self.n, np.float64)
         self._d_u = dev.zeros(self.n, np.float64)
         self._stride = _stride(self.p)
-        self.k = None
-        self.z = None
+        per = self._stride * self.dtype.itemsize
+        self._ktile = int(max(1, min(KTILE, MAX_DYNAMIC_SHARED_BYTES // per)))
+        self._staged = per <= MAX_DYNAMIC_SHARED_BYTES
         self._d_resp_dummy = dev.zeros(1, self.dtype)
 
     # ------------------------------------------------------------------ parameters
@@ -120,12 +109,13 @@ class GpuEngine:
 
     # ------------------------------------------------------------------ launches
     def _logdens(self, d_Xt, n_total, row0, m):
-        grid = (-(-m // BLOCK), -(-self.k // KTILE))
-        shared = KTILE * self._stride * self.dtype.itemsize
+        kt = self._ktile
+        grid = (-(-m // BLOCK), -(-self.k // kt))
+        shared = kt * self._stride * self.dtype.itemsize if self._staged else 0
         self.dev.launch(
             self._k_dens, grid, BLOCK,
             [d_Xt, np.int64(n_total), np.int32(self.p), np.int64(row0), np.int32(m), np.int32(self.k),
-             self._d_comp, np.int32(self._stride), self._d_dens],
+             self._d_comp, np.int32(self._stride), np.int32(kt), np.int32(int(self._staged)), self._d_dens],
             shared_bytes=shared,
         )
 
@@ -146,7 +136,7 @@ class GpuEngine:
     # ------------------------------------------------------------------ Gibbs
     def sample_labels(self, uniforms) -> np.ndarray:
         """Draw every z_i given uniforms (n,) in [0, 1); returns z (n,) int32 (kept on the device too)."""
-        self.dev.copy_to_device(self._d_u, np.ascontiguousarray(uniforms, dtype=np.float64))
+        self.dev.copy_to_device(self._d_u, self._check_uniforms(uniforms))
         for row0, m in self._chunks(self.n):
             self._logdens(self._d_Xt, self.n, row0, m)
             self.dev.launch(

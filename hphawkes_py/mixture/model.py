@@ -13,23 +13,135 @@ import numbers
 
 import numpy as np
 
-from .._backend import is_gpu_backend, resolve_backend, threads_context
+import os
+import warnings
+from dataclasses import dataclass
+
+from .._backend import resolve_backend, threads_context
+from .._parallel import run_replicates, spawn_seeds
 from .._progress import progress_bar
-from .._validate import as_float_array, check_in, check_int, check_positive, check_random_state, describe
+from .._validate import as_float_array, check_in, check_int, check_positive, check_random_state, check_seed, describe
 from . import _math as M
+from .engine import make_engine
+from .posterior import PredictionMixture, kmeans_plusplus, label_invariant_diagnostics, modal_clusters
 
-__all__ = ["TDPGaussianMixture", "relabel_draws", "make_engine"]
+__all__ = ["TDPGaussianMixture", "relabel_draws", "make_engine", "gibbs_sweep", "Priors"]
 
 
-def make_engine(X, *, backend="cpu", dtype=np.float64, chunk_size=None):
-    """The engine for a resolved backend ("cpu", "gpu" or "emulator") holding the standardised data X."""
-    if is_gpu_backend(backend):
-        from .gpu import GpuEngine
+@dataclass(frozen=True)
+class Priors:
+    """Hyper-parameters of the TDP mixture, standardised units (see :class:`TDPGaussianMixture`)."""
 
-        return GpuEngine(X, backend=backend, dtype=dtype, chunk_size=chunk_size)
-    from .cpu import CpuEngine
+    m0: np.ndarray
+    gamma0: float
+    nu0: float
+    Phi0: np.ndarray
+    e0: float
+    f0: float
 
-    return CpuEngine(X, chunk_size=chunk_size or 1024, dtype=dtype)
+
+@dataclass
+class GibbsState:
+    """State of the blocked Gibbs sampler (standardised units)."""
+
+    mu: np.ndarray  # (k, p)
+    Sigma: np.ndarray  # (k, p, p)
+    log_w: np.ndarray  # (k,)
+    alpha: float
+    N: np.ndarray | None = None  # (k,) counts of the last label draw
+    loglik: float = float("nan")  # log-likelihood (standardised units) at the label draw
+
+
+def gibbs_sweep(engine, rng: np.random.Generator, state: GibbsState, priors: Priors) -> GibbsState:
+    """One sweep of the blocked Gibbs sampler (Ishwaran & James 2001; Suchard et al. 2010):
+
+    (a) z_i | x, pi, mu, Sigma on the engine (uniforms drawn here, so every engine draws the
+    same labels); (b) (mu_j, Sigma_j) | z, x by the conjugate updates; (c) sticks v_j | z, alpha;
+    (d) alpha | v.  Returns the new state (the counts N and the log-likelihood of step (a)).
+    """
+    k = state.mu.shape[0]
+    L, U, logdet = M.chol_factors(state.Sigma)
+    engine.set_components(state.log_w, state.mu, U, logdet)
+    engine.sample_labels(rng.random(engine.n))
+    loglik = engine.loglik
+    N, S1, S2 = M.unpack_stats(engine.label_stats(), engine.p)
+    v, log_w = M.gibbs_sticks(rng, N, state.alpha)
+    alpha = M.gibbs_alpha(rng, v, k, priors.e0, priors.f0) if k > 1 else state.alpha
+    mu, Sigma = M.gibbs_mu_sigma(rng, N, S1, S2, L, priors.m0, priors.gamma0, priors.nu0, priors.Phi0)
+    return GibbsState(mu, Sigma, log_w, alpha, N, loglik)
+
+
+def initial_state(Xs, k, rng, init) -> GibbsState:
+    """Starting values: means from ``init`` (k-means++, random data rows, or given standardised
+    means), Sigma_j = I (the standardised data's covariance), equal weights, alpha = 1."""
+    n, p = Xs.shape
+    if isinstance(init, str) and init == "kmeans++":
+        mu = kmeans_plusplus(Xs, k, rng)
+    elif isinstance(init, str) and init == "random":
+        mu = Xs[rng.choice(n, size=k, replace=k > n)].copy()
+    else:
+        mu = np.array(init, dtype=np.float64)
+    Sigma = np.broadcast_to(np.eye(p), (k, p, p)).copy()
+    return GibbsState(mu, Sigma, np.full(k, -math.log(k)), 1.0)
+
+
+def _gibbs_chain(chain, seed, job):
+    """Run one Gibbs chain (module level: picklable for process pools and Dask).
+
+    Returns the stored draws (standardised units), the per-sweep log-likelihood, the number of
+    occupied components and alpha at the stored sweeps, and the last labels.
+    """
+    rng = np.random.default_rng(seed)
+    Xs, k, priors = job["Xs"], job["k"], job["priors"]
+    burn_in, n_iter, thin = job["burn_in"], job["n_iter"], job["thin"]
+    total = burn_in + n_iter
+    S = n_iter // thin
+    n, p = Xs.shape
+    out = {
+        "weights": np.empty((S, k)),
+        "means": np.empty((S, k, p)),
+        "covariances": np.empty((S, k, p, p)),
+        "alpha": np.empty(S),
+        "loglik_stored": np.empty(S),
+        "occupied": np.empty(S),
+        "loglik": np.empty(total),
+    }
+    with threads_context(job["threads"] if job["backend"] == "cpu" else None):
+        engine = make_engine(Xs, backend=job["backend"], dtype=job["dtype"], chunk_size=job["chunk_size"],
+                             threads=job["threads"])
+        try:
+            state = initial_state(Xs, k, rng, job["init"])
+            s = 0
+            desc = "TDP Gibbs" if job["chains"] == 1 else f"TDP Gibbs chain {chain + 1}"
+            with progress_bar(total, desc, job["progress"]) as bar:
+                for it in range(total):
+                    state = gibbs_sweep(engine, rng, state, priors)
+                    out["loglik"][it] = state.loglik
+                    j = it - burn_in
+                    if j >= 0 and (j + 1) % thin == 0 and s < S:
+                        out["weights"][s] = np.exp(state.log_w)
+                        out["means"][s] = state.mu
+                        out["covariances"][s] = state.Sigma
+                        out["alpha"][s] = state.alpha
+                        out["loglik_stored"][s] = state.loglik
+                        out["occupied"][s] = np.count_nonzero(state.N)
+                        s += 1
+                    bar.update(1)
+            out["labels"] = np.asarray(engine.z, dtype=np.int64)
+        finally:
+            engine.close()
+    return out
+
+
+#: BEM prunes once the relative change of the log posterior per iteration is below this
+PRUNE_SETTLED = 1e-5
+
+
+def _physical_memory() -> float:
+    try:
+        return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
+        return float("inf")
 
 
 def relabel_draws(weights, means, covariances, reference=None):
@@ -61,10 +173,14 @@ def relabel_draws(weights, means, covariances, reference=None):
     """
     from scipy.optimize import linear_sum_assignment
 
-    weights = np.asarray(weights)
-    means = np.asarray(means)
+    weights = as_float_array(weights, "weights", ndim=2)
     S, k = weights.shape
-    r = S - 1 if reference is None else int(reference)
+    means = as_float_array(means, "means", ndim=3)
+    if means.shape[:2] != (S, k):
+        raise ValueError(f"means must have shape ({S}, {k}, p) to match weights, got {means.shape}")
+    p = means.shape[2]
+    as_float_array(covariances, "covariances", shape=(S, k, p, p))
+    r = S - 1 if reference is None else check_int(reference, "reference", minimum=-S, maximum=S - 1) % S
     wr, mr = weights[r], means[r]
     perms = np.empty((S, k), dtype=np.int64)
     sq_r = (mr * mr).sum(1)
@@ -130,6 +246,33 @@ class TDPGaussianMixture:
         Gibbs only: permute the components of every stored draw to match the last draw
         (:func:`relabel_draws`) before computing the posterior means ``weights_``,
         ``means_``, ``covariances_``.
+    init : {"kmeans++", "random"} or array (k, p), default "kmeans++"
+        Initial component means: k-means++ seeding and 5 Lloyd steps on the standardised data
+        (on a random subsample of 10,000 rows when n is larger), k random data rows, or the
+        given means in ORIGINAL units.  Initial Sigma_j = the standardised data's covariance
+        (identity), equal weights, alpha = 1.
+    chains : int, default 1
+        Gibbs: independent chains (seeds spawned from ``seed``; run on ``executor``).  Their
+        relabelled draws are pooled; ``summary()`` reports R-hat and ESS of label-invariant
+        quantities (log-likelihood, occupied components, alpha) across them.
+    prune : float, default 0.0
+        BEM: once the fit has settled (relative change of the log posterior < 1e-5), components
+        whose weight is below ``prune`` are removed one at a time, lightest first (weight 0; the stick-breaking prior and alpha
+        then run over the ``n_components_kept_`` remaining components) and the iterations go
+        on; the fit converges only with every kept weight >= ``prune``.  0 keeps all k.
+    merge_tol : float, default 0.05
+        Modal merging: modes of the fitted density closer than this (max-norm, standardised
+        units) are one cluster (see ``cluster_labels_``).
+    min_cluster_weight : float, default 0.01
+        Modal merging: a mode whose components weigh less than this in total (a ripple of the
+        density made by a rarely used, broad component) is not a cluster; its components join
+        the cluster most responsible for that mode.
+    max_predictive_draws : int, default 200
+        The posterior predictive density averages over at most this many stored draws, evenly
+        spaced (all of them when fewer are stored): a Monte Carlo average whose cost is
+        O(n x draws x k) per prediction.
+    executor : concurrent.futures.Executor or dask.distributed.Client, optional
+        Where the chains run (default: one after the other in this process).
     tol : float, default 1e-7
         BEM stops when the relative change of the log posterior between iterations,
         ``|lp_t - lp_{t-1}| / |lp_{t-1}|``, is at most ``tol`` (or after ``n_iter`` iterations).
@@ -137,13 +280,22 @@ class TDPGaussianMixture:
         Random state (initial values, uniforms of the label draws, conjugate draws).
     progress : bool, default True
         Show a tqdm progress bar on stderr.
+
+    Notes
+    -----
+    ``score_samples``, ``predict_proba`` and ``predict`` use the posterior predictive density
+    ``(1/S) sum_s f(x | theta_s)`` over the stored Gibbs draws by default
+    (``estimate="predictive"``); ``estimate="plugin"`` uses the mixture of the point estimates
+    ``weights_``, ``means_``, ``covariances_`` (BEM has only the plug-in).
     backend : {"auto", "cpu", "gpu", "emulator"}, default "auto"
         Engine of the hot step (n x k densities and label draws).
     threads : int, optional
         Numba threads for the CPU engine (default: Numba's setting).
     dtype : numpy.float64 or numpy.float32, default float64
-        Precision of the GPU engine's density kernels (the CPU engine is float64;
-        the conjugate updates are always float64).
+        Precision of the hot step on either engine (the n x k log densities: GEMM and exp on the
+        CPU, the density kernels on the GPU); float32 is about twice as fast on the CPU with log
+        densities accurate to ~1e-5.  Sums, the log-likelihood, the sufficient statistics of
+        Gibbs and the conjugate updates are always float64.
     chunk_size : int, optional
         Points per chunk of the hot step (memory O(chunk_size x k)); default 1024 on the
         CPU, 65536 on the GPU.
@@ -158,13 +310,32 @@ class TDPGaussianMixture:
         Component covariance matrices, original units squared.
     alpha_ : float
         DP concentration (posterior mean for Gibbs, mode for BEM).
+    n_components_kept_ : int
+        BEM: components left after pruning (k without ``prune``); Gibbs: k.
+    cluster_labels_ : ndarray (n,)
+        Cluster of each training row: components are merged into clusters by the modes of the
+        fitted (plug-in) density (Chan et al. 2008); clusters numbered by decreasing weight.
+    component_clusters_ : ndarray (k,)
+        Cluster of each component (-1 for components of weight 0).
+    n_clusters_ : int
+        Number of clusters (modes of the fitted density).
+    cluster_weights_, cluster_means_ : ndarray
+        Total weight and moment-matched mean (original units) of each cluster.
+    feature_names_in_ : ndarray of str
+        Column names of a DataFrame given to ``fit`` (as scikit-learn); prediction on a
+        DataFrame requires the same names in the same order.
     draws_ : dict or None
         Gibbs: ``weights`` (S, k), ``means`` (S, k, p), ``covariances`` (S, k, p, p)
-        (original units, relabelled if ``relabel``), ``alpha`` (S,).  None for BEM.
+        (original units, relabelled if ``relabel``), ``alpha`` (S,).  With several chains,
+        the chains' draws one after the other (S = chains x n_iter // thin).  None for BEM.
+    chain_traces_ : dict or None
+        Gibbs: per-chain traces (chains, n_iter // thin) of ``loglik``, ``occupied`` (number
+        of components holding at least one point) and ``alpha``, for diagnostics.
     labels_ : ndarray (n,)
         Gibbs: the labels of the last sweep; BEM: the most probable component.
     loglik_trace_ : ndarray
-        Log likelihood (original units) at every sweep / iteration.
+        Log likelihood (original units) at every sweep / iteration; (chains, sweeps) with
+        several chains.
     log_posterior_trace_ : ndarray
         BEM: log posterior (standardised units, up to the Jacobian constant) per iteration.
     n_iter_ : int
@@ -191,11 +362,18 @@ class TDPGaussianMixture:
         nu0=None,
         Phi0=None,
         relabel=True,
+        init="kmeans++",
+        chains=1,
+        prune=0.0,
+        merge_tol=0.05,
+        min_cluster_weight=0.01,
+        max_predictive_draws=200,
         tol=1e-7,
         seed=None,
         progress=True,
         backend="auto",
         threads=None,
+        executor=None,
         dtype=np.float64,
         chunk_size=None,
     ):
@@ -216,12 +394,31 @@ class TDPGaussianMixture:
         self.gamma0 = check_positive(gamma0, "gamma0")
         self.nu0 = 1.0 if nu0 is None else check_positive(nu0, "nu0")
         self.Phi0 = Phi0
-        self.relabel = bool(relabel)
+        self.relabel = _check_bool(relabel, "relabel")
+        if isinstance(init, str):
+            check_in(init, "init", ("kmeans++", "random"))
+        elif init is None or isinstance(init, (bool, numbers.Number)):
+            raise TypeError(f"init must be 'kmeans++', 'random' or an array (n_components, p) of means, got {describe(init)}")
+        self.init = init
+        self.chains = check_int(chains, "chains", minimum=1)
+        if self.chains > 1 and self.method != "gibbs":
+            raise ValueError(f"chains={self.chains} needs method='gibbs' (BEM is deterministic)")
+        self.prune = check_positive(prune, "prune", strict=False)
+        if self.prune >= 1.0:
+            raise ValueError(f"prune must be a weight threshold in [0, 1), got {self.prune}")
+        self.merge_tol = check_positive(merge_tol, "merge_tol")
+        self.min_cluster_weight = check_positive(min_cluster_weight, "min_cluster_weight", strict=False)
+        if self.min_cluster_weight >= 1.0:
+            raise ValueError(f"min_cluster_weight must be in [0, 1), got {self.min_cluster_weight}")
+        self.max_predictive_draws = check_int(max_predictive_draws, "max_predictive_draws", minimum=1)
         self.tol = check_positive(tol, "tol", strict=False)
-        self.seed = seed
-        self.progress = bool(progress)
+        self.seed = check_seed(seed)
+        self.progress = _check_bool(progress, "progress")
         self.backend = backend
+        if threads is not None:
+            check_int(threads, "threads", minimum=1)
         self.threads = threads
+        self.executor = executor
         self.dtype = np.dtype(dtype)
         if self.dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
             raise ValueError(f"dtype must be numpy.float32 or numpy.float64, got {dtype!r}")
@@ -232,19 +429,23 @@ class TDPGaussianMixture:
         s = f"TDPGaussianMixture(n_components={self.n_components}, method={self.method!r}, n_iter={self.n_iter}"
         if fitted:
             occ = int((self.weights_ > 1e-3).sum())
-            s += f"; fitted on n={self.n_}, p={self.p_}, {occ} components with weight > 0.001, backend={self.backend_!r}"
+            s += (f"; fitted on n={self.n_}, p={self.p_}, {occ} components with weight > 0.001, "
+                  f"{self.n_clusters_} clusters, backend={self.backend_!r}")
         return s + ")"
 
     # ------------------------------------------------------------------ validation
     def _check_data(self, X):
-        if hasattr(X, "columns"):
-            self.feature_names_ = [str(c) for c in X.columns]
-        else:
-            self.feature_names_ = None
-        arr = np.asarray(X) if not isinstance(X, np.ndarray) else X
+        if X is None:
+            raise TypeError("X must be an array of numbers (n observations x p columns), got None")
+        names = _column_names(X)
+        arr = X if isinstance(X, np.ndarray) else np.asarray(X)
         if arr.ndim == 1:
-            arr = arr.reshape(-1, 1)
-        X = as_float_array(arr, "X", ndim=2)
+            raise ValueError(
+                f"X must be 2-dimensional (n observations x p columns), got a 1-D array of shape {arr.shape}: "
+                "reshape your data with X.reshape(-1, 1) if it has a single column or X.reshape(1, -1) if it "
+                "is a single observation"
+            )
+        X = as_float_array(arr, "X", ndim=2, copy=True)
         n, p = X.shape
         if n < 2:
             raise ValueError(f"X needs at least 2 rows (observations), got {n}")
@@ -252,12 +453,15 @@ class TDPGaussianMixture:
             raise ValueError("X needs at least one column")
         if p > n:
             raise ValueError(f"X has more columns (p={p}) than rows (n={n}); the mixture needs n >= p")
+        self.feature_names_in_ = names
+        self.feature_names_ = None if names is None else [str(c) for c in names]
+        self.n_features_in_ = p
         return X
 
     def _check_priors(self, p, k):
         if self.m0 is None:
             m0 = np.zeros(p)
-        elif isinstance(self.m0, numbers.Real):
+        elif isinstance(self.m0, numbers.Real) and not isinstance(self.m0, bool):
             m0 = np.full(p, float(self.m0))
         else:
             m0 = as_float_array(self.m0, "m0", shape=(p,))
@@ -266,7 +470,7 @@ class TDPGaussianMixture:
         if self.Phi0 is None:
             Phi0 = self.nu0 * np.eye(p)
         else:
-            Phi0 = as_float_array(self.Phi0, "Phi0", ndim=(2, 3))
+            Phi0 = as_float_array(self.Phi0, "Phi0", ndim=(2, 3), copy=True)
             if Phi0.shape not in ((p, p), (k, p, p)):
                 raise ValueError(f"Phi0 must have shape ({p}, {p}) or ({k}, {p}, {p}), got {Phi0.shape}")
             if not np.allclose(Phi0, np.swapaxes(Phi0, -1, -2), rtol=1e-10, atol=1e-12):
@@ -276,6 +480,33 @@ class TDPGaussianMixture:
             except np.linalg.LinAlgError:
                 raise ValueError("Phi0 must be positive definite (its Cholesky factorisation failed)") from None
         return m0, Phi0
+
+    def _check_init(self, X, center, scale, k, p):
+        if isinstance(self.init, str):
+            return self.init
+        mu = as_float_array(self.init, "init", shape=(k, p), copy=True)
+        return (mu - center) / scale
+
+    def _check_size(self, n, p, k):
+        """Refuse, before any allocation, a problem whose arrays cannot fit in memory."""
+        S = self.chains * (self.n_iter // self.thin) if self.method == "gibbs" else 1
+        F = 1 + p + p * (p + 1) // 2
+        threads = self.threads or os.cpu_count() or 1
+        chunk = self.chunk_size or 1024
+        need = 8.0 * (
+            3 * S * k * (1 + p + p * p)  # stored draws (standardised + original units) and the predictive
+            + min(S, self.max_predictive_draws) * k * F  # coefficients of the predictive density
+            + 12 * k * p * p  # per-sweep component arrays (Sigma, Cholesky factors, precisions, ...)
+            + threads * chunk * (k + F)  # per-worker chunk buffers of the hot step
+            + 4 * n * p  # data copies
+        )
+        have = _physical_memory()
+        if need > have:
+            raise MemoryError(
+                f"n_components={k} with n={n}, p={p} and {S} stored draw(s) would need about "
+                f"{need / 2**30:.1f} GiB of memory but this machine has {have / 2**30:.1f} GiB: reduce "
+                "n_components (or n_iter / increase thin for Gibbs)"
+            )
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y=None):
@@ -293,114 +524,131 @@ class TDPGaussianMixture:
                 "drop them before fitting"
             )
         m0, Phi0 = self._check_priors(p, k)
-        rng = check_random_state(self.seed)
+        init = self._check_init(X, center, scale, k, p)
+        self._check_size(n, p, k)
         resolved = resolve_backend(self.backend)
+        priors = Priors(m0, self.gamma0, self.nu0, Phi0, *self.alpha_prior)
         Xs = (X - center) / scale
         self.center_, self.scale_ = center, scale
         self.n_, self.p_ = n, p
         self.backend_ = resolved
         self._m0, self._Phi0 = m0, Phi0
-        with threads_context(self.threads if resolved == "cpu" else None):
-            engine = make_engine(Xs, backend=resolved, dtype=self.dtype, chunk_size=self.chunk_size)
-            # initial values: means at k random data points, Sigma_j = I (the standardised data's
-            # covariance), equal weights, alpha = 1 (dpmix draws means and covariances from the prior
-            # instead; starting at data points avoids hundreds of far-away empty components).
-            idx = rng.choice(n, size=k, replace=k > n)
-            mu = Xs[idx].copy()
-            Sigma = np.broadcast_to(np.eye(p), (k, p, p)).copy()
-            log_w = np.full(k, -math.log(k))
-            alpha = 1.0
-            if self.method == "gibbs":
-                self._fit_gibbs(engine, rng, mu, Sigma, log_w, alpha, m0, Phi0)
-            else:
-                self._fit_bem(engine, mu, Sigma, log_w, alpha, m0, Phi0)
-        if hasattr(engine, "close"):
-            engine.close()  # data and worker threads are not kept: prediction uses a small engine
+        if self.method == "gibbs":
+            self._fit_gibbs(Xs, resolved, priors, init)
+        else:
+            self._fit_bem(Xs, resolved, priors, init)
+        self._set_clusters(Xs)
         return self
 
-    def _fit_gibbs(self, engine, rng, mu, Sigma, log_w, alpha, m0, Phi0):
-        n, p, k = self.n_, self.p_, self.n_components
-        e0, f0 = self.alpha_prior
-        total = self.burn_in + self.n_iter
-        S = self.n_iter // self.thin
-        dw = np.empty((S, k))
-        dmu = np.empty((S, k, p))
-        dS = np.empty((S, k, p, p))
-        dal = np.empty(S)
-        ll_trace = np.empty(total)
-        jac = float(np.log(self.scale_).sum())
-        s = 0
-        with progress_bar(total, "TDP Gibbs", self.progress) as bar:
-            for it in range(total):
-                L, U, logdet = M.chol_factors(Sigma)
-                engine.set_components(log_w, mu, U, logdet)
-                u = rng.random(n)
-                engine.sample_labels(u)
-                ll_trace[it] = engine.loglik - n * jac
-                T = engine.label_stats()
-                N, S1, S2 = M.unpack_stats(T, p)
-                v, log_w = M.gibbs_sticks(rng, N, alpha)
-                alpha = M.gibbs_alpha(rng, v, k, e0, f0) if k > 1 else alpha
-                mu, Sigma = M.gibbs_mu_sigma(rng, N, S1, S2, L, m0, self.gamma0, self.nu0, Phi0)
-                j = it - self.burn_in
-                if j >= 0 and (j + 1) % self.thin == 0 and s < S:
-                    dw[s] = np.exp(log_w)
-                    dmu[s] = mu
-                    dS[s] = Sigma
-                    dal[s] = alpha
-                    s += 1
-                bar.update(1)
-        self.labels_ = np.asarray(engine.z, dtype=np.int64) if getattr(engine, "z", None) is not None else None
+    def _fit_gibbs(self, Xs, resolved, priors, init):
+        k, jac = self.n_components, float(np.log(self.scale_).sum())
+        job = {
+            "Xs": Xs, "k": k, "priors": priors, "burn_in": self.burn_in, "n_iter": self.n_iter,
+            "thin": self.thin, "backend": resolved, "dtype": self.dtype, "chunk_size": self.chunk_size,
+            "threads": self.threads, "init": init, "progress": self.progress, "chains": self.chains,
+        }
+        if self.chains == 1:
+            # one chain: the seed drives the chain directly (same fit for seed=5 and default_rng(5))
+            outs = [_gibbs_chain(0, check_random_state(self.seed), job)]
+        else:
+            seeds = spawn_seeds(self.seed, self.chains)
+            job["progress"] = False
+            outs = run_replicates(_gibbs_chain, range(self.chains), seeds=seeds, executor=self.executor,
+                                  progress=self.progress, desc="TDP Gibbs chains", args=(job,))
+        n = self.n_
+        dw = np.concatenate([o["weights"] for o in outs])
+        dmu = np.concatenate([o["means"] for o in outs])
+        dS = np.concatenate([o["covariances"] for o in outs])
+        dal = np.concatenate([o["alpha"] for o in outs])
+        S = dw.shape[0]
+        self.labels_ = outs[0]["labels"]
         if self.relabel and S > 1:
             perms = relabel_draws(dw, dmu, dS)
             rows = np.arange(S)[:, None]
             dw, dmu, dS = dw[rows, perms], dmu[rows, perms], dS[rows, perms]
-        self.loglik_trace_ = ll_trace
+        ll = np.stack([o["loglik"] for o in outs]) - n * jac
+        self.loglik_trace_ = ll[0] if self.chains == 1 else ll
+        self.chain_traces_ = {
+            "loglik": np.stack([o["loglik_stored"] for o in outs]) - n * jac,
+            "occupied": np.stack([o["occupied"] for o in outs]),
+            "alpha": np.stack([o["alpha"] for o in outs]),
+        }
         self.log_posterior_trace_ = None
-        self.n_iter_ = total
+        self.n_iter_ = self.burn_in + self.n_iter
         self.converged_ = None
+        self.n_components_kept_ = k
         self.draws_ = {
             "weights": dw,
             "means": self._to_original_means(dmu),
             "covariances": self._to_original_cov(dS),
             "alpha": dal,
         }
+        self._draws_std = (dw, dmu, dS)
         self._set_point_estimates(dw.mean(0), dmu.mean(0), dS.mean(0), float(dal.mean()))
 
-    def _fit_bem(self, engine, mu, Sigma, log_w, alpha, m0, Phi0):
+    def _fit_bem(self, Xs, resolved, priors, init):
         n, p, k = self.n_, self.p_, self.n_components
-        e0, f0 = self.alpha_prior
+        e0, f0 = priors.e0, priors.f0
         jac = float(np.log(self.scale_).sum())
-        v = 1.0 / (k - np.arange(k - 1.0))  # the sticks of equal weights 1/k
         ll_trace, lp_trace = [], []
         converged = False
         lp_prev = None
-        with progress_bar(self.n_iter, "TDP BEM", self.progress) as bar:
-            for it in range(self.n_iter):
-                L, U, logdet = M.chol_factors(Sigma)
-                engine.set_components(log_w, mu, U, logdet)
-                ll, T = engine.responsibilities_stats()
-                lp = ll + M.log_prior(mu, Sigma, v, alpha, m0, self.gamma0, self.nu0, Phi0, e0, f0)
-                ll_trace.append(ll - n * jac)
-                lp_trace.append(lp)
-                bar.update(1)
-                if lp_prev is not None and abs(lp - lp_prev) <= self.tol * abs(lp_prev):
-                    converged = True
-                    break
-                lp_prev = lp
-                N, S1, S2 = M.unpack_stats(T, p)
-                mu, Sigma = M.bem_mu_sigma(N, S1, S2, m0, self.gamma0, self.nu0, Phi0)
-                v, log_w = M.bem_sticks(N, alpha)
-                if k > 1:
-                    alpha = M.bem_alpha(v, k, e0, f0)
+        rng = check_random_state(self.seed)
+        state = initial_state(Xs, k, rng, init)
+        mu, Sigma, log_w, alpha = state.mu, state.Sigma, state.log_w, state.alpha
+        v = 1.0 / (k - np.arange(k - 1.0))  # the sticks of equal weights 1/k
+        active = np.ones(k, dtype=bool)
+        with threads_context(self.threads if resolved == "cpu" else None):
+            engine = make_engine(Xs, backend=resolved, dtype=self.dtype, chunk_size=self.chunk_size,
+                                 threads=self.threads)
+            try:
+                with progress_bar(self.n_iter, "TDP BEM", self.progress) as bar:
+                    for it in range(self.n_iter):
+                        L, U, logdet = M.chol_factors(Sigma)
+                        engine.set_components(log_w, mu, U, logdet)
+                        ll, T = engine.responsibilities_stats()
+                        Phi_a = priors.Phi0 if priors.Phi0.ndim == 2 else priors.Phi0[active]
+                        lp = ll + M.log_prior(mu[active], Sigma[active], v, alpha, priors.m0, priors.gamma0,
+                                              priors.nu0, Phi_a, e0, f0)
+                        ll_trace.append(ll - n * jac)
+                        lp_trace.append(lp)
+                        bar.update(1)
+                        N, S1, S2 = M.unpack_stats(T, p)
+                        change = None if lp_prev is None else abs(lp - lp_prev) / abs(lp_prev)
+                        # pruning waits until the fit has settled (weights of a fresh start are all
+                        # ~1/k); components below the threshold are removed, and the fit goes on
+                        low = active & (N / n < self.prune) if self.prune > 0 else np.zeros(k, dtype=bool)
+                        if low.all():
+                            low[np.argmax(N)] = False
+                        if change is not None and change <= self.tol and not low.any():
+                            converged = True
+                            break
+                        lp_prev = lp
+                        mu, Sigma = M.bem_mu_sigma(N, S1, S2, priors.m0, priors.gamma0, priors.nu0, priors.Phi0)
+                        if low.any() and change is not None and change <= max(self.tol, PRUNE_SETTLED):
+                            # one component at a time (the lightest): its points move to the others,
+                            # which may lift them above the threshold
+                            active[np.flatnonzero(low)[np.argmin(N[low])]] = False
+                            lp_prev = None  # a smaller model: the objective changed
+                        v, lw = M.bem_sticks(N[active], alpha)
+                        log_w = np.full(k, -np.inf)
+                        log_w[active] = lw
+                        if active.sum() > 1:
+                            alpha = M.bem_alpha(v, int(active.sum()), e0, f0)
+            finally:
+                engine.close()
         self.loglik_trace_ = np.asarray(ll_trace)
         self.log_posterior_trace_ = np.asarray(lp_trace)
         self.n_iter_ = it + 1
         self.converged_ = converged
         self.draws_ = None
-        self._set_point_estimates(np.exp(log_w), mu, Sigma, float(alpha))
-        self.labels_ = None
-        self.labels_ = self.predict_standardised(engine.X)
+        self.chain_traces_ = None
+        self._draws_std = None
+        self.n_components_kept_ = int(active.sum())
+        with np.errstate(divide="ignore"):
+            w = np.exp(log_w)
+        self._set_point_estimates(w, mu, Sigma, float(alpha))
+        self.labels_ = self._proba_std(Xs, "plugin").argmax(1)
 
     # ------------------------------------------------------------------ units
     def _to_original_means(self, mu):
@@ -417,74 +665,152 @@ class TDPGaussianMixture:
         self.means_ = self._to_original_means(mu_std)
         self.covariances_ = self._to_original_cov(self._Sigma_std)
         self.alpha_ = alpha
-        L, U, logdet = M.chol_factors(self._Sigma_std)
-        from .cpu import CpuEngine
+        self._mixtures = {}
 
-        with np.errstate(divide="ignore"):
-            lw = np.log(self._w_std)
-        self._pred = (lw, mu_std, U, logdet)
-        self._pred_engine = CpuEngine(np.zeros((1, self.p_)), chunk_size=4096)
-        self._pred_engine.set_components(*self._pred)
+    def _mixture(self, estimate):
+        """The prediction density (standardised units), built once per kind."""
+        if estimate not in self._mixtures:
+            k = self.n_components
+            if estimate == "plugin":
+                with np.errstate(divide="ignore"):
+                    lw = np.log(self._w_std)
+                mix = PredictionMixture(lw, self._mu_std, self._Sigma_std, k)
+            else:
+                dw, dmu, dS = self._draws_std
+                S = dw.shape[0]
+                if S > self.max_predictive_draws:
+                    idx = np.unique(np.linspace(0, S - 1, self.max_predictive_draws).round().astype(np.int64))
+                    dw, dmu, dS = dw[idx], dmu[idx], dS[idx]
+                with np.errstate(divide="ignore"):
+                    lw = np.log(dw)
+                mix = PredictionMixture(lw, dmu, dS, k)
+            self._mixtures[estimate] = mix
+        return self._mixtures[estimate]
+
+    def _set_clusters(self, Xs):
+        cc, modes = modal_clusters(self._w_std, self._mu_std, self._Sigma_std, merge_tol=self.merge_tol,
+                                   min_cluster_weight=self.min_cluster_weight)
+        self.component_clusters_ = cc
+        self.n_clusters_ = int(modes.shape[0])
+        self.cluster_modes_ = self._to_original_means(modes)
+        w = self._w_std
+        cw = np.bincount(cc[cc >= 0], weights=w[cc >= 0], minlength=self.n_clusters_)
+        cm = np.stack([(w[cc == c, None] * self.means_[cc == c]).sum(0) / cw[c] for c in range(self.n_clusters_)])
+        self.cluster_weights_, self.cluster_means_ = cw, cm
+        # the training rows' clusters cost O(n k) (O(n S k) with the predictive): computed on first use
+        self._Xs_train = Xs
+        self._cluster_labels = None
+
+    @property
+    def cluster_labels_(self):
+        """Cluster of each training row (computed on first access, then kept)."""
+        if getattr(self, "_cluster_labels", None) is None:
+            if not hasattr(self, "_Xs_train"):
+                raise AttributeError("cluster_labels_ exists after fit(X)")
+            self._cluster_labels = self._cluster_from_proba(self._proba_std(self._Xs_train, self._default_estimate()))
+        return self._cluster_labels
+
+    def _cluster_from_proba(self, P):
+        cc = self.component_clusters_
+        G = np.zeros((P.shape[0], self.n_clusters_))
+        live = cc >= 0
+        np.add.at(G.T, cc[live], P[:, live].T)
+        return G.argmax(1)
 
     # ------------------------------------------------------------------ prediction
     def _check_fitted(self):
         if not hasattr(self, "weights_"):
             raise RuntimeError("this TDPGaussianMixture is not fitted yet; call fit(X) first")
 
+    def _default_estimate(self):
+        return "predictive" if self._draws_std is not None else "plugin"
+
+    def _estimate(self, estimate):
+        if estimate is None:
+            return self._default_estimate()
+        check_in(estimate, "estimate", ("predictive", "plugin"))
+        if estimate == "predictive" and self._draws_std is None:
+            raise ValueError("estimate='predictive' needs stored posterior draws (method='gibbs'); this fit is BEM")
+        return estimate
+
     def _standardise(self, X):
         self._check_fitted()
-        arr = np.asarray(X)
-        if arr.ndim == 1 and self.p_ == 1:
-            arr = arr.reshape(-1, 1)
+        names = _column_names(X)
+        fitted = getattr(self, "feature_names_in_", None)
+        if names is not None and fitted is not None and list(names) != list(fitted):
+            if set(names) == set(fitted):
+                raise ValueError(
+                    f"X has the columns of the fit in another order: {list(names)}; the model was fitted on "
+                    f"{list(fitted)} (select them in that order, e.g. X[model.feature_names_in_])"
+                )
+            raise ValueError(f"X has columns {list(names)} but the model was fitted on {list(fitted)}")
+        arr = X if isinstance(X, np.ndarray) else np.asarray(X)
+        if arr.ndim == 1:
+            raise ValueError(
+                f"X must be 2-dimensional (n observations x {self.p_} columns), got a 1-D array of shape "
+                f"{arr.shape}: reshape with X.reshape(-1, 1) for one column or X.reshape(1, -1) for one observation"
+            )
         X = as_float_array(arr, "X", ndim=2)
         if X.shape[1] != self.p_:
             raise ValueError(f"X must have {self.p_} columns (as in fit), got {X.shape[1]}")
         return (X - self.center_) / self.scale_
 
-    def predict_standardised(self, Xs):
-        """Most probable component for rows already in standardised units (chunked, O(chunk x k) memory)."""
-        out = np.empty(Xs.shape[0], dtype=np.int64)
-        step = 4096
-        for lo in range(0, Xs.shape[0], step):
-            out[lo : lo + step] = self._pred_engine.component_log_density(Xs[lo : lo + step]).argmax(1)
-        return out
+    def _proba_std(self, Xs, estimate):
+        return self._mixture(estimate).proba(Xs)
 
-    def predict(self, X):
-        """Most probable component of each row of X (original units) under the fitted mixture."""
-        return self.predict_standardised(self._standardise(X))
+    def predict(self, X, estimate=None):
+        """Most probable component of each row of X (original units); see :meth:`predict_proba`."""
+        return self.predict_proba(X, estimate).argmax(1)
 
-    def predict_proba(self, X):
-        """Posterior component probabilities P(z_i = j | x_i), shape (n, k)."""
-        Xs = self._standardise(X)
-        D = self._pred_engine.component_log_density(Xs)
-        D -= D.max(axis=1, keepdims=True)
-        np.exp(D, out=D)
-        D /= D.sum(axis=1, keepdims=True)
-        return D
+    def predict_proba(self, X, estimate=None):
+        """Component probabilities P(z_i = j | x_i), shape (n, k).
 
-    def score_samples(self, X):
-        """Log density of the fitted mixture at the rows of X, in ORIGINAL units.
+        ``estimate="predictive"`` (default after Gibbs): ``E_s[w_sj N(x | mu_sj, Sigma_sj)] /
+        E_s[f_s(x)]`` over the stored (relabelled) draws; ``"plugin"`` (default and only choice
+        after BEM): the responsibilities of the point-estimate mixture.  Computed in log space:
+        finite for any finite x.
+        """
+        return self._proba_std(self._standardise(X), self._estimate(estimate))
+
+    def predict_cluster(self, X, estimate=None):
+        """Cluster (mode of the fitted density, see ``cluster_labels_``) of each row of X: the
+        cluster with the largest summed component probability."""
+        return self._cluster_from_proba(self.predict_proba(X, estimate))
+
+    def score_samples(self, X, estimate=None):
+        """Log density at the rows of X, in ORIGINAL units (posterior predictive after Gibbs by
+        default, ``estimate="plugin"`` for the point-estimate mixture).
 
         ``log f(x) = log f_std((x - center_)/scale_) - sum(log scale_)`` (the Jacobian of
         the standardisation), so the density integrates to one over the original space.
         """
         Xs = self._standardise(X)
-        return self._pred_engine.log_density(Xs) - float(np.log(self.scale_).sum())
+        return self._mixture(self._estimate(estimate)).log_density(Xs) - float(np.log(self.scale_).sum())
 
-    def score(self, X, y=None):
+    def score(self, X, y=None, estimate=None):
         """Mean log density (original units) of the rows of X."""
-        return float(self.score_samples(X).mean())
+        return float(self.score_samples(X, estimate).mean())
 
     # ------------------------------------------------------------------ summaries
+    def diagnostics(self):
+        """R-hat and bulk/tail ESS (ArviZ) of label-invariant quantities of the Gibbs draws: the
+        log-likelihood, the number of occupied components and alpha (pandas DataFrame).  A single
+        chain is split in two halves.  None for BEM."""
+        self._check_fitted()
+        if self.chain_traces_ is None:
+            return None
+        return label_invariant_diagnostics(self.chain_traces_)
+
     def to_frame(self, min_weight: float = 0.0):
-        """One row per component (sorted by weight): weight, means and sds per column (original units)."""
+        """One row per component (sorted by weight): weight, cluster, means and sds per column (original units)."""
         import pandas as pd
 
         self._check_fitted()
+        min_weight = check_positive(min_weight, "min_weight", strict=False)
         names = self.feature_names_ or [f"x{a}" for a in range(self.p_)]
         order = np.argsort(-self.weights_)
         order = order[self.weights_[order] >= min_weight]
-        data = {"component": order, "weight": self.weights_[order]}
+        data = {"component": order, "weight": self.weights_[order], "cluster": self.component_clusters_[order]}
         for a, nm in enumerate(names):
             data[f"mean_{nm}"] = self.means_[order, a]
         for a, nm in enumerate(names):
@@ -492,12 +818,33 @@ class TDPGaussianMixture:
         return pd.DataFrame(data)
 
     def summary(self, min_weight: float = 0.01) -> str:
-        """Text table of the components with weight >= ``min_weight``."""
+        """Text table of the components with weight >= ``min_weight``, the clusters, and (Gibbs)
+        convergence diagnostics; warns when an R-hat exceeds 1.01."""
+        self._check_fitted()
         head = (
             f"TDP Gaussian mixture ({self.method}, k={self.n_components}, n={self.n_}, p={self.p_}, "
-            f"backend={self.backend_}); alpha = {self.alpha_:.4g}\n"
+            f"backend={self.backend_}); alpha = {self.alpha_:.4g}"
         )
-        return head + self.to_frame(min_weight).to_string(index=False, float_format=lambda v: f"{v:.4g}")
+        if self.method == "bem" and self.prune > 0:
+            head += f"; {self.n_components_kept_} components kept after pruning below {self.prune:g}"
+        if self.method == "gibbs":
+            head += f"; {self.chains} chain(s), {self.draws_['alpha'].shape[0]} draws"
+        text = head + "\n" + self.to_frame(min_weight).to_string(index=False, float_format=lambda v: f"{v:.4g}")
+        names = self.feature_names_ or [f"x{a}" for a in range(self.p_)]
+        text += f"\n{self.n_clusters_} cluster(s) by modal merging:"
+        for c in range(self.n_clusters_):
+            means = ", ".join(f"{nm}={v:.4g}" for nm, v in zip(names, self.cluster_means_[c]))
+            text += f"\n  cluster {c}: weight {self.cluster_weights_[c]:.3f}, mean {means}"
+        diag = self.diagnostics()
+        if diag is not None:
+            text += "\nlabel-invariant convergence diagnostics:\n" + diag.to_string(float_format=lambda v: f"{v:.4g}")
+            bad = diag.index[diag["r_hat"] > 1.01].tolist()
+            if bad:
+                warnings.warn(
+                    f"R-hat > 1.01 for {bad}: the Gibbs chain(s) may not have converged; run longer "
+                    "(n_iter, burn_in) or more chains", RuntimeWarning, stacklevel=2,
+                )
+        return text
 
     def to_dict(self) -> dict:
         """Plain-Python summary (JSON-serialisable) of the fitted parameters, original units."""
@@ -505,6 +852,7 @@ class TDPGaussianMixture:
         return {
             "method": self.method,
             "n_components": self.n_components,
+            "n_components_kept": self.n_components_kept_,
             "n": self.n_,
             "p": self.p_,
             "backend": self.backend_,
@@ -517,6 +865,14 @@ class TDPGaussianMixture:
             "scale": self.scale_.tolist(),
             "n_iter": self.n_iter_,
             "converged": self.converged_,
+            "chains": self.chains,
+            "clusters": {
+                "n_clusters": self.n_clusters_,
+                "component_cluster": self.component_clusters_.tolist(),
+                "weights": self.cluster_weights_.tolist(),
+                "means": self.cluster_means_.tolist(),
+                "modes": self.cluster_modes_.tolist(),
+            },
             "priors": {
                 "alpha_prior": list(self.alpha_prior),
                 "m0_standardised": self._m0.tolist(),
@@ -531,3 +887,21 @@ class TDPGaussianMixture:
         from .plot import plot_mixture
 
         return plot_mixture(self, X, **kwargs)
+
+
+def _check_bool(value, name):
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {describe(value)}")
+    return bool(value)
+
+
+def _column_names(X):
+    """Column names of a DataFrame-like X as an object array (None for arrays or non-str names),
+    the rule of scikit-learn's ``feature_names_in_``."""
+    cols = getattr(X, "columns", None)
+    if cols is None:
+        return None
+    names = np.asarray(list(cols), dtype=object)
+    if len(names) and all(isinstance(c, str) for c in names):
+        return names
+    return None

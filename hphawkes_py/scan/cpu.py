@@ -16,51 +16,48 @@ Two hot steps:
 """
 from __future__ import annotations
 
+import concurrent.futures as cf
 import math
 
 import numba
 import numpy as np
 from numba import njit, prange
 
+from .engine import Engine, klogk_table, null_loglik, poisson_logs
+
 #: temporary (centre, neighbour) slots per chunk of window construction
 CHUNK_SLOTS = 1 << 22
 
-__all__ = ["klogk_table", "null_loglik", "build_windows", "scan_batch", "CpuEngine"]
-
-
-def klogk_table(n_total: int) -> np.ndarray:
-    """``t[k] = k log k`` for k = 0..n_total (``0 log 0 = 0``), float64."""
-    k = np.arange(n_total + 1, dtype=np.float64)
-    out = np.zeros(n_total + 1, dtype=np.float64)
-    out[1:] = k[1:] * np.log(k[1:])
-    return out
-
-
-def null_loglik(klogk: np.ndarray, n_cases: int, n_total: int) -> float:
-    """Log likelihood of the null (one proportion C/N everywhere), from the k log k table.
-
-    ``C log(C/N) + (N-C) log((N-C)/N) = klogk[C] + klogk[N-C] - klogk[N]``.
-    """
-    return float(klogk[n_cases] + klogk[n_total - n_cases] - klogk[n_total])
+__all__ = ["build_windows", "draw_cases", "draw_multinomial", "scan_batch", "max_llr_pruned", "CpuEngine"]
 
 
 @njit(cache=True, parallel=True)
-def _windows_chunk(d, order, pop, limit, counts, nb, npop, bnd):
-    """Cut each centre's distance-sorted locations (row of ``order``) at the population
-    limit, tie groups entering together, into rows of the (chunk, kmax) buffers."""
+def _windows_chunk(d, order, pop, limit, maxd2, counts, nb, npop, bnd):
+    """Cut each centre's distance-sorted locations (row of ``order``) at the size limit (and
+    the squared radius ``maxd2``), tie groups entering together, into rows of the (chunk, kmax)
+    buffers. ``pop`` is int64 (persons) or float64 (expected cases): one kernel, two types."""
     n_loc = d.shape[1]
     kmax = nb.shape[1]
     for ii in prange(d.shape[0]):
-        total = 0
+        total = pop[0] - pop[0]  # zero of pop's type
         k = 0
         while k < n_loc and k < kmax:
             # the tie group [k, e) of locations at exactly the same distance enters together
             e = k + 1
             group = pop[order[ii, k]]
-            while e < n_loc and d[ii, order[ii, e]] == d[ii, order[ii, k]]:
+            dk = d[ii, order[ii, k]]
+            while e < n_loc and d[ii, order[ii, e]] == dk:
                 group += pop[order[ii, e]]
                 e += 1
-            if total + group > limit or e > kmax:
+            # a tie group in input order (as a stable sort would give): insertion sort
+            for t in range(k + 1, e):
+                v = order[ii, t]
+                q = t - 1
+                while q >= k and order[ii, q] > v:
+                    order[ii, q + 1] = order[ii, q]
+                    q -= 1
+                order[ii, q + 1] = v
+            if total + group > limit or e > kmax or dk > maxd2:
                 break
             for t in range(k, e):
                 total += pop[order[ii, t]]
@@ -72,6 +69,18 @@ def _windows_chunk(d, order, pop, limit, counts, nb, npop, bnd):
         counts[ii] = k
 
 
+@njit(cache=True, inline="always")
+def _count_sorted(points, n, cum, counts):
+    """``counts[l] += #{t < n: cum[l-1] <= points[t] < cum[l]}`` for sorted ``points`` (a merge
+    with the cumulative sizes ``cum``; locations of size zero never receive a point)."""
+    L = cum.shape[0]
+    loc = 0
+    for t in range(n):
+        while loc < L - 1 and points[t] >= cum[loc]:
+            loc += 1
+        counts[loc] += 1
+
+
 @njit(cache=True, parallel=True)
 def _draw_cases(cumpop, n_cases, seeds, out):
     """Random relabelling of the C cases among the N persons, per replicate (column).
@@ -81,89 +90,180 @@ def _draw_cases(cumpop, n_cases, seeds, out):
     populations: exactly the multivariate hypergeometric distribution, in O(C log L) per
     replicate whatever the population size. Replicate r uses its own seed (numba's
     per-thread generator, reseeded), so results do not depend on threads or batching.
+    ``out`` is (replicates, locations).
     """
     L = cumpop.shape[0]
     N = cumpop[L - 1]
     R = seeds.shape[0]
     flip = n_cases > N // 2
     k = N - n_cases if flip else n_cases
-    for r in prange(R):
-        np.random.seed(seeds[r])
-        chosen = np.empty(0, dtype=np.int64)
-        while chosen.shape[0] < k:
-            need = k - chosen.shape[0]
-            fresh = np.empty(need, dtype=np.int64)
-            for t in range(need):
-                fresh[t] = np.random.randint(0, N)
-            chosen = np.unique(np.concatenate((chosen, fresh)))
-        # chosen is sorted (np.unique): merge it with the cumulative populations
+    # draws in rounds: k positions, then as many as were repeats, ... until k distinct. Small
+    # populations mark positions in a byte map (no sort; positions located by binary search),
+    # large ones sort and deduplicate; both keep the same draws, hence the same subset.
+    bitmap = N <= 16 * k + 65536
+    n_chunks = min(R, 64)
+    for ch in prange(n_chunks):
+        mark = np.zeros(N if bitmap else 1, dtype=np.uint8)
+        chosen = np.empty(k, dtype=np.int64)
         counts = np.zeros(L, dtype=np.int32)
-        loc = 0
-        for t in range(k):
-            while chosen[t] >= cumpop[loc]:
-                loc += 1
-            counts[loc] += 1
-        if flip:
-            prev = 0
-            for l in range(L):
-                out[l, r] = (cumpop[l] - prev) - counts[l]
-                prev = cumpop[l]
-        else:
-            for l in range(L):
-                out[l, r] = counts[l]
+        for r in range(ch, R, n_chunks):
+            np.random.seed(seeds[r])
+            counts[:] = 0
+            if bitmap:
+                have = 0
+                while have < k:
+                    need = k - have
+                    for t in range(need):
+                        v = np.random.randint(0, N)
+                        if mark[v] == 0:
+                            mark[v] = 1
+                            chosen[have] = v
+                            have += 1
+                for t in range(k):
+                    counts[np.searchsorted(cumpop, chosen[t], side="right")] += 1
+                    mark[chosen[t]] = 0
+            else:
+                sel = np.empty(0, dtype=np.int64)
+                have = 0
+                while have < k:
+                    # distinct positions so far plus fresh draws, sorted and deduplicated in place
+                    need = k - have
+                    buf = np.empty(have + need, dtype=np.int64)
+                    for t in range(have):
+                        buf[t] = sel[t]
+                    for t in range(need):
+                        buf[have + t] = np.random.randint(0, N)
+                    buf.sort()
+                    w = 1
+                    for t in range(1, buf.shape[0]):
+                        if buf[t] != buf[w - 1]:
+                            buf[w] = buf[t]
+                            w += 1
+                    sel = buf
+                    have = w
+                # sel[:k] is sorted: merge it with the cumulative populations
+                _count_sorted(sel, k, cumpop, counts)
+            if flip:
+                prev = 0
+                for l in range(L):
+                    out[r, l] = (cumpop[l] - prev) - counts[l]
+                    prev = cumpop[l]
+            else:
+                for l in range(L):
+                    out[r, l] = counts[l]
+
+
+def _draw(kernel, weights, dtype, n_cases, seeds):
+    cum = np.cumsum(np.asarray(weights, dtype=dtype))
+    # one row per replicate while drawing (threads write disjoint cache lines), then the
+    # locations x replicates layout the scan kernels read
+    out = np.empty((len(seeds), len(cum)), dtype=np.int32)
+    kernel(cum, np.int64(n_cases), np.ascontiguousarray(seeds, dtype=np.uint32), out)
+    return np.ascontiguousarray(out.T)
 
 
 def draw_cases(pop, n_cases, seeds):
-    """(L, R) int32 null case counts; ``seeds`` (R,) uint32, one per replicate."""
-    cumpop = np.cumsum(np.asarray(pop, dtype=np.int64))
-    out = np.empty((len(cumpop), len(seeds)), dtype=np.int32)
-    _draw_cases(cumpop, np.int64(n_cases), np.ascontiguousarray(seeds, dtype=np.uint32), out)
-    return out
+    """(L, R) int32 null case counts (hypergeometric); ``seeds`` (R,) uint32, one per replicate."""
+    return _draw(_draw_cases, pop, np.int64, n_cases, seeds)
 
 
-def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limit: float):
-    """Neighbour lists of every centre, cut where the window population would exceed ``limit``.
+@njit(cache=True, parallel=True)
+def _draw_multinomial(cum, n_cases, seeds, out):
+    """C cases dropped on the locations with probabilities proportional to the expected counts
+    (``cum``: cumulative expected, last = total), per replicate (column): C sorted uniforms
+    merged with the cumulative expected counts (exactly multinomial). One seed per replicate."""
+    L = cum.shape[0]
+    total = cum[L - 1]
+    R = seeds.shape[0]
+    for r in prange(R):
+        np.random.seed(seeds[r])
+        u = np.empty(n_cases, dtype=np.float64)
+        for t in range(n_cases):
+            u[t] = np.random.random() * total
+        u.sort()
+        counts = np.zeros(L, dtype=np.int32)
+        _count_sorted(u, n_cases, cum, counts)
+        for l in range(L):
+            out[r, l] = counts[l]
+
+
+def draw_multinomial(expected, n_cases, seeds):
+    """(L, R) int32 multinomial case counts; ``seeds`` (R,) uint32, one per replicate."""
+    return _draw(_draw_multinomial, expected, np.float64, n_cases, seeds)
+
+
+def _sorted_distances(P, Q):
+    """Squared distances between the centres ``Q`` (rows) and the points ``P`` (columns), any
+    dimension, and their order by NumPy's SIMD quicksort, rows split over the Numba threads
+    (argsort releases the GIL). Tied locations may come in any order here: :func:`_windows_chunk`
+    puts every tie group in input order."""
+    d = np.empty((Q.shape[0], P.shape[0]))
+    order = np.empty((Q.shape[0], P.shape[0]), dtype=np.int64)
+
+    def rows(a, b):
+        acc = (P[None, :, 0] - Q[a:b, None, 0]) ** 2
+        for k in range(1, P.shape[1]):
+            acc += (P[None, :, k] - Q[a:b, None, k]) ** 2
+        d[a:b] = acc
+        order[a:b] = np.argsort(d[a:b], axis=1, kind="quicksort")
+
+    parts = max(1, min(numba.get_num_threads(), Q.shape[0]))
+    bounds = np.linspace(0, Q.shape[0], parts + 1).astype(int)
+    if parts == 1:
+        rows(0, Q.shape[0])
+    else:
+        with cf.ThreadPoolExecutor(parts) as ex:
+            list(ex.map(rows, bounds[:-1], bounds[1:]))
+    return d, order
+
+
+def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limit: float,
+                  max_distance: float | None = None):
+    """Neighbour lists of every centre, cut where the window size would exceed ``limit``.
 
     Parameters
     ----------
-    centres : (m, 2) float64
-    coords : (L, 2) float64 location coordinates
-    pop : (L,) int64 persons (cases + controls) per location
+    centres : (m, D) float64
+    coords : (L, D) float64 location coordinates (planar: D = 2; unit vectors for great-circle
+        distances: D = 3, the order by chord length is the order by great-circle distance)
+    pop : (L,) int64 persons (cases + controls) per location, or float64 expected cases
     limit : float
-        Maximum window population (``max_population * N``); a tie group that would
-        take the window above it is not entered, and the window stops there.
+        Maximum window size (``max_population * N``); a tie group that would take the
+        window above it is not entered, and the window stops there.
+    max_distance : float, optional
+        Maximum radius (in the units of ``coords``): locations farther from the centre never enter.
 
     Returns
     -------
     offsets : (m + 1,) int64
     neighbors : (E,) int32 location indices, each centre's nearest first
-    npop : (E,) int64 window population after the entry
+    npop : (E,) window size after the entry (dtype of ``pop``)
     boundary : (E,) uint8 1 where a window ends (last entry of a tie group)
     """
-    cx = np.ascontiguousarray(centres[:, 0], dtype=np.float64)
-    cy = np.ascontiguousarray(centres[:, 1], dtype=np.float64)
-    x = np.ascontiguousarray(coords[:, 0], dtype=np.float64)
-    y = np.ascontiguousarray(coords[:, 1], dtype=np.float64)
-    pop = np.ascontiguousarray(pop, dtype=np.int64)
-    lim = np.int64(math.floor(limit))  # populations are integers: pop <= limit <=> pop <= floor(limit)
-    m = len(cx)
+    Q = np.ascontiguousarray(centres, dtype=np.float64)
+    P = np.ascontiguousarray(coords, dtype=np.float64)
+    if np.asarray(pop).dtype.kind == "f":
+        pop = np.ascontiguousarray(pop, dtype=np.float64)
+        lim = np.float64(limit)
+    else:
+        pop = np.ascontiguousarray(pop, dtype=np.int64)
+        lim = np.int64(math.floor(limit))  # populations are integers: pop <= limit <=> pop <= floor(limit)
+    maxd2 = np.float64(np.inf if max_distance is None else float(max_distance) ** 2)
+    m = Q.shape[0]
     # the largest possible window: the smallest populations first
     kmax = int(np.searchsorted(np.cumsum(np.sort(pop)), lim, side="right"))
-    kmax = max(1, min(kmax, len(x)))
-    chunk = max(1, min(m, CHUNK_SLOTS // max(kmax, len(x))))
+    kmax = max(1, min(kmax, P.shape[0]))
+    chunk = max(1, min(m, CHUNK_SLOTS // max(kmax, P.shape[0])))
     parts = []
     counts_all = np.zeros(m, dtype=np.int64)
     for first in range(0, m, chunk):
         last = min(m, first + chunk)
-        # squared distances and their order by NumPy's (SIMD) argsort; stable, so tied
-        # locations keep their input order
-        d = (x[None, :] - cx[first:last, None]) ** 2 + (y[None, :] - cy[first:last, None]) ** 2
-        order = np.argsort(d, axis=1, kind="stable").astype(np.int32)
+        d, order = _sorted_distances(P, Q[first:last])
         counts = np.zeros(last - first, dtype=np.int64)
         nb = np.empty((last - first, kmax), dtype=np.int32)
-        npo = np.empty((last - first, kmax), dtype=np.int64)
+        npo = np.empty((last - first, kmax), dtype=pop.dtype)
         bnd = np.empty((last - first, kmax), dtype=np.uint8)
-        _windows_chunk(d, order, pop, lim, counts, nb, npo, bnd)
+        _windows_chunk(d, order, pop, lim, maxd2, counts, nb, npo, bnd)
         counts_all[first:last] = counts
         mask = np.arange(kmax)[None, :] < counts[:, None]
         parts.append((nb[mask], npo[mask], bnd[mask]))
@@ -175,19 +275,30 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
         boundary = np.concatenate([p[2] for p in parts])
     else:
         neighbors = np.empty(0, np.int32)
-        npop = np.empty(0, np.int64)
+        npop = np.empty(0, pop.dtype)
         boundary = np.empty(0, np.uint8)
     return offsets, neighbors, npop, boundary
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def _scan_batch(offsets, neighbors, npop, boundary, cases, klogk, n_cases, n_total, l0,
-                want_high, want_low, best, best_entry, want_arg):
+def _scan_batch(offsets, neighbors, npop, mexp, loge, logce, boundary, cases, klogk, n_cases, n_total, l0,
+                want_high, want_low, min_cases, poisson, best, best_entry, want_arg):
+    """Best LLR (and, with ``want_arg``, the window end entry) of every centre for each column
+    of ``cases``; one kernel for both models (``poisson`` is loop-invariant).
+
+    Bernoulli: window ``j`` holds ``npop[j]`` persons, LLR from the ``k log k`` table of
+    ``0..N``. Poisson: window ``j`` has ``mexp[j]`` expected cases (the total is C), LLR
+    ``c log(c/E) + (C-c) log((C-c)/(C-E))`` with ``klogk`` over ``0..C`` and ``loge[j] = log E``,
+    ``logce[j] = log(C - E)`` computed once on the host (so that both engines use the same
+    logarithms). High-rate windows need at least ``min_cases`` cases.
+    """
     n_centres = offsets.shape[0] - 1
     R = cases.shape[1]
     C = n_cases
     N = n_total
     Nf = np.float64(N)
+    cc = np.int32(C)
+    mc = np.int32(min_cases)
     for i in prange(n_centres):
         c = np.zeros(R, dtype=np.int32)
         m = np.zeros(R, dtype=np.float64)
@@ -198,32 +309,39 @@ def _scan_batch(offsets, neighbors, npop, boundary, cases, klogk, n_cases, n_tot
                 c[r] += row[r]
             if boundary[j] == 0:
                 continue
-            n = npop[j]
             # per-entry constants, shared by all replicates of the batch
-            q = -(klogk[n] + klogk[N - n]) - l0
-            cn = np.float64(C) * np.float64(n)
-            nn = np.int32(n)
-            cc = np.int32(C)
-            rest = np.int32(N - n - C)
-            if want_arg:
-                for r in range(R):
-                    cr = c[r]
-                    t = (klogk[cr] + klogk[nn - cr]) + (klogk[cc - cr] + klogk[rest + cr])
-                    llr = t + q
-                    lhs = np.float64(cr) * Nf
-                    ok = (want_high & (lhs > cn)) | (want_low & (lhs < cn))
-                    if ok and llr > m[r]:
-                        m[r] = llr
-                        arg[r] = j
+            if poisson:
+                rhs = mexp[j]
+                la = loge[j]
+                lb = logce[j]
+                scale = 1.0
+                q = 0.0
+                nn = np.int32(0)
+                rest = np.int32(0)
             else:
-                for r in range(R):
-                    cr = c[r]
+                n = npop[j]
+                q = -(klogk[n] + klogk[N - n]) - l0
+                rhs = np.float64(C) * np.float64(n)
+                scale = Nf
+                la = 0.0
+                lb = 0.0
+                nn = np.int32(n)
+                rest = np.int32(N - n - C)
+            # one loop whether or not the argmax is wanted: branch-free selects vectorise, and
+            # v > m[r] is exactly "ok and llr > m[r]" (m[r] >= 0; v = 0 when not ok)
+            for r in range(R):
+                cr = c[r]
+                if poisson:
+                    llr = (klogk[cr] + klogk[cc - cr]) - (np.float64(cr) * la + np.float64(cc - cr) * lb)
+                else:
                     t = (klogk[cr] + klogk[nn - cr]) + (klogk[cc - cr] + klogk[rest + cr])
                     llr = t + q
-                    lhs = np.float64(cr) * Nf
-                    ok = (want_high & (lhs > cn)) | (want_low & (lhs < cn))
-                    v = llr if ok else 0.0
-                    m[r] = max(m[r], v)
+                lhs = np.float64(cr) * scale
+                ok = (want_high & (lhs > rhs) & (cr >= mc)) | (want_low & (lhs < rhs))
+                v = llr if ok else 0.0
+                better = v > m[r]
+                arg[r] = j if better else arg[r]
+                m[r] = v if better else m[r]
         for r in range(R):
             best[i, r] = m[r]
             if want_arg:
@@ -321,9 +439,51 @@ def _threshold_tables(klogk, uniq_n, n_cases, n_total, l0, Tg, want_high, want_l
     return hi, lo
 
 
+@njit(cache=True, inline="always")
+def _eval_entry(c, m, j, npop, entry_u, klogk, C, N, l0, want_high, want_low, thr_hi, thr_lo, gsize):
+    """Per-entry check of the pruned kernel: for each group of replicates, a vectorised any()
+    decides whether some case count reaches the group's thresholds; only those LLRs are
+    evaluated (and maxima updated)."""
+    R = c.shape[0]
+    G = thr_hi.shape[0]
+    n = npop[j]
+    u = entry_u[j]
+    # the last group has the lowest threshold: if it cannot be beaten, none can
+    if thr_hi[G - 1, u] > min(n, C) and thr_lo[G - 1, u] < 0:
+        return
+    Nf = np.float64(N)
+    cn = np.float64(C) * np.float64(n)
+    q = -(klogk[n] + klogk[N - n]) - l0
+    nn = np.int32(n)
+    cc = np.int32(C)
+    rest = np.int32(N - n - C)
+    for g in range(G):
+        h32 = thr_hi[g, u]
+        l32 = thr_lo[g, u]
+        r0 = g * gsize
+        r1 = min(R, r0 + gsize)
+        # views indexed from 0, so that LLVM sees non-negative indices and vectorises
+        cg = c[r0:r1]
+        mg = m[r0:r1]
+        hit = False
+        for k in range(cg.shape[0]):
+            hit |= (cg[k] >= h32) | (cg[k] <= l32)
+        if not hit:
+            continue
+        for k in range(cg.shape[0]):
+            cr = np.int32(cg[k])
+            if cr >= h32 or cr <= l32:
+                t = (klogk[cr] + klogk[nn - cr]) + (klogk[cc - cr] + klogk[rest + cr])
+                llr = t + q
+                lhs = np.float64(cr) * Nf
+                ok = (want_high & (lhs > cn)) | (want_low & (lhs < cn))
+                if ok and llr > mg[k]:
+                    mg[k] = llr
+
+
 @njit(cache=True, parallel=True, error_model="numpy")
 def _scan_max_pruned(offsets, neighbors, npop, boundary, entry_u, cases, klogk, n_cases, n_total, l0,
-                     want_high, want_low, m0, thr_hi, thr_lo, gsize, best):
+                     want_high, want_low, m0, thr_hi, thr_lo, gsize, block, best):
     """Best LLR per centre and replicate, skipping windows that cannot matter.
 
     Replicates come in groups of ``gsize`` columns (sorted by ``m0``). ``m0`` (R,) are LLRs
@@ -331,68 +491,75 @@ def _scan_max_pruned(offsets, neighbors, npop, boundary, entry_u, cases, klogk, 
     Tg[g] <= min(m0) over the group: a window whose LLR is at most Tg[g] never changes a
     maximum of group g, and it can exceed Tg[g] only if its case count is >= thr_hi[g, u]
     (or <= thr_lo[g, u]), u = entry_u[j] the index of its population among the distinct
-    ones. A vectorised any() over the group decides whether any replicate needs its LLR
-    evaluated. The maxima returned (``best`` initialised to ``m0``) are exactly those of the
-    exhaustive kernel.
+    ones.
+
+    Blocks of ``block`` consecutive entries of a centre's walk are tested at once: along the
+    walk the case count c and the population n only grow, and so do both thresholds (checked
+    by the caller), so no window of the block can matter when every replicate's count at the
+    block's end is below the high threshold of the block's first entry and its count before
+    the block is above the low threshold of the block's last entry. Only blocks that fail this
+    test are walked again entry by entry (:func:`_eval_entry`). The maxima returned (``best``
+    initialised to ``m0``) are exactly those of the exhaustive kernel.
     """
     n_centres = offsets.shape[0] - 1
     R = cases.shape[1]
     G = thr_hi.shape[0]
     C = n_cases
     N = n_total
-    Nf = np.float64(N)
     for i in prange(n_centres):
-        c = np.zeros(R, dtype=np.int32)
+        c = np.zeros(R, dtype=cases.dtype)
+        c0 = np.zeros(R, dtype=cases.dtype)
         m = m0.copy()
-        for j in range(offsets[i], offsets[i + 1]):
-            row = cases[neighbors[j]]
+        j = offsets[i]
+        end = offsets[i + 1]
+        while j < end:
+            jb = min(j + block, end)
             for r in range(R):
-                c[r] += row[r]
-            if boundary[j] == 0:
-                continue
-            n = npop[j]
-            u = entry_u[j]
-            # the last group has the lowest threshold: if it cannot be beaten, none can
-            if thr_hi[G - 1, u] > min(n, C) and thr_lo[G - 1, u] < 0:
-                continue
-            cn = np.float64(C) * np.float64(n)
-            q = -(klogk[n] + klogk[N - n]) - l0
-            nn = np.int32(n)
-            cc = np.int32(C)
-            rest = np.int32(N - n - C)
+                c0[r] = c[r]
+            for k in range(j, jb):
+                row = cases[neighbors[k]]
+                for r in range(R):
+                    c[r] += row[r]
+            ua = entry_u[j]
+            ub = entry_u[jb - 1]
+            hit = False
             for g in range(G):
-                h32 = thr_hi[g, u]
-                l32 = thr_lo[g, u]
+                h = thr_hi[g, ua]
+                lo = thr_lo[g, ub]
                 r0 = g * gsize
                 r1 = min(R, r0 + gsize)
-                # views indexed from 0, so that LLVM sees non-negative indices and vectorises
                 cg = c[r0:r1]
-                mg = m[r0:r1]
-                hit = False
+                c0g = c0[r0:r1]
                 for k in range(cg.shape[0]):
-                    hit |= (cg[k] >= h32) | (cg[k] <= l32)
-                if not hit:
-                    continue
-                for k in range(cg.shape[0]):
-                    cr = cg[k]
-                    if cr >= h32 or cr <= l32:
-                        t = (klogk[cr] + klogk[nn - cr]) + (klogk[cc - cr] + klogk[rest + cr])
-                        llr = t + q
-                        lhs = np.float64(cr) * Nf
-                        ok = (want_high & (lhs > cn)) | (want_low & (lhs < cn))
-                        if ok and llr > mg[k]:
-                            mg[k] = llr
+                    hit |= (cg[k] >= h) | (c0g[k] <= lo)
+                if hit:
+                    break
+            if hit:
+                # walk the block again, entry by entry
+                for r in range(R):
+                    c[r] = c0[r]
+                for k in range(j, jb):
+                    row = cases[neighbors[k]]
+                    for r in range(R):
+                        c[r] += row[r]
+                    if boundary[k] == 0:
+                        continue
+                    _eval_entry(c, m, k, npop, entry_u, klogk, C, N, l0, want_high, want_low, thr_hi, thr_lo,
+                                gsize)
+            j = jb
         for r in range(R):
             best[i, r] = m[r]
 
 
 #: fraction of the centres whose windows are all scanned first (pilot pass): a lower
 #: bound of every replicate's maximum, the pruning threshold of the full pass
-PILOT_FRACTION = 0.03
+PILOT_FRACTION = 0.015
 #: replicates per pruning group (two AVX-512 vectors of int32 case counts)
 GROUP = 32
 #: margin below the pilot threshold, far above the rounding of the table-based LLR
 PRUNE_MARGIN = 1e-6
+#: consecutive window entries tested at once by the pruned kernel (see _scan_max_pruned)
+BLOCK = 16
 
 
 def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None):
@@ -419,8 +586,8 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None
     take = np.concatenate([np.arange(offsets[i], offsets[i + 1]) for i in pilot]).astype(np.int64)
     pbest = np.empty((len(pilot), R), dtype=np.float64)
     dummy = np.empty((1, 1), dtype=np.int64)
-    _scan_batch(p_off, neighbors[take], npop[take], boundary[take], cases, klogk, np.int64(n_cases),
-                np.int64(n_total), l0, hi_on, lo_on, pbest, dummy, False)
+    _scan_batch(p_off, neighbors[take], npop[take], _NO_EXPECTED, _NO_EXPECTED, _NO_EXPECTED, boundary[take], cases, klogk, np.int64(n_cases),
+                np.int64(n_total), l0, hi_on, lo_on, np.int64(0), False, pbest, dummy, False)
     m0 = pbest.max(axis=0)
     # groups of replicates with similar pilot maxima share a threshold
     order = np.argsort(-m0, kind="stable")
@@ -431,37 +598,55 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None
         uniq = np.unique(npop, return_inverse=True)
     uniq_n, entry_u = uniq
     thr_hi, thr_lo = _threshold_tables(klogk, uniq_n, np.int64(n_cases), np.int64(n_total), l0, Tg, hi_on, lo_on)
+    # block tests need thresholds that grow with the population (they do; checked, else one
+    # entry per block, which is the entry-by-entry test)
+    monotone = bool((np.diff(thr_hi, axis=1) >= 0).all() and (np.diff(thr_lo, axis=1) >= 0).all())
+    block = BLOCK if monotone else 1
+    # 16-bit counts (twice the SIMD lanes) when every count fits: c <= C < 2**15 - 1
+    ctype = np.int16 if n_cases < 2**15 - 1 else np.int32
     best = np.empty((m, R), dtype=np.float64)
-    _scan_max_pruned(offsets, neighbors, npop, boundary, entry_u, np.ascontiguousarray(cases[:, order]), klogk,
-                     np.int64(n_cases), np.int64(n_total), l0, hi_on, lo_on, m0s, thr_hi, thr_lo,
-                     np.int64(GROUP), best)
+    _scan_max_pruned(offsets, neighbors, npop, boundary, entry_u, np.ascontiguousarray(cases[:, order], dtype=ctype),
+                     klogk, np.int64(n_cases), np.int64(n_total), l0, hi_on, lo_on, m0s,
+                     thr_hi.astype(ctype), thr_lo.astype(ctype), np.int64(GROUP), np.int64(block), best)
     out = np.empty(R, dtype=np.float64)
     out[order] = best.max(axis=0)
     return out
 
 
+#: placeholders for the per-entry array the other model uses (never read)
+_NO_EXPECTED = np.zeros(1, dtype=np.float64)
+_NO_POP = np.zeros(1, dtype=np.int64)
+
+
 def scan_batch(windows, cases: np.ndarray, klogk: np.ndarray, n_cases: int, n_total: int,
-               direction: str, want_arg: bool = False):
+               direction: str, want_arg: bool = False, *, model: str = "bernoulli", min_cases: int = 0):
     """Best LLR per centre for each column of ``cases`` (locations x replicates, int32).
 
-    Returns ``best`` (m, R) float64 and, with ``want_arg``, ``best_entry`` (m, R) int64:
-    the CSR entry where the best window of each centre ends (-1 when no window has a
-    positive LLR).
+    ``windows[2]`` is the window size after each entry: persons (Bernoulli, int64) or expected
+    cases (Poisson, float64). Returns ``best`` (m, R) float64 and, with ``want_arg``,
+    ``best_entry`` (m, R) int64: the CSR entry where the best window of each centre ends (-1
+    when no window has a positive LLR).
     """
-    offsets, neighbors, npop, boundary = windows
+    offsets, neighbors, size, boundary = windows
     cases = np.ascontiguousarray(cases, dtype=np.int32)
     m = offsets.shape[0] - 1
     R = cases.shape[1]
     best = np.empty((m, R), dtype=np.float64)
     best_entry = np.empty((m, R) if want_arg else (1, 1), dtype=np.int64)
-    l0 = null_loglik(klogk, n_cases, n_total)
-    _scan_batch(offsets, neighbors, npop, boundary, cases, klogk, np.int64(n_cases),
+    poisson = model == "poisson"
+    if poisson:
+        npop, l0 = _NO_POP, 0.0
+        mexp, loge, logce = poisson_logs(size, n_cases)
+    else:
+        npop, l0 = size, null_loglik(klogk, n_cases, n_total)
+        mexp = loge = logce = _NO_EXPECTED
+    _scan_batch(offsets, neighbors, npop, mexp, loge, logce, boundary, cases, klogk, np.int64(n_cases),
                 np.int64(n_total), l0, direction in ("high", "both"), direction in ("low", "both"),
-                best, best_entry, bool(want_arg))
+                np.int64(min_cases), poisson, best, best_entry, bool(want_arg))
     return (best, best_entry) if want_arg else (best, None)
 
 
-class CpuEngine:
+class CpuEngine(Engine):
     """Windows and the k log k table resident in host memory; Numba kernels.
 
     Picklable (plain arrays), so Monte Carlo batches can run in process pools.
@@ -469,28 +654,24 @@ class CpuEngine:
 
     backend = "cpu"
 
-    def __init__(self, windows, klogk, n_cases, n_total, direction):
-        self.windows = windows
+    def __init__(self, windows, klogk, n_cases, n_total, direction, *, model="bernoulli", min_cases=0):
+        super().__init__(windows, klogk, n_cases, n_total, direction, model=model, min_cases=min_cases)
         self.klogk = klogk
-        self.n_cases = int(n_cases)
-        self.n_total = int(n_total)
-        self.direction = direction
         self._uniq = None
 
     def best_per_centre(self, cases: np.ndarray, want_arg: bool = False):
         """(m, R) best LLR per centre [and best window end entry] for cases (L, R) int32."""
-        return scan_batch(self.windows, cases, self.klogk, self.n_cases, self.n_total, self.direction, want_arg)
+        return scan_batch(self.windows, cases, self.klogk, self.n_cases, self.n_total, self.direction, want_arg,
+                          model=self.model, min_cases=self.min_cases)
 
     def max_llr(self, cases: np.ndarray) -> np.ndarray:
-        """(R,) maximum LLR over all windows for each column of ``cases`` (exact; pruned)."""
+        """(R,) maximum LLR over all windows for each column of ``cases`` (exact; the Bernoulli
+        model skips windows that cannot matter, see :func:`max_llr_pruned`)."""
+        if self.model != "bernoulli" or self.min_cases > 0:
+            return self.max_llr_exhaustive(cases)
         if self._uniq is None:
             # distinct window populations (thresholds are tabulated per distinct population)
             u, inv = np.unique(self.windows[2], return_inverse=True)
             self._uniq = (u.astype(np.int64), inv.astype(np.int32).ravel())
         return max_llr_pruned(self.windows, cases, self.klogk, self.n_cases, self.n_total, self.direction,
                               self._uniq)
-
-    def max_llr_exhaustive(self, cases: np.ndarray) -> np.ndarray:
-        """(R,) maximum LLR evaluating every window (no pruning; for tests and benchmarks)."""
-        best, _ = self.best_per_centre(cases)
-        return best.max(axis=0) if best.shape[0] else np.zeros(cases.shape[1])

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..gpu.device import KERNELS_DIR
-from .cpu import null_loglik
+from .engine import Engine, poisson_logs
 
 __all__ = ["GpuEngine"]
 
@@ -17,24 +17,26 @@ __all__ = ["GpuEngine"]
 BLOCK = 128
 
 
-class GpuEngine:
-    """Same interface as :class:`hphawkes_py.scan.cpu.CpuEngine`, through a ``Device``."""
+class GpuEngine(Engine):
+    """The interface of :class:`~.engine.Engine` on a :class:`~hphawkes_py.gpu.device.Device`."""
 
-    def __init__(self, windows, klogk, n_cases, n_total, direction, device, backend="gpu"):
-        offsets, neighbors, npop, boundary = windows
+    def __init__(self, windows, klogk, n_cases, n_total, direction, *, device, backend="gpu",
+                 model="bernoulli", min_cases=0):
+        super().__init__(windows, klogk, n_cases, n_total, direction, model=model, min_cases=min_cases)
+        offsets, neighbors, size, boundary = windows
         self.backend = backend
-        self.dev = device
-        self.n_centres = len(offsets) - 1
-        self.n_cases = int(n_cases)
-        self.n_total = int(n_total)
-        self.direction = direction
-        self.l0 = null_loglik(klogk, n_cases, n_total)
-        dev = device
-        self._fn = dev.module(KERNELS_DIR / "scan.cu", defines={"REAL": "double"}).function("scan_bernoulli")
+        self.dev = dev = device
+        # the per-entry array of the other model is a one-element placeholder (never read)
+        poisson = model == "poisson"
+        npop = np.zeros(1, dtype=np.int64) if poisson else size
+        mexp, loge, logce = poisson_logs(size, n_cases) if poisson else (np.zeros(1),) * 3
+        self._fn = dev.module(KERNELS_DIR / "scan.cu", defines={"REAL": "double"}).function("scan_windows")
         self.d_offsets = dev.to_device(np.ascontiguousarray(offsets, dtype=np.int64))
         # empty CSR arrays are padded to one element (zero-size device buffers are refused)
         self.d_neighbors = dev.to_device(np.ascontiguousarray(neighbors if len(neighbors) else np.zeros(1), dtype=np.int32))
         self.d_npop = dev.to_device(np.ascontiguousarray(npop if len(npop) else np.zeros(1), dtype=np.int64))
+        self.d_mexp, self.d_loge, self.d_logce = (
+            dev.to_device(np.ascontiguousarray(a if len(a) else np.zeros(1), dtype=np.float64)) for a in (mexp, loge, logce))
         self.d_boundary = dev.to_device(np.ascontiguousarray(boundary if len(boundary) else np.zeros(1), dtype=np.uint8))
         self.d_klogk = dev.to_device(np.ascontiguousarray(klogk, dtype=np.float64))
 
@@ -59,10 +61,10 @@ class GpuEngine:
         grid = (m, (R + block - 1) // block)
         if m > 0:
             dev.launch(self._fn, grid, (block, 1, 1), [
-                self.d_offsets, self.d_neighbors, self.d_npop, self.d_boundary, d_cases, self.d_klogk,
+                self.d_offsets, self.d_neighbors, self.d_npop, self.d_mexp, self.d_loge, self.d_logce, self.d_boundary, d_cases, self.d_klogk,
                 np.int64(self.n_cases), np.int64(self.n_total), np.float64(self.l0),
-                np.int32(self.direction in ("high", "both")), np.int32(self.direction in ("low", "both")),
-                np.int32(R), np.int32(bool(want_arg)), d_best, d_entry, d_max,
+                np.int32(self.want_high), np.int32(self.want_low), np.int64(self.min_cases),
+                np.int32(self.model == "poisson"), np.int32(R), np.int32(bool(want_arg)), d_best, d_entry, d_max,
             ])
         rep_max = dev.to_host(d_max)
         if want_arg:
@@ -71,7 +73,7 @@ class GpuEngine:
 
     def best_per_centre(self, cases: np.ndarray, want_arg: bool = False):
         """(m, R) best LLR per centre [and best window end entry] for cases (L, R) int32."""
-        _, best, entry = self._run(cases, True)
+        _, best, entry = self._run(cases, True)  # one kernel: the argmax costs nothing extra here
         return (best, entry) if want_arg else (best, None)
 
     def max_llr(self, cases: np.ndarray) -> np.ndarray:

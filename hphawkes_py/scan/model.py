@@ -27,13 +27,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._backend import get_device, is_gpu_backend, resolve_backend, threads_context
+from .._backend import resolve_backend, threads_context
 from .._parallel import run_replicates, spawn_seeds
-from .._validate import as_count_array, as_float_array, check_in, check_int, describe
-from . import cpu as _cpu
+from .._validate import (as_count_array, as_float_array, check_in, check_int, check_positive, check_probability,
+                         check_seed,
+                         describe)
+from .engine import (DIRECTIONS, build_windows, cumulative_expected, draw_multinomial_cases, draw_null_cases,
+                     klogk_table, make_engine)
 
-__all__ = ["bernoulli", "ScanResult", "prepare_locations", "make_centres", "gumbel_p_values",
-           "make_engine", "EULER_GAMMA"]
+__all__ = ["bernoulli", "poisson", "ScanResult", "merge_rows", "Geometry", "EARTH_RADIUS_KM", "prepare_locations", "make_centres", "gumbel_p_values",
+           "replicate_seed_batches", "draw_null_cases", "EULER_GAMMA"]
 
 EULER_GAMMA = 0.5772156649015329
 #: replicates per Monte Carlo batch (a fixed size: the per-replicate seeds make results
@@ -41,6 +44,9 @@ EULER_GAMMA = 0.5772156649015329
 BATCH_SIZE = 256
 #: refuse grids with more centres than this (grid_cell too small for the extent)
 MAX_GRID_CENTRES = 4_000_000
+#: refuse more Monte Carlo replicates than this (SaTScan's own limit is 999,999; the null
+#: maxima alone take 8 bytes each and every replicate evaluates every window)
+MAX_REPLICATES = 10**8
 
 
 # --------------------------------------------------------------------------- input
@@ -63,13 +69,72 @@ class Locations:
         return self.cases + self.controls
 
 
-def prepare_locations(coords: Any, cases: Any, controls: Any) -> Locations:
-    """Validate the input and merge rows with identical coordinates (counts summed)."""
-    xy = as_float_array(coords, "coords", ndim=2, finite=True)
+def _check_coords(coords: Any) -> np.ndarray:
+    """(n, 2) finite float64 coordinates (a copy); booleans and complex numbers are refused."""
+    kind = coords.dtype.kind if isinstance(coords, np.ndarray) else np.asarray(coords).dtype.kind
+    if kind in "bc":
+        what = "booleans" if kind == "b" else "complex numbers"
+        raise TypeError(f"coords must hold real numbers (planar coordinates), got {what}")
+    if not isinstance(coords, np.ndarray) or kind == "O":
+        # nested lists: NumPy would read True as 1
+        try:
+            flat = np.asarray(coords, dtype=object).ravel()
+        except (TypeError, ValueError):
+            flat = ()
+        bad = next((v for v in flat if isinstance(v, (bool, np.bool_, complex, np.complexfloating))), None)
+        if bad is not None:
+            raise TypeError(f"coords must hold real numbers (planar coordinates), got {bad!r}")
+    return as_float_array(coords, "coords", ndim=2, finite=True, copy=True)
+
+
+def check_location_ids(location_ids: Any, n: int, repeats: bool = False) -> np.ndarray:
+    """Ids reported for the input rows: default 0..n-1; one per row, no duplicates (unless
+    ``repeats``: rows of one location, e.g. its covariate categories, share its id)."""
+    if location_ids is None:
+        return np.arange(n)
+    ids = np.array(location_ids)
+    if ids.ndim != 1 or len(ids) != n:
+        raise ValueError(f"location_ids must be 1-D with one id per row ({n}), got shape {ids.shape}")
+    if repeats:
+        return ids
+    uniq, first, counts = np.unique(ids, return_index=True, return_counts=True)
+    if (counts > 1).any():
+        k = int(np.argmax(counts > 1))
+        rows = np.flatnonzero(ids == uniq[k])[:2].tolist()
+        dup = uniq[k].item() if hasattr(uniq[k], "item") else uniq[k]
+        raise ValueError(f"location_ids must be unique: {dup!r} is given for rows {rows[0]} and {rows[1]}")
+    return ids
+
+
+def merge_rows(xy: np.ndarray):
+    """Rows with identical coordinates merged, first occurrence order kept.
+
+    Returns ``(coords (L, 2), gid (n,) location of every input row, members: list of the input
+    rows of each location)``."""
+    _, first, inverse = np.unique(xy, axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    order_groups = np.argsort(first, kind="stable")  # group g (in unique order) -> position
+    rank = np.empty_like(order_groups)
+    rank[order_groups] = np.arange(len(order_groups))
+    gid = rank[inverse]  # group position of every input row, in first-occurrence order
+    members: list = [[] for _ in range(len(first))]
+    for row, g in enumerate(gid.tolist()):
+        members[g].append(row)
+    return xy[np.sort(first)], gid, members
+
+
+def _check_xy(coords) -> np.ndarray:
+    xy = _check_coords(coords)
     if xy.shape[1] != 2:
         raise ValueError(f"coords must have shape (n, 2) (x, y columns), got {xy.shape}")
     if xy.shape[0] < 1:
         raise ValueError("coords is empty: need at least one location")
+    return xy
+
+
+def prepare_locations(coords: Any, cases: Any, controls: Any) -> Locations:
+    """Validate the input and merge rows with identical coordinates (counts summed)."""
+    xy = _check_xy(coords)
     ca = as_count_array(cases, "cases")
     co = as_count_array(controls, "controls")
     n = xy.shape[0]
@@ -85,20 +150,10 @@ def prepare_locations(coords: Any, cases: Any, controls: Any) -> Locations:
         raise ValueError("all persons are cases (controls sum to 0): the Bernoulli scan needs controls too")
     if N >= 2**31 - 1:
         raise ValueError(f"total population {N} is too large (must be < 2**31 - 1)")
-    # merge identical coordinates (first occurrence order kept)
-    _, first, inverse = np.unique(xy, axis=0, return_index=True, return_inverse=True)
-    inverse = inverse.ravel()
-    order_groups = np.argsort(first, kind="stable")  # group g (in unique order) -> position
-    rank = np.empty_like(order_groups)
-    rank[order_groups] = np.arange(len(order_groups))
-    gid = rank[inverse]  # group position of every input row, in first-occurrence order
-    L = len(first)
+    m_coords, gid, members = merge_rows(xy)
+    L = len(members)
     m_cases = np.bincount(gid, weights=ca, minlength=L).astype(np.int64)
     m_controls = np.bincount(gid, weights=co, minlength=L).astype(np.int64)
-    m_coords = xy[np.sort(first)]
-    members: list = [[] for _ in range(L)]
-    for row, g in enumerate(gid.tolist()):
-        members[g].append(row)
     return Locations(m_coords, m_cases, m_controls, members, n - L)
 
 
@@ -108,11 +163,7 @@ def make_centres(loc_coords: np.ndarray, grid_cell: Any):
     centre_location (m,) index of the location at the centre or -1)."""
     if grid_cell is None:
         return loc_coords.copy(), np.arange(len(loc_coords), dtype=np.int64)
-    if isinstance(grid_cell, bool) or not isinstance(grid_cell, (int, float, np.integer, np.floating)):
-        raise TypeError(f"grid_cell must be None or a positive number, got {describe(grid_cell)}")
-    g = float(grid_cell)
-    if not math.isfinite(g) or g <= 0:
-        raise ValueError(f"grid_cell must be a positive finite number (cell side, coordinate units), got {grid_cell!r}")
+    g = check_positive(grid_cell, "grid_cell")
     lo = loc_coords.min(axis=0)
     hi = loc_coords.max(axis=0)
     nx = max(1, int(math.ceil((hi[0] - lo[0]) / g)))
@@ -129,30 +180,101 @@ def make_centres(loc_coords: np.ndarray, grid_cell: Any):
     return centres, np.full(len(centres), -1, dtype=np.int64)
 
 
-# --------------------------------------------------------------------------- engines
-def make_engine(windows, klogk, n_cases, n_total, direction, backend):
-    """The CPU (Numba) or GPU/emulator (CUDA) engine for the resolved ``backend``."""
-    if is_gpu_backend(backend):
-        from .gpu import GpuEngine
-
-        return GpuEngine(windows, klogk, n_cases, n_total, direction, get_device(backend), backend)
-    return _cpu.CpuEngine(windows, klogk, n_cases, n_total, direction)
+# --------------------------------------------------------------------------- distances
+#: Earth radius of SaTScan's great-circle distances (km)
+EARTH_RADIUS_KM = 6367.0
+DISTANCES = ("euclidean", "great_circle")
 
 
-def draw_null_cases(pop: np.ndarray, n_cases: int, seeds) -> np.ndarray:
-    """Cases per location for each replicate: the C cases relabelled at random among all
-    N persons (a multivariate hypergeometric draw over the locations' populations, made
-    as a uniformly random C-subset of the persons, O(C log L) per replicate). One seed per
-    replicate (``seeds``: SeedSequences), so a replicate's data does not depend on how
-    replicates are batched or on the executor. Returns (L, R) int32."""
-    s32 = np.array([ss.generate_state(1, np.uint32)[0] for ss in seeds], dtype=np.uint32)
-    return _cpu.draw_cases(pop, n_cases, s32)
+class Geometry:
+    """Distances between locations: planar Euclidean on the coordinates as given, or great-circle
+    distances (km) on (latitude, longitude) in degrees, as SaTScan computes them for
+    "Latitude/Longitude" coordinates. Windows are built on :meth:`points` (for great-circle
+    distances, unit vectors: the order by chord length is the order by great-circle distance)."""
+
+    def __init__(self, distance: str):
+        self.great_circle = check_in(distance, "distance", DISTANCES) == "great_circle"
+
+    def check(self, xy: np.ndarray) -> None:
+        if self.great_circle:
+            lat, lon = xy[:, 0], xy[:, 1]
+            if (np.abs(lat) > 90).any():
+                i = int(np.argmax(np.abs(lat) > 90))
+                raise ValueError(f"distance='great_circle' reads coords as (latitude, longitude) in degrees; "
+                                 f"coords[{i}, 0] = {lat[i]!r} is not a latitude in [-90, 90]")
+            if (np.abs(lon) > 360).any():
+                i = int(np.argmax(np.abs(lon) > 360))
+                raise ValueError(f"distance='great_circle': coords[{i}, 1] = {lon[i]!r} is not a longitude in degrees")
+
+    def points(self, xy: np.ndarray) -> np.ndarray:
+        if not self.great_circle:
+            return xy
+        lat, lon = np.radians(xy[:, 0]), np.radians(xy[:, 1])
+        return np.column_stack([np.cos(lat) * np.cos(lon), np.cos(lat) * np.sin(lon), np.sin(lat)])
+
+    def to_working(self, distance):
+        """A distance (coordinate units, or km) in the units of :meth:`points` (chord length)."""
+        if distance is None or not self.great_circle:
+            return distance
+        return 2.0 * math.sin(min(distance / (2.0 * EARTH_RADIUS_KM), math.pi / 2))
+
+    def from_working(self, w: np.ndarray) -> np.ndarray:
+        if not self.great_circle:
+            return w
+        return 2.0 * EARTH_RADIUS_KM * np.arcsin(np.minimum(np.asarray(w) / 2.0, 1.0))
 
 
-def _null_batch(item, _batch_seed, engine, pop, n_cases):
-    """One Monte Carlo batch (module level so process pools can pickle it)."""
-    seeds = item
-    cases = draw_null_cases(pop, n_cases, seeds)
+# --------------------------------------------------------------------------- Monte Carlo
+def replicate_seed_batches(seed, n_replicates: int, batch: int = BATCH_SIZE) -> list:
+    """One SeedSequence per batch of ``batch`` replicates; ``.spawn(size)`` of the batch
+    starting at replicate ``s`` gives the seeds of replicates ``s .. s + size - 1``, which are
+    the children ``s ..`` of the root seed (``spawn_seeds(seed, n_replicates)``), whatever the
+    batching or the executor. Only the batch seeds are created here (not ``n_replicates`` seeds)."""
+    first = spawn_seeds(seed, 1)[0]  # replicate 0: carries the root's entropy and spawn key
+    return [np.random.SeedSequence(first.entropy, spawn_key=first.spawn_key[:-1], pool_size=first.pool_size,
+                                   n_children_spawned=start)
+            for start in range(0, n_replicates, batch)]
+
+
+def _check_replicates(n_replicates):
+    n = check_int(n_replicates, "n_replicates", minimum=1)
+    if n > MAX_REPLICATES:
+        raise ValueError(
+            f"n_replicates={n} is too many: the null maxima alone would need {8 * n / 2**30:.3g} GiB, and every "
+            f"replicate evaluates every window ({n:.3g} x the number of windows log likelihood ratios); "
+            f"at most {MAX_REPLICATES:,} (SaTScan allows 999,999)"
+        )
+    return n
+
+
+def _check_progress(progress):
+    if not isinstance(progress, (bool, np.bool_)):
+        raise TypeError(f"progress must be True or False, got {describe(progress)}")
+    return bool(progress)
+
+
+def _check_threads(threads):
+    if threads is not None:
+        check_int(threads, "threads", minimum=1)
+    return threads
+
+
+def _monte_carlo(engine, weights, n_cases, n_replicates, seed, executor, progress):
+    """(n_replicates,) float64 maxima of the null replicates, in replicate order. The null:
+    Bernoulli, the cases relabelled among the persons (``weights``: persons per location);
+    Poisson, the cases redistributed multinomially (``weights``: expected cases per location)."""
+    starts = list(range(0, n_replicates, BATCH_SIZE))
+    sizes = [min(BATCH_SIZE, n_replicates - s) for s in starts]
+    parts = run_replicates(_null_batch, sizes, seeds=replicate_seed_batches(seed, n_replicates),
+                           executor=executor, progress=progress, desc="scan Monte Carlo",
+                           args=(engine, weights, n_cases))
+    return np.concatenate(parts).astype(np.float64)
+
+
+def _null_batch(size, batch_seed, engine, weights, n_cases):
+    """One Monte Carlo batch of ``size`` replicates (module level so process pools can pickle it)."""
+    draw = draw_multinomial_cases if engine.model == "poisson" else draw_null_cases
+    cases = draw(weights, n_cases, batch_seed.spawn(size))
     return engine.max_llr(cases)
 
 
@@ -172,7 +294,7 @@ def gumbel_p_values(observed: np.ndarray, null_max: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------- result
 @dataclasses.dataclass(frozen=True, repr=False)
 class ScanResult:
-    """Result of :func:`bernoulli`.
+    """Result of :func:`bernoulli` and :func:`poisson`.
 
     Attributes
     ----------
@@ -182,10 +304,12 @@ class ScanResult:
         ``x``, ``y`` (centre, coordinate units), ``radius`` (distance from the centre to
         the farthest location in the window, coordinate units), ``location_ids`` (list of
         the input location ids in the window, nearest first; merged duplicates all listed),
-        ``n_locations``, ``cases``, ``population`` (cases + controls, persons),
-        ``expected`` (population x C / N), ``observed_over_expected``, ``relative_risk``
-        (case proportion inside / outside), ``log_likelihood_ratio``, ``p_value``
-        (Monte Carlo, against the null maxima) and ``gumbel_p_value``.
+        ``n_locations``, ``cases``, ``population`` (Bernoulli: cases + controls, persons;
+        Poisson: the population given), ``expected`` (Bernoulli: population x C / N; Poisson: the
+        expected cases under the null), ``observed_over_expected``, ``relative_risk`` (Bernoulli:
+        case proportion inside / outside; Poisson: (c / E) / ((C - c) / (C - E))),
+        ``log_likelihood_ratio``, ``p_value`` (Monte Carlo, against the null maxima) and
+        ``gumbel_p_value``.
     null_llr : numpy.ndarray
         (n_replicates,) maximum LLR of each Monte Carlo replicate.
     backend : str
@@ -198,8 +322,9 @@ class ScanResult:
         Input rows merged into another row with identical coordinates.
     n_centres, n_windows : int
         Circle centres scanned, and windows evaluated per replicate.
-    max_population, direction, n_replicates, grid_cell
-        The settings used.
+    max_population, direction, n_replicates, grid_cell, model, max_distance, min_cases, distance
+        The settings used (``model``: "bernoulli" or "poisson"; radii and ``max_distance`` in km
+        when ``distance="great_circle"``).
     """
 
     clusters: pd.DataFrame
@@ -215,9 +340,14 @@ class ScanResult:
     direction: str
     n_replicates: int
     grid_cell: Any = None
+    model: str = "bernoulli"
+    max_distance: Any = None
+    min_cases: int = 0
+    distance: str = "euclidean"
     _loc_coords: np.ndarray = dataclasses.field(default=None, repr=False)
     _loc_cases: np.ndarray = dataclasses.field(default=None, repr=False)
     _loc_controls: np.ndarray = dataclasses.field(default=None, repr=False)
+    _loc_population: np.ndarray = dataclasses.field(default=None, repr=False)
 
     @property
     def most_likely(self) -> pd.Series | None:
@@ -240,6 +370,10 @@ class ScanResult:
             "max_population": self.max_population,
             "direction": self.direction,
             "n_replicates": self.n_replicates,
+            "model": self.model,
+            "max_distance": self.max_distance,
+            "min_cases": self.min_cases,
+            "distance": self.distance,
         }
 
     def to_csv(self, path, **kwargs) -> None:
@@ -250,16 +384,19 @@ class ScanResult:
 
     def summary(self) -> str:
         lines = [
-            f"Bernoulli spatial scan ({self.direction} rates), backend={self.backend}",
+            f"{'Discrete Poisson' if self.model == 'poisson' else 'Bernoulli'} spatial scan "
+            f"({self.direction} rates), backend={self.backend}",
             f"  {self.n_locations} locations ({self.n_merged} rows merged), {self.n_cases} cases, "
-            f"{self.n_population} persons; max window population {self.max_population:.0%}",
+            f"population {self.n_population:.10g}; max window {self.max_population:.0%} of the "
+            f"{'expected cases' if self.model == 'poisson' else 'population'}"
+            + (f", radius <= {self.max_distance:g}" if self.max_distance is not None else ""),
             f"  {self.n_centres} centres, {self.n_windows} windows, {self.n_replicates} replicates",
         ]
         for k, row in self.clusters.iterrows():
             ids = ", ".join(str(v) for v in row.location_ids[:12]) + (" ..." if row.n_locations > 12 else "")
             lines.append(
                 f"{k + 1}. locations {ids}\n   centre ({row.x:.6g}, {row.y:.6g}) radius {row.radius:.6g}; "
-                f"cases {row.cases}/{row.population} (expected {row.expected:.2f}, RR {row.relative_risk:.3g}); "
+                f"cases {row.cases}/{row.population:.10g} (expected {row.expected:.2f}, RR {row.relative_risk:.3g}); "
                 f"LLR {row.log_likelihood_ratio:.6f}; p {row.p_value:.4g} (Gumbel {row.gumbel_p_value:.3g})"
             )
         return "\n".join(lines)
@@ -269,57 +406,44 @@ class ScanResult:
         best = "no cluster" if top is None else (
             f"most likely: {top.n_locations} locations, LLR={top.log_likelihood_ratio:.4f}, p={top.p_value:.4g}"
         )
-        return (f"ScanResult(backend={self.backend!r}, clusters={len(self.clusters)}, "
+        return (f"ScanResult(model={self.model!r}, backend={self.backend!r}, clusters={len(self.clusters)}, "
                 f"n_replicates={self.n_replicates}, {best})")
 
     def plot(self, ax=None, *, max_clusters: int | None = None, alpha: float = 0.05):
-        """Clusters as circles over the locations (matplotlib).
+        """Clusters as circles over the locations: :func:`hphawkes_py.scan.plot.plot_clusters`."""
+        from .plot import plot_clusters
 
-        Locations are grey dots (size ~ population), red where they hold cases; the most
-        likely cluster is a thick circle, secondary clusters thin (dashed when p > alpha).
-        Returns the Axes.
-        """
-        import matplotlib.pyplot as plt
-        from matplotlib.patches import Circle
-
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6, 6))
-        xy = self._loc_coords
-        pop = self._loc_cases + self._loc_controls
-        size = 6 + 30 * np.sqrt(pop / max(1, pop.max()))
-        ax.scatter(xy[:, 0], xy[:, 1], s=size, c="0.6", lw=0, label="locations")
-        has = self._loc_cases > 0
-        ax.scatter(xy[has, 0], xy[has, 1], s=size[has], c="tab:red", lw=0, label="with cases")
-        rows = self.clusters if max_clusters is None else self.clusters.iloc[:max_clusters]
-        for k, row in enumerate(rows.itertuples()):
-            sig = row.p_value <= alpha
-            circ = Circle((row.x, row.y), max(row.radius, 1e-12), fill=False,
-                          lw=2.5 if k == 0 else 1.2, ls="-" if sig or k == 0 else "--",
-                          ec="tab:blue" if k == 0 else "tab:purple")
-            ax.add_patch(circ)
-            ax.annotate(f"{k + 1}", (row.x, row.y), fontsize=8, ha="center", va="center")
-        ax.set_aspect("equal")
-        ax.set_xlabel("x")
-        ax.set_ylabel("y")
-        ax.set_title(f"Spatial scan: {len(rows)} cluster(s), most likely p={rows.p_value.iloc[0]:.3g}"
-                     if len(rows) else "Spatial scan: no cluster")
-        ax.legend(loc="best", fontsize=8)
-        return ax
+        return plot_clusters(self, ax, max_clusters=max_clusters, alpha=alpha)
 
 
 # --------------------------------------------------------------------------- main
+def _check_geometry(distance, xy, grid_cell) -> Geometry:
+    geo = Geometry(distance)
+    geo.check(xy)
+    if geo.great_circle and grid_cell is not None:
+        raise ValueError("grid_cell is not available with distance='great_circle' (a grid of latitude/longitude "
+                         "cells is not a regular grid on the sphere): give grid_cell=None")
+    return geo
+
+
+def _radius(geo, points, cpoints):
+    """``radius_of(members, i)``: distance from centre ``i`` to its farthest member (reported units)."""
+    def radius_of(members, i):
+        w = np.sqrt(((points[members] - cpoints[i]) ** 2).sum(axis=1)).max()
+        return float(geo.from_working(w))
+    return radius_of
+
+
 def _check_max_population(v):
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-        raise TypeError(f"max_population must be a number in (0, 0.5], got {describe(v)}")
-    v = float(v)
-    if not (0 < v <= 0.5):
+    v = check_probability(v, "max_population")
+    if v > 0.5:
         raise ValueError(f"max_population must be in (0, 0.5] (fraction of the total population), got {v!r}")
     return v
 
 
 def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, direction="high",
-              secondary="no-overlap", grid_cell=None, seed=None, executor=None, backend="auto",
-              threads=None, location_ids=None, progress=True) -> ScanResult:
+              secondary="no-overlap", grid_cell=None, max_distance=None, distance="euclidean", min_cases=0,
+              location_ids=None, seed=None, executor=None, backend="auto", threads=None, progress=True) -> ScanResult:
     """Kulldorff's purely spatial Bernoulli scan statistic with Monte Carlo inference.
 
     Semantics follow SaTScan's purely spatial Bernoulli analysis with circular windows.
@@ -345,6 +469,15 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
     grid_cell : float, optional
         When given, circles are centred on the centres of a regular grid of this cell
         side (coordinate units) covering the locations, instead of on the locations.
+    max_distance : float, optional
+        Maximum circle radius (coordinate units; km with ``distance="great_circle"``), on top of
+        ``max_population``.
+    distance : {"euclidean", "great_circle"}
+        ``"great_circle"``: coords are (latitude, longitude) in degrees and distances are
+        great-circle distances in km (SaTScan's "Latitude/Longitude" coordinates; radii reported in km).
+    min_cases : int >= 0
+        High-rate windows need at least this many cases (SaTScan >= 9.5's "minimum cases in cluster
+        for high rates"; 0, the default, is no restriction as in earlier versions).
     seed : None, int, SeedSequence or Generator
         Root of the per-replicate seeds: results do not depend on executor or batching.
     executor : None, concurrent.futures.Executor or dask Client
@@ -363,16 +496,17 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
     """
     loc = prepare_locations(coords, cases, controls)
     n_in = sum(len(m) for m in loc.members)
-    if location_ids is None:
-        ids = np.arange(n_in)
-    else:
-        ids = np.asarray(location_ids)
-        if ids.ndim != 1 or len(ids) != n_in:
-            raise ValueError(f"location_ids must be 1-D with one id per row ({n_in}), got shape {ids.shape}")
+    ids = check_location_ids(location_ids, n_in)
     max_population = _check_max_population(max_population)
-    n_replicates = check_int(n_replicates, "n_replicates", minimum=1)
-    check_in(direction, "direction", ("high", "low", "both"))
+    max_distance = None if max_distance is None else check_positive(max_distance, "max_distance")
+    geo = _check_geometry(distance, loc.coords, grid_cell)
+    min_cases = check_int(min_cases, "min_cases", minimum=0)
+    n_replicates = _check_replicates(n_replicates)
+    check_in(direction, "direction", DIRECTIONS)
     check_in(secondary, "secondary", ("no-overlap",))
+    progress = _check_progress(progress)
+    threads = _check_threads(threads)
+    check_seed(seed)  # before any work
     resolved = resolve_backend(backend)
     if loc.n_merged:
         warnings.warn(
@@ -386,36 +520,265 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
     centres, centre_loc = make_centres(loc.coords, grid_cell)
 
     with threads_context(threads):
-        windows = _cpu.build_windows(centres, loc.coords, pop, max_population * N)
-        klogk = _cpu.klogk_table(N)
-        engine = make_engine(windows, klogk, C, N, direction, resolved)
+        points = geo.points(loc.coords)
+        cpoints = geo.points(centres)
+        windows = build_windows(cpoints, points, pop, max_population * N, geo.to_working(max_distance))
+        engine = make_engine(windows, klogk_table(N), C, N, direction, backend=resolved, min_cases=min_cases)
         observed = loc.cases.astype(np.int32)[:, None]
         best, best_entry = engine.best_per_centre(observed, want_arg=True)
         best = best[:, 0]
         best_entry = best_entry[:, 0]
-        seeds = spawn_seeds(seed, n_replicates)
-        batches = [seeds[i:i + BATCH_SIZE] for i in range(0, n_replicates, BATCH_SIZE)]
-        parts = run_replicates(_null_batch, batches, seed=0, executor=executor, progress=progress,
-                               desc="scan Monte Carlo", args=(engine, pop, C))
-    null_llr = np.concatenate(parts).astype(np.float64)
+        null_llr = _monte_carlo(engine, pop, C, n_replicates, seed, executor, progress)
     offsets, neighbors, npop, boundary = windows
-    clusters = _clusters(best, best_entry, offsets, neighbors, npop, centres, centre_loc, loc, ids, C, N, null_llr)
+
+    def window_stats(members, c, j):
+        n = int(npop[j])
+        inside, outside = c / n, (C - c) / (N - n)
+        return n, n * C / N, inside / outside if outside > 0 else math.inf
+
+    clusters = _clusters(best, best_entry, offsets, neighbors, centres, centre_loc,
+                         _radius(geo, points, cpoints), loc.cases, loc.members, ids, null_llr, window_stats)
     return ScanResult(
         clusters=clusters, null_llr=null_llr, backend=resolved, n_cases=C, n_population=N,
         n_locations=len(loc.members), n_merged=loc.n_merged, n_centres=len(centres),
         n_windows=int(boundary.sum()), max_population=max_population, direction=direction,
-        n_replicates=n_replicates, grid_cell=grid_cell, _loc_coords=loc.coords,
-        _loc_cases=loc.cases, _loc_controls=loc.controls,
+        n_replicates=n_replicates, grid_cell=grid_cell, max_distance=max_distance, distance=distance,
+        min_cases=min_cases, _loc_coords=loc.coords,
+        _loc_cases=loc.cases, _loc_controls=loc.controls, _loc_population=pop,
     )
 
 
-def _clusters(best, best_entry, offsets, neighbors, npop, centres, centre_loc, loc, ids, C, N, null_llr):
-    """Most likely + secondary clusters (no geographical overlap) as a DataFrame."""
+def _category_codes(covariates, n: int) -> tuple[np.ndarray, list]:
+    """Integer code per row of the covariate category (``covariates``: (n,) labels or (n, k)
+    columns, one category per distinct row), and the categories in order of first appearance."""
+    if isinstance(covariates, pd.DataFrame):
+        rows = list(covariates.itertuples(index=False, name=None))
+    elif isinstance(covariates, pd.Series):
+        rows = covariates.tolist()
+    else:
+        arr = np.asarray(covariates, dtype=object)
+        if arr.ndim not in (1, 2):
+            raise ValueError(f"covariates must be 1-D (one label per row) or 2-D (columns), got shape {arr.shape}")
+        rows = [tuple(r) for r in arr.tolist()] if arr.ndim == 2 else arr.tolist()
+    if len(rows) != n:
+        raise ValueError(f"covariates must have one row per location row ({n}), got {len(rows)}")
+    codes, cats = pd.factorize(pd.Series(rows, dtype=object), sort=False)
+    if (codes < 0).any():
+        i = int(np.argmax(codes < 0))
+        raise ValueError(f"covariates must not be missing; row {i} is {rows[i]!r}")
+    return codes.astype(np.int64), list(cats)
+
+
+def indirect_expected(cases: np.ndarray, population: np.ndarray, codes: np.ndarray | None = None,
+                      categories: list | None = None) -> np.ndarray:
+    """Expected cases per row by indirect standardisation: ``E = population x C_k / P_k`` with
+    ``C_k`` and ``P_k`` the cases and population of the row's covariate category ``k`` (one
+    category when ``codes`` is None: ``E = population x C / P``). The expected counts sum to C."""
+    if codes is None:
+        codes = np.zeros(len(cases), dtype=np.int64)
+    K = int(codes.max()) + 1 if len(codes) else 0
+    Ck = np.bincount(codes, weights=cases, minlength=K)
+    Pk = np.bincount(codes, weights=population, minlength=K)
+    bad = (Pk <= 0) & (Ck > 0)
+    if bad.any():
+        k = int(np.argmax(bad))
+        name = f"covariate category {categories[k]!r}" if categories is not None else "the study area"
+        raise ValueError(f"{name} has {int(Ck[k])} case(s) but zero population: its expected counts are undefined")
+    rate = np.divide(Ck, Pk, out=np.zeros(K), where=Pk > 0)
+    return population * rate[codes]
+
+
+def poisson(coords, cases, population, *, expected=None, covariates=None, max_population=0.5, max_distance=None,
+            min_cases=2, n_replicates=999, direction="high", secondary="no-overlap", grid_cell=None,
+            distance="euclidean", location_ids=None, seed=None, executor=None, backend="auto", threads=None,
+            progress=True) -> ScanResult:
+    """Kulldorff's purely spatial discrete Poisson scan statistic with Monte Carlo inference.
+
+    Semantics follow SaTScan's purely spatial discrete Poisson analysis with circular windows:
+    a window with ``c`` cases and ``E`` expected cases (of ``C`` in all) has log likelihood ratio
+    ``c log(c/E) + (C-c) log((C-c)/(C-E))`` when its rate is higher (lower, either) than outside,
+    replicates redistribute the C cases multinomially in proportion to the expected counts, and
+    secondary clusters are the best windows of other centres sharing no location with a more
+    likely reported cluster (those with Monte Carlo p = 1 are not listed, as in SaTScan).
+
+    Parameters
+    ----------
+    coords : array_like (n, 2)
+        Planar (Cartesian) location coordinates; distances are Euclidean. Rows with identical
+        coordinates are merged (with ``covariates``, give one row per location and category).
+    cases : array_like (n,)
+        Non-negative integer case counts.
+    population : array_like (n,)
+        Non-negative population (persons or person-time; need not be whole numbers).
+    expected : array_like (n,), optional
+        Expected cases per row under the null (e.g. from an external standardisation), used
+        instead of the population; rescaled to sum to C. Not together with ``covariates``.
+    covariates : array_like (n,) or (n, k), optional
+        Covariate category of each row (labels, or k columns such as age group and sex):
+        expected counts by indirect standardisation over the categories (SaTScan's covariate
+        adjustment of the .cas/.pop covariates; see :func:`read_satscan` with ``covariates=True``).
+    max_population : float in (0, 0.5]
+        Maximum window size as a fraction of the total population at risk (of the expected
+        cases, which is the same without covariates).
+    max_distance : float, optional
+        Maximum circle radius (coordinate units), on top of ``max_population``.
+    min_cases : int >= 0
+        High-rate windows need at least this many cases (SaTScan's default 2); the restriction
+        applies to the data and to every replicate.
+    n_replicates : int >= 1
+    direction : {"high", "low", "both"}
+    secondary : {"no-overlap"}
+    grid_cell : float, optional
+        Circles centred on the cells of a regular grid of this side instead of on the locations.
+    distance : {"euclidean", "great_circle"}
+        As in :func:`bernoulli` (great-circle: coords are (latitude, longitude), km).
+    location_ids : array_like (n,), optional
+        Ids reported in ``clusters.location_ids`` (default: 0-based input row positions); unique,
+        except with ``covariates``, where the rows of one location (its categories) share its id;
+        a location is then reported once, by the id of its first row.
+    seed, executor, backend, threads, progress
+        As in :func:`bernoulli`.
+
+    Returns
+    -------
+    ScanResult
+        ``model="poisson"``; ``clusters.population`` is the population in the window and
+        ``clusters.expected`` its expected cases.
+    """
+    xy = _check_xy(coords)
+    n = xy.shape[0]
+    ca = as_count_array(cases, "cases")
+    if expected is not None and covariates is not None:
+        raise ValueError("give expected= or covariates=, not both (covariates are used to compute the expected counts)")
+    po = None
+    if population is not None or expected is None:
+        po = as_float_array(population, "population", ndim=1, copy=True)
+        if (po < 0).any():
+            i = int(np.argmax(po < 0))
+            raise ValueError(f"population must be non-negative; population[{i}] = {po[i]!r}")
+    ex = None
+    if expected is not None:
+        ex = as_float_array(expected, "expected", ndim=1, copy=True)
+        if (ex < 0).any():
+            i = int(np.argmax(ex < 0))
+            raise ValueError(f"expected must be non-negative; expected[{i}] = {ex[i]!r}")
+    lengths = {"coords": n, "cases": len(ca)}
+    if po is not None:
+        lengths["population"] = len(po)
+    if ex is not None:
+        lengths["expected"] = len(ex)
+    if len(set(lengths.values())) > 1:
+        raise ValueError("coords, cases, population (and expected) must have the same length; got "
+                         + ", ".join(f"{k} {v}" for k, v in lengths.items()))
+    C = int(ca.sum())
+    if C == 0:
+        raise ValueError("cases sum to 0: the scan statistic needs at least one case")
+    if C >= 2**31 - 1:
+        raise ValueError(f"{C} cases are too many (must be < 2**31 - 1)")
+    codes = cats = None
+    if covariates is not None:
+        codes, cats = _category_codes(covariates, n)
+    ids = check_location_ids(location_ids, n, repeats=covariates is not None)
+    max_population = _check_max_population(max_population)
+    max_distance = None if max_distance is None else check_positive(max_distance, "max_distance")
+    geo = _check_geometry(distance, xy, grid_cell)
+    min_cases = check_int(min_cases, "min_cases", minimum=0)
+    n_replicates = _check_replicates(n_replicates)
+    check_in(direction, "direction", DIRECTIONS)
+    check_in(secondary, "secondary", ("no-overlap",))
+    progress = _check_progress(progress)
+    threads = _check_threads(threads)
+    check_seed(seed)
+    resolved = resolve_backend(backend)
+
+    if ex is None:
+        ex = indirect_expected(ca, po, codes, cats)
+    else:
+        total = float(ex.sum())
+        if not total > 0:
+            raise ValueError("expected sums to 0: need positive expected counts")
+        ex = ex * (C / total)
+    bad = (ex <= 0) & (ca > 0)
+    if bad.any():
+        i = int(np.argmax(bad))
+        what = "expected" if expected is not None else "population"
+        raise ValueError(f"row {i} has {ca[i]} case(s) but zero {what}: a Poisson rate there is undefined")
+
+    loc_coords, gid, members = merge_rows(xy)
+    L = len(members)
+    n_merged = n - L
+    if n_merged:
+        same = n_merged if codes is None else n - len({(g, k) for g, k in zip(gid.tolist(), codes.tolist())})
+        if same:
+            warnings.warn(
+                f"{same} input row(s) share coordinates{'' if codes is None else ' and covariates'} with another "
+                f"row and were merged; counts were summed", UserWarning, stacklevel=2)
+    report_members = members
+    if codes is not None:
+        # rows are location x category: a location is reported once, by its first row's id, and
+        # rows sharing an id must share the coordinates
+        if location_ids is not None:
+            _, first_of_id, id_code = np.unique(ids.astype(str), return_index=True, return_inverse=True)
+            bad = gid != gid[first_of_id[id_code.ravel()]]
+            if bad.any():
+                r = int(np.argmax(bad))
+                raise ValueError(f"location_ids: {ids[r]!r} is given for rows at different coordinates "
+                                 f"(rows {int(first_of_id[id_code.ravel()[r]])} and {r})")
+        report_members = [[m[0]] for m in members]
+    l_cases = np.bincount(gid, weights=ca, minlength=L).astype(np.int64)
+    l_exp = np.bincount(gid, weights=ex, minlength=L)
+    l_pop = np.bincount(gid, weights=po, minlength=L) if po is not None else l_exp.copy()
+    if po is not None and np.all(l_pop == np.round(l_pop)) and l_pop.sum() < 2**53:
+        l_pop = l_pop.astype(np.int64)
+    # windows are cut by the population at risk: the population itself when the expected counts
+    # are proportional to it (exact integer comparisons), else the expected counts
+    size = l_pop if (expected is None and covariates is None) else l_exp
+    centres, centre_loc = make_centres(loc_coords, grid_cell)
+
+    with threads_context(threads):
+        points = geo.points(loc_coords)
+        cpoints = geo.points(centres)
+        windows = build_windows(cpoints, points, size, max_population * size.sum(), geo.to_working(max_distance))
+        offsets, neighbors, _, boundary = windows
+        wexp = cumulative_expected(windows, l_exp)
+        engine = make_engine((offsets, neighbors, wexp, boundary), klogk_table(C), C, C, direction,
+                             backend=resolved, model="poisson", min_cases=min_cases)
+        best, best_entry = engine.best_per_centre(l_cases.astype(np.int32)[:, None], want_arg=True)
+        best = best[:, 0]
+        best_entry = best_entry[:, 0]
+        null_llr = _monte_carlo(engine, l_exp, C, n_replicates, seed, executor, progress)
+
+    def window_stats(members, c, j):
+        e = float(wexp[j])
+        rr = (c / e) / ((C - c) / (C - e)) if C > c else math.inf
+        p = l_pop[members].sum()
+        return (int(p) if l_pop.dtype.kind == "i" else float(p)), e, rr
+
+    clusters = _clusters(best, best_entry, offsets, neighbors, centres, centre_loc, _radius(geo, points, cpoints),
+                         l_cases, report_members, ids, null_llr, window_stats)
+    total_pop = l_pop.sum()
+    return ScanResult(
+        clusters=clusters, null_llr=null_llr, backend=resolved, n_cases=C,
+        n_population=int(total_pop) if l_pop.dtype.kind == "i" else float(total_pop),
+        n_locations=L, n_merged=n_merged, n_centres=len(centres), n_windows=int(boundary.sum()),
+        max_population=max_population, direction=direction, n_replicates=n_replicates, grid_cell=grid_cell,
+        model="poisson", max_distance=max_distance, min_cases=min_cases, distance=distance, _loc_coords=loc_coords,
+        _loc_cases=l_cases, _loc_controls=None, _loc_population=l_pop,
+    )
+
+
+def _clusters(best, best_entry, offsets, neighbors, centres, centre_loc, radius_of, cases, members_of, ids, null_llr,
+              window_stats):
+    """Most likely + secondary clusters (no geographical overlap) as a DataFrame.
+
+    ``window_stats(members, c, j)`` gives the model's ``(population, expected, relative_risk)``
+    of the window ending at entry ``j`` with locations ``members`` and ``c`` cases;
+    ``radius_of(members, i)`` the distance from centre ``i`` to its farthest member."""
     cand = np.flatnonzero(best > 0)
     # most likely first; equal LLRs (e.g. the same window seen from several centres) in
     # centre order, i.e. input order, as SaTScan (NY leukaemia: cluster 4 centred on tract 62)
     cand = cand[np.lexsort((cand, -best[cand]))]
-    used = np.zeros(len(loc.members), dtype=bool)
+    used = np.zeros(len(members_of), dtype=bool)
     rows = []
     R = len(null_llr)
     ids_list = list(ids.tolist())
@@ -431,25 +794,21 @@ def _clusters(best, best_entry, offsets, neighbors, npop, centres, centre_loc, l
             # (Monte Carlo p = 1) is not listed (grave: 3 clusters; NY leukaemia: 7)
             continue
         used[members] = True
-        c = int(loc.cases[members].sum())
-        n = int(npop[j])
-        llr = float(best[i])
-        d = np.sqrt(((loc.coords[members] - centres[i]) ** 2).sum(axis=1))
-        inside = c / n
-        outside = (C - c) / (N - n)
+        c = int(cases[members].sum())
+        n, expected, rr = window_stats(members, c, j)
         rows.append({
-            "center": ids_list[loc.members[centre_loc[i]][0]] if centre_loc[i] >= 0 else -1,
+            "center": ids_list[members_of[centre_loc[i]][0]] if centre_loc[i] >= 0 else -1,
             "x": float(centres[i, 0]),
             "y": float(centres[i, 1]),
-            "radius": float(d.max()),
-            "location_ids": [ids_list[r] for m in members for r in loc.members[m]],
-            "n_locations": int(sum(len(loc.members[m]) for m in members)),
+            "radius": float(radius_of(members, i)),
+            "location_ids": [ids_list[r] for m in members for r in members_of[m]],
+            "n_locations": int(sum(len(members_of[m]) for m in members)),
             "cases": c,
             "population": n,
-            "expected": n * C / N,
-            "observed_over_expected": c / (n * C / N),
-            "relative_risk": inside / outside if outside > 0 else math.inf,
-            "log_likelihood_ratio": llr,
+            "expected": expected,
+            "observed_over_expected": c / expected,
+            "relative_risk": rr,
+            "log_likelihood_ratio": float(best[i]),
             "p_value": (1 + exceed) / (1 + R),
         })
     cols = ["center", "x", "y", "radius", "location_ids", "n_locations", "cases", "population", "expected",

@@ -15,6 +15,7 @@ convergence rules.
 from .data import RiskWindow, SCCSData
 from .model import BootstrapResult, CVResult, MLEWarning, SCCSFit, bootstrap, cross_validate, fit, log_prior
 from .simulate import simulate
+from .splines import SplineTerm
 
 __all__ = ["SCCSData", "RiskWindow", "SCCSFit", "CVResult", "BootstrapResult", "MLEWarning", "fit", "cross_validate", "bootstrap",
-           "simulate", "log_prior"]
+           "simulate", "log_prior", "SplineTerm"]

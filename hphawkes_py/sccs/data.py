@@ -120,6 +120,10 @@ class SCCSData:
         What was left out while building, and why (counts), e.g.
         ``{"strata_without_events": 12, "rows_without_events_strata": 40}``.
         Nothing is dropped silently: every such count is here and in ``repr``.
+    splines : tuple of :class:`~.splines.SplineTerm`
+        Age, season and calendar-time spline terms (from :meth:`from_eras`); their
+        coefficients are covariates named ``"age_1"``, ``"season_1"``, ... after the
+        exposures. Empty for designs without them.
     """
 
     stratum_ids: np.ndarray
@@ -134,6 +138,7 @@ class SCCSData:
     row_idx: np.ndarray
     values: np.ndarray | None
     dropped: Mapping[str, int] = field(default_factory=dict)
+    splines: tuple = ()
 
     # ------------------------------------------------------------------ sizes
     @property
@@ -352,7 +357,8 @@ class SCCSData:
         )
 
     @classmethod
-    def _assemble(cls, *, stratum_ids, row_ids, covariate_ids, stratum_ptr, y, time, col_codes, row_pos, values, dropped):
+    def _assemble(cls, *, stratum_ids, row_ids, covariate_ids, stratum_ptr, y, time, col_codes, row_pos, values, dropped,
+                  splines=()):
         """Final arrays from sorted-by-(column, row) non-zeros."""
         n_cov = len(covariate_ids)
         n_rows = len(y)
@@ -377,7 +383,20 @@ class SCCSData:
             row_idx=np.ascontiguousarray(row_pos, dtype=np.int32),
             values=vals,
             dropped=dict(dropped),
+            splines=tuple(splines),
         )
+
+    @property
+    def spline_ids(self) -> list:
+        """Covariate ids of all spline coefficients (age, season, calendar time)."""
+        return [c for term in self.splines for c in term.covariate_ids]
+
+    def spline_term(self, name: str):
+        """The :class:`~.splines.SplineTerm` called ``name`` (``"age"``, ``"season"``, ``"calendar"``)."""
+        for term in self.splines:
+            if term.name == name:
+                return term
+        raise ValueError(f"this design has no {name!r} spline term; it has {[t.name for t in self.splines]}")
 
     @classmethod
     def from_eras(
@@ -396,6 +415,10 @@ class SCCSData:
         min_age: int | None = None,
         max_age: int | None = None,
         first_outcome_only: bool = False,
+        age_knots: Any = None,
+        season_knots: Any = None,
+        calendar_knots: Any = None,
+        day_origin: Any = "1970-01-01",
         merge: bool = True,
     ) -> "SCCSData":
         """Build the SCCS design from person-level data (days are integers, inclusive).
@@ -440,6 +463,27 @@ class SCCSData:
 
             Persons left with no observation time by these rules are counted in
             ``dropped["persons_outside_study"]`` (their eras and outcomes with them).
+        age_knots : int or array, optional
+            Age adjustment (needs ``birth_day``): a cubic spline of age (days) with these knots,
+            piecewise constant per month of age (see :mod:`.splines`). An integer ``n`` (>= 2;
+            SelfControlledCaseSeries uses 5) puts the knots at the ``0, 1/(n-1), ..., 1``
+            quantiles of the age at the outcomes, with the first and last moved out to the
+            youngest and oldest age under observation (so that all person-time is covered).
+            An array gives the knots (days, increasing); an age under observation outside
+            them is an error. ``n`` knots give ``n + 1`` coefficients ``"age_1"...``.
+        season_knots : int or array, optional
+            Season adjustment: a cyclic cubic spline over the month of the year (constant
+            within calendar months). An integer ``n`` (>= 3) puts ``n`` knots evenly on the
+            year; an array gives knot positions in months in ``[0, 12)`` (0 = 1 January).
+            ``n`` knots give ``n - 1`` coefficients ``"season_1"...``.
+        calendar_knots : int or array, optional
+            Calendar-time adjustment: a cubic spline of the calendar day (constant within
+            calendar months); knots as for ``age_knots`` but over the outcome days. Age and
+            calendar time are collinear within a person up to the linear trend; fit both only
+            with a spline prior.
+        day_origin : str or numpy.datetime64
+            The calendar date of day 0 (for months and seasons); default 1970-01-01, so days
+            are days since the Unix epoch.
         merge : bool
             Merge the intervals of a person that have the same exposure pattern (the
             likelihood depends only on their summed time and events). ``False`` keeps
@@ -460,7 +504,9 @@ class SCCSData:
         ValueError
             Missing columns, non-integer days, ``end < start`` in an observation period,
             a person with two observation periods, eras or outcomes of persons without
-            an observation period.
+            an observation period, ages under observation outside explicit ``age_knots``
+            (calendar days outside ``calendar_knots``), covariate ids that clash with the
+            spline names.
         """
         if not isinstance(merge, (bool, np.bool_)):
             raise TypeError(f"merge must be True or False, got {describe(merge)}")
@@ -514,8 +560,14 @@ class SCCSData:
                              f"first at row {i} (person_id={_show(oc['person_id'].iloc[i])})")
         cov_ids = np.unique(er["covariate_id"].to_numpy())
         rules = _ObservationRules(study_start, study_end, naive_period, min_age, max_age, first_outcome_only)
-        birth = days(obs["birth_day"], "observation_periods.birth_day")[porder] if rules.needs_birth(obs) else None
-        persons, os_, oe_, er, oc, ep, op, rule_dropped = rules.apply(persons, os_, oe_, birth, er, oc, ep, op, days)
+        spl = _SplineRequest(age_knots, season_knots, calendar_knots, day_origin)
+        if spl.age is not None and "birth_day" not in obs.columns:
+            raise ValueError("age_knots needs a birth_day column in observation_periods (day of birth, same day scale); "
+                             f"got columns {list(obs.columns)}")
+        need_birth = rules.needs_birth(obs) or spl.age is not None
+        birth = days(obs["birth_day"], "observation_periods.birth_day")[porder] if need_birth else None
+        persons, os_, oe_, er, oc, ep, op, rule_dropped, birth = rules.apply(
+            persons, os_, oe_, birth, er, oc, ep, op, days)
         cov_codes = pd.Index(cov_ids).get_indexer(er["covariate_id"].to_numpy())
         rs = np.full(len(cov_ids), check_int(risk_start, "risk_start"), dtype=np.int64)
         re_ = np.full(len(cov_ids), check_int(risk_end, "risk_end"), dtype=np.int64)
@@ -547,9 +599,20 @@ class SCCSData:
                 windows, risk_windows, cov_ids, cov_codes, ep, era_start, era_end, es, ee
             )
         od = days(oc["day"], "outcomes.day")
+        n_exposure = len(cov_ids)
+        cov_codes = cov_codes.astype(np.int64)
+        bins = None
+        if spl.any:
+            inside_o = (od >= os_[op]) & (od <= oe_[op])
+            bins = spl.bins(persons, os_, oe_, birth, op[inside_o], od[inside_o], n_exposure)
+            ep, es, ee = (np.concatenate([ep, bins.era_person]), np.concatenate([es, bins.era_start]),
+                          np.concatenate([ee, bins.era_end]))
+            cov_codes = np.concatenate([cov_codes, bins.era_code])
         design = build_interval_design(
-            os_, oe_, ep, es, ee, cov_codes.astype(np.int64), len(cov_ids), merge=merge
+            os_, oe_, ep, es, ee, cov_codes, n_exposure + (bins.n_codes if bins is not None else 0), merge=merge
         )
+        if bins is not None:
+            cov_ids = bins.to_spline_columns(design, cov_ids)
         if window_labels:
             used = np.bincount(design.nnz_col, minlength=len(cov_ids)) > 0
             pos = pd.Index(cov_ids).get_indexer(pd.Index(window_labels))
@@ -566,8 +629,209 @@ class SCCSData:
             **rule_dropped,
         }
         return design.to_data(
-            y=y, stratum_ids=persons, covariate_ids=cov_ids, dropped=dropped, drop_label="persons_without_outcomes"
+            y=y, stratum_ids=persons, covariate_ids=cov_ids, dropped=dropped, drop_label="persons_without_outcomes",
+            splines=bins.terms if bins is not None else (),
         )
+
+
+def _check_knots(value, name, *, minimum):
+    """None, a knot count (int >= minimum) or an increasing array of finite knots."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a number of knots or an array of knots, got {describe(value)}")
+    if isinstance(value, (int, np.integer)):
+        return check_int(value, name, minimum=minimum)
+    try:
+        k = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a number of knots or an array of knots, got {describe(value)}") from None
+    if k.ndim != 1 or k.shape[0] < minimum or not np.isfinite(k).all() or np.any(np.diff(k) <= 0):
+        raise ValueError(f"{name} must be at least {minimum} finite, strictly increasing knots, got "
+                         f"{k.tolist() if k.size < 20 else describe(value)}")
+    return k
+
+
+def _quantile_knots(values, n, lo, hi, name):
+    """n knots at the 0..1 quantiles of ``values``, the ends moved out to ``lo``/``hi``."""
+    if values.size == 0:
+        raise ValueError(f"{name}: no outcome inside the observation periods to place the knots at")
+    k = np.quantile(values.astype(np.float64), np.linspace(0.0, 1.0, n))
+    k[0], k[-1] = min(k[0], lo), max(k[-1], hi)
+    k = np.unique(k)
+    if k.shape[0] < 2:
+        raise ValueError(f"{name}: the person-time spans a single day ({lo}); give explicit knots")
+    return k
+
+
+class _SplineBins:
+    """Pseudo-eras of the month-of-age and calendar-month bins, and their basis values."""
+
+    def __init__(self):
+        self.n_codes = 0
+        self.terms = ()
+        self.age_x = self.month = None
+
+    def to_spline_columns(self, design, cov_ids):
+        """Replace the bin indicators of the design's non-zeros by the spline basis values."""
+        n_exp = self.n_exposure
+        col = design.nnz_col
+        is_bin = col >= n_exp
+        rows, codes = design.nnz_row[is_bin], col[is_bin] - n_exp
+        keep_row, keep_col = design.nnz_row[~is_bin], col[~is_bin]
+        new_rows, new_cols, new_vals = [keep_row], [keep_col], [np.ones(keep_row.shape[0])]
+        ids = list(np.asarray(cov_ids).tolist())
+        next_col = n_exp
+        for term, offset, n_bins, x in self.specs:
+            sel = (codes >= offset) & (codes < offset + n_bins)
+            r, b = rows[sel], codes[sel] - offset
+            B = term.basis(x)  # (n_bins, n_coef)
+            vals = B[b]  # (n_nnz_rows, n_coef)
+            rr, cc = np.nonzero(vals)
+            new_rows.append(r[rr])
+            new_cols.append(next_col + cc)
+            new_vals.append(vals[rr, cc])
+            next_col += B.shape[1]
+            ids.extend(term.covariate_ids)
+        design.nnz_row = np.concatenate(new_rows)
+        design.nnz_col = np.concatenate(new_cols).astype(np.int64)
+        design.nnz_val = np.concatenate(new_vals)
+        clash = set(np.asarray(cov_ids).tolist()) & set(self.spline_ids)
+        if clash:
+            raise ValueError(f"eras: covariate id(s) {sorted(map(str, clash))[:10]} clash with the spline covariate names; "
+                             "rename them")
+        if all(isinstance(v, str) for v in ids):
+            return np.asarray(ids, dtype=str)
+        return np.asarray(ids, dtype=object)
+
+
+class _SplineRequest:
+    """The age/season/calendar spline options of :meth:`SCCSData.from_eras`, checked."""
+
+    def __init__(self, age_knots, season_knots, calendar_knots, day_origin):
+        self.age = _check_knots(age_knots, "age_knots", minimum=2)
+        self.season = _check_knots(season_knots, "season_knots", minimum=3)
+        self.calendar = _check_knots(calendar_knots, "calendar_knots", minimum=2)
+        if isinstance(self.season, np.ndarray) and (self.season[0] < 0 or self.season[-1] >= 12):
+            raise ValueError(f"season_knots must be months of the year in [0, 12), got {self.season.tolist()}")
+        try:
+            origin = np.datetime64(day_origin, "D")
+        except (TypeError, ValueError):
+            raise ValueError(f"day_origin must be a calendar date such as '1970-01-01', got {describe(day_origin)}") from None
+        if np.isnat(origin):
+            raise ValueError(f"day_origin must be a calendar date such as '1970-01-01', got {describe(day_origin)}")
+        self.origin = int(origin.astype(np.int64))  # days since 1970-01-01
+
+    @property
+    def any(self):
+        return self.age is not None or self.season is not None or self.calendar is not None
+
+    def _month_of(self, day):
+        return (day + self.origin).astype("datetime64[D]").astype("datetime64[M]").astype(np.int64)
+
+    def _month_start(self, month):
+        return month.astype("datetime64[M]").astype("datetime64[D]").astype(np.int64) - self.origin
+
+    def bins(self, persons, os_, oe_, birth, out_person, out_day, n_exposure):
+        from .splines import SplineTerm, age_bin_of, age_bin_start
+
+        res = _SplineBins()
+        res.n_exposure = n_exposure
+        eras = []  # (person, start, end, local code)
+        specs = []
+        terms = []
+        offset = 0
+        P = np.arange(persons.shape[0], dtype=np.int64)
+        if self.age is not None:
+            a0, a1 = os_ - birth, oe_ - birth
+            if isinstance(self.age, np.ndarray):
+                bad = (a0 < self.age[0]) | (a1 > self.age[-1])
+                if bad.any():
+                    i = int(np.argmax(bad))
+                    raise ValueError(
+                        f"age_knots: ages under observation must lie within the knots [{self.age[0]:g}, "
+                        f"{self.age[-1]:g}] days; {int(bad.sum())} person(s) outside, first person_id="
+                        f"{_show(persons[i])} (ages {a0[i]}..{a1[i]} days)")
+                knots = self.age
+            else:
+                knots = _quantile_knots(out_day - birth[out_person], self.age, int(a0.min()), int(a1.max()), "age_knots")
+            k0, k1 = age_bin_of(a0), age_bin_of(a1)
+            kmin = int(k0.min())
+            n = k1 - k0 + 1
+            person = np.repeat(P, n)
+            k = np.repeat(k0, n) + (np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n))
+            eras.append((person, birth[person] + age_bin_start(k), birth[person] + age_bin_start(k + 1) - 1, k - kmin))
+            kk = np.arange(kmin, int(k1.max()) + 1)
+            x = np.clip((age_bin_start(kk) + age_bin_start(kk + 1) - 1) / 2.0, knots[0], knots[-1])
+            term = SplineTerm("age", tuple(f"age_{i + 1}" for i in range(knots.shape[0] + 1)), "bspline", knots,
+                              "days of age")
+            specs.append((term, offset, kk.shape[0], x))
+            terms.append(term)
+            offset += kk.shape[0]
+        if self.season is not None or self.calendar is not None:
+            m0, m1 = self._month_of(os_), self._month_of(oe_)
+            mmin = int(m0.min())
+            n = m1 - m0 + 1
+            person = np.repeat(P, n)
+            m = np.repeat(m0, n) + (np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n))
+            eras.append((person, self._month_start(m), self._month_start(m + 1) - 1, m - mmin))
+            mm = np.arange(mmin, int(m1.max()) + 1)
+            n_months = mm.shape[0]
+            if self.season is not None:
+                if isinstance(self.season, np.ndarray):
+                    knots = np.concatenate([self.season, [self.season[0] + 12.0]])
+                else:
+                    knots = np.linspace(0.0, 12.0, self.season + 1)
+                term = SplineTerm("season", tuple(f"season_{i + 1}" for i in range(knots.shape[0] - 2)), "cyclic",
+                                  knots, "month of the year")
+                specs.append((term, offset, n_months, np.mod(mm, 12) + 0.5))
+                terms.append(term)
+            if self.calendar is not None:
+                d0, d1 = self._month_start(mm), self._month_start(mm + 1) - 1
+                if isinstance(self.calendar, np.ndarray):
+                    bad = (os_ < self.calendar[0]) | (oe_ > self.calendar[-1])
+                    if bad.any():
+                        i = int(np.argmax(bad))
+                        raise ValueError(
+                            f"calendar_knots: observation days must lie within the knots [{self.calendar[0]:g}, "
+                            f"{self.calendar[-1]:g}]; {int(bad.sum())} person(s) outside, first person_id="
+                            f"{_show(persons[i])} (days {os_[i]}..{oe_[i]})")
+                    knots = self.calendar
+                else:
+                    knots = _quantile_knots(out_day, self.calendar, int(os_.min()), int(oe_.max()), "calendar_knots")
+                term = SplineTerm("calendar", tuple(f"calendar_{i + 1}" for i in range(knots.shape[0] + 1)), "bspline",
+                                  knots, "day")
+                specs.append((term, offset, n_months, np.clip((d0 + d1) / 2.0, knots[0], knots[-1])))
+                terms.append(term)
+            offset += n_months  # season and calendar time share the month bins
+        res.specs = specs
+        res.terms = tuple(terms)
+        res.spline_ids = [c for t in terms for c in t.covariate_ids]
+        res.n_codes = offset
+        # local codes -> global codes after the exposures
+        base = 0
+        ps, ss, es_, cs = [], [], [], []
+        for (person, s, e, local), width in zip(eras, _bin_widths(specs)):
+            ps.append(person)
+            ss.append(s)
+            es_.append(e)
+            cs.append(n_exposure + base + local)
+            base += width
+        res.era_person = np.concatenate(ps)
+        res.era_start = np.concatenate(ss)
+        res.era_end = np.concatenate(es_)
+        res.era_code = np.concatenate(cs).astype(np.int64)
+        return res
+
+
+def _bin_widths(specs):
+    """Number of bin codes per pseudo-era family: age bins, then (shared) month bins."""
+    widths, seen = [], set()
+    for term, offset, n_bins, _ in specs:
+        if offset not in seen:
+            seen.add(offset)
+            widths.append(n_bins)
+    return widths
 
 
 class _ObservationRules:
@@ -630,7 +894,9 @@ class _ObservationRules:
             newidx = np.cumsum(inside) - 1
             ep, op = newidx[ep[keep_e]], newidx[op[keep_o]]
             persons, start, end = persons[inside], start[inside], end[inside]
-        return persons, start, end, er, oc, ep, op, dropped
+            if birth is not None:
+                birth = birth[inside]
+        return persons, start, end, er, oc, ep, op, dropped, birth
 
 
 def _expand_windows(windows, risk_windows, cov_ids, cov_codes, ep, era_start, era_end, es, ee):
@@ -707,7 +973,9 @@ class _IntervalDesign:
         k = np.searchsorted(self.keys, person * self.span + (day - self._day0), side="right") - 1
         return self.key_group[k]
 
-    def to_data(self, *, y, stratum_ids, covariate_ids, dropped, drop_label):
+    nnz_val = None  # values of the non-zeros (None: all 1)
+
+    def to_data(self, *, y, stratum_ids, covariate_ids, dropped, drop_label, splines=()):
         n_s = np.bincount(self.row_person, weights=y, minlength=self.n_persons)
         has = n_s > 0
         keep_row = has[self.row_person]
@@ -734,8 +1002,9 @@ class _IntervalDesign:
             time=self.row_time[keep_row],
             col_codes=col[order],
             row_pos=row_pos[order],
-            values=None,
+            values=None if self.nnz_val is None else self.nnz_val[keep_nnz][order],
             dropped=dropped,
+            splines=splines,
         )
 
 

@@ -16,7 +16,7 @@ from .engine import Engine, stratum_runs
 
 __all__ = ["GpuEngine"]
 
-BLOCK = 256
+BLOCK = 256  # preferred threads per block; lowered per kernel by Device.block_size
 MAX_BLOCKS = 1024
 
 
@@ -55,8 +55,12 @@ class GpuEngine(Engine):
         self._slot = 0
         self._zero2 = np.zeros(2, dtype=self.dtype)
         self._R = R
-        self._sync_grid = max(1, min(MAX_BLOCKS, -(-data.n_strata // BLOCK)))
-        self._shared = BLOCK * self.dtype.itemsize
+        # Occupancy-aware block sizes from the compiled kernels (registers, shared memory per thread).
+        item = self.dtype.itemsize
+        self._b_gh = dev.block_size(self._k_gh, BLOCK, shared_bytes_per_thread=item)
+        self._b_upd = dev.block_size(self._k_upd, BLOCK)
+        self._b_sync = dev.block_size(self._k_sync, BLOCK, shared_bytes_per_thread=item)
+        self._sync_grid = max(1, min(MAX_BLOCKS, -(-data.n_strata // self._b_sync)))
         self._init_state(weights)
 
     def _put_weights(self, w):
@@ -73,12 +77,12 @@ class GpuEngine(Engine):
             return float(self.xty[j]), 0.0
         dev = self.dev
         slot = self._slot
-        grid = max(1, min(MAX_BLOCKS, -(-(r1 - r0) // BLOCK)))
-        dev.launch(self._k_gh, grid, BLOCK,
+        grid = max(1, min(MAX_BLOCKS, -(-(r1 - r0) // self._b_gh)))
+        dev.launch(self._k_gh, grid, self._b_gh,
                    [np.int32(slot), np.int64(r0), np.int64(r1), self._d_run_start, self._d_run_stratum,
                     self._d_row_idx, self._d_values, self._binary, self._d_texp, self._d_denom, self._d_wn,
                     self._d_gh],
-                   shared_bytes=self._shared)
+                   shared_bytes=self._b_gh * self.dtype.itemsize)
         self._slot = 1 - slot
         G, H = dev.to_host(self._d_gh)[2 * slot:2 * slot + 2]
         return float(self.xty[j] - G), float(H)
@@ -87,8 +91,8 @@ class GpuEngine(Engine):
         k0, k1 = int(self._col_ptr[j]), int(self._col_ptr[j + 1])
         if k1 == k0:
             return
-        grid = max(1, min(MAX_BLOCKS, -(-(k1 - k0) // BLOCK)))
-        self.dev.launch(self._k_upd, grid, BLOCK,
+        grid = max(1, min(MAX_BLOCKS, -(-(k1 - k0) // self._b_upd)))
+        self.dev.launch(self._k_upd, grid, self._b_upd,
                         [np.int64(k0), np.int64(k1), self._R(delta), self._d_row_idx, self._d_values, self._binary,
                          self._d_row_stratum, self._d_logtime, self._d_eta, self._d_texp, self._d_denom])
 
@@ -97,10 +101,10 @@ class GpuEngine(Engine):
         d = self.data
         dev = self.dev
         dev.copy_to_device(self._d_out, self._zero2)
-        dev.launch(self._k_sync, self._sync_grid, BLOCK,
+        dev.launch(self._k_sync, self._sync_grid, self._b_sync,
                    [np.int32(d.n_strata), self._d_stratum_ptr, self._d_y, self._d_logtime, self._d_eta,
                     self._d_texp, self._d_denom, self._d_n_events, self._d_weights, self._d_ll_s, self._d_out],
-                   shared_bytes=self._shared)
+                   shared_bytes=self._b_sync * self.dtype.itemsize)
         return float(dev.to_host(self._d_out)[0])
 
     def _log_likelihood(self):

@@ -25,7 +25,7 @@ from .._backend import threads_context
 from .._validate import check_in, check_probability, describe
 from .engine import information_matrix
 
-__all__ = ["covariance", "confint", "results_table", "profile_log_posterior"]
+__all__ = ["covariance", "confint", "results_table", "profile_log_posterior", "spline_effects"]
 
 METHODS = ("profile", "wald")
 #: Inner CCD fits of a profile stop at KKT residual < PROFILE_TOLERANCE * (|lp| + 1), per
@@ -223,7 +223,8 @@ def confint(fit, covariates=None, *, level: float = 0.95, method: str = "profile
 
 
 def results_table(fit, covariates=None, *, level: float = 0.95, method: str = "wald") -> pd.DataFrame:
-    """Per-exposure results, one row per covariate (default: all).
+    """Per-exposure results, one row per covariate (default: all but the age/season/calendar
+    spline coefficients, which :func:`spline_effects` reports as curves).
 
     Columns
     -------
@@ -240,8 +241,11 @@ def results_table(fit, covariates=None, *, level: float = 0.95, method: str = "w
     """
     level = _check_level(level)
     method = _check_method(method)
-    idx = _indices(fit, covariates)
     data = _context(fit).data
+    if covariates is None and getattr(data, "splines", ()):
+        spline = set(data.spline_ids)
+        covariates = [c for c in fit.coefficients.index if c not in spline]
+    idx = _indices(fit, covariates)
     lo, hi, p, se = _wald(fit, idx, level)
     if method == "profile":
         lo, hi, p = _profile(fit, idx, level, want_p=True)
@@ -269,3 +273,61 @@ def results_table(fit, covariates=None, *, level: float = 0.95, method: str = "w
     )
     out.attrs.update(level=level, method=method)
     return out
+
+
+def spline_effects(fit, term=None, *, level: float = 0.95, n: int = 200) -> pd.DataFrame:
+    """Fitted age / season / calendar-time effects on a grid, with pointwise Wald bands.
+
+    The effect of a term at ``x`` is ``B(x) b`` (``B`` the term's basis, ``b`` its
+    coefficients); its variance ``B(x) C B(x)'`` uses the covariance ``C`` of :func:`covariance`
+    (the inverse negative Hessian of the log posterior, so with a spline prior the bands are
+    posterior bands). Effects are log rate ratios relative to the term's reference (0 at the
+    first knot for age and calendar time; see :mod:`.splines`).
+
+    Parameters
+    ----------
+    fit : SCCSFit
+    term : {"age", "season", "calendar"}, optional
+        One term (default: every spline term of the design).
+    level : float in (0, 1)
+    n : int
+        Grid points per term, evenly spaced over its knots (>= 2).
+
+    Returns
+    -------
+    DataFrame
+        Columns ``term, x`` (days of age, month of the year in [0, 12], or day),
+        ``log_effect, se, lower, upper`` (log scale) and ``rr, rr_lower, rr_upper``.
+    """
+    from scipy.stats import norm
+
+    from .._validate import check_int
+
+    level = _check_level(level)
+    n = check_int(n, "n", minimum=2)
+    data = _context(fit).data
+    terms = tuple(getattr(data, "splines", ()))
+    if not terms:
+        raise ValueError("this fit's design has no spline terms (SCCSData.from_eras age_knots=, season_knots=, "
+                         "calendar_knots=)")
+    if term is not None:
+        if not isinstance(term, str):
+            raise TypeError(f"term must be one of {[t.name for t in terms]}, got {describe(term)}")
+        terms = (data.spline_term(term),)
+    ids = [c for t in terms for c in t.covariate_ids]
+    cov = covariance(fit, ids)
+    z = norm.ppf(0.5 + level / 2.0)
+    out = []
+    for t in terms:
+        x = t.grid(n)
+        B = t.basis(x)
+        b = fit.coefficients.loc[list(t.covariate_ids)].to_numpy(float)
+        C = cov.loc[list(t.covariate_ids), list(t.covariate_ids)].to_numpy(float)
+        eff = B @ b
+        se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", B, C, B), 0.0))
+        out.append(pd.DataFrame({"term": t.name, "x": x, "log_effect": eff, "se": se, "lower": eff - z * se,
+                                 "upper": eff + z * se, "rr": np.exp(eff), "rr_lower": np.exp(eff - z * se),
+                                 "rr_upper": np.exp(eff + z * se)}))
+    res = pd.concat(out, ignore_index=True)
+    res.attrs.update(level=level)
+    return res

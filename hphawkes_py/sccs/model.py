@@ -154,9 +154,30 @@ def _groups(codes, variances):
     return sorted(pairs)
 
 
-def _prior_spec(data: SCCSData, prior: str, variance: float, exclude, priors) -> PriorSpec:
-    """Per-coefficient priors from the default ``prior``/``variance``, ``exclude`` and the
-    per-group ``priors`` = [(covariate ids, prior, variance), ...]."""
+def _prior_spec(data: SCCSData, prior: str, variance: float, exclude, priors, spline=("normal", 1.0)) -> PriorSpec:
+    """Per-coefficient priors from the default ``prior``/``variance``, ``exclude``, the
+    per-group ``priors`` = [(covariate ids, prior, variance), ...] and, for the spline
+    coefficients of age/season/calendar time that neither ``exclude`` nor ``priors`` name,
+    ``spline`` = (prior, variance) -- never the drug prior, and never tuned by CV."""
+    spec = _prior_spec_groups(data, prior, variance, exclude, priors)
+    ids = data.spline_ids if getattr(data, "splines", ()) else []
+    if not ids:
+        return spec
+    named = set(_normalise_exclude(exclude))
+    for group, _, _ in priors or ():
+        named.update(_normalise_exclude(group))
+    idx = pd.Index(data.covariate_ids).get_indexer(pd.Index([c for c in ids if c not in named]))
+    if idx.size:
+        p, v = _check_prior(spline[0], spline[1], name="spline")
+        codes, variances, default = spec.codes.copy(), spec.variances.copy(), spec.default.copy()
+        codes[idx] = _CODES[p]
+        variances[idx] = v if p != "none" else np.nan
+        default[idx] = False
+        spec = PriorSpec(codes, variances, default)
+    return spec
+
+
+def _prior_spec_groups(data: SCCSData, prior: str, variance: float, exclude, priors) -> PriorSpec:
     penalized = _penalized_mask(data, prior, exclude)
     J = data.n_covariates
     codes = np.where(penalized, _CODES[prior], 0).astype(np.int64)
@@ -421,7 +442,10 @@ class SCCSFit:
         increasing as the coefficient goes to +-infinity; their values are where the fit
         stopped). Only unpenalised coefficients can be infinite; a warning says so too.
     dtype : str
-        Storage precision of the engine state.
+        Storage precision of the engine state ("float64" or "float32"; None only for a fit
+        not made by :func:`fit`).
+    spline_prior, spline_variance : str, float
+        Prior of the age/season/calendar spline coefficients (see :func:`fit`).
     """
 
     coefficients: pd.Series
@@ -439,7 +463,9 @@ class SCCSFit:
     stopped_by: str = "relative"
     kkt: float = float("nan")
     infinite: tuple = ()
-    dtype: str = "float64"
+    dtype: str | None = None
+    spline_prior: str = "normal"
+    spline_variance: float = 1.0
     context: FitContext | None = field(default=None, repr=False)
 
     @property
@@ -480,6 +506,12 @@ class SCCSFit:
 
         return results_table(self, covariates, level=level, method=method)
 
+    def spline_effects(self, term=None, *, level: float = 0.95, n: int = 200) -> pd.DataFrame:
+        """Age/season/calendar-time effects with pointwise bands: see :func:`.inference.spline_effects`."""
+        from .inference import spline_effects
+
+        return spline_effects(self, term, level=level, n=n)
+
     def to_dict(self) -> dict:
         return {
             "coefficients": self.coefficients.to_dict(),
@@ -497,6 +529,8 @@ class SCCSFit:
             "exclude": list(self.exclude),
             "priors": [[list(g), p, v] for g, p, v in self.priors],
             "dtype": self.dtype,
+            "spline_prior": self.spline_prior,
+            "spline_variance": self.spline_variance,
         }
 
     def __repr__(self) -> str:
@@ -655,6 +689,8 @@ def fit(
     variance: float = 1.0,
     exclude: Sequence[Any] = (),
     priors: Sequence[tuple] | None = None,
+    spline_prior: str = "normal",
+    spline_variance: float | None = 1.0,
     tolerance: float = 1e-6,
     max_iterations: int = 1000,
     convergence: str = "auto",
@@ -680,6 +716,12 @@ def fit(
         Per-group priors overriding ``prior``/``variance`` for the listed covariate ids,
         e.g. ``[(age_ids, "normal", 10.0), (["drugA"], "none", None)]``. A covariate may be in
         one group only, and not also in ``exclude``.
+    spline_prior, spline_variance : str, float
+        Prior of the age/season/calendar-time spline coefficients of the design
+        (:meth:`SCCSData.from_eras` ``age_knots=`` ...) that ``exclude``/``priors`` do not
+        name: Normal(0, 1) by default, separate from the drug prior and not tuned by
+        cross-validation; ``"none"`` fits them unpenalised (SelfControlledCaseSeries'
+        default ``allowRegularization = FALSE``).
     tolerance : float
         Convergence tolerance (> 0) of the rule chosen by ``convergence``.
     max_iterations : int
@@ -713,7 +755,8 @@ def fit(
     _check_data(data)
     prior, variance = _check_prior(prior, variance)
     tolerance, max_iterations, convergence = _check_controls(tolerance, max_iterations, convergence)
-    spec = _prior_spec(data, prior, variance, exclude, priors)
+    spline_prior, spline_variance = _check_prior(spline_prior, spline_variance, name="spline")
+    spec = _prior_spec(data, prior, variance, exclude, priors, (spline_prior, spline_variance))
     weights = _check_weights(data, weights)
     beta0 = _check_start(data, start)
     progress, dtype, threads, resolved = _check_run(progress, dtype, threads, backend)
@@ -746,6 +789,8 @@ def fit(
         backend=resolved,
         exclude=_normalise_exclude(exclude),
         priors=tuple((tuple(_normalise_exclude(group)), p, v) for group, p, v in (priors or ())),
+        spline_prior=spline_prior,
+        spline_variance=float(spline_variance),
         tolerance=float(tolerance),
         convergence=convergence,
         stopped_by=res.stopped_by,
@@ -772,6 +817,111 @@ def _fold_job(fold, seed_seq, data, fold_of_stratum, spec, grid, tolerance, max_
     return out
 
 
+def _fold_job_at(fold, seed_seq, data, fold_of_stratum, spec, variance, starts, tolerance, max_iterations,
+                 convergence, backend, threads, dtype):
+    """One fold at one variance from a warm start: (held-out log-likelihood, coefficients)."""
+    train = (fold_of_stratum != fold).astype(np.float64)
+    held = ~train.astype(bool)
+    with threads_context(threads):
+        engine = make_engine(data, backend=backend, weights=train, dtype=dtype)
+        beta = _ccd(engine, spec=spec.with_default_variance(variance), tolerance=tolerance,
+                    max_iterations=max_iterations, beta0=starts[fold], convergence=convergence).beta
+        return float(engine.stratum_log_likelihood(beta)[held].sum()), beta
+
+
+#: Auto search (Cyclops' UniModalSearch): variance factor of the bracketing steps, stop when the
+#: fitted parabola's maximum is within AUTO_STOP_X (log variance) of the best variance tried or
+#: promises a relative gain below AUTO_STOP_Y, and at most AUTO_MAX_STEPS variances.
+AUTO_START, AUTO_FACTOR, AUTO_STOP_X, AUTO_STOP_Y, AUTO_MAX_STEPS = 1.0, 10.0, math.log(1.5), 0.01, 20
+#: The search never leaves [AUTO_LIMITS[0], AUTO_LIMITS[1]] (a maximum at a limit is reported there).
+AUTO_LIMITS = (1e-6, 1e6)
+
+
+def _auto_next(tried: dict) -> tuple[bool, float]:
+    """Next variance of the unimodal search over ``tried`` = {variance: (mean, se)}:
+    (go on, variance). Bracket the maximum by factors of AUTO_FACTOR (first towards smaller
+    variances, the safer side numerically), then fit a parabola in log variance to all points
+    (weights 1/se) and go to its maximum."""
+    xs = sorted(tried)
+    means = np.array([tried[x][0] for x in xs])
+    best = xs[int(np.argmax(means))]
+    if len(xs) == 1:
+        return True, xs[0] / AUTO_FACTOR
+    if len(xs) == 2:
+        return True, (xs[0] / AUTO_FACTOR if means[0] > means[1] else xs[1] * AUTO_FACTOR)
+    if best == xs[0]:
+        nxt = best / AUTO_FACTOR
+        return nxt >= AUTO_LIMITS[0], nxt
+    if best == xs[-1]:
+        nxt = best * AUTO_FACTOR
+        return nxt <= AUTO_LIMITS[1], nxt
+    se = np.array([tried[x][1] for x in xs])
+    pos = se[se > 0]
+    w = np.where(se > 0, 1.0 / np.where(se > 0, se, 1.0), 1.0 / pos.min() if pos.size else 1.0)
+    lx = np.log(xs)
+    A = np.vstack([np.ones_like(lx), lx, lx * lx]).T
+    c0, c1, c2 = np.linalg.lstsq(A * w[:, None], means * w, rcond=None)[0]
+    if not c2 < 0:  # not concave: the bracket is the answer
+        return False, best
+    arg = -c1 / (2.0 * c2)
+    expected = c0 - c1 * c1 / (4.0 * c2)
+    top = float(means.max())
+    nxt = float(np.exp(np.clip(arg, math.log(xs[0]), math.log(xs[-1]))))
+    go = top != 0 and (expected - top) / abs(top) >= AUTO_STOP_Y and abs(arg - math.log(best)) >= AUTO_STOP_X
+    # a proposal that was tried already adds nothing
+    go = go and not any(abs(math.log(nxt / x)) < 1e-9 for x in xs)
+    return go, nxt
+
+
+def _cv_auto(data, fold_of_stratum, folds, spec, tolerance, max_iterations, convergence, resolved, threads, dtype,
+             executor, progress):
+    """Auto-searched variances: every step fits all folds at one variance, each fold warm-started
+    from its own coefficients at the nearest variance tried so far."""
+    tried, fold_at, betas = {}, {}, {}
+    v = AUTO_START
+    engine = None
+    if executor is None:
+        # in this process one engine serves every fold (set_weights switches the training
+        # strata: no per-fold copies of the O(nnz) state)
+        with threads_context(threads):
+            engine = make_engine(data, backend=resolved, dtype=dtype)
+    n_steps = 0
+    for _ in range(AUTO_MAX_STEPS):
+        n_steps += 1
+        starts = betas[min(betas, key=lambda x: abs(math.log(x / v)))] if betas else [None] * folds
+        if engine is not None:
+            res = []
+            with threads_context(threads), progress_bar(total=folds, desc=f"CV folds at {v:.3g}",
+                                                         enabled=progress) as bar:
+                for k in range(folds):
+                    train = (fold_of_stratum != k).astype(np.float64)
+                    engine.set_weights(train)
+                    # the first variance: fold k starts where fold k - 1 ended (the training sets
+                    # share (folds - 2) / (folds - 1) of their strata), later ones from the fold's own
+                    # fit at the nearest variance
+                    b0 = starts[k] if starts[k] is not None else (res[-1][1] if res else None)
+                    beta = _ccd(engine, spec=spec.with_default_variance(v), tolerance=tolerance,
+                                max_iterations=max_iterations, beta0=b0, convergence=convergence).beta
+                    res.append((float(engine.stratum_log_likelihood(beta)[train == 0].sum()), beta))
+                    bar.update(1)
+        else:
+            res = run_replicates(
+                _fold_job_at, range(folds), seed=0, executor=executor, progress=progress,
+                desc=f"CV folds at {v:.3g}",
+                args=(data, fold_of_stratum, spec, v, starts, tolerance, max_iterations, convergence, resolved,
+                      threads, dtype),
+            )
+        sc = np.array([r[0] for r in res])
+        betas[v] = [r[1] for r in res]
+        fold_at[v] = sc
+        tried[v] = (float(sc.mean()), float(sc.std(ddof=1) / math.sqrt(folds)))
+        go, v = _auto_next(tried)
+        if not go or v in tried:
+            break
+    grid = np.array(sorted(tried))
+    return grid, np.vstack([fold_at[x] for x in grid]).T
+
+
 def cross_validate(
     data: SCCSData,
     *,
@@ -782,6 +932,8 @@ def cross_validate(
     executor: Any = None,
     exclude: Sequence[Any] = (),
     priors: Sequence[tuple] | None = None,
+    spline_prior: str = "normal",
+    spline_variance: float | None = 1.0,
     tolerance: float = 1e-6,
     max_iterations: int = 1000,
     convergence: str = "auto",
@@ -801,7 +953,13 @@ def cross_validate(
     ``prior``/``variance`` are tuned; ``exclude`` and per-group ``priors`` stay as given.
 
     ``grid`` defaults to :data:`DEFAULT_GRID`, 10 log-spaced variances from 0.01 to 20
-    (Cyclops' grid-search defaults). Folds run through ``executor``
+    (Cyclops' grid-search defaults). ``grid="auto"`` searches instead (Cyclops'
+    ``cvType = "auto"``, its UniModalSearch): start at variance 1, step by factors of 10 until
+    the mean held-out score has an interior maximum, then repeatedly go to the maximum of a
+    parabola fitted (in log variance, weights 1/se) to all scores, until the proposal is
+    within a factor 1.5 of the best variance or promises a relative gain below 1%; the best
+    variance tried is chosen. Each fold is warm-started from its own fit at the nearest
+    variance tried. Folds run through ``executor``
     (see :func:`hphawkes_py._parallel.run_replicates`). The other arguments are as in :func:`fit`.
     """
     _check_data(data)
@@ -812,25 +970,34 @@ def cross_validate(
     folds = check_int(folds, "folds", minimum=2)
     if folds > data.n_strata:
         raise ValueError(f"folds ({folds}) exceeds the number of strata ({data.n_strata})")
-    grid = np.sort(as_float_array(DEFAULT_GRID if grid is None else grid, "grid", ndim=1))
+    auto = isinstance(grid, str)
+    if auto and grid != "auto":
+        raise ValueError(f"grid must be a list of variances or 'auto', got {grid!r}")
+    grid = np.array([1.0]) if auto else np.sort(as_float_array(DEFAULT_GRID if grid is None else grid, "grid", ndim=1))
     if grid.size == 0 or np.any(grid <= 0):
         raise ValueError(f"grid must be a non-empty list of finite variances > 0, got {grid.tolist()}")
-    spec = _prior_spec(data, prior, 1.0, exclude, priors)
+    spline_prior, spline_variance = _check_prior(spline_prior, spline_variance, name="spline")
+    spec = _prior_spec(data, prior, 1.0, exclude, priors, (spline_prior, spline_variance))
     rng = check_random_state(seed)
     progress, dtype, threads, resolved = _check_run(progress, dtype, threads, backend)
     fold_of_stratum = np.empty(data.n_strata, dtype=np.int64)
     fold_of_stratum[rng.permutation(data.n_strata)] = np.arange(data.n_strata) % folds
-    res = run_replicates(
-        _fold_job, range(folds), seed=0, executor=executor, progress=progress, desc="CV folds",
-        args=(data, fold_of_stratum, spec, grid, tolerance, max_iterations, convergence, resolved,
-              threads, dtype),
-    )
-    fold_scores = np.vstack(res)
+    if auto:
+        grid, fold_scores = _cv_auto(data, fold_of_stratum, folds, spec, tolerance, max_iterations, convergence,
+                                     resolved, threads, dtype, executor, progress)
+    else:
+        res = run_replicates(
+            _fold_job, range(folds), seed=0, executor=executor, progress=progress, desc="CV folds",
+            args=(data, fold_of_stratum, spec, grid, tolerance, max_iterations, convergence, resolved,
+                  threads, dtype),
+        )
+        fold_scores = np.vstack(res)
     mean = fold_scores.mean(axis=0)
     se = fold_scores.std(axis=0, ddof=1) / math.sqrt(folds)
     scores = pd.DataFrame({"variance": grid, "mean": mean, "se": se, "total": fold_scores.sum(axis=0)})
     best = float(grid[int(np.argmax(mean))])
-    full = fit(data, prior=prior, variance=best, exclude=exclude, priors=priors, tolerance=tolerance,
+    full = fit(data, prior=prior, variance=best, exclude=exclude, priors=priors, spline_prior=spline_prior,
+               spline_variance=spline_variance, tolerance=tolerance,
                max_iterations=max_iterations,
                convergence=convergence, progress=False, backend=resolved, threads=threads, dtype=dtype)
     return CVResult(variance=best, grid=grid, scores=scores, fit=full, folds=int(folds), fold_scores=fold_scores)
@@ -856,6 +1023,8 @@ def bootstrap(
     executor: Any = None,
     exclude: Sequence[Any] = (),
     priors: Sequence[tuple] | None = None,
+    spline_prior: str = "normal",
+    spline_variance: float | None = 1.0,
     tolerance: float = 1e-6,
     max_iterations: int = 1000,
     convergence: str = "auto",
@@ -878,7 +1047,8 @@ def bootstrap(
     replicates = check_int(replicates, "replicates", minimum=1)
     check_random_state(seed)
     progress, dtype, threads, resolved = _check_run(progress, dtype, threads, backend)
-    full = fit(data, prior=prior, variance=variance, exclude=exclude, priors=priors, tolerance=tolerance,
+    full = fit(data, prior=prior, variance=variance, exclude=exclude, priors=priors, spline_prior=spline_prior,
+               spline_variance=spline_variance, tolerance=tolerance,
                max_iterations=max_iterations, convergence=convergence, progress=False, backend=resolved,
                threads=threads, dtype=dtype)
     res = run_replicates(

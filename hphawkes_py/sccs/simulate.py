@@ -36,6 +36,13 @@ def simulate(
     fraction_positive: float = 0.1,
     relative_risks: tuple[float, ...] = (1.5, 2.0, 4.0),
     extra_events: float = 0.1,
+    age_effect: Any = None,
+    season_effect: Any = None,
+    age_at_start: tuple[int, int] = (0, 21900),
+    first_day: tuple[int, int] = (10957, 14610),
+    age_knots: Any = 5,
+    season_knots: Any = 4,
+    output: str = "data",
     seed: Any = None,
 ):
     """Simulate a cases-only SCCS data set with known log relative risks.
@@ -59,11 +66,34 @@ def simulate(
         True relative risks assigned (cyclically) to the positive drugs.
     extra_events : float
         Events per case are ``1 + Poisson(extra_events)``.
+    age_effect : callable, optional
+        Log rate multiplier as a function of age in days (vectorised, e.g.
+        ``lambda a: 0.5 * np.sin(a / 5000)``); the rate is constant within each month of age,
+        evaluated at the bin's midpoint age (the bins of :mod:`.splines`).
+    season_effect : callable or array (12,), optional
+        Log rate multiplier per calendar month: a function of the month of the year
+        ``x`` in [0, 12) evaluated at the month's middle (``month + 0.5``), or 12 values
+        (January first).
+    age_at_start : (int, int)
+        With age or season effects or ``output="eras"``: age (days) at the start of
+        observation, uniform in this range.
+    first_day : (int, int)
+        Range of the first observation day (days since 1970-01-01; default 2000-2009).
+    age_knots, season_knots :
+        Passed to :meth:`SCCSData.from_eras` when ``output="data"`` and the effect is given.
+    output : {"data", "eras"}
+        ``"data"``: return the design. ``"eras"``: return the person-level tables instead
+        (observation periods with ``birth_day``, exposure eras, outcome days), which
+        :meth:`SCCSData.from_eras` turns into a design. With age or season effects the
+        simulation is day-level (persons have birth days and calendar dates) and
+        ``"data"`` is ``from_eras`` of those tables with ``age_knots``/``season_knots``.
     seed : None, int or Generator
 
     Returns
     -------
     data : SCCSData
+        (``output="data"``), or ``observation_periods, eras, outcomes`` DataFrames
+        (``output="eras"``) followed by
     true_coefficients : Series
         True log relative risks indexed by covariate_id (1..n_drugs).
     """
@@ -90,7 +120,21 @@ def simulate(
             raise ValueError(f"prevalence must be in [0, 1], got {prev.tolist() if prev.size < 10 else describe(prev)}")
         prev = np.broadcast_to(prev, (n_drugs,))
         prev_mean = float(prev.mean())
-    _check_memory(n_cases, n_drugs * prev_mean)
+    if not isinstance(output, str) or output not in ("data", "eras"):
+        raise ValueError(f"output must be 'data' or 'eras', got {describe(output)}")
+    if age_effect is not None and not callable(age_effect):
+        raise TypeError(f"age_effect must be a function of age in days, got {describe(age_effect)}")
+    if season_effect is not None and not callable(season_effect):
+        season_effect = as_float_array(season_effect, "season_effect", ndim=1, shape=(12,))
+    day_level = output == "eras" or age_effect is not None or season_effect is not None
+    if day_level:
+        a_lo, a_hi = _pair(age_at_start, "age_at_start", integer=True)
+        f_lo, f_hi = _pair(first_day, "first_day", integer=True)
+        if not 0 <= a_lo <= a_hi or f_lo > f_hi:
+            raise ValueError(f"age_at_start must be (min, max) with 0 <= min <= max and first_day (min, max) with "
+                             f"min <= max, got {age_at_start!r}, {first_day!r}")
+    # day-level designs have about two rows per month of observation (age and calendar months)
+    _check_memory(n_cases, n_drugs * prev_mean, extra_rows=(hi / 15.0 if day_level else 0.0))
     rng = check_random_state(seed)
     if prevalence is None:
         prev = np.exp(rng.uniform(np.log(0.0005), np.log(0.04), size=n_drugs))
@@ -99,6 +143,15 @@ def simulate(
     beta = np.zeros(n_drugs)
     pos = rng.choice(n_drugs, size=n_pos, replace=False)
     beta[np.sort(pos)] = np.log(np.resize(rr, n_pos))
+    truth = pd.Series(beta, index=pd.Index(np.arange(1, n_drugs + 1), name="covariate_id"), name="log_rr")
+    if day_level:
+        tables = _simulate_tables(rng, n_cases, n_drugs, prev, mean_len, beta, lo, hi, extra_events, age_effect,
+                                  season_effect, (a_lo, a_hi), (f_lo, f_hi))
+        if output == "eras":
+            return (*tables, truth)
+        data = SCCSData.from_eras(*tables, age_knots=age_knots if age_effect is not None else None,
+                                  season_knots=season_knots if season_effect is not None else None)
+        return data, truth
 
     # Persons are independent: simulate them in chunks, which bounds the temporaries of the
     # interval construction (the result depends only on the seed; the chunk size is fixed).
@@ -139,7 +192,6 @@ def simulate(
         values=None,
         dropped={"eras_outside_observation": eras_outside, "persons_without_outcomes": 0},
     )
-    truth = pd.Series(beta, index=pd.Index(np.arange(1, n_drugs + 1), name="covariate_id"), name="log_rr")
     return data, truth
 
 
@@ -173,12 +225,12 @@ def _available_memory() -> int | None:
         return None
 
 
-def _check_memory(n_cases, users_per_person):
+def _check_memory(n_cases, users_per_person, extra_rows=0.0):
     """Refuse, before any allocation, a simulation whose arrays would not fit in memory.
 
     Each user has 2 eras on average (1 + Poisson(1)); each era adds at most two cut points,
     so a person has about 1 + 4 * users rows and 3 * users non-zeros."""
-    rows = 1.0 + 4.0 * users_per_person
+    rows = 1.0 + 4.0 * users_per_person + extra_rows
     nnz = 3.0 * users_per_person
     need = n_cases * (_BYTES_PER_PERSON + rows * _BYTES_PER_ROW + nnz * _BYTES_PER_NNZ)
     avail = _available_memory()
@@ -227,3 +279,73 @@ def _simulate_chunk(rng, n_cases, n_drugs, prev, mean_len, beta, lo, hi, extra_e
     row = np.clip(row, person_start[ev_person], person_end[ev_person] - 1)
     y = np.bincount(row, minlength=design.n_rows).astype(np.float64)
     return design.row_time, y, design.nnz_row, design.nnz_col.astype(np.int32), rows_per_person, design.eras_outside
+
+
+def _simulate_tables(rng, n_cases, n_drugs, prev, mean_len, beta, lo, hi, extra_events, age_effect, season_effect,
+                     age_at_start, first_day):
+    """Day-level simulation: persons with birth and calendar days, eras, and outcome days drawn with
+    rates ``exp(x'b + age_effect(age bin) + season_effect(month))`` per interval (constant within
+    months of age and calendar months, as the spline design of :meth:`SCCSData.from_eras`)."""
+    from .data import _SplineRequest
+
+    obs_len = rng.integers(lo, hi + 1, size=n_cases)
+    obs_start = rng.integers(first_day[0], first_day[1] + 1, size=n_cases).astype(np.int64)
+    obs_end = obs_start + obs_len - 1
+    birth = obs_start - rng.integers(age_at_start[0], age_at_start[1] + 1, size=n_cases)
+    users = rng.binomial(n_cases, prev)
+    user_drug = np.repeat(np.arange(n_drugs, dtype=np.int64), users)
+    user_person = rng.integers(0, n_cases, size=user_drug.shape[0])
+    n_eras = 1 + rng.poisson(1.0, size=user_drug.shape[0])
+    era_drug = np.repeat(user_drug, n_eras)
+    era_person = np.repeat(user_person, n_eras)
+    era_start = obs_start[era_person] + np.floor(rng.random(era_drug.shape[0]) * obs_len[era_person]).astype(np.int64)
+    era_len = np.ceil(rng.exponential(1.0, size=era_drug.shape[0]) * mean_len[era_drug]).astype(np.int64)
+    era_end = era_start + np.maximum(era_len, 1) - 1
+
+    # month-of-age and calendar-month bins as pseudo-eras (explicit knots: no outcomes needed)
+    a0, a1 = obs_start - birth, obs_end - birth
+    req = _SplineRequest(np.array([a0.min(), max(a1.max(), a0.min() + 1)]) if age_effect is not None else None,
+                         3 if season_effect is not None else None, None, "1970-01-01")
+    ep, es, ee, ec = era_person, era_start, era_end, era_drug
+    n_codes = n_drugs
+    shift = np.zeros(0)
+    if req.any:
+        empty = np.zeros(0, dtype=np.int64)
+        bins = req.bins(np.arange(n_cases), obs_start, obs_end, birth, empty, empty, n_drugs)
+        ep, es, ee = (np.concatenate([ep, bins.era_person]), np.concatenate([es, bins.era_start]),
+                      np.concatenate([ee, bins.era_end]))
+        ec = np.concatenate([ec, bins.era_code])
+        n_codes += bins.n_codes
+        # log-rate shift of each bin code (age bins, then month bins)
+        shift = np.zeros(bins.n_codes)
+        for term, offset, n_bins, x in bins.specs:
+            if term.name == "age":
+                shift[offset:offset + n_bins] = np.asarray(age_effect(x), dtype=np.float64) * np.ones(n_bins)
+            elif callable(season_effect):
+                shift[offset:offset + n_bins] = np.asarray(season_effect(x), dtype=np.float64) * np.ones(n_bins)
+            else:
+                shift[offset:offset + n_bins] = season_effect[(x - 0.5).astype(np.int64)]
+        if not np.isfinite(shift).all():
+            raise ValueError("age_effect and season_effect must return finite log rate multipliers")
+    design = build_interval_design(obs_start, obs_end, ep, es, ee, ec, n_codes, merge=False)
+    coef = np.concatenate([beta, shift])
+    eta = np.bincount(design.nnz_row, weights=coef[design.nnz_col], minlength=design.n_rows)
+    rate = design.row_time * np.exp(eta - eta.max())
+    cum = np.cumsum(rate)
+    rows_per_person = np.bincount(design.row_person, minlength=n_cases)
+    person_end = np.cumsum(rows_per_person)
+    person_start = person_end - rows_per_person
+    lower = np.where(person_start > 0, cum[np.maximum(person_start - 1, 0)], 0.0)
+    upper = cum[person_end - 1]
+    n_ev = 1 + rng.poisson(extra_events, size=n_cases)
+    ev_person = np.repeat(np.arange(n_cases), n_ev)
+    target = lower[ev_person] + rng.random(ev_person.shape[0]) * (upper - lower)[ev_person]
+    row = np.clip(np.searchsorted(cum, target, side="right"), person_start[ev_person], person_end[ev_person] - 1)
+    # rows are the intervals in day order (merge=False): a uniform day inside the interval
+    row_first_day = design.keys - design.row_person * design.span + design._day0
+    day = row_first_day[row] + np.floor(rng.random(row.shape[0]) * design.row_time[row]).astype(np.int64)
+    observation_periods = pd.DataFrame({"person_id": np.arange(1, n_cases + 1), "start": obs_start, "end": obs_end,
+                                        "birth_day": birth})
+    eras = pd.DataFrame({"person_id": era_person + 1, "start": era_start, "end": era_end, "covariate_id": era_drug + 1})
+    outcomes = pd.DataFrame({"person_id": ev_person + 1, "day": day})
+    return observation_periods, eras, outcomes

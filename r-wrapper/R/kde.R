@@ -182,3 +182,97 @@ plot.hphawkes_kde <- function(x, ...) {
   plot.kde_surface(kde_surface(x), ...)
   invisible(x)
 }
+
+.kde_raster_r <- function(r, points = NULL) {
+  at <- .hp_r(.hp_call(rf$attributes(r, list("values", "x0", "y0", "cell_size"))))
+  z <- at$values
+  if (is.null(dim(z))) z <- matrix(z, nrow = 1L)
+  nr <- nrow(z); nc <- ncol(z)
+  structure(list(z = z, x = at$x0 + (seq_len(nc) - 0.5) * at$cell_size,
+                 y = at$y0 + (nr - seq_len(nr) + 0.5) * at$cell_size,
+                 x0 = at$x0, y0 = at$y0, cell_size = at$cell_size, points = points, python = r),
+            class = "kde_surface")
+}
+
+#' Spatial relative risk of cases against controls
+#'
+#' Calls \code{hphawkes_py.kde.relative_risk}: case and control intensities with bandwidths shared
+#' from the pooled pattern, edge-corrected, and the log relative risk \code{log(f/g)} (f, g the
+#' case and control densities), as sparr's \code{risk(log = TRUE)}.
+#'
+#' @param cases,controls Numeric matrices or data frames (n x 2).
+#' @param window A \code{kde_window()} or the path of an ESRI ASCII grid (both patterns lie in it).
+#' @param method \code{"fixed"} or \code{"adaptive"}.
+#' @param bandwidth A bandwidth, or a selector on the pooled pattern: \code{"oversmoothing"},
+#'   \code{"lscv"}, \code{"cv"}, \code{"rule-of-thumb"}; with \code{method = "adaptive"} also
+#'   \code{"brunsdon"} (h and alpha by Brunsdon's search).
+#' @param alpha Adaptive sensitivity (default 0.5, Abramson).
+#' @param edge_correction,cutoff,backend,threads As in \code{kde_fit()}.
+#' @return An object of class \code{hphawkes_relrisk}: \code{h}, \code{alpha}, \code{method},
+#'   \code{selector}, \code{surface} (a \code{kde_surface} of the log relative risk), the patterns
+#'   and the Python object.
+#' @export
+kde_relative_risk <- function(cases, controls, window, method = "fixed", bandwidth = "oversmoothing",
+                              alpha = NULL, edge_correction = TRUE, cutoff = 3.0, backend = "auto",
+                              threads = NULL) {
+  kd <- .hp_mod("kde")
+  if (is.null(window)) .hp_stop("window must be a kde_window() object or the path of an .asc file")
+  bw <- if (is.character(bandwidth)) bandwidth else .as_num(bandwidth)
+  ca <- as.matrix(cases); co <- as.matrix(controls)
+  rr <- .hp_call(kd$relative_risk(.np_double(ca, "cases"), .np_double(co, "controls"), .py_window(window),
+                                  method = method, bandwidth = bw, alpha = .as_num(alpha),
+                                  edge_correction = edge_correction, cutoff = .as_num(cutoff), progress = FALSE,
+                                  backend = backend, threads = .as_int(threads)))
+  at <- .hp_r(.hp_call(rf$attributes(rr, list("method", "h", "alpha", "selector", "backend"))))
+  at$surface <- .kde_raster_r(.hp_call(rr$surface()), points = rbind(ca, co))
+  at$cases <- ca
+  at$controls <- co
+  at$python <- rr
+  structure(at, class = "hphawkes_relrisk")
+}
+
+#' p-value surface of a relative risk (upper tail: risk raised)
+#'
+#' @param rr A \code{kde_relative_risk()} result.
+#' @param method \code{"asymptotic"} (fixed bandwidths; Hazelton & Davies) or \code{"monte_carlo"}
+#'   (random relabelling of the pooled points).
+#' @param n_replicates,seed Monte Carlo relabellings and their seed.
+#' @return A \code{kde_surface} of p-values (NA outside the window).
+#' @export
+kde_risk_pvalues <- function(rr, method = "asymptotic", n_replicates = 999L, seed = NULL) {
+  if (!inherits(rr, "hphawkes_relrisk")) .hp_stop("rr must come from kde_relative_risk()")
+  p <- if (method == "monte_carlo") {
+    .hp_call(rr$python$p_values(method, n_replicates = .as_int(n_replicates), seed = .as_int(seed),
+                                progress = FALSE))
+  } else {
+    .hp_call(rr$python$p_values(method))
+  }
+  .kde_raster_r(p)
+}
+
+#' @export
+print.hphawkes_relrisk <- function(x, ...) {
+  cat(reticulate::py_to_r(x$python$summary()), "\n", sep = "")
+  invisible(x)
+}
+
+#' @export
+autoplot.hphawkes_relrisk <- function(object, levels = c(0.05, 0.01), p_values = NULL, ...) {
+  if (is.null(p_values)) p_values <- kde_risk_pvalues(object, ...)
+  df <- as.data.frame.kde_surface(object$surface)
+  names(df)[names(df) == "density"] <- "log_risk"
+  pv <- as.data.frame.kde_surface(p_values)
+  df$p <- pv$density
+  lim <- max(abs(df$log_risk), na.rm = TRUE)
+  p <- ggplot2::ggplot(df, ggplot2::aes(.data$x, .data$y)) +
+    ggplot2::geom_raster(ggplot2::aes(fill = .data$log_risk)) +
+    ggplot2::scale_fill_distiller(palette = "RdBu", limits = c(-lim, lim), name = "log relative risk") +
+    ggplot2::coord_equal() + ggplot2::labs(title = "Log relative risk with tolerance contours")
+  pc <- df
+  pc$p[is.na(pc$p)] <- 1
+  if (any(pc$p < max(levels))) {
+    p <- p + ggplot2::geom_contour(data = pc, ggplot2::aes(z = .data$p), breaks = sort(levels), colour = "black")
+  }
+  p + ggplot2::geom_point(data = data.frame(x = object$cases[, 1], y = object$cases[, 2]),
+                          ggplot2::aes(.data$x, .data$y), inherit.aes = FALSE, size = 0.6, colour = "red")
+}

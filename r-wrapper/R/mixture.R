@@ -13,18 +13,25 @@
 #' @param nu0 Prior degrees of freedom or NULL.
 #' @param Phi0 Prior scale matrix (p x p) or NULL.
 #' @param relabel Relabel draws to undo label switching.
+#' @param init \code{"kmeans++"} (default), \code{"random"}, or a k x p matrix of initial means.
+#' @param chains Number of Gibbs chains (whole number); R-hat and ESS of label-invariant
+#'   quantities are in \code{diagnostics}.
+#' @param prune BEM: remove components whose weight falls below this (0 keeps all).
 #' @param seed Whole number or NULL.
 #' @param progress Show a progress bar.
 #' @param keep_draws Also convert the Gibbs draws to R (can be large: S x k x p x p).
 #' @param backend,threads See \code{hphawkes_backends()}.
 #' @return An object of class \code{tdp_mixture}: \code{weights} (k), \code{means} (k x p),
 #'   \code{covariances} (k x p x p array), \code{alpha}, \code{labels} (1-based component of
-#'   each row of \code{X}), \code{loglik_trace}, \code{backend}, optionally \code{draws}, and
-#'   the fitted Python model.
+#'   each row of \code{X}), \code{loglik_trace}, \code{backend}, the clusters found by modal
+#'   merging (\code{n_clusters}, \code{cluster_labels} and \code{component_clusters}, 1-based,
+#'   \code{cluster_weights}, \code{cluster_means}), \code{n_components_kept}, Gibbs
+#'   \code{diagnostics} (R-hat, ESS), optionally \code{draws}, and the fitted Python model.
 #' @export
 tdp_mixture <- function(X, n_components = 256L, method = "gibbs", n_iter = 1000L, burn_in = 100L,
                         thin = 1L, alpha_prior = c(10, 1), m0 = NULL, gamma0 = 10.0, nu0 = NULL,
-                        Phi0 = NULL, relabel = TRUE, seed = NULL, progress = FALSE,
+                        Phi0 = NULL, relabel = TRUE, init = "kmeans++", chains = 1L, prune = 0,
+                        seed = NULL, progress = FALSE,
                         keep_draws = FALSE, backend = "auto", threads = NULL) {
   mx <- .hp_mod("mixture")
   Xm <- as.matrix(X)
@@ -34,14 +41,24 @@ tdp_mixture <- function(X, n_components = 256L, method = "gibbs", n_iter = 1000L
     thin = .as_int(thin, "thin", FALSE), alpha_prior = as.list(as.double(alpha_prior)),
     m0 = if (is.null(m0)) NULL else .np_double(as.double(m0), "m0"), gamma0 = .as_num(gamma0),
     nu0 = .as_num(nu0), Phi0 = if (is.null(Phi0)) NULL else .np_double(as.matrix(Phi0), "Phi0"),
-    relabel = relabel, seed = .as_int(seed), progress = progress, backend = backend,
+    relabel = relabel, init = if (is.character(init)) init else .np_double(as.matrix(init), "init"),
+    chains = .as_int(chains, "chains", FALSE), prune = .as_num(prune),
+    seed = .as_int(seed), progress = progress, backend = backend,
     threads = .as_int(threads)))
   Xpy <- .np_double(Xm, "X")
   .hp_call(model$fit(Xpy))
   at <- .hp_r(.hp_call(rf$attributes(model, list("weights_", "means_", "covariances_", "alpha_",
-    "labels_", "loglik_trace_", "backend_", "n_iter_", "converged_"))))
+    "labels_", "loglik_trace_", "backend_", "n_iter_", "converged_", "n_clusters_", "cluster_labels_",
+    "component_clusters_", "cluster_weights_", "cluster_means_", "n_components_kept_"))))
   names(at) <- sub("_$", "", names(at))
   if (!is.null(at$labels)) at$labels <- at$labels + 1L
+  at$cluster_labels <- at$cluster_labels + 1L
+  cc <- at$component_clusters
+  at$component_clusters <- ifelse(cc < 0L, NA_integer_, cc + 1L)
+  if (is.null(dim(at$cluster_means))) at$cluster_means <- matrix(at$cluster_means, ncol = ncol(Xm))
+  colnames(at$cluster_means) <- colnames(Xm)
+  diag <- model$diagnostics()
+  at$diagnostics <- if (is.null(diag)) NULL else reticulate::py_to_r(diag)
   if (is.null(dim(at$means))) at$means <- matrix(at$means, ncol = ncol(Xm))
   colnames(at$means) <- colnames(Xm)
   at$method <- method
@@ -72,16 +89,18 @@ summary.tdp_mixture <- function(object, min_weight = 0.01, ...) {
 #' @param newdata Numeric matrix (m x p); default the
 #'   training data.
 #' @param type \code{"class"} (1-based component), \code{"prob"} (m x k
-#'   membership probabilities) or \code{"density"} (log density).
+#'   membership probabilities), \code{"density"} (log density) or \code{"cluster"} (1-based
+#'   cluster by modal merging).
 #' @param ... Unused.
 #' @export
-predict.tdp_mixture <- function(object, newdata = NULL, type = c("class", "prob", "density"), ...) {
+predict.tdp_mixture <- function(object, newdata = NULL, type = c("class", "prob", "density", "cluster"), ...) {
   type <- match.arg(type)
   X <- .np_double(as.matrix(if (is.null(newdata)) object$X else newdata), "newdata")
   switch(type,
     class = .hp_r(.hp_call(object$python$predict(X))) + 1L,
     prob = .hp_r(.hp_call(object$python$predict_proba(X))),
-    density = .hp_r(.hp_call(object$python$score_samples(X))))
+    density = .hp_r(.hp_call(object$python$score_samples(X))),
+    cluster = .hp_r(.hp_call(object$python$predict_cluster(X))) + 1L)
 }
 
 #' @export

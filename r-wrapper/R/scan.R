@@ -32,18 +32,74 @@ scan_bernoulli <- function(coords, cases, controls, max_population = 0.5, n_repl
     as.list(location_ids) else .np_count(location_ids, "location_ids")
   res <- .hp_call(do.call(sc$bernoulli, c(list(.np_double(coords, "coords"),
     .np_count(cases, "cases"), .np_count(controls, "controls")), kw)))
+  .hp_scan_result(res)
+}
+
+# The R object of a Python ScanResult (Bernoulli or Poisson).
+.hp_scan_result <- function(res) {
   out <- .hp_r(res)  # a record of the dataclass fields
+  xy <- out[["_loc_coords"]]
   obj <- list(
-    clusters = out$clusters, null_llr = out$null_llr, backend = out$backend,
+    clusters = out$clusters, null_llr = out$null_llr, backend = out$backend, model = out$model,
     n_cases = out$n_cases, n_population = out$n_population, n_locations = out$n_locations,
     n_merged = out$n_merged, n_centres = out$n_centres, n_windows = out$n_windows,
-    max_population = out$max_population, direction = out$direction,
-    n_replicates = out$n_replicates, grid_cell = out$grid_cell,
-    locations = data.frame(x = out[["_loc_coords"]][, 1], y = out[["_loc_coords"]][, 2],
-                           cases = out[["_loc_cases"]], controls = out[["_loc_controls"]]),
+    max_population = out$max_population, max_distance = out$max_distance, min_cases = out$min_cases,
+    direction = out$direction, n_replicates = out$n_replicates, grid_cell = out$grid_cell,
+    locations = data.frame(x = xy[, 1], y = xy[, 2], cases = out[["_loc_cases"]],
+                           population = out[["_loc_population"]]),
     python = res
   )
+  if (!is.null(out[["_loc_controls"]])) obj$locations$controls <- out[["_loc_controls"]]
   structure(obj, class = "hphawkes_scan")
+}
+
+#' Kulldorff's discrete Poisson spatial scan statistic
+#'
+#' Calls \code{hphawkes_py.scan.poisson}: SaTScan's purely spatial discrete Poisson model with
+#' circular windows, expected counts from the population (optionally by indirect
+#' standardisation over covariate categories), Monte Carlo p-values from \code{n_replicates}
+#' multinomial redistributions of the cases.
+#'
+#' @param coords Numeric matrix or data frame (n x 2) of planar coordinates.
+#' @param cases Non-negative whole-number case counts per row.
+#' @param population Non-negative population per row (\code{NULL} when \code{expected} is given).
+#' @param expected Optional expected cases per row (rescaled to sum to the cases).
+#' @param covariates Optional covariate category per row (vector, or data frame of columns):
+#'   rows are location x category, expected counts by indirect standardisation.
+#' @param max_population Maximum window size as a fraction of the population at risk, in (0, 0.5].
+#' @param max_distance \code{NULL} or maximum circle radius (coordinate units; km for great-circle).
+#' @param distance \code{"euclidean"} or \code{"great_circle"} (coords = latitude, longitude in degrees).
+#' @param min_cases Minimum number of cases in a high-rate cluster (SaTScan's default 2).
+#' @param n_replicates Monte Carlo replicates (whole number).
+#' @param direction \code{"high"}, \code{"low"} or \code{"both"}.
+#' @param secondary \code{"no-overlap"}.
+#' @param grid_cell \code{NULL} or grid spacing for circle centres.
+#' @param seed Whole number or \code{NULL}.
+#' @param location_ids Optional unique ids reported in \code{location_ids} (default 0-based rows).
+#' @param progress Show a progress bar.
+#' @param backend \code{"auto"}, \code{"cpu"}, \code{"gpu"} or \code{"emulator"}.
+#' @param threads \code{NULL} or number of CPU threads.
+#' @return An object of class \code{hphawkes_scan} (as \code{scan_bernoulli}), \code{model = "poisson"}.
+#' @export
+scan_poisson <- function(coords, cases, population, expected = NULL, covariates = NULL,
+                         max_population = 0.5, max_distance = NULL, distance = "euclidean", min_cases = 2L,
+                         n_replicates = 999L, direction = "high", secondary = "no-overlap",
+                         grid_cell = NULL, seed = NULL, location_ids = NULL, progress = FALSE,
+                         backend = "auto", threads = NULL) {
+  sc <- .hp_mod("scan")
+  kw <- list(max_population = .as_num(max_population), max_distance = .as_num(max_distance),
+             distance = distance, min_cases = .as_int(min_cases), n_replicates = .as_int(n_replicates),
+             direction = direction, secondary = secondary, grid_cell = .as_num(grid_cell),
+             seed = .as_int(seed), progress = progress, backend = backend, threads = .as_int(threads))
+  if (!is.null(expected)) kw$expected <- .np_double(expected, "expected")
+  if (!is.null(covariates)) kw$covariates <- if (is.data.frame(covariates))
+    .pd_frame(covariates, "covariates") else as.list(as.character(covariates))
+  if (!is.null(location_ids)) kw$location_ids <- if (is.character(location_ids))
+    as.list(location_ids) else .np_count(location_ids, "location_ids")
+  pop <- if (is.null(population)) NULL else .np_double(population, "population")
+  res <- .hp_call(do.call(sc$poisson, c(list(.np_double(coords, "coords"),
+    .np_count(cases, "cases"), pop), kw)))
+  .hp_scan_result(res)
 }
 
 #' @export
@@ -79,7 +135,6 @@ as.data.frame.hphawkes_scan <- function(x, ...) x$clusters
 #' @export
 autoplot.hphawkes_scan <- function(object, max_clusters = 5L, ...) {
   loc <- object$locations
-  loc$population <- loc$cases + loc$controls
   loc$with_cases <- loc$cases > 0
   cl <- utils::head(object$clusters, max_clusters)
   circ <- .circle_df(cl)
@@ -91,7 +146,8 @@ autoplot.hphawkes_scan <- function(object, max_clusters = 5L, ...) {
     ggplot2::scale_colour_manual(values = c(`FALSE` = "grey60", `TRUE` = "firebrick"), name = "cases > 0") +
     ggplot2::scale_linetype_manual(values = c(`TRUE` = "solid", `FALSE` = "dashed"), name = "most likely") +
     ggplot2::coord_equal() +
-    ggplot2::labs(title = sprintf("Bernoulli scan: most likely cluster p = %s",
+    ggplot2::labs(title = sprintf("%s scan: most likely cluster p = %s",
+                                  if (identical(object$model, "poisson")) "Poisson" else "Bernoulli",
                                   if (nrow(cl)) format(cl$p_value[1], digits = 3) else "NA"))
 }
 

@@ -276,3 +276,176 @@ vcov.hphawkes_sccs_fit <- function(object, ...) {
   rownames(df) <- NULL
   df
 }
+
+# ---- the study: person-level data -> design with age/season splines -> fit -> tables ------------
+
+#' A risk window of an exposure for \code{sccs_study(windows = )}
+#'
+#' The window of an era runs from its anchor day plus \code{start} to its anchor day plus
+#' \code{end} (inclusive days); anchors are the era's first (\code{"start"}) or last
+#' (\code{"end"}) day, as SelfControlledCaseSeries' \code{startAnchor}/\code{endAnchor}.
+#'
+#' @param label Name of the window's covariate (character).
+#' @param start,end Offsets in days (whole numbers).
+#' @param start_anchor,end_anchor \code{"start"} or \code{"end"}.
+#' @return A Python \code{RiskWindow}.
+#' @export
+sccs_risk_window <- function(label, start, end, start_anchor = "start", end_anchor = "end") {
+  if (!is.character(label) || length(label) != 1L) .hp_stop("label must be a single character string")
+  .hp_call(.hp_mod("sccs")$RiskWindow(label, .as_int(start, "start", FALSE), .as_int(end, "end", FALSE),
+                                      start_anchor, end_anchor))
+}
+
+.sccs_windows <- function(windows) {
+  if (is.null(windows)) return(NULL)
+  if (!is.list(windows) || is.null(names(windows)) || any(names(windows) == ""))
+    .hp_stop("windows must be a named list: covariate id -> list of sccs_risk_window()")
+  reticulate::dict(lapply(windows, function(w) if (inherits(w, "python.builtin.object")) list(w) else as.list(w)))
+}
+
+.sccs_knots <- function(k, name) {
+  if (is.null(k)) return(NULL)
+  if (!is.numeric(k)) .hp_stop(name, " must be a number of knots or a numeric vector of knots")
+  if (length(k) == 1L) return(.as_int(k, name, FALSE))
+  as.list(as.double(k))
+}
+
+#' Simulate person-level SCCS data (observation periods, eras, outcomes)
+#'
+#' Day-level simulation with birth days and calendar dates, optionally with a known age
+#' effect and season effect on the outcome rate (see \code{hphawkes_py.sccs.simulate}).
+#'
+#' @inheritParams sccs_simulate
+#' @param age_effect An R function of age in days returning the log rate multiplier
+#'   (vectorised), or NULL.
+#' @param season_effect An R function of the month of the year (0..12, evaluated at
+#'   mid-month) or 12 monthly log rate multipliers, or NULL.
+#' @param ... Further arguments of \code{hphawkes_py.sccs.simulate} (\code{prevalence},
+#'   \code{relative_risks}, \code{observation_days}, \code{age_at_start}, ...).
+#' @return A list of data frames \code{observation_periods} (\code{person_id, start, end,
+#'   birth_day}), \code{eras}, \code{outcomes}, and \code{true_coefficients} (named vector).
+#' @export
+sccs_simulate_eras <- function(n_cases, n_drugs, age_effect = NULL, season_effect = NULL, ..., seed = NULL) {
+  extra <- list(...)
+  for (nm in names(extra)) {
+    v <- extra[[nm]]
+    if (nm %in% c("observation_days", "age_at_start", "first_day")) v <- as.integer(v)
+    if (is.numeric(v) && length(v) > 1L) v <- as.list(v)
+    extra[[nm]] <- v
+  }
+  # R functions are evaluated here on the points the simulation uses (no R callbacks from Python):
+  # the season at mid-month (12 values), the age on a half-day grid (bin midpoints are half days)
+  if (!is.null(season_effect)) {
+    if (is.function(season_effect)) season_effect <- season_effect(seq(0.5, 11.5, by = 1))
+    season_effect <- as.list(as.double(season_effect))
+  }
+  if (!is.null(age_effect)) {
+    if (!is.function(age_effect)) .hp_stop("age_effect must be an R function of age in days")
+    a <- if (is.null(extra$age_at_start)) 21900L else max(unlist(extra$age_at_start))
+    o <- if (is.null(extra$observation_days)) 3650L else max(unlist(extra$observation_days))
+    grid <- seq(0, a + o + 62, by = 0.5)
+    vals <- as.double(age_effect(grid))
+    np <- reticulate::import("numpy", convert = FALSE)
+    age_effect <- reticulate::import("functools")$partial(np$interp, xp = np$array(grid), fp = np$array(vals))
+  }
+  res <- .hp_call(do.call(.hp_mod("sccs")$simulate, c(list(
+    n_cases = .as_int(n_cases, "n_cases", FALSE), n_drugs = .as_int(n_drugs, "n_drugs", FALSE),
+    age_effect = age_effect, season_effect = season_effect, output = "eras",
+    seed = .as_int(seed)), extra)))
+  out <- lapply(0:3, function(i) .hp_r(reticulate::py_get_item(res, i)))
+  names(out) <- c("observation_periods", "eras", "outcomes", "true_coefficients")
+  out
+}
+
+#' A complete self-controlled case series study
+#'
+#' Builds the design from person-level data (observation periods, exposure eras, outcome
+#' days; \code{SCCSData.from_eras}) with risk windows, observation-period rules and
+#' age / season / calendar-time splines, fits it, and returns the tables analysts report.
+#'
+#' @param observation_periods Data frame \code{person_id, start, end} (and \code{birth_day}
+#'   for age adjustment or age limits); integer days.
+#' @param eras Data frame \code{person_id, start, end, covariate_id}.
+#' @param outcomes Data frame \code{person_id, day}.
+#' @param risk_start,risk_end Risk window offsets in days for every exposure.
+#' @param windows Named list: covariate id -> list of \code{sccs_risk_window()} (several
+#'   windows per exposure, e.g. a pre-exposure window).
+#' @param age_knots,season_knots,calendar_knots Number of knots or knot vectors (NULL: no
+#'   adjustment); see \code{SCCSData.from_eras}.
+#' @param study_start,study_end,naive_period,min_age,max_age,first_outcome_only Observation
+#'   rules (days).
+#' @param day_origin Calendar date of day 0 (default \code{"1970-01-01"}).
+#' @param prior,variance Prior of the exposure coefficients (default none: maximum likelihood).
+#' @param exclude Covariate ids without prior.
+#' @param spline_prior,spline_variance Prior of the spline coefficients.
+#' @param level,method Interval level and \code{"wald"} or \code{"profile"}.
+#' @param tolerance,max_iterations,progress,backend,threads As in \code{sccs_fit()}.
+#' @return An object of class \code{sccs_study}: \code{results} (data frame: per exposure
+#'   IRR, interval, p, cases, exposed cases, exposed time and events), \code{spline_effects}
+#'   (data frame: term, x, log effect, se, band, rate ratio), \code{knots} (list),
+#'   \code{fit} (\code{hphawkes_sccs_fit}), \code{data} (\code{sccs_data}), \code{dropped}.
+#' @export
+sccs_study <- function(observation_periods, eras, outcomes, risk_start = 0L, risk_end = 0L,
+                       windows = NULL, age_knots = NULL, season_knots = NULL, calendar_knots = NULL,
+                       study_start = NULL, study_end = NULL, naive_period = 0L, min_age = NULL,
+                       max_age = NULL, first_outcome_only = FALSE, day_origin = "1970-01-01",
+                       prior = "none", variance = 1.0, exclude = NULL, spline_prior = "normal",
+                       spline_variance = 1.0, level = 0.95, method = "wald", tolerance = 1e-8,
+                       max_iterations = 1000L, progress = FALSE, backend = "auto", threads = NULL) {
+  sccs <- .hp_mod("sccs")
+  d <- .hp_call(sccs$SCCSData$from_eras(
+    .pd_frame(observation_periods, "observation_periods"), .pd_frame(eras, "eras"),
+    .pd_frame(outcomes, "outcomes"),
+    risk_start = .as_int(risk_start, "risk_start", FALSE), risk_end = .as_int(risk_end, "risk_end", FALSE),
+    windows = .sccs_windows(windows), age_knots = .sccs_knots(age_knots, "age_knots"),
+    season_knots = .sccs_knots(season_knots, "season_knots"),
+    calendar_knots = .sccs_knots(calendar_knots, "calendar_knots"),
+    study_start = .as_int(study_start), study_end = .as_int(study_end),
+    naive_period = .as_int(naive_period, "naive_period", FALSE), min_age = .as_int(min_age),
+    max_age = .as_int(max_age), first_outcome_only = first_outcome_only, day_origin = day_origin))
+  py <- .hp_call(sccs$fit(d, prior = prior, variance = .as_num(variance), exclude = .sccs_exclude(exclude),
+    spline_prior = spline_prior, spline_variance = .as_num(spline_variance),
+    tolerance = .as_num(tolerance), max_iterations = .as_int(max_iterations, "max_iterations", FALSE),
+    progress = progress, backend = backend, threads = .as_int(threads)))
+  fit <- .sccs_fit_r(py)
+  results <- .sccs_index_column(.hp_r(.hp_call(py$results_table(level = .as_num(level), method = method))))
+  n_terms <- reticulate::py_len(d$splines)
+  effects <- if (n_terms > 0L) .hp_r(.hp_call(py$spline_effects(level = .as_num(level)))) else NULL
+  knots <- list()
+  for (i in seq_len(n_terms)) {
+    term <- reticulate::py_get_item(d$splines, i - 1L)
+    knots[[.hp_r(term$name)]] <- .hp_r(term$knots)
+  }
+  structure(list(results = results, spline_effects = effects, knots = knots, fit = fit,
+                 data = .sccs_data_r(d), dropped = .hp_r(.hp_call(reticulate::import_builtins()$dict(d$dropped))),
+                 level = level, method = method),
+            class = "sccs_study")
+}
+
+#' @export
+print.sccs_study <- function(x, ...) {
+  cat(sprintf("SCCS study: %d cases, %d exposures; %s\n", x$data$n_strata, nrow(x$results),
+              if (length(x$knots)) paste("adjusted for", paste(names(x$knots), collapse = ", ")) else "no age/season adjustment"))
+  print(x$results[, intersect(c("covariate_id", "irr", "irr_lower", "irr_upper", "p", "exposed_cases"),
+                              names(x$results))], ...)
+  invisible(x)
+}
+
+#' @export
+summary.sccs_study <- function(object, ...) object$results
+
+#' @export
+autoplot.sccs_study <- function(object, ...) {
+  e <- object$spline_effects
+  if (is.null(e)) .hp_stop("this study has no age/season/calendar adjustment to plot")
+  e$x_plot <- ifelse(e$term == "age", e$x / 365.25, e$x)
+  ggplot2::ggplot(e, ggplot2::aes(.data$x_plot, .data$rr)) +
+    ggplot2::geom_ribbon(ggplot2::aes(ymin = .data$rr_lower, ymax = .data$rr_upper), fill = "grey80") +
+    ggplot2::geom_line() + ggplot2::geom_hline(yintercept = 1, linetype = "dashed", colour = "grey50") +
+    ggplot2::scale_y_log10() + ggplot2::facet_wrap(~term, scales = "free_x") +
+    ggplot2::labs(x = "age (years) / month of the year / day", y = "rate ratio",
+                  title = sprintf("SCCS spline effects (%g%% bands)", 100 * object$level))
+}
+
+#' @export
+plot.sccs_study <- function(x, ...) { print(autoplot.sccs_study(x, ...)); invisible(x) }

@@ -29,8 +29,8 @@ print("mean log density: bem %.4f, gibbs %.4f" % (bem.score(X), gibbs.score(X)))
 import matplotlib.pyplot as plt  # noqa: E402
 
 fig, ax = plt.subplots(figsize=(6, 5))
-ax.scatter(X[:, 0], X[:, 1], c=gibbs.predict(X), s=2, cmap="tab20")
+ax.scatter(X[:, 0], X[:, 1], c=gibbs.cluster_labels_, s=2, cmap="tab10")
 ax.set_xlabel("asinh(FSC-H / 150)"); ax.set_ylabel("asinh(SSC-H / 150)")
-ax.set_title(f"TDP mixture (Gibbs): {len(np.unique(gibbs.predict(X)))} occupied components")
+ax.set_title(f"TDP mixture (Gibbs): {gibbs.n_clusters_} clusters by modal merging")
 fig.savefig(Path(args.outdir) / "mixture_gibbs.png", dpi=100)
 print(f"figures in {args.outdir}")

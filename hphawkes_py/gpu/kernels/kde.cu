@@ -8,6 +8,7 @@
 //                 (bandwidth class, grid cell) in structure-of-arrays layout; per class the target
 //                 visits the grid rows within the class reach and, in each row, the chord of the disc
 //                 (one contiguous range of sources).  Gather formulation: no atomics.
+// kde_relabel_exceed : all Monte Carlo relabellings of a relative risk in one launch (see below).
 #include "hp_cuda.h"
 
 __device__ __forceinline__ REAL kde_ndtr(REAL z) {
@@ -108,5 +109,47 @@ extern "C" __global__ void kde_gather(const REAL* __restrict__ tx, const REAL* _
       }
     }
     out[t] = acc;
+  }
+}
+
+// kde_relabel_exceed : Monte Carlo relabelling of a case-control pattern, ALL relabellings in one
+//                 launch.  One thread per target; for each relabelling r the smaller group is
+//                 picks[r*k .. r*k+k) (indices into the resident pooled points); the thread sums that
+//                 group's kernels at the target (every member: the group is small), takes the other
+//                 group as total - part (the pooled total does not depend on the labels), forms the
+//                 log relative risk log(l1/n1) - log(l0/n0) in double, and counts rho_r >= rho_obs
+//                 (false for NaN).  exceed[t] is written once: no atomics.
+extern "C" __global__ void kde_relabel_exceed(const REAL* __restrict__ tx, const REAL* __restrict__ ty,
+                                              long long ntargets, const REAL* __restrict__ px,
+                                              const REAL* __restrict__ py, const REAL* __restrict__ pinv2,
+                                              const REAL* __restrict__ pcoef, const REAL* __restrict__ pcut2,
+                                              const int* __restrict__ picks, int nrep, int k,
+                                              const double* __restrict__ total,
+                                              const double* __restrict__ rho_obs, int small_is_case,
+                                              double log_n1, double log_n0, long long* __restrict__ exceed) {
+  HP_GRID_STRIDE_LOOP(t, ntargets) {
+    const REAL x = tx[t], y = ty[t];
+    const double tot = total[t], obs = rho_obs[t];
+    long long count = 0;
+    for (int r = 0; r < nrep; ++r) {
+      const int* pk = picks + (long long)r * k;
+      REAL part = 0;
+      for (int i = 0; i < k; ++i) {
+        const int j = pk[i];
+        const REAL ddx = x - px[j], ddy = y - py[j];
+        const REAL d2 = ddx * ddx + ddy * ddy;
+        if (d2 < pcut2[j]) part += pcoef[j] * exp(-d2 * pinv2[j]);
+      }
+      double small = (double)part;
+      double rest = tot - small;
+      if (rest < 0.0) rest = 0.0;
+      const double l1 = small_is_case ? small : rest;
+      const double l0 = small_is_case ? rest : small;
+      if (l1 > 0.0 && l0 > 0.0) {
+        const double rho = (log(l1) - log_n1) - (log(l0) - log_n0);
+        if (rho >= obs) ++count;
+      }
+    }
+    exceed[t] = count;
   }
 }

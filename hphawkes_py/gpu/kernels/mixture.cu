@@ -14,26 +14,30 @@
 // Points of a chunk are rows row0 .. row0 + m - 1 of the data.
 #include "hp_cuda.h"
 
+// Size of the per-thread point/difference arrays: the host compiles one module per value,
+// rounded up from p (so any number of columns is supported; large p spills to local memory).
 #ifndef MIX_MAX_P
 #define MIX_MAX_P 32
 #endif
-// components whose parameters one block stages in shared memory
-#ifndef MIX_KTILE
-#define MIX_KTILE 8
-#endif
 #define MIX_TILE 16
 
-// One thread per point, one block per (point block, component tile): stage the tile's
-// component parameters in shared memory, then every thread evaluates
+// One thread per point, one block per (point block, tile of `ktile` components).  When the
+// tile's parameters fit in shared memory (`staged` = 1, the host decides from the 48 KiB limit)
+// they are staged there once per block; otherwise (large p) every thread reads them from global
+// memory, where they are shared through the cache.  Every thread evaluates
 // c_j - 1/2 || U_j (x_i - mu_j) ||^2 for its point against each component of the tile.
 extern "C" __global__ void mix_logdens(const REAL* __restrict__ Xt, long long n, int p, long long row0, int m,
-                                       int k, const REAL* __restrict__ comp, int stride,
+                                       int k, const REAL* __restrict__ comp, int stride, int ktile, int staged,
                                        REAL* __restrict__ dens) {
   HP_DYNAMIC_SHARED(REAL, sh);
-  const int j0 = blockIdx.y * MIX_KTILE;
-  const int nk = min(MIX_KTILE, k - j0);
-  for (int t = threadIdx.x; t < nk * stride; t += blockDim.x) sh[t] = comp[(long long)j0 * stride + t];
-  __syncthreads();
+  const int j0 = blockIdx.y * ktile;
+  const int nk = min(ktile, k - j0);
+  const REAL* base = comp + (long long)j0 * stride;
+  if (staged) {
+    for (int t = threadIdx.x; t < nk * stride; t += blockDim.x) sh[t] = base[t];
+    __syncthreads();
+    base = sh;
+  }
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= m) return;  // after the only barrier
   REAL x[MIX_MAX_P];
@@ -41,7 +45,7 @@ extern "C" __global__ void mix_logdens(const REAL* __restrict__ Xt, long long n,
   for (int a = 0; a < p; ++a) x[a] = Xt[(long long)a * n + row0 + i];
   const int ntri = p * (p + 1) / 2;
   for (int jj = 0; jj < nk; ++jj) {
-    const REAL* c = sh + jj * stride;
+    const REAL* c = base + (long long)jj * stride;
     for (int a = 0; a < p; ++a) d[a] = x[a] - c[a];
     const REAL* U = c + p;
     REAL q = 0;

@@ -14,17 +14,29 @@
 // is combined with an atomic maximum on the (non-negative) double; with want_best the
 // per-centre best LLR and the entry where that window ends are written too (observed data).
 //
+// The discrete Poisson model (poisson != 0) uses the same walk: mexp[j] is the window's
+// expected count E (the total is C), loge[j] = log E, logce[j] = log(C - E), and
+//   LLR = klogk[c] + klogk[C-c] - c log E - (C-c) log(C-E),
+// high when c > E; high-rate windows need at least min_cases cases (both models).
+//
 // Arithmetic is double whatever REAL is: the LLR is a difference of terms of size N log N
 // (1.4e7 for a million persons), which float cannot resolve.  The order of the additions
 // is exactly that of the CPU engine (hphawkes_py/scan/cpu.py), so both give identical LLRs.
 #include "hp_cuda.h"
 
-extern "C" __global__ void scan_bernoulli(const long long* offsets, const int* neighbors,
-                                          const long long* npop, const unsigned char* boundary,
-                                          const int* cases, const double* klogk, long long n_cases,
-                                          long long n_total, double l0, int want_high, int want_low,
-                                          int R, int want_best, double* best, long long* best_entry,
-                                          double* rep_max) {
+#if defined(__HP_EMULATOR__)
+#define SCAN_MUL(a, b) ((a) * (b))
+#else
+#define SCAN_MUL(a, b) __dmul_rn((a), (b))
+#endif
+
+extern "C" __global__ void scan_windows(const long long* offsets, const int* neighbors,
+                                       const long long* npop, const double* mexp, const double* loge,
+                                       const double* logce,
+                                       const unsigned char* boundary, const int* cases, const double* klogk,
+                                       long long n_cases, long long n_total, double l0, int want_high,
+                                       int want_low, long long min_cases, int poisson, int R, int want_best,
+                                       double* best, long long* best_entry, double* rep_max) {
   const long long i = blockIdx.x;  // centre
   const int r = blockIdx.y * blockDim.x + threadIdx.x;  // replicate
   if (r >= R) return;  // no __syncthreads below: early exit is safe
@@ -39,13 +51,22 @@ extern "C" __global__ void scan_bernoulli(const long long* offsets, const int* n
   for (long long j = offsets[i]; j < end; ++j) {
     c += cases[(long long)neighbors[j] * R + r];
     if (boundary[j] == 0) continue;  // inside a tie group: not a window end
-    const long long n = npop[j];
-    const double q = -(klogk[n] + klogk[N - n]) - l0;
-    const double cn = Cf * (double)n;
-    const double t = (klogk[c] + klogk[n - c]) + (klogk[C - c] + klogk[N - n - C + c]);
-    const double llr = t + q;
-    const double lhs = (double)c * Nf;
-    const bool ok = (want_high && lhs > cn) || (want_low && lhs < cn);
+    double llr, lhs, rhs;
+    if (poisson) {
+      // log E and log(C - E) come from the host (identical to the CPU engine's); the products
+      // are rounded separately (no fused multiply-add) to match the CPU engine bit for bit
+      llr = (klogk[c] + klogk[C - c]) - (SCAN_MUL((double)c, loge[j]) + SCAN_MUL((double)(C - c), logce[j]));
+      lhs = (double)c;
+      rhs = mexp[j];
+    } else {
+      const long long n = npop[j];
+      const double q = -(klogk[n] + klogk[N - n]) - l0;
+      const double t = (klogk[c] + klogk[n - c]) + (klogk[C - c] + klogk[N - n - C + c]);
+      llr = t + q;
+      lhs = (double)c * Nf;
+      rhs = Cf * (double)n;
+    }
+    const bool ok = (want_high && lhs > rhs && c >= min_cases) || (want_low && lhs < rhs);
     if (ok && llr > m) {
       m = llr;
       arg = j;

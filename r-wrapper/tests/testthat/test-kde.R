@@ -54,3 +54,30 @@ test_that("kde with a fixed bandwidth equals a Gaussian kernel sum (no edge corr
                tolerance = 1e-12)
   expect_error(kde_fit(pts, win, method = "nonsense"), "method", class = "hphawkes_python_error")
 })
+
+test_that("kde_relative_risk on chorley matches Python, with p-values and tolerance contours", {
+  skip_if_no_hphawkes()
+  ch <- hphawkes_data("point_pattern", name = "chorley")
+  win <- kde_window("asc", path = hphawkes_data_path("kde/chorley_mask_0.1km.asc.gz"))
+  cases <- as.matrix(ch[ch$mark == "larynx", c("x", "y")])
+  controls <- as.matrix(ch[ch$mark == "lung", c("x", "y")])
+  rr <- kde_relative_risk(cases, controls, win, bandwidth = 1.5, backend = "cpu")
+  expect_s3_class(rr, "hphawkes_relrisk")
+  expect_identical(rr$h, 1.5)
+  py <- py_reference(paste(
+    "import hphawkes_py as hp",
+    "df = hp.datasets.load_point_pattern('chorley')",
+    "w = hp.kde.Window.from_asc(hp.datasets.path('kde/chorley_mask_0.1km.asc.gz'))",
+    "c = df[df.mark == 'larynx'][['x', 'y']].to_numpy(); k = df[df.mark == 'lung'][['x', 'y']].to_numpy()",
+    "rr = hp.kde.relative_risk(c, k, w, bandwidth=1.5, backend='cpu')",
+    "out = {'z': rr.surface().values, 'p': rr.p_values('asymptotic').values,",
+    "       'mc': rr.p_values('monte_carlo', n_replicates=19, seed=3, progress=False).values}",
+    sep = "\n"))
+  expect_identical(rr$surface$z, py$z)
+  expect_identical(kde_risk_pvalues(rr)$z, py$p)
+  expect_identical(kde_risk_pvalues(rr, "monte_carlo", n_replicates = 19, seed = 3)$z, py$mc)
+  expect_s3_class(autoplot(rr), "ggplot")
+  expect_output(print(rr), "58 cases, 978 controls")
+  expect_error(kde_relative_risk(cases, controls, NULL), "window")
+  expect_error(kde_relative_risk(cases, controls, win, bandwidth = "silverman"), "bandwidth")
+})

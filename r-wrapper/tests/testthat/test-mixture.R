@@ -60,3 +60,18 @@ test_that("tdp_mixture (blocked Gibbs) gives Python's draws", {
                class = "hphawkes_python_error")
   expect_error(tdp_mixture(X, n_components = 2.5), "n_components must be a single whole number")
 })
+
+test_that("tdp_mixture reports the clusters of modal merging and Gibbs diagnostics", {
+  skip_if_no_hphawkes()
+  f <- hphawkes_data("faithful")
+  X <- as.matrix(f[, c("eruptions", "waiting")])
+  m <- tdp_mixture(X, n_components = 8, method = "gibbs", n_iter = 60, burn_in = 40, seed = 1,
+                   chains = 2L, backend = "cpu")
+  expect_identical(m$n_clusters, 2L)
+  expect_identical(sort(unique(m$cluster_labels)), 1:2)
+  expect_identical(predict(m, type = "cluster"), m$cluster_labels)
+  expect_equal(sum(m$cluster_weights), 1, tolerance = 1e-10)
+  expect_identical(colnames(m$cluster_means), c("eruptions", "waiting"))
+  expect_true(all(c("r_hat", "ess_bulk") %in% names(m$diagnostics)))
+  expect_error(tdp_mixture(X, chains = 0L, backend = "cpu"), "chains", class = "hphawkes_python_error")
+})

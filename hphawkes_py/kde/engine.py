@@ -1,0 +1,290 @@
+"""The KDE engine interface, :func:`make_engine`, and host-side helpers shared by both engines.
+
+An engine holds the points and the window and offers the hot steps the algorithm in
+:mod:`.model` is written against.  Both engines (:class:`~.cpu.CpuEngine`,
+:class:`~.gpu.GpuEngine`) derive from :class:`Engine`, which owns everything host-side (the
+boundary distances, the source index, the order bookkeeping), so that every step means the
+same on both:
+
+``edge_masses(bws)``
+    window mass of each point's untruncated Gaussian kernel (exactly 1 farther than
+    ``EDGE_SKIP x b`` from the outside); subclasses implement ``_edge_mass_subset(bws, idx)``.
+``point_intensities(bws, weights, loo)``
+    intensity at every sample point, leave-one-out when ``loo``.
+``intensity_at(targets, bws, weights, sources=None)``
+    intensity at arbitrary (q, 2) locations (over a subset of the points when ``sources`` is
+    given); subclasses implement ``_gather(ix, tx, ty, self_pos)`` (targets in the kernel dtype).
+``relabel_exceed(targets, bws, weights, picks, total, rho, n1, n0, small_is_case)``
+    Monte Carlo relabelling counts of a relative risk (:mod:`.relrisk`); the GPU engine runs all
+    relabellings in one launch.
+
+Source index
+------------
+Sources are split into bandwidth classes ``b in [b_min 2^k, b_min 2^(k+1))`` so that a source is
+only looked for within the reach (``cutoff x b``) of its own class: with adaptive bandwidths the
+largest bandwidth can be many times the typical one, and a single grid sized for the largest reach
+would make every sum scan far too many points.  Each class has its own grid of square cells (a quarter
+of its reach, fewer if that would make more than ~4 cells per source); a target visits the grid rows
+within reach and, in each row, the cells under the chord of its disc.  Cells are numbered row-major
+and the sources sorted by (class, cell), so the cells of one chord form ONE contiguous range of the
+structure-of-arrays -- the inner loops run over contiguous memory.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._backend import get_device, is_gpu_backend
+from .._validate import check_dtype
+from ._window import Window
+
+__all__ = ["Engine", "make_engine", "SourceIndex", "build_index", "counting_sort", "EDGE_REACH", "EDGE_SKIP"]
+
+#: Rows/runs farther than EDGE_REACH x b from a point are left out of its edge mass (tail < 1e-18).
+EDGE_REACH = 9.0
+#: Points farther than EDGE_SKIP x b from the outside get e = 1 exactly: the mass outside a disc of
+#: radius r is exp(-r^2 / (2 b^2)) = 2e-13 < 1e-12 at r = 7.5 b.
+EDGE_SKIP = 7.5
+
+_MAX_CLASSES = 60
+_CELL_FRACTION = 0.25
+# bandwidth classes span a factor 2**_CLASS_LOG2: finer classes waste less reach on small bandwidths
+_CLASS_LOG2 = 0.5
+
+
+def counting_sort(key, nkeys):
+    """Stable order of ``key`` (ints in [0, nkeys)) and the start of each key (NumPy; the CPU
+    engine passes its Numba twin, :func:`hphawkes_py.kde.cpu.counting_sort`, which gives the same
+    order in O(n + nkeys))."""
+    key = np.asarray(key, np.int64)
+    order = np.argsort(key, kind="stable").astype(np.int64)
+    ptr = np.zeros(nkeys + 1, np.int64)
+    np.cumsum(np.bincount(key, minlength=nkeys), out=ptr[1:])
+    return order, ptr
+
+
+@dataclass
+class SourceIndex:
+    order: np.ndarray  # (n,) sorted position -> original index
+    pos: np.ndarray  # (n,) original index -> sorted position
+    sx: np.ndarray
+    sy: np.ndarray
+    sinv2: np.ndarray  # 1 / (2 b^2)
+    scoef: np.ndarray  # w / (2 pi b^2)
+    scut2: np.ndarray  # (cutoff b)^2
+    gx0: float
+    gy0: float
+    cls_s: np.ndarray  # (C,) cell side
+    cls_reach: np.ndarray  # (C,) cutoff x largest bandwidth of the class
+    cls_nx: np.ndarray  # (C,) int64
+    cls_ny: np.ndarray
+    cls_base: np.ndarray  # (C,) offset of the class's cells in cell_ptr
+    cell_ptr: np.ndarray  # (sum(nx*ny)+1,) start of each cell's sources
+
+
+def build_index(x, y, bws, weights, cutoff, lo, hi, sort=counting_sort) -> SourceIndex:
+    """Index sources (x, y) with bandwidths ``bws`` and weights; ``lo``/``hi`` bound every target.
+
+    ``sort(key, nkeys)`` returns the stable order of the cell keys and the cells' start offsets.
+    """
+    n = len(x)
+    bmin = float(bws.min())
+    ratio = bws / bmin
+    cls = np.minimum(np.floor(np.log2(ratio) / _CLASS_LOG2).astype(np.int64), _MAX_CLASSES - 1)
+    cls = np.maximum(cls, 0)
+    used = np.flatnonzero(np.bincount(cls, minlength=_MAX_CLASSES))
+    remap = np.full(_MAX_CLASSES, -1, np.int64)
+    remap[used] = np.arange(len(used))
+    cls = remap[cls]
+    C = len(used)
+    gx0, gy0 = float(lo[0]), float(lo[1])
+    width = max(float(hi[0] - lo[0]), 1e-300)
+    height = max(float(hi[1] - lo[1]), 1e-300)
+    cls_s = np.empty(C)
+    cls_reach = np.empty(C)
+    cls_nx = np.empty(C, np.int64)
+    cls_ny = np.empty(C, np.int64)
+    cls_base = np.empty(C, np.int64)
+    cellid = np.empty(n, np.int64)
+    base = 0
+    for k in range(C):
+        members = cls == k
+        nk = int(members.sum())
+        reach = cutoff * float(bws[members].max()) if math.isfinite(cutoff) else math.inf
+        # cap the number of cells at ~4 per source (and 2^22 in all) so tiny bandwidths over a huge
+        # extent do not allocate a giant, nearly empty grid; larger cells keep the 3x3 search exact.
+        max_cells = max(16, min(4 * nk, 1 << 22))
+        s_min = math.sqrt(width * height / max_cells)
+        if not math.isfinite(reach):
+            reach = 2.0 * math.hypot(width, height)
+        # cells of a quarter of the reach: the rows within reach are visited, and in each row only the
+        # chord of the disc (rounded out to whole cells), so about (pi + 1) reach^2 of area is scanned
+        # instead of 9 reach^2 for 3 x 3 cells of side reach
+        s = max(reach * _CELL_FRACTION, s_min, width / 65536.0, height / 65536.0)
+        cls_reach[k] = reach * (1.0 + 1e-12)
+        nx = int(width // s) + 1
+        ny = int(height // s) + 1
+        cls_s[k], cls_nx[k], cls_ny[k], cls_base[k] = s, nx, ny, base
+        # same expression as the kernels (floor of the quotient) so cells agree bit for bit
+        cx = np.clip(np.floor((x[members] - gx0) / s).astype(np.int64), 0, nx - 1)
+        cy = np.clip(np.floor((y[members] - gy0) / s).astype(np.int64), 0, ny - 1)
+        cellid[members] = base + cy * nx + cx
+        base += nx * ny
+    order, cell_ptr = sort(cellid, base)
+    pos = np.empty(n, np.int64)
+    pos[order] = np.arange(n)
+    b = bws[order]
+    return SourceIndex(
+        order=order,
+        pos=pos,
+        sx=np.ascontiguousarray(x[order]),
+        sy=np.ascontiguousarray(y[order]),
+        sinv2=1.0 / (2.0 * b * b),
+        scoef=weights[order] / (2.0 * math.pi * b * b),
+        scut2=(cutoff * b) ** 2 if math.isfinite(cutoff) else np.full(n, np.inf),
+        gx0=gx0,
+        gy0=gy0,
+        cls_s=cls_s,
+        cls_reach=cls_reach,
+        cls_nx=cls_nx,
+        cls_ny=cls_ny,
+        cls_base=cls_base,
+        cell_ptr=cell_ptr,
+    )
+
+
+def make_engine(points, window: Window, cutoff: float, *, backend: str, dtype=np.float64):
+    """Engine for ``points`` in ``window`` on an already resolved backend (``"cpu"``, ``"gpu"`` or
+    ``"emulator"``).
+
+    The GPU engine receives its device here (:func:`hphawkes_py._backend.get_device`); engines never
+    fetch devices themselves.  ``dtype`` is the precision of the kernel sums (float64 or float32).
+    """
+    dtype = check_dtype(dtype)
+    if is_gpu_backend(backend):
+        from .gpu import GpuEngine
+
+        return GpuEngine(points, window, cutoff, device=get_device(backend), backend=backend, dtype=dtype)
+    if backend != "cpu":
+        raise ValueError(f"make_engine needs a resolved backend ('cpu', 'gpu' or 'emulator'), got {backend!r}")
+    from .cpu import CpuEngine
+
+    return CpuEngine(points, window, cutoff, dtype=dtype)
+
+
+class Engine:
+    """Shared part of both engines (see the module notes).  All arrays passed in and returned are
+    in the caller's point order and float64; ``dtype`` is the precision of the kernel sums.
+
+    With ``dtype=float32`` the coordinates are rounded to float32 once, here, and every host-side
+    computation (boundary distances, the index's cells) uses the rounded values, so the kernels'
+    cell geometry agrees exactly with the index.
+    """
+
+    backend = "cpu"
+    #: the stable sort used to build the source index (the CPU engine uses a Numba one)
+    _sort = staticmethod(counting_sort)
+
+    def __init__(self, points: np.ndarray, window: Window, cutoff: float, *, dtype=np.float64):
+        self.dtype = check_dtype(dtype)
+        p = np.asarray(points, dtype=np.float64)
+        if self.dtype == np.float32:
+            p = p.astype(np.float32).astype(np.float64)
+        self.x = np.ascontiguousarray(p[:, 0])
+        self.y = np.ascontiguousarray(p[:, 1])
+        self.n = len(self.x)
+        self.window = window
+        self.cutoff = float(cutoff)
+        self.dist = window.boundary_distance(p)  # lower bound to the outside
+        xmin, xmax, ymin, ymax = window.extent
+        self._lo = np.array([min(xmin, self.x.min()), min(ymin, self.y.min())])
+        self._hi = np.array([max(xmax, self.x.max()), max(ymax, self.y.max())])
+        self._index_key = None
+        self._index = None
+
+    # -- edge correction ---------------------------------------------------------------------
+    def near_boundary(self, bws: np.ndarray) -> np.ndarray:
+        """Indices of the points whose kernel may lose more than 1e-12 of its mass."""
+        return np.flatnonzero(self.dist <= EDGE_SKIP * bws).astype(np.int64)
+
+    def edge_masses(self, bws: np.ndarray) -> np.ndarray:
+        """Window mass of each point's (untruncated) kernel; exactly 1 far from the boundary."""
+        bws = np.ascontiguousarray(bws, dtype=np.float64)
+        out = np.ones(self.n)
+        idx = self.near_boundary(bws)
+        if len(idx):
+            out[idx] = self._edge_mass_subset(bws, idx)
+        return out
+
+    def _edge_mass_subset(self, bws: np.ndarray, idx: np.ndarray) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    # -- kernel sums -------------------------------------------------------------------------
+    def source_index(self, bws, weights) -> SourceIndex:
+        """The grid index of the sources for these bandwidths and weights (cached for the last pair)."""
+        bws = np.ascontiguousarray(bws, dtype=np.float64)
+        weights = np.ascontiguousarray(weights, dtype=np.float64)
+        key = (bws.tobytes(), weights.tobytes())
+        if self._index_key != key:
+            self._index = build_index(self.x, self.y, bws, weights, self.cutoff, self._lo, self._hi, sort=self._sort)
+            self._index_key = key
+        return self._index
+
+    def _gather(self, ix: SourceIndex, tx, ty, self_pos) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    def point_intensities(self, bws: np.ndarray, weights: np.ndarray, loo: bool) -> np.ndarray:
+        """Intensity at every sample point (leave-one-out when ``loo``).
+
+        Targets are visited in source (cell) order, so that neighbouring threads read the same
+        cells (cache reuse on the CPU, coalesced reads on the GPU).
+        """
+        ix = self.source_index(bws, weights)
+        self_pos = np.arange(self.n, dtype=np.int64) if loo else np.full(self.n, -1, np.int64)
+        out_sorted = self._gather(ix, ix.sx, ix.sy, self_pos)
+        out = np.empty(self.n)
+        out[ix.order] = out_sorted
+        return out
+
+    def intensity_at(self, targets: np.ndarray, bws: np.ndarray, weights: np.ndarray, sources=None) -> np.ndarray:
+        """Intensity at arbitrary (q, 2) targets (no point left out).
+
+        ``sources`` (indices into the points), when given, restricts the sum to those points
+        (``bws``/``weights`` are then per source); their index is built for this call only --
+        the Monte Carlo relabelling of :mod:`.relrisk` sums over a different subset each time.
+        """
+        if sources is None:
+            ix = self.source_index(bws, weights)
+        else:
+            src = np.asarray(sources, dtype=np.int64)
+            ix = build_index(self.x[src], self.y[src], np.ascontiguousarray(bws, dtype=np.float64),
+                             np.ascontiguousarray(weights, dtype=np.float64), self.cutoff, self._lo, self._hi,
+                             sort=self._sort)
+        t = np.asarray(targets, dtype=np.float64)
+        if self.dtype == np.float32:
+            t = t.astype(np.float32).astype(np.float64)
+        tx = np.ascontiguousarray(t[:, 0])
+        ty = np.ascontiguousarray(t[:, 1])
+        return self._gather(ix, tx, ty, np.full(len(tx), -1, np.int64))
+
+    def relabel_exceed(self, targets, bws, weights, picks, total, rho, n1: int, n0: int,
+                       small_is_case: bool) -> np.ndarray:
+        """Counts, per target, of the relabellings whose log relative risk is >= ``rho``.
+
+        ``picks`` (R, k) holds, per relabelling, the indices of the smaller group's points (the
+        cases when ``small_is_case``); its intensity is summed directly and the other group's is
+        ``total - part`` (the pooled intensity does not depend on the labels).  ``bws``/``weights``
+        are per point (all points); ``rho`` is the observed log relative risk (NaN never counts).
+        """
+        exceed = np.zeros(len(targets), np.int64)
+        for pick in np.asarray(picks, dtype=np.int64):
+            part = self.intensity_at(targets, bws[pick], weights[pick], sources=pick)
+            rest = np.maximum(total - part, 0.0)
+            l1, l0 = (part, rest) if small_is_case else (rest, part)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                rho_r = np.log(l1 / n1) - np.log(l0 / n0)
+            rho_r[~((l1 > 0) & (l0 > 0))] = np.nan
+            exceed += rho_r >= rho
+        return exceed

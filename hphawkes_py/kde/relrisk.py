@@ -1,0 +1,548 @@
+"""Spatial relative risk: case and control intensities with shared bandwidths, the log relative
+risk surface, and where it is significantly raised (sparr ``risk``/``tolerance``, spatstat ``relrisk``).
+
+Conventions (Kelsall & Diggle 1995; Davies & Hazelton 2010):
+
+* Cases ``x_1..x_{n1}`` and controls ``y_1..y_{n0}`` in one window.  Every point gets a bandwidth
+  ``b_i`` from the **pooled** pattern (cases and controls together) and the edge factor
+  ``e_i = 1 / (window mass of N(x_i, b_i^2 I))`` of :mod:`.model`; the same rule serves both
+  patterns (sparr's shared pilot).  Fixed: ``b_i = h``.  Adaptive (Brunsdon/Abramson):
+  ``b_i = h (pilot(x_i) / g)^(-alpha)`` with the pooled, edge-corrected fixed-``h`` pilot at the
+  pooled points and ``g`` its geometric mean; ``alpha = 0.5`` is Abramson's square-root law.
+* Intensities ``lambda_1(x) = sum_cases e_i K_{b_i}(x - x_i)``, ``lambda_0`` likewise; densities
+  ``f = lambda_1 / n1``, ``g = lambda_0 / n0``.  The **log relative risk** is
+  ``rho(x) = log f(x) - log g(x)`` (sparr's ``risk(log=TRUE)``), NaN where either intensity is 0
+  (no point within ``cutoff`` bandwidths).
+* p-values test ``H0: rho(x) = 0`` against raised risk (upper tail), cell by cell:
+
+  - ``"asymptotic"`` (fixed bandwidth; Hazelton & Davies 2009): under H0,
+    ``rho(x) ~ N(0, R(K) (1/n1 + 1/n0) q(x) / (h^2 f_pool(x)))`` with ``R(K) = 1/(4 pi)`` for the
+    Gaussian kernel, ``f_pool`` the pooled density estimate and the edge term
+    ``q(x) = m_{h/sqrt2}(x) / m_h(x)^2`` (``m_s(x)`` = window mass of ``N(x, s^2 I)``; 1 without edge
+    correction);
+  - ``"monte_carlo"``: random relabelling of the pooled points into ``n1`` cases and ``n0``
+    controls (bandwidths and edge factors unchanged: they depend only on the pooled pattern),
+    ``p(x) = (1 + #{r: rho_r(x) >= rho(x)}) / (1 + R)``.
+
+The bandwidth selectors work on the pooled pattern: :func:`oversmoothing_bandwidth` (Terrell's
+maximal smoothing principle, as sparr's ``OS``), :func:`lscv_bandwidth` (least-squares
+cross-validation), likelihood cross-validation and the rule of thumb of :mod:`.model`, and
+Brunsdon's adaptive search for ``(h, alpha)`` jointly.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import numbers
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._backend import threads_context
+from .._parallel import as_executor, run_replicates, spawn_seeds
+from .._progress import progress_bar
+from .._validate import check_in, check_int, check_positive, check_seed, describe
+from ._window import Raster, Window, _as_points
+from .engine import make_engine
+from .model import _check_bandwidth, _check_bool, _check_cutoff, _check_inside, _check_run, _check_spread, _check_window, _Objective
+
+__all__ = ["relative_risk", "RelativeRisk", "oversmoothing_bandwidth", "lscv_bandwidth"]
+
+#: R(K) = integral of K^2 for the standard bivariate Gaussian kernel
+RK = 1.0 / (4.0 * math.pi)
+FIXED_SELECTORS = ("oversmoothing", "lscv", "cv", "rule-of-thumb")
+#: relabellings per Monte Carlo job (jobs are the unit of work sent to an executor; fixed, so that
+#: the p-values do not depend on the executor)
+_MC_BATCH = 50
+
+
+# ---------------------------------------------------------------------------- bandwidth selectors
+def oversmoothing_bandwidth(points, *, n=None) -> float:
+    """Terrell's (1990) oversmoothing bandwidth for an isotropic Gaussian kernel in 2-D.
+
+    ``h_OS = s (2 R(K) / (n V))^(1/6)``, ``V = 16 Gamma(5) 2 (2 + 2) / (10^4 pi)``, the largest
+    AMISE-optimal bandwidth compatible with the scale ``s`` of the data (the mean of the two
+    coordinates' sample standard deviations) -- sparr's ``OS(pp, scaler="sd")``.
+
+    Parameters
+    ----------
+    points : array (n, 2)
+        Coordinates (any planar unit; the bandwidth is in the same unit).
+    n : float, optional
+        Sample size in the formula (default: the number of points; sparr's ``nstar``; for relative
+        risk the geometric mean of the case and control counts is common).
+    """
+    p = _as_points(points)
+    if len(p) < 2:
+        raise ValueError(f"the oversmoothing bandwidth needs at least 2 points, got {len(p)}")
+    _check_spread(p)
+    nstar = float(len(p)) if n is None else check_positive(n, "n")
+    s = float(np.mean(np.std(p, axis=0, ddof=1)))
+    d = 2
+    V = 16.0 * math.gamma((d + 8) / 2) * d * (d + 2) / ((d + 8) ** ((d + 6) / 2) * math.pi ** (d / 2))
+    return s * ((RK * d) / (nstar * V)) ** (1.0 / (d + 4))
+
+
+def _lscv_score(eng, n, h):
+    """LSCV(h) = int f^2 - (2/n) sum_i f_{-i}(x_i) for f = (1/n) sum K_h (no edge correction):
+    int f^2 = (1/n^2) [n K_{sqrt2 h}(0) + sum_{i != j} K_{sqrt2 h}(x_i - x_j)]."""
+    ones = np.ones(n)
+    pair2 = float(eng.point_intensities(np.full(n, math.sqrt(2.0) * h), ones, True).sum())
+    loo = float(eng.point_intensities(np.full(n, h), ones, True).sum())
+    int_f2 = (n * RK / (h * h) + pair2) / n**2  # K_{sqrt2 h}(0) = 1 / (4 pi h^2) = R(K) / h^2
+    return int_f2 - 2.0 * loo / (n * (n - 1))
+
+
+def lscv_bandwidth(points, *, bounds=None, backend: str = "auto", threads: int | None = None) -> float:
+    """Least-squares cross-validation bandwidth of a fixed isotropic Gaussian kernel.
+
+    Minimises ``LSCV(h) = int f_h^2 - (2/n) sum_i f_{h,-i}(x_i)`` (Bowman 1984; Rudemo 1982),
+    the unbiased estimate of the integrated squared error up to a constant, with every kernel
+    sum exact to 1e-14 (kernels cut at 8 bandwidths), over ``bounds`` (default ``[h0/20, 4 h0]``
+    around the rule-of-thumb ``h0``): a log-spaced scan of 41 values, then golden-section
+    refinement around the best.  No edge correction (the criterion is that of the density over
+    the plane).  Coordinate units.
+    """
+    from .model import rule_of_thumb_bandwidth
+
+    p = _as_points(points)
+    n = len(p)
+    if n < 3:
+        raise ValueError(f"LSCV needs at least 3 points, got {n}")
+    h0 = rule_of_thumb_bandwidth(p)
+    if bounds is None:
+        lo, hi = h0 / 20.0, 4.0 * h0
+    else:
+        if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
+            raise TypeError(f"bounds must be a pair (low, high), got {describe(bounds)}")
+        lo, hi = check_positive(bounds[0], "bounds[0]"), check_positive(bounds[1], "bounds[1]")
+        if not hi > lo:
+            raise ValueError(f"bounds must satisfy low < high, got {bounds!r}")
+    _, _, threads, resolved = _check_run(False, np.float64, threads, backend)
+    xmin, ymin = p.min(axis=0)
+    xmax, ymax = p.max(axis=0)
+    side = max(xmax - xmin, ymax - ymin)
+    w = Window.rectangle(xmin, xmin + side, ymin, ymin + side, side)  # the window plays no role here
+    with threads_context(threads):
+        eng = make_engine(p, w, 8.0, backend=resolved)
+        grid = np.geomspace(lo, hi, 41)
+        scores = np.array([_lscv_score(eng, n, h) for h in grid])
+        k = int(np.argmin(scores))
+        a, b = grid[max(k - 1, 0)], grid[min(k + 1, len(grid) - 1)]
+        gr = (math.sqrt(5.0) - 1.0) / 2.0
+        c, d = b - gr * (b - a), a + gr * (b - a)
+        fc, fd = _lscv_score(eng, n, c), _lscv_score(eng, n, d)
+        while b - a > 1e-6 * h0:
+            if fc < fd:
+                b, d, fd = d, c, fc
+                c = b - gr * (b - a)
+                fc = _lscv_score(eng, n, c)
+            else:
+                a, c, fc = c, d, fd
+                d = a + gr * (b - a)
+                fd = _lscv_score(eng, n, d)
+    return 0.5 * (a + b)
+
+
+# ---------------------------------------------------------------------------- the estimate
+@dataclass(frozen=True, eq=False)
+class RelativeRisk:
+    """Case and control intensities with shared bandwidths and the log relative risk.
+
+    Attributes
+    ----------
+    method : {"fixed", "adaptive"}
+    h : float
+        Global bandwidth (coordinate units).
+    alpha : float or None
+        Sensitivity exponent of the adaptive bandwidths (None when fixed).
+    selector : str
+        How ``h`` (and ``alpha``) were chosen: ``"given"``, ``"oversmoothing"``, ``"lscv"``,
+        ``"cv"``, ``"rule-of-thumb"`` or ``"brunsdon"``.
+    bandwidths, edge_factors : ndarray (n1 + n0,)
+        Per point, cases first.
+    cases, controls : ndarray (n1, 2), (n0, 2)
+        Copies of the patterns.
+    window : Window
+    cutoff, edge_correction, backend, dtype : as run.
+    """
+
+    method: str
+    h: float
+    alpha: float | None
+    selector: str
+    bandwidths: np.ndarray = field(repr=False)
+    edge_factors: np.ndarray = field(repr=False)
+    cases: np.ndarray = field(repr=False)
+    controls: np.ndarray = field(repr=False)
+    window: Window = field(repr=False)
+    cutoff: float
+    edge_correction: bool
+    backend: str
+    dtype: np.dtype = field(default=np.dtype(np.float64), repr=False)
+    _factory: object = field(default=None, repr=False, compare=False)
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def n_cases(self) -> int:
+        return len(self.cases)
+
+    @property
+    def n_controls(self) -> int:
+        return len(self.controls)
+
+    def _engine(self):
+        if "engine" not in self._cache:
+            self._cache["engine"] = self._factory(dtype=self.dtype)
+        return self._cache["engine"]
+
+    def _split_weights(self):
+        n1 = self.n_cases
+        w1 = self.edge_factors.copy()
+        w1[n1:] = 0.0
+        w0 = self.edge_factors - w1
+        return w1, w0
+
+    def intensities_at(self, points, *, threads: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(lambda_1, lambda_0)``: case and control intensities at (q, 2) locations (events per unit area)."""
+        q = _as_points(points)
+        if threads is not None:
+            check_int(threads, "threads", minimum=1)
+        eng = self._engine()
+        n1 = self.n_cases
+        cases, controls = np.arange(n1), np.arange(n1, n1 + self.n_controls)
+        with threads_context(threads):
+            l1 = eng.intensity_at(q, self.bandwidths[cases], self.edge_factors[cases], sources=cases)
+            l0 = eng.intensity_at(q, self.bandwidths[controls], self.edge_factors[controls], sources=controls)
+        return l1, l0
+
+    def log_risk_at(self, points, *, threads: int | None = None) -> np.ndarray:
+        """``rho(x) = log(lambda_1(x) / n1) - log(lambda_0(x) / n0)`` at (q, 2) locations (NaN where
+        an intensity is 0)."""
+        l1, l0 = self.intensities_at(points, threads=threads)
+        return _log_ratio(l1, l0, self.n_cases, self.n_controls)
+
+    def _cells(self, threads):
+        key = "cells"
+        if key not in self._cache:
+            self._cache[key] = self.intensities_at(self.window.cell_centres(), threads=threads)
+        return self._cache[key]
+
+    def _raster(self, v) -> Raster:
+        w = self.window
+        vals = np.full(w.mask.shape, np.nan)
+        vals[w.mask] = v
+        return Raster(vals, w.x0, w.y0, w.cell_size, points=None)
+
+    def surface(self, kind: str = "log", *, threads: int | None = None) -> Raster:
+        """A surface over the window's inside cells (NaN outside).
+
+        kind : ``"log"`` (default) the log relative risk ``rho``; ``"ratio"`` ``exp(rho) = f / g``;
+        ``"cases"`` / ``"controls"`` the intensities ``lambda_1`` / ``lambda_0``.
+        """
+        check_in(kind, "kind", ("log", "ratio", "cases", "controls"))
+        l1, l0 = self._cells(threads)
+        if kind == "cases":
+            return self._raster(l1)
+        if kind == "controls":
+            return self._raster(l0)
+        rho = _log_ratio(l1, l0, self.n_cases, self.n_controls)
+        return self._raster(rho if kind == "log" else np.exp(rho))
+
+    def p_values(self, method: str = "asymptotic", *, n_replicates: int = 999, seed=None, executor=None,
+                 progress: bool = True, threads: int | None = None) -> Raster:
+        """Upper-tail p-value surface of ``H0: rho(x) = 0`` (see the module notes).
+
+        Parameters
+        ----------
+        method : {"asymptotic", "monte_carlo"}
+            ``asymptotic`` (fixed bandwidths only): Hazelton & Davies' normal approximation.
+            ``monte_carlo``: ``n_replicates`` random relabellings of the pooled points.
+        n_replicates : int
+            Relabellings (``monte_carlo``); p-values are multiples of ``1 / (n_replicates + 1)``.
+        seed : None, int, SeedSequence or Generator
+            Root of the relabellings' seeds (results do not depend on ``executor``).
+        executor : concurrent.futures.Executor or dask Client, optional
+            Runs batches of relabellings in parallel.
+        progress : bool
+            Progress bar over the batches (``monte_carlo``).
+        threads : int, optional
+            CPU threads (Numba).
+        """
+        check_in(method, "method", ("asymptotic", "monte_carlo"))
+        progress = _check_bool(progress, "progress")
+        if threads is not None:
+            check_int(threads, "threads", minimum=1)
+        if method == "asymptotic":
+            if n_replicates != 999 or seed is not None or executor is not None:
+                raise ValueError('n_replicates=, seed= and executor= are only used with method="monte_carlo"')
+            return self._raster(self._asymptotic(threads))
+        n_replicates = check_int(n_replicates, "n_replicates", minimum=1, maximum=10**7)
+        check_seed(seed)
+        as_executor(executor)  # refused before any work
+        l1, l0 = self._cells(threads)
+        rho = _log_ratio(l1, l0, self.n_cases, self.n_controls)
+        sizes = [min(_MC_BATCH, n_replicates - k) for k in range(0, n_replicates, _MC_BATCH)]
+        seeds = spawn_seeds(seed, len(sizes))
+        job = _McJob(self._factory, self.dtype, self.bandwidths, self.edge_factors, self.n_cases,
+                     self.window.cell_centres(), l1 + l0, rho, threads)
+        if executor is None:
+            # in this process: the resident engine, all relabellings in one call (one GPU launch)
+            job._engine = self._engine()
+            with progress_bar(total=n_replicates, desc="relabellings", enabled=progress) as bar:
+                exceed = _mc_all(sizes, seeds, job)
+                bar.update(n_replicates)
+        else:
+            counts = run_replicates(_mc_batch, sizes, seeds=seeds, executor=executor, progress=progress,
+                                    desc="relabellings", args=(job,))
+            exceed = np.sum(counts, axis=0)
+        p = (1.0 + exceed) / (1.0 + n_replicates)
+        p[~np.isfinite(rho)] = np.nan
+        return self._raster(p)
+
+    def _asymptotic(self, threads):
+        if self.method != "fixed":
+            raise NotImplementedError(
+                'asymptotic p-values are implemented for fixed bandwidths (Hazelton & Davies 2009); use '
+                'method="monte_carlo" for adaptive estimates'
+            )
+        h = self.h
+        l1, l0 = self._cells(threads)
+        n1, n0 = self.n_cases, self.n_controls
+        rho = _log_ratio(l1, l0, n1, n0)
+        f_pool = (l1 + l0) / (n1 + n0)
+        q = np.ones_like(f_pool)
+        if self.edge_correction:
+            centres = self.window.cell_centres()
+            with threads_context(threads):
+                eng = make_engine(centres, self.window, self.cutoff, backend=self.backend)
+                m = len(centres)
+                m_h = eng.edge_masses(np.full(m, h))
+                m_h2 = eng.edge_masses(np.full(m, h / math.sqrt(2.0)))
+            q = m_h2 / (m_h * m_h)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            sd = np.sqrt(RK * (1.0 / n1 + 1.0 / n0) * q / (h * h * f_pool))
+            z = rho / sd
+        from scipy.special import ndtr
+
+        p = ndtr(-z)
+        p[~np.isfinite(z)] = np.nan
+        return p
+
+    def tolerance_contours(self, levels=(0.05, 0.01), *, p_values: Raster | None = None, method: str = "asymptotic",
+                           ax=None, **kwargs):
+        """Draw the log relative risk with tolerance contours of its p-value surface (matplotlib).
+
+        ``levels`` are p-value levels (each in (0, 1)); ``p_values`` a surface from :meth:`p_values`
+        (computed with ``method`` and ``**kwargs`` when None).  Returns the Axes; the contour set is
+        ``ax.tolerance_contours``.  See :func:`hphawkes_py.kde.plot.plot_tolerance_contours`.
+        """
+        from .plot import plot_tolerance_contours
+
+        levels = _check_levels(levels)
+        if p_values is None:
+            p_values = self.p_values(method, **kwargs)
+        elif not isinstance(p_values, Raster) or p_values.values.shape != self.window.mask.shape:
+            raise TypeError(f"p_values must be a Raster on the fit's window, got {describe(p_values)}")
+        return plot_tolerance_contours(self.surface("log"), p_values, levels, ax=ax, cases=self.cases,
+                                       controls=self.controls)
+
+    def to_dict(self) -> dict:
+        return {"method": self.method, "h": self.h, "alpha": self.alpha, "selector": self.selector,
+                "n_cases": self.n_cases, "n_controls": self.n_controls, "cutoff": self.cutoff,
+                "edge_correction": self.edge_correction, "backend": self.backend, "dtype": str(self.dtype),
+                "values": "log relative risk log(f/g), f and g densities (intensity / count)"}
+
+    def summary(self) -> str:
+        a = "" if self.alpha is None else f", alpha = {self.alpha:.6g}"
+        return (f"Relative risk ({self.method}, {self.selector}; backend={self.backend}): "
+                f"{self.n_cases} cases, {self.n_controls} controls, h = {self.h:.6g}{a}")
+
+
+class _McJob:
+    """What a batch of relabellings needs (picklable: the engine is rebuilt in a worker)."""
+
+    def __init__(self, factory, dtype, bws, e, n1, targets, total, rho, threads):
+        self.factory, self.dtype, self.bws, self.e, self.n1 = factory, dtype, bws, e, n1
+        self.targets, self.total, self.rho, self.threads = targets, total, rho, threads
+        self._engine = None
+
+    def __getstate__(self):
+        d = dict(self.__dict__)
+        d["_engine"] = None
+        return d
+
+    def engine(self):
+        if self._engine is None:
+            self._engine = self.factory(dtype=self.dtype)
+        return self._engine
+
+
+def _mc_picks(size, seedseq, n, k) -> np.ndarray:
+    """The smaller group's members in each of ``size`` relabellings (a uniformly random k-subset of
+    the pooled points each), from the batch's own seed."""
+    rng = np.random.default_rng(seedseq)
+    return np.stack([np.sort(rng.permutation(n)[:k]) for _ in range(size)])
+
+
+def _mc_batch(size, seedseq, job: _McJob) -> np.ndarray:
+    """Counts of ``rho_r(x) >= rho(x)`` over ``size`` relabellings (one engine call: the GPU engine
+    runs them in one launch)."""
+    n = len(job.bws)
+    n1, n0 = job.n1, n - job.n1
+    picks = _mc_picks(size, seedseq, n, min(n1, n0))
+    with threads_context(job.threads):
+        return job.engine().relabel_exceed(job.targets, job.bws, job.e, picks, job.total, job.rho, n1, n0,
+                                           n1 <= n0)
+
+
+def _mc_all(sizes, seeds, job: _McJob) -> np.ndarray:
+    """Every batch's relabellings (drawn from the batch's seed, as on an executor) in ONE engine call."""
+    n = len(job.bws)
+    n1, n0 = job.n1, n - job.n1
+    picks = np.concatenate([_mc_picks(sz, sd, n, min(n1, n0)) for sz, sd in zip(sizes, seeds)])
+    with threads_context(job.threads):
+        return job.engine().relabel_exceed(job.targets, job.bws, job.e, picks, job.total, job.rho, n1, n0,
+                                           n1 <= n0)
+
+
+def _log_ratio(l1, l0, n1, n0):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rho = np.log(l1 / n1) - np.log(l0 / n0)
+    rho[~((l1 > 0) & (l0 > 0))] = np.nan
+    return rho
+
+
+def _check_levels(levels):
+    if isinstance(levels, numbers.Real) and not isinstance(levels, bool):
+        levels = (levels,)
+    if not isinstance(levels, (tuple, list, np.ndarray)) or len(levels) == 0:
+        raise TypeError(f"levels must be p-value levels in (0, 1), got {describe(levels)}")
+    out = []
+    for i, v in enumerate(levels):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not 0 < float(v) < 1:
+            raise ValueError(f"levels[{i}] must be a p-value level in (0, 1), got {v!r}")
+        out.append(float(v))
+    return tuple(sorted(out))
+
+
+def relative_risk(
+    cases,
+    controls,
+    window: Window,
+    *,
+    method: str = "fixed",
+    bandwidth="oversmoothing",
+    alpha: float | None = None,
+    edge_correction: bool = True,
+    cutoff: float = 3.0,
+    progress: bool = True,
+    backend: str = "auto",
+    threads: int | None = None,
+    dtype=np.float64,
+) -> RelativeRisk:
+    """Kernel estimate of the spatial log relative risk of cases against controls.
+
+    Parameters
+    ----------
+    cases, controls : array (n1, 2), (n0, 2)
+        Locations, each pattern with at least 2 points, all inside ``window``.
+    window : Window
+        The common study area (both patterns are observed in it).
+    method : {"fixed", "adaptive"}
+        Fixed bandwidth, or adaptive bandwidths from the pooled pilot (see the module notes).
+    bandwidth : float or str
+        ``method="fixed"``: a bandwidth (coordinate units) or a selector on the pooled pattern:
+        ``"oversmoothing"`` (default; Terrell, with ``n`` the geometric mean of n1 and n0 as in
+        Davies & Hazelton 2010), ``"lscv"``, ``"cv"`` (likelihood CV), ``"rule-of-thumb"``.
+        ``method="adaptive"``: the global bandwidth ``h`` (a number or one of the selectors above,
+        with ``alpha``), or ``"brunsdon"`` to choose ``(h, alpha)`` jointly by Brunsdon's
+        likelihood search on the pooled pattern (:func:`hphawkes_py.kde.fit`).
+    alpha : float, optional
+        Sensitivity of the adaptive bandwidths (``method="adaptive"``; default 0.5, Abramson;
+        chosen by the search with ``bandwidth="brunsdon"``).
+    edge_correction : bool
+        Renormalise each kernel to unit mass over the window.
+    cutoff : float
+        Kernel truncation in bandwidths (``inf`` = none, as spatstat and sparr).
+    progress : bool
+        Progress bar of the bandwidth search (``"cv"``, ``"brunsdon"``).
+    backend, threads, dtype :
+        As :func:`hphawkes_py.kde.fit`.
+
+    Returns
+    -------
+    RelativeRisk
+        ``.surface()``, ``.p_values(...)``, ``.tolerance_contours(levels)``.
+    """
+    from .model import fit as _fit_kde
+    from .model import rule_of_thumb_bandwidth
+
+    x1 = _as_points(cases, "cases", copy=True)
+    x0 = _as_points(controls, "controls", copy=True)
+    for name, x in (("cases", x1), ("controls", x0)):
+        if len(x) < 2:
+            raise ValueError(f"{name} needs at least 2 points, got {len(x)}")
+    _check_window(window)
+    if not isinstance(method, str):
+        raise TypeError(f"method must be 'fixed' or 'adaptive', got {describe(method)}")
+    check_in(method, "method", ("fixed", "adaptive"))
+    cutoff = _check_cutoff(cutoff)
+    edge_correction = _check_bool(edge_correction, "edge_correction")
+    progress, dtype, threads, resolved = _check_run(progress, dtype, threads, backend)
+    _check_inside(x1, window, "cases")
+    _check_inside(x0, window, "controls")
+    pooled = np.vstack([x1, x0])
+    n1, n0 = len(x1), len(x0)
+    n = n1 + n0
+    if isinstance(bandwidth, str):
+        allowed = FIXED_SELECTORS + (("brunsdon",) if method == "adaptive" else ())
+        check_in(bandwidth, "bandwidth", allowed)
+    elif isinstance(bandwidth, bool) or not isinstance(bandwidth, numbers.Real):
+        raise TypeError(f"bandwidth must be a positive number or a selector name, got {describe(bandwidth)}")
+    else:
+        bandwidth = _check_bandwidth(bandwidth)
+    if alpha is not None:
+        if method != "adaptive":
+            raise ValueError('alpha= is only used with method="adaptive"')
+        if bandwidth == "brunsdon":
+            raise ValueError('alpha= is chosen by the search with bandwidth="brunsdon"; give a bandwidth to fix it')
+        if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not math.isfinite(alpha):
+            raise TypeError(f"alpha must be a finite real number, got {describe(alpha)}")
+        alpha = float(alpha)
+    if isinstance(bandwidth, str) and bandwidth != "brunsdon":
+        _check_spread(pooled, "pooled points")
+    x1.flags.writeable = False
+    x0.flags.writeable = False
+    factory = functools.partial(make_engine, pooled, window, cutoff, backend=resolved)
+    selector = bandwidth if isinstance(bandwidth, str) else "given"
+    with threads_context(threads):
+        if bandwidth == "brunsdon":
+            f = _fit_kde(pooled, window, method="adaptive", edge_correction=edge_correction, cutoff=cutoff,
+                         progress=progress, backend=resolved, threads=None, dtype=dtype)
+            h, alpha = f.h, f.alpha
+        elif bandwidth == "oversmoothing":
+            h = oversmoothing_bandwidth(pooled, n=math.sqrt(n1 * n0))
+        elif bandwidth == "lscv":
+            h = lscv_bandwidth(pooled, backend=resolved)
+        elif bandwidth == "cv":
+            h = _fit_kde(pooled, window, method="cv", edge_correction=edge_correction, cutoff=cutoff,
+                         progress=progress, backend=resolved, dtype=dtype).h
+        elif bandwidth == "rule-of-thumb":
+            h = rule_of_thumb_bandwidth(pooled)
+        else:
+            h = bandwidth
+        engine = factory(dtype=dtype)
+        obj = _Objective(engine, n, edge_correction)
+        if method == "adaptive":
+            if alpha is None:
+                alpha = 0.5
+            bws = obj.adaptive_bandwidths(h, alpha)
+        else:
+            alpha = None
+            bws = np.full(n, float(h))
+        e = obj.weights(bws)
+    return RelativeRisk(method=method, h=float(h), alpha=None if alpha is None else float(alpha), selector=selector,
+                        bandwidths=np.asarray(bws, float), edge_factors=np.asarray(e, float), cases=x1, controls=x0,
+                        window=window, cutoff=cutoff, edge_correction=edge_correction, backend=engine.backend,
+                        dtype=dtype, _factory=factory, _cache={"engine": engine})

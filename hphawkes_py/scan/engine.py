@@ -1,0 +1,184 @@
+"""The scan engine interface, :func:`make_engine`, and host-side helpers used by both engines.
+
+An engine holds one analysis' circular windows (flattened CSR neighbour lists, see
+:func:`build_windows`) and the ``k log k`` table, and evaluates the log likelihood ratio of
+every window for a batch of case vectors (locations x replicates, int32). Both engines
+(:class:`~.cpu.CpuEngine`, :class:`~.gpu.GpuEngine`) derive from :class:`Engine` and offer:
+
+``best_per_centre(cases, want_arg=False)``
+    ``(m, R)`` best LLR of each centre for each column of ``cases`` and, with ``want_arg``,
+    the CSR entry where that window ends (-1 when no window has a positive LLR).
+``max_llr(cases)``
+    ``(R,)`` maximum LLR over all windows of each column (the Monte Carlo statistic).
+``max_llr_exhaustive(cases)``
+    the same maxima evaluating every window (no pruning; for tests and benchmarks).
+
+Host-side steps shared by both engines (window construction, the null draws) run on the CPU
+with Numba whatever the engine: :func:`build_windows` and :func:`draw_null_cases` load those
+kernels from :mod:`.cpu` when called, so importing this module (or :mod:`.gpu`) loads no
+Numba kernels.
+
+There is no ``dtype=``: the engines work on integer counts and a table of ``k log k`` in
+float64; an LLR is a difference of terms of size ``N log N`` (1.4e7 for a million persons)
+that float32 cannot resolve (its spacing there is ~1, the LLRs of interest are ~1-20).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._backend import get_device, is_gpu_backend
+
+__all__ = ["Engine", "make_engine", "klogk_table", "null_loglik", "build_windows", "cumulative_expected",
+           "draw_null_cases", "draw_multinomial_cases", "DIRECTIONS", "MODELS"]
+
+DIRECTIONS = ("high", "low", "both")
+MODELS = ("bernoulli", "poisson")
+
+
+def make_engine(windows, klogk, n_cases, n_total, direction, *, backend: str, model: str = "bernoulli",
+                min_cases: int = 0):
+    """Engine for one analysis on an already resolved backend (``"cpu"``, ``"gpu"`` or ``"emulator"``).
+
+    Parameters
+    ----------
+    windows : tuple
+        ``(offsets, neighbors, size, boundary)`` from :func:`build_windows`; ``size`` is the
+        window size after each entry: persons (Bernoulli, int64) or expected cases (Poisson,
+        float64, see :func:`cumulative_expected`).
+    klogk : float64
+        :func:`klogk_table` of the total population ``N`` (Bernoulli) or of the total number of
+        cases ``C`` (Poisson).
+    n_cases, n_total : int
+        Totals ``C`` and ``N`` (persons; Poisson: ``N = C``, the total expected).
+    direction : {"high", "low", "both"}
+    backend : str
+        A resolved backend; the GPU engine receives its device here
+        (:func:`hphawkes_py._backend.get_device`), engines never fetch devices themselves.
+    model : {"bernoulli", "poisson"}
+    min_cases : int
+        High-rate windows need at least this many cases (SaTScan's "minimum cases in cluster
+        for high rates"; 0 = no restriction).
+    """
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
+    if model not in MODELS:
+        raise ValueError(f"model must be one of {MODELS}, got {model!r}")
+    kw = dict(model=model, min_cases=int(min_cases))
+    if is_gpu_backend(backend):
+        from .gpu import GpuEngine
+
+        return GpuEngine(windows, klogk, n_cases, n_total, direction, device=get_device(backend), backend=backend,
+                         **kw)
+    if backend != "cpu":
+        raise ValueError(f"make_engine needs a resolved backend ('cpu', 'gpu' or 'emulator'), got {backend!r}")
+    from .cpu import CpuEngine
+
+    return CpuEngine(windows, klogk, n_cases, n_total, direction, **kw)
+
+
+# ---------------------------------------------------------------------------- host helpers
+def klogk_table(n_total: int) -> np.ndarray:
+    """``t[k] = k log k`` for k = 0..n_total (``0 log 0 = 0``), float64."""
+    k = np.arange(n_total + 1, dtype=np.float64)
+    out = np.zeros(n_total + 1, dtype=np.float64)
+    out[1:] = k[1:] * np.log(k[1:])
+    return out
+
+
+def null_loglik(klogk: np.ndarray, n_cases: int, n_total: int) -> float:
+    """Log likelihood of the null (one proportion C/N everywhere), from the k log k table.
+
+    ``C log(C/N) + (N-C) log((N-C)/N) = klogk[C] + klogk[N-C] - klogk[N]``.
+    """
+    return float(klogk[n_cases] + klogk[n_total - n_cases] - klogk[n_total])
+
+
+def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limit: float,
+                  max_distance: float | None = None):
+    """Neighbour lists of every centre, cut where the window size would exceed ``limit`` (or
+    the radius ``max_distance``; ties in distance enter together). See
+    :func:`hphawkes_py.scan.cpu.build_windows`.
+
+    Returns ``(offsets, neighbors, size, boundary)``.
+    """
+    from .cpu import build_windows as _build
+
+    return _build(centres, coords, pop, limit, max_distance)
+
+
+def cumulative_expected(windows, expected: np.ndarray) -> np.ndarray:
+    """(E,) expected cases of each centre's window after each entry (sums in entry order)."""
+    offsets, neighbors = windows[0], windows[1]
+    out = np.empty(len(neighbors), dtype=np.float64)
+    e = np.asarray(expected, dtype=np.float64)[neighbors]
+    for i in range(len(offsets) - 1):
+        a, b = offsets[i], offsets[i + 1]
+        np.cumsum(e[a:b], out=out[a:b])
+    return out
+
+
+def poisson_logs(wexp: np.ndarray, n_cases: int):
+    """``(E, log E, log(C - E))`` per window entry (float64), computed once on the host so that
+    the CPU and CUDA engines use identical logarithms. Entries inside a tie group (never a
+    window end) may hold any value; ``E >= C`` (a window with every case expected) gets -inf."""
+    e = np.ascontiguousarray(wexp, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        loge = np.log(e)
+        logce = np.log(np.maximum(float(n_cases) - e, 0.0))
+    return e, loge, logce
+
+
+def draw_multinomial_cases(expected: np.ndarray, n_cases: int, seeds) -> np.ndarray:
+    """Poisson model null: the C cases redistributed over the locations, multinomially with
+    probabilities ``expected / sum(expected)`` (one seed per replicate, as
+    :func:`draw_null_cases`). Returns (L, R) int32."""
+    from .cpu import draw_multinomial
+
+    s32 = np.array([ss.generate_state(1, np.uint32)[0] for ss in seeds], dtype=np.uint32)
+    return draw_multinomial(expected, n_cases, s32)
+
+
+def draw_null_cases(pop: np.ndarray, n_cases: int, seeds) -> np.ndarray:
+    """Cases per location for each replicate: the C cases relabelled at random among all
+    N persons (a multivariate hypergeometric draw over the locations' populations, made
+    as a uniformly random C-subset of the persons, O(C log L) per replicate). One seed per
+    replicate (``seeds``: SeedSequences), so a replicate's data does not depend on how
+    replicates are batched or on the executor. Returns (L, R) int32."""
+    from .cpu import draw_cases
+
+    s32 = np.array([ss.generate_state(1, np.uint32)[0] for ss in seeds], dtype=np.uint32)
+    return draw_cases(pop, n_cases, s32)
+
+
+# ---------------------------------------------------------------------------- base class
+class Engine:
+    """Shared part of both engines: the analysis' constants and the meaning of the hot steps
+    (see the module notes). Subclasses implement ``best_per_centre`` and ``max_llr``."""
+
+    backend = "cpu"
+
+    def __init__(self, windows, klogk, n_cases, n_total, direction, *, model="bernoulli", min_cases=0):
+        self.windows = windows
+        self.n_centres = len(windows[0]) - 1
+        self.n_cases = int(n_cases)
+        self.n_total = int(n_total)
+        self.direction = direction
+        self.model = model
+        self.min_cases = int(min_cases)
+        self.want_high = direction in ("high", "both")
+        self.want_low = direction in ("low", "both")
+        # the null log likelihood enters the Bernoulli LLR only (the Poisson one is 0 under the null)
+        self.l0 = null_loglik(klogk, self.n_cases, self.n_total) if model == "bernoulli" else 0.0
+
+    def best_per_centre(self, cases: np.ndarray, want_arg: bool = False):  # pragma: no cover - interface
+        """(m, R) best LLR per centre [and best window end entry] for cases (L, R) int32."""
+        raise NotImplementedError
+
+    def max_llr(self, cases: np.ndarray) -> np.ndarray:  # pragma: no cover - interface
+        """(R,) maximum LLR over all windows for each column of ``cases``."""
+        raise NotImplementedError
+
+    def max_llr_exhaustive(self, cases: np.ndarray) -> np.ndarray:
+        """(R,) maximum LLR evaluating every window (no pruning; for tests and benchmarks)."""
+        best, _ = self.best_per_centre(cases)
+        return best.max(axis=0) if best.shape[0] else np.zeros(np.shape(cases)[1])
