@@ -321,6 +321,13 @@ def test_bad_forecast(data, post, kw, exc, match):
         hk.forecast_intensity(post, x, t, **args)
 
 
+def test_forecast_size_guard(data, post):
+    x, t = data
+    with pytest.raises(ValueError, match=r"would need .* GiB"):
+        hk.forecast_intensity(post, x, t, np.linspace(t.max(), t.max() + 10, 1000), np.zeros((200_000, 2)),
+                              n_draws=4, **KW)
+
+
 def test_forecast_parameters_outside_their_domain(data):
     x, t = data
     with pytest.raises(ValueError, match=r"omega = .* outside the range"):

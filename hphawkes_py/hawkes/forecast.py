@@ -30,6 +30,9 @@ from .model import PARAM_NAMES, _as_params, _check_real_kind, check_param_range,
 
 __all__ = ["forecast_intensity", "HawkesForecast"]
 
+#: Intensity values (draws x times x grid points) a forecast may hold: 2 x 8 bytes each (total and background).
+_MAX_VALUES = 100_000_000
+
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class HawkesForecast:
@@ -202,6 +205,11 @@ def forecast_intensity(posterior: Any, x: Any, t: Any, times: Any, grid: Any, *,
     for n in PARAM_NAMES:
         for v in (flat[n].min(), flat[n].max()):
             check_param_range(n, float(v), factory.dtype)
+    n_values = flat["h"].size * times_arr.size * g.shape[0]
+    if n_values > _MAX_VALUES:
+        raise ValueError(f"n_draws x times x grid points = {n_values:,} intensity values would need "
+                         f"{2 * 8 * n_values / 2**30:.1f} GiB (limit {_MAX_VALUES:,} values); use fewer draws, "
+                         "times or grid points")
     # the trigger window's rho (bound (3)): theta <= mu0 / rho for every draw
     rho = min(RHO_DEFAULT, float(np.min(flat["mu0"] / flat["theta"])) / 16.0)
     m = flat["h"].size
