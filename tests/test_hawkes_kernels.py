@@ -91,3 +91,34 @@ def test_mcmc_with_the_power_law_kernel_carries_it_downstream():
                                kernel="exponential", **KW)
     assert not np.allclose(fc.mean, fe.mean)
     assert hk.residuals(post, x, t).ks_pvalue >= 0
+
+
+def test_cli_kernel_and_residuals(tmp_path, capsys):
+    import pandas as pd
+
+    from hphawkes_py.cli import main as cli_main
+
+    csv = tmp_path / "pl.csv"
+    assert cli_main(["hawkes", "simulate", "--mu", "0.3", "--theta", "0.5", "--omega", "2", "--h", "0.2", "--region",
+                     "3", "--duration", "25", "--seed", "2", "--kernel", "power-law:2.5", "--out", str(csv)]) == 0
+    df = pd.read_csv(csv)
+    x, t = df[["x_km", "y_km"]].to_numpy(), df["t_hours"].to_numpy()
+    x2, t2 = hk.simulate(mu=0.3, theta=0.5, omega=2.0, h=0.2, region=3.0, duration=25.0, seed=2, kernel=PL)
+    np.testing.assert_allclose(t, t2)
+    pargs = ["--mu0", "0.5", "--tau-x", "1", "--tau-t", "10", "--theta", "0.4", "--omega", "1.5", "--h", "0.25"]
+    capsys.readouterr()
+    assert cli_main(["hawkes", "loglik", str(csv), "--kernel", "power-law:2.5", "--backend", "cpu"] + pargs) == 0
+    p = dict(mu0=0.5, tau_x=1.0, tau_t=10.0, theta=0.4, omega=1.5, h=0.25)
+    assert float(capsys.readouterr().out) == pytest.approx(hk.log_likelihood(x, t, p, kernel=PL, **KW), rel=1e-12)
+    out, png = tmp_path / "res.csv", tmp_path / "res.png"
+    assert cli_main(["hawkes", "residuals", str(csv), "--kernel", "power-law:2.5", "--out", str(out), "--png",
+                     str(png)] + pargs) == 0
+    assert "Kolmogorov-Smirnov" in capsys.readouterr().out
+    table = pd.read_csv(out)
+    ref = hk.residuals(p, x, t, kernel=PL)
+    np.testing.assert_allclose(table["rescaled_time"], ref.rescaled_times, rtol=1e-12)
+    assert table["event"].min() == 1 and png.stat().st_size > 1000
+    with pytest.raises(SystemExit):
+        cli_main(["hawkes", "loglik", str(csv), "--kernel", "power-law:x"] + pargs)
+    assert cli_main(["hawkes", "loglik", str(csv), "--kernel", "power-law:0.5", "--backend", "cpu"] + pargs) == 2
+    assert "kernel exponent p must be > 1" in capsys.readouterr().err
