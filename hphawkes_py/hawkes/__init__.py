@@ -11,7 +11,9 @@ Public API
 ----------
 HawkesParams
     Frozen parameters ``(mu0, tau_x, tau_t, theta, omega, h)``, all > 0.
-log_likelihood(x, t, params, *, exact=False, window=None, dtype, backend, threads)
+log_likelihood(x, t, params, *, exact=False, window=None, dtype, backend, threads, kernel="exponential")
+    ``kernel``: the temporal trigger, ``"exponential"`` or the power law ``("power-law", p)`` (Omori-Utsu);
+    also on ``self_excitation_probabilities``, ``simulate``, ``mcmc``, ``posterior_mode``.
 self_excitation_probabilities(x, t, params, ...)
     ``pi_n``, the probability that event n was triggered by an earlier event.
 simulate(*, mu, theta, omega, h, region, duration, dim=2, seed)
@@ -36,7 +38,7 @@ from __future__ import annotations
 from .excitation import self_excitation
 from .forecast import HawkesForecast, forecast_intensity
 from .mcmc import DEFAULT_INIT, DEFAULT_PRIOR_SCALES, HawkesPosterior, mcmc, posterior_mode
-from .model import PARAM_NAMES, PARAM_RANGE, HawkesParams, log_likelihood, self_excitation_probabilities
+from .model import KERNELS, PARAM_NAMES, PARAM_RANGE, HawkesParams, log_likelihood, self_excitation_probabilities
 from .predictive import PosteriorPredictive, posterior_predictive
 from .residuals import HawkesResiduals, residuals
 from .simulate import simulate
@@ -58,6 +60,7 @@ __all__ = [
     "PosteriorPredictive",
     "PARAM_NAMES",
     "PARAM_RANGE",
+    "KERNELS",
     "DEFAULT_PRIOR_SCALES",
     "DEFAULT_INIT",
 ]
