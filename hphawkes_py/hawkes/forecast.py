@@ -23,7 +23,6 @@ from typing import Any
 import numpy as np
 
 from .._parallel import run_replicates, split_evenly
-from .._progress import progress_bar
 from .._validate import as_float_array, check_int, check_probability, check_random_state
 from .engine import RHO_DEFAULT
 from .model import PARAM_NAMES, _as_params, _check_real_kind, check_param_range, engine_factory, prepare_data
