@@ -1,7 +1,6 @@
 """The analyst's tools (issue 14): time-rescaled residuals, intensity forecasts, posterior predictive."""
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 from engines import ENGINES
