@@ -221,3 +221,26 @@ def test_posterior_predictive_agrees_with_model_data_and_flags_a_misfit(tmp_path
 
     plt.close(pp.plot(path=tmp_path / "ppc.png"))
     assert (tmp_path / "ppc.png").stat().st_size > 1000
+
+
+# ----------------------------------------------------------------------------- super-thinning
+@pytest.mark.parametrize("backend", ENGINES)
+def test_super_thinned_residuals_uniform_for_the_model_not_without_triggering(backend):
+    """Clements et al. (2012): homogeneous (chi-square accepts) at the fitted model's intensity;
+    clustered (rejected) when the triggering is switched off."""
+    x, t = hk.simulate(mu=0.2, theta=0.5, omega=1.0, h=0.2, region=5.0, duration=100.0, seed=3)
+    p = _fit(x, t)
+    region = [[0, 5], [0, 5]]
+    kw = dict(seed=1, backend=backend, threads=1 if backend == "cpu" else None)
+    good = hk.super_thinned_residuals(p, x, t, region, **kw)
+    assert good.chi2_pvalue > 0.05, good
+    assert good.kept.sum() < (t.size) and (~good.kept).sum() > 0
+    inside = np.all((good.x >= 0) & (good.x <= 5), axis=1)
+    assert inside.all() and good.t.min() >= t.min() and good.t.max() <= t.max()
+    flat = dict(p, theta=1e-3)
+    bad = hk.super_thinned_residuals(flat, x, t, region, **kw)
+    assert bad.chi2_pvalue < 1e-3, bad
+    with pytest.raises(ValueError, match="region must"):
+        hk.super_thinned_residuals(p, x, t, [[0, 5], [5, 0]])
+    with pytest.raises(ValueError, match="region contains no event"):
+        hk.super_thinned_residuals(p, x, t, [[100, 101], [0, 5]])

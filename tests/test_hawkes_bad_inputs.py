@@ -34,7 +34,8 @@ def post(data):
 
 # the entry points walked below; a public callable missing here fails the first test
 WALKED = {"HawkesParams", "HawkesPosterior", "log_likelihood", "self_excitation_probabilities", "simulate", "mcmc",
-          "posterior_mode", "self_excitation", "residuals", "HawkesResiduals", "forecast_intensity",
+          "posterior_mode", "self_excitation", "residuals", "HawkesResiduals", "super_thinned_residuals",
+          "SuperThinnedResiduals", "forecast_intensity",
           "HawkesForecast", "posterior_predictive", "PosteriorPredictive"}
 
 
@@ -334,6 +335,26 @@ def test_forecast_parameters_outside_their_domain(data):
         hk.forecast_intensity(dict(P, omega=1e300), x, t, [t.max()], np.zeros((2, 2)), **KW)
     with pytest.raises(TypeError, match="params must be a HawkesParams"):
         hk.forecast_intensity(None, x, t, [t.max()], np.zeros((2, 2)), **KW)
+
+
+@pytest.mark.parametrize("kw, exc, match", [
+    (dict(region=[[0, 3]]), ValueError, r"region must have shape \(2, 2\)"),
+    (dict(region=[[0, 3], [2, 2]]), ValueError, "low < high"),
+    (dict(region=[[0, np.nan], [0, 3]]), ValueError, "region must be finite"),
+    (dict(k=0.0), ValueError, "k must be > 0"),
+    (dict(k=True), TypeError, "k must be a real number"),
+    (dict(cells=0), ValueError, "cells must be >= 1"),
+    (dict(seed=-1), ValueError, "seed must be a non-negative"),
+    (dict(progress="no"), TypeError, "progress must be True or False"),
+    (dict(kernel="gauss"), ValueError, "kernel must be one of"),
+])
+def test_bad_super_thinning(data, kw, exc, match):
+    x, t = data
+    args = dict(region=[[0, 3], [0, 3]], **KW)
+    args.update(kw)
+    region = args.pop("region")
+    with pytest.raises(exc, match=match):
+        hk.super_thinned_residuals(P, x, t, region, **args)
 
 
 # ----------------------------------------------------------------------------- self_excitation, simulate

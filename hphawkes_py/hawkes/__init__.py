@@ -26,6 +26,8 @@ self_excitation(posterior, n_draws=1000, seed=None, *, executor=None, progress=T
     Posterior mean, sd and 95% interval of ``pi_n`` per event.
 residuals(posterior_or_params, x, t, ...)
     Time-rescaled residuals (Ogata) and a KS uniformity test -> :class:`HawkesResiduals`.
+super_thinned_residuals(posterior_or_params, x, t, region, ...)
+    Spatial residuals by super-thinning (Clements et al. 2012) and a chi-square uniformity test.
 forecast_intensity(posterior, x, t, times, grid, ...)
     Posterior mean and quantiles of the conditional intensity on a grid -> :class:`HawkesForecast`.
 posterior_predictive(posterior, x, t, ...)
@@ -42,6 +44,7 @@ from .model import KERNELS, PARAM_NAMES, PARAM_RANGE, HawkesParams, log_likeliho
 from .predictive import PosteriorPredictive, posterior_predictive
 from .residuals import HawkesResiduals, residuals
 from .simulate import simulate
+from .superthin import SuperThinnedResiduals, super_thinned_residuals
 
 __all__ = [
     "HawkesParams",
@@ -54,6 +57,8 @@ __all__ = [
     "self_excitation",
     "residuals",
     "HawkesResiduals",
+    "super_thinned_residuals",
+    "SuperThinnedResiduals",
     "forecast_intensity",
     "HawkesForecast",
     "posterior_predictive",
