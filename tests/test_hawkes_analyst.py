@@ -1,8 +1,6 @@
 """The analyst's tools (issue 14): time-rescaled residuals, intensity forecasts, posterior predictive."""
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 from engines import ENGINES
@@ -177,3 +175,72 @@ def test_forecast_plug_in_executor_and_outputs(small, tmp_path):
 
     plt.close(fc.plot(path=tmp_path / "map.png"))
     assert (tmp_path / "map.png").stat().st_size > 1000
+
+
+# ----------------------------------------------------------------------------- posterior predictive
+def test_k_function_matches_brute_force():
+    from hphawkes_py.hawkes.predictive import k_function
+
+    rng = np.random.default_rng(1)
+    x = rng.uniform(0, 2, (150, 2))
+    t = np.round(rng.uniform(0, 30, 150), 1)
+    r = np.array([0.4, 0.1, 0.8])
+    u = np.array([2.0, 0.5])
+    d = np.sqrt(((x[:, None] - x[None]) ** 2).sum(-1))
+    dt = np.abs(t[:, None] - t[None])
+    off = ~np.eye(150, dtype=bool)
+    ref = np.array([[((d <= a) & (dt <= b) & off).sum() / 150 for b in u] for a in r])
+    np.testing.assert_allclose(k_function(x, t, r, u), ref)
+
+
+def test_posterior_predictive_agrees_with_model_data_and_flags_a_misfit(tmp_path):
+    x, t = hk.simulate(mu=0.3, theta=0.5, omega=1.0, h=0.2, region=3.0, duration=60.0, seed=8)
+    post = hk.mcmc(x, t, n_iter=60, burn_in=20, chains=1, fixed=FIXED, init=START, seed=2, progress=False, **KW)
+    pp = hk.posterior_predictive(post, x, t, n_draws=40, seed=1, progress=False)
+    table = pp.summary()
+    assert pp.k_simulated.shape == (40, 4, 4) and len(pp.counts_observed) == 20
+    assert table["outside_band"].mean() < 0.25, table[table["outside_band"]]
+    assert not table.loc[table["summary"] == "events", "outside_band"].item()
+    # the same data with the triggering switched off (theta fixed tiny): clustering at short range and lag
+    # is then far above every simulation (K), which the check must show
+    flat = hk.mcmc(x, t, n_iter=60, burn_in=20, chains=1, sample=("mu0",),
+                   fixed={**FIXED, "h": 0.2, "omega": 1.0, "theta": 1e-3}, seed=2, progress=False, **KW)
+    bad = hk.posterior_predictive(flat, x, t, n_draws=40, seed=1, progress=False, r=[0.2, 0.4], u=[0.5, 1.0])
+    assert np.all(bad.k_observed > bad.k_simulated.max(0))
+    assert bad.summary().query("summary.str.startswith('K')")["p_value"].max() < 0.05
+    # same result on any executor (one child seed per draw)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as ex:
+        again = hk.posterior_predictive(post, x, t, n_draws=40, seed=1, progress=False, executor=ex)
+    np.testing.assert_array_equal(again.k_simulated, pp.k_simulated)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.close(pp.plot(path=tmp_path / "ppc.png"))
+    assert (tmp_path / "ppc.png").stat().st_size > 1000
+
+
+# ----------------------------------------------------------------------------- super-thinning
+@pytest.mark.parametrize("backend", ENGINES)
+def test_super_thinned_residuals_uniform_for_the_model_not_without_triggering(backend):
+    """Clements et al. (2012): homogeneous (chi-square accepts) at the fitted model's intensity;
+    clustered (rejected) when the triggering is switched off."""
+    x, t = hk.simulate(mu=0.2, theta=0.5, omega=1.0, h=0.2, region=5.0, duration=100.0, seed=3)
+    p = _fit(x, t)
+    region = [[0, 5], [0, 5]]
+    kw = dict(seed=1, backend=backend, threads=1 if backend == "cpu" else None)
+    good = hk.super_thinned_residuals(p, x, t, region, **kw)
+    assert good.chi2_pvalue > 0.05, good
+    assert good.kept.sum() < (t.size) and (~good.kept).sum() > 0
+    inside = np.all((good.x >= 0) & (good.x <= 5), axis=1)
+    assert inside.all() and good.t.min() >= t.min() and good.t.max() <= t.max()
+    flat = dict(p, theta=1e-3)
+    bad = hk.super_thinned_residuals(flat, x, t, region, **kw)
+    assert bad.chi2_pvalue < 1e-3, bad
+    with pytest.raises(ValueError, match="region must"):
+        hk.super_thinned_residuals(p, x, t, [[0, 5], [5, 0]])
+    with pytest.raises(ValueError, match="region contains no event"):
+        hk.super_thinned_residuals(p, x, t, [[100, 101], [0, 5]])

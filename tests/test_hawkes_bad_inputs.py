@@ -34,7 +34,8 @@ def post(data):
 
 # the entry points walked below; a public callable missing here fails the first test
 WALKED = {"HawkesParams", "HawkesPosterior", "log_likelihood", "self_excitation_probabilities", "simulate", "mcmc",
-          "posterior_mode", "self_excitation", "residuals", "HawkesResiduals", "forecast_intensity",
+          "posterior_mode", "self_excitation", "residuals", "HawkesResiduals", "super_thinned_residuals",
+          "SuperThinnedResiduals", "forecast_intensity",
           "HawkesForecast", "posterior_predictive", "PosteriorPredictive"}
 
 
@@ -232,6 +233,54 @@ def test_bad_mcmc_arguments(data, kw, exc, match):
         hk.mcmc(x, t, **args)
 
 
+@pytest.mark.parametrize("kernel, exc, match", [
+    ("gaussian", ValueError, "kernel must be one of"),
+    (("power-law", 1.0), ValueError, "kernel exponent p must be > 1"),
+    (("power-law", True), TypeError, "kernel exponent p must be a real number"),
+    (("exponential", 2.0), ValueError, "only 'power-law' takes an exponent"),
+    (3, TypeError, "kernel must be one of"),
+    (("power-law", float("inf")), ValueError, "kernel exponent p must be finite"),
+])
+def test_bad_kernel(data, post, kernel, exc, match):
+    x, t = data
+    calls = [lambda: hk.log_likelihood(x, t, P, kernel=kernel, **KW),
+             lambda: hk.self_excitation_probabilities(x, t, P, kernel=kernel, **KW),
+             lambda: hk.mcmc(x, t, n_iter=3, burn_in=1, chains=1, fixed=FIXED, progress=False, kernel=kernel, **KW),
+             lambda: hk.posterior_mode(x, t, fixed=FIXED, kernel=kernel, **KW),
+             lambda: hk.simulate(mu=0.1, theta=0.3, omega=1.0, h=0.2, region=3.0, duration=5.0, kernel=kernel),
+             lambda: hk.residuals(P, x, t, kernel=kernel),
+             lambda: hk.forecast_intensity(post, x, t, [t.max()], np.zeros((2, 2)), kernel=kernel, **KW)]
+    for call in calls:
+        with pytest.raises(exc, match=match):
+            call()
+
+
+@pytest.mark.parametrize("kw, exc, match", [
+    (dict(n_draws=0), ValueError, "n_draws must be >= 1"),
+    (dict(bins=0), ValueError, "bins must be >= 1"),
+    (dict(bins=2.5), TypeError, "bins must be an integer"),
+    (dict(interevent_probs=(0.5, 1.0)), ValueError, "interevent_probs must be in"),
+    (dict(r=[0.0, 1.0]), ValueError, "r must hold positive values"),
+    (dict(u=[np.nan]), ValueError, "u must be finite"),
+    (dict(progress="no"), TypeError, "progress must be True or False"),
+    (dict(seed=-1), ValueError, "seed must be a non-negative"),
+    (dict(executor=3), TypeError, "executor must be None"),
+])
+def test_bad_posterior_predictive(data, post, kw, exc, match):
+    x, t = data
+    with pytest.raises(exc, match=match):
+        hk.posterior_predictive(post, x, t, **dict(dict(n_draws=2, progress=False), **kw))
+
+
+def test_posterior_predictive_needs_a_posterior(data):
+    x, t = data
+    with pytest.raises(TypeError, match="posterior must be a HawkesPosterior"):
+        hk.posterior_predictive(P, x, t)
+    with pytest.raises(TypeError, match="t must hold real numbers"):
+        hk.posterior_predictive(hk.mcmc(x, t, n_iter=3, burn_in=1, chains=1, fixed=FIXED, progress=False, **KW),
+                                x, t > 5)
+
+
 # ----------------------------------------------------------------------------- residuals
 def test_bad_residuals(data, post):
     x, t = data
@@ -273,12 +322,39 @@ def test_bad_forecast(data, post, kw, exc, match):
         hk.forecast_intensity(post, x, t, **args)
 
 
+def test_forecast_size_guard(data, post):
+    x, t = data
+    with pytest.raises(ValueError, match=r"would need .* GiB"):
+        hk.forecast_intensity(post, x, t, np.linspace(t.max(), t.max() + 10, 1000), np.zeros((200_000, 2)),
+                              n_draws=4, **KW)
+
+
 def test_forecast_parameters_outside_their_domain(data):
     x, t = data
     with pytest.raises(ValueError, match=r"omega = .* outside the range"):
         hk.forecast_intensity(dict(P, omega=1e300), x, t, [t.max()], np.zeros((2, 2)), **KW)
     with pytest.raises(TypeError, match="params must be a HawkesParams"):
         hk.forecast_intensity(None, x, t, [t.max()], np.zeros((2, 2)), **KW)
+
+
+@pytest.mark.parametrize("kw, exc, match", [
+    (dict(region=[[0, 3]]), ValueError, r"region must have shape \(2, 2\)"),
+    (dict(region=[[0, 3], [2, 2]]), ValueError, "low < high"),
+    (dict(region=[[0, np.nan], [0, 3]]), ValueError, "region must be finite"),
+    (dict(k=0.0), ValueError, "k must be > 0"),
+    (dict(k=True), TypeError, "k must be a real number"),
+    (dict(cells=0), ValueError, "cells must be >= 1"),
+    (dict(seed=-1), ValueError, "seed must be a non-negative"),
+    (dict(progress="no"), TypeError, "progress must be True or False"),
+    (dict(kernel="gauss"), ValueError, "kernel must be one of"),
+])
+def test_bad_super_thinning(data, kw, exc, match):
+    x, t = data
+    args = dict(region=[[0, 3], [0, 3]], **KW)
+    args.update(kw)
+    region = args.pop("region")
+    with pytest.raises(exc, match=match):
+        hk.super_thinned_residuals(P, x, t, region, **args)
 
 
 # ----------------------------------------------------------------------------- self_excitation, simulate

@@ -1,4 +1,4 @@
-"""``hphawkes hawkes loglik|mcmc|probabilities|simulate`` and ``hphawkes reproduce dc-gunshots``.
+"""``hphawkes hawkes loglik|probabilities|residuals|mcmc|simulate`` and ``hphawkes reproduce dc-gunshots``.
 
 Module-level imports stay light (argparse only) so ``hphawkes --help`` is fast;
 the numerical modules are imported inside the handlers.
@@ -20,6 +20,26 @@ def _add_data_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--window", nargs=2, type=float, metavar=("T0", "T1"),
                    help="observation window (default: min and max time)")
     add_engine_arguments(p)
+
+
+def _kernel(text: str):
+    """``--kernel exponential | power-law | power-law:P`` as the ``kernel=`` of the Python API."""
+    if text in ("exponential", "power-law"):
+        return text
+    name, _, p = text.partition(":")
+    try:
+        value = float(p)
+    except ValueError:
+        value = None
+    if name != "power-law" or value is None:
+        raise argparse.ArgumentTypeError(f"expected exponential, power-law or power-law:P (P > 1), got {text!r}")
+    return ("power-law", value)
+
+
+def _add_kernel_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--kernel", type=_kernel, default="exponential",
+                   help="temporal trigger: exponential (default), power-law (Omori-Utsu, exponent 1.5) or "
+                        "power-law:P; --omega is its rate (1/c)")
 
 
 def _add_precision_args(p: argparse.ArgumentParser) -> None:
@@ -74,6 +94,16 @@ def _check_out_file(path) -> None:
         raise CliError(f"--out {path}: folder {parent} is not writable")
 
 
+def _emit_csv(df, out, what: str) -> int:
+    """Write ``df`` to the file ``out`` atomically (a note on stderr), or to stdout when ``out`` is None."""
+    if out:
+        _write_csv_atomic(df, out, index=False)
+        print(f"wrote {len(df)} {what} to {out}", file=sys.stderr)
+    else:
+        df.to_csv(sys.stdout, index=False)
+    return 0
+
+
 def _write_csv_atomic(df, path, **kw) -> None:
     """Write a CSV into a temporary file beside ``path`` and rename it into place (no half-written file)."""
     import os
@@ -106,7 +136,7 @@ def _cmd_loglik(args) -> int:
 
     _, x, t = _read(args)
     ll = log_likelihood(x, t, _params(args), exact=args.exact, window=args.window, dtype=np.dtype(args.dtype),
-                        backend=args.backend, threads=args.threads)
+                        backend=args.backend, threads=args.threads, kernel=args.kernel)
     print(repr(ll))
     return 0
 
@@ -120,15 +150,35 @@ def _cmd_probabilities(args) -> int:
         _check_out_file(args.out)
     df, x, t = _read(args)
     pi = self_excitation_probabilities(x, t, _params(args), exact=args.exact, window=args.window,
-                                       dtype=np.dtype(args.dtype), backend=args.backend, threads=args.threads)
+                                       dtype=np.dtype(args.dtype), backend=args.backend, threads=args.threads,
+                                       kernel=args.kernel)
     df = df.copy()
     df["self_excitation_probability"] = pi
+    return _emit_csv(df, args.out, "rows")
+
+
+def _cmd_residuals(args) -> int:
+    from ..hawkes.residuals import residuals
+
     if args.out:
-        _write_csv_atomic(df, args.out, index=False)
-        print(f"wrote {len(df)} rows to {args.out}", file=sys.stderr)
-    else:
-        df.to_csv(sys.stdout, index=False)
-    return 0
+        _check_out_file(args.out)
+    if args.png:
+        _check_out_file(args.png)
+    df, x, t = _read(args)
+    res = residuals(_params(args), x, t, window=args.window, kernel=args.kernel)
+    print(f"{res.n_events} events, expected {res.total:.1f} (z = {res.count_z:.2f}); Kolmogorov-Smirnov test of the "
+          f"time-rescaled residuals against Uniform(0, 1): D = {res.ks_statistic:.4f}, p = {res.ks_pvalue:.4g}"
+          + (f"; {res.n_ties} tied times" if res.n_ties else ""), file=sys.stderr if not args.out else sys.stdout)
+    if args.png:  # the figure first: a failed figure leaves no table written as if all was well
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        plt.close(res.plot(path=args.png))
+    table = res.to_frame()
+    table["event"] = table["event"] + 1  # 1-based row of the input file's data
+    return _emit_csv(table, args.out, "rows")
 
 
 def _cmd_mcmc(args) -> int:
@@ -155,7 +205,7 @@ def _cmd_mcmc(args) -> int:
             fixed[name] = v
     post = mcmc(x, t, n_iter=args.n_iter, burn_in=args.burn_in, chains=args.chains, sample=sample, fixed=fixed,
                 seed=args.seed, progress=not args.no_progress, backend=args.backend, threads=args.threads,
-                window=args.window)
+                window=args.window, kernel=args.kernel)
     table = post.summary()
     print(table.to_string())
     print("acceptance rates:", {n: [round(float(a), 3) for a in v] for n, v in post.acceptance_rates.items()})
@@ -197,15 +247,10 @@ def _cmd_simulate(args) -> int:
         raise CliError(f"--region must be one side length or {2 * args.dim} numbers (low high per coordinate), "
                          f"got {len(args.region)} numbers")
     x, t = simulate(mu=args.mu, theta=args.theta, omega=args.omega, h=args.h, region=region, duration=args.duration,
-                    dim=args.dim, seed=args.seed)
+                    dim=args.dim, seed=args.seed, kernel=args.kernel)
     names = ["x_km", "y_km", "z_km"][: args.dim]
     df = pd.DataFrame({**{n: x[:, i] for i, n in enumerate(names)}, "t_hours": t})
-    if args.out:
-        _write_csv_atomic(df, args.out, index=False)
-        print(f"wrote {len(df)} events to {args.out}", file=sys.stderr)
-    else:
-        df.to_csv(sys.stdout, index=False)
-    return 0
+    return _emit_csv(df, args.out, "events")
 
 
 def register(subparsers) -> None:
@@ -220,6 +265,7 @@ def register(subparsers) -> None:
     _add_data_args(p)
     _add_precision_args(p)
     _add_param_args(p)
+    _add_kernel_arg(p)
     p.set_defaults(func=_cmd_loglik)
 
     p = sub.add_parser("probabilities", help="self-excitation probability of every event at given parameters")
@@ -227,7 +273,18 @@ def register(subparsers) -> None:
     _add_precision_args(p)
     _add_param_args(p)
     p.add_argument("--out", help="output CSV (input columns + self_excitation_probability); default stdout")
+    _add_kernel_arg(p)
     p.set_defaults(func=_cmd_probabilities)
+
+    p = sub.add_parser("residuals", help="time-rescaled residuals (Ogata) and a KS uniformity test at given "
+                                         "parameters")
+    _add_data_args(p)
+    _add_param_args(p)
+    _add_kernel_arg(p)
+    p.add_argument("--out", help="output CSV: event (1-based data row), rescaled_time, interval, uniform; "
+                                 "default stdout")
+    p.add_argument("--png", help="also write the QQ plot and the rescaled times (PNG)")
+    p.set_defaults(func=_cmd_residuals)
 
     p = sub.add_parser("mcmc", help="adaptive Metropolis-Hastings posterior sampling")
     _add_data_args(p)
@@ -246,6 +303,7 @@ def register(subparsers) -> None:
     p.add_argument("--probabilities", action="store_true", help="also write self_excitation.csv (needs --out)")
     p.add_argument("--n-draws", type=int, default=1000, help="posterior draws for --probabilities")
     p.add_argument("--no-progress", action="store_true")
+    _add_kernel_arg(p)
     p.set_defaults(func=_cmd_mcmc)
 
     p = sub.add_parser("simulate", help="simulate events by the branching construction")
@@ -259,6 +317,7 @@ def register(subparsers) -> None:
     p.add_argument("--dim", type=int, default=2)
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--out", help="output CSV (default stdout)")
+    _add_kernel_arg(p)
     p.set_defaults(func=_cmd_simulate)
 
     hp.set_defaults(func=lambda args: (hp.print_help(), 0)[1])

@@ -11,7 +11,9 @@ Public API
 ----------
 HawkesParams
     Frozen parameters ``(mu0, tau_x, tau_t, theta, omega, h)``, all > 0.
-log_likelihood(x, t, params, *, exact=False, window=None, dtype, backend, threads)
+log_likelihood(x, t, params, *, exact=False, window=None, dtype, backend, threads, kernel="exponential")
+    ``kernel``: the temporal trigger, ``"exponential"`` or the power law ``("power-law", p)`` (Omori-Utsu);
+    also on ``self_excitation_probabilities``, ``simulate``, ``mcmc``, ``posterior_mode``.
 self_excitation_probabilities(x, t, params, ...)
     ``pi_n``, the probability that event n was triggered by an earlier event.
 simulate(*, mu, theta, omega, h, region, duration, dim=2, seed)
@@ -24,8 +26,12 @@ self_excitation(posterior, n_draws=1000, seed=None, *, executor=None, progress=T
     Posterior mean, sd and 95% interval of ``pi_n`` per event.
 residuals(posterior_or_params, x, t, ...)
     Time-rescaled residuals (Ogata) and a KS uniformity test -> :class:`HawkesResiduals`.
+super_thinned_residuals(posterior_or_params, x, t, region, ...)
+    Spatial residuals by super-thinning (Clements et al. 2012) and a chi-square uniformity test.
 forecast_intensity(posterior, x, t, times, grid, ...)
     Posterior mean and quantiles of the conditional intensity on a grid -> :class:`HawkesForecast`.
+posterior_predictive(posterior, x, t, ...)
+    Simulations from posterior draws against the data: counts, inter-event times, K(r, u).
 
 ``x, t`` may come in any order: results come back in the caller's order.
 """
@@ -34,9 +40,11 @@ from __future__ import annotations
 from .excitation import self_excitation
 from .forecast import HawkesForecast, forecast_intensity
 from .mcmc import DEFAULT_INIT, DEFAULT_PRIOR_SCALES, HawkesPosterior, mcmc, posterior_mode
-from .model import PARAM_NAMES, PARAM_RANGE, HawkesParams, log_likelihood, self_excitation_probabilities
+from .model import KERNELS, PARAM_NAMES, PARAM_RANGE, HawkesParams, log_likelihood, self_excitation_probabilities
+from .predictive import PosteriorPredictive, posterior_predictive
 from .residuals import HawkesResiduals, residuals
 from .simulate import simulate
+from .superthin import SuperThinnedResiduals, super_thinned_residuals
 
 __all__ = [
     "HawkesParams",
@@ -49,10 +57,15 @@ __all__ = [
     "self_excitation",
     "residuals",
     "HawkesResiduals",
+    "super_thinned_residuals",
+    "SuperThinnedResiduals",
     "forecast_intensity",
     "HawkesForecast",
+    "posterior_predictive",
+    "PosteriorPredictive",
     "PARAM_NAMES",
     "PARAM_RANGE",
+    "KERNELS",
     "DEFAULT_PRIOR_SCALES",
     "DEFAULT_INIT",
 ]

@@ -38,7 +38,7 @@ from numba.extending import overload
 
 from .._backend import threads_context
 from .._fastmath import exp_fast, exp_fast32
-from .engine import Engine, phi0, split_time, tie_starts, time_grid, trigger_integral_part
+from .engine import Engine, phi0, split_time, tie_starts, time_grid, trigger_integral_part, trigger_scale
 
 __all__ = ["CpuEngine"]
 
@@ -138,6 +138,19 @@ def _sqdist(xs, a, m):  # pragma: no cover - replaced by the overload inside Num
     return sum((c[m] - v) ** 2 for c, v in zip(xs, a))
 
 
+def _time_term(om, dt, kp):  # pragma: no cover - replaced by the overload inside Numba code
+    return om * dt if kp is None else kp * math.log1p(om * dt)
+
+
+@overload(_time_term, inline="always")
+def _time_term_ol(om, dt, kp):
+    """The trigger's time term, chosen at compile time by the type of ``kp``: None -> exponential
+    kernel (om dt, vectorizes), a float p -> power-law (p log(1 + om dt))."""
+    if isinstance(kp, (types.NoneType, types.Omitted)):
+        return lambda om, dt, kp: om * dt
+    return lambda om, dt, kp: kp * math.log1p(om * dt)
+
+
 @overload(_coords, inline="always")
 def _coords_ol(xs, n):
     return _generate("coords", xs.count)
@@ -168,7 +181,7 @@ def _bg_loop(xs, th, tl, a, tn, tln, lo, hi, ax, at, buf):
 
 
 @njit(cache=True, fastmath=True)
-def _tr_loop(xs, th, tl, a, tn, tln, lo, hi, bh, om):
+def _tr_loop(xs, th, tl, a, tn, tln, lo, hi, bh, om, kp):
     acc = 0.0
     m0 = np.uint64(lo)
     mh = np.uint64(hi)
@@ -178,14 +191,14 @@ def _tr_loop(xs, th, tl, a, tn, tln, lo, hi, bh, om):
         for m in range(m0, me):
             r2 = _sqdist(xs, a, m)
             dt = (tn - th[m]) + (tln - tl[m])
-            blk += _expg(-(bh * r2 + om * dt))
+            blk += _expg(-(bh * r2 + _time_term(om, dt, kp)))
         acc += blk
         m0 = me
     return acc
 
 
 @njit(cache=True, fastmath=True)
-def _fu_loop(xs, th, tl, a, tn, tln, lo, hi, ax, at, bh, om, buf):
+def _fu_loop(xs, th, tl, a, tn, tln, lo, hi, ax, at, bh, om, kp, buf):
     accs = 0.0
     accg = 0.0
     m0 = np.uint64(lo)
@@ -200,7 +213,7 @@ def _fu_loop(xs, th, tl, a, tn, tln, lo, hi, ax, at, bh, om, buf):
             v = _expg(-(ax * r2 + at * (dt * dt)))
             blks += v
             buf[m] += v
-            blkg += _expg(-(bh * r2 + om * dt))
+            blkg += _expg(-(bh * r2 + _time_term(om, dt, kp)))
         accs += blks
         accg += blkg
         m0 = me
@@ -215,17 +228,17 @@ def _bg_row(xs, th, tl, n, lo, hi, ax, at, buf):
 
 
 @njit(cache=True)
-def _tr_row(xs, th, tl, n, lo, hi, bh, om):
+def _tr_row(xs, th, tl, n, lo, hi, bh, om, kp):
     if lo >= hi:
         return 0.0
-    return _tr_loop(xs, th, tl, _coords(xs, n), th[n], tl[n], lo, hi, bh, om)
+    return _tr_loop(xs, th, tl, _coords(xs, n), th[n], tl[n], lo, hi, bh, om, kp)
 
 
 @njit(cache=True)
-def _fu_row(xs, th, tl, n, lo, hi, ax, at, bh, om, buf):
+def _fu_row(xs, th, tl, n, lo, hi, ax, at, bh, om, kp, buf):
     if lo >= hi:
         return 0.0, 0.0
-    return _fu_loop(xs, th, tl, _coords(xs, n), th[n], tl[n], lo, hi, ax, at, bh, om, buf)
+    return _fu_loop(xs, th, tl, _coords(xs, n), th[n], tl[n], lo, hi, ax, at, bh, om, kp, buf)
 
 
 @njit(cache=True, fastmath=True)
@@ -240,43 +253,7 @@ def _flush(b, sb):
 # Parallel drivers.
 # --------------------------------------------------------------------------------------------
 @njit(parallel=True, cache=True, nogil=True)
-def _background_kernel(xs, th, tl, tw, ax, at, delta, nchunks, scale, out):
-    """S_n = scale * (1 + sum_{m != n, |t_n - t_m| <= delta} exp(...)); returns #terms evaluated."""
-    N = tw.shape[0]
-    buf = np.zeros((nchunks, N))
-    counts = np.zeros(nchunks, np.int64)
-    npair = (N + 1) // 2
-    for c in prange(nchunks):
-        b = buf[c]
-        sb = np.zeros_like(th)  # scatter buffer in the kernel dtype, flushed into b
-        cnt = 0
-        it = 0
-        for p in range(c, npair, nchunks):
-            for k in range(2):
-                n = np.int64(p) if k == 0 else np.int64(N - 1) - np.int64(p)
-                if k == 1 and n == np.int64(p):
-                    break
-                lo = 0
-                if delta < np.inf:
-                    lo = _lower_bound_back(tw, tw[n] - delta, n)
-                b[n] += _bg_row(xs, th, tl, n, lo, n, ax, at, sb) + 1.0
-                cnt += n - lo
-            it += 1
-            if it == _FLUSH:
-                _flush(b, sb)
-                it = 0
-        _flush(b, sb)
-        counts[c] = cnt
-    for n in prange(N):
-        s = 0.0
-        for c in range(nchunks):
-            s += buf[c, n]
-        out[n] = scale * s
-    return counts.sum()
-
-
-@njit(parallel=True, cache=True, nogil=True)
-def _trigger_kernel(xs, th, tl, tw, ts, bh, om, delta, scale, out):
+def _trigger_kernel(xs, th, tl, tw, ts, bh, om, kp, delta, scale, out):
     """G_n = scale * sum_{m in [lo_n, ts_n)} exp(-(bh r2 + om dt)); returns #terms evaluated."""
     N = tw.shape[0]
     npair = (N + 1) // 2
@@ -290,16 +267,18 @@ def _trigger_kernel(xs, th, tl, tw, ts, bh, om, delta, scale, out):
             lo = 0
             if delta < np.inf:
                 lo = _lower_bound_back(tw, tw[n] - delta, hi)
-            out[n] = scale * _tr_row(xs, th, tl, n, lo, hi, bh, om)
+            out[n] = scale * _tr_row(xs, th, tl, n, lo, hi, bh, om, kp)
             cnt += hi - lo
     return cnt
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _both_kernel(xs, th, tl, tw, ts, ax, at, delta_s, bh, om, delta_g, nchunks,
-                 scale_s, scale_g, out_s, out_g):
-    """S and G in one pass: fused loop on the overlap of the background range [loS, n) and the
-    trigger range [loG, ts_n); background-only / trigger-only loops on the rest."""
+def _symmetric_kernel(xs, th, tl, tw, ts, ax, at, delta_s, bh, om, kp, delta_g, with_trigger, nchunks,
+                      scale_s, scale_g, out_s, out_g):
+    """S_n = scale_s * (1 + sum_{m != n, |t_n - t_m| <= delta_s} exp(...)) by the symmetric scatter
+    (module notes) and, with ``with_trigger``, G in the same pass: fused loop on the overlap of the
+    background range [loS, n) and the trigger range [loG, ts_n); background-only / trigger-only
+    loops on the rest. Returns #terms evaluated."""
     N = tw.shape[0]
     buf = np.zeros((nchunks, N))
     counts = np.zeros(nchunks, np.int64)
@@ -314,20 +293,24 @@ def _both_kernel(xs, th, tl, tw, ts, ax, at, delta_s, bh, om, delta_g, nchunks,
                 n = np.int64(p) if k == 0 else np.int64(N - 1) - np.int64(p)
                 if k == 1 and n == np.int64(p):
                     break
-                tsn = ts[n]
                 los = 0
                 if delta_s < np.inf:
                     los = _lower_bound_back(tw, tw[n] - delta_s, n)
+                if not with_trigger:
+                    b[n] += _bg_row(xs, th, tl, n, los, n, ax, at, sb) + 1.0
+                    cnt += n - los
+                    continue
+                tsn = ts[n]
                 log = 0
                 if delta_g < np.inf:
                     log = _lower_bound_back(tw, tw[n] - delta_g, tsn)
                 f = max(los, log)
-                s, g = _fu_row(xs, th, tl, n, f, tsn, ax, at, bh, om, sb)
+                s, g = _fu_row(xs, th, tl, n, f, tsn, ax, at, bh, om, kp, sb)
                 # background only: [los, min(log, n)) and [max(tsn, los), n)
                 s += _bg_row(xs, th, tl, n, los, min(log, n), ax, at, sb)
                 s += _bg_row(xs, th, tl, n, max(tsn, los), n, ax, at, sb)
                 # trigger only: [log, min(tsn, los))
-                g += _tr_row(xs, th, tl, n, log, min(tsn, los), bh, om)
+                g += _tr_row(xs, th, tl, n, log, min(tsn, los), bh, om, kp)
                 b[n] += s + 1.0
                 out_g[n] = scale_g * g
                 cnt += (n - los) + (tsn - log)
@@ -346,7 +329,7 @@ def _both_kernel(xs, th, tl, tw, ts, ax, at, delta_s, bh, om, delta_g, nchunks,
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _query_kernel(xs, th, tl, qs, qh, ql, lo_s, hi_s, lo_g, hi_g, ax, at, bh, om, nchunks, scale_s, scale_g,
+def _query_kernel(xs, th, tl, qs, qh, ql, lo_s, hi_s, lo_g, hi_g, ax, at, bh, om, kp, nchunks, scale_s, scale_g,
                   out_s, out_g):
     """Sq, Gq at query points (columns ``qs``) at time qh + ql over fixed event ranges (see
     ``Engine.query_sums``). The background loop's scatter goes to a discarded per-chunk buffer:
@@ -363,7 +346,7 @@ def _query_kernel(xs, th, tl, qs, qh, ql, lo_s, hi_s, lo_g, hi_g, ax, at, bh, om
                 s = _bg_loop(xs, th, tl, q, qh, ql, lo_s, hi_s, ax, at, sb)
             e = 0.0
             if lo_g < hi_g:
-                e = _tr_loop(xs, th, tl, q, qh, ql, lo_g, hi_g, bh, om)
+                e = _tr_loop(xs, th, tl, q, qh, ql, lo_g, hi_g, bh, om, kp)
             out_s[g] = scale_s * s
             out_g[g] = scale_g * e
     return Q * ((hi_s - lo_s) + (hi_g - lo_g))
@@ -390,8 +373,10 @@ class CpuEngine(Engine):
 
     backend = "cpu"
 
-    def __init__(self, x, t, *, dtype=np.float64, threads=None, exact=False, window=None):
-        super().__init__(x, t, dtype=dtype, threads=threads, exact=exact, window=window)
+    def __init__(self, x, t, *, dtype=np.float64, threads=None, exact=False, window=None, kernel_p=0.0):
+        super().__init__(x, t, dtype=dtype, threads=threads, exact=exact, window=window, kernel_p=kernel_p)
+        # the trigger's time term is chosen at compile time by the type of kp (None: exponential)
+        self._kp = None if self.kernel_p == 0.0 else self.dtype.type(self.kernel_p)
         dt = self.dtype
         # Centre coordinates: only differences matter, and centring keeps float32 differences accurate.
         self._xmean = x.mean(axis=0) if self.N else np.zeros(self.D)
@@ -411,10 +396,10 @@ class CpuEngine(Engine):
     def _k_background(self, tau_x, tau_t, delta):
         dt = self.dtype.type
         with threads_context(self.threads):
-            cnt = _background_kernel(
-                self._x, self._th, self._tl, self._tw,
-                dt(0.5 / tau_x**2), dt(0.5 / tau_t**2), float(delta), self._nchunks(),
-                phi0(self.D, tau_x) * phi0(1, tau_t), self._S)
+            cnt = _symmetric_kernel(
+                self._x, self._th, self._tl, self._tw, self._ts,
+                dt(0.5 / tau_x**2), dt(0.5 / tau_t**2), float(delta), dt(1.0), dt(1.0), self._kp, 0.0, False,
+                self._nchunks(), phi0(self.D, tau_x) * phi0(1, tau_t), 1.0, self._S, self._S)
         self._pairs += int(cnt)
 
     def _k_trigger(self, h, omega, delta, phys):
@@ -422,17 +407,18 @@ class CpuEngine(Engine):
         with threads_context(self.threads):
             cnt = _trigger_kernel(
                 self._x, self._th, self._tl, self._tw, self._ts,
-                dt(0.5 / h**2), dt(omega), float(delta), omega * phi0(self.D, h), self._G[phys])
+                dt(0.5 / h**2), dt(omega), self._kp, float(delta), trigger_scale(self.D, h, omega, self.kernel_p),
+                self._G[phys])
         self._pairs += int(cnt)
 
     def _k_both(self, tau_x, tau_t, delta_s, h, omega, delta_g, phys):
         dt = self.dtype.type
         with threads_context(self.threads):
-            cnt = _both_kernel(
+            cnt = _symmetric_kernel(
                 self._x, self._th, self._tl, self._tw, self._ts,
                 dt(0.5 / tau_x**2), dt(0.5 / tau_t**2), float(delta_s),
-                dt(0.5 / h**2), dt(omega), float(delta_g), self._nchunks(),
-                phi0(self.D, tau_x) * phi0(1, tau_t), omega * phi0(self.D, h),
+                dt(0.5 / h**2), dt(omega), self._kp, float(delta_g), True, self._nchunks(),
+                phi0(self.D, tau_x) * phi0(1, tau_t), trigger_scale(self.D, h, omega, self.kernel_p),
                 self._S, self._G[phys])
         self._pairs += int(cnt)
 
@@ -464,6 +450,6 @@ class CpuEngine(Engine):
         out_g = np.empty(points.shape[0])
         with threads_context(self.threads):
             cnt = _query_kernel(self._x, self._th, self._tl, qs, qh[0], ql[0], *ranges, dt(ax), dt(at), dt(bh),
-                                dt(om), self._nchunks(), scale_s, scale_g, out_s, out_g)
+                                dt(om), self._kp, self._nchunks(), scale_s, scale_g, out_s, out_g)
         self._pairs += int(cnt)
         return out_s, out_g

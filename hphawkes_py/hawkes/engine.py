@@ -16,6 +16,12 @@ They never store anything of size N x N. ``S`` is kept resident (it changes only
 tau_x, tau_t); ``G`` lives in two resident slots so an MCMC h/omega proposal can be computed
 into slot 1 and either discarded or promoted with :meth:`swap_trigger` (no copy).
 
+Temporal kernels. ``kernel_p = 0`` is the paper's exponential trigger; ``kernel_p = p > 1`` the
+power law (Omori-Utsu) with density (p - 1) omega (1 + omega dt)^(-p): its pair term is
+exp(-(r^2/(2h^2) + p log(1 + omega dt))) and its cut-off in (3) becomes
+Delta_G = ((bound)^(1/p) - 1) / omega (:func:`trigger_delta`), infinite -- every pair -- when that
+overflows. :meth:`Engine.query_sums` evaluates the same sums at points off the data (forecasts).
+
 Windowed ("default", ``exact=False``) evaluation -- the bound
 ==============================================================
 
@@ -82,6 +88,7 @@ __all__ = [
     "trigger_delta",
     "background_integral_part",
     "trigger_integral_part",
+    "trigger_scale",
     "tie_starts",
     "split_time",
     "time_grid",
@@ -106,15 +113,32 @@ def background_delta(N: int, tau_t: float, eps: float = EPS_S) -> float:
 
 
 def trigger_delta(N: int, D: int, tau_x: float, tau_t: float, h: float, omega: float, rho: float,
-                  eps: float = EPS_G) -> float:
-    """Time cut Delta_G of bound (3): skipped trigger mass <= eps * rho * own (own = phi_D(0;tau_x) phi_1(0;tau_t))."""
+                  eps: float = EPS_G, p: float = 0.0) -> float:
+    """Time cut Delta_G of bound (3): skipped trigger mass <= eps * rho * own (own = phi_D(0;tau_x) phi_1(0;tau_t)).
+
+    ``p = 0``: exponential kernel, a skipped term is at most omega phi_D(0;h) exp(-omega Delta).
+    ``p > 1``: power-law kernel (see :func:`trigger_scale`), a skipped term is at most
+    (p - 1) omega phi_D(0;h) (1 + omega Delta)^(-p), so Delta = ((bound)^(1/p) - 1) / omega
+    (inf -- nothing skipped -- when that overflows: heavy tails may need every pair).
+    """
     if N < 2:
         return math.inf
     own = phi0(D, tau_x) * phi0(1, tau_t)
     # log((N-1) omega phi_D(0;h) / (eps rho own)) in logs to avoid overflow for tiny h / rho.
     logb = (math.log(N - 1) + math.log(omega) - 0.5 * D * math.log(2.0 * math.pi * h * h)
             - math.log(eps) - math.log(rho) - math.log(own))
+    if p > 0.0:
+        logb += math.log(p - 1.0)
+        e = max(logb, 0.0) / p
+        return math.expm1(e) / omega if e < 700.0 else math.inf
     return max(logb, 0.0) / omega
+
+
+def trigger_scale(D: int, h: float, omega: float, p: float = 0.0) -> float:
+    """Constant factor of the trigger kernel: omega phi_D(0; h) (exponential, ``p = 0``) or
+    (p - 1) omega phi_D(0; h) (power-law, the density (p - 1) omega (1 + omega dt)^(-p) of
+    Omori-Utsu form with c = 1/omega); the pair term is exp(-(r^2/(2h^2) + time term))."""
+    return (omega if p == 0.0 else (p - 1.0) * omega) * phi0(D, h)
 
 
 def tie_starts(t: np.ndarray) -> np.ndarray:
@@ -144,10 +168,13 @@ def background_integral_part(t: np.ndarray, tau_t: float, window) -> float:
     return float(np.sum(_phi_diff((T1 - t) / tau_t, (T0 - t) / tau_t)))
 
 
-def trigger_integral_part(t: np.ndarray, omega: float, window) -> float:
-    """sum_m [1 - exp(-omega (T1 - t_m))] (float64, expm1 for small omega (T1 - t_m))."""
+def trigger_integral_part(t: np.ndarray, omega: float, window, p: float = 0.0) -> float:
+    """sum_m [1 - exp(-omega (T1 - t_m))] (exponential) or sum_m [1 - (1 + omega (T1 - t_m))^(1 - p)]
+    (power-law, ``p > 1``); float64, through expm1/log1p for small arguments."""
     T1 = window[1]
     t = np.asarray(t, dtype=np.float64)
+    if p > 0.0:
+        return float(np.sum(-np.expm1((1.0 - p) * np.log1p(omega * (T1 - t)))))
     return float(np.sum(-np.expm1(-omega * (T1 - t))))
 
 
@@ -182,7 +209,7 @@ def split_time(t: np.ndarray, dtype, grid: float | None = None) -> tuple[np.ndar
 
 
 def make_engine(x_sorted, t_sorted, *, backend: str = "cpu", dtype=np.float64, threads=None,
-                exact: bool = False, window=None):
+                exact: bool = False, window=None, kernel_p: float = 0.0):
     """Build a likelihood engine for time-sorted, validated events on a resolved backend.
 
     Parameters
@@ -204,6 +231,8 @@ def make_engine(x_sorted, t_sorted, *, backend: str = "cpu", dtype=np.float64, t
         Evaluate every pair (as the paper); default windowed, exact to 1e-13 (see module doc).
     window : (T0, T1) or None
         Observation window of the integral; default (t[0], t[-1]).
+    kernel_p : float
+        Temporal trigger kernel: 0 = exponential, p > 1 = power-law (Omori-Utsu) with exponent p.
     """
     x = np.asarray(x_sorted, dtype=np.float64)
     if x.ndim == 1:
@@ -216,12 +245,12 @@ def make_engine(x_sorted, t_sorted, *, backend: str = "cpu", dtype=np.float64, t
         from .gpu import GpuEngine
 
         return GpuEngine(x, t, device=get_device(backend), backend=backend, dtype=dtype, threads=threads,
-                         exact=exact, window=window)
+                         exact=exact, window=window, kernel_p=kernel_p)
     if backend != "cpu":
         raise ValueError(f"make_engine needs a resolved backend ('cpu', 'gpu' or 'emulator'), got {backend!r}")
     from .cpu import CpuEngine
 
-    return CpuEngine(x, t, dtype=dtype, threads=threads, exact=exact, window=window)
+    return CpuEngine(x, t, dtype=dtype, threads=threads, exact=exact, window=window, kernel_p=kernel_p)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -240,6 +269,8 @@ class EngineFactory:
     dtype : numpy.dtype
     threads : int or None
     exact : bool
+    kernel_p : float
+        Temporal trigger kernel (0 exponential, p > 1 power-law).
     """
 
     data: Any
@@ -247,14 +278,13 @@ class EngineFactory:
     dtype: Any = np.float64
     threads: Any = None
     exact: bool = False
+    kernel_p: float = 0.0
 
     def build(self, *, exact: bool | None = None):
         """A new engine holding ``data`` (``exact`` overrides the factory's)."""
         return make_engine(self.data.x_sorted, self.data.t_sorted, backend=self.backend, dtype=self.dtype,
                            threads=self.threads, exact=self.exact if exact is None else bool(exact),
-                           window=self.data.window)
-
-    __call__ = build
+                           window=self.data.window, kernel_p=self.kernel_p)
 
     def replace(self, **changes) -> "EngineFactory":
         """A copy with some settings changed."""
@@ -272,8 +302,11 @@ class Engine:
 
     backend = "cpu"
 
-    def __init__(self, x, t, *, dtype, threads, exact, window):
+    def __init__(self, x, t, *, dtype, threads, exact, window, kernel_p=0.0):
         self.N, self.D = x.shape
+        self.kernel_p = float(kernel_p)
+        if not (self.kernel_p == 0.0 or self.kernel_p > 1.0):
+            raise ValueError(f"kernel_p must be 0 (exponential) or > 1 (power-law exponent), got {kernel_p!r}")
         if self.D not in (1, 2, 3):
             raise ValueError(f"x must have D = 1, 2 or 3 columns, got {self.D}")
         self.dtype = np.dtype(dtype)
@@ -309,7 +342,7 @@ class Engine:
         if self.exact:
             return math.inf
         tau_x, tau_t = self._bg_params
-        return trigger_delta(self.N, self.D, tau_x, tau_t, h, omega, rho)
+        return trigger_delta(self.N, self.D, tau_x, tau_t, h, omega, rho, p=self.kernel_p)
 
     # -- public interface -------------------------------------------------------------------
     def set_background(self, tau_x, tau_t):
@@ -375,7 +408,8 @@ class Engine:
             raise RuntimeError("call set_background first")
         omega = float(omega)
         if self._omega_integral[0] != omega:
-            self._omega_integral = (omega, float(self._k_trigger_integral(omega)))
+            self._omega_integral = (omega, float(trigger_integral_part(self._t64, omega, self.window, self.kernel_p)
+                                                 if self.kernel_p else self._k_trigger_integral(omega)))
         return float(mu0) * self._bg_integral + float(theta) * self._omega_integral[1]
 
     def log_likelihood(self, mu0, tau_x, tau_t, theta, omega, h) -> float:
@@ -389,7 +423,7 @@ class Engine:
             if self.exact:
                 delta_g = math.inf
             else:
-                delta_g = trigger_delta(self.N, self.D, tau_x, tau_t, h, omega, self._rho)
+                delta_g = trigger_delta(self.N, self.D, tau_x, tau_t, h, omega, self._rho, p=self.kernel_p)
             self._k_both(tau_x, tau_t, delta_s, h, omega, delta_g, self._slot_order[0])
             self._set_bg(tau_x, tau_t)
             self._slot_params[0] = (h, omega, 0.0 if self.exact else EPS_G * self._rho * self._own)
@@ -440,7 +474,7 @@ class Engine:
             lo_s, hi_s, lo_g = 0, self.N, 0
         else:
             ds = background_delta(self.N + 1, tau_t)
-            dg = trigger_delta(self.N + 1, self.D, tau_x, tau_t, h, omega, rho)
+            dg = trigger_delta(self.N + 1, self.D, tau_x, tau_t, h, omega, rho, p=self.kernel_p)
             lo_s = int(np.searchsorted(t, time - ds, side="left"))
             hi_s = int(np.searchsorted(t, time + ds, side="right"))
             lo_g = int(np.searchsorted(t, time - dg, side="left"))
@@ -451,7 +485,8 @@ class Engine:
         if not trigger:
             lo_g = hi_g
         return self._k_query(pts, float(time), (lo_s, hi_s, lo_g, hi_g), 0.5 / tau_x**2, 0.5 / tau_t**2,
-                             0.5 / h**2, float(omega), phi0(self.D, tau_x) * phi0(1, tau_t), omega * phi0(self.D, h))
+                             0.5 / h**2, float(omega), phi0(self.D, tau_x) * phi0(1, tau_t),
+                             trigger_scale(self.D, h, omega, self.kernel_p))
 
     def __repr__(self):
         return (f"<{type(self).__name__} backend={self.backend!r} N={self.N} D={self.D} "

@@ -85,13 +85,8 @@ def self_excitation(posterior, n_draws: int = 1000, seed: Any = None, *, executo
     max_values = check_int(max_values, "max_values", minimum=1)
     progress = check_flag(progress, "progress")
     rng = check_random_state(seed)
-    total = posterior.chains * posterior.n_draws
-    if n_draws >= total:
-        idx = np.arange(total)
-    else:
-        idx = np.sort(rng.choice(total, size=n_draws, replace=False))
+    idx, flat = posterior.select_draws(n_draws, rng)
     m = idx.size
-    flat = {n: posterior.draws[n].reshape(-1)[idx] for n in PARAM_NAMES}
     n_events = factory.data.n
     per_batch = max(1, max_values // n_events)
     starts = list(range(0, m, per_batch))

@@ -23,12 +23,14 @@ from typing import Any
 import numpy as np
 
 from .._parallel import run_replicates, split_evenly
-from .._progress import progress_bar
 from .._validate import as_float_array, check_int, check_probability, check_random_state
 from .engine import RHO_DEFAULT
 from .model import PARAM_NAMES, _as_params, _check_real_kind, check_param_range, engine_factory, prepare_data
 
 __all__ = ["forecast_intensity", "HawkesForecast"]
+
+#: Intensity values (draws x times x grid points) a forecast may hold: 2 x 8 bytes each (total and background).
+_MAX_VALUES = 100_000_000
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -131,7 +133,7 @@ def _forecast_batch(batch: dict, seed_seq, factory, grid, times, rho) -> tuple[n
 def forecast_intensity(posterior: Any, x: Any, t: Any, times: Any, grid: Any, *, n_draws: int = 200,
                        quantiles: Any = (0.025, 0.975), seed: Any = None, executor: Any = None,
                        progress: bool = True, backend: str = "auto", threads: int | None = None,
-                       dtype: Any = np.float64, exact: bool = False) -> HawkesForecast:
+                       dtype: Any = np.float64, exact: bool = False, kernel: Any = None) -> HawkesForecast:
     """Posterior mean and quantiles of the conditional intensity on a grid at future times.
 
     Parameters
@@ -158,6 +160,8 @@ def forecast_intensity(posterior: Any, x: Any, t: Any, times: Any, grid: Any, *,
         Progress bar over batches.
     backend, threads, dtype, exact
         As in :func:`~hphawkes_py.hawkes.log_likelihood`.
+    kernel : "exponential", "power-law" or ("power-law", p), optional
+        Temporal trigger; default the posterior's, else exponential.
 
     Returns
     -------
@@ -188,17 +192,23 @@ def forecast_intensity(posterior: Any, x: Any, t: Any, times: Any, grid: Any, *,
         quantiles = (quantiles,)
     qs = tuple(check_probability(q, "quantiles", high_open=True) for q in quantiles)
     rng = check_random_state(seed)
-    factory = engine_factory(data, backend=backend, dtype=dtype, threads=threads, exact=exact)
-    if hasattr(posterior, "draws") and hasattr(posterior, "params_mean"):
-        total = posterior.chains * posterior.n_draws
-        idx = np.arange(total) if n_draws >= total else np.sort(rng.choice(total, size=n_draws, replace=False))
-        flat = {n: np.asarray(posterior.draws[n], dtype=np.float64).reshape(-1)[idx] for n in PARAM_NAMES}
+    is_posterior = hasattr(posterior, "draws") and hasattr(posterior, "params_mean")
+    if kernel is None:
+        kernel = posterior.kernel if is_posterior else "exponential"
+    factory = engine_factory(data, backend=backend, dtype=dtype, threads=threads, exact=exact, kernel=kernel)
+    if is_posterior:
+        _, flat = posterior.select_draws(n_draws, rng)
     else:
         p = _as_params(posterior)
         flat = {n: np.array([getattr(p, n)]) for n in PARAM_NAMES}
     for n in PARAM_NAMES:
         for v in (flat[n].min(), flat[n].max()):
             check_param_range(n, float(v), factory.dtype)
+    n_values = flat["h"].size * times_arr.size * g.shape[0]
+    if n_values > _MAX_VALUES:
+        raise ValueError(f"n_draws x times x grid points = {n_values:,} intensity values would need "
+                         f"{2 * 8 * n_values / 2**30:.1f} GiB (limit {_MAX_VALUES:,} values); use fewer draws, "
+                         "times or grid points")
     # the trigger window's rho (bound (3)): theta <= mu0 / rho for every draw
     rho = min(RHO_DEFAULT, float(np.min(flat["mu0"] / flat["theta"])) / 16.0)
     m = flat["h"].size

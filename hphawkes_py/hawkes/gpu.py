@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from ..gpu.device import KERNELS_DIR
-from .engine import Engine, phi0, split_time, tie_starts, time_grid
+from .engine import Engine, phi0, split_time, tie_starts, time_grid, trigger_scale
 
 __all__ = ["GpuEngine"]
 
@@ -30,8 +30,8 @@ class GpuEngine(Engine):
     :func:`~.engine.make_engine`; the engine never fetches one itself)."""
 
     def __init__(self, x, t, *, device, backend="emulator", dtype=np.float64, threads=None, exact=False,
-                 window=None, block=None, grid_reduce=None):
-        super().__init__(x, t, dtype=dtype, threads=threads, exact=exact, window=window)
+                 window=None, block=None, grid_reduce=None, kernel_p=0.0):
+        super().__init__(x, t, dtype=dtype, threads=threads, exact=exact, window=window, kernel_p=kernel_p)
         self.backend = backend
         self.dev = dev = device
         real = "double" if self.dtype == np.float64 else "float"
@@ -107,10 +107,10 @@ class GpuEngine(Engine):
 
     def _k_trigger(self, h, omega, delta, phys):
         d = -1.0 if not math.isfinite(delta) else float(delta)
-        scale = omega * phi0(self.D, h)
+        scale = trigger_scale(self.D, h, omega, self.kernel_p)
         self.dev.launch(self._f_tr, self.grid_rows, self.block,
                         [*self._x, self._th, self._tl, self._tw, np.int32(self.N), np.int32(self.D),
-                         self._real(0.5 / h**2), self._real(omega), np.float64(d),
+                         self._real(0.5 / h**2), self._real(omega), self._real(self.kernel_p), np.float64(d),
                          np.float64(scale), self._G[phys]],
                         shared_bytes=self.block * self.dtype.itemsize)
         self._pending.append(("tr", d))
@@ -157,7 +157,7 @@ class GpuEngine(Engine):
         dev.launch(self._f_q, min(Q, 65535 * 32), self.block,
                    [*self._x, self._th, self._tl, np.int32(self.D), *q, np.int32(Q), self._real(qh[0]),
                     self._real(ql[0]), lo_s, hi_s, lo_g, hi_g, self._real(ax), self._real(at), self._real(bh),
-                    self._real(om), np.float64(scale_s), np.float64(scale_g), out_s, out_g],
+                    self._real(om), self._real(self.kernel_p), np.float64(scale_s), np.float64(scale_g), out_s, out_g],
                    shared_bytes=self.block * dt.itemsize)
         self._pairs += Q * int((hi_s - lo_s) + (hi_g - lo_g))
         return dev.to_host(out_s).astype(np.float64), dev.to_host(out_g).astype(np.float64)

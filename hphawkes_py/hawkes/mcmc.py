@@ -225,7 +225,8 @@ def _log_posterior_at(eng, values: Mapping[str, float], sampled, prior_scales, c
 def posterior_mode(x: Any, t: Any, *, sample: Sequence[str] = ("h", "omega", "theta", "mu0"),
                    fixed: Mapping[str, float] | None = None, start: Mapping[str, float] | None = None,
                    priors: Mapping[str, float] | None = None, backend: str = "auto", threads: int | None = None,
-                   dtype: Any = np.float64, window: Any = None, maxiter: int = 600, exact: bool = False) -> dict:
+                   dtype: Any = np.float64, window: Any = None, maxiter: int = 600, exact: bool = False,
+                   kernel: Any = "exponential") -> dict:
     """Maximum of the posterior density of the sampled parameters (the MCMC's target, on its state).
 
     Nelder-Mead over the logarithms of the sampled parameters, with the same
@@ -236,7 +237,7 @@ def posterior_mode(x: Any, t: Any, *, sample: Sequence[str] = ("h", "omega", "th
 
     Parameters
     ----------
-    x, t, window, backend, threads, dtype, exact
+    x, t, window, backend, threads, dtype, exact, kernel
         As in :func:`mcmc`.
     sample, fixed, priors
         As in :func:`mcmc` and checked the same way: only the ``sample`` parameters are
@@ -254,7 +255,8 @@ def posterior_mode(x: Any, t: Any, *, sample: Sequence[str] = ("h", "omega", "th
     """
     sample, fixed, start_vals, prior_scales = _check_model(sample, fixed, start, priors, "start")
     maxiter = check_int(maxiter, "maxiter", minimum=1)
-    factory = engine_factory(prepare_data(x, t, window), backend=backend, dtype=dtype, threads=threads, exact=exact)
+    factory = engine_factory(prepare_data(x, t, window), backend=backend, dtype=dtype, threads=threads, exact=exact,
+                             kernel=kernel)
     _check_ranges(fixed, start_vals, factory.dtype, "start")
     return _mode_search(factory, sample, fixed, start_vals, prior_scales, maxiter)
 
@@ -343,7 +345,8 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
          sample: Sequence[str] = ("h", "omega", "theta", "mu0"), fixed: Mapping[str, float] | None = None,
          init: Mapping[str, float] | None = None, priors: Mapping[str, float] | None = None, seed: Any = None,
          executor: Any = None, progress: bool = True, backend: str = "auto", threads: int | None = None,
-         dtype: Any = np.float64, exact: bool = False, window: Any = None, _debug: bool = False) -> "HawkesPosterior":
+         dtype: Any = np.float64, exact: bool = False, window: Any = None, kernel: Any = "exponential",
+         _debug: bool = False) -> "HawkesPosterior":
     """Posterior sampling for the spatiotemporal Hawkes model by adaptive Metropolis-Hastings.
 
     Parameters
@@ -375,8 +378,9 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
         Where chains run; the draws do not depend on it.
     progress : bool
         Progress bars on stderr.
-    backend, threads, dtype, exact, window
-        As in :func:`~hphawkes_py.hawkes.log_likelihood`.
+    backend, threads, dtype, exact, window, kernel
+        As in :func:`~hphawkes_py.hawkes.log_likelihood` (``kernel``: the temporal trigger,
+        ``"exponential"`` or a power law; ``omega`` is its rate).
 
     Returns
     -------
@@ -395,7 +399,8 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
     seed = check_seed(seed)
     progress = check_flag(progress, "progress")
     debug = check_flag(_debug, "_debug")
-    factory = engine_factory(prepare_data(x, t, window), backend=backend, dtype=dtype, threads=threads, exact=exact)
+    factory = engine_factory(prepare_data(x, t, window), backend=backend, dtype=dtype, threads=threads, exact=exact,
+                             kernel=kernel)
     _check_ranges(fixed, init_vals, factory.dtype, "init")
     if start_at_mode:
         mode = _mode_search(factory, sample, fixed, init_vals, prior_scales, 600)
@@ -479,6 +484,13 @@ class HawkesPosterior:
 
     # ---------------------------------------------------------------- basics
     @property
+    def kernel(self):
+        """The temporal triggering kernel the chains used (``kernel=`` of :func:`mcmc`)."""
+        from .model import kernel_label
+
+        return kernel_label(self.engine_factory.kernel_p if self.engine_factory is not None else 0.0)
+
+    @property
     def chains(self) -> int:
         """Number of chains."""
         return next(iter(self.draws.values())).shape[0]
@@ -491,7 +503,20 @@ class HawkesPosterior:
     def __repr__(self) -> str:
         means = ", ".join(f"{n}={self.draws[n].mean():.4g}" for n in self.sampled)
         return (f"HawkesPosterior(chains={self.chains}, draws={self.n_draws}, sampled={list(self.sampled)}, "
-                f"fixed={self.fixed}, posterior means: {means}, backend={self.backend!r})")
+                f"fixed={self.fixed}, posterior means: {means}, backend={self.backend!r}"
+                + ("" if self.kernel == "exponential" else f", kernel={self.kernel!r}") + ")")
+
+    def select_draws(self, n_draws: int, seed: Any = None) -> tuple[np.ndarray, dict]:
+        """``n_draws`` posterior draws chosen at random without replacement from all chains (all of
+        them when fewer are stored): their sorted flat indices (``chain * n_draws + draw``) and a
+        dict name -> float64 values. The one draw-selection rule of every tool built on a posterior."""
+        from .._validate import check_random_state
+
+        n_draws = check_int(n_draws, "n_draws", minimum=1)
+        rng = check_random_state(seed)
+        total = self.chains * self.n_draws
+        idx = np.arange(total) if n_draws >= total else np.sort(rng.choice(total, size=n_draws, replace=False))
+        return idx, {n: np.asarray(self.draws[n], dtype=np.float64).reshape(-1)[idx] for n in PARAM_NAMES}
 
     def params_mean(self) -> HawkesParams:
         """Posterior means as :class:`HawkesParams`."""
@@ -541,6 +566,7 @@ class HawkesPosterior:
             "chains": self.chains, "n_iter": self.n_iter, "burn_in": self.burn_in, "draws_per_chain": self.n_draws,
             "sampled": list(self.sampled), "fixed": dict(self.fixed), "init": dict(self.init),
             "prior_scales": dict(self.prior_scales), "backend": self.backend,
+            "kernel": self.kernel if isinstance(self.kernel, str) else list(self.kernel),
             "elapsed_seconds": self.elapsed_seconds,
             "acceptance_rates": {n: v.tolist() for n, v in self.acceptance_rates.items()},
             "summary": {n: {k: (None if not np.isfinite(v) else float(v)) for k, v in row.items()}

@@ -40,7 +40,45 @@ from .._validate import as_float_array, check_dtype, check_int, check_positive, 
 from .engine import EngineFactory
 
 __all__ = ["HawkesParams", "HawkesData", "log_likelihood", "self_excitation_probabilities", "PARAM_NAMES",
-           "PARAM_RANGE", "prepare_data", "engine_factory", "check_param_range"]
+           "PARAM_RANGE", "KERNELS", "prepare_data", "engine_factory", "check_param_range", "check_kernel",
+           "kernel_label"]
+
+#: Temporal triggering kernels (``kernel=``), as densities of the delay dt > 0 of an offspring:
+#: ``"exponential"``: omega exp(-omega dt) (the paper's); ``"power-law"`` (Omori-Utsu, modified Omori
+#: law with c = 1/omega): (p - 1) omega (1 + omega dt)^(-p), exponent p > 1 given as
+#: ``("power-law", p)`` (``"power-law"`` alone: p = 1.5). Heavier tails than the exponential:
+#: the windowed likelihood's cut-off grows as a power of the bound and may be the whole data
+#: (then the evaluation is exact), see :func:`~.engine.trigger_delta`.
+KERNELS = ("exponential", "power-law")
+DEFAULT_POWER_LAW_P = 1.5
+
+
+def check_kernel(kernel: Any) -> float:
+    """``kernel=`` as the engines' exponent: 0.0 for ``"exponential"``, p > 1 for a power law."""
+    p = None
+    if isinstance(kernel, str):
+        name = kernel
+        if name == "power-law":
+            p = DEFAULT_POWER_LAW_P
+    elif isinstance(kernel, (tuple, list)) and len(kernel) == 2 and isinstance(kernel[0], str):
+        name, p = kernel
+        if name != "power-law":
+            raise ValueError(f"kernel: only 'power-law' takes an exponent, as ('power-law', p); got {kernel!r}")
+        p = check_positive(p, "kernel exponent p")
+        if not p > 1.0:
+            raise ValueError(f"kernel exponent p must be > 1 (an integrable power law), got {p}")
+        if p > 1e6:
+            raise ValueError(f"kernel exponent p must be <= 1e6, got {p}")
+    else:
+        raise TypeError(f"kernel must be one of {KERNELS} or ('power-law', p), got {describe(kernel)}")
+    if name not in KERNELS:
+        raise ValueError(f"kernel must be one of {KERNELS} or ('power-law', p), got {kernel!r}")
+    return 0.0 if name == "exponential" else float(p)
+
+
+def kernel_label(p: float):
+    """The ``kernel=`` value for an engine exponent (inverse of :func:`check_kernel`)."""
+    return "exponential" if p == 0.0 else ("power-law", float(p))
 
 #: Every parameter of the model, in the order of :class:`HawkesParams`.
 PARAM_NAMES = ("mu0", "tau_x", "tau_t", "theta", "omega", "h")
@@ -249,17 +287,20 @@ def check_threads(threads: Any) -> int | None:
 
 
 def engine_factory(data: HawkesData, *, backend: str = "auto", dtype: Any = np.float64, threads: Any = None,
-                   exact: Any = False) -> EngineFactory:
+                   exact: Any = False, kernel: Any = "exponential") -> EngineFactory:
     """Check the engine settings and resolve ``backend`` (once, here) into an
     :class:`~.engine.EngineFactory` for ``data``."""
     dt = check_dtype(dtype)
     exact = check_flag(exact, "exact")
     threads = check_threads(threads)
-    return EngineFactory(data=data, backend=resolve_backend(backend), dtype=dt, threads=threads, exact=exact)
+    kp = check_kernel(kernel)
+    return EngineFactory(data=data, backend=resolve_backend(backend), dtype=dt, threads=threads, exact=exact,
+                         kernel_p=kp)
 
 
 def log_likelihood(x: Any, t: Any, params: HawkesParams | dict, *, exact: bool = False, window: Any = None,
-                   dtype: Any = np.float64, backend: str = "auto", threads: int | None = None) -> float:
+                   dtype: Any = np.float64, backend: str = "auto", threads: int | None = None,
+                   kernel: Any = "exponential") -> float:
     """Log-likelihood of the spatiotemporal Hawkes model.
 
     Parameters
@@ -282,6 +323,8 @@ def log_likelihood(x: Any, t: Any, params: HawkesParams | dict, *, exact: bool =
     backend : {"auto", "cpu", "gpu", "emulator"}
     threads : int, optional
         CPU threads (Numba); default all.
+    kernel : "exponential", "power-law" or ("power-law", p)
+        Temporal triggering kernel (see :data:`KERNELS`); ``omega`` is its rate (1/c).
 
     Returns
     -------
@@ -290,7 +333,7 @@ def log_likelihood(x: Any, t: Any, params: HawkesParams | dict, *, exact: bool =
     """
     p = _as_params(params)
     prep = prepare_data(x, t, window)
-    factory = engine_factory(prep, backend=backend, dtype=dtype, threads=threads, exact=exact)
+    factory = engine_factory(prep, backend=backend, dtype=dtype, threads=threads, exact=exact, kernel=kernel)
     _check_params_range(p, factory.dtype)
     eng = factory.build()
     return float(eng.log_likelihood(p.mu0, p.tau_x, p.tau_t, p.theta, p.omega, p.h))
@@ -298,7 +341,7 @@ def log_likelihood(x: Any, t: Any, params: HawkesParams | dict, *, exact: bool =
 
 def self_excitation_probabilities(x: Any, t: Any, params: HawkesParams | dict, *, exact: bool = False,
                                   window: Any = None, dtype: Any = np.float64, backend: str = "auto",
-                                  threads: int | None = None) -> np.ndarray:
+                                  threads: int | None = None, kernel: Any = "exponential") -> np.ndarray:
     """Probability that each event was triggered by an earlier event.
 
     ``pi_n = xi_n / lambda_n`` with ``xi_n`` the self-excitatory part of the
@@ -311,7 +354,7 @@ def self_excitation_probabilities(x: Any, t: Any, params: HawkesParams | dict, *
     """
     p = _as_params(params)
     prep = prepare_data(x, t, window)
-    factory = engine_factory(prep, backend=backend, dtype=dtype, threads=threads, exact=exact)
+    factory = engine_factory(prep, backend=backend, dtype=dtype, threads=threads, exact=exact, kernel=kernel)
     _check_params_range(p, factory.dtype)
     eng = factory.build()
     eng.set_background(p.tau_x, p.tau_t)

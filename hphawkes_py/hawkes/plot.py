@@ -8,7 +8,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["plot_trace", "plot_density", "plot_self_excitation_map", "plot_residuals", "plot_intensity"]
+__all__ = ["plot_trace", "plot_density", "plot_self_excitation_map", "plot_residuals", "plot_intensity",
+           "plot_predictive"]
 
 _LABELS = {
     "h": "h (spatial trigger bandwidth)",
@@ -166,3 +167,27 @@ def plot_intensity(forecast, time_index: int = 0, stat: str = "mean", path: Any 
     if sc is not None:
         ax.figure.colorbar(sc, ax=ax, label="events per unit area per unit time")
     return _finish(ax.figure if fig is None else fig, path)
+
+
+def plot_predictive(pp, path: Any = None):
+    """Posterior predictive checks: counts per time bin, inter-event time quantiles and K(r, u) at
+    the largest lag, observed (black) against the simulations' 95% bands (grey)."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+
+    def band(ax, xs, sim, obs):
+        lo, hi = np.quantile(sim, [0.025, 0.975], axis=0)
+        ax.fill_between(xs, lo, hi, color="0.8", label="95% predictive band")
+        ax.plot(xs, np.median(sim, axis=0), color="0.5", lw=1)
+        ax.plot(xs, obs, "k.-", lw=1, label="observed")
+
+    mids = 0.5 * (pp.bin_edges[1:] + pp.bin_edges[:-1])
+    band(axes[0], mids, pp.counts_simulated, pp.counts_observed)
+    axes[0].set(xlabel="time", ylabel="events per bin", title="counts")
+    axes[0].legend(fontsize=8)
+    band(axes[1], pp.interevent_probs, pp.interevent_simulated, pp.interevent_observed)
+    axes[1].set(xlabel="probability", ylabel="inter-event time", yscale="log", title="inter-event quantiles")
+    j = int(np.argmax(pp.u))
+    band(axes[2], pp.r, pp.k_simulated[:, :, j], pp.k_observed[:, j])
+    axes[2].set(xlabel="distance r", ylabel="K(r, u)", title=f"K at lag u = {pp.u[j]:.3g}")
+    return _finish(fig, path)

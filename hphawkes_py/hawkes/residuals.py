@@ -27,7 +27,7 @@ import numpy as np
 from .._validate import check_int, check_random_state
 from .engine import _phi_diff
 from .engine import background_integral_part, trigger_integral_part
-from .model import PARAM_NAMES, HawkesParams, _as_params, _check_params_range, check_flag, prepare_data
+from .model import PARAM_NAMES, HawkesParams, _as_params, _check_params_range, check_flag, check_kernel, prepare_data
 
 __all__ = ["residuals", "HawkesResiduals", "rescaled_times"]
 
@@ -75,10 +75,32 @@ def _trigger_cumulative(t: np.ndarray, omega: float) -> np.ndarray:
     return np.repeat(per_time, counts)
 
 
-def rescaled_times(t_sorted: np.ndarray, params: HawkesParams, window: tuple, *, background=None) -> np.ndarray:
-    """``Lambda(t_n)`` for sorted times (see the module notes); ``background`` reuses B for the same tau_t."""
+def _trigger_cumulative_power(t: np.ndarray, omega: float, p: float) -> np.ndarray:
+    """A_n = sum_{m: t_m < t_n} [1 - (1 + omega (t_n - t_m))^(1 - p)] (power-law kernel): no
+    recursion exists, so all earlier pairs are summed, in blocks of rows (O(N^2) time, O(N) memory
+    per block)."""
+    N = t.size
+    out = np.zeros(N)
+    rows = max(1, _PAIRS_PER_BLOCK // max(N, 1))
+    for a in range(0, N, rows):
+        b = min(N, a + rows)
+        d = t[a:b, None] - t[None, :b]
+        pos = d > 0
+        v = -np.expm1((1.0 - p) * np.log1p(omega * np.where(pos, d, 0.0)))
+        out[a:b] = np.where(pos, v, 0.0).sum(1)
+    return out
+
+
+def rescaled_times(t_sorted: np.ndarray, params: HawkesParams, window: tuple, *, background=None,
+                   kernel_p: float = 0.0) -> np.ndarray:
+    """``Lambda(t_n)`` for sorted times (see the module notes); ``background`` reuses B for the same
+    tau_t; ``kernel_p`` > 1 selects the power-law trigger (0: exponential)."""
     B = _background_cumulative(t_sorted, window[0], params.tau_t) if background is None else background
-    return params.mu0 * B + params.theta * _trigger_cumulative(t_sorted, params.omega)
+    if kernel_p:
+        A = _trigger_cumulative_power(t_sorted, params.omega, kernel_p)
+    else:
+        A = _trigger_cumulative(t_sorted, params.omega)
+    return params.mu0 * B + params.theta * A
 
 
 def _ks(u: np.ndarray) -> tuple[float, float]:
@@ -161,7 +183,7 @@ class HawkesResiduals:
 
 
 def residuals(posterior_or_params: Any, x: Any, t: Any, *, window: Any = None, n_draws: int | None = None,
-              seed: Any = None, progress: bool = True) -> HawkesResiduals:
+              seed: Any = None, progress: bool = True, kernel: Any = None) -> HawkesResiduals:
     """Time-rescaled residuals (Ogata) and a KS uniformity test of a fitted Hawkes model.
 
     Parameters
@@ -181,6 +203,9 @@ def residuals(posterior_or_params: Any, x: Any, t: Any, *, window: Any = None, n
         Chooses the draws.
     progress : bool
         Progress bar over draws.
+    kernel : "exponential", "power-law" or ("power-law", p), optional
+        Temporal trigger; default the posterior's, else exponential. (The power-law transform sums
+        all earlier pairs: O(N^2).)
 
     Returns
     -------
@@ -197,6 +222,9 @@ def residuals(posterior_or_params: Any, x: Any, t: Any, *, window: Any = None, n
     else:
         params = _as_params(posterior_or_params)
     _check_params_range(params, np.float64)
+    if kernel is None:
+        kernel = posterior.kernel if posterior is not None else "exponential"
+    kp = check_kernel(kernel)
     if n_draws is not None:
         if posterior is None:
             raise ValueError("n_draws needs a posterior (HawkesPosterior), not fixed parameters")
@@ -210,10 +238,11 @@ def residuals(posterior_or_params: Any, x: Any, t: Any, *, window: Any = None, n
         if p.tau_t not in bg_cache:
             bg_cache.clear()
             bg_cache[p.tau_t] = _background_cumulative(t_s, win[0], p.tau_t)
-        return rescaled_times(t_s, p, win, background=bg_cache[p.tau_t])
+        return rescaled_times(t_s, p, win, background=bg_cache[p.tau_t], kernel_p=kp)
 
     def total(p):
-        return p.mu0 * background_integral_part(t_s, p.tau_t, win) + p.theta * trigger_integral_part(t_s, p.omega, win)
+        return (p.mu0 * background_integral_part(t_s, p.tau_t, win)
+                + p.theta * trigger_integral_part(t_s, p.omega, win, kp))
 
     tau = lam(params)
     intervals = np.diff(np.concatenate([[0.0], tau]))
@@ -224,13 +253,11 @@ def residuals(posterior_or_params: Any, x: Any, t: Any, *, window: Any = None, n
     if n_draws is not None:
         import pandas as pd
 
-        total_draws = posterior.chains * posterior.n_draws
-        idx = np.arange(total_draws) if n_draws >= total_draws else np.sort(
-            rng.choice(total_draws, size=n_draws, replace=False))
+        idx, flat = posterior.select_draws(n_draws, rng)
         rows = []
         with progress_bar(total=idx.size, desc="residuals over draws", enabled=progress) as bar:
-            for i in idx:
-                p = HawkesParams(**{n: float(posterior.draws[n].reshape(-1)[i]) for n in PARAM_NAMES})
+            for k, i in enumerate(idx):
+                p = HawkesParams(**{n: float(flat[n][k]) for n in PARAM_NAMES})
                 tau_i = lam(p)
                 ui = -np.expm1(-np.maximum(np.diff(np.concatenate([[0.0], tau_i])), 0.0))
                 st, pv = _ks(ui)

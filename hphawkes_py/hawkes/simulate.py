@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from .._validate import check_int, check_positive, check_random_state
+from .model import check_kernel
 
 __all__ = ["simulate"]
 
@@ -47,7 +48,8 @@ def _region(region: Any, dim: int) -> np.ndarray:
 
 
 def simulate(*, mu: float, theta: float, omega: float, h: float, region: Any, duration: float, dim: int = 2,
-             seed: Any = None, return_parents: bool = False, max_events: int = 10_000_000):
+             seed: Any = None, return_parents: bool = False, max_events: int = 10_000_000,
+             kernel: Any = "exponential"):
     """Simulate a spatiotemporal Hawkes process by the branching construction.
 
     Parameters
@@ -79,6 +81,9 @@ def simulate(*, mu: float, theta: float, omega: float, h: float, region: Any, du
         ``-1`` for background events).
     max_events : int
         Refuse to go on past this many events (guards against runaway settings).
+    kernel : "exponential", "power-law" or ("power-law", p)
+        Delay distribution of a child: Exp(omega) (default), or the power law with density
+        (p - 1) omega (1 + omega dt)^(-p) (Lomax; Omori-Utsu with c = 1/omega), drawn by inversion.
 
     Returns
     -------
@@ -88,6 +93,7 @@ def simulate(*, mu: float, theta: float, omega: float, h: float, region: Any, du
     parent : ndarray of int, shape (N,)
         Only with ``return_parents=True``.
     """
+    kp = check_kernel(kernel)
     dim = check_int(dim, "dim", minimum=1, maximum=3)
     mu = check_positive(mu, "mu")
     theta = check_positive(theta, "theta")
@@ -122,7 +128,11 @@ def simulate(*, mu: float, theta: float, omega: float, h: float, region: Any, du
         if par.size == 0:
             break
         local = np.repeat(np.arange(gen_t.size), k)
-        child_t = gen_t[local] + rng.exponential(1.0 / omega, size=par.size)
+        if kp == 0.0:
+            delay = rng.exponential(1.0 / omega, size=par.size)
+        else:  # Lomax by inversion: (1 - U)^(-1/(p-1)) - 1, in logs for accuracy near U = 0
+            delay = np.expm1(-np.log1p(-rng.random(par.size)) / (kp - 1.0)) / omega
+        child_t = gen_t[local] + delay
         child_x = gen_x[local] + h * rng.standard_normal((par.size, dim))
         keep = child_t <= duration
         child_t, child_x, par = child_t[keep], child_x[keep], par[keep]

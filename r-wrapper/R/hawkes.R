@@ -310,3 +310,77 @@ hawkes_simulate <- function(mu, theta, omega, h, region, duration, dim = 2L, see
   if (is.null(dim(x))) x <- matrix(x, ncol = 1L)
   list(x = x, t = res[[2]])
 }
+
+.hawkes_fit_or_params <- function(fit) {
+  if (inherits(fit, "hawkes_mcmc")) {
+    post <- attr(fit, "hphawkes")$python
+    if (is.null(post)) .hp_stop("fit must come from hawkes_mcmc() in this R session")
+    return(post)
+  }
+  .py_hawkes_params(fit)
+}
+
+.hawkes_kernel <- function(kernel) {
+  if (is.null(kernel)) return(NULL)
+  if (is.list(kernel) && length(kernel) == 2L)
+    return(reticulate::tuple(as.character(kernel[[1]]), .as_num(kernel[[2]], "kernel exponent", FALSE)))
+  if (is.character(kernel) && length(kernel) == 1L) return(kernel)
+  .hp_stop("kernel must be \"exponential\", \"power-law\" or list(\"power-law\", p)")
+}
+
+#' Time-rescaled residuals of a Hawkes fit (Ogata) with a KS uniformity test
+#'
+#' @param fit A \code{hawkes_mcmc} object (residuals at the posterior mean) or parameters
+#'   (\code{hawkes_params()} or a named list).
+#' @param x,t The data (locations and times, any order).
+#' @param window \code{NULL} or \code{c(T0, T1)}.
+#' @param n_draws With a \code{hawkes_mcmc} fit: also test this many posterior draws.
+#' @param seed Whole number or NULL (chooses the draws).
+#' @param kernel \code{NULL} (the fit's), \code{"exponential"}, \code{"power-law"} or
+#'   \code{list("power-law", p)}.
+#' @return A list of class \code{hawkes_residuals}: \code{table} (per event in time order:
+#'   \code{event} (row of the input, 1-based), \code{rescaled_time}, \code{interval},
+#'   \code{uniform}), \code{ks_statistic}, \code{ks_pvalue}, \code{expected} (Lambda(T1)),
+#'   \code{n_events}, and \code{draws} (per-draw KS tests) when \code{n_draws} is given.
+#' @export
+hawkes_residuals <- function(fit, x, t, window = NULL, n_draws = NULL, seed = NULL, kernel = NULL) {
+  res <- .hp_call(.hp_mod("hawkes")$residuals(
+    .hawkes_fit_or_params(fit), .hawkes_x(x), .np_double(t, "t"), window = .hawkes_window(window),
+    n_draws = .as_int(n_draws), seed = .as_int(seed), progress = FALSE, kernel = .hawkes_kernel(kernel)))
+  table <- .hp_r(.hp_call(res$to_frame()))
+  table$event <- as.integer(table$event) + 1L
+  draws <- if (is.null(n_draws)) NULL else .hp_r(res$draws)
+  num <- function(v) as.double(reticulate::py_to_r(v))
+  structure(list(table = table, ks_statistic = num(res$ks_statistic), ks_pvalue = num(res$ks_pvalue),
+                 expected = num(res$total), n_events = as.integer(num(res$n_events)), draws = draws),
+            class = "hawkes_residuals")
+}
+
+#' @export
+print.hawkes_residuals <- function(x, ...) {
+  cat(sprintf("Hawkes time-rescaling residuals: %d events (expected %.1f); KS D = %.4f, p = %.3g\n",
+              x$n_events, x$expected, x$ks_statistic, x$ks_pvalue))
+  invisible(x)
+}
+
+#' Forecast of the conditional intensity on a grid (posterior mean and quantiles)
+#'
+#' @param fit A \code{hawkes_mcmc} object or parameters.
+#' @param x,t The events observed so far.
+#' @param times Forecast times (at or after the last event).
+#' @param grid Matrix of grid points with the columns of \code{x}.
+#' @param n_draws Posterior draws used.
+#' @param seed Whole number or NULL.
+#' @param backend,threads,exact As in \code{hawkes_loglik()}.
+#' @return A data frame: \code{time}, the grid coordinates (\code{x0}, \code{x1}, ...),
+#'   \code{mean}, \code{background} and the 2.5\% and 97.5\% quantiles of the intensity
+#'   (events per unit area per unit time).
+#' @export
+hawkes_forecast <- function(fit, x, t, times, grid, n_draws = 200L, seed = NULL, backend = "auto",
+                            threads = NULL, exact = FALSE) {
+  res <- .hp_call(.hp_mod("hawkes")$forecast_intensity(
+    .hawkes_fit_or_params(fit), .hawkes_x(x), .np_double(t, "t"), .np_double(times, "times"),
+    .hawkes_x(grid), n_draws = .as_int(n_draws, "n_draws", FALSE), seed = .as_int(seed), progress = FALSE,
+    backend = backend, threads = .as_int(threads), exact = exact))
+  .hp_r(.hp_call(res$to_frame()))
+}

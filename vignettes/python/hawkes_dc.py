@@ -27,8 +27,26 @@ draws = {k: v for k, v in post.draws.items() if k in post.sampled}
 print("posterior median mean delay 1/omega (h):", float(np.median(1 / draws["omega"])))
 print("posterior median spread h (m):", float(np.median(1000 * draws["h"])))
 
-se = post.self_excitation(n_draws=50 if args.quick else 1000, seed=1)
+se = hp.hawkes.self_excitation(post, n_draws=50 if args.quick else 1000, seed=1, progress=False)
 print(se.describe())
+
+# Is the model right? Time-rescaled residuals (Ogata): uniform under the model (KS test, QQ plot).
+res = hp.hawkes.residuals(post, x, t, n_draws=20, seed=1, progress=False)
+print(res, res.summary()["draws_ks_pvalue_q2.5_50_97.5"])
+res.plot(path=Path(args.outdir) / "hawkes_residuals.png")
+
+# What happens next? Posterior intensity over a 0.5 km grid one hour and one day after the last event.
+gx, gy = np.meshgrid(np.arange(x[:, 0].min(), x[:, 0].max(), 0.5), np.arange(x[:, 1].min(), x[:, 1].max(), 0.5))
+grid = np.column_stack([gx.ravel(), gy.ravel()])
+fc = hp.hawkes.forecast_intensity(post, x, t, [t.max() + 1.0, t.max() + 24.0], grid, n_draws=20 if args.quick else 200,
+                                  seed=1, progress=False, backend=args.backend)
+print(fc, "highest mean intensity (events per km^2 per hour):", float(fc.mean.max()))
+fc.plot(time_index=0, path=Path(args.outdir) / "hawkes_forecast.png")
+
+# Posterior predictive checks: counts per bin, inter-event times and K(r, u) against simulations.
+pp = hp.hawkes.posterior_predictive(post, x, t, n_draws=20 if args.quick else 100, seed=1, progress=False)
+print(pp.summary().groupby(pp.summary()["summary"].str.split("[").str[0])["outside_band"].mean())
+pp.plot(path=Path(args.outdir) / "hawkes_predictive.png")
 
 import matplotlib.pyplot as plt  # noqa: E402
 

@@ -89,7 +89,7 @@ test_that("hawkes_mcmc returns a coda mcmc.list identical to Python's draws", {
     "x = np.loadtxt(r'%s', delimiter=','); t = np.loadtxt(r'%s', delimiter=',')",
     "post = hp.hawkes.mcmc(x, t, n_iter=120, burn_in=20, chains=2, seed=11, progress=False,",
     "                      fixed={'tau_x': 0.2, 'tau_t': 10.0}, backend='cpu')",
-    "se = post.self_excitation(n_draws=30, seed=5)",
+    "se = hp.hawkes.self_excitation(post, n_draws=30, seed=5, progress=False)",
     "out = {'draws': post.draws, 'se_mean': se['mean'].to_numpy(), 'se_hi': se['q97.5'].to_numpy()}",
     sep = "\n"), tmp_csv(d$x), tmp_csv(d$t)))
   for (nm in coda::varnames(fit))
