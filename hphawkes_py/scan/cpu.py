@@ -553,7 +553,9 @@ def _scan_max_pruned(offsets, neighbors, npop, boundary, entry_u, cases, klogk, 
 
 #: fraction of the centres whose windows are all scanned first (pilot pass): a lower
 #: bound of every replicate's maximum, the pruning threshold of the full pass
-PILOT_FRACTION = 0.015
+PILOT_FRACTION = 0.03
+#: the pilot evaluates one window in this many along each of its centres' walks
+PILOT_STRIDE = 8
 #: replicates per pruning group (two AVX-512 vectors of int32 case counts)
 GROUP = 32
 #: margin below the pilot threshold, far above the rounding of the table-based LLR
@@ -584,9 +586,17 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None
     p_off = np.zeros(len(pilot) + 1, dtype=np.int64)
     np.cumsum(sizes[pilot], out=p_off[1:])
     take = np.concatenate([np.arange(offsets[i], offsets[i + 1]) for i in pilot]).astype(np.int64)
+    # the pilot evaluates every PILOT_STRIDE-th window (and the last) of its centres: any
+    # attained LLR is a valid lower bound, and the counts are accumulated through all entries anyway
+    pb = boundary[take].copy()
+    if PILOT_STRIDE > 1:
+        pos = np.arange(len(take)) - np.repeat(p_off[:-1], np.diff(p_off))
+        last = np.zeros(len(take), dtype=bool)
+        last[p_off[1:][np.diff(p_off) > 0] - 1] = True
+        pb &= ((pos % PILOT_STRIDE == PILOT_STRIDE - 1) | last).astype(np.uint8)
     pbest = np.empty((len(pilot), R), dtype=np.float64)
     dummy = np.empty((1, 1), dtype=np.int64)
-    _scan_batch(p_off, neighbors[take], npop[take], _NO_EXPECTED, _NO_EXPECTED, _NO_EXPECTED, boundary[take], cases, klogk, np.int64(n_cases),
+    _scan_batch(p_off, neighbors[take], npop[take], _NO_EXPECTED, _NO_EXPECTED, _NO_EXPECTED, pb, cases, klogk, np.int64(n_cases),
                 np.int64(n_total), l0, hi_on, lo_on, np.int64(0), False, pbest, dummy, False)
     m0 = pbest.max(axis=0)
     # groups of replicates with similar pilot maxima share a threshold
