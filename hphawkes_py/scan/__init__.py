@@ -13,5 +13,7 @@ from ._prm import run_prm
 from ._satscan import read_satscan
 from .model import ScanResult, bernoulli, poisson
 from .plot import plot_clusters
+from .space_time import space_time_permutation
 
-__all__ = ["bernoulli", "poisson", "read_satscan", "run_prm", "ScanResult", "plot_clusters"]
+__all__ = ["bernoulli", "poisson", "space_time_permutation", "read_satscan", "run_prm", "ScanResult",
+           "plot_clusters"]

@@ -685,3 +685,103 @@ class CpuEngine(Engine):
             self._uniq = (u.astype(np.int64), inv.astype(np.int32).ravel())
         return max_llr_pruned(self.windows, cases, self.klogk, self.n_cases, self.n_total, self.direction,
                               self._uniq)
+
+
+# --------------------------------------------------------------------------- space-time permutation
+@njit(cache=True, parallel=True, error_model="numpy")
+def _scan_space_time(offsets, neighbors, wsize, boundary, cases, dcum, klogk, n_cases, max_t, t_end_min,
+                     min_cases, want_high, want_low, best, best_arg, want_arg):
+    """Best space-time permutation LLR per centre over the cylinders (circle x [t1, t2]).
+
+    ``cases`` (L, T, R): counts per location, day and replicate; ``wsize[j]``: cases of the
+    circle ending at entry ``j`` over the whole period (C_Z); ``dcum``: prefix sums of the cases
+    per day (C_d). A cylinder has ``mu = C_Z x sum_{d in [t1, t2]} C_d / C`` expected cases and the
+    Poisson LLR ``c log(c/mu) + (C-c) log((C-c)/(C-mu))`` (Kulldorff et al. 2005). Intervals end at
+    ``t2 >= t_end_min`` (prospective: the last day only) and last at most ``max_t`` days.
+    ``best_arg`` encodes the cylinder as ``(j * T + t1) * T + t2``.
+    """
+    n_centres = offsets.shape[0] - 1
+    T = cases.shape[1]
+    R = cases.shape[2]
+    C = n_cases
+    Cf = np.float64(C)
+    mc = np.int32(min_cases)
+    for i in prange(n_centres):
+        S = np.zeros((T, R), dtype=np.int32)
+        acc = np.zeros(R, dtype=np.int32)
+        m = np.zeros(R, dtype=np.float64)
+        arg = np.full(R, -1, dtype=np.int64)
+        for j in range(offsets[i], offsets[i + 1]):
+            blk = cases[neighbors[j]]
+            for t in range(T):
+                for r in range(R):
+                    S[t, r] += blk[t, r]
+            if boundary[j] == 0:
+                continue
+            cz = np.float64(wsize[j])
+            for t2 in range(t_end_min, T):
+                for r in range(R):
+                    acc[r] = 0
+                for t1 in range(t2, max(-1, t2 - max_t), -1):
+                    for r in range(R):
+                        acc[r] += S[t1, r]
+                    mu = cz * (dcum[t2 + 1] - dcum[t1]) / Cf
+                    if not (mu > 0.0 and mu < Cf):
+                        continue
+                    la = np.log(mu)
+                    lb = np.log(Cf - mu)
+                    code = (j * T + t1) * T + t2
+                    for r in range(R):
+                        c = acc[r]
+                        llr = (klogk[c] + klogk[C - c]) - (np.float64(c) * la + np.float64(C - c) * lb)
+                        cf = np.float64(c)
+                        ok = (want_high & (cf > mu) & (c >= mc)) | (want_low & (cf < mu))
+                        v = llr if ok else 0.0
+                        better = v > m[r]
+                        arg[r] = code if better else arg[r]
+                        m[r] = v if better else m[r]
+        for r in range(R):
+            best[i, r] = m[r]
+            if want_arg:
+                best_arg[i, r] = arg[r]
+
+
+def space_time_batch(windows, cases, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction, want_arg=False):
+    """(m, R) best cylinder LLR per centre [and its code] for ``cases`` (L, T, R)."""
+    offsets, neighbors, wsize, boundary = windows
+    cases = np.ascontiguousarray(cases, dtype=np.int32)
+    m = offsets.shape[0] - 1
+    R = cases.shape[2]
+    best = np.empty((m, R), dtype=np.float64)
+    arg = np.empty((m, R) if want_arg else (1, 1), dtype=np.int64)
+    _scan_space_time(offsets, neighbors, np.ascontiguousarray(wsize, dtype=np.int64), boundary, cases,
+                     np.ascontiguousarray(dcum, dtype=np.float64), klogk, np.int64(n_cases), np.int64(max_t),
+                     np.int64(t_end_min), np.int64(min_cases), direction in ("high", "both"),
+                     direction in ("low", "both"), best, arg, bool(want_arg))
+    return best, (arg if want_arg else None)
+
+
+@njit(cache=True, parallel=True)
+def _permute_days(loc_of_case, day_of_case, seeds, out):
+    """Space-time permutation null: the days of the C cases shuffled among the cases (each
+    case keeps its location), one seed per replicate; ``out`` (R, L, T) counts."""
+    R = seeds.shape[0]
+    K = day_of_case.shape[0]
+    for r in prange(R):
+        np.random.seed(seeds[r])
+        days = day_of_case.copy()
+        for q in range(K - 1, 0, -1):  # Fisher-Yates
+            p = np.random.randint(0, q + 1)
+            tmp = days[q]
+            days[q] = days[p]
+            days[p] = tmp
+        for q in range(K):
+            out[r, loc_of_case[q], days[q]] += 1
+
+
+def permute_days(loc_of_case, day_of_case, L, T, seeds):
+    """(L, T, R) int32 null counts; ``seeds`` (R,) uint32."""
+    out = np.zeros((len(seeds), L, T), dtype=np.int32)
+    _permute_days(np.ascontiguousarray(loc_of_case, dtype=np.int64), np.ascontiguousarray(day_of_case, dtype=np.int64),
+                  np.ascontiguousarray(seeds, dtype=np.uint32), out)
+    return np.ascontiguousarray(out.transpose(1, 2, 0))

@@ -29,7 +29,8 @@ import numpy as np
 from .._backend import get_device, is_gpu_backend
 
 __all__ = ["Engine", "make_engine", "klogk_table", "null_loglik", "build_windows", "cumulative_expected",
-           "draw_null_cases", "draw_multinomial_cases", "DIRECTIONS", "MODELS"]
+           "draw_null_cases", "draw_multinomial_cases", "space_time_batch", "permute_days_cases", "DIRECTIONS",
+           "MODELS"]
 
 DIRECTIONS = ("high", "low", "both")
 MODELS = ("bernoulli", "poisson")
@@ -148,6 +149,23 @@ def draw_null_cases(pop: np.ndarray, n_cases: int, seeds) -> np.ndarray:
 
     s32 = np.array([ss.generate_state(1, np.uint32)[0] for ss in seeds], dtype=np.uint32)
     return draw_cases(pop, n_cases, s32)
+
+
+def space_time_batch(windows, cases, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction, want_arg=False):
+    """Space-time permutation: ``(m, R)`` best cylinder LLR per centre [and the cylinder's code]
+    for ``cases`` (L, T, R); see :func:`hphawkes_py.scan.cpu.space_time_batch` (CPU engine)."""
+    from .cpu import space_time_batch as _batch
+
+    return _batch(windows, cases, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction, want_arg)
+
+
+def permute_days_cases(loc_of_case, day_of_case, L: int, T: int, seeds) -> np.ndarray:
+    """Space-time permutation null: (L, T, R) int32 counts with the cases' days permuted among the
+    cases (one seed per replicate, as :func:`draw_null_cases`)."""
+    from .cpu import permute_days
+
+    s32 = np.array([ss.generate_state(1, np.uint32)[0] for ss in seeds], dtype=np.uint32)
+    return permute_days(loc_of_case, day_of_case, L, T, s32)
 
 
 # ---------------------------------------------------------------------------- base class
