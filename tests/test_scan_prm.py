@@ -47,7 +47,8 @@ def _edit(tmp_path, **changes):
 @pytest.mark.parametrize(
     "changes, match",
     [
-        (dict(ModelType="2"), r"ModelType='2' \(\[Analysis\]\) \(Space-Time Permutation\) is not supported"),
+        (dict(ModelType="5"), r"ModelType='5' \(\[Analysis\]\) \(Normal\) is not supported"),
+        (dict(ModelType="2"), r"AnalysisType='1' .* must be 3 \(retrospective\) or 4"),
         (dict(AnalysisType="3"), r"AnalysisType='3' .* is not supported"),
         (dict(SpatialWindowShapeType="1"), "SpatialWindowShapeType"),
         (dict(UseGridFile="y"), "UseGridFile"),
@@ -121,3 +122,35 @@ def test_cli_scan_run(tmp_path, capsys):
     assert rc == 0
     t = pd.read_csv(out)
     assert abs(t.log_likelihood_ratio.iloc[0] - 11.577255) < 1e-6
+
+
+def test_run_prm_nycfever_satscan_sample_unchanged():
+    """SaTScan's own NYCfever.prm (prospective space-time permutation, 3 km, 7 days) runs as is."""
+    spec = prm_arguments(SAT("NYCfever.prm"))
+    assert spec["model"] == "space_time_permutation"
+    kw = spec["kwargs"]
+    assert kw["prospective"] and kw["max_temporal"] == 7 and kw["max_distance"] == 3.0
+    assert kw["distance"] == "great_circle" and kw["study_period"] == (np.datetime64("2001-11-01"),
+                                                                        np.datetime64("2001-11-24"))
+    res = hp.scan.run_prm(SAT("NYCfever.prm"), n_replicates=19, seed=1, progress=False, backend="cpu")
+    assert res.model == "space_time_permutation" and res.n_cases == 194
+    assert (res.clusters.end == np.datetime64("2001-11-24")).all() and (res.clusters.radius <= 3.0).all()
+
+
+def test_run_prm_space_time_refusals(tmp_path):
+    for f in ("NYCfever.cas", "NYCfever.geo"):
+        shutil.copy(SAT(f), tmp_path / f)
+    base = SAT("NYCfever.prm").read_text()
+    for old, new, match in [("AnalysisType=4", "AnalysisType=1", "AnalysisType='1'.*must be 3"),
+                            ("PrecisionCaseTimes=3", "PrecisionCaseTimes=1", "PrecisionCaseTimes"),
+                            ("EndDate=2001/11/24", "EndDate=2001/11/20", "outside the study period"),
+                            ("MaxTemporalSizeInterpretation=1", "MaxTemporalSizeInterpretation=0",
+                             r"MaxTemporalSize='7'"),
+                            ("IncludeClusters=0", "IncludeClusters=2", "IncludeClusters")]:
+        (tmp_path / "a.prm").write_text(base.replace(old, new))
+        if "MaxTemporalSizeInterpretation=0" in new:
+            # 7 % of 24 days is one day: accepted (percent of the study period)
+            assert prm_arguments(tmp_path / "a.prm")["kwargs"]["max_temporal"] == 1
+            continue
+        with pytest.raises(ValueError, match=match):
+            hp.scan.run_prm(tmp_path / "a.prm", n_replicates=9, progress=False, backend="cpu")

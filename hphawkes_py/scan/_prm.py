@@ -1,4 +1,5 @@
-"""SaTScan parameter files (.prm): rerun a purely spatial Bernoulli or discrete Poisson analysis.
+"""SaTScan parameter files (.prm): rerun a purely spatial Bernoulli or discrete Poisson analysis,
+or a retrospective / prospective space-time permutation analysis.
 
 A parameter that would change the analysis is either honoured or refused by name (never
 ignored). Parameters that only choose SaTScan's output files or run options (shapefiles, KML,
@@ -18,7 +19,6 @@ _OFF = {"", "n", "0", "no", "false"}
 
 #: parameter -> values this implementation accepts (anything else is refused by name)
 _REQUIRE = {
-    "AnalysisType": {"1"},                 # purely spatial
     "UseGridFile": _OFF,
     "SpatialWindowShapeType": {"0"},       # circular
     "IsotonicScan": {"0"},
@@ -38,12 +38,15 @@ _REQUIRE = {
     "RiskLimitHighClusters": _OFF,
     "RiskLimitLowClusters": _OFF,
     "UseLocationsNetworkFile": _OFF,
+    "AdjustForEarlierAnalyses": _OFF,
 }
 
 #: parameters the analysis reads (mapped below)
 _USED = {"CaseFile", "ControlFile", "PopulationFile", "CoordinatesFile", "CoordinatesType", "ModelType", "ScanAreas",
          "MaxSpatialSizeInPopulationAtRisk", "UseDistanceFromCenterOption", "MaxSpatialSizeInDistanceFromCenter",
-         "MonteCarloReps", "MinimumCasesInHighRateClusters"}
+         "MonteCarloReps", "MinimumCasesInHighRateClusters", "AnalysisType", "StartDate", "EndDate",
+         "PrecisionCaseTimes", "TimeAggregationUnits", "TimeAggregationLength", "MaxTemporalSizeInterpretation",
+         "MaxTemporalSize", "MinimumTemporalClusterSize", "IncludePurelySpatial", "IncludeClusters"}
 
 #: sections that only choose outputs, run options or analyses that are not run here
 _NOT_ANALYSIS_SECTIONS = {"Output", "Spatial Output", "Temporal Output", "Other Output", "Run Options", "System",
@@ -61,7 +64,7 @@ _NOT_ANALYSIS_KEYS = {"PrecisionCaseTimes", "StartDate", "EndDate", "TimeAggrega
                       "PrecisionCaseTimesType", "TimeTrendAdjustmentType", "TimeTrendPercentage", "TimeTrendType",
                       "AdjustForWeeklyTrends", "RandomizationSeed", "RandomlyGenerateSeed", "SatScanVersion"}
 
-_MODELS = {"0": "poisson", "1": "bernoulli"}
+_MODELS = {"0": "poisson", "1": "bernoulli", "2": "space_time_permutation"}
 _MODEL_NAMES = {"0": "Discrete Poisson", "1": "Bernoulli", "2": "Space-Time Permutation", "3": "Ordinal",
                 "4": "Exponential", "5": "Normal", "6": "Continuous Poisson", "7": "Multinomial",
                 "8": "Rank", "9": "Uniform Time", "10": "Batched"}
@@ -108,8 +111,16 @@ def prm_arguments(path) -> dict:
     model_code = v.get("ModelType", "")
     if model_code not in _MODELS:
         name = _MODEL_NAMES.get(model_code, "unknown")
-        raise bad("ModelType", f"({name}) is not supported: 0 (Discrete Poisson) or 1 (Bernoulli)")
+        raise bad("ModelType", f"({name}) is not supported: 0 (Discrete Poisson), 1 (Bernoulli) or 2 "
+                               "(Space-Time Permutation)")
     model = _MODELS[model_code]
+    analysis = v.get("AnalysisType", "1")
+    if model == "space_time_permutation":
+        if analysis not in ("3", "4"):
+            raise bad("AnalysisType", "must be 3 (retrospective) or 4 (prospective space-time) for the space-time "
+                                      "permutation model")
+    elif analysis != "1":
+        raise bad("AnalysisType", f"is not supported with the {_MODEL_NAMES[model_code]} model: 1 (purely spatial)")
     ignored = {}
     for key, val in v.items():
         if key in _USED or key in _REQUIRE:
@@ -137,7 +148,41 @@ def prm_arguments(path) -> dict:
         return f
 
     files = {"case_file": file("CaseFile", True), "geo_file": file("CoordinatesFile", True)}
-    if model == "bernoulli":
+    kwargs = {}
+    if model == "space_time_permutation":
+        for key, want in (("PrecisionCaseTimes", "3"), ("TimeAggregationUnits", "3"), ("TimeAggregationLength", "1"),
+                          ("MinimumTemporalClusterSize", "1")):
+            if v.get(key, want) != want:
+                raise bad(key, f"is not supported: the space-time permutation scan works in days ({key}={want})")
+        if v.get("IncludePurelySpatial", "n").lower() not in _OFF:
+            raise bad("IncludePurelySpatial", "is not supported (purely spatial clusters have LLR 0 in this model)")
+        if v.get("IncludeClusters", "0") not in ("0", "1"):
+            raise bad("IncludeClusters", "is not supported: 0 (all) or 1 (alive) temporal clusters")
+        for key in ("ControlFile", "PopulationFile"):
+            if v.get(key):
+                raise bad(key, "is not used by the space-time permutation model (cases only)")
+        start, end = _date(v, "StartDate", bad), _date(v, "EndDate", bad)
+        if end < start:
+            raise bad("EndDate", "is before StartDate")
+        kwargs["study_period"] = (start, end)
+        kwargs["prospective"] = analysis == "4"
+        days = int((end - start).astype(int)) + 1
+        size = v.get("MaxTemporalSize", "50")
+        try:
+            size_v = float(size)
+        except ValueError:
+            raise bad("MaxTemporalSize", "is not a number") from None
+        if v.get("MaxTemporalSizeInterpretation", "0") == "1":
+            if size_v != int(size_v) or size_v < 1:
+                raise bad("MaxTemporalSize", "must be a whole number of days >= 1")
+            kwargs["max_temporal"] = int(size_v)
+        elif v.get("MaxTemporalSizeInterpretation", "0") == "0":
+            if not 0 < size_v <= 90:
+                raise bad("MaxTemporalSize", "must be in (0, 90] percent of the study period")
+            kwargs["max_temporal"] = max(1, int(size_v / 100.0 * days))
+        else:
+            raise bad("MaxTemporalSizeInterpretation", "must be 0 (percent) or 1 (days)")
+    elif model == "bernoulli":
         files["control_file"] = file("ControlFile", True)
         if v.get("PopulationFile"):
             raise bad("PopulationFile", "is not used by the Bernoulli model (give ControlFile only)")
@@ -146,7 +191,6 @@ def prm_arguments(path) -> dict:
         if v.get("ControlFile"):
             raise bad("ControlFile", "is not used by the discrete Poisson model (give PopulationFile only)")
 
-    kwargs = {}
     ctype = v.get("CoordinatesType", "0")
     if ctype not in ("0", "1"):
         raise bad("CoordinatesType", "must be 0 (Cartesian) or 1 (latitude/longitude)")
@@ -178,9 +222,43 @@ def prm_arguments(path) -> dict:
             kwargs["min_cases"] = int(v["MinimumCasesInHighRateClusters"])
         except ValueError:
             raise bad("MinimumCasesInHighRateClusters", "is not a whole number") from None
-    elif model == "poisson":
+    elif model in ("poisson", "space_time_permutation"):
         kwargs["min_cases"] = 0  # parameter files from before SaTScan 9.5 had no such restriction
     return {"model": model, "files": files, "kwargs": kwargs, "ignored": ignored}
+
+
+def _date(v, key, bad):
+    """A SaTScan date (YYYY/MM/DD or YYYY/M/D) as numpy datetime64[D]."""
+    import numpy as np
+
+    try:
+        y, m, d = (int(x) for x in v.get(key, "").split("/"))
+        return np.datetime64(f"{y:04d}-{m:02d}-{d:02d}", "D")
+    except ValueError:
+        raise bad(key, "is not a date YYYY/MM/DD") from None
+
+
+def _read_case_dates(path):
+    """``<id> <#cases> <date YYYY/MM/DD>`` rows of a space-time case file: (ids, counts, dates),
+    each value checked where it is read (file, line, field)."""
+    import numpy as np
+
+    from ._satscan import _number, _read_rows
+
+    p, rows = _read_rows(path, "case", 3)
+    ids, counts, dates = [], [], []
+    for lineno, parts in rows:
+        if len(parts) > 3:
+            raise ValueError(f"{p}:{lineno}: covariates (field 4 on) are not supported by the space-time "
+                             "permutation model")
+        counts.append(int(_number(parts[1], p, lineno, 2, "#cases", count=True, whole=True)))
+        try:
+            y, m, d = (int(x) for x in parts[2].split("/"))
+            dates.append(np.datetime64(f"{y:04d}-{m:02d}-{d:02d}", "D"))
+        except ValueError:
+            raise ValueError(f"{p}:{lineno}: field 3 (date) {parts[2]!r} is not a date YYYY/MM/DD") from None
+        ids.append(parts[0])
+    return ids, np.array(counts, dtype=np.int64), np.array(dates, dtype="datetime64[D]")
 
 
 def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto", threads=None, progress=True):
@@ -194,8 +272,10 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         The ``.prm`` file. Supported: ``AnalysisType=1`` (purely spatial), ``ModelType`` 0
         (discrete Poisson) or 1 (Bernoulli), circular windows, Cartesian or latitude/longitude
         coordinates, ``ScanAreas``, ``MaxSpatialSizeInPopulationAtRisk``, the distance limit,
-        ``MonteCarloReps``, ``MinimumCasesInHighRateClusters``, no-overlap secondary clusters.
-        Any other setting that changes the analysis is refused by name.
+        ``MonteCarloReps``, ``MinimumCasesInHighRateClusters``, no-overlap secondary clusters; and
+        ``ModelType=2`` (space-time permutation) with ``AnalysisType`` 3 or 4, days, the study period
+        and the maximum temporal size (days or percent). Any other setting that changes the
+        analysis is refused by name.
     n_replicates : int, optional
         Overrides the file's ``MonteCarloReps``.
     seed, executor, backend, threads, progress
@@ -214,6 +294,28 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
     if n_replicates is not None:
         spec["kwargs"]["n_replicates"] = n_replicates
     f = spec["files"]
+    if spec["model"] == "space_time_permutation":
+        import numpy as np
+
+        from ._satscan import _as_ids, _geo
+        from .space_time import space_time_permutation
+
+        gp, keys, xs, ys, seen = _geo(f["geo_file"])
+        ids, counts, dates = _read_case_dates(f["case_file"])
+        missing = [k for k in ids if k not in seen]
+        if missing:
+            raise ValueError(f"{f['case_file']}: location id {missing[0]!r} is not in the coordinates file {gp}")
+        where = {k: i for i, k in enumerate(keys)}
+        xy = np.array([(xs[where[k]], ys[where[k]]) for k in ids])
+        start, end = spec["kwargs"]["study_period"]
+        out = (dates < start) | (dates > end)
+        if out.any():
+            i = int(np.argmax(out))
+            raise ValueError(f"{f['case_file']}: the case dated {dates[i]} (row {i + 1}) is outside the study period "
+                             f"{start} to {end} (StartDate/EndDate)")
+        return space_time_permutation(xy, counts, dates, location_ids=np.array(_as_ids(ids), dtype=object),
+                                      seed=seed, executor=executor, backend=backend, threads=threads,
+                                      progress=progress, **spec["kwargs"])
     common = dict(seed=seed, executor=executor, backend=backend, threads=threads, progress=progress, **spec["kwargs"])
     if spec["model"] == "bernoulli":
         df = read_satscan(f["case_file"], control_file=f["control_file"], geo_file=f["geo_file"])

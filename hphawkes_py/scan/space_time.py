@@ -29,30 +29,52 @@ from .model import (BATCH_SIZE, ScanResult, _check_geometry, _check_max_populati
 __all__ = ["space_time_permutation"]
 
 
-def _days(times, n: int) -> tuple[np.ndarray, object]:
-    """Integer day numbers of ``times`` (integers, numpy datetime64 or pandas datetimes; days)."""
+def _abs_days(times, name: str, n: int | None):
+    """Whole days as int64 (datetime64 / pandas dates: days since 1970-01-01) and whether they were dates."""
     if isinstance(times, (pd.Series, pd.Index)) and pd.api.types.is_datetime64_any_dtype(times):
         times = times.to_numpy().astype("datetime64[D]")
     arr = np.asarray(times)
-    if arr.ndim != 1 or len(arr) != n:
-        raise ValueError(f"times must be 1-D with one time per row ({n}), got shape {arr.shape}")
+    if n is not None and (arr.ndim != 1 or len(arr) != n):
+        raise ValueError(f"{name} must be 1-D with one time per row ({n}), got shape {arr.shape}")
     if arr.dtype.kind == "M":
         if np.isnat(arr).any():
-            raise ValueError(f"times must not hold NaT; times[{int(np.argmax(np.isnat(arr)))}] is NaT")
-        d = arr.astype("datetime64[D]")
-        return (d - d.min()).astype(np.int64), d.min()
+            raise ValueError(f"{name} must not hold NaT; {name}[{int(np.argmax(np.isnat(arr.ravel())))}] is NaT")
+        return arr.astype("datetime64[D]").astype(np.int64), True
     if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
-        raise TypeError(f"times must be whole days (integers) or datetime64 dates, got dtype {arr.dtype}")
+        raise TypeError(f"{name} must be whole days (integers) or datetime64 dates, got dtype {arr.dtype}")
     if arr.dtype.kind == "f":
-        if not np.isfinite(arr).all() or (arr != np.round(arr)).any():
-            i = int(np.argmax(~np.isfinite(arr) | (arr != np.round(arr))))
-            raise ValueError(f"times must be whole days; times[{i}] = {arr[i]!r}")
-    a = arr.astype(np.int64)
-    return a - a.min(), int(a.min())
+        bad = ~np.isfinite(arr) | (arr != np.round(arr))
+        if bad.any():
+            i = int(np.argmax(bad.ravel()))
+            raise ValueError(f"{name} must be whole days; {name}[{i}] = {arr.ravel()[i]!r}")
+    return arr.astype(np.int64), False
+
+
+def _days(times, n: int, study_period=None):
+    """Day index of every row from the start of the study period (default: first to last day),
+    the origin (an int or a datetime64 day) and the number of days T."""
+    a, dates = _abs_days(times, "times", n)
+    if study_period is None:
+        lo, hi = int(a.min()), int(a.max())
+    else:
+        if not isinstance(study_period, (tuple, list)) or len(study_period) != 2:
+            raise TypeError(f"study_period must be (start, end), got {describe(study_period)}")
+        ends, edates = _abs_days(np.asarray(study_period), "study_period", 2)
+        if edates != dates:
+            raise TypeError("study_period must be given in the same kind as times (dates or whole days)")
+        lo, hi = int(ends[0]), int(ends[1])
+        if hi < lo:
+            raise ValueError(f"study_period ends before it starts: {study_period!r}")
+        out = (a < lo) | (a > hi)
+        if out.any():
+            i = int(np.argmax(out))
+            raise ValueError(f"times[{i}] = {times[i]!r} is outside the study period {study_period!r}")
+    origin = np.datetime64(lo, "D") if dates else lo
+    return a - lo, origin, hi - lo + 1
 
 
 def space_time_permutation(coords, cases, times, *, max_population=0.5, max_distance=None, max_temporal=7,
-                           prospective=False, min_cases=2, n_replicates=999, direction="high",
+                           prospective=False, study_period=None, min_cases=2, n_replicates=999, direction="high",
                            distance="euclidean", location_ids=None, seed=None, executor=None, backend="auto",
                            threads=None, progress=True) -> ScanResult:
     """Kulldorff's space-time permutation scan statistic (retrospective or prospective).
@@ -72,7 +94,10 @@ def space_time_permutation(coords, cases, times, *, max_population=0.5, max_dist
     max_temporal : int >= 1
         Maximum length of the time interval (days).
     prospective : bool
-        Only intervals that end on the last day (prospective surveillance).
+        Only intervals that end on the last day of the study period (prospective surveillance).
+    study_period : (start, end), optional
+        First and last day (same kind as ``times``); default the first and last day with cases.
+        Rows outside it are refused.
     min_cases : int >= 0
         High-rate cylinders need at least this many cases (SaTScan's default 2).
     n_replicates, direction, distance, location_ids, seed, executor, backend, threads, progress
@@ -91,7 +116,7 @@ def space_time_permutation(coords, cases, times, *, max_population=0.5, max_dist
     ca = as_count_array(cases, "cases")
     if len(ca) != n:
         raise ValueError(f"coords and cases must have the same length; got {n} and {len(ca)}")
-    day, origin = _days(times, n)
+    day, origin, T = _days(times, n, study_period)
     C = int(ca.sum())
     if C < 2:
         raise ValueError(f"cases sum to {C}: the space-time permutation scan needs at least 2 cases")
@@ -117,7 +142,6 @@ def space_time_permutation(coords, cases, times, *, max_population=0.5, max_dist
 
     loc_coords, gid, members = merge_rows(xy)
     L = len(members)
-    T = int(day.max()) + 1
     if L * T * BATCH_SIZE > 2**31:
         raise ValueError(f"{L} locations x {T} days is too large for the space-time permutation engine")
     c_lt = np.zeros((L, T), dtype=np.int64)
