@@ -313,6 +313,14 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
             i = int(np.argmax(out))
             raise ValueError(f"{f['case_file']}: the case dated {dates[i]} (row {i + 1}) is outside the study period "
                              f"{start} to {end} (StartDate/EndDate)")
+        # locations of the coordinates file without cases are circle centres too (as in SaTScan):
+        # one row with 0 cases each, dated at the start of the study period
+        absent = [k for k in keys if k not in set(ids)]
+        if absent:
+            xy = np.vstack([xy, [(xs[where[k]], ys[where[k]]) for k in absent]])
+            counts = np.concatenate([counts, np.zeros(len(absent), dtype=np.int64)])
+            dates = np.concatenate([dates, np.full(len(absent), start)])
+            ids = ids + absent
         return space_time_permutation(xy, counts, dates, location_ids=np.array(_as_ids(ids), dtype=object),
                                       seed=seed, executor=executor, backend=backend, threads=threads,
                                       progress=progress, **spec["kwargs"])

@@ -292,6 +292,10 @@ def gumbel_p_values(observed: np.ndarray, null_max: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- result
+_TITLES = {"bernoulli": "Bernoulli spatial scan", "poisson": "Discrete Poisson spatial scan",
+           "space_time_permutation": "Space-time permutation scan"}
+_SIZE_OF = {"poisson": "expected cases", "space_time_permutation": "cases"}
+
 @dataclasses.dataclass(frozen=True, repr=False)
 class ScanResult:
     """Result of :func:`bernoulli` and :func:`poisson`.
@@ -384,18 +388,21 @@ class ScanResult:
 
     def summary(self) -> str:
         lines = [
-            f"{'Discrete Poisson' if self.model == 'poisson' else 'Bernoulli'} spatial scan "
-            f"({self.direction} rates), backend={self.backend}",
+            f"{_TITLES.get(self.model, self.model)} ({self.direction} rates), backend={self.backend}",
             f"  {self.n_locations} locations ({self.n_merged} rows merged), {self.n_cases} cases, "
             f"population {self.n_population:.10g}; max window {self.max_population:.0%} of the "
-            f"{'expected cases' if self.model == 'poisson' else 'population'}"
+            f"{_SIZE_OF.get(self.model, 'population')}"
             + (f", radius <= {self.max_distance:g}" if self.max_distance is not None else ""),
             f"  {self.n_centres} centres, {self.n_windows} windows, {self.n_replicates} replicates",
         ]
         for k, row in self.clusters.iterrows():
             ids = ", ".join(str(v) for v in row.location_ids[:12]) + (" ..." if row.n_locations > 12 else "")
+            when = ""
+            if "start" in row.index:
+                a, b = (v.date() if hasattr(v, "date") else v for v in (row.start, row.end))
+                when = f" days {a} to {b};"
             lines.append(
-                f"{k + 1}. locations {ids}\n   centre ({row.x:.6g}, {row.y:.6g}) radius {row.radius:.6g}; "
+                f"{k + 1}. locations {ids}\n   centre ({row.x:.6g}, {row.y:.6g}) radius {row.radius:.6g};{when} "
                 f"cases {row.cases}/{row.population:.10g} (expected {row.expected:.2f}, RR {row.relative_risk:.3g}); "
                 f"LLR {row.log_likelihood_ratio:.6f}; p {row.p_value:.4g} (Gumbel {row.gumbel_p_value:.3g})"
             )
