@@ -9,6 +9,12 @@ import pytest
 import hphawkes_py as hp
 from hphawkes_py.scan import engine as se
 
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from engines import CUDA_ENGINES, ENGINES  # noqa: E402
+
 
 def ref_best(coords, c_lt, max_fraction, max_t, prospective, min_cases, direction="high"):
     """Per-centre best cylinder LLR by brute force (explicit sets, np.log)."""
@@ -44,17 +50,19 @@ def _problem(seed, L=12, T=9):
     return coords, c_lt
 
 
+@pytest.mark.parametrize("backend", ENGINES)
 @pytest.mark.parametrize("prospective", [False, True])
 @pytest.mark.parametrize("direction", ["high", "both"])
-def test_cylinder_kernel_matches_bruteforce(prospective, direction):
+def test_cylinder_kernel_matches_bruteforce(backend, prospective, direction):
     coords, c_lt = _problem(1)
     L, T = c_lt.shape
     C = int(c_lt.sum())
     Cz = c_lt.sum(axis=1)
     windows = se.build_windows(coords, coords, Cz, 0.5 * C)
     dcum = np.concatenate([[0.0], np.cumsum(c_lt.sum(axis=0)).astype(float)])
-    best, arg = se.space_time_batch(windows, c_lt[:, :, None].astype(np.int32), dcum, se.klogk_table(C), C, 4,
-                                    T - 1 if prospective else 0, 2, direction, want_arg=True)
+    eng = se.make_space_time_engine(windows, dcum, se.klogk_table(C), C, 4, T - 1 if prospective else 0, 2, direction,
+                                    backend=hp._backend.resolve_backend(backend))
+    best, arg = eng.batch(c_lt[:, :, None].astype(np.int32), want_arg=True)
     ref = ref_best(coords, c_lt, 0.5, 4, prospective, 2, direction)
     assert ref.max() > 1
     np.testing.assert_allclose(best[:, 0], ref, rtol=1e-10, atol=1e-10)
@@ -120,7 +128,7 @@ def test_nycfever_prospective_runs():
         (dict(times=[1, 2]), ValueError, "one time per row"),
         (dict(max_temporal=0), ValueError, "max_temporal must be >= 1"),
         (dict(prospective="yes"), TypeError, "prospective must be True or False"),
-        (dict(backend="emulator"), ValueError, "CPU engine only"),
+        (dict(backend="tpu"), ValueError, "backend"),
         (dict(cases=[1, 0, 0]), ValueError, "at least 2 cases"),
         (dict(n_replicates=10**12), ValueError, "too many"),
     ],
@@ -131,3 +139,16 @@ def test_space_time_bad_input(kwargs, exc, match):
     base.update(kwargs)
     with pytest.raises(exc, match=match):
         hp.scan.space_time_permutation(**base)
+
+
+@pytest.mark.parametrize("backend", CUDA_ENGINES)
+def test_space_time_cpu_and_cuda_engines_agree(backend):
+    coords, c_lt = _problem(4, L=20, T=12)
+    rows = np.argwhere(c_lt > 0)
+    kw = dict(max_temporal=5, n_replicates=40, seed=3, progress=False, direction="both")
+    a = hp.scan.space_time_permutation(coords[rows[:, 0]], c_lt[rows[:, 0], rows[:, 1]], rows[:, 1], backend="cpu", **kw)
+    b = hp.scan.space_time_permutation(coords[rows[:, 0]], c_lt[rows[:, 0], rows[:, 1]], rows[:, 1], backend=backend,
+                                       **kw)
+    assert b.backend == backend
+    np.testing.assert_allclose(b.null_llr, a.null_llr, rtol=1e-12)
+    pd.testing.assert_frame_equal(a.clusters, b.clusters, rtol=1e-12)

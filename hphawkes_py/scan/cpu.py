@@ -785,3 +785,18 @@ def permute_days(loc_of_case, day_of_case, L, T, seeds):
     _permute_days(np.ascontiguousarray(loc_of_case, dtype=np.int64), np.ascontiguousarray(day_of_case, dtype=np.int64),
                   np.ascontiguousarray(seeds, dtype=np.uint32), out)
     return np.ascontiguousarray(out.transpose(1, 2, 0))
+
+
+class CpuSpaceTimeEngine:
+    """The space-time permutation cylinders on the CPU (Numba): :meth:`batch` is
+    :func:`space_time_batch` with the analysis' constants. Picklable (plain arrays)."""
+
+    backend = "cpu"
+
+    def __init__(self, windows, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction):
+        self.args = (windows, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction)
+
+    def batch(self, cases, want_arg=False):
+        """(m, R) best cylinder LLR per centre [and its code] for ``cases`` (L, T, R)."""
+        w = self.args
+        return space_time_batch(w[0], cases, *w[1:], want_arg=want_arg)

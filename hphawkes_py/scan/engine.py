@@ -29,7 +29,7 @@ import numpy as np
 from .._backend import get_device, is_gpu_backend
 
 __all__ = ["Engine", "make_engine", "klogk_table", "null_loglik", "build_windows", "cumulative_expected",
-           "draw_null_cases", "draw_multinomial_cases", "space_time_batch", "permute_days_cases", "DIRECTIONS",
+           "draw_null_cases", "draw_multinomial_cases", "make_space_time_engine", "permute_days_cases", "DIRECTIONS",
            "MODELS"]
 
 DIRECTIONS = ("high", "low", "both")
@@ -151,12 +151,19 @@ def draw_null_cases(pop: np.ndarray, n_cases: int, seeds) -> np.ndarray:
     return draw_cases(pop, n_cases, s32)
 
 
-def space_time_batch(windows, cases, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction, want_arg=False):
-    """Space-time permutation: ``(m, R)`` best cylinder LLR per centre [and the cylinder's code]
-    for ``cases`` (L, T, R); see :func:`hphawkes_py.scan.cpu.space_time_batch` (CPU engine)."""
-    from .cpu import space_time_batch as _batch
+def make_space_time_engine(windows, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction, *, backend: str):
+    """Space-time permutation engine on a resolved backend: ``batch(cases (L, T, R), want_arg)`` gives
+    the ``(m, R)`` best cylinder LLR per centre [and the cylinder's code ``(j T + t1) T + t2``]."""
+    args = (windows, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction)
+    if is_gpu_backend(backend):
+        from .gpu import GpuSpaceTimeEngine
 
-    return _batch(windows, cases, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction, want_arg)
+        return GpuSpaceTimeEngine(*args, device=get_device(backend), backend=backend)
+    if backend != "cpu":
+        raise ValueError(f"make_space_time_engine needs a resolved backend, got {backend!r}")
+    from .cpu import CpuSpaceTimeEngine
+
+    return CpuSpaceTimeEngine(*args)
 
 
 def permute_days_cases(loc_of_case, day_of_case, L: int, T: int, seeds) -> np.ndarray:

@@ -9,7 +9,7 @@ Circles are centred on the locations and grown as in :func:`~hphawkes_py.scan.be
 ``max_temporal`` days and, with ``prospective=True``, end on the last day. Monte Carlo: the days
 of the cases are permuted among the cases, which keeps every C_z and C_d.
 
-Runs on the CPU engine (Numba); there is no CUDA kernel for this model yet.
+Runs on the CPU engine (Numba) and the CUDA engine (``scan_space_time`` in ``scan.cu``).
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ import pandas as pd
 from .._backend import resolve_backend, threads_context
 from .._parallel import run_replicates
 from .._validate import as_count_array, check_in, check_int, check_positive, check_seed, describe
-from .engine import DIRECTIONS, build_windows, klogk_table, permute_days_cases, space_time_batch
+from .engine import DIRECTIONS, build_windows, klogk_table, make_space_time_engine, permute_days_cases
 from .model import (BATCH_SIZE, ScanResult, _check_geometry, _check_max_population, _check_progress, _check_replicates,
                     _check_threads, _check_xy, _radius, check_location_ids, gumbel_p_values, make_centres, merge_rows,
                     replicate_seed_batches)
@@ -101,8 +101,7 @@ def space_time_permutation(coords, cases, times, *, max_population=0.5, max_dist
     min_cases : int >= 0
         High-rate cylinders need at least this many cases (SaTScan's default 2).
     n_replicates, direction, distance, location_ids, seed, executor, backend, threads, progress
-        As in :func:`~hphawkes_py.scan.poisson` (``backend``: the CPU engine runs this model; "gpu"
-        and "emulator" are refused, "auto" uses the CPU). Rows of one location share its id.
+        As in :func:`~hphawkes_py.scan.poisson`. Rows of one location share its id.
 
     Returns
     -------
@@ -134,11 +133,7 @@ def space_time_permutation(coords, cases, times, *, max_population=0.5, max_dist
     progress = _check_progress(progress)
     threads = _check_threads(threads)
     check_seed(seed)
-    check_in(backend, "backend", ("auto", "cpu", "gpu", "emulator"))
-    if backend in ("gpu", "emulator"):
-        raise ValueError(f"backend={backend!r}: the space-time permutation scan runs on the CPU engine only "
-                         "(no CUDA kernel for it yet); use backend='cpu' or 'auto'")
-    resolved = resolve_backend("cpu")
+    resolved = resolve_backend(backend)
 
     loc_coords, gid, members = merge_rows(xy)
     L = len(members)
@@ -158,15 +153,15 @@ def space_time_permutation(coords, cases, times, *, max_population=0.5, max_dist
     with threads_context(threads):
         points = geo.points(loc_coords)
         windows = build_windows(points, points, Cz, max_population * C, geo.to_working(max_distance))
-        klogk = klogk_table(C)
-        args = (windows, dcum, klogk, C, max_temporal, t_end_min, min_cases, direction)
-        best, arg = space_time_batch(*args[:1], c_lt[:, :, None].astype(np.int32), *args[1:], want_arg=True)
+        engine = make_space_time_engine(windows, dcum, klogk_table(C), C, max_temporal, t_end_min, min_cases,
+                                        direction, backend=resolved)
+        best, arg = engine.batch(c_lt[:, :, None].astype(np.int32), want_arg=True)
         best, arg = best[:, 0], arg[:, 0]
         starts = list(range(0, n_replicates, BATCH_SIZE))
         sizes = [min(BATCH_SIZE, n_replicates - s) for s in starts]
         parts = run_replicates(_null_batch, sizes, seeds=replicate_seed_batches(seed, n_replicates),
                                executor=executor, progress=progress, desc="space-time permutation Monte Carlo",
-                               args=(args, loc_of_case, day_of_case, L, T))
+                               args=(engine, loc_of_case, day_of_case, L, T))
     null_llr = np.concatenate(parts).astype(np.float64)
     offsets, neighbors, wsize, boundary = windows
     radius_of = _radius(geo, points, points)
@@ -216,10 +211,8 @@ def space_time_permutation(coords, cases, times, *, max_population=0.5, max_dist
     )
 
 
-def _null_batch(size, batch_seed, args, loc_of_case, day_of_case, L, T):
+def _null_batch(size, batch_seed, engine, loc_of_case, day_of_case, L, T):
     """One Monte Carlo batch: the cases' days permuted, the maximum cylinder LLR of each replicate."""
-
     M = permute_days_cases(loc_of_case, day_of_case, L, T, batch_seed.spawn(size))
-    best, _ = space_time_batch(args[0], M, *args[1:])
+    best, _ = engine.batch(M)
     return best.max(axis=0) if best.shape[0] else np.zeros(size)
-

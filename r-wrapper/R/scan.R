@@ -177,7 +177,7 @@ plot.hphawkes_scan <- function(x, ...) {
 #' @param seed Whole number or \code{NULL}.
 #' @param location_ids Optional ids (rows of one location share its id).
 #' @param progress Show a progress bar.
-#' @param backend \code{"auto"} or \code{"cpu"} (this model runs on the CPU engine).
+#' @param backend \code{"auto"}, \code{"cpu"}, \code{"gpu"} or \code{"emulator"}.
 #' @param threads \code{NULL} or number of CPU threads.
 #' @return An object of class \code{hphawkes_scan}; \code{clusters} has \code{start} and \code{end}.
 #' @export

@@ -18,6 +18,6 @@ test_that("scan_space_time finds a planted outbreak, with Dates in and out", {
   expect_s3_class(cl$start, "Date")
   expect_true(cl$start[1] >= as.Date("2024-03-14") && cl$end[1] <= as.Date("2024-03-20"))
   expect_identical(cl$p_value[1], 1 / 50)
-  expect_error(scan_space_time(xy[g$loc, ], g$cases, dates, backend = "emulator", n_replicates = 9),
-               "CPU engine only", class = "hphawkes_python_error")
+  expect_error(scan_space_time(xy[g$loc, ], g$cases, dates, max_temporal = 0, n_replicates = 9),
+               "max_temporal must be >= 1", class = "hphawkes_python_error")
 })
