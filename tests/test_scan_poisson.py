@@ -358,3 +358,22 @@ def test_cli_scan_great_circle(tmp_path):
     assert rc == 0
     t = pd.read_csv(out)
     assert abs(t.log_likelihood_ratio.iloc[0] - 14.780276) < 1e-6 and round(t.radius.iloc[0], 2) == 7.70
+
+
+def test_location_table():
+    ny = _ny()
+    res = hp.scan.poisson(ny[["x", "y"]].to_numpy(), ny.cases, ny.population, max_population=0.1, n_replicates=19,
+                          seed=1, location_ids=ny.location_id, progress=False, backend="cpu")
+    t = res.location_table()
+    assert len(t) == res.clusters.n_locations.sum() and list(t.cluster.unique()) == list(range(1, len(res.clusters) + 1))
+    one = t[t.cluster == 1]
+    assert one.cases.sum() == res.clusters.cases.iloc[0]
+    assert one.expected.sum() == pytest.approx(res.clusters.expected.iloc[0], rel=1e-12)
+    row = ny.set_index("location_id").loc[49]
+    got = one.set_index("location_id").loc[49]
+    assert got.cases == row.cases and got.expected == pytest.approx(row.population * 552 / 1057673, rel=1e-12)
+    g = hp.datasets.load_grave()
+    b = hp.scan.bernoulli(g[["x", "y"]].to_numpy(), g.case, 1 - g.case, n_replicates=19, seed=1,
+                          location_ids=g.id, progress=False, backend="cpu")
+    tb = b.location_table()
+    assert tb[tb.cluster == 1].cases.sum() == 11 and tb.expected.iloc[0] == pytest.approx(30 / 143)

@@ -100,6 +100,8 @@ def test_planted_outbreak_found_and_dates():
     assert res.model == "space_time_permutation" and top.p_value == 0.01
     assert top.start >= np.datetime64("2024-03-24") and top.end <= np.datetime64("2024-03-29")
     assert set(top.location_ids) & set(np.flatnonzero(near[rows[:, 0]]))  # rows of the outbreak locations
+    lt = res.location_table()
+    assert (lt.cluster == 1).sum() == top.n_locations and lt.expected.isna().all()
     pro = hp.scan.space_time_permutation(coords[rows[:, 0]], c_lt[rows[:, 0], rows[:, 1]], rows[:, 1],
                                          prospective=True, n_replicates=19, seed=1, progress=False, backend="cpu")
     assert (pro.clusters.end == T - 1).all()

@@ -250,7 +250,7 @@ def register_reproduce(subparsers) -> None:
 
 def _cmd_reproduce(args) -> int:
     """Run the analysis, print the comparison with SaTScan's published clusters and, with
-    ``--out DIR``, write ``clusters.csv``, ``comparison.csv``, ``summary.txt`` and
+    ``--out DIR``, write ``clusters.csv``, ``locations.csv``, ``comparison.csv``, ``summary.txt`` and
     ``clusters.png`` into DIR (atomically: DIR appears only when everything was written)."""
     import contextlib
 
@@ -264,6 +264,7 @@ def _cmd_reproduce(args) -> int:
         print(text)
         if tmp is not None:
             res.to_csv(tmp / "clusters.csv")
+            res.location_table().to_csv(tmp / "locations.csv", index=False)
             table.to_csv(tmp / "comparison.csv", index=False)
             (tmp / "summary.txt").write_text(res.summary() + "\n\n" + text + "\n")
             import matplotlib
@@ -276,7 +277,8 @@ def _cmd_reproduce(args) -> int:
             ax = plot_clusters(res, path=tmp / "clusters.png")
             plt.close(ax.figure)
     if args.out is not None:
-        print(f"wrote {args.out}/ (clusters.csv, comparison.csv, summary.txt, clusters.png)", file=sys.stderr)
+        print(f"wrote {args.out}/ (clusters.csv, locations.csv, comparison.csv, summary.txt, clusters.png)",
+              file=sys.stderr)
     return 0 if ok else 1
 
 

@@ -352,6 +352,9 @@ class ScanResult:
     _loc_cases: np.ndarray = dataclasses.field(default=None, repr=False)
     _loc_controls: np.ndarray = dataclasses.field(default=None, repr=False)
     _loc_population: np.ndarray = dataclasses.field(default=None, repr=False)
+    _loc_expected: np.ndarray = dataclasses.field(default=None, repr=False)
+    _row_ids: np.ndarray = dataclasses.field(default=None, repr=False)
+    _row_loc: np.ndarray = dataclasses.field(default=None, repr=False)
 
     @property
     def most_likely(self) -> pd.Series | None:
@@ -416,6 +419,32 @@ class ScanResult:
         return (f"ScanResult(model={self.model!r}, backend={self.backend!r}, clusters={len(self.clusters)}, "
                 f"n_replicates={self.n_replicates}, {best})")
 
+    def location_table(self) -> pd.DataFrame:
+        """SaTScan's location information: one row per location of each reported cluster.
+
+        Columns ``cluster`` (rank, 1 = most likely), ``location_id``, ``cases`` and ``expected``
+        (the location's own counts over the study period; merged rows with identical coordinates
+        count as one location; ``expected`` is NaN for the space-time permutation model, whose
+        expectation depends on the cluster's days), ``observed_over_expected``, and the cluster's
+        ``cluster_cases``, ``cluster_expected``, ``cluster_log_likelihood_ratio``, ``cluster_p_value``.
+        """
+        cols = ["cluster", "location_id", "cases", "expected", "observed_over_expected", "cluster_cases",
+                "cluster_expected", "cluster_log_likelihood_ratio", "cluster_p_value"]
+        if self._row_ids is None:
+            raise ValueError("this result carries no location data (built by an older version)")
+        first_row = {}
+        for r, i in enumerate(self._row_ids.tolist()):
+            first_row.setdefault(i, r)
+        rows = []
+        for k, cl in enumerate(self.clusters.itertuples()):
+            for lid in cl.location_ids:
+                g = int(self._row_loc[first_row[lid]])
+                c = int(self._loc_cases[g])
+                e = float(self._loc_expected[g]) if self._loc_expected is not None else math.nan
+                rows.append([k + 1, lid, c, e, c / e if e > 0 else math.nan, cl.cases, cl.expected,
+                             cl.log_likelihood_ratio, cl.p_value])
+        return pd.DataFrame(rows, columns=cols)
+
     def plot(self, ax=None, *, max_clusters: int | None = None, alpha: float = 0.05):
         """Clusters as circles over the locations: :func:`hphawkes_py.scan.plot.plot_clusters`."""
         from .plot import plot_clusters
@@ -439,6 +468,14 @@ def _radius(geo, points, cpoints):
         w = np.sqrt(((points[members] - cpoints[i]) ** 2).sum(axis=1)).max()
         return float(geo.from_working(w))
     return radius_of
+
+
+def _row_locations(members) -> np.ndarray:
+    """The merged location of every input row."""
+    out = np.empty(sum(len(m) for m in members), dtype=np.int64)
+    for g, m in enumerate(members):
+        out[m] = g
+    return out
 
 
 def _check_max_population(v):
@@ -551,7 +588,8 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
         n_windows=int(boundary.sum()), max_population=max_population, direction=direction,
         n_replicates=n_replicates, grid_cell=grid_cell, max_distance=max_distance, distance=distance,
         min_cases=min_cases, _loc_coords=loc.coords,
-        _loc_cases=loc.cases, _loc_controls=loc.controls, _loc_population=pop,
+        _loc_cases=loc.cases, _loc_controls=loc.controls, _loc_population=pop, _loc_expected=pop * (C / N),
+        _row_ids=ids, _row_loc=_row_locations(loc.members),
     )
 
 
@@ -770,7 +808,8 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
         n_locations=L, n_merged=n_merged, n_centres=len(centres), n_windows=int(boundary.sum()),
         max_population=max_population, direction=direction, n_replicates=n_replicates, grid_cell=grid_cell,
         model="poisson", max_distance=max_distance, min_cases=min_cases, distance=distance, _loc_coords=loc_coords,
-        _loc_cases=l_cases, _loc_controls=None, _loc_population=l_pop,
+        _loc_cases=l_cases, _loc_controls=None, _loc_population=l_pop, _loc_expected=l_exp, _row_ids=ids,
+        _row_loc=gid,
     )
 
 

@@ -208,6 +208,7 @@ def space_time_permutation(coords, cases, times, *, max_population=0.5, max_dist
         n_merged=n - L, n_centres=len(centres), n_windows=int(boundary.sum()), max_population=max_population,
         direction=direction, n_replicates=n_replicates, model="space_time_permutation", max_distance=max_distance,
         min_cases=min_cases, distance=distance, _loc_coords=loc_coords, _loc_cases=Cz, _loc_population=Cz,
+        _row_ids=ids, _row_loc=gid,
     )
 
 
