@@ -259,7 +259,7 @@ def _check_threads(threads):
     return threads
 
 
-def _monte_carlo(engine, weights, n_cases, n_replicates, seed, executor, progress):
+def _monte_carlo(engine, weights, n_cases, n_replicates, seed, executor, progress, penalties=None):
     """(n_replicates,) float64 maxima of the null replicates, in replicate order. The null:
     Bernoulli, the cases relabelled among the persons (``weights``: persons per location);
     Poisson, the cases redistributed multinomially (``weights``: expected cases per location)."""
@@ -267,15 +267,20 @@ def _monte_carlo(engine, weights, n_cases, n_replicates, seed, executor, progres
     sizes = [min(BATCH_SIZE, n_replicates - s) for s in starts]
     parts = run_replicates(_null_batch, sizes, seeds=replicate_seed_batches(seed, n_replicates),
                            executor=executor, progress=progress, desc="scan Monte Carlo",
-                           args=(engine, weights, n_cases))
+                           args=(engine, weights, n_cases, penalties))
     return np.concatenate(parts).astype(np.float64)
 
 
-def _null_batch(size, batch_seed, engine, weights, n_cases):
-    """One Monte Carlo batch of ``size`` replicates (module level so process pools can pickle it)."""
+def _null_batch(size, batch_seed, engine, weights, n_cases, penalties=None):
+    """One Monte Carlo batch of ``size`` replicates (module level so process pools can pickle it).
+    With ``penalties`` (one factor per window block, elliptic scans), the maximum of the penalised
+    best LLR of every block."""
     draw = draw_multinomial_cases if engine.model == "poisson" else draw_null_cases
     cases = draw(weights, n_cases, batch_seed.spawn(size))
-    return engine.max_llr(cases)
+    if penalties is None:
+        return engine.max_llr(cases)
+    best, _ = engine.best_per_centre(cases)
+    return (best * penalties[:, None]).max(axis=0) if best.shape[0] else np.zeros(size)
 
 
 def gumbel_p_values(observed: np.ndarray, null_max: np.ndarray) -> np.ndarray:
@@ -470,6 +475,42 @@ def _radius(geo, points, cpoints):
     return radius_of
 
 
+PENALTIES = {"none": 0.0, "medium": 0.5, "strong": 1.0}
+
+
+def ellipse_set(shapes, angles) -> list:
+    """SaTScan's elliptic windows: the circle, then for each shape s (major / minor axis) its
+    ``angles`` orientations, the multiples of 180 / angles degrees in (-90, 90]."""
+    out = [(1.0, 0.0)]
+    for sh, k in zip(shapes, angles):
+        step = 180.0 / k
+        lo = int(math.floor(-90.0 / step)) + 1
+        out += [(float(sh), j * step) for j in range(lo, lo + k)]
+    return out
+
+
+def _ellipse_transform(xy: np.ndarray, shape: float, angle: float) -> np.ndarray:
+    """Coordinates in which the ellipse (major axis at ``angle`` degrees from the first axis,
+    ``shape`` times the minor one) is a circle of radius = its semiminor axis."""
+    t = math.radians(angle)
+    u = xy[:, 0] * math.cos(t) + xy[:, 1] * math.sin(t)
+    v = -xy[:, 0] * math.sin(t) + xy[:, 1] * math.cos(t)
+    return np.column_stack([u / shape, v])
+
+
+def _elliptic_windows(centres, coords, size, limit, ellipses):
+    """Windows of every (ellipse, centre) block, concatenated: block b = e * m + i."""
+    parts = [build_windows(_ellipse_transform(centres, sh, an), _ellipse_transform(coords, sh, an), size, limit)
+             for sh, an in ellipses]
+    offsets = [np.zeros(1, dtype=np.int64)]
+    base = 0
+    for w in parts:
+        offsets.append(w[0][1:] + base)
+        base += int(w[0][-1])
+    return (np.concatenate(offsets), np.concatenate([w[1] for w in parts]), np.concatenate([w[2] for w in parts]),
+            np.concatenate([w[3] for w in parts]))
+
+
 def _row_locations(members) -> np.ndarray:
     """The merged location of every input row."""
     out = np.empty(sum(len(m) for m in members), dtype=np.int64)
@@ -635,7 +676,8 @@ def indirect_expected(cases: np.ndarray, population: np.ndarray, codes: np.ndarr
 
 def poisson(coords, cases, population, *, expected=None, covariates=None, max_population=0.5, max_distance=None,
             min_cases=2, n_replicates=999, direction="high", secondary="no-overlap", grid_cell=None,
-            distance="euclidean", location_ids=None, seed=None, executor=None, backend="auto", threads=None,
+            distance="euclidean", window="circle", ellipse_shapes=(1.5, 2, 3, 4, 5), ellipse_angles=(4, 6, 9, 12, 15),
+            penalty="medium", location_ids=None, seed=None, executor=None, backend="auto", threads=None,
             progress=True) -> ScanResult:
     """Kulldorff's purely spatial discrete Poisson scan statistic with Monte Carlo inference.
 
@@ -677,6 +719,15 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
         Circles centred on the cells of a regular grid of this side instead of on the locations.
     distance : {"euclidean", "great_circle"}
         As in :func:`bernoulli` (great-circle: coords are (latitude, longitude), km).
+    window : {"circle", "ellipse"}
+        ``"ellipse"``: SaTScan's elliptic scan, the circle plus ellipses of each shape in
+        ``ellipse_shapes`` (major / minor axis) at ``ellipse_angles`` orientations each (multiples of
+        180 / angles degrees in (-90, 90]); Euclidean coordinates, no grid, no ``max_distance``.
+    ellipse_shapes, ellipse_angles : sequences
+        SaTScan's defaults (1.5, 2, 3, 4, 5) and (4, 6, 9, 12, 15).
+    penalty : {"none", "medium", "strong"}
+        Non-compactness penalty of the elliptic scan: windows are ranked (and the Monte Carlo
+        maxima taken) by ``LLR x (4 s / (1 + s)^2)^a``, a = 0, 1/2, 1; reported as ``test_statistic``.
     location_ids : array_like (n,), optional
         Ids reported in ``clusters.location_ids`` (default: 0-based input row positions); unique,
         except with ``covariates``, where the rows of one location (its categories) share its id;
@@ -727,6 +778,18 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
     max_population = _check_max_population(max_population)
     max_distance = None if max_distance is None else check_positive(max_distance, "max_distance")
     geo = _check_geometry(distance, xy, grid_cell)
+    check_in(window, "window", ("circle", "ellipse"))
+    ellipses = None
+    if window == "ellipse":
+        if geo.great_circle or grid_cell is not None or max_distance is not None:
+            raise ValueError("window='ellipse' needs Euclidean coordinates and no grid_cell or max_distance "
+                             "(as SaTScan's elliptic scan)")
+        shapes = [check_positive(v, "ellipse_shapes") for v in ellipse_shapes]
+        angles = [check_int(v, "ellipse_angles", minimum=1) for v in ellipse_angles]
+        if len(shapes) != len(angles) or any(v <= 1 for v in shapes):
+            raise ValueError("ellipse_shapes (each > 1) and ellipse_angles must have the same length")
+        ellipses = ellipse_set(shapes, angles)
+        pen_a = PENALTIES[check_in(penalty, "penalty", tuple(PENALTIES))]
     min_cases = check_int(min_cases, "min_cases", minimum=0)
     n_replicates = _check_replicates(n_replicates)
     check_in(direction, "direction", DIRECTIONS)
@@ -780,10 +843,17 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
     size = l_pop if (expected is None and covariates is None) else l_exp
     centres, centre_loc = make_centres(loc_coords, grid_cell)
 
+    m0 = len(centres)
+    pens = stat = extra = None
     with threads_context(threads):
         points = geo.points(loc_coords)
         cpoints = geo.points(centres)
-        windows = build_windows(cpoints, points, size, max_population * size.sum(), geo.to_working(max_distance))
+        if ellipses is None:
+            windows = build_windows(cpoints, points, size, max_population * size.sum(), geo.to_working(max_distance))
+        else:
+            windows = _elliptic_windows(cpoints, points, size, max_population * size.sum(), ellipses)
+            sh = np.repeat([e[0] for e in ellipses], m0)
+            pens = (4.0 * sh / (1.0 + sh) ** 2) ** pen_a
         offsets, neighbors, _, boundary = windows
         wexp = cumulative_expected(windows, l_exp)
         engine = make_engine((offsets, neighbors, wexp, boundary), klogk_table(C), C, C, direction,
@@ -791,7 +861,25 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
         best, best_entry = engine.best_per_centre(l_cases.astype(np.int32)[:, None], want_arg=True)
         best = best[:, 0]
         best_entry = best_entry[:, 0]
-        null_llr = _monte_carlo(engine, l_exp, C, n_replicates, seed, executor, progress)
+        null_llr = _monte_carlo(engine, l_exp, C, n_replicates, seed, executor, progress,
+                                penalties=pens if (pens is not None and pen_a > 0) else None)
+    if ellipses is not None:
+        stat = best * pens
+        tpts = [_ellipse_transform(points, a, b) for a, b in ellipses]
+        tctr = [_ellipse_transform(cpoints, a, b) for a, b in ellipses]
+
+        def radius_of(members, b):
+            e, i = divmod(int(b), m0)
+            return float(np.sqrt(((tpts[e][members] - tctr[e][i]) ** 2).sum(axis=1)).max())
+
+        def extra(b):
+            e, i = divmod(int(b), m0)
+            return {"shape": ellipses[e][0], "angle": ellipses[e][1]}
+
+        centres = np.tile(centres, (len(ellipses), 1))
+        centre_loc = np.tile(centre_loc, len(ellipses))
+    else:
+        radius_of = _radius(geo, points, cpoints)
 
     def window_stats(members, c, j):
         e = float(wexp[j])
@@ -799,8 +887,10 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
         p = l_pop[members].sum()
         return (int(p) if l_pop.dtype.kind == "i" else float(p)), e, rr
 
-    clusters = _clusters(best, best_entry, offsets, neighbors, centres, centre_loc, _radius(geo, points, cpoints),
-                         l_cases, report_members, ids, null_llr, window_stats)
+    clusters = _clusters(best, best_entry, offsets, neighbors, centres, centre_loc, radius_of,
+                         l_cases, report_members, ids, null_llr, window_stats, stat=stat, extra=extra)
+    if ellipses is not None:  # the radius of an ellipse is its semiminor axis
+        clusters.insert(clusters.columns.get_loc("radius") + 1, "semimajor_axis", clusters.radius * clusters["shape"])
     total_pop = l_pop.sum()
     return ScanResult(
         clusters=clusters, null_llr=null_llr, backend=resolved, n_cases=C,
@@ -814,12 +904,16 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
 
 
 def _clusters(best, best_entry, offsets, neighbors, centres, centre_loc, radius_of, cases, members_of, ids, null_llr,
-              window_stats):
+              window_stats, stat=None, extra=None):
     """Most likely + secondary clusters (no geographical overlap) as a DataFrame.
 
     ``window_stats(members, c, j)`` gives the model's ``(population, expected, relative_risk)``
     of the window ending at entry ``j`` with locations ``members`` and ``c`` cases;
-    ``radius_of(members, i)`` the distance from centre ``i`` to its farthest member."""
+    ``radius_of(members, i)`` the distance from centre ``i`` to its farthest member. ``stat``
+    (default ``best``): the test statistic that ranks windows and gives p-values (elliptic scans:
+    the penalised LLR); ``extra(i)``: more columns for window block ``i``."""
+    llr_of = best
+    best = llr_of if stat is None else stat
     cand = np.flatnonzero(best > 0)
     # most likely first; equal LLRs (e.g. the same window seen from several centres) in
     # centre order, i.e. input order, as SaTScan (NY leukaemia: cluster 4 centred on tract 62)
@@ -854,11 +948,16 @@ def _clusters(best, best_entry, offsets, neighbors, centres, centre_loc, radius_
             "expected": expected,
             "observed_over_expected": c / expected,
             "relative_risk": rr,
-            "log_likelihood_ratio": float(best[i]),
+            "log_likelihood_ratio": float(llr_of[i]),
             "p_value": (1 + exceed) / (1 + R),
+            **({"test_statistic": float(best[i])} if stat is not None else {}),
+            **(extra(i) if extra is not None else {}),
         })
     cols = ["center", "x", "y", "radius", "location_ids", "n_locations", "cases", "population", "expected",
             "observed_over_expected", "relative_risk", "log_likelihood_ratio", "p_value"]
+    if rows:
+        cols = cols + [k for k in rows[0] if k not in cols]
     df = pd.DataFrame(rows, columns=cols)
-    df["gumbel_p_value"] = gumbel_p_values(df["log_likelihood_ratio"].to_numpy(dtype=float), null_llr)
+    key = "test_statistic" if "test_statistic" in df.columns else "log_likelihood_ratio"
+    df["gumbel_p_value"] = gumbel_p_values(df[key].to_numpy(dtype=float), null_llr)
     return df
