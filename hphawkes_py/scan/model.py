@@ -864,7 +864,13 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
         null_llr = _monte_carlo(engine, l_exp, C, n_replicates, seed, executor, progress,
                                 penalties=pens if (pens is not None and pen_a > 0) else None)
     if ellipses is not None:
+        # as SaTScan: one candidate per centre, its best window over all shapes and angles (the
+        # secondary clusters are drawn from these); the others are not reported
         stat = best * pens
+        keep = np.zeros_like(stat, dtype=bool)
+        per = stat.reshape(len(ellipses), m0)
+        keep[np.argmax(per, axis=0) * m0 + np.arange(m0)] = True
+        stat = np.where(keep, stat, 0.0)
         tpts = [_ellipse_transform(points, a, b) for a, b in ellipses]
         tctr = [_ellipse_transform(cpoints, a, b) for a, b in ellipses]
 
@@ -888,7 +894,8 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
         return (int(p) if l_pop.dtype.kind == "i" else float(p)), e, rr
 
     clusters = _clusters(best, best_entry, offsets, neighbors, centres, centre_loc, radius_of,
-                         l_cases, report_members, ids, null_llr, window_stats, stat=stat, extra=extra)
+                         l_cases, report_members, ids, null_llr, window_stats, stat=stat, extra=extra,
+                         tiebreak=None if ellipses is None else np.tile(np.arange(m0), len(ellipses)))
     if ellipses is not None:  # the radius of an ellipse is its semiminor axis
         clusters.insert(clusters.columns.get_loc("radius") + 1, "semimajor_axis", clusters.radius * clusters["shape"])
     total_pop = l_pop.sum()
@@ -904,20 +911,21 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
 
 
 def _clusters(best, best_entry, offsets, neighbors, centres, centre_loc, radius_of, cases, members_of, ids, null_llr,
-              window_stats, stat=None, extra=None):
+              window_stats, stat=None, extra=None, tiebreak=None):
     """Most likely + secondary clusters (no geographical overlap) as a DataFrame.
 
     ``window_stats(members, c, j)`` gives the model's ``(population, expected, relative_risk)``
     of the window ending at entry ``j`` with locations ``members`` and ``c`` cases;
     ``radius_of(members, i)`` the distance from centre ``i`` to its farthest member. ``stat``
     (default ``best``): the test statistic that ranks windows and gives p-values (elliptic scans:
-    the penalised LLR); ``extra(i)``: more columns for window block ``i``."""
+    the penalised LLR); ``extra(i)``: more columns for window block ``i``; ``tiebreak``: the order
+    of equal statistics (default the block index; elliptic scans: the centre's input order)."""
     llr_of = best
     best = llr_of if stat is None else stat
     cand = np.flatnonzero(best > 0)
     # most likely first; equal LLRs (e.g. the same window seen from several centres) in
     # centre order, i.e. input order, as SaTScan (NY leukaemia: cluster 4 centred on tract 62)
-    cand = cand[np.lexsort((cand, -best[cand]))]
+    cand = cand[np.lexsort((cand if tiebreak is None else tiebreak[cand], -best[cand]))]
     used = np.zeros(len(members_of), dtype=bool)
     rows = []
     R = len(null_llr)
