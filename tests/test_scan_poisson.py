@@ -441,3 +441,13 @@ def test_ellipse_set_and_bad_options():
         hp.scan.poisson(**kw, max_distance=1.0)
     with pytest.raises(ValueError, match="same length"):
         hp.scan.poisson(**kw, ellipse_shapes=(2, 3), ellipse_angles=(4,))
+
+
+def test_cli_scan_ellipse(tmp_path):
+    from hphawkes_py.cli import main
+
+    out = tmp_path / "e.csv"
+    rc = main(["scan", "--model", "poisson", "--cas", str(SAT("ny_leukemia.cas")), "--pop", str(SAT("ny_leukemia.pop")),
+               "--geo", str(SAT("ny_leukemia.geo")), "--max-population", "0.1", "--window", "ellipse", "--penalty",
+               "none", "--replicates", "9", "--backend", "cpu", "-o", str(out), "--png", "", "--quiet"])
+    assert rc == 0 and abs(pd.read_csv(out).log_likelihood_ratio.iloc[0] - 15.416469) < 1e-6

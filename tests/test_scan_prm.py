@@ -50,7 +50,8 @@ def _edit(tmp_path, **changes):
         (dict(ModelType="5"), r"ModelType='5' \(\[Analysis\]\) \(Normal\) is not supported"),
         (dict(ModelType="2"), r"AnalysisType='1' .* must be 3 \(retrospective\) or 4"),
         (dict(AnalysisType="3"), r"AnalysisType='3' .* is not supported"),
-        (dict(SpatialWindowShapeType="1"), "SpatialWindowShapeType"),
+        (dict(SpatialWindowShapeType="2"), "SpatialWindowShapeType"),
+        (dict(SpatialWindowShapeType="1", NonCompactnessPenalty="0.5"), "NonCompactnessPenalty"),
         (dict(UseGridFile="y"), "UseGridFile"),
         (dict(CriteriaForReportingSecondaryClusters="5"), "CriteriaForReportingSecondaryClusters"),
         (dict(IterativeScan="y"), "IterativeScan"),
@@ -154,3 +155,12 @@ def test_run_prm_space_time_refusals(tmp_path):
             continue
         with pytest.raises(ValueError, match=match):
             hp.scan.run_prm(tmp_path / "a.prm", n_replicates=9, progress=False, backend="cpu")
+
+
+def test_run_prm_elliptic(tmp_path):
+    p = _edit(tmp_path, SpatialWindowShapeType="1", NonCompactnessPenalty="1", EllipseShapes="1.5,2,3,4,5",
+              EllipseAngles="4,6,9,12,15", MonteCarloReps="19")
+    spec = prm_arguments(p)
+    assert spec["kwargs"]["window"] == "ellipse" and spec["kwargs"]["penalty"] == "medium"
+    res = hp.scan.run_prm(p, seed=1, progress=False, backend="cpu")
+    assert abs(res.clusters.test_statistic.iloc[0] - 14.474236) < 1e-6  # SaTScan v9.6, medium penalty

@@ -58,6 +58,10 @@ def register(subparsers) -> None:
     a.add_argument("--max-distance", type=float, default=None,
                    help="maximum circle radius (coordinate units; km with --distance great_circle)")
     a.add_argument("--min-cases", type=int, default=2, help="Poisson: minimum cases in a high-rate cluster")
+    a.add_argument("--window", choices=("circle", "ellipse"), default="circle",
+                   help="Poisson: circular or SaTScan's elliptic windows")
+    a.add_argument("--penalty", choices=("none", "medium", "strong"), default="medium",
+                   help="Poisson, elliptic windows: non-compactness penalty")
     a.add_argument("--replicates", type=int, default=None, help="Monte Carlo replicates (default 999, or the .prm's)")
     a.add_argument("--direction", choices=("high", "low", "both"), default="high")
     a.add_argument("--grid-cell", type=float, default=None,
@@ -176,9 +180,12 @@ def _cmd_scan(args) -> int:
               direction=args.direction, grid_cell=args.grid_cell, seed=args.seed, backend=args.backend,
               threads=args.threads, progress=not args.quiet)
     if args.model == "poisson":
+        extra = {"window": "ellipse", "penalty": args.penalty} if args.window == "ellipse" else {}
         res = poisson(data.pop("coords"), data.pop("cases"), data.pop("population"), min_cases=args.min_cases,
-                      **data, **kw)
+                      **extra, **data, **kw)
     else:
+        if args.window != "circle":
+            raise CliError("--window ellipse needs --model poisson")
         res = bernoulli(data["coords"], data["cases"], data["controls"], location_ids=data["location_ids"], **kw)
     _write_outputs(res, outputs)
     if not args.quiet:

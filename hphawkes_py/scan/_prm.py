@@ -20,7 +20,6 @@ _OFF = {"", "n", "0", "no", "false"}
 #: parameter -> values this implementation accepts (anything else is refused by name)
 _REQUIRE = {
     "UseGridFile": _OFF,
-    "SpatialWindowShapeType": {"0"},       # circular
     "IsotonicScan": {"0"},
     "UseMaxCirclePopulationFileOption": _OFF,
     "CriteriaForReportingSecondaryClusters": {"0"},  # no geographical overlap
@@ -46,7 +45,8 @@ _USED = {"CaseFile", "ControlFile", "PopulationFile", "CoordinatesFile", "Coordi
          "MaxSpatialSizeInPopulationAtRisk", "UseDistanceFromCenterOption", "MaxSpatialSizeInDistanceFromCenter",
          "MonteCarloReps", "MinimumCasesInHighRateClusters", "AnalysisType", "StartDate", "EndDate",
          "PrecisionCaseTimes", "TimeAggregationUnits", "TimeAggregationLength", "MaxTemporalSizeInterpretation",
-         "MaxTemporalSize", "MinimumTemporalClusterSize", "IncludePurelySpatial", "IncludeClusters"}
+         "MaxTemporalSize", "MinimumTemporalClusterSize", "IncludePurelySpatial", "IncludeClusters",
+         "SpatialWindowShapeType", "NonCompactnessPenalty", "EllipseShapes", "EllipseAngles"}
 
 #: sections that only choose outputs, run options or analyses that are not run here
 _NOT_ANALYSIS_SECTIONS = {"Output", "Spatial Output", "Temporal Output", "Other Output", "Run Options", "System",
@@ -191,6 +191,21 @@ def prm_arguments(path) -> dict:
         if v.get("ControlFile"):
             raise bad("ControlFile", "is not used by the discrete Poisson model (give PopulationFile only)")
 
+    shape = v.get("SpatialWindowShapeType", "0")
+    if shape == "1":
+        if model != "poisson":
+            raise bad("SpatialWindowShapeType", "(elliptic) is supported with the discrete Poisson model only")
+        pen = {"0": "none", "1": "medium", "2": "strong"}.get(v.get("NonCompactnessPenalty", "1"))
+        if pen is None:
+            raise bad("NonCompactnessPenalty", "must be 0 (none), 1 (medium) or 2 (strong)")
+        try:
+            shapes = tuple(float(x) for x in v.get("EllipseShapes", "1.5,2,3,4,5").split(","))
+            angles = tuple(int(x) for x in v.get("EllipseAngles", "4,6,9,12,15").split(","))
+        except ValueError:
+            raise bad("EllipseShapes", "and EllipseAngles must be comma-separated numbers (angles whole)") from None
+        kwargs.update(window="ellipse", penalty=pen, ellipse_shapes=shapes, ellipse_angles=angles)
+    elif shape != "0":
+        raise bad("SpatialWindowShapeType", "must be 0 (circular) or 1 (elliptic)")
     ctype = v.get("CoordinatesType", "0")
     if ctype not in ("0", "1"):
         raise bad("CoordinatesType", "must be 0 (Cartesian) or 1 (latitude/longitude)")

@@ -32,7 +32,7 @@ def plot_clusters(result, ax=None, *, max_clusters: int | None = None, alpha: fl
         raise TypeError(f"plot_clusters needs a ScanResult (from hp.scan.bernoulli or poisson), got "
                         f"{type(result).__name__}")
     import matplotlib.pyplot as plt
-    from matplotlib.patches import Circle
+    from matplotlib.patches import Circle, Ellipse
 
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 6))
@@ -45,9 +45,13 @@ def plot_clusters(result, ax=None, *, max_clusters: int | None = None, alpha: fl
     rows = result.clusters if max_clusters is None else result.clusters.iloc[:max_clusters]
     for k, row in enumerate(rows.itertuples()):
         sig = row.p_value <= alpha
-        circ = Circle((row.x, row.y), max(row.radius, 1e-12), fill=False,
-                      lw=2.5 if k == 0 else 1.2, ls="-" if sig or k == 0 else "--",
-                      ec="tab:blue" if k == 0 else "tab:purple")
+        style = dict(fill=False, lw=2.5 if k == 0 else 1.2, ls="-" if sig or k == 0 else "--",
+                     ec="tab:blue" if k == 0 else "tab:purple")
+        if "semimajor_axis" in rows.columns:  # elliptic window: major axis at `angle` degrees from the x axis
+            circ = Ellipse((row.x, row.y), 2 * max(row.semimajor_axis, 1e-12), 2 * max(row.radius, 1e-12),
+                           angle=row.angle, **style)
+        else:
+            circ = Circle((row.x, row.y), max(row.radius, 1e-12), **style)
         ax.add_patch(circ)
         ax.annotate(f"{k + 1}", (row.x, row.y), fontsize=8, ha="center", va="center")
     ax.set_aspect("equal")

@@ -69,6 +69,8 @@ scan_bernoulli <- function(coords, cases, controls, max_population = 0.5, n_repl
 #' @param max_population Maximum window size as a fraction of the population at risk, in (0, 0.5].
 #' @param max_distance \code{NULL} or maximum circle radius (coordinate units; km for great-circle).
 #' @param distance \code{"euclidean"} or \code{"great_circle"} (coords = latitude, longitude in degrees).
+#' @param window \code{"circle"} or \code{"ellipse"} (SaTScan's elliptic windows).
+#' @param penalty Non-compactness penalty of elliptic windows: \code{"none"}, \code{"medium"}, \code{"strong"}.
 #' @param min_cases Minimum number of cases in a high-rate cluster (SaTScan's default 2).
 #' @param n_replicates Monte Carlo replicates (whole number).
 #' @param direction \code{"high"}, \code{"low"} or \code{"both"}.
@@ -82,13 +84,15 @@ scan_bernoulli <- function(coords, cases, controls, max_population = 0.5, n_repl
 #' @return An object of class \code{hphawkes_scan} (as \code{scan_bernoulli}), \code{model = "poisson"}.
 #' @export
 scan_poisson <- function(coords, cases, population, expected = NULL, covariates = NULL,
-                         max_population = 0.5, max_distance = NULL, distance = "euclidean", min_cases = 2L,
+                         max_population = 0.5, max_distance = NULL, distance = "euclidean",
+                         window = "circle", penalty = "medium", min_cases = 2L,
                          n_replicates = 999L, direction = "high", secondary = "no-overlap",
                          grid_cell = NULL, seed = NULL, location_ids = NULL, progress = FALSE,
                          backend = "auto", threads = NULL) {
   sc <- .hp_mod("scan")
   kw <- list(max_population = .as_num(max_population), max_distance = .as_num(max_distance),
-             distance = distance, min_cases = .as_int(min_cases), n_replicates = .as_int(n_replicates),
+             distance = distance, window = window, penalty = penalty,
+             min_cases = .as_int(min_cases), n_replicates = .as_int(n_replicates),
              direction = direction, secondary = secondary, grid_cell = .as_num(grid_cell),
              seed = .as_int(seed), progress = progress, backend = backend, threads = .as_int(threads))
   if (!is.null(expected)) kw$expected <- .np_double(expected, "expected")
