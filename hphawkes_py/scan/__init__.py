@@ -1,13 +1,17 @@
-"""Kulldorff's spatial scan statistic (Bernoulli and discrete Poisson models) on CPU and GPU
-(Larew et al. 2010).
+"""Kulldorff's spatial and space-time scan statistics on CPU and GPU (Larew et al. 2010; SaTScan).
 
 >>> import hphawkes_py as hp
 >>> res = hp.scan.bernoulli(coords, cases, controls, max_population=0.5, n_replicates=999)
->>> res.clusters          # most likely cluster first, then secondary clusters
+>>> res = hp.scan.poisson(coords, cases, population, covariates=None, window="circle")
+>>> res = hp.scan.space_time_permutation(coords, cases, dates, max_temporal=7, prospective=True)
+>>> res = hp.scan.run_prm("analysis.prm")      # a SaTScan parameter file, rerun unchanged
+>>> res.clusters          # most likely cluster first, then secondary clusters (no overlap)
+>>> res.location_table()  # SaTScan's location information
 >>> hp.scan.plot_clusters(res)
 
-Semantics follow SaTScan's purely spatial Bernoulli and discrete Poisson analyses with circular
-windows; see :func:`bernoulli` and :func:`poisson`. :func:`read_satscan` reads SaTScan's .cas/.ctl/.pop/.geo files.
+Semantics follow SaTScan's purely spatial Bernoulli and discrete Poisson analyses (circular or
+elliptic windows, Cartesian or great-circle distances) and its retrospective / prospective
+space-time permutation analysis. :func:`read_satscan` reads SaTScan's .cas/.ctl/.pop/.geo files.
 """
 from ._prm import run_prm
 from ._satscan import read_satscan
