@@ -483,7 +483,7 @@ def test_cli_reproduce_grave_writes_out_dir_atomically(tmp_path, capsys):
     out = tmp_path / "grave"
     rc = main(["reproduce", "scan-grave", "--replicates", "99", "--backend", "cpu", "--out", str(out)])
     assert rc == 0
-    assert sorted(p.name for p in out.iterdir()) == ["clusters.csv", "clusters.png", "comparison.csv", "summary.txt"]
+    assert sorted(p.name for p in out.iterdir()) == ["clusters.csv", "clusters.png", "comparison.csv", "locations.csv", "summary.txt"]
     comp = pd.read_csv(out / "comparison.csv")
     assert comp.same_locations.all() and np.allclose(comp.llr, comp.llr_published, atol=1e-6)
     # a non-empty folder is refused before any work, and left as it was

@@ -358,3 +358,96 @@ def test_cli_scan_great_circle(tmp_path):
     assert rc == 0
     t = pd.read_csv(out)
     assert abs(t.log_likelihood_ratio.iloc[0] - 14.780276) < 1e-6 and round(t.radius.iloc[0], 2) == 7.70
+
+
+def test_location_table():
+    ny = _ny()
+    res = hp.scan.poisson(ny[["x", "y"]].to_numpy(), ny.cases, ny.population, max_population=0.1, n_replicates=19,
+                          seed=1, location_ids=ny.location_id, progress=False, backend="cpu")
+    t = res.location_table()
+    assert len(t) == res.clusters.n_locations.sum() and list(t.cluster.unique()) == list(range(1, len(res.clusters) + 1))
+    one = t[t.cluster == 1]
+    assert one.cases.sum() == res.clusters.cases.iloc[0]
+    assert one.expected.sum() == pytest.approx(res.clusters.expected.iloc[0], rel=1e-12)
+    row = ny.set_index("location_id").loc[49]
+    got = one.set_index("location_id").loc[49]
+    assert got.cases == row.cases and got.expected == pytest.approx(row.population * 552 / 1057673, rel=1e-12)
+    g = hp.datasets.load_grave()
+    b = hp.scan.bernoulli(g[["x", "y"]].to_numpy(), g.case, 1 - g.case, n_replicates=19, seed=1,
+                          location_ids=g.id, progress=False, backend="cpu")
+    tb = b.location_table()
+    assert tb[tb.cluster == 1].cases.sum() == 11 and tb.expected.iloc[0] == pytest.approx(30 / 143)
+
+
+# SaTScan v9.6 elliptic scans (hphawkes_py/data/scan/satscan_outputs/ny_poisson_elliptic_10pct.txt):
+# ids (in order), semiminor, semimajor, angle, shape, population, cases, expected, LLR, test statistic
+ELLIPSE_NONE = [
+    ("46 53 45 41 44 38 52 43 54 39 50 15 40 49 16 14 1 48 37 13 17 11 2 12 47", 0.046, 0.18, 90, 4, 102678, 96,
+     53.59, 15.416469, 15.416469),
+    ("84 86 87 251 92 85 259 88 89 103 261 281 266 280 265 102", 0.093, 0.46, 60, 5, 53236, 55, 27.78, 11.061167,
+     11.061167),
+    ("117 123 116 118 122 114 115 124 121 113 120 119 133 125 131 132 111 220 127 126 130 135", 0.014, 0.057, 75, 4,
+     56173, 55, 29.32, 9.562963, 9.562963),
+    ("170 171 166 167", 0.0072, 0.029, -60, 4, 12214, 17, 6.37, 6.154083, 6.154083),
+    ("64 65 67 62 68", 0.046, 0.18, 30, 4, 27490, 28, 14.35, 5.244377, 5.244377),
+]
+ELLIPSE_MEDIUM = [
+    ("52 50 53 38 49 15 48 39 1 37 16 44 14 47 40 2 13 43 51 45 17 11 12 3 46", 0.058, 0.087, 90, 1.5, 99685, 93,
+     52.03, 14.772705, 14.474236),
+    ("87 88 86 89 92 85 90", 0.086, 0.17, -60, 2, 31491, 37, 16.44, 9.860447, 9.296518),
+    ("115 116 114 111 117 113 123 120 110 122 112 118 121 124 220 133 131 119 130 125 132 219 126 127 135", 0.019,
+     0.057, 80, 3, 59460, 57, 31.03, 9.347892, 8.095512),
+    ("170 171 166 167", 0.0072, 0.029, -60, 4, 12214, 17, 6.37, 6.154083, 4.923266),
+    ("62 64 67 65", 0.061, 0.061, 0, 1, 24571, 25, 12.82, 4.651839, 4.651839),
+    ("106 103 102 77 230", 0.087, 0.35, -45, 4, 15576, 19, 8.13, 5.369233, 4.295386),
+    ("266 281 265", 0.017, 0.026, 90, 1.5, 8063, 11, 4.21, 3.820132, 3.742950),
+]
+
+
+@pytest.mark.parametrize("backend", ENGINES)
+@pytest.mark.parametrize("penalty, table", [("none", ELLIPSE_NONE), ("medium", ELLIPSE_MEDIUM)])
+def test_poisson_elliptic_matches_satscan(backend, penalty, table):
+    ny = _ny()
+    # 999 replicates: the last secondary clusters (SaTScan p ~0.99) are listed only below some replicate's maximum
+    res = hp.scan.poisson(ny[["x", "y"]].to_numpy(), ny.cases, ny.population, max_population=0.1, window="ellipse",
+                          penalty=penalty, n_replicates=999 if backend == "cpu" else 99, seed=1,
+                          location_ids=ny.location_id, progress=False, backend=backend)
+    if backend != "cpu":
+        table = table[:5]
+    for k, (ids, a, b, angle, shape, popn, c, exp, llr, stat) in enumerate(table):
+        row = res.clusters.iloc[k]
+        assert [str(v) for v in row.location_ids] == ids.split()
+        assert (row["shape"], row.angle) == (shape, angle)
+        assert float(f"{row.radius:.2g}") == a and float(f"{row.semimajor_axis:.2g}") == b
+        assert (row.population, row.cases, round(row.expected, 2)) == (popn, c, exp)
+        assert abs(row.log_likelihood_ratio - llr) < 1e-6 and abs(row.test_statistic - stat) < 1e-6
+    # (secondary clusters come from each centre's best window over all ellipses, as in SaTScan: the
+    # ellipse at tract 72, shape 4, angle -15, statistic 4.7325, is not that centre's best window)
+
+
+def test_ellipse_set_and_bad_options():
+    from hphawkes_py.scan.model import ellipse_set
+
+    e = ellipse_set((1.5, 4), (4, 12))
+    assert e[0] == (1.0, 0.0) and [a for s, a in e if s == 1.5] == [-45.0, 0.0, 45.0, 90.0]
+    assert len(e) == 17 and max(a for s, a in e if s == 4) == 90.0 and min(a for s, a in e if s == 4) == -75.0
+    kw = dict(coords=[[0, 0], [1, 1], [2, 2]], cases=[1, 0, 1], population=[10, 20, 5], n_replicates=9,
+              progress=False, backend="cpu", window="ellipse")
+    with pytest.raises(ValueError, match="window must be one of"):
+        hp.scan.poisson(**{**kw, "window": "square"})
+    with pytest.raises(ValueError, match="penalty must be one of"):
+        hp.scan.poisson(**kw, penalty="mild")
+    with pytest.raises(ValueError, match="Euclidean coordinates"):
+        hp.scan.poisson(**kw, max_distance=1.0)
+    with pytest.raises(ValueError, match="same length"):
+        hp.scan.poisson(**kw, ellipse_shapes=(2, 3), ellipse_angles=(4,))
+
+
+def test_cli_scan_ellipse(tmp_path):
+    from hphawkes_py.cli import main
+
+    out = tmp_path / "e.csv"
+    rc = main(["scan", "--model", "poisson", "--cas", str(SAT("ny_leukemia.cas")), "--pop", str(SAT("ny_leukemia.pop")),
+               "--geo", str(SAT("ny_leukemia.geo")), "--max-population", "0.1", "--window", "ellipse", "--penalty",
+               "none", "--replicates", "9", "--backend", "cpu", "-o", str(out), "--png", "", "--quiet"])
+    assert rc == 0 and abs(pd.read_csv(out).log_likelihood_ratio.iloc[0] - 15.416469) < 1e-6

@@ -1,120 +1,14 @@
-"""SaTScan parameter files run unchanged (hp.scan.run_prm, hphawkes scan run): same analysis as the direct
-call, SaTScan's NY results, relative file names from the file's folder, every unsupported setting refused by
-name and line."""
+"""hp.scan.run_prm: SaTScan parameter files rerun unchanged; what cannot be honoured is refused by name."""
 from __future__ import annotations
 
 import shutil
-import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 
 import hphawkes_py as hp
-from hphawkes_py.scan import spacetime as st
-from hphawkes_py.scan.prm import prm_arguments
-
-SAMPLE = "scan/satscan_sample_data"
-
-
-@pytest.fixture()
-def sample(tmp_path):
-    """The SaTScan sample folder copied somewhere else (relative names must resolve from there)."""
-    src = hp.datasets.path(SAMPLE)
-    dst = tmp_path / "satscan"
-    shutil.copytree(src, dst)
-    return dst
-
-
-def _edit(prm, key, value):
-    lines = prm.read_text().splitlines()
-    out = [f"{key}={value}" if ln.split("=", 1)[0] == key else ln for ln in lines]
-    assert out != lines, key
-    prm.write_text("\n".join(out) + "\n")
-
-
-def test_nyc_prm_runs_the_same_analysis_as_the_direct_call(sample, monkeypatch, tmp_path):
-    monkeypatch.chdir(tmp_path)  # not the parameter file's folder
-    with pytest.warns(UserWarning, match="IncludeClusterLocationsKML"):
-        res = hp.scan.run_prm(sample / "NYCSpaceTimePermutation.prm", n_replicates=99, seed=4, backend="cpu",
-                              progress=False)
-    df = st.read_satscan_spacetime(sample / "NYCfever.cas", sample / "NYCfever.geo")
-    direct = st.space_time_permutation(df[["a", "b"]].to_numpy(), df.cases, df.date, location_ids=df.location_id,
-                                       distance="great_circle", max_distance=3, max_temporal_days=7,
-                                       prospective=True, study_start="2001-11-01", study_end="2001-11-24",
-                                       min_cases=2, n_replicates=99, seed=4, backend="cpu", progress=False)
-    pd.testing.assert_frame_equal(res.clusters, direct.clusters)
-    np.testing.assert_array_equal(res.null_llr, direct.null_llr)
-    assert res.settings["prm"].endswith("NYCSpaceTimePermutation.prm")
-    assert "OutputGoogleEarthKML" in res.settings["prm_ignored"]
-
-
-@pytest.mark.parametrize("key, value, match", [
-    ("IterativeScan", "y", r"\[Inference\] IterativeScan=y: not supported"),
-    ("SpatialWindowShapeType", "1", r"\[Spatial Window\] SpatialWindowShapeType=1"),
-    ("TimeTrendAdjustmentType", "2", r"TimeTrendAdjustmentType=2"),
-    ("ModelType", "5", r"\[Analysis\] ModelType=5"),
-    ("AnalysisType", "1", r"AnalysisType=1: the space-time permutation model needs 3"),
-    ("ScanAreas", "3", r"ScanAreas=3"),
-    ("TimeAggregationUnits", "2", r"TimeAggregationUnits=2"),
-    ("MonteCarloReps", "lots", r"MonteCarloReps=lots: not a number"),
-    ("CaseFile", "missing.cas", r"CaseFile=missing.cas: names a file that does not exist"),
-    ("CriteriaForReportingSecondaryClusters", "1", r"CriteriaForReportingSecondaryClusters=1"),
-])
-def test_unsupported_settings_are_refused_by_name_and_line(sample, key, value, match):
-    prm = sample / "NYCSpaceTimePermutation.prm"
-    _edit(prm, key, value)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with pytest.raises(hp.scan.PrmError, match=r"NYCSpaceTimePermutation.prm:\d+: .*" + match):
-            hp.scan.run_prm(prm, n_replicates=9, backend="cpu", progress=False)
-
-
-def test_unknown_keys_and_malformed_lines_are_refused(sample):
-    prm = sample / "NYCSpaceTimePermutation.prm"
-    text = prm.read_text()
-    prm.write_text(text.replace("[Analysis]\n", "[Analysis]\nFancyNewOption=3\n", 1))
-    with pytest.raises(hp.scan.PrmError, match=r"\[Analysis\] FancyNewOption=3: is not a parameter hp.scan knows"):
-        hp.scan.run_prm(prm, n_replicates=9, backend="cpu", progress=False)
-    prm.write_text("just words\n")
-    with pytest.raises(hp.scan.PrmError, match=r":1: not a readable SaTScan parameter file: expected 'Key=value'"):
-        hp.scan.run_prm(prm)
-
-
-def test_space_time_poisson_sample_is_refused_naming_the_analysis(sample):
-    with pytest.raises(hp.scan.PrmError, match=r"AnalysisType=3: \(retrospective space-time\) is not supported for the poisson"):
-        hp.scan.run_prm(sample / "NewMexicoSpaceTimePoisson.prm", n_replicates=9, backend="cpu", progress=False)
-
-
-def test_purely_spatial_poisson_prm_equals_the_direct_call(sample):
-    """A purely spatial discrete Poisson .prm (SaTScan's NY leukaemia files) runs hp.scan.poisson."""
-    prm = sample / "NHumbersideSpatialBernoulli.prm"
-    for key, value in [("CaseFile", "ny_leukemia.cas"), ("ControlFile", ""), ("PopulationFile", "ny_leukemia.pop"),
-                       ("CoordinatesFile", "ny_leukemia.geo"), ("ModelType", "0"),
-                       ("MaxSpatialSizeInPopulationAtRisk", "10"), ("PrecisionCaseTimes", "1")]:
-        _edit(prm, key, value)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        res = hp.scan.run_prm(prm, n_replicates=49, seed=2, backend="cpu", progress=False)
-    tab = hp.scan.read_satscan(sample / "ny_leukemia.cas", None, sample / "ny_leukemia.pop",
-                               sample / "ny_leukemia.geo", model="poisson")
-    direct = hp.scan.poisson(tab[["x", "y"]].to_numpy(), tab.cases.to_numpy(), tab.population.to_numpy(),
-                             location_ids=tab.location_id.to_numpy(), max_population=0.1, min_cases=2,
-                             n_replicates=49, seed=2, backend="cpu", progress=False)
-    pd.testing.assert_frame_equal(res.clusters, direct.clusters)
-    assert len(res.clusters) >= 1
-
-
-def test_case_file_fields_read_as_covariates_without_times_are_refused(sample):
-    prm = sample / "NHumbersideSpatialBernoulli.prm"
-    for key, value in [("CaseFile", "ny_leukemia.cas"), ("ControlFile", ""), ("PopulationFile", "ny_leukemia.pop"),
-                       ("CoordinatesFile", "ny_leukemia.geo"), ("ModelType", "0")]:
-        _edit(prm, key, value)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with pytest.raises(hp.scan.PrmError, match=r"PrecisionCaseTimes=0: with no case times SaTScan reads"):
-            hp.scan.run_prm(prm, n_replicates=9, backend="cpu", progress=False)
-
+from hphawkes_py.scan._prm import prm_arguments
 
 SAT = hp.datasets.satscan_sample_path
 PRM = SAT("ny_leukemia_poisson.prm")
@@ -133,7 +27,7 @@ def test_run_prm_reproduces_satscan_ny():
     assert res.clusters.location_ids.iloc[3] == [62, 64, 67, 65]
 
 
-def _edit_ny(tmp_path, **changes):
+def _edit(tmp_path, **changes):
     """A copy of the NY parameter file (and its data) with some values replaced or added."""
     for f in ("ny_leukemia.cas", "ny_leukemia.pop", "ny_leukemia.geo"):
         shutil.copy(SAT(f), tmp_path / f)
@@ -153,10 +47,11 @@ def _edit_ny(tmp_path, **changes):
 @pytest.mark.parametrize(
     "changes, match",
     [
-        (dict(ModelType="2"), r"AnalysisType=1: the space-time permutation model needs 3"),
-        (dict(ModelType="4"), r"ModelType=4: \(Exponential\) is not supported"),
-        (dict(AnalysisType="3"), r"AnalysisType=3: \(retrospective space-time\) is not supported"),
-        (dict(SpatialWindowShapeType="1"), "SpatialWindowShapeType"),
+        (dict(ModelType="5"), r"ModelType='5' \(\[Analysis\]\) \(Normal\) is not supported"),
+        (dict(ModelType="2"), r"AnalysisType='1' .* must be 3 \(retrospective\) or 4"),
+        (dict(AnalysisType="3"), r"AnalysisType='3' .* is not supported"),
+        (dict(SpatialWindowShapeType="2"), "SpatialWindowShapeType"),
+        (dict(SpatialWindowShapeType="1", NonCompactnessPenalty="0.5"), "NonCompactnessPenalty"),
         (dict(UseGridFile="y"), "UseGridFile"),
         (dict(CriteriaForReportingSecondaryClusters="5"), "CriteriaForReportingSecondaryClusters"),
         (dict(IterativeScan="y"), "IterativeScan"),
@@ -164,11 +59,11 @@ def _edit_ny(tmp_path, **changes):
         (dict(MonteCarloReps="0"), "MonteCarloReps"),
         (dict(CaseFile="missing.cas"), "names a file that does not exist"),
         (dict(ControlFile="ny_leukemia.cas"), "ControlFile.*not used by the discrete Poisson model"),
-        (dict(SomeNewOption="7"), r"a.prm:\d+: \[Extra\] SomeNewOption=7: is not a parameter hp.scan knows"),
+        (dict(SomeNewOption="7"), r"SomeNewOption='7' \(\[Extra\]\) is not a parameter hp.scan knows"),
     ],
 )
 def test_run_prm_refuses_by_name(tmp_path, changes, match):
-    p = _edit_ny(tmp_path, **changes)
+    p = _edit(tmp_path, **changes)
     with pytest.raises(ValueError, match=match):
         hp.scan.run_prm(p, progress=False, backend="cpu")
 
@@ -176,7 +71,7 @@ def test_run_prm_refuses_by_name(tmp_path, changes, match):
 def test_run_prm_relative_paths_options_and_bernoulli(tmp_path):
     sub = tmp_path / "analysis"
     sub.mkdir()
-    p = _edit_ny(sub, ScanAreas="3", CoordinatesType="1", MaxSpatialSizeInPopulationAtRisk="50",
+    p = _edit(sub, ScanAreas="3", CoordinatesType="1", MaxSpatialSizeInPopulationAtRisk="50",
               MinimumCasesInHighRateClusters="0", MonteCarloReps="19", UseDistanceFromCenterOption="y",
               MaxSpatialSizeInDistanceFromCenter="20", SomeOffOption="n")
     spec = prm_arguments(p)
@@ -214,7 +109,7 @@ def test_run_prm_with_covariates_new_mexico(tmp_path):
 def test_run_prm_bad_files(tmp_path):
     with pytest.raises(FileNotFoundError, match="parameter file not found"):
         hp.scan.run_prm(tmp_path / "none.prm")
-    (tmp_path / "x.prm").write_text("not an ini file\n")  # SaTScan's format is INI
+    (tmp_path / "x.prm").write_text("not an ini file\n")
     with pytest.raises(ValueError, match="not a readable SaTScan parameter file"):
         hp.scan.run_prm(tmp_path / "x.prm")
 
@@ -228,3 +123,82 @@ def test_cli_scan_run(tmp_path, capsys):
     assert rc == 0
     t = pd.read_csv(out)
     assert abs(t.log_likelihood_ratio.iloc[0] - 11.577255) < 1e-6
+
+
+def test_run_prm_nycfever_satscan_sample_unchanged():
+    """SaTScan's own NYCfever.prm (prospective space-time permutation, 3 km, 7 days) runs as is."""
+    spec = prm_arguments(SAT("NYCfever.prm"))
+    assert spec["model"] == "space_time_permutation"
+    kw = spec["kwargs"]
+    assert kw["prospective"] and kw["max_temporal"] == 7 and kw["max_distance"] == 3.0
+    assert kw["distance"] == "great_circle" and kw["study_period"] == (np.datetime64("2001-11-01"),
+                                                                        np.datetime64("2001-11-24"))
+    res = hp.scan.run_prm(SAT("NYCfever.prm"), n_replicates=19, seed=1, progress=False, backend="cpu")
+    assert res.model == "space_time_permutation" and res.n_cases == 194
+    assert (res.clusters.end == np.datetime64("2001-11-24")).all() and (res.clusters.radius <= 3.0).all()
+
+
+def test_run_prm_space_time_refusals(tmp_path):
+    for f in ("NYCfever.cas", "NYCfever.geo"):
+        shutil.copy(SAT(f), tmp_path / f)
+    base = SAT("NYCfever.prm").read_text()
+    for old, new, match in [("AnalysisType=4", "AnalysisType=1", "AnalysisType='1'.*must be 3"),
+                            ("PrecisionCaseTimes=3", "PrecisionCaseTimes=1", "PrecisionCaseTimes"),
+                            ("EndDate=2001/11/24", "EndDate=2001/11/20", "outside the study period"),
+                            ("MaxTemporalSizeInterpretation=1", "MaxTemporalSizeInterpretation=0",
+                             r"MaxTemporalSize='7'"),
+                            ("IncludeClusters=0", "IncludeClusters=2", "IncludeClusters")]:
+        (tmp_path / "a.prm").write_text(base.replace(old, new))
+        if "MaxTemporalSizeInterpretation=0" in new:
+            # 7 % of 24 days is one day: accepted (percent of the study period)
+            assert prm_arguments(tmp_path / "a.prm")["kwargs"]["max_temporal"] == 1
+            continue
+        with pytest.raises(ValueError, match=match):
+            hp.scan.run_prm(tmp_path / "a.prm", n_replicates=9, progress=False, backend="cpu")
+
+
+def test_run_prm_elliptic(tmp_path):
+    p = _edit(tmp_path, SpatialWindowShapeType="1", NonCompactnessPenalty="1", EllipseShapes="1.5,2,3,4,5",
+              EllipseAngles="4,6,9,12,15", MonteCarloReps="19")
+    spec = prm_arguments(p)
+    assert spec["kwargs"]["window"] == "ellipse" and spec["kwargs"]["penalty"] == "medium"
+    res = hp.scan.run_prm(p, seed=1, progress=False, backend="cpu")
+    assert abs(res.clusters.test_statistic.iloc[0] - 14.474236) < 1e-6  # SaTScan v9.6, medium penalty
+
+
+#: SaTScan 10.3's report for its own sample analysis NYCSpaceTimePermutation.prm (NYCfever.txt, run on this
+#: machine from scanstatistics/satscan @0cd87a6): locations, time frame, cases, expected, LLR, radius (km), p
+#: (SaTScan's sequential Monte Carlo stopped after 207 replicates).
+SATSCAN_NYC = [
+    (["11418", "11415", "11419", "11435", "11416", "11421", "11451", "11375", "11417"], "2001-11-22", "2001-11-24",
+     4, 0.67, 3.845418, 2.90, 0.242),
+    (["11372"], "2001-11-24", "2001-11-24", 2, 0.16, 3.164201, 0.0, 0.575),
+    (["10472"], "2001-11-23", "2001-11-24", 2, 0.29, 2.137259, 0.0, 0.966),
+]
+
+
+def test_satscan_sample_parameter_files_run_verbatim():
+    """SaTScan's own sample .prm files, unchanged: the space-time permutation analysis gives SaTScan's
+    cluster table; the Bernoulli one runs; the space-time Poisson one is refused by name."""
+    import math
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = hp.scan.run_prm(SAT("NYCSpaceTimePermutation.prm"), seed=1, progress=False, backend="cpu")
+        hp.scan.run_prm(SAT("NHumbersideSpatialBernoulli.prm"), n_replicates=19, seed=1, progress=False,
+                        backend="cpu")
+        with pytest.raises(ValueError, match="AnalysisType='3'"):
+            hp.scan.run_prm(SAT("NewMexicoSpaceTimePoisson.prm"), n_replicates=9, progress=False, backend="cpu")
+    cl = res.clusters
+    assert len(cl) == len(SATSCAN_NYC)
+    for k, (ids, start, end, cases, expected, llr, radius, p) in enumerate(SATSCAN_NYC):
+        row = cl.iloc[k]
+        assert [str(i) for i in row.location_ids] == ids
+        assert (str(pd.Timestamp(row.start).date()), str(pd.Timestamp(row.end).date())) == (start, end)
+        assert row.cases == cases
+        np.testing.assert_allclose(row.expected, expected, atol=5e-3)
+        np.testing.assert_allclose(row.log_likelihood_ratio, llr, atol=5e-7)
+        np.testing.assert_allclose(row.radius, radius, atol=5e-3)
+        se = math.sqrt(p * (1 - p) / 207 + p * (1 - p) / 999)
+        assert abs(row.p_value - p) < 4 * se + 2 / 1000

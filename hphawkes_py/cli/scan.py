@@ -58,6 +58,10 @@ def register(subparsers) -> None:
     a.add_argument("--max-distance", type=float, default=None,
                    help="maximum circle radius (coordinate units; km with --distance great_circle)")
     a.add_argument("--min-cases", type=int, default=2, help="Poisson: minimum cases in a high-rate cluster")
+    a.add_argument("--window", choices=("circle", "ellipse"), default="circle",
+                   help="Poisson: circular or SaTScan's elliptic windows")
+    a.add_argument("--penalty", choices=("none", "medium", "strong"), default="medium",
+                   help="Poisson, elliptic windows: non-compactness penalty")
     a.add_argument("--replicates", type=int, default=None, help="Monte Carlo replicates (default 999, or the .prm's)")
     a.add_argument("--direction", choices=("high", "low", "both"), default="high")
     a.add_argument("--grid-cell", type=float, default=None,
@@ -176,9 +180,12 @@ def _cmd_scan(args) -> int:
               direction=args.direction, grid_cell=args.grid_cell, seed=args.seed, backend=args.backend,
               threads=args.threads, progress=not args.quiet)
     if args.model == "poisson":
+        extra = {"window": "ellipse", "penalty": args.penalty} if args.window == "ellipse" else {}
         res = poisson(data.pop("coords"), data.pop("cases"), data.pop("population"), min_cases=args.min_cases,
-                      **data, **kw)
+                      **extra, **data, **kw)
     else:
+        if args.window != "circle":
+            raise CliError("--window ellipse needs --model poisson")
         res = bernoulli(data["coords"], data["cases"], data["controls"], location_ids=data["location_ids"], **kw)
     _write_outputs(res, outputs)
     if not args.quiet:
@@ -205,8 +212,8 @@ def _write_outputs(res, outputs) -> None:
 
             from ..scan.plot import plot_clusters
 
-            fig = plot_clusters(res, path=tmps[1])
-            plt.close(getattr(fig, "figure", fig))
+            ax = plot_clusters(res, path=tmps[1])
+            plt.close(ax.figure)
         for tmp, path in zip(tmps, outputs):
             os.replace(tmp, path)
     finally:
@@ -250,7 +257,7 @@ def register_reproduce(subparsers) -> None:
 
 def _cmd_reproduce(args) -> int:
     """Run the analysis, print the comparison with SaTScan's published clusters and, with
-    ``--out DIR``, write ``clusters.csv``, ``comparison.csv``, ``summary.txt`` and
+    ``--out DIR``, write ``clusters.csv``, ``locations.csv``, ``comparison.csv``, ``summary.txt`` and
     ``clusters.png`` into DIR (atomically: DIR appears only when everything was written)."""
     import contextlib
 
@@ -264,6 +271,7 @@ def _cmd_reproduce(args) -> int:
         print(text)
         if tmp is not None:
             res.to_csv(tmp / "clusters.csv")
+            res.location_table().to_csv(tmp / "locations.csv", index=False)
             table.to_csv(tmp / "comparison.csv", index=False)
             (tmp / "summary.txt").write_text(res.summary() + "\n\n" + text + "\n")
             import matplotlib
@@ -276,7 +284,8 @@ def _cmd_reproduce(args) -> int:
             ax = plot_clusters(res, path=tmp / "clusters.png")
             plt.close(ax.figure)
     if args.out is not None:
-        print(f"wrote {args.out}/ (clusters.csv, comparison.csv, summary.txt, clusters.png)", file=sys.stderr)
+        print(f"wrote {args.out}/ (clusters.csv, locations.csv, comparison.csv, summary.txt, clusters.png)",
+              file=sys.stderr)
     return 0 if ok else 1
 
 

@@ -1,21 +1,23 @@
-"""Kulldorff's spatial scan statistic (Bernoulli, discrete Poisson and space-time permutation models) on CPU and GPU
-(Larew et al. 2010).
+"""Kulldorff's spatial and space-time scan statistics on CPU and GPU (Larew et al. 2010; SaTScan).
 
 >>> import hphawkes_py as hp
 >>> res = hp.scan.bernoulli(coords, cases, controls, max_population=0.5, n_replicates=999)
->>> res.clusters          # most likely cluster first, then secondary clusters
+>>> res = hp.scan.poisson(coords, cases, population, covariates=None, window="circle")
+>>> res = hp.scan.space_time_permutation(coords, cases, dates, max_temporal=7, prospective=True)
+>>> res = hp.scan.run_prm("analysis.prm")      # a SaTScan parameter file, rerun unchanged
+>>> res.clusters          # most likely cluster first, then secondary clusters (no overlap)
+>>> res.location_table()  # SaTScan's location information
 >>> hp.scan.plot_clusters(res)
 
-Semantics follow SaTScan's purely spatial Bernoulli and discrete Poisson analyses and its space-time
-permutation model with circular windows; see :func:`bernoulli`, :func:`poisson` and
-:func:`space_time_permutation`. :func:`read_satscan` and :func:`read_satscan_spacetime` read SaTScan's
-.cas/.ctl/.pop/.geo files; :func:`run_prm` reruns a SaTScan parameter file.
+Semantics follow SaTScan's purely spatial Bernoulli and discrete Poisson analyses (circular or
+elliptic windows, Cartesian or great-circle distances) and its retrospective / prospective
+space-time permutation analysis. :func:`read_satscan` reads SaTScan's .cas/.ctl/.pop/.geo files.
 """
+from ._prm import run_prm
 from ._satscan import read_satscan
 from .model import ScanResult, bernoulli, poisson
 from .plot import plot_clusters
-from .prm import PrmError, prm_arguments, read_prm, run_prm
-from .spacetime import SpaceTimeScanResult, read_satscan_spacetime, space_time_permutation
+from .space_time import space_time_permutation
 
-__all__ = ["bernoulli", "poisson", "space_time_permutation", "read_satscan", "read_satscan_spacetime",
-           "run_prm", "read_prm", "prm_arguments", "PrmError", "ScanResult", "SpaceTimeScanResult", "plot_clusters"]
+__all__ = ["bernoulli", "poisson", "space_time_permutation", "read_satscan", "run_prm", "ScanResult",
+           "plot_clusters"]

@@ -553,7 +553,9 @@ def _scan_max_pruned(offsets, neighbors, npop, boundary, entry_u, cases, klogk, 
 
 #: fraction of the centres whose windows are all scanned first (pilot pass): a lower
 #: bound of every replicate's maximum, the pruning threshold of the full pass
-PILOT_FRACTION = 0.015
+PILOT_FRACTION = 0.03
+#: the pilot evaluates one window in this many along each of its centres' walks
+PILOT_STRIDE = 8
 #: replicates per pruning group (two AVX-512 vectors of int32 case counts)
 GROUP = 32
 #: margin below the pilot threshold, far above the rounding of the table-based LLR
@@ -584,9 +586,17 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None
     p_off = np.zeros(len(pilot) + 1, dtype=np.int64)
     np.cumsum(sizes[pilot], out=p_off[1:])
     take = np.concatenate([np.arange(offsets[i], offsets[i + 1]) for i in pilot]).astype(np.int64)
+    # the pilot evaluates every PILOT_STRIDE-th window (and the last) of its centres: any
+    # attained LLR is a valid lower bound, and the counts are accumulated through all entries anyway
+    pb = boundary[take].copy()
+    if PILOT_STRIDE > 1:
+        pos = np.arange(len(take)) - np.repeat(p_off[:-1], np.diff(p_off))
+        last = np.zeros(len(take), dtype=bool)
+        last[p_off[1:][np.diff(p_off) > 0] - 1] = True
+        pb &= ((pos % PILOT_STRIDE == PILOT_STRIDE - 1) | last).astype(np.uint8)
     pbest = np.empty((len(pilot), R), dtype=np.float64)
     dummy = np.empty((1, 1), dtype=np.int64)
-    _scan_batch(p_off, neighbors[take], npop[take], _NO_EXPECTED, _NO_EXPECTED, _NO_EXPECTED, boundary[take], cases, klogk, np.int64(n_cases),
+    _scan_batch(p_off, neighbors[take], npop[take], _NO_EXPECTED, _NO_EXPECTED, _NO_EXPECTED, pb, cases, klogk, np.int64(n_cases),
                 np.int64(n_total), l0, hi_on, lo_on, np.int64(0), False, pbest, dummy, False)
     m0 = pbest.max(axis=0)
     # groups of replicates with similar pilot maxima share a threshold
@@ -675,3 +685,118 @@ class CpuEngine(Engine):
             self._uniq = (u.astype(np.int64), inv.astype(np.int32).ravel())
         return max_llr_pruned(self.windows, cases, self.klogk, self.n_cases, self.n_total, self.direction,
                               self._uniq)
+
+
+# --------------------------------------------------------------------------- space-time permutation
+@njit(cache=True, parallel=True, error_model="numpy")
+def _scan_space_time(offsets, neighbors, wsize, boundary, cases, dcum, klogk, n_cases, max_t, t_end_min,
+                     min_cases, want_high, want_low, best, best_arg, want_arg):
+    """Best space-time permutation LLR per centre over the cylinders (circle x [t1, t2]).
+
+    ``cases`` (L, T, R): counts per location, day and replicate; ``wsize[j]``: cases of the
+    circle ending at entry ``j`` over the whole period (C_Z); ``dcum``: prefix sums of the cases
+    per day (C_d). A cylinder has ``mu = C_Z x sum_{d in [t1, t2]} C_d / C`` expected cases and the
+    Poisson LLR ``c log(c/mu) + (C-c) log((C-c)/(C-mu))`` (Kulldorff et al. 2005). Intervals end at
+    ``t2 >= t_end_min`` (prospective: the last day only) and last at most ``max_t`` days.
+    ``best_arg`` encodes the cylinder as ``(j * T + t1) * T + t2``.
+    """
+    n_centres = offsets.shape[0] - 1
+    T = cases.shape[1]
+    R = cases.shape[2]
+    C = n_cases
+    Cf = np.float64(C)
+    mc = np.int32(min_cases)
+    for i in prange(n_centres):
+        S = np.zeros((T, R), dtype=np.int32)
+        acc = np.zeros(R, dtype=np.int32)
+        m = np.zeros(R, dtype=np.float64)
+        arg = np.full(R, -1, dtype=np.int64)
+        for j in range(offsets[i], offsets[i + 1]):
+            blk = cases[neighbors[j]]
+            for t in range(T):
+                for r in range(R):
+                    S[t, r] += blk[t, r]
+            if boundary[j] == 0:
+                continue
+            cz = np.float64(wsize[j])
+            for t2 in range(t_end_min, T):
+                for r in range(R):
+                    acc[r] = 0
+                for t1 in range(t2, max(-1, t2 - max_t), -1):
+                    for r in range(R):
+                        acc[r] += S[t1, r]
+                    mu = cz * (dcum[t2 + 1] - dcum[t1]) / Cf
+                    if not (mu > 0.0 and mu < Cf):
+                        continue
+                    la = np.log(mu)
+                    lb = np.log(Cf - mu)
+                    code = (j * T + t1) * T + t2
+                    for r in range(R):
+                        c = acc[r]
+                        llr = (klogk[c] + klogk[C - c]) - (np.float64(c) * la + np.float64(C - c) * lb)
+                        cf = np.float64(c)
+                        ok = (want_high & (cf > mu) & (c >= mc)) | (want_low & (cf < mu))
+                        v = llr if ok else 0.0
+                        better = v > m[r]
+                        arg[r] = code if better else arg[r]
+                        m[r] = v if better else m[r]
+        for r in range(R):
+            best[i, r] = m[r]
+            if want_arg:
+                best_arg[i, r] = arg[r]
+
+
+def space_time_batch(windows, cases, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction, want_arg=False):
+    """(m, R) best cylinder LLR per centre [and its code] for ``cases`` (L, T, R)."""
+    offsets, neighbors, wsize, boundary = windows
+    cases = np.ascontiguousarray(cases, dtype=np.int32)
+    m = offsets.shape[0] - 1
+    R = cases.shape[2]
+    best = np.empty((m, R), dtype=np.float64)
+    arg = np.empty((m, R) if want_arg else (1, 1), dtype=np.int64)
+    _scan_space_time(offsets, neighbors, np.ascontiguousarray(wsize, dtype=np.int64), boundary, cases,
+                     np.ascontiguousarray(dcum, dtype=np.float64), klogk, np.int64(n_cases), np.int64(max_t),
+                     np.int64(t_end_min), np.int64(min_cases), direction in ("high", "both"),
+                     direction in ("low", "both"), best, arg, bool(want_arg))
+    return best, (arg if want_arg else None)
+
+
+@njit(cache=True, parallel=True)
+def _permute_days(loc_of_case, day_of_case, seeds, out):
+    """Space-time permutation null: the days of the C cases shuffled among the cases (each
+    case keeps its location), one seed per replicate; ``out`` (R, L, T) counts."""
+    R = seeds.shape[0]
+    K = day_of_case.shape[0]
+    for r in prange(R):
+        np.random.seed(seeds[r])
+        days = day_of_case.copy()
+        for q in range(K - 1, 0, -1):  # Fisher-Yates
+            p = np.random.randint(0, q + 1)
+            tmp = days[q]
+            days[q] = days[p]
+            days[p] = tmp
+        for q in range(K):
+            out[r, loc_of_case[q], days[q]] += 1
+
+
+def permute_days(loc_of_case, day_of_case, L, T, seeds):
+    """(L, T, R) int32 null counts; ``seeds`` (R,) uint32."""
+    out = np.zeros((len(seeds), L, T), dtype=np.int32)
+    _permute_days(np.ascontiguousarray(loc_of_case, dtype=np.int64), np.ascontiguousarray(day_of_case, dtype=np.int64),
+                  np.ascontiguousarray(seeds, dtype=np.uint32), out)
+    return np.ascontiguousarray(out.transpose(1, 2, 0))
+
+
+class CpuSpaceTimeEngine:
+    """The space-time permutation cylinders on the CPU (Numba): :meth:`batch` is
+    :func:`space_time_batch` with the analysis' constants. Picklable (plain arrays)."""
+
+    backend = "cpu"
+
+    def __init__(self, windows, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction):
+        self.args = (windows, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction)
+
+    def batch(self, cases, want_arg=False):
+        """(m, R) best cylinder LLR per centre [and its code] for ``cases`` (L, T, R)."""
+        w = self.args
+        return space_time_batch(w[0], cases, *w[1:], want_arg=want_arg)

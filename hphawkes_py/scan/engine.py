@@ -29,7 +29,8 @@ import numpy as np
 from .._backend import get_device, is_gpu_backend
 
 __all__ = ["Engine", "make_engine", "klogk_table", "null_loglik", "build_windows", "cumulative_expected",
-           "draw_null_cases", "draw_multinomial_cases", "DIRECTIONS", "MODELS"]
+           "draw_null_cases", "draw_multinomial_cases", "make_space_time_engine", "permute_days_cases", "DIRECTIONS",
+           "MODELS"]
 
 DIRECTIONS = ("high", "low", "both")
 MODELS = ("bernoulli", "poisson")
@@ -148,6 +149,30 @@ def draw_null_cases(pop: np.ndarray, n_cases: int, seeds) -> np.ndarray:
 
     s32 = np.array([ss.generate_state(1, np.uint32)[0] for ss in seeds], dtype=np.uint32)
     return draw_cases(pop, n_cases, s32)
+
+
+def make_space_time_engine(windows, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction, *, backend: str):
+    """Space-time permutation engine on a resolved backend: ``batch(cases (L, T, R), want_arg)`` gives
+    the ``(m, R)`` best cylinder LLR per centre [and the cylinder's code ``(j T + t1) T + t2``]."""
+    args = (windows, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction)
+    if is_gpu_backend(backend):
+        from .gpu import GpuSpaceTimeEngine
+
+        return GpuSpaceTimeEngine(*args, device=get_device(backend), backend=backend)
+    if backend != "cpu":
+        raise ValueError(f"make_space_time_engine needs a resolved backend, got {backend!r}")
+    from .cpu import CpuSpaceTimeEngine
+
+    return CpuSpaceTimeEngine(*args)
+
+
+def permute_days_cases(loc_of_case, day_of_case, L: int, T: int, seeds) -> np.ndarray:
+    """Space-time permutation null: (L, T, R) int32 counts with the cases' days permuted among the
+    cases (one seed per replicate, as :func:`draw_null_cases`)."""
+    from .cpu import permute_days
+
+    s32 = np.array([ss.generate_state(1, np.uint32)[0] for ss in seeds], dtype=np.uint32)
+    return permute_days(loc_of_case, day_of_case, L, T, s32)
 
 
 # ---------------------------------------------------------------------------- base class

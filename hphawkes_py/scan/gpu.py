@@ -79,3 +79,59 @@ class GpuEngine(Engine):
     def max_llr(self, cases: np.ndarray) -> np.ndarray:
         """(R,) maximum LLR over all windows for each column of ``cases``."""
         return self._run(cases, False)[0]
+
+
+#: bytes of running-count scratch (centres x days x replicates int32) per launch
+SCRATCH_BYTES = 1 << 28
+
+
+class GpuSpaceTimeEngine:
+    """The space-time permutation cylinders (``scan_space_time`` in ``scan.cu``) on a device:
+    :meth:`batch` means what :func:`hphawkes_py.scan.cpu.space_time_batch` means."""
+
+    def __init__(self, windows, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction, *, device,
+                 backend="gpu"):
+        offsets, neighbors, wsize, boundary = windows
+        self.backend = backend
+        self.dev = dev = device
+        self.n_centres = len(offsets) - 1
+        self.T = len(dcum) - 1
+        self.args = (np.int64(n_cases), np.int32(self.T), np.int32(max_t), np.int32(t_end_min), np.int64(min_cases),
+                     np.int32(direction in ("high", "both")), np.int32(direction in ("low", "both")))
+        self._fn = dev.module(KERNELS_DIR / "scan.cu", defines={"REAL": "double"}).function("scan_space_time")
+        pad = (lambda a, dt: dev.to_device(np.ascontiguousarray(a if len(a) else np.zeros(1), dtype=dt)))
+        self.d_offsets = pad(offsets, np.int64)
+        self.d_neighbors = pad(neighbors, np.int32)
+        self.d_wsize = pad(wsize, np.int64)
+        self.d_boundary = pad(boundary, np.uint8)
+        self.d_dcum = pad(dcum, np.float64)
+        self.d_klogk = pad(klogk, np.float64)
+
+    def __getstate__(self):
+        raise TypeError("the GPU scan engine holds device buffers and cannot be pickled: "
+                        "use executor=None or a thread pool with backend='gpu'/'emulator'")
+
+    def batch(self, cases, want_arg=False):
+        """(m, R) best cylinder LLR per centre [and its code] for ``cases`` (L, T, R)."""
+        dev = self.dev
+        cases = np.ascontiguousarray(cases, dtype=np.int32)
+        R = cases.shape[2]
+        m = self.n_centres
+        d_cases = dev.to_device(cases)
+        d_max = dev.zeros((R,), np.float64)
+        d_best = dev.empty((m, R) if want_arg else (1,), np.float64)
+        d_arg = dev.empty((m, R) if want_arg else (1,), np.int64)
+        per_centre = max(1, self.T * R * 4)
+        chunk = max(1, min(m, SCRATCH_BYTES // per_centre))
+        d_scratch = dev.empty((chunk * self.T * R,), np.int32)
+        block = min(BLOCK, 32 * ((R + 31) // 32))
+        for c0 in range(0, m, chunk):
+            n = min(chunk, m - c0)
+            dev.launch(self._fn, (n, (R + block - 1) // block), (block, 1, 1), [
+                self.d_offsets, self.d_neighbors, self.d_wsize, self.d_boundary, d_cases, self.d_dcum, self.d_klogk,
+                *self.args, np.int32(R), np.int64(c0), d_scratch, np.int32(bool(want_arg)), d_best, d_arg, d_max,
+            ])
+        if want_arg:
+            return dev.to_host(d_best), dev.to_host(d_arg)
+        best_max = dev.to_host(d_max)
+        return best_max[None, :], None

@@ -244,7 +244,9 @@ def _check_replicates(n_replicates):
             f"at most {MAX_REPLICATES:,} (SaTScan allows 999,999)"
         )
     return n
-def _monte_carlo(engine, weights, n_cases, n_replicates, seed, executor, progress):
+
+
+def _monte_carlo(engine, weights, n_cases, n_replicates, seed, executor, progress, penalties=None):
     """(n_replicates,) float64 maxima of the null replicates, in replicate order. The null:
     Bernoulli, the cases relabelled among the persons (``weights``: persons per location);
     Poisson, the cases redistributed multinomially (``weights``: expected cases per location)."""
@@ -252,15 +254,20 @@ def _monte_carlo(engine, weights, n_cases, n_replicates, seed, executor, progres
     sizes = [min(BATCH_SIZE, n_replicates - s) for s in starts]
     parts = run_replicates(_null_batch, sizes, seeds=replicate_seed_batches(seed, n_replicates),
                            executor=executor, progress=progress, desc="scan Monte Carlo",
-                           args=(engine, weights, n_cases))
+                           args=(engine, weights, n_cases, penalties))
     return np.concatenate(parts).astype(np.float64)
 
 
-def _null_batch(size, batch_seed, engine, weights, n_cases):
-    """One Monte Carlo batch of ``size`` replicates (module level so process pools can pickle it)."""
+def _null_batch(size, batch_seed, engine, weights, n_cases, penalties=None):
+    """One Monte Carlo batch of ``size`` replicates (module level so process pools can pickle it).
+    With ``penalties`` (one factor per window block, elliptic scans), the maximum of the penalised
+    best LLR of every block."""
     draw = draw_multinomial_cases if engine.model == "poisson" else draw_null_cases
     cases = draw(weights, n_cases, batch_seed.spawn(size))
-    return engine.max_llr(cases)
+    if penalties is None:
+        return engine.max_llr(cases)
+    best, _ = engine.best_per_centre(cases)
+    return (best * penalties[:, None]).max(axis=0) if best.shape[0] else np.zeros(size)
 
 
 def gumbel_p_values(observed: np.ndarray, null_max: np.ndarray) -> np.ndarray:
@@ -277,6 +284,10 @@ def gumbel_p_values(observed: np.ndarray, null_max: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- result
+_TITLES = {"bernoulli": "Bernoulli spatial scan", "poisson": "Discrete Poisson spatial scan",
+           "space_time_permutation": "Space-time permutation scan"}
+_SIZE_OF = {"poisson": "expected cases", "space_time_permutation": "cases"}
+
 @dataclasses.dataclass(frozen=True, repr=False)
 class ScanResult:
     """Result of :func:`bernoulli` and :func:`poisson`.
@@ -333,6 +344,9 @@ class ScanResult:
     _loc_cases: np.ndarray = dataclasses.field(default=None, repr=False)
     _loc_controls: np.ndarray = dataclasses.field(default=None, repr=False)
     _loc_population: np.ndarray = dataclasses.field(default=None, repr=False)
+    _loc_expected: np.ndarray = dataclasses.field(default=None, repr=False)
+    _row_ids: np.ndarray = dataclasses.field(default=None, repr=False)
+    _row_loc: np.ndarray = dataclasses.field(default=None, repr=False)
 
     @property
     def most_likely(self) -> pd.Series | None:
@@ -369,18 +383,21 @@ class ScanResult:
 
     def summary(self) -> str:
         lines = [
-            f"{'Discrete Poisson' if self.model == 'poisson' else 'Bernoulli'} spatial scan "
-            f"({self.direction} rates), backend={self.backend}",
+            f"{_TITLES.get(self.model, self.model)} ({self.direction} rates), backend={self.backend}",
             f"  {self.n_locations} locations ({self.n_merged} rows merged), {self.n_cases} cases, "
             f"population {self.n_population:.10g}; max window {self.max_population:.0%} of the "
-            f"{'expected cases' if self.model == 'poisson' else 'population'}"
+            f"{_SIZE_OF.get(self.model, 'population')}"
             + (f", radius <= {self.max_distance:g}" if self.max_distance is not None else ""),
             f"  {self.n_centres} centres, {self.n_windows} windows, {self.n_replicates} replicates",
         ]
         for k, row in self.clusters.iterrows():
             ids = ", ".join(str(v) for v in row.location_ids[:12]) + (" ..." if row.n_locations > 12 else "")
+            when = ""
+            if "start" in row.index:
+                a, b = (v.date() if hasattr(v, "date") else v for v in (row.start, row.end))
+                when = f" days {a} to {b};"
             lines.append(
-                f"{k + 1}. locations {ids}\n   centre ({row.x:.6g}, {row.y:.6g}) radius {row.radius:.6g}; "
+                f"{k + 1}. locations {ids}\n   centre ({row.x:.6g}, {row.y:.6g}) radius {row.radius:.6g};{when} "
                 f"cases {row.cases}/{row.population:.10g} (expected {row.expected:.2f}, RR {row.relative_risk:.3g}); "
                 f"LLR {row.log_likelihood_ratio:.6f}; p {row.p_value:.4g} (Gumbel {row.gumbel_p_value:.3g})"
             )
@@ -393,6 +410,32 @@ class ScanResult:
         )
         return (f"ScanResult(model={self.model!r}, backend={self.backend!r}, clusters={len(self.clusters)}, "
                 f"n_replicates={self.n_replicates}, {best})")
+
+    def location_table(self) -> pd.DataFrame:
+        """SaTScan's location information: one row per location of each reported cluster.
+
+        Columns ``cluster`` (rank, 1 = most likely), ``location_id``, ``cases`` and ``expected``
+        (the location's own counts over the study period; merged rows with identical coordinates
+        count as one location; ``expected`` is NaN for the space-time permutation model, whose
+        expectation depends on the cluster's days), ``observed_over_expected``, and the cluster's
+        ``cluster_cases``, ``cluster_expected``, ``cluster_log_likelihood_ratio``, ``cluster_p_value``.
+        """
+        cols = ["cluster", "location_id", "cases", "expected", "observed_over_expected", "cluster_cases",
+                "cluster_expected", "cluster_log_likelihood_ratio", "cluster_p_value"]
+        if self._row_ids is None:
+            raise ValueError("this result carries no location data (built by an older version)")
+        first_row = {}
+        for r, i in enumerate(self._row_ids.tolist()):
+            first_row.setdefault(i, r)
+        rows = []
+        for k, cl in enumerate(self.clusters.itertuples()):
+            for lid in cl.location_ids:
+                g = int(self._row_loc[first_row[lid]])
+                c = int(self._loc_cases[g])
+                e = float(self._loc_expected[g]) if self._loc_expected is not None else math.nan
+                rows.append([k + 1, lid, c, e, c / e if e > 0 else math.nan, cl.cases, cl.expected,
+                             cl.log_likelihood_ratio, cl.p_value])
+        return pd.DataFrame(rows, columns=cols)
 
     def plot(self, ax=None, *, max_clusters: int | None = None, alpha: float = 0.05):
         """Clusters as circles over the locations: :func:`hphawkes_py.scan.plot.plot_clusters`."""
@@ -417,6 +460,50 @@ def _radius(geo, points, cpoints):
         w = np.sqrt(((points[members] - cpoints[i]) ** 2).sum(axis=1)).max()
         return float(geo.from_working(w))
     return radius_of
+
+
+PENALTIES = {"none": 0.0, "medium": 0.5, "strong": 1.0}
+
+
+def ellipse_set(shapes, angles) -> list:
+    """SaTScan's elliptic windows: the circle, then for each shape s (major / minor axis) its
+    ``angles`` orientations, the multiples of 180 / angles degrees in (-90, 90]."""
+    out = [(1.0, 0.0)]
+    for sh, k in zip(shapes, angles):
+        step = 180.0 / k
+        lo = int(math.floor(-90.0 / step)) + 1
+        out += [(float(sh), j * step) for j in range(lo, lo + k)]
+    return out
+
+
+def _ellipse_transform(xy: np.ndarray, shape: float, angle: float) -> np.ndarray:
+    """Coordinates in which the ellipse (major axis at ``angle`` degrees from the first axis,
+    ``shape`` times the minor one) is a circle of radius = its semiminor axis."""
+    t = math.radians(angle)
+    u = xy[:, 0] * math.cos(t) + xy[:, 1] * math.sin(t)
+    v = -xy[:, 0] * math.sin(t) + xy[:, 1] * math.cos(t)
+    return np.column_stack([u / shape, v])
+
+
+def _elliptic_windows(centres, coords, size, limit, ellipses):
+    """Windows of every (ellipse, centre) block, concatenated: block b = e * m + i."""
+    parts = [build_windows(_ellipse_transform(centres, sh, an), _ellipse_transform(coords, sh, an), size, limit)
+             for sh, an in ellipses]
+    offsets = [np.zeros(1, dtype=np.int64)]
+    base = 0
+    for w in parts:
+        offsets.append(w[0][1:] + base)
+        base += int(w[0][-1])
+    return (np.concatenate(offsets), np.concatenate([w[1] for w in parts]), np.concatenate([w[2] for w in parts]),
+            np.concatenate([w[3] for w in parts]))
+
+
+def _row_locations(members) -> np.ndarray:
+    """The merged location of every input row."""
+    out = np.empty(sum(len(m) for m in members), dtype=np.int64)
+    for g, m in enumerate(members):
+        out[m] = g
+    return out
 
 
 def _check_max_population(v):
@@ -529,7 +616,8 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
         n_windows=int(boundary.sum()), max_population=max_population, direction=direction,
         n_replicates=n_replicates, grid_cell=grid_cell, max_distance=max_distance, distance=distance,
         min_cases=min_cases, _loc_coords=loc.coords,
-        _loc_cases=loc.cases, _loc_controls=loc.controls, _loc_population=pop,
+        _loc_cases=loc.cases, _loc_controls=loc.controls, _loc_population=pop, _loc_expected=pop * (C / N),
+        _row_ids=ids, _row_loc=_row_locations(loc.members),
     )
 
 
@@ -575,7 +663,8 @@ def indirect_expected(cases: np.ndarray, population: np.ndarray, codes: np.ndarr
 
 def poisson(coords, cases, population, *, expected=None, covariates=None, max_population=0.5, max_distance=None,
             min_cases=2, n_replicates=999, direction="high", secondary="no-overlap", grid_cell=None,
-            distance="euclidean", location_ids=None, seed=None, executor=None, backend="auto", threads=None,
+            distance="euclidean", window="circle", ellipse_shapes=(1.5, 2, 3, 4, 5), ellipse_angles=(4, 6, 9, 12, 15),
+            penalty="medium", location_ids=None, seed=None, executor=None, backend="auto", threads=None,
             progress=True) -> ScanResult:
     """Kulldorff's purely spatial discrete Poisson scan statistic with Monte Carlo inference.
 
@@ -617,6 +706,15 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
         Circles centred on the cells of a regular grid of this side instead of on the locations.
     distance : {"euclidean", "great_circle"}
         As in :func:`bernoulli` (great-circle: coords are (latitude, longitude), km).
+    window : {"circle", "ellipse"}
+        ``"ellipse"``: SaTScan's elliptic scan, the circle plus ellipses of each shape in
+        ``ellipse_shapes`` (major / minor axis) at ``ellipse_angles`` orientations each (multiples of
+        180 / angles degrees in (-90, 90]); Euclidean coordinates, no grid, no ``max_distance``.
+    ellipse_shapes, ellipse_angles : sequences
+        SaTScan's defaults (1.5, 2, 3, 4, 5) and (4, 6, 9, 12, 15).
+    penalty : {"none", "medium", "strong"}
+        Non-compactness penalty of the elliptic scan: windows are ranked (and the Monte Carlo
+        maxima taken) by ``LLR x (4 s / (1 + s)^2)^a``, a = 0, 1/2, 1; reported as ``test_statistic``.
     location_ids : array_like (n,), optional
         Ids reported in ``clusters.location_ids`` (default: 0-based input row positions); unique,
         except with ``covariates``, where the rows of one location (its categories) share its id;
@@ -667,6 +765,18 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
     max_population = _check_max_population(max_population)
     max_distance = None if max_distance is None else check_positive(max_distance, "max_distance")
     geo = _check_geometry(distance, xy, grid_cell)
+    check_in(window, "window", ("circle", "ellipse"))
+    ellipses = None
+    if window == "ellipse":
+        if geo.great_circle or grid_cell is not None or max_distance is not None:
+            raise ValueError("window='ellipse' needs Euclidean coordinates and no grid_cell or max_distance "
+                             "(as SaTScan's elliptic scan)")
+        shapes = [check_positive(v, "ellipse_shapes") for v in ellipse_shapes]
+        angles = [check_int(v, "ellipse_angles", minimum=1) for v in ellipse_angles]
+        if len(shapes) != len(angles) or any(v <= 1 for v in shapes):
+            raise ValueError("ellipse_shapes (each > 1) and ellipse_angles must have the same length")
+        ellipses = ellipse_set(shapes, angles)
+        pen_a = PENALTIES[check_in(penalty, "penalty", tuple(PENALTIES))]
     min_cases = check_int(min_cases, "min_cases", minimum=0)
     n_replicates = _check_replicates(n_replicates)
     check_in(direction, "direction", DIRECTIONS)
@@ -720,10 +830,17 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
     size = l_pop if (expected is None and covariates is None) else l_exp
     centres, centre_loc = make_centres(loc_coords, grid_cell)
 
+    m0 = len(centres)
+    pens = stat = extra = None
     with threads_context(threads):
         points = geo.points(loc_coords)
         cpoints = geo.points(centres)
-        windows = build_windows(cpoints, points, size, max_population * size.sum(), geo.to_working(max_distance))
+        if ellipses is None:
+            windows = build_windows(cpoints, points, size, max_population * size.sum(), geo.to_working(max_distance))
+        else:
+            windows = _elliptic_windows(cpoints, points, size, max_population * size.sum(), ellipses)
+            sh = np.repeat([e[0] for e in ellipses], m0)
+            pens = (4.0 * sh / (1.0 + sh) ** 2) ** pen_a
         offsets, neighbors, _, boundary = windows
         wexp = cumulative_expected(windows, l_exp)
         engine = make_engine((offsets, neighbors, wexp, boundary), klogk_table(C), C, C, direction,
@@ -731,7 +848,31 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
         best, best_entry = engine.best_per_centre(l_cases.astype(np.int32)[:, None], want_arg=True)
         best = best[:, 0]
         best_entry = best_entry[:, 0]
-        null_llr = _monte_carlo(engine, l_exp, C, n_replicates, seed, executor, progress)
+        null_llr = _monte_carlo(engine, l_exp, C, n_replicates, seed, executor, progress,
+                                penalties=pens if (pens is not None and pen_a > 0) else None)
+    if ellipses is not None:
+        # as SaTScan: one candidate per centre, its best window over all shapes and angles (the
+        # secondary clusters are drawn from these); the others are not reported
+        stat = best * pens
+        keep = np.zeros_like(stat, dtype=bool)
+        per = stat.reshape(len(ellipses), m0)
+        keep[np.argmax(per, axis=0) * m0 + np.arange(m0)] = True
+        stat = np.where(keep, stat, 0.0)
+        tpts = [_ellipse_transform(points, a, b) for a, b in ellipses]
+        tctr = [_ellipse_transform(cpoints, a, b) for a, b in ellipses]
+
+        def radius_of(members, b):
+            e, i = divmod(int(b), m0)
+            return float(np.sqrt(((tpts[e][members] - tctr[e][i]) ** 2).sum(axis=1)).max())
+
+        def extra(b):
+            e, i = divmod(int(b), m0)
+            return {"shape": ellipses[e][0], "angle": ellipses[e][1]}
+
+        centres = np.tile(centres, (len(ellipses), 1))
+        centre_loc = np.tile(centre_loc, len(ellipses))
+    else:
+        radius_of = _radius(geo, points, cpoints)
 
     def window_stats(members, c, j):
         e = float(wexp[j])
@@ -739,8 +880,11 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
         p = l_pop[members].sum()
         return (int(p) if l_pop.dtype.kind == "i" else float(p)), e, rr
 
-    clusters = _clusters(best, best_entry, offsets, neighbors, centres, centre_loc, _radius(geo, points, cpoints),
-                         l_cases, report_members, ids, null_llr, window_stats)
+    clusters = _clusters(best, best_entry, offsets, neighbors, centres, centre_loc, radius_of,
+                         l_cases, report_members, ids, null_llr, window_stats, stat=stat, extra=extra,
+                         tiebreak=None if ellipses is None else np.tile(np.arange(m0), len(ellipses)))
+    if ellipses is not None:  # the radius of an ellipse is its semiminor axis
+        clusters.insert(clusters.columns.get_loc("radius") + 1, "semimajor_axis", clusters.radius * clusters["shape"])
     total_pop = l_pop.sum()
     return ScanResult(
         clusters=clusters, null_llr=null_llr, backend=resolved, n_cases=C,
@@ -748,21 +892,27 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
         n_locations=L, n_merged=n_merged, n_centres=len(centres), n_windows=int(boundary.sum()),
         max_population=max_population, direction=direction, n_replicates=n_replicates, grid_cell=grid_cell,
         model="poisson", max_distance=max_distance, min_cases=min_cases, distance=distance, _loc_coords=loc_coords,
-        _loc_cases=l_cases, _loc_controls=None, _loc_population=l_pop,
+        _loc_cases=l_cases, _loc_controls=None, _loc_population=l_pop, _loc_expected=l_exp, _row_ids=ids,
+        _row_loc=gid,
     )
 
 
 def _clusters(best, best_entry, offsets, neighbors, centres, centre_loc, radius_of, cases, members_of, ids, null_llr,
-              window_stats):
+              window_stats, stat=None, extra=None, tiebreak=None):
     """Most likely + secondary clusters (no geographical overlap) as a DataFrame.
 
     ``window_stats(members, c, j)`` gives the model's ``(population, expected, relative_risk)``
     of the window ending at entry ``j`` with locations ``members`` and ``c`` cases;
-    ``radius_of(members, i)`` the distance from centre ``i`` to its farthest member."""
+    ``radius_of(members, i)`` the distance from centre ``i`` to its farthest member. ``stat``
+    (default ``best``): the test statistic that ranks windows and gives p-values (elliptic scans:
+    the penalised LLR); ``extra(i)``: more columns for window block ``i``; ``tiebreak``: the order
+    of equal statistics (default the block index; elliptic scans: the centre's input order)."""
+    llr_of = best
+    best = llr_of if stat is None else stat
     cand = np.flatnonzero(best > 0)
     # most likely first; equal LLRs (e.g. the same window seen from several centres) in
     # centre order, i.e. input order, as SaTScan (NY leukaemia: cluster 4 centred on tract 62)
-    cand = cand[np.lexsort((cand, -best[cand]))]
+    cand = cand[np.lexsort((cand if tiebreak is None else tiebreak[cand], -best[cand]))]
     used = np.zeros(len(members_of), dtype=bool)
     rows = []
     R = len(null_llr)
@@ -793,11 +943,16 @@ def _clusters(best, best_entry, offsets, neighbors, centres, centre_loc, radius_
             "expected": expected,
             "observed_over_expected": c / expected,
             "relative_risk": rr,
-            "log_likelihood_ratio": float(best[i]),
+            "log_likelihood_ratio": float(llr_of[i]),
             "p_value": (1 + exceed) / (1 + R),
+            **({"test_statistic": float(best[i])} if stat is not None else {}),
+            **(extra(i) if extra is not None else {}),
         })
     cols = ["center", "x", "y", "radius", "location_ids", "n_locations", "cases", "population", "expected",
             "observed_over_expected", "relative_risk", "log_likelihood_ratio", "p_value"]
+    if rows:
+        cols = cols + [k for k in rows[0] if k not in cols]
     df = pd.DataFrame(rows, columns=cols)
-    df["gumbel_p_value"] = gumbel_p_values(df["log_likelihood_ratio"].to_numpy(dtype=float), null_llr)
+    key = "test_statistic" if "test_statistic" in df.columns else "log_likelihood_ratio"
+    df["gumbel_p_value"] = gumbel_p_values(df[key].to_numpy(dtype=float), null_llr)
     return df

@@ -69,6 +69,8 @@ scan_bernoulli <- function(coords, cases, controls, max_population = 0.5, n_repl
 #' @param max_population Maximum window size as a fraction of the population at risk, in (0, 0.5].
 #' @param max_distance \code{NULL} or maximum circle radius (coordinate units; km for great-circle).
 #' @param distance \code{"euclidean"} or \code{"great_circle"} (coords = latitude, longitude in degrees).
+#' @param window \code{"circle"} or \code{"ellipse"} (SaTScan's elliptic windows).
+#' @param penalty Non-compactness penalty of elliptic windows: \code{"none"}, \code{"medium"}, \code{"strong"}.
 #' @param min_cases Minimum number of cases in a high-rate cluster (SaTScan's default 2).
 #' @param n_replicates Monte Carlo replicates (whole number).
 #' @param direction \code{"high"}, \code{"low"} or \code{"both"}.
@@ -82,13 +84,15 @@ scan_bernoulli <- function(coords, cases, controls, max_population = 0.5, n_repl
 #' @return An object of class \code{hphawkes_scan} (as \code{scan_bernoulli}), \code{model = "poisson"}.
 #' @export
 scan_poisson <- function(coords, cases, population, expected = NULL, covariates = NULL,
-                         max_population = 0.5, max_distance = NULL, distance = "euclidean", min_cases = 2L,
+                         max_population = 0.5, max_distance = NULL, distance = "euclidean",
+                         window = "circle", penalty = "medium", min_cases = 2L,
                          n_replicates = 999L, direction = "high", secondary = "no-overlap",
                          grid_cell = NULL, seed = NULL, location_ids = NULL, progress = FALSE,
                          backend = "auto", threads = NULL) {
   sc <- .hp_mod("scan")
   kw <- list(max_population = .as_num(max_population), max_distance = .as_num(max_distance),
-             distance = distance, min_cases = .as_int(min_cases), n_replicates = .as_int(n_replicates),
+             distance = distance, window = window, penalty = penalty,
+             min_cases = .as_int(min_cases), n_replicates = .as_int(n_replicates),
              direction = direction, secondary = secondary, grid_cell = .as_num(grid_cell),
              seed = .as_int(seed), progress = progress, backend = backend, threads = .as_int(threads))
   if (!is.null(expected)) kw$expected <- .np_double(expected, "expected")
@@ -155,4 +159,53 @@ autoplot.hphawkes_scan <- function(object, max_clusters = 5L, ...) {
 plot.hphawkes_scan <- function(x, ...) {
   print(autoplot.hphawkes_scan(x, ...))
   invisible(x)
+}
+
+#' Kulldorff's space-time permutation scan statistic
+#'
+#' Calls \code{hphawkes_py.scan.space_time_permutation}: cylinders (circles x intervals of days),
+#' expected counts from the location and day totals of the cases, Monte Carlo p-values from
+#' permutations of the cases' days (retrospective, or prospective with \code{prospective = TRUE}).
+#'
+#' @param coords Numeric matrix or data frame (n x 2): location of each row.
+#' @param cases Non-negative whole-number case counts per row.
+#' @param times Day of each row: whole numbers (days) or \code{Date}s.
+#' @param max_population Maximum circle size as a fraction of all cases, in (0, 0.5].
+#' @param max_distance \code{NULL} or maximum circle radius (km for great-circle distances).
+#' @param max_temporal Maximum interval length in days.
+#' @param prospective Only intervals ending on the last day.
+#' @param min_cases Minimum cases in a high-rate cluster.
+#' @param n_replicates Monte Carlo replicates.
+#' @param direction \code{"high"}, \code{"low"} or \code{"both"}.
+#' @param distance \code{"euclidean"} or \code{"great_circle"} (coords = latitude, longitude).
+#' @param seed Whole number or \code{NULL}.
+#' @param location_ids Optional ids (rows of one location share its id).
+#' @param progress Show a progress bar.
+#' @param backend \code{"auto"}, \code{"cpu"}, \code{"gpu"} or \code{"emulator"}.
+#' @param threads \code{NULL} or number of CPU threads.
+#' @return An object of class \code{hphawkes_scan}; \code{clusters} has \code{start} and \code{end}.
+#' @export
+scan_space_time <- function(coords, cases, times, max_population = 0.5, max_distance = NULL,
+                            max_temporal = 7L, prospective = FALSE, min_cases = 2L,
+                            n_replicates = 999L, direction = "high", distance = "euclidean",
+                            seed = NULL, location_ids = NULL, progress = FALSE, backend = "auto",
+                            threads = NULL) {
+  sc <- .hp_mod("scan")
+  # Dates travel as whole days since 1970-01-01 (the start and end columns come back in days)
+  t <- if (inherits(times, "Date")) as.numeric(times) else times
+  kw <- list(max_population = .as_num(max_population), max_distance = .as_num(max_distance),
+             max_temporal = .as_int(max_temporal), prospective = prospective,
+             min_cases = .as_int(min_cases), n_replicates = .as_int(n_replicates),
+             direction = direction, distance = distance, seed = .as_int(seed), progress = progress,
+             backend = backend, threads = .as_int(threads))
+  if (!is.null(location_ids)) kw$location_ids <- if (is.character(location_ids))
+    as.list(location_ids) else .np_count(location_ids, "location_ids")
+  res <- .hp_call(do.call(sc$space_time_permutation, c(list(.np_double(coords, "coords"),
+    .np_count(cases, "cases"), .np_count(t, "times")), kw)))
+  out <- .hp_scan_result(res)
+  if (inherits(times, "Date")) {
+    out$clusters$start <- as.Date(out$clusters$start, origin = "1970-01-01")
+    out$clusters$end <- as.Date(out$clusters$end, origin = "1970-01-01")
+  }
+  out
 }

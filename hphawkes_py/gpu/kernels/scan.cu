@@ -78,3 +78,60 @@ extern "C" __global__ void scan_windows(const long long* offsets, const int* nei
   }
   hp_atomic_max_double(&rep_max[r], m);
 }
+
+// Space-time permutation (Kulldorff et al. 2005): cylinders = circle x interval of days.
+// One thread per (centre, replicate) as above; the running counts per day of the growing circle,
+// S[t], live in a global scratch buffer laid out (centre of the launch, day, replicate) so that
+// the threads of a block touch consecutive words. cases[(loc * T + t) * R + r]; wsize[j] = C_Z,
+// the circle's cases over the whole period; dcum = prefix sums of the cases per day. A cylinder
+// [t1, t2] has mu = C_Z (dcum[t2+1] - dcum[t1]) / C expected cases and the Poisson LLR; the same
+// operations in the same order as the CPU engine (hphawkes_py/scan/cpu.py, _scan_space_time).
+extern "C" __global__ void scan_space_time(const long long* offsets, const int* neighbors,
+                                          const long long* wsize, const unsigned char* boundary,
+                                          const int* cases, const double* dcum, const double* klogk,
+                                          long long n_cases, int T, int max_t, int t_end_min,
+                                          long long min_cases, int want_high, int want_low, int R,
+                                          long long centre0, int* scratch, int want_best, double* best,
+                                          long long* best_arg, double* rep_max) {
+  const long long il = blockIdx.x;  // centre within this launch
+  const long long i = centre0 + il;
+  const int r = blockIdx.y * blockDim.x + threadIdx.x;
+  if (r >= R) return;
+  const long long C = n_cases;
+  const double Cf = (double)C;
+  int* S = scratch + il * (long long)T * R;
+  for (int t = 0; t < T; ++t) S[(long long)t * R + r] = 0;
+  double m = 0.0;
+  long long arg = -1;
+  const long long end = offsets[i + 1];
+  for (long long j = offsets[i]; j < end; ++j) {
+    const long long base = (long long)neighbors[j] * T * R;
+    for (int t = 0; t < T; ++t) S[(long long)t * R + r] += cases[base + (long long)t * R + r];
+    if (boundary[j] == 0) continue;
+    const double cz = (double)wsize[j];
+    for (int t2 = t_end_min; t2 < T; ++t2) {
+      int acc = 0;
+      const int lo = t2 - max_t > -1 ? t2 - max_t : -1;
+      for (int t1 = t2; t1 > lo; --t1) {
+        acc += S[(long long)t1 * R + r];
+        const double mu = cz * (dcum[t2 + 1] - dcum[t1]) / Cf;
+        if (!(mu > 0.0 && mu < Cf)) continue;
+        const double la = log(mu);
+        const double lb = log(Cf - mu);
+        const double llr = (klogk[acc] + klogk[C - acc]) -
+                           (SCAN_MUL((double)acc, la) + SCAN_MUL((double)(C - acc), lb));
+        const double cfl = (double)acc;
+        const bool ok = (want_high && cfl > mu && acc >= min_cases) || (want_low && cfl < mu);
+        if (ok && llr > m) {
+          m = llr;
+          arg = (j * T + t1) * T + t2;
+        }
+      }
+    }
+  }
+  if (want_best) {
+    best[i * R + r] = m;
+    best_arg[i * R + r] = arg;
+  }
+  hp_atomic_max_double(&rep_max[r], m);
+}

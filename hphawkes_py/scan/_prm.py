@@ -1,0 +1,357 @@
+"""SaTScan parameter files (.prm): rerun a purely spatial Bernoulli or discrete Poisson analysis,
+or a retrospective / prospective space-time permutation analysis.
+
+A parameter that would change the analysis is either honoured or refused by name (never
+ignored). Parameters that only choose SaTScan's output files or run options (shapefiles, KML,
+dBase tables, processors, ...) do not change the clusters: they are accepted and listed in the
+returned ``ignored`` record, as are the settings of analyses that are not run (temporal windows,
+elliptic shapes and power evaluation when they are switched off).
+"""
+from __future__ import annotations
+
+import configparser
+from pathlib import Path
+
+__all__ = ["read_prm", "run_prm"]
+
+# settings of features that are off: a value other than these turns an unsupported feature on
+_OFF = {"", "n", "0", "no", "false"}
+
+#: parameter -> values this implementation accepts (anything else is refused by name)
+_REQUIRE = {
+    "UseGridFile": _OFF,
+    "IsotonicScan": {"0"},
+    "UseMaxCirclePopulationFileOption": _OFF,
+    "CriteriaForReportingSecondaryClusters": {"0"},  # no geographical overlap
+    "UseNeighborsFile": _OFF,
+    "UseMetaLocationsFile": _OFF,
+    "MultipleCoordinatesType": {"0"},
+    "SpatialAdjustmentType": {"0"},
+    "UseAdjustmentsByRRFile": _OFF,
+    "PValueReportType": {"0", "1", "3"},   # default / standard Monte Carlo / Gumbel (both reported)
+    "IterativeScan": _OFF,
+    "PerformPowerEvaluation": _OFF,
+    "UseReportOnlySmallerClusters": _OFF,
+    "SimulatedDataMethodType": {"0"},
+    "IncludePurelyTemporal": _OFF,
+    "RiskLimitHighClusters": _OFF,
+    "RiskLimitLowClusters": _OFF,
+    "UseLocationsNetworkFile": _OFF,
+    "AdjustForEarlierAnalyses": _OFF,
+    "AdjustForWeeklyTrends": _OFF,  # day-of-week adjustment of the space-time permutation model
+}
+
+#: parameters the analysis reads (mapped below)
+_USED = {"CaseFile", "ControlFile", "PopulationFile", "CoordinatesFile", "CoordinatesType", "ModelType", "ScanAreas",
+         "MaxSpatialSizeInPopulationAtRisk", "UseDistanceFromCenterOption", "MaxSpatialSizeInDistanceFromCenter",
+         "MonteCarloReps", "MinimumCasesInHighRateClusters", "AnalysisType", "StartDate", "EndDate",
+         "PrecisionCaseTimes", "TimeAggregationUnits", "TimeAggregationLength", "MaxTemporalSizeInterpretation",
+         "MaxTemporalSize", "MinimumTemporalClusterSize", "IncludePurelySpatial", "IncludeClusters",
+         "SpatialWindowShapeType", "NonCompactnessPenalty", "EllipseShapes", "EllipseAngles"}
+
+#: sections that only choose outputs, run options or analyses that are not run here
+_NOT_ANALYSIS_SECTIONS = {"Output", "Spatial Output", "Temporal Output", "Other Output", "Run Options", "System",
+                          "Power Evaluation", "Power Simulations", "Elliptic Scan", "Temporal Window",
+                          "Space and Time Adjustments", "Data Checking", "Multiple Data Sets", "Notifications",
+                          "Line List", "Border Analysis", "Cluster Drilldown", "Miscellaneous Analysis"}
+#: keys outside those sections that do not change a purely spatial analysis
+_NOT_ANALYSIS_KEYS = {"PrecisionCaseTimes", "StartDate", "EndDate", "TimeAggregationUnits", "TimeAggregationLength",
+                      "GridFile", "NeighborsFilename", "MetaLocationsFilename", "MaxCirclePopulationFile",
+                      "MaxSpatialSizeInMaxCirclePopulationFile", "NonCompactnessPenalty", "EarlyTerminationThreshold",
+                      "ReportGumbel", "AdjustForEarlierAnalyses", "ProspectiveStartDate",
+                      "IterativeScanMaxIterations", "IterativeScanMaxPValue", "AdjustmentsByKnownRelativeRisksFilename",
+                      "LocationsNetworkFilename", "RiskLimitHighClustersValue", "RiskLimitLowClustersValue",
+                      "MinimumCasesInLowRateClusters", "MinimumTemporalClusterSize", "OutputTemporalGraphHTML",
+                      "PrecisionCaseTimesType", "TimeTrendAdjustmentType", "TimeTrendPercentage", "TimeTrendType",
+                      "RandomizationSeed", "RandomlyGenerateSeed", "SatScanVersion",
+                      # thresholds and files of options that are required off above
+                      "RiskThresholdHighClusters", "RiskThresholdLowClusters", "MultipleLocationsFile"}
+
+_MODELS = {"0": "poisson", "1": "bernoulli", "2": "space_time_permutation"}
+_MODEL_NAMES = {"0": "Discrete Poisson", "1": "Bernoulli", "2": "Space-Time Permutation", "3": "Ordinal",
+                "4": "Exponential", "5": "Normal", "6": "Continuous Poisson", "7": "Multinomial",
+                "8": "Rank", "9": "Uniform Time", "10": "Batched"}
+_DIRECTIONS = {"1": "high", "2": "low", "3": "both"}
+
+
+def read_prm(path) -> dict:
+    """Parse a SaTScan parameter file: ``{"path", "section_of", "values"}`` (keys as written)."""
+    p = Path(path)
+    if p.is_dir():
+        raise IsADirectoryError(f"parameter file {p} is a folder, expected a .prm file")
+    if not p.is_file():
+        raise FileNotFoundError(f"parameter file not found: {p}")
+    cp = configparser.ConfigParser(interpolation=None, comment_prefixes=(";", "#"), inline_comment_prefixes=None,
+                                   strict=False)
+    cp.optionxform = str  # SaTScan's keys are case-sensitive CamelCase
+    try:
+        cp.read_string(p.read_text(encoding="utf-8", errors="strict"), source=str(p))
+    except (configparser.Error, UnicodeDecodeError) as exc:
+        raise ValueError(f"{p}: not a readable SaTScan parameter file ({' '.join(str(exc).split())})") from None
+    values, section_of = {}, {}
+    for sec in cp.sections():
+        for k, v in cp.items(sec):
+            values[k] = v.strip()
+            section_of[k] = sec
+    if not values:
+        raise ValueError(f"{p}: no parameters found")
+    return {"path": p, "values": values, "section_of": section_of}
+
+
+def prm_arguments(path) -> dict:
+    """The :func:`~hphawkes_py.scan.bernoulli` / :func:`~hphawkes_py.scan.poisson` call a parameter
+    file describes: ``{"model", "files", "kwargs", "ignored"}``; refuses what cannot be honoured."""
+    prm = read_prm(path)
+    p, v, sec = prm["path"], prm["values"], prm["section_of"]
+
+    def bad(key, why):
+        return ValueError(f"{p}: {key}={v.get(key, '')!r} ([{sec.get(key, '?')}]) {why}")
+
+    for key, allowed in _REQUIRE.items():
+        if key in v and v[key].lower() not in allowed:
+            raise bad(key, "is not supported (hp.scan runs purely spatial circular analyses with no-overlap "
+                           f"secondary clusters); supported: {sorted(a for a in allowed if a) or 'off'}")
+    model_code = v.get("ModelType", "")
+    if model_code not in _MODELS:
+        name = _MODEL_NAMES.get(model_code, "unknown")
+        raise bad("ModelType", f"({name}) is not supported: 0 (Discrete Poisson), 1 (Bernoulli) or 2 "
+                               "(Space-Time Permutation)")
+    model = _MODELS[model_code]
+    analysis = v.get("AnalysisType", "1")
+    if model == "space_time_permutation":
+        if analysis not in ("3", "4"):
+            raise bad("AnalysisType", "must be 3 (retrospective) or 4 (prospective space-time) for the space-time "
+                                      "permutation model")
+    elif analysis != "1":
+        raise bad("AnalysisType", f"is not supported with the {_MODEL_NAMES[model_code]} model: 1 (purely spatial)")
+    ignored = {}
+    for key, val in v.items():
+        if key in _USED or key in _REQUIRE:
+            continue
+        if sec[key] in _NOT_ANALYSIS_SECTIONS or key in _NOT_ANALYSIS_KEYS:
+            ignored[key] = val
+            continue
+        if val.lower() in _OFF:
+            ignored[key] = val
+            continue
+        raise bad(key, "is not a parameter hp.scan knows; refused rather than ignored (remove it or set it off)")
+
+    base = p.resolve().parent
+
+    def file(key, required):
+        name = v.get(key, "")
+        if not name:
+            if required:
+                raise bad(key, "is required")
+            return None
+        f = Path(name)
+        f = f if f.is_absolute() else base / f  # relative to the parameter file's folder
+        if not f.is_file():
+            raise bad(key, f"names a file that does not exist ({f})")
+        return f
+
+    files = {"case_file": file("CaseFile", True), "geo_file": file("CoordinatesFile", True)}
+    kwargs = {}
+    if model == "space_time_permutation":
+        for key, want in (("PrecisionCaseTimes", "3"), ("TimeAggregationUnits", "3"), ("TimeAggregationLength", "1"),
+                          ("MinimumTemporalClusterSize", "1")):
+            if v.get(key, want) != want:
+                raise bad(key, f"is not supported: the space-time permutation scan works in days ({key}={want})")
+        if v.get("IncludePurelySpatial", "n").lower() not in _OFF:
+            raise bad("IncludePurelySpatial", "is not supported (purely spatial clusters have LLR 0 in this model)")
+        if v.get("IncludeClusters", "0") not in ("0", "1"):
+            raise bad("IncludeClusters", "is not supported: 0 (all) or 1 (alive) temporal clusters")
+        for key in ("ControlFile", "PopulationFile"):
+            if v.get(key):
+                raise bad(key, "is not used by the space-time permutation model (cases only)")
+        start, end = _date(v, "StartDate", bad), _date(v, "EndDate", bad)
+        if end < start:
+            raise bad("EndDate", "is before StartDate")
+        kwargs["study_period"] = (start, end)
+        kwargs["prospective"] = analysis == "4"
+        days = int((end - start).astype(int)) + 1
+        size = v.get("MaxTemporalSize", "50")
+        try:
+            size_v = float(size)
+        except ValueError:
+            raise bad("MaxTemporalSize", "is not a number") from None
+        if v.get("MaxTemporalSizeInterpretation", "0") == "1":
+            if size_v != int(size_v) or size_v < 1:
+                raise bad("MaxTemporalSize", "must be a whole number of days >= 1")
+            kwargs["max_temporal"] = int(size_v)
+        elif v.get("MaxTemporalSizeInterpretation", "0") == "0":
+            if not 0 < size_v <= 90:
+                raise bad("MaxTemporalSize", "must be in (0, 90] percent of the study period")
+            kwargs["max_temporal"] = max(1, int(size_v / 100.0 * days))
+        else:
+            raise bad("MaxTemporalSizeInterpretation", "must be 0 (percent) or 1 (days)")
+    elif model == "bernoulli":
+        files["control_file"] = file("ControlFile", True)
+        if v.get("PopulationFile"):
+            raise bad("PopulationFile", "is not used by the Bernoulli model (give ControlFile only)")
+    else:
+        files["population_file"] = file("PopulationFile", True)
+        if v.get("ControlFile"):
+            raise bad("ControlFile", "is not used by the discrete Poisson model (give PopulationFile only)")
+
+    shape = v.get("SpatialWindowShapeType", "0")
+    if shape == "1":
+        if model != "poisson":
+            raise bad("SpatialWindowShapeType", "(elliptic) is supported with the discrete Poisson model only")
+        pen = {"0": "none", "1": "medium", "2": "strong"}.get(v.get("NonCompactnessPenalty", "1"))
+        if pen is None:
+            raise bad("NonCompactnessPenalty", "must be 0 (none), 1 (medium) or 2 (strong)")
+        try:
+            shapes = tuple(float(x) for x in v.get("EllipseShapes", "1.5,2,3,4,5").split(","))
+            angles = tuple(int(x) for x in v.get("EllipseAngles", "4,6,9,12,15").split(","))
+        except ValueError:
+            raise bad("EllipseShapes", "and EllipseAngles must be comma-separated numbers (angles whole)") from None
+        kwargs.update(window="ellipse", penalty=pen, ellipse_shapes=shapes, ellipse_angles=angles)
+    elif shape != "0":
+        raise bad("SpatialWindowShapeType", "must be 0 (circular) or 1 (elliptic)")
+    ctype = v.get("CoordinatesType", "0")
+    if ctype not in ("0", "1"):
+        raise bad("CoordinatesType", "must be 0 (Cartesian) or 1 (latitude/longitude)")
+    kwargs["distance"] = "great_circle" if ctype == "1" else "euclidean"
+    if v.get("ScanAreas", "1") not in _DIRECTIONS:
+        raise bad("ScanAreas", "must be 1 (high), 2 (low) or 3 (both)")
+    kwargs["direction"] = _DIRECTIONS[v.get("ScanAreas", "1")]
+    try:
+        pct = float(v.get("MaxSpatialSizeInPopulationAtRisk", "50"))
+    except ValueError:
+        raise bad("MaxSpatialSizeInPopulationAtRisk", "is not a number") from None
+    if not 0 < pct <= 50:
+        raise bad("MaxSpatialSizeInPopulationAtRisk", "must be in (0, 50] (percent of the population at risk)")
+    kwargs["max_population"] = pct / 100.0
+    if v.get("UseDistanceFromCenterOption", "n").lower() not in _OFF:
+        try:
+            kwargs["max_distance"] = float(v.get("MaxSpatialSizeInDistanceFromCenter", ""))
+        except ValueError:
+            raise bad("MaxSpatialSizeInDistanceFromCenter", "is not a number") from None
+    try:
+        reps = int(v.get("MonteCarloReps", "999"))
+    except ValueError:
+        raise bad("MonteCarloReps", "is not a whole number") from None
+    if reps < 1:
+        raise bad("MonteCarloReps", "must be >= 1 (hp.scan always reports Monte Carlo p-values)")
+    kwargs["n_replicates"] = reps
+    if "MinimumCasesInHighRateClusters" in v:
+        try:
+            kwargs["min_cases"] = int(v["MinimumCasesInHighRateClusters"])
+        except ValueError:
+            raise bad("MinimumCasesInHighRateClusters", "is not a whole number") from None
+    elif model in ("poisson", "space_time_permutation"):
+        kwargs["min_cases"] = 0  # parameter files from before SaTScan 9.5 had no such restriction
+    return {"model": model, "files": files, "kwargs": kwargs, "ignored": ignored}
+
+
+def _date(v, key, bad):
+    """A SaTScan date (YYYY/MM/DD or YYYY/M/D) as numpy datetime64[D]."""
+    import numpy as np
+
+    try:
+        y, m, d = (int(x) for x in v.get(key, "").split("/"))
+        return np.datetime64(f"{y:04d}-{m:02d}-{d:02d}", "D")
+    except ValueError:
+        raise bad(key, "is not a date YYYY/MM/DD") from None
+
+
+def _read_case_dates(path):
+    """``<id> <#cases> <date YYYY/MM/DD>`` rows of a space-time case file: (ids, counts, dates),
+    each value checked where it is read (file, line, field)."""
+    import numpy as np
+
+    from ._satscan import _number, _read_rows
+
+    p, rows = _read_rows(path, "case", 3)
+    ids, counts, dates = [], [], []
+    for lineno, parts in rows:
+        if len(parts) > 3:
+            raise ValueError(f"{p}:{lineno}: covariates (field 4 on) are not supported by the space-time "
+                             "permutation model")
+        counts.append(int(_number(parts[1], p, lineno, 2, "#cases", count=True, whole=True)))
+        try:
+            y, m, d = (int(x) for x in parts[2].split("/"))
+            dates.append(np.datetime64(f"{y:04d}-{m:02d}-{d:02d}", "D"))
+        except ValueError:
+            raise ValueError(f"{p}:{lineno}: field 3 (date) {parts[2]!r} is not a date YYYY/MM/DD") from None
+        ids.append(parts[0])
+    return ids, np.array(counts, dtype=np.int64), np.array(dates, dtype="datetime64[D]")
+
+
+def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto", threads=None, progress=True):
+    """Run the purely spatial Bernoulli or discrete Poisson analysis a SaTScan parameter file
+    describes (file names relative to the parameter file's folder; covariates of a Poisson
+    analysis's .cas/.pop files adjusted for by indirect standardisation).
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``.prm`` file. Supported: ``AnalysisType=1`` (purely spatial), ``ModelType`` 0
+        (discrete Poisson) or 1 (Bernoulli), circular windows, Cartesian or latitude/longitude
+        coordinates, ``ScanAreas``, ``MaxSpatialSizeInPopulationAtRisk``, the distance limit,
+        ``MonteCarloReps``, ``MinimumCasesInHighRateClusters``, no-overlap secondary clusters; and
+        ``ModelType=2`` (space-time permutation) with ``AnalysisType`` 3 or 4, days, the study period
+        and the maximum temporal size (days or percent). Any other setting that changes the
+        analysis is refused by name.
+    n_replicates : int, optional
+        Overrides the file's ``MonteCarloReps``.
+    seed, executor, backend, threads, progress
+        As in :func:`~hphawkes_py.scan.bernoulli`.
+
+    Returns
+    -------
+    ScanResult
+        The settings that do not change the analysis (output files, run options) and were therefore
+        not used are listed by ``hp.scan._prm.prm_arguments(path)["ignored"]``.
+    """
+    from ._satscan import read_satscan
+    from .model import bernoulli, poisson
+
+    spec = prm_arguments(path)
+    if n_replicates is not None:
+        spec["kwargs"]["n_replicates"] = n_replicates
+    f = spec["files"]
+    if spec["model"] == "space_time_permutation":
+        import numpy as np
+
+        from ._satscan import _as_ids, _geo
+        from .space_time import space_time_permutation
+
+        gp, keys, xs, ys, seen = _geo(f["geo_file"])
+        ids, counts, dates = _read_case_dates(f["case_file"])
+        missing = [k for k in ids if k not in seen]
+        if missing:
+            raise ValueError(f"{f['case_file']}: location id {missing[0]!r} is not in the coordinates file {gp}")
+        where = {k: i for i, k in enumerate(keys)}
+        xy = np.array([(xs[where[k]], ys[where[k]]) for k in ids])
+        start, end = spec["kwargs"]["study_period"]
+        out = (dates < start) | (dates > end)
+        if out.any():
+            i = int(np.argmax(out))
+            raise ValueError(f"{f['case_file']}: the case dated {dates[i]} (row {i + 1}) is outside the study period "
+                             f"{start} to {end} (StartDate/EndDate)")
+        # locations of the coordinates file without cases are circle centres too (as in SaTScan):
+        # one row with 0 cases each, dated at the start of the study period
+        absent = [k for k in keys if k not in set(ids)]
+        if absent:
+            xy = np.vstack([xy, [(xs[where[k]], ys[where[k]]) for k in absent]])
+            counts = np.concatenate([counts, np.zeros(len(absent), dtype=np.int64)])
+            dates = np.concatenate([dates, np.full(len(absent), start)])
+            ids = ids + absent
+        return space_time_permutation(xy, counts, dates, location_ids=np.array(_as_ids(ids), dtype=object),
+                                      seed=seed, executor=executor, backend=backend, threads=threads,
+                                      progress=progress, **spec["kwargs"])
+    common = dict(seed=seed, executor=executor, backend=backend, threads=threads, progress=progress, **spec["kwargs"])
+    if spec["model"] == "bernoulli":
+        df = read_satscan(f["case_file"], control_file=f["control_file"], geo_file=f["geo_file"])
+        return bernoulli(df[["x", "y"]].to_numpy(float), df["cases"].to_numpy(), df["controls"].to_numpy(),
+                         location_ids=df["location_id"].to_numpy(), **common)
+    long = read_satscan(f["case_file"], population_file=f["population_file"], geo_file=f["geo_file"],
+                        model="poisson", covariates=True)
+    if long["category"].nunique() > 1:
+        return poisson(long[["x", "y"]].to_numpy(float), long["cases"].to_numpy(), long["population"].to_numpy(),
+                       covariates=long["category"].to_numpy(), location_ids=long["location_id"].to_numpy(), **common)
+    df = read_satscan(f["case_file"], population_file=f["population_file"], geo_file=f["geo_file"], model="poisson")
+    return poisson(df[["x", "y"]].to_numpy(float), df["cases"].to_numpy(), df["population"].to_numpy(),
+                   location_ids=df["location_id"].to_numpy(), **common)

@@ -1,0 +1,23 @@
+test_that("scan_space_time finds a planted outbreak, with Dates in and out", {
+  skip_if_no_hphawkes()
+  set.seed(3)
+  L <- 40L; nday <- 20L
+  xy <- cbind(runif(L, 0, 10), runif(L, 0, 10))
+  grid <- expand.grid(loc = seq_len(L), day = seq_len(nday))
+  lam <- rep(0.3, nrow(grid))
+  near <- sqrt((xy[grid$loc, 1] - 3)^2 + (xy[grid$loc, 2] - 7)^2) < 2
+  lam[near & grid$day >= 16 & grid$day <= 18] <- 4
+  grid$cases <- rpois(nrow(grid), lam)
+  g <- grid[grid$cases > 0, ]
+  dates <- as.Date("2024-03-01") + g$day - 1L
+  res <- scan_space_time(xy[g$loc, ], g$cases, dates, max_temporal = 7, n_replicates = 49, seed = 1,
+                         backend = "cpu")
+  expect_s3_class(res, "hphawkes_scan")
+  expect_identical(res$model, "space_time_permutation")
+  cl <- res$clusters
+  expect_s3_class(cl$start, "Date")
+  expect_true(cl$start[1] >= as.Date("2024-03-14") && cl$end[1] <= as.Date("2024-03-20"))
+  expect_identical(cl$p_value[1], 1 / 50)
+  expect_error(scan_space_time(xy[g$loc, ], g$cases, dates, max_temporal = 0, n_replicates = 9),
+               "max_temporal must be >= 1", class = "hphawkes_python_error")
+})

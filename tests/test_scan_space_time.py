@@ -1,0 +1,156 @@
+"""hp.scan.space_time_permutation: the cylinder kernel against a float64 NumPy brute force,
+the permutation null (margins kept), a planted outbreak, NYCfever, bad input."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import hphawkes_py as hp
+from hphawkes_py.scan import engine as se
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from engines import CUDA_ENGINES, ENGINES  # noqa: E402
+
+
+def ref_best(coords, c_lt, max_fraction, max_t, prospective, min_cases, direction="high"):
+    """Per-centre best cylinder LLR by brute force (explicit sets, np.log)."""
+    L, T = c_lt.shape
+    C = c_lt.sum()
+    Cz, Cd = c_lt.sum(axis=1), c_lt.sum(axis=0)
+    best = np.zeros(L)
+    for i in range(L):
+        d2 = ((coords - coords[i]) ** 2).sum(axis=1)
+        for r2 in np.unique(d2):
+            Z = np.flatnonzero(d2 <= r2)
+            if Cz[Z].sum() > max_fraction * C:
+                break
+            for t2 in (range(T - 1, T) if prospective else range(T)):
+                for t1 in range(max(0, t2 - max_t + 1), t2 + 1):
+                    c = c_lt[np.ix_(Z, np.arange(t1, t2 + 1))].sum()
+                    mu = Cz[Z].sum() * Cd[t1:t2 + 1].sum() / C
+                    if not 0 < mu < C:
+                        continue
+                    hi, lo = c > mu and c >= min_cases, c < mu
+                    if not {"high": hi, "low": lo, "both": hi or lo}[direction]:
+                        continue
+                    llr = (c * np.log(c / mu) if c else 0.0) + ((C - c) * np.log((C - c) / (C - mu)) if C - c else 0.0)
+                    best[i] = max(best[i], llr)
+    return best
+
+
+def _problem(seed, L=12, T=9):
+    rng = np.random.default_rng(seed)
+    coords = np.unique(rng.integers(0, 6, size=(L, 2)), axis=0).astype(float)
+    c_lt = rng.poisson(0.8, size=(len(coords), T))
+    c_lt[0, -2:] += 3
+    return coords, c_lt
+
+
+@pytest.mark.parametrize("backend", ENGINES)
+@pytest.mark.parametrize("prospective", [False, True])
+@pytest.mark.parametrize("direction", ["high", "both"])
+def test_cylinder_kernel_matches_bruteforce(backend, prospective, direction):
+    coords, c_lt = _problem(1)
+    L, T = c_lt.shape
+    C = int(c_lt.sum())
+    Cz = c_lt.sum(axis=1)
+    windows = se.build_windows(coords, coords, Cz, 0.5 * C)
+    dcum = np.concatenate([[0.0], np.cumsum(c_lt.sum(axis=0)).astype(float)])
+    eng = se.make_space_time_engine(windows, dcum, se.klogk_table(C), C, 4, T - 1 if prospective else 0, 2, direction,
+                                    backend=hp._backend.resolve_backend(backend))
+    best, arg = eng.batch(c_lt[:, :, None].astype(np.int32), want_arg=True)
+    ref = ref_best(coords, c_lt, 0.5, 4, prospective, 2, direction)
+    assert ref.max() > 1
+    np.testing.assert_allclose(best[:, 0], ref, rtol=1e-10, atol=1e-10)
+    assert ((arg[:, 0] >= 0) == (ref > 0)).all()
+
+
+def test_permutation_keeps_margins_and_is_uniform():
+    coords, c_lt = _problem(2)
+    L, T = c_lt.shape
+    loc = np.repeat(np.repeat(np.arange(L), T), c_lt.ravel())
+    day = np.repeat(np.tile(np.arange(T), L), c_lt.ravel())
+    from hphawkes_py._parallel import spawn_seeds
+
+    M = se.permute_days_cases(loc, day, L, T, spawn_seeds(0, 4000))
+    assert M.shape == (L, T, 4000)
+    np.testing.assert_array_equal(M.sum(axis=1), np.repeat(c_lt.sum(axis=1)[:, None], 4000, axis=1))
+    np.testing.assert_array_equal(M.sum(axis=0), np.repeat(c_lt.sum(axis=0)[:, None], 4000, axis=1))
+    # E[c_zd] = C_z C_d / C under the permutation
+    mu = np.outer(c_lt.sum(axis=1), c_lt.sum(axis=0)) / c_lt.sum()
+    assert np.abs(M.mean(axis=2) - mu).max() < 0.1
+
+
+def test_planted_outbreak_found_and_dates():
+    rng = np.random.default_rng(5)
+    L, T = 60, 30
+    coords = rng.uniform(0, 10, size=(L, 2))
+    c_lt = rng.poisson(0.3, size=(L, T))
+    near = np.hypot(coords[:, 0] - 3, coords[:, 1] - 7) < 1.5
+    c_lt[np.ix_(near, np.arange(25, 28))] += 4
+    rows = np.argwhere(c_lt > 0)
+    dates = np.datetime64("2024-03-01") + rows[:, 1].astype("timedelta64[D]")
+    res = hp.scan.space_time_permutation(coords[rows[:, 0]], c_lt[rows[:, 0], rows[:, 1]], dates, max_temporal=7,
+                                         n_replicates=99, seed=1, progress=False, backend="cpu")
+    top = res.clusters.iloc[0]
+    assert res.model == "space_time_permutation" and top.p_value == 0.01
+    assert top.start >= np.datetime64("2024-03-24") and top.end <= np.datetime64("2024-03-29")
+    assert set(top.location_ids) & set(np.flatnonzero(near[rows[:, 0]]))  # rows of the outbreak locations
+    lt = res.location_table()
+    assert (lt.cluster == 1).sum() == top.n_locations and lt.expected.isna().all()
+    pro = hp.scan.space_time_permutation(coords[rows[:, 0]], c_lt[rows[:, 0], rows[:, 1]], rows[:, 1],
+                                         prospective=True, n_replicates=19, seed=1, progress=False, backend="cpu")
+    assert (pro.clusters.end == T - 1).all()
+
+
+def test_nycfever_prospective_runs():
+    S = hp.datasets.satscan_sample_path
+    rows = [line.split() for line in S("NYCfever.cas").read_text().splitlines() if line.strip()]
+    geo = {p[0]: (float(p[1]), float(p[2])) for p in (ln.split() for ln in S("NYCfever.geo").read_text().splitlines())
+           if p}
+    ids = [r[0] for r in rows]
+    res = hp.scan.space_time_permutation(np.array([geo[i] for i in ids]), [int(r[1]) for r in rows],
+                                         pd.Series(pd.to_datetime([r[2] for r in rows], format="%Y/%m/%d")),
+                                         distance="great_circle", max_distance=3.0, max_temporal=7, prospective=True,
+                                         n_replicates=19, seed=1, location_ids=ids, progress=False, backend="cpu")
+    assert res.n_cases == 194 and (res.clusters.radius <= 3.0).all()
+    assert (res.clusters.end == pd.Timestamp("2001-11-24")).all()
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        (dict(times=[0.5, 1, 2]), ValueError, "times must be whole days"),
+        (dict(times=[True, False, True]), TypeError, "times must be whole days"),
+        (dict(times=["a", "b", "c"]), TypeError, "times"),
+        (dict(times=[1, 2]), ValueError, "one time per row"),
+        (dict(max_temporal=0), ValueError, "max_temporal must be >= 1"),
+        (dict(prospective="yes"), TypeError, "prospective must be True or False"),
+        (dict(backend="tpu"), ValueError, "backend"),
+        (dict(cases=[1, 0, 0]), ValueError, "at least 2 cases"),
+        (dict(n_replicates=10**12), ValueError, "too many"),
+    ],
+)
+def test_space_time_bad_input(kwargs, exc, match):
+    base = dict(coords=[[0, 0], [1, 1], [2, 2]], cases=[1, 2, 1], times=[0, 1, 2], n_replicates=9, progress=False,
+                backend="cpu")
+    base.update(kwargs)
+    with pytest.raises(exc, match=match):
+        hp.scan.space_time_permutation(**base)
+
+
+@pytest.mark.parametrize("backend", CUDA_ENGINES)
+def test_space_time_cpu_and_cuda_engines_agree(backend):
+    coords, c_lt = _problem(4, L=20, T=12)
+    rows = np.argwhere(c_lt > 0)
+    kw = dict(max_temporal=5, n_replicates=40, seed=3, progress=False, direction="both")
+    a = hp.scan.space_time_permutation(coords[rows[:, 0]], c_lt[rows[:, 0], rows[:, 1]], rows[:, 1], backend="cpu", **kw)
+    b = hp.scan.space_time_permutation(coords[rows[:, 0]], c_lt[rows[:, 0], rows[:, 1]], rows[:, 1], backend=backend,
+                                       **kw)
+    assert b.backend == backend
+    np.testing.assert_allclose(b.null_llr, a.null_llr, rtol=1e-12)
+    pd.testing.assert_frame_equal(a.clusters, b.clusters, rtol=1e-12)
