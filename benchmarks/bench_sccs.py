@@ -7,12 +7,13 @@ Each stage runs in its own subprocess so that its peak resident memory (ru_maxrs
 2. ``fit``: load the data, warm the Numba cache on a tiny problem, then
    hp.sccs.fit(prior="laplace", variance=V) -> wall time, CCD cycles, time per cycle,
    converged, peak RSS (data + engine), for each requested thread count.
-3. ``cv``: hp.sccs.cross_validate(folds=10, grid=10 variances) on a (smaller) simulated
-   problem; the time is extrapolated to the full size linearly in nnz (per-cycle work is
-   O(nnz)), which assumes the same number of cycles per fit.
+3. ``cv``: hp.sccs.cross_validate(folds=10, grid="auto" (Cyclops' unimodal search, default)
+   or the 10-variance grid). With ``--cv-cases`` equal to ``--n-cases`` (the default) it runs
+   on the same data as the fit: measured at full size, not extrapolated. A smaller
+   ``--cv-cases`` simulates a smaller problem and also reports a linear-in-nnz extrapolation.
 
 Usage:
-    python benchmarks/bench_sccs.py                       # 1,000,000 cases, 1,000 drugs; CV at 100,000 cases
+    python benchmarks/bench_sccs.py                       # 1,000,000 cases, 1,000 drugs; CV at full size
     python benchmarks/bench_sccs.py --n-cases 100000 --cv-cases 20000   # quick
 
 Writes benchmarks/results/sccs.json and prints a table. The machine is shared (2 cores):
@@ -116,14 +117,19 @@ def stage_fit(args):
 def stage_cv(args):
     import hphawkes_py as hp
 
-    data, _ = hp.sccs.simulate(n_cases=args.cv_cases, n_drugs=args.n_drugs, seed=args.seed + 1)
+    if args.cv_cases == args.n_cases:
+        data = _load(args.path)
+    else:
+        data, _ = hp.sccs.simulate(n_cases=args.cv_cases, n_drugs=args.n_drugs, seed=args.seed + 1)
     warm, _ = hp.sccs.simulate(n_cases=200, n_drugs=5, seed=0)
-    hp.sccs.cross_validate(warm, folds=2, grid=[0.1, 1.0], backend="cpu", threads=args.threads[0], progress=False)
+    grid = "auto" if args.cv_grid == "auto" else None
+    hp.sccs.cross_validate(warm, folds=2, grid=grid, backend="cpu", threads=args.threads[-1], progress=False)
     t = time.perf_counter()
-    cv = hp.sccs.cross_validate(data, prior="laplace", folds=10, seed=1, backend="cpu", threads=args.threads[0],
-                                progress=False)
+    cv = hp.sccs.cross_validate(data, prior="laplace", folds=10, grid=grid, seed=1, backend="cpu",
+                                threads=args.threads[-1], progress=False)
     el = time.perf_counter() - t
-    return {"n_cases": args.cv_cases, "nnz": data.nnz, "seconds": el, "chosen_variance": cv.variance,
+    return {"n_cases": int(data.n_strata), "nnz": data.nnz, "grid_kind": args.cv_grid, "threads": args.threads[-1],
+            "seconds": el, "chosen_variance": cv.variance,
             "grid": list(map(float, cv.grid)), "scores_mean": list(map(float, cv.scores["mean"])),
             "refit_iterations": cv.fit.iterations, "peak_rss_gb": _rss_gb(), "load_avg": os.getloadavg()[0],
             "calibration_s": calibration()}
@@ -132,7 +138,7 @@ def stage_cv(args):
 def _run_stage(stage, args, path):
     cmd = [sys.executable, __file__, "--stage", stage, "--path", path,
            "--n-cases", str(args.n_cases), "--n-drugs", str(args.n_drugs), "--cv-cases", str(args.cv_cases),
-           "--variance", str(args.variance), "--seed", str(args.seed), "--repeat", str(args.repeat),
+           "--variance", str(args.variance), "--cv-grid", args.cv_grid, "--seed", str(args.seed), "--repeat", str(args.repeat),
            "--threads", ",".join(map(str, args.threads)), "--tolerances", ",".join(map(repr, args.tolerances))]
     res = subprocess.run(cmd, capture_output=True, text=True)
     if res.returncode != 0:
@@ -144,7 +150,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--n-cases", type=int, default=1_000_000)
     p.add_argument("--n-drugs", type=int, default=1000)
-    p.add_argument("--cv-cases", type=int, default=100_000)
+    p.add_argument("--cv-cases", type=int, default=None, help="default: --n-cases (measured at full size)")
+    p.add_argument("--cv-grid", choices=("auto", "grid"), default="auto")
     p.add_argument("--variance", type=float, default=1.0)
     p.add_argument("--seed", type=int, default=2013)
     p.add_argument("--repeat", type=int, default=2)
@@ -156,6 +163,8 @@ def main():
     p.add_argument("--path", default=None, help=argparse.SUPPRESS)
     p.add_argument("--out", default=str(Path(__file__).parent / "results" / "sccs.json"))
     args = p.parse_args()
+    if args.cv_cases is None:
+        args.cv_cases = args.n_cases
     if args.stage:
         fn = {"simulate": stage_simulate, "fit": stage_fit, "cv": stage_cv}[args.stage]
         print(json.dumps(fn(args)))
@@ -166,23 +175,22 @@ def main():
         print(f"simulate: {sim['seconds']:.1f} s, peak RSS {sim['peak_rss_gb']:.2f} GB, {sim['n_strata']} strata, "
               f"{sim['n_rows']} rows, nnz {sim['nnz']}, data {sim['data_gb']:.2f} GB", flush=True)
         fit = _run_stage("fit", args, path)
+        cv = None if args.skip_cv else _run_stage("cv", args, path)
     print("fit (Laplace, variance %g):" % args.variance)
     print(f"{'threads':>7} {'tol':>6} {'seconds':>8} {'cycles':>6} {'s/cycle':>8} {'conv':>5} {'nonzero':>7} {'load':>5} {'calib':>6}")
     for r in fit["runs"]:
         print(f"{r['threads']:>7} {r['tolerance']:>6.0e} {r['seconds']:>8.2f} {r['iterations']:>6} {r['seconds_per_cycle']:>8.3f} "
               f"{str(r['converged']):>5} {r['nonzero']:>7} {r['load_avg']:>5.1f} {r['calibration_s']:>6.2f}")
     print(f"fit process peak RSS {fit['peak_rss_gb']:.2f} GB (data loaded: {fit['data_rss_gb']:.2f} GB)")
-    cv = None
-    if not args.skip_cv:
-        cv = _run_stage("cv", args, path)
-        scale = sim["nnz"] / cv["nnz"]
-        cv["extrapolated_full_seconds"] = cv["seconds"] * scale
-        print(f"10-fold CV x 10 variances at {cv['n_cases']} cases (nnz {cv['nnz']}): {cv['seconds']:.1f} s, "
-              f"chose variance {cv['chosen_variance']:.4g}; extrapolated to nnz {sim['nnz']}: "
-              f"{cv['extrapolated_full_seconds']:.0f} s")
+    if cv is not None:
+        print(f"10-fold CV ({cv['grid_kind']}: {len(cv['grid'])} variances) at {cv['n_cases']} cases (nnz {cv['nnz']}), "
+              f"{cv['threads']} thread(s): {cv['seconds']:.1f} s measured, chose variance {cv['chosen_variance']:.4g}")
+        if cv["nnz"] != sim["nnz"]:
+            cv["extrapolated_full_seconds"] = cv["seconds"] * sim["nnz"] / cv["nnz"]
+            print(f"  extrapolated to nnz {sim['nnz']}: {cv['extrapolated_full_seconds']:.0f} s")
     result = {
         "command": " ".join([Path(sys.executable).name] + sys.argv),
-        "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "note": "shared 2-core machine; noisy"},
+        "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "note": "shared 2-core machine loaded by other sessions (see load_avg, calibration_s); noisy"},
         "n_cases": args.n_cases, "n_drugs": args.n_drugs, "variance": args.variance,
         "simulate": sim, "fit": fit, "cv": cv,
     }

@@ -5,6 +5,7 @@ import math
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import hphawkes_py as hp
@@ -54,3 +55,24 @@ def test_auto_cv_chooses_near_the_grid_best_with_fewer_fits_and_equal_on_an_exec
     assert par.variance == auto.variance
     with pytest.raises(ValueError, match="grid must be a list of variances or 'auto'"):
         hp.sccs.cross_validate(data, folds=4, grid="fine", backend="cpu", progress=False)
+
+
+def test_cli_cv_auto_grid(tmp_path, capsys):
+    from hphawkes_py.cli import main
+
+    data, _ = hp.sccs.simulate(n_cases=1500, n_drugs=10, seed=2)
+    out, cov = data.to_long()
+    out.to_csv(tmp_path / "o.csv", index=False)
+    cov.to_csv(tmp_path / "c.csv", index=False)
+    rc = main(["sccs", "cv", str(tmp_path / "o.csv"), str(tmp_path / "c.csv"), "--grid", "auto", "--folds", "3",
+               "--seed", "1", "--backend", "cpu", "--quiet", "--output", str(tmp_path / "cv.csv")])
+    assert rc == 0
+    ref = hp.sccs.cross_validate(hp.sccs.SCCSData.from_long(out, cov), folds=3, grid="auto", seed=1, backend="cpu",
+                                 progress=False)
+    got = pd.read_csv(tmp_path / "cv.csv")
+    assert got["variance"].iloc[0] == pytest.approx(ref.variance, rel=1e-12)
+    np.testing.assert_allclose(got["coefficient"], ref.fit.coefficients.to_numpy(), atol=1e-10)
+    rc = main(["sccs", "cv", str(tmp_path / "o.csv"), str(tmp_path / "c.csv"), "--grid", "0.1,x", "--backend", "cpu",
+               "--quiet", "--output", str(tmp_path / "cv2.csv")])
+    assert rc != 0
+    assert "--grid must be 'auto' or comma-separated variances" in capsys.readouterr().err

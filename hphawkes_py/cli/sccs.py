@@ -51,7 +51,7 @@ def register(subparsers) -> None:
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     _common(c, variance=False)
     c.add_argument("--folds", type=int, default=10)
-    c.add_argument("--grid", default=None, help="comma-separated variances (default: 10 log-spaced, 0.01..20)")
+    c.add_argument("--grid", default=None, help="comma-separated variances (default: 10 log-spaced, 0.01..20), or 'auto' (Cyclops' unimodal search)")
     c.add_argument("--seed", type=int, default=None)
     c.add_argument("--scores", default=None, help="also write the CV score table to this CSV")
     c.set_defaults(func=_cmd_cv)
@@ -120,7 +120,13 @@ def _cmd_cv(args) -> int:
     from ..sccs.model import cross_validate
 
     data = _load(args)
-    grid = None if args.grid is None else [float(v) for v in args.grid.split(",") if v.strip()]
+    if args.grid is None or args.grid.strip() == "auto":
+        grid = None if args.grid is None else "auto"
+    else:
+        try:
+            grid = [float(v) for v in args.grid.split(",") if v.strip()]
+        except ValueError:
+            raise ValueError(f"--grid must be 'auto' or comma-separated variances, got {args.grid!r}") from None
     res = cross_validate(data, prior=args.prior, folds=args.folds, grid=grid, seed=args.seed,
                          exclude=_exclude(args, data), tolerance=args.tolerance, max_iterations=args.max_iterations,
                          convergence=args.convergence,

@@ -178,6 +178,27 @@ class SCCSData:
         (computed once; the constant part of the gradient needs only these)."""
         return np.flatnonzero(self.y[self.row_idx] != 0)
 
+    @functools.cached_property
+    def nnz_stratum(self) -> np.ndarray:
+        """Stratum of every stored non-zero (int32, nnz; computed once, shared by the engines)."""
+        return self.row_stratum[self.row_idx]
+
+    @functools.cached_property
+    def nnz_run_end(self) -> np.ndarray:
+        """1 where a stored non-zero is the last of its column's run in one stratum (uint8, nnz)."""
+        s = self.nnz_stratum
+        end = np.ones(self.nnz, dtype=np.uint8)
+        if self.nnz:
+            end[:-1] = s[1:] != s[:-1]
+            last = self.col_ptr[1:][np.diff(self.col_ptr) > 0] - 1
+            end[last] = 1
+        return end
+
+    @functools.cached_property
+    def log_time(self) -> np.ndarray:
+        """log(time) per row (the offset; computed once)."""
+        return np.log(self.time)
+
     def column_of_nnz(self) -> np.ndarray:
         """Covariate index of every stored non-zero (int32, nnz)."""
         return np.repeat(np.arange(self.n_covariates, dtype=np.int32), np.diff(self.col_ptr))

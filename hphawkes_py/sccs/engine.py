@@ -139,6 +139,7 @@ class Engine:
         self.dtype = check_dtype(dtype)
         self.n_covariates = data.n_covariates
         self.beta = np.zeros(data.n_covariates)
+        self._exact = False  # the state was recomputed from self.beta and not updated since
 
     def _init_state(self, weights):
         """Called by the subclass once its buffers exist: weights, then the state at b = 0."""
@@ -152,15 +153,22 @@ class Engine:
         self.weights = w
         self.xty = weighted_xty(d, w)
         self._put_weights(w)
+        self._exact = False  # engines may keep weight-dependent state that set_beta refreshes
 
     def set_beta(self, beta):
-        """Set all coefficients: the state is recomputed exactly from ``X b``."""
-        self.beta = np.array(beta, dtype=np.float64)
+        """Set all coefficients: the state is recomputed exactly from ``X b`` (skipped when it
+        was just recomputed for the same coefficients, e.g. a fit on a fresh engine)."""
+        beta = np.array(beta, dtype=np.float64)
+        if self._exact and beta.shape == self.beta.shape and np.array_equal(beta, self.beta):
+            return
+        self.beta = beta
         self._put_eta(eta_from_beta(self.data, self.beta))
+        self._exact = True
 
     def update(self, j, delta):
         """Add ``delta`` to coefficient ``j`` (sparse update of the state)."""
         self.beta[j] += delta
+        self._exact = False
         self._step(j, float(delta))
 
     def _move_to(self, beta):

@@ -137,8 +137,8 @@ plot.hphawkes_sccs_fit <- function(x, ...) { print(autoplot.hphawkes_sccs_fit(x,
 #'
 #' @inheritParams sccs_fit
 #' @param folds Number of folds (whole number).
-#' @param grid Prior variances to try (NULL:
-#'   the Python default grid).
+#' @param grid Prior variances to try (NULL: the Python default grid), or \code{"auto"}
+#'   for Cyclops' unimodal search of the variance.
 #' @param seed Whole number or NULL.
 #' @return An object of class \code{sccs_cv}: \code{variance}, \code{grid}, \code{scores}
 #'   (data frame), \code{fold_scores} (matrix), \code{fit} (an \code{hphawkes_sccs_fit}).
@@ -147,7 +147,8 @@ sccs_cv <- function(data, prior = "laplace", folds = 10L, grid = NULL, seed = NU
                     tolerance = 1e-6, max_iterations = 1000L, progress = FALSE,
                     backend = "auto", threads = NULL) {
   py <- .hp_call(.hp_mod("sccs")$cross_validate(.py_sccs_data(data), prior = prior,
-    folds = .as_int(folds, "folds", FALSE), grid = if (is.null(grid)) NULL else as.list(as.double(grid)),
+    folds = .as_int(folds, "folds", FALSE),
+    grid = if (is.null(grid)) NULL else if (identical(grid, "auto")) "auto" else as.list(as.double(grid)),
     seed = .as_int(seed), exclude = .sccs_exclude(exclude), tolerance = .as_num(tolerance),
     max_iterations = .as_int(max_iterations, "max_iterations", FALSE), progress = progress,
     backend = backend, threads = .as_int(threads)))

@@ -63,3 +63,17 @@ test_that("sccs_study's fit equals the Python fit of the same design", {
   expect_equal(names(coef(st$fit)), py$ids)
   expect_equal(st$spline_effects$log_effect, py$effects$log_effect, tolerance = 1e-12)
 })
+
+test_that("sccs_cv(grid = 'auto') searches the variance as Python does", {
+  skip_if_no_hphawkes()
+  sim <- sccs_simulate(n_cases = 1500, n_drugs = 10, seed = 2)
+  cv <- sccs_cv(sim$data, folds = 3, grid = "auto", seed = 1, backend = "cpu")
+  py <- py_reference(paste(
+    "import hphawkes_py as hp",
+    "data, _ = hp.sccs.simulate(n_cases=1500, n_drugs=10, seed=2)",
+    "cv = hp.sccs.cross_validate(data, folds=3, grid='auto', seed=1, backend='cpu', progress=False)",
+    "out = {'variance': cv.variance, 'grid': cv.grid}",
+    sep = "\n"))
+  expect_identical(cv$variance, py$variance)
+  expect_identical(cv$grid, py$grid)
+})
