@@ -43,7 +43,8 @@ import pandas as pd
 from .._backend import resolve_backend, threads_context
 from .._parallel import run_replicates
 from .._progress import progress_bar
-from .._validate import (as_float_array, check_dtype, check_in, check_int, check_positive, check_random_state,
+from .._validate import (as_float_array, check_bool, check_dtype, check_in, check_int, check_positive,
+                         check_random_state, check_threads,
                          describe)
 from .data import SCCSData
 from .engine import make_engine
@@ -637,22 +638,10 @@ def _check_controls(tolerance, max_iterations, convergence="auto"):
     return tolerance, max_iterations, convergence
 
 
-def _check_threads(threads):
-    if threads is not None:
-        check_int(threads, "threads", minimum=1)
-    return threads
-
-
-def _check_progress(progress):
-    if not isinstance(progress, (bool, np.bool_)):
-        raise TypeError(f"progress must be True or False, got {describe(progress)}")
-    return bool(progress)
-
-
 def _check_run(progress, dtype, threads, backend):
     """The run settings every entry point shares, checked in one place; the backend is
     resolved here, once per public call."""
-    return _check_progress(progress), check_dtype(dtype), _check_threads(threads), resolve_backend(backend)
+    return check_bool(progress, "progress"), check_dtype(dtype), check_threads(threads), resolve_backend(backend)
 
 
 def _check_weights(data, weights):
