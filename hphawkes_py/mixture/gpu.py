@@ -83,6 +83,12 @@ class GpuEngine(Engine):
         self._k_sample = mod.function("mix_sample")
         self._k_norm = mod.function("mix_normalise")
         self._k_stats = mod.function("mix_stats")
+        # occupancy-aware threads per block for the 1-D kernels (the density kernel's per-thread
+        # arrays grow with p and can lower what its registers allow); mix_stats keeps its TILE x TILE
+        # shape, which its shared arrays are sized for
+        self._b_dens = dev.block_size(self._k_dens, BLOCK)
+        self._b_sample = dev.block_size(self._k_sample, BLOCK)
+        self._b_norm = dev.block_size(self._k_norm, BLOCK)
         self._d_Xt = dev.to_device(np.ascontiguousarray(self.X.T, dtype=self.dtype))
         fa, fb = feature_pairs(self.p)
         self._d_fa = dev.to_device(fa)
@@ -110,10 +116,10 @@ class GpuEngine(Engine):
     # ------------------------------------------------------------------ launches
     def _logdens(self, d_Xt, n_total, row0, m):
         kt = self._ktile
-        grid = (-(-m // BLOCK), -(-self.k // kt))
+        grid = (-(-m // self._b_dens), -(-self.k // kt))
         shared = kt * self._stride * self.dtype.itemsize if self._staged else 0
         self.dev.launch(
-            self._k_dens, grid, BLOCK,
+            self._k_dens, grid, self._b_dens,
             [d_Xt, np.int64(n_total), np.int32(self.p), np.int64(row0), np.int32(m), np.int32(self.k),
              self._d_comp, np.int32(self._stride), np.int32(kt), np.int32(int(self._staged)), self._d_dens],
             shared_bytes=shared,
@@ -140,7 +146,7 @@ class GpuEngine(Engine):
         for row0, m in self._chunks(self.n):
             self._logdens(self._d_Xt, self.n, row0, m)
             self.dev.launch(
-                self._k_sample, -(-m // BLOCK), BLOCK,
+                self._k_sample, -(-m // self._b_sample), self._b_sample,
                 [self._d_dens, np.int32(m), np.int32(self.k), self._d_u, np.int64(row0), self._d_z, self._d_ll],
             )
         self.z = self.dev.to_host(self._d_z)
@@ -161,7 +167,7 @@ class GpuEngine(Engine):
         for row0, m in self._chunks(self.n):
             self._logdens(self._d_Xt, self.n, row0, m)
             self.dev.launch(
-                self._k_norm, -(-m // BLOCK), BLOCK,
+                self._k_norm, -(-m // self._b_norm), self._b_norm,
                 [self._d_dens, np.int32(m), np.int32(self.k), np.int64(row0), self._d_ll, np.int32(1)],
             )
             self._stats(row0, m, 1, d_T)
@@ -178,7 +184,7 @@ class GpuEngine(Engine):
             m = min(m, self.chunk)
             self._logdens(d_Xt, n, row0, m)
             self.dev.launch(
-                self._k_norm, -(-m // BLOCK), BLOCK,
+                self._k_norm, -(-m // self._b_norm), self._b_norm,
                 [self._d_dens, np.int32(m), np.int32(self.k), np.int64(row0), d_ll, np.int32(0)],
             )
         return self.dev.to_host(d_ll)
