@@ -20,7 +20,8 @@ from .engine import EDGE_REACH, Engine, SourceIndex, kernel_constants
 
 __all__ = ["GpuEngine"]
 
-#: threads per block of the edge kernel (bands of one point) and of the gather kernel
+#: preferred threads per block of the edge kernel (bands of one point) and of the gather kernels,
+#: lowered per compiled kernel by Device.block_size (registers, shared memory per thread)
 EDGE_BLOCK = 64
 GATHER_BLOCK = 128
 
@@ -39,6 +40,10 @@ class GpuEngine(Engine):
         self._edge_fn = mod.function("kde_edge_mass")
         self._gather_fn = mod.function("kde_gather")
         self._relabel_fn = mod.function("kde_relabel_exceed")
+        item = self.dtype.itemsize
+        self._b_edge = dev.block_size(self._edge_fn, EDGE_BLOCK, shared_bytes_per_thread=item)
+        self._b_gather = dev.block_size(self._gather_fn, GATHER_BLOCK)
+        self._b_relabel = dev.block_size(self._relabel_fn, GATHER_BLOCK)
         r0, r1, bptr, c0, c1, row_band = window.row_bands()
         pad = lambda a: a if len(a) else np.zeros(1, np.int64)  # noqa: E731  (no zero-size buffers)
         self.d_px = dev.to_device(self.x.astype(self.dtype))
@@ -57,10 +62,10 @@ class GpuEngine(Engine):
         d_b = dev.to_device(np.ascontiguousarray(bws, self.dtype))
         d_idx = dev.to_device(idx)
         d_out = dev.empty((len(idx),), self.dtype)
-        dev.launch(self._edge_fn, (len(idx), 1, 1), (EDGE_BLOCK, 1, 1), [
+        dev.launch(self._edge_fn, (len(idx), 1, 1), (self._b_edge, 1, 1), [
             self.d_px, self.d_py, d_b, d_idx, self._r(w.x0), self._r(w.y0), self._r(w.cell_size),
             np.int32(w.mask.shape[0]), *self.d_bands, self._r(EDGE_REACH), d_out,
-        ], shared_bytes=EDGE_BLOCK * self.dtype.itemsize)
+        ], shared_bytes=self._b_edge * self.dtype.itemsize)
         return dev.to_host(d_out).astype(np.float64)
 
     def _gather(self, ix: SourceIndex, tx, ty, self_pos):
@@ -77,8 +82,9 @@ class GpuEngine(Engine):
             dev.to_device(ix.cell_ptr),
         ]
         d_out = dev.empty((len(tx),), T)
-        grid = max(1, min((len(tx) + GATHER_BLOCK - 1) // GATHER_BLOCK, 65535))
-        dev.launch(self._gather_fn, (grid, 1, 1), (GATHER_BLOCK, 1, 1), args + [d_out])
+        b = self._b_gather
+        grid = max(1, min((len(tx) + b - 1) // b, 65535))
+        dev.launch(self._gather_fn, (grid, 1, 1), (b, 1, 1), args + [d_out])
         return dev.to_host(d_out).astype(np.float64)
 
     #: picks uploaded per launch at most (int32 entries): bounds the device memory of one launch
@@ -103,11 +109,11 @@ class GpuEngine(Engine):
         d_rho = dev.to_device(np.ascontiguousarray(rho, np.float64))
         exceed = np.zeros(m, np.int64)
         step = max(1, self.MAX_PICKS_PER_LAUNCH // max(k, 1))
-        grid = max(1, min((m + GATHER_BLOCK - 1) // GATHER_BLOCK, 65535))
+        grid = max(1, min((m + self._b_relabel - 1) // self._b_relabel, 65535))
         for r0 in range(0, nrep, step):
             chunk = picks[r0:r0 + step]
             d_out = dev.empty((m,), np.int64)
-            dev.launch(self._relabel_fn, (grid, 1, 1), (GATHER_BLOCK, 1, 1), [
+            dev.launch(self._relabel_fn, (grid, 1, 1), (self._b_relabel, 1, 1), [
                 d_tx, d_ty, np.int64(m), self.d_px, self.d_py, d_inv2, d_coef, d_cut2,
                 dev.to_device(np.ascontiguousarray(chunk)), np.int32(len(chunk)), np.int32(k), d_tot, d_rho,
                 np.int32(bool(small_is_case)), np.float64(math.log(n1)), np.float64(math.log(n0)), d_out,
