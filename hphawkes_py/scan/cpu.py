@@ -23,7 +23,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from .engine import Engine, klogk_table, null_loglik, poisson_logs
+from .engine import Engine, null_loglik, poisson_logs
 
 #: temporary (centre, neighbour) slots per chunk of window construction
 CHUNK_SLOTS = 1 << 22

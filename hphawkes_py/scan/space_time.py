@@ -18,14 +18,12 @@ import math
 import numpy as np
 import pandas as pd
 
-from .._backend import resolve_backend, threads_context
+from .._backend import threads_context
 from .._parallel import run_replicates
-from .._validate import as_count_array, check_in, check_int, check_positive, check_seed, describe
-from .engine import (DIRECTIONS, build_windows, draw_multinomial_cases, klogk_table, make_space_time_engine,
-                     permute_days_cases)
-from .model import (BATCH_SIZE, ScanResult, _check_geometry, _check_max_population, _check_progress, _check_replicates,
-                    _check_threads, _check_xy, _radius, check_location_ids, gumbel_p_values, make_centres, merge_rows,
-                    replicate_seed_batches)
+from .._validate import as_count_array, check_int, check_positive, describe
+from .engine import build_windows, draw_multinomial_cases, klogk_table, make_space_time_engine, permute_days_cases
+from .model import (BATCH_SIZE, ScanResult, _check_geometry, _check_max_population, _check_xy, _clusters, _radius,
+                    check_location_ids, check_run, make_centres, merge_rows, replicate_seed_batches)
 
 __all__ = ["space_time_permutation", "space_time"]
 
@@ -203,13 +201,8 @@ def _check_common(coords, cases, times, study_period, location_ids, max_populati
     max_temporal = check_int(max_temporal, "max_temporal", minimum=1)
     if not isinstance(prospective, (bool, np.bool_)):
         raise TypeError(f"prospective must be True or False, got {describe(prospective)}")
-    min_cases = check_int(min_cases, "min_cases", minimum=0)
-    n_replicates = _check_replicates(n_replicates)
-    check_in(direction, "direction", DIRECTIONS)
-    progress = _check_progress(progress)
-    threads = _check_threads(threads)
-    check_seed(seed)
-    resolved = resolve_backend(backend)
+    min_cases, n_replicates, progress, threads, resolved = check_run(
+        min_cases, n_replicates, direction, "no-overlap", progress, threads, seed, backend)
     loc_coords, gid, members = merge_rows(xy)
     L = len(members)
     if L * T * BATCH_SIZE > 2**31:
@@ -259,41 +252,24 @@ def _cylinders(cm, model, size, wsize_loc, dcum, null, executor):
     def when(t):
         return origin + np.timedelta64(int(t), "D") if isinstance(origin, np.datetime64) else origin + int(t)
 
-    cand = np.flatnonzero(best > 0)
-    cand = cand[np.lexsort((cand, -best[cand]))]
-    used = np.zeros(L, dtype=bool)
-    rows = []
-    null_sorted = np.sort(null_llr)
-    R = len(null_llr)
-    ids_list = list(cm["ids"].tolist())
-    for i in cand:
-        code = int(arg[i])
-        j, rest = divmod(code, T * T)
-        t1, t2 = divmod(rest, T)
-        mem = neighbors[offsets[i]:j + 1]
-        if used[mem].any():
-            continue
-        exceed = R - np.searchsorted(null_sorted, float(best[i]), side="left")
-        if rows and exceed == R:
-            continue
-        used[mem] = True
-        c = int(c_lt[mem, t1:t2 + 1].sum())
-        mu = float(csum[j]) * (dcum[t2 + 1] - dcum[t1]) / C
-        p = pop_loc[mem].sum()
-        rows.append({
-            "center": ids_list[members[centre_loc[i]][0]],
-            "x": float(centres[i, 0]), "y": float(centres[i, 1]), "radius": radius_of(mem, i),
-            "start": when(t1), "end": when(t2),
-            "location_ids": [ids_list[r] for m in mem for r in report_members[m]],
-            "n_locations": len(mem), "cases": c, "population": int(p) if pop_loc.dtype.kind == "i" else float(p),
-            "expected": mu, "observed_over_expected": c / mu,
-            "relative_risk": (c / mu) / ((C - c) / (C - mu)) if C > c else math.inf,
-            "log_likelihood_ratio": float(best[i]), "p_value": (1 + exceed) / (1 + R),
-        })
-    cols = ["center", "x", "y", "radius", "start", "end", "location_ids", "n_locations", "cases", "population",
-            "expected", "observed_over_expected", "relative_risk", "log_likelihood_ratio", "p_value"]
-    df = pd.DataFrame(rows, columns=cols)
-    df["gumbel_p_value"] = gumbel_p_values(df["log_likelihood_ratio"].to_numpy(dtype=float), null_llr)
+    # the cylinder of each centre: window end j and days [t1, t2] from the kernel's code
+    j_of, rest = np.divmod(arg, T * T)
+    t1_of, t2_of = np.divmod(rest, T)
+
+    def count(members, i):
+        return c_lt[members, t1_of[i]:t2_of[i] + 1].sum()
+
+    def window_stats(members, c, j, i):
+        mu = float(csum[j]) * (dcum[t2_of[i] + 1] - dcum[t1_of[i]]) / C
+        p = pop_loc[members].sum()
+        return (int(p) if pop_loc.dtype.kind == "i" else float(p)), mu, (c / mu) / ((C - c) / (C - mu)) if C > c \
+            else math.inf
+
+    df = _clusters(best, j_of, offsets, neighbors, centres, centre_loc, radius_of, None, report_members, cm["ids"],
+                   null_llr, window_stats, count=count,
+                   extra=lambda i: {"start": when(t1_of[i]), "end": when(t2_of[i])})
+    df.insert(df.columns.get_loc("radius") + 1, "start", df.pop("start"))
+    df.insert(df.columns.get_loc("start") + 1, "end", df.pop("end"))
     total = pop_loc.sum()
     return ScanResult(
         clusters=df, null_llr=null_llr, backend=cm["resolved"], n_cases=C,
