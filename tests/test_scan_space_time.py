@@ -154,3 +154,53 @@ def test_space_time_cpu_and_cuda_engines_agree(backend):
     assert b.backend == backend
     np.testing.assert_allclose(b.null_llr, a.null_llr, rtol=1e-12)
     pd.testing.assert_frame_equal(a.clusters, b.clusters, rtol=1e-12)
+
+
+def ref_best_poisson(coords, c_lt, P, max_fraction, max_t, min_cases):
+    """Space-time Poisson brute force: mu = E_Z (t2 - t1 + 1) / T, E_z = C P_z / sum P."""
+    L, T = c_lt.shape
+    C = c_lt.sum()
+    E = C * P / P.sum()
+    best = np.zeros(L)
+    for i in range(L):
+        d2 = ((coords - coords[i]) ** 2).sum(axis=1)
+        for r2 in np.unique(d2):
+            Z = np.flatnonzero(d2 <= r2)
+            if P[Z].sum() > max_fraction * P.sum():
+                break
+            for t2 in range(T):
+                for t1 in range(max(0, t2 - max_t + 1), t2 + 1):
+                    c = c_lt[np.ix_(Z, np.arange(t1, t2 + 1))].sum()
+                    mu = E[Z].sum() * (t2 - t1 + 1) / T
+                    if c > mu and c >= min_cases:
+                        llr = c * np.log(c / mu) + ((C - c) * np.log((C - c) / (C - mu)) if C > c else 0.0)
+                        best[i] = max(best[i], llr)
+    return best
+
+
+@pytest.mark.parametrize("backend", ENGINES)
+def test_space_time_poisson_matches_bruteforce(backend):
+    coords, c_lt = _problem(6, L=14, T=8)
+    rng = np.random.default_rng(1)
+    P = rng.integers(50, 500, size=len(coords)).astype(float)
+    rows = np.argwhere(np.ones_like(c_lt, dtype=bool))  # every location x day, zeros included
+    res = hp.scan.space_time(coords[rows[:, 0]], c_lt[rows[:, 0], rows[:, 1]], rows[:, 1], population=P[rows[:, 0]],
+                             max_temporal=3, max_population=0.5, n_replicates=19, seed=2, progress=False,
+                             backend=backend)
+    ref = ref_best_poisson(coords, c_lt, P, 0.5, 3, 2)
+    assert res.model == "space_time_poisson"
+    assert res.clusters.log_likelihood_ratio.iloc[0] == pytest.approx(ref.max(), rel=1e-10)
+    assert res.n_population == P.sum()
+    # the multinomial null keeps C and puts the cases where the population is
+    assert (res.null_llr > 0).all()
+
+
+def test_space_time_poisson_bad_population():
+    kw = dict(coords=[[0, 0], [0, 0], [1, 1]], cases=[1, 2, 1], times=[0, 1, 2], n_replicates=9, progress=False,
+              backend="cpu")
+    with pytest.raises(ValueError, match="same on every row of a location"):
+        hp.scan.space_time(**kw, population=[10, 20, 5])
+    with pytest.raises(ValueError, match="population must be non-negative"):
+        hp.scan.space_time(**kw, population=[10, 10, -5])
+    with pytest.raises(ValueError, match="zero population"):
+        hp.scan.space_time(**kw, population=[10, 10, 0])

@@ -4,6 +4,7 @@
 >>> res = hp.scan.bernoulli(coords, cases, controls, max_population=0.5, n_replicates=999)
 >>> res = hp.scan.poisson(coords, cases, population, covariates=None, window="circle")
 >>> res = hp.scan.space_time_permutation(coords, cases, dates, max_temporal=7, prospective=True)
+>>> res = hp.scan.space_time(coords, cases, dates, population=population)   # space-time Poisson
 >>> res = hp.scan.run_prm("analysis.prm")      # a SaTScan parameter file, rerun unchanged
 >>> res.clusters          # most likely cluster first, then secondary clusters (no overlap)
 >>> res.location_table()  # SaTScan's location information
@@ -17,7 +18,7 @@ from ._prm import run_prm
 from ._satscan import read_satscan
 from .model import ScanResult, bernoulli, poisson
 from .plot import plot_clusters
-from .space_time import space_time_permutation
+from .space_time import space_time, space_time_permutation
 
-__all__ = ["bernoulli", "poisson", "space_time_permutation", "read_satscan", "run_prm", "ScanResult",
+__all__ = ["bernoulli", "poisson", "space_time_permutation", "space_time", "read_satscan", "run_prm", "ScanResult",
            "plot_clusters"]

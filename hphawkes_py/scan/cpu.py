@@ -23,7 +23,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from .engine import Engine, klogk_table, null_loglik, poisson_logs
+from .engine import Engine, null_loglik, poisson_logs
 
 #: temporary (centre, neighbour) slots per chunk of window construction
 CHUNK_SLOTS = 1 << 22
@@ -694,9 +694,10 @@ def _scan_space_time(offsets, neighbors, wsize, boundary, cases, dcum, klogk, n_
     """Best space-time permutation LLR per centre over the cylinders (circle x [t1, t2]).
 
     ``cases`` (L, T, R): counts per location, day and replicate; ``wsize[j]``: cases of the
-    circle ending at entry ``j`` over the whole period (C_Z); ``dcum``: prefix sums of the cases
-    per day (C_d). A cylinder has ``mu = C_Z x sum_{d in [t1, t2]} C_d / C`` expected cases and the
-    Poisson LLR ``c log(c/mu) + (C-c) log((C-c)/(C-mu))`` (Kulldorff et al. 2005). Intervals end at
+    circle ending at entry ``j`` over the whole period (C_Z; space-time Poisson: its expected
+    cases E_Z, float64); ``dcum``: prefix sums of the cases per day (C_d; space-time Poisson:
+    C t / T). A cylinder has ``mu = C_Z x sum_{d in [t1, t2]} C_d / C`` expected cases and the
+    Poisson LLR ``c log(c/mu) + (C-c) log((C-c)/(C-mu))`` (Kulldorff et al. 2005; Kulldorff 2001). Intervals end at
     ``t2 >= t_end_min`` (prospective: the last day only) and last at most ``max_t`` days.
     ``best_arg`` encodes the cylinder as ``(j * T + t1) * T + t2``.
     """
@@ -718,7 +719,7 @@ def _scan_space_time(offsets, neighbors, wsize, boundary, cases, dcum, klogk, n_
                     S[t, r] += blk[t, r]
             if boundary[j] == 0:
                 continue
-            cz = np.float64(wsize[j])
+            cz = wsize[j]
             for t2 in range(t_end_min, T):
                 for r in range(R):
                     acc[r] = 0
@@ -754,7 +755,7 @@ def space_time_batch(windows, cases, dcum, klogk, n_cases, max_t, t_end_min, min
     R = cases.shape[2]
     best = np.empty((m, R), dtype=np.float64)
     arg = np.empty((m, R) if want_arg else (1, 1), dtype=np.int64)
-    _scan_space_time(offsets, neighbors, np.ascontiguousarray(wsize, dtype=np.int64), boundary, cases,
+    _scan_space_time(offsets, neighbors, np.ascontiguousarray(wsize, dtype=np.float64), boundary, cases,
                      np.ascontiguousarray(dcum, dtype=np.float64), klogk, np.int64(n_cases), np.int64(max_t),
                      np.int64(t_end_min), np.int64(min_cases), direction in ("high", "both"),
                      direction in ("low", "both"), best, arg, bool(want_arg))
@@ -794,6 +795,7 @@ class CpuSpaceTimeEngine:
     backend = "cpu"
 
     def __init__(self, windows, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction):
+        self.n_cases = int(n_cases)
         self.args = (windows, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction)
 
     def batch(self, cases, want_arg=False):

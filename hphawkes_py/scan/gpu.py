@@ -94,6 +94,7 @@ class GpuSpaceTimeEngine:
         offsets, neighbors, wsize, boundary = windows
         self.backend = backend
         self.dev = dev = device
+        self.n_cases = int(n_cases)
         self.n_centres = len(offsets) - 1
         self.T = len(dcum) - 1
         self.args = (np.int64(n_cases), np.int32(self.T), np.int32(max_t), np.int32(t_end_min), np.int64(min_cases),
@@ -102,7 +103,7 @@ class GpuSpaceTimeEngine:
         pad = (lambda a, dt: dev.to_device(np.ascontiguousarray(a if len(a) else np.zeros(1), dtype=dt)))
         self.d_offsets = pad(offsets, np.int64)
         self.d_neighbors = pad(neighbors, np.int32)
-        self.d_wsize = pad(wsize, np.int64)
+        self.d_wsize = pad(wsize, np.float64)
         self.d_boundary = pad(boundary, np.uint8)
         self.d_dcum = pad(dcum, np.float64)
         self.d_klogk = pad(klogk, np.float64)

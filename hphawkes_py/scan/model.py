@@ -246,6 +246,19 @@ def _check_replicates(n_replicates):
     return n
 
 
+def check_run(min_cases, n_replicates, direction, secondary, progress, threads, seed, backend):
+    """The settings every scan entry point shares, checked before any work; the backend is
+    resolved here, once per public call. Returns (min_cases, n_replicates, progress, threads, backend)."""
+    min_cases = check_int(min_cases, "min_cases", minimum=0)
+    n_replicates = _check_replicates(n_replicates)
+    check_in(direction, "direction", DIRECTIONS)
+    check_in(secondary, "secondary", ("no-overlap",))
+    progress = check_bool(progress, "progress")
+    threads = check_threads(threads)
+    check_seed(seed)
+    return min_cases, n_replicates, progress, threads, resolve_backend(backend)
+
+
 def _monte_carlo(engine, weights, n_cases, n_replicates, seed, executor, progress, penalties=None):
     """(n_replicates,) float64 maxima of the null replicates, in replicate order. The null:
     Bernoulli, the cases relabelled among the persons (``weights``: persons per location);
@@ -572,14 +585,8 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
     max_population = _check_max_population(max_population)
     max_distance = None if max_distance is None else check_positive(max_distance, "max_distance")
     geo = _check_geometry(distance, loc.coords, grid_cell)
-    min_cases = check_int(min_cases, "min_cases", minimum=0)
-    n_replicates = _check_replicates(n_replicates)
-    check_in(direction, "direction", DIRECTIONS)
-    check_in(secondary, "secondary", ("no-overlap",))
-    progress = check_bool(progress, "progress")
-    threads = check_threads(threads)
-    check_seed(seed)  # before any work
-    resolved = resolve_backend(backend)
+    min_cases, n_replicates, progress, threads, resolved = check_run(
+        min_cases, n_replicates, direction, secondary, progress, threads, seed, backend)
     if loc.n_merged:
         warnings.warn(
             f"{loc.n_merged} input row(s) share coordinates with another row and were merged "
@@ -603,7 +610,7 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
         null_llr = _monte_carlo(engine, pop, C, n_replicates, seed, executor, progress)
     offsets, neighbors, npop, boundary = windows
 
-    def window_stats(members, c, j):
+    def window_stats(members, c, j, i):
         n = int(npop[j])
         inside, outside = c / n, (C - c) / (N - n)
         return n, n * C / N, inside / outside if outside > 0 else math.inf
@@ -777,14 +784,8 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
             raise ValueError("ellipse_shapes (each > 1) and ellipse_angles must have the same length")
         ellipses = ellipse_set(shapes, angles)
         pen_a = PENALTIES[check_in(penalty, "penalty", tuple(PENALTIES))]
-    min_cases = check_int(min_cases, "min_cases", minimum=0)
-    n_replicates = _check_replicates(n_replicates)
-    check_in(direction, "direction", DIRECTIONS)
-    check_in(secondary, "secondary", ("no-overlap",))
-    progress = check_bool(progress, "progress")
-    threads = check_threads(threads)
-    check_seed(seed)
-    resolved = resolve_backend(backend)
+    min_cases, n_replicates, progress, threads, resolved = check_run(
+        min_cases, n_replicates, direction, secondary, progress, threads, seed, backend)
 
     if ex is None:
         ex = indirect_expected(ca, po, codes, cats)
@@ -831,7 +832,7 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
     centres, centre_loc = make_centres(loc_coords, grid_cell)
 
     m0 = len(centres)
-    pens = stat = extra = None
+    pens = stat = extra_cols = None
     with threads_context(threads):
         points = geo.points(loc_coords)
         cpoints = geo.points(centres)
@@ -865,7 +866,7 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
             e, i = divmod(int(b), m0)
             return float(np.sqrt(((tpts[e][members] - tctr[e][i]) ** 2).sum(axis=1)).max())
 
-        def extra(b):
+        def extra_cols(b):
             e, i = divmod(int(b), m0)
             return {"shape": ellipses[e][0], "angle": ellipses[e][1]}
 
@@ -874,14 +875,14 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
     else:
         radius_of = _radius(geo, points, cpoints)
 
-    def window_stats(members, c, j):
+    def window_stats(members, c, j, i):
         e = float(wexp[j])
         rr = (c / e) / ((C - c) / (C - e)) if C > c else math.inf
         p = l_pop[members].sum()
         return (int(p) if l_pop.dtype.kind == "i" else float(p)), e, rr
 
     clusters = _clusters(best, best_entry, offsets, neighbors, centres, centre_loc, radius_of,
-                         l_cases, report_members, ids, null_llr, window_stats, stat=stat, extra=extra,
+                         l_cases, report_members, ids, null_llr, window_stats, stat=stat, extra=extra_cols,
                          tiebreak=None if ellipses is None else np.tile(np.arange(m0), len(ellipses)))
     if ellipses is not None:  # the radius of an ellipse is its semiminor axis
         clusters.insert(clusters.columns.get_loc("radius") + 1, "semimajor_axis", clusters.radius * clusters["shape"])
@@ -898,15 +899,17 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
 
 
 def _clusters(best, best_entry, offsets, neighbors, centres, centre_loc, radius_of, cases, members_of, ids, null_llr,
-              window_stats, stat=None, extra=None, tiebreak=None):
+              window_stats, stat=None, extra=None, tiebreak=None, count=None):
     """Most likely + secondary clusters (no geographical overlap) as a DataFrame.
 
-    ``window_stats(members, c, j)`` gives the model's ``(population, expected, relative_risk)``
+    ``window_stats(members, c, j, i)`` gives the model's ``(population, expected, relative_risk)``
     of the window ending at entry ``j`` with locations ``members`` and ``c`` cases;
     ``radius_of(members, i)`` the distance from centre ``i`` to its farthest member. ``stat``
     (default ``best``): the test statistic that ranks windows and gives p-values (elliptic scans:
     the penalised LLR); ``extra(i)``: more columns for window block ``i``; ``tiebreak``: the order
-    of equal statistics (default the block index; elliptic scans: the centre's input order)."""
+    of equal statistics (default the block index; elliptic scans: the centre's input order);
+    ``count(members, i)``: the window's cases (default: the members' ``cases``; space-time: the
+    cylinder's)."""
     llr_of = best
     best = llr_of if stat is None else stat
     cand = np.flatnonzero(best > 0)
@@ -929,8 +932,8 @@ def _clusters(best, best_entry, offsets, neighbors, centres, centre_loc, radius_
             # (Monte Carlo p = 1) is not listed (grave: 3 clusters; NY leukaemia: 7)
             continue
         used[members] = True
-        c = int(cases[members].sum())
-        n, expected, rr = window_stats(members, c, j)
+        c = int(cases[members].sum()) if count is None else int(count(members, i))
+        n, expected, rr = window_stats(members, c, j, i)
         rows.append({
             "center": ids_list[members_of[centre_loc[i]][0]] if centre_loc[i] >= 0 else -1,
             "x": float(centres[i, 0]),

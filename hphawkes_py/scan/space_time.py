@@ -18,16 +18,14 @@ import math
 import numpy as np
 import pandas as pd
 
-from .._backend import resolve_backend, threads_context
+from .._backend import threads_context
 from .._parallel import run_replicates
-from .._validate import (as_count_array, check_bool, check_in, check_int, check_positive, check_seed, check_threads,
-                         describe)
-from .engine import DIRECTIONS, build_windows, klogk_table, make_space_time_engine, permute_days_cases
-from .model import (BATCH_SIZE, ScanResult, _check_geometry, _check_max_population, _check_replicates,
-                    _check_xy, _radius, check_location_ids, gumbel_p_values, make_centres, merge_rows,
-                    replicate_seed_batches)
+from .._validate import as_count_array, check_int, check_positive, describe
+from .engine import build_windows, draw_multinomial_cases, klogk_table, make_space_time_engine, permute_days_cases
+from .model import (BATCH_SIZE, ScanResult, _check_geometry, _check_max_population, _check_xy, _clusters, _radius,
+                    check_location_ids, check_run, make_centres, merge_rows, replicate_seed_batches)
 
-__all__ = ["space_time_permutation"]
+__all__ = ["space_time_permutation", "space_time"]
 
 
 def _abs_days(times, name: str, n: int | None):
@@ -111,6 +109,81 @@ def space_time_permutation(coords, cases, times, *, max_population=0.5, max_dist
         when ``times`` were dates), ``population`` = the circle's cases over the whole period, and
         ``expected`` = mu.
     """
+    common = _check_common(coords, cases, times, study_period, location_ids, max_population, max_distance, distance,
+                           max_temporal, prospective, min_cases, n_replicates, direction, progress, threads, seed,
+                           backend)
+    c_lt, L = common["c_lt"], common["L"]
+    T = c_lt.shape[1]
+    Cz = c_lt.sum(axis=1)
+    dcum = np.concatenate([[0.0], np.cumsum(c_lt.sum(axis=0)).astype(np.float64)])
+    # the cases one by one (location, day): the units whose days are permuted
+    loc_of_case = np.repeat(np.repeat(np.arange(L), T), c_lt.ravel())
+    day_of_case = np.repeat(np.tile(np.arange(T), L), c_lt.ravel())
+    return _cylinders(common, "space_time_permutation", Cz, Cz, dcum, ("permute", loc_of_case, day_of_case),
+                      executor)
+
+
+def space_time(coords, cases, times, *, population, max_population=0.5, max_distance=None, max_temporal=7,
+               prospective=False, study_period=None, min_cases=2, n_replicates=999, direction="high",
+               distance="euclidean", location_ids=None, seed=None, executor=None, backend="auto", threads=None,
+               progress=True) -> ScanResult:
+    """Kulldorff's retrospective (or prospective) space-time scan, discrete Poisson model.
+
+    Cylinders as in :func:`space_time_permutation`, but the expected cases come from the population:
+    location z has ``E_z = C P_z / sum P`` expected cases, spread evenly over the days of the study
+    period (population constant in time, no time-trend adjustment), so a cylinder has
+    ``mu = E_Z (t2 - t1 + 1) / T``; the Monte Carlo redistributes the C cases multinomially over
+    the location x day cells in proportion to their expectations. Circles are cut at
+    ``max_population`` x the total population.
+
+    Parameters
+    ----------
+    coords, cases, times
+        As in :func:`space_time_permutation` (one row per location and day, or per case).
+    population : array_like (n,)
+        Population of each row's location (the same on every row of a location), persons.
+    Other parameters
+        As in :func:`space_time_permutation`.
+
+    Returns
+    -------
+    ScanResult
+        ``model="space_time_poisson"``; ``clusters.population`` is the circle's population.
+    """
+    common = _check_common(coords, cases, times, study_period, location_ids, max_population, max_distance, distance,
+                           max_temporal, prospective, min_cases, n_replicates, direction, progress, threads, seed,
+                           backend)
+    from .._validate import as_float_array
+
+    po = as_float_array(population, "population", ndim=1, copy=True)
+    gid, L = common["gid"], common["L"]
+    if len(po) != len(gid):
+        raise ValueError(f"population must have one value per row ({len(gid)}), got {len(po)}")
+    if (po < 0).any():
+        i = int(np.argmax(po < 0))
+        raise ValueError(f"population must be non-negative; population[{i}] = {po[i]!r}")
+    P = np.zeros(L)
+    P[gid] = po
+    if (P[gid] != po).any():
+        i = int(np.argmax(P[gid] != po))
+        raise ValueError(f"population must be the same on every row of a location; row {i} has {po[i]!r}, another "
+                         f"row of its location {P[gid[i]]!r}")
+    c_lt = common["c_lt"]
+    T = c_lt.shape[1]
+    C = int(c_lt.sum())
+    bad = (P <= 0) & (c_lt.sum(axis=1) > 0)
+    if bad.any():
+        raise ValueError(f"a location with cases has zero population (location of row "
+                         f"{int(np.flatnonzero(gid == int(np.argmax(bad)))[0])})")
+    Ez = C * P / P.sum()
+    dcum = C * np.arange(T + 1, dtype=np.float64) / T
+    size = P.astype(np.int64) if np.all(P == np.round(P)) else P
+    return _cylinders(common, "space_time_poisson", size, Ez, dcum, ("multinomial", np.repeat(Ez / T, T)), executor)
+
+
+def _check_common(coords, cases, times, study_period, location_ids, max_population, max_distance, distance,
+                  max_temporal, prospective, min_cases, n_replicates, direction, progress, threads, seed, backend):
+    """The checks and the (location x day) case table both space-time models share."""
     xy = _check_xy(coords)
     n = xy.shape[0]
     ca = as_count_array(cases, "cases")
@@ -119,7 +192,7 @@ def space_time_permutation(coords, cases, times, *, max_population=0.5, max_dist
     day, origin, T = _days(times, n, study_period)
     C = int(ca.sum())
     if C < 2:
-        raise ValueError(f"cases sum to {C}: the space-time permutation scan needs at least 2 cases")
+        raise ValueError(f"cases sum to {C}: the space-time scan needs at least 2 cases")
     ids = check_location_ids(location_ids, n, repeats=True)
     max_population = _check_max_population(max_population)
     if max_distance is not None:
@@ -128,93 +201,96 @@ def space_time_permutation(coords, cases, times, *, max_population=0.5, max_dist
     max_temporal = check_int(max_temporal, "max_temporal", minimum=1)
     if not isinstance(prospective, (bool, np.bool_)):
         raise TypeError(f"prospective must be True or False, got {describe(prospective)}")
-    min_cases = check_int(min_cases, "min_cases", minimum=0)
-    n_replicates = _check_replicates(n_replicates)
-    check_in(direction, "direction", DIRECTIONS)
-    progress = check_bool(progress, "progress")
-    threads = check_threads(threads)
-    check_seed(seed)
-    resolved = resolve_backend(backend)
-
+    min_cases, n_replicates, progress, threads, resolved = check_run(
+        min_cases, n_replicates, direction, "no-overlap", progress, threads, seed, backend)
     loc_coords, gid, members = merge_rows(xy)
     L = len(members)
     if L * T * BATCH_SIZE > 2**31:
-        raise ValueError(f"{L} locations x {T} days is too large for the space-time permutation engine")
+        raise ValueError(f"{L} locations x {T} days is too large for the space-time engine")
     c_lt = np.zeros((L, T), dtype=np.int64)
     np.add.at(c_lt, (gid, day), ca)
-    Cz = c_lt.sum(axis=1)
-    dcum = np.concatenate([[0.0], np.cumsum(c_lt.sum(axis=0)).astype(np.float64)])
-    # the cases one by one (location, day): the units whose days are permuted
-    loc_of_case = np.repeat(np.repeat(np.arange(L), T), c_lt.ravel())
-    day_of_case = np.repeat(np.tile(np.arange(T), L), c_lt.ravel())
-    t_end_min = T - 1 if prospective else 0
-    report_members = [[m[0]] for m in members]
-    centres, centre_loc = make_centres(loc_coords, None)
+    return dict(n=n, ids=ids, origin=origin, max_population=max_population, max_distance=max_distance, geo=geo,
+                distance=distance, max_temporal=max_temporal, prospective=bool(prospective), min_cases=min_cases,
+                n_replicates=n_replicates, direction=direction, progress=progress, threads=threads, seed=seed,
+                resolved=resolved, loc_coords=loc_coords, gid=gid, members=members, L=L, c_lt=c_lt)
 
-    with threads_context(threads):
-        points = geo.points(loc_coords)
-        windows = build_windows(points, points, Cz, max_population * C, geo.to_working(max_distance))
-        engine = make_space_time_engine(windows, dcum, klogk_table(C), C, max_temporal, t_end_min, min_cases,
-                                        direction, backend=resolved)
+
+def _cylinders(cm, model, size, wsize_loc, dcum, null, executor):
+    """Scan the cylinders of circles cut at ``max_population`` x ``size.sum()``; ``wsize_loc``: each
+    location's C_z (or E_z) summed along the walks; ``null``: how replicates are drawn."""
+    c_lt, L, T = cm["c_lt"], cm["L"], cm["c_lt"].shape[1]
+    C = int(c_lt.sum())
+    geo, members = cm["geo"], cm["members"]
+    t_end_min = T - 1 if cm["prospective"] else 0
+    report_members = [[m[0]] for m in members]
+    centres, centre_loc = make_centres(cm["loc_coords"], None)
+    with threads_context(cm["threads"]):
+        points = geo.points(cm["loc_coords"])
+        windows = build_windows(points, points, size, cm["max_population"] * size.sum(),
+                                geo.to_working(cm["max_distance"]))
+        offsets, neighbors, _, boundary = windows
+        csum = np.empty(len(neighbors))  # C_Z (E_Z) of the circle after each entry, summed in walk order
+        wl = np.asarray(wsize_loc, dtype=np.float64)[neighbors]
+        for i in range(len(offsets) - 1):
+            np.cumsum(wl[offsets[i]:offsets[i + 1]], out=csum[offsets[i]:offsets[i + 1]])
+        engine = make_space_time_engine((offsets, neighbors, csum, boundary), dcum, klogk_table(C), C,
+                                        cm["max_temporal"], t_end_min, cm["min_cases"], cm["direction"],
+                                        backend=cm["resolved"])
         best, arg = engine.batch(c_lt[:, :, None].astype(np.int32), want_arg=True)
         best, arg = best[:, 0], arg[:, 0]
-        starts = list(range(0, n_replicates, BATCH_SIZE))
-        sizes = [min(BATCH_SIZE, n_replicates - s) for s in starts]
-        parts = run_replicates(_null_batch, sizes, seeds=replicate_seed_batches(seed, n_replicates),
-                               executor=executor, progress=progress, desc="space-time permutation Monte Carlo",
-                               args=(engine, loc_of_case, day_of_case, L, T))
+        n_rep = cm["n_replicates"]
+        starts = list(range(0, n_rep, BATCH_SIZE))
+        sizes = [min(BATCH_SIZE, n_rep - s) for s in starts]
+        parts = run_replicates(_null_batch, sizes, seeds=replicate_seed_batches(cm["seed"], n_rep),
+                               executor=executor, progress=cm["progress"], desc="space-time Monte Carlo",
+                               args=(engine, null, L, T))
     null_llr = np.concatenate(parts).astype(np.float64)
-    offsets, neighbors, wsize, boundary = windows
     radius_of = _radius(geo, points, points)
+    origin = cm["origin"]
+    pop_loc = np.asarray(size)
 
     def when(t):
         return origin + np.timedelta64(int(t), "D") if isinstance(origin, np.datetime64) else origin + int(t)
 
-    cand = np.flatnonzero(best > 0)
-    cand = cand[np.lexsort((cand, -best[cand]))]
-    used = np.zeros(L, dtype=bool)
-    rows = []
-    null_sorted = np.sort(null_llr)
-    R = len(null_llr)
-    ids_list = list(ids.tolist())
-    for i in cand:
-        code = int(arg[i])
-        j, rest = divmod(code, T * T)
-        t1, t2 = divmod(rest, T)
-        mem = neighbors[offsets[i]:j + 1]
-        if used[mem].any():
-            continue
-        exceed = R - np.searchsorted(null_sorted, float(best[i]), side="left")
-        if rows and exceed == R:
-            continue
-        used[mem] = True
-        c = int(c_lt[mem, t1:t2 + 1].sum())
-        mu = float(wsize[j]) * (dcum[t2 + 1] - dcum[t1]) / C
-        rows.append({
-            "center": ids_list[members[centre_loc[i]][0]],
-            "x": float(centres[i, 0]), "y": float(centres[i, 1]), "radius": radius_of(mem, i),
-            "start": when(t1), "end": when(t2),
-            "location_ids": [ids_list[r] for m in mem for r in report_members[m]],
-            "n_locations": len(mem), "cases": c, "population": int(wsize[j]), "expected": mu,
-            "observed_over_expected": c / mu,
-            "relative_risk": (c / mu) / ((C - c) / (C - mu)) if C > c else math.inf,
-            "log_likelihood_ratio": float(best[i]), "p_value": (1 + exceed) / (1 + R),
-        })
-    cols = ["center", "x", "y", "radius", "start", "end", "location_ids", "n_locations", "cases", "population",
-            "expected", "observed_over_expected", "relative_risk", "log_likelihood_ratio", "p_value"]
-    df = pd.DataFrame(rows, columns=cols)
-    df["gumbel_p_value"] = gumbel_p_values(df["log_likelihood_ratio"].to_numpy(dtype=float), null_llr)
+    # the cylinder of each centre: window end j and days [t1, t2] from the kernel's code
+    j_of, rest = np.divmod(arg, T * T)
+    t1_of, t2_of = np.divmod(rest, T)
+
+    def count(members, i):
+        return c_lt[members, t1_of[i]:t2_of[i] + 1].sum()
+
+    def window_stats(members, c, j, i):
+        mu = float(csum[j]) * (dcum[t2_of[i] + 1] - dcum[t1_of[i]]) / C
+        p = pop_loc[members].sum()
+        return (int(p) if pop_loc.dtype.kind == "i" else float(p)), mu, (c / mu) / ((C - c) / (C - mu)) if C > c \
+            else math.inf
+
+    df = _clusters(best, j_of, offsets, neighbors, centres, centre_loc, radius_of, None, report_members, cm["ids"],
+                   null_llr, window_stats, count=count,
+                   extra=lambda i: {"start": when(t1_of[i]), "end": when(t2_of[i])})
+    df.insert(df.columns.get_loc("radius") + 1, "start", df.pop("start"))
+    df.insert(df.columns.get_loc("start") + 1, "end", df.pop("end"))
+    total = pop_loc.sum()
     return ScanResult(
-        clusters=df, null_llr=null_llr, backend=resolved, n_cases=C, n_population=C, n_locations=L,
-        n_merged=n - L, n_centres=len(centres), n_windows=int(boundary.sum()), max_population=max_population,
-        direction=direction, n_replicates=n_replicates, model="space_time_permutation", max_distance=max_distance,
-        min_cases=min_cases, distance=distance, _loc_coords=loc_coords, _loc_cases=Cz, _loc_population=Cz,
-        _row_ids=ids, _row_loc=gid,
+        clusters=df, null_llr=null_llr, backend=cm["resolved"], n_cases=C,
+        n_population=int(total) if pop_loc.dtype.kind == "i" else float(total), n_locations=L,
+        n_merged=cm["n"] - L, n_centres=len(centres), n_windows=int(boundary.sum()),
+        max_population=cm["max_population"], direction=cm["direction"], n_replicates=n_rep, model=model,
+        max_distance=cm["max_distance"], min_cases=cm["min_cases"], distance=cm["distance"],
+        _loc_coords=cm["loc_coords"], _loc_cases=c_lt.sum(axis=1), _loc_population=pop_loc,
+        _loc_expected=None if model == "space_time_permutation" else np.asarray(wsize_loc, dtype=float),
+        _row_ids=cm["ids"], _row_loc=cm["gid"],
     )
 
 
-def _null_batch(size, batch_seed, engine, loc_of_case, day_of_case, L, T):
-    """One Monte Carlo batch: the cases' days permuted, the maximum cylinder LLR of each replicate."""
-    M = permute_days_cases(loc_of_case, day_of_case, L, T, batch_seed.spawn(size))
+def _null_batch(size, batch_seed, engine, null, L, T):
+    """One Monte Carlo batch: the null data (days permuted among the cases, or the cases dropped
+    multinomially on the location x day cells), the maximum cylinder LLR of each replicate."""
+    seeds = batch_seed.spawn(size)
+    if null[0] == "permute":
+        M = permute_days_cases(null[1], null[2], L, T, seeds)
+    else:
+        M = draw_multinomial_cases(null[1], engine.n_cases, seeds).reshape(L, T, size)
     best, _ = engine.batch(M)
     return best.max(axis=0) if best.shape[0] else np.zeros(size)
+

@@ -161,16 +161,19 @@ plot.hphawkes_scan <- function(x, ...) {
   invisible(x)
 }
 
-#' Kulldorff's space-time permutation scan statistic
+#' Kulldorff's space-time scan statistics (space-time permutation, or discrete Poisson)
 #'
-#' Calls \code{hphawkes_py.scan.space_time_permutation}: cylinders (circles x intervals of days),
-#' expected counts from the location and day totals of the cases, Monte Carlo p-values from
-#' permutations of the cases' days (retrospective, or prospective with \code{prospective = TRUE}).
+#' Without \code{population}, calls \code{hphawkes_py.scan.space_time_permutation}: cylinders
+#' (circles x intervals of days), expected counts from the location and day totals of the cases,
+#' Monte Carlo p-values from permutations of the cases' days (retrospective, or prospective with
+#' \code{prospective = TRUE}). With \code{population}, calls \code{hphawkes_py.scan.space_time}:
+#' the discrete Poisson model, expected counts from the population.
 #'
 #' @param coords Numeric matrix or data frame (n x 2): location of each row.
 #' @param cases Non-negative whole-number case counts per row.
 #' @param times Day of each row: whole numbers (days) or \code{Date}s.
-#' @param max_population Maximum circle size as a fraction of all cases, in (0, 0.5].
+#' @param population \code{NULL} (space-time permutation) or the population of each row's location.
+#' @param max_population Maximum circle size as a fraction of all cases (of the population), in (0, 0.5].
 #' @param max_distance \code{NULL} or maximum circle radius (km for great-circle distances).
 #' @param max_temporal Maximum interval length in days.
 #' @param prospective Only intervals ending on the last day.
@@ -185,7 +188,7 @@ plot.hphawkes_scan <- function(x, ...) {
 #' @param threads \code{NULL} or number of CPU threads.
 #' @return An object of class \code{hphawkes_scan}; \code{clusters} has \code{start} and \code{end}.
 #' @export
-scan_space_time <- function(coords, cases, times, max_population = 0.5, max_distance = NULL,
+scan_space_time <- function(coords, cases, times, population = NULL, max_population = 0.5, max_distance = NULL,
                             max_temporal = 7L, prospective = FALSE, min_cases = 2L,
                             n_replicates = 999L, direction = "high", distance = "euclidean",
                             seed = NULL, location_ids = NULL, progress = FALSE, backend = "auto",
@@ -200,7 +203,9 @@ scan_space_time <- function(coords, cases, times, max_population = 0.5, max_dist
              backend = backend, threads = .as_int(threads))
   if (!is.null(location_ids)) kw$location_ids <- if (is.character(location_ids))
     as.list(location_ids) else .np_count(location_ids, "location_ids")
-  res <- .hp_call(do.call(sc$space_time_permutation, c(list(.np_double(coords, "coords"),
+  fun <- if (is.null(population)) sc$space_time_permutation else sc$space_time
+  if (!is.null(population)) kw$population <- .np_double(population, "population")
+  res <- .hp_call(do.call(fun, c(list(.np_double(coords, "coords"),
     .np_count(cases, "cases"), .np_count(t, "times")), kw)))
   out <- .hp_scan_result(res)
   if (inherits(times, "Date")) {

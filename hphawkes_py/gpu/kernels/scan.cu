@@ -87,7 +87,7 @@ extern "C" __global__ void scan_windows(const long long* offsets, const int* nei
 // [t1, t2] has mu = C_Z (dcum[t2+1] - dcum[t1]) / C expected cases and the Poisson LLR; the same
 // operations in the same order as the CPU engine (hphawkes_py/scan/cpu.py, _scan_space_time).
 extern "C" __global__ void scan_space_time(const long long* offsets, const int* neighbors,
-                                          const long long* wsize, const unsigned char* boundary,
+                                          const double* wsize, const unsigned char* boundary,
                                           const int* cases, const double* dcum, const double* klogk,
                                           long long n_cases, int T, int max_t, int t_end_min,
                                           long long min_cases, int want_high, int want_low, int R,
@@ -108,7 +108,7 @@ extern "C" __global__ void scan_space_time(const long long* offsets, const int* 
     const long long base = (long long)neighbors[j] * T * R;
     for (int t = 0; t < T; ++t) S[(long long)t * R + r] += cases[base + (long long)t * R + r];
     if (boundary[j] == 0) continue;
-    const double cz = (double)wsize[j];
+    const double cz = wsize[j];
     for (int t2 = t_end_min; t2 < T; ++t2) {
       int acc = 0;
       const int lo = t2 - max_t > -1 ? t2 - max_t : -1;

@@ -20,4 +20,10 @@ test_that("scan_space_time finds a planted outbreak, with Dates in and out", {
   expect_identical(cl$p_value[1], 1 / 50)
   expect_error(scan_space_time(xy[g$loc, ], g$cases, dates, max_temporal = 0, n_replicates = 9),
                "max_temporal must be >= 1", class = "hphawkes_python_error")
+  # the discrete Poisson space-time model: population per location
+  pop <- rep(1000, L)
+  rp <- scan_space_time(xy[g$loc, ], g$cases, dates, population = pop[g$loc], n_replicates = 19, seed = 1,
+                        backend = "cpu")
+  expect_identical(rp$model, "space_time_poisson")
+  expect_true(rp$clusters$start[1] >= as.Date("2024-03-14"))
 })
