@@ -123,6 +123,29 @@ def test_pruned_maxima_equal_exhaustive_on_ny():
         np.testing.assert_array_equal(eng.max_llr(mat), eng.max_llr_exhaustive(mat))
 
 
+@pytest.mark.parametrize("min_cases", [2, 5])
+@pytest.mark.parametrize("direction", ["high", "both"])
+def test_pruned_maxima_with_min_cases_equal_exhaustive(min_cases, direction):
+    """SaTScan's minimum number of cases in high-rate clusters keeps the pruned kernel exact
+    (high-rate count thresholds raised to min_cases), on sparse data where one-case windows win."""
+    rng = np.random.default_rng(3)
+    L = 300
+    xy = rng.uniform(0, 10, size=(L, 2))
+    pop = rng.integers(1, 4, size=L)
+    cases = rng.binomial(pop, 0.05)
+    mat = np.stack([rng.multivariate_hypergeometric(pop, int(cases.sum())) for _ in range(40)], axis=1)
+    mat = mat.astype(np.int32)
+    N, C = int(pop.sum()), int(cases.sum())
+    windows = scan_engine.build_windows(xy, xy, pop, 0.5 * N)
+    eng = make_engine(windows, scan_engine.klogk_table(N), C, N, direction, backend="cpu", min_cases=min_cases)
+    got = eng.max_llr(mat)
+    np.testing.assert_array_equal(got, eng.max_llr_exhaustive(mat))
+    free = make_engine(windows, scan_engine.klogk_table(N), C, N, direction, backend="cpu").max_llr(mat)
+    assert (got <= free).all()
+    if direction == "high":
+        assert (got < free).any()  # the restriction bites on this data
+
+
 @pytest.mark.parametrize("backend", CUDA_ENGINES)
 def test_cpu_and_cuda_engine_identical_null_distribution(backend):
     coords, cases, controls = _small_problem(11, n=40, integer_coords=False)

@@ -564,12 +564,14 @@ PRUNE_MARGIN = 1e-6
 BLOCK = 16
 
 
-def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None):
+def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None, min_cases=0):
     """(R,) maximum LLR of each column of ``cases``; exact, with pruning.
 
     A pilot pass evaluates every window of a few evenly spread centres; its per-replicate
     maxima ``m0`` bound the final maxima from below, so windows with LLR <= min(m0) - margin
-    can be skipped by an integer comparison of their case count.
+    can be skipped by an integer comparison of their case count. ``min_cases`` (high-rate
+    windows need at least that many cases, SaTScan's default 2) raises the high-rate count
+    thresholds to at least ``min_cases``: still one integer comparison per window.
     """
     offsets, neighbors, npop, boundary = windows
     m = offsets.shape[0] - 1
@@ -597,7 +599,7 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None
     pbest = np.empty((len(pilot), R), dtype=np.float64)
     dummy = np.empty((1, 1), dtype=np.int64)
     _scan_batch(p_off, neighbors[take], npop[take], _NO_EXPECTED, _NO_EXPECTED, _NO_EXPECTED, pb, cases, klogk, np.int64(n_cases),
-                np.int64(n_total), l0, hi_on, lo_on, np.int64(0), False, pbest, dummy, False)
+                np.int64(n_total), l0, hi_on, lo_on, np.int64(min_cases), False, pbest, dummy, False)
     m0 = pbest.max(axis=0)
     # groups of replicates with similar pilot maxima share a threshold
     order = np.argsort(-m0, kind="stable")
@@ -608,6 +610,9 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None
         uniq = np.unique(npop, return_inverse=True)
     uniq_n, entry_u = uniq
     thr_hi, thr_lo = _threshold_tables(klogk, uniq_n, np.int64(n_cases), np.int64(n_total), l0, Tg, hi_on, lo_on)
+    if min_cases > 0:
+        # a high-rate window also needs min_cases cases; the max keeps the thresholds monotone in n
+        np.maximum(thr_hi, np.int32(min_cases), out=thr_hi)
     # block tests need thresholds that grow with the population (they do; checked, else one
     # entry per block, which is the entry-by-entry test)
     monotone = bool((np.diff(thr_hi, axis=1) >= 0).all() and (np.diff(thr_lo, axis=1) >= 0).all())
@@ -677,14 +682,14 @@ class CpuEngine(Engine):
     def max_llr(self, cases: np.ndarray) -> np.ndarray:
         """(R,) maximum LLR over all windows for each column of ``cases`` (exact; the Bernoulli
         model skips windows that cannot matter, see :func:`max_llr_pruned`)."""
-        if self.model != "bernoulli" or self.min_cases > 0:
+        if self.model != "bernoulli":
             return self.max_llr_exhaustive(cases)
         if self._uniq is None:
             # distinct window populations (thresholds are tabulated per distinct population)
             u, inv = np.unique(self.windows[2], return_inverse=True)
             self._uniq = (u.astype(np.int64), inv.astype(np.int32).ravel())
         return max_llr_pruned(self.windows, cases, self.klogk, self.n_cases, self.n_total, self.direction,
-                              self._uniq)
+                              self._uniq, min_cases=self.min_cases)
 
 
 # --------------------------------------------------------------------------- space-time permutation
