@@ -717,6 +717,7 @@ def _scan_space_time(offsets, neighbors, wsize, boundary, cases, dcum, klogk, n_
         acc = np.zeros(R, dtype=np.int32)
         m = np.zeros(R, dtype=np.float64)
         arg = np.full(R, -1, dtype=np.int64)
+        m_min = 0.0  # the smallest maximum so far over the replicates
         for j in range(offsets[i], offsets[i + 1]):
             blk = cases[neighbors[j]]
             for t in range(T):
@@ -729,12 +730,21 @@ def _scan_space_time(offsets, neighbors, wsize, boundary, cases, dcum, klogk, n_
                 for r in range(R):
                     acc[r] = 0
                 for t1 in range(t2, max(-1, t2 - max_t), -1):
+                    c_max = np.int32(0)
                     for r in range(R):
                         acc[r] += S[t1, r]
+                        c_max = max(c_max, acc[r])
                     mu = cz * (dcum[t2 + 1] - dcum[t1]) / Cf
                     if not (mu > 0.0 and mu < Cf):
                         continue
                     la = np.log(mu)
+                    if not want_low:
+                        # high rates only: c > mu makes the second GLR term <= 0, so every replicate's
+                        # LLR is at most c log(c/mu) <= c_max log(c_max/mu) (increasing in c there);
+                        # when that cannot beat the smallest maximum, no replicate's maximum changes
+                        # (the margin keeps rounding from ever hiding a larger exact LLR)
+                        if c_max <= mu or (klogk[c_max] - np.float64(c_max) * la) * (1.0 + 1e-12) + 1e-12 <= m_min:
+                            continue
                     lb = np.log(Cf - mu)
                     code = (j * T + t1) * T + t2
                     for r in range(R):
@@ -746,6 +756,9 @@ def _scan_space_time(offsets, neighbors, wsize, boundary, cases, dcum, klogk, n_
                         better = v > m[r]
                         arg[r] = code if better else arg[r]
                         m[r] = v if better else m[r]
+                    m_min = m[0]
+                    for r in range(1, R):
+                        m_min = min(m_min, m[r])
         for r in range(R):
             best[i, r] = m[r]
             if want_arg:
