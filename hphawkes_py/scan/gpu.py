@@ -13,7 +13,8 @@ from .engine import Engine, poisson_logs
 
 __all__ = ["GpuEngine"]
 
-#: threads per block (replicates of one centre); a multiple of the warp size
+#: preferred threads per block (replicates of one centre), lowered per compiled kernel by
+#: Device.block_size (registers); a multiple of the warp size
 BLOCK = 128
 
 
@@ -31,6 +32,7 @@ class GpuEngine(Engine):
         npop = np.zeros(1, dtype=np.int64) if poisson else size
         mexp, loge, logce = poisson_logs(size, n_cases) if poisson else (np.zeros(1),) * 3
         self._fn = dev.module(KERNELS_DIR / "scan.cu", defines={"REAL": "double"}).function("scan_windows")
+        self._block = dev.block_size(self._fn, BLOCK)
         self.d_offsets = dev.to_device(np.ascontiguousarray(offsets, dtype=np.int64))
         # empty CSR arrays are padded to one element (zero-size device buffers are refused)
         self.d_neighbors = dev.to_device(np.ascontiguousarray(neighbors if len(neighbors) else np.zeros(1), dtype=np.int32))
@@ -57,7 +59,7 @@ class GpuEngine(Engine):
         else:
             d_best = dev.empty((1,), np.float64)
             d_entry = dev.empty((1,), np.int64)
-        block = min(BLOCK, 32 * ((R + 31) // 32))
+        block = min(self._block, 32 * ((R + 31) // 32))
         grid = (m, (R + block - 1) // block)
         if m > 0:
             dev.launch(self._fn, grid, (block, 1, 1), [
@@ -100,6 +102,7 @@ class GpuSpaceTimeEngine:
         self.args = (np.int64(n_cases), np.int32(self.T), np.int32(max_t), np.int32(t_end_min), np.int64(min_cases),
                      np.int32(direction in ("high", "both")), np.int32(direction in ("low", "both")))
         self._fn = dev.module(KERNELS_DIR / "scan.cu", defines={"REAL": "double"}).function("scan_space_time")
+        self._block = dev.block_size(self._fn, BLOCK)
         pad = (lambda a, dt: dev.to_device(np.ascontiguousarray(a if len(a) else np.zeros(1), dtype=dt)))
         self.d_offsets = pad(offsets, np.int64)
         self.d_neighbors = pad(neighbors, np.int32)
@@ -125,7 +128,7 @@ class GpuSpaceTimeEngine:
         per_centre = max(1, self.T * R * 4)
         chunk = max(1, min(m, SCRATCH_BYTES // per_centre))
         d_scratch = dev.empty((chunk * self.T * R,), np.int32)
-        block = min(BLOCK, 32 * ((R + 31) // 32))
+        block = min(self._block, 32 * ((R + 31) // 32))
         for c0 in range(0, m, chunk):
             n = min(chunk, m - c0)
             dev.launch(self._fn, (n, (R + block - 1) // block), (block, 1, 1), [
