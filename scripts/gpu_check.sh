@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Validate a machine with an NVIDIA GPU, offline, in one command:
 #   bash scripts/gpu_check.sh REPORT.json [--wheels DIR] [--quick] [--dc-full] [--no-install]
+#                             [--skip tests|reproduce|bench ...] [--timeout SECONDS]
 # 1. installs missing dependencies from a folder of wheels (--wheels DIR; no index is contacted)
 #    and the package itself with `pip install --no-deps --no-build-isolation -e .` (falls back to
 #    running from the source tree when that cannot be done);
@@ -16,7 +17,10 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --wheels) WHEELS="$2"; shift 2 ;;
     --no-install) INSTALL=0; shift ;;
-    --skip|--timeout) EXTRA+=("$1" "$2"); shift 2 ;;
+    --timeout) EXTRA+=("$1" "$2"); shift 2 ;;
+    --skip)  # one or more of tests, reproduce, bench
+      EXTRA+=("$1"); shift
+      while [ $# -gt 0 ] && [[ "$1" =~ ^(tests|reproduce|bench)$ ]]; do EXTRA+=("$1"); shift; done ;;
     -h|--help) sed -n 2,10p "$0"; exit 0 ;;
     --*) EXTRA+=("$1"); shift ;;
     *) REPORT="$1"; shift ;;
