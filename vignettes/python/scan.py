@@ -50,4 +50,11 @@ res_nm = hp.scan.poisson(nm[["x", "y"]].to_numpy(), nm["cases"], nm["population"
 print(res_nm.summary())
 ax = hp.scan.plot_clusters(res_nm)
 ax.figure.savefig(Path(args.outdir) / "scan_nm.png", dpi=100)
+# SaTScan's sample space-time permutation analysis (NYC emergency-room fever visits, prospective, circles
+# up to 3 km, 1-7 days ending 2001/11/24), from its own parameter file: SaTScan 10.3 reports the 9 zip codes
+# around 11418 on 22-24 November (4 cases, 0.67 expected, LLR 3.845418)
+res_st = hp.scan.run_prm(S("NYCSpaceTimePermutation.prm"), n_replicates=n_rep, seed=5, progress=False,
+                         backend=args.backend)
+print(res_st.clusters[["location_ids", "start", "end", "cases", "expected", "log_likelihood_ratio",
+                       "p_value"]].head(3).to_string())
 print(f"figures in {args.outdir}")
