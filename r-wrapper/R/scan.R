@@ -214,3 +214,24 @@ scan_space_time <- function(coords, cases, times, population = NULL, max_populat
   }
   out
 }
+
+#' Rerun a SaTScan parameter file (.prm)
+#'
+#' Calls \code{hphawkes_py.scan.run_prm}: the purely spatial Bernoulli or discrete Poisson analysis,
+#' or the space-time permutation analysis, that the file describes (file names relative to the
+#' file's folder, as in SaTScan). Settings that would change the analysis and are not implemented
+#' are refused by name.
+#'
+#' @param path The \code{.prm} file.
+#' @param n_replicates \code{NULL} (the file's \code{MonteCarloReps}) or a number of replicates.
+#' @param seed,progress,backend,threads As in \code{\link{scan_bernoulli}}.
+#' @return An object of class \code{hphawkes_scan} (as \code{scan_bernoulli}).
+#' @export
+scan_run_prm <- function(path, n_replicates = NULL, seed = NULL, progress = FALSE, backend = "auto",
+                         threads = NULL) {
+  sc <- .hp_mod("scan")
+  res <- .hp_call(sc$run_prm(normalizePath(path, mustWork = TRUE), n_replicates = .as_int(n_replicates),
+                             seed = .as_int(seed), progress = progress, backend = backend,
+                             threads = .as_int(threads)))
+  .hp_scan_result(res)
+}

@@ -27,3 +27,21 @@ test_that("scan_space_time finds a planted outbreak, with Dates in and out", {
   expect_identical(rp$model, "space_time_poisson")
   expect_true(rp$clusters$start[1] >= as.Date("2024-03-14"))
 })
+
+test_that("scan_run_prm reruns SaTScan's NYCfever parameter file and equals Python", {
+  skip_if_no_hphawkes()
+  prm <- hphawkes_data_path("scan/satscan_sample_data/NYCSpaceTimePermutation.prm")
+  res <- suppressWarnings(scan_run_prm(prm, n_replicates = 19L, seed = 1L, backend = "cpu"))
+  expect_s3_class(res, "hphawkes_scan")
+  cl <- res$clusters
+  expect_identical(as.character(unlist(cl$location_ids[[1]]))[1:3], c("11418", "11415", "11419"))
+  expect_equal(cl$log_likelihood_ratio[1], 3.845418, tolerance = 1e-6)
+  py <- py_reference(paste(
+    "import warnings, hphawkes_py as hp",
+    "warnings.simplefilter('ignore')",
+    sprintf("r = hp.scan.run_prm(r'%s', n_replicates=19, seed=1, progress=False, backend='cpu')", prm),
+    "out = {'llr': r.clusters.log_likelihood_ratio.to_numpy(), 'null': r.null_llr}", sep = "\n"))
+  expect_identical(cl$log_likelihood_ratio, py$llr)
+  expect_identical(res$null_llr, py$null)
+  expect_error(scan_run_prm(file.path(tempdir(), "nope.prm")), "nope.prm")
+})
