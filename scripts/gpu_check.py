@@ -20,6 +20,7 @@ REPRODUCE = [  # (analysis, extra arguments for a quick GPU run)
     ("sccs-oxford", []),
     ("scan-grave", []),
     ("scan-ny", []),
+    ("scan-nycfever", []),
     ("mixture-faithful", []),
     ("mixture-flow", ["--n-iter", "20", "--burn-in", "10"]),
 ]

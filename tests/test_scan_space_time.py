@@ -204,3 +204,14 @@ def test_space_time_poisson_bad_population():
         hp.scan.space_time(**kw, population=[10, 10, -5])
     with pytest.raises(ValueError, match="zero population"):
         hp.scan.space_time(**kw, population=[10, 10, 0])
+
+
+def test_cli_reproduce_scan_nycfever_matches_satscan(tmp_path, capsys):
+    from hphawkes_py.cli import main
+
+    out = tmp_path / "nyc"
+    rc = main(["reproduce", "scan-nycfever", "--replicates", "99", "--backend", "cpu", "--out", str(out)])
+    text = capsys.readouterr().out
+    assert rc == 0 and "clusters match" in text
+    assert "3.845418   3.845418" in text and "2.137259   2.137259" in text
+    assert {p.name for p in out.iterdir()} >= {"clusters.csv", "comparison.csv", "summary.txt", "clusters.png"}
