@@ -149,7 +149,7 @@ class SpaceTimeKDE:
                 v = v / m if m > 0 else np.full_like(v, np.nan)
             vals = np.full(w.mask.shape, np.nan)
             vals[w.mask] = v
-            out.append(Raster(vals, w.x0, w.y0, w.cell_size, points=None))
+            out.append(Raster(vals, w.x0, w.y0, w.cell_size, points=None, crs=w.crs))
         return out
 
     def plot_slices(self, times, *, conditional: bool = True, **kwargs):
