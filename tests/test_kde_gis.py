@@ -153,6 +153,27 @@ def test_from_vector_bad_inputs(tmp_path):
         Window.from_vector(line, 1.0)
 
 
+def test_from_vector_shapefile_when_pyogrio_is_installed(tmp_path):
+    pyogrio = pytest.importorskip("pyogrio")
+    outer = [[0, 0], [10, 0], [10, 10], [0, 10], [0, 0]]
+    hole = [[3, 3], [6, 3], [6, 6], [3, 6], [3, 3]]
+    geom = shapely.Polygon(outer, [hole])
+    shp = tmp_path / "area.shp"
+    pyogrio.raw.write(shp, np.array([shapely.to_wkb(geom)], dtype=object), [], [], geometry_type="Polygon",
+                      crs="EPSG:32633", driver="ESRI Shapefile")
+    w = Window.from_vector(shp, 0.5)
+    ref = Window.from_vector(_geojson(tmp_path / "a.geojson", [[outer, hole]]), 0.5)
+    np.testing.assert_array_equal(w.mask, ref.mask)
+    assert (w.x0, w.y0, w.cell_size) == (ref.x0, ref.y0, ref.cell_size)
+    assert w.crs.to_epsg() == 32633
+    bowtie = shapely.Polygon([[0, 0], [4, 4], [4, 0], [0, 4], [0, 0]])
+    bad = tmp_path / "bad.shp"
+    pyogrio.raw.write(bad, np.array([shapely.to_wkb(geom), shapely.to_wkb(bowtie)], dtype=object), [], [],
+                      geometry_type="Polygon", crs="EPSG:32633", driver="ESRI Shapefile")
+    with pytest.raises(ValueError, match=r"bad\.shp.*feature 1.*Self-intersection"):
+        Window.from_vector(bad, 0.5)
+
+
 def _geographic_window():
     return Window(np.ones((10, 10), bool), 10.0, 50.0, 0.01, crs=rasterio.crs.CRS.from_epsg(4326))
 
