@@ -1,6 +1,7 @@
 """GeoTIFF / vector-polygon windows and the geographic-CRS bandwidth check (issue 15 section 5)."""
 import builtins
 import json
+import pickle
 import warnings
 
 import numpy as np
@@ -32,7 +33,9 @@ def test_from_geotiff_mask_origin_cell_size_crs(tmp_path):
     w = Window.from_geotiff(p)
     np.testing.assert_array_equal(w.mask, [[True, False, True], [False, True, False]])
     assert (w.x0, w.y0, w.cell_size) == (500.0, 2010.0, 10.0)
-    assert w.crs.to_epsg() == 32633
+    assert w.crs.to_epsg() == 32633 and "EPSG:32633" in repr(w)
+    w2 = pickle.loads(pickle.dumps(w))  # executors ship windows to workers
+    assert w2.crs == w.crs and np.array_equal(w2.mask, w.mask)
     # cell (row 0, col 0) holds the point (505, 2025), the top-left cell centre
     assert w.contains([[505.0, 2025.0]])[0] and not w.contains([[515.0, 2025.0]])[0]
 
@@ -217,3 +220,31 @@ def test_missing_extra_raises_importerror_naming_pip(tmp_path, monkeypatch):
         Window.from_vector(g, 0.1)
     with pytest.raises(ImportError, match=r"pip install 'hphawkes_py\[gis\]'"):
         Raster(np.ones((2, 2)), 0.0, 0.0, 1.0).to_geotiff(tmp_path / "o.tif")
+
+
+def test_cli_geotiff_and_polygon_windows(tmp_path, capsys):
+    from hphawkes_py.cli import main
+
+    tif = tmp_path / "w.tif"
+    _write_tif(tif, np.ones((25, 25)), from_origin(0.0, 25.0, 1.0, 1.0))
+    pts = np.random.default_rng(3).uniform(3, 22, (40, 2))
+    csv = tmp_path / "p.csv"
+    np.savetxt(csv, pts, delimiter=",", header="x,y", comments="")
+    out = tmp_path / "o1"
+    assert main(["kde", str(csv), "--window", str(tif), "--method", "fixed", "--bandwidth", "2", "--backend", "cpu",
+                 "--no-png", "--quiet", "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["fit.json", "surface.asc", "surface.tif"]
+    d = json.loads((out / "fit.json").read_text())
+    assert d["geotiff_file"] == "surface.tif" and "32633" in d["crs"]
+    with rasterio.open(out / "surface.tif") as ds:
+        assert ds.crs.to_epsg() == 32633 and ds.transform == from_origin(0.0, 25.0, 1.0, 1.0)
+    gj = _geojson(tmp_path / "w.geojson", [[[[0, 0], [25, 0], [25, 25], [0, 25], [0, 0]]]])
+    base = ["kde", str(csv), "--window", str(gj), "--method", "fixed", "--bandwidth", "2", "--backend", "cpu",
+            "--no-png", "--quiet"]
+    assert main(base + ["--cell-size", "1", "--out", str(tmp_path / "o2")]) == 0
+    capsys.readouterr()
+    assert main(base + ["--out", str(tmp_path / "o3")]) == 2  # a polygon window needs --cell-size
+    err = capsys.readouterr().err
+    assert "needs --cell-size" in err and len(err.strip().splitlines()) == 1
+    assert main(["kde", str(csv), "--window", str(tif), "--cell-size", "1", "--out", str(tmp_path / "o4")]) == 2
+    assert "--cell-size is only used" in capsys.readouterr().err

@@ -519,7 +519,7 @@ class Window:
         rows, cols = self.mask.shape
         return (
             f"Window({rows} rows x {cols} cols, cell_size={self.cell_size:g}, x0={self.x0:g}, y0={self.y0:g}, "
-            f"{self.n_inside} inside cells, area={self.area:g})"
+            f"{self.n_inside} inside cells, area={self.area:g}" + ("" if self.crs is None else f", crs={self.crs}") + ")"
         )
 
 
