@@ -190,6 +190,8 @@ def test_projected_bandwidth_on_geographic_crs_refused_in_fit_and_relative_risk(
         hp.kde.fit(cases, w, method="fixed", bandwidth=500.0, progress=False)
     with pytest.raises(ValueError, match=r"bandwidth=500.0 looks like projected units.*geographic"):
         hp.kde.relative_risk(cases, controls, w, bandwidth=500.0, progress=False)
+    with pytest.raises(ValueError, match=r"h=500.0 looks like projected units"):
+        hp.kde.spacetime(cases, np.arange(10.0), w, h=500.0)
     # a bandwidth in degrees is accepted
     f = hp.kde.fit(cases, w, method="fixed", bandwidth=0.02, progress=False)
     assert f.h == 0.02
