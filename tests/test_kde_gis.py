@@ -250,3 +250,24 @@ def test_cli_geotiff_and_polygon_windows(tmp_path, capsys):
     assert "needs --cell-size" in err and len(err.strip().splitlines()) == 1
     assert main(["kde", str(csv), "--window", str(tif), "--cell-size", "1", "--out", str(tmp_path / "o4")]) == 2
     assert "--cell-size is only used" in capsys.readouterr().err
+
+
+def test_shapefile_without_a_reader_and_bad_band(tmp_path, monkeypatch):
+    real_import = builtins.__import__
+
+    def fake_import(name, *args, **kwargs):
+        if name.split(".")[0] in ("pyogrio", "fiona"):
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+
+    shp = tmp_path / "a.shp"
+    shp.write_bytes(b"")
+    with monkeypatch.context() as m:
+        m.setattr(builtins, "__import__", fake_import)
+        with pytest.raises(ImportError, match=r"a\.shp.*pyogrio or fiona"):
+            Window.from_vector(shp, 1.0)
+    tif = tmp_path / "b.tif"
+    _write_tif(tif, np.ones((3, 3)), from_origin(0.0, 3.0, 1.0, 1.0))
+    for band in (0, 2, True, "1"):
+        with pytest.raises(ValueError, match=r"b\.tif: band must be an integer in 1\.\.1"):
+            Window.from_geotiff(tif, band=band)
