@@ -467,6 +467,8 @@ def _public_names():
 
 def test_every_public_entry_point_is_walked():
     covered = ({c[0] for c in CASES} | {c[0] for c in _fitted_cases(None)} | {c[0] for c in _rr_cases(None)} | {c[0] for c in _st_cases(None)}
-               | {"read_asc", "Window.from_asc"})
+               | {"read_asc", "Window.from_asc"}
+               # GIS files: bad transforms/CRS/polygons and the missing extra in test_kde_gis.py
+               | {"Window.from_geotiff", "Window.from_vector", "Raster.to_geotiff"})
     missing = sorted(set(_public_names()) - covered - set(NO_USER_INPUT))
     assert not missing, f"public kde entry points without bad-input cases: {missing}"

@@ -38,11 +38,13 @@ def register(subparsers) -> None:
         help="adaptive / cross-validated / fixed Gaussian KDE with edge correction (Zhang et al. 2017)",
         description=(
             "Fit a Gaussian kernel intensity estimate to the points of a CSV file inside a study area "
-            "(an ESRI ASCII grid .asc/.asc.gz/.zip whose NODATA cells are outside, or a rectangle), "
+            "(an ESRI ASCII grid .asc/.asc.gz/.zip whose NODATA cells are outside, a GeoTIFF whose nodata/zero "
+            "cells are outside, polygons in GeoJSON/Shapefile, or a rectangle), "
             "select the bandwidth (Brunsdon's adaptive search, likelihood cross-validation, the rule of "
             "thumb, or a fixed value) and write into the --out folder the intensity surface "
             "(surface.asc and surface.png, events per unit area; it integrates to about n) and fit.json "
-            "with the selected parameters. The folder appears only when everything was written."
+            "with the selected parameters (and surface.tif, with the window's CRS, for a GeoTIFF or polygon "
+            "window when rasterio is installed). The folder appears only when everything was written."
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
@@ -51,10 +53,12 @@ def register(subparsers) -> None:
     src.add_argument("--x", default=None, help="column of the x coordinate (default: the first column)")
     src.add_argument("--y", default=None, help="column of the y coordinate (default: the second column)")
     win = src.add_mutually_exclusive_group(required=True)
-    win.add_argument("--window", help="study-area raster (.asc, .asc.gz or .zip of one .asc); NODATA = outside")
+    win.add_argument("--window", help="study-area raster (.asc, .asc.gz or .zip of one .asc; NODATA = outside), "
+                     "GeoTIFF (.tif; nodata/zero = outside) or polygons (.geojson/.json/.shp/.gpkg, needs "
+                     "--cell-size); GIS files need pip install 'hphawkes_py[gis]'")
     win.add_argument("--rectangle", nargs=4, type=_finite_float, metavar=("XMIN", "XMAX", "YMIN", "YMAX"),
                      help="rectangular study area (needs --cell-size)")
-    src.add_argument("--cell-size", type=_positive_float, default=None, help="cell size of the --rectangle raster")
+    src.add_argument("--cell-size", type=_positive_float, default=None, help="cell size of the --rectangle raster or of a polygon --window")
     a = p.add_argument_group("estimation")
     a.add_argument("--method", choices=METHODS, default="adaptive")
     a.add_argument("--bandwidth", type=_positive_float, default=None,
@@ -101,10 +105,27 @@ def _read_points(path, xcol, ycol):
     return np.column_stack(cols)
 
 
+_GEOTIFF = (".tif", ".tiff")
+_VECTOR = (".geojson", ".json", ".shp", ".gpkg")
+
+
 def _window_from_args(args):
     from ..kde import Window
 
     if args.window:
+        name = str(args.window).lower()
+        is_vector = name.endswith(_VECTOR)
+        if args.cell_size is not None and not is_vector:
+            raise CliError("--cell-size is only used with --rectangle or a polygon --window (.geojson/.json/.shp/.gpkg)")
+        try:
+            if name.endswith(_GEOTIFF):
+                return Window.from_geotiff(args.window)
+            if is_vector:
+                if args.cell_size is None:
+                    raise CliError(f"--window {args.window}: a polygon window needs --cell-size")
+                return Window.from_vector(args.window, args.cell_size)
+        except ImportError as e:  # the gis extra is missing: one line naming the pip command
+            raise CliError(str(e)) from None
         return Window.from_asc(args.window)
     if args.cell_size is None:
         raise CliError("--rectangle needs --cell-size")
@@ -121,8 +142,6 @@ def _cmd_kde(args) -> int:
         raise CliError("--method fixed needs --bandwidth")
     if args.method != "fixed" and args.bandwidth is not None:
         raise CliError(f"--bandwidth is only used with --method fixed (got --method {args.method})")
-    if args.rectangle is None and args.cell_size is not None:
-        raise CliError("--cell-size is only used with --rectangle")
     check_output_dir(args.out, args.overwrite)
     pts = _read_points(args.points, args.x, args.y)
     window = _window_from_args(args)
@@ -132,17 +151,32 @@ def _cmd_kde(args) -> int:
     surface = res.density_surface()
     with atomic_output_dir(args.out, args.overwrite) as tmp:
         surface.to_asc(tmp / "surface.asc")
+        tif = _write_geotiff_if_gis(args, surface, tmp / "surface.tif")
         if not args.no_png:
             title = f"KDE ({res.method}): h = {res.h:.4g}" + (f", alpha = {res.alpha:.3g}" if res.alpha is not None else "")
             _save_surface_png(surface, tmp / "surface.png", title)
         d = res.to_dict()
-        d.update({"points_file": str(args.points), "surface_file": "surface.asc",
+        d.update({"points_file": str(args.points), "surface_file": "surface.asc", "geotiff_file": tif,
+                  "crs": None if window.crs is None else str(window.crs),
                   "surface_integral": surface.integral(), "window_area": window.area})
         (tmp / "fit.json").write_text(json.dumps(d, indent=2))
     if not args.quiet:
         print(res.summary())
         print(f"surface.asc{'' if args.no_png else ', surface.png'} and fit.json -> {args.out}")
     return 0
+
+
+def _write_geotiff_if_gis(args, surface, path):
+    """surface.tif beside surface.asc when the window came from a GIS file (and rasterio is there)."""
+    name = str(args.window or "").lower()
+    if not name.endswith(_GEOTIFF + _VECTOR):
+        return None
+    try:
+        import rasterio  # noqa: F401
+    except ImportError:
+        return None
+    surface.to_geotiff(path)
+    return path.name
 
 
 def _save_surface_png(surface, path, title, **kwargs):

@@ -235,12 +235,17 @@ class Window:
         Lower-left corner of the raster (coordinate units).
     cell_size : float
         Side of the square cells (coordinate units).
+    crs : optional
+        Coordinate reference system (kept from GeoTIFF/vector files, written back by
+        :meth:`Raster.to_geotiff`); None means planar coordinates in unknown units.
     """
 
     mask: np.ndarray
     x0: float
     y0: float
     cell_size: float
+    #: coordinate reference system (a ``rasterio.crs.CRS`` or anything with ``is_geographic``), or None
+    crs: object = field(default=None, repr=False, compare=False)
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self):
@@ -334,6 +339,50 @@ class Window:
         if not mask.any():
             raise ValueError(f"{path}: every cell is NODATA, the window is empty")
         return cls(mask, x0, y0, cs)
+
+    @classmethod
+    def from_geotiff(cls, path, band: int = 1) -> "Window":
+        """Read a window from a GeoTIFF (needs the ``gis`` extra: ``pip install 'hphawkes_py[gis]'``).
+
+        Cells holding the band's nodata value, NaN or zero are outside; every other cell is inside.
+        The cell size and lower-left corner come from the affine transform (north-up, square cells:
+        rotated or sheared transforms and rectangular cells are refused) and the CRS is kept as
+        ``Window.crs``. A file without a CRS is read with ``crs=None`` and a warning that distances
+        are taken in planar units.
+        """
+        from ._gis import read_geotiff
+
+        values, x0, y0, cs, nodata, crs = read_geotiff(path, band)
+        inside = np.isfinite(values) & (values != 0)
+        if nodata is not None:
+            inside &= values != nodata
+        if not inside.any():
+            raise ValueError(f"{path}: every cell is nodata or zero, the window is empty")
+        return cls(inside, x0, y0, cs, crs=crs)
+
+    @classmethod
+    def from_vector(cls, path, cell_size, layer=None) -> "Window":
+        """Rasterise the polygons of a GeoJSON file (or a Shapefile/GeoPackage when pyogrio or fiona
+        is installed) with :meth:`from_polygon` (a cell is inside when its centre is in the union
+        of the polygons). Needs shapely (``pip install 'hphawkes_py[gis]'``).
+
+        Parameters
+        ----------
+        path : str or Path
+        cell_size : float
+            Side of the square cells, in the file's coordinate units.
+        layer : str or int, optional
+            Layer of a multi-layer source (Shapefile/GeoPackage readers only).
+
+        Invalid (e.g. self-intersecting) polygons are refused naming the file, the feature and
+        shapely's explanation. The file's CRS (GeoJSON ``crs`` member or the driver's) is kept
+        when rasterio can parse it.
+        """
+        from ._gis import read_vector_rings
+
+        rings, crs = read_vector_rings(path, layer)
+        w = cls.from_polygon(rings, cell_size)
+        return cls(w.mask, w.x0, w.y0, w.cell_size, crs=crs)
 
     # ---------------------------------------------------------------- geometry
     @property
@@ -470,7 +519,7 @@ class Window:
         rows, cols = self.mask.shape
         return (
             f"Window({rows} rows x {cols} cols, cell_size={self.cell_size:g}, x0={self.x0:g}, y0={self.y0:g}, "
-            f"{self.n_inside} inside cells, area={self.area:g})"
+            f"{self.n_inside} inside cells, area={self.area:g}" + ("" if self.crs is None else f", crs={self.crs}") + ")"
         )
 
 
@@ -484,6 +533,7 @@ class Raster:
     x0, y0 : float   lower-left corner
     cell_size : float
     points : ndarray (n, 2) or None   the sample points, drawn by :meth:`plot`
+    crs : the window's coordinate reference system (or None), written by :meth:`to_geotiff`
     """
 
     values: np.ndarray
@@ -491,6 +541,7 @@ class Raster:
     y0: float
     cell_size: float
     points: np.ndarray | None = field(default=None, repr=False)
+    crs: object = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         v = np.asarray(self.values)
@@ -514,6 +565,13 @@ class Raster:
     def to_asc(self, path, nodata: float = -9999.0) -> None:
         """Write an ESRI ASCII grid (NaN cells as ``nodata``); ``.gz`` paths are gzipped."""
         _write_asc(path, self.values, self.x0, self.y0, self.cell_size, nodata)
+
+    def to_geotiff(self, path, nodata: float = -9999.0) -> None:
+        """Write a single-band float64 GeoTIFF with the window's transform and CRS (NaN cells as
+        ``nodata``); values round-trip exactly. Needs ``pip install 'hphawkes_py[gis]'``."""
+        from ._gis import write_geotiff
+
+        write_geotiff(path, self.values, self.x0, self.y0, self.cell_size, self.crs, nodata)
 
     def plot(self, ax=None, *, points: bool = True, cmap: str = "viridis", colorbar: bool = True, **kwargs):
         """Draw the surface (see :func:`hphawkes_py.kde.plot.plot_surface`); returns the Axes."""

@@ -36,6 +36,7 @@ import numpy as np
 from .._backend import resolve_backend, threads_context
 from .._progress import progress_bar
 from .._validate import as_float_array, check_bool, check_dtype, check_in, check_int, check_positive, describe
+from ._gis import check_bandwidth_units
 from ._window import Raster, Window, _as_points
 from .engine import make_engine
 
@@ -238,7 +239,7 @@ class KDEFit:
         vals = np.full(w.mask.shape, np.nan)
         with threads_context(threads):
             vals[w.mask] = self._engine(dtype).intensity_at(w.cell_centres(), self.bandwidths, self.weights)
-        return Raster(vals, w.x0, w.y0, w.cell_size, points=self.points)
+        return Raster(vals, w.x0, w.y0, w.cell_size, points=self.points, crs=w.crs)
 
     def standard_error_surface(self, window: Window | None = None, *, threads: int | None = None) -> Raster:
         """Pointwise standard error of the intensity over ``window`` (default: the fit's), NaN outside.
@@ -262,7 +263,7 @@ class KDEFit:
             var = self._engines[key].intensity_at(w.cell_centres(), b / math.sqrt(2.0),
                                                   self.weights**2 / (4.0 * math.pi * b * b))
         vals[w.mask] = np.sqrt(var)
-        return Raster(vals, w.x0, w.y0, w.cell_size, points=self.points)
+        return Raster(vals, w.x0, w.y0, w.cell_size, points=self.points, crs=w.crs)
 
     def to_dict(self) -> dict:
         return {
@@ -479,6 +480,8 @@ def fit(
         window = _default_window(p)
     else:
         _check_window(window)
+    if bandwidth is not None:
+        check_bandwidth_units(window, bandwidth)
     _check_inside(p, window)
     u, counts = np.unique(p, axis=0, return_counts=True)
     if len(u) < n:

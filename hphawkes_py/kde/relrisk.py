@@ -44,6 +44,7 @@ from .._progress import progress_bar
 from .._validate import check_bool, check_in, check_int, check_positive, check_seed, describe
 from ._window import Raster, Window, _as_points
 from .engine import make_engine
+from ._gis import check_bandwidth_units
 from .model import _check_bandwidth, _check_cutoff, _check_inside, _check_run, _check_spread, _check_window, _Objective
 
 __all__ = ["relative_risk", "RelativeRisk", "oversmoothing_bandwidth", "lscv_bandwidth", "diggle_bandwidth"]
@@ -313,7 +314,7 @@ class RelativeRisk:
         w = self.window
         vals = np.full(w.mask.shape, np.nan)
         vals[w.mask] = v
-        return Raster(vals, w.x0, w.y0, w.cell_size, points=None)
+        return Raster(vals, w.x0, w.y0, w.cell_size, points=None, crs=w.crs)
 
     def surface(self, kind: str = "log", *, threads: int | None = None) -> Raster:
         """A surface over the window's inside cells (NaN outside).
@@ -598,6 +599,7 @@ def relative_risk(
         raise TypeError(f"bandwidth must be a positive number or a selector name, got {describe(bandwidth)}")
     else:
         bandwidth = _check_bandwidth(bandwidth)
+        check_bandwidth_units(window, bandwidth)
     if alpha is not None:
         if method != "adaptive":
             raise ValueError('alpha= is only used with method="adaptive"')

@@ -28,6 +28,7 @@ from .._backend import threads_context
 from .._validate import as_float_array, check_bool, check_int, describe
 from ._window import Raster, Window, _as_points
 from .engine import make_engine
+from ._gis import check_bandwidth_units
 from .model import _check_bandwidth, _check_cutoff, _check_inside, _check_run, _check_spread, _check_window
 from .relrisk import oversmoothing_bandwidth
 
@@ -149,7 +150,7 @@ class SpaceTimeKDE:
                 v = v / m if m > 0 else np.full_like(v, np.nan)
             vals = np.full(w.mask.shape, np.nan)
             vals[w.mask] = v
-            out.append(Raster(vals, w.x0, w.y0, w.cell_size, points=None))
+            out.append(Raster(vals, w.x0, w.y0, w.cell_size, points=None, crs=w.crs))
         return out
 
     def plot_slices(self, times, *, conditional: bool = True, **kwargs):
@@ -247,6 +248,7 @@ def spacetime(
         h = oversmoothing_bandwidth(p)
     else:
         h = _check_bandwidth(h, "h")
+        check_bandwidth_units(window, h, "h")
     if isinstance(lam, str):
         if lam != "oversmoothing":
             raise ValueError(f"lam must be a positive number or 'oversmoothing', got {lam!r}")

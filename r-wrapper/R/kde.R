@@ -5,11 +5,15 @@
 #' @param type \code{"rectangle"} (arguments \code{xmin, xmax, ymin, ymax, cell_size}),
 #'   \code{"asc"} (\code{path} of an ESRI ASCII grid, NODATA = outside; \code{.asc.gz} works),
 #'   \code{"mask"} (\code{mask}: logical matrix, row 1 = top; \code{x0, y0} lower-left corner;
-#'   \code{cell_size}) or \code{"polygon"} (\code{vertices}: 2-column matrix; \code{cell_size}).
+#'   \code{cell_size}), \code{"polygon"} (\code{vertices}: 2-column matrix; \code{cell_size}),
+#'   \code{"geotiff"} (\code{path} of a north-up GeoTIFF, nodata/zero cells outside, optional
+#'   \code{band}; CRS kept) or \code{"vector"} (\code{path} of a GeoJSON file, or a Shapefile when
+#'   pyogrio/fiona is installed; \code{cell_size}; optional \code{layer}). The last two need
+#'   \code{pip install 'hphawkes_py[gis]'}.
 #' @param ... The arguments of the chosen type, named as in Python.
 #' @return An object of class \code{kde_window} (holds the Python Window).
 #' @export
-kde_window <- function(type = c("rectangle", "asc", "mask", "polygon"), ...) {
+kde_window <- function(type = c("rectangle", "asc", "mask", "polygon", "geotiff", "vector"), ...) {
   type <- match.arg(type)
   W <- .hp_mod("kde")$Window
   a <- list(...)
@@ -27,22 +31,48 @@ kde_window <- function(type = c("rectangle", "asc", "mask", "polygon"), ...) {
                            .as_num(a$cell_size, "cell_size", FALSE)))
     },
     polygon = .hp_call(W$from_polygon(.np_double(as.matrix(a$vertices), "vertices"),
-                                      .as_num(a$cell_size, "cell_size", FALSE)))
+                                      .as_num(a$cell_size, "cell_size", FALSE))),
+    geotiff = .hp_call(W$from_geotiff(path.expand(as.character(a$path)),
+                                      band = if (is.null(a$band)) 1L else as.integer(a$band))),
+    vector = .hp_call(W$from_vector(path.expand(as.character(a$path)), .as_num(a$cell_size, "cell_size", FALSE),
+                                    layer = a$layer))
   )
   .kde_window_r(py)
 }
 
 .kde_window_r <- function(py) {
   at <- .hp_r(.hp_call(rf$attributes(py, list("x0", "y0", "cell_size", "shape", "area", "n_inside"))))
+  crs <- reticulate::py_get_attr(py, "crs")
+  at$crs <- if (reticulate::py_is_null_xptr(crs) || inherits(crs, "python.builtin.NoneType")) NULL
+            else reticulate::py_str(crs)
   structure(c(at, list(python = py)), class = "kde_window")
+}
+
+#' Write a KDE surface as a GeoTIFF
+#'
+#' Writes \code{surface$z} (NA cells as \code{nodata}) with the window's transform and CRS through
+#' \code{hphawkes_py.kde.Raster.to_geotiff}; values round-trip exactly. Needs
+#' \code{pip install 'hphawkes_py[gis]'}.
+#' @param surface A \code{kde_surface} (from \code{kde_surface()} or \code{kde_relative_risk()}).
+#' @param path File to write (\code{.tif}).
+#' @param nodata Value written for cells outside the window.
+#' @return \code{path}, invisibly.
+#' @export
+kde_write_geotiff <- function(surface, path, nodata = -9999) {
+  if (!inherits(surface, "kde_surface")) .hp_stop("surface must be a kde_surface object")
+  .hp_call(surface$python$to_geotiff(path.expand(as.character(path)), nodata = .as_num(nodata, "nodata", FALSE)))
+  invisible(path)
 }
 
 .py_window <- function(window) {
   if (is.null(window)) return(NULL)
   if (inherits(window, "kde_window")) return(window$python)
   if (inherits(window, "python.builtin.object")) return(window)
-  if (is.character(window)) return(kde_window("asc", path = window)$python)
-  .hp_stop("window must be NULL, a kde_window() object or the path of an .asc file")
+  if (is.character(window)) {
+    if (grepl("\\.tiff?$", window, ignore.case = TRUE)) return(kde_window("geotiff", path = window)$python)
+    return(kde_window("asc", path = window)$python)
+  }
+  .hp_stop("window must be NULL, a kde_window() object or the path of an .asc or GeoTIFF file")
 }
 
 #' @export
