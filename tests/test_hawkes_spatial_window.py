@@ -100,3 +100,19 @@ def test_bad_spatial_window_arguments():
         hk.log_likelihood(x, t, P, backend="cpu", spatial_window=(0, 5, 0, 5))
     with pytest.raises(ValueError, match="D = 1"):
         hk.log_likelihood(x[:, 0], t, P, backend="cpu", spatial_window=win)
+
+
+def test_mcmc_spatial_window():
+    win = Window.from_mask(_mask(), 0.0, 0.0, 0.5)
+    x, t = _events(win, 80, seed=9)
+    big = Window.rectangle(-500.0, 500.0, -500.0, 500.0, 5.0)
+    kw = dict(n_iter=60, burn_in=10, chains=1, seed=4, backend="cpu", progress=False,
+              fixed=dict(tau_x=0.8, tau_t=5.0), init=dict(h=0.3, omega=0.5, theta=0.4, mu0=0.7))
+    plane = hk.mcmc(x, t, **kw)
+    huge = hk.mcmc(x, t, spatial_window=big, **kw)
+    small = hk.mcmc(x, t, spatial_window=win, **kw)
+    a, b, c = (np.array([p.draws[n] for n in ("h", "omega", "theta", "mu0")]) for p in (plane, huge, small))
+    np.testing.assert_allclose(b, a, rtol=1e-8)     # the plane limit: same chain
+    assert not np.allclose(c, a)                     # a small window changes the posterior
+    with pytest.raises(ValueError, match="outside spatial_window"):
+        hk.mcmc(x + 10.0, t, spatial_window=win, **kw)

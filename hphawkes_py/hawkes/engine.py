@@ -311,6 +311,8 @@ class EngineFactory:
     exact : bool
     kernel_p : float
         Temporal trigger kernel (0 exponential, p > 1 power-law).
+    spatial_window : hphawkes_py.kde.Window or None
+        Spatial observation window of the compensator (None: the whole plane).
     """
 
     data: Any
@@ -319,12 +321,16 @@ class EngineFactory:
     threads: Any = None
     exact: bool = False
     kernel_p: float = 0.0
+    spatial_window: Any = None
 
     def build(self, *, exact: bool | None = None):
         """A new engine holding ``data`` (``exact`` overrides the factory's)."""
-        return make_engine(self.data.x_sorted, self.data.t_sorted, backend=self.backend, dtype=self.dtype,
-                           threads=self.threads, exact=self.exact if exact is None else bool(exact),
-                           window=self.data.window, kernel_p=self.kernel_p)
+        eng = make_engine(self.data.x_sorted, self.data.t_sorted, backend=self.backend, dtype=self.dtype,
+                          threads=self.threads, exact=self.exact if exact is None else bool(exact),
+                          window=self.data.window, kernel_p=self.kernel_p)
+        if self.spatial_window is not None:
+            eng.set_spatial_window(self.data.x_sorted, self.spatial_window)
+        return eng
 
     def replace(self, **changes) -> "EngineFactory":
         """A copy with some settings changed."""
