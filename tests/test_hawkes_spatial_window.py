@@ -116,3 +116,20 @@ def test_mcmc_spatial_window():
     assert not np.allclose(c, a)                     # a small window changes the posterior
     with pytest.raises(ValueError, match="outside spatial_window"):
         hk.mcmc(x + 10.0, t, spatial_window=win, **kw)
+
+
+def test_power_law_kernel_window():
+    win = Window.from_mask(_mask(), 0.0, 0.0, 0.5)
+    x, t = _events(win, 100, seed=11)
+    big = Window.rectangle(-500.0, 500.0, -500.0, 500.0, 5.0)
+    k = ("power-law", 2.5)
+    plane = hk.log_likelihood(x, t, P, backend="cpu", kernel=k)
+    assert abs(hk.log_likelihood(x, t, P, backend="cpu", kernel=k, spatial_window=big) - plane) < 1e-10 * abs(plane)
+    # small window: plane minus the trigger/background mass lost outside, with the power-law time term
+    T1 = t[-1]
+    gt = 1.0 - (1.0 + P["omega"] * (T1 - t)) ** (1.0 - 2.5)
+    bt = norm.cdf(T1, t, P["tau_t"]) - norm.cdf(t[0], t, P["tau_t"])
+    lost = (P["mu0"] * np.sum((1.0 - _mass_reference(x, P["tau_x"], win)) * bt)
+            + P["theta"] * np.sum((1.0 - _mass_reference(x, P["h"], win)) * gt))
+    ll = hk.log_likelihood(x, t, P, backend="cpu", kernel=k, spatial_window=win)
+    assert abs(ll - (plane + lost)) < 1e-10 * abs(plane)
