@@ -54,7 +54,8 @@ from .._parallel import run_replicates
 from .._progress import progress_bar
 from .._validate import check_int, check_positive, check_seed
 from .engine import EngineFactory
-from .model import PARAM_NAMES, PARAM_RANGE, HawkesParams, check_flag, check_param_range, engine_factory, prepare_data
+from .model import PARAM_NAMES, PARAM_RANGE, HawkesParams, check_flag, check_param_range, engine_factory, prepare_data, \
+    _check_spatial_window
 
 __all__ = ["mcmc", "posterior_mode", "HawkesPosterior", "DEFAULT_PRIOR_SCALES", "DEFAULT_INIT", "TARGET_ACCEPTANCE"]
 
@@ -118,7 +119,7 @@ def _run_chain(chain: int, seed_seq: np.random.SeedSequence, cfg: _ChainConfig) 
     vals = {**cfg.fixed, **cfg.init}
     eng.set_background(vals["tau_x"], vals["tau_t"])
     eng.set_trigger(vals["h"], vals["omega"], slot=0)
-    ll = eng.sum_log_intensity(vals["mu0"], vals["theta"], slot=0) - eng.integral(vals["mu0"], vals["theta"], vals["omega"])
+    ll = eng.sum_log_intensity(vals["mu0"], vals["theta"], slot=0) - eng.integral(vals["mu0"], vals["theta"], vals["omega"], vals["h"])
     if not np.isfinite(ll):
         raise ValueError(f"the log-likelihood at the initial values {vals} is not finite ({ll}); choose other init")
     names = cfg.sampled
@@ -150,20 +151,20 @@ def _run_chain(chain: int, seed_seq: np.random.SeedSequence, cfg: _ChainConfig) 
                     # prior is truncated there; its half-normal mass beyond it is negligible
                     ll_new = -math.inf
                 elif name == "mu0":
-                    ll_new = eng.sum_log_intensity(new, theta, slot=0) - eng.integral(new, theta, omega)
+                    ll_new = eng.sum_log_intensity(new, theta, slot=0) - eng.integral(new, theta, omega, vals["h"])
                 elif name == "theta":
-                    ll_new = eng.sum_log_intensity(mu0, new, slot=0) - eng.integral(mu0, new, omega)
+                    ll_new = eng.sum_log_intensity(mu0, new, slot=0) - eng.integral(mu0, new, omega, vals["h"])
                 elif name == "h":
                     eng.set_trigger(new, omega, slot=1)
-                    ll_new = eng.sum_log_intensity(mu0, theta, slot=1) - eng.integral(mu0, theta, omega)
+                    ll_new = eng.sum_log_intensity(mu0, theta, slot=1) - eng.integral(mu0, theta, omega, new)
                 elif name == "omega":
                     eng.set_trigger(vals["h"], new, slot=1)
-                    ll_new = eng.sum_log_intensity(mu0, theta, slot=1) - eng.integral(mu0, theta, new)
+                    ll_new = eng.sum_log_intensity(mu0, theta, slot=1) - eng.integral(mu0, theta, new, vals["h"])
                 else:  # tau_x or tau_t: the background changes
                     tx = new if name == "tau_x" else vals["tau_x"]
                     tt = new if name == "tau_t" else vals["tau_t"]
                     eng.set_background(tx, tt)
-                    ll_new = eng.sum_log_intensity(mu0, theta, slot=0) - eng.integral(mu0, theta, omega)
+                    ll_new = eng.sum_log_intensity(mu0, theta, slot=0) - eng.integral(mu0, theta, omega, vals["h"])
                 scale = cfg.prior_scales[name]
                 log_alpha = (ll_new - ll) - 0.5 * ((s_new / scale) ** 2 - (s / scale) ** 2) \
                     + _log_phi(s / sd) - _log_phi(s_new / sd)
@@ -217,7 +218,7 @@ def _log_posterior_at(eng, values: Mapping[str, float], sampled, prior_scales, c
         eng.set_trigger(*tr, slot=0)
         current["tr"] = tr
     ll = (eng.sum_log_intensity(values["mu0"], values["theta"], slot=0)
-          - eng.integral(values["mu0"], values["theta"], values["omega"]))
+          - eng.integral(values["mu0"], values["theta"], values["omega"], values["h"]))
     lp = -0.5 * sum((_to_state(n, values[n]) / prior_scales[n]) ** 2 for n in sampled)
     return ll + lp
 
@@ -346,7 +347,7 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
          init: Mapping[str, float] | None = None, priors: Mapping[str, float] | None = None, seed: Any = None,
          executor: Any = None, progress: bool = True, backend: str = "auto", threads: int | None = None,
          dtype: Any = np.float64, exact: bool = False, window: Any = None, kernel: Any = "exponential",
-         _debug: bool = False) -> "HawkesPosterior":
+         spatial_window: Any = None, _debug: bool = False) -> "HawkesPosterior":
     """Posterior sampling for the spatiotemporal Hawkes model by adaptive Metropolis-Hastings.
 
     Parameters
@@ -378,7 +379,7 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
         Where chains run; the draws do not depend on it.
     progress : bool
         Progress bars on stderr.
-    backend, threads, dtype, exact, window, kernel
+    backend, threads, dtype, exact, window, kernel, spatial_window
         As in :func:`~hphawkes_py.hawkes.log_likelihood` (``kernel``: the temporal trigger,
         ``"exponential"`` or a power law; ``omega`` is its rate).
 
@@ -399,8 +400,11 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
     seed = check_seed(seed)
     progress = check_flag(progress, "progress")
     debug = check_flag(_debug, "_debug")
-    factory = engine_factory(prepare_data(x, t, window), backend=backend, dtype=dtype, threads=threads, exact=exact,
-                             kernel=kernel)
+    prep = prepare_data(x, t, window)
+    factory = engine_factory(prep, backend=backend, dtype=dtype, threads=threads, exact=exact, kernel=kernel)
+    sw = _check_spatial_window(spatial_window, prep)
+    if sw is not None:
+        factory = factory.replace(spatial_window=sw)
     _check_ranges(fixed, init_vals, factory.dtype, "init")
     if start_at_mode:
         mode = _mode_search(factory, sample, fixed, init_vals, prior_scales, 600)

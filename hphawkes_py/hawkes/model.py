@@ -298,9 +298,28 @@ def engine_factory(data: HawkesData, *, backend: str = "auto", dtype: Any = np.f
                          kernel_p=kp)
 
 
+def _check_spatial_window(spatial_window: Any, prep) -> Any:
+    """``spatial_window=``: None or a :class:`hphawkes_py.kde.Window` containing every event (D = 2)."""
+    if spatial_window is None:
+        return None
+    from ..kde import Window
+    if not isinstance(spatial_window, Window):
+        raise TypeError(f"spatial_window must be None or a hphawkes_py.kde.Window, got {type(spatial_window).__name__}")
+    xs = np.asarray(prep.x_sorted, dtype=np.float64)
+    if xs.shape[1] != 2:
+        raise ValueError(f"spatial_window needs 2-D locations (x of shape (N, 2)), got D = {xs.shape[1]}")
+    inside = np.asarray(spatial_window.contains(xs[prep.inverse]), dtype=bool)
+    if not inside.all():
+        i = int(np.flatnonzero(~inside)[0])
+        pt = xs[prep.inverse][i]
+        raise ValueError(f"event {i} at ({pt[0]:g}, {pt[1]:g}) lies outside spatial_window "
+                         f"({int((~inside).sum())} of {inside.size} events outside); the window must contain every event")
+    return spatial_window
+
+
 def log_likelihood(x: Any, t: Any, params: HawkesParams | dict, *, exact: bool = False, window: Any = None,
                    dtype: Any = np.float64, backend: str = "auto", threads: int | None = None,
-                   kernel: Any = "exponential") -> float:
+                   kernel: Any = "exponential", spatial_window: Any = None) -> float:
     """Log-likelihood of the spatiotemporal Hawkes model.
 
     Parameters
@@ -325,6 +344,11 @@ def log_likelihood(x: Any, t: Any, params: HawkesParams | dict, *, exact: bool =
         CPU threads (Numba); default all.
     kernel : "exponential", "power-law" or ("power-law", p)
         Temporal triggering kernel (see :data:`KERNELS`); ``omega`` is its rate (1/c).
+    spatial_window : hphawkes_py.kde.Window, optional
+        Spatial observation window (raster mask, D = 2 only). The compensator then integrates
+        the rate over the window instead of the whole plane: each background Gaussian (s.d.
+        tau_x) and trigger Gaussian (s.d. h) counts only its mass inside the window, as in
+        windowed ETAS. Every event must lie inside it.
 
     Returns
     -------
@@ -335,7 +359,10 @@ def log_likelihood(x: Any, t: Any, params: HawkesParams | dict, *, exact: bool =
     prep = prepare_data(x, t, window)
     factory = engine_factory(prep, backend=backend, dtype=dtype, threads=threads, exact=exact, kernel=kernel)
     _check_params_range(p, factory.dtype)
+    sw = _check_spatial_window(spatial_window, prep)
     eng = factory.build()
+    if sw is not None:
+        eng.set_spatial_window(prep.x_sorted, sw)
     return float(eng.log_likelihood(p.mu0, p.tau_x, p.tau_t, p.theta, p.omega, p.h))
 
 
