@@ -42,8 +42,13 @@ class GpuEngine(Engine):
         self._f_pi = self._mod.function("hawkes_pi")
         self._f_ti = self._mod.function("hawkes_trigger_integral")
         self._f_q = self._mod.function("hawkes_query")
-        # 256 threads per event on a GPU; the emulator runs every thread as a fiber, so keep blocks small there.
-        self.block = int(block or (256 if backend == "gpu" else 32))
+        # 256 threads per event row on a GPU, lowered to what every kernel's registers allow (one block size
+        # for all launches: they share the reduction buffers); Device.block_size gives the emulator its
+        # small blocks (every emulated thread is a fiber)
+        if block is None:
+            block = min(dev.block_size(f, 256, shared_bytes_per_thread=8)
+                        for f in (self._f_bg, self._f_tr, self._f_sl, self._f_pi, self._f_ti, self._f_q))
+        self.block = int(block)
         self.grid_reduce = int(grid_reduce or (128 if backend == "gpu" else 4))
         self.grid_rows = min(self.N, 65535 * 32)
         dt = self.dtype
