@@ -787,7 +787,30 @@ class TDPGaussianMixture:
         the standardisation), so the density integrates to one over the original space.
         """
         Xs = self._standardise(X)
-        return self._mixture(self._estimate(estimate)).log_density(Xs) - float(np.log(self.scale_).sum())
+        mix = self._mixture(self._estimate(estimate))
+        if self.backend_ in ("gpu", "emulator"):
+            return self._device_log_density(Xs, mix) - float(np.log(self.scale_).sum())
+        return mix.log_density(Xs) - float(np.log(self.scale_).sum())
+
+    #: device memory for the (terms x chunk) density buffer of one prediction launch, bytes
+    PREDICTION_BUFFER_BYTES = 1 << 28
+
+    def _device_log_density(self, Xs, mix):
+        """The prediction density on the fit's GPU engine: every term (component x stored draw) is one
+        component of one launch of the density kernel, log-sum-exp on the device. Rows far from the
+        data (|x| > PredictionMixture.FAR standardised units) keep the host's scaled evaluation, which
+        stays finite where the plain quadratic form would overflow."""
+        out = np.empty(Xs.shape[0])
+        far = np.abs(Xs).max(1) > mix.FAR
+        if far.any():
+            out[far] = mix.log_density(Xs[far])
+        near = ~far
+        if near.any():
+            chunk = max(1, self.PREDICTION_BUFFER_BYTES // (8 * mix.K))
+            eng = make_engine(np.ascontiguousarray(Xs[near]), backend=self.backend_, chunk_size=chunk)
+            eng.set_components(mix.log_w, mix.mu, mix.U, mix.logdet)
+            out[near] = eng.log_density(Xs[near]) - math.log(mix.n_draws)
+        return out
 
     def score(self, X, y=None, estimate=None):
         """Mean log density (original units) of the rows of X."""

@@ -75,6 +75,7 @@ class PredictionMixture:
         self.label = np.arange(self.K) % self.k if label is None else np.asarray(label)
         self.n_draws = self.K // self.k
         _, self.U, logdet = M.chol_factors(Sigma)
+        self.logdet = logdet
         self.c = self.log_w - 0.5 * self.p * M.LOG_2PI - 0.5 * logdet
         self.W = build_coefficients(self.log_w, self.mu, self.U, logdet)
 
