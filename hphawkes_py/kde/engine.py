@@ -52,8 +52,9 @@ EDGE_SKIP = 7.5
 
 _MAX_CLASSES = 60
 _CELL_FRACTION = 0.25
-# bandwidth classes span a factor 2**_CLASS_LOG2: finer classes waste less reach on small bandwidths
-_CLASS_LOG2 = 0.5
+# bandwidth classes span a factor sqrt(2) (half octaves, see _classes_loops): finer classes waste
+# less reach on small bandwidths
+_SQRT2 = math.sqrt(2.0)
 
 
 def _counting_sort_loops(key, nkeys):
@@ -72,20 +73,93 @@ def _counting_sort_loops(key, nkeys):
     return order, ptr
 
 
+def _classes_loops(bws, max_classes):
+    """Bandwidth class of each source (``b in [b_min 2^(k/2), b_min 2^((k+1)/2))``, half octaves,
+    the last class open-ended), numbered 0.. over the classes in use, with the
+    members and the largest bandwidth of each class: one pass over the sources after the minimum."""
+    n = bws.shape[0]
+    bmin = bws[0]
+    for i in range(n):
+        if bws[i] < bmin:
+            bmin = bws[i]
+    raw = np.empty(n, np.int64)
+    count = np.zeros(max_classes, np.int64)
+    bmax = np.zeros(max_classes)
+    for i in range(n):
+        # half octaves without a logarithm (a scalar libm call per source was most of this loop):
+        # r = m 2^e with m in [0.5, 1), so log2 r = (e - 1) + log2(2m), 2m in [1, 2)
+        mant, e = math.frexp(bws[i] / bmin)
+        k = 2 * (e - 1) + (1 if 2.0 * mant >= _SQRT2 else 0)
+        k = min(max(k, 0), max_classes - 1)
+        raw[i] = k
+        count[k] += 1
+        if bws[i] > bmax[k]:
+            bmax[k] = bws[i]
+    remap = np.full(max_classes, -1, np.int64)
+    C = 0
+    for k in range(max_classes):
+        if count[k] > 0:
+            remap[k] = C
+            count[C] = count[k]
+            bmax[C] = bmax[k]
+            C += 1
+    for i in range(n):
+        raw[i] = remap[raw[i]]
+    return raw, count[:C].copy(), bmax[:C].copy()
+
+
+def _cell_ids_loops(x, y, cls, cls_s, cls_nx, cls_ny, cls_base, gx0, gy0):
+    """Row-major cell of each source in its class's grid: the kernels' expression (floor of the
+    quotient, clipped to the grid) so that cells agree bit for bit."""
+    out = np.empty(x.shape[0], np.int64)
+    for i in range(x.shape[0]):
+        k = cls[i]
+        s = cls_s[k]
+        cx = int(math.floor((x[i] - gx0) / s))
+        cy = int(math.floor((y[i] - gy0) / s))
+        cx = min(max(cx, 0), cls_nx[k] - 1)
+        cy = min(max(cy, 0), cls_ny[k] - 1)
+        out[i] = cls_base[k] + cy * cls_nx[k] + cx
+    return out
+
+
+def _packed_sources_loops(order, x, y, bws, w, cutoff, finite):
+    """Rows (sx, sy, sinv2, scoef, scut2) of the sources in sorted order (the expressions of
+    :func:`kernel_constants`, in the same order of operations: same bits) and the inverse
+    permutation ``pos``."""
+    n = order.shape[0]
+    out = np.empty((5, n))
+    pos = np.empty(n, np.int64)
+    two_pi = 2.0 * math.pi
+    for i in range(n):
+        j = order[i]
+        pos[j] = i
+        b = bws[j]
+        out[0, i] = x[j]
+        out[1, i] = y[j]
+        out[2, i] = 1.0 / (2.0 * b * b)
+        out[3, i] = w[j] / (two_pi * b * b)
+        cb = cutoff * b
+        out[4, i] = cb * cb if finite else np.inf
+    return out, pos
+
+
 @functools.lru_cache(maxsize=1)
-def _compiled_counting_sort():
+def _compiled():
     # compiled on first use, so that importing the engines (the GPU one included) loads no Numba;
-    # the index is rebuilt at every step of the bandwidth search on the host for both engines, and
-    # NumPy's stable argsort took twice as long (O(n log n) timsort on int64 keys)
+    # the index is rebuilt at every step of the bandwidth search on the host for both engines: a
+    # loop in NumPy per bandwidth class cost ~7 ms per build at n = 50,000 (most of the GPU search)
     from numba import njit
 
-    return njit(cache=True, nogil=True)(_counting_sort_loops)
+    jit = njit(cache=True, nogil=True)
+    return (jit(_counting_sort_loops), jit(_classes_loops), jit(_cell_ids_loops),
+            jit(_packed_sources_loops))
 
 
 def counting_sort(key, nkeys):
     """Stable order of ``key`` (ints in [0, nkeys)) and the start of each key, in O(n + nkeys)
     (the host-side sort of the source index, shared by both engines)."""
-    return _compiled_counting_sort()(np.ascontiguousarray(key, dtype=np.int64), int(nkeys))
+    return _compiled()[0](np.ascontiguousarray(key, dtype=np.int64), int(nkeys))
 
 
 @dataclass
@@ -105,6 +179,7 @@ class SourceIndex:
     cls_ny: np.ndarray
     cls_base: np.ndarray  # (C,) offset of the class's cells in cell_ptr
     cell_ptr: np.ndarray  # (sum(nx*ny)+1,) start of each cell's sources
+    packed: np.ndarray | None = None  # (5, n) rows sx, sy, sinv2, scoef, scut2 (the fields above are views)
 
 
 def kernel_constants(bws, weights, cutoff):
@@ -122,16 +197,13 @@ def build_index(x, y, bws, weights, cutoff, lo, hi, sort=counting_sort) -> Sourc
 
     ``sort(key, nkeys)`` returns the stable order of the cell keys and the cells' start offsets.
     """
-    n = len(x)
-    bmin = float(bws.min())
-    ratio = bws / bmin
-    cls = np.minimum(np.floor(np.log2(ratio) / _CLASS_LOG2).astype(np.int64), _MAX_CLASSES - 1)
-    cls = np.maximum(cls, 0)
-    used = np.flatnonzero(np.bincount(cls, minlength=_MAX_CLASSES))
-    remap = np.full(_MAX_CLASSES, -1, np.int64)
-    remap[used] = np.arange(len(used))
-    cls = remap[cls]
-    C = len(used)
+    _, classes, cell_ids, packed_sources = _compiled()
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    bws = np.ascontiguousarray(bws, dtype=np.float64)
+    weights = np.ascontiguousarray(weights, dtype=np.float64)
+    cls, count, bmax = classes(bws, _MAX_CLASSES)
+    C = len(count)
     gx0, gy0 = float(lo[0]), float(lo[1])
     width = max(float(hi[0] - lo[0]), 1e-300)
     height = max(float(hi[1] - lo[1]), 1e-300)
@@ -140,12 +212,10 @@ def build_index(x, y, bws, weights, cutoff, lo, hi, sort=counting_sort) -> Sourc
     cls_nx = np.empty(C, np.int64)
     cls_ny = np.empty(C, np.int64)
     cls_base = np.empty(C, np.int64)
-    cellid = np.empty(n, np.int64)
     base = 0
     for k in range(C):
-        members = cls == k
-        nk = int(members.sum())
-        reach = cutoff * float(bws[members].max()) if math.isfinite(cutoff) else math.inf
+        nk = int(count[k])
+        reach = cutoff * float(bmax[k]) if math.isfinite(cutoff) else math.inf
         # cap the number of cells at ~4 per source (and 2^22 in all) so tiny bandwidths over a huge
         # extent do not allocate a giant, nearly empty grid; larger cells keep the 3x3 search exact.
         max_cells = max(16, min(4 * nk, 1 << 22))
@@ -160,23 +230,18 @@ def build_index(x, y, bws, weights, cutoff, lo, hi, sort=counting_sort) -> Sourc
         nx = int(width // s) + 1
         ny = int(height // s) + 1
         cls_s[k], cls_nx[k], cls_ny[k], cls_base[k] = s, nx, ny, base
-        # same expression as the kernels (floor of the quotient) so cells agree bit for bit
-        cx = np.clip(np.floor((x[members] - gx0) / s).astype(np.int64), 0, nx - 1)
-        cy = np.clip(np.floor((y[members] - gy0) / s).astype(np.int64), 0, ny - 1)
-        cellid[members] = base + cy * nx + cx
         base += nx * ny
+    cellid = cell_ids(x, y, cls, cls_s, cls_nx, cls_ny, cls_base, gx0, gy0)
     order, cell_ptr = sort(cellid, base)
-    pos = np.empty(n, np.int64)
-    pos[order] = np.arange(n)
-    sinv2, scoef, scut2 = kernel_constants(bws[order], weights[order], cutoff)
+    packed, pos = packed_sources(order, x, y, bws, weights, float(cutoff), math.isfinite(cutoff))
     return SourceIndex(
         order=order,
         pos=pos,
-        sx=np.ascontiguousarray(x[order]),
-        sy=np.ascontiguousarray(y[order]),
-        sinv2=sinv2,
-        scoef=scoef,
-        scut2=scut2,
+        sx=packed[0],
+        sy=packed[1],
+        sinv2=packed[2],
+        scoef=packed[3],
+        scut2=packed[4],
         gx0=gx0,
         gy0=gy0,
         cls_s=cls_s,
@@ -185,6 +250,7 @@ def build_index(x, y, bws, weights, cutoff, lo, hi, sort=counting_sort) -> Sourc
         cls_ny=cls_ny,
         cls_base=cls_base,
         cell_ptr=cell_ptr,
+        packed=packed,
     )
 
 
@@ -268,6 +334,11 @@ class Engine:
     def _gather(self, ix: SourceIndex, tx, ty, self_pos) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
 
+    def _gather_points(self, ix: SourceIndex, loo: bool) -> np.ndarray:
+        """Intensity at the sources themselves, in sorted order (leave-one-out when ``loo``)."""
+        self_pos = np.arange(self.n, dtype=np.int64) if loo else np.full(self.n, -1, np.int64)
+        return self._gather(ix, ix.sx, ix.sy, self_pos)
+
     def point_intensities(self, bws: np.ndarray, weights: np.ndarray, loo: bool) -> np.ndarray:
         """Intensity at every sample point (leave-one-out when ``loo``).
 
@@ -275,8 +346,7 @@ class Engine:
         cells (cache reuse on the CPU, coalesced reads on the GPU).
         """
         ix = self.source_index(bws, weights)
-        self_pos = np.arange(self.n, dtype=np.int64) if loo else np.full(self.n, -1, np.int64)
-        out_sorted = self._gather(ix, ix.sx, ix.sy, self_pos)
+        out_sorted = self._gather_points(ix, loo)
         out = np.empty(self.n)
         out[ix.order] = out_sorted
         return out

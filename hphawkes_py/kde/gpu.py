@@ -48,6 +48,7 @@ class GpuEngine(Engine):
         pad = lambda a: a if len(a) else np.zeros(1, np.int64)  # noqa: E731  (no zero-size buffers)
         self.d_px = dev.to_device(self.x.astype(self.dtype))
         self.d_py = dev.to_device(self.y.astype(self.dtype))
+        self._dev_index = None
         self.d_bands = [dev.to_device(np.ascontiguousarray(pad(a), np.int64)) for a in (r0, r1, bptr, c0, c1, row_band)]
 
     def __getstate__(self):
@@ -68,24 +69,43 @@ class GpuEngine(Engine):
         ], shared_bytes=self._b_edge * self.dtype.itemsize)
         return dev.to_host(d_out).astype(np.float64)
 
-    def _gather(self, ix: SourceIndex, tx, ty, self_pos):
-        dev = self.dev
+    def _device_index(self, ix: SourceIndex):
+        """The index's sources and classes on the device, two uploads, kept for the last index
+        (the search evaluates each index once for the sample points, the surface once more)."""
+        if self._dev_index is not None and self._dev_index[0] is ix:
+            return self._dev_index[1:]
         T = self.dtype
-        scut2 = ix.scut2 if math.isfinite(self.cutoff) else np.full(len(ix.sx), np.finfo(T).max)
-        args = [
-            dev.to_device(np.ascontiguousarray(tx, T)), dev.to_device(np.ascontiguousarray(ty, T)),
-            dev.to_device(np.ascontiguousarray(self_pos, np.int64)), np.int64(len(tx)),
-            dev.to_device(ix.sx.astype(T)), dev.to_device(ix.sy.astype(T)), dev.to_device(ix.sinv2.astype(T)),
-            dev.to_device(ix.scoef.astype(T)), dev.to_device(scut2.astype(T)), T.type(ix.gx0), T.type(ix.gy0),
-            dev.to_device(ix.cls_s.astype(T)), dev.to_device(ix.cls_reach.astype(T)),
-            dev.to_device(ix.cls_nx), dev.to_device(ix.cls_ny), dev.to_device(ix.cls_base), np.int32(len(ix.cls_s)),
-            dev.to_device(ix.cell_ptr),
-        ]
-        d_out = dev.empty((len(tx),), T)
+        src = np.ascontiguousarray(ix.packed, dtype=T)  # (5, n) rows sx, sy, sinv2, scoef, scut2
+        if not math.isfinite(self.cutoff):
+            src = src.copy()
+            src[4] = np.finfo(T).max
+        ints = np.concatenate([ix.cls_nx, ix.cls_ny, ix.cls_base, ix.cell_ptr]).astype(np.int64)
+        d = (self.dev.to_device(src), self.dev.to_device(np.concatenate([ix.cls_s, ix.cls_reach]).astype(T)),
+             self.dev.to_device(ints))
+        self._dev_index = (ix, *d)
+        return d
+
+    def _launch_gather(self, ix: SourceIndex, d_tgt, ntargets: int, loo: bool):
+        dev, T = self.dev, self.dtype
+        d_src, d_cls_real, d_cls_int = self._device_index(ix)
+        d_out = dev.empty((max(ntargets, 1),), T)
         b = self._b_gather
-        grid = max(1, min((len(tx) + b - 1) // b, 65535))
-        dev.launch(self._gather_fn, (grid, 1, 1), (b, 1, 1), args + [d_out])
-        return dev.to_host(d_out).astype(np.float64)
+        grid = max(1, min((ntargets + b - 1) // b, 65535))
+        dev.launch(self._gather_fn, (grid, 1, 1), (b, 1, 1), [
+            d_tgt, np.int64(ntargets), np.int32(bool(loo)), d_src, np.int64(len(ix.sx)), T.type(ix.gx0),
+            T.type(ix.gy0), d_cls_real, d_cls_int, np.int32(len(ix.cls_s)), d_out,
+        ])
+        return dev.to_host(d_out)[:ntargets].astype(np.float64)
+
+    def _gather_points(self, ix: SourceIndex, loo: bool):
+        # the targets are the sources: the packed source rows start with (sx | sy), no upload
+        return self._launch_gather(ix, self._device_index(ix)[0], len(ix.sx), loo)
+
+    def _gather(self, ix: SourceIndex, tx, ty, self_pos):
+        if np.any(np.asarray(self_pos) >= 0):
+            raise ValueError("the GPU gather leaves a point out only through _gather_points")
+        d_tgt = self.dev.to_device(np.concatenate([np.asarray(tx, np.float64), np.asarray(ty, np.float64)]).astype(self.dtype))
+        return self._launch_gather(ix, d_tgt, len(tx), False)
 
     #: picks uploaded per launch at most (int32 entries): bounds the device memory of one launch
     MAX_PICKS_PER_LAUNCH = 1 << 24

@@ -63,19 +63,28 @@ extern "C" __global__ void kde_edge_mass(const REAL* __restrict__ px, const REAL
   if (threadIdx.x == 0) out[blockIdx.x] = total;
 }
 
-extern "C" __global__ void kde_gather(const REAL* __restrict__ tx, const REAL* __restrict__ ty,
-                                      const long long* __restrict__ self_pos, long long ntargets,
-                                      const REAL* __restrict__ sx, const REAL* __restrict__ sy,
-                                      const REAL* __restrict__ sinv2, const REAL* __restrict__ scoef,
-                                      const REAL* __restrict__ scut2, REAL gx0, REAL gy0,
-                                      const REAL* __restrict__ cls_s, const REAL* __restrict__ cls_reach,
-                                      const long long* __restrict__ cls_nx,
-                                      const long long* __restrict__ cls_ny,
-                                      const long long* __restrict__ cls_base, int ncls,
-                                      const long long* __restrict__ cell_ptr, REAL* __restrict__ out) {
+extern "C" __global__ void kde_gather(const REAL* __restrict__ tgt, long long ntargets, int loo,
+                                      const REAL* __restrict__ src, long long nsrc, REAL gx0, REAL gy0,
+                                      const REAL* __restrict__ cls_real, const long long* __restrict__ cls_int,
+                                      int ncls, REAL* __restrict__ out) {
+  // packed so that one index costs two uploads: targets (tx | ty), sources (sx | sy | sinv2 | scoef
+  // | scut2), classes (cell side | reach) and (nx | ny | base | cell_ptr)
+  const REAL* tx = tgt;
+  const REAL* ty = tgt + ntargets;
+  const REAL* sx = src;
+  const REAL* sy = src + nsrc;
+  const REAL* sinv2 = src + 2 * nsrc;
+  const REAL* scoef = src + 3 * nsrc;
+  const REAL* scut2 = src + 4 * nsrc;
+  const REAL* cls_s = cls_real;
+  const REAL* cls_reach = cls_real + ncls;
+  const long long* cls_nx = cls_int;
+  const long long* cls_ny = cls_int + ncls;
+  const long long* cls_base = cls_int + 2 * ncls;
+  const long long* cell_ptr = cls_int + 3 * ncls;
   HP_GRID_STRIDE_LOOP(t, ntargets) {
     const REAL x = tx[t], y = ty[t];
-    const long long me = self_pos[t];
+    const long long me = loo ? t : -1;  // leave-one-out: the targets are the sources, same order
     REAL acc = 0;
     for (int k = 0; k < ncls; ++k) {
       const REAL s = cls_s[k], reach = cls_reach[k];
