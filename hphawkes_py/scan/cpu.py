@@ -69,6 +69,26 @@ def _windows_chunk(d, order, pop, limit, maxd2, counts, nb, npop, bnd):
         counts[ii] = k
 
 
+@njit(cache=True, parallel=True)
+def _compact_rows(counts, nb, npop, bnd):
+    """The first ``counts[i]`` entries of each row of the (chunk, kmax) buffers, concatenated
+    (rows copied in parallel: a boolean mask over the buffers cost ~40 ms at 5,000 locations)."""
+    start = np.zeros(counts.shape[0] + 1, np.int64)
+    for i in range(counts.shape[0]):
+        start[i + 1] = start[i] + counts[i]
+    E = start[counts.shape[0]]
+    out_nb = np.empty(E, nb.dtype)
+    out_npop = np.empty(E, npop.dtype)
+    out_bnd = np.empty(E, bnd.dtype)
+    for i in prange(counts.shape[0]):
+        a = start[i]
+        for t in range(counts[i]):
+            out_nb[a + t] = nb[i, t]
+            out_npop[a + t] = npop[i, t]
+            out_bnd[a + t] = bnd[i, t]
+    return out_nb, out_npop, out_bnd
+
+
 @njit(cache=True, inline="always")
 def _count_sorted(points, n, cum, counts):
     """``counts[l] += #{t < n: cum[l-1] <= points[t] < cum[l]}`` for sorted ``points`` (a merge
@@ -265,8 +285,7 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
         bnd = np.empty((last - first, kmax), dtype=np.uint8)
         _windows_chunk(d, order, pop, lim, maxd2, counts, nb, npo, bnd)
         counts_all[first:last] = counts
-        mask = np.arange(kmax)[None, :] < counts[:, None]
-        parts.append((nb[mask], npo[mask], bnd[mask]))
+        parts.append(_compact_rows(counts, nb, npo, bnd))
     offsets = np.zeros(m + 1, dtype=np.int64)
     np.cumsum(counts_all, out=offsets[1:])
     if parts:

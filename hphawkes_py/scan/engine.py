@@ -37,7 +37,7 @@ MODELS = ("bernoulli", "poisson")
 
 
 def make_engine(windows, klogk, n_cases, n_total, direction, *, backend: str, model: str = "bernoulli",
-                min_cases: int = 0):
+                min_cases: int = 0, location_size=None):
     """Engine for one analysis on an already resolved backend (``"cpu"``, ``"gpu"`` or ``"emulator"``).
 
     Parameters
@@ -59,6 +59,10 @@ def make_engine(windows, klogk, n_cases, n_total, direction, *, backend: str, mo
     min_cases : int
         High-rate windows need at least this many cases (SaTScan's "minimum cases in cluster
         for high rates"; 0 = no restriction).
+    location_size : (L,) int64, optional
+        Bernoulli: persons per location (what ``windows`` was built from); the GPU engine sums
+        them along the neighbour lists instead of uploading ``size`` (recovered from ``windows``
+        when not given).  The CPU engine reads ``size``.
     """
     if direction not in DIRECTIONS:
         raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
@@ -69,7 +73,7 @@ def make_engine(windows, klogk, n_cases, n_total, direction, *, backend: str, mo
         from .gpu import GpuEngine
 
         return GpuEngine(windows, klogk, n_cases, n_total, direction, device=get_device(backend), backend=backend,
-                         **kw)
+                         location_size=location_size, **kw)
     if backend != "cpu":
         raise ValueError(f"make_engine needs a resolved backend ('cpu', 'gpu' or 'emulator'), got {backend!r}")
     from .cpu import CpuEngine

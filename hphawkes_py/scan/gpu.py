@@ -22,14 +22,14 @@ class GpuEngine(Engine):
     """The interface of :class:`~.engine.Engine` on a :class:`~hphawkes_py.gpu.device.Device`."""
 
     def __init__(self, windows, klogk, n_cases, n_total, direction, *, device, backend="gpu",
-                 model="bernoulli", min_cases=0):
+                 model="bernoulli", min_cases=0, location_size=None):
         super().__init__(windows, klogk, n_cases, n_total, direction, model=model, min_cases=min_cases)
         offsets, neighbors, size, boundary = windows
         self.backend = backend
         self.dev = dev = device
-        # the per-entry array of the other model is a one-element placeholder (never read)
+        # the arrays of the other model are one-element placeholders (never read)
         poisson = model == "poisson"
-        npop = np.zeros(1, dtype=np.int64) if poisson else size
+        npop = np.zeros(1, dtype=np.int64) if poisson else _location_persons(windows, location_size)
         mexp, loge, logce = poisson_logs(size, n_cases) if poisson else (np.zeros(1),) * 3
         self._fn = dev.module(KERNELS_DIR / "scan.cu", defines={"REAL": "double"}).function("scan_windows")
         self._block = dev.block_size(self._fn, BLOCK)
@@ -81,6 +81,25 @@ class GpuEngine(Engine):
     def max_llr(self, cases: np.ndarray) -> np.ndarray:
         """(R,) maximum LLR over all windows for each column of ``cases``."""
         return self._run(cases, False)[0]
+
+
+def _location_persons(windows, location_size=None) -> np.ndarray:
+    """Persons per location (int64) for the Bernoulli kernel, which sums them along each
+    neighbour list: ``location_size`` when the caller has it, else recovered exactly from the
+    windows' cumulative sizes (each entry's increase is its location's persons)."""
+    offsets, neighbors, size, _ = windows
+    if location_size is not None:
+        out = np.ascontiguousarray(location_size, dtype=np.int64)
+        return out if len(out) else np.zeros(1, np.int64)
+    size = np.asarray(size, dtype=np.int64)
+    if len(neighbors) == 0:
+        return np.zeros(1, np.int64)
+    step = np.diff(size, prepend=np.int64(0))
+    first = np.asarray(offsets[:-1])[np.diff(offsets) > 0]
+    step[first] = size[first]
+    out = np.zeros(int(np.max(neighbors)) + 1, np.int64)
+    out[np.asarray(neighbors)] = step
+    return out
 
 
 #: bytes of running-count scratch (centres x days x replicates int32) per launch

@@ -602,7 +602,8 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
         points = geo.points(loc.coords)
         cpoints = geo.points(centres)
         windows = build_windows(cpoints, points, pop, max_population * N, geo.to_working(max_distance))
-        engine = make_engine(windows, klogk_table(N), C, N, direction, backend=resolved, min_cases=min_cases)
+        engine = make_engine(windows, klogk_table(N), C, N, direction, backend=resolved, min_cases=min_cases,
+                             location_size=pop)
         observed = loc.cases.astype(np.int32)[:, None]
         best, best_entry = engine.best_per_centre(observed, want_arg=True)
         best = best[:, 0]

@@ -2,8 +2,10 @@
 //
 // One thread per (centre, replicate): block x = centre, threads (and grid y) = replicates.
 // The neighbour list of a centre (locations sorted by distance, cut at the maximum window
-// population; flattened CSR: offsets / neighbors / npop / boundary) is read by every thread
-// of the block at the same index (broadcast), and the case counts are laid out
+// population; flattened CSR: offsets / neighbors / boundary) is read by every thread
+// of the block at the same index (broadcast); the Bernoulli window's persons are summed from
+// the per-location lpop as the circle grows (one int64 per location on the device instead of
+// one per CSR entry: the entries are ~10^7 at 5,000 locations), and the case counts are laid out
 // locations x replicates so that cases[loc * R + r] is coalesced across the block.
 // Each thread accumulates the window's cases as the circle grows and evaluates the
 // Bernoulli log likelihood ratio at every window end from a table of k log k (counts are
@@ -31,7 +33,7 @@
 #endif
 
 extern "C" __global__ void scan_windows(const long long* offsets, const int* neighbors,
-                                       const long long* npop, const double* mexp, const double* loge,
+                                       const long long* lpop, const double* mexp, const double* loge,
                                        const double* logce,
                                        const unsigned char* boundary, const int* cases, const double* klogk,
                                        long long n_cases, long long n_total, double l0, int want_high,
@@ -45,11 +47,14 @@ extern "C" __global__ void scan_windows(const long long* offsets, const int* nei
   const double Nf = (double)N;
   const double Cf = (double)C;
   int c = 0;
+  long long n = 0;  // Bernoulli: persons in the window, exact integer sums of lpop
   double m = 0.0;
   long long arg = -1;
   const long long end = offsets[i + 1];
   for (long long j = offsets[i]; j < end; ++j) {
-    c += cases[(long long)neighbors[j] * R + r];
+    const int loc = neighbors[j];
+    c += cases[(long long)loc * R + r];
+    if (!poisson) n += lpop[loc];
     if (boundary[j] == 0) continue;  // inside a tie group: not a window end
     double llr, lhs, rhs;
     if (poisson) {
@@ -59,7 +64,6 @@ extern "C" __global__ void scan_windows(const long long* offsets, const int* nei
       lhs = (double)c;
       rhs = mexp[j];
     } else {
-      const long long n = npop[j];
       const double q = -(klogk[n] + klogk[N - n]) - l0;
       const double t = (klogk[c] + klogk[n - c]) + (klogk[C - c] + klogk[N - n - C + c]);
       llr = t + q;
