@@ -64,3 +64,24 @@ def niw_conditional_mu(N, S1, Sigma, m0, gamma0):
         covs[j] = np.linalg.inv(post_prec)
         means[j] = covs[j] @ (Pinv @ m0 / gamma0 + Pinv @ S1[j])
     return means, covs
+
+
+def chol_factors(Sigma):
+    """(L, L^{-1}, log|Sigma|) by LAPACK, one matrix at a time."""
+    L = np.stack([np.linalg.cholesky(S) for S in Sigma])
+    U = np.stack([np.linalg.inv(Lq) for Lq in L])
+    logdet = np.array([np.linalg.slogdet(S)[1] for S in Sigma])
+    return L, U, logdet
+
+
+def inv_wishart_bartlett(Psi, adiag, alow):
+    """(L A^{-T})(L A^{-T})' one matrix at a time, A from its diagonal and tril(-1) entries."""
+    p = Psi.shape[-1]
+    low = np.tril_indices(p, -1)
+    out = []
+    for P, d, a in zip(Psi, adiag, alow):
+        A = np.diag(d)
+        A[low] = a
+        G = np.linalg.cholesky(P) @ np.linalg.inv(A).T
+        out.append(G @ G.T)
+    return np.stack(out)

@@ -145,6 +145,46 @@ def test_gibbs_mu_draw_matches_textbook_conditional():
     np.testing.assert_allclose(np.cov(mu.T), cref[0], rtol=0.05, atol=0.05 * cref[0].max())
 
 
+@pytest.mark.parametrize("p", [1, 3, 14])
+def test_batched_cholesky_and_bartlett_match_lapack(p):
+    from hphawkes_py.mixture import _linalg
+
+    rng = np.random.default_rng(p)
+    k = 37
+    A = rng.normal(size=(k, p, p))
+    S = A @ np.swapaxes(A, 1, 2) + 0.1 * np.eye(p)
+    L, U, logdet = _linalg.chol_factors(S)
+    Lr, Ur, ldr = nv.chol_factors(S)
+    np.testing.assert_allclose(L, Lr, rtol=1e-12, atol=1e-12 * np.abs(Lr).max())
+    np.testing.assert_allclose(U, Ur, rtol=1e-10, atol=1e-11 * np.abs(Ur).max())
+    np.testing.assert_allclose(logdet, ldr, rtol=1e-12, atol=1e-11)
+    assert np.all(np.triu(U, 1) == 0.0) and np.all(np.triu(L, 1) == 0.0)
+    # leading batch shapes pass through
+    L2, _, ld2 = _linalg.chol_factors(S[:36].reshape(6, 6, p, p))
+    np.testing.assert_array_equal(L2.reshape(36, p, p), L[:36])
+    assert ld2.shape == (6, 6)
+    adiag = np.sqrt(rng.chisquare(p + 3.0 - np.arange(p), size=(k, p)))
+    alow = rng.normal(size=(k, p * (p - 1) // 2))
+    out = _linalg.inv_wishart_bartlett(S, adiag, alow)
+    ref = nv.inv_wishart_bartlett(S, adiag, alow)
+    np.testing.assert_allclose(out, ref, rtol=1e-9, atol=1e-12 * np.abs(ref).max())
+    assert np.array_equal(out, np.swapaxes(out, 1, 2))
+
+
+def test_batched_cholesky_names_the_matrix_that_is_not_positive_definite():
+    from hphawkes_py.mixture import _linalg
+
+    S = np.tile(np.eye(3), (2, 4, 1, 1))
+    S[1, 2, 1, 1] = -1.0
+    with pytest.raises(np.linalg.LinAlgError, match=r"\(1, 2\) is not positive definite"):
+        _linalg.chol_factors(S)
+    S[1, 2, 1, 1] = np.nan
+    with pytest.raises(np.linalg.LinAlgError, match="not positive definite"):
+        _linalg.chol_factors(S)
+    with pytest.raises(np.linalg.LinAlgError, match="scale matrix"):
+        _linalg.inv_wishart_bartlett(S[1], np.ones((4, 3)), np.zeros((4, 3)))
+
+
 def test_inverse_wishart_draw_moments():
     rng = np.random.default_rng(8)
     p, K, df = 3, 40000, 12.0

@@ -10,7 +10,8 @@ processed in chunks of ``chunk_size`` so device memory is O(chunk x k).
 
 Kernels: ``mix_logdens`` (thread per (point, component) pair, component tile in
 shared memory), ``mix_sample`` (thread per point: normalise and draw),
-``mix_normalise`` (responsibilities), ``mix_stats`` (tiled weighted feature sums).
+``mix_normalise`` (responsibilities), ``mix_stats`` (tiled weighted feature sums),
+``mix_stats_labels`` (the Gibbs statistics from hard labels in O(n F), shared-memory scatter).
 """
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ BLOCK = 128
 #: shared memory; none staged at all beyond that)
 KTILE = 8
 TILE = 16
+#: features per block of the hard-label statistics kernel (k x this many doubles of shared memory)
+LABEL_FEATURES = 16
 
 
 def _stride(p: int) -> int:
@@ -83,12 +86,14 @@ class GpuEngine(Engine):
         self._k_sample = mod.function("mix_sample")
         self._k_norm = mod.function("mix_normalise")
         self._k_stats = mod.function("mix_stats")
+        self._k_stats_lab = mod.function("mix_stats_labels")
         # occupancy-aware threads per block for the 1-D kernels (the density kernel's per-thread
         # arrays grow with p and can lower what its registers allow); mix_stats keeps its TILE x TILE
         # shape, which its shared arrays are sized for
         self._b_dens = dev.block_size(self._k_dens, BLOCK)
         self._b_sample = dev.block_size(self._k_sample, BLOCK)
         self._b_norm = dev.block_size(self._k_norm, BLOCK)
+        self._b_stats_lab = dev.block_size(self._k_stats_lab, 256)
         self._d_Xt = dev.to_device(np.ascontiguousarray(self.X.T, dtype=self.dtype))
         fa, fb = feature_pairs(self.p)
         self._d_fa = dev.to_device(fa)
@@ -126,6 +131,18 @@ class GpuEngine(Engine):
         )
 
     def _stats(self, row0, m, mode, d_T):
+        ft = min(LABEL_FEATURES, self.F, MAX_DYNAMIC_SHARED_BYTES // (8 * self.k))
+        if mode == 0 and ft >= 1:
+            # hard labels: O(m F) scatter into shared memory (see mix_stats_labels)
+            # (the emulator splits in two so that the partial-sum path is exercised in CI)
+            split = max(1, min(256, m // 2048)) if self.backend == "gpu" else (2 if m >= 64 else 1)
+            self.dev.launch(
+                self._k_stats_lab, (-(-self.F // ft), split), self._b_stats_lab,
+                [self._d_Xt, np.int64(self.n), np.int32(self.p), np.int64(row0), np.int32(m), np.int32(self.k),
+                 self._d_z, self._d_fa, self._d_fb, np.int32(self.F), np.int32(ft), d_T],
+                shared_bytes=8 * self.k * ft,
+            )
+            return
         zsplit = max(1, min(64, m // 1024)) if self.backend == "gpu" else 1
         grid = (-(-self.F // TILE), -(-self.k // TILE), zsplit)
         resp = self._d_dens if mode == 1 else self._d_resp_dummy

@@ -690,18 +690,50 @@ class TDPGaussianMixture:
         return self._mixtures[estimate]
 
     def _set_clusters(self, Xs):
-        cc, modes = modal_clusters(self._w_std, self._mu_std, self._Sigma_std, merge_tol=self.merge_tol,
-                                   min_cluster_weight=self.min_cluster_weight)
-        self.component_clusters_ = cc
-        self.n_clusters_ = int(modes.shape[0])
-        self.cluster_modes_ = self._to_original_means(modes)
-        w = self._w_std
-        cw = np.bincount(cc[cc >= 0], weights=w[cc >= 0], minlength=self.n_clusters_)
-        cm = np.stack([(w[cc == c, None] * self.means_[cc == c]).sum(0) / cw[c] for c in range(self.n_clusters_)])
-        self.cluster_weights_, self.cluster_means_ = cw, cm
-        # the training rows' clusters cost O(n k) (O(n S k) with the predictive): computed on first use
+        # the modal merging (a mode ascent from every component, ~0.4 s at k = 256, p = 14) and the
+        # training rows' clusters are computed on first use of a cluster attribute, not in fit
         self._Xs_train = Xs
+        self._clusters = None
         self._cluster_labels = None
+
+    def _modal(self) -> dict:
+        if getattr(self, "_clusters", None) is None:
+            if not hasattr(self, "_Xs_train"):
+                raise AttributeError("the cluster attributes exist after fit(X)")
+            cc, modes = modal_clusters(self._w_std, self._mu_std, self._Sigma_std, merge_tol=self.merge_tol,
+                                       min_cluster_weight=self.min_cluster_weight)
+            nc = int(modes.shape[0])
+            w = self._w_std
+            cw = np.bincount(cc[cc >= 0], weights=w[cc >= 0], minlength=nc)
+            cm = np.stack([(w[cc == c, None] * self.means_[cc == c]).sum(0) / cw[c] for c in range(nc)])
+            self._clusters = dict(component_clusters=cc, n_clusters=nc, modes=self._to_original_means(modes),
+                                  weights=cw, means=cm)
+        return self._clusters
+
+    @property
+    def component_clusters_(self):
+        """Cluster of each component (-1: weight below ``min_cluster_weight``); computed on first use."""
+        return self._modal()["component_clusters"]
+
+    @property
+    def n_clusters_(self):
+        """Number of modes of the fitted density (clusters); computed on first use."""
+        return self._modal()["n_clusters"]
+
+    @property
+    def cluster_modes_(self):
+        """Modes of the fitted density, original units; computed on first use."""
+        return self._modal()["modes"]
+
+    @property
+    def cluster_weights_(self):
+        """Total weight of each cluster's components; computed on first use."""
+        return self._modal()["weights"]
+
+    @property
+    def cluster_means_(self):
+        """Weighted mean of each cluster's component means, original units; computed on first use."""
+        return self._modal()["means"]
 
     @property
     def cluster_labels_(self):

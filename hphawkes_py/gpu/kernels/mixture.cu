@@ -157,3 +157,37 @@ extern "C" __global__ void mix_stats(const REAL* __restrict__ Xt, long long n, i
   const int j = j0 + ty, f = f0 + tx;
   if (j < k && f < F && lo < hi) atomicAdd(&T[(long long)j * F + f], acc);
 }
+
+// Gibbs statistics from hard labels in O(n F) work (mix_stats in mode 0 does O(n k F): a dense
+// product with the one-hot label matrix).  A block owns `ft` features of every component in
+// shared memory (k x ft doubles, zeroed first), its threads walk a share (gridDim.y) of the
+// chunk's points and add phi_f(x_i) to row z_i with shared-memory atomics, and the block's
+// partial sums are added to T once, with one global atomicAdd per non-zero entry.
+extern "C" __global__ void mix_stats_labels(const REAL* __restrict__ Xt, long long n, int p, long long row0, int m,
+                                            int k, const int* __restrict__ z, const int* __restrict__ fa,
+                                            const int* __restrict__ fb, int F, int ft, double* __restrict__ T) {
+  HP_DYNAMIC_SHARED(double, acc);  // acc[j * ft + q]: component j, feature f0 + q
+  const int f0 = blockIdx.x * ft;
+  const int nf = min(ft, F - f0);
+  for (int t = threadIdx.x; t < k * ft; t += blockDim.x) acc[t] = 0.0;
+  __syncthreads();
+  const int per = (m + gridDim.y - 1) / gridDim.y;
+  const int lo = blockIdx.y * per;
+  const int hi = min(m, lo + per);
+  for (int i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+    const int j = z[row0 + i];
+    for (int q = 0; q < nf; ++q) {
+      const int a = fa[f0 + q], b = fb[f0 + q];
+      double v = 1.0;
+      if (a >= 0) v *= (double)Xt[(long long)a * n + row0 + i];
+      if (b >= 0) v *= (double)Xt[(long long)b * n + row0 + i];
+      atomicAdd(&acc[j * ft + q], v);
+    }
+  }
+  __syncthreads();
+  for (int t = threadIdx.x; t < k * nf; t += blockDim.x) {
+    const int j = t / nf, q = t - (t / nf) * nf;
+    const double v = acc[j * ft + q];
+    if (v != 0.0) atomicAdd(&T[(long long)j * F + f0 + q], v);
+  }
+}
