@@ -32,12 +32,9 @@ def unpack_stats(T: np.ndarray, p: int):
     N = T[:, 0].copy()
     S1 = T[:, 1 : 1 + p].copy()
     S2 = np.empty((k, p, p))
-    f = 1 + p
-    for a in range(p):
-        for b in range(a, p):
-            S2[:, a, b] = T[:, f]
-            S2[:, b, a] = T[:, f]
-            f += 1
+    a, b = np.triu_indices(p)  # the features' order: (a, b) for a <= b, row by row
+    S2[:, a, b] = T[:, 1 + p:]
+    S2[:, b, a] = T[:, 1 + p:]
     return N, S1, S2
 
 

@@ -414,10 +414,11 @@ class CpuEngine(Engine):
             return list(self._pool.map(worker, bounds))
 
     # ------------------------------------------------------------------ Gibbs
-    def sample_labels(self, uniforms) -> np.ndarray:
+    def sample_labels(self, uniforms, return_labels: bool = True):
         """Draw every z_i from its configuration probabilities given ``uniforms`` (n,) in [0, 1).
 
-        Returns z (n,) int32 and stores it for :meth:`label_stats`; the total
+        Returns z (n,) int32 (None when ``return_labels`` is false; ``self.z`` holds it either
+        way) and stores it for :meth:`label_stats`; the total
         log likelihood of the data under the current mixture is in ``self.loglik``.
         """
         u = self._check_uniforms(uniforms)
@@ -442,7 +443,7 @@ class CpuEngine(Engine):
         self._T_last = np.sum(parts, axis=0) if fuse else None
         self.z = z
         self.loglik = float(ll.sum())
-        return z
+        return z if return_labels else None
 
     def label_stats(self) -> np.ndarray:
         """(k, F) sums of quadratic features per component for the last sampled labels."""

@@ -154,7 +154,7 @@ class Engine:
     def set_components(self, log_weights, means, prec_factors, logdets) -> None:  # pragma: no cover
         raise NotImplementedError
 
-    def sample_labels(self, uniforms) -> np.ndarray:  # pragma: no cover
+    def sample_labels(self, uniforms, return_labels: bool = True):  # pragma: no cover
         raise NotImplementedError
 
     def label_stats(self) -> np.ndarray:  # pragma: no cover

@@ -27,6 +27,8 @@ BLOCK = 128
 #: shared memory; none staged at all beyond that)
 KTILE = 8
 TILE = 16
+#: blocks of the log-likelihood sum (mix_sum)
+SUM_BLOCKS = 64
 #: features per block of the hard-label statistics kernel (k x this many doubles of shared memory)
 LABEL_FEATURES = 16
 
@@ -87,6 +89,7 @@ class GpuEngine(Engine):
         self._k_norm = mod.function("mix_normalise")
         self._k_stats = mod.function("mix_stats")
         self._k_stats_lab = mod.function("mix_stats_labels")
+        self._k_sum = mod.function("mix_sum")
         # occupancy-aware threads per block for the 1-D kernels (the density kernel's per-thread
         # arrays grow with p and can lower what its registers allow); mix_stats keeps its TILE x TILE
         # shape, which its shared arrays are sized for
@@ -94,6 +97,9 @@ class GpuEngine(Engine):
         self._b_sample = dev.block_size(self._k_sample, BLOCK)
         self._b_norm = dev.block_size(self._k_norm, BLOCK)
         self._b_stats_lab = dev.block_size(self._k_stats_lab, 256)
+        self._b_sum = dev.block_size(self._k_sum, 256, shared_bytes_per_thread=8)
+        self._d_ll_part = dev.zeros(SUM_BLOCKS, np.float64)
+        self._z_host, self._z_stale = None, False
         self._d_Xt = dev.to_device(np.ascontiguousarray(self.X.T, dtype=self.dtype))
         fa, fb = feature_pairs(self.p)
         self._d_fa = dev.to_device(fa)
@@ -157,8 +163,26 @@ class GpuEngine(Engine):
             yield lo, min(n, lo + self.chunk) - lo
 
     # ------------------------------------------------------------------ Gibbs
-    def sample_labels(self, uniforms) -> np.ndarray:
-        """Draw every z_i given uniforms (n,) in [0, 1); returns z (n,) int32 (kept on the device too)."""
+    @property
+    def z(self):
+        """Labels of the last :meth:`sample_labels` (copied from the device on first use)."""
+        if self._z_stale:
+            self._z_host, self._z_stale = self.dev.to_host(self._d_z), False
+        return self._z_host
+
+    @z.setter
+    def z(self, value):
+        self._z_host, self._z_stale = value, False
+
+    def _device_sum(self, d_x, n) -> float:
+        self.dev.launch(self._k_sum, SUM_BLOCKS, self._b_sum, [d_x, np.int64(n), self._d_ll_part],
+                        shared_bytes=8 * self._b_sum)
+        return float(self.dev.to_host(self._d_ll_part).sum())
+
+    def sample_labels(self, uniforms, return_labels: bool = True):
+        """Draw every z_i given uniforms (n,) in [0, 1); returns z (n,) int32, or None when
+        ``return_labels`` is false (the labels stay on the device until ``z`` is read: the
+        Gibbs sweep only needs their statistics)."""
         self.dev.copy_to_device(self._d_u, self._check_uniforms(uniforms))
         for row0, m in self._chunks(self.n):
             self._logdens(self._d_Xt, self.n, row0, m)
@@ -166,9 +190,9 @@ class GpuEngine(Engine):
                 self._k_sample, -(-m // self._b_sample), self._b_sample,
                 [self._d_dens, np.int32(m), np.int32(self.k), self._d_u, np.int64(row0), self._d_z, self._d_ll],
             )
-        self.z = self.dev.to_host(self._d_z)
-        self.loglik = float(self.dev.to_host(self._d_ll).sum())
-        return self.z
+        self._z_stale = True
+        self.loglik = self._device_sum(self._d_ll, self.n)
+        return self.z if return_labels else None
 
     def label_stats(self) -> np.ndarray:
         """(k, F) feature sums per component for the labels of the last :meth:`sample_labels`."""

@@ -63,7 +63,7 @@ def gibbs_sweep(engine, rng: np.random.Generator, state: GibbsState, priors: Pri
     k = state.mu.shape[0]
     L, U, logdet = M.chol_factors(state.Sigma)
     engine.set_components(state.log_w, state.mu, U, logdet)
-    engine.sample_labels(rng.random(engine.n))
+    engine.sample_labels(rng.random(engine.n), return_labels=False)
     loglik = engine.loglik
     N, S1, S2 = M.unpack_stats(engine.label_stats(), engine.p)
     v, log_w = M.gibbs_sticks(rng, N, state.alpha)

@@ -191,3 +191,13 @@ extern "C" __global__ void mix_stats_labels(const REAL* __restrict__ Xt, long lo
     if (v != 0.0) atomicAdd(&T[(long long)j * F + f0 + q], v);
   }
 }
+
+// Partial sums of x[0..n) (the per-point log-likelihoods): block b writes partial[b]; the host
+// adds the gridDim.x partials (a fixed grid, so the result does not vary between runs).
+extern "C" __global__ void mix_sum(const double* __restrict__ x, long long n, double* __restrict__ partial) {
+  HP_DYNAMIC_SHARED(double, sdata);
+  double acc = 0.0;
+  HP_GRID_STRIDE_LOOP(i, n) acc += x[i];
+  const double t = hp_block_reduce_sum(acc, sdata);
+  if (threadIdx.x == 0) partial[blockIdx.x] = t;
+}
