@@ -79,7 +79,7 @@ def _check_pi(pi: Any, n: int) -> np.ndarray:
     if bad.any():
         idx = tuple(int(i) for i in np.argwhere(bad)[0])
         where = idx[0] if len(idx) == 1 else idx
-        raise ValueError(f"pi must hold probabilities in [0, 1]; pi[{where}] = {arr[idx]!r}")
+        raise ValueError(f"pi must hold probabilities in [0, 1]; pi[{where}] = {arr[idx].item()!r}")
     return arr
 
 
@@ -91,7 +91,7 @@ def _check_location_values(v: Any, name: str, L: int) -> np.ndarray | None:
         raise ValueError(f"{name} must have one value per location ({L}, the rows of locations), got {len(arr)}")
     if (arr < 0).any():
         i = int(np.argmax(arr < 0))
-        raise ValueError(f"{name} must be non-negative; {name}[{i}] = {arr[i]!r}")
+        raise ValueError(f"{name} must be non-negative; {name}[{i}] = {arr[i].item()!r}")
     return arr
 
 
