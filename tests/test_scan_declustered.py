@@ -134,9 +134,14 @@ def test_pi_zero_equals_the_ordinary_scan_exactly(two_d):
     assert sig.any()
     np.testing.assert_array_equal(cells.p_in_cluster.to_numpy(), sig * 1.0)
     np.testing.assert_array_equal(cells.declustered_cluster, cells.ordinary_cluster)
+    # each ordinary window re-tested on the background events: the same LLR, the same p-value
     comp = res.comparison
     np.testing.assert_allclose(comp.background_share, 1.0)
+    np.testing.assert_allclose(comp.background_log_likelihood_ratio, comp.log_likelihood_ratio, rtol=1e-12)
+    np.testing.assert_array_equal(comp.background_p_value, comp.p_value)
+    np.testing.assert_array_equal(comp.draw_support, (comp.p_value <= 0.05) * 1.0)
     assert set(comp.verdict[comp.p_value <= 0.05]) == {"background hotspot"}
+    assert set(comp.verdict[comp.p_value > 0.05]) <= {"not significant"}
 
 
 def _hawkes_two_hotspots():
@@ -173,7 +178,14 @@ def test_background_hotspot_kept_and_contagion_cluster_dropped():
     v_hot = comp.verdict[cells.ordinary_cluster[hot]]
     v_burst = comp.verdict[cells.ordinary_cluster[burst]]
     assert (v_hot, v_burst) == ("background hotspot", "contagion only")
-    assert comp.background_share[cells.ordinary_cluster[burst]] < 0.1
+    k_hot, k_burst = cells.ordinary_cluster[hot], cells.ordinary_cluster[burst]
+    assert comp.background_share[k_burst] < 0.1
+    assert comp.background_p_value[k_hot] <= 0.05 < comp.background_p_value[k_burst]
+    assert comp.draw_support[k_hot] == 1.0 and comp.draw_support[k_burst] == 0.0
+    # without label draws the verdicts come from the posterior-mean scan: the same here
+    mean_only = hp.scan.declustered(x, pi, cell_size=1.0, n_draws=0, seed=3, **KW)
+    pd.testing.assert_series_equal(mean_only.comparison.verdict, res.comparison.verdict)
+    assert mean_only.comparison.draw_support.isna().all() and len(mean_only.draws) == 0
     assert "contagion only" in res.summary() and "1 contagion only" in repr(res)
 
 

@@ -31,7 +31,14 @@ the declustered scan, a hotspot of background risk stays.
    labels have the right marginal posterior but ignore the correlation that parameter
    uncertainty induces. Reported per draw: the top cluster, its LLR and p-value; per location:
    the posterior probability ``p_in_cluster`` of lying in a significant (p <= ``alpha``)
-   declustered cluster.
+   declustered cluster;
+5. **the comparison**: every cluster of the ordinary scan is re-tested as the same window on
+   the background events, its LLR against the null maxima of the declustered scan (of the
+   posterior-mean scan, and of each draw's). A window that stays significant in most draws is a
+   *background hotspot*; one that does not is *contagion only*: it was a cluster because of the
+   events triggered inside it. Testing the window itself, rather than looking for an overlapping
+   reported declustered cluster, keeps the verdict independent of which secondary clusters the
+   no-overlap rule happens to report.
 
 Every scan uses the same Monte Carlo seed (common random numbers), so the differences between
 them are those of the data, not of the replicates; with ``pi = 0`` the declustered scans equal
@@ -177,6 +184,21 @@ def weighted_poisson_llr(c, e, total) -> np.ndarray:
     return out
 
 
+def _high_llr(c: float, e: float, total: float, min_cases) -> float:
+    """The LLR of a window with (real) count ``c`` and expectation ``e`` of ``total``, 0 unless
+    it is a high-rate window with at least ``min_cases``."""
+    return float(weighted_poisson_llr(c, e, total)) if (c > e and c >= min_cases) else 0.0
+
+
+def _window_p_value(c: float, e: float, total: float, min_cases, null_llr: np.ndarray) -> float:
+    """Monte Carlo p-value of one given window against a scan's null maxima (adjusted for the
+    scanning over all windows, as the scan's own p-values): (1 + #{null >= LLR}) / (1 + R)."""
+    llr = _high_llr(c, e, total, min_cases)
+    if llr <= 0:
+        return 1.0
+    return (1 + int((null_llr >= llr).sum())) / (1 + len(null_llr))
+
+
 def _weighted_scan(ordinary: ScanResult, weights: np.ndarray, population_null: bool, min_cases: int,
                    n_replicates: int, root, executor, backend: str, threads) -> ScanResult:
     """The Poisson scan of real counts ``weights`` per location, on the windows of ``ordinary``
@@ -260,21 +282,27 @@ class DeclusteredScanResult:
         events ``sum (1 - pi_n)``), ``expected`` (events expected under the null),
         ``expected_background``, ``ordinary_cluster`` and ``declustered_cluster`` (rank of the
         significant cluster of each scan holding the location, 0 when none) and
-        ``p_in_cluster`` (fraction of the label draws in which the location lies in a
-        significant declustered cluster; NaN without draws).
+        ``p_in_cluster`` (fraction of the label draws in which the location lies in a reported
+        significant declustered cluster; NaN without draws). A map, not a test: under SaTScan's
+        no-overlap rule a location whose best window overlaps a more likely cluster is in no
+        reported cluster, however many background events it holds.
     comparison : pandas.DataFrame
         One row per cluster of the ordinary scan: ``cluster`` (rank), ``n_locations``,
         ``events``, ``expected``, ``relative_risk``, ``log_likelihood_ratio``, ``p_value``;
-        the same window's ``background``, ``expected_background``, ``background_relative_risk``,
-        ``background_log_likelihood_ratio`` (posterior-mean counts; 0 unless above
-        expectation), ``background_share`` (background / events; overall share in
-        ``background_total / n_events``); ``draw_support`` (event-weighted mean of the
-        locations' ``p_in_cluster``: the posterior probability that an event of the window lies
-        in a significant background hotspot; NaN without draws), ``mean_scan_support`` (share of
-        the window's events in a significant cluster of ``declustered``) and ``verdict``:
-        ``"not significant"`` when the ordinary p-value exceeds ``alpha``, else
-        ``"background hotspot"`` when the support (``draw_support``, or ``mean_scan_support``
-        without draws) is at least 0.5, else ``"contagion only"``.
+        then the **same window** on the background events: ``background`` (``sum (1 - pi_n)``),
+        ``expected_background``, ``background_relative_risk``, ``background_log_likelihood_ratio``
+        (0 unless above expectation), ``background_p_value`` (that LLR against the null maxima
+        of the posterior-mean declustered scan: the p-value the window would have in the scan of
+        background events, adjusted for the scanning as the scan's own), ``background_share``
+        (background / events; the overall share is ``background_total / n_events``),
+        ``draw_support`` (fraction of the label draws in which the window is significant,
+        p <= ``alpha``, in that draw's scan of background events: the posterior probability that
+        the window is a hotspot of background risk; NaN without draws) and ``verdict``:
+        ``"not significant"`` when the ordinary p-value exceeds ``alpha``; else
+        ``"background hotspot"`` when ``draw_support >= 0.5`` (without draws: when
+        ``background_p_value <= alpha``), the excess of events is there in the background
+        events alone; else ``"contagion only"``, the window is a cluster only because of the
+        events triggered inside it.
     event_location : numpy.ndarray
         (N,) index into ``locations`` of every event (input order): no event is left out.
     n_events : int
@@ -345,8 +373,8 @@ class DeclusteredScanResult:
                 f"{r.cluster}. {r.n_locations} locations, events {r.events} (expected {r.expected:.1f}, RR "
                 f"{r.relative_risk:.3g}), LLR {r.log_likelihood_ratio:.3f}, p {r.p_value:.4g} | background "
                 f"{r.background:.1f} (expected {r.expected_background:.1f}, RR {r.background_relative_risk:.3g}, "
-                f"LLR {r.background_log_likelihood_ratio:.3f}), support "
-                + (f"{r.draw_support:.2f}" if np.isfinite(r.draw_support) else f"{r.mean_scan_support:.2f} (mean scan)")
+                f"LLR {r.background_log_likelihood_ratio:.3f}, p {r.background_p_value:.4g})"
+                + (f", significant in {r.draw_support:.0%} of draws" if np.isfinite(r.draw_support) else "")
                 + f" -> {r.verdict}")
         top = self.declustered.most_likely
         lines.append("Posterior-mean declustered scan: " + (
@@ -441,7 +469,7 @@ def declustered(coords, pi, *, cell_size=None, locations=None, population=None, 
     n_replicates : int >= 1
         Monte Carlo replicates of every scan (the same replicates for all: common random numbers).
     alpha : float in (0, 1)
-        Significance level of the per-location support and of the verdicts.
+        Significance level of ``p_in_cluster``, ``draw_support`` and the verdicts.
     seed : None, int, SeedSequence or Generator
         Root of the Monte Carlo replicates (with an int, the ordinary scan is exactly
         ``hp.scan.poisson(..., seed=seed)``) and of the label draws.
@@ -509,9 +537,14 @@ def declustered(coords, pi, *, cell_size=None, locations=None, population=None, 
     mean_scan = _weighted_scan(ordinary, weights, agg.expected is None, min_cases, n_replicates, root, executor,
                                resolved, threads)
 
+    # the ordinary clusters' windows, re-tested on the background events below
+    windows = [np.asarray(m, dtype=np.int64) for m in ordinary.clusters.location_ids]
+    e_share = ordinary._loc_expected / n  # null share of every location (sums to 1)
+
     # per-draw scans of sampled background labels
     rng = np.random.default_rng(_fresh(root))
     in_sig = np.zeros((n_draws, L), dtype=bool)
+    window_sig = np.zeros((n_draws, len(windows)), dtype=bool)
     rows = []
     with progress_bar(total=n_draws, desc="declustered scans", enabled=progress) as bar:
         for s in range(n_draws):
@@ -526,6 +559,10 @@ def declustered(coords, pi, *, cell_size=None, locations=None, population=None, 
                 row["n_significant"] = len(sig)
                 for ids_k in sig.location_ids:
                     in_sig[s, np.asarray(ids_k, dtype=np.int64)] = True
+                B_s = float(counts.sum())
+                for k, m in enumerate(windows):
+                    window_sig[s, k] = _window_p_value(float(counts[m].sum()), float(e_share[m].sum()) * B_s, B_s,
+                                                       min_cases, res.null_llr) <= alpha
                 if len(cl):
                     top = cl.iloc[0]
                     row.update({k: top[k] for k in ("center", "x", "y", "radius", "location_ids", "n_locations", "cases",
@@ -552,27 +589,23 @@ def declustered(coords, pi, *, cell_size=None, locations=None, population=None, 
                               "p_in_cluster": p_in})
 
     comp = []
-    in_mean = (loc_table.declustered_cluster > 0).to_numpy()
-    for k, r in enumerate(ordinary.clusters.itertuples()):
-        m = np.asarray(r.location_ids, dtype=np.int64)
+    for k, (r, m) in enumerate(zip(ordinary.clusters.itertuples(), windows)):
         c, e = float(weights[m].sum()), float(e_bg[m].sum())
-        bg_llr = float(weighted_poisson_llr(c, e, B)) if c > e else 0.0
-        w = events[m]
-        support = float((w * p_in[m]).sum() / w.sum()) if n_draws else math.nan
-        mean_support = float((w * in_mean[m]).sum() / w.sum())
-        decide = support if n_draws else mean_support
+        support = float(window_sig[:, k].mean()) if n_draws else math.nan
+        p_bg = _window_p_value(c, e, B, min_cases, mean_scan.null_llr)
+        decide = support if n_draws else float(p_bg <= alpha)
         verdict = (VERDICTS[2] if r.p_value > alpha else VERDICTS[0] if decide >= 0.5 else VERDICTS[1])
         comp.append({
             "cluster": k + 1, "n_locations": int(r.n_locations), "events": int(r.cases), "expected": float(r.expected),
             "relative_risk": float(r.relative_risk), "log_likelihood_ratio": float(r.log_likelihood_ratio),
             "p_value": float(r.p_value), "background": c, "expected_background": e,
             "background_relative_risk": (c / e) / ((B - c) / (B - e)) if B > c else math.inf,
-            "background_log_likelihood_ratio": bg_llr, "background_share": c / r.cases if r.cases else math.nan,
-            "draw_support": support, "mean_scan_support": mean_support, "verdict": verdict,
+            "background_log_likelihood_ratio": _high_llr(c, e, B, 0), "background_p_value": p_bg,
+            "background_share": c / r.cases if r.cases else math.nan, "draw_support": support, "verdict": verdict,
         })
     comp_cols = ["cluster", "n_locations", "events", "expected", "relative_risk", "log_likelihood_ratio", "p_value",
                  "background", "expected_background", "background_relative_risk", "background_log_likelihood_ratio",
-                 "background_share", "draw_support", "mean_scan_support", "verdict"]
+                 "background_p_value", "background_share", "draw_support", "verdict"]
     return DeclusteredScanResult(
         ordinary=ordinary, declustered=mean_scan, draws=draws, locations=loc_table,
         comparison=pd.DataFrame(comp, columns=comp_cols), event_location=gid, n_events=n, background_total=B,
