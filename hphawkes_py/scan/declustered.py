@@ -391,30 +391,54 @@ class DeclusteredScanResult:
                 f"{d.n_background.mean():.1f} +- {d.n_background.std(ddof=1) if len(d) > 1 else 0:.1f}")
         return "\n".join(lines)
 
-    def plot(self, *, alpha: float | None = None, path=None):
-        """Three maps: the ordinary clusters, the posterior-mean declustered clusters (circles,
-        :func:`~hphawkes_py.scan.plot_clusters`), and each location's ``p_in_cluster``.
-        Returns the matplotlib Figure (saved when ``path`` is given)."""
+    def plot(self, *, path=None):
+        """Three maps over the locations (squares): all events with the ordinary clusters coloured
+        by verdict (blue: background hotspot, red: contagion only, grey dashed: not significant);
+        the expected background events ``sum (1 - pi_n)`` with the significant clusters of the
+        posterior-mean declustered scan; and each location's ``p_in_cluster``. A cluster of one
+        location is drawn as a circle of half a cell (or 2% of the extent). Returns the matplotlib
+        Figure (saved when ``path`` is given)."""
         import matplotlib.pyplot as plt
+        from matplotlib.lines import Line2D
+        from matplotlib.colors import Normalize, PowerNorm
+        from matplotlib.patches import Circle
 
-        from .plot import plot_clusters
-
-        a = self.alpha if alpha is None else alpha
-        fig, axes = plt.subplots(1, 3, figsize=(16, 5.5))
-        plot_clusters(self.ordinary, axes[0], alpha=a)
-        axes[0].set_title(f"all events: {int((self.ordinary.clusters.p_value <= a).sum())} cluster(s) p <= {a:g}")
-        plot_clusters(self.declustered, axes[1], alpha=a)
-        axes[1].set_title(f"background events (posterior mean): "
-                          f"{int((self.declustered.clusters.p_value <= a).sum())} cluster(s) p <= {a:g}")
         loc = self.locations
-        val = loc.p_in_cluster.to_numpy() if loc.p_in_cluster.notna().any() else (loc.declustered_cluster > 0) * 1.0
-        sc = axes[2].scatter(loc.x, loc.y, c=val, s=18, vmin=0, vmax=1, cmap="viridis", marker="s")
-        axes[2].set_aspect("equal")
-        axes[2].set_title("P(location in a significant background cluster)")
-        fig.colorbar(sc, ax=axes[2], shrink=0.8)
-        for ax in axes:
+        xy = loc[["x", "y"]].to_numpy()
+        r_min = 0.5 * self.cell_size if self.cell_size is not None else 0.02 * float(np.ptp(xy, axis=0).max() or 1.0)
+        colours = dict(zip(VERDICTS, ("tab:blue", "tab:red", "0.45")))
+        fig, axes = plt.subplots(1, 3, figsize=(17, 5.8))
+
+        def base(ax, values, label, cmap, vmax=None, sqrt=False):
+            norm = PowerNorm(0.5, vmin=0, vmax=vmax) if sqrt else Normalize(vmin=0, vmax=vmax)
+            sc = ax.scatter(xy[:, 0], xy[:, 1], c=values, s=16, marker="s", cmap=cmap, norm=norm, lw=0)
+            fig.colorbar(sc, ax=ax, shrink=0.8, label=label)
+            ax.set_aspect("equal")
             ax.set_xlabel("x")
             ax.set_ylabel("y")
+
+        def circle(ax, x, y, radius, colour, rank, dashed=False):
+            ax.add_patch(Circle((x, y), max(radius, r_min), fill=False, ec=colour, lw=1.2 if dashed else 2.2,
+                                ls="--" if dashed else "-"))
+            ax.annotate(str(rank), (x + max(radius, r_min), y + max(radius, r_min)), fontsize=8, color=colour)
+
+        vmax = float(loc.events.max())
+        base(axes[0], loc.events, "events (square-root scale)", "Greys", vmax, sqrt=True)
+        for r, cl in zip(self.comparison.itertuples(), self.ordinary.clusters.itertuples()):
+            circle(axes[0], cl.x, cl.y, cl.radius, colours[r.verdict], r.cluster, dashed=r.verdict == VERDICTS[2])
+        axes[0].legend(handles=[Line2D([], [], color=colours[v], lw=2, ls="--" if v == VERDICTS[2] else "-", label=v)
+                                for v in VERDICTS], loc="best", fontsize=8)
+        axes[0].set_title("all events: ordinary clusters by verdict")
+        base(axes[1], loc.background, "expected background events", "Greys", vmax, sqrt=True)
+        sig = self.declustered.clusters[self.declustered.clusters.p_value <= self.alpha]
+        for k, cl in enumerate(sig.itertuples()):
+            circle(axes[1], cl.x, cl.y, cl.radius, "tab:blue", k + 1)
+        axes[1].set_title(f"background events (posterior mean): {len(sig)} cluster(s) p <= {self.alpha:g}")
+        has = loc.p_in_cluster.notna().any()
+        base(axes[2], loc.p_in_cluster if has else (loc.declustered_cluster > 0) * 1.0,
+             "P(in a significant background cluster)" if has else "in a significant background cluster", "viridis",
+             1.0)
+        axes[2].set_title(f"{self.n_draws} label draws" if has else "posterior-mean scan")
         fig.tight_layout()
         if path is not None:
             fig.savefig(path, dpi=110, bbox_inches="tight")
