@@ -5,8 +5,10 @@ hotspot of background risk and a burst of contagion; label draws from a (draws, 
 hp.hawkes.self_excitation_draws; bad input."""
 from __future__ import annotations
 
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -15,6 +17,9 @@ import pytest
 import hphawkes_py as hp
 import hphawkes_py.hawkes as hk
 from hphawkes_py.scan.declustered import weighted_poisson_llr
+
+sys.path.insert(0, str(Path(__file__).parent))
+from engines import CUDA_ENGINES  # noqa: E402
 
 KW = dict(n_replicates=49, progress=False, backend="cpu")
 
@@ -247,6 +252,22 @@ def test_keep_empty_cells_and_outputs(tmp_path):
     matplotlib.use("Agg")
     fig = drop.plot(path=tmp_path / "d.png")
     assert (tmp_path / "d.png").exists() and len(fig.axes) >= 3
+
+
+@pytest.mark.parametrize("backend", CUDA_ENGINES)
+def test_cuda_engine_gives_the_cpu_result(backend):
+    """The Monte Carlo nulls of every scan (ordinary, posterior-mean, per draw) on the CUDA engine
+    (emulator, or a GPU when there is one): the same result as the CPU engine."""
+    rng = np.random.default_rng(1)
+    x = np.vstack([rng.uniform(0, 6, (150, 2)), rng.normal([1.5, 4.5], 0.3, (30, 2))])
+    pi = rng.uniform(0, 1, len(x))
+    kw = dict(cell_size=1.0, n_draws=3, n_replicates=19, seed=2, progress=False)
+    a = hp.scan.declustered(x, pi, backend="cpu", **kw)
+    b = hp.scan.declustered(x, pi, backend=backend, **kw)
+    assert b.backend == backend
+    pd.testing.assert_frame_equal(a.comparison, b.comparison)
+    pd.testing.assert_frame_equal(a.draws, b.draws)
+    np.testing.assert_array_equal(a.declustered.null_llr, b.declustered.null_llr)
 
 
 @pytest.mark.parametrize("kwargs, exc, match", [
