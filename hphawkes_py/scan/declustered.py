@@ -569,6 +569,8 @@ def declustered(coords, pi, *, cell_size=None, locations=None, population=None, 
     rng = np.random.default_rng(_fresh(root))
     in_sig = np.zeros((n_draws, L), dtype=bool)
     window_sig = np.zeros((n_draws, len(windows)), dtype=bool)
+    draw_cols = ["draw", "n_background", "n_significant", "center", "x", "y", "radius", "location_ids", "n_locations",
+                 "cases", "expected", "relative_risk", "log_likelihood_ratio", "p_value"]
     rows = []
     with progress_bar(total=n_draws, desc="declustered scans", enabled=progress) as bar:
         for s in range(n_draws):
@@ -589,12 +591,9 @@ def declustered(coords, pi, *, cell_size=None, locations=None, population=None, 
                                                        min_cases, res.null_llr) <= alpha
                 if len(cl):
                     top = cl.iloc[0]
-                    row.update({k: top[k] for k in ("center", "x", "y", "radius", "location_ids", "n_locations", "cases",
-                                                    "expected", "relative_risk", "log_likelihood_ratio", "p_value")})
+                    row.update({k: top[k] for k in draw_cols[3:]})
             rows.append(row)
             bar.update(1)
-    draw_cols = ["draw", "n_background", "n_significant", "center", "x", "y", "radius", "location_ids", "n_locations",
-                 "cases", "expected", "relative_risk", "log_likelihood_ratio", "p_value"]
     draws = pd.DataFrame(rows, columns=draw_cols)
     p_in = in_sig.mean(axis=0) if n_draws else np.full(L, np.nan)
 
