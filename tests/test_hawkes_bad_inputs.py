@@ -34,7 +34,7 @@ def post(data):
 
 # the entry points walked below; a public callable missing here fails the first test
 WALKED = {"HawkesParams", "HawkesPosterior", "log_likelihood", "self_excitation_probabilities", "simulate", "mcmc",
-          "posterior_mode", "self_excitation", "residuals", "HawkesResiduals", "super_thinned_residuals",
+          "posterior_mode", "self_excitation", "self_excitation_draws", "residuals", "HawkesResiduals", "super_thinned_residuals",
           "SuperThinnedResiduals", "forecast_intensity",
           "HawkesForecast", "posterior_predictive", "PosteriorPredictive"}
 
@@ -370,11 +370,17 @@ def test_bad_self_excitation(post, kw, exc, match):
         hk.self_excitation(post, **kw)
     with pytest.raises(exc, match=match):
         post.self_excitation(**kw)
+    with pytest.raises(exc, match=match):
+        hk.self_excitation_draws(post, **kw)
+    with pytest.raises(exc, match=match):
+        post.self_excitation_draws(**kw)
 
 
 def test_self_excitation_needs_a_posterior():
     with pytest.raises(TypeError, match="posterior must be a HawkesPosterior"):
         hk.self_excitation(object())
+    with pytest.raises(TypeError, match="posterior must be a HawkesPosterior"):
+        hk.self_excitation_draws(object())
 
 
 SIM = dict(mu=0.1, theta=0.3, omega=1.0, h=0.2, region=3.0, duration=20.0)

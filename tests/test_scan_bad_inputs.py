@@ -162,3 +162,5 @@ def test_every_entry_point_is_walked():
 
 # walked in tests/test_scan_poisson.py::test_poisson_bad_input
 EXTRA_WALKED: list = ["poisson", "run_prm", "space_time_permutation", "space_time"]  # run_prm: tests/test_scan_prm.py::test_run_prm_refuses_by_name
+# declustered (and its result container): tests/test_scan_declustered.py::test_bad_input
+EXTRA_WALKED += ["declustered", "DeclusteredScanResult"]

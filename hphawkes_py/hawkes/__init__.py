@@ -24,6 +24,8 @@ posterior_mode(x, t, *, sample=..., fixed=..., ...)
     Maximum of the same posterior (Nelder-Mead), e.g. to start chains.
 self_excitation(posterior, n_draws=1000, seed=None, *, executor=None, progress=True)
     Posterior mean, sd and 95% interval of ``pi_n`` per event.
+self_excitation_draws(posterior, n_draws=100, seed=None, ...)
+    ``pi_n`` per posterior draw, a (draws, N) matrix (e.g. for :func:`hphawkes_py.scan.declustered`).
 residuals(posterior_or_params, x, t, ...)
     Time-rescaled residuals (Ogata) and a KS uniformity test -> :class:`HawkesResiduals`.
 super_thinned_residuals(posterior_or_params, x, t, region, ...)
@@ -37,7 +39,7 @@ posterior_predictive(posterior, x, t, ...)
 """
 from __future__ import annotations
 
-from .excitation import self_excitation
+from .excitation import self_excitation, self_excitation_draws
 from .forecast import HawkesForecast, forecast_intensity
 from .mcmc import DEFAULT_INIT, DEFAULT_PRIOR_SCALES, HawkesPosterior, mcmc, posterior_mode
 from .model import KERNELS, PARAM_NAMES, PARAM_RANGE, HawkesParams, log_likelihood, self_excitation_probabilities
@@ -55,6 +57,7 @@ __all__ = [
     "mcmc",
     "posterior_mode",
     "self_excitation",
+    "self_excitation_draws",
     "residuals",
     "HawkesResiduals",
     "super_thinned_residuals",

@@ -20,7 +20,10 @@ from .._progress import progress_bar
 from .._validate import check_int, check_random_state
 from .model import PARAM_NAMES, check_flag
 
-__all__ = ["self_excitation"]
+__all__ = ["self_excitation", "self_excitation_draws"]
+
+#: largest (draws x events) matrix :func:`self_excitation_draws` returns (2**27 values, 1 GiB in float64)
+MAX_DRAW_VALUES = 2**27
 
 _WAVE = 4  # batches in flight on an executor when the values are spilled to disk
 
@@ -139,3 +142,66 @@ def self_excitation(posterior, n_draws: int = 1000, seed: Any = None, *, executo
     df = pd.DataFrame({"mean": mean[inv], "sd": sd[inv], "q2.5": q[0][inv], "q97.5": q[1][inv]})
     df.attrs["draw_indices"] = idx
     return df
+
+
+def self_excitation_draws(posterior, n_draws: int = 100, seed: Any = None, *, executor: Any = None,
+                          progress: bool = True, max_values: int = 2**23) -> np.ndarray:
+    """``pi_n`` of every event for each of ``n_draws`` posterior draws, as a matrix.
+
+    Where :func:`self_excitation` summarises ``pi_n`` over the draws, this returns the draws
+    themselves, e.g. to propagate the uncertainty of the branching structure into a later
+    analysis (:func:`hphawkes_py.scan.declustered` samples each event's background label from
+    its row). Given the parameters, the parents of the events are independent, so the label
+    "background" of event ``n`` in draw ``s`` is Bernoulli(``1 - pi[s, n]``) independently over
+    ``n``: rows of this matrix give draws from the joint posterior of the labels.
+
+    Parameters
+    ----------
+    posterior : HawkesPosterior
+        The result of :func:`~hphawkes_py.hawkes.mcmc`.
+    n_draws : int
+        Posterior draws used (>= 1; all of them when fewer are stored), chosen by the same rule
+        and ``seed`` as :func:`self_excitation` (same seed, same draws).
+    seed : None, int, SeedSequence or Generator
+        Chooses the draws.
+    executor, progress, max_values
+        As in :func:`self_excitation` (``max_values``: values per batch of draws).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(draws, N)`` float64, dimensionless probabilities in [0, 1]; columns in the caller's
+        input order, rows in the order of the flat draw indices (``chain * n_draws + draw``).
+        At most :data:`MAX_DRAW_VALUES` values (draws x events): ask for fewer draws otherwise.
+    """
+    factory = getattr(posterior, "engine_factory", None)
+    if factory is None:
+        raise TypeError(f"posterior must be a HawkesPosterior from hphawkes_py.hawkes.mcmc, got "
+                        f"{type(posterior).__name__}")
+    n_draws = check_int(n_draws, "n_draws", minimum=1)
+    max_values = check_int(max_values, "max_values", minimum=1)
+    progress = check_flag(progress, "progress")
+    rng = check_random_state(seed)
+    n_events = factory.data.n
+    m = min(n_draws, posterior.chains * posterior.n_draws)
+    if m * n_events > MAX_DRAW_VALUES:
+        raise ValueError(f"n_draws={n_draws} x {n_events} events is {m * n_events:,} values, more than the "
+                         f"{MAX_DRAW_VALUES:,} (1 GiB) a matrix of draws may hold: ask for at most "
+                         f"{MAX_DRAW_VALUES // n_events} draws, or summarise with self_excitation()")
+    idx, flat = posterior.select_draws(n_draws, rng)
+    per_batch = max(1, max_values // n_events)
+    batches = [{n: flat[n][a:a + per_batch] for n in PARAM_NAMES} for a in range(0, idx.size, per_batch)]
+    seeds = [np.random.SeedSequence(0)] * len(batches)  # pi is deterministic: the seeds are unused
+    out = np.empty((idx.size, n_events))
+    k = 0
+    with progress_bar(total=len(batches), desc="pi_n over draws", enabled=progress) as bar:
+        if executor is None:
+            parts = (_pi_batch(b, None, factory) for b in batches)
+        else:
+            parts = run_replicates(_pi_batch, batches, seeds=seeds, executor=executor, progress=False,
+                                   args=(factory,))
+        for pis in parts:
+            out[k:k + len(pis)] = pis
+            k += len(pis)
+            bar.update(1)
+    return np.ascontiguousarray(out[:, factory.data.inverse])

@@ -622,3 +622,12 @@ class HawkesPosterior:
 
         return self_excitation(self, n_draws=n_draws, seed=seed, executor=executor, progress=progress,
                                max_values=max_values)
+
+    def self_excitation_draws(self, n_draws: int = 100, seed: Any = None, *, executor: Any = None,
+                              progress: bool = True, max_values: int = 2**23):
+        """``pi_n`` per posterior draw, a ``(draws, N)`` matrix: see
+        :func:`hphawkes_py.hawkes.self_excitation_draws` (this method calls it)."""
+        from .excitation import self_excitation_draws
+
+        return self_excitation_draws(self, n_draws=n_draws, seed=seed, executor=executor, progress=progress,
+                                     max_values=max_values)

@@ -6,6 +6,7 @@
 >>> res = hp.scan.space_time_permutation(coords, cases, dates, max_temporal=7, prospective=True)
 >>> res = hp.scan.space_time(coords, cases, dates, population=population)   # space-time Poisson
 >>> res = hp.scan.run_prm("analysis.prm")      # a SaTScan parameter file, rerun unchanged
+>>> res = hp.scan.declustered(x, pi, cell_size=0.5)   # background events of a Hawkes fit vs all events
 >>> res.clusters          # most likely cluster first, then secondary clusters (no overlap)
 >>> res.location_table()  # SaTScan's location information
 >>> hp.scan.plot_clusters(res)
@@ -16,9 +17,10 @@ space-time permutation analysis. :func:`read_satscan` reads SaTScan's .cas/.ctl/
 """
 from ._prm import run_prm
 from ._satscan import read_satscan
+from .declustered import DeclusteredScanResult, declustered
 from .model import ScanResult, bernoulli, poisson
 from .plot import plot_clusters
 from .space_time import space_time, space_time_permutation
 
 __all__ = ["bernoulli", "poisson", "space_time_permutation", "space_time", "read_satscan", "run_prm", "ScanResult",
-           "plot_clusters"]
+           "plot_clusters", "declustered", "DeclusteredScanResult"]

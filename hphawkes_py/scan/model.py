@@ -298,8 +298,14 @@ def gumbel_p_values(observed: np.ndarray, null_max: np.ndarray) -> np.ndarray:
 
 # --------------------------------------------------------------------------- result
 _TITLES = {"bernoulli": "Bernoulli spatial scan", "poisson": "Discrete Poisson spatial scan",
-           "space_time_permutation": "Space-time permutation scan"}
-_SIZE_OF = {"poisson": "expected cases", "space_time_permutation": "cases"}
+           "space_time_permutation": "Space-time permutation scan",
+           "declustered": "Declustered Poisson spatial scan (expected background events)"}
+_SIZE_OF = {"poisson": "expected cases", "space_time_permutation": "cases", "declustered": "expected cases"}
+
+def _fmt_count(c) -> str:
+    """A case count for the summaries: whole counts as integers, expected counts to 2 decimals."""
+    return f"{c:.2f}" if isinstance(c, (float, np.floating)) and c != round(c) else f"{int(round(c))}"
+
 
 @dataclasses.dataclass(frozen=True, repr=False)
 class ScanResult:
@@ -324,7 +330,9 @@ class ScanResult:
     backend : str
         Engine that ran ("cpu", "gpu" or "emulator").
     n_cases, n_population : int
-        Totals C and N.
+        Totals C and N (``model="declustered"``: ``n_cases`` is the expected number of background
+        events, a float, and ``clusters.cases`` the windows' expected background counts; see
+        :func:`hphawkes_py.scan.declustered`).
     n_locations : int
         Locations after merging identical coordinates.
     n_merged : int
@@ -397,7 +405,7 @@ class ScanResult:
     def summary(self) -> str:
         lines = [
             f"{_TITLES.get(self.model, self.model)} ({self.direction} rates), backend={self.backend}",
-            f"  {self.n_locations} locations ({self.n_merged} rows merged), {self.n_cases} cases, "
+            f"  {self.n_locations} locations ({self.n_merged} rows merged), {_fmt_count(self.n_cases)} cases, "
             f"population {self.n_population:.10g}; max window {self.max_population:.0%} of the "
             f"{_SIZE_OF.get(self.model, 'population')}"
             + (f", radius <= {self.max_distance:g}" if self.max_distance is not None else ""),
@@ -411,7 +419,8 @@ class ScanResult:
                 when = f" days {a} to {b};"
             lines.append(
                 f"{k + 1}. locations {ids}\n   centre ({row.x:.6g}, {row.y:.6g}) radius {row.radius:.6g};{when} "
-                f"cases {row.cases}/{row.population:.10g} (expected {row.expected:.2f}, RR {row.relative_risk:.3g}); "
+                f"cases {_fmt_count(row.cases)}/{row.population:.10g} (expected {row.expected:.2f}, "
+                f"RR {row.relative_risk:.3g}); "
                 f"LLR {row.log_likelihood_ratio:.6f}; p {row.p_value:.4g} (Gumbel {row.gumbel_p_value:.3g})"
             )
         return "\n".join(lines)
@@ -444,7 +453,8 @@ class ScanResult:
         for k, cl in enumerate(self.clusters.itertuples()):
             for lid in cl.location_ids:
                 g = int(self._row_loc[first_row[lid]])
-                c = int(self._loc_cases[g])
+                c = self._loc_cases[g]
+                c = int(c) if self._loc_cases.dtype.kind in "iub" else float(c)
                 e = float(self._loc_expected[g]) if self._loc_expected is not None else math.nan
                 rows.append([k + 1, lid, c, e, c / e if e > 0 else math.nan, cl.cases, cl.expected,
                              cl.log_likelihood_ratio, cl.p_value])
@@ -933,7 +943,11 @@ def _clusters(best, best_entry, offsets, neighbors, centres, centre_loc, radius_
             # (Monte Carlo p = 1) is not listed (grave: 3 clusters; NY leukaemia: 7)
             continue
         used[members] = True
-        c = int(cases[members].sum()) if count is None else int(count(members, i))
+        if count is None:  # whole counts stay int; expected background counts (declustered) are real
+            c = cases[members].sum()
+            c = int(c) if cases.dtype.kind in "iub" else float(c)
+        else:
+            c = int(count(members, i))
         n, expected, rr = window_stats(members, c, j, i)
         rows.append({
             "center": ids_list[members_of[centre_loc[i]][0]] if centre_loc[i] >= 0 else -1,

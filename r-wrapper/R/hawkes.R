@@ -288,6 +288,27 @@ hawkes_self_excitation <- function(fit, x, t, n_draws = 1000L, seed = NULL) {
   .hawkes_prob_frame(x, t, res, "hawkes_probabilities")
 }
 
+#' Self-excitation probabilities per posterior draw
+#'
+#' Calls \code{hphawkes_py.hawkes.self_excitation_draws}: pi_n of every event for each of
+#' \code{n_draws} posterior draws (the draws \code{hawkes_self_excitation()} summarises with the
+#' same \code{seed}), e.g. for \code{scan_declustered()}.
+#'
+#' @param fit A \code{hawkes_mcmc} object.
+#' @param n_draws Posterior draws used (whole number; all of them when fewer are stored).
+#' @param seed Whole number or NULL.
+#' @return A numeric matrix, one row per draw and one column per event (input order), of
+#'   probabilities in [0, 1].
+#' @export
+hawkes_self_excitation_draws <- function(fit, n_draws = 100L, seed = NULL) {
+  post <- attr(fit, "hphawkes")$python
+  if (is.null(post)) .hp_stop("fit must come from hawkes_mcmc() in this R session")
+  out <- .hp_r(.hp_call(.hp_mod("hawkes")$self_excitation_draws(
+    post, n_draws = .as_int(n_draws, "n_draws", FALSE), seed = .as_int(seed), progress = FALSE)))
+  if (is.null(dim(out))) out <- matrix(out, nrow = 1L)
+  out
+}
+
 #' Simulate a spatiotemporal Hawkes process (branching construction)
 #'
 #' @param mu Background rate per unit area per unit time.

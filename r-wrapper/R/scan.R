@@ -106,6 +106,126 @@ scan_poisson <- function(coords, cases, population, expected = NULL, covariates 
   .hp_scan_result(res)
 }
 
+#' Declustered spatial scan: hotspots of background risk versus clusters of contagion
+#'
+#' Calls \code{hphawkes_py.scan.declustered}: the events are aggregated onto the cells of a square
+#' grid (\code{cell_size}) or their nearest \code{locations}; the discrete Poisson scan of all events
+#' (the "ordinary" scan) is made beside the same scan of the background events of a Hawkes fit,
+#' each event weighted by 1 - pi_n (posterior mean; real counts) and, for each posterior draw,
+#' with background labels drawn as Bernoulli(1 - pi_n) (integer counts, an ordinary Poisson scan
+#' per draw). Every cluster of the ordinary scan is then re-tested as the same window on the
+#' background events: \code{comparison$verdict} says whether it is a hotspot of background risk
+#' or a cluster only because of contagion.
+#'
+#' @param coords Numeric matrix or data frame (N x 2) of event coordinates (km in the DC data).
+#' @param pi Self-excitation probabilities: a vector of N posterior means, a draws x N matrix
+#'   (\code{hawkes_self_excitation_draws()}), or the result of \code{hawkes_self_excitation()}
+#'   or \code{hawkes_probabilities()} (its \code{mean} or \code{pi} column is used).
+#' @param cell_size Side of the square grid cells (coordinate units); the null is uniform over
+#'   the cells. Give this or \code{locations}.
+#' @param locations Numeric matrix (L x 2): each event goes to its nearest location.
+#' @param population,expected With \code{locations}: population (area) or expected counts per
+#'   location; neither gives equal expected counts.
+#' @param empty_cells \code{"drop"} (cells without events are outside the study area) or \code{"keep"}.
+#' @param n_draws Label draws (\code{NULL}: all rows of a matrix \code{pi}, else 100; 0: none).
+#' @param max_population Maximum window size as a fraction of the population at risk, in (0, 0.5].
+#' @param max_distance \code{NULL} or maximum circle radius (coordinate units).
+#' @param min_cases Minimum (background) events in a high-rate cluster.
+#' @param n_replicates Monte Carlo replicates of every scan (the same replicates for all).
+#' @param alpha Significance level of the verdicts.
+#' @param seed Whole number or \code{NULL}.
+#' @param progress Show a progress bar over the label draws.
+#' @param backend \code{"auto"}, \code{"cpu"}, \code{"gpu"} or \code{"emulator"}.
+#' @param threads \code{NULL} or number of CPU threads.
+#' @return An object of class \code{hphawkes_declustered}: \code{comparison} (data frame, one row per
+#'   ordinary cluster: events, p-value, the window's background events, \code{background_p_value},
+#'   \code{draw_support}, \code{verdict}), \code{ordinary} and \code{declustered}
+#'   (\code{hphawkes_scan} objects), \code{draws} and \code{locations} (data frames),
+#'   \code{event_location} (the 0-based \code{location_id} of every event), totals and settings.
+#' @export
+scan_declustered <- function(coords, pi, cell_size = NULL, locations = NULL, population = NULL,
+                             expected = NULL, empty_cells = "drop", n_draws = NULL,
+                             max_population = 0.5, max_distance = NULL, min_cases = 2L,
+                             n_replicates = 999L, alpha = 0.05, seed = NULL, progress = FALSE,
+                             backend = "auto", threads = NULL) {
+  sc <- .hp_mod("scan")
+  if (inherits(pi, "hawkes_probabilities")) pi <- if ("pi" %in% names(pi)) pi$pi else pi$mean
+  kw <- list(cell_size = .as_num(cell_size), empty_cells = empty_cells, n_draws = .as_int(n_draws),
+             max_population = .as_num(max_population), max_distance = .as_num(max_distance),
+             min_cases = .as_int(min_cases), n_replicates = .as_int(n_replicates),
+             alpha = .as_num(alpha), seed = .as_int(seed), progress = progress, backend = backend,
+             threads = .as_int(threads))
+  if (!is.null(locations)) kw$locations <- .np_double(as.matrix(locations), "locations")
+  if (!is.null(population)) kw$population <- .np_double(population, "population")
+  if (!is.null(expected)) kw$expected <- .np_double(expected, "expected")
+  res <- .hp_call(do.call(sc$declustered, c(list(.np_double(coords, "coords"), .np_double(pi, "pi")), kw)))
+  structure(list(
+    comparison = .hp_r(res$comparison), ordinary = .hp_scan_result(res$ordinary),
+    declustered = .hp_scan_result(res$declustered), draws = .hp_r(res$draws),
+    locations = .hp_r(res$locations), event_location = .hp_r(res$event_location),
+    n_events = .hp_r(res$n_events), background_total = .hp_r(res$background_total),
+    pi_source = .hp_r(res$pi_source), alpha = .hp_r(res$alpha), n_draws = .hp_r(res$n_draws),
+    cell_size = .hp_r(res$cell_size), n_empty_dropped = .hp_r(res$n_empty_dropped),
+    backend = .hp_r(res$backend), python = res
+  ), class = "hphawkes_declustered")
+}
+
+#' @export
+print.hphawkes_declustered <- function(x, ...) {
+  cat(reticulate::py_to_r(x$python$summary()), "\n", sep = "")
+  invisible(x)
+}
+
+#' @export
+summary.hphawkes_declustered <- function(object, ...) object$comparison
+
+#' @export
+as.data.frame.hphawkes_declustered <- function(x, ...) x$comparison
+
+#' ggplot2 map of a declustered scan: the locations (squares, shaded by their number of events)
+#' and the circles of the ordinary clusters coloured by verdict (background hotspot, contagion
+#' only, not significant).
+#' @param object An \code{hphawkes_declustered} result.
+#' @param fill \code{"events"}, \code{"background"} (expected background events) or
+#'   \code{"p_in_cluster"} (fraction of label draws with the location in a significant
+#'   background cluster).
+#' @param ... Unused.
+#' @export
+autoplot.hphawkes_declustered <- function(object, fill = c("events", "background", "p_in_cluster"), ...) {
+  fill <- match.arg(fill)
+  loc <- object$locations
+  loc$.fill <- loc[[fill]]
+  cl <- object$ordinary$clusters
+  if (nrow(cl)) {
+    r_min <- if (!is.null(object$cell_size)) object$cell_size / 2 else
+      0.02 * max(diff(range(loc$x)), diff(range(loc$y)), 1e-12)
+    cl$radius <- pmax(cl$radius, r_min)
+  }
+  circ <- .circle_df(cl)
+  circ$verdict <- factor(object$comparison$verdict[circ$cluster],
+                         levels = c("background hotspot", "contagion only", "not significant"))
+  ggplot2::ggplot(loc, ggplot2::aes(.data$x, .data$y)) +
+    ggplot2::geom_point(ggplot2::aes(colour = .data$.fill), shape = 15, size = 1.6) +
+    ggplot2::scale_colour_gradient(low = "grey92", high = "black", name = fill,
+                                   trans = if (fill == "p_in_cluster") "identity" else "sqrt") +
+    ggplot2::geom_path(data = circ, ggplot2::aes(group = .data$cluster, linetype = .data$verdict,
+                                                 linewidth = .data$verdict), colour = "steelblue") +
+    ggplot2::scale_linetype_manual(values = c(`background hotspot` = "solid", `contagion only` = "dotted",
+                                              `not significant` = "dashed"), drop = FALSE, name = "ordinary cluster") +
+    ggplot2::scale_linewidth_manual(values = c(`background hotspot` = 1.1, `contagion only` = 1.1,
+                                               `not significant` = 0.4), drop = FALSE, name = "ordinary cluster") +
+    ggplot2::coord_equal() +
+    ggplot2::labs(title = sprintf("Declustered scan: %d of %d significant clusters are contagion only",
+                                  sum(object$comparison$verdict == "contagion only"),
+                                  sum(object$comparison$verdict != "not significant")))
+}
+
+#' @export
+plot.hphawkes_declustered <- function(x, ...) {
+  print(autoplot.hphawkes_declustered(x, ...))
+  invisible(x)
+}
+
 #' @export
 print.hphawkes_scan <- function(x, ...) {
   cat(reticulate::py_to_r(x$python$summary()), "\n", sep = "")
@@ -151,7 +271,8 @@ autoplot.hphawkes_scan <- function(object, max_clusters = 5L, ...) {
     ggplot2::scale_linetype_manual(values = c(`TRUE` = "solid", `FALSE` = "dashed"), name = "most likely") +
     ggplot2::coord_equal() +
     ggplot2::labs(title = sprintf("%s scan: most likely cluster p = %s",
-                                  if (identical(object$model, "poisson")) "Poisson" else "Bernoulli",
+                                  switch(object$model, poisson = "Poisson", declustered = "Declustered Poisson",
+                                         space_time_permutation = "Space-time permutation", "Bernoulli"),
                                   if (nrow(cl)) format(cl$p_value[1], digits = 3) else "NA"))
 }
 

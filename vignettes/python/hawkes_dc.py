@@ -30,6 +30,18 @@ print("posterior median spread h (m):", float(np.median(1000 * draws["h"])))
 se = hp.hawkes.self_excitation(post, n_draws=50 if args.quick else 1000, seed=1, progress=False)
 print(se.describe())
 
+# Hotspots of background risk, or of contagion? The Poisson scan of all events (uniform null over the
+# grid cells that ever record a shot: the sensors' coverage) beside the same scan of the background
+# events only: each event weighted by 1 - pi_n, background labels drawn once per posterior draw. An
+# ordinary cluster whose window is no longer significant on the background events is contagion only.
+pi_draws = post.self_excitation_draws(n_draws=20 if args.quick else 100, seed=1, progress=False)  # (draws, N)
+dsc = hp.scan.declustered(x, pi_draws, cell_size=1.0 if args.quick else 0.5, n_replicates=99 if args.quick else 999,
+                          seed=1, progress=False, backend=args.backend)
+print(dsc.summary())
+print(dsc.comparison[["cluster", "n_locations", "events", "p_value", "background", "expected_background",
+                      "background_p_value", "draw_support", "verdict"]].round(3).to_string())
+dsc.plot(path=Path(args.outdir) / "hawkes_declustered_scan.png")
+
 # Is the model right? Time-rescaled residuals (Ogata): uniform under the model (KS test, QQ plot).
 res = hp.hawkes.residuals(post, x, t, n_draws=20, seed=1, progress=False)
 print(res, res.summary()["draws_ks_pvalue_q2.5_50_97.5"])
