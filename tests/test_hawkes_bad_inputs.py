@@ -36,7 +36,7 @@ def post(data):
 WALKED = {"HawkesParams", "HawkesPosterior", "log_likelihood", "self_excitation_probabilities", "simulate", "mcmc",
           "posterior_mode", "self_excitation", "self_excitation_draws", "residuals", "HawkesResiduals", "super_thinned_residuals",
           "SuperThinnedResiduals", "forecast_intensity",
-          "HawkesForecast", "posterior_predictive", "PosteriorPredictive"}
+          "HawkesForecast", "posterior_predictive", "PosteriorPredictive", "forecast_score", "HawkesForecastScore"}
 
 
 def test_every_entry_point_is_walked():
@@ -329,12 +329,40 @@ def test_forecast_size_guard(data, post):
                               n_draws=4, **KW)
 
 
+@pytest.mark.parametrize("kw, exc, match", [
+    (dict(origin=60.0), ValueError, "origin must lie strictly inside the data's time range"),
+    (dict(origin=np.nan), ValueError, "origin must be finite"),
+    (dict(origin=[20.0]), TypeError, "origin must be a real number"),
+    (dict(origin=pd.Timestamp("2020-01-01")), TypeError, "origin must"),
+    (dict(horizon=0.0), ValueError, "horizon must be > 0"),
+    (dict(horizon=1e6), ValueError, r"origin \+ horizon .* must be at most the end"),
+    (dict(end=1.0), ValueError, "end must be at or after the last event time"),
+    (dict(n_draws=0), ValueError, "n_draws must be >= 1"),
+    (dict(background="both"), ValueError, "background must be one of"),
+    (dict(reference_mu0=0.5), ValueError, "reference_mu0 must be one of"),
+    (dict(poisson_lookback=0.0), ValueError, "poisson_lookback must be > 0"),
+    (dict(region=-2.0), ValueError, "region must be > 0"),
+    (dict(backend="tpu"), ValueError, "backend must be one of"),
+    (dict(seed=-4), ValueError, "seed must be a non-negative"),
+])
+def test_bad_forecast_score(data, post, kw, exc, match):
+    x, t = data
+    args = dict(origin=20.0, horizon=5.0, **KW)
+    args.update(kw)
+    with pytest.raises(exc, match=match):
+        hk.forecast_score(post, x, t, **args)
+
+
 def test_forecast_parameters_outside_their_domain(data):
     x, t = data
     with pytest.raises(ValueError, match=r"omega = .* outside the range"):
         hk.forecast_intensity(dict(P, omega=1e300), x, t, [t.max()], np.zeros((2, 2)), **KW)
     with pytest.raises(TypeError, match="params must be a HawkesParams"):
         hk.forecast_intensity(None, x, t, [t.max()], np.zeros((2, 2)), **KW)
+    with pytest.raises(ValueError, match=r"omega = .* outside the range"):
+        hk.forecast_score(dict(P, omega=1e300), x, t, origin=20.0, horizon=5.0, **KW)
+    with pytest.raises(TypeError, match="params must be a HawkesParams"):
+        hk.forecast_score(None, x, t, origin=20.0, horizon=5.0, **KW)
 
 
 @pytest.mark.parametrize("kw, exc, match", [

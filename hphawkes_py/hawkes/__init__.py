@@ -32,6 +32,9 @@ super_thinned_residuals(posterior_or_params, x, t, region, ...)
     Spatial residuals by super-thinning (Clements et al. 2012) and a chi-square uniformity test.
 forecast_intensity(posterior, x, t, times, grid, ...)
     Posterior mean and quantiles of the conditional intensity on a grid -> :class:`HawkesForecast`.
+forecast_score(posterior_or_params, x, t, *, origin, horizon, ...)
+    Out-of-sample log score of the events in (origin, origin + horizon] given the history, against a
+    background-only model and a homogeneous Poisson process -> :class:`HawkesForecastScore`.
 posterior_predictive(posterior, x, t, ...)
     Simulations from posterior draws against the data: counts, inter-event times, K(r, u).
 
@@ -45,6 +48,7 @@ from .mcmc import DEFAULT_INIT, DEFAULT_PRIOR_SCALES, HawkesPosterior, mcmc, pos
 from .model import KERNELS, PARAM_NAMES, PARAM_RANGE, HawkesParams, log_likelihood, self_excitation_probabilities
 from .predictive import PosteriorPredictive, posterior_predictive
 from .residuals import HawkesResiduals, residuals
+from .scoring import HawkesForecastScore, forecast_score
 from .simulate import simulate
 from .superthin import SuperThinnedResiduals, super_thinned_residuals
 
@@ -64,6 +68,8 @@ __all__ = [
     "SuperThinnedResiduals",
     "forecast_intensity",
     "HawkesForecast",
+    "forecast_score",
+    "HawkesForecastScore",
     "posterior_predictive",
     "PosteriorPredictive",
     "PARAM_NAMES",
