@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._backend import resolve_backend, threads_context
+from .._backend import is_gpu_backend, resolve_backend, threads_context
 from .._parallel import run_replicates, spawn_seeds
 from .._validate import (as_count_array, as_float_array, check_bool, check_in, check_int, check_positive,
                          check_probability, check_seed, check_threads)
@@ -41,6 +41,8 @@ EULER_GAMMA = 0.5772156649015329
 #: replicates per Monte Carlo batch (a fixed size: the per-replicate seeds make results
 #: independent of it anyway, it only sets the granularity of executor jobs)
 BATCH_SIZE = 256
+#: largest Monte Carlo batch on a GPU engine (see _replicate_batch)
+GPU_BATCH_SIZE = 2048
 #: refuse grids with more centres than this (grid_cell too small for the extent)
 MAX_GRID_CENTRES = 4_000_000
 #: refuse more Monte Carlo replicates than this (SaTScan's own limit is 999,999; the null
@@ -263,12 +265,25 @@ def _monte_carlo(engine, weights, n_cases, n_replicates, seed, executor, progres
     """(n_replicates,) float64 maxima of the null replicates, in replicate order. The null:
     Bernoulli, the cases relabelled among the persons (``weights``: persons per location);
     Poisson, the cases redistributed multinomially (``weights``: expected cases per location)."""
-    starts = list(range(0, n_replicates, BATCH_SIZE))
-    sizes = [min(BATCH_SIZE, n_replicates - s) for s in starts]
-    parts = run_replicates(_null_batch, sizes, seeds=replicate_seed_batches(seed, n_replicates),
+    batch = _replicate_batch(engine, len(weights))
+    starts = list(range(0, n_replicates, batch))
+    sizes = [min(batch, n_replicates - s) for s in starts]
+    parts = run_replicates(_null_batch, sizes, seeds=replicate_seed_batches(seed, n_replicates, batch),
                            executor=executor, progress=progress, desc="scan Monte Carlo",
                            args=(engine, weights, n_cases, penalties))
     return np.concatenate(parts).astype(np.float64)
+
+
+def _replicate_batch(engine, n_locations: int) -> int:
+    """Replicates per Monte Carlo batch: BATCH_SIZE on the CPU; on a GPU as many as 256 MiB of
+    int32 case counts (and of per-centre maxima, which elliptic scans bring back) allow, at most
+    GPU_BATCH_SIZE, since every batch costs a host-device round trip and a launch whose blocks
+    are fuller with more replicates.  The null does not depend on it (replicate seeds are
+    batching-invariant)."""
+    if not is_gpu_backend(getattr(engine, "backend", "cpu")):
+        return BATCH_SIZE
+    per_replicate = max(4 * n_locations, 16 * getattr(engine, "n_centres", 0), 1)
+    return int(max(BATCH_SIZE, min(GPU_BATCH_SIZE, (1 << 28) // per_replicate)))
 
 
 def _null_batch(size, batch_seed, engine, weights, n_cases, penalties=None):
