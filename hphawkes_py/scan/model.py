@@ -948,14 +948,15 @@ def _clusters(best, best_entry, offsets, neighbors, centres, centre_loc, radius_
     ids_list = list(ids.tolist())
     null_sorted = np.sort(null_llr)
     for i in cand:
-        j = int(best_entry[i])
-        members = neighbors[offsets[i]:j + 1]
-        if used[members].any():
-            continue
         exceed = R - np.searchsorted(null_sorted, float(best[i]), side="left")
         if rows and exceed == R:
             # as in SaTScan's output: a secondary cluster below every replicate's maximum
-            # (Monte Carlo p = 1) is not listed (grave: 3 clusters; NY leukaemia: 7)
+            # (Monte Carlo p = 1) is not listed (grave: 3 clusters; NY leukaemia: 7); the
+            # candidates come in decreasing statistic, so every later one is below it too
+            break
+        j = int(best_entry[i])
+        members = neighbors[offsets[i]:j + 1]
+        if used[members].any():
             continue
         used[members] = True
         if count is None:  # whole counts stay int; expected background counts (declustered) are real
