@@ -405,3 +405,48 @@ hawkes_forecast <- function(fit, x, t, times, grid, n_draws = 200L, seed = NULL,
     backend = backend, threads = .as_int(threads), exact = exact))
   .hp_r(.hp_call(res$to_frame()))
 }
+
+#' Log score of a forecast window against a background-only model
+#'
+#' The one-step-ahead point-process log score (nats) of the events in
+#' \code{(origin, origin + horizon]} given the history up to \code{origin}, under the Hawkes
+#' model, the background-only model (theta = 0) and a homogeneous Poisson process; see the
+#' Python \code{hphawkes_py.hawkes.forecast_score} for the definitions.
+#'
+#' @param fit A \code{hawkes_mcmc} object (fitted to data up to \code{origin}) or parameters.
+#' @param x,t All events (history and window; later ones are ignored).
+#' @param origin Forecast origin (units of \code{t}).
+#' @param horizon Window length (> 0, units of \code{t}).
+#' @param end End of the observation period (default: the last event time).
+#' @param n_draws Posterior draws used.
+#' @param background \code{"origin"} (frozen at the origin, edge-corrected) or \code{"model"}.
+#' @param reference_mu0 \code{"refit"} or \code{"same"}: the background-only model's weight.
+#' @param seed Whole number or NULL.
+#' @param backend,threads,exact As in \code{hawkes_loglik()}.
+#' @return A list of class \code{hawkes_forecast_score}: the scalars (\code{log_score},
+#'   \code{background_log_score}, \code{poisson_log_score}, \code{information_gain} in nats per
+#'   event, expected counts, \code{n_events}, ...) and \code{table}, one row per model.
+#' @export
+hawkes_forecast_score <- function(fit, x, t, origin, horizon, end = NULL, n_draws = 200L,
+                                  background = "origin", reference_mu0 = "refit", seed = NULL,
+                                  backend = "auto", threads = NULL, exact = FALSE) {
+  res <- .hp_call(.hp_mod("hawkes")$forecast_score(
+    .hawkes_fit_or_params(fit), .hawkes_x(x), .np_double(t, "t"), origin = origin, horizon = horizon,
+    end = end, n_draws = .as_int(n_draws, "n_draws", FALSE), background = background,
+    reference_mu0 = reference_mu0, seed = .as_int(seed), backend = backend, threads = .as_int(threads),
+    exact = exact))
+  out <- reticulate::py_to_r(.hp_call(res$to_dict()))
+  out <- lapply(out, function(v) if (is.null(v)) NA_real_ else v)
+  tab <- .hp_r(.hp_call(res$summary()$reset_index()))
+  out$table <- tab
+  structure(out, class = "hawkes_forecast_score")
+}
+
+#' @export
+print.hawkes_forecast_score <- function(x, ...) {
+  cat(sprintf("Hawkes forecast score over (%g, %g]: %d events; gain over background-only %.4g nats/event, over Poisson %.4g\n",
+              x$origin, x$origin + x$horizon, as.integer(x$n_events), x$information_gain,
+              x$information_gain_vs_poisson))
+  print(x$table)
+  invisible(x)
+}

@@ -37,3 +37,22 @@ test_that("hawkes_forecast equals the conditional intensity in plain R", {
   expect_equal(nrow(f), 6L)
   expect_error(hawkes_forecast(p, x, t, min(t), grid, backend = "cpu"), "times must be at or after")
 })
+
+test_that("hawkes_forecast_score: the gain is the log-score difference per event, 0 without excitation", {
+  skip_if_no_hphawkes()
+  set.seed(6)
+  n <- 120L
+  x <- cbind(x = runif(n), y = runif(n)); t <- sort(runif(n, 0, 60))
+  p <- list(mu0 = 0.5, tau_x = 0.3, tau_t = 5, theta = 0.4, omega = 0.5, h = 0.1)
+  s <- hawkes_forecast_score(p, x, t, origin = 40, horizon = 10, backend = "cpu")
+  expect_s3_class(s, "hawkes_forecast_score")
+  expect_equal(s$n_events, sum(t > 40 & t <= 50))
+  expect_equal(s$information_gain, (s$log_score - s$background_log_score) / s$n_events, tolerance = 1e-12)
+  expect_equal(nrow(s$table), 3L)
+  expect_equal(s$table$log_score[s$table$model == "hawkes"], s$log_score, tolerance = 1e-12)
+  p0 <- modifyList(p, list(theta = 1e-13))  # theta must be > 0: the limit theta -> 0
+  s0 <- hawkes_forecast_score(p0, x, t, origin = 40, horizon = 10, reference_mu0 = "same", backend = "cpu")
+  expect_equal(s0$log_score, s0$background_log_score, tolerance = 1e-9)
+  expect_output(print(s), "gain over background-only")
+  expect_error(hawkes_forecast_score(p, x, t, origin = 40, horizon = -1, backend = "cpu"), "horizon")
+})
