@@ -44,6 +44,17 @@ def _pi_batch(batch: dict, seed_seq, factory) -> np.ndarray:
     return out
 
 
+def _check_draw_args(posterior, n_draws, max_values, progress, seed):
+    """The arguments every per-draw summary of a posterior shares, checked before any work:
+    ``(engine factory, n_draws, max_values, progress, rng)``."""
+    factory = getattr(posterior, "engine_factory", None)
+    if factory is None:
+        raise TypeError(f"posterior must be a HawkesPosterior from hphawkes_py.hawkes.mcmc, got "
+                        f"{type(posterior).__name__}")
+    return (factory, check_int(n_draws, "n_draws", minimum=1), check_int(max_values, "max_values", minimum=1),
+            check_flag(progress, "progress"), check_random_state(seed))
+
+
 def self_excitation(posterior, n_draws: int = 1000, seed: Any = None, *, executor: Any = None,
                     progress: bool = True, max_values: int = 2**23):
     """Posterior of the self-excitation probability ``pi_n`` of every event.
@@ -80,14 +91,7 @@ def self_excitation(posterior, n_draws: int = 1000, seed: Any = None, *, executo
     """
     import pandas as pd
 
-    factory = getattr(posterior, "engine_factory", None)
-    if factory is None:
-        raise TypeError(f"posterior must be a HawkesPosterior from hphawkes_py.hawkes.mcmc, got "
-                        f"{type(posterior).__name__}")
-    n_draws = check_int(n_draws, "n_draws", minimum=1)
-    max_values = check_int(max_values, "max_values", minimum=1)
-    progress = check_flag(progress, "progress")
-    rng = check_random_state(seed)
+    factory, n_draws, max_values, progress, rng = _check_draw_args(posterior, n_draws, max_values, progress, seed)
     idx, flat = posterior.select_draws(n_draws, rng)
     m = idx.size
     n_events = factory.data.n
@@ -174,14 +178,7 @@ def self_excitation_draws(posterior, n_draws: int = 100, seed: Any = None, *, ex
         input order, rows in the order of the flat draw indices (``chain * n_draws + draw``).
         At most :data:`MAX_DRAW_VALUES` values (draws x events): ask for fewer draws otherwise.
     """
-    factory = getattr(posterior, "engine_factory", None)
-    if factory is None:
-        raise TypeError(f"posterior must be a HawkesPosterior from hphawkes_py.hawkes.mcmc, got "
-                        f"{type(posterior).__name__}")
-    n_draws = check_int(n_draws, "n_draws", minimum=1)
-    max_values = check_int(max_values, "max_values", minimum=1)
-    progress = check_flag(progress, "progress")
-    rng = check_random_state(seed)
+    factory, n_draws, max_values, progress, rng = _check_draw_args(posterior, n_draws, max_values, progress, seed)
     n_events = factory.data.n
     m = min(n_draws, posterior.chains * posterior.n_draws)
     if m * n_events > MAX_DRAW_VALUES:
