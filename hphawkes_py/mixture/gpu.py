@@ -90,6 +90,7 @@ class GpuEngine(Engine):
         self._k_stats = mod.function("mix_stats")
         self._k_stats_lab = mod.function("mix_stats_labels")
         self._k_sum = mod.function("mix_sum")
+        self._k_group = mod.function("mix_group_logsumexp")
         # occupancy-aware threads per block for the 1-D kernels (the density kernel's per-thread
         # arrays grow with p and can lower what its registers allow); mix_stats keeps its TILE x TILE
         # shape, which its shared arrays are sized for
@@ -239,4 +240,25 @@ class GpuEngine(Engine):
         for row0, m in self._chunks(n):
             self._logdens(d_Xt, n, row0, m)
             out[row0 : row0 + m] = self.dev.to_host(self._d_dens).ravel()[: self.k * m].reshape(self.k, m).T
+        return out
+
+    def component_group_log_density(self, X, n_draws: int) -> np.ndarray:
+        """(n, k / n_draws) log of the summed terms of each component over the ``n_draws`` stored
+        draws (the components set here are draw-major: term ``s * k' + j``), up to nothing: the
+        weights already carry the 1/S.  For the predictive ``predict_proba``."""
+        S = int(n_draws)
+        if self.k % S:
+            raise ValueError(f"{self.k} terms are not {S} draws of equally many components")
+        kc = self.k // S
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        n = X.shape[0]
+        d_Xt = self.dev.to_device(np.ascontiguousarray(X.T, dtype=self.dtype))
+        d_out = self.dev.empty((kc * self.chunk,), np.float64)
+        out = np.empty((n, kc))
+        b = self._b_norm
+        for row0, m in self._chunks(n):
+            self._logdens(d_Xt, n, row0, m)
+            grid = max(1, min(-(-(m * kc) // b), 65535))
+            self.dev.launch(self._k_group, grid, b, [self._d_dens, np.int32(m), np.int32(S), np.int32(kc), d_out])
+            out[row0 : row0 + m] = self.dev.to_host(d_out)[: kc * m].reshape(kc, m).T
         return out

@@ -790,7 +790,37 @@ class TDPGaussianMixture:
         return (X - self.center_) / self.scale_
 
     def _proba_std(self, Xs, estimate):
-        return self._mixture(estimate).proba(Xs)
+        mix = self._mixture(estimate)
+        if self.backend_ in ("gpu", "emulator"):
+            return self._device_proba(Xs, mix)
+        return mix.proba(Xs)
+
+    def _prediction_engine(self, Xs, mix):
+        chunk = max(1, self.PREDICTION_BUFFER_BYTES // (8 * mix.K))
+        eng = make_engine(np.ascontiguousarray(Xs), backend=self.backend_, chunk_size=chunk)
+        eng.set_components(mix.log_w, mix.mu, mix.U, mix.logdet)
+        return eng
+
+    def _device_proba(self, Xs, mix):
+        """Component probabilities on the fit's GPU engine: the density kernel over every term
+        (component x stored draw), the draws of each component summed in log space on the device,
+        normalised on the host.  Far rows keep the host's scaled evaluation (as score_samples)."""
+        out = np.empty((Xs.shape[0], mix.k))
+        far = np.abs(Xs).max(1) > mix.FAR
+        if far.any():
+            out[far] = mix.proba(Xs[far])
+        near = ~far
+        if near.any():
+            eng = self._prediction_engine(Xs[near], mix)
+            try:
+                A = eng.component_group_log_density(Xs[near], mix.n_draws)
+            finally:
+                eng.close()
+            A -= A.max(1, keepdims=True)
+            np.exp(A, out=A)
+            A /= A.sum(1, keepdims=True)
+            out[near] = A
+        return out
 
     def predict(self, X, estimate=None):
         """Most probable component of each row of X (original units); see :meth:`predict_proba`."""
@@ -838,10 +868,11 @@ class TDPGaussianMixture:
             out[far] = mix.log_density(Xs[far])
         near = ~far
         if near.any():
-            chunk = max(1, self.PREDICTION_BUFFER_BYTES // (8 * mix.K))
-            eng = make_engine(np.ascontiguousarray(Xs[near]), backend=self.backend_, chunk_size=chunk)
-            eng.set_components(mix.log_w, mix.mu, mix.U, mix.logdet)
-            out[near] = eng.log_density(Xs[near]) - math.log(mix.n_draws)
+            eng = self._prediction_engine(Xs[near], mix)
+            try:
+                out[near] = eng.log_density(Xs[near]) - math.log(mix.n_draws)
+            finally:
+                eng.close()
         return out
 
     def score(self, X, y=None, estimate=None):

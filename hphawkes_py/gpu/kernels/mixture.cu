@@ -201,3 +201,21 @@ extern "C" __global__ void mix_sum(const double* __restrict__ x, long long n, do
   const double t = hp_block_reduce_sum(acc, sdata);
   if (threadIdx.x == 0) partial[blockIdx.x] = t;
 }
+
+// Component probabilities of the posterior predictive: the prediction mixture has S x k terms
+// (term s * k + j is component j of stored draw s; dens holds their log densities, K x m).
+// out[j * m + i] = log sum_s exp(dens[(s k + j) m + i]), max-shifted (-inf when every term of
+// component j is -inf, e.g. zero weight).  One thread per (component, point), points fastest:
+// coalesced reads of dens and writes of out.
+extern "C" __global__ void mix_group_logsumexp(const REAL* __restrict__ dens, int m, int S, int k,
+                                               double* __restrict__ out) {
+  HP_GRID_STRIDE_LOOP(t, (long long)m * k) {
+    const long long j = t / m, i = t - j * m;
+    double mx = -HP_INF;
+    for (int s = 0; s < S; ++s) mx = fmax(mx, (double)dens[((long long)s * k + j) * m + i]);
+    double acc = 0.0;
+    if (mx > -HP_INF)
+      for (int s = 0; s < S; ++s) acc += exp((double)dens[((long long)s * k + j) * m + i] - mx);
+    out[t] = mx > -HP_INF ? mx + log(acc) : -HP_INF;
+  }
+}
