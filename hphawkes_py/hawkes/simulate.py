@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import check_int, check_positive, check_random_state
+from .._validate import check_int, check_positive, check_probability, check_random_state
 from .model import check_kernel
 
 __all__ = ["simulate"]
@@ -49,7 +49,7 @@ def _region(region: Any, dim: int) -> np.ndarray:
 
 def simulate(*, mu: float, theta: float, omega: float, h: float, region: Any, duration: float, dim: int = 2,
              seed: Any = None, return_parents: bool = False, max_events: int = 10_000_000,
-             kernel: Any = "exponential"):
+             kernel: Any = "exponential", omega2: float | None = None, w: float | None = None):
     """Simulate a spatiotemporal Hawkes process by the branching construction.
 
     Parameters
@@ -81,9 +81,14 @@ def simulate(*, mu: float, theta: float, omega: float, h: float, region: Any, du
         ``-1`` for background events).
     max_events : int
         Refuse to go on past this many events (guards against runaway settings).
-    kernel : "exponential", "power-law" or ("power-law", p)
+    kernel : "exponential", "power-law", ("power-law", p) or "exp2"
         Delay distribution of a child: Exp(omega) (default), or the power law with density
-        (p - 1) omega (1 + omega dt)^(-p) (Lomax; Omori-Utsu with c = 1/omega), drawn by inversion.
+        (p - 1) omega (1 + omega dt)^(-p) (Lomax; Omori-Utsu with c = 1/omega), drawn by inversion,
+        or (``"exp2"``) the mixture Exp(omega) with probability ``w``, Exp(omega2) otherwise.
+    omega2 : float, optional
+        ``kernel="exp2"`` only (and then required): the second rate (per unit of time, > 0).
+    w : float, optional
+        ``kernel="exp2"`` only (and then required): probability of the ``omega`` component, in [0, 1].
 
     Returns
     -------
@@ -93,7 +98,15 @@ def simulate(*, mu: float, theta: float, omega: float, h: float, region: Any, du
     parent : ndarray of int, shape (N,)
         Only with ``return_parents=True``.
     """
-    kp = check_kernel(kernel)
+    kern = check_kernel(kernel)
+    kp = kern.p
+    if kern.name == "exp2":
+        if omega2 is None or w is None:
+            raise ValueError("kernel='exp2' needs omega2 (the second rate, > 0) and w (the weight of omega, in [0, 1])")
+        omega2 = check_positive(omega2, "omega2")
+        w = check_probability(w, "w", low_open=False)
+    elif omega2 is not None or w is not None:
+        raise ValueError(f"omega2 and w are parameters of kernel='exp2' only, got kernel={kernel!r}")
     dim = check_int(dim, "dim", minimum=1, maximum=3)
     mu = check_positive(mu, "mu")
     theta = check_positive(theta, "theta")
@@ -128,7 +141,10 @@ def simulate(*, mu: float, theta: float, omega: float, h: float, region: Any, du
         if par.size == 0:
             break
         local = np.repeat(np.arange(gen_t.size), k)
-        if kp == 0.0:
+        if kern.name == "exp2":  # the component of each child, then its exponential delay
+            rate = np.where(rng.random(par.size) < w, omega, omega2)
+            delay = rng.exponential(1.0, size=par.size) / rate
+        elif kp == 0.0:
             delay = rng.exponential(1.0 / omega, size=par.size)
         else:  # Lomax by inversion: (1 - U)^(-1/(p-1)) - 1, in logs for accuracy near U = 0
             delay = np.expm1(-np.log1p(-rng.random(par.size)) / (kp - 1.0)) / omega
