@@ -484,6 +484,7 @@ class Engine:
         self._rho = RHO_DEFAULT
         self._omega_integral = (None, None)
         self._spatial = None            # (x_sorted float64, kde.Window) when the plane is replaced by a window
+        self._spatial_mass = (None, None)  # (h, trigger Gaussians' masses inside the window)
 
     def set_spatial_window(self, x_sorted, window) -> None:
         """Integrate the rate over the raster ``window`` (:class:`hphawkes_py.kde.Window`, D = 2)
@@ -497,6 +498,7 @@ class Engine:
         self._bg_params = None
         self._bg_integral = None
         self._omega_integral = (None, None)
+        self._spatial_mass = (None, None)
 
     @property
     def pair_evaluations(self) -> int:
@@ -626,9 +628,10 @@ class Engine:
             key = (rates, float(h))
             if self._omega_integral[0] != key:
                 xs, win = self._spatial
+                if self._spatial_mass[0] != float(h):  # kept while only the rates change
+                    self._spatial_mass = (float(h), gaussian_window_mass(xs, float(h), win))
                 self._omega_integral = (key, float(np.sum(
-                    gaussian_window_mass(xs, float(h), win)
-                    * trigger_integral_terms(self._t64, omega, self.window, self.kernel_p, **kw))))
+                    self._spatial_mass[1] * trigger_integral_terms(self._t64, omega, self.window, self.kernel_p, **kw))))
             return float(mu0) * self._bg_integral + float(theta) * self._omega_integral[1]
         if self._omega_integral[0] != rates:
             if self.kernel_p:

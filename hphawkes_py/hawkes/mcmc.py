@@ -328,11 +328,12 @@ def _check_model(sample, fixed, values, priors, values_name, kernel=None):
     """The checks :func:`mcmc` and :func:`posterior_mode` share. Returns
     ``(sample, fixed, start values of every sampled parameter, prior scales of every parameter)``.
     ``kernel`` (a checked TriggerKernel) adds its parameters (``omega2``, ``w`` for "exp2"); a
-    ``sample`` of None samples h, omega, theta, mu0 and those."""
+    ``sample`` of None samples h, omega, theta, mu0 and those of them not in ``fixed``."""
     extra = kernel.extra_params if kernel is not None else ()
     names = PARAM_NAMES + extra
-    if sample is None:
-        sample = ("h", "omega", "theta", "mu0") + extra
+    if sample is None:  # the kernel's own parameters are sampled unless fixed
+        sample = ("h", "omega", "theta", "mu0") + tuple(
+            n for n in extra if not (isinstance(fixed, Mapping) and n in fixed))
     if isinstance(sample, str):
         sample = (sample,)
     try:
@@ -443,7 +444,7 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
     sample : sequence of str, optional
         Parameters to sample, from ``("h", "omega", "theta", "mu0", "tau_x", "tau_t")`` (and
         ``"omega2"``, ``"w"`` with ``kernel="exp2"``); default ``("h", "omega", "theta", "mu0")``
-        plus the kernel's own parameters.
+        plus the kernel's own parameters that ``fixed`` does not give.
     fixed : dict
         Values of every parameter not sampled (natural units). The default
         model needs ``{"tau_x": ..., "tau_t": ...}``.
