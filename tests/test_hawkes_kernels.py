@@ -311,6 +311,20 @@ def test_exp2_simulated_delays_follow_the_mixture():
     assert np.mean(d1) == pytest.approx(1 / omega, rel=0.1)
 
 
+def test_exp2_posterior_predictive_simulations_use_the_mixture():
+    """simulate_from_fit (the posterior predictive's simulator) draws exp2 delays: with all weight on a
+    rate of 1e-9 per hour the children fall after the window, with the fast exponential they do not."""
+    from hphawkes_py.hawkes.predictive import simulate_from_fit
+
+    x, t = hk.simulate(mu=0.3, theta=0.5, omega=3.0, h=0.2, region=3.0, duration=40.0, seed=1)
+    p = dict(mu0=0.8, tau_x=1.0, tau_t=10.0, theta=0.9, omega=50.0, h=0.2)
+    win = (t.min(), t.max())
+    n_exp = simulate_from_fit(p, x, t, win, np.random.default_rng(4))[1].size
+    n_slow = simulate_from_fit(dict(p, omega2=1e-9, w=0.0), x, t, win, np.random.default_rng(4))[1].size
+    n_fast = simulate_from_fit(dict(p, omega2=1e-9, w=1.0), x, t, win, np.random.default_rng(4))[1].size
+    assert n_slow < 0.4 * n_exp and n_fast > 0.6 * n_exp
+
+
 def test_exp2_residuals_against_all_pairs():
     x, t = hk.simulate(mu=0.3, theta=0.5, omega=3.0, h=0.2, region=3.0, duration=40.0, seed=1, kernel="exp2",
                        omega2=0.2, w=0.6)

@@ -30,6 +30,7 @@ import numpy as np
 from .._parallel import run_replicates, spawn_seeds
 from .._validate import as_float_array, check_int, check_random_state
 from .model import check_flag, check_kernel, prepare_data
+from .simulate import draw_delays
 
 __all__ = ["posterior_predictive", "PosteriorPredictive", "simulate_from_fit", "k_function"]
 
@@ -104,14 +105,7 @@ def simulate_from_fit(params: dict, x_data: np.ndarray, t_data: np.ndarray, wind
             break
         px = np.repeat(gx, k, axis=0)
         pt = np.repeat(gt, k)
-        if params.get("omega2") is not None:  # "exp2": the component of each child, then its delay
-            rate = np.where(rng.random(pt.size) < params["w"], omega, params["omega2"])
-            delay = rng.exponential(1.0, pt.size) / rate
-        elif kernel_p == 0.0:
-            delay = rng.exponential(1.0 / omega, pt.size)
-        else:
-            delay = np.expm1(-np.log1p(-rng.random(pt.size)) / (kernel_p - 1.0)) / omega
-        ct = pt + delay
+        ct = pt + draw_delays(rng, pt.size, omega, kernel_p, params.get("omega2"), params.get("w"))
         keep = ct <= T1
         gt = ct[keep]
         gx = px[keep] + h * rng.standard_normal((int(keep.sum()), D))

@@ -26,7 +26,22 @@ import numpy as np
 from .._validate import check_int, check_positive, check_probability, check_random_state
 from .model import check_kernel
 
-__all__ = ["simulate"]
+__all__ = ["simulate", "draw_delays"]
+
+
+def draw_delays(rng, size: int, omega: float, p: float = 0.0, omega2: float | None = None,
+                w: float | None = None) -> np.ndarray:
+    """``size`` delays of children after their parents from the temporal kernel: Exp(omega)
+    (``p = 0``), the power law (p - 1) omega (1 + omega dt)^(-p) (Lomax, by inversion) for ``p > 1``,
+    or with ``omega2`` and ``w`` the mixture Exp(omega) with probability w, Exp(omega2) otherwise.
+    The one delay sampler of :func:`simulate` and the posterior predictive simulations."""
+    if omega2 is not None:  # the component of each child, then its exponential delay
+        rate = np.where(rng.random(size) < w, omega, omega2)
+        return rng.exponential(1.0, size=size) / rate
+    if p == 0.0:
+        return rng.exponential(1.0 / omega, size=size)
+    # Lomax by inversion: (1 - U)^(-1/(p-1)) - 1, in logs for accuracy near U = 0
+    return np.expm1(-np.log1p(-rng.random(size)) / (p - 1.0)) / omega
 
 
 def _region(region: Any, dim: int) -> np.ndarray:
@@ -141,14 +156,7 @@ def simulate(*, mu: float, theta: float, omega: float, h: float, region: Any, du
         if par.size == 0:
             break
         local = np.repeat(np.arange(gen_t.size), k)
-        if kern.name == "exp2":  # the component of each child, then its exponential delay
-            rate = np.where(rng.random(par.size) < w, omega, omega2)
-            delay = rng.exponential(1.0, size=par.size) / rate
-        elif kp == 0.0:
-            delay = rng.exponential(1.0 / omega, size=par.size)
-        else:  # Lomax by inversion: (1 - U)^(-1/(p-1)) - 1, in logs for accuracy near U = 0
-            delay = np.expm1(-np.log1p(-rng.random(par.size)) / (kp - 1.0)) / omega
-        child_t = gen_t[local] + delay
+        child_t = gen_t[local] + draw_delays(rng, par.size, omega, kp, omega2, w)
         child_x = gen_x[local] + h * rng.standard_normal((par.size, dim))
         keep = child_t <= duration
         child_t, child_x, par = child_t[keep], child_x[keep], par[keep]
