@@ -499,3 +499,34 @@ def test_exp2_bad_input(call, exc, match):
     x, t = hk.simulate(mu=0.3, theta=0.5, omega=2.0, h=0.2, region=3.0, duration=10.0, seed=1)
     with pytest.raises(exc, match=match):
         call(x, t)
+
+
+def test_exp2_cli(tmp_path, capsys):
+    import pandas as pd
+
+    from hphawkes_py.cli import main as cli_main
+
+    csv = tmp_path / "e2.csv"
+    sim = ["--mu", "0.3", "--theta", "0.5", "--omega", "3", "--h", "0.2", "--region", "3", "--duration", "25",
+           "--seed", "2", "--kernel", "exp2"]
+    assert cli_main(["hawkes", "simulate", *sim, "--omega2", "0.2", "--weight", "0.6", "--out", str(csv)]) == 0
+    df = pd.read_csv(csv)
+    x, t = df[["x_km", "y_km"]].to_numpy(), df["t_hours"].to_numpy()
+    x2, t2 = hk.simulate(mu=0.3, theta=0.5, omega=3.0, h=0.2, region=3.0, duration=25.0, seed=2, kernel="exp2",
+                         omega2=0.2, w=0.6)
+    np.testing.assert_allclose(t, t2)
+    pargs = ["--mu0", "0.5", "--tau-x", "1", "--tau-t", "10", "--theta", "0.4", "--omega", "1.5", "--h", "0.25"]
+    capsys.readouterr()
+    assert cli_main(["hawkes", "loglik", str(csv), "--kernel", "exp2", "--omega2", "0.1", "--weight", "0.7",
+                     "--backend", "cpu"] + pargs) == 0
+    p = dict(mu0=0.5, tau_x=1.0, tau_t=10.0, theta=0.4, omega=1.5, h=0.25, omega2=0.1, w=0.7)
+    assert float(capsys.readouterr().out) == pytest.approx(hk.log_likelihood(x, t, p, kernel="exp2", **KW), rel=1e-12)
+    assert cli_main(["hawkes", "loglik", str(csv), "--kernel", "exp2", "--omega2", "0.1", "--weight", "1.5",
+                     "--backend", "cpu"] + pargs) == 2
+    assert "w must be in [0, 1]" in capsys.readouterr().err
+    assert cli_main(["hawkes", "loglik", str(csv), "--kernel", "exp2", "--backend", "cpu"] + pargs) == 2
+    assert "must give ['omega2', 'w']" in capsys.readouterr().err
+    assert cli_main(["hawkes", "mcmc", str(csv), "--kernel", "exp2", "--n-iter", "3", "--burn-in", "1", "--chains",
+                     "1", "--tau-x", "1", "--tau-t", "10", "--weight", "0.5", "--backend", "cpu", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "omega2" in out and "acceptance rates" in out and "'w'" not in out.split("acceptance rates:")[1]
