@@ -1,6 +1,9 @@
 """Temporal triggering kernels (issue 14, part 3): the power-law (Omori-Utsu) kernel through the
 public entry points -- simulate, log_likelihood, posterior_mode (recovery), mcmc and the tools
-built on them. The engines' power-law pair sums are tested against NumPy in test_hawkes_engine.py."""
+built on them (the engines' power-law pair sums are tested against NumPy in test_hawkes_engine.py)
+-- and the sum of two exponentials (kernel="exp2"), from the engines (CPU and the CUDA kernels on
+the emulator, against naive_hawkes.py) and the windowed bound to simulation, MCMC, the CLI and bad
+input (second half of this file)."""
 from __future__ import annotations
 
 import numpy as np

@@ -45,7 +45,7 @@ from .engine import KERNEL_PARAMS, EngineFactory, TriggerKernel, as_trigger_kern
 
 __all__ = ["HawkesParams", "HawkesData", "log_likelihood", "self_excitation_probabilities", "PARAM_NAMES",
            "PARAM_RANGE", "KERNELS", "KERNEL_PARAMS", "prepare_data", "engine_factory", "check_param_range",
-           "check_kernel", "kernel_label", "kernel_param_names", "rate_kwargs", "check_kernel_params"]
+           "check_kernel", "kernel_label", "rate_kwargs", "check_kernel_params"]
 
 #: Temporal triggering kernels (``kernel=``), as densities of the delay dt > 0 of an offspring:
 #: ``"exponential"``: omega exp(-omega dt) (the paper's); ``"power-law"`` (Omori-Utsu, modified Omori
@@ -96,11 +96,6 @@ def kernel_label(kernel: Any):
     if isinstance(kernel, (int, float)) and not isinstance(kernel, bool):
         return as_trigger_kernel(None, kernel).label
     return check_kernel(kernel).label
-
-
-def kernel_param_names(kernel: Any) -> tuple:
-    """:data:`PARAM_NAMES` plus the parameters ``kernel`` adds (``omega2``, ``w`` for ``"exp2"``)."""
-    return PARAM_NAMES + check_kernel(kernel).extra_params
 
 
 def rate_kwargs(params: Any) -> dict:
