@@ -14,7 +14,12 @@ Sections
    tau_x = 1.6 km, tau_t = 336 h, h = 0.07 km, omega = 2 / h, theta = 0.1, mu0 = 0.5): full
    evaluation, and one h/omega MCMC move (set_trigger into slot 1 + sum_log_intensity).
 4. Peak memory of a windowed log-likelihood at N = 200,000 (separate process, ru_maxrss).
-5. Assembly check: packed AVX instructions in the inner loops (fresh compile in a subprocess).
+5. Assembly check: packed AVX instructions in the inner loops (fresh compile in a subprocess),
+   for every temporal kernel's trigger loop.
+6. Temporal kernels: one exact trigger pass (an h move: set_trigger into slot 1) on N = 8,000
+   uniform events with the exponential, power-law (p = 2.5) and sum-of-two-exponentials ("exp2")
+   kernels, float64 and float32, 1 and 2 threads: trigger pairs per second and the ratio to the
+   exponential kernel.
 
 Timings are the minimum over ``--repeat`` runs; the machine (2 cores) is shared, so numbers are
 noisy upwards. Run: ``.venv/bin/python benchmarks/bench_hawkes_loglik.py [--quick]``.
@@ -268,11 +273,14 @@ for dt in (np.float64, np.float32):
     x = rng.uniform(0, 1, (64, 2)); t = np.sort(rng.uniform(0, 1, 64))
     e = make_engine(x, t, exact=True, dtype=dt); e.log_likelihood(1, .1, .1, 1, 1, .1)
     e.set_background(.2, .2); e.set_trigger(.3, .3)
+    e2 = make_engine(x, t, exact=True, dtype=dt, kernel="exp2"); e2.log_likelihood(1, .1, .1, 1, 1, .1, omega2=.1, w=.5)
+    e2.set_background(.2, .2); e2.set_trigger(.3, .3, omega2=.1, w=.5)
 out = {}
 for f in (cpu._bg_loop, cpu._tr_loop, cpu._fu_loop):
     for sig in f.signatures:
         asm = f.inspect_asm(sig)
-        key = f.__name__ + "[D=" + str(sig[0].count) + "," + str(sig[1].dtype) + "]"
+        kp = "" if f is cpu._bg_loop else ",kp=" + str(sig[10 if f is cpu._tr_loop else 12])
+        key = f.__name__ + "[D=" + str(sig[0].count) + "," + str(sig[1].dtype) + kp + "]"
         out[key] = dict(
             zmm=len(re.findall(r"%zmm", asm)), ymm=len(re.findall(r"%ymm", asm)),
             packed_fma_pd=len(re.findall(r"vfn?madd\w*pd\s+%[yz]mm", asm)),
@@ -282,6 +290,39 @@ for f in (cpu._bg_loop, cpu._tr_loop, cpu._fu_loop):
             libm_exp_calls=len(re.findall(r"call\w*\s+\S*exp", asm)))
 print(json.dumps(out))
 """
+
+
+def bench_kernels(N, repeat, threads_list):
+    """Section 6: one exact trigger pass per temporal kernel (see the module notes)."""
+    rng = np.random.default_rng(2021)
+    x = rng.uniform(0.0, 1.0, (N, 2))
+    t = np.sort(rng.uniform(0.0, 1.0, N))
+    kernels = [("exponential", "exponential", {}), ("power-law", ("power-law", 2.5), {}),
+               ("exp2", "exp2", dict(omega2=0.1, w=0.7))]
+    rows = []
+    for dtype in (np.float64, np.float32):
+        for th in threads_list:
+            rates = {}
+            for name, kernel, kw in kernels:
+                eng = make_engine(x, t, exact=True, threads=th, kernel=kernel, dtype=dtype)
+                eng.set_background(0.1, 0.1)
+                k = [0]
+
+                def trig():
+                    k[0] += 1
+                    eng.set_trigger(0.1 + 1e-9 * k[0], 1.0, slot=1, **kw)
+
+                trig()  # compile
+                wall, _ = _best(trig, repeat)
+                rates[name] = N * (N - 1) / 2 / wall
+            for name in rates:
+                rows.append(dict(kernel=name, dtype=np.dtype(dtype).name, threads=th, N=N,
+                                 trigger_pairs_per_s=rates[name],
+                                 ratio_to_exponential=rates[name] / rates["exponential"]))
+            print(f"kernels {np.dtype(dtype).name} threads={th}: "
+                  + ", ".join(f"{n} {r / 1e6:.0f} M pairs/s ({r / rates['exponential']:.2f}x)" for n, r in rates.items()),
+                  flush=True)
+    return rows
 
 
 def asm_check():
@@ -300,7 +341,7 @@ def main(argv=None):
     ap.add_argument("--rows", type=int, default=4_000, help="rows of the paper's loop timed")
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--quick", action="store_true", help="N = 20,000, 1 repeat (smoke run)")
-    ap.add_argument("--skip", nargs="*", default=(), choices=("exact", "paper", "dc", "memory", "asm"))
+    ap.add_argument("--skip", nargs="*", default=(), choices=("exact", "paper", "dc", "memory", "asm", "kernels"))
     a = ap.parse_args(argv)
     if a.quick:
         a.N, a.repeat, a.rows = 20_000, 1, 1_000
@@ -324,6 +365,8 @@ def main(argv=None):
         res["memory"] = bench_memory(200_000)
     if "asm" not in a.skip:
         res["asm"] = asm_check()
+    if "kernels" not in a.skip:
+        res["kernels"] = bench_kernels(4_000 if a.quick else 8_000, max(a.repeat, 3), threads_list)
     res["machine"]["load_average_end"] = os.getloadavg()
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     old = {}

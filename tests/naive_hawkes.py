@@ -26,35 +26,50 @@ def background_sums(x, t, tau_x, tau_t):
     return (phi_d(z2, tau_x, D) * phi_d(dt**2, tau_t, 1)).sum(axis=1)
 
 
-def trigger_sums(x, t, h, omega):
-    """G_n = sum_{m: t_m < t_n} omega exp(-omega (t_n - t_m)) phi_D(x_n - x_m; h)."""
+def temporal_kernel(dt, omega, omega2=None, w=None):
+    """g(dt) for dt > 0: omega exp(-omega dt), or with omega2 and w the sum of two exponentials
+    w omega exp(-omega dt) + (1 - w) omega2 exp(-omega2 dt) (each term evaluated as written)."""
+    if omega2 is None:
+        return omega * np.exp(-omega * dt)
+    return w * omega * np.exp(-omega * dt) + (1.0 - w) * omega2 * np.exp(-omega2 * dt)
+
+
+def temporal_cdf(d, omega, omega2=None, w=None):
+    """int_0^d g: 1 - exp(-omega d), or w (1 - exp(-omega d)) + (1 - w) (1 - exp(-omega2 d))."""
+    if omega2 is None:
+        return 1.0 - np.exp(-omega * d)
+    return w * (1.0 - np.exp(-omega * d)) + (1.0 - w) * (1.0 - np.exp(-omega2 * d))
+
+
+def trigger_sums(x, t, h, omega, omega2=None, w=None):
+    """G_n = sum_{m: t_m < t_n} g(t_n - t_m) phi_D(x_n - x_m; h), g = :func:`temporal_kernel`."""
     x = np.asarray(x, float).reshape(len(t), -1)
     t = np.asarray(t, float)
     D = x.shape[1]
     z2 = ((x[:, None, :] - x[None, :, :]) ** 2).sum(-1)
     dt = t[:, None] - t[None, :]
     earlier = dt > 0
-    k = np.where(earlier, omega * np.exp(-omega * np.where(earlier, dt, 0.0)), 0.0) * phi_d(z2, h, D)
+    k = np.where(earlier, temporal_kernel(np.where(earlier, dt, 0.0), omega, omega2, w), 0.0) * phi_d(z2, h, D)
     return k.sum(axis=1)
 
 
-def intensity(x, t, mu0, tau_x, tau_t, theta, omega, h):
-    return mu0 * background_sums(x, t, tau_x, tau_t) + theta * trigger_sums(x, t, h, omega)
+def intensity(x, t, mu0, tau_x, tau_t, theta, omega, h, omega2=None, w=None):
+    return mu0 * background_sums(x, t, tau_x, tau_t) + theta * trigger_sums(x, t, h, omega, omega2, w)
 
 
-def integral(t, mu0, tau_t, theta, omega, window=None):
+def integral(t, mu0, tau_t, theta, omega, window=None, omega2=None, w=None):
     t = np.asarray(t, float)
     T0, T1 = (t.min(), t.max()) if window is None else window
     bg = norm.cdf((T1 - t) / tau_t) - norm.cdf((T0 - t) / tau_t)
-    tr = 1.0 - np.exp(-omega * (T1 - t))
+    tr = temporal_cdf(T1 - t, omega, omega2, w)
     return float(mu0 * bg.sum() + theta * tr.sum())
 
 
-def log_likelihood(x, t, mu0, tau_x, tau_t, theta, omega, h, window=None):
-    lam = intensity(x, t, mu0, tau_x, tau_t, theta, omega, h)
-    return float(np.log(lam).sum() - integral(t, mu0, tau_t, theta, omega, window))
+def log_likelihood(x, t, mu0, tau_x, tau_t, theta, omega, h, window=None, omega2=None, w=None):
+    lam = intensity(x, t, mu0, tau_x, tau_t, theta, omega, h, omega2, w)
+    return float(np.log(lam).sum() - integral(t, mu0, tau_t, theta, omega, window, omega2, w))
 
 
-def self_excitation(x, t, mu0, tau_x, tau_t, theta, omega, h):
-    xi = theta * trigger_sums(x, t, h, omega)
+def self_excitation(x, t, mu0, tau_x, tau_t, theta, omega, h, omega2=None, w=None):
+    xi = theta * trigger_sums(x, t, h, omega, omega2, w)
     return xi / (mu0 * background_sums(x, t, tau_x, tau_t) + xi)

@@ -23,8 +23,8 @@ def _add_data_args(p: argparse.ArgumentParser) -> None:
 
 
 def _kernel(text: str):
-    """``--kernel exponential | power-law | power-law:P`` as the ``kernel=`` of the Python API."""
-    if text in ("exponential", "power-law"):
+    """``--kernel exponential | power-law | power-law:P | exp2`` as the ``kernel=`` of the Python API."""
+    if text in ("exponential", "power-law", "exp2"):
         return text
     name, _, p = text.partition(":")
     try:
@@ -32,14 +32,24 @@ def _kernel(text: str):
     except ValueError:
         value = None
     if name != "power-law" or value is None:
-        raise argparse.ArgumentTypeError(f"expected exponential, power-law or power-law:P (P > 1), got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected exponential, power-law, power-law:P (P > 1) or exp2, got {text!r}")
     return ("power-law", value)
 
 
 def _add_kernel_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kernel", type=_kernel, default="exponential",
-                   help="temporal trigger: exponential (default), power-law (Omori-Utsu, exponent 1.5) or "
-                        "power-law:P; --omega is its rate (1/c)")
+                   help="temporal trigger: exponential (default), power-law (Omori-Utsu, exponent 1.5), "
+                        "power-law:P, or exp2 (sum of two exponentials w omega e^(-omega dt) + (1 - w) omega2 "
+                        "e^(-omega2 dt)); --omega is its rate (1/c)")
+    p.add_argument("--omega2", type=float, default=None,
+                   help="--kernel exp2: rate of the second exponential (per unit of t, e.g. 1/hour)")
+    p.add_argument("--weight", dest="w", type=float, default=None,
+                   help="--kernel exp2: w, the weight of the omega component, in [0, 1]")
+
+
+def _rate_args(args) -> dict:
+    """``--omega2``/``--weight`` when given (``--kernel exp2``), as the keywords omega2/w of the Python API."""
+    return {n: getattr(args, n) for n in ("omega2", "w") if getattr(args, n, None) is not None}
 
 
 def _add_precision_args(p: argparse.ArgumentParser) -> None:
@@ -126,7 +136,7 @@ def _params(args):
     from ..hawkes.model import HawkesParams
 
     return HawkesParams(mu0=args.mu0, tau_x=args.tau_x, tau_t=args.tau_t, theta=args.theta, omega=args.omega,
-                        h=args.h)
+                        h=args.h, **_rate_args(args))
 
 
 def _cmd_loglik(args) -> int:
@@ -197,8 +207,8 @@ def _cmd_mcmc(args) -> int:
     if args.out:
         check_output_dir(args.out, args.overwrite)
     _, x, t = _read(args)
-    sample = tuple(s.strip() for s in args.sample.split(",") if s.strip())
-    fixed = {}
+    sample = None if args.sample is None else tuple(s.strip() for s in args.sample.split(",") if s.strip())
+    fixed = _rate_args(args)
     for name in ("mu0", "tau_x", "tau_t", "theta", "omega", "h"):
         v = getattr(args, f"fixed_{name}")
         if v is not None:
@@ -247,7 +257,7 @@ def _cmd_simulate(args) -> int:
         raise CliError(f"--region must be one side length or {2 * args.dim} numbers (low high per coordinate), "
                          f"got {len(args.region)} numbers")
     x, t = simulate(mu=args.mu, theta=args.theta, omega=args.omega, h=args.h, region=region, duration=args.duration,
-                    dim=args.dim, seed=args.seed, kernel=args.kernel)
+                    dim=args.dim, seed=args.seed, kernel=args.kernel, **_rate_args(args))
     names = ["x_km", "y_km", "z_km"][: args.dim]
     df = pd.DataFrame({**{n: x[:, i] for i, n in enumerate(names)}, "t_hours": t})
     return _emit_csv(df, args.out, "events")
@@ -291,7 +301,9 @@ def register(subparsers) -> None:
     p.add_argument("--n-iter", type=int, default=10_000, help="iterations (sweeps) per chain (default 10000)")
     p.add_argument("--burn-in", type=int, default=1_000)
     p.add_argument("--chains", type=int, default=4)
-    p.add_argument("--sample", default="h,omega,theta,mu0", help="comma-separated sampled parameters")
+    p.add_argument("--sample", default=None,
+                   help="comma-separated sampled parameters (default h,omega,theta,mu0, plus omega2,w with "
+                        "--kernel exp2 unless --omega2/--weight fix them)")
     for name, flag in (("mu0", "--mu0"), ("tau_x", "--tau-x"), ("tau_t", "--tau-t"), ("theta", "--theta"),
                        ("omega", "--omega"), ("h", "--h")):
         p.add_argument(flag, dest=f"fixed_{name}", type=float, default=None,

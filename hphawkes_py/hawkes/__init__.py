@@ -10,10 +10,13 @@ Model, for locations ``x_n`` in R^D (D = 1, 2 or 3; km in the examples) and time
 Public API
 ----------
 HawkesParams
-    Frozen parameters ``(mu0, tau_x, tau_t, theta, omega, h)``, all > 0.
+    Frozen parameters ``(mu0, tau_x, tau_t, theta, omega, h)``, all > 0 (plus ``omega2``, ``w`` for
+    ``kernel="exp2"``).
 log_likelihood(x, t, params, *, exact=False, window=None, dtype, backend, threads, kernel="exponential")
-    ``kernel``: the temporal trigger, ``"exponential"`` or the power law ``("power-law", p)`` (Omori-Utsu);
-    also on ``self_excitation_probabilities``, ``simulate``, ``mcmc``, ``posterior_mode``.
+    ``kernel``: the temporal trigger, ``"exponential"``, the power law ``("power-law", p)`` (Omori-Utsu)
+    or ``"exp2"``, the sum of two exponentials ``w omega exp(-omega dt) + (1 - w) omega2 exp(-omega2 dt)``
+    (``omega2`` in 1/units of t, ``w`` in [0, 1]: two more parameters, sampled by ``mcmc`` by default);
+    also on ``self_excitation_probabilities``, ``simulate``, ``mcmc``, ``posterior_mode`` and the tools below.
 self_excitation_probabilities(x, t, params, ...)
     ``pi_n``, the probability that event n was triggered by an earlier event.
 simulate(*, mu, theta, omega, h, region, duration, dim=2, seed)
@@ -45,7 +48,8 @@ from __future__ import annotations
 from .excitation import self_excitation, self_excitation_draws
 from .forecast import HawkesForecast, forecast_intensity
 from .mcmc import DEFAULT_INIT, DEFAULT_PRIOR_SCALES, HawkesPosterior, mcmc, posterior_mode
-from .model import KERNELS, PARAM_NAMES, PARAM_RANGE, HawkesParams, log_likelihood, self_excitation_probabilities
+from .model import (KERNEL_PARAMS, KERNELS, PARAM_NAMES, PARAM_RANGE, HawkesParams, log_likelihood,
+                    self_excitation_probabilities)
 from .predictive import PosteriorPredictive, posterior_predictive
 from .residuals import HawkesResiduals, residuals
 from .scoring import HawkesForecastScore, forecast_score
@@ -75,6 +79,7 @@ __all__ = [
     "PARAM_NAMES",
     "PARAM_RANGE",
     "KERNELS",
+    "KERNEL_PARAMS",
     "DEFAULT_PRIOR_SCALES",
     "DEFAULT_INIT",
 ]

@@ -38,7 +38,7 @@ from numba.extending import overload
 
 from .._backend import threads_context
 from .._fastmath import exp_fast, exp_fast32
-from .engine import Engine, phi0, split_time, tie_starts, time_grid, trigger_integral_part, trigger_scale
+from .engine import Engine, phi0, split_time, tie_starts, time_grid, trigger_integral_part
 
 __all__ = ["CpuEngine"]
 
@@ -95,7 +95,7 @@ def _lower_bound_back(a, v, hi):
 # ((d0 d0 + d1 d1) + d2 d2) -- so LLVM sees the same loop body as a hand-written copy per D and
 # vectorizes it (packed vfmadd...pd/ps on ymm/zmm; benchmarks/bench_hawkes_loglik.py checks the
 # assembly). Background: exp(-(ax r2 + at dt^2)), symmetric scatter into buf. Trigger:
-# exp(-(bh r2 + om dt)) with dt = t_n - t_m > 0.
+# exp(-(bh r2 + om dt)) with dt = t_n - t_m > 0 (or the power-law / sum-of-exponentials term, see _trig).
 #
 # The loops take the row's point as (a, tn, tln) -- the coordinates as a tuple of scalars and the
 # split time -- so the same loops serve events (``_coords(xs, n), th[n], tl[n]``) and query points
@@ -138,17 +138,25 @@ def _sqdist(xs, a, m):  # pragma: no cover - replaced by the overload inside Num
     return sum((c[m] - v) ** 2 for c, v in zip(xs, a))
 
 
-def _time_term(om, dt, kp):  # pragma: no cover - replaced by the overload inside Numba code
-    return om * dt if kp is None else kp * math.log1p(om * dt)
+def _trig(q, om, dt, kp):  # pragma: no cover - replaced by the overload inside Numba code
+    if kp is None:
+        return math.exp(-(q + om * dt))
+    if isinstance(kp, tuple):
+        return kp[0] * math.exp(-(q + om * dt)) + kp[2] * math.exp(-(q + kp[1] * dt))
+    return math.exp(-(q + kp * math.log1p(om * dt)))
 
 
-@overload(_time_term, inline="always")
-def _time_term_ol(om, dt, kp):
-    """The trigger's time term, chosen at compile time by the type of ``kp``: None -> exponential
-    kernel (om dt, vectorizes), a float p -> power-law (p log(1 + om dt))."""
+@overload(_trig, inline="always")
+def _trig_ol(q, om, dt, kp):
+    """One trigger pair term exp(-(q + time term)) with q = bh r2, the kernel chosen at compile time
+    by the type of ``kp``: None -> exponential (om dt, vectorizes); a float p -> power-law
+    (p log(1 + om dt)); a tuple (c1, om2, c2) -> sum of two exponentials
+    c1 exp(-(q + om dt)) + c2 exp(-(q + om2 dt)) (two exp_fast, vectorizes)."""
     if isinstance(kp, (types.NoneType, types.Omitted)):
-        return lambda om, dt, kp: om * dt
-    return lambda om, dt, kp: kp * math.log1p(om * dt)
+        return lambda q, om, dt, kp: _expg(-(q + om * dt))
+    if isinstance(kp, types.BaseTuple):
+        return lambda q, om, dt, kp: kp[0] * _expg(-(q + om * dt)) + kp[2] * _expg(-(q + kp[1] * dt))
+    return lambda q, om, dt, kp: _expg(-(q + kp * math.log1p(om * dt)))
 
 
 @overload(_coords, inline="always")
@@ -191,7 +199,7 @@ def _tr_loop(xs, th, tl, a, tn, tln, lo, hi, bh, om, kp):
         for m in range(m0, me):
             r2 = _sqdist(xs, a, m)
             dt = (tn - th[m]) + (tln - tl[m])
-            blk += _expg(-(bh * r2 + _time_term(om, dt, kp)))
+            blk += _trig(bh * r2, om, dt, kp)
         acc += blk
         m0 = me
     return acc
@@ -213,7 +221,7 @@ def _fu_loop(xs, th, tl, a, tn, tln, lo, hi, ax, at, bh, om, kp, buf):
             v = _expg(-(ax * r2 + at * (dt * dt)))
             blks += v
             buf[m] += v
-            blkg += _expg(-(bh * r2 + _time_term(om, dt, kp)))
+            blkg += _trig(bh * r2, om, dt, kp)
         accs += blks
         accg += blkg
         m0 = me
@@ -373,8 +381,10 @@ class CpuEngine(Engine):
 
     backend = "cpu"
 
-    def __init__(self, x, t, *, dtype=np.float64, threads=None, exact=False, window=None, kernel_p=0.0):
-        super().__init__(x, t, dtype=dtype, threads=threads, exact=exact, window=window, kernel_p=kernel_p)
+    def __init__(self, x, t, *, dtype=np.float64, threads=None, exact=False, window=None, kernel_p=0.0,
+                 kernel=None):
+        super().__init__(x, t, dtype=dtype, threads=threads, exact=exact, window=window, kernel_p=kernel_p,
+                         kernel=kernel)
         # the trigger's time term is chosen at compile time by the type of kp (None: exponential)
         self._kp = None if self.kernel_p == 0.0 else self.dtype.type(self.kernel_p)
         dt = self.dtype
@@ -393,6 +403,14 @@ class CpuEngine(Engine):
     def _nchunks(self):
         return max(1, numba.get_num_threads())
 
+    def _loop_consts(self, consts):
+        """(bh, om, kp, scale) of the trigger loops from :meth:`Engine._trigger_consts`: ``kp`` is
+        None (exponential), the power-law exponent, or (c1, om2, c2) for the sum of two exponentials."""
+        dt = self.dtype.type
+        bh, om, c1, om2, c2, scale = consts
+        kp = (dt(c1), dt(om2), dt(c2)) if self.exp2 else self._kp
+        return dt(bh), dt(om), kp, scale
+
     def _k_background(self, tau_x, tau_t, delta):
         dt = self.dtype.type
         with threads_context(self.threads):
@@ -402,24 +420,22 @@ class CpuEngine(Engine):
                 self._nchunks(), phi0(self.D, tau_x) * phi0(1, tau_t), 1.0, self._S, self._S)
         self._pairs += int(cnt)
 
-    def _k_trigger(self, h, omega, delta, phys):
-        dt = self.dtype.type
+    def _k_trigger(self, h, rates, delta, phys):
+        bh, om, kp, scale = self._loop_consts(self._trigger_consts(h, rates))
         with threads_context(self.threads):
-            cnt = _trigger_kernel(
-                self._x, self._th, self._tl, self._tw, self._ts,
-                dt(0.5 / h**2), dt(omega), self._kp, float(delta), trigger_scale(self.D, h, omega, self.kernel_p),
-                self._G[phys])
+            cnt = _trigger_kernel(self._x, self._th, self._tl, self._tw, self._ts, bh, om, kp, float(delta), scale,
+                                  self._G[phys])
         self._pairs += int(cnt)
 
-    def _k_both(self, tau_x, tau_t, delta_s, h, omega, delta_g, phys):
+    def _k_both(self, tau_x, tau_t, delta_s, h, rates, delta_g, phys):
         dt = self.dtype.type
+        bh, om, kp, scale = self._loop_consts(self._trigger_consts(h, rates))
         with threads_context(self.threads):
             cnt = _symmetric_kernel(
                 self._x, self._th, self._tl, self._tw, self._ts,
                 dt(0.5 / tau_x**2), dt(0.5 / tau_t**2), float(delta_s),
-                dt(0.5 / h**2), dt(omega), self._kp, float(delta_g), True, self._nchunks(),
-                phi0(self.D, tau_x) * phi0(1, tau_t), trigger_scale(self.D, h, omega, self.kernel_p),
-                self._S, self._G[phys])
+                bh, om, kp, float(delta_g), True, self._nchunks(),
+                phi0(self.D, tau_x) * phi0(1, tau_t), scale, self._S, self._G[phys])
         self._pairs += int(cnt)
 
     def _k_sum_log(self, mu0, theta, phys):
@@ -441,15 +457,16 @@ class CpuEngine(Engine):
     def _k_trigger_integral(self, omega):
         return trigger_integral_part(self._tw, omega, self.window)
 
-    def _k_query(self, points, time, ranges, ax, at, bh, om, scale_s, scale_g):
+    def _k_query(self, points, time, ranges, ax, at, scale_s, consts):
         dt = self.dtype.type
+        bh, om, kp, scale_g = self._loop_consts(consts)
         pc = points - self._xmean
         qs = tuple(np.ascontiguousarray(pc[:, d], dtype=self.dtype) for d in range(self.D))
         qh, ql = split_time(np.array([time]), self.dtype, grid=self._tgrid)
         out_s = np.empty(points.shape[0])
         out_g = np.empty(points.shape[0])
         with threads_context(self.threads):
-            cnt = _query_kernel(self._x, self._th, self._tl, qs, qh[0], ql[0], *ranges, dt(ax), dt(at), dt(bh),
-                                dt(om), self._kp, self._nchunks(), scale_s, scale_g, out_s, out_g)
+            cnt = _query_kernel(self._x, self._th, self._tl, qs, qh[0], ql[0], *ranges, dt(ax), dt(at), bh,
+                                om, kp, self._nchunks(), scale_s, scale_g, out_s, out_g)
         self._pairs += int(cnt)
         return out_s, out_g

@@ -16,11 +16,19 @@ They never store anything of size N x N. ``S`` is kept resident (it changes only
 tau_x, tau_t); ``G`` lives in two resident slots so an MCMC h/omega proposal can be computed
 into slot 1 and either discarded or promoted with :meth:`swap_trigger` (no copy).
 
-Temporal kernels. ``kernel_p = 0`` is the paper's exponential trigger; ``kernel_p = p > 1`` the
-power law (Omori-Utsu) with density (p - 1) omega (1 + omega dt)^(-p): its pair term is
-exp(-(r^2/(2h^2) + p log(1 + omega dt))) and its cut-off in (3) becomes
-Delta_G = ((bound)^(1/p) - 1) / omega (:func:`trigger_delta`), infinite -- every pair -- when that
-overflows. :meth:`Engine.query_sums` evaluates the same sums at points off the data (forecasts).
+Temporal kernels (:class:`TriggerKernel`). ``"exponential"`` (``kernel_p = 0``) is the paper's
+trigger; ``"power-law"`` (``kernel_p = p > 1``) the Omori-Utsu law with density
+(p - 1) omega (1 + omega dt)^(-p): its pair term is exp(-(r^2/(2h^2) + p log(1 + omega dt))) and its
+cut-off in (3) becomes Delta_G = ((bound)^(1/p) - 1) / omega (:func:`trigger_delta`), infinite --
+every pair -- when that overflows. ``"exp2"``, the sum of two exponentials, has density
+
+    g(dt) = w omega exp(-omega dt) + (1 - w) omega2 exp(-omega2 dt),   0 <= w <= 1,
+
+with two more trigger parameters (``omega2``, ``w``) that every trigger method takes as keywords;
+its pair term is c1 exp(-(r^2/(2h^2) + omega dt)) + c2 exp(-(r^2/(2h^2) + omega2 dt)) with
+c1 = w omega / A, c2 = (1 - w) omega2 / A and the constant A phi_D(0; h), A = w omega + (1 - w) omega2
+(:func:`exp2_weights`), and its cut-off is bound (3') below. :meth:`Engine.query_sums` evaluates the
+same sums at points off the data (forecasts).
 
 Windowed ("default", ``exact=False``) evaluation -- the bound
 ==============================================================
@@ -50,6 +58,16 @@ omega phi_D(0; h) exp(-omega Delta_G); with at most N - 1 of them,
 
     0 <= G_n - G_n^w <= (N - 1) omega phi_D(0; h) exp(-omega Delta_G) = EPS_G rho own
     when Delta_G = log((N - 1) omega phi_D(0; h) / (EPS_G rho own)) / omega.     (3)
+
+Sum of two exponentials (3'). A skipped term is at most phi_D(0; h) (a1 exp(-omega Delta_G)
++ a2 exp(-omega2 Delta_G)) with a1 = w omega, a2 = (1 - w) omega2. Take, for every component j with
+a_j > 0, Delta_j = max(0, log(2 (N - 1) a_j phi_D(0; h) / (EPS_G rho own))) / omega_j, and
+Delta_G = max_j Delta_j. Then a_j exp(-omega_j Delta_G) <= a_j exp(-omega_j Delta_j)
+<= EPS_G rho own / (2 (N - 1) phi_D(0; h)) for each j (if the log was clipped at 0, a_j itself is
+below that), so the two components together skip at most EPS_G rho own, as in (3). The slowest
+component with a non-negligible weight sets the cut-off: a slow tail of tiny weight does not
+stretch the window beyond what its weight needs, and a heavy slow tail is never cut short (the
+fast rate alone would: tests/test_hawkes_kernels.py has that adversarial case).
 
 Then theta (G_n - G_n^w) <= EPS_G theta rho own <= EPS_G mu0 own <= EPS_G lambda_n^w as long
 as mu0 / theta >= rho. G is computed before mu0 and theta are known, so a trigger slot is built
@@ -89,6 +107,10 @@ __all__ = [
     "background_integral_part",
     "trigger_integral_part",
     "trigger_scale",
+    "exp2_weights",
+    "TriggerKernel",
+    "as_trigger_kernel",
+    "KERNEL_PARAMS",
     "tie_starts",
     "split_time",
     "time_grid",
@@ -98,6 +120,63 @@ EPS_WINDOW = 1e-13
 EPS_S = 4e-14
 EPS_G = 4e-14
 RHO_DEFAULT = 1e-6
+
+#: Trigger parameters a temporal kernel takes besides ``omega`` (keywords of the trigger methods).
+KERNEL_PARAMS = {"exponential": (), "power-law": (), "exp2": ("omega2", "w")}
+
+
+class TriggerKernel(tuple):
+    """A validated temporal trigger kernel: ``name`` (``"exponential"``, ``"power-law"`` or
+    ``"exp2"``) and the power-law exponent ``p`` (0 otherwise). A plain pair, so it compares,
+    hashes and pickles as ``(name, p)``."""
+
+    __slots__ = ()
+
+    def __new__(cls, name: str = "exponential", p: float = 0.0):
+        if name not in KERNEL_PARAMS:
+            raise ValueError(f"unknown temporal kernel {name!r}; known: {tuple(KERNEL_PARAMS)}")
+        p = float(p)
+        if name == "power-law" and not p > 1.0:
+            raise ValueError(f"the power-law kernel needs an exponent p > 1, got {p!r}")
+        if name != "power-law" and p != 0.0:
+            raise ValueError(f"only the power-law kernel takes an exponent, got {name!r} with p = {p!r}")
+        return super().__new__(cls, (name, p))
+
+    name = property(lambda self: self[0])
+    p = property(lambda self: self[1])
+
+    @property
+    def extra_params(self) -> tuple:
+        """Trigger parameters besides ``omega`` (``("omega2", "w")`` for ``"exp2"``)."""
+        return KERNEL_PARAMS[self.name]
+
+    @property
+    def label(self):
+        """The user-facing ``kernel=`` value: ``"exponential"``, ``("power-law", p)`` or ``"exp2"``."""
+        return ("power-law", self.p) if self.name == "power-law" else self.name
+
+    def __getnewargs__(self):
+        return (self[0], self[1])
+
+    def __repr__(self):
+        return f"TriggerKernel({self.name!r}, {self.p!r})"
+
+
+def as_trigger_kernel(kernel=None, kernel_p: float = 0.0) -> TriggerKernel:
+    """The engines' kernel from ``kernel`` (a :class:`TriggerKernel`, a name, or ``("power-law", p)``)
+    or, when ``kernel`` is None, from the legacy exponent ``kernel_p`` (0 exponential, p > 1 power law).
+    Users' values are checked, with messages naming ``kernel``, by :func:`~.model.check_kernel`."""
+    if isinstance(kernel, TriggerKernel):
+        return kernel
+    if kernel is None:
+        kp = float(kernel_p)
+        if not (kp == 0.0 or kp > 1.0):
+            raise ValueError(f"kernel_p must be 0 (exponential) or > 1 (power-law exponent), got {kernel_p!r}")
+        return TriggerKernel("exponential") if kp == 0.0 else TriggerKernel("power-law", kp)
+    if isinstance(kernel, str):
+        return TriggerKernel(kernel, 1.5 if kernel == "power-law" else 0.0)
+    name, p = kernel
+    return TriggerKernel(name, p)
 
 
 def phi0(D: int, s: float) -> float:
@@ -113,17 +192,27 @@ def background_delta(N: int, tau_t: float, eps: float = EPS_S) -> float:
 
 
 def trigger_delta(N: int, D: int, tau_x: float, tau_t: float, h: float, omega: float, rho: float,
-                  eps: float = EPS_G, p: float = 0.0) -> float:
+                  eps: float = EPS_G, p: float = 0.0, omega2: float | None = None, w: float | None = None) -> float:
     """Time cut Delta_G of bound (3): skipped trigger mass <= eps * rho * own (own = phi_D(0;tau_x) phi_1(0;tau_t)).
 
     ``p = 0``: exponential kernel, a skipped term is at most omega phi_D(0;h) exp(-omega Delta).
     ``p > 1``: power-law kernel (see :func:`trigger_scale`), a skipped term is at most
     (p - 1) omega phi_D(0;h) (1 + omega Delta)^(-p), so Delta = ((bound)^(1/p) - 1) / omega
     (inf -- nothing skipped -- when that overflows: heavy tails may need every pair).
+    ``omega2``, ``w`` given: sum of two exponentials, bound (3') of the module notes -- each component
+    j with weight a_j = w omega or (1 - w) omega2 gets half the budget, Delta = max_j Delta_j.
     """
     if N < 2:
         return math.inf
     own = phi0(D, tau_x) * phi0(1, tau_t)
+    if omega2 is not None:
+        delta = 0.0
+        for a, rate in ((w * omega, omega), ((1.0 - w) * omega2, omega2)):
+            if a > 0.0:
+                logb = (math.log(2.0 * (N - 1)) + math.log(a) - 0.5 * D * math.log(2.0 * math.pi * h * h)
+                        - math.log(eps) - math.log(rho) - math.log(own))
+                delta = max(delta, max(logb, 0.0) / rate)
+        return delta
     # log((N-1) omega phi_D(0;h) / (eps rho own)) in logs to avoid overflow for tiny h / rho.
     logb = (math.log(N - 1) + math.log(omega) - 0.5 * D * math.log(2.0 * math.pi * h * h)
             - math.log(eps) - math.log(rho) - math.log(own))
@@ -134,11 +223,23 @@ def trigger_delta(N: int, D: int, tau_x: float, tau_t: float, h: float, omega: f
     return max(logb, 0.0) / omega
 
 
-def trigger_scale(D: int, h: float, omega: float, p: float = 0.0) -> float:
+def trigger_scale(D: int, h: float, omega: float, p: float = 0.0, omega2: float | None = None,
+                  w: float | None = None) -> float:
     """Constant factor of the trigger kernel: omega phi_D(0; h) (exponential, ``p = 0``) or
     (p - 1) omega phi_D(0; h) (power-law, the density (p - 1) omega (1 + omega dt)^(-p) of
-    Omori-Utsu form with c = 1/omega); the pair term is exp(-(r^2/(2h^2) + time term))."""
+    Omori-Utsu form with c = 1/omega); the pair term is exp(-(r^2/(2h^2) + time term)).
+    With ``omega2``, ``w`` (sum of two exponentials): (w omega + (1 - w) omega2) phi_D(0; h), the
+    pair term being weighted by :func:`exp2_weights`."""
+    if omega2 is not None:
+        return (w * omega + (1.0 - w) * omega2) * phi0(D, h)
     return (omega if p == 0.0 else (p - 1.0) * omega) * phi0(D, h)
+
+
+def exp2_weights(omega: float, omega2: float, w: float) -> tuple[float, float]:
+    """(c1, c2): the sum-of-exponentials pair term is c1 exp(-(q + omega dt)) + c2 exp(-(q + omega2 dt))
+    times :func:`trigger_scale`; c1 + c2 = 1, c1 = w omega / (w omega + (1 - w) omega2)."""
+    a1, a2 = w * omega, (1.0 - w) * omega2
+    return a1 / (a1 + a2), a2 / (a1 + a2)
 
 
 def tie_starts(t: np.ndarray) -> np.ndarray:
@@ -168,14 +269,12 @@ def background_integral_part(t: np.ndarray, tau_t: float, window) -> float:
     return float(np.sum(_phi_diff((T1 - t) / tau_t, (T0 - t) / tau_t)))
 
 
-def trigger_integral_part(t: np.ndarray, omega: float, window, p: float = 0.0) -> float:
+def trigger_integral_part(t: np.ndarray, omega: float, window, p: float = 0.0, omega2: float | None = None,
+                          w: float | None = None) -> float:
     """sum_m [1 - exp(-omega (T1 - t_m))] (exponential) or sum_m [1 - (1 + omega (T1 - t_m))^(1 - p)]
-    (power-law, ``p > 1``); float64, through expm1/log1p for small arguments."""
-    T1 = window[1]
-    t = np.asarray(t, dtype=np.float64)
-    if p > 0.0:
-        return float(np.sum(-np.expm1((1.0 - p) * np.log1p(omega * (T1 - t)))))
-    return float(np.sum(-np.expm1(-omega * (T1 - t))))
+    (power-law, ``p > 1``) or, with ``omega2`` and ``w``, sum_m [w (1 - exp(-omega (T1 - t_m)))
+    + (1 - w) (1 - exp(-omega2 (T1 - t_m)))]; float64, through expm1/log1p for small arguments."""
+    return float(np.sum(trigger_integral_terms(t, omega, window, p, omega2, w)))
 
 def background_integral_terms(t: np.ndarray, tau_t: float, window) -> np.ndarray:
     """Per-event summands of :func:`background_integral_part` (float64, shape (N,))."""
@@ -184,10 +283,13 @@ def background_integral_terms(t: np.ndarray, tau_t: float, window) -> np.ndarray
     return _phi_diff((T1 - t) / tau_t, (T0 - t) / tau_t)
 
 
-def trigger_integral_terms(t: np.ndarray, omega: float, window, p: float = 0.0) -> np.ndarray:
+def trigger_integral_terms(t: np.ndarray, omega: float, window, p: float = 0.0, omega2: float | None = None,
+                           w: float | None = None) -> np.ndarray:
     """Per-event summands of :func:`trigger_integral_part` (float64, shape (N,))."""
     T1 = window[1]
     t = np.asarray(t, dtype=np.float64)
+    if omega2 is not None:
+        return -(w * np.expm1(-omega * (T1 - t)) + (1.0 - w) * np.expm1(-omega2 * (T1 - t)))
     if p > 0.0:
         return -np.expm1((1.0 - p) * np.log1p(omega * (T1 - t)))
     return -np.expm1(-omega * (T1 - t))
@@ -249,7 +351,7 @@ def split_time(t: np.ndarray, dtype, grid: float | None = None) -> tuple[np.ndar
 
 
 def make_engine(x_sorted, t_sorted, *, backend: str = "cpu", dtype=np.float64, threads=None,
-                exact: bool = False, window=None, kernel_p: float = 0.0):
+                exact: bool = False, window=None, kernel_p: float = 0.0, kernel=None):
     """Build a likelihood engine for time-sorted, validated events on a resolved backend.
 
     Parameters
@@ -273,7 +375,11 @@ def make_engine(x_sorted, t_sorted, *, backend: str = "cpu", dtype=np.float64, t
         Observation window of the integral; default (t[0], t[-1]).
     kernel_p : float
         Temporal trigger kernel: 0 = exponential, p > 1 = power-law (Omori-Utsu) with exponent p.
+    kernel : TriggerKernel, "exponential", "power-law", ("power-law", p) or "exp2", optional
+        The temporal kernel (overrides ``kernel_p``); ``"exp2"`` is the sum of two exponentials,
+        whose ``omega2`` and ``w`` the trigger methods then take as keywords.
     """
+    kernel = as_trigger_kernel(kernel, kernel_p)
     x = np.asarray(x_sorted, dtype=np.float64)
     if x.ndim == 1:
         x = x[:, None]
@@ -285,12 +391,12 @@ def make_engine(x_sorted, t_sorted, *, backend: str = "cpu", dtype=np.float64, t
         from .gpu import GpuEngine
 
         return GpuEngine(x, t, device=get_device(backend), backend=backend, dtype=dtype, threads=threads,
-                         exact=exact, window=window, kernel_p=kernel_p)
+                         exact=exact, window=window, kernel=kernel)
     if backend != "cpu":
         raise ValueError(f"make_engine needs a resolved backend ('cpu', 'gpu' or 'emulator'), got {backend!r}")
     from .cpu import CpuEngine
 
-    return CpuEngine(x, t, dtype=dtype, threads=threads, exact=exact, window=window, kernel_p=kernel_p)
+    return CpuEngine(x, t, dtype=dtype, threads=threads, exact=exact, window=window, kernel=kernel)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -309,8 +415,8 @@ class EngineFactory:
     dtype : numpy.dtype
     threads : int or None
     exact : bool
-    kernel_p : float
-        Temporal trigger kernel (0 exponential, p > 1 power-law).
+    kernel : TriggerKernel
+        Temporal trigger kernel (``kernel_p``: its power-law exponent, 0 for the others).
     spatial_window : hphawkes_py.kde.Window or None
         Spatial observation window of the compensator (None: the whole plane).
     """
@@ -320,14 +426,19 @@ class EngineFactory:
     dtype: Any = np.float64
     threads: Any = None
     exact: bool = False
-    kernel_p: float = 0.0
+    kernel: TriggerKernel = TriggerKernel("exponential")
     spatial_window: Any = None
+
+    @property
+    def kernel_p(self) -> float:
+        """The power-law exponent of ``kernel`` (0 for the exponential kernels)."""
+        return self.kernel.p
 
     def build(self, *, exact: bool | None = None):
         """A new engine holding ``data`` (``exact`` overrides the factory's)."""
         eng = make_engine(self.data.x_sorted, self.data.t_sorted, backend=self.backend, dtype=self.dtype,
                           threads=self.threads, exact=self.exact if exact is None else bool(exact),
-                          window=self.data.window, kernel_p=self.kernel_p)
+                          window=self.data.window, kernel=self.kernel)
         if self.spatial_window is not None:
             eng.set_spatial_window(self.data.x_sorted, self.spatial_window)
         return eng
@@ -341,18 +452,20 @@ class Engine:
     """Parameter caching, trigger slots, the rho guard of bound (3) and the integral.
 
     Subclasses implement the kernels: ``_k_background(tau_x, tau_t, delta)``,
-    ``_k_trigger(h, omega, delta, slot)``, ``_k_both(tau_x, tau_t, delta_s, h, omega, delta_g, slot)``,
+    ``_k_trigger(h, rates, delta, slot)``, ``_k_both(tau_x, tau_t, delta_s, h, rates, delta_g, slot)``,
     ``_k_sum_log(mu0, theta, slot)``, ``_k_pi(mu0, theta, slot)``, ``_k_S()``, ``_k_G(slot)``,
-    ``_k_trigger_integral(omega)``.
+    ``_k_trigger_integral(omega)`` (the exponential kernel's part) and ``_k_query``. ``rates`` is the
+    tuple of temporal trigger parameters: ``(omega,)``, or ``(omega, omega2, w)`` for ``"exp2"``;
+    :meth:`_trigger_consts` turns it into the loops' constants.
     """
 
     backend = "cpu"
 
-    def __init__(self, x, t, *, dtype, threads, exact, window, kernel_p=0.0):
+    def __init__(self, x, t, *, dtype, threads, exact, window, kernel_p=0.0, kernel=None):
         self.N, self.D = x.shape
-        self.kernel_p = float(kernel_p)
-        if not (self.kernel_p == 0.0 or self.kernel_p > 1.0):
-            raise ValueError(f"kernel_p must be 0 (exponential) or > 1 (power-law exponent), got {kernel_p!r}")
+        self.kernel = as_trigger_kernel(kernel, kernel_p)
+        self.kernel_p = self.kernel.p
+        self.exp2 = self.kernel.name == "exp2"
         if self.D not in (1, 2, 3):
             raise ValueError(f"x must have D = 1, 2 or 3 columns, got {self.D}")
         self.dtype = np.dtype(dtype)
@@ -366,11 +479,12 @@ class Engine:
         self._bg_params = None          # (tau_x, tau_t) of the resident S
         self._bg_integral = None
         self._own = None
-        self._slot_params = [None, None]  # (h, omega, rho) per slot
+        self._slot_params = [None, None]  # (h, rates, bound) per slot
         self._slot_order = [0, 1]       # logical slot -> physical buffer
         self._rho = RHO_DEFAULT
         self._omega_integral = (None, None)
         self._spatial = None            # (x_sorted float64, kde.Window) when the plane is replaced by a window
+        self._spatial_mass = (None, None)  # (h, trigger Gaussians' masses inside the window)
 
     def set_spatial_window(self, x_sorted, window) -> None:
         """Integrate the rate over the raster ``window`` (:class:`hphawkes_py.kde.Window`, D = 2)
@@ -384,6 +498,7 @@ class Engine:
         self._bg_params = None
         self._bg_integral = None
         self._omega_integral = (None, None)
+        self._spatial_mass = (None, None)
 
     @property
     def pair_evaluations(self) -> int:
@@ -394,15 +509,47 @@ class Engine:
     def _pending_pairs(self) -> int:
         return 0
 
+    # -- temporal trigger parameters ---------------------------------------------------------
+    def _rates(self, omega, omega2=None, w=None) -> tuple:
+        """The temporal trigger parameters as a tuple: ``(omega,)`` or ``(omega, omega2, w)`` ("exp2")."""
+        omega = float(omega)
+        if not self.exp2:
+            if omega2 is not None or w is not None:
+                raise ValueError(f"omega2 and w are parameters of the 'exp2' kernel, not of {self.kernel.name!r}")
+            return (omega,)
+        if omega2 is None or w is None:
+            raise ValueError("the 'exp2' kernel needs omega2 and w (the second rate and the weight of omega)")
+        omega2, w = float(omega2), float(w)
+        if not (omega2 > 0.0 and math.isfinite(omega2)):
+            raise ValueError(f"omega2 must be a positive finite rate, got {omega2!r}")
+        if not 0.0 <= w <= 1.0:
+            raise ValueError(f"w must be in [0, 1] (the weight of the omega component), got {w!r}")
+        return (omega, omega2, w)
+
+    @staticmethod
+    def _rate_kw(rates) -> dict:
+        return {} if len(rates) == 1 else {"omega2": rates[1], "w": rates[2]}
+
+    def _trigger_consts(self, h, rates):
+        """(bh, omega, c1, omega2, c2, scale) of the pair loops: the trigger term of a pair is
+        scale * [c1 exp(-(bh r2 + T(omega, dt))) + c2 exp(-(bh r2 + omega2 dt))] with T the kernel's
+        time term; c1 = 1, c2 = 0 except for "exp2" (:func:`exp2_weights`)."""
+        omega = rates[0]
+        scale = trigger_scale(self.D, h, omega, self.kernel_p, **self._rate_kw(rates))
+        if len(rates) == 1:
+            return 0.5 / h**2, omega, 1.0, 0.0, 0.0, scale
+        c1, c2 = exp2_weights(*rates)
+        return 0.5 / h**2, omega, c1, rates[1], c2, scale
+
     # -- windows ---------------------------------------------------------------------------
     def _delta_s(self, tau_t):
         return math.inf if self.exact else background_delta(self.N, tau_t)
 
-    def _delta_g(self, h, omega, rho):
+    def _delta_g(self, h, rates, rho):
         if self.exact:
             return math.inf
         tau_x, tau_t = self._bg_params
-        return trigger_delta(self.N, self.D, tau_x, tau_t, h, omega, rho, p=self.kernel_p)
+        return trigger_delta(self.N, self.D, tau_x, tau_t, h, rates[0], rho, p=self.kernel_p, **self._rate_kw(rates))
 
     # -- public interface -------------------------------------------------------------------
     def set_background(self, tau_x, tau_t):
@@ -423,26 +570,26 @@ class Engine:
             self._bg_integral = float(np.sum(gaussian_window_mass(xs, tau_x, win)
                                              * background_integral_terms(self._t64, tau_t, self.window)))
 
-    def set_trigger(self, h, omega, slot=0):
-        """Compute G for (h, omega) into ``slot`` (0 or 1)."""
-        self._set_trigger(float(h), float(omega), slot, self._rho)
+    def set_trigger(self, h, omega, slot=0, *, omega2=None, w=None):
+        """Compute G for (h, omega) -- and ``omega2``, ``w`` for the "exp2" kernel -- into ``slot`` (0 or 1)."""
+        self._set_trigger(float(h), self._rates(omega, omega2, w), slot, self._rho)
 
-    def _set_trigger(self, h, omega, slot, rho):
+    def _set_trigger(self, h, rates, slot, rho):
         if slot not in (0, 1):
             raise ValueError(f"slot must be 0 or 1, got {slot!r}")
         if self._bg_params is None and not self.exact:
             raise RuntimeError("set_background must be called before set_trigger in windowed mode")
         bound = 0.0 if self.exact else EPS_G * rho * self._own
         p = self._slot_params[slot]
-        if p is not None and p[:2] == (h, omega) and p[2] <= bound:
+        if p is not None and p[:2] == (h, rates) and p[2] <= bound:
             return
-        self._k_trigger(h, omega, self._delta_g(h, omega, rho), self._slot_order[slot])
+        self._k_trigger(h, rates, self._delta_g(h, rates, rho), self._slot_order[slot])
         # p[2]: proven bound on the trigger mass skipped for any event (bound (3)); it stays valid
         # if the background changes later, the guard compares it with the current own term.
-        self._slot_params[slot] = (h, omega, bound)
+        self._slot_params[slot] = (h, rates, bound)
 
     def swap_trigger(self):
-        """Promote slot 1 to slot 0 (after an accepted h/omega proposal); no copy."""
+        """Promote slot 1 to slot 0 (after an accepted trigger proposal); no copy."""
         self._slot_order.reverse()
         self._slot_params.reverse()
 
@@ -467,45 +614,58 @@ class Engine:
         self._guard(mu0, theta, slot)
         return float(self._k_sum_log(mu0, theta, self._slot_order[slot]))
 
-    def integral(self, mu0, theta, omega, h=None) -> float:
-        """Lambda = mu0 sum_m [Phi((T1-t_m)/tau_t) - Phi((T0-t_m)/tau_t)] + theta sum_m [1 - exp(-omega (T1 - t_m))]."""
+    def integral(self, mu0, theta, omega, h=None, *, omega2=None, w=None) -> float:
+        """Lambda = mu0 sum_m [Phi((T1-t_m)/tau_t) - Phi((T0-t_m)/tau_t)] + theta sum_m int_0^(T1 - t_m) g,
+        g the temporal kernel (for "exp2": w (1 - exp(-omega d)) + (1 - w) (1 - exp(-omega2 d)))."""
         if self._bg_integral is None:
             raise RuntimeError("call set_background first")
-        omega = float(omega)
+        rates = self._rates(omega, omega2, w)
+        kw = self._rate_kw(rates)
+        omega = rates[0]
         if self._spatial is not None:
             if h is None:
                 raise ValueError("integral over a spatial window needs the trigger bandwidth h")
-            key = (omega, float(h))
+            key = (rates, float(h))
             if self._omega_integral[0] != key:
                 xs, win = self._spatial
+                if self._spatial_mass[0] != float(h):  # kept while only the rates change
+                    self._spatial_mass = (float(h), gaussian_window_mass(xs, float(h), win))
                 self._omega_integral = (key, float(np.sum(
-                    gaussian_window_mass(xs, float(h), win)
-                    * trigger_integral_terms(self._t64, omega, self.window, self.kernel_p))))
+                    self._spatial_mass[1] * trigger_integral_terms(self._t64, omega, self.window, self.kernel_p, **kw))))
             return float(mu0) * self._bg_integral + float(theta) * self._omega_integral[1]
-        if self._omega_integral[0] != omega:
-            self._omega_integral = (omega, float(trigger_integral_part(self._t64, omega, self.window, self.kernel_p)
-                                                 if self.kernel_p else self._k_trigger_integral(omega)))
+        if self._omega_integral[0] != rates:
+            if self.kernel_p:
+                value = trigger_integral_part(self._t64, omega, self.window, self.kernel_p)
+            elif self.exp2:  # w K(omega) + (1 - w) K(omega2), K the exponential kernel's part
+                w = rates[2]
+                value = ((w * self._k_trigger_integral(omega) if w > 0.0 else 0.0)
+                         + ((1.0 - w) * self._k_trigger_integral(rates[1]) if w < 1.0 else 0.0))
+            else:
+                value = self._k_trigger_integral(omega)
+            self._omega_integral = (rates, float(value))
         return float(mu0) * self._bg_integral + float(theta) * self._omega_integral[1]
 
-    def log_likelihood(self, mu0, tau_x, tau_t, theta, omega, h) -> float:
+    def log_likelihood(self, mu0, tau_x, tau_t, theta, omega, h, *, omega2=None, w=None) -> float:
         """log L for the given parameters (reuses the resident S and slot-0 G when unchanged)."""
-        tau_x, tau_t, h, omega = float(tau_x), float(tau_t), float(h), float(omega)
+        tau_x, tau_t, h = float(tau_x), float(tau_t), float(h)
+        rates = self._rates(omega, omega2, w)
         p0 = self._slot_params[0]
         bg_same = self._bg_params == (tau_x, tau_t)
-        tr_same = p0 is not None and p0[:2] == (h, omega)
+        tr_same = p0 is not None and p0[:2] == (h, rates)
         if not bg_same and not tr_same:
             delta_s = self._delta_s(tau_t)
             if self.exact:
                 delta_g = math.inf
             else:
-                delta_g = trigger_delta(self.N, self.D, tau_x, tau_t, h, omega, self._rho, p=self.kernel_p)
-            self._k_both(tau_x, tau_t, delta_s, h, omega, delta_g, self._slot_order[0])
+                delta_g = trigger_delta(self.N, self.D, tau_x, tau_t, h, rates[0], self._rho, p=self.kernel_p,
+                                        **self._rate_kw(rates))
+            self._k_both(tau_x, tau_t, delta_s, h, rates, delta_g, self._slot_order[0])
             self._set_bg(tau_x, tau_t)
-            self._slot_params[0] = (h, omega, 0.0 if self.exact else EPS_G * self._rho * self._own)
+            self._slot_params[0] = (h, rates, 0.0 if self.exact else EPS_G * self._rho * self._own)
         else:
             self.set_background(tau_x, tau_t)
-            self.set_trigger(h, omega, 0)
-        return self.sum_log_intensity(mu0, theta, 0) - self.integral(mu0, theta, omega, h)
+            self._set_trigger(h, rates, 0, self._rho)
+        return self.sum_log_intensity(mu0, theta, 0) - self.integral(mu0, theta, rates[0], h, **self._rate_kw(rates))
 
     def self_excitation(self, mu0, theta, slot=0) -> np.ndarray:
         """pi_n = theta G_n / (mu0 S_n + theta G_n), sorted order, float64 host array."""
@@ -527,15 +687,17 @@ class Engine:
             raise RuntimeError(f"trigger slot {slot} is empty: call set_trigger first")
         return self._k_G(self._slot_order[slot])
 
-    def query_sums(self, points, time, tau_x, tau_t, h, omega, rho=RHO_DEFAULT, *, background=True, trigger=True):
+    def query_sums(self, points, time, tau_x, tau_t, h, omega, rho=RHO_DEFAULT, *, background=True, trigger=True,
+                   omega2=None, w=None):
         """Background and trigger sums of the conditional intensity at points off the data.
 
         For each query point ``s_g`` (``points`` (Q, D), units of x) at one time ``time``::
 
             Sq_g = sum_m phi_D(s_g - x_m; tau_x) phi_1(time - t_m; tau_t)           (every event)
-            Gq_g = sum_{m: t_m < time} omega exp(-omega (time - t_m)) phi_D(s_g - x_m; h)
+            Gq_g = sum_{m: t_m < time} g(time - t_m) phi_D(s_g - x_m; h)
 
-        so the intensity is ``lambda(s_g, time) = mu0 Sq_g + theta Gq_g``. Windowed (unless the
+        (g the temporal kernel, omega exp(-omega dt) for the exponential; ``omega2``, ``w`` for
+        "exp2"), so the intensity is ``lambda(s_g, time) = mu0 Sq_g + theta Gq_g``. Windowed (unless the
         engine is exact) with the cut-offs of bounds (2)-(3): the skipped mass is at most
         ``4e-14 (N/(N-1)) own`` in S and ``4e-14 rho own (N/(N-1))`` in G, so the intensity's
         absolute error is below ``1e-13 mu0 own`` (own = phi_D(0; tau_x) phi_1(0; tau_t)) for
@@ -544,12 +706,14 @@ class Engine:
         keeps Sq for fixed bandwidths.
         """
         pts = np.asarray(points, dtype=np.float64)
+        rates = self._rates(omega, omega2, w)
         t = self._t64
         if self.exact:
             lo_s, hi_s, lo_g = 0, self.N, 0
         else:
             ds = background_delta(self.N + 1, tau_t)
-            dg = trigger_delta(self.N + 1, self.D, tau_x, tau_t, h, omega, rho, p=self.kernel_p)
+            dg = trigger_delta(self.N + 1, self.D, tau_x, tau_t, h, rates[0], rho, p=self.kernel_p,
+                               **self._rate_kw(rates))
             lo_s = int(np.searchsorted(t, time - ds, side="left"))
             hi_s = int(np.searchsorted(t, time + ds, side="right"))
             lo_g = int(np.searchsorted(t, time - dg, side="left"))
@@ -560,9 +724,9 @@ class Engine:
         if not trigger:
             lo_g = hi_g
         return self._k_query(pts, float(time), (lo_s, hi_s, lo_g, hi_g), 0.5 / tau_x**2, 0.5 / tau_t**2,
-                             0.5 / h**2, float(omega), phi0(self.D, tau_x) * phi0(1, tau_t),
-                             trigger_scale(self.D, h, omega, self.kernel_p))
+                             phi0(self.D, tau_x) * phi0(1, tau_t), self._trigger_consts(float(h), rates))
 
     def __repr__(self):
         return (f"<{type(self).__name__} backend={self.backend!r} N={self.N} D={self.D} "
-                f"dtype={self.dtype.name} exact={self.exact}>")
+                f"dtype={self.dtype.name} exact={self.exact}"
+                + ("" if self.kernel.name == "exponential" else f" kernel={self.kernel.label!r}") + ">")

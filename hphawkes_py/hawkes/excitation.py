@@ -18,7 +18,7 @@ import numpy as np
 from .._parallel import run_replicates
 from .._progress import progress_bar
 from .._validate import check_int, check_random_state
-from .model import PARAM_NAMES, check_flag
+from .model import check_flag, rate_kwargs
 
 __all__ = ["self_excitation", "self_excitation_draws"]
 
@@ -39,7 +39,8 @@ def _pi_batch(batch: dict, seed_seq, factory) -> np.ndarray:
         if bg != background:  # fixed bandwidths: computed once per batch
             eng.set_background(*bg)
             background = bg
-        eng.set_trigger(batch["h"][k], batch["omega"][k], slot=0)
+        eng.set_trigger(batch["h"][k], batch["omega"][k], slot=0,
+                        **rate_kwargs({n: batch[n][k] for n in ("omega2", "w") if n in batch}))
         out[k] = np.asarray(eng.self_excitation(batch["mu0"][k], batch["theta"][k], slot=0), dtype=np.float64)
     return out
 
@@ -97,7 +98,7 @@ def self_excitation(posterior, n_draws: int = 1000, seed: Any = None, *, executo
     n_events = factory.data.n
     per_batch = max(1, max_values // n_events)
     starts = list(range(0, m, per_batch))
-    batches = [{n: flat[n][a:a + per_batch] for n in PARAM_NAMES} for a in starts]
+    batches = [{n: v[a:a + per_batch] for n, v in flat.items()} for a in starts]
     mean = np.zeros(n_events)
     m2 = np.zeros(n_events)
     in_memory = m * n_events <= max_values

@@ -25,7 +25,8 @@ import numpy as np
 from .._parallel import run_replicates, split_evenly
 from .._validate import as_float_array, check_int, check_probability, check_random_state
 from .engine import RHO_DEFAULT
-from .model import PARAM_NAMES, _as_params, _check_real_kind, check_param_range, engine_factory, prepare_data
+from .model import (HawkesParams, _as_params, _check_real_kind, check_kernel_params, check_param_range, engine_factory,
+                    prepare_data, rate_kwargs)
 
 __all__ = ["forecast_intensity", "HawkesForecast"]
 
@@ -115,16 +116,18 @@ def _forecast_batch(batch: dict, seed_seq, factory, grid, times, rho) -> tuple[n
     bgp = np.empty_like(lam)
     cache = {}
     for k in range(m):
-        p = {n: float(batch[n][k]) for n in PARAM_NAMES}
+        p = {n: float(batch[n][k]) for n in batch}
+        kw = rate_kwargs(p)
         for j, u in enumerate(times):
             key = (p["tau_x"], p["tau_t"], j)
             if key not in cache:  # fixed bandwidths: once per time
                 if len(cache) > 64:
                     cache.clear()
                 cache[key] = eng.query_sums(grid, u, p["tau_x"], p["tau_t"], p["h"], p["omega"], rho,
-                                            trigger=False)[0]
+                                            trigger=False, **kw)[0]
             Sq = cache[key]
-            Gq = eng.query_sums(grid, u, p["tau_x"], p["tau_t"], p["h"], p["omega"], rho, background=False)[1]
+            Gq = eng.query_sums(grid, u, p["tau_x"], p["tau_t"], p["h"], p["omega"], rho, background=False,
+                                **kw)[1]
             bgp[k, j] = p["mu0"] * Sq
             lam[k, j] = bgp[k, j] + p["theta"] * Gq
     return lam, bgp
@@ -160,7 +163,7 @@ def forecast_intensity(posterior: Any, x: Any, t: Any, times: Any, grid: Any, *,
         Progress bar over batches.
     backend, threads, dtype, exact
         As in :func:`~hphawkes_py.hawkes.log_likelihood`.
-    kernel : "exponential", "power-law" or ("power-law", p), optional
+    kernel : "exponential", "power-law", ("power-law", p) or "exp2", optional
         Temporal trigger; default the posterior's, else exponential.
 
     Returns
@@ -200,8 +203,12 @@ def forecast_intensity(posterior: Any, x: Any, t: Any, times: Any, grid: Any, *,
         _, flat = posterior.select_draws(n_draws, rng)
     else:
         p = _as_params(posterior)
-        flat = {n: np.array([getattr(p, n)]) for n in PARAM_NAMES}
-    for n in PARAM_NAMES:
+        flat = {n: np.array([v]) for n, v in p.to_dict().items()}
+    check_kernel_params(HawkesParams(**{n: float(v[0]) for n, v in flat.items()}), factory.kernel,
+                        "posterior" if is_posterior else "params")
+    for n in flat:
+        if n == "w":
+            continue  # a weight in [0, 1]
         for v in (flat[n].min(), flat[n].max()):
             check_param_range(n, float(v), factory.dtype)
     n_values = flat["h"].size * times_arr.size * g.shape[0]
@@ -214,7 +221,7 @@ def forecast_intensity(posterior: Any, x: Any, t: Any, times: Any, grid: Any, *,
     m = flat["h"].size
     sizes = [m] if executor is None else split_evenly(m, 8)
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    batches = [{n: flat[n][a:a + s] for n in PARAM_NAMES} for a, s in zip(starts, sizes)]
+    batches = [{n: v[a:a + s] for n, v in flat.items()} for a, s in zip(starts, sizes)]
     seeds = [np.random.SeedSequence(0)] * len(batches)  # deterministic work: the seeds are unused
     results = run_replicates(_forecast_batch, batches, seeds=seeds, executor=executor,
                              progress=progress and len(batches) > 1, desc="forecast batches",

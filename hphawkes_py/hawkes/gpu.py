@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from ..gpu.device import KERNELS_DIR
-from .engine import Engine, phi0, split_time, tie_starts, time_grid, trigger_scale
+from .engine import Engine, phi0, split_time, tie_starts, time_grid
 
 __all__ = ["GpuEngine"]
 
@@ -30,8 +30,9 @@ class GpuEngine(Engine):
     :func:`~.engine.make_engine`; the engine never fetches one itself)."""
 
     def __init__(self, x, t, *, device, backend="emulator", dtype=np.float64, threads=None, exact=False,
-                 window=None, block=None, grid_reduce=None, kernel_p=0.0):
-        super().__init__(x, t, dtype=dtype, threads=threads, exact=exact, window=window, kernel_p=kernel_p)
+                 window=None, block=None, grid_reduce=None, kernel_p=0.0, kernel=None):
+        super().__init__(x, t, dtype=dtype, threads=threads, exact=exact, window=window, kernel_p=kernel_p,
+                         kernel=kernel)
         self.backend = backend
         self.dev = dev = device
         real = "double" if self.dtype == np.float64 else "float"
@@ -110,19 +111,23 @@ class GpuEngine(Engine):
                         shared_bytes=self.block * self.dtype.itemsize)
         self._pending.append(("bg", d))
 
-    def _k_trigger(self, h, omega, delta, phys):
+    def _time_args(self, consts):
+        """The trigger kernels' (bh, om, kp, c1, om2, c2) in REAL and the double scale (see hawkes.cu)."""
+        bh, om, c1, om2, c2, scale = consts
+        return [self._real(v) for v in (bh, om, self.kernel_p, c1, om2, c2)], np.float64(scale)
+
+    def _k_trigger(self, h, rates, delta, phys):
         d = -1.0 if not math.isfinite(delta) else float(delta)
-        scale = trigger_scale(self.D, h, omega, self.kernel_p)
+        targs, scale = self._time_args(self._trigger_consts(h, rates))
         self.dev.launch(self._f_tr, self.grid_rows, self.block,
                         [*self._x, self._th, self._tl, self._tw, np.int32(self.N), np.int32(self.D),
-                         self._real(0.5 / h**2), self._real(omega), self._real(self.kernel_p), np.float64(d),
-                         np.float64(scale), self._G[phys]],
+                         *targs, np.float64(d), scale, self._G[phys]],
                         shared_bytes=self.block * self.dtype.itemsize)
         self._pending.append(("tr", d))
 
-    def _k_both(self, tau_x, tau_t, delta_s, h, omega, delta_g, phys):
+    def _k_both(self, tau_x, tau_t, delta_s, h, rates, delta_g, phys):
         self._k_background(tau_x, tau_t, delta_s)
-        self._k_trigger(h, omega, delta_g, phys)
+        self._k_trigger(h, rates, delta_g, phys)
 
     def _reduce(self, fn, args):
         self.dev.launch(fn, self.grid_reduce, self.block, args + [self._partial],
@@ -149,7 +154,7 @@ class GpuEngine(Engine):
     def _k_G(self, phys):
         return self.dev.to_host(self._G[phys]).astype(np.float64)
 
-    def _k_query(self, points, time, ranges, ax, at, bh, om, scale_s, scale_g):
+    def _k_query(self, points, time, ranges, ax, at, scale_s, consts):
         dev, dt = self.dev, self.dtype
         Q = points.shape[0]
         pc = points - self._xmean
@@ -159,10 +164,11 @@ class GpuEngine(Engine):
         qh, ql = split_time(np.array([time]), dt, grid=self._tgrid)
         out_s, out_g = dev.zeros((Q,), dt), dev.zeros((Q,), dt)
         lo_s, hi_s, lo_g, hi_g = (np.int32(v) for v in ranges)
+        targs, scale_g = self._time_args(consts)
         dev.launch(self._f_q, min(Q, 65535 * 32), self.block,
                    [*self._x, self._th, self._tl, np.int32(self.D), *q, np.int32(Q), self._real(qh[0]),
-                    self._real(ql[0]), lo_s, hi_s, lo_g, hi_g, self._real(ax), self._real(at), self._real(bh),
-                    self._real(om), self._real(self.kernel_p), np.float64(scale_s), np.float64(scale_g), out_s, out_g],
+                    self._real(ql[0]), lo_s, hi_s, lo_g, hi_g, self._real(ax), self._real(at), *targs,
+                    np.float64(scale_s), scale_g, out_s, out_g],
                    shared_bytes=self.block * dt.itemsize)
         self._pairs += Q * int((hi_s - lo_s) + (hi_g - lo_g))
         return dev.to_host(out_s).astype(np.float64), dev.to_host(out_g).astype(np.float64)

@@ -28,6 +28,14 @@ The sampler
 * **Priors.** Half-normal on the sampled state with scale 10 for ``1/h``,
   ``omega``, ``theta`` (and ``1/tau_x``, ``1/tau_t``), and scale 1 for
   ``mu0`` (hpHawkes' defaults); ``priors={"theta": 5.0}`` changes a scale.
+* **Sum of two exponentials** (``kernel="exp2"``). Two more parameters, sampled by
+  default like ``omega``: ``omega2`` (half-normal, scale 10) and the weight ``w`` of
+  the ``omega`` component (uniform on [0, 1]: the half-normal of scale ``inf``
+  truncated to [0, 1]; a finite ``priors["w"]`` gives a half-normal truncated to
+  [0, 1]). Proposals of ``w`` above 1 are rejected (the prior is 0 there). The
+  mixture is symmetric under (omega, omega2, w) -> (omega2, omega, 1 - w); when both
+  rates are sampled the prior also requires ``omega2 < omega`` (``omega`` the fast
+  component, ``omega2`` the slow one), so the chains do not switch labels.
 
 Caching
 -------
@@ -54,15 +62,20 @@ from .._parallel import run_replicates
 from .._progress import progress_bar
 from .._validate import check_int, check_positive, check_seed
 from .engine import EngineFactory
-from .model import PARAM_NAMES, PARAM_RANGE, HawkesParams, check_flag, check_param_range, engine_factory, prepare_data, \
-    _check_spatial_window
+from .model import PARAM_NAMES, PARAM_RANGE, HawkesParams, check_flag, check_kernel, check_param_range, engine_factory, \
+    prepare_data, _check_spatial_window, rate_kwargs
 
 __all__ = ["mcmc", "posterior_mode", "HawkesPosterior", "DEFAULT_PRIOR_SCALES", "DEFAULT_INIT", "TARGET_ACCEPTANCE"]
 
-#: Half-normal prior scales on the sampled state (``1/h``, ``omega``, ``theta``, ``mu0``, ``1/tau_x``, ``1/tau_t``).
-DEFAULT_PRIOR_SCALES = {"h": 10.0, "omega": 10.0, "theta": 10.0, "mu0": 1.0, "tau_x": 10.0, "tau_t": 10.0}
-#: Initial values (natural units) of sampled parameters, as in hpHawkes.
-DEFAULT_INIT = {"h": 1.0, "omega": 1.0, "theta": 1.0, "mu0": 1.0, "tau_x": 1.0, "tau_t": 1.0}
+#: Half-normal prior scales on the sampled state (``1/h``, ``omega``, ``theta``, ``mu0``, ``1/tau_x``, ``1/tau_t``;
+#: ``omega2`` and ``w`` of ``kernel="exp2"``, ``w``'s infinite scale making its prior uniform on [0, 1]).
+DEFAULT_PRIOR_SCALES = {"h": 10.0, "omega": 10.0, "theta": 10.0, "mu0": 1.0, "tau_x": 10.0, "tau_t": 10.0,
+                        "omega2": 10.0, "w": math.inf}
+#: Initial values (natural units) of sampled parameters, as in hpHawkes (``omega2``: None means a tenth
+#: of ``omega``'s initial or fixed value, below it as the ordering omega2 < omega needs).
+DEFAULT_INIT = {"h": 1.0, "omega": 1.0, "theta": 1.0, "mu0": 1.0, "tau_x": 1.0, "tau_t": 1.0, "omega2": None,
+                "w": 0.5}
+_TRIGGER = ("h", "omega", "omega2", "w")  # parameters whose moves recompute the trigger sums
 TARGET_ACCEPTANCE = 0.44
 _FIRST_BATCH = 10
 _BATCH_EXPONENT = 1.1
@@ -93,6 +106,7 @@ def _truncnorm_positive(rng: np.random.Generator, mean: float, sd: float) -> flo
 @dataclasses.dataclass(frozen=True)
 class _ChainConfig:
     factory: EngineFactory
+    names: tuple  # every parameter of the model (PARAM_NAMES plus the kernel's), the draws' columns
     sampled: tuple
     fixed: dict
     init: dict
@@ -111,6 +125,22 @@ def _log_prior(cfg: _ChainConfig, values: Mapping[str, float]) -> float:
     return lp
 
 
+def _in_support(name: str, value: float, values: Mapping[str, float], sampled, lo: float, hi: float) -> bool:
+    """Whether ``value`` of parameter ``name`` (the others at ``values``) is inside the prior's support:
+    the range where the kernels are finite (model notes), w in [0, 1], and omega2 < omega when both
+    are sampled (the label ordering of the two exponentials)."""
+    if name == "w":
+        return 0.0 <= value <= 1.0
+    if not lo <= value <= hi:
+        return False
+    if "omega" in sampled and "omega2" in sampled:
+        if name == "omega":
+            return value > values["omega2"]
+        if name == "omega2":
+            return value < values["omega"]
+    return True
+
+
 def _run_chain(chain: int, seed_seq: np.random.SeedSequence, cfg: _ChainConfig) -> dict:
     """One adaptive MH chain. Module-level so process pools and Dask can pickle it."""
     rng = np.random.default_rng(seed_seq)
@@ -118,8 +148,9 @@ def _run_chain(chain: int, seed_seq: np.random.SeedSequence, cfg: _ChainConfig) 
     lo, hi = PARAM_RANGE[cfg.factory.dtype]
     vals = {**cfg.fixed, **cfg.init}
     eng.set_background(vals["tau_x"], vals["tau_t"])
-    eng.set_trigger(vals["h"], vals["omega"], slot=0)
-    ll = eng.sum_log_intensity(vals["mu0"], vals["theta"], slot=0) - eng.integral(vals["mu0"], vals["theta"], vals["omega"], vals["h"])
+    eng.set_trigger(vals["h"], vals["omega"], slot=0, **rate_kwargs(vals))
+    ll = (eng.sum_log_intensity(vals["mu0"], vals["theta"], slot=0)
+          - eng.integral(vals["mu0"], vals["theta"], vals["omega"], vals["h"], **rate_kwargs(vals)))
     if not np.isfinite(ll):
         raise ValueError(f"the log-likelihood at the initial values {vals} is not finite ({ll}); choose other init")
     names = cfg.sampled
@@ -131,7 +162,7 @@ def _run_chain(chain: int, seed_seq: np.random.SeedSequence, cfg: _ChainConfig) 
     acc_post = np.zeros(k, dtype=np.int64)
     n_post = np.zeros(k, dtype=np.int64)
     n_keep = cfg.n_iter - cfg.burn_in
-    out = np.empty((n_keep, len(PARAM_NAMES)))
+    out = np.empty((n_keep, len(cfg.names)))
     debug_log: list = []
     fresh_eng = None
     if cfg.debug:
@@ -146,25 +177,27 @@ def _run_chain(chain: int, seed_seq: np.random.SeedSequence, cfg: _ChainConfig) 
                 s_new = _truncnorm_positive(rng, s, sd)
                 new = _from_state(name, s_new)
                 mu0, theta, omega = vals["mu0"], vals["theta"], vals["omega"]
-                if not lo <= new <= hi:
-                    # outside the range where the kernels are finite (model notes): rejected, i.e. the
-                    # prior is truncated there; its half-normal mass beyond it is negligible
+                kw = rate_kwargs(vals)
+                if not _in_support(name, new, vals, names, lo, hi):
+                    # outside the range where the kernels are finite (model notes), w outside [0, 1] or
+                    # the rates' order broken: rejected, i.e. the prior is truncated there (the
+                    # half-normal mass beyond the finite range is negligible)
                     ll_new = -math.inf
                 elif name == "mu0":
-                    ll_new = eng.sum_log_intensity(new, theta, slot=0) - eng.integral(new, theta, omega, vals["h"])
+                    ll_new = eng.sum_log_intensity(new, theta, slot=0) - eng.integral(new, theta, omega, vals["h"], **kw)
                 elif name == "theta":
-                    ll_new = eng.sum_log_intensity(mu0, new, slot=0) - eng.integral(mu0, new, omega, vals["h"])
-                elif name == "h":
-                    eng.set_trigger(new, omega, slot=1)
-                    ll_new = eng.sum_log_intensity(mu0, theta, slot=1) - eng.integral(mu0, theta, omega, new)
-                elif name == "omega":
-                    eng.set_trigger(vals["h"], new, slot=1)
-                    ll_new = eng.sum_log_intensity(mu0, theta, slot=1) - eng.integral(mu0, theta, new, vals["h"])
+                    ll_new = eng.sum_log_intensity(mu0, new, slot=0) - eng.integral(mu0, new, omega, vals["h"], **kw)
+                elif name in _TRIGGER:  # h, omega (or omega2, w): trigger sums of the proposal into slot 1
+                    trial = {**vals, name: new}
+                    tkw = rate_kwargs(trial)
+                    eng.set_trigger(trial["h"], trial["omega"], slot=1, **tkw)
+                    ll_new = (eng.sum_log_intensity(mu0, theta, slot=1)
+                              - eng.integral(mu0, theta, trial["omega"], trial["h"], **tkw))
                 else:  # tau_x or tau_t: the background changes
                     tx = new if name == "tau_x" else vals["tau_x"]
                     tt = new if name == "tau_t" else vals["tau_t"]
                     eng.set_background(tx, tt)
-                    ll_new = eng.sum_log_intensity(mu0, theta, slot=0) - eng.integral(mu0, theta, omega, vals["h"])
+                    ll_new = eng.sum_log_intensity(mu0, theta, slot=0) - eng.integral(mu0, theta, omega, vals["h"], **kw)
                 scale = cfg.prior_scales[name]
                 log_alpha = (ll_new - ll) - 0.5 * ((s_new / scale) ** 2 - (s / scale) ** 2) \
                     + _log_phi(s / sd) - _log_phi(s_new / sd)
@@ -172,13 +205,13 @@ def _run_chain(chain: int, seed_seq: np.random.SeedSequence, cfg: _ChainConfig) 
                 if accept:
                     vals[name] = new
                     ll = ll_new
-                    if name in ("h", "omega"):
+                    if name in _TRIGGER:
                         eng.swap_trigger()
                 elif name in ("tau_x", "tau_t"):
                     eng.set_background(vals["tau_x"], vals["tau_t"])
                 if cfg.debug:
                     fresh = fresh_eng.log_likelihood(vals["mu0"], vals["tau_x"], vals["tau_t"], vals["theta"],
-                                                     vals["omega"], vals["h"])
+                                                     vals["omega"], vals["h"], **rate_kwargs(vals))
                     debug_log.append((name, accept, ll, float(fresh)))
                 # adaptation (diminishing: batches grow as b <- ceil(b^1.1))
                 batch_acc[j] += accept
@@ -193,7 +226,7 @@ def _run_chain(chain: int, seed_seq: np.random.SeedSequence, cfg: _ChainConfig) 
                     acc_post[j] += accept
                     n_post[j] += 1
             if it >= cfg.burn_in:
-                out[it - cfg.burn_in] = [vals[n] for n in PARAM_NAMES]
+                out[it - cfg.burn_in] = [vals[n] for n in cfg.names]
             bar.update(1)
     return {
         "draws": out,
@@ -208,22 +241,28 @@ def _run_chain(chain: int, seed_seq: np.random.SeedSequence, cfg: _ChainConfig) 
 def _log_posterior_at(eng, values: Mapping[str, float], sampled, prior_scales, current: dict) -> float:
     """Log likelihood + half-normal log prior on the sampled state, with the engine's caches:
     the background sums are recomputed only when a bandwidth changed, the trigger sums only
-    when h or omega changed (``current`` remembers what the engine holds)."""
+    when h or omega (omega2, w) changed (``current`` remembers what the engine holds). -inf
+    outside the prior's support (w > 1, omega2 >= omega when both are sampled)."""
+    if "w" in values and not 0.0 <= values["w"] <= 1.0:
+        return -math.inf
+    if "omega" in sampled and "omega2" in sampled and not values["omega2"] < values["omega"]:
+        return -math.inf
+    kw = rate_kwargs(values)
     bg = (values["tau_x"], values["tau_t"])
     if current.get("bg") != bg:
         eng.set_background(*bg)
         current["bg"] = bg
-    tr = (values["h"], values["omega"])
+    tr = (values["h"], values["omega"], tuple(kw.values()))
     if current.get("tr") != tr:
-        eng.set_trigger(*tr, slot=0)
+        eng.set_trigger(values["h"], values["omega"], slot=0, **kw)
         current["tr"] = tr
     ll = (eng.sum_log_intensity(values["mu0"], values["theta"], slot=0)
-          - eng.integral(values["mu0"], values["theta"], values["omega"], values["h"]))
+          - eng.integral(values["mu0"], values["theta"], values["omega"], values["h"], **kw))
     lp = -0.5 * sum((_to_state(n, values[n]) / prior_scales[n]) ** 2 for n in sampled)
     return ll + lp
 
 
-def posterior_mode(x: Any, t: Any, *, sample: Sequence[str] = ("h", "omega", "theta", "mu0"),
+def posterior_mode(x: Any, t: Any, *, sample: Sequence[str] | None = None,
                    fixed: Mapping[str, float] | None = None, start: Mapping[str, float] | None = None,
                    priors: Mapping[str, float] | None = None, backend: str = "auto", threads: int | None = None,
                    dtype: Any = np.float64, window: Any = None, maxiter: int = 600, exact: bool = False,
@@ -244,7 +283,8 @@ def posterior_mode(x: Any, t: Any, *, sample: Sequence[str] = ("h", "omega", "th
         As in :func:`mcmc` and checked the same way: only the ``sample`` parameters are
         optimised, the ``fixed`` ones keep their values.
     start : dict, optional
-        Starting values of sampled parameters (natural units); default 1 each.
+        Starting values of sampled parameters (natural units); default 1 each (``"exp2"``:
+        ``omega2`` a tenth of ``omega``, ``w`` 0.5).
     maxiter : int
         Nelder-Mead iterations (>= 1).
 
@@ -254,10 +294,11 @@ def posterior_mode(x: Any, t: Any, *, sample: Sequence[str] = ("h", "omega", "th
         The sampled parameters' values at the mode (natural units), plus
         ``"log_posterior"`` (up to a constant) and ``"evaluations"``.
     """
-    sample, fixed, start_vals, prior_scales = _check_model(sample, fixed, start, priors, "start")
+    kern = check_kernel(kernel)
+    sample, fixed, start_vals, prior_scales = _check_model(sample, fixed, start, priors, "start", kern)
     maxiter = check_int(maxiter, "maxiter", minimum=1)
     factory = engine_factory(prepare_data(x, t, window), backend=backend, dtype=dtype, threads=threads, exact=exact,
-                             kernel=kernel)
+                             kernel=kern)
     _check_ranges(fixed, start_vals, factory.dtype, "start")
     return _mode_search(factory, sample, fixed, start_vals, prior_scales, maxiter)
 
@@ -283,9 +324,16 @@ def _mode_search(factory: EngineFactory, sample, fixed, start_vals, prior_scales
     return out
 
 
-def _check_model(sample, fixed, values, priors, values_name):
+def _check_model(sample, fixed, values, priors, values_name, kernel=None):
     """The checks :func:`mcmc` and :func:`posterior_mode` share. Returns
-    ``(sample, fixed, start values of every sampled parameter, prior scales of every parameter)``."""
+    ``(sample, fixed, start values of every sampled parameter, prior scales of every parameter)``.
+    ``kernel`` (a checked TriggerKernel) adds its parameters (``omega2``, ``w`` for "exp2"); a
+    ``sample`` of None samples h, omega, theta, mu0 and those of them not in ``fixed``."""
+    extra = kernel.extra_params if kernel is not None else ()
+    names = PARAM_NAMES + extra
+    if sample is None:  # the kernel's own parameters are sampled unless fixed
+        sample = ("h", "omega", "theta", "mu0") + tuple(
+            n for n in extra if not (isinstance(fixed, Mapping) and n in fixed))
     if isinstance(sample, str):
         sample = (sample,)
     try:
@@ -295,55 +343,85 @@ def _check_model(sample, fixed, values, priors, values_name):
     bad = [s for s in sample if not isinstance(s, str)]
     if bad:
         raise TypeError(f"sample must hold parameter names (str), got {bad[:5]}")
-    _check_names(sample, "sample")
+    _check_names(sample, "sample", names)
     if len(set(sample)) != len(sample):
         raise ValueError(f"sample lists a parameter twice: {sample}")
     if not sample:
         raise ValueError("sample must name at least one parameter")
-    fixed = _check_mapping(fixed, "fixed")
+    fixed = _check_mapping(fixed, "fixed", names)
     both = sorted(set(sample) & set(fixed))
     if both:
         raise ValueError(f"parameter(s) {both} are both sampled (sample) and fixed (fixed); choose one")
-    missing = [n for n in PARAM_NAMES if n not in sample and n not in fixed]
+    missing = [n for n in names if n not in sample and n not in fixed]
     if missing:
         raise ValueError(f"fixed must give a value for every parameter not sampled; missing {missing}")
-    fixed = {n: check_positive(v, f"fixed[{n!r}]") for n, v in fixed.items()}
-    values = _check_mapping(values, values_name)
+    fixed = {n: (_check_weight(v, f"fixed[{n!r}]") if n == "w" else check_positive(v, f"fixed[{n!r}]"))
+             for n, v in fixed.items()}
+    values = _check_mapping(values, values_name, names)
     not_sampled = sorted(set(values) - set(sample))
     if not_sampled:
         raise ValueError(f"{values_name} gives value(s) for {not_sampled}, which are not sampled "
                          "(fixed parameters keep the value given in fixed)")
-    start = {n: check_positive(values.get(n, DEFAULT_INIT[n]), f"{values_name}[{n!r}]") for n in sample}
-    priors = _check_mapping(priors, "priors")
-    scales = {n: check_positive(priors.get(n, DEFAULT_PRIOR_SCALES[n]), f"priors[{n!r}]") for n in PARAM_NAMES}
+    start = {}
+    for n in sample:
+        if n == "omega2" and values.get(n) is None:
+            continue  # after omega: a tenth of it
+        v = values.get(n, DEFAULT_INIT[n])
+        if n == "w":
+            v = _check_weight(v, f"{values_name}[{n!r}]")
+            if v == 0.0:  # the proposal's scale is a quarter of the start: it would never move
+                raise ValueError(f"{values_name}['w'] must be in (0, 1] to be sampled, got 0.0")
+        else:
+            v = check_positive(v, f"{values_name}[{n!r}]")
+        start[n] = v
+    if "omega2" in sample and "omega2" not in start:
+        start["omega2"] = 0.1 * start.get("omega", fixed.get("omega", DEFAULT_INIT["omega"]))
+    start = {n: start[n] for n in sample}
+    if "omega" in sample and "omega2" in sample and not start["omega2"] < start["omega"]:
+        raise ValueError(f"{values_name}: omega2 must be < omega when both are sampled (omega the fast rate, "
+                         f"omega2 the slow one: the ordering keeps the two exponentials from switching labels); "
+                         f"got omega={start['omega']}, omega2={start['omega2']}")
+    priors = _check_mapping(priors, "priors", names)
+    scales = {n: (check_positive(priors[n], f"priors[{n!r}]") if n in priors else DEFAULT_PRIOR_SCALES[n])
+              for n in names}
     return sample, fixed, start, scales
 
 
-def _check_mapping(value, name) -> dict:
+def _check_weight(value, name) -> float:
+    from .._validate import check_probability
+
+    return check_probability(value, name, low_open=False)
+
+
+def _check_mapping(value, name, names=PARAM_NAMES) -> dict:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
         raise TypeError(f"{name} must be a dict of parameter values, got {type(value).__name__}")
     value = dict(value)
-    _check_names(value, name)
+    _check_names(value, name, names)
     return value
 
 
 def _check_ranges(fixed, start, dtype, values_name) -> None:
     for n, v in fixed.items():
-        check_param_range(f"fixed[{n!r}]", v, dtype)
+        if n != "w":  # a weight in [0, 1], checked already
+            check_param_range(f"fixed[{n!r}]", v, dtype)
     for n, v in start.items():
-        check_param_range(f"{values_name}[{n!r}]", v, dtype)
+        if n != "w":
+            check_param_range(f"{values_name}[{n!r}]", v, dtype)
 
 
-def _check_names(value: Any, name: str) -> None:
-    unknown = [v for v in value if v not in PARAM_NAMES]
+def _check_names(value: Any, name: str, names=PARAM_NAMES) -> None:
+    unknown = [v for v in value if v not in names]
     if unknown:
-        raise ValueError(f"{name} has unknown parameter name(s) {unknown}; known: {PARAM_NAMES}")
+        hint = ("; omega2 and w are parameters of kernel='exp2'"
+                if any(v in ("omega2", "w") for v in unknown) else "")
+        raise ValueError(f"{name} has unknown parameter name(s) {unknown}; known: {names}{hint}")
 
 
 def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: int = 4,
-         sample: Sequence[str] = ("h", "omega", "theta", "mu0"), fixed: Mapping[str, float] | None = None,
+         sample: Sequence[str] | None = None, fixed: Mapping[str, float] | None = None,
          init: Mapping[str, float] | None = None, priors: Mapping[str, float] | None = None, seed: Any = None,
          executor: Any = None, progress: bool = True, backend: str = "auto", threads: int | None = None,
          dtype: Any = np.float64, exact: bool = False, window: Any = None, kernel: Any = "exponential",
@@ -363,8 +441,10 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
         Leading sweeps discarded (must be < ``n_iter``).
     chains : int
         Independent chains (seeds from ``SeedSequence(seed).spawn(chains)``).
-    sample : sequence of str
-        Parameters to sample, from ``("h", "omega", "theta", "mu0", "tau_x", "tau_t")``.
+    sample : sequence of str, optional
+        Parameters to sample, from ``("h", "omega", "theta", "mu0", "tau_x", "tau_t")`` (and
+        ``"omega2"``, ``"w"`` with ``kernel="exp2"``); default ``("h", "omega", "theta", "mu0")``
+        plus the kernel's own parameters that ``fixed`` does not give.
     fixed : dict
         Values of every parameter not sampled (natural units). The default
         model needs ``{"tau_x": ..., "tau_t": ...}``.
@@ -381,7 +461,9 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
         Progress bars on stderr.
     backend, threads, dtype, exact, window, kernel, spatial_window
         As in :func:`~hphawkes_py.hawkes.log_likelihood` (``kernel``: the temporal trigger,
-        ``"exponential"`` or a power law; ``omega`` is its rate).
+        ``"exponential"``, a power law (``omega`` its rate) or ``"exp2"``, the sum of two
+        exponentials with the parameters ``omega2`` and ``w`` -- see the module notes on their
+        priors and the ordering ``omega2 < omega``).
 
     Returns
     -------
@@ -395,13 +477,14 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
     start_at_mode = isinstance(init, str)
     if start_at_mode and init != "mode":
         raise ValueError(f"init must be a dict of initial values or 'mode', got {init!r}")
+    kern = check_kernel(kernel)
     sample, fixed, init_vals, prior_scales = _check_model(sample, fixed, None if start_at_mode else init, priors,
-                                                          "init")
+                                                          "init", kern)
     seed = check_seed(seed)
     progress = check_flag(progress, "progress")
     debug = check_flag(_debug, "_debug")
     prep = prepare_data(x, t, window)
-    factory = engine_factory(prep, backend=backend, dtype=dtype, threads=threads, exact=exact, kernel=kernel)
+    factory = engine_factory(prep, backend=backend, dtype=dtype, threads=threads, exact=exact, kernel=kern)
     sw = _check_spatial_window(spatial_window, prep)
     if sw is not None:
         factory = factory.replace(spatial_window=sw)
@@ -409,13 +492,14 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
     if start_at_mode:
         mode = _mode_search(factory, sample, fixed, init_vals, prior_scales, 600)
         init_vals = {n: mode[n] for n in sample}
-    cfg = _ChainConfig(factory=factory, sampled=sample, fixed=fixed, init=init_vals, prior_scales=prior_scales,
+    names = PARAM_NAMES + kern.extra_params
+    cfg = _ChainConfig(factory=factory, names=names, sampled=sample, fixed=fixed, init=init_vals, prior_scales=prior_scales,
                        n_iter=n_iter, burn_in=burn_in, progress=progress and executor is None, debug=debug)
     t_start = time.perf_counter()
     results = run_replicates(_run_chain, range(chains), seed=seed, executor=executor,
                              progress=bool(progress) and executor is not None, desc="chains", args=(cfg,))
     elapsed = time.perf_counter() - t_start
-    draws = {n: np.stack([r["draws"][:, i] for r in results]) for i, n in enumerate(PARAM_NAMES)}
+    draws = {n: np.stack([r["draws"][:, i] for r in results]) for i, n in enumerate(names)}
     acceptance = {n: np.array([r["acceptance"][n] for r in results]) for n in sample}
     return HawkesPosterior(
         draws=draws, acceptance_rates=acceptance, sampled=sample, fixed=fixed, init=init_vals,
@@ -492,7 +576,12 @@ class HawkesPosterior:
         """The temporal triggering kernel the chains used (``kernel=`` of :func:`mcmc`)."""
         from .model import kernel_label
 
-        return kernel_label(self.engine_factory.kernel_p if self.engine_factory is not None else 0.0)
+        return kernel_label(self.engine_factory.kernel if self.engine_factory is not None else 0.0)
+
+    @property
+    def param_names(self) -> tuple:
+        """Every parameter of the fitted model: :data:`PARAM_NAMES` plus the kernel's (``omega2``, ``w``)."""
+        return PARAM_NAMES + tuple(n for n in ("omega2", "w") if n in self.draws)
 
     @property
     def chains(self) -> int:
@@ -520,11 +609,11 @@ class HawkesPosterior:
         rng = check_random_state(seed)
         total = self.chains * self.n_draws
         idx = np.arange(total) if n_draws >= total else np.sort(rng.choice(total, size=n_draws, replace=False))
-        return idx, {n: np.asarray(self.draws[n], dtype=np.float64).reshape(-1)[idx] for n in PARAM_NAMES}
+        return idx, {n: np.asarray(self.draws[n], dtype=np.float64).reshape(-1)[idx] for n in self.param_names}
 
     def params_mean(self) -> HawkesParams:
         """Posterior means as :class:`HawkesParams`."""
-        return HawkesParams(**{n: float(self.draws[n].mean()) for n in PARAM_NAMES})
+        return HawkesParams(**{n: float(self.draws[n].mean()) for n in self.param_names})
 
     # ---------------------------------------------------------------- tables
     def to_arviz(self):
@@ -551,7 +640,7 @@ class HawkesPosterior:
             warnings.simplefilter("ignore")  # constant (fixed) rows make ArviZ warn about R-hat
             table = az.summary(self.to_arviz(), hdi_prob=hdi_prob, round_to="none")
         table = table[["mean", "sd", lo, hi, "ess_bulk", "r_hat"]]
-        order = list(self.sampled) + [n for n in PARAM_NAMES if n not in self.sampled]
+        order = list(self.sampled) + [n for n in self.param_names if n not in self.sampled]
         return table.loc[order]
 
     def to_frame(self):
@@ -560,7 +649,7 @@ class HawkesPosterior:
 
         c, d = self.chains, self.n_draws
         data = {"chain": np.repeat(np.arange(c), d), "draw": np.tile(np.arange(d), c)}
-        data.update({n: self.draws[n].reshape(-1) for n in PARAM_NAMES})
+        data.update({n: self.draws[n].reshape(-1) for n in self.param_names})
         return pd.DataFrame(data)
 
     def to_dict(self) -> dict:
@@ -569,7 +658,8 @@ class HawkesPosterior:
         return {
             "chains": self.chains, "n_iter": self.n_iter, "burn_in": self.burn_in, "draws_per_chain": self.n_draws,
             "sampled": list(self.sampled), "fixed": dict(self.fixed), "init": dict(self.init),
-            "prior_scales": dict(self.prior_scales), "backend": self.backend,
+            "prior_scales": {n: (v if math.isfinite(v) else None) for n, v in self.prior_scales.items()},
+            "backend": self.backend,
             "kernel": self.kernel if isinstance(self.kernel, str) else list(self.kernel),
             "elapsed_seconds": self.elapsed_seconds,
             "acceptance_rates": {n: v.tolist() for n, v in self.acceptance_rates.items()},

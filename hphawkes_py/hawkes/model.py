@@ -8,6 +8,9 @@ Model, for locations ``x_n`` in R^D (D = 1, 2 or 3) and times ``t_n``::
                        + theta (1 - exp(-omega (T1 - t_m))) ]
     log L    = sum_n log lambda_n - Lambda
 
+(with the paper's exponential temporal kernel omega exp(-omega dt); ``kernel=`` chooses another,
+see :data:`KERNELS`)
+
 with ``phi_D(z; s) = (2 pi s^2)^(-D/2) exp(-|z|^2 / (2 s^2))``.  The background
 sum runs over all events including ``m = n``; triggering needs ``t_m < t_n``
 strictly (tied times do not excite each other).  The observation window is
@@ -36,26 +39,37 @@ from typing import Any
 import numpy as np
 
 from .._backend import resolve_backend
-from .._validate import as_float_array, check_dtype, check_int, check_positive, check_same_length, describe
-from .engine import EngineFactory
+from .._validate import (as_float_array, check_dtype, check_int, check_positive, check_probability, check_same_length,
+                         describe)
+from .engine import KERNEL_PARAMS, EngineFactory, TriggerKernel, as_trigger_kernel
 
 __all__ = ["HawkesParams", "HawkesData", "log_likelihood", "self_excitation_probabilities", "PARAM_NAMES",
-           "PARAM_RANGE", "KERNELS", "prepare_data", "engine_factory", "check_param_range", "check_kernel",
-           "kernel_label"]
+           "PARAM_RANGE", "KERNELS", "KERNEL_PARAMS", "prepare_data", "engine_factory", "check_param_range",
+           "check_kernel", "kernel_label", "rate_kwargs", "check_kernel_params"]
 
 #: Temporal triggering kernels (``kernel=``), as densities of the delay dt > 0 of an offspring:
 #: ``"exponential"``: omega exp(-omega dt) (the paper's); ``"power-law"`` (Omori-Utsu, modified Omori
 #: law with c = 1/omega): (p - 1) omega (1 + omega dt)^(-p), exponent p > 1 given as
 #: ``("power-law", p)`` (``"power-law"`` alone: p = 1.5). Heavier tails than the exponential:
 #: the windowed likelihood's cut-off grows as a power of the bound and may be the whole data
-#: (then the evaluation is exact), see :func:`~.engine.trigger_delta`.
-KERNELS = ("exponential", "power-law")
+#: (then the evaluation is exact), see :func:`~.engine.trigger_delta`. ``"exp2"``: the sum of two
+#: exponentials w omega exp(-omega dt) + (1 - w) omega2 exp(-omega2 dt), two more parameters
+#: ``omega2`` (second rate, per unit of t, e.g. 1/hour) and ``w`` (weight of the ``omega`` component,
+#: in [0, 1]) given with the others (``params``, ``fixed``, ``sample``, ``init``); mean delay
+#: w / omega + (1 - w) / omega2. Its windowed cut-off is set by the slower component that carries
+#: weight (bound (3') in :mod:`~.engine`), so the likelihood stays exact to 1e-13.
+KERNELS = ("exponential", "power-law", "exp2")
 DEFAULT_POWER_LAW_P = 1.5
+# KERNEL_PARAMS (from engine): the parameters a kernel adds to PARAM_NAMES, in this order.
+_KERNEL_FORMS = f"{KERNELS} or ('power-law', p)"
 
 
-def check_kernel(kernel: Any) -> float:
-    """``kernel=`` as the engines' exponent: 0.0 for ``"exponential"``, p > 1 for a power law."""
+def check_kernel(kernel: Any) -> TriggerKernel:
+    """``kernel=`` as the engines' :class:`~.engine.TriggerKernel` (name and power-law exponent p;
+    ``float(...)`` of it is not defined -- use ``.p``, 0 except for the power law)."""
     p = None
+    if isinstance(kernel, TriggerKernel):
+        return kernel
     if isinstance(kernel, str):
         name = kernel
         if name == "power-law":
@@ -70,15 +84,44 @@ def check_kernel(kernel: Any) -> float:
         if p > 1e6:
             raise ValueError(f"kernel exponent p must be <= 1e6, got {p}")
     else:
-        raise TypeError(f"kernel must be one of {KERNELS} or ('power-law', p), got {describe(kernel)}")
+        raise TypeError(f"kernel must be one of {_KERNEL_FORMS}, got {describe(kernel)}")
     if name not in KERNELS:
-        raise ValueError(f"kernel must be one of {KERNELS} or ('power-law', p), got {kernel!r}")
-    return 0.0 if name == "exponential" else float(p)
+        raise ValueError(f"kernel must be one of {_KERNEL_FORMS}, got {kernel!r}")
+    return TriggerKernel(name, 0.0 if p is None else float(p))
 
 
-def kernel_label(p: float):
-    """The ``kernel=`` value for an engine exponent (inverse of :func:`check_kernel`)."""
-    return "exponential" if p == 0.0 else ("power-law", float(p))
+def kernel_label(kernel: Any):
+    """The ``kernel=`` value for an engine kernel (a :class:`~.engine.TriggerKernel` or a legacy
+    power-law exponent, 0 for exponential): the inverse of :func:`check_kernel`."""
+    if isinstance(kernel, (int, float)) and not isinstance(kernel, bool):
+        return as_trigger_kernel(None, kernel).label
+    return check_kernel(kernel).label
+
+
+def rate_kwargs(params: Any) -> dict:
+    """The extra trigger parameters of ``params`` (a :class:`HawkesParams` or a mapping) as the engines'
+    keywords: ``{"omega2": ..., "w": ...}`` when given (``"exp2"``), else ``{}``."""
+    get = params.get if isinstance(params, dict) else (lambda n, d=None: getattr(params, n, d))
+    out = {}
+    for n in ("omega2", "w"):
+        v = get(n, None)
+        if v is not None:
+            out[n] = float(v)
+    return out
+
+
+def check_kernel_params(p: "HawkesParams", kernel: TriggerKernel, name: str = "params") -> None:
+    """``p`` gives exactly the extra parameters ``kernel`` needs (``omega2``, ``w`` for "exp2", none otherwise)."""
+    needed = kernel.extra_params
+    given = tuple(n for n in ("omega2", "w") if getattr(p, n) is not None)
+    missing = [n for n in needed if n not in given]
+    if missing:
+        raise ValueError(f"{name} must give {missing} for kernel={kernel.label!r} (omega2: second rate, "
+                         "per unit of t; w: weight of the omega component, in [0, 1])")
+    extra = [n for n in given if n not in needed]
+    if extra:
+        raise ValueError(f"{name} gives {extra}, which only kernel='exp2' uses (kernel={kernel.label!r})")
+
 
 #: Every parameter of the model, in the order of :class:`HawkesParams`.
 PARAM_NAMES = ("mu0", "tau_x", "tau_t", "theta", "omega", "h")
@@ -99,6 +142,8 @@ def check_param_range(name: str, value: float, dtype=np.float64) -> float:
 def _check_params_range(p: "HawkesParams", dtype) -> None:
     for name in PARAM_NAMES:
         check_param_range(name, getattr(p, name), dtype)
+    if p.omega2 is not None:
+        check_param_range("omega2", p.omega2, dtype)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,6 +168,12 @@ class HawkesParams:
     h : float
         Spatial bandwidth (standard deviation) of the Gaussian trigger kernel
         (units of ``x``).
+    omega2 : float, optional
+        ``kernel="exp2"`` only: rate of the second exponential component (per unit of ``t``,
+        e.g. 1/hour; > 0). The trigger density is then
+        ``w omega exp(-omega dt) + (1 - w) omega2 exp(-omega2 dt)``.
+    w : float, optional
+        ``kernel="exp2"`` only: weight of the ``omega`` component, in [0, 1] (dimensionless).
     """
 
     mu0: float
@@ -131,14 +182,22 @@ class HawkesParams:
     theta: float
     omega: float
     h: float
+    omega2: float | None = None
+    w: float | None = None
 
     def __post_init__(self) -> None:
         for name in PARAM_NAMES:
             object.__setattr__(self, name, check_positive(getattr(self, name), name))
+        if self.omega2 is not None:
+            object.__setattr__(self, "omega2", check_positive(self.omega2, "omega2"))
+        if self.w is not None:
+            object.__setattr__(self, "w", check_probability(self.w, "w", low_open=False))
 
     def to_dict(self) -> dict[str, float]:
-        """The parameters as a plain ``dict``."""
-        return {name: getattr(self, name) for name in PARAM_NAMES}
+        """The parameters as a plain ``dict`` (``omega2``, ``w`` only when given)."""
+        out = {name: getattr(self, name) for name in PARAM_NAMES}
+        out.update(rate_kwargs(self))
+        return out
 
     def replace(self, **changes: float) -> "HawkesParams":
         """A copy with some parameters changed (validated again)."""
@@ -149,11 +208,12 @@ def _as_params(params: Any) -> HawkesParams:
     if isinstance(params, HawkesParams):
         return params
     if isinstance(params, dict):
-        unknown = set(params) - set(PARAM_NAMES)
+        unknown = set(params) - set(PARAM_NAMES) - {"omega2", "w"}
         missing = set(PARAM_NAMES) - set(params)
         if unknown or missing:
             raise ValueError(
-                f"params must give exactly {PARAM_NAMES}; unknown: {sorted(unknown)}, missing: {sorted(missing)}"
+                f"params must give exactly {PARAM_NAMES} (plus omega2 and w for kernel='exp2'); "
+                f"unknown: {sorted(unknown)}, missing: {sorted(missing)}"
             )
         return HawkesParams(**params)
     raise TypeError(f"params must be a HawkesParams or a dict, got {type(params).__name__}")
@@ -293,9 +353,9 @@ def engine_factory(data: HawkesData, *, backend: str = "auto", dtype: Any = np.f
     dt = check_dtype(dtype)
     exact = check_flag(exact, "exact")
     threads = check_threads(threads)
-    kp = check_kernel(kernel)
+    kern = check_kernel(kernel)
     return EngineFactory(data=data, backend=resolve_backend(backend), dtype=dt, threads=threads, exact=exact,
-                         kernel_p=kp)
+                         kernel=kern)
 
 
 def _check_spatial_window(spatial_window: Any, prep) -> Any:
@@ -330,7 +390,8 @@ def log_likelihood(x: Any, t: Any, params: HawkesParams | dict, *, exact: bool =
         Event times (e.g. hours). Any order; ties allowed (tied events do not
         excite each other).
     params : HawkesParams or dict
-        Model parameters, in the units of ``x`` and ``t``.
+        Model parameters, in the units of ``x`` and ``t`` (with ``omega2`` and ``w`` for
+        ``kernel="exp2"``).
     exact : bool
         ``True`` evaluates every pair as the paper does; the default skips
         only pairs whose total contribution is provably below 1e-13 of each
@@ -342,8 +403,10 @@ def log_likelihood(x: Any, t: Any, params: HawkesParams | dict, *, exact: bool =
     backend : {"auto", "cpu", "gpu", "emulator"}
     threads : int, optional
         CPU threads (Numba); default all.
-    kernel : "exponential", "power-law" or ("power-law", p)
-        Temporal triggering kernel (see :data:`KERNELS`); ``omega`` is its rate (1/c).
+    kernel : "exponential", "power-law", ("power-law", p) or "exp2"
+        Temporal triggering kernel (see :data:`KERNELS`); ``omega`` is its rate (1/c of the power
+        law); ``"exp2"``: the sum of two exponentials, ``w omega exp(-omega dt)
+        + (1 - w) omega2 exp(-omega2 dt)``, whose ``omega2`` and ``w`` come in ``params``.
     spatial_window : hphawkes_py.kde.Window, optional
         Spatial observation window (raster mask, D = 2 only). The compensator then integrates
         the rate over the window instead of the whole plane: each background Gaussian (s.d.
@@ -358,12 +421,13 @@ def log_likelihood(x: Any, t: Any, params: HawkesParams | dict, *, exact: bool =
     p = _as_params(params)
     prep = prepare_data(x, t, window)
     factory = engine_factory(prep, backend=backend, dtype=dtype, threads=threads, exact=exact, kernel=kernel)
+    check_kernel_params(p, factory.kernel)
     _check_params_range(p, factory.dtype)
     sw = _check_spatial_window(spatial_window, prep)
     eng = factory.build()
     if sw is not None:
         eng.set_spatial_window(prep.x_sorted, sw)
-    return float(eng.log_likelihood(p.mu0, p.tau_x, p.tau_t, p.theta, p.omega, p.h))
+    return float(eng.log_likelihood(p.mu0, p.tau_x, p.tau_t, p.theta, p.omega, p.h, **rate_kwargs(p)))
 
 
 def self_excitation_probabilities(x: Any, t: Any, params: HawkesParams | dict, *, exact: bool = False,
@@ -382,9 +446,10 @@ def self_excitation_probabilities(x: Any, t: Any, params: HawkesParams | dict, *
     p = _as_params(params)
     prep = prepare_data(x, t, window)
     factory = engine_factory(prep, backend=backend, dtype=dtype, threads=threads, exact=exact, kernel=kernel)
+    check_kernel_params(p, factory.kernel)
     _check_params_range(p, factory.dtype)
     eng = factory.build()
     eng.set_background(p.tau_x, p.tau_t)
-    eng.set_trigger(p.h, p.omega, slot=0)
+    eng.set_trigger(p.h, p.omega, slot=0, **rate_kwargs(p))
     pi_sorted = np.asarray(eng.self_excitation(p.mu0, p.theta, slot=0), dtype=np.float64)
     return pi_sorted[prep.inverse]

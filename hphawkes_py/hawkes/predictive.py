@@ -29,7 +29,8 @@ import numpy as np
 
 from .._parallel import run_replicates, spawn_seeds
 from .._validate import as_float_array, check_int, check_random_state
-from .model import PARAM_NAMES, check_flag, check_kernel, prepare_data
+from .model import check_flag, check_kernel, prepare_data
+from .simulate import draw_delays
 
 __all__ = ["posterior_predictive", "PosteriorPredictive", "simulate_from_fit", "k_function"]
 
@@ -73,7 +74,9 @@ def k_function(x: np.ndarray, t: np.ndarray, r: np.ndarray, u: np.ndarray) -> np
 
 def simulate_from_fit(params: dict, x_data: np.ndarray, t_data: np.ndarray, window: tuple, rng, kernel_p: float = 0.0,
                       max_events: int = _MAX_EVENTS):
-    """One history on ``window`` from the fitted model (see the module notes); returns (x, t) sorted by t."""
+    """One history on ``window`` from the fitted model (see the module notes); returns (x, t) sorted by t.
+    ``kernel_p``: the power-law exponent (0: exponential); ``params`` with ``omega2`` and ``w`` selects the
+    sum of two exponentials (Exp(omega) delays with probability w, Exp(omega2) otherwise)."""
     from scipy.special import ndtr, ndtri
 
     T0, T1 = window
@@ -102,11 +105,7 @@ def simulate_from_fit(params: dict, x_data: np.ndarray, t_data: np.ndarray, wind
             break
         px = np.repeat(gx, k, axis=0)
         pt = np.repeat(gt, k)
-        if kernel_p == 0.0:
-            delay = rng.exponential(1.0 / omega, pt.size)
-        else:
-            delay = np.expm1(-np.log1p(-rng.random(pt.size)) / (kernel_p - 1.0)) / omega
-        ct = pt + delay
+        ct = pt + draw_delays(rng, pt.size, omega, kernel_p, params.get("omega2"), params.get("w"))
         keep = ct <= T1
         gt = ct[keep]
         gx = px[keep] + h * rng.standard_normal((int(keep.sum()), D))
@@ -132,7 +131,7 @@ def _predictive_batch(batch: dict, seed_seq, x, t, window, kernel_p, edges, prob
     rng = np.random.default_rng(seed_seq)
     out = []
     for k in range(len(batch["h"])):
-        p = {n: float(batch[n][k]) for n in PARAM_NAMES}
+        p = {n: float(batch[n][k]) for n in batch}
         xs, ts = simulate_from_fit(p, x, t, window, rng, kernel_p)
         out.append(_summaries(xs, ts, window, edges, probs, r, u))
     return out
@@ -249,12 +248,12 @@ def posterior_predictive(posterior: Any, x: Any, t: Any, *, n_draws: int = 100, 
         if np.any(v <= 0):
             raise ValueError(f"{name} must hold positive values, got {v.tolist()}")
     rng = check_random_state(seed)
-    kp = check_kernel(posterior.kernel)
+    kp = check_kernel(posterior.kernel).p
     idx, flat = posterior.select_draws(n_draws, rng)
     edges = np.linspace(data.window[0], data.window[1], bins + 1)
     xs, ts = data.x_sorted, data.t_sorted
     # one job per draw, each with its own child seed (the same on any executor)
-    jobs = [{n: flat[n][k:k + 1] for n in PARAM_NAMES} for k in range(idx.size)]
+    jobs = [{n: v[k:k + 1] for n, v in flat.items()} for k in range(idx.size)]
     seeds = spawn_seeds(rng, len(jobs))
     results = run_replicates(_predictive_batch, jobs, seeds=seeds, executor=executor, progress=progress,
                              desc="predictive simulations", args=(xs, ts, data.window, kp, edges, probs, r, u))

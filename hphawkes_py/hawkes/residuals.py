@@ -27,7 +27,8 @@ import numpy as np
 from .._validate import check_int, check_random_state
 from .engine import _phi_diff
 from .engine import background_integral_part, trigger_integral_part
-from .model import PARAM_NAMES, HawkesParams, _as_params, _check_params_range, check_flag, check_kernel, prepare_data
+from .model import (HawkesParams, _as_params, _check_params_range, check_flag, check_kernel, check_kernel_params,
+                    prepare_data, rate_kwargs)
 
 __all__ = ["residuals", "HawkesResiduals", "rescaled_times"]
 
@@ -94,9 +95,14 @@ def _trigger_cumulative_power(t: np.ndarray, omega: float, p: float) -> np.ndarr
 def rescaled_times(t_sorted: np.ndarray, params: HawkesParams, window: tuple, *, background=None,
                    kernel_p: float = 0.0) -> np.ndarray:
     """``Lambda(t_n)`` for sorted times (see the module notes); ``background`` reuses B for the same
-    tau_t; ``kernel_p`` > 1 selects the power-law trigger (0: exponential)."""
+    tau_t; ``kernel_p`` > 1 selects the power-law trigger (0: exponential); ``params`` with ``omega2``
+    and ``w`` the sum of two exponentials (w A(omega) + (1 - w) A(omega2), both by the O(N) recursion)."""
     B = _background_cumulative(t_sorted, window[0], params.tau_t) if background is None else background
-    if kernel_p:
+    if params.omega2 is not None:
+        w = params.w
+        A = ((w * _trigger_cumulative(t_sorted, params.omega) if w > 0.0 else 0.0)
+             + ((1.0 - w) * _trigger_cumulative(t_sorted, params.omega2) if w < 1.0 else 0.0))
+    elif kernel_p:
         A = _trigger_cumulative_power(t_sorted, params.omega, kernel_p)
     else:
         A = _trigger_cumulative(t_sorted, params.omega)
@@ -203,7 +209,7 @@ def residuals(posterior_or_params: Any, x: Any, t: Any, *, window: Any = None, n
         Chooses the draws.
     progress : bool
         Progress bar over draws.
-    kernel : "exponential", "power-law" or ("power-law", p), optional
+    kernel : "exponential", "power-law", ("power-law", p) or "exp2", optional
         Temporal trigger; default the posterior's, else exponential. (The power-law transform sums
         all earlier pairs: O(N^2).)
 
@@ -224,7 +230,9 @@ def residuals(posterior_or_params: Any, x: Any, t: Any, *, window: Any = None, n
     _check_params_range(params, np.float64)
     if kernel is None:
         kernel = posterior.kernel if posterior is not None else "exponential"
-    kp = check_kernel(kernel)
+    kern = check_kernel(kernel)
+    kp = kern.p
+    check_kernel_params(params, kern, "posterior" if posterior is not None else "posterior_or_params")
     if n_draws is not None:
         if posterior is None:
             raise ValueError("n_draws needs a posterior (HawkesPosterior), not fixed parameters")
@@ -242,7 +250,7 @@ def residuals(posterior_or_params: Any, x: Any, t: Any, *, window: Any = None, n
 
     def total(p):
         return (p.mu0 * background_integral_part(t_s, p.tau_t, win)
-                + p.theta * trigger_integral_part(t_s, p.omega, win, kp))
+                + p.theta * trigger_integral_part(t_s, p.omega, win, kp, **rate_kwargs(p)))
 
     tau = lam(params)
     intervals = np.diff(np.concatenate([[0.0], tau]))
@@ -257,7 +265,7 @@ def residuals(posterior_or_params: Any, x: Any, t: Any, *, window: Any = None, n
         rows = []
         with progress_bar(total=idx.size, desc="residuals over draws", enabled=progress) as bar:
             for k, i in enumerate(idx):
-                p = HawkesParams(**{n: float(flat[n][k]) for n in PARAM_NAMES})
+                p = HawkesParams(**{n: float(v[k]) for n, v in flat.items()})
                 tau_i = lam(p)
                 ui = -np.expm1(-np.maximum(np.diff(np.concatenate([[0.0], tau_i])), 0.0))
                 st, pv = _ks(ui)

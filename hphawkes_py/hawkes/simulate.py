@@ -23,10 +23,25 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import check_int, check_positive, check_random_state
+from .._validate import check_int, check_positive, check_probability, check_random_state
 from .model import check_kernel
 
-__all__ = ["simulate"]
+__all__ = ["simulate", "draw_delays"]
+
+
+def draw_delays(rng, size: int, omega: float, p: float = 0.0, omega2: float | None = None,
+                w: float | None = None) -> np.ndarray:
+    """``size`` delays of children after their parents from the temporal kernel: Exp(omega)
+    (``p = 0``), the power law (p - 1) omega (1 + omega dt)^(-p) (Lomax, by inversion) for ``p > 1``,
+    or with ``omega2`` and ``w`` the mixture Exp(omega) with probability w, Exp(omega2) otherwise.
+    The one delay sampler of :func:`simulate` and the posterior predictive simulations."""
+    if omega2 is not None:  # the component of each child, then its exponential delay
+        rate = np.where(rng.random(size) < w, omega, omega2)
+        return rng.exponential(1.0, size=size) / rate
+    if p == 0.0:
+        return rng.exponential(1.0 / omega, size=size)
+    # Lomax by inversion: (1 - U)^(-1/(p-1)) - 1, in logs for accuracy near U = 0
+    return np.expm1(-np.log1p(-rng.random(size)) / (p - 1.0)) / omega
 
 
 def _region(region: Any, dim: int) -> np.ndarray:
@@ -49,7 +64,7 @@ def _region(region: Any, dim: int) -> np.ndarray:
 
 def simulate(*, mu: float, theta: float, omega: float, h: float, region: Any, duration: float, dim: int = 2,
              seed: Any = None, return_parents: bool = False, max_events: int = 10_000_000,
-             kernel: Any = "exponential"):
+             kernel: Any = "exponential", omega2: float | None = None, w: float | None = None):
     """Simulate a spatiotemporal Hawkes process by the branching construction.
 
     Parameters
@@ -81,9 +96,14 @@ def simulate(*, mu: float, theta: float, omega: float, h: float, region: Any, du
         ``-1`` for background events).
     max_events : int
         Refuse to go on past this many events (guards against runaway settings).
-    kernel : "exponential", "power-law" or ("power-law", p)
+    kernel : "exponential", "power-law", ("power-law", p) or "exp2"
         Delay distribution of a child: Exp(omega) (default), or the power law with density
-        (p - 1) omega (1 + omega dt)^(-p) (Lomax; Omori-Utsu with c = 1/omega), drawn by inversion.
+        (p - 1) omega (1 + omega dt)^(-p) (Lomax; Omori-Utsu with c = 1/omega), drawn by inversion,
+        or (``"exp2"``) the mixture Exp(omega) with probability ``w``, Exp(omega2) otherwise.
+    omega2 : float, optional
+        ``kernel="exp2"`` only (and then required): the second rate (per unit of time, > 0).
+    w : float, optional
+        ``kernel="exp2"`` only (and then required): probability of the ``omega`` component, in [0, 1].
 
     Returns
     -------
@@ -93,7 +113,15 @@ def simulate(*, mu: float, theta: float, omega: float, h: float, region: Any, du
     parent : ndarray of int, shape (N,)
         Only with ``return_parents=True``.
     """
-    kp = check_kernel(kernel)
+    kern = check_kernel(kernel)
+    kp = kern.p
+    if kern.name == "exp2":
+        if omega2 is None or w is None:
+            raise ValueError("kernel='exp2' needs omega2 (the second rate, > 0) and w (the weight of omega, in [0, 1])")
+        omega2 = check_positive(omega2, "omega2")
+        w = check_probability(w, "w", low_open=False)
+    elif omega2 is not None or w is not None:
+        raise ValueError(f"omega2 and w are parameters of kernel='exp2' only, got kernel={kernel!r}")
     dim = check_int(dim, "dim", minimum=1, maximum=3)
     mu = check_positive(mu, "mu")
     theta = check_positive(theta, "theta")
@@ -128,11 +156,7 @@ def simulate(*, mu: float, theta: float, omega: float, h: float, region: Any, du
         if par.size == 0:
             break
         local = np.repeat(np.arange(gen_t.size), k)
-        if kp == 0.0:
-            delay = rng.exponential(1.0 / omega, size=par.size)
-        else:  # Lomax by inversion: (1 - U)^(-1/(p-1)) - 1, in logs for accuracy near U = 0
-            delay = np.expm1(-np.log1p(-rng.random(par.size)) / (kp - 1.0)) / omega
-        child_t = gen_t[local] + delay
+        child_t = gen_t[local] + draw_delays(rng, par.size, omega, kp, omega2, w)
         child_x = gen_x[local] + h * rng.standard_normal((par.size, dim))
         keep = child_t <= duration
         child_t, child_x, par = child_t[keep], child_x[keep], par[keep]

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from .._validate import as_float_array, check_int, check_positive, check_random_state
-from .model import _as_params, _check_params_range, check_flag, engine_factory, prepare_data
+from .model import _as_params, _check_params_range, check_flag, check_kernel_params, engine_factory, prepare_data, rate_kwargs
 
 __all__ = ["super_thinned_residuals", "SuperThinnedResiduals"]
 
@@ -116,6 +116,7 @@ def super_thinned_residuals(posterior_or_params: Any, x: Any, t: Any, region: An
     if kernel is None:
         kernel = posterior_or_params.kernel if is_post else "exponential"
     factory = engine_factory(data, backend=backend, threads=threads, kernel=kernel)
+    check_kernel_params(p, factory.kernel, "posterior_or_params")
     _check_params_range(p, factory.dtype)
     rng = check_random_state(seed)
     T0, T1 = data.window
@@ -126,7 +127,7 @@ def super_thinned_residuals(posterior_or_params: Any, x: Any, t: Any, region: An
     k = float(inside.sum()) / (area * (T1 - T0)) if k is None else check_positive(k, "k")
     eng = factory.build()
     eng.set_background(p.tau_x, p.tau_t)
-    eng.set_trigger(p.h, p.omega)
+    eng.set_trigger(p.h, p.omega, **rate_kwargs(p))
     lam = p.mu0 * eng.background_sums() + p.theta * eng.trigger_sums()
     keep = inside & (rng.random(lam.size) < np.minimum(1.0, k / lam))
     n_cand = rng.poisson(k * area * (T1 - T0))
@@ -134,7 +135,7 @@ def super_thinned_residuals(posterior_or_params: Any, x: Any, t: Any, region: An
     ct = np.sort(T0 + rng.random(n_cand) * (T1 - T0))
     lam_c = np.empty(n_cand)
     for i in range(n_cand):  # one query per candidate time (the query kernel takes one time)
-        S, G = eng.query_sums(cx[i:i + 1], ct[i], p.tau_x, p.tau_t, p.h, p.omega)
+        S, G = eng.query_sums(cx[i:i + 1], ct[i], p.tau_x, p.tau_t, p.h, p.omega, **rate_kwargs(p))
         lam_c[i] = p.mu0 * S[0] + p.theta * G[0]
     add = rng.random(n_cand) < np.maximum(k - lam_c, 0.0) / k
     rx = np.concatenate([data.x_sorted[keep], cx[add]])

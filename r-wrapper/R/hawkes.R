@@ -1,6 +1,7 @@
 # Spatiotemporal Hawkes process (Holbrook et al. 2021): thin wrappers over hphawkes_py.hawkes.
 
 .hawkes_names <- c("mu0", "tau_x", "tau_t", "theta", "omega", "h")
+.hawkes_kernel_names <- c("omega2", "w")  # parameters of kernel = "exp2" only
 
 #' Parameters of the spatiotemporal Hawkes model
 #'
@@ -11,11 +12,16 @@
 #'   children per event.
 #' @param omega Rate of the exponential triggering kernel (1 / units of t).
 #' @param h Spatial bandwidth of the triggering kernel (units of x).
+#' @param omega2,w \code{kernel = "exp2"} only (the sum of two exponentials
+#'   \eqn{w \omega e^{-\omega t} + (1 - w) \omega_2 e^{-\omega_2 t}}): the second rate
+#'   (1 / units of t) and the weight of the \code{omega} component (in [0, 1]).
 #' @return A named list of class \code{hawkes_params}.
 #' @export
-hawkes_params <- function(mu0, tau_x, tau_t, theta, omega, h) {
+hawkes_params <- function(mu0, tau_x, tau_t, theta, omega, h, omega2 = NULL, w = NULL) {
   p <- list(mu0 = mu0, tau_x = tau_x, tau_t = tau_t, theta = theta, omega = omega, h = h)
   for (nm in names(p)) p[[nm]] <- .as_num(p[[nm]], nm, null_ok = FALSE)
+  if (!is.null(omega2)) p$omega2 <- .as_num(omega2, "omega2", null_ok = FALSE)
+  if (!is.null(w)) p$w <- .as_num(w, "w", null_ok = FALSE)
   structure(p, class = "hawkes_params")
 }
 
@@ -31,10 +37,11 @@ print.hawkes_params <- function(x, ...) {
   miss <- setdiff(.hawkes_names, names(p))
   if (length(miss)) .hp_stop("params must name all of ", paste(.hawkes_names, collapse = ", "),
                              "; missing: ", paste(miss, collapse = ", "))
-  extra <- setdiff(names(p), .hawkes_names)
+  extra <- setdiff(names(p), c(.hawkes_names, .hawkes_kernel_names))
   if (length(extra)) .hp_stop("params has unknown name(s): ", paste(extra, collapse = ", "))
-  p <- lapply(.hawkes_names, function(nm) .as_num(p[[nm]], paste0("params$", nm), null_ok = FALSE))
-  names(p) <- .hawkes_names
+  nms <- c(.hawkes_names, intersect(.hawkes_kernel_names, names(p)))
+  p <- lapply(nms, function(nm) .as_num(p[[nm]], paste0("params$", nm), null_ok = FALSE))
+  names(p) <- nms
   .hp_call(do.call(.hp_mod("hawkes")$HawkesParams, p))
 }
 
@@ -50,19 +57,24 @@ print.hawkes_params <- function(x, ...) {
 #' @param x Event locations: numeric vector (D = 1) or matrix / data frame with D = 1, 2, 3
 #'   columns (e.g. km). Any order.
 #' @param t Event times (e.g. hours), same length as the rows of \code{x}.
-#' @param params A \code{hawkes_params()} object or named list/vector of the six parameters.
+#' @param params A \code{hawkes_params()} object or named list/vector of the six parameters
+#'   (eight with \code{kernel = "exp2"}: also \code{omega2} and \code{w}).
 #' @param exact Use exact \code{exp} instead of the fast vectorised one.
 #' @param window \code{NULL} or \code{c(T0, T1)}, the observation window of the times.
 #' @param dtype \code{"float64"} or \code{"float32"} (GPU engine).
 #' @param backend,threads See \code{hphawkes_backends()}.
+#' @param kernel Temporal triggering kernel: \code{"exponential"} (the paper's),
+#'   \code{"power-law"} or \code{list("power-law", p)} (Omori-Utsu), or \code{"exp2"}, the sum of
+#'   two exponentials (parameters \code{omega2} and \code{w} in \code{params}).
 #' @return The log-likelihood (a number).
 #' @export
 hawkes_loglik <- function(x, t, params, exact = FALSE, window = NULL, dtype = "float64",
-                          backend = "auto", threads = NULL) {
+                          backend = "auto", threads = NULL, kernel = "exponential") {
   hk <- .hp_mod("hawkes")
   res <- .hp_call(hk$log_likelihood(.hawkes_x(x), .np_double(t, "t"), .py_hawkes_params(params),
                                     exact = exact, window = .hawkes_window(window), dtype = dtype,
-                                    backend = backend, threads = .as_int(threads)))
+                                    backend = backend, threads = .as_int(threads),
+                                    kernel = .hawkes_kernel(kernel)))
   .hp_r(res)
 }
 
@@ -76,11 +88,12 @@ hawkes_loglik <- function(x, t, params, exact = FALSE, window = NULL, dtype = "f
 #'   \code{pi}, in the input order.
 #' @export
 hawkes_probabilities <- function(x, t, params, exact = FALSE, window = NULL, dtype = "float64",
-                                 backend = "auto", threads = NULL) {
+                                 backend = "auto", threads = NULL, kernel = "exponential") {
   hk <- .hp_mod("hawkes")
   res <- .hp_call(hk$self_excitation_probabilities(
     .hawkes_x(x), .np_double(t, "t"), .py_hawkes_params(params), exact = exact,
-    window = .hawkes_window(window), dtype = dtype, backend = backend, threads = .as_int(threads)))
+    window = .hawkes_window(window), dtype = dtype, backend = backend, threads = .as_int(threads),
+    kernel = .hawkes_kernel(kernel)))
   pi <- .hp_r(res)
   .hawkes_prob_frame(x, t, data.frame(pi = pi), "hawkes_probabilities")
 }
@@ -151,7 +164,9 @@ plot.hawkes_probabilities <- function(x, ...) {
 #' @param n_iter Sweeps per chain, burn-in included (whole number).
 #' @param burn_in Leading sweeps discarded (whole number, < n_iter).
 #' @param chains Number of independent chains (whole number).
-#' @param sample Parameters to sample (character vector).
+#' @param sample Parameters to sample (character vector); \code{NULL}: \code{h}, \code{omega},
+#'   \code{theta}, \code{mu0} and, with \code{kernel = "exp2"}, \code{omega2} and \code{w} unless
+#'   \code{fixed} gives them.
 #' @param fixed Named list of the values of every parameter not sampled (natural units); the
 #'   default model needs \code{list(tau_x = ..., tau_t = ...)}.
 #' @param init,priors Optional named lists (initial values; half-normal prior scales);
@@ -165,9 +180,10 @@ plot.hawkes_probabilities <- function(x, ...) {
 #'   and the Python posterior (used by \code{hawkes_self_excitation()}).
 #' @export
 hawkes_mcmc <- function(x, t, n_iter = 10000L, burn_in = 1000L, chains = 4L,
-                        sample = c("h", "omega", "theta", "mu0"), fixed = NULL, init = NULL,
+                        sample = NULL, fixed = NULL, init = NULL,
                         priors = NULL, seed = NULL, progress = FALSE, exact = FALSE,
-                        window = NULL, dtype = "float64", backend = "auto", threads = NULL) {
+                        window = NULL, dtype = "float64", backend = "auto", threads = NULL,
+                        kernel = "exponential") {
   hk <- .hp_mod("hawkes")
   named_nums <- function(v, nm) {
     if (is.null(v)) return(NULL)
@@ -182,7 +198,7 @@ hawkes_mcmc <- function(x, t, n_iter = 10000L, burn_in = 1000L, chains = 4L,
     init = if (identical(init, "mode")) "mode" else named_nums(init, "init"),
     priors = named_nums(priors, "priors"), seed = .as_int(seed), progress = progress,
     exact = exact, window = .hawkes_window(window), dtype = dtype, backend = backend,
-    threads = .as_int(threads)))
+    threads = .as_int(threads), kernel = .hawkes_kernel(kernel)))
   .hawkes_posterior_to_r(post)
 }
 
@@ -320,13 +336,19 @@ hawkes_self_excitation_draws <- function(fit, n_draws = 100L, seed = NULL) {
 #' @param duration Time span.
 #' @param dim Spatial dimension.
 #' @param seed Whole number or NULL.
+#' @param kernel Delay distribution: \code{"exponential"}, \code{"power-law"},
+#'   \code{list("power-law", p)} or \code{"exp2"} (Exp(omega) with probability \code{w},
+#'   Exp(omega2) otherwise).
+#' @param omega2,w \code{kernel = "exp2"} only: the second rate and the weight of \code{omega}.
 #' @return A list with \code{x} (matrix) and \code{t} (vector), in time order as Python returns them.
 #' @export
-hawkes_simulate <- function(mu, theta, omega, h, region, duration, dim = 2L, seed = NULL) {
+hawkes_simulate <- function(mu, theta, omega, h, region, duration, dim = 2L, seed = NULL,
+                            kernel = "exponential", omega2 = NULL, w = NULL) {
   hk <- .hp_mod("hawkes")
   reg <- if (length(region) == 1L) .as_num(region) else .np_double(as.matrix(region), "region")
   res <- .hp_r(.hp_call(hk$simulate(mu = .as_num(mu), theta = .as_num(theta), omega = .as_num(omega),
-    h = .as_num(h), region = reg, duration = .as_num(duration), dim = .as_int(dim), seed = .as_int(seed))))
+    h = .as_num(h), region = reg, duration = .as_num(duration), dim = .as_int(dim), seed = .as_int(seed),
+    kernel = .hawkes_kernel(kernel), omega2 = .as_num(omega2), w = .as_num(w))))
   x <- res[[1]]
   if (is.null(dim(x))) x <- matrix(x, ncol = 1L)
   list(x = x, t = res[[2]])
@@ -346,7 +368,7 @@ hawkes_simulate <- function(mu, theta, omega, h, region, duration, dim = 2L, see
   if (is.list(kernel) && length(kernel) == 2L)
     return(reticulate::tuple(as.character(kernel[[1]]), .as_num(kernel[[2]], "kernel exponent", FALSE)))
   if (is.character(kernel) && length(kernel) == 1L) return(kernel)
-  .hp_stop("kernel must be \"exponential\", \"power-law\" or list(\"power-law\", p)")
+  .hp_stop("kernel must be \"exponential\", \"power-law\", list(\"power-law\", p) or \"exp2\"")
 }
 
 #' Time-rescaled residuals of a Hawkes fit (Ogata) with a KS uniformity test
@@ -357,8 +379,9 @@ hawkes_simulate <- function(mu, theta, omega, h, region, duration, dim = 2L, see
 #' @param window \code{NULL} or \code{c(T0, T1)}.
 #' @param n_draws With a \code{hawkes_mcmc} fit: also test this many posterior draws.
 #' @param seed Whole number or NULL (chooses the draws).
-#' @param kernel \code{NULL} (the fit's), \code{"exponential"}, \code{"power-law"} or
-#'   \code{list("power-law", p)}.
+#' @param kernel \code{NULL} (the fit's), \code{"exponential"}, \code{"power-law"},
+#'   \code{list("power-law", p)} or \code{"exp2"} (then \code{fit}'s parameters include
+#'   \code{omega2} and \code{w}).
 #' @return A list of class \code{hawkes_residuals}: \code{table} (per event in time order:
 #'   \code{event} (row of the input, 1-based), \code{rescaled_time}, \code{interval},
 #'   \code{uniform}), \code{ks_statistic}, \code{ks_pvalue}, \code{expected} (Lambda(T1)),

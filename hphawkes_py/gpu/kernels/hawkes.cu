@@ -7,7 +7,8 @@
 //
 //   hawkes_background : S_n = scale * sum_{m: |t_n - t_m| <= delta} exp(-(ax r2 + at dt^2))  (m = n included)
 //   hawkes_trigger    : G_n = scale * sum_{m in [lo_n, ts_n)} exp(-(bh r2 + om (t_n - t_m)))
-//                       (power-law kernel, kp > 1: exp(-(bh r2 + kp log(1 + om (t_n - t_m)))))
+//                       (power-law kernel, kp > 1: exp(-(bh r2 + kp log(1 + om (t_n - t_m)))); sum of two
+//                       exponentials, c2 > 0: c1 exp(-(bh r2 + om dt)) + c2 exp(-(bh r2 + om2 dt)))
 //                       ts_n = first event tied with n (ties do not excite), lo_n = window start
 //   hawkes_sum_log    : one partial sum of log(mu0 S_n + theta G_n) per block (double)
 //   hawkes_pi         : pi_n = theta G_n / (mu0 S_n + theta G_n)
@@ -51,19 +52,28 @@ __device__ __forceinline__ REAL hk_r2(const REAL* x0, const REAL* x1, const REAL
 // The one pair loop of every kernel: the block's threads stride over m in [lo, hi) and sum the
 // pair term of the point (a0, a1, a2) at time tn + tln (an event's or a query point's), then the
 // block reduces. TRIGGER = 0: background term exp(-(a r2 + b dt^2)); TRIGGER = 1: trigger term
-// exp(-(a r2 + b (tn - t_m))) (exponential kernel, kp = 0) or exp(-(a r2 + kp log(1 + b (tn - t_m))))
-// (power-law kernel with exponent kp > 1); the callers' ranges hold only strictly earlier m.
+// exp(-(a r2 + b (tn - t_m))) (exponential kernel, kp = 0, c2 = 0) or
+// exp(-(a r2 + kp log(1 + b (tn - t_m)))) (power-law kernel with exponent kp > 1) or
+// c1 exp(-(a r2 + b dt)) + c2 exp(-(a r2 + b2 dt)) (sum of two exponentials, c2 > 0, c1 + c2 = 1;
+// the branch is uniform over the launch, so no divergence); the callers' ranges hold only strictly
+// earlier m.
 template <int TRIGGER>
 __device__ __forceinline__ REAL hk_pair_sum(const REAL* x0, const REAL* x1, const REAL* x2,
                                             const REAL* th, const REAL* tl, int D, int lo, int hi,
                                             REAL a0, REAL a1, REAL a2, REAL tn, REAL tln,
-                                            REAL a, REAL b, REAL kp, REAL* sdata) {
+                                            REAL a, REAL b, REAL kp, REAL c1, REAL b2, REAL c2,
+                                            REAL* sdata) {
   REAL acc = 0;
   for (int m = lo + (int)threadIdx.x; m < hi; m += blockDim.x) {
     const REAL r2 = hk_r2(x0, x1, x2, D, m, a0, a1, a2);
     if (TRIGGER) {
       const REAL dt = (tn - th[m]) + (tln - tl[m]);
-      acc += exp(-(a * r2 + (kp > (REAL)0 ? kp * log1p(b * dt) : b * dt)));
+      if (c2 > (REAL)0) {
+        const REAL q = a * r2;
+        acc += c1 * exp(-(q + b * dt)) + c2 * exp(-(q + b2 * dt));
+      } else {
+        acc += exp(-(a * r2 + (kp > (REAL)0 ? kp * log1p(b * dt) : b * dt)));
+      }
     } else {
       const REAL dt = (th[m] - tn) + (tl[m] - tln);
       acc += exp(-(a * r2 + b * (dt * dt)));
@@ -75,8 +85,8 @@ __device__ __forceinline__ REAL hk_pair_sum(const REAL* x0, const REAL* x1, cons
 template <int TRIGGER>
 __device__ __forceinline__ void hk_event_sums(const REAL* x0, const REAL* x1, const REAL* x2,
                                               const REAL* th, const REAL* tl, const double* tw,
-                                              int N, int D, REAL a, REAL b, REAL kp, double delta,
-                                              double scale, REAL* out, REAL* sdata) {
+                                              int N, int D, REAL a, REAL b, REAL kp, REAL c1, REAL b2,
+                                              REAL c2, double delta, double scale, REAL* out, REAL* sdata) {
   for (int n = blockIdx.x; n < N; n += gridDim.x) {
     int lo = 0, hi = N;
     if (TRIGGER) {
@@ -87,7 +97,7 @@ __device__ __forceinline__ void hk_event_sums(const REAL* x0, const REAL* x1, co
       hi = hk_upper_bound(tw, tw[n] + delta, n + 1, N);
     }
     const REAL s = hk_pair_sum<TRIGGER>(x0, x1, x2, th, tl, D, lo, hi, x0[n], D > 1 ? x1[n] : (REAL)0,
-                                        D > 2 ? x2[n] : (REAL)0, th[n], tl[n], a, b, kp, sdata);
+                                        D > 2 ? x2[n] : (REAL)0, th[n], tl[n], a, b, kp, c1, b2, c2, sdata);
     if (threadIdx.x == 0) out[n] = (REAL)(scale * (double)s);
   }
 }
@@ -97,15 +107,16 @@ extern "C" __global__ void hawkes_background(const REAL* x0, const REAL* x1, con
                                              int N, int D, REAL ax, REAL at, double delta,
                                              double scale, REAL* S) {
   HP_DYNAMIC_SHARED(REAL, sdata);
-  hk_event_sums<0>(x0, x1, x2, th, tl, tw, N, D, ax, at, (REAL)0, delta, scale, S, sdata);
+  hk_event_sums<0>(x0, x1, x2, th, tl, tw, N, D, ax, at, (REAL)0, (REAL)1, (REAL)0, (REAL)0, delta, scale, S,
+                   sdata);
 }
 
 extern "C" __global__ void hawkes_trigger(const REAL* x0, const REAL* x1, const REAL* x2,
                                           const REAL* th, const REAL* tl, const double* tw,
-                                          int N, int D, REAL bh, REAL om, REAL kp, double delta,
-                                          double scale, REAL* G) {
+                                          int N, int D, REAL bh, REAL om, REAL kp, REAL c1, REAL om2,
+                                          REAL c2, double delta, double scale, REAL* G) {
   HP_DYNAMIC_SHARED(REAL, sdata);
-  hk_event_sums<1>(x0, x1, x2, th, tl, tw, N, D, bh, om, kp, delta, scale, G, sdata);
+  hk_event_sums<1>(x0, x1, x2, th, tl, tw, N, D, bh, om, kp, c1, om2, c2, delta, scale, G, sdata);
 }
 
 // Conditional-intensity sums at query points (q0, q1, q2)[g], g < Q, all at one time qh + ql:
@@ -115,15 +126,17 @@ extern "C" __global__ void hawkes_query(const REAL* x0, const REAL* x1, const RE
                                         const REAL* th, const REAL* tl, int D,
                                         const REAL* q0, const REAL* q1, const REAL* q2, int Q,
                                         REAL qh, REAL ql, int lo_s, int hi_s, int lo_g, int hi_g,
-                                        REAL ax, REAL at, REAL bh, REAL om, REAL kp, double scale_s,
-                                        double scale_g, REAL* Sq, REAL* Gq) {
+                                        REAL ax, REAL at, REAL bh, REAL om, REAL kp, REAL c1, REAL om2,
+                                        REAL c2, double scale_s, double scale_g, REAL* Sq, REAL* Gq) {
   HP_DYNAMIC_SHARED(REAL, sdata);
   for (int g = blockIdx.x; g < Q; g += gridDim.x) {
     const REAL a0 = q0[g];
     const REAL a1 = D > 1 ? q1[g] : (REAL)0;
     const REAL a2 = D > 2 ? q2[g] : (REAL)0;
-    const REAL s = hk_pair_sum<0>(x0, x1, x2, th, tl, D, lo_s, hi_s, a0, a1, a2, qh, ql, ax, at, (REAL)0, sdata);
-    const REAL e = hk_pair_sum<1>(x0, x1, x2, th, tl, D, lo_g, hi_g, a0, a1, a2, qh, ql, bh, om, kp, sdata);
+    const REAL s = hk_pair_sum<0>(x0, x1, x2, th, tl, D, lo_s, hi_s, a0, a1, a2, qh, ql, ax, at, (REAL)0, (REAL)1,
+                                  (REAL)0, (REAL)0, sdata);
+    const REAL e = hk_pair_sum<1>(x0, x1, x2, th, tl, D, lo_g, hi_g, a0, a1, a2, qh, ql, bh, om, kp, c1, om2, c2,
+                                  sdata);
     if (threadIdx.x == 0) {
       Sq[g] = (REAL)(scale_s * (double)s);
       Gq[g] = (REAL)(scale_g * (double)e);

@@ -131,3 +131,40 @@ test_that("to_coda() on the Python side builds the same coda object (rpy2)", {
   # rpy2 inside an R session started by reticulate is not supported; tested in tests/test_interop.py
   succeed()
 })
+
+test_that("kernel = \"exp2\" (sum of two exponentials) through hawkes_loglik, hawkes_simulate, hawkes_mcmc", {
+  skip_if_no_hphawkes()
+  d <- hawkes_small()
+  p2 <- c(p_small, list(omega2 = 0.02, w = 0.7))
+  # the model with g(dt) = w omega e^(-omega dt) + (1 - w) omega2 e^(-omega2 dt), in plain R
+  n <- length(d$t)
+  d2 <- as.matrix(stats::dist(d$x))^2
+  phi2 <- function(s) (2 * pi * s^2)^(-1) * exp(-d2 / (2 * s^2))
+  dt <- outer(d$t, d$t, "-")
+  g <- ifelse(dt > 0, p2$w * p2$omega * exp(-p2$omega * dt) + (1 - p2$w) * p2$omega2 * exp(-p2$omega2 * dt), 0)
+  lam <- p2$mu0 * rowSums(phi2(p2$tau_x) * stats::dnorm(dt, sd = p2$tau_t)) + p2$theta * rowSums(g * phi2(p2$h))
+  T0 <- min(d$t); T1 <- max(d$t)
+  cdf <- p2$w * (1 - exp(-p2$omega * (T1 - d$t))) + (1 - p2$w) * (1 - exp(-p2$omega2 * (T1 - d$t)))
+  ref <- sum(log(lam)) - sum(p2$mu0 * (stats::pnorm((T1 - d$t) / p2$tau_t) - stats::pnorm((T0 - d$t) / p2$tau_t)) +
+                               p2$theta * cdf)
+  expect_equal(hawkes_loglik(d$x, d$t, do.call(hawkes_params, p2), backend = "cpu", kernel = "exp2"), ref,
+               tolerance = 1e-10)
+  expect_equal(hawkes_probabilities(d$x, d$t, p2, backend = "cpu", kernel = "exp2")$pi,
+               unname(p2$theta * rowSums(g * phi2(p2$h)) / lam), tolerance = 1e-10)
+  expect_error(hawkes_loglik(d$x, d$t, utils::modifyList(p2, list(w = 1.5)), backend = "cpu", kernel = "exp2"),
+               "w must be in \\[0, 1\\]", class = "hphawkes_python_error")
+  expect_error(hawkes_loglik(d$x, d$t, p_small, backend = "cpu", kernel = "exp2"), "omega2",
+               class = "hphawkes_python_error")
+  s <- hawkes_simulate(mu = 0.5, theta = 0.5, omega = 3, h = 0.1, region = 2, duration = 20, seed = 1,
+                       kernel = "exp2", omega2 = 0.2, w = 0.6)
+  py <- py_reference(paste(
+    "import hphawkes_py as hp",
+    "x, t = hp.hawkes.simulate(mu=0.5, theta=0.5, omega=3.0, h=0.1, region=2.0, duration=20.0, seed=1,",
+    "                          kernel='exp2', omega2=0.2, w=0.6)",
+    "out = {'t': t}", sep = "\n"))
+  expect_identical(s$t, py$t)
+  fit <- hawkes_mcmc(s$x, s$t, n_iter = 6L, burn_in = 2L, chains = 1L, fixed = list(tau_x = 1, tau_t = 10),
+                     seed = 1L, backend = "cpu", kernel = "exp2")
+  expect_true(all(c("omega2", "w") %in% coda::varnames(fit)))
+  expect_true(all(as.matrix(fit)[, "w"] >= 0 & as.matrix(fit)[, "w"] <= 1))
+})
