@@ -197,6 +197,30 @@ def test_power_law_kernel_compensator(tiny):
     assert r.expected_count - r0.expected_count == pytest.approx(P["theta"] * mass, rel=1e-9)
 
 
+def test_exp2_kernel_reduces_to_each_exponential_and_mixes_linearly(tiny):
+    """kernel="exp2": all weight on one rate is that rate's exponential score (w = 1: omega,
+    w = 0: omega2; a swapped weight fails), and the intensity at the window's events mixes the
+    two exponential trigger sums linearly."""
+    x, t = tiny
+    om2 = 0.2
+    kw = dict(origin=40.0, horizon=12.0, exact=True, **KW)
+    e1 = hk.forecast_score(P, x, t, **kw)
+    e2 = hk.forecast_score(dict(P, omega=om2), x, t, **kw)
+    m1 = hk.forecast_score(dict(P, omega2=om2, w=1.0), x, t, kernel="exp2", **kw)
+    m0 = hk.forecast_score(dict(P, omega2=om2, w=0.0), x, t, kernel="exp2", **kw)
+    assert m1.log_score == pytest.approx(e1.log_score, rel=1e-12)
+    assert m0.log_score == pytest.approx(e2.log_score, rel=1e-12)
+    assert m0.expected_count == pytest.approx(e2.expected_count, rel=1e-12)
+    wt = 0.3
+    mh = hk.forecast_score(dict(P, omega2=om2, w=wt), x, t, kernel="exp2", **kw)
+    # lambda = mu0 B + theta (w G1 + (1 - w) G2): from each exponential's log intensities
+    lam1, lam2 = np.exp(e1.log_intensity), np.exp(e2.log_intensity)
+    np.testing.assert_allclose(np.exp(mh.log_intensity), wt * lam1 + (1 - wt) * lam2, rtol=1e-11)
+    assert mh.expected_count == pytest.approx(wt * e1.expected_count + (1 - wt) * e2.expected_count, rel=1e-11)
+    with pytest.raises(ValueError, match="omega2"):
+        hk.forecast_score(P, x, t, kernel="exp2", **kw)
+
+
 # ----------------------------------------------------------------------------- bad input
 @pytest.mark.parametrize("kw, exc, match", [
     ({"origin": -1.0}, ValueError, "origin must lie strictly inside"),

@@ -92,8 +92,8 @@ import numpy as np
 
 from .._validate import check_int, check_positive, check_random_state, describe
 from .engine import RHO_DEFAULT, _phi_diff, background_integral_part, trigger_delta
-from .model import (PARAM_NAMES, _as_params, _check_real_kind, check_kernel, check_param_range, engine_factory,
-                    kernel_label, prepare_data)
+from .model import (HawkesParams, _as_params, _check_real_kind, check_kernel, check_kernel_params, check_param_range,
+                    engine_factory, kernel_label, prepare_data)
 
 __all__ = ["forecast_score", "HawkesForecastScore"]
 
@@ -238,18 +238,25 @@ def _check_real_scalar(value: Any, name: str) -> float:
     return v
 
 
-def _trigger_survival(d: np.ndarray, omega: float, p: float) -> np.ndarray:
-    """P(delay > d) of the trigger kernel: exp(-omega d) or (1 + omega d)^(1 - p)."""
-    if p > 0.0:
-        return np.exp((1.0 - p) * np.log1p(omega * d))
+def _trigger_survival(d: np.ndarray, kernel, omega: float, omega2=None, w=None) -> np.ndarray:
+    """P(delay > d) of the trigger kernel: exp(-omega d), (1 + omega d)^(1 - p) (power law) or
+    w exp(-omega d) + (1 - w) exp(-omega2 d) ("exp2")."""
+    if kernel.name == "power-law":
+        return np.exp((1.0 - kernel.p) * np.log1p(omega * d))
+    if kernel.name == "exp2":
+        return w * np.exp(-omega * d) + (1.0 - w) * np.exp(-omega2 * d)
     return np.exp(-omega * d)
 
 
-def _trigger_window_mass(d0: np.ndarray, H: float, omega: float, p: float) -> np.ndarray:
+def _trigger_window_mass(d0: np.ndarray, H: float, kernel, omega: float, omega2=None, w=None) -> np.ndarray:
     """P(d0 < delay <= d0 + H) for d0 >= 0 (accurate for small H: expm1/log1p)."""
-    if p > 0.0:
+    if kernel.name == "power-law":
         # (1 + w d0)^(1-p) - (1 + w (d0 + H))^(1-p) = S(d0) (1 - ((1 + w(d0+H)) / (1 + w d0))^(1-p))
-        return _trigger_survival(d0, omega, p) * -np.expm1((1.0 - p) * np.log1p(omega * H / (1.0 + omega * d0)))
+        p = kernel.p
+        return _trigger_survival(d0, kernel, omega) * -np.expm1((1.0 - p) * np.log1p(omega * H / (1.0 + omega * d0)))
+    if kernel.name == "exp2":
+        return (w * np.exp(-omega * d0) * -math.expm1(-omega * H)
+                + (1.0 - w) * np.exp(-omega2 * d0) * -math.expm1(-omega2 * H))
     return np.exp(-omega * d0) * -math.expm1(-omega * H)
 
 
@@ -301,7 +308,7 @@ def forecast_score(posterior: Any, x: Any, t: Any, *, origin: Any, horizon: Any,
         Chooses the draws.
     backend, threads, dtype, exact
         As in :func:`~hphawkes_py.hawkes.log_likelihood`.
-    kernel : "exponential", "power-law" or ("power-law", p), optional
+    kernel : "exponential", "power-law", ("power-law", p) or "exp2", optional
         Temporal trigger; default the posterior's, else exponential.
 
     Returns
@@ -362,14 +369,21 @@ def forecast_score(posterior: Any, x: Any, t: Any, *, origin: Any, horizon: Any,
         _, flat = posterior.select_draws(n_draws, rng)
     else:
         p = _as_params(posterior)
-        flat = {n: np.array([getattr(p, n)]) for n in PARAM_NAMES}
+        flat = {n: np.array([v]) for n, v in p.to_dict().items()}
+    check_kernel_params(HawkesParams(**{n: float(v[0]) for n, v in flat.items()}), kp,
+                        "posterior" if is_posterior else "posterior_or_params")
     # history-only engine: the background sums (never sees the window's events)
     hist = prepare_data(hist_x, ts[:n_hist], (T0, origin))
     factory = engine_factory(hist, backend=backend, dtype=dtype, threads=threads, exact=exact,
                              kernel=kernel_label(kp))
-    for n in PARAM_NAMES:
+    for n in flat:
+        if n == "w":
+            continue  # a weight in [0, 1]
         for v in (flat[n].min(), flat[n].max()):
             check_param_range(n, float(v), factory.dtype)
+
+    def rates(k):  # the second rate and weight of draw k ("exp2"), as engine keywords
+        return {n: float(flat[n][k]) for n in ("omega2", "w") if n in flat}
     K = flat["h"].size
     n_ev = n_end - n_hist
     x_ev, t_ev = xs[n_hist:n_end], ts[n_hist:n_end]
@@ -389,13 +403,13 @@ def forecast_score(posterior: Any, x: Any, t: Any, *, origin: Any, horizon: Any,
         h, om = float(flat["h"][k]), float(flat["omega"][k])
         if background == "origin":
             c = float(_phi_diff(np.array([0.0]), np.array([(T0 - origin) / tau_t]))[0])
-            B = (eng_h.query_sums(x_ev, origin, tau_x, tau_t, h, om, trigger=False)[0] / c if n_ev
+            B = (eng_h.query_sums(x_ev, origin, tau_x, tau_t, h, om, trigger=False, **rates(k))[0] / c if n_ev
                  else np.zeros(0))
             z = (origin - th) / tau_t
             IB = horizon * float(np.sum(np.exp(-0.5 * z * z))) / (math.sqrt(2.0 * math.pi) * tau_t) / c
         else:
-            B = np.array([eng_h.query_sums(x_ev[i:i + 1], float(t_ev[i]), tau_x, tau_t, h, om, trigger=False)[0][0]
-                          for i in range(n_ev)])
+            B = np.array([eng_h.query_sums(x_ev[i:i + 1], float(t_ev[i]), tau_x, tau_t, h, om, trigger=False,
+                                           **rates(k))[0][0] for i in range(n_ev)])
             IB = float(np.sum(_phi_diff((w_end - th) / tau_t, (origin - th) / tau_t)))
         B = np.asarray(B, dtype=np.float64)
         if not exact and np.any(B == 0.0):
@@ -403,7 +417,7 @@ def forecast_score(posterior: Any, x: Any, t: Any, *, origin: Any, horizon: Any,
             eng_x = eng_x if eng_x is not None else factory.build(exact=True)
             for i in np.flatnonzero(B == 0.0):
                 ui = origin if background == "origin" else float(t_ev[i])
-                B[i] = eng_x.query_sums(x_ev[i:i + 1], ui, tau_x, tau_t, h, om, trigger=False)[0][0] / (
+                B[i] = eng_x.query_sums(x_ev[i:i + 1], ui, tau_x, tau_t, h, om, trigger=False, **rates(k))[0][0] / (
                     c if background == "origin" else 1.0)
         mu0_fit = n_hist / background_integral_part(th, tau_t, (T0, origin))
         bg_cache[key] = (B, IB, mu0_fit)
@@ -416,7 +430,8 @@ def forecast_score(posterior: Any, x: Any, t: Any, *, origin: Any, horizon: Any,
             lo = 0
         else:
             cut = max(trigger_delta(n_end + 1, D, float(flat["tau_x"][k]), float(flat["tau_t"][k]),
-                                    float(flat["h"][k]), float(flat["omega"][k]), rho, p=kp) for k in range(K))
+                                    float(flat["h"][k]), float(flat["omega"][k]), rho, p=kp.p, **rates(k))
+                      for k in range(K))
             lo = 0 if not math.isfinite(cut) else int(np.searchsorted(ts, origin - cut, side="left"))
         lo = min(lo, n_hist - 1)
         sub = prepare_data(xs[lo:n_end], ts[lo:n_end], (float(ts[lo]), w_end))
@@ -424,7 +439,7 @@ def forecast_score(posterior: Any, x: Any, t: Any, *, origin: Any, horizon: Any,
         for k in range(K):
             eng_g.set_background(float(flat["tau_x"][k]), float(flat["tau_t"][k]))
             # package-internal: the slot's cut-off for this call's rho (theta <= mu0 / rho for every draw)
-            eng_g._set_trigger(float(flat["h"][k]), float(flat["omega"][k]), 0, rho)
+            eng_g._set_trigger(float(flat["h"][k]), eng_g._rates(float(flat["omega"][k]), **rates(k)), 0, rho)
             G[k] = eng_g.trigger_sums(0)[n_hist - lo:]
 
     # ---- per-draw scores
@@ -441,8 +456,8 @@ def forecast_score(posterior: Any, x: Any, t: Any, *, origin: Any, horizon: Any,
         for k in range(K):
             B, IB, mu0_fit = bg_cache[(float(flat["tau_x"][k]), float(flat["tau_t"][k]))]
             mu0, theta, om = float(flat["mu0"][k]), float(flat["theta"][k]), float(flat["omega"][k])
-            trig = float(np.sum(_trigger_window_mass(d_hist, horizon, om, kp)))
-            trig += float(np.sum(1.0 - _trigger_survival(d_win, om, kp))) if n_ev else 0.0
+            trig = float(np.sum(_trigger_window_mass(d_hist, horizon, kp, om, **rates(k))))
+            trig += float(np.sum(1.0 - _trigger_survival(d_win, kp, om, **rates(k)))) if n_ev else 0.0
             lam = np.log(mu0 * B + theta * G[k])
             comp[k] = mu0 * IB + theta * trig
             ls[k] = float(np.sum(lam)) - comp[k]
