@@ -62,3 +62,69 @@ def scan(centres, coords, cases, controls, max_population=0.5, direction="high")
             best[i] = llr
             best_set[i] = members
     return best, best_set, float(best.max()) if len(best) else 0.0
+
+
+def ellipse_distance2(centre, coords, shape, angle_deg):
+    """Squared elliptic distance: the major axis (``shape`` x the minor one) at ``angle_deg`` degrees
+    from the x axis; 1 on the ellipse with semiminor axis 1."""
+    t = np.radians(angle_deg)
+    dx = np.asarray(coords, dtype=np.float64)[:, 0] - centre[0]
+    dy = np.asarray(coords, dtype=np.float64)[:, 1] - centre[1]
+    along = dx * np.cos(t) + dy * np.sin(t)
+    across = -dx * np.sin(t) + dy * np.cos(t)
+    return (along / shape) ** 2 + across ** 2
+
+
+def scan_elliptic(coords, cases, controls, ellipses, max_population=0.5, direction="high"):
+    """Bernoulli LLR of the best window of every (ellipse, centre) block: (len(ellipses), L) array.
+
+    Each ellipse (shape, angle) centred on every location is grown through the locations in
+    order of elliptic distance, all those at one distance together, while the window's persons
+    stay <= max_population x the total."""
+    coords = np.asarray(coords, dtype=np.float64)
+    cases = np.asarray(cases)
+    pop = cases + np.asarray(controls)
+    C, N = int(cases.sum()), int(pop.sum())
+    out = np.zeros((len(ellipses), len(coords)))
+    for e, (shape, angle) in enumerate(ellipses):
+        for i in range(len(coords)):
+            d2 = ellipse_distance2(coords[i], coords, shape, angle)
+            for r in np.unique(d2):
+                idx = np.flatnonzero(d2 <= r)
+                if pop[idx].sum() > max_population * N:
+                    break
+                llr = float(bernoulli_llr(cases[idx].sum(), pop[idx].sum(), C, N, direction))
+                out[e, i] = max(out[e, i], llr)
+    return out
+
+
+def space_time_bernoulli(coords, cases_lt, controls_lt, max_population=0.5, max_t=7, prospective=False,
+                         min_cases=0, direction="high"):
+    """Per-centre best Bernoulli LLR over the cylinders (circle x [t1, t2], at most ``max_t`` days):
+    ``cases_lt``, ``controls_lt`` (L, T) per location and day; circles cut at ``max_population`` x the
+    persons of the whole period. Returns ``(best (L,), cylinder (L,) as (members, t1, t2) or None)``."""
+    coords = np.asarray(coords, dtype=np.float64)
+    c_lt = np.asarray(cases_lt)
+    p_lt = c_lt + np.asarray(controls_lt)
+    L, T = c_lt.shape
+    C, N = int(c_lt.sum()), int(p_lt.sum())
+    Pz = p_lt.sum(axis=1)
+    best = np.zeros(L)
+    arg = [None] * L
+    for i in range(L):
+        d2 = ((coords - coords[i]) ** 2).sum(axis=1)
+        for r2 in np.unique(d2):
+            Z = np.flatnonzero(d2 <= r2)
+            if Pz[Z].sum() > max_population * N:
+                break
+            for t2 in (range(T - 1, T) if prospective else range(T)):
+                for t1 in range(max(0, t2 - max_t + 1), t2 + 1):
+                    c = int(c_lt[Z, t1:t2 + 1].sum())
+                    n = int(p_lt[Z, t1:t2 + 1].sum())
+                    if direction != "low" and c * (N - n) > (C - c) * n and c < min_cases:
+                        continue
+                    llr = float(bernoulli_llr(c, n, C, N, direction))
+                    if llr > best[i] + 1e-12 * max(1.0, best[i]):
+                        best[i] = llr
+                        arg[i] = (frozenset(Z.tolist()), t1, t2)
+    return best, arg

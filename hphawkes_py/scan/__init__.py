@@ -5,6 +5,8 @@
 >>> res = hp.scan.poisson(coords, cases, population, covariates=None, window="circle")
 >>> res = hp.scan.space_time_permutation(coords, cases, dates, max_temporal=7, prospective=True)
 >>> res = hp.scan.space_time(coords, cases, dates, population=population)   # space-time Poisson
+>>> res = hp.scan.space_time(coords, cases, dates, model="bernoulli", controls=controls)
+>>> res = hp.scan.bernoulli(coords, cases, controls, window="ellipse", penalty="medium")
 >>> res = hp.scan.run_prm("analysis.prm")      # a SaTScan parameter file, rerun unchanged
 >>> res = hp.scan.declustered(x, pi, cell_size=0.5)   # background events of a Hawkes fit vs all events
 >>> res.clusters          # most likely cluster first, then secondary clusters (no overlap)
@@ -13,7 +15,7 @@
 
 Semantics follow SaTScan's purely spatial Bernoulli and discrete Poisson analyses (circular or
 elliptic windows, Cartesian or great-circle distances) and its retrospective / prospective
-space-time permutation analysis. :func:`read_satscan` reads SaTScan's .cas/.ctl/.pop/.geo files.
+space-time permutation, discrete Poisson and Bernoulli analyses. :func:`read_satscan` reads SaTScan's .cas/.ctl/.pop/.geo files.
 """
 from ._prm import run_prm
 from ._satscan import read_satscan

@@ -196,8 +196,9 @@ def prm_arguments(path) -> dict:
 
     shape = v.get("SpatialWindowShapeType", "0")
     if shape == "1":
-        if model != "poisson":
-            raise bad("SpatialWindowShapeType", "(elliptic) is supported with the discrete Poisson model only")
+        if model not in ("poisson", "bernoulli"):
+            raise bad("SpatialWindowShapeType", "(elliptic) is supported with the discrete Poisson and Bernoulli "
+                                                "models only")
         pen = {"0": "none", "1": "medium", "2": "strong"}.get(v.get("NonCompactnessPenalty", "1"))
         if pen is None:
             raise bad("NonCompactnessPenalty", "must be 0 (none), 1 (medium) or 2 (strong)")
@@ -288,7 +289,8 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
     ----------
     path : str or Path
         The ``.prm`` file. Supported: ``AnalysisType=1`` (purely spatial), ``ModelType`` 0
-        (discrete Poisson) or 1 (Bernoulli), circular windows, Cartesian or latitude/longitude
+        (discrete Poisson) or 1 (Bernoulli), circular or elliptic windows (``SpatialWindowShapeType``,
+        ``NonCompactnessPenalty``, ``EllipseShapes``, ``EllipseAngles``), Cartesian or latitude/longitude
         coordinates, ``ScanAreas``, ``MaxSpatialSizeInPopulationAtRisk``, the distance limit,
         ``MonteCarloReps``, ``MinimumCasesInHighRateClusters``, no-overlap secondary clusters; and
         ``ModelType=2`` (space-time permutation) with ``AnalysisType`` 3 or 4, days, the study period

@@ -28,7 +28,8 @@ from .engine import Engine, null_loglik, poisson_logs
 #: temporary (centre, neighbour) slots per chunk of window construction
 CHUNK_SLOTS = 1 << 22
 
-__all__ = ["build_windows", "draw_cases", "draw_multinomial", "scan_batch", "max_llr_pruned", "CpuEngine"]
+__all__ = ["build_windows", "draw_cases", "draw_multinomial", "scan_batch", "max_llr_pruned", "CpuEngine",
+           "space_time_batch", "space_time_bernoulli_batch", "CpuSpaceTimeEngine"]
 
 
 @njit(cache=True, parallel=True)
@@ -807,6 +808,101 @@ def space_time_batch(windows, cases, dcum, klogk, n_cases, max_t, t_end_min, min
     return best, (arg if want_arg else None)
 
 
+@njit(cache=True, parallel=True, error_model="numpy")
+def _scan_space_time_bernoulli(offsets, neighbors, boundary, cases, persons, klogk, n_cases, n_total, l0, max_t,
+                               t_end_min, min_cases, want_high, want_low, best, best_arg, want_arg):
+    """Best Bernoulli LLR per centre over the cylinders (circle x [t1, t2]), space-time Bernoulli.
+
+    ``cases`` (L, T, R): cases per location, day and replicate; ``persons`` (L, T) int64: cases +
+    controls per location and day (the same in every replicate: the null relabels the cases among
+    the persons). A cylinder with ``c`` cases among ``n`` persons (``C`` of ``N`` in all) has the
+    Bernoulli LLR of :func:`_scan_batch` (same additions), high when ``c N > C n``; high-rate
+    cylinders need ``min_cases`` cases. Intervals as in :func:`_scan_space_time`; ``best_arg`` encodes
+    the cylinder as ``(j * T + t1) * T + t2``.
+    """
+    n_centres = offsets.shape[0] - 1
+    T = cases.shape[1]
+    R = cases.shape[2]
+    C = n_cases
+    N = n_total
+    Nf = np.float64(N)
+    mc = np.int32(min_cases)
+    for i in prange(n_centres):
+        S = np.zeros((T, R), dtype=np.int32)
+        P = np.zeros(T, dtype=np.int64)
+        acc = np.zeros(R, dtype=np.int32)
+        m = np.zeros(R, dtype=np.float64)
+        arg = np.full(R, -1, dtype=np.int64)
+        m_min = 0.0  # the smallest maximum so far over the replicates
+        for j in range(offsets[i], offsets[i + 1]):
+            blk = cases[neighbors[j]]
+            prow = persons[neighbors[j]]
+            for t in range(T):
+                P[t] += prow[t]
+                for r in range(R):
+                    S[t, r] += blk[t, r]
+            if boundary[j] == 0:
+                continue
+            for t2 in range(t_end_min, T):
+                for r in range(R):
+                    acc[r] = 0
+                n = np.int64(0)
+                for t1 in range(t2, max(-1, t2 - max_t), -1):
+                    n += P[t1]
+                    c_max = np.int32(0)
+                    for r in range(R):
+                        acc[r] += S[t1, r]
+                        c_max = max(c_max, acc[r])
+                    if n == 0 or n == N:
+                        continue  # no persons (or all of them): LLR 0
+                    q = -(klogk[n] + klogk[N - n]) - l0
+                    rhs = np.float64(C) * np.float64(n)
+                    if not want_low:
+                        # high rates only: the LLR grows with c above the expected count, so no replicate's
+                        # LLR here exceeds that of c_max; skip when that cannot beat the smallest maximum
+                        # (the margin keeps rounding from ever hiding a larger LLR)
+                        if np.float64(c_max) * Nf <= rhs or c_max < mc:
+                            continue
+                        tm = (klogk[c_max] + klogk[n - c_max]) + (klogk[C - c_max] + klogk[N - n - C + c_max])
+                        if (tm + q) * (1.0 + 1e-12) + 1e-12 <= m_min:
+                            continue
+                    code = (j * T + t1) * T + t2
+                    for r in range(R):
+                        cr = acc[r]
+                        t = (klogk[cr] + klogk[n - cr]) + (klogk[C - cr] + klogk[N - n - C + cr])
+                        llr = t + q
+                        lhs = np.float64(cr) * Nf
+                        ok = (want_high & (lhs > rhs) & (cr >= mc)) | (want_low & (lhs < rhs))
+                        v = llr if ok else 0.0
+                        better = v > m[r]
+                        arg[r] = code if better else arg[r]
+                        m[r] = v if better else m[r]
+                    m_min = m[0]
+                    for r in range(1, R):
+                        m_min = min(m_min, m[r])
+        for r in range(R):
+            best[i, r] = m[r]
+            if want_arg:
+                best_arg[i, r] = arg[r]
+
+
+def space_time_bernoulli_batch(windows, cases, persons, klogk, n_cases, n_total, max_t, t_end_min, min_cases,
+                               direction, want_arg=False):
+    """(m, R) best space-time Bernoulli cylinder LLR per centre [and its code] for ``cases`` (L, T, R);
+    ``persons`` (L, T) cases + controls per location and day."""
+    offsets, neighbors, _, boundary = windows
+    cases = np.ascontiguousarray(cases, dtype=np.int32)
+    m = offsets.shape[0] - 1
+    R = cases.shape[2]
+    best = np.empty((m, R), dtype=np.float64)
+    arg = np.empty((m, R) if want_arg else (1, 1), dtype=np.int64)
+    _scan_space_time_bernoulli(offsets, neighbors, boundary, cases, np.ascontiguousarray(persons, dtype=np.int64),
+                               klogk, np.int64(n_cases), np.int64(n_total), null_loglik(klogk, n_cases, n_total),
+                               np.int64(max_t), np.int64(t_end_min), np.int64(min_cases),
+                               direction in ("high", "both"), direction in ("low", "both"), best, arg, bool(want_arg))
+    return best, (arg if want_arg else None)
+
+
 @njit(cache=True, parallel=True)
 def _permute_days(loc_of_case, day_of_case, seeds, out):
     """Space-time permutation null: the days of the C cases shuffled among the cases (each
@@ -839,11 +935,16 @@ class CpuSpaceTimeEngine:
 
     backend = "cpu"
 
-    def __init__(self, windows, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction):
+    def __init__(self, windows, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction, persons=None):
         self.n_cases = int(n_cases)
         self.args = (windows, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction)
+        # space-time Bernoulli: persons (L, T) per location and day, N = their total
+        self.persons = None if persons is None else np.ascontiguousarray(persons, dtype=np.int64)
 
     def batch(self, cases, want_arg=False):
         """(m, R) best cylinder LLR per centre [and its code] for ``cases`` (L, T, R)."""
         w = self.args
+        if self.persons is not None:
+            return space_time_bernoulli_batch(w[0], cases, self.persons, w[2], w[3], int(self.persons.sum()), *w[4:],
+                                              want_arg=want_arg)
         return space_time_batch(w[0], cases, *w[1:], want_arg=want_arg)

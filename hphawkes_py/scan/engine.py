@@ -155,19 +155,25 @@ def draw_null_cases(pop: np.ndarray, n_cases: int, seeds) -> np.ndarray:
     return draw_cases(pop, n_cases, s32)
 
 
-def make_space_time_engine(windows, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction, *, backend: str):
-    """Space-time permutation engine on a resolved backend: ``batch(cases (L, T, R), want_arg)`` gives
-    the ``(m, R)`` best cylinder LLR per centre [and the cylinder's code ``(j T + t1) T + t2``]."""
+def make_space_time_engine(windows, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction, *, backend: str,
+                           persons=None):
+    """Space-time engine on a resolved backend: ``batch(cases (L, T, R), want_arg)`` gives the
+    ``(m, R)`` best cylinder LLR per centre [and the cylinder's code ``(j T + t1) T + t2``].
+
+    Poisson-type cylinders (space-time permutation, space-time Poisson: ``windows[2]`` and ``dcum``
+    give the expectations), or, with ``persons`` ((L, T) whole persons per location and day, cases +
+    controls), the space-time Bernoulli model: ``klogk`` is then the table of the total persons N
+    and ``dcum`` is not read."""
     args = (windows, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction)
     if is_gpu_backend(backend):
         from .gpu import GpuSpaceTimeEngine
 
-        return GpuSpaceTimeEngine(*args, device=get_device(backend), backend=backend)
+        return GpuSpaceTimeEngine(*args, device=get_device(backend), backend=backend, persons=persons)
     if backend != "cpu":
         raise ValueError(f"make_space_time_engine needs a resolved backend, got {backend!r}")
     from .cpu import CpuSpaceTimeEngine
 
-    return CpuSpaceTimeEngine(*args)
+    return CpuSpaceTimeEngine(*args, persons=persons)
 
 
 def permute_days_cases(loc_of_case, day_of_case, L: int, T: int, seeds) -> np.ndarray:

@@ -107,22 +107,37 @@ SCRATCH_BYTES = 1 << 28
 
 
 class GpuSpaceTimeEngine:
-    """The space-time permutation cylinders (``scan_space_time`` in ``scan.cu``) on a device:
-    :meth:`batch` means what :func:`hphawkes_py.scan.cpu.space_time_batch` means."""
+    """The space-time cylinders (``scan_space_time``, or ``scan_space_time_bernoulli`` with ``persons``,
+    in ``scan.cu``) on a device: :meth:`batch` means what :class:`~.cpu.CpuSpaceTimeEngine`'s means."""
 
     def __init__(self, windows, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction, *, device,
-                 backend="gpu"):
+                 backend="gpu", persons=None):
         offsets, neighbors, wsize, boundary = windows
         self.backend = backend
         self.dev = dev = device
         self.n_cases = int(n_cases)
         self.n_centres = len(offsets) - 1
         self.T = len(dcum) - 1
-        self.args = (np.int64(n_cases), np.int32(self.T), np.int32(max_t), np.int32(t_end_min), np.int64(min_cases),
-                     np.int32(direction in ("high", "both")), np.int32(direction in ("low", "both")))
-        self._fn = dev.module(KERNELS_DIR / "scan.cu", defines={"REAL": "double"}).function("scan_space_time")
-        self._block = dev.block_size(self._fn, BLOCK)
         pad = (lambda a, dt: dev.to_device(np.ascontiguousarray(a if len(a) else np.zeros(1), dtype=dt)))
+        # space-time Bernoulli (persons per location and day): scan_space_time_bernoulli
+        self.bernoulli = persons is not None
+        hl = (np.int32(direction in ("high", "both")), np.int32(direction in ("low", "both")))
+        if self.bernoulli:
+            persons = np.asarray(persons, dtype=np.int64)
+            N = int(persons.sum())
+            if N >= 2**31 - 1:
+                raise ValueError(f"{N} persons are too many for the space-time Bernoulli GPU engine (< 2**31 - 1)")
+            self.d_persons = pad(persons.ravel(), np.int32)
+            from .engine import null_loglik
+
+            self.args = (np.int64(n_cases), np.int64(N), np.float64(null_loglik(klogk, n_cases, N)), np.int32(self.T),
+                         np.int32(max_t), np.int32(t_end_min), np.int64(min_cases), *hl)
+        else:
+            self.args = (np.int64(n_cases), np.int32(self.T), np.int32(max_t), np.int32(t_end_min),
+                         np.int64(min_cases), *hl)
+        name = "scan_space_time_bernoulli" if self.bernoulli else "scan_space_time"
+        self._fn = dev.module(KERNELS_DIR / "scan.cu", defines={"REAL": "double"}).function(name)
+        self._block = dev.block_size(self._fn, BLOCK)
         self.d_offsets = pad(offsets, np.int64)
         self.d_neighbors = pad(neighbors, np.int32)
         self.d_wsize = pad(wsize, np.float64)
@@ -144,16 +159,22 @@ class GpuSpaceTimeEngine:
         d_max = dev.zeros((R,), np.float64)
         d_best = dev.empty((m, R) if want_arg else (1,), np.float64)
         d_arg = dev.empty((m, R) if want_arg else (1,), np.int64)
-        per_centre = max(1, self.T * R * 4)
+        per_centre = max(1, self.T * R * 4 * (2 if self.bernoulli else 1))
         chunk = max(1, min(m, SCRATCH_BYTES // per_centre))
         d_scratch = dev.empty((chunk * self.T * R,), np.int32)
+        if self.bernoulli:
+            d_pscratch = dev.empty((chunk * self.T * R,), np.int32)
         block = min(self._block, 32 * ((R + 31) // 32))
         for c0 in range(0, m, chunk):
             n = min(chunk, m - c0)
-            dev.launch(self._fn, (n, (R + block - 1) // block), (block, 1, 1), [
-                self.d_offsets, self.d_neighbors, self.d_wsize, self.d_boundary, d_cases, self.d_dcum, self.d_klogk,
-                *self.args, np.int32(R), np.int64(c0), d_scratch, np.int32(bool(want_arg)), d_best, d_arg, d_max,
-            ])
+            if self.bernoulli:
+                args = [self.d_offsets, self.d_neighbors, self.d_boundary, d_cases, self.d_persons, self.d_klogk,
+                        *self.args, np.int32(R), np.int64(c0), d_scratch, d_pscratch]
+            else:
+                args = [self.d_offsets, self.d_neighbors, self.d_wsize, self.d_boundary, d_cases, self.d_dcum,
+                        self.d_klogk, *self.args, np.int32(R), np.int64(c0), d_scratch]
+            dev.launch(self._fn, (n, (R + block - 1) // block), (block, 1, 1),
+                       args + [np.int32(bool(want_arg)), d_best, d_arg, d_max])
         if want_arg:
             return dev.to_host(d_best), dev.to_host(d_arg)
         best_max = dev.to_host(d_max)

@@ -314,6 +314,7 @@ def gumbel_p_values(observed: np.ndarray, null_max: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------- result
 _TITLES = {"bernoulli": "Bernoulli spatial scan", "poisson": "Discrete Poisson spatial scan",
            "space_time_permutation": "Space-time permutation scan",
+           "space_time_poisson": "Discrete Poisson space-time scan", "space_time_bernoulli": "Bernoulli space-time scan",
            "declustered": "Declustered Poisson spatial scan (expected background events)"}
 _SIZE_OF = {"poisson": "expected cases", "space_time_permutation": "cases", "declustered": "expected cases"}
 
@@ -536,6 +537,57 @@ def _elliptic_windows(centres, coords, size, limit, ellipses):
             np.concatenate([w[3] for w in parts]))
 
 
+def _check_ellipses(window, geo, grid_cell, max_distance, ellipse_shapes, ellipse_angles, penalty):
+    """``(ellipses, penalty exponent)`` of an elliptic scan (``(None, None)`` for circles): SaTScan's
+    window set (:func:`ellipse_set`) after checking the options shared by :func:`bernoulli` and
+    :func:`poisson`."""
+    check_in(window, "window", ("circle", "ellipse"))
+    if window != "ellipse":
+        return None, None
+    if geo.great_circle or grid_cell is not None or max_distance is not None:
+        raise ValueError("window='ellipse' needs Euclidean coordinates and no grid_cell or max_distance "
+                         "(as SaTScan's elliptic scan)")
+    shapes = [check_positive(v, "ellipse_shapes") for v in ellipse_shapes]
+    angles = [check_int(v, "ellipse_angles", minimum=1) for v in ellipse_angles]
+    if len(shapes) != len(angles) or any(v <= 1 for v in shapes):
+        raise ValueError("ellipse_shapes (each > 1) and ellipse_angles must have the same length")
+    return ellipse_set(shapes, angles), PENALTIES[check_in(penalty, "penalty", tuple(PENALTIES))]
+
+
+def _elliptic_penalties(ellipses, m0: int, pen_a: float) -> np.ndarray:
+    """Non-compactness factor ``(4 s / (1 + s)^2)^a`` of every (ellipse, centre) window block."""
+    sh = np.repeat([e[0] for e in ellipses], m0)
+    return (4.0 * sh / (1.0 + sh) ** 2) ** pen_a
+
+
+def _elliptic_report(best, pens, ellipses, points, cpoints, centres, centre_loc):
+    """What :func:`_clusters` needs for an elliptic scan: ``(stat, radius_of, extra, centres,
+    centre_loc, tiebreak)`` over the (ellipse, centre) blocks ``b = e * m + i``.
+
+    As SaTScan: one candidate per centre, its best window over all shapes and angles by the
+    penalised statistic (the secondary clusters are drawn from these; the others are not
+    reported); equal statistics in the centres' input order; ``radius_of`` gives the semiminor axis."""
+    m0 = len(cpoints)
+    stat = best * pens
+    keep = np.zeros_like(stat, dtype=bool)
+    per = stat.reshape(len(ellipses), m0)
+    keep[np.argmax(per, axis=0) * m0 + np.arange(m0)] = True
+    stat = np.where(keep, stat, 0.0)
+    tpts = [_ellipse_transform(points, a, b) for a, b in ellipses]
+    tctr = [_ellipse_transform(cpoints, a, b) for a, b in ellipses]
+
+    def radius_of(members, b):
+        e, i = divmod(int(b), m0)
+        return float(np.sqrt(((tpts[e][members] - tctr[e][i]) ** 2).sum(axis=1)).max())
+
+    def extra_cols(b):
+        e, i = divmod(int(b), m0)
+        return {"shape": ellipses[e][0], "angle": ellipses[e][1]}
+
+    return (stat, radius_of, extra_cols, np.tile(centres, (len(ellipses), 1)), np.tile(centre_loc, len(ellipses)),
+            np.tile(np.arange(m0), len(ellipses)))
+
+
 def _row_locations(members) -> np.ndarray:
     """The merged location of every input row."""
     out = np.empty(sum(len(m) for m in members), dtype=np.int64)
@@ -553,10 +605,12 @@ def _check_max_population(v):
 
 def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, direction="high",
               secondary="no-overlap", grid_cell=None, max_distance=None, distance="euclidean", min_cases=0,
+              window="circle", ellipse_shapes=(1.5, 2, 3, 4, 5), ellipse_angles=(4, 6, 9, 12, 15), penalty="medium",
               location_ids=None, seed=None, executor=None, backend="auto", threads=None, progress=True) -> ScanResult:
     """Kulldorff's purely spatial Bernoulli scan statistic with Monte Carlo inference.
 
-    Semantics follow SaTScan's purely spatial Bernoulli analysis with circular windows.
+    Semantics follow SaTScan's purely spatial Bernoulli analysis with circular (or elliptic)
+    windows.
 
     Parameters
     ----------
@@ -588,6 +642,19 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
     min_cases : int >= 0
         High-rate windows need at least this many cases (SaTScan >= 9.5's "minimum cases in cluster
         for high rates"; 0, the default, is no restriction as in earlier versions).
+    window : {"circle", "ellipse"}
+        ``"ellipse"``: SaTScan's elliptic scan, as in :func:`poisson`: the circle plus ellipses of
+        each shape in ``ellipse_shapes`` (major / minor axis, dimensionless) at ``ellipse_angles``
+        orientations each (multiples of 180 / angles degrees in (-90, 90]), every window cut at
+        ``max_population`` x the total persons; Euclidean coordinates, no grid, no ``max_distance``.
+        The result gains ``test_statistic`` (penalised LLR), ``shape``, ``angle`` (degrees) and
+        ``semimajor_axis`` (coordinate units; ``radius`` is the semiminor axis).
+    ellipse_shapes, ellipse_angles : sequences
+        SaTScan's defaults (1.5, 2, 3, 4, 5) and (4, 6, 9, 12, 15); empty sequences leave the
+        circle alone (the circular scan's clusters, with the elliptic scan's columns).
+    penalty : {"none", "medium", "strong"}
+        Non-compactness penalty of the elliptic scan: windows are ranked (and the Monte Carlo
+        maxima taken) by ``LLR x (4 s / (1 + s)^2)^a``, a = 0, 1/2, 1 (s = the shape).
     seed : None, int, SeedSequence or Generator
         Root of the per-replicate seeds: results do not depend on executor or batching.
     executor : None, concurrent.futures.Executor or dask Client
@@ -610,6 +677,7 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
     max_population = _check_max_population(max_population)
     max_distance = None if max_distance is None else check_positive(max_distance, "max_distance")
     geo = _check_geometry(distance, loc.coords, grid_cell)
+    ellipses, pen_a = _check_ellipses(window, geo, grid_cell, max_distance, ellipse_shapes, ellipse_angles, penalty)
     min_cases, n_replicates, progress, threads, resolved = check_run(
         min_cases, n_replicates, direction, secondary, progress, threads, seed, backend)
     if loc.n_merged:
@@ -626,23 +694,38 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
     with threads_context(threads):
         points = geo.points(loc.coords)
         cpoints = geo.points(centres)
-        windows = build_windows(cpoints, points, pop, max_population * N, geo.to_working(max_distance))
+        m0 = len(centres)
+        pens = None
+        if ellipses is None:
+            windows = build_windows(cpoints, points, pop, max_population * N, geo.to_working(max_distance))
+        else:
+            windows = _elliptic_windows(cpoints, points, pop, max_population * N, ellipses)
+            pens = _elliptic_penalties(ellipses, m0, pen_a)
         engine = make_engine(windows, klogk_table(N), C, N, direction, backend=resolved, min_cases=min_cases,
                              location_size=pop)
         observed = loc.cases.astype(np.int32)[:, None]
         best, best_entry = engine.best_per_centre(observed, want_arg=True)
         best = best[:, 0]
         best_entry = best_entry[:, 0]
-        null_llr = _monte_carlo(engine, pop, C, n_replicates, seed, executor, progress)
+        null_llr = _monte_carlo(engine, pop, C, n_replicates, seed, executor, progress,
+                                penalties=pens if (pens is not None and pen_a > 0) else None)
     offsets, neighbors, npop, boundary = windows
+    stat = extra_cols = tiebreak = None
+    if ellipses is not None:
+        stat, radius_of, extra_cols, centres, centre_loc, tiebreak = _elliptic_report(
+            best, pens, ellipses, points, cpoints, centres, centre_loc)
+    else:
+        radius_of = _radius(geo, points, cpoints)
 
     def window_stats(members, c, j, i):
         n = int(npop[j])
         inside, outside = c / n, (C - c) / (N - n)
         return n, n * C / N, inside / outside if outside > 0 else math.inf
 
-    clusters = _clusters(best, best_entry, offsets, neighbors, centres, centre_loc,
-                         _radius(geo, points, cpoints), loc.cases, loc.members, ids, null_llr, window_stats)
+    clusters = _clusters(best, best_entry, offsets, neighbors, centres, centre_loc, radius_of, loc.cases, loc.members,
+                         ids, null_llr, window_stats, stat=stat, extra=extra_cols, tiebreak=tiebreak)
+    if ellipses is not None:  # the radius of an ellipse is its semiminor axis
+        clusters.insert(clusters.columns.get_loc("radius") + 1, "semimajor_axis", clusters.radius * clusters["shape"])
     return ScanResult(
         clusters=clusters, null_llr=null_llr, backend=resolved, n_cases=C, n_population=N,
         n_locations=len(loc.members), n_merged=loc.n_merged, n_centres=len(centres),
@@ -798,18 +881,7 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
     max_population = _check_max_population(max_population)
     max_distance = None if max_distance is None else check_positive(max_distance, "max_distance")
     geo = _check_geometry(distance, xy, grid_cell)
-    check_in(window, "window", ("circle", "ellipse"))
-    ellipses = None
-    if window == "ellipse":
-        if geo.great_circle or grid_cell is not None or max_distance is not None:
-            raise ValueError("window='ellipse' needs Euclidean coordinates and no grid_cell or max_distance "
-                             "(as SaTScan's elliptic scan)")
-        shapes = [check_positive(v, "ellipse_shapes") for v in ellipse_shapes]
-        angles = [check_int(v, "ellipse_angles", minimum=1) for v in ellipse_angles]
-        if len(shapes) != len(angles) or any(v <= 1 for v in shapes):
-            raise ValueError("ellipse_shapes (each > 1) and ellipse_angles must have the same length")
-        ellipses = ellipse_set(shapes, angles)
-        pen_a = PENALTIES[check_in(penalty, "penalty", tuple(PENALTIES))]
+    ellipses, pen_a = _check_ellipses(window, geo, grid_cell, max_distance, ellipse_shapes, ellipse_angles, penalty)
     min_cases, n_replicates, progress, threads, resolved = check_run(
         min_cases, n_replicates, direction, secondary, progress, threads, seed, backend)
 
@@ -866,8 +938,7 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
             windows = build_windows(cpoints, points, size, max_population * size.sum(), geo.to_working(max_distance))
         else:
             windows = _elliptic_windows(cpoints, points, size, max_population * size.sum(), ellipses)
-            sh = np.repeat([e[0] for e in ellipses], m0)
-            pens = (4.0 * sh / (1.0 + sh) ** 2) ** pen_a
+            pens = _elliptic_penalties(ellipses, m0, pen_a)
         offsets, neighbors, _, boundary = windows
         wexp = cumulative_expected(windows, l_exp)
         engine = make_engine((offsets, neighbors, wexp, boundary), klogk_table(C), C, C, direction,
@@ -877,27 +948,10 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
         best_entry = best_entry[:, 0]
         null_llr = _monte_carlo(engine, l_exp, C, n_replicates, seed, executor, progress,
                                 penalties=pens if (pens is not None and pen_a > 0) else None)
+    tiebreak = None
     if ellipses is not None:
-        # as SaTScan: one candidate per centre, its best window over all shapes and angles (the
-        # secondary clusters are drawn from these); the others are not reported
-        stat = best * pens
-        keep = np.zeros_like(stat, dtype=bool)
-        per = stat.reshape(len(ellipses), m0)
-        keep[np.argmax(per, axis=0) * m0 + np.arange(m0)] = True
-        stat = np.where(keep, stat, 0.0)
-        tpts = [_ellipse_transform(points, a, b) for a, b in ellipses]
-        tctr = [_ellipse_transform(cpoints, a, b) for a, b in ellipses]
-
-        def radius_of(members, b):
-            e, i = divmod(int(b), m0)
-            return float(np.sqrt(((tpts[e][members] - tctr[e][i]) ** 2).sum(axis=1)).max())
-
-        def extra_cols(b):
-            e, i = divmod(int(b), m0)
-            return {"shape": ellipses[e][0], "angle": ellipses[e][1]}
-
-        centres = np.tile(centres, (len(ellipses), 1))
-        centre_loc = np.tile(centre_loc, len(ellipses))
+        stat, radius_of, extra_cols, centres, centre_loc, tiebreak = _elliptic_report(
+            best, pens, ellipses, points, cpoints, centres, centre_loc)
     else:
         radius_of = _radius(geo, points, cpoints)
 
@@ -909,7 +963,7 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
 
     clusters = _clusters(best, best_entry, offsets, neighbors, centres, centre_loc, radius_of,
                          l_cases, report_members, ids, null_llr, window_stats, stat=stat, extra=extra_cols,
-                         tiebreak=None if ellipses is None else np.tile(np.arange(m0), len(ellipses)))
+                         tiebreak=tiebreak)
     if ellipses is not None:  # the radius of an ellipse is its semiminor axis
         clusters.insert(clusters.columns.get_loc("radius") + 1, "semimajor_axis", clusters.radius * clusters["shape"])
     total_pop = l_pop.sum()

@@ -21,7 +21,7 @@ import pandas as pd
 from .._backend import threads_context
 from .._parallel import run_replicates
 from .._validate import as_count_array, check_int, check_positive, describe
-from .engine import build_windows, draw_multinomial_cases, klogk_table, make_space_time_engine, permute_days_cases
+from .engine import build_windows, draw_multinomial_cases, draw_null_cases, klogk_table, make_space_time_engine, permute_days_cases
 from .model import (BATCH_SIZE, ScanResult, _check_geometry, _check_max_population, _check_xy, _clusters, _radius,
                     check_location_ids, check_run, make_centres, merge_rows, replicate_seed_batches)
 
@@ -123,33 +123,70 @@ def space_time_permutation(coords, cases, times, *, max_population=0.5, max_dist
                       executor)
 
 
-def space_time(coords, cases, times, *, population, max_population=0.5, max_distance=None, max_temporal=7,
-               prospective=False, study_period=None, min_cases=2, n_replicates=999, direction="high",
-               distance="euclidean", location_ids=None, seed=None, executor=None, backend="auto", threads=None,
-               progress=True) -> ScanResult:
-    """Kulldorff's retrospective (or prospective) space-time scan, discrete Poisson model.
+def space_time(coords, cases, times, *, population=None, controls=None, model="poisson", max_population=0.5,
+               max_distance=None, max_temporal=7, prospective=False, study_period=None, min_cases=2, n_replicates=999,
+               direction="high", distance="euclidean", location_ids=None, seed=None, executor=None, backend="auto",
+               threads=None, progress=True) -> ScanResult:
+    """Kulldorff's retrospective (or prospective) space-time scan: discrete Poisson or Bernoulli model.
 
-    Cylinders as in :func:`space_time_permutation`, but the expected cases come from the population:
+    Cylinders as in :func:`space_time_permutation`: circles centred on the locations x intervals of
+    at most ``max_temporal`` days (ending on the last day with ``prospective=True``).
+
+    ``model="poisson"`` (SaTScan's discrete Poisson): the expected cases come from the population:
     location z has ``E_z = C P_z / sum P`` expected cases, spread evenly over the days of the study
     period (population constant in time, no time-trend adjustment), so a cylinder has
     ``mu = E_Z (t2 - t1 + 1) / T``; the Monte Carlo redistributes the C cases multinomially over
     the location x day cells in proportion to their expectations. Circles are cut at
     ``max_population`` x the total population.
 
+    ``model="bernoulli"`` (SaTScan's Bernoulli, AnalysisType 3/4): cases and controls per location
+    and day; a cylinder with ``c`` cases among ``n`` persons (cases + controls in its locations and
+    days; ``C`` cases of ``N`` persons in all) has Kulldorff's Bernoulli LLR
+    ``c log(c/n) + (n-c) log((n-c)/n) + (C-c) log((C-c)/(N-n)) + (N-n-C+c) log((N-n-C+c)/(N-n))
+    - C log(C/N) - (N-C) log((N-C)/N)`` when its case proportion is higher (lower) than outside;
+    the Monte Carlo relabels the C cases at random among all N persons of the study (every
+    location and day: a multivariate hypergeometric draw over the location x day cells, as SaTScan
+    permutes the Bernoulli case/control labels). Circles are cut at ``max_population`` x N (the
+    persons of the whole study period).
+
     Parameters
     ----------
     coords, cases, times
-        As in :func:`space_time_permutation` (one row per location and day, or per case).
-    population : array_like (n,)
-        Population of each row's location (the same on every row of a location), persons.
+        As in :func:`space_time_permutation` (one row per location and day, or per person).
+    population : array_like (n,), optional
+        ``model="poisson"`` (required): population of each row's location (the same on every row of
+        a location), persons.
+    controls : array_like (n,), optional
+        ``model="bernoulli"`` (required): non-negative whole numbers of controls of each row (its
+        location and day), persons; rows may carry cases, controls or both.
+    model : {"poisson", "bernoulli"}
     Other parameters
-        As in :func:`space_time_permutation`.
+        As in :func:`space_time_permutation` (``backend="gpu"``/``"emulator"`` run the CUDA cylinder
+        kernels of both models).
 
     Returns
     -------
     ScanResult
-        ``model="space_time_poisson"``; ``clusters.population`` is the circle's population.
+        ``model="space_time_poisson"`` (``clusters.population``: the circle's population) or
+        ``"space_time_bernoulli"`` (``clusters.population``: the cylinder's persons, cases + controls;
+        ``expected`` = n C / N; ``relative_risk`` = (c / n) / ((C - c) / (N - n))); ``start``, ``end``
+        as in :func:`space_time_permutation`.
     """
+    from .._validate import check_in
+
+    check_in(model, "model", ("poisson", "bernoulli"))
+    if model == "bernoulli":
+        if population is not None:
+            raise ValueError("model='bernoulli' takes cases and controls (give controls=, not population=)")
+        if controls is None:
+            raise ValueError("model='bernoulli' needs controls= (controls per row: location and day)")
+        return _space_time_bernoulli(coords, cases, times, controls, max_population, max_distance, max_temporal,
+                                     prospective, study_period, min_cases, n_replicates, direction, distance,
+                                     location_ids, seed, executor, backend, threads, progress)
+    if controls is not None:
+        raise ValueError("controls= is for model='bernoulli'; the Poisson model takes population=")
+    if population is None:
+        raise ValueError("model='poisson' needs population= (population of each row's location)")
     common = _check_common(coords, cases, times, study_period, location_ids, max_population, max_distance, distance,
                            max_temporal, prospective, min_cases, n_replicates, direction, progress, threads, seed,
                            backend)
@@ -179,6 +216,32 @@ def space_time(coords, cases, times, *, population, max_population=0.5, max_dist
     dcum = C * np.arange(T + 1, dtype=np.float64) / T
     size = P.astype(np.int64) if np.all(P == np.round(P)) else P
     return _cylinders(common, "space_time_poisson", size, Ez, dcum, ("multinomial", np.repeat(Ez / T, T)), executor)
+
+
+def _space_time_bernoulli(coords, cases, times, controls, max_population, max_distance, max_temporal, prospective,
+                          study_period, min_cases, n_replicates, direction, distance, location_ids, seed, executor,
+                          backend, threads, progress):
+    """:func:`space_time` with ``model="bernoulli"``."""
+    n = len(_check_xy(coords))
+    co = as_count_array(controls, "controls")
+    if len(co) != n:
+        raise ValueError(f"coords and controls must have the same length; got {n} and {len(co)}")
+    common = _check_common(coords, cases, times, study_period, location_ids, max_population, max_distance, distance,
+                           max_temporal, prospective, min_cases, n_replicates, direction, progress, threads, seed,
+                           backend)
+    c_lt = common["c_lt"]
+    L, T = c_lt.shape
+    ctl_lt = np.zeros((L, T), dtype=np.int64)
+    day, _, _ = _days(times, n, study_period)
+    np.add.at(ctl_lt, (common["gid"], day), co)
+    p_lt = c_lt + ctl_lt
+    C, N = int(c_lt.sum()), int(p_lt.sum())
+    if C == N:
+        raise ValueError("all persons are cases (controls sum to 0): the Bernoulli scan needs controls too")
+    if N >= 2**31 - 1:
+        raise ValueError(f"total population {N} (cases + controls) is too large (must be < 2**31 - 1)")
+    return _cylinders(common, "space_time_bernoulli", p_lt.sum(axis=1), None, np.zeros(T + 1),
+                      ("hypergeometric", p_lt.ravel()), executor, persons=p_lt, controls_loc=ctl_lt.sum(axis=1))
 
 
 def _check_common(coords, cases, times, study_period, location_ids, max_population, max_distance, distance,
@@ -215,11 +278,16 @@ def _check_common(coords, cases, times, study_period, location_ids, max_populati
                 resolved=resolved, loc_coords=loc_coords, gid=gid, members=members, L=L, c_lt=c_lt)
 
 
-def _cylinders(cm, model, size, wsize_loc, dcum, null, executor):
+def _cylinders(cm, model, size, wsize_loc, dcum, null, executor, persons=None, controls_loc=None):
     """Scan the cylinders of circles cut at ``max_population`` x ``size.sum()``; ``wsize_loc``: each
-    location's C_z (or E_z) summed along the walks; ``null``: how replicates are drawn."""
+    location's C_z (or E_z) summed along the walks; ``null``: how replicates are drawn. With
+    ``persons`` ((L, T) cases + controls), the Bernoulli model (``wsize_loc`` and ``dcum`` unused)."""
     c_lt, L, T = cm["c_lt"], cm["L"], cm["c_lt"].shape[1]
     C = int(c_lt.sum())
+    bern = persons is not None
+    N = int(persons.sum()) if bern else C
+    if bern:
+        wsize_loc = np.zeros(L)
     geo, members = cm["geo"], cm["members"]
     t_end_min = T - 1 if cm["prospective"] else 0
     report_members = [[m[0]] for m in members]
@@ -233,9 +301,9 @@ def _cylinders(cm, model, size, wsize_loc, dcum, null, executor):
         wl = np.asarray(wsize_loc, dtype=np.float64)[neighbors]
         for i in range(len(offsets) - 1):
             np.cumsum(wl[offsets[i]:offsets[i + 1]], out=csum[offsets[i]:offsets[i + 1]])
-        engine = make_space_time_engine((offsets, neighbors, csum, boundary), dcum, klogk_table(C), C,
+        engine = make_space_time_engine((offsets, neighbors, csum, boundary), dcum, klogk_table(N), C,
                                         cm["max_temporal"], t_end_min, cm["min_cases"], cm["direction"],
-                                        backend=cm["resolved"])
+                                        backend=cm["resolved"], persons=persons)
         best, arg = engine.batch(c_lt[:, :, None].astype(np.int32), want_arg=True)
         best, arg = best[:, 0], arg[:, 0]
         n_rep = cm["n_replicates"]
@@ -260,6 +328,10 @@ def _cylinders(cm, model, size, wsize_loc, dcum, null, executor):
         return c_lt[members, t1_of[i]:t2_of[i] + 1].sum()
 
     def window_stats(members, c, j, i):
+        if bern:
+            n = int(persons[members, t1_of[i]:t2_of[i] + 1].sum())
+            outside = (C - c) / (N - n) if N > n else 0.0
+            return n, n * C / N, (c / n) / outside if outside > 0 else math.inf
         mu = float(csum[j]) * (dcum[t2_of[i] + 1] - dcum[t1_of[i]]) / C
         p = pop_loc[members].sum()
         return (int(p) if pop_loc.dtype.kind == "i" else float(p)), mu, (c / mu) / ((C - c) / (C - mu)) if C > c \
@@ -278,17 +350,22 @@ def _cylinders(cm, model, size, wsize_loc, dcum, null, executor):
         max_population=cm["max_population"], direction=cm["direction"], n_replicates=n_rep, model=model,
         max_distance=cm["max_distance"], min_cases=cm["min_cases"], distance=cm["distance"],
         _loc_coords=cm["loc_coords"], _loc_cases=c_lt.sum(axis=1), _loc_population=pop_loc,
-        _loc_expected=None if model == "space_time_permutation" else np.asarray(wsize_loc, dtype=float),
+        _loc_expected=(None if model == "space_time_permutation" else
+                       pop_loc * (C / N) if bern else np.asarray(wsize_loc, dtype=float)),
+        _loc_controls=controls_loc,
         _row_ids=cm["ids"], _row_loc=cm["gid"],
     )
 
 
 def _null_batch(size, batch_seed, engine, null, L, T):
-    """One Monte Carlo batch: the null data (days permuted among the cases, or the cases dropped
-    multinomially on the location x day cells), the maximum cylinder LLR of each replicate."""
+    """One Monte Carlo batch: the null data (days permuted among the cases, the cases dropped
+    multinomially on the location x day cells, or relabelled among the persons of the cells), the
+    maximum cylinder LLR of each replicate."""
     seeds = batch_seed.spawn(size)
     if null[0] == "permute":
         M = permute_days_cases(null[1], null[2], L, T, seeds)
+    elif null[0] == "hypergeometric":  # Bernoulli: the cases relabelled among the persons of every cell
+        M = draw_null_cases(null[1], engine.n_cases, seeds).reshape(L, T, size)
     else:
         M = draw_multinomial_cases(null[1], engine.n_cases, seeds).reshape(L, T, size)
     best, _ = engine.batch(M)

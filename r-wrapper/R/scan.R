@@ -10,6 +10,10 @@
 #' @param direction \code{"high"}, \code{"low"} or \code{"both"}.
 #' @param secondary \code{"no-overlap"}.
 #' @param grid_cell \code{NULL} or grid spacing for circle centres.
+#' @param window \code{"circle"} or \code{"ellipse"} (SaTScan's elliptic windows: the circle plus
+#'   shapes 1.5, 2, 3, 4, 5 at 4, 6, 9, 12, 15 angles; no \code{grid_cell}).
+#' @param penalty Non-compactness penalty of elliptic windows: \code{"none"}, \code{"medium"}, \code{"strong"}.
+#' @param min_cases Minimum number of cases in a high-rate cluster (default 0: no restriction).
 #' @param seed Whole number or \code{NULL}.
 #' @param location_ids Optional ids reported in \code{location_ids} (default 0-based row numbers,
 #'   as in Python).
@@ -21,11 +25,13 @@
 #' @export
 scan_bernoulli <- function(coords, cases, controls, max_population = 0.5, n_replicates = 999L,
                            direction = "high", secondary = "no-overlap", grid_cell = NULL,
+                           window = "circle", penalty = "medium", min_cases = 0L,
                            seed = NULL, location_ids = NULL, progress = FALSE,
                            backend = "auto", threads = NULL) {
   sc <- .hp_mod("scan")
   kw <- list(max_population = .as_num(max_population), n_replicates = .as_int(n_replicates),
-             direction = direction, secondary = secondary,
+             direction = direction, secondary = secondary, window = window, penalty = penalty,
+             min_cases = .as_int(min_cases),
              grid_cell = .as_num(grid_cell), seed = .as_int(seed), progress = progress,
              backend = backend, threads = .as_int(threads))
   if (!is.null(location_ids)) kw$location_ids <- if (is.character(location_ids))
@@ -293,7 +299,11 @@ plot.hphawkes_scan <- function(x, ...) {
 #' @param coords Numeric matrix or data frame (n x 2): location of each row.
 #' @param cases Non-negative whole-number case counts per row.
 #' @param times Day of each row: whole numbers (days) or \code{Date}s.
-#' @param population \code{NULL} (space-time permutation) or the population of each row's location.
+#' @param population \code{NULL} (space-time permutation) or the population of each row's location
+#'   (discrete Poisson model).
+#' @param controls \code{NULL} or the controls of each row (location and day): the space-time
+#'   Bernoulli model (\code{hphawkes_py.scan.space_time(model = "bernoulli")}; Monte Carlo relabels
+#'   the cases among all persons; \code{clusters$population} is the cylinder's cases + controls).
 #' @param max_population Maximum circle size as a fraction of all cases (of the population), in (0, 0.5].
 #' @param max_distance \code{NULL} or maximum circle radius (km for great-circle distances).
 #' @param max_temporal Maximum interval length in days.
@@ -309,7 +319,8 @@ plot.hphawkes_scan <- function(x, ...) {
 #' @param threads \code{NULL} or number of CPU threads.
 #' @return An object of class \code{hphawkes_scan}; \code{clusters} has \code{start} and \code{end}.
 #' @export
-scan_space_time <- function(coords, cases, times, population = NULL, max_population = 0.5, max_distance = NULL,
+scan_space_time <- function(coords, cases, times, population = NULL, controls = NULL, max_population = 0.5,
+                            max_distance = NULL,
                             max_temporal = 7L, prospective = FALSE, min_cases = 2L,
                             n_replicates = 999L, direction = "high", distance = "euclidean",
                             seed = NULL, location_ids = NULL, progress = FALSE, backend = "auto",
@@ -324,8 +335,14 @@ scan_space_time <- function(coords, cases, times, population = NULL, max_populat
              backend = backend, threads = .as_int(threads))
   if (!is.null(location_ids)) kw$location_ids <- if (is.character(location_ids))
     as.list(location_ids) else .np_count(location_ids, "location_ids")
-  fun <- if (is.null(population)) sc$space_time_permutation else sc$space_time
+  if (!is.null(population) && !is.null(controls))
+    stop("give population (Poisson) or controls (Bernoulli), not both", call. = FALSE)
+  fun <- if (is.null(population) && is.null(controls)) sc$space_time_permutation else sc$space_time
   if (!is.null(population)) kw$population <- .np_double(population, "population")
+  if (!is.null(controls)) {
+    kw$controls <- .np_count(controls, "controls")
+    kw$model <- "bernoulli"
+  }
   res <- .hp_call(do.call(fun, c(list(.np_double(coords, "coords"),
     .np_count(cases, "cases"), .np_count(t, "times")), kw)))
   out <- .hp_scan_result(res)

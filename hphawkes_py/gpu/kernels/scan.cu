@@ -139,3 +139,69 @@ extern "C" __global__ void scan_space_time(const long long* offsets, const int* 
   }
   hp_atomic_max_double(&rep_max[r], m);
 }
+
+// Space-time Bernoulli: the cylinders of scan_space_time, cases and controls per location and day.
+// persons[loc * T + t] = cases + controls there (int: N < 2^31); each thread keeps the growing
+// circle's persons per day in its own slice of pscratch (laid out as scratch), and a cylinder with c
+// cases among n persons (C of N in all) gets the Bernoulli LLR of scan_windows (same additions),
+// high when c N > C n. The high-rate skip of the CPU engine (a bound over the replicates of a batch)
+// is not used here: each thread evaluates its own cylinders, so the maxima are the same.
+extern "C" __global__ void scan_space_time_bernoulli(const long long* offsets, const int* neighbors,
+                                                    const unsigned char* boundary, const int* cases,
+                                                    const int* persons, const double* klogk, long long n_cases,
+                                                    long long n_total, double l0, int T, int max_t, int t_end_min,
+                                                    long long min_cases, int want_high, int want_low, int R,
+                                                    long long centre0, int* scratch, int* pscratch, int want_best,
+                                                    double* best, long long* best_arg, double* rep_max) {
+  const long long il = blockIdx.x;
+  const long long i = centre0 + il;
+  const int r = blockIdx.y * blockDim.x + threadIdx.x;
+  if (r >= R) return;
+  const long long C = n_cases;
+  const long long N = n_total;
+  const double Nf = (double)N;
+  const double Cf = (double)C;
+  int* S = scratch + il * (long long)T * R;
+  int* P = pscratch + il * (long long)T * R;
+  for (int t = 0; t < T; ++t) {
+    S[(long long)t * R + r] = 0;
+    P[(long long)t * R + r] = 0;
+  }
+  double m = 0.0;
+  long long arg = -1;
+  const long long end = offsets[i + 1];
+  for (long long j = offsets[i]; j < end; ++j) {
+    const long long loc = neighbors[j];
+    const long long base = loc * T * R;
+    for (int t = 0; t < T; ++t) {
+      S[(long long)t * R + r] += cases[base + (long long)t * R + r];
+      P[(long long)t * R + r] += persons[loc * T + t];
+    }
+    if (boundary[j] == 0) continue;
+    for (int t2 = t_end_min; t2 < T; ++t2) {
+      int acc = 0;
+      long long n = 0;
+      const int lo = t2 - max_t > -1 ? t2 - max_t : -1;
+      for (int t1 = t2; t1 > lo; --t1) {
+        acc += S[(long long)t1 * R + r];
+        n += P[(long long)t1 * R + r];
+        if (n == 0 || n == N) continue;
+        const double q = -(klogk[n] + klogk[N - n]) - l0;
+        const double t = (klogk[acc] + klogk[n - acc]) + (klogk[C - acc] + klogk[N - n - C + acc]);
+        const double llr = t + q;
+        const double lhs = (double)acc * Nf;
+        const double rhs = Cf * (double)n;
+        const bool ok = (want_high && lhs > rhs && acc >= min_cases) || (want_low && lhs < rhs);
+        if (ok && llr > m) {
+          m = llr;
+          arg = (j * T + t1) * T + t2;
+        }
+      }
+    }
+  }
+  if (want_best) {
+    best[i * R + r] = m;
+    best_arg[i * R + r] = arg;
+  }
+  hp_atomic_max_double(&rep_max[r], m);
+}

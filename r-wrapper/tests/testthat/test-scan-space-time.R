@@ -45,3 +45,25 @@ test_that("scan_run_prm reruns SaTScan's NYCfever parameter file and equals Pyth
   expect_identical(res$null_llr, py$null)
   expect_error(scan_run_prm(file.path(tempdir(), "nope.prm")), "nope.prm")
 })
+
+test_that("scan_space_time with controls is the space-time Bernoulli model; scan_bernoulli takes ellipses", {
+  skip_if_no_hphawkes()
+  set.seed(5)
+  L <- 30L; nday <- 12L
+  xy <- cbind(runif(L, 0, 10), runif(L, 0, 10))
+  grid <- expand.grid(loc = seq_len(L), day = seq_len(nday))
+  persons <- sample(3:8, nrow(grid), replace = TRUE)
+  near <- sqrt((xy[grid$loc, 1] - 6)^2 + (xy[grid$loc, 2] - 4)^2) < 2
+  p <- ifelse(near & grid$day >= 9 & grid$day <= 11, 0.6, 0.1)
+  cases <- rbinom(nrow(grid), persons, p)
+  res <- scan_space_time(xy[grid$loc, ], cases, grid$day, controls = persons - cases, max_temporal = 4,
+                         n_replicates = 19, seed = 1, backend = "cpu")
+  expect_identical(res$model, "space_time_bernoulli")
+  expect_true(res$clusters$start[1] >= 8 && res$clusters$end[1] <= 11)
+  expect_identical(res$n_population, sum(persons))
+  expect_error(scan_space_time(xy[grid$loc, ], cases, grid$day, controls = persons - cases,
+                               population = persons, n_replicates = 9), "not both")
+  b <- scan_bernoulli(xy, tapply(cases, grid$loc, sum), tapply(persons - cases, grid$loc, sum),
+                      window = "ellipse", penalty = "none", n_replicates = 9, seed = 1, backend = "cpu")
+  expect_true(all(c("test_statistic", "shape", "angle", "semimajor_axis") %in% names(b$clusters)))
+})
