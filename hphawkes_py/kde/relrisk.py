@@ -44,7 +44,7 @@ from .._progress import progress_bar
 from .._validate import check_bool, check_in, check_int, check_positive, check_seed, describe
 from ._window import Raster, Window, _as_points
 from .engine import make_engine
-from ._gis import check_bandwidth_units
+from ._gis import check_bandwidth_units, check_points_crs, check_search_crs
 from .model import _check_bandwidth, _check_cutoff, _check_inside, _check_run, _check_spread, _check_window, _Objective
 
 __all__ = ["relative_risk", "RelativeRisk", "oversmoothing_bandwidth", "lscv_bandwidth", "diggle_bandwidth"]
@@ -186,6 +186,7 @@ def diggle_bandwidth(points, window: Window, *, nr: int = 512, hmax: float | Non
 
     p = _as_points(points)
     _check_window(window)
+    check_search_crs(window, "diggle_bandwidth")
     _check_inside(p, window)
     n = len(p)
     if n < 3:
@@ -536,6 +537,7 @@ def relative_risk(
     backend: str = "auto",
     threads: int | None = None,
     dtype=np.float64,
+    points_crs=None,
 ) -> RelativeRisk:
     """Kernel estimate of the spatial log relative risk of cases against controls.
 
@@ -566,6 +568,10 @@ def relative_risk(
         Progress bar of the bandwidth search (``"cv"``, ``"brunsdon"``).
     backend, threads, dtype :
         As :func:`hphawkes_py.kde.fit`.
+    points_crs : str, int or CRS, optional
+        The CRS of ``cases`` and ``controls``, checked against ``window.crs`` (a different CRS is
+        refused naming both; nothing is reprojected silently -- see
+        :func:`hphawkes_py.kde.reproject_points`).
 
     Returns
     -------
@@ -581,6 +587,7 @@ def relative_risk(
         if len(x) < 2:
             raise ValueError(f"{name} needs at least 2 points, got {len(x)}")
     _check_window(window)
+    check_points_crs(points_crs, window)
     if not isinstance(method, str):
         raise TypeError(f"method must be 'fixed' or 'adaptive', got {describe(method)}")
     check_in(method, "method", ("fixed", "adaptive"))
@@ -595,6 +602,7 @@ def relative_risk(
     if isinstance(bandwidth, str):
         allowed = FIXED_SELECTORS + (("brunsdon",) if method == "adaptive" else ())
         check_in(bandwidth, "bandwidth", allowed)
+        check_search_crs(window, f"bandwidth={bandwidth!r} (a bandwidth selector)")
     elif isinstance(bandwidth, bool) or not isinstance(bandwidth, numbers.Real):
         raise TypeError(f"bandwidth must be a positive number or a selector name, got {describe(bandwidth)}")
     else:
