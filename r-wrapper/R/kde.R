@@ -296,7 +296,7 @@ kde_relative_risk <- function(cases, controls, window, method = "fixed", bandwid
 #' p-value surface of a relative risk (upper tail: risk raised)
 #'
 #' @param rr A \code{kde_relative_risk()} result.
-#' @param method \code{"asymptotic"} (fixed bandwidths; Hazelton & Davies) or \code{"monte_carlo"}
+#' @param method \code{"asymptotic"} (Hazelton & Davies; adaptive bandwidths: Davies & Hazelton) or \code{"monte_carlo"}
 #'   (random relabelling of the pooled points).
 #' @param n_replicates,seed Monte Carlo relabellings and their seed.
 #' @return A \code{kde_surface} of p-values (NA outside the window).
