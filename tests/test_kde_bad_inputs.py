@@ -246,8 +246,12 @@ def test_relative_risk_methods_refuse_bad_input():
         with pytest.raises(exc, match=re.escape(words)):
             call()
     ra = rr_(method="adaptive")
-    with pytest.raises(NotImplementedError, match="monte_carlo"):
-        ra.p_values("asymptotic")
+    # adaptive asymptotic p-values exist now (Davies & Hazelton 2010; see test_kde_relrisk): a surface
+    # of probabilities on the inside cells, not a refusal
+    p = ra.p_values("asymptotic").values[ra.window.mask]
+    assert np.isfinite(p).any() and np.all((p[np.isfinite(p)] >= 0) & (p[np.isfinite(p)] <= 1))
+    with pytest.raises(ValueError, match="only used with method=\"monte_carlo\""):
+        ra.p_values("asymptotic", seed=1)
 
 
 def _fitted_cases(f):
@@ -469,6 +473,8 @@ def test_every_public_entry_point_is_walked():
     covered = ({c[0] for c in CASES} | {c[0] for c in _fitted_cases(None)} | {c[0] for c in _rr_cases(None)} | {c[0] for c in _st_cases(None)}
                | {"read_asc", "Window.from_asc"}
                # GIS files: bad transforms/CRS/polygons and the missing extra in test_kde_gis.py
-               | {"Window.from_geotiff", "Window.from_vector", "Raster.to_geotiff"})
+               | {"Window.from_geotiff", "Window.from_vector", "Raster.to_geotiff",
+                  # reprojection: unknown/missing CRSs, points outside the domain in test_kde_gis.py
+                  "Window.to_crs", "reproject_points"})
     missing = sorted(set(_public_names()) - covered - set(NO_USER_INPUT))
     assert not missing, f"public kde entry points without bad-input cases: {missing}"

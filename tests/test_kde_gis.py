@@ -271,3 +271,179 @@ def test_shapefile_without_a_reader_and_bad_band(tmp_path, monkeypatch):
     for band in (0, 2, True, "1"):
         with pytest.raises(ValueError, match=r"b\.tif: band must be an integer in 1\.\.1"):
             Window.from_geotiff(tif, band=band)
+
+
+# ---------------------------------------------------------------------------- reprojection (explicit, opt-in)
+R_WGS84 = 6378137.0
+
+
+def _mercator(lon, lat):
+    """EPSG:3857 (spherical Web Mercator) in closed form, metres."""
+    lon, lat = np.radians(lon), np.radians(lat)
+    return np.column_stack([R_WGS84 * lon, R_WGS84 * np.log(np.tan(np.pi / 4 + lat / 2))])
+
+
+def test_reproject_points_known_coordinates_to_micrometres():
+    lonlat = np.array([[1.0, 1.0], [-73.98, 40.75], [151.2, -33.87], [0.0, 0.0], [15.0, 60.0]])
+    got = hp.kde.reproject_points(lonlat, "EPSG:4326", "EPSG:3857")
+    np.testing.assert_allclose(got, _mercator(lonlat[:, 0], lonlat[:, 1]), rtol=0, atol=1e-6)
+    assert abs(got[0, 0] - 111319.49079327357) < 1e-6  # x = R pi / 180 (lon, lat order kept)
+    # UTM 33N: the central meridian at the equator is the false easting, exactly
+    utm = hp.kde.reproject_points([[15.0, 0.0]], 4326, rasterio.crs.CRS.from_epsg(32633))
+    np.testing.assert_allclose(utm, [[500000.0, 0.0]], rtol=0, atol=1e-6)
+    back = hp.kde.reproject_points(got, "EPSG:3857", "EPSG:4326")
+    np.testing.assert_allclose(back, lonlat, rtol=0, atol=1e-9)
+    assert hp.kde.reproject_points(np.zeros((0, 2)), 4326, 3857).shape == (0, 2)
+
+
+def test_reproject_points_bad_input_names_the_argument():
+    with pytest.raises(ValueError, match=r"src_crs='EPSG:99999999' is not a known coordinate reference system"):
+        hp.kde.reproject_points([[1.0, 1.0]], "EPSG:99999999", "EPSG:3857")
+    with pytest.raises(ValueError, match=r"dst_crs='nonsense' is not a known"):
+        hp.kde.reproject_points([[1.0, 1.0]], "EPSG:4326", "nonsense")
+    with pytest.raises(ValueError, match="src_crs is required"):
+        hp.kde.reproject_points([[1.0, 1.0]], None, "EPSG:3857")
+    with pytest.raises(ValueError, match="dst_crs is required"):
+        hp.kde.reproject_points([[1.0, 1.0]], "EPSG:4326", None)
+    with pytest.raises(TypeError, match="src_crs must be a CRS"):
+        hp.kde.reproject_points([[1.0, 1.0]], 4326.5, "EPSG:3857")
+    with pytest.raises(ValueError, match=r"points\[1\] = \(0.0, 95.0\) cannot be reprojected from EPSG:4326 to EPSG:3857"):
+        hp.kde.reproject_points([[1.0, 1.0], [0.0, 95.0]], "EPSG:4326", "EPSG:3857")
+
+
+def _utm_mask_tif(path):
+    """A 60 x 80 cell (100 m) UTM 33N raster near (15 E, 45 N) holding a disc and a square hole."""
+    rows, cols, cs = 60, 80, 100.0
+    x0, ytop = 500000.0, 4990000.0
+    yy, xx = np.mgrid[0:rows, 0:cols]
+    m = ((xx - 40) ** 2 + (yy - 30) ** 2 < 27 ** 2) & ~((abs(xx - 40) < 6) & (abs(yy - 30) < 6))
+    _write_tif(path, m.astype(float), from_origin(x0, ytop, cs, cs))
+    return m, x0, ytop - rows * cs, cs
+
+
+def test_window_to_crs_and_back_keeps_the_mask_within_one_cell(tmp_path):
+    m, x0, y0, cs = _utm_mask_tif(tmp_path / "utm.tif")
+    w = Window.from_geotiff(tmp_path / "utm.tif")
+    g = w.to_crs("EPSG:4326")
+    assert g.crs.to_epsg() == 4326 and g.crs.is_geographic
+    assert abs(g.cell_size - cs / 111_000) < 0.3 * cs / 111_000  # ~0.0009 degrees for 100 m
+    # the disc's centre cell maps to its lon/lat (the hole is around it: look beside it)
+    c_lonlat = hp.kde.reproject_points([[x0 + 20.5 * cs, y0 + 29.5 * cs]], w.crs, "EPSG:4326")
+    assert g.contains(c_lonlat)[0]
+    assert not g.contains(hp.kde.reproject_points([[x0 + 40.5 * cs, y0 + 29.5 * cs]], w.crs, "EPSG:4326"))[0]
+    back = g.to_crs(w.crs, cell_size=cs)
+    assert back.crs == w.crs and back.cell_size == cs
+    # compare on the original grid: every original cell centre, classified by the round trip
+    centres = np.column_stack([x0 + (np.arange(80)[None, :] + 0.5 + 0 * np.arange(60)[:, None]).ravel() * cs,
+                               y0 + (60 - 1 - np.arange(60)[:, None] + 0.5 + 0 * np.arange(80)[None, :]).ravel() * cs])
+    rt = back.contains(centres).reshape(60, 80)
+    diff = rt != m
+    assert diff.mean() < 0.08  # only boundary cells may flip
+    from scipy.ndimage import binary_dilation, binary_erosion
+
+    boundary = binary_dilation(m) & ~binary_erosion(m)  # cells within one cell of the boundary
+    assert not (diff & ~binary_dilation(boundary)).any()
+    assert abs(back.area - w.area) / w.area < 0.03
+
+
+def test_from_geotiff_crs_reprojects_and_refuses_files_without_crs(tmp_path):
+    _utm_mask_tif(tmp_path / "utm.tif")
+    w = Window.from_geotiff(tmp_path / "utm.tif")
+    g = Window.from_geotiff(tmp_path / "utm.tif", crs="EPSG:4326")
+    np.testing.assert_array_equal(g.mask, w.to_crs("EPSG:4326").mask)
+    g2 = Window.from_geotiff(tmp_path / "utm.tif", crs=3857, cell_size=150.0)
+    assert g2.cell_size == 150.0 and g2.crs.to_epsg() == 3857
+    # Web Mercator stretches by 1/cos(45 deg): the area in EPSG:3857 units is ~2x the true area
+    assert abs(g2.area / w.area - 1 / np.cos(np.radians(45.0)) ** 2) < 0.06
+    with pytest.raises(ValueError, match=r"crs='EPSG:0' is not a known coordinate reference system"):
+        Window.from_geotiff(tmp_path / "utm.tif", crs="EPSG:0")
+    with pytest.raises(ValueError, match="cell_size= is only used with crs="):
+        Window.from_geotiff(tmp_path / "utm.tif", cell_size=10.0)
+    p = tmp_path / "nocrs.tif"
+    _write_tif(p, np.ones((3, 3)), from_origin(0.0, 3.0, 1.0, 1.0), crs=None)
+    with pytest.warns(UserWarning, match="no CRS"), \
+            pytest.raises(ValueError, match=r"nocrs\.tif has no CRS, so it cannot be reprojected to crs=.*source_crs="):
+        Window.from_geotiff(p, crs="EPSG:3857")
+    # source_crs= names the coordinates of a file without CRS (no warning then)
+    p2 = tmp_path / "nocrs_utm.tif"
+    _write_tif(p2, np.ones((3, 3)), from_origin(500000.0, 4990300.0, 100.0, 100.0), crs=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ws = Window.from_geotiff(p2, source_crs="EPSG:32633")
+    assert ws.crs.to_epsg() == 32633
+    with pytest.raises(ValueError, match=r"source_crs=EPSG:4326 contradicts the file's own CRS \(EPSG:32633\)"):
+        Window.from_geotiff(tmp_path / "utm.tif", source_crs=4326)
+    with pytest.raises(ValueError, match=r"the window has no CRS, so it cannot be reprojected"):
+        Window.rectangle(0, 1, 0, 1, 0.1).to_crs("EPSG:3857")
+
+
+def test_from_vector_crs_reprojects_the_polygon(tmp_path):
+    # a 2 x 1 degree lon/lat rectangle at 45 N, reprojected to UTM 33N and rasterised at 1 km
+    ring = [[14.0, 44.5], [16.0, 44.5], [16.0, 45.5], [14.0, 45.5], [14.0, 44.5]]
+    p = _geojson(tmp_path / "ll.geojson", [[ring]], crs="EPSG:4326")
+    w = Window.from_vector(p, 1000.0, crs="EPSG:32633")
+    assert w.crs.to_epsg() == 32633 and w.cell_size == 1000.0
+    # spherical estimate of the area: R^2 * dlon * (sin lat1 - sin lat0), within 1% (ellipsoid, raster)
+    R = 6371008.8
+    area = R**2 * np.radians(2.0) * (np.sin(np.radians(45.5)) - np.sin(np.radians(44.5)))
+    assert abs(w.area / area - 1) < 0.01
+    corners = hp.kde.reproject_points([[14.05, 44.55], [15.95, 45.45], [15.0, 45.0]], 4326, 32633)
+    assert w.contains(corners).all()
+    assert not w.contains(hp.kde.reproject_points([[13.95, 45.0], [15.0, 45.55]], 4326, 32633)).any()
+    # the edges are densified: the top edge (a parallel) is curved in UTM, the centre of it bulges
+    top_mid = hp.kde.reproject_points([[15.0, 45.49]], 4326, 32633)
+    assert w.contains(top_mid)[0]
+    # GeoJSON without a crs member: crs= needs source_crs=
+    q = _geojson(tmp_path / "nocrs.geojson", [[ring]])
+    with pytest.raises(ValueError, match=r"nocrs\.geojson has no CRS.*source_crs="):
+        Window.from_vector(q, 1000.0, crs="EPSG:32633")
+    w2 = Window.from_vector(q, 1000.0, crs="EPSG:32633", source_crs="EPSG:4326")
+    np.testing.assert_array_equal(w2.mask, w.mask)
+    with pytest.raises(ValueError, match=r"crs='EPSG:nope' is not a known"):
+        Window.from_vector(p, 1000.0, crs="EPSG:nope")
+
+
+def test_mismatched_points_crs_is_refused_naming_both_and_the_fix():
+    wp = Window(np.ones((10, 10), bool), 500000.0, 4980000.0, 100.0, crs=rasterio.crs.CRS.from_epsg(32633))
+    rng = np.random.default_rng(4)
+    lonlat = hp.kde.reproject_points(rng.uniform([500100, 4980100], [500900, 4980900], (20, 2)), 32633, 4326)
+    pts = hp.kde.reproject_points(lonlat, "EPSG:4326", wp.crs)
+    assert wp.contains(pts).all()
+    for call in (lambda crs: hp.kde.fit(pts, wp, method="fixed", bandwidth=200.0, progress=False, points_crs=crs),
+                 lambda crs: hp.kde.relative_risk(pts[:10], pts[10:], wp, bandwidth=200.0, progress=False, points_crs=crs),
+                 lambda crs: hp.kde.spacetime(pts, np.arange(20.0), wp, h=200.0, points_crs=crs)):
+        with pytest.raises(ValueError, match=r"points_crs=EPSG:4326 is not the window's CRS \(EPSG:32633\).*"
+                                             r"never reprojected silently.*hp\.kde\.reproject_points"):
+            call("EPSG:4326")
+        with pytest.raises(ValueError, match=r"points_crs='EPSG:123456789' is not a known coordinate reference system"):
+            call("EPSG:123456789")
+        call("EPSG:32633")  # the same CRS is accepted
+    f = hp.kde.fit(pts, wp, method="fixed", bandwidth=200.0, progress=False, points_crs=32633)
+    assert f.density_surface().crs == wp.crs
+
+
+def test_bandwidth_search_refused_on_geographic_crs():
+    w = _geographic_window()
+    rng = np.random.default_rng(5)
+    cases = rng.uniform([10.01, 50.01], [10.09, 50.09], (15, 2))
+    controls = rng.uniform([10.01, 50.01], [10.09, 50.09], (25, 2))
+    msg = r"needs a projected CRS, but the window's CRS \(EPSG:4326\) is geographic.*reproject_points.*metres"
+    for method in ("adaptive", "abramson", "cv", "rule-of-thumb"):
+        with pytest.raises(ValueError, match=rf"method='{method}'.*{msg}"):
+            hp.kde.fit(cases, w, method=method, progress=False)
+    for sel in ("oversmoothing", "lscv", "diggle", "cv", "rule-of-thumb"):
+        with pytest.raises(ValueError, match=rf"bandwidth='{sel}'.*{msg}"):
+            hp.kde.relative_risk(cases, controls, w, bandwidth=sel, progress=False)
+    with pytest.raises(ValueError, match=rf"bandwidth='brunsdon'.*{msg}"):
+        hp.kde.relative_risk(cases, controls, w, method="adaptive", bandwidth="brunsdon", progress=False)
+    with pytest.raises(ValueError, match=rf"h='oversmoothing'.*{msg}"):
+        hp.kde.spacetime(cases, np.arange(15.0), w, h="oversmoothing")
+    with pytest.raises(ValueError, match=rf"diggle_bandwidth.*{msg}"):
+        hp.kde.diggle_bandwidth(cases, w)
+    # default window from geographic points: points_crs makes it geographic, so it is refused too
+    with pytest.raises(ValueError, match=msg):
+        hp.kde.fit(cases, method="adaptive", progress=False, points_crs="EPSG:4326")
+    # after reprojection the search runs, and the surface carries the projected CRS
+    wu = w.to_crs("EPSG:32632", cell_size=100.0)
+    f = hp.kde.fit(hp.kde.reproject_points(cases, w.crs, wu.crs), wu, method="rule-of-thumb", progress=False)
+    assert 100.0 < f.h < 10000.0 and f.density_surface().crs.to_epsg() == 32632

@@ -12,6 +12,7 @@ the surface integrates over the window to about n. See :mod:`hphawkes_py.kde.mod
 conventions (kernel, cutoff, edge factors, Brunsdon's search) and :mod:`hphawkes_py.kde.relrisk`
 for the relative risk.
 """
+from ._gis import reproject_points
 from ._window import Raster, Window, read_asc
 from .model import KDEFit, fit, rule_of_thumb_bandwidth
 from .relrisk import RelativeRisk, diggle_bandwidth, lscv_bandwidth, oversmoothing_bandwidth, relative_risk
@@ -19,4 +20,4 @@ from .spacetime import SpaceTimeKDE, spacetime, temporal_oversmoothing_bandwidth
 
 __all__ = ["Window", "Raster", "read_asc", "fit", "KDEFit", "rule_of_thumb_bandwidth", "relative_risk",
            "RelativeRisk", "oversmoothing_bandwidth", "lscv_bandwidth", "diggle_bandwidth", "spacetime", "SpaceTimeKDE",
-           "temporal_oversmoothing_bandwidth"]
+           "temporal_oversmoothing_bandwidth", "reproject_points"]

@@ -341,7 +341,7 @@ class Window:
         return cls(mask, x0, y0, cs)
 
     @classmethod
-    def from_geotiff(cls, path, band: int = 1) -> "Window":
+    def from_geotiff(cls, path, band: int = 1, *, crs=None, cell_size=None, source_crs=None) -> "Window":
         """Read a window from a GeoTIFF (needs the ``gis`` extra: ``pip install 'hphawkes_py[gis]'``).
 
         Cells holding the band's nodata value, NaN or zero are outside; every other cell is inside.
@@ -349,19 +349,48 @@ class Window:
         rotated or sheared transforms and rectangular cells are refused) and the CRS is kept as
         ``Window.crs``. A file without a CRS is read with ``crs=None`` and a warning that distances
         are taken in planar units.
-        """
-        from ._gis import read_geotiff
 
-        values, x0, y0, cs, nodata, crs = read_geotiff(path, band)
+        Parameters
+        ----------
+        path : str or Path
+        band : int
+            1-based band number.
+        crs : str, int or CRS, optional
+            Reproject the mask to this CRS (explicit opt-in; see :meth:`to_crs`: nearest neighbour on
+            a new north-up grid of square cells). Default: keep the file's CRS and grid.
+        cell_size : float, optional
+            Side of the reprojected cells in ``crs`` units (only with ``crs=``; default GDAL's
+            suggestion, about the file's resolution).
+        source_crs : str, int or CRS, optional
+            The CRS of a file that declares none (no warning then); refused when the file has a
+            different one.
+        """
+        import warnings
+
+        from ._gis import _need_source_crs, as_crs, read_geotiff, source_crs as _source_crs
+
+        target = as_crs(crs, "crs")
+        if cell_size is not None and target is None:
+            raise ValueError("cell_size= is only used with crs= (the GeoTIFF's own cells are kept otherwise)")
+        given = as_crs(source_crs, "source_crs")
+        with warnings.catch_warnings():
+            if given is not None:  # the user has said what the coordinates are
+                warnings.filterwarnings("ignore", message=".*has no CRS", category=UserWarning)
+            values, x0, y0, cs, nodata, src = read_geotiff(path, band)
+        src = _source_crs(src, given, path)
         inside = np.isfinite(values) & (values != 0)
         if nodata is not None:
             inside &= values != nodata
         if not inside.any():
             raise ValueError(f"{path}: every cell is nodata or zero, the window is empty")
-        return cls(inside, x0, y0, cs, crs=crs)
+        w = cls(inside, x0, y0, cs, crs=src)
+        if target is None:
+            return w
+        _need_source_crs(src, f"{path}", "give the file's CRS with source_crs= (e.g. source_crs='EPSG:4326')")
+        return w.to_crs(target, cell_size=cell_size)
 
     @classmethod
-    def from_vector(cls, path, cell_size, layer=None) -> "Window":
+    def from_vector(cls, path, cell_size, layer=None, *, crs=None, source_crs=None) -> "Window":
         """Rasterise the polygons of a GeoJSON file (or a Shapefile/GeoPackage when pyogrio or fiona
         is installed) with :meth:`from_polygon` (a cell is inside when its centre is in the union
         of the polygons). Needs shapely (``pip install 'hphawkes_py[gis]'``).
@@ -370,19 +399,71 @@ class Window:
         ----------
         path : str or Path
         cell_size : float
-            Side of the square cells, in the file's coordinate units.
+            Side of the square cells, in the units of the window's CRS (the file's, or ``crs``'s
+            when given: metres for a UTM zone).
         layer : str or int, optional
             Layer of a multi-layer source (Shapefile/GeoPackage readers only).
+        crs : str, int or CRS, optional
+            Reproject the polygons to this CRS before rasterising (explicit opt-in): the rings are
+            densified (edges cut to 1/256 of the bounding box's diagonal) and their vertices
+            transformed with ``rasterio.warp.transform``. The file must declare its CRS (or give
+            ``source_crs``).
+        source_crs : str, int or CRS, optional
+            The CRS of a file that declares none (e.g. a GeoJSON file without a ``crs`` member:
+            RFC 7946 GeoJSON is ``'OGC:CRS84'`` longitude/latitude); refused when the file has a
+            different one.
 
         Invalid (e.g. self-intersecting) polygons are refused naming the file, the feature and
         shapely's explanation. The file's CRS (GeoJSON ``crs`` member or the driver's) is kept
         when rasterio can parse it.
         """
-        from ._gis import read_vector_rings
+        from ._gis import _need_source_crs, as_crs, read_vector_rings, reproject_rings, source_crs as _source_crs
 
-        rings, crs = read_vector_rings(path, layer)
+        target = as_crs(crs, "crs")
+        rings, src = read_vector_rings(path, layer)
+        src = _source_crs(src, source_crs, path)
+        if target is not None:
+            _need_source_crs(src, f"{path}", "give the file's CRS with source_crs= (e.g. source_crs='EPSG:4326')")
+            rings = reproject_rings(rings, src, target)
+            src = target
         w = cls.from_polygon(rings, cell_size)
-        return cls(w.mask, w.x0, w.y0, w.cell_size, crs=crs)
+        return cls(w.mask, w.x0, w.y0, w.cell_size, crs=src)
+
+    def to_crs(self, crs, *, cell_size=None) -> "Window":
+        """This window reprojected to another CRS (explicit; windows are never reprojected silently).
+
+        The mask is resampled with ``rasterio.warp.reproject`` by **nearest neighbour** (a target
+        cell is inside when the source cell under its centre is inside; no partial cells) onto
+        GDAL's suggested north-up grid covering the window's footprint
+        (``rasterio.warp.calculate_default_transform``), with square cells. Boundaries move by at
+        most about one cell; reprojecting there and back keeps the mask within one cell.
+
+        Parameters
+        ----------
+        crs : str, int or CRS
+            Target CRS ('EPSG:32633', 32633, WKT, a ``rasterio.crs.CRS``).
+        cell_size : float, optional
+            Side of the target cells in the target CRS's units (default GDAL's suggestion, about
+            the current resolution).
+
+        Returns
+        -------
+        Window
+            With ``crs`` set to the target. Needs ``pip install 'hphawkes_py[gis]'``.
+        """
+        from ._gis import _need_source_crs, as_crs, reproject_mask
+
+        target = as_crs(crs, "crs")
+        if target is None:
+            raise ValueError("crs is required: the CRS to reproject the window to")
+        if cell_size is not None:
+            cell_size = check_positive(cell_size, "cell_size")
+        _need_source_crs(self.crs, "the window",
+                         "build it with its CRS (Window(mask, x0, y0, cell_size, crs=...) or source_crs= of from_geotiff/from_vector)")
+        mask, x0, y0, cs = reproject_mask(self.mask, self.x0, self.y0, self.cell_size, self.crs, target, cell_size)
+        if not mask.any():
+            raise ValueError(f"the window reprojected to {target} has no inside cell; use a smaller cell_size")
+        return type(self)(mask, x0, y0, cs, crs=target)
 
     # ---------------------------------------------------------------- geometry
     @property

@@ -36,7 +36,7 @@ import numpy as np
 from .._backend import resolve_backend, threads_context
 from .._progress import progress_bar
 from .._validate import as_float_array, check_bool, check_dtype, check_in, check_int, check_positive, describe
-from ._gis import check_bandwidth_units
+from ._gis import as_crs, check_bandwidth_units, check_points_crs, check_search_crs
 from ._window import Raster, Window, _as_points
 from .engine import make_engine
 
@@ -404,6 +404,7 @@ def fit(
     backend: str = "auto",
     threads: int | None = None,
     dtype=np.float64,
+    points_crs=None,
 ) -> KDEFit:
     """Fit a Gaussian kernel intensity estimate to a planar point pattern.
 
@@ -437,10 +438,21 @@ def fit(
     dtype : numpy.float64 or numpy.float32
         Precision of the kernel sums (coordinates are rounded to it once; the search, the edge
         masses on the CPU and the likelihood are accumulated in float64).
+    points_crs : str, int or CRS, optional
+        The CRS of ``points``, checked against ``window.crs`` (needs rasterio): a different CRS is
+        refused naming both -- nothing is reprojected silently; use
+        :func:`hphawkes_py.kde.reproject_points` or :meth:`Window.to_crs`. The default window
+        (``window=None``) takes this CRS.
 
     Returns
     -------
     KDEFit
+
+    Raises
+    ------
+    ValueError
+        Bandwidth search (every ``method`` but ``"fixed"``) on a geographic CRS (longitude/latitude
+        in degrees): bandwidths are distances, reproject to a projected CRS (metres) first.
 
     Notes
     -----
@@ -478,10 +490,15 @@ def fit(
         h0 = (2.0 / (3.0 * n)) ** 0.25 * _check_spread(p)
     if window is None:
         window = _default_window(p)
+        if points_crs is not None:
+            window = Window(window.mask, window.x0, window.y0, window.cell_size, crs=as_crs(points_crs, "points_crs"))
     else:
         _check_window(window)
+    check_points_crs(points_crs, window)
     if bandwidth is not None:
         check_bandwidth_units(window, bandwidth)
+    else:
+        check_search_crs(window, f"the bandwidth search of method={method!r}")
     _check_inside(p, window)
     u, counts = np.unique(p, axis=0, return_counts=True)
     if len(u) < n:

@@ -15,11 +15,17 @@ Conventions (Kelsall & Diggle 1995; Davies & Hazelton 2010):
   (no point within ``cutoff`` bandwidths).
 * p-values test ``H0: rho(x) = 0`` against raised risk (upper tail), cell by cell:
 
-  - ``"asymptotic"`` (fixed bandwidth; Hazelton & Davies 2009): under H0,
-    ``rho(x) ~ N(0, R(K) (1/n1 + 1/n0) q(x) / (h^2 f_pool(x)))`` with ``R(K) = 1/(4 pi)`` for the
-    Gaussian kernel, ``f_pool`` the pooled density estimate and the edge term
-    ``q(x) = m_{h/sqrt2}(x) / m_h(x)^2`` (``m_s(x)`` = window mass of ``N(x, s^2 I)``; 1 without edge
-    correction);
+  - ``"asymptotic"`` (Hazelton & Davies 2009; adaptive: Davies & Hazelton 2010): under H0,
+    ``rho(x) ~ N(0, R(K) (1/n1 + 1/n0) q(x) / (b(x)^2 f_pool(x)))`` with ``R(K) = 1/(4 pi)`` for the
+    Gaussian kernel, ``f_pool`` the pooled density estimate, ``b(x)`` the bandwidth at ``x``
+    and the edge term ``q(x) = m_{b/sqrt2}(x) / m_b(x)^2`` (``m_s(x)`` = window mass of
+    ``N(x, s^2 I)``; 1 without edge correction).  Fixed: ``b = h``, the formula as written.
+    Adaptive: the same leading term with the pilot-based bandwidths, evaluated as its kernel-sum
+    estimate over the pooled points (each neighbour with its own bandwidth and edge factor) with
+    the finite-sample centring: ``Var rho = N^3 / ((N-1) n1 n0) (S2 - T^2/N) / T^2``,
+    ``T = sum_i e_i K_{b_i}(x - x_i)``, ``S2 = sum_i e_i^2 K_{b_i}(x - x_i)^2`` -- under H0 (cases
+    and controls from one density) the z-scores have unit variance in simulation, where the bare
+    ``R(K) q / (b(x)^2 f)`` gives 0.84 at a density peak (see tests);
   - ``"monte_carlo"``: random relabelling of the pooled points into ``n1`` cases and ``n0``
     controls (bandwidths and edge factors unchanged: they depend only on the pooled pattern),
     ``p(x) = (1 + #{r: rho_r(x) >= rho(x)}) / (1 + R)``.
@@ -44,7 +50,7 @@ from .._progress import progress_bar
 from .._validate import check_bool, check_in, check_int, check_positive, check_seed, describe
 from ._window import Raster, Window, _as_points
 from .engine import make_engine
-from ._gis import check_bandwidth_units
+from ._gis import check_bandwidth_units, check_points_crs, check_search_crs
 from .model import _check_bandwidth, _check_cutoff, _check_inside, _check_run, _check_spread, _check_window, _Objective
 
 __all__ = ["relative_risk", "RelativeRisk", "oversmoothing_bandwidth", "lscv_bandwidth", "diggle_bandwidth"]
@@ -186,6 +192,7 @@ def diggle_bandwidth(points, window: Window, *, nr: int = 512, hmax: float | Non
 
     p = _as_points(points)
     _check_window(window)
+    check_search_crs(window, "diggle_bandwidth")
     _check_inside(p, window)
     n = len(p)
     if n < 3:
@@ -338,7 +345,9 @@ class RelativeRisk:
         Parameters
         ----------
         method : {"asymptotic", "monte_carlo"}
-            ``asymptotic`` (fixed bandwidths only): Hazelton & Davies' normal approximation.
+            ``asymptotic``: normal approximation -- Hazelton & Davies (2009) for fixed bandwidths,
+            the local-bandwidth version of Davies & Hazelton (2010) for adaptive ones (see
+            ``_asymptotic``; checked by simulation: uniform under H0, close to Monte Carlo).
             ``monte_carlo``: ``n_replicates`` random relabellings of the pooled points.
         n_replicates : int
             Relabellings (``monte_carlo``); p-values are multiples of ``1 / (n_replicates + 1)``.
@@ -383,33 +392,54 @@ class RelativeRisk:
         return self._raster(p)
 
     def _asymptotic(self, threads):
-        if self.method != "fixed":
-            raise NotImplementedError(
-                'asymptotic p-values are implemented for fixed bandwidths (Hazelton & Davies 2009); use '
-                'method="monte_carlo" for adaptive estimates'
-            )
-        h = self.h
+        """Upper-tail normal p-values of rho at the inside cells (see the module notes)."""
         l1, l0 = self._cells(threads)
         n1, n0 = self.n_cases, self.n_controls
         rho = _log_ratio(l1, l0, n1, n0)
-        f_pool = (l1 + l0) / (n1 + n0)
-        q = np.ones_like(f_pool)
-        if self.edge_correction:
-            centres = self.window.cell_centres()
-            with threads_context(threads):
-                eng = make_engine(centres, self.window, self.cutoff, backend=self.backend)
-                m = len(centres)
-                m_h = eng.edge_masses(np.full(m, h))
-                m_h2 = eng.edge_masses(np.full(m, h / math.sqrt(2.0)))
-            q = m_h2 / (m_h * m_h)
+        if self.method == "adaptive":
+            var = self._adaptive_variance(l1 + l0, threads)
+        else:
+            h = self.h
+            f_pool = (l1 + l0) / (n1 + n0)
+            q = np.ones_like(f_pool)
+            if self.edge_correction:
+                centres = self.window.cell_centres()
+                with threads_context(threads):
+                    eng = make_engine(centres, self.window, self.cutoff, backend=self.backend)
+                    m = len(centres)
+                    m_h = eng.edge_masses(np.full(m, h))
+                    m_h2 = eng.edge_masses(np.full(m, h / math.sqrt(2.0)))
+                q = m_h2 / (m_h * m_h)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                var = RK * (1.0 / n1 + 1.0 / n0) * q / (h * h * f_pool)
         with np.errstate(divide="ignore", invalid="ignore"):
-            sd = np.sqrt(RK * (1.0 / n1 + 1.0 / n0) * q / (h * h * f_pool))
-            z = rho / sd
+            z = rho / np.sqrt(var)
         from scipy.special import ndtr
 
         p = ndtr(-z)
         p[~np.isfinite(z)] = np.nan
         return p
+
+    def _adaptive_variance(self, total, threads):
+        """Variance of rho at the cells under H0 for adaptive bandwidths (random-labelling form).
+
+        With ``a_i(x) = e_i K_{b_i}(x - x_i)`` over the N pooled points, ``T = sum a_i`` (the pooled
+        intensity) and ``S2 = sum a_i^2``: ``Var rho = N^3 / ((N - 1) n1 n0) (S2 - T^2 / N) / T^2``
+        (delta method on ``lambda_1`` for n1 labels drawn from N).  ``S2`` is one kernel sum,
+        ``K_b(y)^2 = K_{b/sqrt2}(y) / (4 pi b^2)``.  Its leading term ``N S2 / T^2 ~ R(K) q(x) /
+        (b(x)^2 f(x))`` is Davies & Hazelton's (2010) adaptive variance; the kernel sum keeps the
+        neighbours' own bandwidths and edge factors, and ``- T^2 / N`` the finite-sample centring
+        that matters where an adaptive kernel covers a large share of the points.
+        """
+        n1, n0 = self.n_cases, self.n_controls
+        N = n1 + n0
+        b, e = self.bandwidths, self.edge_factors
+        eng = self._engine()
+        with threads_context(threads):
+            s2 = eng.intensity_at(self.window.cell_centres(), b / math.sqrt(2.0), e * e / (4.0 * math.pi * b * b))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            v = N**3 / ((N - 1.0) * n1 * n0) * (s2 - total * total / N) / (total * total)
+        return np.where(v > 0, v, np.nan)
 
     def tolerance_contours(self, levels=(0.05, 0.01), *, p_values: Raster | None = None, method: str = "asymptotic",
                            ax=None, **kwargs):
@@ -536,6 +566,7 @@ def relative_risk(
     backend: str = "auto",
     threads: int | None = None,
     dtype=np.float64,
+    points_crs=None,
 ) -> RelativeRisk:
     """Kernel estimate of the spatial log relative risk of cases against controls.
 
@@ -566,6 +597,10 @@ def relative_risk(
         Progress bar of the bandwidth search (``"cv"``, ``"brunsdon"``).
     backend, threads, dtype :
         As :func:`hphawkes_py.kde.fit`.
+    points_crs : str, int or CRS, optional
+        The CRS of ``cases`` and ``controls``, checked against ``window.crs`` (a different CRS is
+        refused naming both; nothing is reprojected silently -- see
+        :func:`hphawkes_py.kde.reproject_points`).
 
     Returns
     -------
@@ -581,6 +616,7 @@ def relative_risk(
         if len(x) < 2:
             raise ValueError(f"{name} needs at least 2 points, got {len(x)}")
     _check_window(window)
+    check_points_crs(points_crs, window)
     if not isinstance(method, str):
         raise TypeError(f"method must be 'fixed' or 'adaptive', got {describe(method)}")
     check_in(method, "method", ("fixed", "adaptive"))
@@ -595,6 +631,7 @@ def relative_risk(
     if isinstance(bandwidth, str):
         allowed = FIXED_SELECTORS + (("brunsdon",) if method == "adaptive" else ())
         check_in(bandwidth, "bandwidth", allowed)
+        check_search_crs(window, f"bandwidth={bandwidth!r} (a bandwidth selector)")
     elif isinstance(bandwidth, bool) or not isinstance(bandwidth, numbers.Real):
         raise TypeError(f"bandwidth must be a positive number or a selector name, got {describe(bandwidth)}")
     else:

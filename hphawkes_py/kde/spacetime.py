@@ -28,7 +28,7 @@ from .._backend import threads_context
 from .._validate import as_float_array, check_bool, check_int, describe
 from ._window import Raster, Window, _as_points
 from .engine import make_engine
-from ._gis import check_bandwidth_units
+from ._gis import check_bandwidth_units, check_points_crs, check_search_crs
 from .model import _check_bandwidth, _check_cutoff, _check_inside, _check_run, _check_spread, _check_window
 from .relrisk import oversmoothing_bandwidth
 
@@ -187,6 +187,7 @@ def spacetime(
     backend: str = "auto",
     threads: int | None = None,
     dtype=np.float64,
+    points_crs=None,
 ) -> SpaceTimeKDE:
     """Spatiotemporal kernel intensity with separate spatial and temporal bandwidths.
 
@@ -209,6 +210,9 @@ def spacetime(
         Kernel truncation in bandwidths, in space and in time (``inf`` = none).
     backend, threads, dtype :
         As :func:`hphawkes_py.kde.fit`.
+    points_crs : str, int or CRS, optional
+        The CRS of ``points``, checked against ``window.crs`` (refused when different; nothing is
+        reprojected silently -- see :func:`hphawkes_py.kde.reproject_points`).
 
     Returns
     -------
@@ -226,6 +230,7 @@ def spacetime(
     if len(p) < 2:
         raise ValueError(f"need at least 2 events, got {len(p)}")
     _check_window(window)
+    check_points_crs(points_crs, window)
     _check_inside(p, window)
     if time_window is None:
         t0, t1 = float(t.min()), float(t.max())
@@ -244,6 +249,7 @@ def spacetime(
     if isinstance(h, str):
         if h != "oversmoothing":
             raise ValueError(f"h must be a positive number or 'oversmoothing', got {h!r}")
+        check_search_crs(window, "h='oversmoothing'")
         _check_spread(p)
         h = oversmoothing_bandwidth(p)
     else:

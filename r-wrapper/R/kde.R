@@ -9,7 +9,11 @@
 #'   \code{"geotiff"} (\code{path} of a north-up GeoTIFF, nodata/zero cells outside, optional
 #'   \code{band}; CRS kept) or \code{"vector"} (\code{path} of a GeoJSON file, or a Shapefile when
 #'   pyogrio/fiona is installed; \code{cell_size}; optional \code{layer}). The last two need
-#'   \code{pip install 'hphawkes_py[gis]'}.
+#'   \code{pip install 'hphawkes_py[gis]'} and take an optional \code{crs} (e.g. \code{"EPSG:32633"}):
+#'   explicit reprojection of the window to that CRS (GeoTIFF: nearest neighbour, optional
+#'   \code{cell_size} in the target units; vector: the polygons, then rasterised at \code{cell_size}
+#'   target units), and \code{source_crs} for files that declare no CRS. Nothing is reprojected
+#'   unless \code{crs} is given.
 #' @param ... The arguments of the chosen type, named as in Python.
 #' @return An object of class \code{kde_window} (holds the Python Window).
 #' @export
@@ -33,11 +37,37 @@ kde_window <- function(type = c("rectangle", "asc", "mask", "polygon", "geotiff"
     polygon = .hp_call(W$from_polygon(.np_double(as.matrix(a$vertices), "vertices"),
                                       .as_num(a$cell_size, "cell_size", FALSE))),
     geotiff = .hp_call(W$from_geotiff(path.expand(as.character(a$path)),
-                                      band = if (is.null(a$band)) 1L else as.integer(a$band))),
+                                      band = if (is.null(a$band)) 1L else as.integer(a$band),
+                                      crs = .as_crs(a$crs, "crs"), cell_size = .as_num(a$cell_size, "cell_size"),
+                                      source_crs = .as_crs(a$source_crs, "source_crs"))),
     vector = .hp_call(W$from_vector(path.expand(as.character(a$path)), .as_num(a$cell_size, "cell_size", FALSE),
-                                    layer = a$layer))
+                                    layer = a$layer, crs = .as_crs(a$crs, "crs"),
+                                    source_crs = .as_crs(a$source_crs, "source_crs")))
   )
   .kde_window_r(py)
+}
+
+.as_crs <- function(x, name) {
+  if (is.null(x)) return(NULL)
+  if (is.numeric(x) && length(x) == 1L && !is.na(x) && x == round(x)) return(as.integer(x))
+  if (!is.character(x) || length(x) != 1L || is.na(x)) .hp_stop(sprintf("%s must be one CRS string (e.g. \"EPSG:32633\") or EPSG code", name))
+  x
+}
+
+#' Reproject point coordinates between coordinate reference systems
+#'
+#' Explicit reprojection (nothing is reprojected silently) through
+#' \code{hphawkes_py.kde.reproject_points} (\code{rasterio.warp.transform}); needs
+#' \code{pip install 'hphawkes_py[gis]'}.
+#' @param points Numeric matrix or data frame (n x 2): x, y (longitude, latitude in degrees for a
+#'   geographic CRS).
+#' @param src_crs,dst_crs Source and target CRS: a string such as \code{"EPSG:4326"} or an EPSG code.
+#' @return Numeric matrix (n x 2) of the coordinates in \code{dst_crs} (metres for a metric CRS).
+#' @export
+kde_reproject_points <- function(points, src_crs, dst_crs) {
+  pts <- as.matrix(points)
+  .hp_r(.hp_call(.hp_mod("kde")$reproject_points(.np_double(pts, "points"), .as_crs(src_crs, "src_crs"),
+                                                 .as_crs(dst_crs, "dst_crs"))))
 }
 
 .kde_window_r <- function(py) {
@@ -266,7 +296,7 @@ kde_relative_risk <- function(cases, controls, window, method = "fixed", bandwid
 #' p-value surface of a relative risk (upper tail: risk raised)
 #'
 #' @param rr A \code{kde_relative_risk()} result.
-#' @param method \code{"asymptotic"} (fixed bandwidths; Hazelton & Davies) or \code{"monte_carlo"}
+#' @param method \code{"asymptotic"} (Hazelton & Davies; adaptive bandwidths: Davies & Hazelton) or \code{"monte_carlo"}
 #'   (random relabelling of the pooled points).
 #' @param n_replicates,seed Monte Carlo relabellings and their seed.
 #' @return A \code{kde_surface} of p-values (NA outside the window).
