@@ -31,7 +31,6 @@ import json
 import math
 import os
 import platform
-import re
 import subprocess
 import sys
 import tempfile

@@ -2,12 +2,10 @@
 updates vs textbook formulas, and input validation."""
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pytest
 
-import hphawkes_py as hp
 from hphawkes_py.mixture import TDPGaussianMixture, relabel_draws
 from hphawkes_py.mixture import _math as M
 from hphawkes_py.mixture.model import make_engine

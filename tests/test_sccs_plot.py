@@ -24,7 +24,6 @@ def test_forest_plot_draws_the_results_table(tmp_path):
 
 
 # ---------------------------------------------------------------- spline, time-to-event, pre-exposure
-import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from hphawkes_py.sccs import RiskWindow, SCCSData  # noqa: E402

@@ -7,7 +7,6 @@ import importlib
 import inspect
 from pathlib import Path
 
-import pytest
 
 import hphawkes_py
 

@@ -188,7 +188,7 @@ def self_excitation_draws(posterior, n_draws: int = 100, seed: Any = None, *, ex
                          f"{MAX_DRAW_VALUES // n_events} draws, or summarise with self_excitation()")
     idx, flat = posterior.select_draws(n_draws, rng)
     per_batch = max(1, max_values // n_events)
-    batches = [{n: flat[n][a:a + per_batch] for n in PARAM_NAMES} for a in range(0, idx.size, per_batch)]
+    batches = [{n: v[a:a + per_batch] for n, v in flat.items()} for a in range(0, idx.size, per_batch)]
     seeds = [np.random.SeedSequence(0)] * len(batches)  # pi is deterministic: the seeds are unused
     out = np.empty((idx.size, n_events))
     k = 0

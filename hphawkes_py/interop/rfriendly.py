@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import math
 from collections.abc import Mapping
 
 import numpy as np
