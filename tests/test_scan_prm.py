@@ -373,3 +373,27 @@ def test_run_prm_bernoulli_space_time_bad_data_files(tmp_path):
     (tmp_path / "b.cas").write_text((tmp_path / "b.cas").read_text() + "1 1 2023/12/31\n")
     with pytest.raises(ValueError, match=r"b\.cas: the case dated 2023-12-31"):
         hp.scan.run_prm(p, n_replicates=9, progress=False, backend="cpu")
+
+
+def test_cli_scan_run_bernoulli_space_time(tmp_path):
+    from hphawkes_py.cli import main
+
+    p, _ = _bernoulli_st_files(tmp_path, AnalysisType="4")
+    out = tmp_path / "st.csv"
+    assert main(["scan", "run", str(p), "--replicates", "19", "--seed", "2", "--backend", "cpu", "-o", str(out),
+                 "--png", "", "--quiet"]) == 0
+    res = hp.scan.run_prm(p, n_replicates=19, seed=2, progress=False, backend="cpu")
+    t = pd.read_csv(out)
+    np.testing.assert_allclose(t.log_likelihood_ratio, res.clusters.log_likelihood_ratio, rtol=1e-12)
+    assert (pd.to_datetime(t.end) == pd.Timestamp("2024-01-20")).all()
+
+
+def test_run_prm_alive_clusters_space_time_permutation(tmp_path):
+    """IncludeClusters=1 (alive clusters) in a retrospective analysis: intervals end on the last day."""
+    for f in ("NYCfever.cas", "NYCfever.geo"):
+        shutil.copy(SAT(f), tmp_path / f)
+    (tmp_path / "a.prm").write_text(SAT("NYCfever.prm").read_text().replace("AnalysisType=4", "AnalysisType=3")
+                                    .replace("IncludeClusters=0", "IncludeClusters=1"))
+    assert prm_arguments(tmp_path / "a.prm")["kwargs"]["prospective"]
+    (tmp_path / "a.prm").write_text(SAT("NYCfever.prm").read_text().replace("AnalysisType=4", "AnalysisType=3"))
+    assert not prm_arguments(tmp_path / "a.prm")["kwargs"]["prospective"]
