@@ -202,3 +202,198 @@ def test_satscan_sample_parameter_files_run_verbatim():
         np.testing.assert_allclose(row.radius, radius, atol=5e-3)
         se = math.sqrt(p * (1 - p) / 207 + p * (1 - p) / 999)
         assert abs(row.p_value - p) < 4 * se + 2 / 1000
+
+
+# --- Bernoulli space-time (ModelType=1, AnalysisType 3/4): dated .cas and .ctl files --------------------------------
+
+_BST_START = np.datetime64("2024-01-01")
+_BST_DAYS = 20
+
+
+def _bernoulli_st_files(tmp_path, **changes):
+    """A synthetic Bernoulli space-time analysis: 8 locations with cases and controls on 20 days
+    (more cases at locations 1-2 on days 14-17), location 9 in the coordinates file only; returns
+    the .prm path and the (ids, xy, cases, controls, dates) rows in file order (.cas, .ctl, then 9)."""
+    rng = np.random.default_rng(7)
+    geo = {k: (float(k % 3) + 0.1 * k, float(k // 3)) for k in range(1, 10)}
+    cas, ctl = [], []
+    for k in range(1, 9):
+        for d in range(_BST_DAYS):
+            date = _BST_START + d
+            c = rng.poisson(4.0 if (k in (1, 2) and 14 <= d <= 17) else 0.7)
+            if c:
+                cas.append((k, int(c), date))
+            if d % 2 == 0 or k == 3:  # controls on some days only; some days have cases only
+                ctl.append((k, int(rng.integers(1, 6)), date))
+
+    def line(k, n, date):
+        y, m, dd = str(date).split("-")
+        return f"{k} {n} {int(y)}/{int(m)}/{int(dd)}"  # SaTScan's YYYY/M/D form too
+
+    (tmp_path / "b.cas").write_text("\n".join(line(*r) for r in cas) + "\n")
+    (tmp_path / "b.ctl").write_text("\n".join(line(*r) for r in ctl) + "\n")
+    (tmp_path / "b.geo").write_text("".join(f"{k} {x} {y}\n" for k, (x, y) in geo.items()))
+    prm = {"Input": {"CaseFile": "b.cas", "ControlFile": "b.ctl", "PopulationFile": "", "CoordinatesFile": "b.geo",
+                     "PrecisionCaseTimes": "3", "StartDate": "2024/01/01", "EndDate": "2024/01/20",
+                     "CoordinatesType": "0"},
+           "Analysis": {"AnalysisType": "3", "ModelType": "1", "ScanAreas": "1", "TimeAggregationUnits": "3",
+                        "TimeAggregationLength": "1"},
+           "Output": {"ResultsFile": "b.txt"},
+           "Spatial Window": {"MaxSpatialSizeInPopulationAtRisk": "50", "UseDistanceFromCenterOption": "n",
+                              "MaxSpatialSizeInDistanceFromCenter": "1", "IncludePurelyTemporal": "n",
+                              "SpatialWindowShapeType": "0"},
+           "Temporal Window": {"MinimumTemporalClusterSize": "1", "MaxTemporalSizeInterpretation": "1",
+                               "MaxTemporalSize": "5", "IncludePurelySpatial": "n", "IncludeClusters": "0"},
+           "Cluster Restrictions": {"MinimumCasesInHighRateClusters": "2"},
+           "Inference": {"MonteCarloReps": "99", "PValueReportType": "0"},
+           "Space and Time Adjustments": {"AdjustForWeeklyTrends": "n"},
+           "Run Options": {"ProspectiveStartDate": "2024/01/20", "AdjustForEarlierAnalyses": "n"}}
+    for key, val in changes.items():
+        for sec in prm.values():
+            if key in sec:
+                sec[key] = val
+                break
+        else:
+            prm["Analysis"][key] = val
+    (tmp_path / "b.prm").write_text("".join(f"[{s}]\n" + "".join(f"{k}={v}\n" for k, v in kv.items())
+                                            for s, kv in prm.items()))
+    rows = ([(k, n, 0, d) for k, n, d in cas] + [(k, 0, n, d) for k, n, d in ctl]
+            + [(9, 0, 0, _BST_START)])
+    ids = [r[0] for r in rows]
+    xy = np.array([geo[k] for k in ids])
+    cases = np.array([r[1] for r in rows])
+    controls = np.array([r[2] for r in rows])
+    dates = np.array([r[3] for r in rows], dtype="datetime64[D]")
+    return tmp_path / "b.prm", (ids, xy, cases, controls, dates)
+
+
+def _assert_same_result(res, direct):
+    pd.testing.assert_frame_equal(res.clusters, direct.clusters)
+    np.testing.assert_array_equal(res.null_llr, direct.null_llr)
+    assert (res.model, res.n_cases, res.n_population, res.n_locations) == (
+        direct.model, direct.n_cases, direct.n_population, direct.n_locations)
+
+
+@pytest.mark.parametrize("analysis", ["3", "4"])
+def test_run_prm_bernoulli_space_time_equals_direct_call(tmp_path, analysis):
+    p, (ids, xy, cases, controls, dates) = _bernoulli_st_files(tmp_path, AnalysisType=analysis)
+    spec = prm_arguments(p)
+    assert spec["model"] == "space_time_bernoulli"
+    assert spec["files"]["control_file"] == tmp_path / "b.ctl"
+    kw = spec["kwargs"]
+    assert kw == {"study_period": (_BST_START, _BST_START + _BST_DAYS - 1), "prospective": analysis == "4",
+                  "max_temporal": 5, "distance": "euclidean", "direction": "high", "max_population": 0.5,
+                  "n_replicates": 99, "min_cases": 2}
+    assert "ResultsFile" in spec["ignored"] and "ProspectiveStartDate" in spec["ignored"]
+    res = hp.scan.run_prm(p, seed=3, progress=False, backend="cpu")
+    direct = hp.scan.space_time(xy, cases, dates, controls=controls, model="bernoulli", max_population=0.5,
+                                max_temporal=5, prospective=analysis == "4",
+                                study_period=(_BST_START, _BST_START + _BST_DAYS - 1), min_cases=2,
+                                n_replicates=99, direction="high", location_ids=np.array(ids, dtype=object),
+                                seed=3, progress=False, backend="cpu")
+    _assert_same_result(res, direct)
+    assert res.model == "space_time_bernoulli" and res.n_locations == 9  # location 9: coordinates file only
+    assert res.n_cases == cases.sum() and res.n_population == cases.sum() + controls.sum()
+    top = res.clusters.iloc[0]
+    if analysis == "3":
+        assert set(top.location_ids) >= {1, 2} and top.start >= np.datetime64("2024-01-13")
+        assert top.end <= np.datetime64("2024-01-19") and top.p_value < 0.05
+    else:
+        assert (res.clusters.end == np.datetime64("2024-01-20")).all()
+    # a different seed gives other null maxima (the comparison above can fail)
+    other = hp.scan.run_prm(p, seed=4, progress=False, backend="cpu")
+    assert not np.array_equal(other.null_llr, res.null_llr)
+
+
+def test_run_prm_bernoulli_space_time_options(tmp_path):
+    # percent of the study period, both directions, a distance limit, alive clusters, the replicate override
+    p, (ids, xy, cases, controls, dates) = _bernoulli_st_files(
+        tmp_path, MaxTemporalSizeInterpretation="0", MaxTemporalSize="50", ScanAreas="3", IncludeClusters="1",
+        UseDistanceFromCenterOption="y", MaxSpatialSizeInDistanceFromCenter="1.5",
+        MaxSpatialSizeInPopulationAtRisk="30", MinimumCasesInHighRateClusters="3")
+    kw = prm_arguments(p)["kwargs"]
+    assert kw["max_temporal"] == 10 and kw["direction"] == "both" and kw["prospective"]  # 50 % of 20 days
+    assert kw["max_distance"] == 1.5 and kw["max_population"] == 0.3 and kw["min_cases"] == 3
+    res = hp.scan.run_prm(p, n_replicates=19, seed=5, progress=False, backend="cpu")
+    direct = hp.scan.space_time(xy, cases, dates, controls=controls, model="bernoulli", max_population=0.3,
+                                max_distance=1.5, max_temporal=10, prospective=True,
+                                study_period=(_BST_START, _BST_START + _BST_DAYS - 1), min_cases=3,
+                                n_replicates=19, direction="both", location_ids=np.array(ids, dtype=object),
+                                seed=5, progress=False, backend="cpu")
+    _assert_same_result(res, direct)
+    assert (res.clusters.radius <= 1.5).all() and len(res.null_llr) == 19
+    # no MinimumCasesInHighRateClusters (parameter files before SaTScan 9.5): no restriction
+    text = p.read_text().replace("MinimumCasesInHighRateClusters=3\n", "")
+    p.write_text(text)
+    assert prm_arguments(p)["kwargs"]["min_cases"] == 0
+
+
+@pytest.mark.parametrize(
+    "changes, key",
+    [
+        (dict(AnalysisType="2"), "AnalysisType"),
+        (dict(TimeAggregationLength="7"), "TimeAggregationLength"),
+        (dict(TimeAggregationUnits="2"), "TimeAggregationUnits"),
+        (dict(PrecisionCaseTimes="1"), "PrecisionCaseTimes"),
+        (dict(MinimumTemporalClusterSize="2"), "MinimumTemporalClusterSize"),
+        (dict(IncludePurelySpatial="y"), "IncludePurelySpatial"),
+        (dict(IncludeClusters="2"), "IncludeClusters"),
+        (dict(IncludePurelyTemporal="y"), "IncludePurelyTemporal"),
+        (dict(AdjustForEarlierAnalyses="y"), "AdjustForEarlierAnalyses"),
+        (dict(SpatialWindowShapeType="1"), "SpatialWindowShapeType"),
+        (dict(PopulationFile="b.cas"), "PopulationFile"),
+        (dict(ControlFile=""), "ControlFile"),
+        (dict(MaxTemporalSize="95", MaxTemporalSizeInterpretation="0"), "MaxTemporalSize"),
+        (dict(MaxTemporalSizeInterpretation="2"), "MaxTemporalSizeInterpretation"),
+        (dict(EndDate="2023/12/31"), "EndDate"),
+        (dict(StartDate="2024-01-01"), "StartDate"),
+        (dict(SomeNewOption="1"), "SomeNewOption"),
+    ],
+)
+def test_run_prm_bernoulli_space_time_refuses_by_name(tmp_path, changes, key):
+    p, _ = _bernoulli_st_files(tmp_path, **changes)
+    with pytest.raises(ValueError, match=rf"b\.prm: {key}="):
+        hp.scan.run_prm(p, n_replicates=9, progress=False, backend="cpu")
+
+
+def test_run_prm_bernoulli_space_time_bad_data_files(tmp_path):
+    p, _ = _bernoulli_st_files(tmp_path)
+    ctl = tmp_path / "b.ctl"
+    good = ctl.read_text()
+    for text, match in [(good + "3 2 2024/1/21\n", r"b\.ctl: the control dated 2024-01-21 .* outside the study "
+                                                   r"period .*StartDate/EndDate"),
+                        (good + "12 2 2024/1/5\n", r"b\.ctl: location id '12' is not in the coordinates file"),
+                        (good + "3 2 2024/1/5 1\n", r"b\.ctl:\d+: covariates .* Bernoulli space-time model"),
+                        (good + "3 2 Jan5\n", r"b\.ctl:\d+: field 3 \(date\)"),
+                        (good + "3 -1 2024/1/5\n", r"b\.ctl:\d+: field 2 \(#controls\)")]:
+        ctl.write_text(text)
+        with pytest.raises(ValueError, match=match):
+            hp.scan.run_prm(p, n_replicates=9, progress=False, backend="cpu")
+    ctl.write_text(good)
+    (tmp_path / "b.cas").write_text((tmp_path / "b.cas").read_text() + "1 1 2023/12/31\n")
+    with pytest.raises(ValueError, match=r"b\.cas: the case dated 2023-12-31"):
+        hp.scan.run_prm(p, n_replicates=9, progress=False, backend="cpu")
+
+
+def test_cli_scan_run_bernoulli_space_time(tmp_path):
+    from hphawkes_py.cli import main
+
+    p, _ = _bernoulli_st_files(tmp_path, AnalysisType="4")
+    out = tmp_path / "st.csv"
+    assert main(["scan", "run", str(p), "--replicates", "19", "--seed", "2", "--backend", "cpu", "-o", str(out),
+                 "--png", "", "--quiet"]) == 0
+    res = hp.scan.run_prm(p, n_replicates=19, seed=2, progress=False, backend="cpu")
+    t = pd.read_csv(out)
+    np.testing.assert_allclose(t.log_likelihood_ratio, res.clusters.log_likelihood_ratio, rtol=1e-12)
+    assert (pd.to_datetime(t.end) == pd.Timestamp("2024-01-20")).all()
+
+
+def test_run_prm_alive_clusters_space_time_permutation(tmp_path):
+    """IncludeClusters=1 (alive clusters) in a retrospective analysis: intervals end on the last day."""
+    for f in ("NYCfever.cas", "NYCfever.geo"):
+        shutil.copy(SAT(f), tmp_path / f)
+    (tmp_path / "a.prm").write_text(SAT("NYCfever.prm").read_text().replace("AnalysisType=4", "AnalysisType=3")
+                                    .replace("IncludeClusters=0", "IncludeClusters=1"))
+    assert prm_arguments(tmp_path / "a.prm")["kwargs"]["prospective"]
+    (tmp_path / "a.prm").write_text(SAT("NYCfever.prm").read_text().replace("AnalysisType=4", "AnalysisType=3"))
+    assert not prm_arguments(tmp_path / "a.prm")["kwargs"]["prospective"]

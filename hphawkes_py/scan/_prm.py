@@ -1,5 +1,5 @@
 """SaTScan parameter files (.prm): rerun a purely spatial Bernoulli or discrete Poisson analysis,
-or a retrospective / prospective space-time permutation analysis.
+or a retrospective / prospective space-time permutation or Bernoulli analysis.
 
 A parameter that would change the analysis is either honoured or refused by name (never
 ignored). Parameters that only choose SaTScan's output files or run options (shapefiles, KML,
@@ -99,8 +99,10 @@ def read_prm(path) -> dict:
 
 
 def prm_arguments(path) -> dict:
-    """The :func:`~hphawkes_py.scan.bernoulli` / :func:`~hphawkes_py.scan.poisson` call a parameter
-    file describes: ``{"model", "files", "kwargs", "ignored"}``; refuses what cannot be honoured."""
+    """The :func:`~hphawkes_py.scan.bernoulli` / :func:`~hphawkes_py.scan.poisson` /
+    :func:`~hphawkes_py.scan.space_time_permutation` / :func:`~hphawkes_py.scan.space_time` call a
+    parameter file describes: ``{"model", "files", "kwargs", "ignored"}`` (``model``: "poisson",
+    "bernoulli", "space_time_permutation" or "space_time_bernoulli"); refuses what cannot be honoured."""
     prm = read_prm(path)
     p, v, sec = prm["path"], prm["values"], prm["section_of"]
 
@@ -122,6 +124,12 @@ def prm_arguments(path) -> dict:
         if analysis not in ("3", "4"):
             raise bad("AnalysisType", "must be 3 (retrospective) or 4 (prospective space-time) for the space-time "
                                       "permutation model")
+    elif model == "bernoulli":
+        if analysis not in ("1", "3", "4"):
+            raise bad("AnalysisType", "is not supported with the Bernoulli model: 1 (purely spatial), 3 "
+                                      "(retrospective space-time) or 4 (prospective space-time)")
+        if analysis in ("3", "4"):
+            model = "space_time_bernoulli"
     elif analysis != "1":
         raise bad("AnalysisType", f"is not supported with the {_MODEL_NAMES[model_code]} model: 1 (purely spatial)")
     ignored = {}
@@ -153,38 +161,15 @@ def prm_arguments(path) -> dict:
     files = {"case_file": file("CaseFile", True), "geo_file": file("CoordinatesFile", True)}
     kwargs = {}
     if model == "space_time_permutation":
-        for key, want in (("PrecisionCaseTimes", "3"), ("TimeAggregationUnits", "3"), ("TimeAggregationLength", "1"),
-                          ("MinimumTemporalClusterSize", "1")):
-            if v.get(key, want) != want:
-                raise bad(key, f"is not supported: the space-time permutation scan works in days ({key}={want})")
-        if v.get("IncludePurelySpatial", "n").lower() not in _OFF:
-            raise bad("IncludePurelySpatial", "is not supported (purely spatial clusters have LLR 0 in this model)")
-        if v.get("IncludeClusters", "0") not in ("0", "1"):
-            raise bad("IncludeClusters", "is not supported: 0 (all) or 1 (alive) temporal clusters")
         for key in ("ControlFile", "PopulationFile"):
             if v.get(key):
                 raise bad(key, "is not used by the space-time permutation model (cases only)")
-        start, end = _date(v, "StartDate", bad), _date(v, "EndDate", bad)
-        if end < start:
-            raise bad("EndDate", "is before StartDate")
-        kwargs["study_period"] = (start, end)
-        kwargs["prospective"] = analysis == "4"
-        days = int((end - start).astype(int)) + 1
-        size = v.get("MaxTemporalSize", "50")
-        try:
-            size_v = float(size)
-        except ValueError:
-            raise bad("MaxTemporalSize", "is not a number") from None
-        if v.get("MaxTemporalSizeInterpretation", "0") == "1":
-            if size_v != int(size_v) or size_v < 1:
-                raise bad("MaxTemporalSize", "must be a whole number of days >= 1")
-            kwargs["max_temporal"] = int(size_v)
-        elif v.get("MaxTemporalSizeInterpretation", "0") == "0":
-            if not 0 < size_v <= 90:
-                raise bad("MaxTemporalSize", "must be in (0, 90] percent of the study period")
-            kwargs["max_temporal"] = max(1, int(size_v / 100.0 * days))
-        else:
-            raise bad("MaxTemporalSizeInterpretation", "must be 0 (percent) or 1 (days)")
+        _space_time_kwargs(v, analysis, "space-time permutation", bad, kwargs)
+    elif model == "space_time_bernoulli":
+        files["control_file"] = file("ControlFile", True)
+        if v.get("PopulationFile"):
+            raise bad("PopulationFile", "is not used by the Bernoulli model (give ControlFile only)")
+        _space_time_kwargs(v, analysis, "Bernoulli space-time", bad, kwargs)
     elif model == "bernoulli":
         files["control_file"] = file("ControlFile", True)
         if v.get("PopulationFile"):
@@ -241,9 +226,49 @@ def prm_arguments(path) -> dict:
             kwargs["min_cases"] = int(v["MinimumCasesInHighRateClusters"])
         except ValueError:
             raise bad("MinimumCasesInHighRateClusters", "is not a whole number") from None
-    elif model in ("poisson", "space_time_permutation"):
+    elif model in ("poisson", "space_time_permutation", "space_time_bernoulli"):
         kwargs["min_cases"] = 0  # parameter files from before SaTScan 9.5 had no such restriction
     return {"model": model, "files": files, "kwargs": kwargs, "ignored": ignored}
+
+
+def _space_time_kwargs(v, analysis, name, bad, kwargs):
+    """The space-time settings both space-time models share (days, study period, temporal window):
+    ``study_period``, ``prospective`` and ``max_temporal`` added to ``kwargs``; refused by name
+    where :func:`~hphawkes_py.scan.space_time` cannot honour them."""
+    for key, want in (("PrecisionCaseTimes", "3"), ("TimeAggregationUnits", "3"), ("TimeAggregationLength", "1"),
+                      ("MinimumTemporalClusterSize", "1")):
+        if v.get(key, want) != want:
+            raise bad(key, f"is not supported: the {name} scan works in days ({key}={want})")
+    if v.get("IncludePurelySpatial", "n").lower() not in _OFF:
+        why = ("purely spatial clusters have LLR 0 in this model" if name.startswith("space-time permutation") else
+               "cylinders spanning the whole study period are not scanned; run AnalysisType=1 for them")
+        raise bad("IncludePurelySpatial", f"is not supported ({why})")
+    include = v.get("IncludeClusters", "0")
+    if include not in ("0", "1"):
+        raise bad("IncludeClusters", "is not supported: 0 (all) or 1 (alive) temporal clusters")
+    start, end = _date(v, "StartDate", bad), _date(v, "EndDate", bad)
+    if end < start:
+        raise bad("EndDate", "is before StartDate")
+    kwargs["study_period"] = (start, end)
+    # prospective (4), or a retrospective analysis of alive clusters only (IncludeClusters=1): the
+    # intervals end on the last day of the study period (no adjustment for earlier analyses)
+    kwargs["prospective"] = analysis == "4" or include == "1"
+    days = int((end - start).astype(int)) + 1
+    size = v.get("MaxTemporalSize", "50")
+    try:
+        size_v = float(size)
+    except ValueError:
+        raise bad("MaxTemporalSize", "is not a number") from None
+    if v.get("MaxTemporalSizeInterpretation", "0") == "1":
+        if size_v != int(size_v) or size_v < 1:
+            raise bad("MaxTemporalSize", "must be a whole number of days >= 1")
+        kwargs["max_temporal"] = int(size_v)
+    elif v.get("MaxTemporalSizeInterpretation", "0") == "0":
+        if not 0 < size_v <= 90:
+            raise bad("MaxTemporalSize", "must be in (0, 90] percent of the study period")
+        kwargs["max_temporal"] = max(1, int(size_v / 100.0 * days))
+    else:
+        raise bad("MaxTemporalSizeInterpretation", "must be 0 (percent) or 1 (days)")
 
 
 def _date(v, key, bad):
@@ -257,20 +282,19 @@ def _date(v, key, bad):
         raise bad(key, "is not a date YYYY/MM/DD") from None
 
 
-def _read_case_dates(path):
-    """``<id> <#cases> <date YYYY/MM/DD>`` rows of a space-time case file: (ids, counts, dates),
-    each value checked where it is read (file, line, field)."""
+def _read_case_dates(path, what="case", model="space-time permutation"):
+    """``<id> <#cases> <date YYYY/MM/DD>`` rows of a space-time case (or, ``what="control"``,
+    control) file: (ids, counts, dates), each value checked where it is read (file, line, field)."""
     import numpy as np
 
     from ._satscan import _number, _read_rows
 
-    p, rows = _read_rows(path, "case", 3)
+    p, rows = _read_rows(path, what, 3)
     ids, counts, dates = [], [], []
     for lineno, parts in rows:
         if len(parts) > 3:
-            raise ValueError(f"{p}:{lineno}: covariates (field 4 on) are not supported by the space-time "
-                             "permutation model")
-        counts.append(int(_number(parts[1], p, lineno, 2, "#cases", count=True, whole=True)))
+            raise ValueError(f"{p}:{lineno}: covariates (field 4 on) are not supported by the {model} model")
+        counts.append(int(_number(parts[1], p, lineno, 2, f"#{what}s", count=True, whole=True)))
         try:
             y, m, d = (int(x) for x in parts[2].split("/"))
             dates.append(np.datetime64(f"{y:04d}-{m:02d}-{d:02d}", "D"))
@@ -293,8 +317,12 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         ``NonCompactnessPenalty``, ``EllipseShapes``, ``EllipseAngles``), Cartesian or latitude/longitude
         coordinates, ``ScanAreas``, ``MaxSpatialSizeInPopulationAtRisk``, the distance limit,
         ``MonteCarloReps``, ``MinimumCasesInHighRateClusters``, no-overlap secondary clusters; and
-        ``ModelType=2`` (space-time permutation) with ``AnalysisType`` 3 or 4, days, the study period
-        and the maximum temporal size (days or percent). Any other setting that changes the
+        ``ModelType`` 2 (space-time permutation) or 1 (Bernoulli: dated ``.cas`` and ``.ctl`` files,
+        run by :func:`~hphawkes_py.scan.space_time` with ``model="bernoulli"``) with ``AnalysisType``
+        3 (retrospective; ``IncludeClusters`` 0 all or 1 alive clusters) or 4 (prospective, no
+        adjustment for earlier analyses), days (``PrecisionCaseTimes=3``, ``TimeAggregationUnits=3``,
+        ``TimeAggregationLength=1``), the study period (``StartDate``/``EndDate``) and the maximum
+        temporal size (days or percent of the study period). Any other setting that changes the
         analysis is refused by name.
     n_replicates : int, optional
         Overrides the file's ``MonteCarloReps``.
@@ -314,36 +342,48 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
     if n_replicates is not None:
         spec["kwargs"]["n_replicates"] = n_replicates
     f = spec["files"]
-    if spec["model"] == "space_time_permutation":
+    if spec["model"] in ("space_time_permutation", "space_time_bernoulli"):
         import numpy as np
 
         from ._satscan import _as_ids, _geo
-        from .space_time import space_time_permutation
+        from .space_time import space_time, space_time_permutation
 
         gp, keys, xs, ys, seen = _geo(f["geo_file"])
-        ids, counts, dates = _read_case_dates(f["case_file"])
-        missing = [k for k in ids if k not in seen]
-        if missing:
-            raise ValueError(f"{f['case_file']}: location id {missing[0]!r} is not in the coordinates file {gp}")
-        where = {k: i for i, k in enumerate(keys)}
-        xy = np.array([(xs[where[k]], ys[where[k]]) for k in ids])
         start, end = spec["kwargs"]["study_period"]
-        out = (dates < start) | (dates > end)
-        if out.any():
-            i = int(np.argmax(out))
-            raise ValueError(f"{f['case_file']}: the case dated {dates[i]} (row {i + 1}) is outside the study period "
-                             f"{start} to {end} (StartDate/EndDate)")
-        # locations of the coordinates file without cases are circle centres too (as in SaTScan):
-        # one row with 0 cases each, dated at the start of the study period
-        absent = [k for k in keys if k not in set(ids)]
-        if absent:
-            xy = np.vstack([xy, [(xs[where[k]], ys[where[k]]) for k in absent]])
-            counts = np.concatenate([counts, np.zeros(len(absent), dtype=np.int64)])
-            dates = np.concatenate([dates, np.full(len(absent), start)])
-            ids = ids + absent
-        return space_time_permutation(xy, counts, dates, location_ids=np.array(_as_ids(ids), dtype=object),
-                                      seed=seed, executor=executor, backend=backend, threads=threads,
-                                      progress=progress, **spec["kwargs"])
+        bern = spec["model"] == "space_time_bernoulli"
+        name = "Bernoulli space-time" if bern else "space-time permutation"
+        tables = [("case", f["case_file"])] + ([("control", f["control_file"])] if bern else [])
+        ids, cases, controls, dates = [], [], [], []
+        for what, path_ in tables:
+            t_ids, t_counts, t_dates = _read_case_dates(path_, what, name)
+            missing = [k for k in t_ids if k not in seen]
+            if missing:
+                raise ValueError(f"{path_}: location id {missing[0]!r} is not in the coordinates file {gp}")
+            out = (t_dates < start) | (t_dates > end)
+            if out.any():
+                i = int(np.argmax(out))
+                raise ValueError(f"{path_}: the {what} dated {t_dates[i]} (row {i + 1}) is outside the study period "
+                                 f"{start} to {end} (StartDate/EndDate)")
+            zeros = np.zeros(len(t_ids), dtype=np.int64)
+            ids += t_ids
+            cases.append(t_counts if what == "case" else zeros)
+            controls.append(t_counts if what == "control" else zeros)
+            dates.append(t_dates)
+        # locations of the coordinates file without cases (or controls) are circle centres too (as
+        # in SaTScan): one row with 0 cases (and 0 controls) each, dated at the start of the study period
+        listed = set(ids)
+        absent = [k for k in keys if k not in listed]
+        zeros = np.zeros(len(absent), dtype=np.int64)
+        ids += absent
+        cases, controls = np.concatenate(cases + [zeros]), np.concatenate(controls + [zeros])
+        dates = np.concatenate(dates + [np.full(len(absent), start)])
+        where = {k: i for i, k in enumerate(keys)}
+        xy = np.array([(xs[where[k]], ys[where[k]]) for k in ids], dtype=float).reshape(-1, 2)
+        common = dict(location_ids=np.array(_as_ids(ids), dtype=object), seed=seed, executor=executor,
+                      backend=backend, threads=threads, progress=progress, **spec["kwargs"])
+        if bern:
+            return space_time(xy, cases, dates, controls=controls, model="bernoulli", **common)
+        return space_time_permutation(xy, cases, dates, **common)
     common = dict(seed=seed, executor=executor, backend=backend, threads=threads, progress=progress, **spec["kwargs"])
     if spec["model"] == "bernoulli":
         df = read_satscan(f["case_file"], control_file=f["control_file"], geo_file=f["geo_file"])
