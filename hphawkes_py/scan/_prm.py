@@ -111,8 +111,9 @@ def prm_arguments(path) -> dict:
 
     for key, allowed in _REQUIRE.items():
         if key in v and v[key].lower() not in allowed:
-            raise bad(key, "is not supported (hp.scan runs purely spatial circular analyses with no-overlap "
-                           f"secondary clusters); supported: {sorted(a for a in allowed if a) or 'off'}")
+            raise bad(key, "is not supported (hp.scan runs purely spatial and space-time analyses with circular "
+                           "or elliptic windows and no-overlap secondary clusters); supported: "
+                           f"{sorted(a for a in allowed if a) or 'off'}")
     model_code = v.get("ModelType", "")
     if model_code not in _MODELS:
         name = _MODEL_NAMES.get(model_code, "unknown")
