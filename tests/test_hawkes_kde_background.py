@@ -155,3 +155,32 @@ def test_bad_background_inputs(data_fit):
                        fixed={"mu0": 1.0, "h": 1.0, "omega": 1.0, "tau_t": 1.0}, progress=False)
     with pytest.raises(TypeError, match="background"):
         hp.hawkes.mcmc(x, t, n_iter=2, burn_in=0, chains=1, background=object(), progress=False)
+
+
+def test_engine_external_background_checks(data_fit):
+    from hphawkes_py.hawkes.engine import make_engine
+
+    x, t, fit = data_fit
+    o = np.argsort(t, kind="stable")
+    eng = make_engine(x[o], t[o], backend="cpu")
+    with pytest.raises(ValueError, match="sums"):
+        eng.set_external_background(np.ones(3), 1.0)
+    with pytest.raises(ValueError, match="> 0"):
+        eng.set_external_background(np.zeros(len(t)), 1.0)
+    with pytest.raises(ValueError, match="integral"):
+        eng.set_external_background(np.ones(len(t)), -1.0)
+    S = np.linspace(0.5, 2.0, len(t))
+    eng.set_external_background(S, 7.0)
+    eng.set_background(0.1, 0.1)  # a no-op now
+    np.testing.assert_array_equal(eng.background_sums(), S)
+    eng.set_trigger(0.3, 1.5)
+    assert eng._slot_params[0][2] == pytest.approx(4e-14 * 1e-6 * 0.5)  # bound (3) with own = min S
+    assert eng.integral(2.0, 0.0, 1.5) == pytest.approx(14.0)
+    with pytest.raises(ValueError, match="background=False"):
+        eng.query_sums(x[:2], 1.0, 1.0, 1.0, 0.3, 1.5)
+
+
+def test_posterior_mode_with_kde_background(data_fit):
+    x, t, fit = data_fit
+    mode = hp.hawkes.posterior_mode(x, t, background=fit, window=(0.0, 25.0), maxiter=200, backend="cpu")
+    assert np.isfinite(mode["log_posterior"]) and mode["theta"] > 0
