@@ -451,6 +451,9 @@ class CpuEngine(Engine):
     def _k_S(self):
         return self._S.copy()
 
+    def _k_set_S(self, S):
+        self._S[:] = S
+
     def _k_G(self, phys):
         return self._G[phys].copy()
 

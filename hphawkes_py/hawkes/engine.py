@@ -77,6 +77,11 @@ first checks theta B <= EPS_G mu0 own with the *current* own (so the slot stays 
 tau_x, tau_t change); if the check fails, the slot is rebuilt with rho = (mu0/theta)/16 before
 use. So the guarantee holds for every (mu0, theta), never silently.
 
+External background (:meth:`Engine.set_external_background`, e.g. the KDE background of
+:mod:`.kde_background`). S is then given, exact (nothing skipped), and fixed; bound (2) is void and
+(1) holds with own = min_n S_n > 0 in place of phi_D(0; tau_x) phi_1(0; tau_t), so (3), its cut-off
+(:func:`trigger_delta` with ``own``) and the guard are unchanged.
+
 With EPS_S = EPS_G = 4e-14 (2 x 4e-14 < 1e-13, the margin absorbing the rounding of t_n - Delta
 and of Delta itself), (2) and (3) give |lambda_n - lambda_n^w| <= 8e-14 lambda_n^w <= 1e-13 lambda_n
 for every n, hence |log lambda_n - log lambda_n^w| <= 1e-13, and the window never touches the
@@ -192,7 +197,8 @@ def background_delta(N: int, tau_t: float, eps: float = EPS_S) -> float:
 
 
 def trigger_delta(N: int, D: int, tau_x: float, tau_t: float, h: float, omega: float, rho: float,
-                  eps: float = EPS_G, p: float = 0.0, omega2: float | None = None, w: float | None = None) -> float:
+                  eps: float = EPS_G, p: float = 0.0, omega2: float | None = None, w: float | None = None,
+                  own: float | None = None) -> float:
     """Time cut Delta_G of bound (3): skipped trigger mass <= eps * rho * own (own = phi_D(0;tau_x) phi_1(0;tau_t)).
 
     ``p = 0``: exponential kernel, a skipped term is at most omega phi_D(0;h) exp(-omega Delta).
@@ -201,10 +207,13 @@ def trigger_delta(N: int, D: int, tau_x: float, tau_t: float, h: float, omega: f
     (inf -- nothing skipped -- when that overflows: heavy tails may need every pair).
     ``omega2``, ``w`` given: sum of two exponentials, bound (3') of the module notes -- each component
     j with weight a_j = w omega or (1 - w) omega2 gets half the budget, Delta = max_j Delta_j.
+    ``own``, given, replaces phi_D(0;tau_x) phi_1(0;tau_t) as the lower bound (1) of every background
+    sum (an external background, :meth:`Engine.set_external_background`: its smallest S_n).
     """
     if N < 2:
         return math.inf
-    own = phi0(D, tau_x) * phi0(1, tau_t)
+    if own is None:
+        own = phi0(D, tau_x) * phi0(1, tau_t)
     if omega2 is not None:
         delta = 0.0
         for a, rate in ((w * omega, omega), ((1.0 - w) * omega2, omega2)):
@@ -295,9 +304,10 @@ def trigger_integral_terms(t: np.ndarray, omega: float, window, p: float = 0.0, 
     return -np.expm1(-omega * (T1 - t))
 
 
-def gaussian_window_mass(x: np.ndarray, s: float, window) -> np.ndarray:
+def gaussian_window_mass(x: np.ndarray, s, window) -> np.ndarray:
     """Mass inside a raster ``window`` (:class:`hphawkes_py.kde.Window`) of the isotropic 2-D
-    Gaussian N(x_m, s^2 I) for every row of ``x`` (float64, shape (N,), each in [0, 1]).
+    Gaussian N(x_m, s_m^2 I) for every row of ``x`` (float64, shape (N,), each in [0, 1]); ``s`` is
+    one standard deviation for all rows or one per row (units of x).
 
     The Gaussian factorises, so the mass over the inside cells is
     sum_{k,j} inside[k, j] P_y(m, k) P_x(m, j) with P the 1-D cell probabilities (exact, no
@@ -310,9 +320,11 @@ def gaussian_window_mass(x: np.ndarray, s: float, window) -> np.ndarray:
     xe = window.x0 + cs * np.arange(cols + 1)
     ye = window.y0 + cs * np.arange(rows + 1)
     out = np.empty(x.shape[0])
+    s_all = np.broadcast_to(np.asarray(s, dtype=np.float64), (x.shape[0],))[:, None]
     block = max(1, 2_000_000 // max(1, rows * cols))
     for a in range(0, x.shape[0], block):
         xb = x[a:a + block]
+        s = s_all[a:a + block]
         px = _phi_diff((xe[None, 1:] - xb[:, :1]) / s, (xe[None, :-1] - xb[:, :1]) / s)
         py = _phi_diff((ye[None, 1:] - xb[:, 1:2]) / s, (ye[None, :-1] - xb[:, 1:2]) / s)
         out[a:a + block] = np.einsum("mk,kj,mj->m", py, inside, px)
@@ -419,6 +431,10 @@ class EngineFactory:
         Temporal trigger kernel (``kernel_p``: its power-law exponent, 0 for the others).
     spatial_window : hphawkes_py.kde.Window or None
         Spatial observation window of the compensator (None: the whole plane).
+    background : object or None
+        An external background (``sums``: S_n in the data's sorted order, ``integral``: its
+        compensator part, e.g. :class:`~.kde_background.KDEBackground`) that replaces the
+        space-time smoother (None: the smoother, with tau_x and tau_t).
     """
 
     data: Any
@@ -428,6 +444,7 @@ class EngineFactory:
     exact: bool = False
     kernel: TriggerKernel = TriggerKernel("exponential")
     spatial_window: Any = None
+    background: Any = None
 
     @property
     def kernel_p(self) -> float:
@@ -441,6 +458,8 @@ class EngineFactory:
                           window=self.data.window, kernel=self.kernel)
         if self.spatial_window is not None:
             eng.set_spatial_window(self.data.x_sorted, self.spatial_window)
+        if self.background is not None:
+            eng.set_external_background(self.background.sums, self.background.integral)
         return eng
 
     def replace(self, **changes) -> "EngineFactory":
@@ -485,6 +504,7 @@ class Engine:
         self._omega_integral = (None, None)
         self._spatial = None            # (x_sorted float64, kde.Window) when the plane is replaced by a window
         self._spatial_mass = (None, None)  # (h, trigger Gaussians' masses inside the window)
+        self._external = False          # True: S was set by set_external_background (tau_x, tau_t unused)
 
     def set_spatial_window(self, x_sorted, window) -> None:
         """Integrate the rate over the raster ``window`` (:class:`hphawkes_py.kde.Window`, D = 2)
@@ -495,8 +515,9 @@ class Engine:
         if self.D != 2:
             raise ValueError(f"a spatial window needs D = 2 coordinates, got D = {self.D}")
         self._spatial = (np.array(x_sorted, dtype=np.float64, copy=True), window)
-        self._bg_params = None
-        self._bg_integral = None
+        if not self._external:  # an external background brings its own integral
+            self._bg_params = None
+            self._bg_integral = None
         self._omega_integral = (None, None)
         self._spatial_mass = (None, None)
 
@@ -548,12 +569,41 @@ class Engine:
     def _delta_g(self, h, rates, rho):
         if self.exact:
             return math.inf
-        tau_x, tau_t = self._bg_params
-        return trigger_delta(self.N, self.D, tau_x, tau_t, h, rates[0], rho, p=self.kernel_p, **self._rate_kw(rates))
+        return trigger_delta(self.N, self.D, 1.0, 1.0, h, rates[0], rho, p=self.kernel_p, own=self._own,
+                             **self._rate_kw(rates))
 
     # -- public interface -------------------------------------------------------------------
+    def set_external_background(self, sums, integral) -> None:
+        """Replace the space-time smoother by a fixed background: ``sums`` are S_n (shape (N,),
+        sorted order, > 0, units of the rate per unit mu0), ``integral`` its compensator part
+        (the integral of the background rate per unit mu0 over the observation region).
+
+        Afterwards :meth:`set_background` is a no-op (tau_x, tau_t are unused), S is never
+        recomputed, and the windowed trigger's bound (3) uses own = min_n S_n: S is exact (no
+        background window), so S_n >= own holds for every n and (1) -- hence the guard -- is
+        unchanged. Used for the KDE background (:mod:`.kde_background`) on every engine."""
+        S = np.asarray(sums, dtype=np.float64).reshape(-1)
+        if S.shape != (self.N,):
+            raise ValueError(f"an external background needs {self.N} sums (one per event), got shape {S.shape}")
+        Sd = S.astype(self.dtype)
+        if not (np.all(np.isfinite(Sd)) and np.all(Sd > 0)):
+            raise ValueError("an external background needs finite sums > 0 at every event (in the engine's "
+                             f"{self.dtype.name}); got min {S.min()!r}")
+        integral = float(integral)
+        if not (math.isfinite(integral) and integral > 0):
+            raise ValueError(f"an external background needs a finite integral > 0, got {integral!r}")
+        self._k_set_S(S)
+        self._external = True
+        self._bg_params = ("external",)
+        self._own = float(Sd.min())
+        self._bg_integral = integral
+        self._slot_params = [None, None]  # their bounds were made for another own
+
     def set_background(self, tau_x, tau_t):
-        """Compute S (resident) for (tau_x, tau_t) and cache the background integral part."""
+        """Compute S (resident) for (tau_x, tau_t) and cache the background integral part
+        (a no-op after :meth:`set_external_background`)."""
+        if self._external:
+            return
         tau_x, tau_t = float(tau_x), float(tau_t)
         if self._bg_params == (tau_x, tau_t):
             return
@@ -650,7 +700,7 @@ class Engine:
         tau_x, tau_t, h = float(tau_x), float(tau_t), float(h)
         rates = self._rates(omega, omega2, w)
         p0 = self._slot_params[0]
-        bg_same = self._bg_params == (tau_x, tau_t)
+        bg_same = self._external or self._bg_params == (tau_x, tau_t)
         tr_same = p0 is not None and p0[:2] == (h, rates)
         if not bg_same and not tr_same:
             delta_s = self._delta_s(tau_t)
@@ -705,6 +755,9 @@ class Engine:
         ``background=False`` / ``trigger=False`` skip one of them (zeros), e.g. when the caller
         keeps Sq for fixed bandwidths.
         """
+        if background and self._external:
+            raise ValueError("query_sums: the engine holds an external (KDE) background, known only at the "
+                             "events; pass background=False")
         pts = np.asarray(points, dtype=np.float64)
         rates = self._rates(omega, omega2, w)
         t = self._t64

@@ -170,6 +170,9 @@ def forecast_intensity(posterior: Any, x: Any, t: Any, times: Any, grid: Any, *,
     -------
     HawkesForecast
     """
+    from .kde_background import refuse_kde_background
+
+    refuse_kde_background(posterior, "forecast_intensity")
     from .model import check_flag
 
     progress = check_flag(progress, "progress")

@@ -151,6 +151,9 @@ class GpuEngine(Engine):
     def _k_S(self):
         return self.dev.to_host(self._S).astype(np.float64)
 
+    def _k_set_S(self, S):
+        self.dev.copy_to_device(self._S, np.ascontiguousarray(S, dtype=self.dtype))
+
     def _k_G(self, phys):
         return self.dev.to_host(self._G[phys]).astype(np.float64)
 

@@ -46,6 +46,9 @@ linear in ``mu0`` and ``theta``: their moves cost one O(N) pass
 ``omega`` moves compute the trigger sums ``G_n`` for the proposal into the
 engine's second slot and swap it in only if accepted. A sampled ``tau_x`` or
 ``tau_t`` recomputes the background (and restores it after a rejection).
+With ``background=KDEFit`` (:mod:`.kde_background`) ``S_n`` is the fixed KDE background,
+computed once on the host before the chains; ``tau_x`` and ``tau_t`` are not parameters then
+(they cannot be sampled and are fixed at 1, ignored, in the draws).
 ``mcmc(..., _debug=True)`` re-evaluates the log-likelihood from scratch after
 every move and records both values (tests compare them).
 """
@@ -62,6 +65,7 @@ from .._parallel import run_replicates
 from .._progress import progress_bar
 from .._validate import check_int, check_positive, check_seed
 from .engine import EngineFactory
+from .kde_background import check_background
 from .model import PARAM_NAMES, PARAM_RANGE, HawkesParams, check_flag, check_kernel, check_param_range, engine_factory, \
     prepare_data, _check_spatial_window, rate_kwargs
 
@@ -262,11 +266,28 @@ def _log_posterior_at(eng, values: Mapping[str, float], sampled, prior_scales, c
     return ll + lp
 
 
+def _kde_model(background: Any, sample: Any, fixed: Any) -> Any:
+    """With a KDE background (``background`` not ``"smoother"``): refuse sampling tau_x or tau_t and
+    fix them at 1 (ignored). Returns ``fixed``, completed."""
+    if isinstance(background, str):
+        if background != "smoother":
+            raise ValueError(f"background must be 'smoother' or a fitted hphawkes_py.kde.KDEFit, got {background!r}")
+        return fixed
+    names = (sample,) if isinstance(sample, str) else (tuple(sample) if sample is not None else ())
+    bad = [n for n in names if n in ("tau_x", "tau_t")]
+    if bad:
+        raise ValueError(f"sample: {bad} are bandwidths of the smoother background; with background=KDEFit "
+                         "they are not parameters of the model")
+    if fixed is None or isinstance(fixed, Mapping):
+        fixed = {"tau_x": 1.0, "tau_t": 1.0, **(fixed or {})}
+    return fixed
+
+
 def posterior_mode(x: Any, t: Any, *, sample: Sequence[str] | None = None,
                    fixed: Mapping[str, float] | None = None, start: Mapping[str, float] | None = None,
                    priors: Mapping[str, float] | None = None, backend: str = "auto", threads: int | None = None,
                    dtype: Any = np.float64, window: Any = None, maxiter: int = 600, exact: bool = False,
-                   kernel: Any = "exponential") -> dict:
+                   kernel: Any = "exponential", background: Any = "smoother") -> dict:
     """Maximum of the posterior density of the sampled parameters (the MCMC's target, on its state).
 
     Nelder-Mead over the logarithms of the sampled parameters, with the same
@@ -277,7 +298,7 @@ def posterior_mode(x: Any, t: Any, *, sample: Sequence[str] | None = None,
 
     Parameters
     ----------
-    x, t, window, backend, threads, dtype, exact, kernel
+    x, t, window, backend, threads, dtype, exact, kernel, background
         As in :func:`mcmc`.
     sample, fixed, priors
         As in :func:`mcmc` and checked the same way: only the ``sample`` parameters are
@@ -295,10 +316,12 @@ def posterior_mode(x: Any, t: Any, *, sample: Sequence[str] | None = None,
         ``"log_posterior"`` (up to a constant) and ``"evaluations"``.
     """
     kern = check_kernel(kernel)
+    fixed = _kde_model(background, sample, fixed)
     sample, fixed, start_vals, prior_scales = _check_model(sample, fixed, start, priors, "start", kern)
     maxiter = check_int(maxiter, "maxiter", minimum=1)
-    factory = engine_factory(prepare_data(x, t, window), backend=backend, dtype=dtype, threads=threads, exact=exact,
-                             kernel=kern)
+    prep = prepare_data(x, t, window)
+    factory = engine_factory(prep, backend=backend, dtype=dtype, threads=threads, exact=exact, kernel=kern)
+    factory = factory.replace(background=check_background(background, prep))
     _check_ranges(fixed, start_vals, factory.dtype, "start")
     return _mode_search(factory, sample, fixed, start_vals, prior_scales, maxiter)
 
@@ -425,7 +448,7 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
          init: Mapping[str, float] | None = None, priors: Mapping[str, float] | None = None, seed: Any = None,
          executor: Any = None, progress: bool = True, backend: str = "auto", threads: int | None = None,
          dtype: Any = np.float64, exact: bool = False, window: Any = None, kernel: Any = "exponential",
-         spatial_window: Any = None, _debug: bool = False) -> "HawkesPosterior":
+         spatial_window: Any = None, background: Any = "smoother", _debug: bool = False) -> "HawkesPosterior":
     """Posterior sampling for the spatiotemporal Hawkes model by adaptive Metropolis-Hastings.
 
     Parameters
@@ -464,6 +487,12 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
         ``"exponential"``, a power law (``omega`` its rate) or ``"exp2"``, the sum of two
         exponentials with the parameters ``omega2`` and ``w`` -- see the module notes on their
         priors and the ordering ``omega2 < omega``).
+    background : "smoother" or hphawkes_py.kde.KDEFit
+        As in :func:`~hphawkes_py.hawkes.log_likelihood`: with a fitted KDE the background is
+        ``mu0 N f(x) / (T1 - T0)`` (f the KDE's normalised density on its window), computed once;
+        ``tau_x`` and ``tau_t`` may then not be sampled (fixed at 1 and ignored unless ``fixed``
+        gives them). The posterior's :func:`~hphawkes_py.hawkes.self_excitation` uses the same
+        background; the forecasting and residual tools refuse such a posterior.
 
     Returns
     -------
@@ -478,6 +507,7 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
     if start_at_mode and init != "mode":
         raise ValueError(f"init must be a dict of initial values or 'mode', got {init!r}")
     kern = check_kernel(kernel)
+    fixed = _kde_model(background, sample, fixed)
     sample, fixed, init_vals, prior_scales = _check_model(sample, fixed, None if start_at_mode else init, priors,
                                                           "init", kern)
     seed = check_seed(seed)
@@ -488,6 +518,7 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
     sw = _check_spatial_window(spatial_window, prep)
     if sw is not None:
         factory = factory.replace(spatial_window=sw)
+    factory = factory.replace(background=check_background(background, prep, sw))
     _check_ranges(fixed, init_vals, factory.dtype, "init")
     if start_at_mode:
         mode = _mode_search(factory, sample, fixed, init_vals, prior_scales, 600)

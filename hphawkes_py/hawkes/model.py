@@ -377,9 +377,16 @@ def _check_spatial_window(spatial_window: Any, prep) -> Any:
     return spatial_window
 
 
+def _background(background: Any, prep, spatial_window=None):
+    """``background=`` checked: None for the smoother, else the engines' external background."""
+    from .kde_background import check_background
+
+    return check_background(background, prep, spatial_window)
+
+
 def log_likelihood(x: Any, t: Any, params: HawkesParams | dict, *, exact: bool = False, window: Any = None,
                    dtype: Any = np.float64, backend: str = "auto", threads: int | None = None,
-                   kernel: Any = "exponential", spatial_window: Any = None) -> float:
+                   kernel: Any = "exponential", spatial_window: Any = None, background: Any = "smoother") -> float:
     """Log-likelihood of the spatiotemporal Hawkes model.
 
     Parameters
@@ -412,6 +419,15 @@ def log_likelihood(x: Any, t: Any, params: HawkesParams | dict, *, exact: bool =
         the rate over the window instead of the whole plane: each background Gaussian (s.d.
         tau_x) and trigger Gaussian (s.d. h) counts only its mass inside the window, as in
         windowed ETAS. Every event must lie inside it.
+    background : "smoother" or hphawkes_py.kde.KDEFit
+        ``"smoother"`` (default): the paper's space-time Gaussian smoother of all events
+        (bandwidths ``tau_x``, ``tau_t``). A fitted KDE (``hp.kde.fit(points, window,
+        method="adaptive")``, D = 2): the background rate is ``mu0 N f(x) / (T1 - T0)`` with f the
+        KDE normalised to a probability density on its window (per unit area; untruncated kernels,
+        exact window mass) and a constant rate over the period ``[T0, T1]``; its compensator part
+        is exactly ``mu0 N``, and ``tau_x``, ``tau_t`` are ignored. Every event must lie in the
+        KDE's window; ``spatial_window``, if given, must be that window. See
+        :mod:`hphawkes_py.hawkes.kde_background`.
 
     Returns
     -------
@@ -424,19 +440,20 @@ def log_likelihood(x: Any, t: Any, params: HawkesParams | dict, *, exact: bool =
     check_kernel_params(p, factory.kernel)
     _check_params_range(p, factory.dtype)
     sw = _check_spatial_window(spatial_window, prep)
+    factory = factory.replace(spatial_window=sw, background=_background(background, prep, sw))
     eng = factory.build()
-    if sw is not None:
-        eng.set_spatial_window(prep.x_sorted, sw)
     return float(eng.log_likelihood(p.mu0, p.tau_x, p.tau_t, p.theta, p.omega, p.h, **rate_kwargs(p)))
 
 
 def self_excitation_probabilities(x: Any, t: Any, params: HawkesParams | dict, *, exact: bool = False,
                                   window: Any = None, dtype: Any = np.float64, backend: str = "auto",
-                                  threads: int | None = None, kernel: Any = "exponential") -> np.ndarray:
+                                  threads: int | None = None, kernel: Any = "exponential",
+                                  background: Any = "smoother") -> np.ndarray:
     """Probability that each event was triggered by an earlier event.
 
     ``pi_n = xi_n / lambda_n`` with ``xi_n`` the self-excitatory part of the
-    rate (``theta * G_n``). Arguments as :func:`log_likelihood`.
+    rate (``theta * G_n``). Arguments as :func:`log_likelihood` (``background``: ``"smoother"`` or
+    a fitted :class:`hphawkes_py.kde.KDEFit`).
 
     Returns
     -------
@@ -448,7 +465,7 @@ def self_excitation_probabilities(x: Any, t: Any, params: HawkesParams | dict, *
     factory = engine_factory(prep, backend=backend, dtype=dtype, threads=threads, exact=exact, kernel=kernel)
     check_kernel_params(p, factory.kernel)
     _check_params_range(p, factory.dtype)
-    eng = factory.build()
+    eng = factory.replace(background=_background(background, prep)).build()
     eng.set_background(p.tau_x, p.tau_t)
     eng.set_trigger(p.h, p.omega, slot=0, **rate_kwargs(p))
     pi_sorted = np.asarray(eng.self_excitation(p.mu0, p.theta, slot=0), dtype=np.float64)

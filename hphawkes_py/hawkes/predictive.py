@@ -231,6 +231,9 @@ def posterior_predictive(posterior: Any, x: Any, t: Any, *, n_draws: int = 100, 
     -------
     PosteriorPredictive
     """
+    from .kde_background import refuse_kde_background
+
+    refuse_kde_background(posterior, "posterior_predictive")
     from .._validate import check_probability
 
     progress = check_flag(progress, "progress")

@@ -217,6 +217,9 @@ def residuals(posterior_or_params: Any, x: Any, t: Any, *, window: Any = None, n
     -------
     HawkesResiduals
     """
+    from .kde_background import refuse_kde_background
+
+    refuse_kde_background(posterior_or_params, "residuals")
     from .._progress import progress_bar
 
     progress = check_flag(progress, "progress")

@@ -315,6 +315,9 @@ def forecast_score(posterior: Any, x: Any, t: Any, *, origin: Any, horizon: Any,
     -------
     HawkesForecastScore
     """
+    from .kde_background import refuse_kde_background
+
+    refuse_kde_background(posterior, "forecast_score")
     data = prepare_data(x, t, None)
     ts, xs = data.t_sorted, data.x_sorted
     T0, t_last = float(ts[0]), float(ts[-1])

@@ -104,6 +104,9 @@ def super_thinned_residuals(posterior_or_params: Any, x: Any, t: Any, region: An
     -------
     SuperThinnedResiduals
     """
+    from .kde_background import refuse_kde_background
+
+    refuse_kde_background(posterior_or_params, "super_thinned_residuals")
     from scipy import stats
 
     check_flag(progress, "progress")
