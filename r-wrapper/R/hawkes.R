@@ -66,15 +66,20 @@ print.hawkes_params <- function(x, ...) {
 #' @param kernel Temporal triggering kernel: \code{"exponential"} (the paper's),
 #'   \code{"power-law"} or \code{list("power-law", p)} (Omori-Utsu), or \code{"exp2"}, the sum of
 #'   two exponentials (parameters \code{omega2} and \code{w} in \code{params}).
+#' @param background \code{"smoother"} (the model's space-time Gaussian smoother with
+#'   \code{tau_x}, \code{tau_t}) or a \code{kde_fit()} result: its adaptive, edge-corrected surface,
+#'   normalised over its window, as a fixed spatial background with a constant rate in time
+#'   (\code{tau_x}, \code{tau_t} are then unused).
 #' @return The log-likelihood (a number).
 #' @export
 hawkes_loglik <- function(x, t, params, exact = FALSE, window = NULL, dtype = "float64",
-                          backend = "auto", threads = NULL, kernel = "exponential") {
+                          backend = "auto", threads = NULL, kernel = "exponential", background = "smoother") {
   hk <- .hp_mod("hawkes")
   res <- .hp_call(hk$log_likelihood(.hawkes_x(x), .np_double(t, "t"), .py_hawkes_params(params),
                                     exact = exact, window = .hawkes_window(window), dtype = dtype,
                                     backend = backend, threads = .as_int(threads),
-                                    kernel = .hawkes_kernel(kernel)))
+                                    kernel = .hawkes_kernel(kernel),
+                                    background = .hawkes_background(background)))
   .hp_r(res)
 }
 
@@ -88,12 +93,13 @@ hawkes_loglik <- function(x, t, params, exact = FALSE, window = NULL, dtype = "f
 #'   \code{pi}, in the input order.
 #' @export
 hawkes_probabilities <- function(x, t, params, exact = FALSE, window = NULL, dtype = "float64",
-                                 backend = "auto", threads = NULL, kernel = "exponential") {
+                                 backend = "auto", threads = NULL, kernel = "exponential",
+                                 background = "smoother") {
   hk <- .hp_mod("hawkes")
   res <- .hp_call(hk$self_excitation_probabilities(
     .hawkes_x(x), .np_double(t, "t"), .py_hawkes_params(params), exact = exact,
     window = .hawkes_window(window), dtype = dtype, backend = backend, threads = .as_int(threads),
-    kernel = .hawkes_kernel(kernel)))
+    kernel = .hawkes_kernel(kernel), background = .hawkes_background(background)))
   pi <- .hp_r(res)
   .hawkes_prob_frame(x, t, data.frame(pi = pi), "hawkes_probabilities")
 }
@@ -183,7 +189,7 @@ hawkes_mcmc <- function(x, t, n_iter = 10000L, burn_in = 1000L, chains = 4L,
                         sample = NULL, fixed = NULL, init = NULL,
                         priors = NULL, seed = NULL, progress = FALSE, exact = FALSE,
                         window = NULL, dtype = "float64", backend = "auto", threads = NULL,
-                        kernel = "exponential") {
+                        kernel = "exponential", background = "smoother") {
   hk <- .hp_mod("hawkes")
   named_nums <- function(v, nm) {
     if (is.null(v)) return(NULL)
@@ -198,7 +204,7 @@ hawkes_mcmc <- function(x, t, n_iter = 10000L, burn_in = 1000L, chains = 4L,
     init = if (identical(init, "mode")) "mode" else named_nums(init, "init"),
     priors = named_nums(priors, "priors"), seed = .as_int(seed), progress = progress,
     exact = exact, window = .hawkes_window(window), dtype = dtype, backend = backend,
-    threads = .as_int(threads), kernel = .hawkes_kernel(kernel)))
+    threads = .as_int(threads), kernel = .hawkes_kernel(kernel), background = .hawkes_background(background)))
   .hawkes_posterior_to_r(post)
 }
 
@@ -472,4 +478,12 @@ print.hawkes_forecast_score <- function(x, ...) {
               x$information_gain_vs_poisson))
   print(x$table)
   invisible(x)
+}
+
+# background = "smoother" (the model's space-time smoother) or a fitted kde_fit() (hphawkes_kde): its
+# adaptive, edge-corrected surface as the fixed spatial background (hphawkes_py.hawkes.kde_background)
+.hawkes_background <- function(background) {
+  if (inherits(background, "hphawkes_kde")) return(background$python)
+  if (is.character(background) && length(background) == 1L) return(background)
+  .hp_stop("background must be \"smoother\" or a kde_fit() result, got ", class(background)[1])
 }

@@ -168,3 +168,22 @@ test_that("kernel = \"exp2\" (sum of two exponentials) through hawkes_loglik, ha
   expect_true(all(c("omega2", "w") %in% coda::varnames(fit)))
   expect_true(all(as.matrix(fit)[, "w"] >= 0 & as.matrix(fit)[, "w"] <= 1))
 })
+
+test_that("a kde_fit() surface as the Hawkes background: the R call equals the Python one", {
+  skip_if_no_hphawkes()
+  set.seed(11)
+  n <- 150L
+  x <- cbind(x = runif(n, 0, 10), y = runif(n, 0, 5)); t <- sort(runif(n, 0, 100))
+  w <- kde_window("rectangle", xmin = 0, xmax = 10, ymin = 0, ymax = 5, cell_size = 0.1)
+  kf <- kde_fit(x, w, method = "fixed", bandwidth = 1.5, backend = "cpu")
+  p <- list(mu0 = 0.6, tau_x = 1, tau_t = 10, theta = 0.4, omega = 0.5, h = 0.3)
+  ll <- hawkes_loglik(x, t, p, background = kf, backend = "cpu")
+  hk <- reticulate::import("hphawkes_py.hawkes")
+  ref <- as.numeric(hk$log_likelihood(hphawkes:::.hawkes_x(x), hphawkes:::.np_double(t, "t"),
+                                       hphawkes:::.py_hawkes_params(p), background = kf$python, backend = "cpu"))
+  expect_equal(ll, ref, tolerance = 1e-12)
+  expect_false(isTRUE(all.equal(ll, hawkes_loglik(x, t, p, backend = "cpu"))))  # not the smoother's
+  pi <- hawkes_probabilities(x, t, p, background = kf, backend = "cpu")
+  expect_true(all(pi$pi >= 0 & pi$pi <= 1))
+  expect_error(hawkes_loglik(x, t, p, background = 3), "background must be")
+})
