@@ -447,3 +447,40 @@ def test_bandwidth_search_refused_on_geographic_crs():
     wu = w.to_crs("EPSG:32632", cell_size=100.0)
     f = hp.kde.fit(hp.kde.reproject_points(cases, w.crs, wu.crs), wu, method="rule-of-thumb", progress=False)
     assert 100.0 < f.h < 10000.0 and f.density_surface().crs.to_epsg() == 32632
+
+
+def test_cli_crs_options_check_reproject_and_refuse(tmp_path, capsys):
+    """--points-crs is checked against the window (refused naming both CRSs), --reproject-points moves
+    the points into the window's CRS, --window-crs reprojects a GeoTIFF window."""
+    from hphawkes_py.cli import main
+
+    tif = tmp_path / "utm.tif"
+    m, x0, y0, cs = _utm_mask_tif(tif)
+    rng = np.random.default_rng(9)
+    # an annulus well inside the disc (radius 27 cells) and outside its hole (half-width 6 cells), so the
+    # points stay inside after a nearest-neighbour reprojection of the mask
+    r = cs * rng.uniform(10, 22, 60)
+    a = rng.uniform(0, 2 * np.pi, 60)
+    utm = np.column_stack([x0 + 40 * cs + r * np.cos(a), y0 + 30 * cs + r * np.sin(a)])
+    assert Window.from_geotiff(tif).contains(utm).all()
+    lonlat = hp.kde.reproject_points(utm, 32633, 4326)
+    csv = tmp_path / "lonlat.csv"
+    np.savetxt(csv, lonlat, delimiter=",", header="lon,lat", comments="", fmt="%.12f")
+    base = ["kde", str(csv), "--window", str(tif), "--method", "fixed", "--bandwidth", "300", "--backend", "cpu",
+            "--no-png", "--quiet", "--points-crs", "EPSG:4326"]
+    assert main(base + ["--out", str(tmp_path / "o1")]) == 2
+    err = capsys.readouterr().err
+    assert "EPSG:4326" in err and "32633" in err and "reproject" in err
+    assert main(base + ["--reproject-points", "--out", str(tmp_path / "o2")]) == 0
+    d = json.loads((tmp_path / "o2" / "fit.json").read_text())
+    assert "32633" in d["crs"]
+    assert main(base + ["--reproject-points", "--window-crs", "EPSG:3857", "--out", str(tmp_path / "o3")]) == 0
+    d3 = json.loads((tmp_path / "o3" / "fit.json").read_text())
+    assert "3857" in d3["crs"]
+    capsys.readouterr()
+    assert main(["kde", str(csv), "--rectangle", "0", "1", "0", "1", "--cell-size", "0.1", "--window-crs",
+                 "EPSG:3857", "--method", "fixed", "--bandwidth", "1", "--out", str(tmp_path / "o4")]) == 2
+    assert "--window-crs reprojects" in capsys.readouterr().err
+    assert main(["kde", str(csv), "--rectangle", "0", "1", "0", "1", "--cell-size", "0.1", "--reproject-points",
+                 "--method", "fixed", "--bandwidth", "1", "--out", str(tmp_path / "o5")]) == 2
+    assert "--reproject-points needs" in capsys.readouterr().err

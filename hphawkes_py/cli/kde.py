@@ -59,6 +59,15 @@ def register(subparsers) -> None:
     win.add_argument("--rectangle", nargs=4, type=_finite_float, metavar=("XMIN", "XMAX", "YMIN", "YMAX"),
                      help="rectangular study area (needs --cell-size)")
     src.add_argument("--cell-size", type=_positive_float, default=None, help="cell size of the --rectangle raster or of a polygon --window")
+    crs = p.add_argument_group("coordinate reference systems (need the gis extra; nothing is reprojected silently)")
+    crs.add_argument("--points-crs", default=None, metavar="CRS",
+                     help="CRS of the points (e.g. EPSG:4326); refused when it is not the window's, unless "
+                          "--reproject-points")
+    crs.add_argument("--reproject-points", action="store_true",
+                     help="reproject the points from --points-crs into the window's CRS")
+    crs.add_argument("--window-crs", default=None, metavar="CRS",
+                     help="reproject a GeoTIFF or polygon --window to this CRS (nearest neighbour for rasters; "
+                          "--cell-size in its units)")
     a = p.add_argument_group("estimation")
     a.add_argument("--method", choices=METHODS, default="adaptive")
     a.add_argument("--bandwidth", type=_positive_float, default=None,
@@ -115,18 +124,24 @@ def _window_from_args(args):
     if args.window:
         name = str(args.window).lower()
         is_vector = name.endswith(_VECTOR)
-        if args.cell_size is not None and not is_vector:
-            raise CliError("--cell-size is only used with --rectangle or a polygon --window (.geojson/.json/.shp/.gpkg)")
+        is_tif = name.endswith(_GEOTIFF)
+        if args.cell_size is not None and not (is_vector or (is_tif and args.window_crs)):
+            raise CliError("--cell-size is only used with --rectangle, a polygon --window (.geojson/.json/.shp/.gpkg) "
+                           "or a GeoTIFF --window reprojected by --window-crs")
+        if args.window_crs and not (is_tif or is_vector):
+            raise CliError("--window-crs reprojects a GeoTIFF or polygon --window (an ASCII grid carries no CRS)")
         try:
-            if name.endswith(_GEOTIFF):
-                return Window.from_geotiff(args.window)
+            if is_tif:
+                return Window.from_geotiff(args.window, crs=args.window_crs, cell_size=args.cell_size)
             if is_vector:
                 if args.cell_size is None:
                     raise CliError(f"--window {args.window}: a polygon window needs --cell-size")
-                return Window.from_vector(args.window, args.cell_size)
+                return Window.from_vector(args.window, args.cell_size, crs=args.window_crs)
         except ImportError as e:  # the gis extra is missing: one line naming the pip command
             raise CliError(str(e)) from None
         return Window.from_asc(args.window)
+    if args.window_crs:
+        raise CliError("--window-crs reprojects a GeoTIFF or polygon --window, not a --rectangle")
     if args.cell_size is None:
         raise CliError("--rectangle needs --cell-size")
     return Window.rectangle(*args.rectangle, args.cell_size)
@@ -145,9 +160,20 @@ def _cmd_kde(args) -> int:
     check_output_dir(args.out, args.overwrite)
     pts = _read_points(args.points, args.x, args.y)
     window = _window_from_args(args)
+    points_crs = args.points_crs
+    if args.reproject_points:
+        if points_crs is None or window.crs is None:
+            raise CliError("--reproject-points needs --points-crs and a window with a CRS (a GeoTIFF or polygon file)")
+        from ..kde import reproject_points
+
+        try:
+            pts = reproject_points(pts, points_crs, window.crs)
+        except ImportError as e:
+            raise CliError(str(e)) from None
+        points_crs = window.crs
     res = fit(pts, window, method=args.method, bandwidth=args.bandwidth,
               edge_correction=not args.no_edge_correction, cutoff=args.cutoff, progress=not args.quiet,
-              backend=args.backend, threads=args.threads, dtype=np.dtype(args.dtype))
+              backend=args.backend, threads=args.threads, dtype=np.dtype(args.dtype), points_crs=points_crs)
     surface = res.density_surface()
     with atomic_output_dir(args.out, args.overwrite) as tmp:
         surface.to_asc(tmp / "surface.asc")
