@@ -13,6 +13,7 @@ from scipy.special import ndtr
 
 import hphawkes_py as hp
 from hphawkes_py.hawkes.kde_background import kde_background
+from tests.engines import ENGINES
 
 RECT = (0.0, 10.0, 0.0, 5.0)  # x0, x1, y0, y1 of the window (cells of 0.25 tile it exactly)
 
@@ -78,7 +79,7 @@ def test_window_mass_is_n_when_edge_corrected(data_fit):
     np.testing.assert_allclose(np.sort(bg.density), np.sort(_kde_density(fit, x)), rtol=1e-12)
 
 
-@pytest.mark.parametrize("backend", ["cpu", "emulator"])
+@pytest.mark.parametrize("backend", ENGINES)
 def test_loglik_matches_numpy_reference(data_fit, backend):
     x, t, fit = data_fit
     T = (0.0, 25.0)
