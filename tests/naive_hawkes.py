@@ -73,3 +73,32 @@ def log_likelihood(x, t, mu0, tau_x, tau_t, theta, omega, h, window=None, omega2
 def self_excitation(x, t, mu0, tau_x, tau_t, theta, omega, h, omega2=None, w=None):
     xi = theta * trigger_sums(x, t, h, omega, omega2, w)
     return xi / (mu0 * background_sums(x, t, tau_x, tau_t) + xi)
+
+
+class FlatEngine:
+    """A Hawkes engine whose log-likelihood is 0 for every parameter value: an MH chain built on it
+    (``EngineFactory.build`` monkeypatched to return one) must sample the prior exactly."""
+
+    backend = "cpu"
+    pair_evaluations = 0
+
+    def __init__(self, *a, **k):
+        pass
+
+    def set_background(self, *a):
+        pass
+
+    def set_trigger(self, *a, **k):
+        pass
+
+    def swap_trigger(self):
+        pass
+
+    def sum_log_intensity(self, *a, **k):
+        return 0.0
+
+    def integral(self, *a, **k):
+        return 0.0
+
+    def log_likelihood(self, *a, **k):
+        return 0.0

@@ -380,27 +380,6 @@ def test_exp2_mcmc_moves_omega2_and_w_consistently():
     assert post0.sampled == ("h", "omega", "theta", "mu0") and np.all(post0.draws["w"] == 0.0)
 
 
-class _FlatEngine:
-    """log L = 0 for every parameter value: the chain must then sample the prior."""
-
-    backend = "cpu"
-
-    def set_background(self, *a):
-        pass
-
-    def set_trigger(self, *a, **k):
-        pass
-
-    def swap_trigger(self):
-        pass
-
-    def sum_log_intensity(self, *a, **k):
-        return 0.0
-
-    def integral(self, *a, **k):
-        return 0.0
-
-
 def test_exp2_priors_are_sampled_correctly(monkeypatch):
     """With a flat likelihood the chain recovers the priors of the new parameters: w uniform on [0, 1]
     (proposals above 1 rejected, the truncated proposal's Hastings term), omega2 half-normal(10); with
@@ -409,7 +388,7 @@ def test_exp2_priors_are_sampled_correctly(monkeypatch):
     from hphawkes_py.hawkes.engine import EngineFactory
 
     x, t = hk.simulate(mu=0.5, theta=0.3, omega=2.0, h=0.3, region=2.0, duration=5.0, seed=3)
-    monkeypatch.setattr(EngineFactory, "build", lambda self, **k: _FlatEngine())
+    monkeypatch.setattr(EngineFactory, "build", lambda self, **k: nv.FlatEngine())
     fixed = dict(FIXED, h=0.3, theta=0.5, mu0=0.5)
     post = hk.mcmc(x, t, n_iter=30_000, burn_in=500, chains=1, sample=("omega2", "w"), fixed=dict(fixed, omega=1.0),
                    seed=11, progress=False, kernel="exp2", **KW)

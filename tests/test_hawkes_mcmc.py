@@ -19,8 +19,6 @@ THREADS = 1
 FIXED = {"tau_x": 1.5, "tau_t": 8.0}
 
 
-
-
 @pytest.fixture(scope="module")
 def small():
     x, t = hk.simulate(mu=0.5, theta=0.4, omega=2.0, h=0.3, region=4.0, duration=12.0, seed=3)
@@ -57,31 +55,10 @@ def test_cached_log_likelihood_equals_fresh_after_every_move(small):
     assert log[-1][2] == pytest.approx(nh.log_likelihood(x[o], t[o], **last), rel=1e-10)
 
 
-class _FlatEngine:
-    """Likelihood constant: the chain must then sample the prior exactly."""
-
-    backend = "flat"
-
-    def set_background(self, *a):
-        pass
-
-    def set_trigger(self, *a, **k):
-        pass
-
-    def swap_trigger(self):
-        pass
-
-    def sum_log_intensity(self, *a, **k):
-        return 0.0
-
-    def integral(self, *a):
-        return 0.0
-
-
 def test_truncated_proposals_sample_the_prior(monkeypatch):
     """With a flat likelihood the draws follow the half-normal priors (on theta and on 1/h).
     Without the Hastings correction for the truncation, E[theta] comes out ~0.885 instead of 0.798."""
-    monkeypatch.setattr(EngineFactory, "build", lambda self, **k: _FlatEngine())
+    monkeypatch.setattr(EngineFactory, "build", lambda self, **k: nh.FlatEngine())
     x = np.random.default_rng(0).random((5, 2))
     t = np.arange(5.0)
     post = hk.mcmc(x, t, n_iter=20_000, burn_in=2_000, chains=2, sample=("theta", "h"),

@@ -35,38 +35,9 @@ SAMPLED = ("h", "omega", "theta", "mu0")
 THIN = 25
 
 
-class _FlatEngine:
-    """An engine whose log-likelihood is 0 for every parameter value: the posterior is the prior."""
-
-    backend = "cpu"
-
-    def __init__(self, *a, **k):
-        pass
-
-    def set_background(self, *a):
-        pass
-
-    def set_trigger(self, *a, **k):
-        pass
-
-    def swap_trigger(self):
-        pass
-
-    def sum_log_intensity(self, *a, **k):
-        return 0.0
-
-    def integral(self, *a, **k):
-        return 0.0
-
-    def log_likelihood(self, *a, **k):
-        return 0.0
-
-    pair_evaluations = 0
-
-
 def _flat_chain(monkeypatch, n_iter, seed=11):
     x, t = hk.simulate(mu=0.5, theta=0.3, omega=2.0, h=0.3, region=2.0, duration=5.0, seed=3)
-    monkeypatch.setattr(EngineFactory, "build", lambda self, **k: _FlatEngine())
+    monkeypatch.setattr(EngineFactory, "build", lambda self, **k: nh.FlatEngine())
     return hk.mcmc(x, t, n_iter=n_iter, burn_in=500, chains=1, sample=SAMPLED, fixed=FIXED, seed=seed,
                    progress=False, backend="cpu")
 
