@@ -25,8 +25,7 @@ import numpy as np
 from .._parallel import run_replicates, split_evenly
 from .._validate import as_float_array, check_int, check_probability, check_random_state
 from .engine import RHO_DEFAULT
-from .model import (HawkesParams, _as_params, _check_real_kind, check_kernel_params, check_param_range, engine_factory,
-                    prepare_data, rate_kwargs)
+from .model import _check_real_kind, draws_table, engine_factory, is_posterior, prepare_data, rate_kwargs
 
 __all__ = ["forecast_intensity", "HawkesForecast"]
 
@@ -198,22 +197,10 @@ def forecast_intensity(posterior: Any, x: Any, t: Any, times: Any, grid: Any, *,
         quantiles = (quantiles,)
     qs = tuple(check_probability(q, "quantiles", high_open=True) for q in quantiles)
     rng = check_random_state(seed)
-    is_posterior = hasattr(posterior, "draws") and hasattr(posterior, "params_mean")
     if kernel is None:
-        kernel = posterior.kernel if is_posterior else "exponential"
+        kernel = posterior.kernel if is_posterior(posterior) else "exponential"
     factory = engine_factory(data, backend=backend, dtype=dtype, threads=threads, exact=exact, kernel=kernel)
-    if is_posterior:
-        _, flat = posterior.select_draws(n_draws, rng)
-    else:
-        p = _as_params(posterior)
-        flat = {n: np.array([v]) for n, v in p.to_dict().items()}
-    check_kernel_params(HawkesParams(**{n: float(v[0]) for n, v in flat.items()}), factory.kernel,
-                        "posterior" if is_posterior else "params")
-    for n in flat:
-        if n == "w":
-            continue  # a weight in [0, 1]
-        for v in (flat[n].min(), flat[n].max()):
-            check_param_range(n, float(v), factory.dtype)
+    flat = draws_table(posterior, n_draws, rng, factory.kernel, factory.dtype)
     n_values = flat["h"].size * times_arr.size * g.shape[0]
     if n_values > _MAX_VALUES:
         raise ValueError(f"n_draws x times x grid points = {n_values:,} intensity values would need "

@@ -123,6 +123,32 @@ def check_kernel_params(p: "HawkesParams", kernel: TriggerKernel, name: str = "p
         raise ValueError(f"{name} gives {extra}, which only kernel='exp2' uses (kernel={kernel.label!r})")
 
 
+def is_posterior(obj: Any) -> bool:
+    """Whether ``obj`` is a posterior (draws) rather than plug-in parameters."""
+    return hasattr(obj, "draws") and hasattr(obj, "params_mean")
+
+
+def draws_table(posterior: Any, n_draws: int, rng, kernel: TriggerKernel, dtype, params_name: str = "params") -> dict:
+    """The parameter values a per-draw tool evaluates, ``{name: (K,) float64}``: ``n_draws`` posterior
+    draws chosen by ``rng`` (all when fewer are stored), or the K = 1 plug-in values of ``posterior``
+    (:class:`HawkesParams` or dict). Checked before any work: the extra parameters ``kernel`` needs
+    (errors name ``"posterior"`` or ``params_name``) and the range of the ``dtype`` kernels (``w`` is
+    a weight in [0, 1])."""
+    post = is_posterior(posterior)
+    if post:
+        _, flat = posterior.select_draws(n_draws, rng)
+    else:
+        flat = {n: np.array([v]) for n, v in _as_params(posterior).to_dict().items()}
+    check_kernel_params(HawkesParams(**{n: float(v[0]) for n, v in flat.items()}), kernel,
+                        "posterior" if post else params_name)
+    for n in flat:
+        if n == "w":
+            continue  # a weight in [0, 1]
+        for v in (flat[n].min(), flat[n].max()):
+            check_param_range(n, float(v), dtype)
+    return flat
+
+
 #: Every parameter of the model, in the order of :class:`HawkesParams`.
 PARAM_NAMES = ("mu0", "tau_x", "tau_t", "theta", "omega", "h")
 #: Range every parameter must lie in, per kernel precision (see the module notes).

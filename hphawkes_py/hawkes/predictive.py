@@ -29,7 +29,7 @@ import numpy as np
 
 from .._parallel import run_replicates, spawn_seeds
 from .._validate import as_float_array, check_int, check_random_state
-from .model import check_flag, check_kernel, prepare_data
+from .model import check_flag, check_kernel, is_posterior, prepare_data
 from .simulate import draw_delays
 
 __all__ = ["posterior_predictive", "PosteriorPredictive", "simulate_from_fit", "k_function"]
@@ -237,7 +237,7 @@ def posterior_predictive(posterior: Any, x: Any, t: Any, *, n_draws: int = 100, 
     from .._validate import check_probability
 
     progress = check_flag(progress, "progress")
-    if not (hasattr(posterior, "draws") and hasattr(posterior, "params_mean")):
+    if not is_posterior(posterior):
         raise TypeError(f"posterior must be a HawkesPosterior from hphawkes_py.hawkes.mcmc, got "
                         f"{type(posterior).__name__}")
     data = prepare_data(x, t, window)

@@ -28,7 +28,7 @@ from .._validate import check_int, check_random_state
 from .engine import _phi_diff
 from .engine import background_integral_part, trigger_integral_part
 from .model import (HawkesParams, _as_params, _check_params_range, check_flag, check_kernel, check_kernel_params,
-                    prepare_data, rate_kwargs)
+                    is_posterior, prepare_data, rate_kwargs)
 
 __all__ = ["residuals", "HawkesResiduals", "rescaled_times"]
 
@@ -225,7 +225,7 @@ def residuals(posterior_or_params: Any, x: Any, t: Any, *, window: Any = None, n
     progress = check_flag(progress, "progress")
     data = prepare_data(x, t, window)
     posterior = None
-    if hasattr(posterior_or_params, "draws") and hasattr(posterior_or_params, "params_mean"):
+    if is_posterior(posterior_or_params):
         posterior = posterior_or_params
         params = posterior.params_mean()
     else:

@@ -92,8 +92,8 @@ import numpy as np
 
 from .._validate import check_int, check_positive, check_random_state, describe
 from .engine import RHO_DEFAULT, _phi_diff, background_integral_part, trigger_delta
-from .model import (HawkesParams, _as_params, _check_real_kind, check_kernel, check_kernel_params, check_param_range,
-                    engine_factory, kernel_label, prepare_data)
+from .model import (_check_real_kind, check_kernel, draws_table, engine_factory, is_posterior, kernel_label,
+                    prepare_data)
 
 __all__ = ["forecast_score", "HawkesForecastScore"]
 
@@ -364,26 +364,14 @@ def forecast_score(posterior: Any, x: Any, t: Any, *, origin: Any, horizon: Any,
     else:
         volume = check_positive(region, "region")
     rng = check_random_state(seed)
-    is_posterior = hasattr(posterior, "draws") and hasattr(posterior, "params_mean")
     if kernel is None:
-        kernel = posterior.kernel if is_posterior else "exponential"
+        kernel = posterior.kernel if is_posterior(posterior) else "exponential"
     kp = check_kernel(kernel)
-    if is_posterior:
-        _, flat = posterior.select_draws(n_draws, rng)
-    else:
-        p = _as_params(posterior)
-        flat = {n: np.array([v]) for n, v in p.to_dict().items()}
-    check_kernel_params(HawkesParams(**{n: float(v[0]) for n, v in flat.items()}), kp,
-                        "posterior" if is_posterior else "posterior_or_params")
     # history-only engine: the background sums (never sees the window's events)
     hist = prepare_data(hist_x, ts[:n_hist], (T0, origin))
     factory = engine_factory(hist, backend=backend, dtype=dtype, threads=threads, exact=exact,
                              kernel=kernel_label(kp))
-    for n in flat:
-        if n == "w":
-            continue  # a weight in [0, 1]
-        for v in (flat[n].min(), flat[n].max()):
-            check_param_range(n, float(v), factory.dtype)
+    flat = draws_table(posterior, n_draws, rng, kp, factory.dtype, "posterior_or_params")
 
     def rates(k):  # the second rate and weight of draw k ("exp2"), as engine keywords
         return {n: float(flat[n][k]) for n in ("omega2", "w") if n in flat}

@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from .._validate import as_float_array, check_int, check_positive, check_random_state
-from .model import _as_params, _check_params_range, check_flag, check_kernel_params, engine_factory, prepare_data, rate_kwargs
+from .model import (_as_params, _check_params_range, check_flag, check_kernel_params, engine_factory, is_posterior,
+                    prepare_data, rate_kwargs)
 
 __all__ = ["super_thinned_residuals", "SuperThinnedResiduals"]
 
@@ -114,7 +115,7 @@ def super_thinned_residuals(posterior_or_params: Any, x: Any, t: Any, region: An
     D = data.dim
     bounds = _region(region, D)
     cells = check_int(cells, "cells", minimum=1, maximum=100)
-    is_post = hasattr(posterior_or_params, "draws") and hasattr(posterior_or_params, "params_mean")
+    is_post = is_posterior(posterior_or_params)
     p = posterior_or_params.params_mean() if is_post else _as_params(posterior_or_params)
     if kernel is None:
         kernel = posterior_or_params.kernel if is_post else "exponential"
