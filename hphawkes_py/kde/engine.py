@@ -179,7 +179,7 @@ class SourceIndex:
     cls_ny: np.ndarray
     cls_base: np.ndarray  # (C,) offset of the class's cells in cell_ptr
     cell_ptr: np.ndarray  # (sum(nx*ny)+1,) start of each cell's sources
-    packed: np.ndarray | None = None  # (5, n) rows sx, sy, sinv2, scoef, scut2 (the fields above are views)
+    packed: np.ndarray  # (5, n) rows sx, sy, sinv2, scoef, scut2: the fields sx .. scut2 are its views
 
 
 def kernel_constants(bws, weights, cutoff):

@@ -104,7 +104,7 @@ class GpuEngine(Engine):
     def _gather(self, ix: SourceIndex, tx, ty, self_pos):
         if np.any(np.asarray(self_pos) >= 0):
             raise ValueError("the GPU gather leaves a point out only through _gather_points")
-        d_tgt = self.dev.to_device(np.concatenate([np.asarray(tx, np.float64), np.asarray(ty, np.float64)]).astype(self.dtype))
+        d_tgt = self.dev.to_device(np.concatenate([np.asarray(tx, self.dtype), np.asarray(ty, self.dtype)]))
         return self._launch_gather(ix, d_tgt, len(tx), False)
 
     #: picks uploaded per launch at most (int32 entries): bounds the device memory of one launch
