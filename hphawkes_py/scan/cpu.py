@@ -213,10 +213,10 @@ def draw_multinomial(expected, n_cases, seeds):
     return _draw(_draw_multinomial, expected, np.float64, n_cases, seeds)
 
 
-def _sorted_distances(P, Q, pool=None):
+def _sorted_distances(P, Q, pool):
     """Squared distances between the centres ``Q`` (rows) and the points ``P`` (columns), any
-    dimension, and their order by NumPy's SIMD quicksort, rows split over the Numba threads
-    (argsort releases the GIL). Tied locations may come in any order here: :func:`_windows_chunk`
+    dimension, and their order by NumPy's SIMD quicksort, rows split over the workers of ``pool``
+    (one per Numba thread; argsort releases the GIL). Tied locations may come in any order here: :func:`_windows_chunk`
     puts every tie group in input order."""
     d = np.empty((Q.shape[0], P.shape[0]))
     order = np.empty((Q.shape[0], P.shape[0]), dtype=np.int64)
@@ -232,11 +232,8 @@ def _sorted_distances(P, Q, pool=None):
     bounds = np.linspace(0, Q.shape[0], parts + 1).astype(int)
     if parts == 1:
         rows(0, Q.shape[0])
-    elif pool is not None:
-        list(pool.map(rows, bounds[:-1], bounds[1:]))
     else:
-        with cf.ThreadPoolExecutor(parts) as ex:
-            list(ex.map(rows, bounds[:-1], bounds[1:]))
+        list(pool.map(rows, bounds[:-1], bounds[1:]))
     return d, order
 
 
