@@ -29,10 +29,11 @@ def main(argv=None):
     ap.add_argument("--n", type=int, default=100_000)
     ap.add_argument("--k", type=int, default=256)
     ap.add_argument("--sweeps", type=int, default=20)
+    ap.add_argument("--dtype", default="float64")
     args = ap.parse_args(argv)
     X = simulate(args.n, 14)
     Xs = (X - X.mean(0)) / X.std(0)
-    eng = make_engine(Xs, backend=args.backend)
+    eng = make_engine(Xs, backend=args.backend, dtype=args.dtype)
     sync = getattr(getattr(eng, "dev", None), "synchronize", lambda: None)
     rng = np.random.default_rng(1)
     p = Xs.shape[1]

@@ -22,9 +22,10 @@ responsibilities), again one product per chunk.
 Pruned label draw (default; ``CpuEngine(prune=False)`` is the exact draw).  A component whose
 log density at x_i is more than T = log k + log 1e15 nats (40.1 for k = 256) below the
 point's best carries less than 1e-15 of the point's probability in total
-(:func:`prune_margin` has the bound), so the draw skips them: one pass per row finds the
-maximum and the few components within T of it (about 10-12 % of them on a fitted
-n = 1e5, k = 256 chain), and the exponentials and the inverse-CDF scan run over those only.
+(:func:`prune_margin` has the bound), so the draw skips them: a vectorised pass per row finds
+the maximum, a bit mask per 64 components marks the few within T of it (about 10-12 % of them
+on a fitted n = 1e5, k = 256 chain), and the exponentials and the inverse-CDF scan run over
+those only.
 Labels equal the exact draw's for the same uniforms unless a uniform lies within 1e-15 of a
 CDF boundary; the log-likelihood differs by less than 1e-15 per point (tests/test_mixture_prune.py).
 The densities themselves are still all computed by the GEMM: cheap *a priori* bounds that
@@ -35,6 +36,15 @@ metric, spectral norms of U_j L_g): 99.6-99.9 %; the top-s eigen-directions of P
 lambda_min for the rest: 68/46/32/24 % for s = 1..4 per point but at (s + 1) p of the F
 multiply-adds per pair, so no saving -- because the fitted covariances are strongly
 anisotropic and the empty components (prior draws) are broad.
+
+Per chunk (256 points, so its densities stay in L2 between the product and the draw): the
+features are built feature-major (every loop over points, SIMD), BLAS reads their transpose,
+the labels are drawn, and the label statistics (counts, sums, full second moments; a row of
+an outer product is p SIMD multiply-adds) are added for the chunk's points at once.  The
+statistics of fixed blocks of chunks are kept apart and summed in block order, so the results
+are bit-identical whatever the number of threads.  One core, n = 1e5, p = 14, k = 256,
+float64: ~175 ms of GEMM (6.1e9 flops, 80 % of this core's FMA peak), 2 ms features, 24 ms
+draw, 7 ms statistics per sweep; float32 halves the GEMM.
 
 Rounding: in float64 the expanded form loses about |x|^2 ||P|| eps in absolute
 terms; on standardised data (|x| of order 1-10) that is far below 1e-10 of the
@@ -51,7 +61,7 @@ from numba import njit, prange
 from numba.core import types as nbtypes
 from numba.extending import overload
 
-from .._fastmath import exp_fast, exp_fast32
+from .._fastmath import count_trailing_zeros, exp_fast, exp_fast32, max_num
 from .engine import Engine, build_coefficients, n_features
 
 __all__ = ["CpuEngine", "features", "prune_margin", "PRUNE_TOL"]
@@ -70,6 +80,31 @@ def _features_impl(X, out):
             for b in range(a, p):
                 out[i, f] = xa * X[i, b]
                 f += 1
+
+
+@njit(cache=True, nogil=True)
+def _features_t(X, out_t):
+    """out_t[:, i] = phi(x_i): the features of a chunk stored feature-major (F x c).
+
+    Every loop runs over the points, contiguous in memory, so each feature row is one
+    SIMD product of two earlier rows (about 7x faster than writing the short, ragged
+    per-point rows of :func:`features`); the GEMM reads the transpose without a copy.
+    """
+    c, p = X.shape
+    for i in range(c):
+        out_t[0, i] = 1.0
+    for a in range(p):
+        for i in range(c):
+            out_t[1 + a, i] = X[i, a]
+    f = 1 + p
+    for a in range(p):
+        for b in range(a, p):
+            ra = out_t[1 + a]
+            rb = out_t[1 + b]
+            ro = out_t[f]
+            for i in range(c):
+                ro[i] = ra[i] * rb[i]
+            f += 1
 
 
 def features(X: np.ndarray) -> np.ndarray:
@@ -99,11 +134,10 @@ def _exp_like_overload(x):
 
 @njit(cache=True)
 def _row_max(row):
+    """max_j row[j], 4 or 8 lanes at a time (``llvm.maxnum``; the rows hold no NaN)."""
     m = row[0]
     for j in range(1, row.shape[0]):
-        v = row[j]
-        if v > m:
-            m = v
+        m = max_num(m, row[j])
     return m
 
 
@@ -174,28 +208,23 @@ def _sample_rows_pruned(D, u, z, loglik, T, kept):
     """:func:`_sample_rows_impl` with the components more than T nats below the row's maximum
     skipped (probability 0; bound in :func:`prune_margin`).
 
-    Per row, ONE pass over the k log densities keeps the running maximum and a branch-free
-    compaction of the indices j with D_ij >= (running maximum) - T, a superset of the final
-    set since the running maximum only grows; the short list is then filtered with the final
-    maximum (ascending order kept, so the inverse-CDF scan visits the kept components in the
-    exact draw's order), and exp, sum and the scan run over the kept ones only.  ``kept[i]``
-    receives the number of components kept for row i.  D is not modified.
-    (Measured on a fitted k = 256 chain: one pass with the running maximum was ~20 % faster
-    than a maximum pass followed by a compaction pass, and ~3-4x faster than the exact draw's
-    exp over every component.)
+    Per row: the maximum m (vectorised, ``llvm.maxnum``); then, 64 components at a time, a
+    bit mask of the ones with D_ij >= m - T (one vectorised compare per lane) whose set bits
+    are visited lowest first (``tzcnt``), so the kept indices come out in ascending order --
+    the inverse-CDF scan visits them in the exact draw's order -- and the components skipped
+    cost one compare each; exp (in float64, vectorised over the gathered values), sum and
+    scan run over the kept ones only.  ``kept[i]`` receives the number kept for row i.
+    D is not modified.  (A fitted n = 1e5, k = 256 chain keeps ~12 % of the components;
+    per 1e5 rows on one core: 24 ms, against 97 ms for a single pass with a running maximum
+    and a branch-free compaction, whose dependency chains did not vectorise.)
     """
     c, k = D.shape
     idx = np.empty(k, dtype=np.int64)
-    ebuf = np.empty(k, dtype=np.float64)
+    vals = np.empty(k, dtype=np.float64)
+    nwords = (k + 63) // 64
     for i in range(c):
         row = D[i]
-        m = row[0]
-        cnt0 = 0
-        for j in range(k):
-            v = row[j]
-            m = v if v > m else m
-            idx[cnt0] = j
-            cnt0 += 1 if v >= m - T else 0
+        m = _row_max(row)
         if m == -np.inf:  # no component with positive probability (cannot happen with finite weights)
             loglik[i] = -np.inf
             z[i] = 0
@@ -203,14 +232,22 @@ def _sample_rows_pruned(D, u, z, loglik, T, kept):
             continue
         thr = m - T
         cnt = 0
-        for t in range(cnt0):
-            j = idx[t]
-            idx[cnt] = j
-            cnt += 1 if row[j] >= thr else 0
+        for w in range(nwords):
+            lo = w * 64
+            hi = min(k, lo + 64)
+            bits = np.uint64(0)
+            for j in range(lo, hi):
+                bits |= np.uint64(1 if row[j] >= thr else 0) << np.uint64(j - lo)
+            while bits != np.uint64(0):
+                j = lo + np.int64(count_trailing_zeros(bits))
+                idx[cnt] = j
+                vals[cnt] = row[j] - m
+                cnt += 1
+                bits &= bits - np.uint64(1)
         s = 0.0
         for t in range(cnt):
-            e = _exp_like(row[idx[t]] - m)
-            ebuf[t] = e
+            e = exp_fast(vals[t])
+            vals[t] = e
             s += e
         loglik[i] = m + math.log(s)
         kept[i] = cnt
@@ -219,7 +256,7 @@ def _sample_rows_pruned(D, u, z, loglik, T, kept):
         zi = -1
         last = idx[0]
         for t in range(cnt):
-            e = ebuf[t]
+            e = vals[t]
             if e > 0.0:
                 last = idx[t]
             acc += e
@@ -253,45 +290,31 @@ def _logsumexp_rows_impl(D, out):
         out[i] = m + math.log(_row_exp_sum(row, m, buf))
 
 
-def _scatter_rows_impl(phi, z, T):
-    """T[z_i] += phi_i for every row (serial; the inner loop over features vectorises)."""
-    for i in range(phi.shape[0]):
-        t = T[z[i]]
-        r = phi[i]
-        for f in range(r.shape[0]):
-            t[f] += r[f]
-
-
-def _label_stats_impl(X, z, k, nblocks):
-    """Per-component sums of the quadratic features of the points with z_i = j.
-
-    Each of ``nblocks`` parallel blocks accumulates into its own (k x F) partial
-    table (no atomics, no races); the partials are added at the end.
-    """
+@njit(cache=True, nogil=True, fastmath=_FM)
+def _add_moments(X, z, M):
+    """M[z_i] += [1, x_i, vec(x_i x_i')] for every row: counts, sums and full p x p second
+    moments per component (the inner loop is a row of the outer product, p multiply-adds
+    in SIMD lanes; the upper triangle is taken afterwards by :func:`moments_to_stats`)."""
     n, p = X.shape
-    F = 1 + p + p * (p + 1) // 2
-    part = np.zeros((nblocks, k, F))
-    step = (n + nblocks - 1) // nblocks
-    for t in prange(nblocks):
-        lo = t * step
-        hi = min(n, lo + step)
-        acc = part[t]
-        for i in range(lo, hi):
-            j = z[i]
-            a_row = acc[j]
-            a_row[0] += 1.0
-            for a in range(p):
-                a_row[1 + a] += X[i, a]
-            f = 1 + p
-            for a in range(p):
-                xa = X[i, a]
-                for b in range(a, p):
-                    a_row[f] += xa * X[i, b]
-                    f += 1
-    out = np.zeros((k, F))
-    for t in range(nblocks):
-        out += part[t]
-    return out
+    for i in range(n):
+        xi = X[i]
+        mrow = M[z[i]]
+        mrow[0] += 1.0
+        for a in range(p):
+            mrow[1 + a] += xi[a]
+        off = 1 + p
+        for a in range(p):
+            xa = xi[a]
+            for b in range(p):
+                mrow[off + b] += xa * xi[b]
+            off += p
+
+
+def moments_to_stats(M: np.ndarray, p: int) -> np.ndarray:
+    """(k, 1 + p + p^2) moments of :func:`_add_moments` as the (k, F) feature sums of the
+    engine interface (counts, sums, upper triangle of the second moments, row-major)."""
+    a, b = np.triu_indices(p)
+    return np.concatenate([M[:, : 1 + p], M[:, 1 + p:][:, a * p + b]], axis=1)
 
 
 @njit(parallel=True, cache=True)
@@ -354,8 +377,9 @@ _features_par, _features_ser = _variants(_features_impl)
 _sample_rows_par, _sample_rows_ser = _variants(_sample_rows_impl)
 _normalise_rows_par, _normalise_rows_ser = _variants(_normalise_rows_impl)
 _logsumexp_rows_par, _logsumexp_rows_ser = _variants(_logsumexp_rows_impl)
-_label_stats_par, _label_stats_ser = _variants(_label_stats_impl)
-_scatter_rows_ser = njit(cache=True, nogil=True)(_scatter_rows_impl)
+
+#: fixed blocks of chunks whose label statistics are summed separately (see ``CpuEngine._run``)
+STAT_BLOCKS = 16
 
 #: below this many (point x component) pairs per call the serial kernels are used
 PARALLEL_THRESHOLD = 2_000_000
@@ -451,7 +475,7 @@ class CpuEngine(Engine):
 
     backend = "cpu"
 
-    def __init__(self, X, *, chunk_size: int = 1024, dtype=np.float64, threads=None, prune: bool = True):
+    def __init__(self, X, *, chunk_size: int = 256, dtype=np.float64, threads=None, prune: bool = True):
         super().__init__(X, dtype=dtype)
         # the density product runs in self.dtype (float32: single-precision GEMM and exp, about
         # twice as fast); the sufficient statistics are always accumulated from the float64 data
@@ -490,37 +514,53 @@ class CpuEngine(Engine):
         self.k = self.W.shape[1]
 
     # ------------------------------------------------------------------ parallel driver
-    def _run(self, n, work):
-        """Call ``work(lo, hi, phi, D)`` for every chunk of [0, n) on the worker threads.
+    def _run(self, n, work, nblocks: int = 1):
+        """Call ``work(lo, hi, phi_t, D, b)`` for every chunk of [0, n) on the worker threads.
 
-        Returns the list of per-worker return values of ``work`` summed by the worker
-        (each worker returns the sum of its chunks' results, or None).
+        ``phi_t`` is an (F, hi - lo) feature-major scratch (rows of a larger buffer, so
+        ``phi_t.T`` is a Fortran-ordered view that BLAS reads without a copy), ``D`` a
+        (hi - lo, k) scratch, both in the engine dtype.  The chunks are grouped into
+        ``min(nblocks, chunks)`` fixed blocks of consecutive chunks and each worker takes whole
+        blocks; ``b`` is the chunk's block.  Returns, per block, the sum of ``work``'s return
+        values over its chunks in order (None where ``work`` returns None): a block is always
+        summed the same way, so totals taken over the blocks in order do not depend on the
+        number of threads.
         """
         chunk = max(1, min(self.chunk, n))
         nchunks = -(-n // chunk)
-        T = max(1, min(self.threads, nchunks))
-        bounds = [(t * nchunks // T, (t + 1) * nchunks // T) for t in range(T)]
+        B = max(1, min(int(nblocks), nchunks))
+        blocks = [(b * nchunks // B, (b + 1) * nchunks // B) for b in range(B)]
+        T = max(1, min(self.threads, B if B > 1 else nchunks))
+        if B == 1 and T > 1:  # one block: split its chunks between the workers (work returns None)
+            jobs = [[(t * nchunks // T, (t + 1) * nchunks // T, 0)] for t in range(T)]
+        else:
+            jobs = [[(*blocks[b], b) for b in range(t * B // T, (t + 1) * B // T)] for t in range(T)]
 
-        def worker(b):
-            phi = np.empty((chunk, self.F), dtype=self.dtype)
+        def worker(job):
+            phi_t = np.empty((self.F, chunk), dtype=self.dtype)
             D = np.empty((chunk, self.k), dtype=self.dtype)
-            acc = None
-            for c in range(b[0], b[1]):
-                lo = c * chunk
-                hi = min(n, lo + chunk)
-                r = work(lo, hi, phi[: hi - lo], D[: hi - lo])
-                if r is not None:
-                    acc = r if acc is None else acc + r
-            return acc
+            sums = []
+            for c0, c1, b in job:
+                acc = None
+                for c in range(c0, c1):
+                    lo = c * chunk
+                    hi = min(n, lo + chunk)
+                    r = work(lo, hi, phi_t[:, : hi - lo], D[: hi - lo], b)
+                    if r is not None:
+                        acc = r if acc is None else acc + r
+                sums.append(acc)
+            return sums
 
         with _single_threaded_blas():
             if T == 1:
-                return [worker(bounds[0])]
-            if self._pool is None or self._pool._max_workers < T:
-                from concurrent.futures import ThreadPoolExecutor
+                out = worker([j for job in jobs for j in job])
+            else:
+                if self._pool is None or self._pool._max_workers < T:
+                    from concurrent.futures import ThreadPoolExecutor
 
-                self._pool = ThreadPoolExecutor(max_workers=T, thread_name_prefix="hphawkes-mixture")
-            return list(self._pool.map(worker, bounds))
+                    self._pool = ThreadPoolExecutor(max_workers=T, thread_name_prefix="hphawkes-mixture")
+                out = [r for sums in self._pool.map(worker, jobs) for r in sums]
+        return out
 
     # ------------------------------------------------------------------ Gibbs
     def sample_labels(self, uniforms, return_labels: bool = True):
@@ -529,34 +569,30 @@ class CpuEngine(Engine):
         Returns z (n,) int32 (None when ``return_labels`` is false; ``self.z`` holds it either
         way) and stores it for :meth:`label_stats`; the total
         log likelihood of the data under the current mixture is in ``self.loglik``.
+        The label statistics are accumulated in the same pass (from the float64 data, whatever
+        the engine dtype), while the chunk is in cache.
         """
         u = self._check_uniforms(uniforms)
         z = np.empty(self.n, dtype=np.int32)
         ll = np.empty(self.n)
-        X, W, k = self._Xf, self.W, self.k
-        # float64: the label statistics are the rows of the features just computed, added to the
-        # drawn component's row (one pass over the data instead of two)
-        fuse = self.dtype == np.float64
+        X, Xf, W, k, p = self.X, self._Xf, self.W, self.k, self.p
         prune = self.prune
         if prune:
             margin = prune_margin(k)
             kept = np.empty(self.n, dtype=np.int32)
+        M = np.zeros((STAT_BLOCKS, k, 1 + p + p * p))
 
-        def work(lo, hi, phi, D):
-            _features_ser(X[lo:hi], phi)
-            np.matmul(phi, W, out=D)
+        def work(lo, hi, phi_t, D, b):
+            _features_t(Xf[lo:hi], phi_t)
+            np.matmul(phi_t.T, W, out=D)
             if prune:
                 _sample_rows_pruned(D, u[lo:hi], z[lo:hi], ll[lo:hi], margin, kept[lo:hi])
             else:
                 _sample_rows_ser(D, u[lo:hi], z[lo:hi], ll[lo:hi])
-            if fuse:
-                T = np.zeros((k, phi.shape[1]))
-                _scatter_rows_ser(phi, z[lo:hi], T)
-                return T
-            return None
+            _add_moments(X[lo:hi], z[lo:hi], M[b])
 
-        parts = [r for r in self._run(self.n, work) if r is not None]
-        self._T_last = np.sum(parts, axis=0) if fuse else None
+        self._run(self.n, work, STAT_BLOCKS)
+        self._T_last = moments_to_stats(M.sum(axis=0), p)
         self.z = z
         self.loglik = float(ll.sum())
         self.last_kept_fraction = float(kept.sum(dtype=np.int64)) / (self.n * k) if prune and self.n else None
@@ -566,31 +602,32 @@ class CpuEngine(Engine):
         """(k, F) sums of quadratic features per component for the last sampled labels."""
         if getattr(self, "_T_last", None) is not None:
             return self._T_last.copy()
-        X, z, k = self.X, self.z, self.k
+        X, z, k, p = self.X, self.z, self.k, self.p
+        M = np.zeros((STAT_BLOCKS, k, 1 + p + p * p))
 
-        def work(lo, hi, phi, D):
-            return _label_stats_ser(X[lo:hi], z[lo:hi], k, 1)
+        def work(lo, hi, phi_t, D, b):
+            _add_moments(X[lo:hi], z[lo:hi], M[b])
 
-        parts = [r for r in self._run(self.n, work) if r is not None]
-        return np.sum(parts, axis=0)
+        self._run(self.n, work, STAT_BLOCKS)
+        return moments_to_stats(M.sum(axis=0), p)
 
     # ------------------------------------------------------------------ BEM
     def responsibilities_stats(self):
         """E-step: (loglik, T) with T (k, F) the responsibility-weighted feature sums.
 
         Never materialises the n x k responsibility matrix: chunk by chunk,
-        T += R_chunk' Phi_chunk (per-worker partial sums, added at the end).
+        T += R_chunk' Phi_chunk (per-block partial sums, added in block order at the end).
         """
         X, W = self._Xf, self.W
         ll = np.empty(self.n)
 
-        def work(lo, hi, phi, D):
-            _features_ser(X[lo:hi], phi)
-            np.matmul(phi, W, out=D)
+        def work(lo, hi, phi_t, D, b):
+            _features_t(X[lo:hi], phi_t)
+            np.matmul(phi_t.T, W, out=D)
             _normalise_rows_ser(D, ll[lo:hi])
-            return (D.T @ phi).astype(np.float64)
+            return (phi_t @ D).T.astype(np.float64)
 
-        parts = [r for r in self._run(self.n, work) if r is not None]
+        parts = [r for r in self._run(self.n, work, STAT_BLOCKS) if r is not None]
         return float(ll.sum()), np.sum(parts, axis=0)
 
     # ------------------------------------------------------------------ prediction
@@ -600,9 +637,9 @@ class CpuEngine(Engine):
         out = np.empty(X.shape[0])
         W = self.W
 
-        def work(lo, hi, phi, D):
-            _features_ser(X[lo:hi], phi)
-            np.matmul(phi, W, out=D)
+        def work(lo, hi, phi_t, D, b):
+            _features_t(X[lo:hi], phi_t)
+            np.matmul(phi_t.T, W, out=D)
             _logsumexp_rows_ser(D, out[lo:hi])
 
         if X.shape[0]:

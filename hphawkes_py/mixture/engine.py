@@ -61,7 +61,7 @@ def make_engine(X, *, backend: str, dtype=np.float64, chunk_size=None, threads=N
         raise ValueError(f"make_engine needs a resolved backend ('cpu', 'gpu' or 'emulator'), got {backend!r}")
     from .cpu import CpuEngine
 
-    return CpuEngine(X, chunk_size=chunk_size or 1024, dtype=dtype, threads=threads)
+    return CpuEngine(X, chunk_size=chunk_size or 256, dtype=dtype, threads=threads)
 
 
 # ---------------------------------------------------------------------------- host helpers
