@@ -107,3 +107,70 @@ def test_engine_results_do_not_depend_on_the_thread_count(dtype):
         np.testing.assert_array_equal(other[2], out[0][2])
         assert other[3] == out[0][3]
         np.testing.assert_array_equal(other[4], out[0][4])
+
+
+def _offset_problem(seed=4, n=4000, p=3, k=12, offset=100.0):
+    """Data far from the origin with tight, overlapping components: the expanded quadratic form
+    cancels heavily (at offset 100: float32 log densities off by ~0.1 nats, ten plain float32
+    labels of 4,000 differ from the float64 draw, ~30 % of rows need refining)."""
+    rng = np.random.default_rng(seed)
+    X = offset + rng.normal(size=(n, p))
+    mu = offset + rng.normal(scale=0.7, size=(k, p))
+    U = np.tile(np.eye(p) * 2.0, (k, 1, 1))
+    logw = np.log(rng.dirichlet(np.ones(k) * 3))
+    logw[-1] = -np.inf  # a component with weight zero
+    return rng, X, (logw, mu, U, np.full(k, -2 * p * np.log(2.0)))
+
+
+def test_float32_error_bound_holds_for_every_pair():
+    from hphawkes_py.mixture.engine import build_coefficients
+
+    for offset in (0.0, 100.0):
+        rng, X, comps = _offset_problem(offset=offset, n=1500)
+        W = build_coefficients(*comps)
+        F = W.shape[0]
+        phi_t = np.empty((F, len(X)), np.float32)
+        C._features_t(X.astype(np.float32), phi_t)
+        d32 = (phi_t[1:].T @ W[1:].astype(np.float32)).astype(np.float64) + W[0]
+        d64 = features_numpy(X) @ W
+        E = np.empty(len(X))
+        C._row_error_bounds(phi_t, np.abs(W).max(axis=1), C.float32_error_factor(F), E)
+        fin = np.isfinite(d64)
+        with np.errstate(invalid="ignore"):  # -inf - -inf for the weightless component
+            err = np.abs(d32 - d64)
+        assert (err[fin] <= np.broadcast_to(E[:, None], err.shape)[fin]).all()
+        assert err[fin].max() > 0  # float32 did round
+
+
+def test_certified_float32_draw_gives_the_float64_labels():
+    rng, X, comps = _offset_problem()
+    u = rng.random(len(X))
+    z = {}
+    for name, kw in (("f64", {}), ("f32 plain", {"dtype": np.float32, "prune": False}),
+                     ("f32 certified", {"dtype": np.float32})):
+        eng = CpuEngine(X, chunk_size=256, **kw)
+        eng.set_components(*comps)
+        z[name] = eng.sample_labels(u).copy()
+        if name == "f64":
+            ll64, T64 = eng.loglik, eng.label_stats()
+        if name == "f32 certified":
+            refined = eng.last_refined_fraction
+            assert abs(eng.loglik - ll64) <= eng.last_loglik_error_bound
+            np.testing.assert_array_equal(eng.label_stats(), T64)
+    assert (z["f32 plain"] != z["f64"]).sum() > 0  # the problem is hard for float32
+    np.testing.assert_array_equal(z["f32 certified"], z["f64"])
+    assert 0 < refined < 1
+
+
+def test_a_certificate_without_the_error_bound_fails(monkeypatch):
+    """Teeth: with the float32 error taken as zero the certificate passes rows it must refine,
+    and labels differ from the float64 draw."""
+    rng, X, comps = _offset_problem()
+    u = rng.random(len(X))
+    e64 = CpuEngine(X)
+    e64.set_components(*comps)
+    z64 = e64.sample_labels(u).copy()
+    monkeypatch.setattr(C, "float32_error_factor", lambda F: 0.0)
+    e32 = CpuEngine(X, dtype=np.float32)
+    e32.set_components(*comps)
+    assert (e32.sample_labels(u) != z64).sum() > 0

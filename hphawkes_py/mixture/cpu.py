@@ -44,7 +44,8 @@ an outer product is p SIMD multiply-adds) are added for the chunk's points at on
 statistics of fixed blocks of chunks are kept apart and summed in block order, so the results
 are bit-identical whatever the number of threads.  One core, n = 1e5, p = 14, k = 256,
 float64: ~175 ms of GEMM (6.1e9 flops, 80 % of this core's FMA peak), 2 ms features, 24 ms
-draw, 7 ms statistics per sweep; float32 halves the GEMM.
+draw, 7 ms statistics per sweep; float32 halves the GEMM, and its labels are certified equal to
+the float64 draw's (:func:`_sample_rows_certified`).
 
 Rounding: in float64 the expanded form loses about |x|^2 ||P|| eps in absolute
 terms; on standardised data (|x| of order 1-10) that is far below 1e-10 of the
@@ -268,6 +269,153 @@ def _sample_rows_pruned(D, u, z, loglik, T, kept):
         z[i] = zi
 
 
+#: unit roundoff of float32
+_U32 = 2.0 ** -24
+
+
+def float32_error_factor(F: int) -> float:
+    """eps with |d32_ij - d_ij| <= eps * sum_f |phi_if| |W_fj| for the float32 log densities.
+
+    d32 is the float32 product of the features phi (f >= 1) of the float32 data, each one
+    rounding of a product of two rounded values (relative error <= 3u), with the rounded
+    coefficients W (<= u), summed in any order, with or without FMA (<= gamma_{F} = F u /
+    (1 - F u)); u = 2^-24.  (F + 8) u / (1 - (F + 8) u) covers all of these with room to spare.
+    """
+    a = (int(F) + 8) * _U32
+    return a / (1.0 - a)
+
+
+@njit(cache=True, nogil=True, fastmath=_FM)
+def _row_error_bounds(phi_t, wmax, eps, E):
+    """E[i] = eps * sum_{f >= 1} |phi_t[f, i]| wmax[f] (1 + 4u): an upper bound, for every
+    component j at once, on the float32 error of d_ij (wmax[f] = max_j |W_fj| in float64; the
+    factor covers |phi32| vs the exact features).  Vectorised over the points."""
+    F, c = phi_t.shape
+    for i in range(c):
+        E[i] = 0.0
+    for f in range(1, F):
+        w = wmax[f]
+        r = phi_t[f]
+        for i in range(c):
+            E[i] += abs(np.float64(r[i])) * w
+    scale = eps * (1.0 + 4.0 * 2.0 ** -24)
+    for i in range(c):
+        E[i] = E[i] * scale + 1e-10
+
+
+@njit(cache=True, nogil=True, fastmath=_FM)
+def _sample_rows_certified(D32, c0, E, u, X, Wt, z, loglik, T, kept, refined):
+    """The float64 pruned draw, computed from float32 log densities and certified.
+
+    ``D32`` (c, k) are the float32 products of the non-constant features, ``c0`` (k,) the
+    float64 constants (log weight, normalisation; may be -inf), ``E`` (c,) bounds on the
+    float32 error of every d_ij of the row (:func:`_row_error_bounds`).  Per row the draw of
+    :func:`_sample_rows_pruned` runs on d~_j = D32_ij + c0_j; then, with A~ the mass up to the
+    component before the chosen one, A~' the mass up to and including it and s~ the total,
+    the exact (float64) cumulative probabilities satisfy, because every d is within E of d~,
+
+        CDF_{z-1} <= A~ / (A~ + (s~ - A~) e^{-2E}),   CDF_z >= A~' / (A~' + (s~ - A~') e^{2E}),
+
+    so if u_i lies strictly between the two (with 1e-12 relative slack for the float64 sums)
+    the exact draw gives the same label.  Otherwise the row is *refined*: its k log densities
+    are recomputed in float64 from the data row ``X[i]`` and ``Wt`` (k, F) = W' -- only for the
+    components with d~_j >= max d~ - T - 2E, the others cannot be kept -- and drawn by
+    :func:`_sample_rows_pruned`.  Labels therefore equal
+    the float64 engine's unless u_i is within ~1e-12 of a boundary; ``loglik[i]`` is the
+    float32 value (within E_i of the float64 one) for certified rows and exact for refined
+    ones.  ``refined[i]`` is 1 for refined rows.
+    """
+    c, k = D32.shape
+    p = X.shape[1]
+    F = Wt.shape[1]
+    idx = np.empty(k, dtype=np.int64)
+    vals = np.empty(k, dtype=np.float64)
+    drow = np.empty(k, dtype=np.float64)
+    phi = np.empty(F, dtype=np.float64)
+    d1 = np.empty((1, k), dtype=np.float64)
+    u1 = np.empty(1, dtype=np.float64)
+    z1 = np.empty(1, dtype=z.dtype)
+    l1 = np.empty(1, dtype=np.float64)
+    k1 = np.empty(1, dtype=kept.dtype)
+    nwords = (k + 63) // 64
+    slack = 1e-12
+    for i in range(c):
+        r32 = D32[i]
+        for j in range(k):
+            drow[j] = np.float64(r32[j]) + c0[j]
+        m = _row_max(drow)
+        ok = m > -np.inf
+        if ok:
+            thr = m - T
+            cnt = 0
+            for w in range(nwords):
+                lo = w * 64
+                hi = min(k, lo + 64)
+                bits = np.uint64(0)
+                for j in range(lo, hi):
+                    bits |= np.uint64(1 if drow[j] >= thr else 0) << np.uint64(j - lo)
+                while bits != np.uint64(0):
+                    j = lo + np.int64(count_trailing_zeros(bits))
+                    idx[cnt] = j
+                    vals[cnt] = drow[j] - m
+                    cnt += 1
+                    bits &= bits - np.uint64(1)
+            s = 0.0
+            for t in range(cnt):
+                e = exp_fast(vals[t])
+                vals[t] = e
+                s += e
+            target = u[i] * s
+            acc = 0.0
+            prev = 0.0
+            zt = cnt - 1
+            for t in range(cnt):
+                prev = acc
+                acc += vals[t]
+                if acc > target:
+                    zt = t
+                    break
+            # certificate (see the docstring); e^{+-2E} rounded outwards by the slack
+            g = math.exp(2.0 * E[i]) * (1.0 + slack)
+            hi_prev = prev / (prev + (s - prev) / g)
+            lo_this = acc / (acc + (s - acc) * g)
+            ok = hi_prev * (1.0 + slack) < u[i] and u[i] * (1.0 + slack) < lo_this
+        if ok:
+            z[i] = idx[zt]
+            loglik[i] = m + math.log(s)
+            kept[i] = cnt
+            refined[i] = 0
+        else:
+            # exact float64 densities of this row, then the float64 pruned draw
+            xi = X[i]
+            phi[0] = 1.0
+            for a in range(p):
+                phi[1 + a] = xi[a]
+            f = 1 + p
+            for a in range(p):
+                for b in range(a, p):
+                    phi[f] = xi[a] * xi[b]
+                    f += 1
+            # only candidates can be kept by the float64 draw: d~_j < m~ - T - 2E implies
+            # d_j < max_j d_j - T (all d within E of d~)
+            cut = m - T - 2.0 * E[i]
+            for j in range(k):
+                if drow[j] >= cut:
+                    wr = Wt[j]
+                    acc2 = 0.0
+                    for f in range(F):
+                        acc2 += phi[f] * wr[f]
+                    d1[0, j] = acc2
+                else:
+                    d1[0, j] = -np.inf
+            u1[0] = u[i]
+            _sample_rows_pruned(d1, u1, z1, l1, T, k1)
+            z[i] = z1[0]
+            loglik[i] = l1[0]
+            kept[i] = k1[0]
+            refined[i] = 1
+
+
 def _normalise_rows_impl(D, loglik):
     """In place: D[i] <- exp(D[i] - logsumexp(D[i])) (responsibilities); loglik[i] = logsumexp."""
     c, k = D.shape
@@ -470,7 +618,10 @@ class CpuEngine(Engine):
         themselves are still all computed (one GEMM); what is saved is the exponentials and
         the inverse-CDF scan over the ~90 % of components that cannot matter.  False: the
         exact draw over all k components.  ``last_kept_fraction`` holds the fraction of
-        (point, component) pairs the last pruned draw kept.
+        (point, component) pairs the last pruned draw kept.  With ``dtype=float32`` the pruned
+        draw is certified to give the float64 labels (:func:`_sample_rows_certified`;
+        ``last_refined_fraction``: rows redrawn in float64, ``last_loglik_error_bound``: bound
+        on |loglik - float64 loglik|).
     """
 
     backend = "cpu"
@@ -490,6 +641,8 @@ class CpuEngine(Engine):
         self.W = None
         self.prune = bool(prune)
         self.last_kept_fraction = None
+        self.last_refined_fraction = None
+        self.last_loglik_error_bound = 0.0
 
     def __getstate__(self):
         state = self.__dict__.copy()
@@ -510,8 +663,16 @@ class CpuEngine(Engine):
     # ------------------------------------------------------------------ parameters
     def set_components(self, log_weights, means, prec_factors, logdets) -> None:
         """Load component parameters (standardised units) for the next hot steps."""
-        self.W = np.ascontiguousarray(build_coefficients(log_weights, means, prec_factors, logdets), dtype=self.dtype)
+        W64 = build_coefficients(log_weights, means, prec_factors, logdets)
+        self.W = np.ascontiguousarray(W64, dtype=self.dtype)
         self.k = self.W.shape[1]
+        if self.dtype == np.float32:
+            # the certified float32 draw: float32 product of the non-constant features, float64
+            # constants (log weights may be -inf), error bounds, and W' for refined rows
+            self._W32x = np.ascontiguousarray(self.W[1:])
+            self._c0 = W64[0].copy()
+            self._wmax = np.abs(W64).max(axis=1)
+            self._Wt64 = np.ascontiguousarray(W64.T)
 
     # ------------------------------------------------------------------ parallel driver
     def _run(self, n, work, nblocks: int = 1):
@@ -581,17 +742,32 @@ class CpuEngine(Engine):
             margin = prune_margin(k)
             kept = np.empty(self.n, dtype=np.int32)
         M = np.zeros((STAT_BLOCKS, k, 1 + p + p * p))
+        certified = prune and self.dtype == np.float32
+        if certified:
+            W32x, c0, wmax, Wt64 = self._W32x, self._c0, self._wmax, self._Wt64
+            eps = float32_error_factor(self.F)
+            E = np.empty(self.n)
+            refined = np.empty(self.n, dtype=np.uint8)
 
         def work(lo, hi, phi_t, D, b):
             _features_t(Xf[lo:hi], phi_t)
-            np.matmul(phi_t.T, W, out=D)
-            if prune:
-                _sample_rows_pruned(D, u[lo:hi], z[lo:hi], ll[lo:hi], margin, kept[lo:hi])
+            if certified:
+                np.matmul(phi_t[1:].T, W32x, out=D)
+                _row_error_bounds(phi_t, wmax, eps, E[lo:hi])
+                _sample_rows_certified(D, c0, E[lo:hi], u[lo:hi], X[lo:hi], Wt64, z[lo:hi], ll[lo:hi], margin,
+                                       kept[lo:hi], refined[lo:hi])
             else:
-                _sample_rows_ser(D, u[lo:hi], z[lo:hi], ll[lo:hi])
+                np.matmul(phi_t.T, W, out=D)
+                if prune:
+                    _sample_rows_pruned(D, u[lo:hi], z[lo:hi], ll[lo:hi], margin, kept[lo:hi])
+                else:
+                    _sample_rows_ser(D, u[lo:hi], z[lo:hi], ll[lo:hi])
             _add_moments(X[lo:hi], z[lo:hi], M[b])
 
         self._run(self.n, work, STAT_BLOCKS)
+        self.last_refined_fraction = float(refined.sum(dtype=np.int64)) / self.n if certified and self.n else None
+        # certified float32 rows carry the float32 log-sum-exp, within E_i of the float64 one
+        self.last_loglik_error_bound = float(E[refined == 0].sum()) if certified else 0.0
         self._T_last = moments_to_stats(M.sum(axis=0), p)
         self.z = z
         self.loglik = float(ll.sum())
