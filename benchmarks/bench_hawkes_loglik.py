@@ -16,6 +16,13 @@ Sections
 4. Peak memory of a windowed log-likelihood at N = 200,000 (separate process, ru_maxrss).
 5. Assembly check: packed AVX instructions in the inner loops (fresh compile in a subprocess),
    for every temporal kernel's trigger loop.
+7. Roofline of the exact likelihood (needs section 1): the measured vector FMA peak of one core
+   (independent FMA chains on L1-resident data: double-precision lane-FMAs per second, beside
+   the nominal 2 FMA pipes x 4 lanes x clock), the throughput of ``exp_fast`` alone on an
+   L1-resident array (exp per second per core: the ceiling of any loop that evaluates one exp
+   per pair), the FMA-slot cost of one exp (peak / exp rate) and the exact N = 75,000
+   likelihood's exp per second per core as a fraction of both: how far the O(N^2) pass is from
+   the arithmetic roofline of this CPU.
 6. Temporal kernels: one exact trigger pass (an h move: set_trigger into slot 1) on N = 8,000
    uniform events with the exponential, power-law (p = 2.5) and sum-of-two-exponentials ("exp2")
    kernels, float64 and float32, 1 and 2 threads: trigger pairs per second and the ratio to the
@@ -324,6 +331,81 @@ def bench_kernels(N, repeat, threads_list):
     return rows
 
 
+@njit(cache=True, fastmath={"contract"})
+def _fma_chains(acc, a, b, reps):
+    """8 dependent FMAs per element of an L1-resident array: 16 independent 4-lane chains cover
+    the FMA latency, so the loop runs at the FMA pipes' throughput."""
+    for _ in range(reps):
+        for i in range(acc.shape[0]):
+            v = acc[i]
+            v = v * a + b
+            v = v * a + b
+            v = v * a + b
+            v = v * a + b
+            v = v * a + b
+            v = v * a + b
+            v = v * a + b
+            v = v * a + b
+            acc[i] = v
+
+
+@njit(cache=True)
+def _exp_loop(x, y, reps):
+    for _ in range(reps):
+        for i in range(x.shape[0]):
+            y[i] = exp_fast(x[i])
+
+
+def _cpu_mhz():
+    try:
+        with open("/proc/cpuinfo") as f:
+            vals = [float(line.split(":")[1]) for line in f if line.lower().startswith("cpu mhz")]
+        return max(vals) if vals else None
+    except OSError:
+        return None
+
+
+def bench_roofline(exact_rows, repeat):
+    """Section 7 (see the module notes); one thread, minimum over ``repeat`` runs."""
+    old = numba.get_num_threads()
+    acc = np.full(64, 0.5)
+    _fma_chains(acc, 0.999, 1e-3, 1)
+    reps = 200_000
+    best = min(_timed(lambda: _fma_chains(acc, 0.999, 1e-3, reps)) for _ in range(max(repeat, 3)))
+    fma_lane_per_s = 8 * acc.size * reps / best
+    x = np.random.default_rng(0).uniform(-30.0, 0.0, 2048)
+    y = np.empty_like(x)
+    _exp_loop(x, y, 1)
+    ereps = 20_000
+    best_e = min(_timed(lambda: _exp_loop(x, y, ereps)) for _ in range(max(repeat, 3)))
+    exp_per_s = x.size * ereps / best_e
+    mhz = _cpu_mhz()
+    out = dict(threads=1, fma_lane_ops_per_s_measured=fma_lane_per_s,
+               fma_lane_ops_per_s_nominal=(2 * 4 * mhz * 1e6) if mhz else None, cpu_mhz=mhz,
+               exp_fast_per_s=exp_per_s, fma_slots_per_exp=fma_lane_per_s / exp_per_s)
+    rows = []
+    for r in exact_rows or []:
+        per_core = r["exp_per_s_per_core"]
+        rows.append(dict(threads=r["threads"], N=r["N"], wall_s=r["wall_s"], exp_per_s_per_core=per_core,
+                         fraction_of_exp_ceiling=per_core / exp_per_s,
+                         fraction_of_fma_peak=per_core * out["fma_slots_per_exp"] / fma_lane_per_s))
+    out["exact"] = rows
+    print(f"roofline: FMA peak {fma_lane_per_s / 1e9:.1f} G lane-FMA/s/core measured"
+          + (f" ({out['fma_lane_ops_per_s_nominal'] / 1e9:.1f} nominal at {mhz:.0f} MHz)" if mhz else "")
+          + f", exp_fast {exp_per_s / 1e6:.0f} M/s/core = {out['fma_slots_per_exp']:.1f} FMA slots per exp", flush=True)
+    for r in rows:
+        print(f"roofline: exact N={r['N']} threads={r['threads']}: {r['exp_per_s_per_core'] / 1e6:.0f} M exp/s/core = "
+              f"{100 * r['fraction_of_exp_ceiling']:.0f} % of the exp ceiling", flush=True)
+    numba.set_num_threads(old)
+    return out
+
+
+def _timed(fn):
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
 def asm_check():
     with tempfile.TemporaryDirectory() as d:
         env = dict(os.environ, NUMBA_CACHE_DIR=d)
@@ -340,7 +422,7 @@ def main(argv=None):
     ap.add_argument("--rows", type=int, default=4_000, help="rows of the paper's loop timed")
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--quick", action="store_true", help="N = 20,000, 1 repeat (smoke run)")
-    ap.add_argument("--skip", nargs="*", default=(), choices=("exact", "paper", "dc", "memory", "asm", "kernels"))
+    ap.add_argument("--skip", nargs="*", default=(), choices=("exact", "paper", "dc", "memory", "asm", "kernels", "roofline"))
     a = ap.parse_args(argv)
     if a.quick:
         a.N, a.repeat, a.rows = 20_000, 1, 1_000
@@ -352,6 +434,8 @@ def main(argv=None):
     data = None
     if "exact" not in a.skip:
         res["exact"], data = bench_exact(a.N, a.repeat, threads_list)
+    if "roofline" not in a.skip:
+        res["roofline"] = bench_roofline(res.get("exact"), a.repeat)
     if "paper" not in a.skip:
         if data is None:
             rng = np.random.default_rng(2021)
