@@ -204,6 +204,53 @@ def prune_margin(k: int, tol: float = PRUNE_TOL) -> float:
     return math.log(max(int(k), 1)) + math.log(1.0 / tol)
 
 
+@njit(cache=True, inline="always", fastmath=_FM)
+def _kept_exp(row, m, thr, idx, vals):
+    """The components j with row[j] >= thr, ascending, 64 at a time: a bit mask from one
+    vectorised compare per lane, its set bits visited lowest first (``tzcnt``).  Writes their
+    indices to ``idx`` and exp(row[j] - m) (float64, vectorised) to ``vals``; returns
+    (count, sum of the exponentials)."""
+    k = row.shape[0]
+    cnt = 0
+    for w in range((k + 63) // 64):
+        lo = w * 64
+        hi = min(k, lo + 64)
+        bits = np.uint64(0)
+        for j in range(lo, hi):
+            bits |= np.uint64(1 if row[j] >= thr else 0) << np.uint64(j - lo)
+        while bits != np.uint64(0):
+            j = lo + np.int64(count_trailing_zeros(bits))
+            idx[cnt] = j
+            vals[cnt] = row[j] - m
+            cnt += 1
+            bits &= bits - np.uint64(1)
+    s = 0.0
+    for t in range(cnt):
+        e = exp_fast(vals[t])
+        vals[t] = e
+        s += e
+    return cnt, s
+
+
+@njit(cache=True, inline="always")
+def _inverse_cdf(vals, cnt, target):
+    """(t, mass before t, mass up to and including t) for the first t whose running sum of
+    ``vals[:cnt]`` exceeds ``target``; if rounding leaves the sum at or below it, the last t
+    with positive mass."""
+    acc = 0.0
+    prev = 0.0
+    last = 0
+    for t in range(cnt):
+        e = vals[t]
+        if e > 0.0:
+            last = t
+        prev = acc
+        acc += e
+        if acc > target:
+            return t, prev, acc
+    return last, prev, acc
+
+
 @njit(cache=True, nogil=True, fastmath=_FM)
 def _sample_rows_pruned(D, u, z, loglik, T, kept):
     """:func:`_sample_rows_impl` with the components more than T nats below the row's maximum
@@ -222,7 +269,6 @@ def _sample_rows_pruned(D, u, z, loglik, T, kept):
     c, k = D.shape
     idx = np.empty(k, dtype=np.int64)
     vals = np.empty(k, dtype=np.float64)
-    nwords = (k + 63) // 64
     for i in range(c):
         row = D[i]
         m = _row_max(row)
@@ -231,42 +277,10 @@ def _sample_rows_pruned(D, u, z, loglik, T, kept):
             z[i] = 0
             kept[i] = 0
             continue
-        thr = m - T
-        cnt = 0
-        for w in range(nwords):
-            lo = w * 64
-            hi = min(k, lo + 64)
-            bits = np.uint64(0)
-            for j in range(lo, hi):
-                bits |= np.uint64(1 if row[j] >= thr else 0) << np.uint64(j - lo)
-            while bits != np.uint64(0):
-                j = lo + np.int64(count_trailing_zeros(bits))
-                idx[cnt] = j
-                vals[cnt] = row[j] - m
-                cnt += 1
-                bits &= bits - np.uint64(1)
-        s = 0.0
-        for t in range(cnt):
-            e = exp_fast(vals[t])
-            vals[t] = e
-            s += e
+        cnt, s = _kept_exp(row, m, m - T, idx, vals)
         loglik[i] = m + math.log(s)
         kept[i] = cnt
-        target = u[i] * s
-        acc = 0.0
-        zi = -1
-        last = idx[0]
-        for t in range(cnt):
-            e = vals[t]
-            if e > 0.0:
-                last = idx[t]
-            acc += e
-            if acc > target:
-                zi = idx[t]
-                break
-        if zi < 0:
-            zi = last
-        z[i] = zi
+        z[i] = idx[_inverse_cdf(vals, cnt, u[i] * s)[0]]
 
 
 #: unit roundoff of float32
@@ -337,7 +351,6 @@ def _sample_rows_certified(D32, c0, E, u, X, Wt, z, loglik, T, kept, refined):
     z1 = np.empty(1, dtype=z.dtype)
     l1 = np.empty(1, dtype=np.float64)
     k1 = np.empty(1, dtype=kept.dtype)
-    nwords = (k + 63) // 64
     slack = 1e-12
     for i in range(c):
         r32 = D32[i]
@@ -346,35 +359,8 @@ def _sample_rows_certified(D32, c0, E, u, X, Wt, z, loglik, T, kept, refined):
         m = _row_max(drow)
         ok = m > -np.inf
         if ok:
-            thr = m - T
-            cnt = 0
-            for w in range(nwords):
-                lo = w * 64
-                hi = min(k, lo + 64)
-                bits = np.uint64(0)
-                for j in range(lo, hi):
-                    bits |= np.uint64(1 if drow[j] >= thr else 0) << np.uint64(j - lo)
-                while bits != np.uint64(0):
-                    j = lo + np.int64(count_trailing_zeros(bits))
-                    idx[cnt] = j
-                    vals[cnt] = drow[j] - m
-                    cnt += 1
-                    bits &= bits - np.uint64(1)
-            s = 0.0
-            for t in range(cnt):
-                e = exp_fast(vals[t])
-                vals[t] = e
-                s += e
-            target = u[i] * s
-            acc = 0.0
-            prev = 0.0
-            zt = cnt - 1
-            for t in range(cnt):
-                prev = acc
-                acc += vals[t]
-                if acc > target:
-                    zt = t
-                    break
+            cnt, s = _kept_exp(drow, m, m - T, idx, vals)
+            zt, prev, acc = _inverse_cdf(vals, cnt, u[i] * s)
             # certificate (see the docstring); e^{+-2E} rounded outwards by the slack
             g = math.exp(2.0 * E[i]) * (1.0 + slack)
             hi_prev = prev / (prev + (s - prev) / g)
