@@ -189,7 +189,8 @@ def main(argv=None):
         try:
             old = json.loads(args.out.read_text())
             res.update({k: v for k, v in old.items() if k in ("kernels", "flow_cytometry")})
-            res["gibbs"] = [r for r in old.get("gibbs", []) if r["n"] not in args.n]
+            res["gibbs"] = [r for r in old.get("gibbs", [])
+                            if r["n"] not in args.n or r.get("dtype", "float64") != args.dtype]
             res["bem"] = [r for r in old.get("bem", []) if args.skip_bem or r["n"] not in args.n]
         except Exception:
             pass
