@@ -18,8 +18,9 @@ def phi_d(z2, s, D):
 
 def spatial_power_law(z2, h, D, q):
     """The spatial power-law trigger density c (1 + |z|^2/h^2)^(-q), c = Gamma(q) / (Gamma(q - D/2)
-    pi^(D/2) h^D), given |z|^2 = z2 (q > D/2), written out with math.gamma (q moderate)."""
-    c = math.gamma(q) / (math.gamma(q - D / 2.0) * math.pi ** (D / 2.0) * h**D)
+    pi^(D/2) h^D), given |z|^2 = z2 (q > D/2); the Gamma ratio through math.lgamma (Gamma(q) overflows
+    beyond q = 171)."""
+    c = math.exp(math.lgamma(q) - math.lgamma(q - D / 2.0)) / (math.pi ** (D / 2.0) * h**D)
     return c * (1.0 + z2 / (h * h)) ** (-q)
 
 
