@@ -453,6 +453,11 @@ def test_exponent_checked_against_the_dimension():
         x, t, P, spatial_kernel=("power-law", 2.0), **KW)
     # the largest exponent allowed works (a near-Gaussian shape, finite constants)
     assert np.isfinite(hk.log_likelihood(x, t, P, spatial_kernel=("power-law", 1e6), **KW))
+    # ... except where its peak would overflow float32 sums: refused, not inf
+    tiny = dict(P, h=1e-8, omega=1e8)
+    assert np.isfinite(hk.log_likelihood(x, t, tiny, spatial_kernel=("power-law", 1e6), **KW))
+    with pytest.raises(ValueError, match="overflows float32 sums.*spatial_kernel exponent q"):
+        hk.log_likelihood(x, t, tiny, spatial_kernel=("power-law", 1e6), dtype=np.float32, **KW)
 
 
 def test_cli_spatial_kernel(tmp_path, capsys):

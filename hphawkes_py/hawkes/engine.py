@@ -683,6 +683,12 @@ class Engine:
         omega = rates[0]
         sq = self.spatial_q
         scale = trigger_scale(self.D, h, omega, self.kernel_p, **self._rate_kw(rates), q=sq)
+        if sq and self.dtype == np.float32 and not scale < 1e36:
+            # the power law's peak c_{D,q} h^-D exceeds phi_D(0; h) by up to ~(q/pi)^(D/2) (2 pi)^(D/2)
+            # (1e9 at q = 1e6, D = 3): extreme q, h and omega can overflow the float32 sums of the GPU engine
+            raise ValueError(f"the spatial power law's peak times the trigger rate ({scale:.3g}) overflows float32 "
+                             f"sums (spatial_kernel exponent q = {sq:g}, h = {h:g}); use dtype=float64 or express x "
+                             "in units where h is larger")
         bh = 0.5 / h**2 if sq == 0.0 else 1.0 / h**2
         if len(rates) == 1:
             return bh, omega, 1.0, 0.0, 0.0, scale

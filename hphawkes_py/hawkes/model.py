@@ -31,6 +31,9 @@ Every parameter must lie in ``PARAM_RANGE[dtype]`` (float64: 1e-50 to 1e50; floa
 phi_D(0; h)``) and every rate ``lambda_n`` is a finite, normal number of the kernel precision,
 whatever the combination; outside it they would overflow or underflow. Express ``x`` and ``t``
 in units where the parameters are moderate (km and hours for city-scale crime data).
+With the spatial power law (``spatial_kernel=("power-law", q)``) the trigger's peak c_{D,q} h^(-D)
+exceeds phi_D(0; h) by a factor that grows like q^(D/2) (at most about 1e9 at q = 1e6); in float32
+the engines refuse (ValueError) a combination whose peak times the rate would overflow.
 """
 from __future__ import annotations
 
