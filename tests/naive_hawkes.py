@@ -16,6 +16,19 @@ def phi_d(z2, s, D):
     return (2.0 * math.pi * s * s) ** (-D / 2.0) * np.exp(-z2 / (2.0 * s * s))
 
 
+def spatial_power_law(z2, h, D, q):
+    """The spatial power-law trigger density c (1 + |z|^2/h^2)^(-q), c = Gamma(q) / (Gamma(q - D/2)
+    pi^(D/2) h^D), given |z|^2 = z2 (q > D/2); the Gamma ratio through math.lgamma (Gamma(q) overflows
+    beyond q = 171)."""
+    c = math.exp(math.lgamma(q) - math.lgamma(q - D / 2.0)) / (math.pi ** (D / 2.0) * h**D)
+    return c * (1.0 + z2 / (h * h)) ** (-q)
+
+
+def spatial_kernel(z2, h, D, q=0.0):
+    """The spatial trigger density: phi_D (``q = 0``) or :func:`spatial_power_law`."""
+    return phi_d(z2, h, D) if q == 0.0 else spatial_power_law(z2, h, D, q)
+
+
 def background_sums(x, t, tau_x, tau_t):
     """S_n = sum_m phi_D(x_n - x_m; tau_x) phi_1(t_n - t_m; tau_t), all m including n."""
     x = np.asarray(x, float).reshape(len(t), -1)
@@ -41,20 +54,22 @@ def temporal_cdf(d, omega, omega2=None, w=None):
     return w * (1.0 - np.exp(-omega * d)) + (1.0 - w) * (1.0 - np.exp(-omega2 * d))
 
 
-def trigger_sums(x, t, h, omega, omega2=None, w=None):
-    """G_n = sum_{m: t_m < t_n} g(t_n - t_m) phi_D(x_n - x_m; h), g = :func:`temporal_kernel`."""
+def trigger_sums(x, t, h, omega, omega2=None, w=None, q=0.0):
+    """G_n = sum_{m: t_m < t_n} g(t_n - t_m) f(x_n - x_m; h), g = :func:`temporal_kernel`, f = phi_D or,
+    with ``q > 0``, the spatial power law (:func:`spatial_kernel`)."""
     x = np.asarray(x, float).reshape(len(t), -1)
     t = np.asarray(t, float)
     D = x.shape[1]
     z2 = ((x[:, None, :] - x[None, :, :]) ** 2).sum(-1)
     dt = t[:, None] - t[None, :]
     earlier = dt > 0
-    k = np.where(earlier, temporal_kernel(np.where(earlier, dt, 0.0), omega, omega2, w), 0.0) * phi_d(z2, h, D)
+    k = np.where(earlier, temporal_kernel(np.where(earlier, dt, 0.0), omega, omega2, w), 0.0) * spatial_kernel(
+        z2, h, D, q)
     return k.sum(axis=1)
 
 
-def intensity(x, t, mu0, tau_x, tau_t, theta, omega, h, omega2=None, w=None):
-    return mu0 * background_sums(x, t, tau_x, tau_t) + theta * trigger_sums(x, t, h, omega, omega2, w)
+def intensity(x, t, mu0, tau_x, tau_t, theta, omega, h, omega2=None, w=None, q=0.0):
+    return mu0 * background_sums(x, t, tau_x, tau_t) + theta * trigger_sums(x, t, h, omega, omega2, w, q)
 
 
 def integral(t, mu0, tau_t, theta, omega, window=None, omega2=None, w=None):
@@ -65,13 +80,14 @@ def integral(t, mu0, tau_t, theta, omega, window=None, omega2=None, w=None):
     return float(mu0 * bg.sum() + theta * tr.sum())
 
 
-def log_likelihood(x, t, mu0, tau_x, tau_t, theta, omega, h, window=None, omega2=None, w=None):
-    lam = intensity(x, t, mu0, tau_x, tau_t, theta, omega, h, omega2, w)
+def log_likelihood(x, t, mu0, tau_x, tau_t, theta, omega, h, window=None, omega2=None, w=None, q=0.0):
+    """``q > 0``: the spatial power-law trigger (it integrates to 1 over R^D, so the integral is unchanged)."""
+    lam = intensity(x, t, mu0, tau_x, tau_t, theta, omega, h, omega2, w, q)
     return float(np.log(lam).sum() - integral(t, mu0, tau_t, theta, omega, window, omega2, w))
 
 
-def self_excitation(x, t, mu0, tau_x, tau_t, theta, omega, h, omega2=None, w=None):
-    xi = theta * trigger_sums(x, t, h, omega, omega2, w)
+def self_excitation(x, t, mu0, tau_x, tau_t, theta, omega, h, omega2=None, w=None, q=0.0):
+    xi = theta * trigger_sums(x, t, h, omega, omega2, w, q)
     return xi / (mu0 * background_sums(x, t, tau_x, tau_t) + xi)
 
 

@@ -36,6 +36,20 @@ def _kernel(text: str):
     return ("power-law", value)
 
 
+def _spatial_kernel(text: str):
+    """``--spatial-kernel gaussian | power-law | power-law:Q`` as the ``spatial_kernel=`` of the Python API."""
+    if text in ("gaussian", "power-law"):
+        return text
+    name, _, q = text.partition(":")
+    try:
+        value = float(q)
+    except ValueError:
+        value = None
+    if name != "power-law" or value is None:
+        raise argparse.ArgumentTypeError(f"expected gaussian, power-law or power-law:Q (Q > D/2), got {text!r}")
+    return ("power-law", value)
+
+
 def _add_kernel_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kernel", type=_kernel, default="exponential",
                    help="temporal trigger: exponential (default), power-law (Omori-Utsu, exponent 1.5), "
@@ -45,6 +59,9 @@ def _add_kernel_arg(p: argparse.ArgumentParser) -> None:
                    help="--kernel exp2: rate of the second exponential (per unit of t, e.g. 1/hour)")
     p.add_argument("--weight", dest="w", type=float, default=None,
                    help="--kernel exp2: w, the weight of the omega component, in [0, 1]")
+    p.add_argument("--spatial-kernel", type=_spatial_kernel, default="gaussian",
+                   help="spatial trigger: gaussian (default, s.d. --h), power-law (isotropic "
+                        "(1 + r^2/h^2)^(-q), q = 2) or power-law:Q (Q > D/2); --h is its scale")
 
 
 def _rate_args(args) -> dict:
@@ -146,7 +163,8 @@ def _cmd_loglik(args) -> int:
 
     _, x, t = _read(args)
     ll = log_likelihood(x, t, _params(args), exact=args.exact, window=args.window, dtype=np.dtype(args.dtype),
-                        backend=args.backend, threads=args.threads, kernel=args.kernel)
+                        backend=args.backend, threads=args.threads, kernel=args.kernel,
+                        spatial_kernel=args.spatial_kernel)
     print(repr(ll))
     return 0
 
@@ -161,7 +179,7 @@ def _cmd_probabilities(args) -> int:
     df, x, t = _read(args)
     pi = self_excitation_probabilities(x, t, _params(args), exact=args.exact, window=args.window,
                                        dtype=np.dtype(args.dtype), backend=args.backend, threads=args.threads,
-                                       kernel=args.kernel)
+                                       kernel=args.kernel, spatial_kernel=args.spatial_kernel)
     df = df.copy()
     df["self_excitation_probability"] = pi
     return _emit_csv(df, args.out, "rows")
@@ -175,7 +193,7 @@ def _cmd_residuals(args) -> int:
     if args.png:
         _check_out_file(args.png)
     df, x, t = _read(args)
-    res = residuals(_params(args), x, t, window=args.window, kernel=args.kernel)
+    res = residuals(_params(args), x, t, window=args.window, kernel=args.kernel, spatial_kernel=args.spatial_kernel)
     print(f"{res.n_events} events, expected {res.total:.1f} (z = {res.count_z:.2f}); Kolmogorov-Smirnov test of the "
           f"time-rescaled residuals against Uniform(0, 1): D = {res.ks_statistic:.4f}, p = {res.ks_pvalue:.4g}"
           + (f"; {res.n_ties} tied times" if res.n_ties else ""), file=sys.stderr if not args.out else sys.stdout)
@@ -215,7 +233,7 @@ def _cmd_mcmc(args) -> int:
             fixed[name] = v
     post = mcmc(x, t, n_iter=args.n_iter, burn_in=args.burn_in, chains=args.chains, sample=sample, fixed=fixed,
                 seed=args.seed, progress=not args.no_progress, backend=args.backend, threads=args.threads,
-                window=args.window, kernel=args.kernel)
+                window=args.window, kernel=args.kernel, spatial_kernel=args.spatial_kernel)
     table = post.summary()
     print(table.to_string())
     print("acceptance rates:", {n: [round(float(a), 3) for a in v] for n, v in post.acceptance_rates.items()})
@@ -257,7 +275,8 @@ def _cmd_simulate(args) -> int:
         raise CliError(f"--region must be one side length or {2 * args.dim} numbers (low high per coordinate), "
                          f"got {len(args.region)} numbers")
     x, t = simulate(mu=args.mu, theta=args.theta, omega=args.omega, h=args.h, region=region, duration=args.duration,
-                    dim=args.dim, seed=args.seed, kernel=args.kernel, **_rate_args(args))
+                    dim=args.dim, seed=args.seed, kernel=args.kernel, spatial_kernel=args.spatial_kernel,
+                    **_rate_args(args))
     names = ["x_km", "y_km", "z_km"][: args.dim]
     df = pd.DataFrame({**{n: x[:, i] for i, n in enumerate(names)}, "t_hours": t})
     return _emit_csv(df, args.out, "events")

@@ -17,6 +17,11 @@ log_likelihood(x, t, params, *, exact=False, window=None, dtype, backend, thread
     or ``"exp2"``, the sum of two exponentials ``w omega exp(-omega dt) + (1 - w) omega2 exp(-omega2 dt)``
     (``omega2`` in 1/units of t, ``w`` in [0, 1]: two more parameters, sampled by ``mcmc`` by default);
     also on ``self_excitation_probabilities``, ``simulate``, ``mcmc``, ``posterior_mode`` and the tools below.
+    ``spatial_kernel``: the spatial trigger, ``"gaussian"`` (the paper's phi_D(.; h), default) or the
+    isotropic power law ``("power-law", q)``, density ``Gamma(q) / (Gamma(q - D/2) pi^(D/2) h^D)
+    (1 + r^2/h^2)^(-q)`` with q > D/2 (``(q - 1) / (pi h^2) (1 + r^2/h^2)^(-q)`` in 2-D), ``h`` its scale
+    (units of x); on the same functions (the tools default to the posterior's; not with
+    ``spatial_window``).
 self_excitation_probabilities(x, t, params, ...)
     ``pi_n``, the probability that event n was triggered by an earlier event.
 simulate(*, mu, theta, omega, h, region, duration, dim=2, seed)
@@ -48,7 +53,7 @@ from __future__ import annotations
 from .excitation import self_excitation, self_excitation_draws
 from .forecast import HawkesForecast, forecast_intensity
 from .mcmc import DEFAULT_INIT, DEFAULT_PRIOR_SCALES, HawkesPosterior, mcmc, posterior_mode
-from .model import (KERNEL_PARAMS, KERNELS, PARAM_NAMES, PARAM_RANGE, HawkesParams, log_likelihood,
+from .model import (KERNEL_PARAMS, KERNELS, PARAM_NAMES, PARAM_RANGE, SPATIAL_KERNELS, HawkesParams, log_likelihood,
                     self_excitation_probabilities)
 from .predictive import PosteriorPredictive, posterior_predictive
 from .residuals import HawkesResiduals, residuals
@@ -80,6 +85,7 @@ __all__ = [
     "PARAM_RANGE",
     "KERNELS",
     "KERNEL_PARAMS",
+    "SPATIAL_KERNELS",
     "DEFAULT_PRIOR_SCALES",
     "DEFAULT_INIT",
 ]

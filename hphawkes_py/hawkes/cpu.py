@@ -95,7 +95,8 @@ def _lower_bound_back(a, v, hi):
 # ((d0 d0 + d1 d1) + d2 d2) -- so LLVM sees the same loop body as a hand-written copy per D and
 # vectorizes it (packed vfmadd...pd/ps on ymm/zmm; benchmarks/bench_hawkes_loglik.py checks the
 # assembly). Background: exp(-(ax r2 + at dt^2)), symmetric scatter into buf. Trigger:
-# exp(-(bh r2 + om dt)) with dt = t_n - t_m > 0 (or the power-law / sum-of-exponentials term, see _trig).
+# exp(-(bh r2 + om dt)) with dt = t_n - t_m > 0 (or the power-law / sum-of-exponentials term, see _trig;
+# the spatial power law replaces bh r2 by sq log1p(bh r2), see _spat).
 #
 # The loops take the row's point as (a, tn, tln) -- the coordinates as a tuple of scalars and the
 # split time -- so the same loops serve events (``_coords(xs, n), th[n], tl[n]``) and query points
@@ -159,6 +160,23 @@ def _trig_ol(q, om, dt, kp):
     return lambda q, om, dt, kp: _expg(-(q + kp * math.log1p(om * dt)))
 
 
+def _spat(r2, bh, sq):  # pragma: no cover - replaced by the overload inside Numba code
+    if sq is None:
+        return bh * r2
+    return sq * math.log1p(bh * r2)
+
+
+@overload(_spat, inline="always")
+def _spat_ol(r2, bh, sq):
+    """The spatial part Q of a trigger pair term exp(-(Q + time term)), chosen at compile time by the
+    type of ``sq``: None -> Gaussian, Q = bh r2 (bh = 1/(2h^2); the very expression of the Gaussian-only
+    loops, so their results are unchanged); a float q -> spatial power law, Q = q log1p(bh r2)
+    (bh = 1/h^2)."""
+    if isinstance(sq, (types.NoneType, types.Omitted)):
+        return lambda r2, bh, sq: bh * r2
+    return lambda r2, bh, sq: sq * math.log1p(bh * r2)
+
+
 @overload(_coords, inline="always")
 def _coords_ol(xs, n):
     return _generate("coords", xs.count)
@@ -189,7 +207,7 @@ def _bg_loop(xs, th, tl, a, tn, tln, lo, hi, ax, at, buf):
 
 
 @njit(cache=True, fastmath=True)
-def _tr_loop(xs, th, tl, a, tn, tln, lo, hi, bh, om, kp):
+def _tr_loop(xs, th, tl, a, tn, tln, lo, hi, bh, om, kp, sq):
     acc = 0.0
     m0 = np.uint64(lo)
     mh = np.uint64(hi)
@@ -199,14 +217,14 @@ def _tr_loop(xs, th, tl, a, tn, tln, lo, hi, bh, om, kp):
         for m in range(m0, me):
             r2 = _sqdist(xs, a, m)
             dt = (tn - th[m]) + (tln - tl[m])
-            blk += _trig(bh * r2, om, dt, kp)
+            blk += _trig(_spat(r2, bh, sq), om, dt, kp)
         acc += blk
         m0 = me
     return acc
 
 
 @njit(cache=True, fastmath=True)
-def _fu_loop(xs, th, tl, a, tn, tln, lo, hi, ax, at, bh, om, kp, buf):
+def _fu_loop(xs, th, tl, a, tn, tln, lo, hi, ax, at, bh, om, kp, sq, buf):
     accs = 0.0
     accg = 0.0
     m0 = np.uint64(lo)
@@ -221,7 +239,7 @@ def _fu_loop(xs, th, tl, a, tn, tln, lo, hi, ax, at, bh, om, kp, buf):
             v = _expg(-(ax * r2 + at * (dt * dt)))
             blks += v
             buf[m] += v
-            blkg += _trig(bh * r2, om, dt, kp)
+            blkg += _trig(_spat(r2, bh, sq), om, dt, kp)
         accs += blks
         accg += blkg
         m0 = me
@@ -236,17 +254,17 @@ def _bg_row(xs, th, tl, n, lo, hi, ax, at, buf):
 
 
 @njit(cache=True)
-def _tr_row(xs, th, tl, n, lo, hi, bh, om, kp):
+def _tr_row(xs, th, tl, n, lo, hi, bh, om, kp, sq):
     if lo >= hi:
         return 0.0
-    return _tr_loop(xs, th, tl, _coords(xs, n), th[n], tl[n], lo, hi, bh, om, kp)
+    return _tr_loop(xs, th, tl, _coords(xs, n), th[n], tl[n], lo, hi, bh, om, kp, sq)
 
 
 @njit(cache=True)
-def _fu_row(xs, th, tl, n, lo, hi, ax, at, bh, om, kp, buf):
+def _fu_row(xs, th, tl, n, lo, hi, ax, at, bh, om, kp, sq, buf):
     if lo >= hi:
         return 0.0, 0.0
-    return _fu_loop(xs, th, tl, _coords(xs, n), th[n], tl[n], lo, hi, ax, at, bh, om, kp, buf)
+    return _fu_loop(xs, th, tl, _coords(xs, n), th[n], tl[n], lo, hi, ax, at, bh, om, kp, sq, buf)
 
 
 @njit(cache=True, fastmath=True)
@@ -261,8 +279,9 @@ def _flush(b, sb):
 # Parallel drivers.
 # --------------------------------------------------------------------------------------------
 @njit(parallel=True, cache=True, nogil=True)
-def _trigger_kernel(xs, th, tl, tw, ts, bh, om, kp, delta, scale, out):
-    """G_n = scale * sum_{m in [lo_n, ts_n)} exp(-(bh r2 + om dt)); returns #terms evaluated."""
+def _trigger_kernel(xs, th, tl, tw, ts, bh, om, kp, sq, delta, scale, out):
+    """G_n = scale * sum_{m in [lo_n, ts_n)} exp(-(bh r2 + om dt)) (or the other kernels' terms, see
+    _trig and _spat); returns #terms evaluated."""
     N = tw.shape[0]
     npair = (N + 1) // 2
     cnt = 0
@@ -275,13 +294,13 @@ def _trigger_kernel(xs, th, tl, tw, ts, bh, om, kp, delta, scale, out):
             lo = 0
             if delta < np.inf:
                 lo = _lower_bound_back(tw, tw[n] - delta, hi)
-            out[n] = scale * _tr_row(xs, th, tl, n, lo, hi, bh, om, kp)
+            out[n] = scale * _tr_row(xs, th, tl, n, lo, hi, bh, om, kp, sq)
             cnt += hi - lo
     return cnt
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _symmetric_kernel(xs, th, tl, tw, ts, ax, at, delta_s, bh, om, kp, delta_g, with_trigger, nchunks,
+def _symmetric_kernel(xs, th, tl, tw, ts, ax, at, delta_s, bh, om, kp, sq, delta_g, with_trigger, nchunks,
                       scale_s, scale_g, out_s, out_g):
     """S_n = scale_s * (1 + sum_{m != n, |t_n - t_m| <= delta_s} exp(...)) by the symmetric scatter
     (module notes) and, with ``with_trigger``, G in the same pass: fused loop on the overlap of the
@@ -313,12 +332,12 @@ def _symmetric_kernel(xs, th, tl, tw, ts, ax, at, delta_s, bh, om, kp, delta_g, 
                 if delta_g < np.inf:
                     log = _lower_bound_back(tw, tw[n] - delta_g, tsn)
                 f = max(los, log)
-                s, g = _fu_row(xs, th, tl, n, f, tsn, ax, at, bh, om, kp, sb)
+                s, g = _fu_row(xs, th, tl, n, f, tsn, ax, at, bh, om, kp, sq, sb)
                 # background only: [los, min(log, n)) and [max(tsn, los), n)
                 s += _bg_row(xs, th, tl, n, los, min(log, n), ax, at, sb)
                 s += _bg_row(xs, th, tl, n, max(tsn, los), n, ax, at, sb)
                 # trigger only: [log, min(tsn, los))
-                g += _tr_row(xs, th, tl, n, log, min(tsn, los), bh, om, kp)
+                g += _tr_row(xs, th, tl, n, log, min(tsn, los), bh, om, kp, sq)
                 b[n] += s + 1.0
                 out_g[n] = scale_g * g
                 cnt += (n - los) + (tsn - log)
@@ -337,7 +356,7 @@ def _symmetric_kernel(xs, th, tl, tw, ts, ax, at, delta_s, bh, om, kp, delta_g, 
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _query_kernel(xs, th, tl, qs, qh, ql, lo_s, hi_s, lo_g, hi_g, ax, at, bh, om, kp, nchunks, scale_s, scale_g,
+def _query_kernel(xs, th, tl, qs, qh, ql, lo_s, hi_s, lo_g, hi_g, ax, at, bh, om, kp, sq, nchunks, scale_s, scale_g,
                   out_s, out_g):
     """Sq, Gq at query points (columns ``qs``) at time qh + ql over fixed event ranges (see
     ``Engine.query_sums``). The background loop's scatter goes to a discarded per-chunk buffer:
@@ -354,7 +373,7 @@ def _query_kernel(xs, th, tl, qs, qh, ql, lo_s, hi_s, lo_g, hi_g, ax, at, bh, om
                 s = _bg_loop(xs, th, tl, q, qh, ql, lo_s, hi_s, ax, at, sb)
             e = 0.0
             if lo_g < hi_g:
-                e = _tr_loop(xs, th, tl, q, qh, ql, lo_g, hi_g, bh, om, kp)
+                e = _tr_loop(xs, th, tl, q, qh, ql, lo_g, hi_g, bh, om, kp, sq)
             out_s[g] = scale_s * s
             out_g[g] = scale_g * e
     return Q * ((hi_s - lo_s) + (hi_g - lo_g))
@@ -382,11 +401,13 @@ class CpuEngine(Engine):
     backend = "cpu"
 
     def __init__(self, x, t, *, dtype=np.float64, threads=None, exact=False, window=None, kernel_p=0.0,
-                 kernel=None):
+                 kernel=None, spatial_kernel=None):
         super().__init__(x, t, dtype=dtype, threads=threads, exact=exact, window=window, kernel_p=kernel_p,
-                         kernel=kernel)
-        # the trigger's time term is chosen at compile time by the type of kp (None: exponential)
+                         kernel=kernel, spatial_kernel=spatial_kernel)
+        # the trigger's time term is chosen at compile time by the type of kp (None: exponential), its
+        # spatial term by the type of sq (None: Gaussian, else the spatial power-law exponent)
         self._kp = None if self.kernel_p == 0.0 else self.dtype.type(self.kernel_p)
+        self._sq = None if self.spatial_q == 0.0 else self.dtype.type(self.spatial_q)
         dt = self.dtype
         # Centre coordinates: only differences matter, and centring keeps float32 differences accurate.
         self._xmean = x.mean(axis=0) if self.N else np.zeros(self.D)
@@ -416,15 +437,15 @@ class CpuEngine(Engine):
         with threads_context(self.threads):
             cnt = _symmetric_kernel(
                 self._x, self._th, self._tl, self._tw, self._ts,
-                dt(0.5 / tau_x**2), dt(0.5 / tau_t**2), float(delta), dt(1.0), dt(1.0), self._kp, 0.0, False,
+                dt(0.5 / tau_x**2), dt(0.5 / tau_t**2), float(delta), dt(1.0), dt(1.0), self._kp, self._sq, 0.0, False,
                 self._nchunks(), phi0(self.D, tau_x) * phi0(1, tau_t), 1.0, self._S, self._S)
         self._pairs += int(cnt)
 
     def _k_trigger(self, h, rates, delta, phys):
         bh, om, kp, scale = self._loop_consts(self._trigger_consts(h, rates))
         with threads_context(self.threads):
-            cnt = _trigger_kernel(self._x, self._th, self._tl, self._tw, self._ts, bh, om, kp, float(delta), scale,
-                                  self._G[phys])
+            cnt = _trigger_kernel(self._x, self._th, self._tl, self._tw, self._ts, bh, om, kp, self._sq, float(delta),
+                                  scale, self._G[phys])
         self._pairs += int(cnt)
 
     def _k_both(self, tau_x, tau_t, delta_s, h, rates, delta_g, phys):
@@ -434,7 +455,7 @@ class CpuEngine(Engine):
             cnt = _symmetric_kernel(
                 self._x, self._th, self._tl, self._tw, self._ts,
                 dt(0.5 / tau_x**2), dt(0.5 / tau_t**2), float(delta_s),
-                bh, om, kp, float(delta_g), True, self._nchunks(),
+                bh, om, kp, self._sq, float(delta_g), True, self._nchunks(),
                 phi0(self.D, tau_x) * phi0(1, tau_t), scale, self._S, self._G[phys])
         self._pairs += int(cnt)
 
@@ -470,6 +491,6 @@ class CpuEngine(Engine):
         out_g = np.empty(points.shape[0])
         with threads_context(self.threads):
             cnt = _query_kernel(self._x, self._th, self._tl, qs, qh[0], ql[0], *ranges, dt(ax), dt(at), bh,
-                                om, kp, self._nchunks(), scale_s, scale_g, out_s, out_g)
+                                om, kp, self._sq, self._nchunks(), scale_s, scale_g, out_s, out_g)
         self._pairs += int(cnt)
         return out_s, out_g

@@ -30,6 +30,17 @@ c1 = w omega / A, c2 = (1 - w) omega2 / A and the constant A phi_D(0; h), A = w 
 (:func:`exp2_weights`), and its cut-off is bound (3') below. :meth:`Engine.query_sums` evaluates the
 same sums at points off the data (forecasts).
 
+Spatial trigger kernels (:class:`SpatialKernel`). ``"gaussian"`` (``spatial_q = 0``, the paper's)
+is phi_D(r; h); ``"power-law"`` (``spatial_q = q > D/2``) is the isotropic Student-t-like density
+
+    f_q(r; h) = c_{D,q} h^(-D) (1 + r^2/h^2)^(-q),   c_{D,q} = Gamma(q) / (Gamma(q - D/2) pi^(D/2))
+
+(in 2-D: (q - 1) / (pi h^2) (1 + r^2/h^2)^(-q), the ETAS / crime-Hawkes spatial law), which integrates
+to 1 over R^D exactly (:func:`spatial_log_peak`). ``h`` stays the scale. The trigger pair term is then
+exp(-(q log(1 + r^2/h^2) + time term)) -- the loops take bh = 1/h^2 and q instead of bh = 1/(2h^2) --
+times :func:`trigger_scale`, whose spatial factor is the kernel's peak f(0) = c_{D,q} h^(-D) instead of
+phi_D(0; h). The background smoother stays Gaussian.
+
 Windowed ("default", ``exact=False``) evaluation -- the bound
 ==============================================================
 
@@ -68,6 +79,14 @@ below that), so the two components together skip at most EPS_G rho own, as in (3
 component with a non-negligible weight sets the cut-off: a slow tail of tiny weight does not
 stretch the window beyond what its weight needs, and a heavy slow tail is never cut short (the
 fast rate alone would: tests/test_hawkes_kernels.py has that adversarial case).
+
+Any spatial kernel. Bounds (3) and (3') use only that the trigger term factorises as g(dt) f(r) with
+g non-increasing in dt and 0 <= f(r) <= f(0): every skipped term is at most g(Delta_G) f(0). For the
+spatial power law f is decreasing in r with maximum f(0) = c_{D,q} h^(-D) (finite for q > D/2), so
+(3) and (3') hold verbatim with phi_D(0; h) replaced by that peak -- :func:`trigger_delta` takes the
+spatial exponent ``q`` and uses log f(0) (:func:`spatial_log_peak`); the heavy spatial tail costs
+nothing here because the window is in time only and every pair inside it is summed whatever its
+distance. The power law's larger peak (for equal h) only lengthens Delta_G logarithmically.
 
 Then theta (G_n - G_n^w) <= EPS_G theta rho own <= EPS_G mu0 own <= EPS_G lambda_n^w as long
 as mu0 / theta >= rho. G is computed before mu0 and theta are known, so a trigger slot is built
@@ -115,6 +134,11 @@ __all__ = [
     "exp2_weights",
     "TriggerKernel",
     "as_trigger_kernel",
+    "SPATIAL_KERNELS",
+    "SpatialKernel",
+    "as_spatial_kernel",
+    "spatial_log_peak",
+    "spatial_peak",
     "KERNEL_PARAMS",
     "tie_starts",
     "split_time",
@@ -184,6 +208,82 @@ def as_trigger_kernel(kernel=None, kernel_p: float = 0.0) -> TriggerKernel:
     return TriggerKernel(name, p)
 
 
+#: Spatial trigger kernels (``spatial_kernel=``).
+SPATIAL_KERNELS = ("gaussian", "power-law")
+
+
+class SpatialKernel(tuple):
+    """A validated spatial trigger kernel: ``name`` (``"gaussian"`` or ``"power-law"``) and the
+    power-law exponent ``q`` (0 for the Gaussian). A plain pair, so it compares, hashes and pickles
+    as ``(name, q)``. ``q > D/2`` (integrability in D dimensions) is checked where D is known
+    (:meth:`check_dim`)."""
+
+    __slots__ = ()
+
+    def __new__(cls, name: str = "gaussian", q: float = 0.0):
+        if name not in SPATIAL_KERNELS:
+            raise ValueError(f"unknown spatial kernel {name!r}; known: {SPATIAL_KERNELS}")
+        q = float(q)
+        if name == "power-law" and not (math.isfinite(q) and 0.5 < q <= 1e6):
+            raise ValueError(f"the spatial power-law kernel needs a finite exponent q in (D/2, 1e6], got {q!r}")
+        if name != "power-law" and q != 0.0:
+            raise ValueError(f"only the spatial power-law kernel takes an exponent, got {name!r} with q = {q!r}")
+        return super().__new__(cls, (name, q))
+
+    name = property(lambda self: self[0])
+    q = property(lambda self: self[1])
+
+    @property
+    def label(self):
+        """The user-facing ``spatial_kernel=`` value: ``"gaussian"`` or ``("power-law", q)``."""
+        return ("power-law", self.q) if self.name == "power-law" else self.name
+
+    def check_dim(self, D: int) -> "SpatialKernel":
+        """Self, after checking q > D/2 (the power law integrates over R^D); ValueError naming
+        ``spatial_kernel`` otherwise."""
+        if self.name == "power-law" and not self.q > 0.5 * D:
+            raise ValueError(f"spatial_kernel exponent q must be > D/2 = {0.5 * D:g} for D = {D} coordinates "
+                             f"(an integrable power law), got q = {self.q!r}")
+        return self
+
+    def __getnewargs__(self):
+        return (self[0], self[1])
+
+    def __repr__(self):
+        return f"SpatialKernel({self.name!r}, {self.q!r})"
+
+
+def as_spatial_kernel(spatial_kernel=None) -> SpatialKernel:
+    """The engines' spatial kernel from ``spatial_kernel`` (a :class:`SpatialKernel`, None or
+    ``"gaussian"``, or ``("power-law", q)``). Users' values are checked, with messages naming
+    ``spatial_kernel``, by :func:`~.model.check_spatial_kernel`."""
+    if isinstance(spatial_kernel, SpatialKernel):
+        return spatial_kernel
+    if spatial_kernel is None:
+        return SpatialKernel("gaussian")
+    if isinstance(spatial_kernel, str):
+        return SpatialKernel(spatial_kernel, 2.0 if spatial_kernel == "power-law" else 0.0)
+    name, q = spatial_kernel
+    return SpatialKernel(name, q)
+
+
+def spatial_log_peak(D: int, h: float, q: float = 0.0) -> float:
+    """log f(0) of the spatial trigger density with scale ``h``: log phi_D(0; h) = -(D/2) log(2 pi h^2)
+    (Gaussian, ``q = 0``) or log(c_{D,q} h^(-D)), c_{D,q} = Gamma(q) / (Gamma(q - D/2) pi^(D/2)), for the
+    power law c_{D,q} h^(-D) (1 + r^2/h^2)^(-q) (``q > D/2``); through lgamma, so finite for q up to 1e6."""
+    if q == 0.0:
+        return -0.5 * D * math.log(2.0 * math.pi * h * h)
+    return math.lgamma(q) - math.lgamma(q - 0.5 * D) - 0.5 * D * math.log(math.pi) - D * math.log(h)
+
+
+def spatial_peak(D: int, h: float, q: float = 0.0) -> float:
+    """f(0) of the spatial trigger density (units 1/x^D): :func:`phi0` for the Gaussian (``q = 0``),
+    c_{D,q} h^(-D) for the power law (see :func:`spatial_log_peak`)."""
+    if q == 0.0:
+        return phi0(D, h)
+    return math.exp(spatial_log_peak(D, h, q))
+
+
 def phi0(D: int, s: float) -> float:
     """phi_D(0; s) = (2 pi s^2)^(-D/2) (finite for s in the model's PARAM_RANGE)."""
     return (2.0 * math.pi * s * s) ** (-0.5 * D)
@@ -198,7 +298,7 @@ def background_delta(N: int, tau_t: float, eps: float = EPS_S) -> float:
 
 def trigger_delta(N: int, D: int, tau_x: float, tau_t: float, h: float, omega: float, rho: float,
                   eps: float = EPS_G, p: float = 0.0, omega2: float | None = None, w: float | None = None,
-                  own: float | None = None) -> float:
+                  own: float | None = None, q: float = 0.0) -> float:
     """Time cut Delta_G of bound (3): skipped trigger mass <= eps * rho * own (own = phi_D(0;tau_x) phi_1(0;tau_t)).
 
     ``p = 0``: exponential kernel, a skipped term is at most omega phi_D(0;h) exp(-omega Delta).
@@ -209,6 +309,9 @@ def trigger_delta(N: int, D: int, tau_x: float, tau_t: float, h: float, omega: f
     j with weight a_j = w omega or (1 - w) omega2 gets half the budget, Delta = max_j Delta_j.
     ``own``, given, replaces phi_D(0;tau_x) phi_1(0;tau_t) as the lower bound (1) of every background
     sum (an external background, :meth:`Engine.set_external_background`: its smallest S_n).
+    ``q > 0``: the spatial power-law kernel (module notes, "Any spatial kernel"): its peak
+    c_{D,q} h^(-D) (:func:`spatial_log_peak`) replaces phi_D(0; h) in every bound above -- the proof
+    needs only that f(r) <= f(0) -- so the cut-off keeps its 1e-13 guarantee.
     """
     if N < 2:
         return math.inf
@@ -218,12 +321,13 @@ def trigger_delta(N: int, D: int, tau_x: float, tau_t: float, h: float, omega: f
         delta = 0.0
         for a, rate in ((w * omega, omega), ((1.0 - w) * omega2, omega2)):
             if a > 0.0:
-                logb = (math.log(2.0 * (N - 1)) + math.log(a) - 0.5 * D * math.log(2.0 * math.pi * h * h)
+                logb = (math.log(2.0 * (N - 1)) + math.log(a) + spatial_log_peak(D, h, q)
                         - math.log(eps) - math.log(rho) - math.log(own))
                 delta = max(delta, max(logb, 0.0) / rate)
         return delta
-    # log((N-1) omega phi_D(0;h) / (eps rho own)) in logs to avoid overflow for tiny h / rho.
-    logb = (math.log(N - 1) + math.log(omega) - 0.5 * D * math.log(2.0 * math.pi * h * h)
+    # log((N-1) omega f(0) / (eps rho own)) in logs to avoid overflow for tiny h / rho (f(0) = phi_D(0;h) or the
+    # spatial power law's peak).
+    logb = (math.log(N - 1) + math.log(omega) + spatial_log_peak(D, h, q)
             - math.log(eps) - math.log(rho) - math.log(own))
     if p > 0.0:
         logb += math.log(p - 1.0)
@@ -233,15 +337,18 @@ def trigger_delta(N: int, D: int, tau_x: float, tau_t: float, h: float, omega: f
 
 
 def trigger_scale(D: int, h: float, omega: float, p: float = 0.0, omega2: float | None = None,
-                  w: float | None = None) -> float:
+                  w: float | None = None, q: float = 0.0) -> float:
     """Constant factor of the trigger kernel: omega phi_D(0; h) (exponential, ``p = 0``) or
     (p - 1) omega phi_D(0; h) (power-law, the density (p - 1) omega (1 + omega dt)^(-p) of
     Omori-Utsu form with c = 1/omega); the pair term is exp(-(r^2/(2h^2) + time term)).
     With ``omega2``, ``w`` (sum of two exponentials): (w omega + (1 - w) omega2) phi_D(0; h), the
-    pair term being weighted by :func:`exp2_weights`."""
+    pair term being weighted by :func:`exp2_weights`. ``q > 0`` (spatial power law): phi_D(0; h) is
+    replaced by the spatial kernel's peak c_{D,q} h^(-D) (:func:`spatial_peak`) and the pair term's
+    spatial part is exp(-q log(1 + r^2/h^2))."""
+    f0 = spatial_peak(D, h, q)
     if omega2 is not None:
-        return (w * omega + (1.0 - w) * omega2) * phi0(D, h)
-    return (omega if p == 0.0 else (p - 1.0) * omega) * phi0(D, h)
+        return (w * omega + (1.0 - w) * omega2) * f0
+    return (omega if p == 0.0 else (p - 1.0) * omega) * f0
 
 
 def exp2_weights(omega: float, omega2: float, w: float) -> tuple[float, float]:
@@ -363,7 +470,7 @@ def split_time(t: np.ndarray, dtype, grid: float | None = None) -> tuple[np.ndar
 
 
 def make_engine(x_sorted, t_sorted, *, backend: str = "cpu", dtype=np.float64, threads=None,
-                exact: bool = False, window=None, kernel_p: float = 0.0, kernel=None):
+                exact: bool = False, window=None, kernel_p: float = 0.0, kernel=None, spatial_kernel=None):
     """Build a likelihood engine for time-sorted, validated events on a resolved backend.
 
     Parameters
@@ -390,8 +497,12 @@ def make_engine(x_sorted, t_sorted, *, backend: str = "cpu", dtype=np.float64, t
     kernel : TriggerKernel, "exponential", "power-law", ("power-law", p) or "exp2", optional
         The temporal kernel (overrides ``kernel_p``); ``"exp2"`` is the sum of two exponentials,
         whose ``omega2`` and ``w`` the trigger methods then take as keywords.
+    spatial_kernel : SpatialKernel, "gaussian" or ("power-law", q), optional
+        The spatial trigger kernel (default Gaussian, scale ``h`` = its s.d.); the power law
+        c_{D,q} h^(-D) (1 + r^2/h^2)^(-q) needs q > D/2 (module notes).
     """
     kernel = as_trigger_kernel(kernel, kernel_p)
+    spatial_kernel = as_spatial_kernel(spatial_kernel)
     x = np.asarray(x_sorted, dtype=np.float64)
     if x.ndim == 1:
         x = x[:, None]
@@ -403,12 +514,13 @@ def make_engine(x_sorted, t_sorted, *, backend: str = "cpu", dtype=np.float64, t
         from .gpu import GpuEngine
 
         return GpuEngine(x, t, device=get_device(backend), backend=backend, dtype=dtype, threads=threads,
-                         exact=exact, window=window, kernel=kernel)
+                         exact=exact, window=window, kernel=kernel, spatial_kernel=spatial_kernel)
     if backend != "cpu":
         raise ValueError(f"make_engine needs a resolved backend ('cpu', 'gpu' or 'emulator'), got {backend!r}")
     from .cpu import CpuEngine
 
-    return CpuEngine(x, t, dtype=dtype, threads=threads, exact=exact, window=window, kernel=kernel)
+    return CpuEngine(x, t, dtype=dtype, threads=threads, exact=exact, window=window, kernel=kernel,
+                     spatial_kernel=spatial_kernel)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -429,6 +541,8 @@ class EngineFactory:
     exact : bool
     kernel : TriggerKernel
         Temporal trigger kernel (``kernel_p``: its power-law exponent, 0 for the others).
+    spatial_kernel : SpatialKernel
+        Spatial trigger kernel (Gaussian by default; ``("power-law", q)``).
     spatial_window : hphawkes_py.kde.Window or None
         Spatial observation window of the compensator (None: the whole plane).
     background : object or None
@@ -445,6 +559,7 @@ class EngineFactory:
     kernel: TriggerKernel = TriggerKernel("exponential")
     spatial_window: Any = None
     background: Any = None
+    spatial_kernel: SpatialKernel = SpatialKernel("gaussian")
 
     @property
     def kernel_p(self) -> float:
@@ -455,7 +570,7 @@ class EngineFactory:
         """A new engine holding ``data`` (``exact`` overrides the factory's)."""
         eng = make_engine(self.data.x_sorted, self.data.t_sorted, backend=self.backend, dtype=self.dtype,
                           threads=self.threads, exact=self.exact if exact is None else bool(exact),
-                          window=self.data.window, kernel=self.kernel)
+                          window=self.data.window, kernel=self.kernel, spatial_kernel=self.spatial_kernel)
         if self.spatial_window is not None:
             eng.set_spatial_window(self.data.x_sorted, self.spatial_window)
         if self.background is not None:
@@ -480,9 +595,11 @@ class Engine:
 
     backend = "cpu"
 
-    def __init__(self, x, t, *, dtype, threads, exact, window, kernel_p=0.0, kernel=None):
+    def __init__(self, x, t, *, dtype, threads, exact, window, kernel_p=0.0, kernel=None, spatial_kernel=None):
         self.N, self.D = x.shape
         self.kernel = as_trigger_kernel(kernel, kernel_p)
+        self.spatial_kernel = as_spatial_kernel(spatial_kernel).check_dim(self.D)
+        self.spatial_q = self.spatial_kernel.q  # 0: Gaussian
         self.kernel_p = self.kernel.p
         self.exp2 = self.kernel.name == "exp2"
         if self.D not in (1, 2, 3):
@@ -511,7 +628,13 @@ class Engine:
         instead of the whole plane: each Gaussian of the background (s.d. tau_x) and of the
         trigger (s.d. h) contributes its mass inside the window (:func:`gaussian_window_mass`).
         ``x_sorted`` are the events in the engine's (time-sorted) order; the caller checks they
-        lie inside the window. Only the compensator changes; the pair sums do not."""
+        lie inside the window. Only the compensator changes; the pair sums do not.
+        Gaussian spatial kernel only: the window mass of the spatial power law is not implemented
+        (ValueError naming ``spatial_kernel``, never a silent Gaussian mass)."""
+        if self.spatial_q:
+            raise ValueError("spatial_window is implemented only for spatial_kernel='gaussian' (the compensator "
+                             "integrates the trigger Gaussians over the window); got spatial_kernel="
+                             f"{self.spatial_kernel.label!r}")
         if self.D != 2:
             raise ValueError(f"a spatial window needs D = 2 coordinates, got D = {self.D}")
         self._spatial = (np.array(x_sorted, dtype=np.float64, copy=True), window)
@@ -553,14 +676,24 @@ class Engine:
 
     def _trigger_consts(self, h, rates):
         """(bh, omega, c1, omega2, c2, scale) of the pair loops: the trigger term of a pair is
-        scale * [c1 exp(-(bh r2 + T(omega, dt))) + c2 exp(-(bh r2 + omega2 dt))] with T the kernel's
-        time term; c1 = 1, c2 = 0 except for "exp2" (:func:`exp2_weights`)."""
+        scale * [c1 exp(-(Q + T(omega, dt))) + c2 exp(-(Q + omega2 dt))] with T the kernel's
+        time term and Q the spatial term: bh r2 (Gaussian, bh = 1/(2h^2)) or q log1p(bh r2) (spatial
+        power law with exponent q = ``self.spatial_q``, bh = 1/h^2); c1 = 1, c2 = 0 except for "exp2"
+        (:func:`exp2_weights`)."""
         omega = rates[0]
-        scale = trigger_scale(self.D, h, omega, self.kernel_p, **self._rate_kw(rates))
+        sq = self.spatial_q
+        scale = trigger_scale(self.D, h, omega, self.kernel_p, **self._rate_kw(rates), q=sq)
+        if sq and self.dtype == np.float32 and not scale < 1e36:
+            # the power law's peak c_{D,q} h^-D exceeds phi_D(0; h) by up to ~(q/pi)^(D/2) (2 pi)^(D/2)
+            # (1e9 at q = 1e6, D = 3): extreme q, h and omega can overflow the float32 sums of the GPU engine
+            raise ValueError(f"the spatial power law's peak times the trigger rate ({scale:.3g}) overflows float32 "
+                             f"sums (spatial_kernel exponent q = {sq:g}, h = {h:g}); use dtype=float64 or express x "
+                             "in units where h is larger")
+        bh = 0.5 / h**2 if sq == 0.0 else 1.0 / h**2
         if len(rates) == 1:
-            return 0.5 / h**2, omega, 1.0, 0.0, 0.0, scale
+            return bh, omega, 1.0, 0.0, 0.0, scale
         c1, c2 = exp2_weights(*rates)
-        return 0.5 / h**2, omega, c1, rates[1], c2, scale
+        return bh, omega, c1, rates[1], c2, scale
 
     # -- windows ---------------------------------------------------------------------------
     def _delta_s(self, tau_t):
@@ -570,7 +703,7 @@ class Engine:
         if self.exact:
             return math.inf
         return trigger_delta(self.N, self.D, 1.0, 1.0, h, rates[0], rho, p=self.kernel_p, own=self._own,
-                             **self._rate_kw(rates))
+                             q=self.spatial_q, **self._rate_kw(rates))
 
     # -- public interface -------------------------------------------------------------------
     def set_external_background(self, sums, integral) -> None:
@@ -708,7 +841,7 @@ class Engine:
                 delta_g = math.inf
             else:
                 delta_g = trigger_delta(self.N, self.D, tau_x, tau_t, h, rates[0], self._rho, p=self.kernel_p,
-                                        **self._rate_kw(rates))
+                                        q=self.spatial_q, **self._rate_kw(rates))
             self._k_both(tau_x, tau_t, delta_s, h, rates, delta_g, self._slot_order[0])
             self._set_bg(tau_x, tau_t)
             self._slot_params[0] = (h, rates, 0.0 if self.exact else EPS_G * self._rho * self._own)
@@ -766,7 +899,7 @@ class Engine:
         else:
             ds = background_delta(self.N + 1, tau_t)
             dg = trigger_delta(self.N + 1, self.D, tau_x, tau_t, h, rates[0], rho, p=self.kernel_p,
-                               **self._rate_kw(rates))
+                               q=self.spatial_q, **self._rate_kw(rates))
             lo_s = int(np.searchsorted(t, time - ds, side="left"))
             hi_s = int(np.searchsorted(t, time + ds, side="right"))
             lo_g = int(np.searchsorted(t, time - dg, side="left"))
@@ -782,4 +915,5 @@ class Engine:
     def __repr__(self):
         return (f"<{type(self).__name__} backend={self.backend!r} N={self.N} D={self.D} "
                 f"dtype={self.dtype.name} exact={self.exact}"
-                + ("" if self.kernel.name == "exponential" else f" kernel={self.kernel.label!r}") + ">")
+                + ("" if self.kernel.name == "exponential" else f" kernel={self.kernel.label!r}")
+                + ("" if self.spatial_q == 0.0 else f" spatial_kernel={self.spatial_kernel.label!r}") + ">")

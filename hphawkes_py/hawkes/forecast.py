@@ -135,7 +135,8 @@ def _forecast_batch(batch: dict, seed_seq, factory, grid, times, rho) -> tuple[n
 def forecast_intensity(posterior: Any, x: Any, t: Any, times: Any, grid: Any, *, n_draws: int = 200,
                        quantiles: Any = (0.025, 0.975), seed: Any = None, executor: Any = None,
                        progress: bool = True, backend: str = "auto", threads: int | None = None,
-                       dtype: Any = np.float64, exact: bool = False, kernel: Any = None) -> HawkesForecast:
+                       dtype: Any = np.float64, exact: bool = False, kernel: Any = None,
+                       spatial_kernel: Any = None) -> HawkesForecast:
     """Posterior mean and quantiles of the conditional intensity on a grid at future times.
 
     Parameters
@@ -164,6 +165,8 @@ def forecast_intensity(posterior: Any, x: Any, t: Any, times: Any, grid: Any, *,
         As in :func:`~hphawkes_py.hawkes.log_likelihood`.
     kernel : "exponential", "power-law", ("power-law", p) or "exp2", optional
         Temporal trigger; default the posterior's, else exponential.
+    spatial_kernel : "gaussian", "power-law" or ("power-law", q), optional
+        Spatial trigger (scale ``h``); default the posterior's, else Gaussian.
 
     Returns
     -------
@@ -199,7 +202,10 @@ def forecast_intensity(posterior: Any, x: Any, t: Any, times: Any, grid: Any, *,
     rng = check_random_state(seed)
     if kernel is None:
         kernel = posterior.kernel if is_posterior(posterior) else "exponential"
-    factory = engine_factory(data, backend=backend, dtype=dtype, threads=threads, exact=exact, kernel=kernel)
+    if spatial_kernel is None:
+        spatial_kernel = posterior.spatial_kernel if is_posterior(posterior) else "gaussian"
+    factory = engine_factory(data, backend=backend, dtype=dtype, threads=threads, exact=exact, kernel=kernel,
+                             spatial_kernel=spatial_kernel)
     flat = draws_table(posterior, n_draws, rng, factory.kernel, factory.dtype)
     n_values = flat["h"].size * times_arr.size * g.shape[0]
     if n_values > _MAX_VALUES:

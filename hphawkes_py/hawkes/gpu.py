@@ -30,9 +30,9 @@ class GpuEngine(Engine):
     :func:`~.engine.make_engine`; the engine never fetches one itself)."""
 
     def __init__(self, x, t, *, device, backend="emulator", dtype=np.float64, threads=None, exact=False,
-                 window=None, block=None, grid_reduce=None, kernel_p=0.0, kernel=None):
+                 window=None, block=None, grid_reduce=None, kernel_p=0.0, kernel=None, spatial_kernel=None):
         super().__init__(x, t, dtype=dtype, threads=threads, exact=exact, window=window, kernel_p=kernel_p,
-                         kernel=kernel)
+                         kernel=kernel, spatial_kernel=spatial_kernel)
         self.backend = backend
         self.dev = dev = device
         real = "double" if self.dtype == np.float64 else "float"
@@ -112,9 +112,10 @@ class GpuEngine(Engine):
         self._pending.append(("bg", d))
 
     def _time_args(self, consts):
-        """The trigger kernels' (bh, om, kp, c1, om2, c2) in REAL and the double scale (see hawkes.cu)."""
+        """The trigger kernels' (bh, om, kp, c1, om2, c2, sq) in REAL and the double scale (see hawkes.cu;
+        sq = 0: Gaussian spatial term bh r2, sq = q > 0: spatial power law q log1p(bh r2))."""
         bh, om, c1, om2, c2, scale = consts
-        return [self._real(v) for v in (bh, om, self.kernel_p, c1, om2, c2)], np.float64(scale)
+        return [self._real(v) for v in (bh, om, self.kernel_p, c1, om2, c2, self.spatial_q)], np.float64(scale)
 
     def _k_trigger(self, h, rates, delta, phys):
         d = -1.0 if not math.isfinite(delta) else float(delta)

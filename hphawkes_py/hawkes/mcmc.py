@@ -287,7 +287,8 @@ def posterior_mode(x: Any, t: Any, *, sample: Sequence[str] | None = None,
                    fixed: Mapping[str, float] | None = None, start: Mapping[str, float] | None = None,
                    priors: Mapping[str, float] | None = None, backend: str = "auto", threads: int | None = None,
                    dtype: Any = np.float64, window: Any = None, maxiter: int = 600, exact: bool = False,
-                   kernel: Any = "exponential", background: Any = "smoother") -> dict:
+                   kernel: Any = "exponential", background: Any = "smoother",
+                   spatial_kernel: Any = "gaussian") -> dict:
     """Maximum of the posterior density of the sampled parameters (the MCMC's target, on its state).
 
     Nelder-Mead over the logarithms of the sampled parameters, with the same
@@ -298,7 +299,7 @@ def posterior_mode(x: Any, t: Any, *, sample: Sequence[str] | None = None,
 
     Parameters
     ----------
-    x, t, window, backend, threads, dtype, exact, kernel, background
+    x, t, window, backend, threads, dtype, exact, kernel, background, spatial_kernel
         As in :func:`mcmc`.
     sample, fixed, priors
         As in :func:`mcmc` and checked the same way: only the ``sample`` parameters are
@@ -320,7 +321,8 @@ def posterior_mode(x: Any, t: Any, *, sample: Sequence[str] | None = None,
     sample, fixed, start_vals, prior_scales = _check_model(sample, fixed, start, priors, "start", kern)
     maxiter = check_int(maxiter, "maxiter", minimum=1)
     prep = prepare_data(x, t, window)
-    factory = engine_factory(prep, backend=backend, dtype=dtype, threads=threads, exact=exact, kernel=kern)
+    factory = engine_factory(prep, backend=backend, dtype=dtype, threads=threads, exact=exact, kernel=kern,
+                             spatial_kernel=spatial_kernel)
     factory = factory.replace(background=check_background(background, prep))
     _check_ranges(fixed, start_vals, factory.dtype, "start")
     return _mode_search(factory, sample, fixed, start_vals, prior_scales, maxiter)
@@ -448,7 +450,8 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
          init: Mapping[str, float] | None = None, priors: Mapping[str, float] | None = None, seed: Any = None,
          executor: Any = None, progress: bool = True, backend: str = "auto", threads: int | None = None,
          dtype: Any = np.float64, exact: bool = False, window: Any = None, kernel: Any = "exponential",
-         spatial_window: Any = None, background: Any = "smoother", _debug: bool = False) -> "HawkesPosterior":
+         spatial_window: Any = None, background: Any = "smoother", spatial_kernel: Any = "gaussian",
+         _debug: bool = False) -> "HawkesPosterior":
     """Posterior sampling for the spatiotemporal Hawkes model by adaptive Metropolis-Hastings.
 
     Parameters
@@ -487,6 +490,11 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
         ``"exponential"``, a power law (``omega`` its rate) or ``"exp2"``, the sum of two
         exponentials with the parameters ``omega2`` and ``w`` -- see the module notes on their
         priors and the ordering ``omega2 < omega``).
+    spatial_kernel : "gaussian", "power-law" or ("power-law", q)
+        The spatial trigger, as in :func:`~hphawkes_py.hawkes.log_likelihood`: the Gaussian (default) or
+        the isotropic power law with exponent q > D/2 (fixed, not sampled); ``h`` is its scale in both
+        cases and keeps its prior. Not with ``spatial_window``. The posterior remembers it
+        (:attr:`HawkesPosterior.spatial_kernel`) and the tools built on it use it.
     background : "smoother" or hphawkes_py.kde.KDEFit
         As in :func:`~hphawkes_py.hawkes.log_likelihood`: with a fitted KDE the background is
         ``mu0 N f(x) / (T1 - T0)`` (f the KDE's normalised density on its window), computed once;
@@ -514,8 +522,9 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
     progress = check_flag(progress, "progress")
     debug = check_flag(_debug, "_debug")
     prep = prepare_data(x, t, window)
-    factory = engine_factory(prep, backend=backend, dtype=dtype, threads=threads, exact=exact, kernel=kern)
-    sw = _check_spatial_window(spatial_window, prep)
+    factory = engine_factory(prep, backend=backend, dtype=dtype, threads=threads, exact=exact, kernel=kern,
+                             spatial_kernel=spatial_kernel)
+    sw = _check_spatial_window(spatial_window, prep, factory.spatial_kernel)
     if sw is not None:
         factory = factory.replace(spatial_window=sw)
     factory = factory.replace(background=check_background(background, prep, sw))
@@ -610,6 +619,14 @@ class HawkesPosterior:
         return kernel_label(self.engine_factory.kernel if self.engine_factory is not None else 0.0)
 
     @property
+    def spatial_kernel(self):
+        """The spatial triggering kernel the chains used (``spatial_kernel=`` of :func:`mcmc`):
+        ``"gaussian"`` or ``("power-law", q)``."""
+        from .model import spatial_kernel_label
+
+        return spatial_kernel_label(self.engine_factory.spatial_kernel if self.engine_factory is not None else None)
+
+    @property
     def param_names(self) -> tuple:
         """Every parameter of the fitted model: :data:`PARAM_NAMES` plus the kernel's (``omega2``, ``w``)."""
         return PARAM_NAMES + tuple(n for n in ("omega2", "w") if n in self.draws)
@@ -628,7 +645,8 @@ class HawkesPosterior:
         means = ", ".join(f"{n}={self.draws[n].mean():.4g}" for n in self.sampled)
         return (f"HawkesPosterior(chains={self.chains}, draws={self.n_draws}, sampled={list(self.sampled)}, "
                 f"fixed={self.fixed}, posterior means: {means}, backend={self.backend!r}"
-                + ("" if self.kernel == "exponential" else f", kernel={self.kernel!r}") + ")")
+                + ("" if self.kernel == "exponential" else f", kernel={self.kernel!r}")
+                + ("" if self.spatial_kernel == "gaussian" else f", spatial_kernel={self.spatial_kernel!r}") + ")")
 
     def select_draws(self, n_draws: int, seed: Any = None) -> tuple[np.ndarray, dict]:
         """``n_draws`` posterior draws chosen at random without replacement from all chains (all of
@@ -692,6 +710,7 @@ class HawkesPosterior:
             "prior_scales": {n: (v if math.isfinite(v) else None) for n, v in self.prior_scales.items()},
             "backend": self.backend,
             "kernel": self.kernel if isinstance(self.kernel, str) else list(self.kernel),
+            "spatial_kernel": self.spatial_kernel if isinstance(self.spatial_kernel, str) else list(self.spatial_kernel),
             "elapsed_seconds": self.elapsed_seconds,
             "acceptance_rates": {n: v.tolist() for n, v in self.acceptance_rates.items()},
             "summary": {n: {k: (None if not np.isfinite(v) else float(v)) for k, v in row.items()}

@@ -9,8 +9,9 @@ For each of ``n_draws`` posterior draws a new event history on the observation w
   event m, chosen with probability proportional to its kernel mass in the window, moved by
   N(0, tau_x^2 I) in space and by N(0, tau_t^2) in time truncated to the window);
 * **offspring** -- every simulated event has Poisson(theta) children after a delay from the
-  temporal kernel (exponential or power law) and displaced by N(0, h^2 I), recursively; children
-  after T1 are dropped.
+  temporal kernel (exponential or power law) and displaced by N(0, h^2 I) (or by the fit's spatial
+  power law with scale h, :func:`~.simulate.draw_displacements`), recursively; children after T1 are
+  dropped.
 
 Summaries of each simulation are set beside the observed ones: event counts per time bin,
 quantiles of the inter-event times, and the space-time pair-correlation summary
@@ -29,8 +30,8 @@ import numpy as np
 
 from .._parallel import run_replicates, spawn_seeds
 from .._validate import as_float_array, check_int, check_random_state
-from .model import check_flag, check_kernel, is_posterior, prepare_data
-from .simulate import draw_delays
+from .model import check_flag, check_kernel, check_spatial_kernel, is_posterior, prepare_data
+from .simulate import draw_delays, draw_displacements
 
 __all__ = ["posterior_predictive", "PosteriorPredictive", "simulate_from_fit", "k_function"]
 
@@ -73,10 +74,11 @@ def k_function(x: np.ndarray, t: np.ndarray, r: np.ndarray, u: np.ndarray) -> np
 
 
 def simulate_from_fit(params: dict, x_data: np.ndarray, t_data: np.ndarray, window: tuple, rng, kernel_p: float = 0.0,
-                      max_events: int = _MAX_EVENTS):
+                      max_events: int = _MAX_EVENTS, spatial_q: float = 0.0):
     """One history on ``window`` from the fitted model (see the module notes); returns (x, t) sorted by t.
     ``kernel_p``: the power-law exponent (0: exponential); ``params`` with ``omega2`` and ``w`` selects the
-    sum of two exponentials (Exp(omega) delays with probability w, Exp(omega2) otherwise)."""
+    sum of two exponentials (Exp(omega) delays with probability w, Exp(omega2) otherwise). ``spatial_q``: the
+    spatial power-law exponent of the offspring displacements (0: Gaussian N(0, h^2 I))."""
     from scipy.special import ndtr, ndtri
 
     T0, T1 = window
@@ -108,7 +110,7 @@ def simulate_from_fit(params: dict, x_data: np.ndarray, t_data: np.ndarray, wind
         ct = pt + draw_delays(rng, pt.size, omega, kernel_p, params.get("omega2"), params.get("w"))
         keep = ct <= T1
         gt = ct[keep]
-        gx = px[keep] + h * rng.standard_normal((int(keep.sum()), D))
+        gx = px[keep] + draw_displacements(rng, int(keep.sum()), D, h, spatial_q)
         count += gt.size
         if count > max_events:
             raise ValueError(f"a predictive simulation exceeded {max_events} events (theta near or above 1?)")
@@ -127,12 +129,12 @@ def _summaries(x, t, window, edges, probs, r, u):
     return counts, q, k_function(x, t, r, u), float(t.size)
 
 
-def _predictive_batch(batch: dict, seed_seq, x, t, window, kernel_p, edges, probs, r, u):
+def _predictive_batch(batch: dict, seed_seq, x, t, window, kernel_p, edges, probs, r, u, spatial_q=0.0):
     rng = np.random.default_rng(seed_seq)
     out = []
     for k in range(len(batch["h"])):
         p = {n: float(batch[n][k]) for n in batch}
-        xs, ts = simulate_from_fit(p, x, t, window, rng, kernel_p)
+        xs, ts = simulate_from_fit(p, x, t, window, rng, kernel_p, spatial_q=spatial_q)
         out.append(_summaries(xs, ts, window, edges, probs, r, u))
     return out
 
@@ -210,7 +212,8 @@ def posterior_predictive(posterior: Any, x: Any, t: Any, *, n_draws: int = 100, 
     Parameters
     ----------
     posterior : HawkesPosterior
-        The fit; its temporal kernel is used for the offspring delays.
+        The fit; its temporal kernel is used for the offspring delays and its spatial kernel
+        (``spatial_kernel=`` of :func:`~.mcmc.mcmc`) for their displacements.
     x, t : array_like
         The data it was fitted to (locations (N, D) and times; any order).
     n_draws : int
@@ -252,6 +255,7 @@ def posterior_predictive(posterior: Any, x: Any, t: Any, *, n_draws: int = 100, 
             raise ValueError(f"{name} must hold positive values, got {v.tolist()}")
     rng = check_random_state(seed)
     kp = check_kernel(posterior.kernel).p
+    sq = check_spatial_kernel(posterior.spatial_kernel, data.dim).q
     idx, flat = posterior.select_draws(n_draws, rng)
     edges = np.linspace(data.window[0], data.window[1], bins + 1)
     xs, ts = data.x_sorted, data.t_sorted
@@ -259,7 +263,7 @@ def posterior_predictive(posterior: Any, x: Any, t: Any, *, n_draws: int = 100, 
     jobs = [{n: v[k:k + 1] for n, v in flat.items()} for k in range(idx.size)]
     seeds = spawn_seeds(rng, len(jobs))
     results = run_replicates(_predictive_batch, jobs, seeds=seeds, executor=executor, progress=progress,
-                             desc="predictive simulations", args=(xs, ts, data.window, kp, edges, probs, r, u))
+                             desc="predictive simulations", args=(xs, ts, data.window, kp, edges, probs, r, u, sq))
     sims = [s for batch in results for s in batch]
     obs = _summaries(xs, ts, data.window, edges, probs, r, u)
     return PosteriorPredictive(

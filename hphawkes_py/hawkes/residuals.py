@@ -28,6 +28,7 @@ from .._validate import check_int, check_random_state
 from .engine import _phi_diff
 from .engine import background_integral_part, trigger_integral_part
 from .model import (HawkesParams, _as_params, _check_params_range, check_flag, check_kernel, check_kernel_params,
+                    check_spatial_kernel,
                     is_posterior, prepare_data, rate_kwargs)
 
 __all__ = ["residuals", "HawkesResiduals", "rescaled_times"]
@@ -189,7 +190,8 @@ class HawkesResiduals:
 
 
 def residuals(posterior_or_params: Any, x: Any, t: Any, *, window: Any = None, n_draws: int | None = None,
-              seed: Any = None, progress: bool = True, kernel: Any = None) -> HawkesResiduals:
+              seed: Any = None, progress: bool = True, kernel: Any = None,
+              spatial_kernel: Any = None) -> HawkesResiduals:
     """Time-rescaled residuals (Ogata) and a KS uniformity test of a fitted Hawkes model.
 
     Parameters
@@ -212,6 +214,11 @@ def residuals(posterior_or_params: Any, x: Any, t: Any, *, window: Any = None, n
     kernel : "exponential", "power-law", ("power-law", p) or "exp2", optional
         Temporal trigger; default the posterior's, else exponential. (The power-law transform sums
         all earlier pairs: O(N^2).)
+    spatial_kernel : "gaussian", "power-law" or ("power-law", q), optional
+        Spatial trigger; default the posterior's, else Gaussian. Checked (q > D/2) but it does not
+        change the rescaled times: every spatial kernel integrates to 1 over R^D, so only the
+        temporal kernel enters the time transform. (Spatial residuals that do depend on it:
+        :func:`~.superthin.super_thinned_residuals`.)
 
     Returns
     -------
@@ -235,6 +242,9 @@ def residuals(posterior_or_params: Any, x: Any, t: Any, *, window: Any = None, n
         kernel = posterior.kernel if posterior is not None else "exponential"
     kern = check_kernel(kernel)
     kp = kern.p
+    if spatial_kernel is None:
+        spatial_kernel = posterior.spatial_kernel if posterior is not None else "gaussian"
+    check_spatial_kernel(spatial_kernel, data.dim)  # validated; the time transform does not depend on it
     check_kernel_params(params, kern, "posterior" if posterior is not None else "posterior_or_params")
     if n_draws is not None:
         if posterior is None:

@@ -75,7 +75,8 @@ per event over the background-only model, while both lose to the homogeneous Poi
 reference. In a region wide against ``tau_x`` the fit finds theta near 0 and the gain is 0
 (tests/test_hawkes_forecast_score.py). Check the fitted omega and h, and the Poisson column.
 
-The Gaussian kernels integrate to 1 over R^D (the compensator is over the whole plane, as in
+The spatial kernels (Gaussian, or the trigger's power law, ``spatial_kernel=``) integrate to 1 over
+R^D (the compensator is over the whole plane, as in
 the likelihood; ``spatial_window=`` of the fit is not used here). The pair sums run on the
 engine (``Engine.query_sums`` for the background, ``Engine.trigger_sums`` for the trigger: Numba
 on the CPU, the CUDA kernels on a GPU or the emulator), windowed like
@@ -264,7 +265,7 @@ def forecast_score(posterior: Any, x: Any, t: Any, *, origin: Any, horizon: Any,
                    n_draws: int = 200, background: str = "origin", reference_mu0: str = "refit",
                    poisson_lookback: Any = None, region: Any = None, seed: Any = None, backend: str = "auto",
                    threads: int | None = None, dtype: Any = np.float64, exact: bool = False,
-                   kernel: Any = None) -> HawkesForecastScore:
+                   kernel: Any = None, spatial_kernel: Any = None) -> HawkesForecastScore:
     """Log score of the events in ``(origin, origin + horizon]`` given the history up to ``origin``,
     under the Hawkes model, the background-only model and a homogeneous Poisson process.
 
@@ -310,6 +311,8 @@ def forecast_score(posterior: Any, x: Any, t: Any, *, origin: Any, horizon: Any,
         As in :func:`~hphawkes_py.hawkes.log_likelihood`.
     kernel : "exponential", "power-law", ("power-law", p) or "exp2", optional
         Temporal trigger; default the posterior's, else exponential.
+    spatial_kernel : "gaussian", "power-law" or ("power-law", q), optional
+        Spatial trigger (scale ``h``); default the posterior's, else Gaussian.
 
     Returns
     -------
@@ -369,8 +372,11 @@ def forecast_score(posterior: Any, x: Any, t: Any, *, origin: Any, horizon: Any,
     kp = check_kernel(kernel)
     # history-only engine: the background sums (never sees the window's events)
     hist = prepare_data(hist_x, ts[:n_hist], (T0, origin))
+    if spatial_kernel is None:
+        spatial_kernel = posterior.spatial_kernel if is_posterior(posterior) else "gaussian"
     factory = engine_factory(hist, backend=backend, dtype=dtype, threads=threads, exact=exact,
-                             kernel=kernel_label(kp))
+                             kernel=kernel_label(kp), spatial_kernel=spatial_kernel)
+    sq = factory.spatial_kernel.q
     flat = draws_table(posterior, n_draws, rng, kp, factory.dtype, "posterior_or_params")
 
     def rates(k):  # the second rate and weight of draw k ("exp2"), as engine keywords
@@ -421,7 +427,7 @@ def forecast_score(posterior: Any, x: Any, t: Any, *, origin: Any, horizon: Any,
             lo = 0
         else:
             cut = max(trigger_delta(n_end + 1, D, float(flat["tau_x"][k]), float(flat["tau_t"][k]),
-                                    float(flat["h"][k]), float(flat["omega"][k]), rho, p=kp.p, **rates(k))
+                                    float(flat["h"][k]), float(flat["omega"][k]), rho, p=kp.p, q=sq, **rates(k))
                       for k in range(K))
             lo = 0 if not math.isfinite(cut) else int(np.searchsorted(ts, origin - cut, side="left"))
         lo = min(lo, n_hist - 1)

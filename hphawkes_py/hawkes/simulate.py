@@ -3,7 +3,8 @@
 Generation 0 (the *background*) is a homogeneous Poisson process with rate
 ``mu`` per unit area (volume) per unit time on ``region x [0, duration]``.
 Every event then has ``Poisson(theta)`` children, each after an ``Exp(omega)``
-delay (mean ``1/omega``) and displaced by ``N(0, h^2 I)`` from its parent;
+delay (mean ``1/omega``) and displaced by ``N(0, h^2 I)`` from its parent (or by the isotropic
+spatial power law with scale ``h``, ``spatial_kernel=("power-law", q)``: see :func:`draw_displacements`);
 children have children in turn. Children born after ``duration`` are dropped
 (with their descendants, which would be later still); children may land
 outside ``region`` (the model's spatial integral is over all of R^D).
@@ -24,9 +25,9 @@ from typing import Any
 import numpy as np
 
 from .._validate import check_int, check_positive, check_probability, check_random_state
-from .model import check_kernel
+from .model import check_kernel, check_spatial_kernel
 
-__all__ = ["simulate", "draw_delays"]
+__all__ = ["simulate", "draw_delays", "draw_displacements"]
 
 
 def draw_delays(rng, size: int, omega: float, p: float = 0.0, omega2: float | None = None,
@@ -42,6 +43,33 @@ def draw_delays(rng, size: int, omega: float, p: float = 0.0, omega2: float | No
         return rng.exponential(1.0 / omega, size=size)
     # Lomax by inversion: (1 - U)^(-1/(p-1)) - 1, in logs for accuracy near U = 0
     return np.expm1(-np.log1p(-rng.random(size)) / (p - 1.0)) / omega
+
+
+def draw_displacements(rng, size: int, dim: int, h: float, q: float = 0.0) -> np.ndarray:
+    """``size`` displacements (size, dim) of children from their parents, from the spatial trigger
+    kernel with scale ``h``: N(0, h^2 I) (``q = 0``; ``h`` times standard normals, the draws
+    :func:`simulate` has always made) or the isotropic power law c_{D,q} h^(-D) (1 + r^2/h^2)^(-q)
+    (``q > dim/2``), drawn exactly: a uniform direction (a normalised standard normal vector) times a
+    radius by inversion of its CDF. With u = r^2/h^2, u / (1 + u) ~ Beta(D/2, q - D/2), so
+    F(r) = I_{r^2/(h^2 + r^2)}(D/2, q - D/2); in 2-D F(r) = 1 - (1 + r^2/h^2)^(1 - q), inverted in
+    closed form (r = h sqrt((1 - U)^(-1/(q-1)) - 1), in logs), in 1-D and 3-D through
+    ``scipy.special.betaincinv`` (B and 1 - B each from its own inverse, so u = B / (1 - B) stays
+    accurate in the far tail). The one displacement sampler of :func:`simulate` and the posterior
+    predictive simulations."""
+    if q == 0.0:
+        return h * rng.standard_normal((size, dim))
+    U = rng.random(size)
+    if dim == 2:
+        u = np.expm1(-np.log1p(-U) / (q - 1.0))
+    else:
+        from scipy.special import betaincinv
+
+        a, b = 0.5 * dim, q - 0.5 * dim
+        u = betaincinv(a, b, U) / betaincinv(b, a, 1.0 - U)
+    z = rng.standard_normal((size, dim))
+    norm = np.sqrt(np.sum(z * z, axis=1))
+    norm[norm == 0.0] = 1.0  # probability 0; keeps the division finite
+    return (h * np.sqrt(u) / norm)[:, None] * z
 
 
 def _region(region: Any, dim: int) -> np.ndarray:
@@ -64,7 +92,8 @@ def _region(region: Any, dim: int) -> np.ndarray:
 
 def simulate(*, mu: float, theta: float, omega: float, h: float, region: Any, duration: float, dim: int = 2,
              seed: Any = None, return_parents: bool = False, max_events: int = 10_000_000,
-             kernel: Any = "exponential", omega2: float | None = None, w: float | None = None):
+             kernel: Any = "exponential", omega2: float | None = None, w: float | None = None,
+             spatial_kernel: Any = "gaussian"):
     """Simulate a spatiotemporal Hawkes process by the branching construction.
 
     Parameters
@@ -82,7 +111,8 @@ def simulate(*, mu: float, theta: float, omega: float, h: float, region: Any, du
         Rate of the exponential delay of a child after its parent (mean delay
         ``1/omega``).
     h : float
-        Standard deviation of the Gaussian displacement of a child, per coordinate.
+        Standard deviation of the Gaussian displacement of a child, per coordinate (units of the
+        region); with the spatial power law its scale.
     region : float or array_like, shape (dim, 2)
         Background region: a side length ``L`` for ``[0, L]^dim``, or the
         ``(low, high)`` bounds per coordinate.
@@ -104,6 +134,10 @@ def simulate(*, mu: float, theta: float, omega: float, h: float, region: Any, du
         ``kernel="exp2"`` only (and then required): the second rate (per unit of time, > 0).
     w : float, optional
         ``kernel="exp2"`` only (and then required): probability of the ``omega`` component, in [0, 1].
+    spatial_kernel : "gaussian", "power-law" or ("power-law", q)
+        Displacement distribution of a child: N(0, h^2 I) (default), or the isotropic power law
+        ``Gamma(q) / (Gamma(q - dim/2) pi^(dim/2) h^dim) (1 + r^2/h^2)^(-q)``, q > dim/2 (``"power-law"``
+        alone: q = 2), drawn exactly (radius by inversion of its CDF, :func:`draw_displacements`).
 
     Returns
     -------
@@ -123,6 +157,7 @@ def simulate(*, mu: float, theta: float, omega: float, h: float, region: Any, du
     elif omega2 is not None or w is not None:
         raise ValueError(f"omega2 and w are parameters of kernel='exp2' only, got kernel={kernel!r}")
     dim = check_int(dim, "dim", minimum=1, maximum=3)
+    sq = check_spatial_kernel(spatial_kernel, dim).q
     mu = check_positive(mu, "mu")
     theta = check_positive(theta, "theta")
     if theta >= 1:
@@ -157,7 +192,7 @@ def simulate(*, mu: float, theta: float, omega: float, h: float, region: Any, du
             break
         local = np.repeat(np.arange(gen_t.size), k)
         child_t = gen_t[local] + draw_delays(rng, par.size, omega, kp, omega2, w)
-        child_x = gen_x[local] + h * rng.standard_normal((par.size, dim))
+        child_x = gen_x[local] + draw_displacements(rng, par.size, dim, h, sq)
         keep = child_t <= duration
         child_t, child_x, par = child_t[keep], child_x[keep], par[keep]
         gen_index = np.arange(total, total + child_t.size)

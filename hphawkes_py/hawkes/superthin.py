@@ -76,6 +76,7 @@ def _region(region, D):
 
 def super_thinned_residuals(posterior_or_params: Any, x: Any, t: Any, region: Any, *, k: float | None = None,
                             cells: int = 4, window: Any = None, seed: Any = None, kernel: Any = None,
+                            spatial_kernel: Any = None,
                             backend: str = "auto", threads: int | None = None,
                             progress: bool = True) -> SuperThinnedResiduals:
     """Super-thinned residuals of a fitted Hawkes model on a rectangular region (see the module notes).
@@ -96,6 +97,8 @@ def super_thinned_residuals(posterior_or_params: Any, x: Any, t: Any, region: An
     seed : None, int or Generator
     kernel : optional
         Temporal kernel; default the posterior's, else exponential.
+    spatial_kernel : "gaussian", "power-law" or ("power-law", q), optional
+        Spatial trigger (scale ``h``); default the posterior's, else Gaussian.
     backend, threads
         Engine (as in :func:`~hphawkes_py.hawkes.log_likelihood`).
     progress : bool
@@ -119,7 +122,9 @@ def super_thinned_residuals(posterior_or_params: Any, x: Any, t: Any, region: An
     p = posterior_or_params.params_mean() if is_post else _as_params(posterior_or_params)
     if kernel is None:
         kernel = posterior_or_params.kernel if is_post else "exponential"
-    factory = engine_factory(data, backend=backend, threads=threads, kernel=kernel)
+    if spatial_kernel is None:
+        spatial_kernel = posterior_or_params.spatial_kernel if is_post else "gaussian"
+    factory = engine_factory(data, backend=backend, threads=threads, kernel=kernel, spatial_kernel=spatial_kernel)
     check_kernel_params(p, factory.kernel, "posterior_or_params")
     _check_params_range(p, factory.dtype)
     rng = check_random_state(seed)

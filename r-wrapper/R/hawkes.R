@@ -66,6 +66,10 @@ print.hawkes_params <- function(x, ...) {
 #' @param kernel Temporal triggering kernel: \code{"exponential"} (the paper's),
 #'   \code{"power-law"} or \code{list("power-law", p)} (Omori-Utsu), or \code{"exp2"}, the sum of
 #'   two exponentials (parameters \code{omega2} and \code{w} in \code{params}).
+#' @param spatial_kernel Spatial triggering kernel, with scale \code{h}: \code{"gaussian"} (the
+#'   paper's, the default) or the isotropic power law \code{"power-law"} (q = 2) /
+#'   \code{list("power-law", q)}, density \eqn{\Gamma(q) / (\Gamma(q - D/2) \pi^{D/2} h^D) (1 + r^2/h^2)^{-q}},
+#'   q > D/2.
 #' @param background \code{"smoother"} (the model's space-time Gaussian smoother with
 #'   \code{tau_x}, \code{tau_t}) or a \code{kde_fit()} result: its adaptive, edge-corrected surface,
 #'   normalised over its window, as a fixed spatial background with a constant rate in time
@@ -73,13 +77,15 @@ print.hawkes_params <- function(x, ...) {
 #' @return The log-likelihood (a number).
 #' @export
 hawkes_loglik <- function(x, t, params, exact = FALSE, window = NULL, dtype = "float64",
-                          backend = "auto", threads = NULL, kernel = "exponential", background = "smoother") {
+                          backend = "auto", threads = NULL, kernel = "exponential", background = "smoother",
+                          spatial_kernel = "gaussian") {
   hk <- .hp_mod("hawkes")
   res <- .hp_call(hk$log_likelihood(.hawkes_x(x), .np_double(t, "t"), .py_hawkes_params(params),
                                     exact = exact, window = .hawkes_window(window), dtype = dtype,
                                     backend = backend, threads = .as_int(threads),
                                     kernel = .hawkes_kernel(kernel),
-                                    background = .hawkes_background(background)))
+                                    background = .hawkes_background(background),
+                                    spatial_kernel = .hawkes_spatial_kernel(spatial_kernel)))
   .hp_r(res)
 }
 
@@ -94,12 +100,13 @@ hawkes_loglik <- function(x, t, params, exact = FALSE, window = NULL, dtype = "f
 #' @export
 hawkes_probabilities <- function(x, t, params, exact = FALSE, window = NULL, dtype = "float64",
                                  backend = "auto", threads = NULL, kernel = "exponential",
-                                 background = "smoother") {
+                                 background = "smoother", spatial_kernel = "gaussian") {
   hk <- .hp_mod("hawkes")
   res <- .hp_call(hk$self_excitation_probabilities(
     .hawkes_x(x), .np_double(t, "t"), .py_hawkes_params(params), exact = exact,
     window = .hawkes_window(window), dtype = dtype, backend = backend, threads = .as_int(threads),
-    kernel = .hawkes_kernel(kernel), background = .hawkes_background(background)))
+    kernel = .hawkes_kernel(kernel), background = .hawkes_background(background),
+    spatial_kernel = .hawkes_spatial_kernel(spatial_kernel)))
   pi <- .hp_r(res)
   .hawkes_prob_frame(x, t, data.frame(pi = pi), "hawkes_probabilities")
 }
@@ -189,7 +196,7 @@ hawkes_mcmc <- function(x, t, n_iter = 10000L, burn_in = 1000L, chains = 4L,
                         sample = NULL, fixed = NULL, init = NULL,
                         priors = NULL, seed = NULL, progress = FALSE, exact = FALSE,
                         window = NULL, dtype = "float64", backend = "auto", threads = NULL,
-                        kernel = "exponential", background = "smoother") {
+                        kernel = "exponential", background = "smoother", spatial_kernel = "gaussian") {
   hk <- .hp_mod("hawkes")
   named_nums <- function(v, nm) {
     if (is.null(v)) return(NULL)
@@ -204,7 +211,8 @@ hawkes_mcmc <- function(x, t, n_iter = 10000L, burn_in = 1000L, chains = 4L,
     init = if (identical(init, "mode")) "mode" else named_nums(init, "init"),
     priors = named_nums(priors, "priors"), seed = .as_int(seed), progress = progress,
     exact = exact, window = .hawkes_window(window), dtype = dtype, backend = backend,
-    threads = .as_int(threads), kernel = .hawkes_kernel(kernel), background = .hawkes_background(background)))
+    threads = .as_int(threads), kernel = .hawkes_kernel(kernel), background = .hawkes_background(background),
+    spatial_kernel = .hawkes_spatial_kernel(spatial_kernel)))
   .hawkes_posterior_to_r(post)
 }
 
@@ -346,15 +354,19 @@ hawkes_self_excitation_draws <- function(fit, n_draws = 100L, seed = NULL) {
 #'   \code{list("power-law", p)} or \code{"exp2"} (Exp(omega) with probability \code{w},
 #'   Exp(omega2) otherwise).
 #' @param omega2,w \code{kernel = "exp2"} only: the second rate and the weight of \code{omega}.
+#' @param spatial_kernel Displacement distribution of a child: \code{"gaussian"} (N(0, h^2 I)) or
+#'   the isotropic power law \code{"power-law"} / \code{list("power-law", q)} with scale \code{h}
+#'   (q > dim/2), drawn exactly.
 #' @return A list with \code{x} (matrix) and \code{t} (vector), in time order as Python returns them.
 #' @export
 hawkes_simulate <- function(mu, theta, omega, h, region, duration, dim = 2L, seed = NULL,
-                            kernel = "exponential", omega2 = NULL, w = NULL) {
+                            kernel = "exponential", omega2 = NULL, w = NULL, spatial_kernel = "gaussian") {
   hk <- .hp_mod("hawkes")
   reg <- if (length(region) == 1L) .as_num(region) else .np_double(as.matrix(region), "region")
   res <- .hp_r(.hp_call(hk$simulate(mu = .as_num(mu), theta = .as_num(theta), omega = .as_num(omega),
     h = .as_num(h), region = reg, duration = .as_num(duration), dim = .as_int(dim), seed = .as_int(seed),
-    kernel = .hawkes_kernel(kernel), omega2 = .as_num(omega2), w = .as_num(w))))
+    kernel = .hawkes_kernel(kernel), omega2 = .as_num(omega2), w = .as_num(w),
+    spatial_kernel = .hawkes_spatial_kernel(spatial_kernel))))
   x <- res[[1]]
   if (is.null(dim(x))) x <- matrix(x, ncol = 1L)
   list(x = x, t = res[[2]])
@@ -377,6 +389,16 @@ hawkes_simulate <- function(mu, theta, omega, h, region, duration, dim = 2L, see
   .hp_stop("kernel must be \"exponential\", \"power-law\", list(\"power-law\", p) or \"exp2\"")
 }
 
+# spatial_kernel = "gaussian" | "power-law" | list("power-law", q) -> the Python spatial_kernel= value
+.hawkes_spatial_kernel <- function(spatial_kernel) {
+  if (is.null(spatial_kernel)) return(NULL)
+  if (is.list(spatial_kernel) && length(spatial_kernel) == 2L)
+    return(reticulate::tuple(as.character(spatial_kernel[[1]]),
+                             .as_num(spatial_kernel[[2]], "spatial_kernel exponent", FALSE)))
+  if (is.character(spatial_kernel) && length(spatial_kernel) == 1L) return(spatial_kernel)
+  .hp_stop("spatial_kernel must be \"gaussian\", \"power-law\" or list(\"power-law\", q)")
+}
+
 #' Time-rescaled residuals of a Hawkes fit (Ogata) with a KS uniformity test
 #'
 #' @param fit A \code{hawkes_mcmc} object (residuals at the posterior mean) or parameters
@@ -388,15 +410,20 @@ hawkes_simulate <- function(mu, theta, omega, h, region, duration, dim = 2L, see
 #' @param kernel \code{NULL} (the fit's), \code{"exponential"}, \code{"power-law"},
 #'   \code{list("power-law", p)} or \code{"exp2"} (then \code{fit}'s parameters include
 #'   \code{omega2} and \code{w}).
+#' @param spatial_kernel \code{NULL} (the fit's), \code{"gaussian"}, \code{"power-law"} or
+#'   \code{list("power-law", q)}: checked, but the time-rescaled residuals do not depend on it
+#'   (every spatial kernel integrates to 1).
 #' @return A list of class \code{hawkes_residuals}: \code{table} (per event in time order:
 #'   \code{event} (row of the input, 1-based), \code{rescaled_time}, \code{interval},
 #'   \code{uniform}), \code{ks_statistic}, \code{ks_pvalue}, \code{expected} (Lambda(T1)),
 #'   \code{n_events}, and \code{draws} (per-draw KS tests) when \code{n_draws} is given.
 #' @export
-hawkes_residuals <- function(fit, x, t, window = NULL, n_draws = NULL, seed = NULL, kernel = NULL) {
+hawkes_residuals <- function(fit, x, t, window = NULL, n_draws = NULL, seed = NULL, kernel = NULL,
+                             spatial_kernel = NULL) {
   res <- .hp_call(.hp_mod("hawkes")$residuals(
     .hawkes_fit_or_params(fit), .hawkes_x(x), .np_double(t, "t"), window = .hawkes_window(window),
-    n_draws = .as_int(n_draws), seed = .as_int(seed), progress = FALSE, kernel = .hawkes_kernel(kernel)))
+    n_draws = .as_int(n_draws), seed = .as_int(seed), progress = FALSE, kernel = .hawkes_kernel(kernel),
+    spatial_kernel = .hawkes_spatial_kernel(spatial_kernel)))
   table <- .hp_r(.hp_call(res$to_frame()))
   table$event <- as.integer(table$event) + 1L
   draws <- if (is.null(n_draws)) NULL else .hp_r(res$draws)

@@ -9,7 +9,9 @@
 //   hawkes_trigger    : G_n = scale * sum_{m in [lo_n, ts_n)} exp(-(bh r2 + om (t_n - t_m)))
 //                       (power-law kernel, kp > 1: exp(-(bh r2 + kp log(1 + om (t_n - t_m)))); sum of two
 //                       exponentials, c2 > 0: c1 exp(-(bh r2 + om dt)) + c2 exp(-(bh r2 + om2 dt)))
-//                       ts_n = first event tied with n (ties do not excite), lo_n = window start
+//                       ts_n = first event tied with n (ties do not excite), lo_n = window start.
+//                       Spatial power law, sq > 0: the spatial part bh r2 becomes sq log1p(bh r2)
+//                       (bh = 1/h^2 then; the Gaussian branch, sq = 0, is the unchanged code)
 //   hawkes_sum_log    : one partial sum of log(mu0 S_n + theta G_n) per block (double)
 //   hawkes_pi         : pi_n = theta G_n / (mu0 S_n + theta G_n)
 //   hawkes_trigger_integral : one partial sum of 1 - exp(-omega (T1 - t_m)) per block (double)
@@ -56,17 +58,26 @@ __device__ __forceinline__ REAL hk_r2(const REAL* x0, const REAL* x1, const REAL
 // exp(-(a r2 + kp log(1 + b (tn - t_m)))) (power-law kernel with exponent kp > 1) or
 // c1 exp(-(a r2 + b dt)) + c2 exp(-(a r2 + b2 dt)) (sum of two exponentials, c2 > 0, c1 + c2 = 1;
 // the branch is uniform over the launch, so no divergence); the callers' ranges hold only strictly
-// earlier m.
+// earlier m. sq > 0 (trigger only): the spatial power law, a r2 replaced by sq log1p(a r2) in each
+// of those terms (a separate uniform branch, so the Gaussian code, sq = 0, is unchanged).
 template <int TRIGGER>
 __device__ __forceinline__ REAL hk_pair_sum(const REAL* x0, const REAL* x1, const REAL* x2,
                                             const REAL* th, const REAL* tl, int D, int lo, int hi,
                                             REAL a0, REAL a1, REAL a2, REAL tn, REAL tln,
-                                            REAL a, REAL b, REAL kp, REAL c1, REAL b2, REAL c2,
+                                            REAL a, REAL b, REAL kp, REAL c1, REAL b2, REAL c2, REAL sq,
                                             REAL* sdata) {
   REAL acc = 0;
   for (int m = lo + (int)threadIdx.x; m < hi; m += blockDim.x) {
     const REAL r2 = hk_r2(x0, x1, x2, D, m, a0, a1, a2);
-    if (TRIGGER) {
+    if (TRIGGER && sq > (REAL)0) {
+      const REAL dt = (tn - th[m]) + (tln - tl[m]);
+      const REAL q = sq * log1p(a * r2);
+      if (c2 > (REAL)0) {
+        acc += c1 * exp(-(q + b * dt)) + c2 * exp(-(q + b2 * dt));
+      } else {
+        acc += exp(-(q + (kp > (REAL)0 ? kp * log1p(b * dt) : b * dt)));
+      }
+    } else if (TRIGGER) {
       const REAL dt = (tn - th[m]) + (tln - tl[m]);
       if (c2 > (REAL)0) {
         const REAL q = a * r2;
@@ -86,7 +97,8 @@ template <int TRIGGER>
 __device__ __forceinline__ void hk_event_sums(const REAL* x0, const REAL* x1, const REAL* x2,
                                               const REAL* th, const REAL* tl, const double* tw,
                                               int N, int D, REAL a, REAL b, REAL kp, REAL c1, REAL b2,
-                                              REAL c2, double delta, double scale, REAL* out, REAL* sdata) {
+                                              REAL c2, REAL sq, double delta, double scale, REAL* out,
+                                              REAL* sdata) {
   for (int n = blockIdx.x; n < N; n += gridDim.x) {
     int lo = 0, hi = N;
     if (TRIGGER) {
@@ -97,7 +109,7 @@ __device__ __forceinline__ void hk_event_sums(const REAL* x0, const REAL* x1, co
       hi = hk_upper_bound(tw, tw[n] + delta, n + 1, N);
     }
     const REAL s = hk_pair_sum<TRIGGER>(x0, x1, x2, th, tl, D, lo, hi, x0[n], D > 1 ? x1[n] : (REAL)0,
-                                        D > 2 ? x2[n] : (REAL)0, th[n], tl[n], a, b, kp, c1, b2, c2, sdata);
+                                        D > 2 ? x2[n] : (REAL)0, th[n], tl[n], a, b, kp, c1, b2, c2, sq, sdata);
     if (threadIdx.x == 0) out[n] = (REAL)(scale * (double)s);
   }
 }
@@ -107,16 +119,16 @@ extern "C" __global__ void hawkes_background(const REAL* x0, const REAL* x1, con
                                              int N, int D, REAL ax, REAL at, double delta,
                                              double scale, REAL* S) {
   HP_DYNAMIC_SHARED(REAL, sdata);
-  hk_event_sums<0>(x0, x1, x2, th, tl, tw, N, D, ax, at, (REAL)0, (REAL)1, (REAL)0, (REAL)0, delta, scale, S,
-                   sdata);
+  hk_event_sums<0>(x0, x1, x2, th, tl, tw, N, D, ax, at, (REAL)0, (REAL)1, (REAL)0, (REAL)0, (REAL)0, delta, scale,
+                   S, sdata);
 }
 
 extern "C" __global__ void hawkes_trigger(const REAL* x0, const REAL* x1, const REAL* x2,
                                           const REAL* th, const REAL* tl, const double* tw,
                                           int N, int D, REAL bh, REAL om, REAL kp, REAL c1, REAL om2,
-                                          REAL c2, double delta, double scale, REAL* G) {
+                                          REAL c2, REAL sq, double delta, double scale, REAL* G) {
   HP_DYNAMIC_SHARED(REAL, sdata);
-  hk_event_sums<1>(x0, x1, x2, th, tl, tw, N, D, bh, om, kp, c1, om2, c2, delta, scale, G, sdata);
+  hk_event_sums<1>(x0, x1, x2, th, tl, tw, N, D, bh, om, kp, c1, om2, c2, sq, delta, scale, G, sdata);
 }
 
 // Conditional-intensity sums at query points (q0, q1, q2)[g], g < Q, all at one time qh + ql:
@@ -127,16 +139,16 @@ extern "C" __global__ void hawkes_query(const REAL* x0, const REAL* x1, const RE
                                         const REAL* q0, const REAL* q1, const REAL* q2, int Q,
                                         REAL qh, REAL ql, int lo_s, int hi_s, int lo_g, int hi_g,
                                         REAL ax, REAL at, REAL bh, REAL om, REAL kp, REAL c1, REAL om2,
-                                        REAL c2, double scale_s, double scale_g, REAL* Sq, REAL* Gq) {
+                                        REAL c2, REAL sq, double scale_s, double scale_g, REAL* Sq, REAL* Gq) {
   HP_DYNAMIC_SHARED(REAL, sdata);
   for (int g = blockIdx.x; g < Q; g += gridDim.x) {
     const REAL a0 = q0[g];
     const REAL a1 = D > 1 ? q1[g] : (REAL)0;
     const REAL a2 = D > 2 ? q2[g] : (REAL)0;
     const REAL s = hk_pair_sum<0>(x0, x1, x2, th, tl, D, lo_s, hi_s, a0, a1, a2, qh, ql, ax, at, (REAL)0, (REAL)1,
-                                  (REAL)0, (REAL)0, sdata);
+                                  (REAL)0, (REAL)0, (REAL)0, sdata);
     const REAL e = hk_pair_sum<1>(x0, x1, x2, th, tl, D, lo_g, hi_g, a0, a1, a2, qh, ql, bh, om, kp, c1, om2, c2,
-                                  sdata);
+                                  sq, sdata);
     if (threadIdx.x == 0) {
       Sq[g] = (REAL)(scale_s * (double)s);
       Gq[g] = (REAL)(scale_g * (double)e);

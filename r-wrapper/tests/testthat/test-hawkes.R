@@ -169,6 +169,45 @@ test_that("kernel = \"exp2\" (sum of two exponentials) through hawkes_loglik, ha
   expect_true(all(as.matrix(fit)[, "w"] >= 0 & as.matrix(fit)[, "w"] <= 1))
 })
 
+test_that("spatial_kernel = list(\"power-law\", q) through hawkes_loglik, hawkes_probabilities, hawkes_simulate, hawkes_mcmc", {
+  skip_if_no_hphawkes()
+  d <- hawkes_small()
+  q <- 1.5
+  # the model with the 2-D spatial power law (q - 1) / (pi h^2) (1 + r^2/h^2)^(-q), in plain R
+  d2 <- as.matrix(stats::dist(d$x))^2
+  dt <- outer(d$t, d$t, "-")
+  f <- (q - 1) / (pi * p_small$h^2) * (1 + d2 / p_small$h^2)^(-q)
+  se <- p_small$theta * p_small$omega * rowSums(ifelse(dt > 0, exp(-p_small$omega * dt), 0) * f)
+  bg <- p_small$mu0 * rowSums((2 * pi * p_small$tau_x^2)^(-1) * exp(-d2 / (2 * p_small$tau_x^2)) *
+                                stats::dnorm(dt, sd = p_small$tau_t))
+  T0 <- min(d$t); T1 <- max(d$t)
+  ref <- sum(log(bg + se)) - sum(p_small$mu0 * (stats::pnorm((T1 - d$t) / p_small$tau_t) -
+                                                  stats::pnorm((T0 - d$t) / p_small$tau_t)) +
+                                   p_small$theta * (1 - exp(-p_small$omega * (T1 - d$t))))
+  sk <- list("power-law", q)
+  expect_equal(hawkes_loglik(d$x, d$t, p_small, backend = "cpu", spatial_kernel = sk), ref, tolerance = 1e-10)
+  expect_equal(hawkes_probabilities(d$x, d$t, p_small, backend = "cpu", spatial_kernel = sk)$pi,
+               unname(se / (bg + se)), tolerance = 1e-10)
+  # the default is the Gaussian, unchanged
+  expect_identical(hawkes_loglik(d$x, d$t, p_small, backend = "cpu", spatial_kernel = "gaussian"),
+                   hawkes_loglik(d$x, d$t, p_small, backend = "cpu"))
+  expect_error(hawkes_loglik(d$x, d$t, p_small, backend = "cpu", spatial_kernel = list("power-law", 0.9)),
+               "spatial_kernel exponent q must be > D/2", class = "hphawkes_python_error")
+  expect_error(hawkes_loglik(d$x, d$t, p_small, backend = "cpu", spatial_kernel = 2), "spatial_kernel must be")
+  s <- hawkes_simulate(mu = 0.5, theta = 0.5, omega = 3, h = 0.1, region = 2, duration = 20, seed = 1,
+                       spatial_kernel = sk)
+  py <- py_reference(paste(
+    "import hphawkes_py as hp",
+    "x, t = hp.hawkes.simulate(mu=0.5, theta=0.5, omega=3.0, h=0.1, region=2.0, duration=20.0, seed=1,",
+    "                          spatial_kernel=('power-law', 1.5))",
+    "out = {'x': x, 't': t}", sep = "\n"))
+  expect_identical(s$t, py$t)
+  expect_identical(unname(s$x), unname(py$x))
+  fit <- hawkes_mcmc(s$x, s$t, n_iter = 6L, burn_in = 2L, chains = 1L, fixed = list(tau_x = 1, tau_t = 10),
+                     seed = 1L, backend = "cpu", spatial_kernel = sk)
+  expect_identical(reticulate::py_to_r(attr(fit, "hphawkes")$python$spatial_kernel), list("power-law", 1.5))
+})
+
 test_that("a kde_fit() surface as the Hawkes background: the R call equals the Python one", {
   skip_if_no_hphawkes()
   set.seed(11)
