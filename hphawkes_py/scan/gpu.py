@@ -159,12 +159,15 @@ class GpuSpaceTimeEngine:
         d_max = dev.zeros((R,), np.float64)
         d_best = dev.empty((m, R) if want_arg else (1,), np.float64)
         d_arg = dev.empty((m, R) if want_arg else (1,), np.int64)
-        per_centre = max(1, self.T * R * 4 * (2 if self.bernoulli else 1))
+        block = min(self._block, 32 * ((R + 31) // 32))
+        blocks_y = (R + block - 1) // block
+        # cases per (centre, day, replicate); Bernoulli: persons per (centre, block, day), shared by
+        # the replicates of a block
+        per_centre = max(1, self.T * R * 4 + (self.T * blocks_y * 4 if self.bernoulli else 0))
         chunk = max(1, min(m, SCRATCH_BYTES // per_centre))
         d_scratch = dev.empty((chunk * self.T * R,), np.int32)
         if self.bernoulli:
-            d_pscratch = dev.empty((chunk * self.T * R,), np.int32)
-        block = min(self._block, 32 * ((R + 31) // 32))
+            d_pscratch = dev.empty((chunk * blocks_y * self.T,), np.int32)
         for c0 in range(0, m, chunk):
             n = min(chunk, m - c0)
             if self.bernoulli:
@@ -173,7 +176,7 @@ class GpuSpaceTimeEngine:
             else:
                 args = [self.d_offsets, self.d_neighbors, self.d_wsize, self.d_boundary, d_cases, self.d_dcum,
                         self.d_klogk, *self.args, np.int32(R), np.int64(c0), d_scratch]
-            dev.launch(self._fn, (n, (R + block - 1) // block), (block, 1, 1),
+            dev.launch(self._fn, (n, blocks_y), (block, 1, 1),
                        args + [np.int32(bool(want_arg)), d_best, d_arg, d_max])
         if want_arg:
             return dev.to_host(d_best), dev.to_host(d_arg)

@@ -141,11 +141,15 @@ extern "C" __global__ void scan_space_time(const long long* offsets, const int* 
 }
 
 // Space-time Bernoulli: the cylinders of scan_space_time, cases and controls per location and day.
-// persons[loc * T + t] = cases + controls there (int: N < 2^31); each thread keeps the growing
-// circle's persons per day in its own slice of pscratch (laid out as scratch), and a cylinder with c
-// cases among n persons (C of N in all) gets the Bernoulli LLR of scan_windows (same additions),
-// high when c N > C n. The high-rate skip of the CPU engine (a bound over the replicates of a batch)
-// is not used here: each thread evaluates its own cylinders, so the maxima are the same.
+// persons[loc * T + t] = cases + controls there (int: N < 2^31). Persons do not depend on the
+// replicate, so the growing circle's persons per day are kept ONCE per block (its own slice of
+// pscratch, T ints, added to cooperatively by the block's threads between two barriers and then
+// read by all of them: broadcast loads), not once per thread; the cases per day live in scratch as
+// in scan_space_time. A cylinder with c cases among n persons (C of N in all) gets the Bernoulli
+// LLR of scan_windows (same additions), high when c N > C n. The high-rate skip of the CPU engine
+// (a bound over the replicates of a batch) is not used here: each thread evaluates its own
+// cylinders, so the maxima are the same. Threads past the last replicate stay to the end (they
+// take part in the barriers and the person sums) but evaluate nothing.
 extern "C" __global__ void scan_space_time_bernoulli(const long long* offsets, const int* neighbors,
                                                     const unsigned char* boundary, const int* cases,
                                                     const int* persons, const double* klogk, long long n_cases,
@@ -156,16 +160,16 @@ extern "C" __global__ void scan_space_time_bernoulli(const long long* offsets, c
   const long long il = blockIdx.x;
   const long long i = centre0 + il;
   const int r = blockIdx.y * blockDim.x + threadIdx.x;
-  if (r >= R) return;
+  const bool active = r < R;
   const long long C = n_cases;
   const long long N = n_total;
   const double Nf = (double)N;
   const double Cf = (double)C;
   int* S = scratch + il * (long long)T * R;
-  int* P = pscratch + il * (long long)T * R;
-  for (int t = 0; t < T; ++t) {
-    S[(long long)t * R + r] = 0;
-    P[(long long)t * R + r] = 0;
+  int* P = pscratch + (il * (long long)gridDim.y + blockIdx.y) * (long long)T;
+  for (int t = threadIdx.x; t < T; t += blockDim.x) P[t] = 0;
+  if (active) {
+    for (int t = 0; t < T; ++t) S[(long long)t * R + r] = 0;
   }
   double m = 0.0;
   long long arg = -1;
@@ -173,18 +177,20 @@ extern "C" __global__ void scan_space_time_bernoulli(const long long* offsets, c
   for (long long j = offsets[i]; j < end; ++j) {
     const long long loc = neighbors[j];
     const long long base = loc * T * R;
-    for (int t = 0; t < T; ++t) {
-      S[(long long)t * R + r] += cases[base + (long long)t * R + r];
-      P[(long long)t * R + r] += persons[loc * T + t];
+    __syncthreads();  // every thread is done reading P for the previous circle
+    for (int t = threadIdx.x; t < T; t += blockDim.x) P[t] += persons[loc * T + t];
+    if (active) {
+      for (int t = 0; t < T; ++t) S[(long long)t * R + r] += cases[base + (long long)t * R + r];
     }
-    if (boundary[j] == 0) continue;
+    __syncthreads();  // P holds this circle's persons per day
+    if (!active || boundary[j] == 0) continue;
     for (int t2 = t_end_min; t2 < T; ++t2) {
       int acc = 0;
       long long n = 0;
       const int lo = t2 - max_t > -1 ? t2 - max_t : -1;
       for (int t1 = t2; t1 > lo; --t1) {
         acc += S[(long long)t1 * R + r];
-        n += P[(long long)t1 * R + r];
+        n += P[t1];
         if (n == 0 || n == N) continue;
         const double q = -(klogk[n] + klogk[N - n]) - l0;
         const double t = (klogk[acc] + klogk[n - acc]) + (klogk[C - acc] + klogk[N - n - C + acc]);
@@ -199,6 +205,7 @@ extern "C" __global__ void scan_space_time_bernoulli(const long long* offsets, c
       }
     }
   }
+  if (!active) return;
   if (want_best) {
     best[i * R + r] = m;
     best_arg[i * R + r] = arg;
