@@ -68,7 +68,7 @@ def bench_gibbs(n, iters, k=256, p=14, threads=None, dtype=np.float64):
     m = TDPGaussianMixture(k, n_iter=iters, burn_in=0, seed=1, progress=False, backend="cpu", threads=threads,
                            relabel=False, dtype=dtype)
     # warm-up (Numba compilation is cached on disk; this also loads it)
-    TDPGaussianMixture(k, n_iter=1, burn_in=0, seed=1, progress=False, backend="cpu").fit(X[:2000])
+    TDPGaussianMixture(k, n_iter=1, burn_in=0, seed=1, progress=False, backend="cpu", dtype=dtype).fit(X[:2000])
     la0 = loadavg()
     c0 = time.process_time()
     t = time.perf_counter()

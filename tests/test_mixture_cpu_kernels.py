@@ -71,10 +71,10 @@ def test_vector_max_and_trailing_zeros_intrinsics():
 
 def test_moments_by_label_equal_numpy_sums():
     rng = np.random.default_rng(2)
-    n, p, k = 500, 4, 7
+    n, p, k = 500, 5, 7  # p not a multiple of 4: padded vectors
     X = rng.normal(size=(n, p))
     z = rng.integers(0, k - 1, size=n).astype(np.int32)  # component k - 1 stays empty
-    M = np.zeros((k, 1 + p + p * p))
+    M = np.zeros((k, C.moments_width(p)))
     C._add_moments(X, z, M)
     T = C.moments_to_stats(M, p)
     Phi = features_numpy(X)

@@ -506,7 +506,7 @@ class TDPGaussianMixture:
             + min(S, self.max_predictive_draws) * k * F  # coefficients of the predictive density
             + 12 * k * p * p  # per-sweep component arrays (Sigma, Cholesky factors, precisions, ...)
             + threads * chunk * (k + F)  # per-worker chunk buffers of the hot step
-            + 16 * k * (1 + p + p * p)  # per-block label moments (cpu.STAT_BLOCKS)
+            + 16 * k * (1 + p + 3) * (p + 1)  # per-block label moments (cpu.STAT_BLOCKS, cpu.moments_width)
             + 4 * n * p  # data copies
         )
         have = _physical_memory()
