@@ -251,6 +251,17 @@ def _inverse_cdf(vals, cnt, target):
     return last, prev, acc
 
 
+@njit(cache=True, inline="always", fastmath=_FM)
+def _draw_row(row, u, T, idx, vals):
+    """The pruned draw of one row of log densities: (label, log-sum-exp, components kept);
+    ``idx`` and ``vals`` are scratch of length k."""
+    m = _row_max(row)
+    if m == -np.inf:  # no component with positive probability (cannot happen with finite weights)
+        return 0, -np.inf, 0
+    cnt, s = _kept_exp(row, m, m - T, idx, vals)
+    return idx[_inverse_cdf(vals, cnt, u * s)[0]], m + math.log(s), cnt
+
+
 @njit(cache=True, nogil=True, fastmath=_FM)
 def _sample_rows_pruned(D, u, z, loglik, T, kept):
     """:func:`_sample_rows_impl` with the components more than T nats below the row's maximum
@@ -270,17 +281,7 @@ def _sample_rows_pruned(D, u, z, loglik, T, kept):
     idx = np.empty(k, dtype=np.int64)
     vals = np.empty(k, dtype=np.float64)
     for i in range(c):
-        row = D[i]
-        m = _row_max(row)
-        if m == -np.inf:  # no component with positive probability (cannot happen with finite weights)
-            loglik[i] = -np.inf
-            z[i] = 0
-            kept[i] = 0
-            continue
-        cnt, s = _kept_exp(row, m, m - T, idx, vals)
-        loglik[i] = m + math.log(s)
-        kept[i] = cnt
-        z[i] = idx[_inverse_cdf(vals, cnt, u[i] * s)[0]]
+        z[i], loglik[i], kept[i] = _draw_row(D[i], u[i], T, idx, vals)
 
 
 #: unit roundoff of float32
@@ -346,11 +347,7 @@ def _sample_rows_certified(D32, c0, E, u, X, Wt, z, loglik, T, kept, refined):
     vals = np.empty(k, dtype=np.float64)
     drow = np.empty(k, dtype=np.float64)
     phi = np.empty(F, dtype=np.float64)
-    d1 = np.empty((1, k), dtype=np.float64)
-    u1 = np.empty(1, dtype=np.float64)
-    z1 = np.empty(1, dtype=z.dtype)
-    l1 = np.empty(1, dtype=np.float64)
-    k1 = np.empty(1, dtype=kept.dtype)
+    d1 = np.empty(k, dtype=np.float64)
     slack = 1e-12
     for i in range(c):
         r32 = D32[i]
@@ -391,14 +388,10 @@ def _sample_rows_certified(D32, c0, E, u, X, Wt, z, loglik, T, kept, refined):
                     acc2 = 0.0
                     for f in range(F):
                         acc2 += phi[f] * wr[f]
-                    d1[0, j] = acc2
+                    d1[j] = acc2
                 else:
-                    d1[0, j] = -np.inf
-            u1[0] = u[i]
-            _sample_rows_pruned(d1, u1, z1, l1, T, k1)
-            z[i] = z1[0]
-            loglik[i] = l1[0]
-            kept[i] = k1[0]
+                    d1[j] = -np.inf
+            z[i], loglik[i], kept[i] = _draw_row(d1, u[i], T, idx, vals)
             refined[i] = 1
 
 
