@@ -379,6 +379,10 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         cases, controls = np.concatenate(cases + [zeros]), np.concatenate(controls + [zeros])
         dates = np.concatenate(dates + [np.full(len(absent), start)])
         where = {k: i for i, k in enumerate(keys)}
+        # the locations in the coordinates file's order (SaTScan's order of equal clusters' centres)
+        order = np.argsort(np.array([where[k] for k in ids], dtype=np.int64), kind="stable")
+        ids = [ids[i] for i in order]
+        cases, controls, dates = cases[order], controls[order], dates[order]
         xy = np.array([(xs[where[k]], ys[where[k]]) for k in ids], dtype=float).reshape(-1, 2)
         common = dict(location_ids=np.array(_as_ids(ids), dtype=object), seed=seed, executor=executor,
                       backend=backend, threads=threads, progress=progress, **spec["kwargs"])
