@@ -1,5 +1,6 @@
 """hp.scan against SaTScan 10.3.2 itself: elliptic-window Bernoulli, retrospective and prospective
-space-time Bernoulli and Poisson, and the circular Bernoulli sample analysis.
+space-time Bernoulli and Poisson, retrospective space-time permutation, high-and-low-rate Bernoulli and
+Poisson scans, and the circular Bernoulli sample analysis.
 
 The oracles are SaTScan's cluster tables (hphawkes_py/data/scan/satscan_outputs/satscan10_*.txt, their
 header says how they were made); the parameter files SaTScan ran are rebuilt here (_prm) from SaTScan's
@@ -31,6 +32,7 @@ _NM = dict(PrecisionCaseTimes="3", StartDate="2000/1/1", EndDate="2000/1/19", Co
            CoordinatesFile="nm.geo", MaxTemporalSizeInterpretation="0", MaxTemporalSize="50", CaseFile="nm_all.cas")
 ANALYSES = {  # section of the stored tables -> (folder, parameter values)
     "circle": ("nhb", dict(_NHB, ResultsFile="circle.txt")),
+    "circle both": ("nhb", dict(_NHB, ScanAreas="3", ResultsFile="circle_both.txt")),
     "ellipse none": ("nhb", dict(_NHB, SpatialWindowShapeType="1", NonCompactnessPenalty="0",
                                  ResultsFile="ell_none.txt")),
     "ellipse medium": ("nhb", dict(_NHB, SpatialWindowShapeType="1", NonCompactnessPenalty="1",
@@ -43,7 +45,23 @@ ANALYSES = {  # section of the stored tables -> (folder, parameter values)
                                          ResultsFile="stp_retro.txt")),
     "poisson prospective": ("nm", dict(_NM, PopulationFile="nm_1982.pop", AnalysisType="4", ModelType="0",
                                        ProspectiveStartDate="2000/1/19", ResultsFile="stp_prosp.txt")),
+    "permutation retrospective": ("nyc", dict(CaseFile="NYCfever.cas", CoordinatesFile="NYCfever.geo",
+                                              CoordinatesType="1", PrecisionCaseTimes="3", StartDate="2001/11/1",
+                                              EndDate="2001/11/24", AnalysisType="3", ModelType="2",
+                                              UseDistanceFromCenterOption="y", MaxSpatialSizeInDistanceFromCenter="3",
+                                              MaxTemporalSizeInterpretation="1", MaxTemporalSize="7",
+                                              ResultsFile="stperm_retro.txt")),
+    "poisson both": ("ny", dict(CaseFile="ny_leukemia.cas", PopulationFile="ny_leukemia.pop",
+                                CoordinatesFile="ny_leukemia.geo", ModelType="0", ScanAreas="3",
+                                MaxSpatialSizeInPopulationAtRisk="10", PrecisionCaseTimes="1", StartDate="2000/1/1",
+                                EndDate="2000/12/31", ResultsFile="pois_both.txt")),
 }
+#: the stored table of each folder's analyses
+FILES = {"nhb": "satscan10_nhumberside_bernoulli.txt", "nm": "satscan10_nm_space_time.txt",
+         "nyc": "satscan10_nycfever_ny_leukemia.txt", "ny": "satscan10_nycfever_ny_leukemia.txt"}
+_FOLDER_FILES = {"nhb": ("NHumberside.cas", "NHumberside.ctl", "NHumberside.geo"),
+                 "nyc": ("NYCfever.cas", "NYCfever.geo"),
+                 "ny": ("ny_leukemia.cas", "ny_leukemia.pop", "ny_leukemia.geo")}
 
 
 def _prm(path, **changes):
@@ -73,8 +91,8 @@ def _nm_tables():
 
 def _write_inputs(folder, which):
     folder.mkdir(exist_ok=True)
-    if which == "nhb":
-        for f in ("NHumberside.cas", "NHumberside.ctl", "NHumberside.geo"):
+    if which in _FOLDER_FILES:
+        for f in _FOLDER_FILES[which]:
             shutil.copy(SAT(f), folder / f)
         return
     cases, p82 = _nm_tables()
@@ -98,14 +116,14 @@ def _table(file, section):
             f = [x.strip() for x in line.split("|")]
             r = {"ids": f[1].split()}
             rest = f[2:]
-            if file.endswith("space_time.txt"):
+            if "/" in rest[0]:  # space-time: start | end | ...
                 r["start"], r["end"], rest = rest[0], rest[1], rest[2:]
             if section.startswith("ellipse"):
                 r["semiminor"], r["semimajor"], r["angle"], r["shape"] = map(float, rest[:4])
                 rest = rest[4:]
                 r["stat"] = float(rest[4])
-            r["population"], r["cases"], r["expected"], r["llr"] = float(rest[0]), int(rest[1]), float(rest[2]), \
-                float(rest[3])
+            r["population"] = None if rest[0] == "-" else float(rest[0])
+            r["cases"], r["expected"], r["llr"] = int(rest[1]), float(rest[2]), float(rest[3])
             r["p"] = float(rest[-1])
             rows.append(r)
     assert rows, section
@@ -120,14 +138,14 @@ def _date(s):
 def _compare(res, sat, R=999):
     """Our clusters against SaTScan's rows. A secondary cluster is listed only while some replicate's
     maximum is below it (p < 1), on both sides: SaTScan's last rows with p near 1 may be absent here
-    (and ours beyond SaTScan's near 1 too); every cluster with p < 0.98 is on both lists."""
+    (and ours beyond SaTScan's near 1 too); every cluster with p < 0.99 is on both lists."""
     cl = res.clusters
-    assert all(r["p"] >= 0.98 for r in sat[len(cl):]), (len(cl), sat)
-    assert (cl.p_value.iloc[len(sat):] >= 0.98).all()
+    assert all(r["p"] >= 0.99 for r in sat[len(cl):]), (len(cl), sat)
+    assert (cl.p_value.iloc[len(sat):] >= 0.99).all()
     for k, r in enumerate(sat[:len(cl)]):
         row = cl.iloc[k]
         assert [str(v) for v in row.location_ids] == r["ids"], k
-        assert row.cases == r["cases"] and row.population == r["population"], k
+        assert row.cases == r["cases"] and r["population"] in (None, row.population), k
         assert abs(row.expected - r["expected"]) < 1e-6, k
         assert abs(row.log_likelihood_ratio - r["llr"]) < 1e-6, k
         if "stat" in r:
@@ -142,8 +160,9 @@ def _compare(res, sat, R=999):
         assert abs(row.p_value - p) < 4 * se + 2 / (R + 1), (k, row.p_value, p)
 
 
-@pytest.mark.parametrize("section", ["circle", "ellipse none", "ellipse medium", "bernoulli retrospective",
-                                     "bernoulli prospective"])
+@pytest.mark.parametrize("section", ["circle", "circle both", "ellipse none", "ellipse medium",
+                                     "bernoulli retrospective", "bernoulli prospective", "permutation retrospective",
+                                     "poisson both"])
 def test_run_prm_matches_satscan10(tmp_path, section):
     folder, values = ANALYSES[section]
     _write_inputs(tmp_path / folder, folder)
@@ -151,8 +170,7 @@ def test_run_prm_matches_satscan10(tmp_path, section):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = hp.scan.run_prm(prm, seed=1, progress=False, backend="cpu")
-    file = "satscan10_nhumberside_bernoulli.txt" if folder == "nhb" else "satscan10_nm_space_time.txt"
-    _compare(res, _table(file, section))
+    _compare(res, _table(FILES[folder], section))
 
 
 @pytest.mark.parametrize("prospective", [False, True])
