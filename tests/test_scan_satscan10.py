@@ -55,13 +55,18 @@ ANALYSES = {  # section of the stored tables -> (folder, parameter values)
                                 CoordinatesFile="ny_leukemia.geo", ModelType="0", ScanAreas="3",
                                 MaxSpatialSizeInPopulationAtRisk="10", PrecisionCaseTimes="1", StartDate="2000/1/1",
                                 EndDate="2000/12/31", ResultsFile="pois_both.txt")),
+    "poisson covariates": ("nmps", dict(CaseFile="nm.cas", PopulationFile="nm.pop", CoordinatesFile="nm.geo",
+                                        CoordinatesType="1", ModelType="0", PrecisionCaseTimes="1",
+                                        StartDate="1973/1/1", EndDate="1991/12/31", ResultsFile="pois_cov.txt")),
 }
 #: the stored table of each folder's analyses
 FILES = {"nhb": "satscan10_nhumberside_bernoulli.txt", "nm": "satscan10_nm_space_time.txt",
-         "nyc": "satscan10_nycfever_ny_leukemia.txt", "ny": "satscan10_nycfever_ny_leukemia.txt"}
+         "nyc": "satscan10_nycfever_ny_leukemia.txt", "ny": "satscan10_nycfever_ny_leukemia.txt",
+         "nmps": "satscan10_nm_poisson_covariates.txt"}
 _FOLDER_FILES = {"nhb": ("NHumberside.cas", "NHumberside.ctl", "NHumberside.geo"),
                  "nyc": ("NYCfever.cas", "NYCfever.geo"),
-                 "ny": ("ny_leukemia.cas", "ny_leukemia.pop", "ny_leukemia.geo")}
+                 "ny": ("ny_leukemia.cas", "ny_leukemia.pop", "ny_leukemia.geo"),
+                 "nmps": ("nm.cas", "nm.pop", "nm.geo")}
 
 
 def _prm(path, **changes):
@@ -171,6 +176,16 @@ def test_run_prm_matches_satscan10(tmp_path, section):
         warnings.simplefilter("ignore")
         res = hp.scan.run_prm(prm, seed=1, progress=False, backend="cpu")
     _compare(res, _table(FILES[folder], section))
+
+
+@pytest.mark.xfail(strict=True, reason="known difference: SaTScan puts a census year at July 1 and averages the "
+                   "linearly interpolated population over the study period (PopulationData::CalculateAlpha, dates "
+                   "outside the census span at the nearest census); read_satscan weights the census years by their "
+                   "own span only: same clusters and cases, population/expected ~0.06% off (LLR 6.9234 vs 6.8908)")
+def test_run_prm_poisson_covariates_matches_satscan10(tmp_path):
+    """SaTScan's New Mexico sample data as it is: purely spatial Poisson adjusted for age and sex,
+    populations at three census years."""
+    test_run_prm_matches_satscan10(tmp_path, "poisson covariates")
 
 
 @pytest.mark.parametrize("prospective", [False, True])
