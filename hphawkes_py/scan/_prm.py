@@ -272,6 +272,12 @@ def _space_time_kwargs(v, analysis, name, bad, kwargs):
         raise bad("MaxTemporalSizeInterpretation", "must be 0 (percent) or 1 (days)")
 
 
+def _bad_for(path, v):
+    def bad(key, why):
+        return ValueError(f"{path}: {key}={v.get(key, '')!r} {why}")
+    return bad
+
+
 def _date(v, key, bad):
     """A SaTScan date (YYYY/MM/DD or YYYY/M/D) as numpy datetime64[D]."""
     import numpy as np
@@ -340,6 +346,7 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
     from .model import bernoulli, poisson
 
     spec = prm_arguments(path)
+    v_all = read_prm(path)["values"]
     if n_replicates is not None:
         spec["kwargs"]["n_replicates"] = n_replicates
     f = spec["files"]
@@ -379,6 +386,10 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         cases, controls = np.concatenate(cases + [zeros]), np.concatenate(controls + [zeros])
         dates = np.concatenate(dates + [np.full(len(absent), start)])
         where = {k: i for i, k in enumerate(keys)}
+        # the locations in the coordinates file's order (SaTScan's order of equal clusters' centres)
+        order = np.argsort(np.array([where[k] for k in ids], dtype=np.int64), kind="stable")
+        ids = [ids[i] for i in order]
+        cases, controls, dates = cases[order], controls[order], dates[order]
         xy = np.array([(xs[where[k]], ys[where[k]]) for k in ids], dtype=float).reshape(-1, 2)
         common = dict(location_ids=np.array(_as_ids(ids), dtype=object), seed=seed, executor=executor,
                       backend=backend, threads=threads, progress=progress, **spec["kwargs"])
@@ -390,11 +401,17 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         df = read_satscan(f["case_file"], control_file=f["control_file"], geo_file=f["geo_file"])
         return bernoulli(df[["x", "y"]].to_numpy(float), df["cases"].to_numpy(), df["controls"].to_numpy(),
                          location_ids=df["location_id"].to_numpy(), **common)
+    # the population averaged over the study period as SaTScan does (several census years)
+    period = None
+    if v_all.get("StartDate") and v_all.get("EndDate"):
+        bad = _bad_for(path, v_all)
+        period = (_date(v_all, "StartDate", bad), _date(v_all, "EndDate", bad))
     long = read_satscan(f["case_file"], population_file=f["population_file"], geo_file=f["geo_file"],
-                        model="poisson", covariates=True)
+                        model="poisson", covariates=True, study_period=period)
     if long["category"].nunique() > 1:
         return poisson(long[["x", "y"]].to_numpy(float), long["cases"].to_numpy(), long["population"].to_numpy(),
                        covariates=long["category"].to_numpy(), location_ids=long["location_id"].to_numpy(), **common)
-    df = read_satscan(f["case_file"], population_file=f["population_file"], geo_file=f["geo_file"], model="poisson")
+    df = read_satscan(f["case_file"], population_file=f["population_file"], geo_file=f["geo_file"], model="poisson",
+                      study_period=period)
     return poisson(df[["x", "y"]].to_numpy(float), df["cases"].to_numpy(), df["population"].to_numpy(),
                    location_ids=df["location_id"].to_numpy(), **common)

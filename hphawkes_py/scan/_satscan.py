@@ -92,6 +92,31 @@ def _time_weights(years, p: Path) -> dict:
     return w
 
 
+def _study_period_weights(years, study_period) -> dict:
+    """Weights of the census years in the population averaged over the study period, as SaTScan
+    (``PopulationData::CalculateAlpha``): a census year is July 1 of that year (two-digit years
+    19xx), the population is linear between census dates and constant before the first and after
+    the last, and averaged over the days of ``study_period`` = (first day, last day)."""
+    import numpy as np
+
+    ts = sorted(set(years))
+    day = [int(np.datetime64(f"{int(y) + 1900 if y < 100 else int(y):04d}-07-01", "D").astype(np.int64)) for y in ts]
+    s0 = int(np.datetime64(study_period[0], "D").astype(np.int64))
+    s1 = int(np.datetime64(study_period[1], "D").astype(np.int64)) + 1
+    w = [0.0] * len(ts)
+    # constant before the first and after the last census date
+    w[0] += max(0, min(s1, day[0]) - s0)
+    w[-1] += max(0, s1 - max(s0, day[-1]))
+    for k in range(len(ts) - 1):
+        a, b = day[k], day[k + 1]
+        u, v = max(a, s0), min(b, s1)
+        if v <= u:
+            continue
+        w[k] += ((b - u) ** 2 - (b - v) ** 2) / (2.0 * (b - a))
+        w[k + 1] += ((v - a) ** 2 - (u - a) ** 2) / (2.0 * (b - a))
+    return {t: wk / (s1 - s0) for t, wk in zip(ts, w)}
+
+
 def _is_number(s: str) -> bool:
     try:
         float(s)
@@ -100,10 +125,11 @@ def _is_number(s: str) -> bool:
     return True
 
 
-def _population(path):
+def _population(path, study_period=None):
     """``<id> <census year> <population> [covariates ...]`` -> ``(path, {id: population},
     {(id, category): population}, {id: first line})``: summed over covariates within a census
-    year, then averaged over time (:func:`_time_weights`)."""
+    year, then averaged over time (:func:`_time_weights`, or with ``study_period``
+    :func:`_study_period_weights`)."""
     p, rows = _read_rows(path, "population", 3)
     per: dict = {}
     first: dict = {}
@@ -119,7 +145,8 @@ def _population(path):
     loc_years: dict = {}
     for (lid, year, _cat) in per:
         loc_years.setdefault(lid, set()).add(year)
-    weights = {lid: _time_weights(sorted(ys), p) for lid, ys in loc_years.items()}
+    weights = {lid: (_time_weights(sorted(ys), p) if study_period is None else
+                     _study_period_weights(sorted(ys), study_period)) for lid, ys in loc_years.items()}
     total: dict = {}
     by_cat: dict = {}
     for (lid, year, cat), v in per.items():
@@ -157,7 +184,7 @@ def _check_known(p, first: dict, seen: dict, geo_path):
 
 
 def read_satscan(case_file, control_file=None, population_file=None, geo_file=None, *,
-                 model: str = "bernoulli", covariates: bool = False) -> pd.DataFrame:
+                 model: str = "bernoulli", covariates: bool = False, study_period=None) -> pd.DataFrame:
     """Read SaTScan input files into one row per location (or per location and covariate category).
 
     Parameters
@@ -182,6 +209,11 @@ def read_satscan(case_file, control_file=None, population_file=None, geo_file=No
         Poisson only: one row per location and covariate category (the ``.cas`` fields after the
         date and the ``.pop`` fields after the population, joined by spaces in column
         ``category``), for :func:`hphawkes_py.scan.poisson`'s indirect standardisation.
+    study_period : (start, end), optional
+        First and last day (dates) of the study period: the population is then averaged over it as
+        SaTScan does (a census year at July 1 of that year, linear between census dates, constant
+        outside them; :func:`hphawkes_py.scan.run_prm` passes the file's StartDate/EndDate).
+        Default: averaged over the span of the census years.
 
     Returns
     -------
@@ -226,7 +258,7 @@ def read_satscan(case_file, control_file=None, population_file=None, geo_file=No
         _check_known(kp, ctl_first, seen, gp)
     population = None
     if population_file is not None:
-        pp, population, pop_cat, pop_first = _population(population_file)
+        pp, population, pop_cat, pop_first = _population(population_file, study_period)
         _check_known(pp, pop_first, seen, gp)
 
     def col(tab):

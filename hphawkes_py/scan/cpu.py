@@ -33,10 +33,11 @@ __all__ = ["build_windows", "draw_cases", "draw_multinomial", "scan_batch", "max
 
 
 @njit(cache=True, parallel=True)
-def _windows_chunk(d, order, pop, limit, maxd2, counts, nb, npop, bnd):
+def _windows_chunk(d, order, pop, limit, maxd2, rank, counts, nb, npop, bnd):
     """Cut each centre's distance-sorted locations (row of ``order``) at the size limit (and
     the squared radius ``maxd2``), tie groups entering together, into rows of the (chunk, kmax)
-    buffers. ``pop`` is int64 (persons) or float64 (expected cases): one kernel, two types."""
+    buffers; a tie group in ``rank`` order. ``pop`` is int64 (persons) or float64 (expected cases):
+    one kernel, two types."""
     n_loc = d.shape[1]
     kmax = nb.shape[1]
     for ii in prange(d.shape[0]):
@@ -50,11 +51,11 @@ def _windows_chunk(d, order, pop, limit, maxd2, counts, nb, npop, bnd):
             while e < n_loc and d[ii, order[ii, e]] == dk:
                 group += pop[order[ii, e]]
                 e += 1
-            # a tie group in input order (as a stable sort would give): insertion sort
+            # a tie group in rank order: insertion sort
             for t in range(k + 1, e):
                 v = order[ii, t]
                 q = t - 1
-                while q >= k and order[ii, q] > v:
+                while q >= k and rank[order[ii, q]] > rank[v]:
                     order[ii, q + 1] = order[ii, q]
                     q -= 1
                 order[ii, q + 1] = v
@@ -217,7 +218,7 @@ def _sorted_distances(P, Q, pool):
     """Squared distances between the centres ``Q`` (rows) and the points ``P`` (columns), any
     dimension, and their order by NumPy's SIMD quicksort, rows split over the workers of ``pool``
     (one per Numba thread; argsort releases the GIL). Tied locations may come in any order here: :func:`_windows_chunk`
-    puts every tie group in input order."""
+    puts every tie group in rank order."""
     d = np.empty((Q.shape[0], P.shape[0]))
     order = np.empty((Q.shape[0], P.shape[0]), dtype=np.int64)
 
@@ -237,19 +238,19 @@ def _sorted_distances(P, Q, pool):
     return d, order
 
 
-def _window_rows(P, Q, pop, lim, maxd2, kmax, pool, counts):
+def _window_rows(P, Q, pop, lim, maxd2, rank, kmax, pool, counts):
     """The compacted (neighbors, size, boundary) of the centres ``Q``; ``counts`` (out) gets
     each centre's number of entries."""
     d, order = _sorted_distances(P, Q, pool)
     nb = np.empty((Q.shape[0], kmax), dtype=np.int32)
     npo = np.empty((Q.shape[0], kmax), dtype=pop.dtype)
     bnd = np.empty((Q.shape[0], kmax), dtype=np.uint8)
-    _windows_chunk(d, order, pop, lim, maxd2, counts, nb, npo, bnd)
+    _windows_chunk(d, order, pop, lim, maxd2, rank, counts, nb, npo, bnd)
     return _compact_rows(counts, nb, npo, bnd)
 
 
 def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limit: float,
-                  max_distance: float | None = None):
+                  max_distance: float | None = None, tie_coords: np.ndarray | None = None):
     """Neighbour lists of every centre, cut where the window size would exceed ``limit``.
 
     Parameters
@@ -263,6 +264,10 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
         window above it is not entered, and the window stops there.
     max_distance : float, optional
         Maximum radius (in the units of ``coords``): locations farther from the centre never enter.
+    tie_coords : (L, D') float64, optional
+        Locations at exactly the same distance from a centre enter in the order of these
+        coordinates (lexicographic, as SaTScan breaks distance ties: the lesser coordinates first);
+        default ``coords`` (elliptic windows pass the untransformed coordinates).
 
     Returns
     -------
@@ -281,6 +286,9 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
         lim = np.int64(math.floor(limit))  # populations are integers: pop <= limit <=> pop <= floor(limit)
     maxd2 = np.float64(np.inf if max_distance is None else float(max_distance) ** 2)
     m = Q.shape[0]
+    tc = P if tie_coords is None else np.asarray(tie_coords, dtype=np.float64)
+    rank = np.empty(P.shape[0], dtype=np.int64)
+    rank[np.lexsort(tc.T[::-1])] = np.arange(P.shape[0])
     # the largest possible window: the smallest populations first
     kmax = int(np.searchsorted(np.cumsum(np.sort(pop)), lim, side="right"))
     kmax = max(1, min(kmax, P.shape[0]))
@@ -291,7 +299,7 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
     with cf.ThreadPoolExecutor(max(1, numba.get_num_threads())) as pool:
         for first in range(0, m, chunk):
             last = min(m, first + chunk)
-            parts.append(_window_rows(P, Q[first:last], pop, lim, maxd2, kmax, pool, counts_all[first:last]))
+            parts.append(_window_rows(P, Q[first:last], pop, lim, maxd2, rank, kmax, pool, counts_all[first:last]))
     offsets = np.zeros(m + 1, dtype=np.int64)
     np.cumsum(counts_all, out=offsets[1:])
     if parts:
@@ -898,6 +906,80 @@ def space_time_bernoulli_batch(windows, cases, persons, klogk, n_cases, n_total,
                                np.int64(max_t), np.int64(t_end_min), np.int64(min_cases),
                                direction in ("high", "both"), direction in ("low", "both"), best, arg, bool(want_arg))
     return best, (arg if want_arg else None)
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def _space_time_interval_best(offsets, neighbors, wsize, boundary, cases, persons, dcum, klogk, n_cases, n_total,
+                              l0, max_t, min_cases, want_high, want_low, bern, lo, val, code):
+    """Observed data only: for centres ``lo + k`` the best cylinder LLR of every interval ``[t1, t2]``
+    over the circles, ``val[k, t2, t2 - t1]`` (0 when none) and its circle entry ``code[k, t2, t2 - t1]``
+    (-1). The LLRs, the rate tests and the order (circle entry j ascending; the first of equal LLRs
+    kept) are those of :func:`_scan_space_time` (``bern`` False) and :func:`_scan_space_time_bernoulli`
+    (``bern`` True) for one replicate."""
+    K = val.shape[0]
+    T = cases.shape[1]
+    C = n_cases
+    Cf = np.float64(C)
+    N = n_total
+    Nf = np.float64(N)
+    mc = np.int64(min_cases)
+    for k in prange(K):
+        i = lo + k
+        S = np.zeros(T, dtype=np.int64)
+        P = np.zeros(T, dtype=np.int64)
+        for j in range(offsets[i], offsets[i + 1]):
+            for t in range(T):
+                S[t] += cases[neighbors[j], t]
+                if bern:
+                    P[t] += persons[neighbors[j], t]
+            if boundary[j] == 0:
+                continue
+            for t2 in range(T):
+                c = np.int64(0)
+                n = np.int64(0)
+                for t1 in range(t2, max(-1, t2 - max_t), -1):
+                    c += S[t1]
+                    if bern:
+                        n += P[t1]
+                        if n == 0 or n == N:
+                            continue
+                        lhs = np.float64(c) * Nf
+                        rhs = Cf * np.float64(n)
+                        if not ((want_high and lhs > rhs and c >= mc) or (want_low and lhs < rhs)):
+                            continue
+                        q = -(klogk[n] + klogk[N - n]) - l0
+                        llr = ((klogk[c] + klogk[n - c]) + (klogk[C - c] + klogk[N - n - C + c])) + q
+                    else:
+                        mu = wsize[j] * (dcum[t2 + 1] - dcum[t1]) / Cf
+                        if not (mu > 0.0 and mu < Cf):
+                            continue
+                        cf = np.float64(c)
+                        if not ((want_high and cf > mu and c >= mc) or (want_low and cf < mu)):
+                            continue
+                        llr = (klogk[c] + klogk[C - c]) - (cf * np.log(mu) + np.float64(C - c) * np.log(Cf - mu))
+                    if llr > val[k, t2, t2 - t1]:
+                        val[k, t2, t2 - t1] = llr
+                        code[k, t2, t2 - t1] = j
+
+
+def space_time_interval_best(windows, cases, persons, dcum, klogk, n_cases, n_total, max_t, min_cases, direction,
+                             lo, hi):
+    """(hi - lo, T, max_t) best LLR per interval of centres ``lo..hi-1`` and the circle entry of each
+    (see :func:`_space_time_interval_best`); ``persons`` None: the Poisson-type models."""
+    offsets, neighbors, wsize, boundary = windows
+    T = cases.shape[1]
+    mt = min(int(max_t), T)
+    val = np.zeros((hi - lo, T, mt), dtype=np.float64)
+    code = np.full((hi - lo, T, mt), -1, dtype=np.int64)
+    bern = persons is not None
+    _space_time_interval_best(offsets, neighbors, np.ascontiguousarray(wsize, dtype=np.float64), boundary,
+                              np.ascontiguousarray(cases, dtype=np.int64),
+                              np.ascontiguousarray(persons if bern else np.zeros((1, 1)), dtype=np.int64),
+                              np.ascontiguousarray(dcum, dtype=np.float64), klogk, np.int64(n_cases),
+                              np.int64(n_total), null_loglik(klogk, n_cases, n_total) if bern else 0.0,
+                              np.int64(mt), np.int64(min_cases), direction in ("high", "both"),
+                              direction in ("low", "both"), bern, np.int64(lo), val, code)
+    return val, code
 
 
 @njit(cache=True, parallel=True)

@@ -99,16 +99,16 @@ def null_loglik(klogk: np.ndarray, n_cases: int, n_total: int) -> float:
 
 
 def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limit: float,
-                  max_distance: float | None = None):
+                  max_distance: float | None = None, tie_coords: np.ndarray | None = None):
     """Neighbour lists of every centre, cut where the window size would exceed ``limit`` (or
-    the radius ``max_distance``; ties in distance enter together). See
-    :func:`hphawkes_py.scan.cpu.build_windows`.
+    the radius ``max_distance``; ties in distance enter together, the lesser ``tie_coords``,
+    default ``coords``, first, as SaTScan). See :func:`hphawkes_py.scan.cpu.build_windows`.
 
     Returns ``(offsets, neighbors, size, boundary)``.
     """
     from .cpu import build_windows as _build
 
-    return _build(centres, coords, pop, limit, max_distance)
+    return _build(centres, coords, pop, limit, max_distance, tie_coords)
 
 
 def cumulative_expected(windows, expected: np.ndarray) -> np.ndarray:
@@ -174,6 +174,17 @@ def make_space_time_engine(windows, dcum, klogk, n_cases, max_t, t_end_min, min_
     from .cpu import CpuSpaceTimeEngine
 
     return CpuSpaceTimeEngine(*args, persons=persons)
+
+
+def space_time_interval_best(windows, cases, persons, dcum, klogk, n_cases, n_total, max_t, min_cases, direction,
+                             lo, hi):
+    """Observed data, centres ``lo..hi-1``: the best cylinder LLR of every interval over the circles,
+    ``(val, code)`` of shape ``(hi - lo, T, max_t)`` indexed ``[centre, t2, t2 - t1]`` (``code``: the
+    circle's window entry, -1 where no cylinder qualifies). Host-side (Numba), run once per
+    retrospective space-time analysis for SaTScan's secondary clusters."""
+    from .cpu import space_time_interval_best as _best
+
+    return _best(windows, cases, persons, dcum, klogk, n_cases, n_total, max_t, min_cases, direction, lo, hi)
 
 
 def permute_days_cases(loc_of_case, day_of_case, L: int, T: int, seeds) -> np.ndarray:

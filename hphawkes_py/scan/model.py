@@ -517,16 +517,32 @@ def ellipse_set(shapes, angles) -> list:
 
 def _ellipse_transform(xy: np.ndarray, shape: float, angle: float) -> np.ndarray:
     """Coordinates in which the ellipse (major axis at ``angle`` degrees from the first axis,
-    ``shape`` times the minor one) is a circle of radius = its semiminor axis."""
-    t = math.radians(angle)
-    u = xy[:, 0] * math.cos(t) + xy[:, 1] * math.sin(t)
-    v = -xy[:, 0] * math.sin(t) + xy[:, 1] * math.cos(t)
-    return np.column_stack([u / shape, v])
+    ``shape`` times the minor one) is a circle of radius = its semiminor axis.
+
+    The arithmetic is SaTScan's (``CentroidNeighborCalculator::Transform``: the component along the
+    major axis shrunk by the weight 1 / shape, the angle, shape, weight and slope in single
+    precision), so that distances compare, and tie, as in SaTScan: the order of equidistant
+    locations and the reported axes are SaTScan's to the last bit (checked against its compiled
+    function for the shapes and angles of the default elliptic scan)."""
+    f32 = np.float32
+    # SaTScan's angle: pi * e / k in [0, pi) (ours: (-90, 90] degrees, the same orientations)
+    a = f32(math.radians(angle if angle >= 0 else angle + 180.0))
+    w = f32(f32(1.0) / f32(shape))
+    x, y = xy[:, 0].astype(np.float64), xy[:, 1].astype(np.float64)
+    if a == 0:
+        return np.column_stack([x * np.float64(w), y])
+    beta = f32(-f32(math.cos(float(a))) / f32(math.sin(float(a))))
+    b = np.float64(beta)
+    xp = (x + b * y) / np.float64(f32(f32(1.0) + f32(beta * beta)))
+    yp = b * xp
+    omw = np.float64(f32(f32(1.0) - w))
+    return np.column_stack([x * np.float64(w) + xp * omw, y * np.float64(w) + yp * omw])
 
 
 def _elliptic_windows(centres, coords, size, limit, ellipses):
     """Windows of every (ellipse, centre) block, concatenated: block b = e * m + i."""
-    parts = [build_windows(_ellipse_transform(centres, sh, an), _ellipse_transform(coords, sh, an), size, limit)
+    parts = [build_windows(_ellipse_transform(centres, sh, an), _ellipse_transform(coords, sh, an), size, limit,
+                           tie_coords=coords)
              for sh, an in ellipses]
     offsets = [np.zeros(1, dtype=np.int64)]
     base = 0
@@ -979,7 +995,7 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
 
 
 def _clusters(best, best_entry, offsets, neighbors, centres, centre_loc, radius_of, cases, members_of, ids, null_llr,
-              window_stats, stat=None, extra=None, tiebreak=None, count=None):
+              window_stats, stat=None, extra=None, tiebreak=None, count=None, overlap=None):
     """Most likely + secondary clusters (no geographical overlap) as a DataFrame.
 
     ``window_stats(members, c, j, i)`` gives the model's ``(population, expected, relative_risk)``
@@ -989,17 +1005,28 @@ def _clusters(best, best_entry, offsets, neighbors, centres, centre_loc, radius_
     the penalised LLR); ``extra(i)``: more columns for window block ``i``; ``tiebreak``: the order
     of equal statistics (default the block index; elliptic scans: the centre's input order);
     ``count(members, i)``: the window's cases (default: the members' ``cases``; space-time: the
-    cylinder's)."""
+    cylinder's); ``overlap(members, i)``: whether candidate ``i`` may not be listed beside the clusters
+    listed so far (it records the candidate when it may; default: any location in common)."""
     llr_of = best
     best = llr_of if stat is None else stat
     cand = np.flatnonzero(best > 0)
-    # most likely first; equal LLRs (e.g. the same window seen from several centres) in
-    # centre order, i.e. input order, as SaTScan (NY leukaemia: cluster 4 centred on tract 62)
-    cand = cand[np.lexsort((cand if tiebreak is None else tiebreak[cand], -best[cand]))]
+    ids_list = list(ids.tolist())
+    # most likely first; equal statistics (e.g. the same window seen from several centres) ordered
+    # as SaTScan's CompareClustersRatios: fewer locations first, then the centre location's id
+    # (SaTScan's identifier index: ids sorted as text; NY leukaemia: cluster 4 centred on tract 62,
+    # North Humberside: postcode 170 before 18), then the centre's input order
+    n_loc = np.asarray(best_entry)[cand] - np.asarray(offsets)[cand] + 1
+    loc_of = np.asarray(centre_loc)[cand]
+    names = np.array([str(ids_list[members_of[k][0]]) if k >= 0 else "" for k in loc_of.tolist()], dtype=object)
+    name_rank = np.empty(len(cand), dtype=np.int64)
+    if len(cand):
+        uniq = sorted(set(names.tolist()))
+        pos = {v: r for r, v in enumerate(uniq)}
+        name_rank = np.array([pos[v] for v in names.tolist()], dtype=np.int64)
+    cand = cand[np.lexsort((cand if tiebreak is None else tiebreak[cand], name_rank, n_loc, -best[cand]))]
     used = np.zeros(len(members_of), dtype=bool)
     rows = []
     R = len(null_llr)
-    ids_list = list(ids.tolist())
     null_sorted = np.sort(null_llr)
     for i in cand:
         exceed = R - np.searchsorted(null_sorted, float(best[i]), side="left")
@@ -1010,9 +1037,12 @@ def _clusters(best, best_entry, offsets, neighbors, centres, centre_loc, radius_
             break
         j = int(best_entry[i])
         members = neighbors[offsets[i]:j + 1]
-        if used[members].any():
+        if overlap is None:
+            if used[members].any():
+                continue
+            used[members] = True
+        elif overlap(members, i):
             continue
-        used[members] = True
         if count is None:  # whole counts stay int; expected background counts (declustered) are real
             c = cases[members].sum()
             c = int(c) if cases.dtype.kind in "iub" else float(c)

@@ -21,7 +21,8 @@ import pandas as pd
 from .._backend import threads_context
 from .._parallel import run_replicates
 from .._validate import as_count_array, check_int, check_positive, describe
-from .engine import build_windows, draw_multinomial_cases, draw_null_cases, klogk_table, make_space_time_engine, permute_days_cases
+from .engine import (build_windows, draw_multinomial_cases, draw_null_cases, klogk_table, make_space_time_engine,
+                     permute_days_cases, space_time_interval_best)
 from .model import (BATCH_SIZE, ScanResult, _check_geometry, _check_max_population, _check_xy, _clusters, _radius,
                     check_location_ids, check_run, make_centres, merge_rows, replicate_seed_batches)
 
@@ -107,7 +108,10 @@ def space_time_permutation(coords, cases, times, *, max_population=0.5, max_dist
     ScanResult
         ``model="space_time_permutation"``; ``clusters`` has ``start`` and ``end`` (days, or dates
         when ``times`` were dates), ``population`` = the circle's cases over the whole period, and
-        ``expected`` = mu.
+        ``expected`` = mu. Secondary clusters as in SaTScan 10: no location in common with a more
+        likely cluster, except, in retrospective analyses, clusters apart in time (at least one day
+        between them), which may also come from the same centre (see
+        :func:`_retrospective_candidates`).
     """
     common = _check_common(coords, cases, times, study_period, location_ids, max_population, max_distance, distance,
                            max_temporal, prospective, min_cases, n_replicates, direction, progress, threads, seed,
@@ -323,6 +327,28 @@ def _cylinders(cm, model, size, wsize_loc, dcum, null, executor, persons=None, c
     # the cylinder of each centre: window end j and days [t1, t2] from the kernel's code
     j_of, rest = np.divmod(arg, T * T)
     t1_of, t2_of = np.divmod(rest, T)
+    centre_of = np.arange(len(best))
+    overlap = None
+    if not cm["prospective"] and T > 2:
+        # SaTScan 10's retrospective space-time analyses: more candidates per centre (cylinders apart
+        # in time), and clusters that share locations are both listed when they are apart in time
+        centre_of, best, j_of, t1_of, t2_of = _retrospective_candidates(
+            (offsets, neighbors, csum, boundary), best, j_of, t1_of, t2_of, c_lt, persons, dcum, N,
+            cm["max_temporal"], cm["min_cases"], cm["direction"])
+        kept = []
+
+        def overlaps_kept(members, k):
+            t1, t2 = t1_of[k], t2_of[k]
+            for mem, a, b in kept:
+                # SaTScan counts cylinders on adjacent days as overlapping in time too
+                if not (b + 1 < t1 or a > t2 + 1) and mem[members].any():
+                    return True
+            mask = np.zeros(L, dtype=bool)
+            mask[members] = True
+            kept.append((mask, t1, t2))
+            return False
+
+        overlap = overlaps_kept
 
     def count(members, i):
         return c_lt[members, t1_of[i]:t2_of[i] + 1].sum()
@@ -337,9 +363,13 @@ def _cylinders(cm, model, size, wsize_loc, dcum, null, executor, persons=None, c
         return (int(p) if pop_loc.dtype.kind == "i" else float(p)), mu, (c / mu) / ((C - c) / (C - mu)) if C > c \
             else math.inf
 
-    df = _clusters(best, j_of, offsets, neighbors, centres, centre_loc, radius_of, None, report_members, cm["ids"],
-                   null_llr, window_stats, count=count,
-                   extra=lambda i: {"start": when(t1_of[i]), "end": when(t2_of[i])})
+    df = _clusters(best, j_of, offsets[centre_of], neighbors, centres[centre_of], centre_loc[centre_of],
+                   lambda members, k: radius_of(members, centre_of[k]), None, report_members, cm["ids"], null_llr,
+                   window_stats, count=count, extra=lambda i: {"start": when(t1_of[i]), "end": when(t2_of[i])},
+                   tiebreak=centre_of, overlap=overlap)
+    if "start" not in df.columns:  # no cluster at all: the same columns, empty
+        df["start"] = pd.Series(dtype=object)
+        df["end"] = pd.Series(dtype=object)
     df.insert(df.columns.get_loc("radius") + 1, "start", df.pop("start"))
     df.insert(df.columns.get_loc("start") + 1, "end", df.pop("end"))
     total = pop_loc.sum()
@@ -355,6 +385,67 @@ def _cylinders(cm, model, size, wsize_loc, dcum, null, executor, persons=None, c
         _loc_controls=controls_loc,
         _row_ids=cm["ids"], _row_loc=cm["gid"],
     )
+
+
+#: SaTScan keeps the further cylinders of a centre only above this LLR (MIN_CLUSTER_LLR_RETAINED)
+_MIN_LLR_RETAINED = 1.0
+
+
+def _retrospective_candidates(windows, best, j_of, t1_of, t2_of, c_lt, persons, dcum, N, max_t, min_cases,
+                              direction):
+    """The cylinders a retrospective space-time analysis ranks for its clusters, as SaTScan 10 does
+    (``CClusterSetTemporalOverlap``): each centre's most likely cylinder and, recursively, the best
+    cylinder (over the circles; LLR > 1) wholly before and wholly after it in time, where "before"
+    ends at least two days before the cylinder's first day and "after" starts at least two days
+    after its last day (SaTScan's interval bounds), and never ends on the last day of the study
+    period. Returns (centre, LLR, window entry, t1, t2) per candidate, each centre's in that order."""
+    offsets = windows[0]
+    L, T = c_lt.shape
+    C = int(c_lt.sum())
+    klogk = klogk_table(N)
+    mt = min(int(max_t), T)
+    m = len(offsets) - 1
+    chunk = max(1, 2_000_000 // (T * mt))
+    out = ([], [], [], [], [])
+
+    lag = np.arange(mt)
+
+    def find(val, code, a, b, keep):
+        # SaTScan's findBestInRange(a, b): cylinders with t1 >= a and t2 <= b - 1 and LLR > 1; of equal
+        # LLRs the first in its order (t2, then t1, descending) is kept
+        if b - 1 < a:
+            return
+        sub = val[a:b]  # rows t2 = a .. b - 1, columns t2 - t1
+        ok = (lag[None, :] <= np.arange(b - a)[:, None]) & (sub > _MIN_LLR_RETAINED)
+        if not ok.any():
+            return
+        v = np.where(ok, sub, -np.inf)
+        top = v.max()
+        rows, cols = np.nonzero(v == top)
+        r = rows.max()
+        c = cols[rows == r].min()
+        t2 = a + int(r)
+        t1 = t2 - int(c)
+        keep.append((float(top), int(code[t2, c]), t1, t2))
+        find(val, code, a, t1 - 1, keep)
+        find(val, code, t2 + 2, b, keep)
+
+    for lo in range(0, m, chunk):
+        hi = min(m, lo + chunk)
+        val, code = space_time_interval_best(windows, c_lt, persons, dcum, klogk, C, N, mt, min_cases, direction,
+                                             lo, hi)
+        for i in range(lo, hi):
+            if not best[i] > 0:
+                continue
+            keep = [(float(best[i]), int(j_of[i]), int(t1_of[i]), int(t2_of[i]))]
+            find(val[i - lo], code[i - lo], 0, int(t1_of[i]) - 1, keep)
+            find(val[i - lo], code[i - lo], int(t2_of[i]) + 2, T - 1, keep)
+            for v, j, t1, t2 in keep:
+                for lst, x in zip(out, (i, v, j, t1, t2)):
+                    lst.append(x)
+    centre, v, j, t1, t2 = (np.asarray(x) for x in out)
+    return (centre.astype(np.int64), v.astype(np.float64), j.astype(np.int64), t1.astype(np.int64),
+            t2.astype(np.int64))
 
 
 def _null_batch(size, batch_seed, engine, null, L, T):
