@@ -14,14 +14,12 @@ Algorithm (Cody & Waite range reduction, as in fdlibm):
    ``llvm.fma`` calls: Numba passes a caller's ``fastmath=True`` down to the
    functions it calls, and re-association would otherwise be free to merge
    the two steps and lose the exactness of the reduction.
-3. ``exp(r)`` by its Taylor polynomial of degree 12; the truncation error is
-   below ``0.347**13 / 13! < 2e-16`` relative. Written ``1 + (r + r^2 T(r))``
-   with ``T`` (degree 10) by Estrin's scheme (pairs ``c_k + c_{k+1} r``
-   combined with ``r^2``, ``r^4``, ``r^8``), every step an ``llvm.fma``: the
-   dependency chain is 6 FMAs deep instead of Horner's 12 multiply-add pairs,
-   so a loop is no longer bound by the polynomial's latency (1.3-1.5x more
-   exp per second here), and the leading ``1 + w`` is rounded once, as in
-   Horner's last step, which keeps the error below 5e-16.
+3. ``exp(r)`` by its Taylor polynomial of degree 12 (Horner); the truncation
+   error is below ``0.347**13 / 13! < 2e-16`` relative. (Estrin's scheme with
+   FMAs, a 6-deep instead of a 24-deep dependency chain, made ``exp`` alone
+   1.15-1.3x faster and the fused exact likelihood 1.3x, but the exponential
+   trigger loop -- the MCMC's hot pass -- 1.4x slower (more live registers);
+   measured with benchmarks/bench_hawkes_loglik.py, so Horner stays.)
 4. ``2**n`` built directly as the bit pattern ``(n + 1023) << 52``; the
    integer ``n`` is read from the low mantissa bits of ``n + 1.5 * 2**52``
    (exact, since ``n`` is integral), avoiding a float->int64 conversion
@@ -119,19 +117,19 @@ def exp_fast(x):
     xc = min(max(x, _XMIN), _XMAX)
     n = np.floor(xc * _LOG2E + 0.5)
     r = _fma(-n, _LN2_LO, _fma(-n, _LN2_HI, xc))
-    r2 = r * r
-    r4 = r2 * r2
-    r8 = r4 * r4
-    a0 = _fma(1.0 / 6.0, r, 0.5)
-    a1 = _fma(1.0 / 120.0, r, 1.0 / 24.0)
-    a2 = _fma(1.0 / 5040.0, r, 1.0 / 720.0)
-    a3 = _fma(1.0 / 362880.0, r, 1.0 / 40320.0)
-    a4 = _fma(1.0 / 39916800.0, r, 1.0 / 3628800.0)
-    b0 = _fma(a1, r2, a0)
-    b1 = _fma(a3, r2, a2)
-    b2 = _fma(1.0 / 479001600.0, r2, a4)
-    t = _fma(b2, r8, _fma(b1, r4, b0))
-    p = 1.0 + _fma(t, r2, r)
+    p = 1.0 / 479001600.0
+    p = p * r + 1.0 / 39916800.0
+    p = p * r + 1.0 / 3628800.0
+    p = p * r + 1.0 / 362880.0
+    p = p * r + 1.0 / 40320.0
+    p = p * r + 1.0 / 5040.0
+    p = p * r + 1.0 / 720.0
+    p = p * r + 1.0 / 120.0
+    p = p * r + 1.0 / 24.0
+    p = p * r + 1.0 / 6.0
+    p = p * r + 0.5
+    p = p * r + 1.0
+    p = p * r + 1.0
     scale = _i64_as_f64((_f64_as_i64(n + _MAGIC) + 1023) << 52)
     y = p * scale
     if x < _XMIN:
