@@ -118,3 +118,18 @@ class FlatEngine:
 
     def log_likelihood(self, *a, **k):
         return 0.0
+
+
+def tied_events(N, D, seed, span=100.0):
+    """N events uniform on [0, 5]^D x [0, span] with times rounded to whole units (many exact ties),
+    sorted by time: the test data of the engine-vs-reference checks."""
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(0, 5, (N, D))
+    t = np.round(rng.uniform(0, span, N), 0)
+    o = np.argsort(t, kind="stable")
+    return x[o], t[o]
+
+
+def engine_loglik(e, p, **kw):
+    """``e.log_likelihood`` at the parameters of the dict ``p`` (mu0, tau_x, tau_t, theta, omega, h)."""
+    return e.log_likelihood(p["mu0"], p["tau_x"], p["tau_t"], p["theta"], p["omega"], p["h"], **kw)

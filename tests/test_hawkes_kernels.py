@@ -147,16 +147,8 @@ P2 = dict(mu0=0.7, tau_x=0.8, tau_t=5.0, theta=0.4, omega=0.5, h=0.3)
 EXP2_CASES = [(0.05, 0.7), (3.0, 0.2), (0.05, 1.0), (0.05, 0.0)]
 
 
-def _events(N, D, seed, span=100.0):
-    rng = np.random.default_rng(seed)
-    x = rng.uniform(0, 5, (N, D))
-    t = np.round(rng.uniform(0, span, N), 0)  # many exact ties
-    o = np.argsort(t, kind="stable")
-    return x[o], t[o]
-
-
-def _ll2(e, p, **kw):
-    return e.log_likelihood(p["mu0"], p["tau_x"], p["tau_t"], p["theta"], p["omega"], p["h"], **kw)
+_events = nv.tied_events
+_ll2 = nv.engine_loglik
 
 
 @pytest.mark.parametrize("backend", ENGINES)

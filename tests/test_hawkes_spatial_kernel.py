@@ -30,16 +30,8 @@ KW = dict(backend="cpu", threads=1)
 Q_BY_D = {1: (0.8, 2.0), 2: (1.3, 2.5), 3: (1.7, 3.0)}
 
 
-def _events(N, D, seed, span=100.0):
-    rng = np.random.default_rng(seed)
-    x = rng.uniform(0, 5, (N, D))
-    t = np.round(rng.uniform(0, span, N), 0)  # many exact ties
-    o = np.argsort(t, kind="stable")
-    return x[o], t[o]
-
-
-def _ll(e, p, **kw):
-    return e.log_likelihood(p["mu0"], p["tau_x"], p["tau_t"], p["theta"], p["omega"], p["h"], **kw)
+_events = nv.tied_events
+_ll = nv.engine_loglik
 
 
 # ----------------------------------------------------------------------------- the density itself

@@ -22,32 +22,29 @@ def _add_data_args(p: argparse.ArgumentParser) -> None:
     add_engine_arguments(p)
 
 
-def _kernel(text: str):
-    """``--kernel exponential | power-law | power-law:P | exp2`` as the ``kernel=`` of the Python API."""
-    if text in ("exponential", "power-law", "exp2"):
+def _power_law_option(text: str, plain: tuple, forms: str):
+    """A kernel option: one of the ``plain`` names, or ``power-law:X`` as ``("power-law", X)``."""
+    if text in plain:
         return text
-    name, _, p = text.partition(":")
+    name, _, v = text.partition(":")
     try:
-        value = float(p)
+        value = float(v)
     except ValueError:
         value = None
     if name != "power-law" or value is None:
-        raise argparse.ArgumentTypeError(f"expected exponential, power-law, power-law:P (P > 1) or exp2, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected {forms}, got {text!r}")
     return ("power-law", value)
+
+
+def _kernel(text: str):
+    """``--kernel exponential | power-law | power-law:P | exp2`` as the ``kernel=`` of the Python API."""
+    return _power_law_option(text, ("exponential", "power-law", "exp2"),
+                             "exponential, power-law, power-law:P (P > 1) or exp2")
 
 
 def _spatial_kernel(text: str):
     """``--spatial-kernel gaussian | power-law | power-law:Q`` as the ``spatial_kernel=`` of the Python API."""
-    if text in ("gaussian", "power-law"):
-        return text
-    name, _, q = text.partition(":")
-    try:
-        value = float(q)
-    except ValueError:
-        value = None
-    if name != "power-law" or value is None:
-        raise argparse.ArgumentTypeError(f"expected gaussian, power-law or power-law:Q (Q > D/2), got {text!r}")
-    return ("power-law", value)
+    return _power_law_option(text, ("gaussian", "power-law"), "gaussian, power-law or power-law:Q (Q > D/2)")
 
 
 def _add_kernel_arg(p: argparse.ArgumentParser) -> None:
