@@ -74,6 +74,28 @@ def test_elliptic_bernoulli_most_likely_matches_reference(backend, penalty, a):
     assert (res.null_llr > 0).all() and res.model == "bernoulli"
 
 
+@pytest.mark.parametrize("direction, min_cases", [("high", 2), ("both", 0), ("low", 0)])
+def test_penalised_monte_carlo_maximum_is_pruned_and_exact(direction, min_cases):
+    """The CPU engine's penalised null maxima (pruned per run of equal penalties) equal the maximum of
+    every centre's best LLR times its penalty, bit for bit, on 200 null replicates."""
+    from hphawkes_py.scan.model import _elliptic_penalties
+    from hphawkes_py.scan.engine import draw_null_cases
+
+    coords, cases, controls = _spatial(6, L=60)
+    pop = cases + controls
+    C, N = int(cases.sum()), int(pop.sum())
+    windows = _elliptic_windows(coords, coords, pop, 0.5 * N, ELL)
+    eng = se.make_engine(windows, se.klogk_table(N), C, N, direction, backend="cpu", location_size=pop,
+                         min_cases=min_cases)
+    pens = _elliptic_penalties(ELL, len(coords), 0.5)
+    null = draw_null_cases(pop, C, np.random.SeedSequence(3).spawn(200))
+    best, _ = eng.best_per_centre(null)
+    ref = (best * pens[:, None]).max(axis=0)
+    got = eng.max_llr_penalised(null, pens)
+    assert ref.max() > 1
+    np.testing.assert_array_equal(got, ref)
+
+
 @pytest.mark.parametrize("backend", CUDA_ENGINES)
 def test_elliptic_bernoulli_cpu_and_cuda_engines_identical(backend):
     coords, cases, controls = _spatial(3, L=25)

@@ -724,6 +724,34 @@ class CpuEngine(Engine):
         return max_llr_pruned(self.windows, cases, self.klogk, self.n_cases, self.n_total, self.direction,
                               self._uniq, min_cases=self.min_cases)
 
+    def max_llr_penalised(self, cases: np.ndarray, penalties: np.ndarray) -> np.ndarray:
+        """(R,) maximum over all windows of (its block's penalty) x LLR for each column of ``cases``
+        (elliptic scans with a non-compactness penalty; exact).
+
+        The penalty is one factor per centre block (per ellipse), so over a run of consecutive
+        centres with the same factor (a shape's angles) the penalised maximum is that factor times
+        the run's unpenalised maximum, which the Bernoulli model prunes as :meth:`max_llr` does
+        (a slice of the CSR offsets is a run's windows: entries are absolute).  Same values, bit
+        for bit, as the maximum of ``best_per_centre`` x penalty.
+        """
+        pen = np.ascontiguousarray(penalties, dtype=np.float64)
+        R = cases.shape[1]
+        if self.model != "bernoulli":
+            best, _ = self.best_per_centre(cases)
+            return (best * pen[:, None]).max(axis=0) if best.shape[0] else np.zeros(R)
+        if self._uniq is None:
+            u, inv = np.unique(self.windows[2], return_inverse=True)
+            self._uniq = (u.astype(np.int64), inv.astype(np.int32).ravel())
+        offsets, neighbors, npop, boundary = self.windows
+        cuts = np.flatnonzero(np.diff(pen) != 0) + 1
+        out = np.zeros(R)
+        for a, b in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [len(pen)]])):
+            run = (offsets[a:b + 1], neighbors, npop, boundary)
+            m = max_llr_pruned(run, cases, self.klogk, self.n_cases, self.n_total, self.direction, self._uniq,
+                               min_cases=self.min_cases)
+            np.maximum(out, pen[a] * m, out=out)
+        return out
+
 
 # --------------------------------------------------------------------------- space-time permutation
 @njit(cache=True, parallel=True, error_model="numpy")

@@ -294,6 +294,8 @@ def _null_batch(size, batch_seed, engine, weights, n_cases, penalties=None):
     cases = draw(weights, n_cases, batch_seed.spawn(size))
     if penalties is None:
         return engine.max_llr(cases)
+    if hasattr(engine, "max_llr_penalised"):  # CPU: pruned per run of equal penalties
+        return engine.max_llr_penalised(cases, penalties)
     best, _ = engine.best_per_centre(cases)
     return (best * penalties[:, None]).max(axis=0) if best.shape[0] else np.zeros(size)
 
