@@ -14,6 +14,9 @@ from __future__ import annotations
 import importlib
 
 from ._errors import BackendUnavailableError
+from ._numba_cache import refresh as _refresh_numba_cache
+
+_refresh_numba_cache()  # kernels compiled against a changed _fastmath must not be reused
 
 __version__ = "0.1.0"
 __all__ = ["hawkes", "kde", "sccs", "scan", "mixture", "datasets", "BackendUnavailableError", "backends", "info",

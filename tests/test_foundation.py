@@ -229,3 +229,31 @@ def test_cli_info_runs():
 def test_cli_help_mentions_units():
     out = subprocess.run([sys.executable, "-m", "hphawkes_py", "--help"], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and "Units and file formats" in out.stdout
+
+
+# ----------------------------------------------------------------------------- Numba cache
+def test_numba_caches_are_dropped_when_a_shared_helper_changes(tmp_path):
+    """A kernel cached against an old _fastmath must not survive a change of _fastmath (Numba only
+    watches the kernel's own file): the package's cache files go, other files stay."""
+    import os
+
+    from hphawkes_py._numba_cache import STAMP_NAME, refresh
+
+    pkg = tmp_path / "pkg"
+    (pkg / "sub" / "__pycache__").mkdir(parents=True)
+    (pkg / "_fastmath.py").write_text("x = 1\n")
+    stale = [pkg / "sub" / "__pycache__" / "cpu.k-10.py311.nbi", pkg / "sub" / "__pycache__" / "cpu.k-10.py311.1.nbc"]
+    keep = pkg / "sub" / "__pycache__" / "cpu.cpython-311.pyc"
+    for f in (*stale, keep):
+        f.write_bytes(b"0")
+    assert refresh(pkg) is True  # no stamp yet: caches of unknown provenance are dropped
+    assert not any(f.exists() for f in stale) and keep.exists()
+    assert (pkg / "__pycache__" / STAMP_NAME).is_file()
+    for f in stale:
+        f.write_bytes(b"0")
+    assert refresh(pkg) is False  # helper unchanged: caches kept
+    assert all(f.exists() for f in stale)
+    (pkg / "_fastmath.py").write_text("x = 22\n")  # the helper changes (size and mtime)
+    os.utime(pkg / "_fastmath.py", ns=(1, 1))
+    assert refresh(pkg) is True
+    assert not any(f.exists() for f in stale) and keep.exists()
