@@ -371,13 +371,13 @@ def bench_roofline(exact_rows, repeat):
     acc = np.full(64, 0.5)
     _fma_chains(acc, 0.999, 1e-3, 1)
     reps = 200_000
-    best = min(_timed(lambda: _fma_chains(acc, 0.999, 1e-3, reps)) for _ in range(max(repeat, 3)))
+    best = _best(lambda: _fma_chains(acc, 0.999, 1e-3, reps), max(repeat, 3))[0]
     fma_lane_per_s = 8 * acc.size * reps / best
     x = np.random.default_rng(0).uniform(-30.0, 0.0, 2048)
     y = np.empty_like(x)
     _exp_loop(x, y, 1)
     ereps = 20_000
-    best_e = min(_timed(lambda: _exp_loop(x, y, ereps)) for _ in range(max(repeat, 3)))
+    best_e = _best(lambda: _exp_loop(x, y, ereps), max(repeat, 3))[0]
     exp_per_s = x.size * ereps / best_e
     mhz = _cpu_mhz()
     out = dict(threads=1, fma_lane_ops_per_s_measured=fma_lane_per_s,
@@ -398,12 +398,6 @@ def bench_roofline(exact_rows, repeat):
               f"{100 * r['fraction_of_exp_ceiling']:.0f} % of the exp ceiling", flush=True)
     numba.set_num_threads(old)
     return out
-
-
-def _timed(fn):
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
 
 
 def asm_check():

@@ -341,12 +341,12 @@ def _sample_rows_certified(D32, c0, E, u, X, Wt, z, loglik, T, kept, refined):
     ones.  ``refined[i]`` is 1 for refined rows.
     """
     c, k = D32.shape
-    p = X.shape[1]
     F = Wt.shape[1]
     idx = np.empty(k, dtype=np.int64)
     vals = np.empty(k, dtype=np.float64)
     drow = np.empty(k, dtype=np.float64)
-    phi = np.empty(F, dtype=np.float64)
+    phi1 = np.empty((1, F), dtype=np.float64)
+    phi = phi1[0]
     d1 = np.empty(k, dtype=np.float64)
     slack = 1e-12
     for i in range(c):
@@ -370,15 +370,7 @@ def _sample_rows_certified(D32, c0, E, u, X, Wt, z, loglik, T, kept, refined):
             refined[i] = 0
         else:
             # exact float64 densities of this row, then the float64 pruned draw
-            xi = X[i]
-            phi[0] = 1.0
-            for a in range(p):
-                phi[1 + a] = xi[a]
-            f = 1 + p
-            for a in range(p):
-                for b in range(a, p):
-                    phi[f] = xi[a] * xi[b]
-                    f += 1
+            _features_ser(X[i:i + 1], phi1)
             # only candidates can be kept by the float64 draw: d~_j < m~ - T - 2E implies
             # d_j < max_j d_j - T (all d within E of d~)
             cut = m - T - 2.0 * E[i]

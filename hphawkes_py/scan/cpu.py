@@ -717,12 +717,16 @@ class CpuEngine(Engine):
         model skips windows that cannot matter, see :func:`max_llr_pruned`)."""
         if self.model != "bernoulli":
             return self.max_llr_exhaustive(cases)
+        return max_llr_pruned(self.windows, cases, self.klogk, self.n_cases, self.n_total, self.direction,
+                              self._unique_sizes(), min_cases=self.min_cases)
+
+    def _unique_sizes(self):
+        """The distinct window populations and each entry's index among them (the pruning thresholds
+        are tabulated per distinct population); computed once per engine."""
         if self._uniq is None:
-            # distinct window populations (thresholds are tabulated per distinct population)
             u, inv = np.unique(self.windows[2], return_inverse=True)
             self._uniq = (u.astype(np.int64), inv.astype(np.int32).ravel())
-        return max_llr_pruned(self.windows, cases, self.klogk, self.n_cases, self.n_total, self.direction,
-                              self._uniq, min_cases=self.min_cases)
+        return self._uniq
 
     def max_llr_penalised(self, cases: np.ndarray, penalties: np.ndarray) -> np.ndarray:
         """(R,) maximum over all windows of (its block's penalty) x LLR for each column of ``cases``
@@ -739,15 +743,13 @@ class CpuEngine(Engine):
         if self.model != "bernoulli":
             best, _ = self.best_per_centre(cases)
             return (best * pen[:, None]).max(axis=0) if best.shape[0] else np.zeros(R)
-        if self._uniq is None:
-            u, inv = np.unique(self.windows[2], return_inverse=True)
-            self._uniq = (u.astype(np.int64), inv.astype(np.int32).ravel())
+        uniq = self._unique_sizes()
         offsets, neighbors, npop, boundary = self.windows
         cuts = np.flatnonzero(np.diff(pen) != 0) + 1
         out = np.zeros(R)
         for a, b in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [len(pen)]])):
             run = (offsets[a:b + 1], neighbors, npop, boundary)
-            m = max_llr_pruned(run, cases, self.klogk, self.n_cases, self.n_total, self.direction, self._uniq,
+            m = max_llr_pruned(run, cases, self.klogk, self.n_cases, self.n_total, self.direction, uniq,
                                min_cases=self.min_cases)
             np.maximum(out, pen[a] * m, out=out)
         return out
