@@ -1,6 +1,8 @@
 """Print the README's GPU table (Markdown) from a gpu_check report.
 
-    python benchmarks/gpu_table.py benchmarks/results/gpu_h100.json
+    python benchmarks/gpu_table.py benchmarks/results/gpu_h200.json
+
+The GPU column is named after the report's device ("H100", "H200", ...).
 """
 from __future__ import annotations
 
@@ -36,7 +38,9 @@ def table(report: dict) -> str:
             res["hawkes-dc"]["gpu"]["mcmc"], extrapolated_4x10000_s=dc["seconds"])))
         ROWS[1] = ("hawkes-dc", "DC full analysis, 4 x 10,000 MH (`reproduce dc-gunshots --full`, end to end)",
                    *ROWS[1][2:])
-    out = ["| workload | paper's GPU | goal | H100 | CPU (16 cores) | goal met |", "|---|---|---|---|---|---|"]
+    gpu = report.get("info", {}).get("gpu_device", "GPU").replace("NVIDIA ", "").split()[0]
+    cores = report.get("info", {}).get("cpu_count", "?")
+    out = [f"| workload | paper's GPU | goal | {gpu} | CPU ({cores} cores) | goal met |", "|---|---|---|---|---|---|"]
     for key, label, paper, goal, read in ROWS:
         r = res.get(key)
         if not r or not r.get("ok"):
