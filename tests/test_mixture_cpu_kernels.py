@@ -174,3 +174,28 @@ def test_a_certificate_without_the_error_bound_fails(monkeypatch):
     e32 = CpuEngine(X, dtype=np.float32)
     e32.set_components(*comps)
     assert (e32.sample_labels(u) != z64).sum() > 0
+
+
+def test_certificate_exp_bound_and_candidate_dots():
+    """The certificate's e^{2E} is replaced by a polynomial upper bound for 2E <= 1 (never below
+    e^x but for rounding, which the certificate's 1e-12 slack covers, and within 0.2 of it there),
+    and the refined rows' candidate dot products (four at a
+    time) equal NumPy's for any candidate count."""
+    from numba import njit
+
+    up = njit(lambda x: C._exp_upper(x))
+    for x in np.concatenate([np.linspace(0.0, 1.0, 2001), [1e-12, 0.5, 1.0 + 1e-12, 2.0, 7.5]]):
+        e = np.exp(x)
+        assert up(x) * (1.0 + 4.5e-16) >= e
+        assert up(x) <= e * 1.2
+    rng = np.random.default_rng(4)
+    F, k = 120, 40
+    phi, Wt = rng.normal(size=F), rng.normal(size=(k, F))
+    dots = njit(lambda phi, Wt, cand, nc, d1: C._candidate_dots(phi, Wt, cand, nc, d1))
+    for nc in (0, 1, 3, 4, 5, 11, k):
+        cand = np.sort(rng.choice(k, nc, replace=False)).astype(np.int64)
+        d1 = np.full(k, -np.inf)
+        dots(phi, Wt, np.concatenate([cand, np.zeros(k - nc, np.int64)]), nc, d1)
+        ref = np.full(k, -np.inf)
+        ref[cand] = Wt[cand] @ phi
+        np.testing.assert_allclose(d1, ref, rtol=1e-13, atol=1e-12)

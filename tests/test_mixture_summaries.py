@@ -61,6 +61,45 @@ def test_kmeans_plusplus_puts_one_centre_in_each_separated_blob():
         assert len(set(d)) == 3
 
 
+def test_kmeans_plusplus_seeding_draws_rows_with_probability_d2():
+    """The compiled seeding against a NumPy reference given the same first row and uniforms, and
+    the D^2 law itself: the second centre's row frequencies against d2 / sum(d2) (chi-square)."""
+    from scipy.stats import chisquare
+
+    from hphawkes_py.mixture.posterior import _seed_kernel
+
+    rng = np.random.default_rng(3)
+    X = np.vstack([rng.normal(0, 1, (300, 3)), rng.normal(6, 0.5, (100, 3)), np.zeros((5, 3))])
+    k = 12
+    u = rng.random(k - 1)
+    got = np.empty((k, 3))
+    _seed_kernel()(X, 7, u, got)
+    ref = [X[7]]
+    d2 = ((X - X[7]) ** 2).sum(1)
+    for j in range(1, k):
+        cdf = np.cumsum(d2)
+        i = int(np.searchsorted(cdf, u[j - 1] * cdf[-1], side="right"))
+        ref.append(X[i])
+        d2 = np.minimum(d2, ((X - X[i]) ** 2).sum(1))
+    np.testing.assert_array_equal(got, np.array(ref))
+    # the second centre's law: 20,000 draws over 6 rows
+    Y = np.array([[0.0], [1.0], [2.0], [4.0], [4.0], [0.0]])
+    d2 = (Y[:, 0] - Y[0, 0]) ** 2
+    c = np.empty((2, 1))
+    hits = np.zeros(len(Y))
+    for v in rng.random(20_000):
+        _seed_kernel()(Y, 0, np.array([v]), c)
+        hits[np.flatnonzero(Y[:, 0] == c[1, 0])[0]] += 1
+    # rows 3 and 4 coincide: their mass lands on the first of them; rows 0 and 5 have d2 = 0
+    probs = d2 / d2.sum()
+    probs[3] += probs[4]
+    probs[4] = 0.0
+    assert hits[0] == hits[4] == hits[5] == 0
+    assert chisquare(hits[1:4], probs[1:4] * hits.sum()).pvalue > 1e-3
+    # every d2 zero (all rows equal): uniform rows, no failure
+    _seed_kernel()(np.ones((4, 2)), 0, np.array([0.99, 0.3]), np.empty((3, 2)))
+
+
 def test_user_given_initial_means_are_used():
     two = BLOBS[:140]  # blobs at (0, 0) and (5, 1)
     for init in ([[0.0, 0.0], [5.0, 1.0]], [[5.0, 1.0], [0.0, 0.0]]):

@@ -318,6 +318,55 @@ def _row_error_bounds(phi_t, wmax, eps, E):
         E[i] = E[i] * scale + 1e-10
 
 
+#: e^x <= 1 + x + (e - 2) x^2 for 0 <= x <= 1 (the tail of the series is at most x^2 sum_{j>=2} 1/j!);
+#: 0.7183 rounds e - 2 = 0.71828... upwards
+_E_MINUS_2_UP = 0.7183
+
+
+@njit(cache=True, inline="always")
+def _exp_upper(x):
+    """An upper bound on e^x for x >= 0, without a call to exp when x <= 1 (a polynomial)."""
+    if x <= 1.0:
+        return 1.0 + x + _E_MINUS_2_UP * x * x
+    return math.exp(x) * (1.0 + 1e-15)
+
+
+@njit(cache=True, inline="always", fastmath=_FM)
+def _candidate_dots(phi, Wt, cand, nc, d1):
+    """d1[cand[t]] = phi . Wt[cand[t]] for t < nc, four candidates per pass over phi: four
+    independent accumulators (one dot product at a time is bound by the latency of its single
+    chain of vector adds: 735 -> 467 ns for 31 candidates, F = 120)."""
+    F = phi.shape[0]
+    t = 0
+    while t + 4 <= nc:
+        w0 = Wt[cand[t]]
+        w1 = Wt[cand[t + 1]]
+        w2 = Wt[cand[t + 2]]
+        w3 = Wt[cand[t + 3]]
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        a3 = 0.0
+        for f in range(F):
+            q = phi[f]
+            a0 += q * w0[f]
+            a1 += q * w1[f]
+            a2 += q * w2[f]
+            a3 += q * w3[f]
+        d1[cand[t]] = a0
+        d1[cand[t + 1]] = a1
+        d1[cand[t + 2]] = a2
+        d1[cand[t + 3]] = a3
+        t += 4
+    while t < nc:
+        wr = Wt[cand[t]]
+        a = 0.0
+        for f in range(F):
+            a += phi[f] * wr[f]
+        d1[cand[t]] = a
+        t += 1
+
+
 @njit(cache=True, nogil=True, fastmath=_FM)
 def _sample_rows_certified(D32, c0, E, u, X, Wt, z, loglik, T, kept, refined):
     """The float64 pruned draw, computed from float32 log densities and certified.
@@ -340,14 +389,18 @@ def _sample_rows_certified(D32, c0, E, u, X, Wt, z, loglik, T, kept, refined):
     float32 value (within E_i of the float64 one) for certified rows and exact for refined
     ones.  ``refined[i]`` is 1 for refined rows.
     """
-    c, k = D32.shape
+    k = D32.shape[1]
     F = Wt.shape[1]
+    c = D32.shape[0]
+    # separate allocations, not rows of one array: LLVM then knows they do not alias and
+    # vectorises the conversion loop (one (3, k) scratch made the draw 1.4x slower)
     idx = np.empty(k, dtype=np.int64)
+    cand = np.empty(k, dtype=np.int64)
     vals = np.empty(k, dtype=np.float64)
     drow = np.empty(k, dtype=np.float64)
+    d1 = np.empty(k, dtype=np.float64)
     phi1 = np.empty((1, F), dtype=np.float64)
     phi = phi1[0]
-    d1 = np.empty(k, dtype=np.float64)
     slack = 1e-12
     for i in range(c):
         r32 = D32[i]
@@ -359,7 +412,7 @@ def _sample_rows_certified(D32, c0, E, u, X, Wt, z, loglik, T, kept, refined):
             cnt, s = _kept_exp(drow, m, m - T, idx, vals)
             zt, prev, acc = _inverse_cdf(vals, cnt, u[i] * s)
             # certificate (see the docstring); e^{+-2E} rounded outwards by the slack
-            g = math.exp(2.0 * E[i]) * (1.0 + slack)
+            g = _exp_upper(2.0 * E[i]) * (1.0 + slack)
             hi_prev = prev / (prev + (s - prev) / g)
             lo_this = acc / (acc + (s - acc) * g)
             ok = hi_prev * (1.0 + slack) < u[i] and u[i] * (1.0 + slack) < lo_this
@@ -374,17 +427,31 @@ def _sample_rows_certified(D32, c0, E, u, X, Wt, z, loglik, T, kept, refined):
             # only candidates can be kept by the float64 draw: d~_j < m~ - T - 2E implies
             # d_j < max_j d_j - T (all d within E of d~)
             cut = m - T - 2.0 * E[i]
+            nc = 0
             for j in range(k):
+                d1[j] = -np.inf
                 if drow[j] >= cut:
-                    wr = Wt[j]
-                    acc2 = 0.0
-                    for f in range(F):
-                        acc2 += phi[f] * wr[f]
-                    d1[j] = acc2
-                else:
-                    d1[j] = -np.inf
+                    cand[nc] = j
+                    nc += 1
+            _candidate_dots(phi, Wt, cand, nc, d1)
             z[i], loglik[i], kept[i] = _draw_row(d1, u[i], T, idx, vals)
             refined[i] = 1
+
+
+@njit(cache=True, nogil=True)
+def _certified_chunk(phi_t, D32, c0, wmax, eps, u, X, Wt, z, loglik, T, kept, refined, E, M):
+    """One chunk of the certified float32 sweep after its GEMM, in one call (one dispatch
+    instead of three per chunk): error bounds, certified draw, label moments."""
+    _row_error_bounds(phi_t, wmax, eps, E)
+    _sample_rows_certified(D32, c0, E, u, X, Wt, z, loglik, T, kept, refined)
+    _add_moments(X, z, M)
+
+
+@njit(cache=True, nogil=True)
+def _pruned_chunk(D, u, X, z, loglik, T, kept, M):
+    """One chunk of the pruned float64 sweep after its GEMM: draw and label moments."""
+    _sample_rows_pruned(D, u, z, loglik, T, kept)
+    _add_moments(X, z, M)
 
 
 def _normalise_rows_impl(D, loglik):
@@ -736,16 +803,15 @@ class CpuEngine(Engine):
             _features_t(Xf[lo:hi], phi_t)
             if certified:
                 np.matmul(phi_t[1:].T, W32x, out=D)
-                _row_error_bounds(phi_t, wmax, eps, E[lo:hi])
-                _sample_rows_certified(D, c0, E[lo:hi], u[lo:hi], X[lo:hi], Wt64, z[lo:hi], ll[lo:hi], margin,
-                                       kept[lo:hi], refined[lo:hi])
+                _certified_chunk(phi_t, D, c0, wmax, eps, u[lo:hi], X[lo:hi], Wt64, z[lo:hi], ll[lo:hi], margin,
+                                 kept[lo:hi], refined[lo:hi], E[lo:hi], M[b])
+                return
+            np.matmul(phi_t.T, W, out=D)
+            if prune:
+                _pruned_chunk(D, u[lo:hi], X[lo:hi], z[lo:hi], ll[lo:hi], margin, kept[lo:hi], M[b])
             else:
-                np.matmul(phi_t.T, W, out=D)
-                if prune:
-                    _sample_rows_pruned(D, u[lo:hi], z[lo:hi], ll[lo:hi], margin, kept[lo:hi])
-                else:
-                    _sample_rows_ser(D, u[lo:hi], z[lo:hi], ll[lo:hi])
-            _add_moments(X[lo:hi], z[lo:hi], M[b])
+                _sample_rows_ser(D, u[lo:hi], z[lo:hi], ll[lo:hi])
+                _add_moments(X[lo:hi], z[lo:hi], M[b])
 
         self._run(self.n, work, STAT_BLOCKS)
         self.last_refined_fraction = float(refined.sum(dtype=np.int64)) / self.n if certified and self.n else None
