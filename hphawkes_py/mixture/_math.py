@@ -93,7 +93,7 @@ def gibbs_mu_sigma(rng, N, S1, S2, L_old, m0, gamma0, nu0, Phi0):
     Psi = 0.5 * (Psi + np.swapaxes(Psi, 1, 2))
     Sigma = rinvwishart(rng, df, Psi)
     if (~occ).any():
-        Le = np.linalg.cholesky(Sigma[~occ])
+        Le = _linalg.chol_factors(Sigma[~occ])[0]  # batched Numba loops, not one LAPACK call per matrix
         mu[~occ] = m0[None, :] + math.sqrt(gamma0) * np.einsum("jab,jb->ja", Le, zmu[~occ])
     return mu, Sigma
 
