@@ -49,7 +49,8 @@ def _edit(tmp_path, **changes):
     [
         (dict(ModelType="5"), r"ModelType='5' \(\[Analysis\]\) \(Normal\) is not supported"),
         (dict(ModelType="2"), r"AnalysisType='1' .* must be 3 \(retrospective\) or 4"),
-        (dict(AnalysisType="3"), r"AnalysisType='3' .* is not supported"),
+        (dict(AnalysisType="2"), r"AnalysisType='2' .* is not supported .* 1 \(purely spatial\), 3 .* or 4"),
+        (dict(AnalysisType="3"), r"PrecisionCaseTimes='1' .* the discrete Poisson space-time scan works in days"),
         (dict(SpatialWindowShapeType="2"), "SpatialWindowShapeType"),
         (dict(SpatialWindowShapeType="1", NonCompactnessPenalty="0.5"), "NonCompactnessPenalty"),
         (dict(UseGridFile="y"), "UseGridFile"),
@@ -179,7 +180,8 @@ SATSCAN_NYC = [
 
 def test_satscan_sample_parameter_files_run_verbatim():
     """SaTScan's own sample .prm files, unchanged: the space-time permutation analysis gives SaTScan's
-    cluster table; the Bernoulli one runs; the space-time Poisson one is refused by name."""
+    cluster table; the Bernoulli one runs; the space-time Poisson one (case times in years, covariates,
+    three census years) is refused by name."""
     import math
     import warnings
 
@@ -188,7 +190,7 @@ def test_satscan_sample_parameter_files_run_verbatim():
         res = hp.scan.run_prm(SAT("NYCSpaceTimePermutation.prm"), seed=1, progress=False, backend="cpu")
         hp.scan.run_prm(SAT("NHumbersideSpatialBernoulli.prm"), n_replicates=19, seed=1, progress=False,
                         backend="cpu")
-        with pytest.raises(ValueError, match="AnalysisType='3'"):
+        with pytest.raises(ValueError, match="PrecisionCaseTimes='1' .* works in days"):
             hp.scan.run_prm(SAT("NewMexicoSpaceTimePoisson.prm"), n_replicates=9, progress=False, backend="cpu")
     cl = res.clusters
     assert len(cl) == len(SATSCAN_NYC)

@@ -169,7 +169,7 @@ def _compare(res, sat, R=999):
 
 @pytest.mark.parametrize("section", ["circle", "circle both", "ellipse none", "ellipse medium",
                                      "bernoulli retrospective", "bernoulli prospective", "permutation retrospective",
-                                     "poisson both"])
+                                     "poisson retrospective", "poisson prospective", "poisson both"])
 def test_run_prm_matches_satscan10(tmp_path, section):
     folder, values = ANALYSES[section]
     _write_inputs(tmp_path / folder, folder)
@@ -189,8 +189,8 @@ def test_run_prm_poisson_covariates_matches_satscan10(tmp_path):
 
 @pytest.mark.parametrize("prospective", [False, True])
 def test_space_time_poisson_matches_satscan10(prospective):
-    """Space-time Poisson (hp.scan.run_prm does not run it): the same analysis through the Python API,
-    the rows in the coordinates file's order (SaTScan's order of equal clusters' centres)."""
+    """Space-time Poisson through the Python API (run_prm's rows above run the same .prm files), the
+    rows in the coordinates file's order (SaTScan's order of equal clusters' centres)."""
     cases, p82 = _nm_tables()
     geo = pd.read_csv(SAT("nm.geo"), sep=r"\s+", header=None, names=["id", "lat", "long"])
     rows = pd.DataFrame({"id": [c for c, _ in cases.index], "date": [_date(t) for _, t in cases.index],
@@ -245,3 +245,29 @@ def test_study_period_population_weights():
     assert _study_period_weights([2000.0, 2002.0], ("2000-07-01", "2002-06-30")) == {2000.0: 0.5, 2002.0: 0.5}
     # a study period after the last census date: that census only
     assert _study_period_weights([90.0, 2000.0], ("2001-01-01", "2001-12-31")) == {90.0: 0.0, 2000.0: 1.0}
+
+
+@pytest.mark.parametrize("change, pop_text, message", [
+    (dict(TimeTrendAdjustmentType="2"), None, "TimeTrendAdjustmentType='2'.*without time-trend adjustment"),
+    (dict(SpatialAdjustmentType="1"), None, r"SpatialAdjustmentType='1'.*supported: \['0'\]"),
+    (dict(ControlFile="nm_pop1000.ctl"), None, "ControlFile.*not used by the discrete Poisson model"),
+    ({}, "census", r"nm_1982.pop:1: location '.*' has 2 census years \(1990, 2000\)"),
+    ({}, "covariates", r"nm_1982.pop:1: covariates \(field 4 on\) are not supported"),
+    ({}, "missing", r"nm_1982.pop: no population for location id"),
+])
+def test_run_prm_space_time_poisson_refuses_what_it_cannot_honour(tmp_path, change, pop_text, message):
+    folder, values = ANALYSES["poisson retrospective"]
+    _write_inputs(tmp_path / folder, folder)
+    pop = tmp_path / folder / "nm_1982.pop"
+    lines = pop.read_text().splitlines()
+    if pop_text == "census":  # a second census year for the first location
+        lid, _, n = lines[0].split()
+        lines.insert(1, f"{lid} 1990 {n}")
+    elif pop_text == "covariates":
+        lines[0] += " 1"
+    elif pop_text == "missing":
+        lines = lines[1:]
+    pop.write_text("\n".join(lines) + "\n")
+    prm = _prm(tmp_path / folder / "a.prm", **{**values, **change})
+    with pytest.raises(ValueError, match=message):
+        hp.scan.run_prm(prm, seed=1, progress=False, backend="cpu", n_replicates=9)

@@ -102,7 +102,8 @@ def prm_arguments(path) -> dict:
     """The :func:`~hphawkes_py.scan.bernoulli` / :func:`~hphawkes_py.scan.poisson` /
     :func:`~hphawkes_py.scan.space_time_permutation` / :func:`~hphawkes_py.scan.space_time` call a
     parameter file describes: ``{"model", "files", "kwargs", "ignored"}`` (``model``: "poisson",
-    "bernoulli", "space_time_permutation" or "space_time_bernoulli"); refuses what cannot be honoured."""
+    "bernoulli", "space_time_permutation", "space_time_bernoulli" or "space_time_poisson"); refuses what
+    cannot be honoured."""
     prm = read_prm(path)
     p, v, sec = prm["path"], prm["values"], prm["section_of"]
 
@@ -131,8 +132,17 @@ def prm_arguments(path) -> dict:
                                       "(retrospective space-time) or 4 (prospective space-time)")
         if analysis in ("3", "4"):
             model = "space_time_bernoulli"
+    elif model == "poisson" and analysis in ("3", "4"):
+        model = "space_time_poisson"
+        # no time-trend adjustment of the expected cases here (SpatialAdjustmentType is refused for
+        # every model above)
+        if v.get("TimeTrendAdjustmentType", "0") not in ("0", ""):
+            raise bad("TimeTrendAdjustmentType", "is not supported: the discrete Poisson space-time scan runs "
+                                                 "without time-trend adjustment (TimeTrendAdjustmentType=0)")
     elif analysis != "1":
-        raise bad("AnalysisType", f"is not supported with the {_MODEL_NAMES[model_code]} model: 1 (purely spatial)")
+        also = ", 3 (retrospective space-time) or 4 (prospective space-time)" if model == "poisson" else ""
+        raise bad("AnalysisType", f"is not supported with the {_MODEL_NAMES[model_code]} model: 1 (purely spatial)"
+                                  f"{also}")
     ignored = {}
     for key, val in v.items():
         if key in _USED or key in _REQUIRE:
@@ -171,6 +181,11 @@ def prm_arguments(path) -> dict:
         if v.get("PopulationFile"):
             raise bad("PopulationFile", "is not used by the Bernoulli model (give ControlFile only)")
         _space_time_kwargs(v, analysis, "Bernoulli space-time", bad, kwargs)
+    elif model == "space_time_poisson":
+        files["population_file"] = file("PopulationFile", True)
+        if v.get("ControlFile"):
+            raise bad("ControlFile", "is not used by the discrete Poisson model (give PopulationFile only)")
+        _space_time_kwargs(v, analysis, "discrete Poisson space-time", bad, kwargs)
     elif model == "bernoulli":
         files["control_file"] = file("ControlFile", True)
         if v.get("PopulationFile"):
@@ -227,7 +242,7 @@ def prm_arguments(path) -> dict:
             kwargs["min_cases"] = int(v["MinimumCasesInHighRateClusters"])
         except ValueError:
             raise bad("MinimumCasesInHighRateClusters", "is not a whole number") from None
-    elif model in ("poisson", "space_time_permutation", "space_time_bernoulli"):
+    elif model in ("poisson", "space_time_permutation", "space_time_bernoulli", "space_time_poisson"):
         kwargs["min_cases"] = 0  # parameter files from before SaTScan 9.5 had no such restriction
     return {"model": model, "files": files, "kwargs": kwargs, "ignored": ignored}
 
@@ -311,6 +326,30 @@ def _read_case_dates(path, what="case", model="space-time permutation"):
     return ids, np.array(counts, dtype=np.int64), np.array(dates, dtype="datetime64[D]")
 
 
+def _space_time_population(path, seen, geo_path) -> dict:
+    """{location id: population} of a space-time Poisson analysis's ``.pop`` file: one census year
+    per location and no covariates, refused otherwise (the space-time Poisson scan here holds each
+    location's population constant over the study period; SaTScan interpolates between census
+    years, so averaging them would not give SaTScan's expected cases)."""
+    from ._satscan import _population, _read_rows
+
+    p, total, _by_cat, first = _population(path)
+    years: dict = {}
+    for lineno, parts in _read_rows(p, "population", 3)[1]:
+        years.setdefault(parts[0], set()).add(float(parts[1]))
+        if len(parts) > 3:
+            raise ValueError(f"{p}:{lineno}: covariates (field 4 on) are not supported by the discrete Poisson "
+                             "space-time model (give one population per location)")
+        if parts[0] not in seen:
+            raise ValueError(f"{p}:{lineno}: location id {parts[0]!r} is not in the coordinates file {geo_path}")
+    for lid, ys in years.items():
+        if len(ys) > 1:
+            raise ValueError(f"{p}:{first[lid]}: location {lid!r} has {len(ys)} census years "
+                             f"({', '.join(f'{y:g}' for y in sorted(ys))}); the discrete Poisson space-time scan holds the "
+                             "population constant in time: give one census year per location")
+    return total
+
+
 def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto", threads=None, progress=True):
     """Run the purely spatial Bernoulli or discrete Poisson analysis a SaTScan parameter file
     describes (file names relative to the parameter file's folder; covariates of a Poisson
@@ -324,8 +363,10 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         ``NonCompactnessPenalty``, ``EllipseShapes``, ``EllipseAngles``), Cartesian or latitude/longitude
         coordinates, ``ScanAreas``, ``MaxSpatialSizeInPopulationAtRisk``, the distance limit,
         ``MonteCarloReps``, ``MinimumCasesInHighRateClusters``, no-overlap secondary clusters; and
-        ``ModelType`` 2 (space-time permutation) or 1 (Bernoulli: dated ``.cas`` and ``.ctl`` files,
-        run by :func:`~hphawkes_py.scan.space_time` with ``model="bernoulli"``) with ``AnalysisType``
+        ``ModelType`` 2 (space-time permutation), 1 (Bernoulli: dated ``.cas`` and ``.ctl`` files,
+        run by :func:`~hphawkes_py.scan.space_time` with ``model="bernoulli"``) or 0 (discrete Poisson:
+        dated ``.cas``, a ``.pop`` file with one census year per location and no covariates, no time-trend
+        or spatial adjustment; ``model="poisson"``) with ``AnalysisType``
         3 (retrospective; ``IncludeClusters`` 0 all or 1 alive clusters) or 4 (prospective, no
         adjustment for earlier analyses), days (``PrecisionCaseTimes=3``, ``TimeAggregationUnits=3``,
         ``TimeAggregationLength=1``), the study period (``StartDate``/``EndDate``) and the maximum
@@ -350,7 +391,7 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
     if n_replicates is not None:
         spec["kwargs"]["n_replicates"] = n_replicates
     f = spec["files"]
-    if spec["model"] in ("space_time_permutation", "space_time_bernoulli"):
+    if spec["model"] in ("space_time_permutation", "space_time_bernoulli", "space_time_poisson"):
         import numpy as np
 
         from ._satscan import _as_ids, _geo
@@ -359,7 +400,10 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         gp, keys, xs, ys, seen = _geo(f["geo_file"])
         start, end = spec["kwargs"]["study_period"]
         bern = spec["model"] == "space_time_bernoulli"
-        name = "Bernoulli space-time" if bern else "space-time permutation"
+        name = {"space_time_bernoulli": "Bernoulli space-time", "space_time_poisson": "discrete Poisson space-time",
+                "space_time_permutation": "space-time permutation"}[spec["model"]]
+        if spec["model"] == "space_time_poisson":
+            pop = _space_time_population(f["population_file"], seen, gp)
         tables = [("case", f["case_file"])] + ([("control", f["control_file"])] if bern else [])
         ids, cases, controls, dates = [], [], [], []
         for what, path_ in tables:
@@ -395,6 +439,13 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
                       backend=backend, threads=threads, progress=progress, **spec["kwargs"])
         if bern:
             return space_time(xy, cases, dates, controls=controls, model="bernoulli", **common)
+        if spec["model"] == "space_time_poisson":
+            missing = [k for k in keys if k not in pop]
+            if missing:
+                raise ValueError(f"{f['population_file']}: no population for location id {missing[0]!r} of the "
+                                 f"coordinates file {gp}")
+            return space_time(xy, cases, dates, population=np.array([pop[k] for k in ids], dtype=float),
+                              model="poisson", **common)
         return space_time_permutation(xy, cases, dates, **common)
     common = dict(seed=seed, executor=executor, backend=backend, threads=threads, progress=progress, **spec["kwargs"])
     if spec["model"] == "bernoulli":

@@ -356,7 +356,8 @@ scan_space_time <- function(coords, cases, times, population = NULL, controls = 
 #' Rerun a SaTScan parameter file (.prm)
 #'
 #' Calls \code{hphawkes_py.scan.run_prm}: the purely spatial Bernoulli or discrete Poisson analysis,
-#' or the space-time permutation analysis, that the file describes (file names relative to the
+#' or the space-time permutation, Bernoulli or discrete Poisson analysis (retrospective or
+#' prospective), that the file describes (file names relative to the
 #' file's folder, as in SaTScan). Settings that would change the analysis and are not implemented
 #' are refused by name.
 #'
