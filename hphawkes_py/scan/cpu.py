@@ -645,6 +645,23 @@ def _pilot_maxima(windows, cases, klogk, n_cases, n_total, l0, hi_on, lo_on, min
     return pbest.max(axis=0)
 
 
+def unique_sizes(npop):
+    """``(uniq, index)``: the distinct window populations (sorted, int64) and each entry's index among
+    them (int32), as ``np.unique(npop, return_inverse=True)``; small populations (the usual case) by a
+    table of the values present, without sorting the entries (the sort cost ~2 s at 12.5 million entries)."""
+    npop = np.asarray(npop)
+    if npop.size == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int32)
+    if npop.dtype.kind not in "iu" or int(npop.min()) < 0 or int(npop.max()) > 4 * npop.size + (1 << 20):
+        u, inv = np.unique(npop, return_inverse=True)
+        return u.astype(np.int64), inv.astype(np.int32).ravel()
+    present = np.zeros(int(npop.max()) + 1, dtype=bool)
+    present[npop] = True
+    uniq = np.flatnonzero(present).astype(np.int64)
+    index = np.cumsum(present, dtype=np.int32) - 1
+    return uniq, index[npop]
+
+
 def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None, min_cases=0, stats=None):
     """(R,) maximum LLR of each column of ``cases``; exact, with pruning.
 
@@ -671,7 +688,7 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None
     hi_on, lo_on = direction in ("high", "both"), direction in ("low", "both")
     M = _pilot_maxima(windows, cases, klogk, n_cases, n_total, l0, hi_on, lo_on, min_cases)
     if uniq is None:
-        uniq = np.unique(npop, return_inverse=True)
+        uniq = unique_sizes(npop)
     uniq_n, entry_u = uniq
     # 16-bit counts (twice the SIMD lanes) when every count fits: c <= C < 2**15 - 1; 8-bit rows of
     # cases (half the memory read per window entry) when every location's count fits
@@ -783,8 +800,7 @@ class CpuEngine(Engine):
         """The distinct window populations and each entry's index among them (the pruning thresholds
         are tabulated per distinct population); computed once per engine."""
         if self._uniq is None:
-            u, inv = np.unique(self.windows[2], return_inverse=True)
-            self._uniq = (u.astype(np.int64), inv.astype(np.int32).ravel())
+            self._uniq = unique_sizes(self.windows[2])
         return self._uniq
 
     def max_llr_penalised(self, cases: np.ndarray, penalties: np.ndarray) -> np.ndarray:
