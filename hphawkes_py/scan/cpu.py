@@ -473,6 +473,33 @@ def _threshold_tables(klogk, uniq_n, n_cases, n_total, l0, Tg, want_high, want_l
 
 
 @njit(cache=True, inline="always")
+def _add_rows(c, cases, neighbors, j, jb):
+    """``c += cases[neighbors[k]]`` for the entries ``k = j..jb-1``, eight rows at a time (their sum
+    first, in the counts' type: one load and store of ``c`` per eight rows instead of per row)."""
+    R = c.shape[0]
+    k = j
+    while k + 8 <= jb:
+        r0 = cases[neighbors[k]]
+        r1 = cases[neighbors[k + 1]]
+        r2 = cases[neighbors[k + 2]]
+        r3 = cases[neighbors[k + 3]]
+        r4 = cases[neighbors[k + 4]]
+        r5 = cases[neighbors[k + 5]]
+        r6 = cases[neighbors[k + 6]]
+        r7 = cases[neighbors[k + 7]]
+        for r in range(R):
+            a = (c.dtype.type(r0[r]) + c.dtype.type(r1[r])) + (c.dtype.type(r2[r]) + c.dtype.type(r3[r]))
+            b = (c.dtype.type(r4[r]) + c.dtype.type(r5[r])) + (c.dtype.type(r6[r]) + c.dtype.type(r7[r]))
+            c[r] += a + b
+        k += 8
+    while k < jb:
+        row = cases[neighbors[k]]
+        for r in range(R):
+            c[r] += row[r]
+        k += 1
+
+
+@njit(cache=True, inline="always")
 def _walk_group(c, m, r0, r1, j, jb, neighbors, npop, boundary, entry_u, cases, klogk, C, N, l0, want_high,
                 want_low, thr_hi, thr_lo, g):
     """Entries ``j..jb-1`` walked again for the replicates ``r0..r1-1`` of group ``g`` only (their
@@ -564,10 +591,7 @@ def _scan_max_pruned(centres, offsets, neighbors, npop, boundary, entry_u, cases
                     for k in range(cg.shape[0]):
                         mn = min(mn, cg[k])
                     low0[g] = mn
-            for k in range(j, jb):
-                row = cases[neighbors[k]]
-                for r in range(R):
-                    c[r] += row[r]
+            _add_rows(c, cases, neighbors, j, jb)
             ua = entry_u[j]
             ub = entry_u[jb - 1]
             for g in range(G):
