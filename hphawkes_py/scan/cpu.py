@@ -503,9 +503,9 @@ def _add_rows(c, cases, neighbors, j, jb):
 def _walk_group(c, m, r0, r1, j, jb, neighbors, npop, boundary, entry_u, cases, klogk, C, N, l0, want_high,
                 want_low, thr_hi, thr_lo, g):
     """Entries ``j..jb-1`` walked again for the replicates ``r0..r1-1`` of group ``g`` only (their
-    counts ``c[r0:r1]`` restored to the block's start by the caller): at every window end, a
-    vectorised any() decides whether some count reaches the group's thresholds; only those LLRs are
-    evaluated (and maxima updated)."""
+    counts ``c[r0:r1]`` restored to the block's start by the caller): at every window end, the
+    group's largest and least counts (vectorised reductions) decide whether some count reaches the
+    group's thresholds; only those LLRs are evaluated (and maxima updated)."""
     # views indexed from 0, so that LLVM sees non-negative indices and vectorises
     cg = c[r0:r1]
     mg = m[r0:r1]
