@@ -146,6 +146,28 @@ def test_pruned_maxima_with_min_cases_equal_exhaustive(min_cases, direction):
         assert (got < free).any()  # the restriction bites on this data
 
 
+@pytest.mark.parametrize("proportion,max_pop,ties", [(0.1, 19, False), (0.6, 19, True), (0.01, 40, False),
+                                                      (0.5, 300, True)])
+@pytest.mark.parametrize("direction", ["high", "low", "both"])
+def test_pruned_rounds_equal_exhaustive(proportion, max_pop, ties, direction):
+    """The pruned maxima (pilot, rounds of centres with rising thresholds, column sub-batches, 8-bit rows
+    of cases when every location's count fits, 16-bit otherwise) equal the exhaustive ones bit for bit:
+    high and low case proportions, distance ties (integer coordinates), more replicates than a
+    sub-batch and not a multiple of the group size, with and without a minimum of cases."""
+    rng = np.random.default_rng(int(proportion * 100) + max_pop)
+    L = 400
+    xy = rng.integers(0, 15, size=(L, 2)).astype(float) if ties else rng.uniform(0, 20, size=(L, 2))
+    pop = rng.integers(1, max_pop + 1, size=L)
+    C = max(2, int(rng.binomial(pop, proportion).sum()))
+    N = int(pop.sum())
+    R = 301
+    mat = np.stack([rng.multivariate_hypergeometric(pop, C) for _ in range(R)], axis=1).astype(np.int32)
+    windows = scan_engine.build_windows(xy, xy, pop, 0.5 * N)
+    for min_cases in (0, 2):
+        eng = make_engine(windows, scan_engine.klogk_table(N), C, N, direction, backend="cpu", min_cases=min_cases)
+        np.testing.assert_array_equal(eng.max_llr(mat), eng.max_llr_exhaustive(mat))
+
+
 @pytest.mark.parametrize("backend", CUDA_ENGINES)
 def test_cpu_and_cuda_engine_identical_null_distribution(backend):
     coords, cases, controls = _small_problem(11, n=40, integer_coords=False)

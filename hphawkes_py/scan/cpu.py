@@ -473,51 +473,83 @@ def _threshold_tables(klogk, uniq_n, n_cases, n_total, l0, Tg, want_high, want_l
 
 
 @njit(cache=True, inline="always")
-def _eval_entry(c, m, j, npop, entry_u, klogk, C, N, l0, want_high, want_low, thr_hi, thr_lo, gsize):
-    """Per-entry check of the pruned kernel: for each group of replicates, a vectorised any()
-    decides whether some case count reaches the group's thresholds; only those LLRs are
-    evaluated (and maxima updated)."""
+def _add_rows(c, cases, neighbors, j, jb):
+    """``c += cases[neighbors[k]]`` for the entries ``k = j..jb-1``, eight rows at a time (their sum
+    first, in the counts' type: one load and store of ``c`` per eight rows instead of per row)."""
     R = c.shape[0]
-    G = thr_hi.shape[0]
-    n = npop[j]
-    u = entry_u[j]
-    # the last group has the lowest threshold: if it cannot be beaten, none can
-    if thr_hi[G - 1, u] > min(n, C) and thr_lo[G - 1, u] < 0:
-        return
+    k = j
+    while k + 8 <= jb:
+        r0 = cases[neighbors[k]]
+        r1 = cases[neighbors[k + 1]]
+        r2 = cases[neighbors[k + 2]]
+        r3 = cases[neighbors[k + 3]]
+        r4 = cases[neighbors[k + 4]]
+        r5 = cases[neighbors[k + 5]]
+        r6 = cases[neighbors[k + 6]]
+        r7 = cases[neighbors[k + 7]]
+        for r in range(R):
+            a = (c.dtype.type(r0[r]) + c.dtype.type(r1[r])) + (c.dtype.type(r2[r]) + c.dtype.type(r3[r]))
+            b = (c.dtype.type(r4[r]) + c.dtype.type(r5[r])) + (c.dtype.type(r6[r]) + c.dtype.type(r7[r]))
+            c[r] += a + b
+        k += 8
+    while k < jb:
+        row = cases[neighbors[k]]
+        for r in range(R):
+            c[r] += row[r]
+        k += 1
+
+
+@njit(cache=True, inline="always")
+def _walk_group(c, m, r0, r1, j, jb, neighbors, npop, boundary, entry_u, cases, klogk, C, N, l0, want_high,
+                want_low, thr_hi, thr_lo, g):
+    """Entries ``j..jb-1`` walked again for the replicates ``r0..r1-1`` of group ``g`` only (their
+    counts ``c[r0:r1]`` restored to the block's start by the caller): at every window end, the
+    group's largest and least counts (vectorised reductions) decide whether some count reaches the
+    group's thresholds; only those LLRs are evaluated (and maxima updated)."""
+    # views indexed from 0, so that LLVM sees non-negative indices and vectorises
+    cg = c[r0:r1]
+    mg = m[r0:r1]
     Nf = np.float64(N)
-    cn = np.float64(C) * np.float64(n)
-    q = -(klogk[n] + klogk[N - n]) - l0
-    nn = np.int32(n)
     cc = np.int32(C)
-    rest = np.int32(N - n - C)
-    for g in range(G):
+    for k in range(j, jb):
+        row = cases[neighbors[k]]
+        rg = row[r0:r1]
+        for q in range(cg.shape[0]):
+            cg[q] += rg[q]
+        if boundary[k] == 0:
+            continue
+        n = npop[k]
+        u = entry_u[k]
         h32 = thr_hi[g, u]
         l32 = thr_lo[g, u]
-        r0 = g * gsize
-        r1 = min(R, r0 + gsize)
-        # views indexed from 0, so that LLVM sees non-negative indices and vectorises
-        cg = c[r0:r1]
-        mg = m[r0:r1]
-        hit = False
-        for k in range(cg.shape[0]):
-            hit |= (cg[k] >= h32) | (cg[k] <= l32)
-        if not hit:
+        if h32 > min(n, C) and l32 < 0:
             continue
-        for k in range(cg.shape[0]):
-            cr = np.int32(cg[k])
+        mx = cg[0]
+        mn = cg[0]
+        for q in range(cg.shape[0]):
+            mx = max(mx, cg[q])
+            mn = min(mn, cg[q])
+        if mx < h32 and mn > l32:
+            continue
+        cn = np.float64(C) * np.float64(n)
+        qq = -(klogk[n] + klogk[N - n]) - l0
+        nn = np.int32(n)
+        rest = np.int32(N - n - C)
+        for q in range(cg.shape[0]):
+            cr = np.int32(cg[q])
             if cr >= h32 or cr <= l32:
                 t = (klogk[cr] + klogk[nn - cr]) + (klogk[cc - cr] + klogk[rest + cr])
-                llr = t + q
+                llr = t + qq
                 lhs = np.float64(cr) * Nf
                 ok = (want_high & (lhs > cn)) | (want_low & (lhs < cn))
-                if ok and llr > mg[k]:
-                    mg[k] = llr
+                if ok and llr > mg[q]:
+                    mg[q] = llr
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def _scan_max_pruned(offsets, neighbors, npop, boundary, entry_u, cases, klogk, n_cases, n_total, l0,
-                     want_high, want_low, m0, thr_hi, thr_lo, gsize, block, best):
-    """Best LLR per centre and replicate, skipping windows that cannot matter.
+def _scan_max_pruned(centres, offsets, neighbors, npop, boundary, entry_u, cases, klogk, n_cases, n_total, l0,
+                     want_high, want_low, m0, thr_hi, thr_lo, gsize, block, best, stats):
+    """Best LLR of the centres ``centres`` per replicate, skipping windows that cannot matter.
 
     Replicates come in groups of ``gsize`` columns (sorted by ``m0``). ``m0`` (R,) are LLRs
     already attained by some window in each replicate, and each group g has a threshold
@@ -526,85 +558,149 @@ def _scan_max_pruned(offsets, neighbors, npop, boundary, entry_u, cases, klogk, 
     (or <= thr_lo[g, u]), u = entry_u[j] the index of its population among the distinct
     ones.
 
-    Blocks of ``block`` consecutive entries of a centre's walk are tested at once: along the
-    walk the case count c and the population n only grow, and so do both thresholds (checked
-    by the caller), so no window of the block can matter when every replicate's count at the
-    block's end is below the high threshold of the block's first entry and its count before
-    the block is above the low threshold of the block's last entry. Only blocks that fail this
-    test are walked again entry by entry (:func:`_eval_entry`). The maxima returned (``best``
-    initialised to ``m0``) are exactly those of the exhaustive kernel.
+    Blocks of ``block`` consecutive entries of a centre's walk are tested at once, group by
+    group: along the walk the case count c and the population n only grow, and so do both
+    thresholds (checked by the caller), so no window of the block can matter to group g when
+    each of its replicates' count at the block's end is below the group's high threshold of the
+    block's first entry and its count before the block is above the low threshold of the block's
+    last entry. Only the groups that fail this test walk the block again, entry by entry, over
+    their own replicates (:func:`_walk_group`). The maxima returned (``best`` row k for centre
+    ``centres[k]``, initialised to ``m0``) are those of the exhaustive kernel wherever they exceed
+    ``m0``. ``stats[k]``: (group-blocks tested, group-blocks walked again).
     """
-    n_centres = offsets.shape[0] - 1
     R = cases.shape[1]
     G = thr_hi.shape[0]
     C = n_cases
     N = n_total
-    for i in prange(n_centres):
-        c = np.zeros(R, dtype=cases.dtype)
-        c0 = np.zeros(R, dtype=cases.dtype)
+    for ii in prange(centres.shape[0]):
+        i = centres[ii]
+        c = np.zeros(R, dtype=thr_hi.dtype)
+        low0 = np.zeros(G, dtype=thr_hi.dtype)
         m = m0.copy()
         j = offsets[i]
         end = offsets[i + 1]
+        n_test = 0
+        n_hit = 0
         while j < end:
             jb = min(j + block, end)
-            for r in range(R):
-                c0[r] = c[r]
-            for k in range(j, jb):
-                row = cases[neighbors[k]]
-                for r in range(R):
-                    c[r] += row[r]
+            if want_low:
+                # each group's least count before the block
+                for g in range(G):
+                    cg = c[g * gsize:min(R, (g + 1) * gsize)]
+                    mn = cg[0]
+                    for k in range(cg.shape[0]):
+                        mn = min(mn, cg[k])
+                    low0[g] = mn
+            _add_rows(c, cases, neighbors, j, jb)
             ua = entry_u[j]
             ub = entry_u[jb - 1]
-            hit = False
             for g in range(G):
-                h = thr_hi[g, ua]
-                lo = thr_lo[g, ub]
                 r0 = g * gsize
                 r1 = min(R, r0 + gsize)
                 cg = c[r0:r1]
-                c0g = c0[r0:r1]
+                # integer max reductions vectorise (a boolean any() over the lanes did not)
+                mx = cg[0]
                 for k in range(cg.shape[0]):
-                    hit |= (cg[k] >= h) | (c0g[k] <= lo)
+                    mx = max(mx, cg[k])
+                hit = mx >= thr_hi[g, ua]
+                if want_low:
+                    hit |= low0[g] <= thr_lo[g, ub]
+                n_test += 1
                 if hit:
-                    break
-            if hit:
-                # walk the block again, entry by entry
-                for r in range(R):
-                    c[r] = c0[r]
-                for k in range(j, jb):
-                    row = cases[neighbors[k]]
-                    for r in range(R):
-                        c[r] += row[r]
-                    if boundary[k] == 0:
-                        continue
-                    _eval_entry(c, m, k, npop, entry_u, klogk, C, N, l0, want_high, want_low, thr_hi, thr_lo,
-                                gsize)
+                    n_hit += 1
+                    # the group's counts back to the block's start, then the block entry by entry
+                    for k in range(j, jb):
+                        row = cases[neighbors[k]]
+                        rg = row[r0:r1]
+                        for q in range(cg.shape[0]):
+                            cg[q] -= rg[q]
+                    _walk_group(c, m, r0, r1, j, jb, neighbors, npop, boundary, entry_u, cases, klogk, C, N, l0,
+                                want_high, want_low, thr_hi, thr_lo, g)
             j = jb
         for r in range(R):
-            best[i, r] = m[r]
+            best[ii, r] = m[r]
+        stats[ii, 0] += n_test
+        stats[ii, 1] += n_hit
 
 
 #: fraction of the centres whose windows are all scanned first (pilot pass): a lower
-#: bound of every replicate's maximum, the pruning threshold of the full pass
-PILOT_FRACTION = 0.03
+#: bound of every replicate's maximum, the pruning threshold of the first round
+PILOT_FRACTION = 0.01
 #: the pilot evaluates one window in this many along each of its centres' walks
 PILOT_STRIDE = 8
-#: replicates per pruning group (two AVX-512 vectors of int32 case counts)
+#: replicates per pruning group (one 64-byte cache line of int16 case counts)
 GROUP = 32
-#: margin below the pilot threshold, far above the rounding of the table-based LLR
+#: margin below the running maxima, far above the rounding of the table-based LLR
 PRUNE_MARGIN = 1e-6
 #: consecutive window entries tested at once by the pruned kernel (see _scan_max_pruned)
 BLOCK = 16
+#: the pruned pass takes the centres (in a fixed shuffled order) in rounds ending at these
+#: fractions of them; the running maxima (hence the pruning thresholds) rise after each round
+ROUNDS = (0.02, 0.06, 0.15, 0.35, 1.0)
+#: replicates per call of the pruned kernel (its columns of cases stay in the core's cache)
+SUB_BATCH = 128
 
 
-def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None, min_cases=0):
+def _pilot_maxima(windows, cases, klogk, n_cases, n_total, l0, hi_on, lo_on, min_cases):
+    """(R,) LLRs attained in each replicate by windows of a few evenly spread centres: every
+    ``PILOT_STRIDE``-th window of every ``1 / PILOT_FRACTION``-th centre (and of the centre with the
+    most entries), with the exhaustive kernel."""
+    offsets, neighbors, npop, boundary = windows
+    m = offsets.shape[0] - 1
+    R = cases.shape[1]
+    sizes = np.diff(offsets)
+    step = max(1, int(round(1.0 / PILOT_FRACTION)))
+    pilot = np.unique(np.concatenate([[int(np.argmax(sizes))], np.arange(0, m, step)]))
+    p_off = np.zeros(len(pilot) + 1, dtype=np.int64)
+    np.cumsum(sizes[pilot], out=p_off[1:])
+    take = np.concatenate([np.arange(offsets[i], offsets[i + 1]) for i in pilot]).astype(np.int64)
+    # any attained LLR is a valid lower bound, and the counts are accumulated through all entries anyway
+    pb = boundary[take].copy()
+    if PILOT_STRIDE > 1:
+        pos = np.arange(len(take)) - np.repeat(p_off[:-1], np.diff(p_off))
+        last = np.zeros(len(take), dtype=bool)
+        last[p_off[1:][np.diff(p_off) > 0] - 1] = True
+        pb &= ((pos % PILOT_STRIDE == PILOT_STRIDE - 1) | last).astype(np.uint8)
+    pbest = np.empty((len(pilot), R), dtype=np.float64)
+    dummy = np.empty((1, 1), dtype=np.int64)
+    _scan_batch(p_off, neighbors[take], npop[take], _NO_EXPECTED, _NO_EXPECTED, _NO_EXPECTED, pb, cases, klogk,
+                np.int64(n_cases), np.int64(n_total), l0, hi_on, lo_on, np.int64(min_cases), False, pbest, dummy,
+                False)
+    return pbest.max(axis=0)
+
+
+def unique_sizes(npop):
+    """``(uniq, index)``: the distinct window populations (sorted, int64) and each entry's index among
+    them (int32), as ``np.unique(npop, return_inverse=True)``; small populations (the usual case) by a
+    table of the values present, without sorting the entries (the sort cost ~2 s at 12.5 million entries)."""
+    npop = np.asarray(npop)
+    if npop.size == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int32)
+    if npop.dtype.kind not in "iu" or int(npop.min()) < 0 or int(npop.max()) > 4 * npop.size + (1 << 20):
+        u, inv = np.unique(npop, return_inverse=True)
+        return u.astype(np.int64), inv.astype(np.int32).ravel()
+    present = np.zeros(int(npop.max()) + 1, dtype=bool)
+    present[npop] = True
+    uniq = np.flatnonzero(present).astype(np.int64)
+    index = np.cumsum(present, dtype=np.int32) - 1
+    return uniq, index[npop]
+
+
+def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None, min_cases=0, stats=None):
     """(R,) maximum LLR of each column of ``cases``; exact, with pruning.
 
-    A pilot pass evaluates every window of a few evenly spread centres; its per-replicate
-    maxima ``m0`` bound the final maxima from below, so windows with LLR <= min(m0) - margin
-    can be skipped by an integer comparison of their case count. ``min_cases`` (high-rate
-    windows need at least that many cases, SaTScan's default 2) raises the high-rate count
-    thresholds to at least ``min_cases``: still one integer comparison per window.
+    A pilot pass (:func:`_pilot_maxima`) gives LLRs attained in each replicate: running maxima
+    ``M`` that bound the final maxima from below, so windows with LLR <= M - margin can be skipped
+    by an integer comparison of their case count (:func:`_scan_max_pruned`). The centres are then
+    scanned in rounds (``ROUNDS``, a fixed shuffled order), and after each round the running maxima
+    rise to the maxima found so far, the replicates are regrouped by them and the count thresholds
+    recomputed: later rounds skip more. ``min_cases`` (high-rate windows need at least that many
+    cases, SaTScan's default 2) raises the high-rate count thresholds to at least ``min_cases``.
+
+    Exact: a window is skipped only when its LLR cannot exceed its replicate's running maximum,
+    which some window attains, and every other window's LLR is computed by the exhaustive kernel's
+    additions, so each maximum is bit for bit the exhaustive one. ``stats`` (a dict, optional) gets
+    the counts of group-blocks tested and walked again.
     """
     offsets, neighbors, npop, boundary = windows
     m = offsets.shape[0] - 1
@@ -614,51 +710,55 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None
     cases = np.ascontiguousarray(cases, dtype=np.int32)
     l0 = null_loglik(klogk, n_cases, n_total)
     hi_on, lo_on = direction in ("high", "both"), direction in ("low", "both")
-    sizes = np.diff(offsets)
-    step = max(1, int(round(1.0 / PILOT_FRACTION)))
-    # pilot: every step-th centre, starting with the one with the most window entries
-    pilot = np.unique(np.concatenate([[int(np.argmax(sizes))], np.arange(0, m, step)]))
-    p_off = np.zeros(len(pilot) + 1, dtype=np.int64)
-    np.cumsum(sizes[pilot], out=p_off[1:])
-    take = np.concatenate([np.arange(offsets[i], offsets[i + 1]) for i in pilot]).astype(np.int64)
-    # the pilot evaluates every PILOT_STRIDE-th window (and the last) of its centres: any
-    # attained LLR is a valid lower bound, and the counts are accumulated through all entries anyway
-    pb = boundary[take].copy()
-    if PILOT_STRIDE > 1:
-        pos = np.arange(len(take)) - np.repeat(p_off[:-1], np.diff(p_off))
-        last = np.zeros(len(take), dtype=bool)
-        last[p_off[1:][np.diff(p_off) > 0] - 1] = True
-        pb &= ((pos % PILOT_STRIDE == PILOT_STRIDE - 1) | last).astype(np.uint8)
-    pbest = np.empty((len(pilot), R), dtype=np.float64)
-    dummy = np.empty((1, 1), dtype=np.int64)
-    _scan_batch(p_off, neighbors[take], npop[take], _NO_EXPECTED, _NO_EXPECTED, _NO_EXPECTED, pb, cases, klogk, np.int64(n_cases),
-                np.int64(n_total), l0, hi_on, lo_on, np.int64(min_cases), False, pbest, dummy, False)
-    m0 = pbest.max(axis=0)
-    # groups of replicates with similar pilot maxima share a threshold
-    order = np.argsort(-m0, kind="stable")
-    m0s = np.ascontiguousarray(m0[order])
-    G = (R + GROUP - 1) // GROUP
-    Tg = np.array([m0s[g * GROUP:(g + 1) * GROUP].min() for g in range(G)]) - PRUNE_MARGIN
+    M = _pilot_maxima(windows, cases, klogk, n_cases, n_total, l0, hi_on, lo_on, min_cases)
     if uniq is None:
-        uniq = np.unique(npop, return_inverse=True)
+        uniq = unique_sizes(npop)
     uniq_n, entry_u = uniq
-    thr_hi, thr_lo = _threshold_tables(klogk, uniq_n, np.int64(n_cases), np.int64(n_total), l0, Tg, hi_on, lo_on)
-    if min_cases > 0:
-        # a high-rate window also needs min_cases cases; the max keeps the thresholds monotone in n
-        np.maximum(thr_hi, np.int32(min_cases), out=thr_hi)
-    # block tests need thresholds that grow with the population (they do; checked, else one
-    # entry per block, which is the entry-by-entry test)
-    monotone = bool((np.diff(thr_hi, axis=1) >= 0).all() and (np.diff(thr_lo, axis=1) >= 0).all())
-    block = BLOCK if monotone else 1
-    # 16-bit counts (twice the SIMD lanes) when every count fits: c <= C < 2**15 - 1
+    # 16-bit counts (twice the SIMD lanes) when every count fits: c <= C < 2**15 - 1; 8-bit rows of
+    # cases (half the memory read per window entry) when every location's count fits
     ctype = np.int16 if n_cases < 2**15 - 1 else np.int32
-    best = np.empty((m, R), dtype=np.float64)
-    _scan_max_pruned(offsets, neighbors, npop, boundary, entry_u, np.ascontiguousarray(cases[:, order], dtype=ctype),
-                     klogk, np.int64(n_cases), np.int64(n_total), l0, hi_on, lo_on, m0s,
-                     thr_hi.astype(ctype), thr_lo.astype(ctype), np.int64(GROUP), np.int64(block), best)
-    out = np.empty(R, dtype=np.float64)
-    out[order] = best.max(axis=0)
-    return out
+    rtype = np.int8 if cases.size and int(cases.max()) <= 127 else ctype
+    G = (R + GROUP - 1) // GROUP
+    perm = np.random.default_rng(0x5CA7).permutation(m).astype(np.int64)
+    cuts = sorted({min(m, max(1, int(round(f * m)))) for f in ROUNDS} | {m})
+    a = 0
+    for b in cuts:
+        if b <= a:
+            continue
+        # groups of replicates with similar running maxima share a threshold
+        order = np.argsort(-M, kind="stable")
+        Ms = np.ascontiguousarray(M[order])
+        Tg = np.array([Ms[g * GROUP:(g + 1) * GROUP].min() for g in range(G)]) - PRUNE_MARGIN
+        thr_hi, thr_lo = _threshold_tables(klogk, uniq_n, np.int64(n_cases), np.int64(n_total), l0, Tg, hi_on,
+                                           lo_on)
+        if min_cases > 0:
+            # a high-rate window also needs min_cases cases; the max keeps the thresholds monotone in n
+            np.maximum(thr_hi, np.int32(min_cases), out=thr_hi)
+        # block tests need thresholds that grow with the population (they do; checked, else one
+        # entry per block, which is the entry-by-entry test)
+        monotone = bool((np.diff(thr_hi, axis=1) >= 0).all() and (np.diff(thr_lo, axis=1) >= 0).all())
+        block = BLOCK if monotone else 1
+        thr_hi = thr_hi.astype(ctype)
+        thr_lo = thr_lo.astype(ctype)
+        cs = cases[:, order].astype(rtype)
+        best = np.empty((b - a, R), dtype=np.float64)
+        st = np.zeros((b - a, 2), dtype=np.int64)
+        # columns in sub-batches of whole groups: a sub-batch's rows of cases stay in the core's cache
+        step = max(GROUP, (SUB_BATCH // GROUP) * GROUP)
+        for s0 in range(0, R, step):
+            s1 = min(R, s0 + step)
+            g0 = s0 // GROUP
+            g1 = (s1 + GROUP - 1) // GROUP
+            _scan_max_pruned(perm[a:b], offsets, neighbors, npop, boundary, entry_u, np.ascontiguousarray(cs[:, s0:s1]),
+                             klogk, np.int64(n_cases), np.int64(n_total), l0, hi_on, lo_on, Ms[s0:s1],
+                             np.ascontiguousarray(thr_hi[g0:g1]), np.ascontiguousarray(thr_lo[g0:g1]),
+                             np.int64(GROUP), np.int64(block), best[:, s0:s1], st)
+        M[order] = np.maximum(Ms, best.max(axis=0))
+        if stats is not None:
+            s = st.sum(axis=0)
+            stats.setdefault("rounds", []).append((int(b - a), int(s[0]), int(s[1])))
+        a = b
+    return M
 
 
 #: placeholders for the per-entry array the other model uses (never read)
@@ -724,8 +824,7 @@ class CpuEngine(Engine):
         """The distinct window populations and each entry's index among them (the pruning thresholds
         are tabulated per distinct population); computed once per engine."""
         if self._uniq is None:
-            u, inv = np.unique(self.windows[2], return_inverse=True)
-            self._uniq = (u.astype(np.int64), inv.astype(np.int32).ravel())
+            self._uniq = unique_sizes(self.windows[2])
         return self._uniq
 
     def max_llr_penalised(self, cases: np.ndarray, penalties: np.ndarray) -> np.ndarray:
