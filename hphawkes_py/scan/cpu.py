@@ -25,8 +25,8 @@ from numba import njit, prange
 
 from .engine import Engine, null_loglik, poisson_logs
 
-#: temporary (centre, neighbour) slots per chunk of window construction
-CHUNK_SLOTS = 1 << 22
+#: temporary (centre, neighbour) slots per chunk of window construction (2 MB of distances)
+CHUNK_SLOTS = 1 << 18
 
 __all__ = ["build_windows", "draw_cases", "draw_multinomial", "scan_batch", "max_llr_pruned", "CpuEngine",
            "space_time_batch", "space_time_bernoulli_batch", "CpuSpaceTimeEngine"]
@@ -72,23 +72,21 @@ def _windows_chunk(d, order, pop, limit, maxd2, rank, counts, nb, npop, bnd):
 
 
 @njit(cache=True, parallel=True)
-def _compact_rows(counts, nb, npop, bnd):
-    """The first ``counts[i]`` entries of each row of the (chunk, kmax) buffers, concatenated
-    (rows copied in parallel: a boolean mask over the buffers cost ~40 ms at 5,000 locations)."""
+def _compact_rows(counts, nb, npop, bnd, out_nb, out_npop, out_bnd, base):
+    """The first ``counts[i]`` entries of each row of the (chunk, kmax) buffers, written one after
+    the other into the outputs from position ``base`` (rows copied in parallel: a boolean mask
+    over the buffers cost ~40 ms at 5,000 locations); returns the position after the last."""
     start = np.zeros(counts.shape[0] + 1, np.int64)
+    start[0] = base
     for i in range(counts.shape[0]):
         start[i + 1] = start[i] + counts[i]
-    E = start[counts.shape[0]]
-    out_nb = np.empty(E, nb.dtype)
-    out_npop = np.empty(E, npop.dtype)
-    out_bnd = np.empty(E, bnd.dtype)
     for i in prange(counts.shape[0]):
         a = start[i]
         for t in range(counts[i]):
             out_nb[a + t] = nb[i, t]
             out_npop[a + t] = npop[i, t]
             out_bnd[a + t] = bnd[i, t]
-    return out_nb, out_npop, out_bnd
+    return start[counts.shape[0]]
 
 
 @njit(cache=True, inline="always")
@@ -214,19 +212,31 @@ def draw_multinomial(expected, n_cases, seeds):
     return _draw(_draw_multinomial, expected, np.float64, n_cases, seeds)
 
 
-def _sorted_distances(P, Q, pool):
+@njit(cache=True, parallel=True)
+def _squared_distances(P, Q, d):
+    """d[i, j] = sum_k (P[j, k] - Q[i, k])^2, term by term in the order of the coordinates and
+    without fused multiply-adds (the same bits as NumPy's ``(P - Q) ** 2`` sums: distance ties
+    between locations must stay ties).  No (centres x points) temporaries: in NumPy they cost
+    more than the sort."""
+    D = P.shape[1]
+    for i in prange(Q.shape[0]):
+        for j in range(P.shape[0]):
+            t = P[j, 0] - Q[i, 0]
+            acc = t * t
+            for k in range(1, D):
+                t = P[j, k] - Q[i, k]
+                acc += t * t
+            d[i, j] = acc
+
+
+def _sorted_distances(P, Q, pool, d, order):
     """Squared distances between the centres ``Q`` (rows) and the points ``P`` (columns), any
-    dimension, and their order by NumPy's SIMD quicksort, rows split over the workers of ``pool``
-    (one per Numba thread; argsort releases the GIL). Tied locations may come in any order here: :func:`_windows_chunk`
-    puts every tie group in rank order."""
-    d = np.empty((Q.shape[0], P.shape[0]))
-    order = np.empty((Q.shape[0], P.shape[0]), dtype=np.int64)
+    dimension, into ``d``, and their order by NumPy's SIMD quicksort into ``order``, rows split
+    over the workers of ``pool`` (one per Numba thread; argsort releases the GIL). Tied locations
+    may come in any order here: :func:`_windows_chunk` puts every tie group in rank order."""
+    _squared_distances(P, Q, d)
 
     def rows(a, b):
-        acc = (P[None, :, 0] - Q[a:b, None, 0]) ** 2
-        for k in range(1, P.shape[1]):
-            acc += (P[None, :, k] - Q[a:b, None, k]) ** 2
-        d[a:b] = acc
         order[a:b] = np.argsort(d[a:b], axis=1, kind="quicksort")
 
     parts = max(1, min(numba.get_num_threads(), Q.shape[0]))
@@ -235,18 +245,18 @@ def _sorted_distances(P, Q, pool):
         rows(0, Q.shape[0])
     else:
         list(pool.map(rows, bounds[:-1], bounds[1:]))
-    return d, order
 
 
-def _window_rows(P, Q, pop, lim, maxd2, rank, kmax, pool, counts):
-    """The compacted (neighbors, size, boundary) of the centres ``Q``; ``counts`` (out) gets
-    each centre's number of entries."""
-    d, order = _sorted_distances(P, Q, pool)
-    nb = np.empty((Q.shape[0], kmax), dtype=np.int32)
-    npo = np.empty((Q.shape[0], kmax), dtype=pop.dtype)
-    bnd = np.empty((Q.shape[0], kmax), dtype=np.uint8)
+def _window_rows(P, Q, pop, lim, maxd2, rank, pool, counts, scratch, out, base):
+    """The (neighbors, size, boundary) entries of the centres ``Q`` written into the arrays ``out``
+    from position ``base``; ``counts`` (out) gets each centre's number of entries; ``scratch``:
+    (d, order, nb, npop, boundary) buffers of at least ``len(Q)`` rows.  Returns the position
+    after the last entry."""
+    c = Q.shape[0]
+    d, order, nb, npo, bnd = (b[:c] for b in scratch)
+    _sorted_distances(P, Q, pool, d, order)
     _windows_chunk(d, order, pop, lim, maxd2, rank, counts, nb, npo, bnd)
-    return _compact_rows(counts, nb, npo, bnd)
+    return _compact_rows(counts, nb, npo, bnd, *out, base)
 
 
 def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limit: float,
@@ -292,25 +302,27 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
     # the largest possible window: the smallest populations first
     kmax = int(np.searchsorted(np.cumsum(np.sort(pop)), lim, side="right"))
     kmax = max(1, min(kmax, P.shape[0]))
-    chunk = max(1, min(m, CHUNK_SLOTS // max(kmax, P.shape[0])))
-    parts = []
+    # chunks of centres whose scratch (distances, order, rows of entries) is allocated once and a
+    # few MB each: fresh large buffers per chunk cost more in page faults than the work in them
+    # (first writes to new memory ran at ~0.4 GB/s on the benchmark machine)
+    L = P.shape[0]
+    chunk = max(1, min(m, CHUNK_SLOTS // max(kmax, L)))
+    scratch = (np.empty((chunk, L)), np.empty((chunk, L), dtype=np.int64), np.empty((chunk, kmax), dtype=np.int32),
+               np.empty((chunk, kmax), dtype=pop.dtype), np.empty((chunk, kmax), dtype=np.uint8))
     counts_all = np.zeros(m, dtype=np.int64)
+    # the outputs at their largest possible size (m kmax entries; pages never written are never
+    # mapped), filled chunk after chunk and returned as views of their first E entries: no
+    # concatenation of per-chunk parts (~0.4 s at 5,000 locations, 12.5 million entries)
+    out = (np.empty(m * kmax, np.int32), np.empty(m * kmax, pop.dtype), np.empty(m * kmax, np.uint8))
+    E = 0
     # one pool for every chunk (starting threads per chunk cost ~40 ms at 5,000 locations)
     with cf.ThreadPoolExecutor(max(1, numba.get_num_threads())) as pool:
         for first in range(0, m, chunk):
             last = min(m, first + chunk)
-            parts.append(_window_rows(P, Q[first:last], pop, lim, maxd2, rank, kmax, pool, counts_all[first:last]))
+            E = _window_rows(P, Q[first:last], pop, lim, maxd2, rank, pool, counts_all[first:last], scratch, out, E)
     offsets = np.zeros(m + 1, dtype=np.int64)
     np.cumsum(counts_all, out=offsets[1:])
-    if parts:
-        neighbors = np.concatenate([p[0] for p in parts])
-        npop = np.concatenate([p[1] for p in parts])
-        boundary = np.concatenate([p[2] for p in parts])
-    else:
-        neighbors = np.empty(0, np.int32)
-        npop = np.empty(0, pop.dtype)
-        boundary = np.empty(0, np.uint8)
-    return offsets, neighbors, npop, boundary
+    return offsets, out[0][:E], out[1][:E], out[2][:E]
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
