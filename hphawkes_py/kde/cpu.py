@@ -4,8 +4,13 @@ Hot steps
 ---------
 * ``gather``: intensity at targets = sum over sources within ``cutoff x b_j`` of
   ``w_j exp(-d^2 / (2 b_j^2)) / (2 pi b_j^2)``, sources found through the grid index of
-  :mod:`.engine` (3 contiguous ranges per class per target; the inner loop is branch-free and
-  vectorizes with :func:`hphawkes_py._fastmath.exp_fast`, or its float32 twin).
+  :mod:`.engine`.  By default by TILES of ``TILE`` targets consecutive on a Hilbert curve
+  (:func:`gather_tiled_kernel`): the grid is walked once per tile and class, the sources that can
+  reach the tile are copied to contiguous buffers, and each target sums them in one branch-free
+  vectorized loop -- 3.2x faster than the per-target walk on the sim50000 adaptive search (one
+  thread).  The per-target walk (:func:`gather_kernel`: one contiguous range per grid row in reach,
+  ~58 rows per target late in the search) stays as the reference (``CpuEngine.tiled = False`` or
+  ``cpu.TILED = False``).
 * ``edge_mass``: mass of N(x_j, b_j^2 I) over the window's inside cells, as a sum over bands of
   identical raster rows of (1-D y mass of the band) x (sum over the band's runs of inside cells of
   1-D x masses) -- exact cell integrals by the normal CDF, O(bands in reach x runs) per point
@@ -20,10 +25,10 @@ import numpy as np
 from numba import njit, prange, types
 from numba.extending import overload
 
-from .._fastmath import exp_fast, exp_fast32
+from .._fastmath import _f64_as_i64, _fma, _i64_as_f64, exp_fast, exp_fast32
 from .engine import EDGE_REACH, Engine, SourceIndex, kernel_constants
 
-__all__ = ["CpuEngine", "edge_mass_kernel", "gather_kernel"]
+__all__ = ["CpuEngine", "edge_mass_kernel", "gather_kernel", "gather_tiled_kernel", "hilbert_order"]
 
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
 #: targets per block of the interleaved parallel loop
@@ -230,6 +235,246 @@ def direct_kernel(tx, ty, sx, sy, sinv2, scoef, scut2, out):
         out[t] = _range_sum(tx[t], ty[t], -1, 0, k, sx, sy, sinv2, scoef, scut2)
 
 
+# --------------------------------------------------------------------------- tiled gather
+#: targets per tile of the tiled gather (runs of the Hilbert order of the targets)
+TILE = 16
+#: candidates buffered per tile before they are summed (then the buffer is reused)
+TILE_CAP = 1024
+#: the tiled gather is the default; ``False`` selects the per-target walk (the reference)
+TILED = True
+# a source is buffered for a tile when (box distance)^2 x _BOX_MARGIN < its cut^2: the margin covers
+# the rounding of d^2 in float32 (relative 1e-7) with room to spare
+_BOX_MARGIN = 1.0 - 1e-5
+
+
+_LOG2E = 1.4426950408889634
+_LN2_HI = 6.93147180369123816490e-01
+_LN2_LO = 1.90821492927058770002e-10
+_MAGIC = 6755399441055744.0  # 1.5 * 2**52
+_XMIN = -708.3964185322641
+
+
+@njit(cache=True, inline="always")
+def _exp_nonpos(x):
+    """``exp(x)`` for float64 ``x <= 0`` (the kernel's exponents): :func:`exp_fast`'s reduction and
+    degree-12 Taylor polynomial, evaluated by Estrin's scheme (a 4-deep instead of a 12-deep chain of
+    FMAs: ~1.4x faster per lane in the tiled gather's loop) and without the overflow test; NaN
+    propagates.  Relative error < 5e-16 (tests/test_kde_tiled.py checks it against numpy.exp)."""
+    xc = max(x, _XMIN)
+    n = np.floor(xc * _LOG2E + 0.5)
+    r = _fma(-n, _LN2_LO, _fma(-n, _LN2_HI, xc))
+    r2 = r * r
+    r4 = r2 * r2
+    r8 = r4 * r4
+    a0 = _fma(r, 1.0, 1.0)
+    a1 = _fma(r, 1.0 / 6.0, 0.5)
+    a2 = _fma(r, 1.0 / 120.0, 1.0 / 24.0)
+    a3 = _fma(r, 1.0 / 5040.0, 1.0 / 720.0)
+    a4 = _fma(r, 1.0 / 362880.0, 1.0 / 40320.0)
+    a5 = _fma(r, 1.0 / 39916800.0, 1.0 / 3628800.0)
+    b0 = _fma(r2, a1, a0)
+    b1 = _fma(r2, a3, a2)
+    b2 = _fma(r2, a5, a4)
+    c0 = _fma(r4, b1, b0)
+    c1 = _fma(r4, 1.0 / 479001600.0, b2)
+    p = _fma(r8, c1, c0)
+    y = p * _i64_as_f64((_f64_as_i64(n + _MAGIC) + 1023) << 52)
+    if x < _XMIN:
+        y = 0.0
+    if x != x:
+        y = x
+    return y
+
+
+def _expk(v):  # pragma: no cover - replaced by the overload inside Numba code
+    return math.exp(v)
+
+
+@overload(_expk, inline="always")
+def _expk_ol(v):
+    # the tiled gather's exp: Estrin for float64 (exponents <= 0), exp_fast32 for float32
+    if v == types.float32:
+        return lambda v: exp_fast32(v)
+    return lambda v: _exp_nonpos(v)
+
+
+@njit(cache=True, inline="always", fastmath=_FM)
+def _buf_sum(x, y, me, nb, bx, by, binv2, bcoef, bcut2, bidx):
+    # _range_sum over the tile's buffer: same terms and the same inclusion rule (d^2 < cut^2 and not
+    # the target itself), contiguous, so the loop vectorizes
+    zero = _zero(x)
+    part = zero
+    for c in range(nb):
+        dx = x - bx[c]
+        dy = y - by[c]
+        d2 = dx * dx + dy * dy
+        v = bcoef[c] * _expk(-d2 * binv2[c])
+        keep = (d2 < bcut2[c]) & (bidx[c] != me)
+        part += v if keep else zero
+    return part
+
+
+@njit(cache=True, fastmath=_FM)
+def _flush(tx, ty, self_pos, t_order, t0, m, nb, bx, by, binv2, bcoef, bcut2, bidx, acc):
+    for i in range(m):
+        t = t_order[t0 + i]
+        acc[i] += _buf_sum(tx[t], ty[t], self_pos[t], nb, bx, by, binv2, bcoef, bcut2, bidx)
+
+
+@njit(parallel=True, cache=True, fastmath=_FM)
+def gather_tiled_kernel(tx, ty, self_pos, sx, sy, sinv2, scoef, scut2, gx0, gy0, cls_s, cls_reach, cls_nx, cls_ny,
+                        cls_base, cell_ptr, t_order, tile_ptr, cap, nthreads, out):
+    """:func:`gather_kernel` by tiles of nearby targets (``t_order[tile_ptr[i]:tile_ptr[i + 1]]``).
+
+    For each tile and class the grid is walked ONCE, for the tile's bounding box grown by the class
+    reach (the per-target walk of :func:`_gather_one` with the point replaced by the box: in every row
+    the chord of the box's Minkowski sum with the disc, which contains each member's chord -- every
+    step is monotone, so this holds in floating point too).  The candidates within their own cut-off
+    of the box are copied into contiguous per-thread buffers (``cap`` long; a full buffer is summed
+    and reused) and each target of the tile sums them in one vectorized loop (:func:`_buf_sum`), with
+    the same inclusion rule per pair as :func:`_range_sum`.  Same pairs as :func:`gather_kernel`,
+    another summation order; the grid walk is paid once per tile instead of once per target.
+    Threads take every ``nthreads``-th tile (tiles follow the Hilbert curve, so neighbouring tiles
+    cost about the same).
+    """
+    ntiles = tile_ptr.shape[0] - 1
+    C = cls_s.shape[0]
+    mmax = 0
+    for i in range(ntiles):
+        mmax = max(mmax, tile_ptr[i + 1] - tile_ptr[i])
+    K = (ntiles + nthreads - 1) // nthreads
+    # one iteration per thread (buffers allocated once), tiles interleaved between threads
+    for q in prange(nthreads):
+        bx = np.empty(cap, dtype=sx.dtype)
+        by = np.empty(cap, dtype=sx.dtype)
+        binv2 = np.empty(cap, dtype=sx.dtype)
+        bcoef = np.empty(cap, dtype=sx.dtype)
+        bcut2 = np.empty(cap, dtype=sx.dtype)
+        bidx = np.empty(cap, dtype=np.int64)
+        acc = np.empty(max(mmax, 1))
+        for it in range(K):
+            tile = it * nthreads + q
+            if tile >= ntiles:
+                break
+            t0 = tile_ptr[tile]
+            m = tile_ptr[tile + 1] - t0
+            if m == 0:
+                continue
+            t = t_order[t0]
+            x0 = float(tx[t])
+            x1 = x0
+            y0 = float(ty[t])
+            y1 = y0
+            for i in range(m):
+                t = t_order[t0 + i]
+                x0 = min(x0, float(tx[t]))
+                x1 = max(x1, float(tx[t]))
+                y0 = min(y0, float(ty[t]))
+                y1 = max(y1, float(ty[t]))
+                acc[i] = 0.0
+            nb = 0
+            for k in range(C):
+                s = cls_s[k]
+                reach = cls_reach[k]
+                nx = cls_nx[k]
+                ny = cls_ny[k]
+                fy0 = math.floor((y0 - reach - gy0) / s)
+                fy1 = math.floor((y1 + reach - gy0) / s)
+                fx0 = math.floor((x0 - reach - gx0) / s)
+                fx1 = math.floor((x1 + reach - gx0) / s)
+                if fy1 < 0.0 or fx1 < 0.0 or fy0 > ny - 1 or fx0 > nx - 1:
+                    continue
+                gya = int(max(fy0, 0.0))
+                gyb = int(min(fy1, ny - 1.0))
+                r2 = reach * reach
+                base = cls_base[k]
+                for gy in range(gya, gyb + 1):
+                    ylo = gy0 + gy * s
+                    dy = max(0.0, max(ylo - y1, y0 - (ylo + s)))
+                    rem = r2 - dy * dy
+                    if rem < 0.0:
+                        continue
+                    hw = math.sqrt(rem)
+                    xa = int(max(math.floor((x0 - hw - gx0) / s), 0.0))
+                    xb = int(min(math.floor((x1 + hw - gx0) / s), nx - 1.0))
+                    if xa > xb:
+                        continue
+                    row = base + gy * nx
+                    j = cell_ptr[row + xa]
+                    j1 = cell_ptr[row + xb + 1]
+                    for jj in range(j, j1):
+                        # only the sources within their own cut-off of the box (a superset of the
+                        # pairs of every member: the box distance is a lower bound of each member's,
+                        # with a relative margin for the rounding of d^2 in the kernel dtype)
+                        sxj = float(sx[jj])
+                        syj = float(sy[jj])
+                        ex = max(0.0, max(x0 - sxj, sxj - x1))
+                        ey = max(0.0, max(y0 - syj, syj - y1))
+                        if (ex * ex + ey * ey) * _BOX_MARGIN >= scut2[jj]:
+                            continue
+                        bx[nb] = sx[jj]
+                        by[nb] = sy[jj]
+                        binv2[nb] = sinv2[jj]
+                        bcoef[nb] = scoef[jj]
+                        bcut2[nb] = scut2[jj]
+                        bidx[nb] = jj
+                        nb += 1
+                        if nb == cap:
+                            _flush(tx, ty, self_pos, t_order, t0, m, nb, bx, by, binv2, bcoef, bcut2, bidx, acc)
+                            nb = 0
+            if nb > 0:
+                _flush(tx, ty, self_pos, t_order, t0, m, nb, bx, by, binv2, bcoef, bcut2, bidx, acc)
+            for i in range(m):
+                out[t_order[t0 + i]] = acc[i]
+
+
+@njit(cache=True)
+def _hilbert_d(n, x, y):
+    # position of cell (x, y) on the Hilbert curve of an n x n grid (n a power of two)
+    d = 0
+    s = n >> 1
+    while s > 0:
+        rx = 1 if (x & s) > 0 else 0
+        ry = 1 if (y & s) > 0 else 0
+        d += s * s * ((3 * rx) ^ ry)
+        if ry == 0:
+            if rx == 1:
+                x = s - 1 - x
+                y = s - 1 - y
+            x, y = y, x
+        s >>= 1
+    return d
+
+
+@njit(cache=True)
+def hilbert_order(x, y):
+    """Order of the points (x, y) along a Hilbert curve over their bounding box (2^16 x 2^16 cells):
+    consecutive runs of it are compact groups of nearby points whatever the density."""
+    n = x.shape[0]
+    keys = np.empty(n, np.int64)
+    if n == 0:
+        return np.empty(0, np.int64)
+    xmin = x.min()
+    xmax = x.max()
+    ymin = y.min()
+    ymax = y.max()
+    side = max(xmax - xmin, ymax - ymin)
+    g = 1 << 16
+    sc = (g - 1) / side if side > 0 else 0.0
+    for i in range(n):
+        cx = min(max(int((x[i] - xmin) * sc), 0), g - 1)
+        cy = min(max(int((y[i] - ymin) * sc), 0), g - 1)
+        keys[i] = _hilbert_d(g, cx, cy)
+    return np.argsort(keys, kind="mergesort")
+
+
+def tiles(order, tile=None):
+    """``tile_ptr`` of the runs of ``tile`` targets along ``order`` (the last run shorter)."""
+    tile = max(1, TILE if tile is None else int(tile))
+    n = len(order)
+    return np.append(np.arange(0, n, tile, dtype=np.int64), np.int64(n))
+
+
 #: at most this many sources are summed directly by ``intensity_at(..., sources=...)``
 DIRECT_MAX_SOURCES = 256
 
@@ -253,15 +498,46 @@ class CpuEngine(Engine):
         )
         return res
 
-    def _gather(self, ix: SourceIndex, tx, ty, self_pos):
+    #: tiled gather (None: the module's ``TILED``); ``False`` is the per-target reference walk
+    tiled = None
+    _hilbert = None  # Hilbert order of the points (the leave-one-out targets), on first use
+    _targets_order = None  # (tx, ty, Hilbert order) of the last other targets
+
+    def _use_tiles(self):
+        return TILED if self.tiled is None else bool(self.tiled)
+
+    def _gather_points(self, ix: SourceIndex, loo: bool):
+        if not self._use_tiles():
+            return super()._gather_points(ix, loo)
+        # the targets are the points: their Hilbert order is computed once per engine, and mapped to
+        # this index's sorted positions
+        if self._hilbert is None:
+            self._hilbert = hilbert_order(self.x, self.y)
+        self_pos = np.arange(self.n, dtype=np.int64) if loo else np.full(self.n, -1, np.int64)
+        return self._gather(ix, ix.sx, ix.sy, self_pos, t_order=ix.pos[self._hilbert])
+
+    def _gather(self, ix: SourceIndex, tx, ty, self_pos, t_order=None):
         T = self.dtype
         c = lambda a: np.ascontiguousarray(a, dtype=T)  # noqa: E731  (no copy in float64)
         out = np.empty(len(tx))
-        gather_kernel(
-            c(tx), c(ty), np.ascontiguousarray(self_pos, np.int64), c(ix.sx), c(ix.sy), c(ix.sinv2), c(ix.scoef),
-            c(ix.scut2), ix.gx0, ix.gy0, ix.cls_s, ix.cls_reach, ix.cls_nx, ix.cls_ny, ix.cls_base, ix.cell_ptr,
-            numba.get_num_threads(), out,
-        )
+        args = (c(tx), c(ty), np.ascontiguousarray(self_pos, np.int64), c(ix.sx), c(ix.sy), c(ix.sinv2),
+                c(ix.scoef), c(ix.scut2), ix.gx0, ix.gy0, ix.cls_s, ix.cls_reach, ix.cls_nx, ix.cls_ny, ix.cls_base,
+                ix.cell_ptr)
+        if not self._use_tiles() or len(tx) == 0:
+            gather_kernel(*args, numba.get_num_threads(), out)
+            return out
+        if t_order is None:
+            # the Hilbert order of the last targets is kept: the Monte Carlo relabellings of
+            # :mod:`.relrisk` and the surfaces gather at the same targets many times
+            tx64 = np.ascontiguousarray(tx, np.float64)
+            ty64 = np.ascontiguousarray(ty, np.float64)
+            last = self._targets_order
+            if last is not None and np.array_equal(last[0], tx64) and np.array_equal(last[1], ty64):
+                t_order = last[2]
+            else:
+                t_order = hilbert_order(tx64, ty64)
+                self._targets_order = (tx64.copy(), ty64.copy(), t_order)
+        gather_tiled_kernel(*args, t_order, tiles(t_order), TILE_CAP, numba.get_num_threads(), out)
         return out
 
     def intensity_at(self, targets, bws, weights, sources=None):

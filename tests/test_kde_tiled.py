@@ -1,0 +1,172 @@
+"""The CPU engine's tiled gather (``cpu.gather_tiled_kernel``) against the per-target walk it replaces
+(``cpu.gather_kernel``, kept as the reference: ``CpuEngine.tiled = False``): same pairs (same cut-off
+test per source, same self exclusion), another summation order, so equal to rounding."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+import naive_kde as nk  # noqa: E402
+
+import hphawkes_py as hp  # noqa: E402
+from hphawkes_py.kde import Window, cpu  # noqa: E402
+from hphawkes_py.kde.engine import make_engine  # noqa: E402
+
+RTOL = 1e-13
+
+
+def _rel(a, b):
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    assert np.array_equal(a == 0, b == 0)
+    m = b != 0
+    return float(np.max(np.abs(a[m] - b[m]) / np.abs(b[m]), initial=0.0))
+
+
+def _both(eng, fn):
+    eng.tiled = False
+    ref = fn()
+    eng.tiled = True
+    got = fn()
+    eng.tiled = None
+    return got, ref
+
+
+def _unit_window(n=40, side=1.0):
+    return Window.from_mask(np.ones((n, n), bool), 0.0, 0.0, side / n)
+
+
+def _clustered(rng, n):
+    a = rng.uniform(0, 1, (n // 2, 2))
+    b = 0.5 + 0.04 * rng.standard_normal((n - n // 2, 2))
+    return np.vstack([a, b]).clip(0.0, 0.999)
+
+
+@pytest.mark.parametrize("tile,cap", [(cpu.TILE, cpu.TILE_CAP), (1, 3), (5, 7), (64, 64)])
+@pytest.mark.parametrize("cutoff", [3.0, np.inf])
+def test_tiled_equals_reference_with_many_classes(monkeypatch, tile, cap, cutoff):
+    # bandwidths over a factor 50 (about 11 half-octave classes, some nearly empty), weights varying;
+    # small tiles/caps exercise the buffer flushes and one-target tiles
+    monkeypatch.setattr(cpu, "TILE", tile)
+    monkeypatch.setattr(cpu, "TILE_CAP", cap)
+    rng = np.random.default_rng(3)
+    n = 1500
+    pts = _clustered(rng, n)
+    bws = 0.004 * np.exp(rng.uniform(0, np.log(50.0), n))
+    wts = rng.uniform(0.5, 2.0, n)
+    eng = make_engine(pts, _unit_window(), cutoff, backend="cpu")
+    assert len(eng.source_index(bws, wts).cls_s) >= 8
+    for loo in (True, False):
+        got, ref = _both(eng, lambda: eng.point_intensities(bws, wts, loo))
+        assert _rel(got, ref) < RTOL
+    q = rng.uniform(-0.2, 1.2, (700, 2))  # targets outside the points' extent too
+    got, ref = _both(eng, lambda: eng.intensity_at(q, bws, wts))
+    assert _rel(got, ref) < RTOL
+    if cutoff == 3.0:
+        assert _rel(got, nk.intensity(q, pts, bws, wts, cutoff)) < 1e-12
+
+
+def test_tiled_ties_duplicates_and_pairs_exactly_at_the_cutoff():
+    # a lattice of spacing 1 with b = 1/3: neighbours lie at d^2 = 1 = (3 b)^2 exactly, which the
+    # rule d^2 < cut^2 excludes; duplicated points (10 copies of some) are each other's pairs at d = 0
+    g = np.arange(12, dtype=float)
+    lat = np.array([(x, y) for x in g for y in g])
+    pts = np.vstack([lat, np.repeat(lat[::17], 10, axis=0)]) + 0.5
+    n = len(pts)
+    bws = np.full(n, 1.0 / 3.0)
+    assert (3.0 * bws[0]) ** 2 == 1.0
+    w = Window.from_mask(np.ones((13, 13), bool), 0.0, 0.0, 1.0)
+    eng = make_engine(pts, w, 3.0, backend="cpu")
+    wts = np.ones(n)
+    for loo in (True, False):
+        got, ref = _both(eng, lambda: eng.point_intensities(bws, wts, loo))
+        assert _rel(got, ref) < RTOL
+        assert _rel(got, nk.point_intensities(pts, bws, wts, 3.0, loo)) < 1e-12
+    # a lattice point alone (no copies) has no pair at all when left out: exactly 0 on both paths
+    inv = np.unique(pts, axis=0, return_inverse=True)[1].ravel()
+    alone = np.flatnonzero(np.bincount(inv)[inv] == 1)
+    got, _ = _both(eng, lambda: eng.point_intensities(bws, wts, True))
+    assert alone.size and np.all(got[alone] == 0.0)
+    # the same with bandwidths straddling class borders (two classes, lattice targets on cell edges)
+    bws2 = np.where(np.arange(n) % 2 == 0, 1.0 / 3.0, 2.0 / 3.0)
+    got, ref = _both(eng, lambda: eng.point_intensities(bws2, wts, True))
+    assert _rel(got, ref) < RTOL
+    q = np.array([(x, y) for x in np.arange(0, 13, 0.5) for y in np.arange(0, 13, 0.5)])
+    got, ref = _both(eng, lambda: eng.intensity_at(q, bws2, wts))
+    assert _rel(got, ref) < RTOL
+
+
+def test_tiled_single_point_and_all_points_identical():
+    w = _unit_window()
+    eng = make_engine(np.array([[0.3, 0.4]]), w, 3.0, backend="cpu")
+    b, wt = np.array([0.05]), np.array([1.0])
+    got, ref = _both(eng, lambda: eng.point_intensities(b, wt, True))
+    assert got[0] == ref[0] == 0.0
+    got, ref = _both(eng, lambda: eng.point_intensities(b, wt, False))
+    assert got[0] == pytest.approx(ref[0], rel=RTOL)
+    q = np.array([[0.3, 0.4], [0.9, 0.9], [0.31, 0.4]])
+    got, ref = _both(eng, lambda: eng.intensity_at(q, b, wt))
+    assert _rel(got, ref) < RTOL and got[1] == 0.0
+    pts = np.full((50, 2), 0.5)
+    eng = make_engine(pts, w, 3.0, backend="cpu")
+    bws = np.linspace(0.01, 0.2, 50)
+    got, ref = _both(eng, lambda: eng.point_intensities(bws, np.ones(50), True))
+    assert _rel(got, ref) < RTOL
+    got, ref = _both(eng, lambda: eng.intensity_at(np.empty((0, 2)), bws, np.ones(50)))
+    assert got.shape == ref.shape == (0,)
+
+
+def test_tiled_float32_within_the_float32_bound():
+    rng = np.random.default_rng(5)
+    n = 1200
+    pts = _clustered(rng, n)
+    bws = 0.01 * np.exp(rng.uniform(0, 2, n))
+    eng = make_engine(pts, _unit_window(), 3.0, backend="cpu", dtype=np.float32)
+    got, ref = _both(eng, lambda: eng.point_intensities(bws, np.ones(n), True))
+    assert 0 < _rel(got, ref) < 100 * np.finfo(np.float32).eps
+
+
+def test_fit_chooses_the_same_bandwidths_with_the_tiled_gather(monkeypatch):
+    import pandas as pd
+
+    d = Path(hp.__file__).parent / "data" / "kde" / "zhang2017"
+    pts = pd.read_csv(d / "pntsRedwood.csv").to_numpy(float)
+    w = Window.from_asc(d / "redwood.asc.gz")
+    fits = {}
+    for tiled in (False, True):
+        monkeypatch.setattr(cpu, "TILED", tiled)
+        fits[tiled] = hp.kde.fit(pts, w, method="adaptive", backend="cpu", progress=False)
+    a, b = fits[False], fits[True]
+    assert (a.h, a.alpha) == (b.h, b.alpha)
+    assert b.log_likelihood == pytest.approx(a.log_likelihood, rel=1e-13)
+    assert _rel(b.bandwidths, a.bandwidths) < 1e-13
+    sa, sb = a.density_surface().values, b.density_surface().values
+    assert np.array_equal(np.isnan(sa), np.isnan(sb))
+    m = ~np.isnan(sa)
+    assert _rel(sb[m], sa[m]) < RTOL
+
+
+def test_exp_nonpos_matches_numpy():
+    from numba import njit
+
+    f = njit(lambda x: np.array([cpu._exp_nonpos(v) for v in x]))
+    x = -np.concatenate([np.geomspace(1e-300, 708.0, 20001), np.random.default_rng(0).uniform(0, 50, 20000)])
+    ref = np.exp(x)
+    assert np.max(np.abs(f(x) - ref) / ref) < 5e-16
+    out = f(np.array([0.0, -0.0, -709.0, -1e300, -np.inf, np.nan]))
+    assert out[0] == out[1] == 1.0 and np.all(out[2:5] == 0.0) and np.isnan(out[5])
+
+
+def test_hilbert_order_is_a_permutation_of_compact_runs():
+    rng = np.random.default_rng(1)
+    x, y = rng.uniform(0, 1, 4096), rng.uniform(0, 1, 4096)
+    o = cpu.hilbert_order(x, y)
+    assert np.array_equal(np.sort(o), np.arange(4096))
+    # runs of 16 consecutive points along the curve span about 4 / 64 of the side, not the whole square
+    ext = [np.ptp(x[o[i:i + 16]]) + np.ptp(y[o[i:i + 16]]) for i in range(0, 4096, 16)]
+    assert np.median(ext) < 0.15
+    assert cpu.hilbert_order(np.zeros(3), np.zeros(3)).tolist() == [0, 1, 2]
+    assert cpu.hilbert_order(np.empty(0), np.empty(0)).shape == (0,)
