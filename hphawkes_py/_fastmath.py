@@ -44,7 +44,7 @@ from llvmlite import ir as llvmir
 from numba import njit, types
 from numba.extending import intrinsic
 
-__all__ = ["exp_fast", "exp_fast32", "max_num", "count_trailing_zeros"]
+__all__ = ["exp_fast", "exp_fast32", "exp_nonpos", "max_num", "count_trailing_zeros"]
 
 
 @intrinsic
@@ -137,6 +137,40 @@ def exp_fast(x):
     if x > _XMAX:
         y = np.inf
     if x != x:  # NaN
+        y = x
+    return y
+
+
+@njit(cache=True, inline="always")
+def exp_nonpos(x):
+    """``exp(x)`` for float64 ``x <= 0``: :func:`exp_fast`'s reduction and degree-12 Taylor
+    polynomial, evaluated by Estrin's scheme (a 4-deep instead of a 12-deep chain of FMAs) and
+    without the overflow test; NaN propagates.  Relative error < 5e-16 (tests/test_kde_tiled.py
+    checks it against numpy.exp).  ~1.4x faster per lane than :func:`exp_fast` in the KDE's
+    tiled gather, whose loop has few other live values; the Hawkes trigger loop was slower with
+    it (see the module notes), so each kernel uses the one measured faster."""
+    xc = max(x, _XMIN)
+    n = np.floor(xc * _LOG2E + 0.5)
+    r = _fma(-n, _LN2_LO, _fma(-n, _LN2_HI, xc))
+    r2 = r * r
+    r4 = r2 * r2
+    r8 = r4 * r4
+    a0 = _fma(r, 1.0, 1.0)
+    a1 = _fma(r, 1.0 / 6.0, 0.5)
+    a2 = _fma(r, 1.0 / 120.0, 1.0 / 24.0)
+    a3 = _fma(r, 1.0 / 5040.0, 1.0 / 720.0)
+    a4 = _fma(r, 1.0 / 362880.0, 1.0 / 40320.0)
+    a5 = _fma(r, 1.0 / 39916800.0, 1.0 / 3628800.0)
+    b0 = _fma(r2, a1, a0)
+    b1 = _fma(r2, a3, a2)
+    b2 = _fma(r2, a5, a4)
+    c0 = _fma(r4, b1, b0)
+    c1 = _fma(r4, 1.0 / 479001600.0, b2)
+    p = _fma(r8, c1, c0)
+    y = p * _i64_as_f64((_f64_as_i64(n + _MAGIC) + 1023) << 52)
+    if x < _XMIN:
+        y = 0.0
+    if x != x:
         y = x
     return y
 

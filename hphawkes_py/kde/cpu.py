@@ -25,7 +25,7 @@ import numpy as np
 from numba import njit, prange, types
 from numba.extending import overload
 
-from .._fastmath import _f64_as_i64, _fma, _i64_as_f64, exp_fast, exp_fast32
+from .._fastmath import exp_fast, exp_fast32, exp_nonpos
 from .engine import EDGE_REACH, Engine, SourceIndex, kernel_constants
 
 __all__ = ["CpuEngine", "edge_mass_kernel", "gather_kernel", "gather_tiled_kernel", "hilbert_order"]
@@ -247,45 +247,6 @@ TILED = True
 _BOX_MARGIN = 1.0 - 1e-5
 
 
-_LOG2E = 1.4426950408889634
-_LN2_HI = 6.93147180369123816490e-01
-_LN2_LO = 1.90821492927058770002e-10
-_MAGIC = 6755399441055744.0  # 1.5 * 2**52
-_XMIN = -708.3964185322641
-
-
-@njit(cache=True, inline="always")
-def _exp_nonpos(x):
-    """``exp(x)`` for float64 ``x <= 0`` (the kernel's exponents): :func:`exp_fast`'s reduction and
-    degree-12 Taylor polynomial, evaluated by Estrin's scheme (a 4-deep instead of a 12-deep chain of
-    FMAs: ~1.4x faster per lane in the tiled gather's loop) and without the overflow test; NaN
-    propagates.  Relative error < 5e-16 (tests/test_kde_tiled.py checks it against numpy.exp)."""
-    xc = max(x, _XMIN)
-    n = np.floor(xc * _LOG2E + 0.5)
-    r = _fma(-n, _LN2_LO, _fma(-n, _LN2_HI, xc))
-    r2 = r * r
-    r4 = r2 * r2
-    r8 = r4 * r4
-    a0 = _fma(r, 1.0, 1.0)
-    a1 = _fma(r, 1.0 / 6.0, 0.5)
-    a2 = _fma(r, 1.0 / 120.0, 1.0 / 24.0)
-    a3 = _fma(r, 1.0 / 5040.0, 1.0 / 720.0)
-    a4 = _fma(r, 1.0 / 362880.0, 1.0 / 40320.0)
-    a5 = _fma(r, 1.0 / 39916800.0, 1.0 / 3628800.0)
-    b0 = _fma(r2, a1, a0)
-    b1 = _fma(r2, a3, a2)
-    b2 = _fma(r2, a5, a4)
-    c0 = _fma(r4, b1, b0)
-    c1 = _fma(r4, 1.0 / 479001600.0, b2)
-    p = _fma(r8, c1, c0)
-    y = p * _i64_as_f64((_f64_as_i64(n + _MAGIC) + 1023) << 52)
-    if x < _XMIN:
-        y = 0.0
-    if x != x:
-        y = x
-    return y
-
-
 def _expk(v):  # pragma: no cover - replaced by the overload inside Numba code
     return math.exp(v)
 
@@ -295,7 +256,7 @@ def _expk_ol(v):
     # the tiled gather's exp: Estrin for float64 (exponents <= 0), exp_fast32 for float32
     if v == types.float32:
         return lambda v: exp_fast32(v)
-    return lambda v: _exp_nonpos(v)
+    return lambda v: exp_nonpos(v)
 
 
 @njit(cache=True, inline="always", fastmath=_FM)
