@@ -215,3 +215,60 @@ def test_cli_reproduce_scan_nycfever_matches_satscan(tmp_path, capsys):
     assert rc == 0 and "clusters match" in text
     assert "3.845418   3.845418" in text and "2.137259   2.137259" in text
     assert {p.name for p in out.iterdir()} >= {"clusters.csv", "comparison.csv", "summary.txt", "clusters.png"}
+
+
+@pytest.mark.parametrize("model", ["permutation", "bernoulli"])
+@pytest.mark.parametrize("direction, min_cases", [("high", 0), ("high", 2), ("both", 0)])
+def test_pilot_floor_and_group_pruning_keep_the_replicate_maxima(model, direction, min_cases, monkeypatch):
+    """The CPU engine's Monte Carlo maxima (a pilot over every 4th centre here, its maxima as the
+    floor of the full pass, the high-rate test per group of 32 replicates) against brute force
+    (explicit cylinders, np.log) for 40 replicates (two groups, the second partial), and bit for bit against
+    the plain per-centre pass; a floor above every LLR comes back unchanged (it is the start of
+    every maximum, not a cut-off)."""
+    import naive_scan as ns
+
+    from hphawkes_py.scan import cpu
+
+    monkeypatch.setattr(cpu.CpuSpaceTimeEngine, "PILOT_STRIDE", 4)
+    rng = np.random.default_rng(7)
+    L, T, R = 20, 6, 40
+    coords = rng.uniform(0, 10, size=(L, 2))
+    if model == "permutation":
+        c_lt = rng.poisson(1.5, size=(L, T))
+        C = int(c_lt.sum())
+        windows = se.build_windows(coords, coords, c_lt.sum(axis=1), 0.3 * C)
+        dcum = np.concatenate([[0.0], np.cumsum(c_lt.sum(axis=0)).astype(float)])
+        eng = cpu.CpuSpaceTimeEngine(windows, dcum, se.klogk_table(C), C, 4, 0, min_cases, direction)
+        loc, day = np.repeat(np.arange(L), c_lt.sum(axis=1)), np.concatenate([np.repeat(np.arange(T), r) for r in c_lt])
+        M = se.permute_days_cases(loc, day, L, T, np.random.SeedSequence(1).spawn(R))
+        check = list(range(R))
+        ref = [ref_best(coords, M[:, :, r], 0.3, 4, False, min_cases, direction).max() for r in check]
+    else:
+        persons = rng.integers(1, 6, size=(L, T))
+        c_lt = rng.binomial(persons, 0.15)
+        C, N = int(c_lt.sum()), int(persons.sum())
+        windows = se.build_windows(coords, coords, persons.sum(axis=1), 0.3 * N)
+        eng = cpu.CpuSpaceTimeEngine(windows, None, se.klogk_table(N), C, 4, 0, min_cases, direction, persons=persons)
+        M = se.draw_null_cases(persons.ravel(), C, np.random.SeedSequence(1).spawn(R)).reshape(L, T, R)
+        # brute force for replicates of both groups (it is slow); all 40 bit for bit below
+        check = [0, 1, 2, 3, 4, 5, 30, 31, 32, 39]
+        ref = [ns.space_time_bernoulli(coords, M[:, :, r], persons - M[:, :, r], 0.3, 4, False, min_cases,
+                                       direction)[0].max() for r in check]
+    M = np.ascontiguousarray(M, dtype=np.int32)
+    got = eng.max_llr(M)
+    np.testing.assert_allclose(got[check], ref, rtol=1e-10, atol=1e-10)
+    np.testing.assert_array_equal(got, eng.batch(M)[0].max(axis=0))
+    if model == "permutation":
+        # per centre with a floor just below the maxima: max(floor, the centre's own best), so the
+        # skipping test must keep every cylinder that beats the floor by any margin (one replicate
+        # per call: a group's largest count is then that replicate's own)
+        floor = 0.9 * got
+        for r in range(0, R, 3):
+            per_centre = eng.batch(np.ascontiguousarray(M[:, :, r:r + 1]), floor=floor[r:r + 1])[0][:, 0]
+            want = np.maximum(floor[r], ref_best(coords, M[:, :, r], 0.3, 4, False, min_cases, direction))
+            np.testing.assert_allclose(per_centre, want, rtol=1e-10, atol=1e-10)
+    # the pilot alone bounds the maxima from below, and a floor is the start of every maximum
+    pilot = eng.batch(M, centre_ids=np.arange(0, L, 4))[0].max(axis=0)
+    assert (pilot <= got).all() and (pilot < got).any()
+    high = np.full(R, got.max() + 1.0)
+    np.testing.assert_array_equal(eng.batch(M, floor=high)[0].max(axis=0), high)

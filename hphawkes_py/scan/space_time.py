@@ -459,6 +459,8 @@ def _null_batch(size, batch_seed, engine, null, L, T):
         M = draw_null_cases(null[1], engine.n_cases, seeds).reshape(L, T, size)
     else:
         M = draw_multinomial_cases(null[1], engine.n_cases, seeds).reshape(L, T, size)
+    if hasattr(engine, "max_llr"):  # the CPU engine prunes with a pilot's maxima
+        return engine.max_llr(M)
     best, _ = engine.batch(M)
     return best.max(axis=0) if best.shape[0] else np.zeros(size)
 
