@@ -190,6 +190,33 @@ def gather_kernel(tx, ty, self_pos, sx, sy, sinv2, scoef, scut2, gx0, gy0, cls_s
                                  cls_nx, cls_ny, cls_base, cell_ptr)
 
 
+@njit(cache=True, inline="always", fastmath=_FM)
+def _class_rows(x0, x1, y0, y1, reach, s, gx0, gy0, nx, ny):
+    """The grid rows [gya, gyb] of a bandwidth class (cell side ``s``, origin ``gx0, gy0``,
+    ``nx x ny`` cells) that hold sources within ``reach`` of the box [x0, x1] x [y0, y1] (a point:
+    x0 = x1, y0 = y1); gya > gyb when none."""
+    fy0 = math.floor((y0 - reach - gy0) / s)
+    fy1 = math.floor((y1 + reach - gy0) / s)
+    fx0 = math.floor((x0 - reach - gx0) / s)
+    fx1 = math.floor((x1 + reach - gx0) / s)
+    if fy1 < 0.0 or fx1 < 0.0 or fy0 > ny - 1 or fx0 > nx - 1:
+        return 0, -1
+    return int(max(fy0, 0.0)), int(min(fy1, ny - 1.0))
+
+
+@njit(cache=True, inline="always", fastmath=_FM)
+def _row_span(gy, x0, x1, y0, y1, r2, s, gx0, gy0, nx):
+    """The cells [xa, xb] of grid row ``gy`` within sqrt(r2) of the box (xa > xb when none): the
+    row's vertical distance to the box leaves a horizontal half-width of sqrt(r2 - dy^2)."""
+    ylo = gy0 + gy * s
+    dy = max(0.0, max(ylo - y1, y0 - (ylo + s)))
+    rem = r2 - dy * dy
+    if rem < 0.0:
+        return 0, -1
+    hw = math.sqrt(rem)
+    return int(max(math.floor((x0 - hw - gx0) / s), 0.0)), int(min(math.floor((x1 + hw - gx0) / s), nx - 1.0))
+
+
 @njit(cache=True, fastmath=_FM)
 def _gather_one(x, y, me, sx, sy, sinv2, scoef, scut2, gx0, gy0, cls_s, cls_reach, cls_nx, cls_ny, cls_base,
                 cell_ptr):
@@ -200,25 +227,11 @@ def _gather_one(x, y, me, sx, sy, sinv2, scoef, scut2, gx0, gy0, cls_s, cls_reac
         reach = cls_reach[k]
         nx = cls_nx[k]
         ny = cls_ny[k]
-        fy0 = math.floor((y - reach - gy0) / s)
-        fy1 = math.floor((y + reach - gy0) / s)
-        fx0 = math.floor((x - reach - gx0) / s)
-        fx1 = math.floor((x + reach - gx0) / s)
-        if fy1 < 0.0 or fx1 < 0.0 or fy0 > ny - 1 or fx0 > nx - 1:
-            continue
-        gya = int(max(fy0, 0.0))
-        gyb = int(min(fy1, ny - 1.0))
+        gya, gyb = _class_rows(x, x, y, y, reach, s, gx0, gy0, nx, ny)
         r2 = reach * reach
         base = cls_base[k]
         for gy in range(gya, gyb + 1):
-            ylo = gy0 + gy * s
-            dy = max(0.0, max(ylo - y, y - (ylo + s)))
-            rem = r2 - dy * dy
-            if rem < 0.0:
-                continue
-            hw = math.sqrt(rem)
-            xa = int(max(math.floor((x - hw - gx0) / s), 0.0))
-            xb = int(min(math.floor((x + hw - gx0) / s), nx - 1.0))
+            xa, xb = _row_span(gy, x, x, y, y, r2, s, gx0, gy0, nx)
             if xa > xb:
                 continue
             row = base + gy * nx
@@ -339,25 +352,11 @@ def gather_tiled_kernel(tx, ty, self_pos, sx, sy, sinv2, scoef, scut2, gx0, gy0,
                 reach = cls_reach[k]
                 nx = cls_nx[k]
                 ny = cls_ny[k]
-                fy0 = math.floor((y0 - reach - gy0) / s)
-                fy1 = math.floor((y1 + reach - gy0) / s)
-                fx0 = math.floor((x0 - reach - gx0) / s)
-                fx1 = math.floor((x1 + reach - gx0) / s)
-                if fy1 < 0.0 or fx1 < 0.0 or fy0 > ny - 1 or fx0 > nx - 1:
-                    continue
-                gya = int(max(fy0, 0.0))
-                gyb = int(min(fy1, ny - 1.0))
+                gya, gyb = _class_rows(x0, x1, y0, y1, reach, s, gx0, gy0, nx, ny)
                 r2 = reach * reach
                 base = cls_base[k]
                 for gy in range(gya, gyb + 1):
-                    ylo = gy0 + gy * s
-                    dy = max(0.0, max(ylo - y1, y0 - (ylo + s)))
-                    rem = r2 - dy * dy
-                    if rem < 0.0:
-                        continue
-                    hw = math.sqrt(rem)
-                    xa = int(max(math.floor((x0 - hw - gx0) / s), 0.0))
-                    xb = int(min(math.floor((x1 + hw - gx0) / s), nx - 1.0))
+                    xa, xb = _row_span(gy, x0, x1, y0, y1, r2, s, gx0, gy0, nx)
                     if xa > xb:
                         continue
                     row = base + gy * nx
