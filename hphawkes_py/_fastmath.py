@@ -39,12 +39,14 @@ Inputs above 709.43 return ``inf`` (the true value there exceeds 1.2e308); NaN p
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from llvmlite import ir as llvmir
 from numba import njit, types
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
-__all__ = ["exp_fast", "exp_fast32", "exp_nonpos", "max_num", "count_trailing_zeros"]
+__all__ = ["exp_fast", "exp_fast32", "exp_like", "exp_nonpos", "max_num", "count_trailing_zeros"]
 
 
 @intrinsic
@@ -207,6 +209,19 @@ def exp_fast32(x):
     if x != x:
         y = x
     return y
+
+
+def exp_like(x):  # pragma: no cover - replaced by the overload inside Numba code
+    """``exp`` in the precision of ``x`` inside Numba code: :func:`exp_fast32` for float32 (twice
+    the lanes per vector), :func:`exp_fast` otherwise."""
+    return math.exp(x)
+
+
+@overload(exp_like, inline="always")
+def _exp_like_overload(x):
+    if isinstance(x, types.Float) and x.bitwidth == 32:
+        return lambda x: exp_fast32(x)
+    return lambda x: exp_fast(x)
 
 
 @intrinsic

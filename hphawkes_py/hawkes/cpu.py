@@ -37,7 +37,7 @@ from numba import njit, prange, types
 from numba.extending import overload
 
 from .._backend import threads_context
-from .._fastmath import exp_fast, exp_fast32
+from .._fastmath import exp_like
 from .engine import Engine, phi0, split_time, tie_starts, time_grid, trigger_integral_part
 
 __all__ = ["CpuEngine"]
@@ -46,15 +46,6 @@ _BLK = np.uint64(256)
 _FLUSH = 128  # row pairs of a chunk between flushes of its scatter buffer
 
 
-def _expg(v):  # pragma: no cover - replaced by the overload inside Numba code
-    return math.exp(v)
-
-
-@overload(_expg, inline="always")
-def _expg_ol(v):
-    if v == types.float32:
-        return lambda v: exp_fast32(v)
-    return lambda v: exp_fast(v)
 
 
 @njit(cache=True, inline="always")
@@ -154,10 +145,10 @@ def _trig_ol(q, om, dt, kp):
     (p log(1 + om dt)); a tuple (c1, om2, c2) -> sum of two exponentials
     c1 exp(-(q + om dt)) + c2 exp(-(q + om2 dt)) (two exp_fast, vectorizes)."""
     if isinstance(kp, (types.NoneType, types.Omitted)):
-        return lambda q, om, dt, kp: _expg(-(q + om * dt))
+        return lambda q, om, dt, kp: exp_like(-(q + om * dt))
     if isinstance(kp, types.BaseTuple):
-        return lambda q, om, dt, kp: kp[0] * _expg(-(q + om * dt)) + kp[2] * _expg(-(q + kp[1] * dt))
-    return lambda q, om, dt, kp: _expg(-(q + kp * math.log1p(om * dt)))
+        return lambda q, om, dt, kp: kp[0] * exp_like(-(q + om * dt)) + kp[2] * exp_like(-(q + kp[1] * dt))
+    return lambda q, om, dt, kp: exp_like(-(q + kp * math.log1p(om * dt)))
 
 
 def _spat(r2, bh, sq):  # pragma: no cover - replaced by the overload inside Numba code
@@ -198,7 +189,7 @@ def _bg_loop(xs, th, tl, a, tn, tln, lo, hi, ax, at, buf):
         for m in range(m0, me):
             r2 = _sqdist(xs, a, m)
             dt = (th[m] - tn) + (tl[m] - tln)
-            v = _expg(-(ax * r2 + at * (dt * dt)))
+            v = exp_like(-(ax * r2 + at * (dt * dt)))
             blk += v
             buf[m] += v
         acc += blk
@@ -236,7 +227,7 @@ def _fu_loop(xs, th, tl, a, tn, tln, lo, hi, ax, at, bh, om, kp, sq, buf):
         for m in range(m0, me):
             r2 = _sqdist(xs, a, m)
             dt = (tn - th[m]) + (tln - tl[m])
-            v = _expg(-(ax * r2 + at * (dt * dt)))
+            v = exp_like(-(ax * r2 + at * (dt * dt)))
             blks += v
             buf[m] += v
             blkg += _trig(_spat(r2, bh, sq), om, dt, kp)

@@ -59,10 +59,8 @@ import types
 
 import numpy as np
 from numba import njit, prange
-from numba.core import types as nbtypes
-from numba.extending import overload
 
-from .._fastmath import count_trailing_zeros, exp_fast, exp_fast32, max_num
+from .._fastmath import count_trailing_zeros, exp_fast, exp_like, max_num
 from .engine import Engine, build_coefficients, n_features
 
 __all__ = ["CpuEngine", "features", "prune_margin", "PRUNE_TOL"]
@@ -121,16 +119,6 @@ def features(X: np.ndarray) -> np.ndarray:
 _FM = {"reassoc", "contract", "arcp", "nsz"}
 
 
-def _exp_like(x):  # pragma: no cover - replaced by the overload inside Numba
-    """exp in the precision of x (float32 lanes for float32 rows: twice as many per vector)."""
-    return math.exp(x)
-
-
-@overload(_exp_like)
-def _exp_like_overload(x):
-    if isinstance(x, nbtypes.Float) and x.bitwidth == 32:
-        return lambda x: exp_fast32(x)
-    return lambda x: exp_fast(x)
 
 
 @njit(cache=True)
@@ -148,7 +136,7 @@ def _row_exp_sum(row, m, buf):
     float64 (vectorised)."""
     s = 0.0
     for j in range(row.shape[0]):
-        e = _exp_like(row[j] - m)
+        e = exp_like(row[j] - m)
         buf[j] = e
         s += e
     return s
