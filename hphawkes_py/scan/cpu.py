@@ -635,6 +635,135 @@ def _scan_max_pruned(centres, offsets, neighbors, npop, boundary, entry_u, cases
         stats[ii, 1] += n_hit
 
 
+@njit(cache=True, inline="always")
+def _poisson_bound(klogk, c, C, la, lb):
+    """The Poisson LLR of ``c`` cases where ``log E = la`` and ``log(C - E) = lb`` (the additions of
+    :func:`_scan_batch`)."""
+    return (klogk[c] + klogk[C - c]) - (np.float64(c) * la + np.float64(C - c) * lb)
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def _scan_max_pruned_poisson(centres, offsets, neighbors, boundary, mexp, loge, logce, cases, rowmax, rowmin, klogk,
+                             n_cases, want_high, want_low, min_cases, m0, Tg, cproto, best, stats):
+    """Poisson version of :func:`_scan_max_pruned`: best LLR of the centres ``centres`` per replicate,
+    skipping windows that cannot matter; replicates in groups of ``_PG`` columns, ``Tg[g] <= min(m0)``
+    over group g (minus a margin far above the rounding of the LLRs).
+
+    The bound. With C cases in all, the high-rate LLR f(c, E) = c log(c/E) + (C-c) log((C-c)/(C-E))
+    (c > E) increases with c (df/dc = log(c/E) - log((C-c)/(C-E)) > 0); the low-rate one (c < E)
+    decreases with c. So at a window end with E expected, if a group's largest count cmax is <= E
+    (or < min_cases), or f(cmax, E) <= Tg[g], no replicate of the group has a high-rate window there
+    that changes its maximum (likewise f(cmin, E) for the low rates); f of a larger count than cmax
+    (a smaller one than cmin) is a weaker test that is still valid. Each group keeps such cheap
+    bounds as scalars: ``ub`` (``lb``) the group's exact largest (least) count at its last check plus
+    the sum, over the entries since, of each location's largest (least) count over the group's
+    replicates (``rowmax``, ``rowmin``: (L, groups)), capped at C (at 0). Only when the cheap bound
+    does not rule the group out is its exact largest (least) count taken (a reduction over its
+    replicates), and only when that does not either are its replicates' LLRs evaluated, with the
+    additions of :func:`_scan_batch`. Every maximum above ``m0`` is therefore bit for bit the
+    exhaustive one. An inf/NaN bound (E = 0, E >= C) never prunes.
+    ``stats[k]``: (group-window tests, exact reductions, LLR evaluations of a group).
+    """
+    R = cases.shape[1]
+    G = Tg.shape[0]
+    cc = np.int32(n_cases)
+    mc = min_cases
+    for ii in prange(centres.shape[0]):
+        i = centres[ii]
+        c = np.zeros(R, dtype=cproto.dtype)
+        ub = np.zeros(G, dtype=np.int32)
+        lb = np.zeros(G, dtype=np.int32)
+        m = m0.copy()
+        n_test = 0
+        n_red = 0
+        n_eval = 0
+        for k in range(offsets[i], offsets[i + 1]):
+            loc = neighbors[k]
+            row = cases[loc]
+            for r in range(R):
+                c[r] += row[r]
+            for g in range(G):
+                ub[g] = min(ub[g] + np.int32(rowmax[loc, g]), cc)
+                lb[g] += np.int32(rowmin[loc, g])
+            if boundary[k] == 0:
+                continue
+            e = mexp[k]
+            la = loge[k]
+            lgb = logce[k]
+            for g in range(G):
+                T = Tg[g]
+                n_test += 1
+                go_hi = False
+                go_lo = False
+                if want_high:
+                    u = ub[g]
+                    if np.float64(u) > e and u >= mc:
+                        go_hi = not (_poisson_bound(klogk, u, cc, la, lgb) <= T)
+                if want_low:
+                    w = lb[g]
+                    if np.float64(w) < e:
+                        go_lo = not (_poisson_bound(klogk, w, cc, la, lgb) <= T)
+                if not (go_hi or go_lo):
+                    continue
+                # the exact extremes of the group
+                n_red += 1
+                r0 = g * _PG
+                mx = c[r0]
+                mn = c[r0]
+                for q in range(_PG):
+                    mx = max(mx, c[r0 + q])
+                    mn = min(mn, c[r0 + q])
+                ub[g] = mx
+                lb[g] = mn
+                if go_hi:
+                    go_hi = np.float64(mx) > e and mx >= mc
+                    if go_hi:
+                        go_hi = not (_poisson_bound(klogk, np.int32(mx), cc, la, lgb) <= T)
+                if go_lo:
+                    go_lo = np.float64(mn) < e
+                    if go_lo:
+                        go_lo = not (_poisson_bound(klogk, np.int32(mn), cc, la, lgb) <= T)
+                if not (go_hi or go_lo):
+                    continue
+                n_eval += 1
+                for q in range(_PG):
+                    cr = c[r0 + q]
+                    llr = (klogk[cr] + klogk[cc - cr]) - (np.float64(cr) * la + np.float64(cc - cr) * lgb)
+                    cf = np.float64(cr)
+                    ok = (want_high & (cf > e) & (cr >= mc)) | (want_low & (cf < e))
+                    v = llr if ok else 0.0
+                    m[r0 + q] = v if v > m[r0 + q] else m[r0 + q]
+        for r in range(R):
+            best[ii, r] = m[r]
+        stats[ii, 0] += n_test
+        stats[ii, 1] += n_red
+        stats[ii, 2] += n_eval
+
+
+@njit(cache=True)
+def _group_extremes(cases):
+    """(L, R / _PG) largest and least count of each location over each group of ``_PG`` columns."""
+    L = cases.shape[0]
+    G = cases.shape[1] // _PG
+    hi = np.empty((L, G), dtype=cases.dtype)
+    lo = np.empty((L, G), dtype=cases.dtype)
+    for l in range(L):
+        for g in range(G):
+            r0 = g * _PG
+            mx = cases[l, r0]
+            mn = cases[l, r0]
+            for q in range(_PG):
+                mx = max(mx, cases[l, r0 + q])
+                mn = min(mn, cases[l, r0 + q])
+            hi[l, g] = mx
+            lo[l, g] = mn
+    return hi, lo
+
+
+#: replicates per group of the Poisson pruned kernel (a compile-time constant: fixed trip counts)
+_PG = 32
+
+
 #: fraction of the centres whose windows are all scanned first (pilot pass): a lower
 #: bound of every replicate's maximum, the pruning threshold of the first round
 PILOT_FRACTION = 0.01
@@ -653,10 +782,11 @@ ROUNDS = (0.02, 0.06, 0.15, 0.35, 1.0)
 SUB_BATCH = 128
 
 
-def _pilot_maxima(windows, cases, klogk, n_cases, n_total, l0, hi_on, lo_on, min_cases):
+def _pilot_maxima(windows, cases, klogk, n_cases, n_total, l0, hi_on, lo_on, min_cases, plogs=None):
     """(R,) LLRs attained in each replicate by windows of a few evenly spread centres: every
     ``PILOT_STRIDE``-th window of every ``1 / PILOT_FRACTION``-th centre (and of the centre with the
-    most entries), with the exhaustive kernel."""
+    most entries), with the exhaustive kernel. ``plogs``: Poisson's ``(E, log E, log(C - E))`` per entry
+    (then ``windows[2]`` is not read)."""
     offsets, neighbors, npop, boundary = windows
     m = offsets.shape[0] - 1
     R = cases.shape[1]
@@ -675,9 +805,12 @@ def _pilot_maxima(windows, cases, klogk, n_cases, n_total, l0, hi_on, lo_on, min
         pb &= ((pos % PILOT_STRIDE == PILOT_STRIDE - 1) | last).astype(np.uint8)
     pbest = np.empty((len(pilot), R), dtype=np.float64)
     dummy = np.empty((1, 1), dtype=np.int64)
-    _scan_batch(p_off, neighbors[take], npop[take], _NO_EXPECTED, _NO_EXPECTED, _NO_EXPECTED, pb, cases, klogk,
-                np.int64(n_cases), np.int64(n_total), l0, hi_on, lo_on, np.int64(min_cases), False, pbest, dummy,
-                False)
+    if plogs is None:
+        sz, pe = npop[take], (_NO_EXPECTED, _NO_EXPECTED, _NO_EXPECTED)
+    else:
+        sz, pe = _NO_POP, tuple(np.ascontiguousarray(a[take]) for a in plogs)
+    _scan_batch(p_off, neighbors[take], sz, *pe, pb, cases, klogk, np.int64(n_cases), np.int64(n_total), l0, hi_on,
+                lo_on, np.int64(min_cases), plogs is not None, pbest, dummy, False)
     return pbest.max(axis=0)
 
 
@@ -698,7 +831,8 @@ def unique_sizes(npop):
     return uniq, index[npop]
 
 
-def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None, min_cases=0, stats=None):
+def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None, min_cases=0, stats=None, *,
+                   model="bernoulli", plogs=None):
     """(R,) maximum LLR of each column of ``cases``; exact, with pruning.
 
     A pilot pass (:func:`_pilot_maxima`) gives LLRs attained in each replicate: running maxima
@@ -713,6 +847,11 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None
     which some window attains, and every other window's LLR is computed by the exhaustive kernel's
     additions, so each maximum is bit for bit the exhaustive one. ``stats`` (a dict, optional) gets
     the counts of group-blocks tested and walked again.
+
+    ``model="poisson"``: ``windows[2]`` holds the expected cases after each entry and ``n_total`` is
+    not read; ``plogs`` = :func:`~.engine.poisson_logs` of them (computed when not given). No count
+    tables: blocks are tested against the replicate groups' running maxima by bounds on the LLR
+    itself (:func:`_scan_max_pruned_poisson`).
     """
     offsets, neighbors, npop, boundary = windows
     m = offsets.shape[0] - 1
@@ -720,8 +859,11 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None
     if m == 0:
         return np.zeros(R)
     cases = np.ascontiguousarray(cases, dtype=np.int32)
-    l0 = null_loglik(klogk, n_cases, n_total)
     hi_on, lo_on = direction in ("high", "both"), direction in ("low", "both")
+    if model == "poisson":
+        return _max_llr_pruned_poisson(windows, cases, klogk, n_cases, hi_on, lo_on, min_cases, stats,
+                                       poisson_logs(npop, n_cases) if plogs is None else plogs)
+    l0 = null_loglik(klogk, n_cases, n_total)
     M = _pilot_maxima(windows, cases, klogk, n_cases, n_total, l0, hi_on, lo_on, min_cases)
     if uniq is None:
         uniq = unique_sizes(npop)
@@ -773,6 +915,49 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None
     return M
 
 
+def _max_llr_pruned_poisson(windows, cases, klogk, n_cases, hi_on, lo_on, min_cases, stats, plogs):
+    """:func:`max_llr_pruned` of the Poisson model (same pilot and rounds; groups of ``_PG`` replicates,
+    the last one padded with copies of its last column)."""
+    offsets, neighbors, _, boundary = windows
+    m = offsets.shape[0] - 1
+    R = cases.shape[1]
+    mexp, loge, logce = (np.ascontiguousarray(a, dtype=np.float64) for a in plogs)
+    M = _pilot_maxima(windows, cases, klogk, n_cases, n_cases, 0.0, hi_on, lo_on, min_cases, plogs=plogs)
+    ctype = np.int16 if n_cases < 2**15 - 1 else np.int32
+    rtype = np.int8 if cases.size and int(cases.max()) <= 127 else ctype
+    cproto = np.zeros(1, dtype=ctype)
+    # the margin: far above the rounding of LLRs made of terms up to C log C
+    margin = PRUNE_MARGIN + 1e-12 * float(klogk[n_cases])
+    G = (R + _PG - 1) // _PG
+    Rp = G * _PG
+    perm = np.random.default_rng(0x5CA7).permutation(m).astype(np.int64)
+    cuts = sorted({min(m, max(1, int(round(f * m)))) for f in ROUNDS} | {m})
+    a = 0
+    for b in cuts:
+        if b <= a:
+            continue
+        order = np.argsort(-M, kind="stable")
+        order = np.concatenate([order, np.full(Rp - R, order[-1])])
+        Ms = np.ascontiguousarray(M[order])
+        Tg = Ms.reshape(G, _PG).min(axis=1) - margin
+        cs = cases[:, order].astype(rtype)
+        best = np.empty((b - a, Rp), dtype=np.float64)
+        st = np.zeros((b - a, 3), dtype=np.int64)
+        step = max(_PG, (SUB_BATCH // _PG) * _PG)
+        for s0 in range(0, Rp, step):
+            s1 = min(Rp, s0 + step)
+            sub = np.ascontiguousarray(cs[:, s0:s1])
+            _scan_max_pruned_poisson(perm[a:b], offsets, neighbors, boundary, mexp, loge, logce, sub,
+                                     *_group_extremes(sub), klogk, np.int64(n_cases), hi_on, lo_on, np.int64(min_cases), Ms[s0:s1],
+                                     np.ascontiguousarray(Tg[s0 // _PG:s1 // _PG]), cproto, best[:, s0:s1], st)
+        M[order[:R]] = np.maximum(Ms[:R], best[:, :R].max(axis=0))
+        if stats is not None:
+            s = st.sum(axis=0)
+            stats.setdefault("rounds", []).append((int(b - a), int(s[0]), int(s[1]), int(s[2])))
+        a = b
+    return M
+
+
 #: placeholders for the per-entry array the other model uses (never read)
 _NO_EXPECTED = np.zeros(1, dtype=np.float64)
 _NO_POP = np.zeros(1, dtype=np.int64)
@@ -818,6 +1003,7 @@ class CpuEngine(Engine):
         super().__init__(windows, klogk, n_cases, n_total, direction, model=model, min_cases=min_cases)
         self.klogk = klogk
         self._uniq = None
+        self._plogs = None
 
     def best_per_centre(self, cases: np.ndarray, want_arg: bool = False):
         """(m, R) best LLR per centre [and best window end entry] for cases (L, R) int32."""
@@ -827,10 +1013,17 @@ class CpuEngine(Engine):
     def max_llr(self, cases: np.ndarray) -> np.ndarray:
         """(R,) maximum LLR over all windows for each column of ``cases`` (exact; the Bernoulli
         model skips windows that cannot matter, see :func:`max_llr_pruned`)."""
-        if self.model != "bernoulli":
-            return self.max_llr_exhaustive(cases)
+        if self.model == "poisson":
+            return max_llr_pruned(self.windows, cases, self.klogk, self.n_cases, self.n_total, self.direction,
+                                  min_cases=self.min_cases, model="poisson", plogs=self._poisson_logs())
         return max_llr_pruned(self.windows, cases, self.klogk, self.n_cases, self.n_total, self.direction,
                               self._unique_sizes(), min_cases=self.min_cases)
+
+    def _poisson_logs(self):
+        """``(E, log E, log(C - E))`` per entry (:func:`~.engine.poisson_logs`), once per engine."""
+        if self._plogs is None:
+            self._plogs = poisson_logs(self.windows[2], self.n_cases)
+        return self._plogs
 
     def _unique_sizes(self):
         """The distinct window populations and each entry's index among them (the pruning thresholds
