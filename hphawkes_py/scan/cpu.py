@@ -173,6 +173,55 @@ def _draw_cases(cumpop, n_cases, seeds, out):
                     out[r, l] = counts[l]
 
 
+@njit(cache=True, inline="always")
+def _hashmix(value, hc):
+    """NumPy SeedSequence's hashmix on uint32 values held in uint64 (``hc``: the hash constant, updated
+    by the caller); returns (value, new hash constant)."""
+    mask = np.uint64(0xFFFFFFFF)
+    value = (value ^ hc) & mask
+    hc = (hc * np.uint64(0x931E8875)) & mask
+    value = (value * hc) & mask
+    value ^= value >> np.uint64(16)
+    return value, hc
+
+
+@njit(cache=True, parallel=True)
+def _child_seed_words(prefix, pool_size, first, out):
+    """``out[k]``: the first uint32 word of ``generate_state`` of the SeedSequence whose assembled
+    entropy is ``prefix`` followed by the one word ``first + k`` (the children ``first + k`` of a
+    SeedSequence, see :func:`~.engine.replicate_seed_words`), by NumPy's mixing algorithm
+    (mix_entropy, then generate_state's hash of the pool's first word)."""
+    mask = np.uint64(0xFFFFFFFF)
+    n = prefix.shape[0] + 1
+    for k in prange(out.shape[0]):
+        ent = np.empty(n, dtype=np.uint64)
+        for t in range(n - 1):
+            ent[t] = np.uint64(prefix[t])
+        ent[n - 1] = np.uint64(first + k)
+        mixer = np.zeros(pool_size, dtype=np.uint64)
+        hc = np.uint64(0x43B0D7E5)
+        for t in range(pool_size):
+            v = ent[t] if t < n else np.uint64(0)
+            mixer[t], hc = _hashmix(v, hc)
+        for src in range(pool_size):
+            for dst in range(pool_size):
+                if src != dst:
+                    h, hc = _hashmix(mixer[src], hc)
+                    x = (np.uint64(0xCA01F9DD) * mixer[dst] - np.uint64(0x4973F715) * h) & mask
+                    mixer[dst] = x ^ (x >> np.uint64(16))
+        for src in range(pool_size, n):
+            for dst in range(pool_size):
+                h, hc = _hashmix(ent[src], hc)
+                x = (np.uint64(0xCA01F9DD) * mixer[dst] - np.uint64(0x4973F715) * h) & mask
+                mixer[dst] = x ^ (x >> np.uint64(16))
+        hb = np.uint64(0x8B51F9DD)
+        v = (mixer[0] ^ hb) & mask
+        hb = (hb * np.uint64(0x58F38DED)) & mask
+        v = (v * hb) & mask
+        v ^= v >> np.uint64(16)
+        out[k] = np.uint32(v)
+
+
 def _draw(kernel, weights, dtype, n_cases, seeds):
     cum = np.cumsum(np.asarray(weights, dtype=dtype))
     # one row per replicate while drawing (threads write disjoint cache lines), then the
@@ -190,8 +239,51 @@ def draw_cases(pop, n_cases, seeds):
 @njit(cache=True, parallel=True)
 def _draw_multinomial(cum, n_cases, seeds, out):
     """C cases dropped on the locations with probabilities proportional to the expected counts
-    (``cum``: cumulative expected, last = total), per replicate (column): C sorted uniforms
-    merged with the cumulative expected counts (exactly multinomial). One seed per replicate."""
+    (``cum``: cumulative expected, last = total), per replicate (row of ``out``): C uniforms on
+    [0, total), each counted at location ``min(L - 1, #{l: cum[l] <= u})`` (exactly multinomial).
+    One seed per replicate.
+
+    The location of a uniform is found from a guide table (the location of the start of each of
+    ``4 L`` equal buckets of [0, total)), then exactly by stepping up while ``u >= cum[loc]`` and
+    down while ``u < cum[loc - 1]``: the location does not depend on the guide, so the counts are
+    those of sorting the uniforms and merging them with ``cum`` (the earlier method), without
+    the sort."""
+    L = cum.shape[0]
+    total = cum[L - 1]
+    R = seeds.shape[0]
+    K = 4 * L
+    scale = K / total if total > 0 else 0.0
+    guide = np.empty(K, dtype=np.int64)
+    loc = 0
+    for b in range(K):
+        lo = b / scale if scale > 0 else 0.0
+        while loc < L - 1 and lo >= cum[loc]:
+            loc += 1
+        guide[b] = loc
+    n_chunks = min(R, 64)
+    for ch in prange(n_chunks):
+        counts = np.zeros(L, dtype=np.int32)
+        for r in range(ch, R, n_chunks):
+            np.random.seed(seeds[r])
+            counts[:] = 0
+            for t in range(n_cases):
+                u = np.random.random() * total
+                b = int(u * scale)
+                b = min(max(b, 0), K - 1)
+                loc = guide[b]
+                while loc < L - 1 and u >= cum[loc]:
+                    loc += 1
+                while loc > 0 and u < cum[loc - 1]:
+                    loc -= 1
+                counts[loc] += 1
+            for l in range(L):
+                out[r, l] = counts[l]
+
+
+@njit(cache=True, parallel=True)
+def _draw_multinomial_sorted(cum, n_cases, seeds, out):
+    """The earlier :func:`_draw_multinomial` (sorted uniforms merged with ``cum``); kept for the tests
+    that check the guide-table version gives the same counts."""
     L = cum.shape[0]
     total = cum[L - 1]
     R = seeds.shape[0]
@@ -207,9 +299,11 @@ def _draw_multinomial(cum, n_cases, seeds, out):
             out[r, l] = counts[l]
 
 
-def draw_multinomial(expected, n_cases, seeds):
-    """(L, R) int32 multinomial case counts; ``seeds`` (R,) uint32, one per replicate."""
-    return _draw(_draw_multinomial, expected, np.float64, n_cases, seeds)
+def draw_multinomial(expected, n_cases, seeds, *, sorted_merge=False):
+    """(L, R) int32 multinomial case counts; ``seeds`` (R,) uint32, one per replicate (``sorted_merge``:
+    the earlier sort-and-merge kernel, same counts)."""
+    return _draw(_draw_multinomial_sorted if sorted_merge else _draw_multinomial, expected, np.float64, n_cases,
+                 seeds)
 
 
 @njit(cache=True, parallel=True)
@@ -1011,8 +1105,8 @@ class CpuEngine(Engine):
                           model=self.model, min_cases=self.min_cases)
 
     def max_llr(self, cases: np.ndarray) -> np.ndarray:
-        """(R,) maximum LLR over all windows for each column of ``cases`` (exact; the Bernoulli
-        model skips windows that cannot matter, see :func:`max_llr_pruned`)."""
+        """(R,) maximum LLR over all windows for each column of ``cases`` (exact; both models skip
+        windows that cannot matter, see :func:`max_llr_pruned`)."""
         if self.model == "poisson":
             return max_llr_pruned(self.windows, cases, self.klogk, self.n_cases, self.n_total, self.direction,
                                   min_cases=self.min_cases, model="poisson", plogs=self._poisson_logs())
@@ -1039,22 +1133,21 @@ class CpuEngine(Engine):
         The penalty is one factor per centre block (per ellipse), so over a run of consecutive
         centres with the same factor (a shape's angles) the penalised maximum is that factor times
         the run's unpenalised maximum, which the Bernoulli model prunes as :meth:`max_llr` does
-        (a slice of the CSR offsets is a run's windows: entries are absolute).  Same values, bit
-        for bit, as the maximum of ``best_per_centre`` x penalty.
+        (a slice of the CSR offsets is a run's windows: entries are absolute); so does the Poisson
+        model.  Same values, bit for bit, as the maximum of ``best_per_centre`` x penalty.
         """
         pen = np.ascontiguousarray(penalties, dtype=np.float64)
         R = cases.shape[1]
-        if self.model != "bernoulli":
-            best, _ = self.best_per_centre(cases)
-            return (best * pen[:, None]).max(axis=0) if best.shape[0] else np.zeros(R)
-        uniq = self._unique_sizes()
+        poisson = self.model == "poisson"
+        uniq = None if poisson else self._unique_sizes()
+        plogs = self._poisson_logs() if poisson else None
         offsets, neighbors, npop, boundary = self.windows
         cuts = np.flatnonzero(np.diff(pen) != 0) + 1
         out = np.zeros(R)
         for a, b in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [len(pen)]])):
             run = (offsets[a:b + 1], neighbors, npop, boundary)
             m = max_llr_pruned(run, cases, self.klogk, self.n_cases, self.n_total, self.direction, uniq,
-                               min_cases=self.min_cases)
+                               min_cases=self.min_cases, model=self.model, plogs=plogs)
             np.maximum(out, pen[a] * m, out=out)
         return out
 
