@@ -17,6 +17,7 @@ Two hot steps:
 from __future__ import annotations
 
 import concurrent.futures as cf
+import functools
 import math
 
 import numba
@@ -820,6 +821,39 @@ def _scan_max_pruned_poisson(centres, offsets, neighbors, boundary, mexp, loge, 
                 if not (go_hi or go_lo):
                     continue
                 n_eval += 1
+                # one direction (the usual case): the count threshold h (l) below (above) which no
+                # LLR of this window exceeds T, by a few steps down (up) from the extreme count;
+                # only the replicates beyond it are evaluated
+                sparse = False
+                h = np.int32(mx)
+                lw = np.int32(mn)
+                if go_hi and not go_lo:
+                    lw = np.int32(-1)
+                    for _ in range(_STEPS):
+                        if (np.float64(h - 1) > e and h - 1 >= mc
+                                and not (_poisson_bound(klogk, h - 1, cc, la, lgb) <= T)):
+                            h -= 1
+                        else:
+                            sparse = True  # counts below h: not high, below min_cases, or LLR <= T
+                            break
+                elif go_lo and not go_hi:
+                    h = cc + 1
+                    for _ in range(_STEPS):
+                        if np.float64(lw + 1) < e and not (_poisson_bound(klogk, lw + 1, cc, la, lgb) <= T):
+                            lw += 1
+                        else:
+                            sparse = True  # counts above lw: not low or LLR <= T
+                            break
+                if sparse:
+                    for q in range(_PG):
+                        cr = c[r0 + q]
+                        if cr >= h or cr <= lw:
+                            llr = (klogk[cr] + klogk[cc - cr]) - (np.float64(cr) * la + np.float64(cc - cr) * lgb)
+                            cf = np.float64(cr)
+                            ok = (want_high & (cf > e) & (cr >= mc)) | (want_low & (cf < e))
+                            if ok and llr > m[r0 + q]:
+                                m[r0 + q] = llr
+                    continue
                 for q in range(_PG):
                     cr = c[r0 + q]
                     llr = (klogk[cr] + klogk[cc - cr]) - (np.float64(cr) * la + np.float64(cc - cr) * lgb)
@@ -856,6 +890,11 @@ def _group_extremes(cases):
 
 #: replicates per group of the Poisson pruned kernel (a compile-time constant: fixed trip counts)
 _PG = 32
+#: replicates per call of the Poisson pruned kernel
+POISSON_SUB_BATCH = 128
+#: steps from a group's extreme count towards the count threshold of a window before the Poisson
+#: pruned kernel evaluates all of the group's replicates there instead of those beyond the threshold
+_STEPS = 4
 
 
 #: fraction of the centres whose windows are all scanned first (pilot pass): a lower
@@ -1009,6 +1048,14 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None
     return M
 
 
+@functools.lru_cache(maxsize=16)
+def _round_plan(m):
+    """The shuffled order of ``m`` centres and the ends of the rounds (see ``ROUNDS``)."""
+    perm = np.random.default_rng(0x5CA7).permutation(m).astype(np.int64)
+    perm.setflags(write=False)
+    return perm, tuple(sorted({min(m, max(1, int(round(f * m)))) for f in ROUNDS} | {m}))
+
+
 def _max_llr_pruned_poisson(windows, cases, klogk, n_cases, hi_on, lo_on, min_cases, stats, plogs):
     """:func:`max_llr_pruned` of the Poisson model (same pilot and rounds; groups of ``_PG`` replicates,
     the last one padded with copies of its last column)."""
@@ -1019,13 +1066,13 @@ def _max_llr_pruned_poisson(windows, cases, klogk, n_cases, hi_on, lo_on, min_ca
     M = _pilot_maxima(windows, cases, klogk, n_cases, n_cases, 0.0, hi_on, lo_on, min_cases, plogs=plogs)
     ctype = np.int16 if n_cases < 2**15 - 1 else np.int32
     rtype = np.int8 if cases.size and int(cases.max()) <= 127 else ctype
+    cases = cases.astype(rtype)  # narrow once: the columns are reordered every round
     cproto = np.zeros(1, dtype=ctype)
     # the margin: far above the rounding of LLRs made of terms up to C log C
     margin = PRUNE_MARGIN + 1e-12 * float(klogk[n_cases])
     G = (R + _PG - 1) // _PG
     Rp = G * _PG
-    perm = np.random.default_rng(0x5CA7).permutation(m).astype(np.int64)
-    cuts = sorted({min(m, max(1, int(round(f * m)))) for f in ROUNDS} | {m})
+    perm, cuts = _round_plan(m)
     a = 0
     for b in cuts:
         if b <= a:
@@ -1034,15 +1081,17 @@ def _max_llr_pruned_poisson(windows, cases, klogk, n_cases, hi_on, lo_on, min_ca
         order = np.concatenate([order, np.full(Rp - R, order[-1])])
         Ms = np.ascontiguousarray(M[order])
         Tg = Ms.reshape(G, _PG).min(axis=1) - margin
-        cs = cases[:, order].astype(rtype)
+        cs = np.take(cases, order, axis=1)
         best = np.empty((b - a, Rp), dtype=np.float64)
         st = np.zeros((b - a, 3), dtype=np.int64)
-        step = max(_PG, (SUB_BATCH // _PG) * _PG)
+        step = max(_PG, (POISSON_SUB_BATCH // _PG) * _PG)
+        ghi, glo = _group_extremes(cs)
         for s0 in range(0, Rp, step):
             s1 = min(Rp, s0 + step)
-            sub = np.ascontiguousarray(cs[:, s0:s1])
+            sub = cs if step >= Rp else np.ascontiguousarray(cs[:, s0:s1])
+            gs = slice(s0 // _PG, s1 // _PG)
             _scan_max_pruned_poisson(perm[a:b], offsets, neighbors, boundary, mexp, loge, logce, sub,
-                                     *_group_extremes(sub), klogk, np.int64(n_cases), hi_on, lo_on, np.int64(min_cases), Ms[s0:s1],
+                                     np.ascontiguousarray(ghi[:, gs]), np.ascontiguousarray(glo[:, gs]), klogk, np.int64(n_cases), hi_on, lo_on, np.int64(min_cases), Ms[s0:s1],
                                      np.ascontiguousarray(Tg[s0 // _PG:s1 // _PG]), cproto, best[:, s0:s1], st)
         M[order[:R]] = np.maximum(Ms[:R], best[:, :R].max(axis=0))
         if stats is not None:
