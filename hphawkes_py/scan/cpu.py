@@ -983,8 +983,8 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None
 
     ``model="poisson"``: ``windows[2]`` holds the expected cases after each entry and ``n_total`` is
     not read; ``plogs`` = :func:`~.engine.poisson_logs` of them (computed when not given). No count
-    tables: blocks are tested against the replicate groups' running maxima by bounds on the LLR
-    itself (:func:`_scan_max_pruned_poisson`).
+    tables: each window end is tested against each replicate group's running maximum by bounds on
+    the LLR itself (:func:`_scan_max_pruned_poisson`).
     """
     offsets, neighbors, npop, boundary = windows
     m = offsets.shape[0] - 1
@@ -1062,6 +1062,8 @@ def _max_llr_pruned_poisson(windows, cases, klogk, n_cases, hi_on, lo_on, min_ca
     offsets, neighbors, _, boundary = windows
     m = offsets.shape[0] - 1
     R = cases.shape[1]
+    if R == 0:
+        return np.zeros(0)
     mexp, loge, logce = (np.ascontiguousarray(a, dtype=np.float64) for a in plogs)
     M = _pilot_maxima(windows, cases, klogk, n_cases, n_cases, 0.0, hi_on, lo_on, min_cases, plogs=plogs)
     ctype = np.int16 if n_cases < 2**15 - 1 else np.int32
