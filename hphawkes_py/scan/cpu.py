@@ -17,6 +17,7 @@ Two hot steps:
 from __future__ import annotations
 
 import concurrent.futures as cf
+import functools
 import math
 
 import numba
@@ -173,6 +174,55 @@ def _draw_cases(cumpop, n_cases, seeds, out):
                     out[r, l] = counts[l]
 
 
+@njit(cache=True, inline="always")
+def _hashmix(value, hc):
+    """NumPy SeedSequence's hashmix on uint32 values held in uint64 (``hc``: the hash constant, updated
+    by the caller); returns (value, new hash constant)."""
+    mask = np.uint64(0xFFFFFFFF)
+    value = (value ^ hc) & mask
+    hc = (hc * np.uint64(0x931E8875)) & mask
+    value = (value * hc) & mask
+    value ^= value >> np.uint64(16)
+    return value, hc
+
+
+@njit(cache=True)
+def _child_seed_words(prefix, pool_size, first, out):
+    """``out[k]``: the first uint32 word of ``generate_state`` of the SeedSequence whose assembled
+    entropy is ``prefix`` followed by the one word ``first + k`` (the children ``first + k`` of a
+    SeedSequence, see :func:`~.engine.replicate_seed_words`), by NumPy's mixing algorithm
+    (mix_entropy, then generate_state's hash of the pool's first word)."""
+    mask = np.uint64(0xFFFFFFFF)
+    n = prefix.shape[0] + 1
+    for k in range(out.shape[0]):  # ~0.1 us each: not worth a parallel region
+        ent = np.empty(n, dtype=np.uint64)
+        for t in range(n - 1):
+            ent[t] = np.uint64(prefix[t])
+        ent[n - 1] = np.uint64(first + k)
+        mixer = np.zeros(pool_size, dtype=np.uint64)
+        hc = np.uint64(0x43B0D7E5)
+        for t in range(pool_size):
+            v = ent[t] if t < n else np.uint64(0)
+            mixer[t], hc = _hashmix(v, hc)
+        for src in range(pool_size):
+            for dst in range(pool_size):
+                if src != dst:
+                    h, hc = _hashmix(mixer[src], hc)
+                    x = (np.uint64(0xCA01F9DD) * mixer[dst] - np.uint64(0x4973F715) * h) & mask
+                    mixer[dst] = x ^ (x >> np.uint64(16))
+        for src in range(pool_size, n):
+            for dst in range(pool_size):
+                h, hc = _hashmix(ent[src], hc)
+                x = (np.uint64(0xCA01F9DD) * mixer[dst] - np.uint64(0x4973F715) * h) & mask
+                mixer[dst] = x ^ (x >> np.uint64(16))
+        hb = np.uint64(0x8B51F9DD)
+        v = (mixer[0] ^ hb) & mask
+        hb = (hb * np.uint64(0x58F38DED)) & mask
+        v = (v * hb) & mask
+        v ^= v >> np.uint64(16)
+        out[k] = np.uint32(v)
+
+
 def _draw(kernel, weights, dtype, n_cases, seeds):
     cum = np.cumsum(np.asarray(weights, dtype=dtype))
     # one row per replicate while drawing (threads write disjoint cache lines), then the
@@ -190,8 +240,51 @@ def draw_cases(pop, n_cases, seeds):
 @njit(cache=True, parallel=True)
 def _draw_multinomial(cum, n_cases, seeds, out):
     """C cases dropped on the locations with probabilities proportional to the expected counts
-    (``cum``: cumulative expected, last = total), per replicate (column): C sorted uniforms
-    merged with the cumulative expected counts (exactly multinomial). One seed per replicate."""
+    (``cum``: cumulative expected, last = total), per replicate (row of ``out``): C uniforms on
+    [0, total), each counted at location ``min(L - 1, #{l: cum[l] <= u})`` (exactly multinomial).
+    One seed per replicate.
+
+    The location of a uniform is found from a guide table (the location of the start of each of
+    ``4 L`` equal buckets of [0, total)), then exactly by stepping up while ``u >= cum[loc]`` and
+    down while ``u < cum[loc - 1]``: the location does not depend on the guide, so the counts are
+    those of sorting the uniforms and merging them with ``cum`` (the earlier method), without
+    the sort."""
+    L = cum.shape[0]
+    total = cum[L - 1]
+    R = seeds.shape[0]
+    K = 4 * L
+    scale = K / total if total > 0 else 0.0
+    guide = np.empty(K, dtype=np.int64)
+    loc = 0
+    for b in range(K):
+        lo = b / scale if scale > 0 else 0.0
+        while loc < L - 1 and lo >= cum[loc]:
+            loc += 1
+        guide[b] = loc
+    n_chunks = min(R, 64)
+    for ch in prange(n_chunks):
+        counts = np.zeros(L, dtype=np.int32)
+        for r in range(ch, R, n_chunks):
+            np.random.seed(seeds[r])
+            counts[:] = 0
+            for t in range(n_cases):
+                u = np.random.random() * total
+                b = int(u * scale)
+                b = min(max(b, 0), K - 1)
+                loc = guide[b]
+                while loc < L - 1 and u >= cum[loc]:
+                    loc += 1
+                while loc > 0 and u < cum[loc - 1]:
+                    loc -= 1
+                counts[loc] += 1
+            for l in range(L):
+                out[r, l] = counts[l]
+
+
+@njit(cache=True, parallel=True)
+def _draw_multinomial_sorted(cum, n_cases, seeds, out):
+    """The earlier :func:`_draw_multinomial` (sorted uniforms merged with ``cum``); kept for the tests
+    that check the guide-table version gives the same counts."""
     L = cum.shape[0]
     total = cum[L - 1]
     R = seeds.shape[0]
@@ -207,9 +300,11 @@ def _draw_multinomial(cum, n_cases, seeds, out):
             out[r, l] = counts[l]
 
 
-def draw_multinomial(expected, n_cases, seeds):
-    """(L, R) int32 multinomial case counts; ``seeds`` (R,) uint32, one per replicate."""
-    return _draw(_draw_multinomial, expected, np.float64, n_cases, seeds)
+def draw_multinomial(expected, n_cases, seeds, *, sorted_merge=False):
+    """(L, R) int32 multinomial case counts; ``seeds`` (R,) uint32, one per replicate (``sorted_merge``:
+    the earlier sort-and-merge kernel, same counts)."""
+    return _draw(_draw_multinomial_sorted if sorted_merge else _draw_multinomial, expected, np.float64, n_cases,
+                 seeds)
 
 
 @njit(cache=True, parallel=True)
@@ -635,6 +730,173 @@ def _scan_max_pruned(centres, offsets, neighbors, npop, boundary, entry_u, cases
         stats[ii, 1] += n_hit
 
 
+@njit(cache=True, inline="always")
+def _poisson_bound(klogk, c, C, la, lb):
+    """The Poisson LLR of ``c`` cases where ``log E = la`` and ``log(C - E) = lb`` (the additions of
+    :func:`_scan_batch`)."""
+    return (klogk[c] + klogk[C - c]) - (np.float64(c) * la + np.float64(C - c) * lb)
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def _scan_max_pruned_poisson(centres, offsets, neighbors, boundary, mexp, loge, logce, cases, rowmax, rowmin, klogk,
+                             n_cases, want_high, want_low, min_cases, m0, Tg, cproto, best, stats):
+    """Poisson version of :func:`_scan_max_pruned`: best LLR of the centres ``centres`` per replicate,
+    skipping windows that cannot matter; replicates in groups of ``_PG`` columns, ``Tg[g] <= min(m0)``
+    over group g (minus a margin far above the rounding of the LLRs).
+
+    The bound. With C cases in all, the high-rate LLR f(c, E) = c log(c/E) + (C-c) log((C-c)/(C-E))
+    (c > E) increases with c (df/dc = log(c/E) - log((C-c)/(C-E)) > 0); the low-rate one (c < E)
+    decreases with c. So at a window end with E expected, if a group's largest count cmax is <= E
+    (or < min_cases), or f(cmax, E) <= Tg[g], no replicate of the group has a high-rate window there
+    that changes its maximum (likewise f(cmin, E) for the low rates); f of a larger count than cmax
+    (a smaller one than cmin) is a weaker test that is still valid. Each group keeps such cheap
+    bounds as scalars: ``ub`` (``lb``) the group's exact largest (least) count at its last check plus
+    the sum, over the entries since, of each location's largest (least) count over the group's
+    replicates (``rowmax``, ``rowmin``: (L, groups)), capped at C (at 0). Only when the cheap bound
+    does not rule the group out is its exact largest (least) count taken (a reduction over its
+    replicates), and only when that does not either are its replicates' LLRs evaluated, with the
+    additions of :func:`_scan_batch`. Every maximum above ``m0`` is therefore bit for bit the
+    exhaustive one. An inf/NaN bound (E = 0, E >= C) never prunes.
+    ``stats[k]``: (group-window tests, exact reductions, LLR evaluations of a group).
+    """
+    R = cases.shape[1]
+    G = Tg.shape[0]
+    cc = np.int32(n_cases)
+    mc = min_cases
+    for ii in prange(centres.shape[0]):
+        i = centres[ii]
+        c = np.zeros(R, dtype=cproto.dtype)
+        ub = np.zeros(G, dtype=np.int32)
+        lb = np.zeros(G, dtype=np.int32)
+        m = m0.copy()
+        n_test = 0
+        n_red = 0
+        n_eval = 0
+        for k in range(offsets[i], offsets[i + 1]):
+            loc = neighbors[k]
+            row = cases[loc]
+            for r in range(R):
+                c[r] += row[r]
+            for g in range(G):
+                ub[g] = min(ub[g] + np.int32(rowmax[loc, g]), cc)
+                lb[g] += np.int32(rowmin[loc, g])
+            if boundary[k] == 0:
+                continue
+            e = mexp[k]
+            la = loge[k]
+            lgb = logce[k]
+            for g in range(G):
+                T = Tg[g]
+                n_test += 1
+                go_hi = False
+                go_lo = False
+                if want_high:
+                    u = ub[g]
+                    if np.float64(u) > e and u >= mc:
+                        go_hi = not (_poisson_bound(klogk, u, cc, la, lgb) <= T)
+                if want_low:
+                    w = lb[g]
+                    if np.float64(w) < e:
+                        go_lo = not (_poisson_bound(klogk, w, cc, la, lgb) <= T)
+                if not (go_hi or go_lo):
+                    continue
+                # the exact extremes of the group
+                n_red += 1
+                r0 = g * _PG
+                mx = c[r0]
+                mn = c[r0]
+                for q in range(_PG):
+                    mx = max(mx, c[r0 + q])
+                    mn = min(mn, c[r0 + q])
+                ub[g] = mx
+                lb[g] = mn
+                if go_hi:
+                    go_hi = np.float64(mx) > e and mx >= mc
+                    if go_hi:
+                        go_hi = not (_poisson_bound(klogk, np.int32(mx), cc, la, lgb) <= T)
+                if go_lo:
+                    go_lo = np.float64(mn) < e
+                    if go_lo:
+                        go_lo = not (_poisson_bound(klogk, np.int32(mn), cc, la, lgb) <= T)
+                if not (go_hi or go_lo):
+                    continue
+                n_eval += 1
+                # one direction (the usual case): the count threshold h (l) below (above) which no
+                # LLR of this window exceeds T, by a few steps down (up) from the extreme count;
+                # only the replicates beyond it are evaluated
+                sparse = False
+                h = np.int32(mx)
+                lw = np.int32(mn)
+                if go_hi and not go_lo:
+                    lw = np.int32(-1)
+                    for _ in range(_STEPS):
+                        if (np.float64(h - 1) > e and h - 1 >= mc
+                                and not (_poisson_bound(klogk, h - 1, cc, la, lgb) <= T)):
+                            h -= 1
+                        else:
+                            sparse = True  # counts below h: not high, below min_cases, or LLR <= T
+                            break
+                elif go_lo and not go_hi:
+                    h = cc + 1
+                    for _ in range(_STEPS):
+                        if np.float64(lw + 1) < e and not (_poisson_bound(klogk, lw + 1, cc, la, lgb) <= T):
+                            lw += 1
+                        else:
+                            sparse = True  # counts above lw: not low or LLR <= T
+                            break
+                if sparse:
+                    for q in range(_PG):
+                        cr = c[r0 + q]
+                        if cr >= h or cr <= lw:
+                            llr = (klogk[cr] + klogk[cc - cr]) - (np.float64(cr) * la + np.float64(cc - cr) * lgb)
+                            cf = np.float64(cr)
+                            ok = (want_high & (cf > e) & (cr >= mc)) | (want_low & (cf < e))
+                            if ok and llr > m[r0 + q]:
+                                m[r0 + q] = llr
+                    continue
+                for q in range(_PG):
+                    cr = c[r0 + q]
+                    llr = (klogk[cr] + klogk[cc - cr]) - (np.float64(cr) * la + np.float64(cc - cr) * lgb)
+                    cf = np.float64(cr)
+                    ok = (want_high & (cf > e) & (cr >= mc)) | (want_low & (cf < e))
+                    v = llr if ok else 0.0
+                    m[r0 + q] = v if v > m[r0 + q] else m[r0 + q]
+        for r in range(R):
+            best[ii, r] = m[r]
+        stats[ii, 0] += n_test
+        stats[ii, 1] += n_red
+        stats[ii, 2] += n_eval
+
+
+@njit(cache=True)
+def _group_extremes(cases):
+    """(L, R / _PG) largest and least count of each location over each group of ``_PG`` columns."""
+    L = cases.shape[0]
+    G = cases.shape[1] // _PG
+    hi = np.empty((L, G), dtype=cases.dtype)
+    lo = np.empty((L, G), dtype=cases.dtype)
+    for l in range(L):
+        for g in range(G):
+            r0 = g * _PG
+            mx = cases[l, r0]
+            mn = cases[l, r0]
+            for q in range(_PG):
+                mx = max(mx, cases[l, r0 + q])
+                mn = min(mn, cases[l, r0 + q])
+            hi[l, g] = mx
+            lo[l, g] = mn
+    return hi, lo
+
+
+#: replicates per group of the Poisson pruned kernel (a compile-time constant: fixed trip counts)
+_PG = 32
+#: replicates per call of the Poisson pruned kernel
+POISSON_SUB_BATCH = 256
+#: steps from a group's extreme count towards the count threshold of a window before the Poisson
+#: pruned kernel evaluates all of the group's replicates there instead of those beyond the threshold
+_STEPS = 4
+
+
 #: fraction of the centres whose windows are all scanned first (pilot pass): a lower
 #: bound of every replicate's maximum, the pruning threshold of the first round
 PILOT_FRACTION = 0.01
@@ -653,10 +915,11 @@ ROUNDS = (0.02, 0.06, 0.15, 0.35, 1.0)
 SUB_BATCH = 128
 
 
-def _pilot_maxima(windows, cases, klogk, n_cases, n_total, l0, hi_on, lo_on, min_cases):
+def _pilot_maxima(windows, cases, klogk, n_cases, n_total, l0, hi_on, lo_on, min_cases, plogs=None):
     """(R,) LLRs attained in each replicate by windows of a few evenly spread centres: every
     ``PILOT_STRIDE``-th window of every ``1 / PILOT_FRACTION``-th centre (and of the centre with the
-    most entries), with the exhaustive kernel."""
+    most entries), with the exhaustive kernel. ``plogs``: Poisson's ``(E, log E, log(C - E))`` per entry
+    (then ``windows[2]`` is not read)."""
     offsets, neighbors, npop, boundary = windows
     m = offsets.shape[0] - 1
     R = cases.shape[1]
@@ -675,9 +938,12 @@ def _pilot_maxima(windows, cases, klogk, n_cases, n_total, l0, hi_on, lo_on, min
         pb &= ((pos % PILOT_STRIDE == PILOT_STRIDE - 1) | last).astype(np.uint8)
     pbest = np.empty((len(pilot), R), dtype=np.float64)
     dummy = np.empty((1, 1), dtype=np.int64)
-    _scan_batch(p_off, neighbors[take], npop[take], _NO_EXPECTED, _NO_EXPECTED, _NO_EXPECTED, pb, cases, klogk,
-                np.int64(n_cases), np.int64(n_total), l0, hi_on, lo_on, np.int64(min_cases), False, pbest, dummy,
-                False)
+    if plogs is None:
+        sz, pe = npop[take], (_NO_EXPECTED, _NO_EXPECTED, _NO_EXPECTED)
+    else:
+        sz, pe = _NO_POP, tuple(np.ascontiguousarray(a[take]) for a in plogs)
+    _scan_batch(p_off, neighbors[take], sz, *pe, pb, cases, klogk, np.int64(n_cases), np.int64(n_total), l0, hi_on,
+                lo_on, np.int64(min_cases), plogs is not None, pbest, dummy, False)
     return pbest.max(axis=0)
 
 
@@ -698,7 +964,8 @@ def unique_sizes(npop):
     return uniq, index[npop]
 
 
-def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None, min_cases=0, stats=None):
+def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None, min_cases=0, stats=None, *,
+                   model="bernoulli", plogs=None):
     """(R,) maximum LLR of each column of ``cases``; exact, with pruning.
 
     A pilot pass (:func:`_pilot_maxima`) gives LLRs attained in each replicate: running maxima
@@ -713,6 +980,11 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None
     which some window attains, and every other window's LLR is computed by the exhaustive kernel's
     additions, so each maximum is bit for bit the exhaustive one. ``stats`` (a dict, optional) gets
     the counts of group-blocks tested and walked again.
+
+    ``model="poisson"``: ``windows[2]`` holds the expected cases after each entry and ``n_total`` is
+    not read; ``plogs`` = :func:`~.engine.poisson_logs` of them (computed when not given). No count
+    tables: each window end is tested against each replicate group's running maximum by bounds on
+    the LLR itself (:func:`_scan_max_pruned_poisson`).
     """
     offsets, neighbors, npop, boundary = windows
     m = offsets.shape[0] - 1
@@ -720,8 +992,11 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None
     if m == 0:
         return np.zeros(R)
     cases = np.ascontiguousarray(cases, dtype=np.int32)
-    l0 = null_loglik(klogk, n_cases, n_total)
     hi_on, lo_on = direction in ("high", "both"), direction in ("low", "both")
+    if model == "poisson":
+        return _max_llr_pruned_poisson(windows, cases, klogk, n_cases, hi_on, lo_on, min_cases, stats,
+                                       poisson_logs(npop, n_cases) if plogs is None else plogs)
+    l0 = null_loglik(klogk, n_cases, n_total)
     M = _pilot_maxima(windows, cases, klogk, n_cases, n_total, l0, hi_on, lo_on, min_cases)
     if uniq is None:
         uniq = unique_sizes(npop)
@@ -773,6 +1048,61 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None
     return M
 
 
+@functools.lru_cache(maxsize=16)
+def _round_plan(m):
+    """The shuffled order of ``m`` centres and the ends of the rounds (see ``ROUNDS``)."""
+    perm = np.random.default_rng(0x5CA7).permutation(m).astype(np.int64)
+    perm.setflags(write=False)
+    return perm, tuple(sorted({min(m, max(1, int(round(f * m)))) for f in ROUNDS} | {m}))
+
+
+def _max_llr_pruned_poisson(windows, cases, klogk, n_cases, hi_on, lo_on, min_cases, stats, plogs):
+    """:func:`max_llr_pruned` of the Poisson model (same pilot and rounds; groups of ``_PG`` replicates,
+    the last one padded with copies of its last column)."""
+    offsets, neighbors, _, boundary = windows
+    m = offsets.shape[0] - 1
+    R = cases.shape[1]
+    if R == 0:
+        return np.zeros(0)
+    mexp, loge, logce = (np.ascontiguousarray(a, dtype=np.float64) for a in plogs)
+    M = _pilot_maxima(windows, cases, klogk, n_cases, n_cases, 0.0, hi_on, lo_on, min_cases, plogs=plogs)
+    ctype = np.int16 if n_cases < 2**15 - 1 else np.int32
+    rtype = np.int8 if cases.size and int(cases.max()) <= 127 else ctype
+    cases = cases.astype(rtype)  # narrow once: the columns are reordered every round
+    cproto = np.zeros(1, dtype=ctype)
+    # the margin: far above the rounding of LLRs made of terms up to C log C
+    margin = PRUNE_MARGIN + 1e-12 * float(klogk[n_cases])
+    G = (R + _PG - 1) // _PG
+    Rp = G * _PG
+    perm, cuts = _round_plan(m)
+    a = 0
+    for b in cuts:
+        if b <= a:
+            continue
+        order = np.argsort(-M, kind="stable")
+        order = np.concatenate([order, np.full(Rp - R, order[-1])])
+        Ms = np.ascontiguousarray(M[order])
+        Tg = Ms.reshape(G, _PG).min(axis=1) - margin
+        cs = np.take(cases, order, axis=1)
+        best = np.empty((b - a, Rp), dtype=np.float64)
+        st = np.zeros((b - a, 3), dtype=np.int64)
+        step = max(_PG, (POISSON_SUB_BATCH // _PG) * _PG)
+        ghi, glo = _group_extremes(cs)
+        for s0 in range(0, Rp, step):
+            s1 = min(Rp, s0 + step)
+            sub = cs if step >= Rp else np.ascontiguousarray(cs[:, s0:s1])
+            gs = slice(s0 // _PG, s1 // _PG)
+            _scan_max_pruned_poisson(perm[a:b], offsets, neighbors, boundary, mexp, loge, logce, sub,
+                                     np.ascontiguousarray(ghi[:, gs]), np.ascontiguousarray(glo[:, gs]), klogk, np.int64(n_cases), hi_on, lo_on, np.int64(min_cases), Ms[s0:s1],
+                                     np.ascontiguousarray(Tg[s0 // _PG:s1 // _PG]), cproto, best[:, s0:s1], st)
+        M[order[:R]] = np.maximum(Ms[:R], best[:, :R].max(axis=0))
+        if stats is not None:
+            s = st.sum(axis=0)
+            stats.setdefault("rounds", []).append((int(b - a), int(s[0]), int(s[1]), int(s[2])))
+        a = b
+    return M
+
+
 #: placeholders for the per-entry array the other model uses (never read)
 _NO_EXPECTED = np.zeros(1, dtype=np.float64)
 _NO_POP = np.zeros(1, dtype=np.int64)
@@ -818,6 +1148,7 @@ class CpuEngine(Engine):
         super().__init__(windows, klogk, n_cases, n_total, direction, model=model, min_cases=min_cases)
         self.klogk = klogk
         self._uniq = None
+        self._plogs = None
 
     def best_per_centre(self, cases: np.ndarray, want_arg: bool = False):
         """(m, R) best LLR per centre [and best window end entry] for cases (L, R) int32."""
@@ -825,12 +1156,19 @@ class CpuEngine(Engine):
                           model=self.model, min_cases=self.min_cases)
 
     def max_llr(self, cases: np.ndarray) -> np.ndarray:
-        """(R,) maximum LLR over all windows for each column of ``cases`` (exact; the Bernoulli
-        model skips windows that cannot matter, see :func:`max_llr_pruned`)."""
-        if self.model != "bernoulli":
-            return self.max_llr_exhaustive(cases)
+        """(R,) maximum LLR over all windows for each column of ``cases`` (exact; both models skip
+        windows that cannot matter, see :func:`max_llr_pruned`)."""
+        if self.model == "poisson":
+            return max_llr_pruned(self.windows, cases, self.klogk, self.n_cases, self.n_total, self.direction,
+                                  min_cases=self.min_cases, model="poisson", plogs=self._poisson_logs())
         return max_llr_pruned(self.windows, cases, self.klogk, self.n_cases, self.n_total, self.direction,
                               self._unique_sizes(), min_cases=self.min_cases)
+
+    def _poisson_logs(self):
+        """``(E, log E, log(C - E))`` per entry (:func:`~.engine.poisson_logs`), once per engine."""
+        if self._plogs is None:
+            self._plogs = poisson_logs(self.windows[2], self.n_cases)
+        return self._plogs
 
     def _unique_sizes(self):
         """The distinct window populations and each entry's index among them (the pruning thresholds
@@ -846,22 +1184,21 @@ class CpuEngine(Engine):
         The penalty is one factor per centre block (per ellipse), so over a run of consecutive
         centres with the same factor (a shape's angles) the penalised maximum is that factor times
         the run's unpenalised maximum, which the Bernoulli model prunes as :meth:`max_llr` does
-        (a slice of the CSR offsets is a run's windows: entries are absolute).  Same values, bit
-        for bit, as the maximum of ``best_per_centre`` x penalty.
+        (a slice of the CSR offsets is a run's windows: entries are absolute); so does the Poisson
+        model.  Same values, bit for bit, as the maximum of ``best_per_centre`` x penalty.
         """
         pen = np.ascontiguousarray(penalties, dtype=np.float64)
         R = cases.shape[1]
-        if self.model != "bernoulli":
-            best, _ = self.best_per_centre(cases)
-            return (best * pen[:, None]).max(axis=0) if best.shape[0] else np.zeros(R)
-        uniq = self._unique_sizes()
+        poisson = self.model == "poisson"
+        uniq = None if poisson else self._unique_sizes()
+        plogs = self._poisson_logs() if poisson else None
         offsets, neighbors, npop, boundary = self.windows
         cuts = np.flatnonzero(np.diff(pen) != 0) + 1
         out = np.zeros(R)
         for a, b in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [len(pen)]])):
             run = (offsets[a:b + 1], neighbors, npop, boundary)
             m = max_llr_pruned(run, cases, self.klogk, self.n_cases, self.n_total, self.direction, uniq,
-                               min_cases=self.min_cases)
+                               min_cases=self.min_cases, model=self.model, plogs=plogs)
             np.maximum(out, pen[a] * m, out=out)
         return out
 

@@ -133,13 +133,69 @@ def poisson_logs(wexp: np.ndarray, n_cases: int):
     return e, loge, logce
 
 
+def _uint32_words(x) -> list:
+    """NumPy SeedSequence's coercion of an entropy or spawn-key value to uint32 words (little-endian
+    words of a non-negative int, 0 -> [0]; sequences concatenated); None when unsure."""
+    if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+        n = int(x)
+        if n < 0:
+            return None
+        words = [0] if n == 0 else []
+        while n:
+            words.append(n & 0xFFFFFFFF)
+            n >>= 32
+        return words
+    if isinstance(x, (tuple, list)):
+        out = []
+        for v in x:
+            w = _uint32_words(v)
+            if w is None:
+                return None
+            out += w
+        return out
+    return None
+
+
+def replicate_seed_words(seeds) -> np.ndarray:
+    """(R,) uint32: the first ``generate_state`` word of each replicate's SeedSequence (the seed the
+    draw kernels reseed with). ``seeds``: a sequence of SeedSequences, or ``(parent, size)`` for the
+    children ``parent.n_children_spawned ..`` + size - 1 of ``parent`` (what ``parent.spawn(size)``
+    would give, without creating them and without advancing ``parent``): those words come from
+    NumPy's hashing algorithm redone in one Numba kernel (creating and hashing 10,000 SeedSequences
+    in Python cost ~0.2 s), checked against NumPy on the first and last child (else NumPy's way)."""
+    if isinstance(seeds, tuple) and len(seeds) == 2 and isinstance(seeds[0], np.random.SeedSequence):
+        parent, size = seeds
+        first = int(parent.n_children_spawned)
+        size = int(size)
+
+        def child(i):
+            return np.random.SeedSequence(parent.entropy, spawn_key=tuple(parent.spawn_key) + (i,),
+                                          pool_size=parent.pool_size)
+
+        run = _uint32_words(parent.entropy)
+        key = _uint32_words(tuple(parent.spawn_key))
+        if size == 0:
+            return np.zeros(0, dtype=np.uint32)
+        if run is not None and key is not None and first + size <= 2**32:
+            run = run + [0] * max(0, parent.pool_size - len(run))  # padded: the spawn key is never empty here
+            from .cpu import _child_seed_words
+
+            out = np.empty(size, dtype=np.uint32)
+            _child_seed_words(np.array(run + key, dtype=np.uint64), np.int64(parent.pool_size), np.int64(first), out)
+            if (out[0] == child(first).generate_state(1, np.uint32)[0]
+                    and out[-1] == child(first + size - 1).generate_state(1, np.uint32)[0]):
+                return out
+        seeds = [child(first + k) for k in range(size)]
+    return np.array([ss.generate_state(1, np.uint32)[0] for ss in seeds], dtype=np.uint32)
+
+
 def draw_multinomial_cases(expected: np.ndarray, n_cases: int, seeds) -> np.ndarray:
     """Poisson model null: the C cases redistributed over the locations, multinomially with
     probabilities ``expected / sum(expected)`` (one seed per replicate, as
     :func:`draw_null_cases`). Returns (L, R) int32."""
     from .cpu import draw_multinomial
 
-    s32 = np.array([ss.generate_state(1, np.uint32)[0] for ss in seeds], dtype=np.uint32)
+    s32 = replicate_seed_words(seeds)
     return draw_multinomial(expected, n_cases, s32)
 
 
@@ -151,7 +207,7 @@ def draw_null_cases(pop: np.ndarray, n_cases: int, seeds) -> np.ndarray:
     replicates are batched or on the executor. Returns (L, R) int32."""
     from .cpu import draw_cases
 
-    s32 = np.array([ss.generate_state(1, np.uint32)[0] for ss in seeds], dtype=np.uint32)
+    s32 = replicate_seed_words(seeds)
     return draw_cases(pop, n_cases, s32)
 
 
@@ -192,7 +248,7 @@ def permute_days_cases(loc_of_case, day_of_case, L: int, T: int, seeds) -> np.nd
     cases (one seed per replicate, as :func:`draw_null_cases`)."""
     from .cpu import permute_days
 
-    s32 = np.array([ss.generate_state(1, np.uint32)[0] for ss in seeds], dtype=np.uint32)
+    s32 = replicate_seed_words(seeds)
     return permute_days(loc_of_case, day_of_case, L, T, s32)
 
 

@@ -291,7 +291,10 @@ def _null_batch(size, batch_seed, engine, weights, n_cases, penalties=None):
     With ``penalties`` (one factor per window block, elliptic scans), the maximum of the penalised
     best LLR of every block."""
     draw = draw_multinomial_cases if engine.model == "poisson" else draw_null_cases
-    cases = draw(weights, n_cases, batch_seed.spawn(size))
+    # the replicates' seeds are the children of batch_seed: their seed words are hashed in one kernel
+    # (replicate_seed_words) rather than by creating `size` SeedSequences in Python
+    seeds = (batch_seed, size) if isinstance(batch_seed, np.random.SeedSequence) else batch_seed.spawn(size)
+    cases = draw(weights, n_cases, seeds)
     if penalties is None:
         return engine.max_llr(cases)
     if hasattr(engine, "max_llr_penalised"):  # CPU: pruned per run of equal penalties

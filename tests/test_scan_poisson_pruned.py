@@ -1,0 +1,138 @@
+"""The pruned Poisson Monte Carlo (CpuEngine.max_llr, model="poisson") against the exhaustive kernel, bit
+for bit; the guide-table multinomial draw against the sort-and-merge one; the replicate seed words
+against NumPy's SeedSequence."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hphawkes_py as hp
+from hphawkes_py.scan import cpu
+from hphawkes_py.scan import engine as se
+from hphawkes_py.scan.model import replicate_seed_batches
+
+
+def _poisson_engine(xy, expected, C, direction, min_cases=0, max_pop=0.5, pop=None):
+    size = expected if pop is None else pop
+    windows = se.build_windows(xy, xy, size, max_pop * size.sum())
+    wexp = se.cumulative_expected(windows, expected)
+    return se.make_engine((windows[0], windows[1], wexp, windows[3]), se.klogk_table(C), C, C, direction,
+                          backend="cpu", model="poisson", min_cases=min_cases)
+
+
+def _null(expected, C, R, seed):
+    return se.draw_multinomial_cases(expected, C, np.random.SeedSequence(seed).spawn(R))
+
+
+@pytest.fixture(scope="module")
+def ny():
+    S = hp.datasets.satscan_sample_path
+    d = hp.scan.read_satscan(S("ny_leukemia.cas"), None, S("ny_leukemia.pop"), S("ny_leukemia.geo"), model="poisson")
+    xy = d[["x", "y"]].to_numpy()
+    pop = d.population.to_numpy().astype(np.int64)
+    C = int(round(d.cases.sum()))
+    return xy, pop, pop * (C / pop.sum()), C
+
+
+@pytest.mark.parametrize("direction", ["high", "low", "both"])
+@pytest.mark.parametrize("min_cases", [0, 2])
+def test_pruned_poisson_maxima_equal_exhaustive_on_ny(ny, direction, min_cases):
+    xy, pop, ex, C = ny
+    eng = _poisson_engine(xy, ex, C, direction, min_cases, pop=pop)
+    mat = _null(ex, C, 300, 11)
+    got = eng.max_llr(mat)
+    np.testing.assert_array_equal(got, eng.max_llr_exhaustive(mat))
+    assert got.min() > 0
+
+
+def test_pruned_poisson_skips_most_windows_on_ny(ny):
+    xy, pop, ex, C = ny
+    eng = _poisson_engine(xy, ex, C, "high", pop=pop)
+    st = {}
+    mat = _null(ex, C, 256, 5)
+    got = cpu.max_llr_pruned(eng.windows, mat, eng.klogk, C, C, "high", stats=st, model="poisson")
+    np.testing.assert_array_equal(got, eng.max_llr_exhaustive(mat))
+    tests, _, evals = np.array(st["rounds"])[:, 1:].sum(axis=0)
+    assert evals < 0.1 * tests
+
+
+@pytest.mark.parametrize("direction", ["high", "low", "both"])
+@pytest.mark.parametrize("C, ties, zeros", [(3, False, False), (40, True, False), (300, False, True),
+                                            (2500, True, True), (40000, False, False)])
+def test_pruned_poisson_maxima_equal_exhaustive_random(direction, C, ties, zeros):
+    """Few and many cases (16- and 32-bit counts, 8-bit rows or not), distance ties (integer coordinates),
+    tied expected counts, locations with zero expected, replicates not a multiple of the group size."""
+    rng = np.random.default_rng(C)
+    L = 250
+    xy = rng.integers(0, 12, size=(L, 2)).astype(float) if ties else rng.uniform(0, 20, size=(L, 2))
+    ex = rng.integers(1, 4, size=L).astype(float) if ties else rng.gamma(1.0, 1.0, size=L)
+    if zeros:
+        ex[rng.random(L) < 0.1] = 0.0
+    ex *= C / ex.sum()
+    mat = _null(ex, C, 203, C + 1)
+    for min_cases in (0, 2):
+        eng = _poisson_engine(xy, ex, C, direction, min_cases)
+        np.testing.assert_array_equal(eng.max_llr(mat), eng.max_llr_exhaustive(mat))
+
+
+def test_pruned_poisson_is_sensitive_to_a_broken_bound(ny, monkeypatch):
+    """Thresholds raised above the running maxima (a negative margin) must change the maxima: the
+    comparison above would catch a bound that prunes windows that matter."""
+    xy, pop, ex, C = ny
+    eng = _poisson_engine(xy, ex, C, "high", pop=pop)
+    mat = _null(ex, C, 128, 2)
+    ref = eng.max_llr_exhaustive(mat)
+    monkeypatch.setattr(cpu, "PRUNE_MARGIN", -1.0)
+    assert not np.array_equal(eng.max_llr(mat), ref)
+
+
+@pytest.mark.parametrize("direction", ["high", "both"])
+def test_pruned_poisson_penalised_maxima(direction):
+    """Elliptic Poisson scans: the penalised null maxima, pruned per run of equal penalties, equal the
+    maximum of every centre's best LLR times its penalty."""
+    from hphawkes_py.scan.model import _elliptic_penalties, _elliptic_windows, ellipse_set
+
+    rng = np.random.default_rng(4)
+    L = 80
+    xy = rng.uniform(0, 10, size=(L, 2))
+    ex = rng.gamma(2.0, 1.0, size=L)
+    C = 150
+    ex *= C / ex.sum()
+    ell = ellipse_set([1.5, 3.0], [4, 6])
+    windows = _elliptic_windows(xy, xy, ex, 0.5 * ex.sum(), ell)
+    wexp = se.cumulative_expected(windows, ex)
+    eng = se.make_engine((windows[0], windows[1], wexp, windows[3]), se.klogk_table(C), C, C, direction,
+                         backend="cpu", model="poisson")
+    pens = _elliptic_penalties(ell, L, 0.5)
+    mat = _null(ex, C, 150, 9)
+    best, _ = eng.best_per_centre(mat)
+    np.testing.assert_array_equal(eng.max_llr_penalised(mat, pens), (best * pens[:, None]).max(axis=0))
+
+
+def test_multinomial_guide_table_draw_equals_sorted_merge():
+    rng = np.random.default_rng(8)
+    for trial in range(40):
+        L = int(rng.integers(1, 60))
+        e = rng.random(L) * (rng.random(L) < 0.7)
+        e[rng.integers(L)] += 0.1
+        if trial % 3 == 0:
+            e = np.round(e * 4) / 4 + 0.25
+        if trial % 5 == 0:
+            e[-1] = 0.0
+        C = int(rng.integers(0, 400))
+        seeds = rng.integers(0, 2**32, 40, dtype=np.uint32)
+        np.testing.assert_array_equal(cpu.draw_multinomial(e, C, seeds),
+                                      cpu.draw_multinomial(e, C, seeds, sorted_merge=True))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 12345, 2**40 + 7, 2**100 + 3, None])
+def test_replicate_seed_words_equal_numpy(seed):
+    for b in replicate_seed_batches(seed, 700, 256):
+        copy = np.random.SeedSequence(b.entropy, spawn_key=b.spawn_key, pool_size=b.pool_size,
+                                      n_children_spawned=b.n_children_spawned)
+        ref = np.array([c.generate_state(1, np.uint32)[0] for c in copy.spawn(256)], dtype=np.uint32)
+        np.testing.assert_array_equal(se.replicate_seed_words((b, 256)), ref)
+        # a list of SeedSequences: NumPy's own words
+        again = np.random.SeedSequence(b.entropy, spawn_key=b.spawn_key, pool_size=b.pool_size,
+                                       n_children_spawned=b.n_children_spawned)
+        np.testing.assert_array_equal(se.replicate_seed_words(again.spawn(3)), ref[:3])
