@@ -420,6 +420,14 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
     return offsets, out[0][:E], out[1][:E], out[2][:E]
 
 
+@njit(cache=True, inline="always")
+def _poisson_llr(klogk, c, C, la, lb):
+    """The Poisson LLR ``c log(c/E) + (C-c) log((C-c)/(C-E))`` of ``c`` of ``C`` cases where
+    ``log E = la`` and ``log(C - E) = lb``, from the ``k log k`` table: the one sum every Poisson
+    kernel (purely spatial, pruned, space-time) uses, so that they agree bit for bit."""
+    return (klogk[c] + klogk[C - c]) - (np.float64(c) * la + np.float64(C - c) * lb)
+
+
 @njit(cache=True, parallel=True, error_model="numpy")
 def _scan_batch(offsets, neighbors, npop, mexp, loge, logce, boundary, cases, klogk, n_cases, n_total, l0,
                 want_high, want_low, min_cases, poisson, best, best_entry, want_arg):
@@ -472,7 +480,7 @@ def _scan_batch(offsets, neighbors, npop, mexp, loge, logce, boundary, cases, kl
             for r in range(R):
                 cr = c[r]
                 if poisson:
-                    llr = (klogk[cr] + klogk[cc - cr]) - (np.float64(cr) * la + np.float64(cc - cr) * lb)
+                    llr = _poisson_llr(klogk, cr, cc, la, lb)
                 else:
                     t = (klogk[cr] + klogk[nn - cr]) + (klogk[cc - cr] + klogk[rest + cr])
                     llr = t + q
@@ -730,18 +738,11 @@ def _scan_max_pruned(centres, offsets, neighbors, npop, boundary, entry_u, cases
         stats[ii, 1] += n_hit
 
 
-@njit(cache=True, inline="always")
-def _poisson_bound(klogk, c, C, la, lb):
-    """The Poisson LLR of ``c`` cases where ``log E = la`` and ``log(C - E) = lb`` (the additions of
-    :func:`_scan_batch`)."""
-    return (klogk[c] + klogk[C - c]) - (np.float64(c) * la + np.float64(C - c) * lb)
-
-
 @njit(cache=True, parallel=True, error_model="numpy")
 def _scan_max_pruned_poisson(centres, offsets, neighbors, boundary, mexp, loge, logce, cases, rowmax, rowmin, klogk,
                              n_cases, want_high, want_low, min_cases, m0, Tg, cproto, best, stats):
     """Poisson version of :func:`_scan_max_pruned`: best LLR of the centres ``centres`` per replicate,
-    skipping windows that cannot matter; replicates in groups of ``_PG`` columns, ``Tg[g] <= min(m0)``
+    skipping windows that cannot matter; replicates in groups of ``GROUP`` columns, ``Tg[g] <= min(m0)``
     over group g (minus a margin far above the rounding of the LLRs).
 
     The bound. With C cases in all, the high-rate LLR f(c, E) = c log(c/E) + (C-c) log((C-c)/(C-E))
@@ -793,19 +794,19 @@ def _scan_max_pruned_poisson(centres, offsets, neighbors, boundary, mexp, loge, 
                 if want_high:
                     u = ub[g]
                     if np.float64(u) > e and u >= mc:
-                        go_hi = not (_poisson_bound(klogk, u, cc, la, lgb) <= T)
+                        go_hi = not (_poisson_llr(klogk, u, cc, la, lgb) <= T)
                 if want_low:
                     w = lb[g]
                     if np.float64(w) < e:
-                        go_lo = not (_poisson_bound(klogk, w, cc, la, lgb) <= T)
+                        go_lo = not (_poisson_llr(klogk, w, cc, la, lgb) <= T)
                 if not (go_hi or go_lo):
                     continue
                 # the exact extremes of the group
                 n_red += 1
-                r0 = g * _PG
+                r0 = g * GROUP
                 mx = c[r0]
                 mn = c[r0]
-                for q in range(_PG):
+                for q in range(GROUP):
                     mx = max(mx, c[r0 + q])
                     mn = min(mn, c[r0 + q])
                 ub[g] = mx
@@ -813,11 +814,11 @@ def _scan_max_pruned_poisson(centres, offsets, neighbors, boundary, mexp, loge, 
                 if go_hi:
                     go_hi = np.float64(mx) > e and mx >= mc
                     if go_hi:
-                        go_hi = not (_poisson_bound(klogk, np.int32(mx), cc, la, lgb) <= T)
+                        go_hi = not (_poisson_llr(klogk, np.int32(mx), cc, la, lgb) <= T)
                 if go_lo:
                     go_lo = np.float64(mn) < e
                     if go_lo:
-                        go_lo = not (_poisson_bound(klogk, np.int32(mn), cc, la, lgb) <= T)
+                        go_lo = not (_poisson_llr(klogk, np.int32(mn), cc, la, lgb) <= T)
                 if not (go_hi or go_lo):
                     continue
                 n_eval += 1
@@ -831,7 +832,7 @@ def _scan_max_pruned_poisson(centres, offsets, neighbors, boundary, mexp, loge, 
                     lw = np.int32(-1)
                     for _ in range(_STEPS):
                         if (np.float64(h - 1) > e and h - 1 >= mc
-                                and not (_poisson_bound(klogk, h - 1, cc, la, lgb) <= T)):
+                                and not (_poisson_llr(klogk, h - 1, cc, la, lgb) <= T)):
                             h -= 1
                         else:
                             sparse = True  # counts below h: not high, below min_cases, or LLR <= T
@@ -839,24 +840,24 @@ def _scan_max_pruned_poisson(centres, offsets, neighbors, boundary, mexp, loge, 
                 elif go_lo and not go_hi:
                     h = cc + 1
                     for _ in range(_STEPS):
-                        if np.float64(lw + 1) < e and not (_poisson_bound(klogk, lw + 1, cc, la, lgb) <= T):
+                        if np.float64(lw + 1) < e and not (_poisson_llr(klogk, lw + 1, cc, la, lgb) <= T):
                             lw += 1
                         else:
                             sparse = True  # counts above lw: not low or LLR <= T
                             break
                 if sparse:
-                    for q in range(_PG):
+                    for q in range(GROUP):
                         cr = c[r0 + q]
                         if cr >= h or cr <= lw:
-                            llr = (klogk[cr] + klogk[cc - cr]) - (np.float64(cr) * la + np.float64(cc - cr) * lgb)
+                            llr = _poisson_llr(klogk, cr, cc, la, lgb)
                             cf = np.float64(cr)
                             ok = (want_high & (cf > e) & (cr >= mc)) | (want_low & (cf < e))
                             if ok and llr > m[r0 + q]:
                                 m[r0 + q] = llr
                     continue
-                for q in range(_PG):
+                for q in range(GROUP):
                     cr = c[r0 + q]
-                    llr = (klogk[cr] + klogk[cc - cr]) - (np.float64(cr) * la + np.float64(cc - cr) * lgb)
+                    llr = _poisson_llr(klogk, cr, cc, la, lgb)
                     cf = np.float64(cr)
                     ok = (want_high & (cf > e) & (cr >= mc)) | (want_low & (cf < e))
                     v = llr if ok else 0.0
@@ -870,17 +871,17 @@ def _scan_max_pruned_poisson(centres, offsets, neighbors, boundary, mexp, loge, 
 
 @njit(cache=True)
 def _group_extremes(cases):
-    """(L, R / _PG) largest and least count of each location over each group of ``_PG`` columns."""
+    """(L, R / GROUP) largest and least count of each location over each group of ``GROUP`` columns."""
     L = cases.shape[0]
-    G = cases.shape[1] // _PG
+    G = cases.shape[1] // GROUP
     hi = np.empty((L, G), dtype=cases.dtype)
     lo = np.empty((L, G), dtype=cases.dtype)
     for l in range(L):
         for g in range(G):
-            r0 = g * _PG
+            r0 = g * GROUP
             mx = cases[l, r0]
             mn = cases[l, r0]
-            for q in range(_PG):
+            for q in range(GROUP):
                 mx = max(mx, cases[l, r0 + q])
                 mn = min(mn, cases[l, r0 + q])
             hi[l, g] = mx
@@ -888,8 +889,6 @@ def _group_extremes(cases):
     return hi, lo
 
 
-#: replicates per group of the Poisson pruned kernel (a compile-time constant: fixed trip counts)
-_PG = 32
 #: replicates per call of the Poisson pruned kernel
 POISSON_SUB_BATCH = 256
 #: steps from a group's extreme count towards the count threshold of a window before the Poisson
@@ -902,7 +901,8 @@ _STEPS = 4
 PILOT_FRACTION = 0.01
 #: the pilot evaluates one window in this many along each of its centres' walks
 PILOT_STRIDE = 8
-#: replicates per pruning group (one 64-byte cache line of int16 case counts)
+#: replicates per pruning group (one 64-byte cache line of int16 case counts; a compile-time
+#: constant of every pruned kernel, Bernoulli, Poisson and space-time: fixed trip counts)
 GROUP = 32
 #: margin below the running maxima, far above the rounding of the table-based LLR
 PRUNE_MARGIN = 1e-6
@@ -1006,8 +1006,7 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None
     ctype = np.int16 if n_cases < 2**15 - 1 else np.int32
     rtype = np.int8 if cases.size and int(cases.max()) <= 127 else ctype
     G = (R + GROUP - 1) // GROUP
-    perm = np.random.default_rng(0x5CA7).permutation(m).astype(np.int64)
-    cuts = sorted({min(m, max(1, int(round(f * m)))) for f in ROUNDS} | {m})
+    perm, cuts = _round_plan(m)
     a = 0
     for b in cuts:
         if b <= a:
@@ -1057,7 +1056,7 @@ def _round_plan(m):
 
 
 def _max_llr_pruned_poisson(windows, cases, klogk, n_cases, hi_on, lo_on, min_cases, stats, plogs):
-    """:func:`max_llr_pruned` of the Poisson model (same pilot and rounds; groups of ``_PG`` replicates,
+    """:func:`max_llr_pruned` of the Poisson model (same pilot and rounds; groups of ``GROUP`` replicates,
     the last one padded with copies of its last column)."""
     offsets, neighbors, _, boundary = windows
     m = offsets.shape[0] - 1
@@ -1072,8 +1071,8 @@ def _max_llr_pruned_poisson(windows, cases, klogk, n_cases, hi_on, lo_on, min_ca
     cproto = np.zeros(1, dtype=ctype)
     # the margin: far above the rounding of LLRs made of terms up to C log C
     margin = PRUNE_MARGIN + 1e-12 * float(klogk[n_cases])
-    G = (R + _PG - 1) // _PG
-    Rp = G * _PG
+    G = (R + GROUP - 1) // GROUP
+    Rp = G * GROUP
     perm, cuts = _round_plan(m)
     a = 0
     for b in cuts:
@@ -1082,19 +1081,19 @@ def _max_llr_pruned_poisson(windows, cases, klogk, n_cases, hi_on, lo_on, min_ca
         order = np.argsort(-M, kind="stable")
         order = np.concatenate([order, np.full(Rp - R, order[-1])])
         Ms = np.ascontiguousarray(M[order])
-        Tg = Ms.reshape(G, _PG).min(axis=1) - margin
+        Tg = Ms.reshape(G, GROUP).min(axis=1) - margin
         cs = np.take(cases, order, axis=1)
         best = np.empty((b - a, Rp), dtype=np.float64)
         st = np.zeros((b - a, 3), dtype=np.int64)
-        step = max(_PG, (POISSON_SUB_BATCH // _PG) * _PG)
+        step = max(GROUP, (POISSON_SUB_BATCH // GROUP) * GROUP)
         ghi, glo = _group_extremes(cs)
         for s0 in range(0, Rp, step):
             s1 = min(Rp, s0 + step)
             sub = cs if step >= Rp else np.ascontiguousarray(cs[:, s0:s1])
-            gs = slice(s0 // _PG, s1 // _PG)
+            gs = slice(s0 // GROUP, s1 // GROUP)
             _scan_max_pruned_poisson(perm[a:b], offsets, neighbors, boundary, mexp, loge, logce, sub,
                                      np.ascontiguousarray(ghi[:, gs]), np.ascontiguousarray(glo[:, gs]), klogk, np.int64(n_cases), hi_on, lo_on, np.int64(min_cases), Ms[s0:s1],
-                                     np.ascontiguousarray(Tg[s0 // _PG:s1 // _PG]), cproto, best[:, s0:s1], st)
+                                     np.ascontiguousarray(Tg[s0 // GROUP:s1 // GROUP]), cproto, best[:, s0:s1], st)
         M[order[:R]] = np.maximum(Ms[:R], best[:, :R].max(axis=0))
         if stats is not None:
             s = st.sum(axis=0)
@@ -1204,6 +1203,28 @@ class CpuEngine(Engine):
 
 
 # --------------------------------------------------------------------------- space-time permutation
+@njit(cache=True, inline="always")
+def _group_min(m, r0, r1):
+    """The smallest of ``m[r0:r1]`` (a group's smallest maximum in the space-time kernels)."""
+    gm = m[r0]
+    for r in range(r0 + 1, r1):
+        gm = min(gm, m[r])
+    return gm
+
+
+@njit(cache=True, inline="always")
+def _add_day(acc, S, t1, G, gcmax):
+    """``acc += S[t1]`` (a cylinder grows back by one day), and each group of ``G`` replicates'
+    largest count after it into ``gcmax``, in the same pass."""
+    R = acc.shape[0]
+    for g in range(gcmax.shape[0]):
+        cm = np.int32(0)
+        for r in range(g * G, min(R, g * G + G)):
+            acc[r] += S[t1, r]
+            cm = max(cm, acc[r])
+        gcmax[g] = cm
+
+
 @njit(cache=True, parallel=True, error_model="numpy")
 def _scan_space_time(offsets, neighbors, wsize, boundary, cases, dcum, klogk, n_cases, max_t, t_end_min,
                      min_cases, want_high, want_low, best, best_arg, want_arg, centre_ids, floor):
@@ -1230,7 +1251,7 @@ def _scan_space_time(offsets, neighbors, wsize, boundary, cases, dcum, klogk, n_
     C = n_cases
     Cf = np.float64(C)
     mc = np.int32(min_cases)
-    G = 32
+    G = GROUP
     ng = (R + G - 1) // G
     for ii in prange(centre_ids.shape[0]):
         i = centre_ids[ii]
@@ -1241,7 +1262,7 @@ def _scan_space_time(offsets, neighbors, wsize, boundary, cases, dcum, klogk, n_
         gmin = np.empty(ng)  # the smallest maximum so far of each group of replicates
         gcmax = np.empty(ng, dtype=np.int32)  # the largest count of each group in the cylinder
         for g in range(ng):
-            gmin[g] = m[g * G:min(R, g * G + G)].min()
+            gmin[g] = _group_min(m, g * G, min(R, g * G + G))
         for j in range(offsets[i], offsets[i + 1]):
             blk = cases[neighbors[j]]
             for t in range(T):
@@ -1254,12 +1275,7 @@ def _scan_space_time(offsets, neighbors, wsize, boundary, cases, dcum, klogk, n_
                 for r in range(R):
                     acc[r] = 0
                 for t1 in range(t2, max(-1, t2 - max_t), -1):
-                    for g in range(ng):
-                        cm = np.int32(0)
-                        for r in range(g * G, min(R, g * G + G)):
-                            acc[r] += S[t1, r]
-                            cm = max(cm, acc[r])
-                        gcmax[g] = cm
+                    _add_day(acc, S, t1, G, gcmax)
                     mu = cz * (dcum[t2 + 1] - dcum[t1]) / Cf
                     if not (mu > 0.0 and mu < Cf):
                         continue
@@ -1277,22 +1293,19 @@ def _scan_space_time(offsets, neighbors, wsize, boundary, cases, dcum, klogk, n_
                             c_max = gcmax[g]
                             if c_max <= mu:
                                 continue
-                            top = (klogk[c_max] + klogk[C - c_max]) - (np.float64(c_max) * la + np.float64(C - c_max) * lb)
+                            top = _poisson_llr(klogk, c_max, C, la, lb)
                             if top * (1.0 + 1e-12) + 1e-12 <= gmin[g]:
                                 continue
                         for r in range(r0, r1):
                             c = acc[r]
-                            llr = (klogk[c] + klogk[C - c]) - (np.float64(c) * la + np.float64(C - c) * lb)
+                            llr = _poisson_llr(klogk, c, C, la, lb)
                             cf = np.float64(c)
                             ok = (want_high & (cf > mu) & (c >= mc)) | (want_low & (cf < mu))
                             v = llr if ok else 0.0
                             better = v > m[r]
                             arg[r] = code if better else arg[r]
                             m[r] = v if better else m[r]
-                        gm = m[r0]
-                        for r in range(r0 + 1, r1):
-                            gm = min(gm, m[r])
-                        gmin[g] = gm
+                        gmin[g] = _group_min(m, r0, r1)
         for r in range(R):
             best[ii, r] = m[r]
             if want_arg:
@@ -1343,7 +1356,7 @@ def _scan_space_time_bernoulli(offsets, neighbors, boundary, cases, persons, klo
     N = n_total
     Nf = np.float64(N)
     mc = np.int32(min_cases)
-    G = 32
+    G = GROUP
     ng = (R + G - 1) // G
     for ii in prange(centre_ids.shape[0]):
         i = centre_ids[ii]
@@ -1355,7 +1368,7 @@ def _scan_space_time_bernoulli(offsets, neighbors, boundary, cases, persons, klo
         gmin = np.empty(ng)  # the smallest maximum so far of each group of replicates
         gcmax = np.empty(ng, dtype=np.int32)  # the largest count of each group in the cylinder
         for g in range(ng):
-            gmin[g] = m[g * G:min(R, g * G + G)].min()
+            gmin[g] = _group_min(m, g * G, min(R, g * G + G))
         for j in range(offsets[i], offsets[i + 1]):
             blk = cases[neighbors[j]]
             prow = persons[neighbors[j]]
@@ -1371,12 +1384,7 @@ def _scan_space_time_bernoulli(offsets, neighbors, boundary, cases, persons, klo
                 n = np.int64(0)
                 for t1 in range(t2, max(-1, t2 - max_t), -1):
                     n += P[t1]
-                    for g in range(ng):
-                        cm = np.int32(0)
-                        for r in range(g * G, min(R, g * G + G)):
-                            acc[r] += S[t1, r]
-                            cm = max(cm, acc[r])
-                        gcmax[g] = cm
+                    _add_day(acc, S, t1, G, gcmax)
                     if n == 0 or n == N:
                         continue  # no persons (or all of them): LLR 0
                     q = -(klogk[n] + klogk[N - n]) - l0
@@ -1406,10 +1414,7 @@ def _scan_space_time_bernoulli(offsets, neighbors, boundary, cases, persons, klo
                             better = v > m[r]
                             arg[r] = code if better else arg[r]
                             m[r] = v if better else m[r]
-                        gm = m[r0]
-                        for r in range(r0 + 1, r1):
-                            gm = min(gm, m[r])
-                        gmin[g] = gm
+                        gmin[g] = _group_min(m, r0, r1)
         for r in range(R):
             best[ii, r] = m[r]
             if want_arg:
