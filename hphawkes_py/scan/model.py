@@ -237,6 +237,14 @@ def replicate_seed_batches(seed, n_replicates: int, batch: int = BATCH_SIZE) -> 
             for start in range(0, n_replicates, batch)]
 
 
+def batch_children(batch_seed, size: int):
+    """The seeds of a batch's ``size`` replicates, the children of ``batch_seed``, as the draw
+    functions take them: ``(batch_seed, size)`` for a SeedSequence, whose children's seed words
+    are then hashed in one kernel (:func:`~.engine.replicate_seed_words`) instead of creating
+    ``size`` SeedSequences in Python; else ``batch_seed.spawn(size)``."""
+    return (batch_seed, size) if isinstance(batch_seed, np.random.SeedSequence) else batch_seed.spawn(size)
+
+
 def _check_replicates(n_replicates):
     n = check_int(n_replicates, "n_replicates", minimum=1)
     if n > MAX_REPLICATES:
@@ -291,10 +299,7 @@ def _null_batch(size, batch_seed, engine, weights, n_cases, penalties=None):
     With ``penalties`` (one factor per window block, elliptic scans), the maximum of the penalised
     best LLR of every block."""
     draw = draw_multinomial_cases if engine.model == "poisson" else draw_null_cases
-    # the replicates' seeds are the children of batch_seed: their seed words are hashed in one kernel
-    # (replicate_seed_words) rather than by creating `size` SeedSequences in Python
-    seeds = (batch_seed, size) if isinstance(batch_seed, np.random.SeedSequence) else batch_seed.spawn(size)
-    cases = draw(weights, n_cases, seeds)
+    cases = draw(weights, n_cases, batch_children(batch_seed, size))
     if penalties is None:
         return engine.max_llr(cases)
     if hasattr(engine, "max_llr_penalised"):  # CPU: pruned per run of equal penalties

@@ -24,7 +24,8 @@ from .._validate import as_count_array, check_int, check_positive, describe
 from .engine import (build_windows, draw_multinomial_cases, draw_null_cases, klogk_table, make_space_time_engine,
                      permute_days_cases, space_time_interval_best)
 from .model import (BATCH_SIZE, ScanResult, _check_geometry, _check_max_population, _check_xy, _clusters, _radius,
-                    check_location_ids, check_run, make_centres, merge_rows, replicate_seed_batches)
+                    batch_children, check_location_ids, check_run, make_centres, merge_rows,
+                    replicate_seed_batches)
 
 __all__ = ["space_time_permutation", "space_time"]
 
@@ -452,7 +453,7 @@ def _null_batch(size, batch_seed, engine, null, L, T):
     """One Monte Carlo batch: the null data (days permuted among the cases, the cases dropped
     multinomially on the location x day cells, or relabelled among the persons of the cells), the
     maximum cylinder LLR of each replicate."""
-    seeds = batch_seed.spawn(size)
+    seeds = batch_children(batch_seed, size)
     if null[0] == "permute":
         M = permute_days_cases(null[1], null[2], L, T, seeds)
     elif null[0] == "hypergeometric":  # Bernoulli: the cases relabelled among the persons of every cell
