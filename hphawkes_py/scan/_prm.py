@@ -331,18 +331,16 @@ def _space_time_population(path, seen, geo_path) -> dict:
     per location and no covariates, refused otherwise (the space-time Poisson scan here holds each
     location's population constant over the study period; SaTScan interpolates between census
     years, so averaging them would not give SaTScan's expected cases)."""
-    from ._satscan import _population, _read_rows
+    from ._satscan import _population
 
-    p, total, _by_cat, first = _population(path)
-    years: dict = {}
-    for lineno, parts in _read_rows(p, "population", 3)[1]:
-        years.setdefault(parts[0], set()).add(float(parts[1]))
-        if len(parts) > 3:
-            raise ValueError(f"{p}:{lineno}: covariates (field 4 on) are not supported by the discrete Poisson "
+    p, total, by_cat, first, years = _population(path)
+    for lid, cat in by_cat:
+        if cat:
+            raise ValueError(f"{p}:{first[lid]}: covariates (field 4 on) are not supported by the discrete Poisson "
                              "space-time model (give one population per location)")
-        if parts[0] not in seen:
-            raise ValueError(f"{p}:{lineno}: location id {parts[0]!r} is not in the coordinates file {geo_path}")
     for lid, ys in years.items():
+        if lid not in seen:
+            raise ValueError(f"{p}:{first[lid]}: location id {lid!r} is not in the coordinates file {geo_path}")
         if len(ys) > 1:
             raise ValueError(f"{p}:{first[lid]}: location {lid!r} has {len(ys)} census years "
                              f"({', '.join(f'{y:g}' for y in sorted(ys))}); the discrete Poisson space-time scan holds the "

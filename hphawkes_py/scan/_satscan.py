@@ -127,9 +127,9 @@ def _is_number(s: str) -> bool:
 
 def _population(path, study_period=None):
     """``<id> <census year> <population> [covariates ...]`` -> ``(path, {id: population},
-    {(id, category): population}, {id: first line})``: summed over covariates within a census
-    year, then averaged over time (:func:`_time_weights`, or with ``study_period``
-    :func:`_study_period_weights`)."""
+    {(id, category): population}, {id: first line}, {id: set of census years})``: summed over
+    covariates within a census year, then averaged over time (:func:`_time_weights`, or with
+    ``study_period`` :func:`_study_period_weights`)."""
     p, rows = _read_rows(path, "population", 3)
     per: dict = {}
     first: dict = {}
@@ -153,7 +153,7 @@ def _population(path, study_period=None):
         w = weights[lid][year]
         total[lid] = total.get(lid, 0.0) + w * v
         by_cat[(lid, cat)] = by_cat.get((lid, cat), 0.0) + w * v
-    return p, total, by_cat, first
+    return p, total, by_cat, first, loc_years
 
 
 def _as_ids(keys: list[str]):
@@ -258,7 +258,7 @@ def read_satscan(case_file, control_file=None, population_file=None, geo_file=No
         _check_known(kp, ctl_first, seen, gp)
     population = None
     if population_file is not None:
-        pp, population, pop_cat, pop_first = _population(population_file, study_period)
+        pp, population, pop_cat, pop_first, _ = _population(population_file, study_period)
         _check_known(pp, pop_first, seen, gp)
 
     def col(tab):
