@@ -46,7 +46,7 @@ from llvmlite import ir as llvmir
 from numba import njit, types
 from numba.extending import intrinsic, overload
 
-__all__ = ["exp_fast", "exp_fast32", "exp_like", "exp_nonpos", "max_num", "count_trailing_zeros"]
+__all__ = ["exp_fast", "exp_fast32", "exp_like", "exp_nonpos", "ndtr_fast", "ndtr_monotone", "fdiv", "max_num", "count_trailing_zeros"]
 
 
 @intrinsic
@@ -61,6 +61,20 @@ def _fma(typingctx, a, b, c):
         fnty = llvmir.FunctionType(ty, [ty, ty, ty])
         fn = builder.module.declare_intrinsic("llvm.fma", [ty], fnty)
         return builder.call(fn, args)
+
+    return sig, codegen
+
+
+@intrinsic
+def fdiv(typingctx, a, b):
+    """``a / b`` as a bare IEEE division: Numba's ``/`` checks for a zero divisor to raise
+    ZeroDivisionError (the default error model), and that branch keeps LLVM from vectorising the loop."""
+    if not (a == b and a in (types.float64, types.float32)):
+        return None
+    sig = a(a, b)
+
+    def codegen(context, builder, signature, args):
+        return builder.fdiv(args[0], args[1])
 
     return sig, codegen
 
@@ -175,6 +189,152 @@ def exp_nonpos(x):
     if x != x:
         y = x
     return y
+
+
+# Cephes' rational approximations of erf and erfc (S. L. Moshier, Cephes Math Library 2.9, ndtr.c):
+# erf(x) = x T(x^2) / U(x^2) on |x| < 1, erfc(x) = exp(-x^2) P(x) / Q(x) on [1, 8) and
+# exp(-x^2) R(x) / S(x) beyond; U, Q, S have a leading coefficient 1.
+_ERF_T = (9.60497373987051638749e0, 9.00260197203842689217e1, 2.23200534594684319226e3,
+          7.00332514112805075473e3, 5.55923013010394962768e4)
+_ERF_U = (3.35617141647503099647e1, 5.21357949780152679795e2, 4.59432382970980127987e3,
+          2.26290000613890934246e4, 4.92673942608635921086e4)
+_ERFC_P = (2.46196981473530512524e-10, 5.64189564831068821977e-1, 7.46321056442269912687e0,
+           4.86371970985681366614e1, 1.96520832956077098242e2, 5.26445194995477358631e2,
+           9.34528527171957607540e2, 1.02755188689515710272e3, 5.57535335369399327526e2)
+_ERFC_Q = (1.32281951154744992508e1, 8.67072140885989742329e1, 3.54937778887819891062e2,
+           9.75708501743205489753e2, 1.82390916687909736289e3, 2.24633760818710981792e3,
+           1.65666309194161350182e3, 5.57535340817727675546e2)
+_ERFC_R = (5.64189583547755073984e-1, 1.27536670759978104416e0, 5.01905042251180477414e0,
+           6.16021097993053585195e0, 7.40974269950448939160e0, 2.97886665372100240670e0)
+_ERFC_S = (2.26052863220117276590e0, 9.39603524938001434673e0, 1.20489539808096656605e1,
+           1.70814450747565897222e1, 9.60896809063285878198e0, 3.36907645100081516050e0)
+_SQRTH = 0.70710678118654752440
+
+
+@njit(cache=True, inline="always")
+def _ndtr_x(z):
+    # x = z / sqrt 2; beyond |x| = 40 erfc(x) = 0 in float64: clamping keeps +-inf out of the
+    # ratios (inf / inf)
+    return max(min(z * _SQRTH, 40.0), -40.0)
+
+
+@njit(cache=True, inline="always")
+def _erf_ratio(x, s):
+    """erf(x) = x T(s) / U(s) with s = x^2, valid for |x| <= 1: (numerator, denominator)."""
+    tn = (((_ERF_T[0] * s + _ERF_T[1]) * s + _ERF_T[2]) * s + _ERF_T[3]) * s + _ERF_T[4]
+    td = ((((s + _ERF_U[0]) * s + _ERF_U[1]) * s + _ERF_U[2]) * s + _ERF_U[3]) * s + _ERF_U[4]
+    return x * tn, td
+
+
+@njit(cache=True, inline="always")
+def _erfc_pq(a):
+    """erfc(a) exp(a^2) = P(a) / Q(a) for 1 <= a < 8: (numerator, denominator)."""
+    P, Q = _ERFC_P, _ERFC_Q
+    pn = (((((((P[0] * a + P[1]) * a + P[2]) * a + P[3]) * a + P[4]) * a + P[5]) * a + P[6]) * a + P[7]) * a + P[8]
+    pd = (((((((a + Q[0]) * a + Q[1]) * a + Q[2]) * a + Q[3]) * a + Q[4]) * a + Q[5]) * a + Q[6]) * a + Q[7]
+    return pn, pd
+
+
+@njit(cache=True, inline="always")
+def _erfc_rs(a):
+    """erfc(a) exp(a^2) = R(a) / S(a) for a >= 8: (numerator, denominator)."""
+    R, S = _ERFC_R, _ERFC_S
+    rn = ((((R[0] * a + R[1]) * a + R[2]) * a + R[3]) * a + R[4]) * a + R[5]
+    rd = (((((a + S[0]) * a + S[1]) * a + S[2]) * a + S[3]) * a + S[4]) * a + S[5]
+    return rn, rd
+
+
+@njit(cache=True, inline="always")
+def _phi_tail(x, q):
+    """Phi from q = erfc(|x|) exp(x^2) (x = z / sqrt 2, |x| >= 1)."""
+    half_erfc = 0.5 * exp_nonpos(-(x * x)) * q
+    upper = 1.0 - half_erfc
+    return upper if x > 0.0 else half_erfc
+
+
+@njit(cache=True, inline="always")
+def ndtr_fast(z):
+    """Standard normal CDF ``Phi(z)`` for float64, vectorizable inside Numba loops.
+
+    Cephes' ``ndtr``: ``1/2 + erf(z/sqrt 2)/2`` for ``|z| < sqrt 2``, ``erfc(|z|/sqrt 2)/2`` (or one
+    minus it) beyond, with Cephes' rational approximations.  Every branch's numerator and
+    denominator are computed and the right pair selected before ONE division, and ``exp(-x^2)`` is
+    :func:`exp_nonpos`, so a loop over ``z`` compiles to packed instructions (``math.erfc`` is a
+    scalar libm call, ~25 ns).  Absolute error < 3e-16; relative error < 5e-15 down to ``z = -37``,
+    and 0 below, as libm's (``tests/test_kde_tiled.py`` compares with ``scipy.special.ndtr``).
+    NaN propagates.  For many ``z`` in monotone order :func:`ndtr_monotone` is ~2x cheaper.
+    """
+    x = _ndtr_x(z)
+    a = abs(x)
+    s = x * x
+    tn, td = _erf_ratio(x, s)
+    pn, pd = _erfc_pq(a)
+    rn, rd = _erfc_rs(a)
+    # every candidate is computed first and the selects pick among plain values: LLVM if-converts
+    # those into blend instructions, while arithmetic inside a conditional branch blocks vectorisation
+    small = a < 1.0
+    tail = a >= 8.0
+    num = rn if tail else pn
+    den = rd if tail else pd
+    num = tn if small else num
+    den = td if small else den
+    q = fdiv(num, den)  # den >= 1 on every branch
+    central = 0.5 + 0.5 * q
+    y = _phi_tail(x, q)
+    y = central if small else y
+    if z != z:
+        y = z
+    return y
+
+
+@njit(cache=True, inline="always")
+def _ndtr_branch(x):
+    # 0: x <= -8, 1: -8 < x <= -1, 2: |x| < 1, 3: 1 <= x < 8, 4: x >= 8 (ndtr_fast's branches)
+    return int(x > -8.0) + int(x > -1.0) + int(x >= 1.0) + int(x >= 8.0)
+
+
+@njit(cache=True, fastmath={"contract"})
+def ndtr_monotone(v):
+    """``v[i] = Phi(v[i])`` in place for finite ``v`` sorted in either direction.
+
+    The same values as :func:`ndtr_fast`, but each branch of it runs only over the stretch of ``v``
+    where it applies (the branches are contiguous in a sorted array: found by bisection), so each
+    element costs one rational function instead of three: ~2x faster on the CDF tables of the KDE's
+    edge masses.
+    """
+    n = v.shape[0]
+    for i in range(n):
+        v[i] = _ndtr_x(v[i])
+    start = 0
+    while start < n:
+        br = _ndtr_branch(v[start])
+        lo = start + 1
+        hi = n
+        while lo < hi:  # first index past the stretch of this branch
+            mid = (lo + hi) // 2
+            if _ndtr_branch(v[mid]) == br:
+                lo = mid + 1
+            else:
+                hi = mid
+        # loops over a view from 0: an index of unknown sign (range(start, lo)) gets Numba's
+        # negative-index wraparound, which keeps LLVM from vectorising
+        seg = v[start:lo]
+        if br == 2:
+            for i in range(seg.shape[0]):
+                x = seg[i]
+                tn, td = _erf_ratio(x, x * x)
+                seg[i] = 0.5 + 0.5 * fdiv(tn, td)
+        elif br == 0 or br == 4:
+            for i in range(seg.shape[0]):
+                x = seg[i]
+                rn, rd = _erfc_rs(abs(x))
+                seg[i] = _phi_tail(x, fdiv(rn, rd))
+        else:
+            for i in range(seg.shape[0]):
+                x = seg[i]
+                pn, pd = _erfc_pq(abs(x))
+                seg[i] = _phi_tail(x, fdiv(pn, pd))
+        start = lo
 
 
 _LOG2E_F = np.float32(1.4426950408889634)

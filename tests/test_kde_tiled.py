@@ -172,3 +172,80 @@ def test_hilbert_order_is_a_permutation_of_compact_runs():
     assert np.median(ext) < 0.15
     assert cpu.hilbert_order(np.zeros(3), np.zeros(3)).tolist() == [0, 1, 2]
     assert cpu.hilbert_order(np.empty(0), np.empty(0)).shape == (0,)
+
+
+def test_ndtr_fast_matches_scipy_and_vectorises():
+    import re
+
+    from numba import njit
+    from scipy.special import ndtr
+
+    from hphawkes_py._fastmath import ndtr_fast
+
+    @njit(fastmath={"contract"})
+    def apply(z, out):
+        for i in range(z.shape[0]):
+            out[i] = ndtr_fast(z[i])
+
+    z = np.concatenate([np.linspace(-40.0, 40.0, 400001), np.random.default_rng(2).normal(0.0, 6.0, 100000),
+                        [-1.0, 1.0, -11.313708498984761, 11.313708498984761, 0.0, -0.0]])
+    out = np.empty_like(z)
+    apply(z, out)
+    ref = ndtr(z)
+    assert np.max(np.abs(out - ref)) < 3e-16
+    lower = ref > 1e-300
+    assert np.max(np.abs(out - ref)[lower] / ref[lower]) < 5e-15  # relative, deep into the lower tail
+    special = np.array([np.inf, -np.inf, np.nan, 1e300, -1e300])
+    out = np.empty(5)
+    apply(special, out)
+    assert out[0] == 1.0 and out[1] == 0.0 and np.isnan(out[2]) and out[3] == 1.0 and out[4] == 0.0
+    # the point of it: packed divisions, no libm call in the loop
+    asm = apply.inspect_asm(apply.signatures[0])
+    assert re.search(r"vdivpd\s+[^\n]*%ymm", asm)
+
+
+def test_ndtr_monotone_equals_ndtr_fast_in_both_directions():
+    from numba import njit
+    from scipy.special import ndtr
+
+    from hphawkes_py._fastmath import ndtr_fast, ndtr_monotone
+
+    one = njit(lambda z: np.array([ndtr_fast(v) for v in z]))
+    # stretches of every branch (|z| / sqrt 2 below 1, in [1, 8), beyond 8), branch boundaries hit exactly
+    edges = np.array([-8.0, -1.0, 1.0, 8.0]) / 0.7071067811865476
+    for z in (np.linspace(-15.0, 15.0, 30001), np.sort(np.concatenate([edges, np.linspace(-12, 3, 777)])),
+              np.linspace(0.5, 0.7, 10), np.linspace(-40.0, -39.0, 5), np.array([2.0]), np.empty(0)):
+        for v in (z, z[::-1].copy()):
+            got = v.copy()
+            ndtr_monotone(got)
+            ref = one(v)  # the same branches; FMA contraction may differ, so equal to rounding
+            assert np.max(np.abs(got - ref) / np.maximum(ref, 1e-300), initial=0.0) < 2e-15
+            assert np.max(np.abs(got - ndtr(v)), initial=0.0) < 3e-16
+
+
+def test_edge_masses_dense_tables_equal_memoised():
+    # the vectorised tables (every CDF in reach up front, branch-free run sums) against the memoised
+    # path on a ragged window (chorley, 0.1 km cells), bandwidths from a fifth of a cell to the
+    # window's size, and against the cell-by-cell NumPy integral
+    import pandas as pd
+
+    data = Path(hp.__file__).parent / "data" / "kde"
+    w = Window.from_asc(next(data.rglob("chorley_mask_0.1km.asc.gz")))
+    pts = pd.read_csv(next(data.rglob("chorley.csv")))[["x", "y"]].to_numpy(float)
+    rng = np.random.default_rng(3)
+    pts = pts[w.contains(pts)][rng.choice(int(w.contains(pts).sum()), 200)]
+    bws = np.exp(rng.uniform(np.log(0.02), np.log(20.0), len(pts)))
+    eng = make_engine(pts, w, 4.0, backend="cpu")
+    idx = np.arange(len(pts), dtype=np.int64)
+    r0, r1, bptr, c0, c1, row_band = w.row_bands()
+    got = {}
+    for dense in (0, 10**9):
+        out = np.empty(len(pts))
+        cpu.edge_mass_kernel(eng.x, eng.y, bws, idx, w.x0, w.y0, w.cell_size, *w.mask.shape, r0, r1, bptr, c0, c1,
+                             row_band, 8.0, out, dense)
+        got[dense] = out
+    assert np.max(np.abs(got[10**9] - got[0])) < 1e-14
+    ref = nk.edge_masses(pts, bws, w.mask, w.x0, w.y0, w.cell_size)
+    # (the reference sums ~1e5 differences of nearly equal CDFs per point: its own rounding is ~1e-12)
+    assert np.max(np.abs(got[10**9] - ref)) < 1e-11
+    assert np.max(np.abs(eng.edge_masses(bws) - got[10**9])) < 1e-14  # the engine's default choice
