@@ -286,6 +286,37 @@ def test_redwood_adaptive(redwood):
     assert _rel(f.edge_factors, 1 / nk.edge_masses(pts, f.bandwidths, w.mask, 0, 0, w.cell_size)) < 1e-10
 
 
+def test_repeated_search_points_are_not_recomputed(redwood, monkeypatch):
+    # the pattern search revisits the previous centre after each accepted move: those evaluations
+    # come from the objective's cache, and the search is the same float for float
+    from hphawkes_py.kde import model
+
+    pts, w = redwood
+    calls = {"n": 0}
+    orig = model._Objective.loglik
+
+    def counting(self, bws, w=None):
+        calls["n"] += 1
+        return orig(self, bws, w)
+
+    monkeypatch.setattr(model._Objective, "loglik", counting)
+    fits, counts = {}, {}
+    default = model._Objective._CACHE_SIZE
+    for size in (default, 10**6, 0):
+        monkeypatch.setattr(model._Objective, "_CACHE_SIZE", size)
+        calls["n"] = 0
+        fits[size] = hp.kde.fit(pts, w, method="adaptive", backend="cpu")
+        counts[size] = calls["n"]
+    plain = fits[0]
+    for f in fits.values():
+        assert (f.h, f.alpha, f.log_likelihood) == (plain.h, plain.alpha, plain.log_likelihood)
+        assert np.array_equal(f.bandwidths, plain.bandwidths) and np.array_equal(f.edge_factors, plain.edge_factors)
+        assert f.trace == plain.trace
+    distinct = len({(t["h"], t["alpha"]) for t in plain.trace})
+    evaluated = sum(1 for t in plain.trace if not t["accepted"]) + 1  # + the start
+    assert distinct == counts[10**6] <= counts[default] < counts[0] == evaluated
+
+
 # --------------------------------------------------------------------------- invariances, surface
 def test_translation_and_scaling(redwood):
     pts, w = redwood
