@@ -249,3 +249,31 @@ def test_edge_masses_dense_tables_equal_memoised():
     # (the reference sums ~1e5 differences of nearly equal CDFs per point: its own rounding is ~1e-12)
     assert np.max(np.abs(got[10**9] - ref)) < 1e-11
     assert np.max(np.abs(eng.edge_masses(bws) - got[10**9])) < 1e-14  # the engine's default choice
+
+
+@pytest.mark.parametrize("tile,cap", [(cpu.TILE, cpu.TILE_CAP), (1, 3), (5, 7), (64, 64)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_symmetric_gather_with_one_bandwidth(monkeypatch, tile, cap, dtype):
+    # one bandwidth (pilots, fixed fits, CV): each pair once with one exp, shares scattered to
+    # per-thread rows; weights differ per point, so the two directions of a pair differ
+    monkeypatch.setattr(cpu, "TILE", tile)
+    monkeypatch.setattr(cpu, "TILE_CAP", cap)
+    rng = np.random.default_rng(11)
+    n = 1300
+    pts = np.vstack([_clustered(rng, n - 60), np.repeat(rng.uniform(0, 1, (20, 2)), 3, axis=0)])
+    wts = rng.uniform(0.5, 2.0, n)
+    bws = np.full(n, 0.03)
+    eng = make_engine(pts, _unit_window(), 3.0, backend="cpu", dtype=dtype)
+    used = []
+    orig = cpu.CpuEngine._gather_symmetric
+    monkeypatch.setattr(cpu.CpuEngine, "_gather_symmetric", lambda self, *a: used.append(1) or orig(self, *a))
+    tol = RTOL if dtype == np.float64 else 100 * np.finfo(np.float32).eps
+    for loo in (True, False):
+        got, ref = _both(eng, lambda: eng.point_intensities(bws, wts, loo))
+        assert _rel(got, ref) < tol
+        if dtype == np.float64:
+            assert _rel(got, nk.point_intensities(pts, bws, wts, 3.0, loo)) < 1e-12
+    assert len(used) == 2
+    # varying bandwidths never take it
+    eng.point_intensities(bws * rng.uniform(1.0, 1.5, n), wts, True)
+    assert len(used) == 2

@@ -362,9 +362,44 @@ def _flush(tx, ty, self_pos, t_order, t0, m, nb, bx, by, binv2, bcoef, bcut2, bi
         acc[i] += _buf_sum(tx[t], ty[t], self_pos[t], nb, bx, by, binv2, bcoef, bcut2, bidx)
 
 
+@njit(cache=True, fastmath=_FM)
+def _flush_sym(tx, ty, scoef, t_order, t0, m, nb, bx, by, binv2, bcoef, bcut2, brank, acc, bacc):
+    # each buffered source c of rank above the target's: one exp for both directions of the pair
+    # (equal bandwidths): the target gains bcoef[c] k, the source its coefficient times k
+    zero = _zero(bx[0])
+    for i in range(m):
+        ri = t0 + i
+        t = t_order[ri]
+        x = tx[t]
+        y = ty[t]
+        ci = scoef[t]
+        part = zero
+        for c in range(nb):
+            dx = x - bx[c]
+            dy = y - by[c]
+            d2 = dx * dx + dy * dy
+            k = _expk(-d2 * binv2[c])
+            keep = (d2 < bcut2[c]) & (brank[c] > ri)
+            part += bcoef[c] * k if keep else zero
+            bacc[c] += ci * k if keep else zero
+        acc[i] += part
+
+
+@njit(cache=True, inline="always")
+def _flush_any(sym, q, tx, ty, self_pos, scoef, t_order, t0, m, nb, bx, by, binv2, bcoef, bcut2, bidx, brank, acc,
+               bacc, out_thr):
+    if sym:
+        _flush_sym(tx, ty, scoef, t_order, t0, m, nb, bx, by, binv2, bcoef, bcut2, brank, acc, bacc)
+        for c in range(nb):  # the sources' shares, to this thread's row
+            out_thr[q, bidx[c]] += bacc[c]
+            bacc[c] = 0.0
+    else:
+        _flush(tx, ty, self_pos, t_order, t0, m, nb, bx, by, binv2, bcoef, bcut2, bidx, acc)
+
+
 @njit(parallel=True, cache=True, fastmath=_FM)
 def gather_tiled_kernel(tx, ty, self_pos, sx, sy, sinv2, scoef, scut2, gx0, gy0, cls_s, cls_reach, cls_nx, cls_ny,
-                        cls_base, cell_ptr, t_order, tile_ptr, cap, nthreads, out):
+                        cls_base, cell_ptr, t_order, tile_ptr, cap, nthreads, out, rank, out_thr):
     """:func:`gather_kernel` by tiles of nearby targets (``t_order[tile_ptr[i]:tile_ptr[i + 1]]``).
 
     For each tile and class the grid is walked ONCE, for the tile's bounding box grown by the class
@@ -377,7 +412,15 @@ def gather_tiled_kernel(tx, ty, self_pos, sx, sy, sinv2, scoef, scut2, gx0, gy0,
     another summation order; the grid walk is paid once per tile instead of once per target.
     Threads take every ``nthreads``-th tile (tiles follow the Hilbert curve, so neighbouring tiles
     cost about the same).
+
+    Symmetric mode (``rank`` not empty; every bandwidth equal and the targets = the sources, ``rank``
+    = each source's position in ``t_order``): a pair is summed once, in the tile of its lower-ranked
+    member, with one exp for both directions (sources ranked below the tile are not buffered, which
+    halves the exps); each thread adds its sources' shares to its row of ``out_thr`` (zeroed, nthreads
+    x n) and the caller sums the rows; the point's own term (``self_pos`` = -1) is added as its
+    coefficient (exp(0) = 1).  Same pairs, another summation order.
     """
+    sym = rank.shape[0] > 0
     ntiles = tile_ptr.shape[0] - 1
     C = cls_s.shape[0]
     mmax = 0
@@ -392,6 +435,8 @@ def gather_tiled_kernel(tx, ty, self_pos, sx, sy, sinv2, scoef, scut2, gx0, gy0,
         bcoef = np.empty(cap, dtype=sx.dtype)
         bcut2 = np.empty(cap, dtype=sx.dtype)
         bidx = np.empty(cap, dtype=np.int64)
+        brank = np.empty(cap if sym else 0, dtype=np.int64)
+        bacc = np.zeros(cap if sym else 0, dtype=sx.dtype)
         acc = np.empty(max(mmax, 1))
         for it in range(K):
             tile = it * nthreads + q
@@ -439,6 +484,10 @@ def gather_tiled_kernel(tx, ty, self_pos, sx, sy, sinv2, scoef, scut2, gx0, gy0,
                         ey = max(0.0, max(y0 - syj, syj - y1))
                         if (ex * ex + ey * ey) * _BOX_MARGIN >= scut2[jj]:
                             continue
+                        if sym:
+                            if rank[jj] < t0:  # the pair belongs to the source's own tile
+                                continue
+                            brank[nb] = rank[jj]
                         bx[nb] = sx[jj]
                         by[nb] = sy[jj]
                         binv2[nb] = sinv2[jj]
@@ -447,12 +496,18 @@ def gather_tiled_kernel(tx, ty, self_pos, sx, sy, sinv2, scoef, scut2, gx0, gy0,
                         bidx[nb] = jj
                         nb += 1
                         if nb == cap:
-                            _flush(tx, ty, self_pos, t_order, t0, m, nb, bx, by, binv2, bcoef, bcut2, bidx, acc)
+                            _flush_any(sym, q, tx, ty, self_pos, scoef, t_order, t0, m, nb, bx, by, binv2, bcoef,
+                                       bcut2, bidx, brank, acc, bacc, out_thr)
                             nb = 0
             if nb > 0:
-                _flush(tx, ty, self_pos, t_order, t0, m, nb, bx, by, binv2, bcoef, bcut2, bidx, acc)
+                _flush_any(sym, q, tx, ty, self_pos, scoef, t_order, t0, m, nb, bx, by, binv2, bcoef, bcut2, bidx,
+                           brank, acc, bacc, out_thr)
             for i in range(m):
-                out[t_order[t0 + i]] = acc[i]
+                t = t_order[t0 + i]
+                if sym:
+                    out_thr[q, t] += acc[i] + (scoef[t] if self_pos[t] < 0 else 0.0)
+                else:
+                    out[t] = acc[i]
 
 
 @njit(cache=True)
@@ -502,6 +557,12 @@ def tiles(order, tile=None):
     return np.append(np.arange(0, n, tile, dtype=np.int64), np.int64(n))
 
 
+def _equal_bandwidths(ix: SourceIndex) -> bool:
+    """Whether every source has the same kernel (the same 1 / (2 b^2) and cut-off)."""
+    return (len(ix.sinv2) > 0 and len(ix.cls_s) == 1 and ix.sinv2.min() == ix.sinv2.max()
+            and ix.scut2.min() == ix.scut2.max())
+
+
 #: at most this many sources are summed directly by ``intensity_at(..., sources=...)``
 DIRECT_MAX_SOURCES = 256
 
@@ -529,6 +590,8 @@ class CpuEngine(Engine):
 
     #: tiled gather (None: the module's ``TILED``); ``False`` is the per-target reference walk
     tiled = None
+    #: one exp per pair when every bandwidth is equal (tiled gather only); ``False``: both directions
+    symmetric = True
     _hilbert = None  # Hilbert order of the points (the leave-one-out targets), on first use
     _targets_order = None  # (tx, ty, Hilbert order) of the last other targets
 
@@ -543,7 +606,24 @@ class CpuEngine(Engine):
         if self._hilbert is None:
             self._hilbert = hilbert_order(self.x, self.y)
         self_pos = np.arange(self.n, dtype=np.int64) if loo else np.full(self.n, -1, np.int64)
-        return self._gather(ix, ix.sx, ix.sy, self_pos, t_order=ix.pos[self._hilbert])
+        t_order = ix.pos[self._hilbert]
+        if self.symmetric and _equal_bandwidths(ix):
+            return self._gather_symmetric(ix, self_pos, t_order)
+        return self._gather(ix, ix.sx, ix.sy, self_pos, t_order=t_order)
+
+    def _gather_symmetric(self, ix: SourceIndex, self_pos, t_order):
+        # one bandwidth (a pilot, a fixed-bandwidth fit or CV): each pair once, one exp for both
+        T = self.dtype
+        c = lambda a: np.ascontiguousarray(a, dtype=T)  # noqa: E731
+        nthreads = numba.get_num_threads()
+        rank = np.empty(self.n, np.int64)
+        rank[t_order] = np.arange(self.n, dtype=np.int64)
+        out_thr = np.zeros((nthreads, self.n), dtype=T)
+        sx, sy = c(ix.sx), c(ix.sy)
+        gather_tiled_kernel(sx, sy, self_pos, sx, sy, c(ix.sinv2), c(ix.scoef), c(ix.scut2), ix.gx0, ix.gy0,
+                            ix.cls_s, ix.cls_reach, ix.cls_nx, ix.cls_ny, ix.cls_base, ix.cell_ptr, t_order,
+                            tiles(t_order), TILE_CAP, nthreads, np.empty(0), rank, out_thr)
+        return out_thr.sum(axis=0, dtype=np.float64)
 
     def _gather(self, ix: SourceIndex, tx, ty, self_pos, t_order=None):
         T = self.dtype
@@ -566,7 +646,8 @@ class CpuEngine(Engine):
             else:
                 t_order = hilbert_order(tx64, ty64)
                 self._targets_order = (tx64.copy(), ty64.copy(), t_order)
-        gather_tiled_kernel(*args, t_order, tiles(t_order), TILE_CAP, numba.get_num_threads(), out)
+        gather_tiled_kernel(*args, t_order, tiles(t_order), TILE_CAP, numba.get_num_threads(), out,
+                            np.empty(0, np.int64), np.empty((0, 0), dtype=T))
         return out
 
     def intensity_at(self, targets, bws, weights, sources=None):
