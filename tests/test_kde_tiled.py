@@ -242,7 +242,7 @@ def test_edge_masses_dense_tables_equal_memoised():
     for dense in (0, 10**9):
         out = np.empty(len(pts))
         cpu.edge_mass_kernel(eng.x, eng.y, bws, idx, w.x0, w.y0, w.cell_size, *w.mask.shape, r0, r1, bptr, c0, c1,
-                             row_band, 8.0, out, dense)
+                             row_band, cpu.run_bands(bptr), 8.0, out, dense)
         got[dense] = out
     assert np.max(np.abs(got[10**9] - got[0])) < 1e-14
     ref = nk.edge_masses(pts, bws, w.mask, w.x0, w.y0, w.cell_size)

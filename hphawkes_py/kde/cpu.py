@@ -136,12 +136,14 @@ def _mass_memo(x, y, b, x0, y0, cs, nrows, r_top, r_bot, ca, cb, g0, g1, band_r0
 
 @njit(cache=True, inline="always")
 def _mass_dense(x, y, b, x0, y0, cs, nrows, r_top, r_bot, ca, cb, g0, g1, band_r0, band_r1, band_ptr,
-                runs_c0, runs_c1):
+                runs_c0, runs_c1, run_band):
     """The same sum with every edge's CDF in reach computed up front by :func:`_fill_cdf`.
 
     ``cdf[0] = 0`` stands for every column edge left of the reach and ``cdf[n]`` (column ``cb``) for
     every edge right of it, so a run costs two clamped loads and no branch or search (runs outside
-    ``[ca, cb]`` add ``cdf[i] - cdf[i] = 0``).
+    ``[ca, cb]`` add ``cdf[i] - cdf[i] = 0``).  The bands' y masses go to a table first and the runs
+    of all bands are summed in ONE loop (``run_band``: each run's band), without a loop of ~3 runs
+    per band whose exit mispredicts: 18 % faster on the eBird mask.
     """
     n = cb - ca + 1
     cdf = np.empty(n + 1)
@@ -149,35 +151,41 @@ def _mass_dense(x, y, b, x0, y0, cs, nrows, r_top, r_bot, ca, cb, g0, g1, band_r
     _fill_cdf(cdf[1:], x0, ca, 1, cs, x, b)
     ydf = np.empty(r_bot - r_top + 2)
     _fill_cdf(ydf, y0, nrows - r_top, -1, cs, y, b)
-    mass = 0.0
-    for g in range(g0, g1):
+    my = np.empty(g1 - g0)
+    for g in range(g1 - g0):
         # band rows [r0, r1); edges beyond the reach count as CDF 1 (top) or 0 (bottom)
-        r0 = band_r0[g]
-        r1 = band_r1[g]
+        r0 = band_r0[g0 + g]
+        r1 = band_r1[g0 + g]
         ftop = ydf[max(r0 - r_top, 0)]
         ftop = ftop if r0 >= r_top else 1.0
         fbot = ydf[min(r1 - r_top, r_bot + 1 - r_top)]
         fbot = fbot if r1 <= r_bot + 1 else 0.0
-        mx = 0.0
-        for r in range(band_ptr[g], band_ptr[g + 1]):
-            i0 = min(max(runs_c0[r] - ca + 1, 0), n)
-            i1 = min(max(runs_c1[r] - ca + 1, 0), n)
-            mx += cdf[i1] - cdf[i0]
-        mass += (ftop - fbot) * mx
+        my[g] = ftop - fbot
+    # views from 0 (an index of unknown sign would get Numba's wraparound test)
+    ra = band_ptr[g0]
+    rb = band_ptr[g1]
+    c0 = runs_c0[ra:rb]
+    c1 = runs_c1[ra:rb]
+    band = run_band[ra:rb]
+    mass = 0.0
+    for r in range(c0.shape[0]):
+        i0 = min(max(c0[r] - ca + 1, 0), n)
+        i1 = min(max(c1[r] - ca + 1, 0), n)
+        mass += my[band[r] - g0] * (cdf[i1] - cdf[i0])
     return mass
 
 
 @njit(parallel=True, cache=True)
 def edge_mass_kernel(px, py, bws, idx, x0, y0, cs, nrows, ncols, band_r0, band_r1, band_ptr, runs_c0, runs_c1,
-                     row_band, reach, out, dense_edges=4):
+                     row_band, run_band, reach, out, dense_edges=4):
     """out[k] = window mass of N((px, py)[idx[k]], bws[idx[k]]^2 I), exact per-cell integrals.
 
     Sum over the bands of identical rows that meet [y - R, y + R] (R = reach x b) of
     (normal mass of the band's y-range) x (sum over its runs of x masses); edges beyond the reach
     count as CDF 0 or 1 (error < 4 Phi(-reach)).  Where the bands and runs in reach need most edges'
     CDFs anyway (ragged masks such as the eBird US one: ~1 band per row, ~3 runs per band), all of
-    them are computed in one vectorised pass (:func:`_mass_dense`, ~5 ns per edge instead of ~30 ns
-    for libm's scalar erfc, and no search per band); otherwise (a rectangle, or few bands in reach)
+    them are computed in one vectorised pass (:func:`_mass_dense`, ~4 ns per edge instead of ~30 ns
+    for libm's scalar erfc, and no search per band; ``run_band``: the band of each run); otherwise (a rectangle, or few bands in reach)
     each edge's CDF is computed on first use (:func:`_mass_memo`).  ``dense_edges``: a point's tables
     are dense when (bands in reach) x dense_edges >= its row edges and (runs in reach) x dense_edges
     >= its column edges (0: never; both paths give the same masses to rounding).
@@ -202,7 +210,7 @@ def edge_mass_kernel(px, py, bws, idx, x0, y0, cs, nrows, ncols, band_r0, band_r
                      and dense_edges * (band_ptr[g1] - band_ptr[g0]) >= cb - ca + 1)
             if dense:
                 mass = _mass_dense(x, y, b, x0, y0, cs, nrows, r_top, r_bot, ca, cb, g0, g1, band_r0, band_r1,
-                                   band_ptr, runs_c0, runs_c1)
+                                   band_ptr, runs_c0, runs_c1, run_band)
             else:
                 mass = _mass_memo(x, y, b, x0, y0, cs, nrows, r_top, r_bot, ca, cb, g0, g1, band_r0, band_r1,
                                   band_ptr, runs_c0, runs_c1)
@@ -557,6 +565,11 @@ def tiles(order, tile=None):
     return np.append(np.arange(0, n, tile, dtype=np.int64), np.int64(n))
 
 
+def run_bands(band_ptr: np.ndarray) -> np.ndarray:
+    """The band of each run (``band_ptr`` of :meth:`Window.row_bands`)."""
+    return np.repeat(np.arange(len(band_ptr) - 1, dtype=np.int64), np.diff(band_ptr))
+
+
 def _equal_bandwidths(ix: SourceIndex) -> bool:
     """Whether every source has the same kernel (the same 1 / (2 b^2) and cut-off)."""
     return (len(ix.sinv2) > 0 and len(ix.cls_s) == 1 and ix.sinv2.min() == ix.sinv2.max()
@@ -584,7 +597,7 @@ class CpuEngine(Engine):
         res = np.empty(len(idx))
         edge_mass_kernel(
             self.x, self.y, bws, idx, w.x0, w.y0, w.cell_size, w.mask.shape[0], w.mask.shape[1], r0, r1, bptr, c0,
-            c1, row_band, EDGE_REACH, res, self.dense_edges,
+            c1, row_band, run_bands(bptr), EDGE_REACH, res, self.dense_edges,
         )
         return res
 
