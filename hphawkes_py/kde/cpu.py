@@ -14,7 +14,12 @@ Hot steps
 * ``edge_mass``: mass of N(x_j, b_j^2 I) over the window's inside cells, as a sum over bands of
   identical raster rows of (1-D y mass of the band) x (sum over the band's runs of inside cells of
   1-D x masses) -- exact cell integrals by the normal CDF, O(bands in reach x runs) per point
-  instead of O(cells in reach) (a rectangle is one band: 4 CDFs per point).
+  instead of O(cells in reach) (a rectangle is one band: 4 CDFs per point).  On ragged masks the
+  CDF at every row and column edge in reach is computed up front in vectorised loops
+  (:func:`~hphawkes_py._fastmath.ndtr_monotone`) and the runs are summed without branches: ~4x
+  less time per point than the memoised scalar CDFs on the eBird mask at its widest bandwidths.
+* With one bandwidth for all points (the adaptive search's pilots, fixed fits, CV) the tiled
+  gather sums each pair once (one exp for both directions).
 """
 from __future__ import annotations
 
