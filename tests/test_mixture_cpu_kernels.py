@@ -133,12 +133,16 @@ def test_float32_error_bound_holds_for_every_pair():
         C._features_t(X.astype(np.float32), phi_t)
         d32 = (phi_t[1:].T @ W[1:].astype(np.float32)).astype(np.float64) + W[0]
         d64 = features_numpy(X) @ W
-        E = np.empty(len(X))
-        C._row_error_bounds(phi_t, np.abs(W).max(axis=1), C.float32_error_factor(F), E)
+        a, b = C.float32_error_norms(W, X.shape[1])
+        xn = np.linalg.norm(X, axis=1)[:, None]
+        E = C.float32_error_factor(F) * (a * xn + b * xn ** 2)
+        # the norm bound dominates the elementwise one, sum_f |phi_if| |W_fj|, for every pair
+        elem = np.abs(features_numpy(X)[:, 1:]) @ np.abs(W[1:])
+        assert (a * xn + b * xn ** 2 >= elem * (1 - 1e-12)).all()
         fin = np.isfinite(d64)
         with np.errstate(invalid="ignore"):  # -inf - -inf for the weightless component
             err = np.abs(d32 - d64)
-        assert (err[fin] <= np.broadcast_to(E[:, None], err.shape)[fin]).all()
+        assert (err[fin] <= E[fin]).all()
         assert err[fin].max() > 0  # float32 did round
 
 
