@@ -61,7 +61,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._fastmath import count_trailing_zeros, exp_fast, exp_like, max_num
-from .engine import Engine, build_coefficients, n_features
+from .engine import Engine, _single_threaded_blas, build_coefficients, n_features
 
 __all__ = ["CpuEngine", "features", "prune_margin", "PRUNE_TOL"]
 
@@ -655,61 +655,6 @@ PARALLEL_THRESHOLD = 2_000_000
 
 def _features(X, out):
     (_features_par if X.shape[0] * out.shape[1] >= PARALLEL_THRESHOLD else _features_ser)(X, out)
-
-
-_OPENBLAS = None
-
-
-def _openblas():
-    """ctypes handles (get, set) of NumPy's OpenBLAS thread count, or None."""
-    global _OPENBLAS
-    if _OPENBLAS is None:
-        _OPENBLAS = False
-        try:
-            import ctypes
-            import glob
-            import os
-
-            libdir = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
-            for path in glob.glob(os.path.join(libdir, "*openblas*")):
-                lib = ctypes.CDLL(path)
-                for suffix in ("scipy_openblas_{}_num_threads64_", "openblas_{}_num_threads64_", "openblas_{}_num_threads"):
-                    get, set_ = suffix.format("get"), suffix.format("set")
-                    if hasattr(lib, get) and hasattr(lib, set_):
-                        fset = getattr(lib, set_)
-                        fset.argtypes = [ctypes.c_int]
-                        _OPENBLAS = (getattr(lib, get), fset)
-                        break
-                if _OPENBLAS:
-                    break
-        except Exception:  # no OpenBLAS found: leave BLAS threading alone
-            _OPENBLAS = False
-    return _OPENBLAS or None
-
-
-class _single_threaded_blas:
-    """Context manager: NumPy's OpenBLAS on one thread, restored afterwards.
-
-    The engine parallelises over chunks of points with its own worker threads, each
-    calling a small GEMM; letting OpenBLAS also start its threads would oversubscribe
-    the cores (measured here: a 2-thread BLAS call on a busy 2-core machine was 5x
-    slower than a 1-thread call).
-    """
-
-    def __enter__(self):
-        h = _openblas()
-        self._prev = None
-        if h is not None:
-            self._prev = int(h[0]())
-            if self._prev != 1:
-                h[1](1)
-        return self
-
-    def __exit__(self, *exc):
-        h = _openblas()
-        if h is not None and self._prev is not None and self._prev != 1:
-            h[1](self._prev)
-        return False
 
 
 class CpuEngine(Engine):
