@@ -54,6 +54,7 @@ memory is O(chunk x k) whatever n is.
 """
 from __future__ import annotations
 
+import itertools
 import math
 import types
 
@@ -747,32 +748,37 @@ class CpuEngine(Engine):
         ``phi_t`` is an (F, hi - lo) feature-major scratch (rows of a larger buffer, so
         ``phi_t.T`` is a Fortran-ordered view that BLAS reads without a copy), ``D`` a
         (hi - lo, k) scratch, both in the engine dtype.  The chunks are grouped into
-        ``min(nblocks, chunks)`` fixed blocks of consecutive chunks and each worker takes whole
-        blocks; ``b`` is the chunk's block.  Returns, per block, the sum of ``work``'s return
-        values over its chunks in order (None where ``work`` returns None): a block is always
-        summed the same way, so totals taken over the blocks in order do not depend on the
-        number of threads.  ``start_block(b)``, if given, is called by the worker that takes block
-        ``b`` before its first chunk (to clear the block's accumulators on that worker's core).
+        ``min(nblocks, chunks)`` fixed blocks of consecutive chunks; each worker claims the next
+        unclaimed block whenever it is done with one (so a worker that other jobs on the host
+        slow down takes fewer blocks instead of holding the others up at the end); ``b`` is the
+        chunk's block.  Returns, per block, the sum of ``work``'s return values over its chunks
+        in order (None where ``work`` returns None): a block is always summed the same way,
+        whichever worker takes it, so totals taken over the blocks in order do not depend on the
+        number of threads or on the scheduling.  ``start_block(b)``, if given, is called by the
+        worker that takes block ``b`` before its first chunk (to clear the block's accumulators
+        on that worker's core).
         """
         chunk = max(1, min(self.chunk, n))
         nchunks = -(-n // chunk)
         B = max(1, min(int(nblocks), nchunks))
-        blocks = [(b * nchunks // B, (b + 1) * nchunks // B) for b in range(B)]
         T = max(1, min(self.threads, B if B > 1 else nchunks))
-        split = B == 1 and T > 1
-        if split:  # one block: split its chunks between the workers (work returns None)
-            jobs = [[(t * nchunks // T, (t + 1) * nchunks // T, 0)] for t in range(T)]
+        if B == 1 and T > 1:  # one block: split its chunks between the workers (work returns None)
+            tasks = [(t * nchunks // T, (t + 1) * nchunks // T, 0) for t in range(T)]
             if start_block is not None:
                 start_block(0)
                 start_block = None
         else:
-            jobs = [[(*blocks[b], b) for b in range(t * B // T, (t + 1) * B // T)] for t in range(T)]
+            tasks = [(b * nchunks // B, (b + 1) * nchunks // B, b) for b in range(B)]
+        out = [None] * len(tasks)
+        claim = itertools.count()  # next() on it is atomic (C code under the GIL): no lock
 
-        def worker(job):
+        def worker(_):
             phi_t = np.empty((self.F, chunk), dtype=self.dtype)
             D = np.empty((chunk, self.k), dtype=self.dtype)
-            sums = []
-            for c0, c1, b in job:
+            for i in iter(lambda: next(claim), None):
+                if i >= len(tasks):
+                    return
+                c0, c1, b = tasks[i]
                 if start_block is not None:
                     start_block(b)
                 acc = None
@@ -782,18 +788,17 @@ class CpuEngine(Engine):
                     r = work(lo, hi, phi_t[:, : hi - lo], D[: hi - lo], b)
                     if r is not None:
                         acc = r if acc is None else acc + r
-                sums.append(acc)
-            return sums
+                out[i] = acc
 
         with _single_threaded_blas():
             if T == 1:
-                out = worker([j for job in jobs for j in job])
+                worker(0)
             else:
                 if self._pool is None or self._pool._max_workers < T:
                     from concurrent.futures import ThreadPoolExecutor
 
                     self._pool = ThreadPoolExecutor(max_workers=T, thread_name_prefix="hphawkes-mixture")
-                out = [r for sums in self._pool.map(worker, jobs) for r in sums]
+                list(self._pool.map(worker, range(T)))  # waits; re-raises a worker's exception
         return out
 
     def _xnorm(self):
