@@ -667,10 +667,10 @@ class CpuEngine(Engine):
     """Hot steps of the TDP mixture on the CPU (see the module docstring).
 
     Parallel over chunks of points: ``threads`` Python worker threads (Numba's thread
-    count by default) each take a contiguous share of the chunks and run, per chunk,
-    the quadratic features (Numba, GIL released), the GEMM against the coefficient
+    count by default) each claim fixed blocks of consecutive chunks, one at a time, and run,
+    per chunk, the quadratic features (Numba, GIL released), the GEMM against the coefficient
     matrix (single-threaded BLAS, GIL released) and the per-row log-sum-exp and draw
-    (Numba, GIL released).  Per-worker buffers and partial sums: no locks, and the
+    (Numba, GIL released).  Per-worker buffers and per-block partial sums: no locks, and the
     result does not depend on the number of threads.
 
     Parameters
