@@ -427,8 +427,8 @@ def _sample_rows_certified(D32, c0, ea, eb, eps, xnorm, u, X, Wt, z, loglik, T, 
     draw of :func:`_sample_rows_pruned` runs on d~_j = D32_ij + c0_j; then, with A~ the mass up
     to the component before the chosen one, A~' the mass up to and including it and s~ the
     total, the exact (float64) cumulative probabilities satisfy, because every kept d is within
-    E of d~ (the components either draw leaves out carry less than ``PRUNE_TOL`` e^{2 E_all} of
-    the mass, far inside the slack below),
+    E of d~ (the components that one draw keeps and the other leaves out carry less than
+    ``PRUNE_TOL`` e^{2 E_all} of the mass, as for the float64 pruned draw itself),
 
         CDF_{z-1} <= A~ / (A~ + (s~ - A~) e^{-2E}),   CDF_z >= A~' / (A~' + (s~ - A~') e^{2E}),
 
