@@ -59,16 +59,14 @@ def _iw_bartlett_loops(Psi, adiag, alow, out, bad):
     ``adiag[q]``, below it ``alow[q]`` in ``np.tril_indices(p, -1)`` order).  ``bad[q] = 1``
     where Psi[q] is not positive definite."""
     m, p = Psi.shape[0], Psi.shape[1]
-    # scratch per matrix, allocated once (an allocation per iteration costs as much as the work)
-    Ls = np.zeros((m, p, p))
-    As = np.zeros((m, p, p))
-    Ais = np.zeros((m, p, p))
-    Gs = np.empty((m, p, p))
+    # one p x p scratch each, allocated once and reused for every matrix (only lower triangles and
+    # diagonals are read, always after being written for this q); one per matrix, (m, p, p) zeros,
+    # cost 0.8 of the 1.5 ms for k = 256, p = 14
+    Lq = np.zeros((p, p))
+    A = np.zeros((p, p))
+    Ai = np.zeros((p, p))
+    G = np.empty((p, p))
     for q in range(m):
-        Lq = Ls[q]
-        Ai = Ais[q]
-        A = As[q]
-        G = Gs[q]
         ok = True
         for i in range(p):
             for j in range(i + 1):

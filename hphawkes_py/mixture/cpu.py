@@ -54,6 +54,7 @@ memory is O(chunk x k) whatever n is.
 """
 from __future__ import annotations
 
+import itertools
 import math
 import types
 
@@ -61,7 +62,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._fastmath import count_trailing_zeros, exp_fast, exp_like, max_num
-from .engine import Engine, build_coefficients, n_features
+from .engine import Engine, _single_threaded_blas, build_coefficients, n_features
 
 __all__ = ["CpuEngine", "features", "prune_margin", "PRUNE_TOL"]
 
@@ -288,22 +289,67 @@ def float32_error_factor(F: int) -> float:
     return a / (1.0 - a)
 
 
-@njit(cache=True, nogil=True, fastmath=_FM)
-def _row_error_bounds(phi_t, wmax, eps, E):
-    """E[i] = eps * sum_{f >= 1} |phi_t[f, i]| wmax[f] (1 + 4u): an upper bound, for every
-    component j at once, on the float32 error of d_ij (wmax[f] = max_j |W_fj| in float64; the
-    factor covers |phi32| vs the exact features).  Vectorised over the points."""
-    F, c = phi_t.shape
-    for i in range(c):
-        E[i] = 0.0
-    for f in range(1, F):
-        w = wmax[f]
-        r = phi_t[f]
-        for i in range(c):
-            E[i] += abs(np.float64(r[i])) * w
-    scale = eps * (1.0 + 4.0 * 2.0 ** -24)
-    for i in range(c):
-        E[i] = E[i] * scale + 1e-10
+@njit(cache=True, nogil=True)
+def _error_norms(W, p, a, b):
+    """The loops of :func:`float32_error_norms` (k = 256, p = 14: ~0.1 ms; 0.66 ms in NumPy)."""
+    k = W.shape[1]
+    Q = np.empty((p, p))
+    v = np.empty(p)
+    w = np.empty(p)
+    for j in range(k):
+        s = 0.0
+        for r in range(p):
+            s += W[1 + r, j] * W[1 + r, j]
+        a[j] = math.sqrt(s)
+        f = 1 + p
+        for r in range(p):
+            Q[r, r] = abs(W[f, j])
+            f += 1
+            for c in range(r + 1, p):
+                Q[r, c] = Q[c, r] = 0.5 * abs(W[f, j])
+                f += 1
+        for r in range(p):
+            v[r] = 1.0
+        for _ in range(8):  # power steps towards the Perron vector
+            big = 0.0
+            for r in range(p):
+                t = 0.0
+                for c in range(p):
+                    t += Q[r, c] * v[c]
+                w[r] = t
+                big = max(big, t)
+            big = max(big, 1e-300)
+            for r in range(p):
+                v[r] = w[r] / big
+        bound = 0.0
+        for r in range(p):
+            v[r] += 1e-6  # strictly positive: the bound holds for any positive v
+        for r in range(p):
+            t = 0.0
+            for c in range(p):
+                t += Q[r, c] * v[c]
+            bound = max(bound, t / v[r])
+        b[j] = bound * (1.0 + 1e-12)  # the float64 rounding of the bound itself, outwards
+
+
+def float32_error_norms(W: np.ndarray, p: int):
+    """(a, b) (k,) with sum_{f >= 1} |phi_f(x)| |W_fj| <= a_j ||x|| + b_j ||x||^2 for every x.
+
+    The non-constant features are x_r (coefficients ``W[1:1 + p]``) and x_r x_c, r <= c
+    (``W[1 + p:]``).  Cauchy-Schwarz on the linear part gives a_j = ||W[1:1 + p, j]||; the
+    quadratic part is |x|' Q_j |x| with Q_j symmetric and non-negative (Q_rr = |W_rr|,
+    Q_rc = |W_rc| / 2), at most rho(Q_j) ||x||^2, and b_j is the Collatz-Wielandt upper bound
+    rho(Q) <= max_r (Q v)_r / v_r for a positive v, here Q's Perron vector after a few power
+    steps (within a few per cent of rho; the row sums, v = 1, are ~35 % above it on fitted
+    chains).  Per component, unlike per-feature maxima over all components, so a few
+    concentrated components do not widen every row's bound.
+    """
+    W = np.ascontiguousarray(W, dtype=np.float64)
+    k = W.shape[1]
+    a = np.empty(k)
+    b = np.empty(k)
+    _error_norms(W, int(p), a, b)
+    return a, b
 
 
 #: for 0 <= x <= 0.1, e^x <= 1 + x + x^2/2 + (x^3/6) e^{0.1} (Lagrange remainder), and
@@ -356,23 +402,40 @@ def _candidate_dots(phi, Wt, cand, nc, d1):
         t += 1
 
 
+@njit(cache=True, inline="always")
+def _certified(prev, acc, s, u, E):
+    """The certificate of :func:`_sample_rows_certified`: whether u lies strictly between the
+    bounds on the exact CDF before and at the chosen component (mass ``prev`` before it, ``acc``
+    up to and including it, ``s`` in all) when every log density is within E of its float32
+    value; e^{+-2E} and the float64 sums rounded outwards by a 1e-12 relative slack."""
+    slack = 1e-12
+    g = _exp_upper(2.0 * E) * (1.0 + slack)
+    hi_prev = prev / (prev + (s - prev) / g)
+    lo_this = acc / (acc + (s - acc) * g)
+    return hi_prev * (1.0 + slack) < u and u * (1.0 + slack) < lo_this
+
+
 @njit(cache=True, nogil=True, fastmath=_FM)
-def _sample_rows_certified(D32, c0, E, u, X, Wt, z, loglik, T, kept, refined):
+def _sample_rows_certified(D32, c0, ea, eb, eps, xnorm, u, X, Wt, z, loglik, T, kept, refined, E):
     """The float64 pruned draw, computed from float32 log densities and certified.
 
     ``D32`` (c, k) are the float32 products of the non-constant features, ``c0`` (k,) the
-    float64 constants (log weight, normalisation; may be -inf), ``E`` (c,) bounds on the
-    float32 error of every d_ij of the row (:func:`_row_error_bounds`).  Per row the draw of
-    :func:`_sample_rows_pruned` runs on d~_j = D32_ij + c0_j; then, with A~ the mass up to the
-    component before the chosen one, A~' the mass up to and including it and s~ the total,
-    the exact (float64) cumulative probabilities satisfy, because every d is within E of d~,
+    float64 constants (log weight, normalisation; may be -inf).  The float32 error of d_ij is
+    at most eps (a_j ||x_i|| + b_j ||x_i||^2) (:func:`float32_error_factor`,
+    :func:`float32_error_norms`; ``ea``, ``eb`` = a, b); per row, E is its maximum over the
+    components the draw keeps (written to ``E[i]``) and E_all over all of them.  Per row the
+    draw of :func:`_sample_rows_pruned` runs on d~_j = D32_ij + c0_j; then, with A~ the mass up
+    to the component before the chosen one, A~' the mass up to and including it and s~ the
+    total, the exact (float64) cumulative probabilities satisfy, because every kept d is within
+    E of d~ (the components that one draw keeps and the other leaves out carry less than
+    ``PRUNE_TOL`` e^{2 E_all} of the mass, as for the float64 pruned draw itself),
 
         CDF_{z-1} <= A~ / (A~ + (s~ - A~) e^{-2E}),   CDF_z >= A~' / (A~' + (s~ - A~') e^{2E}),
 
     so if u_i lies strictly between the two (with 1e-12 relative slack for the float64 sums)
     the exact draw gives the same label.  Otherwise the row is *refined*: its k log densities
     are recomputed in float64 from the data row ``X[i]`` and ``Wt`` (k, F) = W' -- only for the
-    components with d~_j >= max d~ - T - 2E, the others cannot be kept -- and drawn by
+    components with d~_j >= max d~ - T - 2 E_all, the others cannot be kept -- and drawn by
     :func:`_sample_rows_pruned`.  Labels therefore equal
     the float64 engine's unless u_i is within ~1e-12 of a boundary; ``loglik[i]`` is the
     float32 value (within E_i of the float64 one) for certified rows and exact for refined
@@ -390,21 +453,35 @@ def _sample_rows_certified(D32, c0, E, u, X, Wt, z, loglik, T, kept, refined):
     d1 = np.empty(k, dtype=np.float64)
     phi1 = np.empty((1, F), dtype=np.float64)
     phi = phi1[0]
-    slack = 1e-12
+    # the bound's own rounding and |phi(x32)| vs |phi(x)| (as in float32_error_factor), outwards
+    eps = eps * (1.0 + 4.0 * 2.0 ** -24)
+    amax = 0.0
+    bmax = 0.0
+    for j in range(k):
+        amax = max(amax, ea[j])
+        bmax = max(bmax, eb[j])
     for i in range(c):
         r32 = D32[i]
         for j in range(k):
             drow[j] = np.float64(r32[j]) + c0[j]
         m = _row_max(drow)  # a separate pass: fused with the conversion it did not vectorise (3x slower)
+        xn = xnorm[i]
+        xx = xn * xn
+        e_all = eps * (amax * xn + bmax * xx) + 1e-10
         ok = m > -np.inf
         if ok:
             cnt, s = _kept_exp(drow, m, m - T, idx, vals)
             zt, prev, acc = _inverse_cdf(vals, cnt, u[i] * s)
-            # certificate (see the docstring); e^{+-2E} rounded outwards by the slack
-            g = _exp_upper(2.0 * E[i]) * (1.0 + slack)
-            hi_prev = prev / (prev + (s - prev) / g)
-            lo_this = acc / (acc + (s - acc) * g)
-            ok = hi_prev * (1.0 + slack) < u[i] and u[i] * (1.0 + slack) < lo_this
+            # first with E_all, which bounds the kept components too (no pass over them)
+            E[i] = e_all
+            ok = _certified(prev, acc, s, u[i], e_all)
+            if not ok:  # the tighter bound over the kept components only, before refining
+                e = 0.0
+                for t in range(cnt):
+                    j = idx[t]
+                    e = max(e, ea[j] * xn + eb[j] * xx)
+                E[i] = eps * e + 1e-10
+                ok = _certified(prev, acc, s, u[i], E[i])
         if ok:
             z[i] = idx[zt]
             loglik[i] = m + math.log(s)
@@ -413,9 +490,9 @@ def _sample_rows_certified(D32, c0, E, u, X, Wt, z, loglik, T, kept, refined):
         else:
             # exact float64 densities of this row, then the float64 pruned draw
             _features_ser(X[i:i + 1], phi1)
-            # only candidates can be kept by the float64 draw: d~_j < m~ - T - 2E implies
-            # d_j < max_j d_j - T (all d within E of d~)
-            cut = m - T - 2.0 * E[i]
+            # only candidates can be kept by the float64 draw: d~_j < m~ - T - 2 E_all implies
+            # d_j < max_j d_j - T (all d within E_all of d~)
+            cut = m - T - 2.0 * e_all
             nc = 0
             for j in range(k):
                 d1[j] = -np.inf
@@ -428,11 +505,10 @@ def _sample_rows_certified(D32, c0, E, u, X, Wt, z, loglik, T, kept, refined):
 
 
 @njit(cache=True, nogil=True)
-def _certified_chunk(phi_t, D32, c0, wmax, eps, u, X, Wt, z, loglik, T, kept, refined, E, M):
+def _certified_chunk(D32, c0, ea, eb, eps, xnorm, u, X, Wt, z, loglik, T, kept, refined, E, M):
     """One chunk of the certified float32 sweep after its GEMM, in one call (one dispatch
-    instead of three per chunk): error bounds, certified draw, label moments."""
-    _row_error_bounds(phi_t, wmax, eps, E)
-    _sample_rows_certified(D32, c0, E, u, X, Wt, z, loglik, T, kept, refined)
+    instead of two per chunk): certified draw, label moments."""
+    _sample_rows_certified(D32, c0, ea, eb, eps, xnorm, u, X, Wt, z, loglik, T, kept, refined, E)
     _add_moments(X, z, M)
 
 
@@ -494,6 +570,17 @@ def _add_moments(X, z, M):
             for b in range(P4):
                 mrow[off + b] += xa * xi[b]
             off += P4
+
+
+@njit(cache=True, nogil=True)
+def _clear_moments(M):
+    """Zero one block of label moments (k, width), without the GIL: only the rows of components
+    with a non-zero count, since :func:`_add_moments` writes no row without adding 1 to its
+    count (a fitted chain leaves ~35-90 of 256 rows to clear: 16 blocks x 0.5 MB memset per
+    sweep were ~2 % of the sweep's CPU time)."""
+    for j in range(M.shape[0]):
+        if M[j, 0] != 0.0:
+            M[j, :] = 0.0
 
 
 def moments_to_stats(M: np.ndarray, p: int) -> np.ndarray:
@@ -576,69 +663,14 @@ def _features(X, out):
     (_features_par if X.shape[0] * out.shape[1] >= PARALLEL_THRESHOLD else _features_ser)(X, out)
 
 
-_OPENBLAS = None
-
-
-def _openblas():
-    """ctypes handles (get, set) of NumPy's OpenBLAS thread count, or None."""
-    global _OPENBLAS
-    if _OPENBLAS is None:
-        _OPENBLAS = False
-        try:
-            import ctypes
-            import glob
-            import os
-
-            libdir = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
-            for path in glob.glob(os.path.join(libdir, "*openblas*")):
-                lib = ctypes.CDLL(path)
-                for suffix in ("scipy_openblas_{}_num_threads64_", "openblas_{}_num_threads64_", "openblas_{}_num_threads"):
-                    get, set_ = suffix.format("get"), suffix.format("set")
-                    if hasattr(lib, get) and hasattr(lib, set_):
-                        fset = getattr(lib, set_)
-                        fset.argtypes = [ctypes.c_int]
-                        _OPENBLAS = (getattr(lib, get), fset)
-                        break
-                if _OPENBLAS:
-                    break
-        except Exception:  # no OpenBLAS found: leave BLAS threading alone
-            _OPENBLAS = False
-    return _OPENBLAS or None
-
-
-class _single_threaded_blas:
-    """Context manager: NumPy's OpenBLAS on one thread, restored afterwards.
-
-    The engine parallelises over chunks of points with its own worker threads, each
-    calling a small GEMM; letting OpenBLAS also start its threads would oversubscribe
-    the cores (measured here: a 2-thread BLAS call on a busy 2-core machine was 5x
-    slower than a 1-thread call).
-    """
-
-    def __enter__(self):
-        h = _openblas()
-        self._prev = None
-        if h is not None:
-            self._prev = int(h[0]())
-            if self._prev != 1:
-                h[1](1)
-        return self
-
-    def __exit__(self, *exc):
-        h = _openblas()
-        if h is not None and self._prev is not None and self._prev != 1:
-            h[1](self._prev)
-        return False
-
-
 class CpuEngine(Engine):
     """Hot steps of the TDP mixture on the CPU (see the module docstring).
 
     Parallel over chunks of points: ``threads`` Python worker threads (Numba's thread
-    count by default) each take a contiguous share of the chunks and run, per chunk,
-    the quadratic features (Numba, GIL released), the GEMM against the coefficient
+    count by default) each claim fixed blocks of consecutive chunks, one at a time, and run,
+    per chunk, the quadratic features (Numba, GIL released), the GEMM against the coefficient
     matrix (single-threaded BLAS, GIL released) and the per-row log-sum-exp and draw
-    (Numba, GIL released).  Per-worker buffers and partial sums: no locks, and the
+    (Numba, GIL released).  Per-worker buffers and per-block partial sums: no locks, and the
     result does not depend on the number of threads.
 
     Parameters
@@ -686,6 +718,7 @@ class CpuEngine(Engine):
     def __getstate__(self):
         state = self.__dict__.copy()
         state["_pool"] = None
+        state.pop("_M", None)  # scratch (the label-moment blocks), rebuilt on use
         return state
 
     def close(self):
@@ -710,37 +743,49 @@ class CpuEngine(Engine):
             # constants (log weights may be -inf), error bounds, and W' for refined rows
             self._W32x = np.ascontiguousarray(self.W[1:])
             self._c0 = W64[0].copy()
-            self._wmax = np.abs(W64).max(axis=1)
+            self._ea, self._eb = float32_error_norms(W64, self.p)
             self._Wt64 = np.ascontiguousarray(W64.T)
 
     # ------------------------------------------------------------------ parallel driver
-    def _run(self, n, work, nblocks: int = 1):
+    def _run(self, n, work, nblocks: int = 1, start_block=None):
         """Call ``work(lo, hi, phi_t, D, b)`` for every chunk of [0, n) on the worker threads.
 
         ``phi_t`` is an (F, hi - lo) feature-major scratch (rows of a larger buffer, so
         ``phi_t.T`` is a Fortran-ordered view that BLAS reads without a copy), ``D`` a
         (hi - lo, k) scratch, both in the engine dtype.  The chunks are grouped into
-        ``min(nblocks, chunks)`` fixed blocks of consecutive chunks and each worker takes whole
-        blocks; ``b`` is the chunk's block.  Returns, per block, the sum of ``work``'s return
-        values over its chunks in order (None where ``work`` returns None): a block is always
-        summed the same way, so totals taken over the blocks in order do not depend on the
-        number of threads.
+        ``min(nblocks, chunks)`` fixed blocks of consecutive chunks; each worker claims the next
+        unclaimed block whenever it is done with one (so a worker that other jobs on the host
+        slow down takes fewer blocks instead of holding the others up at the end); ``b`` is the
+        chunk's block.  Returns, per block, the sum of ``work``'s return values over its chunks
+        in order (None where ``work`` returns None): a block is always summed the same way,
+        whichever worker takes it, so totals taken over the blocks in order do not depend on the
+        number of threads or on the scheduling.  ``start_block(b)``, if given, is called by the
+        worker that takes block ``b`` before its first chunk (to clear the block's accumulators
+        on that worker's core).
         """
         chunk = max(1, min(self.chunk, n))
         nchunks = -(-n // chunk)
         B = max(1, min(int(nblocks), nchunks))
-        blocks = [(b * nchunks // B, (b + 1) * nchunks // B) for b in range(B)]
         T = max(1, min(self.threads, B if B > 1 else nchunks))
         if B == 1 and T > 1:  # one block: split its chunks between the workers (work returns None)
-            jobs = [[(t * nchunks // T, (t + 1) * nchunks // T, 0)] for t in range(T)]
+            tasks = [(t * nchunks // T, (t + 1) * nchunks // T, 0) for t in range(T)]
+            if start_block is not None:
+                start_block(0)
+                start_block = None
         else:
-            jobs = [[(*blocks[b], b) for b in range(t * B // T, (t + 1) * B // T)] for t in range(T)]
+            tasks = [(b * nchunks // B, (b + 1) * nchunks // B, b) for b in range(B)]
+        out = [None] * len(tasks)
+        claim = itertools.count()  # next() on it is atomic (C code under the GIL): no lock
 
-        def worker(job):
+        def worker(_):
             phi_t = np.empty((self.F, chunk), dtype=self.dtype)
             D = np.empty((chunk, self.k), dtype=self.dtype)
-            sums = []
-            for c0, c1, b in job:
+            for i in iter(lambda: next(claim), None):
+                if i >= len(tasks):
+                    return
+                c0, c1, b = tasks[i]
+                if start_block is not None:
+                    start_block(b)
                 acc = None
                 for c in range(c0, c1):
                     lo = c * chunk
@@ -748,19 +793,39 @@ class CpuEngine(Engine):
                     r = work(lo, hi, phi_t[:, : hi - lo], D[: hi - lo], b)
                     if r is not None:
                         acc = r if acc is None else acc + r
-                sums.append(acc)
-            return sums
+                out[i] = acc
 
         with _single_threaded_blas():
             if T == 1:
-                out = worker([j for job in jobs for j in job])
+                worker(0)
             else:
                 if self._pool is None or self._pool._max_workers < T:
                     from concurrent.futures import ThreadPoolExecutor
 
                     self._pool = ThreadPoolExecutor(max_workers=T, thread_name_prefix="hphawkes-mixture")
-                out = [r for sums in self._pool.map(worker, jobs) for r in sums]
+                list(self._pool.map(worker, range(T)))  # waits; re-raises a worker's exception
         return out
+
+    def _xnorm(self):
+        """||x_i|| of the float64 data rows (rounded upwards), for the float32 error bounds."""
+        if getattr(self, "_xn", None) is None:
+            self._xn = np.sqrt(np.einsum("ia,ia->i", self.X, self.X)) * (1.0 + 1e-15)
+        return self._xn
+
+    def _moment_blocks(self, k):
+        """The (STAT_BLOCKS, k, :func:`moments_width`) label-moment accumulators, kept between
+        sweeps: a fresh ``np.zeros`` of these 7.9 MB (k = 256, p = 14) cost a serial memset or
+        page faults every sweep; the blocks are cleared by the workers (``_run``'s
+        ``start_block``, :func:`_clear_moments`: the rows last filled only) instead, each on the
+        core that fills it.  Blocks that ``_run`` does not use (fewer chunks than blocks) are
+        cleared here."""
+        shape = (STAT_BLOCKS, k, moments_width(self.p))
+        M = getattr(self, "_M", None)
+        if M is None or M.shape != shape:
+            M = self._M = np.zeros(shape)
+        nchunks = -(-self.n // max(1, min(self.chunk, self.n))) if self.n else 0
+        M[min(STAT_BLOCKS, nchunks):] = 0.0
+        return M
 
     # ------------------------------------------------------------------ Gibbs
     def sample_labels(self, uniforms, return_labels: bool = True):
@@ -780,10 +845,11 @@ class CpuEngine(Engine):
         if prune:
             margin = prune_margin(k)
             kept = np.empty(self.n, dtype=np.int32)
-        M = np.zeros((STAT_BLOCKS, k, moments_width(p)))
+        M = self._moment_blocks(k)
         certified = prune and self.dtype == np.float32
         if certified:
-            W32x, c0, wmax, Wt64 = self._W32x, self._c0, self._wmax, self._Wt64
+            W32x, c0, ea, eb, Wt64 = self._W32x, self._c0, self._ea, self._eb, self._Wt64
+            xnorm = self._xnorm()
             eps = float32_error_factor(self.F)
             E = np.empty(self.n)
             refined = np.empty(self.n, dtype=np.uint8)
@@ -792,7 +858,7 @@ class CpuEngine(Engine):
             _features_t(Xf[lo:hi], phi_t)
             if certified:
                 np.matmul(phi_t[1:].T, W32x, out=D)
-                _certified_chunk(phi_t, D, c0, wmax, eps, u[lo:hi], X[lo:hi], Wt64, z[lo:hi], ll[lo:hi], margin,
+                _certified_chunk(D, c0, ea, eb, eps, xnorm[lo:hi], u[lo:hi], X[lo:hi], Wt64, z[lo:hi], ll[lo:hi], margin,
                                  kept[lo:hi], refined[lo:hi], E[lo:hi], M[b])
                 return
             np.matmul(phi_t.T, W, out=D)
@@ -802,7 +868,7 @@ class CpuEngine(Engine):
                 _sample_rows_ser(D, u[lo:hi], z[lo:hi], ll[lo:hi])
                 _add_moments(X[lo:hi], z[lo:hi], M[b])
 
-        self._run(self.n, work, STAT_BLOCKS)
+        self._run(self.n, work, STAT_BLOCKS, lambda b: _clear_moments(M[b]))
         self.last_refined_fraction = float(refined.sum(dtype=np.int64)) / self.n if certified and self.n else None
         # certified float32 rows carry the float32 log-sum-exp, within E_i of the float64 one
         self.last_loglik_error_bound = float(E[refined == 0].sum()) if certified else 0.0
@@ -817,12 +883,12 @@ class CpuEngine(Engine):
         if getattr(self, "_T_last", None) is not None:
             return self._T_last.copy()
         X, z, k, p = self.X, self.z, self.k, self.p
-        M = np.zeros((STAT_BLOCKS, k, moments_width(p)))
+        M = self._moment_blocks(k)
 
         def work(lo, hi, phi_t, D, b):
             _add_moments(X[lo:hi], z[lo:hi], M[b])
 
-        self._run(self.n, work, STAT_BLOCKS)
+        self._run(self.n, work, STAT_BLOCKS, lambda b: _clear_moments(M[b]))
         return moments_to_stats(M.sum(axis=0), p)
 
     # ------------------------------------------------------------------ BEM
