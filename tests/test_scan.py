@@ -281,7 +281,8 @@ def test_gumbel_p_value_matches_true_tail():
 
 def test_results_independent_of_executor_and_seeded():
     coords, cases, controls = _small_problem(4, n=40, integer_coords=False)
-    kw = dict(n_replicates=600, seed=123, progress=False, backend="cpu")  # 3 batches of 256
+    # here one batch of 600 replicates, on the executor 3 batches of 256 (see model._replicate_batch)
+    kw = dict(n_replicates=600, seed=123, progress=False, backend="cpu")
     a = hp.scan.bernoulli(coords, cases, controls, **kw)
     with cf.ThreadPoolExecutor(2) as ex:
         b = hp.scan.bernoulli(coords, cases, controls, executor=ex, **kw)
