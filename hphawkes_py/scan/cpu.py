@@ -208,7 +208,7 @@ def _draw_cases(cumpop, n_cases, seeds, out):
     populations: exactly the multivariate hypergeometric distribution, in O(C log L) per
     replicate whatever the population size. Replicate r uses its own seed (the stream of numba's
     ``np.random.randint`` after ``np.random.seed(seed)``, made by :func:`_mt_randint`), so results do
-    not depend on threads or batching. ``out`` is (replicates, locations).
+    not depend on threads or batching. ``out`` is (locations, replicates).
     """
     L = cumpop.shape[0]
     N = cumpop[L - 1]
@@ -236,7 +236,7 @@ def _draw_cases(cumpop, n_cases, seeds, out):
         counts = np.zeros(L, dtype=np.int32)
         mt = np.empty(_MT_N, dtype=np.uint32)
         words = np.empty(_MT_N, dtype=np.uint32)
-        for r in range(ch, R, n_chunks):
+        for r in range(ch * R // n_chunks, (ch + 1) * R // n_chunks):
             _mt_seed(mt, seeds[r])
             idx = _MT_N
             counts[:] = 0
@@ -277,11 +277,11 @@ def _draw_cases(cumpop, n_cases, seeds, out):
             if flip:
                 prev = 0
                 for l in range(L):
-                    out[r, l] = (cumpop[l] - prev) - counts[l]
+                    out[l, r] = (cumpop[l] - prev) - counts[l]
                     prev = cumpop[l]
             else:
                 for l in range(L):
-                    out[r, l] = counts[l]
+                    out[l, r] = counts[l]
 
 
 @njit(cache=True, inline="always")
@@ -335,11 +335,12 @@ def _child_seed_words(prefix, pool_size, first, out):
 
 def _draw(kernel, weights, dtype, n_cases, seeds):
     cum = np.cumsum(np.asarray(weights, dtype=dtype))
-    # one row per replicate while drawing (threads write disjoint cache lines), then the
-    # locations x replicates layout the scan kernels read
-    out = np.empty((len(seeds), len(cum)), dtype=np.int32)
+    # written in the locations x replicates layout the scan kernels read, each thread's replicates
+    # a contiguous range (consecutive replicates fill the same cache lines), instead of one row per
+    # replicate and a transposed copy (~10 ms at NY x 9,999)
+    out = np.empty((len(cum), len(seeds)), dtype=np.int32)
     kernel(cum, np.int64(n_cases), np.ascontiguousarray(seeds, dtype=np.uint32), out)
-    return np.ascontiguousarray(out.T)
+    return out
 
 
 def draw_cases(pop, n_cases, seeds):
@@ -350,22 +351,23 @@ def draw_cases(pop, n_cases, seeds):
 @njit(cache=True, parallel=True)
 def _draw_multinomial(cum, n_cases, seeds, out):
     """C cases dropped on the locations with probabilities proportional to the expected counts
-    (``cum``: cumulative expected, last = total), per replicate (row of ``out``): C uniforms on
+    (``cum``: cumulative expected, last = total), per replicate (column of ``out``): C uniforms on
     [0, total), each counted at location ``min(L - 1, #{l: cum[l] <= u})`` (exactly multinomial).
     One seed per replicate (numba's ``np.random.random`` stream after ``np.random.seed(seed)``, made
     by :func:`_mt_random`).
 
     The location of a uniform is found from a guide table (the location of the start of each of
-    ``4 L`` equal buckets of [0, total)), then exactly by stepping up while ``u >= cum[loc]`` and
+    ``16 L`` equal buckets of [0, total)), then exactly by stepping up while ``u >= cum[loc]`` and
     down while ``u < cum[loc - 1]``: the location does not depend on the guide, so the counts are
     those of sorting the uniforms and merging them with ``cum`` (the earlier method), without
-    the sort."""
+    the sort. (16 L int32 buckets rather than 4 L int64 ones: fewer steps, hence fewer mispredicted
+    branches, ~20 % off the NY draws.)"""
     L = cum.shape[0]
     total = cum[L - 1]
     R = seeds.shape[0]
-    K = 4 * L
+    K = 16 * L
     scale = K / total if total > 0 else 0.0
-    guide = np.empty(K, dtype=np.int64)
+    guide = np.empty(K, dtype=np.int32)
     loc = 0
     for b in range(K):
         lo = b / scale if scale > 0 else 0.0
@@ -377,7 +379,7 @@ def _draw_multinomial(cum, n_cases, seeds, out):
         counts = np.zeros(L, dtype=np.int32)
         mt = np.empty(_MT_N, dtype=np.uint32)
         words = np.empty(_MT_N, dtype=np.uint32)
-        for r in range(ch, R, n_chunks):
+        for r in range(ch * R // n_chunks, (ch + 1) * R // n_chunks):
             _mt_seed(mt, seeds[r])
             idx = _MT_N
             counts[:] = 0
@@ -393,7 +395,7 @@ def _draw_multinomial(cum, n_cases, seeds, out):
                     loc -= 1
                 counts[loc] += 1
             for l in range(L):
-                out[r, l] = counts[l]
+                out[l, r] = counts[l]
 
 
 @njit(cache=True, parallel=True)
@@ -412,7 +414,7 @@ def _draw_multinomial_sorted(cum, n_cases, seeds, out):
         counts = np.zeros(L, dtype=np.int32)
         _count_sorted(u, n_cases, cum, counts)
         for l in range(L):
-            out[r, l] = counts[l]
+            out[l, r] = counts[l]
 
 
 def draw_multinomial(expected, n_cases, seeds, *, sorted_merge=False):
