@@ -105,7 +105,7 @@ def _count_sorted(points, n, cum, counts):
         counts[loc] += 1
 
 
-#: MT19937's state size and shift (numba's np.random generator: the null draws' stream)
+#: MT19937's state size and middle offset (numba's np.random generator: the null draws' stream)
 _MT_N = 624
 _MT_M = 397
 
@@ -170,8 +170,9 @@ def _mt_random(mt, words, idx):
 
 @njit(cache=True)
 def _randint_mask(n):
-    """``(mask, wide)`` of numba's ``np.random.randint(0, n)`` (n >= 2): the bits of n - 1 set below its
-    top bit, and whether they take two words (n - 1 >= 2**32); see :func:`_mt_randint`."""
+    """``(mask, wide)`` of numba's ``np.random.randint(0, n)`` (n >= 2): n - 1 with every bit below its
+    top bit set (its high word when ``wide``), and whether it takes two words (n - 1 >= 2**32); see
+    :func:`_mt_randint`."""
     m = n - 1
     m |= m >> 1
     m |= m >> 2
@@ -219,8 +220,9 @@ def _draw_cases(cumpop, n_cases, seeds, out):
     # populations mark positions in a byte map (no sort; positions located by a table),
     # large ones sort and deduplicate; both keep the same draws, hence the same subset.
     bitmap = N <= 16 * k + 65536
-    # with the byte map, each person's location from a table (a binary search over the cumulative
-    # populations per case cost ~80 ns, most of the draw)
+    # with the byte map, each person's location from a table instead of a binary search over the
+    # cumulative populations (with the search and numba's np.random, a case cost ~80 ns; with the
+    # table and _mt_randint, the 5,000 x 999 benchmark draw went from 0.42 to 0.05 s on one core)
     loc_of = np.empty(N if bitmap else 0, dtype=np.int32)
     if bitmap:
         prev = 0
@@ -228,7 +230,7 @@ def _draw_cases(cumpop, n_cases, seeds, out):
             for v in range(prev, cumpop[l]):
                 loc_of[v] = l
             prev = cumpop[l]
-    mask, wide = _randint_mask(max(N, 2))
+    mask, wide = _randint_mask(max(N, 2))  # (N <= 1: k = 0, nothing is drawn)
     n_chunks = min(R, 64)
     for ch in prange(n_chunks):
         mark = np.zeros(N if bitmap else 1, dtype=np.uint8)

@@ -289,11 +289,11 @@ def _replicate_batch(engine, n_locations: int, n_replicates: int, executor=None)
     """Replicates per Monte Carlo batch (the null does not depend on it: replicate seeds are
     batching-invariant).
 
-    CPU engine: BATCH_SIZE when an ``executor`` runs the batches (its jobs); run here, batches of
-    equal size, each at most CPU_BATCH_BYTES of int32 case counts and float64 per-centre maxima (but
-    at least BATCH_SIZE replicates), since every batch costs a pilot pass, rounds of pruned passes
-    (a parallel region each) and their Python steps whatever its size: at 281 locations x 9,999
-    replicates (NY leukaemia) 40 batches of 256 cost ~0.1 s of a ~0.35 s analysis. GPU: as many as
+    CPU engine: BATCH_SIZE when an ``executor`` runs the batches (its jobs); run here, as few
+    batches of equal size as keep each within CPU_BATCH_BYTES of int32 case counts and float64
+    per-centre maxima (or BATCH_SIZE replicates, when more), since every batch costs a pilot pass,
+    rounds of pruned passes (a parallel region each) and their Python steps whatever its size (NY
+    leukaemia, 281 locations x 9,999 replicates: one batch instead of 40 of 256). GPU: as many as
     256 MiB allow, at most GPU_BATCH_SIZE, since every batch costs a host-device round trip and a
     launch whose blocks are fuller with more replicates."""
     n_centres = getattr(engine, "n_centres", 0)
@@ -301,7 +301,8 @@ def _replicate_batch(engine, n_locations: int, n_replicates: int, executor=None)
         if executor is not None:
             return BATCH_SIZE
         cap = max(BATCH_SIZE, CPU_BATCH_BYTES // max(4 * n_locations + 8 * n_centres, 1))
-        return int(max(1, -(-n_replicates // -(-n_replicates // cap))))
+        n_batches = math.ceil(n_replicates / cap)
+        return max(1, math.ceil(n_replicates / n_batches))
     per_replicate = max(4 * n_locations, 16 * n_centres, 1)
     return int(max(BATCH_SIZE, min(GPU_BATCH_SIZE, (1 << 28) // per_replicate)))
 
