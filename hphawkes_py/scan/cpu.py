@@ -443,15 +443,65 @@ def _squared_distances(P, Q, d):
             d[i, j] = acc
 
 
+@njit(cache=True, nogil=True)
+def _pack_keys(d, shift, keys):
+    """``keys[i, j]``: the bits of ``d[i, j]`` (>= 0, so that they order as the values) with the low
+    ``shift`` bits replaced by j (``shift`` bits hold every column index)."""
+    low = (np.uint64(1) << np.uint64(shift)) - np.uint64(1)
+    for i in range(d.shape[0]):
+        bits = d[i].view(np.uint64)
+        for j in range(d.shape[1]):
+            keys[i, j] = (bits[j] & ~low) | np.uint64(j)
+
+
+@njit(cache=True, nogil=True)
+def _unpack_keys(d, shift, order):
+    """``order`` holding the sorted keys of :func:`_pack_keys` (as int64), in place: each row's column
+    indices, in the order of their distances ``d``. The keys order by the distances' high bits, then by
+    index: a run of equal high bits (distances that differ in their low ``shift`` bits only, or tie) is
+    put in distance order by insertion (such runs are rare and short)."""
+    low = (np.int64(1) << np.int64(shift)) - np.int64(1)
+    n = order.shape[1]
+    for i in range(order.shape[0]):
+        o = order[i]
+        for j in range(n):
+            o[j] &= low
+        bits = d[i].view(np.uint64)
+        a = 0
+        while a < n:
+            top = bits[o[a]] >> np.uint64(shift)
+            b = a + 1
+            while b < n and bits[o[b]] >> np.uint64(shift) == top:
+                b += 1
+            for t in range(a + 1, b):
+                v = o[t]
+                q = t - 1
+                while q >= a and d[i, o[q]] > d[i, v]:
+                    o[q + 1] = o[q]
+                    q -= 1
+                o[q + 1] = v
+            a = b
+
+
 def _sorted_distances(P, Q, pool, d, order):
     """Squared distances between the centres ``Q`` (rows) and the points ``P`` (columns), any
-    dimension, into ``d``, and their order by NumPy's SIMD quicksort into ``order``, rows split
-    over the workers of ``pool`` (one per Numba thread; argsort releases the GIL). Tied locations
-    may come in any order here: :func:`_windows_chunk` puts every tie group in rank order."""
+    dimension, into ``d``, and their order into ``order``, rows split over the workers of ``pool``
+    (one per Numba thread; the sort and the Numba helpers release the GIL). Tied locations may come in
+    any order here: :func:`_windows_chunk` puts every tie group in rank order.
+
+    The order: each distance's bits with the column index in their low bits (:func:`_pack_keys`),
+    sorted by NumPy's SIMD sort of uint64, then the indices taken back and the few runs of distances
+    equal in their high bits put in distance order (:func:`_unpack_keys`): exactly the order of
+    ``argsort`` up to ties, in ~0.67 instead of ~0.91 s of one core for the windows of 5,000 locations
+    (NumPy's argsort has no SIMD version on AVX2)."""
     _squared_distances(P, Q, d)
+    shift = max(1, int(P.shape[0] - 1).bit_length())
 
     def rows(a, b):
-        order[a:b] = np.argsort(d[a:b], axis=1, kind="quicksort")
+        keys = order[a:b].view(np.uint64)
+        _pack_keys(d[a:b], shift, keys)
+        keys.sort(axis=1)
+        _unpack_keys(d[a:b], shift, order[a:b])
 
     parts = max(1, min(numba.get_num_threads(), Q.shape[0]))
     bounds = np.linspace(0, Q.shape[0], parts + 1).astype(int)
