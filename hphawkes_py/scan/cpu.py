@@ -532,7 +532,7 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
     centres : (m, D) float64
     coords : (L, D) float64 location coordinates (planar: D = 2; unit vectors for great-circle
         distances: D = 3, the order by chord length is the order by great-circle distance)
-    pop : (L,) int64 persons (cases + controls) per location, or float64 expected cases
+    pop : (L,) integer persons (cases + controls) per location, or float64 expected cases
     limit : float
         Maximum window size (``max_population * N``); a tie group that would take the
         window above it is not entered, and the window stops there.
@@ -547,7 +547,9 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
     -------
     offsets : (m + 1,) int64
     neighbors : (E,) int32 location indices, each centre's nearest first
-    npop : (E,) window size after the entry (dtype of ``pop``)
+    npop : (E,) window size after the entry: int32 persons when they total under 2**31 - 1 (the
+        largest window array: 4 bytes less per entry to write, ~50 MB at 5,000 locations, whose
+        first writes ran at ~0.4 GB/s on the benchmark machine), else int64; float64 expected cases
     boundary : (E,) uint8 1 where a window ends (last entry of a tie group)
     """
     Q = np.ascontiguousarray(centres, dtype=np.float64)
@@ -557,6 +559,8 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
         lim = np.float64(limit)
     else:
         pop = np.ascontiguousarray(pop, dtype=np.int64)
+        if pop.size and pop.min() >= 0 and pop.sum() < 2**31 - 1:
+            pop = pop.astype(np.int32)  # every window size (a partial sum) fits
         lim = np.int64(math.floor(limit))  # populations are integers: pop <= limit <=> pop <= floor(limit)
     maxd2 = np.float64(np.inf if max_distance is None else float(max_distance) ** 2)
     m = Q.shape[0]
