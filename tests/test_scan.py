@@ -74,6 +74,30 @@ def test_windows_match_bruteforce_sets(seed, max_population):
     assert len(ref) > len(coords)  # windows of more than one location exist
 
 
+def test_window_order_of_distances_equal_in_their_high_bits():
+    """The windows' distance order (packed keys: a distance's bits with the column index in the low
+    ones, sorted as integers) puts distances that differ only in those low bits, which the keys order
+    by index, back in distance order; exact ties may come in any order (ties enter windows together)."""
+    from hphawkes_py.scan import cpu
+
+    rng = np.random.default_rng(5)
+    n = 700
+    shift = (n - 1).bit_length()
+    # a few distinct distances a few ulps apart (same high bits), exact ties among them, and others
+    base = np.nextafter(2.0, 3.0) + np.arange(6)[:, None] * 1.5
+    ulps = rng.integers(0, 40, size=(6, n // 6 + 1))
+    d = (base.view(np.int64) + ulps).view(np.float64).ravel()[:n]
+    d = np.vstack([rng.permutation(d), rng.permutation(d), rng.uniform(0, 5, n)])
+    assert len(np.unique(d[0])) < n and len(np.unique(d[0] // 1e-6)) < len(np.unique(d[0]))
+    order = np.empty(d.shape, dtype=np.int64)
+    cpu._pack_keys(d, shift, order.view(np.uint64))
+    order.view(np.uint64).sort(axis=1)
+    cpu._unpack_keys(d, shift, order)
+    for i in range(d.shape[0]):
+        assert sorted(order[i].tolist()) == list(range(n))
+        np.testing.assert_array_equal(d[i, order[i]], np.sort(d[i]))
+
+
 @pytest.mark.parametrize("backend", ENGINES)
 @pytest.mark.parametrize("direction", ["high", "low", "both"])
 def test_best_llr_per_centre_matches_reference(backend, direction):
@@ -281,7 +305,8 @@ def test_gumbel_p_value_matches_true_tail():
 
 def test_results_independent_of_executor_and_seeded():
     coords, cases, controls = _small_problem(4, n=40, integer_coords=False)
-    kw = dict(n_replicates=600, seed=123, progress=False, backend="cpu")  # 3 batches of 256
+    # here one batch of 600 replicates, on the executor 3 batches of 256 (see model._replicate_batch)
+    kw = dict(n_replicates=600, seed=123, progress=False, backend="cpu")
     a = hp.scan.bernoulli(coords, cases, controls, **kw)
     with cf.ThreadPoolExecutor(2) as ex:
         b = hp.scan.bernoulli(coords, cases, controls, executor=ex, **kw)

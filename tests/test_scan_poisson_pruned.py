@@ -1,8 +1,9 @@
 """The pruned Poisson Monte Carlo (CpuEngine.max_llr, model="poisson") against the exhaustive kernel, bit
-for bit; the guide-table multinomial draw against the sort-and-merge one; the replicate seed words
-against NumPy's SeedSequence."""
+for bit; the guide-table multinomial draw against the sort-and-merge one; the draw kernels' own MT19937
+stream against numba's np.random; the replicate seed words against NumPy's SeedSequence."""
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pytest
 
@@ -136,3 +137,44 @@ def test_replicate_seed_words_equal_numpy(seed):
         again = np.random.SeedSequence(b.entropy, spawn_key=b.spawn_key, pool_size=b.pool_size,
                                        n_children_spawned=b.n_children_spawned)
         np.testing.assert_array_equal(se.replicate_seed_words(again.spawn(3)), ref[:3])
+
+
+@numba.njit
+def _numba_stream(seed, n, count):
+    """numba's own np.random after np.random.seed: ``count`` randint(0, n), then ``count`` random()."""
+    np.random.seed(seed)
+    ints = np.empty(count, dtype=np.int64)
+    for t in range(count):
+        ints[t] = np.random.randint(0, n)
+    dbl = np.empty(count)
+    for t in range(count):
+        dbl[t] = np.random.random()
+    return ints, dbl
+
+
+@numba.njit
+def _our_stream(seed, n, count):
+    mt = np.empty(cpu._MT_N, dtype=np.uint32)
+    words = np.empty(cpu._MT_N, dtype=np.uint32)
+    cpu._mt_seed(mt, seed)
+    idx = cpu._MT_N
+    mask, wide = cpu._randint_mask(n)
+    ints = np.empty(count, dtype=np.int64)
+    for t in range(count):
+        ints[t], idx = cpu._mt_randint(mt, words, idx, n, mask, wide)
+    dbl = np.empty(count)
+    for t in range(count):
+        dbl[t], idx = cpu._mt_random(mt, words, idx)
+    return ints, dbl
+
+
+@pytest.mark.parametrize("n", [2, 3, 1000, 2**31 - 1, 2**31, 2**32, 2**32 + 1, 3 * 2**40 + 5, 2**62 + 1])
+def test_null_draw_stream_equals_numba_np_random(n):
+    """The draw kernels' own MT19937 (seed, twist, randint's rejection by bit mask, random's 53 bits)
+    gives numba's np.random stream word for word, over several twists; odd counts of words before the
+    doubles (rejections, two-word integers) included."""
+    for seed in (0, 1, 5489, 2**32 - 1, 123456789):
+        ref = _numba_stream(np.uint32(seed), np.int64(n), 1501)
+        got = _our_stream(np.uint32(seed), np.int64(n), 1501)
+        np.testing.assert_array_equal(got[0], ref[0])
+        np.testing.assert_array_equal(got[1], ref[1])

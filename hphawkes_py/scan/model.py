@@ -43,6 +43,9 @@ EULER_GAMMA = 0.5772156649015329
 BATCH_SIZE = 256
 #: largest Monte Carlo batch on a GPU engine (see _replicate_batch)
 GPU_BATCH_SIZE = 2048
+#: memory for the case counts and per-centre maxima of one Monte Carlo batch on the CPU engine when
+#: the batches run here, one after the other (see _replicate_batch)
+CPU_BATCH_BYTES = 1 << 26
 #: refuse grids with more centres than this (grid_cell too small for the extent)
 MAX_GRID_CENTRES = 4_000_000
 #: refuse more Monte Carlo replicates than this (SaTScan's own limit is 999,999; the null
@@ -273,7 +276,7 @@ def _monte_carlo(engine, weights, n_cases, n_replicates, seed, executor, progres
     """(n_replicates,) float64 maxima of the null replicates, in replicate order. The null:
     Bernoulli, the cases relabelled among the persons (``weights``: persons per location);
     Poisson, the cases redistributed multinomially (``weights``: expected cases per location)."""
-    batch = _replicate_batch(engine, len(weights))
+    batch = _replicate_batch(engine, len(weights), n_replicates, executor)
     starts = list(range(0, n_replicates, batch))
     sizes = [min(batch, n_replicates - s) for s in starts]
     parts = run_replicates(_null_batch, sizes, seeds=replicate_seed_batches(seed, n_replicates, batch),
@@ -282,15 +285,25 @@ def _monte_carlo(engine, weights, n_cases, n_replicates, seed, executor, progres
     return np.concatenate(parts).astype(np.float64)
 
 
-def _replicate_batch(engine, n_locations: int) -> int:
-    """Replicates per Monte Carlo batch: BATCH_SIZE on the CPU; on a GPU as many as 256 MiB of
-    int32 case counts (and of per-centre maxima, which elliptic scans bring back) allow, at most
-    GPU_BATCH_SIZE, since every batch costs a host-device round trip and a launch whose blocks
-    are fuller with more replicates.  The null does not depend on it (replicate seeds are
-    batching-invariant)."""
+def _replicate_batch(engine, n_locations: int, n_replicates: int, executor=None) -> int:
+    """Replicates per Monte Carlo batch (the null does not depend on it: replicate seeds are
+    batching-invariant).
+
+    CPU engine: BATCH_SIZE when an ``executor`` runs the batches (its jobs); run here, as few
+    batches of equal size as keep each within CPU_BATCH_BYTES of int32 case counts and float64
+    per-centre maxima (or BATCH_SIZE replicates, when more), since every batch costs a pilot pass,
+    rounds of pruned passes (a parallel region each) and their Python steps whatever its size (NY
+    leukaemia, 281 locations x 9,999 replicates: one batch instead of 40 of 256). GPU: as many as
+    256 MiB allow, at most GPU_BATCH_SIZE, since every batch costs a host-device round trip and a
+    launch whose blocks are fuller with more replicates."""
+    n_centres = getattr(engine, "n_centres", 0)
     if not is_gpu_backend(getattr(engine, "backend", "cpu")):
-        return BATCH_SIZE
-    per_replicate = max(4 * n_locations, 16 * getattr(engine, "n_centres", 0), 1)
+        if executor is not None:
+            return BATCH_SIZE
+        cap = max(BATCH_SIZE, CPU_BATCH_BYTES // max(4 * n_locations + 8 * n_centres, 1))
+        n_batches = math.ceil(n_replicates / cap)
+        return max(1, math.ceil(n_replicates / n_batches))
+    per_replicate = max(4 * n_locations, 16 * n_centres, 1)
     return int(max(BATCH_SIZE, min(GPU_BATCH_SIZE, (1 << 28) // per_replicate)))
 
 
