@@ -156,8 +156,7 @@ def _numba_stream(seed, n, count):
 def _our_stream(seed, n, count):
     mt = np.empty(cpu._MT_N, dtype=np.uint32)
     words = np.empty(cpu._MT_N, dtype=np.uint32)
-    cpu._mt_seed(mt, seed)
-    idx = cpu._MT_N
+    idx = cpu._mt_seed(mt, seed)
     mask, wide = cpu._randint_mask(n)
     ints = np.empty(count, dtype=np.int64)
     for t in range(count):

@@ -113,12 +113,14 @@ _MT_M = 397
 @njit(cache=True, inline="always")
 def _mt_seed(mt, seed):
     """``mt`` (624 uint32) as numba's ``np.random.seed(seed)`` leaves its state (MT19937's init_genrand,
-    numba_rnd_init); the next word is drawn after a twist (:func:`_mt_refill`)."""
+    numba_rnd_init); returns the stream position to pass to :func:`_mt_next`, which makes the first
+    draw twist the state (:func:`_mt_refill`)."""
     mask = np.uint64(0xFFFFFFFF)
     s = np.uint64(seed) & mask
     for pos in range(_MT_N):
         mt[pos] = np.uint32(s)
         s = (np.uint64(1812433253) * (s ^ (s >> np.uint64(30))) + np.uint64(pos + 1)) & mask
+    return _MT_N
 
 
 @njit(cache=True)
@@ -239,8 +241,7 @@ def _draw_cases(cumpop, n_cases, seeds, out):
         mt = np.empty(_MT_N, dtype=np.uint32)
         words = np.empty(_MT_N, dtype=np.uint32)
         for r in range(ch * R // n_chunks, (ch + 1) * R // n_chunks):
-            _mt_seed(mt, seeds[r])
-            idx = _MT_N
+            idx = _mt_seed(mt, seeds[r])
             counts[:] = 0
             if bitmap:
                 have = 0
@@ -382,8 +383,7 @@ def _draw_multinomial(cum, n_cases, seeds, out):
         mt = np.empty(_MT_N, dtype=np.uint32)
         words = np.empty(_MT_N, dtype=np.uint32)
         for r in range(ch * R // n_chunks, (ch + 1) * R // n_chunks):
-            _mt_seed(mt, seeds[r])
-            idx = _MT_N
+            idx = _mt_seed(mt, seeds[r])
             counts[:] = 0
             for t in range(n_cases):
                 x, idx = _mt_random(mt, words, idx)
