@@ -187,11 +187,10 @@ def exp_nonpos(x):
     c1 = _fma(r4, 1.0 / 479001600.0, b2)
     p = _fma(r8, c1, c0)
     y = p * _i64_as_f64((_f64_as_i64(t) + 1023) << 52)
-    if x < _XMIN:
-        y = 0.0
-    if x != x:
-        y = x
-    return y
+    # selects, each name assigned once: a function that inlines this twice (two targets per pass
+    # in the KDE gather) otherwise trips Numba's SSA check on the reassigned name
+    y0 = 0.0 if x < _XMIN else y
+    return x if x != x else y0
 
 
 # Cephes' rational approximations of erf and erfc (S. L. Moshier, Cephes Math Library 2.9, ndtr.c):
@@ -365,13 +364,10 @@ def exp_fast32(x):
     p = p * r + _C[7]
     scale = _i32_as_f32((_f32_as_i32(n + _MAGIC_F) + np.int32(127)) << np.int32(23))
     y = p * scale
-    if x < _XMIN_F:
-        y = np.float32(0.0)
-    if x > _XMAX_F:
-        y = np.float32(np.inf)
-    if x != x:
-        y = x
-    return y
+    # selects, each name assigned once (see exp_nonpos)
+    y0 = np.float32(0.0) if x < _XMIN_F else y
+    y1 = np.float32(np.inf) if x > _XMAX_F else y0
+    return x if x != x else y1
 
 
 def exp_like(x):  # pragma: no cover - replaced by the overload inside Numba code

@@ -363,34 +363,103 @@ def _buf_sum(x, y, me, nb, bx, by, binv2, bcoef, bcut2, bidx):
     return part
 
 
+@njit(cache=True, inline="always", fastmath=_FM)
+def _buf_sum2(xa, ya, mea, xb, yb, meb, nb, bx, by, binv2, bcoef, bcut2, bidx):
+    # _buf_sum for two targets in one pass: each candidate is loaded once for both, and the two
+    # exp chains are independent -- one chain alone keeps the core waiting on its FMA latencies
+    # (2.2 -> ~1.9 ns per pair on this host, one thread)
+    zero = _zero(xa)
+    pa = zero
+    pb = zero
+    for c in range(nb):
+        sxc = bx[c]
+        syc = by[c]
+        inv2 = binv2[c]
+        cut2 = bcut2[c]
+        dxa = xa - sxc
+        dya = ya - syc
+        d2a = dxa * dxa + dya * dya
+        dxb = xb - sxc
+        dyb = yb - syc
+        d2b = dxb * dxb + dyb * dyb
+        va = bcoef[c] * _expk(-d2a * inv2)
+        vb = bcoef[c] * _expk(-d2b * inv2)
+        pa += va if (d2a < cut2) & (bidx[c] != mea) else zero
+        pb += vb if (d2b < cut2) & (bidx[c] != meb) else zero
+    return pa, pb
+
+
 @njit(cache=True, fastmath=_FM)
 def _flush(tx, ty, self_pos, t_order, t0, m, nb, bx, by, binv2, bcoef, bcut2, bidx, acc):
-    for i in range(m):
-        t = t_order[t0 + i]
-        acc[i] += _buf_sum(tx[t], ty[t], self_pos[t], nb, bx, by, binv2, bcoef, bcut2, bidx)
+    for i in range(0, m - 1, 2):
+        ta = t_order[t0 + i]
+        tb = t_order[t0 + i + 1]
+        pa, pb = _buf_sum2(tx[ta], ty[ta], self_pos[ta], tx[tb], ty[tb], self_pos[tb], nb, bx, by, binv2, bcoef,
+                           bcut2, bidx)
+        acc[i] += pa
+        acc[i + 1] += pb
+    if m % 2 == 1:
+        t = t_order[t0 + m - 1]
+        acc[m - 1] += _buf_sum(tx[t], ty[t], self_pos[t], nb, bx, by, binv2, bcoef, bcut2, bidx)
+
+
+@njit(cache=True, fastmath=_FM)
+def _sym_one(x, y, ci, ri, nb, bx, by, binv2, bcoef, bcut2, brank, bacc):
+    zero = _zero(bx[0])
+    part = zero
+    for c in range(nb):
+        dx = x - bx[c]
+        dy = y - by[c]
+        d2 = dx * dx + dy * dy
+        k = _expk(-d2 * binv2[c])
+        keep = (d2 < bcut2[c]) & (brank[c] > ri)
+        part += bcoef[c] * k if keep else zero
+        bacc[c] += ci * k if keep else zero
+    return part
 
 
 @njit(cache=True, fastmath=_FM)
 def _flush_sym(tx, ty, scoef, t_order, t0, m, nb, bx, by, binv2, bcoef, bcut2, brank, acc, bacc):
     # each buffered source c of rank above the target's: one exp for both directions of the pair
-    # (equal bandwidths): the target gains bcoef[c] k, the source its coefficient times k
+    # (equal bandwidths): the target gains bcoef[c] k, the source its coefficient times k.  Two
+    # targets per pass, as in _buf_sum2.
     zero = _zero(bx[0])
-    for i in range(m):
-        ri = t0 + i
-        t = t_order[ri]
-        x = tx[t]
-        y = ty[t]
-        ci = scoef[t]
-        part = zero
+    for i in range(0, m - 1, 2):
+        ra = t0 + i
+        ta = t_order[ra]
+        tb = t_order[ra + 1]
+        xa = tx[ta]
+        ya = ty[ta]
+        xb = tx[tb]
+        yb = ty[tb]
+        ca = scoef[ta]
+        cb = scoef[tb]
+        pa = zero
+        pb = zero
         for c in range(nb):
-            dx = x - bx[c]
-            dy = y - by[c]
-            d2 = dx * dx + dy * dy
-            k = _expk(-d2 * binv2[c])
-            keep = (d2 < bcut2[c]) & (brank[c] > ri)
-            part += bcoef[c] * k if keep else zero
-            bacc[c] += ci * k if keep else zero
-        acc[i] += part
+            sxc = bx[c]
+            syc = by[c]
+            inv2 = binv2[c]
+            cut2 = bcut2[c]
+            dxa = xa - sxc
+            dya = ya - syc
+            d2a = dxa * dxa + dya * dya
+            dxb = xb - sxc
+            dyb = yb - syc
+            d2b = dxb * dxb + dyb * dyb
+            ka = _expk(-d2a * inv2)
+            kb = _expk(-d2b * inv2)
+            keepa = (d2a < cut2) & (brank[c] > ra)
+            keepb = (d2b < cut2) & (brank[c] > ra + 1)
+            pa += bcoef[c] * ka if keepa else zero
+            pb += bcoef[c] * kb if keepb else zero
+            bacc[c] += (ca * ka if keepa else zero) + (cb * kb if keepb else zero)
+        acc[i] += pa
+        acc[i + 1] += pb
+    if m % 2 == 1:
+        ri = t0 + m - 1
+        t = t_order[ri]
+        acc[m - 1] += _sym_one(tx[t], ty[t], scoef[t], ri, nb, bx, by, binv2, bcoef, bcut2, brank, bacc)
 
 
 @njit(cache=True, inline="always")
