@@ -162,6 +162,38 @@ def test_exp_nonpos_matches_numpy():
     assert out[0] == out[1] == 1.0 and np.all(out[2:5] == 0.0) and np.isnan(out[5])
 
 
+def test_exp2_mul_matches_the_exact_product_and_vectorises():
+    import re
+
+    from numba import njit
+
+    from hphawkes_py._fastmath import exp2_mul
+
+    # compiled as the KDE kernels are (reassociation allowed): the magic-number rounding must survive
+    @njit(fastmath={"reassoc", "contract", "nsz"})
+    def apply(a, b, out):
+        for i in range(a.shape[0]):
+            out[i] = exp2_mul(a[i], b[i])
+
+    rng = np.random.default_rng(3)
+    # d^2 x (-log2(e) / (2 b^2)) as the gather forms it: products down to -6.5 and far beyond, ties at
+    # half-integers, and tiny ones
+    a = np.concatenate([rng.uniform(0, 9, 100000), rng.uniform(0, 1100, 50000), [0.5, 1.5, 2.5, 1e-300, 0.0]])
+    b = np.concatenate([-rng.uniform(0.2, 1.0, 150000), [-1.0] * 5])
+    out = np.empty_like(a)
+    apply(a, b, out)
+    exact = np.exp2(a.astype(np.longdouble) * b.astype(np.longdouble))  # the product unrounded
+    live = exact > 2.3e-308
+    assert np.max(np.abs(out[live] / exact[live] - 1)) < 5e-16
+    assert np.all(out[~live] <= 2.3e-308)
+    assert out[-1] == 1.0 and out[-2] == 1.0
+    special = np.empty(4)
+    apply(np.array([1.0, 1.0, np.inf, np.nan]), np.array([-1100.0, -np.inf, -1.0, -1.0]), special)
+    assert special[0] == special[1] == special[2] == 0.0 and np.isnan(special[3])
+    asm = apply.inspect_asm(apply.signatures[0])
+    assert re.search(r"vfmadd\w*pd\s+[^\n]*%ymm", asm) and not re.search(r"call\w*\s+[^\n]*exp", asm)
+
+
 def test_hilbert_order_is_a_permutation_of_compact_runs():
     rng = np.random.default_rng(1)
     x, y = rng.uniform(0, 1, 4096), rng.uniform(0, 1, 4096)

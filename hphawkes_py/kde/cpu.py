@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit, prange, types
 from numba.extending import overload
 
-from .._fastmath import exp_fast, exp_fast32, exp_nonpos, fdiv, ndtr_fast, ndtr_monotone
+from .._fastmath import exp2_mul, exp_fast, exp_fast32, fdiv, ndtr_fast, ndtr_monotone
 from .engine import EDGE_REACH, Engine, SourceIndex, kernel_constants
 
 __all__ = ["CpuEngine", "edge_mass_kernel", "gather_kernel", "gather_tiled_kernel", "hilbert_order"]
@@ -335,20 +335,26 @@ TILED = True
 _BOX_MARGIN = 1.0 - 1e-5
 
 
-def _expk(v):  # pragma: no cover - replaced by the overload inside Numba code
-    return math.exp(v)
+_NEG_LOG2E = -1.4426950408889634  # -log2(e): the buffers hold -log2(e) / (2 b^2)
 
 
-@overload(_expk, inline="always")
-def _expk_ol(v):
-    # the tiled gather's exp: Estrin for float64 (exponents <= 0), exp_fast32 for float32
-    if v == types.float32:
-        return lambda v: exp_fast32(v)
-    return lambda v: exp_nonpos(v)
+def _kexp(d2, nl2inv2):  # pragma: no cover - replaced by the overload inside Numba code
+    return 2.0 ** (d2 * nl2inv2)
+
+
+@overload(_kexp, inline="always")
+def _kexp_ol(d2, nl2inv2):
+    # the tiled gather's kernel exp(-d^2 / (2 b^2)) = 2**(d^2 nl2inv2), nl2inv2 = -log2(e) / (2 b^2)
+    # as buffered: exp2_mul for float64 (the product unrounded, a shorter polynomial than exp's),
+    # exp_fast32 for float32
+    if d2 == types.float32:
+        ln2 = np.float32(math.log(2.0))
+        return lambda d2, nl2inv2: exp_fast32(d2 * nl2inv2 * ln2)
+    return lambda d2, nl2inv2: exp2_mul(d2, nl2inv2)
 
 
 @njit(cache=True, inline="always", fastmath=_FM)
-def _buf_sum(x, y, me, nb, bx, by, binv2, bcoef, bcut2, bidx):
+def _buf_sum(x, y, me, nb, bx, by, bnl2, bcoef, bcut2, bidx):
     # _range_sum over the tile's buffer: same terms and the same inclusion rule (d^2 < cut^2 and not
     # the target itself), contiguous, so the loop vectorizes
     zero = _zero(x)
@@ -357,14 +363,14 @@ def _buf_sum(x, y, me, nb, bx, by, binv2, bcoef, bcut2, bidx):
         dx = x - bx[c]
         dy = y - by[c]
         d2 = dx * dx + dy * dy
-        v = bcoef[c] * _expk(-d2 * binv2[c])
+        v = bcoef[c] * _kexp(d2, bnl2[c])
         keep = (d2 < bcut2[c]) & (bidx[c] != me)
         part += v if keep else zero
     return part
 
 
 @njit(cache=True, inline="always", fastmath=_FM)
-def _buf_sum2(xa, ya, mea, xb, yb, meb, nb, bx, by, binv2, bcoef, bcut2, bidx):
+def _buf_sum2(xa, ya, mea, xb, yb, meb, nb, bx, by, bnl2, bcoef, bcut2, bidx):
     # _buf_sum for two targets in one pass: each candidate is loaded once for both, and the two
     # exp chains are independent -- one chain alone keeps the core waiting on its FMA latencies
     # (2.2 -> ~1.9 ns per pair on this host, one thread)
@@ -374,7 +380,7 @@ def _buf_sum2(xa, ya, mea, xb, yb, meb, nb, bx, by, binv2, bcoef, bcut2, bidx):
     for c in range(nb):
         sxc = bx[c]
         syc = by[c]
-        inv2 = binv2[c]
+        nl2 = bnl2[c]
         cut2 = bcut2[c]
         dxa = xa - sxc
         dya = ya - syc
@@ -382,36 +388,36 @@ def _buf_sum2(xa, ya, mea, xb, yb, meb, nb, bx, by, binv2, bcoef, bcut2, bidx):
         dxb = xb - sxc
         dyb = yb - syc
         d2b = dxb * dxb + dyb * dyb
-        va = bcoef[c] * _expk(-d2a * inv2)
-        vb = bcoef[c] * _expk(-d2b * inv2)
+        va = bcoef[c] * _kexp(d2a, nl2)
+        vb = bcoef[c] * _kexp(d2b, nl2)
         pa += va if (d2a < cut2) & (bidx[c] != mea) else zero
         pb += vb if (d2b < cut2) & (bidx[c] != meb) else zero
     return pa, pb
 
 
 @njit(cache=True, fastmath=_FM)
-def _flush(tx, ty, self_pos, t_order, t0, m, nb, bx, by, binv2, bcoef, bcut2, bidx, acc):
+def _flush(tx, ty, self_pos, t_order, t0, m, nb, bx, by, bnl2, bcoef, bcut2, bidx, acc):
     for i in range(0, m - 1, 2):
         ta = t_order[t0 + i]
         tb = t_order[t0 + i + 1]
-        pa, pb = _buf_sum2(tx[ta], ty[ta], self_pos[ta], tx[tb], ty[tb], self_pos[tb], nb, bx, by, binv2, bcoef,
+        pa, pb = _buf_sum2(tx[ta], ty[ta], self_pos[ta], tx[tb], ty[tb], self_pos[tb], nb, bx, by, bnl2, bcoef,
                            bcut2, bidx)
         acc[i] += pa
         acc[i + 1] += pb
     if m % 2 == 1:
         t = t_order[t0 + m - 1]
-        acc[m - 1] += _buf_sum(tx[t], ty[t], self_pos[t], nb, bx, by, binv2, bcoef, bcut2, bidx)
+        acc[m - 1] += _buf_sum(tx[t], ty[t], self_pos[t], nb, bx, by, bnl2, bcoef, bcut2, bidx)
 
 
 @njit(cache=True, fastmath=_FM)
-def _sym_one(x, y, ci, ri, nb, bx, by, binv2, bcoef, bcut2, brank, bacc):
+def _sym_one(x, y, ci, ri, nb, bx, by, bnl2, bcoef, bcut2, brank, bacc):
     zero = _zero(bx[0])
     part = zero
     for c in range(nb):
         dx = x - bx[c]
         dy = y - by[c]
         d2 = dx * dx + dy * dy
-        k = _expk(-d2 * binv2[c])
+        k = _kexp(d2, bnl2[c])
         keep = (d2 < bcut2[c]) & (brank[c] > ri)
         part += bcoef[c] * k if keep else zero
         bacc[c] += ci * k if keep else zero
@@ -419,7 +425,7 @@ def _sym_one(x, y, ci, ri, nb, bx, by, binv2, bcoef, bcut2, brank, bacc):
 
 
 @njit(cache=True, fastmath=_FM)
-def _flush_sym(tx, ty, scoef, t_order, t0, m, nb, bx, by, binv2, bcoef, bcut2, brank, acc, bacc):
+def _flush_sym(tx, ty, scoef, t_order, t0, m, nb, bx, by, bnl2, bcoef, bcut2, brank, acc, bacc):
     # each buffered source c of rank above the target's: one exp for both directions of the pair
     # (equal bandwidths): the target gains bcoef[c] k, the source its coefficient times k.  Two
     # targets per pass, as in _buf_sum2.
@@ -439,7 +445,7 @@ def _flush_sym(tx, ty, scoef, t_order, t0, m, nb, bx, by, binv2, bcoef, bcut2, b
         for c in range(nb):
             sxc = bx[c]
             syc = by[c]
-            inv2 = binv2[c]
+            nl2 = bnl2[c]
             cut2 = bcut2[c]
             dxa = xa - sxc
             dya = ya - syc
@@ -447,8 +453,8 @@ def _flush_sym(tx, ty, scoef, t_order, t0, m, nb, bx, by, binv2, bcoef, bcut2, b
             dxb = xb - sxc
             dyb = yb - syc
             d2b = dxb * dxb + dyb * dyb
-            ka = _expk(-d2a * inv2)
-            kb = _expk(-d2b * inv2)
+            ka = _kexp(d2a, nl2)
+            kb = _kexp(d2b, nl2)
             keepa = (d2a < cut2) & (brank[c] > ra)
             keepb = (d2b < cut2) & (brank[c] > ra + 1)
             pa += bcoef[c] * ka if keepa else zero
@@ -459,19 +465,19 @@ def _flush_sym(tx, ty, scoef, t_order, t0, m, nb, bx, by, binv2, bcoef, bcut2, b
     if m % 2 == 1:
         ri = t0 + m - 1
         t = t_order[ri]
-        acc[m - 1] += _sym_one(tx[t], ty[t], scoef[t], ri, nb, bx, by, binv2, bcoef, bcut2, brank, bacc)
+        acc[m - 1] += _sym_one(tx[t], ty[t], scoef[t], ri, nb, bx, by, bnl2, bcoef, bcut2, brank, bacc)
 
 
 @njit(cache=True, inline="always")
-def _flush_any(sym, q, tx, ty, self_pos, scoef, t_order, t0, m, nb, bx, by, binv2, bcoef, bcut2, bidx, brank, acc,
+def _flush_any(sym, q, tx, ty, self_pos, scoef, t_order, t0, m, nb, bx, by, bnl2, bcoef, bcut2, bidx, brank, acc,
                bacc, out_thr):
     if sym:
-        _flush_sym(tx, ty, scoef, t_order, t0, m, nb, bx, by, binv2, bcoef, bcut2, brank, acc, bacc)
+        _flush_sym(tx, ty, scoef, t_order, t0, m, nb, bx, by, bnl2, bcoef, bcut2, brank, acc, bacc)
         for c in range(nb):  # the sources' shares, to this thread's row
             out_thr[q, bidx[c]] += bacc[c]
             bacc[c] = 0.0
     else:
-        _flush(tx, ty, self_pos, t_order, t0, m, nb, bx, by, binv2, bcoef, bcut2, bidx, acc)
+        _flush(tx, ty, self_pos, t_order, t0, m, nb, bx, by, bnl2, bcoef, bcut2, bidx, acc)
 
 
 @njit(parallel=True, cache=True, fastmath=_FM)
@@ -508,7 +514,7 @@ def gather_tiled_kernel(tx, ty, self_pos, sx, sy, sinv2, scoef, scut2, gx0, gy0,
     for q in prange(nthreads):
         bx = np.empty(cap, dtype=sx.dtype)
         by = np.empty(cap, dtype=sx.dtype)
-        binv2 = np.empty(cap, dtype=sx.dtype)
+        bnl2 = np.empty(cap, dtype=sx.dtype)
         bcoef = np.empty(cap, dtype=sx.dtype)
         bcut2 = np.empty(cap, dtype=sx.dtype)
         bidx = np.empty(cap, dtype=np.int64)
@@ -567,17 +573,17 @@ def gather_tiled_kernel(tx, ty, self_pos, sx, sy, sinv2, scoef, scut2, gx0, gy0,
                             brank[nb] = rank[jj]
                         bx[nb] = sx[jj]
                         by[nb] = sy[jj]
-                        binv2[nb] = sinv2[jj]
+                        bnl2[nb] = sinv2[jj] * _NEG_LOG2E
                         bcoef[nb] = scoef[jj]
                         bcut2[nb] = scut2[jj]
                         bidx[nb] = jj
                         nb += 1
                         if nb == cap:
-                            _flush_any(sym, q, tx, ty, self_pos, scoef, t_order, t0, m, nb, bx, by, binv2, bcoef,
+                            _flush_any(sym, q, tx, ty, self_pos, scoef, t_order, t0, m, nb, bx, by, bnl2, bcoef,
                                        bcut2, bidx, brank, acc, bacc, out_thr)
                             nb = 0
             if nb > 0:
-                _flush_any(sym, q, tx, ty, self_pos, scoef, t_order, t0, m, nb, bx, by, binv2, bcoef, bcut2, bidx,
+                _flush_any(sym, q, tx, ty, self_pos, scoef, t_order, t0, m, nb, bx, by, bnl2, bcoef, bcut2, bidx,
                            brank, acc, bacc, out_thr)
             for i in range(m):
                 t = t_order[t0 + i]
