@@ -212,7 +212,6 @@ def exp2_mul(a, b):
     ``exp_nonpos(a * b * ...)`` takes 19, and no ln 2 reduction steps.  Relative error < 5e-16
     (tests/test_kde_tiled.py checks it against ``numpy.exp2``).  Below -1022 (where ``2**n`` would be
     subnormal) it returns 0 (absolute error < 2.3e-308); NaN propagates."""
-    y = a * b
     t = _fma(a, b, _MAGIC)
     n = t - _MAGIC
     f = _fma(a, b, -n)
@@ -229,10 +228,11 @@ def exp2_mul(a, b):
     b1 = _fma(f2, a3, a2)
     b2 = _fma(f2, a5, a4)
     p = _fma(f8, b2, _fma(f4, b1, b0))
-    # below -1022 (and for +-inf or NaN products) t's bits are no exponent: the selects drop them
+    # below -1022 (and for infinite or NaN products) t's bits are no exponent: the selects drop them
+    # (n < -1022 there too: n = t - 1.5 2^52 is the product itself once it is beyond 2^51 in size)
     v = p * _i64_as_f64((_f64_as_i64(t) + 1023) << 52)
-    v0 = 0.0 if y < -1022.0 else v
-    return y if y != y else v0
+    v0 = 0.0 if n < -1022.0 else v
+    return n if n != n else v0
 
 
 # Cephes' rational approximations of erf and erfc (S. L. Moshier, Cephes Math Library 2.9, ndtr.c):
