@@ -80,6 +80,19 @@ def fdiv(typingctx, a, b):
 
 
 @intrinsic
+def _select(typingctx, cond, a, b):
+    """``a if cond else b`` as one LLVM ``select``: no branch in Numba's IR, so a kernel that inlines
+    several of these functions does not trip Numba's SSA check on the phi nodes of ternaries."""
+    if not (isinstance(cond, types.Boolean) and a == b and isinstance(a, (types.Float, types.Integer))):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.select(args[0], args[1], args[2])
+
+    return a(cond, a, b), codegen
+
+
+@intrinsic
 def _f64_as_i64(typingctx, x):
     sig = types.int64(types.float64)
 
@@ -187,10 +200,9 @@ def exp_nonpos(x):
     c1 = _fma(r4, 1.0 / 479001600.0, b2)
     p = _fma(r8, c1, c0)
     y = p * _i64_as_f64((_f64_as_i64(t) + 1023) << 52)
-    # selects, each name assigned once: a function that inlines this twice (two targets per pass
-    # in the KDE gather) otherwise trips Numba's SSA check on the reassigned name
-    y0 = 0.0 if x < _XMIN else y
-    return x if x != x else y0
+    # selects, not branches: a function that inlines this twice (two targets per pass in the KDE
+    # gather) otherwise trips Numba's SSA check
+    return _select(x != x, x, _select(x < _XMIN, 0.0, y))
 
 
 # 2**f = 1 + f q(f) on |f| <= 1/2: q of degree 10 interpolated at its 11 Chebyshev nodes in 50-digit
@@ -231,8 +243,7 @@ def exp2_mul(a, b):
     # below -1022 (and for infinite or NaN products) t's bits are no exponent: the selects drop them
     # (n < -1022 there too: n = t - 1.5 2^52 is the product itself once it is beyond 2^51 in size)
     v = p * _i64_as_f64((_f64_as_i64(t) + 1023) << 52)
-    v0 = 0.0 if n < -1022.0 else v
-    return n if n != n else v0
+    return _select(n != n, n, _select(n < -1022.0, 0.0, v))
 
 
 # Cephes' rational approximations of erf and erfc (S. L. Moshier, Cephes Math Library 2.9, ndtr.c):
@@ -406,10 +417,8 @@ def exp_fast32(x):
     p = p * r + _C[7]
     scale = _i32_as_f32((_f32_as_i32(n + _MAGIC_F) + np.int32(127)) << np.int32(23))
     y = p * scale
-    # selects, each name assigned once (see exp_nonpos)
-    y0 = np.float32(0.0) if x < _XMIN_F else y
-    y1 = np.float32(np.inf) if x > _XMAX_F else y0
-    return x if x != x else y1
+    # selects, not branches (see exp_nonpos)
+    return _select(x != x, x, _select(x > _XMAX_F, np.float32(np.inf), _select(x < _XMIN_F, np.float32(0.0), y)))
 
 
 def exp_like(x):  # pragma: no cover - replaced by the overload inside Numba code

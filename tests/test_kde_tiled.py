@@ -283,6 +283,24 @@ def test_edge_masses_dense_tables_equal_memoised():
     assert np.max(np.abs(eng.edge_masses(bws) - got[10**9])) < 1e-14  # the engine's default choice
 
 
+def test_edge_masses_of_one_band_and_run_in_reach():
+    # a rectangle (every point: one band, one run) and a window with a hole (points far from it see one
+    # band and one run, points near it several): the direct four-CDF path against the cell-by-cell
+    # NumPy integral, bandwidths from a fifth of a cell to beyond the window, points up to the edges
+    rng = np.random.default_rng(5)
+    rect = np.ones((40, 50), bool)
+    holed = rect.copy()
+    holed[15:22, 20:31] = False
+    for mask in (rect, holed):
+        w = Window.from_mask(mask, -3.0, 2.0, 0.1)
+        pts = np.column_stack([rng.uniform(-3.0, 2.0, 300), rng.uniform(2.0, 6.0, 300)])
+        pts = pts[w.contains(pts)][:200]
+        bws = np.exp(rng.uniform(np.log(0.02), np.log(8.0), len(pts)))
+        eng = make_engine(pts, w, 4.0, backend="cpu")
+        ref = nk.edge_masses(pts, bws, w.mask, w.x0, w.y0, w.cell_size)
+        assert np.max(np.abs(eng.edge_masses(bws) - ref)) < 1e-12
+
+
 @pytest.mark.parametrize("tile,cap", [(cpu.TILE, cpu.TILE_CAP), (1, 3), (5, 7), (64, 64)])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_symmetric_gather_with_one_bandwidth(monkeypatch, tile, cap, dtype):

@@ -134,6 +134,29 @@ def _mass_memo(x, y, b, x0, y0, cs, nrows, r_top, r_bot, ca, cb, g0, g1, band_r0
 
 
 @njit(cache=True, inline="always")
+def _mass_one_run(x, y, b, x0, y0, cs, nrows, r_top, r_bot, ca, cb, r0, r1, c0, c1):
+    """:func:`_mass_memo` when a single band of rows [r0, r1) with a single run of columns [c0, c1)
+    is in reach (a rectangular window, or a point deep inside one): the same four CDFs, the same
+    expressions and bits, without the memo tables (their allocation was most of the time)."""
+    if c0 > cb:
+        return 0.0
+    ftop = 1.0
+    if r0 >= r_top:
+        ftop = ndtr_fast((y0 + (nrows - r0) * cs - y) / b)
+    fbot = 0.0
+    if r1 <= r_bot + 1:
+        fbot = ndtr_fast((y0 + (nrows - r1) * cs - y) / b)
+    my = ftop - fbot
+    if my == 0.0:
+        return 0.0
+    f0 = 0.0
+    if c0 >= ca:
+        f0 = ndtr_fast((x0 + c0 * cs - x) / b)
+    cc = min(c1, cb)
+    return my * (ndtr_fast((x0 + cc * cs - x) / b) - f0)
+
+
+@njit(cache=True, inline="always")
 def _mass_dense(x, y, b, x0, y0, cs, nrows, r_top, r_bot, ca, cb, g0, g1, band_r0, band_r1, band_ptr,
                 runs_c0, runs_c1, run_band):
     """The same sum with every edge's CDF in reach computed up front by :func:`_fill_cdf`.
@@ -208,7 +231,11 @@ def edge_mass_kernel(px, py, bws, idx, x0, y0, cs, nrows, ncols, band_r0, band_r
             g1 = row_band[r_bot] + 1
             dense = (dense_edges * (g1 - g0) >= r_bot - r_top + 2
                      and dense_edges * (band_ptr[g1] - band_ptr[g0]) >= cb - ca + 1)
-            if dense:
+            if g1 - g0 == 1 and band_ptr[g1] - band_ptr[g0] == 1 and runs_c1[band_ptr[g0]] > ca:
+                lo = band_ptr[g0]
+                mass = _mass_one_run(x, y, b, x0, y0, cs, nrows, r_top, r_bot, ca, cb, band_r0[g0], band_r1[g0],
+                                     runs_c0[lo], runs_c1[lo])
+            elif dense:
                 mass = _mass_dense(x, y, b, x0, y0, cs, nrows, r_top, r_bot, ca, cb, g0, g1, band_r0, band_r1,
                                    band_ptr, runs_c0, runs_c1, run_band)
             else:
