@@ -20,6 +20,11 @@ Hot steps
   less time per point than the memoised scalar CDFs on the eBird mask at its widest bandwidths.
 * With one bandwidth for all points (the adaptive search's pilots, fixed fits, CV) the tiled
   gather sums each pair once (one exp for both directions).
+* The tiled gather's kernels are ``2**(d^2 x -log2(e) / (2 b^2))`` by
+  :func:`~hphawkes_py._fastmath.exp2_mul` (the product held in an FMA, no ln 2 reduction, a degree-11
+  polynomial: 14 instead of 19 multiplies/FMAs per pair), two targets per pass over a tile's buffer
+  (each candidate loaded once for both; two independent chains).  Measured on sim50000, one thread:
+  the search 6.4-6.7 s -> 4.9-5.9 s with the edge masses' direct path for one band and run.
 """
 from __future__ import annotations
 
