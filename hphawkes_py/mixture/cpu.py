@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import threading
 import types
 
 import numpy as np
@@ -747,7 +748,7 @@ class CpuEngine(Engine):
             self._Wt64 = np.ascontiguousarray(W64.T)
 
     # ------------------------------------------------------------------ parallel driver
-    def _run(self, n, work, nblocks: int = 1, start_block=None):
+    def _run(self, n, work, nblocks: int = 1, start_block=None, finish=None):
         """Call ``work(lo, hi, phi_t, D, b)`` for every chunk of [0, n) on the worker threads.
 
         ``phi_t`` is an (F, hi - lo) feature-major scratch (rows of a larger buffer, so
@@ -761,7 +762,17 @@ class CpuEngine(Engine):
         whichever worker takes it, so totals taken over the blocks in order do not depend on the
         number of threads or on the scheduling.  ``start_block(b)``, if given, is called by the
         worker that takes block ``b`` before its first chunk (to clear the block's accumulators
-        on that worker's core).
+        on that worker's core).  The calling thread is one of the workers (one thread fewer to
+        wake per call).
+
+        ``finish(lo, hi, b)``, if given, lets a worker that finds no unclaimed block left take the
+        last not yet started chunks of the blocks still running, one at a time (those blocks are
+        ~1/16 of the sweep each: without this the first worker done idled for half a block on
+        average, 2-3 ms per sweep): it calls ``work(lo, hi, phi_t, D, -1)``, which must do
+        everything but the part that has to run in chunk order within the block (the label
+        moments), and the block's worker calls ``finish(lo, hi, b)`` for those chunks, in order,
+        once they are done, so every block is still accumulated in the same order.  ``work`` must
+        then return None.
         """
         chunk = max(1, min(self.chunk, n))
         nchunks = -(-n // chunk)
@@ -772,38 +783,82 @@ class CpuEngine(Engine):
             if start_block is not None:
                 start_block(0)
                 start_block = None
+            finish = None
         else:
             tasks = [(b * nchunks // B, (b + 1) * nchunks // B, b) for b in range(B)]
         out = [None] * len(tasks)
         claim = itertools.count()  # next() on it is atomic (C code under the GIL): no lock
+        # per task: [next chunk its worker takes, end of the chunks left to that worker]; chunks
+        # from the end on were taken by other workers, and their events are set once drawn
+        left = [[c0, c1] for c0, c1, _ in tasks]
+        lock = threading.Lock()
+        drawn = {}
+
+        def bounds(c):
+            return c * chunk, min(n, (c + 1) * chunk)
+
+        def own(i, phi_t, D):
+            c0, c1, b = tasks[i]
+            if start_block is not None:
+                start_block(b)
+            acc = None
+            st = left[i]
+            while True:
+                with lock:
+                    c = st[0]
+                    if c >= st[1]:
+                        break
+                    st[0] = c + 1
+                lo, hi = bounds(c)
+                r = work(lo, hi, phi_t[:, : hi - lo], D[: hi - lo], b)
+                if r is not None:
+                    acc = r if acc is None else acc + r
+            for c in range(st[1], c1):  # drawn by other workers: the ordered part, in order
+                drawn[c].wait()
+                finish(*bounds(c), b)
+            out[i] = acc
+
+        def steal(phi_t, D):
+            with lock:
+                i = max(range(len(tasks)), key=lambda t: left[t][1] - left[t][0])
+                if left[i][1] <= left[i][0]:
+                    return False
+                left[i][1] -= 1
+                c = left[i][1]
+                done = drawn[c] = threading.Event()
+            try:
+                lo, hi = bounds(c)
+                work(lo, hi, phi_t[:, : hi - lo], D[: hi - lo], -1)
+            finally:
+                done.set()  # also on an error: the block's worker must not wait for ever
+            return True
 
         def worker(_):
             phi_t = np.empty((self.F, chunk), dtype=self.dtype)
             D = np.empty((chunk, self.k), dtype=self.dtype)
             for i in iter(lambda: next(claim), None):
                 if i >= len(tasks):
-                    return
-                c0, c1, b = tasks[i]
-                if start_block is not None:
-                    start_block(b)
-                acc = None
-                for c in range(c0, c1):
-                    lo = c * chunk
-                    hi = min(n, lo + chunk)
-                    r = work(lo, hi, phi_t[:, : hi - lo], D[: hi - lo], b)
-                    if r is not None:
-                        acc = r if acc is None else acc + r
-                out[i] = acc
+                    break
+                own(i, phi_t, D)
+            if finish is not None:
+                while steal(phi_t, D):
+                    pass
 
         with _single_threaded_blas():
             if T == 1:
                 worker(0)
             else:
-                if self._pool is None or self._pool._max_workers < T:
+                if self._pool is None or self._pool._max_workers < T - 1:
                     from concurrent.futures import ThreadPoolExecutor
 
-                    self._pool = ThreadPoolExecutor(max_workers=T, thread_name_prefix="hphawkes-mixture")
-                list(self._pool.map(worker, range(T)))  # waits; re-raises a worker's exception
+                    self.close()
+                    self._pool = ThreadPoolExecutor(max_workers=T - 1, thread_name_prefix="hphawkes-mixture")
+                futures = [self._pool.submit(worker, t) for t in range(1, T)]
+                try:
+                    worker(0)
+                finally:
+                    for f in futures:
+                        f.result()  # waits; re-raises a worker's exception
         return out
 
     def _xnorm(self):
@@ -855,20 +910,32 @@ class CpuEngine(Engine):
             refined = np.empty(self.n, dtype=np.uint8)
 
         def work(lo, hi, phi_t, D, b):
+            # b < 0: a chunk taken from another worker's block, whose worker adds its moments (finish)
             _features_t(Xf[lo:hi], phi_t)
             if certified:
                 np.matmul(phi_t[1:].T, W32x, out=D)
-                _certified_chunk(D, c0, ea, eb, eps, xnorm[lo:hi], u[lo:hi], X[lo:hi], Wt64, z[lo:hi], ll[lo:hi], margin,
-                                 kept[lo:hi], refined[lo:hi], E[lo:hi], M[b])
+                args = (D, c0, ea, eb, eps, xnorm[lo:hi], u[lo:hi], X[lo:hi], Wt64, z[lo:hi], ll[lo:hi], margin,
+                        kept[lo:hi], refined[lo:hi], E[lo:hi])
+                if b >= 0:
+                    _certified_chunk(*args, M[b])
+                else:
+                    _sample_rows_certified(*args)
                 return
             np.matmul(phi_t.T, W, out=D)
             if prune:
-                _pruned_chunk(D, u[lo:hi], X[lo:hi], z[lo:hi], ll[lo:hi], margin, kept[lo:hi], M[b])
+                if b >= 0:
+                    _pruned_chunk(D, u[lo:hi], X[lo:hi], z[lo:hi], ll[lo:hi], margin, kept[lo:hi], M[b])
+                else:
+                    _sample_rows_pruned(D, u[lo:hi], z[lo:hi], ll[lo:hi], margin, kept[lo:hi])
             else:
                 _sample_rows_ser(D, u[lo:hi], z[lo:hi], ll[lo:hi])
-                _add_moments(X[lo:hi], z[lo:hi], M[b])
+                if b >= 0:
+                    _add_moments(X[lo:hi], z[lo:hi], M[b])
 
-        self._run(self.n, work, STAT_BLOCKS, lambda b: _clear_moments(M[b]))
+        def finish(lo, hi, b):
+            _add_moments(X[lo:hi], z[lo:hi], M[b])
+
+        self._run(self.n, work, STAT_BLOCKS, lambda b: _clear_moments(M[b]), finish)
         self.last_refined_fraction = float(refined.sum(dtype=np.int64)) / self.n if certified and self.n else None
         # certified float32 rows carry the float32 log-sum-exp, within E_i of the float64 one
         self.last_loglik_error_bound = float(E[refined == 0].sum()) if certified else 0.0
