@@ -668,11 +668,13 @@ class CpuEngine(Engine):
     """Hot steps of the TDP mixture on the CPU (see the module docstring).
 
     Parallel over chunks of points: ``threads`` Python worker threads (Numba's thread
-    count by default) each claim fixed blocks of consecutive chunks, one at a time, and run,
-    per chunk, the quadratic features (Numba, GIL released), the GEMM against the coefficient
-    matrix (single-threaded BLAS, GIL released) and the per-row log-sum-exp and draw
-    (Numba, GIL released).  Per-worker buffers and per-block partial sums: no locks, and the
-    result does not depend on the number of threads.
+    count by default; the calling thread is one of them) each claim fixed blocks of consecutive
+    chunks, one at a time, and run, per chunk, the quadratic features (Numba, GIL released), the
+    GEMM against the coefficient matrix (single-threaded BLAS, GIL released) and the per-row
+    log-sum-exp and draw (Numba, GIL released); a worker with no block left draws the last
+    unstarted chunks of the blocks still running, whose own workers add their label moments
+    (:meth:`_run`).  Per-worker buffers and per-block partial sums, each block accumulated in
+    chunk order: the result does not depend on the number of threads.
 
     Parameters
     ----------
