@@ -452,6 +452,7 @@ def _sample_rows_certified(D32, c0, ea, eb, eps, xnorm, u, X, Wt, z, loglik, T, 
     vals = np.empty(k, dtype=np.float64)
     drow = np.empty(k, dtype=np.float64)
     d1 = np.empty(k, dtype=np.float64)
+    dc = np.empty(k, dtype=np.float64)
     phi1 = np.empty((1, F), dtype=np.float64)
     phi = phi1[0]
     # the bound's own rounding and |phi(x32)| vs |phi(x)| (as in float32_error_factor), outwards
@@ -496,12 +497,16 @@ def _sample_rows_certified(D32, c0, ea, eb, eps, xnorm, u, X, Wt, z, loglik, T, 
             cut = m - T - 2.0 * e_all
             nc = 0
             for j in range(k):
-                d1[j] = -np.inf
                 if drow[j] >= cut:
                     cand[nc] = j
                     nc += 1
             _candidate_dots(phi, Wt, cand, nc, d1)
-            z[i], loglik[i], kept[i] = _draw_row(d1, u[i], T, idx, vals)
+            # the pruned draw over the candidates only (the others are -inf: never kept), the
+            # same kept components in the same order, so the same label and log-likelihood
+            for t in range(nc):
+                dc[t] = d1[cand[t]]
+            zc, loglik[i], kept[i] = _draw_row(dc[:nc], u[i], T, idx, vals)
+            z[i] = cand[zc] if kept[i] > 0 else 0  # 0 as the full row's draw when nothing has mass
             refined[i] = 1
 
 
