@@ -217,6 +217,27 @@ def test_a_certificate_without_the_error_bound_fails(monkeypatch):
     assert (e32.sample_labels(u) != z64).sum() > 0
 
 
+@pytest.mark.parametrize("k", [1, 63, 64, 65, 200])
+def test_refinement_selection_and_row_features_equal_numpy(k):
+    """The refined rows' helpers: the components at or above a cut (bit masks, ascending) equal
+    ``np.flatnonzero``, -inf entries included; one row's quadratic features equal NumPy's bit for
+    bit."""
+    from numba import njit
+
+    rng = np.random.default_rng(k)
+    row = rng.normal(size=k)
+    row[rng.random(k) < 0.2] = -np.inf
+    select = njit(lambda row, thr, idx: C._select(row, thr, idx))
+    idx = np.empty(k, np.int64)
+    for thr in (-np.inf, -1.0, 0.3, np.inf):
+        cnt = select(row, thr, idx)
+        np.testing.assert_array_equal(idx[:cnt], np.flatnonzero(row >= thr))
+    x = rng.normal(size=5)
+    phi = np.empty(features_numpy(x[None]).shape[1])
+    njit(lambda x, phi: C._row_features(x, phi))(x, phi)
+    np.testing.assert_array_equal(phi, features_numpy(x[None])[0])
+
+
 def test_certificate_exp_bound_and_candidate_dots():
     """The certificate's e^{2E} is replaced by a cubic upper bound for 2E <= 0.1 (never below e^x
     but for rounding, which the certificate's 1e-12 slack covers, and within 2e-5 of it there),
