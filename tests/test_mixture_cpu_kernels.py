@@ -109,6 +109,43 @@ def test_engine_results_do_not_depend_on_the_thread_count(dtype):
         np.testing.assert_array_equal(other[4], out[0][4])
 
 
+@pytest.mark.parametrize("dtype,prune", [(np.float64, True), (np.float32, True), (np.float64, False)])
+def test_chunks_drawn_by_other_workers_keep_every_result(dtype, prune):
+    """Workers with no block left take the last chunks of the blocks still running (``_run``'s
+    ``finish``): labels, log-likelihood and label statistics stay bit-identical to one thread's,
+    and the statistics equal the NumPy sums.  Two chunks per block and eight threads, so that
+    chunks are taken (checked: the block's worker adds their moments through ``finish``)."""
+    rng = np.random.default_rng(8)
+    n, p, k = 32 * 64, 3, 10
+    X = rng.normal(size=(n, p))
+    comps = (np.log(rng.dirichlet(np.ones(k))), rng.normal(size=(k, p)), np.tile(np.eye(p) * 1.3, (k, 1, 1)),
+             np.full(k, -2 * p * np.log(1.3)))
+    u = rng.random(n)
+    one = CpuEngine(X, threads=1, chunk_size=64, dtype=dtype, prune=prune)
+    one.set_components(*comps)
+    z1 = one.sample_labels(u).copy()
+    ref = (z1, one.loglik, one.label_stats())
+    np.testing.assert_allclose(ref[2], np.stack([features_numpy(X)[z1 == j].sum(0) for j in range(k)]),
+                               rtol=1e-12, atol=1e-9)
+    eng = CpuEngine(X, threads=8, chunk_size=64, dtype=dtype, prune=prune)
+    eng.set_components(*comps)
+    run, taken = eng._run, []
+
+    def spy(n, work, nblocks=1, start_block=None, finish=None):
+        return run(n, work, nblocks, start_block, lambda lo, hi, b: (taken.append(lo), finish(lo, hi, b)))
+
+    eng._run = spy
+    for _ in range(50):  # the scheduling decides which chunks are taken; repeat until some are
+        z = eng.sample_labels(u).copy()
+        np.testing.assert_array_equal(z, ref[0])
+        assert eng.loglik == ref[1]
+        np.testing.assert_array_equal(eng.label_stats(), ref[2])
+        if taken:
+            break
+    assert taken
+    eng.close()
+
+
 def _offset_problem(seed=4, n=4000, p=3, k=12, offset=100.0):
     """Data far from the origin with tight, overlapping components: the expanded quadratic form
     cancels heavily (at offset 100: float32 log densities off by ~0.1 nats, ten plain float32
@@ -178,6 +215,27 @@ def test_a_certificate_without_the_error_bound_fails(monkeypatch):
     e32 = CpuEngine(X, dtype=np.float32)
     e32.set_components(*comps)
     assert (e32.sample_labels(u) != z64).sum() > 0
+
+
+@pytest.mark.parametrize("k", [1, 63, 64, 65, 200])
+def test_refinement_selection_and_row_features_equal_numpy(k):
+    """The refined rows' helpers: the components at or above a cut (bit masks, ascending) equal
+    ``np.flatnonzero``, -inf entries included; one row's quadratic features equal NumPy's bit for
+    bit."""
+    from numba import njit
+
+    rng = np.random.default_rng(k)
+    row = rng.normal(size=k)
+    row[rng.random(k) < 0.2] = -np.inf
+    select = njit(lambda row, thr, idx: C._select(row, thr, idx))
+    idx = np.empty(k, np.int64)
+    for thr in (-np.inf, -1.0, 0.3, np.inf):
+        cnt = select(row, thr, idx)
+        np.testing.assert_array_equal(idx[:cnt], np.flatnonzero(row >= thr))
+    x = rng.normal(size=5)
+    phi = np.empty(features_numpy(x[None]).shape[1])
+    njit(lambda x, phi: C._row_features(x, phi))(x, phi)
+    np.testing.assert_array_equal(phi, features_numpy(x[None])[0])
 
 
 def test_certificate_exp_bound_and_candidate_dots():

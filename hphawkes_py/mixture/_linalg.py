@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-__all__ = ["chol_factors", "inv_wishart_bartlett"]
+__all__ = ["chol_factors", "inv_wishart_bartlett", "iw_posterior_scale"]
 
 
 
@@ -109,6 +109,30 @@ def _iw_bartlett_loops(Psi, adiag, alow, out, bad):
                 out[q, j, i] = s
 
 
+def _iw_scale_loops(N, S1, S2, mu, m0, gamma0, Phi0, out):
+    """out[j] = sym(S2_j - mu_j s_j' - s_j mu_j' + n_j mu_j mu_j' + (mu_j - m0)(mu_j - m0)' / gamma0 + Phi0_j)
+    where n_j > 0 and sym(Phi0_j) where n_j = 0, sym(A) = (A + A') / 2 (s_j = ``S1[j]``): the
+    inverse-Wishart scale of :func:`._math.gibbs_mu_sigma`, every entry with the same operations
+    in the same order as its NumPy expression (no fast-math: no fused multiply-adds), so the bits
+    are the same, without its eight (k, p, p) temporaries."""
+    k, p = S1.shape
+    A = np.empty((p, p))
+    for j in range(k):
+        if N[j] > 0:
+            for a in range(p):
+                da = mu[j, a] - m0[a]
+                for b in range(p):
+                    sc = ((S2[j, a, b] - mu[j, a] * S1[j, b]) - S1[j, a] * mu[j, b]) + N[j] * (mu[j, a] * mu[j, b])
+                    A[a, b] = (sc + (da * (mu[j, b] - m0[b])) / gamma0) + Phi0[j, a, b]
+        else:
+            for a in range(p):
+                for b in range(p):
+                    A[a, b] = Phi0[j, a, b]
+        for a in range(p):
+            for b in range(p):
+                out[j, a, b] = 0.5 * (A[a, b] + A[b, a])
+
+
 @functools.lru_cache(maxsize=1)
 def _compiled():
     # compiled on first use (cached on disk): importing the mixture loads no Numba kernels
@@ -117,7 +141,7 @@ def _compiled():
     # serial: ~1 ms for k = 256, p = 14, where a parallel loop gains little on an idle host and
     # loses 10x on a loaded one; the dot products may be reassociated (SIMD), NaN checks stay
     jit = njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
-    return jit(_chol_inv_loops), jit(_iw_bartlett_loops)
+    return jit(_chol_inv_loops), jit(_iw_bartlett_loops), njit(cache=True, nogil=True)(_iw_scale_loops)
 
 
 def _not_pd(what: str, q: int, shape) -> np.linalg.LinAlgError:
@@ -153,4 +177,16 @@ def inv_wishart_bartlett(Psi: np.ndarray, adiag: np.ndarray, alow: np.ndarray) -
                    out, bad)
     if bad.any():
         raise _not_pd("inverse-Wishart scale matrix", int(np.argmax(bad)), P.shape)
+    return out
+
+
+def iw_posterior_scale(N, S1, S2, mu, m0, gamma0, Phi0) -> np.ndarray:
+    """The (k, p, p) inverse-Wishart scales of the Gibbs step for Sigma (see :func:`_iw_scale_loops`):
+    ``Phi0 + scatter about mu_j + (mu_j - m0)(mu_j - m0)' / gamma0`` for occupied components
+    (``N[j] > 0``), ``Phi0`` for empty ones, symmetrised.  ``Phi0`` is (p, p) or (k, p, p)."""
+    k, p = S1.shape
+    out = np.empty((k, p, p))
+    f64 = functools.partial(np.ascontiguousarray, dtype=np.float64)
+    _compiled()[2](f64(N), f64(S1), f64(S2), f64(mu), f64(m0), float(gamma0),
+                   np.broadcast_to(np.asarray(Phi0, dtype=np.float64), (k, p, p)), out)
     return out

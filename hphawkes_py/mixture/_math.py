@@ -84,13 +84,11 @@ def gibbs_mu_sigma(rng, N, S1, S2, L_old, m0, gamma0, nu0, Phi0):
     prec = 1.0 / gamma0 + N
     post_mean = (m0[None, :] / gamma0 + S1) / prec[:, None]
     mu = post_mean + np.einsum("jab,jb->ja", L_old, zmu) / np.sqrt(prec)[:, None]
-    dm = mu - m0[None, :]
-    Psi = scatter_about(N, S1, S2, mu) + np.einsum("ja,jb->jab", dm, dm) / gamma0 + Phi0
+    # Phi0 + scatter_about(N, S1, S2, mu) + (mu - m0)(mu - m0)' / gamma0, Phi0 for the empty
+    # components (prior draw), symmetrised: one Numba loop, bit-identical to the NumPy expression
+    Psi = _linalg.iw_posterior_scale(N, S1, S2, mu, m0, gamma0, Phi0)
     df = N + p + nu0 + 2.0
-    # empty components: prior draw
-    Psi[~occ] = Phi0 if Phi0.ndim == 2 else Phi0[~occ]
     df[~occ] = nu0 + p + 1.0
-    Psi = 0.5 * (Psi + np.swapaxes(Psi, 1, 2))
     Sigma = rinvwishart(rng, df, Psi)
     if (~occ).any():
         Le = _linalg.chol_factors(Sigma[~occ])[0]  # batched Numba loops, not one LAPACK call per matrix

@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import threading
 import types
 
 import numpy as np
@@ -403,6 +404,41 @@ def _candidate_dots(phi, Wt, cand, nc, d1):
 
 
 @njit(cache=True, inline="always")
+def _select(row, thr, idx):
+    """The j with row[j] >= thr, ascending, into ``idx``; returns their count (the bit masks of
+    :func:`_kept_exp`, 64 components a word: a compare and a branch per component cost ~1 ns
+    each, mostly mispredictions)."""
+    k = row.shape[0]
+    cnt = 0
+    for w in range((k + 63) // 64):
+        lo = w * 64
+        hi = min(k, lo + 64)
+        bits = np.uint64(0)
+        for j in range(lo, hi):
+            bits |= np.uint64(1 if row[j] >= thr else 0) << np.uint64(j - lo)
+        while bits != np.uint64(0):
+            idx[cnt] = lo + np.int64(count_trailing_zeros(bits))
+            cnt += 1
+            bits &= bits - np.uint64(1)
+    return cnt
+
+
+@njit(cache=True, inline="always")
+def _row_features(x, phi):
+    """phi = [1, x, x_a x_b for a <= b]: :func:`features` of one row, the same products."""
+    p = x.shape[0]
+    phi[0] = 1.0
+    for a in range(p):
+        phi[1 + a] = x[a]
+    f = 1 + p
+    for a in range(p):
+        xa = x[a]
+        for b in range(a, p):
+            phi[f] = xa * x[b]
+            f += 1
+
+
+@njit(cache=True, inline="always")
 def _certified(prev, acc, s, u, E):
     """The certificate of :func:`_sample_rows_certified`: whether u lies strictly between the
     bounds on the exact CDF before and at the chosen component (mass ``prev`` before it, ``acc``
@@ -451,8 +487,8 @@ def _sample_rows_certified(D32, c0, ea, eb, eps, xnorm, u, X, Wt, z, loglik, T, 
     vals = np.empty(k, dtype=np.float64)
     drow = np.empty(k, dtype=np.float64)
     d1 = np.empty(k, dtype=np.float64)
-    phi1 = np.empty((1, F), dtype=np.float64)
-    phi = phi1[0]
+    dc = np.empty(k, dtype=np.float64)
+    phi = np.empty(F, dtype=np.float64)
     # the bound's own rounding and |phi(x32)| vs |phi(x)| (as in float32_error_factor), outwards
     eps = eps * (1.0 + 4.0 * 2.0 ** -24)
     amax = 0.0
@@ -489,18 +525,17 @@ def _sample_rows_certified(D32, c0, ea, eb, eps, xnorm, u, X, Wt, z, loglik, T, 
             refined[i] = 0
         else:
             # exact float64 densities of this row, then the float64 pruned draw
-            _features_ser(X[i:i + 1], phi1)
+            _row_features(X[i], phi)
             # only candidates can be kept by the float64 draw: d~_j < m~ - T - 2 E_all implies
             # d_j < max_j d_j - T (all d within E_all of d~)
-            cut = m - T - 2.0 * e_all
-            nc = 0
-            for j in range(k):
-                d1[j] = -np.inf
-                if drow[j] >= cut:
-                    cand[nc] = j
-                    nc += 1
+            nc = _select(drow, m - T - 2.0 * e_all, cand)
             _candidate_dots(phi, Wt, cand, nc, d1)
-            z[i], loglik[i], kept[i] = _draw_row(d1, u[i], T, idx, vals)
+            # the pruned draw over the candidates only (the others are -inf: never kept), the
+            # same kept components in the same order, so the same label and log-likelihood
+            for t in range(nc):
+                dc[t] = d1[cand[t]]
+            zc, loglik[i], kept[i] = _draw_row(dc[:nc], u[i], T, idx, vals)
+            z[i] = cand[zc] if kept[i] > 0 else 0  # 0 as the full row's draw when nothing has mass
             refined[i] = 1
 
 
@@ -667,11 +702,13 @@ class CpuEngine(Engine):
     """Hot steps of the TDP mixture on the CPU (see the module docstring).
 
     Parallel over chunks of points: ``threads`` Python worker threads (Numba's thread
-    count by default) each claim fixed blocks of consecutive chunks, one at a time, and run,
-    per chunk, the quadratic features (Numba, GIL released), the GEMM against the coefficient
-    matrix (single-threaded BLAS, GIL released) and the per-row log-sum-exp and draw
-    (Numba, GIL released).  Per-worker buffers and per-block partial sums: no locks, and the
-    result does not depend on the number of threads.
+    count by default; the calling thread is one of them) each claim fixed blocks of consecutive
+    chunks, one at a time, and run, per chunk, the quadratic features (Numba, GIL released), the
+    GEMM against the coefficient matrix (single-threaded BLAS, GIL released) and the per-row
+    log-sum-exp and draw (Numba, GIL released); a worker with no block left draws the last
+    unstarted chunks of the blocks still running, whose own workers add their label moments
+    (:meth:`_run`).  Per-worker buffers and per-block partial sums, each block accumulated in
+    chunk order: the result does not depend on the number of threads.
 
     Parameters
     ----------
@@ -711,14 +748,13 @@ class CpuEngine(Engine):
         self._pool = None
         self.W = None
         self.prune = bool(prune)
-        self.last_kept_fraction = None
-        self.last_refined_fraction = None
-        self.last_loglik_error_bound = 0.0
+        self._last_draw = None  # (kept, refined, E, k) of the last label draw, for the diagnostics
 
     def __getstate__(self):
         state = self.__dict__.copy()
         state["_pool"] = None
         state.pop("_M", None)  # scratch (the label-moment blocks), rebuilt on use
+        state["_last_draw"] = None  # n-long diagnostics arrays
         return state
 
     def close(self):
@@ -747,7 +783,7 @@ class CpuEngine(Engine):
             self._Wt64 = np.ascontiguousarray(W64.T)
 
     # ------------------------------------------------------------------ parallel driver
-    def _run(self, n, work, nblocks: int = 1, start_block=None):
+    def _run(self, n, work, nblocks: int = 1, start_block=None, finish=None):
         """Call ``work(lo, hi, phi_t, D, b)`` for every chunk of [0, n) on the worker threads.
 
         ``phi_t`` is an (F, hi - lo) feature-major scratch (rows of a larger buffer, so
@@ -761,7 +797,17 @@ class CpuEngine(Engine):
         whichever worker takes it, so totals taken over the blocks in order do not depend on the
         number of threads or on the scheduling.  ``start_block(b)``, if given, is called by the
         worker that takes block ``b`` before its first chunk (to clear the block's accumulators
-        on that worker's core).
+        on that worker's core).  The calling thread is one of the workers (one thread fewer to
+        wake per call).
+
+        ``finish(lo, hi, b)``, if given, lets a worker that finds no unclaimed block left take the
+        last not yet started chunks of the blocks still running, one at a time (those blocks are
+        ~1/16 of the sweep each: without this the first worker done idled for half a block on
+        average, 2-3 ms per sweep): it calls ``work(lo, hi, phi_t, D, -1)``, which must do
+        everything but the part that has to run in chunk order within the block (the label
+        moments), and the block's worker calls ``finish(lo, hi, b)`` for those chunks, in order,
+        once they are done, so every block is still accumulated in the same order.  ``work`` must
+        then return None.
         """
         chunk = max(1, min(self.chunk, n))
         nchunks = -(-n // chunk)
@@ -772,38 +818,82 @@ class CpuEngine(Engine):
             if start_block is not None:
                 start_block(0)
                 start_block = None
+            finish = None
         else:
             tasks = [(b * nchunks // B, (b + 1) * nchunks // B, b) for b in range(B)]
         out = [None] * len(tasks)
         claim = itertools.count()  # next() on it is atomic (C code under the GIL): no lock
+        # per task: [next chunk its worker takes, end of the chunks left to that worker]; chunks
+        # from the end on were taken by other workers, and their events are set once drawn
+        left = [[c0, c1] for c0, c1, _ in tasks]
+        lock = threading.Lock()
+        drawn = {}
+
+        def bounds(c):
+            return c * chunk, min(n, (c + 1) * chunk)
+
+        def own(i, phi_t, D):
+            c0, c1, b = tasks[i]
+            if start_block is not None:
+                start_block(b)
+            acc = None
+            st = left[i]
+            while True:
+                with lock:
+                    c = st[0]
+                    if c >= st[1]:
+                        break
+                    st[0] = c + 1
+                lo, hi = bounds(c)
+                r = work(lo, hi, phi_t[:, : hi - lo], D[: hi - lo], b)
+                if r is not None:
+                    acc = r if acc is None else acc + r
+            for c in range(st[1], c1):  # drawn by other workers: the ordered part, in order
+                drawn[c].wait()
+                finish(*bounds(c), b)
+            out[i] = acc
+
+        def steal(phi_t, D):
+            with lock:
+                i = max(range(len(tasks)), key=lambda t: left[t][1] - left[t][0])
+                if left[i][1] <= left[i][0]:
+                    return False
+                left[i][1] -= 1
+                c = left[i][1]
+                done = drawn[c] = threading.Event()
+            try:
+                lo, hi = bounds(c)
+                work(lo, hi, phi_t[:, : hi - lo], D[: hi - lo], -1)
+            finally:
+                done.set()  # also on an error: the block's worker must not wait for ever
+            return True
 
         def worker(_):
             phi_t = np.empty((self.F, chunk), dtype=self.dtype)
             D = np.empty((chunk, self.k), dtype=self.dtype)
             for i in iter(lambda: next(claim), None):
                 if i >= len(tasks):
-                    return
-                c0, c1, b = tasks[i]
-                if start_block is not None:
-                    start_block(b)
-                acc = None
-                for c in range(c0, c1):
-                    lo = c * chunk
-                    hi = min(n, lo + chunk)
-                    r = work(lo, hi, phi_t[:, : hi - lo], D[: hi - lo], b)
-                    if r is not None:
-                        acc = r if acc is None else acc + r
-                out[i] = acc
+                    break
+                own(i, phi_t, D)
+            if finish is not None:
+                while steal(phi_t, D):
+                    pass
 
         with _single_threaded_blas():
             if T == 1:
                 worker(0)
             else:
-                if self._pool is None or self._pool._max_workers < T:
+                if self._pool is None or self._pool._max_workers < T - 1:
                     from concurrent.futures import ThreadPoolExecutor
 
-                    self._pool = ThreadPoolExecutor(max_workers=T, thread_name_prefix="hphawkes-mixture")
-                list(self._pool.map(worker, range(T)))  # waits; re-raises a worker's exception
+                    self.close()
+                    self._pool = ThreadPoolExecutor(max_workers=T - 1, thread_name_prefix="hphawkes-mixture")
+                futures = [self._pool.submit(worker, t) for t in range(1, T)]
+                try:
+                    worker(0)
+                finally:
+                    for f in futures:
+                        f.result()  # waits; re-raises a worker's exception
         return out
 
     def _xnorm(self):
@@ -855,28 +945,58 @@ class CpuEngine(Engine):
             refined = np.empty(self.n, dtype=np.uint8)
 
         def work(lo, hi, phi_t, D, b):
+            # b < 0: a chunk taken from another worker's block, whose worker adds its moments (finish)
             _features_t(Xf[lo:hi], phi_t)
             if certified:
                 np.matmul(phi_t[1:].T, W32x, out=D)
-                _certified_chunk(D, c0, ea, eb, eps, xnorm[lo:hi], u[lo:hi], X[lo:hi], Wt64, z[lo:hi], ll[lo:hi], margin,
-                                 kept[lo:hi], refined[lo:hi], E[lo:hi], M[b])
+                args = (D, c0, ea, eb, eps, xnorm[lo:hi], u[lo:hi], X[lo:hi], Wt64, z[lo:hi], ll[lo:hi], margin,
+                        kept[lo:hi], refined[lo:hi], E[lo:hi])
+                if b >= 0:
+                    _certified_chunk(*args, M[b])
+                else:
+                    _sample_rows_certified(*args)
                 return
             np.matmul(phi_t.T, W, out=D)
             if prune:
-                _pruned_chunk(D, u[lo:hi], X[lo:hi], z[lo:hi], ll[lo:hi], margin, kept[lo:hi], M[b])
+                if b >= 0:
+                    _pruned_chunk(D, u[lo:hi], X[lo:hi], z[lo:hi], ll[lo:hi], margin, kept[lo:hi], M[b])
+                else:
+                    _sample_rows_pruned(D, u[lo:hi], z[lo:hi], ll[lo:hi], margin, kept[lo:hi])
             else:
                 _sample_rows_ser(D, u[lo:hi], z[lo:hi], ll[lo:hi])
-                _add_moments(X[lo:hi], z[lo:hi], M[b])
+                if b >= 0:
+                    _add_moments(X[lo:hi], z[lo:hi], M[b])
 
-        self._run(self.n, work, STAT_BLOCKS, lambda b: _clear_moments(M[b]))
-        self.last_refined_fraction = float(refined.sum(dtype=np.int64)) / self.n if certified and self.n else None
-        # certified float32 rows carry the float32 log-sum-exp, within E_i of the float64 one
-        self.last_loglik_error_bound = float(E[refined == 0].sum()) if certified else 0.0
+        def finish(lo, hi, b):
+            _add_moments(X[lo:hi], z[lo:hi], M[b])
+
+        self._run(self.n, work, STAT_BLOCKS, lambda b: _clear_moments(M[b]), finish)
         self._T_last = moments_to_stats(M.sum(axis=0), p)
         self.z = z
         self.loglik = float(ll.sum())
-        self.last_kept_fraction = float(kept.sum(dtype=np.int64)) / (self.n * k) if prune and self.n else None
+        # the draw's diagnostics are summed when read (the sampler does not read them: 0.25 ms of
+        # serial sums per sweep at n = 1e5)
+        self._last_draw = (kept if prune else None, refined if certified else None, E if certified else None, k)
         return z if return_labels else None
+
+    @property
+    def last_kept_fraction(self):
+        """Fraction of the (point, component) pairs the last pruned draw kept (None: not pruned)."""
+        kept, _, _, k = getattr(self, "_last_draw", None) or (None,) * 4
+        return float(kept.sum(dtype=np.int64)) / (self.n * k) if kept is not None and self.n else None
+
+    @property
+    def last_refined_fraction(self):
+        """Fraction of the rows the last certified float32 draw redrew in float64 (None: not that draw)."""
+        _, refined, _, _ = getattr(self, "_last_draw", None) or (None,) * 4
+        return float(refined.sum(dtype=np.int64)) / self.n if refined is not None and self.n else None
+
+    @property
+    def last_loglik_error_bound(self):
+        """Bound on |loglik - float64 loglik| of the last draw (0 but for the certified float32 draw,
+        whose certified rows carry the float32 log-sum-exp, within E_i of the float64 one)."""
+        _, refined, E, _ = getattr(self, "_last_draw", None) or (None,) * 4
+        return float(E[refined == 0].sum()) if E is not None else 0.0
 
     def label_stats(self) -> np.ndarray:
         """(k, F) sums of quadratic features per component for the last sampled labels."""

@@ -565,10 +565,13 @@ class TDPGaussianMixture:
             outs = run_replicates(_gibbs_chain, range(self.chains), seeds=seeds, executor=self.executor,
                                   progress=self.progress, desc="TDP Gibbs chains", args=(job,))
         n = self.n_
-        dw = np.concatenate([o["weights"] for o in outs])
-        dmu = np.concatenate([o["means"] for o in outs])
-        dS = np.concatenate([o["covariances"] for o in outs])
-        dal = np.concatenate([o["alpha"] for o in outs])
+
+        def draws(key):
+            # one chain: its arrays as they are (a copy of the 40 MB of covariances at S = 100,
+            # k = 256, p = 14 cost ~0.1 s of fresh pages on a 2-core VM)
+            return outs[0][key] if len(outs) == 1 else np.concatenate([o[key] for o in outs])
+
+        dw, dmu, dS, dal = draws("weights"), draws("means"), draws("covariances"), draws("alpha")
         S = dw.shape[0]
         self.labels_ = outs[0]["labels"]
         if self.relabel and S > 1:
@@ -664,7 +667,11 @@ class TDPGaussianMixture:
         return self.center_ + mu * self.scale_
 
     def _to_original_cov(self, Sigma):
-        return Sigma * self.scale_[:, None] * self.scale_[None, :]
+        # (Sigma * s_a) * s_b with the second product in place: one new (S, k, p, p) array, not two
+        # (fresh pages cost ~3 ms per MB on a 2-core VM; the draws' covariances are 40 MB at S = 100)
+        out = Sigma * self.scale_[:, None]
+        out *= self.scale_[None, :]
+        return out
 
     def _set_point_estimates(self, w, mu_std, Sigma_std, alpha):
         self._w_std = w / w.sum()
