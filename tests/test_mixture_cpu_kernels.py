@@ -227,11 +227,13 @@ def test_refinement_selection_and_row_features_equal_numpy(k):
     rng = np.random.default_rng(k)
     row = rng.normal(size=k)
     row[rng.random(k) < 0.2] = -np.inf
-    select = njit(lambda row, thr, idx: C._select(row, thr, idx))
+    select = njit(lambda row, thr, idx, vals: C._kept_indices(row, 0.5, thr, idx, vals))
     idx = np.empty(k, np.int64)
+    vals = np.empty(k)
     for thr in (-np.inf, -1.0, 0.3, np.inf):
-        cnt = select(row, thr, idx)
+        cnt = select(row, thr, idx, vals)
         np.testing.assert_array_equal(idx[:cnt], np.flatnonzero(row >= thr))
+        np.testing.assert_array_equal(vals[:cnt], row[row >= thr] - 0.5)
     x = rng.normal(size=5)
     phi = np.empty(features_numpy(x[None]).shape[1])
     njit(lambda x, phi: C._row_features(x, phi))(x, phi)

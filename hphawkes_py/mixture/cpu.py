@@ -194,12 +194,12 @@ def prune_margin(k: int, tol: float = PRUNE_TOL) -> float:
     return math.log(max(int(k), 1)) + math.log(1.0 / tol)
 
 
-@njit(cache=True, inline="always", fastmath=_FM)
-def _kept_exp(row, m, thr, idx, vals):
-    """The components j with row[j] >= thr, ascending, 64 at a time: a bit mask from one
-    vectorised compare per lane, its set bits visited lowest first (``tzcnt``).  Writes their
-    indices to ``idx`` and exp(row[j] - m) (float64, vectorised) to ``vals``; returns
-    (count, sum of the exponentials)."""
+@njit(cache=True, inline="always")
+def _kept_indices(row, m, thr, idx, vals):
+    """The j with row[j] >= thr, ascending, into ``idx``, and row[j] - m into ``vals``; returns their
+    count.  A bit mask per 64 components from one vectorised compare per lane, its set bits visited
+    lowest first (``tzcnt``): a compare and a branch per component cost ~1 ns each, mostly
+    mispredictions."""
     k = row.shape[0]
     cnt = 0
     for w in range((k + 63) // 64):
@@ -214,6 +214,14 @@ def _kept_exp(row, m, thr, idx, vals):
             vals[cnt] = row[j] - m
             cnt += 1
             bits &= bits - np.uint64(1)
+    return cnt
+
+
+@njit(cache=True, inline="always", fastmath=_FM)
+def _kept_exp(row, m, thr, idx, vals):
+    """The components j with row[j] >= thr, ascending (:func:`_kept_indices`), into ``idx``, and
+    exp(row[j] - m) (float64, vectorised) into ``vals``; returns (count, sum of the exponentials)."""
+    cnt = _kept_indices(row, m, thr, idx, vals)
     s = 0.0
     for t in range(cnt):
         e = exp_fast(vals[t])
@@ -404,26 +412,6 @@ def _candidate_dots(phi, Wt, cand, nc, d1):
 
 
 @njit(cache=True, inline="always")
-def _select(row, thr, idx):
-    """The j with row[j] >= thr, ascending, into ``idx``; returns their count (the bit masks of
-    :func:`_kept_exp`, 64 components a word: a compare and a branch per component cost ~1 ns
-    each, mostly mispredictions)."""
-    k = row.shape[0]
-    cnt = 0
-    for w in range((k + 63) // 64):
-        lo = w * 64
-        hi = min(k, lo + 64)
-        bits = np.uint64(0)
-        for j in range(lo, hi):
-            bits |= np.uint64(1 if row[j] >= thr else 0) << np.uint64(j - lo)
-        while bits != np.uint64(0):
-            idx[cnt] = lo + np.int64(count_trailing_zeros(bits))
-            cnt += 1
-            bits &= bits - np.uint64(1)
-    return cnt
-
-
-@njit(cache=True, inline="always")
 def _row_features(x, phi):
     """phi = [1, x, x_a x_b for a <= b]: :func:`features` of one row, the same products."""
     p = x.shape[0]
@@ -528,7 +516,7 @@ def _sample_rows_certified(D32, c0, ea, eb, eps, xnorm, u, X, Wt, z, loglik, T, 
             _row_features(X[i], phi)
             # only candidates can be kept by the float64 draw: d~_j < m~ - T - 2 E_all implies
             # d_j < max_j d_j - T (all d within E_all of d~)
-            nc = _select(drow, m - T - 2.0 * e_all, cand)
+            nc = _kept_indices(drow, 0.0, m - T - 2.0 * e_all, cand, vals)  # vals: scratch here
             _candidate_dots(phi, Wt, cand, nc, d1)
             # the pruned draw over the candidates only (the others are -inf: never kept), the
             # same kept components in the same order, so the same label and log-likelihood
