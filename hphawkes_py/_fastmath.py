@@ -83,13 +83,19 @@ def fdiv(typingctx, a, b):
 def _select(typingctx, cond, a, b):
     """``a if cond else b`` as one LLVM ``select``: no branch in Numba's IR, so a kernel that inlines
     several of these functions does not trip Numba's SSA check on the phi nodes of ternaries."""
-    if not (isinstance(cond, types.Boolean) and a == b and isinstance(a, (types.Float, types.Integer))):
+    if not (isinstance(cond, types.Boolean) and isinstance(a, (types.Float, types.Integer))
+            and isinstance(b, (types.Float, types.Integer))):
+        return None
+    out = typingctx.unify_types(a, b)  # as the ternary would (a float32 x beside float64 values)
+    if out is None:
         return None
 
     def codegen(context, builder, signature, args):
-        return builder.select(args[0], args[1], args[2])
+        va = context.cast(builder, args[1], a, out)
+        vb = context.cast(builder, args[2], b, out)
+        return builder.select(args[0], va, vb)
 
-    return a(cond, a, b), codegen
+    return out(cond, a, b), codegen
 
 
 @intrinsic
