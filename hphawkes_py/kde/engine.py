@@ -32,8 +32,8 @@ structure-of-arrays -- the inner loops run over contiguous memory.
 from __future__ import annotations
 
 import functools
+
 import math
-import types
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,8 +57,6 @@ _CELL_FRACTION = 0.25
 # bandwidth classes span a factor sqrt(2) (half octaves, see _classes_loops): finer classes waste
 # less reach on small bandwidths
 _SQRT2 = math.sqrt(2.0)
-# the host loops below say ``prange``: ``range`` when run as Python, ``numba.prange`` once compiled
-prange = range
 
 
 def _counting_sort_loops(key, nkeys):
@@ -116,7 +114,7 @@ def _cell_ids_loops(x, y, cls, cls_s, cls_nx, cls_ny, cls_base, gx0, gy0):
     """Row-major cell of each source in its class's grid: the kernels' expression (floor of the
     quotient, clipped to the grid) so that cells agree bit for bit."""
     out = np.empty(x.shape[0], np.int64)
-    for i in prange(x.shape[0]):
+    for i in range(x.shape[0]):
         k = cls[i]
         s = cls_s[k]
         cx = int(math.floor((x[i] - gx0) / s))
@@ -135,7 +133,7 @@ def _packed_sources_loops(order, x, y, bws, w, cutoff, finite):
     out = np.empty((5, n))
     pos = np.empty(n, np.int64)
     two_pi = 2.0 * math.pi
-    for i in prange(n):
+    for i in range(n):
         j = order[i]
         pos[j] = i
         b = bws[j]
@@ -153,20 +151,11 @@ def _compiled():
     # compiled on first use, so that importing the engines (the GPU one included) loads no Numba;
     # the index is rebuilt at every step of the bandwidth search on the host for both engines: a
     # loop in NumPy per bandwidth class cost ~7 ms per build at n = 50,000 (most of the GPU search)
-    import numba
+    from numba import njit
 
-    jit = numba.njit(cache=True, nogil=True)
-    # the loops that fill each source's row independently run in parallel (about 1.3 ms of each build
-    # at n = 50,000 on one thread; 89 builds in the sim50000 search): compiled from copies whose
-    # ``prange`` is Numba's (the module's own is ``range``, so that importing it loads no Numba)
-    pjit = numba.njit(cache=True, nogil=True, parallel=True)
-
-    def parallel(f):
-        return pjit(types.FunctionType(f.__code__, dict(f.__globals__, prange=numba.prange), f.__name__,
-                                       f.__defaults__, f.__closure__))
-
-    return (jit(_counting_sort_loops), jit(_classes_loops), parallel(_cell_ids_loops),
-            parallel(_packed_sources_loops))
+    jit = njit(cache=True, nogil=True)
+    return (jit(_counting_sort_loops), jit(_classes_loops), jit(_cell_ids_loops),
+            jit(_packed_sources_loops))
 
 
 def counting_sort(key, nkeys):
