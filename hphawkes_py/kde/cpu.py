@@ -35,7 +35,7 @@ import numpy as np
 from numba import njit, prange, types
 from numba.extending import overload
 
-from .._fastmath import exp2_mul, exp_fast, exp_fast32, fdiv, ndtr_fast, ndtr_monotone
+from .._fastmath import _LOG2E, exp2_mul, exp_fast, exp_fast32, fdiv, ndtr_fast, ndtr_monotone
 from .engine import EDGE_REACH, Engine, SourceIndex, kernel_constants
 
 __all__ = ["CpuEngine", "edge_mass_kernel", "gather_kernel", "gather_tiled_kernel", "hilbert_order"]
@@ -212,11 +212,13 @@ def edge_mass_kernel(px, py, bws, idx, x0, y0, cs, nrows, ncols, band_r0, band_r
     count as CDF 0 or 1 (error < 4 Phi(-reach)).  Where the bands and runs in reach need most edges'
     CDFs anyway (ragged masks such as the eBird US one: ~1 band per row, ~3 runs per band), all of
     them are computed in one vectorised pass (:func:`_mass_dense`, ~4 ns per edge instead of ~35 ns
-    for a scalar CDF, and no search per band; ``run_band``: the band of each run); otherwise (a
-    rectangle, or few bands in reach) each edge's CDF is computed on first use (:func:`_mass_memo`),
-    with the same :func:`~hphawkes_py._fastmath.ndtr_fast`.  ``dense_edges``: a point's tables
-    are dense when (bands in reach) x dense_edges >= its row edges and (runs in reach) x dense_edges
-    >= its column edges (0: never; both paths give the same masses to rounding).
+    for a scalar CDF, and no search per band; ``run_band``: the band of each run); otherwise (few
+    bands in reach) each edge's CDF is computed on first use (:func:`_mass_memo`), with the same
+    :func:`~hphawkes_py._fastmath.ndtr_fast`, and with one band of one run in reach (a rectangle)
+    its four CDFs directly (:func:`_mass_one_run`, the memo path's bits).  ``dense_edges``: a
+    point's tables are dense when (bands in reach) x dense_edges >= its row edges and (runs in
+    reach) x dense_edges >= its column edges (0: never; both paths give the same masses to
+    rounding).
     """
     for k in prange(idx.shape[0]):
         j = idx[k]
@@ -234,13 +236,12 @@ def edge_mass_kernel(px, py, bws, idx, x0, y0, cs, nrows, ncols, band_r0, band_r
         if r_top <= r_bot and ca <= cb:
             g0 = row_band[r_top]
             g1 = row_band[r_bot] + 1
-            dense = (dense_edges * (g1 - g0) >= r_bot - r_top + 2
-                     and dense_edges * (band_ptr[g1] - band_ptr[g0]) >= cb - ca + 1)
             if g1 - g0 == 1 and band_ptr[g1] - band_ptr[g0] == 1 and runs_c1[band_ptr[g0]] > ca:
                 lo = band_ptr[g0]
                 mass = _mass_one_run(x, y, b, x0, y0, cs, nrows, r_top, r_bot, ca, cb, band_r0[g0], band_r1[g0],
                                      runs_c0[lo], runs_c1[lo])
-            elif dense:
+            elif (dense_edges * (g1 - g0) >= r_bot - r_top + 2
+                  and dense_edges * (band_ptr[g1] - band_ptr[g0]) >= cb - ca + 1):
                 mass = _mass_dense(x, y, b, x0, y0, cs, nrows, r_top, r_bot, ca, cb, g0, g1, band_r0, band_r1,
                                    band_ptr, runs_c0, runs_c1, run_band)
             else:
@@ -367,7 +368,7 @@ TILED = True
 _BOX_MARGIN = 1.0 - 1e-5
 
 
-_NEG_LOG2E = -1.4426950408889634  # -log2(e): the buffers hold -log2(e) / (2 b^2)
+_NEG_LOG2E = -_LOG2E  # the buffers hold -log2(e) / (2 b^2)
 
 
 def _kexp(d2, nl2inv2):  # pragma: no cover - replaced by the overload inside Numba code
