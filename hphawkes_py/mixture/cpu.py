@@ -68,19 +68,25 @@ from .engine import Engine, _single_threaded_blas, build_coefficients, n_feature
 __all__ = ["CpuEngine", "features", "prune_margin", "PRUNE_TOL"]
 
 
+@njit(cache=True, inline="always")
+def _row_features(x, phi):
+    """phi = [1, x, x_a x_b for a <= b (row-major upper triangle)]: the quadratic features of one row."""
+    p = x.shape[0]
+    phi[0] = 1.0
+    for a in range(p):
+        phi[1 + a] = x[a]
+    f = 1 + p
+    for a in range(p):
+        xa = x[a]
+        for b in range(a, p):
+            phi[f] = xa * x[b]
+            f += 1
+
+
 def _features_impl(X, out):
     """out[i] = [1, x, x_a x_b for a <= b (row-major upper triangle)]."""
-    n, p = X.shape
-    for i in prange(n):
-        out[i, 0] = 1.0
-        for a in range(p):
-            out[i, 1 + a] = X[i, a]
-        f = 1 + p
-        for a in range(p):
-            xa = X[i, a]
-            for b in range(a, p):
-                out[i, f] = xa * X[i, b]
-                f += 1
+    for i in prange(X.shape[0]):
+        _row_features(X[i], out[i])
 
 
 @njit(cache=True, nogil=True)
@@ -409,21 +415,6 @@ def _candidate_dots(phi, Wt, cand, nc, d1):
             a += phi[f] * wr[f]
         d1[cand[t]] = a
         t += 1
-
-
-@njit(cache=True, inline="always")
-def _row_features(x, phi):
-    """phi = [1, x, x_a x_b for a <= b]: :func:`features` of one row, the same products."""
-    p = x.shape[0]
-    phi[0] = 1.0
-    for a in range(p):
-        phi[1 + a] = x[a]
-    f = 1 + p
-    for a in range(p):
-        xa = x[a]
-        for b in range(a, p):
-            phi[f] = xa * x[b]
-            f += 1
 
 
 @njit(cache=True, inline="always")
