@@ -176,7 +176,7 @@ def main(argv=None):
                       {"one_core": 1459.6, "32_cores": 63.6, "gpu": 2.1})
         r.update(meta)
         results[f"sim50000_adaptive_{args.backend}_{threads}t"] = r
-        print(f"sim50000 adaptive: search {r['seconds_search']:.1f} s wall, {r['cpu_seconds_search']:.1f} s CPU ({r['likelihood_evaluations']} evaluations, "
+        print(f"sim50000 adaptive: search {r['seconds_search']:.3g} s wall, {r['cpu_seconds_search']:.3g} s CPU ({r['likelihood_evaluations']} evaluations, "
               f"{r['seconds_per_evaluation']:.3f} s each), surface {r['seconds_surface']:.2f} s; "
               f"h = {r['h']:.5f}, alpha = {r['alpha']:.4f}   [paper: 1459.6 s 1 core, 63.6 s 32 cores, 2.1 s GPU]")
     if "scaling" in args.problems:
@@ -207,7 +207,7 @@ def main(argv=None):
         r.update(meta)
         results[f"chorley_relative_risk_999_{args.backend}_{threads}t"] = r
         print(f"chorley relative risk, {r['cases']} cases / {r['controls']} controls, {r['inside_cells']} cells, "
-              f"999 relabellings: fixed {r['seconds_fixed']:.1f} s, adaptive {r['seconds_adaptive']:.1f} s [goal 10 s]")
+              f"999 relabellings: fixed {r['seconds_fixed']:.3g} s, adaptive {r['seconds_adaptive']:.3g} s [goal 10 s]")
     OUT.parent.mkdir(parents=True, exist_ok=True)
     # merge with what is on disk NOW (another benchmark run may have written meanwhile)
     merged = json.loads(OUT.read_text()) if OUT.exists() else {}

@@ -55,6 +55,34 @@ def _engine(coords, cases, controls, centres, max_population, direction, backend
 
 
 # ----------------------------------------------------------------- windows and LLR vs reference
+@pytest.mark.parametrize("slots", [1, 40, 1 << 20])
+def test_windows_do_not_depend_on_chunks_or_threads(monkeypatch, slots):
+    """Centres are processed in chunks whose size grows with the thread count: every chunking (one
+    centre per chunk, a few, all in one) and 1 or 2 threads give the same arrays, and they are the
+    brute-force windows."""
+    import numba
+
+    from hphawkes_py.scan import cpu as scan_cpu
+    coords, cases, controls = _small_problem(3, n=40)
+    pop = cases + controls
+    ref = set(naive_scan.all_windows(coords, coords, pop, 0.5))
+    got = []
+    old = numba.get_num_threads()
+    monkeypatch.setattr(scan_cpu, "CHUNK_SLOTS", slots)
+    try:
+        for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
+            numba.set_num_threads(threads)
+            got.append(scan_cpu.build_windows(coords, coords, pop, 0.5 * pop.sum()))
+    finally:
+        numba.set_num_threads(old)
+    for a, b in zip(got[0], got[1]):
+        np.testing.assert_array_equal(a, b)
+    offsets, neighbors, npop, boundary = got[0]
+    ours = {(i, frozenset(neighbors[offsets[i]:j + 1].tolist()))
+            for i in range(len(coords)) for j in range(offsets[i], offsets[i + 1]) if boundary[j]}
+    assert ours == ref
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 @pytest.mark.parametrize("max_population", [0.5, 0.2])
 def test_windows_match_bruteforce_sets(seed, max_population):

@@ -26,11 +26,15 @@ from numba import njit, prange
 
 from .engine import Engine, null_loglik, poisson_logs
 
-#: temporary (centre, neighbour) slots per chunk of window construction (8 MB of distances): every chunk
-#: costs three parallel regions and a thread-pool round trip, which cost most when the cores are shared
-#: (5,000 locations on the 2-core benchmark machine under load, median of 4: 3.7 s in 97 chunks of 1 << 18
-#: slots, 1.7 s in 25 of 1 << 20; alone on one core the two took about the same)
+#: temporary (centre, neighbour) slots per chunk of window construction and per thread (8 MB of distances
+#: each): every chunk costs three parallel regions and a thread-pool round trip, which cost most when the
+#: cores are shared or many. 5,000 locations on the 2-core benchmark machine under load, median of 4: 3.7 s
+#: in 97 chunks of 1 << 18 slots, 1.7 s in 25 of 1 << 20 (alone on one core the two took about the same;
+#: 2 threads: 1 << 20 to 1 << 22 slots within the noise, 0.66-0.76 s). On a 16-core host (lent H200) the
+#: windows took 0.32-0.45 s in chunks of 1 << 20 slots and 0.08-0.09 s in chunks of 1 << 24.
 CHUNK_SLOTS = 1 << 20
+#: at most this many slots per chunk whatever the thread count (512 MB of distances and keys)
+CHUNK_SLOTS_MAX = 1 << 25
 
 __all__ = ["build_windows", "draw_cases", "draw_multinomial", "scan_batch", "max_llr_pruned", "CpuEngine",
            "space_time_batch", "space_time_bernoulli_batch", "CpuSpaceTimeEngine"]
@@ -570,11 +574,12 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
     # the largest possible window: the smallest populations first
     kmax = int(np.searchsorted(np.cumsum(np.sort(pop)), lim, side="right"))
     kmax = max(1, min(kmax, P.shape[0]))
-    # chunks of centres whose scratch (distances, order, rows of entries) is allocated once and a
-    # few MB each: fresh large buffers per chunk cost more in page faults than the work in them
+    # chunks of centres whose scratch (distances, order, rows of entries) is allocated once and
+    # 16 MB per thread: fresh large buffers per chunk cost more in page faults than the work in them
     # (first writes to new memory ran at ~0.4 GB/s on the benchmark machine)
     L = P.shape[0]
-    chunk = max(1, min(m, CHUNK_SLOTS // max(kmax, L)))
+    slots = min(CHUNK_SLOTS * max(1, numba.get_num_threads()), CHUNK_SLOTS_MAX)
+    chunk = max(1, min(m, slots // max(kmax, L)))
     scratch = (np.empty((chunk, L)), np.empty((chunk, L), dtype=np.int64), np.empty((chunk, kmax), dtype=np.int32),
                np.empty((chunk, kmax), dtype=pop.dtype), np.empty((chunk, kmax), dtype=np.uint8))
     counts_all = np.zeros(m, dtype=np.int64)
