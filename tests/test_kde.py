@@ -195,6 +195,24 @@ def test_point_intensities_adaptive(chorley, backend, cutoff):
 
 
 @pytest.mark.parametrize("backend", ENGINES)
+@pytest.mark.parametrize("cutoff", [3.0, math.inf])
+def test_point_intensities_of_several_candidates(chorley, backend, cutoff):
+    # the pattern search's candidates in one call (two per grid walk on the CPU engine)
+    pts, w = chorley
+    rng = np.random.default_rng(13)
+    base = rng.uniform(0.1, 2.5, len(pts)) ** 1.5
+    cases = [(base * f, rng.uniform(1.0, 2.0, len(pts))) for f in (1.0, rng.uniform(0.7, 1.4, len(pts)), 0.8)]
+    eng = make_engine(pts, w, cutoff, backend)
+    got = eng.point_intensities_many(cases, True)
+    assert len(got) == 3
+    for (b, wt), g in zip(cases, got):
+        ref = nk.point_intensities(pts, b, wt, cutoff, True)
+        pos = ref > 0
+        assert _rel(g[pos], ref[pos]) < 1e-10
+        assert np.all(g[~pos] == 0)
+
+
+@pytest.mark.parametrize("backend", ENGINES)
 def test_intensity_at_and_surface(chorley, backend):
     pts, w = chorley
     rng = np.random.default_rng(4)
@@ -288,18 +306,20 @@ def test_redwood_adaptive(redwood):
 
 def test_repeated_search_points_are_not_recomputed(redwood, monkeypatch):
     # the pattern search revisits the previous centre after each accepted move: those evaluations
-    # come from the objective's cache, and the search is the same float for float
-    from hphawkes_py.kde import model
+    # come from the objective's cache, and the search is the same float for float (one candidate per
+    # walk: with two per walk the pairs, and so the summation orders, depend on what is cached)
+    from hphawkes_py.kde import cpu, model
 
     pts, w = redwood
     calls = {"n": 0}
-    orig = model._Objective.loglik
+    orig = model._Objective._loglik_of
 
-    def counting(self, bws, w=None):
+    def counting(self, dens):
         calls["n"] += 1
-        return orig(self, bws, w)
+        return orig(self, dens)
 
-    monkeypatch.setattr(model._Objective, "loglik", counting)
+    monkeypatch.setattr(model._Objective, "_loglik_of", counting)
+    monkeypatch.setattr(cpu.CpuEngine, "paired", False)
     fits, counts = {}, {}
     default = model._Objective._CACHE_SIZE
     for size in (default, 10**6, 0):

@@ -327,3 +327,56 @@ def test_symmetric_gather_with_one_bandwidth(monkeypatch, tile, cap, dtype):
     # varying bandwidths never take it
     eng.point_intensities(bws * rng.uniform(1.0, 1.5, n), wts, True)
     assert len(used) == 2
+
+
+@pytest.mark.parametrize("tile,cap", [(cpu.TILE, cpu.TILE_CAP), (1, 3), (5, 7), (64, 64)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("ncases", [2, 3, 4])
+def test_pair_pass_equals_one_kernel_at_a_time(monkeypatch, tile, cap, dtype, ncases):
+    # the pattern search's candidates two per walk (gather_tiled_pair_kernel): bandwidths of the two
+    # kernels of a pair differ per point in both directions (the union index holds the larger one) and
+    # span many classes, weights differ, duplicates and a small cut-off make the inclusion rule matter:
+    # every sum must have exactly its own kernel's pairs
+    monkeypatch.setattr(cpu, "TILE", tile)
+    monkeypatch.setattr(cpu, "TILE_CAP", cap)
+    rng = np.random.default_rng(21)
+    n = 1400
+    pts = np.vstack([_clustered(rng, n - 40), np.repeat(rng.uniform(0, 1, (20, 2)), 2, axis=0)])
+    base = 0.004 * np.exp(rng.uniform(0, np.log(30.0), n))
+    cases = [(base * rng.uniform(0.6, 1.6, n), rng.uniform(0.5, 2.0, n)) for _ in range(ncases)]
+    eng = make_engine(pts, _unit_window(), 1.5, backend="cpu", dtype=dtype)
+    calls = []
+    orig = cpu.CpuEngine._point_intensities_pair
+    monkeypatch.setattr(cpu.CpuEngine, "_point_intensities_pair", lambda self, *a: calls.append(1) or orig(self, *a))
+    got = eng.point_intensities_many(cases, True)
+    assert len(calls) == ncases // 2
+    eng.paired = False
+    ref = eng.point_intensities_many(cases, True)
+    assert len(calls) == ncases // 2
+    tol = RTOL if dtype == np.float64 else 100 * np.finfo(np.float32).eps
+    for (b, w), g, r in zip(cases, got, ref):
+        assert _rel(g, r) < tol
+        if dtype == np.float64:
+            assert _rel(g, nk.point_intensities(pts, b, w, 1.5, True)) < 1e-12
+    # not leave-one-out: one at a time (the pass leaves each target's own term out)
+    eng.paired = True
+    got = eng.point_intensities_many(cases[:2], False)
+    assert len(calls) == ncases // 2
+    assert _rel(got[0], eng.point_intensities(*cases[0], False)) == 0.0
+
+
+def test_pair_search_chooses_the_same_bandwidths(monkeypatch):
+    import pandas as pd
+
+    d = Path(hp.__file__).parent / "data" / "kde" / "zhang2017"
+    pts = pd.read_csv(d / "pntsRedwood.csv").to_numpy(float)
+    w = Window.from_asc(d / "redwood.asc.gz")
+    fits = {}
+    for paired in (False, True):
+        monkeypatch.setattr(cpu.CpuEngine, "paired", paired)
+        fits[paired] = hp.kde.fit(pts, w, method="adaptive", backend="cpu", progress=False)
+    a, b = fits[False], fits[True]
+    assert (a.h, a.alpha, a.n_iter) == (b.h, b.alpha, b.n_iter)
+    assert b.log_likelihood == pytest.approx(a.log_likelihood, rel=1e-13)
+    assert [t["log_likelihood"] for t in b.trace] == pytest.approx([t["log_likelihood"] for t in a.trace], rel=1e-13)
+    assert _rel(b.bandwidths, a.bandwidths) < 1e-13

@@ -342,10 +342,13 @@ class _Objective:
         return e if self.pw is None else e * self.pw
 
     def loglik(self, bws, w=None):
-        self.evaluations += 1
         if w is None:
             w = self.weights(bws)
-        dens = self.eng.point_intensities(bws, self.kernel_weights(w), loo=True)
+        return self._loglik_of(self.eng.point_intensities(bws, self.kernel_weights(w), loo=True))
+
+    def _loglik_of(self, dens):
+        """The leave-one-out log-likelihood of the intensities ``dens`` at the points."""
+        self.evaluations += 1
         if np.any(dens <= 0):
             return -math.inf
         if self.pw is None:
@@ -370,20 +373,32 @@ class _Objective:
     def adaptive_loglik(self, h, alpha):
         """(leave-one-out log-likelihood, bandwidths) at (h, alpha); repeated (h, alpha) come from a
         small cache (the same floats give the same result, so the search is unchanged)."""
-        if not h > 0:
-            return -math.inf, None
-        key = (h, alpha)
-        if key in self._adaptive_cache:
-            ll, bws, _ = self._adaptive_cache[key]
-            return ll, bws
-        bws = self.adaptive_bandwidths(h, alpha)
-        w = self.weights(bws)
-        ll = self.loglik(bws, w)
-        if self._CACHE_SIZE > 0:
-            if len(self._adaptive_cache) >= self._CACHE_SIZE:
-                self._adaptive_cache.pop(next(iter(self._adaptive_cache)))
-            self._adaptive_cache[key] = (ll, bws, w)
-        return ll, bws
+        return self.adaptive_logliks([(h, alpha)])[0]
+
+    def adaptive_logliks(self, cands):
+        """:meth:`adaptive_loglik` of every (h, alpha) of ``cands`` (a pattern-search iteration's
+        candidates): the kernel sums of the ones not cached go to the engine together, so that the CPU
+        engine walks its grid once for two of them."""
+        done = {}
+        todo = []
+        for key in cands:
+            if not key[0] > 0:
+                done[key] = (-math.inf, None)
+            elif key in self._adaptive_cache:
+                done[key] = self._adaptive_cache[key][:2]
+            elif key not in todo:
+                todo.append(key)
+        bws = [self.adaptive_bandwidths(h, alpha) for h, alpha in todo]
+        ws = [self.weights(b) for b in bws]
+        dens = self.eng.point_intensities_many([(b, self.kernel_weights(w)) for b, w in zip(bws, ws)], loo=True)
+        for key, b, w, d in zip(todo, bws, ws, dens):
+            ll = self._loglik_of(d)
+            done[key] = (ll, b)
+            if self._CACHE_SIZE > 0:
+                if len(self._adaptive_cache) >= self._CACHE_SIZE:
+                    self._adaptive_cache.pop(next(iter(self._adaptive_cache)))
+                self._adaptive_cache[key] = (ll, b, w)
+        return [done[key] for key in cands]
 
 
 def _golden(f, a, b, tol, trace, bar=None):
@@ -610,8 +625,7 @@ def _fit(p, window, factory, *, method, bandwidth, edge_correction, cutoff, h0, 
                 n_iter = it
                 cands = [(h, alpha + sa), (h, alpha - sa), (h + sh, alpha), (h - sh, alpha)]
                 best = (-math.inf, None, None)
-                for ch, ca in cands:
-                    cl, cb = obj.adaptive_loglik(ch, ca)
+                for (ch, ca), (cl, cb) in zip(cands, obj.adaptive_logliks(cands)):
                     trace.append({"iteration": it, "h": ch, "alpha": ca, "log_likelihood": cl, "step_h": sh, "step_alpha": sa, "accepted": False})
                     if cl > best[0]:
                         best = (cl, (ch, ca), cb)
