@@ -42,7 +42,7 @@ from numba import njit, prange, types
 from numba.extending import overload
 
 from .._fastmath import _LOG2E, exp2_mul, exp_fast, exp_fast32, fdiv, ndtr_fast, ndtr_monotone
-from .engine import EDGE_REACH, Engine, SourceIndex, build_index, kernel_constants, packed_sources
+from .engine import EDGE_REACH, Engine, SourceIndex, build_index, kernel_constants
 
 __all__ = ["CpuEngine", "edge_mass_kernel", "gather_kernel", "gather_tiled_kernel", "gather_tiled_pair_kernel",
            "hilbert_order"]
@@ -697,9 +697,26 @@ def _flush_pair(tx, ty, t_order, t0, m, nb, bx, by, bidx, B, acc):
         acc[1, m - 1] += pb
 
 
+@njit(cache=True)
+def pair_constants(order, bws_a, w_a, bws_b, w_b, cutoff, finite, out):
+    """``out`` (6, n): (sinv2, scoef, scut2) of two kernels at the sources in the sorted ``order`` --
+    :func:`~.engine.kernel_constants`' expressions in the same order of operations (same bits), in one
+    pass and without the index's other rows."""
+    two_pi = 2.0 * math.pi
+    for i in range(order.shape[0]):
+        j = order[i]
+        for k in range(2):
+            b = bws_a[j] if k == 0 else bws_b[j]
+            w = w_a[j] if k == 0 else w_b[j]
+            out[3 * k, i] = 1.0 / (2.0 * b * b)
+            out[3 * k + 1, i] = w / (two_pi * b * b)
+            cb = cutoff * b
+            out[3 * k + 2, i] = cb * cb if finite else np.inf
+
+
 @njit(parallel=True, cache=True, fastmath=_FM)
 def gather_tiled_pair_kernel(sx, sy, ucut2, consts, gx0, gy0, cls_s, cls_reach, cls_nx, cls_ny, cls_base, cell_ptr,
-                             t_order, tile_ptr, cap, nthreads, out):
+                             order, t_order, tile_ptr, cap, nthreads, out):
     """Leave-one-out sums at every source of TWO kernels in one walk (two candidates of the pattern
     search): ``out[k, t] = sum_{j != t} coef_kj exp(-d_tj^2 sinv2_kj) [d_tj^2 < cut2_kj]``, k = 0, 1.
 
@@ -709,7 +726,7 @@ def gather_tiled_pair_kernel(sx, sy, ucut2, consts, gx0, gy0, cls_s, cls_reach, 
     may reach the tile under either kernel) and each pair keeps its own kernel's inclusion rule, so every
     sum has exactly the pairs of the one-kernel gather (in another order): the grid is walked once for
     the two candidates, and each pair's squared distance is computed once for both.  ``out`` (2, n)
-    float64, in sorted order.
+    float64, in the points' order (``order``: sorted position -> point).
     """
     ntiles = tile_ptr.shape[0] - 1
     C = cls_s.shape[0]
@@ -768,7 +785,7 @@ def gather_tiled_pair_kernel(sx, sy, ucut2, consts, gx0, gy0, cls_s, cls_reach, 
             if nb > 0:
                 _flush_pair(sx, sy, t_order, t0, m, nb, bx, by, bidx, B, acc)
             for i in range(m):
-                t = t_order[t0 + i]
+                t = order[t_order[t0 + i]]
                 out[0, t] = acc[0, i]
                 out[1, t] = acc[1, i]
 
@@ -901,18 +918,15 @@ class CpuEngine(Engine):
         bws_a, w_a, bws_b, w_b = (np.ascontiguousarray(a, dtype=np.float64) for a in (bws_a, w_a, bws_b, w_b))
         ix = build_index(self.x, self.y, np.maximum(bws_a, bws_b), np.ones(self.n), self.cutoff, self._lo, self._hi,
                          sort=self._sort)
-        consts = np.empty((6, self.n))
-        for k, (b, w) in enumerate(((bws_a, w_a), (bws_b, w_b))):
-            consts[3 * k:3 * k + 3] = packed_sources(ix.order, self.x, self.y, b, w, self.cutoff)[0][2:]
+        consts = np.empty((6, self.n), dtype=T)
+        pair_constants(ix.order, bws_a, w_a, bws_b, w_b, self.cutoff, math.isfinite(self.cutoff), consts)
         if self._hilbert is None:
             self._hilbert = hilbert_order(self.x, self.y)
         t_order = ix.pos[self._hilbert]
-        out_sorted = np.empty((2, self.n))
-        gather_tiled_pair_kernel(c(ix.sx), c(ix.sy), c(ix.scut2), c(consts), ix.gx0, ix.gy0, ix.cls_s, ix.cls_reach,
-                                 ix.cls_nx, ix.cls_ny, ix.cls_base, ix.cell_ptr, t_order, tiles(t_order), TILE_CAP,
-                                 numba.get_num_threads(), out_sorted)
         out = np.empty((2, self.n))
-        out[:, ix.order] = out_sorted
+        gather_tiled_pair_kernel(c(ix.sx), c(ix.sy), c(ix.scut2), consts, ix.gx0, ix.gy0, ix.cls_s, ix.cls_reach,
+                                 ix.cls_nx, ix.cls_ny, ix.cls_base, ix.cell_ptr, ix.order, t_order, tiles(t_order),
+                                 TILE_CAP, numba.get_num_threads(), out)
         return out[0], out[1]
 
     def _gather_symmetric(self, ix: SourceIndex, self_pos, t_order):

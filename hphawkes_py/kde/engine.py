@@ -164,12 +164,6 @@ def counting_sort(key, nkeys):
     return _compiled()[0](np.ascontiguousarray(key, dtype=np.int64), int(nkeys))
 
 
-def packed_sources(order, x, y, bws, weights, cutoff):
-    """Rows (sx, sy, sinv2, scoef, scut2), (5, n) float64, of the sources in the sorted ``order``
-    (:func:`kernel_constants`' expressions, same bits) and the inverse permutation ``pos``."""
-    return _compiled()[3](order, x, y, bws, weights, float(cutoff), math.isfinite(cutoff))
-
-
 @dataclass
 class SourceIndex:
     order: np.ndarray  # (n,) sorted position -> original index
@@ -205,7 +199,7 @@ def build_index(x, y, bws, weights, cutoff, lo, hi, sort=counting_sort) -> Sourc
 
     ``sort(key, nkeys)`` returns the stable order of the cell keys and the cells' start offsets.
     """
-    _, classes, cell_ids, _ = _compiled()
+    _, classes, cell_ids, packed_sources = _compiled()
     x = np.ascontiguousarray(x, dtype=np.float64)
     y = np.ascontiguousarray(y, dtype=np.float64)
     bws = np.ascontiguousarray(bws, dtype=np.float64)
@@ -241,7 +235,7 @@ def build_index(x, y, bws, weights, cutoff, lo, hi, sort=counting_sort) -> Sourc
         base += nx * ny
     cellid = cell_ids(x, y, cls, cls_s, cls_nx, cls_ny, cls_base, gx0, gy0)
     order, cell_ptr = sort(cellid, base)
-    packed, pos = packed_sources(order, x, y, bws, weights, cutoff)
+    packed, pos = packed_sources(order, x, y, bws, weights, float(cutoff), math.isfinite(cutoff))
     return SourceIndex(
         order=order,
         pos=pos,
