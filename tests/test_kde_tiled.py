@@ -194,6 +194,51 @@ def test_exp2_mul_matches_the_exact_product_and_vectorises():
     assert re.search(r"vfmadd\w*pd\s+[^\n]*%ymm", asm) and not re.search(r"call\w*\s+[^\n]*exp", asm)
 
 
+def test_exp2_mul_inrange_is_exp2_mul_in_its_range():
+    from numba import njit
+
+    from hphawkes_py._fastmath import exp2_mul, exp2_mul_inrange
+
+    @njit(fastmath={"reassoc", "contract", "nsz"})
+    def both(a, b, out):
+        for i in range(a.shape[0]):
+            out[0, i] = exp2_mul(a[i], b[i])
+            out[1, i] = exp2_mul_inrange(a[i], b[i])
+
+    rng = np.random.default_rng(8)
+    a = np.concatenate([rng.uniform(0, 9, 50000), rng.uniform(0, 1022, 50000), [0.0, 1022.0, 1e-300]])
+    b = np.concatenate([-rng.uniform(0.0, 1.0, 100000), [-1.0] * 3])
+    out = np.empty((2, len(a)))
+    both(a, b, out)
+    assert np.array_equal(out[0], out[1])  # same bits wherever a b >= -1022
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_kernels_without_underflow_tests_give_the_same_bits(monkeypatch, dtype):
+    # a finite cut-off of at most UNDERFLOW_FREE_CUTOFF compiles the float64 kernels without exp2_mul's
+    # range tests: every path (tiled, symmetric, pairs) gives the same sums as with them
+    rng = np.random.default_rng(17)
+    n = 1000
+    pts = _clustered(rng, n)
+    bws = 0.004 * np.exp(rng.uniform(0, np.log(30.0), n))
+    wts = rng.uniform(0.5, 2.0, n)
+    eng = make_engine(pts, _unit_window(), 3.0, backend="cpu", dtype=dtype)
+    q = rng.uniform(-0.1, 1.1, (300, 2))
+
+    def sums():
+        return (eng.point_intensities(bws, wts, True), eng.point_intensities(np.full(n, 0.03), wts, False),
+                eng.intensity_at(q, bws, wts), *eng.point_intensities_many([(bws, wts), (bws * 1.3, wts)], True))
+
+    assert cpu._underflow(3.0) is None and cpu._underflow(np.inf) is True
+    fast = sums()
+    monkeypatch.setattr(cpu, "UNDERFLOW_FREE_CUTOFF", 0.0)
+    assert cpu._underflow(3.0) is True
+    eng._index_key = None
+    checked = sums()
+    for f, c in zip(fast, checked):
+        assert np.array_equal(f, c)
+
+
 def test_hilbert_order_is_a_permutation_of_compact_runs():
     rng = np.random.default_rng(1)
     x, y = rng.uniform(0, 1, 4096), rng.uniform(0, 1, 4096)

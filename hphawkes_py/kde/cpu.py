@@ -41,7 +41,7 @@ import numpy as np
 from numba import njit, prange, types
 from numba.extending import overload
 
-from .._fastmath import _LOG2E, exp2_mul, exp_fast, exp_fast32, fdiv, ndtr_fast, ndtr_monotone
+from .._fastmath import _LOG2E, exp2_mul, exp2_mul_inrange, exp_fast, exp_fast32, fdiv, ndtr_fast, ndtr_monotone
 from .engine import EDGE_REACH, Engine, SourceIndex, build_index, kernel_constants
 
 __all__ = ["CpuEngine", "edge_mass_kernel", "gather_kernel", "gather_tiled_kernel", "gather_tiled_pair_kernel",
@@ -378,23 +378,38 @@ _BOX_MARGIN = 1.0 - 1e-5
 _NEG_LOG2E = -_LOG2E  # the buffers hold -log2(e) / (2 b^2)
 
 
-def _kexp(d2, nl2inv2):  # pragma: no cover - replaced by the overload inside Numba code
+def _kexp(d2, nl2inv2, underflow):  # pragma: no cover - replaced by the overload inside Numba code
     return 2.0 ** (d2 * nl2inv2)
 
 
 @overload(_kexp, inline="always")
-def _kexp_ol(d2, nl2inv2):
+def _kexp_ol(d2, nl2inv2, underflow):
     # the tiled gather's kernel exp(-d^2 / (2 b^2)) = 2**(d^2 nl2inv2), nl2inv2 = -log2(e) / (2 b^2)
     # as buffered: exp2_mul for float64 (the product unrounded, a shorter polynomial than exp's),
-    # exp_fast32 for float32
+    # exp_fast32 for float32.  ``underflow`` None (its type decides, at compile time): no kept pair's
+    # exponent is below -1022 (a finite cut-off of at most UNDERFLOW_FREE_CUTOFF bandwidths), so the
+    # float64 kernel skips exp2_mul's range tests (the values of the pairs beyond the cut-off, which
+    # the sums discard, are then meaningless)
     if d2 == types.float32:
         ln2 = np.float32(math.log(2.0))
-        return lambda d2, nl2inv2: exp_fast32(d2 * nl2inv2 * ln2)
-    return lambda d2, nl2inv2: exp2_mul(d2, nl2inv2)
+        return lambda d2, nl2inv2, underflow: exp_fast32(d2 * nl2inv2 * ln2)
+    if isinstance(underflow, types.NoneType):
+        return lambda d2, nl2inv2, underflow: exp2_mul_inrange(d2, nl2inv2)
+    return lambda d2, nl2inv2, underflow: exp2_mul(d2, nl2inv2)
+
+
+#: kept pairs (d < cutoff b) have exponents d^2 log2(e) / (2 b^2) of at most cutoff^2 log2(e) / 2 in
+#: size: below 1022 (no subnormal kernel) up to a cutoff of sqrt(2044 ln 2) = 37.6; 30 leaves room
+UNDERFLOW_FREE_CUTOFF = 30.0
+
+
+def _underflow(cutoff):
+    """The tiled kernels' ``underflow`` argument for a cut-off: None when no kept pair can underflow."""
+    return None if cutoff <= UNDERFLOW_FREE_CUTOFF else True
 
 
 @njit(cache=True, inline="always", fastmath=_FM)
-def _buf_sum(x, y, me, nb, bx, by, bnl2, bcoef, bcut2, bidx):
+def _buf_sum(x, y, me, nb, bx, by, bnl2, bcoef, bcut2, bidx, underflow):
     # _range_sum over the tile's buffer: same terms and the same inclusion rule (d^2 < cut^2 and not
     # the target itself), contiguous, so the loop vectorizes
     zero = _zero(x)
@@ -403,7 +418,7 @@ def _buf_sum(x, y, me, nb, bx, by, bnl2, bcoef, bcut2, bidx):
         dx = x - bx[c]
         dy = y - by[c]
         d2 = dx * dx + dy * dy
-        v = bcoef[c] * _kexp(d2, bnl2[c])
+        v = bcoef[c] * _kexp(d2, bnl2[c], underflow)
         keep = (d2 < bcut2[c]) & (bidx[c] != me)
         part += v if keep else zero
     return part
@@ -420,7 +435,7 @@ def _d2_two(xa, ya, xb, yb, sx, sy):
 
 
 @njit(cache=True, inline="always", fastmath=_FM)
-def _buf_sum2(xa, ya, mea, xb, yb, meb, nb, bx, by, bnl2, bcoef, bcut2, bidx):
+def _buf_sum2(xa, ya, mea, xb, yb, meb, nb, bx, by, bnl2, bcoef, bcut2, bidx, underflow):
     # _buf_sum for two targets in one pass: each candidate is loaded once for both, and the two
     # exp chains are independent (with exp_nonpos one chain alone kept the core waiting on its FMA
     # latencies: 2.2 -> 1.9 ns per pair, one thread; with the shorter exp2_mul the two loops come
@@ -432,36 +447,36 @@ def _buf_sum2(xa, ya, mea, xb, yb, meb, nb, bx, by, bnl2, bcoef, bcut2, bidx):
         nl2 = bnl2[c]
         cut2 = bcut2[c]
         d2a, d2b = _d2_two(xa, ya, xb, yb, bx[c], by[c])
-        va = bcoef[c] * _kexp(d2a, nl2)
-        vb = bcoef[c] * _kexp(d2b, nl2)
+        va = bcoef[c] * _kexp(d2a, nl2, underflow)
+        vb = bcoef[c] * _kexp(d2b, nl2, underflow)
         pa += va if (d2a < cut2) & (bidx[c] != mea) else zero
         pb += vb if (d2b < cut2) & (bidx[c] != meb) else zero
     return pa, pb
 
 
 @njit(cache=True, fastmath=_FM)
-def _flush(tx, ty, self_pos, t_order, t0, m, nb, bx, by, bnl2, bcoef, bcut2, bidx, acc):
+def _flush(tx, ty, self_pos, t_order, t0, m, nb, bx, by, bnl2, bcoef, bcut2, bidx, acc, underflow):
     for i in range(0, m - 1, 2):
         ta = t_order[t0 + i]
         tb = t_order[t0 + i + 1]
         pa, pb = _buf_sum2(tx[ta], ty[ta], self_pos[ta], tx[tb], ty[tb], self_pos[tb], nb, bx, by, bnl2, bcoef,
-                           bcut2, bidx)
+                           bcut2, bidx, underflow)
         acc[i] += pa
         acc[i + 1] += pb
     if m % 2 == 1:
         t = t_order[t0 + m - 1]
-        acc[m - 1] += _buf_sum(tx[t], ty[t], self_pos[t], nb, bx, by, bnl2, bcoef, bcut2, bidx)
+        acc[m - 1] += _buf_sum(tx[t], ty[t], self_pos[t], nb, bx, by, bnl2, bcoef, bcut2, bidx, underflow)
 
 
 @njit(cache=True, fastmath=_FM)
-def _sym_one(x, y, ci, ri, nb, bx, by, bnl2, bcoef, bcut2, brank, bacc):
+def _sym_one(x, y, ci, ri, nb, bx, by, bnl2, bcoef, bcut2, brank, bacc, underflow):
     zero = _zero(bx[0])
     part = zero
     for c in range(nb):
         dx = x - bx[c]
         dy = y - by[c]
         d2 = dx * dx + dy * dy
-        k = _kexp(d2, bnl2[c])
+        k = _kexp(d2, bnl2[c], underflow)
         keep = (d2 < bcut2[c]) & (brank[c] > ri)
         part += bcoef[c] * k if keep else zero
         bacc[c] += ci * k if keep else zero
@@ -469,7 +484,7 @@ def _sym_one(x, y, ci, ri, nb, bx, by, bnl2, bcoef, bcut2, brank, bacc):
 
 
 @njit(cache=True, fastmath=_FM)
-def _flush_sym(tx, ty, scoef, t_order, t0, m, nb, bx, by, bnl2, bcoef, bcut2, brank, acc, bacc):
+def _flush_sym(tx, ty, scoef, t_order, t0, m, nb, bx, by, bnl2, bcoef, bcut2, brank, acc, bacc, underflow):
     # each buffered source c of rank above the target's: one exp for both directions of the pair
     # (equal bandwidths): the target gains bcoef[c] k, the source its coefficient times k.  Two
     # targets per pass, as in _buf_sum2.
@@ -490,8 +505,8 @@ def _flush_sym(tx, ty, scoef, t_order, t0, m, nb, bx, by, bnl2, bcoef, bcut2, br
             nl2 = bnl2[c]
             cut2 = bcut2[c]
             d2a, d2b = _d2_two(xa, ya, xb, yb, bx[c], by[c])
-            ka = _kexp(d2a, nl2)
-            kb = _kexp(d2b, nl2)
+            ka = _kexp(d2a, nl2, underflow)
+            kb = _kexp(d2b, nl2, underflow)
             keepa = (d2a < cut2) & (brank[c] > ra)
             keepb = (d2b < cut2) & (brank[c] > ra + 1)
             pa += bcoef[c] * ka if keepa else zero
@@ -502,7 +517,7 @@ def _flush_sym(tx, ty, scoef, t_order, t0, m, nb, bx, by, bnl2, bcoef, bcut2, br
     if m % 2 == 1:
         ri = t0 + m - 1
         t = t_order[ri]
-        acc[m - 1] += _sym_one(tx[t], ty[t], scoef[t], ri, nb, bx, by, bnl2, bcoef, bcut2, brank, bacc)
+        acc[m - 1] += _sym_one(tx[t], ty[t], scoef[t], ri, nb, bx, by, bnl2, bcoef, bcut2, brank, bacc, underflow)
 
 
 @njit(cache=True, inline="always", fastmath=_FM)
@@ -534,19 +549,19 @@ def _beyond_box(x0, x1, y0, y1, sxj, syj, cut2):
 
 @njit(cache=True, inline="always")
 def _flush_any(sym, q, tx, ty, self_pos, scoef, t_order, t0, m, nb, bx, by, bnl2, bcoef, bcut2, bidx, brank, acc,
-               bacc, out_thr):
+               bacc, out_thr, underflow):
     if sym:
-        _flush_sym(tx, ty, scoef, t_order, t0, m, nb, bx, by, bnl2, bcoef, bcut2, brank, acc, bacc)
+        _flush_sym(tx, ty, scoef, t_order, t0, m, nb, bx, by, bnl2, bcoef, bcut2, brank, acc, bacc, underflow)
         for c in range(nb):  # the sources' shares, to this thread's row
             out_thr[q, bidx[c]] += bacc[c]
             bacc[c] = 0.0
     else:
-        _flush(tx, ty, self_pos, t_order, t0, m, nb, bx, by, bnl2, bcoef, bcut2, bidx, acc)
+        _flush(tx, ty, self_pos, t_order, t0, m, nb, bx, by, bnl2, bcoef, bcut2, bidx, acc, underflow)
 
 
 @njit(parallel=True, cache=True, fastmath=_FM)
 def gather_tiled_kernel(tx, ty, self_pos, sx, sy, sinv2, scoef, scut2, gx0, gy0, cls_s, cls_reach, cls_nx, cls_ny,
-                        cls_base, cell_ptr, t_order, tile_ptr, cap, nthreads, out, rank, out_thr):
+                        cls_base, cell_ptr, t_order, tile_ptr, cap, nthreads, out, rank, out_thr, underflow):
     """:func:`gather_kernel` by tiles of nearby targets (``t_order[tile_ptr[i]:tile_ptr[i + 1]]``).
 
     For each tile and class the grid is walked ONCE, for the tile's bounding box grown by the class
@@ -566,6 +581,10 @@ def gather_tiled_kernel(tx, ty, self_pos, sx, sy, sinv2, scoef, scut2, gx0, gy0,
     halves the exps); each thread adds its sources' shares to its row of ``out_thr`` (zeroed, nthreads
     x n) and the caller sums the rows; the point's own term (``self_pos`` = -1) is added as its
     coefficient (exp(0) = 1).  Same pairs, another summation order.
+
+    ``underflow``: None when no kept pair's kernel can underflow (:func:`_underflow` of the cut-off),
+    which compiles the float64 kernel without exp2_mul's range tests (same values for every kept pair),
+    else True.
     """
     sym = rank.shape[0] > 0
     ntiles = tile_ptr.shape[0] - 1
@@ -629,11 +648,11 @@ def gather_tiled_kernel(tx, ty, self_pos, sx, sy, sinv2, scoef, scut2, gx0, gy0,
                         nb += 1
                         if nb == cap:
                             _flush_any(sym, q, tx, ty, self_pos, scoef, t_order, t0, m, nb, bx, by, bnl2, bcoef,
-                                       bcut2, bidx, brank, acc, bacc, out_thr)
+                                       bcut2, bidx, brank, acc, bacc, out_thr, underflow)
                             nb = 0
             if nb > 0:
                 _flush_any(sym, q, tx, ty, self_pos, scoef, t_order, t0, m, nb, bx, by, bnl2, bcoef, bcut2, bidx,
-                           brank, acc, bacc, out_thr)
+                           brank, acc, bacc, out_thr, underflow)
             for i in range(m):
                 t = t_order[t0 + i]
                 if sym:
@@ -643,7 +662,7 @@ def gather_tiled_kernel(tx, ty, self_pos, sx, sy, sinv2, scoef, scut2, gx0, gy0,
 
 
 @njit(cache=True, inline="always", fastmath=_FM)
-def _buf_sum_pair(x, y, me, nb, bx, by, bidx, B):
+def _buf_sum_pair(x, y, me, nb, bx, by, bidx, B, underflow):
     # _buf_sum for the two kernels of a pair pass (B rows: nl2, coef, cut2 of each): the squared
     # distance is computed once for both, and the two exp chains are independent
     zero = _zero(x)
@@ -653,8 +672,8 @@ def _buf_sum_pair(x, y, me, nb, bx, by, bidx, B):
         dx = x - bx[c]
         dy = y - by[c]
         d2 = dx * dx + dy * dy
-        va = B[1, c] * _kexp(d2, B[0, c])
-        vb = B[4, c] * _kexp(d2, B[3, c])
+        va = B[1, c] * _kexp(d2, B[0, c], underflow)
+        vb = B[4, c] * _kexp(d2, B[3, c], underflow)
         other = bidx[c] != me
         pa += va if (d2 < B[2, c]) & other else zero
         pb += vb if (d2 < B[5, c]) & other else zero
@@ -662,7 +681,7 @@ def _buf_sum_pair(x, y, me, nb, bx, by, bidx, B):
 
 
 @njit(cache=True, fastmath=_FM)
-def _flush_pair(tx, ty, t_order, t0, m, nb, bx, by, bidx, B, acc):
+def _flush_pair(tx, ty, t_order, t0, m, nb, bx, by, bidx, B, acc, underflow):
     # two targets x two kernels per pass over the buffer (four independent chains, as _buf_sum2 for
     # one kernel); a target's own term is left out by its sorted position (the targets are the sources)
     zero = _zero(bx[0])
@@ -682,17 +701,17 @@ def _flush_pair(tx, ty, t_order, t0, m, nb, bx, by, bidx, B, acc):
             d2a, d2b = _d2_two(xa, ya, xb, yb, bx[c], by[c])
             oa = bidx[c] != ta
             ob = bidx[c] != tb
-            p0 += ca[c] * _kexp(d2a, nla[c]) if (d2a < cua[c]) & oa else zero
-            p1 += cb[c] * _kexp(d2a, nlb[c]) if (d2a < cub[c]) & oa else zero
-            p2 += ca[c] * _kexp(d2b, nla[c]) if (d2b < cua[c]) & ob else zero
-            p3 += cb[c] * _kexp(d2b, nlb[c]) if (d2b < cub[c]) & ob else zero
+            p0 += ca[c] * _kexp(d2a, nla[c], underflow) if (d2a < cua[c]) & oa else zero
+            p1 += cb[c] * _kexp(d2a, nlb[c], underflow) if (d2a < cub[c]) & oa else zero
+            p2 += ca[c] * _kexp(d2b, nla[c], underflow) if (d2b < cua[c]) & ob else zero
+            p3 += cb[c] * _kexp(d2b, nlb[c], underflow) if (d2b < cub[c]) & ob else zero
         acc[0, i] += p0
         acc[1, i] += p1
         acc[0, i + 1] += p2
         acc[1, i + 1] += p3
     if m % 2 == 1:
         t = t_order[t0 + m - 1]
-        pa, pb = _buf_sum_pair(tx[t], ty[t], t, nb, bx, by, bidx, B)
+        pa, pb = _buf_sum_pair(tx[t], ty[t], t, nb, bx, by, bidx, B, underflow)
         acc[0, m - 1] += pa
         acc[1, m - 1] += pb
 
@@ -716,7 +735,7 @@ def pair_constants(order, bws_a, w_a, bws_b, w_b, cutoff, finite, out):
 
 @njit(parallel=True, cache=True, fastmath=_FM)
 def gather_tiled_pair_kernel(sx, sy, ucut2, consts, gx0, gy0, cls_s, cls_reach, cls_nx, cls_ny, cls_base, cell_ptr,
-                             order, t_order, tile_ptr, cap, nthreads, out):
+                             order, t_order, tile_ptr, cap, nthreads, out, underflow):
     """Leave-one-out sums at every source of TWO kernels in one walk (two candidates of the pattern
     search): ``out[k, t] = sum_{j != t} coef_kj exp(-d_tj^2 sinv2_kj) [d_tj^2 < cut2_kj]``, k = 0, 1.
 
@@ -726,7 +745,8 @@ def gather_tiled_pair_kernel(sx, sy, ucut2, consts, gx0, gy0, cls_s, cls_reach, 
     may reach the tile under either kernel) and each pair keeps its own kernel's inclusion rule, so every
     sum has exactly the pairs of the one-kernel gather (in another order): the grid is walked once for
     the two candidates, and each pair's squared distance is computed once for both.  ``out`` (2, n)
-    float64, in the points' order (``order``: sorted position -> point).
+    float64, in the points' order (``order``: sorted position -> point).  ``underflow``: as for
+    :func:`gather_tiled_kernel`.
     """
     ntiles = tile_ptr.shape[0] - 1
     C = cls_s.shape[0]
@@ -780,10 +800,10 @@ def gather_tiled_pair_kernel(sx, sy, ucut2, consts, gx0, gy0, cls_s, cls_reach, 
                         B[5, nb] = consts[5, jj]
                         nb += 1
                         if nb == cap:
-                            _flush_pair(sx, sy, t_order, t0, m, nb, bx, by, bidx, B, acc)
+                            _flush_pair(sx, sy, t_order, t0, m, nb, bx, by, bidx, B, acc, underflow)
                             nb = 0
             if nb > 0:
-                _flush_pair(sx, sy, t_order, t0, m, nb, bx, by, bidx, B, acc)
+                _flush_pair(sx, sy, t_order, t0, m, nb, bx, by, bidx, B, acc, underflow)
             for i in range(m):
                 t = order[t_order[t0 + i]]
                 out[0, t] = acc[0, i]
@@ -926,7 +946,7 @@ class CpuEngine(Engine):
         out = np.empty((2, self.n))
         gather_tiled_pair_kernel(c(ix.sx), c(ix.sy), c(ix.scut2), consts, ix.gx0, ix.gy0, ix.cls_s, ix.cls_reach,
                                  ix.cls_nx, ix.cls_ny, ix.cls_base, ix.cell_ptr, ix.order, t_order, tiles(t_order),
-                                 TILE_CAP, numba.get_num_threads(), out)
+                                 TILE_CAP, numba.get_num_threads(), out, _underflow(self.cutoff))
         return out[0], out[1]
 
     def _gather_symmetric(self, ix: SourceIndex, self_pos, t_order):
@@ -940,7 +960,8 @@ class CpuEngine(Engine):
         sx, sy = c(ix.sx), c(ix.sy)
         gather_tiled_kernel(sx, sy, self_pos, sx, sy, c(ix.sinv2), c(ix.scoef), c(ix.scut2), ix.gx0, ix.gy0,
                             ix.cls_s, ix.cls_reach, ix.cls_nx, ix.cls_ny, ix.cls_base, ix.cell_ptr, t_order,
-                            tiles(t_order), TILE_CAP, nthreads, np.empty(0), rank, out_thr)
+                            tiles(t_order), TILE_CAP, nthreads, np.empty(0), rank, out_thr,
+                            _underflow(self.cutoff))
         return out_thr.sum(axis=0, dtype=np.float64)
 
     def _gather(self, ix: SourceIndex, tx, ty, self_pos, t_order=None):
@@ -965,7 +986,7 @@ class CpuEngine(Engine):
                 t_order = hilbert_order(tx64, ty64)
                 self._targets_order = (tx64.copy(), ty64.copy(), t_order)
         gather_tiled_kernel(*args, t_order, tiles(t_order), TILE_CAP, numba.get_num_threads(), out,
-                            np.empty(0, np.int64), np.empty((0, 0), dtype=T))
+                            np.empty(0, np.int64), np.empty((0, 0), dtype=T), _underflow(self.cutoff))
         return out
 
     def intensity_at(self, targets, bws, weights, sources=None):
