@@ -54,6 +54,8 @@ def _warm(backend, threads):
     pts = _points("pntsRedwood.csv")
     w, _ = _load("redwood.asc.gz")
     hp.kde.fit(pts, w, method="fixed", bandwidth=0.05, backend=backend, threads=threads)
+    # the adaptive search's kernels too (two candidates per walk, pilots, surfaces)
+    hp.kde.fit(pts, w, method="adaptive", backend=backend, threads=threads, progress=False).density_surface(threads=threads)
 
 
 def bench_fit(points_file, window_file, backend, threads, paper):

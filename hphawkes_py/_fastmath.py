@@ -222,7 +222,7 @@ _E2C0, _E2C1, _E2C2, _E2C3, _E2C4, _E2C5, _E2C6, _E2C7, _E2C8, _E2C9, _E2C10, _E
 
 @njit(cache=True, inline="always")
 def exp2_mul_inrange(a, b):
-    """``2**(a b)`` for float64 ``-1022 <= a b <= 0`` (see :func:`exp2_mul`, same bits there); outside that
+    """``2**(a b)`` for float64 ``-1022 <= a b <= 0`` (:func:`exp2_mul`'s value there); outside that
     range the result is meaningless, with no test spent on it: for kernels whose caller discards
     every value outside (the KDE's truncated sums, whose kept pairs have ``a b >= -cutoff^2 log2(e) / 2``).
     The two selects of :func:`exp2_mul` were ~8 % of the KDE pair loop."""
