@@ -718,13 +718,13 @@ def _flush_pair(tx, ty, t_order, t0, m, nb, bx, by, bidx, B, acc, underflow):
         acc[1, m - 1] += pb
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def pair_constants(order, bws_a, w_a, bws_b, w_b, cutoff, finite, out):
     """``out`` (6, n): (sinv2, scoef, scut2) of two kernels at the sources in the sorted ``order`` --
     :func:`~.engine.kernel_constants`' expressions in the same order of operations (same bits), in one
     pass and without the index's other rows."""
     two_pi = 2.0 * math.pi
-    for i in range(order.shape[0]):
+    for i in prange(order.shape[0]):
         j = order[i]
         for k in range(2):
             b = bws_a[j] if k == 0 else bws_b[j]
