@@ -332,25 +332,28 @@ def _row_span(gy, x0, x1, y0, y1, r2, s, gx0, gy0, nx):
     return int(max(math.floor((x0 - hw - gx0) / s), 0.0)), int(min(math.floor((x1 + hw - gx0) / s), nx - 1.0))
 
 
+@njit(cache=True, inline="always", fastmath=_FM)
+def _row_sources(k, gy, x0, x1, y0, y1, gx0, gy0, cls_s, cls_reach, cls_nx, cls_base, cell_ptr):
+    """[j0, j1): the sources of class ``k``'s grid row ``gy`` under the chord of the box grown by the
+    class reach (one contiguous range of the sorted sources; j0 = j1 when none)."""
+    reach = cls_reach[k]
+    nx = cls_nx[k]
+    xa, xb = _row_span(gy, x0, x1, y0, y1, reach * reach, cls_s[k], gx0, gy0, nx)
+    if xa > xb:
+        return 0, 0
+    row = cls_base[k] + gy * nx
+    return cell_ptr[row + xa], cell_ptr[row + xb + 1]
+
+
 @njit(cache=True, fastmath=_FM)
 def _gather_one(x, y, me, sx, sy, sinv2, scoef, scut2, gx0, gy0, cls_s, cls_reach, cls_nx, cls_ny, cls_base,
                 cell_ptr):
-    C = cls_s.shape[0]
     acc = 0.0
-    for k in range(C):
-        s = cls_s[k]
-        reach = cls_reach[k]
-        nx = cls_nx[k]
-        ny = cls_ny[k]
-        gya, gyb = _class_rows(x, x, y, y, reach, s, gx0, gy0, nx, ny)
-        r2 = reach * reach
-        base = cls_base[k]
+    for k in range(cls_s.shape[0]):
+        gya, gyb = _class_rows(x, x, y, y, cls_reach[k], cls_s[k], gx0, gy0, cls_nx[k], cls_ny[k])
         for gy in range(gya, gyb + 1):
-            xa, xb = _row_span(gy, x, x, y, y, r2, s, gx0, gy0, nx)
-            if xa > xb:
-                continue
-            row = base + gy * nx
-            acc += _range_sum(x, y, me, cell_ptr[row + xa], cell_ptr[row + xb + 1], sx, sy, sinv2, scoef, scut2)
+            j0, j1 = _row_sources(k, gy, x, x, y, y, gx0, gy0, cls_s, cls_reach, cls_nx, cls_base, cell_ptr)
+            acc += _range_sum(x, y, me, j0, j1, sx, sy, sinv2, scoef, scut2)
     return acc
 
 
@@ -520,6 +523,17 @@ def _flush_sym(tx, ty, scoef, t_order, t0, m, nb, bx, by, bnl2, bcoef, bcut2, br
         acc[m - 1] += _sym_one(tx[t], ty[t], scoef[t], ri, nb, bx, by, bnl2, bcoef, bcut2, brank, bacc, underflow)
 
 
+@njit(cache=True, inline="always")
+def _tile_plan(tile_ptr, nthreads):
+    """(number of tiles, largest tile, tiles per thread) of the tiled kernels: thread q takes tiles
+    q, q + nthreads, ... (interleaved: tiles follow the Hilbert curve, so neighbours cost alike)."""
+    ntiles = tile_ptr.shape[0] - 1
+    mmax = 0
+    for i in range(ntiles):
+        mmax = max(mmax, tile_ptr[i + 1] - tile_ptr[i])
+    return ntiles, mmax, (ntiles + nthreads - 1) // nthreads
+
+
 @njit(cache=True, inline="always", fastmath=_FM)
 def _tile_box(tx, ty, t_order, t0, m):
     """Bounding box (x0, x1, y0, y1), float64, of the targets ``t_order[t0:t0 + m]``."""
@@ -587,12 +601,8 @@ def gather_tiled_kernel(tx, ty, self_pos, sx, sy, sinv2, scoef, scut2, gx0, gy0,
     else True.
     """
     sym = rank.shape[0] > 0
-    ntiles = tile_ptr.shape[0] - 1
+    ntiles, mmax, K = _tile_plan(tile_ptr, nthreads)
     C = cls_s.shape[0]
-    mmax = 0
-    for i in range(ntiles):
-        mmax = max(mmax, tile_ptr[i + 1] - tile_ptr[i])
-    K = (ntiles + nthreads - 1) // nthreads
     # one iteration per thread (buffers allocated once), tiles interleaved between threads
     for q in prange(nthreads):
         bx = np.empty(cap, dtype=sx.dtype)
@@ -617,21 +627,11 @@ def gather_tiled_kernel(tx, ty, self_pos, sx, sy, sinv2, scoef, scut2, gx0, gy0,
                 acc[i] = 0.0
             nb = 0
             for k in range(C):
-                s = cls_s[k]
-                reach = cls_reach[k]
-                nx = cls_nx[k]
-                ny = cls_ny[k]
-                gya, gyb = _class_rows(x0, x1, y0, y1, reach, s, gx0, gy0, nx, ny)
-                r2 = reach * reach
-                base = cls_base[k]
+                gya, gyb = _class_rows(x0, x1, y0, y1, cls_reach[k], cls_s[k], gx0, gy0, cls_nx[k], cls_ny[k])
                 for gy in range(gya, gyb + 1):
-                    xa, xb = _row_span(gy, x0, x1, y0, y1, r2, s, gx0, gy0, nx)
-                    if xa > xb:
-                        continue
-                    row = base + gy * nx
-                    j = cell_ptr[row + xa]
-                    j1 = cell_ptr[row + xb + 1]
-                    for jj in range(j, j1):
+                    j0, j1 = _row_sources(k, gy, x0, x1, y0, y1, gx0, gy0, cls_s, cls_reach, cls_nx, cls_base,
+                                          cell_ptr)
+                    for jj in range(j0, j1):
                         # only the sources within their own cut-off of the box
                         # (the rank test first: it drops half the sources of the symmetric walk at
                         # the cost of one integer compare)
@@ -750,12 +750,8 @@ def gather_tiled_pair_kernel(sx, sy, ucut2, consts, gx0, gy0, cls_s, cls_reach, 
     float64, in the points' order (``order``: sorted position -> point).  ``underflow``: as for
     :func:`gather_tiled_kernel`.
     """
-    ntiles = tile_ptr.shape[0] - 1
+    ntiles, mmax, K = _tile_plan(tile_ptr, nthreads)
     C = cls_s.shape[0]
-    mmax = 0
-    for i in range(ntiles):
-        mmax = max(mmax, tile_ptr[i + 1] - tile_ptr[i])
-    K = (ntiles + nthreads - 1) // nthreads
     for q in prange(nthreads):
         bx = np.empty(cap, dtype=sx.dtype)
         by = np.empty(cap, dtype=sx.dtype)
@@ -776,19 +772,11 @@ def gather_tiled_pair_kernel(sx, sy, ucut2, consts, gx0, gy0, cls_s, cls_reach, 
                 acc[1, i] = 0.0
             nb = 0
             for k in range(C):
-                s = cls_s[k]
-                reach = cls_reach[k]
-                nx = cls_nx[k]
-                ny = cls_ny[k]
-                gya, gyb = _class_rows(x0, x1, y0, y1, reach, s, gx0, gy0, nx, ny)
-                r2 = reach * reach
-                base = cls_base[k]
+                gya, gyb = _class_rows(x0, x1, y0, y1, cls_reach[k], cls_s[k], gx0, gy0, cls_nx[k], cls_ny[k])
                 for gy in range(gya, gyb + 1):
-                    xa, xb = _row_span(gy, x0, x1, y0, y1, r2, s, gx0, gy0, nx)
-                    if xa > xb:
-                        continue
-                    row = base + gy * nx
-                    for jj in range(cell_ptr[row + xa], cell_ptr[row + xb + 1]):
+                    j0, j1 = _row_sources(k, gy, x0, x1, y0, y1, gx0, gy0, cls_s, cls_reach, cls_nx, cls_base,
+                                          cell_ptr)
+                    for jj in range(j0, j1):
                         if _beyond_box(x0, x1, y0, y1, sx[jj], sy[jj], ucut2[jj]):
                             continue
                         bx[nb] = sx[jj]
