@@ -129,17 +129,22 @@ def test_tiled_float32_within_the_float32_bound():
     assert 0 < _rel(got, ref) < 100 * np.finfo(np.float32).eps
 
 
-def test_fit_chooses_the_same_bandwidths_with_the_tiled_gather(monkeypatch):
+def _redwood_fits(monkeypatch, owner, switch):
+    """The adaptive redwood fit with ``owner.switch`` False (the reference path), then True."""
     import pandas as pd
 
     d = Path(hp.__file__).parent / "data" / "kde" / "zhang2017"
     pts = pd.read_csv(d / "pntsRedwood.csv").to_numpy(float)
     w = Window.from_asc(d / "redwood.asc.gz")
-    fits = {}
-    for tiled in (False, True):
-        monkeypatch.setattr(cpu, "TILED", tiled)
-        fits[tiled] = hp.kde.fit(pts, w, method="adaptive", backend="cpu", progress=False)
-    a, b = fits[False], fits[True]
+    fits = []
+    for on in (False, True):
+        monkeypatch.setattr(owner, switch, on)
+        fits.append(hp.kde.fit(pts, w, method="adaptive", backend="cpu", progress=False))
+    return fits
+
+
+def test_fit_chooses_the_same_bandwidths_with_the_tiled_gather(monkeypatch):
+    a, b = _redwood_fits(monkeypatch, cpu, "TILED")
     assert (a.h, a.alpha) == (b.h, b.alpha)
     assert b.log_likelihood == pytest.approx(a.log_likelihood, rel=1e-13)
     assert _rel(b.bandwidths, a.bandwidths) < 1e-13
@@ -240,6 +245,22 @@ def test_kernels_without_underflow_tests_give_the_same_sums(monkeypatch, dtype):
     tol = 1e-14 if dtype == np.float64 else 100 * np.finfo(np.float32).eps
     for f, c in zip(fast, checked):
         assert _rel(f, c) < tol
+
+
+@pytest.mark.parametrize("cutoff", [3.0, np.inf])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_kernel_rows_are_kernel_constants_in_sorted_order(cutoff, dtype):
+    # the one loop behind the index's packed rows and the pair pass's constants
+    from hphawkes_py.kde.engine import kernel_constants, kernel_rows
+
+    rng = np.random.default_rng(9)
+    n = 3001
+    b, w = rng.uniform(1e-3, 2.0, n), rng.uniform(0.1, 3.0, n)
+    order = rng.permutation(n)
+    out = np.empty((3, n), dtype=dtype)
+    kernel_rows(order, b, w, cutoff, out)
+    for row, ref in zip(out, kernel_constants(b, w, cutoff)):
+        assert np.array_equal(row, ref[order].astype(dtype))
 
 
 def test_hilbert_order_is_a_permutation_of_compact_runs():
@@ -414,16 +435,7 @@ def test_pair_pass_equals_one_kernel_at_a_time(monkeypatch, tile, cap, dtype, nc
 
 
 def test_pair_search_chooses_the_same_bandwidths(monkeypatch):
-    import pandas as pd
-
-    d = Path(hp.__file__).parent / "data" / "kde" / "zhang2017"
-    pts = pd.read_csv(d / "pntsRedwood.csv").to_numpy(float)
-    w = Window.from_asc(d / "redwood.asc.gz")
-    fits = {}
-    for paired in (False, True):
-        monkeypatch.setattr(cpu.CpuEngine, "paired", paired)
-        fits[paired] = hp.kde.fit(pts, w, method="adaptive", backend="cpu", progress=False)
-    a, b = fits[False], fits[True]
+    a, b = _redwood_fits(monkeypatch, cpu.CpuEngine, "paired")
     assert (a.h, a.alpha, a.n_iter) == (b.h, b.alpha, b.n_iter)
     assert b.log_likelihood == pytest.approx(a.log_likelihood, rel=1e-13)
     assert [t["log_likelihood"] for t in b.trace] == pytest.approx([t["log_likelihood"] for t in a.trace], rel=1e-13)

@@ -42,7 +42,7 @@ from numba import njit, prange, types
 from numba.extending import overload
 
 from .._fastmath import _LOG2E, exp2_mul, exp2_mul_inrange, exp_fast, exp_fast32, fdiv, ndtr_fast, ndtr_monotone
-from .engine import EDGE_REACH, Engine, SourceIndex, build_index, kernel_constants
+from .engine import EDGE_REACH, Engine, SourceIndex, build_index, kernel_constants, kernel_rows
 
 __all__ = ["CpuEngine", "edge_mass_kernel", "gather_kernel", "gather_tiled_kernel", "gather_tiled_pair_kernel",
            "hilbert_order"]
@@ -718,23 +718,6 @@ def _flush_pair(tx, ty, t_order, t0, m, nb, bx, by, bidx, B, acc, underflow):
         acc[1, m - 1] += pb
 
 
-@njit(cache=True, parallel=True)
-def pair_constants(order, bws_a, w_a, bws_b, w_b, cutoff, finite, out):
-    """``out`` (6, n): (sinv2, scoef, scut2) of two kernels at the sources in the sorted ``order`` --
-    :func:`~.engine.kernel_constants`' expressions in the same order of operations (same bits), in one
-    pass and without the index's other rows."""
-    two_pi = 2.0 * math.pi
-    for i in prange(order.shape[0]):
-        j = order[i]
-        for k in range(2):
-            b = bws_a[j] if k == 0 else bws_b[j]
-            w = w_a[j] if k == 0 else w_b[j]
-            out[3 * k, i] = 1.0 / (2.0 * b * b)
-            out[3 * k + 1, i] = w / (two_pi * b * b)
-            cb = cutoff * b
-            out[3 * k + 2, i] = cb * cb if finite else np.inf
-
-
 @njit(parallel=True, cache=True, fastmath=_FM)
 def gather_tiled_pair_kernel(sx, sy, ucut2, consts, gx0, gy0, cls_s, cls_reach, cls_nx, cls_ny, cls_base, cell_ptr,
                              order, t_order, tile_ptr, cap, nthreads, out, underflow):
@@ -890,18 +873,21 @@ class CpuEngine(Engine):
     _hilbert = None  # Hilbert order of the points (the leave-one-out targets), on first use
     _targets_order = None  # (tx, ty, Hilbert order) of the last other targets
 
+    def _points_order(self, ix: SourceIndex):
+        """The points as targets, in their Hilbert order (computed once per engine), as positions in
+        the index ``ix``'s sorted order."""
+        if self._hilbert is None:
+            self._hilbert = hilbert_order(self.x, self.y)
+        return ix.pos[self._hilbert]
+
     def _use_tiles(self):
         return TILED if self.tiled is None else bool(self.tiled)
 
     def _gather_points(self, ix: SourceIndex, loo: bool):
         if not self._use_tiles():
             return super()._gather_points(ix, loo)
-        # the targets are the points: their Hilbert order is computed once per engine, and mapped to
-        # this index's sorted positions
-        if self._hilbert is None:
-            self._hilbert = hilbert_order(self.x, self.y)
         self_pos = np.arange(self.n, dtype=np.int64) if loo else np.full(self.n, -1, np.int64)
-        t_order = ix.pos[self._hilbert]
+        t_order = self._points_order(ix)
         if self.symmetric and _equal_bandwidths(ix):
             return self._gather_symmetric(ix, self_pos, t_order)
         return self._gather(ix, ix.sx, ix.sy, self_pos, t_order=t_order)
@@ -929,10 +915,9 @@ class CpuEngine(Engine):
         ix = build_index(self.x, self.y, np.maximum(bws_a, bws_b), np.ones(self.n), self.cutoff, self._lo, self._hi,
                          sort=self._sort)
         consts = np.empty((6, self.n), dtype=T)
-        pair_constants(ix.order, bws_a, w_a, bws_b, w_b, self.cutoff, math.isfinite(self.cutoff), consts)
-        if self._hilbert is None:
-            self._hilbert = hilbert_order(self.x, self.y)
-        t_order = ix.pos[self._hilbert]
+        kernel_rows(ix.order, bws_a, w_a, self.cutoff, consts[:3])
+        kernel_rows(ix.order, bws_b, w_b, self.cutoff, consts[3:])
+        t_order = self._points_order(ix)
         out = np.empty((2, self.n))
         gather_tiled_pair_kernel(c(ix.sx), c(ix.sy), c(ix.scut2), consts, ix.gx0, ix.gy0, ix.cls_s, ix.cls_reach,
                                  ix.cls_nx, ix.cls_ny, ix.cls_base, ix.cell_ptr, ix.order, t_order, tiles(t_order),

@@ -42,7 +42,7 @@ from .._backend import get_device, is_gpu_backend
 from .._validate import check_dtype
 from ._window import Window
 
-__all__ = ["Engine", "make_engine", "SourceIndex", "build_index", "counting_sort", "kernel_constants", "EDGE_REACH", "EDGE_SKIP"]
+__all__ = ["Engine", "make_engine", "SourceIndex", "build_index", "counting_sort", "kernel_constants", "kernel_rows", "EDGE_REACH", "EDGE_SKIP"]
 
 #: Rows/runs farther than EDGE_REACH x b from a point are left out of its edge mass: the mass left
 #: out is below 4 Phi(-8) = 2.5e-15 (the CDF itself is computed to ~2e-16), far below the 1e-12
@@ -125,25 +125,31 @@ def _cell_ids_loops(x, y, cls, cls_s, cls_nx, cls_ny, cls_base, gx0, gy0):
     return out
 
 
-def _packed_sources_loops(order, x, y, bws, w, cutoff, finite):
-    """Rows (sx, sy, sinv2, scoef, scut2) of the sources in sorted order (the expressions of
-    :func:`kernel_constants`, in the same order of operations: same bits) and the inverse
-    permutation ``pos``."""
+def _sorted_positions_loops(order, x, y):
+    """Rows (sx, sy, ., ., .) of the sources in sorted order, the last three left for
+    :func:`_kernel_rows_loops`, and the inverse permutation ``pos``."""
     n = order.shape[0]
     out = np.empty((5, n))
     pos = np.empty(n, np.int64)
-    two_pi = 2.0 * math.pi
     for i in range(n):
         j = order[i]
         pos[j] = i
-        b = bws[j]
         out[0, i] = x[j]
         out[1, i] = y[j]
-        out[2, i] = 1.0 / (2.0 * b * b)
-        out[3, i] = w[j] / (two_pi * b * b)
-        cb = cutoff * b
-        out[4, i] = cb * cb if finite else np.inf
     return out, pos
+
+
+def _kernel_rows_loops(order, bws, w, cutoff, finite, out):
+    """``out`` (3, n) = (sinv2, scoef, scut2) of the sources in sorted order: the expressions of
+    :func:`kernel_constants`, in the same order of operations (same bits)."""
+    two_pi = 2.0 * math.pi
+    for i in range(order.shape[0]):
+        j = order[i]
+        b = bws[j]
+        out[0, i] = 1.0 / (2.0 * b * b)
+        out[1, i] = w[j] / (two_pi * b * b)
+        cb = cutoff * b
+        out[2, i] = cb * cb if finite else np.inf
 
 
 @functools.lru_cache(maxsize=1)
@@ -155,13 +161,20 @@ def _compiled():
 
     jit = njit(cache=True, nogil=True)
     return (jit(_counting_sort_loops), jit(_classes_loops), jit(_cell_ids_loops),
-            jit(_packed_sources_loops))
+            jit(_sorted_positions_loops), jit(_kernel_rows_loops))
 
 
 def counting_sort(key, nkeys):
     """Stable order of ``key`` (ints in [0, nkeys)) and the start of each key, in O(n + nkeys)
     (the host-side sort of the source index, shared by both engines)."""
     return _compiled()[0](np.ascontiguousarray(key, dtype=np.int64), int(nkeys))
+
+
+def kernel_rows(order, bws, weights, cutoff, out):
+    """``out`` (3, n), any float dtype: :func:`kernel_constants` of the sources taken in the sorted
+    ``order`` (same bits before the cast to ``out``'s dtype), by one loop, without the temporaries."""
+    _compiled()[4](order, np.ascontiguousarray(bws, dtype=np.float64), np.ascontiguousarray(weights, dtype=np.float64),
+                   float(cutoff), math.isfinite(cutoff), out)
 
 
 @dataclass
@@ -199,7 +212,7 @@ def build_index(x, y, bws, weights, cutoff, lo, hi, sort=counting_sort) -> Sourc
 
     ``sort(key, nkeys)`` returns the stable order of the cell keys and the cells' start offsets.
     """
-    _, classes, cell_ids, packed_sources = _compiled()
+    _, classes, cell_ids, sorted_positions, _ = _compiled()
     x = np.ascontiguousarray(x, dtype=np.float64)
     y = np.ascontiguousarray(y, dtype=np.float64)
     bws = np.ascontiguousarray(bws, dtype=np.float64)
@@ -235,7 +248,8 @@ def build_index(x, y, bws, weights, cutoff, lo, hi, sort=counting_sort) -> Sourc
         base += nx * ny
     cellid = cell_ids(x, y, cls, cls_s, cls_nx, cls_ny, cls_base, gx0, gy0)
     order, cell_ptr = sort(cellid, base)
-    packed, pos = packed_sources(order, x, y, bws, weights, float(cutoff), math.isfinite(cutoff))
+    packed, pos = sorted_positions(order, x, y)
+    kernel_rows(order, bws, weights, cutoff, packed[2:])
     return SourceIndex(
         order=order,
         pos=pos,
