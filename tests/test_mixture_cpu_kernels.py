@@ -255,14 +255,14 @@ def test_certificate_exp_bound_and_candidate_dots():
     rng = np.random.default_rng(4)
     F, k = 120, 40
     phi, Wt = rng.normal(size=F), rng.normal(size=(k, F))
-    dots = njit(lambda phi, Wt, cand, nc, d1: C._candidate_dots(phi, Wt, cand, nc, d1))
+    dots = njit(lambda phi, Wt, cand, nc, dc: C._candidate_dots(phi, Wt, cand, nc, dc))
     for nc in (0, 1, 3, 4, 5, 11, k):
         cand = np.sort(rng.choice(k, nc, replace=False)).astype(np.int64)
-        d1 = np.full(k, -np.inf)
-        dots(phi, Wt, np.concatenate([cand, np.zeros(k - nc, np.int64)]), nc, d1)
+        dc = np.full(k, -np.inf)
+        dots(phi, Wt, np.concatenate([cand, np.zeros(k - nc, np.int64)]), nc, dc)
         ref = np.full(k, -np.inf)
-        ref[cand] = Wt[cand] @ phi
-        np.testing.assert_allclose(d1, ref, rtol=1e-13, atol=1e-12)
+        ref[:nc] = Wt[cand] @ phi
+        np.testing.assert_allclose(dc, ref, rtol=1e-13, atol=1e-12)  # nothing written beyond nc
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
