@@ -15,11 +15,10 @@ Algorithm (Cody & Waite range reduction, as in fdlibm):
    functions it calls, and re-association would otherwise be free to merge
    the two steps and lose the exactness of the reduction.
 3. ``exp(r)`` by its Taylor polynomial of degree 12 (Horner); the truncation
-   error is below ``0.347**13 / 13! < 2e-16`` relative. (Estrin's scheme with
-   FMAs, a 6-deep instead of a 24-deep dependency chain, made ``exp`` alone
-   1.15-1.3x faster and the fused exact likelihood 1.3x, but the exponential
-   trigger loop -- the MCMC's hot pass -- 1.4x slower (more live registers);
-   measured with benchmarks/bench_hawkes_loglik.py, so Horner stays.)
+   error is below ``0.347**13 / 13! < 2e-16`` relative. Horner's scheme, not
+   Estrin's: Estrin's shorter dependency chain needs more live registers, and
+   the exponential trigger loop -- the MCMC's hot pass -- has few to spare
+   (benchmarks/bench_hawkes_loglik.py compares the two).
 4. ``2**n`` built directly as the bit pattern ``(n + 1023) << 52``; the
    integer ``n`` is read from the low mantissa bits of ``n + 1.5 * 2**52``
    (exact, since ``n`` is integral), avoiding a float->int64 conversion
@@ -98,44 +97,24 @@ def _select(typingctx, cond, a, b):
     return out(cond, a, b), codegen
 
 
-@intrinsic
-def _f64_as_i64(typingctx, x):
-    sig = types.int64(types.float64)
+def _bitcast(src, dst):
+    """An intrinsic that reinterprets the bits of a ``src`` value as a ``dst`` value of the same width
+    (one LLVM ``bitcast``: no conversion, no memory round trip)."""
 
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.int64))
+    def impl(typingctx, x):
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(args[0], context.get_value_type(dst))
 
-    return sig, codegen
+        return dst(src), codegen
 
-
-@intrinsic
-def _i64_as_f64(typingctx, x):
-    sig = types.float64(types.int64)
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.float64))
-
-    return sig, codegen
+    impl.__name__ = f"_{src}_as_{dst}"  # each intrinsic needs its own name in Numba's registry
+    return intrinsic(impl)
 
 
-@intrinsic
-def _f32_as_i32(typingctx, x):
-    sig = types.int32(types.float32)
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.int32))
-
-    return sig, codegen
-
-
-@intrinsic
-def _i32_as_f32(typingctx, x):
-    sig = types.float32(types.int32)
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.float32))
-
-    return sig, codegen
+_f64_as_i64 = _bitcast(types.float64, types.int64)
+_i64_as_f64 = _bitcast(types.int64, types.float64)
+_f32_as_i32 = _bitcast(types.float32, types.int32)
+_i32_as_f32 = _bitcast(types.int32, types.float32)
 
 
 _LOG2E = 1.4426950408889634
@@ -179,11 +158,11 @@ def exp_fast(x):
 @njit(cache=True, inline="always")
 def exp_nonpos(x):
     """``exp(x)`` for float64 ``x <= 0``: :func:`exp_fast`'s reduction (``n`` rounded by adding
-    1.5 * 2**52, 7 % faster than the floor) and degree-12 Taylor polynomial, evaluated by Estrin's scheme (a 4-deep instead of a 12-deep chain of FMAs) and
-    without the overflow test; NaN propagates.  Relative error < 5e-16 (tests/test_kde_tiled.py
-    checks it against numpy.exp).  ~1.4x faster per lane than :func:`exp_fast` in the KDE's
-    tiled gather, whose loop has few other live values; the Hawkes trigger loop was slower with
-    it (see the module notes), so each kernel uses the one measured faster."""
+    1.5 * 2**52, cheaper than the floor) and degree-12 Taylor polynomial, evaluated by Estrin's
+    scheme (a 4-deep chain of FMAs where Horner's is 12 deep) and without the overflow test; NaN
+    propagates.  Relative error < 5e-16 (tests/test_kde_tiled.py checks it against numpy.exp).
+    Estrin's scheme pays in loops with few other live values, such as the KDE's tiled gather; the
+    Hawkes trigger loop keeps :func:`exp_fast` (see the module notes)."""
     xc = max(x, _XMIN)
     # n = x / ln 2 rounded to nearest by the magic-number addition: t's low mantissa bits then hold
     # n itself, so neither a floor nor a second addition is needed to build 2**n
@@ -370,8 +349,8 @@ def ndtr_monotone(v):
 
     The same values as :func:`ndtr_fast`, but each branch of it runs only over the stretch of ``v``
     where it applies (the branches are contiguous in a sorted array: found by bisection), so each
-    element costs one rational function instead of three: ~2x faster on the CDF tables of the KDE's
-    edge masses.
+    element costs one rational function where :func:`ndtr_fast` evaluates three (the CDF tables of
+    the KDE's edge masses are sorted).
     """
     n = v.shape[0]
     for i in range(n):
