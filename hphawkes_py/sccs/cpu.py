@@ -19,9 +19,9 @@ State kept per row: ``texp_i = time_i exp(x_i'b)``; per stratum: the denominator
 The host copy of the coefficients, the weights and the gradient constants live in
 :class:`~.engine.Engine`.
 
-The loop over coordinates is sequential by nature (each step changes D); per-coordinate
-work is a few tens of microseconds for typical drug columns, so calling two small
-compiled kernels per coordinate from Python costs little (measured in bench_sccs.py).
+The loop over coordinates is sequential by nature (each step changes D), so it stays in
+Python and calls two small compiled kernels per coordinate; the call costs little next to
+the work of a typical drug column.
 """
 from __future__ import annotations
 
@@ -35,9 +35,8 @@ from .engine import Engine
 __all__ = ["CpuEngine", "PARALLEL_MIN_NNZ"]
 
 #: Columns with at least this many non-zeros are split across threads (at stratum-run
-#: boundaries). One parallel region per coordinate step is a synchronisation per step;
-#: on the shared 2-core benchmark machine (load ~10) threads=2 with a 20,000 threshold made
-#: a 1M-case fit 8x SLOWER (160 s vs 20 s), so only very large columns go parallel. The
+#: boundaries). One parallel region per coordinate step is a synchronisation per step, which
+#: costs more than the work of all but very large columns, so only those go parallel. The
 #: cores are better used by running CV folds / bootstrap replicates in parallel (executor).
 PARALLEL_MIN_NNZ = 2_000_000
 
@@ -47,9 +46,8 @@ def _gh_range(start, end, row_idx, values, binary, nnz_stratum, run_end, texp, d
     """(G, H) over the non-zeros [start, end) of one column, which must begin at a stratum run.
 
     ``run_end[k]`` marks the last non-zero of each run (precomputed once per data set, see
-    :attr:`SCCSData.nnz_run_end`): one flat loop with a flag test instead of a nested loop
-    whose data-dependent exit mispredicts on short runs (1.27x on the gradient pass, measured
-    in-process on a 100,000-case, 1,000-drug problem with 2.6 non-zeros per run)."""
+    :attr:`SCCSData.nnz_run_end`): one flat loop with a flag test, because a nested loop's
+    data-dependent exit mispredicts on the short runs (a few non-zeros) typical of drug columns."""
     G = 0.0
     H = 0.0
     n1 = 0.0
