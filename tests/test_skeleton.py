@@ -26,8 +26,15 @@ def _modules() -> dict:
     return {_module_name(p): p for p in PKG.rglob("*.py")}
 
 
-def _top_level_imports(name: str, path: Path, known: set) -> set:
-    """Package modules imported at module level (imports inside functions are deliberate lazy ones)."""
+#: functions whose lazy imports are dispatch, not a hidden dependency: a factory choosing the engine
+#: module at call time (``make_engine`` imports ``cpu``/``gpu``, which import ``engine``), the device
+#: registry, and a package's ``__getattr__`` loading a namespace on first use
+DISPATCH = {"make_engine", "make_space_time_engine", "get_device", "_device_class", "__getattr__"}
+
+
+def _top_level_imports(name: str, path: Path, known: set, lazy: bool = False) -> set:
+    """Package modules imported at module level; with ``lazy``, also those imported inside functions
+    (except in the dispatch functions of :data:`DISPATCH`)."""
     tree = ast.parse(path.read_text())
     is_pkg = path.name == "__init__.py"
     out = set()
@@ -48,6 +55,16 @@ def _top_level_imports(name: str, path: Path, known: set) -> set:
                     body(node.orelse)
             elif isinstance(node, ast.Try):
                 body(node.body)
+                for h in node.handlers:
+                    body(h.body)
+                body(node.orelse)
+                body(node.finalbody)
+            elif lazy and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if node.name not in DISPATCH:
+                    body([n for child in node.body for n in ast.walk(child)
+                          if isinstance(n, (ast.Import, ast.ImportFrom))])
+            elif lazy and isinstance(node, ast.ClassDef):
+                body(node.body)
             elif isinstance(node, ast.Import):
                 for a in node.names:
                     if a.name.startswith("hphawkes_py"):
@@ -64,10 +81,10 @@ def _top_level_imports(name: str, path: Path, known: set) -> set:
     return {m for m in out if m in known and m != name}
 
 
-def import_graph() -> dict:
+def import_graph(lazy: bool = False) -> dict:
     mods = _modules()
     known = set(mods)
-    return {n: _top_level_imports(n, p, known) for n, p in mods.items()}
+    return {n: _top_level_imports(n, p, known, lazy) for n, p in mods.items()}
 
 
 def find_cycles(graph: dict) -> list:
@@ -103,6 +120,40 @@ def test_cycle_finder_finds_cycles():
 def test_no_import_cycles():
     cycles = find_cycles(import_graph())
     assert not cycles, "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)
+
+
+def test_no_import_cycles_through_lazy_imports():
+    """An import inside a function that closes a cycle is a cycle all the same (the two modules
+    cannot be understood or changed apart); only the dispatch functions in DISPATCH may import late."""
+    cycles = find_cycles(import_graph(lazy=True))
+    assert not cycles, "import cycles (lazy imports included): " + "; ".join(" -> ".join(c) for c in cycles)
+
+
+def test_lazy_import_walk_sees_imports_inside_functions(tmp_path, monkeypatch):
+    pkg = tmp_path / "hphawkes_py"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("def f():\n    from . import b\n    return b\n")
+    (pkg / "b.py").write_text("from . import a\n")
+    known = {"hphawkes_py", "hphawkes_py.a", "hphawkes_py.b"}
+    assert _top_level_imports("hphawkes_py.a", pkg / "a.py", known) == set()
+    assert _top_level_imports("hphawkes_py.a", pkg / "a.py", known, lazy=True) == {"hphawkes_py.b"}
+
+
+def test_no_module_is_shadowed_by_a_function():
+    """``hp.hawkes.mcmc`` must be one thing: a package never exports a function or class under the
+    name of one of its own modules (the module then cannot be reached as an attribute)."""
+    bad = []
+    for m in METHODS + ("interop", "gpu", "cli"):
+        pkg = importlib.import_module(f"hphawkes_py.{m}")
+        for f in (PKG / m).glob("*.py"):
+            stem = f.stem
+            if stem == "__init__":
+                continue
+            obj = getattr(pkg, stem, None)
+            if obj is not None and not inspect.ismodule(obj):
+                bad.append(f"hphawkes_py.{m}.{stem} is a {type(obj).__name__}, shadowing the module {m}/{f.name}")
+    assert not bad, "\n".join(bad)
 
 
 def test_methods_never_import_the_cli_or_the_data_loaders():
