@@ -35,6 +35,18 @@ def backends():
         or why it cannot and how to fix it), ``is_auto`` (what ``backend="auto"`` picks) and, for a
         usable GPU, ``api`` (``pycuda`` or ``cupy``), ``device``, ``compute_capability`` and
         ``memory_gib``.
+
+    See Also
+    --------
+    info : versions, threads and GPU status as a dict.
+
+    Examples
+    --------
+    >>> table = hp.backends()
+    >>> list(table["backend"])
+    ['cpu', 'gpu', 'emulator']
+    >>> bool(table.set_index("backend").loc["cpu", "available"])
+    True
     """
     import pandas as pd
 
@@ -61,7 +73,29 @@ def backends():
 
 
 def info() -> dict:
-    """Versions, threads, the Numba threading layer, GPU and compiler status (``hphawkes info``)."""
+    """Versions, threads, the Numba threading layer, GPU and compiler status (``hphawkes info``).
+
+    Returns
+    -------
+    dict
+        Keys include ``hphawkes_py``, ``python``, ``platform``, the versions of ``numpy``,
+        ``scipy``, ``numba``, ``pandas`` and ``arviz``, ``cpu_count``, ``numba_threads``,
+        ``numba_threading_layer``, ``gpu_usable`` and ``gpu_status`` (and, on a usable GPU, its
+        API, device, compute capability and memory), and ``auto_backend`` (what ``backend="auto"``
+        picks here).
+
+    See Also
+    --------
+    backends : which backends can run, as a table.
+
+    Examples
+    --------
+    >>> d = hp.info()
+    >>> d["hphawkes_py"] == hp.__version__
+    True
+    >>> d["auto_backend"] in ("cpu", "gpu")
+    True
+    """
     from ._info import info_dict
 
     return info_dict()

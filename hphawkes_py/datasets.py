@@ -39,12 +39,28 @@ def _root() -> Path:
 
 
 def path(relative: str) -> Path:
-    """Absolute path of a bundled file, e.g. ``path("kde/zhang2017/redwood.asc.gz")``.
+    """Absolute path of a bundled data file.
+
+    Parameters
+    ----------
+    relative : str
+        The file's path relative to the data folder, e.g. ``"kde/zhang2017/redwood.asc.gz"``
+        (:func:`list_files` lists them all).
+
+    Returns
+    -------
+    pathlib.Path
+        The absolute path of the package's own copy of the file.
 
     Raises
     ------
     FileNotFoundError
         The file is not bundled; the message lists what is in that folder.
+
+    Examples
+    --------
+    >>> hp.datasets.path("kde/zhang2017/redwood.asc.gz").name
+    'redwood.asc.gz'
     """
     p = _root() / relative
     if not p.exists():
@@ -55,7 +71,20 @@ def path(relative: str) -> Path:
 
 
 def list_files() -> list[str]:
-    """All bundled data files, relative to the data folder."""
+    """All bundled data files, relative to the data folder.
+
+    Returns
+    -------
+    list of str
+        Sorted paths relative to the data folder (each can be passed to :func:`path`), the
+        README files with each folder's provenance and licences included.
+
+    Examples
+    --------
+    >>> files = hp.datasets.list_files()
+    >>> "dc_gunshots/no_holidays.csv.gz" in files
+    True
+    """
     root = _root()
     return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
 
@@ -87,6 +116,14 @@ def load_dc_gunshots(variant: str = "no_holidays") -> pd.DataFrame:
         divided by 1000: kilometres) and ``t_hours`` (hours since the first
         event), sorted by time. Source: repository andrewjholbrook/shot_spotter
         and the R package hpHawkes (see data/dc_gunshots/README.md).
+
+    Examples
+    --------
+    >>> dc = hp.datasets.load_dc_gunshots("2010")
+    >>> dc.shape
+    (5022, 3)
+    >>> list(dc.columns)
+    ['x_km', 'y_km', 't_hours']
     """
     if variant not in _DC_VARIANTS:
         raise ValueError(f"variant must be one of {tuple(_DC_VARIANTS)}, got {variant!r}")
@@ -114,16 +151,40 @@ def load_redwood():
         The authors' 128 x 128 raster of the unit square (``redwood.asc``, cell 1/128); read it with
         ``hphawkes_py.kde.Window.from_asc(mask_path)`` (the data loaders return plain data and
         paths, never method objects).
+
+    Examples
+    --------
+    >>> points, mask_path = hp.datasets.load_redwood()
+    >>> points.shape, mask_path.name
+    ((62, 2), 'redwood.asc.gz')
     """
     pts = pd.read_csv(path("kde/zhang2017/pntsRedwood.csv")).to_numpy(dtype=np.float64)
     return pts, zhang2017_mask_path("redwood")
 
 
 def load_point_pattern(name: str) -> pd.DataFrame:
-    """A classic spatstat point pattern: ``redwood`` (62; window [0,1]x[-1,0]), ``redwoodfull`` (195),
-    ``japanesepines`` (65), ``cells`` (42) (unit square), ``bei`` (3,604; [0,1000]x[0,500] m),
-    ``chorley`` (1,036 in km, column ``mark`` larynx/lung; polygon window ``kde/chorley_window_polygon.csv``,
-    raster ``kde/chorley_mask_0.1km.asc.gz``). Columns ``x``, ``y`` (and ``mark``). From spatstat.data 3.0-0.
+    """A classic spatstat point pattern (from spatstat.data 3.0-0).
+
+    Parameters
+    ----------
+    name : {"redwood", "redwoodfull", "japanesepines", "cells", "bei", "chorley"}
+        ``redwood`` (62 points; window [0, 1] x [-1, 0]), ``redwoodfull`` (195), ``japanesepines``
+        (65), ``cells`` (42) (unit square), ``bei`` (3,604; [0, 1000] x [0, 500] m), ``chorley``
+        (1,036, km; column ``mark`` is larynx or lung; polygon window
+        ``kde/chorley_window_polygon.csv``, raster ``kde/chorley_mask_0.1km.asc.gz``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``x``, ``y`` (and ``mark`` for chorley), one row per point.
+
+    Examples
+    --------
+    >>> chorley = hp.datasets.load_point_pattern("chorley")
+    >>> chorley.shape
+    (1036, 3)
+    >>> sorted(chorley["mark"].unique())
+    ['larynx', 'lung']
     """
     if name not in _POINT_PATTERNS:
         raise ValueError(f"name must be one of {tuple(_POINT_PATTERNS)}, got {name!r}")
@@ -139,9 +200,22 @@ _ZHANG_MASKS = {"redwood": "redwood.asc.gz", "sim160000": "maskSim160000.asc.gz"
 def load_zhang2017_points(name: str) -> np.ndarray:
     """Point sets of Zhang, Zhu & Huang (2017) (repository Guiming/GPUParallelSpatialAdaptiveKDE).
 
-    ``redwood`` (62), ``sim50000`` (50,000 Matern-cluster points in the unit square, Tables 1-3),
-    ``sim100000`` (100,000), ``ebird`` (78,977 eBird checklist locations, projected metres).
-    Returns an (n, 2) float64 array.
+    Parameters
+    ----------
+    name : {"redwood", "sim50000", "sim100000", "ebird"}
+        ``redwood`` (62), ``sim50000`` (50,000 Matern-cluster points in the unit square, the
+        paper's Tables 1-3), ``sim100000`` (100,000), ``ebird`` (78,977 eBird checklist
+        locations, projected metres).
+
+    Returns
+    -------
+    ndarray of shape (n, 2)
+        The points' coordinates, float64 (unit-square units, or metres for ``ebird``).
+
+    Examples
+    --------
+    >>> hp.datasets.load_zhang2017_points("sim50000").shape
+    (50000, 2)
     """
     if name not in _ZHANG_POINTS:
         raise ValueError(f"name must be one of {tuple(_ZHANG_POINTS)}, got {name!r}")
@@ -149,9 +223,26 @@ def load_zhang2017_points(name: str) -> np.ndarray:
 
 
 def zhang2017_mask_path(name: str) -> Path:
-    """Path of a study-area raster of Zhang et al. (2017): ``redwood`` (128x128), ``sim160000`` (400x400),
-    ``sim640000`` (800x800) over the unit square, ``us_1km`` (4548x2847, 1 km cells, contiguous US;
-    a zip holding ``us_1km.asc``). Read with ``hphawkes_py.kde.Window.from_asc``."""
+    """Path of a study-area raster of Zhang, Zhu & Huang (2017).
+
+    Parameters
+    ----------
+    name : {"redwood", "sim160000", "sim640000", "us_1km"}
+        ``redwood`` (128 x 128 cells), ``sim160000`` (400 x 400), ``sim640000`` (800 x 800) over
+        the unit square, ``us_1km`` (4548 x 2847, 1 km cells, contiguous US; a zip holding
+        ``us_1km.asc``).
+
+    Returns
+    -------
+    pathlib.Path
+        The ESRI ASCII raster (gzipped or zipped); read it with ``hphawkes_py.kde.Window.from_asc``.
+
+    Examples
+    --------
+    >>> mask = hp.kde.Window.from_asc(hp.datasets.zhang2017_mask_path("sim160000"))
+    >>> mask.shape
+    (400, 400)
+    """
     if name not in _ZHANG_MASKS:
         raise ValueError(f"name must be one of {tuple(_ZHANG_MASKS)}, got {name!r}")
     return path(f"kde/zhang2017/{_ZHANG_MASKS[name]}")
@@ -159,23 +250,57 @@ def zhang2017_mask_path(name: str) -> Path:
 
 # ----------------------------------------------------------------------------- scan
 def load_grave() -> pd.DataFrame:
-    """Medieval grave sites (Waller & Gotway 2005; R package smacpod): 143 rows, 30 cases with a tooth
-    deformity and 113 controls. Columns ``id, x, y, mark, case`` (planar, units unknown)."""
+    """Medieval grave sites (Waller & Gotway 2005; R package smacpod).
+
+    Returns
+    -------
+    pandas.DataFrame
+        143 rows: 30 cases with a tooth deformity (``case`` = 1) and 113 controls. Columns
+        ``id, x, y, mark, case`` (planar coordinates, units unknown).
+
+    Examples
+    --------
+    >>> g = hp.datasets.load_grave()
+    >>> len(g), int(g["case"].sum())
+    (143, 30)
+    """
     return pd.read_csv(path("scan/grave_points.csv"))
 
 
 def load_nhumberside() -> pd.DataFrame:
-    """SaTScan's North Humberside sample data (Cuzick & Edwards 1990): childhood leukaemia and lymphoma,
-    62 cases and 141 controls at 191 postcode locations. Columns ``location_id, x, y, cases, controls``."""
+    """SaTScan's North Humberside sample data (Cuzick & Edwards 1990): childhood leukaemia and lymphoma.
+
+    Returns
+    -------
+    pandas.DataFrame
+        191 postcode locations with 62 cases and 141 controls in all. Columns
+        ``location_id, x, y, cases, controls``.
+
+    Examples
+    --------
+    >>> nh = hp.datasets.load_nhumberside()
+    >>> len(nh), int(nh["cases"].sum()), int(nh["controls"].sum())
+    (191, 62, 141)
+    """
     return pd.read_csv(path("scan/nhumberside_satscan_locations.csv"))
 
 
 def load_ny_leukemia() -> pd.DataFrame:
     """Upstate New York leukaemia, 281 census tracts (Waller et al. 1994; R package smerc ``nydf``).
 
-    Columns ``id, longitude, latitude, population, cases, x, y`` plus ``cases_floor`` = floor(cases)
-    (integer; sum 552) and ``controls`` = population - cases_floor, as in the smerc/SaTScan comparisons.
-    ``cases`` are non-integer (apportioned; sum 592). x, y are planar km.
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``id, longitude, latitude, population, cases, x, y`` plus ``cases_floor`` =
+        floor(cases) (integer; sum 552) and ``controls`` = population - cases_floor, as in the
+        smerc/SaTScan comparisons. ``cases`` are non-integer (apportioned; sum 592); ``x``, ``y``
+        are planar km.
+
+    Examples
+    --------
+    >>> ny = hp.datasets.load_ny_leukemia()
+    >>> len(ny), int(ny["cases_floor"].sum())
+    (281, 552)
     """
     df = pd.read_csv(path("scan/ny_leukemia_smerc_nydf.csv"))
     df["cases_floor"] = np.floor(df["cases"]).astype(np.int64)
@@ -184,7 +309,23 @@ def load_ny_leukemia() -> pd.DataFrame:
 
 
 def satscan_sample_path(name: str) -> Path:
-    """Path of a SaTScan sample file, e.g. ``"grave.cas"``, ``"NHumberside.geo"``, ``"ny_leukemia.pop"``."""
+    """Path of a file from SaTScan's sample data.
+
+    Parameters
+    ----------
+    name : str
+        The file name, e.g. ``"grave.cas"``, ``"NHumberside.geo"``, ``"NHumbersideSpatialBernoulli.prm"``.
+
+    Returns
+    -------
+    pathlib.Path
+        The bundled copy; a parameter file (``.prm``) can be rerun with ``hp.scan.run_prm``.
+
+    Examples
+    --------
+    >>> hp.datasets.satscan_sample_path("NHumberside.cas").name
+    'NHumberside.cas'
+    """
     return path(f"scan/satscan_sample_data/{name}")
 
 
@@ -192,14 +333,37 @@ def satscan_sample_path(name: str) -> Path:
 def load_oxford() -> pd.DataFrame:
     """MMR vaccination and meningitis, Oxford (Farrington & Whitaker; OHDSI Cyclops ``oxford``).
 
-    38 intervals of 10 patients (one event each). Columns ``indiv`` (stratum), ``event`` (0/1),
-    ``interval`` (days), ``agegr`` (1/2), ``exgr`` (1 = in the risk window), ``loginterval``.
+    Returns
+    -------
+    pandas.DataFrame
+        38 intervals of 10 patients (one event each). Columns ``indiv`` (stratum), ``event``
+        (0/1), ``interval`` (days), ``agegr`` (1/2), ``exgr`` (1 = in the risk window),
+        ``loginterval``.
+
+    Examples
+    --------
+    >>> ox = hp.datasets.load_oxford()
+    >>> len(ox), ox["indiv"].nunique(), int(ox["event"].sum())
+    (38, 10, 10)
     """
     return pd.read_csv(path("sccs/oxford.csv"))
 
 
 def load_infert() -> pd.DataFrame:
-    """R ``datasets::infert`` (248 rows, 83 strata) for conditional logistic regression checks."""
+    """R's ``datasets::infert``, for conditional logistic regression checks.
+
+    Returns
+    -------
+    pandas.DataFrame
+        248 rows in 83 strata: ``education, age, parity, induced, case, spontaneous, stratum,
+        pooled.stratum``.
+
+    Examples
+    --------
+    >>> inf = hp.datasets.load_infert()
+    >>> len(inf), inf["stratum"].nunique()
+    (248, 83)
+    """
     return pd.read_csv(path("sccs/infert.csv"))
 
 
@@ -212,13 +376,31 @@ def load_cpr_test() -> tuple[pd.DataFrame, pd.DataFrame]:
         ``ROW_ID, STRATUM_ID, Y, TIME, ...`` (one row has TIME = 0; Cyclops' test sets it to 1).
     covariates : DataFrame, 33,760 rows, 2,634 covariate ids
         ``ROW_ID, STRATUM_ID, COVARIATE_ID, COVARIATE_VALUE``.
+
+    Examples
+    --------
+    >>> outcomes, covariates = hp.datasets.load_cpr_test()
+    >>> outcomes.shape, covariates.shape
+    ((209, 8), (33760, 4))
     """
     return (pd.read_csv(path("sccs/cpr_test_outcomes.csv")), pd.read_csv(path("sccs/cpr_test_covariates.csv.gz")))
 
 
 # ----------------------------------------------------------------------------- mixture
 def load_faithful() -> pd.DataFrame:
-    """Old Faithful geyser (R ``datasets::faithful``): 272 rows, ``eruptions`` and ``waiting`` (minutes)."""
+    """Old Faithful geyser eruptions (R's ``datasets::faithful``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        272 rows: ``eruptions`` (eruption length) and ``waiting`` (time to the next eruption),
+        both in minutes.
+
+    Examples
+    --------
+    >>> hp.datasets.load_faithful().shape
+    (272, 2)
+    """
     return pd.read_csv(path("mixture/faithful.csv"))
 
 
@@ -226,8 +408,26 @@ _MIXTURE_TABLES = ("banknote_mclust", "diabetes_mclust", "geyser_MASS", "iris", 
 
 
 def load_mixture_table(name: str) -> pd.DataFrame:
-    """Small classic multivariate sets: ``banknote_mclust`` (200x7), ``diabetes_mclust`` (145x4),
-    ``geyser_MASS`` (299x2), ``iris`` (150x5), ``thyroid_mclust`` (215x6), ``wreath_mclust`` (1000x2)."""
+    """A small classic multivariate data set, for mixture-model checks.
+
+    Parameters
+    ----------
+    name : {"banknote_mclust", "diabetes_mclust", "geyser_MASS", "iris", "thyroid_mclust", "wreath_mclust"}
+        ``banknote_mclust`` (200 x 7), ``diabetes_mclust`` (145 x 4), ``geyser_MASS`` (299 x 2),
+        ``iris`` (150 x 5), ``thyroid_mclust`` (215 x 6), ``wreath_mclust`` (1000 x 2); from the R
+        packages mclust and MASS and R's datasets.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns as published, the known class where there is one included (``Species``,
+        ``Status``, ``class``, ``Diagnosis``).
+
+    Examples
+    --------
+    >>> hp.datasets.load_mixture_table("iris").shape
+    (150, 5)
+    """
     if name not in _MIXTURE_TABLES:
         raise ValueError(f"name must be one of {_MIXTURE_TABLES}, got {name!r}")
     return pd.read_csv(path(f"mixture/{name}.csv"))
@@ -241,6 +441,21 @@ def load_flow_cytometry(which: str = "facsdiva") -> pd.DataFrame:
     0-262143). ``"facscalibur"``: 37,395 x 8 (FSC-H ... Time; channels 0-1023, log-amplified).
     Values are raw (no compensation or transform); the usual preprocessing is to drop Time and take
     ``arcsinh(x / 150)`` of the fluorescence channels.
+
+    Parameters
+    ----------
+    which : {"facsdiva", "facscalibur"}
+        Which of the two FCS files.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per event, one column per channel.
+
+    Examples
+    --------
+    >>> hp.datasets.load_flow_cytometry("facscalibur").shape
+    (37395, 8)
     """
     files = {"facsdiva": "fcs_facsdiva_83411x12.csv.gz", "facscalibur": "fcs_facscalibur_hts_37395x8.csv.gz"}
     if which not in files:
