@@ -151,12 +151,16 @@ def relabel_draws(weights, means, covariances, reference=None):
     Parameters
     ----------
     weights : ndarray (S, k)
+        Mixture weights of the S posterior draws (unitless, each row sums to one).
     means : ndarray (S, k, p)
-    covariances : ndarray (S, k, p, p)
-        Posterior draws (any units; the cost is computed on ``means`` as given,
+        Component means of the draws (any units; the cost is computed on ``means`` as given,
         so pass standardised means when columns have very different scales).
+    covariances : ndarray (S, k, p, p)
+        Component covariances of the draws (units of ``means`` squared); checked for shape,
+        not used by the cost.
     reference : int, optional
-        Index of the reference draw (default: the last draw).
+        Index of the reference draw (default: the last draw; negative indices count from
+        the end).
 
     Returns
     -------
@@ -171,6 +175,24 @@ def relabel_draws(weights, means, covariances, reference=None):
     arbitrarily, which does not change posterior means of weights.  dpmix relabels by a
     cost built from classifications of all n points to the initial values; the
     mean/weight cost used here needs no per-draw labels (O(k^2 p) per draw).
+
+    Examples
+    --------
+    Three draws of a two-component mixture in one dimension; the middle draw has its labels
+    switched:
+
+    >>> from hphawkes_py.mixture import relabel_draws
+    >>> weights = np.array([[0.3, 0.7], [0.7, 0.3], [0.3, 0.7]])
+    >>> means = np.array([[[0.0], [5.0]], [[5.0], [0.0]], [[0.1], [4.9]]])
+    >>> covariances = np.ones((3, 2, 1, 1))
+    >>> perms = relabel_draws(weights, means, covariances)
+    >>> perms.tolist()
+    [[0, 1], [1, 0], [0, 1]]
+    >>> rows = np.arange(3)[:, None]
+    >>> print(means[rows, perms][:, :, 0])
+    [[0.  5. ]
+     [0.  5. ]
+     [0.1 4.9]]
     """
     from scipy.optimize import linear_sum_assignment
 
@@ -258,9 +280,9 @@ class TDPGaussianMixture:
         quantities (log-likelihood, occupied components, alpha) across them.
     prune : float, default 0.0
         BEM: once the fit has settled (relative change of the log posterior < 1e-5), components
-        whose weight is below ``prune`` are removed one at a time, lightest first (weight 0; the stick-breaking prior and alpha
-        then run over the ``n_components_kept_`` remaining components) and the iterations go
-        on; the fit converges only with every kept weight >= ``prune``.  0 keeps all k.
+        whose weight is below ``prune`` are removed one at a time, lightest first (weight 0;
+        the stick-breaking prior and alpha then run over the ``n_components_kept_`` remaining
+        components) and the iterations go on; the fit converges only with every kept weight >= ``prune``.  0 keeps all k.
     merge_tol : float, default 0.05
         Modal merging: modes of the fitted density closer than this (max-norm, standardised
         units) are one cluster (see ``cluster_labels_``).
@@ -281,13 +303,6 @@ class TDPGaussianMixture:
         Random state (initial values, uniforms of the label draws, conjugate draws).
     progress : bool, default True
         Show a tqdm progress bar on stderr.
-
-    Notes
-    -----
-    ``score_samples``, ``predict_proba`` and ``predict`` use the posterior predictive density
-    ``(1/S) sum_s f(x | theta_s)`` over the stored Gibbs draws by default
-    (``estimate="predictive"``); ``estimate="plugin"`` uses the mixture of the point estimates
-    ``weights_``, ``means_``, ``covariances_`` (BEM has only the plug-in).
     backend : {"auto", "cpu", "gpu", "emulator"}, default "auto"
         Engine of the hot step (n x k densities and label draws).
     threads : int, optional
@@ -354,6 +369,39 @@ class TDPGaussianMixture:
         Column means and sds used for the standardisation.
     backend_ : str
         The backend that ran ("cpu", "gpu" or "emulator").
+
+    Notes
+    -----
+    ``score_samples``, ``predict_proba`` and ``predict`` use the posterior predictive density
+    ``(1/S) sum_s f(x | theta_s)`` over the stored Gibbs draws by default
+    (``estimate="predictive"``); ``estimate="plugin"`` uses the mixture of the point estimates
+    ``weights_``, ``means_``, ``covariances_`` (BEM has only the plug-in).
+
+    Examples
+    --------
+    Old Faithful's eruptions (272 rows: duration in minutes, waiting time in minutes), Bayesian
+    EM to a posterior mode, then the clusters found by modal merging:
+
+    >>> X = hp.datasets.load_faithful()
+    >>> model = hp.mixture.TDPGaussianMixture(8, method="bem", n_iter=200, seed=0, progress=False)
+    >>> model = model.fit(X)
+    >>> model.n_clusters_
+    2
+    >>> print(np.round(model.cluster_weights_, 1))
+    [0.7 0.3]
+    >>> print(np.round(model.cluster_means_))
+    [[ 4. 80.]
+     [ 2. 55.]]
+    >>> print(round(model.score(X), 2))
+    -4.11
+    >>> model.predict_cluster(X[:3]).tolist()
+    [0, 1, 0]
+
+    The blocked Gibbs sampler stores its posterior draws (original units):
+
+    >>> gibbs = hp.mixture.TDPGaussianMixture(8, n_iter=50, burn_in=20, seed=0, progress=False).fit(X)
+    >>> gibbs.draws_["means"].shape
+    (50, 8, 2)
     """
 
     def __init__(
