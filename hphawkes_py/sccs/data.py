@@ -38,9 +38,45 @@ class RiskWindow:
     (``"start"``) or last (``"end"``) day -- SelfControlledCaseSeries' ``startAnchor`` /
     ``endAnchor``. Each window is its own covariate, named ``label``.
 
-    Examples: days 1-7 after the start ``RiskWindow("d1_7", 1, 7, "start", "start")``; the
+    For instance: days 1-7 after the start ``RiskWindow("d1_7", 1, 7, "start", "start")``; the
     whole era plus 30 days ``RiskWindow("on_drug", 0, 30, "start", "end")``; a pre-exposure
     window (event-dependent exposure check) ``RiskWindow("pre", -30, -1, "start", "start")``.
+
+    Parameters
+    ----------
+    label : hashable
+        Covariate id of the window in the design (a string or an integer, of one type with
+        the other covariate ids); not None.
+    start : int
+        Offset in days from the start anchor to the window's first day (negative: before it).
+    end : int
+        Offset in days from the end anchor to the window's last day (inclusive).
+    start_anchor : {"start", "end"}
+        Era day that ``start`` counts from: its first (``"start"``) or last (``"end"``) day.
+    end_anchor : {"start", "end"}
+        Era day that ``end`` counts from.
+
+    Raises
+    ------
+    ValueError
+        An anchor other than ``"start"``/``"end"`` or a missing label.
+
+    Examples
+    --------
+    Two windows after a vaccination day: days 0-6 and 7-20, each its own covariate.
+
+    >>> import pandas as pd
+    >>> obs = pd.DataFrame({"person_id": [1, 2], "start": [0, 0], "end": [99, 99]})
+    >>> eras = pd.DataFrame({"person_id": [1, 2], "start": [10, 40], "end": [10, 40],
+    ...                      "covariate_id": ["vaccine", "vaccine"]})
+    >>> outcomes = pd.DataFrame({"person_id": [1, 2], "day": [12, 80]})
+    >>> windows = {"vaccine": [hp.sccs.RiskWindow("d0_6", 0, 6, "start", "start"),
+    ...                        hp.sccs.RiskWindow("d7_20", 7, 20, "start", "start")]}
+    >>> data = hp.sccs.SCCSData.from_eras(obs, eras, outcomes, windows=windows)
+    >>> data.covariate_ids.tolist()
+    ['d0_6', 'd7_20']
+    >>> data.time.tolist(), data.y.tolist()
+    ([79.0, 7.0, 14.0, 79.0, 7.0, 14.0], [0.0, 1.0, 0.0, 1.0, 0.0, 0.0])
     """
 
     label: Any
@@ -90,9 +126,10 @@ class SCCSData:
 
     Build it with :meth:`from_long` (OHDSI long format) or :meth:`from_eras`
     (observation periods, exposure eras and outcome days), or get one from
-    :func:`hphawkes_py.sccs.simulate`.
+    :func:`hphawkes_py.sccs.simulate`; the constructor takes the finished arrays
+    (every field below) and checks nothing.
 
-    Attributes
+    Parameters
     ----------
     stratum_ids : ndarray (n_strata,)
         Original stratum (person) identifiers, in internal order (sorted).
@@ -124,6 +161,26 @@ class SCCSData:
         Age, season and calendar-time spline terms (from :meth:`from_eras`); their
         coefficients are covariates named ``"age_1"``, ``"season_1"``, ... after the
         exposures. Empty for designs without them.
+
+    See Also
+    --------
+    hphawkes_py.sccs.fit : fit the model to a design.
+
+    Examples
+    --------
+    Two persons with events and one without (left out, and counted):
+
+    >>> import pandas as pd
+    >>> outcomes = pd.DataFrame({"stratum_id": [1, 1, 2, 2, 3, 3], "row_id": [1, 2, 3, 4, 5, 6],
+    ...                          "y": [1, 0, 0, 2, 0, 0], "time": [10.0, 20.0, 15.0, 15.0, 5.0, 5.0]})
+    >>> covariates = pd.DataFrame({"row_id": [1, 4], "covariate_id": ["drugA", "drugA"]})
+    >>> data = hp.sccs.SCCSData.from_long(outcomes, covariates)
+    >>> data.n_strata, data.n_rows, data.nnz
+    (2, 4, 2)
+    >>> data.stratum_ptr.tolist(), data.n_events.tolist()
+    ([0, 2, 4], [1.0, 2.0])
+    >>> data.dropped
+    {'strata_without_events': 1, 'rows_in_strata_without_events': 2}
     """
 
     stratum_ids: np.ndarray

@@ -87,7 +87,36 @@ def _check_prior(prior: str, variance: float, name: str = "") -> tuple[str, floa
 
 
 def log_prior(beta: np.ndarray, prior: str, variance: float, penalized: np.ndarray) -> float:
-    """Log prior density of ``beta`` (sum over penalized coordinates)."""
+    """Log prior density of ``beta``, summed over the penalized coordinates.
+
+    Normal(0, variance): ``-log(2 pi v)/2 - b^2/(2 v)`` per coordinate; Laplace with rate
+    ``lambda = sqrt(2 / variance)`` (Cyclops' parametrisation): ``log(lambda/2) - lambda |b|``.
+
+    Parameters
+    ----------
+    beta : ndarray (n_covariates,)
+        Coefficients (log relative risks).
+    prior : {"laplace", "normal", "none"}
+        Prior type; ``"none"`` has density 1 (log 0).
+    variance : float
+        Prior variance (> 0; not used for ``"none"``).
+    penalized : ndarray of bool (n_covariates,)
+        The coordinates that carry the prior (the others, e.g. ``exclude``, add nothing).
+
+    Returns
+    -------
+    float
+        The log density (normalised).
+
+    Examples
+    --------
+    >>> beta = np.array([0.5, -1.0, 2.0])
+    >>> penalized = np.array([True, True, False])
+    >>> round(hp.sccs.log_prior(beta, "laplace", 1.0, penalized), 4)
+    -2.8145
+    >>> round(hp.sccs.log_prior(beta, "normal", 1.0, penalized), 4)
+    -2.4629
+    """
     b = np.asarray(beta)[penalized]
     if prior == "none" or b.size == 0:
         return 0.0
@@ -409,7 +438,10 @@ class FitContext:
 class SCCSFit:
     """Maximum a posteriori (or maximum likelihood, ``prior="none"``) SCCS fit.
 
-    Attributes
+    Made by :func:`fit` (the fields below are its results and settings); intervals, the
+    covariance and results tables come from its methods.
+
+    Parameters
     ----------
     coefficients : Series
         Log relative risks indexed by covariate_id (exp() gives incidence rate ratios).
@@ -431,6 +463,7 @@ class SCCSFit:
     priors : tuple
         Per-group priors ``((covariate ids, prior, variance), ...)`` as given to :func:`fit`.
     tolerance : float
+        Convergence tolerance of the rule in ``convergence``.
     convergence : str
         The rule asked for: ``"relative"`` (change of the log posterior) or ``"gradient"``
         (largest KKT residual), see :func:`fit`.
@@ -447,6 +480,27 @@ class SCCSFit:
         not made by :func:`fit`).
     spline_prior, spline_variance : str, float
         Prior of the age/season/calendar spline coefficients (see :func:`fit`).
+    context : FitContext, optional
+        What continuing the fit needs (data, priors, an engine factory); ``None`` for a fit
+        not made by :func:`fit`, which then has no intervals or covariance.
+
+    Examples
+    --------
+    >>> data, truth = hp.sccs.simulate(n_cases=500, n_drugs=5, prevalence=0.3, fraction_positive=0.4, seed=1)
+    >>> result = hp.sccs.fit(data, prior="normal", variance=1.0, progress=False)
+    >>> result.converged, result.stopped_by
+    (True, 'relative')
+    >>> result.to_frame().round(2)
+       covariate_id  coefficient  relative_risk
+    0             1         0.06           1.06
+    1             2         0.03           1.03
+    2             3        -0.06           0.94
+    3             4         0.82           2.28
+    4             5         0.32           1.38
+    >>> result.confint([4], method="wald").round(2)
+                  lower  upper
+    covariate_id
+    4              0.32   1.32
     """
 
     coefficients: pd.Series
@@ -547,9 +601,9 @@ class SCCSFit:
 
 @dataclass(frozen=True, eq=False)
 class CVResult:
-    """Cross-validated choice of the prior variance.
+    """Cross-validated choice of the prior variance (made by :func:`cross_validate`).
 
-    Attributes
+    Parameters
     ----------
     variance : float
         The grid variance with the largest mean held-out predictive log-likelihood.
@@ -562,7 +616,22 @@ class CVResult:
     fit : SCCSFit
         Refit on all data at ``variance``.
     folds : int
+        Number of folds.
     fold_scores : ndarray (folds, len(grid))
+        Held-out conditional log-likelihood of each fold at each variance.
+
+    Examples
+    --------
+    >>> data, _ = hp.sccs.simulate(n_cases=500, n_drugs=5, prevalence=0.3, fraction_positive=0.4, seed=1)
+    >>> cv = hp.sccs.cross_validate(data, prior="normal", folds=3, grid=[0.01, 0.1, 1.0], seed=1,
+    ...                             progress=False)
+    >>> cv.variance, cv.fold_scores.shape
+    (0.1, (3, 3))
+    >>> cv.scores.round(2)
+       variance   mean    se   total
+    0      0.01 -52.37  4.67 -157.12
+    1      0.10 -52.00  4.32 -156.01
+    2      1.00 -52.22  3.95 -156.66
     """
 
     variance: float
@@ -583,12 +652,33 @@ class CVResult:
 class BootstrapResult:
     """Stratum (person) bootstrap of the MAP estimate at a fixed prior variance.
 
-    Attributes
+    Made by :func:`bootstrap`.
+
+    Parameters
     ----------
     samples : DataFrame (replicates x covariates)
         Estimates on each resample (columns = covariate_id).
     fit : SCCSFit
         The estimate on the original data.
+    replicates : int
+        Number of resamples.
+    prior, variance : str, float
+        The prior of every replicate's fit and its variance.
+
+    Examples
+    --------
+    >>> data, _ = hp.sccs.simulate(n_cases=500, n_drugs=5, prevalence=0.3, fraction_positive=0.4, seed=1)
+    >>> boot = hp.sccs.bootstrap(data, prior="normal", variance=1.0, replicates=20, seed=1, progress=False)
+    >>> boot.samples.shape
+    (20, 5)
+    >>> boot.summary().round(2)
+                  estimate  lower  upper  p_nonzero
+    covariate_id
+    1                 0.06  -0.58   0.45        1.0
+    2                 0.03  -0.47   0.29        1.0
+    3                -0.06  -0.66   0.27        1.0
+    4                 0.82   0.43   1.18        1.0
+    5                 0.32  -0.49   0.72        1.0
     """
 
     samples: pd.DataFrame
@@ -695,6 +785,7 @@ def fit(
     Parameters
     ----------
     data : SCCSData
+        The design (strata, rows, sparse covariates).
     prior : {"laplace", "normal", "none"}
         Laplace (rate sqrt(2/variance)), Normal(0, variance), or none (conditional MLE).
     variance : float
@@ -729,6 +820,8 @@ def fit(
     progress : bool
         Show a bar of CCD cycles on stderr.
     backend : {"auto", "cpu", "gpu", "emulator"}
+        Engine: Numba on the CPU, CUDA on a GPU, or the CUDA kernels on the CPU emulator;
+        ``"auto"`` takes the GPU when one is usable.
     threads : int, optional
         CPU threads (Numba); None leaves the current setting.
     dtype : numpy.float64 or numpy.float32
@@ -740,6 +833,30 @@ def fit(
         When the maximum-likelihood estimate of an unpenalised coefficient does not exist
         (separation), an :class:`MLEWarning` is issued, ``infinite`` names the coefficients
         and ``converged`` is False.
+
+    See Also
+    --------
+    cross_validate : choose ``variance`` by cross-validation.
+    bootstrap : resample strata at a fixed prior.
+
+    Examples
+    --------
+    Two of five drugs raise the risk (log relative risks 0.405 and 0.693):
+
+    >>> data, truth = hp.sccs.simulate(n_cases=500, n_drugs=5, prevalence=0.3, fraction_positive=0.4, seed=1)
+    >>> truth.round(3).tolist()
+    [0.0, 0.0, 0.405, 0.693, 0.0]
+    >>> result = hp.sccs.fit(data, prior="normal", variance=1.0, progress=False)
+    >>> result.coefficients.round(2).tolist()
+    [0.06, 0.03, -0.06, 0.82, 0.32]
+    >>> result.converged
+    True
+
+    A Laplace prior sets weak effects exactly to zero; ``exclude`` leaves a drug unpenalised:
+
+    >>> lasso = hp.sccs.fit(data, prior="laplace", variance=0.1, exclude=[4], progress=False)
+    >>> lasso.coefficients.round(2).tolist()
+    [0.0, 0.0, 0.0, 0.88, 0.0]
     """
     _check_data(data)
     prior, variance = _check_prior(prior, variance)
@@ -949,7 +1066,41 @@ def cross_validate(
     within a factor 1.5 of the best variance or promises a relative gain below 1%; the best
     variance tried is chosen. Each fold is warm-started from its own fit at the nearest
     variance tried. Folds run through ``executor``
-    (see :func:`hphawkes_py._parallel.run_replicates`). The other arguments are as in :func:`fit`.
+    (see :func:`hphawkes_py._parallel.run_replicates`).
+
+    Parameters
+    ----------
+    data : SCCSData
+        The design.
+    prior : {"laplace", "normal"}
+        The prior whose variance is tuned.
+    folds : int
+        Number of folds (>= 2, at most the number of strata).
+    grid : sequence of float or "auto", optional
+        Variances to try (> 0); default :data:`DEFAULT_GRID`; ``"auto"`` searches (see above).
+    seed : None, int or Generator
+        Seed of the assignment of strata to folds.
+    executor : None, concurrent.futures.Executor or dask.distributed.Client
+        Where the folds run; ``None`` runs them in this process.
+    exclude, priors, spline_prior, spline_variance, tolerance, max_iterations, convergence : optional
+        As in :func:`fit`; not tuned.
+    progress, backend, threads, dtype : optional
+        As in :func:`fit`; ``progress`` counts folds.
+
+    Returns
+    -------
+    CVResult
+        The chosen variance, the scores of every variance tried and the refit on all data.
+
+    Examples
+    --------
+    >>> data, _ = hp.sccs.simulate(n_cases=500, n_drugs=5, prevalence=0.3, fraction_positive=0.4, seed=1)
+    >>> cv = hp.sccs.cross_validate(data, prior="normal", folds=3, grid=[0.01, 0.1, 1.0], seed=1,
+    ...                             progress=False)
+    >>> cv.variance
+    0.1
+    >>> cv.fit.variance, cv.fit.coefficients.round(2).tolist()
+    (0.1, [0.03, 0.02, -0.02, 0.5, 0.15])
     """
     _check_data(data)
     if prior == "none":
@@ -1027,8 +1178,40 @@ def bootstrap(
     Each replicate draws ``n_strata`` strata with replacement and refits with each
     stratum weighted by its multiplicity (identical to duplicating the strata, without
     copying data), starting from the full-data estimate. Replicates run through
-    ``executor`` with seeds from ``seed`` that do not depend on the executor. The other
-    arguments are as in :func:`fit`.
+    ``executor`` with seeds from ``seed`` that do not depend on the executor.
+
+    Parameters
+    ----------
+    data : SCCSData
+        The design.
+    prior : {"laplace", "normal", "none"}
+        Prior of every fit.
+    variance : float
+        Its variance (> 0).
+    replicates : int
+        Number of resamples (>= 1).
+    seed : None, int or Generator
+        Root of the replicates' seeds (the same samples on any executor).
+    executor : None, concurrent.futures.Executor or dask.distributed.Client
+        Where the replicates run; ``None`` runs them in this process.
+    exclude, priors, spline_prior, spline_variance, tolerance, max_iterations, convergence : optional
+        As in :func:`fit`.
+    progress, backend, threads, dtype : optional
+        As in :func:`fit`; ``progress`` counts replicates.
+
+    Returns
+    -------
+    BootstrapResult
+        The replicates' estimates and the fit on the original data.
+
+    Examples
+    --------
+    >>> data, _ = hp.sccs.simulate(n_cases=500, n_drugs=5, prevalence=0.3, fraction_positive=0.4, seed=1)
+    >>> boot = hp.sccs.bootstrap(data, prior="normal", variance=1.0, replicates=20, seed=1, progress=False)
+    >>> boot.samples.shape
+    (20, 5)
+    >>> boot.summary()[["lower", "upper"]].round(2).loc[4].tolist()
+    [0.43, 1.18]
     """
     _check_data(data)
     prior, variance = _check_prior(prior, variance)

@@ -96,6 +96,20 @@ def simulate(
         (``output="eras"``) followed by
     true_coefficients : Series
         True log relative risks indexed by covariate_id (1..n_drugs).
+
+    Examples
+    --------
+    >>> data, truth = hp.sccs.simulate(n_cases=500, n_drugs=5, prevalence=0.3, fraction_positive=0.4, seed=1)
+    >>> data
+    SCCSData(n_strata=500, n_rows=1208, n_covariates=5, nnz=778, events=561, binary=True, dropped: nothing)
+    >>> np.exp(truth).round(2).tolist()
+    [1.0, 1.0, 1.5, 2.0, 1.0]
+
+    Person-level tables instead, for :meth:`SCCSData.from_eras`:
+
+    >>> obs, eras, outcomes, truth = hp.sccs.simulate(n_cases=50, n_drugs=2, prevalence=0.5, output="eras", seed=1)
+    >>> list(obs.columns), list(eras.columns), list(outcomes.columns)
+    (['person_id', 'start', 'end', 'birth_day'], ['person_id', 'start', 'end', 'covariate_id'], ['person_id', 'day'])
     """
     n_cases = check_int(n_cases, "n_cases", minimum=1)
     n_drugs = check_int(n_drugs, "n_drugs", minimum=1)

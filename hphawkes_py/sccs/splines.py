@@ -86,17 +86,39 @@ def cyclic_basis(x, knots) -> np.ndarray:
 class SplineTerm:
     """One spline term of a design: its name, covariate ids, kind, knots and x unit.
 
-    Attributes
+    :meth:`SCCSData.from_eras` makes these (``age_knots=``, ``season_knots=``,
+    ``calendar_knots=``); the design's ``splines`` lists them and
+    :meth:`SCCSFit.spline_effects` evaluates them.
+
+    Parameters
     ----------
     name : {"age", "season", "calendar"}
+        Which time scale the term adjusts for.
     covariate_ids : tuple
         Ids of its coefficients in the design (``"<name>_1"``, ...).
     kind : {"bspline", "cyclic"}
+        Cubic B-splines without intercept (age, calendar time) or cyclic cubic B-splines
+        over the year (season); see the module docstring.
     knots : ndarray
         Age terms: days of age; season: months of the year on [0, 12] (the cycle is
         ``knots[0]..knots[-1]``); calendar: days on the data's day scale.
     unit : str
         Unit of ``x`` for display.
+
+    Examples
+    --------
+    An age term with knots at 0, 10, 20 and 30 years (days of age), evaluated at ages 0, 15
+    and 30 years (the effect is 0 at the first knot):
+
+    >>> knots = np.array([0.0, 3652.5, 7305.0, 10957.5])
+    >>> term = hp.sccs.SplineTerm("age", tuple(f"age_{i}" for i in range(1, 6)), "bspline", knots, "days of age")
+    >>> B = term.basis([0.0, 5478.75, 10957.5])
+    >>> B.shape
+    (3, 5)
+    >>> B.round(6)
+    array([[0.     , 0.     , 0.     , 0.     , 0.     ],
+           [0.03125, 0.46875, 0.46875, 0.03125, 0.     ],
+           [0.     , 0.     , 0.     , 0.     , 1.     ]])
     """
 
     name: str
