@@ -209,6 +209,17 @@ def test_simulation_recovery():
     assert all(k >= 4 for k in inside.values()), inside
 
 
+def test_summary_lists_only_sampled_parameters(small_post):
+    """Fixed parameters have no posterior: no row with sd ~0 and R-hat NaN; their values stay in ``fixed``."""
+    table = small_post.summary()
+    assert list(table.index) == list(small_post.sampled) == ["h", "omega", "theta", "mu0"]
+    assert not {"tau_x", "tau_t"} & set(table.index)
+    assert np.all(np.isfinite(table["r_hat"])) and np.all(table["sd"] > 0)
+    assert set(small_post.fixed) == {"tau_x", "tau_t"}
+    assert "fixed={'tau_x'" in repr(small_post)
+    assert set(small_post.to_dict()["summary"]) == set(small_post.sampled)
+
+
 def test_to_coda(small_post):
     pytest.importorskip("rpy2")
     from rpy2 import robjects as ro

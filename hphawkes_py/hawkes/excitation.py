@@ -89,6 +89,17 @@ def self_excitation(posterior, n_draws: int = 1000, seed: Any = None, *, executo
         One row per event in the caller's input order: ``mean``, ``sd`` (ddof=1), ``q2.5``,
         ``q97.5``. ``df.attrs["draw_indices"]`` holds the flat indices
         (``chain * n_draws + draw``) of the draws used.
+
+    Examples
+    --------
+    >>> x, t = hp.hawkes.simulate(mu=0.5, theta=0.5, omega=2.0, h=0.1, region=2.0, duration=50.0, seed=1)
+    >>> post = hp.hawkes.mcmc(x, t, n_iter=200, burn_in=50, chains=2, fixed={"tau_x": 0.5, "tau_t": 5.0},
+    ...                       seed=1, progress=False, backend="cpu")
+    >>> pi = hp.hawkes.self_excitation(post, n_draws=50, seed=1, progress=False)
+    >>> list(pi.columns), len(pi), len(pi.attrs["draw_indices"])
+    (['mean', 'sd', 'q2.5', 'q97.5'], 187, 50)
+    >>> bool(((pi["q2.5"] <= pi["mean"]) & (pi["mean"] <= pi["q97.5"])).all())
+    True
     """
     import pandas as pd
 
@@ -169,7 +180,7 @@ def self_excitation_draws(posterior, n_draws: int = 100, seed: Any = None, *, ex
         and ``seed`` as :func:`self_excitation` (same seed, same draws).
     seed : None, int, SeedSequence or Generator
         Chooses the draws.
-    executor, progress, max_values
+    executor, progress, max_values : Executor or None, bool, int
         As in :func:`self_excitation` (``max_values``: values per batch of draws).
 
     Returns
@@ -178,6 +189,15 @@ def self_excitation_draws(posterior, n_draws: int = 100, seed: Any = None, *, ex
         ``(draws, N)`` float64, dimensionless probabilities in [0, 1]; columns in the caller's
         input order, rows in the order of the flat draw indices (``chain * n_draws + draw``).
         At most :data:`MAX_DRAW_VALUES` values (draws x events): ask for fewer draws otherwise.
+
+    Examples
+    --------
+    >>> x, t = hp.hawkes.simulate(mu=0.5, theta=0.5, omega=2.0, h=0.1, region=2.0, duration=50.0, seed=1)
+    >>> post = hp.hawkes.mcmc(x, t, n_iter=200, burn_in=50, chains=2, fixed={"tau_x": 0.5, "tau_t": 5.0},
+    ...                       seed=1, progress=False, backend="cpu")
+    >>> pi = hp.hawkes.self_excitation_draws(post, n_draws=20, seed=1, progress=False)
+    >>> pi.shape, bool(((pi >= 0) & (pi <= 1)).all())
+    ((20, 187), True)
     """
     factory, n_draws, max_values, progress, rng = _check_draw_args(posterior, n_draws, max_values, progress, seed)
     n_events = factory.data.n

@@ -37,7 +37,9 @@ _MAX_VALUES = 100_000_000
 class HawkesForecast:
     """Posterior of the conditional intensity on a grid (see :func:`forecast_intensity`).
 
-    Attributes
+    Built by :func:`forecast_intensity` (the constructor's parameters are its attributes).
+
+    Parameters
     ----------
     times : ndarray (T,)
         Forecast times (units of ``t``).
@@ -53,6 +55,18 @@ class HawkesForecast:
         Draws used (1 for plug-in parameters).
     backend : str
         Engine that ran.
+
+    Examples
+    --------
+    >>> x, t = hp.hawkes.simulate(mu=0.5, theta=0.5, omega=2.0, h=0.1, region=2.0, duration=50.0, seed=1)
+    >>> p = hp.hawkes.HawkesParams(mu0=0.5, tau_x=0.5, tau_t=5.0, theta=0.5, omega=2.0, h=0.1)
+    >>> fc = hp.hawkes.forecast_intensity(p, x, t, times=[50.0, 52.0], grid=[[0.5, 0.5], [1.0, 1.0], [1.5, 1.5]],
+    ...                                   backend="cpu", progress=False)
+    >>> fc.mean.shape  # (times, grid points), events per km^2 per hour
+    (2, 3)
+    >>> fc.mean.round(3)
+    array([[0.065, 0.1  , 0.112],
+           [0.043, 0.067, 0.075]])
     """
 
     times: np.ndarray
@@ -161,7 +175,7 @@ def forecast_intensity(posterior: Any, x: Any, t: Any, times: Any, grid: Any, *,
         Batches of draws run there; the result does not depend on it.
     progress : bool
         Progress bar over batches.
-    backend, threads, dtype, exact
+    backend, threads, dtype, exact : str, int or None, dtype, bool
         As in :func:`~hphawkes_py.hawkes.log_likelihood`.
     kernel : "exponential", "power-law", ("power-law", p) or "exp2", optional
         Temporal trigger; default the posterior's, else exponential.
@@ -171,6 +185,28 @@ def forecast_intensity(posterior: Any, x: Any, t: Any, times: Any, grid: Any, *,
     Returns
     -------
     HawkesForecast
+        Posterior mean, quantiles and background part of the intensity, shape (times, grid).
+
+    Examples
+    --------
+    >>> x, t = hp.hawkes.simulate(mu=0.5, theta=0.5, omega=2.0, h=0.1, region=2.0, duration=50.0, seed=1)
+    >>> p = hp.hawkes.HawkesParams(mu0=0.5, tau_x=0.5, tau_t=5.0, theta=0.5, omega=2.0, h=0.1)
+    >>> fc = hp.hawkes.forecast_intensity(p, x, t, times=[50.0, 52.0], grid=[[0.5, 0.5], [1.0, 1.0], [1.5, 1.5]],
+    ...                                   backend="cpu", progress=False)
+    >>> fc.mean.shape  # (times, grid points), events per km^2 per hour
+    (2, 3)
+    >>> fc.mean.round(3)
+    array([[0.065, 0.1  , 0.112],
+           [0.043, 0.067, 0.075]])
+
+    From a posterior, the mean and 95% band over 20 draws:
+
+    >>> post = hp.hawkes.mcmc(x, t, n_iter=200, burn_in=50, chains=2, fixed={"tau_x": 0.5, "tau_t": 5.0},
+    ...                       seed=1, progress=False, backend="cpu")
+    >>> fc = hp.hawkes.forecast_intensity(post, x, t, times=50.0, grid=[[1.0, 1.0]], n_draws=20, seed=1,
+    ...                                   backend="cpu", progress=False)
+    >>> fc.n_draws, sorted(fc.quantiles)
+    (20, [0.025, 0.975])
     """
     from .kde_background import refuse_kde_background
 

@@ -299,9 +299,11 @@ def posterior_mode(x: Any, t: Any, *, sample: Sequence[str] | None = None,
 
     Parameters
     ----------
-    x, t, window, backend, threads, dtype, exact, kernel, background, spatial_kernel
-        As in :func:`mcmc`.
-    sample, fixed, priors
+    x : array_like, shape (N,) or (N, D)
+        Event locations (D = 1, 2, 3), e.g. km. Any order.
+    t : array_like, shape (N,)
+        Event times, e.g. hours. Any order.
+    sample, fixed, priors : sequence of str, dict, dict
         As in :func:`mcmc` and checked the same way: only the ``sample`` parameters are
         optimised, the ``fixed`` ones keep their values.
     start : dict, optional
@@ -309,12 +311,23 @@ def posterior_mode(x: Any, t: Any, *, sample: Sequence[str] | None = None,
         ``omega2`` a tenth of ``omega``, ``w`` 0.5).
     maxiter : int
         Nelder-Mead iterations (>= 1).
+    backend, threads, dtype, exact, window, kernel, background, spatial_kernel
+        As in :func:`~hphawkes_py.hawkes.log_likelihood` (engine settings, observation window
+        in units of ``t``, temporal and spatial triggering kernels, background).
 
     Returns
     -------
     dict
         The sampled parameters' values at the mode (natural units), plus
         ``"log_posterior"`` (up to a constant) and ``"evaluations"``.
+
+    Examples
+    --------
+    >>> x, t = hp.hawkes.simulate(mu=0.5, theta=0.5, omega=2.0, h=0.1, region=2.0, duration=50.0, seed=1)
+    >>> mode = hp.hawkes.posterior_mode(x, t, fixed={"tau_x": 0.5, "tau_t": 5.0}, backend="cpu",
+    ...                                 start={"h": 0.2, "omega": 1.0, "theta": 0.5, "mu0": 0.5})
+    >>> {n: round(mode[n], 2) for n in ("h", "omega", "theta", "mu0")}
+    {'h': 0.11, 'omega': 1.67, 'theta': 0.46, 'mu0': 0.61}
     """
     kern = check_kernel(kernel)
     fixed = _kde_model(background, sample, fixed)
@@ -481,6 +494,7 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
         Half-normal prior scales on the sampled state (``1/h`` for ``h``,
         ``1/tau`` for the bandwidths); defaults :data:`DEFAULT_PRIOR_SCALES`.
     seed : None, int or Generator
+        Random seed of the chains (None: fresh entropy).
     executor : None, concurrent.futures.Executor or dask.distributed.Client
         Where chains run; the draws do not depend on it.
     progress : bool
@@ -501,10 +515,26 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
         ``tau_x`` and ``tau_t`` may then not be sampled (fixed at 1 and ignored unless ``fixed``
         gives them). The posterior's :func:`~hphawkes_py.hawkes.self_excitation` uses the same
         background; the forecasting and residual tools refuse such a posterior.
+    _debug : bool
+        For the tests: re-evaluate the log-likelihood from scratch after every move and keep
+        both values (slow).
 
     Returns
     -------
     HawkesPosterior
+        The draws, acceptance rates and settings; ``summary()`` tabulates the sampled parameters.
+
+    Examples
+    --------
+    Two short chains on simulated events, the background bandwidths fixed (km and hours):
+
+    >>> x, t = hp.hawkes.simulate(mu=0.5, theta=0.5, omega=2.0, h=0.1, region=2.0, duration=50.0, seed=1)
+    >>> post = hp.hawkes.mcmc(x, t, n_iter=300, burn_in=100, chains=2, fixed={"tau_x": 0.5, "tau_t": 5.0},
+    ...                       seed=1, progress=False, backend="cpu")
+    >>> post.sampled, post.chains, post.n_draws
+    (('h', 'omega', 'theta', 'mu0'), 2, 200)
+    >>> list(post.summary().index)
+    ['h', 'omega', 'theta', 'mu0']
     """
     n_iter = check_int(n_iter, "n_iter", minimum=1)
     burn_in = check_int(burn_in, "burn_in", minimum=0)
@@ -569,7 +599,9 @@ class _quiet_arviz:
 class HawkesPosterior:
     """Posterior draws of the spatiotemporal Hawkes model from :func:`mcmc`.
 
-    Attributes
+    Built by :func:`mcmc` (the constructor's parameters are its attributes).
+
+    Parameters
     ----------
     draws : dict of str -> ndarray, shape (chains, n_iter - burn_in)
         Post burn-in draws of every parameter in natural units (``h``,
@@ -593,7 +625,22 @@ class HawkesPosterior:
         Final adapted proposal standard deviations (on the sampled state scale).
     engine_factory : EngineFactory
         The data (time-sorted) and engine settings the chains ran with; what
-        :func:`~.excitation.self_excitation` and the forecasts rebuild engines from.
+        :func:`~hphawkes_py.hawkes.self_excitation` and the forecasts rebuild engines from.
+    _debug : list
+        Per chain, the moves' incremental and fresh log-likelihoods of ``mcmc(..., _debug=True)``
+        (empty lists otherwise).
+
+    Examples
+    --------
+    >>> x, t = hp.hawkes.simulate(mu=0.5, theta=0.5, omega=2.0, h=0.1, region=2.0, duration=50.0, seed=1)
+    >>> post = hp.hawkes.mcmc(x, t, n_iter=200, burn_in=50, chains=2, fixed={"tau_x": 0.5, "tau_t": 5.0},
+    ...                       seed=1, progress=False, backend="cpu")
+    >>> post.draws["theta"].shape  # (chains, kept draws)
+    (2, 150)
+    >>> post.fixed
+    {'tau_x': 0.5, 'tau_t': 5.0}
+    >>> type(post.params_mean()).__name__
+    'HawkesParams'
     """
 
     draws: dict
@@ -673,24 +720,21 @@ class HawkesPosterior:
             return az.from_dict(posterior={n: np.asarray(v) for n, v in self.draws.items()})
 
     def summary(self, hdi_prob: float = 0.95):
-        """Posterior table (pandas DataFrame) via ArviZ, one row per parameter.
+        """Posterior table (pandas DataFrame) via ArviZ, one row per sampled parameter.
 
         Columns: ``mean``, ``sd``, ``hdi_2.5%``, ``hdi_97.5%`` (95% highest
-        density interval), ``ess_bulk``, ``r_hat``. Fixed parameters appear
-        with sd 0 (their ESS and R-hat are undefined, NaN).
+        density interval), ``ess_bulk``, ``r_hat``. Parameters held fixed are not
+        in the table (they have no posterior spread, ESS or R-hat); their values are
+        :attr:`fixed`.
         """
-        import warnings
-
         import arviz as az
 
         lo = f"hdi_{100 * (1 - hdi_prob) / 2:g}%"
         hi = f"hdi_{100 * (1 - (1 - hdi_prob) / 2):g}%"
-        with warnings.catch_warnings(), _quiet_arviz():
-            warnings.simplefilter("ignore")  # constant (fixed) rows make ArviZ warn about R-hat
-            table = az.summary(self.to_arviz(), hdi_prob=hdi_prob, round_to="none")
+        with _quiet_arviz():
+            table = az.summary(self.to_arviz(), var_names=list(self.sampled), hdi_prob=hdi_prob, round_to="none")
         table = table[["mean", "sd", lo, hi, "ess_bulk", "r_hat"]]
-        order = list(self.sampled) + [n for n in self.param_names if n not in self.sampled]
-        return table.loc[order]
+        return table.loc[list(self.sampled)]
 
     def to_frame(self):
         """Long table of draws: columns ``chain``, ``draw`` and one per parameter."""

@@ -143,20 +143,37 @@ def _predictive_batch(batch: dict, seed_seq, x, t, window, kernel_p, edges, prob
 class PosteriorPredictive:
     """Observed summaries, their posterior predictive draws, bands and p-values.
 
-    Attributes
+    Built by :func:`posterior_predictive` (the constructor's parameters are its attributes).
+
+    Parameters
     ----------
     bin_edges : ndarray (B + 1,)
         Time bins of the counts.
     counts_observed, counts_simulated : ndarray (B,), (S, B)
+        Events per time bin, observed and in each of the S simulations.
     interevent_probs : ndarray (Q,)
         Probability levels of the inter-event time quantiles.
     interevent_observed, interevent_simulated : ndarray (Q,), (S, Q)
+        Quantiles of the inter-event times (units of t), observed and simulated.
     r, u : ndarray
         Distances (units of x) and time lags (units of t) of the K summary.
     k_observed, k_simulated : ndarray (R, U), (S, R, U)
+        The space-time K summary (pairs within distance r and lag u, per event), observed and simulated.
     n_observed : int
+        Observed events.
     n_simulated : ndarray (S,)
         Events per simulation.
+
+    Examples
+    --------
+    >>> x, t = hp.hawkes.simulate(mu=0.5, theta=0.5, omega=2.0, h=0.1, region=2.0, duration=50.0, seed=1)
+    >>> post = hp.hawkes.mcmc(x, t, n_iter=200, burn_in=50, chains=2, fixed={"tau_x": 0.5, "tau_t": 5.0},
+    ...                       seed=1, progress=False, backend="cpu")
+    >>> pp = hp.hawkes.posterior_predictive(post, x, t, n_draws=10, bins=5, seed=1, progress=False)
+    >>> pp.counts_simulated.shape, pp.counts_observed.tolist()
+    ((10, 5), [60.0, 40.0, 24.0, 39.0, 24.0])
+    >>> pp.summary().columns.tolist()
+    ['summary', 'observed', 'simulated_mean', 'lo_2.5%', 'hi_97.5%', 'p_value', 'outside_band']
     """
 
     bin_edges: np.ndarray
@@ -214,7 +231,7 @@ def posterior_predictive(posterior: Any, x: Any, t: Any, *, n_draws: int = 100, 
     posterior : HawkesPosterior
         The fit; its temporal kernel is used for the offspring delays and its spatial kernel
         (``spatial_kernel=`` of :func:`~.mcmc.mcmc`) for their displacements.
-    x, t : array_like
+    x, t : array_like, array_like
         The data it was fitted to (locations (N, D) and times; any order).
     n_draws : int
         Posterior draws, one simulated history each.
@@ -227,12 +244,24 @@ def posterior_predictive(posterior: Any, x: Any, t: Any, *, n_draws: int = 100, 
         ``h`` and ``1/omega``.
     window : (T0, T1), optional
         Observation window; default (min t, max t).
-    seed, executor, progress
+    seed, executor, progress : None, int or Generator; Executor or None; bool
         Draws and simulations are seeded per draw (results do not depend on the executor).
 
     Returns
     -------
     PosteriorPredictive
+        Observed summaries beside their simulated draws, 95% bands and p-values.
+
+    Examples
+    --------
+    >>> x, t = hp.hawkes.simulate(mu=0.5, theta=0.5, omega=2.0, h=0.1, region=2.0, duration=50.0, seed=1)
+    >>> post = hp.hawkes.mcmc(x, t, n_iter=200, burn_in=50, chains=2, fixed={"tau_x": 0.5, "tau_t": 5.0},
+    ...                       seed=1, progress=False, backend="cpu")
+    >>> pp = hp.hawkes.posterior_predictive(post, x, t, n_draws=10, bins=5, seed=1, progress=False)
+    >>> pp.counts_simulated.shape, pp.counts_observed.tolist()
+    ((10, 5), [60.0, 40.0, 24.0, 39.0, 24.0])
+    >>> pp.summary().columns.tolist()
+    ['summary', 'observed', 'simulated_mean', 'lo_2.5%', 'hi_97.5%', 'p_value', 'outside_band']
     """
     from .kde_background import refuse_kde_background
 

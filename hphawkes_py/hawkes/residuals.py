@@ -121,7 +121,9 @@ def _ks(u: np.ndarray) -> tuple[float, float]:
 class HawkesResiduals:
     """Time-rescaling residuals of a Hawkes fit (see :func:`residuals`).
 
-    Attributes
+    Built by :func:`residuals` (the constructor's parameters are its attributes).
+
+    Parameters
     ----------
     rescaled_times : ndarray (N,)
         ``Lambda(t_n)`` in time order (dimensionless: expected number of events up to ``t_n``).
@@ -141,6 +143,16 @@ class HawkesResiduals:
         The parameters the residuals were computed at.
     draws : pandas.DataFrame or None
         Per posterior draw (``n_draws=``): the draw's flat index, ``ks_statistic``, ``ks_pvalue``, ``total``.
+
+    Examples
+    --------
+    >>> x, t = hp.hawkes.simulate(mu=0.5, theta=0.5, omega=2.0, h=0.1, region=2.0, duration=50.0, seed=1)
+    >>> p = hp.hawkes.HawkesParams(mu0=0.5, tau_x=0.5, tau_t=5.0, theta=0.5, omega=2.0, h=0.1)
+    >>> res = hp.hawkes.residuals(p, x, t, progress=False)
+    >>> res.n_events, round(res.total, 1), round(res.ks_pvalue, 3)
+    (187, 174.9, 0.241)
+    >>> res.to_frame().columns.tolist()
+    ['event', 'rescaled_time', 'interval', 'uniform']
     """
 
     rescaled_times: np.ndarray
@@ -223,6 +235,22 @@ def residuals(posterior_or_params: Any, x: Any, t: Any, *, window: Any = None, n
     Returns
     -------
     HawkesResiduals
+        Rescaled times, their Exp(1) intervals and Uniform(0, 1) transforms, and the KS test.
+
+    Examples
+    --------
+    >>> x, t = hp.hawkes.simulate(mu=0.5, theta=0.5, omega=2.0, h=0.1, region=2.0, duration=50.0, seed=1)
+    >>> p = hp.hawkes.HawkesParams(mu0=0.5, tau_x=0.5, tau_t=5.0, theta=0.5, omega=2.0, h=0.1)
+    >>> res = hp.hawkes.residuals(p, x, t, progress=False)
+    >>> res.n_events, round(res.total, 1), round(res.ks_pvalue, 3)
+    (187, 174.9, 0.241)
+
+    With a posterior, the test at the posterior mean and at 20 posterior draws:
+
+    >>> post = hp.hawkes.mcmc(x, t, n_iter=200, burn_in=50, chains=2, fixed={"tau_x": 0.5, "tau_t": 5.0},
+    ...                       seed=1, progress=False, backend="cpu")
+    >>> hp.hawkes.residuals(post, x, t, n_draws=20, seed=1, progress=False).draws.shape
+    (20, 4)
     """
     from .kde_background import refuse_kde_background
 

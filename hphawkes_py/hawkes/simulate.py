@@ -121,6 +121,7 @@ def simulate(*, mu: float, theta: float, omega: float, h: float, region: Any, du
     dim : int
         Spatial dimension D = 1, 2 or 3.
     seed : None, int or Generator
+        Random seed or generator (None: fresh entropy).
     return_parents : bool
         Also return ``parent`` (index of the parent in the returned order,
         ``-1`` for background events).
@@ -146,6 +147,18 @@ def simulate(*, mu: float, theta: float, omega: float, h: float, region: Any, du
         Sorted by time.
     parent : ndarray of int, shape (N,)
         Only with ``return_parents=True``.
+
+    Examples
+    --------
+    About ``0.5 * 2^2 * 50 = 100`` background events on a 2 km square over 50 hours, and as many
+    again as offspring (``theta = 0.5``):
+
+    >>> x, t, parent = hp.hawkes.simulate(mu=0.5, theta=0.5, omega=2.0, h=0.1, region=2.0, duration=50.0,
+    ...                                   seed=1, return_parents=True)
+    >>> x.shape, bool(np.all(np.diff(t) >= 0))
+    ((187, 2), True)
+    >>> int((parent == -1).sum())  # background events
+    100
     """
     kern = check_kernel(kernel)
     kp = kern.p

@@ -30,7 +30,9 @@ __all__ = ["super_thinned_residuals", "SuperThinnedResiduals"]
 class SuperThinnedResiduals:
     """Result of :func:`super_thinned_residuals`.
 
-    Attributes
+    Built by :func:`super_thinned_residuals` (the constructor's parameters are its attributes).
+
+    Parameters
     ----------
     x : ndarray (M, D)
         Locations of the residual points (kept events, then added points).
@@ -46,6 +48,15 @@ class SuperThinnedResiduals:
         Chi-square test of the counts in ``cells`` equal space-time cells against uniformity.
     counts : ndarray
         Counts per cell (space cells per axis ..., time cells).
+
+    Examples
+    --------
+    >>> x, t = hp.hawkes.simulate(mu=0.5, theta=0.5, omega=2.0, h=0.1, region=2.0, duration=50.0, seed=1)
+    >>> p = hp.hawkes.HawkesParams(mu0=0.5, tau_x=0.5, tau_t=5.0, theta=0.5, omega=2.0, h=0.1)
+    >>> st = hp.hawkes.super_thinned_residuals(p, x, t, region=[[0, 2], [0, 2]], seed=1, progress=False,
+    ...                                        backend="cpu")
+    >>> int(st.kept.sum()), st.x.shape, round(st.expected, 1), st.counts.shape
+    (123, (218, 2), 179.0, (4, 4, 4))
     """
 
     x: np.ndarray
@@ -107,6 +118,16 @@ def super_thinned_residuals(posterior_or_params: Any, x: Any, t: Any, region: An
     Returns
     -------
     SuperThinnedResiduals
+        The residual points (kept events and added points) and the chi-square uniformity test.
+
+    Examples
+    --------
+    >>> x, t = hp.hawkes.simulate(mu=0.5, theta=0.5, omega=2.0, h=0.1, region=2.0, duration=50.0, seed=1)
+    >>> p = hp.hawkes.HawkesParams(mu0=0.5, tau_x=0.5, tau_t=5.0, theta=0.5, omega=2.0, h=0.1)
+    >>> st = hp.hawkes.super_thinned_residuals(p, x, t, region=[[0, 2], [0, 2]], seed=1, progress=False,
+    ...                                        backend="cpu")
+    >>> int(st.kept.sum()), st.x.shape, round(st.expected, 1), st.counts.shape
+    (123, (218, 2), 179.0, (4, 4, 4))
     """
     from .kde_background import refuse_kde_background
 
