@@ -320,8 +320,19 @@ def reproject_points(points, src_crs, dst_crs) -> np.ndarray:
     ndarray (n, 2) float64
         The coordinates in ``dst_crs`` (metres for a metric projected CRS).
 
+    Notes
+    -----
     Uses ``rasterio.warp.transform`` (PROJ, through GDAL); needs ``pip install 'hphawkes_py[gis]'``.
     A point that cannot be transformed (outside the projection's domain) raises ValueError naming it.
+
+    Examples
+    --------
+    Longitude and latitude to Web Mercator (metres):
+
+    >>> lonlat = np.array([[0.0, 0.0], [1.0, 45.0]])
+    >>> print(hp.kde.reproject_points(lonlat, "EPSG:4326", "EPSG:3857").round(1))
+    [[      0.             0. ]
+     [ 111319.5    5621521.5]]
     """
     from ._window import _as_points
 

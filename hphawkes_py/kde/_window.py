@@ -161,12 +161,29 @@ def read_asc(path) -> tuple[np.ndarray, float, float, float, float | None]:
 
     The body is parsed numerically in chunks (no Python object per cell).
 
+    Parameters
+    ----------
+    path : str or path-like
+        The grid file.
+
     Returns
     -------
-    values : ndarray (nrows, ncols) float64, row 0 = top row
-    x0, y0 : float, lower-left corner (``xllcenter``/``yllcenter`` headers are converted)
+    values : ndarray of float64, shape (nrows, ncols)
+        The cell values, row 0 = top row (NODATA cells keep the ``nodata`` value).
+    x0, y0 : float
+        Lower-left corner of the grid (coordinate units; ``xllcenter``/``yllcenter`` headers are
+        converted to the corner).
     cell_size : float
+        Side of the square cells (coordinate units).
     nodata : float or None
+        The ``NODATA_value`` header, None when absent.
+
+    Examples
+    --------
+    >>> _, mask_path = hp.datasets.load_redwood()
+    >>> values, x0, y0, cell_size, nodata = hp.kde.read_asc(mask_path)
+    >>> values.shape, x0, y0, cell_size, nodata
+    ((128, 128), 0.0, 0.0, 0.0078125, -9999.0)
     """
     return _read_asc(path, as_mask=False)
 
@@ -235,9 +252,24 @@ class Window:
         Lower-left corner of the raster (coordinate units).
     cell_size : float
         Side of the square cells (coordinate units).
-    crs : optional
+    crs : rasterio.crs.CRS, optional
         Coordinate reference system (kept from GeoTIFF/vector files, written back by
         :meth:`Raster.to_geotiff`); None means planar coordinates in unknown units.
+
+    See Also
+    --------
+    Window.rectangle, Window.from_asc, Window.from_polygon, Window.from_geotiff, Window.from_vector
+
+    Examples
+    --------
+    >>> w = hp.kde.Window(np.ones((4, 5), bool), 0.0, 0.0, 0.25)
+    >>> w
+    Window(4 rows x 5 cols, cell_size=0.25, x0=0, y0=0, 20 inside cells, area=1.25)
+    >>> w.contains(np.array([[0.5, 0.5], [2.0, 0.5]]))
+    array([ True, False])
+    >>> _, mask_path = hp.datasets.load_redwood()
+    >>> hp.kde.Window.from_asc(mask_path).area
+    1.0
     """
 
     mask: np.ndarray
@@ -246,7 +278,7 @@ class Window:
     cell_size: float
     #: coordinate reference system (a ``rasterio.crs.CRS`` or anything with ``is_geographic``), or None
     crs: object = field(default=None, repr=False, compare=False)
-    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+    _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self):
         m = np.asarray(self.mask)
@@ -608,13 +640,29 @@ class Window:
 class Raster:
     """A surface on a raster: ``values[row, col]`` (row 0 = top), NaN outside the window.
 
-    Attributes
+    The surfaces of :mod:`hphawkes_py.kde` (intensities, standard errors, log relative risks)
+    come as Rasters; the parameters are also its attributes.
+
+    Parameters
     ----------
-    values : ndarray (rows, cols)
-    x0, y0 : float   lower-left corner
+    values : ndarray of shape (rows, cols)
+        The surface, in the units of what it holds (an intensity: events per unit area).
+    x0, y0 : float
+        Lower-left corner of the raster (coordinate units).
     cell_size : float
-    points : ndarray (n, 2) or None   the sample points, drawn by :meth:`plot`
-    crs : the window's coordinate reference system (or None), written by :meth:`to_geotiff`
+        Side of the square cells (coordinate units).
+    points : ndarray of shape (n, 2), optional
+        The sample points, drawn by :meth:`plot`.
+    crs : rasterio.crs.CRS, optional
+        The window's coordinate reference system, written by :meth:`to_geotiff`.
+
+    Examples
+    --------
+    >>> r = hp.kde.Raster(np.array([[1.0, 2.0], [np.nan, 3.0]]), 0.0, 0.0, 0.5)
+    >>> r
+    Raster(2 x 2, cell_size=0.5, 3 finite cells, integral=1.5)
+    >>> r.extent
+    (0.0, 1.0, 0.0, 1.0)
     """
 
     values: np.ndarray

@@ -78,6 +78,17 @@ def oversmoothing_bandwidth(points, *, n=None) -> float:
     n : float, optional
         Sample size in the formula (default: the number of points; sparr's ``nstar``; for relative
         risk the geometric mean of the case and control counts is common).
+
+    Returns
+    -------
+    float
+        The bandwidth ``h_OS`` (coordinate units).
+
+    Examples
+    --------
+    >>> points, _ = hp.datasets.load_redwood()
+    >>> round(hp.kde.oversmoothing_bandwidth(points), 4)
+    0.1486
     """
     p = _as_points(points)
     if len(p) < 2:
@@ -108,7 +119,29 @@ def lscv_bandwidth(points, *, bounds=None, backend: str = "auto", threads: int |
     sum exact to 1e-14 (kernels cut at 8 bandwidths), over ``bounds`` (default ``[h0/20, 4 h0]``
     around the rule-of-thumb ``h0``): a log-spaced scan of 41 values, then golden-section
     refinement around the best.  No edge correction (the criterion is that of the density over
-    the plane).  Coordinate units.
+    the plane).
+
+    Parameters
+    ----------
+    points : array_like of shape (n, 2)
+        Event locations (x, y), n >= 3.
+    bounds : (float, float), optional
+        The search interval of ``h`` (coordinate units); default ``[h0/20, 4 h0]``.
+    backend : {"auto", "cpu", "gpu", "emulator"}
+        Engine of the kernel sums, as :func:`hphawkes_py.kde.fit`.
+    threads : int, optional
+        CPU threads (Numba); None leaves the current setting.
+
+    Returns
+    -------
+    float
+        The LSCV bandwidth (coordinate units).
+
+    Examples
+    --------
+    >>> points, _ = hp.datasets.load_redwood()
+    >>> round(float(hp.kde.lscv_bandwidth(points)), 4)
+    0.0465
     """
     from .model import rule_of_thumb_bandwidth
 
@@ -186,7 +219,29 @@ def diggle_bandwidth(points, window: Window, *, nr: int = 512, hmax: float | Non
     only for ``r <= rmax / 2``.  ``rmax = 4 hmax`` or Ripley's rule
     ``min(short side of the window's frame / 4, sqrt(1000 / (pi lambda)))``.  Equals
     ``bw.diggle(X, correction = "translate")`` for rectangular windows (the translation weights of
-    other masks come from the raster's set covariogram).  Coordinate units.
+    other masks come from the raster's set covariogram).
+
+    Parameters
+    ----------
+    points : array_like of shape (n, 2)
+        Event locations (x, y), n >= 3, all inside ``window``.
+    window : Window
+        The study area.
+    nr : int
+        Number of values of ``r`` on the grid ``0 .. rmax`` (default 512, as spatstat).
+    hmax : float, optional
+        Largest bandwidth considered (coordinate units): ``rmax = 4 hmax``; default Ripley's rule.
+
+    Returns
+    -------
+    float
+        The bandwidth ``sigma`` (coordinate units).
+
+    Examples
+    --------
+    >>> points, mask_path = hp.datasets.load_redwood()
+    >>> round(hp.kde.diggle_bandwidth(points, hp.kde.Window.from_asc(mask_path)), 4)
+    0.0225
     """
     from scipy.spatial import cKDTree
 
@@ -238,9 +293,13 @@ def diggle_bandwidth(points, window: Window, *, nr: int = 512, hmax: float | Non
 class RelativeRisk:
     """Case and control intensities with shared bandwidths and the log relative risk.
 
-    Attributes
+    Returned by :func:`hphawkes_py.kde.relative_risk` (not built by hand); the parameters are also
+    its attributes.
+
+    Parameters
     ----------
     method : {"fixed", "adaptive"}
+        Fixed or adaptive bandwidths.
     h : float
         Global bandwidth (coordinate units).
     alpha : float or None
@@ -253,7 +312,31 @@ class RelativeRisk:
     cases, controls : ndarray (n1, 2), (n0, 2)
         Copies of the patterns.
     window : Window
-    cutoff, edge_correction, backend, dtype : as run.
+        The common study area.
+    cutoff : float
+        Kernel truncation in bandwidths, as run.
+    edge_correction : bool
+        Whether the kernels are renormalised over the window, as run.
+    backend : str
+        Engine that ran (``"cpu"``, ``"gpu"`` or ``"emulator"``).
+    dtype : numpy.dtype
+        Precision of the kernel sums (float64 or float32).
+
+    Other Parameters
+    ----------------
+    _factory : callable, optional
+        Internal: ``_factory(dtype=...)`` builds an engine for the pooled points and window (set by
+        :func:`hphawkes_py.kde.relative_risk`).
+
+    Examples
+    --------
+    >>> points, mask_path = hp.datasets.load_redwood()
+    >>> window = hp.kde.Window.from_asc(mask_path)
+    >>> rr = hp.kde.relative_risk(points[:31], points[31:], window, bandwidth=0.15)
+    >>> rr.n_cases, rr.n_controls, rr.selector
+    (31, 31, 'given')
+    >>> print(np.round(rr.log_risk_at([[0.5, 0.5]]), 3))
+    [-0.682]
     """
 
     method: str
@@ -270,7 +353,7 @@ class RelativeRisk:
     backend: str
     dtype: np.dtype = field(default=np.dtype(np.float64), repr=False)
     _factory: object = field(default=None, repr=False, compare=False)
-    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+    _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def n_cases(self) -> int:
@@ -606,6 +689,23 @@ def relative_risk(
     -------
     RelativeRisk
         ``.surface()``, ``.p_values(...)``, ``.tolerance_contours(levels)``.
+
+    Examples
+    --------
+    Cases and controls drawn at random from one pattern (a random half each), so that the true
+    log relative risk is 0 everywhere:
+
+    >>> points, mask_path = hp.datasets.load_redwood()
+    >>> window = hp.kde.Window.from_asc(mask_path)
+    >>> is_case = np.random.default_rng(1).random(len(points)) < 0.5
+    >>> rr = hp.kde.relative_risk(points[is_case], points[~is_case], window)
+    >>> rr.selector, round(rr.h, 3)
+    ('oversmoothing', 0.167)
+    >>> surface = rr.surface()
+    >>> surface.values.shape
+    (128, 128)
+    >>> round(float(np.nanmax(np.abs(surface.values))), 1)
+    1.3
     """
     from .model import fit as _fit_kde
     from .model import rule_of_thumb_bandwidth
@@ -679,7 +779,9 @@ def relative_risk(
             alpha = None
             bws = np.full(n, float(h))
         e = obj.weights(bws)
-    return RelativeRisk(method=method, h=float(h), alpha=None if alpha is None else float(alpha), selector=selector,
+    result = RelativeRisk(method=method, h=float(h), alpha=None if alpha is None else float(alpha), selector=selector,
                         bandwidths=np.asarray(bws, float), edge_factors=np.asarray(e, float), cases=x1, controls=x0,
                         window=window, cutoff=cutoff, edge_correction=edge_correction, backend=engine.backend,
-                        dtype=dtype, _factory=factory, _cache={"engine": engine})
+                        dtype=dtype, _factory=factory)
+    result._cache["engine"] = engine
+    return result

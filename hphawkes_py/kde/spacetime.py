@@ -36,9 +36,28 @@ __all__ = ["spacetime", "SpaceTimeKDE", "temporal_oversmoothing_bandwidth"]
 
 
 def temporal_oversmoothing_bandwidth(times) -> float:
-    """Terrell's oversmoothing bandwidth of a 1-D Gaussian kernel, ``s (R(K) / (n V))^(1/5)`` with
-    ``R(K) = 1 / (2 sqrt(pi))``, ``V = 16 Gamma(9/2) 3 / (9^(7/2) sqrt(pi))`` (= ``1.144 s n^(-1/5)``),
-    ``s`` the sample standard deviation (sparr's ``OS.spattemp`` temporal margin, ``scaler="sd"``)."""
+    """Terrell's oversmoothing bandwidth of a 1-D Gaussian kernel, for the times of events.
+
+    ``s (R(K) / (n V))^(1/5)`` with ``R(K) = 1 / (2 sqrt(pi))``,
+    ``V = 16 Gamma(9/2) 3 / (9^(7/2) sqrt(pi))`` (= ``1.144 s n^(-1/5)``), ``s`` the sample
+    standard deviation (sparr's ``OS.spattemp`` temporal margin, ``scaler="sd"``).
+
+    Parameters
+    ----------
+    times : array_like of shape (n,)
+        Event times (any unit), at least 2 distinct.
+
+    Returns
+    -------
+    float
+        The temporal bandwidth (time units).
+
+    Examples
+    --------
+    >>> times = np.linspace(0.0, 10.0, 62)
+    >>> round(hp.kde.temporal_oversmoothing_bandwidth(times), 4)
+    1.482
+    """
     t = as_float_array(times, "times", ndim=1)
     if len(t) < 2 or not np.ptp(t) > 0:
         raise ValueError(f"the temporal bandwidth needs at least 2 distinct times, got {describe(times)}")
@@ -58,16 +77,48 @@ def _ndtr(z):
 class SpaceTimeKDE:
     """A spatiotemporal kernel intensity estimate (see the module notes).
 
-    Attributes
+    Returned by :func:`hphawkes_py.kde.spacetime` (not built by hand); the parameters are also
+    its attributes.
+
+    Parameters
     ----------
     h, lam : float
         Spatial (coordinate units) and temporal (time units) bandwidths.
     time_window : (float, float)
-        ``[T0, T1]``.
+        The observation interval ``[T0, T1]`` (time units).
     edge_factors, time_edge_factors : ndarray (n,)
-        ``e_i`` and ``c_i``.
-    points : ndarray (n, 2), times : ndarray (n,), window : Window
-    cutoff, edge_correction, backend, dtype : as run.
+        The spatial and temporal edge factors ``e_i`` and ``c_i`` (1 / the kernel's mass in the
+        window and in the time window).
+    points : ndarray (n, 2)
+        Copies of the event locations.
+    times : ndarray (n,)
+        Copies of the event times.
+    window : Window
+        The study area.
+    cutoff : float
+        Kernel truncation in bandwidths, as run.
+    edge_correction : bool
+        Whether the spatial and temporal edge corrections were applied, as run.
+    backend : str
+        Engine that ran (``"cpu"``, ``"gpu"`` or ``"emulator"``).
+    dtype : numpy.dtype
+        Precision of the kernel sums (float64 or float32).
+
+    Other Parameters
+    ----------------
+    _factory : callable, optional
+        Internal: ``_factory(dtype=...)`` builds an engine for the points and window (set by
+        :func:`hphawkes_py.kde.spacetime`).
+
+    Examples
+    --------
+    >>> points, mask_path = hp.datasets.load_redwood()
+    >>> times = np.linspace(0.0, 10.0, len(points))
+    >>> st = hp.kde.spacetime(points, times, hp.kde.Window.from_asc(mask_path), h=0.1, lam=1.0)
+    >>> st.n, st.time_window
+    (62, (0.0, 10.0))
+    >>> print(np.round(st.marginal([2.0, 5.0]), 2))
+    [6.52 6.08]
     """
 
     h: float
@@ -83,7 +134,7 @@ class SpaceTimeKDE:
     backend: str
     dtype: np.dtype = field(default=np.dtype(np.float64), repr=False)
     _factory: object = field(default=None, repr=False, compare=False)
-    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+    _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def n(self) -> int:
@@ -219,6 +270,19 @@ def spacetime(
     SpaceTimeKDE
         ``.slices(times, conditional=...)``, ``.marginal(times)``, ``.intensity_at(points, t)``,
         ``.plot_slices(times)``, ``.animation(times)``.
+
+    Examples
+    --------
+    The redwood seedlings with made-up times, spread evenly over ``[0, 10]``:
+
+    >>> points, mask_path = hp.datasets.load_redwood()
+    >>> times = np.linspace(0.0, 10.0, len(points))
+    >>> st = hp.kde.spacetime(points, times, hp.kde.Window.from_asc(mask_path))
+    >>> round(st.h, 4), round(st.lam, 4)
+    (0.1486, 1.482)
+    >>> slices = st.slices([2.5, 7.5])
+    >>> len(slices), slices[0].values.shape
+    (2, (128, 128))
     """
     p = _as_points(points, copy=True)
     tt = np.asarray(times)
@@ -281,6 +345,8 @@ def spacetime(
         else:
             e = np.ones(len(p))
             c = np.ones(len(p))
-    return SpaceTimeKDE(h=float(h), lam=float(lam), time_window=(t0, t1), edge_factors=e, time_edge_factors=c,
-                        points=p, times=t, window=window, cutoff=cutoff, edge_correction=edge_correction,
-                        backend=engine.backend, dtype=dtype, _factory=factory, _cache={"engine": engine})
+    result = SpaceTimeKDE(h=float(h), lam=float(lam), time_window=(t0, t1), edge_factors=e, time_edge_factors=c,
+                          points=p, times=t, window=window, cutoff=cutoff, edge_correction=edge_correction,
+                          backend=engine.backend, dtype=dtype, _factory=factory)
+    result._cache["engine"] = engine
+    return result
