@@ -380,6 +380,16 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
     ScanResult
         The settings that do not change the analysis (output files, run options) and were therefore
         not used are listed by ``hp.scan._prm.prm_arguments(path)["ignored"]``.
+
+    Examples
+    --------
+    SaTScan's North Humberside sample analysis (purely spatial Bernoulli), with fewer replicates:
+
+    >>> prm = hp.datasets.satscan_sample_path("NHumbersideSpatialBernoulli.prm")
+    >>> res = hp.scan.run_prm(prm, n_replicates=99, seed=1, backend="cpu", progress=False)
+    >>> top = res.most_likely
+    >>> print(res.model, top.n_locations, top.cases, round(top.log_likelihood_ratio, 3))
+    bernoulli 4 4 4.837
     """
     from ._satscan import read_satscan
     from .model import bernoulli, poisson

@@ -229,6 +229,19 @@ def read_satscan(case_file, control_file=None, population_file=None, geo_file=No
         fractional cases, a location id missing from the geo file or duplicated in it; a location
         with more cases than population (Bernoulli); both or neither of the control and
         population files (Bernoulli).
+
+    Examples
+    --------
+    SaTScan's grave sample (Bernoulli: a case and a control file):
+
+    >>> f = hp.datasets.satscan_sample_path
+    >>> tab = hp.scan.read_satscan(f("grave.cas"), control_file=f("grave.ctl"), geo_file=f("grave.geo"))
+    >>> print(tab.shape, int(tab.cases.sum()), int(tab.controls.sum()))
+    (143, 5) 30 113
+    >>> tab.head(2)
+       location_id       x       y  cases  controls
+    0            1  8072.0  8970.0      0         1
+    1            2  9004.0  7953.0      0         1
     """
     check_in(model, "model", ("bernoulli", "poisson"))
     if not isinstance(covariates, (bool, np.bool_)):

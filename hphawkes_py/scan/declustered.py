@@ -260,7 +260,9 @@ def _weighted_scan(ordinary: ScanResult, weights: np.ndarray, population_null: b
 class DeclusteredScanResult:
     """Result of :func:`declustered`: the ordinary and the declustered scans of the same events.
 
-    Attributes
+    :func:`declustered` builds it; its fields are the parameters below.
+
+    Parameters
     ----------
     ordinary : ScanResult
         :func:`~hphawkes_py.scan.poisson` of all events per location (``cases`` = events).
@@ -313,6 +315,19 @@ class DeclusteredScanResult:
     alpha, n_draws, cell_size, empty_cells, n_empty_dropped
         Settings (``n_empty_dropped``: grid cells without events left out of the study area).
     backend : str
+        Engine that ran ("cpu", "gpu" or "emulator").
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(1)
+    >>> x = np.vstack([rng.uniform(0, 4, (150, 2)), rng.normal(1.0, 0.2, (30, 2))])
+    >>> pi = np.r_[np.full(150, 0.1), np.full(30, 0.9)]
+    >>> res = hp.scan.declustered(x, pi, cell_size=1.0, n_draws=5, n_replicates=49, seed=1,
+    ...                           backend="cpu", progress=False)
+    >>> print(res.n_events, round(res.background_total, 1), res.pi_source, len(res.locations))
+    180 138.0 posterior mean 16
+    >>> print(res.ordinary.most_likely.cases, res.comparison.verdict[0])
+    61 contagion only
     """
 
     ordinary: ScanResult
@@ -510,10 +525,19 @@ def declustered(coords, pi, *, cell_size=None, locations=None, population=None, 
 
     Examples
     --------
-    >>> post = hp.hawkes.mcmc(x, t, fixed={"tau_x": 1.6, "tau_t": 336.0}, seed=1)
-    >>> pi = hp.hawkes.self_excitation_draws(post, n_draws=100, seed=1)       # (100, N)
-    >>> res = hp.scan.declustered(x, pi, cell_size=0.5, n_replicates=999, seed=1)
-    >>> res.comparison[["cluster", "events", "p_value", "background_share", "draw_support", "verdict"]]
+    A cluster of 30 events that are mostly triggered (``pi`` = 0.9) among 150 background events:
+
+    >>> rng = np.random.default_rng(1)
+    >>> x = np.vstack([rng.uniform(0, 4, (150, 2)), rng.normal(1.0, 0.2, (30, 2))])
+    >>> pi = np.r_[np.full(150, 0.1), np.full(30, 0.9)]
+    >>> res = hp.scan.declustered(x, pi, cell_size=1.0, n_draws=5, n_replicates=49, seed=1,
+    ...                           backend="cpu", progress=False)
+    >>> res.comparison[["cluster", "events", "p_value", "verdict"]]
+       cluster  events  p_value         verdict
+    0        1      61     0.02  contagion only
+
+    With posterior draws of ``pi`` from a Hawkes fit (``post``): ``pi =
+    hp.hawkes.self_excitation_draws(post, n_draws=100, seed=1)``, a (100, N) array.
     """
     xy = _check_xy(coords)
     n = xy.shape[0]

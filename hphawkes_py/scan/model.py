@@ -348,9 +348,12 @@ def _fmt_count(c) -> str:
 
 @dataclasses.dataclass(frozen=True, repr=False)
 class ScanResult:
-    """Result of :func:`bernoulli` and :func:`poisson`.
+    """Result of the spatial and space-time scans (:func:`bernoulli`, :func:`poisson`,
+    :func:`space_time_permutation`, :func:`space_time`).
 
-    Attributes
+    The scan functions build it; its fields are the parameters below.
+
+    Parameters
     ----------
     clusters : pandas.DataFrame
         Most likely cluster first, then the secondary clusters (no geographical overlap),
@@ -381,6 +384,24 @@ class ScanResult:
     max_population, direction, n_replicates, grid_cell, model, max_distance, min_cases, distance
         The settings used (``model``: "bernoulli" or "poisson"; radii and ``max_distance`` in km
         when ``distance="great_circle"``).
+    _loc_coords, _loc_cases, _loc_controls, _loc_population, _loc_expected, _row_ids, _row_loc : numpy.ndarray, optional
+        Per-location data behind :meth:`location_table` and :meth:`plot` (merged locations:
+        coordinates, cases, controls, population, expected cases; the input rows' ids and
+        locations). Set by the scan functions.
+
+    Examples
+    --------
+    >>> g = hp.datasets.load_grave()
+    >>> res = hp.scan.bernoulli(g[["x", "y"]].to_numpy(), g["case"], 1 - g["case"], n_replicates=99,
+    ...                         seed=1, backend="cpu", progress=False)
+    >>> res
+    ScanResult(model='bernoulli', backend='cpu', clusters=2, n_replicates=99, most likely: 19 locations, LLR=7.4193, p=0.07)
+    >>> print(res.n_cases, res.n_population, res.n_locations, len(res.null_llr))
+    30 143 143 99
+    >>> res.location_table()[["cluster", "location_id", "cases"]].head(2)
+       cluster  location_id  cases
+    0        1          125      0
+    1        1          123      0
     """
 
     clusters: pd.DataFrame
@@ -709,6 +730,18 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
     Returns
     -------
     ScanResult
+        ``model="bernoulli"``; ``clusters``, most likely first (see :class:`ScanResult`).
+
+    Examples
+    --------
+    The medieval grave sites: are the 30 graves with a tooth deformity clustered among the 143?
+
+    >>> g = hp.datasets.load_grave()
+    >>> res = hp.scan.bernoulli(g[["x", "y"]].to_numpy(), g["case"], 1 - g["case"], n_replicates=99,
+    ...                         seed=1, backend="cpu", progress=False)
+    >>> top = res.most_likely
+    >>> print(top.n_locations, top.cases, round(top.log_likelihood_ratio, 3), round(top.p_value, 2))
+    19 11 7.419 0.07
     """
     loc = prepare_locations(coords, cases, controls)
     n_in = sum(len(m) for m in loc.members)
@@ -882,6 +915,19 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
     ScanResult
         ``model="poisson"``; ``clusters.population`` is the population in the window and
         ``clusters.expected`` its expected cases.
+
+    Examples
+    --------
+    Leukaemia in 281 census tracts of upstate New York (whole cases, populations in persons):
+
+    >>> ny = hp.datasets.load_ny_leukemia()
+    >>> res = hp.scan.poisson(ny[["x", "y"]].to_numpy(), ny["cases_floor"], ny["population"],
+    ...                       n_replicates=99, seed=1, backend="cpu", progress=False)
+    >>> top = res.most_likely
+    >>> print(top.n_locations, top.cases, round(top.expected, 2), round(top.log_likelihood_ratio, 3))
+    37 117 70.61 15.006
+    >>> print(round(top.p_value, 2))
+    0.01
     """
     xy = _check_xy(coords)
     n = xy.shape[0]

@@ -16,7 +16,9 @@ def plot_clusters(result, ax=None, *, max_clusters: int | None = None, alpha: fl
     Parameters
     ----------
     result : ScanResult
+        A purely spatial result (:func:`~hphawkes_py.scan.bernoulli`, :func:`~hphawkes_py.scan.poisson`).
     ax : matplotlib Axes, optional
+        Axes to draw on (default a new 6 x 6 inch figure).
     max_clusters : int, optional
         Draw only the first ``max_clusters`` clusters (default all).
     alpha : float
@@ -27,6 +29,18 @@ def plot_clusters(result, ax=None, *, max_clusters: int | None = None, alpha: fl
     Returns
     -------
     matplotlib Axes
+        The axes drawn on.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> g = hp.datasets.load_grave()
+    >>> res = hp.scan.bernoulli(g[["x", "y"]].to_numpy(), g["case"], 1 - g["case"], n_replicates=99,
+    ...                         seed=1, backend="cpu", progress=False)
+    >>> ax = hp.scan.plot_clusters(res, path="grave_clusters.png")
+    >>> ax.get_title()
+    'Spatial scan: 2 cluster(s), most likely p=0.07'
     """
     if not all(hasattr(result, a) for a in ("clusters", "_loc_coords", "_loc_cases", "_loc_population")):
         raise TypeError(f"plot_clusters needs a ScanResult (from hp.scan.bernoulli or poisson), got "

@@ -111,8 +111,24 @@ def space_time_permutation(coords, cases, times, *, max_population=0.5, max_dist
         when ``times`` were dates), ``population`` = the circle's cases over the whole period, and
         ``expected`` = mu. Secondary clusters as in SaTScan 10: no location in common with a more
         likely cluster, except, in retrospective analyses, clusters apart in time (at least one day
-        between them), which may also come from the same centre (see
-        :func:`_retrospective_candidates`).
+        between them), which may also come from the same centre.
+
+    Examples
+    --------
+    Forty locations over 30 days, with a burst of cases on day 28 at five neighbouring locations:
+
+    >>> rng = np.random.default_rng(1)
+    >>> xy = rng.uniform(0, 10, (40, 2))
+    >>> days = rng.integers(0, 30, 40)
+    >>> cases = rng.poisson(1.0, 40)
+    >>> xy[:5] = [1.0, 1.0] + 0.1 * np.arange(5)[:, None]
+    >>> cases[:5] += 4
+    >>> days[:5] = 28
+    >>> res = hp.scan.space_time_permutation(xy, cases, days, max_temporal=7, n_replicates=99, seed=1,
+    ...                                      backend="cpu", progress=False)
+    >>> top = res.most_likely
+    >>> print(top.start, top.end, top.n_locations, top.cases, round(top.log_likelihood_ratio, 3), top.p_value)
+    28 28 5 26 10.227 0.01
     """
     common = _check_common(coords, cases, times, study_period, location_ids, max_population, max_distance, distance,
                            max_temporal, prospective, min_cases, n_replicates, direction, progress, threads, seed,
@@ -165,7 +181,11 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
         ``model="bernoulli"`` (required): non-negative whole numbers of controls of each row (its
         location and day), persons; rows may carry cases, controls or both.
     model : {"poisson", "bernoulli"}
-    Other parameters
+        The probability model (see above).
+    max_population, max_distance, max_temporal, prospective, study_period, min_cases, n_replicates, direction
+        As in :func:`space_time_permutation` (``max_population``: fraction of the total population,
+        Poisson, or of all persons, Bernoulli; ``max_temporal`` in days).
+    distance, location_ids, seed, executor, backend, threads, progress
         As in :func:`space_time_permutation` (``backend="gpu"``/``"emulator"`` run the CUDA cylinder
         kernels of both models).
 
@@ -176,6 +196,24 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
         ``"space_time_bernoulli"`` (``clusters.population``: the cylinder's persons, cases + controls;
         ``expected`` = n C / N; ``relative_risk`` = (c / n) / ((C - c) / (N - n))); ``start``, ``end``
         as in :func:`space_time_permutation`.
+
+    Examples
+    --------
+    The data of :func:`space_time_permutation`'s example, with a population per location:
+
+    >>> rng = np.random.default_rng(1)
+    >>> xy = rng.uniform(0, 10, (40, 2))
+    >>> days = rng.integers(0, 30, 40)
+    >>> cases = rng.poisson(1.0, 40)
+    >>> xy[:5] = [1.0, 1.0] + 0.1 * np.arange(5)[:, None]
+    >>> cases[:5] += 4
+    >>> days[:5] = 28
+    >>> pop = np.full(40, 500)
+    >>> res = hp.scan.space_time(xy, cases, days, population=pop, max_temporal=7, n_replicates=99, seed=1,
+    ...                          backend="cpu", progress=False)
+    >>> top = res.most_likely
+    >>> print(res.model, top.start, top.end, top.n_locations, top.cases, round(top.log_likelihood_ratio, 3))
+    space_time_poisson 28 28 5 26 99.072
     """
     from .._validate import check_in
 
