@@ -28,10 +28,7 @@ from .engine import Engine, null_loglik, poisson_logs
 
 #: temporary (centre, neighbour) slots per chunk of window construction and per thread (8 MB of distances
 #: each): every chunk costs three parallel regions and a thread-pool round trip, which cost most when the
-#: cores are shared or many. 5,000 locations on the 2-core benchmark machine under load, median of 4: 3.7 s
-#: in 97 chunks of 1 << 18 slots, 1.7 s in 25 of 1 << 20 (alone on one core the two took about the same;
-#: 2 threads: 1 << 20 to 1 << 22 slots within the noise, 0.66-0.76 s). On a 16-core host (lent H200) the
-#: windows took 0.32-0.45 s in chunks of 1 << 20 slots and 0.08-0.09 s in chunks of 1 << 24.
+#: cores are shared or many, so the chunks grow with the thread count (fewer, larger chunks)
 CHUNK_SLOTS = 1 << 20
 #: at most this many slots per chunk whatever the thread count (512 MB of distances and keys)
 CHUNK_SLOTS_MAX = 1 << 25
@@ -82,8 +79,8 @@ def _windows_chunk(d, order, pop, limit, maxd2, rank, counts, nb, npop, bnd):
 @njit(cache=True, parallel=True)
 def _compact_rows(counts, nb, npop, bnd, out_nb, out_npop, out_bnd, base):
     """The first ``counts[i]`` entries of each row of the (chunk, kmax) buffers, written one after
-    the other into the outputs from position ``base`` (rows copied in parallel: a boolean mask
-    over the buffers cost ~40 ms at 5,000 locations); returns the position after the last."""
+    the other into the outputs from position ``base`` (rows copied in parallel, rather than through a boolean mask
+    over the whole buffers); returns the position after the last."""
     start = np.zeros(counts.shape[0] + 1, np.int64)
     start[0] = base
     for i in range(counts.shape[0]):
@@ -226,9 +223,8 @@ def _draw_cases(cumpop, n_cases, seeds, out):
     # populations mark positions in a byte map (no sort; positions located by a table),
     # large ones sort and deduplicate; both keep the same draws, hence the same subset.
     bitmap = N <= 16 * k + 65536
-    # with the byte map, each person's location from a table instead of a binary search over the
-    # cumulative populations (with the search and numba's np.random, a case cost ~80 ns; with the
-    # table and _mt_randint, the 5,000 x 999 benchmark draw went from 0.42 to 0.05 s on one core)
+    # with the byte map, each person's location comes from a table: one load per case, where a
+    # binary search over the cumulative populations costs log L dependent loads
     loc_of = np.empty(N if bitmap else 0, dtype=np.int32)
     if bitmap:
         prev = 0
@@ -311,7 +307,7 @@ def _child_seed_words(prefix, pool_size, first, out):
     (mix_entropy, then generate_state's hash of the pool's first word)."""
     mask = np.uint64(0xFFFFFFFF)
     n = prefix.shape[0] + 1
-    for k in range(out.shape[0]):  # ~0.1 us each: not worth a parallel region
+    for k in range(out.shape[0]):  # a few hashes each: not worth a parallel region
         ent = np.empty(n, dtype=np.uint64)
         for t in range(n - 1):
             ent[t] = np.uint64(prefix[t])
@@ -343,8 +339,7 @@ def _child_seed_words(prefix, pool_size, first, out):
 def _draw(kernel, weights, dtype, n_cases, seeds):
     cum = np.cumsum(np.asarray(weights, dtype=dtype))
     # written in the locations x replicates layout the scan kernels read, each thread's replicates
-    # a contiguous range (consecutive replicates fill the same cache lines), instead of one row per
-    # replicate and a transposed copy (~10 ms at NY x 9,999)
+    # a contiguous range (consecutive replicates fill the same cache lines): no transposed copy
     out = np.empty((len(cum), len(seeds)), dtype=np.int32)
     kernel(cum, np.int64(n_cases), np.ascontiguousarray(seeds, dtype=np.uint32), out)
     return out
@@ -366,9 +361,8 @@ def _draw_multinomial(cum, n_cases, seeds, out):
     The location of a uniform is found from a guide table (the location of the start of each of
     ``16 L`` equal buckets of [0, total)), then exactly by stepping up while ``u >= cum[loc]`` and
     down while ``u < cum[loc - 1]``: the location does not depend on the guide, so the counts are
-    those of sorting the uniforms and merging them with ``cum`` (the earlier method), without
-    the sort. (16 L int32 buckets rather than 4 L int64 ones: fewer steps, hence fewer mispredicted
-    branches, ~20 % off the NY draws.)"""
+    those of sorting the uniforms and merging them with ``cum``, without
+    the sort. (16 L int32 buckets: few steps per uniform, hence few mispredicted branches.)"""
     L = cum.shape[0]
     total = cum[L - 1]
     R = seeds.shape[0]
@@ -496,8 +490,7 @@ def _sorted_distances(P, Q, pool, d, order):
     The order: each distance's bits with the column index in their low bits (:func:`_pack_keys`),
     sorted by NumPy's SIMD sort of uint64, then the indices taken back and the few runs of distances
     equal in their high bits put in distance order (:func:`_unpack_keys`): exactly the order of
-    ``argsort`` up to ties, in ~0.67 instead of ~0.91 s of one core for the windows of 5,000 locations
-    (NumPy's argsort has no SIMD version on AVX2)."""
+    ``argsort`` up to ties, at the speed of a SIMD sort (NumPy's argsort has no SIMD version on AVX2)."""
     _squared_distances(P, Q, d)
     shift = max(1, int(P.shape[0] - 1).bit_length())
 
@@ -552,8 +545,8 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
     offsets : (m + 1,) int64
     neighbors : (E,) int32 location indices, each centre's nearest first
     npop : (E,) window size after the entry: int32 persons when they total under 2**31 - 1 (the
-        largest window array: 4 bytes less per entry to write, ~50 MB at 5,000 locations, whose
-        first writes ran at ~0.4 GB/s on the benchmark machine), else int64; float64 expected cases
+        largest window array: 4 bytes less per entry to write into fresh memory, whose first
+        writes are slow page faults), else int64; float64 expected cases
     boundary : (E,) uint8 1 where a window ends (last entry of a tie group)
     """
     Q = np.ascontiguousarray(centres, dtype=np.float64)
@@ -576,7 +569,6 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
     kmax = max(1, min(kmax, P.shape[0]))
     # chunks of centres whose scratch (distances, order, rows of entries) is allocated once and
     # 16 MB per thread: fresh large buffers per chunk cost more in page faults than the work in them
-    # (first writes to new memory ran at ~0.4 GB/s on the benchmark machine)
     L = P.shape[0]
     slots = min(CHUNK_SLOTS * max(1, numba.get_num_threads()), CHUNK_SLOTS_MAX)
     chunk = max(1, min(m, slots // max(kmax, L)))
@@ -585,10 +577,10 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
     counts_all = np.zeros(m, dtype=np.int64)
     # the outputs at their largest possible size (m kmax entries; pages never written are never
     # mapped), filled chunk after chunk and returned as views of their first E entries: no
-    # concatenation of per-chunk parts (~0.4 s at 5,000 locations, 12.5 million entries)
+    # concatenation of per-chunk parts (a second copy of every entry)
     out = (np.empty(m * kmax, np.int32), np.empty(m * kmax, pop.dtype), np.empty(m * kmax, np.uint8))
     E = 0
-    # one pool for every chunk (starting threads per chunk cost ~40 ms at 5,000 locations)
+    # one pool for every chunk (starting threads costs more than a small chunk's work)
     with cf.ThreadPoolExecutor(max(1, numba.get_num_threads())) as pool:
         for first in range(0, m, chunk):
             last = min(m, first + chunk)
@@ -1082,9 +1074,9 @@ def _scan_max_pruned_poisson(centres, n_parts, step, offsets, neighbors, boundar
         stats[item, 2] += n_eval
 
 
-#: replicates (columns of cases) per work item of the Poisson pruned kernel: 256 was faster than 128, 512
-#: and 1,024 at NY leukaemia x 9,999 replicates (the test of all of an item's columns at once rules out
-#: fewer window ends when they are more)
+#: replicates (columns of cases) per work item of the Poisson pruned kernel: a compromise between the
+#: rows of cases staying in cache (fewer columns) and the test of all of an item's columns at once,
+#: which rules out fewer window ends when they are more
 POISSON_SUB_BATCH = 256
 #: steps from a group's extreme count towards the count threshold of a window before the Poisson
 #: pruned kernel evaluates all of the group's replicates there instead of those beyond the threshold
@@ -1146,7 +1138,7 @@ def _pilot_maxima(windows, cases, klogk, n_cases, n_total, l0, hi_on, lo_on, min
 def unique_sizes(npop):
     """``(uniq, index)``: the distinct window populations (sorted, int64) and each entry's index among
     them (int32), as ``np.unique(npop, return_inverse=True)``; small populations (the usual case) by a
-    table of the values present, without sorting the entries (the sort cost ~2 s at 12.5 million entries)."""
+    table of the values present, without sorting the entries (a sort of every entry costs far more)."""
     npop = np.asarray(npop)
     if npop.size == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int32)
@@ -1165,7 +1157,7 @@ def unique_sizes(npop):
 @njit(cache=True, parallel=True)
 def _mark_present(values, present):
     """``present[values] = True`` in parallel (every thread writes the same value: the result does not
-    depend on their order); NumPy's scatter and the gather below took ~0.13 s at 12.5 million entries."""
+    depend on their order), where NumPy's scatter runs on one thread."""
     for i in prange(values.shape[0]):
         present[values[i]] = True
 
@@ -1259,8 +1251,8 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None
 
 def _aligned_columns(L, R, dtype):
     """An empty (L, R') array of ``dtype``, R' >= R columns, whose rows start on 64-byte boundaries: a
-    sub-batch's slice of a row then spans whole cache lines (two instead of three for 128 one-byte
-    columns of 999), which took ~20 % off the Bernoulli walk at 5,000 locations x 999 replicates."""
+    sub-batch's slice of a row then spans whole cache lines (two, not three, for 128 one-byte
+    columns), fewer lines per window entry in the Bernoulli walk."""
     item = np.dtype(dtype).itemsize
     cols = -(-R * item // 64) * 64 // item
     buf = np.empty(L * cols * item + 64, dtype=np.uint8)

@@ -161,8 +161,9 @@ def replicate_seed_words(seeds) -> np.ndarray:
     draw kernels reseed with). ``seeds``: a sequence of SeedSequences, or ``(parent, size)`` for the
     children ``parent.n_children_spawned ..`` + size - 1 of ``parent`` (what ``parent.spawn(size)``
     would give, without creating them and without advancing ``parent``): those words come from
-    NumPy's hashing algorithm redone in one Numba kernel (creating and hashing 10,000 SeedSequences
-    in Python cost ~0.2 s), checked against NumPy on the first and last child (else NumPy's way)."""
+    NumPy's hashing algorithm redone in one Numba kernel (creating and hashing one SeedSequence per
+    replicate in Python costs more than the draws), checked against NumPy on the first and last child
+    (else NumPy's way)."""
     if isinstance(seeds, tuple) and len(seeds) == 2 and isinstance(seeds[0], np.random.SeedSequence):
         parent, size = seeds
         first = int(parent.n_children_spawned)
