@@ -101,22 +101,54 @@ def test_cpu_engine_float32_storage():
         hp.sccs.fit(data, dtype=np.int32, backend="cpu")
 
 
+def _imports(path):
+    """Modules a file imports anywhere (function-level imports included), as written."""
+    mods = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            mods.add(("." * node.level) + (node.module or ""))
+        elif isinstance(node, ast.Import):
+            mods.update(a.name for a in node.names)
+    return mods
+
+
 def test_engines_are_siblings_and_methods_stay_off_the_edges():
     """cpu.py and gpu.py import engine.py (and lower), never each other; no module of the
     method imports the CLI or datasets."""
-    for name in ("cpu.py", "gpu.py", "engine.py", "model.py", "inference.py", "data.py", "simulate.py"):
-        tree = ast.parse((SCCS_DIR / name).read_text())
-        mods = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom):
-                mods.add(("." * node.level) + (node.module or ""))
-            elif isinstance(node, ast.Import):
-                mods.update(a.name for a in node.names)
-        assert not any("cli" in m or "datasets" in m for m in mods), (name, mods)
-        if name == "cpu.py":
+    files = sorted(SCCS_DIR.glob("*.py"))
+    assert {"cpu.py", "gpu.py", "engine.py", "model.py", "design.py"} <= {f.name for f in files}
+    for path in files:
+        mods = _imports(path)
+        assert not any("cli" in m or "datasets" in m for m in mods), (path.name, mods)
+        if path.name == "cpu.py":
             assert ".gpu" not in mods and "..gpu.device" not in mods
-        if name == "gpu.py":
+        if path.name == "gpu.py":
             assert ".cpu" not in mods and not any("numba" in m for m in mods)
+
+
+def test_no_import_cycle_and_no_module_named_like_a_function():
+    """The method's modules import each other in one direction, lazy imports included (only
+    make_engine's dispatch to the engine classes is lazy by design), and no module has the
+    name of a function the method exports (hp.sccs.simulate is the function)."""
+    files = {f.stem: f for f in SCCS_DIR.glob("*.py") if f.stem != "__init__"}
+    graph = {name: {m[1:].split(".")[0] for m in _imports(path) if m.startswith(".") and not m.startswith("..")}
+             for name, path in files.items()}
+    graph["engine"] -= {"cpu", "gpu"}  # make_engine's dispatch
+    state = {}
+
+    def visit(n, trail):
+        assert state.get(n) != "open", f"import cycle: {' -> '.join(trail + [n])}"
+        if state.get(n) == "done":
+            return
+        state[n] = "open"
+        for m in graph.get(n, ()):
+            visit(m, trail + [n])
+        state[n] = "done"
+
+    for name in graph:
+        visit(name, [])
+    functions = {n for n in hp.sccs.__all__ if inspect.isfunction(getattr(hp.sccs, n))}
+    assert not functions & set(files), functions & set(files)
 
 
 def test_entry_point_signatures():
@@ -175,22 +207,23 @@ def test_overflowing_start_is_refused_not_nan(backend):
 def test_non_finite_cycle_is_undone_with_smaller_steps(monkeypatch):
     """A cycle that overflows (here a first step of +800 forced on coordinate 0) is undone and
     retried from the previous coefficients with smaller steps instead of returning NaN."""
-    from hphawkes_py.sccs import model
+    from hphawkes_py.sccs import ccd
+    from hphawkes_py.sccs.priors import prior_spec
 
     data = small_problem(4)
     eng = make_engine(data, backend="cpu")
-    real_step = model._newton_step
+    real_step = ccd.newton_step
     calls = []
 
     def wild_step(*a):
         calls.append(1)
         return 800.0 if len(calls) == 1 else real_step(*a)
 
-    monkeypatch.setattr(model, "INITIAL_BOUND", 1e4)
-    monkeypatch.setattr(model, "_newton_step", wild_step)
+    monkeypatch.setattr(ccd, "INITIAL_BOUND", 1e4)
+    monkeypatch.setattr(ccd, "newton_step", wild_step)
     with np.errstate(all="ignore"):
-        r = model._ccd(eng, spec=model._prior_spec(data, "normal", 10.0, (), None), tolerance=1e-10,
-                       max_iterations=500, convergence="gradient")
+        r = ccd.coordinate_descent(eng, spec=prior_spec(data, "normal", 10.0, (), None), tolerance=1e-10,
+                                   max_iterations=500, convergence="gradient")
     monkeypatch.undo()
     ref = hp.sccs.fit(data, prior="normal", variance=10.0, tolerance=1e-10, backend="cpu", progress=False)
     assert r.step_halvings == 1 and r.converged and math.isfinite(r.log_likelihood)

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import hphawkes_py as hp
-from hphawkes_py.sccs.model import AUTO_FACTOR, _auto_next
+from hphawkes_py.sccs.resampling import AUTO_FACTOR, _auto_next
 
 
 def test_auto_search_brackets_then_goes_to_the_parabola_maximum():

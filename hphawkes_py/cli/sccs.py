@@ -117,7 +117,7 @@ def _cmd_fit(args) -> int:
 
 
 def _cmd_cv(args) -> int:
-    from ..sccs.model import cross_validate
+    from ..sccs.resampling import cross_validate
 
     data = _load(args)
     if args.grid is None or args.grid.strip() == "auto":
@@ -143,7 +143,7 @@ def _cmd_cv(args) -> int:
 
 
 def _cmd_bootstrap(args) -> int:
-    from ..sccs.model import bootstrap
+    from ..sccs.resampling import bootstrap
 
     data = _load(args)
     res = bootstrap(data, prior=args.prior, variance=args.variance, replicates=args.replicates, seed=args.seed,
@@ -197,7 +197,8 @@ def register_reproduce(subparsers) -> None:
 
 def _cmd_reproduce_oxford(args) -> int:
     from ..sccs.data import SCCSData
-    from ..sccs.model import bootstrap, fit
+    from ..sccs.model import fit
+    from ..sccs.resampling import bootstrap
 
     data = SCCSData.from_long(*oxford_long())
     mle = fit(data, prior="none", tolerance=1e-14, backend=args.backend, progress=False)

@@ -12,9 +12,13 @@ convergence rules.
 >>> fit = hp.sccs.fit(data, prior="laplace", variance=1.0)
 >>> fit.confint([1, 2], method="wald")  # doctest: +SKIP
 """
-from .data import RiskWindow, SCCSData
-from .model import BootstrapResult, CVResult, MLEWarning, SCCSFit, bootstrap, cross_validate, fit, log_prior
-from .simulate import simulate
+from .data import SCCSData
+from .design import RiskWindow
+from .model import fit
+from .priors import log_prior
+from .resampling import bootstrap, cross_validate
+from .results import BootstrapResult, CVResult, MLEWarning, SCCSFit
+from .simulation import simulate
 from .splines import SplineTerm
 
 __all__ = ["SCCSData", "RiskWindow", "SCCSFit", "CVResult", "BootstrapResult", "MLEWarning", "fit", "cross_validate", "bootstrap",

@@ -23,6 +23,7 @@ import pandas as pd
 
 from .._backend import threads_context
 from .._validate import check_in, check_probability, describe
+from .ccd import coordinate_descent
 from .engine import information_matrix
 
 __all__ = ["covariance", "confint", "results_table", "profile_log_posterior", "spline_effects"]
@@ -116,18 +117,15 @@ class _Profile:
     """Profile log posterior of one coefficient on one engine, with warm starts."""
 
     def __init__(self, fit, engine, j):
-        from .model import _ccd
-
         ctx = _context(fit)
-        self._ccd = _ccd
         self.fit, self.engine, self.j = fit, engine, j
         self.ctx = ctx
         self.fixed = np.zeros(len(fit.coefficients), dtype=bool)
         self.fixed[j] = True
         self.tol = PROFILE_TOLERANCE[engine.dtype.name]
         # the mode, refitted tightly so that the profile's maximum is the fit's
-        mode = _ccd(engine, spec=ctx.spec, tolerance=self.tol, max_iterations=ctx.max_iterations,
-                    beta0=fit.coefficients.to_numpy(), convergence="gradient")
+        mode = coordinate_descent(engine, spec=ctx.spec, tolerance=self.tol, max_iterations=ctx.max_iterations,
+                                  beta0=fit.coefficients.to_numpy(), convergence="gradient")
         self.beta_hat = mode.beta
         self.lp_hat = mode.log_likelihood + mode.log_prior
         self.last = mode.beta.copy()
@@ -135,8 +133,9 @@ class _Profile:
     def __call__(self, x: float) -> float:
         b0 = self.last.copy()
         b0[self.j] = x
-        r = self._ccd(self.engine, spec=self.ctx.spec, tolerance=self.tol, max_iterations=self.ctx.max_iterations,
-                      beta0=b0, convergence="gradient", fixed=self.fixed)
+        r = coordinate_descent(self.engine, spec=self.ctx.spec, tolerance=self.tol,
+                               max_iterations=self.ctx.max_iterations,
+                               beta0=b0, convergence="gradient", fixed=self.fixed)
         self.last = r.beta
         return r.log_likelihood + r.log_prior
 

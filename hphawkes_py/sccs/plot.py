@@ -2,6 +2,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
+
+from .._validate import check_in, check_int
+from ._tables import lower_columns, require
 
 __all__ = ["plot_irr", "plot_spline_effects", "plot_time_to_event", "plot_pre_exposure", "time_to_event"]
 
@@ -134,21 +138,16 @@ def time_to_event(eras, outcomes, covariate_id=None, *, anchor: str = "start", w
     ndarray of int64
         One difference ``day - anchor`` per (outcome, era) pair of a person within ``window``.
     """
-    import pandas as pd
-
-    from .._validate import check_in, check_int
-    from .data import _lower_columns, _require
-
     check_in(anchor, "anchor", ("start", "end"))
     if not isinstance(window, (tuple, list)) or len(window) != 2:
         raise TypeError(f"window must be a pair of days (before, after), got {window!r}")
     w0, w1 = check_int(window[0], "window[0]"), check_int(window[1], "window[1]")
     if w1 < w0:
         raise ValueError(f"window must be (before, after) with before <= after, got {window!r}")
-    er = _lower_columns(eras, "eras")
-    oc = _lower_columns(outcomes, "outcomes")
-    _require(er, ("person_id", "start", "end", "covariate_id"), "eras")
-    _require(oc, ("person_id", "day"), "outcomes")
+    er = lower_columns(eras, "eras")
+    oc = lower_columns(outcomes, "outcomes")
+    require(er, ("person_id", "start", "end", "covariate_id"), "eras")
+    require(oc, ("person_id", "day"), "outcomes")
     if covariate_id is not None:
         if not (er["covariate_id"] == covariate_id).any():
             raise ValueError(f"covariate_id {covariate_id!r} has no eras")
@@ -172,8 +171,6 @@ def plot_time_to_event(eras, outcomes, covariate_id=None, *, anchor: str = "star
         ``window[0]``.
     """
     import matplotlib.pyplot as plt
-
-    from .._validate import check_int
 
     bin_days = check_int(bin_days, "bin_days", minimum=1)
     d = time_to_event(eras, outcomes, covariate_id, anchor=anchor, window=window)

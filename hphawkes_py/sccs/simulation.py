@@ -4,7 +4,7 @@ Every simulated person is a case. For each person: an observation period of unif
 for each drug, the person is a user with the drug's prevalence and then has ``1 + Poisson(1)``
 eras (start uniform in the observation period, length ``ceil(Exponential(mean))`` days with a
 per-drug mean); the risk window is the era itself. Intervals are cut at era boundaries and
-merged by exposure pattern (:func:`~.data.build_interval_design`). The person's number of
+merged by exposure pattern (:func:`~.design.build_interval_design`). The person's number of
 events is ``1 + Poisson(extra_events)`` and the events are allocated to the intervals with
 probabilities ``time_i exp(x_i'b) / sum_k time_k exp(x_k'b)`` -- exactly the conditional
 (multinomial) model that SCCS inference uses, so the baseline rate drops out and the
@@ -21,7 +21,9 @@ import pandas as pd
 
 from .._validate import (as_float_array, check_int, check_positive, check_probability, check_random_state,
                          describe)
-from .data import SCCSData, build_interval_design
+from .data import SCCSData
+from .design import build_interval_design
+from .spline_design import SplineRequest
 
 __all__ = ["simulate"]
 
@@ -261,7 +263,19 @@ def _simulate_chunk(rng, n_cases, n_drugs, prev, mean_len, beta, lo, hi, extra_e
     obs_len = rng.integers(lo, hi + 1, size=n_cases)
     obs_start = np.zeros(n_cases, dtype=np.int64)
     obs_end = obs_len - 1
-    # users per drug, then 1 + Poisson(1) eras per user
+    era_person, era_start, era_end, era_drug = _draw_eras(rng, n_cases, n_drugs, prev, mean_len, obs_start, obs_len)
+    design = build_interval_design(obs_start, obs_end, era_person, era_start, era_end, era_drug, n_drugs, merge=True)
+    del era_start, era_end, era_person, era_drug
+    row, _, rows_per_person = _allocate_events(rng, design, beta, n_cases, extra_events, centre=False)
+    y = np.bincount(row, minlength=design.n_rows).astype(np.float64)
+    return design.row_time, y, design.nnz_row, design.nnz_col.astype(np.int32), rows_per_person, design.eras_outside
+
+
+def _draw_eras(rng, n_cases, n_drugs, prev, mean_len, obs_start, obs_len):
+    """Exposure eras: users per drug (prevalence ``prev``), then ``1 + Poisson(1)`` eras per user,
+    each starting on a uniform day of the observation period and lasting
+    ``ceil(Exponential(mean_len[drug]))`` days (at least 1). Returns ``(person, first day, last
+    day, drug)`` per era."""
     users = rng.binomial(n_cases, prev)
     user_drug = np.repeat(np.arange(n_drugs, dtype=np.int64), users)
     user_person = rng.integers(0, n_cases, size=user_drug.shape[0])
@@ -269,16 +283,22 @@ def _simulate_chunk(rng, n_cases, n_drugs, prev, mean_len, beta, lo, hi, extra_e
     era_drug = np.repeat(user_drug, n_eras)
     era_person = np.repeat(user_person, n_eras)
     del user_drug, user_person
-    era_start = np.floor(rng.random(era_drug.shape[0]) * obs_len[era_person]).astype(np.int64)
+    era_start = obs_start[era_person] + np.floor(rng.random(era_drug.shape[0]) * obs_len[era_person]).astype(np.int64)
     era_len = np.ceil(rng.exponential(1.0, size=era_drug.shape[0]) * mean_len[era_drug]).astype(np.int64)
     era_end = era_start + np.maximum(era_len, 1) - 1
-    del era_len
-    design = build_interval_design(obs_start, obs_end, era_person, era_start, era_end, era_drug, n_drugs, merge=True)
-    del era_start, era_end, era_person, era_drug
+    return era_person, era_start, era_end, era_drug
 
-    # events: allocate 1 + Poisson(extra) events per person over its rows with p_i ~ t_i exp(x_i'b)
-    eta = np.bincount(design.nnz_row, weights=beta[design.nnz_col], minlength=design.n_rows)
-    rate = design.row_time * np.exp(eta)
+
+def _allocate_events(rng, design, coef, n_cases, extra_events, *, centre):
+    """``1 + Poisson(extra_events)`` events per person, allocated over the person's rows with
+    probabilities ``p_i ~ t_i exp(x_i'coef)`` (the conditional model SCCS inference uses).
+
+    ``centre`` subtracts the largest linear predictor before ``exp`` (the probabilities are
+    invariant to it; it keeps large age/season effects finite). Returns the row of each event,
+    its person and the number of rows per person.
+    """
+    eta = np.bincount(design.nnz_row, weights=coef[design.nnz_col], minlength=design.n_rows)
+    rate = design.row_time * np.exp(eta - eta.max() if centre else eta)
     cum = np.cumsum(rate)
     rows_per_person = np.bincount(design.row_person, minlength=n_cases)
     person_end = np.cumsum(rows_per_person)
@@ -288,11 +308,9 @@ def _simulate_chunk(rng, n_cases, n_drugs, prev, mean_len, beta, lo, hi, extra_e
     n_ev = 1 + rng.poisson(extra_events, size=n_cases)
     ev_person = np.repeat(np.arange(n_cases), n_ev)
     target = lower[ev_person] + rng.random(ev_person.shape[0]) * (upper - lower)[ev_person]
-    row = np.searchsorted(cum, target, side="right")
-    # guard the rounding edge: keep each event inside its person's rows
-    row = np.clip(row, person_start[ev_person], person_end[ev_person] - 1)
-    y = np.bincount(row, minlength=design.n_rows).astype(np.float64)
-    return design.row_time, y, design.nnz_row, design.nnz_col.astype(np.int32), rows_per_person, design.eras_outside
+    # the clip guards the rounding edge: each event stays inside its person's rows
+    row = np.clip(np.searchsorted(cum, target, side="right"), person_start[ev_person], person_end[ev_person] - 1)
+    return row, ev_person, rows_per_person
 
 
 def _simulate_tables(rng, n_cases, n_drugs, prev, mean_len, beta, lo, hi, extra_events, age_effect, season_effect,
@@ -300,26 +318,16 @@ def _simulate_tables(rng, n_cases, n_drugs, prev, mean_len, beta, lo, hi, extra_
     """Day-level simulation: persons with birth and calendar days, eras, and outcome days drawn with
     rates ``exp(x'b + age_effect(age bin) + season_effect(month))`` per interval (constant within
     months of age and calendar months, as the spline design of :meth:`SCCSData.from_eras`)."""
-    from .data import _SplineRequest
-
     obs_len = rng.integers(lo, hi + 1, size=n_cases)
     obs_start = rng.integers(first_day[0], first_day[1] + 1, size=n_cases).astype(np.int64)
     obs_end = obs_start + obs_len - 1
     birth = obs_start - rng.integers(age_at_start[0], age_at_start[1] + 1, size=n_cases)
-    users = rng.binomial(n_cases, prev)
-    user_drug = np.repeat(np.arange(n_drugs, dtype=np.int64), users)
-    user_person = rng.integers(0, n_cases, size=user_drug.shape[0])
-    n_eras = 1 + rng.poisson(1.0, size=user_drug.shape[0])
-    era_drug = np.repeat(user_drug, n_eras)
-    era_person = np.repeat(user_person, n_eras)
-    era_start = obs_start[era_person] + np.floor(rng.random(era_drug.shape[0]) * obs_len[era_person]).astype(np.int64)
-    era_len = np.ceil(rng.exponential(1.0, size=era_drug.shape[0]) * mean_len[era_drug]).astype(np.int64)
-    era_end = era_start + np.maximum(era_len, 1) - 1
+    era_person, era_start, era_end, era_drug = _draw_eras(rng, n_cases, n_drugs, prev, mean_len, obs_start, obs_len)
 
     # month-of-age and calendar-month bins as pseudo-eras (explicit knots: no outcomes needed)
     a0, a1 = obs_start - birth, obs_end - birth
-    req = _SplineRequest(np.array([a0.min(), max(a1.max(), a0.min() + 1)]) if age_effect is not None else None,
-                         3 if season_effect is not None else None, None, "1970-01-01")
+    req = SplineRequest(np.array([a0.min(), max(a1.max(), a0.min() + 1)]) if age_effect is not None else None,
+                        3 if season_effect is not None else None, None, "1970-01-01")
     ep, es, ee, ec = era_person, era_start, era_end, era_drug
     n_codes = n_drugs
     shift = np.zeros(0)
@@ -342,21 +350,9 @@ def _simulate_tables(rng, n_cases, n_drugs, prev, mean_len, beta, lo, hi, extra_
         if not np.isfinite(shift).all():
             raise ValueError("age_effect and season_effect must return finite log rate multipliers")
     design = build_interval_design(obs_start, obs_end, ep, es, ee, ec, n_codes, merge=False)
-    coef = np.concatenate([beta, shift])
-    eta = np.bincount(design.nnz_row, weights=coef[design.nnz_col], minlength=design.n_rows)
-    rate = design.row_time * np.exp(eta - eta.max())
-    cum = np.cumsum(rate)
-    rows_per_person = np.bincount(design.row_person, minlength=n_cases)
-    person_end = np.cumsum(rows_per_person)
-    person_start = person_end - rows_per_person
-    lower = np.where(person_start > 0, cum[np.maximum(person_start - 1, 0)], 0.0)
-    upper = cum[person_end - 1]
-    n_ev = 1 + rng.poisson(extra_events, size=n_cases)
-    ev_person = np.repeat(np.arange(n_cases), n_ev)
-    target = lower[ev_person] + rng.random(ev_person.shape[0]) * (upper - lower)[ev_person]
-    row = np.clip(np.searchsorted(cum, target, side="right"), person_start[ev_person], person_end[ev_person] - 1)
+    row, ev_person, _ = _allocate_events(rng, design, np.concatenate([beta, shift]), n_cases, extra_events, centre=True)
     # rows are the intervals in day order (merge=False): a uniform day inside the interval
-    row_first_day = design.keys - design.row_person * design.span + design._day0
+    row_first_day = design.keys - design.row_person * design.span + design.day0
     day = row_first_day[row] + np.floor(rng.random(row.shape[0]) * design.row_time[row]).astype(np.int64)
     observation_periods = pd.DataFrame({"person_id": np.arange(1, n_cases + 1), "start": obs_start, "end": obs_end,
                                         "birth_day": birth})
