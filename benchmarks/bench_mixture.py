@@ -30,7 +30,8 @@ import numpy as np
 import hphawkes_py as hp
 from hphawkes_py.mixture import TDPGaussianMixture
 from hphawkes_py.mixture import _math as M
-from hphawkes_py.mixture.cpu import CpuEngine, _triangular_logdens, features
+from hphawkes_py.mixture.cpu import CpuEngine
+from hphawkes_py.mixture.cpu_features import _triangular_logdens, features
 from hphawkes_py.mixture.engine import build_coefficients
 
 RESULTS = Path(__file__).resolve().parent / "results" / "mixture.json"
@@ -100,7 +101,7 @@ def bench_kernels(n=100_000, k=256, p=14, reps=3):
     """One sweep's densities on ONE thread: quadratic-feature GEMM (used) vs fused Numba triangular solve."""
     import numba
 
-    from hphawkes_py.mixture.cpu import _single_threaded_blas
+    from hphawkes_py.mixture._blas import single_threaded_blas
 
     rng = np.random.default_rng(0)
     X = simulate(n, p)
@@ -121,7 +122,7 @@ def bench_kernels(n=100_000, k=256, p=14, reps=3):
     chunk = 1024
     phi = features(X[:chunk])
     D = np.empty((chunk, k))
-    with _single_threaded_blas():
+    with single_threaded_blas():
         t = time.perf_counter()
         for _ in range(reps):
             for lo in range(0, n, chunk):

@@ -23,8 +23,11 @@ import numpy as np
 from bench_mixture import loadavg, simulate
 
 from hphawkes_py.mixture import _math as M
-from hphawkes_py.mixture.cpu import CpuEngine, prune_margin
-from hphawkes_py.mixture.model import Priors, gibbs_sweep, initial_state
+from hphawkes_py.mixture._math import Priors
+from hphawkes_py.mixture.cpu import CpuEngine
+from hphawkes_py.mixture.cpu_draw import prune_margin
+from hphawkes_py.mixture.gibbs import gibbs_sweep
+from hphawkes_py.mixture.initial_values import initial_state
 
 RESULTS = Path(__file__).resolve().parent / "results" / "mixture_prune.json"
 

@@ -8,7 +8,7 @@ import pytest
 
 from hphawkes_py.mixture import TDPGaussianMixture, relabel_draws
 from hphawkes_py.mixture import _math as M
-from hphawkes_py.mixture.model import make_engine
+from hphawkes_py.mixture.engine import make_engine
 
 import naive_mixture as nv
 

@@ -4,7 +4,7 @@ Geweke (2004): the joint distribution of (parameters, data) can be simulated two
 
 * marginal-conditional: theta ~ prior, then (z, x) | theta -- independent draws;
 * successive-conditional: alternate (z, x) | theta with one sweep of the sampler theta | x
-  (:func:`hphawkes_py.mixture.model.gibbs_sweep`, the very function ``fit`` runs, on the CPU engine).
+  (:func:`hphawkes_py.mixture.gibbs.gibbs_sweep`, the very function ``fit`` runs, on the CPU engine).
 
 If every conditional the sampler draws from is right, both have the same stationary distribution,
 so the means of test functions g(theta, x) agree; the difference is z-scored with the
@@ -23,7 +23,8 @@ import pytest
 
 from hphawkes_py.mixture import _math as M
 from hphawkes_py.mixture.engine import make_engine
-from hphawkes_py.mixture.model import GibbsState, Priors, gibbs_sweep
+from hphawkes_py.mixture._math import GibbsState, Priors
+from hphawkes_py.mixture.gibbs import gibbs_sweep
 
 K, NPTS = 3, 4
 Z_LIMIT = 4.0  # about 10 test functions at a fixed seed: |z| > 4 has probability ~6e-4 under the null

@@ -8,6 +8,10 @@ import pytest
 
 from hphawkes_py._fastmath import count_trailing_zeros, max_num
 from hphawkes_py.mixture import cpu as C
+from hphawkes_py.mixture import cpu_draw as CD
+from hphawkes_py.mixture import cpu_features as CF
+from hphawkes_py.mixture import cpu_float32 as C32
+from hphawkes_py.mixture import cpu_moments as CM
 from hphawkes_py.mixture.cpu import CpuEngine
 from hphawkes_py.mixture.engine import features_numpy
 
@@ -19,7 +23,7 @@ def test_feature_major_features_equal_numpy_on_a_strided_chunk():
     X = rng.normal(scale=3.0, size=(37, 6))
     F = features_numpy(X).shape[1]
     buf = np.full((F, 50), np.nan)
-    C._features_t(X, buf[:, :37])  # the last, partial chunk of a larger buffer
+    CF._features_t(X, buf[:, :37])  # the last, partial chunk of a larger buffer
     np.testing.assert_array_equal(buf[:, :37].T, features_numpy(X))
     assert np.isnan(buf[:, 37:]).all()  # nothing written past the chunk
 
@@ -38,10 +42,10 @@ def test_pruned_draw_equals_the_numpy_draw_for_any_k(k):
     z = np.empty(n, np.int32)
     ll = np.empty(n)
     kept = np.empty(n, np.int32)
-    C._sample_rows_pruned(D, u, z, ll, C.prune_margin(k), kept)
+    CD._sample_rows_pruned(D, u, z, ll, CD.prune_margin(k), kept)
     np.testing.assert_array_equal(z, nv.sample_labels(D, u))
     np.testing.assert_allclose(ll, nv.loglik(D), rtol=1e-14, atol=0)
-    keep_ref = (D >= D.max(1, keepdims=True) - C.prune_margin(k)).sum(1)
+    keep_ref = (D >= D.max(1, keepdims=True) - CD.prune_margin(k)).sum(1)
     np.testing.assert_array_equal(kept, keep_ref)
 
 
@@ -74,9 +78,9 @@ def test_moments_by_label_equal_numpy_sums():
     n, p, k = 500, 5, 7  # p not a multiple of 4: padded vectors
     X = rng.normal(size=(n, p))
     z = rng.integers(0, k - 1, size=n).astype(np.int32)  # component k - 1 stays empty
-    M = np.zeros((k, C.moments_width(p)))
-    C._add_moments(X, z, M)
-    T = C.moments_to_stats(M, p)
+    M = np.zeros((k, CM.moments_width(p)))
+    CM._add_moments(X, z, M)
+    T = CM.moments_to_stats(M, p)
     Phi = features_numpy(X)
     ref = np.stack([Phi[z == j].sum(0) for j in range(k)])
     np.testing.assert_allclose(T, ref, rtol=1e-13, atol=1e-12)
@@ -167,12 +171,12 @@ def test_float32_error_bound_holds_for_every_pair():
         W = build_coefficients(*comps)
         F = W.shape[0]
         phi_t = np.empty((F, len(X)), np.float32)
-        C._features_t(X.astype(np.float32), phi_t)
+        CF._features_t(X.astype(np.float32), phi_t)
         d32 = (phi_t[1:].T @ W[1:].astype(np.float32)).astype(np.float64) + W[0]
         d64 = features_numpy(X) @ W
-        a, b = C.float32_error_norms(W, X.shape[1])
+        a, b = C32.float32_error_norms(W, X.shape[1])
         xn = np.linalg.norm(X, axis=1)[:, None]
-        E = C.float32_error_factor(F) * (a * xn + b * xn ** 2)
+        E = C32.float32_error_factor(F) * (a * xn + b * xn ** 2)
         # the norm bound dominates the elementwise one, sum_f |phi_if| |W_fj|, for every pair
         elem = np.abs(features_numpy(X)[:, 1:]) @ np.abs(W[1:])
         assert (a * xn + b * xn ** 2 >= elem * (1 - 1e-12)).all()
@@ -211,7 +215,7 @@ def test_a_certificate_without_the_error_bound_fails(monkeypatch):
     e64 = CpuEngine(X)
     e64.set_components(*comps)
     z64 = e64.sample_labels(u).copy()
-    monkeypatch.setattr(C, "float32_error_factor", lambda F: 0.0)
+    monkeypatch.setattr(C, "float32_error_factor", lambda F: 0.0)  # the engine module's name
     e32 = CpuEngine(X, dtype=np.float32)
     e32.set_components(*comps)
     assert (e32.sample_labels(u) != z64).sum() > 0
@@ -227,7 +231,7 @@ def test_refinement_selection_and_row_features_equal_numpy(k):
     rng = np.random.default_rng(k)
     row = rng.normal(size=k)
     row[rng.random(k) < 0.2] = -np.inf
-    select = njit(lambda row, thr, idx, vals: C._kept_indices(row, 0.5, thr, idx, vals))
+    select = njit(lambda row, thr, idx, vals: CD._kept_indices(row, 0.5, thr, idx, vals))
     idx = np.empty(k, np.int64)
     vals = np.empty(k)
     for thr in (-np.inf, -1.0, 0.3, np.inf):
@@ -236,7 +240,7 @@ def test_refinement_selection_and_row_features_equal_numpy(k):
         np.testing.assert_array_equal(vals[:cnt], row[row >= thr] - 0.5)
     x = rng.normal(size=5)
     phi = np.empty(features_numpy(x[None]).shape[1])
-    njit(lambda x, phi: C._row_features(x, phi))(x, phi)
+    njit(lambda x, phi: CF._row_features(x, phi))(x, phi)
     np.testing.assert_array_equal(phi, features_numpy(x[None])[0])
 
 
@@ -247,7 +251,7 @@ def test_certificate_exp_bound_and_candidate_dots():
     time) equal NumPy's for any candidate count."""
     from numba import njit
 
-    up = njit(lambda x: C._exp_upper(x))
+    up = njit(lambda x: C32._exp_upper(x))
     for x in np.concatenate([np.linspace(0.0, 0.1, 2001), [1e-12, 0.1 + 1e-12, 0.5, 2.0, 7.5]]):
         e = np.exp(x)
         assert up(x) * (1.0 + 4.5e-16) >= e
@@ -255,7 +259,7 @@ def test_certificate_exp_bound_and_candidate_dots():
     rng = np.random.default_rng(4)
     F, k = 120, 40
     phi, Wt = rng.normal(size=F), rng.normal(size=(k, F))
-    dots = njit(lambda phi, Wt, cand, nc, dc: C._candidate_dots(phi, Wt, cand, nc, dc))
+    dots = njit(lambda phi, Wt, cand, nc, dc: C32._candidate_dots(phi, Wt, cand, nc, dc))
     for nc in (0, 1, 3, 4, 5, 11, k):
         cand = np.sort(rng.choice(k, nc, replace=False)).astype(np.int64)
         dc = np.full(k, -np.inf)

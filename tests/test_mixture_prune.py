@@ -9,8 +9,10 @@ import pytest
 
 from hphawkes_py.mixture import _math as M
 from hphawkes_py.mixture import cpu as C
+from hphawkes_py.mixture import cpu_draw as CD
 from hphawkes_py.mixture.cpu import CpuEngine
-from hphawkes_py.mixture.model import GibbsState, Priors, gibbs_sweep
+from hphawkes_py.mixture._math import GibbsState, Priors
+from hphawkes_py.mixture.gibbs import gibbs_sweep
 
 import naive_mixture as nv
 
@@ -47,9 +49,9 @@ def _load(eng, state):
 
 def test_prune_margin_bounds_the_skipped_mass():
     for k in (1, 2, 256, 4096):
-        T = C.prune_margin(k)
-        assert k * math.exp(-T) <= C.PRUNE_TOL * (1 + 1e-12)
-    assert C.prune_margin(256) == pytest.approx(40.08, abs=0.01)
+        T = CD.prune_margin(k)
+        assert k * math.exp(-T) <= CD.PRUNE_TOL * (1 + 1e-12)
+    assert CD.prune_margin(256) == pytest.approx(40.08, abs=0.01)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -148,7 +150,7 @@ def test_a_too_small_margin_is_detected(monkeypatch):
     u = rng.random(n)
     z_ex = ex.sample_labels(u).copy()
     np.testing.assert_array_equal(pr.sample_labels(u), z_ex)  # the real margin: equal
-    monkeypatch.setattr(C, "prune_margin", lambda k, tol=C.PRUNE_TOL: 2.0)
+    monkeypatch.setattr(C, "prune_margin", lambda k, tol=CD.PRUNE_TOL: 2.0)
     z_bad = pr.sample_labels(u)
     assert np.count_nonzero(z_bad != z_ex) > 10
     assert abs(pr.loglik - ex.loglik) > 1e-6 * abs(ex.loglik)

@@ -10,7 +10,8 @@ from scipy.special import logsumexp
 
 from hphawkes_py.mixture import TDPGaussianMixture
 from hphawkes_py.mixture.engine import make_engine
-from hphawkes_py.mixture.posterior import kmeans_plusplus, modal_clusters
+from hphawkes_py.mixture.clusters import modal_clusters
+from hphawkes_py.mixture.initial_values import kmeans_plusplus
 
 import naive_mixture as nv
 from engines import CUDA_ENGINES
@@ -66,7 +67,7 @@ def test_kmeans_plusplus_seeding_draws_rows_with_probability_d2():
     the D^2 law itself: the second centre's row frequencies against d2 / sum(d2) (chi-square)."""
     from scipy.stats import chisquare
 
-    from hphawkes_py.mixture.posterior import _seed_kernel
+    from hphawkes_py.mixture.initial_values import _seed_kernel
 
     rng = np.random.default_rng(3)
     X = np.vstack([rng.normal(0, 1, (300, 3)), rng.normal(6, 0.5, (100, 3)), np.zeros((5, 3))])

@@ -10,6 +10,7 @@ are merged into clusters by the modes of the fitted density (Chan et al. 2008):
 n x k (point, component) pairs and the label draws -- runs on a Numba/BLAS CPU engine or on a
 CUDA engine (``backend="gpu"``; ``"emulator"`` runs the same kernels on the CPU).
 """
-from .model import TDPGaussianMixture, relabel_draws
+from .draws import relabel_draws
+from .model import TDPGaussianMixture
 
 __all__ = ["TDPGaussianMixture", "relabel_draws"]

@@ -2,10 +2,9 @@
 
 Every Gibbs sweep factorises k covariance matrices (p x p, p ~ 2-50) twice: Sigma_j for the
 component densities and Psi_j for the inverse-Wishart draw.  NumPy's batched ``cholesky`` and
-``solve`` call LAPACK once per matrix, whose per-call overhead dominates at this size (on a
-16-core host ~2.9 ms per sweep for k = 256, p = 14, against ~0.5 ms here), so the factorisations
-and the Bartlett construction are written out as plain loops.  The random numbers are still
-drawn by the caller's NumPy ``Generator`` (same streams as before).
+``solve`` call LAPACK once per matrix, whose per-call overhead dominates at this size, so the
+factorisations and the Bartlett construction are written out as plain loops.  The random
+numbers are drawn by the caller's NumPy ``Generator``.
 """
 from __future__ import annotations
 
@@ -54,33 +53,19 @@ def _chol_inv_loops(S, L, U, logdet, bad):
         logdet[q] = 2.0 * ld
 
 
-def _iw_bartlett_loops(Psi, adiag, alow, out, bad):
-    """out[q] = (L A^{-T})(L A^{-T})' with Psi[q] = L L' and A lower triangular (diagonal
-    ``adiag[q]``, below it ``alow[q]`` in ``np.tril_indices(p, -1)`` order).  ``bad[q] = 1``
-    where Psi[q] is not positive definite."""
-    m, p = Psi.shape[0], Psi.shape[1]
+def _iw_bartlett_loops(Lpsi, adiag, alow, out):
+    """out[q] = (L A^{-T})(L A^{-T})' with L = ``Lpsi[q]`` the lower Cholesky factor of Psi[q] and A
+    lower triangular (diagonal ``adiag[q]``, below it ``alow[q]`` in ``np.tril_indices(p, -1)``
+    order)."""
+    m, p = Lpsi.shape[0], Lpsi.shape[1]
     # one p x p scratch each, allocated once and reused for every matrix (only lower triangles and
-    # diagonals are read, always after being written for this q); one per matrix, (m, p, p) zeros,
-    # cost 0.8 of the 1.5 ms for k = 256, p = 14
-    Lq = np.zeros((p, p))
+    # diagonals are read, always after being written for this q): a fresh one per matrix would
+    # cost more than the arithmetic
     A = np.zeros((p, p))
     Ai = np.zeros((p, p))
     G = np.empty((p, p))
     for q in range(m):
-        ok = True
-        for i in range(p):
-            for j in range(i + 1):
-                s = Psi[q, i, j]
-                for t in range(j):
-                    s -= Lq[i, t] * Lq[j, t]
-                if i == j:
-                    if not s > 0.0:
-                        ok = False
-                        s = 1.0
-                    Lq[i, i] = math.sqrt(s)
-                else:
-                    Lq[i, j] = s / Lq[j, j]
-        bad[q] = 0 if ok else 1
+        Lq = Lpsi[q]
         r = 0
         for i in range(p):
             A[i, i] = adiag[q, i]
@@ -138,8 +123,9 @@ def _compiled():
     # compiled on first use (cached on disk): importing the mixture loads no Numba kernels
     from numba import njit
 
-    # serial: ~1 ms for k = 256, p = 14, where a parallel loop gains little on an idle host and
-    # loses 10x on a loaded one; the dot products may be reassociated (SIMD), NaN checks stay
+    # serial: the work per call is small, so a parallel region gains little when the cores are
+    # free and loses much when they are shared; the dot products may be reassociated (SIMD), NaN
+    # checks stay
     jit = njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
     return jit(_chol_inv_loops), jit(_iw_bartlett_loops), njit(cache=True, nogil=True)(_iw_scale_loops)
 
@@ -149,6 +135,21 @@ def _not_pd(what: str, q: int, shape) -> np.linalg.LinAlgError:
     return np.linalg.LinAlgError(f"{what} {tuple(int(i) for i in idx)} is not positive definite")
 
 
+def _cholesky(S: np.ndarray, what: str, shape):
+    """(L, U, logdet) of the C-contiguous (m, p, p) float64 ``S`` by :func:`_chol_inv_loops`;
+    LinAlgError naming ``what`` and its index in ``shape`` (S's shape before flattening) if one
+    matrix is not positive definite."""
+    m = S.shape[0]
+    L = np.empty_like(S)
+    U = np.empty_like(S)
+    logdet = np.empty(m)
+    bad = np.zeros(m, np.uint8)
+    _compiled()[0](S, L, U, logdet, bad)
+    if bad.any():
+        raise _not_pd(what, int(np.argmax(bad)), shape)
+    return L, U, logdet
+
+
 def chol_factors(Sigma: np.ndarray):
     """Batched Cholesky of ``Sigma`` (..., p, p): ``(L, U = L^{-1}, log|Sigma|)``, L and U lower
     triangular with exact zeros above the diagonal."""
@@ -156,13 +157,7 @@ def chol_factors(Sigma: np.ndarray):
     shape = S.shape
     p = shape[-1]
     flat = S.reshape(-1, p, p)
-    L = np.empty_like(flat)
-    U = np.empty_like(flat)
-    logdet = np.empty(flat.shape[0])
-    bad = np.zeros(flat.shape[0], np.uint8)
-    _compiled()[0](flat, L, U, logdet, bad)
-    if bad.any():
-        raise _not_pd("covariance matrix", int(np.argmax(bad)), shape)
+    L, U, logdet = _cholesky(flat, "covariance matrix", shape)
     return L.reshape(shape), U.reshape(shape), logdet.reshape(shape[:-2])
 
 
@@ -171,12 +166,10 @@ def inv_wishart_bartlett(Psi: np.ndarray, adiag: np.ndarray, alow: np.ndarray) -
     ``Psi`` (k, p, p) = L L' and A lower triangular with diagonal ``adiag`` (k, p) and strictly
     lower entries ``alow`` (k, p(p-1)/2) in ``np.tril_indices(p, -1)`` order."""
     P = np.ascontiguousarray(Psi, dtype=np.float64)
+    L = _cholesky(P, "inverse-Wishart scale matrix", P.shape)[0]
     out = np.empty_like(P)
-    bad = np.zeros(P.shape[0], np.uint8)
-    _compiled()[1](P, np.ascontiguousarray(adiag, dtype=np.float64), np.ascontiguousarray(alow, dtype=np.float64),
-                   out, bad)
-    if bad.any():
-        raise _not_pd("inverse-Wishart scale matrix", int(np.argmax(bad)), P.shape)
+    _compiled()[1](L, np.ascontiguousarray(adiag, dtype=np.float64), np.ascontiguousarray(alow, dtype=np.float64),
+                   out)
     return out
 
 

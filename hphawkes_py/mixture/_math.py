@@ -1,4 +1,4 @@
-"""Backend-neutral pieces of the TDP mixture: conjugate updates, stick breaking, priors.
+"""Backend-neutral pieces of the TDP mixture: priors and state, conjugate updates, stick breaking.
 
 All functions work in STANDARDISED units (each data column centred and divided by
 its standard deviation) and are vectorised over the k components (no Python loop
@@ -16,6 +16,7 @@ Parametrisation (Suchard et al. 2010, Appendix A; dpmix ``DPNormalMixture``):
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import gammaln, multigammaln
@@ -24,6 +25,30 @@ from . import _linalg
 
 LOG_2PI = math.log(2.0 * math.pi)
 _ONE_MINUS = float(np.nextafter(1.0, 0.0))
+
+
+@dataclass(frozen=True)
+class Priors:
+    """Hyper-parameters of the TDP mixture, standardised units (see :class:`TDPGaussianMixture`)."""
+
+    m0: np.ndarray
+    gamma0: float
+    nu0: float
+    Phi0: np.ndarray
+    e0: float
+    f0: float
+
+
+@dataclass
+class GibbsState:
+    """State of the blocked Gibbs sampler (standardised units)."""
+
+    mu: np.ndarray  # (k, p)
+    Sigma: np.ndarray  # (k, p, p)
+    log_w: np.ndarray  # (k,)
+    alpha: float
+    N: np.ndarray | None = None  # (k,) counts of the last label draw
+    loglik: float = float("nan")  # log-likelihood (standardised units) at the label draw
 
 
 def unpack_stats(T: np.ndarray, p: int):

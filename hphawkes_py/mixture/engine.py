@@ -16,9 +16,9 @@ An engine holds the STANDARDISED data (n x p) and offers the hot steps the algor
 ``log_density(X)`` / ``component_log_density(X)``
     mixture log density / the n x k weighted log component densities at new rows.
 
-The host-side helpers here (quadratic features in NumPy, the coefficient matrix, the
-log-sum-exp over components, single-threaded BLAS for many small products) are used by both
-engines and by prediction, which runs on the host in NumPy whatever engine fitted the model.
+The host-side helpers here (quadratic features in NumPy, the coefficient matrix) are used by
+both engines and by prediction, which runs on the host in NumPy unless a GPU engine fitted
+the model.
 """
 from __future__ import annotations
 
@@ -37,7 +37,6 @@ __all__ = [
     "features_numpy",
     "build_coefficients",
     "component_log_densities",
-    "logsumexp_rows",
     "LOG_2PI",
 ]
 
@@ -107,7 +106,7 @@ def build_coefficients(log_weights, means, prec_factors, logdets) -> np.ndarray:
     means = np.asarray(means, dtype=np.float64)
     U = np.asarray(prec_factors, dtype=np.float64)
     k, p = means.shape
-    P = np.matmul(np.swapaxes(U, 1, 2), U)  # precisions U'U (batched matmul: 5x faster than einsum)
+    P = np.matmul(np.swapaxes(U, 1, 2), U)  # precisions U'U (a batched matmul, where einsum loops)
     Pm = np.matmul(P, means[:, :, None])[:, :, 0]
     quad = np.einsum("ja,ja->j", Pm, means)
     W = np.empty((n_features(p), k))
@@ -123,71 +122,6 @@ def build_coefficients(log_weights, means, prec_factors, logdets) -> np.ndarray:
 def component_log_densities(Xs: np.ndarray, W: np.ndarray) -> np.ndarray:
     """n x k weighted log component densities at the rows of Xs (standardised units)."""
     return features_numpy(Xs) @ W
-
-
-def logsumexp_rows(D: np.ndarray) -> np.ndarray:
-    """``log sum_j exp(D_ij)`` per row, stable for any finite or -inf entries (a row of all
-    -inf gives -inf)."""
-    m = D.max(axis=1)
-    safe = np.where(np.isfinite(m), m, 0.0)
-    with np.errstate(divide="ignore"):
-        return safe + np.log(np.exp(D - safe[:, None]).sum(axis=1))
-
-
-_OPENBLAS = None
-
-
-def _openblas():
-    """ctypes handles (get, set) of NumPy's OpenBLAS thread count, or None."""
-    global _OPENBLAS
-    if _OPENBLAS is None:
-        _OPENBLAS = False
-        try:
-            import ctypes
-            import glob
-            import os
-
-            libdir = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
-            for path in glob.glob(os.path.join(libdir, "*openblas*")):
-                lib = ctypes.CDLL(path)
-                for suffix in ("scipy_openblas_{}_num_threads64_", "openblas_{}_num_threads64_", "openblas_{}_num_threads"):
-                    get, set_ = suffix.format("get"), suffix.format("set")
-                    if hasattr(lib, get) and hasattr(lib, set_):
-                        fset = getattr(lib, set_)
-                        fset.argtypes = [ctypes.c_int]
-                        _OPENBLAS = (getattr(lib, get), fset)
-                        break
-                if _OPENBLAS:
-                    break
-        except Exception:  # no OpenBLAS found: leave BLAS threading alone
-            _OPENBLAS = False
-    return _OPENBLAS or None
-
-
-class _single_threaded_blas:
-    """Context manager: NumPy's OpenBLAS on one thread, restored afterwards.
-
-    The CPU engine parallelises over chunks of points with its own worker threads, each
-    calling a small GEMM; letting OpenBLAS also start its threads would oversubscribe
-    the cores (measured here: a 2-thread BLAS call on a busy 2-core machine was 5x
-    slower than a 1-thread call).  k-means++'s Lloyd steps (many 256 x p x k products, far
-    too small to gain from threads) run under it too.
-    """
-
-    def __enter__(self):
-        h = _openblas()
-        self._prev = None
-        if h is not None:
-            self._prev = int(h[0]())
-            if self._prev != 1:
-                h[1](1)
-        return self
-
-    def __exit__(self, *exc):
-        h = _openblas()
-        if h is not None and self._prev is not None and self._prev != 1:
-            h[1](self._prev)
-        return False
 
 
 # ---------------------------------------------------------------------------- base class

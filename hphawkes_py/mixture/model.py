@@ -1,141 +1,32 @@
-"""Truncated Dirichlet-process Gaussian mixture: blocked Gibbs sampler and Bayesian EM.
+"""The truncated Dirichlet-process Gaussian mixture estimator (Suchard et al. 2010).
 
-The algorithm is written once here against an engine (``cpu.CpuEngine`` or
-``gpu.GpuEngine``, made by :func:`.engine.make_engine` on the backend resolved at ``fit``)
-that owns the hot steps (configuration probabilities for all n x k (point, component)
-pairs, label draws, sufficient statistics).  Everything else (conjugate updates, stick
-breaking, alpha, relabelling) works on k-sized arrays in NumPy; prediction, clusters and
-diagnostics are host-side (:mod:`.posterior`).
+:class:`TDPGaussianMixture` validates its settings and the data, standardises the columns, runs
+the blocked Gibbs sampler (:mod:`.gibbs`, one or several chains) or Bayesian EM (:mod:`.bem`)
+on the engine of the resolved backend, and reports the fit in original units: point estimates,
+posterior draws (relabelled, :mod:`.draws`), the prediction density (:mod:`.prediction`),
+clusters by modal merging (:mod:`.clusters`) and summaries.
 """
 from __future__ import annotations
 
-import math
 import numbers
+import os
+import warnings
 
 import numpy as np
 
-import os
-import warnings
-from dataclasses import dataclass
-
-from .._backend import resolve_backend, threads_context
+from .._backend import resolve_backend
 from .._parallel import run_replicates, spawn_seeds
-from .._progress import progress_bar
 from .._validate import as_float_array, check_bool, check_in, check_int, check_positive, check_random_state, check_seed, describe
-from . import _math as M
-from .engine import make_engine
-from .posterior import PredictionMixture, kmeans_plusplus, label_invariant_diagnostics, modal_clusters
+from . import prediction
+from ._math import Priors
+from .bem import bayesian_em
+from .clusters import modal_clusters
+from .draws import label_invariant_diagnostics, relabel_draws
+from .gibbs import gibbs_chain
+from .plot import plot_mixture
+from .prediction import PredictionMixture
 
-__all__ = ["TDPGaussianMixture", "relabel_draws", "make_engine", "gibbs_sweep", "Priors"]
-
-
-@dataclass(frozen=True)
-class Priors:
-    """Hyper-parameters of the TDP mixture, standardised units (see :class:`TDPGaussianMixture`)."""
-
-    m0: np.ndarray
-    gamma0: float
-    nu0: float
-    Phi0: np.ndarray
-    e0: float
-    f0: float
-
-
-@dataclass
-class GibbsState:
-    """State of the blocked Gibbs sampler (standardised units)."""
-
-    mu: np.ndarray  # (k, p)
-    Sigma: np.ndarray  # (k, p, p)
-    log_w: np.ndarray  # (k,)
-    alpha: float
-    N: np.ndarray | None = None  # (k,) counts of the last label draw
-    loglik: float = float("nan")  # log-likelihood (standardised units) at the label draw
-
-
-def gibbs_sweep(engine, rng: np.random.Generator, state: GibbsState, priors: Priors) -> GibbsState:
-    """One sweep of the blocked Gibbs sampler (Ishwaran & James 2001; Suchard et al. 2010):
-
-    (a) z_i | x, pi, mu, Sigma on the engine (uniforms drawn here, so every engine draws the
-    same labels); (b) (mu_j, Sigma_j) | z, x by the conjugate updates; (c) sticks v_j | z, alpha;
-    (d) alpha | v.  Returns the new state (the counts N and the log-likelihood of step (a)).
-    """
-    k = state.mu.shape[0]
-    L, U, logdet = M.chol_factors(state.Sigma)
-    engine.set_components(state.log_w, state.mu, U, logdet)
-    engine.sample_labels(rng.random(engine.n), return_labels=False)
-    loglik = engine.loglik
-    N, S1, S2 = M.unpack_stats(engine.label_stats(), engine.p)
-    v, log_w = M.gibbs_sticks(rng, N, state.alpha)
-    alpha = M.gibbs_alpha(rng, v, k, priors.e0, priors.f0) if k > 1 else state.alpha
-    mu, Sigma = M.gibbs_mu_sigma(rng, N, S1, S2, L, priors.m0, priors.gamma0, priors.nu0, priors.Phi0)
-    return GibbsState(mu, Sigma, log_w, alpha, N, loglik)
-
-
-def initial_state(Xs, k, rng, init) -> GibbsState:
-    """Starting values: means from ``init`` (k-means++, random data rows, or given standardised
-    means), Sigma_j = I (the standardised data's covariance), equal weights, alpha = 1."""
-    n, p = Xs.shape
-    if isinstance(init, str) and init == "kmeans++":
-        mu = kmeans_plusplus(Xs, k, rng)
-    elif isinstance(init, str) and init == "random":
-        mu = Xs[rng.choice(n, size=k, replace=k > n)].copy()
-    else:
-        mu = np.array(init, dtype=np.float64)
-    Sigma = np.broadcast_to(np.eye(p), (k, p, p)).copy()
-    return GibbsState(mu, Sigma, np.full(k, -math.log(k)), 1.0)
-
-
-def _gibbs_chain(chain, seed, job):
-    """Run one Gibbs chain (module level: picklable for process pools and Dask).
-
-    Returns the stored draws (standardised units), the per-sweep log-likelihood, the number of
-    occupied components and alpha at the stored sweeps, and the last labels.
-    """
-    rng = np.random.default_rng(seed)
-    Xs, k, priors = job["Xs"], job["k"], job["priors"]
-    burn_in, n_iter, thin = job["burn_in"], job["n_iter"], job["thin"]
-    total = burn_in + n_iter
-    S = n_iter // thin
-    n, p = Xs.shape
-    out = {
-        "weights": np.empty((S, k)),
-        "means": np.empty((S, k, p)),
-        "covariances": np.empty((S, k, p, p)),
-        "alpha": np.empty(S),
-        "loglik_stored": np.empty(S),
-        "occupied": np.empty(S),
-        "loglik": np.empty(total),
-    }
-    with threads_context(job["threads"] if job["backend"] == "cpu" else None):
-        engine = make_engine(Xs, backend=job["backend"], dtype=job["dtype"], chunk_size=job["chunk_size"],
-                             threads=job["threads"])
-        try:
-            state = initial_state(Xs, k, rng, job["init"])
-            s = 0
-            desc = "TDP Gibbs" if job["chains"] == 1 else f"TDP Gibbs chain {chain + 1}"
-            with progress_bar(total, desc, job["progress"]) as bar:
-                for it in range(total):
-                    state = gibbs_sweep(engine, rng, state, priors)
-                    out["loglik"][it] = state.loglik
-                    j = it - burn_in
-                    if j >= 0 and (j + 1) % thin == 0 and s < S:
-                        out["weights"][s] = np.exp(state.log_w)
-                        out["means"][s] = state.mu
-                        out["covariances"][s] = state.Sigma
-                        out["alpha"][s] = state.alpha
-                        out["loglik_stored"][s] = state.loglik
-                        out["occupied"][s] = np.count_nonzero(state.N)
-                        s += 1
-                    bar.update(1)
-            out["labels"] = np.asarray(engine.z, dtype=np.int64)
-        finally:
-            engine.close()
-    return out
-
-
-#: BEM prunes once the relative change of the log posterior per iteration is below this
-PRUNE_SETTLED = 1e-5
+__all__ = ["TDPGaussianMixture"]
 
 
 def _physical_memory() -> float:
@@ -143,77 +34,6 @@ def _physical_memory() -> float:
         return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
     except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
         return float("inf")
-
-
-def relabel_draws(weights, means, covariances, reference=None):
-    """Undo label switching: permute each draw's components to best match a reference draw.
-
-    Parameters
-    ----------
-    weights : ndarray (S, k)
-        Mixture weights of the S posterior draws (unitless, each row sums to one).
-    means : ndarray (S, k, p)
-        Component means of the draws (any units; the cost is computed on ``means`` as given,
-        so pass standardised means when columns have very different scales).
-    covariances : ndarray (S, k, p, p)
-        Component covariances of the draws (units of ``means`` squared); checked for shape,
-        not used by the cost.
-    reference : int, optional
-        Index of the reference draw (default: the last draw; negative indices count from
-        the end).
-
-    Returns
-    -------
-    perms : ndarray (S, k) int
-        ``perms[s, i]`` is the component of draw s that is labelled i after relabelling.
-
-    Notes
-    -----
-    For every draw s, solves the assignment problem (``scipy.optimize.linear_sum_assignment``)
-    with cost ``C[i, j] = (w_ref_i + w_sj) * ||mu_ref_i - mu_sj||^2``: heavy components
-    are matched by location first, and empty components (weight ~ 0) are matched
-    arbitrarily, which does not change posterior means of weights.  dpmix relabels by a
-    cost built from classifications of all n points to the initial values; the
-    mean/weight cost used here needs no per-draw labels (O(k^2 p) per draw).
-
-    Examples
-    --------
-    Three draws of a two-component mixture in one dimension; the middle draw has its labels
-    switched:
-
-    >>> from hphawkes_py.mixture import relabel_draws
-    >>> weights = np.array([[0.3, 0.7], [0.7, 0.3], [0.3, 0.7]])
-    >>> means = np.array([[[0.0], [5.0]], [[5.0], [0.0]], [[0.1], [4.9]]])
-    >>> covariances = np.ones((3, 2, 1, 1))
-    >>> perms = relabel_draws(weights, means, covariances)
-    >>> perms.tolist()
-    [[0, 1], [1, 0], [0, 1]]
-    >>> rows = np.arange(3)[:, None]
-    >>> print(means[rows, perms][:, :, 0])
-    [[0.  5. ]
-     [0.  5. ]
-     [0.1 4.9]]
-    """
-    from scipy.optimize import linear_sum_assignment
-
-    weights = as_float_array(weights, "weights", ndim=2)
-    S, k = weights.shape
-    means = as_float_array(means, "means", ndim=3)
-    if means.shape[:2] != (S, k):
-        raise ValueError(f"means must have shape ({S}, {k}, p) to match weights, got {means.shape}")
-    p = means.shape[2]
-    as_float_array(covariances, "covariances", shape=(S, k, p, p))
-    r = S - 1 if reference is None else check_int(reference, "reference", minimum=-S, maximum=S - 1) % S
-    wr, mr = weights[r], means[r]
-    perms = np.empty((S, k), dtype=np.int64)
-    sq_r = (mr * mr).sum(1)
-    for s in range(S):
-        ms = means[s]
-        d2 = sq_r[:, None] + (ms * ms).sum(1)[None, :] - 2.0 * mr @ ms.T
-        cost = (wr[:, None] + weights[s][None, :]) * np.maximum(d2, 0.0)
-        _, cols = linear_sum_assignment(cost)
-        perms[s] = cols
-    return perms
 
 
 class TDPGaussianMixture:
@@ -294,8 +114,6 @@ class TDPGaussianMixture:
         The posterior predictive density averages over at most this many stored draws, evenly
         spaced (all of them when fewer are stored): a Monte Carlo average whose cost is
         O(n x draws x k) per prediction.
-    executor : concurrent.futures.Executor or dask.distributed.Client, optional
-        Where the chains run (default: one after the other in this process).
     tol : float, default 1e-7
         BEM stops when the relative change of the log posterior between iterations,
         ``|lp_t - lp_{t-1}| / |lp_{t-1}|``, is at most ``tol`` (or after ``n_iter`` iterations).
@@ -307,15 +125,16 @@ class TDPGaussianMixture:
         Engine of the hot step (n x k densities and label draws).
     threads : int, optional
         Numba threads for the CPU engine (default: Numba's setting).
+    executor : concurrent.futures.Executor or dask.distributed.Client, optional
+        Where the chains run (default: one after the other in this process).
     dtype : numpy.float64 or numpy.float32, default float64
         Precision of the hot step on either engine (the n x k log densities: GEMM and exp on the
         CPU, the density kernels on the GPU).  On the CPU, float32 halves the GEMM and its Gibbs
         labels are *certified* equal to the float64 draw's (each row's float32 draw carries a
-        proven bound on its rounding; rows whose uniform falls within that bound of a
-        cumulative-probability boundary, ~10 % on a fitted n = 1e5, k = 256 chain, are redrawn
-        from float64 densities), so the chain is the float64 chain; the per-sweep log-likelihood
-        is then within ``engine.last_loglik_error_bound`` of the float64 value (measured: ~1e-3
-        nats in a total of -7.6e5).  On the GPU and in Bayesian EM float32 is plain single
+        proven bound on its rounding; the few rows whose uniform falls within that bound of a
+        cumulative-probability boundary are redrawn from float64 densities), so the chain is the
+        float64 chain; the per-sweep log-likelihood is then within
+        ``engine.last_loglik_error_bound`` of the float64 value, a tiny fraction of it.  On the GPU and in Bayesian EM float32 is plain single
         precision (log densities accurate to ~1e-4 nats on standardised data).  Sums, the
         sufficient statistics and the conjugate updates are float64.
     chunk_size : int, optional
@@ -554,7 +373,7 @@ class TDPGaussianMixture:
             + min(S, self.max_predictive_draws) * k * F  # coefficients of the predictive density
             + 12 * k * p * p  # per-sweep component arrays (Sigma, Cholesky factors, precisions, ...)
             + threads * chunk * (k + F)  # per-worker chunk buffers of the hot step
-            + 16 * k * (1 + p + 3) * (p + 1)  # per-block label moments (cpu.STAT_BLOCKS, cpu.moments_width)
+            + 16 * k * (1 + p + 3) * (p + 1)  # per-block label moments (cpu_moments.STAT_BLOCKS, moments_width)
             + 4 * n * p  # data copies
         )
         have = _physical_memory()
@@ -606,17 +425,17 @@ class TDPGaussianMixture:
         }
         if self.chains == 1:
             # one chain: the seed drives the chain directly (same fit for seed=5 and default_rng(5))
-            outs = [_gibbs_chain(0, check_random_state(self.seed), job)]
+            outs = [gibbs_chain(0, check_random_state(self.seed), job)]
         else:
             seeds = spawn_seeds(self.seed, self.chains)
             job["progress"] = False
-            outs = run_replicates(_gibbs_chain, range(self.chains), seeds=seeds, executor=self.executor,
+            outs = run_replicates(gibbs_chain, range(self.chains), seeds=seeds, executor=self.executor,
                                   progress=self.progress, desc="TDP Gibbs chains", args=(job,))
         n = self.n_
 
         def draws(key):
-            # one chain: its arrays as they are (a copy of the 40 MB of covariances at S = 100,
-            # k = 256, p = 14 cost ~0.1 s of fresh pages on a 2-core VM)
+            # one chain: its arrays as they are (the stored covariances are S k p^2 values, and a
+            # copy would fault in that many fresh pages)
             return outs[0][key] if len(outs) == 1 else np.concatenate([o[key] for o in outs])
 
         dw, dmu, dS, dal = draws("weights"), draws("means"), draws("covariances"), draws("alpha")
@@ -647,67 +466,21 @@ class TDPGaussianMixture:
         self._set_point_estimates(dw.mean(0), dmu.mean(0), dS.mean(0), float(dal.mean()))
 
     def _fit_bem(self, Xs, resolved, priors, init):
-        n, p, k = self.n_, self.p_, self.n_components
-        e0, f0 = priors.e0, priors.f0
+        fit = bayesian_em(Xs, self.n_components, priors, init, check_random_state(self.seed), n_iter=self.n_iter,
+                          tol=self.tol, prune=self.prune, backend=resolved, dtype=self.dtype,
+                          chunk_size=self.chunk_size, threads=self.threads, progress=self.progress)
         jac = float(np.log(self.scale_).sum())
-        ll_trace, lp_trace = [], []
-        converged = False
-        lp_prev = None
-        rng = check_random_state(self.seed)
-        state = initial_state(Xs, k, rng, init)
-        mu, Sigma, log_w, alpha = state.mu, state.Sigma, state.log_w, state.alpha
-        v = 1.0 / (k - np.arange(k - 1.0))  # the sticks of equal weights 1/k
-        active = np.ones(k, dtype=bool)
-        with threads_context(self.threads if resolved == "cpu" else None):
-            engine = make_engine(Xs, backend=resolved, dtype=self.dtype, chunk_size=self.chunk_size,
-                                 threads=self.threads)
-            try:
-                with progress_bar(self.n_iter, "TDP BEM", self.progress) as bar:
-                    for it in range(self.n_iter):
-                        L, U, logdet = M.chol_factors(Sigma)
-                        engine.set_components(log_w, mu, U, logdet)
-                        ll, T = engine.responsibilities_stats()
-                        Phi_a = priors.Phi0 if priors.Phi0.ndim == 2 else priors.Phi0[active]
-                        lp = ll + M.log_prior(mu[active], Sigma[active], v, alpha, priors.m0, priors.gamma0,
-                                              priors.nu0, Phi_a, e0, f0)
-                        ll_trace.append(ll - n * jac)
-                        lp_trace.append(lp)
-                        bar.update(1)
-                        N, S1, S2 = M.unpack_stats(T, p)
-                        change = None if lp_prev is None else abs(lp - lp_prev) / abs(lp_prev)
-                        # pruning waits until the fit has settled (weights of a fresh start are all
-                        # ~1/k); components below the threshold are removed, and the fit goes on
-                        low = active & (N / n < self.prune) if self.prune > 0 else np.zeros(k, dtype=bool)
-                        if low.all():
-                            low[np.argmax(N)] = False
-                        if change is not None and change <= self.tol and not low.any():
-                            converged = True
-                            break
-                        lp_prev = lp
-                        mu, Sigma = M.bem_mu_sigma(N, S1, S2, priors.m0, priors.gamma0, priors.nu0, priors.Phi0)
-                        if low.any() and change is not None and change <= max(self.tol, PRUNE_SETTLED):
-                            # one component at a time (the lightest): its points move to the others,
-                            # which may lift them above the threshold
-                            active[np.flatnonzero(low)[np.argmin(N[low])]] = False
-                            lp_prev = None  # a smaller model: the objective changed
-                        v, lw = M.bem_sticks(N[active], alpha)
-                        log_w = np.full(k, -np.inf)
-                        log_w[active] = lw
-                        if active.sum() > 1:
-                            alpha = M.bem_alpha(v, int(active.sum()), e0, f0)
-            finally:
-                engine.close()
-        self.loglik_trace_ = np.asarray(ll_trace)
-        self.log_posterior_trace_ = np.asarray(lp_trace)
-        self.n_iter_ = it + 1
-        self.converged_ = converged
+        self.loglik_trace_ = fit.loglik - self.n_ * jac
+        self.log_posterior_trace_ = fit.log_posterior
+        self.n_iter_ = fit.n_iter
+        self.converged_ = fit.converged
         self.draws_ = None
         self.chain_traces_ = None
         self._draws_std = None
-        self.n_components_kept_ = int(active.sum())
+        self.n_components_kept_ = int(fit.active.sum())
         with np.errstate(divide="ignore"):
-            w = np.exp(log_w)
-        self._set_point_estimates(w, mu, Sigma, float(alpha))
+            w = np.exp(fit.log_w)
+        self._set_point_estimates(w, fit.mu, fit.Sigma, float(fit.alpha))
         self.labels_ = self._proba_std(Xs, "plugin").argmax(1)
 
     # ------------------------------------------------------------------ units
@@ -716,7 +489,7 @@ class TDPGaussianMixture:
 
     def _to_original_cov(self, Sigma):
         # (Sigma * s_a) * s_b with the second product in place: one new (S, k, p, p) array, not two
-        # (fresh pages cost ~3 ms per MB on a 2-core VM; the draws' covariances are 40 MB at S = 100)
+        # (the draws' covariances are large, and fresh pages are costly)
         out = Sigma * self.scale_[:, None]
         out *= self.scale_[None, :]
         return out
@@ -752,7 +525,7 @@ class TDPGaussianMixture:
         return self._mixtures[estimate]
 
     def _set_clusters(self, Xs):
-        # the modal merging (a mode ascent from every component, ~0.4 s at k = 256, p = 14) and the
+        # the modal merging (a mode ascent from every component through the whole mixture) and the
         # training rows' clusters are computed on first use of a cluster attribute, not in fit
         self._Xs_train = Xs
         self._clusters = None
@@ -852,37 +625,7 @@ class TDPGaussianMixture:
         return (X - self.center_) / self.scale_
 
     def _proba_std(self, Xs, estimate):
-        mix = self._mixture(estimate)
-        if self.backend_ in ("gpu", "emulator"):
-            return self._device_proba(Xs, mix)
-        return mix.proba(Xs)
-
-    def _prediction_engine(self, Xs, mix):
-        chunk = max(1, self.PREDICTION_BUFFER_BYTES // (8 * mix.K))
-        eng = make_engine(np.ascontiguousarray(Xs), backend=self.backend_, chunk_size=chunk)
-        eng.set_components(mix.log_w, mix.mu, mix.U, mix.logdet)
-        return eng
-
-    def _device_proba(self, Xs, mix):
-        """Component probabilities on the fit's GPU engine: the density kernel over every term
-        (component x stored draw), the draws of each component summed in log space on the device,
-        normalised on the host.  Far rows keep the host's scaled evaluation (as score_samples)."""
-        out = np.empty((Xs.shape[0], mix.k))
-        far = np.abs(Xs).max(1) > mix.FAR
-        if far.any():
-            out[far] = mix.proba(Xs[far])
-        near = ~far
-        if near.any():
-            eng = self._prediction_engine(Xs[near], mix)
-            try:
-                A = eng.component_group_log_density(Xs[near], mix.n_draws)
-            finally:
-                eng.close()
-            A -= A.max(1, keepdims=True)
-            np.exp(A, out=A)
-            A /= A.sum(1, keepdims=True)
-            out[near] = A
-        return out
+        return prediction.proba(self._mixture(estimate), Xs, self.backend_)
 
     def predict(self, X, estimate=None):
         """Most probable component of each row of X (original units); see :meth:`predict_proba`."""
@@ -912,30 +655,7 @@ class TDPGaussianMixture:
         """
         Xs = self._standardise(X)
         mix = self._mixture(self._estimate(estimate))
-        if self.backend_ in ("gpu", "emulator"):
-            return self._device_log_density(Xs, mix) - float(np.log(self.scale_).sum())
-        return mix.log_density(Xs) - float(np.log(self.scale_).sum())
-
-    #: device memory for the (terms x chunk) density buffer of one prediction launch, bytes
-    PREDICTION_BUFFER_BYTES = 1 << 28
-
-    def _device_log_density(self, Xs, mix):
-        """The prediction density on the fit's GPU engine: every term (component x stored draw) is one
-        component of one launch of the density kernel, log-sum-exp on the device. Rows far from the
-        data (|x| > PredictionMixture.FAR standardised units) keep the host's scaled evaluation, which
-        stays finite where the plain quadratic form would overflow."""
-        out = np.empty(Xs.shape[0])
-        far = np.abs(Xs).max(1) > mix.FAR
-        if far.any():
-            out[far] = mix.log_density(Xs[far])
-        near = ~far
-        if near.any():
-            eng = self._prediction_engine(Xs[near], mix)
-            try:
-                out[near] = eng.log_density(Xs[near]) - math.log(mix.n_draws)
-            finally:
-                eng.close()
-        return out
+        return prediction.log_density(mix, Xs, self.backend_) - float(np.log(self.scale_).sum())
 
     def score(self, X, y=None, estimate=None):
         """Mean log density (original units) of the rows of X."""
@@ -1034,8 +754,6 @@ class TDPGaussianMixture:
 
     def plot(self, X=None, **kwargs):
         """Plot the fitted mixture (2-D: ellipses over points; p > 2: pairs plot). See :mod:`.plot`."""
-        from .plot import plot_mixture
-
         return plot_mixture(self, X, **kwargs)
 
 def _column_names(X):

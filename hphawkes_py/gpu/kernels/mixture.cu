@@ -60,6 +60,22 @@ extern "C" __global__ void mix_logdens(const REAL* __restrict__ Xt, long long n,
   }
 }
 
+// The two passes of a log-sum-exp over `count` values x[t * stride] (one point's components, or
+// one component's stored draws), in double whatever REAL is: the maximum mx, then
+// sum_t exp(x_t - mx); the log-sum-exp is mx + log(sum).
+__device__ __forceinline__ double mix_strided_max(const REAL* __restrict__ x, long long stride, int count) {
+  double mx = -HP_INF;
+  for (int t = 0; t < count; ++t) mx = fmax(mx, (double)x[(long long)t * stride]);
+  return mx;
+}
+
+__device__ __forceinline__ double mix_strided_sum_exp(const REAL* __restrict__ x, long long stride, int count,
+                                                      double mx) {
+  double s = 0.0;
+  for (int t = 0; t < count; ++t) s += exp((double)x[(long long)t * stride] - mx);
+  return s;
+}
+
 // One thread per point: log-sum-exp over the k components, then the categorical draw
 // z_i = first j with sum_{l<=j} exp(d_il - max) > u_i * total (the same rule as the CPU
 // engine and the NumPy reference, so equal uniforms give equal labels).
@@ -67,10 +83,8 @@ extern "C" __global__ void mix_sample(const REAL* __restrict__ dens, int m, int 
                                       long long row0, int* __restrict__ z, double* __restrict__ ll) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= m) return;
-  double mx = -HP_INF;
-  for (int j = 0; j < k; ++j) mx = fmax(mx, (double)dens[(long long)j * m + i]);
-  double s = 0.0;
-  for (int j = 0; j < k; ++j) s += exp((double)dens[(long long)j * m + i] - mx);
+  const double mx = mix_strided_max(dens + i, m, k);
+  const double s = mix_strided_sum_exp(dens + i, m, k, mx);
   ll[row0 + i] = mx + log(s);
   const double target = u[row0 + i] * s;
   double acc = 0.0;
@@ -93,11 +107,8 @@ extern "C" __global__ void mix_normalise(REAL* __restrict__ dens, int m, int k, 
                                          double* __restrict__ ll, int write_resp) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= m) return;
-  double mx = -HP_INF;
-  for (int j = 0; j < k; ++j) mx = fmax(mx, (double)dens[(long long)j * m + i]);
-  double s = 0.0;
-  for (int j = 0; j < k; ++j) s += exp((double)dens[(long long)j * m + i] - mx);
-  const double lse = mx + log(s);
+  const double mx = mix_strided_max(dens + i, m, k);
+  const double lse = mx + log(mix_strided_sum_exp(dens + i, m, k, mx));
   ll[row0 + i] = lse;
   if (write_resp) {
     for (int j = 0; j < k; ++j) {
@@ -211,11 +222,8 @@ extern "C" __global__ void mix_group_logsumexp(const REAL* __restrict__ dens, in
                                                double* __restrict__ out) {
   HP_GRID_STRIDE_LOOP(t, (long long)m * k) {
     const long long j = t / m, i = t - j * m;
-    double mx = -HP_INF;
-    for (int s = 0; s < S; ++s) mx = fmax(mx, (double)dens[((long long)s * k + j) * m + i]);
-    double acc = 0.0;
-    if (mx > -HP_INF)
-      for (int s = 0; s < S; ++s) acc += exp((double)dens[((long long)s * k + j) * m + i] - mx);
-    out[t] = mx > -HP_INF ? mx + log(acc) : -HP_INF;
+    const REAL* x = dens + j * m + i;  // term s of component j at x[s * k * m]
+    const double mx = mix_strided_max(x, (long long)k * m, S);
+    out[t] = mx > -HP_INF ? mx + log(mix_strided_sum_exp(x, (long long)k * m, S, mx)) : -HP_INF;
   }
 }
