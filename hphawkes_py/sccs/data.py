@@ -243,95 +243,10 @@ class SCCSData:
             raise ValueError(f"outcomes.stratum_id has {int(out['stratum_id'].isna().sum())} missing value(s)")
         if out["row_id"].isna().any() or cov["row_id"].isna().any() or cov["covariate_id"].isna().any():
             raise ValueError("row_id and covariate_id must not contain missing values")
-        try:
-            y = np.asarray(out["y"], dtype=np.float64)
-            time = np.asarray(out["time"], dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"outcomes.y and outcomes.time must be numeric ({exc})") from exc
-        bad = ~np.isfinite(y) | (y < 0) | (y != np.round(y))
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(
-                f"outcomes.y must be non-negative integer event counts: {int(bad.sum())} bad value(s), "
-                f"first at row_id={show(out['row_id'].iloc[i])} (y={y[i].item()!r})"
-            )
-        bad = ~np.isfinite(time) | (time <= 0)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(
-                f"outcomes.time must be finite and > 0 (the offset is log(time)): {int(bad.sum())} bad value(s), "
-                f"first at row_id={show(out['row_id'].iloc[i])} (time={time[i].item()!r})"
-            )
-        row_ids_in = out["row_id"].to_numpy()
-        if pd.Index(row_ids_in).has_duplicates:
-            dup = pd.Index(row_ids_in)[pd.Index(row_ids_in).duplicated()][0]
-            raise ValueError(f"outcomes.row_id must be unique; {show(dup)} appears more than once")
-
-        # Strata sorted by id; rows keep their given order inside a stratum (stable sort).
-        strata_codes, stratum_ids = pd.factorize(out["stratum_id"], sort=True)
-        stratum_ids = np.asarray(stratum_ids)
-        order = np.argsort(strata_codes, kind="stable")
-        strata_codes = strata_codes[order]
-        y, time, row_ids = y[order], time[order], row_ids_in[order]
-        n_s = np.bincount(strata_codes, weights=y, minlength=len(stratum_ids))
-        dropped = {"strata_without_events": 0, "rows_in_strata_without_events": 0}
-        no_events = n_s == 0
-        if no_events.any():
-            if strata_without_events == "raise":
-                raise ValueError(
-                    f"{int(no_events.sum())} strata have no events (first: {show(stratum_ids[no_events][0])}); "
-                    "they do not contribute to the conditional likelihood: use strata_without_events='drop' or 'keep'"
-                )
-            if strata_without_events == "drop":
-                keep_row = ~no_events[strata_codes]
-                dropped["strata_without_events"] = int(no_events.sum())
-                dropped["rows_in_strata_without_events"] = int((~keep_row).sum())
-                newcode = np.cumsum(~no_events) - 1
-                strata_codes = newcode[strata_codes[keep_row]]
-                stratum_ids = stratum_ids[~no_events]
-                y, time, row_ids = y[keep_row], time[keep_row], row_ids[keep_row]
-                n_s = n_s[~no_events]
-        if y.shape[0] == 0:
-            raise ValueError("no rows left: every stratum has zero events")
-        n_strata = len(stratum_ids)
-        stratum_ptr = np.zeros(n_strata + 1, dtype=np.int64)
-        np.cumsum(np.bincount(strata_codes, minlength=n_strata), out=stratum_ptr[1:])
-
-        # Covariates -> CSC.
-        covariate_ids_all, cov_codes = np.unique(cov["covariate_id"].to_numpy(), return_inverse=True)
-        row_pos = pd.Index(row_ids).get_indexer(cov["row_id"].to_numpy())
-        if "value" in cov.columns:
-            try:
-                values = np.asarray(cov["value"], dtype=np.float64)
-            except (TypeError, ValueError) as exc:
-                raise TypeError(f"covariates.value must be numeric ({exc})") from exc
-            if not np.isfinite(values).all():
-                raise ValueError(f"covariates.value must be finite: {int((~np.isfinite(values)).sum())} bad value(s)")
-        else:
-            values = np.ones(len(cov))
-        unknown = row_pos < 0
-        if unknown.any():
-            known_all = pd.Index(row_ids_in).get_indexer(cov["row_id"].to_numpy()[unknown]) >= 0
-            if not known_all.all():
-                bad_id = cov["row_id"].to_numpy()[unknown][~known_all][0]
-                raise ValueError(
-                    f"covariates.row_id {show(bad_id)} is not in outcomes.row_id "
-                    f"({int((~known_all).sum())} covariate row(s) refer to unknown rows)"
-                )
-            # rows of dropped no-event strata: their covariates go with them (counted above)
-            dropped["covariate_entries_in_dropped_strata"] = int(unknown.sum())
-        keep = (~unknown) & (values != 0)
-        cov_codes, row_pos, values = cov_codes[keep].astype(np.int64), row_pos[keep].astype(np.int64), values[keep]
-        order = np.lexsort((row_pos, cov_codes))
-        cov_codes, row_pos, values = cov_codes[order], row_pos[order], values[order]
-        if cov_codes.shape[0] > 1:
-            dup = (cov_codes[1:] == cov_codes[:-1]) & (row_pos[1:] == row_pos[:-1])
-            if dup.any():
-                k = int(np.flatnonzero(dup)[0])
-                raise ValueError(
-                    f"covariates has duplicate (row_id, covariate_id) pairs: {int(dup.sum())} duplicate(s), first "
-                    f"row_id={show(row_ids[row_pos[k]])}, covariate_id={show(covariate_ids_all[cov_codes[k]])}"
-                )
+        y, time, row_ids_in = _outcome_columns(out)
+        stratum_ids, stratum_ptr, y, time, row_ids, dropped = _order_strata(out, y, time, row_ids_in,
+                                                                            strata_without_events)
+        covariate_ids_all, cov_codes, row_pos, values = _covariate_entries(cov, row_ids, row_ids_in, dropped)
         return cls._assemble(
             stratum_ids=stratum_ids,
             row_ids=np.asarray(row_ids),
@@ -503,3 +418,106 @@ class SCCSData:
                              season_knots=season_knots, calendar_knots=calendar_knots, day_origin=day_origin,
                              merge=merge)
         return cls._assemble(**design_from_eras(observation_periods, eras, outcomes, options))
+
+
+def _outcome_columns(out):
+    """Event counts, times and row ids of the outcomes table, checked."""
+    try:
+        y = np.asarray(out["y"], dtype=np.float64)
+        time = np.asarray(out["time"], dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"outcomes.y and outcomes.time must be numeric ({exc})") from exc
+    bad = ~np.isfinite(y) | (y < 0) | (y != np.round(y))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"outcomes.y must be non-negative integer event counts: {int(bad.sum())} bad value(s), "
+            f"first at row_id={show(out['row_id'].iloc[i])} (y={y[i].item()!r})"
+        )
+    bad = ~np.isfinite(time) | (time <= 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"outcomes.time must be finite and > 0 (the offset is log(time)): {int(bad.sum())} bad value(s), "
+            f"first at row_id={show(out['row_id'].iloc[i])} (time={time[i].item()!r})"
+        )
+    row_ids_in = out["row_id"].to_numpy()
+    if pd.Index(row_ids_in).has_duplicates:
+        dup = pd.Index(row_ids_in)[pd.Index(row_ids_in).duplicated()][0]
+        raise ValueError(f"outcomes.row_id must be unique; {show(dup)} appears more than once")
+    return y, time, row_ids_in
+
+
+def _order_strata(out, y, time, row_ids_in, strata_without_events):
+    """Rows grouped by stratum: strata sorted by id, rows in their given order inside a stratum
+    (stable sort); strata without events dropped, kept or refused. Returns ``(stratum_ids,
+    stratum_ptr, y, time, row_ids, dropped)``."""
+    strata_codes, stratum_ids = pd.factorize(out["stratum_id"], sort=True)
+    stratum_ids = np.asarray(stratum_ids)
+    order = np.argsort(strata_codes, kind="stable")
+    strata_codes = strata_codes[order]
+    y, time, row_ids = y[order], time[order], row_ids_in[order]
+    n_s = np.bincount(strata_codes, weights=y, minlength=len(stratum_ids))
+    dropped = {"strata_without_events": 0, "rows_in_strata_without_events": 0}
+    no_events = n_s == 0
+    if no_events.any():
+        if strata_without_events == "raise":
+            raise ValueError(
+                f"{int(no_events.sum())} strata have no events (first: {show(stratum_ids[no_events][0])}); "
+                "they do not contribute to the conditional likelihood: use strata_without_events='drop' or 'keep'"
+            )
+        if strata_without_events == "drop":
+            keep_row = ~no_events[strata_codes]
+            dropped["strata_without_events"] = int(no_events.sum())
+            dropped["rows_in_strata_without_events"] = int((~keep_row).sum())
+            newcode = np.cumsum(~no_events) - 1
+            strata_codes = newcode[strata_codes[keep_row]]
+            stratum_ids = stratum_ids[~no_events]
+            y, time, row_ids = y[keep_row], time[keep_row], row_ids[keep_row]
+    if y.shape[0] == 0:
+        raise ValueError("no rows left: every stratum has zero events")
+    n_strata = len(stratum_ids)
+    stratum_ptr = np.zeros(n_strata + 1, dtype=np.int64)
+    np.cumsum(np.bincount(strata_codes, minlength=n_strata), out=stratum_ptr[1:])
+    return stratum_ids, stratum_ptr, y, time, row_ids, dropped
+
+
+def _covariate_entries(cov, row_ids, row_ids_in, dropped):
+    """The covariates table as non-zeros sorted by (column, row): ``(covariate ids, column
+    codes, row positions, values)``; explicit zeros are not stored, entries of dropped strata
+    are counted in ``dropped``."""
+    covariate_ids_all, cov_codes = np.unique(cov["covariate_id"].to_numpy(), return_inverse=True)
+    row_pos = pd.Index(row_ids).get_indexer(cov["row_id"].to_numpy())
+    if "value" in cov.columns:
+        try:
+            values = np.asarray(cov["value"], dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"covariates.value must be numeric ({exc})") from exc
+        if not np.isfinite(values).all():
+            raise ValueError(f"covariates.value must be finite: {int((~np.isfinite(values)).sum())} bad value(s)")
+    else:
+        values = np.ones(len(cov))
+    unknown = row_pos < 0
+    if unknown.any():
+        known_all = pd.Index(row_ids_in).get_indexer(cov["row_id"].to_numpy()[unknown]) >= 0
+        if not known_all.all():
+            bad_id = cov["row_id"].to_numpy()[unknown][~known_all][0]
+            raise ValueError(
+                f"covariates.row_id {show(bad_id)} is not in outcomes.row_id "
+                f"({int((~known_all).sum())} covariate row(s) refer to unknown rows)"
+            )
+        # rows of dropped no-event strata: their covariates go with them (counted above)
+        dropped["covariate_entries_in_dropped_strata"] = int(unknown.sum())
+    keep = (~unknown) & (values != 0)
+    cov_codes, row_pos, values = cov_codes[keep].astype(np.int64), row_pos[keep].astype(np.int64), values[keep]
+    order = np.lexsort((row_pos, cov_codes))
+    cov_codes, row_pos, values = cov_codes[order], row_pos[order], values[order]
+    if cov_codes.shape[0] > 1:
+        dup = (cov_codes[1:] == cov_codes[:-1]) & (row_pos[1:] == row_pos[:-1])
+        if dup.any():
+            k = int(np.flatnonzero(dup)[0])
+            raise ValueError(
+                f"covariates has duplicate (row_id, covariate_id) pairs: {int(dup.sum())} duplicate(s), first "
+                f"row_id={show(row_ids[row_pos[k]])}, covariate_id={show(covariate_ids_all[cov_codes[k]])}"
+            )
+    return covariate_ids_all, cov_codes, row_pos, values

@@ -328,12 +328,15 @@ def bootstrap(
 
     Examples
     --------
+    With a Laplace prior, how often each drug is selected (a non-zero estimate) across
+    resamples of the persons:
+
     >>> data, _ = hp.sccs.simulate(n_cases=500, n_drugs=5, prevalence=0.3, fraction_positive=0.4, seed=1)
-    >>> boot = hp.sccs.bootstrap(data, prior="normal", variance=1.0, replicates=20, seed=1, progress=False)
-    >>> boot.samples.shape
-    (20, 5)
-    >>> boot.summary()[["lower", "upper"]].round(2).loc[4].tolist()
-    [0.43, 1.18]
+    >>> boot = hp.sccs.bootstrap(data, prior="laplace", variance=0.1, replicates=20, seed=2, progress=False)
+    >>> boot.fit.coefficients.round(2).tolist()
+    [0.0, 0.0, 0.0, 0.55, 0.0]
+    >>> boot.summary()["p_nonzero"].round(2).tolist()
+    [0.1, 0.15, 0.0, 1.0, 0.2]
     """
     check_data(data)
     prior, variance = check_prior(prior, variance)

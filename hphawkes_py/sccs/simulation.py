@@ -126,16 +126,7 @@ def simulate(
     if rr.size == 0 or np.any(rr <= 0):
         raise ValueError(f"relative_risks must be a non-empty list of relative risks > 0, got {rr.tolist()}")
     extra_events = check_positive(extra_events, "extra_events", strict=False)
-    if prevalence is None:
-        prev_mean = (0.04 - 0.0005) / np.log(0.04 / 0.0005)  # mean of the default log-uniform draw
-    else:
-        prev = as_float_array(prevalence, "prevalence", ndim=1)  # a scalar arrives as shape (1,)
-        if prev.shape not in ((1,), (n_drugs,)):
-            raise ValueError(f"prevalence must be a number or {n_drugs} numbers (one per drug), got shape {prev.shape}")
-        if np.any(prev < 0) or np.any(prev > 1):
-            raise ValueError(f"prevalence must be in [0, 1], got {prev.tolist() if prev.size < 10 else describe(prev)}")
-        prev = np.broadcast_to(prev, (n_drugs,))
-        prev_mean = float(prev.mean())
+    prev, prev_mean = _check_prevalence(prevalence, n_drugs)
     if not isinstance(output, str) or output not in ("data", "eras"):
         raise ValueError(f"output must be 'data' or 'eras', got {describe(output)}")
     if age_effect is not None and not callable(age_effect):
@@ -169,6 +160,18 @@ def simulate(
                                   season_knots=season_knots if season_effect is not None else None)
         return data, truth
 
+    return _simulate_design(rng, n_cases, n_drugs, prev, mean_len, beta, lo, hi, extra_events), truth
+
+
+_CHUNK = 100_000
+#: Bytes per simulated row, non-zero and person at the peak of ``simulate`` (final arrays plus
+#: the concatenation and CSC-sort temporaries), counted from the arrays built below (an estimate).
+_BYTES_PER_ROW, _BYTES_PER_NNZ, _BYTES_PER_PERSON = 56, 40, 24
+
+
+def _simulate_design(rng, n_cases, n_drugs, prev, mean_len, beta, lo, hi, extra_events):
+    """The case-level design (no ages or dates): persons observed from day 0, eras and events
+    drawn chunk by chunk, assembled into one :class:`SCCSData`."""
     # Persons are independent: simulate them in chunks, which bounds the temporaries of the
     # interval construction (the result depends only on the seed; the chunk size is fixed).
     parts = []
@@ -208,13 +211,20 @@ def simulate(
         values=None,
         dropped={"eras_outside_observation": eras_outside, "persons_without_outcomes": 0},
     )
-    return data, truth
+    return data
 
 
-_CHUNK = 100_000
-#: Bytes per simulated row, non-zero and person at the peak of ``simulate`` (final arrays plus
-#: the concatenation and CSC-sort temporaries), counted from the arrays built below (an estimate).
-_BYTES_PER_ROW, _BYTES_PER_NNZ, _BYTES_PER_PERSON = 56, 40, 24
+def _check_prevalence(prevalence, n_drugs):
+    """``(per-drug prevalences or None for the default draw, their expected mean)``."""
+    if prevalence is None:
+        return None, (0.04 - 0.0005) / np.log(0.04 / 0.0005)  # mean of the default log-uniform draw
+    prev = as_float_array(prevalence, "prevalence", ndim=1)  # a scalar arrives as shape (1,)
+    if prev.shape not in ((1,), (n_drugs,)):
+        raise ValueError(f"prevalence must be a number or {n_drugs} numbers (one per drug), got shape {prev.shape}")
+    if np.any(prev < 0) or np.any(prev > 1):
+        raise ValueError(f"prevalence must be in [0, 1], got {prev.tolist() if prev.size < 10 else describe(prev)}")
+    prev = np.broadcast_to(prev, (n_drugs,))
+    return prev, float(prev.mean())
 
 
 def _pair(value, name, *, integer):

@@ -49,6 +49,17 @@ def _quantile_knots(values, n, lo, hi, name):
     return k
 
 
+def _refuse_outside_knots(lo, hi, knots, persons, what, unit, span):
+    """Refuse persons whose observed range ``lo..hi`` leaves explicit knots (the spline is
+    not defined there); ``what``, ``unit`` and ``span`` word the message."""
+    bad = (lo < knots[0]) | (hi > knots[-1])
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(
+            f"{what} must lie within the knots [{knots[0]:g}, {knots[-1]:g}]{unit}; {int(bad.sum())} person(s) "
+            f"outside, first person_id={show(persons[i])} ({span.format(lo[i], hi[i])})")
+
+
 def _each_bin(first, last):
     """Every (person, bin) pair for inclusive bin ranges ``first..last`` per person."""
     n = last - first + 1
@@ -177,13 +188,8 @@ class SplineRequest:
         (term, number of bins, midpoint age of each bin clipped to the knots))."""
         a0, a1 = os_ - birth, oe_ - birth
         if isinstance(self.age, np.ndarray):
-            bad = (a0 < self.age[0]) | (a1 > self.age[-1])
-            if bad.any():
-                i = int(np.argmax(bad))
-                raise ValueError(
-                    f"age_knots: ages under observation must lie within the knots [{self.age[0]:g}, "
-                    f"{self.age[-1]:g}] days; {int(bad.sum())} person(s) outside, first person_id="
-                    f"{show(persons[i])} (ages {a0[i]}..{a1[i]} days)")
+            _refuse_outside_knots(a0, a1, self.age, persons, "age_knots: ages under observation", " days",
+                                  "ages {}..{} days")
             knots = self.age
         else:
             knots = _quantile_knots(out_day - birth[out_person], self.age, int(a0.min()), int(a1.max()), "age_knots")
@@ -218,13 +224,8 @@ class SplineRequest:
         if self.calendar is not None:
             d0, d1 = self._month_start(mm), self._month_start(mm + 1) - 1
             if isinstance(self.calendar, np.ndarray):
-                bad = (os_ < self.calendar[0]) | (oe_ > self.calendar[-1])
-                if bad.any():
-                    i = int(np.argmax(bad))
-                    raise ValueError(
-                        f"calendar_knots: observation days must lie within the knots [{self.calendar[0]:g}, "
-                        f"{self.calendar[-1]:g}]; {int(bad.sum())} person(s) outside, first person_id="
-                        f"{show(persons[i])} (days {os_[i]}..{oe_[i]})")
+                _refuse_outside_knots(os_, oe_, self.calendar, persons, "calendar_knots: observation days", "",
+                                      "days {}..{}")
                 knots = self.calendar
             else:
                 knots = _quantile_knots(out_day, self.calendar, int(os_.min()), int(oe_.max()), "calendar_knots")
