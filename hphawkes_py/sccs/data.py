@@ -231,6 +231,16 @@ class SCCSData:
             non-finite ``time``, duplicate ``row_id``, covariate rows absent from
             ``outcomes``, duplicate (row, covariate) pairs, non-finite values,
             missing stratum ids, no rows left.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> outcomes = pd.DataFrame({"STRATUM_ID": [7, 7, 9, 9], "ROW_ID": [1, 2, 3, 4], "Y": [1, 0, 1, 1],
+        ...                          "TIME": [30.0, 335.0, 10.0, 355.0]})
+        >>> covariates = pd.DataFrame({"ROW_ID": [1, 3], "COVARIATE_ID": [101, 101]})
+        >>> data = hp.sccs.SCCSData.from_long(outcomes, covariates)
+        >>> data.covariate_ids.tolist(), data.n_events.tolist()
+        ([101], [1.0, 2.0])
         """
         check_in(strata_without_events, "strata_without_events", ("drop", "keep", "raise"))
         out = lower_columns(outcomes, "outcomes")
@@ -411,6 +421,23 @@ class SCCSData:
             an observation period, ages under observation outside explicit ``age_knots``
             (calendar days outside ``calendar_knots``), covariate ids that clash with the
             spline names.
+
+        Examples
+        --------
+        Person-level tables (days since 1970-01-01), a risk window of days 1-30 after each
+        era's start to 30 days after its end:
+
+        >>> obs, eras, outcomes, _ = hp.sccs.simulate(n_cases=300, n_drugs=2, prevalence=0.5, output="eras", seed=1)
+        >>> list(eras.columns)
+        ['person_id', 'start', 'end', 'covariate_id']
+        >>> hp.sccs.SCCSData.from_eras(obs, eras, outcomes, risk_start=1, risk_end=30)
+        SCCSData(n_strata=300, n_rows=557, n_covariates=2, nnz=275, events=327, binary=True, dropped: nothing)
+
+        With age and season adjustment (spline coefficients after the exposures):
+
+        >>> data = hp.sccs.SCCSData.from_eras(obs, eras, outcomes, age_knots=5, season_knots=4)
+        >>> data.covariate_ids.tolist()
+        [1, 2, 'age_1', 'age_2', 'age_3', 'age_4', 'age_5', 'age_6', 'season_1', 'season_2', 'season_3']
         """
         options = EraOptions(risk_start=risk_start, risk_end=risk_end, risk_windows=risk_windows, windows=windows,
                              study_start=study_start, study_end=study_end, naive_period=naive_period, min_age=min_age,
