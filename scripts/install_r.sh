@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Install R and the Debian R packages the R wrapper needs, when running as root and they are missing.
-# (CRAN is not used: everything comes from Debian.)
+# (CRAN is not used: everything comes from Debian. roxygen2 generates r-wrapper/man; see r-wrapper/check_man.sh.)
 set -uo pipefail
-PKGS="r-base-core r-base-dev r-cran-reticulate r-cran-coda r-cran-ggplot2 r-cran-testthat r-cran-knitr r-cran-rmarkdown"
+PKGS="r-base-core r-base-dev r-cran-reticulate r-cran-coda r-cran-ggplot2 r-cran-testthat r-cran-knitr r-cran-rmarkdown r-cran-roxygen2"
 missing=()
 for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -eq 0 ]; then exit 0; fi

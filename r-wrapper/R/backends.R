@@ -5,8 +5,11 @@
 #'   (what \code{backend = "auto"} picks) and, for a usable GPU, \code{api} (\code{"pycuda"} or
 #'   \code{"cupy"}), \code{device}, \code{compute_capability} and \code{memory_gib}. The backend
 #'   that \code{backend = "auto"} resolves to is also the attribute \code{"auto"}.
-#' @examples
-#' \dontrun{hphawkes_backends()}
+#' @seealso \code{\link{hphawkes_info}}; the \code{backend} argument of every fitting function.
+#' @examplesIf hphawkes_available()
+#' b <- hphawkes_backends()
+#' b[, c("backend", "available", "is_auto")]
+#' attr(b, "auto")  # what backend = "auto" runs on
 #' @export
 hphawkes_backends <- function() {
   out <- .hp_r(.hp_call(hp$backends()))
@@ -17,7 +20,14 @@ hphawkes_backends <- function() {
 
 #' Versions, threads and GPU status of the Python core
 #'
+#' The report of the command line \code{hphawkes info}: the versions of Python, NumPy, Numba
+#' and \code{hphawkes_py}, the number of CPU threads, and the GPU status.
+#'
 #' @return A named list (as \code{hphawkes info} prints it).
+#' @seealso \code{\link{hphawkes_backends}}.
+#' @examplesIf hphawkes_available()
+#' info <- hphawkes_info()
+#' names(info)
 #' @export
 hphawkes_info <- function() {
   .hp_r(.hp_call(hp$info()))
@@ -40,6 +50,14 @@ hphawkes_info <- function() {
 #' @param extra_packages More pip requirements to install (e.g. \code{"pycuda"}).
 #' @param ... Passed to \code{reticulate::py_install()}.
 #' @return The environment name, invisibly.
+#' @seealso \code{\link{hphawkes_available}}.
+#' @examples
+#' # Creates a virtual environment and pip-installs into it (network access, minutes),
+#' # so it is not run here:
+#' \dontrun{
+#' install_hphawkes("~/src/hphawkes_py")            # from a clone of the repository
+#' install_hphawkes(extra_packages = "pycuda")  # with the CUDA driver bindings
+#' }
 #' @export
 install_hphawkes <- function(package = "hphawkes_py", envname = "r-hphawkes", python = NULL,
                              extra_packages = NULL, ...) {
@@ -77,8 +95,12 @@ install_hphawkes <- function(package = "hphawkes_py", envname = "r-hphawkes", py
 #'   \code{"zhang2017_points"}, \code{"oxford"}.
 #' @param ... Arguments of the loader (e.g. \code{variant = "thinned"}).
 #' @return The data set as an R object.
-#' @examples
-#' \dontrun{dc <- hphawkes_data("dc_gunshots", variant = "no_holidays")}
+#' @seealso \code{\link{hphawkes_data_path}} for the files behind the loaders.
+#' @examplesIf hphawkes_available()
+#' grave <- hphawkes_data("grave")  # 143 medieval graves, case = affected by a dental anomaly
+#' head(grave)
+#' faithful2 <- hphawkes_data("faithful")
+#' dim(faithful2)
 #' @export
 hphawkes_data <- function(dataset, ...) {
   ds <- .hp_mod("datasets")
@@ -89,7 +111,14 @@ hphawkes_data <- function(dataset, ...) {
 }
 
 #' Path of a file bundled with hphawkes_py
-#' @param relative Path inside the package's \code{data/} directory.
+#'
+#' @param relative Path inside the package's \code{data/} directory (forward slashes).
+#' @return The absolute path of the file (a character string).
+#' @seealso \code{\link{hphawkes_data}}.
+#' @examplesIf hphawkes_available()
+#' asc <- hphawkes_data_path("kde/zhang2017/redwood.asc.gz")
+#' file.exists(asc)
+#' kde_window("asc", path = asc)
 #' @export
 hphawkes_data_path <- function(relative) {
   ds <- .hp_mod("datasets")

@@ -5,6 +5,12 @@
 
 #' Parameters of the spatiotemporal Hawkes model
 #'
+#' The six parameters of the model of Holbrook et al. (2021) (eight with the two-exponential
+#' kernel), checked to be single numbers. The intensity at location \eqn{x}, time \eqn{t} is a
+#' background \eqn{\mu_0} times a space-time Gaussian smoother of the events (bandwidths
+#' \code{tau_x}, \code{tau_t}) plus \eqn{\theta} times the triggering kernel of the earlier
+#' events: exponential in time (rate \eqn{\omega}), Gaussian in space (sd \eqn{h}).
+#'
 #' @param mu0 Background weight (events).
 #' @param tau_x Background spatial bandwidth (units of x).
 #' @param tau_t Background temporal bandwidth (units of t).
@@ -15,7 +21,15 @@
 #' @param omega2,w \code{kernel = "exp2"} only (the sum of two exponentials
 #'   \eqn{w \omega e^{-\omega t} + (1 - w) \omega_2 e^{-\omega_2 t}}): the second rate
 #'   (1 / units of t) and the weight of the \code{omega} component (in [0, 1]).
-#' @return A named list of class \code{hawkes_params}.
+#' @return A named list of class \code{hawkes_params}, accepted as \code{params} by
+#'   \code{\link{hawkes_loglik}}, \code{\link{hawkes_probabilities}} and as \code{fit} by
+#'   \code{\link{hawkes_residuals}}, \code{\link{hawkes_forecast}},
+#'   \code{\link{hawkes_forecast_score}}.
+#' @examples
+#' p <- hawkes_params(mu0 = 50, tau_x = 0.2, tau_t = 10, theta = 0.5, omega = 0.2, h = 0.05)
+#' p
+#' # kernel = "exp2" takes the second rate and the weight of the first exponential
+#' hawkes_params(50, 0.2, 10, 0.5, omega = 0.2, h = 0.05, omega2 = 2, w = 0.7)
 #' @export
 hawkes_params <- function(mu0, tau_x, tau_t, theta, omega, h, omega2 = NULL, w = NULL) {
   p <- list(mu0 = mu0, tau_x = tau_x, tau_t = tau_t, theta = theta, omega = omega, h = h)
@@ -75,6 +89,14 @@ print.hawkes_params <- function(x, ...) {
 #'   normalised over its window, as a fixed spatial background with a constant rate in time
 #'   (\code{tau_x}, \code{tau_t} are then unused).
 #' @return The log-likelihood (a number).
+#' @seealso \code{\link{hawkes_params}}, \code{\link{hawkes_mcmc}}.
+#' @examplesIf hphawkes_available()
+#' sim <- hawkes_simulate(mu = 0.5, theta = 0.5, omega = 0.2, h = 0.05, region = 1,
+#'                        duration = 100, seed = 1)
+#' p <- hawkes_params(mu0 = 50, tau_x = 0.2, tau_t = 10, theta = 0.5, omega = 0.2, h = 0.05)
+#' hawkes_loglik(sim$x, sim$t, p)
+#' hawkes_loglik(sim$x, sim$t, p, exact = TRUE)  # exact exp: equal to about 1e-12
+#' hawkes_loglik(sim$x, sim$t, p, kernel = "power-law")
 #' @export
 hawkes_loglik <- function(x, t, params, exact = FALSE, window = NULL, dtype = "float64",
                           backend = "auto", threads = NULL, kernel = "exponential", background = "smoother",
@@ -97,6 +119,14 @@ hawkes_loglik <- function(x, t, params, exact = FALSE, window = NULL, dtype = "f
 #' @return A data frame of class \code{hawkes_probabilities}: the coordinates of \code{x}
 #'   (columns \code{x}, \code{y}, \code{z} or the column names of \code{x}), \code{t} and
 #'   \code{pi}, in the input order.
+#' @seealso \code{\link{hawkes_self_excitation}} for the posterior of \eqn{\pi_n}.
+#' @examplesIf hphawkes_available()
+#' sim <- hawkes_simulate(mu = 0.5, theta = 0.5, omega = 0.2, h = 0.05, region = 1,
+#'                        duration = 100, seed = 1)
+#' p <- hawkes_params(mu0 = 50, tau_x = 0.2, tau_t = 10, theta = 0.5, omega = 0.2, h = 0.05)
+#' pr <- hawkes_probabilities(sim$x, sim$t, p)
+#' pr
+#' summary(pr)
 #' @export
 hawkes_probabilities <- function(x, t, params, exact = FALSE, window = NULL, dtype = "float64",
                                  backend = "auto", threads = NULL, kernel = "exponential",
@@ -137,9 +167,19 @@ print.hawkes_probabilities <- function(x, ...) {
 summary.hawkes_probabilities <- function(object, ...) summary(if ("pi" %in% names(object)) object$pi else object$mean)
 
 #' ggplot2 figures of self-excitation probabilities
+#'
 #' @param object Result of \code{hawkes_probabilities()} or \code{hawkes_self_excitation()}.
 #' @param type \code{"map"} (events coloured by pi, needs D >= 2) or \code{"time"} (pi over time).
 #' @param ... Unused.
+#' @return A \code{ggplot} object.
+#' @examplesIf hphawkes_available()
+#' sim <- hawkes_simulate(mu = 0.5, theta = 0.5, omega = 0.2, h = 0.05, region = 1,
+#'                        duration = 100, seed = 1)
+#' p <- hawkes_params(mu0 = 50, tau_x = 0.2, tau_t = 10, theta = 0.5, omega = 0.2, h = 0.05)
+#' pr <- hawkes_probabilities(sim$x, sim$t, p)
+#' autoplot(pr)
+#' autoplot(pr, type = "time")
+#' @method autoplot hawkes_probabilities
 #' @export
 autoplot.hawkes_probabilities <- function(object, type = c("map", "time"), ...) {
   type <- match.arg(type)
@@ -191,6 +231,19 @@ plot.hawkes_probabilities <- function(x, ...) {
 #'   \code{coda::gelman.diag}, \code{coda::effectiveSize} work on it directly. Attribute
 #'   \code{"hphawkes"} holds the Python summary table, acceptance rates, fixed values, backend
 #'   and the Python posterior (used by \code{hawkes_self_excitation()}).
+#'   \code{summary()} gives the table of the sampled parameters; the fixed ones are listed
+#'   apart, as fixed (see \code{\link{summary.hawkes_mcmc}}).
+#' @seealso \code{\link{summary.hawkes_mcmc}}, \code{\link{autoplot.hawkes_mcmc}},
+#'   \code{\link{hawkes_self_excitation}}, \code{\link{hawkes_residuals}}.
+#' @examplesIf hphawkes_available()
+#' sim <- hawkes_simulate(mu = 0.5, theta = 0.5, omega = 0.2, h = 0.05, region = 1,
+#'                        duration = 100, seed = 1)
+#' fit <- hawkes_mcmc(sim$x, sim$t, n_iter = 300, burn_in = 100, chains = 2, seed = 1,
+#'                    fixed = list(tau_x = 0.2, tau_t = 10))
+#' fit
+#' summary(fit)
+#' coda::effectiveSize(fit)
+#' coda::HPDinterval(fit)[[1]]
 #' @export
 hawkes_mcmc <- function(x, t, n_iter = 10000L, burn_in = 1000L, chains = 4L,
                         sample = NULL, fixed = NULL, init = NULL,
@@ -229,8 +282,12 @@ hawkes_mcmc <- function(x, t, n_iter = 10000L, burn_in = 1000L, chains = 4L,
   })
   out <- coda::mcmc.list(chains)
   fixed_names <- setdiff(names(draws), sampled)
+  # A fixed parameter has no posterior (sd 0, ESS and R-hat undefined): the table keeps the
+  # sampled ones, and the fixed values are reported apart.
+  table <- .hp_r(post$summary())
+  table <- table[intersect(sampled, rownames(table)), , drop = FALSE]
   info <- list(
-    summary = .hp_r(post$summary()),
+    summary = table,
     acceptance_rates = lapply(.hp_r(post$acceptance_rates), as.numeric),
     fixed = vapply(fixed_names, function(nm) draws[[nm]][1, 1], numeric(1)),
     sampled = sampled, n_iter = n_iter, burn_in = burn_in,
@@ -254,7 +311,7 @@ print.hawkes_mcmc <- function(x, digits = 4, ...) {
   cat(sprintf("Hawkes posterior (hphawkes): %d chains x %d draws after %d burn-in sweeps, backend %s, %.1f s\n",
               length(x), coda::niter(x), info$burn_in, info$backend, info$elapsed_seconds))
   if (length(info$fixed))
-    cat("Fixed:", paste(sprintf("%s=%g", names(info$fixed), info$fixed), collapse = ", "), "\n")
+    cat("Fixed (not sampled):", paste(sprintf("%s = %g", names(info$fixed), info$fixed), collapse = ", "), "\n")
   acc <- vapply(info$acceptance_rates, mean, numeric(1))
   cat("Mean acceptance:", paste(sprintf("%s=%.2f", names(acc), acc), collapse = ", "), "\n")
   print(info$summary, digits = digits)
@@ -262,11 +319,49 @@ print.hawkes_mcmc <- function(x, digits = 4, ...) {
 }
 
 #' Posterior summary of a Hawkes fit
+#'
+#' The posterior table of the sampled parameters. Parameters held fixed (by \code{fixed} in
+#' \code{\link{hawkes_mcmc}}, e.g. \code{tau_x} and \code{tau_t}) have no posterior: they are
+#' not rows of the table but listed apart, with their values, when the summary is printed.
+#'
 #' @param object A \code{hawkes_mcmc} object.
-#' @param ... Unused.
-#' @return The Python summary table (mean, sd, 95\% HDI, bulk ESS, R-hat) as a data frame.
+#' @param x A \code{summary.hawkes_mcmc} object.
+#' @param digits Significant digits printed.
+#' @param ... Unused by \code{summary}; passed to \code{print.data.frame} by \code{print}.
+#' @return A data frame of class \code{c("summary.hawkes_mcmc", "data.frame")}, one row per
+#'   sampled parameter (row names): \code{mean}, \code{sd}, the 95\% highest-density interval,
+#'   \code{ess_bulk} and \code{r_hat} (from the Python \code{HawkesPosterior.summary()}), with
+#'   the fixed values as attribute \code{"fixed"} (a named numeric vector).
+#' @examplesIf hphawkes_available()
+#' sim <- hawkes_simulate(mu = 0.5, theta = 0.5, omega = 0.2, h = 0.05, region = 1,
+#'                        duration = 100, seed = 1)
+#' fit <- hawkes_mcmc(sim$x, sim$t, n_iter = 300, burn_in = 100, chains = 2, seed = 1,
+#'                    fixed = list(tau_x = 0.2, tau_t = 10))
+#' s <- summary(fit)
+#' s
+#' attr(s, "fixed")
 #' @export
-summary.hawkes_mcmc <- function(object, ...) attr(object, "hphawkes")$summary
+summary.hawkes_mcmc <- function(object, ...) {
+  info <- attr(object, "hphawkes")
+  structure(info$summary, class = c("summary.hawkes_mcmc", "data.frame"), fixed = info$fixed)
+}
+
+#' @rdname summary.hawkes_mcmc
+#' @export
+print.summary.hawkes_mcmc <- function(x, digits = 4, ...) {
+  fixed <- attr(x, "fixed")
+  cat("Sampled parameters:\n")
+  print(.hawkes_table(x), digits = digits, ...)
+  if (length(fixed))
+    cat("Fixed (not sampled):", paste(sprintf("%s = %g", names(fixed), fixed), collapse = ", "), "\n")
+  invisible(x)
+}
+
+.hawkes_table <- function(x) {
+  attr(x, "fixed") <- NULL
+  class(x) <- "data.frame"
+  x
+}
 
 #' @export
 plot.hawkes_mcmc <- function(x, ...) {
@@ -275,10 +370,20 @@ plot.hawkes_mcmc <- function(x, ...) {
 }
 
 #' ggplot2 figures of the posterior
+#'
 #' @param object A \code{hawkes_mcmc} object.
 #' @param type \code{"density"} (posterior densities, one panel per parameter, a line per
 #'   chain) or \code{"trace"}.
 #' @param ... Unused.
+#' @return A \code{ggplot} object (sampled parameters only).
+#' @examplesIf hphawkes_available()
+#' sim <- hawkes_simulate(mu = 0.5, theta = 0.5, omega = 0.2, h = 0.05, region = 1,
+#'                        duration = 100, seed = 1)
+#' fit <- hawkes_mcmc(sim$x, sim$t, n_iter = 300, burn_in = 100, chains = 2, seed = 1,
+#'                    fixed = list(tau_x = 0.2, tau_t = 10))
+#' autoplot(fit)
+#' autoplot(fit, type = "trace")
+#' @method autoplot hawkes_mcmc
 #' @export
 autoplot.hawkes_mcmc <- function(object, type = c("density", "trace"), ...) {
   type <- match.arg(type)
@@ -309,6 +414,15 @@ autoplot.hawkes_mcmc <- function(object, type = c("density", "trace"), ...) {
 #' @param seed Whole number or NULL.
 #' @return A data frame of class \code{hawkes_probabilities} with columns for the coordinates,
 #'   \code{t}, and \code{mean}, \code{sd}, \code{q2.5}, \code{q97.5} of pi_n (input order).
+#' @seealso \code{\link{hawkes_probabilities}} (at fixed parameters),
+#'   \code{\link{hawkes_self_excitation_draws}}.
+#' @examplesIf hphawkes_available()
+#' sim <- hawkes_simulate(mu = 0.5, theta = 0.5, omega = 0.2, h = 0.05, region = 1,
+#'                        duration = 100, seed = 1)
+#' fit <- hawkes_mcmc(sim$x, sim$t, n_iter = 300, burn_in = 100, chains = 2, seed = 1,
+#'                    fixed = list(tau_x = 0.2, tau_t = 10))
+#' se <- hawkes_self_excitation(fit, sim$x, sim$t, n_draws = 50, seed = 1)
+#' head(se)
 #' @export
 hawkes_self_excitation <- function(fit, x, t, n_draws = 1000L, seed = NULL) {
   post <- attr(fit, "hphawkes")$python
@@ -329,6 +443,14 @@ hawkes_self_excitation <- function(fit, x, t, n_draws = 1000L, seed = NULL) {
 #' @param seed Whole number or NULL.
 #' @return A numeric matrix, one row per draw and one column per event (input order), of
 #'   probabilities in [0, 1].
+#' @seealso \code{\link{scan_declustered}}.
+#' @examplesIf hphawkes_available()
+#' sim <- hawkes_simulate(mu = 0.5, theta = 0.5, omega = 0.2, h = 0.05, region = 1,
+#'                        duration = 100, seed = 1)
+#' fit <- hawkes_mcmc(sim$x, sim$t, n_iter = 300, burn_in = 100, chains = 2, seed = 1,
+#'                    fixed = list(tau_x = 0.2, tau_t = 10))
+#' d <- hawkes_self_excitation_draws(fit, n_draws = 20, seed = 1)
+#' dim(d)  # 20 draws x events
 #' @export
 hawkes_self_excitation_draws <- function(fit, n_draws = 100L, seed = NULL) {
   post <- attr(fit, "hphawkes")$python
@@ -341,7 +463,12 @@ hawkes_self_excitation_draws <- function(fit, n_draws = 100L, seed = NULL) {
 
 #' Simulate a spatiotemporal Hawkes process (branching construction)
 #'
-#' @param mu Background rate per unit area per unit time.
+#' Background events are a homogeneous Poisson process on the region and \code{[0, duration]};
+#' every event has Poisson(\code{theta}) children, delayed by the temporal kernel and displaced
+#' by the spatial one (\code{hphawkes_py.hawkes.simulate}).
+#'
+#' @param mu Background rate per unit area per unit time (not the \code{mu0} of the fitting
+#'   model: about \code{mu * area * duration} background events).
 #' @param theta Expected children per
 #' event (< 1).
 #' @param omega Rate of the exponential delay.
@@ -358,6 +485,16 @@ hawkes_self_excitation_draws <- function(fit, n_draws = 100L, seed = NULL) {
 #'   the isotropic power law \code{"power-law"} / \code{list("power-law", q)} with scale \code{h}
 #'   (q > dim/2), drawn exactly.
 #' @return A list with \code{x} (matrix) and \code{t} (vector), in time order as Python returns them.
+#' @examplesIf hphawkes_available()
+#' sim <- hawkes_simulate(mu = 0.5, theta = 0.5, omega = 0.2, h = 0.05, region = 1,
+#'                        duration = 100, seed = 1)
+#' nrow(sim$x)  # about 0.5 * 1 * 100 / (1 - 0.5) events
+#' plot(sim$x, pch = 20, cex = 0.5)
+#' # a 3-D process on a box, with the sum of two exponentials as the delay
+#' sim3 <- hawkes_simulate(mu = 0.2, theta = 0.3, omega = 0.2, h = 0.05,
+#'                         region = cbind(c(0, 0, 0), c(1, 2, 1)), duration = 50, dim = 3,
+#'                         kernel = "exp2", omega2 = 2, w = 0.5, seed = 2)
+#' dim(sim3$x)
 #' @export
 hawkes_simulate <- function(mu, theta, omega, h, region, duration, dim = 2L, seed = NULL,
                             kernel = "exponential", omega2 = NULL, w = NULL, spatial_kernel = "gaussian") {
@@ -417,6 +554,13 @@ hawkes_simulate <- function(mu, theta, omega, h, region, duration, dim = 2L, see
 #'   \code{event} (row of the input, 1-based), \code{rescaled_time}, \code{interval},
 #'   \code{uniform}), \code{ks_statistic}, \code{ks_pvalue}, \code{expected} (Lambda(T1)),
 #'   \code{n_events}, and \code{draws} (per-draw KS tests) when \code{n_draws} is given.
+#' @examplesIf hphawkes_available()
+#' sim <- hawkes_simulate(mu = 0.5, theta = 0.5, omega = 0.2, h = 0.05, region = 1,
+#'                        duration = 100, seed = 1)
+#' p <- hawkes_params(mu0 = 50, tau_x = 0.2, tau_t = 10, theta = 0.5, omega = 0.2, h = 0.05)
+#' res <- hawkes_residuals(p, sim$x, sim$t)
+#' res
+#' head(res$table)
 #' @export
 hawkes_residuals <- function(fit, x, t, window = NULL, n_draws = NULL, seed = NULL, kernel = NULL,
                              spatial_kernel = NULL) {
@@ -452,6 +596,12 @@ print.hawkes_residuals <- function(x, ...) {
 #' @return A data frame: \code{time}, the grid coordinates (\code{x0}, \code{x1}, ...),
 #'   \code{mean}, \code{background} and the 2.5\% and 97.5\% quantiles of the intensity
 #'   (events per unit area per unit time).
+#' @examplesIf hphawkes_available()
+#' sim <- hawkes_simulate(mu = 0.5, theta = 0.5, omega = 0.2, h = 0.05, region = 1,
+#'                        duration = 100, seed = 1)
+#' p <- hawkes_params(mu0 = 50, tau_x = 0.2, tau_t = 10, theta = 0.5, omega = 0.2, h = 0.05)
+#' grid <- as.matrix(expand.grid(x = c(0.25, 0.75), y = c(0.25, 0.75)))
+#' hawkes_forecast(p, sim$x, sim$t, times = max(sim$t) + c(1, 10), grid = grid)
 #' @export
 hawkes_forecast <- function(fit, x, t, times, grid, n_draws = 200L, seed = NULL, backend = "auto",
                             threads = NULL, exact = FALSE) {
@@ -482,6 +632,11 @@ hawkes_forecast <- function(fit, x, t, times, grid, n_draws = 200L, seed = NULL,
 #' @return A list of class \code{hawkes_forecast_score}: the scalars (\code{log_score},
 #'   \code{background_log_score}, \code{poisson_log_score}, \code{information_gain} in nats per
 #'   event, expected counts, \code{n_events}, ...) and \code{table}, one row per model.
+#' @examplesIf hphawkes_available()
+#' sim <- hawkes_simulate(mu = 0.5, theta = 0.5, omega = 0.2, h = 0.05, region = 1,
+#'                        duration = 100, seed = 1)
+#' p <- hawkes_params(mu0 = 50, tau_x = 0.2, tau_t = 10, theta = 0.5, omega = 0.2, h = 0.05)
+#' hawkes_forecast_score(p, sim$x, sim$t, origin = 80, horizon = 15)
 #' @export
 hawkes_forecast_score <- function(fit, x, t, origin, horizon, end = NULL, n_draws = 200L,
                                   background = "origin", reference_mu0 = "refit", seed = NULL,

@@ -15,7 +15,16 @@
 #'   target units), and \code{source_crs} for files that declare no CRS. Nothing is reprojected
 #'   unless \code{crs} is given.
 #' @param ... The arguments of the chosen type, named as in Python.
-#' @return An object of class \code{kde_window} (holds the Python Window).
+#' @return An object of class \code{kde_window} (holds the Python Window): \code{x0},
+#'   \code{y0} (lower-left corner), \code{cell_size}, \code{shape} (rows, columns),
+#'   \code{area}, \code{n_inside} (cells inside) and \code{crs} (\code{NULL} when none).
+#' @seealso \code{\link{kde_fit}}, \code{\link{kde_relative_risk}}, \code{\link{kde_spacetime}}.
+#' @examplesIf hphawkes_available()
+#' kde_window("rectangle", xmin = 0, xmax = 10, ymin = 0, ymax = 5, cell_size = 0.5)
+#' kde_window("polygon", vertices = cbind(c(0, 4, 0), c(0, 0, 3)), cell_size = 0.1)
+#' m <- matrix(TRUE, 4, 6); m[1, 1:2] <- FALSE  # row 1 is the top row
+#' kde_window("mask", mask = m, x0 = 0, y0 = 0, cell_size = 1)
+#' kde_window("asc", path = hphawkes_data_path("kde/zhang2017/redwood.asc.gz"))
 #' @export
 kde_window <- function(type = c("rectangle", "asc", "mask", "polygon", "geotiff", "vector"), ...) {
   type <- match.arg(type)
@@ -63,6 +72,9 @@ kde_window <- function(type = c("rectangle", "asc", "mask", "polygon", "geotiff"
 #'   geographic CRS).
 #' @param src_crs,dst_crs Source and target CRS: a string such as \code{"EPSG:4326"} or an EPSG code.
 #' @return Numeric matrix (n x 2) of the coordinates in \code{dst_crs} (metres for a metric CRS).
+#' @examplesIf hphawkes_available() && reticulate::py_module_available("rasterio")
+#' lonlat <- rbind(c(-77.04, 38.90), c(-77.00, 38.95))  # Washington, DC
+#' kde_reproject_points(lonlat, "EPSG:4326", "EPSG:32618")  # UTM zone 18N, metres
 #' @export
 kde_reproject_points <- function(points, src_crs, dst_crs) {
   pts <- as.matrix(points)
@@ -87,6 +99,13 @@ kde_reproject_points <- function(points, src_crs, dst_crs) {
 #' @param path File to write (\code{.tif}).
 #' @param nodata Value written for cells outside the window.
 #' @return \code{path}, invisibly.
+#' @examplesIf hphawkes_available() && reticulate::py_module_available("rasterio")
+#' rw <- hphawkes_data("redwood")  # 62 redwood saplings and their study-area mask
+#' win <- kde_window("asc", path = hphawkes_data_path("kde/zhang2017/redwood.asc.gz"))
+#' fit <- kde_fit(rw[[1]], win)
+#' tif <- tempfile(fileext = ".tif")
+#' kde_write_geotiff(kde_surface(fit), tif)
+#' file.exists(tif)
 #' @export
 kde_write_geotiff <- function(surface, path, nodata = -9999) {
   if (!inherits(surface, "kde_surface")) .hp_stop("surface must be a kde_surface object")
@@ -113,7 +132,17 @@ print.kde_window <- function(x, ...) {
 }
 
 #' Rule-of-thumb bandwidth (2 / (3 n))^(1/4) x standard distance
+#'
+#' The starting bandwidth of \code{kde_fit(method = "rule-of-thumb")}: \eqn{(2 / (3 n))^{1/4}}
+#' times the standard distance of the points (the root mean squared distance to their centroid).
+#'
 #' @param points Numeric matrix (n x 2).
+#' @return The bandwidth (a number, units of the coordinates).
+#' @examplesIf hphawkes_available()
+#' set.seed(1)
+#' pts <- cbind(rnorm(100), rnorm(100))
+#' kde_bandwidth(pts)
+#' (2 / (3 * 100))^(1 / 4) * sqrt(mean(rowSums(sweep(pts, 2, colMeans(pts))^2)))
 #' @export
 kde_bandwidth <- function(points) {
   .hp_r(.hp_call(.hp_mod("kde")$rule_of_thumb_bandwidth(.np_double(as.matrix(points), "points"))))
@@ -134,7 +163,17 @@ kde_bandwidth <- function(points) {
 #' @param backend,threads See \code{hphawkes_backends()}.
 #' @return An object of class \code{hphawkes_kde}: \code{h}, \code{alpha}, \code{bandwidths},
 #'   \code{edge_factors}, \code{log_likelihood}, \code{n_iter}, \code{method}, \code{backend},
-#'   \code{points}, \code{window} and the Python fit.
+#'   \code{points}, \code{window} and the Python fit; \code{summary()} gives a one-row data
+#'   frame, \code{plot()} and \code{autoplot()} draw the surface.
+#' @seealso \code{\link{kde_surface}}, \code{\link{kde_density_at}}.
+#' @examplesIf hphawkes_available()
+#' rw <- hphawkes_data("redwood")  # 62 redwood saplings and their study-area mask
+#' win <- kde_window("asc", path = hphawkes_data_path("kde/zhang2017/redwood.asc.gz"))
+#' fit <- kde_fit(rw[[1]], win)
+#' fit
+#' summary(fit)
+#' range(fit$bandwidths)  # adaptive: small where the points are dense
+#' kde_fit(rw[[1]], win, method = "fixed", bandwidth = 0.1)$h
 #' @export
 kde_fit <- function(points, window = NULL, method = "adaptive", bandwidth = NULL,
                     edge_correction = TRUE, cutoff = 3.0, backend = "auto", threads = NULL, weights = NULL) {
@@ -167,9 +206,15 @@ summary.hphawkes_kde <- function(object, ...) {
 }
 
 #' Density at given points
+#'
 #' @param fit An \code{hphawkes_kde} fit.
 #' @param points Numeric matrix (m x 2).
-#' @return Intensities at the points.
+#' @return Intensities at the points (expected events per unit area), a numeric vector.
+#' @examplesIf hphawkes_available()
+#' rw <- hphawkes_data("redwood")  # 62 redwood saplings and their study-area mask
+#' win <- kde_window("asc", path = hphawkes_data_path("kde/zhang2017/redwood.asc.gz"))
+#' fit <- kde_fit(rw[[1]], win)
+#' kde_density_at(fit, rbind(c(0.5, 0.5), c(0.2, 0.8)))
 #' @export
 kde_density_at <- function(fit, points) {
   .hp_r(.hp_call(fit$python$density_at(.np_double(as.matrix(points), "points"))))
@@ -181,7 +226,17 @@ kde_density_at <- function(fit, points) {
 #' @param window \code{NULL} (the fit's window) or another window.
 #' @return An object of class \code{kde_surface}: \code{z} (matrix rows x cols, row 1 = top,
 #'   NA outside the window), \code{x} (column centres), \code{y} (row centres, decreasing),
-#'   \code{x0}, \code{y0} (lower-left corner), \code{cell_size}.
+#'   \code{x0}, \code{y0} (lower-left corner), \code{cell_size}; \code{as.data.frame()} gives
+#'   one row per cell (\code{x}, \code{y}, \code{density}).
+#' @examplesIf hphawkes_available()
+#' rw <- hphawkes_data("redwood")  # 62 redwood saplings and their study-area mask
+#' win <- kde_window("asc", path = hphawkes_data_path("kde/zhang2017/redwood.asc.gz"))
+#' fit <- kde_fit(rw[[1]], win)
+#' s <- kde_surface(fit)
+#' s
+#' sum(s$z, na.rm = TRUE) * s$cell_size^2  # about the number of points
+#' plot(s)
+#' autoplot(s)
 #' @export
 kde_surface <- function(fit, window = NULL) {
   if (!inherits(fit, "hphawkes_kde")) .hp_stop("fit must come from kde_fit()")
@@ -213,6 +268,7 @@ as.data.frame.kde_surface <- function(x, ...) {
              density = as.vector(x$z))
 }
 
+#' @method autoplot kde_surface
 #' @export
 autoplot.kde_surface <- function(object, points = TRUE, ...) {
   df <- as.data.frame.kde_surface(object)
@@ -236,6 +292,7 @@ plot.kde_surface <- function(x, ...) {
   invisible(x)
 }
 
+#' @method autoplot hphawkes_kde
 #' @export
 autoplot.hphawkes_kde <- function(object, ...) autoplot.kde_surface(kde_surface(object), ...)
 
@@ -273,6 +330,15 @@ plot.hphawkes_kde <- function(x, ...) {
 #' @return An object of class \code{hphawkes_relrisk}: \code{h}, \code{alpha}, \code{method},
 #'   \code{selector}, \code{surface} (a \code{kde_surface} of the log relative risk), the patterns
 #'   and the Python object.
+#' @seealso \code{\link{kde_risk_pvalues}}.
+#' @examplesIf hphawkes_available()
+#' ch <- hphawkes_data("point_pattern", name = "chorley")  # larynx (cases) and lung cancers
+#' win <- kde_window("asc", path = hphawkes_data_path("kde/chorley_mask_0.1km.asc.gz"))
+#' cases <- as.matrix(ch[ch$mark == "larynx", c("x", "y")])
+#' controls <- as.matrix(ch[ch$mark == "lung", c("x", "y")])
+#' rr <- kde_relative_risk(cases, controls, win, bandwidth = 1.5)
+#' rr
+#' range(rr$surface$z, na.rm = TRUE)  # log relative risk
 #' @export
 kde_relative_risk <- function(cases, controls, window, method = "fixed", bandwidth = "oversmoothing",
                               alpha = NULL, edge_correction = TRUE, cutoff = 3.0, backend = "auto",
@@ -300,6 +366,15 @@ kde_relative_risk <- function(cases, controls, window, method = "fixed", bandwid
 #'   (random relabelling of the pooled points).
 #' @param n_replicates,seed Monte Carlo relabellings and their seed.
 #' @return A \code{kde_surface} of p-values (NA outside the window).
+#' @examplesIf hphawkes_available()
+#' ch <- hphawkes_data("point_pattern", name = "chorley")
+#' win <- kde_window("asc", path = hphawkes_data_path("kde/chorley_mask_0.1km.asc.gz"))
+#' rr <- kde_relative_risk(as.matrix(ch[ch$mark == "larynx", c("x", "y")]),
+#'                         as.matrix(ch[ch$mark == "lung", c("x", "y")]), win, bandwidth = 1.5)
+#' p <- kde_risk_pvalues(rr)
+#' mean(p$z < 0.05, na.rm = TRUE)  # share of the window with raised risk at the 5% level
+#' p_mc <- kde_risk_pvalues(rr, "monte_carlo", n_replicates = 19, seed = 1)
+#' autoplot(rr, p_values = p)
 #' @export
 kde_risk_pvalues <- function(rr, method = "asymptotic", n_replicates = 999L, seed = NULL) {
   if (!inherits(rr, "hphawkes_relrisk")) .hp_stop("rr must come from kde_relative_risk()")
@@ -318,6 +393,7 @@ print.hphawkes_relrisk <- function(x, ...) {
   invisible(x)
 }
 
+#' @method autoplot hphawkes_relrisk
 #' @export
 autoplot.hphawkes_relrisk <- function(object, levels = c(0.05, 0.01), p_values = NULL, ...) {
   if (is.null(p_values)) p_values <- kde_risk_pvalues(object, ...)
@@ -344,13 +420,22 @@ autoplot.hphawkes_relrisk <- function(object, levels = c(0.05, 0.01), p_values =
 #' Calls \code{hphawkes_py.kde.spacetime}: separate spatial (\code{h}) and temporal (\code{lam})
 #' Gaussian bandwidths, edge correction in space (the window) and time (\code{time_window}).
 #'
-#' @param points Numeric matrix (n x 2); @param times Numeric vector (n), any time unit.
+#' @param points Numeric matrix (n x 2).
+#' @param times Numeric vector (n), any time unit.
 #' @param window A \code{kde_window()} or the path of an ESRI ASCII grid.
 #' @param h,lam Bandwidths (numbers) or \code{"oversmoothing"} (Terrell).
 #' @param time_window \code{c(T0, T1)} (default the range of \code{times}).
 #' @param edge_correction,cutoff,backend,threads As in \code{kde_fit()}.
 #' @return An object of class \code{hphawkes_spacetime}: \code{h}, \code{lam}, \code{time_window}
 #'   and the Python object; see \code{kde_spacetime_slices()}.
+#' @examplesIf hphawkes_available()
+#' set.seed(1)
+#' pts <- matrix(runif(200), ncol = 2)
+#' times <- seq(0, 10, length.out = 100)
+#' win <- kde_window("rectangle", xmin = 0, xmax = 1, ymin = 0, ymax = 1, cell_size = 0.05)
+#' st <- kde_spacetime(pts, times, win, h = 0.1, lam = 1)
+#' st
+#' kde_spacetime(pts, times, win)  # Terrell's oversmoothing bandwidths
 #' @export
 kde_spacetime <- function(points, times, window, h = "oversmoothing", lam = "oversmoothing",
                           time_window = NULL, edge_correction = TRUE, cutoff = 3.0, backend = "auto",
@@ -377,6 +462,14 @@ kde_spacetime <- function(points, times, window, h = "oversmoothing", lam = "ove
 #' @param conditional \code{TRUE}: the conditional density f(x | t) (integrates to 1 over the
 #'   window); \code{FALSE}: the intensity (events per unit area per unit time).
 #' @return A list of \code{kde_surface} objects, one per time.
+#' @examplesIf hphawkes_available()
+#' set.seed(1)
+#' pts <- matrix(runif(200), ncol = 2)
+#' win <- kde_window("rectangle", xmin = 0, xmax = 1, ymin = 0, ymax = 1, cell_size = 0.05)
+#' st <- kde_spacetime(pts, seq(0, 10, length.out = 100), win, h = 0.1, lam = 1)
+#' sl <- kde_spacetime_slices(st, c(2, 8))
+#' sum(sl[[2]]$z, na.rm = TRUE) * 0.05^2  # a conditional density: about 1
+#' plot(sl[[1]])
 #' @export
 kde_spacetime_slices <- function(st, times, conditional = TRUE) {
   if (!inherits(st, "hphawkes_spacetime")) .hp_stop("st must come from kde_spacetime()")

@@ -26,7 +26,22 @@
 #'   each row of \code{X}), \code{loglik_trace}, \code{backend}, the clusters found by modal
 #'   merging (\code{n_clusters}, \code{cluster_labels} and \code{component_clusters}, 1-based,
 #'   \code{cluster_weights}, \code{cluster_means}), \code{n_components_kept}, Gibbs
-#'   \code{diagnostics} (R-hat, ESS), optionally \code{draws}, and the fitted Python model.
+#'   \code{diagnostics} (R-hat, ESS), optionally \code{draws}, and the fitted Python model;
+#'   \code{summary()} gives the components with weight of at least \code{min_weight} (default
+#'   0.01), \code{predict()} classifies new data.
+#' @seealso \code{\link{predict.tdp_mixture}}.
+#' @examplesIf hphawkes_available()
+#' f <- hphawkes_data("faithful")  # Old Faithful: eruption length and waiting time
+#' X <- as.matrix(f[, c("eruptions", "waiting")])
+#' m <- tdp_mixture(X, n_components = 6, method = "bem", n_iter = 40, seed = 1)
+#' m
+#' summary(m)
+#' m$n_clusters
+#' autoplot(m)
+#' # blocked Gibbs sampling, two chains
+#' g <- tdp_mixture(X, n_components = 8, method = "gibbs", n_iter = 60, burn_in = 20,
+#'                  chains = 2, seed = 1)
+#' g$diagnostics
 #' @export
 tdp_mixture <- function(X, n_components = 256L, method = "gibbs", n_iter = 1000L, burn_in = 100L,
                         thin = 1L, alpha_prior = c(10, 1), m0 = NULL, gamma0 = 10.0, nu0 = NULL,
@@ -85,6 +100,7 @@ summary.tdp_mixture <- function(object, min_weight = 0.01, ...) {
 }
 
 #' Predictions from a truncated DP mixture
+#'
 #' @param object A \code{tdp_mixture} fit.
 #' @param newdata Numeric matrix (m x p); default the
 #'   training data.
@@ -92,6 +108,17 @@ summary.tdp_mixture <- function(object, min_weight = 0.01, ...) {
 #'   membership probabilities), \code{"density"} (log density) or \code{"cluster"} (1-based
 #'   cluster by modal merging).
 #' @param ... Unused.
+#' @return \code{"class"}, \code{"cluster"}: integer vector (m); \code{"prob"}: numeric
+#'   matrix (m x k); \code{"density"}: numeric vector (m) of log densities.
+#' @examplesIf hphawkes_available()
+#' f <- hphawkes_data("faithful")  # Old Faithful: eruption length and waiting time
+#' X <- as.matrix(f[, c("eruptions", "waiting")])
+#' m <- tdp_mixture(X, n_components = 6, method = "bem", n_iter = 40, seed = 1)
+#' new <- rbind(c(2, 55), c(4.5, 80))
+#' predict(m, new)
+#' round(predict(m, new, type = "prob"), 3)
+#' predict(m, new, type = "density")
+#' predict(m, new, type = "cluster")
 #' @export
 predict.tdp_mixture <- function(object, newdata = NULL, type = c("class", "prob", "density", "cluster"), ...) {
   type <- match.arg(type)
@@ -103,6 +130,7 @@ predict.tdp_mixture <- function(object, newdata = NULL, type = c("class", "prob"
     cluster = .hp_r(.hp_call(object$python$predict_cluster(X))) + 1L)
 }
 
+#' @method autoplot tdp_mixture
 #' @export
 autoplot.tdp_mixture <- function(object, dims = c(1L, 2L), ...) {
   X <- object$X

@@ -21,7 +21,19 @@
 #' @param backend \code{"auto"}, \code{"cpu"}, \code{"gpu"} or \code{"emulator"}.
 #' @param threads \code{NULL} or number of CPU threads.
 #' @return An object of class \code{hphawkes_scan}: \code{clusters} (data frame, most likely
-#'   first; \code{location_ids} is a list column), \code{null_llr}, totals and settings.
+#'   first; \code{location_ids} is a list column), \code{null_llr}, totals and settings;
+#'   \code{summary()} and \code{as.data.frame()} give the cluster table, \code{plot()} and
+#'   \code{autoplot()} a map.
+#' @seealso \code{\link{scan_poisson}}, \code{\link{scan_space_time}},
+#'   \code{\link{autoplot.hphawkes_scan}}.
+#' @examplesIf hphawkes_available()
+#' g <- hphawkes_data("grave")  # 143 graves; case = 1 for an affected person
+#' res <- scan_bernoulli(g[, c("x", "y")], g$case, 1 - g$case, n_replicates = 99, seed = 1)
+#' res
+#' summary(res)[, c("x", "y", "radius", "cases", "log_likelihood_ratio", "p_value")]
+#' res$clusters$location_ids[[1]]  # 0-based rows in the most likely cluster
+#' scan_bernoulli(g[, c("x", "y")], g$case, 1 - g$case, window = "ellipse", n_replicates = 19,
+#'                seed = 1)
 #' @export
 scan_bernoulli <- function(coords, cases, controls, max_population = 0.5, n_replicates = 999L,
                            direction = "high", secondary = "no-overlap", grid_cell = NULL,
@@ -88,6 +100,12 @@ scan_bernoulli <- function(coords, cases, controls, max_population = 0.5, n_repl
 #' @param backend \code{"auto"}, \code{"cpu"}, \code{"gpu"} or \code{"emulator"}.
 #' @param threads \code{NULL} or number of CPU threads.
 #' @return An object of class \code{hphawkes_scan} (as \code{scan_bernoulli}), \code{model = "poisson"}.
+#' @examplesIf hphawkes_available()
+#' ny <- hphawkes_data("ny_leukemia")  # 281 census tracts of upstate New York
+#' res <- scan_poisson(ny[, c("latitude", "longitude")], ny$cases_floor, ny$population,
+#'                     max_population = 0.1, n_replicates = 49, seed = 1, location_ids = ny$id)
+#' res
+#' head(res$clusters[, c("cases", "expected", "log_likelihood_ratio", "p_value")], 3)
 #' @export
 scan_poisson <- function(coords, cases, population, expected = NULL, covariates = NULL,
                          max_population = 0.5, max_distance = NULL, distance = "euclidean",
@@ -148,6 +166,18 @@ scan_poisson <- function(coords, cases, population, expected = NULL, covariates 
 #'   \code{draw_support}, \code{verdict}), \code{ordinary} and \code{declustered}
 #'   (\code{hphawkes_scan} objects), \code{draws} and \code{locations} (data frames),
 #'   \code{event_location} (the 0-based \code{location_id} of every event), totals and settings.
+#' @seealso \code{\link{hawkes_self_excitation}}, \code{\link{hawkes_self_excitation_draws}},
+#'   \code{\link{autoplot.hphawkes_declustered}}.
+#' @examplesIf hphawkes_available()
+#' set.seed(4)  # a background hotspot near (2.5, 2.5) and a burst of contagion near (7.5, 7.5)
+#' x <- rbind(cbind(runif(400, 0, 10), runif(400, 0, 10)),
+#'            cbind(rnorm(80, 2.5, 0.25), rnorm(80, 2.5, 0.25)),
+#'            cbind(rnorm(80, 7.5, 0.25), rnorm(80, 7.5, 0.25)))
+#' x <- pmin(pmax(x, 0), 10)
+#' pi_n <- c(rep(0.05, 480), rep(0.97, 80))  # probability that each event was triggered
+#' dec <- scan_declustered(x, pi_n, cell_size = 1, n_draws = 10, n_replicates = 49, seed = 1)
+#' dec
+#' dec$comparison[, c("events", "p_value", "background_p_value", "verdict")]
 #' @export
 scan_declustered <- function(coords, pi, cell_size = NULL, locations = NULL, population = NULL,
                              expected = NULL, empty_cells = "drop", n_draws = NULL,
@@ -188,14 +218,28 @@ summary.hphawkes_declustered <- function(object, ...) object$comparison
 #' @export
 as.data.frame.hphawkes_declustered <- function(x, ...) x$comparison
 
-#' ggplot2 map of a declustered scan: the locations (squares, shaded by their number of events)
-#' and the circles of the ordinary clusters coloured by verdict (background hotspot, contagion
-#' only, not significant).
+#' ggplot2 map of a declustered scan
+#'
+#' The locations (squares, shaded by their number of events) and the circles of the ordinary
+#' clusters drawn by verdict (background hotspot, contagion only, not significant).
+#'
 #' @param object An \code{hphawkes_declustered} result.
 #' @param fill \code{"events"}, \code{"background"} (expected background events) or
 #'   \code{"p_in_cluster"} (fraction of label draws with the location in a significant
 #'   background cluster).
 #' @param ... Unused.
+#' @return A \code{ggplot} object.
+#' @examplesIf hphawkes_available()
+#' set.seed(4)  # a background hotspot near (2.5, 2.5) and a burst of contagion near (7.5, 7.5)
+#' x <- rbind(cbind(runif(400, 0, 10), runif(400, 0, 10)),
+#'            cbind(rnorm(80, 2.5, 0.25), rnorm(80, 2.5, 0.25)),
+#'            cbind(rnorm(80, 7.5, 0.25), rnorm(80, 7.5, 0.25)))
+#' x <- pmin(pmax(x, 0), 10)
+#' pi_n <- c(rep(0.05, 480), rep(0.97, 80))  # probability that each event was triggered
+#' dec <- scan_declustered(x, pi_n, cell_size = 1, n_draws = 10, n_replicates = 49, seed = 1)
+#' autoplot(dec)
+#' autoplot(dec, fill = "background")
+#' @method autoplot hphawkes_declustered
 #' @export
 autoplot.hphawkes_declustered <- function(object, fill = c("events", "background", "p_in_cluster"), ...) {
   fill <- match.arg(fill)
@@ -257,11 +301,20 @@ as.data.frame.hphawkes_scan <- function(x, ...) x$clusters
   }))
 }
 
-#' ggplot2 map of the scan result: locations (size = population, colour = has cases) and the
-#' cluster circles (most likely in blue, secondary dashed).
+#' ggplot2 map of a scan result
+#'
+#' The locations (size = population, colour = has cases) and the cluster circles (the most
+#' likely one solid, secondary ones dashed).
+#'
 #' @param object An \code{hphawkes_scan} result.
 #' @param max_clusters Number of clusters drawn.
 #' @param ... Unused.
+#' @return A \code{ggplot} object.
+#' @examplesIf hphawkes_available()
+#' g <- hphawkes_data("grave")  # 143 graves; case = 1 for an affected person
+#' res <- scan_bernoulli(g[, c("x", "y")], g$case, 1 - g$case, n_replicates = 99, seed = 1)
+#' autoplot(res, max_clusters = 2)
+#' @method autoplot hphawkes_scan
 #' @export
 autoplot.hphawkes_scan <- function(object, max_clusters = 5L, ...) {
   loc <- object$locations
@@ -317,7 +370,22 @@ plot.hphawkes_scan <- function(x, ...) {
 #' @param progress Show a progress bar.
 #' @param backend \code{"auto"}, \code{"cpu"}, \code{"gpu"} or \code{"emulator"}.
 #' @param threads \code{NULL} or number of CPU threads.
-#' @return An object of class \code{hphawkes_scan}; \code{clusters} has \code{start} and \code{end}.
+#' @return An object of class \code{hphawkes_scan}; \code{clusters} has \code{start} and \code{end}
+#'   (\code{Date}s when \code{times} are).
+#' @examplesIf hphawkes_available()
+#' set.seed(3)  # 40 locations x 20 days, an outbreak near (3, 7) on days 16-18
+#' xy <- cbind(runif(40, 0, 10), runif(40, 0, 10))
+#' grid <- expand.grid(loc = 1:40, day = 1:20)
+#' near <- sqrt((xy[grid$loc, 1] - 3)^2 + (xy[grid$loc, 2] - 7)^2) < 2
+#' grid$cases <- rpois(nrow(grid), ifelse(near & grid$day >= 16 & grid$day <= 18, 4, 0.3))
+#' g <- grid[grid$cases > 0, ]
+#' dates <- as.Date("2024-03-01") + g$day - 1
+#' res <- scan_space_time(xy[g$loc, ], g$cases, dates, max_temporal = 7, n_replicates = 49,
+#'                        seed = 1)
+#' res$clusters[1, c("start", "end", "cases", "expected", "p_value")]
+#' # the discrete Poisson space-time model: a population of 1000 per location
+#' scan_space_time(xy[g$loc, ], g$cases, dates, population = rep(1000, nrow(g)),
+#'                 n_replicates = 19, seed = 1)
 #' @export
 scan_space_time <- function(coords, cases, times, population = NULL, controls = NULL, max_population = 0.5,
                             max_distance = NULL,
@@ -365,6 +433,11 @@ scan_space_time <- function(coords, cases, times, population = NULL, controls = 
 #' @param n_replicates \code{NULL} (the file's \code{MonteCarloReps}) or a number of replicates.
 #' @param seed,progress,backend,threads As in \code{\link{scan_bernoulli}}.
 #' @return An object of class \code{hphawkes_scan} (as \code{scan_bernoulli}).
+#' @examplesIf hphawkes_available()
+#' # SaTScan's sample space-time permutation analysis (New York City fever, 2001)
+#' prm <- hphawkes_data_path("scan/satscan_sample_data/NYCSpaceTimePermutation.prm")
+#' res <- suppressWarnings(scan_run_prm(prm, n_replicates = 19, seed = 1))
+#' res
 #' @export
 scan_run_prm <- function(path, n_replicates = NULL, seed = NULL, progress = FALSE, backend = "auto",
                          threads = NULL) {

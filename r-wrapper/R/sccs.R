@@ -7,7 +7,20 @@
 #' @param covariates Data frame with \code{row_id}, \code{covariate_id} and optionally
 #'   \code{value} (default 1).
 #' @param strata_without_events \code{"drop"}, \code{"keep"} or \code{"raise"}.
-#' @return An object of class \code{sccs_data} (holds the Python SCCSData).
+#' @return An object of class \code{sccs_data} (holds the Python SCCSData): \code{n_strata},
+#'   \code{n_rows}, \code{n_covariates}, \code{nnz} (non-zero covariate values).
+#' @seealso \code{\link{sccs_fit}}; \code{\link{sccs_study}} builds the data from
+#'   person-level eras.
+#' @examplesIf hphawkes_available()
+#' set.seed(4)  # 40 persons x 4 intervals; covariate 1 raises the rate, covariate 2 lowers it
+#' outcomes <- data.frame(stratum_id = rep(1:40, each = 4), row_id = 1:160,
+#'                        time = round(runif(160, 5, 60)))
+#' x1 <- rbinom(160, 1, 0.4); x2 <- rbinom(160, 1, 0.3)
+#' outcomes$y <- rpois(160, outcomes$time / 30 * exp(0.7 * x1 - 0.4 * x2))
+#' covariates <- rbind(data.frame(row_id = outcomes$row_id[x1 == 1], covariate_id = 1L),
+#'                     data.frame(row_id = outcomes$row_id[x2 == 1], covariate_id = 2L))
+#' d <- sccs_data(outcomes, covariates)
+#' d
 #' @export
 sccs_data <- function(outcomes, covariates, strata_without_events = "drop") {
   D <- .hp_mod("sccs")$SCCSData
@@ -46,6 +59,11 @@ print.sccs_data <- function(x, ...) {
 #'   \code{fraction_positive}, \code{relative_risks}).
 #' @param seed Whole number or NULL.
 #' @return A list: \code{data} (\code{sccs_data}) and \code{true_coefficients} (named vector).
+#' @seealso \code{\link{sccs_simulate_eras}} for person-level data.
+#' @examplesIf hphawkes_available()
+#' sim <- sccs_simulate(n_cases = 300, n_drugs = 10, fraction_positive = 0.5, seed = 1)
+#' sim$data
+#' sim$true_coefficients[sim$true_coefficients != 0]
 #' @export
 sccs_simulate <- function(n_cases, n_drugs, ..., seed = NULL) {
   extra <- list(...)
@@ -80,7 +98,23 @@ sccs_simulate <- function(n_cases, n_drugs, ..., seed = NULL) {
 #' @param backend,threads See \code{hphawkes_backends()}.
 #' @return An object of class \code{hphawkes_sccs_fit}: \code{coefficients} (named by
 #'   covariate id), \code{log_likelihood}, \code{log_prior}, \code{iterations},
-#'   \code{converged}, \code{prior}, \code{variance}, \code{backend}.
+#'   \code{converged}, \code{prior}, \code{variance}, \code{backend}; \code{coef()},
+#'   \code{logLik()}, \code{vcov()}, \code{confint()} and \code{summary()} work on it.
+#' @seealso \code{\link{sccs_cv}} (the prior variance by cross-validation),
+#'   \code{\link{sccs_results}}, \code{\link{confint.hphawkes_sccs_fit}}.
+#' @examplesIf hphawkes_available()
+#' set.seed(4)  # 40 persons x 4 intervals; covariate 1 raises the rate, covariate 2 lowers it
+#' outcomes <- data.frame(stratum_id = rep(1:40, each = 4), row_id = 1:160,
+#'                        time = round(runif(160, 5, 60)))
+#' x1 <- rbinom(160, 1, 0.4); x2 <- rbinom(160, 1, 0.3)
+#' outcomes$y <- rpois(160, outcomes$time / 30 * exp(0.7 * x1 - 0.4 * x2))
+#' covariates <- rbind(data.frame(row_id = outcomes$row_id[x1 == 1], covariate_id = 1L),
+#'                     data.frame(row_id = outcomes$row_id[x2 == 1], covariate_id = 2L))
+#' d <- sccs_data(outcomes, covariates)
+#' fit <- sccs_fit(d, prior = "none")  # conditional Poisson maximum likelihood
+#' fit
+#' coef(fit)
+#' sccs_fit(d, prior = "laplace", variance = 0.1)  # shrunk towards 0
 #' @export
 sccs_fit <- function(data, prior = "laplace", variance = 1.0, exclude = NULL, tolerance = 1e-6,
                      max_iterations = 1000L, progress = FALSE, backend = "auto", threads = NULL) {
@@ -121,6 +155,7 @@ logLik.hphawkes_sccs_fit <- function(object, ...) {
   p + ggplot2::labs(x = "log relative risk", y = "covariate", title = title)
 }
 
+#' @method autoplot hphawkes_sccs_fit
 #' @export
 autoplot.hphawkes_sccs_fit <- function(object, max_covariates = 30L, ...) {
   b <- object$coefficients
@@ -142,6 +177,11 @@ plot.hphawkes_sccs_fit <- function(x, ...) { print(autoplot.hphawkes_sccs_fit(x,
 #' @param seed Whole number or NULL.
 #' @return An object of class \code{sccs_cv}: \code{variance}, \code{grid}, \code{scores}
 #'   (data frame), \code{fold_scores} (matrix), \code{fit} (an \code{hphawkes_sccs_fit}).
+#' @examplesIf hphawkes_available()
+#' sim <- sccs_simulate(n_cases = 300, n_drugs = 10, fraction_positive = 0.5, seed = 1)
+#' cv <- sccs_cv(sim$data, folds = 5, grid = c(0.01, 0.1, 1), seed = 1)
+#' cv
+#' autoplot(cv)
 #' @export
 sccs_cv <- function(data, prior = "laplace", folds = 10L, grid = NULL, seed = NULL, exclude = NULL,
                     tolerance = 1e-6, max_iterations = 1000L, progress = FALSE,
@@ -169,6 +209,7 @@ print.sccs_cv <- function(x, ...) {
 #' @export
 summary.sccs_cv <- function(object, ...) object$scores
 
+#' @method autoplot sccs_cv
 #' @export
 autoplot.sccs_cv <- function(object, ...) {
   s <- object$scores
@@ -193,6 +234,17 @@ plot.sccs_cv <- function(x, ...) { print(autoplot.sccs_cv(x, ...)); invisible(x)
 #' @return An object of class \code{sccs_bootstrap}: \code{samples} (data frame, replicates x
 #'   covariates), \code{summary} (estimate, lower, upper, p_nonzero per covariate at
 #'   \code{level}), \code{fit}.
+#' @examplesIf hphawkes_available()
+#' set.seed(4)  # 40 persons x 4 intervals; covariate 1 raises the rate, covariate 2 lowers it
+#' outcomes <- data.frame(stratum_id = rep(1:40, each = 4), row_id = 1:160,
+#'                        time = round(runif(160, 5, 60)))
+#' x1 <- rbinom(160, 1, 0.4); x2 <- rbinom(160, 1, 0.3)
+#' outcomes$y <- rpois(160, outcomes$time / 30 * exp(0.7 * x1 - 0.4 * x2))
+#' covariates <- rbind(data.frame(row_id = outcomes$row_id[x1 == 1], covariate_id = 1L),
+#'                     data.frame(row_id = outcomes$row_id[x2 == 1], covariate_id = 2L))
+#' d <- sccs_data(outcomes, covariates)
+#' bs <- sccs_bootstrap(d, prior = "normal", variance = 1, replicates = 50, seed = 1)
+#' bs
 #' @export
 sccs_bootstrap <- function(data, prior = "laplace", variance = 1.0, replicates = 200L, seed = NULL,
                            level = 0.95, exclude = NULL, tolerance = 1e-6, max_iterations = 1000L,
@@ -221,6 +273,7 @@ print.sccs_bootstrap <- function(x, ...) {
 #' @export
 summary.sccs_bootstrap <- function(object, ...) object$summary
 
+#' @method autoplot sccs_bootstrap
 #' @export
 autoplot.sccs_bootstrap <- function(object, max_covariates = 30L, ...) {
   s <- object$summary
@@ -245,6 +298,18 @@ plot.sccs_bootstrap <- function(x, ...) { print(autoplot.sccs_bootstrap(x, ...))
 #' @param method \code{"profile"} or \code{"wald"}.
 #' @param ... Unused.
 #' @return A data frame with columns \code{covariate_id}, \code{lower}, \code{upper}.
+#' @examplesIf hphawkes_available()
+#' set.seed(4)  # 40 persons x 4 intervals; covariate 1 raises the rate, covariate 2 lowers it
+#' outcomes <- data.frame(stratum_id = rep(1:40, each = 4), row_id = 1:160,
+#'                        time = round(runif(160, 5, 60)))
+#' x1 <- rbinom(160, 1, 0.4); x2 <- rbinom(160, 1, 0.3)
+#' outcomes$y <- rpois(160, outcomes$time / 30 * exp(0.7 * x1 - 0.4 * x2))
+#' covariates <- rbind(data.frame(row_id = outcomes$row_id[x1 == 1], covariate_id = 1L),
+#'                     data.frame(row_id = outcomes$row_id[x2 == 1], covariate_id = 2L))
+#' d <- sccs_data(outcomes, covariates)
+#' fit <- sccs_fit(d, prior = "none")
+#' confint(fit)
+#' confint(fit, method = "wald", level = 0.9)
 #' @export
 confint.hphawkes_sccs_fit <- function(object, parm = NULL, level = 0.95, method = "profile", ...) {
   cov <- if (is.null(parm)) NULL else as.list(parm)
@@ -259,6 +324,17 @@ confint.hphawkes_sccs_fit <- function(object, parm = NULL, level = 0.95, method 
 #' @param covariates Covariate ids (default all).
 #' @return A data frame, one row per covariate: coefficient, se, IRR with its interval, p,
 #'   cases, exposed cases, exposed person-time and events.
+#' @examplesIf hphawkes_available()
+#' set.seed(4)  # 40 persons x 4 intervals; covariate 1 raises the rate, covariate 2 lowers it
+#' outcomes <- data.frame(stratum_id = rep(1:40, each = 4), row_id = 1:160,
+#'                        time = round(runif(160, 5, 60)))
+#' x1 <- rbinom(160, 1, 0.4); x2 <- rbinom(160, 1, 0.3)
+#' outcomes$y <- rpois(160, outcomes$time / 30 * exp(0.7 * x1 - 0.4 * x2))
+#' covariates <- rbind(data.frame(row_id = outcomes$row_id[x1 == 1], covariate_id = 1L),
+#'                     data.frame(row_id = outcomes$row_id[x2 == 1], covariate_id = 2L))
+#' d <- sccs_data(outcomes, covariates)
+#' fit <- sccs_fit(d, prior = "none")
+#' sccs_results(fit)
 #' @export
 sccs_results <- function(fit, covariates = NULL, level = 0.95, method = "wald") {
   cov <- if (is.null(covariates)) NULL else as.list(covariates)
@@ -290,6 +366,13 @@ vcov.hphawkes_sccs_fit <- function(object, ...) {
 #' @param start,end Offsets in days (whole numbers).
 #' @param start_anchor,end_anchor \code{"start"} or \code{"end"}.
 #' @return A Python \code{RiskWindow}.
+#' @seealso \code{\link{sccs_study}}.
+#' @examplesIf hphawkes_available()
+#' # days 0 to 30 after the start of an era, and the 30 days before it
+#' on <- sccs_risk_window("on", 0, 30, "start", "start")
+#' pre <- sccs_risk_window("pre", -30, -1, "start", "start")
+#' on
+#' windows <- list(drug1 = list(on, pre))  # for sccs_study(windows = windows)
 #' @export
 sccs_risk_window <- function(label, start, end, start_anchor = "start", end_anchor = "end") {
   if (!is.character(label) || length(label) != 1L) .hp_stop("label must be a single character string")
@@ -325,6 +408,15 @@ sccs_risk_window <- function(label, start, end, start_anchor = "start", end_anch
 #'   \code{relative_risks}, \code{observation_days}, \code{age_at_start}, ...).
 #' @return A list of data frames \code{observation_periods} (\code{person_id, start, end,
 #'   birth_day}), \code{eras}, \code{outcomes}, and \code{true_coefficients} (named vector).
+#' @examplesIf hphawkes_available()
+#' sim <- sccs_simulate_eras(500, 2, prevalence = 0.3, fraction_positive = 1,
+#'                           relative_risks = 2, observation_days = c(365, 1000), seed = 3)
+#' lapply(sim[1:3], head, 3)
+#' sim$true_coefficients
+#' # with a known season effect on the outcome rate
+#' s2 <- sccs_simulate_eras(200, 1, season_effect = function(m) 0.5 * cos(2 * pi * m / 12),
+#'                          seed = 1)
+#' nrow(s2$outcomes)
 #' @export
 sccs_simulate_eras <- function(n_cases, n_drugs, age_effect = NULL, season_effect = NULL, ..., seed = NULL) {
   extra <- list(...)
@@ -384,7 +476,17 @@ sccs_simulate_eras <- function(n_cases, n_drugs, age_effect = NULL, season_effec
 #' @return An object of class \code{sccs_study}: \code{results} (data frame: per exposure
 #'   IRR, interval, p, cases, exposed cases, exposed time and events), \code{spline_effects}
 #'   (data frame: term, x, log effect, se, band, rate ratio), \code{knots} (list),
-#'   \code{fit} (\code{hphawkes_sccs_fit}), \code{data} (\code{sccs_data}), \code{dropped}.
+#'   \code{fit} (\code{hphawkes_sccs_fit}), \code{data} (\code{sccs_data}), \code{dropped};
+#'   \code{summary()} gives \code{results}, \code{autoplot()} the spline effects.
+#' @seealso \code{\link{sccs_risk_window}}, \code{\link{sccs_simulate_eras}}.
+#' @examplesIf hphawkes_available()
+#' sim <- sccs_simulate_eras(500, 2, prevalence = 0.3, fraction_positive = 1,
+#'                           relative_risks = 2, observation_days = c(365, 1000), seed = 3)
+#' st <- sccs_study(sim$observation_periods, sim$eras, sim$outcomes, risk_start = 0,
+#'                  risk_end = 0, season_knots = 3)
+#' st
+#' st$results[, c("covariate_id", "irr", "irr_lower", "irr_upper")]  # true IRR 2
+#' autoplot(st)
 #' @export
 sccs_study <- function(observation_periods, eras, outcomes, risk_start = 0L, risk_end = 0L,
                        windows = NULL, age_knots = NULL, season_knots = NULL, calendar_knots = NULL,
@@ -435,6 +537,7 @@ print.sccs_study <- function(x, ...) {
 #' @export
 summary.sccs_study <- function(object, ...) object$results
 
+#' @method autoplot sccs_study
 #' @export
 autoplot.sccs_study <- function(object, ...) {
   e <- object$spline_effects

@@ -42,7 +42,15 @@ rf <- NULL
 
 #' Is the Python core available?
 #'
-#' @return TRUE when Python can be started and \code{hphawkes_py} imports.
+#' Starts Python (the interpreter chosen as described in \code{\link{hphawkes-package}}) if it
+#' is not running yet and checks that the module \code{hphawkes_py} can be imported. Use it to
+#' skip code that needs the Python core, as the examples of this package do.
+#'
+#' @return \code{TRUE} when Python can be started and \code{hphawkes_py} imports, else
+#'   \code{FALSE} (never an error).
+#' @seealso \code{\link{install_hphawkes}}, \code{\link{hphawkes_backends}}.
+#' @examples
+#' hphawkes_available()
 #' @export
 hphawkes_available <- function() {
   ok <- tryCatch(reticulate::py_available(initialize = TRUE), error = function(e) FALSE)

@@ -107,6 +107,34 @@ test_that("hawkes_mcmc returns a coda mcmc.list identical to Python's draws", {
   expect_invisible(plot(se, type = "time"))
 })
 
+test_that("summary() and print() of a Hawkes fit show the fixed parameters as fixed, not as sampled", {
+  skip_if_no_hphawkes()
+  d <- hawkes_small()
+  fit <- hawkes_mcmc(d$x, d$t, n_iter = 60, burn_in = 10, chains = 2, seed = 11,
+                     fixed = list(tau_x = 0.2, tau_t = 10), backend = "cpu")
+  s <- summary(fit)
+  expect_s3_class(s, "summary.hawkes_mcmc")
+  expect_s3_class(s, "data.frame")
+  # the table is the posterior of the sampled parameters only: no sd-0, R-hat-NaN rows
+  expect_identical(rownames(s), c("h", "omega", "theta", "mu0"))
+  expect_true(all(s$sd > 0))
+  expect_false(anyNA(s$r_hat))
+  expect_identical(attr(s, "fixed"), c(tau_x = 0.2, tau_t = 10))
+  out <- capture.output(print(s))
+  expect_true("Fixed (not sampled): tau_x = 0.2, tau_t = 10 " %in% out)
+  expect_false(any(grepl("^tau_", out)))
+  out <- capture.output(print(fit))
+  expect_true("Fixed (not sampled): tau_x = 0.2, tau_t = 10 " %in% out)
+  expect_false(any(grepl("^tau_", out)))
+  # sampling tau_t as well moves it from the fixed values into the table
+  fit2 <- hawkes_mcmc(d$x, d$t, n_iter = 30, burn_in = 10, chains = 2, seed = 11,
+                      sample = c("h", "omega", "theta", "mu0", "tau_t"), fixed = list(tau_x = 0.2),
+                      backend = "cpu")
+  s2 <- summary(fit2)
+  expect_identical(rownames(s2), c("h", "omega", "theta", "mu0", "tau_t"))
+  expect_identical(attr(s2, "fixed"), c(tau_x = 0.2))
+})
+
 test_that("hawkes_mcmc(init = \"mode\") starts at Python's posterior_mode", {
   skip_if_no_hphawkes()
   d <- hawkes_small()
