@@ -50,7 +50,7 @@ def newton_step(g: float, h: float, beta: float, prior: int, lam: float, inv_var
 
 
 def kkt_residual(g: float, beta: float, prior: int, lam: float, inv_var: float) -> float:
-    """|subgradient| of the log posterior along one coordinate (0 exactly at its optimum)."""
+    """``|subgradient|`` of the log posterior along one coordinate (0 exactly at its optimum)."""
     if prior == 1:
         return abs(g - beta * inv_var)
     if prior == 2:
@@ -87,7 +87,7 @@ def coordinate_descent(engine, *, spec: PriorSpec, tolerance, max_iterations, be
 
     ``convergence="relative"`` stops when ``|lp - lp_old| / (|lp| + 1) < tolerance`` after a
     cycle (lp = log posterior); ``"gradient"`` when the largest KKT residual of the cycle,
-    max_j |subgradient_j|, is ``< tolerance * (|lp| + 1)`` (each coordinate's residual is taken
+    ``max_j |subgradient_j|``, is ``< tolerance * (|lp| + 1)`` (each coordinate's residual is taken
     just before its own step; when every residual of a cycle is that small every step was
     too, so the residuals at the final point are of the same size). Coordinates in ``fixed``
     (bool mask) are not moved (profile likelihoods). A cycle that ends with a non-finite log

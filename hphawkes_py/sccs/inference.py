@@ -225,18 +225,32 @@ def results_table(fit, covariates=None, *, level: float = 0.95, method: str = "w
     """Per-exposure results, one row per covariate (default: all but the age/season/calendar
     spline coefficients, which :func:`spline_effects` reports as curves).
 
-    Columns
+    Parameters
+    ----------
+    fit : SCCSFit
+        A fit made by :func:`~hphawkes_py.sccs.fit`.
+    covariates : id or list of ids, optional
+        The rows of the table (default: every non-spline covariate).
+    level : float in (0, 1)
+        Confidence level of the intervals.
+    method : {"wald", "profile"}
+        Intervals and p-values as in :func:`confint`.
+
+    Returns
     -------
-    coefficient, se : log relative risk and its standard error (Hessian at the mode)
-    irr, irr_lower, irr_upper : incidence rate ratio exp(b) and its ``level`` interval
-        (``method`` as in :func:`confint`)
-    p : two-sided p-value for ``b = 0``: Wald z test, or for ``method="profile"`` the
-        likelihood-ratio test on the profile (with a prior both are approximate)
-    cases : cases (strata with events) in the analysis
-    exposed_cases : cases with any time at a non-zero value of the covariate
-    exposed_time : person-time at non-zero values (the units of ``time``; days for
-        :meth:`SCCSData.from_eras`)
-    exposed_events : events during that time
+    DataFrame
+        Indexed by covariate id, with columns
+
+        * ``coefficient``, ``se``: log relative risk and its standard error (Hessian at the mode);
+        * ``irr``, ``irr_lower``, ``irr_upper``: incidence rate ratio exp(b) and its ``level``
+          interval;
+        * ``p``: two-sided p-value for ``b = 0``: Wald z test, or for ``method="profile"`` the
+          likelihood-ratio test on the profile (with a prior both are approximate);
+        * ``cases``: cases (strata with events) in the analysis;
+        * ``exposed_cases``: cases with any time at a non-zero value of the covariate;
+        * ``exposed_time``: person-time at non-zero values (the units of ``time``; days for
+          :meth:`SCCSData.from_eras`);
+        * ``exposed_events``: events during that time.
     """
     level = _check_level(level)
     method = _check_method(method)

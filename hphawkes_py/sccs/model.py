@@ -16,12 +16,12 @@ the oxford example.
 
 Priors (per coordinate, skipped for ``exclude``; per-group types and variances through
 ``priors=``, see :class:`~.priors.PriorSpec`): Normal(0, variance),
-log p = -log(2 pi v)/2 - b^2/(2v); Laplace with rate lambda = sqrt(2 / variance) (Cyclops),
-log p = log(lambda/2) - lambda |b|.
+``log p = -log(2 pi v)/2 - b^2/(2v)``; Laplace with rate ``lambda = sqrt(2 / variance)`` (Cyclops),
+``log p = log(lambda/2) - lambda |b|``.
 
 Convergence, checked after each full cycle: ``"relative"``,
 ``|lp_new - lp_old| / (|lp_new| + 1) < tolerance`` with lp the log posterior (Cyclops' "lange"
-criterion), or ``"gradient"``, the largest KKT residual (|subgradient| of lp) ``< tolerance *
+criterion), or ``"gradient"``, the largest KKT residual (``|subgradient|`` of lp) ``< tolerance *
 (|lp| + 1)``; ``converged`` records whether the rule was met within ``max_iterations``
 cycles and every estimate is finite, ``stopped_by`` which rule ended the fit.
 """
@@ -141,10 +141,10 @@ def fit(
     max_iterations : int
         Maximum number of CCD cycles.
     convergence : {"auto", "relative", "gradient"}
-        ``"relative"``: stop when |lp_new - lp_old| / (|lp_new| + 1) < tolerance after a cycle
+        ``"relative"``: stop when ``|lp_new - lp_old| / (|lp_new| + 1) < tolerance`` after a cycle
         (lp = log posterior; Cyclops' default). It can stop early on flat optima. ``"gradient"``:
-        stop when the largest KKT residual (|subgradient| of the log posterior over the
-        coordinates) is < tolerance * (|lp| + 1), which bounds the distance to the optimum.
+        stop when the largest KKT residual (``|subgradient|`` of the log posterior over the
+        coordinates) is ``< tolerance * (|lp| + 1)``, which bounds the distance to the optimum.
         ``"auto"`` (default): ``"gradient"`` when ``tolerance <= 1e-8``, else ``"relative"``.
         The result's ``stopped_by`` says which rule ended the fit.
     weights : array (n_strata,), optional

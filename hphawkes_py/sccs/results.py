@@ -73,7 +73,7 @@ class SCCSFit:
     stopped_by : str
         What ended the fit: ``"relative"``, ``"gradient"`` or ``"max_iterations"``.
     kkt : float
-        Largest KKT residual (|subgradient| of the log posterior) seen in the last cycle.
+        Largest KKT residual (``|subgradient|`` of the log posterior) seen in the last cycle.
     infinite : tuple
         Covariate ids whose maximum-likelihood estimate does not exist (the likelihood keeps
         increasing as the coefficient goes to +-infinity; their values are where the fit
