@@ -103,7 +103,7 @@ def read_numeric_csv(path, columns=None, drop=()):
 
 
 def _model(args, **over):
-    from ..mixture.model import TDPGaussianMixture
+    from ..mixture import TDPGaussianMixture
 
     kw = dict(
         method=args.method, n_iter=args.n_iter, burn_in=args.burn_in, seed=args.seed, backend=args.backend,

@@ -1,7 +1,7 @@
 """The TDP-mixture engine interface, :func:`make_engine`, and host-side helpers of both engines.
 
-An engine holds the STANDARDISED data (n x p) and offers the hot steps the algorithm in
-:mod:`.model` is written against; both engines (:class:`~.cpu.CpuEngine`,
+An engine holds the STANDARDISED data (n x p) and offers the hot steps the algorithms in
+:mod:`.gibbs` and :mod:`.bem` are written against; both engines (:class:`~.cpu.CpuEngine`,
 :class:`~.gpu.GpuEngine`) derive from :class:`Engine` and mean the same by each step:
 
 ``set_components(log_weights, means, prec_factors, logdets)``
@@ -22,12 +22,11 @@ the model.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .._backend import get_device, is_gpu_backend
 from .._validate import check_dtype
+from ._math import LOG_2PI
 
 __all__ = [
     "Engine",
@@ -36,11 +35,7 @@ __all__ = [
     "feature_pairs",
     "features_numpy",
     "build_coefficients",
-    "component_log_densities",
-    "LOG_2PI",
 ]
-
-LOG_2PI = math.log(2.0 * math.pi)
 
 
 def make_engine(X, *, backend: str, dtype=np.float64, chunk_size=None, threads=None):
@@ -117,11 +112,6 @@ def build_coefficients(log_weights, means, prec_factors, logdets) -> np.ndarray:
     # diagonal terms -P_aa / 2, off-diagonal -P_ab (both orders of the symmetric form)
     W[1 + p :] = np.where(a == b, -0.5, -1.0)[:, None] * P[:, a, b].T
     return W
-
-
-def component_log_densities(Xs: np.ndarray, W: np.ndarray) -> np.ndarray:
-    """n x k weighted log component densities at the rows of Xs (standardised units)."""
-    return features_numpy(Xs) @ W
 
 
 # ---------------------------------------------------------------------------- base class

@@ -18,7 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..gpu.device import KERNELS_DIR, MAX_DYNAMIC_SHARED_BYTES
-from .engine import LOG_2PI, Engine, feature_pairs
+from ._math import LOG_2PI
+from .engine import Engine, feature_pairs
 
 __all__ = ["GpuEngine", "pack_components"]
 
