@@ -201,12 +201,7 @@ def _index_persons(obs, er, oc):
             f"duplicate(s), first at row {i} (person_id={show(persons[i])})"
         )
     os_, oe_ = as_days(obs["start"], "observation_periods.start"), as_days(obs["end"], "observation_periods.end")
-    if np.any(oe_ < os_):
-        i = int(np.argmax(oe_ < os_))
-        raise ValueError(
-            f"observation_periods: end < start for {int((oe_ < os_).sum())} person(s), first at row {i} "
-            f"(person_id={show(persons[i])}, start={os_[i]}, end={oe_[i]})"
-        )
+    _refuse_end_before_start(os_, oe_, persons, "observation_periods: end < start for {} person(s)")
     porder = np.argsort(persons, kind="stable")
     persons, os_, oe_ = persons[porder], os_[porder], oe_[porder]
     pindex = pd.Index(persons)
@@ -245,13 +240,19 @@ def _risk_offsets(cov_ids, risk_start, risk_end, risk_windows):
 def _era_days(er):
     """First and last day of every era (inclusive), checked."""
     era_start, era_end = as_days(er["start"], "eras.start"), as_days(er["end"], "eras.end")
-    if np.any(era_end < era_start):
-        i = int(np.argmax(era_end < era_start))
-        raise ValueError(
-            f"eras: end < start in {int((era_end < era_start).sum())} row(s), first at row {i} "
-            f"(person_id={show(er['person_id'].iloc[i])}, start={era_start[i]}, end={era_end[i]})"
-        )
+    _refuse_end_before_start(era_start, era_end, er["person_id"], "eras: end < start in {} row(s)")
     return era_start, era_end
+
+
+def _refuse_end_before_start(start, end, person_ids, what):
+    """Refuse periods that end before they start; ``what`` words the count (``{}``)."""
+    bad = end < start
+    if np.any(bad):
+        i = int(np.argmax(bad))
+        raise ValueError(
+            f"{what.format(int(bad.sum()))}, first at row {i} "
+            f"(person_id={show(pd.Series(person_ids).iloc[i])}, start={start[i]}, end={end[i]})"
+        )
 
 
 def _check_windows_used(design, cov_ids, window_labels):
