@@ -29,8 +29,9 @@ import numpy as np
 
 import hphawkes_py as hp
 from hphawkes_py.scan import cpu as scan_cpu
-from hphawkes_py.scan.engine import build_windows, klogk_table
-from hphawkes_py.scan.model import draw_null_cases
+from hphawkes_py.scan.engine import klogk_table
+from hphawkes_py.scan.null_draws import draw_null_cases
+from hphawkes_py.scan.windows import build_windows
 from hphawkes_py._parallel import spawn_seeds
 
 OUT = Path(__file__).parent / "results" / "scan.json"

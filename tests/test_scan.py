@@ -13,8 +13,10 @@ import pytest
 
 import hphawkes_py as hp
 from hphawkes_py.scan import engine as scan_engine
+from hphawkes_py.scan import windows as scan_windows
 from hphawkes_py.scan.engine import make_engine
-from hphawkes_py.scan.model import gumbel_p_values, make_centres
+from hphawkes_py.scan.locations import make_centres
+from hphawkes_py.scan.monte_carlo import gumbel_p_values
 
 sys.path.insert(0, str(Path(__file__).parent))
 import naive_scan  # noqa: E402
@@ -49,7 +51,7 @@ def _engine(coords, cases, controls, centres, max_population, direction, backend
     pop = cases + controls
     N = int(pop.sum())
     C = int(cases.sum())
-    windows = scan_engine.build_windows(centres, coords, pop, max_population * N)
+    windows = scan_windows.build_windows(centres, coords, pop, max_population * N)
     klogk = scan_engine.klogk_table(N)
     return windows, make_engine(windows, klogk, C, N, direction, backend=hp._backend.resolve_backend(backend))
 
@@ -62,17 +64,16 @@ def test_windows_do_not_depend_on_chunks_or_threads(monkeypatch, slots):
     brute-force windows."""
     import numba
 
-    from hphawkes_py.scan import cpu as scan_cpu
     coords, cases, controls = _small_problem(3, n=40)
     pop = cases + controls
     ref = set(naive_scan.all_windows(coords, coords, pop, 0.5))
     got = []
     old = numba.get_num_threads()
-    monkeypatch.setattr(scan_cpu, "CHUNK_SLOTS", slots)
+    monkeypatch.setattr(scan_windows, "CHUNK_SLOTS", slots)
     try:
         for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
             numba.set_num_threads(threads)
-            got.append(scan_cpu.build_windows(coords, coords, pop, 0.5 * pop.sum()))
+            got.append(scan_windows.build_windows(coords, coords, pop, 0.5 * pop.sum()))
     finally:
         numba.set_num_threads(old)
     for a, b in zip(got[0], got[1]):
@@ -88,7 +89,7 @@ def test_windows_do_not_depend_on_chunks_or_threads(monkeypatch, slots):
 def test_windows_match_bruteforce_sets(seed, max_population):
     coords, cases, controls = _small_problem(seed)
     pop = cases + controls
-    windows = scan_engine.build_windows(coords, coords, pop, max_population * pop.sum())
+    windows = scan_windows.build_windows(coords, coords, pop, max_population * pop.sum())
     offsets, neighbors, npop, boundary = windows
     ours = set()
     for i in range(len(coords)):
@@ -106,7 +107,6 @@ def test_window_order_of_distances_equal_in_their_high_bits():
     """The windows' distance order (packed keys: a distance's bits with the column index in the low
     ones, sorted as integers) puts distances that differ only in those low bits, which the keys order
     by index, back in distance order; exact ties may come in any order (ties enter windows together)."""
-    from hphawkes_py.scan import cpu
 
     rng = np.random.default_rng(5)
     n = 700
@@ -118,9 +118,9 @@ def test_window_order_of_distances_equal_in_their_high_bits():
     d = np.vstack([rng.permutation(d), rng.permutation(d), rng.uniform(0, 5, n)])
     assert len(np.unique(d[0])) < n and len(np.unique(d[0] // 1e-6)) < len(np.unique(d[0]))
     order = np.empty(d.shape, dtype=np.int64)
-    cpu._pack_keys(d, shift, order.view(np.uint64))
+    scan_windows._pack_keys(d, shift, order.view(np.uint64))
     order.view(np.uint64).sort(axis=1)
-    cpu._unpack_keys(d, shift, order)
+    scan_windows._unpack_keys(d, shift, order)
     for i in range(d.shape[0]):
         assert sorted(order[i].tolist()) == list(range(n))
         np.testing.assert_array_equal(d[i, order[i]], np.sort(d[i]))
@@ -188,7 +188,7 @@ def test_pruned_maxima_with_min_cases_equal_exhaustive(min_cases, direction):
     mat = np.stack([rng.multivariate_hypergeometric(pop, int(cases.sum())) for _ in range(40)], axis=1)
     mat = mat.astype(np.int32)
     N, C = int(pop.sum()), int(cases.sum())
-    windows = scan_engine.build_windows(xy, xy, pop, 0.5 * N)
+    windows = scan_windows.build_windows(xy, xy, pop, 0.5 * N)
     eng = make_engine(windows, scan_engine.klogk_table(N), C, N, direction, backend="cpu", min_cases=min_cases)
     got = eng.max_llr(mat)
     np.testing.assert_array_equal(got, eng.max_llr_exhaustive(mat))
@@ -214,7 +214,7 @@ def test_pruned_rounds_equal_exhaustive(proportion, max_pop, ties, direction):
     N = int(pop.sum())
     R = 301
     mat = np.stack([rng.multivariate_hypergeometric(pop, C) for _ in range(R)], axis=1).astype(np.int32)
-    windows = scan_engine.build_windows(xy, xy, pop, 0.5 * N)
+    windows = scan_windows.build_windows(xy, xy, pop, 0.5 * N)
     for min_cases in (0, 2):
         eng = make_engine(windows, scan_engine.klogk_table(N), C, N, direction, backend="cpu", min_cases=min_cases)
         np.testing.assert_array_equal(eng.max_llr(mat), eng.max_llr_exhaustive(mat))
@@ -305,7 +305,7 @@ def test_p_values_roughly_uniform_under_null():
 @pytest.mark.parametrize("n_cases", [20, 60])  # 60 > N/2: the complement is drawn
 def test_null_draws_are_multivariate_hypergeometric(n_cases):
     from hphawkes_py._parallel import spawn_seeds
-    from hphawkes_py.scan.model import draw_null_cases
+    from hphawkes_py.scan.null_draws import draw_null_cases
 
     pop = np.array([3, 10, 1, 50, 7, 0])
     N = pop.sum()

@@ -13,7 +13,9 @@ import pytest
 import hphawkes_py as hp
 from hphawkes_py._backend import resolve_backend
 from hphawkes_py.scan import engine as se
-from hphawkes_py.scan.model import _elliptic_windows, ellipse_set
+from hphawkes_py.scan import null_draws
+from hphawkes_py.scan import windows as sw
+from hphawkes_py.scan.ellipses import _elliptic_windows, ellipse_set
 
 sys.path.insert(0, str(Path(__file__).parent))
 import naive_scan as ns  # noqa: E402
@@ -78,8 +80,8 @@ def test_elliptic_bernoulli_most_likely_matches_reference(backend, penalty, a):
 def test_penalised_monte_carlo_maximum_is_pruned_and_exact(direction, min_cases):
     """The CPU engine's penalised null maxima (pruned per run of equal penalties) equal the maximum of
     every centre's best LLR times its penalty, bit for bit, on 200 null replicates."""
-    from hphawkes_py.scan.model import _elliptic_penalties
-    from hphawkes_py.scan.engine import draw_null_cases
+    from hphawkes_py.scan.ellipses import _elliptic_penalties
+    from hphawkes_py.scan.null_draws import draw_null_cases
 
     coords, cases, controls = _spatial(6, L=60)
     pop = cases + controls
@@ -199,13 +201,13 @@ def test_space_time_bernoulli_kernel_matches_reference(backend, prospective, dir
     L, T = cas.shape
     p_lt = cas + ctl
     C, N = int(cas.sum()), int(p_lt.sum())
-    windows = se.build_windows(coords, coords, p_lt.sum(axis=1), 0.5 * N)
+    windows = sw.build_windows(coords, coords, p_lt.sum(axis=1), 0.5 * N)
     eng = se.make_space_time_engine(windows, np.zeros(T + 1), se.klogk_table(N), C, 3, T - 1 if prospective else 0,
                                     min_cases, direction, backend=resolve_backend(backend), persons=p_lt)
     # the observed data and a few relabelled replicates (the pruning bar differs between columns)
     from hphawkes_py._parallel import spawn_seeds
 
-    M = np.concatenate([cas[:, :, None], se.draw_null_cases(p_lt.ravel(), C, spawn_seeds(3, 5)).reshape(L, T, 5)],
+    M = np.concatenate([cas[:, :, None], null_draws.draw_null_cases(p_lt.ravel(), C, spawn_seeds(3, 5)).reshape(L, T, 5)],
                        axis=2).astype(np.int32)
     best, arg = eng.batch(M, want_arg=True)
     for r in range(M.shape[2]):
@@ -260,7 +262,7 @@ def test_space_time_bernoulli_null_relabels_cases_among_persons():
     p = (cas + ctl).ravel()
     from hphawkes_py._parallel import spawn_seeds
 
-    M = se.draw_null_cases(p, int(cas.sum()), spawn_seeds(0, 3000))
+    M = null_draws.draw_null_cases(p, int(cas.sum()), spawn_seeds(0, 3000))
     assert (M.sum(axis=0) == cas.sum()).all() and (M <= p[:, None]).all()
     # E[c_zt] = C p_zt / N under the relabelling
     assert np.abs(M.mean(axis=1) - cas.sum() * p / p.sum()).max() < 0.12

@@ -13,6 +13,8 @@ import pytest
 import hphawkes_py as hp
 from hphawkes_py import datasets
 from hphawkes_py.scan import engine as scan_engine
+from hphawkes_py.scan import null_draws
+from hphawkes_py.scan import windows as scan_windows
 
 sys.path.insert(0, str(Path(__file__).parent))
 from engines import CUDA_ENGINES, ENGINES  # noqa: E402
@@ -69,8 +71,8 @@ def _problem(seed, n=30):
 def _engine(coords, cases, pop, max_fraction, direction, backend, min_cases=0, max_distance=None):
     C = int(cases.sum())
     expected = pop * C / pop.sum()
-    windows = scan_engine.build_windows(coords, coords, pop, max_fraction * pop.sum(), max_distance)
-    wexp = scan_engine.cumulative_expected(windows, expected)
+    windows = scan_windows.build_windows(coords, coords, pop, max_fraction * pop.sum(), max_distance)
+    wexp = scan_windows.cumulative_expected(windows, expected)
     eng = scan_engine.make_engine((windows[0], windows[1], wexp, windows[3]), scan_engine.klogk_table(C), C, C,
                                   direction, backend=hp._backend.resolve_backend(backend), model="poisson",
                                   min_cases=min_cases)
@@ -174,7 +176,7 @@ def test_multinomial_null_draws():
     from hphawkes_py._parallel import spawn_seeds
 
     e = np.array([0.5, 3.0, 0.0, 10.0, 6.5])
-    M = scan_engine.draw_multinomial_cases(e, 40, spawn_seeds(0, 20000))
+    M = null_draws.draw_multinomial_cases(e, 40, spawn_seeds(0, 20000))
     assert M.dtype == np.int32 and M.shape == (5, 20000)
     assert (M.sum(axis=0) == 40).all() and (M[2] == 0).all()
     p = e / e.sum()
@@ -426,7 +428,7 @@ def test_poisson_elliptic_matches_satscan(backend, penalty, table):
 
 
 def test_ellipse_set_and_bad_options():
-    from hphawkes_py.scan.model import ellipse_set
+    from hphawkes_py.scan.ellipses import ellipse_set
 
     e = ellipse_set((1.5, 4), (4, 12))
     assert e[0] == (1.0, 0.0) and [a for s, a in e if s == 1.5] == [-45.0, 0.0, 45.0, 90.0]

@@ -8,21 +8,22 @@ import numpy as np
 import pytest
 
 import hphawkes_py as hp
-from hphawkes_py.scan import cpu
+from hphawkes_py.scan import _rng, cpu, null_draws
 from hphawkes_py.scan import engine as se
-from hphawkes_py.scan.model import replicate_seed_batches
+from hphawkes_py.scan import windows as sw
+from hphawkes_py.scan.monte_carlo import replicate_seed_batches
 
 
 def _poisson_engine(xy, expected, C, direction, min_cases=0, max_pop=0.5, pop=None):
     size = expected if pop is None else pop
-    windows = se.build_windows(xy, xy, size, max_pop * size.sum())
-    wexp = se.cumulative_expected(windows, expected)
+    windows = sw.build_windows(xy, xy, size, max_pop * size.sum())
+    wexp = sw.cumulative_expected(windows, expected)
     return se.make_engine((windows[0], windows[1], wexp, windows[3]), se.klogk_table(C), C, C, direction,
                           backend="cpu", model="poisson", min_cases=min_cases)
 
 
 def _null(expected, C, R, seed):
-    return se.draw_multinomial_cases(expected, C, np.random.SeedSequence(seed).spawn(R))
+    return null_draws.draw_multinomial_cases(expected, C, np.random.SeedSequence(seed).spawn(R))
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +92,7 @@ def test_pruned_poisson_is_sensitive_to_a_broken_bound(ny, monkeypatch):
 def test_pruned_poisson_penalised_maxima(direction):
     """Elliptic Poisson scans: the penalised null maxima, pruned per run of equal penalties, equal the
     maximum of every centre's best LLR times its penalty."""
-    from hphawkes_py.scan.model import _elliptic_penalties, _elliptic_windows, ellipse_set
+    from hphawkes_py.scan.ellipses import _elliptic_penalties, _elliptic_windows, ellipse_set
 
     rng = np.random.default_rng(4)
     L = 80
@@ -101,7 +102,7 @@ def test_pruned_poisson_penalised_maxima(direction):
     ex *= C / ex.sum()
     ell = ellipse_set([1.5, 3.0], [4, 6])
     windows = _elliptic_windows(xy, xy, ex, 0.5 * ex.sum(), ell)
-    wexp = se.cumulative_expected(windows, ex)
+    wexp = sw.cumulative_expected(windows, ex)
     eng = se.make_engine((windows[0], windows[1], wexp, windows[3]), se.klogk_table(C), C, C, direction,
                          backend="cpu", model="poisson")
     pens = _elliptic_penalties(ell, L, 0.5)
@@ -122,8 +123,8 @@ def test_multinomial_guide_table_draw_equals_sorted_merge():
             e[-1] = 0.0
         C = int(rng.integers(0, 400))
         seeds = rng.integers(0, 2**32, 40, dtype=np.uint32)
-        np.testing.assert_array_equal(cpu.draw_multinomial(e, C, seeds),
-                                      cpu.draw_multinomial(e, C, seeds, sorted_merge=True))
+        np.testing.assert_array_equal(null_draws.draw_multinomial(e, C, seeds),
+                                      null_draws.draw_multinomial(e, C, seeds, sorted_merge=True))
 
 
 @pytest.mark.parametrize("seed", [0, 1, 12345, 2**40 + 7, 2**100 + 3, None])
@@ -132,11 +133,11 @@ def test_replicate_seed_words_equal_numpy(seed):
         copy = np.random.SeedSequence(b.entropy, spawn_key=b.spawn_key, pool_size=b.pool_size,
                                       n_children_spawned=b.n_children_spawned)
         ref = np.array([c.generate_state(1, np.uint32)[0] for c in copy.spawn(256)], dtype=np.uint32)
-        np.testing.assert_array_equal(se.replicate_seed_words((b, 256)), ref)
+        np.testing.assert_array_equal(_rng.replicate_seed_words((b, 256)), ref)
         # a list of SeedSequences: NumPy's own words
         again = np.random.SeedSequence(b.entropy, spawn_key=b.spawn_key, pool_size=b.pool_size,
                                        n_children_spawned=b.n_children_spawned)
-        np.testing.assert_array_equal(se.replicate_seed_words(again.spawn(3)), ref[:3])
+        np.testing.assert_array_equal(_rng.replicate_seed_words(again.spawn(3)), ref[:3])
 
 
 @numba.njit
@@ -154,16 +155,16 @@ def _numba_stream(seed, n, count):
 
 @numba.njit
 def _our_stream(seed, n, count):
-    mt = np.empty(cpu._MT_N, dtype=np.uint32)
-    words = np.empty(cpu._MT_N, dtype=np.uint32)
-    idx = cpu._mt_seed(mt, seed)
-    mask, wide = cpu._randint_mask(n)
+    mt = np.empty(_rng._MT_N, dtype=np.uint32)
+    words = np.empty(_rng._MT_N, dtype=np.uint32)
+    idx = _rng._mt_seed(mt, seed)
+    mask, wide = _rng._randint_mask(n)
     ints = np.empty(count, dtype=np.int64)
     for t in range(count):
-        ints[t], idx = cpu._mt_randint(mt, words, idx, n, mask, wide)
+        ints[t], idx = _rng._mt_randint(mt, words, idx, n, mask, wide)
     dbl = np.empty(count)
     for t in range(count):
-        dbl[t], idx = cpu._mt_random(mt, words, idx)
+        dbl[t], idx = _rng._mt_random(mt, words, idx)
     return ints, dbl
 
 

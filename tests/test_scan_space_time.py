@@ -8,6 +8,8 @@ import pytest
 
 import hphawkes_py as hp
 from hphawkes_py.scan import engine as se
+from hphawkes_py.scan import null_draws
+from hphawkes_py.scan import windows as sw
 
 import sys
 from pathlib import Path
@@ -58,7 +60,7 @@ def test_cylinder_kernel_matches_bruteforce(backend, prospective, direction):
     L, T = c_lt.shape
     C = int(c_lt.sum())
     Cz = c_lt.sum(axis=1)
-    windows = se.build_windows(coords, coords, Cz, 0.5 * C)
+    windows = sw.build_windows(coords, coords, Cz, 0.5 * C)
     dcum = np.concatenate([[0.0], np.cumsum(c_lt.sum(axis=0)).astype(float)])
     eng = se.make_space_time_engine(windows, dcum, se.klogk_table(C), C, 4, T - 1 if prospective else 0, 2, direction,
                                     backend=hp._backend.resolve_backend(backend))
@@ -76,7 +78,7 @@ def test_permutation_keeps_margins_and_is_uniform():
     day = np.repeat(np.tile(np.arange(T), L), c_lt.ravel())
     from hphawkes_py._parallel import spawn_seeds
 
-    M = se.permute_days_cases(loc, day, L, T, spawn_seeds(0, 4000))
+    M = null_draws.permute_days_cases(loc, day, L, T, spawn_seeds(0, 4000))
     assert M.shape == (L, T, 4000)
     np.testing.assert_array_equal(M.sum(axis=1), np.repeat(c_lt.sum(axis=1)[:, None], 4000, axis=1))
     np.testing.assert_array_equal(M.sum(axis=0), np.repeat(c_lt.sum(axis=0)[:, None], 4000, axis=1))
@@ -227,29 +229,29 @@ def test_pilot_floor_and_group_pruning_keep_the_replicate_maxima(model, directio
     every maximum, not a cut-off)."""
     import naive_scan as ns
 
-    from hphawkes_py.scan import cpu
+    from hphawkes_py.scan import cpu_space_time
 
-    monkeypatch.setattr(cpu.CpuSpaceTimeEngine, "PILOT_STRIDE", 4)
+    monkeypatch.setattr(cpu_space_time.CpuSpaceTimeEngine, "PILOT_STRIDE", 4)
     rng = np.random.default_rng(7)
     L, T, R = 20, 6, 40
     coords = rng.uniform(0, 10, size=(L, 2))
     if model == "permutation":
         c_lt = rng.poisson(1.5, size=(L, T))
         C = int(c_lt.sum())
-        windows = se.build_windows(coords, coords, c_lt.sum(axis=1), 0.3 * C)
+        windows = sw.build_windows(coords, coords, c_lt.sum(axis=1), 0.3 * C)
         dcum = np.concatenate([[0.0], np.cumsum(c_lt.sum(axis=0)).astype(float)])
-        eng = cpu.CpuSpaceTimeEngine(windows, dcum, se.klogk_table(C), C, 4, 0, min_cases, direction)
+        eng = cpu_space_time.CpuSpaceTimeEngine(windows, dcum, se.klogk_table(C), C, 4, 0, min_cases, direction)
         loc, day = np.repeat(np.arange(L), c_lt.sum(axis=1)), np.concatenate([np.repeat(np.arange(T), r) for r in c_lt])
-        M = se.permute_days_cases(loc, day, L, T, np.random.SeedSequence(1).spawn(R))
+        M = null_draws.permute_days_cases(loc, day, L, T, np.random.SeedSequence(1).spawn(R))
         check = list(range(R))
         ref = [ref_best(coords, M[:, :, r], 0.3, 4, False, min_cases, direction).max() for r in check]
     else:
         persons = rng.integers(1, 6, size=(L, T))
         c_lt = rng.binomial(persons, 0.15)
         C, N = int(c_lt.sum()), int(persons.sum())
-        windows = se.build_windows(coords, coords, persons.sum(axis=1), 0.3 * N)
-        eng = cpu.CpuSpaceTimeEngine(windows, None, se.klogk_table(N), C, 4, 0, min_cases, direction, persons=persons)
-        M = se.draw_null_cases(persons.ravel(), C, np.random.SeedSequence(1).spawn(R)).reshape(L, T, R)
+        windows = sw.build_windows(coords, coords, persons.sum(axis=1), 0.3 * N)
+        eng = cpu_space_time.CpuSpaceTimeEngine(windows, None, se.klogk_table(N), C, 4, 0, min_cases, direction, persons=persons)
+        M = null_draws.draw_null_cases(persons.ravel(), C, np.random.SeedSequence(1).spawn(R)).reshape(L, T, R)
         # brute force for replicates of both groups (it is slow); all 40 bit for bit below
         check = [0, 1, 2, 3, 4, 5, 30, 31, 32, 39]
         ref = [ns.space_time_bernoulli(coords, M[:, :, r], persons - M[:, :, r], 0.3, 4, False, min_cases,

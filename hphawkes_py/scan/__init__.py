@@ -19,10 +19,11 @@ space-time permutation, discrete Poisson and Bernoulli analyses. :func:`read_sat
 """
 from ._prm import run_prm
 from ._satscan import read_satscan
-from .declustered import DeclusteredScanResult, declustered
-from .model import ScanResult, bernoulli, poisson
+from .declustering import DeclusteredScanResult, declustered
+from .model import bernoulli, poisson
 from .plot import plot_clusters
-from .space_time import space_time, space_time_permutation
+from .result import ScanResult
+from .spatiotemporal import space_time, space_time_permutation
 
 __all__ = ["bernoulli", "poisson", "space_time_permutation", "space_time", "read_satscan", "run_prm", "ScanResult",
            "plot_clusters", "declustered", "DeclusteredScanResult"]

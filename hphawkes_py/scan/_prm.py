@@ -403,7 +403,7 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         import numpy as np
 
         from ._satscan import _as_ids, _geo
-        from .space_time import space_time, space_time_permutation
+        from .spatiotemporal import space_time, space_time_permutation
 
         gp, keys, xs, ys, seen = _geo(f["geo_file"])
         start, end = spec["kwargs"]["study_period"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..gpu.device import KERNELS_DIR
-from .engine import Engine, poisson_logs
+from .engine import Engine, null_loglik, poisson_logs
 
 __all__ = ["GpuEngine"]
 
@@ -108,7 +108,7 @@ SCRATCH_BYTES = 1 << 28
 
 class GpuSpaceTimeEngine:
     """The space-time cylinders (``scan_space_time``, or ``scan_space_time_bernoulli`` with ``persons``,
-    in ``scan.cu``) on a device: :meth:`batch` means what :class:`~.cpu.CpuSpaceTimeEngine`'s means."""
+    in ``scan.cu``) on a device: :meth:`batch` means what :class:`~.cpu_space_time.CpuSpaceTimeEngine`'s means."""
 
     def __init__(self, windows, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction, *, device,
                  backend="gpu", persons=None):
@@ -128,8 +128,6 @@ class GpuSpaceTimeEngine:
             if N >= 2**31 - 1:
                 raise ValueError(f"{N} persons are too many for the space-time Bernoulli GPU engine (< 2**31 - 1)")
             self.d_persons = pad(persons.ravel(), np.int32)
-            from .engine import null_loglik
-
             self.args = (np.int64(n_cases), np.int64(N), np.float64(null_loglik(klogk, n_cases, N)), np.int32(self.T),
                          np.int32(max_t), np.int32(t_end_min), np.int64(min_cases), *hl)
         else:

@@ -56,9 +56,12 @@ import pandas as pd
 from .._backend import threads_context
 from .._progress import progress_bar
 from .._validate import as_float_array, check_in, check_int, check_positive, check_probability, check_seed
-from .engine import build_windows, cumulative_expected, klogk_table, make_engine
-from .model import (MAX_GRID_CENTRES, Geometry, ScanResult, _check_max_population, _check_xy, _clusters,
-                    _monte_carlo, _radius, check_run, make_centres, poisson)
+from .engine import klogk_table, make_engine
+from .locations import MAX_GRID_CENTRES, Geometry, _check_max_population, _check_xy, _radius, make_centres
+from .model import poisson
+from .monte_carlo import _monte_carlo, check_run
+from .result import ScanResult, _clusters
+from .windows import build_windows, cumulative_expected
 
 __all__ = ["declustered", "DeclusteredScanResult"]
 
@@ -469,7 +472,7 @@ def declustered(coords, pi, *, cell_size=None, locations=None, population=None, 
     Each event is weighted by ``1 - pi_n``, its posterior probability of being a background
     event, so that a cluster made only of contagion (events triggered by earlier ones at the
     same place) is told apart from a hotspot of background risk. See the module notes
-    (:mod:`hphawkes_py.scan.declustered`) for the three scans and their statistics.
+    (:mod:`hphawkes_py.scan.declustering`) for the three scans and their statistics.
 
     Parameters
     ----------
@@ -520,7 +523,7 @@ def declustered(coords, pi, *, cell_size=None, locations=None, population=None, 
     Returns
     -------
     DeclusteredScanResult
-        ``ordinary``, ``declustered`` (:class:`ScanResult`), ``draws``, ``locations`` and
+        ``ordinary``, ``declustered`` (:class:`~hphawkes_py.scan.ScanResult`), ``draws``, ``locations`` and
         ``comparison`` tables; ``comparison.verdict`` says which ordinary clusters are contagion only.
 
     Examples
@@ -551,8 +554,9 @@ def declustered(coords, pi, *, cell_size=None, locations=None, population=None, 
     max_population = _check_max_population(max_population)
     max_distance = None if max_distance is None else check_positive(max_distance, "max_distance")
     alpha = check_probability(alpha, "alpha", high_open=True)
-    min_cases, n_replicates, progress, threads, resolved = check_run(
-        min_cases, n_replicates, "high", "no-overlap", progress, threads, seed, backend)
+    run = check_run(min_cases, n_replicates, "high", "no-overlap", progress, threads, seed, backend, executor)
+    min_cases, n_replicates, progress, threads, resolved = (run.min_cases, run.n_replicates, run.progress, run.threads,
+                                                            run.backend)
     S = p.shape[0] if p.ndim == 2 else None
     if n_draws is None:
         n_draws = S if S is not None else DEFAULT_LABEL_DRAWS

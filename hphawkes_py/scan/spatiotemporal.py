@@ -13,21 +13,48 @@ Runs on the CPU engine (Numba) and the CUDA engine (``scan_space_time`` in ``sca
 """
 from __future__ import annotations
 
+import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .._backend import threads_context
 from .._parallel import run_replicates
-from .._validate import as_count_array, check_int, check_positive, describe
-from .engine import (build_windows, draw_multinomial_cases, draw_null_cases, klogk_table, make_space_time_engine,
-                     permute_days_cases, space_time_interval_best)
-from .model import (BATCH_SIZE, ScanResult, _check_geometry, _check_max_population, _check_xy, _clusters, _radius,
-                    batch_children, check_location_ids, check_run, make_centres, merge_rows,
-                    replicate_seed_batches)
+from .._validate import as_count_array, as_float_array, check_in, check_int, check_positive, describe
+from .cpu_space_time import space_time_interval_best
+from .engine import klogk_table, make_space_time_engine
+from .locations import (_check_geometry, _check_max_population, _check_xy, _radius, check_location_ids, make_centres,
+                        merge_rows)
+from .monte_carlo import BATCH_SIZE, batch_children, check_run, replicate_seed_batches
+from .result import ScanResult, _clusters
+from .null_draws import draw_multinomial_cases, draw_null_cases, permute_days_cases
+from .windows import build_windows
 
 __all__ = ["space_time_permutation", "space_time"]
+
+
+@dataclasses.dataclass(frozen=True)
+class SpaceTimeOptions:
+    """The settings of :func:`space_time_permutation` and :func:`space_time` as given (checked by
+    :func:`_check_common`); the parameters of the same names."""
+
+    max_population: Any
+    max_distance: Any
+    max_temporal: Any
+    prospective: Any
+    study_period: Any
+    min_cases: Any
+    n_replicates: Any
+    direction: Any
+    distance: Any
+    location_ids: Any
+    seed: Any
+    executor: Any
+    backend: Any
+    threads: Any
+    progress: Any
 
 
 def _abs_days(times, name: str, n: int | None):
@@ -130,9 +157,9 @@ def space_time_permutation(coords, cases, times, *, max_population=0.5, max_dist
     >>> print(top.start, top.end, top.n_locations, top.cases, round(top.log_likelihood_ratio, 3), top.p_value)
     28 28 5 26 10.227 0.01
     """
-    common = _check_common(coords, cases, times, study_period, location_ids, max_population, max_distance, distance,
-                           max_temporal, prospective, min_cases, n_replicates, direction, progress, threads, seed,
-                           backend)
+    opts = SpaceTimeOptions(max_population, max_distance, max_temporal, prospective, study_period, min_cases,
+                            n_replicates, direction, distance, location_ids, seed, executor, backend, threads, progress)
+    common = _check_common(coords, cases, times, opts)
     c_lt, L = common["c_lt"], common["L"]
     T = c_lt.shape[1]
     Cz = c_lt.sum(axis=1)
@@ -215,26 +242,20 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
     >>> print(res.model, top.start, top.end, top.n_locations, top.cases, round(top.log_likelihood_ratio, 3))
     space_time_poisson 28 28 5 26 99.072
     """
-    from .._validate import check_in
-
     check_in(model, "model", ("poisson", "bernoulli"))
+    opts = SpaceTimeOptions(max_population, max_distance, max_temporal, prospective, study_period, min_cases,
+                            n_replicates, direction, distance, location_ids, seed, executor, backend, threads, progress)
     if model == "bernoulli":
         if population is not None:
             raise ValueError("model='bernoulli' takes cases and controls (give controls=, not population=)")
         if controls is None:
             raise ValueError("model='bernoulli' needs controls= (controls per row: location and day)")
-        return _space_time_bernoulli(coords, cases, times, controls, max_population, max_distance, max_temporal,
-                                     prospective, study_period, min_cases, n_replicates, direction, distance,
-                                     location_ids, seed, executor, backend, threads, progress)
+        return _space_time_bernoulli(coords, cases, times, controls, opts)
     if controls is not None:
         raise ValueError("controls= is for model='bernoulli'; the Poisson model takes population=")
     if population is None:
         raise ValueError("model='poisson' needs population= (population of each row's location)")
-    common = _check_common(coords, cases, times, study_period, location_ids, max_population, max_distance, distance,
-                           max_temporal, prospective, min_cases, n_replicates, direction, progress, threads, seed,
-                           backend)
-    from .._validate import as_float_array
-
+    common = _check_common(coords, cases, times, opts)
     po = as_float_array(population, "population", ndim=1, copy=True)
     gid, L = common["gid"], common["L"]
     if len(po) != len(gid):
@@ -261,21 +282,17 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
     return _cylinders(common, "space_time_poisson", size, Ez, dcum, ("multinomial", np.repeat(Ez / T, T)), executor)
 
 
-def _space_time_bernoulli(coords, cases, times, controls, max_population, max_distance, max_temporal, prospective,
-                          study_period, min_cases, n_replicates, direction, distance, location_ids, seed, executor,
-                          backend, threads, progress):
+def _space_time_bernoulli(coords, cases, times, controls, opts: SpaceTimeOptions):
     """:func:`space_time` with ``model="bernoulli"``."""
     n = len(_check_xy(coords))
     co = as_count_array(controls, "controls")
     if len(co) != n:
         raise ValueError(f"coords and controls must have the same length; got {n} and {len(co)}")
-    common = _check_common(coords, cases, times, study_period, location_ids, max_population, max_distance, distance,
-                           max_temporal, prospective, min_cases, n_replicates, direction, progress, threads, seed,
-                           backend)
+    common = _check_common(coords, cases, times, opts)
     c_lt = common["c_lt"]
     L, T = c_lt.shape
     ctl_lt = np.zeros((L, T), dtype=np.int64)
-    day, _, _ = _days(times, n, study_period)
+    day, _, _ = _days(times, n, opts.study_period)
     np.add.at(ctl_lt, (common["gid"], day), co)
     p_lt = c_lt + ctl_lt
     C, N = int(c_lt.sum()), int(p_lt.sum())
@@ -284,31 +301,31 @@ def _space_time_bernoulli(coords, cases, times, controls, max_population, max_di
     if N >= 2**31 - 1:
         raise ValueError(f"total population {N} (cases + controls) is too large (must be < 2**31 - 1)")
     return _cylinders(common, "space_time_bernoulli", p_lt.sum(axis=1), None, np.zeros(T + 1),
-                      ("hypergeometric", p_lt.ravel()), executor, persons=p_lt, controls_loc=ctl_lt.sum(axis=1))
+                      ("hypergeometric", p_lt.ravel()), opts.executor, persons=p_lt, controls_loc=ctl_lt.sum(axis=1))
 
 
-def _check_common(coords, cases, times, study_period, location_ids, max_population, max_distance, distance,
-                  max_temporal, prospective, min_cases, n_replicates, direction, progress, threads, seed, backend):
+def _check_common(coords, cases, times, opts: SpaceTimeOptions):
     """The checks and the (location x day) case table both space-time models share."""
     xy = _check_xy(coords)
     n = xy.shape[0]
     ca = as_count_array(cases, "cases")
     if len(ca) != n:
         raise ValueError(f"coords and cases must have the same length; got {n} and {len(ca)}")
-    day, origin, T = _days(times, n, study_period)
+    day, origin, T = _days(times, n, opts.study_period)
     C = int(ca.sum())
     if C < 2:
         raise ValueError(f"cases sum to {C}: the space-time scan needs at least 2 cases")
-    ids = check_location_ids(location_ids, n, repeats=True)
-    max_population = _check_max_population(max_population)
+    ids = check_location_ids(opts.location_ids, n, repeats=True)
+    max_population = _check_max_population(opts.max_population)
+    max_distance = opts.max_distance
     if max_distance is not None:
         max_distance = check_positive(max_distance, "max_distance")
-    geo = _check_geometry(distance, xy, None)
-    max_temporal = check_int(max_temporal, "max_temporal", minimum=1)
-    if not isinstance(prospective, (bool, np.bool_)):
-        raise TypeError(f"prospective must be True or False, got {describe(prospective)}")
-    min_cases, n_replicates, progress, threads, resolved = check_run(
-        min_cases, n_replicates, direction, "no-overlap", progress, threads, seed, backend)
+    geo = _check_geometry(opts.distance, xy, None)
+    max_temporal = check_int(opts.max_temporal, "max_temporal", minimum=1)
+    if not isinstance(opts.prospective, (bool, np.bool_)):
+        raise TypeError(f"prospective must be True or False, got {describe(opts.prospective)}")
+    run = check_run(opts.min_cases, opts.n_replicates, opts.direction, "no-overlap", opts.progress, opts.threads,
+                    opts.seed, opts.backend, opts.executor)
     loc_coords, gid, members = merge_rows(xy)
     L = len(members)
     if L * T * BATCH_SIZE > 2**31:
@@ -316,9 +333,10 @@ def _check_common(coords, cases, times, study_period, location_ids, max_populati
     c_lt = np.zeros((L, T), dtype=np.int64)
     np.add.at(c_lt, (gid, day), ca)
     return dict(n=n, ids=ids, origin=origin, max_population=max_population, max_distance=max_distance, geo=geo,
-                distance=distance, max_temporal=max_temporal, prospective=bool(prospective), min_cases=min_cases,
-                n_replicates=n_replicates, direction=direction, progress=progress, threads=threads, seed=seed,
-                resolved=resolved, loc_coords=loc_coords, gid=gid, members=members, L=L, c_lt=c_lt)
+                distance=opts.distance, max_temporal=max_temporal, prospective=bool(opts.prospective),
+                min_cases=run.min_cases, n_replicates=run.n_replicates, direction=opts.direction,
+                progress=run.progress, threads=run.threads, seed=opts.seed, resolved=run.backend,
+                loc_coords=loc_coords, gid=gid, members=members, L=L, c_lt=c_lt)
 
 
 def _cylinders(cm, model, size, wsize_loc, dcum, null, executor, persons=None, controls_loc=None):

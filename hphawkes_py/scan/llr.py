@@ -1,0 +1,110 @@
+"""Kulldorff's log likelihood ratios of a window from a table of ``k log k``, and the case counts
+beyond which they exceed a threshold (the pruning bounds of the CPU kernels).
+
+Bernoulli (:func:`_llr`): ``c`` cases among ``n`` persons, ``C`` of ``N`` in all; Poisson
+(:func:`_poisson_llr`): ``c`` of ``C`` cases where ``E`` are expected. Both are sums of table
+entries, so every kernel (spatial, space-time; CPU and CUDA) gets the same bits.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+
+@njit(cache=True, inline="always")
+def _poisson_llr(klogk, c, C, la, lb):
+    """The Poisson LLR ``c log(c/E) + (C-c) log((C-c)/(C-E))`` of ``c`` of ``C`` cases where
+    ``log E = la`` and ``log(C - E) = lb``, from the ``k log k`` table: the one sum every Poisson
+    kernel (purely spatial, pruned, space-time) uses, so that they agree bit for bit."""
+    return (klogk[c] + klogk[C - c]) - (np.float64(c) * la + np.float64(C - c) * lb)
+
+
+@njit(cache=True, inline="always")
+def _llr(klogk, c, n, C, N, l0):
+    """The Bernoulli LLR of c cases among n persons (same additions as the per-batch kernels)."""
+    q = -(klogk[n] + klogk[N - n]) - l0
+    t = (klogk[c] + klogk[n - c]) + (klogk[C - c] + klogk[N - n - C + c])
+    return t + q
+
+
+@njit(cache=True)
+def _threshold_high(klogk, n, C, N, l0, T, guess):
+    """Smallest c above the expected count C n / N with LLR(c, n) > T (min(n, C) + 1 if none).
+
+    The LLR increases with c above the expected count. ``guess`` (the answer for the
+    previous, smaller window of the same centre) is usually right or a step too low, so
+    the answer is first sought by walking up from it (verified: LLR(start - 1) <= T), and
+    by bisection otherwise.
+    """
+    cmax = min(n, C)
+    a = (C * n) // N + 1  # smallest c with c N > C n
+    if a > cmax or not (_llr(klogk, cmax, n, C, N, l0) > T):
+        return cmax + 1
+    if guess > a and guess <= cmax and not (_llr(klogk, guess - 1, n, C, N, l0) > T):
+        c = guess
+        for _ in range(4):
+            if _llr(klogk, c, n, C, N, l0) > T:
+                return c
+            c += 1
+        a = c
+    b = cmax
+    while a < b:
+        mid = (a + b) // 2
+        if _llr(klogk, mid, n, C, N, l0) > T:
+            b = mid
+        else:
+            a = mid + 1
+    return a
+
+
+@njit(cache=True)
+def _threshold_low(klogk, n, C, N, l0, T, guess):
+    """Largest c below the expected count with LLR(c, n) > T (-1 if none); as above."""
+    cmin = max(0, C - (N - n))
+    b = (C * n - 1) // N  # largest c with c N < C n
+    if b < cmin or not (_llr(klogk, cmin, n, C, N, l0) > T):
+        return -1
+    a = cmin
+    if guess >= cmin and guess < b and not (_llr(klogk, guess + 1, n, C, N, l0) > T):
+        c = guess
+        for _ in range(4):
+            if _llr(klogk, c, n, C, N, l0) > T:
+                return c
+            c -= 1
+        b = c
+    while a < b:
+        mid = (a + b + 1) // 2
+        if _llr(klogk, mid, n, C, N, l0) > T:
+            a = mid
+        else:
+            b = mid - 1
+    return a
+
+
+@njit(cache=True, parallel=True)
+def _threshold_tables(klogk, uniq_n, n_cases, n_total, l0, Tg, want_high, want_low):
+    """Case-count thresholds (see _threshold_high/_low) of every group threshold Tg[g] and
+    every distinct window population uniq_n[u] (sorted), walking up in n from the previous
+    answer (thresholds grow with n; each answer is verified, bisection otherwise)."""
+    G = Tg.shape[0]
+    U = uniq_n.shape[0]
+    C = n_cases
+    N = n_total
+    hi = np.empty((G, U), dtype=np.int32)
+    lo = np.empty((G, U), dtype=np.int32)
+    for g in prange(G):
+        h = np.int64(0)
+        lw = np.int64(-1)
+        for u in range(U):
+            n = uniq_n[u]
+            if want_high:
+                h = _threshold_high(klogk, n, C, N, l0, Tg[g], h)
+                hi[g, u] = h
+            else:
+                hi[g, u] = min(n, C) + 1
+            if want_low:
+                lw = _threshold_low(klogk, n, C, N, l0, Tg[g], lw)
+                lo[g, u] = lw
+            else:
+                lo[g, u] = -1
+    return hi, lo

@@ -1,0 +1,226 @@
+"""The scans' locations, circle centres and distances.
+
+Input rows with identical coordinates are merged into one location (counts summed); circles are
+centred on the locations or on the cells of a regular grid; distances are planar Euclidean or
+great-circle (SaTScan's "Latitude/Longitude" coordinates, km).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+
+from .._validate import as_count_array, as_float_array, check_in, check_positive, check_probability
+
+__all__ = ["Locations", "prepare_locations", "merge_rows", "check_location_ids", "make_centres", "Geometry",
+           "EARTH_RADIUS_KM", "MAX_GRID_CENTRES"]
+
+#: refuse grids with more centres than this (grid_cell too small for the extent)
+MAX_GRID_CENTRES = 4_000_000
+
+
+@dataclasses.dataclass(frozen=True)
+class Locations:
+    """Locations after merging identical coordinates.
+
+    ``coords`` (L, 2), ``cases``/``controls``/``pop`` (L,) int64, ``members``: list of the
+    input row positions merged into each location, ``n_merged``: input rows absorbed.
+    """
+
+    coords: np.ndarray
+    cases: np.ndarray
+    controls: np.ndarray
+    members: list
+    n_merged: int
+
+    @property
+    def pop(self) -> np.ndarray:
+        return self.cases + self.controls
+
+
+def _check_coords(coords: Any) -> np.ndarray:
+    """(n, 2) finite float64 coordinates (a copy); booleans and complex numbers are refused."""
+    kind = coords.dtype.kind if isinstance(coords, np.ndarray) else np.asarray(coords).dtype.kind
+    if kind in "bc":
+        what = "booleans" if kind == "b" else "complex numbers"
+        raise TypeError(f"coords must hold real numbers (planar coordinates), got {what}")
+    if not isinstance(coords, np.ndarray) or kind == "O":
+        # nested lists: NumPy would read True as 1
+        try:
+            flat = np.asarray(coords, dtype=object).ravel()
+        except (TypeError, ValueError):
+            flat = ()
+        bad = next((v for v in flat if isinstance(v, (bool, np.bool_, complex, np.complexfloating))), None)
+        if bad is not None:
+            raise TypeError(f"coords must hold real numbers (planar coordinates), got {bad!r}")
+    return as_float_array(coords, "coords", ndim=2, finite=True, copy=True)
+
+
+def check_location_ids(location_ids: Any, n: int, repeats: bool = False) -> np.ndarray:
+    """Ids reported for the input rows: default 0..n-1; one per row, no duplicates (unless
+    ``repeats``: rows of one location, e.g. its covariate categories, share its id)."""
+    if location_ids is None:
+        return np.arange(n)
+    ids = np.array(location_ids)
+    if ids.ndim != 1 or len(ids) != n:
+        raise ValueError(f"location_ids must be 1-D with one id per row ({n}), got shape {ids.shape}")
+    if repeats:
+        return ids
+    uniq, first, counts = np.unique(ids, return_index=True, return_counts=True)
+    if (counts > 1).any():
+        k = int(np.argmax(counts > 1))
+        rows = np.flatnonzero(ids == uniq[k])[:2].tolist()
+        dup = uniq[k].item() if hasattr(uniq[k], "item") else uniq[k]
+        raise ValueError(f"location_ids must be unique: {dup!r} is given for rows {rows[0]} and {rows[1]}")
+    return ids
+
+
+def merge_rows(xy: np.ndarray):
+    """Rows with identical coordinates merged, first occurrence order kept.
+
+    Returns ``(coords (L, 2), gid (n,) location of every input row, members: list of the input
+    rows of each location)``."""
+    _, first, inverse = np.unique(xy, axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    order_groups = np.argsort(first, kind="stable")  # group g (in unique order) -> position
+    rank = np.empty_like(order_groups)
+    rank[order_groups] = np.arange(len(order_groups))
+    gid = rank[inverse]  # group position of every input row, in first-occurrence order
+    members: list = [[] for _ in range(len(first))]
+    for row, g in enumerate(gid.tolist()):
+        members[g].append(row)
+    return xy[np.sort(first)], gid, members
+
+
+def _check_xy(coords) -> np.ndarray:
+    xy = _check_coords(coords)
+    if xy.shape[1] != 2:
+        raise ValueError(f"coords must have shape (n, 2) (x, y columns), got {xy.shape}")
+    if xy.shape[0] < 1:
+        raise ValueError("coords is empty: need at least one location")
+    return xy
+
+
+def prepare_locations(coords: Any, cases: Any, controls: Any) -> Locations:
+    """Validate the input and merge rows with identical coordinates (counts summed)."""
+    xy = _check_xy(coords)
+    ca = as_count_array(cases, "cases")
+    co = as_count_array(controls, "controls")
+    n = xy.shape[0]
+    if ca.shape[0] != n or co.shape[0] != n:
+        raise ValueError(
+            f"coords, cases and controls must have the same length; got {n}, {ca.shape[0]}, {co.shape[0]}"
+        )
+    C = int(ca.sum())
+    N = C + int(co.sum())
+    if C == 0:
+        raise ValueError("cases sum to 0: the scan statistic needs at least one case")
+    if C == N:
+        raise ValueError("all persons are cases (controls sum to 0): the Bernoulli scan needs controls too")
+    if N >= 2**31 - 1:
+        raise ValueError(f"total population {N} is too large (must be < 2**31 - 1)")
+    m_coords, gid, members = merge_rows(xy)
+    L = len(members)
+    m_cases = np.bincount(gid, weights=ca, minlength=L).astype(np.int64)
+    m_controls = np.bincount(gid, weights=co, minlength=L).astype(np.int64)
+    return Locations(m_coords, m_cases, m_controls, members, n - L)
+
+
+def _row_locations(members) -> np.ndarray:
+    """The merged location of every input row."""
+    out = np.empty(sum(len(m) for m in members), dtype=np.int64)
+    for g, m in enumerate(members):
+        out[m] = g
+    return out
+
+
+def _check_max_population(v):
+    v = check_probability(v, "max_population")
+    if v > 0.5:
+        raise ValueError(f"max_population must be in (0, 0.5] (fraction of the total population), got {v!r}")
+    return v
+
+
+def make_centres(loc_coords: np.ndarray, grid_cell: Any):
+    """Circle centres: the locations, or the centres of the cells of a regular grid of
+    side ``grid_cell`` covering the locations' bounding box. Returns (centres (m, 2),
+    centre_location (m,) index of the location at the centre or -1)."""
+    if grid_cell is None:
+        return loc_coords.copy(), np.arange(len(loc_coords), dtype=np.int64)
+    g = check_positive(grid_cell, "grid_cell")
+    lo = loc_coords.min(axis=0)
+    hi = loc_coords.max(axis=0)
+    nx = max(1, int(math.ceil((hi[0] - lo[0]) / g)))
+    ny = max(1, int(math.ceil((hi[1] - lo[1]) / g)))
+    if nx * ny > MAX_GRID_CENTRES:
+        raise ValueError(
+            f"grid_cell={g} gives a {nx} x {ny} grid ({nx * ny} centres) over the locations' extent; "
+            f"the limit is {MAX_GRID_CENTRES}: use a larger grid_cell"
+        )
+    gx = lo[0] + g * (np.arange(nx) + 0.5)
+    gy = lo[1] + g * (np.arange(ny) + 0.5)
+    X, Y = np.meshgrid(gx, gy, indexing="xy")
+    centres = np.column_stack([X.ravel(), Y.ravel()])
+    return centres, np.full(len(centres), -1, dtype=np.int64)
+
+
+#: Earth radius of SaTScan's great-circle distances (km)
+EARTH_RADIUS_KM = 6367.0
+DISTANCES = ("euclidean", "great_circle")
+
+
+class Geometry:
+    """Distances between locations: planar Euclidean on the coordinates as given, or great-circle
+    distances (km) on (latitude, longitude) in degrees, as SaTScan computes them for
+    "Latitude/Longitude" coordinates. Windows are built on :meth:`points` (for great-circle
+    distances, unit vectors: the order by chord length is the order by great-circle distance)."""
+
+    def __init__(self, distance: str):
+        self.great_circle = check_in(distance, "distance", DISTANCES) == "great_circle"
+
+    def check(self, xy: np.ndarray) -> None:
+        if self.great_circle:
+            lat, lon = xy[:, 0], xy[:, 1]
+            if (np.abs(lat) > 90).any():
+                i = int(np.argmax(np.abs(lat) > 90))
+                raise ValueError(f"distance='great_circle' reads coords as (latitude, longitude) in degrees; "
+                                 f"coords[{i}, 0] = {lat[i]!r} is not a latitude in [-90, 90]")
+            if (np.abs(lon) > 360).any():
+                i = int(np.argmax(np.abs(lon) > 360))
+                raise ValueError(f"distance='great_circle': coords[{i}, 1] = {lon[i]!r} is not a longitude in degrees")
+
+    def points(self, xy: np.ndarray) -> np.ndarray:
+        if not self.great_circle:
+            return xy
+        lat, lon = np.radians(xy[:, 0]), np.radians(xy[:, 1])
+        return np.column_stack([np.cos(lat) * np.cos(lon), np.cos(lat) * np.sin(lon), np.sin(lat)])
+
+    def to_working(self, distance):
+        """A distance (coordinate units, or km) in the units of :meth:`points` (chord length)."""
+        if distance is None or not self.great_circle:
+            return distance
+        return 2.0 * math.sin(min(distance / (2.0 * EARTH_RADIUS_KM), math.pi / 2))
+
+    def from_working(self, w: np.ndarray) -> np.ndarray:
+        if not self.great_circle:
+            return w
+        return 2.0 * EARTH_RADIUS_KM * np.arcsin(np.minimum(np.asarray(w) / 2.0, 1.0))
+
+
+def _check_geometry(distance, xy, grid_cell) -> Geometry:
+    geo = Geometry(distance)
+    geo.check(xy)
+    if geo.great_circle and grid_cell is not None:
+        raise ValueError("grid_cell is not available with distance='great_circle' (a grid of latitude/longitude "
+                         "cells is not a regular grid on the sphere): give grid_cell=None")
+    return geo
+
+
+def _radius(geo, points, cpoints):
+    """``radius_of(members, i)``: distance from centre ``i`` to its farthest member (reported units)."""
+    def radius_of(members, i):
+        w = np.sqrt(((points[members] - cpoints[i]) ** 2).sum(axis=1)).max()
+        return float(geo.from_working(w))
+    return radius_of

@@ -1,0 +1,253 @@
+"""The null hypotheses' case draws of the scans, one seed per Monte Carlo replicate.
+
+* Bernoulli (:func:`draw_null_cases`): the C cases relabelled at random among the N persons, a
+  multivariate hypergeometric draw over the locations (or the location x day cells);
+* Poisson (:func:`draw_multinomial_cases`): the C cases redistributed multinomially in proportion to
+  the expected counts;
+* space-time permutation (:func:`permute_days_cases`): the cases' days permuted among the cases.
+
+The draws run on the CPU (Numba) whatever the engine; a replicate's counts depend only on its
+seed (:mod:`._rng`), not on threads, batching or the executor. Counts are laid out locations x
+replicates (int32), the layout every scan kernel reads.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from ._rng import _MT_N, _mt_randint, _mt_random, _mt_seed, _randint_mask, replicate_seed_words
+
+__all__ = ["draw_null_cases", "draw_multinomial_cases", "permute_days_cases", "draw_cases", "draw_multinomial",
+           "permute_days"]
+
+
+@njit(cache=True, inline="always")
+def _count_sorted(points, n, cum, counts):
+    """``counts[l] += #{t < n: cum[l-1] <= points[t] < cum[l]}`` for sorted ``points`` (a merge
+    with the cumulative sizes ``cum``; locations of size zero never receive a point)."""
+    L = cum.shape[0]
+    loc = 0
+    for t in range(n):
+        while loc < L - 1 and points[t] >= cum[loc]:
+            loc += 1
+        counts[loc] += 1
+
+
+@njit(cache=True, parallel=True)
+def _draw_cases(cumpop, n_cases, seeds, out):
+    """Random relabelling of the C cases among the N persons, per replicate (column).
+
+    A uniformly random C-subset of the persons 0..N-1 (or its complement when C > N/2),
+    drawn by rejection of repeated positions, counted per location through the cumulative
+    populations: exactly the multivariate hypergeometric distribution, in O(C log L) per
+    replicate whatever the population size. Replicate r uses its own seed (the stream of numba's
+    ``np.random.randint`` after ``np.random.seed(seed)``, made by :func:`_mt_randint`), so results do
+    not depend on threads or batching. ``out`` is (locations, replicates).
+    """
+    L = cumpop.shape[0]
+    N = cumpop[L - 1]
+    R = seeds.shape[0]
+    flip = n_cases > N // 2
+    k = N - n_cases if flip else n_cases
+    # draws in rounds: k positions, then as many as were repeats, ... until k distinct. Small
+    # populations mark positions in a byte map (no sort; positions located by a table),
+    # large ones sort and deduplicate; both keep the same draws, hence the same subset.
+    bitmap = N <= 16 * k + 65536
+    # with the byte map, each person's location comes from a table: one load per case, where a
+    # binary search over the cumulative populations costs log L dependent loads
+    loc_of = np.empty(N if bitmap else 0, dtype=np.int32)
+    if bitmap:
+        prev = 0
+        for l in range(L):
+            for v in range(prev, cumpop[l]):
+                loc_of[v] = l
+            prev = cumpop[l]
+    mask, wide = _randint_mask(max(N, 2))  # (N <= 1: k = 0, nothing is drawn)
+    n_chunks = min(R, 64)
+    for ch in prange(n_chunks):
+        mark = np.zeros(N if bitmap else 1, dtype=np.uint8)
+        chosen = np.empty(k, dtype=np.int64)
+        counts = np.zeros(L, dtype=np.int32)
+        mt = np.empty(_MT_N, dtype=np.uint32)
+        words = np.empty(_MT_N, dtype=np.uint32)
+        for r in range(ch * R // n_chunks, (ch + 1) * R // n_chunks):
+            idx = _mt_seed(mt, seeds[r])
+            counts[:] = 0
+            if bitmap:
+                have = 0
+                while have < k:
+                    need = k - have
+                    for t in range(need):
+                        v, idx = _mt_randint(mt, words, idx, N, mask, wide)
+                        if mark[v] == 0:
+                            mark[v] = 1
+                            chosen[have] = v
+                            have += 1
+                for t in range(k):
+                    counts[loc_of[chosen[t]]] += 1
+                    mark[chosen[t]] = 0
+            else:
+                sel = np.empty(0, dtype=np.int64)
+                have = 0
+                while have < k:
+                    # distinct positions so far plus fresh draws, sorted and deduplicated in place
+                    need = k - have
+                    buf = np.empty(have + need, dtype=np.int64)
+                    for t in range(have):
+                        buf[t] = sel[t]
+                    for t in range(need):
+                        buf[have + t], idx = _mt_randint(mt, words, idx, N, mask, wide)
+                    buf.sort()
+                    w = 1
+                    for t in range(1, buf.shape[0]):
+                        if buf[t] != buf[w - 1]:
+                            buf[w] = buf[t]
+                            w += 1
+                    sel = buf
+                    have = w
+                # sel[:k] is sorted: merge it with the cumulative populations
+                _count_sorted(sel, k, cumpop, counts)
+            if flip:
+                prev = 0
+                for l in range(L):
+                    out[l, r] = (cumpop[l] - prev) - counts[l]
+                    prev = cumpop[l]
+            else:
+                for l in range(L):
+                    out[l, r] = counts[l]
+
+
+def _draw(kernel, weights, dtype, n_cases, seeds):
+    cum = np.cumsum(np.asarray(weights, dtype=dtype))
+    # written in the locations x replicates layout the scan kernels read, each thread's replicates
+    # a contiguous range (consecutive replicates fill the same cache lines): no transposed copy
+    out = np.empty((len(cum), len(seeds)), dtype=np.int32)
+    kernel(cum, np.int64(n_cases), np.ascontiguousarray(seeds, dtype=np.uint32), out)
+    return out
+
+
+def draw_cases(pop, n_cases, seeds):
+    """(L, R) int32 null case counts (hypergeometric); ``seeds`` (R,) uint32, one per replicate."""
+    return _draw(_draw_cases, pop, np.int64, n_cases, seeds)
+
+
+@njit(cache=True, parallel=True)
+def _draw_multinomial(cum, n_cases, seeds, out):
+    """C cases dropped on the locations with probabilities proportional to the expected counts
+    (``cum``: cumulative expected, last = total), per replicate (column of ``out``): C uniforms on
+    [0, total), each counted at location ``min(L - 1, #{l: cum[l] <= u})`` (exactly multinomial).
+    One seed per replicate (numba's ``np.random.random`` stream after ``np.random.seed(seed)``, made
+    by :func:`_mt_random`).
+
+    The location of a uniform is found from a guide table (the location of the start of each of
+    ``16 L`` equal buckets of [0, total)), then exactly by stepping up while ``u >= cum[loc]`` and
+    down while ``u < cum[loc - 1]``: the location does not depend on the guide, so the counts are
+    those of sorting the uniforms and merging them with ``cum``
+    (:func:`_draw_multinomial_sorted`), without the sort. (16 L int32 buckets: few steps per uniform, hence few mispredicted branches.)"""
+    L = cum.shape[0]
+    total = cum[L - 1]
+    R = seeds.shape[0]
+    K = 16 * L
+    scale = K / total if total > 0 else 0.0
+    guide = np.empty(K, dtype=np.int32)
+    loc = 0
+    for b in range(K):
+        lo = b / scale if scale > 0 else 0.0
+        while loc < L - 1 and lo >= cum[loc]:
+            loc += 1
+        guide[b] = loc
+    n_chunks = min(R, 64)
+    for ch in prange(n_chunks):
+        counts = np.zeros(L, dtype=np.int32)
+        mt = np.empty(_MT_N, dtype=np.uint32)
+        words = np.empty(_MT_N, dtype=np.uint32)
+        for r in range(ch * R // n_chunks, (ch + 1) * R // n_chunks):
+            idx = _mt_seed(mt, seeds[r])
+            counts[:] = 0
+            for t in range(n_cases):
+                x, idx = _mt_random(mt, words, idx)
+                u = x * total
+                b = int(u * scale)
+                b = min(max(b, 0), K - 1)
+                loc = guide[b]
+                while loc < L - 1 and u >= cum[loc]:
+                    loc += 1
+                while loc > 0 and u < cum[loc - 1]:
+                    loc -= 1
+                counts[loc] += 1
+            for l in range(L):
+                out[l, r] = counts[l]
+
+
+@njit(cache=True, parallel=True)
+def _draw_multinomial_sorted(cum, n_cases, seeds, out):
+    """The earlier :func:`_draw_multinomial` (sorted uniforms merged with ``cum``); kept for the tests
+    that check the guide-table version gives the same counts."""
+    L = cum.shape[0]
+    total = cum[L - 1]
+    R = seeds.shape[0]
+    for r in prange(R):
+        np.random.seed(seeds[r])
+        u = np.empty(n_cases, dtype=np.float64)
+        for t in range(n_cases):
+            u[t] = np.random.random() * total
+        u.sort()
+        counts = np.zeros(L, dtype=np.int32)
+        _count_sorted(u, n_cases, cum, counts)
+        for l in range(L):
+            out[l, r] = counts[l]
+
+
+def draw_multinomial(expected, n_cases, seeds, *, sorted_merge=False):
+    """(L, R) int32 multinomial case counts; ``seeds`` (R,) uint32, one per replicate (``sorted_merge``:
+    the sort-and-merge kernel, a reference with the same counts)."""
+    return _draw(_draw_multinomial_sorted if sorted_merge else _draw_multinomial, expected, np.float64, n_cases,
+                 seeds)
+
+
+@njit(cache=True, parallel=True)
+def _permute_days(loc_of_case, day_of_case, seeds, out):
+    """Space-time permutation null: the days of the C cases shuffled among the cases (each
+    case keeps its location), one seed per replicate; ``out`` (R, L, T) counts."""
+    R = seeds.shape[0]
+    K = day_of_case.shape[0]
+    for r in prange(R):
+        np.random.seed(seeds[r])
+        days = day_of_case.copy()
+        for q in range(K - 1, 0, -1):  # Fisher-Yates
+            p = np.random.randint(0, q + 1)
+            tmp = days[q]
+            days[q] = days[p]
+            days[p] = tmp
+        for q in range(K):
+            out[r, loc_of_case[q], days[q]] += 1
+
+
+def permute_days(loc_of_case, day_of_case, L, T, seeds):
+    """(L, T, R) int32 null counts; ``seeds`` (R,) uint32."""
+    out = np.zeros((len(seeds), L, T), dtype=np.int32)
+    _permute_days(np.ascontiguousarray(loc_of_case, dtype=np.int64), np.ascontiguousarray(day_of_case, dtype=np.int64),
+                  np.ascontiguousarray(seeds, dtype=np.uint32), out)
+    return np.ascontiguousarray(out.transpose(1, 2, 0))
+
+
+def draw_multinomial_cases(expected: np.ndarray, n_cases: int, seeds) -> np.ndarray:
+    """Poisson model null: the C cases redistributed over the locations, multinomially with
+    probabilities ``expected / sum(expected)`` (one seed per replicate, as
+    :func:`draw_null_cases`). Returns (L, R) int32."""
+    return draw_multinomial(expected, n_cases, replicate_seed_words(seeds))
+
+
+def draw_null_cases(pop: np.ndarray, n_cases: int, seeds) -> np.ndarray:
+    """Cases per location for each replicate: the C cases relabelled at random among all
+    N persons (a multivariate hypergeometric draw over the locations' populations, made
+    as a uniformly random C-subset of the persons, O(C log L) per replicate). One seed per
+    replicate (``seeds``: SeedSequences), so a replicate's data does not depend on how
+    replicates are batched or on the executor. Returns (L, R) int32."""
+    return draw_cases(pop, n_cases, replicate_seed_words(seeds))
+
+
+def permute_days_cases(loc_of_case, day_of_case, L: int, T: int, seeds) -> np.ndarray:
+    """Space-time permutation null: (L, T, R) int32 counts with the cases' days permuted among the
+    cases (one seed per replicate, as :func:`draw_null_cases`)."""
+    return permute_days(loc_of_case, day_of_case, L, T, replicate_seed_words(seeds))

@@ -1,0 +1,291 @@
+"""The result of a scan: the cluster table (most likely, then secondary clusters) and its views.
+
+:func:`_clusters` ranks the windows as SaTScan does and keeps the secondary clusters that share
+no location with a more likely one; :class:`ScanResult` holds the table with the null maxima and
+the settings, and gives SaTScan's location table, a summary and a plot.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .monte_carlo import gumbel_p_values
+
+__all__ = ["ScanResult"]
+
+_TITLES = {"bernoulli": "Bernoulli spatial scan", "poisson": "Discrete Poisson spatial scan",
+           "space_time_permutation": "Space-time permutation scan",
+           "space_time_poisson": "Discrete Poisson space-time scan", "space_time_bernoulli": "Bernoulli space-time scan",
+           "declustered": "Declustered Poisson spatial scan (expected background events)"}
+_SIZE_OF = {"poisson": "expected cases", "space_time_permutation": "cases", "declustered": "expected cases"}
+
+def _fmt_count(c) -> str:
+    """A case count for the summaries: whole counts as integers, expected counts to 2 decimals."""
+    return f"{c:.2f}" if isinstance(c, (float, np.floating)) and c != round(c) else f"{int(round(c))}"
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class ScanResult:
+    """Result of the spatial and space-time scans (:func:`~hphawkes_py.scan.bernoulli`, :func:`~hphawkes_py.scan.poisson`,
+    :func:`~hphawkes_py.scan.space_time_permutation`, :func:`~hphawkes_py.scan.space_time`).
+
+    The scan functions build it; its fields are the parameters below.
+
+    Parameters
+    ----------
+    clusters : pandas.DataFrame
+        Most likely cluster first, then the secondary clusters (no geographical overlap),
+        one row each: ``center`` (id of the location at the centre, -1 for a grid point),
+        ``x``, ``y`` (centre, coordinate units), ``radius`` (distance from the centre to
+        the farthest location in the window, coordinate units), ``location_ids`` (list of
+        the input location ids in the window, nearest first; merged duplicates all listed),
+        ``n_locations``, ``cases``, ``population`` (Bernoulli: cases + controls, persons;
+        Poisson: the population given), ``expected`` (Bernoulli: population x C / N; Poisson: the
+        expected cases under the null), ``observed_over_expected``, ``relative_risk`` (Bernoulli:
+        case proportion inside / outside; Poisson: (c / E) / ((C - c) / (C - E))),
+        ``log_likelihood_ratio``, ``p_value`` (Monte Carlo, against the null maxima) and
+        ``gumbel_p_value``.
+    null_llr : numpy.ndarray
+        (n_replicates,) maximum LLR of each Monte Carlo replicate.
+    backend : str
+        Engine that ran ("cpu", "gpu" or "emulator").
+    n_cases, n_population : int
+        Totals C and N (``model="declustered"``: ``n_cases`` is the expected number of background
+        events, a float, and ``clusters.cases`` the windows' expected background counts; see
+        :func:`hphawkes_py.scan.declustered`).
+    n_locations : int
+        Locations after merging identical coordinates.
+    n_merged : int
+        Input rows merged into another row with identical coordinates.
+    n_centres, n_windows : int
+        Circle centres scanned, and windows evaluated per replicate.
+    max_population, direction, n_replicates, grid_cell, model, max_distance, min_cases, distance
+        The settings used (``model``: "bernoulli" or "poisson"; radii and ``max_distance`` in km
+        when ``distance="great_circle"``).
+    _loc_coords, _loc_cases, _loc_controls, _loc_population, _loc_expected, _row_ids, _row_loc : numpy.ndarray, optional
+        Per-location data behind :meth:`location_table` and :meth:`plot` (merged locations:
+        coordinates, cases, controls, population, expected cases; the input rows' ids and
+        locations). Set by the scan functions.
+
+    Examples
+    --------
+    >>> g = hp.datasets.load_grave()
+    >>> res = hp.scan.bernoulli(g[["x", "y"]].to_numpy(), g["case"], 1 - g["case"], n_replicates=99,
+    ...                         seed=1, backend="cpu", progress=False)
+    >>> res
+    ScanResult(model='bernoulli', backend='cpu', clusters=2, n_replicates=99, most likely: 19 locations, LLR=7.4193, p=0.07)
+    >>> print(res.n_cases, res.n_population, res.n_locations, len(res.null_llr))
+    30 143 143 99
+    >>> res.location_table()[["cluster", "location_id", "cases"]].head(2)
+       cluster  location_id  cases
+    0        1          125      0
+    1        1          123      0
+    """
+
+    clusters: pd.DataFrame
+    null_llr: np.ndarray
+    backend: str
+    n_cases: int
+    n_population: int
+    n_locations: int
+    n_merged: int
+    n_centres: int
+    n_windows: int
+    max_population: float
+    direction: str
+    n_replicates: int
+    grid_cell: Any = None
+    model: str = "bernoulli"
+    max_distance: Any = None
+    min_cases: int = 0
+    distance: str = "euclidean"
+    _loc_coords: np.ndarray = dataclasses.field(default=None, repr=False)
+    _loc_cases: np.ndarray = dataclasses.field(default=None, repr=False)
+    _loc_controls: np.ndarray = dataclasses.field(default=None, repr=False)
+    _loc_population: np.ndarray = dataclasses.field(default=None, repr=False)
+    _loc_expected: np.ndarray = dataclasses.field(default=None, repr=False)
+    _row_ids: np.ndarray = dataclasses.field(default=None, repr=False)
+    _row_loc: np.ndarray = dataclasses.field(default=None, repr=False)
+
+    @property
+    def most_likely(self) -> pd.Series | None:
+        """The most likely cluster (first row of ``clusters``), or None when no window has LLR > 0."""
+        return self.clusters.iloc[0] if len(self.clusters) else None
+
+    def to_frame(self) -> pd.DataFrame:
+        """The cluster table (a copy)."""
+        return self.clusters.copy()
+
+    def to_dict(self) -> dict:
+        return {
+            "clusters": self.clusters.to_dict(orient="records"),
+            "null_llr": self.null_llr.tolist(),
+            "backend": self.backend,
+            "n_cases": self.n_cases,
+            "n_population": self.n_population,
+            "n_locations": self.n_locations,
+            "n_merged": self.n_merged,
+            "max_population": self.max_population,
+            "direction": self.direction,
+            "n_replicates": self.n_replicates,
+            "model": self.model,
+            "max_distance": self.max_distance,
+            "min_cases": self.min_cases,
+            "distance": self.distance,
+        }
+
+    def to_csv(self, path, **kwargs) -> None:
+        """Write the cluster table; ``location_ids`` as space-separated ids."""
+        df = self.clusters.copy()
+        df["location_ids"] = [" ".join(str(v) for v in ids) for ids in df["location_ids"]]
+        df.to_csv(path, index=False, **kwargs)
+
+    def summary(self) -> str:
+        lines = [
+            f"{_TITLES.get(self.model, self.model)} ({self.direction} rates), backend={self.backend}",
+            f"  {self.n_locations} locations ({self.n_merged} rows merged), {_fmt_count(self.n_cases)} cases, "
+            f"population {self.n_population:.10g}; max window {self.max_population:.0%} of the "
+            f"{_SIZE_OF.get(self.model, 'population')}"
+            + (f", radius <= {self.max_distance:g}" if self.max_distance is not None else ""),
+            f"  {self.n_centres} centres, {self.n_windows} windows, {self.n_replicates} replicates",
+        ]
+        for k, row in self.clusters.iterrows():
+            ids = ", ".join(str(v) for v in row.location_ids[:12]) + (" ..." if row.n_locations > 12 else "")
+            when = ""
+            if "start" in row.index:
+                a, b = (v.date() if hasattr(v, "date") else v for v in (row.start, row.end))
+                when = f" days {a} to {b};"
+            lines.append(
+                f"{k + 1}. locations {ids}\n   centre ({row.x:.6g}, {row.y:.6g}) radius {row.radius:.6g};{when} "
+                f"cases {_fmt_count(row.cases)}/{row.population:.10g} (expected {row.expected:.2f}, "
+                f"RR {row.relative_risk:.3g}); "
+                f"LLR {row.log_likelihood_ratio:.6f}; p {row.p_value:.4g} (Gumbel {row.gumbel_p_value:.3g})"
+            )
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        top = self.most_likely
+        best = "no cluster" if top is None else (
+            f"most likely: {top.n_locations} locations, LLR={top.log_likelihood_ratio:.4f}, p={top.p_value:.4g}"
+        )
+        return (f"ScanResult(model={self.model!r}, backend={self.backend!r}, clusters={len(self.clusters)}, "
+                f"n_replicates={self.n_replicates}, {best})")
+
+    def location_table(self) -> pd.DataFrame:
+        """SaTScan's location information: one row per location of each reported cluster.
+
+        Columns ``cluster`` (rank, 1 = most likely), ``location_id``, ``cases`` and ``expected``
+        (the location's own counts over the study period; merged rows with identical coordinates
+        count as one location; ``expected`` is NaN for the space-time permutation model, whose
+        expectation depends on the cluster's days), ``observed_over_expected``, and the cluster's
+        ``cluster_cases``, ``cluster_expected``, ``cluster_log_likelihood_ratio``, ``cluster_p_value``.
+        """
+        cols = ["cluster", "location_id", "cases", "expected", "observed_over_expected", "cluster_cases",
+                "cluster_expected", "cluster_log_likelihood_ratio", "cluster_p_value"]
+        if self._row_ids is None:
+            raise ValueError("this result carries no location data (built by an older version)")
+        first_row = {}
+        for r, i in enumerate(self._row_ids.tolist()):
+            first_row.setdefault(i, r)
+        rows = []
+        for k, cl in enumerate(self.clusters.itertuples()):
+            for lid in cl.location_ids:
+                g = int(self._row_loc[first_row[lid]])
+                c = self._loc_cases[g]
+                c = int(c) if self._loc_cases.dtype.kind in "iub" else float(c)
+                e = float(self._loc_expected[g]) if self._loc_expected is not None else math.nan
+                rows.append([k + 1, lid, c, e, c / e if e > 0 else math.nan, cl.cases, cl.expected,
+                             cl.log_likelihood_ratio, cl.p_value])
+        return pd.DataFrame(rows, columns=cols)
+
+    def plot(self, ax=None, *, max_clusters: int | None = None, alpha: float = 0.05):
+        """Clusters as circles over the locations: :func:`hphawkes_py.scan.plot.plot_clusters`."""
+        from .plot import plot_clusters
+
+        return plot_clusters(self, ax, max_clusters=max_clusters, alpha=alpha)
+
+
+def _clusters(best, best_entry, offsets, neighbors, centres, centre_loc, radius_of, cases, members_of, ids, null_llr,
+              window_stats, stat=None, extra=None, tiebreak=None, count=None, overlap=None):
+    """Most likely + secondary clusters (no geographical overlap) as a DataFrame.
+
+    ``window_stats(members, c, j, i)`` gives the model's ``(population, expected, relative_risk)``
+    of the window ending at entry ``j`` with locations ``members`` and ``c`` cases;
+    ``radius_of(members, i)`` the distance from centre ``i`` to its farthest member. ``stat``
+    (default ``best``): the test statistic that ranks windows and gives p-values (elliptic scans:
+    the penalised LLR); ``extra(i)``: more columns for window block ``i``; ``tiebreak``: the order
+    of equal statistics (default the block index; elliptic scans: the centre's input order);
+    ``count(members, i)``: the window's cases (default: the members' ``cases``; space-time: the
+    cylinder's); ``overlap(members, i)``: whether candidate ``i`` may not be listed beside the clusters
+    listed so far (it records the candidate when it may; default: any location in common)."""
+    llr_of = best
+    best = llr_of if stat is None else stat
+    cand = np.flatnonzero(best > 0)
+    ids_list = list(ids.tolist())
+    # most likely first; equal statistics (e.g. the same window seen from several centres) ordered
+    # as SaTScan's CompareClustersRatios: fewer locations first, then the centre location's id
+    # (SaTScan's identifier index: ids sorted as text; NY leukaemia: cluster 4 centred on tract 62,
+    # North Humberside: postcode 170 before 18), then the centre's input order
+    n_loc = np.asarray(best_entry)[cand] - np.asarray(offsets)[cand] + 1
+    loc_of = np.asarray(centre_loc)[cand]
+    names = np.array([str(ids_list[members_of[k][0]]) if k >= 0 else "" for k in loc_of.tolist()], dtype=object)
+    name_rank = np.empty(len(cand), dtype=np.int64)
+    if len(cand):
+        uniq = sorted(set(names.tolist()))
+        pos = {v: r for r, v in enumerate(uniq)}
+        name_rank = np.array([pos[v] for v in names.tolist()], dtype=np.int64)
+    cand = cand[np.lexsort((cand if tiebreak is None else tiebreak[cand], name_rank, n_loc, -best[cand]))]
+    used = np.zeros(len(members_of), dtype=bool)
+    rows = []
+    R = len(null_llr)
+    null_sorted = np.sort(null_llr)
+    for i in cand:
+        exceed = R - np.searchsorted(null_sorted, float(best[i]), side="left")
+        if rows and exceed == R:
+            # as in SaTScan's output: a secondary cluster below every replicate's maximum
+            # (Monte Carlo p = 1) is not listed (grave: 3 clusters; NY leukaemia: 7); the
+            # candidates come in decreasing statistic, so every later one is below it too
+            break
+        j = int(best_entry[i])
+        members = neighbors[offsets[i]:j + 1]
+        if overlap is None:
+            if used[members].any():
+                continue
+            used[members] = True
+        elif overlap(members, i):
+            continue
+        if count is None:  # whole counts stay int; expected background counts (declustered) are real
+            c = cases[members].sum()
+            c = int(c) if cases.dtype.kind in "iub" else float(c)
+        else:
+            c = int(count(members, i))
+        n, expected, rr = window_stats(members, c, j, i)
+        rows.append({
+            "center": ids_list[members_of[centre_loc[i]][0]] if centre_loc[i] >= 0 else -1,
+            "x": float(centres[i, 0]),
+            "y": float(centres[i, 1]),
+            "radius": float(radius_of(members, i)),
+            "location_ids": [ids_list[r] for m in members for r in members_of[m]],
+            "n_locations": int(sum(len(members_of[m]) for m in members)),
+            "cases": c,
+            "population": n,
+            "expected": expected,
+            "observed_over_expected": c / expected,
+            "relative_risk": rr,
+            "log_likelihood_ratio": float(llr_of[i]),
+            "p_value": (1 + exceed) / (1 + R),
+            **({"test_statistic": float(best[i])} if stat is not None else {}),
+            **(extra(i) if extra is not None else {}),
+        })
+    cols = ["center", "x", "y", "radius", "location_ids", "n_locations", "cases", "population", "expected",
+            "observed_over_expected", "relative_risk", "log_likelihood_ratio", "p_value"]
+    if rows:
+        cols = cols + [k for k in rows[0] if k not in cols]
+    df = pd.DataFrame(rows, columns=cols)
+    key = "test_statistic" if "test_statistic" in df.columns else "log_likelihood_ratio"
+    df["gumbel_p_value"] = gumbel_p_values(df[key].to_numpy(dtype=float), null_llr)
+    return df

@@ -1,0 +1,259 @@
+"""The scan windows: every centre's locations sorted by distance and cut at the maximum size.
+
+:func:`build_windows` gives, for every centre, its neighbour list (nearest first, cut where the
+window size would exceed the limit; locations at the same distance enter together) as a flattened
+CSR structure (``offsets``, ``neighbors``) with, per entry, the window size after that entry and
+whether a window ends there (the last entry of a tie group). Built once per analysis, on the CPU
+(Numba) whatever the engine; both engines, and the space-time cylinders, read the same windows.
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import math
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+__all__ = ["build_windows", "cumulative_expected"]
+
+#: temporary (centre, neighbour) slots per chunk of window construction and per thread (8 MB of distances
+#: each): every chunk costs three parallel regions and a thread-pool round trip, which cost most when the
+#: cores are shared or many, so the chunks grow with the thread count (fewer, larger chunks)
+CHUNK_SLOTS = 1 << 20
+#: at most this many slots per chunk whatever the thread count (512 MB of distances and keys)
+CHUNK_SLOTS_MAX = 1 << 25
+
+
+@njit(cache=True, parallel=True)
+def _windows_chunk(d, order, pop, limit, maxd2, rank, counts, nb, npop, bnd):
+    """Cut each centre's distance-sorted locations (row of ``order``) at the size limit (and
+    the squared radius ``maxd2``), tie groups entering together, into rows of the (chunk, kmax)
+    buffers; a tie group in ``rank`` order. ``pop`` is int64 (persons) or float64 (expected cases):
+    one kernel, two types."""
+    n_loc = d.shape[1]
+    kmax = nb.shape[1]
+    for ii in prange(d.shape[0]):
+        total = pop[0] - pop[0]  # zero of pop's type
+        k = 0
+        while k < n_loc and k < kmax:
+            # the tie group [k, e) of locations at exactly the same distance enters together
+            e = k + 1
+            group = pop[order[ii, k]]
+            dk = d[ii, order[ii, k]]
+            while e < n_loc and d[ii, order[ii, e]] == dk:
+                group += pop[order[ii, e]]
+                e += 1
+            # a tie group in rank order: insertion sort
+            for t in range(k + 1, e):
+                v = order[ii, t]
+                q = t - 1
+                while q >= k and rank[order[ii, q]] > rank[v]:
+                    order[ii, q + 1] = order[ii, q]
+                    q -= 1
+                order[ii, q + 1] = v
+            if total + group > limit or e > kmax or dk > maxd2:
+                break
+            for t in range(k, e):
+                total += pop[order[ii, t]]
+                nb[ii, t] = order[ii, t]
+                npop[ii, t] = total
+                bnd[ii, t] = 0
+            bnd[ii, e - 1] = 1  # a window ends only after the whole tie group
+            k = e
+        counts[ii] = k
+
+
+@njit(cache=True, parallel=True)
+def _compact_rows(counts, nb, npop, bnd, out_nb, out_npop, out_bnd, base):
+    """The first ``counts[i]`` entries of each row of the (chunk, kmax) buffers, written one after
+    the other into the outputs from position ``base`` (rows copied in parallel, rather than through a boolean mask
+    over the whole buffers); returns the position after the last."""
+    start = np.zeros(counts.shape[0] + 1, np.int64)
+    start[0] = base
+    for i in range(counts.shape[0]):
+        start[i + 1] = start[i] + counts[i]
+    for i in prange(counts.shape[0]):
+        a = start[i]
+        for t in range(counts[i]):
+            out_nb[a + t] = nb[i, t]
+            out_npop[a + t] = npop[i, t]
+            out_bnd[a + t] = bnd[i, t]
+    return start[counts.shape[0]]
+
+
+@njit(cache=True, parallel=True)
+def _squared_distances(P, Q, d):
+    """d[i, j] = sum_k (P[j, k] - Q[i, k])^2, term by term in the order of the coordinates and
+    without fused multiply-adds (the same bits as NumPy's ``(P - Q) ** 2`` sums: distance ties
+    between locations must stay ties).  No (centres x points) temporaries: in NumPy they cost
+    more than the sort."""
+    D = P.shape[1]
+    for i in prange(Q.shape[0]):
+        for j in range(P.shape[0]):
+            t = P[j, 0] - Q[i, 0]
+            acc = t * t
+            for k in range(1, D):
+                t = P[j, k] - Q[i, k]
+                acc += t * t
+            d[i, j] = acc
+
+
+@njit(cache=True, nogil=True)
+def _pack_keys(d, shift, keys):
+    """``keys[i, j]``: the bits of ``d[i, j]`` (>= 0, so that they order as the values) with the low
+    ``shift`` bits replaced by j (``shift`` bits hold every column index)."""
+    low = (np.uint64(1) << np.uint64(shift)) - np.uint64(1)
+    for i in range(d.shape[0]):
+        bits = d[i].view(np.uint64)
+        for j in range(d.shape[1]):
+            keys[i, j] = (bits[j] & ~low) | np.uint64(j)
+
+
+@njit(cache=True, nogil=True)
+def _unpack_keys(d, shift, order):
+    """``order`` holding the sorted keys of :func:`_pack_keys` (as int64), in place: each row's column
+    indices, in the order of their distances ``d``. The keys order by the distances' high bits, then by
+    index: a run of equal high bits (distances that differ in their low ``shift`` bits only, or tie) is
+    put in distance order by insertion (such runs are rare and short)."""
+    low = (np.int64(1) << np.int64(shift)) - np.int64(1)
+    n = order.shape[1]
+    for i in range(order.shape[0]):
+        o = order[i]
+        for j in range(n):
+            o[j] &= low
+        bits = d[i].view(np.uint64)
+        a = 0
+        while a < n:
+            top = bits[o[a]] >> np.uint64(shift)
+            b = a + 1
+            while b < n and bits[o[b]] >> np.uint64(shift) == top:
+                b += 1
+            for t in range(a + 1, b):
+                v = o[t]
+                q = t - 1
+                while q >= a and d[i, o[q]] > d[i, v]:
+                    o[q + 1] = o[q]
+                    q -= 1
+                o[q + 1] = v
+            a = b
+
+
+def _sorted_distances(P, Q, pool, d, order):
+    """Squared distances between the centres ``Q`` (rows) and the points ``P`` (columns), any
+    dimension, into ``d``, and their order into ``order``, rows split over the workers of ``pool``
+    (one per Numba thread; the sort and the Numba helpers release the GIL). Tied locations may come in
+    any order here: :func:`_windows_chunk` puts every tie group in rank order.
+
+    The order: each distance's bits with the column index in their low bits (:func:`_pack_keys`),
+    sorted by NumPy's SIMD sort of uint64, then the indices taken back and the few runs of distances
+    equal in their high bits put in distance order (:func:`_unpack_keys`): exactly the order of
+    ``argsort`` up to ties, at the speed of a SIMD sort (NumPy's argsort has no SIMD version on AVX2)."""
+    _squared_distances(P, Q, d)
+    shift = max(1, int(P.shape[0] - 1).bit_length())
+
+    def rows(a, b):
+        keys = order[a:b].view(np.uint64)
+        _pack_keys(d[a:b], shift, keys)
+        keys.sort(axis=1)
+        _unpack_keys(d[a:b], shift, order[a:b])
+
+    parts = max(1, min(numba.get_num_threads(), Q.shape[0]))
+    bounds = np.linspace(0, Q.shape[0], parts + 1).astype(int)
+    if parts == 1:
+        rows(0, Q.shape[0])
+    else:
+        list(pool.map(rows, bounds[:-1], bounds[1:]))
+
+
+def _window_rows(P, Q, pop, lim, maxd2, rank, pool, counts, scratch, out, base):
+    """The (neighbors, size, boundary) entries of the centres ``Q`` written into the arrays ``out``
+    from position ``base``; ``counts`` (out) gets each centre's number of entries; ``scratch``:
+    (d, order, nb, npop, boundary) buffers of at least ``len(Q)`` rows.  Returns the position
+    after the last entry."""
+    c = Q.shape[0]
+    d, order, nb, npo, bnd = (b[:c] for b in scratch)
+    _sorted_distances(P, Q, pool, d, order)
+    _windows_chunk(d, order, pop, lim, maxd2, rank, counts, nb, npo, bnd)
+    return _compact_rows(counts, nb, npo, bnd, *out, base)
+
+
+def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limit: float,
+                  max_distance: float | None = None, tie_coords: np.ndarray | None = None):
+    """Neighbour lists of every centre, cut where the window size would exceed ``limit``.
+
+    Parameters
+    ----------
+    centres : (m, D) float64
+    coords : (L, D) float64 location coordinates (planar: D = 2; unit vectors for great-circle
+        distances: D = 3, the order by chord length is the order by great-circle distance)
+    pop : (L,) integer persons (cases + controls) per location, or float64 expected cases
+    limit : float
+        Maximum window size (``max_population * N``); a tie group that would take the
+        window above it is not entered, and the window stops there.
+    max_distance : float, optional
+        Maximum radius (in the units of ``coords``): locations farther from the centre never enter.
+    tie_coords : (L, D') float64, optional
+        Locations at exactly the same distance from a centre enter in the order of these
+        coordinates (lexicographic, as SaTScan breaks distance ties: the lesser coordinates first);
+        default ``coords`` (elliptic windows pass the untransformed coordinates).
+
+    Returns
+    -------
+    offsets : (m + 1,) int64
+    neighbors : (E,) int32 location indices, each centre's nearest first
+    npop : (E,) window size after the entry: int32 persons when they total under 2**31 - 1 (the
+        largest window array: 4 bytes less per entry to write into fresh memory, whose first
+        writes are slow page faults), else int64; float64 expected cases
+    boundary : (E,) uint8 1 where a window ends (last entry of a tie group)
+    """
+    Q = np.ascontiguousarray(centres, dtype=np.float64)
+    P = np.ascontiguousarray(coords, dtype=np.float64)
+    if np.asarray(pop).dtype.kind == "f":
+        pop = np.ascontiguousarray(pop, dtype=np.float64)
+        lim = np.float64(limit)
+    else:
+        pop = np.ascontiguousarray(pop, dtype=np.int64)
+        if pop.size and pop.min() >= 0 and pop.sum() < 2**31 - 1:
+            pop = pop.astype(np.int32)  # every window size (a partial sum) fits
+        lim = np.int64(math.floor(limit))  # populations are integers: pop <= limit <=> pop <= floor(limit)
+    maxd2 = np.float64(np.inf if max_distance is None else float(max_distance) ** 2)
+    m = Q.shape[0]
+    tc = P if tie_coords is None else np.asarray(tie_coords, dtype=np.float64)
+    rank = np.empty(P.shape[0], dtype=np.int64)
+    rank[np.lexsort(tc.T[::-1])] = np.arange(P.shape[0])
+    # the largest possible window: the smallest populations first
+    kmax = int(np.searchsorted(np.cumsum(np.sort(pop)), lim, side="right"))
+    kmax = max(1, min(kmax, P.shape[0]))
+    # chunks of centres whose scratch (distances, order, rows of entries) is allocated once and
+    # 16 MB per thread: fresh large buffers per chunk cost more in page faults than the work in them
+    L = P.shape[0]
+    slots = min(CHUNK_SLOTS * max(1, numba.get_num_threads()), CHUNK_SLOTS_MAX)
+    chunk = max(1, min(m, slots // max(kmax, L)))
+    scratch = (np.empty((chunk, L)), np.empty((chunk, L), dtype=np.int64), np.empty((chunk, kmax), dtype=np.int32),
+               np.empty((chunk, kmax), dtype=pop.dtype), np.empty((chunk, kmax), dtype=np.uint8))
+    counts_all = np.zeros(m, dtype=np.int64)
+    # the outputs at their largest possible size (m kmax entries; pages never written are never
+    # mapped), filled chunk after chunk and returned as views of their first E entries: no
+    # concatenation of per-chunk parts (a second copy of every entry)
+    out = (np.empty(m * kmax, np.int32), np.empty(m * kmax, pop.dtype), np.empty(m * kmax, np.uint8))
+    E = 0
+    # one pool for every chunk (starting threads costs more than a small chunk's work)
+    with cf.ThreadPoolExecutor(max(1, numba.get_num_threads())) as pool:
+        for first in range(0, m, chunk):
+            last = min(m, first + chunk)
+            E = _window_rows(P, Q[first:last], pop, lim, maxd2, rank, pool, counts_all[first:last], scratch, out, E)
+    offsets = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(counts_all, out=offsets[1:])
+    return offsets, out[0][:E], out[1][:E], out[2][:E]
+
+
+def cumulative_expected(windows, expected: np.ndarray) -> np.ndarray:
+    """(E,) expected cases of each centre's window after each entry (sums in entry order)."""
+    offsets, neighbors = windows[0], windows[1]
+    out = np.empty(len(neighbors), dtype=np.float64)
+    e = np.asarray(expected, dtype=np.float64)[neighbors]
+    for i in range(len(offsets) - 1):
+        a, b = offsets[i], offsets[i + 1]
+        np.cumsum(e[a:b], out=out[a:b])
+    return out
