@@ -1,7 +1,7 @@
 """The SCCS engine interface, :func:`make_engine`, and host-side helpers used by both engines.
 
 An engine owns the data and the CCD state for one :class:`~.data.SCCSData` and offers the
-hot steps the algorithm in :mod:`.model` is written against. Both engines
+hot steps the algorithm in :mod:`.ccd` is written against. Both engines
 (:class:`~.cpu.CpuEngine`, :class:`~.gpu.GpuEngine`) derive from :class:`Engine`, which
 keeps the host copy of the coefficients, so that every step means the same on both:
 
