@@ -214,7 +214,9 @@ def _gibbs_sweeps_only(X, fitted, backend, sweeps):
     import numpy as np
 
     from hphawkes_py.mixture.engine import make_engine
-    from hphawkes_py.mixture.model import Priors, gibbs_sweep, initial_state
+    from hphawkes_py.mixture._math import Priors
+    from hphawkes_py.mixture.gibbs import gibbs_sweep
+    from hphawkes_py.mixture.initial_values import initial_state
 
     Xs = (X - fitted.center_) / fitted.scale_
     priors = Priors(fitted._m0, fitted.gamma0, fitted.nu0, fitted._Phi0, *fitted.alpha_prior)

@@ -20,7 +20,8 @@ from bench_mixture import simulate  # noqa: E402
 
 from hphawkes_py.mixture import _math as M  # noqa: E402
 from hphawkes_py.mixture.engine import make_engine  # noqa: E402
-from hphawkes_py.mixture.model import GibbsState, initial_state  # noqa: E402
+from hphawkes_py.mixture._math import GibbsState  # noqa: E402
+from hphawkes_py.mixture.initial_values import initial_state  # noqa: E402
 
 
 def main(argv=None):
