@@ -256,6 +256,29 @@ def hawkes_hphawkes() -> list[str]:
             + list_table(["figure", "value"], rows))
 
 
+def hawkes_forecast() -> list[str]:
+    d = _load("hawkes_forecast.json")
+    if d is None:
+        return missing("hawkes_forecast.json", "run ``benchmarks/bench_hawkes_forecast.py``.")
+    st = d.get("settings", {})
+    rows = []
+    for background, summary in d.get("summary", {}).items():
+        for key, label in (("hawkes_vs_background_only", "Hawkes vs background only"),
+                           ("hawkes_vs_poisson", "Hawkes vs homogeneous Poisson"),
+                           ("background_only_vs_poisson", "background only vs homogeneous Poisson")):
+            r = summary.get(key)
+            if r:
+                rows.append([f"{label} (background: {background})", f"{r['pooled_nats_per_event']:.2f}",
+                             f"{r['pooled_se']:.2f}", f"{r['origins_with_positive_gain']} of {r['origins']}",
+                             f"{r['events']:,}"])
+    return (preamble(f"CPU, {st.get('threads', '?')} thread(s) (CPU model not recorded in the result file)",
+                     (d.get("command") or "benchmarks/bench_hawkes_forecast.py").strip(),
+                     "the background-only model and a homogeneous Poisson process, scored on the same events")
+            + [f"{st.get('origins')} forecast origins, {st.get('horizon_hours'):g} h ahead each, the model refitted "
+               f"on each origin's past ({st.get('n_iter')} MH iterations, {st.get('n_draws')} posterior draws).", ""]
+            + list_table(["comparison", "gain (nats / event)", "s.e.", "origins with a gain", "events"], rows))
+
+
 def hawkes_mcmc() -> list[str]:
     d = _load("hawkes_mcmc.json")
     if d is None:
@@ -462,7 +485,7 @@ TABLES = {
     "summary": summary_rst,
     "scan-satscan": scan_satscan, "scan-spacetime": scan_spacetime, "scan-scaling": scan_scaling,
     "kde-paper": kde_paper, "kde-relrisk": kde_relrisk, "sccs": sccs_fit,
-    "hawkes-loglik": hawkes_loglik, "hawkes-mcmc": hawkes_mcmc, "hawkes-hphawkes": hawkes_hphawkes,
+    "hawkes-loglik": hawkes_loglik, "hawkes-mcmc": hawkes_mcmc, "hawkes-forecast": hawkes_forecast, "hawkes-hphawkes": hawkes_hphawkes,
     "mixture-gibbs": mixture_gibbs, "mixture-sklearn": mixture_sklearn,
     "gpu-h100": lambda: gpu_table("h100"), "gpu-h200": lambda: gpu_table("h200"),
     "gpu-h100-tests": lambda: gpu_tests("h100"), "gpu-h200-tests": lambda: gpu_tests("h200"),
