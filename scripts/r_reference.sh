@@ -64,14 +64,17 @@ for (i in seq_along(rds)) {
 invisible(file.copy(file.path(R.home("doc"), "html", "R.css"), file.path(out, "R.css"), overwrite = TRUE))
 
 # The index, by method (read from the page names).
+# The first pattern that matches a page's name wins (hphawkes_scan before hawkes_).
 groups <- c(
-  "Package, Python and data" = "^(hphawkes|install_hphawkes)",
-  "Spatiotemporal Hawkes process" = "hawkes_",
-  "Kernel density estimation" = "^(kde_|autoplot\\.kde|autoplot\\.hphawkes_kde)",
+  "Package, Python and data" = "^(hphawkes-package|hphawkes_(available|backends|info|data|data_path)|install_hphawkes)$",
+  "Scan statistics" = "(^scan_|declustered|hphawkes_scan)",
   "Self-controlled case series" = "sccs",
-  "Scan statistics" = "(scan|declustered)",
-  "Dirichlet-process mixtures" = "tdp_mixture"
+  "Kernel density estimation" = "(^kde_|\\.kde_|hphawkes_kde|relrisk|spacetime)",
+  "Dirichlet-process mixtures" = "tdp_mixture",
+  "Spatiotemporal Hawkes process" = "(^|\\.)hawkes_"
 )
+shown <- c("Package, Python and data", "Spatiotemporal Hawkes process", "Kernel density estimation",
+           "Self-controlled case series", "Scan statistics", "Dirichlet-process mixtures", "Other")
 group_of <- vapply(stems, function(s) {
   hit <- names(groups)[vapply(groups, function(g) grepl(g, s), NA)]
   if (length(hit)) hit[1] else "Other"
@@ -85,7 +88,7 @@ html <- c("<!DOCTYPE html>", "<html><head><meta charset=\"utf-8\" />",
           sprintf("<h1>hphawkes %s: R reference</h1>", esc(ver)),
           "<p>Help pages of the R package <code>hphawkes</code>, the R interface to <code>hphawkes_py</code>,",
           "as <code>?topic</code> shows them in R.</p>")
-for (g in c(names(groups), "Other")) {
+for (g in shown) {
   k <- which(group_of == g & !internal)
   k <- k[order(stems[k] != "hphawkes-package")]  # the package overview first
   if (!length(k)) next
