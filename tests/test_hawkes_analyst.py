@@ -7,7 +7,7 @@ from engines import ENGINES
 from scipy.special import ndtr
 
 import hphawkes_py.hawkes as hk
-from hphawkes_py.hawkes.residuals import rescaled_times
+from hphawkes_py.hawkes.residual_analysis import rescaled_times
 
 FIXED = {"tau_x": 1.0, "tau_t": 10.0}
 START = {"theta": 0.5, "omega": 1.0, "h": 0.2, "mu0": 0.5}

@@ -5,7 +5,7 @@ Tolerances
 * float64: 1e-10 relative (the engines sum in a different order than NumPy; observed ~1e-15).
 * float32: every pair term is exp(-a) with a computed in float32, so its relative error is about
   (|a| + 4) * 6e-8; terms that matter have |a| < ~40, giving <= ~3e-6. Time differences are kept
-  accurate by the hi/lo split (see engine.split_time). Sums of positive terms keep that relative
+  accurate by the hi/lo split (see times.split_time). Sums of positive terms keep that relative
   error (CPU accumulates in float64, the GPU tree reduction in float adds <= log2(N) * 6e-8).
   We therefore allow 2e-5 relative on S and on lambda, and 2e-6 relative on log L (a sum of
   logs, errors of 1e-5 in lambda_n become 1e-5 absolute per term against |log lambda_n| ~ 1).
@@ -22,7 +22,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 import naive_hawkes as nv  # noqa: E402
 
-from hphawkes_py.hawkes.engine import EPS_WINDOW, make_engine  # noqa: E402
+from hphawkes_py.hawkes.engine import make_engine  # noqa: E402
+from hphawkes_py.hawkes.windows import EPS_WINDOW  # noqa: E402
 
 P = dict(mu0=0.7, tau_x=0.8, tau_t=5.0, theta=0.4, omega=0.5, h=0.3)
 from engines import ENGINES as BACKENDS  # noqa: E402
@@ -226,18 +227,19 @@ def test_window_bound_is_nearly_attained_and_holds(backend, which):
     the same place just beyond the cut-off, so every skipped term is almost as large as the bound
     allows. The skipped mass is then ~EPS * lambda: the windowed lambda must be within 1e-13 of
     the exact one, and measurably different (so a looser cut-off would fail this test)."""
-    from hphawkes_py.hawkes import engine as E
+    from hphawkes_py.hawkes import windows as W
+    from hphawkes_py.hawkes.kernels import phi0
 
     N = 300
     tau_x, tau_t, h, omega = 0.5, 0.5, 0.1, 1.0
     burst = np.linspace(0.0, 0.01, N - 1)
-    own = E.phi0(2, tau_x) * E.phi0(1, tau_t)
+    own = phi0(2, tau_x) * phi0(1, tau_t)
     if which == "trigger":
-        gap = E.trigger_delta(N, 2, tau_x, tau_t, h, omega, E.RHO_DEFAULT) * 1.00001
+        gap = W.trigger_delta(N, 2, tau_x, tau_t, h, omega, W.RHO_DEFAULT) * 1.00001
         mu0 = 1.0
-        theta = mu0 / (E.RHO_DEFAULT * 1.001)  # mu0 / theta just above rho: no rebuild
+        theta = mu0 / (W.RHO_DEFAULT * 1.001)  # mu0 / theta just above rho: no rebuild
     else:
-        gap = E.background_delta(N, tau_t) * 1.000001
+        gap = W.background_delta(N, tau_t) * 1.000001
         mu0, theta = 1.0, 0.0
     t = np.append(burst, burst[-1] + gap)
     x = np.zeros((N, 2))
@@ -248,7 +250,7 @@ def test_window_bound_is_nearly_attained_and_holds(backend, which):
     lam_ex = mu0 * ex.background_sums()[-1] + theta * ex.trigger_sums()[-1]
     lam_wi = mu0 * wi.background_sums()[-1] + theta * wi.trigger_sums()[-1]
     rel = (lam_ex - lam_wi) / lam_ex
-    assert rel <= E.EPS_WINDOW
+    assert rel <= W.EPS_WINDOW
     assert rel > 1e-15  # the test data really sit at the edge of the bound
     assert lam_wi >= mu0 * own * (1 - 1e-15)
 

@@ -12,7 +12,7 @@ from scipy import stats
 from scipy.special import ndtr
 
 import hphawkes_py.hawkes as hk
-from hphawkes_py.hawkes.residuals import rescaled_times
+from hphawkes_py.hawkes.residual_analysis import rescaled_times
 
 PL = ("power-law", 2.5)
 FIXED = {"tau_x": 1.0, "tau_t": 10.0}
@@ -130,7 +130,7 @@ def test_cli_kernel_and_residuals(tmp_path, capsys):
 # ============================================================================= sum of two exponentials ("exp2")
 # g(dt) = w omega exp(-omega dt) + (1 - w) omega2 exp(-omega2 dt): omega2 (1/hour) and w in [0, 1] are
 # parameters like the others. The engines (CPU and the CUDA kernels on the emulator) against the
-# float64 NumPy reference in naive_hawkes.py, the windowed cut-off (bound (3') of engine.py) against
+# float64 NumPy reference in naive_hawkes.py, the windowed cut-off (bound (3') of windows.py) against
 # exact evaluation on an adversarial case, simulation, residuals, MCMC and bad input.
 import math  # noqa: E402
 import sys  # noqa: E402
@@ -140,7 +140,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 import naive_hawkes as nv  # noqa: E402
 from engines import ENGINES  # noqa: E402
 
-from hphawkes_py.hawkes.engine import EPS_G, RHO_DEFAULT, make_engine, phi0, trigger_delta  # noqa: E402
+from hphawkes_py.hawkes.engine import make_engine  # noqa: E402
+from hphawkes_py.hawkes.kernels import phi0  # noqa: E402
+from hphawkes_py.hawkes.windows import EPS_G, RHO_DEFAULT, trigger_delta  # noqa: E402
 
 P2 = dict(mu0=0.7, tau_x=0.8, tau_t=5.0, theta=0.4, omega=0.5, h=0.3)
 # (omega2, w): slow second component, fast second component, and the two ends of the weight

@@ -1,7 +1,6 @@
 """Adaptive MH for the Hawkes model: caching, Hastings correction, adaptation, executors, pi_n, recovery."""
 from __future__ import annotations
 
-import importlib
 import json
 import math
 from concurrent.futures import ThreadPoolExecutor
@@ -14,7 +13,6 @@ from engines import CUDA_ENGINES
 import hphawkes_py.hawkes as hk
 from hphawkes_py.hawkes.engine import EngineFactory
 
-mcmc_module = importlib.import_module("hphawkes_py.hawkes.mcmc")  # hk.mcmc is the function
 THREADS = 1
 FIXED = {"tau_x": 1.5, "tau_t": 8.0}
 

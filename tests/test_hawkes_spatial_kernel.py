@@ -21,8 +21,10 @@ import naive_hawkes as nv  # noqa: E402
 from engines import ENGINES  # noqa: E402
 
 import hphawkes_py.hawkes as hk  # noqa: E402
-from hphawkes_py.hawkes.engine import (SpatialKernel, make_engine, phi0, spatial_log_peak, spatial_peak,  # noqa: E402
-                                       trigger_delta, trigger_scale)
+from hphawkes_py.hawkes.engine import make_engine  # noqa: E402
+from hphawkes_py.hawkes.kernels import (SpatialKernel, phi0, spatial_log_peak, spatial_peak,  # noqa: E402
+                                        trigger_scale)
+from hphawkes_py.hawkes.windows import trigger_delta  # noqa: E402
 
 P = dict(mu0=0.7, tau_x=0.8, tau_t=5.0, theta=0.4, omega=0.5, h=0.3)
 KW = dict(backend="cpu", threads=1)
@@ -211,8 +213,8 @@ def test_windowed_equals_exact_on_an_adversarial_case(backend):
 
 # ----------------------------------------------------------------------------- the Gaussian default
 def test_gaussian_default_is_unchanged():
-    """spatial_kernel="gaussian" is the default, bit for bit, on every entry point (the engines' Gaussian
-    loops are the code of before: see also the NumPy checks of test_hawkes_engine.py, untouched)."""
+    """spatial_kernel="gaussian" is the default, bit for bit, on every entry point (see also the NumPy
+    checks of the Gaussian loops in test_hawkes_engine.py)."""
     x, t = _events(200, 2, seed=81)
     for kw in ({}, dict(exact=True), dict(dtype=np.float32), dict(kernel=("power-law", 2.0))):
         a = hk.log_likelihood(x, t, P, **KW, **kw)
@@ -265,7 +267,7 @@ def test_simulated_displacements_follow_the_power_law(D):
 
 def test_far_tail_of_the_displacements():
     """The radius's inverse CDF stays accurate far in the tail (u = B / (1 - B) from two inverses)."""
-    from hphawkes_py.hawkes.simulate import draw_displacements
+    from hphawkes_py.hawkes.simulation import draw_displacements
 
     class Fixed:  # a generator whose uniforms are chosen
         def __init__(self, u):

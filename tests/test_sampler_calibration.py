@@ -18,7 +18,6 @@ Draws are thinned to be nearly independent; every test runs at a fixed seed.
 """
 from __future__ import annotations
 
-import importlib
 
 import numpy as np
 import pytest
@@ -27,7 +26,7 @@ from scipy import stats
 import hphawkes_py.hawkes as hk
 from hphawkes_py.hawkes.engine import EngineFactory
 # the module, not the function hk.mcmc that shadows it as an attribute of the package
-hk_mcmc = importlib.import_module("hphawkes_py.hawkes.mcmc")
+from hphawkes_py.hawkes import sampler
 import naive_hawkes as nh
 
 FIXED = {"tau_x": 0.5, "tau_t": 2.0}
@@ -47,7 +46,7 @@ def _prior_pvalues(post):
     for name in SAMPLED:
         draws = np.asarray(post.draws[name]).ravel()[::THIN]
         state = 1.0 / draws if name == "h" else draws
-        scale = hk_mcmc.DEFAULT_PRIOR_SCALES[name]
+        scale = sampler.DEFAULT_PRIOR_SCALES[name]
         out[name] = stats.kstest(state, stats.halfnorm(scale=scale).cdf).pvalue
     return out
 
@@ -60,7 +59,7 @@ def test_sampler_recovers_the_prior_with_all_four_parameters_sampled(monkeypatch
 def test_a_wrong_hastings_correction_fails_the_prior_recovery(monkeypatch):
     """Dropping the truncated-normal proposal's correction (log Phi terms) biases every parameter
     away from 0, where the half-normal prior has its mode: the KS tests reject it."""
-    monkeypatch.setattr(hk_mcmc, "_log_phi", lambda z: 0.0)
+    monkeypatch.setattr(sampler, "_log_phi", lambda z: 0.0)
     p = _prior_pvalues(_flat_chain(monkeypatch, 40_000))
     assert max(p.values()) < 1e-4, p
 
@@ -100,7 +99,7 @@ def test_posterior_of_theta_and_mu0_matches_quadrature(small_data):
     post = hk.mcmc(x, t, n_iter=30_000, burn_in=1_000, chains=1, sample=("theta", "mu0"), fixed=fixed,
                    init={"theta": 0.5, "mu0": 1.0}, seed=5, progress=False, backend="cpu")
     cdfs = _grid_marginals(x, t, fixed["h"], fixed["omega"], fixed["tau_x"], fixed["tau_t"],
-                           hk_mcmc.DEFAULT_PRIOR_SCALES)
+                           sampler.DEFAULT_PRIOR_SCALES)
     for name in ("theta", "mu0"):
         grid, cdf = cdfs[name]
         draws = np.asarray(post.draws[name]).ravel()[::THIN]

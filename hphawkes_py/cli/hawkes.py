@@ -183,7 +183,7 @@ def _cmd_probabilities(args) -> int:
 
 
 def _cmd_residuals(args) -> int:
-    from ..hawkes.residuals import residuals
+    from ..hawkes.residual_analysis import residuals
 
     if args.out:
         _check_out_file(args.out)
@@ -207,7 +207,7 @@ def _cmd_residuals(args) -> int:
 
 
 def _cmd_mcmc(args) -> int:
-    from ..hawkes.mcmc import mcmc
+    from ..hawkes.sampler import mcmc
     from ._common import atomic_output_dir, check_output_dir
 
     # everything checkable before the (long) MCMC: counts, the output folder, the data
@@ -260,7 +260,7 @@ def _cmd_mcmc(args) -> int:
 def _cmd_simulate(args) -> int:
     import pandas as pd
 
-    from ..hawkes.simulate import simulate
+    from ..hawkes.simulation import simulate
 
     if args.out:
         _check_out_file(args.out)

@@ -40,11 +40,11 @@ from typing import Any
 import numpy as np
 
 from .._backend import resolve_backend
-from .._validate import check_int, check_seed
+from .._validate import check_int, check_seed, check_threads
 from ..datasets import load_dc_gunshots
 from ..hawkes.excitation import self_excitation
-from ..hawkes.mcmc import _quiet_arviz, mcmc, posterior_mode
-from ..hawkes.model import check_threads
+from ..hawkes.posterior import _quiet_arviz
+from ..hawkes.sampler import mcmc, posterior_mode
 from ..hawkes.plot import plot_self_excitation_map
 from ._common import atomic_output_dir, check_output_dir
 

@@ -52,13 +52,14 @@ from __future__ import annotations
 
 from .excitation import self_excitation, self_excitation_draws
 from .forecast import HawkesForecast, forecast_intensity
-from .mcmc import DEFAULT_INIT, DEFAULT_PRIOR_SCALES, HawkesPosterior, mcmc, posterior_mode
-from .model import (KERNEL_PARAMS, KERNELS, PARAM_NAMES, PARAM_RANGE, SPATIAL_KERNELS, HawkesParams, log_likelihood,
-                    self_excitation_probabilities)
+from .kernels import KERNEL_PARAMS, KERNELS, SPATIAL_KERNELS
+from .model import PARAM_NAMES, PARAM_RANGE, HawkesParams, log_likelihood, self_excitation_probabilities
+from .posterior import HawkesPosterior
 from .predictive import PosteriorPredictive, posterior_predictive
-from .residuals import HawkesResiduals, residuals
+from .residual_analysis import HawkesResiduals, residuals
+from .sampler import DEFAULT_INIT, DEFAULT_PRIOR_SCALES, mcmc, posterior_mode
 from .scoring import HawkesForecastScore, forecast_score
-from .simulate import simulate
+from .simulation import simulate
 from .superthin import SuperThinnedResiduals, super_thinned_residuals
 
 __all__ = [

@@ -4,7 +4,7 @@ Layout and loops
 ----------------
 * Structure of arrays: the coordinates are D separate contiguous columns (a tuple of D arrays,
   whose length selects the kernels' compiled specialisation), times are (t_hi, t_lo) in the
-  kernel dtype (t_lo = 0 in float64; see ``engine.split_time`` for why float32 needs the split)
+  kernel dtype (t_lo = 0 in float64; see ``times.split_time`` for why float32 needs the split)
   plus a float64 copy used only for the window binary searches, so the windows do not depend on
   the kernel precision.
 * Inner loops over m are written once, generic in D: a tuple of D coordinate columns makes Numba
@@ -38,7 +38,10 @@ from numba.extending import overload
 
 from .._backend import threads_context
 from .._fastmath import exp_like
-from .engine import Engine, phi0, split_time, tie_starts, time_grid, trigger_integral_part
+from .compensator import trigger_integral_part
+from .engine import Engine
+from .kernels import phi0
+from .times import split_time, tie_starts, time_grid
 
 __all__ = ["CpuEngine"]
 
@@ -370,7 +373,7 @@ def _query_kernel(xs, th, tl, qs, qh, ql, lo_s, hi_s, lo_g, hi_g, ax, at, bh, om
     return Q * ((hi_s - lo_s) + (hi_g - lo_g))
 
 
-# O(N) kernels run serially: a parallel region costs more than 54,000 logs (~0.5 ms) on a busy machine.
+# O(N) kernels run serially: starting a parallel region costs more than the N logs of one pass.
 @njit(cache=True, nogil=True)
 def _sum_log_kernel(S, G, mu0, theta):
     acc = 0.0

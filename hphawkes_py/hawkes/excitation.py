@@ -17,8 +17,8 @@ import numpy as np
 
 from .._parallel import run_replicates
 from .._progress import progress_bar
-from .._validate import check_int, check_random_state
-from .model import check_flag, rate_kwargs
+from .._validate import check_bool, check_int, check_random_state
+from .model import rate_kwargs
 
 __all__ = ["self_excitation", "self_excitation_draws"]
 
@@ -53,7 +53,7 @@ def _check_draw_args(posterior, n_draws, max_values, progress, seed):
         raise TypeError(f"posterior must be a HawkesPosterior from hphawkes_py.hawkes.mcmc, got "
                         f"{type(posterior).__name__}")
     return (factory, check_int(n_draws, "n_draws", minimum=1), check_int(max_values, "max_values", minimum=1),
-            check_flag(progress, "progress"), check_random_state(seed))
+            check_bool(progress, "progress"), check_random_state(seed))
 
 
 def self_excitation(posterior, n_draws: int = 1000, seed: Any = None, *, executor: Any = None,

@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from .._parallel import run_replicates, split_evenly
-from .._validate import as_float_array, check_int, check_probability, check_random_state
-from .engine import RHO_DEFAULT
+from .._validate import as_float_array, check_bool, check_int, check_probability, check_random_state
+from .windows import RHO_DEFAULT
 from .model import _check_real_kind, draws_table, engine_factory, is_posterior, prepare_data, rate_kwargs
 
 __all__ = ["forecast_intensity", "HawkesForecast"]
@@ -58,15 +58,12 @@ class HawkesForecast:
 
     Examples
     --------
-    >>> x, t = hp.hawkes.simulate(mu=0.5, theta=0.5, omega=2.0, h=0.1, region=2.0, duration=50.0, seed=1)
-    >>> p = hp.hawkes.HawkesParams(mu0=0.5, tau_x=0.5, tau_t=5.0, theta=0.5, omega=2.0, h=0.1)
-    >>> fc = hp.hawkes.forecast_intensity(p, x, t, times=[50.0, 52.0], grid=[[0.5, 0.5], [1.0, 1.0], [1.5, 1.5]],
+    >>> x, t = hp.hawkes.simulate(mu=1.0, theta=0.3, omega=1.0, h=0.2, region=1.0, duration=40.0, seed=3)
+    >>> params = dict(mu0=0.7, tau_x=0.3, tau_t=4.0, theta=0.3, omega=1.0, h=0.2)
+    >>> fc = hp.hawkes.forecast_intensity(params, x, t, times=41.0, grid=[[0.25, 0.25], [0.75, 0.75]],
     ...                                   backend="cpu", progress=False)
-    >>> fc.mean.shape  # (times, grid points), events per km^2 per hour
-    (2, 3)
-    >>> fc.mean.round(3)
-    array([[0.065, 0.1  , 0.112],
-           [0.043, 0.067, 0.075]])
+    >>> fc.values("mean").shape, bool((fc.background_mean <= fc.mean).all())
+    ((1, 2), True)
     """
 
     times: np.ndarray
@@ -211,9 +208,7 @@ def forecast_intensity(posterior: Any, x: Any, t: Any, times: Any, grid: Any, *,
     from .kde_background import refuse_kde_background
 
     refuse_kde_background(posterior, "forecast_intensity")
-    from .model import check_flag
-
-    progress = check_flag(progress, "progress")
+    progress = check_bool(progress, "progress")
     data = prepare_data(x, t, None)
     D = data.dim
     _check_real_kind(times, "times")

@@ -20,7 +20,9 @@ import math
 import numpy as np
 
 from ..gpu.device import KERNELS_DIR
-from .engine import Engine, phi0, split_time, tie_starts, time_grid
+from .engine import Engine
+from .kernels import phi0
+from .times import split_time, tie_starts, time_grid
 
 __all__ = ["GpuEngine"]
 

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from .engine import gaussian_window_mass
+from .compensator import gaussian_window_mass
 
 __all__ = ["KDEBackground", "kde_background", "check_background"]
 

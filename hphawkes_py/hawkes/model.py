@@ -9,8 +9,8 @@ Model, for locations ``x_n`` in R^D (D = 1, 2 or 3) and times ``t_n``::
     log L    = sum_n log lambda_n - Lambda
 
 (with the paper's exponential temporal kernel omega exp(-omega dt); ``kernel=`` chooses another,
-see :data:`KERNELS`; and the paper's Gaussian spatial trigger phi_D(.; h); ``spatial_kernel=`` chooses
-the isotropic power law instead, see :data:`SPATIAL_KERNELS`)
+see :data:`~.kernels.KERNELS`; and the paper's Gaussian spatial trigger phi_D(.; h); ``spatial_kernel=`` chooses
+the isotropic power law instead, see :data:`~.kernels.SPATIAL_KERNELS`)
 
 with ``phi_D(z; s) = (2 pi s^2)^(-D/2) exp(-|z|^2 / (2 s^2))``.  The background
 sum runs over all events including ``m = n``; triggering needs ``t_m < t_n``
@@ -43,119 +43,14 @@ from typing import Any
 import numpy as np
 
 from .._backend import resolve_backend
-from .._validate import (as_float_array, check_dtype, check_int, check_positive, check_probability, check_same_length,
-                         describe)
-from .engine import KERNEL_PARAMS, SPATIAL_KERNELS, EngineFactory, SpatialKernel, TriggerKernel, as_trigger_kernel
+from .._backend import threads_context
+from .._validate import (as_float_array, check_bool, check_dtype, check_positive, check_probability,
+                         check_same_length, check_threads)
+from .engine import EngineFactory
+from .kernels import TriggerKernel, check_kernel, check_spatial_kernel
 
 __all__ = ["HawkesParams", "HawkesData", "log_likelihood", "self_excitation_probabilities", "PARAM_NAMES",
-           "PARAM_RANGE", "KERNELS", "KERNEL_PARAMS", "prepare_data", "engine_factory", "check_param_range",
-           "check_kernel", "kernel_label", "rate_kwargs", "check_kernel_params", "SPATIAL_KERNELS",
-           "check_spatial_kernel"]
-
-#: Temporal triggering kernels (``kernel=``), as densities of the delay dt > 0 of an offspring:
-#: ``"exponential"``: omega exp(-omega dt) (the paper's); ``"power-law"`` (Omori-Utsu, modified Omori
-#: law with c = 1/omega): (p - 1) omega (1 + omega dt)^(-p), exponent p > 1 given as
-#: ``("power-law", p)`` (``"power-law"`` alone: p = 1.5). Heavier tails than the exponential:
-#: the windowed likelihood's cut-off grows as a power of the bound and may be the whole data
-#: (then the evaluation is exact), see :func:`~.engine.trigger_delta`. ``"exp2"``: the sum of two
-#: exponentials w omega exp(-omega dt) + (1 - w) omega2 exp(-omega2 dt), two more parameters
-#: ``omega2`` (second rate, per unit of t, e.g. 1/hour) and ``w`` (weight of the ``omega`` component,
-#: in [0, 1]) given with the others (``params``, ``fixed``, ``sample``, ``init``); mean delay
-#: w / omega + (1 - w) / omega2. Its windowed cut-off is set by the slower component that carries
-#: weight (bound (3') in :mod:`~.engine`), so the likelihood stays exact to 1e-13.
-KERNELS = ("exponential", "power-law", "exp2")
-DEFAULT_POWER_LAW_P = 1.5
-# KERNEL_PARAMS (from engine): the parameters a kernel adds to PARAM_NAMES, in this order.
-_KERNEL_FORMS = f"{KERNELS} or ('power-law', p)"
-
-
-def check_kernel(kernel: Any) -> TriggerKernel:
-    """``kernel=`` as the engines' :class:`~.engine.TriggerKernel` (name and power-law exponent p;
-    ``float(...)`` of it is not defined -- use ``.p``, 0 except for the power law)."""
-    p = None
-    if isinstance(kernel, TriggerKernel):
-        return kernel
-    if isinstance(kernel, str):
-        name = kernel
-        if name == "power-law":
-            p = DEFAULT_POWER_LAW_P
-    elif isinstance(kernel, (tuple, list)) and len(kernel) == 2 and isinstance(kernel[0], str):
-        name, p = kernel
-        if name != "power-law":
-            raise ValueError(f"kernel: only 'power-law' takes an exponent, as ('power-law', p); got {kernel!r}")
-        p = check_positive(p, "kernel exponent p")
-        if not p > 1.0:
-            raise ValueError(f"kernel exponent p must be > 1 (an integrable power law), got {p}")
-        if p > 1e6:
-            raise ValueError(f"kernel exponent p must be <= 1e6, got {p}")
-    else:
-        raise TypeError(f"kernel must be one of {_KERNEL_FORMS}, got {describe(kernel)}")
-    if name not in KERNELS:
-        raise ValueError(f"kernel must be one of {_KERNEL_FORMS}, got {kernel!r}")
-    return TriggerKernel(name, 0.0 if p is None else float(p))
-
-
-#: Spatial triggering kernels (``spatial_kernel=``), as densities of the displacement z in R^D of an
-#: offspring from its parent, both with the scale ``h`` (units of x): ``"gaussian"``: phi_D(z; h) =
-#: (2 pi h^2)^(-D/2) exp(-|z|^2 / (2 h^2)) (the paper's, the default); ``("power-law", q)``: the isotropic
-#: power law (Student-t-like) c_{D,q} h^(-D) (1 + |z|^2/h^2)^(-q) with c_{D,q} = Gamma(q) / (Gamma(q - D/2)
-#: pi^(D/2)), exponent q > D/2 (dimensionless; in 2-D (q - 1)/(pi h^2) (1 + r^2/h^2)^(-q), the ETAS /
-#: crime-Hawkes law; ``"power-law"`` alone: q = 2). It integrates to 1 over R^D, so the compensator is
-#: unchanged; its tail decays like r^(-2q), so large-distance offspring are far likelier than under the
-#: Gaussian. The windowed likelihood stays exact to 1e-13 (the cut-off bound uses the kernel's peak,
-#: :func:`~.engine.trigger_delta`). Not supported with ``spatial_window=`` (ValueError).
-DEFAULT_SPATIAL_POWER_LAW_Q = 2.0
-_SPATIAL_FORMS = "'gaussian', 'power-law' or ('power-law', q)"
-
-
-def check_spatial_kernel(spatial_kernel: Any, dim: int | None = None) -> SpatialKernel:
-    """``spatial_kernel=`` as the engines' :class:`~.engine.SpatialKernel` (name and exponent q, 0 for the
-    Gaussian); q must be finite, > D/2 (``dim`` given) and <= 1e6. Errors name ``spatial_kernel``."""
-    if spatial_kernel is None or isinstance(spatial_kernel, SpatialKernel):
-        kern = SpatialKernel("gaussian") if spatial_kernel is None else spatial_kernel
-    else:
-        q = 0.0
-        if isinstance(spatial_kernel, str):
-            name = spatial_kernel
-            if name == "power-law":
-                q = DEFAULT_SPATIAL_POWER_LAW_Q
-        elif (isinstance(spatial_kernel, (tuple, list)) and len(spatial_kernel) == 2
-              and isinstance(spatial_kernel[0], str)):
-            name, qv = spatial_kernel
-            if name != "power-law":
-                raise ValueError(f"spatial_kernel: only 'power-law' takes an exponent, as ('power-law', q); "
-                                 f"got {spatial_kernel!r}")
-            if isinstance(qv, (bool, np.bool_)) or not isinstance(qv, (int, float, np.integer, np.floating)):
-                raise TypeError(f"spatial_kernel exponent q must be a real number, got {describe(qv)}")
-            q = float(qv)
-            if not np.isfinite(q):
-                raise ValueError(f"spatial_kernel exponent q must be finite, got {q}")
-            if not q > 0.5:
-                raise ValueError(f"spatial_kernel exponent q must be > D/2 (> 0.5 in 1-D, > 1 in 2-D, > 1.5 in 3-D; "
-                                 f"an integrable power law), got {q}")
-            if q > 1e6:
-                raise ValueError(f"spatial_kernel exponent q must be <= 1e6, got {q}")
-        else:
-            raise TypeError(f"spatial_kernel must be {_SPATIAL_FORMS}, got {describe(spatial_kernel)}")
-        if name not in SPATIAL_KERNELS:
-            raise ValueError(f"spatial_kernel must be {_SPATIAL_FORMS}, got {spatial_kernel!r}")
-        kern = SpatialKernel(name, q)
-    if dim is not None:
-        kern.check_dim(int(dim))
-    return kern
-
-
-def spatial_kernel_label(spatial_kernel: Any):
-    """The ``spatial_kernel=`` value (``"gaussian"`` or ``("power-law", q)``) of an engine kernel."""
-    return check_spatial_kernel(spatial_kernel).label
-
-
-def kernel_label(kernel: Any):
-    """The ``kernel=`` value for an engine kernel (a :class:`~.engine.TriggerKernel` or a legacy
-    power-law exponent, 0 for exponential): the inverse of :func:`check_kernel`."""
-    if isinstance(kernel, (int, float)) and not isinstance(kernel, bool):
-        return as_trigger_kernel(None, kernel).label
-    return check_kernel(kernel).label
+           "PARAM_RANGE", "prepare_data", "engine_factory", "check_param_range", "rate_kwargs", "check_kernel_params"]
 
 
 def rate_kwargs(params: Any) -> dict:
@@ -423,22 +318,14 @@ def prepare_data(x: Any, t: Any, window: Any = None) -> HawkesData:
     return HawkesData(x_sorted, t_sorted, order, inverse, win)
 
 
-def check_flag(value: Any, name: str) -> bool:
-    """A bool (or numpy bool); strings such as "no" and numbers are refused."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {describe(value)}")
-    return bool(value)
-
-
-def check_threads(threads: Any) -> int | None:
-    """``threads``: None or a positive integer, checked at the entry point."""
+def _numba_threads(threads: Any) -> int | None:
+    """``threads`` checked by :func:`~hphawkes_py._validate.check_threads` and, when given, against the
+    threads Numba was started with (refused at the entry point, before any work)."""
+    threads = check_threads(threads)
     if threads is not None:
-        check_int(threads, "threads", minimum=1)
-        from .._backend import threads_context
-
-        with threads_context(int(threads)):  # also refuses more threads than Numba started with
-            pass
         threads = int(threads)
+        with threads_context(threads):
+            pass
     return threads
 
 
@@ -447,8 +334,8 @@ def engine_factory(data: HawkesData, *, backend: str = "auto", dtype: Any = np.f
     """Check the engine settings and resolve ``backend`` (once, here) into an
     :class:`~.engine.EngineFactory` for ``data`` (``spatial_kernel`` checked against its dimension)."""
     dt = check_dtype(dtype)
-    exact = check_flag(exact, "exact")
-    threads = check_threads(threads)
+    exact = check_bool(exact, "exact")
+    threads = _numba_threads(threads)
     kern = check_kernel(kernel)
     skern = check_spatial_kernel(spatial_kernel, data.dim)
     return EngineFactory(data=data, backend=resolve_backend(backend), dtype=dt, threads=threads, exact=exact,
@@ -486,6 +373,19 @@ def _background(background: Any, prep, spatial_window=None):
     return check_background(background, prep, spatial_window)
 
 
+def _plugin_engine(x: Any, t: Any, params: Any, window: Any, background: Any, spatial_window: Any, **settings):
+    """The checked parameters, data and a fresh engine of a call at fixed parameters (``settings``: the
+    engine settings of :func:`engine_factory`), every input checked before any work."""
+    p = _as_params(params)
+    prep = prepare_data(x, t, window)
+    factory = engine_factory(prep, **settings)
+    check_kernel_params(p, factory.kernel)
+    _check_params_range(p, factory.dtype)
+    sw = _check_spatial_window(spatial_window, prep, factory.spatial_kernel)
+    factory = factory.replace(spatial_window=sw, background=_background(background, prep, sw))
+    return p, prep, factory.build()
+
+
 def log_likelihood(x: Any, t: Any, params: HawkesParams | dict, *, exact: bool = False, window: Any = None,
                    dtype: Any = np.float64, backend: str = "auto", threads: int | None = None,
                    kernel: Any = "exponential", spatial_window: Any = None, background: Any = "smoother",
@@ -515,11 +415,11 @@ def log_likelihood(x: Any, t: Any, params: HawkesParams | dict, *, exact: bool =
     threads : int, optional
         CPU threads (Numba); default all.
     kernel : "exponential", "power-law", ("power-law", p) or "exp2"
-        Temporal triggering kernel (see :data:`KERNELS`); ``omega`` is its rate (1/c of the power
+        Temporal triggering kernel (see :data:`~.kernels.KERNELS`); ``omega`` is its rate (1/c of the power
         law); ``"exp2"``: the sum of two exponentials, ``w omega exp(-omega dt)
         + (1 - w) omega2 exp(-omega2 dt)``, whose ``omega2`` and ``w`` come in ``params``.
     spatial_kernel : "gaussian", "power-law" or ("power-law", q)
-        Spatial triggering kernel (see :data:`SPATIAL_KERNELS`), with scale ``h`` (units of x):
+        Spatial triggering kernel (see :data:`~.kernels.SPATIAL_KERNELS`), with scale ``h`` (units of x):
         the Gaussian phi_D(z; h) (default), or the isotropic power law
         ``Gamma(q) / (Gamma(q - D/2) pi^(D/2) h^D) (1 + |z|^2/h^2)^(-q)`` with exponent q > D/2
         (``"power-law"`` alone: q = 2). Not with ``spatial_window``.
@@ -557,15 +457,8 @@ def log_likelihood(x: Any, t: Any, params: HawkesParams | dict, *, exact: bool =
     >>> round(hp.hawkes.log_likelihood(x, t, p, backend="cpu", kernel=("power-law", 2.5)), 3)
     -164.668
     """
-    p = _as_params(params)
-    prep = prepare_data(x, t, window)
-    factory = engine_factory(prep, backend=backend, dtype=dtype, threads=threads, exact=exact, kernel=kernel,
-                             spatial_kernel=spatial_kernel)
-    check_kernel_params(p, factory.kernel)
-    _check_params_range(p, factory.dtype)
-    sw = _check_spatial_window(spatial_window, prep, factory.spatial_kernel)
-    factory = factory.replace(spatial_window=sw, background=_background(background, prep, sw))
-    eng = factory.build()
+    p, _, eng = _plugin_engine(x, t, params, window, background, spatial_window, backend=backend, dtype=dtype,
+                               threads=threads, exact=exact, kernel=kernel, spatial_kernel=spatial_kernel)
     return float(eng.log_likelihood(p.mu0, p.tau_x, p.tau_t, p.theta, p.omega, p.h, **rate_kwargs(p)))
 
 
@@ -618,13 +511,8 @@ def self_excitation_probabilities(x: Any, t: Any, params: HawkesParams | dict, *
     >>> pi.shape, round(float(pi.sum()), 1)  # about 85 of the 187 events are offspring
     ((187,), 85.0)
     """
-    p = _as_params(params)
-    prep = prepare_data(x, t, window)
-    factory = engine_factory(prep, backend=backend, dtype=dtype, threads=threads, exact=exact, kernel=kernel,
-                             spatial_kernel=spatial_kernel)
-    check_kernel_params(p, factory.kernel)
-    _check_params_range(p, factory.dtype)
-    eng = factory.replace(background=_background(background, prep)).build()
+    p, prep, eng = _plugin_engine(x, t, params, window, background, None, backend=backend, dtype=dtype,
+                                  threads=threads, exact=exact, kernel=kernel, spatial_kernel=spatial_kernel)
     eng.set_background(p.tau_x, p.tau_t)
     eng.set_trigger(p.h, p.omega, slot=0, **rate_kwargs(p))
     pi_sorted = np.asarray(eng.self_excitation(p.mu0, p.theta, slot=0), dtype=np.float64)

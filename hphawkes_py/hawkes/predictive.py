@@ -29,9 +29,10 @@ from typing import Any
 import numpy as np
 
 from .._parallel import run_replicates, spawn_seeds
-from .._validate import as_float_array, check_int, check_random_state
-from .model import check_flag, check_kernel, check_spatial_kernel, is_posterior, prepare_data
-from .simulate import draw_delays, draw_displacements
+from .._validate import as_float_array, check_bool, check_int, check_random_state
+from .kernels import check_kernel, check_spatial_kernel
+from .model import is_posterior, prepare_data
+from .simulation import draw_delays, draw_displacements
 
 __all__ = ["posterior_predictive", "PosteriorPredictive", "simulate_from_fit", "k_function"]
 
@@ -166,14 +167,12 @@ class PosteriorPredictive:
 
     Examples
     --------
-    >>> x, t = hp.hawkes.simulate(mu=0.5, theta=0.5, omega=2.0, h=0.1, region=2.0, duration=50.0, seed=1)
-    >>> post = hp.hawkes.mcmc(x, t, n_iter=200, burn_in=50, chains=2, fixed={"tau_x": 0.5, "tau_t": 5.0},
-    ...                       seed=1, progress=False, backend="cpu")
-    >>> pp = hp.hawkes.posterior_predictive(post, x, t, n_draws=10, bins=5, seed=1, progress=False)
-    >>> pp.counts_simulated.shape, pp.counts_observed.tolist()
-    ((10, 5), [60.0, 40.0, 24.0, 39.0, 24.0])
-    >>> pp.summary().columns.tolist()
-    ['summary', 'observed', 'simulated_mean', 'lo_2.5%', 'hi_97.5%', 'p_value', 'outside_band']
+    >>> x, t = hp.hawkes.simulate(mu=1.0, theta=0.3, omega=1.0, h=0.2, region=1.0, duration=40.0, seed=3)
+    >>> post = hp.hawkes.mcmc(x, t, n_iter=100, burn_in=20, chains=1, fixed={"tau_x": 0.3, "tau_t": 4.0},
+    ...                       seed=3, progress=False, backend="cpu")
+    >>> pp = hp.hawkes.posterior_predictive(post, x, t, n_draws=8, bins=4, seed=3, progress=False)
+    >>> pp.n_observed, pp.n_simulated.shape, pp.k_observed.shape  # K(r, u) at 4 distances x 4 lags
+    (37, (8,), (4, 4))
     """
 
     bin_edges: np.ndarray
@@ -268,7 +267,7 @@ def posterior_predictive(posterior: Any, x: Any, t: Any, *, n_draws: int = 100, 
     refuse_kde_background(posterior, "posterior_predictive")
     from .._validate import check_probability
 
-    progress = check_flag(progress, "progress")
+    progress = check_bool(progress, "progress")
     if not is_posterior(posterior):
         raise TypeError(f"posterior must be a HawkesPosterior from hphawkes_py.hawkes.mcmc, got "
                         f"{type(posterior).__name__}")

@@ -92,9 +92,10 @@ from typing import Any
 import numpy as np
 
 from .._validate import check_int, check_positive, check_random_state, describe
-from .engine import RHO_DEFAULT, _phi_diff, background_integral_part, trigger_delta
-from .model import (_check_real_kind, check_kernel, draws_table, engine_factory, is_posterior, kernel_label,
-                    prepare_data)
+from .compensator import background_integral_part, phi_diff
+from .windows import RHO_DEFAULT, trigger_delta
+from .kernels import check_kernel, kernel_label
+from .model import _check_real_kind, draws_table, engine_factory, is_posterior, prepare_data
 
 __all__ = ["forecast_score", "HawkesForecastScore"]
 
@@ -156,15 +157,13 @@ class HawkesForecastScore:
 
     Examples
     --------
-    The 17 events of the 8 hours after hour 40, scored given the 167 before:
-
-    >>> x, t = hp.hawkes.simulate(mu=0.5, theta=0.5, omega=2.0, h=0.1, region=2.0, duration=50.0, seed=1)
-    >>> p = hp.hawkes.HawkesParams(mu0=0.5, tau_x=0.5, tau_t=5.0, theta=0.5, omega=2.0, h=0.1)
-    >>> sc = hp.hawkes.forecast_score(p, x, t, origin=40.0, horizon=8.0, backend="cpu")
-    >>> sc.n_events, sc.n_history, round(sc.log_score, 2), round(sc.background_log_score, 2)
-    (17, 167, -34.69, -41.1)
-    >>> round(sc.information_gain, 3)  # nats per event over the background-only model
-    0.377
+    >>> x, t = hp.hawkes.simulate(mu=1.0, theta=0.3, omega=1.0, h=0.2, region=1.0, duration=40.0, seed=3)
+    >>> params = dict(mu0=0.7, tau_x=0.3, tau_t=4.0, theta=0.3, omega=1.0, h=0.2)
+    >>> sc = hp.hawkes.forecast_score(params, x, t, origin=30.0, horizon=5.0, backend="cpu")
+    >>> sc.n_events, round(sc.expected_count, 2)
+    (8, 6.38)
+    >>> sc.summary().index.tolist()
+    ['hawkes', 'background', 'poisson']
     """
 
     origin: float
@@ -275,6 +274,98 @@ def _trigger_window_mass(d0: np.ndarray, H: float, kernel, omega: float, omega2=
         return (w * np.exp(-omega * d0) * -math.expm1(-omega * H)
                 + (1.0 - w) * np.exp(-omega2 * d0) * -math.expm1(-omega2 * H))
     return np.exp(-omega * d0) * -math.expm1(-omega * H)
+
+
+def _window_backgrounds(factory, flat, rates, x_ev, t_ev, th, T0, origin, horizon, w_end, background, exact,
+                        n_hist) -> dict:
+    """Per distinct bandwidth pair (tau_x, tau_t) of the draws ``flat``: the background sums B_i at the
+    window's events ``x_ev``, ``t_ev`` from the history ``th`` (frozen at ``origin`` or the model's, as
+    ``background`` says), their integral over the window (origin, w_end], and the background-only model's
+    refitted mu0 (history events per unit of background mass). ``rates(k)``: draw k's extra trigger
+    keywords."""
+    eng_h = factory.build()
+    n_ev = len(t_ev)
+    bg_cache: dict = {}
+    eng_x = None
+    for k in range(flat["h"].size):
+        key = (float(flat["tau_x"][k]), float(flat["tau_t"][k]))
+        if key in bg_cache:
+            continue
+        tau_x, tau_t = key
+        h, om = float(flat["h"][k]), float(flat["omega"][k])
+        if background == "origin":
+            c = float(phi_diff(np.array([0.0]), np.array([(T0 - origin) / tau_t]))[0])
+            B = (eng_h.query_sums(x_ev, origin, tau_x, tau_t, h, om, trigger=False, **rates(k))[0] / c if n_ev
+                 else np.zeros(0))
+            z = (origin - th) / tau_t
+            IB = horizon * float(np.sum(np.exp(-0.5 * z * z))) / (math.sqrt(2.0 * math.pi) * tau_t) / c
+        else:
+            B = np.array([eng_h.query_sums(x_ev[i:i + 1], float(t_ev[i]), tau_x, tau_t, h, om, trigger=False,
+                                           **rates(k))[0][0] for i in range(n_ev)])
+            IB = float(np.sum(phi_diff((w_end - th) / tau_t, (origin - th) / tau_t)))
+        B = np.asarray(B, dtype=np.float64)
+        if not exact and np.any(B == 0.0):
+            # the window's cut-off can leave a zero sum (e.g. "model" far past the origin); sum those exactly
+            eng_x = eng_x if eng_x is not None else factory.build(exact=True)
+            for i in np.flatnonzero(B == 0.0):
+                ui = origin if background == "origin" else float(t_ev[i])
+                B[i] = eng_x.query_sums(x_ev[i:i + 1], ui, tau_x, tau_t, h, om, trigger=False, **rates(k))[0][0] / (
+                    c if background == "origin" else 1.0)
+        mu0_fit = n_hist / background_integral_part(th, tau_t, (T0, origin))
+        bg_cache[key] = (B, IB, mu0_fit)
+    return bg_cache
+
+
+def _window_trigger_sums(factory, flat, rates, xs, ts, n_hist, n_end, origin, w_end, exact, D, kp, sq,
+                         rho) -> np.ndarray:
+    """Trigger sums G (draws x window events) at the window's events (``xs``, ``ts`` sorted; the window's
+    events are ``n_hist:n_end``) over every earlier event, history and window, on an engine holding the
+    events from the trigger's cut-off before ``origin`` to the window's end ``w_end``."""
+    K, n_ev = flat["h"].size, n_end - n_hist
+    G = np.zeros((K, n_ev))
+    if n_ev:
+        if exact:
+            lo = 0
+        else:
+            cut = max(trigger_delta(n_end + 1, D, float(flat["tau_x"][k]), float(flat["tau_t"][k]),
+                                    float(flat["h"][k]), float(flat["omega"][k]), rho, p=kp.p, q=sq, **rates(k))
+                      for k in range(K))
+            lo = 0 if not math.isfinite(cut) else int(np.searchsorted(ts, origin - cut, side="left"))
+        lo = min(lo, n_hist - 1)
+        sub = prepare_data(xs[lo:n_end], ts[lo:n_end], (float(ts[lo]), w_end))
+        eng_g = factory.replace(data=sub).build()
+        for k in range(K):
+            eng_g.set_background(float(flat["tau_x"][k]), float(flat["tau_t"][k]))
+            # package-internal: the slot's cut-off for this call's rho (theta <= mu0 / rho for every draw)
+            eng_g._set_trigger(float(flat["h"][k]), eng_g._rates(float(flat["omega"][k]), **rates(k)), 0, rho)
+            G[k] = eng_g.trigger_sums(0)[n_hist - lo:]
+    return G
+
+
+def _poisson_reference(ts, hist_x, x_ev, n_hist, origin, horizon, lookback, volume, whole_history,
+                       default_region) -> tuple:
+    """The homogeneous Poisson reference: its rate per unit volume and time ``c_p`` (the events of the
+    last ``lookback`` before ``origin`` over ``volume``), its expected count in the window and its log
+    score of the window's events ``x_ev`` (-inf when one lies outside the history's bounding box, the
+    default region)."""
+    n_ev = len(x_ev)
+    if whole_history:
+        n_look = n_hist
+    else:
+        n_look = n_hist - int(np.searchsorted(ts, origin - lookback, side="right"))
+    rate_t = n_look / lookback
+    c_p = rate_t / volume
+    comp_p = rate_t * horizon
+    if default_region and n_ev:
+        lo_b, hi_b = hist_x.min(0), hist_x.max(0)
+        outside = int(np.sum(np.any((x_ev < lo_b) | (x_ev > hi_b), axis=1)))
+    else:
+        outside = 0
+    if n_ev and (outside or c_p == 0.0):
+        ls_p = -math.inf
+    else:
+        ls_p = (n_ev * math.log(c_p) if n_ev else 0.0) - comp_p
+    return c_p, comp_p, ls_p
 
 
 def forecast_score(posterior: Any, x: Any, t: Any, *, origin: Any, horizon: Any, end: Any = None,
@@ -415,58 +506,11 @@ def forecast_score(posterior: Any, x: Any, t: Any, *, origin: Any, horizon: Any,
     x_ev, t_ev = xs[n_hist:n_end], ts[n_hist:n_end]
     rho = min(RHO_DEFAULT, float(np.min(flat["mu0"] / flat["theta"])) / 16.0)
 
-    # ---- background per bandwidth pair: B_i at each window event, its integral over the window,
-    # and the background-only model's refitted mu0
-    eng_h = factory.build()
     th = ts[:n_hist]
-    bg_cache: dict = {}
-    eng_x = None
-    for k in range(K):
-        key = (float(flat["tau_x"][k]), float(flat["tau_t"][k]))
-        if key in bg_cache:
-            continue
-        tau_x, tau_t = key
-        h, om = float(flat["h"][k]), float(flat["omega"][k])
-        if background == "origin":
-            c = float(_phi_diff(np.array([0.0]), np.array([(T0 - origin) / tau_t]))[0])
-            B = (eng_h.query_sums(x_ev, origin, tau_x, tau_t, h, om, trigger=False, **rates(k))[0] / c if n_ev
-                 else np.zeros(0))
-            z = (origin - th) / tau_t
-            IB = horizon * float(np.sum(np.exp(-0.5 * z * z))) / (math.sqrt(2.0 * math.pi) * tau_t) / c
-        else:
-            B = np.array([eng_h.query_sums(x_ev[i:i + 1], float(t_ev[i]), tau_x, tau_t, h, om, trigger=False,
-                                           **rates(k))[0][0] for i in range(n_ev)])
-            IB = float(np.sum(_phi_diff((w_end - th) / tau_t, (origin - th) / tau_t)))
-        B = np.asarray(B, dtype=np.float64)
-        if not exact and np.any(B == 0.0):
-            # the window's cut-off can leave a zero sum (e.g. "model" far past the origin); sum those exactly
-            eng_x = eng_x if eng_x is not None else factory.build(exact=True)
-            for i in np.flatnonzero(B == 0.0):
-                ui = origin if background == "origin" else float(t_ev[i])
-                B[i] = eng_x.query_sums(x_ev[i:i + 1], ui, tau_x, tau_t, h, om, trigger=False, **rates(k))[0][0] / (
-                    c if background == "origin" else 1.0)
-        mu0_fit = n_hist / background_integral_part(th, tau_t, (T0, origin))
-        bg_cache[key] = (B, IB, mu0_fit)
-
-    # ---- trigger sums at the window's events over every earlier event (history and window), on an
-    # engine holding the events from the trigger's cut-off before the origin to the window's end
-    G = np.zeros((K, n_ev))
-    if n_ev:
-        if exact:
-            lo = 0
-        else:
-            cut = max(trigger_delta(n_end + 1, D, float(flat["tau_x"][k]), float(flat["tau_t"][k]),
-                                    float(flat["h"][k]), float(flat["omega"][k]), rho, p=kp.p, q=sq, **rates(k))
-                      for k in range(K))
-            lo = 0 if not math.isfinite(cut) else int(np.searchsorted(ts, origin - cut, side="left"))
-        lo = min(lo, n_hist - 1)
-        sub = prepare_data(xs[lo:n_end], ts[lo:n_end], (float(ts[lo]), w_end))
-        eng_g = factory.replace(data=sub).build()
-        for k in range(K):
-            eng_g.set_background(float(flat["tau_x"][k]), float(flat["tau_t"][k]))
-            # package-internal: the slot's cut-off for this call's rho (theta <= mu0 / rho for every draw)
-            eng_g._set_trigger(float(flat["h"][k]), eng_g._rates(float(flat["omega"][k]), **rates(k)), 0, rho)
-            G[k] = eng_g.trigger_sums(0)[n_hist - lo:]
+    # ---- the background per bandwidth pair and the trigger sums per draw, at the window's events
+    bg_cache = _window_backgrounds(factory, flat, rates, x_ev, t_ev, th, T0, origin, horizon, w_end, background,
+                                   exact, n_hist)
+    G = _window_trigger_sums(factory, flat, rates, xs, ts, n_hist, n_end, origin, w_end, exact, D, kp, sq, rho)
 
     # ---- per-draw scores
     ls = np.empty(K)
@@ -496,22 +540,8 @@ def forecast_score(posterior: Any, x: Any, t: Any, *, origin: Any, horizon: Any,
             loglam_bg += lam_bg / K
 
     # ---- homogeneous Poisson reference
-    if poisson_lookback is None:
-        n_look = n_hist
-    else:
-        n_look = n_hist - int(np.searchsorted(ts, origin - lookback, side="right"))
-    rate_t = n_look / lookback
-    c_p = rate_t / volume
-    comp_p = rate_t * horizon
-    if region is None and n_ev:
-        lo_b, hi_b = hist_x.min(0), hist_x.max(0)
-        outside = int(np.sum(np.any((x_ev < lo_b) | (x_ev > hi_b), axis=1)))
-    else:
-        outside = 0
-    if n_ev and (outside or c_p == 0.0):
-        ls_p = -math.inf
-    else:
-        ls_p = (n_ev * math.log(c_p) if n_ev else 0.0) - comp_p
+    c_p, comp_p, ls_p = _poisson_reference(ts, hist_x, x_ev, n_hist, origin, horizon, lookback, volume,
+                                           poisson_lookback is None, region is None)
 
     LS, LS_bg = _log_mean_exp(ls), _log_mean_exp(ls_bg)
     gain = (LS - LS_bg) / n_ev if n_ev else math.nan

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .._validate import check_int, check_positive, check_probability, check_random_state
-from .model import check_kernel, check_spatial_kernel
+from .kernels import check_kernel, check_spatial_kernel
 
 __all__ = ["simulate", "draw_delays", "draw_displacements"]
 

@@ -24,12 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import check_int, check_random_state
-from .engine import _phi_diff
-from .engine import background_integral_part, trigger_integral_part
-from .model import (HawkesParams, _as_params, _check_params_range, check_flag, check_kernel, check_kernel_params,
-                    check_spatial_kernel,
-                    is_posterior, prepare_data, rate_kwargs)
+from .._validate import check_bool, check_int, check_random_state
+from .compensator import background_integral_part, phi_diff, trigger_integral_part
+from .kernels import check_kernel, check_spatial_kernel
+from .model import (HawkesParams, _as_params, _check_params_range, check_kernel_params, is_posterior, prepare_data,
+                    rate_kwargs)
 
 __all__ = ["residuals", "HawkesResiduals", "rescaled_times"]
 
@@ -58,7 +57,7 @@ def _background_cumulative(t: np.ndarray, T0: float, tau_t: float) -> np.ndarray
         rows = np.repeat(np.arange(n0, n1), lens[n0:n1])
         starts = np.repeat(lo[n0:n1] - np.concatenate([[0], np.cumsum(lens[n0:n1])[:-1]]), lens[n0:n1])
         m = starts + np.arange(rows.size)
-        vals = _phi_diff((t[rows] - t[m]) / tau_t, (T0 - t[m]) / tau_t)
+        vals = phi_diff((t[rows] - t[m]) / tau_t, (T0 - t[m]) / tau_t)
         out[n0:n1] += np.bincount(rows - n0, weights=vals, minlength=n1 - n0)
         n0 = n1
     return out
@@ -146,13 +145,13 @@ class HawkesResiduals:
 
     Examples
     --------
-    >>> x, t = hp.hawkes.simulate(mu=0.5, theta=0.5, omega=2.0, h=0.1, region=2.0, duration=50.0, seed=1)
-    >>> p = hp.hawkes.HawkesParams(mu0=0.5, tau_x=0.5, tau_t=5.0, theta=0.5, omega=2.0, h=0.1)
-    >>> res = hp.hawkes.residuals(p, x, t, progress=False)
-    >>> res.n_events, round(res.total, 1), round(res.ks_pvalue, 3)
-    (187, 174.9, 0.241)
+    >>> x, t = hp.hawkes.simulate(mu=1.0, theta=0.3, omega=1.0, h=0.2, region=1.0, duration=40.0, seed=3)
+    >>> params = dict(mu0=0.7, tau_x=0.3, tau_t=4.0, theta=0.3, omega=1.0, h=0.2)
+    >>> res = hp.hawkes.residuals(params, x, t, progress=False)
     >>> res.to_frame().columns.tolist()
     ['event', 'rescaled_time', 'interval', 'uniform']
+    >>> round(res.count_z, 2)  # observed minus expected count, in standard deviations
+    0.66
     """
 
     rescaled_times: np.ndarray
@@ -257,7 +256,7 @@ def residuals(posterior_or_params: Any, x: Any, t: Any, *, window: Any = None, n
     refuse_kde_background(posterior_or_params, "residuals")
     from .._progress import progress_bar
 
-    progress = check_flag(progress, "progress")
+    progress = check_bool(progress, "progress")
     data = prepare_data(x, t, window)
     posterior = None
     if is_posterior(posterior_or_params):

@@ -6,9 +6,12 @@ The sampler
   univariate Metropolis-Hastings update, in a fresh uniformly random order
   (a random-permutation scan). ``n_iter=10_000`` therefore means 10,000 sweeps
   and, with four sampled parameters, 40,000 proposals; one draw is stored per
-  sweep. (hpHawkes' ``mhsampler`` source was not available to us offline; the
-  sweep makes ``n_iter`` comparable to the paper's 10,000 iterations of all
-  four parameters and keeps the chain length per parameter deterministic.)
+  sweep. hpHawkes' sampler (``mhsampler`` in the R package hpHawkes,
+  github.com/suchard-group/hawkes) updates one parameter per iteration, chosen
+  at random, and evaluates the full O(N^2) likelihood for every proposal. The
+  sweep keeps the number of updates of each parameter deterministic, and the
+  caching below makes a ``mu0`` or ``theta`` update O(N) and an ``h`` or
+  ``omega`` update one trigger pass.
 * **State.** The spatial trigger is sampled as the precision-like ``1/h``, as
   in hpHawkes (its ``params`` vector holds ``1/h, 1/tau_x, 1/tau_t``); the same
   is done for ``tau_x`` and ``tau_t`` when they are sampled. ``omega``,
@@ -63,13 +66,15 @@ import numpy as np
 
 from .._parallel import run_replicates
 from .._progress import progress_bar
-from .._validate import check_int, check_positive, check_seed
+from .._validate import check_bool, check_int, check_positive, check_seed
 from .engine import EngineFactory
 from .kde_background import check_background
-from .model import PARAM_NAMES, PARAM_RANGE, HawkesParams, check_flag, check_kernel, check_param_range, engine_factory, \
-    prepare_data, _check_spatial_window, rate_kwargs
+from .kernels import check_kernel
+from .model import (PARAM_NAMES, PARAM_RANGE, _check_spatial_window, check_param_range, engine_factory, prepare_data,
+                    rate_kwargs)
+from .posterior import HawkesPosterior
 
-__all__ = ["mcmc", "posterior_mode", "HawkesPosterior", "DEFAULT_PRIOR_SCALES", "DEFAULT_INIT", "TARGET_ACCEPTANCE"]
+__all__ = ["mcmc", "posterior_mode", "DEFAULT_PRIOR_SCALES", "DEFAULT_INIT", "TARGET_ACCEPTANCE"]
 
 #: Half-normal prior scales on the sampled state (``1/h``, ``omega``, ``theta``, ``mu0``, ``1/tau_x``, ``1/tau_t``;
 #: ``omega2`` and ``w`` of ``kernel="exp2"``, ``w``'s infinite scale making its prior uniform on [0, 1]).
@@ -549,8 +554,8 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
     sample, fixed, init_vals, prior_scales = _check_model(sample, fixed, None if start_at_mode else init, priors,
                                                           "init", kern)
     seed = check_seed(seed)
-    progress = check_flag(progress, "progress")
-    debug = check_flag(_debug, "_debug")
+    progress = check_bool(progress, "progress")
+    debug = check_bool(_debug, "_debug")
     prep = prepare_data(x, t, window)
     factory = engine_factory(prep, backend=backend, dtype=dtype, threads=threads, exact=exact, kernel=kern,
                              spatial_kernel=spatial_kernel)
@@ -578,240 +583,3 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
         proposal_sd={n: np.array([r["proposal_sd"][n] for r in results]) for n in sample},
         engine_factory=factory, _debug=[r["debug"] for r in results],
     )
-
-
-class _quiet_arviz:
-    """Silence ArviZ's logger (it warns that one chain or few draws cannot be shape-validated)."""
-
-    def __enter__(self):
-        import logging
-
-        self._logger = logging.getLogger("arviz")
-        self._level = self._logger.level
-        self._logger.setLevel(logging.ERROR)
-
-    def __exit__(self, *exc):
-        self._logger.setLevel(self._level)
-        return False
-
-
-@dataclasses.dataclass(repr=False, eq=False)
-class HawkesPosterior:
-    """Posterior draws of the spatiotemporal Hawkes model from :func:`mcmc`.
-
-    Built by :func:`mcmc` (the constructor's parameters are its attributes).
-
-    Parameters
-    ----------
-    draws : dict of str -> ndarray, shape (chains, n_iter - burn_in)
-        Post burn-in draws of every parameter in natural units (``h``,
-        ``tau_x`` in units of ``x``; ``omega`` per unit of ``t``; ``tau_t`` in
-        units of ``t``), fixed parameters included (constant rows).
-    acceptance_rates : dict of str -> ndarray, shape (chains,)
-        Post burn-in Metropolis-Hastings acceptance rate of each sampled parameter.
-    sampled : tuple of str
-        The sampled parameters.
-    fixed : dict
-        The fixed parameters and their values.
-    init, prior_scales : dict
-        Initial values and half-normal prior scales of the sampled parameters.
-    n_iter, burn_in : int
-        Sweeps per chain and discarded leading sweeps.
-    backend : str
-        Engine that ran (``"cpu"``, ``"gpu"`` or ``"emulator"``).
-    elapsed_seconds : float
-        Wall time of the sampling.
-    proposal_sd : dict of str -> ndarray, shape (chains,)
-        Final adapted proposal standard deviations (on the sampled state scale).
-    engine_factory : EngineFactory
-        The data (time-sorted) and engine settings the chains ran with; what
-        :func:`~hphawkes_py.hawkes.self_excitation` and the forecasts rebuild engines from.
-    _debug : list
-        Per chain, the moves' incremental and fresh log-likelihoods of ``mcmc(..., _debug=True)``
-        (empty lists otherwise).
-
-    Examples
-    --------
-    >>> x, t = hp.hawkes.simulate(mu=0.5, theta=0.5, omega=2.0, h=0.1, region=2.0, duration=50.0, seed=1)
-    >>> post = hp.hawkes.mcmc(x, t, n_iter=200, burn_in=50, chains=2, fixed={"tau_x": 0.5, "tau_t": 5.0},
-    ...                       seed=1, progress=False, backend="cpu")
-    >>> post.draws["theta"].shape  # (chains, kept draws)
-    (2, 150)
-    >>> post.fixed
-    {'tau_x': 0.5, 'tau_t': 5.0}
-    >>> type(post.params_mean()).__name__
-    'HawkesParams'
-    """
-
-    draws: dict
-    acceptance_rates: dict
-    sampled: tuple
-    fixed: dict
-    init: dict
-    prior_scales: dict
-    n_iter: int
-    burn_in: int
-    backend: str
-    elapsed_seconds: float
-    proposal_sd: dict
-    engine_factory: Any = None
-    _debug: list = dataclasses.field(default_factory=list)
-
-    # ---------------------------------------------------------------- basics
-    @property
-    def kernel(self):
-        """The temporal triggering kernel the chains used (``kernel=`` of :func:`mcmc`)."""
-        from .model import kernel_label
-
-        return kernel_label(self.engine_factory.kernel if self.engine_factory is not None else 0.0)
-
-    @property
-    def spatial_kernel(self):
-        """The spatial triggering kernel the chains used (``spatial_kernel=`` of :func:`mcmc`):
-        ``"gaussian"`` or ``("power-law", q)``."""
-        from .model import spatial_kernel_label
-
-        return spatial_kernel_label(self.engine_factory.spatial_kernel if self.engine_factory is not None else None)
-
-    @property
-    def param_names(self) -> tuple:
-        """Every parameter of the fitted model: :data:`PARAM_NAMES` plus the kernel's (``omega2``, ``w``)."""
-        return PARAM_NAMES + tuple(n for n in ("omega2", "w") if n in self.draws)
-
-    @property
-    def chains(self) -> int:
-        """Number of chains."""
-        return next(iter(self.draws.values())).shape[0]
-
-    @property
-    def n_draws(self) -> int:
-        """Kept draws per chain."""
-        return next(iter(self.draws.values())).shape[1]
-
-    def __repr__(self) -> str:
-        means = ", ".join(f"{n}={self.draws[n].mean():.4g}" for n in self.sampled)
-        return (f"HawkesPosterior(chains={self.chains}, draws={self.n_draws}, sampled={list(self.sampled)}, "
-                f"fixed={self.fixed}, posterior means: {means}, backend={self.backend!r}"
-                + ("" if self.kernel == "exponential" else f", kernel={self.kernel!r}")
-                + ("" if self.spatial_kernel == "gaussian" else f", spatial_kernel={self.spatial_kernel!r}") + ")")
-
-    def select_draws(self, n_draws: int, seed: Any = None) -> tuple[np.ndarray, dict]:
-        """``n_draws`` posterior draws chosen at random without replacement from all chains (all of
-        them when fewer are stored): their sorted flat indices (``chain * n_draws + draw``) and a
-        dict name -> float64 values. The one draw-selection rule of every tool built on a posterior."""
-        from .._validate import check_random_state
-
-        n_draws = check_int(n_draws, "n_draws", minimum=1)
-        rng = check_random_state(seed)
-        total = self.chains * self.n_draws
-        idx = np.arange(total) if n_draws >= total else np.sort(rng.choice(total, size=n_draws, replace=False))
-        return idx, {n: np.asarray(self.draws[n], dtype=np.float64).reshape(-1)[idx] for n in self.param_names}
-
-    def params_mean(self) -> HawkesParams:
-        """Posterior means as :class:`HawkesParams`."""
-        return HawkesParams(**{n: float(self.draws[n].mean()) for n in self.param_names})
-
-    # ---------------------------------------------------------------- tables
-    def to_arviz(self):
-        """An :class:`arviz.InferenceData` with the draws as its posterior group."""
-        import arviz as az
-
-        with _quiet_arviz():
-            return az.from_dict(posterior={n: np.asarray(v) for n, v in self.draws.items()})
-
-    def summary(self, hdi_prob: float = 0.95):
-        """Posterior table (pandas DataFrame) via ArviZ, one row per sampled parameter.
-
-        Columns: ``mean``, ``sd``, ``hdi_2.5%``, ``hdi_97.5%`` (95% highest
-        density interval), ``ess_bulk``, ``r_hat``. Parameters held fixed are not
-        in the table (they have no posterior spread, ESS or R-hat); their values are
-        :attr:`fixed`.
-        """
-        import arviz as az
-
-        lo = f"hdi_{100 * (1 - hdi_prob) / 2:g}%"
-        hi = f"hdi_{100 * (1 - (1 - hdi_prob) / 2):g}%"
-        with _quiet_arviz():
-            table = az.summary(self.to_arviz(), var_names=list(self.sampled), hdi_prob=hdi_prob, round_to="none")
-        table = table[["mean", "sd", lo, hi, "ess_bulk", "r_hat"]]
-        return table.loc[list(self.sampled)]
-
-    def to_frame(self):
-        """Long table of draws: columns ``chain``, ``draw`` and one per parameter."""
-        import pandas as pd
-
-        c, d = self.chains, self.n_draws
-        data = {"chain": np.repeat(np.arange(c), d), "draw": np.tile(np.arange(d), c)}
-        data.update({n: self.draws[n].reshape(-1) for n in self.param_names})
-        return pd.DataFrame(data)
-
-    def to_dict(self) -> dict:
-        """JSON-friendly summary: settings, posterior table, acceptance rates."""
-        table = self.summary()
-        return {
-            "chains": self.chains, "n_iter": self.n_iter, "burn_in": self.burn_in, "draws_per_chain": self.n_draws,
-            "sampled": list(self.sampled), "fixed": dict(self.fixed), "init": dict(self.init),
-            "prior_scales": {n: (v if math.isfinite(v) else None) for n, v in self.prior_scales.items()},
-            "backend": self.backend,
-            "kernel": self.kernel if isinstance(self.kernel, str) else list(self.kernel),
-            "spatial_kernel": self.spatial_kernel if isinstance(self.spatial_kernel, str) else list(self.spatial_kernel),
-            "elapsed_seconds": self.elapsed_seconds,
-            "acceptance_rates": {n: v.tolist() for n, v in self.acceptance_rates.items()},
-            "summary": {n: {k: (None if not np.isfinite(v) else float(v)) for k, v in row.items()}
-                        for n, row in table.iterrows()},
-        }
-
-    def to_csv(self, path) -> None:
-        """Write the draws (long format, :meth:`to_frame`) to a CSV file."""
-        self.to_frame().to_csv(path, index=False)
-
-    def to_json(self, path) -> None:
-        """Write :meth:`to_dict` to a JSON file."""
-        import json
-
-        with open(path, "w") as fh:
-            json.dump(self.to_dict(), fh, indent=2)
-
-    def to_coda(self, include_fixed: bool = False):
-        """The draws as an R ``coda::mcmc.list``, one ``mcmc`` per chain (needs rpy2 and R's coda).
-
-        Only the sampled parameters are exported by default: a fixed parameter is a
-        constant column, which makes coda's multivariate ``gelman.diag`` fail on a
-        singular covariance. ``include_fixed=True`` adds them.
-        """
-        from ..interop.coda import draws_to_coda
-
-        names = [n for n in self.draws if include_fixed or n in self.sampled]
-        return draws_to_coda({n: np.asarray(self.draws[n]) for n in names})
-
-    # ---------------------------------------------------------------- figures
-    def plot_trace(self, params: Sequence[str] | None = None, path=None):
-        """Trace plots per parameter and chain (matplotlib Figure; saved when ``path`` given)."""
-        from .plot import plot_trace
-
-        return plot_trace(self, params=params, path=path)
-
-    def plot_density(self, params: Sequence[str] | None = None, path=None):
-        """Posterior density per parameter and chain (matplotlib Figure)."""
-        from .plot import plot_density
-
-        return plot_density(self, params=params, path=path)
-
-    # ---------------------------------------------------------------- pi_n
-    def self_excitation(self, n_draws: int = 1000, seed: Any = None, *, executor: Any = None, progress: bool = True,
-                        max_values: int = 2**23):
-        """Posterior of the self-excitation probability ``pi_n`` of every event: see
-        :func:`hphawkes_py.hawkes.self_excitation` (this method calls it)."""
-        from .excitation import self_excitation
-
-        return self_excitation(self, n_draws=n_draws, seed=seed, executor=executor, progress=progress,
-                               max_values=max_values)
-
-    def self_excitation_draws(self, n_draws: int = 100, seed: Any = None, *, executor: Any = None,
-                              progress: bool = True, max_values: int = 2**23):
-        """``pi_n`` per posterior draw, a ``(draws, N)`` matrix: see
-        :func:`hphawkes_py.hawkes.self_excitation_draws` (this method calls it)."""
-        from .excitation import self_excitation_draws
-
-        return self_excitation_draws(self, n_draws=n_draws, seed=seed, executor=executor, progress=progress,
-                                     max_values=max_values)
