@@ -45,7 +45,9 @@ fi
 echo "== Sphinx ==" >&2
 export MPLBACKEND=Agg
 [ "$gallery" = 0 ] && export HPHAWKES_DOCS_NO_GALLERY=1
-"$PY" -m sphinx -b html -W --keep-going -q docs docs/_build/html
+# -E: every page is read again, so a warning in a page that did not change still fails the build
+# (the gallery's examples are rerun only when their source changed)
+"$PY" -m sphinx -b html -E -W --keep-going -q docs docs/_build/html
 status=$?
 echo "== docs: exit $status in $(( $(date +%s) - start )) s; open docs/_build/html/index.html ==" >&2
 exit $status
