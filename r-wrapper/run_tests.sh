@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# Install the R package hphawkes into a private library, run its testthat suite against the
-# project's Python (RETICULATE_PYTHON; default: the repo's .venv/bin/python), then execute the
-# vignettes (R and Python) in quick mode. Exit status non-zero if anything failed.
-#   bash r-wrapper/run_tests.sh              # everything
-#   HPHAWKES_SKIP_VIGNETTES=1 bash r-wrapper/run_tests.sh   # testthat only
+# The R package's checks, against the project's Python (RETICULATE_PYTHON; default: the repo's
+# .venv/bin/python). Exit status non-zero if anything failed.
+#   1. man/ and NAMESPACE are what roxygen2 generates from R/ (check_man.sh);
+#   2. R CMD build + R CMD check --no-manual of the package, examples included (they run against
+#      the project's Python): any ERROR or WARNING fails (NOTEs are printed, they do not fail);
+#   3. the testthat suite on the package that R CMD check installed (run here rather than by
+#      R CMD check, to print one summary line of counts);
+#   4. the vignettes (R and Python) in quick mode.
+#   bash r-wrapper/run_tests.sh                              # everything
+#   HPHAWKES_SKIP_VIGNETTES=1 bash r-wrapper/run_tests.sh   # without the vignettes
+#   HPHAWKES_SKIP_RCHECK=1 bash r-wrapper/run_tests.sh      # without 1 and 2 (R CMD INSTALL instead)
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(dirname "$here")"
@@ -15,16 +21,54 @@ fi
 if [ ! -x "$RETICULATE_PYTHON" ]; then
   echo "[r-tests] Python not found at RETICULATE_PYTHON=$RETICULATE_PYTHON" >&2; exit 1
 fi
-lib="$(mktemp -d "${TMPDIR:-/tmp}/hphawkes-rlib.XXXXXX")"
-trap 'rm -rf "$lib"' EXIT
-export R_LIBS="$lib${R_LIBS:+:$R_LIBS}"
-start=$(date +%s)
-echo "[r-tests] R CMD INSTALL -> $lib (python: $RETICULATE_PYTHON)" >&2
-if ! R CMD INSTALL --no-multiarch --no-docs --no-byte-compile -l "$lib" "$here" >"$lib.install.log" 2>&1; then
-  cat "$lib.install.log" >&2; rm -f "$lib.install.log"
-  echo "[r-tests] FAILED: R CMD INSTALL" >&2; exit 1
+# The examples skip themselves when Python or hphawkes_py is missing; here they must run.
+if ! Rscript --vanilla -e 'quit(status = !reticulate::py_module_available("hphawkes_py"))' >/dev/null 2>&1; then
+  echo "[r-tests] hphawkes_py does not import in RETICULATE_PYTHON=$RETICULATE_PYTHON" >&2; exit 1
 fi
-rm -f "$lib.install.log"
+work="$(mktemp -d "${TMPDIR:-/tmp}/hphawkes-rcheck.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+start=$(date +%s)
+m_status=0
+c_status=0
+if [ -z "${HPHAWKES_SKIP_RCHECK:-}" ]; then
+  bash "$here/check_man.sh"
+  m_status=$?
+  echo "[r-tests] R CMD build + R CMD check --no-manual (python: $RETICULATE_PYTHON)" >&2
+  t0=$(date +%s)
+  # --no-tests: the suite runs below, once; _R_CHECK_FORCE_SUGGESTS_=false: knitr and rmarkdown
+  # serve the vignettes only.
+  if (cd "$work" && R CMD build --no-build-vignettes --no-manual "$here" >build.log 2>&1); then
+    (cd "$work" && _R_CHECK_FORCE_SUGGESTS_=false R CMD check --no-manual --no-build-vignettes \
+       --no-tests hphawkes_*.tar.gz >check.log 2>&1)
+    log="$work/hphawkes.Rcheck/00check.log"
+    status_line="$(grep '^Status:' "$log" 2>/dev/null | tail -1)"
+    if [ -z "$status_line" ] || grep -Eq 'ERROR|WARNING' <<<"$status_line"; then
+      c_status=1
+      cat "$work/check.log" >&2
+      [ -f "$work/hphawkes.Rcheck/hphawkes-Ex.Rout" ] && tail -40 "$work/hphawkes.Rcheck/hphawkes-Ex.Rout" >&2
+      echo "[r-tests] FAILED: R CMD check: ${status_line:-no status}" >&2
+    else
+      grep -B1 -A12 'NOTE$' "$log" >&2 || true
+      echo "[r-tests] R CMD check: ${status_line#Status: } in $(( $(date +%s) - t0 )) s" >&2
+    fi
+  else
+    c_status=1
+    cat "$work/build.log" >&2
+    echo "[r-tests] FAILED: R CMD build" >&2
+  fi
+fi
+# The package for testthat and the vignettes: the one R CMD check installed, else install it.
+lib="$work/hphawkes.Rcheck"
+if [ ! -f "$lib/hphawkes/DESCRIPTION" ]; then
+  lib="$work/lib"
+  mkdir -p "$lib"
+  echo "[r-tests] R CMD INSTALL -> $lib (python: $RETICULATE_PYTHON)" >&2
+  if ! R CMD INSTALL --no-multiarch --no-docs --no-byte-compile -l "$lib" "$here" >"$work/install.log" 2>&1; then
+    cat "$work/install.log" >&2
+    echo "[r-tests] FAILED: R CMD INSTALL" >&2; exit 1
+  fi
+fi
+export R_LIBS="$lib${R_LIBS:+:$R_LIBS}"
 HPHAWKES_RWRAPPER="$here" Rscript --vanilla -e '
   suppressPackageStartupMessages(library(testthat))
   options(testthat.progress.max_fails = 10000L)
@@ -44,5 +88,5 @@ if [ -z "${HPHAWKES_SKIP_VIGNETTES:-}" ] && [ -f "$repo/vignettes/run_vignettes.
   bash "$repo/vignettes/run_vignettes.sh" --quick
   v_status=$?
 fi
-echo "[r-tests] done in $(( $(date +%s) - start )) s: testthat exit $t_status, vignettes exit $v_status" >&2
-[ $t_status -eq 0 ] && [ $v_status -eq 0 ]
+echo "[r-tests] done in $(( $(date +%s) - start )) s: man exit $m_status, R CMD check exit $c_status, testthat exit $t_status, vignettes exit $v_status" >&2
+[ $m_status -eq 0 ] && [ $c_status -eq 0 ] && [ $t_status -eq 0 ] && [ $v_status -eq 0 ]

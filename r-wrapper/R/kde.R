@@ -161,6 +161,7 @@ kde_bandwidth <- function(points) {
 #' @param cutoff Kernel cut-off in bandwidths.
 #' @param weights Optional positive point weights (frequencies), one per point.
 #' @param backend,threads See \code{hphawkes_backends()}.
+#' @param progress Show a progress bar (stderr) over the bandwidth search.
 #' @return An object of class \code{hphawkes_kde}: \code{h}, \code{alpha}, \code{bandwidths},
 #'   \code{edge_factors}, \code{log_likelihood}, \code{n_iter}, \code{method}, \code{backend},
 #'   \code{points}, \code{window} and the Python fit; \code{summary()} gives a one-row data
@@ -176,13 +177,14 @@ kde_bandwidth <- function(points) {
 #' kde_fit(rw[[1]], win, method = "fixed", bandwidth = 0.1)$h
 #' @export
 kde_fit <- function(points, window = NULL, method = "adaptive", bandwidth = NULL,
-                    edge_correction = TRUE, cutoff = 3.0, backend = "auto", threads = NULL, weights = NULL) {
+                    edge_correction = TRUE, cutoff = 3.0, backend = "auto", threads = NULL, weights = NULL,
+                    progress = FALSE) {
   kd <- .hp_mod("kde")
   pts <- as.matrix(points)
   fit <- .hp_call(kd$fit(.np_double(pts, "points"), .py_window(window), method = method,
                          bandwidth = .as_num(bandwidth), edge_correction = edge_correction,
-                         cutoff = .as_num(cutoff), backend = backend, threads = .as_int(threads),
-                         weights = if (is.null(weights)) NULL else .np_double(as.double(weights), "weights")))
+                         cutoff = .as_num(cutoff), progress = progress, backend = backend,
+                         threads = .as_int(threads), weights = if (is.null(weights)) NULL else .np_double(as.double(weights), "weights")))
   at <- .hp_r(.hp_call(rf$attributes(fit, list("h", "alpha", "bandwidths", "edge_factors",
     "log_likelihood", "n_iter", "method", "backend", "cutoff", "edge_correction", "points"))))
   at$window <- .kde_window_r(fit$window)
