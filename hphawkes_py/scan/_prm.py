@@ -12,6 +12,12 @@ from __future__ import annotations
 import configparser
 from pathlib import Path
 
+import numpy as np
+
+from ._satscan import _as_ids, _geo, _number, _population, _read_rows, read_satscan
+from .model import bernoulli, poisson
+from .spatiotemporal import space_time, space_time_permutation
+
 __all__ = ["read_prm", "run_prm"]
 
 # settings of features that are off: a value other than these turns an unsupported feature on
@@ -115,45 +121,8 @@ def prm_arguments(path) -> dict:
             raise bad(key, "is not supported (hp.scan runs purely spatial and space-time analyses with circular "
                            "or elliptic windows and no-overlap secondary clusters); supported: "
                            f"{sorted(a for a in allowed if a) or 'off'}")
-    model_code = v.get("ModelType", "")
-    if model_code not in _MODELS:
-        name = _MODEL_NAMES.get(model_code, "unknown")
-        raise bad("ModelType", f"({name}) is not supported: 0 (Discrete Poisson), 1 (Bernoulli) or 2 "
-                               "(Space-Time Permutation)")
-    model = _MODELS[model_code]
-    analysis = v.get("AnalysisType", "1")
-    if model == "space_time_permutation":
-        if analysis not in ("3", "4"):
-            raise bad("AnalysisType", "must be 3 (retrospective) or 4 (prospective space-time) for the space-time "
-                                      "permutation model")
-    elif model == "bernoulli":
-        if analysis not in ("1", "3", "4"):
-            raise bad("AnalysisType", "is not supported with the Bernoulli model: 1 (purely spatial), 3 "
-                                      "(retrospective space-time) or 4 (prospective space-time)")
-        if analysis in ("3", "4"):
-            model = "space_time_bernoulli"
-    elif model == "poisson" and analysis in ("3", "4"):
-        model = "space_time_poisson"
-        # no time-trend adjustment of the expected cases here (SpatialAdjustmentType is refused for
-        # every model above)
-        if v.get("TimeTrendAdjustmentType", "0") not in ("0", ""):
-            raise bad("TimeTrendAdjustmentType", "is not supported: the discrete Poisson space-time scan runs "
-                                                 "without time-trend adjustment (TimeTrendAdjustmentType=0)")
-    elif analysis != "1":
-        also = ", 3 (retrospective space-time) or 4 (prospective space-time)" if model == "poisson" else ""
-        raise bad("AnalysisType", f"is not supported with the {_MODEL_NAMES[model_code]} model: 1 (purely spatial)"
-                                  f"{also}")
-    ignored = {}
-    for key, val in v.items():
-        if key in _USED or key in _REQUIRE:
-            continue
-        if sec[key] in _NOT_ANALYSIS_SECTIONS or key in _NOT_ANALYSIS_KEYS:
-            ignored[key] = val
-            continue
-        if val.lower() in _OFF:
-            ignored[key] = val
-            continue
-        raise bad(key, "is not a parameter hp.scan knows; refused rather than ignored (remove it or set it off)")
+    model, analysis = _model_and_analysis(v, bad)
+    ignored = _ignored(v, sec, bad)
 
     base = p.resolve().parent
 
@@ -195,6 +164,64 @@ def prm_arguments(path) -> dict:
         if v.get("ControlFile"):
             raise bad("ControlFile", "is not used by the discrete Poisson model (give PopulationFile only)")
 
+    _window_kwargs(v, model, bad, kwargs)
+    _settings_kwargs(v, model, bad, kwargs)
+    return {"model": model, "files": files, "kwargs": kwargs, "ignored": ignored}
+
+
+def _model_and_analysis(v, bad):
+    """``(model, AnalysisType)`` of the parameter values ``v``: the model this package runs for the
+    file's ModelType and AnalysisType (``bad(key, why)``: the error naming a setting)."""
+    model_code = v.get("ModelType", "")
+    if model_code not in _MODELS:
+        name = _MODEL_NAMES.get(model_code, "unknown")
+        raise bad("ModelType", f"({name}) is not supported: 0 (Discrete Poisson), 1 (Bernoulli) or 2 "
+                               "(Space-Time Permutation)")
+    model = _MODELS[model_code]
+    analysis = v.get("AnalysisType", "1")
+    if model == "space_time_permutation":
+        if analysis not in ("3", "4"):
+            raise bad("AnalysisType", "must be 3 (retrospective) or 4 (prospective space-time) for the space-time "
+                                      "permutation model")
+    elif model == "bernoulli":
+        if analysis not in ("1", "3", "4"):
+            raise bad("AnalysisType", "is not supported with the Bernoulli model: 1 (purely spatial), 3 "
+                                      "(retrospective space-time) or 4 (prospective space-time)")
+        if analysis in ("3", "4"):
+            model = "space_time_bernoulli"
+    elif model == "poisson" and analysis in ("3", "4"):
+        model = "space_time_poisson"
+        # no time-trend adjustment of the expected cases here (SpatialAdjustmentType is refused for
+        # every model above)
+        if v.get("TimeTrendAdjustmentType", "0") not in ("0", ""):
+            raise bad("TimeTrendAdjustmentType", "is not supported: the discrete Poisson space-time scan runs "
+                                                 "without time-trend adjustment (TimeTrendAdjustmentType=0)")
+    elif analysis != "1":
+        also = ", 3 (retrospective space-time) or 4 (prospective space-time)" if model == "poisson" else ""
+        raise bad("AnalysisType", f"is not supported with the {_MODEL_NAMES[model_code]} model: 1 (purely spatial)"
+                                  f"{also}")
+    return model, analysis
+
+
+def _ignored(v, sec, bad):
+    """The settings that do not change the analysis (output files, run options, options set off);
+    any other setting not known here is refused by name."""
+    ignored = {}
+    for key, val in v.items():
+        if key in _USED or key in _REQUIRE:
+            continue
+        if sec[key] in _NOT_ANALYSIS_SECTIONS or key in _NOT_ANALYSIS_KEYS:
+            ignored[key] = val
+            continue
+        if val.lower() in _OFF:
+            ignored[key] = val
+            continue
+        raise bad(key, "is not a parameter hp.scan knows; refused rather than ignored (remove it or set it off)")
+    return ignored
+
+
+def _window_kwargs(v, model, bad, kwargs):
+    """The window shape into ``kwargs``: circles, or SaTScan's elliptic windows and their penalty."""
     shape = v.get("SpatialWindowShapeType", "0")
     if shape == "1":
         if model not in ("poisson", "bernoulli"):
@@ -211,6 +238,11 @@ def prm_arguments(path) -> dict:
         kwargs.update(window="ellipse", penalty=pen, ellipse_shapes=shapes, ellipse_angles=angles)
     elif shape != "0":
         raise bad("SpatialWindowShapeType", "must be 0 (circular) or 1 (elliptic)")
+
+
+def _settings_kwargs(v, model, bad, kwargs):
+    """Coordinates, direction, maximum window size and distance, replicates and minimum cases into
+    ``kwargs``."""
     ctype = v.get("CoordinatesType", "0")
     if ctype not in ("0", "1"):
         raise bad("CoordinatesType", "must be 0 (Cartesian) or 1 (latitude/longitude)")
@@ -244,7 +276,6 @@ def prm_arguments(path) -> dict:
             raise bad("MinimumCasesInHighRateClusters", "is not a whole number") from None
     elif model in ("poisson", "space_time_permutation", "space_time_bernoulli", "space_time_poisson"):
         kwargs["min_cases"] = 0  # parameter files from before SaTScan 9.5 had no such restriction
-    return {"model": model, "files": files, "kwargs": kwargs, "ignored": ignored}
 
 
 def _space_time_kwargs(v, analysis, name, bad, kwargs):
@@ -295,8 +326,6 @@ def _bad_for(path, v):
 
 def _date(v, key, bad):
     """A SaTScan date (YYYY/MM/DD or YYYY/M/D) as numpy datetime64[D]."""
-    import numpy as np
-
     try:
         y, m, d = (int(x) for x in v.get(key, "").split("/"))
         return np.datetime64(f"{y:04d}-{m:02d}-{d:02d}", "D")
@@ -307,10 +336,6 @@ def _date(v, key, bad):
 def _read_case_dates(path, what="case", model="space-time permutation"):
     """``<id> <#cases> <date YYYY/MM/DD>`` rows of a space-time case (or, ``what="control"``,
     control) file: (ids, counts, dates), each value checked where it is read (file, line, field)."""
-    import numpy as np
-
-    from ._satscan import _number, _read_rows
-
     p, rows = _read_rows(path, what, 3)
     ids, counts, dates = [], [], []
     for lineno, parts in rows:
@@ -331,8 +356,6 @@ def _space_time_population(path, seen, geo_path) -> dict:
     per location and no covariates, refused otherwise (the space-time Poisson scan here holds each
     location's population constant over the study period; SaTScan interpolates between census
     years, so averaging them would not give SaTScan's expected cases)."""
-    from ._satscan import _population
-
     p, total, by_cat, first, years = _population(path)
     for lid, cat in by_cat:
         if cat:
@@ -391,20 +414,12 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
     >>> print(res.model, top.n_locations, top.cases, round(top.log_likelihood_ratio, 3))
     bernoulli 4 4 4.837
     """
-    from ._satscan import read_satscan
-    from .model import bernoulli, poisson
-
     spec = prm_arguments(path)
     v_all = read_prm(path)["values"]
     if n_replicates is not None:
         spec["kwargs"]["n_replicates"] = n_replicates
     f = spec["files"]
     if spec["model"] in ("space_time_permutation", "space_time_bernoulli", "space_time_poisson"):
-        import numpy as np
-
-        from ._satscan import _as_ids, _geo
-        from .spatiotemporal import space_time, space_time_permutation
-
         gp, keys, xs, ys, seen = _geo(f["geo_file"])
         start, end = spec["kwargs"]["study_period"]
         bern = spec["model"] == "space_time_bernoulli"

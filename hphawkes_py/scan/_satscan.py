@@ -97,8 +97,6 @@ def _study_period_weights(years, study_period) -> dict:
     (``PopulationData::CalculateAlpha``): a census year is July 1 of that year (two-digit years
     19xx), the population is linear between census dates and constant before the first and after
     the last, and averaged over the days of ``study_period`` = (first day, last day)."""
-    import numpy as np
-
     ts = sorted(set(years))
     day = [int(np.datetime64(f"{int(y) + 1900 if y < 100 else int(y):04d}-07-01", "D").astype(np.int64)) for y in ts]
     s0 = int(np.datetime64(study_period[0], "D").astype(np.int64))

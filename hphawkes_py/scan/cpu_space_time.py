@@ -1,10 +1,10 @@
 """The CPU engine of the space-time scans (Numba): cylinders of circles x time intervals.
 
 A cylinder is a window of a centre's neighbour list (:mod:`.windows`) over the days ``t1..t2`` of
-an interval of at most ``max_t`` days. :func:`space_time_batch` scans the Poisson-type cylinders
+an interval of at most ``max_t`` days. :func:`cylinder_batch` scans the Poisson-type cylinders
 (space-time permutation and discrete Poisson: expectations from the window's size and the days'
-cumulative expectation ``dcum``), :func:`space_time_bernoulli_batch` the Bernoulli ones (cases
-among the persons of the cylinder), each centre's best cylinder for every replicate;
+cumulative expectation ``dcum``) or the Bernoulli ones (cases among the persons of the cylinder)
+in one loop, each centre's best cylinder for every replicate;
 :class:`CpuSpaceTimeEngine` holds one analysis' constants. :func:`space_time_interval_best` gives
 the observed data's best cylinder of every interval, for SaTScan's secondary clusters.
 """
@@ -15,9 +15,9 @@ from numba import njit, prange
 
 from .cpu import GROUP, _group_min
 from .engine import null_loglik
-from .llr import _poisson_llr
+from .llr import _bernoulli_terms, _llr, _poisson_llr
 
-__all__ = ["space_time_batch", "space_time_bernoulli_batch", "space_time_interval_best", "CpuSpaceTimeEngine"]
+__all__ = ["cylinder_batch", "space_time_interval_best", "CpuSpaceTimeEngine"]
 
 
 @njit(cache=True, inline="always")
@@ -34,17 +34,28 @@ def _add_day(acc, S, t1, G, gcmax):
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def _scan_space_time(offsets, neighbors, wsize, boundary, cases, dcum, klogk, n_cases, max_t, t_end_min,
-                     min_cases, want_high, want_low, best, best_arg, want_arg, centre_ids, floor):
-    """Best space-time permutation LLR per centre over the cylinders (circle x [t1, t2]).
+def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, dcum, klogk, n_cases, n_total, l0, max_t,
+                    t_end_min, min_cases, want_high, want_low, best, best_arg, want_arg, centre_ids, floor):
+    """Best cylinder LLR per centre over the cylinders (circle x [t1, t2]), one loop for both kinds
+    of cylinder; ``persons`` selects the LLR and is resolved when the kernel is compiled (Numba
+    prunes the ``persons is None`` branches: two specialisations, no test in the loops).
 
-    ``cases`` (L, T, R): counts per location, day and replicate; ``wsize[j]``: cases of the
-    circle ending at entry ``j`` over the whole period (C_Z; space-time Poisson: its expected
-    cases E_Z, float64); ``dcum``: prefix sums of the cases per day (C_d; space-time Poisson:
-    C t / T). A cylinder has ``mu = C_Z x sum_{d in [t1, t2]} C_d / C`` expected cases and the
-    Poisson LLR ``c log(c/mu) + (C-c) log((C-c)/(C-mu))`` (Kulldorff et al. 2005; Kulldorff 2001). Intervals end at
-    ``t2 >= t_end_min`` (prospective: the last day only) and last at most ``max_t`` days.
-    ``best_arg`` encodes the cylinder as ``(j * T + t1) * T + t2``.
+    ``cases`` (L, T, R): counts per location, day and replicate.
+
+    * ``persons`` None, the Poisson-type cylinders (space-time permutation, discrete Poisson):
+      ``wsize[j]`` is the circle's cases over the whole period (C_Z; space-time Poisson: its
+      expected cases E_Z) and ``dcum`` the prefix sums of the cases per day (C_d; space-time
+      Poisson: C t / T). A cylinder has ``mu = C_Z x sum_{d in [t1, t2]} C_d / C`` expected cases
+      and the Poisson LLR ``c log(c/mu) + (C-c) log((C-c)/(C-mu))`` (Kulldorff et al. 2005;
+      Kulldorff 2001), high when ``c > mu``.
+    * ``persons`` (L, T) int64, the space-time Bernoulli model: cases + controls per location and
+      day (the same in every replicate: the null relabels the cases among the persons). A cylinder
+      with ``c`` cases among ``n`` persons (``C`` of ``N`` in all, ``l0`` the null log likelihood)
+      has the Bernoulli LLR of the spatial scan (same additions), high when ``c N > C n``.
+
+    High-rate cylinders need ``min_cases`` cases. Intervals end at ``t2 >= t_end_min``
+    (prospective: the last day only) and last at most ``max_t`` days. ``best_arg`` encodes the
+    cylinder as ``(j * T + t1) * T + t2``.
 
     Only the centres ``centre_ids`` are scanned (row ``ii`` of ``best`` is centre ``centre_ids[ii]``),
     and every replicate's maximum starts at ``floor[r]`` instead of 0: ``best[ii, r]`` is then
@@ -58,109 +69,6 @@ def _scan_space_time(offsets, neighbors, wsize, boundary, cases, dcum, klogk, n_
     R = cases.shape[2]
     C = n_cases
     Cf = np.float64(C)
-    mc = np.int32(min_cases)
-    G = GROUP
-    ng = (R + G - 1) // G
-    for ii in prange(centre_ids.shape[0]):
-        i = centre_ids[ii]
-        S = np.zeros((T, R), dtype=np.int32)
-        acc = np.zeros(R, dtype=np.int32)
-        m = floor.copy()
-        arg = np.full(R, -1, dtype=np.int64)
-        gmin = np.empty(ng)  # the smallest maximum so far of each group of replicates
-        gcmax = np.empty(ng, dtype=np.int32)  # the largest count of each group in the cylinder
-        for g in range(ng):
-            gmin[g] = _group_min(m, g * G, min(R, g * G + G))
-        for j in range(offsets[i], offsets[i + 1]):
-            blk = cases[neighbors[j]]
-            for t in range(T):
-                for r in range(R):
-                    S[t, r] += blk[t, r]
-            if boundary[j] == 0:
-                continue
-            cz = wsize[j]
-            for t2 in range(t_end_min, T):
-                for r in range(R):
-                    acc[r] = 0
-                for t1 in range(t2, max(-1, t2 - max_t), -1):
-                    _add_day(acc, S, t1, G, gcmax)
-                    mu = cz * (dcum[t2 + 1] - dcum[t1]) / Cf
-                    if not (mu > 0.0 and mu < Cf):
-                        continue
-                    la = np.log(mu)
-                    lb = np.log(Cf - mu)
-                    code = (j * T + t1) * T + t2
-                    for g in range(ng):
-                        r0 = g * G
-                        r1 = min(R, r0 + G)
-                        if not want_low:
-                            # high rates only: above mu the LLR increases with c, so no replicate of the
-                            # group has a larger LLR here than its largest count c_max would give; when
-                            # that cannot beat the group's smallest maximum, no maximum of the group
-                            # changes (the margin keeps rounding from hiding a larger LLR)
-                            c_max = gcmax[g]
-                            if c_max <= mu:
-                                continue
-                            top = _poisson_llr(klogk, c_max, C, la, lb)
-                            if top * (1.0 + 1e-12) + 1e-12 <= gmin[g]:
-                                continue
-                        for r in range(r0, r1):
-                            c = acc[r]
-                            llr = _poisson_llr(klogk, c, C, la, lb)
-                            cf = np.float64(c)
-                            ok = (want_high & (cf > mu) & (c >= mc)) | (want_low & (cf < mu))
-                            v = llr if ok else 0.0
-                            better = v > m[r]
-                            arg[r] = code if better else arg[r]
-                            m[r] = v if better else m[r]
-                        gmin[g] = _group_min(m, r0, r1)
-        for r in range(R):
-            best[ii, r] = m[r]
-            if want_arg:
-                best_arg[ii, r] = arg[r]
-
-
-def _centres_and_floor(offsets, R, centre_ids, floor):
-    ids = np.arange(offsets.shape[0] - 1, dtype=np.int64) if centre_ids is None else \
-        np.ascontiguousarray(centre_ids, dtype=np.int64)
-    fl = np.zeros(R) if floor is None else np.ascontiguousarray(floor, dtype=np.float64)
-    return ids, fl
-
-
-def space_time_batch(windows, cases, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction, want_arg=False,
-                     centre_ids=None, floor=None):
-    """(m, R) best cylinder LLR per centre [and its code] for ``cases`` (L, T, R); with
-    ``centre_ids`` only those centres (rows in that order), with ``floor`` (R,) every value at
-    least ``floor`` (see :func:`_scan_space_time`)."""
-    offsets, neighbors, wsize, boundary = windows
-    cases = np.ascontiguousarray(cases, dtype=np.int32)
-    R = cases.shape[2]
-    ids, fl = _centres_and_floor(offsets, R, centre_ids, floor)
-    best = np.empty((len(ids), R), dtype=np.float64)
-    arg = np.empty((len(ids), R) if want_arg else (1, 1), dtype=np.int64)
-    _scan_space_time(offsets, neighbors, np.ascontiguousarray(wsize, dtype=np.float64), boundary, cases,
-                     np.ascontiguousarray(dcum, dtype=np.float64), klogk, np.int64(n_cases), np.int64(max_t),
-                     np.int64(t_end_min), np.int64(min_cases), direction in ("high", "both"),
-                     direction in ("low", "both"), best, arg, bool(want_arg), ids, fl)
-    return best, (arg if want_arg else None)
-
-
-@njit(cache=True, parallel=True, error_model="numpy")
-def _scan_space_time_bernoulli(offsets, neighbors, boundary, cases, persons, klogk, n_cases, n_total, l0, max_t,
-                               t_end_min, min_cases, want_high, want_low, best, best_arg, want_arg, centre_ids, floor):
-    """Best Bernoulli LLR per centre over the cylinders (circle x [t1, t2]), space-time Bernoulli.
-
-    ``cases`` (L, T, R): cases per location, day and replicate; ``persons`` (L, T) int64: cases +
-    controls per location and day (the same in every replicate: the null relabels the cases among
-    the persons). A cylinder with ``c`` cases among ``n`` persons (``C`` of ``N`` in all) has the
-    Bernoulli LLR of :func:`_scan_batch` (same additions), high when ``c N > C n``; high-rate
-    cylinders need ``min_cases`` cases. Intervals as in :func:`_scan_space_time`; ``best_arg`` encodes
-    the cylinder as ``(j * T + t1) * T + t2``. ``centre_ids`` and ``floor`` (and the test per group of
-    32 replicates) as in :func:`_scan_space_time`.
-    """
-    T = cases.shape[1]
-    R = cases.shape[2]
-    C = n_cases
     N = n_total
     Nf = np.float64(N)
     mc = np.int32(min_cases)
@@ -179,45 +87,66 @@ def _scan_space_time_bernoulli(offsets, neighbors, boundary, cases, persons, klo
             gmin[g] = _group_min(m, g * G, min(R, g * G + G))
         for j in range(offsets[i], offsets[i + 1]):
             blk = cases[neighbors[j]]
-            prow = persons[neighbors[j]]
+            if persons is not None:
+                prow = persons[neighbors[j]]
+                for t in range(T):
+                    P[t] += prow[t]
             for t in range(T):
-                P[t] += prow[t]
                 for r in range(R):
                     S[t, r] += blk[t, r]
             if boundary[j] == 0:
                 continue
+            cz = wsize[j]
             for t2 in range(t_end_min, T):
                 for r in range(R):
                     acc[r] = 0
                 n = np.int64(0)
                 for t1 in range(t2, max(-1, t2 - max_t), -1):
-                    n += P[t1]
+                    if persons is not None:
+                        n += P[t1]
                     _add_day(acc, S, t1, G, gcmax)
-                    if n == 0 or n == N:
-                        continue  # no persons (or all of them): LLR 0
-                    q = -(klogk[n] + klogk[N - n]) - l0
-                    rhs = np.float64(C) * np.float64(n)
+                    # the cylinder's constants: a, b and the expectation e a count is compared with
+                    if persons is None:
+                        e = cz * (dcum[t2 + 1] - dcum[t1]) / Cf  # mu
+                        if not (e > 0.0 and e < Cf):
+                            continue
+                        a = np.log(e)
+                        b = np.log(Cf - e)
+                    else:
+                        if n == 0 or n == N:
+                            continue  # no persons (or all of them): LLR 0
+                        a = -(klogk[n] + klogk[N - n]) - l0
+                        b = 0.0
+                        e = np.float64(C) * np.float64(n)  # C n, compared with c N
                     code = (j * T + t1) * T + t2
                     for g in range(ng):
                         r0 = g * G
                         r1 = min(R, r0 + G)
                         if not want_low:
-                            # high rates only: the LLR grows with c above the expected count, so no
-                            # replicate's LLR here exceeds that of the group's c_max; skip the group when
-                            # that cannot beat its smallest maximum (the margin keeps rounding from ever
-                            # hiding a larger LLR)
+                            # high rates only: above the expectation the LLR increases with c, so no
+                            # replicate of the group has a larger LLR here than its largest count c_max
+                            # would give; when that cannot beat the group's smallest maximum, no maximum
+                            # of the group changes (the margin keeps rounding from hiding a larger LLR)
                             c_max = gcmax[g]
-                            if np.float64(c_max) * Nf <= rhs or c_max < mc:
-                                continue
-                            tm = (klogk[c_max] + klogk[n - c_max]) + (klogk[C - c_max] + klogk[N - n - C + c_max])
-                            if (tm + q) * (1.0 + 1e-12) + 1e-12 <= gmin[g]:
+                            if persons is None:
+                                if c_max <= e:
+                                    continue
+                                top = _poisson_llr(klogk, c_max, C, a, b)
+                            else:
+                                if np.float64(c_max) * Nf <= e or c_max < mc:
+                                    continue
+                                top = _bernoulli_terms(klogk, c_max, n, C, N) + a
+                            if top * (1.0 + 1e-12) + 1e-12 <= gmin[g]:
                                 continue
                         for r in range(r0, r1):
-                            cr = acc[r]
-                            t = (klogk[cr] + klogk[n - cr]) + (klogk[C - cr] + klogk[N - n - C + cr])
-                            llr = t + q
-                            lhs = np.float64(cr) * Nf
-                            ok = (want_high & (lhs > rhs) & (cr >= mc)) | (want_low & (lhs < rhs))
+                            c = acc[r]
+                            if persons is None:
+                                llr = _poisson_llr(klogk, c, C, a, b)
+                                cf = np.float64(c)
+                            else:
+                                llr = _bernoulli_terms(klogk, c, n, C, N) + a
+                                cf = np.float64(c) * Nf
+                            ok = (want_high & (cf > e) & (c >= mc)) | (want_low & (cf < e))
                             v = llr if ok else 0.0
                             better = v > m[r]
                             arg[r] = code if better else arg[r]
@@ -229,22 +158,31 @@ def _scan_space_time_bernoulli(offsets, neighbors, boundary, cases, persons, klo
                 best_arg[ii, r] = arg[r]
 
 
-def space_time_bernoulli_batch(windows, cases, persons, klogk, n_cases, n_total, max_t, t_end_min, min_cases,
-                               direction, want_arg=False, centre_ids=None, floor=None):
-    """(m, R) best space-time Bernoulli cylinder LLR per centre [and its code] for ``cases`` (L, T, R);
-    ``persons`` (L, T) cases + controls per location and day; ``centre_ids``, ``floor`` as in
-    :func:`space_time_batch`."""
-    offsets, neighbors, _, boundary = windows
+def cylinder_batch(windows, cases, persons, dcum, klogk, n_cases, n_total, max_t, t_end_min, min_cases, direction,
+                   want_arg=False, centre_ids=None, floor=None):
+    """(m, R) best cylinder LLR per centre [and its code] for ``cases`` (L, T, R) (see
+    :func:`_scan_cylinders`): ``persons`` None, the Poisson-type cylinders (``windows[2]`` and ``dcum``
+    give the expectations); ``persons`` (L, T), the space-time Bernoulli ones (``n_total`` persons in
+    all; ``dcum`` not read). With ``centre_ids`` only those centres (rows in that order), with
+    ``floor`` (R,) every value at least ``floor``."""
+    offsets, neighbors, wsize, boundary = windows
     cases = np.ascontiguousarray(cases, dtype=np.int32)
     R = cases.shape[2]
-    ids, fl = _centres_and_floor(offsets, R, centre_ids, floor)
+    ids = np.arange(offsets.shape[0] - 1, dtype=np.int64) if centre_ids is None else \
+        np.ascontiguousarray(centre_ids, dtype=np.int64)
+    fl = np.zeros(R) if floor is None else np.ascontiguousarray(floor, dtype=np.float64)
     best = np.empty((len(ids), R), dtype=np.float64)
     arg = np.empty((len(ids), R) if want_arg else (1, 1), dtype=np.int64)
-    _scan_space_time_bernoulli(offsets, neighbors, boundary, cases, np.ascontiguousarray(persons, dtype=np.int64),
-                               klogk, np.int64(n_cases), np.int64(n_total), null_loglik(klogk, n_cases, n_total),
-                               np.int64(max_t), np.int64(t_end_min), np.int64(min_cases),
-                               direction in ("high", "both"), direction in ("low", "both"), best, arg, bool(want_arg),
-                               ids, fl)
+    if persons is None:
+        n_total, l0 = n_cases, 0.0
+    else:
+        persons = np.ascontiguousarray(persons, dtype=np.int64)
+        l0 = null_loglik(klogk, n_cases, n_total)
+        dcum = np.zeros(1)
+    _scan_cylinders(offsets, neighbors, np.ascontiguousarray(wsize, dtype=np.float64), boundary, cases, persons,
+                    np.ascontiguousarray(dcum, dtype=np.float64), klogk, np.int64(n_cases), np.int64(n_total), l0,
+                    np.int64(max_t), np.int64(t_end_min), np.int64(min_cases), direction in ("high", "both"),
+                    direction in ("low", "both"), best, arg, bool(want_arg), ids, fl)
     return best, (arg if want_arg else None)
 
 
@@ -254,8 +192,8 @@ def _space_time_interval_best(offsets, neighbors, wsize, boundary, cases, person
     """Observed data only: for centres ``lo + k`` the best cylinder LLR of every interval ``[t1, t2]``
     over the circles, ``val[k, t2, t2 - t1]`` (0 when none) and its circle entry ``code[k, t2, t2 - t1]``
     (-1). The LLRs, the rate tests and the order (circle entry j ascending; the first of equal LLRs
-    kept) are those of :func:`_scan_space_time` (``bern`` False) and :func:`_scan_space_time_bernoulli`
-    (``bern`` True) for one replicate."""
+    kept) are those of :func:`_scan_cylinders` (``bern`` False: ``persons`` None; ``bern`` True:
+    the Bernoulli cylinders) for one replicate."""
     K = val.shape[0]
     T = cases.shape[1]
     C = n_cases
@@ -287,8 +225,7 @@ def _space_time_interval_best(offsets, neighbors, wsize, boundary, cases, person
                         rhs = Cf * np.float64(n)
                         if not ((want_high and lhs > rhs and c >= mc) or (want_low and lhs < rhs)):
                             continue
-                        q = -(klogk[n] + klogk[N - n]) - l0
-                        llr = ((klogk[c] + klogk[n - c]) + (klogk[C - c] + klogk[N - n - C + c])) + q
+                        llr = _llr(klogk, c, n, C, N, l0)
                     else:
                         mu = wsize[j] * (dcum[t2 + 1] - dcum[t1]) / Cf
                         if not (mu > 0.0 and mu < Cf):
@@ -296,7 +233,7 @@ def _space_time_interval_best(offsets, neighbors, wsize, boundary, cases, person
                         cf = np.float64(c)
                         if not ((want_high and cf > mu and c >= mc) or (want_low and cf < mu)):
                             continue
-                        llr = (klogk[c] + klogk[C - c]) - (cf * np.log(mu) + np.float64(C - c) * np.log(Cf - mu))
+                        llr = _poisson_llr(klogk, c, C, np.log(mu), np.log(Cf - mu))
                     if llr > val[k, t2, t2 - t1]:
                         val[k, t2, t2 - t1] = llr
                         code[k, t2, t2 - t1] = j
@@ -323,8 +260,8 @@ def space_time_interval_best(windows, cases, persons, dcum, klogk, n_cases, n_to
 
 
 class CpuSpaceTimeEngine:
-    """The space-time permutation cylinders on the CPU (Numba): :meth:`batch` is
-    :func:`space_time_batch` with the analysis' constants. Picklable (plain arrays)."""
+    """The space-time cylinders on the CPU (Numba): :meth:`batch` is :func:`cylinder_batch` with the
+    analysis' constants. Picklable (plain arrays)."""
 
     backend = "cpu"
 
@@ -336,12 +273,11 @@ class CpuSpaceTimeEngine:
 
     def batch(self, cases, want_arg=False, centre_ids=None, floor=None):
         """(m, R) best cylinder LLR per centre [and its code] for ``cases`` (L, T, R) (``centre_ids``,
-        ``floor``: see :func:`space_time_batch`)."""
-        w = self.args
-        if self.persons is not None:
-            return space_time_bernoulli_batch(w[0], cases, self.persons, w[2], w[3], int(self.persons.sum()), *w[4:],
-                                              want_arg=want_arg, centre_ids=centre_ids, floor=floor)
-        return space_time_batch(w[0], cases, *w[1:], want_arg=want_arg, centre_ids=centre_ids, floor=floor)
+        ``floor``: see :func:`cylinder_batch`)."""
+        windows, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction = self.args
+        n_total = n_cases if self.persons is None else int(self.persons.sum())
+        return cylinder_batch(windows, cases, self.persons, dcum, klogk, n_cases, n_total, max_t, t_end_min, min_cases,
+                              direction, want_arg=want_arg, centre_ids=centre_ids, floor=floor)
 
     #: every PILOT_STRIDE-th centre is scanned first; its maxima are the floor of the full pass
     PILOT_STRIDE = 16

@@ -258,6 +258,35 @@ def _weighted_scan(ordinary: ScanResult, weights: np.ndarray, population_null: b
     )
 
 
+def _comparison(ordinary, mean_scan, windows, weights, window_sig, alpha, min_cases) -> pd.DataFrame:
+    """The ``comparison`` table of :class:`DeclusteredScanResult`: every cluster of the ``ordinary``
+    scan (its locations ``windows``) re-tested on the background events (``weights`` per location),
+    against the posterior-mean scan's null maxima and, per label draw, ``window_sig`` (draws x
+    clusters: significant in that draw's scan)."""
+    n_draws = window_sig.shape[0]
+    B = float(weights.sum())
+    e_bg = mean_scan._loc_expected
+    comp = []
+    for k, (r, m) in enumerate(zip(ordinary.clusters.itertuples(), windows)):
+        c, e = float(weights[m].sum()), float(e_bg[m].sum())
+        support = float(window_sig[:, k].mean()) if n_draws else math.nan
+        p_bg = _window_p_value(c, e, B, min_cases, mean_scan.null_llr)
+        decide = support if n_draws else float(p_bg <= alpha)
+        verdict = (VERDICTS[2] if r.p_value > alpha else VERDICTS[0] if decide >= 0.5 else VERDICTS[1])
+        comp.append({
+            "cluster": k + 1, "n_locations": int(r.n_locations), "events": int(r.cases), "expected": float(r.expected),
+            "relative_risk": float(r.relative_risk), "log_likelihood_ratio": float(r.log_likelihood_ratio),
+            "p_value": float(r.p_value), "background": c, "expected_background": e,
+            "background_relative_risk": (c / e) / ((B - c) / (B - e)) if B > c else math.inf,
+            "background_log_likelihood_ratio": _high_llr(c, e, B, 0), "background_p_value": p_bg,
+            "background_share": c / r.cases if r.cases else math.nan, "draw_support": support, "verdict": verdict,
+        })
+    cols = ["cluster", "n_locations", "events", "expected", "relative_risk", "log_likelihood_ratio", "p_value",
+            "background", "expected_background", "background_relative_risk", "background_log_likelihood_ratio",
+            "background_p_value", "background_share", "draw_support", "verdict"]
+    return pd.DataFrame(comp, columns=cols)
+
+
 # --------------------------------------------------------------------------- result
 @dataclasses.dataclass(frozen=True, repr=False)
 class DeclusteredScanResult:
@@ -639,27 +668,10 @@ def declustered(coords, pi, *, cell_size=None, locations=None, population=None, 
                               "ordinary_cluster": ranks(ordinary), "declustered_cluster": ranks(mean_scan),
                               "p_in_cluster": p_in})
 
-    comp = []
-    for k, (r, m) in enumerate(zip(ordinary.clusters.itertuples(), windows)):
-        c, e = float(weights[m].sum()), float(e_bg[m].sum())
-        support = float(window_sig[:, k].mean()) if n_draws else math.nan
-        p_bg = _window_p_value(c, e, B, min_cases, mean_scan.null_llr)
-        decide = support if n_draws else float(p_bg <= alpha)
-        verdict = (VERDICTS[2] if r.p_value > alpha else VERDICTS[0] if decide >= 0.5 else VERDICTS[1])
-        comp.append({
-            "cluster": k + 1, "n_locations": int(r.n_locations), "events": int(r.cases), "expected": float(r.expected),
-            "relative_risk": float(r.relative_risk), "log_likelihood_ratio": float(r.log_likelihood_ratio),
-            "p_value": float(r.p_value), "background": c, "expected_background": e,
-            "background_relative_risk": (c / e) / ((B - c) / (B - e)) if B > c else math.inf,
-            "background_log_likelihood_ratio": _high_llr(c, e, B, 0), "background_p_value": p_bg,
-            "background_share": c / r.cases if r.cases else math.nan, "draw_support": support, "verdict": verdict,
-        })
-    comp_cols = ["cluster", "n_locations", "events", "expected", "relative_risk", "log_likelihood_ratio", "p_value",
-                 "background", "expected_background", "background_relative_risk", "background_log_likelihood_ratio",
-                 "background_p_value", "background_share", "draw_support", "verdict"]
     return DeclusteredScanResult(
         ordinary=ordinary, declustered=mean_scan, draws=draws, locations=loc_table,
-        comparison=pd.DataFrame(comp, columns=comp_cols), event_location=gid, n_events=n, background_total=B,
+        comparison=_comparison(ordinary, mean_scan, windows, weights, window_sig, alpha, min_cases),
+        event_location=gid, n_events=n, background_total=B,
         pi_source="posterior draws" if p.ndim == 2 else "posterior mean", alpha=alpha, n_draws=n_draws,
         cell_size=None if cell_size is None else float(cell_size), empty_cells=empty_cells if cell_size is not None
         else None, n_empty_dropped=agg.n_empty_dropped, backend=ordinary.backend,

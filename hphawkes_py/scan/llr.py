@@ -20,11 +20,18 @@ def _poisson_llr(klogk, c, C, la, lb):
 
 
 @njit(cache=True, inline="always")
+def _bernoulli_terms(klogk, c, n, C, N):
+    """The part of the Bernoulli LLR that depends on the window's cases ``c`` (``n`` persons, ``C`` of
+    ``N`` in all): ``c log c + (n-c) log(n-c) + (C-c) log(C-c) + (N-n-C+c) log(N-n-C+c)`` from the
+    table; the LLR adds ``-(n log n + (N-n) log(N-n)) - l0``, which depends on the persons only."""
+    return (klogk[c] + klogk[n - c]) + (klogk[C - c] + klogk[N - n - C + c])
+
+
+@njit(cache=True, inline="always")
 def _llr(klogk, c, n, C, N, l0):
     """The Bernoulli LLR of c cases among n persons (same additions as the per-batch kernels)."""
     q = -(klogk[n] + klogk[N - n]) - l0
-    t = (klogk[c] + klogk[n - c]) + (klogk[C - c] + klogk[N - n - C + c])
-    return t + q
+    return _bernoulli_terms(klogk, c, n, C, N) + q
 
 
 @njit(cache=True)

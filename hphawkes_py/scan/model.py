@@ -161,6 +161,65 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
     )
 
 
+def _check_poisson_rows(n, cases, population, expected, covariates):
+    """The per-row inputs of :func:`poisson` checked: ``(cases, population, expected, codes,
+    categories)`` (population or expected None when not given; the covariate categories' codes
+    and the categories, or None)."""
+    ca = as_count_array(cases, "cases")
+    if expected is not None and covariates is not None:
+        raise ValueError("give expected= or covariates=, not both (covariates are used to compute the expected counts)")
+    po = None
+    if population is not None or expected is None:
+        po = as_float_array(population, "population", ndim=1, copy=True)
+        if (po < 0).any():
+            i = int(np.argmax(po < 0))
+            raise ValueError(f"population must be non-negative; population[{i}] = {po[i]!r}")
+    ex = None
+    if expected is not None:
+        ex = as_float_array(expected, "expected", ndim=1, copy=True)
+        if (ex < 0).any():
+            i = int(np.argmax(ex < 0))
+            raise ValueError(f"expected must be non-negative; expected[{i}] = {ex[i]!r}")
+    lengths = {"coords": n, "cases": len(ca)}
+    if po is not None:
+        lengths["population"] = len(po)
+    if ex is not None:
+        lengths["expected"] = len(ex)
+    if len(set(lengths.values())) > 1:
+        raise ValueError("coords, cases, population (and expected) must have the same length; got "
+                         + ", ".join(f"{k} {v}" for k, v in lengths.items()))
+    C = int(ca.sum())
+    if C == 0:
+        raise ValueError("cases sum to 0: the scan statistic needs at least one case")
+    if C >= 2**31 - 1:
+        raise ValueError(f"{C} cases are too many (must be < 2**31 - 1)")
+    codes = cats = None
+    if covariates is not None:
+        codes, cats = _category_codes(covariates, n)
+    return ca, po, ex, codes, cats
+
+
+def _expected_cases(ca, po, ex, codes, cats):
+    """Expected cases per row under the null: by indirect standardisation over the covariate
+    categories (or proportional to the population) when ``ex`` is None, else ``ex`` rescaled to
+    sum to C; a row with cases must expect some."""
+    C = int(ca.sum())
+    given = ex is not None
+    if ex is None:
+        ex = indirect_expected(ca, po, codes, cats)
+    else:
+        total = float(ex.sum())
+        if not total > 0:
+            raise ValueError("expected sums to 0: need positive expected counts")
+        ex = ex * (C / total)
+    bad = (ex <= 0) & (ca > 0)
+    if bad.any():
+        i = int(np.argmax(bad))
+        what = "expected" if given else "population"
+        raise ValueError(f"row {i} has {ca[i]} case(s) but zero {what}: a Poisson rate there is undefined")
+    return ex
+
+
 def _category_codes(covariates, n: int) -> tuple[np.ndarray, list]:
     """Integer code per row of the covariate category (``covariates``: (n,) labels or (n, k)
     columns, one category per distinct row), and the categories in order of first appearance."""
@@ -283,54 +342,14 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
     """
     xy = _check_xy(coords)
     n = xy.shape[0]
-    ca = as_count_array(cases, "cases")
-    if expected is not None and covariates is not None:
-        raise ValueError("give expected= or covariates=, not both (covariates are used to compute the expected counts)")
-    po = None
-    if population is not None or expected is None:
-        po = as_float_array(population, "population", ndim=1, copy=True)
-        if (po < 0).any():
-            i = int(np.argmax(po < 0))
-            raise ValueError(f"population must be non-negative; population[{i}] = {po[i]!r}")
-    ex = None
-    if expected is not None:
-        ex = as_float_array(expected, "expected", ndim=1, copy=True)
-        if (ex < 0).any():
-            i = int(np.argmax(ex < 0))
-            raise ValueError(f"expected must be non-negative; expected[{i}] = {ex[i]!r}")
-    lengths = {"coords": n, "cases": len(ca)}
-    if po is not None:
-        lengths["population"] = len(po)
-    if ex is not None:
-        lengths["expected"] = len(ex)
-    if len(set(lengths.values())) > 1:
-        raise ValueError("coords, cases, population (and expected) must have the same length; got "
-                         + ", ".join(f"{k} {v}" for k, v in lengths.items()))
+    ca, po, ex, codes, cats = _check_poisson_rows(n, cases, population, expected, covariates)
     C = int(ca.sum())
-    if C == 0:
-        raise ValueError("cases sum to 0: the scan statistic needs at least one case")
-    if C >= 2**31 - 1:
-        raise ValueError(f"{C} cases are too many (must be < 2**31 - 1)")
-    codes = cats = None
-    if covariates is not None:
-        codes, cats = _category_codes(covariates, n)
     ids = check_location_ids(location_ids, n, repeats=covariates is not None)
     ws = _check_windows(xy, max_population, max_distance, grid_cell, distance, window, ellipse_shapes, ellipse_angles,
                         penalty)
     run = check_run(min_cases, n_replicates, direction, secondary, progress, threads, seed, backend, executor)
 
-    if ex is None:
-        ex = indirect_expected(ca, po, codes, cats)
-    else:
-        total = float(ex.sum())
-        if not total > 0:
-            raise ValueError("expected sums to 0: need positive expected counts")
-        ex = ex * (C / total)
-    bad = (ex <= 0) & (ca > 0)
-    if bad.any():
-        i = int(np.argmax(bad))
-        what = "expected" if expected is not None else "population"
-        raise ValueError(f"row {i} has {ca[i]} case(s) but zero {what}: a Poisson rate there is undefined")
+    ex = _expected_cases(ca, po, ex, codes, cats)
 
     loc_coords, gid, members = merge_rows(xy)
     L = len(members)

@@ -142,8 +142,8 @@ def _draw_multinomial(cum, n_cases, seeds, out):
     The location of a uniform is found from a guide table (the location of the start of each of
     ``16 L`` equal buckets of [0, total)), then exactly by stepping up while ``u >= cum[loc]`` and
     down while ``u < cum[loc - 1]``: the location does not depend on the guide, so the counts are
-    those of sorting the uniforms and merging them with ``cum``
-    (:func:`_draw_multinomial_sorted`), without the sort. (16 L int32 buckets: few steps per uniform, hence few mispredicted branches.)"""
+    those of sorting the uniforms and merging them with ``cum`` (:func:`_draw_multinomial_sorted`),
+    without the sort. (16 L int32 buckets: few steps per uniform, few mispredicted branches.)"""
     L = cum.shape[0]
     total = cum[L - 1]
     R = seeds.shape[0]

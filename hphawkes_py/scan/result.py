@@ -30,10 +30,11 @@ def _fmt_count(c) -> str:
 
 @dataclasses.dataclass(frozen=True, repr=False)
 class ScanResult:
-    """Result of the spatial and space-time scans (:func:`~hphawkes_py.scan.bernoulli`, :func:`~hphawkes_py.scan.poisson`,
-    :func:`~hphawkes_py.scan.space_time_permutation`, :func:`~hphawkes_py.scan.space_time`).
+    """Result of a spatial or space-time scan: the clusters, the null maxima and the settings.
 
-    The scan functions build it; its fields are the parameters below.
+    :func:`~hphawkes_py.scan.bernoulli`, :func:`~hphawkes_py.scan.poisson`,
+    :func:`~hphawkes_py.scan.space_time_permutation` and :func:`~hphawkes_py.scan.space_time` build
+    it; its fields are the parameters below.
 
     Parameters
     ----------

@@ -89,7 +89,7 @@ extern "C" __global__ void scan_windows(const long long* offsets, const int* nei
 // the threads of a block touch consecutive words. cases[(loc * T + t) * R + r]; wsize[j] = C_Z,
 // the circle's cases over the whole period; dcum = prefix sums of the cases per day. A cylinder
 // [t1, t2] has mu = C_Z (dcum[t2+1] - dcum[t1]) / C expected cases and the Poisson LLR; the same
-// operations in the same order as the CPU engine (hphawkes_py/scan/cpu.py, _scan_space_time).
+// operations in the same order as the CPU engine (hphawkes_py/scan/cpu_space_time.py, _scan_cylinders).
 extern "C" __global__ void scan_space_time(const long long* offsets, const int* neighbors,
                                           const double* wsize, const unsigned char* boundary,
                                           const int* cases, const double* dcum, const double* klogk,
