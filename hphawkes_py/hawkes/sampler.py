@@ -150,6 +150,30 @@ def _in_support(name: str, value: float, values: Mapping[str, float], sampled, l
     return True
 
 
+def _proposal_loglik(eng, name: str, new: float, vals: Mapping[str, float]) -> float:
+    """The log-likelihood with parameter ``name`` moved to ``new`` (the others at ``vals``), by the
+    cheapest update of the engine's caches: ``mu0`` and ``theta`` only rescale the resident sums (O(N));
+    a trigger parameter (h, omega, omega2, w) computes the proposal's trigger sums into slot 1 (promoted
+    by ``swap_trigger`` if accepted); a bandwidth recomputes the background (restored if rejected)."""
+    mu0, theta, omega = vals["mu0"], vals["theta"], vals["omega"]
+    kw = rate_kwargs(vals)
+    if name == "mu0":
+        return eng.sum_log_intensity(new, theta, slot=0) - eng.integral(new, theta, omega, vals["h"], **kw)
+    if name == "theta":
+        return eng.sum_log_intensity(mu0, new, slot=0) - eng.integral(mu0, new, omega, vals["h"], **kw)
+    if name in _TRIGGER:
+        trial = {**vals, name: new}
+        tkw = rate_kwargs(trial)
+        eng.set_trigger(trial["h"], trial["omega"], slot=1, **tkw)
+        return (eng.sum_log_intensity(mu0, theta, slot=1)
+                - eng.integral(mu0, theta, trial["omega"], trial["h"], **tkw))
+    # tau_x or tau_t: the background changes
+    tx = new if name == "tau_x" else vals["tau_x"]
+    tt = new if name == "tau_t" else vals["tau_t"]
+    eng.set_background(tx, tt)
+    return eng.sum_log_intensity(mu0, theta, slot=0) - eng.integral(mu0, theta, omega, vals["h"], **kw)
+
+
 def _run_chain(chain: int, seed_seq: np.random.SeedSequence, cfg: _ChainConfig) -> dict:
     """One adaptive MH chain. Module-level so process pools and Dask can pickle it."""
     rng = np.random.default_rng(seed_seq)
@@ -185,28 +209,13 @@ def _run_chain(chain: int, seed_seq: np.random.SeedSequence, cfg: _ChainConfig) 
                 sd = sigma[j]
                 s_new = _truncnorm_positive(rng, s, sd)
                 new = _from_state(name, s_new)
-                mu0, theta, omega = vals["mu0"], vals["theta"], vals["omega"]
-                kw = rate_kwargs(vals)
-                if not _in_support(name, new, vals, names, lo, hi):
+                if _in_support(name, new, vals, names, lo, hi):
+                    ll_new = _proposal_loglik(eng, name, new, vals)
+                else:
                     # outside the range where the kernels are finite (model notes), w outside [0, 1] or
                     # the rates' order broken: rejected, i.e. the prior is truncated there (the
                     # half-normal mass beyond the finite range is negligible)
                     ll_new = -math.inf
-                elif name == "mu0":
-                    ll_new = eng.sum_log_intensity(new, theta, slot=0) - eng.integral(new, theta, omega, vals["h"], **kw)
-                elif name == "theta":
-                    ll_new = eng.sum_log_intensity(mu0, new, slot=0) - eng.integral(mu0, new, omega, vals["h"], **kw)
-                elif name in _TRIGGER:  # h, omega (or omega2, w): trigger sums of the proposal into slot 1
-                    trial = {**vals, name: new}
-                    tkw = rate_kwargs(trial)
-                    eng.set_trigger(trial["h"], trial["omega"], slot=1, **tkw)
-                    ll_new = (eng.sum_log_intensity(mu0, theta, slot=1)
-                              - eng.integral(mu0, theta, trial["omega"], trial["h"], **tkw))
-                else:  # tau_x or tau_t: the background changes
-                    tx = new if name == "tau_x" else vals["tau_x"]
-                    tt = new if name == "tau_t" else vals["tau_t"]
-                    eng.set_background(tx, tt)
-                    ll_new = eng.sum_log_intensity(mu0, theta, slot=0) - eng.integral(mu0, theta, omega, vals["h"], **kw)
                 scale = cfg.prior_scales[name]
                 log_alpha = (ll_new - ll) - 0.5 * ((s_new / scale) ** 2 - (s / scale) ** 2) \
                     + _log_phi(s / sd) - _log_phi(s_new / sd)
