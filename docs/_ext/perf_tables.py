@@ -462,9 +462,15 @@ def summary_markdown() -> str:
 
 # ----------------------------------------------------------------------------- reproduce outputs
 def reproduce_output(analysis: str) -> list[str]:
-    """What ``hphawkes reproduce ANALYSIS`` printed in the latest full GPU check (the same numbers
+    """What ``hphawkes reproduce ANALYSIS`` printed in a full GPU check (the same numbers
     as on the CPU: the engines agree to rounding), progress bars and temporary paths left out."""
+    # the latest check, or the one that ran the paper's full analysis (``--full``) when only one did
     name = GPU_REPORTS["h200"]
+    for candidate in (GPU_REPORTS["h200"], GPU_REPORTS["h100"]):
+        run = ((_load(candidate) or {}).get("reproduce", {}).get(analysis) or {})
+        if "--full" in run.get("command", "") and run.get("exit") == 0:
+            name = candidate
+            break
     rep = _load(name) or {}
     r = rep.get("reproduce", {}).get(analysis)
     if not r:
