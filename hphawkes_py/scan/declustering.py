@@ -59,7 +59,7 @@ from .._validate import as_float_array, check_in, check_int, check_positive, che
 from .engine import klogk_table, make_engine
 from .locations import MAX_GRID_CENTRES, Geometry, _check_max_population, _check_xy, _radius, make_centres
 from .model import poisson
-from .monte_carlo import _monte_carlo, check_run
+from .monte_carlo import RunOptions, _monte_carlo, check_run
 from .result import ScanResult, _clusters
 from .windows import build_windows, cumulative_expected
 
@@ -202,10 +202,12 @@ def _window_p_value(c: float, e: float, total: float, min_cases, null_llr: np.nd
     return (1 + int((null_llr >= llr).sum())) / (1 + len(null_llr))
 
 
-def _weighted_scan(ordinary: ScanResult, weights: np.ndarray, population_null: bool, min_cases: int,
-                   n_replicates: int, root, executor, backend: str, threads) -> ScanResult:
+def _weighted_scan(ordinary: ScanResult, weights: np.ndarray, population_null: bool, run: RunOptions,
+                   root) -> ScanResult:
     """The Poisson scan of real counts ``weights`` per location, on the windows of ``ordinary``
-    (rebuilt the way :func:`poisson` builds them) and its null shape scaled to ``sum(weights)``."""
+    (rebuilt the way :func:`poisson` builds them) and its null shape scaled to ``sum(weights)``;
+    ``run``: the settings of the declustered scan, ``root``: the root of its seeds."""
+    min_cases, n_replicates = run.min_cases, run.n_replicates
     coords = ordinary._loc_coords
     l_pop = ordinary._loc_population
     l_exp = ordinary._loc_expected  # sums to the number of events N
@@ -216,7 +218,7 @@ def _weighted_scan(ordinary: ScanResult, weights: np.ndarray, population_null: b
     size = l_pop if population_null else l_exp
     geo = Geometry("euclidean")
     centres, centre_loc = make_centres(coords, None)
-    with threads_context(threads):
+    with threads_context(run.threads):
         windows = build_windows(centres, coords, size, ordinary.max_population * size.sum(), ordinary.max_distance)
         offsets, neighbors, _, boundary = windows
         e_b = l_exp * (B / N)  # expected background events per location under the null
@@ -236,8 +238,8 @@ def _weighted_scan(ordinary: ScanResult, weights: np.ndarray, population_null: b
         # Monte Carlo: round(B) background events dropped multinomially on the null shape
         e_int = l_exp * (B_int / N)
         engine = make_engine((offsets, neighbors, cumulative_expected(windows, e_int), boundary), klogk_table(B_int),
-                             B_int, B_int, "high", backend=backend, model="poisson", min_cases=min_cases)
-        null_llr = _monte_carlo(engine, e_int, B_int, n_replicates, _fresh(root), executor, False)
+                             B_int, B_int, "high", backend=run.backend, model="poisson", min_cases=min_cases)
+        null_llr = _monte_carlo(engine, e_int, B_int, n_replicates, _fresh(root), run.executor, False)
 
     def window_stats(members, c, j, i):
         e = float(wexp[j])
@@ -615,8 +617,7 @@ def declustered(coords, pi, *, cell_size=None, locations=None, population=None, 
                    backend=resolved, threads=threads, progress=False)
 
     ordinary = poisson(agg.coords, events, agg.population, expected=agg.expected, seed=_fresh(root), **scan_kw)
-    mean_scan = _weighted_scan(ordinary, weights, agg.expected is None, min_cases, n_replicates, root, executor,
-                               resolved, threads)
+    mean_scan = _weighted_scan(ordinary, weights, agg.expected is None, run, root)
 
     # the ordinary clusters' windows, re-tested on the background events below
     windows = [np.asarray(m, dtype=np.int64) for m in ordinary.clusters.location_ids]
