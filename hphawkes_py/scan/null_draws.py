@@ -181,8 +181,8 @@ def _draw_multinomial(cum, n_cases, seeds, out):
 
 @njit(cache=True, parallel=True)
 def _draw_multinomial_sorted(cum, n_cases, seeds, out):
-    """The earlier :func:`_draw_multinomial` (sorted uniforms merged with ``cum``); kept for the tests
-    that check the guide-table version gives the same counts."""
+    """:func:`_draw_multinomial` by sorting the uniforms and merging them with ``cum``: the reference
+    the tests compare the guide-table kernel with (the same counts)."""
     L = cum.shape[0]
     total = cum[L - 1]
     R = seeds.shape[0]
