@@ -91,7 +91,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import check_int, check_positive, check_random_state, describe
+from .._validate import check_in, check_int, check_positive, check_random_state, describe
 from .compensator import background_integral_part, phi_diff
 from .windows import RHO_DEFAULT, trigger_delta
 from .kernels import check_kernel, kernel_label
@@ -276,6 +276,35 @@ def _trigger_window_mass(d0: np.ndarray, H: float, kernel, omega: float, omega2=
     return np.exp(-omega * d0) * -math.expm1(-omega * H)
 
 
+def _check_window(ts, origin, horizon, end) -> tuple:
+    """The scored window (origin, origin + horizon] checked against the sorted times ``ts``: inside the
+    observation period (up to ``end``, default the last event), with at least 2 events of history.
+    Returns ``(origin, horizon, window end, history events, events up to the window's end)``."""
+    T0, t_last = float(ts[0]), float(ts[-1])
+    origin = _check_real_scalar(origin, "origin")
+    horizon = _check_real_scalar(horizon, "horizon")
+    if not horizon > 0:
+        raise ValueError(f"horizon must be > 0, got {horizon}")
+    if end is None:
+        end_v = t_last
+    else:
+        end_v = _check_real_scalar(end, "end")
+        if end_v < t_last:
+            raise ValueError(f"end must be at or after the last event time {t_last!r}, got {end_v!r}")
+    if not T0 < origin < end_v:
+        raise ValueError(f"origin must lie strictly inside the data's time range ({T0!r}, {end_v!r}), got {origin!r}")
+    w_end = origin + horizon
+    if w_end > end_v:
+        raise ValueError(f"origin + horizon = {w_end!r} must be at most the end of the observation period "
+                         f"{end_v!r} ({'the last event time' if end is None else 'end'}; events after it are "
+                         "unobserved, so the window would be scored as empty there); shorten horizon or give end=")
+    n_hist = int(np.searchsorted(ts, origin, side="right"))
+    n_end = int(np.searchsorted(ts, w_end, side="right"))
+    if n_hist < 2:
+        raise ValueError(f"origin must leave at least 2 events at or before it (the history), got {n_hist}")
+    return origin, horizon, w_end, n_hist, n_end
+
+
 def _window_backgrounds(factory, flat, rates, x_ev, t_ev, th, T0, origin, horizon, w_end, background, exact,
                         n_hist) -> dict:
     """Per distinct bandwidth pair (tau_x, tau_t) of the draws ``flat``: the background sums B_i at the
@@ -443,34 +472,12 @@ def forecast_score(posterior: Any, x: Any, t: Any, *, origin: Any, horizon: Any,
     refuse_kde_background(posterior, "forecast_score")
     data = prepare_data(x, t, None)
     ts, xs = data.t_sorted, data.x_sorted
-    T0, t_last = float(ts[0]), float(ts[-1])
+    T0 = float(ts[0])
     D = data.dim
-    origin = _check_real_scalar(origin, "origin")
-    horizon = _check_real_scalar(horizon, "horizon")
-    if not horizon > 0:
-        raise ValueError(f"horizon must be > 0, got {horizon}")
-    if end is None:
-        end_v = t_last
-    else:
-        end_v = _check_real_scalar(end, "end")
-        if end_v < t_last:
-            raise ValueError(f"end must be at or after the last event time {t_last!r}, got {end_v!r}")
-    if not T0 < origin < end_v:
-        raise ValueError(f"origin must lie strictly inside the data's time range ({T0!r}, {end_v!r}), got {origin!r}")
-    w_end = origin + horizon
-    if w_end > end_v:
-        raise ValueError(f"origin + horizon = {w_end!r} must be at most the end of the observation period "
-                         f"{end_v!r} ({'the last event time' if end is None else 'end'}; events after it are "
-                         "unobserved, so the window would be scored as empty there); shorten horizon or give end=")
-    n_hist = int(np.searchsorted(ts, origin, side="right"))
-    n_end = int(np.searchsorted(ts, w_end, side="right"))
-    if n_hist < 2:
-        raise ValueError(f"origin must leave at least 2 events at or before it (the history), got {n_hist}")
+    origin, horizon, w_end, n_hist, n_end = _check_window(ts, origin, horizon, end)
     n_draws = check_int(n_draws, "n_draws", minimum=1)
-    if background not in BACKGROUNDS:
-        raise ValueError(f"background must be one of {BACKGROUNDS}, got {background!r}")
-    if reference_mu0 not in REFERENCE_MU0:
-        raise ValueError(f"reference_mu0 must be one of {REFERENCE_MU0}, got {reference_mu0!r}")
+    check_in(background, "background", BACKGROUNDS)
+    check_in(reference_mu0, "reference_mu0", REFERENCE_MU0)
     if poisson_lookback is None:
         lookback = origin - T0
     else:
