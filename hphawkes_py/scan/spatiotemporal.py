@@ -25,9 +25,9 @@ from .._parallel import run_replicates
 from .._validate import as_count_array, as_float_array, check_in, check_int, check_positive, describe
 from .cpu_space_time import space_time_interval_best
 from .engine import klogk_table, make_space_time_engine
-from .locations import (_check_geometry, _check_max_population, _check_xy, _radius, check_location_ids, make_centres,
-                        merge_rows)
-from .monte_carlo import BATCH_SIZE, batch_children, check_run, replicate_seed_batches
+from .locations import (Geometry, _check_geometry, _check_max_population, _check_xy, _radius, check_location_ids,
+                        make_centres, merge_rows)
+from .monte_carlo import BATCH_SIZE, RunOptions, batch_children, check_run, replicate_seed_batches
 from .result import ScanResult, _clusters
 from .null_draws import draw_multinomial_cases, draw_null_cases, permute_days_cases
 from .windows import build_windows
@@ -160,15 +160,14 @@ def space_time_permutation(coords, cases, times, *, max_population=0.5, max_dist
     opts = SpaceTimeOptions(max_population, max_distance, max_temporal, prospective, study_period, min_cases,
                             n_replicates, direction, distance, location_ids, seed, executor, backend, threads, progress)
     common = _check_common(coords, cases, times, opts)
-    c_lt, L = common["c_lt"], common["L"]
+    c_lt, L = common.c_lt, common.L
     T = c_lt.shape[1]
     Cz = c_lt.sum(axis=1)
     dcum = np.concatenate([[0.0], np.cumsum(c_lt.sum(axis=0)).astype(np.float64)])
     # the cases one by one (location, day): the units whose days are permuted
     loc_of_case = np.repeat(np.repeat(np.arange(L), T), c_lt.ravel())
     day_of_case = np.repeat(np.tile(np.arange(T), L), c_lt.ravel())
-    return _cylinders(common, "space_time_permutation", Cz, Cz, dcum, ("permute", loc_of_case, day_of_case),
-                      executor)
+    return _cylinders(common, "space_time_permutation", Cz, Cz, dcum, ("permute", loc_of_case, day_of_case))
 
 
 def space_time(coords, cases, times, *, population=None, controls=None, model="poisson", max_population=0.5,
@@ -257,7 +256,7 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
         raise ValueError("model='poisson' needs population= (population of each row's location)")
     common = _check_common(coords, cases, times, opts)
     po = as_float_array(population, "population", ndim=1, copy=True)
-    gid, L = common["gid"], common["L"]
+    gid, L = common.gid, common.L
     if len(po) != len(gid):
         raise ValueError(f"population must have one value per row ({len(gid)}), got {len(po)}")
     if (po < 0).any():
@@ -269,7 +268,7 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
         i = int(np.argmax(P[gid] != po))
         raise ValueError(f"population must be the same on every row of a location; row {i} has {po[i]!r}, another "
                          f"row of its location {P[gid[i]]!r}")
-    c_lt = common["c_lt"]
+    c_lt = common.c_lt
     T = c_lt.shape[1]
     C = int(c_lt.sum())
     bad = (P <= 0) & (c_lt.sum(axis=1) > 0)
@@ -279,7 +278,7 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
     Ez = C * P / P.sum()
     dcum = C * np.arange(T + 1, dtype=np.float64) / T
     size = P.astype(np.int64) if np.all(P == np.round(P)) else P
-    return _cylinders(common, "space_time_poisson", size, Ez, dcum, ("multinomial", np.repeat(Ez / T, T)), executor)
+    return _cylinders(common, "space_time_poisson", size, Ez, dcum, ("multinomial", np.repeat(Ez / T, T)))
 
 
 def _space_time_bernoulli(coords, cases, times, controls, opts: SpaceTimeOptions):
@@ -289,11 +288,11 @@ def _space_time_bernoulli(coords, cases, times, controls, opts: SpaceTimeOptions
     if len(co) != n:
         raise ValueError(f"coords and controls must have the same length; got {n} and {len(co)}")
     common = _check_common(coords, cases, times, opts)
-    c_lt = common["c_lt"]
+    c_lt = common.c_lt
     L, T = c_lt.shape
     ctl_lt = np.zeros((L, T), dtype=np.int64)
     day, _, _ = _days(times, n, opts.study_period)
-    np.add.at(ctl_lt, (common["gid"], day), co)
+    np.add.at(ctl_lt, (common.gid, day), co)
     p_lt = c_lt + ctl_lt
     C, N = int(c_lt.sum()), int(p_lt.sum())
     if C == N:
@@ -301,10 +300,35 @@ def _space_time_bernoulli(coords, cases, times, controls, opts: SpaceTimeOptions
     if N >= 2**31 - 1:
         raise ValueError(f"total population {N} (cases + controls) is too large (must be < 2**31 - 1)")
     return _cylinders(common, "space_time_bernoulli", p_lt.sum(axis=1), None, np.zeros(T + 1),
-                      ("hypergeometric", p_lt.ravel()), opts.executor, persons=p_lt, controls_loc=ctl_lt.sum(axis=1))
+                      ("hypergeometric", p_lt.ravel()), persons=p_lt, controls_loc=ctl_lt.sum(axis=1))
 
 
-def _check_common(coords, cases, times, opts: SpaceTimeOptions):
+@dataclasses.dataclass(frozen=True)
+class SpaceTimeData:
+    """One space-time analysis after its checks (:func:`_check_common`): ``n`` input rows with ids
+    ``ids``; days counted from ``origin`` (a day number or a date); the window settings
+    (``max_population``, ``max_distance``, ``geo`` for ``distance``, ``max_temporal`` days,
+    ``prospective``) and ``run``; the merged locations ``loc_coords`` (L, 2), each row's location
+    ``gid``, each location's rows ``members``, and the cases per location and day ``c_lt`` (L, T)."""
+
+    n: int
+    ids: np.ndarray
+    origin: Any
+    max_population: float
+    max_distance: Any
+    geo: Geometry
+    distance: str
+    max_temporal: int
+    prospective: bool
+    run: RunOptions
+    loc_coords: np.ndarray
+    gid: np.ndarray
+    members: list
+    L: int
+    c_lt: np.ndarray
+
+
+def _check_common(coords, cases, times, opts: SpaceTimeOptions) -> SpaceTimeData:
     """The checks and the (location x day) case table both space-time models share."""
     xy = _check_xy(coords)
     n = xy.shape[0]
@@ -332,50 +356,43 @@ def _check_common(coords, cases, times, opts: SpaceTimeOptions):
         raise ValueError(f"{L} locations x {T} days is too large for the space-time engine")
     c_lt = np.zeros((L, T), dtype=np.int64)
     np.add.at(c_lt, (gid, day), ca)
-    return dict(n=n, ids=ids, origin=origin, max_population=max_population, max_distance=max_distance, geo=geo,
-                distance=opts.distance, max_temporal=max_temporal, prospective=bool(opts.prospective),
-                min_cases=run.min_cases, n_replicates=run.n_replicates, direction=opts.direction,
-                progress=run.progress, threads=run.threads, seed=opts.seed, resolved=run.backend,
-                loc_coords=loc_coords, gid=gid, members=members, L=L, c_lt=c_lt)
+    return SpaceTimeData(n=n, ids=ids, origin=origin, max_population=max_population, max_distance=max_distance,
+                         geo=geo, distance=opts.distance, max_temporal=max_temporal,
+                         prospective=bool(opts.prospective), run=run, loc_coords=loc_coords, gid=gid,
+                         members=members, L=L, c_lt=c_lt)
 
 
-def _cylinders(cm, model, size, wsize_loc, dcum, null, executor, persons=None, controls_loc=None):
+def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=None, controls_loc=None):
     """Scan the cylinders of circles cut at ``max_population`` x ``size.sum()``; ``wsize_loc``: each
     location's C_z (or E_z) summed along the walks; ``null``: how replicates are drawn. With
     ``persons`` ((L, T) cases + controls), the Bernoulli model (``wsize_loc`` and ``dcum`` unused)."""
-    c_lt, L, T = cm["c_lt"], cm["L"], cm["c_lt"].shape[1]
+    c_lt, L, T = cm.c_lt, cm.L, cm.c_lt.shape[1]
     C = int(c_lt.sum())
     bern = persons is not None
     N = int(persons.sum()) if bern else C
     if bern:
         wsize_loc = np.zeros(L)
-    geo, members = cm["geo"], cm["members"]
-    t_end_min = T - 1 if cm["prospective"] else 0
+    geo, members = cm.geo, cm.members
+    t_end_min = T - 1 if cm.prospective else 0
     report_members = [[m[0]] for m in members]
-    centres, centre_loc = make_centres(cm["loc_coords"], None)
-    with threads_context(cm["threads"]):
-        points = geo.points(cm["loc_coords"])
-        windows = build_windows(points, points, size, cm["max_population"] * size.sum(),
-                                geo.to_working(cm["max_distance"]))
+    centres, centre_loc = make_centres(cm.loc_coords, None)
+    with threads_context(cm.run.threads):
+        points = geo.points(cm.loc_coords)
+        windows = build_windows(points, points, size, cm.max_population * size.sum(),
+                                geo.to_working(cm.max_distance))
         offsets, neighbors, _, boundary = windows
         csum = np.empty(len(neighbors))  # C_Z (E_Z) of the circle after each entry, summed in walk order
         wl = np.asarray(wsize_loc, dtype=np.float64)[neighbors]
         for i in range(len(offsets) - 1):
             np.cumsum(wl[offsets[i]:offsets[i + 1]], out=csum[offsets[i]:offsets[i + 1]])
         engine = make_space_time_engine((offsets, neighbors, csum, boundary), dcum, klogk_table(N), C,
-                                        cm["max_temporal"], t_end_min, cm["min_cases"], cm["direction"],
-                                        backend=cm["resolved"], persons=persons)
+                                        cm.max_temporal, t_end_min, cm.run.min_cases, cm.run.direction,
+                                        backend=cm.run.backend, persons=persons)
         best, arg = engine.batch(c_lt[:, :, None].astype(np.int32), want_arg=True)
         best, arg = best[:, 0], arg[:, 0]
-        n_rep = cm["n_replicates"]
-        starts = list(range(0, n_rep, BATCH_SIZE))
-        sizes = [min(BATCH_SIZE, n_rep - s) for s in starts]
-        parts = run_replicates(_null_batch, sizes, seeds=replicate_seed_batches(cm["seed"], n_rep),
-                               executor=executor, progress=cm["progress"], desc="space-time Monte Carlo",
-                               args=(engine, null, L, T))
-    null_llr = np.concatenate(parts).astype(np.float64)
+        null_llr = _null_maxima(engine, null, cm.run, L, T)
     radius_of = _radius(geo, points, points)
-    origin = cm["origin"]
+    origin = cm.origin
     pop_loc = np.asarray(size)
 
     def when(t):
@@ -386,12 +403,12 @@ def _cylinders(cm, model, size, wsize_loc, dcum, null, executor, persons=None, c
     t1_of, t2_of = np.divmod(rest, T)
     centre_of = np.arange(len(best))
     overlap = None
-    if not cm["prospective"] and T > 2:
+    if not cm.prospective and T > 2:
         # SaTScan 10's retrospective space-time analyses: more candidates per centre (cylinders apart
         # in time), and clusters that share locations are both listed when they are apart in time
         centre_of, best, j_of, t1_of, t2_of = _retrospective_candidates(
             (offsets, neighbors, csum, boundary), best, j_of, t1_of, t2_of, c_lt, persons, dcum, N,
-            cm["max_temporal"], cm["min_cases"], cm["direction"])
+            cm.max_temporal, cm.run.min_cases, cm.run.direction)
         kept = []
 
         def overlaps_kept(members, k):
@@ -421,7 +438,7 @@ def _cylinders(cm, model, size, wsize_loc, dcum, null, executor, persons=None, c
             else math.inf
 
     df = _clusters(best, j_of, offsets[centre_of], neighbors, centres[centre_of], centre_loc[centre_of],
-                   lambda members, k: radius_of(members, centre_of[k]), None, report_members, cm["ids"], null_llr,
+                   lambda members, k: radius_of(members, centre_of[k]), None, report_members, cm.ids, null_llr,
                    window_stats, count=count, extra=lambda i: {"start": when(t1_of[i]), "end": when(t2_of[i])},
                    tiebreak=centre_of, overlap=overlap)
     if "start" not in df.columns:  # no cluster at all: the same columns, empty
@@ -431,16 +448,16 @@ def _cylinders(cm, model, size, wsize_loc, dcum, null, executor, persons=None, c
     df.insert(df.columns.get_loc("start") + 1, "end", df.pop("end"))
     total = pop_loc.sum()
     return ScanResult(
-        clusters=df, null_llr=null_llr, backend=cm["resolved"], n_cases=C,
+        clusters=df, null_llr=null_llr, backend=cm.run.backend, n_cases=C,
         n_population=int(total) if pop_loc.dtype.kind == "i" else float(total), n_locations=L,
-        n_merged=cm["n"] - L, n_centres=len(centres), n_windows=int(boundary.sum()),
-        max_population=cm["max_population"], direction=cm["direction"], n_replicates=n_rep, model=model,
-        max_distance=cm["max_distance"], min_cases=cm["min_cases"], distance=cm["distance"],
-        _loc_coords=cm["loc_coords"], _loc_cases=c_lt.sum(axis=1), _loc_population=pop_loc,
+        n_merged=cm.n - L, n_centres=len(centres), n_windows=int(boundary.sum()),
+        max_population=cm.max_population, direction=cm.run.direction, n_replicates=cm.run.n_replicates, model=model,
+        max_distance=cm.max_distance, min_cases=cm.run.min_cases, distance=cm.distance,
+        _loc_coords=cm.loc_coords, _loc_cases=c_lt.sum(axis=1), _loc_population=pop_loc,
         _loc_expected=(None if model == "space_time_permutation" else
                        pop_loc * (C / N) if bern else np.asarray(wsize_loc, dtype=float)),
         _loc_controls=controls_loc,
-        _row_ids=cm["ids"], _row_loc=cm["gid"],
+        _row_ids=cm.ids, _row_loc=cm.gid,
     )
 
 
@@ -503,6 +520,16 @@ def _retrospective_candidates(windows, best, j_of, t1_of, t2_of, c_lt, persons, 
     centre, v, j, t1, t2 = (np.asarray(x) for x in out)
     return (centre.astype(np.int64), v.astype(np.float64), j.astype(np.int64), t1.astype(np.int64),
             t2.astype(np.int64))
+
+
+def _null_maxima(engine, null, run: RunOptions, L: int, T: int) -> np.ndarray:
+    """(n_replicates,) float64 largest cylinder LLR of each null replicate, in replicate order
+    (batches of ``BATCH_SIZE`` replicates where ``run.executor`` runs them)."""
+    n_rep = run.n_replicates
+    sizes = [min(BATCH_SIZE, n_rep - s) for s in range(0, n_rep, BATCH_SIZE)]
+    parts = run_replicates(_null_batch, sizes, seeds=replicate_seed_batches(run.seed, n_rep), executor=run.executor,
+                           progress=run.progress, desc="space-time Monte Carlo", args=(engine, null, L, T))
+    return np.concatenate(parts).astype(np.float64)
 
 
 def _null_batch(size, batch_seed, engine, null, L, T):
