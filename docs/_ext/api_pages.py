@@ -63,9 +63,9 @@ def module_page(modname: str, title: str) -> str:
     out = [f".. _api-{modname}:", "", heading, "=" * len(heading), "",
            f".. module:: {modname}", "",
            _summary_line(module), "", f".. currentmodule:: {modname}", ""]
-    out += _table("Functions", functions, "function.rst")
-    out += _table("Classes", classes, "class.rst")
-    out += _table("Exceptions and warnings", exceptions, "class.rst")
+    out += _table("Functions", functions, "autosummary/function.rst")
+    out += _table("Classes", classes, "autosummary/class.rst")
+    out += _table("Exceptions and warnings", exceptions, "autosummary/class.rst")
     if constants:
         out += ["Constants", "---------", ""]
         for name in constants:
