@@ -23,9 +23,11 @@ from typing import Any
 import numpy as np
 
 from .._parallel import run_replicates, split_evenly
-from .._validate import as_float_array, check_bool, check_int, check_probability, check_random_state
-from .windows import RHO_DEFAULT
+from .._validate import as_float_array, check_bool, check_int, check_positive, check_probability, check_random_state
+from .kde_background import refuse_kde_background
 from .model import _check_real_kind, draws_table, engine_factory, is_posterior, prepare_data, rate_kwargs
+from .plot import plot_intensity
+from .windows import RHO_DEFAULT
 
 __all__ = ["forecast_intensity", "HawkesForecast"]
 
@@ -89,8 +91,6 @@ class HawkesForecast:
         """Posterior mean expected events per grid cell of area ``cell_area`` over a short
         ``duration`` after each time (mean intensity x area x duration; first-order, so for
         durations short against 1/omega)."""
-        from .._validate import check_positive
-
         return self.mean * check_positive(cell_area, "cell_area") * check_positive(duration, "duration")
 
     def to_frame(self):
@@ -109,8 +109,6 @@ class HawkesForecast:
 
     def plot(self, time_index: int = 0, stat: str | float = "mean", path=None, ax=None):
         """Map of the intensity at one forecast time (see :func:`~.plot.plot_intensity`)."""
-        from .plot import plot_intensity
-
         return plot_intensity(self, time_index=time_index, stat=stat, path=path, ax=ax)
 
     def __repr__(self) -> str:
@@ -205,8 +203,6 @@ def forecast_intensity(posterior: Any, x: Any, t: Any, times: Any, grid: Any, *,
     >>> fc.n_draws, sorted(fc.quantiles)
     (20, [0.025, 0.975])
     """
-    from .kde_background import refuse_kde_background
-
     refuse_kde_background(posterior, "forecast_intensity")
     progress = check_bool(progress, "progress")
     data = prepare_data(x, t, None)

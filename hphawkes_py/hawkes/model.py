@@ -47,6 +47,7 @@ from .._backend import threads_context
 from .._validate import (as_float_array, check_bool, check_dtype, check_positive, check_probability,
                          check_same_length, check_threads)
 from .engine import EngineFactory
+from .kde_background import check_background
 from .kernels import TriggerKernel, check_kernel, check_spatial_kernel
 
 __all__ = ["HawkesParams", "HawkesData", "log_likelihood", "self_excitation_probabilities", "PARAM_NAMES",
@@ -366,13 +367,6 @@ def _check_spatial_window(spatial_window: Any, prep, spatial_kernel: Any = None)
     return spatial_window
 
 
-def _background(background: Any, prep, spatial_window=None):
-    """``background=`` checked: None for the smoother, else the engines' external background."""
-    from .kde_background import check_background
-
-    return check_background(background, prep, spatial_window)
-
-
 def _plugin_engine(x: Any, t: Any, params: Any, window: Any, background: Any, spatial_window: Any, **settings):
     """The checked parameters, data and a fresh engine of a call at fixed parameters (``settings``: the
     engine settings of :func:`engine_factory`), every input checked before any work."""
@@ -382,7 +376,7 @@ def _plugin_engine(x: Any, t: Any, params: Any, window: Any, background: Any, sp
     check_kernel_params(p, factory.kernel)
     _check_params_range(p, factory.dtype)
     sw = _check_spatial_window(spatial_window, prep, factory.spatial_kernel)
-    factory = factory.replace(spatial_window=sw, background=_background(background, prep, sw))
+    factory = factory.replace(spatial_window=sw, background=check_background(background, prep, sw))
     return p, prep, factory.build()
 
 

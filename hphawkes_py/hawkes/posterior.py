@@ -10,8 +10,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._validate import check_int, check_random_state
+from .excitation import self_excitation, self_excitation_draws
 from .kernels import kernel_label, spatial_kernel_label
 from .model import PARAM_NAMES, HawkesParams
+from .plot import plot_density, plot_trace
 
 __all__ = ["HawkesPosterior"]
 
@@ -217,14 +219,10 @@ class HawkesPosterior:
     # ---------------------------------------------------------------- figures
     def plot_trace(self, params: Sequence[str] | None = None, path=None):
         """Trace plots per parameter and chain (matplotlib Figure; saved when ``path`` given)."""
-        from .plot import plot_trace
-
         return plot_trace(self, params=params, path=path)
 
     def plot_density(self, params: Sequence[str] | None = None, path=None):
         """Posterior density per parameter and chain (matplotlib Figure)."""
-        from .plot import plot_density
-
         return plot_density(self, params=params, path=path)
 
     # ---------------------------------------------------------------- pi_n
@@ -232,8 +230,6 @@ class HawkesPosterior:
                         max_values: int = 2**23):
         """Posterior of the self-excitation probability ``pi_n`` of every event: see
         :func:`hphawkes_py.hawkes.self_excitation` (this method calls it)."""
-        from .excitation import self_excitation
-
         return self_excitation(self, n_draws=n_draws, seed=seed, executor=executor, progress=progress,
                                max_values=max_values)
 
@@ -241,7 +237,5 @@ class HawkesPosterior:
                               progress: bool = True, max_values: int = 2**23):
         """``pi_n`` per posterior draw, a ``(draws, N)`` matrix: see
         :func:`hphawkes_py.hawkes.self_excitation_draws` (this method calls it)."""
-        from .excitation import self_excitation_draws
-
         return self_excitation_draws(self, n_draws=n_draws, seed=seed, executor=executor, progress=progress,
                                      max_values=max_values)

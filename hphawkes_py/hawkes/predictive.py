@@ -29,9 +29,11 @@ from typing import Any
 import numpy as np
 
 from .._parallel import run_replicates, spawn_seeds
-from .._validate import as_float_array, check_bool, check_int, check_random_state
+from .._validate import as_float_array, check_bool, check_int, check_probability, check_random_state
+from .kde_background import refuse_kde_background
 from .kernels import check_kernel, check_spatial_kernel
 from .model import is_posterior, prepare_data
+from .plot import plot_predictive
 from .simulation import draw_delays, draw_displacements
 
 __all__ = ["posterior_predictive", "PosteriorPredictive", "simulate_from_fit", "k_function"]
@@ -214,8 +216,6 @@ class PosteriorPredictive:
 
     def plot(self, path=None):
         """Observed summaries (black) over the simulations' 95% bands (grey)."""
-        from .plot import plot_predictive
-
         return plot_predictive(self, path=path)
 
 
@@ -262,11 +262,7 @@ def posterior_predictive(posterior: Any, x: Any, t: Any, *, n_draws: int = 100, 
     >>> pp.summary().columns.tolist()
     ['summary', 'observed', 'simulated_mean', 'lo_2.5%', 'hi_97.5%', 'p_value', 'outside_band']
     """
-    from .kde_background import refuse_kde_background
-
     refuse_kde_background(posterior, "posterior_predictive")
-    from .._validate import check_probability
-
     progress = check_bool(progress, "progress")
     if not is_posterior(posterior):
         raise TypeError(f"posterior must be a HawkesPosterior from hphawkes_py.hawkes.mcmc, got "

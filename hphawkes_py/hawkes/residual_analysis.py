@@ -24,11 +24,14 @@ from typing import Any
 
 import numpy as np
 
+from .._progress import progress_bar
 from .._validate import check_bool, check_int, check_random_state
 from .compensator import background_integral_part, phi_diff, trigger_integral_part
+from .kde_background import refuse_kde_background
 from .kernels import check_kernel, check_spatial_kernel
 from .model import (HawkesParams, _as_params, _check_params_range, check_kernel_params, is_posterior, prepare_data,
                     rate_kwargs)
+from .plot import plot_residuals
 
 __all__ = ["residuals", "HawkesResiduals", "rescaled_times"]
 
@@ -191,8 +194,6 @@ class HawkesResiduals:
     def plot(self, path=None):
         """QQ plot of ``uniform`` against Uniform(0, 1) with a 95% KS band, and the rescaled times
         against the event count (matplotlib Figure)."""
-        from .plot import plot_residuals
-
         return plot_residuals(self, path=path)
 
     def __repr__(self) -> str:
@@ -251,11 +252,7 @@ def residuals(posterior_or_params: Any, x: Any, t: Any, *, window: Any = None, n
     >>> hp.hawkes.residuals(post, x, t, n_draws=20, seed=1, progress=False).draws.shape
     (20, 4)
     """
-    from .kde_background import refuse_kde_background
-
     refuse_kde_background(posterior_or_params, "residuals")
-    from .._progress import progress_bar
-
     progress = check_bool(progress, "progress")
     data = prepare_data(x, t, window)
     posterior = None

@@ -66,7 +66,7 @@ import numpy as np
 
 from .._parallel import run_replicates
 from .._progress import progress_bar
-from .._validate import check_bool, check_int, check_positive, check_seed
+from .._validate import check_bool, check_int, check_positive, check_probability, check_seed
 from .engine import EngineFactory
 from .kde_background import check_background
 from .kernels import check_kernel
@@ -440,8 +440,6 @@ def _check_model(sample, fixed, values, priors, values_name, kernel=None):
 
 
 def _check_weight(value, name) -> float:
-    from .._validate import check_probability
-
     return check_probability(value, name, low_open=False)
 
 

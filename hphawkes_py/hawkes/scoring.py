@@ -93,6 +93,7 @@ import numpy as np
 
 from .._validate import check_in, check_int, check_positive, check_random_state, describe
 from .compensator import background_integral_part, phi_diff
+from .kde_background import refuse_kde_background
 from .windows import RHO_DEFAULT, trigger_delta
 from .kernels import check_kernel, kernel_label
 from .model import _check_real_kind, draws_table, engine_factory, is_posterior, prepare_data
@@ -467,8 +468,6 @@ def forecast_score(posterior: Any, x: Any, t: Any, *, origin: Any, horizon: Any,
     >>> round(sc.information_gain, 3)  # nats per event over the background-only model
     0.377
     """
-    from .kde_background import refuse_kde_background
-
     refuse_kde_background(posterior, "forecast_score")
     data = prepare_data(x, t, None)
     ts, xs = data.t_sorted, data.x_sorted

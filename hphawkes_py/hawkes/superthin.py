@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from .._validate import as_float_array, check_bool, check_int, check_positive, check_random_state
+from .kde_background import refuse_kde_background
 from .model import (_as_params, _check_params_range, check_kernel_params, engine_factory, is_posterior, prepare_data,
                     rate_kwargs)
 
@@ -129,8 +130,6 @@ def super_thinned_residuals(posterior_or_params: Any, x: Any, t: Any, region: An
     >>> int(st.kept.sum()), st.x.shape, round(st.expected, 1), st.counts.shape
     (123, (218, 2), 179.0, (4, 4, 4))
     """
-    from .kde_background import refuse_kde_background
-
     refuse_kde_background(posterior_or_params, "super_thinned_residuals")
     from scipy import stats
 
