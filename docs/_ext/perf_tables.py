@@ -47,6 +47,12 @@ def _ratio(a, b) -> str:
     return NA if a is None or b is None or b == 0 else f"{a / b:.1f}x"
 
 
+def _sentence(text: str) -> str:
+    """A result file's note as a sentence: first letter up, a full stop at the end."""
+    text = text.strip()
+    return (text[:1].upper() + text[1:]).rstrip(".") + "."
+
+
 def _find(d, *keys):
     """First of ``keys`` found in ``d`` or in its ``machine``/``meta`` sub-dicts."""
     for scope in (d, d.get("machine") if isinstance(d.get("machine"), dict) else {}, d.get("meta") or {}):
@@ -141,7 +147,7 @@ def scan_scaling() -> list[str]:
     note = d.get("meta", {}).get("note")
     return (preamble(machine_of(d), d.get("meta", {}).get("command", "python benchmarks/bench_scan.py"),
                      "none (the engine's own scaling; the pruned Monte Carlo beside the exhaustive one)")
-            + ([note.capitalize() + ".", ""] if note else [])
+            + ([_sentence(note), ""] if note else [])
             + list_table(["benchmark", "locations", "replicates", "seconds", "load (1 min)"], rows))
 
 
@@ -233,7 +239,10 @@ def hawkes_hphawkes() -> list[str]:
         return missing("hawkes_hphawkes.json",
                        "the comparison with hpHawkes (suchard-group/hawkes built from source) has not been "
                        "recorded yet.")
-    # the file's own description of the rows, when it gives one; otherwise every scalar figure
+    try:
+        return _hawkes_hphawkes_tables(d)
+    except (KeyError, TypeError):  # a layout this page does not know yet: every scalar figure
+        pass
     rows = []
 
     def walk(o, prefix=""):
@@ -277,6 +286,38 @@ def hawkes_forecast() -> list[str]:
             + [f"{st.get('origins')} forecast origins, {st.get('horizon_hours'):g} h ahead each, the model refitted "
                f"on each origin's past ({st.get('n_iter')} MH iterations, {st.get('n_draws')} posterior draws).", ""]
             + list_table(["comparison", "gain (nats / event)", "s.e.", "origins with a gain", "events"], rows))
+
+
+def _hawkes_hphawkes_tables(d: dict) -> list[str]:
+    peer = d["peer"]
+    ll, lt, st = d["log_likelihood"], d["loglik_time"], d["sampler_time"]
+    label = {"hpHawkes": "hpHawkes", "hphawkes_py_exact": "hphawkes_py, every pair (``exact=True``)",
+             "hphawkes_py_windowed": "hphawkes_py, windowed (default)"}
+    agree = [[label["hphawkes_py_exact"], f"{ll['hphawkes_py_exact']:.10f}", f"{ll['rel_diff_exact']:.1e}"],
+             [label["hphawkes_py_windowed"], f"{ll['hphawkes_py_windowed']:.10f}", f"{ll['rel_diff_windowed']:.1e}"],
+             [label["hpHawkes"], f"{ll['hpHawkes']:.10f}", NA]]
+    times = [[label[k], _s(v["best_wall_s"]), _s(v["median_wall_s"]), _s(v["best_cpu_s"])] for k, v in lt.items()]
+    hp_it = st["hpHawkes"]
+    sampler = [[f"hpHawkes ``sampler()``: one iteration updates one parameter, full likelihood",
+                _s(hp_it["wall_s_per_iteration"]), _s(hp_it["cpu_s_per_iteration"])]]
+    for key in ("hphawkes_py_exact", "hphawkes_py_windowed"):
+        if key in st:
+            r = st[key]
+            sampler.append([f"{label[key]}: one sweep updates all four parameters", _s(r["wall_s_per_sweep"]),
+                            _s(r["cpu_s_per_sweep"])])
+    data = d.get("data", {})
+    return (preamble(machine_of(d), d["command"],
+                     f"{peer['name']} ({peer['source']} at ``{peer['source_commit'][:12]}``, built from source "
+                     f"by ``{d.get('build', 'benchmarks/peers/build_hphawkes.sh')}``; {peer['engine']})")
+            + ([_sentence(d["note"]), ""] if isinstance(d.get("note"), str) else [])
+            + [f"Log-likelihood of the {data.get('name', 'DC data')} ({data.get('events', 0):,} events) at "
+               + ", ".join(f"{k} = {v:g}" for k, v in d["params"].items()) + ", and its relative difference "
+               "from hpHawkes':", ""]
+            + list_table(["engine", "log-likelihood", "relative difference"], agree)
+            + ["Time of one full log-likelihood evaluation (seconds):", ""]
+            + list_table(["engine", "best wall", "median wall", "best CPU (all threads)"], times)
+            + [f"Time per sampler step (seconds); {peer['sampler']}:", ""]
+            + list_table(["sampler step", "wall", "CPU (all threads)"], sampler))
 
 
 def hawkes_mcmc() -> list[str]:
@@ -424,10 +465,14 @@ def summary_rows() -> list[list[str]]:
     rows = []
     ll = _load("hawkes_loglik.json") or {}
     two = next((r for r in ll.get("exact", []) if r["threads"] == 2), None)
-    hp = _load("hawkes_hphawkes.json") or {}
-    peer = hp.get("summary", {}).get("peer_seconds") if isinstance(hp.get("summary"), dict) else None
-    rows.append(["Hawkes exact log-likelihood, N = 75,000", _s(two and two["wall_s"]),
-                 f"hpHawkes {_s(peer)} s" if peer else NA, _s(gpu.get(labels[0])), gpu_paper.get(labels[0], NA)])
+    rows.append(["Hawkes exact log-likelihood, N = 75,000", _s(two and two["wall_s"]), NA, _s(gpu.get(labels[0])),
+                 gpu_paper.get(labels[0], NA)])
+    hp = (_load("hawkes_hphawkes.json") or {}).get("loglik_time", {})
+    if "hpHawkes" in hp and "hphawkes_py_exact" in hp:
+        n = (_load("hawkes_hphawkes.json") or {}).get("data", {}).get("events", 0)
+        rows.append([f"Hawkes log-likelihood, DC data (N = {n:,}): every pair / windowed",
+                     f"{_s(hp['hphawkes_py_exact']['best_wall_s'])} / {_s(hp['hphawkes_py_windowed']['best_wall_s'])}",
+                     f"hpHawkes {_s(hp['hpHawkes']['best_wall_s'])} s", NA, NA])
     kde = (_load("kde.json") or {}).get("sim50000_adaptive_cpu_2t")
     rows.append(["adaptive KDE, 50,000 points, search + surface",
                  _s(kde and kde["seconds_search"] + kde["seconds_surface"]), NA, _s(gpu.get(labels[2])),
