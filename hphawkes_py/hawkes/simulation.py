@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import check_int, check_positive, check_probability, check_random_state
+from .._validate import check_bool, check_int, check_positive, check_probability, check_random_state
 from .kernels import check_kernel, check_spatial_kernel
 
 __all__ = ["simulate", "draw_delays", "draw_displacements"]
@@ -180,8 +180,7 @@ def simulate(*, mu: float, theta: float, omega: float, h: float, region: Any, du
     duration = check_positive(duration, "duration")
     bounds = _region(region, dim)
     rng = check_random_state(seed)
-    if not isinstance(return_parents, (bool, np.bool_)):
-        raise TypeError(f"return_parents must be True or False, got {return_parents!r}")
+    return_parents = check_bool(return_parents, "return_parents")
     max_events = check_int(max_events, "max_events", minimum=1)
     volume = float(np.prod(bounds[:, 1] - bounds[:, 0]))
     expected = mu * volume * duration  # background events; checked before drawing (no overflow, no huge draw)
