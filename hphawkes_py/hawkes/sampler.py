@@ -325,7 +325,7 @@ def posterior_mode(x: Any, t: Any, *, sample: Sequence[str] | None = None,
         ``omega2`` a tenth of ``omega``, ``w`` 0.5).
     maxiter : int
         Nelder-Mead iterations (>= 1).
-    backend, threads, dtype, exact, window, kernel, background, spatial_kernel
+    backend, threads, dtype, exact, window, kernel, background, spatial_kernel : optional
         As in :func:`~hphawkes_py.hawkes.log_likelihood` (engine settings, observation window
         in units of ``t``, temporal and spatial triggering kernels, background).
 
@@ -511,7 +511,7 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
         Where chains run; the draws do not depend on it.
     progress : bool
         Progress bars on stderr.
-    backend, threads, dtype, exact, window, kernel, spatial_window
+    backend, threads, dtype, exact, window, kernel, spatial_window : optional
         As in :func:`~hphawkes_py.hawkes.log_likelihood` (``kernel``: the temporal trigger,
         ``"exponential"``, a power law (``omega`` its rate) or ``"exp2"``, the sum of two
         exponentials with the parameters ``omega2`` and ``w`` -- see the module notes on their

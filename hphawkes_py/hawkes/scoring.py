@@ -158,11 +158,11 @@ class HawkesForecastScore:
 
     Examples
     --------
-    >>> x, t = hp.hawkes.simulate(mu=1.0, theta=0.3, omega=1.0, h=0.2, region=1.0, duration=40.0, seed=3)
-    >>> params = dict(mu0=0.7, tau_x=0.3, tau_t=4.0, theta=0.3, omega=1.0, h=0.2)
-    >>> sc = hp.hawkes.forecast_score(params, x, t, origin=30.0, horizon=5.0, backend="cpu")
+    >>> x, t = hp.hawkes.simulate(mu=2.0, theta=0.2, omega=0.5, h=0.3, region=1.0, duration=20.0, seed=4)
+    >>> fit = hp.hawkes.HawkesParams(mu0=0.8, tau_x=0.3, tau_t=3.0, theta=0.2, omega=0.5, h=0.3)
+    >>> sc = hp.hawkes.forecast_score(fit, x, t, origin=15.0, horizon=3.0, backend="cpu")
     >>> sc.n_events, round(sc.expected_count, 2)
-    (8, 6.38)
+    (21, 10.68)
     >>> sc.summary().index.tolist()
     ['hawkes', 'background', 'poisson']
     """
@@ -444,7 +444,7 @@ def forecast_score(posterior: Any, x: Any, t: Any, *, origin: Any, horizon: Any,
         event lies inside; default the bounding box of the history's locations.
     seed : None, int or Generator
         Chooses the draws.
-    backend, threads, dtype, exact
+    backend, threads, dtype, exact : str, int or None, dtype, bool
         As in :func:`~hphawkes_py.hawkes.log_likelihood`.
     kernel : "exponential", "power-law", ("power-law", p) or "exp2", optional
         Temporal trigger; default the posterior's, else exponential.

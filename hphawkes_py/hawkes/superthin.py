@@ -97,8 +97,8 @@ def super_thinned_residuals(posterior_or_params: Any, x: Any, t: Any, region: An
     ----------
     posterior_or_params : HawkesPosterior, HawkesParams or dict
         A posterior (its posterior mean is used) or parameters.
-    x, t : array_like
-        The data (any order).
+    x, t : array_like, array_like
+        The data (any order): locations (N, D) in the units of the parameters, times (N,).
     region : array_like (D, 2)
         Bounds (low, high) of the region per coordinate (units of x).
     k : float, optional
@@ -106,14 +106,17 @@ def super_thinned_residuals(posterior_or_params: Any, x: Any, t: Any, region: An
     cells : int
         Cells per axis (space and time) of the uniformity test.
     window : (T0, T1), optional
+        Observation window (units of t); default (min t, max t).
     seed : None, int or Generator
-    kernel : optional
+        Random seed of the thinning and the added points.
+    kernel : "exponential", "power-law", ("power-law", p) or "exp2", optional
         Temporal kernel; default the posterior's, else exponential.
     spatial_kernel : "gaussian", "power-law" or ("power-law", q), optional
         Spatial trigger (scale ``h``); default the posterior's, else Gaussian.
-    backend, threads
+    backend, threads : str, int or None
         Engine (as in :func:`~hphawkes_py.hawkes.log_likelihood`).
     progress : bool
+        Progress bar on stderr.
         Unused (the work is one pass); accepted for the common signature.
 
     Returns
