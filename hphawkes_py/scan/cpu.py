@@ -166,6 +166,18 @@ def _walk_group(c, m, r0, r1, j, jb, neighbors, npop, boundary, entry_u, cases, 
                     mg[q] = llr
 
 
+@njit(cache=True, inline="always")
+def _work_item(item, n_parts, step, R, nc):
+    """Work item ``item`` of a pruned round over ``R`` replicates and ``nc`` centres:
+    ``(part, s0, W, first, last)``, its columns ``s0:s0 + W`` (sub-batch ``item // n_parts`` of
+    ``step`` columns: consecutive items share their columns, which stay in a core's cache) and its
+    part of the centres, ``first:last``."""
+    s = item // n_parts
+    part = item - s * n_parts
+    s0 = s * step
+    return part, s0, min(R, s0 + step) - s0, part * nc // n_parts, (part + 1) * nc // n_parts
+
+
 @njit(cache=True, parallel=True, error_model="numpy")
 def _scan_max_pruned(centres, n_parts, step, offsets, neighbors, npop, boundary, entry_u, cases, R, klogk, n_cases,
                      n_total, l0, want_high, want_low, m0, thr_hi, thr_lo, block, best, stats):
@@ -198,11 +210,7 @@ def _scan_max_pruned(centres, n_parts, step, offsets, neighbors, npop, boundary,
     C = n_cases
     N = n_total
     for item in prange(n_sub * n_parts):
-        # consecutive items share their columns
-        s = item // n_parts
-        part = item - s * n_parts
-        s0 = s * step
-        W = min(R, s0 + step) - s0
+        part, s0, W, first, last = _work_item(item, n_parts, step, R, nc)
         G = (W + GROUP - 1) // GROUP
         g0 = s0 // GROUP
         c = np.zeros(W, dtype=thr_hi.dtype)
@@ -210,7 +218,7 @@ def _scan_max_pruned(centres, n_parts, step, offsets, neighbors, npop, boundary,
         m = m0[s0:s0 + W].copy()
         n_test = 0
         n_hit = 0
-        for ii in range(part * nc // n_parts, (part + 1) * nc // n_parts):
+        for ii in range(first, last):
             i = centres[ii]
             c[:] = 0
             j = offsets[i]
@@ -295,11 +303,7 @@ def _scan_max_pruned_poisson(centres, n_parts, step, offsets, neighbors, boundar
     cc = np.int32(n_cases)
     mc = min_cases
     for item in prange(n_sub * n_parts):
-        # consecutive items share their columns (a thread's columns stay in its core's cache)
-        s = item // n_parts
-        part = item - s * n_parts
-        s0 = s * step
-        W = min(R, s0 + step) - s0
+        part, s0, W, first, last = _work_item(item, n_parts, step, R, nc)
         G = W // GROUP
         c = np.zeros(W, dtype=cproto.dtype)
         m = m0[s0:s0 + W].copy()
@@ -310,7 +314,7 @@ def _scan_max_pruned_poisson(centres, n_parts, step, offsets, neighbors, boundar
         n_test = 0
         n_red = 0
         n_eval = 0
-        for ii in range(part * nc // n_parts, (part + 1) * nc // n_parts):
+        for ii in range(first, last):
             i = centres[ii]
             c[:] = 0
             for k in range(offsets[i], offsets[i + 1]):
