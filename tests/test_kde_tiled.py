@@ -1,5 +1,5 @@
-"""The CPU engine's tiled gather (``cpu.gather_tiled_kernel``) against the per-target walk it replaces
-(``cpu.gather_kernel``, kept as the reference: ``CpuEngine.tiled = False``): same pairs (same cut-off
+"""The CPU engine's tiled gather (``cpu_tiled.gather_tiled_kernel``) against the per-target walk
+(``cpu_gather.gather_kernel``, the reference: ``CpuEngine.tiled = False``): same pairs (same cut-off
 test per source, same self exclusion), another summation order, so equal to rounding."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import naive_kde as nk  # noqa: E402
 
 import hphawkes_py as hp  # noqa: E402
-from hphawkes_py.kde import Window, cpu  # noqa: E402
+from hphawkes_py.kde import Window, cpu, cpu_edge, cpu_tiled  # noqa: E402
 from hphawkes_py.kde.engine import make_engine  # noqa: E402
 
 RTOL = 1e-13
@@ -276,13 +276,13 @@ def test_kernel_rows_are_kernel_constants_in_sorted_order(cutoff, dtype):
 def test_hilbert_order_is_a_permutation_of_compact_runs():
     rng = np.random.default_rng(1)
     x, y = rng.uniform(0, 1, 4096), rng.uniform(0, 1, 4096)
-    o = cpu.hilbert_order(x, y)
+    o = cpu_tiled.hilbert_order(x, y)
     assert np.array_equal(np.sort(o), np.arange(4096))
     # runs of 16 consecutive points along the curve span about 4 / 64 of the side, not the whole square
     ext = [np.ptp(x[o[i:i + 16]]) + np.ptp(y[o[i:i + 16]]) for i in range(0, 4096, 16)]
     assert np.median(ext) < 0.15
-    assert cpu.hilbert_order(np.zeros(3), np.zeros(3)).tolist() == [0, 1, 2]
-    assert cpu.hilbert_order(np.empty(0), np.empty(0)).shape == (0,)
+    assert cpu_tiled.hilbert_order(np.zeros(3), np.zeros(3)).tolist() == [0, 1, 2]
+    assert cpu_tiled.hilbert_order(np.empty(0), np.empty(0)).shape == (0,)
 
 
 def test_ndtr_fast_matches_scipy_and_vectorises():
@@ -352,8 +352,8 @@ def test_edge_masses_dense_tables_equal_memoised():
     got = {}
     for dense in (0, 10**9):
         out = np.empty(len(pts))
-        cpu.edge_mass_kernel(eng.x, eng.y, bws, idx, w.x0, w.y0, w.cell_size, *w.mask.shape, r0, r1, bptr, c0, c1,
-                             row_band, cpu.run_bands(bptr), 8.0, out, dense)
+        cpu_edge.edge_mass_kernel(eng.x, eng.y, bws, idx, w.x0, w.y0, w.cell_size, *w.mask.shape, r0, r1, bptr, c0, c1,
+                                  row_band, cpu_edge.run_bands(bptr), 8.0, out, dense)
         got[dense] = out
     assert np.max(np.abs(got[10**9] - got[0])) < 1e-14
     ref = nk.edge_masses(pts, bws, w.mask, w.x0, w.y0, w.cell_size)

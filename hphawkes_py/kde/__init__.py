@@ -15,8 +15,9 @@ for the relative risk.
 from ._gis import reproject_points
 from ._window import Raster, Window, read_asc
 from .model import KDEFit, fit, rule_of_thumb_bandwidth
-from .relrisk import RelativeRisk, diggle_bandwidth, lscv_bandwidth, oversmoothing_bandwidth, relative_risk
-from .spacetime import SpaceTimeKDE, spacetime, temporal_oversmoothing_bandwidth
+from .relrisk import RelativeRisk, relative_risk
+from .selectors import diggle_bandwidth, lscv_bandwidth, oversmoothing_bandwidth
+from .spatiotemporal import SpaceTimeKDE, spacetime, temporal_oversmoothing_bandwidth
 
 __all__ = ["Window", "Raster", "read_asc", "fit", "KDEFit", "rule_of_thumb_bandwidth", "relative_risk",
            "RelativeRisk", "oversmoothing_bandwidth", "lscv_bandwidth", "diggle_bandwidth", "spacetime", "SpaceTimeKDE",

@@ -12,6 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
+from .._validate import describe
+from ._coords import MAX_CELLS, _as_points
+
 _EXTRA = "pip install 'hphawkes_py[gis]'"
 
 
@@ -219,8 +222,6 @@ def as_crs(value, name: str = "crs"):
     if isinstance(value, CRS):
         return value
     if isinstance(value, bool) or not isinstance(value, (str, int, dict)) and not hasattr(value, "to_wkt"):
-        from .._validate import describe
-
         raise TypeError(f"{name} must be a CRS (e.g. 'EPSG:32633', an EPSG code, WKT or a CRS object), got {describe(value)}")
     try:
         if isinstance(value, int):
@@ -334,8 +335,6 @@ def reproject_points(points, src_crs, dst_crs) -> np.ndarray:
     [[      0.             0. ]
      [ 111319.5    5621521.5]]
     """
-    from ._window import _as_points
-
     p = _as_points(points, "points")
     src = as_crs(src_crs, "src_crs")
     dst = as_crs(dst_crs, "dst_crs")
@@ -396,8 +395,6 @@ def reproject_mask(mask, x0, y0, cs, src_crs, dst_crs, cell_size=None):
         d = math.sqrt(dx * dy)
         w2, h2 = int(math.ceil(w * dx / d)), int(math.ceil(h * dy / d))
         t, w, h = Affine(d, 0.0, t.c, 0.0, -d, t.f), w2, h2
-    from ._window import MAX_CELLS
-
     if w * h > MAX_CELLS:
         raise ValueError(f"the reprojected window would have {h} x {w} cells (more than {MAX_CELLS}); give a larger cell_size")
     src = np.ascontiguousarray(mask, dtype=np.uint8)

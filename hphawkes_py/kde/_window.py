@@ -11,13 +11,18 @@ import gzip
 import io
 import math
 import numbers
+import warnings
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from .._validate import as_float_array, check_positive, describe
+from .._validate import check_positive, describe
+from ._coords import MAX_CELLS, _as_points
+from ._gis import (_need_source_crs, as_crs, read_geotiff, read_vector_rings, reproject_mask, reproject_rings,
+                   source_crs as _source_crs, write_geotiff)
+from . import plot as _plot
 
 __all__ = ["Window", "Raster", "read_asc"]
 
@@ -42,8 +47,6 @@ def _open_text(path: Path) -> io.TextIOBase:
 #: characters of the grid body parsed at a time (about 350 k values of "-9999 "): the body is
 #: never held as a whole string nor as one Python object per cell
 _ASC_CHUNK = 1 << 21
-#: the largest raster a window may have (cells); also the limit of int32 cell indices in the kernels
-MAX_CELLS = 2**31 - 1
 
 
 def _asc_header(fh, path) -> tuple[dict, str | None]:
@@ -186,20 +189,6 @@ def read_asc(path) -> tuple[np.ndarray, float, float, float, float | None]:
     ((128, 128), 0.0, 0.0, 0.0078125, -9999.0)
     """
     return _read_asc(path, as_mask=False)
-
-
-def _as_points(points, name="points", *, copy=False) -> np.ndarray:
-    """(n, 2) finite float64 coordinates; booleans, complex numbers, strings and datetimes refused
-    (they would otherwise be cast silently)."""
-    kind = getattr(np.asarray(points) if not isinstance(points, np.ndarray) else points, "dtype", None)
-    if kind is not None and kind.kind in "bcUSMm":
-        what = {"b": "booleans", "c": "complex numbers", "U": "strings", "S": "bytes", "M": "datetimes",
-                "m": "time deltas"}[kind.kind]
-        raise TypeError(f"{name} must be real (x, y) coordinates, got {what} (dtype {kind})")
-    p = as_float_array(points, name, ndim=2, copy=copy)
-    if p.shape[1] != 2:
-        raise ValueError(f"{name} must have shape (n, 2) (x, y columns), got {p.shape}")
-    return p
 
 
 def _check_finite_real(v, name: str) -> float:
@@ -397,10 +386,6 @@ class Window:
             The CRS of a file that declares none (no warning then); refused when the file has a
             different one.
         """
-        import warnings
-
-        from ._gis import _need_source_crs, as_crs, read_geotiff, source_crs as _source_crs
-
         target = as_crs(crs, "crs")
         if cell_size is not None and target is None:
             raise ValueError("cell_size= is only used with crs= (the GeoTIFF's own cells are kept otherwise)")
@@ -449,7 +434,6 @@ class Window:
         shapely's explanation. The file's CRS (GeoJSON ``crs`` member or the driver's) is kept
         when rasterio can parse it.
         """
-        from ._gis import _need_source_crs, as_crs, read_vector_rings, reproject_rings, source_crs as _source_crs
 
         target = as_crs(crs, "crs")
         rings, src = read_vector_rings(path, layer)
@@ -483,7 +467,6 @@ class Window:
         Window
             With ``crs`` set to the target. Needs ``pip install 'hphawkes_py[gis]'``.
         """
-        from ._gis import _need_source_crs, as_crs, reproject_mask
 
         target = as_crs(crs, "crs")
         if target is None:
@@ -698,15 +681,12 @@ class Raster:
     def to_geotiff(self, path, nodata: float = -9999.0) -> None:
         """Write a single-band float64 GeoTIFF with the window's transform and CRS (NaN cells as
         ``nodata``); values round-trip exactly. Needs ``pip install 'hphawkes_py[gis]'``."""
-        from ._gis import write_geotiff
 
         write_geotiff(path, self.values, self.x0, self.y0, self.cell_size, self.crs, nodata)
 
     def plot(self, ax=None, *, points: bool = True, cmap: str = "viridis", colorbar: bool = True, **kwargs):
         """Draw the surface (see :func:`hphawkes_py.kde.plot.plot_surface`); returns the Axes."""
-        from .plot import plot_surface
-
-        return plot_surface(self, ax, points=points, cmap=cmap, colorbar=colorbar, **kwargs)
+        return _plot.plot_surface(self, ax, points=points, cmap=cmap, colorbar=colorbar, **kwargs)
 
     def __repr__(self) -> str:
         rows, cols = self.values.shape

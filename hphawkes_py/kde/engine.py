@@ -88,7 +88,7 @@ def _classes_loops(bws, max_classes):
     count = np.zeros(max_classes, np.int64)
     bmax = np.zeros(max_classes)
     for i in range(n):
-        # half octaves without a logarithm (a scalar libm call per source was most of this loop):
+        # half octaves without a logarithm (a scalar libm call per source would dominate this loop):
         # r = m 2^e with m in [0.5, 1), so log2 r = (e - 1) + log2(2m), 2m in [1, 2)
         mant, e = math.frexp(bws[i] / bmin)
         k = 2 * (e - 1) + (1 if 2.0 * mant >= _SQRT2 else 0)

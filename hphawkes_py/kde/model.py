@@ -37,7 +37,8 @@ from .._backend import resolve_backend, threads_context
 from .._progress import progress_bar
 from .._validate import as_float_array, check_bool, check_dtype, check_in, check_int, check_positive, describe
 from ._gis import as_crs, check_bandwidth_units, check_points_crs, check_search_crs
-from ._window import Raster, Window, _as_points
+from ._coords import _as_points
+from ._window import Raster, Window
 from .engine import make_engine
 
 __all__ = ["fit", "KDEFit", "rule_of_thumb_bandwidth", "METHODS"]

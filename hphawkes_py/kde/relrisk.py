@@ -30,10 +30,10 @@ Conventions (Kelsall & Diggle 1995; Davies & Hazelton 2010):
     controls (bandwidths and edge factors unchanged: they depend only on the pooled pattern),
     ``p(x) = (1 + #{r: rho_r(x) >= rho(x)}) / (1 + R)``.
 
-The bandwidth selectors work on the pooled pattern: :func:`oversmoothing_bandwidth` (Terrell's
-maximal smoothing principle, as sparr's ``OS``), :func:`lscv_bandwidth` (least-squares
-cross-validation), likelihood cross-validation and the rule of thumb of :mod:`.model`, and
-Brunsdon's adaptive search for ``(h, alpha)`` jointly.
+The bandwidth selectors work on the pooled pattern: those of :mod:`.selectors` (Terrell's
+oversmoothing bandwidth, as sparr's ``OS``; least-squares cross-validation; Berman & Diggle's),
+likelihood cross-validation and the rule of thumb of :mod:`.model`, and Brunsdon's adaptive search
+for ``(h, alpha)`` jointly.
 """
 from __future__ import annotations
 
@@ -47,245 +47,23 @@ import numpy as np
 from .._backend import threads_context
 from .._parallel import as_executor, run_replicates, spawn_seeds
 from .._progress import progress_bar
-from .._validate import check_bool, check_in, check_int, check_positive, check_seed, describe
-from ._window import Raster, Window, _as_points
-from .engine import make_engine
+from .._validate import check_bool, check_in, check_int, check_seed, describe
+from . import plot as _plot
+from ._coords import _as_points
 from ._gis import check_bandwidth_units, check_points_crs, check_search_crs
-from .model import _check_bandwidth, _check_cutoff, _check_inside, _check_run, _check_spread, _check_window, _Objective
+from ._window import Raster, Window
+from .engine import make_engine
+from .model import (_check_bandwidth, _check_cutoff, _check_inside, _check_run, _check_spread, _check_window,
+                    _Objective, rule_of_thumb_bandwidth)
+from .model import fit as _fit_kde
+from .selectors import RK, diggle_bandwidth, lscv_bandwidth, oversmoothing_bandwidth
 
-__all__ = ["relative_risk", "RelativeRisk", "oversmoothing_bandwidth", "lscv_bandwidth", "diggle_bandwidth"]
+__all__ = ["relative_risk", "RelativeRisk"]
 
-#: R(K) = integral of K^2 for the standard bivariate Gaussian kernel
-RK = 1.0 / (4.0 * math.pi)
 FIXED_SELECTORS = ("oversmoothing", "lscv", "diggle", "cv", "rule-of-thumb")
 #: relabellings per Monte Carlo job (jobs are the unit of work sent to an executor; fixed, so that
 #: the p-values do not depend on the executor)
 _MC_BATCH = 50
-
-
-# ---------------------------------------------------------------------------- bandwidth selectors
-def oversmoothing_bandwidth(points, *, n=None) -> float:
-    """Terrell's (1990) oversmoothing bandwidth for an isotropic Gaussian kernel in 2-D.
-
-    ``h_OS = s (2 R(K) / (n V))^(1/6)``, ``V = 16 Gamma(5) 2 (2 + 2) / (10^4 pi)``, the largest
-    AMISE-optimal bandwidth compatible with the scale ``s`` of the data (the mean of the two
-    coordinates' sample standard deviations) -- sparr's ``OS(pp, scaler="sd")``.
-
-    Parameters
-    ----------
-    points : array (n, 2)
-        Coordinates (any planar unit; the bandwidth is in the same unit).
-    n : float, optional
-        Sample size in the formula (default: the number of points; sparr's ``nstar``; for relative
-        risk the geometric mean of the case and control counts is common).
-
-    Returns
-    -------
-    float
-        The bandwidth ``h_OS`` (coordinate units).
-
-    Examples
-    --------
-    >>> points, _ = hp.datasets.load_redwood()
-    >>> round(hp.kde.oversmoothing_bandwidth(points), 4)
-    0.1486
-    """
-    p = _as_points(points)
-    if len(p) < 2:
-        raise ValueError(f"the oversmoothing bandwidth needs at least 2 points, got {len(p)}")
-    _check_spread(p)
-    nstar = float(len(p)) if n is None else check_positive(n, "n")
-    s = float(np.mean(np.std(p, axis=0, ddof=1)))
-    d = 2
-    V = 16.0 * math.gamma((d + 8) / 2) * d * (d + 2) / ((d + 8) ** ((d + 6) / 2) * math.pi ** (d / 2))
-    return s * ((RK * d) / (nstar * V)) ** (1.0 / (d + 4))
-
-
-def _lscv_score(eng, n, h):
-    """LSCV(h) = int f^2 - (2/n) sum_i f_{-i}(x_i) for f = (1/n) sum K_h (no edge correction):
-    int f^2 = (1/n^2) [n K_{sqrt2 h}(0) + sum_{i != j} K_{sqrt2 h}(x_i - x_j)]."""
-    ones = np.ones(n)
-    pair2 = float(eng.point_intensities(np.full(n, math.sqrt(2.0) * h), ones, True).sum())
-    loo = float(eng.point_intensities(np.full(n, h), ones, True).sum())
-    int_f2 = (n * RK / (h * h) + pair2) / n**2  # K_{sqrt2 h}(0) = 1 / (4 pi h^2) = R(K) / h^2
-    return int_f2 - 2.0 * loo / (n * (n - 1))
-
-
-def lscv_bandwidth(points, *, bounds=None, backend: str = "auto", threads: int | None = None) -> float:
-    """Least-squares cross-validation bandwidth of a fixed isotropic Gaussian kernel.
-
-    Minimises ``LSCV(h) = int f_h^2 - (2/n) sum_i f_{h,-i}(x_i)`` (Bowman 1984; Rudemo 1982),
-    the unbiased estimate of the integrated squared error up to a constant, with every kernel
-    sum exact to 1e-14 (kernels cut at 8 bandwidths), over ``bounds`` (default ``[h0/20, 4 h0]``
-    around the rule-of-thumb ``h0``): a log-spaced scan of 41 values, then golden-section
-    refinement around the best.  No edge correction (the criterion is that of the density over
-    the plane).
-
-    Parameters
-    ----------
-    points : array_like of shape (n, 2)
-        Event locations (x, y), n >= 3.
-    bounds : (float, float), optional
-        The search interval of ``h`` (coordinate units); default ``[h0/20, 4 h0]``.
-    backend : {"auto", "cpu", "gpu", "emulator"}
-        Engine of the kernel sums, as :func:`hphawkes_py.kde.fit`.
-    threads : int, optional
-        CPU threads (Numba); None leaves the current setting.
-
-    Returns
-    -------
-    float
-        The LSCV bandwidth (coordinate units).
-
-    Examples
-    --------
-    >>> points, _ = hp.datasets.load_redwood()
-    >>> round(float(hp.kde.lscv_bandwidth(points)), 4)
-    0.0465
-    """
-    from .model import rule_of_thumb_bandwidth
-
-    p = _as_points(points)
-    n = len(p)
-    if n < 3:
-        raise ValueError(f"LSCV needs at least 3 points, got {n}")
-    h0 = rule_of_thumb_bandwidth(p)
-    if bounds is None:
-        lo, hi = h0 / 20.0, 4.0 * h0
-    else:
-        if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
-            raise TypeError(f"bounds must be a pair (low, high), got {describe(bounds)}")
-        lo, hi = check_positive(bounds[0], "bounds[0]"), check_positive(bounds[1], "bounds[1]")
-        if not hi > lo:
-            raise ValueError(f"bounds must satisfy low < high, got {bounds!r}")
-    _, _, threads, resolved = _check_run(False, np.float64, threads, backend)
-    xmin, ymin = p.min(axis=0)
-    xmax, ymax = p.max(axis=0)
-    side = max(xmax - xmin, ymax - ymin)
-    w = Window.rectangle(xmin, xmin + side, ymin, ymin + side, side)  # the window plays no role here
-    with threads_context(threads):
-        eng = make_engine(p, w, 8.0, backend=resolved)
-        grid = np.geomspace(lo, hi, 41)
-        scores = np.array([_lscv_score(eng, n, h) for h in grid])
-        k = int(np.argmin(scores))
-        a, b = grid[max(k - 1, 0)], grid[min(k + 1, len(grid) - 1)]
-        gr = (math.sqrt(5.0) - 1.0) / 2.0
-        c, d = b - gr * (b - a), a + gr * (b - a)
-        fc, fd = _lscv_score(eng, n, c), _lscv_score(eng, n, d)
-        while b - a > 1e-6 * h0:
-            if fc < fd:
-                b, d, fd = d, c, fc
-                c = b - gr * (b - a)
-                fc = _lscv_score(eng, n, c)
-            else:
-                a, c, fc = c, d, fd
-                d = a + gr * (b - a)
-                fd = _lscv_score(eng, n, d)
-    return 0.5 * (a + b)
-
-
-def _translate_weights(window: Window, dx, dy):
-    """Translation edge correction ``|W| / |W cap (W + (dx, dy))|`` for pairs at offsets (dx, dy).
-
-    Exact for a full rectangle; for other masks the set covariogram of the inside cells (by FFT
-    autocorrelation, in cells) is interpolated bilinearly at the offsets (an approximation at the
-    scale of a cell)."""
-    cs = window.cell_size
-    rows, cols = window.mask.shape
-    if window.mask.all():
-        w_, h_ = cols * cs, rows * cs
-        return (w_ * h_) / ((w_ - np.abs(dx)) * (h_ - np.abs(dy)))
-    from scipy.signal import fftconvolve
-
-    m = window.mask.astype(float)
-    cov = fftconvolve(m, m[::-1, ::-1], mode="full") * cs * cs  # cov[rows-1+k, cols-1+l]: shift (l, -k) cells
-    u = np.abs(dx) / cs  # the covariogram is symmetric: |W cap (W + v)| = |W cap (W - v)|
-    v = -dy / cs * np.sign(np.where(dx == 0, 1.0, dx))
-    from scipy.ndimage import map_coordinates
-
-    vals = map_coordinates(cov, [rows - 1 + v, cols - 1 + u], order=1, mode="constant", cval=0.0)
-    with np.errstate(divide="ignore"):
-        return np.where(vals > 0, window.area / vals, 0.0)
-
-
-def diggle_bandwidth(points, window: Window, *, nr: int = 512, hmax: float | None = None) -> float:
-    """Berman & Diggle's cross-validated bandwidth for the intensity (spatstat's ``bw.diggle``).
-
-    Minimises ``M(sigma) = (1/lambda - 2 K(r)) / (pi r^2) + J(r) / (pi r^2)^2`` over ``sigma = r / 2``
-    on the grid ``r = 0 .. rmax`` (``nr`` values), where ``lambda = n / |W|``, ``K`` is Ripley's K
-    function with the translation edge correction (pairs at distance ``< r``, weights
-    ``|W| / |W cap (W + x_i - x_j)|``, ``lambda^2`` estimated by ``n (n - 1) / |W|^2``) and
-    ``J(r) = 2 r^2 sum_t (acos(y) - y sqrt(1 - y^2)) dK(t)``, ``y = t / (2 r) < 1`` (disc overlaps),
-    only for ``r <= rmax / 2``.  ``rmax = 4 hmax`` or Ripley's rule
-    ``min(short side of the window's frame / 4, sqrt(1000 / (pi lambda)))``.  Equals
-    ``bw.diggle(X, correction = "translate")`` for rectangular windows (the translation weights of
-    other masks come from the raster's set covariogram).
-
-    Parameters
-    ----------
-    points : array_like of shape (n, 2)
-        Event locations (x, y), n >= 3, all inside ``window``.
-    window : Window
-        The study area.
-    nr : int
-        Number of values of ``r`` on the grid ``0 .. rmax`` (default 512, as spatstat).
-    hmax : float, optional
-        Largest bandwidth considered (coordinate units): ``rmax = 4 hmax``; default Ripley's rule.
-
-    Returns
-    -------
-    float
-        The bandwidth ``sigma`` (coordinate units).
-
-    Examples
-    --------
-    >>> points, mask_path = hp.datasets.load_redwood()
-    >>> round(hp.kde.diggle_bandwidth(points, hp.kde.Window.from_asc(mask_path)), 4)
-    0.0225
-    """
-    from scipy.spatial import cKDTree
-
-    p = _as_points(points)
-    _check_window(window)
-    check_search_crs(window, "diggle_bandwidth")
-    _check_inside(p, window)
-    n = len(p)
-    if n < 3:
-        raise ValueError(f"the Berman-Diggle bandwidth needs at least 3 points, got {n}")
-    nr = check_int(nr, "nr", minimum=16, maximum=10**6)
-    lam = n / window.area
-    xmin, xmax, ymin, ymax = window.extent
-    if hmax is None:
-        rmax = min(min(xmax - xmin, ymax - ymin) / 4.0, math.sqrt(1000.0 / (math.pi * lam)))
-    else:
-        rmax = 4.0 * check_positive(hmax, "hmax")
-    r = np.linspace(0.0, rmax, nr)
-    pairs = cKDTree(p).query_pairs(rmax, output_type="ndarray")
-    dxy = p[pairs[:, 1]] - p[pairs[:, 0]]
-    d = np.hypot(dxy[:, 0], dxy[:, 1])
-    e = _translate_weights(window, dxy[:, 0], dxy[:, 1])
-    # K(r_k) = sum over ordered pairs with d < r_k (each unordered pair twice) of e / (lambda^2 |W|)
-    order = np.argsort(d, kind="stable")
-    cum = np.concatenate([[0.0], np.cumsum(2.0 * e[order])])
-    K = cum[np.searchsorted(d[order], r, side="left")] / (n * (n - 1) / window.area)
-    ok = r <= r[-1] / 2.0
-    dK = np.diff(K)
-    rr = r[ok]
-    J = np.zeros(len(rr))
-    t = r[:-1]
-    for i in range(1, len(rr)):
-        y = t / (2.0 * rr[i])
-        m = y < 1.0
-        J[i] = 2.0 * rr[i] ** 2 * np.sum((np.arccos(y[m]) - y[m] * np.sqrt(1.0 - y[m] ** 2)) * dK[m])
-    pir2 = math.pi * rr[1:] ** 2
-    M = (1.0 / lam - 2.0 * K[ok][1:]) / pir2 + J[1:] / pir2**2
-    k = int(np.argmin(M))
-    if k == len(M) - 1:
-        import warnings
-
-        warnings.warn(f"the Berman-Diggle criterion is minimal at the largest bandwidth tried ({rr[-1] / 2:.6g}); "
-                      "give a larger hmax", RuntimeWarning, stacklevel=2)
-    return float(rr[1:][k] / 2.0)
 
 
 # ---------------------------------------------------------------------------- the estimate
@@ -532,15 +310,13 @@ class RelativeRisk:
         (computed with ``method`` and ``**kwargs`` when None).  Returns the Axes; the contour set is
         ``ax.tolerance_contours``.  See :func:`hphawkes_py.kde.plot.plot_tolerance_contours`.
         """
-        from .plot import plot_tolerance_contours
-
         levels = _check_levels(levels)
         if p_values is None:
             p_values = self.p_values(method, **kwargs)
         elif not isinstance(p_values, Raster) or p_values.values.shape != self.window.mask.shape:
             raise TypeError(f"p_values must be a Raster on the fit's window, got {describe(p_values)}")
-        return plot_tolerance_contours(self.surface("log"), p_values, levels, ax=ax, cases=self.cases,
-                                       controls=self.controls)
+        return _plot.plot_tolerance_contours(self.surface("log"), p_values, levels, ax=ax, cases=self.cases,
+                                             controls=self.controls)
 
     def to_dict(self) -> dict:
         return {"method": self.method, "h": self.h, "alpha": self.alpha, "selector": self.selector,
@@ -635,6 +411,54 @@ def _check_levels(levels):
     return tuple(sorted(out))
 
 
+def _check_bandwidth_choice(bandwidth, alpha, method: str, window: Window):
+    """``(bandwidth, alpha)`` of :func:`relative_risk`, checked: a selector name allowed for ``method``
+    (on a window whose CRS measures distances) or a positive bandwidth in the window's units, and
+    ``alpha`` only where it is not chosen by a search."""
+    if isinstance(bandwidth, str):
+        allowed = FIXED_SELECTORS + (("brunsdon",) if method == "adaptive" else ())
+        check_in(bandwidth, "bandwidth", allowed)
+        check_search_crs(window, f"bandwidth={bandwidth!r} (a bandwidth selector)")
+    elif isinstance(bandwidth, bool) or not isinstance(bandwidth, numbers.Real):
+        raise TypeError(f"bandwidth must be a positive number or a selector name, got {describe(bandwidth)}")
+    else:
+        bandwidth = _check_bandwidth(bandwidth)
+        check_bandwidth_units(window, bandwidth)
+    if alpha is not None:
+        if method != "adaptive":
+            raise ValueError('alpha= is only used with method="adaptive"')
+        if bandwidth == "brunsdon":
+            raise ValueError('alpha= is chosen by the search with bandwidth="brunsdon"; give a bandwidth to fix it')
+        if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not math.isfinite(alpha):
+            raise TypeError(f"alpha must be a finite real number, got {describe(alpha)}")
+        alpha = float(alpha)
+    return bandwidth, alpha
+
+
+def _select_bandwidth(bandwidth, alpha, pooled, n1: int, n0: int, window: Window, *, edge_correction, cutoff,
+                      progress, backend, dtype):
+    """``(h, alpha)`` of :func:`relative_risk`: the given bandwidth, or the selector's on the pooled
+    pattern (``alpha`` as given, except with ``"brunsdon"``, whose search chooses it)."""
+    if bandwidth == "brunsdon":
+        f = _fit_kde(pooled, window, method="adaptive", edge_correction=edge_correction, cutoff=cutoff,
+                     progress=progress, backend=backend, threads=None, dtype=dtype)
+        return f.h, f.alpha
+    if bandwidth == "oversmoothing":
+        h = oversmoothing_bandwidth(pooled, n=math.sqrt(n1 * n0))
+    elif bandwidth == "lscv":
+        h = lscv_bandwidth(pooled, backend=backend)
+    elif bandwidth == "diggle":
+        h = diggle_bandwidth(pooled, window)
+    elif bandwidth == "cv":
+        h = _fit_kde(pooled, window, method="cv", edge_correction=edge_correction, cutoff=cutoff,
+                     progress=progress, backend=backend, dtype=dtype).h
+    elif bandwidth == "rule-of-thumb":
+        h = rule_of_thumb_bandwidth(pooled)
+    else:
+        h = bandwidth
+    return h, alpha
+
+
 def relative_risk(
     cases,
     controls,
@@ -707,9 +531,6 @@ def relative_risk(
     >>> round(float(np.nanmax(np.abs(surface.values))), 1)
     1.3
     """
-    from .model import fit as _fit_kde
-    from .model import rule_of_thumb_bandwidth
-
     x1 = _as_points(cases, "cases", copy=True)
     x0 = _as_points(controls, "controls", copy=True)
     for name, x in (("cases", x1), ("controls", x0)):
@@ -728,23 +549,7 @@ def relative_risk(
     pooled = np.vstack([x1, x0])
     n1, n0 = len(x1), len(x0)
     n = n1 + n0
-    if isinstance(bandwidth, str):
-        allowed = FIXED_SELECTORS + (("brunsdon",) if method == "adaptive" else ())
-        check_in(bandwidth, "bandwidth", allowed)
-        check_search_crs(window, f"bandwidth={bandwidth!r} (a bandwidth selector)")
-    elif isinstance(bandwidth, bool) or not isinstance(bandwidth, numbers.Real):
-        raise TypeError(f"bandwidth must be a positive number or a selector name, got {describe(bandwidth)}")
-    else:
-        bandwidth = _check_bandwidth(bandwidth)
-        check_bandwidth_units(window, bandwidth)
-    if alpha is not None:
-        if method != "adaptive":
-            raise ValueError('alpha= is only used with method="adaptive"')
-        if bandwidth == "brunsdon":
-            raise ValueError('alpha= is chosen by the search with bandwidth="brunsdon"; give a bandwidth to fix it')
-        if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not math.isfinite(alpha):
-            raise TypeError(f"alpha must be a finite real number, got {describe(alpha)}")
-        alpha = float(alpha)
+    bandwidth, alpha = _check_bandwidth_choice(bandwidth, alpha, method, window)
     if isinstance(bandwidth, str) and bandwidth != "brunsdon":
         _check_spread(pooled, "pooled points")
     x1.flags.writeable = False
@@ -752,23 +557,8 @@ def relative_risk(
     factory = functools.partial(make_engine, pooled, window, cutoff, backend=resolved)
     selector = bandwidth if isinstance(bandwidth, str) else "given"
     with threads_context(threads):
-        if bandwidth == "brunsdon":
-            f = _fit_kde(pooled, window, method="adaptive", edge_correction=edge_correction, cutoff=cutoff,
-                         progress=progress, backend=resolved, threads=None, dtype=dtype)
-            h, alpha = f.h, f.alpha
-        elif bandwidth == "oversmoothing":
-            h = oversmoothing_bandwidth(pooled, n=math.sqrt(n1 * n0))
-        elif bandwidth == "lscv":
-            h = lscv_bandwidth(pooled, backend=resolved)
-        elif bandwidth == "diggle":
-            h = diggle_bandwidth(pooled, window)
-        elif bandwidth == "cv":
-            h = _fit_kde(pooled, window, method="cv", edge_correction=edge_correction, cutoff=cutoff,
-                         progress=progress, backend=resolved, dtype=dtype).h
-        elif bandwidth == "rule-of-thumb":
-            h = rule_of_thumb_bandwidth(pooled)
-        else:
-            h = bandwidth
+        h, alpha = _select_bandwidth(bandwidth, alpha, pooled, n1, n0, window, edge_correction=edge_correction,
+                                     cutoff=cutoff, progress=progress, backend=resolved, dtype=dtype)
         engine = factory(dtype=dtype)
         obj = _Objective(engine, n, edge_correction)
         if method == "adaptive":
@@ -779,9 +569,9 @@ def relative_risk(
             alpha = None
             bws = np.full(n, float(h))
         e = obj.weights(bws)
-    result = RelativeRisk(method=method, h=float(h), alpha=None if alpha is None else float(alpha), selector=selector,
-                        bandwidths=np.asarray(bws, float), edge_factors=np.asarray(e, float), cases=x1, controls=x0,
-                        window=window, cutoff=cutoff, edge_correction=edge_correction, backend=engine.backend,
-                        dtype=dtype, _factory=factory)
+    result = RelativeRisk(method=method, h=float(h), alpha=None if alpha is None else float(alpha),
+                          selector=selector, bandwidths=np.asarray(bws, float), edge_factors=np.asarray(e, float),
+                          cases=x1, controls=x0, window=window, cutoff=cutoff, edge_correction=edge_correction,
+                          backend=engine.backend, dtype=dtype, _factory=factory)
     result._cache["engine"] = engine
     return result

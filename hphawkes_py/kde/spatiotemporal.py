@@ -26,11 +26,13 @@ import numpy as np
 
 from .._backend import threads_context
 from .._validate import as_float_array, check_bool, check_int, describe
-from ._window import Raster, Window, _as_points
-from .engine import make_engine
+from . import plot as _plot
+from ._coords import _as_points
 from ._gis import check_bandwidth_units, check_points_crs, check_search_crs
+from ._window import Raster, Window
+from .engine import make_engine
 from .model import _check_bandwidth, _check_cutoff, _check_inside, _check_run, _check_spread, _check_window
-from .relrisk import oversmoothing_bandwidth
+from .selectors import oversmoothing_bandwidth
 
 __all__ = ["spacetime", "SpaceTimeKDE", "temporal_oversmoothing_bandwidth"]
 
@@ -206,17 +208,13 @@ class SpaceTimeKDE:
 
     def plot_slices(self, times, *, conditional: bool = True, **kwargs):
         """Panels of :meth:`slices` (see :func:`hphawkes_py.kde.plot.plot_spacetime_slices`)."""
-        from .plot import plot_spacetime_slices
-
         t = self._check_times(times)
-        return plot_spacetime_slices(self.slices(t, conditional=conditional), t, conditional=conditional, **kwargs)
+        return _plot.plot_spacetime_slices(self.slices(t, conditional=conditional), t, conditional=conditional, **kwargs)
 
     def animation(self, times, *, conditional: bool = True, **kwargs):
         """A matplotlib ``FuncAnimation`` over the slices (save with ``.save("st.gif", writer="pillow")``)."""
-        from .plot import animate_spacetime
-
         t = self._check_times(times)
-        return animate_spacetime(self.slices(t, conditional=conditional), t, conditional=conditional, **kwargs)
+        return _plot.animate_spacetime(self.slices(t, conditional=conditional), t, conditional=conditional, **kwargs)
 
     def to_dict(self) -> dict:
         return {"h": self.h, "lam": self.lam, "time_window": list(self.time_window), "n": self.n,
