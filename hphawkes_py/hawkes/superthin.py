@@ -102,7 +102,7 @@ def super_thinned_residuals(posterior_or_params: Any, x: Any, t: Any, region: An
     region : array_like (D, 2)
         Bounds (low, high) of the region per coordinate (units of x).
     k : float, optional
-        Rate of the residual process; default the observed rate N_A / (|A| (T1 - T0)).
+        Rate of the residual process; default the observed rate ``N_A / (|A| (T1 - T0))``.
     cells : int
         Cells per axis (space and time) of the uniformity test.
     window : (T0, T1), optional
