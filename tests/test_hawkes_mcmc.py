@@ -218,6 +218,19 @@ def test_summary_lists_only_sampled_parameters(small_post):
     assert set(small_post.to_dict()["summary"]) == set(small_post.sampled)
 
 
+def test_summary_of_one_chain_is_quiet(small, capsys):
+    """One chain has no R-hat; ArviZ logs a shape warning for it through its own logger, which the
+    summary silences (R users saw it on every one-chain fit)."""
+    x, t = small
+    one = hk.mcmc(x, t, n_iter=40, burn_in=20, chains=1, fixed=FIXED, seed=5, progress=False, backend="cpu",
+                  threads=THREADS)
+    capsys.readouterr()
+    table = one.summary()
+    err = capsys.readouterr().err
+    assert "Shape validation" not in err and "WARNING" not in err, err
+    assert list(table.index) == list(one.sampled) and np.all(np.isnan(table["r_hat"]))
+
+
 def test_to_coda(small_post):
     pytest.importorskip("rpy2")
     from rpy2 import robjects as ro

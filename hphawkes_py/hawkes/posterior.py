@@ -24,7 +24,10 @@ class _quiet_arviz:
     def __enter__(self):
         import logging
 
-        self._logger = logging.getLogger("arviz")
+        import arviz
+
+        # ArviZ logs through its own ``Logger("arviz")`` object, not the one logging.getLogger returns
+        self._logger = getattr(arviz, "_log", None) or logging.getLogger("arviz")
         self._level = self._logger.level
         self._logger.setLevel(logging.ERROR)
 
