@@ -508,6 +508,15 @@ def _gather(table, index, out):
         out[i] = table[index[i]]
 
 
+def _narrow_counts(cases, n_cases):
+    """``(cases, ctype, rtype)`` of a pruned pass: ``ctype`` holds any window's count of the ``n_cases``
+    cases (int16 when it can), ``rtype`` every location's (int8 when every count fits), and ``cases``
+    narrowed to ``rtype`` once (its columns are reordered every round)."""
+    ctype = np.int16 if n_cases < 2**15 - 1 else np.int32
+    rtype = np.int8 if cases.size and int(cases.max()) <= 127 else ctype
+    return cases.astype(rtype), ctype, rtype
+
+
 def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None, min_cases=0, stats=None, *,
                    model="bernoulli", plogs=None):
     """(R,) maximum LLR of each column of ``cases``; exact, with pruning.
@@ -547,9 +556,7 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None
     uniq_n, entry_u = uniq
     # 16-bit counts (twice the SIMD lanes) when every count fits: c <= C < 2**15 - 1; 8-bit rows of
     # cases (half the memory read per window entry) when every location's count fits
-    ctype = np.int16 if n_cases < 2**15 - 1 else np.int32
-    rtype = np.int8 if cases.size and int(cases.max()) <= 127 else ctype
-    cases = cases.astype(rtype)  # narrow once: the columns are reordered every round
+    cases, ctype, rtype = _narrow_counts(cases, n_cases)
     cs = _aligned_columns(cases.shape[0], R, rtype)
     G = (R + GROUP - 1) // GROUP
     step, n_sub, n_parts = _work_items(R, SUB_BATCH)
@@ -637,9 +644,7 @@ def _max_llr_pruned_poisson(windows, cases, klogk, n_cases, hi_on, lo_on, min_ca
         return np.zeros(0)
     mexp, loge, logce = (np.ascontiguousarray(a, dtype=np.float64) for a in plogs)
     M = _pilot_maxima(windows, cases, klogk, n_cases, n_cases, 0.0, hi_on, lo_on, min_cases, plogs=plogs)
-    ctype = np.int16 if n_cases < 2**15 - 1 else np.int32
-    rtype = np.int8 if cases.size and int(cases.max()) <= 127 else ctype
-    cases = cases.astype(rtype)  # narrow once: the columns are reordered every round
+    cases, ctype, rtype = _narrow_counts(cases, n_cases)
     cproto = np.zeros(1, dtype=ctype)
     # the margin: far above the rounding of LLRs made of terms up to C log C
     margin = PRUNE_MARGIN + 1e-12 * float(klogk[n_cases])
