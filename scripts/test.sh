@@ -42,7 +42,7 @@ if [ $fast -eq 0 ]; then
   r_status=${PIPESTATUS[0]}
   r_line=$(grep -E "testthat: [0-9]+ expectations passed" "$log_dir/r.log" | tail -n 1)
   echo "== documentation site (scripts/docs.sh) ==" >&2
-  bash scripts/docs.sh > "$log_dir/docs.log" 2>&1
+  HPHAWKES_DOCS_PYTHON=.venv/bin/python bash scripts/docs.sh > "$log_dir/docs.log" 2>&1
   docs_status=$?
   tail -n 15 "$log_dir/docs.log" >&2
 fi
