@@ -43,6 +43,7 @@ import datetime
 import json
 import math
 import os
+import sys
 import platform
 import time
 from pathlib import Path
@@ -51,6 +52,9 @@ import numpy as np
 
 import hphawkes_py.hawkes as hk
 from hphawkes_py.datasets import load_dc_gunshots
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _machine import machine_info  # noqa: E402
 
 TAU_X, TAU_T = 1.6, 336.0
 FIXED = {"tau_x": TAU_X, "tau_t": TAU_T}
@@ -200,7 +204,7 @@ def run(args) -> dict:
                      "reference_mu0": "refit", "seed": args.seed, "threads": thr, "backend": "cpu"},
         "summary": summary,
         "seconds": {"total": wall, "fitting": fit_seconds, "scoring": score_seconds},
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "loadavg_end": os.getloadavg()},
+        "machine": {**machine_info(), "loadavg_end": os.getloadavg()},
         "per_origin": rows,
     }
 

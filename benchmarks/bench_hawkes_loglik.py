@@ -51,6 +51,9 @@ from numba import njit, prange
 from hphawkes_py._fastmath import exp_fast
 from hphawkes_py.hawkes.engine import make_engine
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _machine import machine_info  # noqa: E402
+
 RESULTS = Path(__file__).resolve().parent / "results" / "hawkes_loglik.json"
 
 
@@ -274,6 +277,7 @@ _ASM_SCRIPT = r"""
 import re, json, numpy as np
 from hphawkes_py.hawkes import cpu
 from hphawkes_py.hawkes.engine import make_engine
+
 rng = np.random.default_rng(0)
 for dt in (np.float64, np.float32):
     x = rng.uniform(0, 1, (64, 2)); t = np.sort(rng.uniform(0, 1, 64))
@@ -421,7 +425,7 @@ def main(argv=None):
     if a.quick:
         a.N, a.repeat, a.rows = 20_000, 1, 1_000
     threads_list = [1, 2] if numba.config.NUMBA_NUM_THREADS >= 2 else [1]
-    res = dict(machine=dict(platform=platform.platform(), cpu_count=os.cpu_count(),
+    res = dict(machine=dict(**machine_info(), cpu_count=os.cpu_count(),
                             numba=numba.__version__, numba_threads=numba.config.NUMBA_NUM_THREADS,
                             load_average=os.getloadavg()),
                note="2-core machine shared with other jobs: timings are minima over repeats and still noisy upwards")

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import platform
 import time
 from pathlib import Path
@@ -33,6 +34,9 @@ import numpy as np
 from hphawkes_py.datasets import load_dc_gunshots
 from hphawkes_py.hawkes import mcmc
 from hphawkes_py.hawkes.engine import make_engine
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _machine import machine_info  # noqa: E402
 
 POST = {"mu0": 0.849, "theta": 0.153, "omega": 59.4, "h": 0.0696}  # the DC posterior mean (quick run)
 
@@ -124,7 +128,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--sweeps", type=int, default=200)
     args = ap.parse_args()
-    results = {"machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
+    results = {"machine": {**machine_info(), "cpus": os.cpu_count(), "platform": platform.platform(),
                            "loadavg_start": os.getloadavg()}, "runs": []}
     print(f"{'threads':>7} {'setup s':>8} {'mu0 ms':>8} {'theta ms':>9} {'h ms':>8} {'omega ms':>9} "
           f"{'sweep s':>8} {'cpu/sweep s':>11} {'full 4x10k min':>15} {'quick min':>10} {'full, 1 chain/core min':>23} "

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import platform
 import resource
 import time
@@ -33,6 +34,9 @@ from hphawkes_py.mixture import _math as M
 from hphawkes_py.mixture.cpu import CpuEngine
 from hphawkes_py.mixture.cpu_features import _triangular_logdens, features
 from hphawkes_py.mixture.engine import build_coefficients
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _machine import machine_info  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "mixture.json"
 
@@ -182,7 +186,7 @@ def main(argv=None):
     ap.add_argument("--skip-bem", action="store_true")
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args(argv)
-    res = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "python": platform.python_version()},
+    res = {"machine": machine_info(),
            "note": "2 cores shared with other jobs while measuring: timings are noisy (load averages recorded)",
            "paper_n1e5_100_iter_s": {"cpu_1_core": 1907, "cpu_8_cores": 386, "gtx285": 20.4},
            "gibbs": [], "bem": []}

@@ -33,6 +33,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _machine import machine_info  # noqa: E402
+
 FIELDS = ("stratum_ids", "row_ids", "covariate_ids", "stratum_ptr", "row_stratum", "y", "time", "n_events",
           "col_ptr", "row_idx")
 
@@ -190,7 +193,7 @@ def main():
             print(f"  extrapolated to nnz {sim['nnz']}: {cv['extrapolated_full_seconds']:.0f} s")
     result = {
         "command": " ".join([Path(sys.executable).name] + sys.argv),
-        "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "note": "shared 2-core machine loaded by other sessions (see load_avg, calibration_s); noisy"},
+        "machine": {**machine_info(), "note": "see load_avg and calibration_s for how loaded the machine was"},
         "n_cases": args.n_cases, "n_drugs": args.n_drugs, "variance": args.variance,
         "simulate": sim, "fit": fit, "cv": cv,
     }
