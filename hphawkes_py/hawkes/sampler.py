@@ -6,7 +6,7 @@ The sampler
   univariate Metropolis-Hastings update, in a fresh uniformly random order
   (a random-permutation scan). ``n_iter=10_000`` therefore means 10,000 sweeps
   and, with four sampled parameters, 40,000 proposals; one draw is stored per
-  sweep. hpHawkes' sampler (``mhsampler`` in the R package hpHawkes,
+  sweep. hpHawkes' sampler (``sampler`` in the R package hpHawkes,
   github.com/suchard-group/hawkes) updates one parameter per iteration, chosen
   at random, and evaluates the full O(N^2) likelihood for every proposal. The
   sweep keeps the number of updates of each parameter deterministic, and the
@@ -27,7 +27,9 @@ The sampler
   ``[0.5, 2]``, and the next batch is longer, ``b <- ceil(b^1.1)`` (first
   batch 10 proposals). The batches grow geometrically in ``log b``, so the
   adaptation diminishes (Roberts & Rosenthal 2009) and goes on through the
-  whole run, as in hpHawkes; about 14 adaptations happen in 10,000 sweeps.
+  whole run; about 14 adaptations happen in 10,000 sweeps. hpHawkes uses the
+  same rule (clamp, ``ceil(b^1.1)``) but starts every ``sigma`` at 2 and its
+  first batch at 5 proposals.
 * **Priors.** Half-normal on the sampled state with scale 10 for ``1/h``,
   ``omega``, ``theta`` (and ``1/tau_x``, ``1/tau_t``), and scale 1 for
   ``mu0`` (hpHawkes' defaults); ``priors={"theta": 5.0}`` changes a scale.
