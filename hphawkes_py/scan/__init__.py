@@ -1,17 +1,19 @@
 """Kulldorff's spatial and space-time scan statistics on CPU and GPU (Larew et al. 2010; SaTScan).
 
->>> import hphawkes_py as hp
->>> res = hp.scan.bernoulli(coords, cases, controls, max_population=0.5, n_replicates=999)
->>> res = hp.scan.poisson(coords, cases, population, covariates=None, window="circle")
->>> res = hp.scan.space_time_permutation(coords, cases, dates, max_temporal=7, prospective=True)
->>> res = hp.scan.space_time(coords, cases, dates, population=population)   # space-time Poisson
->>> res = hp.scan.space_time(coords, cases, dates, model="bernoulli", controls=controls)
->>> res = hp.scan.bernoulli(coords, cases, controls, window="ellipse", penalty="medium")
->>> res = hp.scan.run_prm("analysis.prm")      # a SaTScan parameter file, rerun unchanged
->>> res = hp.scan.declustered(x, pi, cell_size=0.5)   # background events of a Hawkes fit vs all events
->>> res.clusters          # most likely cluster first, then secondary clusters (no overlap)
->>> res.location_table()  # SaTScan's location information
->>> hp.scan.plot_clusters(res)
+The entry points (each function's docstring has a runnable example)::
+
+    import hphawkes_py as hp
+    res = hp.scan.bernoulli(coords, cases, controls, max_population=0.5, n_replicates=999)
+    res = hp.scan.poisson(coords, cases, population, covariates=None, window="circle")
+    res = hp.scan.space_time_permutation(coords, cases, dates, max_temporal=7, prospective=True)
+    res = hp.scan.space_time(coords, cases, dates, population=population)   # space-time Poisson
+    res = hp.scan.space_time(coords, cases, dates, model="bernoulli", controls=controls)
+    res = hp.scan.bernoulli(coords, cases, controls, window="ellipse", penalty="medium")
+    res = hp.scan.run_prm("analysis.prm")      # a SaTScan parameter file, rerun unchanged
+    res = hp.scan.declustered(x, pi, cell_size=0.5)   # background events of a Hawkes fit vs all events
+    res.clusters          # most likely cluster first, then secondary clusters (no overlap)
+    res.location_table()  # SaTScan's location information
+    hp.scan.plot_clusters(res)
 
 Semantics follow SaTScan's purely spatial Bernoulli and discrete Poisson analyses (circular or
 elliptic windows, Cartesian or great-circle distances) and its retrospective / prospective
