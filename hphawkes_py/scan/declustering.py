@@ -60,7 +60,7 @@ from .engine import klogk_table, make_engine
 from .locations import MAX_GRID_CENTRES, Geometry, _check_max_population, _check_xy, _radius, make_centres
 from .model import poisson
 from .monte_carlo import RunOptions, _monte_carlo, check_run
-from .result import ScanResult, _clusters
+from .result import Candidates, ScanResult, _clusters
 from .windows import build_windows, cumulative_expected
 
 __all__ = ["declustered", "DeclusteredScanResult"]
@@ -248,8 +248,9 @@ def _weighted_scan(ordinary: ScanResult, weights: np.ndarray, population_null: b
         return (int(p) if l_pop.dtype.kind == "i" else float(p)), e, rr
 
     ids = ordinary._row_ids
-    clusters = _clusters(best, best_entry, offsets, neighbors, centres, centre_loc, _radius(geo, coords, centres),
-                         weights, [[k] for k in range(L)], ids, null_llr, window_stats)
+    cand = Candidates(best, best_entry, offsets, neighbors, centres, centre_loc)
+    clusters = _clusters(cand, _radius(geo, coords, centres), weights, [[k] for k in range(L)], ids, null_llr,
+                         window_stats)
     return ScanResult(
         clusters=clusters, null_llr=null_llr, backend=ordinary.backend, n_cases=B, n_population=ordinary.n_population,
         n_locations=L, n_merged=0, n_centres=len(centres), n_windows=int(boundary.sum()),

@@ -38,7 +38,7 @@ from .engine import klogk_table, make_engine
 from .locations import (Geometry, _check_geometry, _check_max_population, _check_xy, _radius, _row_locations,
                         check_location_ids, make_centres, merge_rows, prepare_locations)
 from .monte_carlo import RunOptions, _monte_carlo, check_run
-from .result import ScanResult, _clusters
+from .result import Candidates, ScanResult, _clusters
 from .windows import build_windows, cumulative_expected
 
 __all__ = ["bernoulli", "poisson", "indirect_expected"]
@@ -469,8 +469,9 @@ def _scan(ws: WindowSettings, run: RunOptions, coords, cases, members, ids, size
             best, pens, ws.ellipses, points, cpoints, centres, centre_loc)
     else:
         radius_of = _radius(ws.geo, points, cpoints)
-    clusters = _clusters(best, best_entry, offsets, neighbors, centres, centre_loc, radius_of, cases, members, ids,
-                         null_llr, window_stats, stat=stat, extra=extra_cols, tiebreak=tiebreak)
+    cand = Candidates(best, best_entry, offsets, neighbors, centres, centre_loc)
+    clusters = _clusters(cand, radius_of, cases, members, ids, null_llr, window_stats, stat=stat, extra=extra_cols,
+                         tiebreak=tiebreak)
     if ws.ellipses is not None:  # the radius of an ellipse is its semiminor axis
         clusters.insert(clusters.columns.get_loc("radius") + 1, "semimajor_axis", clusters.radius * clusters["shape"])
     return dict(clusters=clusters, null_llr=null_llr, backend=run.backend, n_centres=len(centres),

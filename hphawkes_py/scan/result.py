@@ -15,7 +15,7 @@ import pandas as pd
 
 from .monte_carlo import gumbel_p_values
 
-__all__ = ["ScanResult"]
+__all__ = ["ScanResult", "Candidates"]
 
 _TITLES = {"bernoulli": "Bernoulli spatial scan", "poisson": "Discrete Poisson spatial scan",
            "space_time_permutation": "Space-time permutation scan",
@@ -210,9 +210,28 @@ class ScanResult:
         return plot_clusters(self, ax, max_clusters=max_clusters, alpha=alpha)
 
 
-def _clusters(best, best_entry, offsets, neighbors, centres, centre_loc, radius_of, cases, members_of, ids, null_llr,
-              window_stats, stat=None, extra=None, tiebreak=None, count=None, overlap=None):
-    """Most likely + secondary clusters (no geographical overlap) as a DataFrame.
+@dataclasses.dataclass(frozen=True)
+class Candidates:
+    """The best window of every centre (or window block), the candidates of the cluster table.
+
+    ``llr`` (m,): its LLR (0: no window qualifies); ``entry`` (m,): the neighbour-list entry where it
+    ends; ``offsets``, ``neighbors``: the windows' CSR neighbour lists; ``centres`` (m, 2): the
+    centres (coordinate units); ``centre_loc`` (m,): the location at each centre (-1: a grid point).
+    """
+
+    llr: np.ndarray
+    entry: np.ndarray
+    offsets: np.ndarray
+    neighbors: np.ndarray
+    centres: np.ndarray
+    centre_loc: np.ndarray
+
+
+def _clusters(candidates: Candidates, radius_of, cases, members_of, ids, null_llr, window_stats, *, stat=None,
+              extra=None, tiebreak=None, count=None, overlap=None):
+    """Most likely + secondary clusters (no geographical overlap) as a DataFrame, from the
+    ``candidates`` (``cases``: per location; ``members_of``: the input rows of each location,
+    ``ids`` their ids; ``null_llr``: the Monte Carlo maxima).
 
     ``window_stats(members, c, j, i)`` gives the model's ``(population, expected, relative_risk)``
     of the window ending at entry ``j`` with locations ``members`` and ``c`` cases;
@@ -223,6 +242,9 @@ def _clusters(best, best_entry, offsets, neighbors, centres, centre_loc, radius_
     ``count(members, i)``: the window's cases (default: the members' ``cases``; space-time: the
     cylinder's); ``overlap(members, i)``: whether candidate ``i`` may not be listed beside the clusters
     listed so far (it records the candidate when it may; default: any location in common)."""
+    best, best_entry = candidates.llr, candidates.entry
+    offsets, neighbors = candidates.offsets, candidates.neighbors
+    centres, centre_loc = candidates.centres, candidates.centre_loc
     llr_of = best
     best = llr_of if stat is None else stat
     cand = np.flatnonzero(best > 0)

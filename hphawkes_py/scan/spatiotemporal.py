@@ -28,7 +28,7 @@ from .engine import klogk_table, make_space_time_engine
 from .locations import (Geometry, _check_geometry, _check_max_population, _check_xy, _radius, check_location_ids,
                         make_centres, merge_rows)
 from .monte_carlo import BATCH_SIZE, RunOptions, batch_children, check_run, replicate_seed_batches
-from .result import ScanResult, _clusters
+from .result import Candidates, ScanResult, _clusters
 from .null_draws import draw_multinomial_cases, draw_null_cases, permute_days_cases
 from .windows import build_windows
 
@@ -437,8 +437,8 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
         return (int(p) if pop_loc.dtype.kind == "i" else float(p)), mu, (c / mu) / ((C - c) / (C - mu)) if C > c \
             else math.inf
 
-    df = _clusters(best, j_of, offsets[centre_of], neighbors, centres[centre_of], centre_loc[centre_of],
-                   lambda members, k: radius_of(members, centre_of[k]), None, report_members, cm.ids, null_llr,
+    cand = Candidates(best, j_of, offsets[centre_of], neighbors, centres[centre_of], centre_loc[centre_of])
+    df = _clusters(cand, lambda members, k: radius_of(members, centre_of[k]), None, report_members, cm.ids, null_llr,
                    window_stats, count=count, extra=lambda i: {"start": when(t1_of[i]), "end": when(t2_of[i])},
                    tiebreak=centre_of, overlap=overlap)
     if "start" not in df.columns:  # no cluster at all: the same columns, empty
