@@ -18,6 +18,12 @@ __all__ = ["GpuEngine"]
 BLOCK = 128
 
 
+def _refuse_pickling(engine):
+    """A GPU engine holds device buffers: it cannot travel to a process pool."""
+    raise TypeError("the GPU scan engine holds device buffers and cannot be pickled: "
+                    "use executor=None or a thread pool with backend='gpu'/'emulator'")
+
+
 class GpuEngine(Engine):
     """The interface of :class:`~.engine.Engine` on a :class:`~hphawkes_py.gpu.device.Device`."""
 
@@ -42,9 +48,7 @@ class GpuEngine(Engine):
         self.d_boundary = dev.to_device(np.ascontiguousarray(boundary if len(boundary) else np.zeros(1), dtype=np.uint8))
         self.d_klogk = dev.to_device(np.ascontiguousarray(klogk, dtype=np.float64))
 
-    def __getstate__(self):
-        raise TypeError("the GPU scan engine holds device buffers and cannot be pickled: "
-                        "use executor=None or a thread pool with backend='gpu'/'emulator'")
+    __getstate__ = _refuse_pickling
 
     def _run(self, cases: np.ndarray, want_arg: bool):
         dev = self.dev
@@ -143,9 +147,7 @@ class GpuSpaceTimeEngine:
         self.d_dcum = pad(dcum, np.float64)
         self.d_klogk = pad(klogk, np.float64)
 
-    def __getstate__(self):
-        raise TypeError("the GPU scan engine holds device buffers and cannot be pickled: "
-                        "use executor=None or a thread pool with backend='gpu'/'emulator'")
+    __getstate__ = _refuse_pickling
 
     def batch(self, cases, want_arg=False):
         """(m, R) best cylinder LLR per centre [and its code] for ``cases`` (L, T, R)."""
