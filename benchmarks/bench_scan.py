@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import platform
 import time
 from pathlib import Path
@@ -33,6 +34,9 @@ from hphawkes_py.scan.engine import klogk_table
 from hphawkes_py.scan.null_draws import draw_null_cases
 from hphawkes_py.scan.windows import build_windows
 from hphawkes_py._parallel import spawn_seeds
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _machine import machine_info  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "scan.json"
 
@@ -164,7 +168,7 @@ def main(argv=None):
         print("emulator skipped:", exc)
 
     meta = {
-        "machine": platform.processor() or platform.machine(),
+        "machine": machine_info(),
         "cpu_count": os.cpu_count(),
         "numba_threads": numba.get_num_threads(),
         "note": "shared 2-core machine, other engineers' jobs running: see loadavg_1min per row",

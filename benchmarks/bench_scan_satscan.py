@@ -18,6 +18,7 @@ import argparse
 import inspect
 import json
 import os
+import sys
 import re
 import shutil
 import tempfile
@@ -29,6 +30,9 @@ import numpy as np
 
 import hphawkes_py as hp
 from bench_scan_spacetime import run_satscan
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _machine import machine_info  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "scan_satscan.json"
 
@@ -55,7 +59,7 @@ def main():
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
-    out = {"threads": args.threads, "backend": args.backend, "loadavg_start": os.getloadavg(), "problems": {}}
+    out = {"machine": machine_info(args.threads), "threads": args.threads, "backend": args.backend, "loadavg_start": os.getloadavg(), "problems": {}}
     work = Path(tempfile.mkdtemp(prefix="hphawkes-satscan-"))
     for f in hp.datasets.path("scan/satscan_sample_data").iterdir():
         shutil.copy(f, work / f.name)

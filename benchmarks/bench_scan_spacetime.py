@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import re
 import shutil
 import subprocess
@@ -29,6 +30,9 @@ from pathlib import Path
 import numpy as np
 
 import hphawkes_py as hp
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _machine import machine_info  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "scan_spacetime.json"
 
@@ -81,7 +85,7 @@ def main():
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
-    out = {"threads": args.threads, "backend": args.backend, "loadavg": os.getloadavg(), "problems": {}}
+    out = {"machine": machine_info(args.threads), "threads": args.threads, "backend": args.backend, "loadavg": os.getloadavg(), "problems": {}}
     work = Path(tempfile.mkdtemp(prefix="hphawkes-stp-"))
     sample = hp.datasets.path("scan/satscan_sample_data")
     for f in sample.iterdir():
