@@ -37,3 +37,18 @@ def test_readme_python_blocks_run(tmp_path, monkeypatch):
             exec(compile(code, f"README.md python block {i + 1}", "exec"), ns)
         except Exception as exc:  # pragma: no cover - the message is the point
             pytest.fail(f"README python block {i + 1} raised {type(exc).__name__}: {exc}\n---\n{code}")
+
+
+def test_readme_performance_table_is_the_generated_one():
+    """The README's performance table is the one docs/_ext/perf_tables.py makes from the result files,
+    so its numbers cannot drift from what benchmarks/results/ holds."""
+    import importlib.util
+
+    path = README.parent / "docs" / "_ext" / "perf_tables.py"
+    spec = importlib.util.spec_from_file_location("perf_tables", path)
+    perf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(perf)
+    table = perf.summary_markdown().strip()
+    assert table.count("\n") >= 3
+    assert table in README.read_text(), (
+        "README's performance table differs from `python docs/_ext/perf_tables.py --readme`; paste its output")
