@@ -34,6 +34,9 @@ from hphawkes_py._backend import resolve_backend
 from hphawkes_py.kde.engine import make_engine
 from hphawkes_py.kde.model import _Objective
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _machine import machine_info  # noqa: E402
+
 DATA = Path(hp.__file__).parent / "data" / "kde" / "zhang2017"
 OUT = Path(__file__).parent / "results" / "kde.json"
 
@@ -170,7 +173,7 @@ def main(argv=None):
     _warm(args.backend, threads)
     results = {}
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-    meta = {"cpu_count": os.cpu_count(), "threads": threads, "machine": platform.processor() or platform.machine(),
+    meta = {"cpu_count": os.cpu_count(), "threads": threads, "machine": machine_info(threads),
             "load_average_at_start": load, "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
     print(f"hphawkes_py.kde benchmarks, backend={args.backend}, threads={threads}, load average {load}")
     if "sim" in args.problems:
