@@ -70,6 +70,7 @@ def _fit(x, t):
     return dict(FIXED, **{k: m[k] for k in ("h", "omega", "theta", "mu0")})
 
 
+@pytest.mark.slow
 def test_residuals_uniform_on_model_data_not_on_another_kernel():
     """The KS test accepts data simulated from the model (fitted at its posterior mode) and
     rejects, clearly, data whose delays follow another kernel fitted with the exponential one."""

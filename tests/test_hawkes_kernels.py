@@ -70,6 +70,7 @@ def test_public_functions_take_the_kernel():
     np.testing.assert_allclose(lam, p["mu0"] * bg + p["theta"] * tr, rtol=1e-11)
 
 
+@pytest.mark.slow
 def test_power_law_parameters_recovered_at_the_mode():
     """Simulation recovery with the power-law kernel (N ~ 750, p = 2.5 known): theta and omega near
     the truth (0.5 and 2; the kernel-smoothed background absorbs a little of the triggering)."""
@@ -399,6 +400,7 @@ def test_exp2_priors_are_sampled_correctly(monkeypatch):
     assert stats.kstest(F(om) ** 2, "uniform").pvalue > 1e-3
 
 
+@pytest.mark.slow
 def test_exp2_parameters_recovered_by_mcmc():
     """Simulation recovery (N ~ 1,450, truth theta 0.5, omega 4, omega2 0.3, w 0.6, h 0.2; tau_x, tau_t
     fixed) by a short chain from a distant start. The compensator is taken over the simulation square

@@ -188,6 +188,7 @@ def test_summary_arviz_and_exports(small_post, tmp_path):
 
 
 # ----------------------------------------------------------------------------- recovery
+@pytest.mark.slow
 def test_simulation_recovery():
     """theta, omega and h inside their 95% HDI in most of six seeds (default init, adaptive MH).
 

@@ -289,6 +289,7 @@ def test_far_tail_of_the_displacements():
         assert sf[2] == pytest.approx(1e-12, rel=1e-6)
 
 
+@pytest.mark.slow
 def test_recovery_of_h_and_theta():
     """Simulate with the 2-D power law (q = 1.5, h = 0.1, theta = 0.6) and maximise the posterior: the
     power-law fit recovers h and theta, the Gaussian fit does not (h 40% too wide, theta too small) and

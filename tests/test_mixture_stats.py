@@ -56,6 +56,7 @@ def test_recovers_known_three_component_mixture(method):
     assert np.mean(m.cluster_labels_ == m.predict_cluster(X)) == 1.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["gibbs", "bem"])
 def test_old_faithful_two_clusters(method):
     df = hp.datasets.load_faithful()

@@ -258,6 +258,7 @@ def season_effect(m):
     return 0.5 * np.cos(2 * np.pi * np.asarray(m, dtype=float) / 12.0)
 
 
+@pytest.mark.slow
 def test_simulation_recovers_age_season_and_irr():
     # children aged 0..7 years at the start, followed 1..3 years (as in vaccine SCCS studies)
     d, truth = hp.sccs.simulate(n_cases=4000, n_drugs=3, prevalence=0.3, fraction_positive=1.0,

@@ -224,3 +224,17 @@ def test_every_method_has_the_same_engine_files():
         assert "class CpuEngine" in cpu and "class GpuEngine" in gpu, m
         assert "from .cpu import" not in gpu and "from . import cpu" not in gpu, f"{m}/gpu.py imports cpu.py"
         assert "from .gpu import" not in cpu, f"{m}/cpu.py imports gpu.py"
+
+
+def test_every_module_imports():
+    """Each module of the package imports on its own (the fast tier, which leaves out the emulator
+    runs of the GPU engines, still loads every module this way)."""
+    failed = []
+    for name in sorted(_modules()):
+        if name.endswith("__main__"):
+            continue
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # pragma: no cover - the message is the point
+            failed.append(f"{name}: {type(exc).__name__}: {exc}")
+    assert not failed, "\n".join(failed)
