@@ -277,7 +277,7 @@ def main(argv=None):
     res = {
         "what": "hphawkes_py beside the paper's R package hpHawkes: DC log-likelihood agreement, time per full "
                 "likelihood evaluation, time per sampler iteration",
-        "note": "host shared by concurrent jobs: timings are rough (noisy upwards; see load_average); "
+        "note": "timings rise when the host is shared by other jobs (see load_average); "
                 "CPU seconds count all threads of each process",
         "command": f"HPHAWKES_R_LIB=RLIB .venv/bin/python benchmarks/bench_hawkes_hphawkes.py --threads {a.threads} "
                    f"--repeat {a.repeat} --peer-iterations {a.peer_iterations} --sweeps {a.sweeps}",
@@ -311,7 +311,7 @@ def main(argv=None):
     a.out.write_text(json.dumps(res, indent=2) + "\n")
 
     L, T, S = res["log_likelihood"], res["loglik_time"], res["sampler_time"]
-    print(f"DC gunshots, N = {t.size}, {a.threads} threads, {mach['cpu_model']} (host shared: rough timings)")
+    print(f"DC gunshots, N = {t.size}, {a.threads} threads, {mach['cpu_model']}, load average {mach['load_average_start'][0]:.1f}")
     print(f"{'':34s}{'log-likelihood':>22s}{'rel. diff':>11s}{'best s':>9s}{'median s':>10s}{'CPU s':>9s}")
     for key, label, rd in (("hpHawkes", "hpHawkes (AVX, TBB)", None),
                            ("hphawkes_py_exact", "hphawkes_py exact", L["rel_diff_exact"]),
