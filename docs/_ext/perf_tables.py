@@ -188,6 +188,63 @@ def kde_relrisk() -> list[str]:
             + list_table(["problem", "where", "fixed bandwidth (s)", "adaptive (s)"], rows))
 
 
+def kde_sparr() -> list[str]:
+    d = _load("kde_sparr.json")
+    if d is None:
+        return missing("kde_sparr.json", "run ``benchmarks/bench_kde_sparr.py`` (needs R's sparr).")
+    peer = d["peer"]
+    dens = []
+    for r in d["density"].values():
+        a, t = r["agreement"], r["time"]
+        dens.append([r["data"], f"{r['h']:g}", f"{a['sparr_edge_diggle']['max_rel_diff']:.1e}",
+                     f"{a['sparr_edge_diggle']['interior_max_rel_diff']:.1e}",
+                     f"{a['snapped_sparr_edge_diggle']['max_rel_diff']:.1e}", _s(t["sparr"]["best_wall_s"]),
+                     _s(t["hphawkes_py"]["best_wall_s"]), _s(t["hphawkes_py_cutoff3"]["best_wall_s"]),
+                     _ratio(t["sparr"]["best_wall_s"], t["hphawkes_py"]["best_wall_s"])])
+    rr = d["relative_risk"]["chorley"]
+    a, t = rr["agreement"], rr["time"]
+    threads = d["machine"].get("threads")
+    cores = next((k for k in t if k.startswith("sparr_monte_carlo_") and not k.endswith("_1core")), None)
+    risk = [["log relative risk + asymptotic p-values (pooled reference density)", _s(t["sparr_asymptotic"]["best_wall_s"]),
+             _s(t["hphawkes_py_asymptotic"]["best_wall_s"]),
+             _ratio(t["sparr_asymptotic"]["best_wall_s"], t["hphawkes_py_asymptotic"]["best_wall_s"]),
+             f"{a['asymptotic_reference_pooled']['p_max_abs_diff']:.1e} "
+             f"(snapped {a['asymptotic_reference_pooled_snapped']['p_max_abs_diff']:.0e})",
+             f"{a['asymptotic_reference_pooled']['cells_classified_differently_at_0.05']} "
+             f"(snapped {a['asymptotic_reference_pooled_snapped']['cells_classified_differently_at_0.05']})"],
+            ["sparr ``risk(tolerate = TRUE)``: the controls' density as reference (a different choice)",
+             _s(t["sparr_risk_default"]["best_wall_s"]), NA, NA,
+             f"{a['asymptotic_sparr_risk_default_reference_controls']['p_max_abs_diff']:.1e}",
+             str(a["asymptotic_sparr_risk_default_reference_controls"]["cells_classified_differently_at_0.05"])],
+            [f"Monte Carlo p-values, sparr on one core", _s(t["sparr_monte_carlo_1core"]["best_wall_s"]),
+             _s(t["hphawkes_py_monte_carlo"]["best_wall_s"]),
+             _ratio(t["sparr_monte_carlo_1core"]["best_wall_s"], t["hphawkes_py_monte_carlo"]["best_wall_s"]),
+             f"{a['monte_carlo']['p_mean_abs_diff']:.2f} (mean; random relabellings)",
+             str(a["monte_carlo"]["cells_classified_differently_at_0.05"])]]
+    if cores:
+        n_cores = cores.rsplit("_", 1)[1].replace("cores", "")
+        risk.append([f"Monte Carlo p-values, sparr ``parallelise = {n_cores}``", _s(t[cores]["best_wall_s"]),
+                     _s(t["hphawkes_py_monte_carlo"]["best_wall_s"]),
+                     _ratio(t[cores]["best_wall_s"], t["hphawkes_py_monte_carlo"]["best_wall_s"]), NA, NA])
+    return (preamble(machine_of(d), d["command"],
+                     f"sparr {peer['sparr']} (spatstat {peer['spatstat']}, spatstat.explore {peer['spatstat.explore']}) "
+                     f"on R {peer['R']}, Debian's ``r-cran-sparr``; spatstat's FFT on one thread",
+                     d.get("measured"))
+            + [_sentence(d["note"]), ""]
+            + [f"Fixed-bandwidth Gaussian intensity with Diggle's edge correction at every inside cell: relative "
+               "difference from sparr's ``bivariate.density(edge = \"diggle\")`` over all cells, over the cells "
+               "more than 4 h from the window's outside, and with our points moved to their cells' centres as "
+               "spatstat's FFT does (snapped); best wall seconds of fit + surface (ours on "
+               f"{threads} threads; the cutoff-3 column is our default truncated kernel, not the same quantity):", ""]
+            + list_table(["data", "h", "max rel. diff", "interior", "snapped", "sparr (s)", "ours (s)",
+                          "ours, cutoff 3 (s)", "speed-up (sparr / ours)"], dens)
+            + [f"Relative risk, {rr['data']}, h = {rr['h']:g} km; {rr['monte_carlo']}. Best wall seconds; the "
+               "p-value columns compare the p-value surfaces (maximum absolute difference, and the cells on "
+               "opposite sides of 0.05):", ""]
+            + list_table(["surfaces", "sparr (s)", "ours (s)", "speed-up (sparr / ours)", "p-value difference",
+                          "cells differing at 0.05"], risk))
+
+
 def sccs_fit() -> list[str]:
     d = _load("sccs.json")
     if d is None:
@@ -535,7 +592,7 @@ def reproduce_output(analysis: str) -> list[str]:
 TABLES = {
     "summary": summary_rst,
     "scan-satscan": scan_satscan, "scan-spacetime": scan_spacetime, "scan-scaling": scan_scaling,
-    "kde-paper": kde_paper, "kde-relrisk": kde_relrisk, "sccs": sccs_fit,
+    "kde-paper": kde_paper, "kde-relrisk": kde_relrisk, "kde-sparr": kde_sparr, "sccs": sccs_fit,
     "hawkes-loglik": hawkes_loglik, "hawkes-mcmc": hawkes_mcmc, "hawkes-forecast": hawkes_forecast, "hawkes-hphawkes": hawkes_hphawkes,
     "mixture-gibbs": mixture_gibbs, "mixture-sklearn": mixture_sklearn,
     "gpu-h100": lambda: gpu_table("h100"), "gpu-h200": lambda: gpu_table("h200"),
