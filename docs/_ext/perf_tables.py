@@ -205,7 +205,8 @@ def kde_sparr() -> list[str]:
     a, t = rr["agreement"], rr["time"]
     threads = d["machine"].get("threads")
     cores = next((k for k in t if k.startswith("sparr_monte_carlo_") and not k.endswith("_1core")), None)
-    risk = [["log relative risk + asymptotic p-values (pooled reference density)", _s(t["sparr_asymptotic"]["best_wall_s"]),
+    risk = [["fixed bandwidth: log relative risk + asymptotic p-values (pooled reference density)",
+             _s(t["sparr_asymptotic"]["best_wall_s"]),
              _s(t["hphawkes_py_asymptotic"]["best_wall_s"]),
              _ratio(t["sparr_asymptotic"]["best_wall_s"], t["hphawkes_py_asymptotic"]["best_wall_s"]),
              f"{a['asymptotic_reference_pooled']['p_max_abs_diff']:.1e} "
@@ -226,8 +227,19 @@ def kde_sparr() -> list[str]:
         risk.append([f"Monte Carlo p-values, sparr ``parallelise = {n_cores}``", _s(t[cores]["best_wall_s"]),
                      _s(t["hphawkes_py_monte_carlo"]["best_wall_s"]),
                      _ratio(t[cores]["best_wall_s"], t["hphawkes_py_monte_carlo"]["best_wall_s"]), NA, NA])
+    ada = d["relative_risk"].get("chorley_adaptive")
+    if ada:
+        aa, ta = ada["agreement"], ada["time"]
+        risk.append(["adaptive (Abramson's bandwidths from the pooled pilot) log relative risk surface: bandwidths "
+                     f"differ by at most {aa['bandwidths_max_rel_diff']:.1e} (snapped "
+                     f"{aa['snapped_bandwidths_max_rel_diff']:.0e}), the surface by {aa['log_rr_max_abs_diff']:.1e} "
+                     f"(snapped {aa['snapped_log_rr_max_abs_diff']:.0e})", _s(ta["sparr"]["best_wall_s"]),
+                     _s(ta["hphawkes_py"]["best_wall_s"]),
+                     _ratio(ta["sparr"]["best_wall_s"], ta["hphawkes_py"]["best_wall_s"]),
+                     "not compared: different variance formulas", NA])
     return (preamble(machine_of(d), d["command"],
-                     f"sparr {peer['sparr']} (spatstat {peer['spatstat']}, spatstat.explore {peer['spatstat.explore']}) "
+                     f"sparr {peer['sparr']} (spatstat {peer['spatstat']}, "
+                     f"spatstat.explore {peer['spatstat.explore']}) "
                      f"on R {peer['R']}, Debian's ``r-cran-sparr``; spatstat's FFT on one thread",
                      d.get("measured"))
             + [_sentence(d["note"]), ""]
