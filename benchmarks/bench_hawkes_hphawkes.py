@@ -61,6 +61,9 @@ import numpy as np
 
 import hphawkes_py as hp
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _rserver import RServer  # noqa: E402
+
 RESULTS = Path(__file__).resolve().parent / "results" / "hawkes_hphawkes.json"
 BUILD = "benchmarks/peers/build_hphawkes.sh"
 PARAMS = {"mu0": 0.5, "tau_x": 1.6, "tau_t": 336.0, "theta": 0.1, "omega": 2.0, "h": 0.07}
@@ -105,42 +108,14 @@ repeat {
 """
 
 
-class Peer:
+class Peer(RServer):
     """hpHawkes in a long-lived ``Rscript`` process (one engine, data sent once)."""
 
     def __init__(self, r_lib, x, t, threads, simd, workdir):
-        xf, tf, rf = (Path(workdir) / f for f in ("x.bin", "t.bin", "server.R"))
+        xf, tf = (Path(workdir) / f for f in ("x.bin", "t.bin"))
         np.ascontiguousarray(x, dtype="<f8").tofile(xf)
         np.ascontiguousarray(t, dtype="<f8").tofile(tf)
-        rf.write_text(R_SERVER)
-        self.log = open(Path(workdir) / "peer.log", "w+")
-        self.proc = subprocess.Popen(["Rscript", str(rf), r_lib or "", str(xf), str(tf), str(len(t)), str(threads),
-                                      str(simd)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
-                                     text=True, bufsize=1)
-        self.ready = self._read()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            if line.startswith("@@"):
-                return line.split()[1:]
-            self.log.write(line)
-        self.log.flush()
-        self.log.seek(0)
-        raise RuntimeError("the hpHawkes R process ended early:\n" + self.log.read()[-3000:])
-
-    def ask(self, cmd):
-        self.proc.stdin.write(cmd + "\n")
-        self.proc.stdin.flush()
-        return self._read()
-
-    def close(self):
-        try:
-            self.proc.stdin.write("quit\n")
-            self.proc.stdin.close()
-        except OSError:
-            pass
-        self.proc.wait(timeout=60)
-        self.log.close()
+        super().__init__(R_SERVER, workdir, (r_lib or "", xf, tf, len(t), threads, simd), log_name="peer.log")
 
 
 def peer_vector(p):

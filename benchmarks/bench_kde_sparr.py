@@ -78,6 +78,7 @@ import hphawkes_py as hp
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _machine import machine_info  # noqa: E402
+from _rserver import RServer  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "kde_sparr.json"
 DATA = Path(hp.__file__).parent / "data" / "kde"
@@ -146,38 +147,11 @@ repeat {
 """
 
 
-class Sparr:
+class Sparr(RServer):
     """sparr in a long-lived ``Rscript`` process."""
 
     def __init__(self, workdir: Path):
-        self.dir = workdir
-        (workdir / "server.R").write_text(R_SERVER)
-        self.log = open(workdir / "r.log", "w+")
-        self.proc = subprocess.Popen(["Rscript", str(workdir / "server.R")], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self.log, text=True, bufsize=1)
-        self.ready = self._read()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            if line.startswith("@@"):
-                return line.split()[1:]
-        self.log.flush()
-        self.log.seek(0)
-        raise RuntimeError("the R process ended early:\n" + self.log.read()[-3000:])
-
-    def ask(self, cmd):
-        self.proc.stdin.write(cmd + "\n")
-        self.proc.stdin.flush()
-        return self._read()
-
-    def close(self):
-        try:
-            self.proc.stdin.write("quit\n")
-            self.proc.stdin.close()
-        except OSError:
-            pass
-        self.proc.wait(timeout=60)
-        self.log.close()
+        super().__init__(R_SERVER, workdir)
 
     def write(self, name, a, dtype="<f8"):
         p = self.dir / name
