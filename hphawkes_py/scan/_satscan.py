@@ -1,11 +1,16 @@
 """Readers for SaTScan's input files (.cas, .ctl, .pop, .geo).
 
 Every value is checked where it is read: an error names the file, the line and the field
-(``ny.cas:12: field 2 (#cases) ...``); nothing is skipped, clipped or coerced.
+(``ny.cas:12: field 2 (#cases) ...``); nothing is skipped, clipped or coerced. Records dated
+outside a given study period are refused as SaTScan does by default, or (``out_of_period="ignore"``,
+SaTScan's relaxed study-period check) left out with a warning that counts them.
 """
 from __future__ import annotations
 
+import datetime as _dt
 import math
+import re
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -24,8 +29,9 @@ def _read_rows(path, what: str, min_cols: int) -> tuple[Path, list]:
     if not p.is_file():
         raise FileNotFoundError(f"{what} file not found: {p}")
     rows = []
-    # SaTScan files are whitespace separated, often with CRLF line endings
-    with open(p, encoding="utf-8", errors="strict", newline=None) as fh:
+    # SaTScan files are whitespace separated, often with CRLF line endings; files saved by Windows
+    # editors may start with a UTF-8 byte-order mark, which SaTScan skips ("utf-8-sig" drops it)
+    with open(p, encoding="utf-8-sig", errors="strict", newline=None) as fh:
         try:
             for lineno, line in enumerate(fh, 1):
                 parts = line.strip().split()
@@ -59,22 +65,86 @@ def _number(s: str, p: Path, lineno: int, field: int, name: str, *, count: bool 
     return v
 
 
-def _counts(path, what: str, field_name: str, n_key: int):
+def _counts(path, what: str, field_name: str, n_key: int, dates=None):
     """``<id> <count> [<date>] [covariates ...]`` -> ``(path, {id: total}, {(id, category): total},
     {id: first line})``. Several rows per id (dates, covariate strata) are summed; the category is
-    the tuple of fields from ``n_key`` on (the covariates)."""
+    the tuple of fields from ``n_key`` on (the covariates). ``dates``: None (field 3 is not read as a
+    date) or ``(first day, last day, out_of_period)``: field 3 is each record's date, and records
+    dated outside the period are refused (``"error"``) or left out with a warning (``"ignore"``)."""
     p, rows = _read_rows(path, what, 2)
     total: dict = {}
     by_cat: dict = {}
     first: dict = {}
+    outside = []
     for lineno, parts in rows:
         v = _number(parts[1], p, lineno, 2, field_name, count=True, whole=True)
         key = parts[0]
+        if dates is not None:
+            start, end, mode = dates
+            if len(parts) < 3:
+                raise ValueError(f"{p}:{lineno}: the {what} record has no date (field 3); with a study period "
+                                 f"every record needs one (YYYY, YYYY/MM or YYYY/MM/DD)")
+            day = _count_date(parts[2], p, lineno, start, end)
+            if not start <= day <= end:
+                if mode == "error":
+                    raise ValueError(f"{p}:{lineno}: field 3 (date) {parts[2]!r} is outside the study period "
+                                     f"{start} to {end}; SaTScan refuses such records (StudyPeriodCheckType=0), "
+                                     f"or leaves them out with out_of_period='ignore' (StudyPeriodCheckType=1)")
+                outside.append((lineno, v))
+                continue
         total[key] = total.get(key, 0.0) + v
         cat = tuple(parts[n_key:])
         by_cat[(key, cat)] = by_cat.get((key, cat), 0.0) + v
         first.setdefault(key, lineno)
+    if outside:
+        start, end, _ = dates
+        warnings.warn(f"{p}: {len(outside)} {what} record(s) ({sum(v for _, v in outside):g} {field_name[1:]}) dated "
+                      f"outside the study period {start} to {end} were left out (first on line {outside[0][0]}; "
+                      f"out_of_period='ignore', SaTScan's StudyPeriodCheckType=1)", UserWarning, stacklevel=4)
     return p, total, by_cat, first
+
+
+def _four_digit_year(y: int, start, end) -> int | None:
+    """SaTScan's century of a two-digit year (``DateStringParser::Ensure4DigitYear``): that of the
+    study period when it lies in one century, else the one that puts the year inside the period;
+    None where that is ambiguous or impossible."""
+    if y >= 1753:
+        return y
+    if y > 99:
+        return None
+    lo, hi = int(str(start)[:4]), int(str(end)[:4])
+    if lo // 100 == hi // 100:
+        return y + lo // 100 * 100
+    if hi - lo >= 100:
+        return None
+    if y >= lo % 100:
+        return y + lo // 100 * 100
+    if y <= hi % 100:
+        return y + hi // 100 * 100
+    return None
+
+
+def _count_date(s: str, p: Path, lineno: int, start, end) -> np.datetime64:
+    """The day of a case or control record's date as SaTScan reads it (``ParseCountDateString``):
+    YYYY, YYYY/MM, YYYY/MM/DD, MM/YYYY or MM/DD/YYYY (separators / - . *), a missing month or day
+    being the first; two-digit years in the study period's century."""
+    parts = re.split(r"[/\-.*]", s)
+    bad = ValueError(f"{p}:{lineno}: field 3 (date) {s!r} is not a date: YYYY, YYYY/MM or YYYY/MM/DD (or MM/DD/YYYY)")
+    if len(parts) > 3 or not all(x.isdigit() for x in parts):
+        raise bad
+    v = [int(x) for x in parts]
+    if len(v) > 1 and v[-1] > 999:  # month/day first: four-digit years only
+        y, md = v[-1], v[:-1]
+    else:
+        y, md = _four_digit_year(v[0], start, end), v[1:]
+        if y is None:
+            raise ValueError(f"{p}:{lineno}: field 3 (date) {s!r}: the year is not a four-digit year (or a two-digit "
+                             f"year whose century the study period {start} to {end} settles)")
+    m, d = (md + [1, 1])[:2]
+    try:
+        return np.datetime64(_dt.date(y, m, d), "D")
+    except ValueError:
+        raise bad from None
 
 
 def _time_weights(years, p: Path) -> dict:
@@ -99,8 +169,8 @@ def _study_period_weights(years, study_period) -> dict:
     the last, and averaged over the days of ``study_period`` = (first day, last day)."""
     ts = sorted(set(years))
     day = [int(np.datetime64(f"{int(y) + 1900 if y < 100 else int(y):04d}-07-01", "D").astype(np.int64)) for y in ts]
-    s0 = int(np.datetime64(study_period[0], "D").astype(np.int64))
-    s1 = int(np.datetime64(study_period[1], "D").astype(np.int64)) + 1
+    s0 = int(study_period[0].astype(np.int64))
+    s1 = int(study_period[1].astype(np.int64)) + 1
     w = [0.0] * len(ts)
     # constant before the first and after the last census date
     w[0] += max(0, min(s1, day[0]) - s0)
@@ -113,6 +183,53 @@ def _study_period_weights(years, study_period) -> dict:
         w[k] += ((b - u) ** 2 - (b - v) ** 2) / (2.0 * (b - a))
         w[k + 1] += ((v - a) ** 2 - (u - a) ** 2) / (2.0 * (b - a))
     return {t: wk / (s1 - s0) for t, wk in zip(ts, w)}
+
+_DATE_FORMS = ("a date: 'YYYY-MM-DD' or 'YYYY/MM/DD' (SaTScan's StartDate/EndDate), numpy.datetime64, "
+               "datetime.date or pandas.Timestamp")
+
+
+def _period_day(value, which: str) -> np.datetime64:
+    """One end of ``study_period`` as a day; a bare number (a year such as 2001 would otherwise be
+    read as 2001 days after 1970-01-01) and times within a day are refused."""
+    where = f"study_period {which} day"
+    if isinstance(value, (bool, np.bool_, int, float, np.integer, np.floating)):
+        raise TypeError(f"{where} must be {_DATE_FORMS}; got the number {value!r} (a year is not a day: write "
+                        f"'{int(value) if float(value).is_integer() else 'YYYY'}-01-01' or "
+                        f"'{int(value) if float(value).is_integer() else 'YYYY'}-12-31')")
+    if isinstance(value, str):
+        m = re.fullmatch(r"\s*(\d{4})[-/](\d{1,2})[-/](\d{1,2})\s*", value)
+        if not m:
+            raise ValueError(f"{where} must be {_DATE_FORMS}; got {value!r}")
+        try:
+            return np.datetime64(_dt.date(*(int(x) for x in m.groups())), "D")
+        except ValueError as exc:
+            raise ValueError(f"{where} {value!r} is not a date ({exc})") from None
+    if value is pd.NaT or (isinstance(value, np.datetime64) and np.isnat(value)):
+        raise ValueError(f"{where} is NaT; give {_DATE_FORMS}")
+    if getattr(value, "tzinfo", None) is not None:
+        raise ValueError(f"{where} {value!r} has a time zone; give the local calendar day (tz-naive)")
+    if isinstance(value, np.datetime64) and np.datetime_data(value.dtype)[0] in ("Y", "M", "W"):
+        # a year or month is a span of days: which of its days is meant is not said
+        raise ValueError(f"{where} {value!r} is a {np.datetime_data(value.dtype)[0]}-unit datetime64, not a day; "
+                         f"give {_DATE_FORMS}")
+    if isinstance(value, (_dt.datetime, np.datetime64)):
+        d = np.datetime64(value)
+        if d != d.astype("datetime64[D]"):
+            raise ValueError(f"{where} {value!r} is not a whole day (a time of day is given); give a date")
+        return d.astype("datetime64[D]")
+    if isinstance(value, _dt.date):
+        return np.datetime64(value, "D")
+    raise TypeError(f"{where} must be {_DATE_FORMS}; got {type(value).__name__} {value!r}")
+
+
+def _check_study_period(study_period) -> tuple:
+    """``(first day, last day)`` as numpy days, both included; a reversed period is refused."""
+    if isinstance(study_period, (str, bytes)) or not hasattr(study_period, "__len__") or len(study_period) != 2:
+        raise TypeError(f"study_period must be (first day, last day), each {_DATE_FORMS}; got {study_period!r}")
+    start, end = _period_day(study_period[0], "first"), _period_day(study_period[1], "last")
+    if end < start:
+        raise ValueError(f"study_period ends ({end}) before it starts ({start}); give (first day, last day)")
+    return start, end
 
 
 def _is_number(s: str) -> bool:
@@ -182,7 +299,8 @@ def _check_known(p, first: dict, seen: dict, geo_path):
 
 
 def read_satscan(case_file, control_file=None, population_file=None, geo_file=None, *,
-                 model: str = "bernoulli", covariates: bool = False, study_period=None) -> pd.DataFrame:
+                 model: str = "bernoulli", covariates: bool = False, study_period=None,
+                 out_of_period: str = "error") -> pd.DataFrame:
     """Read SaTScan input files into one row per location (or per location and covariate category).
 
     Parameters
@@ -208,10 +326,19 @@ def read_satscan(case_file, control_file=None, population_file=None, geo_file=No
         date and the ``.pop`` fields after the population, joined by spaces in column
         ``category``), for :func:`hphawkes_py.scan.poisson`'s indirect standardisation.
     study_period : (start, end), optional
-        First and last day (dates) of the study period: the population is then averaged over it as
-        SaTScan does (a census year at July 1 of that year, linear between census dates, constant
-        outside them; :func:`hphawkes_py.scan.run_prm` passes the file's StartDate/EndDate).
-        Default: averaged over the span of the census years.
+        First and last day of the study period, both included: dates as ``"YYYY-MM-DD"`` or
+        ``"YYYY/MM/DD"`` strings (SaTScan's StartDate/EndDate), ``numpy.datetime64``,
+        ``datetime.date`` or ``pandas.Timestamp`` (a bare year such as 2001 is refused: it is not a
+        day). The population is then averaged over it as SaTScan does (a census year at July 1 of
+        that year, linear between census dates, constant outside them;
+        :func:`hphawkes_py.scan.run_prm` passes the file's StartDate/EndDate), and field 3 of every
+        case (and control) record is its date (YYYY, YYYY/MM or YYYY/MM/DD, a missing month or day
+        being the first), checked against the period. Default: averaged over the span of the census
+        years, dates not checked.
+    out_of_period : {"error", "ignore"}
+        With ``study_period``: a case or control record dated outside it is refused, naming the
+        file and line (``"error"``, SaTScan's default StudyPeriodCheckType=0), or left out with a
+        warning that counts such records (``"ignore"``, StudyPeriodCheckType=1).
 
     Returns
     -------
@@ -224,9 +351,12 @@ def read_satscan(case_file, control_file=None, population_file=None, geo_file=No
     ------
     ValueError
         Naming the file, line and field: a value that is not a finite number, a negative count,
-        fractional cases, a location id missing from the geo file or duplicated in it; a location
-        with more cases than population (Bernoulli); both or neither of the control and
-        population files (Bernoulli).
+        fractional cases, a location id missing from the geo file or duplicated in it, a record
+        dated outside ``study_period``; a location with more cases than population (Bernoulli);
+        both or neither of the control and population files (Bernoulli); a reversed
+        ``study_period``.
+    TypeError
+        ``study_period`` given as numbers (years) rather than dates.
 
     Examples
     --------
@@ -240,8 +370,32 @@ def read_satscan(case_file, control_file=None, population_file=None, geo_file=No
        location_id       x       y  cases  controls
     0            1  8072.0  8970.0      0         1
     1            2  9004.0  7953.0      0         1
+
+    The New York leukaemia counts (Poisson), the population averaged over the year 2000 and the
+    case dates checked against it:
+
+    >>> ny = hp.scan.read_satscan(f("ny_leukemia.cas"), population_file=f("ny_leukemia.pop"),
+    ...                           geo_file=f("ny_leukemia.geo"), model="poisson",
+    ...                           study_period=("2000/1/1", "2000/12/31"))
+    >>> print(len(ny), int(ny.cases.sum()))
+    281 552
     """
+    return _read_satscan(case_file, control_file, population_file, geo_file, model=model, covariates=covariates,
+                         study_period=study_period, out_of_period=out_of_period, dated=True)
+
+
+def _read_satscan(case_file, control_file, population_file, geo_file, *, model, covariates, study_period,
+                  out_of_period, dated):
+    """:func:`read_satscan`; ``dated=False``: the case and control records have no date field
+    (SaTScan's PrecisionCaseTimes=0), so their covariates start at field 3 and no date is checked."""
     check_in(model, "model", ("bernoulli", "poisson"))
+    check_in(out_of_period, "out_of_period", ("error", "ignore"))
+    period = None if study_period is None else _check_study_period(study_period)
+    if out_of_period != "error" and (period is None or not dated):
+        raise ValueError(f"out_of_period={out_of_period!r} needs study_period (the dates of the records are checked "
+                         f"against it)")
+    dates = (period[0], period[1], out_of_period) if period is not None and dated else None
+    n_key = 3 if dated else 2
     if not isinstance(covariates, (bool, np.bool_)):
         raise TypeError(f"covariates must be True or False, got {covariates!r}")
     if covariates and model != "poisson":
@@ -260,16 +414,16 @@ def read_satscan(case_file, control_file=None, population_file=None, geo_file=No
         if population_file is None:
             raise ValueError("model='poisson' needs population_file (.pop)")
     gp, keys, xs, ys, seen = _geo(geo_file)
-    # cases: <id> <#cases> <date> <covariates...>; the covariates start at field 4
-    cp, cases, cases_cat, cases_first = _counts(case_file, "case", "#cases", 3)
+    # cases: <id> <#cases> [<date>] <covariates...>; the covariates start after the date
+    cp, cases, cases_cat, cases_first = _counts(case_file, "case", "#cases", n_key, dates)
     _check_known(cp, cases_first, seen, gp)
     controls = None
     if control_file is not None:
-        kp, controls, _, ctl_first = _counts(control_file, "control", "#controls", 3)
+        kp, controls, _, ctl_first = _counts(control_file, "control", "#controls", n_key, dates)
         _check_known(kp, ctl_first, seen, gp)
     population = None
     if population_file is not None:
-        pp, population, pop_cat, pop_first, _ = _population(population_file, study_period)
+        pp, population, pop_cat, pop_first, _ = _population(population_file, period)
         _check_known(pp, pop_first, seen, gp)
 
     def col(tab):
