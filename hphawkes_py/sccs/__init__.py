@@ -12,6 +12,7 @@ convergence rules.
 >>> fit = hp.sccs.fit(data, prior="laplace", variance=1.0)
 >>> fit.confint([1, 2], method="wald")  # doctest: +SKIP
 """
+from .calibration import EmpiricalNull
 from .data import SCCSData
 from .design import RiskWindow
 from .model import fit
@@ -22,4 +23,4 @@ from .simulation import simulate
 from .splines import SplineTerm
 
 __all__ = ["SCCSData", "RiskWindow", "SCCSFit", "CVResult", "BootstrapResult", "MLEWarning", "fit", "cross_validate", "bootstrap",
-           "simulate", "log_prior", "SplineTerm"]
+           "simulate", "log_prior", "SplineTerm", "EmpiricalNull"]

@@ -1,0 +1,376 @@
+"""Empirical calibration with negative controls (Schuemie et al. 2014, 2018).
+
+Negative controls are exposure-outcome pairs believed to have no causal effect (true relative
+risk 1). Their estimates show the study's systematic error: each observed log relative risk is
+
+    log_rr_i ~ N(mean, sd^2 + se_i^2),
+
+the bias ``N(mean, sd^2)`` (the *empirical null*) plus the estimate's own sampling error
+``se_i``. :meth:`EmpiricalNull.fit` finds ``mean`` and ``sd`` by maximum likelihood, as
+EmpiricalCalibration's ``fitNull``; the fitted null then calibrates p-values (``calibrateP``)
+and confidence intervals (``calibrateConfidenceInterval`` with the error model of
+``convertNullToErrorModel``: the same bias at every true effect size).
+
+References
+----------
+Schuemie MJ, Ryan PB, DuMouchel W, Suchard MA, Madigan D (2014). Interpreting observational
+studies: why empirical calibration is needed to correct p-values. Statistics in Medicine
+33(2):209-218.
+
+Schuemie MJ, Hripcsak G, Ryan PB, Madigan D, Suchard MA (2018). Empirical confidence interval
+calibration for population-level effect estimation studies in observational healthcare data.
+PNAS 115(11):2571-2577.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import numpy as np
+import pandas as pd
+from scipy import optimize, stats
+
+from .._validate import as_float_array, check_in, check_probability, check_same_length
+
+__all__ = ["EmpiricalNull", "MIN_CONTROLS", "EXTREME_LOG_RR", "EASE_THRESHOLD"]
+
+#: Fewest usable negative controls :meth:`EmpiricalNull.fit` accepts: the null has two
+#: parameters, and with two controls its standard deviation rests on a single difference.
+MIN_CONTROLS = 3
+#: ``fitNull`` leaves out estimates with ``|log_rr| > log(100)`` (a failed fit, not a bias).
+EXTREME_LOG_RR = math.log(100.0)
+#: SelfControlledCaseSeries' default ``easeThreshold``: a study passes with EASE below it.
+EASE_THRESHOLD = 0.25
+
+
+def _pair(log_rr, se_log_rr):
+    """Both arguments as float arrays of one length (NaN/inf allowed here; callers decide)."""
+    x = as_float_array(log_rr, "log_rr", ndim=1, finite=False)
+    s = as_float_array(se_log_rr, "se_log_rr", ndim=1, finite=False)
+    check_same_length(log_rr=x, se_log_rr=s)
+    # a finite standard error must be positive; NaN/inf are the callers' business
+    bad = np.isfinite(s) & (s <= 0)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"se_log_rr must be > 0 (a standard error): {int(bad.sum())} value(s) <= 0, first "
+                         f"se_log_rr[{i}] = {s[i].item()!r}")
+    return x, s
+
+
+def _neg_log_lik(mean, sd, x, se):
+    """Minus the log-likelihood of the null ``(mean, sd)``: sum of -log N(x_i; mean, sd^2 + se_i^2)."""
+    v = sd * sd + se * se
+    return 0.5 * float(np.sum(np.log(2.0 * np.pi * v) + (x - mean) ** 2 / v))
+
+
+def _profile_mean(sd, x, se):
+    """The mean that maximises the likelihood at a given ``sd`` (inverse-variance weighted mean)."""
+    w = 1.0 / (sd * sd + se * se)
+    return float(np.sum(w * x) / np.sum(w))
+
+
+def _fit_null(x, se):
+    """Maximum-likelihood ``(mean, sd, log-likelihood)``.
+
+    The mean is profiled out in closed form, leaving a one-dimensional problem in ``sd`` on
+    ``[0, max(x) - min(x)]`` (beyond the spread of the estimates a wider null only lowers the
+    likelihood): a grid finds the basin, Brent's method the optimum, and ``sd = 0`` (no
+    systematic error beyond sampling error) is a candidate of its own.
+    """
+    def profile(sd):
+        return _neg_log_lik(_profile_mean(sd, x, se), sd, x, se)
+
+    upper = float(np.max(x) - np.min(x))
+    candidates = [(profile(0.0), 0.0)]
+    if upper > 0:
+        grid = upper * np.linspace(0.0, 1.0, 201) ** 2
+        values = np.array([profile(s) for s in grid])
+        k = int(np.argmin(values))
+        lo, hi = grid[max(k - 1, 0)], grid[min(k + 1, grid.size - 1)]
+        if hi > lo:
+            res = optimize.minimize_scalar(profile, bounds=(lo, hi), method="bounded",
+                                           options={"xatol": 1e-12 * max(upper, 1e-300)})
+            candidates.append((float(res.fun), float(res.x)))
+        candidates.append((float(values[k]), float(grid[k])))
+    nll, sd = min(candidates)
+    return _profile_mean(sd, x, se), sd, -nll
+
+
+@dataclass(frozen=True)
+class EmpiricalNull:
+    """The empirical null distribution ``N(mean, sd^2)`` of the systematic error (log scale).
+
+    Fit it with :meth:`fit` to the estimates of negative controls; then
+    :meth:`calibrate_p` and :meth:`calibrate_ci` calibrate the estimates of interest.
+
+    Parameters
+    ----------
+    mean : float
+        Mean of the systematic error on the log relative-risk scale (0: unbiased on average).
+    sd : float
+        Standard deviation of the systematic error (>= 0).
+    n_controls : int
+        Negative controls used in the fit.
+    log_likelihood : float
+        Log-likelihood at the estimate.
+    dropped : dict
+        Estimates left out of the fit, and why (counts): ``"non_finite"`` (NaN or infinite
+        log_rr or se) and ``"extreme"`` (``|log_rr| > log(100)``).
+
+    See Also
+    --------
+    hphawkes_py.sccs.fit : fits the negative-control exposures of a study.
+
+    Examples
+    --------
+    Forty negative controls with a bias of mean 0.2 and sd 0.1:
+
+    >>> rng = np.random.default_rng(1)
+    >>> se = rng.uniform(0.05, 0.3, 40)
+    >>> log_rr = rng.normal(0.2, np.sqrt(0.1**2 + se**2))
+    >>> null = hp.sccs.EmpiricalNull.fit(log_rr, se)
+    >>> round(null.mean, 2), round(null.sd, 2)
+    (0.2, 0.04)
+
+    A drug with an observed relative risk of 1.5 (log 0.405, se 0.1) is much less surprising
+    once the bias is allowed for:
+
+    >>> from scipy.stats import norm
+    >>> round(2 * norm.sf(np.log(1.5) / 0.1), 5)
+    5e-05
+    >>> null.calibrate_p([np.log(1.5)], [0.1]).round(3).tolist()
+    [0.056]
+
+    Calibrated intervals shift by the mean bias and widen by its spread:
+
+    >>> null.calibrate_ci([np.log(1.5)], [0.1])[["rr", "lower", "upper"]].round(2).to_numpy().tolist()
+    [[1.23, 0.99, 1.53]]
+    """
+
+    mean: float
+    sd: float
+    n_controls: int
+    log_likelihood: float
+    dropped: Mapping[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def fit(cls, log_rr, se_log_rr, *, invalid: str = "drop") -> "EmpiricalNull":
+        """Maximum-likelihood fit of the null to negative-control estimates (``fitNull``).
+
+        Each ``log_rr_i ~ N(mean, sd^2 + se_log_rr_i^2)``; the mean is profiled out in closed
+        form (the inverse-variance weighted mean at a given ``sd``) and ``sd >= 0`` found by a
+        bounded one-dimensional search, so the optimum, including ``sd = 0``, is found to
+        machine precision (EmpiricalCalibration searches ``(mean, 1/sd^2)`` by Nelder-Mead from
+        ``(0, 1)``, which agrees to its own tolerance).
+
+        Parameters
+        ----------
+        log_rr : array_like (n,)
+            Log relative-risk estimates of the negative controls.
+        se_log_rr : array_like (n,)
+            Their standard errors (> 0).
+        invalid : {"drop", "raise"}
+            Estimates with NaN or infinite ``log_rr`` or ``se_log_rr`` (a control without
+            events in one period, say) and extreme ones (``|log_rr| > log(100)``) cannot be
+            used. ``"drop"`` (default, as ``fitNull``) leaves them out with a warning and
+            counts them in ``dropped``; ``"raise"`` refuses them.
+
+        Returns
+        -------
+        EmpiricalNull
+
+        Raises
+        ------
+        ValueError
+            Lengths differ, a standard error <= 0, fewer than :data:`MIN_CONTROLS` usable
+            controls, or (``invalid="raise"``) an unusable estimate.
+        """
+        check_in(invalid, "invalid", ("drop", "raise"))
+        x, s = _pair(log_rr, se_log_rr)
+        non_finite = ~(np.isfinite(x) & np.isfinite(s))
+        extreme = ~non_finite & (np.abs(np.where(non_finite, 0.0, x)) > EXTREME_LOG_RR)
+        bad = non_finite | extreme
+        if bad.any():
+            i = int(np.argmax(bad))
+            what = (f"{int(non_finite.sum())} NaN/infinite and {int(extreme.sum())} extreme (|log_rr| > log(100)) "
+                    f"estimate(s), first at index {i} (log_rr={x[i].item()!r}, se_log_rr={s[i].item()!r})")
+            if invalid == "raise":
+                raise ValueError(f"negative controls: {what}; use invalid='drop' to leave them out")
+            warnings.warn(f"negative controls: {what} left out of the null fit", UserWarning, stacklevel=2)
+        x, s = x[~bad], s[~bad]
+        if x.size < MIN_CONTROLS:
+            raise ValueError(f"fitting the empirical null needs at least {MIN_CONTROLS} negative controls with finite "
+                             f"estimates, got {x.size} (of {bad.size}; {int(bad.sum())} unusable)")
+        mean, sd, ll = _fit_null(x, s)
+        return cls(mean=mean, sd=sd, n_controls=int(x.size), log_likelihood=ll,
+                   dropped={"non_finite": int(non_finite.sum()), "extreme": int(extreme.sum())})
+
+    def __post_init__(self):
+        if not (np.isfinite(self.mean) and np.isfinite(self.sd) and self.sd >= 0):
+            raise ValueError(f"EmpiricalNull needs a finite mean and a finite sd >= 0, got mean={self.mean!r}, "
+                             f"sd={self.sd!r}")
+
+    def _total_sd(self, s):
+        return np.sqrt(self.sd * self.sd + s * s)
+
+    def calibrate_p(self, log_rr, se_log_rr, *, alternative: str = "two-sided") -> np.ndarray:
+        """Calibrated p-values (``calibrateP``): the estimate judged against the null plus its own error.
+
+        With ``z = (log_rr - mean) / sqrt(sd^2 + se^2)`` the two-sided p-value is
+        ``2 min(Phi(z), Phi(-z))``; ``"greater"`` is ``Phi(-z)`` (evidence of a raised risk,
+        ``calibrateP(upper=TRUE)``), ``"less"`` is ``Phi(z)``.
+
+        Parameters
+        ----------
+        log_rr, se_log_rr : array_like (n,)
+            Estimates to calibrate and their standard errors (> 0).
+        alternative : {"two-sided", "greater", "less"}
+
+        Returns
+        -------
+        ndarray (n,)
+            Calibrated p-values, in the order given; NaN where ``log_rr`` or ``se_log_rr`` is
+            NaN or infinite (as ``calibrateP``'s NA: such an estimate has no p-value).
+
+        Raises
+        ------
+        ValueError
+            Lengths differ or a standard error <= 0.
+        """
+        check_in(alternative, "alternative", ("two-sided", "greater", "less"))
+        x, s = _pair(log_rr, se_log_rr)
+        ok = np.isfinite(x) & np.isfinite(s)
+        p = np.full(x.shape, np.nan)
+        z = (x[ok] - self.mean) / self._total_sd(s[ok])
+        if alternative == "two-sided":
+            p[ok] = 2.0 * stats.norm.cdf(-np.abs(z))
+        elif alternative == "greater":
+            p[ok] = stats.norm.sf(z)
+        else:
+            p[ok] = stats.norm.cdf(z)
+        return p
+
+    def calibrate_ci(self, log_rr, se_log_rr, level: float = 0.95) -> pd.DataFrame:
+        """Calibrated estimates and confidence intervals (``calibrateConfidenceInterval``).
+
+        The error model is the null at every true effect size (EmpiricalCalibration's
+        ``convertNullToErrorModel`` with ``meanSlope = 1, sdSlope = 0``): an estimate of a true
+        log relative risk ``t`` is ``N(t + mean, sd^2 + se^2)``. Inverting it gives
+
+            log_rr_cal = log_rr - mean,   bounds = log_rr - mean -+ z sqrt(sd^2 + se^2),
+
+        with ``z`` the ``(1 + level) / 2`` normal quantile; the calibrated standard error is
+        ``sqrt(sd^2 + se^2)``. EmpiricalCalibration finds the same bounds by root finding.
+
+        Parameters
+        ----------
+        log_rr, se_log_rr : array_like (n,)
+            Estimates and their standard errors (> 0).
+        level : float in (0, 1)
+            Confidence level.
+
+        Returns
+        -------
+        DataFrame
+            One row per estimate, in the order given: ``log_rr``, ``log_lower``,
+            ``log_upper``, ``se_log_rr`` (calibrated, log scale) and ``rr``, ``lower``,
+            ``upper`` (their exponentials). NaN rows where the input is NaN or infinite.
+
+        Raises
+        ------
+        ValueError
+            Lengths differ, a standard error <= 0, ``level`` outside (0, 1).
+        """
+        level = check_probability(level, "level", high_open=True)
+        x, s = _pair(log_rr, se_log_rr)
+        ok = np.isfinite(x) & np.isfinite(s)
+        z = stats.norm.ppf(0.5 + level / 2.0)
+        centre = np.where(ok, x - self.mean, np.nan)
+        total = np.where(ok, self._total_sd(np.where(ok, s, 0.0)), np.nan)
+        out = pd.DataFrame({"log_rr": centre, "log_lower": centre - z * total, "log_upper": centre + z * total,
+                            "se_log_rr": total})
+        for a, b in (("rr", "log_rr"), ("lower", "log_lower"), ("upper", "log_upper")):
+            out[a] = np.exp(out[b])
+        out.attrs["level"] = level
+        return out
+
+    @property
+    def ease(self) -> float:
+        """Expected absolute systematic error ``E|B|`` for ``B ~ N(mean, sd^2)`` (EmpiricalCalibration's
+        ``computeExpectedAbsoluteSystematicError``; SelfControlledCaseSeries passes a study when it
+        is below :data:`EASE_THRESHOLD`). The mean of a folded normal distribution:
+        ``sd sqrt(2/pi) exp(-mean^2 / (2 sd^2)) + mean (1 - 2 Phi(-mean/sd))``, ``|mean|`` when ``sd = 0``."""
+        m, sd = self.mean, self.sd
+        if sd == 0:
+            return abs(m)
+        return float(sd * math.sqrt(2.0 / math.pi) * math.exp(-m * m / (2.0 * sd * sd))
+                     + m * (1.0 - 2.0 * stats.norm.cdf(-m / sd)))
+
+    def plot(self, log_rr, se_log_rr, *, level: float = 0.95, ax=None, path=None):
+        """Calibration plot (EmpiricalCalibration's ``plotCalibrationEffect``).
+
+        Estimates as points (relative risk on a log axis against the standard error); the
+        dashed lines bound the region where the uncalibrated p-value is above ``1 - level``
+        (``|log_rr| < z se``), the shaded region the same for the calibrated p-value
+        (``|log_rr - mean| < z sqrt(sd^2 + se^2)``). Negative controls belong inside it.
+
+        Parameters
+        ----------
+        log_rr, se_log_rr : array_like (n,)
+            Estimates to show (negative controls, say) and their standard errors (> 0);
+            NaN or infinite estimates cannot be drawn and are refused.
+        level : float in (0, 1)
+            ``1 - level`` is the significance level of the boundaries.
+        ax : matplotlib Axes, optional
+        path : str or Path, optional
+            Save the figure there.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+
+        Raises
+        ------
+        ImportError
+            matplotlib is not installed.
+        """
+        level = check_probability(level, "level", high_open=True)
+        x, s = _pair(log_rr, se_log_rr)
+        bad = ~(np.isfinite(x) & np.isfinite(s))
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ValueError(f"plot needs finite estimates: {int(bad.sum())} NaN/infinite, first at index {i} "
+                             f"(log_rr={x[i].item()!r}, se_log_rr={s[i].item()!r})")
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ImportError("EmpiricalNull.plot needs matplotlib: pip install matplotlib") from exc
+        if ax is None:
+            _, ax = plt.subplots(figsize=(5.5, 4.0))
+        z = stats.norm.ppf(0.5 + level / 2.0)
+        top = max(1.5 * float(s.max()) if s.size else 1.0, 0.25)
+        grid = np.linspace(0.0, top, 200)
+        half = z * self._total_sd(grid)
+        ax.fill_betweenx(grid, np.exp(self.mean - half), np.exp(self.mean + half), color="#fdd49e", alpha=0.7,
+                         label=f"calibrated p > {1 - level:.2g}")
+        ax.plot(np.exp(-z * grid), grid, "k--", lw=1, label=f"uncalibrated p = {1 - level:.2g}")
+        ax.plot(np.exp(z * grid), grid, "k--", lw=1)
+        ax.scatter(np.exp(x), s, s=14, color="#1f4e79", zorder=3)
+        ax.axvline(1.0, color="0.5", lw=0.8)
+        ax.set_xscale("log")
+        span = max(float(np.max(np.abs(x))) if x.size else 1.0, float(abs(self.mean) + half[-1]))
+        ax.set_xlim(np.exp(-span * 1.05), np.exp(span * 1.05))
+        ax.set_ylim(top, 0.0)
+        ax.set_xlabel("relative risk")
+        ax.set_ylabel("standard error of log relative risk")
+        ax.legend(loc="lower right", fontsize=8, frameon=False)
+        if path is not None:
+            ax.figure.savefig(path, dpi=120)
+        return ax
+
+    def __repr__(self) -> str:
+        drop = ", ".join(f"{k}={v}" for k, v in self.dropped.items() if v) or "nothing"
+        return (f"EmpiricalNull(mean={self.mean:.4f}, sd={self.sd:.4f}, n_controls={self.n_controls}, "
+                f"dropped: {drop})")
