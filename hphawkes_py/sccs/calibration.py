@@ -138,7 +138,7 @@ class EmpiricalNull:
     once the bias is allowed for:
 
     >>> from scipy.stats import norm
-    >>> round(2 * norm.sf(np.log(1.5) / 0.1), 5)
+    >>> round(float(2 * norm.sf(np.log(1.5) / 0.1)), 5)
     5e-05
     >>> null.calibrate_p([np.log(1.5)], [0.1]).round(3).tolist()
     [0.056]
