@@ -42,7 +42,7 @@ def register(subparsers) -> None:
     p.add_argument("--thin", type=int, default=1)
     p.add_argument("--chains", type=int, default=1, help="Gibbs chains (R-hat/ESS in the summary)")
     p.add_argument("--init", choices=("kmeans++", "random"), default="kmeans++", help="initial component means")
-    p.add_argument("--prune", type=float, default=0.0, help="BEM: remove components whose weight falls below this")
+    p.add_argument("--prune", type=float, default=0.0, help="BEM only: remove components whose weight falls below this")
     p.add_argument("--gamma0", type=float, default=10.0, help="mu_j | Sigma_j ~ N(m0, gamma0 Sigma_j) (standardised units)")
     p.add_argument("--nu0", type=float, default=1.0, help="inverse-Wishart nu (df = nu0 + p + 1, scale nu0 I)")
     p.add_argument("--alpha-prior", type=float, nargs=2, default=(10.0, 1.0), metavar=("E0", "F0"),
@@ -147,6 +147,9 @@ def _cmd_fit(args) -> int:
     check_output_dir(out, args.overwrite)
     if args.cofactor <= 0 or not np.isfinite(args.cofactor):
         raise CliError(f"--cofactor must be a positive number, got {args.cofactor}")
+    if args.prune != 0 and args.method != "bem":
+        raise CliError(f"--prune {args.prune:g} applies to --method bem only (--method {args.method} keeps all "
+                       f"{args.n_components} components): leave --prune out or use --method bem")
     model = _model(args, thin=args.thin, chains=args.chains, init=args.init, prune=args.prune,
                    alpha_prior=tuple(args.alpha_prior), gamma0=args.gamma0, nu0=args.nu0,
                    relabel=not args.no_relabel)

@@ -18,6 +18,7 @@ from .._backend import resolve_backend
 from .._parallel import run_replicates, spawn_seeds
 from .._validate import as_float_array, check_bool, check_in, check_int, check_positive, check_random_state, check_seed, describe
 from . import prediction
+from ._data import column_names, real_data
 from ._math import Priors
 from .bem import bayesian_em
 from .clusters import modal_clusters
@@ -80,10 +81,13 @@ class TDPGaussianMixture:
     nu0 : float, optional
         Prior degrees-of-freedom parameter nu (the inverse-Wishart has nu0 + p + 1 standard
         degrees of freedom, so E[Sigma_j] = Phi0 / nu0).  Default 1 (dpmix).  Must be > 0
-        (so the inverse-Wishart has a mean).
+        (so the inverse-Wishart has a mean); with the default ``Phi0 = nu0 * I`` it must also be
+        large enough for float64 to resolve ``Phi0`` beside the data's scatter (about
+        ``4 p eps`` times the sum of squares of the standardised data; refused before the fit).
     Phi0 : array (p, p) or (k, p, p), optional
         Inverse-Wishart scale matrix ("nu Phi" of the paper), standardised units,
-        symmetric positive definite.  Default ``nu0 * I`` (dpmix), i.e. the prior mean of
+        symmetric positive definite, its smallest eigenvalue above float64's resolution beside
+        the data's scatter (see ``nu0``).  Default ``nu0 * I`` (dpmix), i.e. the prior mean of
         each Sigma_j is the identity = the covariance of the standardised data.
     relabel : bool, default True
         Gibbs only: permute the components of every stored draw to match the last draw
@@ -99,7 +103,7 @@ class TDPGaussianMixture:
         relabelled draws are pooled; ``summary()`` reports R-hat and ESS of label-invariant
         quantities (log-likelihood, occupied components, alpha) across them.
     prune : float, default 0.0
-        BEM: once the fit has settled (relative change of the log posterior < 1e-5), components
+        BEM only (refused with ``method="gibbs"``, whose sampler keeps all k components): once the fit has settled (relative change of the log posterior < 1e-5), components
         whose weight is below ``prune`` are removed one at a time, lightest first (weight 0;
         the stick-breaking prior and alpha then run over the ``n_components_kept_`` remaining
         components) and the iterations go on; the fit converges only with every kept weight >= ``prune``.  0 keeps all k.
@@ -163,9 +167,13 @@ class TDPGaussianMixture:
         Number of clusters (modes of the fitted density).
     cluster_weights_, cluster_means_ : ndarray
         Total weight and moment-matched mean (original units) of each cluster.
-    feature_names_in_ : ndarray of str
-        Column names of a DataFrame given to ``fit`` (as scikit-learn); prediction on a
-        DataFrame requires the same names in the same order.
+    feature_names_in_ : ndarray of str or None
+        Column names of a DataFrame given to ``fit`` (None for an array), with scikit-learn's
+        rule: ``predict``, ``predict_proba``, ``predict_cluster``, ``score_samples`` and
+        ``score`` refuse (ValueError) a DataFrame whose names differ from these or come in
+        another order.  A model fitted on an array warns (UserWarning) when it predicts on a
+        DataFrame, whose names it cannot check: the columns are used by position.  A plain
+        array is always taken by position, in the order of the fit.
     draws_ : dict or None
         Gibbs: ``weights`` (S, k), ``means`` (S, k, p), ``covariances`` (S, k, p, p)
         (original units, relabelled if ``relabel``), ``alpha`` (S,).  With several chains,
@@ -281,6 +289,13 @@ class TDPGaussianMixture:
         self.prune = check_positive(prune, "prune", strict=False)
         if self.prune >= 1.0:
             raise ValueError(f"prune must be a weight threshold in [0, 1), got {self.prune}")
+        if self.prune > 0 and self.method != "bem":
+            # the Gibbs sampler keeps every component: an empty one is drawn from the prior, which is
+            # part of the truncated Dirichlet process; dropping components is a BEM device
+            raise ValueError(
+                f"prune={self.prune:g} applies to method='bem' only; method={self.method!r} keeps all "
+                f"n_components={self.n_components} components: leave prune=0 or use method='bem'"
+            )
         self.merge_tol = check_positive(merge_tol, "merge_tol")
         self.min_cluster_weight = check_positive(min_cluster_weight, "min_cluster_weight", strict=False)
         if self.min_cluster_weight >= 1.0:
@@ -312,8 +327,8 @@ class TDPGaussianMixture:
     def _check_data(self, X):
         if X is None:
             raise TypeError("X must be an array of numbers (n observations x p columns), got None")
-        names = _column_names(X)
-        arr = X if isinstance(X, np.ndarray) else np.asarray(X)
+        names = column_names(X)
+        arr = real_data(X, "X")
         if arr.ndim == 1:
             raise ValueError(
                 f"X must be 2-dimensional (n observations x p columns), got a 1-D array of shape {arr.shape}: "
@@ -356,10 +371,42 @@ class TDPGaussianMixture:
                 raise ValueError("Phi0 must be positive definite (its Cholesky factorisation failed)") from None
         return m0, Phi0
 
+    def _check_prior_scale(self, Phi0, Xs, m0):
+        """Refuse a prior scale matrix that float64 cannot tell from singular beside the data.
+
+        A component's inverse-Wishart scale (posterior, or the BEM mode's numerator) is ``Phi0``
+        plus the scatter of its points about ``m0``, whose norm is at most the total sum of squares
+        ``T = sum_i |x_i - m0|^2`` of the standardised data.  A float64 Cholesky factorisation of a
+        p x p matrix A fails when an eigenvalue falls below about ``p eps |A|``; so the smallest
+        eigenvalue of ``Phi0`` must exceed ``4 p eps (largest eigenvalue of Phi0 + T)``, or an empty
+        or one-point component's covariance is singular in the middle of the run.  (The
+        inverse-Wishart degrees of freedom ``nu0 + p + 1`` exceed ``p - 1`` for every ``nu0 > 0``.)
+        """
+        p = Xs.shape[1]
+        eig = np.linalg.eigvalsh(Phi0)
+        total = float(((Xs - m0) ** 2).sum())
+        floor = 4 * p * np.finfo(np.float64).eps * (float(eig.max()) + total)
+        smallest = float(eig.min())
+        if smallest > floor:
+            return
+        if self.Phi0 is None:
+            raise ValueError(
+                f"nu0={self.nu0:g} is too small: the prior scale matrix Phi0 = nu0 * I must have eigenvalues above "
+                f"{floor:.3g} = 4 p eps (nu0 + sum of squares of the standardised data about m0, {total:.4g}), "
+                "or the components' covariances are singular in float64; use nu0 > "
+                f"{floor:.3g} (dpmix's default is nu0=1)"
+            )
+        raise ValueError(
+            f"Phi0 has smallest eigenvalue {smallest:.3g}, at or below {floor:.3g} = 4 p eps (its largest "
+            f"eigenvalue + sum of squares of the standardised data about m0, {total:.4g}): the components' "
+            "covariances would be singular in float64; scale Phi0 up (the data are standardised: nu0 * I, "
+            "nu0 of order 1, is the usual scale)"
+        )
+
     def _check_init(self, X, center, scale, k, p):
         if isinstance(self.init, str):
             return self.init
-        mu = as_float_array(self.init, "init", shape=(k, p), copy=True)
+        mu = as_float_array(real_data(self.init, "init"), "init", shape=(k, p), copy=True)
         return (mu - center) / scale
 
     def _check_size(self, n, p, k):
@@ -386,7 +433,12 @@ class TDPGaussianMixture:
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y=None):
-        """Fit the mixture to X (n, p) (rows = observations, original units). Returns self."""
+        """Fit the mixture to X (n, p) (rows = observations, original units). Returns self.
+
+        X holds real numbers (bool, integer or float); dates, durations, strings and complex
+        numbers are refused rather than cast.  A DataFrame's column names are kept in
+        ``feature_names_in_`` and checked at prediction.
+        """
         X = self._check_data(X)
         n, p = X.shape
         k = self.n_components
@@ -400,11 +452,12 @@ class TDPGaussianMixture:
                 "drop them before fitting"
             )
         m0, Phi0 = self._check_priors(p, k)
+        Xs = (X - center) / scale
+        self._check_prior_scale(Phi0, Xs, m0)
         init = self._check_init(X, center, scale, k, p)
         self._check_size(n, p, k)
         resolved = resolve_backend(self.backend)
         priors = Priors(m0, self.gamma0, self.nu0, Phi0, *self.alpha_prior)
-        Xs = (X - center) / scale
         self.center_, self.scale_ = center, scale
         self.n_, self.p_ = n, p
         self.backend_ = resolved
@@ -604,7 +657,8 @@ class TDPGaussianMixture:
 
     def _standardise(self, X):
         self._check_fitted()
-        names = _column_names(X)
+        arr = real_data(X, "X")
+        names = column_names(X)
         fitted = getattr(self, "feature_names_in_", None)
         if names is not None and fitted is not None and list(names) != list(fitted):
             if set(names) == set(fitted):
@@ -613,7 +667,12 @@ class TDPGaussianMixture:
                     f"{list(fitted)} (select them in that order, e.g. X[model.feature_names_in_])"
                 )
             raise ValueError(f"X has columns {list(names)} but the model was fitted on {list(fitted)}")
-        arr = X if isinstance(X, np.ndarray) else np.asarray(X)
+        if names is not None and fitted is None:
+            # names that cannot be checked: the user may believe they are matched (scikit-learn warns too)
+            warnings.warn(
+                f"X has feature names {list(names)}, but this TDPGaussianMixture was fitted without feature "
+                "names: its columns are used by position, in the order of the fit", UserWarning, stacklevel=3,
+            )
         if arr.ndim == 1:
             raise ValueError(
                 f"X must be 2-dimensional (n observations x {self.p_} columns), got a 1-D array of shape "
@@ -755,14 +814,3 @@ class TDPGaussianMixture:
     def plot(self, X=None, **kwargs):
         """Plot the fitted mixture (2-D: ellipses over points; p > 2: pairs plot). See :mod:`.plot`."""
         return plot_mixture(self, X, **kwargs)
-
-def _column_names(X):
-    """Column names of a DataFrame-like X as an object array (None for arrays or non-str names),
-    the rule of scikit-learn's ``feature_names_in_``."""
-    cols = getattr(X, "columns", None)
-    if cols is None:
-        return None
-    names = np.asarray(list(cols), dtype=object)
-    if len(names) and all(isinstance(c, str) for c in names):
-        return names
-    return None

@@ -48,12 +48,18 @@ def plot_mixture(model, X=None, *, min_weight=0.01, n_sd=2.0, columns=None, max_
     cmap = plt.get_cmap("tab10")
     pts = lab = None
     if X is not None:
-        pts = np.asarray(X, dtype=float)
-        if pts.ndim == 1:
-            pts = pts.reshape(-1, 1)
-        if len(pts) > max_points:
-            pts = pts[np.random.default_rng(seed).choice(len(pts), max_points, replace=False)]
-        lab = model.predict(pts)
+        if getattr(X, "columns", None) is not None:
+            # a DataFrame stays one, so that predict checks its column names against the fit's
+            rows = X if len(X) <= max_points else X.iloc[np.random.default_rng(seed).choice(len(X), max_points, replace=False)]
+            lab = model.predict(rows)
+            pts = np.asarray(rows, dtype=float)
+        else:
+            pts = np.asarray(X, dtype=float)
+            if pts.ndim == 1:
+                pts = pts.reshape(-1, 1)
+            if len(pts) > max_points:
+                pts = pts[np.random.default_rng(seed).choice(len(pts), max_points, replace=False)]
+            lab = model.predict(pts)
     color_of = {j: cmap(i % 10) for i, j in enumerate(comps)}
 
     def panel(ax, a, b):
