@@ -39,21 +39,25 @@ def _root() -> Path:
 
 
 def path(relative: str) -> Path:
-    """Absolute path of a bundled data file.
+    """Absolute path of a bundled data file (or of a folder of them).
 
     Parameters
     ----------
     relative : str
         The file's path relative to the data folder, e.g. ``"kde/zhang2017/redwood.asc.gz"``
-        (:func:`list_files` lists them all).
+        (:func:`list_files` lists them all), or a folder's, e.g. ``"scan/satscan_sample_data"``.
 
     Returns
     -------
     pathlib.Path
-        The absolute path of the package's own copy of the file.
+        The absolute path of the package's own copy of the file or folder.
 
     Raises
     ------
+    TypeError
+        ``relative`` is not a string or path.
+    ValueError
+        ``relative`` is absolute, empty, or leads outside the data folder (``..``, links).
     FileNotFoundError
         The file is not bundled; the message lists what is in that folder.
 
@@ -62,11 +66,24 @@ def path(relative: str) -> Path:
     >>> hp.datasets.path("kde/zhang2017/redwood.asc.gz").name
     'redwood.asc.gz'
     """
-    p = _root() / relative
+    import os
+
+    if not isinstance(relative, (str, os.PathLike)):
+        raise TypeError(f"relative must be a path (str) inside the data folder, got {type(relative).__name__}")
+    rel = Path(relative)
+    if rel.is_absolute() or rel.anchor or str(relative).strip() in ("", "."):
+        raise ValueError(f"relative must be a path inside the data folder such as 'kde/zhang2017/redwood.asc.gz' "
+                         f"(see hp.datasets.list_files()), got {str(relative)!r}")
+    root = _root().resolve()
+    p = (root / rel).resolve()
+    if not p.is_relative_to(root) or p == root:
+        raise ValueError(f"relative must stay inside the data folder (see hp.datasets.list_files()), got "
+                         f"{str(relative)!r}, which leads to {str(p)!r}")
     if not p.exists():
-        folder = p.parent if p.parent.exists() else _root()
+        folder = p.parent if p.parent.is_dir() else root
         have = sorted(q.name for q in folder.iterdir())
-        raise FileNotFoundError(f"no bundled data file {relative!r}; {folder.name}/ holds: {', '.join(have)}")
+        where = f"{folder.relative_to(root).as_posix()}/" if folder != root else "the data folder"
+        raise FileNotFoundError(f"no bundled data file {str(relative)!r}; {where} holds: {', '.join(have)}")
     return p
 
 

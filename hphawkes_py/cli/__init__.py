@@ -90,11 +90,16 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0 if args.command is None else 2
+    from ._common import Terminated
+
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print("hphawkes: interrupted", file=sys.stderr)
         return 130
+    except Terminated as exc:  # SIGTERM while an output folder was being written: it was cleaned up
+        print(f"hphawkes: terminated (SIGTERM): {args.command}: {exc.what}", file=sys.stderr)
+        return int(exc.code)
     except Exception as exc:  # noqa: BLE001 - the command line shows one line, not a traceback
         if args.debug:
             raise
