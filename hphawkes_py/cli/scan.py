@@ -10,6 +10,34 @@ from pathlib import Path
 from ._common import (CliError, _positive_int, add_engine_arguments, add_output_arguments, atomic_output_dir,
                       check_output_dir)
 
+#: options of the CSV / SaTScan-file analyses that a parameter file sets itself: refused with 'run PRM'
+#: rather than ignored (the .prm's values would win silently)
+_PRM_SETS = ("--x", "--y", "--cases", "--controls", "--population", "--expected", "--covariate", "--id", "--covariates",
+             "--model", "--max-population", "--distance", "--max-distance", "--min-cases", "--window", "--penalty",
+             "--direction", "--grid-cell")
+
+
+class _Given(argparse.Action):
+    """Store (or append, or set True) an option's value and note the option as given on the command
+    line, so that 'run PRM' can refuse the options the parameter file sets even when a given value
+    equals the default."""
+
+    def __init__(self, option_strings, dest, mode="store", **kwargs):
+        self.mode = mode
+        if mode == "store_true":
+            kwargs.update(nargs=0, default=False)
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if self.mode == "store_true":
+            values = True
+        elif self.mode == "append":
+            values = list(getattr(namespace, self.dest, None) or []) + [values]
+        setattr(namespace, self.dest, values)
+        given = dict(getattr(namespace, "_given_options", None) or {})
+        given.setdefault(self.option_strings[-1], option_string)
+        namespace._given_options = given
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
@@ -31,40 +59,42 @@ def register(subparsers) -> None:
                      help="CSV file with a header row (alternative to the SaTScan files), or 'run' and a SaTScan "
                           "parameter file (.prm): the analysis it describes (then only --replicates, --seed, "
                           "--backend, --threads and the outputs are taken from the command line)")
-    src.add_argument("--x", default="x", help="CSV column of the x coordinate")
-    src.add_argument("--y", default="y", help="CSV column of the y coordinate")
-    src.add_argument("--cases", default="cases", help="CSV column of the case counts")
-    src.add_argument("--controls", default="controls",
+    src.add_argument("--x", action=_Given, default="x", help="CSV column of the x coordinate")
+    src.add_argument("--y", action=_Given, default="y", help="CSV column of the y coordinate")
+    src.add_argument("--cases", action=_Given, default="cases", help="CSV column of the case counts")
+    src.add_argument("--controls", action=_Given, default="controls",
                      help="CSV column of the control counts (Bernoulli; ignored when --population is given)")
-    src.add_argument("--population", default=None,
+    src.add_argument("--population", action=_Given, default=None,
                      help="CSV column of the population (Bernoulli: controls = population - cases; Poisson: required)")
-    src.add_argument("--expected", default=None, help="CSV column of expected cases (Poisson, instead of the population)")
-    src.add_argument("--covariate", action="append", default=None, metavar="COLUMN",
+    src.add_argument("--expected", action=_Given, default=None,
+                     help="CSV column of expected cases (Poisson, instead of the population)")
+    src.add_argument("--covariate", action=_Given, mode="append", default=None, metavar="COLUMN",
                      help="CSV column of a covariate category (Poisson; repeat for several); rows are location x "
                           "category, expected counts by indirect standardisation")
-    src.add_argument("--id", default=None, help="CSV column of location ids (default: row number)")
+    src.add_argument("--id", action=_Given, default=None, help="CSV column of location ids (default: row number)")
     src.add_argument("--cas", help="SaTScan case file (.cas)")
     src.add_argument("--ctl", help="SaTScan control file (.ctl; Bernoulli)")
     src.add_argument("--pop", help="SaTScan population file (.pop); Bernoulli: controls = population - cases")
     src.add_argument("--geo", help="SaTScan coordinates file (.geo)")
-    src.add_argument("--covariates", action="store_true",
+    src.add_argument("--covariates", action=_Given, mode="store_true",
                      help="Poisson with SaTScan files: adjust for the covariate columns of the .cas/.pop files")
     a = p.add_argument_group("analysis")
-    a.add_argument("--model", choices=("bernoulli", "poisson"), default="bernoulli")
-    a.add_argument("--max-population", type=float, default=0.5,
+    a.add_argument("--model", action=_Given, choices=("bernoulli", "poisson"), default="bernoulli")
+    a.add_argument("--max-population", action=_Given, type=float, default=0.5,
                    help="maximum window population, fraction of the total, in (0, 0.5]")
-    a.add_argument("--distance", choices=("euclidean", "great_circle"), default="euclidean",
+    a.add_argument("--distance", action=_Given, choices=("euclidean", "great_circle"), default="euclidean",
                    help="great_circle: coordinates are latitude, longitude (degrees), distances in km")
-    a.add_argument("--max-distance", type=float, default=None,
+    a.add_argument("--max-distance", action=_Given, type=float, default=None,
                    help="maximum circle radius (coordinate units; km with --distance great_circle)")
-    a.add_argument("--min-cases", type=int, default=2, help="Poisson: minimum cases in a high-rate cluster")
-    a.add_argument("--window", choices=("circle", "ellipse"), default="circle",
+    a.add_argument("--min-cases", action=_Given, type=int, default=2,
+                   help="Poisson: minimum cases in a high-rate cluster")
+    a.add_argument("--window", action=_Given, choices=("circle", "ellipse"), default="circle",
                    help="Poisson: circular or SaTScan's elliptic windows")
-    a.add_argument("--penalty", choices=("none", "medium", "strong"), default="medium",
+    a.add_argument("--penalty", action=_Given, choices=("none", "medium", "strong"), default="medium",
                    help="Poisson, elliptic windows: non-compactness penalty")
     a.add_argument("--replicates", type=int, default=None, help="Monte Carlo replicates (default 999, or the .prm's)")
-    a.add_argument("--direction", choices=("high", "low", "both"), default="high")
-    a.add_argument("--grid-cell", type=float, default=None,
+    a.add_argument("--direction", action=_Given, choices=("high", "low", "both"), default="high")
+    a.add_argument("--grid-cell", action=_Given, type=float, default=None,
                    help="centre circles on a regular grid of this cell side instead of on the locations")
     a.add_argument("--seed", type=int, default=None)
     add_engine_arguments(a)
@@ -151,15 +181,24 @@ def _cmd_scan(args) -> int:
         args.csv = args.csv[0] if args.csv else None
     if prm and (args.cas or args.ctl or args.pop or args.geo):
         raise CliError("with 'run PRM' the input files come from the parameter file: drop --cas/--ctl/--pop/--geo")
+    given = [opt for opt in _PRM_SETS if opt in (getattr(args, "_given_options", None) or {})]
+    if prm and given:
+        raise CliError(f"{given[0]} is not taken with 'run PRM': the parameter file sets the analysis (input columns, "
+                       f"model, window, limits); drop {', '.join(given)} or edit {prm} (with 'run', the command line "
+                       f"sets only --replicates, --seed, --backend, --threads, --out, --png and --quiet)")
     if args.csv and args.cas:
         raise CliError("give either a CSV file or SaTScan files (--cas ...), not both")
-    outputs = [Path(args.out)] + ([Path(args.png)] if args.png else [])
-    for path in outputs:  # before any work
+    outputs = [("--out", Path(args.out))] + ([("--png", Path(args.png))] if args.png else [])
+    for flag, path in outputs:  # before any work
         if path.is_dir():
-            raise CliError(f"{path}: is a folder, expected a file name")
+            raise CliError(f"{flag} {path}: is a folder, expected a file name")
         parent = path.resolve().parent
         if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-            raise CliError(f"{path}: folder {parent} does not exist or is not writable")
+            raise CliError(f"{flag} {path}: folder {parent} does not exist or is not writable")
+    if args.png:
+        _check_figure_format(args.png)
+        if Path(args.png).resolve() == Path(args.out).resolve():
+            raise CliError(f"--png {args.png} is the --out file too: give the map and the table different names")
     if prm:
         res = run_prm(prm, n_replicates=args.replicates, seed=args.seed, backend=args.backend, threads=args.threads,
                       progress=not args.quiet)
@@ -194,13 +233,28 @@ def _cmd_scan(args) -> int:
     return 0
 
 
+def _check_figure_format(path) -> None:
+    """Refuse, before any work, a ``--png`` file whose suffix matplotlib cannot write."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    suffix = Path(path).suffix.lower().lstrip(".")
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if suffix and suffix not in formats:
+        raise CliError(f"--png {path}: matplotlib cannot write .{suffix} files; use one of "
+                       f"{', '.join('.' + f for f in sorted(formats))}")
+
+
 def _write_outputs(res, outputs) -> None:
     """The table (and the PNG) written to temporary files beside their targets and moved into
-    place only when all were written: a failing figure never leaves a new table behind."""
+    place only when all were written: a failing figure never leaves a new table behind. ``outputs``:
+    ``[("--out", path), ("--png", path)]``; a failure names the option of the file it concerns."""
     tmps = []
     try:
-        for path in outputs:
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", suffix=path.suffix, dir=path.resolve().parent)
+        for flag, path in outputs:
+            try:
+                fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", suffix=path.suffix, dir=path.resolve().parent)
+            except OSError as exc:
+                raise CliError(f"{flag} {path}: cannot be written ({exc.strerror or exc})") from None
             os.close(fd)
             tmps.append(Path(tmp))
         res.to_csv(tmps[0])
@@ -212,10 +266,17 @@ def _write_outputs(res, outputs) -> None:
 
             from ..scan.plot import plot_clusters
 
-            ax = plot_clusters(res, path=tmps[1])
+            try:
+                ax = plot_clusters(res, path=tmps[1])
+            except (ValueError, OSError) as exc:  # e.g. a suffix matplotlib has no format for
+                raise CliError(f"--png {outputs[1][1]}: the map could not be written "
+                               f"({' '.join(str(exc).split())})") from None
             plt.close(ax.figure)
-        for tmp, path in zip(tmps, outputs):
-            os.replace(tmp, path)
+        for tmp, (flag, path) in zip(tmps, outputs):
+            try:
+                os.replace(tmp, path)
+            except OSError as exc:
+                raise CliError(f"{flag} {path}: cannot be written ({exc.strerror or exc})") from None
     finally:
         for tmp in tmps:
             tmp.unlink(missing_ok=True)

@@ -10,11 +10,12 @@ elliptic shapes and power evaluation when they are switched off).
 from __future__ import annotations
 
 import configparser
+import warnings
 from pathlib import Path
 
 import numpy as np
 
-from ._satscan import _as_ids, _geo, _number, _population, _read_rows, read_satscan
+from ._satscan import _as_ids, _geo, _number, _population, _read_rows, _read_satscan
 from .model import bernoulli, poisson
 from .spatiotemporal import space_time, space_time_permutation
 
@@ -53,7 +54,8 @@ _USED = {"CaseFile", "ControlFile", "PopulationFile", "CoordinatesFile", "Coordi
          "MonteCarloReps", "MinimumCasesInHighRateClusters", "AnalysisType", "StartDate", "EndDate",
          "PrecisionCaseTimes", "TimeAggregationUnits", "TimeAggregationLength", "MaxTemporalSizeInterpretation",
          "MaxTemporalSize", "MinimumTemporalClusterSize", "IncludePurelySpatial", "IncludeClusters",
-         "SpatialWindowShapeType", "NonCompactnessPenalty", "EllipseShapes", "EllipseAngles"}
+         "SpatialWindowShapeType", "NonCompactnessPenalty", "EllipseShapes", "EllipseAngles",
+         "MinimumCasesInLowRateClusters", "StudyPeriodCheckType"}
 
 #: sections that only choose outputs, run options or analyses that are not run here
 _NOT_ANALYSIS_SECTIONS = {"Output", "Spatial Output", "Temporal Output", "Other Output", "Run Options", "System",
@@ -78,6 +80,8 @@ _MODEL_NAMES = {"0": "Discrete Poisson", "1": "Bernoulli", "2": "Space-Time Perm
                 "4": "Exponential", "5": "Normal", "6": "Continuous Poisson", "7": "Multinomial",
                 "8": "Rank", "9": "Uniform Time", "10": "Batched"}
 _DIRECTIONS = {"1": "high", "2": "low", "3": "both"}
+#: SaTScan's study period when the file gives none (``CParameters::SetAsDefaulted``)
+_DEFAULT_PERIOD = {"StartDate": "2000/1/1", "EndDate": "2000/12/31"}
 
 
 def read_prm(path) -> dict:
@@ -87,16 +91,31 @@ def read_prm(path) -> dict:
         raise IsADirectoryError(f"parameter file {p} is a folder, expected a .prm file")
     if not p.is_file():
         raise FileNotFoundError(f"parameter file not found: {p}")
+    # strict: a section or a key given twice is refused below rather than merged (the last value winning)
     cp = configparser.ConfigParser(interpolation=None, comment_prefixes=(";", "#"), inline_comment_prefixes=None,
-                                   strict=False)
+                                   strict=True)
     cp.optionxform = str  # SaTScan's keys are case-sensitive CamelCase
     try:
-        cp.read_string(p.read_text(encoding="utf-8", errors="strict"), source=str(p))
+        # "utf-8-sig": a UTF-8 byte-order mark (files saved by Windows editors) is skipped, as SaTScan does
+        cp.read_string(p.read_text(encoding="utf-8-sig", errors="strict"), source=str(p))
+    except configparser.DuplicateSectionError as exc:
+        raise ValueError(f"{p}:{exc.lineno}: duplicated section [{exc.section}]; each section may appear once "
+                         f"(merge the two)") from None
+    except configparser.DuplicateOptionError as exc:
+        raise ValueError(f"{p}:{exc.lineno}: {exc.option} is given twice in section [{exc.section}]; give each "
+                         f"parameter once") from None
     except (configparser.Error, UnicodeDecodeError) as exc:
         raise ValueError(f"{p}: not a readable SaTScan parameter file ({' '.join(str(exc).split())})") from None
+    if cp.defaults():
+        # configparser would copy [DEFAULT]'s keys into every section
+        raise ValueError(f"{p}: [DEFAULT] is not a SaTScan section; move {', '.join(cp.defaults())} into their "
+                         f"sections")
     values, section_of = {}, {}
     for sec in cp.sections():
         for k, v in cp.items(sec):
+            if k in section_of:
+                raise ValueError(f"{p}: {k} is given in section [{section_of[k]}] ({k}={values[k]!r}) and again in "
+                                 f"section [{sec}] ({k}={v.strip()!r}); give each parameter once")
             values[k] = v.strip()
             section_of[k] = sec
     if not values:
@@ -166,7 +185,49 @@ def prm_arguments(path) -> dict:
 
     _window_kwargs(v, model, bad, kwargs)
     _settings_kwargs(v, model, bad, kwargs)
-    return {"model": model, "files": files, "kwargs": kwargs, "ignored": ignored}
+    _low_rate_minimum(v, kwargs["direction"], bad, ignored)
+    return {"model": model, "files": files, "kwargs": kwargs, "ignored": ignored, "dates": _record_dates(v, bad)}
+
+
+def _low_rate_minimum(v, direction, bad, ignored):
+    """``MinimumCasesInLowRateClusters``: SaTScan leaves low-rate windows with fewer cases out of
+    the scan, in the data and in every replicate (``AbstractLikelihoodCalculator::LowRate``), which
+    changes the Monte Carlo maxima as well as the clusters. hp.scan has no such restriction for low
+    rates, so a minimum above 0 is refused when low rates are scanned; with high rates only, SaTScan
+    does not use it either (listed in ``ignored``)."""
+    key = "MinimumCasesInLowRateClusters"
+    try:
+        n = int(v.get(key, "0") or "0")
+    except ValueError:
+        raise bad(key, "is not a whole number") from None
+    if n < 0:
+        raise bad(key, "must be >= 0")
+    if direction == "high":
+        if key in v:
+            ignored[key] = v[key]
+    elif n > 0:
+        raise bad(key, f"is not supported with ScanAreas={v.get('ScanAreas')!r} (low rates scanned): SaTScan leaves "
+                       f"low-rate windows with fewer than {n} cases out of the scan and its replicates, which hp.scan "
+                       f"does not do; set it to 0 (no minimum) or scan high rates only (ScanAreas=1)")
+
+
+def _record_dates(v, bad) -> dict:
+    """How the case (and control) records' dates are read, as SaTScan does: ``{"dated",
+    "study_period", "out_of_period"}``. ``PrecisionCaseTimes=0``: the records have no date (their
+    covariates start at field 3); otherwise (SaTScan's default is years) field 3 is the date, and
+    records dated outside ``StartDate``-``EndDate`` (SaTScan's defaults 2000/1/1-2000/12/31) are
+    refused (``StudyPeriodCheckType=0``, the default) or left out with a warning (1)."""
+    check = v.get("StudyPeriodCheckType", "0") or "0"
+    if check not in ("0", "1"):
+        raise bad("StudyPeriodCheckType", "must be 0 (refuse records dated outside the study period) or 1 (leave "
+                                          "them out)")
+    given = {k: (v.get(k) or d) for k, d in _DEFAULT_PERIOD.items()}
+    start, end = _date(given, "StartDate", bad), _date(given, "EndDate", bad)
+    if end < start:
+        raise bad("EndDate", f"is before StartDate ({start})")
+    dated = (v.get("PrecisionCaseTimes", "1") or "1") != "0"
+    return {"dated": dated, "study_period": (start, end),
+            "out_of_period": "ignore" if dated and check == "1" else "error"}
 
 
 def _model_and_analysis(v, bad):
@@ -318,12 +379,6 @@ def _space_time_kwargs(v, analysis, name, bad, kwargs):
         raise bad("MaxTemporalSizeInterpretation", "must be 0 (percent) or 1 (days)")
 
 
-def _bad_for(path, v):
-    def bad(key, why):
-        return ValueError(f"{path}: {key}={v.get(key, '')!r} {why}")
-    return bad
-
-
 def _date(v, key, bad):
     """A SaTScan date (YYYY/MM/DD or YYYY/M/D) as numpy datetime64[D]."""
     try:
@@ -415,7 +470,6 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
     bernoulli 4 4 4.837
     """
     spec = prm_arguments(path)
-    v_all = read_prm(path)["values"]
     if n_replicates is not None:
         spec["kwargs"]["n_replicates"] = n_replicates
     f = spec["files"]
@@ -437,8 +491,16 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
             out = (t_dates < start) | (t_dates > end)
             if out.any():
                 i = int(np.argmax(out))
-                raise ValueError(f"{path_}: the {what} dated {t_dates[i]} (row {i + 1}) is outside the study period "
-                                 f"{start} to {end} (StartDate/EndDate)")
+                if spec["dates"]["out_of_period"] == "error":
+                    raise ValueError(f"{path_}: the {what} dated {t_dates[i]} (record {i + 1}) is outside the study "
+                                     f"period {start} to {end} (StartDate/EndDate); SaTScan refuses such records "
+                                     f"(StudyPeriodCheckType=0), or leaves them out with StudyPeriodCheckType=1")
+                warnings.warn(f"{path_}: {int(out.sum())} {what} record(s) ({int(t_counts[out].sum())} {what}s) dated "
+                              f"outside the study period {start} to {end} were left out (first: record {i + 1}, "
+                              f"{t_dates[i]}; StudyPeriodCheckType=1)", UserWarning, stacklevel=2)
+                keep = ~out
+                t_ids = [k for k, kept in zip(t_ids, keep) if kept]
+                t_counts, t_dates = t_counts[keep], t_dates[keep]
             zeros = np.zeros(len(t_ids), dtype=np.int64)
             ids += t_ids
             cases.append(t_counts if what == "case" else zeros)
@@ -471,21 +533,23 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
                               model="poisson", **common)
         return space_time_permutation(xy, cases, dates, **common)
     common = dict(seed=seed, executor=executor, backend=backend, threads=threads, progress=progress, **spec["kwargs"])
+    # the records' dates checked against the study period, and the population averaged over it, as
+    # SaTScan does
+    read = dict(study_period=spec["dates"]["study_period"], out_of_period=spec["dates"]["out_of_period"],
+                dated=spec["dates"]["dated"])
     if spec["model"] == "bernoulli":
-        df = read_satscan(f["case_file"], control_file=f["control_file"], geo_file=f["geo_file"])
+        df = _read_satscan(f["case_file"], f["control_file"], None, f["geo_file"], model="bernoulli",
+                           covariates=False, **read)
         return bernoulli(df[["x", "y"]].to_numpy(float), df["cases"].to_numpy(), df["controls"].to_numpy(),
                          location_ids=df["location_id"].to_numpy(), **common)
-    # the population averaged over the study period as SaTScan does (several census years)
-    period = None
-    if v_all.get("StartDate") and v_all.get("EndDate"):
-        bad = _bad_for(path, v_all)
-        period = (_date(v_all, "StartDate", bad), _date(v_all, "EndDate", bad))
-    long = read_satscan(f["case_file"], population_file=f["population_file"], geo_file=f["geo_file"],
-                        model="poisson", covariates=True, study_period=period)
+    long = _read_satscan(f["case_file"], None, f["population_file"], f["geo_file"], model="poisson", covariates=True,
+                         **read)
     if long["category"].nunique() > 1:
         return poisson(long[["x", "y"]].to_numpy(float), long["cases"].to_numpy(), long["population"].to_numpy(),
                        covariates=long["category"].to_numpy(), location_ids=long["location_id"].to_numpy(), **common)
-    df = read_satscan(f["case_file"], population_file=f["population_file"], geo_file=f["geo_file"], model="poisson",
-                      study_period=period)
+    with warnings.catch_warnings():  # records left out were reported by the first reading
+        warnings.simplefilter("ignore")
+        df = _read_satscan(f["case_file"], None, f["population_file"], f["geo_file"], model="poisson",
+                           covariates=False, **read)
     return poisson(df[["x", "y"]].to_numpy(float), df["cases"].to_numpy(), df["population"].to_numpy(),
                    location_ids=df["location_id"].to_numpy(), **common)
