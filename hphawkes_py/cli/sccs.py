@@ -1,7 +1,7 @@
 """``hphawkes sccs fit|cv|bootstrap``: Bayesian SCCS on OHDSI long-format CSV files."""
 from __future__ import annotations
 
-from ._common import add_engine_arguments
+from ._common import CliError, add_engine_arguments, add_output_arguments, atomic_output_dir, check_output_dir
 
 import argparse
 import sys
@@ -91,6 +91,12 @@ def _exclude(args, data):
     return tuple(ids)
 
 
+def _check_level(level) -> float:
+    from .._validate import check_probability
+
+    return check_probability(level, "--level", low_open=True, high_open=True)
+
+
 def _write(df, path):
     if path:
         df.to_csv(path, index=False)
@@ -101,6 +107,8 @@ def _write(df, path):
 def _cmd_fit(args) -> int:
     from ..sccs.model import fit
 
+    if args.results:
+        _check_level(args.level)  # before any work
     data = _load(args)
     res = fit(data, prior=args.prior, variance=args.variance, exclude=_exclude(args, data), tolerance=args.tolerance,
               max_iterations=args.max_iterations, convergence=args.convergence, progress=not args.quiet,
@@ -145,6 +153,7 @@ def _cmd_cv(args) -> int:
 def _cmd_bootstrap(args) -> int:
     from ..sccs.resampling import bootstrap
 
+    _check_level(args.level)  # before the replicates
     data = _load(args)
     res = bootstrap(data, prior=args.prior, variance=args.variance, replicates=args.replicates, seed=args.seed,
                     exclude=_exclude(args, data), tolerance=args.tolerance, max_iterations=args.max_iterations,
@@ -188,35 +197,76 @@ def register_reproduce(subparsers) -> None:
         help="SCCS conditional MLE on the Oxford MMR / meningitis example (vs survival::clogit)",
         description="Fits the bundled Oxford example (Farrington & Whitaker; OHDSI Cyclops 'oxford') with "
                     "prior='none' and compares with the clogit reference values; then Normal and Laplace MAP "
-                    "fits and a 200-replicate stratum bootstrap.",
+                    "fits and a 200-replicate stratum bootstrap. With --out DIR, write comparison.csv, "
+                    "results.csv, fits.csv, bootstrap.csv, summary.json and irr.png into DIR (atomically).",
     )
-    p.add_argument("--backend", choices=("auto", "cpu", "gpu", "emulator"), default="auto")
+    add_engine_arguments(p)
     p.add_argument("--seed", type=int, default=2013)
+    add_output_arguments(p, None)
     p.set_defaults(func=_cmd_reproduce_oxford)
 
 
 def _cmd_reproduce_oxford(args) -> int:
+    import json
+
+    import pandas as pd
+
     from ..sccs.data import SCCSData
     from ..sccs.model import fit
     from ..sccs.resampling import bootstrap
 
+    if args.seed < 0:
+        raise CliError(f"--seed must be a non-negative integer, got {args.seed}")
+    if args.out is not None:
+        check_output_dir(args.out, args.overwrite)  # before any work
+    run = dict(backend=args.backend, threads=args.threads, progress=False)
     data = SCCSData.from_long(*oxford_long())
-    mle = fit(data, prior="none", tolerance=1e-14, backend=args.backend, progress=False)
+    mle = fit(data, prior="none", tolerance=1e-14, **run)
+    comparison = pd.DataFrame(
+        [{"quantity": k, "hphawkes": float(mle.coefficients[k]), "clogit": OXFORD_REFERENCE[k]} for k in ("exgr1", "agegr2")]
+        + [{"quantity": "log_likelihood", "hphawkes": mle.log_likelihood, "clogit": OXFORD_REFERENCE["log_likelihood"]}])
+    comparison["difference"] = comparison["hphawkes"] - comparison["clogit"]
     print(f"{'':>16} {'hphawkes':>16} {'clogit':>16} {'difference':>12}")
-    for k in ("exgr1", "agegr2"):
-        v = mle.coefficients[k]
-        print(f"{k:>16} {v:>16.11f} {OXFORD_REFERENCE[k]:>16.11f} {v - OXFORD_REFERENCE[k]:>12.2e}")
-    ll = mle.log_likelihood
-    print(f"{'log_likelihood':>16} {ll:>16.10f} {OXFORD_REFERENCE['log_likelihood']:>16.10f} "
-          f"{ll - OXFORD_REFERENCE['log_likelihood']:>12.2e}")
+    for r in comparison.itertuples():
+        digits = 10 if r.quantity == "log_likelihood" else 11
+        print(f"{r.quantity:>16} {r.hphawkes:>16.{digits}f} {r.clogit:>16.{digits}f} {r.difference:>12.2e}")
     print(repr(mle))
-    for prior in ("normal", "laplace"):
-        print(repr(fit(data, prior=prior, variance=1.0, backend=args.backend, progress=False)))
+    maps = {prior: fit(data, prior=prior, variance=1.0, **run) for prior in ("normal", "laplace")}
+    for m in maps.values():
+        print(repr(m))
+    results = mle.results_table(method="profile")
     print("results, conditional MLE, 95% profile-likelihood intervals:")
-    print(mle.results_table(method="profile").to_string())
-    boot = bootstrap(data, prior="normal", variance=10.0, replicates=200, seed=args.seed, backend=args.backend,
-                     progress=False)
+    print(results.to_string())
+    boot = bootstrap(data, prior="normal", variance=10.0, replicates=200, seed=args.seed, **run)
+    boot_summary = boot.summary()
     print("bootstrap, Normal(0, 10) prior, 200 replicates, 95% percentile intervals:")
-    print(boot.summary().to_string())
+    print(boot_summary.to_string())
     ok = all(abs(mle.coefficients[k] - OXFORD_REFERENCE[k]) < 1e-6 for k in ("exgr1", "agegr2"))
+    if args.out is None:
+        return 0 if ok else 1
+    fits = pd.DataFrame({"mle": mle.coefficients, **{f"{p}_variance_1": m.coefficients for p, m in maps.items()}})
+    with atomic_output_dir(args.out, args.overwrite) as tmp:
+        comparison.to_csv(tmp / "comparison.csv", index=False)
+        results.rename_axis("covariate_id").reset_index().to_csv(tmp / "results.csv", index=False)
+        fits.rename_axis("covariate_id").reset_index().to_csv(tmp / "fits.csv", index=False)
+        boot_summary.rename_axis("covariate_id").reset_index().to_csv(tmp / "bootstrap.csv", index=False)
+        (tmp / "summary.json").write_text(json.dumps(
+            {"analysis": "sccs-oxford", "reference": "survival::clogit (data/sccs/README.md)", "matches_reference": ok,
+             "data": repr(data), "mle": mle.to_dict(), **{p: m.to_dict() for p, m in maps.items()},
+             "bootstrap": {"prior": "normal", "variance": 10.0, "replicates": 200, "seed": args.seed}},
+            indent=2, default=str))
+        _save_irr(mle, tmp / "irr.png")
+    print(f"comparison.csv, results.csv, fits.csv, bootstrap.csv, summary.json, irr.png -> {args.out}")
     return 0 if ok else 1
+
+
+def _save_irr(mle, path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ..sccs.plot import plot_irr
+
+    fig = plot_irr(mle, method="profile", path=path)
+    plt.close(fig)

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 
-__all__ = ["show", "lower_columns", "require", "as_days"]
+__all__ = ["show", "lower_columns", "require", "as_days", "refuse_missing"]
 
 _COVARIATE_ALIASES = {"covariate_value": "value"}
 
@@ -49,3 +49,13 @@ def as_days(s, name: str) -> np.ndarray:
         raise ValueError(f"{name} must be integer days: {int(bad.sum())} bad value(s), first at row {i} "
                          f"({a[i].item()!r})")
     return a.astype(np.int64)
+
+
+def refuse_missing(df: pd.DataFrame, col: str, name: str) -> None:
+    """Refuse missing values (NaN, None, NaT) in an id column, naming the column and the first
+    row, rather than letting them become an id such as ``"nan"``."""
+    miss = pd.isna(df[col]).to_numpy()
+    if miss.any():
+        i = int(np.argmax(miss))
+        raise ValueError(f"{name}.{col} has {int(miss.sum())} missing value(s) (NaN/None), first at row {i} "
+                         f"(index {show(df.index[i])}); every row needs a {col}")

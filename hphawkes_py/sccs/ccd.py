@@ -17,10 +17,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._progress import progress_bar
+from .engine import stratum_runs
 from .priors import PriorSpec
 
-__all__ = ["coordinate_descent", "CCDResult", "newton_step", "kkt_residual", "infinite_coefficients",
-           "INITIAL_BOUND", "MAX_STEP_HALVINGS"]
+__all__ = ["MLEWarning", "coordinate_descent", "CCDResult", "newton_step", "kkt_residual", "infinite_coefficients",
+           "separation_directions", "infinite_signs", "INITIAL_BOUND", "MAX_STEP_HALVINGS"]
+
+class MLEWarning(UserWarning):
+    """The maximum-likelihood estimate of some coefficients does not exist (it is infinite)."""
+
 
 #: Initial trust-region half-width per coordinate (Genkin et al.; Cyclops' initialBound).
 INITIAL_BOUND = 2.0
@@ -181,22 +186,84 @@ DIVERGENCE_CHECK_MIN = 5.0
 DIVERGENCE_CHECK_STEP = 10.0
 
 
-def infinite_coefficients(engine, beta, unpenalized) -> list[int]:
-    """Unpenalised coordinates along which the log-likelihood does not decrease beyond the
-    estimate: moving b_j a further 10 units outwards loses less than 1e-3 (a finite MLE with a
-    standard error below ~200 loses more), i.e. the maximum lies at infinity (separation, e.g.
-    the exposure covers every event of every case; survival::clogit warns the same way)."""
-    candidates = np.flatnonzero(unpenalized & (np.abs(beta) >= DIVERGENCE_CHECK_MIN))
-    if candidates.size == 0:
-        return []
-    ll0 = engine.log_likelihood(beta)
-    out = []
-    for j in candidates:
-        step = math.copysign(DIVERGENCE_CHECK_STEP, beta[j])
-        moved = beta.copy()
-        moved[j] += step
-        ll1 = engine.log_likelihood(moved)
-        if not math.isfinite(ll1) or ll1 > ll0 - 1e-3:
-            out.append(int(j))
-    engine.set_beta(beta)
+def separation_directions(data, weights=None) -> np.ndarray:
+    """Per covariate, the direction in which its maximum-likelihood estimate is infinite
+    whatever the other coefficients and the convergence tolerance: -1, +1 or 0 (int8).
+
+    The conditional log-likelihood of stratum ``s`` is ``sum_i y_i log p_i`` with
+    ``p_i = t_i exp(x_i'b) / sum_k t_k exp(x_k'b)``. If in every stratum that counts (weight
+    > 0 and events) every row with events has the stratum's smallest value of ``x_j``, each
+    of those ``p_i`` grows as ``b_j`` decreases, so the log-likelihood never decreases along
+    ``b_j -> -inf`` and strictly increases once some such stratum has rows with a larger
+    ``x_j``: the MLE is at ``-inf`` (-1), e.g. an exposure whose person-time has no events.
+    Every event at the stratum's largest value gives ``+inf`` (+1), e.g. an exposure that
+    covers every event. Unlike a check of where the fit stopped, this reads only the data.
+    """
+    J = data.n_covariates
+    out = np.zeros(J, dtype=np.int8)
+    if data.nnz == 0:
+        return out
+    w = np.ones(data.n_strata) if weights is None else np.asarray(weights, dtype=np.float64)
+    active = (w > 0) & (data.n_events > 0)
+    run_start, run_stratum, col_run_ptr = stratum_runs(data)
+    starts = run_start[:-1]
+    vals = np.ones(data.nnz) if data.values is None else data.values
+    event = data.y[data.row_idx] > 0
+    # per run (one column's non-zeros in one stratum): the range of x_j over the stored
+    # non-zeros, and over the stored non-zeros of rows with events
+    vmin, vmax = np.minimum.reduceat(vals, starts), np.maximum.reduceat(vals, starts)
+    emin = np.minimum.reduceat(np.where(event, vals, np.inf), starts)
+    emax = np.maximum.reduceat(np.where(event, vals, -np.inf), starts)
+    n_stored = np.diff(run_start)
+    n_stored_event = np.add.reduceat(event.astype(np.int64), starts)
+    rows = np.diff(data.stratum_ptr)[run_stratum]
+    event_rows = np.bincount(data.row_stratum, weights=data.y > 0, minlength=data.n_strata)[run_stratum]
+    # rows of the stratum without a stored non-zero have x_j = 0
+    zero, event_zero = n_stored < rows, n_stored_event < event_rows
+    xmin, xmax = np.where(zero, np.minimum(vmin, 0.0), vmin), np.where(zero, np.maximum(vmax, 0.0), vmax)
+    emin = np.where(event_zero, np.minimum(emin, 0.0), emin)
+    emax = np.where(event_zero, np.maximum(emax, 0.0), emax)
+    act = active[run_stratum]
+    col = np.repeat(np.arange(J), np.diff(col_run_ptr))
+
+    def per_column(flag):
+        return np.bincount(col, weights=(flag & act), minlength=J) > 0
+
+    varies = per_column(xmax > xmin)
+    out[varies & ~per_column(emax > xmin)] = -1
+    out[varies & ~per_column(emin < xmax)] = 1
     return out
+
+
+def infinite_coefficients(engine, beta, unpenalized) -> list[int]:
+    """Unpenalised coordinates whose maximum-likelihood estimate is infinite (separation;
+    survival::clogit warns the same way), found two ways:
+
+    * from the data alone (:func:`separation_directions`), so that a fit stopped early by a
+      loose tolerance on the flat likelihood is caught;
+    * along the fit: the log-likelihood does not decrease beyond the estimate, i.e. moving
+      b_j a further 10 units outwards loses less than 1e-3 (a finite MLE with a standard
+      error below ~200 loses more), which also catches separation by a combination of
+      covariates.
+    """
+    found = set(np.flatnonzero(unpenalized & (separation_directions(engine.data, engine.weights) != 0)).tolist())
+    candidates = np.flatnonzero(unpenalized & (np.abs(beta) >= DIVERGENCE_CHECK_MIN))
+    if candidates.size:
+        ll0 = engine.log_likelihood(beta)
+        for j in candidates:
+            step = math.copysign(DIVERGENCE_CHECK_STEP, beta[j])
+            moved = beta.copy()
+            moved[j] += step
+            ll1 = engine.log_likelihood(moved)
+            if not math.isfinite(ll1) or ll1 > ll0 - 1e-3:
+                found.add(int(j))
+        engine.set_beta(beta)
+    return sorted(int(j) for j in found)
+
+
+def infinite_signs(data, weights, beta, infinite) -> np.ndarray:
+    """Direction (+1 or -1) of each infinite coefficient in ``infinite`` (indices): from the
+    data where :func:`separation_directions` decides it, else the sign of where the fit stopped."""
+    idx = np.asarray(infinite, dtype=np.int64)
+    d = separation_directions(data, weights)[idx].astype(np.float64)
+    return np.where(d != 0, d, np.where(np.asarray(beta)[idx] >= 0, 1.0, -1.0))

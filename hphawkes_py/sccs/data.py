@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .._validate import check_in
-from ._tables import lower_columns, require, show
+from ._tables import lower_columns, refuse_missing, require, show
 from .design import EraOptions, design_from_eras
 
 __all__ = ["SCCSData"]
@@ -249,10 +249,10 @@ class SCCSData:
         require(cov, ("row_id", "covariate_id"), "covariates")
         if len(out) == 0:
             raise ValueError("outcomes has no rows")
-        if out["stratum_id"].isna().any():
-            raise ValueError(f"outcomes.stratum_id has {int(out['stratum_id'].isna().sum())} missing value(s)")
-        if out["row_id"].isna().any() or cov["row_id"].isna().any() or cov["covariate_id"].isna().any():
-            raise ValueError("row_id and covariate_id must not contain missing values")
+        for table, name, cols in ((out, "outcomes", ("stratum_id", "row_id")),
+                                  (cov, "covariates", ("row_id", "covariate_id"))):
+            for col in cols:
+                refuse_missing(table, col, name)
         y, time, row_ids_in = _outcome_columns(out)
         stratum_ids, stratum_ptr, y, time, row_ids, dropped = _order_strata(out, y, time, row_ids_in,
                                                                             strata_without_events)

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from .._validate import check_int, describe
-from ._tables import as_days, lower_columns, require, show
+from ._tables import as_days, lower_columns, refuse_missing, require, show
 from .spline_design import SplineRequest
 
 __all__ = ["RiskWindow", "EraOptions", "design_from_eras", "build_interval_design", "IntervalDesign"]
@@ -136,6 +136,10 @@ def design_from_eras(observation_periods, eras, outcomes, options: EraOptions) -
     require(oc, ("person_id", "day"), "outcomes")
     if len(obs) == 0:
         raise ValueError("observation_periods has no rows")
+    for table, name, cols in ((obs, "observation_periods", ("person_id",)), (er, "eras", ("person_id", "covariate_id")),
+                              (oc, "outcomes", ("person_id",))):
+        for col in cols:
+            refuse_missing(table, col, name)
     persons, os_, oe_, porder, ep, op = _index_persons(obs, er, oc)
     cov_ids = np.unique(er["covariate_id"].to_numpy())
     rules = _ObservationRules(opt.study_start, opt.study_end, opt.naive_period, opt.min_age, opt.max_age,

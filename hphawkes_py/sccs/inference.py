@@ -17,13 +17,14 @@ and the per-exposure results table.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
 
 from .._backend import threads_context
 from .._validate import check_in, check_probability, describe
-from .ccd import coordinate_descent
+from .ccd import MLEWarning, coordinate_descent, infinite_signs
 from .engine import information_matrix
 
 __all__ = ["covariance", "confint", "results_table", "profile_log_posterior", "spline_effects"]
@@ -95,22 +96,68 @@ def covariance(fit, covariates=None) -> pd.DataFrame:
     try:
         cov = np.linalg.inv(H)
     except np.linalg.LinAlgError:
-        raise ValueError(
-            "the negative Hessian of the log posterior is singular at the estimate (a coefficient the data say "
-            "nothing about, or collinear covariates): no covariance; use a prior"
-        ) from None
+        raise ValueError(_singular_message(fit, H)) from None
     ids = fit.coefficients.index[idx]
     return pd.DataFrame(cov[np.ix_(idx, idx)], index=ids, columns=ids)
 
 
-def _wald(fit, idx, level):
+def _singular_message(fit, H) -> str:
+    """Why the negative Hessian is singular, with advice that fits the priors in use: a
+    Laplace prior adds no curvature (its log density is linear away from zero), so only a
+    Normal prior (or leaving the covariate out) makes the matrix invertible."""
+    codes = _context(fit).spec.codes
+    ids = fit.coefficients.index
+    empty = np.flatnonzero(~(np.diag(H) > 0))
+    involved = empty if empty.size else np.arange(len(ids))
+    if empty.size:
+        what = f"covariate(s) {ids[empty].tolist()[:10]} carry no information at the estimate"
+    else:
+        what = "collinear covariates"
+    used = set(codes[involved].tolist())
+    advice = []
+    if 2 in used:
+        advice.append("the Laplace prior adds no curvature to the Hessian (its log density is linear away from 0), "
+                      "so it cannot make it invertible: fit with prior='normal' for a posterior covariance")
+    if 0 in used:
+        advice.append("these coefficients have no prior (prior='none' or exclude): give them a Normal prior")
+    if used == {1}:
+        advice.append("the Normal prior's curvature 1/variance is too small against the data's: use a smaller "
+                      "variance")
+    return (f"the negative Hessian of the log posterior is singular at the estimate ({what}): no covariance; "
+            + "; ".join(advice) + ", or leave those covariates out")
+
+
+def _infinite(fit, idx):
+    """``(mask, estimates)`` over ``idx``: which coefficients have an infinite MLE
+    (``fit.infinite``), and the coefficients with those replaced by +-inf."""
+    b = fit.coefficients.to_numpy()[idx].astype(np.float64)
+    mask = fit.coefficients.index[idx].isin(list(getattr(fit, "infinite", ()) or ()))
+    if mask.any():
+        ctx = _context(fit)
+        b[mask] = infinite_signs(ctx.data, ctx.weights, fit.coefficients.to_numpy(), idx[mask]) * np.inf
+        warnings.warn(
+            f"covariate(s) {fit.coefficients.index[idx][mask].tolist()[:10]} have no finite maximum-likelihood "
+            "estimate (separation, see SCCSFit.infinite): reported as -inf/+inf, with no Wald standard error, "
+            "interval or p-value (NaN); method='profile' gives the likelihood-ratio interval, open on that side",
+            MLEWarning, stacklevel=3)
+    return mask, b
+
+
+def _wald(fit, idx, level, infinite=None):
+    """Wald intervals, p-values and standard errors; NaN for coefficients whose MLE is
+    infinite (``infinite``: bool mask over ``idx``), where the curvature at the stopping point
+    describes nothing."""
     from scipy.stats import norm
 
     se = np.sqrt(np.diag(covariance(fit).to_numpy())[idx])
     b = fit.coefficients.to_numpy()[idx]
     z = norm.ppf(0.5 + level / 2.0)
     p = 2.0 * norm.sf(np.abs(b) / se)
-    return b - z * se, b + z * se, p, se
+    lo, hi = b - z * se, b + z * se
+    if infinite is not None and infinite.any():
+        for a in (lo, hi, p, se):
+            a[infinite] = np.nan
+    return lo, hi, p, se
 
 
 class _Profile:
@@ -213,7 +260,7 @@ def confint(fit, covariates=None, *, level: float = 0.95, method: str = "profile
     method = _check_method(method)
     idx = _indices(fit, covariates)
     if method == "wald":
-        lo, hi, _, _ = _wald(fit, idx, level)
+        lo, hi, _, _ = _wald(fit, idx, level, _infinite(fit, idx)[0])
     else:
         lo, hi, _ = _profile(fit, idx, level, want_p=False)
     out = pd.DataFrame({"lower": lo, "upper": hi}, index=fit.coefficients.index[idx])
@@ -259,10 +306,10 @@ def results_table(fit, covariates=None, *, level: float = 0.95, method: str = "w
         spline = set(data.spline_ids)
         covariates = [c for c in fit.coefficients.index if c not in spline]
     idx = _indices(fit, covariates)
-    lo, hi, p, se = _wald(fit, idx, level)
+    infinite, b = _infinite(fit, idx)
+    lo, hi, p, se = _wald(fit, idx, level, infinite)
     if method == "profile":
         lo, hi, p = _profile(fit, idx, level, want_p=True)
-    b = fit.coefficients.to_numpy()[idx]
     exposed_cases, exposed_time, exposed_events = [], [], []
     for j in idx:
         rows = data.row_idx[data.col_ptr[j]:data.col_ptr[j + 1]]

@@ -37,10 +37,10 @@ import pandas as pd
 from .._backend import resolve_backend, threads_context
 from .._validate import (as_float_array, check_bool, check_dtype, check_in, check_int, check_positive, check_threads,
                          describe)
-from .ccd import coordinate_descent, infinite_coefficients
+from .ccd import coordinate_descent, infinite_coefficients, infinite_signs
 from .data import SCCSData
 from .engine import make_engine
-from .priors import check_prior, normalise_ids, prior_spec
+from .priors import check_prior, check_spline_prior, normalise_ids, prior_spec
 from .results import FitContext, MLEWarning, SCCSFit
 
 __all__ = ["fit", "check_data", "check_controls", "check_run", "CONVERGENCE", "GRADIENT_RULE_BELOW"]
@@ -79,7 +79,11 @@ def _check_weights(data, weights):
     w = as_float_array(weights, "weights", ndim=1, shape=(data.n_strata,))
     if np.any(w < 0):
         i = int(np.argmax(w < 0))
-        raise ValueError(f"weights must be non-negative (one per stratum); weights[{i}] = {w[i]!r}")
+        raise ValueError(f"weights must be non-negative (one per stratum); weights[{i}] = {float(w[i])!r}")
+    if not np.any((w > 0) & (data.n_events > 0)):
+        what = "all zero" if not w.any() else "zero on every stratum with events"
+        raise ValueError(f"weights are {what}: no stratum would contribute to the likelihood, so there is "
+                         "nothing to fit; give at least one stratum with events a weight > 0")
     return w
 
 
@@ -130,12 +134,14 @@ def fit(
         Per-group priors overriding ``prior``/``variance`` for the listed covariate ids,
         e.g. ``[(age_ids, "normal", 10.0), (["drugA"], "none", None)]``. A covariate may be in
         one group only, and not also in ``exclude``.
-    spline_prior, spline_variance : str, float
+    spline_prior, spline_variance : str, float or None
         Prior of the age/season/calendar-time spline coefficients of the design
         (:meth:`SCCSData.from_eras` ``age_knots=`` ...) that ``exclude``/``priors`` do not
         name: Normal(0, 1) by default, separate from the drug prior and not tuned by
         cross-validation; ``"none"`` fits them unpenalised (SelfControlledCaseSeries'
-        default ``allowRegularization = FALSE``).
+        default ``allowRegularization = FALSE``). ``spline_variance=None`` is an infinite
+        variance, a flat prior: unpenalised as with ``"none"`` (the fit then records
+        ``spline_prior="none"``).
     tolerance : float
         Convergence tolerance (> 0) of the rule chosen by ``convergence``.
     max_iterations : int
@@ -148,7 +154,8 @@ def fit(
         ``"auto"`` (default): ``"gradient"`` when ``tolerance <= 1e-8``, else ``"relative"``.
         The result's ``stopped_by`` says which rule ended the fit.
     weights : array (n_strata,), optional
-        Non-negative stratum weights (multiplicities); used by bootstrap and CV.
+        Non-negative, finite stratum weights (multiplicities); used by bootstrap and CV. At
+        least one stratum with events must have a weight > 0.
     start : array or Series, optional
         Starting coefficients (warm start); default zeros.
     progress : bool
@@ -165,8 +172,9 @@ def fit(
     -------
     SCCSFit
         When the maximum-likelihood estimate of an unpenalised coefficient does not exist
-        (separation), an :class:`MLEWarning` is issued, ``infinite`` names the coefficients
-        and ``converged`` is False.
+        (separation, e.g. an exposure whose person-time has no events; detected from the data
+        whatever the tolerance, and along the fit), an :class:`MLEWarning` is issued,
+        ``infinite`` names the coefficients and ``converged`` is False.
 
     See Also
     --------
@@ -195,7 +203,7 @@ def fit(
     check_data(data)
     prior, variance = check_prior(prior, variance)
     tolerance, max_iterations, convergence = check_controls(tolerance, max_iterations, convergence)
-    spline_prior, spline_variance = check_prior(spline_prior, spline_variance, name="spline")
+    spline_prior, spline_variance = check_spline_prior(spline_prior, spline_variance)
     spec = prior_spec(data, prior, variance, exclude, priors, (spline_prior, spline_variance))
     weights = _check_weights(data, weights)
     beta0 = _check_start(data, start)
@@ -208,11 +216,14 @@ def fit(
         infinite = infinite_coefficients(engine, res.beta, spec.unpenalized)
     ids = tuple(data.covariate_ids[infinite].tolist())
     if ids:
+        signs = infinite_signs(data, weights, res.beta, infinite)
+        where = ", ".join(f"{c!r} -> {'+' if sgn > 0 else '-'}inf" for c, sgn in zip(ids[:10], signs[:10]))
         warnings.warn(
-            f"the maximum-likelihood estimate does not exist for covariate(s) {list(ids)[:10]}: the log-likelihood "
-            f"keeps increasing as the coefficient goes to +-infinity (separation, e.g. the exposure covers every "
-            f"event); the values {np.round(res.beta[infinite][:10], 3).tolist()} are where the fit stopped, not "
-            "estimates. Use a prior, or leave the covariate out.",
+            f"the maximum-likelihood estimate does not exist for covariate(s) {list(ids)[:10]} ({where}): the "
+            "log-likelihood keeps increasing as the coefficient goes to +-infinity (separation: e.g. the exposed "
+            "person-time has no events, or the exposure covers every event); the values "
+            f"{np.round(res.beta[infinite][:10], 3).tolist()} are where the fit stopped, not estimates, and "
+            "results_table reports them as infinite with no Wald interval. Use a prior, or leave the covariate out.",
             MLEWarning,
             stacklevel=2,
         )

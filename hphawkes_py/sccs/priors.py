@@ -19,7 +19,7 @@ import pandas as pd
 from .._validate import check_in, check_positive, describe
 from .data import SCCSData
 
-__all__ = ["PRIORS", "PriorSpec", "log_prior", "check_prior", "prior_spec", "normalise_ids"]
+__all__ = ["PRIORS", "PriorSpec", "log_prior", "check_prior", "check_spline_prior", "prior_spec", "normalise_ids"]
 
 PRIORS = ("laplace", "normal", "none")
 
@@ -38,6 +38,15 @@ def check_prior(prior: str, variance: float, name: str = "") -> tuple[str, float
             raise TypeError(f"{vname} must be a real number, got {describe(variance)}")
         return prior, float(variance)
     return prior, check_positive(variance, vname)
+
+
+def check_spline_prior(prior: str, variance: float | None) -> tuple[str, float]:
+    """``(spline_prior, spline_variance)`` checked. ``spline_variance=None`` is an infinite
+    variance, i.e. a flat prior: the spline coefficients are fitted unpenalised, as with
+    ``spline_prior="none"`` (SelfControlledCaseSeries' ``allowRegularization = FALSE``), and
+    the fit records ``("none", nan)``."""
+    prior, v = check_prior(prior, 1.0 if variance is None else variance, name="spline")
+    return ("none", float("nan")) if variance is None else (prior, v)
 
 
 def log_prior(beta: np.ndarray, prior: str, variance: float, penalized: np.ndarray) -> float:

@@ -20,7 +20,7 @@ from .ccd import coordinate_descent
 from .data import SCCSData
 from .engine import make_engine
 from .model import check_controls, check_data, check_run, fit
-from .priors import check_prior, prior_spec
+from .priors import check_prior, check_spline_prior, prior_spec
 from .results import BootstrapResult, CVResult
 
 __all__ = ["cross_validate", "bootstrap", "DEFAULT_GRID"]
@@ -238,7 +238,7 @@ def cross_validate(
     grid = np.array([1.0]) if auto else np.sort(as_float_array(DEFAULT_GRID if grid is None else grid, "grid", ndim=1))
     if grid.size == 0 or np.any(grid <= 0):
         raise ValueError(f"grid must be a non-empty list of finite variances > 0, got {grid.tolist()}")
-    spline_prior, spline_variance = check_prior(spline_prior, spline_variance, name="spline")
+    spline_prior, spline_variance = check_spline_prior(spline_prior, spline_variance)
     spec = prior_spec(data, prior, 1.0, exclude, priors, (spline_prior, spline_variance))
     rng = check_random_state(seed)
     progress, dtype, threads, resolved = check_run(progress, dtype, threads, backend)

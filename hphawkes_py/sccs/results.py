@@ -11,15 +11,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._validate import check_probability
+from .ccd import MLEWarning
 from .data import SCCSData
 from .inference import confint, covariance, results_table, spline_effects
 from .priors import PriorSpec
 
 __all__ = ["SCCSFit", "CVResult", "BootstrapResult", "FitContext", "MLEWarning"]
-
-
-class MLEWarning(UserWarning):
-    """The maximum-likelihood estimate of some coefficients does not exist (it is infinite)."""
 
 
 
@@ -284,8 +282,8 @@ class BootstrapResult:
 
     def summary(self, level: float = 0.95) -> pd.DataFrame:
         """Per covariate: estimate (original data), percentile interval ``lower``/``upper``
-        at ``level``, and ``p_nonzero`` (share of replicates with a non-zero estimate)."""
-        a = (1.0 - level) / 2.0
+        at ``level`` (in (0, 1)), and ``p_nonzero`` (share of replicates with a non-zero estimate)."""
+        a = (1.0 - check_probability(level, "level", low_open=True, high_open=True)) / 2.0
         s = self.samples
         return pd.DataFrame(
             {
