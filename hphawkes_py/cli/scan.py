@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 from ._common import (CliError, _positive_int, add_engine_arguments, add_output_arguments, atomic_output_dir,
-                      check_output_dir)
+                      check_output_dir, check_output_file)
 
 #: options of the CSV / SaTScan-file analyses that a parameter file sets itself: refused with 'run PRM'
 #: rather than ignored (the .prm's values would win silently)
@@ -188,16 +188,12 @@ def _cmd_scan(args) -> int:
                        f"sets only --replicates, --seed, --backend, --threads, --out, --png and --quiet)")
     if args.csv and args.cas:
         raise CliError("give either a CSV file or SaTScan files (--cas ...), not both")
-    outputs = [("--out", Path(args.out))] + ([("--png", Path(args.png))] if args.png else [])
-    for flag, path in outputs:  # before any work
-        if path.is_dir():
-            raise CliError(f"{flag} {path}: is a folder, expected a file name")
-        parent = path.resolve().parent
-        if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-            raise CliError(f"{flag} {path}: folder {parent} does not exist or is not writable")
+    # before any work
+    outputs = [("--out", check_output_file(args.out, "--out"))]
     if args.png:
+        outputs.append(("--png", check_output_file(args.png, "--png")))
         _check_figure_format(args.png)
-        if Path(args.png).resolve() == Path(args.out).resolve():
+        if outputs[1][1].resolve() == outputs[0][1].resolve():
             raise CliError(f"--png {args.png} is the --out file too: give the map and the table different names")
     if prm:
         res = run_prm(prm, n_replicates=args.replicates, seed=args.seed, backend=args.backend, threads=args.threads,

@@ -169,8 +169,8 @@ def _study_period_weights(years, study_period) -> dict:
     the last, and averaged over the days of ``study_period`` = (first day, last day)."""
     ts = sorted(set(years))
     day = [int(np.datetime64(f"{int(y) + 1900 if y < 100 else int(y):04d}-07-01", "D").astype(np.int64)) for y in ts]
-    s0 = int(study_period[0].astype(np.int64))
-    s1 = int(study_period[1].astype(np.int64)) + 1
+    s0 = int(np.datetime64(study_period[0], "D").astype(np.int64))
+    s1 = int(np.datetime64(study_period[1], "D").astype(np.int64)) + 1
     w = [0.0] * len(ts)
     # constant before the first and after the last census date
     w[0] += max(0, min(s1, day[0]) - s0)
@@ -193,7 +193,7 @@ def _period_day(value, which: str) -> np.datetime64:
     read as 2001 days after 1970-01-01) and times within a day are refused."""
     where = f"study_period {which} day"
     if isinstance(value, (bool, np.bool_, int, float, np.integer, np.floating)):
-        raise TypeError(f"{where} must be {_DATE_FORMS}; got the number {value!r} (a year is not a day: write "
+        raise TypeError(f"{where} must be {_DATE_FORMS}; got the number {value} (a year is not a day: write "
                         f"'{int(value) if float(value).is_integer() else 'YYYY'}-01-01' or "
                         f"'{int(value) if float(value).is_integer() else 'YYYY'}-12-31')")
     if isinstance(value, str):
