@@ -107,8 +107,7 @@ def _write(df, path):
 def _cmd_fit(args) -> int:
     from ..sccs.model import fit
 
-    if args.results:
-        _check_level(args.level)  # before any work
+    _check_level(args.level)  # before any work
     data = _load(args)
     res = fit(data, prior=args.prior, variance=args.variance, exclude=_exclude(args, data), tolerance=args.tolerance,
               max_iterations=args.max_iterations, convergence=args.convergence, progress=not args.quiet,

@@ -246,7 +246,9 @@ def infinite_coefficients(engine, beta, unpenalized) -> list[int]:
       error below ~200 loses more), which also catches separation by a combination of
       covariates.
     """
-    found = set(np.flatnonzero(unpenalized & (separation_directions(engine.data, engine.weights) != 0)).tolist())
+    found = set()
+    if np.any(unpenalized):
+        found.update(np.flatnonzero(unpenalized & (separation_directions(engine.data, engine.weights) != 0)).tolist())
     candidates = np.flatnonzero(unpenalized & (np.abs(beta) >= DIVERGENCE_CHECK_MIN))
     if candidates.size:
         ll0 = engine.log_likelihood(beta)

@@ -84,6 +84,9 @@ def covariance(fit, covariates=None) -> pd.DataFrame:
 
     For ``prior="laplace"`` the prior adds no curvature, so this is the likelihood's
     covariance evaluated at the MAP estimate (coefficients shrunk to exactly zero included).
+    For a coefficient in ``fit.infinite`` (no finite MLE) it is the curvature where the fit
+    stopped, which describes no estimate; :func:`results_table` and :func:`confint` report
+    no Wald interval for it.
 
     Raises
     ------
@@ -254,7 +257,8 @@ def confint(fit, covariates=None, *, level: float = 0.95, method: str = "profile
     -------
     DataFrame
         Columns ``lower`` and ``upper`` (log relative risk), indexed by covariate id; an end
-        that does not exist (the profile never falls far enough) is +-inf.
+        that does not exist (the profile never falls far enough) is +-inf. A covariate in
+        ``fit.infinite`` has no Wald interval (NaN, with an :class:`~hphawkes_py.sccs.MLEWarning`).
     """
     level = _check_level(level)
     method = _check_method(method)
@@ -298,6 +302,11 @@ def results_table(fit, covariates=None, *, level: float = 0.95, method: str = "w
         * ``exposed_time``: person-time at non-zero values (the units of ``time``; days for
           :meth:`SCCSData.from_eras`);
         * ``exposed_events``: events during that time.
+
+        A covariate in ``fit.infinite`` (its maximum-likelihood estimate is infinite, see
+        :func:`~hphawkes_py.sccs.fit`) has ``coefficient`` -inf or +inf (``irr`` 0 or inf) and,
+        with an :class:`~hphawkes_py.sccs.MLEWarning`, NaN ``se`` and Wald interval and p-value;
+        ``method="profile"`` gives its likelihood-ratio interval, open on the infinite side.
     """
     level = _check_level(level)
     method = _check_method(method)
