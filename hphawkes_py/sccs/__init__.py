@@ -14,6 +14,8 @@ convergence rules.
 """
 from .calibration import EmpiricalNull
 from .data import SCCSData
+from .diagnostics import (Diagnostic, end_of_observation_eras, event_exposure_independence,
+                          event_observation_independence, mdrr, pre_exposure_gain, rare_outcome, time_stability)
 from .design import RiskWindow
 from .model import fit
 from .priors import log_prior
@@ -23,4 +25,6 @@ from .simulation import simulate
 from .splines import SplineTerm
 
 __all__ = ["SCCSData", "RiskWindow", "SCCSFit", "CVResult", "BootstrapResult", "MLEWarning", "fit", "cross_validate", "bootstrap",
-           "simulate", "log_prior", "SplineTerm", "EmpiricalNull"]
+           "simulate", "log_prior", "SplineTerm", "EmpiricalNull",
+           "Diagnostic", "mdrr", "time_stability", "pre_exposure_gain", "event_exposure_independence",
+           "event_observation_independence", "end_of_observation_eras", "rare_outcome"]
