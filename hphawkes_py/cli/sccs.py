@@ -221,9 +221,10 @@ def _cmd_reproduce_oxford(args) -> int:
     run = dict(backend=args.backend, threads=args.threads, progress=False)
     data = SCCSData.from_long(*oxford_long())
     mle = fit(data, prior="none", tolerance=1e-14, **run)
-    comparison = pd.DataFrame(
-        [{"quantity": k, "hphawkes": float(mle.coefficients[k]), "clogit": OXFORD_REFERENCE[k]} for k in ("exgr1", "agegr2")]
-        + [{"quantity": "log_likelihood", "hphawkes": mle.log_likelihood, "clogit": OXFORD_REFERENCE["log_likelihood"]}])
+    ours = {"exgr1": float(mle.coefficients["exgr1"]), "agegr2": float(mle.coefficients["agegr2"]),
+            "log_likelihood": mle.log_likelihood}
+    comparison = pd.DataFrame({"quantity": list(ours), "hphawkes": list(ours.values()),
+                               "clogit": [OXFORD_REFERENCE[k] for k in ours]})
     comparison["difference"] = comparison["hphawkes"] - comparison["clogit"]
     print(f"{'':>16} {'hphawkes':>16} {'clogit':>16} {'difference':>12}")
     for r in comparison.itertuples():
