@@ -1,7 +1,9 @@
-"""Every Python code block in the README runs as shown (a user's first contact must not raise).
+"""Every code example in the README runs as shown (a user's first contact must not raise).
 
 The README's examples are written with quick settings; each ```python block is executed in order
-in one namespace, the way a reader pastes them into one session.
+in one namespace, the way a reader pastes them into one session. Every ``hphawkes ...`` command it
+shows (in a shell block or inline, alternatives ``a | b`` expanded) is parsed by the real parser,
+and what it says every ``reproduce`` analysis takes is checked against each of them.
 """
 from __future__ import annotations
 
@@ -12,15 +14,87 @@ import pytest
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 FENCE = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
+SHELL_FENCE = re.compile(r"^```(?:bash|sh|shell|console)\n(.*?)^```", re.S | re.M)
+INLINE_COMMAND = re.compile(r"(?<!`)`(hphawkes [^`]+?)`(?!`)", re.S)
 
 
 def python_blocks(text: str) -> list:
     return [m.group(1) for m in FENCE.finditer(text)]
 
 
+def command_lines(text: str) -> list[list[str]]:
+    """The README's ``hphawkes ...`` commands as argument lists (as tests/test_docs_code.py does for
+    the documentation: ``$`` prompts and ``#`` comments dropped, ``a | b`` alternatives replacing the
+    last word, ``[...]`` parts kept, lines with placeholders such as ``ANALYSIS`` skipped)."""
+    import shlex
+
+    found = [line.strip().removeprefix("$ ").split(" #")[0].strip()
+             for m in SHELL_FENCE.finditer(text) for line in m.group(1).splitlines()]
+    found = [line for line in found if line.startswith("hphawkes ")]
+    found += [" ".join(m.group(1).split()) for m in INLINE_COMMAND.finditer(text)]
+    commands = []
+    for line in found:
+        line = line.replace("[", "").replace("]", "")
+        if re.search(r"\b[A-Z]{2,}\b", line):
+            continue
+        first, *alternatives = [part.strip() for part in line.split(" | ")]
+        words = shlex.split(first)[1:]
+        commands.append(words)
+        commands += [words[:-1] + shlex.split(alt) for alt in alternatives]
+    return commands
+
+
+def parse_error(argv: list[str]) -> str | None:
+    """None if ``hphawkes argv`` parses into a runnable command (``--help`` counts), else argparse's complaint."""
+    import contextlib
+    import io
+
+    from hphawkes_py.cli import build_parser
+
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            args = build_parser().parse_args(argv)
+    except SystemExit as exc:
+        return None if exc.code == 0 else err.getvalue().strip().splitlines()[-1]
+    return None if getattr(args, "func", None) else "no command selected"
+
+
 def test_block_finder_finds_blocks():
     text = "x\n```python\na = 1\n```\n```bash\nls\n```\n```python\nb = a + 1\n```\n"
     assert python_blocks(text) == ["a = 1\n", "b = a + 1\n"]
+
+
+def test_command_finder_finds_commands():
+    text = ("Run `hphawkes reproduce kde-redwood |\nscan-ny` or ``hphawkes not-this`` or `hphawkes reproduce ANALYSIS`."
+            "\n```bash\nbash scripts/x.sh\nhphawkes info   # versions\n```\n")
+    assert command_lines(text) == [["info"], ["reproduce", "kde-redwood"], ["reproduce", "scan-ny"]]
+    assert parse_error(["info"]) is None
+    assert parse_error(["reproduce", "no-such-analysis"]) is not None
+
+
+@pytest.mark.skipif(not README.is_file(), reason="no README.md beside the tests")
+def test_readme_commands_parse():
+    commands = command_lines(README.read_text())
+    assert len(commands) >= 9, commands  # dc-gunshots and the eight other analyses at least
+    bad = {" ".join(c): why for c in commands if (why := parse_error(c)) is not None}
+    assert not bad, f"README commands that the hphawkes parser refuses: {bad}"
+
+
+@pytest.mark.skipif(not README.is_file(), reason="no README.md beside the tests")
+def test_readme_reproduce_claims_hold_for_every_analysis():
+    """The README lists every ``reproduce`` analysis and says each takes ``--backend`` and ``--out DIR``."""
+    from hphawkes_py.cli import build_parser
+
+    text = " ".join(README.read_text().split())
+    assert "Every analysis takes `--backend` and `--out DIR`" in text
+    sub = next(a for a in build_parser()._subparsers._group_actions if a.dest == "command")
+    analyses = set(next(a for a in sub.choices["reproduce"]._subparsers._group_actions).choices)
+    shown = {c[1] for c in command_lines(README.read_text()) if c[:1] == ["reproduce"]}
+    assert shown == analyses
+    refused = {a: why for a in sorted(analyses)
+               if (why := parse_error(["reproduce", a, "--backend", "cpu", "--out", "some-dir"])) is not None}
+    assert not refused, f"reproduce analyses that refuse --backend/--out, which the README promises: {refused}"
 
 
 @pytest.mark.skipif(not README.is_file(), reason="no README.md beside the tests")
