@@ -227,3 +227,20 @@ def test_every_reproduce_analysis_takes_out_and_backend():
                for argv in (["reproduce", a, "--backend", "cpu", "--out", "some-dir"],)
                if (why := parses(argv)) is not None}
     assert not refused, f"reproduce analyses that refuse --backend/--out: {refused}"
+
+
+def test_hawkes_residuals_command_of_the_user_guide_runs(tmp_path, monkeypatch, capsys):
+    """The Hawkes page's ``hphawkes hawkes residuals events.csv ...`` line, run as shown on the
+    first 300 DC events of 2010 (cheap: one pass over the events)."""
+    import hphawkes_py as hp
+    from hphawkes_py.cli import main
+
+    text = " ".join((DOCS / "user_guide" / "hawkes.rst").read_text().split())
+    argv = next(c for c in command_lines(text) if c[:2] == ["hawkes", "residuals"])
+    monkeypatch.chdir(tmp_path)
+    hp.datasets.load_dc_gunshots("2010").iloc[:300].to_csv(argv[2], index=False)
+    assert main(argv + ["--out", "residuals.csv", "--backend", "cpu"]) == 0, capsys.readouterr().err
+    import pandas as pd
+
+    table = pd.read_csv("residuals.csv")
+    assert len(table) == 300 and (tmp_path / "qq.png").stat().st_size > 0
