@@ -14,6 +14,7 @@ import math
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import integrate, stats
 
@@ -240,3 +241,72 @@ def test_public_name():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert "EmpiricalNull" in hp.sccs.__all__
+
+
+# ------------------------------------------------------------------ fitting the controls
+@pytest.fixture(scope="module")
+def controls_data():
+    data, _ = hp.sccs.simulate(n_cases=600, n_drugs=4, prevalence=0.3, fraction_positive=0.0, seed=21)
+    return data
+
+
+def _alone(data, covariate):
+    """The covariate's own design, rebuilt independently through the long format."""
+    outcomes, covariates = data.to_long()
+    return hp.sccs.SCCSData.from_long(outcomes, covariates[covariates["covariate_id"] == covariate])
+
+
+def test_fit_negative_controls_fits_each_control_alone(controls_data):
+    est = hp.sccs.fit_negative_controls(controls_data, [3, 1])
+    assert est.index.tolist() == [3, 1]  # the order given
+    for c in (3, 1):
+        ref = hp.sccs.fit(_alone(controls_data, c), prior="none", tolerance=1e-10, progress=False)
+        table = ref.results_table([c], method="wald")
+        assert est.loc[c, "log_rr"] == pytest.approx(ref.coefficients[c], rel=1e-6)
+        assert est.loc[c, "se_log_rr"] == pytest.approx(table["se"].iloc[0], rel=1e-5)
+        assert est.loc[c, "exposed_events"] == table["exposed_events"].iloc[0]
+        assert est.loc[c, "converged"]
+
+
+def test_fit_negative_controls_with_an_executor_gives_the_same(controls_data):
+    from concurrent.futures import ThreadPoolExecutor
+
+    serial = hp.sccs.fit_negative_controls(controls_data, [1, 2, 3, 4])
+    with ThreadPoolExecutor(2) as ex:
+        parallel = hp.sccs.fit_negative_controls(controls_data, [1, 2, 3, 4], executor=ex)
+    pd.testing.assert_frame_equal(serial, parallel)
+
+
+def test_fit_negative_controls_marks_estimates_that_do_not_exist():
+    # drug "b" covers no event: its estimate is -inf, and the null fit leaves it out with a warning
+    rows = []
+    for s in range(6):
+        rows += [(s, 3 * s, 1.0 if s % 2 else 0.0, 10.0), (s, 3 * s + 1, 0.0 if s % 2 else 1.0, 20.0),
+                 (s, 3 * s + 2, 0.0, 5.0)]
+    outcomes = pd.DataFrame(rows, columns=["stratum_id", "row_id", "y", "time"])
+    covs = pd.DataFrame({"row_id": [3 * s for s in range(6)] + [3 * s + 2 for s in range(6)],
+                         "covariate_id": ["a"] * 6 + ["b"] * 6})
+    data = hp.sccs.SCCSData.from_long(outcomes, covs)
+    est = hp.sccs.fit_negative_controls(data, ["a", "b"])
+    assert est.loc["b", "log_rr"] == -np.inf and est.loc["b", "se_log_rr"] == np.inf
+    assert not est.loc["b", "converged"] and est.loc["b", "exposed_events"] == 0
+    assert np.isfinite(est.loc["a", "log_rr"]) and est.loc["a", "converged"]
+
+
+def test_fit_negative_controls_refuses_bad_input(controls_data):
+    with pytest.raises(TypeError, match=r"data must be an SCCSData"):
+        hp.sccs.fit_negative_controls("data", [1])
+    with pytest.raises(ValueError, match=r"controls has covariate id\(s\) not in the data: \[9\]"):
+        hp.sccs.fit_negative_controls(controls_data, [1, 9])
+    with pytest.raises(ValueError, match=r"controls repeats covariate id\(s\) \[2\]"):
+        hp.sccs.fit_negative_controls(controls_data, [2, 1, 2])
+    with pytest.raises(ValueError, match=r"\[2\] are both negative controls and adjusted for"):
+        hp.sccs.fit_negative_controls(controls_data, [1, 2], adjust=[2])
+    with pytest.raises(ValueError, match=r"adjust has covariate id\(s\) not in the data: \['x'\]"):
+        hp.sccs.fit_negative_controls(controls_data, [1], adjust=["x"])
+    with pytest.raises(ValueError, match=r"controls must name at least one covariate"):
+        hp.sccs.fit_negative_controls(controls_data, [])
+    with pytest.raises(TypeError, match=r"controls must be a list of covariate ids, got 'abc'"):
+        hp.sccs.fit_negative_controls(controls_data, "abc")
+    with pytest.raises(ValueError, match=r"prior"):
+        hp.sccs.fit_negative_controls(controls_data, [1], prior="cauchy")

@@ -32,9 +32,13 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
-from .._validate import as_float_array, check_in, check_probability, check_same_length
+from .._parallel import run_replicates
+from .._validate import as_float_array, check_bool, check_in, check_probability, check_same_length, describe
+from .data import SCCSData
+from .model import fit as _fit
+from .results import MLEWarning
 
-__all__ = ["EmpiricalNull", "MIN_CONTROLS", "EXTREME_LOG_RR", "EASE_THRESHOLD"]
+__all__ = ["EmpiricalNull", "fit_negative_controls", "MIN_CONTROLS", "EXTREME_LOG_RR", "EASE_THRESHOLD"]
 
 #: Fewest usable negative controls :meth:`EmpiricalNull.fit` accepts: the null has two
 #: parameters, and with two controls its standard deviation rests on a single difference.
@@ -374,3 +378,130 @@ class EmpiricalNull:
         drop = ", ".join(f"{k}={v}" for k, v in self.dropped.items() if v) or "nothing"
         return (f"EmpiricalNull(mean={self.mean:.4f}, sd={self.sd:.4f}, n_controls={self.n_controls}, "
                 f"dropped: {drop})")
+
+
+# ------------------------------------------------------------------------ fitting the controls
+def _select_columns(data: SCCSData, ids) -> SCCSData:
+    """The design with only the covariates ``ids`` (in the data's order); rows and strata as they are."""
+    idx = np.sort(pd.Index(data.covariate_ids).get_indexer(pd.Index(ids)))
+    parts = [np.arange(data.col_ptr[j], data.col_ptr[j + 1]) for j in idx]
+    take = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    col_ptr = np.zeros(idx.size + 1, dtype=np.int64)
+    np.cumsum([p.size for p in parts], out=col_ptr[1:])
+    return SCCSData(stratum_ids=data.stratum_ids, row_ids=data.row_ids, covariate_ids=data.covariate_ids[idx],
+                    stratum_ptr=data.stratum_ptr, row_stratum=data.row_stratum, y=data.y, time=data.time,
+                    n_events=data.n_events, col_ptr=col_ptr, row_idx=data.row_idx[take],
+                    values=None if data.values is None else data.values[take], dropped=dict(data.dropped),
+                    splines=data.splines)
+
+
+def _control_job(control, _seed, data, adjust, options):
+    """One negative control's own model: its covariate (no prior) with ``adjust`` and the splines."""
+    sub = _select_columns(data, [control, *adjust, *data.spline_ids])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MLEWarning)
+        res = _fit(sub, exclude=[control], progress=False, **options)
+    b = float(res.coefficients[control])
+    j = int(pd.Index(sub.covariate_ids).get_loc(control))
+    rows = sub.row_idx[sub.col_ptr[j]:sub.col_ptr[j + 1]]
+    events = float(sub.y[rows].sum())
+    if control in res.infinite:
+        return math.copysign(math.inf, b), math.inf, events, False
+    se = float(res.results_table([control], method="wald")["se"].iloc[0])
+    return b, se, events, bool(res.converged)
+
+
+def fit_negative_controls(data, controls, *, adjust=(), prior: str = "normal", variance: float = 1.0,
+                          spline_prior: str = "normal", spline_variance: float | None = 1.0,
+                          tolerance: float = 1e-8, max_iterations: int = 1000, executor=None, progress: bool = False,
+                          backend: str = "auto", threads: int | None = None) -> pd.DataFrame:
+    """Estimate every negative control in its own model, as OHDSI studies do.
+
+    For each control the design keeps its covariate (unpenalised), the covariates in
+    ``adjust`` (with ``prior``) and the age/season/calendar-time splines of ``data``, and is
+    fitted by :func:`~hphawkes_py.sccs.fit`; the jobs run through ``executor``. The standard
+    error is the Wald one (inverse Hessian), the input :meth:`EmpiricalNull.fit` expects.
+
+    Parameters
+    ----------
+    data : SCCSData
+        A design holding the negative-control exposures as covariates (one
+        :meth:`SCCSData.from_eras` call with all their eras).
+    controls : sequence
+        Covariate ids of the negative controls (unique; not the splines).
+    adjust : sequence
+        Covariates kept in every control's model (e.g. co-medications); not a control.
+    prior, variance : str, float
+        Prior of the ``adjust`` covariates (as :func:`~hphawkes_py.sccs.fit`).
+    spline_prior, spline_variance : str, float
+        Prior of the spline coefficients (as :func:`~hphawkes_py.sccs.fit`).
+    tolerance, max_iterations : float, int
+        Convergence of each fit (as :func:`~hphawkes_py.sccs.fit`).
+    executor : None, concurrent.futures.Executor or dask.distributed.Client
+        Where the fits run; ``None`` runs them in this process.
+    progress : bool
+        Count finished fits on stderr.
+    backend, threads :
+        As in :func:`~hphawkes_py.sccs.fit`.
+
+    Returns
+    -------
+    DataFrame
+        Indexed by control id: ``log_rr``, ``se_log_rr``, ``exposed_events`` and
+        ``converged``. A control whose maximum-likelihood estimate does not exist (no event,
+        or every event, in its exposed time) has ``log_rr`` -inf or +inf and ``se_log_rr``
+        inf, which :meth:`EmpiricalNull.fit` leaves out with a warning.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Not an SCCSData; controls missing from the data, repeated, spline coefficients, or also
+        in ``adjust``; no controls.
+
+    Examples
+    --------
+    Ten drugs without effect as negative controls:
+
+    >>> data, _ = hp.sccs.simulate(n_cases=1500, n_drugs=10, prevalence=0.3, fraction_positive=0.0, seed=4)
+    >>> est = hp.sccs.fit_negative_controls(data, list(range(1, 11)))
+    >>> list(est.columns)
+    ['log_rr', 'se_log_rr', 'exposed_events', 'converged']
+    >>> null = hp.sccs.EmpiricalNull.fit(est["log_rr"], est["se_log_rr"])
+    >>> abs(null.mean) < 0.2
+    True
+    """
+    if not isinstance(data, SCCSData):
+        raise TypeError(f"data must be an SCCSData, got {type(data).__name__}")
+    progress = check_bool(progress, "progress")
+    controls, adjust = _id_list(controls, "controls"), _id_list(adjust, "adjust")
+    if not controls:
+        raise ValueError("controls must name at least one covariate")
+    known = pd.Index(data.covariate_ids)
+    for name, ids in (("controls", controls), ("adjust", adjust)):
+        missing = [c for c, i in zip(ids, known.get_indexer(pd.Index(ids, dtype=object))) if i < 0]
+        if missing:
+            raise ValueError(f"{name} has covariate id(s) not in the data: {missing[:10]}")
+        dup = pd.Index(ids, dtype=object)[pd.Index(ids, dtype=object).duplicated()]
+        if len(dup):
+            raise ValueError(f"{name} repeats covariate id(s) {list(dup[:10])}")
+        spline = [c for c in ids if c in set(data.spline_ids)]
+        if spline:
+            raise ValueError(f"{name} has spline coefficient(s) {spline[:10]}: the splines are in every model already")
+    both = [c for c in controls if c in set(adjust)]
+    if both:
+        raise ValueError(f"covariate id(s) {both[:10]} are both negative controls and adjusted for; give each once")
+    options = dict(prior=prior, variance=variance, spline_prior=spline_prior, spline_variance=spline_variance,
+                   tolerance=tolerance, max_iterations=max_iterations, backend=backend, threads=threads)
+    # check the settings once, on a first fit, before any job is sent out
+    first = _control_job(controls[0], None, data, adjust, options)
+    rest = run_replicates(_control_job, controls[1:], executor=executor, progress=progress, desc="negative controls",
+                          args=(data, adjust, options))
+    out = pd.DataFrame([first, *rest], columns=["log_rr", "se_log_rr", "exposed_events", "converged"],
+                       index=pd.Index(controls, name="covariate_id"))
+    return out
+
+
+def _id_list(ids, name):
+    if isinstance(ids, (str, bytes)) or not hasattr(ids, "__iter__"):
+        raise TypeError(f"{name} must be a list of covariate ids, got {describe(ids)}")
+    return [i.item() if isinstance(i, np.generic) else i for i in ids]
