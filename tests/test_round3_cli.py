@@ -124,6 +124,9 @@ def test_sigterm_removes_the_temporary_folder(tmp_path):
 def test_sigkill_leftovers_are_removed_by_the_next_run(tmp_path):
     out = tmp_path / "results"
     proc = _start_child(out)
+    with pytest.raises(CliError, match=rf"another run \(pid {proc.pid}\) is writing"):  # across processes
+        with atomic_output_dir(out):
+            pass
     proc.kill()
     proc.wait(timeout=60)
     assert any(".tmp-" in n for n in _leftovers(tmp_path, "results"))  # SIGKILL cannot be handled
