@@ -12,6 +12,7 @@
 #' attr(b, "auto")  # what backend = "auto" runs on
 #' @export
 hphawkes_backends <- function() {
+  .hp_check_args()
   out <- .hp_r(.hp_call(hp$backends()))
   out$detail <- vapply(out$detail, .hp_clean_message, character(1))
   attr(out, "auto") <- out$backend[out$is_auto]
@@ -30,6 +31,7 @@ hphawkes_backends <- function() {
 #' names(info)
 #' @export
 hphawkes_info <- function() {
+  .hp_check_args()
   .hp_r(.hp_call(hp$info()))
 }
 
@@ -61,6 +63,7 @@ hphawkes_info <- function() {
 #' @export
 install_hphawkes <- function(package = "hphawkes_py", envname = "r-hphawkes", python = NULL,
                              extra_packages = NULL, ...) {
+  .hp_check_args(dots = TRUE)
   if (!reticulate::virtualenv_exists(envname)) {
     if (is.null(python)) python <- .hp_find_python()
     reticulate::virtualenv_create(envname, python = python)
@@ -103,6 +106,7 @@ install_hphawkes <- function(package = "hphawkes_py", envname = "r-hphawkes", py
 #' dim(faithful2)
 #' @export
 hphawkes_data <- function(dataset, ...) {
+  .hp_check_args(dots = TRUE)
   ds <- .hp_mod("datasets")
   fun <- paste0("load_", dataset)
   if (!.hp_call(reticulate::py_has_attr(ds, fun)))
@@ -121,6 +125,7 @@ hphawkes_data <- function(dataset, ...) {
 #' kde_window("asc", path = asc)
 #' @export
 hphawkes_data_path <- function(relative) {
+  .hp_check_args()
   ds <- .hp_mod("datasets")
   .hp_r(.hp_call(reticulate::import_builtins(convert = FALSE)$str(ds$path(relative))))
 }

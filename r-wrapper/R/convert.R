@@ -42,6 +42,53 @@
   ))
 }
 
+# ---- argument names ----------------------------------------------------------------------
+
+# R matches an abbreviated argument name to the one formal it begins (tdp_mixture(X, k = 8) would
+# set keep_draws), and a name that matches no formal vanishes into an unused `...`. The exported
+# functions call this first, so that every argument name is written in full and is their own.
+# dots = TRUE where `...` is passed on to Python (which refuses names it does not know); a name
+# that abbreviates a formal is refused there too.
+.hp_check_args <- function(dots = FALSE, call = sys.call(-1L), fun = sys.function(-1L)) {
+  given <- names(as.list(call))[-1L]
+  given <- unique(given[!is.na(given) & nzchar(given)])
+  formal <- setdiff(names(formals(fun)), "...")
+  for (nm in setdiff(given, formal)) {
+    full <- formal[startsWith(formal, nm)]
+    msg <- if (length(full)) {
+      paste0("argument '", nm, "' is an abbreviation of ", paste0("'", full, "'", collapse = " or "),
+             ": write the argument name in full")
+    } else if (!dots) {
+      paste0("unknown argument '", nm, "'; the arguments are: ", paste(formal, collapse = ", "))
+    }
+    if (!is.null(msg)) stop(structure(class = c("hphawkes_input_error", "hphawkes_error", "error", "condition"),
+                                      list(message = msg, call = call)))
+  }
+  invisible(TRUE)
+}
+
+# The first missing value of a vector or data frame as an error naming the column and row: a
+# category or an id cannot be missing (reticulate would send NA as the string "NA").
+.hp_no_na <- function(x, name) {
+  cols <- if (is.data.frame(x)) as.list(x) else list(x)
+  for (j in seq_along(cols)) {
+    miss <- is.na(cols[[j]])
+    if (any(miss)) {
+      where <- if (is.data.frame(x)) paste0(" in column '", names(x)[j], "'") else ""
+      .hp_stop(name, " has ", sum(miss), " missing value(s) (NA)", where, ", the first in row ",
+               which(miss)[1L], ": drop or recode those rows")
+    }
+  }
+  invisible(x)
+}
+
+# R's name for the kind of a value, for error messages ("factor", "character", "logical NA").
+.hp_kind <- function(x) {
+  if (is.logical(x) && length(x) && all(is.na(x))) return("NA (logical)")
+  if (is.matrix(x)) return(paste(typeof(x), "matrix"))
+  class(x)[1L]
+}
+
 # ---- R -> Python -------------------------------------------------------------------------
 
 .hp_dims <- function(x) {
@@ -60,7 +107,7 @@
     x <- as.matrix(x)
   }
   if (!(is.numeric(x) || is.logical(x)))
-    .hp_stop(name, " must be numeric, got ", class(x)[1])
+    .hp_stop(name, " must be numeric, got ", .hp_kind(x))
   buf <- writeBin(as.double(x), raw(), size = 8L, endian = "little")
   .hp_call(rf$array_from_r(reticulate::r_to_py(buf), .hp_dims(x), "float64"))
 }
@@ -70,8 +117,10 @@
 # rounded or truncated on the R side).
 .np_count <- function(x, name = deparse(substitute(x))) {
   if (inherits(x, "python.builtin.object")) return(x)
+  if (!(is.numeric(x) || is.logical(x)))
+    .hp_stop(name, " must be whole numbers, got ", .hp_kind(x))
+  .hp_no_na(as.vector(x), name)
   if (is.logical(x)) x <- as.integer(x)
-  if (!is.numeric(x)) .hp_stop(name, " must be numeric counts, got ", class(x)[1])
   whole <- is.integer(x) ||
     (all(is.finite(x)) && all(x == round(x)) && all(abs(x) <= .Machine$integer.max))
   if (whole && !anyNA(x)) {
@@ -80,6 +129,16 @@
     return(.hp_call(rf$array_from_r(reticulate::r_to_py(buf), d, "int64")))
   }
   .np_double(x, name)
+}
+
+# Ids (locations, persons): character labels (a factor by its labels) or whole numbers; never NA.
+.np_ids <- function(x, name = deparse(substitute(x))) {
+  if (inherits(x, "python.builtin.object")) return(x)
+  .hp_no_na(x, name)
+  if (is.factor(x)) x <- as.character(x)
+  if (is.character(x)) return(as.list(x))
+  if (!is.numeric(x)) .hp_stop(name, " must be character labels or whole numbers, got ", .hp_kind(x))
+  .np_count(x, name)
 }
 
 # A whole number for a Python int argument (n_iter, chains, seed, ...). NULL stays NULL.
@@ -96,10 +155,23 @@
   as.integer(x)
 }
 
+# TRUE or FALSE for a Python bool argument: reticulate would send NA as True.
+.as_flag <- function(x, name = deparse(substitute(x))) {
+  if (inherits(x, "python.builtin.object")) return(x)
+  if (!is.logical(x) || length(x) != 1L || is.na(x))
+    .hp_stop(name, " must be TRUE or FALSE, got ", if (length(x) == 1L) format(x) else
+             paste0(.hp_kind(x), " of length ", length(x)))
+  x
+}
+
 .as_num <- function(x, name = deparse(substitute(x)), null_ok = TRUE) {
-  if (is.null(x) && null_ok) return(NULL)
+  if (is.null(x)) {
+    if (null_ok) return(NULL)
+    .hp_stop(name, " must be a single number, got NULL")
+  }
   if (length(x) != 1L || !is.numeric(x))
-    .hp_stop(name, " must be a single number, got ", paste(utils::head(format(x), 3), collapse = ", "))
+    .hp_stop(name, " must be a single number, got ", paste(utils::head(format(x), 3), collapse = ", "),
+             " (", .hp_kind(x), if (length(x) != 1L) paste0(" of length ", length(x)), ")")
   as.double(x)
 }
 
@@ -115,6 +187,7 @@
   cols <- lapply(names(df), function(nm) {
     v <- df[[nm]]
     if (is.factor(v)) v <- as.character(v)
+    if (is.character(v)) .hp_no_na(stats::setNames(data.frame(v, stringsAsFactors = FALSE), nm), name)
     if (is.logical(v) && !anyNA(v)) {
       buf <- writeBin(as.integer(v), raw(), size = 4L, endian = "little")
       return(.hp_call(rf$array_from_r(reticulate::r_to_py(buf), list(length(v)), "bool")))

@@ -32,6 +32,7 @@
 #' hawkes_params(50, 0.2, 10, 0.5, omega = 0.2, h = 0.05, omega2 = 2, w = 0.7)
 #' @export
 hawkes_params <- function(mu0, tau_x, tau_t, theta, omega, h, omega2 = NULL, w = NULL) {
+  .hp_check_args()
   p <- list(mu0 = mu0, tau_x = tau_x, tau_t = tau_t, theta = theta, omega = omega, h = h)
   for (nm in names(p)) p[[nm]] <- .as_num(p[[nm]], nm, null_ok = FALSE)
   if (!is.null(omega2)) p$omega2 <- .as_num(omega2, "omega2", null_ok = FALSE)
@@ -101,9 +102,10 @@ print.hawkes_params <- function(x, ...) {
 hawkes_loglik <- function(x, t, params, exact = FALSE, window = NULL, dtype = "float64",
                           backend = "auto", threads = NULL, kernel = "exponential", background = "smoother",
                           spatial_kernel = "gaussian") {
+  .hp_check_args()
   hk <- .hp_mod("hawkes")
   res <- .hp_call(hk$log_likelihood(.hawkes_x(x), .np_double(t, "t"), .py_hawkes_params(params),
-                                    exact = exact, window = .hawkes_window(window), dtype = dtype,
+                                    exact = .as_flag(exact, "exact"), window = .hawkes_window(window), dtype = dtype,
                                     backend = backend, threads = .as_int(threads),
                                     kernel = .hawkes_kernel(kernel),
                                     background = .hawkes_background(background),
@@ -131,9 +133,10 @@ hawkes_loglik <- function(x, t, params, exact = FALSE, window = NULL, dtype = "f
 hawkes_probabilities <- function(x, t, params, exact = FALSE, window = NULL, dtype = "float64",
                                  backend = "auto", threads = NULL, kernel = "exponential",
                                  background = "smoother", spatial_kernel = "gaussian") {
+  .hp_check_args()
   hk <- .hp_mod("hawkes")
   res <- .hp_call(hk$self_excitation_probabilities(
-    .hawkes_x(x), .np_double(t, "t"), .py_hawkes_params(params), exact = exact,
+    .hawkes_x(x), .np_double(t, "t"), .py_hawkes_params(params), exact = .as_flag(exact, "exact"),
     window = .hawkes_window(window), dtype = dtype, backend = backend, threads = .as_int(threads),
     kernel = .hawkes_kernel(kernel), background = .hawkes_background(background),
     spatial_kernel = .hawkes_spatial_kernel(spatial_kernel)))
@@ -250,6 +253,7 @@ hawkes_mcmc <- function(x, t, n_iter = 10000L, burn_in = 1000L, chains = 4L,
                         priors = NULL, seed = NULL, progress = FALSE, exact = FALSE,
                         window = NULL, dtype = "float64", backend = "auto", threads = NULL,
                         kernel = "exponential", background = "smoother", spatial_kernel = "gaussian") {
+  .hp_check_args()
   hk <- .hp_mod("hawkes")
   named_nums <- function(v, nm) {
     if (is.null(v)) return(NULL)
@@ -262,8 +266,8 @@ hawkes_mcmc <- function(x, t, n_iter = 10000L, burn_in = 1000L, chains = 4L,
     chains = .as_int(chains, "chains", FALSE), sample = .as_seq(sample),
     fixed = named_nums(fixed, "fixed"),
     init = if (identical(init, "mode")) "mode" else named_nums(init, "init"),
-    priors = named_nums(priors, "priors"), seed = .as_int(seed), progress = progress,
-    exact = exact, window = .hawkes_window(window), dtype = dtype, backend = backend,
+    priors = named_nums(priors, "priors"), seed = .as_int(seed), progress = .as_flag(progress, "progress"),
+    exact = .as_flag(exact, "exact"), window = .hawkes_window(window), dtype = dtype, backend = backend,
     threads = .as_int(threads), kernel = .hawkes_kernel(kernel), background = .hawkes_background(background),
     spatial_kernel = .hawkes_spatial_kernel(spatial_kernel)))
   .hawkes_posterior_to_r(post)
@@ -425,6 +429,7 @@ autoplot.hawkes_mcmc <- function(object, type = c("density", "trace"), ...) {
 #' head(se)
 #' @export
 hawkes_self_excitation <- function(fit, x, t, n_draws = 1000L, seed = NULL) {
+  .hp_check_args()
   post <- attr(fit, "hphawkes")$python
   if (is.null(post)) .hp_stop("fit must come from hawkes_mcmc() in this R session")
   res <- .hp_r(.hp_call(.hp_mod("hawkes")$self_excitation(post, n_draws = .as_int(n_draws, "n_draws", FALSE),
@@ -453,6 +458,7 @@ hawkes_self_excitation <- function(fit, x, t, n_draws = 1000L, seed = NULL) {
 #' dim(d)  # 20 draws x events
 #' @export
 hawkes_self_excitation_draws <- function(fit, n_draws = 100L, seed = NULL) {
+  .hp_check_args()
   post <- attr(fit, "hphawkes")$python
   if (is.null(post)) .hp_stop("fit must come from hawkes_mcmc() in this R session")
   out <- .hp_r(.hp_call(.hp_mod("hawkes")$self_excitation_draws(
@@ -498,6 +504,7 @@ hawkes_self_excitation_draws <- function(fit, n_draws = 100L, seed = NULL) {
 #' @export
 hawkes_simulate <- function(mu, theta, omega, h, region, duration, dim = 2L, seed = NULL,
                             kernel = "exponential", omega2 = NULL, w = NULL, spatial_kernel = "gaussian") {
+  .hp_check_args()
   hk <- .hp_mod("hawkes")
   reg <- if (length(region) == 1L) .as_num(region) else .np_double(as.matrix(region), "region")
   res <- .hp_r(.hp_call(hk$simulate(mu = .as_num(mu), theta = .as_num(theta), omega = .as_num(omega),
@@ -564,6 +571,7 @@ hawkes_simulate <- function(mu, theta, omega, h, region, duration, dim = 2L, see
 #' @export
 hawkes_residuals <- function(fit, x, t, window = NULL, n_draws = NULL, seed = NULL, kernel = NULL,
                              spatial_kernel = NULL) {
+  .hp_check_args()
   res <- .hp_call(.hp_mod("hawkes")$residuals(
     .hawkes_fit_or_params(fit), .hawkes_x(x), .np_double(t, "t"), window = .hawkes_window(window),
     n_draws = .as_int(n_draws), seed = .as_int(seed), progress = FALSE, kernel = .hawkes_kernel(kernel),
@@ -605,10 +613,11 @@ print.hawkes_residuals <- function(x, ...) {
 #' @export
 hawkes_forecast <- function(fit, x, t, times, grid, n_draws = 200L, seed = NULL, backend = "auto",
                             threads = NULL, exact = FALSE) {
+  .hp_check_args()
   res <- .hp_call(.hp_mod("hawkes")$forecast_intensity(
     .hawkes_fit_or_params(fit), .hawkes_x(x), .np_double(t, "t"), .np_double(times, "times"),
     .hawkes_x(grid), n_draws = .as_int(n_draws, "n_draws", FALSE), seed = .as_int(seed), progress = FALSE,
-    backend = backend, threads = .as_int(threads), exact = exact))
+    backend = backend, threads = .as_int(threads), exact = .as_flag(exact, "exact")))
   .hp_r(.hp_call(res$to_frame()))
 }
 
@@ -641,11 +650,12 @@ hawkes_forecast <- function(fit, x, t, times, grid, n_draws = 200L, seed = NULL,
 hawkes_forecast_score <- function(fit, x, t, origin, horizon, end = NULL, n_draws = 200L,
                                   background = "origin", reference_mu0 = "refit", seed = NULL,
                                   backend = "auto", threads = NULL, exact = FALSE) {
+  .hp_check_args()
   res <- .hp_call(.hp_mod("hawkes")$forecast_score(
-    .hawkes_fit_or_params(fit), .hawkes_x(x), .np_double(t, "t"), origin = origin, horizon = horizon,
-    end = end, n_draws = .as_int(n_draws, "n_draws", FALSE), background = background,
+    .hawkes_fit_or_params(fit), .hawkes_x(x), .np_double(t, "t"), origin = .as_num(origin, "origin", FALSE),
+    horizon = .as_num(horizon, "horizon", FALSE), end = .as_num(end, "end"), n_draws = .as_int(n_draws, "n_draws", FALSE), background = background,
     reference_mu0 = reference_mu0, seed = .as_int(seed), backend = backend, threads = .as_int(threads),
-    exact = exact))
+    exact = .as_flag(exact, "exact")))
   out <- reticulate::py_to_r(.hp_call(res$to_dict()))
   out <- lapply(out, function(v) if (is.null(v)) NA_real_ else v)
   tab <- .hp_r(.hp_call(res$summary()$reset_index()))

@@ -27,6 +27,7 @@
 #' kde_window("asc", path = hphawkes_data_path("kde/zhang2017/redwood.asc.gz"))
 #' @export
 kde_window <- function(type = c("rectangle", "asc", "mask", "polygon", "geotiff", "vector"), ...) {
+  .hp_check_args(dots = TRUE)
   type <- match.arg(type)
   W <- .hp_mod("kde")$Window
   a <- list(...)
@@ -77,6 +78,7 @@ kde_window <- function(type = c("rectangle", "asc", "mask", "polygon", "geotiff"
 #' kde_reproject_points(lonlat, "EPSG:4326", "EPSG:32618")  # UTM zone 18N, metres
 #' @export
 kde_reproject_points <- function(points, src_crs, dst_crs) {
+  .hp_check_args()
   pts <- as.matrix(points)
   .hp_r(.hp_call(.hp_mod("kde")$reproject_points(.np_double(pts, "points"), .as_crs(src_crs, "src_crs"),
                                                  .as_crs(dst_crs, "dst_crs"))))
@@ -108,6 +110,7 @@ kde_reproject_points <- function(points, src_crs, dst_crs) {
 #' file.exists(tif)
 #' @export
 kde_write_geotiff <- function(surface, path, nodata = -9999) {
+  .hp_check_args()
   if (!inherits(surface, "kde_surface")) .hp_stop("surface must be a kde_surface object")
   .hp_call(surface$python$to_geotiff(path.expand(as.character(path)), nodata = .as_num(nodata, "nodata", FALSE)))
   invisible(path)
@@ -145,6 +148,7 @@ print.kde_window <- function(x, ...) {
 #' (2 / (3 * 100))^(1 / 4) * sqrt(mean(rowSums(sweep(pts, 2, colMeans(pts))^2)))
 #' @export
 kde_bandwidth <- function(points) {
+  .hp_check_args()
   .hp_r(.hp_call(.hp_mod("kde")$rule_of_thumb_bandwidth(.np_double(as.matrix(points), "points"))))
 }
 
@@ -179,11 +183,12 @@ kde_bandwidth <- function(points) {
 kde_fit <- function(points, window = NULL, method = "adaptive", bandwidth = NULL,
                     edge_correction = TRUE, cutoff = 3.0, backend = "auto", threads = NULL, weights = NULL,
                     progress = FALSE) {
+  .hp_check_args()
   kd <- .hp_mod("kde")
   pts <- as.matrix(points)
   fit <- .hp_call(kd$fit(.np_double(pts, "points"), .py_window(window), method = method,
                          bandwidth = .as_num(bandwidth), edge_correction = edge_correction,
-                         cutoff = .as_num(cutoff), progress = progress, backend = backend,
+                         cutoff = .as_num(cutoff), progress = .as_flag(progress, "progress"), backend = backend,
                          threads = .as_int(threads), weights = if (is.null(weights)) NULL else .np_double(as.double(weights), "weights")))
   at <- .hp_r(.hp_call(rf$attributes(fit, list("h", "alpha", "bandwidths", "edge_factors",
     "log_likelihood", "n_iter", "method", "backend", "cutoff", "edge_correction", "points"))))
@@ -219,6 +224,7 @@ summary.hphawkes_kde <- function(object, ...) {
 #' kde_density_at(fit, rbind(c(0.5, 0.5), c(0.2, 0.8)))
 #' @export
 kde_density_at <- function(fit, points) {
+  .hp_check_args()
   .hp_r(.hp_call(fit$python$density_at(.np_double(as.matrix(points), "points"))))
 }
 
@@ -241,6 +247,7 @@ kde_density_at <- function(fit, points) {
 #' autoplot(s)
 #' @export
 kde_surface <- function(fit, window = NULL) {
+  .hp_check_args()
   if (!inherits(fit, "hphawkes_kde")) .hp_stop("fit must come from kde_fit()")
   r <- .hp_call(fit$python$density_surface(.py_window(window)))
   at <- .hp_r(.hp_call(rf$attributes(r, list("values", "x0", "y0", "cell_size"))))
@@ -345,6 +352,7 @@ plot.hphawkes_kde <- function(x, ...) {
 kde_relative_risk <- function(cases, controls, window, method = "fixed", bandwidth = "oversmoothing",
                               alpha = NULL, edge_correction = TRUE, cutoff = 3.0, backend = "auto",
                               threads = NULL) {
+  .hp_check_args()
   kd <- .hp_mod("kde")
   if (is.null(window)) .hp_stop("window must be a kde_window() object or the path of an .asc file")
   bw <- if (is.character(bandwidth)) bandwidth else .as_num(bandwidth)
@@ -379,6 +387,7 @@ kde_relative_risk <- function(cases, controls, window, method = "fixed", bandwid
 #' autoplot(rr, p_values = p)
 #' @export
 kde_risk_pvalues <- function(rr, method = "asymptotic", n_replicates = 999L, seed = NULL) {
+  .hp_check_args()
   if (!inherits(rr, "hphawkes_relrisk")) .hp_stop("rr must come from kde_relative_risk()")
   p <- if (method == "monte_carlo") {
     .hp_call(rr$python$p_values(method, n_replicates = .as_int(n_replicates), seed = .as_int(seed),
@@ -442,6 +451,7 @@ autoplot.hphawkes_relrisk <- function(object, levels = c(0.05, 0.01), p_values =
 kde_spacetime <- function(points, times, window, h = "oversmoothing", lam = "oversmoothing",
                           time_window = NULL, edge_correction = TRUE, cutoff = 3.0, backend = "auto",
                           threads = NULL) {
+  .hp_check_args()
   kd <- .hp_mod("kde")
   if (is.null(window)) .hp_stop("window must be a kde_window() object or the path of an .asc file")
   if (!is.numeric(times)) .hp_stop("times must be numeric (convert dates to a time unit first)")
@@ -474,8 +484,9 @@ kde_spacetime <- function(points, times, window, h = "oversmoothing", lam = "ove
 #' plot(sl[[1]])
 #' @export
 kde_spacetime_slices <- function(st, times, conditional = TRUE) {
+  .hp_check_args()
   if (!inherits(st, "hphawkes_spacetime")) .hp_stop("st must come from kde_spacetime()")
-  sl <- .hp_call(st$python$slices(.np_double(as.double(times), "times"), conditional = conditional))
+  sl <- .hp_call(st$python$slices(.np_double(as.double(times), "times"), conditional = .as_flag(conditional, "conditional")))
   lapply(seq_along(times), function(i) .kde_raster_r(sl[i - 1L]))
 }
 

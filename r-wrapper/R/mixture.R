@@ -3,7 +3,9 @@
 
 #' Truncated Dirichlet-process Gaussian mixture (blocked Gibbs or Bayesian EM)
 #'
-#' @param X Numeric matrix or data frame (n x p).
+#' @param X Numeric matrix or data frame (n x p). Its column names, if any, are kept:
+#'   \code{predict()} then refuses new data whose columns have other names or come in
+#'   another order.
 #' @param n_components Truncation level k (whole number).
 #' @param method \code{"gibbs"} or \code{"bem"}.
 #' @param n_iter,burn_in,thin Whole numbers (see the Python docs).
@@ -48,7 +50,10 @@ tdp_mixture <- function(X, n_components = 256L, method = "gibbs", n_iter = 1000L
                         Phi0 = NULL, relabel = TRUE, init = "kmeans++", chains = 1L, prune = 0,
                         seed = NULL, progress = FALSE,
                         keep_draws = FALSE, backend = "auto", threads = NULL) {
+  .hp_check_args()
   mx <- .hp_mod("mixture")
+  keep_draws <- .as_flag(keep_draws, "keep_draws")
+  Xpy <- .mixture_data(X, "X")
   Xm <- as.matrix(X)
   model <- .hp_call(mx$TDPGaussianMixture(
     n_components = .as_int(n_components, "n_components", FALSE), method = method,
@@ -56,11 +61,10 @@ tdp_mixture <- function(X, n_components = 256L, method = "gibbs", n_iter = 1000L
     thin = .as_int(thin, "thin", FALSE), alpha_prior = as.list(as.double(alpha_prior)),
     m0 = if (is.null(m0)) NULL else .np_double(as.double(m0), "m0"), gamma0 = .as_num(gamma0),
     nu0 = .as_num(nu0), Phi0 = if (is.null(Phi0)) NULL else .np_double(as.matrix(Phi0), "Phi0"),
-    relabel = relabel, init = if (is.character(init)) init else .np_double(as.matrix(init), "init"),
+    relabel = .as_flag(relabel, "relabel"), init = if (is.character(init)) init else .np_double(as.matrix(init), "init"),
     chains = .as_int(chains, "chains", FALSE), prune = .as_num(prune),
-    seed = .as_int(seed), progress = progress, backend = backend,
+    seed = .as_int(seed), progress = .as_flag(progress, "progress"), backend = backend,
     threads = .as_int(threads)))
-  Xpy <- .np_double(Xm, "X")
   .hp_call(model$fit(Xpy))
   at <- .hp_r(.hp_call(rf$attributes(model, list("weights_", "means_", "covariances_", "alpha_",
     "labels_", "loglik_trace_", "backend_", "n_iter_", "converged_", "n_clusters_", "cluster_labels_",
@@ -84,6 +88,23 @@ tdp_mixture <- function(X, n_components = 256L, method = "gibbs", n_iter = 1000L
   structure(at, class = "tdp_mixture")
 }
 
+# The data as Python takes them: a pandas DataFrame when the columns are named (so that the
+# model records them at fit and checks them at predict, refusing reordered columns), else an array.
+.mixture_data <- function(x, name) {
+  if (inherits(x, "python.builtin.object")) return(x)
+  nm <- if (is.data.frame(x) || is.matrix(x)) colnames(x) else NULL
+  if (is.null(nm)) return(.np_double(as.matrix(x), name))
+  if (anyNA(nm) || !all(nzchar(nm)) || anyDuplicated(nm))
+    .hp_stop(name, " must have distinct, non-empty column names (or none), got ",
+             paste0("'", nm, "'", collapse = ", "))
+  df <- as.data.frame(x, stringsAsFactors = FALSE)
+  bad <- !vapply(df, function(col) is.numeric(col) || is.logical(col), logical(1))
+  if (any(bad)) .hp_stop(name, " must have numeric columns only; non-numeric: ",
+                         paste0(names(df)[bad], " (", vapply(df[bad], .hp_kind, character(1)), ")",
+                                collapse = ", "))
+  .pd_frame(df, name)
+}
+
 #' @export
 print.tdp_mixture <- function(x, ...) {
   cat(reticulate::py_to_r(x$python$summary()), "\n", sep = "")
@@ -92,6 +113,7 @@ print.tdp_mixture <- function(x, ...) {
 
 #' @export
 summary.tdp_mixture <- function(object, min_weight = 0.01, ...) {
+  .hp_check_args()
   keep <- which(object$weights >= min_weight)
   data.frame(component = keep, weight = object$weights[keep], object$means[keep, , drop = FALSE],
              n_assigned = if (is.null(object$labels)) NA_integer_ else
@@ -102,12 +124,13 @@ summary.tdp_mixture <- function(object, min_weight = 0.01, ...) {
 #' Predictions from a truncated DP mixture
 #'
 #' @param object A \code{tdp_mixture} fit.
-#' @param newdata Numeric matrix (m x p); default the
-#'   training data.
+#' @param newdata Numeric matrix or data frame (m x p); default the training data. Named
+#'   columns must carry the names of the fit, in the same order (an error otherwise); a
+#'   matrix without column names is taken by position.
 #' @param type \code{"class"} (1-based component), \code{"prob"} (m x k
 #'   membership probabilities), \code{"density"} (log density) or \code{"cluster"} (1-based
 #'   cluster by modal merging).
-#' @param ... Unused.
+#' @param ... Unused; a named argument here is an error (not silently ignored).
 #' @return \code{"class"}, \code{"cluster"}: integer vector (m); \code{"prob"}: numeric
 #'   matrix (m x k); \code{"density"}: numeric vector (m) of log densities.
 #' @examplesIf hphawkes_available()
@@ -121,8 +144,16 @@ summary.tdp_mixture <- function(object, min_weight = 0.01, ...) {
 #' predict(m, new, type = "cluster")
 #' @export
 predict.tdp_mixture <- function(object, newdata = NULL, type = c("class", "prob", "density", "cluster"), ...) {
+  .hp_check_args()
   type <- match.arg(type)
-  X <- .np_double(as.matrix(if (is.null(newdata)) object$X else newdata), "newdata")
+  if (is.null(newdata)) newdata <- object$X
+  if (is.null(colnames(object$X)) && !is.null(colnames(newdata))) {
+    # the fit's columns had no names to check these against (as scikit-learn, a warning)
+    warning("newdata has column names (", paste(colnames(newdata), collapse = ", "), ") but the model was ",
+            "fitted on unnamed columns: they are used by position", call. = FALSE)
+    newdata <- unname(as.matrix(newdata))
+  }
+  X <- .mixture_data(newdata, "newdata")
   switch(type,
     class = .hp_r(.hp_call(object$python$predict(X))) + 1L,
     prob = .hp_r(.hp_call(object$python$predict_proba(X))),

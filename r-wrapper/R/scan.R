@@ -40,14 +40,14 @@ scan_bernoulli <- function(coords, cases, controls, max_population = 0.5, n_repl
                            window = "circle", penalty = "medium", min_cases = 0L,
                            seed = NULL, location_ids = NULL, progress = FALSE,
                            backend = "auto", threads = NULL) {
+  .hp_check_args()
   sc <- .hp_mod("scan")
   kw <- list(max_population = .as_num(max_population), n_replicates = .as_int(n_replicates),
              direction = direction, secondary = secondary, window = window, penalty = penalty,
              min_cases = .as_int(min_cases),
-             grid_cell = .as_num(grid_cell), seed = .as_int(seed), progress = progress,
+             grid_cell = .as_num(grid_cell), seed = .as_int(seed), progress = .as_flag(progress, "progress"),
              backend = backend, threads = .as_int(threads))
-  if (!is.null(location_ids)) kw$location_ids <- if (is.character(location_ids))
-    as.list(location_ids) else .np_count(location_ids, "location_ids")
+  if (!is.null(location_ids)) kw$location_ids <- .np_ids(location_ids, "location_ids")
   res <- .hp_call(do.call(sc$bernoulli, c(list(.np_double(coords, "coords"),
     .np_count(cases, "cases"), .np_count(controls, "controls")), kw)))
   .hp_scan_result(res)
@@ -113,17 +113,20 @@ scan_poisson <- function(coords, cases, population, expected = NULL, covariates 
                          n_replicates = 999L, direction = "high", secondary = "no-overlap",
                          grid_cell = NULL, seed = NULL, location_ids = NULL, progress = FALSE,
                          backend = "auto", threads = NULL) {
+  .hp_check_args()
   sc <- .hp_mod("scan")
   kw <- list(max_population = .as_num(max_population), max_distance = .as_num(max_distance),
              distance = distance, window = window, penalty = penalty,
              min_cases = .as_int(min_cases), n_replicates = .as_int(n_replicates),
              direction = direction, secondary = secondary, grid_cell = .as_num(grid_cell),
-             seed = .as_int(seed), progress = progress, backend = backend, threads = .as_int(threads))
+             seed = .as_int(seed), progress = .as_flag(progress, "progress"), backend = backend, threads = .as_int(threads))
   if (!is.null(expected)) kw$expected <- .np_double(expected, "expected")
-  if (!is.null(covariates)) kw$covariates <- if (is.data.frame(covariates))
-    .pd_frame(covariates, "covariates") else as.list(as.character(covariates))
-  if (!is.null(location_ids)) kw$location_ids <- if (is.character(location_ids))
-    as.list(location_ids) else .np_count(location_ids, "location_ids")
+  if (!is.null(covariates)) {
+    .hp_no_na(covariates, "covariates")  # NA is no category (reticulate would send the string "NA")
+    kw$covariates <- if (is.data.frame(covariates))
+      .pd_frame(covariates, "covariates") else as.list(as.character(covariates))
+  }
+  if (!is.null(location_ids)) kw$location_ids <- .np_ids(location_ids, "location_ids")
   pop <- if (is.null(population)) NULL else .np_double(population, "population")
   res <- .hp_call(do.call(sc$poisson, c(list(.np_double(coords, "coords"),
     .np_count(cases, "cases"), pop), kw)))
@@ -184,12 +187,13 @@ scan_declustered <- function(coords, pi, cell_size = NULL, locations = NULL, pop
                              max_population = 0.5, max_distance = NULL, min_cases = 2L,
                              n_replicates = 999L, alpha = 0.05, seed = NULL, progress = FALSE,
                              backend = "auto", threads = NULL) {
+  .hp_check_args()
   sc <- .hp_mod("scan")
   if (inherits(pi, "hawkes_probabilities")) pi <- if ("pi" %in% names(pi)) pi$pi else pi$mean
   kw <- list(cell_size = .as_num(cell_size), empty_cells = empty_cells, n_draws = .as_int(n_draws),
              max_population = .as_num(max_population), max_distance = .as_num(max_distance),
              min_cases = .as_int(min_cases), n_replicates = .as_int(n_replicates),
-             alpha = .as_num(alpha), seed = .as_int(seed), progress = progress, backend = backend,
+             alpha = .as_num(alpha), seed = .as_int(seed), progress = .as_flag(progress, "progress"), backend = backend,
              threads = .as_int(threads))
   if (!is.null(locations)) kw$locations <- .np_double(as.matrix(locations), "locations")
   if (!is.null(population)) kw$population <- .np_double(population, "population")
@@ -393,16 +397,17 @@ scan_space_time <- function(coords, cases, times, population = NULL, controls = 
                             n_replicates = 999L, direction = "high", distance = "euclidean",
                             seed = NULL, location_ids = NULL, progress = FALSE, backend = "auto",
                             threads = NULL) {
+  .hp_check_args()
   sc <- .hp_mod("scan")
+  .hp_no_na(times, "times")
   # Dates travel as whole days since 1970-01-01 (the start and end columns come back in days)
   t <- if (inherits(times, "Date")) as.numeric(times) else times
   kw <- list(max_population = .as_num(max_population), max_distance = .as_num(max_distance),
-             max_temporal = .as_int(max_temporal), prospective = prospective,
+             max_temporal = .as_int(max_temporal), prospective = .as_flag(prospective, "prospective"),
              min_cases = .as_int(min_cases), n_replicates = .as_int(n_replicates),
-             direction = direction, distance = distance, seed = .as_int(seed), progress = progress,
+             direction = direction, distance = distance, seed = .as_int(seed), progress = .as_flag(progress, "progress"),
              backend = backend, threads = .as_int(threads))
-  if (!is.null(location_ids)) kw$location_ids <- if (is.character(location_ids))
-    as.list(location_ids) else .np_count(location_ids, "location_ids")
+  if (!is.null(location_ids)) kw$location_ids <- .np_ids(location_ids, "location_ids")
   if (!is.null(population) && !is.null(controls))
     stop("give population (Poisson) or controls (Bernoulli), not both", call. = FALSE)
   fun <- if (is.null(population) && is.null(controls)) sc$space_time_permutation else sc$space_time
@@ -441,9 +446,10 @@ scan_space_time <- function(coords, cases, times, population = NULL, controls = 
 #' @export
 scan_run_prm <- function(path, n_replicates = NULL, seed = NULL, progress = FALSE, backend = "auto",
                          threads = NULL) {
+  .hp_check_args()
   sc <- .hp_mod("scan")
   res <- .hp_call(sc$run_prm(normalizePath(path, mustWork = TRUE), n_replicates = .as_int(n_replicates),
-                             seed = .as_int(seed), progress = progress, backend = backend,
+                             seed = .as_int(seed), progress = .as_flag(progress, "progress"), backend = backend,
                              threads = .as_int(threads)))
   .hp_scan_result(res)
 }

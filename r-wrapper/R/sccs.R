@@ -23,10 +23,19 @@
 #' d
 #' @export
 sccs_data <- function(outcomes, covariates, strata_without_events = "drop") {
+  .hp_check_args()
   D <- .hp_mod("sccs")$SCCSData
+  .sccs_ids_present(covariates, "covariates", c("row_id", "covariate_id"))
   py <- .hp_call(D$from_long(.pd_frame(outcomes, "outcomes"), .pd_frame(covariates, "covariates"),
                              strata_without_events = strata_without_events))
   .sccs_data_r(py)
+}
+
+# An id column with NA would reach Python as the category "NA" or "nan": refused, naming the row.
+.sccs_ids_present <- function(df, name, columns) {
+  if (!is.data.frame(df)) return(invisible(df))
+  for (nm in intersect(columns, names(df))) .hp_no_na(df[[nm]], paste0(name, "$", nm))
+  invisible(df)
 }
 
 .sccs_data_r <- function(py) {
@@ -66,6 +75,7 @@ print.sccs_data <- function(x, ...) {
 #' sim$true_coefficients[sim$true_coefficients != 0]
 #' @export
 sccs_simulate <- function(n_cases, n_drugs, ..., seed = NULL) {
+  .hp_check_args(dots = TRUE)
   extra <- list(...)
   for (nm in names(extra)) {
     v <- extra[[nm]]
@@ -118,9 +128,10 @@ sccs_simulate <- function(n_cases, n_drugs, ..., seed = NULL) {
 #' @export
 sccs_fit <- function(data, prior = "laplace", variance = 1.0, exclude = NULL, tolerance = 1e-6,
                      max_iterations = 1000L, progress = FALSE, backend = "auto", threads = NULL) {
+  .hp_check_args()
   py <- .hp_call(.hp_mod("sccs")$fit(.py_sccs_data(data), prior = prior,
     variance = .as_num(variance), exclude = .sccs_exclude(exclude), tolerance = .as_num(tolerance),
-    max_iterations = .as_int(max_iterations, "max_iterations", FALSE), progress = progress,
+    max_iterations = .as_int(max_iterations, "max_iterations", FALSE), progress = .as_flag(progress, "progress"),
     backend = backend, threads = .as_int(threads)))
   .sccs_fit_r(py)
 }
@@ -186,11 +197,12 @@ plot.hphawkes_sccs_fit <- function(x, ...) { print(autoplot.hphawkes_sccs_fit(x,
 sccs_cv <- function(data, prior = "laplace", folds = 10L, grid = NULL, seed = NULL, exclude = NULL,
                     tolerance = 1e-6, max_iterations = 1000L, progress = FALSE,
                     backend = "auto", threads = NULL) {
+  .hp_check_args()
   py <- .hp_call(.hp_mod("sccs")$cross_validate(.py_sccs_data(data), prior = prior,
     folds = .as_int(folds, "folds", FALSE),
     grid = if (is.null(grid)) NULL else if (identical(grid, "auto")) "auto" else as.list(as.double(grid)),
     seed = .as_int(seed), exclude = .sccs_exclude(exclude), tolerance = .as_num(tolerance),
-    max_iterations = .as_int(max_iterations, "max_iterations", FALSE), progress = progress,
+    max_iterations = .as_int(max_iterations, "max_iterations", FALSE), progress = .as_flag(progress, "progress"),
     backend = backend, threads = .as_int(threads)))
   at <- .hp_r(.hp_call(rf$attributes(py, list("variance", "grid", "scores", "folds", "fold_scores"))))
   at$fit <- .sccs_fit_r(py$fit)
@@ -249,10 +261,11 @@ plot.sccs_cv <- function(x, ...) { print(autoplot.sccs_cv(x, ...)); invisible(x)
 sccs_bootstrap <- function(data, prior = "laplace", variance = 1.0, replicates = 200L, seed = NULL,
                            level = 0.95, exclude = NULL, tolerance = 1e-6, max_iterations = 1000L,
                            progress = FALSE, backend = "auto", threads = NULL) {
+  .hp_check_args()
   py <- .hp_call(.hp_mod("sccs")$bootstrap(.py_sccs_data(data), prior = prior,
     variance = .as_num(variance), replicates = .as_int(replicates, "replicates", FALSE),
     seed = .as_int(seed), exclude = .sccs_exclude(exclude), tolerance = .as_num(tolerance),
-    max_iterations = .as_int(max_iterations, "max_iterations", FALSE), progress = progress,
+    max_iterations = .as_int(max_iterations, "max_iterations", FALSE), progress = .as_flag(progress, "progress"),
     backend = backend, threads = .as_int(threads)))
   at <- .hp_r(.hp_call(rf$attributes(py, list("samples", "replicates", "prior", "variance"))))
   at$summary <- .hp_r(.hp_call(py$summary(level = .as_num(level))))
@@ -337,6 +350,7 @@ confint.hphawkes_sccs_fit <- function(object, parm = NULL, level = 0.95, method 
 #' sccs_results(fit)
 #' @export
 sccs_results <- function(fit, covariates = NULL, level = 0.95, method = "wald") {
+  .hp_check_args()
   cov <- if (is.null(covariates)) NULL else as.list(covariates)
   .sccs_index_column(.hp_r(.hp_call(fit$python$results_table(cov, level = .as_num(level), method = method))))
 }
@@ -375,6 +389,7 @@ vcov.hphawkes_sccs_fit <- function(object, ...) {
 #' windows <- list(drug1 = list(on, pre))  # for sccs_study(windows = windows)
 #' @export
 sccs_risk_window <- function(label, start, end, start_anchor = "start", end_anchor = "end") {
+  .hp_check_args()
   if (!is.character(label) || length(label) != 1L) .hp_stop("label must be a single character string")
   .hp_call(.hp_mod("sccs")$RiskWindow(label, .as_int(start, "start", FALSE), .as_int(end, "end", FALSE),
                                       start_anchor, end_anchor))
@@ -419,6 +434,7 @@ sccs_risk_window <- function(label, start, end, start_anchor = "start", end_anch
 #' nrow(s2$outcomes)
 #' @export
 sccs_simulate_eras <- function(n_cases, n_drugs, age_effect = NULL, season_effect = NULL, ..., seed = NULL) {
+  .hp_check_args(dots = TRUE)
   extra <- list(...)
   for (nm in names(extra)) {
     v <- extra[[nm]]
@@ -495,7 +511,9 @@ sccs_study <- function(observation_periods, eras, outcomes, risk_start = 0L, ris
                        prior = "none", variance = 1.0, exclude = NULL, spline_prior = "normal",
                        spline_variance = 1.0, level = 0.95, method = "wald", tolerance = 1e-8,
                        max_iterations = 1000L, progress = FALSE, backend = "auto", threads = NULL) {
+  .hp_check_args()
   sccs <- .hp_mod("sccs")
+  .sccs_ids_present(eras, "eras", c("person_id", "covariate_id"))
   d <- .hp_call(sccs$SCCSData$from_eras(
     .pd_frame(observation_periods, "observation_periods"), .pd_frame(eras, "eras"),
     .pd_frame(outcomes, "outcomes"),
@@ -505,11 +523,11 @@ sccs_study <- function(observation_periods, eras, outcomes, risk_start = 0L, ris
     calendar_knots = .sccs_knots(calendar_knots, "calendar_knots"),
     study_start = .as_int(study_start), study_end = .as_int(study_end),
     naive_period = .as_int(naive_period, "naive_period", FALSE), min_age = .as_int(min_age),
-    max_age = .as_int(max_age), first_outcome_only = first_outcome_only, day_origin = day_origin))
+    max_age = .as_int(max_age), first_outcome_only = .as_flag(first_outcome_only, "first_outcome_only"), day_origin = day_origin))
   py <- .hp_call(sccs$fit(d, prior = prior, variance = .as_num(variance), exclude = .sccs_exclude(exclude),
     spline_prior = spline_prior, spline_variance = .as_num(spline_variance),
     tolerance = .as_num(tolerance), max_iterations = .as_int(max_iterations, "max_iterations", FALSE),
-    progress = progress, backend = backend, threads = .as_int(threads)))
+    progress = .as_flag(progress, "progress"), backend = backend, threads = .as_int(threads)))
   fit <- .sccs_fit_r(py)
   results <- .sccs_index_column(.hp_r(.hp_call(py$results_table(level = .as_num(level), method = method))))
   n_terms <- reticulate::py_len(d$splines)

@@ -53,6 +53,7 @@ rf <- NULL
 #' hphawkes_available()
 #' @export
 hphawkes_available <- function() {
+  .hp_check_args()
   ok <- tryCatch(reticulate::py_available(initialize = TRUE), error = function(e) FALSE)
   ok && tryCatch(reticulate::py_module_available("hphawkes_py"), error = function(e) FALSE)
 }
