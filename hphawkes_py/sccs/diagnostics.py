@@ -300,7 +300,8 @@ def _origin(day_origin):
     try:
         return np.datetime64(day_origin, "D")
     except (TypeError, ValueError):
-        raise ValueError(f"day_origin must be a calendar date such as '1970-01-01', got {describe(day_origin)}") from None
+        raise ValueError(f"day_origin must be a calendar date such as '1970-01-01', "
+                         f"got {describe(day_origin)}") from None
 
 
 def _rate_per_month(observation_periods, outcomes, day_origin):
