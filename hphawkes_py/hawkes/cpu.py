@@ -17,9 +17,12 @@ Layout and loops
 * Background S is a symmetric pair sum. Each unordered pair {m < n} is evaluated once, in row n:
   the term is added to the row's running sum and scattered into a per-chunk buffer at m (a
   contiguous, vectorizable read-modify-write; no atomics). Rows are handed out as pairs
-  (p, N-1-p) cyclically over as many chunks as threads, so every chunk does the same work both
-  for the full triangle and for windows, and the per-chunk buffers (threads x N doubles) are
-  summed at the end. This halves the exp evaluations of S compared with row-parallel N^2.
+  (p, N-1-p) cyclically over C chunks, so every chunk does the same work both for the full
+  triangle and for windows, and the per-chunk buffers (C x N doubles) are summed at the end in
+  chunk order. This halves the exp evaluations of S compared with row-parallel N^2. C depends on
+  N only (:func:`scatter_chunks`), never on the thread count: which chunk adds a pair's term, and
+  so the rounding of every S_n, is then the same for any number of threads, and results are
+  bit-identical for threads = 1, 2, 3, ... (the threads share out whole chunks).
 * Trigger G is not symmetric (only earlier events excite): row-parallel over n, m in
   [lo_n, ts_n) where ts_n is the first event tied with n (ties do not excite) and lo_n the
   window start (0 when exact). Rows are paired (p, N-1-p) for balance.
@@ -47,6 +50,26 @@ __all__ = ["CpuEngine"]
 
 _BLK = np.uint64(256)
 _FLUSH = 128  # row pairs of a chunk between flushes of its scatter buffer
+#: Most chunks of the symmetric background pass: divisible by 1, 2, 3, 4, 6, 8, 12, 16 and 24, so
+#: up to 24 threads share the chunks evenly (more threads than chunks idle in that pass).
+MAX_SCATTER_CHUNKS = 48
+#: The chunks' float64 scatter buffers hold at most this many values (128 MiB), unless 2 chunks need more.
+SCATTER_BUFFER_VALUES = 2**24
+
+
+def scatter_chunks(N: int) -> int:
+    """C, the number of chunks of the symmetric background pass for N events: a function of N only,
+    so that the order in which each S_n is summed, hence every bit of it, does not depend on the
+    thread count. C = min(48, 2^24 // N), at least 2: memory C x N doubles stays under 128 MiB
+    (except at least 2 x N).
+
+    Examples
+    --------
+    >>> from hphawkes_py.hawkes.cpu import scatter_chunks
+    >>> scatter_chunks(1000), scatter_chunks(1_000_000), scatter_chunks(50_000_000)
+    (48, 16, 2)
+    """
+    return int(min(MAX_SCATTER_CHUNKS, max(2, SCATTER_BUFFER_VALUES // max(int(N), 1))))
 
 
 
@@ -416,6 +439,7 @@ class CpuEngine(Engine):
         self._G = [np.zeros(self.N), np.zeros(self.N)]
 
     def _nchunks(self):
+        """Chunks of the query loop: one per thread (each query point's sums are the same in any chunk)."""
         return max(1, numba.get_num_threads())
 
     def _loop_consts(self, consts):
@@ -432,7 +456,7 @@ class CpuEngine(Engine):
             cnt = _symmetric_kernel(
                 self._x, self._th, self._tl, self._tw, self._ts,
                 dt(0.5 / tau_x**2), dt(0.5 / tau_t**2), float(delta), dt(1.0), dt(1.0), self._kp, self._sq, 0.0, False,
-                self._nchunks(), phi0(self.D, tau_x) * phi0(1, tau_t), 1.0, self._S, self._S)
+                scatter_chunks(self.N), phi0(self.D, tau_x) * phi0(1, tau_t), 1.0, self._S, self._S)
         self._pairs += int(cnt)
 
     def _k_trigger(self, h, rates, delta, phys):
@@ -449,7 +473,7 @@ class CpuEngine(Engine):
             cnt = _symmetric_kernel(
                 self._x, self._th, self._tl, self._tw, self._ts,
                 dt(0.5 / tau_x**2), dt(0.5 / tau_t**2), float(delta_s),
-                bh, om, kp, self._sq, float(delta_g), True, self._nchunks(),
+                bh, om, kp, self._sq, float(delta_g), True, scatter_chunks(self.N),
                 phi0(self.D, tau_x) * phi0(1, tau_t), scale, self._S, self._G[phys])
         self._pairs += int(cnt)
 
