@@ -128,9 +128,12 @@ class HawkesForecastScore:
     poisson_log_score : float
         Homogeneous Poisson reference (``-inf`` when a window event lies outside its region).
     information_gain : float
-        ``(log_score - background_log_score) / n_events`` (nan without events).
+        ``(log_score - background_log_score) / n_events``, nats per event. A window without events
+        has the gain ``log_score - background_log_score = background_expected_count - expected_count``
+        (each log score is minus its expected count), reported as it is: the per-event
+        normalisation divides by ``max(n_events, 1)``.
     information_gain_vs_poisson : float
-        ``(log_score - poisson_log_score) / n_events``.
+        ``(log_score - poisson_log_score) / max(n_events, 1)``, likewise.
     expected_count, background_expected_count, poisson_expected_count : float
         Expected number of events in the window (posterior mean of the compensator) per model.
     log_score_draws, background_log_score_draws : ndarray (K,)
@@ -207,10 +210,11 @@ class HawkesForecastScore:
         return out
 
     def summary(self):
-        """One row per model: log score, per event, expected count, information gain of the Hawkes model."""
+        """One row per model: log score, per event (divided by ``max(n_events, 1)``, as the gains),
+        expected count, information gain of the Hawkes model."""
         import pandas as pd
 
-        n = self.n_events
+        n = max(self.n_events, 1)
         rows = {
             "hawkes": (self.log_score, self.expected_count, 0.0),
             "background": (self.background_log_score, self.background_expected_count, self.information_gain),
@@ -218,7 +222,7 @@ class HawkesForecastScore:
         }
         return pd.DataFrame(
             {"log_score": [r[0] for r in rows.values()],
-             "per_event": [r[0] / n if n else math.nan for r in rows.values()],
+             "per_event": [r[0] / n for r in rows.values()],
              "expected_count": [r[1] for r in rows.values()],
              "hawkes_gain_per_event": [r[2] for r in rows.values()]},
             index=pd.Index(list(rows), name="model"))
@@ -438,7 +442,10 @@ def forecast_score(posterior: Any, x: Any, t: Any, *, origin: Any, horizon: Any,
         draw's ``mu0``.
     poisson_lookback : float, optional
         The Poisson reference's rate is the history's events per unit time over the last
-        ``poisson_lookback`` before the origin (default: the whole history).
+        ``poisson_lookback`` before the origin (default: the whole history). It must reach back
+        past the last event before the origin (``poisson_lookback > origin - t_last``): a lookback
+        holding no event estimates the rate 0, under which every window event is impossible
+        (log score ``-inf``, gain ``+inf``), an artefact of the estimate, not information.
     region : float, optional
         Area (volume) over which the Poisson reference spreads its events, assuming every window
         event lies inside; default the bounding box of the history's locations.
@@ -484,6 +491,13 @@ def forecast_score(posterior: Any, x: Any, t: Any, *, origin: Any, horizon: Any,
         if lookback > origin - T0:
             raise ValueError(f"poisson_lookback must be at most the history's length origin - T0 = {origin - T0!r} "
                              f"(T0 = the first event time), got {lookback!r}")
+        if n_hist == int(np.searchsorted(ts, origin - lookback, side="right")):
+            # (origin - lookback, origin] holds no event: the reference's rate would be 0
+            t_last = float(ts[n_hist - 1])
+            raise ValueError(f"poisson_lookback must be > origin - t_last = {origin - t_last!r} (t_last = {t_last!r}, "
+                             f"the last event at or before the origin), so that the lookback holds at least one "
+                             f"event; got {lookback!r}, which holds none: the Poisson reference's rate would be 0 "
+                             f"and every window event impossible (log score -inf)")
     hist_x = xs[:n_hist]
     if region is None:
         volume = float(np.prod(np.ptp(hist_x, axis=0)))
@@ -550,8 +564,9 @@ def forecast_score(posterior: Any, x: Any, t: Any, *, origin: Any, horizon: Any,
                                            poisson_lookback is None, region is None)
 
     LS, LS_bg = _log_mean_exp(ls), _log_mean_exp(ls_bg)
-    gain = (LS - LS_bg) / n_ev if n_ev else math.nan
-    gain_p = (LS - ls_p) / n_ev if n_ev else math.nan
+    # per event; a window without events still has a gain, minus the difference of the expected counts
+    gain = (LS - LS_bg) / max(n_ev, 1)
+    gain_p = (LS - ls_p) / max(n_ev, 1)
     return HawkesForecastScore(
         origin=origin, horizon=horizon, n_events=int(n_ev), n_history=n_hist, log_score=LS,
         expected_log_score=float(np.mean(ls)), background_log_score=LS_bg, poisson_log_score=float(ls_p),
