@@ -54,11 +54,12 @@ engine's second slot and swap it in only if accepted. A sampled ``tau_x`` or
 With ``background=KDEFit`` (:mod:`.kde_background`) ``S_n`` is the fixed KDE background,
 computed once on the host before the chains; ``tau_x`` and ``tau_t`` are not parameters then
 (they cannot be sampled and are fixed at 1, ignored, in the draws).
-``mcmc(..., _debug=True)`` re-evaluates the log-likelihood from scratch after
-every move and records both values (tests compare them).
+For the tests, :func:`_mcmc_debug` runs :func:`mcmc` re-evaluating the log-likelihood from
+scratch after every move and records both values (``HawkesPosterior._debug``; tests compare them).
 """
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import math
 import time
@@ -477,8 +478,8 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
          init: Mapping[str, float] | None = None, priors: Mapping[str, float] | None = None, seed: Any = None,
          executor: Any = None, progress: bool = True, backend: str = "auto", threads: int | None = None,
          dtype: Any = np.float64, exact: bool = False, window: Any = None, kernel: Any = "exponential",
-         spatial_window: Any = None, background: Any = "smoother", spatial_kernel: Any = "gaussian",
-         _debug: bool = False) -> "HawkesPosterior":
+         spatial_window: Any = None, background: Any = "smoother", spatial_kernel: Any = "gaussian"
+         ) -> "HawkesPosterior":
     """Posterior sampling for the spatiotemporal Hawkes model by adaptive Metropolis-Hastings.
 
     Parameters
@@ -529,9 +530,6 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
         ``tau_x`` and ``tau_t`` may then not be sampled (fixed at 1 and ignored unless ``fixed``
         gives them). The posterior's :func:`~hphawkes_py.hawkes.self_excitation` uses the same
         background; the forecasting and residual tools refuse such a posterior.
-    _debug : bool
-        For the tests: re-evaluate the log-likelihood from scratch after every move and keep
-        both values (slow).
 
     Returns
     -------
@@ -564,7 +562,7 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
                                                           "init", kern)
     seed = check_seed(seed)
     progress = check_bool(progress, "progress")
-    debug = check_bool(_debug, "_debug")
+    debug = _DEBUG.get()
     prep = prepare_data(x, t, window)
     factory = engine_factory(prep, backend=backend, dtype=dtype, threads=threads, exact=exact, kernel=kern,
                              spatial_kernel=spatial_kernel)
@@ -592,3 +590,28 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
         proposal_sd={n: np.array([r["proposal_sd"][n] for r in results]) for n in sample},
         engine_factory=factory, _debug=[r["debug"] for r in results],
     )
+
+
+# Set only by _mcmc_debug: the check the tests run is not part of mcmc's public signature.
+_DEBUG = contextvars.ContextVar("hphawkes_mcmc_debug", default=False)
+
+
+def _mcmc_debug(x: Any, t: Any, **kwargs: Any) -> "HawkesPosterior":
+    """:func:`mcmc` (same arguments) that also re-evaluates the log-likelihood from scratch after every
+    move and keeps both values in ``HawkesPosterior._debug`` (per chain, ``(parameter, accepted,
+    incremental, fresh)`` per move): the tests compare them. Slow.
+
+    Examples
+    --------
+    >>> from hphawkes_py.hawkes.sampler import _mcmc_debug
+    >>> x, t = hp.hawkes.simulate(mu=0.5, theta=0.5, omega=2.0, h=0.1, region=2.0, duration=20.0, seed=1)
+    >>> post = _mcmc_debug(x, t, n_iter=3, burn_in=1, chains=1, fixed={"tau_x": 0.5, "tau_t": 5.0}, seed=1,
+    ...                    progress=False, backend="cpu")
+    >>> len(post._debug[0])  # one record per move: 3 sweeps of 4 parameters
+    12
+    """
+    token = _DEBUG.set(True)
+    try:
+        return mcmc(x, t, **kwargs)
+    finally:
+        _DEBUG.reset(token)
