@@ -103,19 +103,34 @@ def _read(args):
     return df, np.column_stack(out[:-1]), out[-1]
 
 
-def _check_out_file(path) -> None:
-    """An output file whose folder exists and is writable, and that is not a folder (before any work)."""
+def _check_out_file(path, option: str = "--out") -> None:
+    """An output file whose folder exists and takes a new file, and that is not a folder (before any
+    work); errors name ``option`` and ``path``. A file is created in the folder and removed: permission
+    bits do not tell (root passes them, yet cannot write in /proc or on a read-only mount)."""
     import os
-    from pathlib import Path
+    import tempfile
 
-    p = Path(path)
-    if p.is_dir():
-        raise CliError(f"--out {path}: is a folder; give a file name")
-    parent = p.resolve().parent
-    if not parent.is_dir():
-        raise CliError(f"--out {path}: folder {parent} does not exist")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise CliError(f"--out {path}: folder {parent} is not writable")
+    from ._common import check_output_file
+
+    parent = check_output_file(path, option).resolve().parent
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".hphawkes-probe-", dir=parent)
+    except OSError as exc:
+        raise CliError(f"{option} {path}: cannot write in folder {parent} ({exc.strerror or exc})") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def _enter_output_dir(stack, path, overwrite: bool):
+    """The temporary folder of :func:`~._common.atomic_output_dir` for ``--out path``, entered on ``stack``
+    before any work: a folder that cannot be written fails here, not after the run, and the run holds
+    the folder's lock throughout."""
+    from ._common import atomic_output_dir
+
+    try:
+        return stack.enter_context(atomic_output_dir(path, overwrite))
+    except OSError as exc:
+        raise CliError(f"--out {path}: cannot write the output folder there ({exc.strerror or exc})") from None
 
 
 def _emit_csv(df, out, what: str) -> int:
@@ -188,7 +203,7 @@ def _cmd_residuals(args) -> int:
     if args.out:
         _check_out_file(args.out)
     if args.png:
-        _check_out_file(args.png)
+        _check_out_file(args.png, "--png")
     df, x, t = _read(args)
     res = residuals(_params(args), x, t, window=args.window, kernel=args.kernel, spatial_kernel=args.spatial_kernel)
     print(f"{res.n_events} events, expected {res.total:.1f} (z = {res.count_z:.2f}); Kolmogorov-Smirnov test of the "
@@ -200,15 +215,20 @@ def _cmd_residuals(args) -> int:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        plt.close(res.plot(path=args.png))
+        fig = res.plot()
+        try:  # --png names the format, whatever the file's suffix
+            fig.savefig(args.png, dpi=120, format="png")
+        except (OSError, ValueError) as exc:
+            raise CliError(f"--png {args.png}: the figure cannot be written ({' '.join(str(exc).split())})") from None
+        finally:
+            plt.close(fig)
     table = res.to_frame()
     table["event"] = table["event"] + 1  # 1-based row of the input file's data
     return _emit_csv(table, args.out, "rows")
 
 
 def _cmd_mcmc(args) -> int:
-    from ..hawkes.sampler import mcmc
-    from ._common import atomic_output_dir, check_output_dir
+    import contextlib
 
     # everything checkable before the (long) MCMC: counts, the output folder, the data
     for flag, v, lo in (("--n-iter", args.n_iter, 1), ("--chains", args.chains, 1), ("--burn-in", args.burn_in, 0),
@@ -219,25 +239,13 @@ def _cmd_mcmc(args) -> int:
         raise CliError(f"--burn-in ({args.burn_in}) must be smaller than --n-iter ({args.n_iter})")
     if args.probabilities and not args.out:
         raise CliError("--probabilities needs --out (the folder self_excitation.csv is written to)")
-    if args.out:
-        check_output_dir(args.out, args.overwrite)
-    _, x, t = _read(args)
-    sample = None if args.sample is None else tuple(s.strip() for s in args.sample.split(",") if s.strip())
-    fixed = _rate_args(args)
-    for name in ("mu0", "tau_x", "tau_t", "theta", "omega", "h"):
-        v = getattr(args, f"fixed_{name}")
-        if v is not None:
-            fixed[name] = v
-    post = mcmc(x, t, n_iter=args.n_iter, burn_in=args.burn_in, chains=args.chains, sample=sample, fixed=fixed,
-                seed=args.seed, progress=not args.no_progress, backend=args.backend, threads=args.threads,
-                window=args.window, kernel=args.kernel, spatial_kernel=args.spatial_kernel)
-    table = post.summary()
-    print(table.to_string())
-    print("acceptance rates:", {n: [round(float(a), 3) for a in v] for n, v in post.acceptance_rates.items()})
-    if args.out:
-        from ..hawkes.excitation import self_excitation
+    with contextlib.ExitStack() as stack:
+        # the output folder's temporary copy exists before the MCMC starts (moved into place at the end)
+        out = _enter_output_dir(stack, args.out, args.overwrite) if args.out else None
+        post, table = _run_mcmc(args)
+        if out is not None:
+            from ..hawkes.excitation import self_excitation
 
-        with atomic_output_dir(args.out, args.overwrite) as out:
             table.to_csv(out / "posterior_summary.csv")
             post.to_csv(out / "draws.csv")
             post.to_json(out / "summary.json")
@@ -251,10 +259,31 @@ def _cmd_mcmc(args) -> int:
             if args.probabilities:
                 pi = self_excitation(post, n_draws=args.n_draws, seed=args.seed, progress=not args.no_progress)
                 pi.to_csv(out / "self_excitation.csv", index_label="event")
+    if args.out:
         from pathlib import Path
 
         print(f"outputs written to {Path(args.out).resolve()}")
     return 0
+
+
+def _run_mcmc(args):
+    """Read the data, run the chains and print the summary: ``(posterior, summary table)``."""
+    from ..hawkes.sampler import mcmc
+
+    _, x, t = _read(args)
+    sample = None if args.sample is None else tuple(s.strip() for s in args.sample.split(",") if s.strip())
+    fixed = _rate_args(args)
+    for name in ("mu0", "tau_x", "tau_t", "theta", "omega", "h"):
+        v = getattr(args, f"fixed_{name}")
+        if v is not None:
+            fixed[name] = v
+    post = mcmc(x, t, n_iter=args.n_iter, burn_in=args.burn_in, chains=args.chains, sample=sample, fixed=fixed,
+                seed=args.seed, progress=not args.no_progress, backend=args.backend, threads=args.threads,
+                window=args.window, kernel=args.kernel, spatial_kernel=args.spatial_kernel)
+    table = post.summary()
+    print(table.to_string())
+    print("acceptance rates:", {n: [round(float(a), 3) for a in v] for n, v in post.acceptance_rates.items()})
+    return post, table
 
 
 def _cmd_simulate(args) -> int:

@@ -31,6 +31,7 @@ On a multi-core CPU the chains run in worker processes, one thread each.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -46,7 +47,7 @@ from ..hawkes.excitation import self_excitation
 from ..hawkes.posterior import _quiet_arviz
 from ..hawkes.sampler import mcmc, posterior_mode
 from ..hawkes.plot import plot_self_excitation_map
-from ._common import atomic_output_dir, check_output_dir
+from ._common import CliError, atomic_output_dir, check_output_dir
 
 __all__ = ["run_dc_gunshots", "MODES", "TAU_X_KM", "TAU_T_HOURS"]
 
@@ -127,7 +128,11 @@ def run_dc_gunshots(out: Any = "hphawkes-dc-gunshots", *, mode: str = "quick", b
     backend = resolve_backend(backend)  # a GPU asked for and unusable fails here, before any work
     out = Path(out)
     check_output_dir(out, overwrite)
-    with atomic_output_dir(out, overwrite) as tmp:
+    with contextlib.ExitStack() as stack:
+        try:  # the lock and the temporary folder: a folder that cannot be written fails here, before the work
+            tmp = stack.enter_context(atomic_output_dir(out, overwrite))
+        except OSError as exc:
+            raise CliError(f"--out {out}: cannot write the output folder there ({exc.strerror or exc})") from None
         result = _run(tmp, out, mode, settings, backend, threads, seed, executor, progress, log)
     return result
 
