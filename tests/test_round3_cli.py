@@ -47,6 +47,16 @@ def test_second_run_into_the_same_fresh_folder_is_refused_and_the_first_kept(tmp
 
 
 @POSIX
+def test_check_before_work_refuses_a_folder_another_run_is_writing(tmp_path):
+    out = tmp_path / "results"
+    _common.check_output_dir(out)  # nobody writing
+    with atomic_output_dir(out):
+        with pytest.raises(CliError, match=r"--out .*results: another run \(pid \d+\) is writing"):
+            _common.check_output_dir(out)
+    _common.check_output_dir(out, overwrite=True)  # the lock went with the run
+
+
+@POSIX
 def test_second_reproduce_into_the_same_fresh_out_fails_clearly(tmp_path, capsys):
     out = tmp_path / "grave"
     with atomic_output_dir(out) as tmp_a:

@@ -9,6 +9,7 @@ import shutil
 import signal
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 try:  # POSIX; elsewhere output folders are written without the cross-process lock
@@ -87,8 +88,8 @@ def check_output_dir(path, overwrite: bool = False, option: str = "--out") -> Pa
     Raises
     ------
     CliError
-        ``path`` is an existing file, a non-empty folder without ``overwrite``, or its parent
-        folder is missing or not writable.
+        ``path`` is an existing file, a non-empty folder without ``overwrite``, its parent
+        folder is missing or not writable, or another run is writing it (:func:`atomic_output_dir`).
 
     Examples
     --------
@@ -97,6 +98,12 @@ def check_output_dir(path, overwrite: bool = False, option: str = "--out") -> Pa
     ...
     hphawkes_py.cli._common.CliError: --out /nonexistent-parent/out: parent folder /nonexistent-parent does not exist
     """
+    p = _check_dir(path, overwrite, option)
+    _refuse_if_locked(p.resolve(), path, option)
+    return p
+
+
+def _check_dir(path, overwrite: bool, option: str) -> Path:
     p = Path(path).expanduser()
     if p.exists() and not p.is_dir():
         raise CliError(f"{option} {path}: exists and is not a folder")
@@ -189,10 +196,10 @@ def atomic_output_dir(path, overwrite: bool = False, option: str = "--out"):
     >>> sorted(p.name for p in out.iterdir())
     ['table.csv']
     """
-    target = check_output_dir(path, overwrite, option).resolve()
+    target = _check_dir(path, overwrite, option).resolve()
     with _terminate_cleanly(), _folder_lock(target, path, option):
         _remove_leftovers(target)
-        check_output_dir(path, overwrite, option)  # again, under the lock
+        _check_dir(path, overwrite, option)  # again, under the lock
         replace = target.is_dir() and any(target.iterdir())
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-{os.getpid()}-", dir=target.parent))
         try:
@@ -240,6 +247,28 @@ def _remove_leftovers(target: Path) -> None:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _busy(option: str, path, holder: bytes) -> CliError:
+    pid = holder.decode(errors="replace").strip()
+    return CliError(f"{option} {path}: another run{f' (pid {pid})' if pid.isdigit() else ''} is writing this "
+                    f"folder; wait for it to finish or choose another {option}")
+
+
+def _refuse_if_locked(target: Path, path, option: str) -> None:
+    """Refuse before any work an output folder that another run is writing (see :func:`_folder_lock`)."""
+    if fcntl is None:  # pragma: no cover
+        return
+    try:
+        fd = os.open(target.with_name(f".{target.name}.lock"), os.O_RDONLY)
+    except OSError:
+        return  # no lock file (or none readable): nobody holds it
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise _busy(option, path, os.read(fd, 64)) from None
+    finally:
+        os.close(fd)  # also releases the shared lock taken to look
+
+
 @contextlib.contextmanager
 def _folder_lock(target: Path, path, option: str):
     """Hold an exclusive ``flock`` on ``.NAME.lock`` beside ``target``; refuse at once if another
@@ -248,15 +277,19 @@ def _folder_lock(target: Path, path, option: str):
         yield
         return
     lock = target.with_name(f".{target.name}.lock")
+    tries = 0
     while True:
         fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.read(fd, 64).decode(errors="replace").strip()
+            holder = os.read(fd, 64)
             os.close(fd)
-            raise CliError(f"{option} {path}: another run{f' (pid {holder})' if holder.isdigit() else ''} is "
-                           f"writing this folder; wait for it to finish or choose another {option}") from None
+            tries += 1
+            if tries < 20:  # perhaps only a check_output_dir look (a moment's shared lock): try again
+                time.sleep(0.01)
+                continue
+            raise _busy(option, path, holder) from None
         except BaseException:
             os.close(fd)
             raise
