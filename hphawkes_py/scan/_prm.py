@@ -447,7 +447,12 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         adjustment for earlier analyses), days (``PrecisionCaseTimes=3``, ``TimeAggregationUnits=3``,
         ``TimeAggregationLength=1``), the study period (``StartDate``/``EndDate``) and the maximum
         temporal size (days or percent of the study period). Any other setting that changes the
-        analysis is refused by name.
+        analysis is refused by name, as are a section or a parameter given twice and
+        ``MinimumCasesInLowRateClusters`` above 0 when low rates are scanned. As in SaTScan, the
+        date of every case (and control) record is checked against ``StartDate``-``EndDate``
+        (SaTScan's defaults 2000/1/1-2000/12/31; no dates with ``PrecisionCaseTimes=0``, whose
+        records' covariates start at field 3): a record outside is refused
+        (``StudyPeriodCheckType=0``, the default) or left out with a warning (1).
     n_replicates : int, optional
         Overrides the file's ``MonteCarloReps``.
     seed, executor, backend, threads, progress
@@ -458,6 +463,11 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
     ScanResult
         The settings that do not change the analysis (output files, run options) and were therefore
         not used are listed by ``hp.scan._prm.prm_arguments(path)["ignored"]``.
+
+    Raises
+    ------
+    ValueError
+        Naming the setting (and its section) or the file, line and field that cannot be honoured.
 
     Examples
     --------
