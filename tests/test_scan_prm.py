@@ -99,7 +99,8 @@ def test_run_prm_with_covariates_new_mexico(tmp_path):
         shutil.copy(SAT(f), tmp_path / f)
     text = PRM.read_text().replace("ny_leukemia", "nm").replace("\nCoordinatesType=0", "\nCoordinatesType=1").replace(
         "MonteCarloReps=999", "MonteCarloReps=19").replace("MaxSpatialSizeInPopulationAtRisk=10",
-                                                           "MaxSpatialSizeInPopulationAtRisk=50")
+                                                           "MaxSpatialSizeInPopulationAtRisk=50").replace(
+        "StartDate=2000/1/1", "StartDate=1973/1/1").replace("EndDate=2000/12/31", "EndDate=1991/12/31")
     (tmp_path / "nm.prm").write_text(text)
     res = hp.scan.run_prm(tmp_path / "nm.prm", seed=1, progress=False, backend="cpu")
     assert res.n_locations == 32 and res.n_cases == 1175
