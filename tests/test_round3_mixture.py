@@ -113,3 +113,12 @@ def test_a_vanishing_Phi0_is_refused_and_a_small_nu0_still_fits():
     assert np.isfinite(m.score(X))
     # with Phi0 given, nu0 enters only the degrees of freedom nu0 + p + 1
     assert np.isfinite(_bem(nu0=1e-300, Phi0=np.eye(2)).fit(X).score(X))
+
+
+def test_frame_from_r_refuses_duplicate_column_names():
+    from hphawkes_py.interop.rfriendly import frame_from_r
+
+    with pytest.raises(ValueError, match=r"distinct, got 'a' more than once in \['a', 'b', 'a'\]"):
+        frame_from_r({"a": np.ones(2), "b": np.zeros(2)}, ["a", "b", "a"])
+    df = frame_from_r({"a": np.ones(2), "b": np.zeros(2)}, ["b", "a"])
+    assert list(df.columns) == ["b", "a"] and df["a"].tolist() == [1.0, 1.0]

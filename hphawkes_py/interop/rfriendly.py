@@ -67,6 +67,11 @@ def frame_from_r(columns: Mapping, names=None):
     import pandas as pd
 
     names = list(names) if names is not None else list(columns)
+    seen = set()
+    twice = [n for n in names if n in seen or seen.add(n)]
+    if twice:
+        # a dict keeps one column per name: the other would be lost, or read twice
+        raise ValueError(f"column names must be distinct, got {twice[0]!r} more than once in {names}")
     data = {}
     for name in names:
         value = columns[name]
