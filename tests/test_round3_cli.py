@@ -68,6 +68,24 @@ def test_second_reproduce_into_the_same_fresh_out_fails_clearly(tmp_path, capsys
     assert sorted(p.name for p in out.iterdir()) == ["who.txt"]
 
 
+@POSIX
+@pytest.mark.slow
+def test_two_reproduce_processes_into_one_fresh_out_one_wins(tmp_path):
+    """The issue's case as a user meets it: two ``hphawkes reproduce`` started together into the same
+    new folder. Exactly one writes it; the other exits 2 with one line naming ``--out``."""
+    out = tmp_path / "grave"
+    argv = [sys.executable, "-m", "hphawkes_py", "reproduce", "scan-grave", "--backend", "cpu",
+            "--out", str(out)]
+    procs = [subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    results = sorted((p.wait(timeout=600), p.stderr.read()) for p in procs)
+    assert [rc for rc, _ in results] == [0, 2], results
+    lines = [line for line in results[1][1].splitlines() if line.startswith("hphawkes:")]
+    assert len(lines) == 1 and "--out" in lines[0] and ("another run" in lines[0] or "not empty" in lines[0]), lines
+    assert sorted(p.name for p in out.iterdir()) == ["clusters.csv", "clusters.png", "comparison.csv",
+                                                     "locations.csv", "summary.txt"]
+    assert _leftovers(tmp_path, "grave") == []
+
+
 def test_folder_created_by_something_else_meanwhile_is_not_replaced(tmp_path):
     out = tmp_path / "results"
     with pytest.raises(CliError, match="was created by something else while this run was working"):
