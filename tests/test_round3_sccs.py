@@ -154,6 +154,60 @@ def test_separation_directions_match_a_brute_force_check():
     assert seen == {-1, 0, 1}
 
 
+def rare_in_resamples_data():
+    """60 cases; 'rare' is exposed in 12 of them, 2 with the event in the exposed time. The full
+    data give a finite MLE; a resample without those 2 cases separates 'rare' (-inf)."""
+    rng = np.random.default_rng(0)
+    out, cov, rid = [], [], 0
+    for s in range(60):
+        out.append((s, rid, 0 if s < 2 else 1, 300.0))
+        out.append((s, rid + 1, 1 if s < 2 else 0, 30.0))
+        out.append((s, rid + 2, int(rng.random() < 0.3), 100.0))
+        if s < 12:
+            cov.append((rid + 1, "rare"))
+        cov += [(r, "other") for r in (rid + 1, rid + 2) if rng.random() < 0.5]
+        rid += 3
+    return SCCSData.from_long(pd.DataFrame(out, columns=["stratum_id", "row_id", "y", "time"]),
+                              pd.DataFrame(cov, columns=["row_id", "covariate_id"]))
+
+
+def test_bootstrap_replicates_with_an_infinite_mle_are_infinite():
+    from hphawkes_py._parallel import spawn_seeds
+
+    data = rare_in_resamples_data()
+    with pytest.warns(hp.sccs.MLEWarning, match=r"\{'rare': 7\} of 40"):
+        b = hp.sccs.bootstrap(data, prior="none", replicates=40, seed=3, backend="cpu", progress=False)
+    assert b.fit.infinite == () and np.isfinite(b.fit.coefficients).all()
+    # which resamples separate 'rare': those without the 2 cases with an exposed event but with
+    # some of the other 10 exposed cases (the weights as bootstrap draws them)
+    expect = []
+    for seq in spawn_seeds(3, 40):
+        w = np.bincount(np.random.default_rng(seq).integers(0, 60, size=60), minlength=60)
+        expect.append(w[:2].sum() == 0 and w[2:12].sum() > 0)
+    np.testing.assert_array_equal(b.samples["rare"].to_numpy() == -np.inf, np.array(expect))
+    assert np.isfinite(b.samples["other"]).all()
+    s = b.summary()
+    assert s.loc["rare", "lower"] == -np.inf  # 7 of 40 replicates are -inf: beyond the 2.5% tail
+    assert s.loc["rare", "upper"] == pytest.approx(b.samples["rare"].quantile(0.975), abs=1e-12)
+    # columns without infinite replicates: pandas' quantiles, to the bit
+    a = (1.0 - 0.95) / 2.0
+    finite = b.samples[["other"]]
+    assert s.loc["other", "lower"] == finite.quantile(a)["other"]
+    assert s.loc["other", "upper"] == finite.quantile(1.0 - a)["other"]
+
+
+def test_bootstrap_quantile_with_infinite_replicates():
+    from hphawkes_py.sccs.results import _quantile
+
+    x = pd.DataFrame({"a": [-np.inf, -np.inf, 1, 2, 3, 4, 5, 6, 7, 8], "b": [1, 2, 3, 4, 5, 6, 7, 8, 9, np.inf],
+                      "c": np.linspace(-1, 1, 10)})
+    assert _quantile(x, 0.025)["a"] == -np.inf and _quantile(x, 0.1)["a"] == -np.inf
+    assert _quantile(x, 0.5)["a"] == 3.5 and _quantile(x, 0.975)["a"] == pytest.approx(7.775, abs=1e-12)
+    assert _quantile(x, 0.975)["b"] == np.inf and _quantile(x, 0.025)["b"] == pytest.approx(1.225, abs=1e-12)
+    for q in (0.025, 0.5, 0.975):
+        assert _quantile(x, q)["c"] == x[["c"]].quantile(q)["c"]
+
+
 # ---------------------------------------------------------------------------- weights
 @pytest.mark.parametrize("bad, match", [
     ("zeros", r"weights are all zero"),

@@ -7,6 +7,7 @@ weights (0/1 or multiplicities), so no data are copied; jobs run through an exec
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, Sequence
 
 import numpy as np
@@ -16,7 +17,7 @@ from .._backend import threads_context
 from .._parallel import run_replicates
 from .._progress import progress_bar
 from .._validate import as_float_array, check_int, check_random_state
-from .ccd import coordinate_descent
+from .ccd import MLEWarning, coordinate_descent, infinite_coefficients, infinite_signs
 from .data import SCCSData
 from .engine import make_engine
 from .model import check_controls, check_data, check_run, fit
@@ -271,8 +272,15 @@ def _boot_job(rep, seed_seq, data, spec, tolerance, max_iterations, convergence,
     w = np.bincount(rng.integers(0, n, size=n), minlength=n).astype(np.float64)
     with threads_context(threads):
         engine = make_engine(data, backend=backend, weights=w, dtype=dtype)
-        return coordinate_descent(engine, spec=spec, tolerance=tolerance, max_iterations=max_iterations, beta0=start,
+        beta = coordinate_descent(engine, spec=spec, tolerance=tolerance, max_iterations=max_iterations, beta0=start,
                                   convergence=convergence).beta
+        # a resample can separate an unpenalised coefficient that the full data do not: its
+        # estimate is -inf or +inf, not where the coordinate descent stopped
+        infinite = infinite_coefficients(engine, beta, spec.unpenalized) if spec.unpenalized.any() else []
+    if infinite:
+        beta = beta.copy()
+        beta[infinite] = infinite_signs(data, w, beta, infinite) * np.inf
+    return beta
 
 
 def bootstrap(
@@ -324,7 +332,9 @@ def bootstrap(
     Returns
     -------
     BootstrapResult
-        The replicates' estimates and the fit on the original data.
+        The replicates' estimates and the fit on the original data. A replicate whose
+        resample separates an unpenalised coefficient (its maximum-likelihood estimate is
+        infinite, see :func:`fit`) holds -inf or +inf for it, with an :class:`MLEWarning`.
 
     Examples
     --------
@@ -355,4 +365,13 @@ def bootstrap(
     )
     samples = pd.DataFrame(np.vstack(res), columns=pd.Index(data.covariate_ids, name="covariate_id"))
     samples.index.name = "replicate"
+    n_inf = np.isinf(samples).sum()
+    if n_inf.any():
+        hit = n_inf[n_inf > 0]
+        warnings.warn(
+            f"in some resamples the maximum-likelihood estimate does not exist (separation, e.g. no events in the "
+            f"exposed time of the resampled cases): replicates with an infinite estimate per covariate "
+            f"{hit.to_dict()} of {replicates}; they are -inf/+inf in samples and the percentile interval is open on "
+            "that side when they exceed its tail. Use a prior for these covariates.",
+            MLEWarning, stacklevel=2)
     return BootstrapResult(samples=samples, fit=full, replicates=replicates, prior=prior, variance=variance)

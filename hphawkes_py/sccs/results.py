@@ -250,7 +250,8 @@ class BootstrapResult:
     Parameters
     ----------
     samples : DataFrame (replicates x covariates)
-        Estimates on each resample (columns = covariate_id).
+        Estimates on each resample (columns = covariate_id); -inf or +inf where the resample
+        separates an unpenalised coefficient (no finite maximum-likelihood estimate).
     fit : SCCSFit
         The estimate on the original data.
     replicates : int
@@ -282,14 +283,15 @@ class BootstrapResult:
 
     def summary(self, level: float = 0.95) -> pd.DataFrame:
         """Per covariate: estimate (original data), percentile interval ``lower``/``upper``
-        at ``level`` (in (0, 1)), and ``p_nonzero`` (share of replicates with a non-zero estimate)."""
+        at ``level`` (in (0, 1); linear interpolation between order statistics, an infinite
+        one included), and ``p_nonzero`` (share of replicates with a non-zero estimate)."""
         a = (1.0 - check_probability(level, "level", low_open=True, high_open=True)) / 2.0
         s = self.samples
         return pd.DataFrame(
             {
                 "estimate": self.fit.coefficients,
-                "lower": s.quantile(a),
-                "upper": s.quantile(1.0 - a),
+                "lower": _quantile(s, a),
+                "upper": _quantile(s, 1.0 - a),
                 "p_nonzero": (s != 0).mean(),
             }
         )
@@ -297,3 +299,25 @@ class BootstrapResult:
     def __repr__(self) -> str:
         return f"BootstrapResult(replicates={self.replicates}, prior={self.prior!r}, variance={self.variance:g})"
 
+
+
+def _quantile(samples: pd.DataFrame, q: float) -> pd.Series:
+    """Column quantiles by linear interpolation between order statistics (pandas' default).
+    Replicates with an infinite estimate (separation) are kept: a quantile that interpolates
+    towards -inf or +inf with positive weight is that infinity, where plain interpolation
+    would give NaN."""
+    with np.errstate(invalid="ignore"):  # inf - inf in the interpolation; those columns are redone below
+        out = samples.quantile(q)
+    infinite = np.isinf(samples.to_numpy()).any(axis=0)
+    for j in np.flatnonzero(infinite):
+        x = np.sort(samples.iloc[:, j].to_numpy(np.float64))
+        h = (len(x) - 1) * q
+        lo, hi = int(np.floor(h)), int(np.ceil(h))
+        if h == lo:
+            v = x[lo]
+        elif x[lo] == -np.inf or x[hi] == np.inf:
+            v = x[lo] if x[lo] == -np.inf else x[hi]
+        else:
+            v = x[lo] + (x[hi] - x[lo]) * (h - lo)
+        out.iloc[j] = v
+    return out
