@@ -310,3 +310,87 @@ def test_fit_negative_controls_refuses_bad_input(controls_data):
         hp.sccs.fit_negative_controls(controls_data, "abc")
     with pytest.raises(ValueError, match=r"prior"):
         hp.sccs.fit_negative_controls(controls_data, [1], prior="cauchy")
+
+
+# ------------------------------------------------------------------ systematic error model (positive controls)
+# 10 controls at each true relative risk 1, 2, 4 (simulated, rounded to 6 decimals), and what
+# EmpiricalCalibration's fitSystematicErrorModel (non-legacy; its R code: optim BFGS from
+# c(0, 1, 0.1, 0)) and calibrateConfidenceInterval (uniroot) give on them in R
+SEM_X = np.array([
+    0.046192, 0.189199, 0.159201, 0.264266, 0.220910, 0.368161, 0.069109, 0.315575, 0.080761, 0.019572, 1.028386,
+    0.631670, 0.679171, 0.414154, 0.436935, 0.874894, 0.362462, 0.960075, 1.183565, 0.717581, 1.105898, 1.420365,
+    1.486214, 1.245198, 1.331814, 1.604348, 1.712323, 1.474505, 1.150031, 1.318562])
+SEM_SE = np.array([
+    0.218958, 0.103581, 0.127363, 0.249867, 0.298951, 0.085558, 0.069681, 0.095206, 0.139912, 0.092405, 0.197190,
+    0.204202, 0.076346, 0.191433, 0.051157, 0.166280, 0.293906, 0.249857, 0.199206, 0.131337, 0.101586, 0.160681,
+    0.119510, 0.268739, 0.103289, 0.118561, 0.251795, 0.117091, 0.117016, 0.067720])
+SEM_T = np.repeat(np.log([1.0, 2.0, 4.0]), 10)
+R_SEM = (0.15515579477471728, 0.85448864236440802, 0.11061076314190857, 0.031638248046659705)
+R_SEM_VALUE = -6.7633645170765151
+R_SEM_CI = {  # (log_rr, se_log_rr) -> (calibrated log_rr, lower, upper)
+    (1.2, 0.1): (1.2227713200893504, 0.83374488713694017, 1.6617565714590143),
+    (0.1, 0.25): (-0.06454830648432619, -0.71430465696411949, 0.58070515107931353),
+    (-0.4, 0.15): (-0.64969359129055704, -1.1304229110394293, -0.21286417107890515),
+}
+
+
+def test_error_model_likelihood_is_empirical_calibrations():
+    from hphawkes_py.sccs.calibration import _error_model_nll
+
+    assert _error_model_nll(np.array(R_SEM), SEM_X, SEM_SE, SEM_T) == pytest.approx(R_SEM_VALUE, abs=1e-10)
+    assert _error_model_nll(np.array([0.0, 1.0, -0.1, 0.0]), SEM_X, SEM_SE, SEM_T) == np.inf
+
+
+def test_error_model_fit_matches_empirical_calibration():
+    model = hp.sccs.SystematicErrorModel.fit(SEM_X, SEM_SE, SEM_T)
+    assert model.n_controls == 30
+    # at least as good an optimum as R's BFGS stop, and the same parameters to its tolerance
+    assert -model.log_likelihood <= R_SEM_VALUE + 1e-10
+    theta = (model.mean_intercept, model.mean_slope, model.sd_intercept, model.sd_slope)
+    np.testing.assert_allclose(theta, R_SEM, rtol=0, atol=1e-4)
+
+
+def test_error_model_calibrate_ci_matches_empirical_calibration():
+    model = hp.sccs.SystematicErrorModel(*R_SEM)
+    keys = list(R_SEM_CI)
+    ci = model.calibrate_ci([k[0] for k in keys], [k[1] for k in keys])
+    for i, k in enumerate(keys):
+        # R's uniroot stops within its default tolerance (about 1.2e-4)
+        np.testing.assert_allclose(ci.loc[i, ["log_rr", "log_lower", "log_upper"]].to_numpy(float), R_SEM_CI[k],
+                                   rtol=0, atol=2e-4)
+    assert ci["se_log_rr"].to_numpy() == pytest.approx(((ci["log_upper"] - ci["log_lower"]) / (2 * 1.959963984540054))
+                                                       .to_numpy(), rel=1e-12)
+
+
+def test_error_model_from_null_is_the_null_only_calibration():
+    null = EmpiricalNull(mean=R_PAR[0], sd=1.0 / math.sqrt(R_PAR[1]), n_controls=45, log_likelihood=-R_VALUE)
+    model = hp.sccs.SystematicErrorModel.from_null(null)
+    got = model.calibrate_ci([SERTRALINE[0], 0.1], [SERTRALINE[1], 0.4], level=0.9)
+    ref = null.calibrate_ci([SERTRALINE[0], 0.1], [SERTRALINE[1], 0.4], level=0.9)
+    np.testing.assert_allclose(got.to_numpy(), ref.to_numpy(), rtol=1e-10, atol=1e-12)
+    with pytest.raises(TypeError, match=r"null must be an EmpiricalNull"):
+        hp.sccs.SystematicErrorModel.from_null((0.1, 0.2))
+
+
+def test_error_model_refuses_bad_input():
+    fit = hp.sccs.SystematicErrorModel.fit
+    with pytest.raises(ValueError, match=r"at least two different true effect sizes"):
+        fit(SEM_X[:10], SEM_SE[:10], SEM_T[:10])
+    with pytest.raises(ValueError, match=r"log_rr and true_log_rr must have the same length"):
+        fit(SEM_X, SEM_SE, SEM_T[:-1])
+    with pytest.raises(ValueError, match=r"true_log_rr must be finite"):
+        fit(SEM_X, SEM_SE, np.where(np.arange(30) == 3, np.nan, SEM_T))
+    x = SEM_X.copy()
+    x[4] = np.inf
+    with pytest.warns(UserWarning, match=r"1 NaN/infinite estimate\(s\), first at index 4"):
+        model = fit(x, SEM_SE, SEM_T)
+    assert model.dropped == {"non_finite": 1} and model.n_controls == 29
+    with pytest.raises(ValueError, match=r"invalid='drop'"):
+        fit(x, SEM_SE, SEM_T, invalid="raise")
+    with pytest.raises(ValueError, match=r"finite parameters"):
+        hp.sccs.SystematicErrorModel(0.0, np.nan, 0.1, 0.0)
+    # a model whose bias does not depend on the true effect cannot be inverted: NaN, with a warning
+    flat = hp.sccs.SystematicErrorModel(0.1, 0.0, 0.2, 0.0)
+    with pytest.warns(UserWarning, match=r"3 calibrated bound\(s\) have no solution in \[-100, 100\]"):
+        ci = flat.calibrate_ci([0.5], [0.1])
+    assert ci.iloc[0].isna().all()

@@ -12,7 +12,7 @@ convergence rules.
 >>> fit = hp.sccs.fit(data, prior="laplace", variance=1.0)
 >>> fit.confint([1, 2], method="wald")  # doctest: +SKIP
 """
-from .calibration import EmpiricalNull, fit_negative_controls
+from .calibration import EmpiricalNull, SystematicErrorModel, fit_negative_controls
 from .data import SCCSData
 from .diagnostics import (Diagnostic, end_of_observation_eras, event_exposure_independence,
                           event_observation_independence, mdrr, pre_exposure_gain, rare_outcome, time_stability)
@@ -25,6 +25,6 @@ from .simulation import simulate
 from .splines import SplineTerm
 
 __all__ = ["SCCSData", "RiskWindow", "SCCSFit", "CVResult", "BootstrapResult", "MLEWarning", "fit", "cross_validate", "bootstrap",
-           "simulate", "log_prior", "SplineTerm", "EmpiricalNull", "fit_negative_controls",
+           "simulate", "log_prior", "SplineTerm", "EmpiricalNull", "SystematicErrorModel", "fit_negative_controls",
            "Diagnostic", "mdrr", "time_stability", "pre_exposure_gain", "event_exposure_independence",
            "event_observation_independence", "end_of_observation_eras", "rare_outcome"]

@@ -38,7 +38,7 @@ from .data import SCCSData
 from .model import fit as _fit
 from .results import MLEWarning
 
-__all__ = ["EmpiricalNull", "fit_negative_controls", "MIN_CONTROLS", "EXTREME_LOG_RR", "EASE_THRESHOLD"]
+__all__ = ["EmpiricalNull", "SystematicErrorModel", "fit_negative_controls", "MIN_CONTROLS", "EXTREME_LOG_RR", "EASE_THRESHOLD"]
 
 #: Fewest usable negative controls :meth:`EmpiricalNull.fit` accepts: the null has two
 #: parameters, and with two controls its standard deviation rests on a single difference.
@@ -378,6 +378,200 @@ class EmpiricalNull:
         drop = ", ".join(f"{k}={v}" for k, v in self.dropped.items() if v) or "nothing"
         return (f"EmpiricalNull(mean={self.mean:.4f}, sd={self.sd:.4f}, n_controls={self.n_controls}, "
                 f"dropped: {drop})")
+
+
+# ------------------------------------------------------------------ with positive controls
+def _error_model_nll(theta, x, se, t):
+    """Minus the log-likelihood of the systematic error model (``fitSystematicErrorModel``):
+    ``x_i ~ N(a + b t_i, (c + d |t_i|)^2 + se_i^2)``; +inf where a standard deviation is negative."""
+    a, b, c, d = theta
+    sd = c + d * np.abs(t)
+    if np.any(sd < 0):
+        return math.inf
+    return _neg_log_lik(a + b * t, sd, x, se)
+
+
+@dataclass(frozen=True)
+class SystematicErrorModel:
+    """Systematic error as a function of the true effect size (Schuemie et al. 2018).
+
+    An estimate of a true log relative risk ``t`` is ``N(mean_intercept + mean_slope t,
+    (sd_intercept + sd_slope |t|)^2 + se^2)``: EmpiricalCalibration's (non-legacy)
+    ``fitSystematicErrorModel``, fitted to negative controls (``t = 0``) and positive controls
+    (known ``t != 0``, usually synthetic). :meth:`from_null` is the model of an
+    :class:`EmpiricalNull` alone (``convertNullToErrorModel``).
+
+    Parameters
+    ----------
+    mean_intercept, mean_slope : float
+        Mean of the estimate's error as ``mean_intercept + mean_slope t`` (``mean_slope`` 1: the
+        same bias at every effect size; below 1: estimates shrunk towards the null).
+    sd_intercept, sd_slope : float
+        Standard deviation of the error as ``sd_intercept + sd_slope |t|``.
+    n_controls : int
+        Controls used in the fit (0 for :meth:`from_null`).
+    log_likelihood : float
+        Log-likelihood at the estimate (NaN for :meth:`from_null`).
+    dropped : dict
+        Estimates left out of the fit (``"non_finite"``: NaN or infinite ``log_rr`` or ``se``).
+
+    Examples
+    --------
+    Twenty controls at each of the true relative risks 1, 2 and 4, estimated with a bias of mean
+    0.2 that shrinks the larger effects a little:
+
+    >>> rng = np.random.default_rng(5)
+    >>> t = np.repeat(np.log([1.0, 2.0, 4.0]), 20)
+    >>> se = rng.uniform(0.05, 0.2, t.size)
+    >>> x = rng.normal(0.2 + 0.9 * t, np.sqrt(0.1**2 + se**2))
+    >>> model = hp.sccs.SystematicErrorModel.fit(x, se, t)
+    >>> round(model.mean_intercept, 2), round(model.mean_slope, 2)
+    (0.19, 0.89)
+    >>> model.calibrate_ci([np.log(3.0)], [0.1])[["rr", "lower", "upper"]].round(2).to_numpy().tolist()
+    [[2.79, 2.1, 3.81]]
+    """
+
+    mean_intercept: float
+    mean_slope: float
+    sd_intercept: float
+    sd_slope: float
+    n_controls: int = 0
+    log_likelihood: float = math.nan
+    dropped: Mapping[str, int] = field(default_factory=dict)
+
+    def __post_init__(self):
+        theta = (self.mean_intercept, self.mean_slope, self.sd_intercept, self.sd_slope)
+        if not all(np.isfinite(v) for v in theta):
+            raise ValueError(f"SystematicErrorModel needs finite parameters, got {theta}")
+
+    @classmethod
+    def from_null(cls, null: EmpiricalNull, *, mean_slope: float = 1.0, sd_slope: float = 0.0) -> "SystematicErrorModel":
+        """The error model of a null alone (``convertNullToErrorModel``): the null's mean and sd as
+        intercepts, with assumed slopes (default: the same error at every effect size)."""
+        if not isinstance(null, EmpiricalNull):
+            raise TypeError(f"null must be an EmpiricalNull, got {type(null).__name__}")
+        return cls(mean_intercept=null.mean, mean_slope=float(mean_slope), sd_intercept=null.sd,
+                   sd_slope=float(sd_slope))
+
+    @classmethod
+    def fit(cls, log_rr, se_log_rr, true_log_rr, *, invalid: str = "drop") -> "SystematicErrorModel":
+        """Maximum-likelihood fit to negative and positive controls (``fitSystematicErrorModel``).
+
+        Parameters
+        ----------
+        log_rr, se_log_rr : array_like (n,)
+            Estimates of the controls and their standard errors (> 0).
+        true_log_rr : array_like (n,)
+            The controls' true log relative risks (0 for negative controls); finite, with at
+            least two distinct values (the slopes need them).
+        invalid : {"drop", "raise"}
+            NaN or infinite estimates: left out with a warning and counted (as
+            ``fitSystematicErrorModel``), or refused.
+
+        Returns
+        -------
+        SystematicErrorModel
+
+        Raises
+        ------
+        ValueError
+            Lengths differ, a standard error <= 0, non-finite ``true_log_rr``, fewer than
+            :data:`MIN_CONTROLS` usable controls or one true value only.
+        """
+        check_in(invalid, "invalid", ("drop", "raise"))
+        x, s = _pair(log_rr, se_log_rr)
+        t = as_float_array(true_log_rr, "true_log_rr", ndim=1)
+        check_same_length(log_rr=x, true_log_rr=t)
+        bad = ~(np.isfinite(x) & np.isfinite(s))
+        if bad.any():
+            i = int(np.argmax(bad))
+            what = (f"{int(bad.sum())} NaN/infinite estimate(s), first at index {i} (log_rr={x[i].item()!r}, "
+                    f"se_log_rr={s[i].item()!r})")
+            if invalid == "raise":
+                raise ValueError(f"controls: {what}; use invalid='drop' to leave them out")
+            warnings.warn(f"controls: {what} left out of the error model", UserWarning, stacklevel=2)
+        x, s, t = x[~bad], s[~bad], t[~bad]
+        if x.size < MIN_CONTROLS:
+            raise ValueError(f"fitting the error model needs at least {MIN_CONTROLS} controls with finite estimates, "
+                             f"got {x.size}")
+        if np.unique(t).size < 2:
+            raise ValueError("true_log_rr must hold at least two different true effect sizes (negative and positive "
+                             f"controls), got only {np.unique(t).tolist()}: use EmpiricalNull.fit for negative controls")
+        theta = _fit_error_model(x, s, t)
+        return cls(*map(float, theta), n_controls=int(x.size), log_likelihood=-_error_model_nll(theta, x, s, t),
+                   dropped={"non_finite": int(bad.sum())})
+
+    def calibrate_ci(self, log_rr, se_log_rr, level: float = 0.95) -> pd.DataFrame:
+        """Calibrated estimates and intervals (``calibrateConfidenceInterval``).
+
+        The bound of level ``level`` for an estimate ``log_rr`` is the true ``t`` that solves
+        ``z + (mean(t) - log_rr) / sqrt(sd(t)^2 + se^2) = 0`` (``z`` the normal quantile of the
+        bound; 0 for the point estimate), found by Brent's method on ``[-100, 100]``.
+
+        Parameters
+        ----------
+        log_rr, se_log_rr : array_like (n,)
+            Estimates and their standard errors (> 0).
+        level : float in (0, 1)
+            Confidence level.
+
+        Returns
+        -------
+        DataFrame
+            As :meth:`EmpiricalNull.calibrate_ci`; NaN rows for NaN/infinite input and NaN
+            where no root lies in ``[-100, 100]`` (with a warning).
+
+        Raises
+        ------
+        ValueError
+            Lengths differ, a standard error <= 0, ``level`` outside (0, 1).
+        """
+        level = check_probability(level, "level", high_open=True)
+        x, s = _pair(log_rr, se_log_rr)
+        z = stats.norm.ppf(0.5 + level / 2.0)
+        est, lower, upper = (np.full(x.shape, np.nan) for _ in range(3))
+        missed = 0
+        for i in np.flatnonzero(np.isfinite(x) & np.isfinite(s)):
+            for out, q in ((est, 0.0), (lower, z), (upper, -z)):
+                out[i] = self._root(q, x[i], s[i])
+                missed += int(np.isnan(out[i]))
+        if missed:
+            warnings.warn(f"{missed} calibrated bound(s) have no solution in [-100, 100] and are NaN", UserWarning,
+                          stacklevel=2)
+        out = pd.DataFrame({"log_rr": est, "log_lower": lower, "log_upper": upper,
+                            "se_log_rr": (upper - lower) / (2.0 * z)})
+        for a, b in (("rr", "log_rr"), ("lower", "log_lower"), ("upper", "log_upper")):
+            out[a] = np.exp(out[b])
+        out.attrs["level"] = level
+        return out
+
+    def _root(self, q, x, se):
+        def f(t):
+            sd = self.sd_intercept + self.sd_slope * abs(t)
+            return q + (self.mean_intercept + self.mean_slope * t - x) / math.sqrt(sd * sd + se * se)
+
+        lo, hi = f(-100.0), f(100.0)
+        if (lo < 0 and hi < 0) or (lo > 0 and hi > 0):
+            return math.nan
+        return optimize.brentq(f, -100.0, 100.0, xtol=1e-12, rtol=4 * np.finfo(float).eps)
+
+
+def _fit_error_model(x, se, t):
+    """Maximum-likelihood ``(a, b, c, d)`` of :class:`SystematicErrorModel` under ``c + d |t| >= 0``
+    at every control: SLSQP from ``fitSystematicErrorModel``'s start ``(0, 1, 0.1, 0)`` and from
+    the least-squares line, the better optimum kept."""
+    abs_t = np.abs(t)
+    cons = [{"type": "ineq", "fun": lambda th, u=u: th[2] + th[3] * u} for u in (abs_t.min(), abs_t.max())]
+    slope, intercept = np.polyfit(t, x, 1)
+    best = None
+    for start in ((0.0, 1.0, 0.1, 0.0), (intercept, slope, 0.1, 0.0)):
+        res = optimize.minimize(_error_model_nll, np.array(start, dtype=float), args=(x, se, t), method="SLSQP",
+                                constraints=cons, options={"ftol": 1e-14, "maxiter": 1000})
+        if np.isfinite(res.fun) and (best is None or res.fun < best.fun):
+            best = res
+    if best is None:
+        raise ValueError("the systematic error model could not be fitted to these controls")
+    return best.x
 
 
 # ------------------------------------------------------------------------ fitting the controls
