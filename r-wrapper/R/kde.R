@@ -31,6 +31,17 @@ kde_window <- function(type = c("rectangle", "asc", "mask", "polygon", "geotiff"
   type <- match.arg(type)
   W <- .hp_mod("kde")$Window
   a <- list(...)
+  # each kind of window takes its own arguments; any other would be ignored without a word
+  allowed <- switch(type, rectangle = c("xmin", "xmax", "ymin", "ymax", "cell_size"), asc = "path",
+                    mask = c("mask", "x0", "y0", "cell_size"), polygon = c("vertices", "cell_size"),
+                    geotiff = c("path", "band", "crs", "cell_size", "source_crs"),
+                    vector = c("path", "cell_size", "layer", "crs", "source_crs"))
+  given <- if (length(a)) names(a) else character()
+  if (is.null(given)) given <- rep("", length(a))
+  bad <- given[!(given %in% allowed)]
+  if (length(bad))
+    .hp_stop("kde_window(\"", type, "\") takes the named arguments ", paste(allowed, collapse = ", "), "; got ",
+             paste0("'", ifelse(nzchar(bad), bad, "<unnamed>"), "'", collapse = ", "))
   py <- switch(type,
     rectangle = .hp_call(W$rectangle(.as_num(a$xmin, "xmin", FALSE), .as_num(a$xmax, "xmax", FALSE),
                                      .as_num(a$ymin, "ymin", FALSE), .as_num(a$ymax, "ymax", FALSE),
@@ -38,7 +49,8 @@ kde_window <- function(type = c("rectangle", "asc", "mask", "polygon", "geotiff"
     asc = .hp_call(W$from_asc(path.expand(as.character(a$path)))),
     mask = {
       m <- a$mask
-      if (!is.logical(m) || is.null(dim(m))) .hp_stop("mask must be a logical matrix (TRUE inside)")
+      if (!is.logical(m) || is.null(dim(m))) .hp_stop("mask must be a logical matrix (TRUE inside), got ", .hp_kind(m))
+      .hp_no_na(as.vector(m), "mask")  # as.integer(NA) is nonzero: an NA cell would be inside
       buf <- writeBin(as.integer(m), raw(), size = 4L, endian = "little")
       arr <- .hp_call(rf$array_from_r(reticulate::r_to_py(buf), .hp_dims(m), "bool"))
       .hp_call(W$from_mask(arr, .as_num(a$x0, "x0", FALSE), .as_num(a$y0, "y0", FALSE),

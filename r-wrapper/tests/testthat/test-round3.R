@@ -113,3 +113,18 @@ test_that("hawkes_forecast_score refuses an NA origin in R", {
   expect_error(hawkes_forecast_score(p, x, c(1, 2, 3), origin = NA, horizon = 1),
                "origin must be a single number, got NA \\(NA \\(logical\\)\\)", class = "hphawkes_input_error")
 })
+
+test_that("kde_window refuses arguments its kind of window does not take, and NA mask cells", {
+  skip_if_no_hphawkes()
+  expect_error(kde_window("rectangle", xmin = 0, xmax = 1, ymin = 0, ymax = 1, cell_size = 0.1, crs = "EPSG:3857"),
+               "kde_window\\(\"rectangle\"\\) takes the named arguments xmin, xmax, ymin, ymax, cell_size; got 'crs'",
+               class = "hphawkes_input_error")
+  expect_error(kde_window("rectangle", xmin = 0, xmax = 1, ymin = 0, ymax = 1, cell = 0.1), "got 'cell'")
+  m <- matrix(TRUE, 4, 5)
+  m[2, 3] <- NA
+  expect_error(kde_window("mask", mask = m, x0 = 0, y0 = 0, cell_size = 1),
+               "mask has 1 missing value\\(s\\) \\(NA\\), the first in row 10")
+  m[2, 3] <- FALSE
+  w <- kde_window("mask", mask = m, x0 = 0, y0 = 0, cell_size = 1)
+  expect_s3_class(w, "kde_window")
+})
