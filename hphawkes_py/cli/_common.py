@@ -63,7 +63,8 @@ def _positive_int(text: str) -> int:
 def add_output_arguments(parser, default: str | None) -> None:
     """``--out DIR`` and ``--overwrite`` for commands that write a folder of tables and figures."""
     parser.add_argument("--out", default=default, help="output folder (written atomically: created only when "
-                                                       "the whole run succeeded)" + (f"; default {default}" if default else ""))
+                                                       "the whole run succeeded; refused while another run writes "
+                                                       "it)" + (f"; default {default}" if default else ""))
     parser.add_argument("--overwrite", action="store_true",
                         help="replace an existing non-empty output folder (refused otherwise)")
 
