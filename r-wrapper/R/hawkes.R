@@ -185,6 +185,7 @@ summary.hawkes_probabilities <- function(object, ...) summary(if ("pi" %in% name
 #' @method autoplot hawkes_probabilities
 #' @export
 autoplot.hawkes_probabilities <- function(object, type = c("map", "time"), ...) {
+  .hp_check_args()
   type <- match.arg(type)
   df <- as.data.frame(unclass(object)[names(object)])
   pi_col <- if ("pi" %in% names(df)) "pi" else "mean"
@@ -390,6 +391,7 @@ plot.hawkes_mcmc <- function(x, ...) {
 #' @method autoplot hawkes_mcmc
 #' @export
 autoplot.hawkes_mcmc <- function(object, type = c("density", "trace"), ...) {
+  .hp_check_args()
   type <- match.arg(type)
   df <- do.call(rbind, lapply(seq_along(object), function(c) {
     m <- as.matrix(object[[c]])

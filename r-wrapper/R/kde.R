@@ -292,6 +292,7 @@ as.data.frame.kde_surface <- function(x, ...) {
 #' @method autoplot kde_surface
 #' @export
 autoplot.kde_surface <- function(object, points = TRUE, ...) {
+  .hp_check_args()
   df <- as.data.frame.kde_surface(object)
   df <- df[!is.na(df$density), ]
   p <- ggplot2::ggplot(df, ggplot2::aes(.data$x, .data$y, fill = .data$density)) +
@@ -419,6 +420,7 @@ print.hphawkes_relrisk <- function(x, ...) {
 #' @method autoplot hphawkes_relrisk
 #' @export
 autoplot.hphawkes_relrisk <- function(object, levels = c(0.05, 0.01), p_values = NULL, ...) {
+  .hp_check_args(dots = TRUE)
   if (is.null(p_values)) p_values <- kde_risk_pvalues(object, ...)
   df <- as.data.frame.kde_surface(object$surface)
   names(df)[names(df) == "density"] <- "log_risk"

@@ -164,6 +164,7 @@ predict.tdp_mixture <- function(object, newdata = NULL, type = c("class", "prob"
 #' @method autoplot tdp_mixture
 #' @export
 autoplot.tdp_mixture <- function(object, dims = c(1L, 2L), ...) {
+  .hp_check_args()
   X <- object$X
   if (ncol(X) < 2L) {
     return(ggplot2::ggplot(data.frame(x = X[, 1]), ggplot2::aes(.data$x)) +

@@ -246,6 +246,7 @@ as.data.frame.hphawkes_declustered <- function(x, ...) x$comparison
 #' @method autoplot hphawkes_declustered
 #' @export
 autoplot.hphawkes_declustered <- function(object, fill = c("events", "background", "p_in_cluster"), ...) {
+  .hp_check_args()
   fill <- match.arg(fill)
   loc <- object$locations
   loc$.fill <- loc[[fill]]
@@ -321,6 +322,7 @@ as.data.frame.hphawkes_scan <- function(x, ...) x$clusters
 #' @method autoplot hphawkes_scan
 #' @export
 autoplot.hphawkes_scan <- function(object, max_clusters = 5L, ...) {
+  .hp_check_args()
   loc <- object$locations
   loc$with_cases <- loc$cases > 0
   cl <- utils::head(object$clusters, max_clusters)

@@ -169,6 +169,7 @@ logLik.hphawkes_sccs_fit <- function(object, ...) {
 #' @method autoplot hphawkes_sccs_fit
 #' @export
 autoplot.hphawkes_sccs_fit <- function(object, max_covariates = 30L, ...) {
+  .hp_check_args()
   b <- object$coefficients
   b <- b[b != 0]
   b <- utils::head(b[order(-abs(b))], max_covariates)
@@ -289,6 +290,7 @@ summary.sccs_bootstrap <- function(object, ...) object$summary
 #' @method autoplot sccs_bootstrap
 #' @export
 autoplot.sccs_bootstrap <- function(object, max_covariates = 30L, ...) {
+  .hp_check_args()
   s <- object$summary
   s$covariate <- row.names(s)
   s <- s[s$estimate != 0 | s$lower != 0 | s$upper != 0, , drop = FALSE]
@@ -325,6 +327,7 @@ plot.sccs_bootstrap <- function(x, ...) { print(autoplot.sccs_bootstrap(x, ...))
 #' confint(fit, method = "wald", level = 0.9)
 #' @export
 confint.hphawkes_sccs_fit <- function(object, parm = NULL, level = 0.95, method = "profile", ...) {
+  .hp_check_args()
   cov <- if (is.null(parm)) NULL else as.list(parm)
   df <- .hp_r(.hp_call(object$python$confint(cov, level = .as_num(level), method = method)))
   .sccs_index_column(df)

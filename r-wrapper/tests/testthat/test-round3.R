@@ -128,3 +128,12 @@ test_that("kde_window refuses arguments its kind of window does not take, and NA
   w <- kde_window("mask", mask = m, x0 = 0, y0 = 0, cell_size = 1)
   expect_s3_class(w, "kde_window")
 })
+
+test_that("plot methods refuse abbreviated and unknown arguments", {
+  skip_if_no_hphawkes()
+  X <- as.matrix(hphawkes_data("faithful")[, c("eruptions", "waiting")])
+  m <- faithful_fit(X)
+  expect_error(autoplot(m, dim = c(2L, 1L)), "abbreviation of 'dims'")
+  expect_error(autoplot(m, colour = "red"), "unknown argument 'colour'")
+  expect_s3_class(autoplot(m, dims = c(2L, 1L)), "ggplot")
+})
