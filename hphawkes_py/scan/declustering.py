@@ -57,7 +57,8 @@ from .._backend import threads_context
 from .._progress import progress_bar
 from .._validate import as_float_array, check_in, check_int, check_positive, check_probability, check_seed
 from .engine import klogk_table, make_engine
-from .locations import MAX_GRID_CENTRES, Geometry, _check_max_population, _check_xy, _radius, make_centres
+from .locations import (MAX_GRID_CENTRES, Geometry, _check_coords, _check_max_population, _check_xy, _radius,
+                        make_centres)
 from .model import poisson
 from .monte_carlo import RunOptions, _monte_carlo, check_run
 from .result import Candidates, ScanResult, _clusters
@@ -118,11 +119,19 @@ class _Aggregation:
 def _grid(xy: np.ndarray, cell_size: Any, empty_cells: str) -> _Aggregation:
     g = check_positive(cell_size, "cell_size")
     x0 = xy.min(axis=0)
-    ij = np.floor((xy - x0) / g).astype(np.int64)
-    nx, ny = (int(v) + 1 for v in ij.max(axis=0))
-    if nx * ny > MAX_GRID_CENTRES:
-        raise ValueError(f"cell_size={g} gives a {nx} x {ny} grid ({nx * ny} cells) over the events' extent; the "
-                         f"limit is {MAX_GRID_CENTRES}: use a larger cell_size")
+    # cell indices in working units (a power of two times the coordinates: the same cells, with no
+    # overflow of xy - x0 or underflow of the quotient), counted as floats before any integer conversion
+    s = Geometry("euclidean")
+    s.check(xy, gaps=False)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        fij = np.floor((s.points(xy) - s.points(x0[None, :])) / s.to_working(g))
+    # a cell below the working precision (g underflows) counts as infinitely many cells
+    nxf, nyf = (float(v) + 1 if math.isfinite(v) else math.inf for v in fij.max(axis=0))
+    if not nxf * nyf <= MAX_GRID_CENTRES:
+        raise ValueError(f"cell_size={g!r} gives a {nxf:.4g} x {nyf:.4g} grid ({nxf * nyf:.4g} cells) over the events' "
+                         f"extent; the limit is {MAX_GRID_CENTRES}: use a larger cell_size")
+    ij = fij.astype(np.int64)
+    nx, ny = int(nxf), int(nyf)
     flat = ij[:, 1] * nx + ij[:, 0]
     cells = np.unique(flat) if empty_cells == "drop" else np.arange(nx * ny, dtype=np.int64)
     gid = np.searchsorted(cells, flat)
@@ -134,7 +143,7 @@ def _grid(xy: np.ndarray, cell_size: Any, empty_cells: str) -> _Aggregation:
 
 
 def _nearest(xy: np.ndarray, locations: Any, population: Any, expected: Any) -> _Aggregation:
-    loc = as_float_array(locations, "locations", ndim=2, finite=True, copy=True)
+    loc = _check_coords(locations, "locations")
     if loc.shape[1] != 2 or loc.shape[0] < 1:
         raise ValueError(f"locations must have shape (L, 2) with L >= 1 (x, y columns), got {loc.shape}")
     _, first, inverse, counts = np.unique(loc, axis=0, return_index=True, return_inverse=True, return_counts=True)
@@ -145,8 +154,12 @@ def _nearest(xy: np.ndarray, locations: Any, population: Any, expected: Any) -> 
     L = len(loc)
     gid = np.empty(len(xy), dtype=np.int64)
     block = max(1, _ASSIGN_BLOCK // L)
+    # squared distances in working units: no underflow or overflow at any coordinate magnitude
+    geo = Geometry("euclidean")
+    geo.check(np.vstack([xy, loc]), gaps=False)
+    pts, lpts = geo.points(xy), geo.points(loc)
     for a in range(0, len(xy), block):
-        d2 = ((xy[a:a + block, None, :] - loc[None, :, :]) ** 2).sum(axis=2)
+        d2 = ((pts[a:a + block, None, :] - lpts[None, :, :]) ** 2).sum(axis=2)
         gid[a:a + block] = np.argmin(d2, axis=1)  # ties: the first location
     po = _check_location_values(population, "population", L)
     ex = _check_location_values(expected, "expected", L)
@@ -217,9 +230,12 @@ def _weighted_scan(ordinary: ScanResult, weights: np.ndarray, population_null: b
     L = len(coords)
     size = l_pop if population_null else l_exp
     geo = Geometry("euclidean")
+    geo.check(coords)
     centres, centre_loc = make_centres(coords, None)
+    points = geo.points(coords)
     with threads_context(run.threads):
-        windows = build_windows(centres, coords, size, ordinary.max_population * size.sum(), ordinary.max_distance)
+        windows = build_windows(points, points, size, ordinary.max_population * size.sum(),
+                                geo.to_working(ordinary.max_distance))
         offsets, neighbors, _, boundary = windows
         e_b = l_exp * (B / N)  # expected background events per location under the null
         wexp = cumulative_expected(windows, e_b)
@@ -249,7 +265,7 @@ def _weighted_scan(ordinary: ScanResult, weights: np.ndarray, population_null: b
 
     ids = ordinary._row_ids
     cand = Candidates(best, best_entry, offsets, neighbors, centres, centre_loc)
-    clusters = _clusters(cand, _radius(geo, coords, centres), weights, [[k] for k in range(L)], ids, null_llr,
+    clusters = _clusters(cand, _radius(geo, points, points), weights, [[k] for k in range(L)], ids, null_llr,
                          window_stats)
     return ScanResult(
         clusters=clusters, null_llr=null_llr, backend=ordinary.backend, n_cases=B, n_population=ordinary.n_population,

@@ -18,6 +18,13 @@ __all__ = ["ellipse_set", "PENALTIES"]
 
 
 PENALTIES = {"none": 0.0, "medium": 0.5, "strong": 1.0}
+#: SaTScan's default numbers of angles of its five default shapes
+DEFAULT_ANGLES = (4, 6, 9, 12, 15)
+#: at most this many orientations per shape (half a degree apart) ...
+MAX_ANGLES = 360
+#: ... and this many ellipses in all: every ellipse costs a scan of all the centres' windows, so the
+#: work is bounded before it starts (SaTScan's default set has 46)
+MAX_ELLIPSES = 1000
 
 
 def ellipse_set(shapes, angles) -> list:
@@ -81,8 +88,21 @@ def _check_ellipses(window, geo, grid_cell, max_distance, ellipse_shapes, ellips
                          "(as SaTScan's elliptic scan)")
     shapes = [check_positive(v, "ellipse_shapes") for v in ellipse_shapes]
     angles = [check_int(v, "ellipse_angles", minimum=1) for v in ellipse_angles]
-    if len(shapes) != len(angles) or any(v <= 1 for v in shapes):
-        raise ValueError("ellipse_shapes (each > 1) and ellipse_angles must have the same length")
+    many = [v for v in angles if v > MAX_ANGLES]
+    if many:
+        raise ValueError(f"ellipse_angles gives the number of orientations of each shape, at most {MAX_ANGLES} (half a "
+                         f"degree apart; SaTScan's defaults are {DEFAULT_ANGLES}), got {many[0]}")
+    low = [v for v in shapes if v <= 1]
+    if low:
+        raise ValueError(f"ellipse_shapes must each be > 1 (the major axis over the minor one; the circle is always "
+                         f"scanned), got {low[0]!r}")
+    if len(shapes) != len(angles):
+        raise ValueError(f"ellipse_shapes and ellipse_angles must have the same length (one number of angles per "
+                         f"shape), got {len(shapes)} shapes and {len(angles)} angle counts")
+    if sum(angles) > MAX_ELLIPSES:
+        raise ValueError(f"ellipse_angles: {sum(angles)} ellipses in all (the sum of ellipse_angles) is more than the "
+                         f"{MAX_ELLIPSES} an elliptic scan may have; each ellipse is a full scan of every centre "
+                         f"(SaTScan's default is {sum(DEFAULT_ANGLES)})")
     return ellipse_set(shapes, angles), PENALTIES[check_in(penalty, "penalty", tuple(PENALTIES))]
 
 
@@ -92,9 +112,10 @@ def _elliptic_penalties(ellipses, m0: int, pen_a: float) -> np.ndarray:
     return (4.0 * sh / (1.0 + sh) ** 2) ** pen_a
 
 
-def _elliptic_report(best, pens, ellipses, points, cpoints, centres, centre_loc):
+def _elliptic_report(best, pens, ellipses, points, cpoints, centres, centre_loc, geo):
     """What :func:`_clusters` needs for an elliptic scan: ``(stat, radius_of, extra, centres,
-    centre_loc, tiebreak)`` over the (ellipse, centre) blocks ``b = e * m + i``.
+    centre_loc, tiebreak)`` over the (ellipse, centre) blocks ``b = e * m + i`` (``points``,
+    ``cpoints`` in the working units of the :class:`~.locations.Geometry` ``geo``).
 
     As SaTScan: one candidate per centre, its best window over all shapes and angles by the
     penalised statistic (the secondary clusters are drawn from these; the others are not
@@ -110,7 +131,7 @@ def _elliptic_report(best, pens, ellipses, points, cpoints, centres, centre_loc)
 
     def radius_of(members, b):
         e, i = divmod(int(b), m0)
-        return float(np.sqrt(((tpts[e][members] - tctr[e][i]) ** 2).sum(axis=1)).max())
+        return float(geo.from_working(np.sqrt(((tpts[e][members] - tctr[e][i]) ** 2).sum(axis=1)).max()))
 
     def extra_cols(b):
         e, i = divmod(int(b), m0)

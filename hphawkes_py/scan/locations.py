@@ -7,6 +7,7 @@ great-circle (SaTScan's "Latitude/Longitude" coordinates, km).
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import math
 from typing import Any
 
@@ -14,11 +15,13 @@ import numpy as np
 
 from .._validate import as_count_array, as_float_array, check_in, check_positive, check_probability
 
-__all__ = ["Locations", "prepare_locations", "merge_rows", "check_location_ids", "make_centres", "Geometry",
-           "EARTH_RADIUS_KM", "MAX_GRID_CENTRES"]
+__all__ = ["Locations", "prepare_locations", "merge_rows", "check_location_ids", "check_ids_per_location",
+           "check_counts", "make_centres", "Geometry", "EARTH_RADIUS_KM", "MAX_GRID_CENTRES", "MAX_COUNT"]
 
 #: refuse grids with more centres than this (grid_cell too small for the extent)
 MAX_GRID_CENTRES = 4_000_000
+#: the largest count (cases, controls) of one row: the engines count in 32-bit integers
+MAX_COUNT = 2**31 - 2
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,22 +43,41 @@ class Locations:
         return self.cases + self.controls
 
 
-def _check_coords(coords: Any) -> np.ndarray:
-    """(n, 2) finite float64 coordinates (a copy); booleans and complex numbers are refused."""
+#: values that NumPy converts to numbers but that are not coordinates: True is not 1, a date is not
+#: its day number
+_NOT_COORDINATES = (bool, np.bool_, complex, np.complexfloating, datetime.date, datetime.timedelta, np.datetime64,
+                    np.timedelta64)
+
+
+def _check_coords(coords: Any, name: str = "coords") -> np.ndarray:
+    """(n, 2) finite float64 coordinates (a copy); booleans, complex numbers, dates and durations are refused."""
     kind = coords.dtype.kind if isinstance(coords, np.ndarray) else np.asarray(coords).dtype.kind
-    if kind in "bc":
-        what = "booleans" if kind == "b" else "complex numbers"
-        raise TypeError(f"coords must hold real numbers (planar coordinates), got {what}")
+    if kind in "bcMm":
+        what = {"b": "booleans", "c": "complex numbers", "M": "dates (datetime64)", "m": "durations (timedelta64)"}
+        raise TypeError(f"{name} must hold real numbers (planar coordinates), got {what[kind]}")
     if not isinstance(coords, np.ndarray) or kind == "O":
         # nested lists: NumPy would read True as 1
         try:
             flat = np.asarray(coords, dtype=object).ravel()
         except (TypeError, ValueError):
             flat = ()
-        bad = next((v for v in flat if isinstance(v, (bool, np.bool_, complex, np.complexfloating))), None)
+        bad = next((v for v in flat if isinstance(v, _NOT_COORDINATES)), None)
         if bad is not None:
-            raise TypeError(f"coords must hold real numbers (planar coordinates), got {bad!r}")
-    return as_float_array(coords, "coords", ndim=2, finite=True, copy=True)
+            raise TypeError(f"{name} must hold real numbers (planar coordinates), got {bad!r}")
+    return as_float_array(coords, name, ndim=2, finite=True, copy=True)
+
+
+def check_counts(x: Any, name: str) -> np.ndarray:
+    """Non-negative whole counts as int64, each at most :data:`MAX_COUNT` (checked on the values as
+    given: a uint64 or float count beyond the int64 range would otherwise wrap on conversion)."""
+    arr = np.asarray(x)
+    if arr.dtype.kind in "uif" and arr.size:
+        big = ((arr > MAX_COUNT) & np.isfinite(arr)).ravel()  # NaN and inf: as_count_array's message
+        if big.any():
+            i = int(np.argmax(big))
+            raise ValueError(f"{name} must be at most {MAX_COUNT} (2**31 - 2: the scan engines count in 32-bit "
+                             f"integers); {name}[{i}] = {arr.ravel()[i].item()!r}")
+    return as_count_array(x, name)
 
 
 def check_location_ids(location_ids: Any, n: int, repeats: bool = False) -> np.ndarray:
@@ -75,6 +97,19 @@ def check_location_ids(location_ids: Any, n: int, repeats: bool = False) -> np.n
         dup = uniq[k].item() if hasattr(uniq[k], "item") else uniq[k]
         raise ValueError(f"location_ids must be unique: {dup!r} is given for rows {rows[0]} and {rows[1]}")
     return ids
+
+
+def check_ids_per_location(ids: np.ndarray, gid: np.ndarray) -> None:
+    """Rows that share a location id must share the location (``gid``: each row's merged location): an
+    id names one coordinate pair, else the reported location ids would name the wrong places."""
+    _, first_of_id, id_code = np.unique(ids.astype(str), return_index=True, return_inverse=True)
+    first = first_of_id[id_code.ravel()]
+    bad = gid != gid[first]
+    if bad.any():
+        r = int(np.argmax(bad))
+        v = ids[r].item() if isinstance(ids[r], np.generic) else ids[r]
+        raise ValueError(f"location_ids: {v!r} is given for rows at different coordinates "
+                         f"(rows {int(first[r])} and {r}); a location id must name one coordinate pair")
 
 
 def merge_rows(xy: np.ndarray):
@@ -106,8 +141,8 @@ def _check_xy(coords) -> np.ndarray:
 def prepare_locations(coords: Any, cases: Any, controls: Any) -> Locations:
     """Validate the input and merge rows with identical coordinates (counts summed)."""
     xy = _check_xy(coords)
-    ca = as_count_array(cases, "cases")
-    co = as_count_array(controls, "controls")
+    ca = check_counts(cases, "cases")
+    co = check_counts(controls, "controls")
     n = xy.shape[0]
     if ca.shape[0] != n or co.shape[0] != n:
         raise ValueError(
@@ -152,15 +187,22 @@ def make_centres(loc_coords: np.ndarray, grid_cell: Any):
     g = check_positive(grid_cell, "grid_cell")
     lo = loc_coords.min(axis=0)
     hi = loc_coords.max(axis=0)
-    nx = max(1, int(math.ceil((hi[0] - lo[0]) / g)))
-    ny = max(1, int(math.ceil((hi[1] - lo[1]) / g)))
-    if nx * ny > MAX_GRID_CENTRES:
+    # the extent halved and the cell halved (exact: powers of two) where hi - lo overflows
+    with np.errstate(over="ignore", divide="ignore"):
+        span = hi - lo
+        cells = span / g if np.isfinite(span).all() else (hi / 2 - lo / 2) / (g / 2)
+    nxf, nyf = (max(1.0, float(math.ceil(c))) if math.isfinite(c) else math.inf for c in cells)
+    if nxf * nyf > MAX_GRID_CENTRES:
         raise ValueError(
-            f"grid_cell={g} gives a {nx} x {ny} grid ({nx * ny} centres) over the locations' extent; "
-            f"the limit is {MAX_GRID_CENTRES}: use a larger grid_cell"
+            f"grid_cell={g!r} gives a {nxf:.4g} x {nyf:.4g} grid ({nxf * nyf:.4g} centres) over the locations' "
+            f"extent; the limit is {MAX_GRID_CENTRES}: use a larger grid_cell"
         )
+    nx, ny = int(nxf), int(nyf)
     gx = lo[0] + g * (np.arange(nx) + 0.5)
     gy = lo[1] + g * (np.arange(ny) + 0.5)
+    if not (np.isfinite(gx).all() and np.isfinite(gy).all()):
+        raise ValueError(f"grid_cell={g!r} puts grid centres beyond the floating-point range of the coordinates: "
+                         f"use a smaller grid_cell")
     X, Y = np.meshgrid(gx, gy, indexing="xy")
     centres = np.column_stack([X.ravel(), Y.ravel()])
     return centres, np.full(len(centres), -1, dtype=np.int64)
@@ -171,16 +213,32 @@ EARTH_RADIUS_KM = 6367.0
 DISTANCES = ("euclidean", "great_circle")
 
 
+#: planar coordinates are used as given when the largest is in [2**-11, 2**500] (squared distances of
+#: locations MIN_GAP apart neither underflow nor overflow), else rescaled by a power of two to near 1
+SAFE_RANGE = (2.0 ** -11, 2.0 ** 500)
+#: distinct locations closer than this, relative to the largest coordinate, have squared distances
+#: that underflow: they would tie with the centre instead of entering after it, so they are refused
+MIN_GAP = 2.0 ** -500
+
+
 class Geometry:
     """Distances between locations: planar Euclidean on the coordinates as given, or great-circle
     distances (km) on (latitude, longitude) in degrees, as SaTScan computes them for
     "Latitude/Longitude" coordinates. Windows are built on :meth:`points` (for great-circle
-    distances, unit vectors: the order by chord length is the order by great-circle distance)."""
+    distances, unit vectors: the order by chord length is the order by great-circle distance).
+
+    Planar coordinates of any magnitude (1e-300 as 1e300): :meth:`check` sets ``scale``, a power of
+    two that brings the largest coordinate near 1 when squared distances would leave the
+    floating-point range. Scaling by a power of two is exact, so distances compare and tie as in the
+    user's units, and :meth:`from_working` gives radii in those units."""
 
     def __init__(self, distance: str):
         self.great_circle = check_in(distance, "distance", DISTANCES) == "great_circle"
+        self.scale = 1.0
 
-    def check(self, xy: np.ndarray) -> None:
+    def check(self, xy: np.ndarray, gaps: bool = True) -> None:
+        """Check the coordinates ``xy`` (n, 2) and set the working scale from them (``gaps``: refuse
+        distinct locations too close to be told apart by their squared distance)."""
         if self.great_circle:
             lat, lon = xy[:, 0], xy[:, 1]
             if (np.abs(lat) > 90).any():
@@ -190,22 +248,46 @@ class Geometry:
             if (np.abs(lon) > 360).any():
                 i = int(np.argmax(np.abs(lon) > 360))
                 raise ValueError(f"distance='great_circle': coords[{i}, 1] = {lon[i]!r} is not a longitude in degrees")
+        top = float(np.abs(xy).max()) if xy.size else 0.0
+        if not self.great_circle and top > 0 and not SAFE_RANGE[0] <= top <= SAFE_RANGE[1]:
+            self.scale = math.ldexp(1.0, -math.frexp(top)[1])
+        if gaps:
+            self._check_gaps(xy)
+
+    def _check_gaps(self, xy: np.ndarray) -> None:
+        """Refuse distinct locations closer, along an axis of :meth:`points`, than MIN_GAP x the
+        largest coordinate: their squared distance would underflow to zero."""
+        pts = xy if not self.great_circle else self.points(xy)
+        top = float(np.abs(pts).max()) if pts.size else 0.0
+        for k in range(pts.shape[1]):
+            u = np.unique(pts[:, k])
+            gaps = np.diff(u)
+            if gaps.size and gaps.min() < MIN_GAP * top:
+                j = int(np.argmin(gaps))
+                r0, r1 = int(np.argmax(pts[:, k] == u[j])), int(np.argmax(pts[:, k] == u[j + 1]))
+                raise ValueError(
+                    f"coords[{r0}] = {xy[r0].tolist()} and coords[{r1}] = {xy[r1].tolist()} are distinct but so "
+                    f"close, for coordinates as large as {float(np.abs(xy).max())!r}, that their squared distance "
+                    f"underflows in double precision: give them identical coordinates (one location) or use units "
+                    f"of a common scale")
 
     def points(self, xy: np.ndarray) -> np.ndarray:
         if not self.great_circle:
-            return xy
+            return xy if self.scale == 1.0 else xy * self.scale
         lat, lon = np.radians(xy[:, 0]), np.radians(xy[:, 1])
         return np.column_stack([np.cos(lat) * np.cos(lon), np.cos(lat) * np.sin(lon), np.sin(lat)])
 
     def to_working(self, distance):
         """A distance (coordinate units, or km) in the units of :meth:`points` (chord length)."""
-        if distance is None or not self.great_circle:
+        if distance is None:
             return distance
+        if not self.great_circle:
+            return distance if self.scale == 1.0 else distance * self.scale
         return 2.0 * math.sin(min(distance / (2.0 * EARTH_RADIUS_KM), math.pi / 2))
 
     def from_working(self, w: np.ndarray) -> np.ndarray:
         if not self.great_circle:
-            return w
+            return w if self.scale == 1.0 else w / self.scale
         return 2.0 * EARTH_RADIUS_KM * np.arcsin(np.minimum(np.asarray(w) / 2.0, 1.0))
 
 

@@ -32,11 +32,12 @@ import numpy as np
 import pandas as pd
 
 from .._backend import threads_context
-from .._validate import as_count_array, as_float_array, check_positive
+from .._validate import as_float_array, check_positive
 from .ellipses import _check_ellipses, _elliptic_penalties, _elliptic_report, _elliptic_windows
 from .engine import klogk_table, make_engine
 from .locations import (Geometry, _check_geometry, _check_max_population, _check_xy, _radius, _row_locations,
-                        check_location_ids, make_centres, merge_rows, prepare_locations)
+                        check_counts, check_ids_per_location, check_location_ids, make_centres, merge_rows,
+                        prepare_locations)
 from .monte_carlo import RunOptions, _monte_carlo, check_run
 from .result import Candidates, ScanResult, _clusters
 from .windows import build_windows, cumulative_expected
@@ -56,8 +57,9 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
     Parameters
     ----------
     coords : array_like (n, 2)
-        Planar (Cartesian) location coordinates; distances are Euclidean. Latitude/
-        longitude is not converted: project it first (or accept the planar approximation).
+        Planar (Cartesian) location coordinates, real numbers of any magnitude (not dates);
+        distances are Euclidean. Latitude/longitude is not converted: project it first (or accept
+        the planar approximation).
     cases, controls : array_like (n,)
         Non-negative integer counts per location (point data: 1/0).
     max_population : float in (0, 0.5]
@@ -92,7 +94,9 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
         ``semimajor_axis`` (coordinate units; ``radius`` is the semiminor axis).
     ellipse_shapes, ellipse_angles : sequences
         SaTScan's defaults (1.5, 2, 3, 4, 5) and (4, 6, 9, 12, 15); empty sequences leave the
-        circle alone (the circular scan's clusters, with the elliptic scan's columns).
+        circle alone (the circular scan's clusters, with the elliptic scan's columns). Each shape
+        is > 1; each number of angles at most 360, and at most 1000 ellipses in all (every ellipse
+        is a scan of every centre).
     penalty : {"none", "medium", "strong"}
         Non-compactness penalty of the elliptic scan: windows are ranked (and the Monte Carlo
         maxima taken) by ``LLR x (4 s / (1 + s)^2)^a``, a = 0, 1/2, 1 (s = the shape).
@@ -165,7 +169,7 @@ def _check_poisson_rows(n, cases, population, expected, covariates):
     """The per-row inputs of :func:`poisson` checked: ``(cases, population, expected, codes,
     categories)`` (population or expected None when not given; the covariate categories' codes
     and the categories, or None)."""
-    ca = as_count_array(cases, "cases")
+    ca = check_counts(cases, "cases")
     if expected is not None and covariates is not None:
         raise ValueError("give expected= or covariates=, not both (covariates are used to compute the expected counts)")
     po = None
@@ -310,7 +314,7 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
         ``ellipse_shapes`` (major / minor axis) at ``ellipse_angles`` orientations each (multiples of
         180 / angles degrees in (-90, 90]); Euclidean coordinates, no grid, no ``max_distance``.
     ellipse_shapes, ellipse_angles : sequences
-        SaTScan's defaults (1.5, 2, 3, 4, 5) and (4, 6, 9, 12, 15).
+        SaTScan's defaults (1.5, 2, 3, 4, 5) and (4, 6, 9, 12, 15); limits as in :func:`bernoulli`.
     penalty : {"none", "medium", "strong"}
         Non-compactness penalty of the elliptic scan: windows are ranked (and the Monte Carlo
         maxima taken) by ``LLR x (4 s / (1 + s)^2)^a``, a = 0, 1/2, 1; reported as ``test_statistic``.
@@ -365,12 +369,7 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
         # rows are location x category: a location is reported once, by its first row's id, and
         # rows sharing an id must share the coordinates
         if location_ids is not None:
-            _, first_of_id, id_code = np.unique(ids.astype(str), return_index=True, return_inverse=True)
-            bad = gid != gid[first_of_id[id_code.ravel()]]
-            if bad.any():
-                r = int(np.argmax(bad))
-                raise ValueError(f"location_ids: {ids[r]!r} is given for rows at different coordinates "
-                                 f"(rows {int(first_of_id[id_code.ravel()[r]])} and {r})")
+            check_ids_per_location(ids, gid)
         report_members = [[m[0]] for m in members]
     l_cases = np.bincount(gid, weights=ca, minlength=L).astype(np.int64)
     l_exp = np.bincount(gid, weights=ex, minlength=L)
@@ -466,7 +465,7 @@ def _scan(ws: WindowSettings, run: RunOptions, coords, cases, members, ids, size
     stat = extra_cols = tiebreak = None
     if ws.ellipses is not None:
         stat, radius_of, extra_cols, centres, centre_loc, tiebreak = _elliptic_report(
-            best, pens, ws.ellipses, points, cpoints, centres, centre_loc)
+            best, pens, ws.ellipses, points, cpoints, centres, centre_loc, ws.geo)
     else:
         radius_of = _radius(ws.geo, points, cpoints)
     cand = Candidates(best, best_entry, offsets, neighbors, centres, centre_loc)

@@ -22,11 +22,11 @@ import pandas as pd
 
 from .._backend import threads_context
 from .._parallel import run_replicates
-from .._validate import as_count_array, as_float_array, check_in, check_int, check_positive, describe
+from .._validate import as_float_array, check_in, check_int, check_positive, describe
 from .cpu_space_time import space_time_interval_best
 from .engine import klogk_table, make_space_time_engine
-from .locations import (Geometry, _check_geometry, _check_max_population, _check_xy, _radius, check_location_ids,
-                        make_centres, merge_rows)
+from .locations import (Geometry, _check_geometry, _check_max_population, _check_xy, _radius, check_counts,
+                        check_ids_per_location, check_location_ids, make_centres, merge_rows)
 from .monte_carlo import BATCH_SIZE, RunOptions, batch_children, check_run, replicate_seed_batches
 from .result import Candidates, ScanResult, _clusters
 from .null_draws import draw_multinomial_cases, draw_null_cases, permute_days_cases
@@ -57,8 +57,28 @@ class SpaceTimeOptions:
     progress: Any
 
 
+#: whole days beyond +-2**53 are not exact in double precision (and their differences overflow int64)
+MAX_ABS_DAY = 2**53
+
+
+def _refuse_time_zone(times, name: str) -> None:
+    """Time-zone-aware dates are refused: their calendar day depends on the zone (converted to UTC, the
+    days of late-evening cases would move)."""
+    tz = getattr(getattr(times, "dtype", None), "tz", None)
+    if tz is None and isinstance(times, (list, tuple, np.ndarray)):
+        flat = np.asarray(times, dtype=object).ravel() if not isinstance(times, np.ndarray) or times.dtype.kind == "O" \
+            else ()
+        tz = next((v.tzinfo for v in flat if getattr(v, "tzinfo", None) is not None), None)
+    if tz is not None:
+        raise ValueError(f"{name} holds time-zone-aware dates ({tz}); their calendar day depends on the zone and is "
+                         f"not converted silently: give tz-naive dates, e.g. the local dates with "
+                         f"{name}.dt.tz_localize(None) (an index: .tz_localize(None)), or another zone's with "
+                         f".dt.tz_convert(zone) first")
+
+
 def _abs_days(times, name: str, n: int | None):
     """Whole days as int64 (datetime64 / pandas dates: days since 1970-01-01) and whether they were dates."""
+    _refuse_time_zone(times, name)
     if isinstance(times, (pd.Series, pd.Index)) and pd.api.types.is_datetime64_any_dtype(times):
         times = times.to_numpy().astype("datetime64[D]")
     arr = np.asarray(times)
@@ -75,6 +95,10 @@ def _abs_days(times, name: str, n: int | None):
         if bad.any():
             i = int(np.argmax(bad.ravel()))
             raise ValueError(f"{name} must be whole days; {name}[{i}] = {arr.ravel()[i]!r}")
+    far = ((arr > MAX_ABS_DAY) | (arr < -MAX_ABS_DAY)).ravel() if arr.size else np.zeros(0, bool)
+    if far.any():
+        i = int(np.argmax(far))
+        raise ValueError(f"{name} must be whole days within +-2**53; {name}[{i}] = {arr.ravel()[i].item()!r}")
     return arr.astype(np.int64), False
 
 
@@ -114,7 +138,8 @@ def space_time_permutation(coords, cases, times, *, max_population=0.5, max_dist
     cases : array_like (n,)
         Non-negative whole case counts (one row per location and day, or per case).
     times : array_like (n,)
-        Day of each row: whole numbers (days) or datetime64 / pandas dates (read as days).
+        Day of each row: whole numbers (days) or datetime64 / pandas dates (read as days;
+        time-zone-aware dates are refused: give the local calendar dates, tz-naive).
     max_population : float in (0, 0.5]
         Maximum circle size as a fraction of all cases over the study period.
     max_distance : float, optional
@@ -129,7 +154,8 @@ def space_time_permutation(coords, cases, times, *, max_population=0.5, max_dist
     min_cases : int >= 0
         High-rate cylinders need at least this many cases (SaTScan's default 2).
     n_replicates, direction, distance, location_ids, seed, executor, backend, threads, progress
-        As in :func:`~hphawkes_py.scan.poisson`. Rows of one location share its id.
+        As in :func:`~hphawkes_py.scan.poisson`. Rows of one location share its id; an id
+        given to rows at different coordinates is refused.
 
     Returns
     -------
@@ -284,7 +310,7 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
 def _space_time_bernoulli(coords, cases, times, controls, opts: SpaceTimeOptions):
     """:func:`space_time` with ``model="bernoulli"``."""
     n = len(_check_xy(coords))
-    co = as_count_array(controls, "controls")
+    co = check_counts(controls, "controls")
     if len(co) != n:
         raise ValueError(f"coords and controls must have the same length; got {n} and {len(co)}")
     common = _check_common(coords, cases, times, opts)
@@ -332,13 +358,15 @@ def _check_common(coords, cases, times, opts: SpaceTimeOptions) -> SpaceTimeData
     """The checks and the (location x day) case table both space-time models share."""
     xy = _check_xy(coords)
     n = xy.shape[0]
-    ca = as_count_array(cases, "cases")
+    ca = check_counts(cases, "cases")
     if len(ca) != n:
         raise ValueError(f"coords and cases must have the same length; got {n} and {len(ca)}")
     day, origin, T = _days(times, n, opts.study_period)
     C = int(ca.sum())
     if C < 2:
         raise ValueError(f"cases sum to {C}: the space-time scan needs at least 2 cases")
+    if C >= 2**31 - 1:
+        raise ValueError(f"{C} cases are too many (must be < 2**31 - 1)")
     ids = check_location_ids(opts.location_ids, n, repeats=True)
     max_population = _check_max_population(opts.max_population)
     max_distance = opts.max_distance
@@ -351,6 +379,8 @@ def _check_common(coords, cases, times, opts: SpaceTimeOptions) -> SpaceTimeData
     run = check_run(opts.min_cases, opts.n_replicates, opts.direction, "no-overlap", opts.progress, opts.threads,
                     opts.seed, opts.backend, opts.executor)
     loc_coords, gid, members = merge_rows(xy)
+    if opts.location_ids is not None:
+        check_ids_per_location(ids, gid)
     L = len(members)
     if L * T * BATCH_SIZE > 2**31:
         raise ValueError(f"{L} locations x {T} days is too large for the space-time engine")

@@ -178,6 +178,14 @@ def _window_rows(P, Q, pop, lim, maxd2, rank, pool, counts, scratch, out, base):
     return _compact_rows(counts, nb, npo, bnd, *out, base)
 
 
+def _square(r: float) -> float:
+    """``r ** 2``, inf where it overflows: a radius beyond every distance is no limit."""
+    try:
+        return r ** 2
+    except OverflowError:
+        return math.inf
+
+
 def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limit: float,
                   max_distance: float | None = None, tie_coords: np.ndarray | None = None):
     """Neighbour lists of every centre, cut where the window size would exceed ``limit``.
@@ -217,7 +225,7 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
         if pop.size and pop.min() >= 0 and pop.sum() < 2**31 - 1:
             pop = pop.astype(np.int32)  # every window size (a partial sum) fits
         lim = np.int64(math.floor(limit))  # populations are integers: pop <= limit <=> pop <= floor(limit)
-    maxd2 = np.float64(np.inf if max_distance is None else float(max_distance) ** 2)
+    maxd2 = np.float64(np.inf if max_distance is None else _square(float(max_distance)))
     m = Q.shape[0]
     tc = P if tie_coords is None else np.asarray(tie_coords, dtype=np.float64)
     rank = np.empty(P.shape[0], dtype=np.int64)
