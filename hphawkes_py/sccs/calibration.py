@@ -607,7 +607,7 @@ def _control_job(control, _seed, data, adjust, options):
 
 def fit_negative_controls(data, controls, *, adjust=(), prior: str = "normal", variance: float = 1.0,
                           spline_prior: str = "normal", spline_variance: float | None = 1.0,
-                          tolerance: float = 1e-8, max_iterations: int = 1000, executor=None, progress: bool = False,
+                          tolerance: float = 1e-8, max_iterations: int = 1000, executor=None, progress: bool = True,
                           backend: str = "auto", threads: int | None = None) -> pd.DataFrame:
     """Estimate every negative control in its own model, as OHDSI studies do.
 
@@ -634,7 +634,7 @@ def fit_negative_controls(data, controls, *, adjust=(), prior: str = "normal", v
     executor : None, concurrent.futures.Executor or dask.distributed.Client
         Where the fits run; ``None`` runs them in this process.
     progress : bool
-        Count finished fits on stderr.
+        Count finished fits on stderr (default True, as everywhere in the library).
     backend, threads :
         As in :func:`~hphawkes_py.sccs.fit`.
 
