@@ -25,13 +25,15 @@
 sccs_data <- function(outcomes, covariates, strata_without_events = "drop") {
   .hp_check_args()
   D <- .hp_mod("sccs")$SCCSData
+  .sccs_ids_present(outcomes, "outcomes", c("stratum_id", "row_id", "y", "time"))
   .sccs_ids_present(covariates, "covariates", c("row_id", "covariate_id"))
   py <- .hp_call(D$from_long(.pd_frame(outcomes, "outcomes"), .pd_frame(covariates, "covariates"),
                              strata_without_events = strata_without_events))
   .sccs_data_r(py)
 }
 
-# An id column with NA would reach Python as the category "NA" or "nan": refused, naming the row.
+# An id or day column with NA would reach Python as the category "NA" or a NaN: refused, naming
+# the column and R's row.
 .sccs_ids_present <- function(df, name, columns) {
   if (!is.data.frame(df)) return(invisible(df))
   for (nm in intersect(columns, names(df))) .hp_no_na(df[[nm]], paste0(name, "$", nm))
@@ -516,7 +518,10 @@ sccs_study <- function(observation_periods, eras, outcomes, risk_start = 0L, ris
                        max_iterations = 1000L, progress = FALSE, backend = "auto", threads = NULL) {
   .hp_check_args()
   sccs <- .hp_mod("sccs")
-  .sccs_ids_present(eras, "eras", c("person_id", "covariate_id"))
+  # NA ids and days: refused here, with R's 1-based row (Python would read NaN, or the id "NA")
+  .sccs_ids_present(observation_periods, "observation_periods", c("person_id", "start", "end"))
+  .sccs_ids_present(eras, "eras", c("person_id", "start", "end", "covariate_id"))
+  .sccs_ids_present(outcomes, "outcomes", c("person_id", "day"))
   d <- .hp_call(sccs$SCCSData$from_eras(
     .pd_frame(observation_periods, "observation_periods"), .pd_frame(eras, "eras"),
     .pd_frame(outcomes, "outcomes"),

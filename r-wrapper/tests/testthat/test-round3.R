@@ -137,3 +137,18 @@ test_that("plot methods refuse abbreviated and unknown arguments", {
   expect_error(autoplot(m, colour = "red"), "unknown argument 'colour'")
   expect_s3_class(autoplot(m, dims = c(2L, 1L)), "ggplot")
 })
+
+test_that("sccs_study and sccs_data refuse NA days and outcomes with R's row number", {
+  skip_if_no_hphawkes()
+  sim <- sccs_simulate_eras(100, 2, prevalence = 0.3, seed = 3)
+  o <- sim$outcomes
+  o$day[2] <- NA
+  expect_error(sccs_study(sim$observation_periods, sim$eras, o),
+               "outcomes\\$day has 1 missing value\\(s\\) \\(NA\\), the first in row 2", class = "hphawkes_input_error")
+  op <- sim$observation_periods
+  op$end[3] <- NA
+  expect_error(sccs_study(op, sim$eras, sim$outcomes), "observation_periods\\$end has 1 missing .* row 3")
+  outcomes <- data.frame(stratum_id = c(1L, 1L, 2L, 2L), row_id = 1:4, y = c(1L, NA, 1L, 0L), time = 1)
+  covariates <- data.frame(row_id = 1:4, covariate_id = c("a", "a", "a", "b"))
+  expect_error(sccs_data(outcomes, covariates), "outcomes\\$y has 1 missing value\\(s\\) \\(NA\\), the first in row 2")
+})
