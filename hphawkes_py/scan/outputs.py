@@ -1,0 +1,638 @@
+"""SaTScan's output tables and main report for a :class:`~hphawkes_py.scan.ScanResult`.
+
+SaTScan 10 writes, beside its main text report ``<name>.txt``, the cluster information
+(``<name>.col``), the location information of the reported clusters (``<name>.gis``), the
+risk estimate of every location (``<name>.rr``) and the simulated log likelihood ratios
+(``<name>.llr``), each as fixed-width text and as dBase (``.dbf``, which rsatscan reads with
+``foreign::read.dbf``). The functions here build the same tables with SaTScan's column names
+(``calculation/Output/*Writer.cpp`` of SaTScan 10.3: ``CLUSTER``, ``LOC_ID``, ``LLR``, ``P_VALUE``,
+...) from the result, write them as CSV and, through pyogrio (optional extra ``gis``), as dBase,
+and format the main report's cluster blocks as SaTScan does (labels dotted to 22 characters,
+numbers to SaTScan's significant digits).
+
+What the result does not hold is not made up: the recurrence interval of prospective analyses
+(``RECURR_INT``) is not written; the ``.gis`` location-level counts of a space-time cluster
+(``LOC_OBS`` ... , SaTScan's counts inside the cluster's time window) are left out; the ``.rr``
+table of the space-time permutation model (counts in the most likely cluster's window) is refused.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .locations import EARTH_RADIUS_KM
+
+__all__ = ["cluster_table", "location_table", "risk_table", "llr_table", "report_text", "write_satscan",
+           "SATSCAN_TABLES"]
+
+#: the tables :func:`write_satscan` can write: file extension -> builder
+SATSCAN_TABLES = ("col", "gis", "rr", "llr")
+
+_BERNOULLI = ("bernoulli", "space_time_bernoulli")
+_POISSON = ("poisson", "space_time_poisson", "declustered")
+_SPACE_TIME = ("space_time_permutation", "space_time_poisson", "space_time_bernoulli")
+
+
+def _check_result(result):
+    from .result import ScanResult
+
+    if not isinstance(result, ScanResult):
+        raise TypeError(f"result must be a hp.scan ScanResult (from hp.scan.bernoulli, poisson, space_time, ...), "
+                        f"got {type(result).__name__}")
+    if result._row_ids is None or result._loc_coords is None:
+        raise ValueError("result carries no location data (built by an older version); rerun the scan")
+
+
+def _latlong(result) -> bool:
+    return result.distance == "great_circle"
+
+
+def _elliptic(result) -> bool:
+    return "semimajor_axis" in result.clusters.columns
+
+
+def _is_test_statistic(result, penalty=None) -> bool:
+    """SaTScan's ``CParameters::IsTestStatistic``: the space-time permutation model, and the
+    elliptic scan with a non-compactness penalty, report a test statistic, not an LLR. The result
+    does not record the penalty: it is ``penalty`` when given, else read from a reported
+    non-circular cluster (penalised: its test statistic differs from its LLR)."""
+    if result.model == "space_time_permutation":
+        return True
+    if not _elliptic(result):
+        return False
+    if penalty is not None:
+        if penalty not in ("none", "medium", "strong"):
+            raise ValueError(f"penalty must be 'none', 'medium' or 'strong' (the elliptic scan's non-compactness "
+                             f"penalty), got {penalty!r}")
+        return penalty != "none"
+    c = result.clusters
+    ell = c[c["shape"] != 1]
+    if not len(ell):
+        raise ValueError("the result of an elliptic scan does not say whether its statistic was penalised (no "
+                         "non-circular cluster shows it): pass penalty='none', 'medium' or 'strong' as in the scan")
+    return not np.array_equal(ell["test_statistic"].to_numpy(), ell["log_likelihood_ratio"].to_numpy())
+
+
+def _has_population(result) -> bool:
+    """SaTScan writes POPULATION for the Bernoulli model and for Poisson with a population file."""
+    if result.model in _BERNOULLI:
+        return True
+    if result.model in ("poisson", "space_time_poisson"):
+        pop = result.clusters["population"] if len(result.clusters) else pd.Series([], dtype=float)
+        return bool(np.all(np.isfinite(pd.to_numeric(pop, errors="coerce"))))
+    return False
+
+
+def _date(value) -> str:
+    """A day as SaTScan writes it (``YYYY/MM/DD``)."""
+    return pd.Timestamp(value).strftime("%Y/%m/%d")
+
+
+def _relative_risk(observed, expected, total):
+    """SaTScan's ``CCluster::GetRelativeRisk``: (O / E) / ((C - O) / (C - E)); NaN where SaTScan
+    leaves the field blank (E = 0, or no case outside: infinite)."""
+    if expected <= 0 or total - expected == 0:
+        return math.nan
+    outside = (total - observed) / (total - expected)
+    return (observed / expected) / outside if outside > 0 else math.nan
+
+
+def _location_of_ids(result) -> tuple[dict, list]:
+    """``{input id: merged location}`` and ``[(location, [its ids in input order])]`` in location order."""
+    loc_of = {}
+    for i, g in zip(result._row_ids.tolist(), result._row_loc.tolist()):
+        loc_of.setdefault(i, int(g))
+    ids_of: dict = {}
+    for i, g in loc_of.items():
+        ids_of.setdefault(g, []).append(i)
+    return loc_of, sorted(ids_of.items())
+
+
+def _span(result, locs) -> float:
+    """Largest distance between two locations of the cluster (SaTScan's SPAN; km for lat/long)."""
+    xy = np.asarray(result._loc_coords, dtype=float)[np.asarray(sorted(set(locs)), dtype=np.int64)]
+    if len(xy) < 2:
+        return 0.0
+    if _latlong(result):
+        lat, lon = np.radians(xy[:, 0]), np.radians(xy[:, 1])
+        dlat = lat[:, None] - lat[None, :]
+        dlon = lon[:, None] - lon[None, :]
+        h = np.sin(dlat / 2) ** 2 + np.cos(lat[:, None]) * np.cos(lat[None, :]) * np.sin(dlon / 2) ** 2
+        return float(2 * EARTH_RADIUS_KM * np.arcsin(np.sqrt(np.minimum(h, 1.0))).max())
+    d = xy[:, None, :] - xy[None, :, :]
+    return float(np.sqrt((d ** 2).sum(axis=-1)).max())
+
+
+def _period(result, study_period):
+    if study_period is None:
+        return None
+    a, b = study_period
+    return _date(a), _date(b)
+
+
+def cluster_table(result, *, study_period=None, gumbel: bool = False) -> pd.DataFrame:
+    """SaTScan's cluster information table (``<name>.col``), one row per reported cluster.
+
+    Parameters
+    ----------
+    result : ScanResult
+        A scan's result.
+    study_period : (first day, last day), optional
+        Written as START_DATE / END_DATE of purely spatial clusters (SaTScan writes the study
+        period there); left blank when not given. Space-time clusters write their own window.
+    gumbel : bool
+        Add SaTScan's ``GBL_PVALUE`` column (``ReportGumbel=y``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        SaTScan's columns in its order: ``CLUSTER, LOC_ID`` (the most central location),
+        ``X, Y`` (Cartesian) or ``LATITUDE, LONGITUDE``, ``RADIUS`` (coordinate units; km for
+        lat/long) or ``E_MINOR, E_MAJOR, E_ANGLE, E_SHAPE`` (elliptic), ``SPAN`` (largest
+        distance between two of its locations), ``START_DATE, END_DATE`` (``YYYY/MM/DD``),
+        ``NUMBER_LOC``, ``LLR`` (and ``TEST_STAT`` for elliptic windows; ``TEST_STAT`` alone for the
+        space-time permutation model), ``P_VALUE``, [``GBL_PVALUE``], ``OBSERVED, EXPECTED, ODE``,
+        ``REL_RISK`` (Poisson, Bernoulli), ``POPULATION`` (Bernoulli; Poisson with a population),
+        ``GINI_CLUST`` (``"F"``: no Gini clusters here).
+
+    Examples
+    --------
+    >>> g = hp.datasets.load_grave()
+    >>> res = hp.scan.bernoulli(g[["x", "y"]].to_numpy(), g["case"], 1 - g["case"], n_replicates=99,
+    ...                         seed=1, backend="cpu", progress=False)
+    >>> col = hp.scan.outputs.cluster_table(res)
+    >>> list(col.columns[:6])
+    ['CLUSTER', 'LOC_ID', 'X', 'Y', 'RADIUS', 'SPAN']
+    >>> print(col.loc[0, "OBSERVED"], round(col.loc[0, "LLR"], 4))
+    11 7.4193
+    """
+    _check_result(result)
+    loc_of, _ = _location_of_ids(result)
+    period = _period(result, study_period)
+    stat_only = result.model == "space_time_permutation"
+    rows = []
+    for k, cl in enumerate(result.clusters.itertuples(index=False)):
+        r = {"CLUSTER": k + 1, "LOC_ID": str(cl.location_ids[0])}
+        a, b = ("LATITUDE", "LONGITUDE") if _latlong(result) else ("X", "Y")
+        r[a], r[b] = float(cl.x), float(cl.y)
+        if _elliptic(result):
+            r.update(E_MINOR=float(cl.radius), E_MAJOR=float(cl.semimajor_axis), E_ANGLE=float(cl.angle),
+                     E_SHAPE=float(cl.shape))
+        else:
+            r["RADIUS"] = float(cl.radius)
+        r["SPAN"] = _span(result, [loc_of[i] for i in cl.location_ids])
+        if hasattr(cl, "start"):
+            r["START_DATE"], r["END_DATE"] = _date(cl.start), _date(cl.end)
+        else:
+            r["START_DATE"], r["END_DATE"] = period if period else ("", "")
+        r["NUMBER_LOC"] = int(cl.n_locations)
+        if stat_only:
+            r["TEST_STAT"] = float(cl.log_likelihood_ratio)
+        else:
+            r["LLR"] = float(cl.log_likelihood_ratio)
+            if _elliptic(result):
+                r["TEST_STAT"] = float(cl.test_statistic)
+        r["P_VALUE"] = float(cl.p_value)
+        if gumbel:
+            r["GBL_PVALUE"] = float(cl.gumbel_p_value)
+        r["OBSERVED"] = cl.cases
+        r["EXPECTED"] = float(cl.expected)
+        r["ODE"] = float(cl.observed_over_expected)
+        if result.model in _BERNOULLI + _POISSON:
+            rr = float(cl.relative_risk)
+            r["REL_RISK"] = rr if math.isfinite(rr) else math.nan
+        if _has_population(result):
+            r["POPULATION"] = float(cl.population)
+        r["GINI_CLUST"] = "F"
+        rows.append(r)
+    return pd.DataFrame(rows, columns=_col_columns(result, gumbel))
+
+
+def _col_columns(result, gumbel) -> list:
+    cols = ["CLUSTER", "LOC_ID"] + (["LATITUDE", "LONGITUDE"] if _latlong(result) else ["X", "Y"])
+    cols += ["E_MINOR", "E_MAJOR", "E_ANGLE", "E_SHAPE"] if _elliptic(result) else ["RADIUS"]
+    cols += ["SPAN", "START_DATE", "END_DATE", "NUMBER_LOC"]
+    if result.model == "space_time_permutation":
+        cols += ["TEST_STAT"]
+    else:
+        cols += ["LLR"] + (["TEST_STAT"] if _elliptic(result) else [])
+    cols += ["P_VALUE"] + (["GBL_PVALUE"] if gumbel else []) + ["OBSERVED", "EXPECTED", "ODE"]
+    cols += ["REL_RISK"] if result.model in _BERNOULLI + _POISSON else []
+    cols += ["POPULATION"] if _has_population(result) else []
+    return cols + ["GINI_CLUST"]
+
+
+def _location_counts(result, g):
+    """(observed, expected, population) of merged location ``g`` over the study period."""
+    c = result._loc_cases[g]
+    c = int(c) if np.asarray(result._loc_cases).dtype.kind in "iub" else float(c)
+    e = float(result._loc_expected[g]) if result._loc_expected is not None else math.nan
+    p = float(result._loc_population[g]) if result._loc_population is not None else math.nan
+    return c, e, p
+
+
+def location_table(result, *, gumbel: bool = False) -> pd.DataFrame:
+    """SaTScan's location information table (``<name>.gis``): each location of each reported cluster.
+
+    Columns in SaTScan's order: ``LOC_ID, CLUSTER, P_VALUE``, [``GBL_PVALUE``], the cluster's
+    ``CLU_OBS, CLU_EXP, CLU_ODE``, ``CLU_RR``, ``CLU_POP``, the location's ``LOC_OBS, LOC_EXP,
+    LOC_ODE, LOC_RR, LOC_POP`` (purely spatial analyses only: for a space-time cluster SaTScan
+    counts inside the cluster's time window, which the result does not hold, so these are left
+    out), ``LOC_X, LOC_Y`` or ``LOC_LAT, LOC_LONG`` and ``GINI_CLUST``. Locations with identical
+    coordinates (merged by the scan) are one row, named by their first id. ``LOC_RR`` is
+    SaTScan's (O / E) / ((C - O) / (C - E)) of the location; blank (NaN) where infinite.
+
+    Examples
+    --------
+    >>> g = hp.datasets.load_grave()
+    >>> res = hp.scan.bernoulli(g[["x", "y"]].to_numpy(), g["case"], 1 - g["case"], n_replicates=99,
+    ...                         seed=1, backend="cpu", progress=False)
+    >>> gis = hp.scan.outputs.location_table(res)
+    >>> print(len(gis[gis.CLUSTER == 1]), int(gis[gis.CLUSTER == 1].LOC_OBS.sum()))
+    19 11
+    """
+    _check_result(result)
+    loc_of, _ = _location_of_ids(result)
+    spatial = result.model not in _SPACE_TIME
+    rr_model = result.model in _BERNOULLI + _POISSON
+    pop = _has_population(result)
+    a, b = ("LOC_LAT", "LOC_LONG") if _latlong(result) else ("LOC_X", "LOC_Y")
+    cols = ["LOC_ID", "CLUSTER", "P_VALUE"] + (["GBL_PVALUE"] if gumbel else []) + ["CLU_OBS", "CLU_EXP", "CLU_ODE"]
+    cols += (["CLU_RR"] if rr_model else []) + (["CLU_POP"] if pop else [])
+    if spatial:
+        cols += ["LOC_OBS", "LOC_EXP", "LOC_ODE"] + (["LOC_RR"] if rr_model else []) + (["LOC_POP"] if pop else [])
+    cols += [a, b, "GINI_CLUST"]
+    C = float(result.n_cases)
+    coords = np.asarray(result._loc_coords, dtype=float)
+    rows = []
+    for k, cl in enumerate(result.clusters.itertuples(index=False)):
+        seen = set()
+        for lid in cl.location_ids:
+            g = loc_of[lid]
+            if g in seen:
+                continue
+            seen.add(g)
+            r = {"LOC_ID": str(lid), "CLUSTER": k + 1, "P_VALUE": float(cl.p_value)}
+            if gumbel:
+                r["GBL_PVALUE"] = float(cl.gumbel_p_value)
+            r.update(CLU_OBS=cl.cases, CLU_EXP=float(cl.expected), CLU_ODE=float(cl.observed_over_expected))
+            if rr_model:
+                rr = float(cl.relative_risk)
+                r["CLU_RR"] = rr if math.isfinite(rr) else math.nan
+            if pop:
+                r["CLU_POP"] = float(cl.population)
+            if spatial:
+                o, e, p = _location_counts(result, g)
+                r.update(LOC_OBS=o, LOC_EXP=e, LOC_ODE=o / e if e > 0 else math.nan)
+                if rr_model:
+                    r["LOC_RR"] = _relative_risk(o, e, C)
+                if pop:
+                    r["LOC_POP"] = p
+            r[a], r[b] = float(coords[g, 0]), float(coords[g, 1])
+            r["GINI_CLUST"] = "F"
+            rows.append(r)
+    return pd.DataFrame(rows, columns=cols)
+
+
+def risk_table(result) -> pd.DataFrame:
+    """SaTScan's risk estimates for each location (``<name>.rr``): ``LOC_ID, OBSERVED, EXPECTED,
+    ODE, REL_RISK`` over the study period, one row per location (identical coordinates merged,
+    named ``"<first id> et al"`` as SaTScan names combined locations). ``REL_RISK`` is
+    (O / E) / ((C - O) / (C - E)), blank (NaN) where SaTScan leaves it blank.
+
+    Raises
+    ------
+    ValueError
+        For the space-time permutation model, whose SaTScan table counts inside the most likely
+        cluster's time window (not held by the result).
+
+    Examples
+    --------
+    >>> g = hp.datasets.load_grave()
+    >>> res = hp.scan.bernoulli(g[["x", "y"]].to_numpy(), g["case"], 1 - g["case"], n_replicates=9,
+    ...                         seed=1, backend="cpu", progress=False)
+    >>> rr = hp.scan.outputs.risk_table(res)
+    >>> print(len(rr), int(rr.OBSERVED.sum()), list(rr.columns))
+    143 30 ['LOC_ID', 'OBSERVED', 'EXPECTED', 'ODE', 'REL_RISK']
+    """
+    _check_result(result)
+    if result.model == "space_time_permutation":
+        raise ValueError("the risk table (.rr) of the space-time permutation model counts each location inside the "
+                         "most likely cluster's time window, which the result does not hold; write the other tables "
+                         "(tables=('col', 'gis', 'llr'))")
+    _, locations = _location_of_ids(result)
+    C = float(result.n_cases)
+    rows = []
+    for g, ids in locations:
+        o, e, _ = _location_counts(result, g)
+        rows.append({"LOC_ID": str(ids[0]) + (" et al" if len(ids) > 1 else ""), "OBSERVED": o, "EXPECTED": e,
+                     "ODE": o / e if e > 0 else math.nan, "REL_RISK": _relative_risk(o, e, C)})
+    return pd.DataFrame(rows, columns=["LOC_ID", "OBSERVED", "EXPECTED", "ODE", "REL_RISK"])
+
+
+def llr_table(result, *, penalty=None) -> pd.DataFrame:
+    """SaTScan's simulated log likelihood ratios (``<name>.llr``): the maximum of each Monte
+    Carlo replicate in replicate order, column ``LLR`` (``TST_STAT`` where SaTScan reports a test
+    statistic: the space-time permutation model and penalised elliptic scans; ``penalty``: the
+    elliptic scan's penalty, needed when no reported cluster shows it).
+
+    Examples
+    --------
+    >>> g = hp.datasets.load_grave()
+    >>> res = hp.scan.bernoulli(g[["x", "y"]].to_numpy(), g["case"], 1 - g["case"], n_replicates=9,
+    ...                         seed=1, backend="cpu", progress=False)
+    >>> hp.scan.outputs.llr_table(res).shape
+    (9, 1)
+    """
+    _check_result(result)
+    name = "TST_STAT" if _is_test_statistic(result, penalty) else "LLR"
+    return pd.DataFrame({name: np.asarray(result.null_llr, dtype=float)})
+
+
+# ---- the main text report ----------------------------------------------------------------------
+_LABEL = 22        # SaTScan's AsciiPrintFormat: cluster labels, one data set
+_SUMMARY_LABEL = 35
+_RIGHT = 95
+
+
+def _significant(value: float, digits: int = 2) -> str:
+    """SaTScan's ``getValueAsString``: ``digits`` decimals, more below 1 so that ``digits``
+    significant digits show (0 as "0")."""
+    if value == 0:
+        return "0"
+    if not math.isfinite(value):
+        return "infinity" if value > 0 else "-infinity"
+    prec = digits
+    if abs(value) < 1:
+        prec += math.ceil(abs(math.log10(abs(value)))) - 1
+    return f"{value:.{prec}f}"
+
+
+def _population_text(p: float) -> str:
+    """SaTScan's ``CCluster::GetPopulationAsString``."""
+    if p < 0.5:
+        return f"{p:g}"
+    return f"{p:.1f}" if p < 1 else f"{p:.0f}"
+
+
+def _block_line(label: str, value: str, number: int | None, rank: int) -> str:
+    """One ``label....: value`` line of a cluster block, wrapped at SaTScan's right margin."""
+    left = 2 + len(str(rank)) - 1
+    data_left = _LABEL + left + 2
+    head = f"{rank}." + label.ljust(_LABEL, ".") + ": " if number is not None else \
+        " " * left + label.ljust(_LABEL, ".") + ": "
+    width = _RIGHT - data_left
+    out, rest = [], value
+    while len(rest) > width:
+        cut = rest.rfind(" ", 0, width + 1)
+        cut = width if cut <= 0 else cut
+        out.append(rest[:cut])
+        rest = rest[cut + 1:] if rest[cut:cut + 1] == " " else rest[cut:]
+    out.append(rest)
+    return head + ("\n" + " " * data_left).join(out)
+
+
+def report_text(result, *, study_period=None, title: str | None = None) -> str:
+    """The main results report (``<name>.txt``): a summary of the data and the cluster blocks as
+    SaTScan 10 formats them (``CCluster::Display``: labels dotted to 22 characters, values
+    wrapped at column 95, numbers with SaTScan's significant digits, p-values with as many
+    decimals as the number of replicates has digits).
+
+    Parameters
+    ----------
+    result : ScanResult
+    study_period : (first day, last day), optional
+        Shown as the study period and as the time frame of purely spatial clusters.
+    title : str, optional
+        A title line (SaTScan's ``ResultsTitle``).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> g = hp.datasets.load_grave()
+    >>> res = hp.scan.bernoulli(g[["x", "y"]].to_numpy(), g["case"], 1 - g["case"], n_replicates=99,
+    ...                         seed=1, backend="cpu", progress=False)
+    >>> txt = hp.scan.outputs.report_text(res)
+    >>> print(txt[txt.index("1.Location"):].splitlines()[4])
+      Number of cases.......: 11
+    """
+    _check_result(result)
+    from .result import _TITLES
+
+    period = _period(result, study_period)
+    rule = "_" * 29
+    lines = []
+    if title:
+        lines += [title, ""]
+    lines += [f"{_TITLES.get(result.model, result.model)}, {result.direction} rates (hphawkes_py; cluster blocks as "
+              f"SaTScan 10 writes them)", rule, "", "SUMMARY OF DATA", ""]
+
+    def summary(label, value):
+        lines.append(label.ljust(_SUMMARY_LABEL, ".") + ": " + value)
+
+    if period:
+        summary("Study period", f"{period[0]} to {period[1]}")
+    summary("Number of locations", str(result.n_locations))
+    if result.model in _BERNOULLI:
+        summary("Total population", _population_text(float(result.n_population)))
+    elif result.model in ("poisson", "space_time_poisson") and _has_population(result):
+        summary("Population, averaged over time", _population_text(float(result.n_population)))
+    summary("Total number of cases", f"{result.n_cases:.10g}")
+    lines += [rule, "", "CLUSTERS DETECTED", ""]
+    if not len(result.clusters):
+        lines.append("No clusters were found.")
+    loc_of, _ = _location_of_ids(result)
+    digits = len(str(result.n_replicates))
+    for k, cl in enumerate(result.clusters.itertuples(index=False)):
+        rank = k + 1
+
+        def add(label, value, first=False):
+            lines.append(_block_line(label, value, rank if first else None, rank))
+
+        add("Location IDs included", ", ".join(str(v) for v in cl.location_ids), first=True)
+        span = _span(result, [loc_of[i] for i in cl.location_ids])
+        if _latlong(result):
+            lat, lon = float(cl.x), float(cl.y)
+            add("Coordinates / radius", f"({abs(lat):.6f} {'N' if lat >= 0 else 'S'}, {abs(lon):.6f} "
+                                        f"{'E' if lon >= 0 else 'W'}) / {_significant(float(cl.radius))} km")
+            add("Span", f"{_significant(span)} km")
+        elif _elliptic(result):
+            add("Coordinates", f"({float(cl.x):g},{float(cl.y):g})")
+            add("Semiminor axis", _significant(float(cl.radius)))
+            add("Semimajor axis", _significant(float(cl.semimajor_axis)))
+            add("Angle (degrees)", _significant(float(cl.angle)))
+            add("Shape", _significant(float(cl.shape)))
+            add("Span", _significant(span))
+        else:
+            add("Coordinates / radius", f"({float(cl.x):g},{float(cl.y):g}) / {_significant(float(cl.radius))}")
+            add("Span", _significant(span))
+        if hasattr(cl, "start"):
+            add("Time frame", f"{_date(cl.start)} to {_date(cl.end)}")
+        elif period:
+            add("Time frame", f"{period[0]} to {period[1]}")
+        if _has_population(result):
+            add("Population", _population_text(float(cl.population)))
+        add("Number of cases", f"{cl.cases:.10g}" if isinstance(cl.cases, float) else str(int(cl.cases)))
+        add("Expected cases", _significant(float(cl.expected)))
+        add("Observed / expected", _significant(float(cl.observed_over_expected)))
+        if result.model in _BERNOULLI + _POISSON:
+            add("Relative risk", _significant(float(cl.relative_risk)))
+        if result.model in _BERNOULLI:
+            n = float(cl.population)
+            add("Percent cases in area", _significant(100.0 * cl.cases / n if n else 0.0, 1))
+        if result.model == "space_time_permutation":
+            add("Test statistic", f"{float(cl.log_likelihood_ratio):f}")
+        else:
+            add("Log likelihood ratio", f"{float(cl.log_likelihood_ratio):f}")
+            if _elliptic(result):
+                add("Test statistic", f"{float(cl.test_statistic):f}")
+        add("P-value", f"{float(cl.p_value):.{digits}f}")
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+# ---- writing the set ---------------------------------------------------------------------------
+_GEOMETRY_FORMATS = ("geojson", "kml", "kmz", "shp", "gpkg", "html")
+
+
+def write_satscan(result, results_file, *, tables=None, dbase: bool = False, report: bool = True, geometry=(),
+                  study_period=None, gumbel: bool = False, penalty=None, title=None) -> list:
+    """Write SaTScan's set of output files for ``result`` beside ``results_file``.
+
+    Parameters
+    ----------
+    result : ScanResult
+    results_file : path
+        The main report (SaTScan's ``ResultsFile``, e.g. ``out/analysis.txt``); the other files
+        take its name without ``.txt``: ``analysis.col.csv``, ``analysis.gis.csv``,
+        ``analysis.rr.csv``, ``analysis.llr.csv`` (and ``.dbf``), ``analysis.clusters.geojson``,
+        ``analysis.kml``, ``analysis.col.shp``, ``analysis.gpkg``, ``analysis.html``. Its folder must exist.
+    tables : sequence of {"col", "gis", "rr", "llr"}, optional
+        The tables to write; default: all that the model has (the space-time permutation model
+        has no ``rr`` here: see :func:`risk_table`).
+    dbase : bool
+        Also write each table as dBase (``.dbf``, as rsatscan reads them); needs pyogrio.
+    report : bool
+        Write the main report (:func:`report_text`).
+    geometry : sequence of {"geojson", "kml", "kmz", "shp", "gpkg", "html"}
+        Cluster geometry files (:mod:`hphawkes_py.scan.geometry`) and the HTML map
+        (:func:`hphawkes_py.scan.cluster_map.cluster_map`, needs folium).
+    study_period, gumbel, penalty, title
+        As in :func:`cluster_table`, :func:`llr_table` and :func:`report_text`.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written, in the order written. Every table is built (and every option checked)
+        before the first file is written.
+
+    Raises
+    ------
+    ValueError
+        An unknown table or geometry format, ``rr`` asked of the space-time permutation model, a
+        ``results_file`` whose folder does not exist.
+    ImportError
+        ``dbase``, ``"shp"`` or ``"gpkg"`` without pyogrio and shapely, ``"html"`` without folium.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> g = hp.datasets.load_grave()
+    >>> res = hp.scan.bernoulli(g[["x", "y"]].to_numpy(), g["case"], 1 - g["case"], n_replicates=9,
+    ...                         seed=1, backend="cpu", progress=False)
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "grave.txt"
+    >>> [p.name for p in hp.scan.outputs.write_satscan(res, out, geometry=("geojson",))]
+    ['grave.txt', 'grave.col.csv', 'grave.gis.csv', 'grave.rr.csv', 'grave.llr.csv', 'grave.clusters.geojson']
+    """
+    _check_result(result)
+    target = Path(results_file).expanduser()
+    if target.is_dir():
+        raise ValueError(f"results_file {results_file} is a folder; give the report's file name (e.g. "
+                         f"{Path(results_file) / 'results.txt'})")
+    if not target.parent.is_dir():
+        raise ValueError(f"results_file {results_file}: folder {target.parent} does not exist")
+    stem = target.name[:-4] if target.name.lower().endswith(".txt") else target.name
+    base = target.parent
+    if tables is None:
+        tables = tuple(t for t in SATSCAN_TABLES if not (t == "rr" and result.model == "space_time_permutation"))
+    if isinstance(tables, str):
+        raise TypeError(f"tables must be a sequence of names from {SATSCAN_TABLES}, got the string {tables!r}")
+    if isinstance(geometry, str):
+        raise TypeError(f"geometry must be a sequence of names from {_GEOMETRY_FORMATS}, got the string {geometry!r}")
+    for t in tables:
+        if t not in SATSCAN_TABLES:
+            raise ValueError(f"tables: {t!r} is not a SaTScan table; choose from {SATSCAN_TABLES}")
+    for f in geometry:
+        if f not in _GEOMETRY_FORMATS:
+            raise ValueError(f"geometry: {f!r} is not a format written here; choose from {_GEOMETRY_FORMATS}")
+    if dbase or {"shp", "gpkg"} & set(geometry):
+        from .geometry import _need_pyogrio
+
+        _need_pyogrio("dBase tables and shapefiles/GeoPackages")
+    if "html" in geometry:
+        from .cluster_map import _need_folium
+
+        _need_folium()
+    builders = {"col": lambda: cluster_table(result, study_period=study_period, gumbel=gumbel),
+                "gis": lambda: location_table(result, gumbel=gumbel), "rr": lambda: risk_table(result),
+                "llr": lambda: llr_table(result, penalty=penalty)}
+    built = {t: builders[t]() for t in tables}
+    text = report_text(result, study_period=study_period, title=title) if report else None
+    written = []
+    if text is not None:
+        target.with_name(stem + ".txt").write_text(text)
+        written.append(target.with_name(stem + ".txt"))
+    shapefile = "shp" in geometry
+    for t, df in built.items():
+        p = base / f"{stem}.{t}.csv"
+        df.to_csv(p, index=False)
+        written.append(p)
+        if dbase and not (t == "col" and shapefile):  # the shapefile's .col.dbf is the cluster table
+            p = base / f"{stem}.{t}.dbf"
+            _write_dbf(df, p)
+            written.append(p)
+    if geometry:
+        from . import geometry as geo
+
+        for f in geometry:
+            if f == "geojson":
+                written.append(geo.write_geojson(result, base / f"{stem}.clusters.geojson"))
+            elif f in ("kml", "kmz"):
+                written.append(geo.write_kml(result, base / f"{stem}.{f}"))
+            elif f == "shp":
+                # as SaTScan: <name>.col.shp with the cluster table as its attribute table <name>.col.dbf
+                col = built["col"] if "col" in built else cluster_table(result, study_period=study_period,
+                                                                         gumbel=gumbel)
+                written.append(geo.write_vector(result, base / f"{stem}.col.shp", attributes=col))
+                written.append(base / f"{stem}.col.dbf")
+            elif f == "gpkg":
+                written.append(geo.write_vector(result, base / f"{stem}.gpkg"))
+            else:
+                from .cluster_map import cluster_map
+
+                written.append(cluster_map(result, base / f"{stem}.html"))
+    return written
+
+
+def _write_dbf(df: pd.DataFrame, path) -> None:
+    """A table as a dBase file through GDAL's shapefile driver (attributes only)."""
+    from pyogrio.raw import write
+
+    cols = []
+    for c in df.columns:
+        v = df[c]
+        if v.dtype.kind in "iub":
+            cols.append(v.to_numpy(dtype=np.int64))
+        elif v.dtype.kind == "f":
+            cols.append(v.to_numpy(dtype=float))
+        else:
+            cols.append(v.astype(str).to_numpy(dtype=object))
+    path = Path(path)
+    write(str(path), None, cols, fields=list(df.columns), driver="ESRI Shapefile", geometry_type=None)
+    path.with_suffix(".cpg").unlink(missing_ok=True)
