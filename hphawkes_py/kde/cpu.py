@@ -50,6 +50,22 @@ def _equal_bandwidths(ix: SourceIndex) -> bool:
             and ix.scut2.min() == ix.scut2.max())
 
 
+#: tile groups of the symmetric gather (each sums its sources' shares into its own row; the rows
+#: are added in order): a constant, not the thread count, so that the sums are the same bits for
+#: any number of threads; up to this many threads share the work
+SYMMETRIC_GROUPS = 16
+#: the symmetric gather's rows (groups x points) take at most about this many bytes (fewer groups
+#: for very large patterns)
+SYMMETRIC_ROWS_BYTES = 1 << 27
+
+
+def symmetric_groups(n: int, itemsize: int = 8) -> int:
+    """Tile groups of the symmetric gather for ``n`` points: :data:`SYMMETRIC_GROUPS`, fewer when
+    their rows would exceed :data:`SYMMETRIC_ROWS_BYTES`; depends on ``n`` only, never on the
+    thread count."""
+    return max(1, min(SYMMETRIC_GROUPS, SYMMETRIC_ROWS_BYTES // max(1, n * itemsize)))
+
+
 #: at most this many sources are summed directly by ``intensity_at(..., sources=...)``
 DIRECT_MAX_SOURCES = 256
 
@@ -138,19 +154,22 @@ class CpuEngine(Engine):
         return out[0], out[1]
 
     def _gather_symmetric(self, ix: SourceIndex, self_pos, t_order):
-        # one bandwidth (a pilot, a fixed-bandwidth fit or CV): each pair once, one exp for both
+        # one bandwidth (a pilot, a fixed-bandwidth fit or CV): each pair once, one exp for both.  The
+        # kernel's "threads" are the fixed tile groups of symmetric_groups (Numba spreads them over the
+        # threads there are): each group's row is summed in one fixed order, so the result does not
+        # depend on the thread count
         T = self.dtype
         c = self._in_dtype
-        nthreads = numba.get_num_threads()
+        groups = symmetric_groups(self.n, np.dtype(T).itemsize)
         rank = np.empty(self.n, np.int64)
         rank[t_order] = np.arange(self.n, dtype=np.int64)
-        out_thr = np.zeros((nthreads, self.n), dtype=T)
+        out_grp = np.zeros((groups, self.n), dtype=T)
         sx, sy = c(ix.sx), c(ix.sy)
         gather_tiled_kernel(sx, sy, self_pos, sx, sy, c(ix.sinv2), c(ix.scoef), c(ix.scut2), ix.gx0, ix.gy0,
                             ix.cls_s, ix.cls_reach, ix.cls_nx, ix.cls_ny, ix.cls_base, ix.cell_ptr, t_order,
-                            tiles(t_order), TILE_CAP, nthreads, np.empty(0), rank, out_thr,
+                            tiles(t_order), TILE_CAP, groups, np.empty(0), rank, out_grp,
                             _underflow(self.cutoff))
-        return out_thr.sum(axis=0, dtype=np.float64)
+        return out_grp.sum(axis=0, dtype=np.float64)
 
     def _gather(self, ix: SourceIndex, tx, ty, self_pos, t_order=None):
         T = self.dtype

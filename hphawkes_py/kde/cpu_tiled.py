@@ -256,15 +256,20 @@ def gather_tiled_kernel(tx, ty, self_pos, sx, sy, sinv2, scoef, scut2, gx0, gy0,
     contiguous per-thread buffers (``cap`` long; a full buffer is summed and reused) and each target of
     the tile sums them in one vectorized loop (:func:`_buf_sum`), with the same inclusion rule per pair
     as :func:`~.cpu_gather._range_sum`.  Same pairs as :func:`~.cpu_gather.gather_kernel`, another
-    summation order; the grid walk is paid once per tile, not once per target.  Threads take every
-    ``nthreads``-th tile (tiles follow the Hilbert curve, so neighbouring tiles cost about the same).
+    summation order; the grid walk is paid once per tile, not once per target.  The tiles are dealt
+    to ``nthreads`` interleaved groups, group q taking tiles q, q + nthreads, ... in order (tiles
+    follow the Hilbert curve, so neighbouring tiles cost about the same); the groups are the
+    ``prange`` iterations, which Numba spreads over the threads there are.
 
     Symmetric mode (``rank`` not empty; every bandwidth equal and the targets = the sources, ``rank``
     = each source's position in ``t_order``): a pair is summed once, in the tile of its lower-ranked
     member, with one exp for both directions (sources ranked below the tile are not buffered, which
-    halves the exps); each thread adds its sources' shares to its row of ``out_thr`` (zeroed, nthreads
+    halves the exps); each group adds its sources' shares to its row of ``out_thr`` (zeroed, nthreads
     x n) and the caller sums the rows; the point's own term (``self_pos`` = -1) is added as its
-    coefficient (exp(0) = 1).  Same pairs, another summation order.
+    coefficient (exp(0) = 1).  Same pairs, another summation order.  Each row is summed by one group
+    in tile order, so the sums depend on the number of groups, never on the number of threads: the
+    caller passes a fixed number of groups here (``cpu.symmetric_groups``), the thread count in the
+    plain mode (where every target's sum lies in one tile and the grouping does not matter).
 
     ``underflow``: None when no kept pair's kernel can underflow (``cpu._underflow`` of the cut-off),
     which compiles the float64 kernel without exp2_mul's range tests (same values for every kept pair),
