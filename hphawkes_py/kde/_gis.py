@@ -101,7 +101,7 @@ def write_geotiff(path, values, x0, y0, cs, crs, nodata: float = -9999.0) -> Non
 
     v = np.asarray(values, dtype=np.float64)
     rows, cols = v.shape
-    out = np.where(np.isfinite(v), v, nodata)
+    out = np.where(np.isnan(v), nodata, v)  # infinities are float64 values and stay
     transform = Affine(cs, 0.0, x0, 0.0, -cs, y0 + rows * cs)  # north-up, row 0 = top
     with rasterio.open(Path(path), "w", driver="GTiff", height=rows, width=cols, count=1, dtype="float64",
                        crs=crs, transform=transform, nodata=nodata) as ds:

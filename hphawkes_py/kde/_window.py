@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from .._validate import check_positive, describe
-from ._coords import MAX_CELLS, _as_points
+from ._coords import CELL_SIZE_RANGE, MAX_CELLS, _as_points, _raster_shape, check_cell_size
+from ._polygon import check_rings, rasterise_rings
 from ._gis import (_need_source_crs, as_crs, read_geotiff, read_vector_rings, reproject_mask, reproject_rings,
                    source_crs as _source_crs, write_geotiff)
 from . import plot as _plot
@@ -63,6 +64,9 @@ def _asc_header(fh, path) -> tuple[dict, str | None]:
         if key[0].isalpha():
             if len(parts) != 2:
                 raise ValueError(f"{path}: malformed header line {lineno}: {line.strip()!r} (expected 'key value')")
+            if key in header:  # which of the two values is meant cannot be told
+                raise ValueError(f"{path}: header key {parts[0]!r} appears twice (line {lineno} repeats it, "
+                                 f"{header[key]!r} then {parts[1]!r}); keep one")
             try:
                 header[key] = float(parts[1])
             except ValueError:
@@ -70,6 +74,10 @@ def _asc_header(fh, path) -> tuple[dict, str | None]:
         else:
             first_data = line
             break
+    for axis in ("x", "y"):
+        if f"{axis}llcenter" in header and f"{axis}llcorner" in header:
+            raise ValueError(f"{path}: the header gives both {axis}llcorner and {axis}llcenter; keep one (the "
+                             "corner or the centre of the lower-left cell)")
     if "xllcenter" in header and "xllcorner" not in header:
         header["xllcorner"] = header.pop("xllcenter") - 0.5 * header.get("cellsize", 0.0)
     if "yllcenter" in header and "yllcorner" not in header:
@@ -85,6 +93,10 @@ def _asc_header(fh, path) -> tuple[dict, str | None]:
     cs = header["cellsize"]
     if not (cs > 0 and math.isfinite(cs)):
         raise ValueError(f"{path}: cellsize must be positive, got {cs}")
+    lo, hi = CELL_SIZE_RANGE
+    if not lo <= cs <= hi:
+        raise ValueError(f"{path}: cellsize must be in [{lo:g}, {hi:g}], got {cs!r}: outside it the cell area "
+                         "over- or underflows in float64; rescale the coordinates")
     for k in ("xllcorner", "yllcorner"):
         if not math.isfinite(header[k]):
             raise ValueError(f"{path}: {k} must be finite, got {header[k]}")
@@ -200,33 +212,59 @@ def _check_finite_real(v, name: str) -> float:
     return float(v)
 
 
-def _raster_shape(width: float, height: float, cs: float, what: str, slack: float = 0.0) -> tuple[int, int]:
-    """(rows, cols) of a raster of ``cs`` cells covering width x height; refused before anything is
-    allocated when it would exceed MAX_CELLS, with the memory it would need."""
-    fcols = max(1.0, float(math.ceil(min(width / cs - slack, 1e300))))
-    frows = max(1.0, float(math.ceil(min(height / cs - slack, 1e300))))
-    cells = fcols * frows
-    if cells > MAX_CELLS:
-        gib = cells / 2**30
+#: the ESRI ASCII grid's number format (the header's NODATA_value and the body alike)
+_ASC_FMT = "%.10g"
+
+
+def _cells(k: int) -> str:
+    return "1 cell holds" if k == 1 else f"{k} cells hold"
+
+
+def _check_nodata(values: np.ndarray, nodata, fmt: str | None = None, *, allow_nan: bool = False) -> float:
+    """``nodata`` checked for writing ``values`` (NaN cells become ``nodata``): a real number that
+    no finite value equals -- as written, when the file rounds to ``fmt`` -- so that reading the
+    file back loses no data cell."""
+    if isinstance(nodata, (bool, np.bool_)) or not isinstance(nodata, numbers.Real):
+        raise TypeError(f"nodata must be a real number, got {describe(nodata)}")
+    nd = float(nodata)
+    if not (math.isfinite(nd) or (allow_nan and math.isnan(nd))):
+        allowed = "a finite number (or NaN)" if allow_nan else "a finite number"
+        raise ValueError(f"nodata must be {allowed}, got {nodata!r}")
+    if math.isnan(nd):
+        return nd
+    v = np.asarray(values, dtype=np.float64)
+    # the values equal to nodata, or (written with fmt) within its rounding of nodata
+    near = np.isfinite(v) & (np.abs(v - nd) <= (1e-9 * abs(nd) if fmt else 0.0))
+    if fmt and near.any():
+        near[near] = np.array([fmt % x for x in v[near]]) == fmt % nd
+    if near.any():
+        r, c = (int(i[0]) for i in np.nonzero(near))
+        written = f" (written as {fmt % nd})" if fmt and v[r, c] != nd else ""
         raise ValueError(
-            f"{what} at cell_size {cs!r} would be {frows:.4g} x {fcols:.4g} = {cells:.4g} cells: the mask alone "
-            f"would need {gib:.4g} GiB (a density surface {8 * gib:.4g} GiB); at most {MAX_CELLS} cells are "
-            "allowed. Use a larger cell_size"
+            f"nodata={nodata!r} is a data value: {_cells(int(near.sum()))} it{written}, the first at row {r}, "
+            f"column {c} ({float(v[r, c])!r}); reading the file back would lose them. Give a nodata value outside "
+            f"the data (the finite values range from {float(np.nanmin(v)):.6g} to {float(np.nanmax(v)):.6g})"
         )
-    return int(frows), int(fcols)
+    return nd
 
 
 def _write_asc(path, values: np.ndarray, x0: float, y0: float, cs: float, nodata: float = -9999.0) -> None:
     path = Path(path)
+    values = np.asarray(values, dtype=np.float64)
+    nodata = _check_nodata(values, nodata, _ASC_FMT)
+    if np.isinf(values).any():
+        r, c = (int(i[0]) for i in np.nonzero(np.isinf(values)))
+        raise ValueError(f"the raster holds {int(np.isinf(values).sum())} infinite value(s) (the first at row {r}, "
+                         f"column {c}): an ESRI ASCII grid has no infinity (write a GeoTIFF, or replace them)")
     rows, cols = values.shape
-    v = np.where(np.isfinite(values), values, nodata)
+    v = np.where(np.isnan(values), nodata, values)
     opener = gzip.open if path.name.lower().endswith(".gz") else open
     with opener(path, "wt") as fh:
         fh.write(
             f"ncols         {cols}\nnrows         {rows}\nxllcorner     {x0!r}\nyllcorner     {y0!r}\n"
-            f"cellsize      {cs!r}\nNODATA_value  {nodata:g}\n"
+            f"cellsize      {cs!r}\nNODATA_value  {_ASC_FMT % nodata}\n"
         )
-        np.savetxt(fh, v, fmt="%.10g")
+        np.savetxt(fh, v, fmt=_ASC_FMT)
 
 
 @dataclass(frozen=True, eq=False)
@@ -284,6 +322,7 @@ class Window:
         for name in ("x0", "y0"):
             _check_finite_real(getattr(self, name), name)
         check_positive(self.cell_size, "cell_size")
+        check_cell_size(float(self.cell_size))
         m.flags.writeable = False
         object.__setattr__(self, "mask", m)
         object.__setattr__(self, "x0", float(self.x0))
@@ -318,36 +357,18 @@ class Window:
 
         ``vertices`` is an (k, 2) array (closing vertex optional), or a list of such rings
         (even-odd rule, so holes are rings inside rings). The raster covers the bounding box.
+        A ring that encloses no area (collinear or repeated vertices) and crossing edges (a ring
+        that crosses itself, e.g. vertices out of order, or two overlapping rings) are refused:
+        the even-odd rule would keep stray cells along a line, or only part of the intended area.
         """
-        from matplotlib.path import Path as MPath
-
         rings = vertices if isinstance(vertices, (list, tuple)) and len(vertices) and np.ndim(vertices[0]) == 2 else [vertices]
         rings = [_as_points(r, "vertices") for r in rings]
         for r in rings:
             if r.shape[0] < 3:
                 raise ValueError(f"a polygon ring needs at least 3 (x, y) vertices, got shape {r.shape}")
         cs = check_positive(cell_size, "cell_size")
-        allv = np.vstack(rings)
-        xmin, ymin = allv.min(axis=0)
-        xmax, ymax = allv.max(axis=0)
-        rows, cols = _raster_shape(float(xmax - xmin), float(ymax - ymin), cs, "the polygon's bounding box")
-        xc = xmin + (np.arange(cols) + 0.5) * cs
-        paths = [MPath(r) for r in rings]
-        mask = np.zeros((rows, cols), bool)
-        # row blocks of ~1 M cells: the cell centres never exist for the whole raster at once
-        step = max(1, (1 << 20) // cols)
-        for r0 in range(0, rows, step):
-            rr = np.arange(r0, min(rows, r0 + step))
-            yc = ymin + (rows - 1 - rr + 0.5) * cs
-            X, Y = np.meshgrid(xc, yc)
-            pts = np.column_stack([X.ravel(), Y.ravel()])
-            inside = np.zeros(len(pts), bool)
-            for path in paths:
-                inside ^= path.contains_points(pts)
-            mask[r0:r0 + len(rr)] = inside.reshape(len(rr), cols)
-        if not mask.any():
-            raise ValueError(f"the polygon contains no cell centre at cell_size {cs}; use a smaller cell size")
-        return cls(mask, float(xmin), float(ymin), cs)
+        check_rings(rings, "vertices")
+        return cls(*rasterise_rings(rings, cs), cs)
 
     @classmethod
     def from_asc(cls, path) -> "Window":
@@ -442,8 +463,11 @@ class Window:
             _need_source_crs(src, f"{path}", "give the file's CRS with source_crs= (e.g. source_crs='EPSG:4326')")
             rings = reproject_rings(rings, src, target)
             src = target
-        w = cls.from_polygon(rings, cell_size)
-        return cls(w.mask, w.x0, w.y0, w.cell_size, crs=src)
+        cs = check_positive(cell_size, "cell_size")
+        if target is not None:  # the transformed rings may cross where the valid originals did not
+            check_rings(rings, f"{path} reprojected to {target}")
+        # rings of shapely's (valid) union: no crossing, no empty ring
+        return cls(*rasterise_rings(rings, cs), cs, crs=src)
 
     def to_crs(self, crs, *, cell_size=None) -> "Window":
         """This window reprojected to another CRS (explicit; windows are never reprojected silently).
@@ -662,6 +686,7 @@ class Raster:
         object.__setattr__(self, "x0", _check_finite_real(self.x0, "x0"))
         object.__setattr__(self, "y0", _check_finite_real(self.y0, "y0"))
         object.__setattr__(self, "cell_size", check_positive(self.cell_size, "cell_size"))
+        check_cell_size(self.cell_size)
         if self.points is not None:
             object.__setattr__(self, "points", _as_points(self.points, "points"))
 
@@ -675,13 +700,23 @@ class Raster:
         return float(np.nansum(self.values) * self.cell_size**2)
 
     def to_asc(self, path, nodata: float = -9999.0) -> None:
-        """Write an ESRI ASCII grid (NaN cells as ``nodata``); ``.gz`` paths are gzipped."""
+        """Write an ESRI ASCII grid (NaN cells as ``nodata``); ``.gz`` paths are gzipped.
+
+        Values are written to 10 significant digits.  ``nodata`` (a finite number) must differ from
+        every value as written, and infinite values are refused (the format has none): a
+        ``ValueError`` says which cell, rather than a file whose data cells read back as NODATA.
+        """
         _write_asc(path, self.values, self.x0, self.y0, self.cell_size, nodata)
 
     def to_geotiff(self, path, nodata: float = -9999.0) -> None:
         """Write a single-band float64 GeoTIFF with the window's transform and CRS (NaN cells as
-        ``nodata``); values round-trip exactly. Needs ``pip install 'hphawkes_py[gis]'``."""
+        ``nodata``); values, infinities included, round-trip exactly. Needs ``pip install
+        'hphawkes_py[gis]'``.
 
+        ``nodata`` (a finite number, or NaN) must not occur among the values: a ``ValueError``
+        says which cell holds it, rather than a file whose data cell reads back as nodata.
+        """
+        nodata = _check_nodata(self.values, nodata, allow_nan=True)
         write_geotiff(path, self.values, self.x0, self.y0, self.cell_size, self.crs, nodata)
 
     def plot(self, ax=None, *, points: bool = True, cmap: str = "viridis", colorbar: bool = True, **kwargs):

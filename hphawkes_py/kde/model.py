@@ -20,7 +20,8 @@ Written once against an engine (:class:`.cpu.CpuEngine` or :class:`.gpu.GpuEngin
   ``b_i = h lambda_i``; ``(h, alpha)`` maximise the leave-one-out log-likelihood by a pattern
   search from ``(h0, 0.5)`` with steps ``(h0/10, 0.1)``: evaluate the four axis neighbours, move to
   the best if it improves, otherwise halve both steps; stop when both steps are below 1/20 of their
-  start or after 30 iterations.
+  start or after 30 iterations.  The search stays in ``h > 0``, ``alpha >= 0`` (a candidate outside
+  counts as log-likelihood ``-inf``): ``alpha = 0`` is the fixed bandwidth ``h``.
 * Fixed-bandwidth likelihood cross-validation: golden-section search of the leave-one-out
   log-likelihood over ``[h0/10, 4 h0]``.
 """
@@ -41,7 +42,7 @@ from ._coords import _as_points
 from ._window import Raster, Window
 from .engine import make_engine
 
-__all__ = ["fit", "KDEFit", "rule_of_thumb_bandwidth", "METHODS"]
+__all__ = ["fit", "KDEFit", "rule_of_thumb_bandwidth", "squared_kernel_sum", "METHODS"]
 
 METHODS = ("adaptive", "abramson", "cv", "rule-of-thumb", "fixed")
 _MAX_ITER = 30
@@ -80,7 +81,8 @@ _SPREAD_ULPS = 1024.0
 
 def _spread(p: np.ndarray) -> tuple[float, float]:
     """(standard distance, magnitude of the coordinates) of a pattern."""
-    sd = math.sqrt(float(np.mean(np.sum((p - p.mean(axis=0)) ** 2, axis=1))))
+    with np.errstate(over="ignore"):  # inf for coordinates whose squares overflow: refused by the callers
+        sd = math.sqrt(float(np.mean(np.sum((p - p.mean(axis=0)) ** 2, axis=1))))
     return sd, float(np.abs(p).max())
 
 
@@ -99,6 +101,19 @@ def _check_spread(p: np.ndarray, name: str = "points") -> float:
             'method="fixed" with bandwidth='
         )
     return sd
+
+
+def _check_selected(h: float, p: np.ndarray, how: str, name: str = "points") -> float:
+    """A bandwidth chosen from the data (``how``), refused outside ``BANDWIDTH_RANGE`` (or not
+    finite, when the coordinates' squares overflow) with the coordinates' magnitude named."""
+    lo, hi = BANDWIDTH_RANGE
+    if not lo <= h <= hi:
+        raise ValueError(
+            f"{how} is {h!r} for {name} with coordinates of magnitude up to {float(np.abs(p).max()):.3g}: outside "
+            f"[{lo:g}, {hi:g}] (coordinate units) the Gaussian kernel's constants over- or underflow in float64; "
+            "rescale the coordinates (e.g. to kilometres)"
+        )
+    return h
 
 
 def rule_of_thumb_bandwidth(points) -> float:
@@ -299,12 +314,10 @@ class KDEFit:
         if key not in self._engines:
             cut = self.cutoff * math.sqrt(2.0)  # same support in units of b / sqrt2
             self._engines[key] = make_engine(self.points, self.window, cut, backend=self.backend, dtype=self.dtype)
-        b = self.bandwidths
         vals = np.full(w.mask.shape, np.nan)
         with threads_context(threads):
-            var = self._engines[key].intensity_at(w.cell_centres(), b / math.sqrt(2.0),
-                                                  self.weights**2 / (4.0 * math.pi * b * b))
-        vals[w.mask] = np.sqrt(var)
+            var, k = squared_kernel_sum(self._engines[key], w.cell_centres(), self.bandwidths, self.weights)
+        vals[w.mask] = np.ldexp(np.sqrt(var), -2 * k)
         return Raster(vals, w.x0, w.y0, w.cell_size, points=self.points, crs=w.crs)
 
     def to_dict(self) -> dict:
@@ -340,6 +353,48 @@ class KDEFit:
             f"  leave-one-out log-likelihood = {self.log_likelihood:.6f}  ({self.n_iter} iterations)",
         ]
         return "\n".join(lines)
+
+
+def squared_kernel_sum(engine, targets, bws, weights) -> tuple[np.ndarray, int]:
+    """``(S, k)`` with ``S = 2^(4k) sum_j w_j^2 K_{b_j}(x - x_j)^2`` at the (q, 2) ``targets``.
+
+    One kernel sum, since ``K_b(d)^2 = K_{b/sqrt2}(d) / (4 pi b^2)``; the kernels' squares scale as
+    ``1 / b^4``, which under- or overflows float64 for bandwidths far from 1 (``b = 1e100`` gives
+    ``1e-400``), so the sum is taken scaled by ``2^(4k)``, ``2^k`` about the median bandwidth.  A
+    power of two scales every product and quotient exactly: where the unscaled sum is representable,
+    ``S = 2^(4k)`` times it, bit for bit (``sqrt(S) / 2^(2k)`` is then its square root, bit for bit).
+
+    Parameters
+    ----------
+    engine : Engine
+        Built on the sources (its cut-off applies to the bandwidths ``b / sqrt2``).
+    targets : ndarray (q, 2)
+        Where to sum (coordinate units).
+    bws, weights : ndarray (n,)
+        Each source's bandwidth ``b_j`` (coordinate units) and kernel weight ``w_j``.
+
+    Returns
+    -------
+    S : ndarray (q,)
+        The scaled sum (events^2 per unit area^2, times ``2^(4k)``).
+    k : int
+        The scale's exponent.
+
+    Examples
+    --------
+    >>> from hphawkes_py.kde.engine import make_engine
+    >>> from hphawkes_py.kde.model import squared_kernel_sum
+    >>> pts = np.array([[0.4, 0.5], [0.6, 0.5]])
+    >>> eng = make_engine(pts, hp.kde.Window.rectangle(0, 1, 0, 1, 0.1), np.inf, backend="cpu")
+    >>> s, k = squared_kernel_sum(eng, np.array([[0.5, 0.5]]), np.full(2, 0.1), np.ones(2))
+    >>> k, round(float(np.ldexp(s, -4 * k)[0]), 6)  # 2 (exp(-1/2) / (2 pi 0.1^2))^2
+    (-3, 186.369902)
+    """
+    b = np.asarray(bws, dtype=np.float64)
+    k = math.frexp(float(np.median(b)))[1]
+    # (w^2 / (4 pi b^2)) 2^(4k), in two exact steps of 2^(2k) (2^(4k) alone may not be a float64)
+    w = np.ldexp(np.ldexp(np.asarray(weights, dtype=np.float64) ** 2, 2 * k) / (4.0 * math.pi * b * b), 2 * k)
+    return engine.intensity_at(targets, b / math.sqrt(2.0), w), k
 
 
 class _Objective:
@@ -424,7 +479,9 @@ class _Objective:
         done = {}
         todo = []
         for key in cands:
-            if not key[0] > 0:
+            # the search stays in h > 0 and alpha >= 0 (a negative alpha would widen the kernels
+            # where the pilot is high, the opposite of adaptive smoothing)
+            if not (key[0] > 0 and key[1] >= 0):
                 done[key] = (-math.inf, None)
             elif key in self._adaptive_cache:
                 done[key] = self._adaptive_cache[key][:2]
@@ -591,6 +648,8 @@ def fit(
         h0 = (2.0 / (3.0 * n)) ** 0.25 * sd if sd > _SPREAD_ULPS * np.finfo(float).eps * scale else math.nan
     else:
         h0 = (2.0 / (3.0 * n)) ** 0.25 * _check_spread(p)
+    if method != "fixed":
+        _check_selected(h0, p, "the rule-of-thumb bandwidth (the start of the bandwidth search)")
     if window is None:
         window = _default_window(p)
         if points_crs is not None:

@@ -53,9 +53,10 @@ from ._coords import _as_points
 from ._gis import check_bandwidth_units, check_points_crs, check_search_crs
 from ._window import Raster, Window
 from .engine import make_engine
-from .model import (_check_bandwidth, _check_cutoff, _check_inside, _check_run, _check_spread, _check_window,
-                    _Objective, rule_of_thumb_bandwidth)
+from .model import (BANDWIDTH_RANGE, _check_bandwidth, _check_cutoff, _check_inside, _check_run, _check_selected,
+                    _check_spread, _check_window, _Objective, rule_of_thumb_bandwidth)
 from .model import fit as _fit_kde
+from .model import squared_kernel_sum
 from .selectors import RK, diggle_bandwidth, lscv_bandwidth, oversmoothing_bandwidth
 
 __all__ = ["relative_risk", "RelativeRisk"]
@@ -295,11 +296,11 @@ class RelativeRisk:
         n1, n0 = self.n_cases, self.n_controls
         N = n1 + n0
         b, e = self.bandwidths, self.edge_factors
-        eng = self._engine()
         with threads_context(threads):
-            s2 = eng.intensity_at(self.window.cell_centres(), b / math.sqrt(2.0), e * e / (4.0 * math.pi * b * b))
+            s2, k = squared_kernel_sum(self._engine(), self.window.cell_centres(), b, e)
+        t = np.ldexp(total, 2 * k)  # on the scale of s2 (2^(4k)), so that t^2 does not underflow either
         with np.errstate(divide="ignore", invalid="ignore"):
-            v = N**3 / ((N - 1.0) * n1 * n0) * (s2 - total * total / N) / (total * total)
+            v = N**3 / ((N - 1.0) * n1 * n0) * (s2 - t * t / N) / (t * t)
         return np.where(v > 0, v, np.nan)
 
     def tolerance_contours(self, levels=(0.05, 0.01), *, p_values: Raster | None = None, method: str = "asymptotic",
@@ -429,10 +430,27 @@ def _check_bandwidth_choice(bandwidth, alpha, method: str, window: Window):
             raise ValueError('alpha= is only used with method="adaptive"')
         if bandwidth == "brunsdon":
             raise ValueError('alpha= is chosen by the search with bandwidth="brunsdon"; give a bandwidth to fix it')
-        if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not math.isfinite(alpha):
-            raise TypeError(f"alpha must be a finite real number, got {describe(alpha)}")
+        if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
+            raise TypeError(f"alpha must be a finite real number >= 0, got {describe(alpha)}")
+        if not (math.isfinite(alpha) and alpha >= 0):
+            why = "; a negative alpha would widen the kernels where the pilot is high" if alpha < 0 else ""
+            raise ValueError(f"alpha must be a finite real number >= 0 (the sensitivity of the adaptive bandwidths: "
+                             f"0 gives the fixed bandwidth h, 0.5 Abramson's square-root law), got {alpha!r}{why}")
         alpha = float(alpha)
     return bandwidth, alpha
+
+
+def _check_adaptive_bandwidths(bws, h, alpha):
+    """Refuse adaptive bandwidths outside ``BANDWIDTH_RANGE`` (a large ``alpha`` raises the pilot's
+    ratios to a power that over- or underflows), naming ``alpha`` and ``h``."""
+    lo, hi = BANDWIDTH_RANGE
+    if not (np.all(bws >= lo) and np.all(bws <= hi)):
+        bad = bws[~((bws >= lo) & (bws <= hi))]
+        raise ValueError(
+            f"alpha={alpha!r} with h={h!r} gives adaptive bandwidths from {float(np.min(bws)):.3g} to "
+            f"{float(np.max(bws)):.3g} ({len(bad)} outside [{lo:g}, {hi:g}], where the Gaussian kernel's constants "
+            "over- or underflow in float64); use a smaller alpha"
+        )
 
 
 def _select_bandwidth(bandwidth, alpha, pooled, n1: int, n0: int, window: Window, *, edge_correction, cutoff,
@@ -494,8 +512,11 @@ def relative_risk(
         with ``alpha``), or ``"brunsdon"`` to choose ``(h, alpha)`` jointly by Brunsdon's
         likelihood search on the pooled pattern (:func:`hphawkes_py.kde.fit`).
     alpha : float, optional
-        Sensitivity of the adaptive bandwidths (``method="adaptive"``; default 0.5, Abramson;
-        chosen by the search with ``bandwidth="brunsdon"``).
+        Sensitivity of the adaptive bandwidths ``b_i = h (pilot_i / g)^(-alpha)``
+        (``method="adaptive"``; default 0.5, Abramson's square-root law; chosen by the search with
+        ``bandwidth="brunsdon"``).  Any finite ``alpha >= 0``: 0 gives the fixed bandwidth ``h``,
+        larger values narrow the kernels more where the pilot is high (Brunsdon's search may choose
+        values above 1); a negative alpha, which would widen them there, is refused.
     edge_correction : bool
         Renormalise each kernel to unit mass over the window.
     cutoff : float
@@ -559,16 +580,24 @@ def relative_risk(
     with threads_context(threads):
         h, alpha = _select_bandwidth(bandwidth, alpha, pooled, n1, n0, window, edge_correction=edge_correction,
                                      cutoff=cutoff, progress=progress, backend=resolved, dtype=dtype)
+        if selector != "given":
+            _check_selected(h, pooled, f"the bandwidth selected by {selector!r}", "the pooled points")
         engine = factory(dtype=dtype)
         obj = _Objective(engine, n, edge_correction)
         if method == "adaptive":
             if alpha is None:
                 alpha = 0.5
-            bws = obj.adaptive_bandwidths(h, alpha)
+            with np.errstate(over="ignore", under="ignore"):  # refused just below
+                bws = obj.adaptive_bandwidths(h, alpha)
+            _check_adaptive_bandwidths(bws, h, alpha)
+            try:
+                e = obj.weights(bws)
+            except ValueError as exc:  # a kernel with no mass in the window: say which alpha made it
+                raise ValueError(f"alpha={alpha!r} with h={h!r}: {exc}") from None
         else:
             alpha = None
             bws = np.full(n, float(h))
-        e = obj.weights(bws)
+            e = obj.weights(bws)
     result = RelativeRisk(method=method, h=float(h), alpha=None if alpha is None else float(alpha),
                           selector=selector, bandwidths=np.asarray(bws, float), edge_factors=np.asarray(e, float),
                           cases=x1, controls=x0, window=window, cutoff=cutoff, edge_correction=edge_correction,
