@@ -24,7 +24,7 @@ import pandas as pd
 
 from .._validate import check_in
 from ._tables import lower_columns, refuse_missing, require, show
-from .design import EraOptions, design_from_eras
+from .design import EraOptions, design_from_eras, unique_ids
 
 __all__ = ["SCCSData"]
 
@@ -334,6 +334,7 @@ class SCCSData:
         calendar_knots: Any = None,
         day_origin: Any = "1970-01-01",
         merge: bool = True,
+        control_window: Any = None,
     ) -> "SCCSData":
         """Build the SCCS design from person-level data (days are integers, inclusive).
 
@@ -402,6 +403,19 @@ class SCCSData:
             Merge the intervals of a person that have the same exposure pattern (the
             likelihood depends only on their summed time and events). ``False`` keeps
             one row per interval between consecutive cut points.
+        control_window : pair, RiskWindow or dict, optional
+            The self-controlled risk interval (SCRI) design (SelfControlledCaseSeries'
+            ``createScriIntervalData``, see :mod:`.scri`): a control interval per era instead
+            of all unexposed time as the reference. ``(start_offset, end_offset)`` places it at
+            days ``era start + start_offset .. era end + end_offset`` (inclusive, anchored like
+            ``risk_start``/``risk_end``); a :class:`~.design.RiskWindow` sets other anchors
+            (e.g. a pre-exposure control ``RiskWindow("pre", -28, -1, "start", "start")``;
+            its label is not used); ``{covariate_id: pair or RiskWindow}`` gives control
+            intervals to the eras of the listed covariates only. Only days in a risk window or
+            a control interval are observed: the other days and their outcomes leave the
+            design (``dropped["outcomes_outside_risk_and_control"]``); a day in both counts as
+            risk time. Control intervals that miss the observation period are counted in
+            ``dropped["control_intervals_outside_observation"]``. Not with the spline knots.
 
         Returns
         -------
@@ -420,7 +434,11 @@ class SCCSData:
             a person with two observation periods, eras or outcomes of persons without
             an observation period, ages under observation outside explicit ``age_knots``
             (calendar days outside ``calendar_knots``), covariate ids that clash with the
-            spline names.
+            spline names, a ``control_window`` that no observation period reaches or that is
+            given with spline knots.
+        TypeError
+            Covariate ids that mix integers and strings; a ``control_window`` that is not a
+            pair of integers, a RiskWindow or a dict of them.
 
         Examples
         --------
@@ -438,12 +456,25 @@ class SCCSData:
         >>> data = hp.sccs.SCCSData.from_eras(obs, eras, outcomes, age_knots=5, season_knots=4)
         >>> data.covariate_ids.tolist()
         [1, 2, 'age_1', 'age_2', 'age_3', 'age_4', 'age_5', 'age_6', 'season_1', 'season_2', 'season_3']
+
+        Self-controlled risk interval design: risk days 1-28 after a vaccination, control days
+        29-56; the outcome on day 70 is in neither and leaves the design:
+
+        >>> import pandas as pd
+        >>> obs = pd.DataFrame({"person_id": [1, 2], "start": [0, 0], "end": [365, 365]})
+        >>> vacc = pd.DataFrame({"person_id": [1, 2], "start": [100, 200], "end": [100, 200],
+        ...                      "covariate_id": ["vaccine", "vaccine"]})
+        >>> events = pd.DataFrame({"person_id": [1, 2, 2], "day": [110, 240, 270]})
+        >>> scri = hp.sccs.SCCSData.from_eras(obs, vacc, events, risk_start=1, risk_end=28,
+        ...                                   control_window=(29, 56))
+        >>> scri.time.tolist(), scri.y.tolist(), scri.dropped["outcomes_outside_risk_and_control"]
+        ([28.0, 28.0, 28.0, 28.0], [0.0, 1.0, 1.0, 0.0], 1)
         """
         options = EraOptions(risk_start=risk_start, risk_end=risk_end, risk_windows=risk_windows, windows=windows,
                              study_start=study_start, study_end=study_end, naive_period=naive_period, min_age=min_age,
                              max_age=max_age, first_outcome_only=first_outcome_only, age_knots=age_knots,
                              season_knots=season_knots, calendar_knots=calendar_knots, day_origin=day_origin,
-                             merge=merge)
+                             merge=merge, control_window=control_window)
         return cls._assemble(**design_from_eras(observation_periods, eras, outcomes, options))
 
 
@@ -513,7 +544,8 @@ def _covariate_entries(cov, row_ids, row_ids_in, dropped):
     """The covariates table as non-zeros sorted by (column, row): ``(covariate ids, column
     codes, row positions, values)``; explicit zeros are not stored, entries of dropped strata
     are counted in ``dropped``."""
-    covariate_ids_all, cov_codes = np.unique(cov["covariate_id"].to_numpy(), return_inverse=True)
+    covariate_ids_all, cov_codes = unique_ids(cov["covariate_id"].to_numpy(), "covariates.covariate_id",
+                                              return_inverse=True)
     row_pos = pd.Index(row_ids).get_indexer(cov["row_id"].to_numpy())
     if "value" in cov.columns:
         try:

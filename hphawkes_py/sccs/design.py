@@ -10,7 +10,8 @@
    :class:`RiskWindow` per exposure (``windows``, :func:`_expand_windows`);
 4. add the age/season/calendar-time bins as pseudo-eras (:mod:`.spline_design`);
 5. cut every person's observation at the window boundaries and merge intervals with the same
-   exposure pattern (:func:`build_interval_design`, shared with the simulator);
+   exposure pattern (:func:`build_interval_design`, shared with the simulator); the SCRI
+   design (``control_window=``, :mod:`.scri`) first keeps only risk and control time;
 6. count the outcomes per interval and drop persons without any (:meth:`IntervalDesign.to_arrays`).
 
 Nothing is dropped silently: each step that leaves something out counts it for
@@ -26,9 +27,10 @@ import pandas as pd
 
 from .._validate import check_int, describe
 from ._tables import as_days, lower_columns, refuse_missing, require, show
+from .scri import control_eras, risk_or_control
 from .spline_design import SplineRequest
 
-__all__ = ["RiskWindow", "EraOptions", "design_from_eras", "build_interval_design", "IntervalDesign"]
+__all__ = ["RiskWindow", "EraOptions", "design_from_eras", "build_interval_design", "IntervalDesign", "unique_ids"]
 
 ANCHORS = ("start", "end")
 
@@ -120,6 +122,7 @@ class EraOptions:
     calendar_knots: Any = None
     day_origin: Any = "1970-01-01"
     merge: bool = True
+    control_window: Any = None
 
 
 def design_from_eras(observation_periods, eras, outcomes, options: EraOptions) -> dict:
@@ -141,7 +144,7 @@ def design_from_eras(observation_periods, eras, outcomes, options: EraOptions) -
         for col in cols:
             refuse_missing(table, col, name)
     persons, os_, oe_, porder, ep, op = _index_persons(obs, er, oc)
-    cov_ids = np.unique(er["covariate_id"].to_numpy())
+    cov_ids = unique_ids(er["covariate_id"].to_numpy(), "eras.covariate_id")
     rules = _ObservationRules(opt.study_start, opt.study_end, opt.naive_period, opt.min_age, opt.max_age,
                               opt.first_outcome_only)
     spl = SplineRequest(opt.age_knots, opt.season_knots, opt.calendar_knots, opt.day_origin)
@@ -155,6 +158,7 @@ def design_from_eras(observation_periods, eras, outcomes, options: EraOptions) -
     rs, re_ = _risk_offsets(cov_ids, opt.risk_start, opt.risk_end, opt.risk_windows)
     era_start, era_end = _era_days(er)
     ep = ep.astype(np.int64)
+    era_ids, era_codes, era_person = cov_ids, cov_codes, ep
     es = era_start + rs[cov_codes]
     ee = era_end + re_[cov_codes]
     window_labels = []
@@ -165,6 +169,17 @@ def design_from_eras(observation_periods, eras, outcomes, options: EraOptions) -
     od = as_days(oc["day"], "outcomes.day")
     n_exposure = len(cov_ids)
     cov_codes = cov_codes.astype(np.int64)
+    scri = opt.control_window is not None
+    if scri:
+        if spl.any:
+            raise ValueError("control_window (the SCRI design) takes no age_knots, season_knots or calendar_knots: "
+                             "only risk and control time is observed (SelfControlledCaseSeries' "
+                             "createScriIntervalData has no age or season adjustment)")
+        cp, cs, ce, cc = control_eras(opt.control_window, era_ids, era_codes, era_person, era_start, era_end,
+                                      n_exposure)
+        control_outside = int((np.maximum(cs, os_[cp]) > np.minimum(ce, oe_[cp])).sum())
+        ep, es, ee, cov_codes = (np.concatenate([ep, cp]), np.concatenate([es, cs]), np.concatenate([ee, ce]),
+                                 np.concatenate([cov_codes, cc]))
     bins = None
     if spl.any:
         inside_o = (od >= os_[op]) & (od <= oe_[op])
@@ -173,24 +188,58 @@ def design_from_eras(observation_periods, eras, outcomes, options: EraOptions) -
                       np.concatenate([ee, bins.era_end]))
         cov_codes = np.concatenate([cov_codes, bins.era_code])
     design = build_interval_design(
-        os_, oe_, ep, es, ee, cov_codes, n_exposure + (bins.n_codes if bins is not None else 0), merge=opt.merge
+        os_, oe_, ep, es, ee, cov_codes, n_exposure + (bins.n_codes if bins is not None else 0) + scri,
+        merge=opt.merge and not scri
     )
+    if scri:
+        keep_int, keep_nnz = risk_or_control(design, n_exposure)
+        design = design.restricted(keep_int, keep_nnz, design.row_time, n_exposure, merge=opt.merge)
+        design.eras_outside -= control_outside
     if bins is not None:
         cov_ids = bins.to_spline_columns(design, cov_ids)
     _check_windows_used(design, cov_ids, window_labels)
     # outcomes -> interval rows
     inside = (od >= os_[op]) & (od <= oe_[op])
     y_row = design.locate(op[inside], od[inside])
-    y = np.bincount(y_row, minlength=design.n_rows).astype(np.float64)
     dropped = {
         "eras_outside_observation": design.eras_outside,
         "outcomes_outside_observation": int((~inside).sum()),
         **rule_dropped,
     }
+    if scri:
+        dropped["control_intervals_outside_observation"] = control_outside
+        dropped["outcomes_outside_risk_and_control"] = int((y_row < 0).sum())
+        y_row = y_row[y_row >= 0]
+    y = np.bincount(y_row, minlength=design.n_rows).astype(np.float64)
     return design.to_arrays(
         y=y, stratum_ids=persons, covariate_ids=cov_ids, dropped=dropped, drop_label="persons_without_outcomes",
         splines=bins.terms if bins is not None else (),
     )
+
+
+def unique_ids(values, name: str, return_inverse: bool = False):
+    """The sorted distinct ids of an id column; ids must be of one sortable kind (all numbers
+    or all strings), since coefficient ``j`` belongs to the ``j``-th smallest id. With
+    ``return_inverse`` also the position of every value among them (as :func:`numpy.unique`).
+
+    Raises
+    ------
+    TypeError
+        Ids that mix kinds (e.g. integers and strings), naming the column, both kinds and the
+        first row of the less common kind.
+    """
+    values = np.asarray(values)
+    try:
+        return np.unique(values, return_inverse=return_inverse)
+    except TypeError:
+        kinds = pd.Series([type(v).__name__ for v in values])
+        is_str = np.array([isinstance(v, str) for v in values])
+        minority = is_str if is_str.sum() <= (~is_str).sum() else ~is_str
+        i = int(np.argmax(minority))
+        raise TypeError(
+            f"{name} must be all integers or all strings (ids are sorted to order the coefficients), got a mix "
+            f"of {sorted(set(kinds))}; first {type(values[i]).__name__} at row {i} ({show(values[i])})"
+        ) from None
 
 
 def _index_persons(obs, er, oc):
@@ -414,6 +463,28 @@ class IntervalDesign:
         return self.key_group[k]
 
     nnz_val = None  # values of the non-zeros (None: all 1)
+
+    def restricted(self, keep_interval, keep_nnz, interval_time, n_cov, *, merge):
+        """A design of unmerged intervals (``merge=False``) restricted to the intervals
+        ``keep_interval`` and the non-zeros ``keep_nnz`` (covariate codes below ``n_cov``), with
+        the times ``interval_time`` (per interval); with ``merge`` the kept intervals of a person
+        with the same covariates become one row. Days in intervals left out locate to -1."""
+        if not keep_interval.any():
+            raise ValueError("no interval is left in any observation period")
+        new_index = np.cumsum(keep_interval) - 1
+        nnz_int = new_index[self.nnz_row[keep_nnz]]
+        nnz_cov = self.nnz_col[keep_nnz]
+        int_person = self.row_person[keep_interval]
+        int_time = interval_time[keep_interval]
+        if merge:
+            group, row_time, row_person, nnz_row, nnz_col = _merge_by_pattern(int_person, int_time, nnz_int, nnz_cov,
+                                                                              n_cov, self.n_persons)
+        else:
+            group = np.arange(int(keep_interval.sum()), dtype=np.int64)
+            row_time, row_person, nnz_row, nnz_col = int_time.astype(np.float64), int_person, nnz_int, nnz_cov
+        interval_row = np.where(keep_interval, group[np.maximum(new_index, 0)], -1)
+        return IntervalDesign(row_person, row_time, nnz_row, nnz_col, self.keys, interval_row[self.key_group],
+                              self.span, self.n_persons, self.eras_outside, self.day0)
 
     def to_arrays(self, *, y, stratum_ids, covariate_ids, dropped, drop_label, splines=()):
         """The keyword arguments of ``SCCSData._assemble`` for outcome counts ``y`` per row;
