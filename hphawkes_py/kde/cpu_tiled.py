@@ -240,7 +240,7 @@ def _flush_any(sym, q, tx, ty, self_pos, scoef, t_order, t0, m, nb, bx, by, bnl2
                bacc, out_thr, underflow):
     if sym:
         _flush_sym(tx, ty, scoef, t_order, t0, m, nb, bx, by, bnl2, bcoef, bcut2, brank, acc, bacc, underflow)
-        for c in range(nb):  # the sources' shares, to this thread's row
+        for c in range(nb):  # the sources' shares, to this group's row
             out_thr[q, bidx[c]] += bacc[c]
             bacc[c] = 0.0
     else:
