@@ -39,6 +39,15 @@ class _Given(argparse.Action):
         namespace._given_options = given
 
 
+_DEFAULT_OUT = "scan_clusters.csv"
+_DEFAULT_PNG = "scan_clusters.png"
+
+
+def _out_is_folder(out) -> bool:
+    """``--out`` names a folder (SaTScan's whole set) unless it is a ``.csv`` file (the cluster table)."""
+    return Path(out).suffix.lower() != ".csv"
+
+
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "scan",
@@ -99,8 +108,14 @@ def register(subparsers) -> None:
     a.add_argument("--seed", type=int, default=None)
     add_engine_arguments(a)
     o = p.add_argument_group("output")
-    o.add_argument("-o", "--out", default="scan_clusters.csv", help="cluster table (CSV)")
-    o.add_argument("--png", default="scan_clusters.png", help="map of the clusters (PNG); '' to skip")
+    o.add_argument("-o", "--out", default=_DEFAULT_OUT,
+                   help="a .csv file: the cluster table; anything else is a folder (written atomically) that gets "
+                        "SaTScan's whole set: the report (.txt), the .col/.gis/.rr/.llr tables as CSV (and dBase with "
+                        "pyogrio), the cluster polygons as GeoJSON (KML for lat/long; Shapefile and GeoPackage with "
+                        "pyogrio), the HTML map (with folium) and the PNG map")
+    o.add_argument("--overwrite", action="store_true", help="with an --out folder: replace an existing non-empty one")
+    o.add_argument("--png", default=_DEFAULT_PNG,
+                   help="map of the clusters (PNG); '' to skip; with an --out folder it is written there")
     o.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
     p.set_defaults(func=_cmd_scan)
 
@@ -189,8 +204,21 @@ def _cmd_scan(args) -> int:
     if args.csv and args.cas:
         raise CliError("give either a CSV file or SaTScan files (--cas ...), not both")
     # before any work
-    outputs = [("--out", check_output_file(args.out, "--out"))]
-    if args.png:
+    folder = _out_is_folder(args.out)
+    if Path(args.out).suffix.lower() in (".txt", ".tsv", ".json", ".xlsx", ".parquet", ".dbf"):
+        raise CliError(f"--out {args.out}: give a .csv file (the cluster table) or a folder name (SaTScan's whole "
+                       f"set of outputs); {Path(args.out).suffix} files are not written")
+    if folder:
+        check_output_dir(args.out, args.overwrite, "--out")
+        if args.png not in ("", _DEFAULT_PNG):
+            raise CliError(f"--png {args.png}: with an --out folder the PNG map is written into the folder; give "
+                           f"--png '' to skip it, or a .csv --out to write the table and --png separately")
+        outputs = None
+    elif args.overwrite:
+        raise CliError(f"--overwrite applies to an --out folder; --out {args.out} is a .csv file (replaced as it is)")
+    else:
+        outputs = [("--out", check_output_file(args.out, "--out"))]
+    if outputs and args.png:
         outputs.append(("--png", check_output_file(args.png, "--png")))
         _check_figure_format(args.png)
         if outputs[1][1].resolve() == outputs[0][1].resolve():
@@ -198,7 +226,14 @@ def _cmd_scan(args) -> int:
     if prm:
         res = run_prm(prm, n_replicates=args.replicates, seed=args.seed, backend=args.backend, threads=args.threads,
                       progress=not args.quiet)
-        _write_outputs(res, outputs)
+        if folder:
+            from ..scan._prm import prm_arguments
+
+            spec = prm_arguments(prm)
+            _write_folder(res, args, spec["kwargs"].get("study_period", spec["dates"]["study_period"]),
+                          spec["kwargs"].get("penalty"), Path(prm).stem)
+        else:
+            _write_outputs(res, outputs)
         if not args.quiet:
             print(res.summary())
         return 0
@@ -222,11 +257,49 @@ def _cmd_scan(args) -> int:
         if args.window != "circle":
             raise CliError("--window ellipse needs --model poisson")
         res = bernoulli(data["coords"], data["cases"], data["controls"], location_ids=data["location_ids"], **kw)
-    _write_outputs(res, outputs)
+    if folder:
+        _write_folder(res, args, None, args.penalty if args.window == "ellipse" else None, "scan")
+    else:
+        _write_outputs(res, outputs)
     if not args.quiet:
         print(res.summary())
-        print(f"wrote {args.out}" + (f" and {args.png}" if args.png else ""), file=sys.stderr)
+        print(f"wrote {args.out}" + (f" and {args.png}" if args.png and not folder else ""), file=sys.stderr)
     return 0
+
+
+def _write_folder(res, args, study_period, penalty, stem) -> None:
+    """SaTScan's whole set into the ``--out`` folder (atomically: the folder appears only when
+    every file was written). What an optional package missing leaves out is said on stderr."""
+    import importlib.util
+
+    from ..scan.outputs import write_satscan
+
+    have_gis = all(importlib.util.find_spec(m) is not None for m in ("pyogrio", "shapely"))
+    have_folium = importlib.util.find_spec("folium") is not None
+    geometry = ["geojson"] + (["kml"] if res.distance == "great_circle" else []) + \
+        (["shp", "gpkg"] if have_gis else []) + (["html"] if have_folium else [])
+    missing = ([] if have_gis else ["dBase tables, Shapefile and GeoPackage (pip install pyogrio shapely)"]) + \
+        ([] if have_folium else ["the HTML map (pip install folium)"])
+    if res.model == "space_time_permutation":
+        missing.append("the .rr table (the space-time permutation model's counts the most likely cluster's window)")
+    with atomic_output_dir(args.out, args.overwrite, "--out") as tmp:
+        try:
+            write_satscan(res, tmp / f"{stem}.txt", dbase=have_gis, geometry=geometry, study_period=study_period,
+                          penalty=penalty)
+        except OSError as exc:
+            raise CliError(f"--out {args.out}: cannot be written ({exc.strerror or exc})") from None
+        if args.png:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+
+            from ..scan.plot import plot_clusters
+
+            ax = plot_clusters(res, path=tmp / f"{stem}.png")
+            plt.close(ax.figure)
+    if missing:  # said even with --quiet: files a user may expect are not there
+        print(f"--out {args.out}: not written: {'; '.join(missing)}", file=sys.stderr)
 
 
 def _check_figure_format(path) -> None:

@@ -186,7 +186,49 @@ def prm_arguments(path) -> dict:
     _window_kwargs(v, model, bad, kwargs)
     _settings_kwargs(v, model, bad, kwargs)
     _low_rate_minimum(v, kwargs["direction"], bad, ignored)
-    return {"model": model, "files": files, "kwargs": kwargs, "ignored": ignored, "dates": _record_dates(v, bad)}
+    return {"model": model, "files": files, "kwargs": kwargs, "ignored": ignored, "dates": _record_dates(v, bad),
+            "outputs": _output_settings(v, base, bad)}
+
+
+#: output settings -> the table they ask for (ASCII: written as CSV; DBase: as .dbf)
+_TABLE_KEYS = {"MostLikelyClusterEachCentroid": "col", "CensusAreasReportedClusters": "gis",
+               "IncludeRelativeRisksCensusAreas": "rr", "SaveSimLLRs": "llr"}
+#: output settings whose files hp.scan does not write: refused (by name) when the outputs are written
+_NOT_WRITTEN = {"MostLikelyClusterCaseInfoEachCentroidASCII": "the cluster case information file (.sci)",
+                "MostLikelyClusterCaseInfoEachCentroidDBase": "the cluster case information file (.sci.dbf)",
+                "OutputTemporalGraphHTML": "the temporal graph (HTML)",
+                "PrintSimulatedDataToFile": "the simulated data file"}
+
+
+def _on(v, key) -> bool:
+    return (v.get(key, "n") or "n").lower() not in _OFF
+
+
+def _output_settings(v, base, bad) -> dict:
+    """The files the .prm's output settings ask for, as :func:`~.outputs.write_satscan` writes
+    them: ``{"results_file", "tables", "dbase", "geometry", "gumbel", "title", "not_written"}``
+    (``results_file``: the ``ResultsFile`` path, relative to the .prm's folder, or None;
+    ``not_written``: the settings asking for files hp.scan does not write, refused when writing)."""
+    name = v.get("ResultsFile", "")
+    results = None
+    if name:
+        f = Path(name)
+        results = f if f.is_absolute() else base / f
+    ascii_ = [t for k, t in _TABLE_KEYS.items() if _on(v, k + "ASCII")]
+    dbf = [t for k, t in _TABLE_KEYS.items() if _on(v, k + "DBase")]
+    geometry = []
+    latlong = v.get("CoordinatesType", "0") == "1"
+    if _on(v, "OutputGoogleEarthKML") and latlong:  # SaTScan writes KML for lat/long data only
+        geometry.append("kmz" if _on(v, "CompressKMLtoKMZ") else "kml")
+    if _on(v, "OutputShapefiles"):
+        geometry.append("shp")
+    if (_on(v, "OutputCartesianGraph") and not latlong) or (_on(v, "OutputGoogleMaps") and latlong):
+        geometry.append("html")
+    gumbel = _on(v, "ReportGumbel") or v.get("PValueReportType", "0") == "3"
+    return {"results_file": results, "tables": sorted(set(ascii_ + dbf), key=list(_TABLE_KEYS.values()).index),
+            "dbase": bool(dbf), "dbase_tables": dbf, "geometry": geometry, "gumbel": gumbel,
+            "title": v.get("ResultsTitle", "") or None,
+            "not_written": [(k, what) for k, what in _NOT_WRITTEN.items() if _on(v, k)]}
 
 
 def _low_rate_minimum(v, direction, bad, ignored):
@@ -426,7 +468,8 @@ def _space_time_population(path, seen, geo_path) -> dict:
     return total
 
 
-def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto", threads=None, progress=True):
+def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto", threads=None, progress=True,
+            write_results=False):
     """Run the purely spatial Bernoulli or discrete Poisson analysis a SaTScan parameter file
     describes (file names relative to the parameter file's folder; covariates of a Poisson
     analysis's .cas/.pop files adjusted for by indirect standardisation).
@@ -457,17 +500,35 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         Overrides the file's ``MonteCarloReps``.
     seed, executor, backend, threads, progress
         As in :func:`~hphawkes_py.scan.bernoulli`.
+    write_results : bool or path
+        False (default): nothing is written. True: write the files the parameter file's output
+        settings ask for, as SaTScan does: the report to ``ResultsFile`` (relative to the
+        parameter file's folder) and beside it the tables that
+        ``MostLikelyClusterEachCentroid``, ``CensusAreasReportedClusters``,
+        ``IncludeRelativeRisksCensusAreas`` and ``SaveSimLLRs`` ask for (``...ASCII=y``: as CSV,
+        ``<name>.col.csv``; ``...DBase=y``: ``<name>.col.dbf``), ``OutputGoogleEarthKML`` (lat/long
+        data; ``CompressKMLtoKMZ``), ``OutputShapefiles`` (``<name>.col.shp``),
+        ``OutputCartesianGraph`` / ``OutputGoogleMaps`` (the HTML map), with ``ReportGumbel`` and
+        ``ResultsTitle``; see :func:`hphawkes_py.scan.outputs.write_satscan`. A path: the same
+        files, the report at that path instead of ``ResultsFile``.
 
     Returns
     -------
     ScanResult
-        The settings that do not change the analysis (output files, run options) and were therefore
-        not used are listed by ``hp.scan._prm.prm_arguments(path)["ignored"]``.
+        The settings that do not change the analysis (output files, run options) are listed by
+        ``hp.scan._prm.prm_arguments(path)["ignored"]``; the output settings are honoured with
+        ``write_results``.
 
     Raises
     ------
     ValueError
-        Naming the setting (and its section) or the file, line and field that cannot be honoured.
+        Naming the setting (and its section) or the file, line and field that cannot be honoured;
+        with ``write_results``, before any work: no ``ResultsFile``, a results folder that does not
+        exist, or an output hp.scan does not write switched on (the cluster case information
+        ``.sci``, the temporal graph, simulated data).
+    ImportError
+        With ``write_results``: dBase tables or shapefiles asked for without pyogrio and shapely,
+        the HTML map without folium (before any work).
 
     Examples
     --------
@@ -480,6 +541,53 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
     bernoulli 4 4 4.837
     """
     spec = prm_arguments(path)
+    target = _results_target(spec, write_results, path)  # before any work
+    res = _run(spec, n_replicates, seed, executor, backend, threads, progress)
+    if target is not None:
+        from .outputs import write_satscan
+
+        out = spec["outputs"]
+        write_satscan(res, target, tables=out["tables"], dbase=out["dbase_tables"], geometry=out["geometry"],
+                      study_period=spec["kwargs"].get("study_period", spec["dates"]["study_period"]),
+                      gumbel=out["gumbel"], penalty=spec["kwargs"].get("penalty"), title=out["title"])
+    return res
+
+
+def _results_target(spec, write_results, path):
+    """The report file ``run_prm(write_results=...)`` writes (None: nothing), every output
+    setting checked before the analysis runs."""
+    if write_results is False or write_results is None:
+        return None
+    out = spec["outputs"]
+    if write_results is True:
+        target = out["results_file"]
+        if target is None:
+            raise ValueError(f"{path}: ResultsFile is empty; set it or pass write_results=<report path>")
+    elif isinstance(write_results, (str, Path)):
+        target = Path(write_results).expanduser()
+    else:
+        raise TypeError(f"write_results must be False, True (the .prm's ResultsFile) or a report path, got "
+                        f"{type(write_results).__name__} {write_results!r}")
+    if out["not_written"]:
+        key, what = out["not_written"][0]
+        raise ValueError(f"{path}: {key}=y asks for {what}, which hp.scan does not write; set it to n (or run "
+                         f"without write_results)")
+    if target.is_dir() or not target.parent.is_dir():
+        raise ValueError(f"{path}: results file {target} is a folder or its folder {target.parent} does not exist "
+                         f"(ResultsFile is relative to the parameter file's folder)")
+    if out["dbase"] or "shp" in out["geometry"]:
+        from .geometry import _need_pyogrio
+
+        _need_pyogrio("the dBase tables and shapefiles the parameter file asks for")
+    if "html" in out["geometry"]:
+        from .cluster_map import _need_folium
+
+        _need_folium()
+    return target
+
+
+def _run(spec, n_replicates, seed, executor, backend, threads, progress):
+    """The analysis :func:`run_prm` runs for the parameters ``spec`` (:func:`prm_arguments`)."""
     if n_replicates is not None:
         spec["kwargs"]["n_replicates"] = n_replicates
     f = spec["files"]

@@ -516,8 +516,9 @@ def write_satscan(result, results_file, *, tables=None, dbase: bool = False, rep
     tables : sequence of {"col", "gis", "rr", "llr"}, optional
         The tables to write; default: all that the model has (the space-time permutation model
         has no ``rr`` here: see :func:`risk_table`).
-    dbase : bool
-        Also write each table as dBase (``.dbf``, as rsatscan reads them); needs pyogrio.
+    dbase : bool or sequence of table names
+        Also write each table (or those named) as dBase (``.dbf``, as rsatscan reads them); needs
+        pyogrio. A table named here but not in ``tables`` is written too.
     report : bool
         Write the main report (:func:`report_text`).
     geometry : sequence of {"geojson", "kml", "kmz", "shp", "gpkg", "html"}
@@ -561,6 +562,15 @@ def write_satscan(result, results_file, *, tables=None, dbase: bool = False, rep
     base = target.parent
     if tables is None:
         tables = tuple(t for t in SATSCAN_TABLES if not (t == "rr" and result.model == "space_time_permutation"))
+    if isinstance(dbase, (bool, np.bool_)):
+        dbase = tuple(tables) if dbase else ()
+    elif isinstance(dbase, str):
+        raise TypeError(f"dbase must be True/False or a sequence of names from {SATSCAN_TABLES}, got {dbase!r}")
+    for t in dbase:
+        if t not in SATSCAN_TABLES:
+            raise ValueError(f"dbase: {t!r} is not a SaTScan table; choose from {SATSCAN_TABLES}")
+    csv_tables = tuple(tables)
+    tables = tuple(t for t in SATSCAN_TABLES if t in csv_tables or t in dbase)
     if isinstance(tables, str):
         raise TypeError(f"tables must be a sequence of names from {SATSCAN_TABLES}, got the string {tables!r}")
     if isinstance(geometry, str):
@@ -590,10 +600,11 @@ def write_satscan(result, results_file, *, tables=None, dbase: bool = False, rep
         written.append(target.with_name(stem + ".txt"))
     shapefile = "shp" in geometry
     for t, df in built.items():
-        p = base / f"{stem}.{t}.csv"
-        df.to_csv(p, index=False)
-        written.append(p)
-        if dbase and not (t == "col" and shapefile):  # the shapefile's .col.dbf is the cluster table
+        if t in csv_tables:
+            p = base / f"{stem}.{t}.csv"
+            df.to_csv(p, index=False)
+            written.append(p)
+        if t in dbase and not (t == "col" and shapefile):  # the shapefile's .col.dbf is the cluster table
             p = base / f"{stem}.{t}.dbf"
             _write_dbf(df, p)
             written.append(p)
