@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from hphawkes_py.cli import main
+import hphawkes_py as hp
 from hphawkes_py.mixture import TDPGaussianMixture
 
 RNG = np.random.default_rng(3)
@@ -122,3 +123,22 @@ def test_frame_from_r_refuses_duplicate_column_names():
         frame_from_r({"a": np.ones(2), "b": np.zeros(2)}, ["a", "b", "a"])
     df = frame_from_r({"a": np.ones(2), "b": np.zeros(2)}, ["b", "a"])
     assert list(df.columns) == ["b", "a"] and df["a"].tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("factor", [1e-300, 1e-200, 1e150])
+def test_a_varying_column_at_any_magnitude_is_not_constant(factor):
+    # X.std() squares the deviations: at 1e-300 they underflow to 0 and the column looked constant
+    X = hp.datasets.load_faithful()[["eruptions", "waiting"]].to_numpy(float)
+    opts = dict(n_components=8, n_iter=30, burn_in=15, seed=3, progress=False)
+    ref = hp.mixture.TDPGaussianMixture(**opts).fit(X).predict(X)
+    scaled = X.copy()
+    scaled[:, 0] *= factor
+    got = hp.mixture.TDPGaussianMixture(**opts).fit(scaled).predict(scaled)
+    assert np.array_equal(got, ref)
+
+
+def test_a_truly_constant_column_is_still_refused():
+    X = hp.datasets.load_faithful()[["eruptions", "waiting"]].to_numpy(float)
+    X[:, 0] = 1e-300
+    with pytest.raises(ValueError, match="constant"):
+        hp.mixture.TDPGaussianMixture(n_components=4, n_iter=4, burn_in=2, progress=False).fit(X)

@@ -443,8 +443,14 @@ class TDPGaussianMixture:
         n, p = X.shape
         k = self.n_components
         center = X.mean(axis=0)
-        scale = X.std(axis=0, ddof=1)
-        const = np.flatnonzero(~(scale > 1e-12 * np.maximum(1.0, np.abs(center))))
+        mag = np.max(np.abs(X), axis=0)
+        with np.errstate(over="ignore", under="ignore"):
+            scale = X.std(axis=0, ddof=1)
+        tiny = ~(scale > 1e-12 * mag) | ~np.isfinite(scale)
+        if tiny.any():  # squares under/overflow at extreme magnitudes: measure in the column's own unit
+            unit = np.where(mag > 0, mag, 1.0)
+            scale = np.where(tiny, unit * (X / unit).std(axis=0, ddof=1), scale)
+        const = np.flatnonzero(~(scale > 1e-12 * mag))
         if const.size:
             names = [self.feature_names_[c] for c in const] if self.feature_names_ else list(const)
             raise ValueError(
