@@ -342,3 +342,14 @@ def test_reproduce_sccs_oxford_writes_out_atomically(tmp_path, monkeypatch, caps
     assert main(["reproduce", "sccs-oxford", "--backend", "cpu", "--out", str(out)]) == 2
     assert "--overwrite" in capsys.readouterr().err
     assert (out / "comparison.csv").read_bytes() == before
+
+
+def test_missing_outcome_day_is_refused_without_a_numpy_warning():
+    # np.round(NaN) warned "invalid value encountered in rint", which leaked to R's stderr
+    obs = pd.DataFrame({"person_id": [1, 2], "start": [0, 0], "end": [365, 365]})
+    eras = pd.DataFrame({"person_id": [1, 2], "start": [10, 20], "end": [40, 50], "covariate_id": [7, 7]})
+    outcomes = pd.DataFrame({"person_id": [1, 2], "day": [30.0, np.nan]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="integer days.*nan"):
+            hp.sccs.SCCSData.from_eras(obs, eras, outcomes)

@@ -43,7 +43,8 @@ def as_days(s, name: str) -> np.ndarray:
     a = np.asarray(s)
     if a.size and (not np.issubdtype(a.dtype, np.number) or a.dtype.kind == "b"):
         raise ValueError(f"{name} must be integer days, got dtype {a.dtype}")
-    bad = ~np.isfinite(a) | (a != np.round(a)) if a.size else np.zeros(0, bool)
+    bad = ~np.isfinite(a)
+    bad[~bad] = a[~bad] != np.round(a[~bad])  # rounding only finite values: NaN would warn from rint
     if bad.any():
         i = int(np.argmax(bad))
         raise ValueError(f"{name} must be integer days: {int(bad.sum())} bad value(s), first at row {i} "
