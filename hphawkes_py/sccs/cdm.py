@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from .._validate import check_bool, check_in, check_int, describe
+from ._tables import show
 from .data import SCCSData
 
 __all__ = ["from_cdm"]
@@ -364,6 +365,8 @@ class _Database:
         import sqlalchemy as sa
 
         inspector = sa.inspect(self._sa)
+        if schema is not None and schema.lower() not in {n.lower() for n in inspector.get_schema_names()}:
+            return found
         names = {n.lower(): n for n in inspector.get_table_names(schema=schema)}
         for t in tables:
             if t in names:
@@ -440,10 +443,11 @@ class _Study:
             need["concept_ancestor"] = ("ancestor_concept_id", "descendant_concept_id")
         found = db.columns(self.schema, list(need))
         where = f" in schema {self.schema!r}" if self.schema else " in the connection's current schema"
+        absent = [t for t in need if t not in found]
+        if absent:
+            raise ValueError(f"the CDM has no table {absent[0]!r}{where} (missing {absent}); from_cdm reads "
+                             f"{list(need)} (columns {list(need[absent[0]])} of {absent[0]})")
         for table, cols in need.items():
-            if table not in found:
-                raise ValueError(f"the CDM has no table {table!r}{where}; from_cdm reads {sorted(need)} "
-                                 f"(columns {list(cols)} of {table})")
             missing = [c for c in cols if c not in found[table]]
             if missing:
                 raise ValueError(f"CDM table {table!r}{where} has no column {missing[0]!r} (missing {missing}); "
@@ -522,7 +526,7 @@ class _Study:
             rows = db.rows(self.cte() + sql + " LIMIT 1", self.params)
             if rows:
                 rid, pid = rows[0]
-                raise ValueError(f"{what} at {id_column}={rid!r} (person_id={pid!r}); every row the study reads "
+                raise ValueError(f"{what} at {id_column}={show(rid)} (person_id={show(pid)}); every row the study reads "
                                  "needs dates with end >= start")
 
     def cases(self, db: _Database) -> pd.DataFrame:
@@ -568,21 +572,21 @@ def _person_tables(cases, outcomes, eras, strata, origin, needs_age):
     orphan = cases["person_row"].isna().to_numpy()
     if orphan.any():
         i = int(np.argmax(orphan))
-        raise ValueError(f"observation_period.person_id {cases['person_id'].iloc[i]!r} (observation_period_id="
-                         f"{cases['observation_period_id'].iloc[i]!r}) is not in person.person_id: "
+        raise ValueError(f"observation_period.person_id {show(cases['person_id'].iloc[i])} (observation_period_id="
+                         f"{show(cases['observation_period_id'].iloc[i])}) is not in person.person_id: "
                          f"{int(orphan.sum())} case period(s) without a person row")
     dup = cases["observation_period_id"].duplicated().to_numpy()
     if dup.any():
         i = int(np.argmax(dup))
-        raise ValueError(f"person.person_id {cases['person_id'].iloc[i]!r} appears more than once in person "
-                         f"(or observation_period_id {cases['observation_period_id'].iloc[i]!r} more than once in "
+        raise ValueError(f"person.person_id {show(cases['person_id'].iloc[i])} appears more than once in person "
+                         f"(or observation_period_id {show(cases['observation_period_id'].iloc[i])} more than once in "
                          "observation_period); each must be unique")
     if strata == "person":
         two = cases["person_id"].duplicated().to_numpy()
         if two.any():
             pid = cases["person_id"].iloc[int(np.argmax(two))]
             periods = cases.loc[cases["person_id"] == pid, "observation_period_id"].tolist()
-            raise ValueError(f"person_id {pid!r} has outcomes in {len(periods)} observation periods "
+            raise ValueError(f"person_id {show(pid)} has outcomes in {len(periods)} observation periods "
                              f"(observation_period_id {periods[:5]}); strata='person' needs one per person: use "
                              "strata='observation_period' (SelfControlledCaseSeries' cases)")
     key = "person_id" if strata == "person" else "observation_period_id"
@@ -607,7 +611,7 @@ def _birth_days(cases, origin, needs_age):
         if not needs_age:
             return None
         i = int(np.argmax(year.isna().to_numpy()))
-        raise ValueError(f"person.year_of_birth is missing for person_id={cases['person_id'].iloc[i]!r}; "
+        raise ValueError(f"person.year_of_birth is missing for person_id={show(cases['person_id'].iloc[i])}; "
                          "min_age, max_age and age_knots need every case's year of birth")
     month = pd.to_numeric(cases["month"], errors="coerce").fillna(1)
     day = pd.to_numeric(cases["day"], errors="coerce").fillna(1)
@@ -617,9 +621,9 @@ def _birth_days(cases, origin, needs_age):
         if not needs_age:
             return None
         i = int(np.argmax(bad))
-        raise ValueError(f"person has an invalid date of birth for person_id={cases['person_id'].iloc[i]!r}: "
-                         f"year_of_birth={year.iloc[i]!r}, month_of_birth={cases['month'].iloc[i]!r}, "
-                         f"day_of_birth={cases['day'].iloc[i]!r}")
+        raise ValueError(f"person has an invalid date of birth for person_id={show(cases['person_id'].iloc[i])}: "
+                         f"year_of_birth={show(cases['year'].iloc[i])}, month_of_birth={show(cases['month'].iloc[i])}, "
+                         f"day_of_birth={show(cases['day'].iloc[i])}")
     return (when.to_numpy().astype("datetime64[D]") - origin).astype(np.int64)
 
 
