@@ -384,7 +384,7 @@ def test_edge_masses_of_one_band_and_run_in_reach():
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_symmetric_gather_with_one_bandwidth(monkeypatch, tile, cap, dtype):
     # one bandwidth (pilots, fixed fits, CV): each pair once with one exp, shares scattered to
-    # per-thread rows; weights differ per point, so the two directions of a pair differ
+    # per-group rows (a fixed number of tile groups); weights differ per point, so the two directions of a pair differ
     monkeypatch.setattr(cpu, "TILE", tile)
     monkeypatch.setattr(cpu, "TILE_CAP", cap)
     rng = np.random.default_rng(11)
