@@ -206,7 +206,8 @@ def _on(v, key) -> bool:
 
 def _output_settings(v, base, bad) -> dict:
     """The files the .prm's output settings ask for, as :func:`~.outputs.write_satscan` writes
-    them: ``{"results_file", "tables", "dbase", "geometry", "gumbel", "title", "not_written"}``
+    them: ``{"results_file", "tables", "dbase", "dbase_tables", "geometry", "gumbel", "title",
+    "not_written"}`` (``tables``: written as CSV; ``dbase_tables``: as dBase)
     (``results_file``: the ``ResultsFile`` path, relative to the .prm's folder, or None;
     ``not_written``: the settings asking for files hp.scan does not write, refused when writing)."""
     name = v.get("ResultsFile", "")
@@ -225,8 +226,7 @@ def _output_settings(v, base, bad) -> dict:
     if (_on(v, "OutputCartesianGraph") and not latlong) or (_on(v, "OutputGoogleMaps") and latlong):
         geometry.append("html")
     gumbel = _on(v, "ReportGumbel") or v.get("PValueReportType", "0") == "3"
-    return {"results_file": results, "tables": sorted(set(ascii_ + dbf), key=list(_TABLE_KEYS.values()).index),
-            "dbase": bool(dbf), "dbase_tables": dbf, "geometry": geometry, "gumbel": gumbel,
+    return {"results_file": results, "tables": ascii_, "dbase": bool(dbf), "dbase_tables": dbf, "geometry": geometry, "gumbel": gumbel,
             "title": v.get("ResultsTitle", "") or None,
             "not_written": [(k, what) for k, what in _NOT_WRITTEN.items() if _on(v, k)]}
 

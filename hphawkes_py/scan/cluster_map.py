@@ -68,10 +68,11 @@ def cluster_map(result, path=None, *, max_clusters: int | None = None, n_vertice
 
     Examples
     --------
+    >>> from hphawkes_py.scan import cluster_map
     >>> g = hp.datasets.load_grave()
     >>> res = hp.scan.bernoulli(g[["x", "y"]].to_numpy(), g["case"], 1 - g["case"], n_replicates=9,
     ...                         seed=1, backend="cpu", progress=False)
-    >>> m = hp.scan.cluster_map.cluster_map(res)          # doctest: +SKIP
+    >>> m = cluster_map.cluster_map(res)          # doctest: +SKIP
     >>> m.save("clusters.html")                           # doctest: +SKIP
     """
     _need_folium()

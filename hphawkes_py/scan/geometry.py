@@ -102,10 +102,11 @@ def cluster_polygons(result, *, n_vertices: int = 64) -> list:
 
     Examples
     --------
+    >>> from hphawkes_py.scan import geometry
     >>> g = hp.datasets.load_grave()
     >>> res = hp.scan.bernoulli(g[["x", "y"]].to_numpy(), g["case"], 1 - g["case"], n_replicates=9,
     ...                         seed=1, backend="cpu", progress=False)
-    >>> props, ring = hp.scan.geometry.cluster_polygons(res)[0]
+    >>> props, ring = geometry.cluster_polygons(res)[0]
     >>> print(props["CLUSTER"], props["OBSERVED"], len(ring))
     1 11 65
     """
@@ -126,10 +127,11 @@ def to_geojson(result, *, n_vertices: int = 64) -> dict:
 
     Examples
     --------
+    >>> from hphawkes_py.scan import geometry
     >>> g = hp.datasets.load_grave()
     >>> res = hp.scan.bernoulli(g[["x", "y"]].to_numpy(), g["case"], 1 - g["case"], n_replicates=9,
     ...                         seed=1, backend="cpu", progress=False)
-    >>> fc = hp.scan.geometry.to_geojson(res)
+    >>> fc = geometry.to_geojson(res)
     >>> print(fc["type"], len(fc["features"]), fc["features"][0]["geometry"]["type"])
     FeatureCollection 2 Polygon
     """
@@ -157,9 +159,10 @@ def to_kml(result, *, n_vertices: int = 64) -> str:
 
     Examples
     --------
+    >>> from hphawkes_py.scan import geometry
     >>> ny = hp.datasets.satscan_sample_path("NYCfever.prm")
     >>> res = hp.scan.run_prm(ny, n_replicates=9, seed=1, backend="cpu", progress=False)
-    >>> hp.scan.geometry.to_kml(res).count("<Placemark>") == len(res.clusters)
+    >>> geometry.to_kml(res).count("<Placemark>") == len(res.clusters)
     True
     """
     from .outputs import _check_result

@@ -87,8 +87,9 @@ def _has_population(result) -> bool:
 
 
 def _date(value) -> str:
-    """A day as SaTScan writes it (``YYYY/MM/DD``)."""
-    return pd.Timestamp(value).strftime("%Y/%m/%d")
+    """A day as SaTScan writes it (``JulianToString``: ``YYYY/M/D``, no zero padding)."""
+    t = pd.Timestamp(value)
+    return f"{t.year}/{t.month}/{t.day}"
 
 
 def _relative_risk(observed, expected, total):
@@ -152,7 +153,7 @@ def cluster_table(result, *, study_period=None, gumbel: bool = False) -> pd.Data
         SaTScan's columns in its order: ``CLUSTER, LOC_ID`` (the most central location),
         ``X, Y`` (Cartesian) or ``LATITUDE, LONGITUDE``, ``RADIUS`` (coordinate units; km for
         lat/long) or ``E_MINOR, E_MAJOR, E_ANGLE, E_SHAPE`` (elliptic), ``SPAN`` (largest
-        distance between two of its locations), ``START_DATE, END_DATE`` (``YYYY/MM/DD``),
+        distance between two of its locations), ``START_DATE, END_DATE`` (``YYYY/M/D``),
         ``NUMBER_LOC``, ``LLR`` (and ``TEST_STAT`` for elliptic windows; ``TEST_STAT`` alone for the
         space-time permutation model), ``P_VALUE``, [``GBL_PVALUE``], ``OBSERVED, EXPECTED, ODE``,
         ``REL_RISK`` (Poisson, Bernoulli), ``POPULATION`` (Bernoulli; Poisson with a population),
@@ -160,10 +161,11 @@ def cluster_table(result, *, study_period=None, gumbel: bool = False) -> pd.Data
 
     Examples
     --------
+    >>> from hphawkes_py.scan import outputs
     >>> g = hp.datasets.load_grave()
     >>> res = hp.scan.bernoulli(g[["x", "y"]].to_numpy(), g["case"], 1 - g["case"], n_replicates=99,
     ...                         seed=1, backend="cpu", progress=False)
-    >>> col = hp.scan.outputs.cluster_table(res)
+    >>> col = outputs.cluster_table(res)
     >>> list(col.columns[:6])
     ['CLUSTER', 'LOC_ID', 'X', 'Y', 'RADIUS', 'SPAN']
     >>> print(col.loc[0, "OBSERVED"], round(col.loc[0, "LLR"], 4))
@@ -247,10 +249,11 @@ def location_table(result, *, gumbel: bool = False) -> pd.DataFrame:
 
     Examples
     --------
+    >>> from hphawkes_py.scan import outputs
     >>> g = hp.datasets.load_grave()
     >>> res = hp.scan.bernoulli(g[["x", "y"]].to_numpy(), g["case"], 1 - g["case"], n_replicates=99,
     ...                         seed=1, backend="cpu", progress=False)
-    >>> gis = hp.scan.outputs.location_table(res)
+    >>> gis = outputs.location_table(res)
     >>> print(len(gis[gis.CLUSTER == 1]), int(gis[gis.CLUSTER == 1].LOC_OBS.sum()))
     19 11
     """
@@ -311,10 +314,11 @@ def risk_table(result) -> pd.DataFrame:
 
     Examples
     --------
+    >>> from hphawkes_py.scan import outputs
     >>> g = hp.datasets.load_grave()
     >>> res = hp.scan.bernoulli(g[["x", "y"]].to_numpy(), g["case"], 1 - g["case"], n_replicates=9,
     ...                         seed=1, backend="cpu", progress=False)
-    >>> rr = hp.scan.outputs.risk_table(res)
+    >>> rr = outputs.risk_table(res)
     >>> print(len(rr), int(rr.OBSERVED.sum()), list(rr.columns))
     143 30 ['LOC_ID', 'OBSERVED', 'EXPECTED', 'ODE', 'REL_RISK']
     """
@@ -341,10 +345,11 @@ def llr_table(result, *, penalty=None) -> pd.DataFrame:
 
     Examples
     --------
+    >>> from hphawkes_py.scan import outputs
     >>> g = hp.datasets.load_grave()
     >>> res = hp.scan.bernoulli(g[["x", "y"]].to_numpy(), g["case"], 1 - g["case"], n_replicates=9,
     ...                         seed=1, backend="cpu", progress=False)
-    >>> hp.scan.outputs.llr_table(res).shape
+    >>> outputs.llr_table(res).shape
     (9, 1)
     """
     _check_result(result)
@@ -415,11 +420,12 @@ def report_text(result, *, study_period=None, title: str | None = None) -> str:
 
     Examples
     --------
+    >>> from hphawkes_py.scan import outputs
     >>> g = hp.datasets.load_grave()
     >>> res = hp.scan.bernoulli(g[["x", "y"]].to_numpy(), g["case"], 1 - g["case"], n_replicates=99,
     ...                         seed=1, backend="cpu", progress=False)
-    >>> txt = hp.scan.outputs.report_text(res)
-    >>> print(txt[txt.index("1.Location"):].splitlines()[4])
+    >>> txt = outputs.report_text(res)
+    >>> print(txt[txt.index("1.Location"):].splitlines()[5])
       Number of cases.......: 11
     """
     _check_result(result)
@@ -543,12 +549,13 @@ def write_satscan(result, results_file, *, tables=None, dbase: bool = False, rep
 
     Examples
     --------
+    >>> from hphawkes_py.scan import outputs
     >>> import tempfile, pathlib
     >>> g = hp.datasets.load_grave()
     >>> res = hp.scan.bernoulli(g[["x", "y"]].to_numpy(), g["case"], 1 - g["case"], n_replicates=9,
     ...                         seed=1, backend="cpu", progress=False)
     >>> out = pathlib.Path(tempfile.mkdtemp()) / "grave.txt"
-    >>> [p.name for p in hp.scan.outputs.write_satscan(res, out, geometry=("geojson",))]
+    >>> [p.name for p in outputs.write_satscan(res, out, geometry=("geojson",))]
     ['grave.txt', 'grave.col.csv', 'grave.gis.csv', 'grave.rr.csv', 'grave.llr.csv', 'grave.clusters.geojson']
     """
     _check_result(result)
@@ -562,6 +569,13 @@ def write_satscan(result, results_file, *, tables=None, dbase: bool = False, rep
     base = target.parent
     if tables is None:
         tables = tuple(t for t in SATSCAN_TABLES if not (t == "rr" and result.model == "space_time_permutation"))
+    if isinstance(tables, str):
+        raise TypeError(f"tables must be a sequence of names from {SATSCAN_TABLES}, got the string {tables!r}")
+    if isinstance(geometry, str):
+        raise TypeError(f"geometry must be a sequence of names from {_GEOMETRY_FORMATS}, got the string {geometry!r}")
+    for t in tables:
+        if t not in SATSCAN_TABLES:
+            raise ValueError(f"tables: {t!r} is not a SaTScan table; choose from {SATSCAN_TABLES}")
     if isinstance(dbase, (bool, np.bool_)):
         dbase = tuple(tables) if dbase else ()
     elif isinstance(dbase, str):
@@ -571,13 +585,6 @@ def write_satscan(result, results_file, *, tables=None, dbase: bool = False, rep
             raise ValueError(f"dbase: {t!r} is not a SaTScan table; choose from {SATSCAN_TABLES}")
     csv_tables = tuple(tables)
     tables = tuple(t for t in SATSCAN_TABLES if t in csv_tables or t in dbase)
-    if isinstance(tables, str):
-        raise TypeError(f"tables must be a sequence of names from {SATSCAN_TABLES}, got the string {tables!r}")
-    if isinstance(geometry, str):
-        raise TypeError(f"geometry must be a sequence of names from {_GEOMETRY_FORMATS}, got the string {geometry!r}")
-    for t in tables:
-        if t not in SATSCAN_TABLES:
-            raise ValueError(f"tables: {t!r} is not a SaTScan table; choose from {SATSCAN_TABLES}")
     for f in geometry:
         if f not in _GEOMETRY_FORMATS:
             raise ValueError(f"geometry: {f!r} is not a format written here; choose from {_GEOMETRY_FORMATS}")
