@@ -1,0 +1,818 @@
+r"""Partitions you can report: posterior similarity, a point partition by Binder or VI loss, cluster summaries.
+
+A Gibbs fit gives a posterior over partitions of the n events, one partition per draw (the labels
+z_s of draw s).  To report *one* partition, Bayesian practice (Binder 1978; Lau & Green 2007;
+Wade & Ghahramani 2018; Dahl, Johnson & Müller 2022) picks the partition c that minimises the
+posterior expected loss ``E[L(c, C) | x] ~ (1/S) sum_s L(c, z_s)`` for
+
+* Binder's loss, ``L_B(c, c') = sum_{i<j} |1(c_i = c_j) - 1(c'_i = c'_j)|``: the number of pairs
+  of events placed together by one partition and apart by the other (equal costs, as mcclust's
+  ``binder``); its expectation is ``sum_{i<j} |1(c_i = c_j) - p_ij|`` with ``p_ij`` the posterior
+  similarity (the probability that i and j share a cluster);
+* the variation of information (Meilă 2007), ``VI(c, c') = H(c) + H(c') - 2 I(c, c')``, in bits
+  (base-2 logarithms, as mcclust and SALSO), which penalises splitting a cluster less than
+  Binder's loss does and so gives fewer tiny clusters.
+
+Both expectations are written with the contingency counts ``n^s_{kl}`` (events in cluster k of c
+and l of z_s) and ``g(x) = x (x-1)/2`` (Binder) or ``x log2 x`` (VI, then divided by n):
+``sum_k g(n_k) + (1/S) sum_s sum_l g(n^s_l) - (2/S) sum_s sum_{kl} g(n^s_{kl})``, so moving one event
+changes a few counts and the search needs no n x n matrix.  The search is SALSO (Dahl, Johnson &
+Müller 2022): per run, a random sequential allocation, then *sweetening* sweeps (each event in
+turn moves to the cluster, or a new one, of least expected loss, until none moves), then
+*zealous* updates (a cluster is dissolved and its events reallocated one by one, kept when the
+expected loss falls); the best of ``n_runs`` runs is returned.
+
+Per-draw labels of a fitted :class:`TDPGaussianMixture` come from :func:`sample_label_draws`:
+for each stored draw theta_s, labels are drawn from ``p(z | theta_s, x)``, so (theta_s, z_s) is a
+draw from the joint posterior.  The mode-merged clusters ``cluster_labels_`` of the model are a
+third, faster summary (one partition from the fitted density, no draws needed).
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .._validate import as_float_array, check_in, check_int, check_random_state, describe
+
+__all__ = ["posterior_similarity", "point_partition", "PointPartition", "binder_loss", "vi_loss",
+           "variation_of_information", "binder_distance", "sample_label_draws", "cluster_summary",
+           "sample_proportions", "plot_biaxial", "plot_sample_proportions"]
+
+LOSSES = ("VI", "binder")
+
+
+# ----------------------------------------------------------------------------- validation
+def _labels_2d(labels, name: str = "labels") -> np.ndarray:
+    """(S, n) integer labels, each draw's relabelled 0..L_s-1 (order of first appearance kept)."""
+    if labels is None:
+        raise TypeError(f"{name} must be an integer array (draws x n), got None")
+    arr = np.asarray(labels)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-dimensional (draws x n events), got shape {arr.shape}")
+    if arr.shape[0] < 1 or arr.shape[1] < 1:
+        raise ValueError(f"{name} needs at least one draw and one event, got shape {arr.shape}")
+    arr = _as_integer_labels(arr, name)
+    out = np.empty(arr.shape, dtype=np.int32)
+    for s in range(arr.shape[0]):
+        _, out[s] = np.unique(arr[s], return_inverse=True)
+    return out
+
+
+def _as_integer_labels(arr, name):
+    if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must hold integer cluster labels, got dtype {arr.dtype}")
+    if arr.dtype.kind == "f":
+        if not np.isfinite(arr).all():
+            raise ValueError(f"{name} must be finite integer labels; found NaN/inf")
+        frac = arr != np.round(arr)
+        if frac.any():
+            idx = tuple(int(i) for i in np.argwhere(frac)[0])
+            raise ValueError(f"{name} must hold whole numbers; {name}{list(idx)} = {arr[idx]!r}")
+        arr = arr.astype(np.int64)
+    return arr
+
+
+def _partition_1d(partition, n: int, name: str = "partition") -> np.ndarray:
+    arr = np.asarray(partition)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-dimensional (one label per event), got shape {arr.shape}")
+    if arr.shape[0] != n:
+        raise ValueError(f"{name} has {arr.shape[0]} labels but the draws have n = {n} events")
+    return _labels_2d(arr, name)[0]
+
+
+# ----------------------------------------------------------------------------- pairwise losses
+def _plogp(counts):
+    c = np.asarray(counts, dtype=np.float64)
+    c = c[c > 0]
+    return float((c * np.log2(c)).sum())
+
+
+def _contingency(a, b):
+    k, l = a.max() + 1, b.max() + 1
+    return np.bincount(a * l + b, minlength=k * l).reshape(k, l)
+
+
+def variation_of_information(a, b) -> float:
+    """Variation of information between two partitions of the same events, in bits (Meilă 2007).
+
+    Parameters
+    ----------
+    a, b : array_like (n,)
+        Cluster labels (any integers; only which events share a label matters).
+
+    Returns
+    -------
+    float
+        ``H(a) + H(b) - 2 I(a, b)`` with base-2 logarithms: 0 for the same partition, at most
+        ``log2 n``.
+
+    Examples
+    --------
+    >>> from hphawkes_py.mixture import variation_of_information
+    >>> variation_of_information([0, 0, 1, 1], [5, 5, 7, 7])
+    0.0
+    >>> variation_of_information([0, 0, 0, 0], [0, 1, 2, 3])
+    2.0
+    """
+    a = _labels_2d(a, "a")[0]
+    b = _partition_1d(b, a.size, "b")
+    n = a.size
+    T = _contingency(a, b)
+    return (_plogp(T.sum(1)) + _plogp(T.sum(0)) - 2.0 * _plogp(T)) / n
+
+
+def binder_distance(a, b) -> int:
+    """Binder's loss between two partitions: pairs of events together in one and apart in the other.
+
+    Parameters
+    ----------
+    a, b : array_like (n,)
+        Cluster labels.
+
+    Returns
+    -------
+    int
+        ``sum_{i<j} |1(a_i = a_j) - 1(b_i = b_j)|``.
+
+    Examples
+    --------
+    >>> from hphawkes_py.mixture import binder_distance
+    >>> binder_distance([0, 0, 1, 1], [0, 0, 0, 1])
+    3
+    """
+    a = _labels_2d(a, "a")[0]
+    b = _partition_1d(b, a.size, "b")
+    T = _contingency(a, b).astype(np.int64)
+
+    def pairs(c):
+        return int((c * (c - 1) // 2).sum())
+
+    return pairs(T.sum(1)) + pairs(T.sum(0)) - 2 * pairs(T)
+
+
+def _expected(g, partition, Z) -> float:
+    """sum_k g(n_k) + (1/S) sum_s [sum_l g(n^s_l) - 2 sum_kl g(n^s_kl)]."""
+    S = Z.shape[0]
+    total = g(np.bincount(partition)).sum()
+    acc = 0.0
+    for s in range(S):
+        T = _contingency(partition, Z[s])
+        acc += g(T.sum(0)).sum() - 2.0 * g(T).sum()
+    return float(total + acc / S)
+
+
+def _g_binder(c):
+    c = np.asarray(c, dtype=np.float64)
+    return c * (c - 1.0) / 2.0
+
+
+def _g_vi(c):
+    c = np.asarray(c, dtype=np.float64)
+    out = np.zeros_like(c)
+    pos = c > 0
+    out[pos] = c[pos] * np.log2(c[pos])
+    return out
+
+
+def vi_loss(partition, labels) -> float:
+    """Posterior expected variation of information of a partition, in bits: ``(1/S) sum_s VI(c, z_s)``.
+
+    Parameters
+    ----------
+    partition : array_like (n,)
+        The partition c (cluster labels of the n events).
+    labels : array_like (S, n)
+        Posterior draws of the labels, one row per draw.
+
+    Returns
+    -------
+    float
+        The Monte Carlo expected VI over the S draws.
+
+    Examples
+    --------
+    >>> from hphawkes_py.mixture import vi_loss
+    >>> draws = [[0, 0, 1, 1], [0, 0, 0, 1]]
+    >>> round(vi_loss([0, 0, 1, 1], draws), 6)   # (0 + 1.188722) / 2
+    0.594361
+    """
+    Z = _labels_2d(labels)
+    c = _partition_1d(partition, Z.shape[1])
+    return _expected(_g_vi, c, Z) / Z.shape[1]
+
+
+def binder_loss(partition, labels=None, *, psm=None) -> float:
+    """Posterior expected Binder loss of a partition: ``sum_{i<j} |1(c_i = c_j) - p_ij|``.
+
+    Parameters
+    ----------
+    partition : array_like (n,)
+        The partition c.
+    labels : array_like (S, n), optional
+        Posterior draws of the labels (the expectation is their average, exactly).
+    psm : array_like (n, n), optional
+        Posterior similarity matrix instead of the draws (:func:`posterior_similarity`).
+
+    Returns
+    -------
+    float
+        Expected number of misclassified pairs.
+
+    Examples
+    --------
+    >>> from hphawkes_py.mixture import binder_loss
+    >>> draws = [[0, 0, 1, 1], [0, 0, 0, 1]]
+    >>> binder_loss([0, 0, 1, 1], draws)   # (0 + 3) / 2
+    1.5
+    """
+    if (labels is None) == (psm is None):
+        raise ValueError("binder_loss needs exactly one of labels (draws x n) and psm (n x n)")
+    if labels is not None:
+        Z = _labels_2d(labels)
+        c = _partition_1d(partition, Z.shape[1])
+        return _expected(_g_binder, c, Z)
+    P = as_float_array(psm, "psm", ndim=2)
+    n = P.shape[0]
+    if P.shape != (n, n):
+        raise ValueError(f"psm must be square (n x n), got shape {P.shape}")
+    if P.min() < 0 or P.max() > 1:
+        raise ValueError(f"psm must hold probabilities in [0, 1], got values in [{P.min()}, {P.max()}]")
+    c = _partition_1d(partition, n)
+    same = (c[:, None] == c[None, :]).astype(np.float64)
+    iu = np.triu_indices(n, 1)
+    return float(np.abs(same[iu] - P[iu]).sum())
+
+
+# ----------------------------------------------------------------------------- similarity
+def _psm_loops(Z, order, starts, out):
+    S = Z.shape[0]
+    for s in range(S):
+        for g in range(starts.shape[1] - 1):
+            lo, hi = starts[s, g], starts[s, g + 1]
+            for a in range(lo, hi):
+                i = order[s, a]
+                for b in range(lo, hi):
+                    out[i, order[s, b]] += 1.0
+
+
+@functools.lru_cache(maxsize=1)
+def _psm_kernel():
+    # compiled on first use (cached on disk): importing the mixture loads no Numba kernels
+    from numba import njit
+
+    return njit(cache=True, nogil=True)(_psm_loops)
+
+
+def posterior_similarity(labels, index=None) -> np.ndarray:
+    """Posterior similarity matrix: the fraction of draws in which events i and j share a cluster.
+
+    Parameters
+    ----------
+    labels : array_like (S, n)
+        Posterior draws of the labels.
+    index : array_like of int, optional
+        Events to keep (a subsample, e.g. ``rng.choice(n, 2000, replace=False)``): the matrix
+        is m x m for the m events given, in that order.  The matrix has n^2 entries (8 n^2
+        bytes), so large n needs a subsample.
+
+    Returns
+    -------
+    ndarray (m, m)
+        ``p_ij`` (unitless, 1 on the diagonal, symmetric).
+
+    Notes
+    -----
+    Each draw adds 1 to the pairs inside each of its clusters (events grouped by label), so
+    the cost is ``sum_s sum_l (n^s_l)^2``, at most S m^2 and much less with many clusters.
+
+    Examples
+    --------
+    >>> from hphawkes_py.mixture import posterior_similarity
+    >>> posterior_similarity([[0, 0, 1], [0, 1, 1]])
+    array([[1. , 0.5, 0. ],
+           [0.5, 1. , 0.5],
+           [0. , 0.5, 1. ]])
+    """
+    Z = _labels_2d(labels)
+    S, n = Z.shape
+    if index is not None:
+        idx = np.asarray(index)
+        if idx.ndim != 1 or idx.size == 0 or idx.dtype.kind not in "iu":
+            raise TypeError(f"index must be a non-empty 1-D array of integer event indices, got {describe(index)}")
+        if idx.min() < -n or idx.max() >= n:
+            raise ValueError(f"index must lie in [0, {n}) (the events of labels), got values in [{idx.min()}, {idx.max()}]")
+        idx = idx % n
+        if np.unique(idx).size != idx.size:
+            raise ValueError("index must not repeat an event")
+        Z = _labels_2d(Z[:, idx])
+    m = Z.shape[1]
+    if m > 50_000:
+        raise ValueError(f"the similarity matrix of m = {m} events would take {8 * m * m / 2**30:.0f} GiB; "
+                         f"pass index= with a subsample of at most 50000 events")
+    order = np.argsort(Z, axis=1, kind="stable").astype(np.int64)
+    L = int(Z.max()) + 1
+    starts = np.zeros((S, L + 1), dtype=np.int64)
+    for s in range(S):
+        starts[s, 1:] = np.cumsum(np.bincount(Z[s], minlength=L))
+    out = np.zeros((m, m))
+    _psm_kernel()(Z, order, starts, out)
+    out /= S
+    return out
+
+
+# ----------------------------------------------------------------------------- SALSO search
+def _salso_loops(Z, L, kmax, vi, seed, n_zealous, max_sweeps, z_out):
+    """One SALSO run (numba): sequential allocation, sweetening, zealous updates. Returns the loss."""
+    S, n = Z.shape
+    np.random.seed(seed)
+    z = -np.ones(n, dtype=np.int64)
+    nk = np.zeros(kmax, dtype=np.int64)
+    m = np.zeros((S, kmax, L), dtype=np.int64)
+    cost = np.empty(kmax + 1)
+
+    def dg(x):
+        # g(x + 1) - g(x): Binder g = x(x-1)/2; VI g = x log2 x
+        if vi:
+            if x == 0:
+                return 0.0
+            return (x + 1) * np.log2(x + 1.0) - x * np.log2(float(x))
+        return float(x)
+
+    def place(i):
+        # the cluster (or a new one, index kmax) of least expected loss for event i, which is unplaced
+        best, bestc = -1, 0.0
+        free = -1
+        for k in range(kmax):
+            if nk[k] == 0:
+                if free < 0:
+                    free = k
+                continue
+            acc = 0.0
+            for s in range(S):
+                acc += dg(m[s, k, Z[s, i]])
+            c = dg(nk[k]) - 2.0 * acc / S
+            if best < 0 or c < bestc:
+                best, bestc = k, c
+        if free >= 0 and (best < 0 or 0.0 < bestc):
+            best = free
+        return best
+
+    def add(i, k):
+        z[i] = k
+        nk[k] += 1
+        for s in range(S):
+            m[s, k, Z[s, i]] += 1
+
+    def remove(i):
+        k = z[i]
+        nk[k] -= 1
+        for s in range(S):
+            m[s, k, Z[s, i]] -= 1
+        z[i] = -1
+
+    def g(x):
+        if vi:
+            return x * np.log2(float(x)) if x > 0 else 0.0
+        return x * (x - 1) / 2.0
+
+    def loss():
+        tot = 0.0
+        for k in range(kmax):
+            tot += g(nk[k])
+        acc = 0.0
+        for s in range(S):
+            for k in range(kmax):
+                if nk[k] == 0:
+                    continue
+                for l in range(L):
+                    acc -= 2.0 * g(m[s, k, l])
+        return tot + acc / S
+
+    def sweeten():
+        for _ in range(max_sweeps):
+            moved = False
+            for i in np.random.permutation(n):
+                old = z[i]
+                remove(i)
+                k = place(i)
+                add(i, k)
+                if k != old:
+                    moved = True
+            if not moved:
+                break
+
+    for i in np.random.permutation(n):
+        add(i, place(i))
+    sweeten()
+    best_loss = loss()
+    for _ in range(n_zealous):
+        occupied = np.flatnonzero(nk > 0)
+        if occupied.size < 2:
+            break
+        victim = occupied[np.random.randint(occupied.size)]
+        saved_z, saved_nk, saved_m = z.copy(), nk.copy(), m.copy()
+        members = np.flatnonzero(z == victim)
+        for i in members:
+            remove(i)
+        for i in np.random.permutation(members):
+            add(i, place(i))
+        sweeten()
+        new = loss()
+        if new < best_loss - 1e-12 * max(1.0, abs(best_loss)):
+            best_loss = new
+        else:
+            z[:] = saved_z
+            nk[:] = saved_nk
+            m[:, :, :] = saved_m
+    z_out[:] = z
+    return best_loss
+
+
+@functools.lru_cache(maxsize=1)
+def _salso_kernel():
+    from numba import njit
+
+    return njit(cache=True, nogil=True)(_salso_loops)
+
+
+@dataclass(frozen=True)
+class PointPartition:
+    """A point estimate of the partition and its posterior expected loss (see :func:`point_partition`).
+
+    Parameters
+    ----------
+    labels : ndarray (n,)
+        Cluster of each event, numbered 0, 1, ... by decreasing size.
+    loss : str
+        ``"VI"`` or ``"binder"``.
+    expected_loss : float
+        Posterior expected loss of ``labels`` over the draws (bits for VI, pairs for Binder).
+    n_clusters : int
+        Number of clusters.
+
+    Examples
+    --------
+    >>> from hphawkes_py.mixture import point_partition
+    >>> est = point_partition([[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 0, 1]], seed=0)
+    >>> est.labels.tolist(), est.n_clusters
+    ([0, 0, 1, 1], 2)
+    """
+
+    labels: np.ndarray
+    loss: str
+    expected_loss: float
+    n_clusters: int
+
+
+def point_partition(labels, loss: str = "VI", *, n_runs: int = 16, max_clusters=None, n_zealous: int = 10,
+                    max_sweeps: int = 100, seed=None) -> PointPartition:
+    """The partition minimising the posterior expected Binder or VI loss (SALSO search).
+
+    Parameters
+    ----------
+    labels : array_like (S, n)
+        Posterior draws of the labels (e.g. :func:`sample_label_draws`); label values need
+        not be consecutive, only which events share a label in a draw matters.
+    loss : {"VI", "binder"}, default "VI"
+        Variation of information (bits, base-2 logs) or Binder's loss with equal costs.
+    n_runs : int, default 16
+        Independent runs of the search (random orders); the best is returned.
+    max_clusters : int, optional
+        Most clusters the estimate may have.  Default: the largest number of clusters in any
+        draw (SALSO's default); a larger value is allowed.
+    n_zealous : int, default 10
+        Zealous updates tried per run (a cluster dissolved and its events reallocated).
+    max_sweeps : int, default 100
+        Most sweetening sweeps in a row (each stops early when no event moves).
+    seed : int or numpy.random.Generator, optional
+        Random state of the search orders.
+
+    Returns
+    -------
+    PointPartition
+        ``labels`` (n,), numbered by decreasing cluster size, ``expected_loss``,
+        ``n_clusters``, ``loss``.
+
+    Notes
+    -----
+    SALSO (Dahl, Johnson & Müller 2022, *J. Comput. Graph. Stat.* 31:1189), searching the
+    exact Monte Carlo expected loss over the draws (no similarity-matrix approximation): cost
+    O(n K S) per sweep for K clusters and S draws.  A greedy search: it finds a local minimum
+    that no single move or cluster reallocation improves; more runs make the global one more
+    likely.
+
+    Examples
+    --------
+    Draws that mostly split six events in two groups of three:
+
+    >>> from hphawkes_py.mixture import point_partition
+    >>> draws = [[0, 0, 0, 1, 1, 1]] * 6 + [[0, 0, 1, 1, 1, 1]] * 3 + [[0, 1, 2, 3, 4, 5]]
+    >>> est = point_partition(draws, loss="VI", seed=1)
+    >>> est.labels.tolist(), round(est.expected_loss, 4)
+    ([0, 0, 0, 1, 1, 1], 0.4585)
+    """
+    Z = _labels_2d(labels)
+    S, n = Z.shape
+    check_in(loss, "loss", LOSSES)
+    n_runs = check_int(n_runs, "n_runs", minimum=1)
+    n_zealous = check_int(n_zealous, "n_zealous", minimum=0)
+    max_sweeps = check_int(max_sweeps, "max_sweeps", minimum=1)
+    L = int(Z.max()) + 1
+    kmax = L if max_clusters is None else check_int(max_clusters, "max_clusters", minimum=1)
+    kmax = min(kmax, n)
+    if S * kmax * L > 200_000_000:
+        raise ValueError(f"the search keeps S x max_clusters x L = {S} x {kmax} x {L} counts; "
+                         f"use fewer draws or a smaller max_clusters")
+    rng = check_random_state(seed)
+    seeds = rng.integers(0, 2**31 - 1, size=n_runs)
+    kernel = _salso_kernel()
+    best, best_loss = None, np.inf
+    z = np.empty(n, dtype=np.int64)
+    for r in range(n_runs):
+        val = kernel(Z, L, kmax, loss == "VI", int(seeds[r]), n_zealous, max_sweeps, z)
+        if val < best_loss:
+            best, best_loss = z.copy(), val
+    out = _by_size(best)
+    g = _g_vi if loss == "VI" else _g_binder
+    expected = _expected(g, out, Z) / (n if loss == "VI" else 1)
+    return PointPartition(labels=out, loss=loss, expected_loss=expected, n_clusters=int(out.max()) + 1)
+
+
+def _by_size(z):
+    """Relabel clusters 0, 1, ... by decreasing size (ties: first event first)."""
+    _, first, inv, counts = np.unique(z, return_index=True, return_inverse=True, return_counts=True)
+    rank = np.lexsort((first, -counts))
+    new = np.empty_like(rank)
+    new[rank] = np.arange(rank.size)
+    return new[inv].astype(np.int64)
+
+
+# ----------------------------------------------------------------------------- draws of a fit
+def sample_label_draws(model, X, n_draws=None, *, seed=None) -> np.ndarray:
+    """Posterior draws of the labels of the rows of X from a Gibbs fit: z_s ~ p(z | theta_s, x).
+
+    Parameters
+    ----------
+    model : TDPGaussianMixture
+        Fitted with ``method="gibbs"`` (its stored draws ``draws_`` are used; a BEM fit has
+        none and is refused).
+    X : array_like (n, p)
+        Events in the units of the fit (a DataFrame must have the fit's columns, in order).
+    n_draws : int, optional
+        Use this many stored draws, evenly spaced (default: all).
+    seed : int or numpy.random.Generator, optional
+        Random state of the label draws.
+
+    Returns
+    -------
+    ndarray (n_draws, n) int64
+        Component of each event in each draw, the input of :func:`posterior_similarity` and
+        :func:`point_partition`.
+
+    Notes
+    -----
+    Given a stored draw theta_s = (weights, means, covariances), the labels are independent
+    with ``P(z_i = j) ~ w_sj N(x_i | mu_sj, Sigma_sj)`` -- the sampler's own label step -- so
+    (theta_s, z_s) is a draw from the joint posterior and z_s one from the posterior of the
+    partition.  Cost O(n_draws n k p^2).
+
+    Examples
+    --------
+    >>> from hphawkes_py.mixture import TDPGaussianMixture, sample_label_draws, point_partition
+    >>> X = hp.datasets.load_faithful()[["eruptions", "waiting"]].to_numpy()
+    >>> fit = TDPGaussianMixture(8, n_iter=40, burn_in=20, seed=0, progress=False).fit(X)
+    >>> Z = sample_label_draws(fit, X, n_draws=20, seed=0)
+    >>> Z.shape
+    (20, 272)
+    >>> point_partition(Z, seed=0).n_clusters
+    2
+    """
+    from .prediction import PredictionMixture
+
+    draws = getattr(model, "draws_", None)
+    if not hasattr(model, "weights_"):
+        raise ValueError("sample_label_draws needs a fitted model: call fit(X) first")
+    if draws is None:
+        raise ValueError("sample_label_draws needs the posterior draws of a Gibbs fit (method='gibbs'); this "
+                         "model has none (BEM): use its cluster_labels_ or predict_cluster(X)")
+    fitted = getattr(model, "feature_names_in_", None)
+    if isinstance(X, pd.DataFrame) and fitted is not None and list(X.columns) != list(fitted):
+        raise ValueError(f"X has columns {list(X.columns)} but the model was fitted on {list(fitted)}")
+    W, Mu, Sg = draws["weights"], draws["means"], draws["covariances"]
+    S_all, k, p = Mu.shape
+    Xa = as_float_array(X, "X", ndim=2)
+    if Xa.shape[1] != p:
+        raise ValueError(f"X must have {p} columns (as in fit), got {Xa.shape[1]}")
+    n_draws = S_all if n_draws is None else check_int(n_draws, "n_draws", minimum=1, maximum=S_all)
+    rng = check_random_state(seed)
+    use = np.unique(np.linspace(0, S_all - 1, n_draws).round().astype(np.int64))
+    center, scale = np.asarray(model.center_), np.asarray(model.scale_)
+    # standardised units, as the fit: the label probabilities do not change under the affine map
+    Xs = (Xa - center) / scale
+    out = np.empty((use.size, Xa.shape[0]), dtype=np.int64)
+    for r, s in enumerate(use):
+        with np.errstate(divide="ignore"):
+            log_w = np.log(W[s])
+        mix = PredictionMixture(log_w, (Mu[s] - center) / scale, Sg[s] / np.outer(scale, scale), k)
+        P = mix.proba(Xs)
+        cum = np.cumsum(P, axis=1)
+        u = rng.random(Xa.shape[0]) * cum[:, -1]
+        out[r] = np.minimum((cum < u[:, None]).sum(1), k - 1)
+    return out
+
+
+# ----------------------------------------------------------------------------- summaries
+def _labels_for(data, labels, name="labels"):
+    lab = np.asarray(labels)
+    if lab.ndim != 1:
+        raise ValueError(f"{name} must be 1-dimensional (one cluster per event), got shape {lab.shape}")
+    if lab.shape[0] != len(data):
+        raise ValueError(f"{name} has {lab.shape[0]} entries but the data have {len(data)} events")
+    return _as_integer_labels(lab, name)
+
+
+def cluster_summary(data, labels, *, statistic: str = "median") -> pd.DataFrame:
+    """Gate-like summary of each cluster: its events, its share and its marker medians (or means).
+
+    Parameters
+    ----------
+    data : pandas.DataFrame or array_like (n, p)
+        Events x markers (e.g. :func:`read_fcs` output, transformed); array columns are named
+        ``x0, x1, ...``.
+    labels : array_like (n,)
+        Cluster of each event.
+    statistic : {"median", "mean"}, default "median"
+        Per-marker summary of each cluster (units of ``data``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per cluster (index ``cluster``, sorted): ``events`` (count), ``proportion``
+        (of all events), then one column per marker.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from hphawkes_py.mixture import cluster_summary
+    >>> data = pd.DataFrame({"CD4": [1.0, 3.0, 10.0], "CD8": [5.0, 7.0, 0.0]})
+    >>> cluster_summary(data, [0, 0, 1])
+             events  proportion   CD4  CD8
+    cluster
+    0             2    0.666667   2.0  6.0
+    1             1    0.333333  10.0  0.0
+    """
+    check_in(statistic, "statistic", ("median", "mean"))
+    df = data if isinstance(data, pd.DataFrame) else pd.DataFrame(
+        as_float_array(data, "data", ndim=2), columns=None)
+    if not isinstance(data, pd.DataFrame):
+        df.columns = [f"x{a}" for a in range(df.shape[1])]
+    lab = _labels_for(df, labels)
+    grouped = df.groupby(pd.Index(lab, name="cluster"), sort=True)
+    stats = grouped.median() if statistic == "median" else grouped.mean()
+    counts = grouped.size()
+    head = pd.DataFrame({"events": counts, "proportion": counts / len(df)})
+    return pd.concat([head, stats], axis=1)
+
+
+def sample_proportions(labels, samples) -> pd.DataFrame:
+    """Share of each sample's events in each cluster.
+
+    Parameters
+    ----------
+    labels : array_like (n,)
+        Cluster of each event.
+    samples : array_like (n,)
+        Sample (file, donor) of each event, any hashable values.
+
+    Returns
+    -------
+    pandas.DataFrame (samples x clusters)
+        Each row sums to one; clusters a sample has no event in are 0.
+
+    Examples
+    --------
+    >>> from hphawkes_py.mixture import sample_proportions
+    >>> sample_proportions([0, 0, 1, 1, 1], ["a", "a", "a", "b", "b"])
+    cluster         0         1
+    sample
+    a        0.666667  0.333333
+    b        0.000000  1.000000
+    """
+    s = np.asarray(samples)
+    lab = _labels_for(s, labels)
+    if s.ndim != 1:
+        raise ValueError(f"samples must be 1-dimensional, got shape {s.shape}")
+    if pd.isna(pd.Series(s)).any():
+        raise ValueError("samples must not contain missing values")
+    tab = pd.crosstab(pd.Series(s, name="sample"), pd.Series(lab, name="cluster"), normalize="index")
+    return tab
+
+
+# ----------------------------------------------------------------------------- plots
+def plot_biaxial(data, labels, x, y, *, max_points: int = 20000, ax=None, seed=0, s: float = 2.0):
+    """Biaxial (dot) plot of two markers, events coloured by cluster, as cytometrists read them.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        Events x markers.
+    labels : array_like (n,)
+        Cluster of each event.
+    x, y : str
+        Columns of ``data`` on the horizontal and vertical axes.
+    max_points : int, default 20000
+        Draw a random subset of this many events when there are more (every cluster keeps its
+        share).
+    ax : matplotlib Axes, optional
+        Where to draw (a new figure otherwise).
+    seed : int, default 0
+        Random state of the subset.
+    s : float, default 2.0
+        Marker size (points^2).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from hphawkes_py.mixture import plot_biaxial
+    >>> data = pd.DataFrame({"CD4": [1.0, 1.2, 5.0], "CD8": [4.0, 4.1, 0.5]})
+    >>> ax = plot_biaxial(data, [0, 0, 1], "CD4", "CD8")
+    >>> ax.get_xlabel(), len(ax.collections)
+    ('CD4', 2)
+    """
+    import matplotlib.pyplot as plt
+
+    if not isinstance(data, pd.DataFrame):
+        raise TypeError(f"data must be a pandas DataFrame (markers as columns), got {describe(data)}")
+    for name, col in (("x", x), ("y", y)):
+        if col not in data.columns:
+            raise ValueError(f"{name} = {col!r} is not a column of data; columns: {list(data.columns)}")
+    lab = _labels_for(data, labels)
+    max_points = check_int(max_points, "max_points", minimum=1)
+    rows = np.arange(len(data))
+    if rows.size > max_points:
+        rows = np.sort(np.random.default_rng(seed).choice(rows.size, max_points, replace=False))
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5, 5))
+    cmap = plt.get_cmap("tab20")
+    for j, c in enumerate(np.unique(lab)):
+        r = rows[lab[rows] == c]
+        ax.scatter(data[x].to_numpy()[r], data[y].to_numpy()[r], s=s, color=cmap(j % 20), label=str(c),
+                   rasterized=True, linewidths=0)
+    ax.set_xlabel(str(x))
+    ax.set_ylabel(str(y))
+    ax.legend(title="cluster", markerscale=4, fontsize="small", loc="best")
+    return ax
+
+
+def plot_sample_proportions(proportions, *, ax=None):
+    """Stacked bars: the share of each sample's events in each cluster.
+
+    Parameters
+    ----------
+    proportions : pandas.DataFrame (samples x clusters)
+        As :func:`sample_proportions` returns (rows sum to one).
+    ax : matplotlib Axes, optional
+        Where to draw.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> from hphawkes_py.mixture import sample_proportions, plot_sample_proportions
+    >>> props = sample_proportions([0, 0, 1, 1, 1], ["a", "a", "a", "b", "b"])
+    >>> ax = plot_sample_proportions(props)
+    >>> len(ax.patches)
+    4
+    """
+    import matplotlib.pyplot as plt
+
+    if not isinstance(proportions, pd.DataFrame):
+        raise TypeError(f"proportions must be a DataFrame (samples x clusters), got {describe(proportions)}")
+    vals = proportions.to_numpy(dtype=np.float64)
+    if vals.size == 0 or not np.isfinite(vals).all() or (vals < 0).any():
+        raise ValueError("proportions must be a non-empty table of finite, non-negative shares")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(max(4, 0.6 * len(proportions) + 2), 4))
+    cmap = plt.get_cmap("tab20")
+    bottom = np.zeros(len(proportions))
+    pos = np.arange(len(proportions))
+    for j, c in enumerate(proportions.columns):
+        ax.bar(pos, vals[:, j], bottom=bottom, color=cmap(j % 20), label=str(c))
+        bottom += vals[:, j]
+    ax.set_xticks(pos)
+    ax.set_xticklabels([str(i) for i in proportions.index], rotation=45, ha="right")
+    ax.set_ylabel("share of events")
+    ax.legend(title="cluster", bbox_to_anchor=(1.02, 1), loc="upper left", fontsize="small")
+    return ax
