@@ -187,7 +187,7 @@ def test_ellipse_angles_bounded_before_work():
 def test_ellipse_shape_not_above_one_is_named():
     xy, cases, _ = _toy()
     pop = np.full(len(xy), 500)
-    with pytest.raises(ValueError, match=r"ellipse_shapes must each be > 1 .* got 1\.0$"):
+    with pytest.raises(ValueError, match=r"ellipse_shapes must be each > 1 .* got 1\.0$"):
         hp.scan.poisson(xy, cases, pop, window="ellipse", ellipse_shapes=(1.0,), ellipse_angles=(4,), **KW)
     with pytest.raises(ValueError, match=r"same length .* got 2 shapes and 1 angle counts"):
         hp.scan.poisson(xy, cases, pop, window="ellipse", ellipse_shapes=(2.0, 3.0), ellipse_angles=(4,), **KW)

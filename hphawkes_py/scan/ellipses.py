@@ -94,7 +94,7 @@ def _check_ellipses(window, geo, grid_cell, max_distance, ellipse_shapes, ellips
                          f"degree apart; SaTScan's defaults are {DEFAULT_ANGLES}), got {many[0]}")
     low = [v for v in shapes if v <= 1]
     if low:
-        raise ValueError(f"ellipse_shapes must each be > 1 (the major axis over the minor one; the circle is always "
+        raise ValueError(f"ellipse_shapes must be each > 1 (the major axis over the minor one; the circle is always "
                          f"scanned), got {low[0]!r}")
     if len(shapes) != len(angles):
         raise ValueError(f"ellipse_shapes and ellipse_angles must have the same length (one number of angles per "
