@@ -286,25 +286,73 @@ def test_shapefile_geopackage_and_dbase(grave, tmp_path):
     assert len(geom) == len(grave.clusters)
 
 
-# ---- HTML map --------------------------------------------------------------------------------------
+# ---- HTML maps -------------------------------------------------------------------------------------
 
-def test_cluster_map_popups(nycfever, tmp_path):
+def test_svg_map_is_self_contained_with_popups(nycfever):
+    from hphawkes_py.scan.cluster_map import cluster_map
+
+    page = cluster_map(nycfever)
+    assert page.count('<polygon class="cluster') == len(nycfever.clusters)
+    assert page.count("<circle ") == nycfever.n_locations
+    # nothing is fetched: no external script, style sheet or image
+    assert "src=" not in page and "href=" not in page and "@import" not in page
+    data = json.loads(page.split('id="cluster-data">')[1].split("</script>")[0])
+    cl = nycfever.clusters.iloc[0]
+    assert dict(data[0])["Time window"] == f"{outputs._date(cl.start)} to {outputs._date(cl.end)}"
+    assert dict(data[0])["Log likelihood ratio"] == f"{cl.log_likelihood_ratio:.6f}"
+    with pytest.raises(ValueError, match="engine must be 'svg'"):
+        cluster_map(nycfever, engine="leaflet")
+
+
+def _screenshot(page, tmp_path):
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("no chromium")
+    import subprocess
+
+    import matplotlib.image
+
+    (tmp_path / "m.html").write_text(page)
+    png = tmp_path / "m.png"
+    subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", f"--screenshot={png}",
+                    "--window-size=960,720", (tmp_path / "m.html").as_uri()], check=True, timeout=120,
+                   capture_output=True)
+    return matplotlib.image.imread(str(png))[..., :3]
+
+
+def test_svg_map_renders_the_clusters_offline_in_chromium(grave, tmp_path):
+    """A headless-Chromium screenshot of the page (opened from a file, nothing else to load) shows the
+    cluster outlines in their colours; the same page without clusters shows none of them."""
+    from hphawkes_py.scan.cluster_map import cluster_map
+
+    def coloured(img):
+        red = np.all(np.abs(img - np.array([0xd7, 0x19, 0x1c]) / 255) < 0.06, axis=-1).sum()
+        blue = np.all(np.abs(img - np.array([0x2c, 0x7b, 0xb6]) / 255) < 0.06, axis=-1).sum()
+        return red + blue
+
+    with_clusters = coloured(_screenshot(cluster_map(grave), tmp_path))
+    without = coloured(_screenshot(cluster_map(grave, max_clusters=0), tmp_path))
+    assert without == 0 and with_clusters > 200
+
+
+def test_folium_map_popups(nycfever, tmp_path):
     pytest.importorskip("folium")
     from hphawkes_py.scan.cluster_map import cluster_map
 
-    path = cluster_map(nycfever, tmp_path / "m.html")
-    html = path.read_text()
+    path = cluster_map(nycfever, tmp_path / "m.html", engine="folium")
+    page = path.read_text()
     cl = nycfever.clusters.iloc[0]
-    assert "Time window" in html and outputs._date(cl.start) in html
-    assert f"{cl.log_likelihood_ratio:.6f}" in html and "L.polygon" in html
+    assert "Time window" in page and outputs._date(cl.start) in page
+    assert f"{cl.log_likelihood_ratio:.6f}" in page and "L.polygon" in page
 
 
-def test_cluster_map_without_folium_says_so(grave, monkeypatch):
+def test_folium_map_without_folium_says_so(grave, monkeypatch):
     from hphawkes_py.scan.cluster_map import cluster_map
 
     monkeypatch.setitem(sys.modules, "folium", None)
     with pytest.raises(ImportError, match="needs folium: pip install folium"):
-        cluster_map(grave)
+        cluster_map(grave, engine="folium")
+    assert "<svg" in cluster_map(grave)          # the self-contained page needs no folium
 
 
 # ---- write_satscan / run_prm / CLI -----------------------------------------------------------------
@@ -374,7 +422,7 @@ def test_cli_out_folder_writes_the_set(tmp_path, capsys):
                  "--out", str(out), "--quiet"]) == 0
     names = {p.name for p in out.iterdir()}
     assert {"NYCfever.txt", "NYCfever.col.csv", "NYCfever.gis.csv", "NYCfever.llr.csv", "NYCfever.clusters.geojson",
-            "NYCfever.kml", "NYCfever.png"} <= names
+            "NYCfever.kml", "NYCfever.html", "NYCfever.png"} <= names
     assert "not written: " in capsys.readouterr().err and "NYCfever.rr.csv" not in names   # said, not dropped
     res = hp.scan.run_prm(SAT("NYCfever.prm"), n_replicates=9, seed=1, backend="cpu", progress=False)
     col = pd.read_csv(out / "NYCfever.col.csv")

@@ -112,7 +112,7 @@ def register(subparsers) -> None:
                    help="a .csv file: the cluster table; anything else is a folder (written atomically) that gets "
                         "SaTScan's whole set: the report (.txt), the .col/.gis/.rr/.llr tables as CSV (and dBase with "
                         "pyogrio), the cluster polygons as GeoJSON (KML for lat/long; Shapefile and GeoPackage with "
-                        "pyogrio), the HTML map (with folium) and the PNG map")
+                        "pyogrio), the HTML map (self-contained; a Leaflet one with folium) and the PNG map")
     o.add_argument("--overwrite", action="store_true", help="with an --out folder: replace an existing non-empty one")
     o.add_argument("--png", default=_DEFAULT_PNG,
                    help="map of the clusters (PNG); '' to skip; with an --out folder it is written there")
@@ -277,9 +277,9 @@ def _write_folder(res, args, study_period, penalty, stem) -> None:
     have_gis = all(importlib.util.find_spec(m) is not None for m in ("pyogrio", "shapely"))
     have_folium = importlib.util.find_spec("folium") is not None
     geometry = ["geojson"] + (["kml"] if res.distance == "great_circle" else []) + \
-        (["shp", "gpkg"] if have_gis else []) + (["html"] if have_folium else [])
+        (["shp", "gpkg"] if have_gis else []) + ["html"] + (["leaflet"] if have_folium else [])
     missing = ([] if have_gis else ["dBase tables, Shapefile and GeoPackage (pip install pyogrio shapely)"]) + \
-        ([] if have_folium else ["the HTML map (pip install folium)"])
+        ([] if have_folium else ["the Leaflet map (pip install folium)"])
     if res.model == "space_time_permutation":
         missing.append("the .rr table (the space-time permutation model's counts the most likely cluster's window)")
     with atomic_output_dir(args.out, args.overwrite, "--out") as tmp:

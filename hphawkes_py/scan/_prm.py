@@ -508,7 +508,7 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         ``IncludeRelativeRisksCensusAreas`` and ``SaveSimLLRs`` ask for (``...ASCII=y``: as CSV,
         ``<name>.col.csv``; ``...DBase=y``: ``<name>.col.dbf``), ``OutputGoogleEarthKML`` (lat/long
         data; ``CompressKMLtoKMZ``), ``OutputShapefiles`` (``<name>.col.shp``),
-        ``OutputCartesianGraph`` / ``OutputGoogleMaps`` (the HTML map), with ``ReportGumbel`` and
+        ``OutputCartesianGraph`` / ``OutputGoogleMaps`` (the self-contained HTML map), with ``ReportGumbel`` and
         ``ResultsTitle``; see :func:`hphawkes_py.scan.outputs.write_satscan`. A path: the same
         files, the report at that path instead of ``ResultsFile``.
 
@@ -527,8 +527,8 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         exist, or an output hp.scan does not write switched on (the cluster case information
         ``.sci``, the temporal graph, simulated data).
     ImportError
-        With ``write_results``: dBase tables or shapefiles asked for without pyogrio and shapely,
-        the HTML map without folium (before any work).
+        With ``write_results``: dBase tables or shapefiles asked for without pyogrio and shapely
+        (before any work).
 
     Examples
     --------
@@ -579,10 +579,6 @@ def _results_target(spec, write_results, path):
         from .geometry import _need_pyogrio
 
         _need_pyogrio("the dBase tables and shapefiles the parameter file asks for")
-    if "html" in out["geometry"]:
-        from .cluster_map import _need_folium
-
-        _need_folium()
     return target
 
 

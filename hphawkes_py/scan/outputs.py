@@ -504,7 +504,7 @@ def report_text(result, *, study_period=None, title: str | None = None) -> str:
 
 
 # ---- writing the set ---------------------------------------------------------------------------
-_GEOMETRY_FORMATS = ("geojson", "kml", "kmz", "shp", "gpkg", "html")
+_GEOMETRY_FORMATS = ("geojson", "kml", "kmz", "shp", "gpkg", "html", "leaflet")
 
 
 def write_satscan(result, results_file, *, tables=None, dbase: bool = False, report: bool = True, geometry=(),
@@ -518,7 +518,8 @@ def write_satscan(result, results_file, *, tables=None, dbase: bool = False, rep
         The main report (SaTScan's ``ResultsFile``, e.g. ``out/analysis.txt``); the other files
         take its name without ``.txt``: ``analysis.col.csv``, ``analysis.gis.csv``,
         ``analysis.rr.csv``, ``analysis.llr.csv`` (and ``.dbf``), ``analysis.clusters.geojson``,
-        ``analysis.kml``, ``analysis.col.shp``, ``analysis.gpkg``, ``analysis.html``. Its folder must exist.
+        ``analysis.kml``, ``analysis.col.shp``, ``analysis.gpkg``, ``analysis.html``,
+        ``analysis.leaflet.html``. Its folder must exist.
     tables : sequence of {"col", "gis", "rr", "llr"}, optional
         The tables to write; default: all that the model has (the space-time permutation model
         has no ``rr`` here: see :func:`risk_table`).
@@ -527,9 +528,10 @@ def write_satscan(result, results_file, *, tables=None, dbase: bool = False, rep
         pyogrio. A table named here but not in ``tables`` is written too.
     report : bool
         Write the main report (:func:`report_text`).
-    geometry : sequence of {"geojson", "kml", "kmz", "shp", "gpkg", "html"}
-        Cluster geometry files (:mod:`hphawkes_py.scan.geometry`) and the HTML map
-        (:func:`hphawkes_py.scan.cluster_map.cluster_map`, needs folium).
+    geometry : sequence of {"geojson", "kml", "kmz", "shp", "gpkg", "html", "leaflet"}
+        Cluster geometry files (:mod:`hphawkes_py.scan.geometry`) and the HTML maps
+        (:func:`hphawkes_py.scan.cluster_map.cluster_map`: ``"html"`` self-contained, ``"leaflet"``
+        through folium).
     study_period, gumbel, penalty, title
         As in :func:`cluster_table`, :func:`llr_table` and :func:`report_text`.
 
@@ -545,7 +547,7 @@ def write_satscan(result, results_file, *, tables=None, dbase: bool = False, rep
         An unknown table or geometry format, ``rr`` asked of the space-time permutation model, a
         ``results_file`` whose folder does not exist.
     ImportError
-        ``dbase``, ``"shp"`` or ``"gpkg"`` without pyogrio and shapely, ``"html"`` without folium.
+        ``dbase``, ``"shp"`` or ``"gpkg"`` without pyogrio and shapely, ``"leaflet"`` without folium.
 
     Examples
     --------
@@ -592,7 +594,7 @@ def write_satscan(result, results_file, *, tables=None, dbase: bool = False, rep
         from .geometry import _need_pyogrio
 
         _need_pyogrio("dBase tables and shapefiles/GeoPackages")
-    if "html" in geometry:
+    if "leaflet" in geometry:
         from .cluster_map import _need_folium
 
         _need_folium()
@@ -634,7 +636,8 @@ def write_satscan(result, results_file, *, tables=None, dbase: bool = False, rep
             else:
                 from .cluster_map import cluster_map
 
-                written.append(cluster_map(result, base / f"{stem}.html"))
+                html_path = base / (f"{stem}.html" if f == "html" else f"{stem}.leaflet.html")
+                written.append(cluster_map(result, html_path, engine="svg" if f == "html" else "folium"))
     return written
 
 
