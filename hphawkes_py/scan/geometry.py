@@ -125,6 +125,19 @@ def to_geojson(result, *, n_vertices: int = 64) -> dict:
     coordinates (GeoJSON's RFC 7946 assumes WGS 84; tools that read such a file must be told the
     coordinate system).
 
+    Parameters
+    ----------
+    result : ScanResult
+        A scan's result.
+    n_vertices : int
+        Vertices of each polygon (>= 8).
+
+    Returns
+    -------
+    dict
+        ``{"type": "FeatureCollection", "features": [...]}``, the features' properties as in
+        :func:`cluster_polygons`.
+
     Examples
     --------
     >>> from hphawkes_py.scan import geometry
@@ -141,7 +154,33 @@ def to_geojson(result, *, n_vertices: int = 64) -> dict:
 
 
 def write_geojson(result, path, *, n_vertices: int = 64) -> Path:
-    """Write :func:`to_geojson` to ``path``; returns the path."""
+    """Write :func:`to_geojson` to a file.
+
+    Parameters
+    ----------
+    result : ScanResult
+        A scan's result.
+    path : path
+        The ``.geojson`` file.
+    n_vertices : int
+        Vertices of each polygon (>= 8).
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> from hphawkes_py.scan import geometry
+    >>> g = hp.datasets.load_grave()
+    >>> res = hp.scan.bernoulli(g[["x", "y"]].to_numpy(), g["case"], 1 - g["case"], n_replicates=9,
+    ...                         seed=1, backend="cpu", progress=False)
+    >>> p = geometry.write_geojson(res, pathlib.Path(tempfile.mkdtemp()) / "clusters.geojson")
+    >>> len(json.loads(p.read_text())["features"]) == len(res.clusters)
+    True
+    """
     path = Path(path)
     path.write_text(json.dumps(to_geojson(result, n_vertices=n_vertices), allow_nan=False))
     return path
@@ -151,6 +190,18 @@ def to_kml(result, *, n_vertices: int = 64) -> str:
     """The clusters as KML for Google Earth: one placemark per cluster (its polygon and a
     description with cases, expected, relative risk, LLR, p-value and, for space-time clusters,
     the time window). KML is longitude, latitude (WGS 84): lat/long data only.
+
+    Parameters
+    ----------
+    result : ScanResult
+        A scan's result with ``distance="great_circle"``.
+    n_vertices : int
+        Vertices of each polygon (>= 8).
+
+    Returns
+    -------
+    str
+        The KML document.
 
     Raises
     ------
@@ -186,7 +237,32 @@ def to_kml(result, *, n_vertices: int = 64) -> str:
 
 
 def write_kml(result, path, *, n_vertices: int = 64) -> Path:
-    """Write :func:`to_kml` to ``path`` (``.kmz``: zipped as ``doc.kml``, SaTScan's CompressKMLtoKMZ)."""
+    """Write :func:`to_kml` to a file (``.kmz``: zipped as ``doc.kml``, SaTScan's CompressKMLtoKMZ).
+
+    Parameters
+    ----------
+    result : ScanResult
+        A scan's result with ``distance="great_circle"``.
+    path : path
+        The ``.kml`` or ``.kmz`` file.
+    n_vertices : int
+        Vertices of each polygon (>= 8).
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, zipfile
+    >>> from hphawkes_py.scan import geometry
+    >>> res = hp.scan.run_prm(hp.datasets.satscan_sample_path("NYCfever.prm"), n_replicates=9, seed=1,
+    ...                       backend="cpu", progress=False)
+    >>> p = geometry.write_kml(res, pathlib.Path(tempfile.mkdtemp()) / "clusters.kmz")
+    >>> zipfile.ZipFile(p).namelist()
+    ['doc.kml']
+    """
     path = Path(path)
     text = to_kml(result, n_vertices=n_vertices)
     if path.suffix.lower() == ".kmz":
@@ -206,10 +282,40 @@ def write_vector(result, path, *, n_vertices: int = 64, driver: str | None = Non
     polygons' own attributes (SaTScan's shapefile carries its cluster table,
     :func:`hphawkes_py.scan.outputs.cluster_table`, as the ``.col.dbf`` beside ``.col.shp``).
 
+    Parameters
+    ----------
+    result : ScanResult
+        A scan's result.
+    path : path
+        The file to write.
+    n_vertices : int
+        Vertices of each polygon (>= 8).
+    driver : str, optional
+        GDAL driver; default from the suffix (``.shp``, ``.gpkg``, ``.geojson``).
+    attributes : pandas.DataFrame, optional
+        One row per cluster, written instead of the polygons' own attributes.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
     Raises
     ------
     ImportError
         pyogrio or shapely missing (optional extra ``gis``).
+    ValueError
+        A suffix with no known driver, or ``attributes`` with another number of rows than clusters.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from hphawkes_py.scan import geometry
+    >>> g = hp.datasets.load_grave()
+    >>> res = hp.scan.bernoulli(g[["x", "y"]].to_numpy(), g["case"], 1 - g["case"], n_replicates=9,
+    ...                         seed=1, backend="cpu", progress=False)
+    >>> geometry.write_vector(res, pathlib.Path(tempfile.mkdtemp()) / "clusters.gpkg").suffix
+    '.gpkg'
     """
     _need_pyogrio("Shapefiles and GeoPackages")
     import shapely

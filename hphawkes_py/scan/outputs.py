@@ -247,6 +247,19 @@ def location_table(result, *, gumbel: bool = False) -> pd.DataFrame:
     coordinates (merged by the scan) are one row, named by their first id. ``LOC_RR`` is
     SaTScan's (O / E) / ((C - O) / (C - E)) of the location; blank (NaN) where infinite.
 
+    Parameters
+    ----------
+    result : ScanResult
+        A scan's result.
+    gumbel : bool
+        Add SaTScan's ``GBL_PVALUE`` column (``ReportGumbel=y``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per location of each reported cluster, clusters in rank order, locations nearest
+        to the centre first.
+
     Examples
     --------
     >>> from hphawkes_py.scan import outputs
@@ -306,6 +319,16 @@ def risk_table(result) -> pd.DataFrame:
     named ``"<first id> et al"`` as SaTScan names combined locations). ``REL_RISK`` is
     (O / E) / ((C - O) / (C - E)), blank (NaN) where SaTScan leaves it blank.
 
+    Parameters
+    ----------
+    result : ScanResult
+        A scan's result.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per location, in the locations' order.
+
     Raises
     ------
     ValueError
@@ -342,6 +365,23 @@ def llr_table(result, *, penalty=None) -> pd.DataFrame:
     Carlo replicate in replicate order, column ``LLR`` (``TST_STAT`` where SaTScan reports a test
     statistic: the space-time permutation model and penalised elliptic scans; ``penalty``: the
     elliptic scan's penalty, needed when no reported cluster shows it).
+
+    Parameters
+    ----------
+    result : ScanResult
+        A scan's result.
+    penalty : {"none", "medium", "strong"}, optional
+        The elliptic scan's non-compactness penalty (the result does not record it).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One column, one row per replicate.
+
+    Raises
+    ------
+    ValueError
+        An elliptic result whose clusters do not show whether it was penalised, and no ``penalty``.
 
     Examples
     --------
