@@ -178,6 +178,8 @@ def test_ellipse_angles_bounded_before_work():
     pop = np.full(len(xy), 500)
     t0 = time.perf_counter()
     with pytest.raises(ValueError, match=r"ellipse_angles gives the number of orientations of each shape, at most 360"):
+        hp.scan.poisson(xy, cases, pop, window="ellipse", ellipse_shapes=(2.0,), ellipse_angles=(361,), **KW)
+    with pytest.raises(ValueError, match=r"ellipse_angles gives the number of orientations .*, got 1000000"):
         hp.scan.poisson(xy, cases, pop, window="ellipse", ellipse_shapes=(2.0,), ellipse_angles=(10**6,), **KW)
     with pytest.raises(ValueError, match=r"ellipse_angles: 1800 ellipses in all .* more than the 1000"):
         hp.scan.bernoulli(xy, cases, pop, window="ellipse", ellipse_shapes=(2.0,) * 5, ellipse_angles=(360,) * 5, **KW)
