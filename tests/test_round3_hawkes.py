@@ -183,15 +183,6 @@ def test_reproduce_dc_refuses_an_unwritable_out_naming_it(capsys):
     assert rc == 2 and "--out /proc/unwritable: cannot write" in err and ".lock" not in err
 
 
-def test_hawkes_mcmc_writes_its_folder(events_csv, tmp_path, capsys):
-    out = tmp_path / "fit"
-    assert cli_main(["hawkes", "mcmc", str(events_csv), "--n-iter", "5", "--burn-in", "1", "--chains", "1",
-                     "--tau-x", "0.5", "--tau-t", "5", "--out", str(out), "--no-progress", "--backend", "cpu"]) == 0
-    assert sorted(p.name for p in out.iterdir()) == ["density.png", "draws.csv", "posterior_summary.csv",
-                                                       "summary.json", "trace.png"]
-    assert not list(tmp_path.glob(".fit.*"))  # no temporary folder or lock left
-
-
 RESID = ["--mu0", "0.5", "--tau-x", "0.5", "--tau-t", "5", "--theta", "0.5", "--omega", "2", "--h", "0.1"]
 
 
