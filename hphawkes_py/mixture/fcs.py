@@ -402,7 +402,7 @@ def read_fcs(path, channels=None, transform=None, cofactor: float = 5.0, compens
     >>> events = np.array([[50.0, 100.0, 20.0], [60.0, 0.0, 30.0]])
     >>> path = os.path.join(tempfile.mkdtemp(), "tiny.fcs")
     >>> with open(path, "wb") as fh:
-    ...     flowio.create_fcs(fh, events.ravel().tolist(), ["FSC-A", "FL1-A", "FL2-A"],
+    ...     _ = flowio.create_fcs(fh, events.ravel().tolist(), ["FSC-A", "FL1-A", "FL2-A"],
     ...                       opt_channel_names=["", "CD4", "CD8"],
     ...                       metadata_dict={"spillover": "2,FL1-A,FL2-A,1,0.2,0,1"})
     >>> df = read_fcs(path, channels=["CD4", "FL2-A"])
@@ -526,7 +526,7 @@ def read_fcs_folder(folder, pattern: str = "*.fcs", **kwargs):
     >>> folder = tempfile.mkdtemp()
     >>> for name, value in [("donor_b", 2.0), ("donor_a", 1.0)]:
     ...     with open(os.path.join(folder, name + ".fcs"), "wb") as fh:
-    ...         flowio.create_fcs(fh, [value, 10 * value], ["FL1-A", "FL2-A"])
+    ...         _ = flowio.create_fcs(fh, [value, 10 * value], ["FL1-A", "FL2-A"])
     >>> frames, names = read_fcs_folder(folder)
     >>> names, [f["FL1-A"].tolist() for f in frames]
     (['donor_a', 'donor_b'], [[1.0], [2.0]])
