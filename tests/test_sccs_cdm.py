@@ -368,3 +368,30 @@ def test_bad_connections_are_refused(tmp_path):
     pytest.importorskip("sqlalchemy")
     with pytest.raises(ValueError, match=r"connection 'not a url' is not a database URL"):
         from_cdm("not a url", 4000, [1001])
+
+
+# --------------------------------------------------------------------------- negative controls
+@pytest.mark.parametrize("make_cdm", BACKENDS, indirect=True)
+def test_negative_controls_are_covariates_of_the_same_design(make_cdm, study):
+    tables, hand, _ = study
+    con, schema = make_cdm(tables)
+    got = from_cdm(con, F.OUTCOME, [1001], negative_control_concept_ids=[1002, 1003], cdm_schema=schema, risk_end=5)
+    same_design(got, hp.sccs.SCCSData.from_eras(*hand, risk_end=5))
+    with pytest.raises(ValueError, match=r"negative_control_concept_ids: concept id 5000 overlaps exposure concept "
+                                         r"1001 \(both take concept 1001 through concept_ancestor\)"):
+        from_cdm(con, F.OUTCOME, [1001, 1003], negative_control_concept_ids=[F.DRUG_CLASS], cdm_schema=schema)
+    # without descendants the class and the ingredient share no record
+    with pytest.raises(ValueError, match=r"negative_control_concept_ids: concept id 5000 matches no record of "
+                                         r"drug_era.drug_concept_id \(the concept\)"):
+        from_cdm(con, F.OUTCOME, [1001], negative_control_concept_ids=[F.DRUG_CLASS], cdm_schema=schema,
+                 include_descendants=False)
+
+
+def test_negative_controls_overlapping_the_exposures_are_refused(tiny_con):
+    with pytest.raises(ValueError, match=r"concept id\(s\) \[1001\] are in both exposure_concept_ids and "
+                                         r"negative_control_concept_ids"):
+        from_cdm(tiny_con, 4000, [1001, 1002], negative_control_concept_ids=[1001])
+    with pytest.raises(ValueError, match=r"\[4000\] are in both outcome_concept_ids and negative_control_concept_ids"):
+        from_cdm(tiny_con, 4000, [1001], negative_control_concept_ids=[4000])
+    with pytest.raises(ValueError, match=r"negative_control_concept_ids: concept id 1003 matches no record"):
+        from_cdm(tiny_con, 4000, [1001], negative_control_concept_ids=[1002, 1003])

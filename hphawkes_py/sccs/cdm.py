@@ -79,6 +79,7 @@ def from_cdm(
     outcome_concept_ids: Any,
     exposure_concept_ids: Any,
     *,
+    negative_control_concept_ids: Any = None,
     cdm_schema: str | None = None,
     include_descendants: bool = True,
     outcome_table: str = "condition_occurrence",
@@ -117,6 +118,11 @@ def from_cdm(
         Exposure concepts; each is one covariate of the design, whose id is this concept id
         (descendant concepts roll up into the id asked for; an era of a concept that descends
         from two ids asked for counts for both).
+    negative_control_concept_ids : int or list of int, optional
+        Negative-control exposures (believed not to cause the outcome, for
+        :class:`~hphawkes_py.sccs.EmpiricalNull`): more covariates of the same design, read
+        like the exposures. A list that shares a concept with ``exposure_concept_ids``
+        (directly or, with ``include_descendants``, through a common descendant) is an error.
     cdm_schema : str, optional
         Schema of the CDM tables (``"cdm"`` or ``"catalog.schema"``); default the connection's
         current schema.
@@ -174,21 +180,54 @@ def from_cdm(
 
     Examples
     --------
-    A small CDM in DuckDB (``tests/cdm_fixture.py`` builds one from a simulated study):
+    A CDM of two persons in DuckDB (``tests/cdm_fixture.py`` builds larger ones): the outcome is
+    condition 4000, the exposure drug 1001 with its risk window of the era plus 30 days.
 
-    >>> import duckdb  # doctest: +SKIP
-    >>> con = duckdb.connect("cdm.duckdb", read_only=True)  # doctest: +SKIP
-    >>> data = hp.sccs.SCCSData.from_cdm(con, outcome_concept_ids=[4000],
-    ...                                  exposure_concept_ids=[1001, 1002],
-    ...                                  risk_start=1, risk_end=30)  # doctest: +SKIP
-    >>> fit = hp.sccs.fit(data, prior="none")  # doctest: +SKIP
+    >>> import duckdb
+    >>> con = duckdb.connect()
+    >>> _ = con.execute('''
+    ...   CREATE TABLE person AS SELECT * FROM (VALUES (1, 8507, 1960, 5, 17), (2, 8532, 1971, NULL, NULL))
+    ...     t(person_id, gender_concept_id, year_of_birth, month_of_birth, day_of_birth);
+    ...   CREATE TABLE observation_period AS SELECT * FROM (VALUES
+    ...     (11, 1, DATE '2005-01-01', DATE '2005-12-31'), (21, 2, DATE '2005-01-01', DATE '2005-12-31'))
+    ...     t(observation_period_id, person_id, observation_period_start_date, observation_period_end_date);
+    ...   CREATE TABLE concept AS SELECT * FROM (VALUES (1001), (4000)) t(concept_id);
+    ...   CREATE TABLE concept_ancestor AS SELECT * FROM (VALUES (1001, 1001), (4000, 4000))
+    ...     t(ancestor_concept_id, descendant_concept_id);
+    ...   CREATE TABLE drug_era AS SELECT * FROM (VALUES (1, 1, 1001, DATE '2005-03-01', DATE '2005-03-30'))
+    ...     t(drug_era_id, person_id, drug_concept_id, drug_era_start_date, drug_era_end_date);
+    ...   CREATE TABLE condition_occurrence AS SELECT * FROM (VALUES
+    ...     (1, 1, 4000, DATE '2005-04-10'), (2, 2, 4000, DATE '2005-08-01'), (3, 2, 4000, DATE '2005-08-01'))
+    ...     t(condition_occurrence_id, person_id, condition_concept_id, condition_start_date);
+    ... ''')
+    >>> from hphawkes_py.sccs.cdm import from_cdm
+    >>> data = from_cdm(con, outcome_concept_ids=4000, exposure_concept_ids=[1001], risk_end=30)
+    >>> data
+    SCCSData(n_strata=2, n_rows=3, n_covariates=1, nnz=1, events=2, binary=True, dropped: same_day_outcome_records=1)
+    >>> data.stratum_ids.tolist(), data.time.tolist(), data.y.tolist()
+    ([1, 2], [305.0, 60.0, 365.0], [0.0, 1.0, 1.0])
+
+    A concept id without records is named:
+
+    >>> from_cdm(con, 4000, [1001, 4001])
+    Traceback (most recent call last):
+    ...
+    ValueError: exposure_concept_ids: concept id 4001 is not in the concept table ...
     """
     out_ids = _concept_ids(outcome_concept_ids, "outcome_concept_ids")
     exp_ids = _concept_ids(exposure_concept_ids, "exposure_concept_ids")
-    both = sorted(set(out_ids) & set(exp_ids))
+    nc_ids = ([] if negative_control_concept_ids is None
+              else _concept_ids(negative_control_concept_ids, "negative_control_concept_ids"))
+    for ids, name in ((exp_ids, "exposure_concept_ids"), (nc_ids, "negative_control_concept_ids")):
+        both = sorted(set(out_ids) & set(ids))
+        if both:
+            raise ValueError(f"concept id(s) {both[:10]} are in both outcome_concept_ids and {name}; "
+                             "an exposure cannot be its own outcome")
+    both = sorted(set(exp_ids) & set(nc_ids))
     if both:
-        raise ValueError(f"concept id(s) {both[:10]} are in both outcome_concept_ids and exposure_concept_ids; "
-                         "an exposure cannot be its own outcome")
+        raise ValueError(f"concept id(s) {both[:10]} are in both exposure_concept_ids and "
+                         "negative_control_concept_ids; a negative control is an exposure believed not to cause "
+                         "the outcome, not one of interest")
     genders = None if gender_concept_ids is None else _concept_ids(gender_concept_ids, "gender_concept_ids")
     include_descendants = check_bool(include_descendants, "include_descendants")
     first_outcome_only = check_bool(first_outcome_only, "first_outcome_only")
@@ -209,23 +248,24 @@ def from_cdm(
         if value is not None:
             check_int(value, name, minimum=0)
     needs_age = min_age is not None or max_age is not None or age_knots is not None
-    study = _Study(out_ids, exp_ids, genders, cdm_schema, include_descendants, OUTCOME_TABLES[outcome_table],
+    study = _Study(out_ids, exp_ids, nc_ids, genders, cdm_schema, include_descendants, OUTCOME_TABLES[outcome_table],
                    EXPOSURE_TABLES[exposure_table], first_outcome_only)
     with _Database(connection) as db:
         study.check_schema(db)
         study.check_concepts(db)
+        study.check_controls(db)
         counts = study.counts(db)
         cases = study.cases(db)
         outcomes = study.outcomes(db)
         eras = study.eras(db)
     obs, era_table, outcome_table_ = _person_tables(cases, outcomes, eras, strata, origin, needs_age)
-    _refuse_unexposed(exp_ids, era_table, windows)
+    _refuse_unexposed(study, era_table)
     data = SCCSData.from_eras(obs, era_table, outcome_table_, risk_start=risk_start, risk_end=risk_end,
                               risk_windows=risk_windows, windows=windows, study_start=start_day, study_end=end_day,
                               naive_period=naive_period, min_age=min_age, max_age=max_age, first_outcome_only=False,
                               age_knots=age_knots, season_knots=season_knots, calendar_knots=calendar_knots,
                               day_origin=day_origin, merge=merge)
-    _refuse_no_person_time(data, exp_ids, windows, study.exposure)
+    _refuse_no_person_time(data, study, windows)
     dropped = dict(data.dropped)
     dropped["outcomes_outside_observation"] = dropped.get("outcomes_outside_observation", 0) + counts["outside"]
     dropped["same_day_outcome_records"] = counts["records"] - counts["days"]
@@ -389,12 +429,15 @@ def _duckdb_path(url: str) -> str:
 class _Study:
     """The SQL of one study (concept sets, outcome days, case periods, eras) and its checks."""
 
-    def __init__(self, out_ids, exp_ids, genders, schema, descendants, outcome, exposure, first_only):
-        self.out_ids, self.exp_ids, self.genders = out_ids, exp_ids, genders
+    def __init__(self, out_ids, exp_ids, nc_ids, genders, schema, descendants, outcome, exposure, first_only):
+        self.out_ids, self.genders = out_ids, genders
+        # negative controls are more exposures of the same design; errors name their argument
+        self.exp_ids = exp_ids + nc_ids
+        self.n_interest = len(exp_ids)
         self.schema, self.descendants, self.first_only = schema, descendants, first_only
         self.outcome, self.exposure = outcome, exposure
         self.params = {f"o{i}": v for i, v in enumerate(out_ids)}
-        self.params.update({f"e{i}": v for i, v in enumerate(exp_ids)})
+        self.params.update({f"e{i}": v for i, v in enumerate(self.exp_ids)})
         self.params.update({f"g{i}": v for i, v in enumerate(genders or ())})
 
     def t(self, table: str) -> str:
@@ -405,7 +448,8 @@ class _Study:
 
     def _concept_set(self, prefix: str, n: int) -> str:
         ids = self._list(prefix, n)
-        sql = f"SELECT concept_id AS requested_id, concept_id AS member_id FROM {self.t('concept')} WHERE concept_id IN ({ids})"
+        sql = (f"SELECT concept_id AS requested_id, concept_id AS member_id FROM {self.t('concept')} "
+               f"WHERE concept_id IN ({ids})")
         if self.descendants:
             sql += (f" UNION SELECT ancestor_concept_id, descendant_concept_id FROM {self.t('concept_ancestor')} "
                     f"WHERE ancestor_concept_id IN ({ids})")
@@ -431,7 +475,8 @@ class _Study:
             "case_periods AS (SELECT DISTINCT op.observation_period_id, op.person_id, "
             "op.observation_period_start_date AS obs_start, op.observation_period_end_date AS obs_end "
             f"FROM {self.t('observation_period')} op INNER JOIN outcome_days o ON o.person_id = op.person_id "
-            "AND o.outcome_date >= op.observation_period_start_date AND o.outcome_date <= op.observation_period_end_date), "
+            "AND o.outcome_date >= op.observation_period_start_date "
+            "AND o.outcome_date <= op.observation_period_end_date), "
             f"cases AS (SELECT * FROM case_periods op{gender}) "
         )
 
@@ -455,8 +500,7 @@ class _Study:
 
     def check_concepts(self, db: _Database) -> None:
         """Refuse concept ids that are no concept or match no record of their table."""
-        for prefix, ids, name, src in (("o", self.out_ids, "outcome_concept_ids", self.outcome),
-                                       ("e", self.exp_ids, "exposure_concept_ids", self.exposure)):
+        for prefix, ids, src in (("o", self.out_ids, self.outcome), ("e", self.exp_ids, self.exposure)):
             sql = (f"WITH s AS ({self._concept_set(prefix, len(ids))}) SELECT s.requested_id, COUNT(r.person_id) "
                    f"FROM s LEFT JOIN {self.t(src.table)} r ON r.{src.concept_column} = s.member_id "
                    "GROUP BY s.requested_id")
@@ -464,14 +508,39 @@ class _Study:
             n = {int(k): int(c) for k, c in db.rows(sql, params)}
             unknown = [i for i in ids if i not in n]
             if unknown:
-                raise ValueError(f"{name}: concept id {unknown[0]} is not in the concept table"
+                raise ValueError(f"{self.argument(unknown[0])}: concept id {unknown[0]} is not in the concept table"
                                  f"{' (nor an ancestor in concept_ancestor)' if self.descendants else ''}; "
                                  f"unknown ids: {unknown[:10]}")
             empty = [i for i in ids if n[i] == 0]
             if empty:
                 scope = " or its descendants" if self.descendants else ""
-                raise ValueError(f"{name}: concept id {empty[0]} matches no record of {src.table}.{src.concept_column} "
+                raise ValueError(f"{self.argument(empty[0])}: concept id {empty[0]} matches no record of "
+                                 f"{src.table}.{src.concept_column} "
                                  f"(the concept{scope}); ids without records: {empty[:10]}")
+
+    def argument(self, concept_id) -> str:
+        """The argument that asked for ``concept_id``."""
+        if concept_id in self.out_ids:
+            return "outcome_concept_ids"
+        if concept_id in self.exp_ids[:self.n_interest]:
+            return "exposure_concept_ids"
+        return "negative_control_concept_ids"
+
+    def check_controls(self, db: _Database) -> None:
+        """Refuse a negative control whose concept set shares a concept with an exposure's."""
+        if self.n_interest == len(self.exp_ids):
+            return
+        interest = self._list("e", self.n_interest)
+        controls = ", ".join(f":e{i}" for i in range(self.n_interest, len(self.exp_ids)))
+        sql = (f"WITH s AS ({self._concept_set('e', len(self.exp_ids))}) SELECT a.requested_id, b.requested_id, "
+               f"a.member_id FROM s a INNER JOIN s b ON a.member_id = b.member_id WHERE a.requested_id IN ({interest}) "
+               f"AND b.requested_id IN ({controls}) ORDER BY a.requested_id, b.requested_id, a.member_id LIMIT 1")
+        rows = db.rows(sql, {k: v for k, v in self.params.items() if k.startswith("e")})
+        if rows:
+            exposure, control, member = (int(v) for v in rows[0])
+            raise ValueError(f"negative_control_concept_ids: concept id {control} overlaps exposure concept {exposure} "
+                             f"(both take concept {member} through concept_ancestor); a negative control must not "
+                             "share records with an exposure of interest")
 
     def counts(self, db: _Database) -> dict:
         """Record, day and case counts (for ``dropped`` and the no-case error)."""
@@ -481,7 +550,8 @@ class _Study:
             "(SELECT COUNT(*) FROM outcome_days), "
             "(SELECT COUNT(*) FROM outcome_days o WHERE NOT EXISTS (SELECT 1 FROM "
             f"{self.t('observation_period')} op WHERE op.person_id = o.person_id "
-            "AND o.outcome_date >= op.observation_period_start_date AND o.outcome_date <= op.observation_period_end_date)), "
+            "AND o.outcome_date >= op.observation_period_start_date "
+            "AND o.outcome_date <= op.observation_period_end_date)), "
             "(SELECT COUNT(*) FROM case_periods), (SELECT COUNT(*) FROM cases)")
         self._refuse_bad_rows(db)
         row = db.rows(sql, self.params)[0]
@@ -526,8 +596,8 @@ class _Study:
             rows = db.rows(self.cte() + sql + " LIMIT 1", self.params)
             if rows:
                 rid, pid = rows[0]
-                raise ValueError(f"{what} at {id_column}={show(rid)} (person_id={show(pid)}); every row the study reads "
-                                 "needs dates with end >= start")
+                raise ValueError(f"{what} at {id_column}={show(rid)} (person_id={show(pid)}); every row the "
+                                 "study reads needs dates with end >= start")
 
     def cases(self, db: _Database) -> pd.DataFrame:
         sql = self.cte() + (
@@ -627,30 +697,30 @@ def _birth_days(cases, origin, needs_age):
     return (when.to_numpy().astype("datetime64[D]") - origin).astype(np.int64)
 
 
-def _refuse_unexposed(exp_ids, eras, windows):
+def _refuse_unexposed(study, eras):
     """An exposure without any era among the cases' persons would vanish from the design."""
     present = set(eras["covariate_id"].tolist())
-    absent = [i for i in exp_ids if i not in present]
+    absent = [i for i in study.exp_ids if i not in present]
     if absent:
-        raise ValueError(f"exposure_concept_ids: concept id {absent[0]} has no era of any case (person with an "
+        raise ValueError(f"{study.argument(absent[0])}: concept id {absent[0]} has no era of any case (person with an "
                          f"outcome in observation); its exposure cohort has no person-time among the cases "
                          f"(ids without: {absent[:10]})")
 
 
-def _refuse_no_person_time(data, exp_ids, windows, exposure):
+def _refuse_no_person_time(data, study, windows):
     """Each exposure asked for (other than those split into ``windows``) must have person-time
     at risk in the design, or its coefficient has no data."""
     windowed = set(windows) if isinstance(windows, Mapping) else set()
     index = pd.Index(data.covariate_ids)
     nnz = np.diff(data.col_ptr)
     empty = []
-    for i in exp_ids:
+    for i in study.exp_ids:
         if i in windowed:
             continue
         k = index.get_indexer([i])[0]
         if k < 0 or nnz[k] == 0:
             empty.append(i)
     if empty:
-        raise ValueError(f"exposure_concept_ids: concept id {empty[0]} has no person-time at risk: none of its "
-                         f"{exposure.table} eras (risk windows) falls inside the cases' observation "
+        raise ValueError(f"{study.argument(empty[0])}: concept id {empty[0]} has no person-time at risk: none of its "
+                         f"{study.exposure.table} eras (risk windows) falls inside the cases' observation "
                          f"(after the study period, naive period and age limits); ids without: {empty[:10]}")
