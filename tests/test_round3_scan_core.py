@@ -1,7 +1,6 @@
 """Issue 34 (round 3), the scan core: coordinates of any magnitude, dates where numbers belong, location
 ids, time zones, the elliptic scan's size guard and the messages of out-of-range options and counts."""
 import time
-import warnings
 
 import numpy as np
 import pandas as pd
