@@ -428,8 +428,17 @@ def test_cli_out_folder_writes_the_set(tmp_path, capsys):
     col = pd.read_csv(out / "NYCfever.col.csv")
     np.testing.assert_allclose(col.TEST_STAT, res.clusters.log_likelihood_ratio, rtol=1e-12)
     # refused before any work: an existing folder, a .txt --out, a --png path beside a folder
-    for argv, msg in ((["--out", str(out)], "not empty"), (["--out", str(tmp_path / "r.txt")], "give a .csv file"),
+    (tmp_path / "empty").mkdir()
+    for argv, msg in ((["--out", str(out)], "is a folder that exists; pass --overwrite"),
+                      (["--out", str(tmp_path / "empty")], "is a folder that exists; pass --overwrite"),
+                      (["--out", str(tmp_path / "r.txt")], "give a .csv file"),
                       (["--out", str(tmp_path / "x"), "--png", str(tmp_path / "m.png")], "written into the folder")):
         assert main(["scan", "run", str(SAT("NYCfever.prm")), "--backend", "cpu", "--quiet", *argv]) == 2
         assert msg in capsys.readouterr().err
-    assert not (tmp_path / "x").exists()
+    assert not (tmp_path / "x").exists() and not any((tmp_path / "empty").iterdir())
+    # --overwrite replaces the set (another seed: other replicate maxima)
+    before = pd.read_csv(out / "NYCfever.llr.csv").TST_STAT.to_numpy()
+    assert main(["scan", "run", str(SAT("NYCfever.prm")), "--replicates", "9", "--seed", "2", "--backend", "cpu",
+                 "--out", str(out), "--overwrite", "--quiet"]) == 0
+    after = pd.read_csv(out / "NYCfever.llr.csv").TST_STAT.to_numpy()
+    assert len(after) == 9 and not np.array_equal(before, after)

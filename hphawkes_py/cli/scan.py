@@ -209,6 +209,11 @@ def _cmd_scan(args) -> int:
         raise CliError(f"--out {args.out}: give a .csv file (the cluster table) or a folder name (SaTScan's whole "
                        f"set of outputs); {Path(args.out).suffix} files are not written")
     if folder:
+        if Path(args.out).expanduser().is_dir() and not args.overwrite:
+            # an existing folder, even an empty one, is written only when asked: a mistyped table name
+            # must not turn into a folder of results replacing one
+            raise CliError(f"--out {args.out}: is a folder that exists; pass --overwrite to replace it, give a new "
+                           f"folder name for SaTScan's set of outputs, or a .csv file for the cluster table alone")
         check_output_dir(args.out, args.overwrite, "--out")
         if args.png not in ("", _DEFAULT_PNG):
             raise CliError(f"--png {args.png}: with an --out folder the PNG map is written into the folder; give "
