@@ -267,7 +267,8 @@ def test_bad_input_data_and_params(tiny):
     x2[np.flatnonzero((t > 40.0) & (t <= 52.0))[0]] = [4.5, 4.5]
     r = hk.forecast_score(P, x2, t, origin=40.0, horizon=12.0, **KW)
     assert r.poisson_log_score == -math.inf and math.isfinite(r.log_score)
-    # an empty window: scores are minus the expected counts, the gain per event is undefined
+    # an empty window: scores are minus the expected counts, and so is the gain (divided by max(n_events, 1))
     gap = hk.forecast_score(P, x, t, origin=40.0, horizon=1e-9, **KW)  # times are multiples of 0.1
-    assert gap.n_events == 0 and math.isnan(gap.information_gain)
-    assert gap.log_score == pytest.approx(-gap.expected_count) and gap.to_dict()["information_gain"] is None
+    assert gap.n_events == 0 and gap.information_gain == gap.log_score - gap.background_log_score
+    assert gap.log_score == pytest.approx(-gap.expected_count)
+    assert gap.to_dict()["information_gain"] == gap.information_gain

@@ -13,6 +13,7 @@ from scipy.special import ndtr
 
 import hphawkes_py.hawkes as hk
 from hphawkes_py.hawkes.residual_analysis import rescaled_times
+from hphawkes_py.hawkes.sampler import _mcmc_debug
 
 PL = ("power-law", 2.5)
 FIXED = {"tau_x": 1.0, "tau_t": 10.0}
@@ -344,8 +345,8 @@ def test_exp2_mcmc_moves_omega2_and_w_consistently():
     x, t = hk.simulate(mu=0.3, theta=0.5, omega=3.0, h=0.2, region=3.0, duration=30.0, seed=2, kernel="exp2",
                        omega2=0.2, w=0.6)
     init = dict(START, omega=2.0, omega2=0.3, w=0.9)
-    post = hk.mcmc(x, t, n_iter=25, burn_in=5, chains=1, fixed=FIXED, init=init, seed=3, progress=False,
-                   kernel="exp2", _debug=True, **KW)
+    post = _mcmc_debug(x, t, n_iter=25, burn_in=5, chains=1, fixed=FIXED, init=init, seed=3, progress=False,
+                       kernel="exp2", **KW)
     assert post.sampled == ("h", "omega", "theta", "mu0", "omega2", "w")
     moved = {name for name, acc, _, _ in post._debug[0] if acc}
     assert {"omega2", "w"} <= moved

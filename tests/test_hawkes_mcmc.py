@@ -11,6 +11,7 @@ import naive_hawkes as nh
 from engines import CUDA_ENGINES
 
 import hphawkes_py.hawkes as hk
+from hphawkes_py.hawkes.sampler import _mcmc_debug
 from hphawkes_py.hawkes.engine import EngineFactory
 
 THREADS = 1
@@ -36,9 +37,9 @@ def test_cached_log_likelihood_equals_fresh_after_every_move(small):
     """Every kind of move (mu0, theta: O(N); h, omega: slot 1 + swap; tau_x, tau_t: background),
     accepted and rejected, leaves the cached log-likelihood equal to a from-scratch evaluation."""
     x, t = small
-    post = hk.mcmc(x, t, n_iter=30, burn_in=5, chains=1, sample=("h", "omega", "theta", "mu0", "tau_x", "tau_t"),
-                   init={"tau_x": 1.5, "tau_t": 8.0}, fixed={}, seed=11, progress=False, backend="cpu",
-                   threads=THREADS, _debug=True)
+    post = _mcmc_debug(x, t, n_iter=30, burn_in=5, chains=1, sample=("h", "omega", "theta", "mu0", "tau_x", "tau_t"),
+                       init={"tau_x": 1.5, "tau_t": 8.0}, fixed={}, seed=11, progress=False, backend="cpu",
+                       threads=THREADS)
     log = post._debug[0]
     assert len(log) == 30 * 6
     seen = set()
@@ -257,7 +258,7 @@ def test_same_chain_on_cuda_engine(backend):
     and on a real GPU) gives the same chain as the CPU engine, and its cached values match fresh ones."""
     x, t = hk.simulate(mu=0.5, theta=0.4, omega=2.0, h=0.3, region=3.0, duration=8.0, seed=3)
     kw = dict(n_iter=6, burn_in=2, chains=1, fixed=FIXED, seed=1, progress=False)
-    emu = hk.mcmc(x, t, backend=backend, _debug=True, **kw)
+    emu = _mcmc_debug(x, t, backend=backend, **kw)
     cpu = hk.mcmc(x, t, backend="cpu", threads=THREADS, **kw)
     assert emu.backend == backend
     for n in hk.PARAM_NAMES:
