@@ -143,11 +143,11 @@ class HDPGaussianMixture:
     Three samples sharing two cell populations, the third with a population of its own:
 
     >>> rng = np.random.default_rng(0)
-    >>> def sample(n, w):
-    ...     centres = np.array([[0.0, 0.0], [4.0, 0.0], [0.0, 4.0]])
-    ...     z = rng.choice(3, size=n, p=w)
-    ...     return centres[z] + rng.normal(scale=0.5, size=(n, 2))
-    >>> samples = [sample(300, [0.5, 0.5, 0.0]), sample(300, [0.7, 0.3, 0.0]), sample(300, [0.4, 0.3, 0.3])]
+    >>> centres = np.array([[0.0, 0.0], [4.0, 0.0], [0.0, 4.0]])
+    >>> def sample(counts):
+    ...     z = np.repeat(np.arange(3), counts)
+    ...     return centres[z] + rng.normal(scale=0.5, size=(z.size, 2))
+    >>> samples = [sample([150, 150, 0]), sample([210, 90, 0]), sample([120, 90, 90])]
     >>> model = hp.mixture.HDPGaussianMixture(6, n_iter=100, burn_in=100, seed=1, progress=False)
     >>> model = model.fit(samples)
     >>> model.group_weights_.shape
@@ -456,6 +456,7 @@ class HDPGaussianMixture:
             raise RuntimeError("this HDPGaussianMixture is not fitted yet; call fit(samples) first")
 
     def _group(self, group) -> int:
+        self._check_fitted()
         if isinstance(group, (bool, np.bool_)) or not isinstance(group, (int, np.integer)):
             raise TypeError(f"group must be a sample index (an integer), got {describe(group)}")
         if not 0 <= int(group) < self.n_samples_:

@@ -19,6 +19,9 @@ reflected into [1e-9, 1 - 1e-9] (dpmix's ``sample_beta``); (e) alpha from its Ga
 conditional; (f) alpha0 by Metropolis-Hastings with the proposal |N(alpha0, scale)| (dpmix's
 ``sample_alpha0``).  The proposal scales start at 0.01 (sticks) and 1 (alpha0) and are tuned
 every ``tune_interval`` burn-in sweeps by dpmix's acceptance-rate table (:func:`tune_scales`).
+The target of (d) and (f) takes the group sticks of all J groups, as dpmix's Python
+``beta_post`` does (its Cython ``beta_post`` loops over ``range(J - 1)``, leaving the last
+group out of the likelihood of beta and alpha0).
 
 All random numbers are drawn from one NumPy Generator in a fixed order, so a seed gives the
 same chain bit for bit on every engine and thread count.
