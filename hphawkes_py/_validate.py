@@ -85,6 +85,7 @@ def as_float_array(
     dt = check_dtype(dtype)
     if x is None:
         raise TypeError(f"{name} must be an array of numbers, got None")
+    check_real(x, name)
     try:
         arr = np.array(x, dtype=dt, copy=True, order="C") if copy else np.ascontiguousarray(x, dtype=dt)
     except (TypeError, ValueError) as exc:
@@ -112,6 +113,40 @@ def as_float_array(
     return arr
 
 
+def check_real(X: Any, name: str) -> np.ndarray:
+    """X as an ndarray of real numbers (bool, integer or float), before any conversion.
+
+    NumPy casts dates, durations, complex numbers and numeric strings to float without a word
+    (a datetime64 becomes days since 1970, a complex number loses its imaginary part); here
+    they are refused, naming the column of a DataFrame.
+    """
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is not None and hasattr(dtypes, "items"):
+        for col, dt in dtypes.items():
+            kind = getattr(dt, "kind", "O")
+            if kind not in "biuf":
+                raise TypeError(
+                    f"{name} must be an array of numbers (bool, integer or float columns), but column {col!r} has "
+                    f"dtype {dt}: convert it to numbers explicitly (dates, e.g., to days since an origin)"
+                )
+    arr = X if isinstance(X, np.ndarray) else np.asarray(X)
+    kind = arr.dtype.kind
+    if kind == "O":
+        flat = arr.ravel()
+        bad = [i for i, v in enumerate(flat) if not isinstance(v, (numbers.Real, np.bool_))]
+        if bad:
+            v = flat[bad[0]]
+            where = np.unravel_index(bad[0], arr.shape) if arr.ndim > 1 else (bad[0],)
+            raise TypeError(
+                f"{name} must be an array of numbers (bool, integer or float), got {type(v).__name__} {v!r} at index "
+                f"{tuple(int(i) for i in where)} ({len(bad)} such value(s))"
+            )
+    elif kind not in "biuf":
+        hint = ": convert dates and durations to numbers explicitly (e.g. days since an origin)" if kind in "Mm" else ""
+        raise TypeError(f"{name} must be an array of numbers (bool, integer or float), got an array of dtype {arr.dtype}{hint}")
+    return arr
+
+
 def as_count_array(x: Any, name: str, *, ndim: int = 1) -> np.ndarray:
     """Non-negative integer counts as int64; refuses fractions, negatives, NaN."""
     arr = np.asarray(x)
@@ -131,6 +166,11 @@ def as_count_array(x: Any, name: str, *, ndim: int = 1) -> np.ndarray:
     if (arr < 0).any():
         i = int(np.argmax(arr < 0))
         raise ValueError(f"{name} must be non-negative; {name}[{i}] = {arr[i].item()!r}")
+    # uint64 beyond int64 and floats at or above 2**63 would wrap or cast to garbage in int64
+    too_big = arr > np.iinfo(np.int64).max if arr.dtype.kind == "u" else arr >= 2.0**63 if arr.dtype.kind == "f" else None
+    if too_big is not None and too_big.any():
+        i = int(np.argmax(too_big))
+        raise ValueError(f"{name} must be below 2**63 (int64); {name}[{i}] = {arr[i].item()!r}")
     return np.ascontiguousarray(arr, dtype=np.int64)
 
 
