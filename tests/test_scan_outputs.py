@@ -249,8 +249,16 @@ def test_latlong_geodesic_circle_and_kml(nycfever, tmp_path):
     kml = geometry.to_kml(nycfever)
     root = ET.fromstring(kml.encode())
     ns = {"k": "http://www.opengis.net/kml/2.2"}
-    marks = root.findall(".//k:Placemark", ns)
+    marks = [m for m in root.findall(".//k:Placemark", ns) if m.find(".//k:Polygon", ns) is not None]
     assert len(marks) == len(nycfever.clusters)
+    # SaTScan's IncludeClusterLocationsKML: each cluster's locations as points, at their coordinates
+    folders = root.findall(".//k:Folder", ns)
+    assert [len(f.findall("k:Placemark", ns)) for f in folders] == list(nycfever.clusters.n_locations)
+    p0 = folders[0].find("k:Placemark", ns)
+    lon, lat, _ = map(float, p0.find(".//k:coordinates", ns).text.split(","))
+    assert p0.find("k:name", ns).text == str(nycfever.clusters.location_ids[0][0])
+    assert (lat, lon) == pytest.approx((nycfever.clusters.x[0], nycfever.clusters.y[0]), abs=1e-7)
+    assert geometry.to_kml(nycfever, locations=False).count("<Point>") == 0
     first = marks[0].find(".//k:coordinates", ns).text.split()
     assert len(first) == 65 and float(first[0].split(",")[1]) == pytest.approx(nycfever.clusters.x[0], abs=0.05)
     assert "START_DATE: " in marks[0].find("k:description", ns).text

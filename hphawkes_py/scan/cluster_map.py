@@ -81,11 +81,11 @@ def cluster_map(result, path=None, *, engine: str = "svg", max_clusters: int | N
 
     Examples
     --------
-    >>> from hphawkes_py.scan import cluster_map
+    >>> from hphawkes_py.scan.cluster_map import cluster_map
     >>> g = hp.datasets.load_grave()
     >>> res = hp.scan.bernoulli(g[["x", "y"]].to_numpy(), g["case"], 1 - g["case"], n_replicates=9,
     ...                         seed=1, backend="cpu", progress=False)
-    >>> page = cluster_map.cluster_map(res)
+    >>> page = cluster_map(res)
     >>> page.count('<polygon class="cluster') == len(res.clusters)
     True
     """

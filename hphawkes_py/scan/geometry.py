@@ -186,10 +186,11 @@ def write_geojson(result, path, *, n_vertices: int = 64) -> Path:
     return path
 
 
-def to_kml(result, *, n_vertices: int = 64) -> str:
+def to_kml(result, *, n_vertices: int = 64, locations: bool = True) -> str:
     """The clusters as KML for Google Earth: one placemark per cluster (its polygon and a
     description with cases, expected, relative risk, LLR, p-value and, for space-time clusters,
-    the time window). KML is longitude, latitude (WGS 84): lat/long data only.
+    the time window) and, as SaTScan's ``IncludeClusterLocationsKML``, a folder of each cluster's
+    locations as points. KML is longitude, latitude (WGS 84): lat/long data only.
 
     Parameters
     ----------
@@ -197,6 +198,8 @@ def to_kml(result, *, n_vertices: int = 64) -> str:
         A scan's result with ``distance="great_circle"``.
     n_vertices : int
         Vertices of each polygon (>= 8).
+    locations : bool
+        Add each cluster's locations as point placemarks.
 
     Returns
     -------
@@ -213,7 +216,7 @@ def to_kml(result, *, n_vertices: int = 64) -> str:
     >>> from hphawkes_py.scan import geometry
     >>> ny = hp.datasets.satscan_sample_path("NYCfever.prm")
     >>> res = hp.scan.run_prm(ny, n_replicates=9, seed=1, backend="cpu", progress=False)
-    >>> geometry.to_kml(res).count("<Placemark>") == len(res.clusters)
+    >>> geometry.to_kml(res).count("<Polygon>") == len(res.clusters)
     True
     """
     from .outputs import _check_result
@@ -222,21 +225,36 @@ def to_kml(result, *, n_vertices: int = 64) -> str:
     if result.distance != "great_circle":
         raise ValueError("KML is longitude/latitude: this result has Cartesian coordinates (distance="
                          f"{result.distance!r}); write GeoJSON or the HTML map instead")
+    from .outputs import _location_of_ids
+
+    loc_of, _ = _location_of_ids(result)
+    coords = np.asarray(result._loc_coords, dtype=float)
     marks = []
-    for props, ring in cluster_polygons(result, n_vertices=n_vertices):
+    for (props, ring), ids in zip(cluster_polygons(result, n_vertices=n_vertices), result.clusters.location_ids):
         desc = "<br/>".join(f"{escape(k)}: {escape(str(v))}" for k, v in props.items())
-        coords = " ".join(f"{x:.7f},{y:.7f},0" for x, y in ring)
+        ring_text = " ".join(f"{x:.7f},{y:.7f},0" for x, y in ring)
         marks.append(
             f"<Placemark><name>Cluster {props['CLUSTER']}</name><description><![CDATA[{desc}]]></description>"
-            f"<styleUrl>#cluster</styleUrl><Polygon><outerBoundaryIs><LinearRing><coordinates>{coords}"
+            f"<styleUrl>#cluster</styleUrl><Polygon><outerBoundaryIs><LinearRing><coordinates>{ring_text}"
             f"</coordinates></LinearRing></outerBoundaryIs></Polygon></Placemark>")
+        if locations:
+            seen, points = set(), []
+            for lid in ids:
+                g = loc_of[lid]
+                if g not in seen:
+                    seen.add(g)
+                    points.append(f"<Placemark><name>{escape(str(lid))}</name><styleUrl>#location</styleUrl><Point>"
+                                  f"<coordinates>{coords[g, 1]:.7f},{coords[g, 0]:.7f},0</coordinates></Point>"
+                                  f"</Placemark>")
+            marks.append(f"<Folder><name>Cluster {props['CLUSTER']} locations</name>{''.join(points)}</Folder>")
     return ('<?xml version="1.0" encoding="UTF-8"?>\n<kml xmlns="http://www.opengis.net/kml/2.2"><Document>'
             '<name>hphawkes_py scan clusters</name><Style id="cluster"><LineStyle><color>ff0000ff</color><width>2'
             '</width></LineStyle><PolyStyle><color>400000ff</color></PolyStyle></Style>'
+            '<Style id="location"><IconStyle><scale>0.5</scale></IconStyle></Style>'
             + "".join(marks) + "</Document></kml>\n")
 
 
-def write_kml(result, path, *, n_vertices: int = 64) -> Path:
+def write_kml(result, path, *, n_vertices: int = 64, locations: bool = True) -> Path:
     """Write :func:`to_kml` to a file (``.kmz``: zipped as ``doc.kml``, SaTScan's CompressKMLtoKMZ).
 
     Parameters
@@ -247,6 +265,8 @@ def write_kml(result, path, *, n_vertices: int = 64) -> Path:
         The ``.kml`` or ``.kmz`` file.
     n_vertices : int
         Vertices of each polygon (>= 8).
+    locations : bool
+        Add each cluster's locations as point placemarks.
 
     Returns
     -------
@@ -264,7 +284,7 @@ def write_kml(result, path, *, n_vertices: int = 64) -> Path:
     ['doc.kml']
     """
     path = Path(path)
-    text = to_kml(result, n_vertices=n_vertices)
+    text = to_kml(result, n_vertices=n_vertices, locations=locations)
     if path.suffix.lower() == ".kmz":
         with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
             z.writestr("doc.kml", text)
