@@ -764,11 +764,11 @@ def plot_biaxial(data, labels, x, y, *, max_points: int = 20000, ax=None, seed=0
         rows = np.sort(np.random.default_rng(seed).choice(rows.size, max_points, replace=False))
     if ax is None:
         _, ax = plt.subplots(figsize=(5, 5))
-    cmap = plt.get_cmap("tab20")
-    for j, c in enumerate(np.unique(lab)):
+    clusters = np.unique(lab)
+    for j, c in enumerate(clusters):
         r = rows[lab[rows] == c]
-        ax.scatter(data[x].to_numpy()[r], data[y].to_numpy()[r], s=s, color=cmap(j % 20), label=str(c),
-                   rasterized=True, linewidths=0)
+        ax.scatter(data[x].to_numpy()[r], data[y].to_numpy()[r], s=s, color=_colour(j, clusters.size),
+                   label=str(c), rasterized=True, linewidths=0)
     ax.set_xlabel(str(x))
     ax.set_ylabel(str(y))
     ax.legend(title="cluster", markerscale=4, fontsize="small", loc="best")
@@ -804,16 +804,25 @@ def plot_sample_proportions(proportions, *, ax=None):
     vals = proportions.to_numpy(dtype=np.float64)
     if vals.size == 0 or not np.isfinite(vals).all() or (vals < 0).any():
         raise ValueError("proportions must be a non-empty table of finite, non-negative shares")
-    if ax is None:
+    new_figure = ax is None
+    if new_figure:
         _, ax = plt.subplots(figsize=(max(4, 0.6 * len(proportions) + 2), 4))
-    cmap = plt.get_cmap("tab20")
     bottom = np.zeros(len(proportions))
     pos = np.arange(len(proportions))
     for j, c in enumerate(proportions.columns):
-        ax.bar(pos, vals[:, j], bottom=bottom, color=cmap(j % 20), label=str(c))
+        ax.bar(pos, vals[:, j], bottom=bottom, color=_colour(j, vals.shape[1]), label=str(c))
         bottom += vals[:, j]
     ax.set_xticks(pos)
     ax.set_xticklabels([str(i) for i in proportions.index], rotation=45, ha="right")
     ax.set_ylabel("share of events")
     ax.legend(title="cluster", bbox_to_anchor=(1.02, 1), loc="upper left", fontsize="small")
+    if new_figure:
+        ax.figure.tight_layout()
     return ax
+
+
+def _colour(j: int, n: int):
+    """Cluster j's colour: tab10 (distinct hues) up to 10 clusters, tab20 up to 20, then repeats."""
+    import matplotlib.pyplot as plt
+
+    return plt.get_cmap("tab10" if n <= 10 else "tab20")(j % (10 if n <= 10 else 20))
