@@ -34,3 +34,16 @@ def test_counts_beyond_int64_are_refused_not_wrapped(bad):
 
 def test_uint64_counts_that_fit_are_taken():
     assert as_count_array(np.array([0, 7, 2**40], dtype=np.uint64), "cases").tolist() == [0, 7, 2**40]
+
+
+def test_missing_time_in_a_space_time_scan_is_refused_without_a_numpy_warning():
+    # np.round(NaN) warned "invalid value encountered in rint", which leaked to R's stderr
+    import warnings
+
+    import hphawkes_py as hp
+    coords = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="whole days.*nan"):
+            hp.scan.space_time_permutation(coords, np.array([1, 2, 1]), np.array([1.0, np.nan, 3.0]), n_replicates=9,
+                                          progress=False)

@@ -91,7 +91,8 @@ def _abs_days(times, name: str, n: int | None):
     if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
         raise TypeError(f"{name} must be whole days (integers) or datetime64 dates, got dtype {arr.dtype}")
     if arr.dtype.kind == "f":
-        bad = ~np.isfinite(arr) | (arr != np.round(arr))
+        bad = ~np.isfinite(arr)
+        bad[~bad] = arr[~bad] != np.round(arr[~bad])  # round only finite values: NaN would warn from rint
         if bad.any():
             i = int(np.argmax(bad.ravel()))
             raise ValueError(f"{name} must be whole days; {name}[{i}] = {arr.ravel()[i]!r}")
