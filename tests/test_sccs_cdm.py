@@ -395,3 +395,42 @@ def test_negative_controls_overlapping_the_exposures_are_refused(tiny_con):
         from_cdm(tiny_con, 4000, [1001], negative_control_concept_ids=[4000])
     with pytest.raises(ValueError, match=r"negative_control_concept_ids: concept id 1003 matches no record"):
         from_cdm(tiny_con, 4000, [1001], negative_control_concept_ids=[1002, 1003])
+
+
+def test_sqlalchemy_connection_and_url_give_the_same_study(tmp_path):
+    sa = pytest.importorskip("sqlalchemy")
+    tables = F.tiny_cdm()
+    want = from_cdm(F.load(duckdb.connect(), tables), 4000, [1001, 1002], risk_end=10)
+    url = f"sqlite:///{tmp_path / 'cdm.sqlite'}"
+    engine = sa.create_engine(url)
+    with engine.connect() as c:
+        F.load(c, tables)
+        same_design(from_cdm(c, 4000, [1001, 1002], risk_end=10), want)   # a Connection, used as is
+        assert not c.closed
+    same_design(from_cdm(url, 4000, [1001, 1002], risk_end=10), want)     # a URL, connected for the call
+    engine.dispose()
+
+
+def test_only_the_cases_rows_leave_the_database(study, monkeypatch):
+    from hphawkes_py.sccs import cdm
+
+    tables, (obs, eras, outcomes), _ = study
+    con = F.load(duckdb.connect(), tables)
+    fetched = []
+    rows = cdm._Database.rows
+
+    def counting(self, sql, params):
+        out = rows(self, sql, params)
+        fetched.append(len(out))
+        return out
+
+    monkeypatch.setattr(cdm._Database, "rows", counting)
+    from_cdm(con, F.OUTCOME, DRUGS)
+    # the cases (one period each), their outcome days and their persons' eras of the three drugs;
+    # the persons without the outcome and the other drug's eras stay in the database
+    de = tables["drug_era"]
+    case_eras = int((de.person_id.isin(obs.person_id) & (de.drug_concept_id != F.OTHER_DRUG)).sum())
+    assert len(tables["person"]) > len(obs) and len(de) > case_eras
+    inside = len(outcomes) - 1   # the hand outcomes hold one record before observation
+    assert fetched[-3:] == [len(obs), inside, case_eras], fetched
+    assert sum(fetched) <= len(obs) + case_eras + len(outcomes) + 40   # plus the catalogue and the counts
