@@ -450,3 +450,28 @@ def test_cli_out_folder_writes_the_set(tmp_path, capsys):
                  "--out", str(out), "--overwrite", "--quiet"]) == 0
     after = pd.read_csv(out / "NYCfever.llr.csv").TST_STAT.to_numpy()
     assert len(after) == 9 and not np.array_equal(before, after)
+
+
+def test_arguments_refused_by_name(grave, tmp_path):
+    with pytest.raises(TypeError, match="study_period .* got the number 2000"):
+        outputs.cluster_table(grave, study_period=(2000, 2001))
+    with pytest.raises(ValueError, match="ends .* before it starts"):
+        outputs.report_text(grave, study_period=("2001/1/1", "2000/1/1"))
+    with pytest.raises(TypeError, match="gumbel must be True or False, got str 'n'"):
+        outputs.location_table(grave, gumbel="n")
+    with pytest.raises(TypeError, match="dbase must be True/False"):
+        outputs.write_satscan(grave, tmp_path / "a.txt", dbase="col")
+    import dataclasses
+
+    circles = grave.clusters.assign(semimajor_axis=grave.clusters.radius, shape=1.0, angle=0.0,
+                                    test_statistic=grave.clusters.log_likelihood_ratio)
+    elliptic = dataclasses.replace(grave, clusters=circles)
+    with pytest.raises(ValueError, match="penalty must be 'none', 'medium' or 'strong'"):
+        outputs.llr_table(elliptic, penalty="high")
+    # an elliptic result whose clusters are all circles does not show its penalty: asked for, not guessed
+    with pytest.raises(ValueError, match="does not say whether its statistic was penalised"):
+        outputs.llr_table(elliptic)
+    assert list(outputs.llr_table(elliptic, penalty="strong").columns) == ["TST_STAT"]
+    with pytest.raises(TypeError, match="result must be a hp.scan ScanResult"):
+        outputs.cluster_table(grave.clusters)
+    assert list(tmp_path.iterdir()) == []

@@ -226,8 +226,8 @@ def _output_settings(v, base, bad) -> dict:
     if (_on(v, "OutputCartesianGraph") and not latlong) or (_on(v, "OutputGoogleMaps") and latlong):
         geometry.append("html")
     gumbel = _on(v, "ReportGumbel") or v.get("PValueReportType", "0") == "3"
-    return {"results_file": results, "tables": ascii_, "dbase": bool(dbf), "dbase_tables": dbf, "geometry": geometry, "gumbel": gumbel,
-            "title": v.get("ResultsTitle", "") or None,
+    return {"results_file": results, "tables": ascii_, "dbase": bool(dbf), "dbase_tables": dbf, "geometry": geometry,
+            "gumbel": gumbel, "title": v.get("ResultsTitle", "") or None,
             "not_written": [(k, what) for k, what in _NOT_WRITTEN.items() if _on(v, k)]}
 
 

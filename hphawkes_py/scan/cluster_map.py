@@ -96,6 +96,8 @@ def cluster_map(result, path=None, *, engine: str = "svg", max_clusters: int | N
         raise ValueError(f"engine must be 'svg' (self-contained) or 'folium' (Leaflet), got {engine!r}")
     if engine == "folium":
         _need_folium()
+    if not isinstance(tiles, (bool, np.bool_)):
+        raise TypeError(f"tiles must be True or False, got {type(tiles).__name__} {tiles!r}")
     _check_result(result)
     if max_clusters is not None and (isinstance(max_clusters, bool) or not isinstance(max_clusters, (int, np.integer))
                                      or max_clusters < 0):

@@ -65,7 +65,8 @@ def _ring(result, cl, n_vertices: int) -> list:
 
 def _check_vertices(n_vertices):
     if isinstance(n_vertices, bool) or not isinstance(n_vertices, (int, np.integer)) or n_vertices < 8:
-        raise ValueError(f"n_vertices must be a whole number >= 8 (vertices of each cluster polygon), got {n_vertices!r}")
+        raise ValueError(f"n_vertices must be a whole number >= 8 (vertices of each cluster polygon), got "
+                         f"{n_vertices!r}")
 
 
 def _properties(result, k, cl) -> dict:

@@ -128,10 +128,20 @@ def _span(result, locs) -> float:
 
 
 def _period(result, study_period):
+    """``study_period`` as SaTScan's two date strings (None: not given); a bare number (a year is
+    not a day) or a reversed period is refused (:func:`~._satscan._check_study_period`)."""
     if study_period is None:
         return None
-    a, b = study_period
+    from ._satscan import _check_study_period
+
+    a, b = _check_study_period(study_period)
     return _date(a), _date(b)
+
+
+def _check_flag(value, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
+    return bool(value)
 
 
 def cluster_table(result, *, study_period=None, gumbel: bool = False) -> pd.DataFrame:
@@ -172,6 +182,7 @@ def cluster_table(result, *, study_period=None, gumbel: bool = False) -> pd.Data
     11 7.4193
     """
     _check_result(result)
+    gumbel = _check_flag(gumbel, "gumbel")
     loc_of, _ = _location_of_ids(result)
     period = _period(result, study_period)
     stat_only = result.model == "space_time_permutation"
@@ -271,6 +282,7 @@ def location_table(result, *, gumbel: bool = False) -> pd.DataFrame:
     19 11
     """
     _check_result(result)
+    gumbel = _check_flag(gumbel, "gumbel")
     loc_of, _ = _location_of_ids(result)
     spatial = result.model not in _SPACE_TIME
     rr_model = result.model in _BERNOULLI + _POISSON
@@ -601,6 +613,9 @@ def write_satscan(result, results_file, *, tables=None, dbase: bool = False, rep
     ['grave.txt', 'grave.col.csv', 'grave.gis.csv', 'grave.rr.csv', 'grave.llr.csv', 'grave.clusters.geojson']
     """
     _check_result(result)
+    report = _check_flag(report, "report")
+    _check_flag(gumbel, "gumbel")
+    _period(result, study_period)
     target = Path(results_file).expanduser()
     if target.is_dir():
         raise ValueError(f"results_file {results_file} is a folder; give the report's file name (e.g. "
