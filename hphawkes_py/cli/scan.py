@@ -1,4 +1,5 @@
-"""``hphawkes scan``: Bernoulli spatial scan on a CSV file or on SaTScan input files."""
+"""``hphawkes scan``: Bernoulli or Poisson spatial scan on a CSV file, on SaTScan input files or a SaTScan
+parameter file; the cluster table and map, or SaTScan's whole set of outputs into a folder."""
 from __future__ import annotations
 
 import argparse
@@ -59,7 +60,8 @@ def register(subparsers) -> None:
             "counts 0/1), or SaTScan files (--cas with --ctl or --pop, and --geo). "
             "Coordinates are planar (Euclidean distances) unless --distance great_circle (latitude, "
             "longitude in degrees; km). "
-            "Writes the cluster table (CSV) and a PNG map of the clusters."
+            "Writes the cluster table (--out FILE.csv) and a PNG map of the clusters, or with --out FOLDER "
+            "SaTScan's whole set of outputs (report, .col/.gis/.rr/.llr tables, cluster geometry, HTML and PNG maps)."
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
@@ -113,7 +115,7 @@ def register(subparsers) -> None:
                         "SaTScan's whole set: the report (.txt), the .col/.gis/.rr/.llr tables as CSV (and dBase with "
                         "pyogrio), the cluster polygons as GeoJSON (KML for lat/long; Shapefile and GeoPackage with "
                         "pyogrio), the HTML map (self-contained; a Leaflet one with folium) and the PNG map")
-    o.add_argument("--overwrite", action="store_true", help="with an --out folder: replace an existing non-empty one")
+    o.add_argument("--overwrite", action="store_true", help="with an --out folder: replace an existing one (refused otherwise, even when empty)")
     o.add_argument("--png", default=_DEFAULT_PNG,
                    help="map of the clusters (PNG); '' to skip; with an --out folder it is written there")
     o.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
