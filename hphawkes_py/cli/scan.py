@@ -115,7 +115,8 @@ def register(subparsers) -> None:
                         "SaTScan's whole set: the report (.txt), the .col/.gis/.rr/.llr tables as CSV (and dBase with "
                         "pyogrio), the cluster polygons as GeoJSON (KML for lat/long; Shapefile and GeoPackage with "
                         "pyogrio), the HTML map (self-contained; a Leaflet one with folium) and the PNG map")
-    o.add_argument("--overwrite", action="store_true", help="with an --out folder: replace an existing one (refused otherwise, even when empty)")
+    o.add_argument("--overwrite", action="store_true",
+                   help="with an --out folder: replace an existing one (refused otherwise, even when empty)")
     o.add_argument("--png", default=_DEFAULT_PNG,
                    help="map of the clusters (PNG); '' to skip; with an --out folder it is written there")
     o.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
