@@ -294,3 +294,24 @@ def test_bad_group_and_level_are_refused(gibbs_fit):
             m.group_weight_intervals(level)
     with pytest.raises(RuntimeError, match="not fitted"):
         HDPGaussianMixture(3).predict(x, group=0)
+
+
+def test_clusters_merge_split_components_and_carry_intervals():
+    # a population split over two components in the fit is one cluster; its per-sample proportion
+    # is the sum, with an interval from the per-draw sums
+    S = _samples(6)
+    m = HDPGaussianMixture(10, n_iter=100, burn_in=100, seed=0, progress=False, backend="cpu").fit(S)
+    assert m.n_clusters_ == 3
+    cidx = np.array([int(np.argmin(((m.cluster_means_ - c) ** 2).sum(1))) for c in CENTRES])
+    np.testing.assert_allclose(m.cluster_means_[cidx], CENTRES, atol=0.15)
+    np.testing.assert_allclose(m.group_cluster_weights_[:, cidx], TRUE_W, atol=0.04)
+    lo, hi = m.group_weight_intervals(0.95, by="cluster")
+    assert ((lo[:, cidx] <= TRUE_W + 1e-3) & (TRUE_W <= hi[:, cidx])).all()
+    assert (hi - lo).max() < 0.15
+    lo_c, hi_c = m.group_weight_intervals(0.95)
+    assert (hi_c - lo_c).max() > 0.15  # this fit does split a population: its components' intervals are wide
+    np.testing.assert_allclose(lo.sum(1) <= 1.0, True)
+    x = np.array([[0.0, 4.0], [4.0, 0.0]])
+    assert m.predict_cluster(x, group=2).tolist() == [cidx[2], cidx[1]]
+    with pytest.raises(ValueError, match="by must be one of"):
+        m.group_weight_intervals(0.9, by="sample")

@@ -88,6 +88,13 @@ class HDPGaussianMixture:
         Initial atoms (on the pooled standardised data), as in :class:`TDPGaussianMixture`.
     chains : int, default 1
         Gibbs chains (seeds spawned from ``seed``; run on ``executor``); their draws are pooled.
+    merge_tol : float, default 0.05
+        Modal merging (see ``component_clusters_``): modes closer than this (max-norm,
+        standardised units) are one cluster.
+    min_cluster_weight : float, default 0.01
+        Modal merging: a mode whose components weigh less than this in the SAMPLE-AVERAGED
+        weights (every sample counts the same, so a population of one sample keeps 1/J of
+        its weight there) is a ripple, and its components join the most responsible cluster.
     max_predictive_draws : int, default 200
         Draws averaged by the posterior predictive density (evenly spaced).
     tol : float, default 1e-7
@@ -119,6 +126,16 @@ class HDPGaussianMixture:
         Shared components, original units (posterior means after relabelling).
     alpha_, alpha0_ : float
         Concentrations (posterior means; BEM: alpha at its mode, alpha0 = 1).
+    component_clusters_ : ndarray (K,)
+        Cluster of each component: the components are merged by the modes of the mixture with
+        the sample-averaged weights (Chan et al. 2008, as ``TDPGaussianMixture``), so that a
+        population split over several components is one cluster (-1: weight 0).
+    n_clusters_ : int
+        Number of clusters.
+    cluster_means_ : ndarray (n_clusters_, p)
+        Weighted mean of each cluster's component means (sample-averaged weights), original units.
+    group_cluster_weights_ : ndarray (J, n_clusters_)
+        Each sample's proportion of each cluster (the sum of its components' weights).
     acceptance_rates_ : ndarray (K,) or None
         Gibbs: MH acceptance rates over the stored sweeps (chains averaged) of the K - 1
         top-level sticks, then of alpha0 (dpmix's ``AR``).
@@ -179,6 +196,8 @@ class HDPGaussianMixture:
         relabel=True,
         init="kmeans++",
         chains=1,
+        merge_tol=0.05,
+        min_cluster_weight=0.01,
         max_predictive_draws=200,
         tol=1e-7,
         seed=None,
@@ -216,6 +235,10 @@ class HDPGaussianMixture:
         self.chains = check_int(chains, "chains", minimum=1)
         if self.chains > 1 and self.method != "gibbs":
             raise ValueError(f"chains={self.chains} needs method='gibbs' (BEM is deterministic)")
+        self.merge_tol = check_positive(merge_tol, "merge_tol")
+        self.min_cluster_weight = check_positive(min_cluster_weight, "min_cluster_weight", strict=False)
+        if self.min_cluster_weight >= 1.0:
+            raise ValueError(f"min_cluster_weight must be in [0, 1), got {self.min_cluster_weight}")
         self.max_predictive_draws = check_int(max_predictive_draws, "max_predictive_draws", minimum=1)
         self.tol = check_positive(tol, "tol", strict=False)
         self.seed = check_seed(seed)
@@ -424,31 +447,79 @@ class HDPGaussianMixture:
         self.means_ = self.center_ + mu_std * self.scale_
         self.covariances_ = self._Sigma_std * self.scale_[:, None] * self.scale_[None, :]
         self.alpha_, self.alpha0_ = alpha, alpha0
+        self._clusters = None
 
     # ------------------------------------------------------------------ intervals
-    def group_weight_intervals(self, level: float = 0.95):
-        """Equal-tailed posterior credible intervals of every sample's component weights.
+    def group_weight_intervals(self, level: float = 0.95, by: str = "component"):
+        """Equal-tailed posterior credible intervals of every sample's proportions.
 
         Parameters
         ----------
         level : float in (0, 1), default 0.95
             Posterior probability inside each interval.
+        by : {"component", "cluster"}, default "component"
+            ``"component"``: the weights pi_jk; ``"cluster"``: each sample's proportion of each
+            cluster of ``component_clusters_`` (per draw, the sum of its components' weights:
+            robust to a population that the draws split over several components).
 
         Returns
         -------
-        lower, upper : ndarray (J, K)
-            The (1 - level)/2 and (1 + level)/2 quantiles of pi_jk over the stored (relabelled)
-            Gibbs draws, unitless proportions.
+        lower, upper : ndarray (J, K) or (J, n_clusters_)
+            The (1 - level)/2 and (1 + level)/2 quantiles over the stored (relabelled) Gibbs
+            draws, unitless proportions.
         """
         self._check_fitted()
-        if isinstance(level, bool) or not isinstance(level, (int, float, np.floating, np.integer)) \
+        if isinstance(level, (bool, np.bool_)) or not isinstance(level, (int, float, np.floating, np.integer)) \
                 or not 0.0 < float(level) < 1.0:
             raise ValueError(f"level must be a probability in (0, 1), got {describe(level)}")
+        check_in(by, "by", ("component", "cluster"))
         if self.draws_ is None:
             raise ValueError("group_weight_intervals needs posterior draws (method='gibbs'); this fit is BEM")
         pi = self.draws_["group_weights"]
+        if by == "cluster":
+            pi = pi @ self._cluster_indicator()
         q = np.quantile(pi, [(1.0 - level) / 2.0, (1.0 + level) / 2.0], axis=0)
         return q[0], q[1]
+
+    # ------------------------------------------------------------------ clusters
+    def _modal(self) -> dict:
+        self._check_fitted()
+        if self._clusters is None:
+            from .clusters import modal_clusters
+
+            w = self._pi_std.mean(0)
+            cc, _ = modal_clusters(w, self._mu_std, self._Sigma_std, merge_tol=self.merge_tol,
+                                   min_cluster_weight=self.min_cluster_weight)
+            nc = int(cc.max()) + 1
+            ind = np.zeros((self.n_components, nc))
+            ind[cc >= 0, cc[cc >= 0]] = 1.0
+            cw = w @ ind
+            self._clusters = dict(component_clusters=cc, n_clusters=nc, indicator=ind,
+                                  means=(ind * w[:, None]).T @ self.means_ / cw[:, None])
+        return self._clusters
+
+    def _cluster_indicator(self):
+        return self._modal()["indicator"]
+
+    @property
+    def component_clusters_(self):
+        """Cluster of each component (modal merging of the sample-averaged mixture; -1: weight 0)."""
+        return self._modal()["component_clusters"]
+
+    @property
+    def n_clusters_(self):
+        """Number of clusters (modes of the sample-averaged mixture density)."""
+        return self._modal()["n_clusters"]
+
+    @property
+    def cluster_means_(self):
+        """Weighted mean of each cluster's component means (sample-averaged weights), original units."""
+        return self._modal()["means"]
+
+    @property
+    def group_cluster_weights_(self):
+        """(J, n_clusters_): each sample's proportion of each cluster."""
+        return self.group_weights_ @ self._cluster_indicator()
 
     # ------------------------------------------------------------------ prediction
     def _check_fitted(self):
@@ -530,6 +601,11 @@ class HDPGaussianMixture:
     def predict(self, X, group, estimate=None):
         """Most probable component of each row of X (original units) in sample ``group``."""
         return self.predict_proba(X, group, estimate).argmax(1)
+
+    def predict_cluster(self, X, group, estimate=None):
+        """Cluster (see ``component_clusters_``) of each row of X in sample ``group``: the
+        cluster with the largest summed component probability."""
+        return (self.predict_proba(X, group, estimate) @ self._cluster_indicator()).argmax(1)
 
     def score_samples(self, X, group, estimate=None):
         """Log density of sample ``group``'s mixture at the rows of X, ORIGINAL units
