@@ -307,6 +307,11 @@ def test_unknown_channel_lists_the_available_ones():
         read_fcs(DATA / "v30_int32_spill.fcs", channels=["CD4", "FL1-A"])
     with pytest.raises(ValueError, match="empty list"):
         read_fcs(DATA / "v30_int32_spill.fcs", channels=[])
+    with pytest.raises(ValueError, match=r"transform_channels: 'CD8' is neither .* among the channels kept; "
+                                         r"available: FL1-A \(CD4\)$"):
+        read_fcs(DATA / "v30_int32_spill.fcs", channels=["CD4"], transform="arcsinh", transform_channels=["CD8"])
+    with pytest.raises(TypeError, match="channels must be a list"):
+        read_fcs(DATA / "v30_int32_spill.fcs", channels={"CD4"})
 
 
 def test_argument_refusals():

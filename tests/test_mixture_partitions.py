@@ -125,6 +125,14 @@ def test_similarity_matrix_refuses_bad_index_and_labels():
         posterior_similarity(np.zeros((2, 2, 2), int))
 
 
+def test_one_partition_is_not_taken_for_a_posterior_sample():
+    for f in (posterior_similarity, point_partition):
+        with pytest.raises(ValueError, match=r"got a 1-D array of 3 labels; for a single partition write labels\[None, :\]"):
+            f([0, 1, 1])
+    with pytest.raises(ValueError, match="2-dimensional"):
+        vi_loss([0, 1, 1], [0, 1, 1])
+
+
 def test_losses_refuse_mismatched_lengths_and_bad_psm():
     with pytest.raises(ValueError, match="partition has 2 labels but the draws have n = 3"):
         vi_loss([0, 1], [[0, 1, 1]])
@@ -233,6 +241,12 @@ def test_cluster_summary_medians_and_proportions():
         cluster_summary(data, [0, 1, 2])
     with pytest.raises(ValueError, match="statistic must be one of"):
         cluster_summary(data, [0, 0, 1, 1], statistic="mode")
+    with pytest.raises(ValueError, match="data must be finite"):
+        cluster_summary(data.assign(CD4=[1.0, np.nan, 2.0, 3.0]), [0, 0, 1, 1])
+    with pytest.raises(TypeError, match=r"\['name'\] are not numeric"):
+        cluster_summary(data.assign(name=list("abcd")), [0, 0, 1, 1])
+    arr = cluster_summary(data.to_numpy(), [0, 0, 1, 1])
+    assert list(arr.columns) == ["events", "proportion", "x0", "x1"]
 
 
 def test_sample_proportions_rows_sum_to_one():

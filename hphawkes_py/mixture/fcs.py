@@ -297,32 +297,34 @@ def _is_scatter_or_time(name: str) -> bool:
     return u.startswith(("FSC", "SSC")) or u == "TIME"
 
 
-def _select(requested, pnn, pns):
+def _select(requested, pnn, pns, arg="channels", among="of the file"):
     """Column indices of the requested channels, each matched by $PnN or $PnS (marker)."""
     if isinstance(requested, str):
-        raise TypeError(f"channels must be a list of channel names or markers, got the str {requested!r} "
+        raise TypeError(f"{arg} must be a list of channel names or markers, got the str {requested!r} "
                         f"(write [{requested!r}] for one channel)")
+    if not isinstance(requested, (list, tuple, np.ndarray, pd.Index)):
+        raise TypeError(f"{arg} must be a list of channel names or markers, got {describe(requested)}")
     requested = list(requested)
     if not requested:
-        raise ValueError("channels must name at least one channel, got an empty list")
+        raise ValueError(f"{arg} must name at least one channel, got an empty list")
     out = []
     for c in requested:
         if not isinstance(c, str):
-            raise TypeError(f"channels must hold str names or markers, got {describe(c)}")
+            raise TypeError(f"{arg} must hold str names or markers, got {describe(c)}")
         by_name = [i for i, n in enumerate(pnn) if n == c]
         by_marker = [i for i, s in enumerate(pns) if s == c]
         hits = sorted(set(by_name) | set(by_marker))
         if not hits:
             avail = ", ".join(f"{n} ({s})" if s else n for n, s in zip(pnn, pns))
-            raise ValueError(f"channels: {c!r} is neither a channel name ($PnN) nor a marker ($PnS) of the "
-                             f"file; available: {avail}")
+            raise ValueError(f"{arg}: {c!r} is neither a channel name ($PnN) nor a marker ($PnS) {among}; "
+                             f"available: {avail}")
         if len(hits) > 1:
-            raise ValueError(f"channels: {c!r} names several channels ({[pnn[i] for i in hits]}); "
+            raise ValueError(f"{arg}: {c!r} names several channels ({[pnn[i] for i in hits]}); "
                              f"select by the channel name ($PnN) instead")
         out.append(hits[0])
     dup = {pnn[i] for i in out if out.count(i) > 1}
     if dup:
-        raise ValueError(f"channels: each channel may be asked for once, got {sorted(dup)} more than once")
+        raise ValueError(f"{arg}: each channel may be asked for once, got {sorted(dup)} more than once")
     return out
 
 
@@ -467,7 +469,7 @@ def read_fcs(path, channels=None, transform=None, cofactor: float = 5.0, compens
     elif transform_channels is None:
         tcols = [i for i, n in enumerate(kept_pnn) if not _is_scatter_or_time(n)]
     else:
-        chosen = _select(transform_channels, kept_pnn, kept_pns)
+        chosen = _select(transform_channels, kept_pnn, kept_pns, "transform_channels", "among the channels kept")
         tcols = sorted(chosen)
     for i in tcols:
         x = df.iloc[:, i].to_numpy()

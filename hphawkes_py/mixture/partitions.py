@@ -45,13 +45,21 @@ LOSSES = ("VI", "binder")
 
 
 # ----------------------------------------------------------------------------- validation
-def _labels_2d(labels, name: str = "labels") -> np.ndarray:
-    """(S, n) integer labels, each draw's relabelled 0..L_s-1 (order of first appearance kept)."""
+def _labels_2d(labels, name: str = "labels", *, one_partition: bool = False) -> np.ndarray:
+    """(S, n) integer labels, each draw's relabelled 0..L_s-1 (order of first appearance kept).
+
+    ``one_partition``: a 1-D array of n labels is the only input (returned as one row); otherwise
+    draws must be 2-D, so that one partition is not taken for a posterior sample by mistake."""
     if labels is None:
         raise TypeError(f"{name} must be an integer array (draws x n), got None")
     arr = np.asarray(labels)
-    if arr.ndim == 1:
+    if one_partition:
+        if arr.ndim != 1:
+            raise ValueError(f"{name} must be 1-dimensional (one label per event), got shape {arr.shape}")
         arr = arr[None, :]
+    elif arr.ndim == 1:
+        raise ValueError(f"{name} must be 2-dimensional (draws x n events), got a 1-D array of {arr.shape[0]} "
+                         f"labels; for a single partition write {name}[None, :]")
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-dimensional (draws x n events), got shape {arr.shape}")
     if arr.shape[0] < 1 or arr.shape[1] < 1:
@@ -83,7 +91,7 @@ def _partition_1d(partition, n: int, name: str = "partition") -> np.ndarray:
         raise ValueError(f"{name} must be 1-dimensional (one label per event), got shape {arr.shape}")
     if arr.shape[0] != n:
         raise ValueError(f"{name} has {arr.shape[0]} labels but the draws have n = {n} events")
-    return _labels_2d(arr, name)[0]
+    return _labels_2d(arr, name, one_partition=True)[0]
 
 
 # ----------------------------------------------------------------------------- pairwise losses
@@ -120,7 +128,7 @@ def variation_of_information(a, b) -> float:
     >>> variation_of_information([0, 0, 0, 0], [0, 1, 2, 3])
     2.0
     """
-    a = _labels_2d(a, "a")[0]
+    a = _labels_2d(a, "a", one_partition=True)[0]
     b = _partition_1d(b, a.size, "b")
     n = a.size
     T = _contingency(a, b)
@@ -146,7 +154,7 @@ def binder_distance(a, b) -> int:
     >>> binder_distance([0, 0, 1, 1], [0, 0, 0, 1])
     3
     """
-    a = _labels_2d(a, "a")[0]
+    a = _labels_2d(a, "a", one_partition=True)[0]
     b = _partition_1d(b, a.size, "b")
     T = _contingency(a, b).astype(np.int64)
 
@@ -526,7 +534,7 @@ def point_partition(labels, loss: str = "VI", *, n_runs: int = 16, max_clusters=
     L = int(Z.max()) + 1
     kmax = L if max_clusters is None else check_int(max_clusters, "max_clusters", minimum=1)
     kmax = min(kmax, n)
-    if S * kmax * L > 200_000_000:
+    if S * kmax * L > 25_000_000:
         raise ValueError(f"the search keeps S x max_clusters x L = {S} x {kmax} x {L} counts; "
                          f"use fewer draws or a smaller max_clusters")
     rng = check_random_state(seed)
@@ -669,10 +677,16 @@ def cluster_summary(data, labels, *, statistic: str = "median") -> pd.DataFrame:
     1             1    0.333333  10.0  0.0
     """
     check_in(statistic, "statistic", ("median", "mean"))
-    df = data if isinstance(data, pd.DataFrame) else pd.DataFrame(
-        as_float_array(data, "data", ndim=2), columns=None)
-    if not isinstance(data, pd.DataFrame):
-        df.columns = [f"x{a}" for a in range(df.shape[1])]
+    if isinstance(data, pd.DataFrame):
+        df = data
+        bad = [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c])]
+        if bad:
+            raise TypeError(f"data must hold numeric marker columns; {bad} are not numeric")
+        # a NaN would be skipped by the medians: refused, as everywhere
+        as_float_array(df.to_numpy(dtype=np.float64), "data", ndim=2)
+    else:
+        arr = as_float_array(data, "data", ndim=2)
+        df = pd.DataFrame(arr, columns=[f"x{a}" for a in range(arr.shape[1])])
     lab = _labels_for(df, labels)
     grouped = df.groupby(pd.Index(lab, name="cluster"), sort=True)
     stats = grouped.median() if statistic == "median" else grouped.mean()
