@@ -6,7 +6,8 @@
 #      the project's Python): any ERROR or WARNING fails (NOTEs are printed, they do not fail);
 #   3. the testthat suite on the package that R CMD check installed (run here rather than by
 #      R CMD check, to print one summary line of counts);
-#   4. the vignettes (R and Python) in quick mode.
+#   4. the R code blocks of README.md and docs/ (scripts/r_doc_blocks.R);
+#   5. the vignettes (R and Python) in quick mode.
 #   bash r-wrapper/run_tests.sh                              # everything
 #   HPHAWKES_SKIP_VIGNETTES=1 bash r-wrapper/run_tests.sh   # without the vignettes
 #   HPHAWKES_SKIP_RCHECK=1 bash r-wrapper/run_tests.sh      # without 1 and 2 (R CMD INSTALL instead)
@@ -83,10 +84,13 @@ HPHAWKES_RWRAPPER="$here" Rscript --vanilla -e '
   quit(status = if (n_fail > 0) 1 else 0)
 '
 t_status=$?
+# The R code the README and the documentation show, run as written.
+Rscript --vanilla "$repo/scripts/r_doc_blocks.R" "$repo"
+d_status=$?
 v_status=0
 if [ -z "${HPHAWKES_SKIP_VIGNETTES:-}" ] && [ -f "$repo/vignettes/run_vignettes.sh" ]; then
   bash "$repo/vignettes/run_vignettes.sh" --quick
   v_status=$?
 fi
-echo "[r-tests] done in $(( $(date +%s) - start )) s: man exit $m_status, R CMD check exit $c_status, testthat exit $t_status, vignettes exit $v_status" >&2
-[ $m_status -eq 0 ] && [ $c_status -eq 0 ] && [ $t_status -eq 0 ] && [ $v_status -eq 0 ]
+echo "[r-tests] done in $(( $(date +%s) - start )) s: man exit $m_status, R CMD check exit $c_status, testthat exit $t_status, doc blocks exit $d_status, vignettes exit $v_status" >&2
+[ $m_status -eq 0 ] && [ $c_status -eq 0 ] && [ $t_status -eq 0 ] && [ $d_status -eq 0 ] && [ $v_status -eq 0 ]
