@@ -374,6 +374,8 @@ def test_write_satscan_refuses_by_name(grave, nycfever, tmp_path):
         outputs.write_satscan(grave, tmp_path / "none" / "a.txt")
     with pytest.raises(ValueError, match="space-time permutation"):
         outputs.write_satscan(nycfever, tmp_path / "a.txt", tables=("col", "rr"))
+    with pytest.raises(ValueError, match="KML is longitude/latitude"):
+        outputs.write_satscan(grave, tmp_path / "a.txt", geometry=("geojson", "kml"))
     assert list(tmp_path.iterdir()) == []   # every check before the first file
     names = [f.name for f in outputs.write_satscan(nycfever, tmp_path / "n.txt")]
     assert names == ["n.txt", "n.col.csv", "n.gis.csv", "n.llr.csv"]

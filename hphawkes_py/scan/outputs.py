@@ -645,6 +645,9 @@ def write_satscan(result, results_file, *, tables=None, dbase: bool = False, rep
     for f in geometry:
         if f not in _GEOMETRY_FORMATS:
             raise ValueError(f"geometry: {f!r} is not a format written here; choose from {_GEOMETRY_FORMATS}")
+    if {"kml", "kmz"} & set(geometry) and result.distance != "great_circle":
+        raise ValueError("geometry: KML is longitude/latitude and this result has Cartesian coordinates; write "
+                         "'geojson' or 'html' instead")
     if dbase or {"shp", "gpkg"} & set(geometry):
         from .geometry import _need_pyogrio
 
