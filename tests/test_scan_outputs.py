@@ -477,3 +477,12 @@ def test_arguments_refused_by_name(grave, tmp_path):
     with pytest.raises(TypeError, match="result must be a hp.scan ScanResult"):
         outputs.cluster_table(grave.clusters)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_run_prm_kml_of_cartesian_data_is_said(tmp_path):
+    _copy(tmp_path, "NHumberside.cas", "NHumberside.ctl", "NHumberside.geo")
+    p = _prm(tmp_path / "k.prm", CaseFile="NHumberside.cas", ControlFile="NHumberside.ctl",
+             CoordinatesFile="NHumberside.geo", OutputGoogleEarthKML="y", ResultsFile="k.txt")
+    with pytest.warns(UserWarning, match="no KML is written for Cartesian coordinates"):
+        hp.scan.run_prm(p, n_replicates=9, seed=1, backend="cpu", progress=False, write_results=True)
+    assert (tmp_path / "k.txt").exists() and not list(tmp_path.glob("*.km[lz]"))

@@ -219,15 +219,19 @@ def _output_settings(v, base, bad) -> dict:
     dbf = [t for k, t in _TABLE_KEYS.items() if _on(v, k + "DBase")]
     geometry = []
     latlong = v.get("CoordinatesType", "0") == "1"
+    notes = []
     if _on(v, "OutputGoogleEarthKML") and latlong:  # SaTScan writes KML for lat/long data only
         geometry.append("kmz" if _on(v, "CompressKMLtoKMZ") else "kml")
+    elif _on(v, "OutputGoogleEarthKML"):
+        notes.append("OutputGoogleEarthKML=y: no KML is written for Cartesian coordinates (as SaTScan, which "
+                     "switches it off)")
     if _on(v, "OutputShapefiles"):
         geometry.append("shp")
     if (_on(v, "OutputCartesianGraph") and not latlong) or (_on(v, "OutputGoogleMaps") and latlong):
         geometry.append("html")
     gumbel = _on(v, "ReportGumbel") or v.get("PValueReportType", "0") == "3"
     return {"results_file": results, "tables": ascii_, "dbase": bool(dbf), "dbase_tables": dbf, "geometry": geometry,
-            "gumbel": gumbel, "title": v.get("ResultsTitle", "") or None,
+            "gumbel": gumbel, "title": v.get("ResultsTitle", "") or None, "notes": notes,
             "not_written": [(k, what) for k, what in _NOT_WRITTEN.items() if _on(v, k)]}
 
 
@@ -575,6 +579,8 @@ def _results_target(spec, write_results, path):
     if target.is_dir() or not target.parent.is_dir():
         raise ValueError(f"{path}: results file {target} is a folder or its folder {target.parent} does not exist "
                          f"(ResultsFile is relative to the parameter file's folder)")
+    for note in out["notes"]:
+        warnings.warn(f"{path}: {note}", UserWarning, stacklevel=3)
     if out["dbase"] or "shp" in out["geometry"]:
         from .geometry import _need_pyogrio
 
