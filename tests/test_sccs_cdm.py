@@ -342,6 +342,9 @@ def tiny_con():
     (dict(cdm_schema="main; DROP TABLE person"), ValueError, r"cdm_schema must be a schema name"),
     (dict(study_start=12000), TypeError, r"study_start must be a calendar date .* not a number"),
     (dict(study_end="the end"), ValueError, r"study_end must be a calendar date such as '2005-01-01'"),
+    (dict(study_start="2006-01-01", study_end="2005-12-31"), ValueError, r"study_end \(2005-12-31\) must not be "
+                                                                        r"before study_start \(2006-01-01\)"),
+    (dict(min_age=100, max_age=50), ValueError, r"max_age \(50\) must be >= min_age \(100\)"),
     (dict(strata="case"), ValueError, r"strata must be one of \('person', 'observation_period'\)"),
     (dict(outcome_table="cohort"), ValueError, r"outcome_table must be one of"),
     (dict(include_descendants="yes"), TypeError, r"include_descendants must be True or False"),

@@ -247,6 +247,10 @@ def from_cdm(
     for name, value in (("min_age", min_age), ("max_age", max_age)):
         if value is not None:
             check_int(value, name, minimum=0)
+    if start_day is not None and end_day is not None and end_day < start_day:
+        raise ValueError(f"study_end ({study_end}) must not be before study_start ({study_start})")
+    if min_age is not None and max_age is not None and max_age < min_age:
+        raise ValueError(f"max_age ({max_age}) must be >= min_age ({min_age})")
     needs_age = min_age is not None or max_age is not None or age_knots is not None
     study = _Study(out_ids, exp_ids, nc_ids, genders, cdm_schema, include_descendants, OUTCOME_TABLES[outcome_table],
                    EXPOSURE_TABLES[exposure_table], first_outcome_only)
