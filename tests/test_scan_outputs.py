@@ -486,3 +486,13 @@ def test_run_prm_kml_of_cartesian_data_is_said(tmp_path):
     with pytest.warns(UserWarning, match="no KML is written for Cartesian coordinates"):
         hp.scan.run_prm(p, n_replicates=9, seed=1, backend="cpu", progress=False, write_results=True)
     assert (tmp_path / "k.txt").exists() and not list(tmp_path.glob("*.km[lz]"))
+
+
+def test_relative_risk_edge_cases_as_satscan():
+    # .rr (LocationRiskEstimateWriter::writeGeneric): blank when E = 0, C = E or O = C
+    assert math.isnan(outputs._relative_risk(0, 0.0, 10)) and math.isnan(outputs._relative_risk(10, 3.0, 10))
+    assert outputs._relative_risk(2, 1.0, 10) == pytest.approx((2 / 1) / (8 / 9))
+    # .gis LOC_RR (CCluster::GetRelativeRisk): blank when O = C (infinite), 0 when E = 0
+    assert math.isnan(outputs._location_relative_risk(10, 3.0, 10))
+    assert outputs._location_relative_risk(0, 0.0, 10) == 0.0
+    assert outputs._location_relative_risk(2, 1.0, 10) == pytest.approx((2 / 1) / (8 / 9))

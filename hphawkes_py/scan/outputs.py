@@ -93,12 +93,22 @@ def _date(value) -> str:
 
 
 def _relative_risk(observed, expected, total):
-    """SaTScan's ``CCluster::GetRelativeRisk``: (O / E) / ((C - O) / (C - E)); NaN where SaTScan
-    leaves the field blank (E = 0, or no case outside: infinite)."""
-    if expected <= 0 or total - expected == 0:
+    """The ``.rr`` table's REL_RISK (``LocationRiskEstimateWriter::writeGeneric``):
+    (O / E) / ((C - O) / (C - E)); NaN where SaTScan leaves the field blank (E = 0, C = E, O = C)."""
+    if expected == 0 or total - expected == 0:
         return math.nan
     outside = (total - observed) / (total - expected)
-    return (observed / expected) / outside if outside > 0 else math.nan
+    return (observed / expected) / outside if outside != 0 else math.nan
+
+
+def _location_relative_risk(observed, expected, total):
+    """The ``.gis`` table's LOC_RR (``CCluster::GetRelativeRisk``): blank (NaN) when every case is at
+    the location (infinite), 0 where SaTScan's formula has a zero divisor (E = 0 or C = E)."""
+    if observed == total:
+        return math.nan
+    if expected and total - expected and (total - observed) / (total - expected):
+        return (observed / expected) / ((total - observed) / (total - expected))
+    return 0.0
 
 
 def _location_of_ids(result) -> tuple[dict, list]:
@@ -256,7 +266,8 @@ def location_table(result, *, gumbel: bool = False) -> pd.DataFrame:
     counts inside the cluster's time window, which the result does not hold, so these are left
     out), ``LOC_X, LOC_Y`` or ``LOC_LAT, LOC_LONG`` and ``GINI_CLUST``. Locations with identical
     coordinates (merged by the scan) are one row, named by their first id. ``LOC_RR`` is
-    SaTScan's (O / E) / ((C - O) / (C - E)) of the location; blank (NaN) where infinite.
+    SaTScan's (O / E) / ((C - O) / (C - E)) of the location: blank (NaN) where infinite (all cases
+    there), 0 where SaTScan's formula divides by zero (no expected cases).
 
     Parameters
     ----------
@@ -316,7 +327,7 @@ def location_table(result, *, gumbel: bool = False) -> pd.DataFrame:
                 o, e, p = _location_counts(result, g)
                 r.update(LOC_OBS=o, LOC_EXP=e, LOC_ODE=o / e if e > 0 else math.nan)
                 if rr_model:
-                    r["LOC_RR"] = _relative_risk(o, e, C)
+                    r["LOC_RR"] = _location_relative_risk(o, e, C)
                 if pop:
                     r["LOC_POP"] = p
             r[a], r[b] = float(coords[g, 0]), float(coords[g, 1])
