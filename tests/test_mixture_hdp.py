@@ -315,3 +315,55 @@ def test_clusters_merge_split_components_and_carry_intervals():
     assert m.predict_cluster(x, group=2).tolist() == [cidx[2], cidx[1]]
     with pytest.raises(ValueError, match="by must be one of"):
         m.group_weight_intervals(0.9, by="sample")
+
+
+def test_sweep_gives_the_mh_steps_the_sticks_of_every_group(monkeypatch):
+    # dpmix's Cython beta_post loops over range(J - 1); here beta and alpha0 see all J groups
+    import hphawkes_py.mixture.hdp_gibbs as G
+    from hphawkes_py.mixture._math import Priors
+    from hphawkes_py.mixture.engine import make_engine
+
+    S = [s[:30] for s in _samples(7, 30)]
+    rng = np.random.default_rng(0)
+    state = G.initial_hdp_state(np.concatenate(S), 3, 4, rng, "random")
+    seen = {}
+    real_mh, real_ll = G._mh_sticks, G._group_stick_loglik
+
+    def spy_mh(sticks, slv, sl1, J, *rest):
+        seen["mh"] = (slv.copy(), sl1.copy(), J)
+        return real_mh(sticks, slv, sl1, J, *rest)
+
+    def spy_ll(sticks, slv, sl1, J, a0):
+        seen["alpha0"] = (slv.copy(), J)
+        return real_ll(sticks, slv, sl1, J, a0)
+
+    monkeypatch.setattr(G, "_mh_sticks", spy_mh)
+    monkeypatch.setattr(G, "_group_stick_loglik", spy_ll)
+    engines = [make_engine(s, backend="cpu") for s in S]
+    priors = G.HDPPriors(Priors(np.zeros(2), 10.0, 1.0, np.eye(2), 5.0, 0.1), 0.1, 0.1)
+    state = G.hdp_sweep(engines, rng, state, priors)
+    assert seen["mh"][2] == 3 and seen["alpha0"][1] == 3
+    np.testing.assert_array_equal(seen["mh"][0], state.log_v.sum(0))
+    np.testing.assert_array_equal(seen["mh"][1], state.log_1mv.sum(0))
+    np.testing.assert_array_equal(seen["alpha0"][0], state.log_v.sum(0))
+    assert state.N.shape == (3, 4) and state.N.sum(1).tolist() == [30, 30, 30]
+
+
+def test_to_frame_lists_every_sample_and_cluster(gibbs_fit):
+    m = gibbs_fit
+    df = m.to_frame(0.9)
+    assert len(df) == 3 * m.n_clusters_
+    np.testing.assert_array_equal(df["proportion"].to_numpy().reshape(3, -1), m.group_cluster_weights_)
+    lo, hi = m.group_weight_intervals(0.9, by="cluster")
+    np.testing.assert_array_equal(df["upper"].to_numpy().reshape(3, -1), hi)
+    np.testing.assert_array_equal(df["mean_x1"].to_numpy()[: m.n_clusters_], m.cluster_means_[:, 1])
+    dc = m.to_frame(by="component")
+    assert len(dc) == 18 and "component" in dc
+
+
+def test_memory_is_checked_before_the_fit(monkeypatch):
+    import hphawkes_py.mixture.hdp as H
+
+    monkeypatch.setattr(H, "_physical_memory", lambda: 1e6)
+    with pytest.raises(MemoryError, match=r"n_components=50 with 3 samples.*GiB of memory"):
+        HDPGaussianMixture(50, n_iter=1000, progress=False, backend="cpu").fit(_samples(0, 30))

@@ -7,6 +7,7 @@ shared components, each sample's weights with credible intervals, and per-sample
 """
 from __future__ import annotations
 
+import os
 import warnings
 
 import numpy as np
@@ -18,7 +19,7 @@ from . import prediction
 from ._data import column_names, real_data
 from ._math import Priors
 from .draws import relabel_draws
-from .model import TDPGaussianMixture
+from .model import TDPGaussianMixture, _physical_memory
 from .prediction import PredictionMixture
 
 __all__ = ["HDPGaussianMixture"]
@@ -332,6 +333,25 @@ class HDPGaussianMixture:
             )
         return center, scale
 
+    def _check_size(self, n, p, J, k):
+        """Refuse, before any allocation, a fit whose stored draws and buffers cannot fit in memory."""
+        S = self.chains * (self.n_iter // self.thin) if self.method == "gibbs" else 1
+        threads = self.threads or os.cpu_count() or 1
+        chunk = self.chunk_size or 256
+        need = 8.0 * (
+            2 * S * k * (J + 1 + p + p * p)  # stored draws (standardised and original units)
+            + min(S, self.max_predictive_draws) * k * (1 + p + p * (p + 1) // 2)  # one predictive density
+            + J * (threads * chunk * (k + p * p) + 16 * k * (1 + p + 3) * (p + 1))  # the engines' buffers
+            + 12 * k * p * p + 4 * n * p
+        )
+        have = _physical_memory()
+        if need > have:
+            raise MemoryError(
+                f"n_components={k} with {J} samples, n={n}, p={p} and {S} stored draw(s) would need about "
+                f"{need / 2**30:.1f} GiB of memory but this machine has {have / 2**30:.1f} GiB: reduce "
+                "n_components, or n_iter (or increase thin)"
+            )
+
     # ------------------------------------------------------------------ fit
     def fit(self, samples, y=None):
         """Fit the HDP mixture to a list of samples (each (n_j, p), original units). Returns self.
@@ -352,6 +372,7 @@ class HDPGaussianMixture:
         Xs = (X - center) / scale
         TDPGaussianMixture._check_prior_scale(self, Phi0, Xs, m0)
         init = TDPGaussianMixture._check_init(self, X, center, scale, k, p)
+        self._check_size(n, p, len(arrays), k)
         resolved = resolve_backend(self.backend)
         groups = np.split(Xs, np.cumsum(sizes)[:-1])
         priors = HDPPriors(Priors(m0, self.gamma0, self.nu0, Phi0, *self.alpha_prior), *self.alpha0_prior)
@@ -520,6 +541,42 @@ class HDPGaussianMixture:
     def group_cluster_weights_(self):
         """(J, n_clusters_): each sample's proportion of each cluster."""
         return self.group_weights_ @ self._cluster_indicator()
+
+    def to_frame(self, level: float = 0.95, by: str = "cluster"):
+        """Per-sample proportions as a tidy table (pandas DataFrame), one row per sample and
+        cluster (``by="cluster"``) or component (``by="component"``).
+
+        Parameters
+        ----------
+        level : float in (0, 1), default 0.95
+            Posterior probability of the credible intervals (Gibbs; BEM has none).
+        by : {"cluster", "component"}, default "cluster"
+            What the proportions are of (see :meth:`group_weight_intervals`).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``sample``, ``cluster`` or ``component``, ``proportion`` (posterior mean)
+            and, after Gibbs, ``lower`` and ``upper``; then the means of the cluster or
+            component per column (original units, ``mean_<name>``).
+        """
+        import pandas as pd
+
+        self._check_fitted()
+        check_in(by, "by", ("component", "cluster"))
+        if by == "cluster":
+            W, centres = self.group_cluster_weights_, self.cluster_means_
+        else:
+            W, centres = self.group_weights_, self.means_
+        J, C = W.shape
+        data = {"sample": np.repeat(np.arange(J), C), by: np.tile(np.arange(C), J), "proportion": W.ravel()}
+        if self.draws_ is not None:
+            lo, hi = self.group_weight_intervals(level, by=by)
+            data["lower"], data["upper"] = lo.ravel(), hi.ravel()
+        names = self.feature_names_ or [f"x{a}" for a in range(self.p_)]
+        for a, nm in enumerate(names):
+            data[f"mean_{nm}"] = np.tile(centres[:, a], J)
+        return pd.DataFrame(data)
 
     # ------------------------------------------------------------------ prediction
     def _check_fitted(self):
