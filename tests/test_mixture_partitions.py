@@ -185,9 +185,11 @@ def test_a_split_seen_in_most_draws_is_reported_and_a_rare_one_is_not():
 def test_point_partition_is_reproducible_and_refuses_bad_arguments():
     rng = np.random.default_rng(0)
     Z = random_draws(rng, 10, 30, 3)
-    a = point_partition(Z, seed=5)
-    b = point_partition(Z, seed=5)
+    a = point_partition(Z, seed=5, threads=1)
+    b = point_partition(Z, seed=5, threads=2)
     assert a.labels.tolist() == b.labels.tolist() and a.expected_loss == b.expected_loss
+    with pytest.raises(ValueError, match="threads must be >= 1"):
+        point_partition(Z, threads=0)
     with pytest.raises(ValueError, match="loss must be one of"):
         point_partition(Z, loss="binders")
     with pytest.raises(ValueError, match="n_runs must be >= 1"):

@@ -30,12 +30,14 @@ third, faster summary (one partition from the fitted density, no draws needed).
 from __future__ import annotations
 
 import functools
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from .._validate import as_float_array, check_in, check_int, check_random_state, describe
+from .._validate import as_float_array, check_in, check_int, check_random_state, check_threads, describe
 
 __all__ = ["posterior_similarity", "point_partition", "PointPartition", "binder_loss", "vi_loss",
            "variation_of_information", "binder_distance", "sample_label_draws", "cluster_summary",
@@ -335,39 +337,37 @@ def posterior_similarity(labels, index=None) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- SALSO search
-def _salso_loops(Z, L, kmax, vi, seed, n_zealous, max_sweeps, z_out):
-    """One SALSO run (numba): sequential allocation, sweetening, zealous updates. Returns the loss."""
+def _salso_loops(Z, L, kmax, dg, g, seed, n_zealous, max_sweeps, z_out):
+    """One SALSO run (numba): sequential allocation, sweetening, zealous updates. Returns the loss
+    up to a constant of the draws.
+
+    ``g[x]`` is the loss term of a count x (x(x-1)/2 or x log2 x) and ``dg[x] = g[x+1] - g[x]``,
+    tabulated for x = 0..n; ``m[s, l, k]`` counts the events of cluster k with label l in draw s.
+    """
     S, n = Z.shape
     np.random.seed(seed)
     z = -np.ones(n, dtype=np.int64)
     nk = np.zeros(kmax, dtype=np.int64)
-    m = np.zeros((S, kmax, L), dtype=np.int64)
-    cost = np.empty(kmax + 1)
-
-    def dg(x):
-        # g(x + 1) - g(x): Binder g = x(x-1)/2; VI g = x log2 x
-        if vi:
-            if x == 0:
-                return 0.0
-            return (x + 1) * np.log2(x + 1.0) - x * np.log2(float(x))
-        return float(x)
+    m = np.zeros((S, L, kmax), dtype=np.int64)
+    acc = np.zeros(kmax)
 
     def place(i):
-        # the cluster (or a new one, index kmax) of least expected loss for event i, which is unplaced
-        best, bestc = -1, 0.0
-        free = -1
+        # the cluster (or a new one, cost 0) of least expected loss for the unplaced event i
+        acc[:] = 0.0
+        for s in range(S):
+            row = m[s, Z[s, i]]
+            for k in range(kmax):
+                acc[k] += dg[row[k]]
+        best, bestc, free = -1, 0.0, -1
         for k in range(kmax):
             if nk[k] == 0:
                 if free < 0:
                     free = k
                 continue
-            acc = 0.0
-            for s in range(S):
-                acc += dg(m[s, k, Z[s, i]])
-            c = dg(nk[k]) - 2.0 * acc / S
+            c = dg[nk[k]] - 2.0 * acc[k] / S
             if best < 0 or c < bestc:
                 best, bestc = k, c
-        if free >= 0 and (best < 0 or 0.0 < bestc):
+        if free >= 0 and (best < 0 or bestc > 0.0):
             best = free
         return best
 
@@ -375,32 +375,25 @@ def _salso_loops(Z, L, kmax, vi, seed, n_zealous, max_sweeps, z_out):
         z[i] = k
         nk[k] += 1
         for s in range(S):
-            m[s, k, Z[s, i]] += 1
+            m[s, Z[s, i], k] += 1
 
     def remove(i):
         k = z[i]
         nk[k] -= 1
         for s in range(S):
-            m[s, k, Z[s, i]] -= 1
+            m[s, Z[s, i], k] -= 1
         z[i] = -1
-
-    def g(x):
-        if vi:
-            return x * np.log2(float(x)) if x > 0 else 0.0
-        return x * (x - 1) / 2.0
 
     def loss():
         tot = 0.0
         for k in range(kmax):
-            tot += g(nk[k])
-        acc = 0.0
+            tot += g[nk[k]]
+        inner = 0.0
         for s in range(S):
-            for k in range(kmax):
-                if nk[k] == 0:
-                    continue
-                for l in range(L):
-                    acc -= 2.0 * g(m[s, k, l])
-        return tot + acc / S
+            for l in range(L):
+                for k in range(kmax):
+                    inner += g[m[s, l, k]]
+        return tot - 2.0 * inner / S
 
     def sweeten():
         for _ in range(max_sweeps):
@@ -419,6 +412,7 @@ def _salso_loops(Z, L, kmax, vi, seed, n_zealous, max_sweeps, z_out):
         add(i, place(i))
     sweeten()
     best_loss = loss()
+    accepted = False
     for _ in range(n_zealous):
         occupied = np.flatnonzero(nk > 0)
         if occupied.size < 2:
@@ -430,14 +424,18 @@ def _salso_loops(Z, L, kmax, vi, seed, n_zealous, max_sweeps, z_out):
             remove(i)
         for i in np.random.permutation(members):
             add(i, place(i))
-        sweeten()
         new = loss()
         if new < best_loss - 1e-12 * max(1.0, abs(best_loss)):
             best_loss = new
+            accepted = True
         else:
             z[:] = saved_z
             nk[:] = saved_nk
             m[:, :, :] = saved_m
+    if accepted:
+        # leave a partition that no single move improves
+        sweeten()
+        best_loss = loss()
     z_out[:] = z
     return best_loss
 
@@ -479,7 +477,7 @@ class PointPartition:
 
 
 def point_partition(labels, loss: str = "VI", *, n_runs: int = 16, max_clusters=None, n_zealous: int = 10,
-                    max_sweeps: int = 100, seed=None) -> PointPartition:
+                    max_sweeps: int = 100, seed=None, threads=None) -> PointPartition:
     """The partition minimising the posterior expected Binder or VI loss (SALSO search).
 
     Parameters
@@ -500,6 +498,9 @@ def point_partition(labels, loss: str = "VI", *, n_runs: int = 16, max_clusters=
         Most sweetening sweeps in a row (each stops early when no event moves).
     seed : int or numpy.random.Generator, optional
         Random state of the search orders.
+    threads : int, optional
+        Runs searched at once, one per thread (default: all cores); the result does not depend
+        on it.
 
     Returns
     -------
@@ -511,7 +512,9 @@ def point_partition(labels, loss: str = "VI", *, n_runs: int = 16, max_clusters=
     -----
     SALSO (Dahl, Johnson & Müller 2022, *J. Comput. Graph. Stat.* 31:1189), searching the
     exact Monte Carlo expected loss over the draws (no similarity-matrix approximation): cost
-    O(n K S) per sweep for K clusters and S draws.  A greedy search: it finds a local minimum
+    O(n K S) per sweep for K clusters and S draws; memory S x L x K counts for L labels per draw.
+    A zealous update is kept when it lowers the expected loss, and the run ends with sweeps
+    until no single event moves.  A greedy search: it finds a local minimum
     that no single move or cluster reallocation improves; more runs make the global one more
     likely.
 
@@ -537,17 +540,27 @@ def point_partition(labels, loss: str = "VI", *, n_runs: int = 16, max_clusters=
     if S * kmax * L > 25_000_000:
         raise ValueError(f"the search keeps S x max_clusters x L = {S} x {kmax} x {L} counts; "
                          f"use fewer draws or a smaller max_clusters")
+    threads = check_threads(threads)
     rng = check_random_state(seed)
     seeds = rng.integers(0, 2**31 - 1, size=n_runs)
     kernel = _salso_kernel()
-    best, best_loss = None, np.inf
-    z = np.empty(n, dtype=np.int64)
-    for r in range(n_runs):
-        val = kernel(Z, L, kmax, loss == "VI", int(seeds[r]), n_zealous, max_sweeps, z)
-        if val < best_loss:
-            best, best_loss = z.copy(), val
-    out = _by_size(best)
     g = _g_vi if loss == "VI" else _g_binder
+    g_tab = g(np.arange(n + 2))
+    dg_tab = np.diff(g_tab)
+
+    def run(r):
+        # each run seeds Numba's generator of the thread it runs on: results do not depend on threads
+        z = np.empty(n, dtype=np.int64)
+        return kernel(Z, L, kmax, dg_tab, g_tab, int(seeds[r]), n_zealous, max_sweeps, z), z
+
+    workers = min(n_runs, threads or os.cpu_count() or 1)
+    if workers > 1:
+        with ThreadPoolExecutor(workers) as pool:  # the kernel releases the GIL
+            results = list(pool.map(run, range(n_runs)))
+    else:
+        results = [run(r) for r in range(n_runs)]
+    best = min(range(n_runs), key=lambda r: (results[r][0], r))
+    out = _by_size(results[best][1])
     expected = _expected(g, out, Z) / (n if loss == "VI" else 1)
     return PointPartition(labels=out, loss=loss, expected_loss=expected, n_clusters=int(out.max()) + 1)
 
