@@ -227,3 +227,136 @@ def test_several_exposures_design_by_hand():
     # b only 30..34 (5), neither 0..9 and 35..99 (75)
     assert person_time(d) == {(1, ()): (75.0, 0.0), (1, ("a",)): (11.0, 1.0), (1, ("a", "b")): (9.0, 1.0),
                               (1, ("b",)): (5.0, 0.0)}
+
+
+# ------------------------------------------------------------------ event-dependent observation (item 2)
+
+from scipy import integrate, stats  # noqa: E402
+
+from hphawkes_py.sccs import event_dependent as edo  # noqa: E402
+
+
+def simulate_deaths(n, irr, seed):
+    """One event per person in a nominal year after starting a drug (rate ``irr`` on days 0-27);
+    after the event, death (the end of observation) with probability 0.6 after a Weibull time."""
+    rng = np.random.default_rng(seed)
+    start = rng.integers(40 * 365, 70 * 365, size=n)
+    p = np.where(np.arange(365) < 28, irr, 1.0)
+    event = rng.choice(365, size=n, p=p / p.sum())
+    after = np.ceil(rng.weibull(0.7, size=n) * 40).astype(int)
+    dies = (rng.random(n) < 0.6) & (event + after < 364)
+    end = np.where(dies, event + after, 364)
+    obs = pd.DataFrame({"person_id": np.arange(n), "start": start, "end": start + end, "birth_day": 0,
+                        "censor": dies.astype(int)})
+    eras = pd.DataFrame({"person_id": np.arange(n), "start": start, "end": start, "covariate_id": "drug"})
+    return obs, eras, pd.DataFrame({"person_id": np.arange(n), "day": start + event})
+
+
+def w_by_hand(model, p, t, aend, censor):
+    """The weight function from scipy.stats distributions (independent of the module's formulas)."""
+    rho, mu, pi, nu = np.exp(p[0]), np.exp(p[1]), 1 / (1 + np.exp(-p[2])), np.exp(p[3])
+    e = stats.expon(scale=rho)
+    if model in ("EWI", "EGI"):
+        other = stats.weibull_min(nu, scale=mu) if model == "EWI" else stats.gamma(nu, scale=mu / nu)
+        u = aend - t
+        return pi * e.pdf(u) + (1 - pi) * other.pdf(u) if censor else pi * e.sf(u) + (1 - pi) * other.sf(u)
+    other = stats.weibull_min(nu, scale=mu) if model == "EWA" else stats.gamma(nu, scale=mu / nu)
+    cond = (other.pdf(aend) if censor else other.sf(aend)) / other.sf(t)
+    return pi * (e.pdf(aend - t) if censor else e.sf(aend - t)) + (1 - pi) * cond
+
+
+@pytest.mark.parametrize("model", edo.CENSORING_MODELS)
+def test_censoring_loglik_and_weights_match_scipy_distributions(model):
+    rng = np.random.default_rng(5)
+    n = 15
+    aevent = rng.uniform(40, 60, n)
+    aend = aevent + rng.exponential(0.5, n) + 1e-3
+    censor = (rng.random(n) < 0.4).astype(int)
+    p = np.array([-0.5, np.log(60.0) if model.endswith("A") else -0.3, 0.2, np.log(3.0 if model.endswith("A") else 0.8)])
+    by_hand = sum(np.log(w_by_hand(model, p, aevent[i], aend[i], censor[i])) for i in range(n))
+    assert edo.censoring_loglik(model, p, aevent, aend, censor) == pytest.approx(by_hand, rel=1e-10)
+    fit = edo.CensoringFit(model=model, params={model: p}, loglik={model: 0.0}, aic={model: 8.0},
+                           converged={model: True})
+    lo = aevent - rng.uniform(0.01, 2.0, n)
+    hi = np.minimum(lo + rng.uniform(0.002, 1.5, n), aend)
+    got = edo.interval_weights(fit, lo, hi, aend, censor)
+    want = [integrate.quad(lambda t, i=i: w_by_hand(model, p, t, aend[i], censor[i]), lo[i], hi[i],
+                           epsabs=0, epsrel=1e-11, limit=200)[0] for i in range(n)]
+    np.testing.assert_allclose(got, want, rtol=1e-7)
+
+
+def test_censoring_models_fit_maximises_the_likelihood_and_picks_the_smallest_aic():
+    obs, eras, outcomes = simulate_deaths(300, 2.0, seed=2)
+    aevent = (outcomes.day.to_numpy()) / 365.25
+    end = obs.end.to_numpy()
+    aend = np.where(end == outcomes.day.to_numpy(), end + 1, end) / 365.25
+    fit = edo.fit_censoring_models(aevent, aend, obs.censor)
+    for m in edo.CENSORING_MODELS:
+        ll = edo.censoring_loglik(m, fit.params[m], aevent, aend, obs.censor.to_numpy())
+        assert ll == pytest.approx(fit.loglik[m], abs=1e-9)
+        for k in range(4):
+            for h in (1e-4, -1e-4):
+                q = fit.params[m].copy()
+                q[k] += h
+                assert edo.censoring_loglik(m, q, aevent, aend, obs.censor.to_numpy()) <= ll + 1e-8, (m, k, h)
+    assert fit.model == min(edo.CENSORING_MODELS, key=lambda m: fit.aic[m])
+    assert fit.table().loc[fit.model, "used"] and fit.table()["used"].sum() == 1
+
+
+def test_event_dependent_design_rows_carry_the_integrated_weights():
+    obs, eras, outcomes = simulate_deaths(200, 2.0, seed=3)
+    d = SCCSData.from_eras(obs, eras, outcomes, risk_start=0, risk_end=27, event_dependent_observation="EWI",
+                           merge=False)
+    assert d.censoring.model == "EWI" and list(d.censoring.params) == ["EWI"]
+    p = d.censoring.params["EWI"]
+    for person in (0, 1, 7):
+        o = obs.iloc[person]
+        ev = int(outcomes.day.iloc[person])
+        aend = o.end + (1 if o.end == ev else 0)
+        rows = slice(d.stratum_ptr[list(d.stratum_ids).index(person)],
+                     d.stratum_ptr[list(d.stratum_ids).index(person) + 1])
+        # merge=False: rows in day order; risk days start..start+27 (clipped to the end), then the rest
+        cuts = [o.start, min(o.start + 27, o.end) + 1] + ([o.end + 1] if o.end > o.start + 27 else [])
+        want = [integrate.quad(lambda t: w_by_hand("EWI", p, t, aend / 365.25, o.censor),
+                               (a - 1) / 365.25, (b - 1) / 365.25, epsabs=0, epsrel=1e-11, limit=200)[0]
+                for a, b in zip(cuts[:-1], cuts[1:])]
+        np.testing.assert_allclose(d.time[rows], want, rtol=1e-7)
+        assert d.y[rows].sum() == 1
+
+
+def test_event_dependent_observation_recovers_the_irr_that_the_plain_design_misses():
+    obs, eras, outcomes = simulate_deaths(2000, 2.0, seed=1)
+    # the deaths follow a Weibull time after the event: the interval model (AIC choice: tested above)
+    d = SCCSData.from_eras(obs, eras, outcomes, risk_start=0, risk_end=27, event_dependent_observation="EWI")
+    f = fit_mle(d)
+    se = float(np.sqrt(f.covariance().loc["drug", "drug"]))
+    assert abs(f.coefficients["drug"] - np.log(2.0)) < 3 * se
+    plain = fit_mle(SCCSData.from_eras(obs, eras, outcomes, risk_start=0, risk_end=27))
+    assert abs(plain.coefficients["drug"] - np.log(2.0)) > 6 * se
+    # merging rows of one pattern sums their weights: the same likelihood
+    unmerged = fit_mle(SCCSData.from_eras(obs, eras, outcomes, risk_start=0, risk_end=27,
+                                          event_dependent_observation=d.censoring.model, merge=False))
+    assert unmerged.coefficients["drug"] == pytest.approx(f.coefficients["drug"], abs=1e-6)
+
+
+def test_event_dependent_observation_refuses_what_it_cannot_use():
+    obs, eras, outcomes = simulate_deaths(50, 2.0, seed=4)
+    kw = dict(risk_start=0, risk_end=27)
+    with pytest.raises(ValueError, match=r"needs columns \['censor'\] in observation_periods"):
+        SCCSData.from_eras(obs.drop(columns="censor"), eras, outcomes, event_dependent_observation=True, **kw)
+    with pytest.raises(ValueError, match=r"needs columns \['birth_day'\]"):
+        SCCSData.from_eras(obs.drop(columns="birth_day"), eras, outcomes, event_dependent_observation=True, **kw)
+    with pytest.raises(ValueError, match=r"observation_periods\.censor must be 0 .* first at row 3 \(2\)"):
+        SCCSData.from_eras(obs.assign(censor=[0, 1, 0, 2] + [0] * 46), eras, outcomes,
+                           event_dependent_observation=True, **kw)
+    with pytest.raises(ValueError, match=r"event_dependent_observation must be False, True/'auto' .* got 'EWX'"):
+        SCCSData.from_eras(obs, eras, outcomes, event_dependent_observation="EWX", **kw)
+    two = pd.concat([outcomes, pd.DataFrame({"person_id": [5], "day": [int(obs.end[5])]})])
+    with pytest.raises(ValueError, match=r"one outcome per person .* first person_id=5; use first_outcome_only=True"):
+        SCCSData.from_eras(obs, eras, two, event_dependent_observation=True, **kw)
+    d = SCCSData.from_eras(obs, eras, two, event_dependent_observation="EWI", first_outcome_only=True, **kw)
+    assert d.dropped["later_outcomes"] == 1
+    with pytest.raises(ValueError, match=r"after the day of birth .* person_id=0"):
+        SCCSData.from_eras(obs.assign(birth_day=obs.start), eras, outcomes, event_dependent_observation=True, **kw)
+    with pytest.raises(ValueError, match="cannot be combined with control_window"):
+        SCCSData.from_eras(obs, eras, outcomes, event_dependent_observation=True, control_window=(29, 56), **kw)

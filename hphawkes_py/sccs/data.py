@@ -72,6 +72,9 @@ class SCCSData:
         Age, season and calendar-time spline terms (from :meth:`from_eras`); their
         coefficients are covariates named ``"age_1"``, ``"season_1"``, ... after the
         exposures. Empty for designs without them.
+    censoring : CensoringFit or None
+        The censoring models of an event-dependent observation design
+        (:meth:`from_eras` ``event_dependent_observation=``); None otherwise.
 
     See Also
     --------
@@ -107,6 +110,7 @@ class SCCSData:
     values: np.ndarray | None
     dropped: Mapping[str, int] = field(default_factory=dict)
     splines: tuple = ()
+    censoring: Any = None
 
     # ------------------------------------------------------------------ sizes
     @property
@@ -272,7 +276,7 @@ class SCCSData:
 
     @classmethod
     def _assemble(cls, *, stratum_ids, row_ids, covariate_ids, stratum_ptr, y, time, col_codes, row_pos, values, dropped,
-                  splines=()):
+                  splines=(), censoring=None):
         """Final arrays from sorted-by-(column, row) non-zeros."""
         n_cov = len(covariate_ids)
         n_rows = len(y)
@@ -298,6 +302,7 @@ class SCCSData:
             values=vals,
             dropped=dict(dropped),
             splines=tuple(splines),
+            censoring=censoring,
         )
 
     @property
@@ -335,6 +340,7 @@ class SCCSData:
         day_origin: Any = "1970-01-01",
         merge: bool = True,
         control_window: Any = None,
+        event_dependent_observation: Any = False,
     ) -> "SCCSData":
         """Build the SCCS design from person-level data (days are integers, inclusive).
 
@@ -416,6 +422,20 @@ class SCCSData:
             design (``dropped["outcomes_outside_risk_and_control"]``); a day in both counts as
             risk time. Control intervals that miss the observation period are counted in
             ``dropped["control_intervals_outside_observation"]``. Not with the spline knots.
+        event_dependent_observation : bool or str
+            For outcomes that end observation (death): the pseudo-likelihood of Farrington,
+            Whitaker & Ghebremichael (2011), the SCCS package's ``eventdepenobs`` (see
+            :mod:`.event_dependent`). ``True`` or ``"auto"`` fits the four censoring models
+            (``"EWA"``, ``"EWI"``, ``"EGA"``, ``"EGI"``) to the cases and uses the smallest AIC;
+            a model name uses that one. Each row's ``time`` is then the integral of the weight
+            function over its days (ages in years), not its length; the fitted models are in
+            ``data.censoring`` (:class:`~.event_dependent.CensoringFit`). Needs the columns
+            ``birth_day`` and ``censor`` (1 where the observation period ended early, e.g. at
+            death; 0 where it reached its nominal end; an end moved earlier by ``study_end`` or
+            ``max_age`` counts as 0) in ``observation_periods``, one outcome per person (or
+            ``first_outcome_only=True``) and observation starting after the day of birth.
+            Weights below 1e-15 are raised to it (the package's floor) and counted in
+            ``dropped["interval_weights_raised_to_minimum"]``. Not with ``control_window``.
 
         Returns
         -------
@@ -435,7 +455,9 @@ class SCCSData:
             an observation period, ages under observation outside explicit ``age_knots``
             (calendar days outside ``calendar_knots``), covariate ids that clash with the
             spline names, a ``control_window`` that no observation period reaches or that is
-            given with spline knots.
+            given with spline knots; for ``event_dependent_observation``: missing ``birth_day``
+            or ``censor`` columns, a ``censor`` other than 0/1, several outcomes of a person,
+            observation from the day of birth, a weight that is not finite.
         TypeError
             Covariate ids that mix integers and strings; a ``control_window`` that is not a
             pair of integers, a RiskWindow or a dict of them.
@@ -474,7 +496,8 @@ class SCCSData:
                              study_start=study_start, study_end=study_end, naive_period=naive_period, min_age=min_age,
                              max_age=max_age, first_outcome_only=first_outcome_only, age_knots=age_knots,
                              season_knots=season_knots, calendar_knots=calendar_knots, day_origin=day_origin,
-                             merge=merge, control_window=control_window)
+                             merge=merge, control_window=control_window,
+                             event_dependent_observation=event_dependent_observation)
         return cls._assemble(**design_from_eras(observation_periods, eras, outcomes, options))
 
 

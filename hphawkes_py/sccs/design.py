@@ -27,6 +27,7 @@ import pandas as pd
 
 from .._validate import check_int, describe
 from ._tables import as_days, lower_columns, refuse_missing, require, show
+from .event_dependent import check_model_choice, observation_weights
 from .scri import control_eras, risk_or_control
 from .spline_design import SplineRequest
 
@@ -123,6 +124,7 @@ class EraOptions:
     day_origin: Any = "1970-01-01"
     merge: bool = True
     control_window: Any = None
+    event_dependent_observation: Any = False
 
 
 def design_from_eras(observation_periods, eras, outcomes, options: EraOptions) -> dict:
@@ -151,7 +153,11 @@ def design_from_eras(observation_periods, eras, outcomes, options: EraOptions) -
     if spl.age is not None and "birth_day" not in obs.columns:
         raise ValueError("age_knots needs a birth_day column in observation_periods (day of birth, same day scale); "
                          f"got columns {list(obs.columns)}")
-    need_birth = rules.needs_birth(obs) or spl.age is not None
+    edo = check_model_choice(opt.event_dependent_observation)
+    if edo is not None:
+        censor_all, oe_nominal = _edo_columns(obs, porder, oe_, opt, spl)
+        persons_all = persons
+    need_birth = rules.needs_birth(obs) or spl.age is not None or edo is not None
     birth = as_days(obs["birth_day"], "observation_periods.birth_day")[porder] if need_birth else None
     persons, os_, oe_, er, oc, ep, op, rule_dropped, birth = rules.apply(persons, os_, oe_, birth, er, oc, ep, op)
     cov_codes = pd.Index(cov_ids).get_indexer(er["covariate_id"].to_numpy())
@@ -187,10 +193,19 @@ def design_from_eras(observation_periods, eras, outcomes, options: EraOptions) -
         ep, es, ee = (np.concatenate([ep, bins.era_person]), np.concatenate([es, bins.era_start]),
                       np.concatenate([ee, bins.era_end]))
         cov_codes = np.concatenate([cov_codes, bins.era_code])
-    design = build_interval_design(
-        os_, oe_, ep, es, ee, cov_codes, n_exposure + (bins.n_codes if bins is not None else 0) + scri,
-        merge=opt.merge and not scri
-    )
+    n_codes = n_exposure + (bins.n_codes if bins is not None else 0) + scri
+    design = build_interval_design(os_, oe_, ep, es, ee, cov_codes, n_codes,
+                                   merge=opt.merge and not scri and edo is None)
+    censoring = None
+    if edo is not None:
+        # an end moved earlier by the study rules is the study's end, not the person's
+        at = pd.Index(persons_all).get_indexer(persons)
+        censor = np.where(oe_ < oe_nominal[at], 0, censor_all[at])
+        case_person, case_day = _single_outcomes(persons, os_, oe_, op, od, birth)
+        weights, censoring, n_floored = observation_weights(design, birth, oe_, censor, case_person, case_day, edo,
+                                                            persons)
+        design = design.restricted(np.ones(design.n_rows, dtype=bool), np.ones(design.nnz_row.shape[0], dtype=bool),
+                                   weights, n_codes, merge=opt.merge)
     if scri:
         keep_int, keep_nnz = risk_or_control(design, n_exposure)
         design = design.restricted(keep_int, keep_nnz, design.row_time, n_exposure, merge=opt.merge)
@@ -206,6 +221,8 @@ def design_from_eras(observation_periods, eras, outcomes, options: EraOptions) -
         "outcomes_outside_observation": int((~inside).sum()),
         **rule_dropped,
     }
+    if edo is not None:
+        dropped["interval_weights_raised_to_minimum"] = n_floored
     if scri:
         dropped["control_intervals_outside_observation"] = control_outside
         dropped["outcomes_outside_risk_and_control"] = int((y_row < 0).sum())
@@ -213,8 +230,44 @@ def design_from_eras(observation_periods, eras, outcomes, options: EraOptions) -
     y = np.bincount(y_row, minlength=design.n_rows).astype(np.float64)
     return design.to_arrays(
         y=y, stratum_ids=persons, covariate_ids=cov_ids, dropped=dropped, drop_label="persons_without_outcomes",
-        splines=bins.terms if bins is not None else (),
+        splines=bins.terms if bins is not None else (), censoring=censoring,
     )
+
+
+def _edo_columns(obs, porder, obs_end, opt, spl):
+    """The censoring indicator of every person (sorted) and the nominal observation ends, for
+    event-dependent observation; refuses what the pseudo-likelihood cannot take."""
+    from .event_dependent import check_censor
+
+    missing = [c for c in ("birth_day", "censor") if c not in obs.columns]
+    if missing:
+        raise ValueError(f"event_dependent_observation needs columns {missing} in observation_periods (birth_day: "
+                         "day of birth, same day scale; censor: 1 where observation ended early, e.g. death, 0 where "
+                         f"it reached its nominal end); got columns {list(obs.columns)}")
+    if opt.control_window is not None:
+        raise ValueError("event_dependent_observation cannot be combined with control_window (the SCRI design)")
+    refuse_missing(obs, "censor", "observation_periods")
+    return check_censor(obs["censor"].to_numpy(), "observation_periods.censor")[porder], obs_end.copy()
+
+
+def _single_outcomes(persons, os_, oe_, op, od, birth):
+    """Person index and day of each case's outcome inside the observation period, refusing
+    several outcomes per person and observation starting on the day of birth."""
+    inside = (od >= os_[op]) & (od <= oe_[op])
+    p, d = op[inside], od[inside]
+    counts = np.bincount(p, minlength=persons.shape[0])
+    if np.any(counts > 1):
+        i = int(np.argmax(counts > 1))
+        raise ValueError(f"event_dependent_observation takes one outcome per person (the pseudo-likelihood is for a "
+                         f"unique or first event): {int((counts > 1).sum())} person(s) have several in their "
+                         f"observation period, first person_id={show(persons[i])}; use first_outcome_only=True")
+    early = os_[p] <= birth[p]
+    if early.any():
+        i = int(p[np.argmax(early)])
+        raise ValueError(f"event_dependent_observation needs observation to start after the day of birth (ages > 0 "
+                         f"in the censoring models): person_id={show(persons[i])} starts on day {os_[i]}, born on "
+                         f"day {birth[i]}")
+    return p, d
 
 
 def unique_ids(values, name: str, return_inverse: bool = False):
@@ -486,7 +539,7 @@ class IntervalDesign:
         return IntervalDesign(row_person, row_time, nnz_row, nnz_col, self.keys, interval_row[self.key_group],
                               self.span, self.n_persons, self.eras_outside, self.day0)
 
-    def to_arrays(self, *, y, stratum_ids, covariate_ids, dropped, drop_label, splines=()):
+    def to_arrays(self, *, y, stratum_ids, covariate_ids, dropped, drop_label, splines=(), censoring=None):
         """The keyword arguments of ``SCCSData._assemble`` for outcome counts ``y`` per row;
         persons without outcomes are dropped and counted as ``dropped[drop_label]``."""
         n_s = np.bincount(self.row_person, weights=y, minlength=self.n_persons)
@@ -518,6 +571,7 @@ class IntervalDesign:
             values=None if self.nnz_val is None else self.nnz_val[keep_nnz][order],
             dropped=dropped,
             splines=splines,
+            censoring=censoring,
         )
 
 
