@@ -205,6 +205,12 @@ def test_chains_are_pooled_and_reproducible():
     assert a.draws_["group_weights"].shape == (20, 3, 4)
     assert a.loglik_trace_.shape == (2, 15)
     np.testing.assert_array_equal(a.draws_["means"], b.draws_["means"])
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as ex:
+        c = HDPGaussianMixture(4, n_iter=10, burn_in=5, chains=2, seed=5, progress=False, backend="cpu",
+                               executor=ex).fit(S)
+    np.testing.assert_array_equal(a.draws_["group_weights"], c.draws_["group_weights"])
 
 
 def test_emulator_engine_gives_the_cpu_chain():
