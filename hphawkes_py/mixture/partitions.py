@@ -96,16 +96,35 @@ def _partition_1d(partition, n: int, name: str = "partition") -> np.ndarray:
     return _labels_2d(arr, name, one_partition=True)[0]
 
 
-# ----------------------------------------------------------------------------- pairwise losses
-def _plogp(counts):
-    c = np.asarray(counts, dtype=np.float64)
-    c = c[c > 0]
-    return float((c * np.log2(c)).sum())
-
-
+# ----------------------------------------------------------------------------- losses
 def _contingency(a, b):
     k, l = a.max() + 1, b.max() + 1
     return np.bincount(a * l + b, minlength=k * l).reshape(k, l)
+
+
+def _expected(g, partition, Z) -> float:
+    """sum_k g(n_k) + (1/S) sum_s [sum_l g(n^s_l) - 2 sum_kl g(n^s_kl)]: the expected loss, summed
+    over pairs for Binder's g, n times the VI for VI's g."""
+    S = Z.shape[0]
+    total = g(np.bincount(partition)).sum()
+    acc = 0.0
+    for s in range(S):
+        T = _contingency(partition, Z[s])
+        acc += g(T.sum(0)).sum() - 2.0 * g(T).sum()
+    return float(total + acc / S)
+
+
+def _g_binder(c):
+    c = np.asarray(c, dtype=np.float64)
+    return c * (c - 1.0) / 2.0
+
+
+def _g_vi(c):
+    c = np.asarray(c, dtype=np.float64)
+    out = np.zeros_like(c)
+    pos = c > 0
+    out[pos] = c[pos] * np.log2(c[pos])
+    return out
 
 
 def variation_of_information(a, b) -> float:
@@ -132,9 +151,7 @@ def variation_of_information(a, b) -> float:
     """
     a = _labels_2d(a, "a", one_partition=True)[0]
     b = _partition_1d(b, a.size, "b")
-    n = a.size
-    T = _contingency(a, b)
-    return (_plogp(T.sum(1)) + _plogp(T.sum(0)) - 2.0 * _plogp(T)) / n
+    return _expected(_g_vi, a, b[None, :]) / a.size
 
 
 def binder_distance(a, b) -> int:
@@ -158,36 +175,8 @@ def binder_distance(a, b) -> int:
     """
     a = _labels_2d(a, "a", one_partition=True)[0]
     b = _partition_1d(b, a.size, "b")
-    T = _contingency(a, b).astype(np.int64)
+    return int(round(_expected(_g_binder, a, b[None, :])))
 
-    def pairs(c):
-        return int((c * (c - 1) // 2).sum())
-
-    return pairs(T.sum(1)) + pairs(T.sum(0)) - 2 * pairs(T)
-
-
-def _expected(g, partition, Z) -> float:
-    """sum_k g(n_k) + (1/S) sum_s [sum_l g(n^s_l) - 2 sum_kl g(n^s_kl)]."""
-    S = Z.shape[0]
-    total = g(np.bincount(partition)).sum()
-    acc = 0.0
-    for s in range(S):
-        T = _contingency(partition, Z[s])
-        acc += g(T.sum(0)).sum() - 2.0 * g(T).sum()
-    return float(total + acc / S)
-
-
-def _g_binder(c):
-    c = np.asarray(c, dtype=np.float64)
-    return c * (c - 1.0) / 2.0
-
-
-def _g_vi(c):
-    c = np.asarray(c, dtype=np.float64)
-    out = np.zeros_like(c)
-    pos = c > 0
-    out[pos] = c[pos] * np.log2(c[pos])
-    return out
 
 
 def vi_loss(partition, labels) -> float:
