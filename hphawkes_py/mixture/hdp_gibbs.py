@@ -37,7 +37,7 @@ from numba import njit
 from .._backend import threads_context
 from .._progress import progress_bar
 from . import _math as M
-from ._math import GibbsState, Priors
+from ._math import Priors
 from .engine import make_engine
 from .initial_values import initial_state
 
