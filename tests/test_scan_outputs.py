@@ -386,13 +386,14 @@ def test_run_prm_writes_what_the_prm_asks(tmp_path):
     text = SAT("NYCfever.prm").read_text()
     for k in ("OutputGoogleEarthKML", "MostLikelyClusterEachCentroidASCII", "SaveSimLLRsDBase", "ReportGumbel"):
         text = text.replace(f"{k}=n", f"{k}=y")
-    (tmp_path / "f.prm").write_text(text)
+    (tmp_path / "f.prm").write_text(text.replace("PValueReportType=0", "PValueReportType=1"))
     res = hp.scan.run_prm(tmp_path / "f.prm", n_replicates=9, seed=1, backend="cpu", progress=False,
                           write_results=True)
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("NYCfever.") and p.suffix not in
                   (".cas", ".geo")) == ["NYCfever.col.csv", "NYCfever.kml", "NYCfever.llr.dbf", "NYCfever.txt"]
     col = pd.read_csv(tmp_path / "NYCfever.col.csv")
     assert "GBL_PVALUE" in col.columns and col.TEST_STAT[0] == pytest.approx(res.clusters.log_likelihood_ratio[0])
+    np.testing.assert_allclose(col.P_VALUE, res.clusters.p_value, rtol=1e-12)   # PValueReportType=1: Monte Carlo
     # nothing written without write_results (the output settings are honoured only when asked)
     (tmp_path / "NYCfever.txt").unlink()
     hp.scan.run_prm(tmp_path / "f.prm", n_replicates=9, seed=1, backend="cpu", progress=False)
@@ -496,3 +497,35 @@ def test_relative_risk_edge_cases_as_satscan():
     assert math.isnan(outputs._location_relative_risk(10, 3.0, 10))
     assert outputs._location_relative_risk(0, 0.0, 10) == 0.0
     assert outputs._location_relative_risk(2, 1.0, 10) == pytest.approx((2 / 1) / (8 / 9))
+
+
+def test_p_values_as_pvaluereporttype(grave, tmp_path):
+    """SaTScan's P_VALUE: Monte Carlo (PValueReportType=1), Gumbel (3), or its default combination (0:
+    the Gumbel p for clusters of Monte Carlo rank below 10 in high-rate scans); GBL_PVALUE only beside a
+    Monte Carlo p-value (ReportGumbel=y)."""
+    cl = grave.clusters
+    rank = np.rint(cl.p_value * (grave.n_replicates + 1)).astype(int)
+    assert (rank < 10).any() and (rank >= 10).any()          # grave, 19 replicates: one of each
+    mc = outputs.cluster_table(grave).P_VALUE
+    gb = outputs.cluster_table(grave, p_values="gumbel").P_VALUE
+    df = outputs.cluster_table(grave, p_values="default").P_VALUE
+    np.testing.assert_array_equal(mc, cl.p_value)
+    np.testing.assert_array_equal(gb, np.maximum(cl.gumbel_p_value, 1e-17))
+    np.testing.assert_array_equal(df, np.where(rank < 10, gb, mc))
+    np.testing.assert_array_equal(outputs.location_table(grave, p_values="default").groupby("CLUSTER").P_VALUE.first(),
+                                  df.to_numpy())
+    txt = outputs.report_text(grave, p_values="default", gumbel=True)
+    first = txt[txt.index("1.Location"):].split("\n\n")[0]
+    assert f"  P-value...............: {outputs._significant(cl.gumbel_p_value[0])}" in first
+    assert f"  Gumbel P-value........: {outputs._significant(cl.gumbel_p_value[0])}" in first
+    assert outputs._gumbel_text(0.0) == "< 0.00000000000000001"
+    with pytest.raises(ValueError, match="p_values must be 'monte_carlo'"):
+        outputs.cluster_table(grave, p_values="standard")
+    # run_prm: the .prm's PValueReportType and ReportGumbel
+    _copy(tmp_path, "NHumberside.cas", "NHumberside.ctl", "NHumberside.geo")
+    for ptype, report_gumbel, want_p, want_gbl in (("0", "y", "default", False), ("1", "y", "monte_carlo", True),
+                                                    ("3", "n", "gumbel", False)):
+        p = _prm(tmp_path / f"p{ptype}.prm", CaseFile="NHumberside.cas", ControlFile="NHumberside.ctl",
+                 CoordinatesFile="NHumberside.geo", PValueReportType=ptype, ReportGumbel=report_gumbel)
+        out = hp.scan._prm.prm_arguments(p)["outputs"]
+        assert (out["p_values"], out["gumbel"]) == (want_p, want_gbl)

@@ -239,7 +239,7 @@ def _cmd_scan(args) -> int:
 
             spec = prm_arguments(prm)
             _write_folder(res, args, spec["kwargs"].get("study_period", spec["dates"]["study_period"]),
-                          spec["kwargs"].get("penalty"), Path(prm).stem)
+                          spec["kwargs"].get("penalty"), Path(prm).stem, spec["outputs"]["p_values"])
         else:
             _write_outputs(res, outputs)
         if not args.quiet:
@@ -275,7 +275,7 @@ def _cmd_scan(args) -> int:
     return 0
 
 
-def _write_folder(res, args, study_period, penalty, stem) -> None:
+def _write_folder(res, args, study_period, penalty, stem, p_values="monte_carlo") -> None:
     """SaTScan's whole set into the ``--out`` folder (atomically: the folder appears only when
     every file was written). What an optional package missing leaves out is said on stderr."""
     import importlib.util
@@ -293,7 +293,7 @@ def _write_folder(res, args, study_period, penalty, stem) -> None:
     with atomic_output_dir(args.out, args.overwrite, "--out") as tmp:
         try:
             write_satscan(res, tmp / f"{stem}.txt", dbase=have_gis, geometry=geometry, study_period=study_period,
-                          penalty=penalty)
+                          penalty=penalty, p_values=p_values)
         except OSError as exc:
             raise CliError(f"--out {args.out}: cannot be written ({exc.strerror or exc})") from None
         if args.png:

@@ -206,8 +206,8 @@ def _on(v, key) -> bool:
 
 def _output_settings(v, base, bad) -> dict:
     """The files the .prm's output settings ask for, as :func:`~.outputs.write_satscan` writes
-    them: ``{"results_file", "tables", "dbase", "dbase_tables", "geometry", "gumbel", "title",
-    "not_written"}`` (``tables``: written as CSV; ``dbase_tables``: as dBase)
+    them: ``{"results_file", "tables", "dbase", "dbase_tables", "geometry", "gumbel", "p_values",
+    "title", "notes", "not_written"}`` (``tables``: written as CSV; ``dbase_tables``: as dBase)
     (``results_file``: the ``ResultsFile`` path, relative to the .prm's folder, or None;
     ``not_written``: the settings asking for files hp.scan does not write, refused when writing)."""
     name = v.get("ResultsFile", "")
@@ -229,9 +229,13 @@ def _output_settings(v, base, bad) -> dict:
         geometry.append("shp")
     if (_on(v, "OutputCartesianGraph") and not latlong) or (_on(v, "OutputGoogleMaps") and latlong):
         geometry.append("html")
-    gumbel = _on(v, "ReportGumbel") or v.get("PValueReportType", "0") == "3"
+    # SaTScan's P_VALUE (PValueReportType 0: default combination, 1: Monte Carlo, 3: Gumbel) and the
+    # GBL_PVALUE column beside a Monte Carlo one (CParameters::getIsReportingGumbelAsAddon)
+    ptype = v.get("PValueReportType", "0") or "0"
+    p_values = {"0": "default", "1": "monte_carlo", "3": "gumbel"}.get(ptype, "monte_carlo")
+    gumbel = _on(v, "ReportGumbel") and ptype in ("1", "2")
     return {"results_file": results, "tables": ascii_, "dbase": bool(dbf), "dbase_tables": dbf, "geometry": geometry,
-            "gumbel": gumbel, "title": v.get("ResultsTitle", "") or None, "notes": notes,
+            "gumbel": gumbel, "p_values": p_values, "title": v.get("ResultsTitle", "") or None, "notes": notes,
             "not_written": [(k, what) for k, what in _NOT_WRITTEN.items() if _on(v, k)]}
 
 
@@ -512,8 +516,9 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         ``IncludeRelativeRisksCensusAreas`` and ``SaveSimLLRs`` ask for (``...ASCII=y``: as CSV,
         ``<name>.col.csv``; ``...DBase=y``: ``<name>.col.dbf``), ``OutputGoogleEarthKML`` (lat/long
         data; ``CompressKMLtoKMZ``), ``OutputShapefiles`` (``<name>.col.shp``),
-        ``OutputCartesianGraph`` / ``OutputGoogleMaps`` (the self-contained HTML map), with ``ReportGumbel`` and
-        ``ResultsTitle``; see :func:`hphawkes_py.scan.outputs.write_satscan`. A path: the same
+        ``OutputCartesianGraph`` / ``OutputGoogleMaps`` (the self-contained HTML map), with the
+        p-values ``PValueReportType`` chooses, ``ReportGumbel`` and ``ResultsTitle``; see
+        :func:`hphawkes_py.scan.outputs.write_satscan`. A path: the same
         files, the report at that path instead of ``ResultsFile``.
 
     Returns
@@ -553,7 +558,8 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         out = spec["outputs"]
         write_satscan(res, target, tables=out["tables"], dbase=out["dbase_tables"], geometry=out["geometry"],
                       study_period=spec["kwargs"].get("study_period", spec["dates"]["study_period"]),
-                      gumbel=out["gumbel"], penalty=spec["kwargs"].get("penalty"), title=out["title"])
+                      gumbel=out["gumbel"], p_values=out["p_values"], penalty=spec["kwargs"].get("penalty"),
+                      title=out["title"])
     return res
 
 

@@ -154,7 +154,38 @@ def _check_flag(value, name: str) -> bool:
     return bool(value)
 
 
-def cluster_table(result, *, study_period=None, gumbel: bool = False) -> pd.DataFrame:
+#: SaTScan's smallest Gumbel p-value (``calculateGumbelPValue``: 0.1 / 10^(digits10 + 1))
+_GUMBEL_FLOOR = 0.1 / 10.0 ** 16
+_P_VALUES = ("monte_carlo", "gumbel", "default")
+
+
+def _check_p_values(p_values) -> str:
+    if p_values not in _P_VALUES:
+        raise ValueError(f"p_values must be 'monte_carlo' (SaTScan's PValueReportType=1), 'gumbel' (3) or 'default' "
+                         f"(0: Gumbel for clusters ranked below 10, else Monte Carlo), got {p_values!r}")
+    return p_values
+
+
+def _uses_gumbel(result, cl, p_values) -> bool:
+    """Whether SaTScan reports cluster ``cl``'s Gumbel p-value (``CCluster::getReportingPValue``):
+    always with ``"gumbel"``; with ``"default"`` for high-rate scans of the models SaTScan allows
+    (``getCanReportGumbelInDefaultCombination``) when the cluster's Monte Carlo rank is below 10."""
+    if p_values == "gumbel":
+        return True
+    if p_values == "monte_carlo" or result.direction != "high" or result.model == "declustered":
+        return False
+    rank = int(round(float(cl.p_value) * (result.n_replicates + 1)))
+    return rank < 10
+
+
+def _reported_p(result, cl, p_values) -> float:
+    """The P_VALUE SaTScan writes: the Monte Carlo p, or the Gumbel p floored at SaTScan's minimum."""
+    if _uses_gumbel(result, cl, p_values):
+        return max(float(cl.gumbel_p_value), _GUMBEL_FLOOR)
+    return float(cl.p_value)
+
+
+def cluster_table(result, *, study_period=None, gumbel: bool = False, p_values: str = "monte_carlo") -> pd.DataFrame:
     """SaTScan's cluster information table (``<name>.col``), one row per reported cluster.
 
     Parameters
@@ -166,6 +197,11 @@ def cluster_table(result, *, study_period=None, gumbel: bool = False) -> pd.Data
         period there); left blank when not given. Space-time clusters write their own window.
     gumbel : bool
         Add SaTScan's ``GBL_PVALUE`` column (``ReportGumbel=y``).
+    p_values : {"monte_carlo", "gumbel", "default"}
+        The ``P_VALUE`` written, as SaTScan's ``PValueReportType``: the Monte Carlo p (1), the
+        Gumbel p (3), or SaTScan's default combination (0: the Gumbel p for clusters whose Monte
+        Carlo rank is below 10 in high-rate scans, else the Monte Carlo p). Gumbel p-values are
+        floored at SaTScan's 1e-17.
 
     Returns
     -------
@@ -193,6 +229,7 @@ def cluster_table(result, *, study_period=None, gumbel: bool = False) -> pd.Data
     """
     _check_result(result)
     gumbel = _check_flag(gumbel, "gumbel")
+    p_values = _check_p_values(p_values)
     loc_of, _ = _location_of_ids(result)
     period = _period(result, study_period)
     stat_only = result.model == "space_time_permutation"
@@ -218,9 +255,9 @@ def cluster_table(result, *, study_period=None, gumbel: bool = False) -> pd.Data
             r["LLR"] = float(cl.log_likelihood_ratio)
             if _elliptic(result):
                 r["TEST_STAT"] = float(cl.test_statistic)
-        r["P_VALUE"] = float(cl.p_value)
+        r["P_VALUE"] = _reported_p(result, cl, p_values)
         if gumbel:
-            r["GBL_PVALUE"] = float(cl.gumbel_p_value)
+            r["GBL_PVALUE"] = max(float(cl.gumbel_p_value), _GUMBEL_FLOOR)
         r["OBSERVED"] = cl.cases
         r["EXPECTED"] = float(cl.expected)
         r["ODE"] = float(cl.observed_over_expected)
@@ -257,7 +294,7 @@ def _location_counts(result, g):
     return c, e, p
 
 
-def location_table(result, *, gumbel: bool = False) -> pd.DataFrame:
+def location_table(result, *, gumbel: bool = False, p_values: str = "monte_carlo") -> pd.DataFrame:
     """SaTScan's location information table (``<name>.gis``): each location of each reported cluster.
 
     Columns in SaTScan's order: ``LOC_ID, CLUSTER, P_VALUE``, [``GBL_PVALUE``], the cluster's
@@ -275,6 +312,8 @@ def location_table(result, *, gumbel: bool = False) -> pd.DataFrame:
         A scan's result.
     gumbel : bool
         Add SaTScan's ``GBL_PVALUE`` column (``ReportGumbel=y``).
+    p_values : {"monte_carlo", "gumbel", "default"}
+        The ``P_VALUE`` written, as in :func:`cluster_table`.
 
     Returns
     -------
@@ -294,6 +333,7 @@ def location_table(result, *, gumbel: bool = False) -> pd.DataFrame:
     """
     _check_result(result)
     gumbel = _check_flag(gumbel, "gumbel")
+    p_values = _check_p_values(p_values)
     loc_of, _ = _location_of_ids(result)
     spatial = result.model not in _SPACE_TIME
     rr_model = result.model in _BERNOULLI + _POISSON
@@ -314,9 +354,9 @@ def location_table(result, *, gumbel: bool = False) -> pd.DataFrame:
             if g in seen:
                 continue
             seen.add(g)
-            r = {"LOC_ID": str(lid), "CLUSTER": k + 1, "P_VALUE": float(cl.p_value)}
+            r = {"LOC_ID": str(lid), "CLUSTER": k + 1, "P_VALUE": _reported_p(result, cl, p_values)}
             if gumbel:
-                r["GBL_PVALUE"] = float(cl.gumbel_p_value)
+                r["GBL_PVALUE"] = max(float(cl.gumbel_p_value), _GUMBEL_FLOOR)
             r.update(CLU_OBS=cl.cases, CLU_EXP=float(cl.expected), CLU_ODE=float(cl.observed_over_expected))
             if rr_model:
                 rr = float(cl.relative_risk)
@@ -446,6 +486,11 @@ def _population_text(p: float) -> str:
     return f"{p:.1f}" if p < 1 else f"{p:.0f}"
 
 
+def _gumbel_text(p: float) -> str:
+    """A Gumbel p-value as SaTScan's report shows it (``DisplayMonteCarloInformation``)."""
+    return "< " + _significant(_GUMBEL_FLOOR, 1) if p == 0.0 else _significant(p)
+
+
 def _block_line(label: str, value: str, number: int | None, rank: int) -> str:
     """One ``label....: value`` line of a cluster block, wrapped at SaTScan's right margin."""
     left = 2 + len(str(rank)) - 1
@@ -463,7 +508,8 @@ def _block_line(label: str, value: str, number: int | None, rank: int) -> str:
     return head + ("\n" + " " * data_left).join(out)
 
 
-def report_text(result, *, study_period=None, title: str | None = None) -> str:
+def report_text(result, *, study_period=None, title: str | None = None, p_values: str = "monte_carlo",
+                gumbel: bool = False) -> str:
     """The main results report (``<name>.txt``): a summary of the data and the cluster blocks as
     SaTScan 10 formats them (``CCluster::Display``: labels dotted to 22 characters, values
     wrapped at column 95, numbers with SaTScan's significant digits, p-values with as many
@@ -476,6 +522,11 @@ def report_text(result, *, study_period=None, title: str | None = None) -> str:
         Shown as the study period and as the time frame of purely spatial clusters.
     title : str, optional
         A title line (SaTScan's ``ResultsTitle``).
+    p_values : {"monte_carlo", "gumbel", "default"}
+        The p-value shown, as in :func:`cluster_table` (a Gumbel p-value with SaTScan's
+        significant digits, ``< 0.00000000000000001`` below its floor).
+    gumbel : bool
+        Add the ``Gumbel P-value`` line (SaTScan's ``ReportGumbel=y``).
 
     Returns
     -------
@@ -494,6 +545,8 @@ def report_text(result, *, study_period=None, title: str | None = None) -> str:
     _check_result(result)
     from .result import _TITLES
 
+    p_values = _check_p_values(p_values)
+    gumbel = _check_flag(gumbel, "gumbel")
     period = _period(result, study_period)
     rule = "_" * 29
     lines = []
@@ -561,7 +614,12 @@ def report_text(result, *, study_period=None, title: str | None = None) -> str:
             add("Log likelihood ratio", f"{float(cl.log_likelihood_ratio):f}")
             if _elliptic(result):
                 add("Test statistic", f"{float(cl.test_statistic):f}")
-        add("P-value", f"{float(cl.p_value):.{digits}f}")
+        if _uses_gumbel(result, cl, p_values):
+            add("P-value", _gumbel_text(float(cl.gumbel_p_value)))
+        else:
+            add("P-value", f"{float(cl.p_value):.{digits}f}")
+        if gumbel:
+            add("Gumbel P-value", _gumbel_text(float(cl.gumbel_p_value)))
         lines.append("")
     return "\n".join(lines) + "\n"
 
@@ -571,7 +629,8 @@ _GEOMETRY_FORMATS = ("geojson", "kml", "kmz", "shp", "gpkg", "html", "leaflet")
 
 
 def write_satscan(result, results_file, *, tables=None, dbase: bool = False, report: bool = True, geometry=(),
-                  study_period=None, gumbel: bool = False, penalty=None, title=None) -> list:
+                  study_period=None, gumbel: bool = False, p_values: str = "monte_carlo", penalty=None,
+                  title=None) -> list:
     """Write SaTScan's set of output files for ``result`` beside ``results_file``.
 
     Parameters
@@ -595,7 +654,7 @@ def write_satscan(result, results_file, *, tables=None, dbase: bool = False, rep
         Cluster geometry files (:mod:`hphawkes_py.scan.geometry`) and the HTML maps
         (:func:`hphawkes_py.scan.cluster_map.cluster_map`: ``"html"`` self-contained, ``"leaflet"``
         through folium).
-    study_period, gumbel, penalty, title
+    study_period, gumbel, p_values, penalty, title
         As in :func:`cluster_table`, :func:`llr_table` and :func:`report_text`.
 
     Returns
@@ -626,6 +685,7 @@ def write_satscan(result, results_file, *, tables=None, dbase: bool = False, rep
     _check_result(result)
     report = _check_flag(report, "report")
     _check_flag(gumbel, "gumbel")
+    _check_p_values(p_values)
     _period(result, study_period)
     target = Path(results_file).expanduser()
     if target.is_dir():
@@ -667,11 +727,13 @@ def write_satscan(result, results_file, *, tables=None, dbase: bool = False, rep
         from .cluster_map import _need_folium
 
         _need_folium()
-    builders = {"col": lambda: cluster_table(result, study_period=study_period, gumbel=gumbel),
-                "gis": lambda: location_table(result, gumbel=gumbel), "rr": lambda: risk_table(result),
+    builders = {"col": lambda: cluster_table(result, study_period=study_period, gumbel=gumbel, p_values=p_values),
+                "gis": lambda: location_table(result, gumbel=gumbel, p_values=p_values),
+                "rr": lambda: risk_table(result),
                 "llr": lambda: llr_table(result, penalty=penalty)}
     built = {t: builders[t]() for t in tables}
-    text = report_text(result, study_period=study_period, title=title) if report else None
+    text = report_text(result, study_period=study_period, title=title, p_values=p_values,
+                       gumbel=gumbel) if report else None
     written = []
     if text is not None:
         target.with_name(stem + ".txt").write_text(text)
@@ -697,7 +759,7 @@ def write_satscan(result, results_file, *, tables=None, dbase: bool = False, rep
             elif f == "shp":
                 # as SaTScan: <name>.col.shp with the cluster table as its attribute table <name>.col.dbf
                 col = built["col"] if "col" in built else cluster_table(result, study_period=study_period,
-                                                                         gumbel=gumbel)
+                                                                         gumbel=gumbel, p_values=p_values)
                 written.append(geo.write_vector(result, base / f"{stem}.col.shp", attributes=col))
                 written.append(base / f"{stem}.col.dbf")
             elif f == "gpkg":
