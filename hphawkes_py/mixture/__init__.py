@@ -9,8 +9,11 @@ are merged into clusters by the modes of the fitted density (Chan et al. 2008):
 ``cluster_labels_``, ``predict_cluster``.  The hot step -- configuration probabilities of all
 n x k (point, component) pairs and the label draws -- runs on a Numba/BLAS CPU engine or on a
 CUDA engine (``backend="gpu"``; ``"emulator"`` runs the same kernels on the CPU).
+:class:`HDPGaussianMixture` is the hierarchical DP across samples (shared components, weights per
+sample; dpmix's ``HDPNormalMixture``).
 """
 from .draws import relabel_draws
+from .hdp import HDPGaussianMixture
 from .model import TDPGaussianMixture
 
-__all__ = ["TDPGaussianMixture", "relabel_draws"]
+__all__ = ["HDPGaussianMixture", "TDPGaussianMixture", "relabel_draws"]
