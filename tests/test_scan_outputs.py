@@ -121,6 +121,8 @@ def test_values_equal_the_result(grave):
         np.testing.assert_allclose(part.LOC_EXP.sum(), cl.expected.iloc[k], rtol=1e-12)
     rr = outputs.risk_table(grave)
     assert rr.OBSERVED.sum() == grave.n_cases and len(rr) == grave.n_locations
+    # SaTScan's order: the ids sorted as text (its .rr.txt of the NY data starts 1, 10, 100, 101, ...)
+    assert list(rr.LOC_ID) == sorted(str(i) for i in range(143)) and list(rr.LOC_ID[:3]) == ["0", "1", "10"]
     # SaTScan's location relative risk (O/E) / ((C-O)/(C-E)) for a location with one case
     row = rr[rr.OBSERVED == 1].iloc[0]
     C, e = grave.n_cases, row.EXPECTED

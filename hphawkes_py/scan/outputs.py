@@ -379,7 +379,8 @@ def location_table(result, *, gumbel: bool = False, p_values: str = "monte_carlo
 def risk_table(result) -> pd.DataFrame:
     """SaTScan's risk estimates for each location (``<name>.rr``): ``LOC_ID, OBSERVED, EXPECTED,
     ODE, REL_RISK`` over the study period, one row per location (identical coordinates merged,
-    named ``"<first id> et al"`` as SaTScan names combined locations). ``REL_RISK`` is
+    named ``"<first id> et al"`` as SaTScan names combined locations), in SaTScan's order: the
+    location ids sorted as text. ``REL_RISK`` is
     (O / E) / ((C - O) / (C - E)), blank (NaN) where SaTScan leaves it blank.
 
     Parameters
@@ -390,7 +391,7 @@ def risk_table(result) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        One row per location, in the locations' order.
+        One row per location, ids sorted as text (``"1", "10", "100", "11", ...``).
 
     Raises
     ------
@@ -420,6 +421,8 @@ def risk_table(result) -> pd.DataFrame:
         o, e, _ = _location_counts(result, g)
         rows.append({"LOC_ID": str(ids[0]) + (" et al" if len(ids) > 1 else ""), "OBSERVED": o, "EXPECTED": e,
                      "ODE": o / e if e > 0 else math.nan, "REL_RISK": _relative_risk(o, e, C)})
+    # SaTScan keeps its identifiers sorted as text and writes the locations in that order
+    rows.sort(key=lambda r: r["LOC_ID"])
     return pd.DataFrame(rows, columns=["LOC_ID", "OBSERVED", "EXPECTED", "ODE", "REL_RISK"])
 
 
