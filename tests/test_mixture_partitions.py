@@ -224,6 +224,8 @@ def test_label_draws_of_a_gibbs_fit_feed_the_point_partition():
         sample_label_draws(fit, X[:, :1])
     with pytest.raises(ValueError, match="n_draws must be <= 30"):
         sample_label_draws(fit, X, n_draws=31)
+    with pytest.raises(ValueError, match="group applies to a mixture fitted across samples"):
+        sample_label_draws(fit, X, group=0)
     bem = TDPGaussianMixture(6, method="bem", n_iter=20, seed=1, progress=False, backend="cpu").fit(X)
     with pytest.raises(ValueError, match="posterior draws of a Gibbs fit"):
         sample_label_draws(bem, X)
@@ -279,3 +281,29 @@ def test_plots_draw_every_cluster_and_refuse_unknown_markers():
     heights = np.array([p.get_height() for p in ax.patches]).reshape(3, 2)
     np.testing.assert_allclose(heights.sum(0), [1.0, 1.0])
     plt.close("all")
+
+
+def test_label_draws_of_an_hdp_fit_use_each_samples_weights():
+    from hphawkes_py.mixture import HDPGaussianMixture
+
+    rng = np.random.default_rng(2)
+    # sample 0: events near 0 and 8; sample 1: only near 8
+    s0 = np.vstack([rng.normal(0, 1, (40, 2)), rng.normal(8, 1, (20, 2))])
+    s1 = rng.normal(8, 1, (50, 2))
+    fit = HDPGaussianMixture(5, n_iter=20, burn_in=20, seed=1, progress=False, backend="cpu").fit([s0, s1])
+    Z = sample_label_draws(fit, [s0, s1], n_draws=10, seed=0)
+    assert Z.shape == (10, 110)
+    est = point_partition(Z, seed=0)
+    assert est.n_clusters == 2
+    assert len(set(est.labels[:40])) == 1 and len(set(est.labels[40:])) == 1
+    assert est.labels[0] != est.labels[40]
+    # one sample with group=: its events labelled with that sample's weights
+    one = sample_label_draws(fit, s1, n_draws=10, group=1, seed=0)
+    assert one.shape == (10, 50)
+    assert binder_loss(est.labels[60:], one) < 0.05 * 50 * 49 / 2
+    with pytest.raises(ValueError, match="needs group="):
+        sample_label_draws(fit, s1)
+    with pytest.raises(ValueError, match="group must be <= 1"):
+        sample_label_draws(fit, s1, group=2)
+    with pytest.raises(ValueError, match=r"one array per sample of the fit \(2\), got 1"):
+        sample_label_draws(fit, [s0])

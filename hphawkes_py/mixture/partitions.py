@@ -564,18 +564,22 @@ def _by_size(z):
 
 
 # ----------------------------------------------------------------------------- draws of a fit
-def sample_label_draws(model, X, n_draws=None, *, seed=None) -> np.ndarray:
+def sample_label_draws(model, X, n_draws=None, *, group=None, seed=None) -> np.ndarray:
     """Posterior draws of the labels of the rows of X from a Gibbs fit: z_s ~ p(z | theta_s, x).
 
     Parameters
     ----------
-    model : TDPGaussianMixture
+    model : TDPGaussianMixture or HDPGaussianMixture
         Fitted with ``method="gibbs"`` (its stored draws ``draws_`` are used; a BEM fit has
         none and is refused).
-    X : array_like (n, p)
-        Events in the units of the fit (a DataFrame must have the fit's columns, in order).
+    X : array_like (n, p), or list of arrays
+        Events in the units of the fit (a DataFrame must have the fit's columns, in order).  For
+        the HDP mixture: one array per sample, in the order of the fit (their events are stacked,
+        each with its sample's weights), or one array with ``group``.
     n_draws : int, optional
         Use this many stored draws, evenly spaced (default: all).
+    group : int, optional
+        HDP mixture only: the sample (0-based, as in the fit) whose weights label the rows of X.
     seed : int or numpy.random.Generator, optional
         Random state of the label draws.
 
@@ -590,7 +594,8 @@ def sample_label_draws(model, X, n_draws=None, *, seed=None) -> np.ndarray:
     Given a stored draw theta_s = (weights, means, covariances), the labels are independent
     with ``P(z_i = j) ~ w_sj N(x_i | mu_sj, Sigma_sj)`` -- the sampler's own label step -- so
     (theta_s, z_s) is a draw from the joint posterior and z_s one from the posterior of the
-    partition.  Cost O(n_draws n k p^2).
+    partition (the HDP mixture's components are shared, so the labels of all samples form one
+    partition of all their events).  Cost O(n_draws n k p^2).
 
     Examples
     --------
@@ -606,20 +611,33 @@ def sample_label_draws(model, X, n_draws=None, *, seed=None) -> np.ndarray:
     """
     from .prediction import PredictionMixture
 
-    draws = getattr(model, "draws_", None)
-    if not hasattr(model, "weights_"):
-        raise ValueError("sample_label_draws needs a fitted model: call fit(X) first")
+    if not hasattr(model, "draws_") or not hasattr(model, "center_"):
+        raise ValueError("sample_label_draws needs a fitted mixture: call fit first")
+    draws = model.draws_
     if draws is None:
         raise ValueError("sample_label_draws needs the posterior draws of a Gibbs fit (method='gibbs'); this "
                          "model has none (BEM): use its cluster_labels_ or predict_cluster(X)")
-    fitted = getattr(model, "feature_names_in_", None)
-    if isinstance(X, pd.DataFrame) and fitted is not None and list(X.columns) != list(fitted):
-        raise ValueError(f"X has columns {list(X.columns)} but the model was fitted on {list(fitted)}")
-    W, Mu, Sg = draws["weights"], draws["means"], draws["covariances"]
+    Mu, Sg = draws["means"], draws["covariances"]
     S_all, k, p = Mu.shape
-    Xa = as_float_array(X, "X", ndim=2)
-    if Xa.shape[1] != p:
-        raise ValueError(f"X must have {p} columns (as in fit), got {Xa.shape[1]}")
+    hdp = "group_weights" in draws
+    W = draws["group_weights"] if hdp else draws["weights"][:, None, :]  # (S, J, k)
+    if not hdp and group is not None:
+        raise ValueError(f"group applies to a mixture fitted across samples; this {type(model).__name__} has one")
+    if hdp and isinstance(X, (list, tuple)):
+        if group is not None:
+            raise ValueError("give either a list of samples or one array with group, not both")
+        if len(X) != W.shape[1]:
+            raise ValueError(f"X must hold one array per sample of the fit ({W.shape[1]}), got {len(X)}")
+        parts = [_events(x, model, p, f"X[{j}]") for j, x in enumerate(X)]
+        groups = np.repeat(np.arange(len(parts)), [len(x) for x in parts])
+        Xa = np.vstack(parts)
+    else:
+        if hdp and group is None:
+            raise ValueError(f"X of a mixture fitted across {W.shape[1]} samples needs group= (its sample) or "
+                             f"a list of one array per sample")
+        j = 0 if group is None else check_int(group, "group", minimum=0, maximum=W.shape[1] - 1)
+        Xa = _events(X, model, p, "X")
+        groups = np.full(Xa.shape[0], j)
     n_draws = S_all if n_draws is None else check_int(n_draws, "n_draws", minimum=1, maximum=S_all)
     rng = check_random_state(seed)
     use = np.unique(np.linspace(0, S_all - 1, n_draws).round().astype(np.int64))
@@ -628,14 +646,25 @@ def sample_label_draws(model, X, n_draws=None, *, seed=None) -> np.ndarray:
     Xs = (Xa - center) / scale
     out = np.empty((use.size, Xa.shape[0]), dtype=np.int64)
     for r, s in enumerate(use):
-        with np.errstate(divide="ignore"):
-            log_w = np.log(W[s])
-        mix = PredictionMixture(log_w, (Mu[s] - center) / scale, Sg[s] / np.outer(scale, scale), k)
-        P = mix.proba(Xs)
-        cum = np.cumsum(P, axis=1)
-        u = rng.random(Xa.shape[0]) * cum[:, -1]
-        out[r] = np.minimum((cum < u[:, None]).sum(1), k - 1)
+        for j in np.unique(groups):
+            rows = np.flatnonzero(groups == j)
+            with np.errstate(divide="ignore"):
+                log_w = np.log(W[s, j])
+            mix = PredictionMixture(log_w, (Mu[s] - center) / scale, Sg[s] / np.outer(scale, scale), k)
+            cum = np.cumsum(mix.proba(Xs[rows]), axis=1)
+            u = rng.random(rows.size) * cum[:, -1]
+            out[r, rows] = np.minimum((cum < u[:, None]).sum(1), k - 1)
     return out
+
+
+def _events(X, model, p, name):
+    fitted = getattr(model, "feature_names_in_", None)
+    if isinstance(X, pd.DataFrame) and fitted is not None and list(X.columns) != list(fitted):
+        raise ValueError(f"{name} has columns {list(X.columns)} but the model was fitted on {list(fitted)}")
+    Xa = as_float_array(X, name, ndim=2)
+    if Xa.shape[1] != p:
+        raise ValueError(f"{name} must have {p} columns (as in fit), got {Xa.shape[1]}")
+    return Xa
 
 
 # ----------------------------------------------------------------------------- summaries
