@@ -1,0 +1,280 @@
+"""SaTScan's iterative scan: report the most likely cluster, remove its data, scan again.
+
+A secondary cluster of an ordinary scan is judged against the maximum LLR of the null
+replicates, a null in which the most likely cluster does not exist; a strong first cluster
+thereby hides the significance of the others. The iterative scan (Kulldorff 2009, "SaTScan
+user guide", section "Iterative scan statistic"; SaTScan's ``IterativeScan``) tests each
+cluster on data where the clusters found before it are gone:
+
+1. scan the data (purely spatial Bernoulli or discrete Poisson) with Monte Carlo inference and
+   report its most likely cluster;
+2. stop when ``max_iterations`` clusters have been reported, when that cluster's p-value exceeds
+   ``max_p_value``, or when fewer than 2 cases or 2 locations with data would remain;
+3. else remove the data of the cluster's locations -- their cases, and their controls
+   (Bernoulli) or population and expected cases (Poisson) become 0 -- and go back to 1.
+
+As in SaTScan (``CSaTScanData::RemoveClusterSignificance``), a removed location stays a circle
+centre and a member of the windows (with no data); it is no longer listed among a cluster's
+locations. The totals, the expected counts (Poisson: the remaining expected counts rescaled to
+the remaining cases, SaTScan's recalibration of the measure), the maximum window size (a
+fraction of the remaining population) and the null replicates are those of the reduced data,
+so iteration k is exactly the scan of the data with the first k - 1 clusters' locations
+zeroed.
+"""
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._validate import check_int, check_probability
+from .model import bernoulli, poisson
+from .result import ScanResult
+
+__all__ = ["iterative_scan", "IterativeScanResult"]
+
+#: SaTScan's limit on the number of iterations (``CParameters::MAXIMUM_ITERATIVE_ANALYSES``)
+MAX_ITERATIONS = 32000
+#: SaTScan reports p-values (and so iterates) only with at least this many replicates
+MIN_REPLICATES = 99
+#: an iteration needs at least this many cases left (SaTScan's ``repeatAnalysis``, Bernoulli and Poisson)
+MIN_CASES_LEFT = 2
+
+_MODELS = {"bernoulli": bernoulli, "poisson": poisson}
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class IterativeScanResult:
+    """Result of :func:`iterative_scan`: one cluster per iteration and each iteration's scan.
+
+    Parameters
+    ----------
+    clusters : pandas.DataFrame
+        One row per iteration, in order: ``iteration`` (1, 2, ...), then the columns of
+        :attr:`ScanResult.clusters <hphawkes_py.scan.ScanResult>` for the most likely cluster of that
+        iteration, with ``location_ids`` and ``n_locations`` restricted to the locations that still
+        had data (a window may reach over removed locations), ``p_value`` and ``gumbel_p_value``
+        against that iteration's null replicates, and ``remaining_cases`` / ``remaining_population``,
+        the totals the iteration scanned (Bernoulli: persons; Poisson: the population).
+    results : tuple of ScanResult
+        The full scan of each iteration (its secondary clusters and null maxima included).
+    stop_reason : str
+        Why no further iteration ran: ``"max_iterations"``, ``"p_value"`` (the last cluster's
+        p-value exceeded ``max_p_value``), ``"no_cluster"`` (no window with LLR > 0),
+        ``"cases"`` (fewer than 2 cases would remain), ``"locations"`` (fewer than 2 locations
+        with data would remain) or ``"controls"`` (Bernoulli: no control would remain).
+    model : str
+        ``"bernoulli"`` or ``"poisson"``.
+    max_iterations : int
+    max_p_value : float
+        The settings used.
+
+    Examples
+    --------
+    >>> g = hp.datasets.load_grave()
+    >>> res = hp.scan.iterative_scan("bernoulli", g[["x", "y"]].to_numpy(), g["case"], 1 - g["case"],
+    ...                              max_iterations=3, max_p_value=0.5, n_replicates=99, seed=1,
+    ...                              backend="cpu", progress=False)
+    >>> res.clusters[["iteration", "n_locations", "cases"]].iloc[0].tolist()
+    [1, 19, 11]
+    """
+
+    clusters: pd.DataFrame
+    results: tuple
+    stop_reason: str
+    model: str
+    max_iterations: int
+    max_p_value: float
+
+    @property
+    def n_iterations(self) -> int:
+        """Number of scans run (one cluster reported by each)."""
+        return len(self.results)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The cluster table (a copy)."""
+        return self.clusters.copy()
+
+    def summary(self) -> str:
+        """The clusters, one line per iteration, and why the iterations stopped."""
+        lines = [f"Iterative {self.model} scan: {self.n_iterations} iteration(s), stopped: {self.stop_reason} "
+                 f"(at most {self.max_iterations}, p <= {self.max_p_value:g} to go on)"]
+        for row in self.clusters.itertuples():
+            ids = ", ".join(str(v) for v in row.location_ids[:12]) + (" ..." if row.n_locations > 12 else "")
+            lines.append(f"{row.iteration}. locations {ids}; cases {row.cases} (expected {row.expected:.2f}) of "
+                         f"{row.remaining_cases} left; LLR {row.log_likelihood_ratio:.6f}; p {row.p_value:.4g}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return (f"IterativeScanResult(model={self.model!r}, iterations={self.n_iterations}, "
+                f"stop_reason={self.stop_reason!r})")
+
+
+def _check_model(model):
+    """``model`` as the name of a purely spatial scan: "bernoulli"/"poisson" or the function itself."""
+    for name, fn in _MODELS.items():
+        if model is fn:
+            return name
+    if isinstance(model, str) and model in _MODELS:
+        return model
+    raise ValueError(f"model must be 'bernoulli' or 'poisson' (or hp.scan.bernoulli / hp.scan.poisson): the "
+                     f"iterative scan is implemented for the purely spatial Bernoulli and discrete Poisson scans; "
+                     f"got {model!r}")
+
+
+def iterative_scan(model, coords, cases, controls_or_population=None, *, max_iterations=10, max_p_value=0.05,
+                   **kwargs) -> IterativeScanResult:
+    """SaTScan's iterative scan: most likely cluster, removed, rescan, up to ``max_iterations`` times.
+
+    Each iteration runs :func:`~hphawkes_py.scan.bernoulli` or :func:`~hphawkes_py.scan.poisson`
+    with ``kwargs`` on the data left by the previous ones, reports its most likely cluster, and
+    removes the data of that cluster's locations (see the module notes for SaTScan's exact
+    semantics). The first iteration is the ordinary scan; later p-values are computed on the
+    reduced data, so a cluster hidden by a stronger one can become significant.
+
+    Parameters
+    ----------
+    model : {"bernoulli", "poisson"} or hp.scan.bernoulli / hp.scan.poisson
+        The purely spatial scan to iterate.
+    coords : array_like (n, 2)
+        As in the scan.
+    cases : array_like (n,)
+        Non-negative integer case counts.
+    controls_or_population : array_like (n,)
+        Bernoulli: the controls; Poisson: the population (or None with ``expected=``).
+    max_iterations : int in [1, 32000]
+        At most this many clusters (scans); SaTScan's ``IterativeScanMaxIterations`` (default 10).
+    max_p_value : float in [0, 1]
+        Go on only while the reported cluster's Monte Carlo p-value is at most this
+        (``IterativeScanMaxPValue``, default 0.05). The cluster that exceeds it is still
+        reported, as in SaTScan's report.
+    **kwargs
+        The scan's other arguments (``max_population``, ``n_replicates``, ``seed``, ``window``,
+        ``location_ids``, ``expected`` ...). ``n_replicates`` must be at least 99 (SaTScan gives
+        no p-value, and so never iterates, with fewer). An int ``seed`` is the root of every
+        iteration's replicates (None: one root is drawn for all), so iteration k is the plain scan
+        of its data with that seed; a SeedSequence or Generator advances from one iteration to the
+        next. Poisson ``covariates`` are refused:
+        SaTScan rescales the full data's covariate-adjusted expected counts after a removal
+        instead of re-standardising; pass those counts as ``expected=`` instead.
+
+    Returns
+    -------
+    IterativeScanResult
+        ``clusters``: one row per iteration with an ``iteration`` column; ``results``: each
+        iteration's :class:`~hphawkes_py.scan.ScanResult`; ``stop_reason``.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``model``, ``max_iterations`` outside [1, 32000], ``max_p_value`` outside
+        [0, 1], fewer than 99 ``n_replicates``, ``covariates``, or whatever the scan refuses
+        (checked by the first iteration, before any removal).
+
+    Examples
+    --------
+    Leukaemia in upstate New York: the clusters found one after the other.
+
+    >>> ny = hp.datasets.load_ny_leukemia()
+    >>> res = hp.scan.iterative_scan("poisson", ny[["x", "y"]].to_numpy(), ny["cases_floor"], ny["population"],
+    ...                              max_iterations=3, n_replicates=99, seed=1, backend="cpu", progress=False)
+    >>> res.clusters[["iteration", "n_locations", "cases"]].iloc[0].tolist()
+    [1, 37, 117]
+    >>> res.stop_reason in ("p_value", "max_iterations")
+    True
+    """
+    name = _check_model(model)
+    max_iterations = check_int(max_iterations, "max_iterations", minimum=1, maximum=MAX_ITERATIONS)
+    max_p_value = check_probability(max_p_value, "max_p_value", low_open=False)
+    n_replicates = kwargs.get("n_replicates", 999)
+    if isinstance(n_replicates, (int, np.integer)) and not isinstance(n_replicates, bool) \
+            and 1 <= n_replicates < MIN_REPLICATES:
+        raise ValueError(f"n_replicates={int(n_replicates)} is too few for the iterative scan: SaTScan reports no "
+                         f"p-value, and so never goes past the first iteration, below {MIN_REPLICATES} replicates; "
+                         f"use at least {MIN_REPLICATES} (999 recommended)")
+    if name == "poisson" and kwargs.get("covariates") is not None:
+        raise ValueError("iterative_scan does not take covariates=: after a removal SaTScan rescales the full data's "
+                         "covariate-adjusted expected counts rather than re-standardising over the categories; compute "
+                         "them once (one row per location) and pass them as expected=")
+    if name == "bernoulli" and "expected" in kwargs:
+        raise TypeError("expected= is an argument of the Poisson scan, not of the Bernoulli one")
+    if kwargs.get("seed") is None:
+        # one root for every iteration, so that each is the plain scan of its data with that seed
+        kwargs["seed"] = int(np.random.SeedSequence().entropy)
+    fn = _MODELS[name]
+    cases = np.array(cases, copy=True)
+    other = None if controls_or_population is None else np.array(controls_or_population, copy=True)
+    expected = kwargs.pop("expected", None)
+    expected = None if expected is None else np.array(expected, copy=True)
+
+    results, rows = [], []
+    stop = "max_iterations"
+    gone = None  # input rows whose data were removed
+    for it in range(1, max_iterations + 1):
+        extra = {} if expected is None else {"expected": expected}
+        with warnings.catch_warnings():
+            if it > 1:  # the merge of rows sharing coordinates was reported by the first scan
+                warnings.filterwarnings("ignore", message=r".*share coordinates.*", category=UserWarning)
+            res = fn(coords, cases, other, **extra, **kwargs)
+        results.append(res)
+        if gone is None:
+            gone = np.zeros(len(res._row_ids), dtype=bool)
+        top = res.most_likely
+        if top is None:
+            stop = "no_cluster"
+            break
+        rows.append(_reported(top, res, gone, it))
+        if it == max_iterations:
+            break
+        if top.p_value > max_p_value:
+            stop = "p_value"
+            break
+        # the rows of every location of the cluster, removed locations' rows included (they are 0 already)
+        first_row = {}
+        for r, i in enumerate(res._row_ids.tolist()):
+            first_row.setdefault(i, r)
+        locs = {int(res._row_loc[first_row[i]]) for i in top.location_ids}
+        gone |= np.isin(res._row_loc, np.fromiter(locs, dtype=np.int64, count=len(locs)))
+        cases[gone] = 0
+        if other is not None:
+            other[gone] = 0
+        if expected is not None:
+            expected[gone] = 0
+        reason = _cannot_go_on(name, res, cases, other, gone)
+        if reason is not None:
+            stop = reason
+            break
+    table = pd.DataFrame(rows)
+    if not rows:
+        table = pd.DataFrame(columns=["iteration", *results[0].clusters.columns, "remaining_cases",
+                                      "remaining_population"])
+    return IterativeScanResult(table, tuple(results), stop, name, max_iterations, max_p_value)
+
+
+def _reported(top: pd.Series, res: ScanResult, gone: np.ndarray, iteration: int) -> dict:
+    """The most likely cluster of one iteration as a row of the iterative table: its locations
+    without those removed by earlier iterations (a window may reach over them; SaTScan lists only
+    the locations with data)."""
+    removed_ids = set(res._row_ids[gone].tolist())
+    kept = [i for i in top.location_ids if i not in removed_ids]
+    row = {"iteration": iteration, **top.to_dict()}
+    row["location_ids"] = kept
+    row["n_locations"] = len(kept)
+    row["remaining_cases"] = res.n_cases
+    row["remaining_population"] = res.n_population
+    return row
+
+
+def _cannot_go_on(name: str, res: ScanResult, cases: np.ndarray, other: Any, gone: np.ndarray) -> str | None:
+    """Why the data left after a removal cannot be scanned again (SaTScan's ``repeatAnalysis``:
+    at least 2 cases and 2 locations), or None."""
+    if int(cases.sum()) < MIN_CASES_LEFT:
+        return "cases"
+    if len(np.unique(res._row_loc[~gone])) < 2:
+        return "locations"
+    if name == "bernoulli" and int(other.sum()) == 0:
+        return "controls"
+    return None

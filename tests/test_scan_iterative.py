@@ -1,0 +1,145 @@
+"""hp.scan.iterative_scan: SaTScan's iterative scan (IterativeScan), Bernoulli and Poisson.
+
+Checked by construction: two planted clusters are found one after the other, and every
+iteration is exactly the plain scan of the data with the earlier clusters' locations zeroed
+(SaTScan's semantics: the locations stay as centres, with no data).
+"""
+import numpy as np
+import pytest
+
+from hphawkes_py.scan import bernoulli, poisson
+from hphawkes_py.scan.iterative import IterativeScanResult, iterative_scan
+
+RUN = dict(n_replicates=99, seed=3, backend="cpu", progress=False)
+
+
+def _two_clusters():
+    """10 x 10 grid, 40 persons per location; a strong cluster (risk 0.5) in the lower-left 2 x 2
+    corner and a weaker one (risk 0.3) in the upper-right 2 x 2 corner, 0.08 elsewhere."""
+    g = np.arange(10.0)
+    xy = np.array([(x, y) for x in g for y in g])
+    pop = np.full(len(xy), 40)
+    strong = (xy[:, 0] <= 1) & (xy[:, 1] <= 1)
+    weak = (xy[:, 0] >= 8) & (xy[:, 1] >= 8)
+    risk = np.where(strong, 0.5, np.where(weak, 0.3, 0.08))
+    cases = np.random.default_rng(7).binomial(pop, risk)
+    return xy, cases, pop, np.flatnonzero(strong), np.flatnonzero(weak)
+
+
+@pytest.mark.parametrize("model", ["bernoulli", "poisson"])
+def test_two_planted_clusters_found_in_turn(model):
+    xy, cases, pop, strong, weak = _two_clusters()
+    other = pop - cases if model == "bernoulli" else pop
+    res = iterative_scan(model, xy, cases, other, max_iterations=5, **RUN)
+    assert isinstance(res, IterativeScanResult)
+    first, second = res.clusters.iloc[0], res.clusters.iloc[1]
+    assert sorted(first.location_ids) == strong.tolist()
+    assert sorted(second.location_ids) == weak.tolist()
+    assert first.p_value == pytest.approx(0.01) and second.p_value == pytest.approx(0.01)
+    assert res.clusters.iteration.tolist()[:2] == [1, 2]
+    # later clusters are noise: the first p-value above 0.05 stops the iterations, and that
+    # cluster is still reported
+    assert res.stop_reason == "p_value"
+    assert len(res.clusters) == res.n_iterations >= 3
+    assert res.clusters.p_value.iloc[-1] > 0.05 and (res.clusters.p_value.iloc[:-1] <= 0.05).all()
+    # the totals of each iteration are those left by the removals
+    assert res.clusters.remaining_cases.tolist()[:2] == [int(cases.sum()), int(cases.sum() - cases[strong].sum())]
+
+
+@pytest.mark.parametrize("model", ["bernoulli", "poisson"])
+def test_iteration_is_the_plain_scan_of_the_zeroed_data(model):
+    xy, cases, pop, strong, weak = _two_clusters()
+    fn = bernoulli if model == "bernoulli" else poisson
+    other = pop - cases if model == "bernoulli" else pop
+    res = iterative_scan(model, xy, cases, other, max_iterations=3, max_p_value=1.0, **RUN)
+    assert res.stop_reason == "max_iterations"
+    plain1 = fn(xy, cases, other, **RUN)
+    np.testing.assert_array_equal(res.results[0].null_llr, plain1.null_llr)
+    assert res.results[0].clusters.equals(plain1.clusters)
+    c2, o2 = cases.copy(), other.copy()
+    c2[strong] = 0
+    o2[strong] = 0
+    plain2 = fn(xy, c2, o2, **RUN)
+    np.testing.assert_array_equal(res.results[1].null_llr, plain2.null_llr)
+    assert res.results[1].clusters.drop(columns="location_ids").equals(plain2.clusters.drop(columns="location_ids"))
+    assert res.clusters.log_likelihood_ratio.iloc[1] == plain2.most_likely.log_likelihood_ratio
+    assert res.clusters.p_value.iloc[1] == plain2.most_likely.p_value
+    # removed locations stay circle centres (SaTScan keeps them, with no data)
+    assert res.results[1].n_centres == res.results[0].n_centres == len(xy)
+    # and the maximum window is a fraction of what is left
+    assert res.results[1].n_population == plain2.n_population < plain1.n_population
+    # a later cluster never lists a location removed before
+    seen = set()
+    for ids in res.clusters.location_ids:
+        assert not seen & set(ids)
+        seen |= set(ids)
+
+
+def test_removed_locations_are_not_listed_when_a_window_reaches_over_them():
+    # a line of 9 locations of 100 persons: windows of at most 30 % of the population hold one
+    # location (both neighbours enter together), so the first cluster is the middle location alone;
+    # then the circle centred on it (no data now) holds its two neighbours, 200 of the 800 left, and
+    # is the second cluster: SaTScan lists only the locations with data
+    xy = np.column_stack([np.arange(9.0), np.zeros(9)])
+    pop = np.full(9, 100)
+    cases = np.array([2, 2, 2, 25, 60, 25, 2, 2, 2])
+    res = iterative_scan("poisson", xy, cases, pop, max_iterations=2, max_p_value=1.0, max_population=0.3, **RUN)
+    assert res.clusters.location_ids.iloc[0] == [4]
+    second = res.clusters.iloc[1]
+    full = res.results[1].most_likely
+    assert full.center == 4 and sorted(full.location_ids) == [3, 4, 5]
+    assert sorted(second.location_ids) == [3, 5] and second.n_locations == 2
+    assert second.cases == 50
+
+
+def test_stops_on_p_value_and_reports_that_cluster():
+    xy, cases, pop, strong, weak = _two_clusters()
+    res = iterative_scan("bernoulli", xy, cases, pop - cases, max_p_value=0.0, **RUN)
+    assert res.stop_reason == "p_value" and len(res.clusters) == 1
+    assert sorted(res.clusters.location_ids.iloc[0]) == strong.tolist()
+
+
+def test_stops_when_too_few_cases_are_left():
+    xy = np.column_stack([np.arange(6.0), np.zeros(6)])
+    cases = np.array([0, 0, 5, 0, 0, 1])
+    res = iterative_scan("poisson", xy, cases, np.full(6, 100), max_p_value=1.0, min_cases=1, **RUN)
+    # after the 5 cases go, 1 case is left: SaTScan needs 2 to scan again
+    assert res.stop_reason == "cases" and len(res.clusters) == 1
+
+
+def test_summary_and_repr():
+    xy, cases, pop, strong, weak = _two_clusters()
+    res = iterative_scan(bernoulli, xy, cases, pop - cases, max_iterations=2, **RUN)
+    assert "2 iteration(s)" in res.summary() and "stopped: max_iterations" in res.summary()
+    assert repr(res) == "IterativeScanResult(model='bernoulli', iterations=2, stop_reason='max_iterations')"
+
+
+@pytest.mark.parametrize("kwargs, exc, words", [
+    (dict(model="normal"), ValueError, ["model", "'normal'", "bernoulli", "poisson"]),
+    (dict(max_iterations=0), ValueError, ["max_iterations", "0"]),
+    (dict(max_iterations=32001), ValueError, ["max_iterations", "32001"]),
+    (dict(max_p_value=1.5), ValueError, ["max_p_value", "1.5"]),
+    (dict(n_replicates=19), ValueError, ["n_replicates=19", "99"]),
+    (dict(model="poisson", covariates=np.zeros(100)), ValueError, ["covariates", "expected="]),
+    (dict(expected=np.ones(100)), TypeError, ["expected=", "Bernoulli"]),
+])
+def test_refuses_before_any_work(kwargs, exc, words):
+    xy, cases, pop, strong, weak = _two_clusters()
+    kw = dict(RUN, **kwargs)
+    model = kw.pop("model", "bernoulli")
+    with pytest.raises(exc) as e:
+        iterative_scan(model, xy, cases, pop - cases, **kw)
+    for w in words:
+        assert w in str(e.value)
+
+
+def test_poisson_expected_is_zeroed_and_rescaled():
+    xy, cases, pop, strong, weak = _two_clusters()
+    ex = pop * (cases.sum() / pop.sum()) * np.linspace(0.9, 1.1, len(pop))
+    res = iterative_scan("poisson", xy, cases, pop, expected=ex, max_iterations=2, max_p_value=1.0, **RUN)
+    c2, p2, e2 = cases.copy(), pop.copy(), ex.copy()
+    gone = np.isin(np.arange(len(xy)), res.clusters.location_ids.iloc[0])
+    c2[gone], p2[gone], e2[gone] = 0, 0, 0
+    plain2 = poisson(xy, c2, p2, expected=e2, **RUN)
+    assert res.clusters.expected.iloc[1] == plain2.most_likely.expected
+    np.testing.assert_array_equal(res.results[1].null_llr, plain2.null_llr)
