@@ -8,7 +8,9 @@ risk estimate of every location (``<name>.rr``) and the simulated log likelihood
 (``calculation/Output/*Writer.cpp`` of SaTScan 10.3: ``CLUSTER``, ``LOC_ID``, ``LLR``, ``P_VALUE``,
 ...) from the result, write them as CSV and, through pyogrio (optional extra ``gis``), as dBase,
 and format the main report's cluster blocks as SaTScan does (labels dotted to 22 characters,
-numbers to SaTScan's significant digits).
+numbers to SaTScan's significant digits). ``P_VALUE`` is the Monte Carlo or the Gumbel p-value
+as SaTScan's ``PValueReportType`` chooses, written for any number of replicates (SaTScan leaves it
+blank below 99).
 
 What the result does not hold is not made up: the recurrence interval of prospective analyses
 (``RECURR_INT``) is not written; the ``.gis`` location-level counts of a space-time cluster
@@ -28,7 +30,7 @@ from .locations import EARTH_RADIUS_KM
 __all__ = ["cluster_table", "location_table", "risk_table", "llr_table", "report_text", "write_satscan",
            "SATSCAN_TABLES"]
 
-#: the tables :func:`write_satscan` can write: file extension -> builder
+#: the tables :func:`write_satscan` writes, by SaTScan's file extension
 SATSCAN_TABLES = ("col", "gis", "rr", "llr")
 
 _BERNOULLI = ("bernoulli", "space_time_bernoulli")
