@@ -360,3 +360,13 @@ def test_several_data_sets_are_refused(tmp_path):
     path.write_bytes(raw)
     with pytest.raises(ValueError, match="several data sets"):
         read_fcs(path)
+
+
+@pytest.mark.parametrize("version, datatype, byteord", [("3.0", "F", "4,3,2,1"), ("3.0", "D", "1,2,3,4"),
+                                                        ("2.0", "F", "1,2,3,4"), ("3.1", "D", "4,3,2,1")])
+def test_float_and_double_data_in_both_byte_orders(tmp_path, version, datatype, byteord):
+    values = np.array([[0.5, -1.25, 3.0e5], [1.0 / 3.0, 2.0, -7.0]])
+    path = write_fcs_by_hand(tmp_path / "f.fcs", version, values, ["FSC-A", "FL1-A", "FL2-A"], datatype=datatype,
+                             byteord=byteord)
+    want = values.astype(np.float32) if datatype == "F" else values
+    np.testing.assert_array_equal(read_fcs(path).to_numpy(), want.astype(np.float64))
