@@ -206,6 +206,18 @@ def test_logicle_matches_its_definition(T, W, M, A):
     assert logicle_transform(0.0, T=T, W=W, M=M, A=A) == pytest.approx((W + A) / (M + A), abs=1e-12)
 
 
+def test_logicle_top_of_scale_follows_the_decoded_units():
+    # FL1-H is log-amplified over 4 decades (f2 = 1): its values reach 10^4, not $PnR = 1024
+    raw = read_fcs(DATA / "v20_int16_log.fcs")
+    lg = read_fcs(DATA / "v20_int16_log.fcs", transform="logicle")
+    want = [logicle_reference(x, 1.0e4, 0.5, 4.5, 0.0) for x in raw["FL1-H"]]
+    np.testing.assert_allclose(lg["FL1-H"], want, atol=1e-12)
+    assert lg["FL1-H"].max() < 1.0
+    given = read_fcs(DATA / "v20_int16_log.fcs", transform="logicle", logicle={"T": 2.0e4})
+    np.testing.assert_allclose(given["FL1-H"], [logicle_reference(x, 2.0e4, 0.5, 4.5, 0.0) for x in raw["FL1-H"]],
+                               atol=1e-12)
+
+
 def test_arcsinh_values():
     np.testing.assert_allclose(arcsinh_transform([-5.0, 0.0, 5.0], 5.0), [-math.asinh(1), 0.0, math.asinh(1)])
     with pytest.raises(ValueError, match="cofactor must be > 0"):

@@ -292,6 +292,16 @@ def logicle_transform(x, T: float = 262144.0, W: float = 0.5, M: float = 4.5, A:
     return np.asarray(out, dtype=np.float64).reshape(arr.shape)
 
 
+def _scale_top(channel: dict) -> float:
+    """Largest value a channel can hold in the decoded units FlowIO returns (its $PnR range,
+    divided by the gain $PnG; a log-amplified channel tops at f2 10^f1)."""
+    decades, log0 = channel["pne"]
+    if decades > 0:
+        return float(log0 * 10.0 ** decades)
+    gain = channel["png"]
+    return float(channel["pnr"] / gain) if gain not in (0.0, 1.0) else float(channel["pnr"])
+
+
 def _is_scatter_or_time(name: str) -> bool:
     u = name.upper()
     return u.startswith(("FSC", "SSC")) or u == "TIME"
@@ -356,7 +366,7 @@ def read_fcs(path, channels=None, transform=None, cofactor: float = 5.0, compens
     transform : {None, "arcsinh", "logicle"}, default None
         Applied after compensation to ``transform_channels``: ``"arcsinh"`` is
         ``arcsinh(x / cofactor)``; ``"logicle"`` is :func:`logicle_transform` with ``T`` the
-        channel's ``$PnR`` range unless ``logicle`` says otherwise.
+        channel's top of scale unless ``logicle`` says otherwise.
     cofactor : float, default 5.0
         Arcsinh cofactor, linear units (5 for mass cytometry; about 150 for fluorescence).
     compensate : bool or pandas.DataFrame, default True
@@ -366,7 +376,8 @@ def read_fcs(path, channels=None, transform=None, cofactor: float = 5.0, compens
         ``$PnN`` names) instead.  False: raw values.
     logicle : dict, optional
         Logicle parameters ``T``, ``W``, ``M``, ``A`` (see :func:`logicle_transform`); ``T``
-        defaults to each channel's ``$PnR``, the others to 0.5, 4.5 and 0.
+        defaults to each channel's top of scale in the values returned (``$PnR / $PnG``, or
+        ``f2 10^f1`` for a log-amplified channel, ``$PnE = f1,f2``), the others to 0.5, 4.5 and 0.
     transform_channels : list of str, optional
         Channels (``$PnN`` or ``$PnS``, among those kept) to transform.  Default: the kept
         channels except scatter (names starting with ``FSC``/``SSC``) and ``Time``.
@@ -476,7 +487,7 @@ def read_fcs(path, channels=None, transform=None, cofactor: float = 5.0, compens
         if transform == "arcsinh":
             y = arcsinh_transform(x, cofactor)
         else:
-            T = lp.get("T", fd.pnr_values[keep[i]])
+            T = lp.get("T", _scale_top(fd.channels[keep[i] + 1]))
             y = logicle_transform(x, T=T, W=lp["W"], M=lp["M"], A=lp["A"])
         df.iloc[:, i] = y
 
