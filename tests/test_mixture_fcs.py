@@ -218,6 +218,15 @@ def test_logicle_top_of_scale_follows_the_decoded_units():
                                atol=1e-12)
 
 
+def test_logicle_parameters_are_checked():
+    with pytest.raises(TypeError, match="A must be a finite real number, got 'x'"):
+        logicle_transform([1.0], A="x")
+    with pytest.raises(ValueError, match=r"-W <= A <= M - 2 W = 3.5, got A = 4.0"):
+        logicle_transform([1.0], A=4.0)
+    with pytest.raises(ValueError, match="T must be > 0"):
+        logicle_transform([1.0], T=0.0)
+
+
 def test_arcsinh_values():
     np.testing.assert_allclose(arcsinh_transform([-5.0, 0.0, 5.0], 5.0), [-math.asinh(1), 0.0, math.asinh(1)])
     with pytest.raises(ValueError, match="cofactor must be > 0"):

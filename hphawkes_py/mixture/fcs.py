@@ -214,6 +214,10 @@ def compensate(events: pd.DataFrame, spillover: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+# read_fcs's argument of the same name shadows the function there
+_compensate_events = compensate
+
+
 def arcsinh_transform(x, cofactor: float = 5.0) -> np.ndarray:
     """``arcsinh(x / cofactor)``: linear near 0, logarithmic for ``|x| >> cofactor``.
 
@@ -276,7 +280,7 @@ def logicle_transform(x, T: float = 262144.0, W: float = 0.5, M: float = 4.5, A:
     T = check_positive(T, "T")
     M = check_positive(M, "M")
     W = check_positive(W, "W", strict=False)
-    if not np.isfinite(A) or isinstance(A, bool) or not isinstance(A, numbers.Real):
+    if isinstance(A, bool) or not isinstance(A, numbers.Real) or not np.isfinite(A):
         raise TypeError(f"A must be a finite real number, got {describe(A)}")
     if 2 * W > M:
         raise ValueError(f"logicle needs 2 W <= M, got W = {W} and M = {M}")
@@ -469,7 +473,7 @@ def read_fcs(path, channels=None, transform=None, cofactor: float = 5.0, compens
                              f"the spillover matrix or its inverse: pass compensate=False for the raw values, "
                              f"or compensate=<spillover DataFrame, index and columns $PnN names>")
     if spill is not None:
-        df = globals()["compensate"](df, spill)
+        df = _compensate_events(df, spill)
 
     keep = list(range(len(pnn))) if channels is None else _select(channels, pnn, pns)
     df = df.iloc[:, keep].copy()
