@@ -391,3 +391,14 @@ def test_float_and_double_data_in_both_byte_orders(tmp_path, version, datatype, 
                              byteord=byteord)
     want = values.astype(np.float32) if datatype == "F" else values
     np.testing.assert_array_equal(read_fcs(path).to_numpy(), want.astype(np.float64))
+
+
+def test_missing_optional_readers_are_clear_import_errors(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "flowio", None)
+    with pytest.raises(ImportError, match=r"needs the optional package flowio: pip install flowio"):
+        read_fcs(DATA / "v20_int16_log.fcs")
+    monkeypatch.setitem(sys.modules, "flowutils.transforms", None)
+    with pytest.raises(ImportError, match=r"transform='logicle' needs the optional package flowutils"):
+        logicle_transform([1.0])
