@@ -360,3 +360,14 @@ def test_event_dependent_observation_refuses_what_it_cannot_use():
         SCCSData.from_eras(obs.assign(birth_day=obs.start), eras, outcomes, event_dependent_observation=True, **kw)
     with pytest.raises(ValueError, match="cannot be combined with control_window"):
         SCCSData.from_eras(obs, eras, outcomes, event_dependent_observation=True, control_window=(29, 56), **kw)
+
+
+def test_scri_with_several_windows_per_exposure():
+    obs, eras, outcomes = scri_case()
+    windows = {"vaccine": [RiskWindow("d1_14", 1, 14, "start", "start"), RiskWindow("d15_28", 15, 28, "start", "start")]}
+    d = SCCSData.from_eras(obs, eras, outcomes, windows=windows, control_window=(29, 56))
+    assert list(d.covariate_ids) == ["d15_28", "d1_14"]
+    got = person_time(d)
+    # person 2: d1_14 = 51..64 (event 60), d15_28 = 65..78, control 79..106 (event 90)
+    assert got[(2, ("d1_14",))] == (14.0, 1.0) and got[(2, ("d15_28",))] == (14.0, 0.0)
+    assert got[(2, ())] == (28.0, 1.0)

@@ -27,7 +27,7 @@ import pandas as pd
 
 from .._validate import check_int, describe
 from ._tables import as_days, lower_columns, refuse_missing, require, show
-from .event_dependent import check_model_choice, observation_weights
+from .event_dependent import check_censor, check_model_choice, observation_weights
 from .scri import control_eras, risk_or_control
 from .spline_design import SplineRequest
 
@@ -155,7 +155,7 @@ def design_from_eras(observation_periods, eras, outcomes, options: EraOptions) -
                          f"got columns {list(obs.columns)}")
     edo = check_model_choice(opt.event_dependent_observation)
     if edo is not None:
-        censor_all, oe_nominal = _edo_columns(obs, porder, oe_, opt, spl)
+        censor_all, oe_nominal = _edo_columns(obs, porder, oe_, opt)
         persons_all = persons
     need_birth = rules.needs_birth(obs) or spl.age is not None or edo is not None
     birth = as_days(obs["birth_day"], "observation_periods.birth_day")[porder] if need_birth else None
@@ -204,8 +204,8 @@ def design_from_eras(observation_periods, eras, outcomes, options: EraOptions) -
         case_person, case_day = _single_outcomes(persons, os_, oe_, op, od, birth)
         weights, censoring, n_floored = observation_weights(design, birth, oe_, censor, case_person, case_day, edo,
                                                             persons)
-        design = design.restricted(np.ones(design.n_rows, dtype=bool), np.ones(design.nnz_row.shape[0], dtype=bool),
-                                   weights, n_codes, merge=opt.merge)
+        every_interval, every_nnz = np.ones(design.n_rows, dtype=bool), np.ones(design.nnz_row.shape[0], dtype=bool)
+        design = design.restricted(every_interval, every_nnz, weights, n_codes, merge=opt.merge)
     if scri:
         keep_int, keep_nnz = risk_or_control(design, n_exposure)
         design = design.restricted(keep_int, keep_nnz, design.row_time, n_exposure, merge=opt.merge)
@@ -234,11 +234,9 @@ def design_from_eras(observation_periods, eras, outcomes, options: EraOptions) -
     )
 
 
-def _edo_columns(obs, porder, obs_end, opt, spl):
+def _edo_columns(obs, porder, obs_end, opt):
     """The censoring indicator of every person (sorted) and the nominal observation ends, for
     event-dependent observation; refuses what the pseudo-likelihood cannot take."""
-    from .event_dependent import check_censor
-
     missing = [c for c in ("birth_day", "censor") if c not in obs.columns]
     if missing:
         raise ValueError(f"event_dependent_observation needs columns {missing} in observation_periods (birth_day: "
