@@ -111,6 +111,8 @@ def test_similarity_matrix_refuses_bad_index_and_labels():
     Z = [[0, 1, 1], [0, 0, 1]]
     with pytest.raises(ValueError, match=r"index must lie in \[0, 3\)"):
         posterior_similarity(Z, index=[0, 3])
+    with pytest.raises(ValueError, match=r"index must lie in \[0, 3\)"):
+        posterior_similarity(Z, index=[-1, 0])
     with pytest.raises(ValueError, match="must not repeat"):
         posterior_similarity(Z, index=[1, 1])
     with pytest.raises(TypeError, match="integer event indices"):

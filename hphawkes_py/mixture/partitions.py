@@ -304,9 +304,8 @@ def posterior_similarity(labels, index=None) -> np.ndarray:
         idx = np.asarray(index)
         if idx.ndim != 1 or idx.size == 0 or idx.dtype.kind not in "iu":
             raise TypeError(f"index must be a non-empty 1-D array of integer event indices, got {describe(index)}")
-        if idx.min() < -n or idx.max() >= n:
+        if idx.min() < 0 or idx.max() >= n:
             raise ValueError(f"index must lie in [0, {n}) (the events of labels), got values in [{idx.min()}, {idx.max()}]")
-        idx = idx % n
         if np.unique(idx).size != idx.size:
             raise ValueError("index must not repeat an event")
         Z = _labels_2d(Z[:, idx])
