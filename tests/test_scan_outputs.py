@@ -299,7 +299,7 @@ def test_shapefile_geopackage_and_dbase(grave, tmp_path):
 # ---- HTML maps -------------------------------------------------------------------------------------
 
 def test_svg_map_is_self_contained_with_popups(nycfever):
-    from hphawkes_py.scan.cluster_map import cluster_map
+    from hphawkes_py.scan import cluster_map
 
     page = cluster_map(nycfever)
     assert page.count('<polygon class="cluster') == len(nycfever.clusters)
@@ -333,7 +333,7 @@ def _screenshot(page, tmp_path):
 def test_svg_map_renders_the_clusters_offline_in_chromium(grave, tmp_path):
     """A headless-Chromium screenshot of the page (opened from a file, nothing else to load) shows the
     cluster outlines in their colours; the same page without clusters shows none of them."""
-    from hphawkes_py.scan.cluster_map import cluster_map
+    from hphawkes_py.scan import cluster_map
 
     def coloured(img):
         red = np.all(np.abs(img - np.array([0xd7, 0x19, 0x1c]) / 255) < 0.06, axis=-1).sum()
@@ -347,7 +347,7 @@ def test_svg_map_renders_the_clusters_offline_in_chromium(grave, tmp_path):
 
 def test_folium_map_popups(nycfever, tmp_path):
     pytest.importorskip("folium")
-    from hphawkes_py.scan.cluster_map import cluster_map
+    from hphawkes_py.scan import cluster_map
 
     path = cluster_map(nycfever, tmp_path / "m.html", engine="folium")
     page = path.read_text()
@@ -357,7 +357,7 @@ def test_folium_map_popups(nycfever, tmp_path):
 
 
 def test_folium_map_without_folium_says_so(grave, monkeypatch):
-    from hphawkes_py.scan.cluster_map import cluster_map
+    from hphawkes_py.scan import cluster_map
 
     monkeypatch.setitem(sys.modules, "folium", None)
     with pytest.raises(ImportError, match="needs folium: pip install folium"):

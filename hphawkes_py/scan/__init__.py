@@ -14,6 +14,8 @@ The entry points (each function's docstring has a runnable example)::
     res.clusters          # most likely cluster first, then secondary clusters (no overlap)
     res.location_table()  # SaTScan's location information
     hp.scan.plot_clusters(res)
+    hp.scan.write_satscan(res, "out/analysis.txt")   # SaTScan's report, .col/.gis/.rr/.llr tables
+    hp.scan.cluster_map(res, "clusters.html")        # a self-contained HTML map
 
 Semantics follow SaTScan's purely spatial Bernoulli and discrete Poisson analyses (circular or
 elliptic windows, Cartesian or great-circle distances) and its retrospective / prospective
@@ -22,10 +24,14 @@ space-time permutation, discrete Poisson and Bernoulli analyses. :func:`read_sat
 from ._prm import run_prm
 from ._satscan import read_satscan
 from .declustering import DeclusteredScanResult, declustered
+from .geometry import to_geojson, to_kml, write_geojson, write_kml, write_vector
+from .maps import cluster_map
 from .model import bernoulli, poisson
+from .outputs import write_satscan
 from .plot import plot_clusters
 from .result import ScanResult
 from .spatiotemporal import space_time, space_time_permutation
 
 __all__ = ["bernoulli", "poisson", "space_time_permutation", "space_time", "read_satscan", "run_prm", "ScanResult",
-           "plot_clusters", "declustered", "DeclusteredScanResult"]
+           "plot_clusters", "declustered", "DeclusteredScanResult", "write_satscan", "to_geojson", "write_geojson",
+           "to_kml", "write_kml", "write_vector", "cluster_map"]

@@ -79,7 +79,7 @@ def _properties(result, k, cl) -> dict:
     if "semimajor_axis" in result.clusters.columns:
         props.update(E_MAJOR=float(cl.semimajor_axis), E_ANGLE=float(cl.angle), E_SHAPE=float(cl.shape))
     if hasattr(cl, "start"):
-        from .outputs import _date
+        from ._output_common import _date
 
         props.update(START_DATE=_date(cl.start), END_DATE=_date(cl.end))
     return props
@@ -111,7 +111,7 @@ def cluster_polygons(result, *, n_vertices: int = 64) -> list:
     >>> print(props["CLUSTER"], props["OBSERVED"], len(ring))
     1 11 65
     """
-    from .outputs import _check_result
+    from ._output_common import _check_result
 
     _check_result(result)
     _check_vertices(n_vertices)
@@ -220,13 +220,13 @@ def to_kml(result, *, n_vertices: int = 64, locations: bool = True) -> str:
     >>> geometry.to_kml(res).count("<Polygon>") == len(res.clusters)
     True
     """
-    from .outputs import _check_result
+    from ._output_common import _check_result
 
     _check_result(result)
     if result.distance != "great_circle":
         raise ValueError("KML is longitude/latitude: this result has Cartesian coordinates (distance="
                          f"{result.distance!r}); write GeoJSON or the HTML map instead")
-    from .outputs import _location_of_ids
+    from ._output_common import _location_of_ids
 
     loc_of, _ = _location_of_ids(result)
     coords = np.asarray(result._loc_coords, dtype=float)

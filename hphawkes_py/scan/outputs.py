@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._output_common import _check_result, _date, _location_of_ids
 from .locations import EARTH_RADIUS_KM
 
 __all__ = ["cluster_table", "location_table", "risk_table", "llr_table", "report_text", "write_satscan",
@@ -36,16 +37,6 @@ SATSCAN_TABLES = ("col", "gis", "rr", "llr")
 _BERNOULLI = ("bernoulli", "space_time_bernoulli")
 _POISSON = ("poisson", "space_time_poisson", "declustered")
 _SPACE_TIME = ("space_time_permutation", "space_time_poisson", "space_time_bernoulli")
-
-
-def _check_result(result):
-    from .result import ScanResult
-
-    if not isinstance(result, ScanResult):
-        raise TypeError(f"result must be a hp.scan ScanResult (from hp.scan.bernoulli, poisson, space_time, ...), "
-                        f"got {type(result).__name__}")
-    if result._row_ids is None or result._loc_coords is None:
-        raise ValueError("result carries no location data (built by an older version); rerun the scan")
 
 
 def _latlong(result) -> bool:
@@ -88,12 +79,6 @@ def _has_population(result) -> bool:
     return False
 
 
-def _date(value) -> str:
-    """A day as SaTScan writes it (``JulianToString``: ``YYYY/M/D``, no zero padding)."""
-    t = pd.Timestamp(value)
-    return f"{t.year}/{t.month}/{t.day}"
-
-
 def _relative_risk(observed, expected, total):
     """The ``.rr`` table's REL_RISK (``LocationRiskEstimateWriter::writeGeneric``):
     (O / E) / ((C - O) / (C - E)); NaN where SaTScan leaves the field blank (E = 0, C = E, O = C)."""
@@ -111,17 +96,6 @@ def _location_relative_risk(observed, expected, total):
     if expected and total - expected and (total - observed) / (total - expected):
         return (observed / expected) / ((total - observed) / (total - expected))
     return 0.0
-
-
-def _location_of_ids(result) -> tuple[dict, list]:
-    """``{input id: merged location}`` and ``[(location, [its ids in input order])]`` in location order."""
-    loc_of = {}
-    for i, g in zip(result._row_ids.tolist(), result._row_loc.tolist()):
-        loc_of.setdefault(i, int(g))
-    ids_of: dict = {}
-    for i, g in loc_of.items():
-        ids_of.setdefault(g, []).append(i)
-    return loc_of, sorted(ids_of.items())
 
 
 def _span(result, locs) -> float:
@@ -657,7 +631,7 @@ def write_satscan(result, results_file, *, tables=None, dbase: bool = False, rep
         Write the main report (:func:`report_text`).
     geometry : sequence of {"geojson", "kml", "kmz", "shp", "gpkg", "html", "leaflet"}
         Cluster geometry files (:mod:`hphawkes_py.scan.geometry`) and the HTML maps
-        (:func:`hphawkes_py.scan.cluster_map.cluster_map`: ``"html"`` self-contained, ``"leaflet"``
+        (:func:`hphawkes_py.scan.cluster_map`: ``"html"`` self-contained, ``"leaflet"``
         through folium).
     study_period, gumbel, p_values, penalty, title
         As in :func:`cluster_table`, :func:`llr_table` and :func:`report_text`.
@@ -729,7 +703,7 @@ def write_satscan(result, results_file, *, tables=None, dbase: bool = False, rep
 
         _need_pyogrio("dBase tables and shapefiles/GeoPackages")
     if "leaflet" in geometry:
-        from .cluster_map import _need_folium
+        from .maps import _need_folium
 
         _need_folium()
     builders = {"col": lambda: cluster_table(result, study_period=study_period, gumbel=gumbel, p_values=p_values),
@@ -770,7 +744,7 @@ def write_satscan(result, results_file, *, tables=None, dbase: bool = False, rep
             elif f == "gpkg":
                 written.append(geo.write_vector(result, base / f"{stem}.gpkg"))
             else:
-                from .cluster_map import cluster_map
+                from .maps import cluster_map
 
                 html_path = base / (f"{stem}.html" if f == "html" else f"{stem}.leaflet.html")
                 written.append(cluster_map(result, html_path, engine="svg" if f == "html" else "folium"))

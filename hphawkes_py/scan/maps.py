@@ -81,7 +81,7 @@ def cluster_map(result, path=None, *, engine: str = "svg", max_clusters: int | N
 
     Examples
     --------
-    >>> from hphawkes_py.scan.cluster_map import cluster_map
+    >>> from hphawkes_py.scan import cluster_map
     >>> g = hp.datasets.load_grave()
     >>> res = hp.scan.bernoulli(g[["x", "y"]].to_numpy(), g["case"], 1 - g["case"], n_replicates=9,
     ...                         seed=1, backend="cpu", progress=False)
@@ -90,7 +90,7 @@ def cluster_map(result, path=None, *, engine: str = "svg", max_clusters: int | N
     True
     """
     from .geometry import cluster_polygons
-    from .outputs import _check_result
+    from ._output_common import _check_result
 
     if engine not in ("svg", "folium"):
         raise ValueError(f"engine must be 'svg' (self-contained) or 'folium' (Leaflet), got {engine!r}")
