@@ -1,0 +1,170 @@
+"""hp.scan.power: SaTScan's power evaluation (PerformPowerEvaluation) of the Poisson scan.
+
+Checked by construction: the null replicates are those of hp.scan.poisson with the same seed,
+the critical values are SaTScan's order statistics / Gumbel quantiles of them, an alternative
+of relative risk 1 everywhere has power alpha, and the alternative replicates are multinomial
+draws in proportion to expected x relative risk.
+"""
+import doctest
+import math
+
+import numpy as np
+import pytest
+
+import hphawkes_py as hp
+from hphawkes_py.scan import iterative, poisson
+from hphawkes_py.scan import power as power_module
+from hphawkes_py.scan.power import PowerResult, power, read_alternative_hypotheses
+
+RUN = dict(seed=11, backend="cpu", progress=False)
+
+
+def _grid():
+    """8 x 8 grid, population 1000 each, about 5 cases per location."""
+    g = np.arange(8.0)
+    xy = np.array([(x, y) for x in g for y in g])
+    pop = np.full(len(xy), 1000)
+    cases = np.random.default_rng(5).poisson(5, len(xy))
+    corner = np.flatnonzero((xy[:, 0] <= 1) & (xy[:, 1] <= 1))
+    return xy, cases, pop, corner
+
+
+def test_null_replicates_and_critical_values_are_satscans():
+    xy, cases, pop, corner = _grid()
+    rr = np.ones(len(xy))
+    rr[corner] = 2.0
+    res = power(xy, cases, pop, rr, n_replicates=999, n_power_replicates=100, **RUN)
+    assert isinstance(res, PowerResult)
+    plain = poisson(xy, cases, pop, n_replicates=999, **RUN)
+    np.testing.assert_array_equal(res.null_llr, plain.null_llr)
+    desc = np.sort(plain.null_llr)[::-1]
+    # SignificantRatios: the floor((R + 1) alpha)-th largest null maximum
+    assert res.critical_values == {0.05: desc[49], 0.01: desc[9], 0.001: desc[0]}
+    t = res.table
+    assert t.alternative.tolist() == [1, 1, 1] and t.alpha.tolist() == [0.05, 0.01, 0.001]
+    for a, p, se in zip(t.alpha, t.power, t.standard_error):
+        c = res.critical_values[a]
+        assert p == np.mean(res.alternative_llr[0] > c)
+        assert se == math.sqrt(p * (1 - p) / 100)
+
+
+def test_alternative_replicates_are_weighted_multinomial_draws():
+    xy, cases, pop, corner = _grid()
+    ones = np.ones(len(xy))
+    a = power(xy, cases, pop, np.stack([ones, 2 * ones, ones]), n_replicates=999, n_power_replicates=200, **RUN)
+    # alternative k (0-based) draws from child n_replicates + k of the root seed: a constant relative
+    # risk (1 or 2: the weights are normalised, x2 is exact) gives the draws of a Poisson scan's null
+    # seeded with that child
+    child = np.random.SeedSequence(11, spawn_key=(999 + 1,))
+    ref = poisson(xy, cases, pop, n_replicates=200, seed=child, backend="cpu", progress=False)
+    np.testing.assert_array_equal(a.alternative_llr[1], ref.null_llr)
+    child0 = np.random.SeedSequence(11, spawn_key=(999,))
+    ref0 = poisson(xy, cases, pop, n_replicates=200, seed=child0, backend="cpu", progress=False)
+    np.testing.assert_array_equal(a.alternative_llr[0], ref0.null_llr)
+    assert not np.array_equal(a.alternative_llr[0], a.alternative_llr[2])  # each alternative its own draws
+    assert len(a.table) == 9 and a.table.alternative.tolist() == [1, 1, 1, 2, 2, 2, 3, 3, 3]
+
+
+def test_power_under_the_null_is_alpha_and_grows_with_the_risk():
+    xy, cases, pop, corner = _grid()
+    rr = np.ones((3, len(xy)))
+    rr[1, corner] = 1.5
+    rr[2, corner] = 3.0
+    res = power(xy, cases, pop, rr, n_replicates=999, n_power_replicates=2000, **RUN)
+    p05 = res.power_at(0.05)
+    se = math.sqrt(0.05 * 0.95 / 2000)
+    assert abs(p05[0] - 0.05) < 4 * se
+    assert p05[0] < p05[1] < p05[2] and p05[2] > 0.95
+
+
+def test_total_cases_instead_of_case_counts():
+    xy, cases, pop, corner = _grid()
+    rr = np.ones(len(xy))
+    rr[corner] = 2.0
+    a = power(xy, cases, pop, rr, n_replicates=999, n_power_replicates=100, **RUN)
+    b = power(xy, int(cases.sum()), pop, rr, n_replicates=999, n_power_replicates=100, **RUN)
+    assert a.n_cases == b.n_cases == int(cases.sum())
+    assert a.table.equals(b.table)
+
+
+def test_gumbel_critical_values_and_estimation():
+    xy, cases, pop, corner = _grid()
+    rr = np.ones(len(xy))
+    rr[corner] = 2.0
+    res = power(xy, cases, pop, rr, n_replicates=999, n_power_replicates=100, critical_values="gumbel",
+                estimation="gumbel", **RUN)
+    x = res.null_llr
+    beta = np.sqrt(np.mean(x**2) - np.mean(x)**2) * math.sqrt(6) / math.pi  # SaTScan: variance with divisor n
+    mu = np.mean(x) - 0.5772156649015329 * beta
+    for a in (0.05, 0.01, 0.001):
+        assert res.critical_values[a] == pytest.approx(mu - beta * math.log(math.log(1 / (1 - a))), rel=1e-12)
+    y = res.alternative_llr[0]
+    by = np.std(y) * math.sqrt(6) / math.pi
+    my = np.mean(y) - 0.5772156649015329 * by
+    for a, p in zip(res.table.alpha, res.table.power):
+        assert p == pytest.approx(1 - math.exp(-math.exp((my - res.critical_values[a]) / by)), rel=1e-12)
+    assert res.table.standard_error.isna().all()
+
+
+def test_given_critical_values():
+    xy, cases, pop, corner = _grid()
+    rr = np.ones(len(xy))
+    rr[corner] = 2.0
+    res = power(xy, cases, pop, rr, n_replicates=99, n_power_replicates=100, critical_values=(5.0, 7.0, 9.0), **RUN)
+    assert res.critical_values == {0.05: 5.0, 0.01: 7.0, 0.001: 9.0} and res.critical_value_type == "given"
+    assert res.power_at(0.01)[0] == np.mean(res.alternative_llr[0] > 7.0)
+    assert "Alternative #1" in res.summary()
+
+
+@pytest.mark.parametrize("kwargs, exc, words", [
+    (dict(relative_risks=np.ones(5)), ValueError, ["relative_risks", "(5,)", "64"]),
+    (dict(relative_risks=np.r_[-1.0, np.ones(63)]), ValueError, ["relative_risks", "row 0", "-1.0"]),
+    (dict(relative_risks=np.r_[np.nan, np.ones(63)]), ValueError, ["relative_risks", "nan"]),
+    (dict(relative_risks=np.zeros(64)), ValueError, ["alternative 1", "0"]),
+    (dict(n_replicates=99), ValueError, ["n_replicates=99", "alpha=0.001", "999"]),
+    (dict(critical_values="exact"), ValueError, ["critical_values", "exact"]),
+    (dict(critical_values=(5.0, -1.0, 9.0)), ValueError, ["critical_values", "-1.0"]),
+    (dict(critical_values=(5.0, 7.0)), ValueError, ["critical_values", "three"]),
+    (dict(estimation="exact"), ValueError, ["estimation", "exact"]),
+    (dict(n_power_replicates=0), ValueError, ["n_power_replicates", "0"]),
+    (dict(cases=0), ValueError, ["cases", "0"]),
+])
+def test_refuses_before_any_work(kwargs, exc, words):
+    xy, cases, pop, corner = _grid()
+    kw = dict(cases=cases, relative_risks=np.ones(len(xy)), n_replicates=999, n_power_replicates=100, **RUN)
+    kw.update(kwargs)
+    with pytest.raises(exc) as e:
+        power(xy, kw.pop("cases"), pop, kw.pop("relative_risks"), **kw)
+    for w in words:
+        assert w in str(e.value)
+
+
+def test_read_alternative_hypotheses(tmp_path):
+    f = tmp_path / "alt.ha"
+    f.write_text("a 2\nb 3\nb 2\n\n\nall 1.5\nc 2\n")
+    rr = read_alternative_hypotheses(f, ["a", "b", "c", "b"])
+    np.testing.assert_array_equal(rr, [[2, 6, 1, 6], [1.5, 1.5, 3, 1.5]])
+    for text, words in [("z 2\n", ["line 1", "'z'"]), ("a x\n", ["line 1", "'x'"]), ("a -2\n", ["line 1", "'-2'"]),
+                        ("a 2 2000/1/1 2000/6/30\n", ["line 1", "dates"]), ("\n\n", ["no relative risks"])]:
+        f.write_text(text)
+        with pytest.raises(ValueError) as e:
+            read_alternative_hypotheses(f, ["a", "b", "c"])
+        for w in words:
+            assert w in str(e.value)
+    with pytest.raises(ValueError, match="does not exist"):
+        read_alternative_hypotheses(tmp_path / "none.ha", ["a"])
+
+
+@pytest.mark.parametrize("module", [power_module, iterative])
+def test_docstring_examples_run(module, monkeypatch):
+    # hp.scan exports these names once the package's __init__ lists them; the examples use them
+    for name in module.__all__:
+        monkeypatch.setattr(hp.scan, name, getattr(module, name), raising=False)
+    finder = doctest.DocTestFinder()
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    n = 0
+    for t in finder.find(module, globs={"hp": hp, "np": np}):
+        if t.examples:
+            n += 1
+            runner.run(t)
+    assert n >= 2 and runner.failures == 0
