@@ -35,6 +35,27 @@
   })
 }
 
+# Evaluate a Python call with its warnings recorded, and raise them again as R warnings: a Python
+# warning would only reach the R session's stderr (not warnings(), tryCatch or testthat), and a
+# warning that says data were left out must not pass unseen.
+.hp_py_warnings <- function(expr) {
+  w <- reticulate::import("warnings", convert = FALSE)
+  ctx <- w$catch_warnings(record = TRUE)
+  rec <- ctx$`__enter__`()
+  entered <- TRUE
+  on.exit(if (entered) ctx$`__exit__`(NULL, NULL, NULL), add = TRUE)
+  w$simplefilter("always")
+  value <- expr
+  ctx$`__exit__`(NULL, NULL, NULL)
+  entered <- FALSE
+  msgs <- vapply(seq_len(reticulate::py_len(rec)), function(i) {
+    r <- reticulate::py_get_item(rec, i - 1L)
+    paste0(reticulate::py_to_r(r$category$`__name__`), ": ", reticulate::py_str(r$message))
+  }, character(1))
+  for (m in unique(msgs)) warning(m, call. = FALSE)
+  value
+}
+
 .hp_stop <- function(...) {
   stop(structure(
     class = c("hphawkes_input_error", "hphawkes_error", "error", "condition"),

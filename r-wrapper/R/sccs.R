@@ -400,11 +400,24 @@ sccs_risk_window <- function(label, start, end, start_anchor = "start", end_anch
                                       start_anchor, end_anchor))
 }
 
-.sccs_windows <- function(windows) {
+# R list names are strings; when the covariate ids of the eras are numbers (as from
+# sccs_simulate_eras() or a CDM) the names are those numbers, and Python must get them as ints,
+# else no window would find its exposure.
+.sccs_windows <- function(windows, ids = NULL) {
   if (is.null(windows)) return(NULL)
   if (!is.list(windows) || is.null(names(windows)) || any(names(windows) == ""))
     .hp_stop("windows must be a named list: covariate id -> list of sccs_risk_window()")
-  reticulate::dict(lapply(windows, function(w) if (inherits(w, "python.builtin.object")) list(w) else as.list(w)))
+  values <- lapply(windows, function(w) if (inherits(w, "python.builtin.object")) list(w) else as.list(w))
+  keys <- names(windows)
+  if (is.numeric(ids)) {
+    num <- suppressWarnings(as.numeric(keys))
+    bad <- is.na(num) | num != round(num) | abs(num) > .Machine$integer.max
+    if (any(bad))
+      .hp_stop("windows names covariate id '", keys[bad][1L], "', but the eras' covariate_id are numbers: ",
+               "name the windows by those numbers (list(`1` = ...))")
+    return(reticulate::py_dict(as.list(as.integer(num)), unname(values)))
+  }
+  reticulate::dict(values)
 }
 
 .sccs_knots <- function(k, name) {
@@ -526,7 +539,7 @@ sccs_study <- function(observation_periods, eras, outcomes, risk_start = 0L, ris
     .pd_frame(observation_periods, "observation_periods"), .pd_frame(eras, "eras"),
     .pd_frame(outcomes, "outcomes"),
     risk_start = .as_int(risk_start, "risk_start", FALSE), risk_end = .as_int(risk_end, "risk_end", FALSE),
-    windows = .sccs_windows(windows), age_knots = .sccs_knots(age_knots, "age_knots"),
+    windows = .sccs_windows(windows, if (is.data.frame(eras)) eras$covariate_id), age_knots = .sccs_knots(age_knots, "age_knots"),
     season_knots = .sccs_knots(season_knots, "season_knots"),
     calendar_knots = .sccs_knots(calendar_knots, "calendar_knots"),
     study_start = .as_int(study_start), study_end = .as_int(study_end),
