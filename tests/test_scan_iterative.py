@@ -143,3 +143,47 @@ def test_poisson_expected_is_zeroed_and_rescaled():
     plain2 = poisson(xy, c2, p2, expected=e2, **RUN)
     assert res.clusters.expected.iloc[1] == plain2.most_likely.expected
     np.testing.assert_array_equal(res.results[1].null_llr, plain2.null_llr)
+
+
+def test_p_value_choice_decides_the_stop():
+    # with 99 replicates no Monte Carlo p-value is below 0.01, the Gumbel one of a strong cluster is
+    xy, cases, pop, strong, weak = _two_clusters()
+    kw = dict(max_iterations=3, max_p_value=0.005, **RUN)
+    mc = iterative_scan("bernoulli", xy, cases, pop - cases, **kw)
+    assert mc.stop_reason == "p_value" and mc.n_iterations == 1
+    for how in ("gumbel", "default"):  # default: Gumbel below rank 10 with high rates
+        g = iterative_scan("bernoulli", xy, cases, pop - cases, p_value=how, **kw)
+        assert g.n_iterations >= 2 and g.p_value == how
+        assert g.clusters.gumbel_p_value.iloc[0] <= 0.005
+    both = iterative_scan("bernoulli", xy, cases, pop - cases, p_value="default", direction="both", **kw)
+    assert both.n_iterations == 1  # SaTScan's default uses Gumbel for high rates only
+    with pytest.raises(ValueError, match="p_value"):
+        iterative_scan("bernoulli", xy, cases, pop - cases, p_value="exact", **RUN)
+
+
+def _bad(key, why):
+    return ValueError(f"{key} {why}")
+
+
+def test_prm_iterative_settings():
+    from hphawkes_py.scan.iterative import prm_iterative
+
+    assert prm_iterative({"IterativeScan": "n"}, "poisson", _bad) is None
+    on = {"IterativeScan": "y", "IterativeScanMaxIterations": "10", "IterativeScanMaxPValue": "0.05"}
+    assert prm_iterative(on, "poisson", _bad) == {"max_iterations": 10, "max_p_value": 0.05, "p_value": "default"}
+    assert prm_iterative({**on, "PValueReportType": "1"}, "bernoulli", _bad)["p_value"] == "monte_carlo"
+    assert prm_iterative({**on, "PValueReportType": "3"}, "bernoulli", _bad)["p_value"] == "gumbel"
+    # SaTScan's 0 (its default) runs one scan
+    assert prm_iterative({"IterativeScan": "y"}, "poisson", _bad)["max_iterations"] == 1
+    for values, model, words in [
+        ({**on, "IterativeScanMaxIterations": "x"}, "poisson", ["IterativeScanMaxIterations", "whole"]),
+        ({**on, "IterativeScanMaxIterations": "32001"}, "poisson", ["IterativeScanMaxIterations", "32000"]),
+        ({**on, "IterativeScanMaxPValue": "2"}, "poisson", ["IterativeScanMaxPValue", "[0, 1]"]),
+        ({**on, "PValueReportType": "2"}, "poisson", ["PValueReportType"]),
+        ({**on, "PerformPowerEvaluation": "y"}, "poisson", ["IterativeScan", "PerformPowerEvaluation"]),
+        (on, "space_time_permutation", ["IterativeScan", "purely spatial"]),
+    ]:
+        with pytest.raises(ValueError) as e:
+            prm_iterative(values, model, _bad)
+        for w in words:
+            assert w in str(e.value)

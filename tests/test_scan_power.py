@@ -168,3 +168,72 @@ def test_docstring_examples_run(module, monkeypatch):
             n += 1
             runner.run(t)
     assert n >= 2 and runner.failures == 0
+
+
+def _bad(key, why):
+    return ValueError(f"{key} {why}")
+
+
+def _ny():
+    path = hp.datasets.satscan_sample_path
+    df = hp.scan.read_satscan(path("ny_leukemia.cas"), population_file=path("ny_leukemia.pop"),
+                              geo_file=path("ny_leukemia.geo"), model="poisson")
+    return df
+
+
+def test_prm_power_settings(tmp_path):
+    from hphawkes_py.scan.power import prm_power
+
+    (tmp_path / "alt.ha").write_text("1 2\n")
+    on = {"PerformPowerEvaluation": "y", "PowerEvaluationsMethod": "0", "CriticalValueType": "0",
+          "PowerEstimationType": "0", "AlternativeHypothesisFilename": "alt.ha", "NumberPowerReplications": "1000",
+          "MonteCarloReps": "999"}
+    assert prm_power({"PerformPowerEvaluation": "n"}, "poisson", tmp_path, _bad) is None
+    s = prm_power(on, "poisson", tmp_path, _bad)
+    assert s == {"method": 0, "total_cases": None, "alternatives_file": tmp_path / "alt.ha",
+                 "kwargs": {"critical_values": "monte_carlo", "estimation": "monte_carlo", "n_power_replicates": 1000}}
+    s = prm_power({**on, "PowerEvaluationsMethod": "2", "PowerEvaluationTotalCases": "600", "CriticalValueType": "2",
+                   "CriticalValue05": "8.1", "CriticalValue01": "10", "CriticalValue001": "13.5",
+                   "PowerEstimationType": "1"}, "poisson", tmp_path, _bad)
+    assert s["total_cases"] == 600 and s["kwargs"]["critical_values"] == (8.1, 10.0, 13.5)
+    assert s["kwargs"]["estimation"] == "gumbel"
+    for values, model, words in [
+        (on, "bernoulli", ["PerformPowerEvaluation", "Poisson"]),
+        ({**on, "MonteCarloReps": "99"}, "poisson", ["MonteCarloReps", "999"]),
+        ({**on, "NumberPowerReplications": "150"}, "poisson", ["NumberPowerReplications", "multiple of 100"]),
+        ({**on, "NumberPowerReplications": "2000"}, "poisson", ["NumberPowerReplications", "1000"]),
+        ({**on, "AlternativeHypothesisFilename": "none.ha"}, "poisson", ["AlternativeHypothesisFilename", "none.ha"]),
+        ({**on, "AlternativeHypothesisFilename": ""}, "poisson", ["AlternativeHypothesisFilename", "required"]),
+        ({**on, "CriticalValueType": "2", "CriticalValue05": "x"}, "poisson", ["CriticalValue05", "number"]),
+        ({**on, "CriticalValueType": "5"}, "poisson", ["CriticalValueType"]),
+        ({**on, "PowerEstimationType": "3"}, "poisson", ["PowerEstimationType"]),
+        ({**on, "PowerEvaluationsMethod": "4"}, "poisson", ["PowerEvaluationsMethod"]),
+        ({**on, "PowerEvaluationsSimulationMethod": "2"}, "poisson", ["PowerEvaluationsSimulationMethod"]),
+        ({**on, "ReportPowerEvaluationSimulationData": "y"}, "poisson", ["ReportPowerEvaluationSimulationData"]),
+        ({**on, "IterativeScan": "y"}, "poisson", ["IterativeScan"]),
+    ]:
+        with pytest.raises(ValueError) as e:
+            prm_power(values, model, tmp_path, _bad)
+        for w in words:
+            assert w in str(e.value)
+
+
+def test_run_prm_power_on_satscan_files(tmp_path):
+    from hphawkes_py.scan.power import prm_power, run_prm_power
+
+    df = _ny()
+    (tmp_path / "ny.ha").write_text("1 4\n2 4\n3 4\n4 4\n5 4\n\nall 1\n")
+    on = {"PerformPowerEvaluation": "y", "AlternativeHypothesisFilename": "ny.ha", "NumberPowerReplications": "100",
+          "MonteCarloReps": "999"}
+    s = prm_power(on, "poisson", tmp_path, _bad)
+    xy = df[["x", "y"]].to_numpy()
+    kw = dict(n_replicates=999, max_population=0.1, seed=2, backend="cpu", progress=False)
+    res = run_prm_power(s, xy, df.cases.to_numpy(), df.population.to_numpy(), df.location_id.to_numpy(), **kw)
+    assert res.analysis is not None  # method 0: the analysis runs too, on the same null replicates
+    np.testing.assert_array_equal(res.analysis.null_llr, res.null_llr)
+    assert res.analysis.most_likely.p_value == (1 + np.sum(res.null_llr >= res.analysis.most_likely.log_likelihood_ratio)) / 1000
+    p = res.power_at(0.05)
+    assert p[0] > 0.5 and abs(p[1] - 0.05) < 4 * math.sqrt(0.05 * 0.95 / 100)
+    only = run_prm_power({**s, "method": 1}, xy, df.cases.to_numpy(), df.population.to_numpy(),
+                         df.location_id.to_numpy(), **kw)
+    assert only.analysis is None and only.table.equals(res.table)

@@ -30,11 +30,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validate import check_int, check_probability
+from .._validate import check_in, check_int, check_probability
 from .model import bernoulli, poisson
 from .result import ScanResult
 
 __all__ = ["iterative_scan", "IterativeScanResult"]
+
+#: settings that leave a SaTScan option off
+_OFF = {"", "n", "0", "no", "false"}
+#: SaTScan's PValueReportType -> the p-value :func:`iterative_scan` compares with the cutoff
+_PRM_P_VALUES = {"0": "default", "1": "monte_carlo", "3": "gumbel"}
 
 #: SaTScan's limit on the number of iterations (``CParameters::MAXIMUM_ITERATIVE_ANALYSES``)
 MAX_ITERATIONS = 32000
@@ -42,6 +47,9 @@ MAX_ITERATIONS = 32000
 MIN_REPLICATES = 99
 #: an iteration needs at least this many cases left (SaTScan's ``repeatAnalysis``, Bernoulli and Poisson)
 MIN_CASES_LEFT = 2
+
+#: SaTScan's default p-value is Gumbel's below this rank (``CCluster::MIN_RANK_RPT_GUMBEL``)
+GUMBEL_RANK = 10
 
 _MODELS = {"bernoulli": bernoulli, "poisson": poisson}
 
@@ -70,6 +78,7 @@ class IterativeScanResult:
         ``"bernoulli"`` or ``"poisson"``.
     max_iterations : int
     max_p_value : float
+    p_value : str
         The settings used.
 
     Examples
@@ -88,6 +97,7 @@ class IterativeScanResult:
     model: str
     max_iterations: int
     max_p_value: float
+    p_value: str = "monte_carlo"
 
     @property
     def n_iterations(self) -> int:
@@ -126,7 +136,7 @@ def _check_model(model):
 
 
 def iterative_scan(model, coords, cases, controls_or_population=None, *, max_iterations=10, max_p_value=0.05,
-                   **kwargs) -> IterativeScanResult:
+                   p_value="monte_carlo", **kwargs) -> IterativeScanResult:
     """SaTScan's iterative scan: most likely cluster, removed, rescan, up to ``max_iterations`` times.
 
     Each iteration runs :func:`~hphawkes_py.scan.bernoulli` or :func:`~hphawkes_py.scan.poisson`
@@ -148,9 +158,14 @@ def iterative_scan(model, coords, cases, controls_or_population=None, *, max_ite
     max_iterations : int in [1, 32000]
         At most this many clusters (scans); SaTScan's ``IterativeScanMaxIterations`` (default 10).
     max_p_value : float in [0, 1]
-        Go on only while the reported cluster's Monte Carlo p-value is at most this
+        Go on only while the reported cluster's p-value is at most this
         (``IterativeScanMaxPValue``, default 0.05). The cluster that exceeds it is still
         reported, as in SaTScan's report.
+    p_value : {"monte_carlo", "gumbel", "default"}
+        The p-value compared with ``max_p_value`` (SaTScan's ``PValueReportType``): the Monte Carlo
+        ``p_value`` (1, standard), the ``gumbel_p_value`` (3), or SaTScan's default combination
+        (0): the Gumbel p-value when fewer than 9 null maxima reach the cluster's LLR and only
+        high rates are scanned, the Monte Carlo one otherwise.
     **kwargs
         The scan's other arguments (``max_population``, ``n_replicates``, ``seed``, ``window``,
         ``location_ids``, ``expected`` ...). ``n_replicates`` must be at least 99 (SaTScan gives
@@ -170,8 +185,8 @@ def iterative_scan(model, coords, cases, controls_or_population=None, *, max_ite
     Raises
     ------
     ValueError
-        An unknown ``model``, ``max_iterations`` outside [1, 32000], ``max_p_value`` outside
-        [0, 1], fewer than 99 ``n_replicates``, ``covariates``, or whatever the scan refuses
+        An unknown ``model`` or ``p_value``, ``max_iterations`` outside [1, 32000], ``max_p_value``
+        outside [0, 1], fewer than 99 ``n_replicates``, ``covariates``, or whatever the scan refuses
         (checked by the first iteration, before any removal).
 
     Examples
@@ -189,6 +204,7 @@ def iterative_scan(model, coords, cases, controls_or_population=None, *, max_ite
     name = _check_model(model)
     max_iterations = check_int(max_iterations, "max_iterations", minimum=1, maximum=MAX_ITERATIONS)
     max_p_value = check_probability(max_p_value, "max_p_value", low_open=False)
+    p_value = check_in(p_value, "p_value", ("monte_carlo", "gumbel", "default"))
     n_replicates = kwargs.get("n_replicates", 999)
     if isinstance(n_replicates, (int, np.integer)) and not isinstance(n_replicates, bool) \
             and 1 <= n_replicates < MIN_REPLICATES:
@@ -229,7 +245,7 @@ def iterative_scan(model, coords, cases, controls_or_population=None, *, max_ite
         rows.append(_reported(top, res, gone, it))
         if it == max_iterations:
             break
-        if top.p_value > max_p_value:
+        if _reporting_p_value(top, res, p_value) > max_p_value:
             stop = "p_value"
             break
         # the rows of every location of the cluster, removed locations' rows included (they are 0 already)
@@ -251,7 +267,7 @@ def iterative_scan(model, coords, cases, controls_or_population=None, *, max_ite
     if not rows:
         table = pd.DataFrame(columns=["iteration", *results[0].clusters.columns, "remaining_cases",
                                       "remaining_population"])
-    return IterativeScanResult(table, tuple(results), stop, name, max_iterations, max_p_value)
+    return IterativeScanResult(table, tuple(results), stop, name, max_iterations, max_p_value, p_value)
 
 
 def _reported(top: pd.Series, res: ScanResult, gone: np.ndarray, iteration: int) -> dict:
@@ -268,6 +284,19 @@ def _reported(top: pd.Series, res: ScanResult, gone: np.ndarray, iteration: int)
     return row
 
 
+def _reporting_p_value(top: pd.Series, res: ScanResult, how: str) -> float:
+    """The p-value SaTScan compares with the iterative cutoff (``CCluster::getReportingPValue``):
+    in its default combination, Gumbel's when the cluster's rank ``1 + #{null maxima >= LLR}`` is
+    below 10 and only high rates are scanned."""
+    if how == "monte_carlo":
+        return float(top.p_value)
+    if how == "gumbel":
+        return float(top.gumbel_p_value)
+    rank = round(float(top.p_value) * (res.n_replicates + 1))
+    use_gumbel = rank < GUMBEL_RANK and res.direction == "high"
+    return float(top.gumbel_p_value if use_gumbel else top.p_value)
+
+
 def _cannot_go_on(name: str, res: ScanResult, cases: np.ndarray, other: Any, gone: np.ndarray) -> str | None:
     """Why the data left after a removal cannot be scanned again (SaTScan's ``repeatAnalysis``:
     at least 2 cases and 2 locations), or None."""
@@ -278,3 +307,38 @@ def _cannot_go_on(name: str, res: ScanResult, cases: np.ndarray, other: Any, gon
     if name == "bernoulli" and int(other.sum()) == 0:
         return "controls"
     return None
+
+
+def prm_iterative(values: dict, model: str, bad) -> dict | None:
+    """The iterative scan a SaTScan parameter file asks for, as :func:`iterative_scan` keywords
+    (``max_iterations``, ``max_p_value``, ``p_value``), or None when ``IterativeScan`` is off.
+
+    ``values``: the file's settings by key (``hp.scan._prm.read_prm(path)["values"]``); ``model``:
+    the analysis ``prm_arguments`` found; ``bad(key, why)``: the ValueError naming the setting.
+    SaTScan's ``IterativeScanMaxIterations=0`` (its default when the key is absent) runs one scan:
+    ``max_iterations=1``.
+    """
+    if (values.get("IterativeScan", "n") or "n").lower() in _OFF:
+        return None
+    if model not in _MODELS:
+        raise bad("IterativeScan", "is supported with the purely spatial Bernoulli and discrete Poisson analyses only "
+                                   "(SaTScan also iterates space-time permutation analyses; hp.scan does not yet)")
+    if (values.get("PerformPowerEvaluation", "n") or "n").lower() not in _OFF:
+        raise bad("IterativeScan", "cannot be combined with PerformPowerEvaluation=y (SaTScan refuses it too)")
+    try:
+        n = int(values.get("IterativeScanMaxIterations", "0"))
+    except ValueError:
+        raise bad("IterativeScanMaxIterations", "is not a whole number") from None
+    if not 0 <= n <= MAX_ITERATIONS:
+        raise bad("IterativeScanMaxIterations", f"must be in [0, {MAX_ITERATIONS}]")
+    try:
+        cut = float(values.get("IterativeScanMaxPValue", "0.05"))
+    except ValueError:
+        raise bad("IterativeScanMaxPValue", "is not a number") from None
+    if not 0 <= cut <= 1:
+        raise bad("IterativeScanMaxPValue", "must be in [0, 1] (a retrospective analysis' p-value cutoff)")
+    how = _PRM_P_VALUES.get(values.get("PValueReportType", "0"))
+    if how is None:
+        raise bad("PValueReportType", "must be 0 (default), 1 (standard Monte Carlo) or 3 (Gumbel) with the iterative "
+                                      "scan")
+    return {"max_iterations": max(n, 1), "max_p_value": cut, "p_value": how}

@@ -24,6 +24,7 @@ import dataclasses
 import math
 import numbers
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -33,7 +34,7 @@ from .._validate import as_float_array, check_in, check_int
 from .ellipses import _elliptic_penalties, _elliptic_windows
 from .engine import klogk_table, make_engine
 from .locations import _check_xy, check_location_ids, make_centres, merge_rows
-from .model import _check_poisson_rows, _check_windows, _expected_cases
+from .model import _check_poisson_rows, _check_windows, _expected_cases, poisson
 from .monte_carlo import EULER_GAMMA, _monte_carlo, check_run
 from .windows import build_windows, cumulative_expected
 
@@ -67,6 +68,9 @@ class PowerResult:
         Cases C in every replicate.
     critical_value_type, estimation : str
         The settings used.
+    analysis : ScanResult, optional
+        The scan of the data run together with the power evaluation (SaTScan's
+        ``PowerEvaluationsMethod=0``; its null replicates are the ones behind the critical values).
 
     Examples
     --------
@@ -85,6 +89,7 @@ class PowerResult:
     n_cases: int
     critical_value_type: str
     estimation: str
+    analysis: Any = None
 
     def power_at(self, alpha: float = 0.05) -> np.ndarray:
         """The estimated power of each alternative at level ``alpha`` (one of :attr:`critical_values`)."""
@@ -419,3 +424,103 @@ def read_alternative_hypotheses(path, location_ids) -> np.ndarray:
     if not sets:
         raise ValueError(f"{p}: no relative risks found (no alternative hypothesis)")
     return np.stack(sets)
+
+
+#: settings that leave a SaTScan option off
+_OFF = {"", "n", "0", "no", "false"}
+
+
+def prm_power(values: dict, model: str, base: Path, bad) -> dict | None:
+    """The power evaluation a SaTScan parameter file asks for, or None when
+    ``PerformPowerEvaluation`` is off: ``{"method", "total_cases", "alternatives_file", "kwargs"}``
+    (``kwargs``: ``critical_values``, ``estimation``, ``n_power_replicates`` of :func:`power`).
+
+    ``values``: the file's settings by key; ``model``: the analysis ``prm_arguments`` found;
+    ``base``: the parameter file's folder (file names are relative to it); ``bad(key, why)``: the
+    ValueError naming the setting. SaTScan's own checks (``ValidatePowerEvaluationsParameters``)
+    are applied: discrete Poisson only, at least 999 replicates, power replicates a multiple of
+    100, at least 100 and at most ``MonteCarloReps + 1``, no iterative scan.
+    """
+    if (values.get("PerformPowerEvaluation", "n") or "n").lower() in _OFF:
+        return None
+    if model != "poisson":
+        raise bad("PerformPowerEvaluation", "is available for the purely spatial discrete Poisson analysis only "
+                                            "(SaTScan offers it for the Poisson model only)")
+
+    def whole(key, default):
+        try:
+            return int(values.get(key, default))
+        except ValueError:
+            raise bad(key, "is not a whole number") from None
+
+    method = values.get("PowerEvaluationsMethod", "0")
+    if method not in ("0", "1", "2"):
+        raise bad("PowerEvaluationsMethod", "must be 0 (analysis and power evaluation), 1 (power evaluation with the "
+                                            "case file) or 2 (power evaluation with PowerEvaluationTotalCases)")
+    total = None
+    if method == "2":
+        total = whole("PowerEvaluationTotalCases", "600")
+        if total < 1:
+            raise bad("PowerEvaluationTotalCases", "must be >= 1")
+    kind = values.get("CriticalValueType", "0")
+    if kind == "0":
+        critical = "monte_carlo"
+    elif kind == "1":
+        critical = "gumbel"
+    elif kind == "2":
+        vals = []
+        for key in ("CriticalValue05", "CriticalValue01", "CriticalValue001"):
+            try:
+                vals.append(float(values.get(key, "")))
+            except ValueError:
+                raise bad(key, "is not a number (CriticalValueType=2 needs the three critical values)") from None
+            if not (math.isfinite(vals[-1]) and vals[-1] > 0):
+                raise bad(key, "must be a positive LLR")
+        critical = tuple(vals)
+    else:
+        raise bad("CriticalValueType", "must be 0 (Monte Carlo), 1 (Gumbel) or 2 (given values)")
+    estimation = {"0": "monte_carlo", "1": "gumbel"}.get(values.get("PowerEstimationType", "0"))
+    if estimation is None:
+        raise bad("PowerEstimationType", "must be 0 (Monte Carlo) or 1 (Gumbel)")
+    if values.get("PowerEvaluationsSimulationMethod", "0") != "0":
+        raise bad("PowerEvaluationsSimulationMethod", "must be 0 (alternative hypothesis file); the power step's data "
+                                                      "are not read from a file here")
+    if (values.get("ReportPowerEvaluationSimulationData", "n") or "n").lower() not in _OFF:
+        raise bad("ReportPowerEvaluationSimulationData", "asks for the power step's simulated data, which hp.scan does "
+                                                         "not write; set it to n")
+    if (values.get("IterativeScan", "n") or "n").lower() not in _OFF:
+        raise bad("PerformPowerEvaluation", "cannot be combined with IterativeScan=y (SaTScan refuses it too)")
+    if values.get("PValueReportType", "0") == "2":
+        raise bad("PValueReportType", "(sequential Monte Carlo) cannot be combined with the power evaluation")
+    reps = whole("MonteCarloReps", "999")
+    if reps < 999:
+        raise bad("MonteCarloReps", "must be at least 999 for the power evaluation (SaTScan's minimum)")
+    n_power = whole("NumberPowerReplications", str(reps + 1))
+    if n_power < 100 or n_power % 100 or n_power > reps + 1:
+        raise bad("NumberPowerReplications", f"must be a multiple of 100, at least 100 and at most MonteCarloReps + 1 "
+                                             f"= {reps + 1} (SaTScan's rules)")
+    name = values.get("AlternativeHypothesisFilename", "")
+    if not name:
+        raise bad("AlternativeHypothesisFilename", "is required for the power evaluation")
+    f = Path(name)
+    f = f if f.is_absolute() else Path(base) / f
+    if not f.is_file():
+        raise bad("AlternativeHypothesisFilename", f"names a file that does not exist ({f})")
+    return {"method": int(method), "total_cases": total, "alternatives_file": f,
+            "kwargs": {"critical_values": critical, "estimation": estimation, "n_power_replicates": n_power}}
+
+
+def run_prm_power(settings: dict, coords, cases, population, location_ids, **kwargs) -> PowerResult:
+    """The power evaluation of :func:`prm_power`'s ``settings`` on the data a parameter file
+    names (``kwargs``: the scan's settings and run options, as :func:`power` takes them). With
+    ``PowerEvaluationsMethod=0`` the analysis runs too, with the same seed (so its null replicates
+    are those behind the critical values), and is returned as ``analysis``."""
+    rr = read_alternative_hypotheses(settings["alternatives_file"], location_ids)
+    if kwargs.get("seed") is None:
+        kwargs["seed"] = int(np.random.SeedSequence().entropy)  # one root for the analysis and the power
+    total = settings["total_cases"]
+    res = power(coords, cases if total is None else total, population, rr, **settings["kwargs"], **kwargs)
+    if settings["method"] != 0:
+        return res
+    scan = poisson(coords, cases, population, location_ids=location_ids, **kwargs)
+    return dataclasses.replace(res, analysis=scan)
