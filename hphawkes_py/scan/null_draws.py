@@ -4,11 +4,14 @@
   multivariate hypergeometric draw over the locations (or the location x day cells);
 * Poisson (:func:`draw_multinomial_cases`): the C cases redistributed multinomially in proportion to
   the expected counts;
-* space-time permutation (:func:`permute_days_cases`): the cases' days permuted among the cases.
+* space-time permutation (:func:`permute_days_cases`): the cases' days permuted among the cases;
+* normal model (:func:`permute_measurements`): the measurements (with their weights) permuted among
+  the observations, each observation keeping its location.
 
 The draws run on the CPU (Numba) whatever the engine; a replicate's counts depend only on its
 seed (:mod:`._rng`), not on threads, batching or the executor. Counts are laid out locations x
-replicates (int32), the layout every scan kernel reads.
+replicates (int32), the layout every scan kernel reads; the normal model's per-location sums likewise
+(float64).
 """
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ from numba import njit, prange
 from ._rng import _MT_N, _mt_randint, _mt_random, _mt_seed, _randint_mask, replicate_seed_words
 
 __all__ = ["draw_null_cases", "draw_multinomial_cases", "permute_days_cases", "draw_cases", "draw_multinomial",
-           "permute_days"]
+           "permute_days", "permute_measurements"]
 
 
 @njit(cache=True, inline="always")
@@ -251,3 +254,43 @@ def permute_days_cases(loc_of_case, day_of_case, L: int, T: int, seeds) -> np.nd
     """Space-time permutation null: (L, T, R) int32 counts with the cases' days permuted among the
     cases (one seed per replicate, as :func:`draw_null_cases`)."""
     return permute_days(loc_of_case, day_of_case, L, T, replicate_seed_words(seeds))
+
+
+@njit(cache=True, parallel=True)
+def _permute_measurements(loc_of_obs, first, second, seeds, out1, out2):
+    """Normal model null: the pairs (``first[q]``, ``second[q]``) shuffled among the observations (each
+    observation keeps its location ``loc_of_obs[q]``), one seed per replicate; ``out1``, ``out2`` (R, L)
+    the per-location sums of the shuffled pairs' two entries, in observation order."""
+    R = seeds.shape[0]
+    K = first.shape[0]
+    for r in prange(R):
+        np.random.seed(seeds[r])
+        perm = np.arange(K)
+        for q in range(K - 1, 0, -1):  # Fisher-Yates
+            p = np.random.randint(0, q + 1)
+            tmp = perm[q]
+            perm[q] = perm[p]
+            perm[p] = tmp
+        for q in range(K):
+            out1[r, loc_of_obs[q]] += first[perm[q]]
+            out2[r, loc_of_obs[q]] += second[perm[q]]
+
+
+def permute_measurements(loc_of_obs: np.ndarray, first: np.ndarray, second: np.ndarray, L: int, seeds) -> tuple:
+    """Normal model null (SaTScan's ``NormalRandomizer`` / ``WeightedNormalRandomizer``): the
+    observations' measurements permuted among the observations, which keep their locations.
+
+    ``first``, ``second`` (K,) float64: what each observation adds to its location's two sums (the
+    unweighted model: x and x squared; the weighted model: w x and w), permuted together;
+    ``loc_of_obs`` (K,) the observations' locations; one seed per replicate (``seeds``: SeedSequences,
+    or a batch as :func:`~.monte_carlo.batch_children` gives it). Returns the two sums per location,
+    (L, R) float64 each.
+    """
+    words = replicate_seed_words(seeds)
+    R = len(words)
+    out1 = np.zeros((R, L), dtype=np.float64)
+    out2 = np.zeros((R, L), dtype=np.float64)
+    _permute_measurements(np.ascontiguousarray(loc_of_obs, dtype=np.int64), np.ascontiguousarray(first, np.float64),
+                          np.ascontiguousarray(second, np.float64), np.ascontiguousarray(words, dtype=np.uint32),
+                          out1, out2)
+    return np.ascontiguousarray(out1.T), np.ascontiguousarray(out2.T)

@@ -20,8 +20,11 @@ __all__ = ["ScanResult", "Candidates"]
 _TITLES = {"bernoulli": "Bernoulli spatial scan", "poisson": "Discrete Poisson spatial scan",
            "space_time_permutation": "Space-time permutation scan",
            "space_time_poisson": "Discrete Poisson space-time scan", "space_time_bernoulli": "Bernoulli space-time scan",
-           "declustered": "Declustered Poisson spatial scan (expected background events)"}
-_SIZE_OF = {"poisson": "expected cases", "space_time_permutation": "cases", "declustered": "expected cases"}
+           "declustered": "Declustered Poisson spatial scan (expected background events)",
+           "normal": "Normal spatial scan (continuous measurements)",
+           "weighted_normal": "Weighted normal spatial scan (continuous measurements)"}
+_SIZE_OF = {"poisson": "expected cases", "space_time_permutation": "cases", "declustered": "expected cases",
+            "normal": "observations", "weighted_normal": "observations"}
 
 def _fmt_count(c) -> str:
     """A case count for the summaries: whole counts as integers, expected counts to 2 decimals."""
@@ -146,10 +149,14 @@ class ScanResult:
         df.to_csv(path, index=False, **kwargs)
 
     def summary(self) -> str:
+        normal = self.model in ("normal", "weighted_normal")
+        totals = (f"{self.n_cases} observations" if normal
+                  else f"{_fmt_count(self.n_cases)} cases, population {self.n_population:.10g}")
         lines = [
-            f"{_TITLES.get(self.model, self.model)} ({self.direction} rates), backend={self.backend}",
-            f"  {self.n_locations} locations ({self.n_merged} rows merged), {_fmt_count(self.n_cases)} cases, "
-            f"population {self.n_population:.10g}; max window {self.max_population:.0%} of the "
+            f"{_TITLES.get(self.model, self.model)} ({self.direction} {'means' if normal else 'rates'}), "
+            f"backend={self.backend}",
+            f"  {self.n_locations} locations ({self.n_merged} rows merged), {totals}; max window "
+            f"{self.max_population:.0%} of the "
             f"{_SIZE_OF.get(self.model, 'population')}"
             + (f", radius <= {self.max_distance:g}" if self.max_distance is not None else ""),
             f"  {self.n_centres} centres, {self.n_windows} windows, {self.n_replicates} replicates",
@@ -160,6 +167,12 @@ class ScanResult:
             if "start" in row.index:
                 a, b = (v.date() if hasattr(v, "date") else v for v in (row.start, row.end))
                 when = f" days {a} to {b};"
+            if "mean_inside" in row.index:  # the normal models: observations and means, no expected count
+                lines.append(
+                    f"{k + 1}. locations {ids}\n   centre ({row.x:.6g}, {row.y:.6g}) radius {row.radius:.6g}; "
+                    f"{int(row.cases)} observations, mean {row.mean_inside:.6g} inside, {row.mean_outside:.6g} "
+                    f"outside (variance {row.variance:.4g}); LLR {row.log_likelihood_ratio:.6f}; p {row.p_value:.4g}")
+                continue
             lines.append(
                 f"{k + 1}. locations {ids}\n   centre ({row.x:.6g}, {row.y:.6g}) radius {row.radius:.6g};{when} "
                 f"cases {_fmt_count(row.cases)}/{row.population:.10g} (expected {row.expected:.2f}, "

@@ -1,0 +1,492 @@
+"""Kulldorff's spatial scan statistic for continuous measurements: the normal model, unweighted and weighted.
+
+Kulldorff, Huang & Konty (2009, "A scan statistic for continuous data based on the normal probability
+model", Int J Health Geogr 8:58) and SaTScan's weighted normal model (``NormalLikelihoodCalculator``,
+``WeightedNormalLikelihoodCalculator``, ``NormalRandomizer``, ``WeightedNormalRandomizer``):
+
+1. every observation (a measurement ``x``, with a weight ``w`` in the weighted model) sits at a
+   location; rows with identical coordinates are one location;
+2. circular windows are centred on every location and grown through the nearest neighbours until
+   the number of observations inside would exceed ``max_population`` x the total N (SaTScan's
+   population at risk of the normal model is the observation count); locations at the same
+   distance enter together;
+3. a window with ``n`` observations is scored by its log likelihood ratio with one mean inside,
+   one outside and a common variance, against one mean everywhere (the variances estimated by
+   maximum likelihood under each hypothesis)::
+
+       unweighted:  LLR = N log sigma0 - N log sigma1,
+                    sigma1^2 = (sum_in (x - mean_in)^2 + sum_out (x - mean_out)^2) / N,
+                    sigma0^2 = sum (x - mean)^2 / N;
+       weighted:    LLR = N/2 log(S0) - N/2 log(S1),
+                    S1 = sum_i w_i x_i^2 - (sum_in w x)^2 / sum_in w - (sum_out w x)^2 / sum_out w,
+                    S0 = sum_i w_i (x_i - wmean)^2,
+
+   when its mean (weighted mean) is higher (lower, either) than outside;
+4. Monte Carlo inference: ``n_replicates`` data sets with the measurements (and their weights)
+   permuted among the observations, which keep their locations; p = (1 + #{null >= observed}) /
+   (1 + n_replicates).
+
+SaTScan's arithmetic is followed term by term (its expanded sums of squares, its test of the
+window's mean against the overall mean by cross products), and so are two of its rules: a window
+whose sum of measurements (weighted: of ``w x``) is exactly 0 is never a cluster, and the minimum
+number of observations of a cluster follows its settings (see :func:`satscan_min_cases`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from .._backend import threads_context
+from .._parallel import run_replicates
+from .._validate import as_float_array, check_int
+from .locations import _check_xy, _radius, check_ids_per_location, check_location_ids, make_centres, merge_rows
+from .model import _check_windows
+from .monte_carlo import BATCH_SIZE, CPU_BATCH_BYTES, batch_children, check_run, replicate_seed_batches
+from .null_draws import permute_measurements
+from .result import Candidates, ScanResult, _clusters
+from .windows import build_windows
+
+__all__ = ["normal", "satscan_min_cases", "NormalEngine"]
+
+#: SaTScan's "no maximizing value" (a window that is not of interest): minus the largest double
+_NONE = -np.finfo(np.float64).max
+
+
+# ---------------------------------------------------------------------------- the window statistic
+@njit(cache=True, inline="always")
+def _of_interest(n, u, U, N, W, weighted, min_high, min_low, want_high, want_low):
+    """Whether a window with ``n`` observations and sums ``u`` (unweighted: of x; weighted: of w x),
+    ``W`` (weighted: the window's total weight) has a mean of interest, as SaTScan tests it: never
+    when ``u`` is 0; a higher mean needs ``n >= min_high``, a lower one ``n >= min_low``. Unweighted:
+    the cross products ``n U`` and ``u N`` (a higher mean is ``n U < u N``); weighted: the weighted
+    means ``u / W`` against ``U / W_total`` (passed as ``U``)."""
+    if u == 0.0:
+        return False
+    if weighted:
+        m = u / W
+        if want_high and n >= min_high and m > U:
+            return True
+        if want_low and n >= min_low and m < U:
+            return True
+        return False
+    a = np.float64(n) * U
+    b = u * np.float64(N)
+    if want_high and n >= min_high and a < b:
+        return True
+    if want_low and n >= min_low and a > b:
+        return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def _maximizing_value(n, u, u2, N, U, U2, weighted):
+    """SaTScan's maximizing value of a window (larger is more likely): unweighted, minus the common
+    variance sigma1^2 (``CalculateMaximizingValueNormal``: ``u``, ``u2`` the window's sums of x and
+    x^2); weighted, ``u^2 / u2 + (U - u)^2 / (U2 - u2)`` (``u``, ``u2`` the window's sums of w x and
+    w). :data:`_NONE` when the window holds no or every observation, or its variance is 0."""
+    if n == 0 or n == N:
+        return _NONE
+    if weighted:
+        return u * u / u2 + (U - u) * (U - u) / (U2 - u2)
+    mi = u / n
+    mo = (U - u) / (N - n)
+    var = (1.0 / N) * (u2 - 2.0 * u * mi + n * (mi * mi) + (U2 - u2) - 2.0 * (U - u) * mo + (N - n) * (mo * mo))
+    return -var if var > 0.0 else _NONE
+
+
+@njit(cache=True, inline="always")
+def _full_statistic(mv, N, U, U2, A, B, weighted):
+    """The LLR of a maximizing value (``CalculateFullStatistic``; 0 for :data:`_NONE`). Unweighted:
+    ``-N log sqrt(-mv) + N log sqrt(U2/N - (U/N)^2)``; weighted: ``-N/2 log(A - mv) + B`` with ``A`` the
+    total of w x^2 and ``B = N/2 log S0``."""
+    if mv == _NONE:
+        return 0.0
+    if weighted:
+        return -0.5 * N * math.log(A - mv) + B
+    return -1.0 * N * math.log(math.sqrt(-mv)) + N * math.log(math.sqrt(U2 / N - (U / N) * (U / N)))
+
+
+@njit(cache=True, parallel=True)
+def _best_windows(offsets, neighbors, boundary, n_loc, s1, s2, N, U, U2, A, B, weighted, min_high, min_low,
+                  want_high, want_low, best, arg):
+    """For every centre and every column of the per-location sums ``s1``, ``s2`` (L, R): the LLR of the
+    centre's best window (``best`` (m, R), 0 when none is of interest) and the neighbour-list entry
+    where it ends (``arg``, -1 when none). Windows are compared by their maximizing value, the first
+    (smallest) of equal ones kept, as SaTScan does."""
+    m = offsets.shape[0] - 1
+    R = s1.shape[1]
+    Um = U / U2 if weighted else U  # the weighted model compares weighted means
+    for i in prange(m):
+        u = np.zeros(R)
+        u2 = np.zeros(R)
+        mv = np.full(R, _NONE)
+        at = np.full(R, -1, dtype=np.int64)
+        n = np.int64(0)
+        for k in range(offsets[i], offsets[i + 1]):
+            loc = neighbors[k]
+            n += n_loc[loc]
+            for r in range(R):
+                u[r] += s1[loc, r]
+                u2[r] += s2[loc, r]
+            if boundary[k]:
+                for r in range(R):
+                    if _of_interest(n, u[r], Um, N, u2[r], weighted, min_high, min_low, want_high, want_low):
+                        v = _maximizing_value(n, u[r], u2[r], N, U, U2, weighted)
+                        if v > mv[r]:
+                            mv[r] = v
+                            at[r] = k
+        for r in range(R):
+            best[i, r] = _full_statistic(mv[r], N, U, U2, A, B, weighted)
+            arg[i, r] = at[r]
+
+
+@dataclasses.dataclass(frozen=True)
+class NormalEngine:
+    """One normal-model analysis on the CPU: its windows (:func:`~.windows.build_windows`), the
+    observations' counts per location and the data set's totals. ``N``: observations; ``U``, ``U2``:
+    totals of x and x^2 (weighted: of w x and w); ``A`` (weighted): total of w x^2; ``B`` (weighted):
+    N/2 log S0; ``min_high``, ``min_low``: observations a window with a higher (lower) mean needs."""
+
+    offsets: np.ndarray
+    neighbors: np.ndarray
+    boundary: np.ndarray
+    n_loc: np.ndarray
+    N: int
+    U: float
+    U2: float
+    A: float
+    B: float
+    weighted: bool
+    min_high: int
+    min_low: int
+    want_high: bool
+    want_low: bool
+
+    @property
+    def n_centres(self) -> int:
+        return len(self.offsets) - 1
+
+    def best_per_centre(self, s1: np.ndarray, s2: np.ndarray):
+        """(m, R) best LLR per centre and (m, R) int64 entry where that window ends (-1: none), for the
+        per-location sums ``s1``, ``s2`` (L, R) float64."""
+        s1 = np.ascontiguousarray(s1, dtype=np.float64)
+        s2 = np.ascontiguousarray(s2, dtype=np.float64)
+        R = s1.shape[1]
+        best = np.zeros((self.n_centres, R))
+        arg = np.full((self.n_centres, R), -1, dtype=np.int64)
+        _best_windows(self.offsets, self.neighbors, self.boundary, self.n_loc, s1, s2, np.int64(self.N),
+                      np.float64(self.U), np.float64(self.U2), np.float64(self.A), np.float64(self.B), self.weighted,
+                      np.int64(self.min_high), np.int64(self.min_low), self.want_high, self.want_low, best, arg)
+        return best, arg
+
+    def max_llr(self, s1: np.ndarray, s2: np.ndarray) -> np.ndarray:
+        """(R,) maximum LLR over all windows of each column."""
+        best, _ = self.best_per_centre(s1, s2)
+        return best.max(axis=0) if best.shape[0] else np.zeros(s1.shape[1])
+
+
+def _null_batch(size, batch_seed, engine, loc_of_obs, first, second, L):
+    """One Monte Carlo batch: ``size`` permutations of the measurements and their maxima (module level
+    so process pools can pickle it)."""
+    s1, s2 = permute_measurements(loc_of_obs, first, second, L, batch_children(batch_seed, size))
+    return engine.max_llr(s1, s2)
+
+
+# ---------------------------------------------------------------------------- checks
+def satscan_min_cases(direction: str, weighted: bool, low_rate_minimum: int = 0, high_rate_minimum: int = 2) -> int:
+    """The ``min_cases`` of :func:`normal` that runs what SaTScan runs with its settings
+    ``MinimumCasesInLowRateClusters`` (``low_rate_minimum``) and ``MinimumCasesInHighRateClusters``
+    (``high_rate_minimum``).
+
+    SaTScan scans the unweighted normal model's high means as its "low rates" and its low means as
+    "high rates" (``CParameters::GetExecuteScanRateType``), so there the low-rate minimum is the one
+    high means need; it raises the low-rate minimum to 2 when low (or both) rates are scanned, and
+    refuses a high-rate minimum below 2 when high (or both) rates are. One ``min_cases`` stands for
+    both when they agree.
+
+    Parameters
+    ----------
+    direction : {"high", "low", "both"}
+    weighted : bool
+        Whether the case file has weights (SaTScan's weighted normal model).
+    low_rate_minimum, high_rate_minimum : int >= 0
+        SaTScan's two settings (its defaults 0 and 2).
+
+    Returns
+    -------
+    int
+        The minimum number of observations of a cluster.
+
+    Raises
+    ------
+    ValueError
+        The settings give high and low means different minimums (not expressible by one
+        ``min_cases``), or SaTScan would refuse them.
+
+    Examples
+    --------
+    >>> from hphawkes_py.scan.normal import satscan_min_cases
+    >>> satscan_min_cases("high", weighted=False)   # SaTScan's defaults
+    0
+    >>> satscan_min_cases("high", weighted=True)
+    2
+    """
+    from .._validate import check_bool, check_in
+
+    check_in(direction, "direction", ("high", "low", "both"))
+    weighted = check_bool(weighted, "weighted")
+    lo = check_int(low_rate_minimum, "low_rate_minimum", minimum=0)
+    hi = check_int(high_rate_minimum, "high_rate_minimum", minimum=0)
+    if direction in ("high", "both") and hi < 2:
+        raise ValueError(f"high_rate_minimum={hi}: SaTScan refuses a minimum below 2 when high rates are scanned")
+    if direction in ("low", "both"):
+        lo = max(lo, 2)
+    # which SaTScan minimum the windows of a higher / lower mean need
+    high_mean, low_mean = (hi, lo) if weighted else (lo, hi)
+    if direction == "high":
+        return high_mean
+    if direction == "low":
+        return low_mean
+    if high_mean != low_mean:
+        raise ValueError(f"with direction='both', SaTScan's settings give windows of a higher mean a minimum of "
+                         f"{high_mean} observations and windows of a lower mean {low_mean}; normal() takes one "
+                         f"min_cases for both")
+    return high_mean
+
+
+def _check_min_cases(min_cases, direction: str, weighted: bool) -> int:
+    """``min_cases`` of :func:`normal` checked (None: SaTScan's defaults, see :func:`satscan_min_cases`)."""
+    if min_cases is None:
+        return satscan_min_cases(direction, weighted)
+    m = check_int(min_cases, "min_cases", minimum=0)
+    if m < 2 and (weighted or direction == "both"):
+        what = "the weighted model" if weighted else "direction='both'"
+        raise ValueError(f"min_cases={m}: with {what} SaTScan needs at least 2 observations in a cluster (it refuses "
+                         f"or raises a smaller minimum); give min_cases >= 2")
+    return m
+
+
+def _check_observations(values, weights, n):
+    """The measurements (and weights) of :func:`normal`, checked: ``(x, w or None)`` float64."""
+    x = as_float_array(values, "values", ndim=1, copy=True)
+    if len(x) != n:
+        raise ValueError(f"coords and values must have the same length (one row per observation); got coords {n}, "
+                         f"values {len(x)}")
+    if n < 2:
+        raise ValueError(f"the normal model needs at least 2 observations, got {n}")
+    w = None
+    if weights is not None:
+        w = as_float_array(weights, "weights", ndim=1, copy=True)
+        if len(w) != n:
+            raise ValueError(f"weights must have one entry per observation ({n}), got {len(w)}")
+        if (w <= 0).any():
+            i = int(np.argmax(w <= 0))
+            raise ValueError(f"weights must be positive; weights[{i}] = {w[i]!r}")
+    if not (x != x[0]).any():
+        raise ValueError(f"values are all equal ({x[0]!r}): the normal model needs measurements that vary")
+    return x, w
+
+
+def _totals(x, w):
+    """``(U, U2, A, B)``: the data set's totals as SaTScan sums them (observation order)."""
+    if w is None:
+        return float(np.add.accumulate(x)[-1]), float(np.add.accumulate(x * x)[-1]), 0.0, 0.0
+    wx = x * w
+    U = float(np.add.accumulate(wx)[-1])
+    U2 = float(np.add.accumulate(w)[-1])
+    A = float(np.add.accumulate(x * x * w)[-1])
+    d = x - U / U2
+    S0 = float(np.add.accumulate(w * (d * d))[-1])
+    return U, U2, A, 0.5 * len(x) * math.log(S0)
+
+
+def _window_table(x, w, inside):
+    """SaTScan's cluster statistics of one window (``inside``: boolean per observation): means inside
+    and outside, the common variance and its square root (``GetUnbiasedVariance``, divisor N - 1), and
+    with weights the weighted means, weighted variance and the weight inside
+    (``AbstractWeightedNormalRandomizer::getClusterStatistics``)."""
+    N = len(x)
+    xi, xo = x[inside], x[~inside]
+    n = len(xi)
+    if w is None:
+        u, u2 = xi.sum(), (xi * xi).sum()
+        U, U2 = x.sum(), (x * x).sum()
+        mi = u / n if n else 0.0
+        mo = (U - u) / (N - n) if N - n else 0.0
+        var = 1.0 / (N - 1) * (u2 - 2.0 * u * mi + n * mi * mi + (U2 - u2) - 2.0 * (U - u) * mo + (N - n) * mo * mo)
+        var = max(var, 0.0)
+        return {"mean_inside": mi, "mean_outside": mo, "variance": var, "std": math.sqrt(var)}
+    wi, wo = w[inside], w[~inside]
+    mi, mo = xi.mean(), xo.mean()
+    wmi, wmo = (wi * xi).sum() / wi.sum(), (wo * xo).sum() / wo.sum()
+    var = (((xi - mi) ** 2).sum() + ((xo - mo) ** 2).sum()) / N * (N / (N - 1))
+    wvar = ((wi * (xi - wmi) ** 2).sum() + (wo * (xo - wmo) ** 2).sum()) / w.sum() * (N / (N - 1))
+    return {"mean_inside": mi, "mean_outside": mo, "variance": var, "std": math.sqrt(var),
+            "weighted_mean_inside": wmi, "weighted_mean_outside": wmo, "weighted_variance": wvar,
+            "weighted_std": math.sqrt(wvar), "weight_inside": float(wi.sum())}
+
+
+# ---------------------------------------------------------------------------- the scan
+def normal(coords, values, *, weights=None, location_ids=None, max_population=0.5, max_distance=None, min_cases=None,
+           n_replicates=999, direction="high", secondary="no-overlap", grid_cell=None, distance="euclidean", seed=None,
+           executor=None, backend="auto", threads=None, progress=True) -> ScanResult:
+    """Kulldorff's spatial scan statistic for continuous measurements (normal model) with Monte Carlo inference.
+
+    Semantics follow SaTScan's purely spatial normal analysis (Kulldorff, Huang & Konty 2009), and
+    its weighted normal model when ``weights`` are given: circular windows up to ``max_population``
+    of the observations, each scored by the likelihood ratio of a different mean inside than outside
+    with a common variance (see the module notes for the formulas), the measurements permuted among
+    the observations for the null.
+
+    Parameters
+    ----------
+    coords : array_like (n, 2)
+        Coordinates of each observation's location (one row per observation; rows with identical
+        coordinates are one location). Planar, Euclidean distances, unless ``distance="great_circle"``.
+    values : array_like (n,)
+        The measurement of each observation (real numbers, in any unit; not all equal).
+    weights : array_like (n,), optional
+        Positive weight of each observation (e.g. the inverse variance of a measurement that is a
+        mean or an estimate): SaTScan's weighted normal model, whose means and variances are weighted
+        and whose null permutes the (measurement, weight) pairs. Without weights, the unweighted model.
+    location_ids : array_like (n,), optional
+        Location id of each observation (rows of one location share it; an id names one coordinate
+        pair). Reported in ``clusters.location_ids`` once per location (default: the row of each
+        location's first observation).
+    max_population : float in (0, 0.5]
+        Maximum number of observations in a window, as a fraction of all observations.
+    max_distance : float, optional
+        Maximum circle radius (coordinate units; km with ``distance="great_circle"``).
+    min_cases : int >= 0, optional
+        Observations a cluster needs (windows with fewer are not of interest, in the data and in
+        every replicate). Default: SaTScan's defaults, 2, except for the unweighted model scanning
+        high means, where SaTScan applies its low-rate minimum (0) and a window of one observation
+        can be a cluster; :func:`satscan_min_cases` translates SaTScan's two settings. With weights
+        or ``direction="both"`` at least 2.
+    n_replicates : int >= 1
+        Monte Carlo replicates (999 or 9999 as in SaTScan).
+    direction : {"high", "low", "both"}
+        Scan for windows whose mean (weighted mean) is higher (lower, either) than outside.
+    secondary : {"no-overlap"}
+        As in :func:`~hphawkes_py.scan.bernoulli`.
+    grid_cell : float, optional
+        Circles centred on the cells of a regular grid of this side instead of on the locations.
+    distance : {"euclidean", "great_circle"}
+        As in :func:`~hphawkes_py.scan.bernoulli` (great-circle: coords are (latitude, longitude), km).
+    seed : None, int, SeedSequence or Generator
+        Root of the per-replicate seeds: results do not depend on executor or batching.
+    executor : None, concurrent.futures.Executor or dask Client
+        Where the Monte Carlo batches run.
+    backend : {"auto", "cpu"}
+        The normal model runs on the CPU engine ("auto" runs it there too).
+    threads : int, optional
+        Numba threads.
+    progress : bool
+        Show a progress bar over Monte Carlo batches.
+
+    Returns
+    -------
+    ScanResult
+        ``model="normal"`` (``"weighted_normal"`` with weights). ``clusters.cases`` and
+        ``clusters.population`` are the window's observations, ``expected`` and ``relative_risk`` are
+        NaN (no expected count in this model); ``mean_inside``, ``mean_outside``, ``variance`` (the
+        common variance adjusted for the cluster, divisor N - 1) and ``std``, as SaTScan reports them,
+        and with weights ``weighted_mean_inside``, ``weighted_mean_outside``, ``weighted_variance``,
+        ``weighted_std`` and ``weight_inside``. ``n_cases`` and ``n_population``: the observations N.
+
+    Examples
+    --------
+    Birth weights (kg) of 200 children at 40 villages, heavier around one of them:
+
+    >>> rng = np.random.default_rng(1)
+    >>> xy = rng.uniform(0, 10, (40, 2)).round(3)
+    >>> village = rng.integers(0, 40, 200)
+    >>> near = np.hypot(*(xy[village] - xy[0]).T) < 2
+    >>> kg = rng.normal(3.3, 0.5, 200) + 0.6 * near
+    >>> res = hp.scan.normal(xy[village], kg, location_ids=village, n_replicates=99, seed=1,
+    ...                      backend="cpu", progress=False)
+    >>> top = res.most_likely
+    >>> print(top.cases, round(top.mean_inside, 2), round(top.mean_outside, 2), top.p_value)
+    35 3.85 3.23 0.01
+    """
+    xy = _check_xy(coords)
+    n = xy.shape[0]
+    x, w = _check_observations(values, weights, n)
+    ids = check_location_ids(location_ids, n, repeats=True)
+    ws = _check_windows(xy, max_population, max_distance, grid_cell, distance, "circle", (), (), "none")
+    if backend not in ("auto", "cpu"):
+        raise ValueError(f"backend={backend!r}: the normal model runs on the CPU engine only; use backend='cpu' or "
+                         f"'auto'")
+    weighted = w is not None
+    run = check_run(0, n_replicates, direction, secondary, progress, threads, seed, "cpu", executor)
+    m_cases = _check_min_cases(min_cases, run.direction, weighted)
+
+    loc_coords, gid, members = merge_rows(xy)
+    L = len(members)
+    if location_ids is not None:
+        check_ids_per_location(ids, gid)
+    # a location is reported once per distinct id (observations of one id are one location)
+    report = []
+    for rows in members:
+        seen = {}
+        for r in rows:
+            seen.setdefault(ids[r].item() if isinstance(ids[r], np.generic) else ids[r], r)
+        report.append(list(seen.values()))
+    n_loc = np.bincount(gid, minlength=L).astype(np.int64)
+    if weighted:
+        first, second = x * w, w.copy()
+    else:
+        first, second = x, x * x
+    s1 = np.zeros(L)
+    s2 = np.zeros(L)
+    np.add.at(s1, gid, first)  # unbuffered, in observation order (SaTScan's order of summation)
+    np.add.at(s2, gid, second)
+    U, U2, A, B = _totals(x, w)
+    want_high, want_low = run.direction in ("high", "both"), run.direction in ("low", "both")
+    centres, centre_loc = make_centres(loc_coords, ws.grid_cell)
+    with threads_context(run.threads):
+        points = ws.geo.points(loc_coords)
+        cpoints = ws.geo.points(centres)
+        offsets, neighbors, _, boundary = build_windows(cpoints, points, n_loc, ws.max_population * n,
+                                                        ws.geo.to_working(ws.max_distance))
+        engine = NormalEngine(offsets, neighbors, boundary, n_loc, n, U, U2, A, B, weighted, m_cases, m_cases,
+                              want_high, want_low)
+        best, best_entry = engine.best_per_centre(s1[:, None], s2[:, None])
+        null_llr = _monte_carlo(engine, gid, first, second, L, run)
+    tables = {}
+
+    def window_stats(mem, c, j, i):
+        inside = np.isin(gid, mem)
+        tables[i] = _window_table(x, w, inside)
+        return c, math.nan, math.nan
+
+    cand = Candidates(best[:, 0], best_entry[:, 0], offsets, neighbors, centres, centre_loc)
+    clusters = _clusters(cand, _radius(ws.geo, points, cpoints), n_loc, report, ids, null_llr, window_stats,
+                         extra=lambda i: tables[i])
+    return ScanResult(
+        clusters=clusters, null_llr=null_llr, backend="cpu", n_centres=len(centres), n_windows=int(boundary.sum()),
+        max_population=ws.max_population, direction=run.direction, n_replicates=run.n_replicates,
+        grid_cell=ws.grid_cell, max_distance=ws.max_distance, min_cases=m_cases, distance=ws.distance,
+        n_cases=n, n_population=n, n_locations=L, n_merged=n - L, model="weighted_normal" if weighted else "normal",
+        _loc_coords=loc_coords, _loc_cases=n_loc, _loc_controls=None, _loc_population=n_loc, _loc_expected=None,
+        _row_ids=ids, _row_loc=gid,
+    )
+
+
+def _monte_carlo(engine: NormalEngine, gid, first, second, L: int, run) -> np.ndarray:
+    """(n_replicates,) maxima of the permutation replicates, in replicate order (each replicate's
+    permutation depends on its seed only)."""
+    R = run.n_replicates
+    if run.executor is not None:
+        batch = BATCH_SIZE
+    else:  # the sums of a batch and its per-centre maxima within CPU_BATCH_BYTES
+        cap = max(BATCH_SIZE, CPU_BATCH_BYTES // max(16 * L + 16 * engine.n_centres, 1))
+        batch = math.ceil(R / math.ceil(R / cap))
+    sizes = [min(batch, R - s) for s in range(0, R, batch)]
+    parts = run_replicates(_null_batch, sizes, seeds=replicate_seed_batches(run.seed, R, batch),
+                           executor=run.executor, progress=run.progress, desc="normal scan Monte Carlo",
+                           args=(engine, gid, first, second, L))
+    return np.concatenate(parts).astype(np.float64)
