@@ -12,16 +12,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from hphawkes_py.mixture.cytometry import cluster_summary, plot_biaxial, plot_sample_proportions, sample_proportions
 from hphawkes_py.mixture.partitions import (
     binder_distance,
     binder_loss,
-    cluster_summary,
-    plot_biaxial,
-    plot_sample_proportions,
     point_partition,
     posterior_similarity,
     sample_label_draws,
-    sample_proportions,
     variation_of_information,
     vi_loss,
 )

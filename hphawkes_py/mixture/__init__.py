@@ -10,10 +10,20 @@ are merged into clusters by the modes of the fitted density (Chan et al. 2008):
 n x k (point, component) pairs and the label draws -- runs on a Numba/BLAS CPU engine or on a
 CUDA engine (``backend="gpu"``; ``"emulator"`` runs the same kernels on the CPU).
 :class:`HDPGaussianMixture` is the hierarchical DP across samples (shared components, weights per
-sample; dpmix's ``HDPNormalMixture``).
+sample; dpmix's ``HDPNormalMixture``). For flow cytometry: :func:`read_fcs` reads FCS files
+(compensated, arcsinh/logicle transformed), :func:`point_partition` reports one partition by
+Binder or VI loss from per-draw labels, and :mod:`~hphawkes_py.mixture.cytometry` summarises it.
 """
+from .cytometry import cluster_summary, plot_biaxial, plot_sample_proportions, sample_proportions
 from .draws import relabel_draws
+from .fcs import arcsinh_transform, compensate, logicle_transform, parse_spillover, read_fcs, read_fcs_folder
 from .hdp import HDPGaussianMixture
 from .model import TDPGaussianMixture
+from .partitions import (PointPartition, binder_distance, binder_loss, point_partition, posterior_similarity,
+                         sample_label_draws, variation_of_information, vi_loss)
 
-__all__ = ["HDPGaussianMixture", "TDPGaussianMixture", "relabel_draws"]
+__all__ = ["HDPGaussianMixture", "TDPGaussianMixture", "relabel_draws",
+           "read_fcs", "read_fcs_folder", "parse_spillover", "compensate", "arcsinh_transform", "logicle_transform",
+           "posterior_similarity", "point_partition", "PointPartition", "binder_loss", "vi_loss",
+           "variation_of_information", "binder_distance", "sample_label_draws",
+           "cluster_summary", "sample_proportions", "plot_biaxial", "plot_sample_proportions"]
