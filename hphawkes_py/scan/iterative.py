@@ -16,7 +16,8 @@ cluster on data where the clusters found before it are gone:
 As in SaTScan (``CSaTScanData::RemoveClusterSignificance``), a removed location stays a circle
 centre and a member of the windows (with no data); it is no longer listed among a cluster's
 locations. The totals, the expected counts (Poisson: the remaining expected counts rescaled to
-the remaining cases, SaTScan's recalibration of the measure), the maximum window size (a
+the remaining cases, SaTScan's recalibration of the measure; with covariates, the full data's
+standardised counts, not standardised again), the maximum window size (a
 fraction of the remaining population) and the null replicates are those of the reduced data,
 so iteration k is exactly the scan of the data with the first k - 1 clusters' locations
 zeroed.
@@ -31,7 +32,8 @@ import numpy as np
 import pandas as pd
 
 from .._validate import check_in, check_int, check_probability
-from .model import bernoulli, poisson
+from .locations import _check_xy, check_location_ids, merge_rows
+from .model import _check_poisson_rows, _expected_cases, bernoulli, poisson
 from .result import ScanResult
 
 __all__ = ["iterative_scan", "IterativeScanResult"]
@@ -172,9 +174,9 @@ def iterative_scan(model, coords, cases, controls_or_population=None, *, max_ite
         no p-value, and so never iterates, with fewer). An int ``seed`` is the root of every
         iteration's replicates (None: one root is drawn for all), so iteration k is the plain scan
         of its data with that seed; a SeedSequence or Generator advances from one iteration to the
-        next. Poisson ``covariates`` are refused:
-        SaTScan rescales the full data's covariate-adjusted expected counts after a removal
-        instead of re-standardising; pass those counts as ``expected=`` instead.
+        next. With Poisson ``covariates`` the first iteration standardises over the categories
+        and later ones, as SaTScan does, keep those expected counts and rescale what is left to
+        the remaining cases (they do not standardise again); they then scan one row per location.
 
     Returns
     -------
@@ -186,8 +188,8 @@ def iterative_scan(model, coords, cases, controls_or_population=None, *, max_ite
     ------
     ValueError
         An unknown ``model`` or ``p_value``, ``max_iterations`` outside [1, 32000], ``max_p_value``
-        outside [0, 1], fewer than 99 ``n_replicates``, ``covariates``, or whatever the scan refuses
-        (checked by the first iteration, before any removal).
+        outside [0, 1], fewer than 99 ``n_replicates``, or whatever the scan refuses (checked by
+        the first iteration, before any removal).
 
     Examples
     --------
@@ -211,55 +213,74 @@ def iterative_scan(model, coords, cases, controls_or_population=None, *, max_ite
         raise ValueError(f"n_replicates={int(n_replicates)} is too few for the iterative scan: SaTScan reports no "
                          f"p-value, and so never goes past the first iteration, below {MIN_REPLICATES} replicates; "
                          f"use at least {MIN_REPLICATES} (999 recommended)")
-    if name == "poisson" and kwargs.get("covariates") is not None:
-        raise ValueError("iterative_scan does not take covariates=: after a removal SaTScan rescales the full data's "
-                         "covariate-adjusted expected counts rather than re-standardising over the categories; compute "
-                         "them once (one row per location) and pass them as expected=")
     if name == "bernoulli" and "expected" in kwargs:
         raise TypeError("expected= is an argument of the Poisson scan, not of the Bernoulli one")
     if kwargs.get("seed") is None:
         # one root for every iteration, so that each is the plain scan of its data with that seed
         kwargs["seed"] = int(np.random.SeedSequence().entropy)
     fn = _MODELS[name]
-    cases = np.array(cases, copy=True)
-    other = None if controls_or_population is None else np.array(controls_or_population, copy=True)
+    covariates = kwargs.pop("covariates", None)
+    location_ids = kwargs.pop("location_ids", None)
     expected = kwargs.pop("expected", None)
-    expected = None if expected is None else np.array(expected, copy=True)
+    first = dict(kwargs, location_ids=location_ids)
+    if expected is not None:
+        first["expected"] = expected
+    if covariates is not None:
+        first["covariates"] = covariates
+    res = fn(coords, cases, controls_or_population, **first)  # the plain scan: every argument checked here
+
+    xy = _check_xy(coords)
+    n = xy.shape[0]
+    loc_coords, gid, _ = merge_rows(xy)
+    ids = check_location_ids(location_ids, n, repeats=covariates is not None).tolist()
+    loc_of_id = dict(zip(ids, gid.tolist()))
+    gone = np.zeros(len(loc_coords), dtype=bool)  # locations whose data were removed
+    if covariates is None:
+        # the input rows, zeroed where their location is removed
+        data = {"cases": np.array(cases, copy=True), "other": None if controls_or_population is None
+                else np.array(controls_or_population, copy=True),
+                "expected": None if expected is None else np.array(expected, dtype=np.float64, copy=True)}
+        row_loc, where = gid, dict(coords=coords, location_ids=location_ids)
+    else:
+        # SaTScan keeps the full data's covariate-adjusted expected counts and rescales what is left
+        # to the remaining cases; one row per location, reported by its first row's id as before
+        ca, po, _, codes, cats = _check_poisson_rows(n, cases, controls_or_population, None, covariates)
+        first_row = np.unique(gid, return_index=True)[1]
+        data = {"cases": np.bincount(gid, weights=ca, minlength=len(loc_coords)).astype(np.int64),
+                "other": np.bincount(gid, weights=po, minlength=len(loc_coords)),
+                "expected": np.bincount(gid, weights=_expected_cases(ca, po, None, codes, cats),
+                                        minlength=len(loc_coords))}
+        row_loc = np.arange(len(loc_coords))
+        where = dict(coords=loc_coords, location_ids=np.asarray(location_ids if location_ids is not None
+                                                                else np.arange(n), dtype=object)[first_row])
 
     results, rows = [], []
     stop = "max_iterations"
-    gone = None  # input rows whose data were removed
     for it in range(1, max_iterations + 1):
-        extra = {} if expected is None else {"expected": expected}
-        with warnings.catch_warnings():
-            if it > 1:  # the merge of rows sharing coordinates was reported by the first scan
+        if it > 1:
+            extra = {} if data["expected"] is None else {"expected": data["expected"]}
+            with warnings.catch_warnings():  # the merge of rows sharing coordinates was reported by the first scan
                 warnings.filterwarnings("ignore", message=r".*share coordinates.*", category=UserWarning)
-            res = fn(coords, cases, other, **extra, **kwargs)
+                res = fn(where["coords"], data["cases"], data["other"], location_ids=where["location_ids"], **extra,
+                         **kwargs)
         results.append(res)
-        if gone is None:
-            gone = np.zeros(len(res._row_ids), dtype=bool)
         top = res.most_likely
         if top is None:
             stop = "no_cluster"
             break
-        rows.append(_reported(top, res, gone, it))
+        removed = {i for i in ids if gone[loc_of_id[i]]}
+        rows.append(_reported(top, res, removed, it))
         if it == max_iterations:
             break
         if _reporting_p_value(top, res, p_value) > max_p_value:
             stop = "p_value"
             break
-        # the rows of every location of the cluster, removed locations' rows included (they are 0 already)
-        first_row = {}
-        for r, i in enumerate(res._row_ids.tolist()):
-            first_row.setdefault(i, r)
-        locs = {int(res._row_loc[first_row[i]]) for i in top.location_ids}
-        gone |= np.isin(res._row_loc, np.fromiter(locs, dtype=np.int64, count=len(locs)))
-        cases[gone] = 0
-        if other is not None:
-            other[gone] = 0
-        if expected is not None:
-            expected[gone] = 0
-        reason = _cannot_go_on(name, res, cases, other, gone)
+        for i in top.location_ids:
+            gone[loc_of_id[i]] = True
+        for v in data.values():
+            if v is not None:
+                v[gone[row_loc]] = 0
+        reason = _cannot_go_on(name, data, gone)
         if reason is not None:
             stop = reason
             break
@@ -270,12 +291,11 @@ def iterative_scan(model, coords, cases, controls_or_population=None, *, max_ite
     return IterativeScanResult(table, tuple(results), stop, name, max_iterations, max_p_value, p_value)
 
 
-def _reported(top: pd.Series, res: ScanResult, gone: np.ndarray, iteration: int) -> dict:
+def _reported(top: pd.Series, res: ScanResult, removed: set, iteration: int) -> dict:
     """The most likely cluster of one iteration as a row of the iterative table: its locations
-    without those removed by earlier iterations (a window may reach over them; SaTScan lists only
-    the locations with data)."""
-    removed_ids = set(res._row_ids[gone].tolist())
-    kept = [i for i in top.location_ids if i not in removed_ids]
+    without the ``removed`` ones (ids; a window may reach over them, SaTScan lists only the
+    locations with data)."""
+    kept = [i for i in top.location_ids if i not in removed]
     row = {"iteration": iteration, **top.to_dict()}
     row["location_ids"] = kept
     row["n_locations"] = len(kept)
@@ -297,14 +317,14 @@ def _reporting_p_value(top: pd.Series, res: ScanResult, how: str) -> float:
     return float(top.gumbel_p_value if use_gumbel else top.p_value)
 
 
-def _cannot_go_on(name: str, res: ScanResult, cases: np.ndarray, other: Any, gone: np.ndarray) -> str | None:
+def _cannot_go_on(name: str, data: dict, gone: np.ndarray) -> str | None:
     """Why the data left after a removal cannot be scanned again (SaTScan's ``repeatAnalysis``:
     at least 2 cases and 2 locations), or None."""
-    if int(cases.sum()) < MIN_CASES_LEFT:
+    if int(data["cases"].sum()) < MIN_CASES_LEFT:
         return "cases"
-    if len(np.unique(res._row_loc[~gone])) < 2:
+    if int((~gone).sum()) < 2:
         return "locations"
-    if name == "bernoulli" and int(other.sum()) == 0:
+    if name == "bernoulli" and int(data["other"].sum()) == 0:
         return "controls"
     return None
 
