@@ -217,3 +217,29 @@ def test_poisson_covariates_keep_the_first_standardisation():
     again = indirect_expected(np.where(left, c2, 0).astype(float), np.where(left, p2, 0), codes, ["young", "old"])
     assert abs(second.expected - again[np.isin(ids, second.location_ids)].sum()) > 1e-3
     assert second.n_locations == len(second.location_ids)
+
+
+def test_elliptic_windows_iterate_as_the_plain_scan():
+    xy, cases, pop, strong, weak = _two_clusters()
+    kw = dict(window="ellipse", ellipse_shapes=(2,), ellipse_angles=(4,), **RUN)
+    res = iterative_scan("bernoulli", xy, cases, pop - cases, max_iterations=2, max_p_value=1.0, **kw)
+    c2, k2 = cases.copy(), pop - cases
+    gone = np.isin(np.arange(len(xy)), res.clusters.location_ids.iloc[0])
+    c2[gone], k2[gone] = 0, 0
+    plain2 = bernoulli(xy, c2, k2, **kw)
+    np.testing.assert_array_equal(res.results[1].null_llr, plain2.null_llr)
+    assert res.clusters.test_statistic.iloc[1] == plain2.most_likely.test_statistic
+    assert res.clusters["shape"].iloc[1] == plain2.most_likely["shape"]
+
+
+def test_no_cluster_and_no_controls_left():
+    xy = np.column_stack([np.arange(6.0), np.zeros(6)])
+    # every location has the same proportion: no window has LLR > 0
+    flat = iterative_scan("bernoulli", xy, np.full(6, 2), np.full(6, 8), **RUN)
+    assert flat.stop_reason == "no_cluster" and len(flat.clusters) == 0 and flat.n_iterations == 1
+    assert "iteration" in flat.clusters.columns
+    # the only controls make the first (low-rate) cluster: the Bernoulli scan of what is left is impossible
+    res = iterative_scan("bernoulli", xy, np.array([1, 1, 1, 1, 1, 0]), np.array([0, 0, 0, 0, 0, 5]),
+                         max_p_value=1.0, direction="low", **RUN)
+    assert res.clusters.location_ids.iloc[0] == [5]
+    assert res.stop_reason == "controls" and res.n_iterations == 1

@@ -237,3 +237,14 @@ def test_run_prm_power_on_satscan_files(tmp_path):
     only = run_prm_power({**s, "method": 1}, xy, df.cases.to_numpy(), df.population.to_numpy(),
                          df.location_id.to_numpy(), **kw)
     assert only.analysis is None and only.table.equals(res.table)
+
+
+@pytest.mark.parametrize("window", [dict(window="ellipse", ellipse_shapes=(2,), ellipse_angles=(4,)),
+                                    dict(grid_cell=1.5), dict(direction="both", max_population=0.2)])
+def test_null_replicates_follow_the_scan_settings(window):
+    xy, cases, pop, corner = _grid()
+    rr = np.ones(len(xy))
+    rr[corner] = 2.0
+    res = power(xy, cases, pop, rr, n_replicates=999, n_power_replicates=100, **window, **RUN)
+    plain = poisson(xy, cases, pop, n_replicates=999, **window, **RUN)
+    np.testing.assert_array_equal(res.null_llr, plain.null_llr)
