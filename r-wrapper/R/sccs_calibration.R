@@ -17,7 +17,9 @@
   if (length(log_rr) != length(se_log_rr))
     .hp_stop("log_rr and se_log_rr must have the same length, got ", length(log_rr), " and ",
              length(se_log_rr))
-  list(x = .np_double(as.double(log_rr), "log_rr"), s = .np_double(as.double(se_log_rr), "se_log_rr"))
+  # R's NA is a signalling NaN, on which NumPy arithmetic warns "invalid value": send a quiet NaN
+  quiet <- function(v) { v <- as.double(v); v[is.na(v)] <- NaN; v }
+  list(x = .np_double(quiet(log_rr), "log_rr"), s = .np_double(quiet(se_log_rr), "se_log_rr"))
 }
 
 # The estimates a fit cannot use (NA/NaN/Inf; with extreme = TRUE also |log_rr| > log(100), as

@@ -6,6 +6,9 @@
 .diag_r <- function(py) {
   at <- .hp_r(.hp_call(rf$attributes(py, list("name", "value", "threshold", "passed", "rule", "details"))))
   at$threshold <- unlist(at$threshold)
+  pm <- at$details$per_month
+  if (is.data.frame(pm) && is.character(pm$month_start))  # datetime64 arrives as ISO text
+    at$details$per_month$month_start <- as.Date(substr(pm$month_start, 1L, 10L))
   at$python <- py
   structure(at, class = "sccs_diagnostic")
 }
