@@ -128,6 +128,8 @@ def test_given_critical_values():
     (dict(estimation="exact"), ValueError, ["estimation", "exact"]),
     (dict(n_power_replicates=0), ValueError, ["n_power_replicates", "0"]),
     (dict(cases=0), ValueError, ["cases", "0"]),
+    (dict(cases=600.0), TypeError, ["cases", "600.0", "an int"]),
+    (dict(cases=True), TypeError, ["cases", "True"]),
 ])
 def test_refuses_before_any_work(kwargs, exc, words):
     xy, cases, pop, corner = _grid()

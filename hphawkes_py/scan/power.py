@@ -250,6 +250,9 @@ def power(coords, cases, population, relative_risks, *, expected=None, n_replica
     xy = _check_xy(coords)
     n = xy.shape[0]
     total_only = isinstance(cases, numbers.Integral) and not isinstance(cases, (bool, np.bool_))
+    if not total_only and np.ndim(cases) == 0:
+        raise TypeError(f"cases must be the case counts per row (n,) or the total number of cases (an int), got "
+                        f"{type(cases).__name__} {cases!r}")
     if total_only:
         C = check_int(cases, "cases", minimum=1)
         if C >= 2**31 - 1:
