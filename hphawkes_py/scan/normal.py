@@ -284,9 +284,9 @@ def _check_observations(values, weights, n):
             raise ValueError(f"weights must have one entry per observation ({n}), got {len(w)}")
         if (w <= 0).any():
             i = int(np.argmax(w <= 0))
-            raise ValueError(f"weights must be positive; weights[{i}] = {w[i]!r}")
+            raise ValueError(f"weights must be positive; weights[{i}] = {float(w[i])!r}")
     if not (x != x[0]).any():
-        raise ValueError(f"values are all equal ({x[0]!r}): the normal model needs measurements that vary")
+        raise ValueError(f"values are all equal ({float(x[0])!r}): the normal model needs measurements that vary")
     return x, w
 
 
