@@ -75,42 +75,48 @@ def _gamma_logpdf(x, shape, rate):
         return shape * np.log(rate) + (shape - 1) * np.log(x) - rate * x - special.gammaln(shape)
 
 
-def _log_w(model, p, t, aend, censor):
-    """log of the censoring model's density (``censor=1``) or survival (``censor=0``) of the end
-    of observation at ``aend`` given the event at ``t`` (years): the log-likelihood terms of
-    :func:`censoring_loglik` and the weight function of the pseudo-likelihood."""
+def _log_w_branch(model, p, t, aend, ended: bool):
+    """log of the censoring model's density (``ended``: observation ended early) or survival
+    (observed to the nominal end) of the end of observation at ``aend`` given the event at ``t``
+    (years): the log-likelihood terms of :func:`censoring_loglik` and the weight function of
+    the pseudo-likelihood."""
     lamA, lamB, pi, nu = _parts(p)
     u = aend - t
-    ended = censor == 1
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        exp_f = pi * lamA * np.exp(-lamA * u)
-        exp_s = pi * np.exp(-lamA * u)
+        if ended:
+            exp_part = pi * lamA * np.exp(-lamA * u)
+        else:
+            exp_part = pi * np.exp(-lamA * u)
         if model == "EWA":
             h = np.exp(-((aend * lamB) ** nu - (t * lamB) ** nu))
-            other_f = (1 - pi) * nu * lamB * (aend * lamB) ** (nu - 1) * h
-            other_s = (1 - pi) * h
+            other = nu * lamB * (aend * lamB) ** (nu - 1) * h if ended else h
         elif model == "EWI":
             h = np.exp(-((u * lamB) ** nu))
-            other_f = (1 - pi) * nu * lamB * (u * lamB) ** (nu - 1) * h
-            other_s = (1 - pi) * h
+            other = nu * lamB * (u * lamB) ** (nu - 1) * h if ended else h
         elif model == "EGA":
             rate = nu * lamB
             s_t = special.gammaincc(nu, rate * t)
             s_t = np.where(s_t == 0, _GAMMA_SURVIVAL_FLOOR, s_t)
-            other_f = (1 - pi) * np.exp(_gamma_logpdf(aend, nu, rate)) / s_t
-            other_s = (1 - pi) * special.gammaincc(nu, rate * aend) / s_t
+            other = (np.exp(_gamma_logpdf(aend, nu, rate)) if ended else special.gammaincc(nu, rate * aend)) / s_t
         else:  # EGI
             rate = nu * lamB
-            other_f = (1 - pi) * np.exp(_gamma_logpdf(u, nu, rate))
-            other_s = (1 - pi) * special.gammaincc(nu, rate * u)
-        return np.where(ended, np.log(exp_f + other_f), np.log(exp_s + other_s))
+            other = np.exp(_gamma_logpdf(u, nu, rate)) if ended else special.gammaincc(nu, rate * u)
+        return np.log(exp_part + (1 - pi) * other)
+
+
+def _log_w(model, p, t, aend, censor):
+    """:func:`_log_w_branch` for each censoring indicator (1: ended early)."""
+    return np.where(censor == 1, _log_w_branch(model, p, t, aend, True), _log_w_branch(model, p, t, aend, False))
 
 
 def censoring_loglik(model, p, aevent, aend, censor):
     """Log-likelihood of a censoring model (ages in years; ``censor`` 1 where observation
     ended early). Same terms as the SCCS package's ``mod_ewad2`` ... ``mod_egid2`` (which
     return -2 times it)."""
-    return float(np.sum(_log_w(model, np.asarray(p, dtype=np.float64), aevent, aend, censor)))
+    p = np.asarray(p, dtype=np.float64)
+    aevent, aend, ended = np.asarray(aevent, dtype=np.float64), np.asarray(aend, dtype=np.float64), np.asarray(censor) == 1
+    return float(np.sum(_log_w_branch(model, p, aevent[ended], aend[ended], True))
+                 + np.sum(_log_w_branch(model, p, aevent[~ended], aend[~ended], False)))
 
 
 @dataclass(frozen=True)
@@ -249,7 +255,7 @@ def fit_censoring_models(aevent, aend, censor, *, models=CENSORING_MODELS, start
             ok = False
             for _ in range(_OPTIMISER_ROUNDS):
                 r2 = optimize.minimize(objective, best.x, method="Nelder-Mead",
-                                       options={"xatol": 1e-10, "fatol": 1e-12, "maxfev": 5000})
+                                       options={"xatol": 1e-7, "fatol": 1e-10, "maxfev": 3000})
                 r3 = optimize.minimize(objective, r2.x, method="BFGS", options={"gtol": 1e-9, "maxiter": 2000})
                 new = r3 if r3.fun <= r2.fun else r2
                 ok = r2.success or r3.success
