@@ -240,7 +240,10 @@ hdp_proportions <- function(object, level = 0.95, by = "cluster") {
   if (!inherits(object, "hdp_mixture")) .hp_stop("object must be an hdp_mixture, got ", .hp_kind(object))
   if (!is.character(by) || length(by) != 1L || !by %in% c("cluster", "component"))
     .hp_stop("by must be \"cluster\" or \"component\", got ", paste(format(by), collapse = ", "))
-  df <- .hp_r(.hp_call(object$python$to_frame(level = .as_num(level, "level", FALSE), by = by)))
+  level <- .as_num(level, "level", FALSE)
+  # checked here too: a BEM fit has no intervals, and Python does not look at level then
+  if (is.na(level) || level <= 0 || level >= 1) .hp_stop("level must be a probability in (0, 1), got ", level)
+  df <- .hp_r(.hp_call(object$python$to_frame(level = level, by = by)))
   df$sample <- object$sample_names[df$sample + 1L]
   df[[by]] <- df[[by]] + 1L
   df

@@ -1,6 +1,6 @@
-# SCCS data straight from an OMOP CDM database: wrapper over hphawkes_py.sccs.cdm.from_cdm
-# (SCCSData.from_cdm). An R DBI connection cannot be handed to Python, so the database is named by
-# a URL that the Python side opens: "duckdb:///path/cdm.duckdb" or an SQLAlchemy URL.
+# SCCS data straight from an OMOP CDM database: wrapper over hphawkes_py.sccs.cdm.from_cdm. An R
+# DBI connection cannot be handed to Python, so the database is named by a URL that the Python
+# side opens: "duckdb:///path/cdm.duckdb" or an SQLAlchemy URL.
 
 # Concept ids: whole numbers, sent as Python ints (Python refuses floats); NULL stays NULL.
 .cdm_concepts <- function(x, name, null_ok = FALSE) {
@@ -44,7 +44,7 @@
 #' periods holding them, the date of birth from \code{person}, and the eras of \code{drug_era}
 #' (or \code{drug_exposure}) of the exposure concepts. Every join and filter runs in the
 #' database; only the cases' rows come back. Then \code{SCCSData.from_eras}
-#' (\code{hphawkes_py.sccs.SCCSData.from_cdm}).
+#' (\code{hphawkes_py.sccs.cdm.from_cdm}).
 #'
 #' @param connection The database, as a URL string: \code{"duckdb:///path/to/cdm.duckdb"} (a
 #'   DuckDB file, opened read-only with the Python \code{duckdb} package) or an SQLAlchemy URL
