@@ -18,11 +18,15 @@
 #'     \code{\link{kde_spacetime}}.}
 #'   \item{Bayesian self-controlled case series (Suchard et al. 2013)}{\code{\link{sccs_data}},
 #'     \code{\link{sccs_fit}}, \code{\link{sccs_cv}}, \code{\link{sccs_bootstrap}},
-#'     \code{\link{sccs_study}}.}
+#'     \code{\link{sccs_study}}, \code{\link{sccs_data_from_cdm}} (an OMOP CDM database); the
+#'     study diagnostics \code{\link{sccs_diagnostics}}; empirical calibration with negative
+#'     controls \code{\link{sccs_fit_negative_controls}}, \code{\link{sccs_fit_null}},
+#'     \code{\link{calibrate_p}}, \code{\link{calibrate_ci}}.}
 #'   \item{Spatial and space-time scan statistics (Kulldorff)}{\code{\link{scan_bernoulli}},
 #'     \code{\link{scan_poisson}}, \code{\link{scan_space_time}}, \code{\link{scan_declustered}},
 #'     \code{\link{scan_run_prm}}.}
-#'   \item{Truncated Dirichlet-process Gaussian mixtures (Suchard et al. 2010)}{\code{\link{tdp_mixture}}.}
+#'   \item{Truncated Dirichlet-process Gaussian mixtures (Suchard et al. 2010)}{\code{\link{tdp_mixture}};
+#'     across samples, the hierarchical DP mixture \code{\link{hdp_mixture}}.}
 #' }
 #'
 #' @section Python:
