@@ -243,3 +243,22 @@ def test_no_cluster_and_no_controls_left():
                          max_p_value=1.0, direction="low", **RUN)
     assert res.clusters.location_ids.iloc[0] == [5]
     assert res.stop_reason == "controls" and res.n_iterations == 1
+
+
+def test_table_map_and_csv(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    xy, cases, pop, strong, weak = _two_clusters()
+    res = iterative_scan("bernoulli", xy, cases, pop - cases, max_iterations=2, **RUN)
+    sr = res.to_scan_result()
+    assert sr.clusters.location_ids.tolist() == res.clusters.location_ids.tolist()
+    assert sr.n_cases == int(cases.sum()) and "iteration" not in sr.clusters.columns
+    loc = sr.location_table()
+    assert sorted(loc[loc.cluster == 2].location_id) == weak.tolist()
+    ax = res.plot(path=tmp_path / "map.png")
+    assert (tmp_path / "map.png").stat().st_size > 0 and len(ax.patches) == 2
+    res.to_csv(tmp_path / "c.csv")
+    back = __import__("pandas").read_csv(tmp_path / "c.csv")
+    assert back.iteration.tolist() == [1, 2]
+    assert back.location_ids[1] == " ".join(str(i) for i in res.clusters.location_ids.iloc[1])

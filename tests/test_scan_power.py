@@ -250,3 +250,15 @@ def test_null_replicates_follow_the_scan_settings(window):
     res = power(xy, cases, pop, rr, n_replicates=999, n_power_replicates=100, **window, **RUN)
     plain = poisson(xy, cases, pop, n_replicates=999, **window, **RUN)
     np.testing.assert_array_equal(res.null_llr, plain.null_llr)
+
+
+def test_power_table_to_csv(tmp_path):
+    import pandas as pd
+
+    xy, cases, pop, corner = _grid()
+    res = power(xy, cases, pop, np.ones(len(xy)), n_replicates=99, n_power_replicates=50,
+                critical_values=(5.0, 7.0, 9.0), **RUN)
+    res.to_csv(tmp_path / "p.csv")
+    back = pd.read_csv(tmp_path / "p.csv")
+    assert back.alpha.tolist() == [0.05, 0.01, 0.001] and back.power.tolist() == res.table.power.tolist()
+    assert repr(res).startswith("PowerResult(alternatives=1, n_power_replicates=50")

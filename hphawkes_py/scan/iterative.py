@@ -110,6 +110,26 @@ class IterativeScanResult:
         """The cluster table (a copy)."""
         return self.clusters.copy()
 
+    def to_csv(self, path, **kwargs) -> None:
+        """Write the cluster table; ``location_ids`` as space-separated ids."""
+        df = self.clusters.copy()
+        df["location_ids"] = [" ".join(str(v) for v in ids) for ids in df["location_ids"]]
+        df.to_csv(path, index=False, **kwargs)
+
+    def to_scan_result(self) -> ScanResult:
+        """The first iteration's :class:`~hphawkes_py.scan.ScanResult` (the full data) with this
+        cluster table, one row per iteration, as its clusters: for maps and location tables. Each
+        row keeps its own iteration's p-values; ``null_llr`` is the first iteration's."""
+        table = self.clusters.drop(columns=["iteration", "remaining_cases", "remaining_population"])
+        return dataclasses.replace(self.results[0], clusters=table.reset_index(drop=True))
+
+    def plot(self, ax=None, *, alpha: float = 0.05, path=None):
+        """The clusters of all iterations over the full data: :func:`~hphawkes_py.scan.plot_clusters`
+        of :meth:`to_scan_result` (label k = iteration k)."""
+        from .plot import plot_clusters
+
+        return plot_clusters(self.to_scan_result(), ax, alpha=alpha, path=path)
+
     def summary(self) -> str:
         """The clusters, one line per iteration, and why the iterations stopped."""
         lines = [f"Iterative {self.model} scan: {self.n_iterations} iteration(s), stopped: {self.stop_reason} "

@@ -97,6 +97,10 @@ class PowerResult:
             raise ValueError(f"alpha must be one of {sorted(self.critical_values)}, got {alpha!r}")
         return self.table.loc[self.table.alpha == alpha, "power"].to_numpy()
 
+    def to_csv(self, path, **kwargs) -> None:
+        """Write :attr:`table` (one row per alternative and level)."""
+        self.table.to_csv(path, index=False, **kwargs)
+
     def summary(self) -> str:
         """SaTScan's "ESTIMATED POWER" table: one line per alternative, one column per level."""
         alphas = sorted(self.critical_values, reverse=True)
