@@ -6,15 +6,19 @@ of relative risk 1 everywhere has power alpha, and the alternative replicates ar
 draws in proportion to expected x relative risk.
 """
 import doctest
+import importlib
 import math
 
 import numpy as np
 import pytest
 
 import hphawkes_py as hp
-from hphawkes_py.scan import iterative, poisson
-from hphawkes_py.scan import power as power_module
+from hphawkes_py.scan import poisson
 from hphawkes_py.scan.power import PowerResult, power, read_alternative_hypotheses
+
+# the modules themselves (hp.scan.power is the function once hp.scan exports it)
+power_module = importlib.import_module("hphawkes_py.scan.power")
+iterative = importlib.import_module("hphawkes_py.scan.iterative")
 
 RUN = dict(seed=11, backend="cpu", progress=False)
 
