@@ -262,3 +262,48 @@ def test_table_map_and_csv(tmp_path):
     back = __import__("pandas").read_csv(tmp_path / "c.csv")
     assert back.iteration.tolist() == [1, 2]
     assert back.location_ids[1] == " ".join(str(i) for i in res.clusters.location_ids.iloc[1])
+
+
+def _sample_prm(path, **changes):
+    """SaTScan's sample parameter file NHumbersideSpatialBernoulli.prm with values replaced."""
+    from hphawkes_py.datasets import satscan_sample_path
+
+    lines = []
+    for line in satscan_sample_path("NHumbersideSpatialBernoulli.prm").read_text().splitlines():
+        key = line.split("=", 1)[0]
+        if "=" in line and not line.startswith(";") and key in changes:
+            line = f"{key}={changes.pop(key)}"
+        lines.append(line)
+    assert not changes, sorted(changes)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_run_prm_iterative_scan(tmp_path):
+    # runs once run_prm honours IterativeScan (the hook prm_iterative); skipped while it refuses it
+    import shutil
+
+    import hphawkes_py as hp
+
+    sat = hp.datasets.satscan_sample_path
+    for f in ("ny_leukemia.cas", "ny_leukemia.pop", "ny_leukemia.geo"):
+        shutil.copy(sat(f), tmp_path / f)
+    prm = _sample_prm(tmp_path / "a.prm", CaseFile="ny_leukemia.cas", ControlFile="", PopulationFile="ny_leukemia.pop",
+                      CoordinatesFile="ny_leukemia.geo", ModelType="0", MaxSpatialSizeInPopulationAtRisk="10",
+                      PrecisionCaseTimes="1", StartDate="2000/1/1", EndDate="2000/12/31", MonteCarloReps="99",
+                      PValueReportType="1", IterativeScan="y", IterativeScanMaxIterations="3",
+                      IterativeScanMaxPValue="1")
+    try:
+        res = hp.scan.run_prm(prm, seed=4, backend="cpu", progress=False)
+    except ValueError as e:
+        if "IterativeScan" in str(e) and "not supported" in str(e):
+            pytest.skip("run_prm does not honour IterativeScan yet")
+        raise
+    df = hp.scan.read_satscan(sat("ny_leukemia.cas"), population_file=sat("ny_leukemia.pop"),
+                              geo_file=sat("ny_leukemia.geo"), model="poisson")
+    ref = iterative_scan("poisson", df[["x", "y"]].to_numpy(float), df.cases.to_numpy(), df.population.to_numpy(),
+                         location_ids=df.location_id.to_numpy(), max_iterations=3, max_p_value=1.0,
+                         max_population=0.1, min_cases=2, n_replicates=99, seed=4, backend="cpu", progress=False)
+    assert isinstance(res, IterativeScanResult) and res.p_value == "monte_carlo"
+    assert res.clusters.drop(columns="location_ids").equals(ref.clusters.drop(columns="location_ids"))
+    assert [list(map(str, i)) for i in res.clusters.location_ids] == [list(map(str, i)) for i in ref.clusters.location_ids]

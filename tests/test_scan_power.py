@@ -266,3 +266,33 @@ def test_power_table_to_csv(tmp_path):
     back = pd.read_csv(tmp_path / "p.csv")
     assert back.alpha.tolist() == [0.05, 0.01, 0.001] and back.power.tolist() == res.table.power.tolist()
     assert repr(res).startswith("PowerResult(alternatives=1, n_power_replicates=50")
+
+
+def test_run_prm_power_evaluation(tmp_path):
+    # runs once run_prm honours PerformPowerEvaluation (the hook prm_power); skipped while it refuses it
+    import shutil
+
+    from test_scan_iterative import _sample_prm
+
+    sat = hp.datasets.satscan_sample_path
+    for f in ("ny_leukemia.cas", "ny_leukemia.pop", "ny_leukemia.geo"):
+        shutil.copy(sat(f), tmp_path / f)
+    (tmp_path / "ny.ha").write_text("1 3\n2 3\n3 3\n4 3\n5 3\n")
+    prm = _sample_prm(tmp_path / "a.prm", CaseFile="ny_leukemia.cas", ControlFile="", PopulationFile="ny_leukemia.pop",
+                      CoordinatesFile="ny_leukemia.geo", ModelType="0", MaxSpatialSizeInPopulationAtRisk="10",
+                      PrecisionCaseTimes="1", StartDate="2000/1/1", EndDate="2000/12/31", MonteCarloReps="999",
+                      PerformPowerEvaluation="y", PowerEvaluationsMethod="1", AlternativeHypothesisFilename="ny.ha",
+                      NumberPowerReplications="100")
+    try:
+        res = hp.scan.run_prm(prm, seed=4, backend="cpu", progress=False)
+    except ValueError as e:
+        if "PerformPowerEvaluation" in str(e) and "not supported" in str(e):
+            pytest.skip("run_prm does not honour PerformPowerEvaluation yet")
+        raise
+    df = _ny()
+    rr = read_alternative_hypotheses(tmp_path / "ny.ha", df.location_id.to_numpy())
+    ref = power(df[["x", "y"]].to_numpy(float), df.cases.to_numpy(), df.population.to_numpy(), rr,
+                n_replicates=999, n_power_replicates=100, max_population=0.1, min_cases=2, seed=4, backend="cpu",
+                progress=False)
+    assert isinstance(res, PowerResult) and res.analysis is None
+    assert res.table.equals(ref.table)
