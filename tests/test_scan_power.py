@@ -14,10 +14,10 @@ import pytest
 
 import hphawkes_py as hp
 from hphawkes_py.scan import poisson
-from hphawkes_py.scan.power import PowerResult, power, read_alternative_hypotheses
+from hphawkes_py.scan.power_evaluation import PowerResult, power, read_alternative_hypotheses
 
-# the modules themselves (hp.scan.power is the function once hp.scan exports it)
-power_module = importlib.import_module("hphawkes_py.scan.power")
+# the modules themselves
+power_module = importlib.import_module("hphawkes_py.scan.power_evaluation")
 iterative = importlib.import_module("hphawkes_py.scan.iterative")
 
 RUN = dict(seed=11, backend="cpu", progress=False)
@@ -188,7 +188,7 @@ def _ny():
 
 
 def test_prm_power_settings(tmp_path):
-    from hphawkes_py.scan.power import prm_power
+    from hphawkes_py.scan.power_evaluation import prm_power
 
     (tmp_path / "alt.ha").write_text("1 2\n")
     on = {"PerformPowerEvaluation": "y", "PowerEvaluationsMethod": "0", "CriticalValueType": "0",
@@ -225,7 +225,7 @@ def test_prm_power_settings(tmp_path):
 
 
 def test_run_prm_power_on_satscan_files(tmp_path):
-    from hphawkes_py.scan.power import prm_power, run_prm_power
+    from hphawkes_py.scan.power_evaluation import prm_power, run_prm_power
 
     df = _ny()
     (tmp_path / "ny.ha").write_text("1 4\n2 4\n3 4\n4 4\n5 4\n\nall 1\n")
