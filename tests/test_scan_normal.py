@@ -26,7 +26,7 @@ import pandas as pd
 import pytest
 
 import hphawkes_py as hp
-from hphawkes_py.scan.normal import NormalEngine, normal, satscan_min_cases
+from hphawkes_py.scan.normal import NORMAL, WEIGHTED_NORMAL, PermutationEngine, normal, satscan_min_cases
 from hphawkes_py.scan.null_draws import permute_measurements
 from hphawkes_py.scan.windows import build_windows
 
@@ -79,8 +79,8 @@ def _engine(xy, loc, x, w, direction, min_cases, max_population=0.5):
         U, U2 = float(np.add.accumulate(x * w)[-1]), float(np.add.accumulate(w)[-1])
         A = float(np.add.accumulate(x * x * w)[-1])
         B = 0.5 * len(x) * math.log(float((w * (x - U / U2) ** 2).sum()))
-    eng = NormalEngine(offsets, neighbors, boundary, n_loc, len(x), U, U2, A, B, w is not None, min_cases, min_cases,
-                       direction in ("high", "both"), direction in ("low", "both"))
+    eng = PermutationEngine(NORMAL if w is None else WEIGHTED_NORMAL, offsets, neighbors, boundary, n_loc, len(x), U,
+                            U2, A, B, min_cases, min_cases, direction in ("high", "both"), direction in ("low", "both"))
     return eng, first, second
 
 

@@ -17,6 +17,10 @@
 # libboost-program-options-dev libboost-filesystem-dev libboost-chrono-dev libboost-timer-dev
 # libboost-system-dev.
 #
+# Environment: JOBS (parallel compilations, default 2); OPTIMIZATION (default -O3, SaTScan's own). On a
+# busy machine OPTIMIZATION=-O0 compiles several times faster; on x86-64 without -ffast-math or FMA
+# the floating-point results are the same at any level (SSE2 arithmetic, no contraction), only slower.
+#
 # Differences from SaTScan's own scripts/linux/makescript.sh: a 64-bit build (-m64, theirs is -m32),
 # and Boost's compiled parts (thread, regex, program_options, chrono, timer, system, filesystem) are
 # linked from the system's Boost instead of compiled from a Boost source tree (their Makefile lists
@@ -32,6 +36,7 @@ OUT=${2:-/work/scratch/satscan}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 JOBS=${JOBS:-2}
+OPTIMIZATION=${OPTIMIZATION:--O3}
 
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
@@ -55,7 +60,7 @@ echo "building zlib ..."
 grep -v 'BOOSTDIR)/libs/' "$S/Makefile" > "$S/Makefile.system-boost"
 echo "building SaTScan (a few minutes) ..."
 (cd "$S" && make -s -j"$JOBS" -f Makefile.system-boost SaTScan SATSCAN="$S" BOOSTDIR=/usr/include COMPILATION=-m64 \
-    DEBUG= OPTIMIZATION=-O3 CC=g++ PLAT_DEFINES=-DBOOST_NO_INCLASS_MEMBER_INITIALIZATION \
+    DEBUG= OPTIMIZATION="$OPTIMIZATION" CC=g++ PLAT_DEFINES=-DBOOST_NO_INCLASS_MEMBER_INITIALIZATION \
     LFLAGS="-m64 -L$S/xbase/xbase_2.0.0/xbase -L$S/newmat/newmat10 -L$S/shapelib/shapelib_1.2.10 -L$S/zlib/zlib-1.3.1 \
 -Wl,-Bstatic -lxbaseg -lnewmat -lshape -lz -Wl,-Bdynamic -lboost_thread -lboost_regex -lboost_program_options \
 -lboost_chrono -lboost_timer -lboost_filesystem -lboost_system -lm -lrt -lpthread" 2>&1 | grep -v -i 'warning\|note:\|^ \|^In \|~\|\^' || true)

@@ -49,47 +49,58 @@ from .null_draws import permute_measurements
 from .result import Candidates, ScanResult, _clusters
 from .windows import build_windows
 
-__all__ = ["normal", "satscan_min_cases", "NormalEngine"]
+__all__ = ["normal", "satscan_min_cases", "PermutationEngine", "permutation_monte_carlo", "scan_observations",
+           "NORMAL", "WEIGHTED_NORMAL", "EXPONENTIAL"]
 
 #: SaTScan's "no maximizing value" (a window that is not of interest): minus the largest double
 _NONE = -np.finfo(np.float64).max
 
 
 # ---------------------------------------------------------------------------- the window statistic
+#: the models of the permutation engine (:class:`PermutationEngine`)
+NORMAL, WEIGHTED_NORMAL, EXPONENTIAL = 0, 1, 2
+
+
 @njit(cache=True, inline="always")
-def _of_interest(n, u, U, N, W, weighted, min_high, min_low, want_high, want_low):
-    """Whether a window with ``n`` observations and sums ``u`` (unweighted: of x; weighted: of w x),
-    ``W`` (weighted: the window's total weight) has a mean of interest, as SaTScan tests it: never
-    when ``u`` is 0; a higher mean needs ``n >= min_high``, a lower one ``n >= min_low``. Unweighted:
-    the cross products ``n U`` and ``u N`` (a higher mean is ``n U < u N``); weighted: the weighted
-    means ``u / W`` against ``U / W_total`` (passed as ``U``)."""
+def _of_interest(model, n, u, u2, N, U, U2, min_high, min_low, want_high, want_low):
+    """Whether a window is of interest, as SaTScan tests it: never when ``u`` is 0; a higher mean (rate)
+    needs ``n >= min_high``, a lower one ``n >= min_low``.
+
+    Normal: ``n`` observations, ``u`` their sum; a higher mean is ``n U < u N`` (the cross products
+    SaTScan compares). Weighted normal: ``u``, ``u2`` the window's sums of w x and w; its weighted mean
+    ``u / u2`` against ``U / U2``. Exponential: ``n`` uncensored cases, ``u`` their expected count (the
+    calibrated survival time); a higher rate is ``n U > u N``."""
     if u == 0.0:
         return False
-    if weighted:
-        m = u / W
-        if want_high and n >= min_high and m > U:
-            return True
-        if want_low and n >= min_low and m < U:
-            return True
-        return False
+    if model == WEIGHTED_NORMAL:
+        m = u / u2
+        M = U / U2
+        return (want_high and n >= min_high and m > M) or (want_low and n >= min_low and m < M)
     a = np.float64(n) * U
     b = u * np.float64(N)
-    if want_high and n >= min_high and a < b:
-        return True
-    if want_low and n >= min_low and a > b:
-        return True
-    return False
+    if model == EXPONENTIAL:
+        return (want_high and n >= min_high and a > b) or (want_low and n >= min_low and a < b)
+    return (want_high and n >= min_high and a < b) or (want_low and n >= min_low and a > b)
 
 
 @njit(cache=True, inline="always")
-def _maximizing_value(n, u, u2, N, U, U2, weighted):
-    """SaTScan's maximizing value of a window (larger is more likely): unweighted, minus the common
-    variance sigma1^2 (``CalculateMaximizingValueNormal``: ``u``, ``u2`` the window's sums of x and
-    x^2); weighted, ``u^2 / u2 + (U - u)^2 / (U2 - u2)`` (``u``, ``u2`` the window's sums of w x and
-    w). :data:`_NONE` when the window holds no or every observation, or its variance is 0."""
+def _maximizing_value(model, n, u, u2, N, U, U2):
+    """SaTScan's maximizing value of a window (larger is more likely), :data:`_NONE` when there is none.
+
+    Normal (``CalculateMaximizingValueNormal``): minus the common variance sigma1^2 of ``n``
+    observations with sums ``u``, ``u2`` of x and x^2 (none when ``n`` is 0 or N, or the variance is
+    not positive). Weighted normal: ``u^2 / u2 + (U - u)^2 / (U2 - u2)`` (sums of w x and w).
+    Exponential (``PoissonLikelihoodCalculator::CalculateMaximizingValue``): the Poisson log likelihood
+    ``n log(n/u) + (N-n) log((N-n)/(U-u))`` of ``n`` cases where ``u`` are expected."""
+    if model == EXPONENTIAL:
+        if n != N and n != 0:
+            return n * math.log(n / u) + (N - n) * math.log((N - n) / (U - u))
+        if n == 0:
+            return (N - n) * math.log((N - n) / (U - u))
+        return n * math.log(n / u)
     if n == 0 or n == N:
         return _NONE
-    if weighted:
+    if model == WEIGHTED_NORMAL:
         return u * u / u2 + (U - u) * (U - u) / (U2 - u2)
     mi = u / n
     mo = (U - u) / (N - n)
@@ -98,27 +109,29 @@ def _maximizing_value(n, u, u2, N, U, U2, weighted):
 
 
 @njit(cache=True, inline="always")
-def _full_statistic(mv, N, U, U2, A, B, weighted):
-    """The LLR of a maximizing value (``CalculateFullStatistic``; 0 for :data:`_NONE`). Unweighted:
-    ``-N log sqrt(-mv) + N log sqrt(U2/N - (U/N)^2)``; weighted: ``-N/2 log(A - mv) + B`` with ``A`` the
-    total of w x^2 and ``B = N/2 log S0``."""
+def _full_statistic(model, mv, N, U, U2, A, B):
+    """The LLR of a maximizing value (``CalculateFullStatistic``; 0 for :data:`_NONE`). Normal:
+    ``-N log sqrt(-mv) + N log sqrt(U2/N - (U/N)^2)``; weighted normal: ``-N/2 log(A - mv) + B`` with
+    ``A`` the total of w x^2 and ``B = N/2 log S0``; exponential: ``mv - N log(N/U)``."""
     if mv == _NONE:
         return 0.0
-    if weighted:
+    if model == EXPONENTIAL:
+        return mv - N * math.log(N / U)
+    if model == WEIGHTED_NORMAL:
         return -0.5 * N * math.log(A - mv) + B
     return -1.0 * N * math.log(math.sqrt(-mv)) + N * math.log(math.sqrt(U2 / N - (U / N) * (U / N)))
 
 
 @njit(cache=True, parallel=True)
-def _best_windows(offsets, neighbors, boundary, n_loc, s1, s2, N, U, U2, A, B, weighted, min_high, min_low,
+def _best_windows(model, offsets, neighbors, boundary, n_loc, s1, s2, N, U, U2, A, B, min_high, min_low,
                   want_high, want_low, best, arg):
     """For every centre and every column of the per-location sums ``s1``, ``s2`` (L, R): the LLR of the
     centre's best window (``best`` (m, R), 0 when none is of interest) and the neighbour-list entry
     where it ends (``arg``, -1 when none). Windows are compared by their maximizing value, the first
-    (smallest) of equal ones kept, as SaTScan does."""
+    (smallest) of equal ones kept, as SaTScan does. The normal models count a window's observations
+    from ``n_loc``; the exponential model its cases from ``s1`` (whole numbers)."""
     m = offsets.shape[0] - 1
     R = s1.shape[1]
-    Um = U / U2 if weighted else U  # the weighted model compares weighted means
     for i in prange(m):
         u = np.zeros(R)
         u2 = np.zeros(R)
@@ -133,23 +146,36 @@ def _best_windows(offsets, neighbors, boundary, n_loc, s1, s2, N, U, U2, A, B, w
                 u2[r] += s2[loc, r]
             if boundary[k]:
                 for r in range(R):
-                    if _of_interest(n, u[r], Um, N, u2[r], weighted, min_high, min_low, want_high, want_low):
-                        v = _maximizing_value(n, u[r], u2[r], N, U, U2, weighted)
-                        if v > mv[r]:
-                            mv[r] = v
-                            at[r] = k
+                    if model == EXPONENTIAL:
+                        c = np.int64(u[r])
+                        ok = _of_interest(model, c, u2[r], 0.0, N, U, U2, min_high, min_low, want_high, want_low)
+                        v = _maximizing_value(model, c, u2[r], 0.0, N, U, U2) if ok else _NONE
+                    else:
+                        ok = _of_interest(model, n, u[r], u2[r], N, U, U2, min_high, min_low, want_high, want_low)
+                        v = _maximizing_value(model, n, u[r], u2[r], N, U, U2) if ok else _NONE
+                    if v > mv[r]:
+                        mv[r] = v
+                        at[r] = k
         for r in range(R):
-            best[i, r] = _full_statistic(mv[r], N, U, U2, A, B, weighted)
+            best[i, r] = _full_statistic(model, mv[r], N, U, U2, A, B)
             arg[i, r] = at[r]
 
 
 @dataclasses.dataclass(frozen=True)
-class NormalEngine:
-    """One normal-model analysis on the CPU: its windows (:func:`~.windows.build_windows`), the
-    observations' counts per location and the data set's totals. ``N``: observations; ``U``, ``U2``:
-    totals of x and x^2 (weighted: of w x and w); ``A`` (weighted): total of w x^2; ``B`` (weighted):
-    N/2 log S0; ``min_high``, ``min_low``: observations a window with a higher (lower) mean needs."""
+class PermutationEngine:
+    """One analysis of the models whose null permutes the observations' values (normal, weighted
+    normal, exponential) on the CPU: its windows (:func:`~.windows.build_windows`), the observations
+    per location and the data set's totals.
 
+    ``model``: :data:`NORMAL`, :data:`WEIGHTED_NORMAL` or :data:`EXPONENTIAL`. ``N``: observations
+    (exponential: uncensored cases); ``U``, ``U2``: totals of x and x^2 (weighted: of w x and w;
+    exponential: ``U`` the calibrated survival time); ``A`` (weighted): total of w x^2; ``B``
+    (weighted): N/2 log S0; ``min_high``, ``min_low``: observations (cases) a window with a higher
+    (lower) mean (rate) needs. The per-location sums it scans (``s1``, ``s2``) are those of x and x^2
+    (weighted: w x and w; exponential: uncensored cases and calibrated time).
+    """
+
+    model: int
     offsets: np.ndarray
     neighbors: np.ndarray
     boundary: np.ndarray
@@ -159,7 +185,6 @@ class NormalEngine:
     U2: float
     A: float
     B: float
-    weighted: bool
     min_high: int
     min_low: int
     want_high: bool
@@ -177,9 +202,10 @@ class NormalEngine:
         R = s1.shape[1]
         best = np.zeros((self.n_centres, R))
         arg = np.full((self.n_centres, R), -1, dtype=np.int64)
-        _best_windows(self.offsets, self.neighbors, self.boundary, self.n_loc, s1, s2, np.int64(self.N),
-                      np.float64(self.U), np.float64(self.U2), np.float64(self.A), np.float64(self.B), self.weighted,
-                      np.int64(self.min_high), np.int64(self.min_low), self.want_high, self.want_low, best, arg)
+        _best_windows(np.int64(self.model), self.offsets, self.neighbors, self.boundary, self.n_loc, s1, s2,
+                      np.int64(self.N), np.float64(self.U), np.float64(self.U2), np.float64(self.A),
+                      np.float64(self.B), np.int64(self.min_high), np.int64(self.min_low), self.want_high,
+                      self.want_low, best, arg)
         return best, arg
 
     def max_llr(self, s1: np.ndarray, s2: np.ndarray) -> np.ndarray:
@@ -189,10 +215,28 @@ class NormalEngine:
 
 
 def _null_batch(size, batch_seed, engine, loc_of_obs, first, second, L):
-    """One Monte Carlo batch: ``size`` permutations of the measurements and their maxima (module level
-    so process pools can pickle it)."""
+    """One Monte Carlo batch: ``size`` permutations of the observations' values and their maxima (module
+    level so process pools can pickle it)."""
     s1, s2 = permute_measurements(loc_of_obs, first, second, L, batch_children(batch_seed, size))
     return engine.max_llr(s1, s2)
+
+
+def permutation_monte_carlo(engine: PermutationEngine, gid, first, second, L: int, run) -> np.ndarray:
+    """(n_replicates,) maxima of the permutation replicates, in replicate order (each replicate's
+    permutation depends on its seed only): the pairs (``first``, ``second``) of the observations
+    permuted among them (``gid``: each observation's location), ``run``: the checked
+    :class:`~.monte_carlo.RunOptions`."""
+    R = run.n_replicates
+    if run.executor is not None:
+        batch = BATCH_SIZE
+    else:  # the sums of a batch and its per-centre maxima within CPU_BATCH_BYTES
+        cap = max(BATCH_SIZE, CPU_BATCH_BYTES // max(16 * L + 16 * engine.n_centres, 1))
+        batch = math.ceil(R / math.ceil(R / cap))
+    sizes = [min(batch, R - s) for s in range(0, R, batch)]
+    parts = run_replicates(_null_batch, sizes, seeds=replicate_seed_batches(run.seed, R, batch),
+                           executor=run.executor, progress=run.progress, desc="scan Monte Carlo",
+                           args=(engine, gid, first, second, L))
+    return np.concatenate(parts).astype(np.float64)
 
 
 # ---------------------------------------------------------------------------- checks
@@ -424,9 +468,39 @@ def normal(coords, values, *, weights=None, location_ids=None, max_population=0.
     run = check_run(0, n_replicates, direction, secondary, progress, threads, seed, "cpu", executor)
     m_cases = _check_min_cases(min_cases, run.direction, weighted)
 
+    if weighted:
+        first, second = x * w, w.copy()
+    else:
+        first, second = x, x * x
+    U, U2, A, B = _totals(x, w)
+
+    def stats(inside, c):
+        return c, math.nan, math.nan, _window_table(x, w, inside)
+
+    fields = scan_observations(WEIGHTED_NORMAL if weighted else NORMAL, xy, ids, location_ids is not None, ws, run,
+                               first, second, np.ones(n, dtype=np.int64), (n, U, U2, A, B), (m_cases, m_cases), stats)
+    return ScanResult(**fields, n_cases=n, n_population=n, min_cases=m_cases,
+                      model="weighted_normal" if weighted else "normal", _loc_expected=None)
+
+
+def scan_observations(model, xy, ids, check_ids, ws, run, first, second, counted, totals, minimums, stats) -> dict:
+    """The scan of a permutation model once its data are checked: locations, windows, the observed
+    best window of every centre, the permutation maxima and the cluster table.
+
+    ``xy`` (n, 2): each observation's coordinates (rows with identical coordinates are one location;
+    ``ids`` the rows' location ids, checked to name one coordinate pair each when ``check_ids``);
+    ``ws``, ``run``: the checked window and run settings; ``first``, ``second`` (n,): what each
+    observation adds to its location's two sums (permuted together for the null); ``counted`` (n,)
+    int: what it adds to the window's count (observations; the exponential model's uncensored cases);
+    ``totals``: ``(N, U, U2, A, B)`` and ``minimums``: ``(min_high, min_low)`` of the
+    :class:`PermutationEngine`; ``stats(inside, c)``: the reported ``(population, expected,
+    relative_risk, extra columns)`` of the window holding the observations ``inside`` (boolean (n,))
+    and counting ``c``. Returns the :class:`~hphawkes_py.scan.ScanResult` fields the models share.
+    """
+    n = xy.shape[0]
     loc_coords, gid, members = merge_rows(xy)
     L = len(members)
-    if location_ids is not None:
+    if check_ids:
         check_ids_per_location(ids, gid)
     # a location is reported once per distinct id (observations of one id are one location)
     report = []
@@ -436,15 +510,11 @@ def normal(coords, values, *, weights=None, location_ids=None, max_population=0.
             seen.setdefault(ids[r].item() if isinstance(ids[r], np.generic) else ids[r], r)
         report.append(list(seen.values()))
     n_loc = np.bincount(gid, minlength=L).astype(np.int64)
-    if weighted:
-        first, second = x * w, w.copy()
-    else:
-        first, second = x, x * x
+    loc_count = np.bincount(gid, weights=counted, minlength=L).astype(np.int64)
     s1 = np.zeros(L)
     s2 = np.zeros(L)
     np.add.at(s1, gid, first)  # unbuffered, in observation order (SaTScan's order of summation)
     np.add.at(s2, gid, second)
-    U, U2, A, B = _totals(x, w)
     want_high, want_low = run.direction in ("high", "both"), run.direction in ("low", "both")
     centres, centre_loc = make_centres(loc_coords, ws.grid_cell)
     with threads_context(run.threads):
@@ -452,41 +522,20 @@ def normal(coords, values, *, weights=None, location_ids=None, max_population=0.
         cpoints = ws.geo.points(centres)
         offsets, neighbors, _, boundary = build_windows(cpoints, points, n_loc, ws.max_population * n,
                                                         ws.geo.to_working(ws.max_distance))
-        engine = NormalEngine(offsets, neighbors, boundary, n_loc, n, U, U2, A, B, weighted, m_cases, m_cases,
-                              want_high, want_low)
+        engine = PermutationEngine(model, offsets, neighbors, boundary, n_loc, *totals, *minimums, want_high, want_low)
         best, best_entry = engine.best_per_centre(s1[:, None], s2[:, None])
-        null_llr = _monte_carlo(engine, gid, first, second, L, run)
+        null_llr = permutation_monte_carlo(engine, gid, first, second, L, run)
     tables = {}
 
     def window_stats(mem, c, j, i):
-        inside = np.isin(gid, mem)
-        tables[i] = _window_table(x, w, inside)
-        return c, math.nan, math.nan
+        population, expected, rr, tables[i] = stats(np.isin(gid, mem), c)
+        return population, expected, rr
 
     cand = Candidates(best[:, 0], best_entry[:, 0], offsets, neighbors, centres, centre_loc)
-    clusters = _clusters(cand, _radius(ws.geo, points, cpoints), n_loc, report, ids, null_llr, window_stats,
+    clusters = _clusters(cand, _radius(ws.geo, points, cpoints), loc_count, report, ids, null_llr, window_stats,
                          extra=lambda i: tables[i])
-    return ScanResult(
-        clusters=clusters, null_llr=null_llr, backend="cpu", n_centres=len(centres), n_windows=int(boundary.sum()),
-        max_population=ws.max_population, direction=run.direction, n_replicates=run.n_replicates,
-        grid_cell=ws.grid_cell, max_distance=ws.max_distance, min_cases=m_cases, distance=ws.distance,
-        n_cases=n, n_population=n, n_locations=L, n_merged=n - L, model="weighted_normal" if weighted else "normal",
-        _loc_coords=loc_coords, _loc_cases=n_loc, _loc_controls=None, _loc_population=n_loc, _loc_expected=None,
-        _row_ids=ids, _row_loc=gid,
-    )
-
-
-def _monte_carlo(engine: NormalEngine, gid, first, second, L: int, run) -> np.ndarray:
-    """(n_replicates,) maxima of the permutation replicates, in replicate order (each replicate's
-    permutation depends on its seed only)."""
-    R = run.n_replicates
-    if run.executor is not None:
-        batch = BATCH_SIZE
-    else:  # the sums of a batch and its per-centre maxima within CPU_BATCH_BYTES
-        cap = max(BATCH_SIZE, CPU_BATCH_BYTES // max(16 * L + 16 * engine.n_centres, 1))
-        batch = math.ceil(R / math.ceil(R / cap))
-    sizes = [min(batch, R - s) for s in range(0, R, batch)]
-    parts = run_replicates(_null_batch, sizes, seeds=replicate_seed_batches(run.seed, R, batch),
-                           executor=run.executor, progress=run.progress, desc="normal scan Monte Carlo",
-                           args=(engine, gid, first, second, L))
-    return np.concatenate(parts).astype(np.float64)
+    return dict(clusters=clusters, null_llr=null_llr, backend="cpu", n_centres=len(centres),
+                n_windows=int(boundary.sum()), max_population=ws.max_population, direction=run.direction,
+                n_replicates=run.n_replicates, grid_cell=ws.grid_cell, max_distance=ws.max_distance,
+                distance=ws.distance, n_locations=L, n_merged=n - L, _loc_coords=loc_coords, _loc_cases=loc_count,
+                _loc_controls=None, _loc_population=n_loc, _row_ids=ids, _row_loc=gid)

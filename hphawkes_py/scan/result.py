@@ -22,9 +22,10 @@ _TITLES = {"bernoulli": "Bernoulli spatial scan", "poisson": "Discrete Poisson s
            "space_time_poisson": "Discrete Poisson space-time scan", "space_time_bernoulli": "Bernoulli space-time scan",
            "declustered": "Declustered Poisson spatial scan (expected background events)",
            "normal": "Normal spatial scan (continuous measurements)",
-           "weighted_normal": "Weighted normal spatial scan (continuous measurements)"}
+           "weighted_normal": "Weighted normal spatial scan (continuous measurements)",
+           "exponential": "Exponential spatial scan (survival times)"}
 _SIZE_OF = {"poisson": "expected cases", "space_time_permutation": "cases", "declustered": "expected cases",
-            "normal": "observations", "weighted_normal": "observations"}
+            "normal": "observations", "weighted_normal": "observations", "exponential": "patients"}
 
 def _fmt_count(c) -> str:
     """A case count for the summaries: whole counts as integers, expected counts to 2 decimals."""
