@@ -41,7 +41,8 @@ def write_fcs(path, data, names=NAMES, markers=MARKERS, spill=SPILL):
     """An FCS 3.1 file written by FlowIO (float32 values), with a $SPILLOVER keyword unless spill is None."""
     with open(path, "wb") as fh:
         flowio.create_fcs(fh, np.asarray(data, dtype=np.float64).ravel().tolist(), list(names),
-                          opt_channel_names=list(markers), metadata_dict=None if spill is None else {"spillover": spill})
+                          opt_channel_names=list(markers),
+                          metadata_dict=None if spill is None else {"spillover": spill})
     return Path(path)
 
 

@@ -263,8 +263,8 @@ def _fcs_files(folder: Path) -> list:
     files = sorted(f for f in folder.iterdir() if f.is_file() and rx.fullmatch(f.name))
     if not files:
         others = sum(1 for f in folder.iterdir())
-        raise CliError(f"{folder}: no FCS file (*.fcs) in this folder ({others} other entr{'y' if others == 1 else 'ies'}); "
-                       f"a folder INPUT holds one FCS file per sample")
+        raise CliError(f"{folder}: no FCS file (*.fcs) in this folder ({others} other "
+                       f"entr{'y' if others == 1 else 'ies'}); a folder INPUT holds one FCS file per sample")
     stems = [f.stem for f in files]
     dup = sorted({s for s in stems if stems.count(s) > 1})
     if dup:
