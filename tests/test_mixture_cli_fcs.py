@@ -217,6 +217,12 @@ def test_mixed_channels_markers_or_compensation_across_files(folder, tmp_path, c
     write_fcs(odd / "b.fcs", data, names=["FSC-A", "FL1-A", "FL3-A"], spill="2,FL1-A,FL3-A,1,0.1,0,1")
     refused([odd], capsys, tmp_path, "b.fcs has the channels ['FSC-A', 'FL1-A', 'FL3-A']", "a.fcs has",
             "--channels")
+    # the markers asked for sit in channels of other names
+    refused([odd, "--channels", "CD4,FL3-A"], capsys, tmp_path, "'FL3-A' is neither", "a.fcs")
+    write_fcs(odd / "b.fcs", data, names=["FSC-A", "FL1-A", "FL3-A"], markers=["", "CD4", "CD8"],
+              spill="2,FL1-A,FL3-A,1,0.1,0,1")
+    refused([odd, "--channels", "CD4,CD8"], capsys, tmp_path, "b.fcs has the channels ['FL1-A', 'FL3-A']",
+            "--channels picks channels named differently ($PnN)")
     # the same detector measuring another marker
     write_fcs(odd / "b.fcs", data, markers=["", "CD4", "CD19"])
     refused([odd, "--channels", "FL1-A,FL2-A"], capsys, tmp_path, "FL2-A is the marker 'CD19' in b.fcs but 'CD8'")

@@ -306,8 +306,10 @@ def _read_folder(folder: Path, args):
     first, cols = files[0], list(frames[0].columns)
     for f, df in zip(files[1:], frames[1:]):
         if list(df.columns) != cols:
-            raise CliError(f"{f.name} has the channels {list(df.columns)}, but {first.name} has {cols}: every "
-                           f"sample must have the same channels; choose them with --channels A,B,...")
+            hint = ("--channels picks channels named differently ($PnN) in these files; every sample must have "
+                    "the same channels" if args.channels is not None else
+                    "every sample must have the same channels; choose them with --channels A,B,...")
+            raise CliError(f"{f.name} has the channels {list(df.columns)}, but {first.name} has {cols}: {hint}")
         for name, a, b in zip(cols, frames[0].attrs["markers"], df.attrs["markers"]):
             if a and b and a != b:
                 raise CliError(f"channel {name} is the marker {b!r} in {f.name} but {a!r} in {first.name}: the "
