@@ -180,6 +180,17 @@ def test_null_permutes_the_measurements_among_the_observations():
     np.testing.assert_array_equal(a1, permute_measurements(loc, x, x * x, 40, seeds)[0][:, 2:4])
 
 
+def test_locations_are_reported_once():
+    xy, loc, x, _ = _data(shift=2.0)
+    a = normal(xy[loc], x, n_replicates=9, seed=1, progress=False)  # ids: each location's first row
+    top = a.most_likely
+    assert top.n_locations == len(top.location_ids) == len(set(loc[top.location_ids]))
+    assert all(np.flatnonzero(loc == loc[r])[0] == r for r in top.location_ids)
+    b = normal(xy[loc], x, location_ids=loc, n_replicates=9, seed=1, progress=False)
+    assert b.most_likely.location_ids == [int(loc[r]) for r in top.location_ids]
+    assert b.most_likely.log_likelihood_ratio == top.log_likelihood_ratio
+
+
 def test_results_do_not_depend_on_batching_or_threads():
     xy, loc, x, _ = _data(shift=1.0)
     a = normal(xy[loc], x, location_ids=loc, n_replicates=40, seed=7, progress=False)
@@ -289,17 +300,17 @@ def run_satscan(binary) -> dict:
 
 def _report_locations(report: str) -> list:
     """The location ids of each cluster in SaTScan's text report, in its order."""
-    clusters, cur = [], None
+    out, cur = [], None
     for line in report.splitlines():
         s = line.strip()
-        if s.split(".")[0].isdigit() and "Location IDs included" in s:
+        if "Location IDs included" in s:
             cur = s.split(":", 1)[1].strip()
-            clusters.append(cur)
-        elif cur is not None and s and ":" not in s and clusters:
-            clusters[-1] += " " + s
+            out.append(cur)
+        elif out and cur is not None and s and ":" not in s:
+            out[-1] += " " + s
         else:
-            cur = None if ":" in s and "Location IDs" not in s else cur
-    return [[v.strip() for v in c.replace(",", " ").split()] for c in clusters]
+            cur = None
+    return [c.replace(",", " ").split() for c in out]
 
 
 def _oracle():
@@ -327,7 +338,7 @@ def test_normal_matches_satscan(name, satscan_output):
     assert len(res.clusters) == len(rows), res.clusters
     for k, (ours, theirs) in enumerate(zip(res.clusters.itertuples(), rows)):
         assert ours.location_ids == sat["locations"][k]
-        assert ours.cases == int(float(theirs["NUMBER_LOC"] if False else theirs["OBSERVED"]))
+        assert ours.cases == int(float(theirs["OBSERVED"]))
         assert ours.log_likelihood_ratio == pytest.approx(float(theirs["LLR"]), rel=1e-6)
         assert ours.mean_inside == pytest.approx(float(theirs["MEAN_IN"]), rel=1e-6)
         assert ours.mean_outside == pytest.approx(float(theirs["MEAN_OUT"]), rel=1e-6)

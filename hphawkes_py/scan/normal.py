@@ -488,7 +488,9 @@ def scan_observations(model, xy, ids, check_ids, ws, run, first, second, counted
     best window of every centre, the permutation maxima and the cluster table.
 
     ``xy`` (n, 2): each observation's coordinates (rows with identical coordinates are one location;
-    ``ids`` the rows' location ids, checked to name one coordinate pair each when ``check_ids``);
+    ``ids`` the rows' location ids, given by the user when ``check_ids`` (then checked to name one
+    coordinate pair each, and every distinct id reported), else row numbers (a location reported by
+    its first row));
     ``ws``, ``run``: the checked window and run settings; ``first``, ``second`` (n,): what each
     observation adds to its location's two sums (permuted together for the null); ``counted`` (n,)
     int: what it adds to the window's count (observations; the exponential model's uncensored cases);
@@ -500,15 +502,17 @@ def scan_observations(model, xy, ids, check_ids, ws, run, first, second, counted
     n = xy.shape[0]
     loc_coords, gid, members = merge_rows(xy)
     L = len(members)
+    # a location is reported once per distinct id (observations of one id are one location); without
+    # ids, by its first observation's row
+    report = [[rows[0]] for rows in members]
     if check_ids:
         check_ids_per_location(ids, gid)
-    # a location is reported once per distinct id (observations of one id are one location)
-    report = []
-    for rows in members:
-        seen = {}
-        for r in rows:
-            seen.setdefault(ids[r].item() if isinstance(ids[r], np.generic) else ids[r], r)
-        report.append(list(seen.values()))
+        report = []
+        for rows in members:
+            seen = {}
+            for r in rows:
+                seen.setdefault(ids[r].item() if isinstance(ids[r], np.generic) else ids[r], r)
+            report.append(list(seen.values()))
     n_loc = np.bincount(gid, minlength=L).astype(np.int64)
     loc_count = np.bincount(gid, weights=counted, minlength=L).astype(np.int64)
     s1 = np.zeros(L)
