@@ -19,7 +19,9 @@ import pytest
 duckdb = pytest.importorskip("duckdb")
 
 import hphawkes_py as hp  # noqa: E402
-from hphawkes_py.sccs.cdm import from_cdm  # noqa: E402
+from hphawkes_py.sccs import SCCSData  # noqa: E402
+
+from_cdm = SCCSData.from_cdm
 
 sys.path.insert(0, os.path.dirname(__file__))
 import cdm_fixture as F  # noqa: E402

@@ -586,7 +586,7 @@ def _select_columns(data: SCCSData, ids) -> SCCSData:
                     stratum_ptr=data.stratum_ptr, row_stratum=data.row_stratum, y=data.y, time=data.time,
                     n_events=data.n_events, col_ptr=col_ptr, row_idx=data.row_idx[take],
                     values=None if data.values is None else data.values[take], dropped=dict(data.dropped),
-                    splines=data.splines)
+                    splines=data.splines, censoring=data.censoring)
 
 
 def _control_job(control, _seed, data, adjust, options):

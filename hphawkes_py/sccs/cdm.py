@@ -1,6 +1,6 @@
 """Self-controlled case series data straight from an OMOP CDM database.
 
-:func:`from_cdm` (also :meth:`SCCSData.from_cdm <hphawkes_py.sccs.SCCSData.from_cdm>`) selects the
+:meth:`SCCSData.from_cdm <hphawkes_py.sccs.SCCSData.from_cdm>` (through :func:`cdm_study`) selects the
 cases of a study in the database and builds the design with
 :meth:`~hphawkes_py.sccs.SCCSData.from_eras`. The study follows OHDSI SelfControlledCaseSeries'
 ``getDbSccsData`` (``inst/sql/SelectOutcomes.sql``, ``CreateCases.sql``, ``CreateEras.sql``):
@@ -37,9 +37,8 @@ import pandas as pd
 
 from .._validate import check_bool, check_in, check_int, describe
 from ._tables import show
-from .data import SCCSData
 
-__all__ = ["from_cdm"]
+__all__ = ["cdm_study", "CDMStudy"]
 
 
 @dataclass(frozen=True)
@@ -74,7 +73,7 @@ _PERIOD = ("observation_period_id", "person_id", "observation_period_start_date"
 _SCHEMA = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*)?$")
 
 
-def from_cdm(
+def cdm_study(
     connection: Any,
     outcome_concept_ids: Any,
     exposure_concept_ids: Any,
@@ -101,8 +100,12 @@ def from_cdm(
     calendar_knots: Any = None,
     day_origin: Any = "1970-01-01",
     merge: bool = True,
-) -> SCCSData:
-    """Build the SCCS design of an outcome and exposures from the tables of an OMOP CDM database.
+) -> "CDMStudy":
+    """Select the cases of an outcome and their exposures in an OMOP CDM database.
+
+    The person-level tables this returns are what :meth:`SCCSData.from_cdm
+    <hphawkes_py.sccs.SCCSData.from_cdm>` passes to :meth:`~hphawkes_py.sccs.SCCSData.from_eras`
+    (``SCCSData.from_cdm(connection, ...)`` takes the same arguments and is the usual entry point).
 
     Parameters
     ----------
@@ -200,8 +203,7 @@ def from_cdm(
     ...     (1, 1, 4000, DATE '2005-04-10'), (2, 2, 4000, DATE '2005-08-01'), (3, 2, 4000, DATE '2005-08-01'))
     ...     t(condition_occurrence_id, person_id, condition_concept_id, condition_start_date);
     ... ''')
-    >>> from hphawkes_py.sccs.cdm import from_cdm
-    >>> data = from_cdm(con, outcome_concept_ids=4000, exposure_concept_ids=[1001], risk_end=30)
+    >>> data = hp.sccs.SCCSData.from_cdm(con, outcome_concept_ids=4000, exposure_concept_ids=[1001], risk_end=30)
     >>> data
     SCCSData(n_strata=2, n_rows=3, n_covariates=1, nnz=1, events=2, binary=True, dropped: same_day_outcome_records=1)
     >>> data.stratum_ids.tolist(), data.time.tolist(), data.y.tolist()
@@ -209,7 +211,7 @@ def from_cdm(
 
     A concept id without records is named:
 
-    >>> from_cdm(con, 4000, [1001, 4001])
+    >>> hp.sccs.SCCSData.from_cdm(con, 4000, [1001, 4001])
     Traceback (most recent call last):
     ...
     ValueError: exposure_concept_ids: concept id 4001 is not in the concept table ...
@@ -264,20 +266,70 @@ def from_cdm(
         eras = study.eras(db)
     obs, era_table, outcome_table_ = _person_tables(cases, outcomes, eras, strata, origin, needs_age)
     _refuse_unexposed(study, era_table)
-    data = SCCSData.from_eras(obs, era_table, outcome_table_, risk_start=risk_start, risk_end=risk_end,
-                              risk_windows=risk_windows, windows=windows, study_start=start_day, study_end=end_day,
-                              naive_period=naive_period, min_age=min_age, max_age=max_age, first_outcome_only=False,
-                              age_knots=age_knots, season_knots=season_knots, calendar_knots=calendar_knots,
-                              day_origin=day_origin, merge=merge)
-    _refuse_no_person_time(data, study, windows)
-    dropped = dict(data.dropped)
-    dropped["outcomes_outside_observation"] = dropped.get("outcomes_outside_observation", 0) + counts["outside"]
-    dropped["same_day_outcome_records"] = counts["records"] - counts["days"]
-    if first_outcome_only:
-        dropped["later_outcomes"] = counts["days"] - counts["kept"]
-    if genders is not None:
-        dropped["cases_of_other_genders"] = counts["case_periods"] - counts["cases"]
-    return replace(data, dropped=dropped)
+    options = dict(risk_start=risk_start, risk_end=risk_end, risk_windows=risk_windows, windows=windows,
+                   study_start=start_day, study_end=end_day, naive_period=naive_period, min_age=min_age,
+                   max_age=max_age, first_outcome_only=False, age_knots=age_knots, season_knots=season_knots,
+                   calendar_knots=calendar_knots, day_origin=day_origin, merge=merge)
+    return CDMStudy(obs, era_table, outcome_table_, options, study, counts, first_outcome_only, genders, windows)
+
+
+@dataclass(frozen=True)
+class CDMStudy:
+    """The cases of a CDM study as person-level tables (:func:`cdm_study`).
+
+    Parameters
+    ----------
+    observation_periods, eras, outcomes : DataFrame
+        The tables of :meth:`~hphawkes_py.sccs.SCCSData.from_eras` (days since ``day_origin``).
+    from_eras_options : dict
+        The keyword arguments of ``from_eras`` that give the study asked for.
+    study, counts, first_outcome_only, genders, windows :
+        What :meth:`finish` needs to check the design and complete its ``dropped`` counts.
+
+    Examples
+    --------
+    See :meth:`SCCSData.from_cdm <hphawkes_py.sccs.SCCSData.from_cdm>`.
+    """
+
+    observation_periods: pd.DataFrame
+    eras: pd.DataFrame
+    outcomes: pd.DataFrame
+    from_eras_options: dict
+    study: Any
+    counts: dict
+    first_outcome_only: bool
+    genders: Any
+    windows: Any
+
+    def finish(self, data):
+        """The design ``data`` built by ``from_eras`` from these tables, checked (every exposure
+        has person-time at risk) and with the records the database query left out added to
+        its ``dropped`` counts.
+
+        Parameters
+        ----------
+        data : SCCSData
+            ``SCCSData.from_eras(self.observation_periods, self.eras, self.outcomes,
+            **self.from_eras_options)``.
+
+        Returns
+        -------
+        SCCSData
+
+        Examples
+        --------
+        See :meth:`SCCSData.from_cdm <hphawkes_py.sccs.SCCSData.from_cdm>`.
+        """
+        _refuse_no_person_time(data, self.study, self.windows)
+        counts = self.counts
+        dropped = dict(data.dropped)
+        dropped["outcomes_outside_observation"] = dropped.get("outcomes_outside_observation", 0) + counts["outside"]
+        dropped["same_day_outcome_records"] = counts["records"] - counts["days"]
+        if self.first_outcome_only:
+            dropped["later_outcomes"] = counts["days"] - counts["kept"]
+        if self.genders is not None:
+            dropped["cases_of_other_genders"] = counts["case_periods"] - counts["cases"]
+        return replace(data, dropped=dropped)
 
 
 # --------------------------------------------------------------------------- arguments

@@ -500,6 +500,44 @@ class SCCSData:
                              event_dependent_observation=event_dependent_observation)
         return cls._assemble(**design_from_eras(observation_periods, eras, outcomes, options))
 
+    @classmethod
+    def from_cdm(cls, connection: Any, outcome_concept_ids: Any, exposure_concept_ids: Any,
+                 **options: Any) -> "SCCSData":
+        """Build the design from the tables of an OMOP CDM database (DuckDB, PostgreSQL, ...).
+
+        The cases (observation periods with an outcome) are selected in the database and the
+        design is :meth:`from_eras` of their observation periods, exposure eras and outcome
+        days; see :func:`hphawkes_py.sccs.cdm.cdm_study` for the study, the options and the errors.
+
+        Parameters
+        ----------
+        connection : duckdb.DuckDBPyConnection, sqlalchemy Engine or Connection, or str
+            The database, or its URL (``"duckdb:///cdm.duckdb"``, ``"postgresql+psycopg://..."``).
+        outcome_concept_ids, exposure_concept_ids : int or list of int
+            Concepts of the outcome and of the exposures (one covariate each).
+        **options
+            The keyword options of :func:`hphawkes_py.sccs.cdm.cdm_study`.
+
+        Returns
+        -------
+        SCCSData
+
+        Examples
+        --------
+        A database without the CDM tables is refused before any work, naming the table:
+
+        >>> import duckdb
+        >>> hp.sccs.SCCSData.from_cdm(duckdb.connect(), 4000, [1001])
+        Traceback (most recent call last):
+        ...
+        ValueError: the CDM has no table 'person' in the connection's current schema ...
+        """
+        from .cdm import cdm_study
+
+        study = cdm_study(connection, outcome_concept_ids, exposure_concept_ids, **options)
+        return study.finish(cls.from_eras(study.observation_periods, study.eras, study.outcomes,
+                                          **study.from_eras_options))
+
 
 def _outcome_columns(out):
     """Event counts, times and row ids of the outcomes table, checked."""

@@ -123,7 +123,7 @@ def censoring_loglik(model, p, aevent, aend, censor):
 class CensoringFit:
     """The censoring models fitted to the cases, and the one used for the weights.
 
-    Attributes
+    Parameters
     ----------
     model : str
         The model used: the smallest AIC of those fitted (or the one asked for).
