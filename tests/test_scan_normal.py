@@ -30,6 +30,9 @@ from hphawkes_py.scan.normal import NORMAL, WEIGHTED_NORMAL, PermutationEngine, 
 from hphawkes_py.scan.null_draws import permute_measurements
 from hphawkes_py.scan.windows import build_windows
 
+sys.path.insert(0, str(Path(__file__).parent))
+from engines import CUDA_ENGINES  # noqa: E402
+
 SATSCAN = Path("/work/scratch/satscan/SaTScan")
 FIXTURE = Path(hp.__file__).parent / "data" / "scan" / "satscan_outputs" / "satscan10_normal.json"
 
@@ -199,6 +202,19 @@ def test_results_do_not_depend_on_batching_or_threads():
     assert a.null_llr.min() >= 0 and a.null_llr.std() > 0
 
 
+@pytest.mark.parametrize("backend", CUDA_ENGINES)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_normal_cpu_and_cuda_engines_identical(weighted, backend):
+    xy, loc, x, w = _data(shift=1.5, weights=weighted)
+    kw = dict(weights=w, location_ids=loc, n_replicates=60, seed=5, progress=False, direction="both",
+              max_population=0.4)
+    a = normal(xy[loc], x, backend="cpu", **kw)
+    b = normal(xy[loc], x, backend=backend, **kw)
+    assert b.backend == backend and a.backend == "cpu"
+    np.testing.assert_array_equal(a.null_llr, b.null_llr)
+    pd.testing.assert_frame_equal(a.clusters, b.clusters)
+
+
 # ---------------------------------------------------------------------------- a planted cluster
 @pytest.mark.parametrize("weighted", [False, True])
 def test_planted_cluster_with_a_shifted_mean_is_recovered(weighted):
@@ -230,7 +246,7 @@ def test_planted_cluster_with_a_shifted_mean_is_recovered(weighted):
     (dict(weights=[1.0, 1.0, 1.0], min_cases=1), "min_cases=1"),
     (dict(direction="both", min_cases=0), "min_cases=0"),
     (dict(min_cases=-1), "min_cases"),
-    (dict(backend="gpu"), "CPU engine only"),
+    (dict(backend="quantum"), "backend"),
     (dict(location_ids=["a", "a", "b"]), "different coordinates"),
     (dict(max_population=0.7), "max_population"),
 ])

@@ -116,8 +116,9 @@ def exponential(coords, times, censored=None, *, location_ids=None, max_populati
         Root of the per-replicate seeds.
     executor : None, concurrent.futures.Executor or dask Client
         Where the Monte Carlo batches run.
-    backend : {"auto", "cpu"}
-        The exponential model runs on the CPU engine ("auto" runs it there too).
+    backend : {"auto", "cpu", "gpu", "emulator"}
+        The engine (the CUDA kernel on a GPU, or on the CPU emulator; its logarithms are the device's,
+        within an ulp of the CPU engine's).
     threads : int, optional
         Numba threads.
     progress : bool
@@ -154,10 +155,7 @@ def exponential(coords, times, censored=None, *, location_ids=None, max_populati
     t, cen = _check_patients(times, censored, n)
     ids = check_location_ids(location_ids, n, repeats=True)
     ws = _check_windows(xy, max_population, max_distance, grid_cell, distance, "circle", (), (), "none")
-    if backend not in ("auto", "cpu"):
-        raise ValueError(f"backend={backend!r}: the exponential model runs on the CPU engine only; use "
-                         f"backend='cpu' or 'auto'")
-    run = check_run(min_cases, n_replicates, direction, secondary, progress, threads, seed, "cpu", executor)
+    run = check_run(min_cases, n_replicates, direction, secondary, progress, threads, seed, backend, executor)
     if run.direction in ("high", "both") and run.min_cases < 2:
         raise ValueError(f"min_cases={run.min_cases}: SaTScan needs at least 2 cases in a high-rate cluster; give "
                          f"min_cases >= 2")

@@ -11,7 +11,7 @@ import numpy as np
 from ..gpu.device import KERNELS_DIR
 from .engine import Engine, null_loglik, poisson_logs
 
-__all__ = ["GpuEngine"]
+__all__ = ["GpuEngine", "GpuPermutationEngine"]
 
 #: preferred threads per block (replicates of one centre), lowered per compiled kernel by
 #: Device.block_size (registers); a multiple of the warp size
@@ -182,3 +182,57 @@ class GpuSpaceTimeEngine:
             return dev.to_host(d_best), dev.to_host(d_arg)
         best_max = dev.to_host(d_max)
         return best_max[None, :], None
+
+
+class GpuPermutationEngine:
+    """The permutation models' windows (``scan_permutation`` in ``scan_permutation.cu``) on a device:
+    the methods of :class:`~.normal.PermutationEngine` (``cpu``, whose constants it uses and whose
+    host function turns maximizing values into LLRs)."""
+
+    def __init__(self, cpu, *, device, backend="gpu"):
+        self.cpu = cpu
+        self.backend = backend
+        self.dev = dev = device
+        self._fn = dev.module(KERNELS_DIR / "scan_permutation.cu", defines={"REAL": "double"}).function(
+            "scan_permutation")
+        self._block = dev.block_size(self._fn, BLOCK)
+        pad = (lambda a, dt: dev.to_device(np.ascontiguousarray(a if len(a) else np.zeros(1), dtype=dt)))
+        self.d_offsets = pad(cpu.offsets, np.int64)
+        self.d_neighbors = pad(cpu.neighbors, np.int32)
+        self.d_boundary = pad(cpu.boundary, np.uint8)
+        self.d_n_loc = pad(cpu.n_loc, np.int64)
+
+    __getstate__ = _refuse_pickling
+
+    @property
+    def n_centres(self) -> int:
+        return self.cpu.n_centres
+
+    def best_mv(self, s1: np.ndarray, s2: np.ndarray):
+        """(m, R) maximizing value of each centre's best window and (m, R) entry where it ends."""
+        dev = self.dev
+        c = self.cpu
+        s1 = np.ascontiguousarray(s1, dtype=np.float64)
+        s2 = np.ascontiguousarray(s2, dtype=np.float64)
+        R = s1.shape[1]
+        m = self.n_centres
+        if m == 0:
+            return np.empty((0, R)), np.empty((0, R), np.int64)
+        d_mv = dev.empty((m, R), np.float64)
+        d_arg = dev.empty((m, R), np.int64)
+        block = min(self._block, 32 * ((R + 31) // 32))
+        dev.launch(self._fn, (m, (R + block - 1) // block), (block, 1, 1), [
+            np.int32(c.model), self.d_offsets, self.d_neighbors, self.d_boundary, self.d_n_loc, dev.to_device(s1),
+            dev.to_device(s2), np.int64(c.N), np.float64(c.U), np.float64(c.U2), np.int64(c.min_high),
+            np.int64(c.min_low), np.int32(c.want_high), np.int32(c.want_low), np.int32(R), d_mv, d_arg])
+        return dev.to_host(d_mv), dev.to_host(d_arg)
+
+    def best_per_centre(self, s1: np.ndarray, s2: np.ndarray):
+        """(m, R) best LLR per centre and (m, R) entry where that window ends."""
+        mv, arg = self.best_mv(s1, s2)
+        return self.cpu.llr(mv), arg
+
+    def max_llr(self, s1: np.ndarray, s2: np.ndarray) -> np.ndarray:
+        """(R,) maximum LLR over all windows of each column."""
+        best, _ = self.best_per_centre(s1, s2)
+        return best.max(axis=0) if best.shape[0] else np.zeros(np.shape(s1)[1])

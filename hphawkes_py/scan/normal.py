@@ -39,12 +39,12 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .._backend import threads_context
+from .._backend import get_device, is_gpu_backend, threads_context
 from .._parallel import run_replicates
 from .._validate import as_float_array, check_int
 from .locations import _check_xy, _radius, check_ids_per_location, check_location_ids, make_centres, merge_rows
 from .model import _check_windows
-from .monte_carlo import BATCH_SIZE, CPU_BATCH_BYTES, batch_children, check_run, replicate_seed_batches
+from .monte_carlo import BATCH_SIZE, CPU_BATCH_BYTES, GPU_BATCH_SIZE, batch_children, check_run, replicate_seed_batches
 from .null_draws import permute_measurements
 from .result import Candidates, ScanResult, _clusters
 from .windows import build_windows
@@ -123,13 +123,14 @@ def _full_statistic(model, mv, N, U, U2, A, B):
 
 
 @njit(cache=True, parallel=True)
-def _best_windows(model, offsets, neighbors, boundary, n_loc, s1, s2, N, U, U2, A, B, min_high, min_low,
-                  want_high, want_low, best, arg):
-    """For every centre and every column of the per-location sums ``s1``, ``s2`` (L, R): the LLR of the
-    centre's best window (``best`` (m, R), 0 when none is of interest) and the neighbour-list entry
-    where it ends (``arg``, -1 when none). Windows are compared by their maximizing value, the first
-    (smallest) of equal ones kept, as SaTScan does. The normal models count a window's observations
-    from ``n_loc``; the exponential model its cases from ``s1`` (whole numbers)."""
+def _best_windows(model, offsets, neighbors, boundary, n_loc, s1, s2, N, U, U2, min_high, min_low, want_high,
+                  want_low, best_mv, arg):
+    """For every centre and every column of the per-location sums ``s1``, ``s2`` (L, R): the maximizing
+    value of the centre's best window (``best_mv`` (m, R), :data:`_NONE` when none is of interest) and
+    the neighbour-list entry where it ends (``arg``, -1 when none). Windows are compared by their
+    maximizing value, the first (smallest) of equal ones kept, as SaTScan does. The normal models
+    count a window's observations from ``n_loc``; the exponential model its cases from ``s1`` (whole
+    numbers). The CUDA kernel ``scan_permutation`` (``gpu/kernels/scan_permutation.cu``) is this loop."""
     m = offsets.shape[0] - 1
     R = s1.shape[1]
     for i in prange(m):
@@ -157,8 +158,19 @@ def _best_windows(model, offsets, neighbors, boundary, n_loc, s1, s2, N, U, U2, 
                         mv[r] = v
                         at[r] = k
         for r in range(R):
-            best[i, r] = _full_statistic(model, mv[r], N, U, U2, A, B)
+            best_mv[i, r] = mv[r]
             arg[i, r] = at[r]
+
+
+@njit(cache=True, parallel=True)
+def _statistics(model, mv, N, U, U2, A, B):
+    """The LLRs (m, R) of the maximizing values ``mv`` (m, R) (:func:`_full_statistic`): one host
+    function for both engines, so that equal maximizing values give equal LLRs."""
+    out = np.empty_like(mv)
+    for i in prange(mv.shape[0]):
+        for r in range(mv.shape[1]):
+            out[i, r] = _full_statistic(model, mv[i, r], N, U, U2, A, B)
+    return out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -189,29 +201,39 @@ class PermutationEngine:
     min_low: int
     want_high: bool
     want_low: bool
+    backend = "cpu"
 
     @property
     def n_centres(self) -> int:
         return len(self.offsets) - 1
 
-    def best_per_centre(self, s1: np.ndarray, s2: np.ndarray):
-        """(m, R) best LLR per centre and (m, R) int64 entry where that window ends (-1: none), for the
-        per-location sums ``s1``, ``s2`` (L, R) float64."""
+    def best_mv(self, s1: np.ndarray, s2: np.ndarray):
+        """(m, R) maximizing value of each centre's best window and (m, R) int64 entry where it ends
+        (-1: none), for the per-location sums ``s1``, ``s2`` (L, R) float64."""
         s1 = np.ascontiguousarray(s1, dtype=np.float64)
         s2 = np.ascontiguousarray(s2, dtype=np.float64)
         R = s1.shape[1]
-        best = np.zeros((self.n_centres, R))
-        arg = np.full((self.n_centres, R), -1, dtype=np.int64)
+        mv = np.empty((self.n_centres, R))
+        arg = np.empty((self.n_centres, R), dtype=np.int64)
         _best_windows(np.int64(self.model), self.offsets, self.neighbors, self.boundary, self.n_loc, s1, s2,
-                      np.int64(self.N), np.float64(self.U), np.float64(self.U2), np.float64(self.A),
-                      np.float64(self.B), np.int64(self.min_high), np.int64(self.min_low), self.want_high,
-                      self.want_low, best, arg)
-        return best, arg
+                      np.int64(self.N), np.float64(self.U), np.float64(self.U2), np.int64(self.min_high),
+                      np.int64(self.min_low), self.want_high, self.want_low, mv, arg)
+        return mv, arg
+
+    def llr(self, mv: np.ndarray) -> np.ndarray:
+        """The LLRs of maximizing values (0 where there is none)."""
+        return _statistics(np.int64(self.model), np.ascontiguousarray(mv, dtype=np.float64), np.int64(self.N),
+                           np.float64(self.U), np.float64(self.U2), np.float64(self.A), np.float64(self.B))
+
+    def best_per_centre(self, s1: np.ndarray, s2: np.ndarray):
+        """(m, R) best LLR per centre (0: no window of interest) and (m, R) entry where that window ends."""
+        mv, arg = self.best_mv(s1, s2)
+        return self.llr(mv), arg
 
     def max_llr(self, s1: np.ndarray, s2: np.ndarray) -> np.ndarray:
         """(R,) maximum LLR over all windows of each column."""
         best, _ = self.best_per_centre(s1, s2)
-        return best.max(axis=0) if best.shape[0] else np.zeros(s1.shape[1])
+        return best.max(axis=0) if best.shape[0] else np.zeros(np.shape(s1)[1])
 
 
 def _null_batch(size, batch_seed, engine, loc_of_obs, first, second, L):
@@ -227,7 +249,9 @@ def permutation_monte_carlo(engine: PermutationEngine, gid, first, second, L: in
     permuted among them (``gid``: each observation's location), ``run``: the checked
     :class:`~.monte_carlo.RunOptions`."""
     R = run.n_replicates
-    if run.executor is not None:
+    if is_gpu_backend(engine.backend):  # a batch's sums and per-centre maxima within 256 MiB on the device
+        batch = max(BATCH_SIZE, min(GPU_BATCH_SIZE, (1 << 28) // max(16 * L + 16 * engine.n_centres, 1)))
+    elif run.executor is not None:
         batch = BATCH_SIZE
     else:  # the sums of a batch and its per-centre maxima within CPU_BATCH_BYTES
         cap = max(BATCH_SIZE, CPU_BATCH_BYTES // max(16 * L + 16 * engine.n_centres, 1))
@@ -424,8 +448,8 @@ def normal(coords, values, *, weights=None, location_ids=None, max_population=0.
         Root of the per-replicate seeds: results do not depend on executor or batching.
     executor : None, concurrent.futures.Executor or dask Client
         Where the Monte Carlo batches run.
-    backend : {"auto", "cpu"}
-        The normal model runs on the CPU engine ("auto" runs it there too).
+    backend : {"auto", "cpu", "gpu", "emulator"}
+        The engine (the CUDA kernel on a GPU, or on the CPU emulator); both give the same LLRs.
     threads : int, optional
         Numba threads.
     progress : bool
@@ -461,11 +485,8 @@ def normal(coords, values, *, weights=None, location_ids=None, max_population=0.
     x, w = _check_observations(values, weights, n)
     ids = check_location_ids(location_ids, n, repeats=True)
     ws = _check_windows(xy, max_population, max_distance, grid_cell, distance, "circle", (), (), "none")
-    if backend not in ("auto", "cpu"):
-        raise ValueError(f"backend={backend!r}: the normal model runs on the CPU engine only; use backend='cpu' or "
-                         f"'auto'")
     weighted = w is not None
-    run = check_run(0, n_replicates, direction, secondary, progress, threads, seed, "cpu", executor)
+    run = check_run(0, n_replicates, direction, secondary, progress, threads, seed, backend, executor)
     m_cases = _check_min_cases(min_cases, run.direction, weighted)
 
     if weighted:
@@ -527,6 +548,10 @@ def scan_observations(model, xy, ids, check_ids, ws, run, first, second, counted
         offsets, neighbors, _, boundary = build_windows(cpoints, points, n_loc, ws.max_population * n,
                                                         ws.geo.to_working(ws.max_distance))
         engine = PermutationEngine(model, offsets, neighbors, boundary, n_loc, *totals, *minimums, want_high, want_low)
+        if is_gpu_backend(run.backend):
+            from .gpu import GpuPermutationEngine
+
+            engine = GpuPermutationEngine(engine, device=get_device(run.backend), backend=run.backend)
         best, best_entry = engine.best_per_centre(s1[:, None], s2[:, None])
         null_llr = permutation_monte_carlo(engine, gid, first, second, L, run)
     tables = {}
@@ -538,7 +563,7 @@ def scan_observations(model, xy, ids, check_ids, ws, run, first, second, counted
     cand = Candidates(best[:, 0], best_entry[:, 0], offsets, neighbors, centres, centre_loc)
     clusters = _clusters(cand, _radius(ws.geo, points, cpoints), loc_count, report, ids, null_llr, window_stats,
                          extra=lambda i: tables[i])
-    return dict(clusters=clusters, null_llr=null_llr, backend="cpu", n_centres=len(centres),
+    return dict(clusters=clusters, null_llr=null_llr, backend=run.backend, n_centres=len(centres),
                 n_windows=int(boundary.sum()), max_population=ws.max_population, direction=run.direction,
                 n_replicates=run.n_replicates, grid_cell=ws.grid_cell, max_distance=ws.max_distance,
                 distance=ws.distance, n_locations=L, n_merged=n - L, _loc_coords=loc_coords, _loc_cases=loc_count,

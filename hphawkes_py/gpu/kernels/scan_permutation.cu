@@ -1,0 +1,99 @@
+// scan_permutation.cu -- the scans whose null permutes the observations' values: the normal model
+// (Kulldorff, Huang & Konty 2009), SaTScan's weighted normal model, and the exponential model for
+// survival data (Huang, Kulldorff & Gregorio 2007).
+//
+// One thread per (centre, replicate): block x = centre, threads (and grid y) = replicates, as in
+// scan.cu. Every thread walks its centre's neighbour list (CSR offsets / neighbors / boundary,
+// read at the same index by the whole block), adds the locations' two sums s1, s2 (laid out
+// locations x replicates: s1[loc * R + r] is coalesced across the block) and, for the normal
+// models, the locations' observation counts n_loc; at every window end it tests whether the window
+// is of interest and keeps SaTScan's maximizing value of the best one:
+//   normal (model 0):          s1, s2 = sums of x and x^2;    mv = -sigma1^2 (expanded sums);
+//   weighted normal (model 1): s1, s2 = sums of w x and w;    mv = u^2/u2 + (U-u)^2/(U2-u2);
+//   exponential (model 2):     s1, s2 = deaths and calibrated time (c, mu);
+//                              mv = c log(c/mu) + (C-c) log((C-c)/(C-mu)).
+// The host turns the maximizing values into LLRs (hphawkes_py/scan/normal.py, _statistics), the
+// same function for both engines. The operations are those of the CPU engine (normal.py:
+// _of_interest, _maximizing_value) in the same order, products rounded separately (no fused
+// multiply-add), so the normal models' maximizing values are the CPU engine's bit for bit; the
+// exponential model's logarithms are the device's (within an ulp of the host's).
+#include "hp_cuda.h"
+
+#if defined(__HP_EMULATOR__)
+#define PM_MUL(a, b) ((a) * (b))
+#else
+#define PM_MUL(a, b) __dmul_rn((a), (b))
+#endif
+
+// SaTScan's "no maximizing value": minus the largest double
+#define PM_NONE (-1.7976931348623157e308)
+
+__device__ __forceinline__ bool pm_of_interest(int model, long long n, double u, double u2, long long N, double U,
+                                               double U2, long long min_high, long long min_low, int want_high,
+                                               int want_low) {
+  if (u == 0.0) return false;
+  if (model == 1) {
+    const double m = u / u2;
+    const double M = U / U2;
+    return (want_high && n >= min_high && m > M) || (want_low && n >= min_low && m < M);
+  }
+  const double a = PM_MUL((double)n, U);
+  const double b = PM_MUL(u, (double)N);
+  if (model == 2) return (want_high && n >= min_high && a > b) || (want_low && n >= min_low && a < b);
+  return (want_high && n >= min_high && a < b) || (want_low && n >= min_low && a > b);
+}
+
+__device__ __forceinline__ double pm_maximizing_value(int model, long long n, double u, double u2, long long N,
+                                                      double U, double U2) {
+  if (model == 2) {
+    if (n != N && n != 0)
+      return PM_MUL((double)n, log((double)n / u)) + PM_MUL((double)(N - n), log((double)(N - n) / (U - u)));
+    if (n == 0) return PM_MUL((double)(N - n), log((double)(N - n) / (U - u)));
+    return PM_MUL((double)n, log((double)n / u));
+  }
+  if (n == 0 || n == N) return PM_NONE;
+  if (model == 1) return PM_MUL(u, u) / u2 + PM_MUL(U - u, U - u) / (U2 - u2);
+  const double mi = u / (double)n;
+  const double mo = (U - u) / (double)(N - n);
+  double s = u2 - PM_MUL(PM_MUL(2.0, u), mi);
+  s = s + PM_MUL((double)n, PM_MUL(mi, mi));
+  s = s + (U2 - u2);
+  s = s - PM_MUL(PM_MUL(2.0, U - u), mo);
+  s = s + PM_MUL((double)(N - n), PM_MUL(mo, mo));
+  const double var = PM_MUL(1.0 / (double)N, s);
+  return var > 0.0 ? -var : PM_NONE;
+}
+
+extern "C" __global__ void scan_permutation(int model, const long long* offsets, const int* neighbors,
+                                            const unsigned char* boundary, const long long* n_loc,
+                                            const double* s1, const double* s2, long long N, double U, double U2,
+                                            long long min_high, long long min_low, int want_high, int want_low,
+                                            int R, double* best_mv, long long* best_entry) {
+  const long long i = blockIdx.x;  // centre
+  const int r = blockIdx.y * blockDim.x + threadIdx.x;  // replicate
+  if (r >= R) return;
+  double u = 0.0, u2 = 0.0, mv = PM_NONE;
+  long long n = 0, arg = -1;
+  const long long end = offsets[i + 1];
+  for (long long j = offsets[i]; j < end; ++j) {
+    const int loc = neighbors[j];
+    n += n_loc[loc];
+    u += s1[(long long)loc * R + r];
+    u2 += s2[(long long)loc * R + r];
+    if (boundary[j] == 0) continue;  // inside a tie group: not a window end
+    double v = PM_NONE;
+    if (model == 2) {
+      const long long c = (long long)u;
+      if (pm_of_interest(model, c, u2, 0.0, N, U, U2, min_high, min_low, want_high, want_low))
+        v = pm_maximizing_value(model, c, u2, 0.0, N, U, U2);
+    } else if (pm_of_interest(model, n, u, u2, N, U, U2, min_high, min_low, want_high, want_low)) {
+      v = pm_maximizing_value(model, n, u, u2, N, U, U2);
+    }
+    if (v > mv) {
+      mv = v;
+      arg = j;
+    }
+  }
+  best_mv[i * R + r] = mv;
+  best_entry[i * R + r] = arg;
+}
