@@ -61,7 +61,7 @@
 #'   \code{n_controls} (controls used), \code{log_likelihood}, \code{dropped} (named counts),
 #'   \code{ease} (expected absolute systematic error, EmpiricalCalibration's
 #'   \code{computeExpectedAbsoluteSystematicError}; a study passes below 0.25), and the
-#'   controls (\code{log_rr}, \code{se_log_rr}) for \code{autoplot()}. Use it with
+#'   controls the fit used (\code{log_rr}, \code{se_log_rr}) for \code{autoplot()}. Use it with
 #'   \code{\link{calibrate_p}} and \code{\link{calibrate_ci}}.
 #' @references Schuemie MJ, Ryan PB, DuMouchel W, Suchard MA, Madigan D (2014). Interpreting
 #'   observational studies: why empirical calibration is needed to correct p-values.
@@ -99,8 +99,10 @@ sccs_fit_null <- function(log_rr, se_log_rr = NULL, invalid = "drop") {
 .calib_null_r <- function(py, log_rr, se_log_rr) {
   at <- .hp_r(.hp_call(rf$attributes(py, list("mean", "sd", "n_controls", "log_likelihood", "dropped", "ease"))))
   at$dropped <- unlist(at$dropped)
-  at$log_rr <- log_rr
-  at$se_log_rr <- se_log_rr
+  # the controls the fit used (those left out were named in the fit's warning), for autoplot()
+  used <- is.finite(log_rr) & is.finite(se_log_rr) & abs(log_rr) <= log(100)
+  at$log_rr <- log_rr[used]
+  at$se_log_rr <- se_log_rr[used]
   at$python <- py
   structure(at, class = "sccs_empirical_null")
 }
@@ -260,7 +262,7 @@ calibrate_ci <- function(model, log_rr, se_log_rr, level = 0.95, ...) {
 #' calibrated p-value. Negative controls belong inside it.
 #'
 #' @param object An \code{sccs_empirical_null}.
-#' @param log_rr,se_log_rr Estimates to show (default: the negative controls of the fit);
+#' @param log_rr,se_log_rr Estimates to show (default: the negative controls the fit used);
 #'   NA, NaN or infinite ones cannot be drawn and are an error.
 #' @param level \code{1 - level} is the significance level of the boundaries.
 #' @param ... Unused.

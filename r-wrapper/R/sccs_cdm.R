@@ -1,5 +1,5 @@
-# SCCS data straight from an OMOP CDM database: wrapper over hphawkes_py.sccs.cdm.from_cdm. An R
-# DBI connection cannot be handed to Python, so the database is named by a URL that the Python
+# SCCS data straight from an OMOP CDM database: wrapper over hphawkes_py.sccs.SCCSData.from_cdm. An
+# R DBI connection cannot be handed to Python, so the database is named by a URL that the Python
 # side opens: "duckdb:///path/cdm.duckdb" or an SQLAlchemy URL.
 
 # Concept ids: whole numbers, sent as Python ints (Python refuses floats); NULL stays NULL.
@@ -44,7 +44,8 @@
 #' periods holding them, the date of birth from \code{person}, and the eras of \code{drug_era}
 #' (or \code{drug_exposure}) of the exposure concepts. Every join and filter runs in the
 #' database; only the cases' rows come back. Then \code{SCCSData.from_eras}
-#' (\code{hphawkes_py.sccs.cdm.from_cdm}).
+#' (\code{hphawkes_py.sccs.SCCSData.from_cdm}; the options are
+#' those of \code{hphawkes_py.sccs.cdm.cdm_study}).
 #'
 #' @param connection The database, as a URL string: \code{"duckdb:///path/to/cdm.duckdb"} (a
 #'   DuckDB file, opened read-only with the Python \code{duckdb} package) or an SQLAlchemy URL
@@ -122,7 +123,7 @@ sccs_data_from_cdm <- function(connection, outcome_concept_ids, exposure_concept
   if (!is.null(cdm_schema) && (!is.character(cdm_schema) || length(cdm_schema) != 1L || is.na(cdm_schema)))
     .hp_stop("cdm_schema must be one schema name, got ", .hp_kind(cdm_schema))
   exp_ids <- .cdm_concepts(exposure_concept_ids, "exposure_concept_ids")
-  py <- .hp_call(.hp_mod("sccs.cdm")$from_cdm(connection,
+  py <- .hp_call(.hp_mod("sccs")$SCCSData$from_cdm(connection,
     .cdm_concepts(outcome_concept_ids, "outcome_concept_ids"), exp_ids,
     negative_control_concept_ids = .cdm_concepts(negative_control_concept_ids, "negative_control_concept_ids", TRUE),
     cdm_schema = cdm_schema, include_descendants = .as_flag(include_descendants, "include_descendants"),

@@ -49,6 +49,8 @@ test_that("unusable controls are dropped with an R warning naming R's position, 
   expect_identical(null$mean, clean$mean)
   expect_identical(null$sd, clean$sd)
   expect_output(print(null), "left out: non_finite = 1, extreme = 1")
+  expect_identical(null$log_rr, x)  # the controls used, for the plot
+  expect_s3_class(autoplot(null), "ggplot")
   expect_error(sccs_fit_null(x2, se2, invalid = "raise"), "first at position 5", class = "hphawkes_input_error")
   expect_error(sccs_fit_null(x2, se2, invalid = "keep"), "invalid must be \"drop\" or \"raise\"")
   expect_error(sccs_fit_null(x, se[-1]), "same length, got 30 and 29", class = "hphawkes_input_error")

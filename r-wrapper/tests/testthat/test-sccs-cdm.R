@@ -1,5 +1,5 @@
 # sccs_data_from_cdm(): a DuckDB file built by the repository's tests/cdm_fixture.py (through
-# reticulate), read by URL; the design is Python's from_cdm of the same file, bit for bit.
+# reticulate), read by URL; the design is Python's SCCSData.from_cdm of the same file, bit for bit.
 
 # The path of a DuckDB CDM of a simulated study (skips when duckdb or the fixture is absent).
 cdm_file <- function(n_cases = 150, seed = 7) {
@@ -29,7 +29,7 @@ test_that("sccs_data_from_cdm reads a DuckDB CDM by URL and gives Python's from_
                           study_start = as.Date("2001-01-01"), gender_concept_ids = c(8507, 8532))
   expect_s3_class(d, "sccs_data")
   py <- py_reference(paste(
-    "import hphawkes_py as hp; from hphawkes_py.sccs.cdm import from_cdm",
+    "import hphawkes_py as hp; from_cdm = hp.sccs.SCCSData.from_cdm",
     sprintf("d = from_cdm(%s, 4000, [1001, 1002], negative_control_concept_ids=[1003],", shQuote(url)),
     "              risk_end=30, study_start='2001-01-01', gender_concept_ids=[8507, 8532])",
     "out = {'n': [d.n_strata, d.n_rows, d.n_covariates, d.nnz], 'ids': d.covariate_ids, 'y': d.y, 'time': d.time,",
@@ -42,7 +42,7 @@ test_that("sccs_data_from_cdm reads a DuckDB CDM by URL and gives Python's from_
   # the same design, fitted from R and from Python
   fit <- sccs_fit(d, prior = "none", backend = "cpu")
   ref <- py_reference(paste(
-    "import hphawkes_py as hp; from hphawkes_py.sccs.cdm import from_cdm",
+    "import hphawkes_py as hp; from_cdm = hp.sccs.SCCSData.from_cdm",
     sprintf("d = from_cdm(%s, 4000, [1001, 1002], negative_control_concept_ids=[1003],", shQuote(url)),
     "              risk_end=30, study_start='2001-01-01', gender_concept_ids=[8507, 8532])",
     "out = hp.sccs.fit(d, prior='none', progress=False, backend='cpu').coefficients.to_numpy()", sep = "\n"))
@@ -55,7 +55,7 @@ test_that("sccs_data_from_cdm reads a DuckDB CDM by URL and gives Python's from_
   # risk_windows keyed by concept id, and windows of sccs_risk_window()
   d2 <- sccs_data_from_cdm(url, 4000, c(1001, 1002), risk_windows = list(`1001` = c(0, 10)))
   n2 <- py_reference(paste(
-    "import hphawkes_py as hp; from hphawkes_py.sccs.cdm import from_cdm",
+    "import hphawkes_py as hp; from_cdm = hp.sccs.SCCSData.from_cdm",
     sprintf("d = from_cdm(%s, 4000, [1001, 1002], risk_windows={1001: (0, 10)})", shQuote(url)),
     "out = [d.n_rows, d.nnz, float(d.time.sum())]", sep = "\n"))
   expect_identical(c(d2$n_rows, d2$nnz, reticulate::py_to_r(d2$python$time$sum()$item())), n2)
