@@ -16,7 +16,12 @@ import math
 import numpy as np
 
 __all__ = ["phi_diff", "background_integral_part", "background_integral_terms", "trigger_integral_part",
-           "trigger_integral_terms", "gaussian_window_mass"]
+           "trigger_integral_terms", "gaussian_window_mass", "ExponentialIntegralTail"]
+
+#: 1 - exp(-x) rounds to exactly 1.0 in float64 for every x >= ONE_FROM: e^-40 < 2^-57 is below half
+#: the spacing of the doubles under 1, and expm1 (fdlibm and its descendants, glibc's included)
+#: returns -1 exactly below -56 ln 2 = -38.8 (the tests check it on the running platform).
+ONE_FROM = 40.0
 
 
 def phi_diff(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -93,3 +98,49 @@ def gaussian_window_mass(x: np.ndarray, s, window) -> np.ndarray:
         py = phi_diff((ye[None, 1:] - xb[:, 1:2]) / s, (ye[None, :-1] - xb[:, 1:2]) / s)
         out[a:a + block] = np.einsum("mk,kj,mj->m", py, inside, px)
     return out
+
+
+class ExponentialIntegralTail:
+    """The exponential kernel's compensator part K(omega) = sum_m [1 - exp(-omega (T1 - t_m))] for
+    times sorted ascending, re-evaluated for each omega in O(number of events within 41 / omega of
+    T1) instead of O(N) exponentials.
+
+    The terms of the events earlier than T1 - 41/omega are exactly 1.0 (:data:`ONE_FROM`), so they
+    stay in a resident array of ones; only the tail is recomputed, by the expression of
+    :func:`trigger_integral_terms`, and the array is summed by ``np.sum`` as
+    :func:`trigger_integral_part` sums its terms: the value is bit-identical to
+    ``trigger_integral_part(t, omega, window)``.
+
+    Parameters
+    ----------
+    t_sorted : ndarray, shape (N,)
+        Event times sorted ascending (units of time, e.g. hours).
+    window : tuple (T0, T1)
+        The observation window (same units).
+
+    Examples
+    --------
+    >>> from hphawkes_py.hawkes.compensator import ExponentialIntegralTail, trigger_integral_part
+    >>> t = np.linspace(0.0, 100.0, 1001)
+    >>> tail = ExponentialIntegralTail(t, (0.0, 100.0))
+    >>> tail(2.0) == trigger_integral_part(t, 2.0, (0.0, 100.0)), tail(0.05) == trigger_integral_part(t, 0.05, (0.0, 100.0))
+    (True, True)
+    """
+
+    def __init__(self, t_sorted: np.ndarray, window) -> None:
+        T1 = window[1]
+        t = np.asarray(t_sorted, dtype=np.float64)
+        self._d = T1 - t                      # T1 - t_m, non-increasing
+        self._neg_d = -self._d                # non-decreasing, for searchsorted
+        self._terms = np.ones(t.shape[0])
+        self._first = t.shape[0]              # _terms[:_first] are 1.0
+
+    def __call__(self, omega: float) -> float:
+        omega = float(omega)
+        # c = #events with T1 - t_m >= 41/omega: omega (T1 - t_m) >= 41 (1 - 2^-52) > ONE_FROM, a term of 1.0
+        c = int(np.searchsorted(self._neg_d, -((ONE_FROM + 1.0) / omega), side="right"))
+        if c > self._first:
+            self._terms[self._first:c] = 1.0
+        self._terms[c:] = -np.expm1(-omega * self._d[c:])
+        self._first = c
+        return float(np.sum(self._terms))

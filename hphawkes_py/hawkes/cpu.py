@@ -41,7 +41,7 @@ from numba.extending import overload
 
 from .._backend import threads_context
 from .._fastmath import exp_like
-from .compensator import trigger_integral_part
+from .compensator import ExponentialIntegralTail
 from .engine import Engine
 from .kernels import phi0
 from .times import split_time, tie_starts, time_grid
@@ -55,6 +55,14 @@ _FLUSH = 128  # row pairs of a chunk between flushes of its scatter buffer
 MAX_SCATTER_CHUNKS = 48
 #: The chunks' float64 scatter buffers hold at most this many values (128 MiB), unless 2 chunks need more.
 SCATTER_BUFFER_VALUES = 2**24
+#: The windowed trigger pass's pair list (44 bytes a pair in float64: r2, dt, the term, t_m, t_n, n)
+#: holds at most this many pairs (88 MiB); beyond it the row loop runs.
+MAX_PAIRS = 2**21
+#: The pair list is built for Dmax = PAIR_HEADROOM * Delta_G and kept while Delta_G <= Dmax < PAIR_SHRINK * Delta_G.
+PAIR_HEADROOM = 1.25
+PAIR_SHRINK = 2.0
+#: Rows per block of the pair-list trigger pass (a block's terms stay in cache between its two steps).
+PAIR_BLOCK_ROWS = 2048
 
 
 def scatter_chunks(N: int) -> int:
@@ -396,12 +404,201 @@ def _query_kernel(xs, th, tl, qs, qh, ql, lo_s, hi_s, lo_g, hi_g, ax, at, bh, om
     return Q * ((hi_s - lo_s) + (hi_g - lo_g))
 
 
+# --------------------------------------------------------------------------------------------
+# Trigger sums from a pair list (windowed engines).
+#
+# In the windowed likelihood the trigger row of event n holds the few earlier events within
+# Delta_G (a couple per event on the DC data), too few for the row loop above to vectorize: it pays
+# a row's set-up, its branches and one scalar exp per pair. The pair list keeps, for a cut-off
+# Dmax >= Delta_G, every pair (n, m) with lo_n <= m < ts_n (lo_n the first m with t_m >= t_n - Dmax),
+# rows consecutive (CSR: row n at [ptr_n, ptr_{n+1}), m ascending), as its squared distance r2 and
+# time difference dt (computed once, as the row loop computes them), t_m, t_n and n. A trigger
+# pass is then, over the pairs of a block of rows:
+#   1. v_k = trigger term (r2_k, dt_k): one flat loop, vectorized across rows;
+#   2. v_k = 0 unless t_m >= t_n - Delta_G: the row loop's window exactly (its first m is the first
+#      with t_m >= t_n - Delta_G); compiled without fastmath, so t_n - Delta_G is rounded as there;
+#   3. acc_n += v_k in k order (a scatter with no branch), G_n = scale * acc_n.
+# acc_n is then the row loop's sum for a row of at most _BLK terms (its leading zeros add nothing);
+# the few rows with more pairs in the list are summed again in blocks of _BLK terms, as the row loop
+# does. Rows are independent (no sum crosses rows), so G_n does not depend on the thread count or
+# on the blocks. The row loop may let LLVM add a row of 8 terms and more in interleaved partial sums,
+# so such rows can differ in the last bits between the two paths.
+# --------------------------------------------------------------------------------------------
+class _PairList:
+    """The pairs (n, m) of the windowed trigger pass for the cut-off ``dmax`` (see the notes above)."""
+
+    def __init__(self, dmax, lo, ptr, r2, dt, twm, twn, row, long_rows, dtype):
+        self.dmax, self.lo, self.ptr = dmax, lo, ptr
+        self.r2, self.dt, self.twm, self.twn, self.row = r2, dt, twm, twn, row
+        self.long_rows = long_rows            # rows holding more than _BLK pairs
+        self.v = np.empty(r2.shape[0], dtype)  # the terms of the current pass
+        self.acc = np.empty(ptr.shape[0] - 1, dtype)
+
+
+@njit(cache=True, nogil=True)
+def _pair_rows(tw, ts, dmax, lo):
+    """lo[n] = first m < ts[n] with tw[m] >= tw[n] - dmax (ts[n] if none); returns the number of pairs."""
+    total = 0
+    for n in range(tw.shape[0]):
+        hi = ts[n]
+        first = _lower_bound_back(tw, tw[n] - dmax, hi)
+        lo[n] = first
+        total += hi - first
+    return total
+
+
+@njit(cache=True, fastmath=True)
+def _pair_r2_loop(xs, a, lo, hi, k0, r2):
+    # the expression of _tr_loop, compiled as there (LLVM fuses its multiply-adds alike)
+    for m in range(np.uint64(lo), np.uint64(hi)):
+        r2[np.uint64(k0) + (m - np.uint64(lo))] = _sqdist(xs, a, m)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _pair_fill(xs, th, tl, tw, ts, lo, ptr, r2, dt, twm, twn, row):
+    """Every pair's r2, dt, t_m, t_n and n (rows given by lo, ts and ptr). dt is computed without
+    fastmath: re-associated, (t_n^hi - t_m^hi) + (t_n^lo - t_m^lo) would lose the float32 split of the
+    times (``times.split_time``)."""
+    for n in prange(ts.shape[0]):
+        if lo[n] < ts[n]:
+            _pair_r2_loop(xs, _coords(xs, n), lo[n], ts[n], ptr[n], r2)
+            for m in range(lo[n], ts[n]):
+                k = ptr[n] + (m - lo[n])
+                dt[k] = (th[n] - th[m]) + (tl[n] - tl[m])
+                twm[k] = tw[m]
+                twn[k] = tw[n]
+                row[k] = n
+
+
+@njit(cache=True, fastmath=True)
+def _pair_terms(r2, dt, k0, k1, bh, om, kp, sq, v):
+    """Step 1: v[k] = trigger term of pair k for k in [k0, k1) (one flat, vectorized loop)."""
+    for k in range(np.uint64(k0), np.uint64(k1)):
+        v[k] = _trig(_spat(r2[k], bh, sq), om, dt[k], kp)
+
+
+@njit(cache=True)
+def _pair_block(pl_ptr, r2, dt, twm, twn, row, v, acc, bh, om, kp, sq, delta, scale, out, r0, r1):
+    """Steps 1-3 for the rows [r0, r1); compiled without fastmath (steps 2 and 3 keep their rounding
+    and order). Returns #terms in the window."""
+    k0 = pl_ptr[r0]
+    k1 = pl_ptr[r1]
+    _pair_terms(r2, dt, k0, k1, bh, om, kp, sq, v)
+    zero = bh - bh
+    cnt = 0
+    for k in range(k0, k1):
+        keep = twm[k] >= twn[k] - delta
+        v[k] = v[k] if keep else zero
+        cnt += keep
+    for n in range(r0, r1):
+        acc[n] = zero
+    for k in range(k0, k1):
+        acc[row[k]] += v[k]
+    for n in range(r0, r1):
+        out[n] = scale * np.float64(acc[n])
+    return cnt
+
+
+@njit(cache=True)
+def _pair_long_row(tw, ts, lo, ptr, v, zero, delta, n, scale, out):
+    """G_n of a row with more than _BLK pairs, from the masked terms: added in m order from the
+    window's first pair in blocks of _BLK terms of the kernel dtype, into a float64 sum (the row loop's
+    blocks)."""
+    hi = ts[n]
+    m = lo[n]
+    k = ptr[n]
+    cut = tw[n] - delta
+    while m < hi and tw[m] < cut:
+        m += 1
+        k += 1
+    acc = 0.0
+    blk = zero
+    j = 0
+    while m < hi:
+        blk += v[k]
+        m += 1
+        k += 1
+        j += 1
+        if j == _BLK:
+            acc += blk
+            blk = zero
+            j = 0
+    acc += blk
+    out[n] = scale * acc
+
+
+@njit(cache=True, nogil=True)
+def _pair_trigger_serial(tw, ts, lo, ptr, r2, dt, twm, twn, row, v, acc, long_rows, bh, om, kp, sq, delta, scale,
+                         out, rows):
+    """Trigger sums from the pair list on one thread (no parallel region to start: the MCMC chains
+    run one thread each). ``rows``: rows per block. Returns #terms in the window."""
+    N = ts.shape[0]
+    cnt = 0
+    for r0 in range(0, N, rows):
+        cnt += _pair_block(ptr, r2, dt, twm, twn, row, v, acc, bh, om, kp, sq, delta, scale, out, r0,
+                           min(r0 + rows, N))
+    for i in range(long_rows.shape[0]):
+        _pair_long_row(tw, ts, lo, ptr, v, bh - bh, delta, long_rows[i], scale, out)
+    return cnt
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _pair_trigger_parallel(tw, ts, lo, ptr, r2, dt, twm, twn, row, v, acc, long_rows, bh, om, kp, sq, delta, scale,
+                           out, rows):
+    """:func:`_pair_trigger_serial` with the blocks of rows shared out to the threads (same results)."""
+    N = ts.shape[0]
+    nb = (N + rows - 1) // rows
+    counts = np.zeros(nb, np.int64)
+    for b in prange(nb):
+        r0 = b * rows
+        counts[b] = _pair_block(ptr, r2, dt, twm, twn, row, v, acc, bh, om, kp, sq, delta, scale, out, r0,
+                                min(r0 + rows, N))
+    for i in prange(long_rows.shape[0]):
+        _pair_long_row(tw, ts, lo, ptr, v, bh - bh, delta, long_rows[i], scale, out)
+    return counts.sum()
+
+
 # O(N) kernels run serially: starting a parallel region costs more than the N logs of one pass.
+#: sum_n log(lambda_n) takes one log per _LOG_BLOCK rates (the log of their product) when every rate
+#: of the block is in [_LOG_LO, _LOG_HI]: a product of 16 such rates stays within [2^-992, 2^992], so
+#: no partial product overflows or goes subnormal, and its rounding (< 16 ulp relative, i.e. < 2e-15
+#: absolute in its log) is below the rounding of the 16 logs it replaces. A block holding a rate
+#: outside the range (0, inf and NaN included) takes the 16 logs, as written.
+_LOG_BLOCK = 16
+_LOG_LO = 2.0**-62
+_LOG_HI = 2.0**62
+
+
 @njit(cache=True, nogil=True)
 def _sum_log_kernel(S, G, mu0, theta):
+    """sum_n log(mu0 S_n + theta G_n), one log per block of 16 rates (see _LOG_BLOCK)."""
+    N = S.shape[0]
     acc = 0.0
-    for n in range(S.shape[0]):
-        acc += math.log(mu0 * S[n] + theta * G[n])
+    n = 0
+    while n + _LOG_BLOCK <= N:
+        # four interleaved partial products: independent multiplications
+        p0 = p1 = p2 = p3 = 1.0
+        ok = True
+        for j in range(0, _LOG_BLOCK, 4):
+            i = n + j
+            a0 = mu0 * S[i] + theta * G[i]
+            a1 = mu0 * S[i + 1] + theta * G[i + 1]
+            a2 = mu0 * S[i + 2] + theta * G[i + 2]
+            a3 = mu0 * S[i + 3] + theta * G[i + 3]
+            ok = ok & (a0 >= _LOG_LO) & (a0 <= _LOG_HI) & (a1 >= _LOG_LO) & (a1 <= _LOG_HI) \
+                & (a2 >= _LOG_LO) & (a2 <= _LOG_HI) & (a3 >= _LOG_LO) & (a3 <= _LOG_HI)
+            p0 *= a0
+            p1 *= a1
+            p2 *= a2
+            p3 *= a3
+        if ok:
+            acc += math.log((p0 * p1) * (p2 * p3))
+        else:
+            for i in range(n, n + _LOG_BLOCK):
+                acc += math.log(mu0 * S[i] + theta * G[i])
+        n += _LOG_BLOCK
+    for i in range(n, N):
+        acc += math.log(mu0 * S[i] + theta * G[i])
     return acc
 
 
@@ -437,6 +634,8 @@ class CpuEngine(Engine):
         self._ts = tie_starts(self._tw)
         self._S = np.zeros(self.N)
         self._G = [np.zeros(self.N), np.zeros(self.N)]
+        self._pair_list = None  # the windowed trigger pass's pairs (_PairList), built on first use
+        self._tail = ExponentialIntegralTail(self._tw, self.window)
 
     def _nchunks(self):
         """Chunks of the query loop: one per thread (each query point's sums are the same in any chunk)."""
@@ -459,11 +658,47 @@ class CpuEngine(Engine):
                 scatter_chunks(self.N), phi0(self.D, tau_x) * phi0(1, tau_t), 1.0, self._S, self._S)
         self._pairs += int(cnt)
 
+    def _pairs_for(self, delta):
+        """The pair list for the cut-off ``delta``, or None (then the row loop runs): kept while
+        delta <= Dmax < PAIR_SHRINK delta, else rebuilt with Dmax = PAIR_HEADROOM delta, so that a
+        chain's small moves of h and omega reuse it. None when exact (delta = inf) or when the list
+        would hold more than MAX_PAIRS pairs."""
+        if not math.isfinite(delta) or self.N >= 2**31:
+            return None
+        pl = self._pair_list
+        if pl is not None and delta <= pl.dmax < PAIR_SHRINK * delta:
+            return pl
+        self._pair_list = None  # freed before a new one is allocated
+        dmax = PAIR_HEADROOM * delta
+        lo = np.empty(self.N, np.int64)
+        P = _pair_rows(self._tw, self._ts, dmax, lo)
+        if P > MAX_PAIRS:
+            return None
+        ptr = np.zeros(self.N + 1, np.int64)
+        np.cumsum(self._ts - lo, out=ptr[1:])
+        r2, dtv = np.empty(P, self.dtype), np.empty(P, self.dtype)
+        twm, twn, row = np.empty(P), np.empty(P), np.empty(P, np.int32)
+        with threads_context(self.threads):
+            _pair_fill(self._x, self._th, self._tl, self._tw, self._ts, lo, ptr, r2, dtv, twm, twn, row)
+        long_rows = np.flatnonzero(np.diff(ptr) > int(_BLK)).astype(np.int64)
+        self._pair_list = _PairList(dmax, lo, ptr, r2, dtv, twm, twn, row, long_rows, self.dtype)
+        return self._pair_list
+
     def _k_trigger(self, h, rates, delta, phys):
         bh, om, kp, scale = self._loop_consts(self._trigger_consts(h, rates))
-        with threads_context(self.threads):
-            cnt = _trigger_kernel(self._x, self._th, self._tl, self._tw, self._ts, bh, om, kp, self._sq, float(delta),
-                                  scale, self._G[phys])
+        pl = self._pairs_for(float(delta))
+        if pl is not None:
+            args = (self._tw, self._ts, pl.lo, pl.ptr, pl.r2, pl.dt, pl.twm, pl.twn, pl.row, pl.v, pl.acc,
+                    pl.long_rows, bh, om, kp, self._sq, float(delta), scale, self._G[phys], PAIR_BLOCK_ROWS)
+            if self.threads == 1:
+                cnt = _pair_trigger_serial(*args)
+            else:
+                with threads_context(self.threads):
+                    cnt = _pair_trigger_parallel(*args)
+        else:
+            with threads_context(self.threads):
+                cnt = _trigger_kernel(self._x, self._th, self._tl, self._tw, self._ts, bh, om, kp, self._sq,
+                                      float(delta), scale, self._G[phys])
         self._pairs += int(cnt)
 
     def _k_both(self, tau_x, tau_t, delta_s, h, rates, delta_g, phys):
@@ -478,13 +713,11 @@ class CpuEngine(Engine):
         self._pairs += int(cnt)
 
     def _k_sum_log(self, mu0, theta, phys):
-        with threads_context(self.threads):
-            return _sum_log_kernel(self._S, self._G[phys], mu0, theta)
+        return _sum_log_kernel(self._S, self._G[phys], mu0, theta)  # serial: no thread setting
 
     def _k_pi(self, mu0, theta, phys):
         out = np.empty(self.N)
-        with threads_context(self.threads):
-            _pi_kernel(self._S, self._G[phys], mu0, theta, out)
+        _pi_kernel(self._S, self._G[phys], mu0, theta, out)
         return out
 
     def _k_S(self):
@@ -497,7 +730,7 @@ class CpuEngine(Engine):
         return self._G[phys].copy()
 
     def _k_trigger_integral(self, omega):
-        return trigger_integral_part(self._tw, omega, self.window)
+        return self._tail(omega)
 
     def _k_query(self, points, time, ranges, ax, at, scale_s, consts):
         dt = self.dtype.type
