@@ -158,6 +158,7 @@ def test_planted_cluster_of_short_survival_is_recovered():
     (dict(times=[1.0, 0.0, 2.0]), r"times\[1\] = 0.0"),
     (dict(times=[1.0, np.inf, 2.0]), "times"),
     (dict(times=[1.0, 2.0]), "same length"),
+    (dict(times=[1e308, 1e308, 1.0]), "too large"),
     (dict(censored=[0, 2, 0]), r"censored\[1\] = 2"),
     (dict(censored=["no", "yes", "no"]), "censored"),
     (dict(censored=[0, 1]), "one entry per patient"),

@@ -240,6 +240,7 @@ def test_planted_cluster_with_a_shifted_mean_is_recovered(weighted):
     (dict(values=[1.0, np.nan, 2.0]), "values"),
     (dict(values=[1.0, 2.0]), "same length"),
     (dict(values=[2.0, 2.0, 2.0]), "all equal"),
+    (dict(values=[1e300, 2.0, 3.0]), "too large"),
     (dict(weights=[1.0, 0.0, 1.0]), r"weights\[1\] = 0.0"),
     (dict(weights=[1.0, -1.0, 1.0]), "positive"),
     (dict(weights=[1.0, 1.0]), "one entry per observation"),

@@ -45,6 +45,11 @@ def _check_patients(times, censored, n):
     if (t <= 0).any():
         i = int(np.argmax(t <= 0))
         raise ValueError(f"times must be positive (survival or follow-up times); times[{i}] = {float(t[i])!r}")
+    with np.errstate(over="ignore"):
+        big = not np.isfinite(float(t.max()) * n)
+    if big:
+        raise ValueError(f"times up to {float(t.max())!r} are too large: their sum would leave the floating-point "
+                         f"range; rescale them (e.g. another unit)")
     if censored is None:
         cen = np.zeros(n, dtype=bool)
     else:

@@ -30,6 +30,10 @@ SaTScan's arithmetic is followed term by term (its expanded sums of squares, its
 window's mean against the overall mean by cross products), and so are two of its rules: a window
 whose sum of measurements (weighted: of ``w x``) is exactly 0 is never a cluster, and the minimum
 number of observations of a cluster follows its settings (see :func:`satscan_min_cases`).
+
+The engine (:class:`PermutationEngine`, and its CUDA kernel ``scan_permutation`` through
+:class:`~.gpu.GpuPermutationEngine`) serves every model whose null permutes the observations' values:
+these two and the exponential model (:mod:`.exponential`).
 """
 from __future__ import annotations
 
@@ -355,6 +359,11 @@ def _check_observations(values, weights, n):
             raise ValueError(f"weights must be positive; weights[{i}] = {float(w[i])!r}")
     if not (x != x[0]).any():
         raise ValueError(f"values are all equal ({float(x[0])!r}): the normal model needs measurements that vary")
+    with np.errstate(over="ignore"):
+        big = not np.isfinite(np.abs(x).max() ** 2 * n * (1.0 if w is None else float(w.max())))
+    if big:
+        raise ValueError(f"values up to {float(np.abs(x).max())!r} are too large: their (weighted) squares would sum "
+                         f"beyond the floating-point range; rescale them (e.g. another unit)")
     return x, w
 
 
