@@ -26,6 +26,11 @@ Layout and loops
 * Trigger G is not symmetric (only earlier events excite): row-parallel over n, m in
   [lo_n, ts_n) where ts_n is the first event tied with n (ties do not excite) and lo_n the
   window start (0 when exact). Rows are paired (p, N-1-p) for balance.
+* Windowed trigger passes (``set_trigger``, the MCMC's h and omega moves) run from a cached pair
+  list instead (see "Trigger sums from a pair list" below): the same window and terms, evaluated in
+  one vectorized loop across rows, then added per row in m order.
+* ``sum_log_intensity`` takes one log per 16 rates (the log of their product, when no partial product
+  can overflow or go subnormal), not one per rate.
 * ``log_likelihood`` with both S and G out of date runs one fused loop (both kernels per pair
   on the overlap of the two ranges), so the exact likelihood touches each pair's data once.
 * float32: kernel arithmetic in float32 (``exp_fast32``), every sum accumulated in float64.
