@@ -4,7 +4,8 @@ survival, censoring, its input checks, and SaTScan 10.3.2 itself.
 The SaTScan oracle (test_exponential_matches_satscan): SaTScan's batch binary is built by
 ``bash benchmarks/peers/build_satscan.sh <snapshot of github:scanstatistics/satscan>`` into
 /work/scratch/satscan. When that binary is there the test runs it on the data made here (_satscan_data)
-and reads its output; else it reads the same output stored by
+and reads its output; else it reads the same output (its cluster information file, .col.dbf, and the location ids of its
+report) stored by
 
     .venv/bin/python tests/test_scan_exponential.py --satscan /work/scratch/satscan/SaTScan
 
@@ -191,7 +192,7 @@ def _satscan_data():
 
 
 def run_satscan(binary) -> dict:
-    """SaTScan's cluster tables for every analysis of _ANALYSES, from its .col.txt and .txt files."""
+    """SaTScan's cluster tables for every analysis of _ANALYSES, from its .col.dbf files and reports."""
     xy, loc, t, cen = _satscan_data()
     folder = Path(tempfile.mkdtemp(prefix="hphawkes-exponential-"))
     (folder / "exp.geo").write_text("".join(f"L{i} {a} {b}\n" for i, (a, b) in enumerate(xy)))
@@ -203,17 +204,25 @@ def run_satscan(binary) -> dict:
             "[Input]", "CaseFile=exp.cas", "PrecisionCaseTimes=0", "StartDate=2000/1/1", "EndDate=2000/12/31",
             "CoordinatesFile=exp.geo", "CoordinatesType=0", "[Analysis]", "AnalysisType=1", "ModelType=4",
             f"ScanAreas={areas}", "[Output]", f"ResultsFile={stem}.txt", "OutputGoogleEarthKML=n",
-            "OutputShapefiles=n", "MostLikelyClusterEachCentroidASCII=y", "PrintAsciiColumnHeaders=y",
+            "OutputShapefiles=n", "MostLikelyClusterEachCentroidDBase=y",
             "LaunchMapViewer=n", "[Spatial Window]", f"MaxSpatialSizeInPopulationAtRisk={size}",
             "SpatialWindowShapeType=0", "[Inference]", "MonteCarloReps=999", "PValueReportType=1",
             "[Run Options]", "NumberParallelProcesses=1"]) + "\n")
         subprocess.run([str(binary), str(folder / f"{stem}.prm")], cwd=folder, check=True, capture_output=True,
                        timeout=600)
-        col = pd.read_csv(folder / f"{stem}.col.txt", sep=r"\s+", dtype=str)
-        out[name] = {"columns": list(col.columns), "rows": col.to_dict(orient="records"),
+        out[name] = {"rows": _read_dbf(folder / f"{stem}.col.dbf"),
                      "locations": _report_locations((folder / f"{stem}.txt").read_text())}
     shutil.rmtree(folder)
     return out
+
+
+def _read_dbf(path) -> list:
+    """SaTScan's cluster information file (dBase: its numbers to 10 decimals), one dict per cluster."""
+    import pyogrio
+
+    meta, _, _, fields = pyogrio.raw.read(str(path), read_geometry=False)
+    names = list(meta["fields"])
+    return [{k: (v.item() if hasattr(v, "item") else v) for k, v in zip(names, row)} for row in zip(*fields)]
 
 
 def _report_locations(report: str) -> list:
@@ -253,8 +262,8 @@ def test_exponential_matches_satscan(name, satscan_output):
     for k, (ours, theirs) in enumerate(zip(res.clusters.itertuples(), rows)):
         assert ours.location_ids == sat["locations"][k]
         assert ours.cases == int(float(theirs["OBSERVED"]))
-        assert ours.expected == pytest.approx(float(theirs["EXPECTED"]), rel=1e-6)
-        assert ours.log_likelihood_ratio == pytest.approx(float(theirs["LLR"]), rel=1e-6)
+        assert ours.expected == pytest.approx(theirs["EXPECTED"], abs=1e-9)
+        assert ours.log_likelihood_ratio == pytest.approx(theirs["LLR"], abs=1e-9)
         p = float(theirs["P_VALUE"])
         se = math.sqrt(max(p * (1 - p), 1e-3) * 2 / 1000)
         assert abs(ours.p_value - p) <= 4 * se + 2e-3

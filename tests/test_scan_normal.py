@@ -4,7 +4,8 @@ planted cluster, its input checks, and SaTScan 10.3.2 itself.
 The SaTScan oracle (test_normal_matches_satscan): SaTScan's batch binary is built by
 ``bash benchmarks/peers/build_satscan.sh <snapshot of github:scanstatistics/satscan>`` into
 /work/scratch/satscan. When that binary is there the test runs it on the data made here (_satscan_data)
-and reads its output; else it reads the same output stored by
+and reads its output; else it reads the same output (its cluster information file, .col.dbf, and the location ids of its
+report) stored by
 
     .venv/bin/python tests/test_scan_normal.py --satscan /work/scratch/satscan/SaTScan
 
@@ -150,14 +151,14 @@ def test_min_cases_and_zero_sum_windows_follow_satscan():
         assert (arg[0, 0] == eng.offsets[0]) == alone
 
 
-def test_satscan_min_cases_translates_its_settings():
+def test_min_cases_translates_the_two_minimum_settings():
     assert satscan_min_cases("high", False) == 0        # the low-rate minimum (0) serves high means
     assert satscan_min_cases("high", False, 3, 2) == 3
     assert satscan_min_cases("low", False) == 2         # the high-rate minimum serves low means
     assert satscan_min_cases("both", False) == 2
     assert satscan_min_cases("high", True) == 2
     assert satscan_min_cases("low", True, 0, 2) == 2    # raised to 2 by SaTScan
-    with pytest.raises(ValueError, match="different minimums"):
+    with pytest.raises(ValueError, match="higher mean a minimum of 5 observations and windows of a lower mean 2"):
         satscan_min_cases("both", False, 5, 2)
     with pytest.raises(ValueError, match="below 2"):
         satscan_min_cases("high", False, 0, 1)
@@ -286,7 +287,7 @@ def _prm(name, folder: Path) -> Path:
              "StartDate=2000/1/1", "EndDate=2000/12/31", "CoordinatesFile=normal.geo", "CoordinatesType=0",
              "[Analysis]", "AnalysisType=1", "ModelType=5", f"ScanAreas={areas}",
              "[Output]", f"ResultsFile={name.replace(' ', '_')}.txt", "OutputGoogleEarthKML=n", "OutputShapefiles=n",
-             "MostLikelyClusterEachCentroidASCII=y", "CensusAreasReportedClustersASCII=n", "PrintAsciiColumnHeaders=y",
+             "MostLikelyClusterEachCentroidDBase=y", "CensusAreasReportedClustersASCII=n",
              "LaunchMapViewer=n",
              "[Spatial Window]", f"MaxSpatialSizeInPopulationAtRisk={size}", "SpatialWindowShapeType=0",
              "[Inference]", "MonteCarloReps=999", "PValueReportType=1",
@@ -297,7 +298,7 @@ def _prm(name, folder: Path) -> Path:
 
 
 def run_satscan(binary) -> dict:
-    """SaTScan's cluster tables for every analysis of _ANALYSES, from its .col.txt files."""
+    """SaTScan's cluster tables for every analysis of _ANALYSES, from its .col.dbf files and reports."""
     xy, loc, x, w = _satscan_data()
     folder = Path(tempfile.mkdtemp(prefix="hphawkes-normal-"))
     (folder / "normal.geo").write_text("".join(f"L{i} {a} {b}\n" for i, (a, b) in enumerate(xy)))
@@ -307,12 +308,20 @@ def run_satscan(binary) -> dict:
     for name in _ANALYSES:
         prm = _prm(name, folder)
         subprocess.run([str(binary), str(prm)], cwd=folder, check=True, capture_output=True, timeout=600)
-        col = pd.read_csv(folder / f"{name.replace(' ', '_')}.col.txt", sep=r"\s+", dtype=str)
         report = (folder / f"{name.replace(' ', '_')}.txt").read_text()
-        out[name] = {"columns": list(col.columns), "rows": col.to_dict(orient="records"),
+        out[name] = {"rows": _read_dbf(folder / f"{name.replace(' ', '_')}.col.dbf"),
                      "locations": _report_locations(report)}
     shutil.rmtree(folder)
     return out
+
+
+def _read_dbf(path) -> list:
+    """SaTScan's cluster information file (dBase: its numbers to 10 decimals), one dict per cluster."""
+    import pyogrio
+
+    meta, _, _, fields = pyogrio.raw.read(str(path), read_geometry=False)
+    names = list(meta["fields"])
+    return [{k: (v.item() if hasattr(v, "item") else v) for k, v in zip(names, row)} for row in zip(*fields)]
 
 
 def _report_locations(report: str) -> list:
@@ -356,13 +365,13 @@ def test_normal_matches_satscan(name, satscan_output):
     for k, (ours, theirs) in enumerate(zip(res.clusters.itertuples(), rows)):
         assert ours.location_ids == sat["locations"][k]
         assert ours.cases == int(float(theirs["OBSERVED"]))
-        assert ours.log_likelihood_ratio == pytest.approx(float(theirs["LLR"]), rel=1e-6)
-        assert ours.mean_inside == pytest.approx(float(theirs["MEAN_IN"]), rel=1e-6)
-        assert ours.mean_outside == pytest.approx(float(theirs["MEAN_OUT"]), rel=1e-6)
-        assert ours.variance == pytest.approx(float(theirs["VARIANCE"]), rel=1e-6)
+        assert ours.log_likelihood_ratio == pytest.approx(theirs["LLR"], abs=1e-9)
+        assert ours.mean_inside == pytest.approx(theirs["MEAN_IN"], abs=1e-9)
+        assert ours.mean_outside == pytest.approx(theirs["MEAN_OUT"], abs=1e-9)
+        assert ours.variance == pytest.approx(theirs["VARIANCE"], abs=1e-9)
         if weighted:
-            assert ours.weighted_mean_inside == pytest.approx(float(theirs["W_MEAN_IN"]), rel=1e-6)
-            assert ours.weighted_variance == pytest.approx(float(theirs["W_VARIANCE"]), rel=1e-6)
+            assert ours.weighted_mean_inside == pytest.approx(theirs["W_MEAN_IN"], abs=1e-9)
+            assert ours.weighted_variance == pytest.approx(theirs["W_VARIANCE"], abs=1e-9)
         p = float(theirs["P_VALUE"])
         # two Monte Carlo estimates of one p-value (999 replicates each): within 4 binomial s.e.
         se = math.sqrt(max(p * (1 - p), 1e-3) * 2 / 1000)

@@ -53,8 +53,8 @@ echo "building newmat ..."
 echo "building shapelib ..."
 (cd "$S/shapelib/shapelib_1.2.10" && make -s libshape.a CXX=g++ CXXFLAGS="-O2 -m64" >/dev/null)
 echo "building zlib ..."
-(cd "$S/zlib/zlib-1.3.1" && make -s -j"$JOBS" -f Makefile.in libz.a CC=gcc CFLAGS="-O3 -m64 -DHAVE_HIDDEN" >/dev/null 2>&1 \
-    || (cd "$S/zlib/zlib-1.3.1" && ./configure --static >/dev/null && make -s -j"$JOBS" libz.a >/dev/null))
+# SaTScan's own zlib Makefile: its libz.a carries minizip's zip.o and ioapi.o, which SaTScan links
+(cd "$S/zlib/zlib-1.3.1" && make -s -j"$JOBS" libz.a CC=gcc CFLAGS="-O3 -m64 -DHAVE_HIDDEN" >/dev/null)
 
 # SaTScan's Makefile, less the Boost sources it compiles (the system libraries stand in for them)
 grep -v 'BOOSTDIR)/libs/' "$S/Makefile" > "$S/Makefile.system-boost"
