@@ -2,8 +2,12 @@
 
 Checked by construction: two planted clusters are found one after the other, and every
 iteration is exactly the plain scan of the data with the earlier clusters' locations zeroed
-(SaTScan's semantics: the locations stay as centres, with no data).
+(SaTScan's semantics: the locations stay as centres, with no data); and against SaTScan 10.3.2's
+own iterative runs (Poisson, Bernoulli, Poisson with covariates): locations, cases, expected and
+LLR of every iteration, p-values within their Monte Carlo error.
 """
+import math
+
 import numpy as np
 import pytest
 
@@ -307,3 +311,77 @@ def test_run_prm_iterative_scan(tmp_path):
     assert isinstance(res, IterativeScanResult) and res.p_value == "monte_carlo"
     assert res.clusters.drop(columns="location_ids").equals(ref.clusters.drop(columns="location_ids"))
     assert [list(map(str, i)) for i in res.clusters.location_ids] == [list(map(str, i)) for i in ref.clusters.location_ids]
+
+
+#: SaTScan 10.3.2's iterative scans (batch binary built from github scanstatistics/satscan @0cd87a6 by
+#: benchmarks/peers/build_satscan.sh), read from its cluster (.col.txt) and location (.gis.txt) tables:
+#: per iteration the locations (SaTScan's order), cases, expected (2 decimals), LLR (6 decimals) and
+#: Monte Carlo p (999 replications). Parameter files: SaTScan's NHumbersideSpatialBernoulli.prm with
+#: PValueReportType=1, MonteCarloReps=999, IterativeScan=y, IterativeScanMaxPValue=1 and
+#: [ny] ny_leukemia.cas/.pop/.geo, ModelType=0, MaxSpatialSizeInPopulationAtRisk=10, PrecisionCaseTimes=1,
+#:      2000/1/1-2000/12/31, IterativeScanMaxIterations=6;
+#: [nhb] NHumberside.cas/.ctl/.geo (the sample analysis), IterativeScanMaxIterations=5;
+#: [nm] nm.cas/.pop/.geo (covariates age group and sex), ModelType=0, CoordinatesType=1, PrecisionCaseTimes=1,
+#:      1973/1/1-1991/12/31, IterativeScanMaxIterations=4.
+SATSCAN_ITERATIVE = {
+    "ny": [
+        ('49 48 50 47 1 15 51 2 13 14 3 35 16 52 36 37 12 11 5 17 10 4 6 38 18 9', 85, 49.71, 11.577255, 0.001),
+        ('89 88 87 84 90 86 92 85', 38, 16.54, 10.670487, 0.003),
+        ('112 113 115 111 116 219 117 123 218 114 122 110 124 220 118 133 121 125 216 120 134 217 126 139 215 132 '
+         '141 140 127 142 138 131 119', 64, 36.17, 9.698099, 0.008),
+        ('62 64 67 65', 25, 10.55, 7.416929, 0.047),
+        ('46 45 41 54 44 43 53', 28, 12.27, 7.759652, 0.028),
+        ('266 281 267 265', 12, 3.86, 5.58298, 0.242),
+    ],
+    "nhb": [
+        ('170 173 172 169', 4, 1.22, 4.836516, 0.674),
+        ('18 19 14 26', 4, 1.17, 5.03219, 0.624),
+        ('132 131 127 133 121 129 117 128 122 114 124 123 140 137 118 142 139 144 109 130 134 145 112 110 135 141 '
+         '115 148 147 113 107 143 102 125 138 126 152 153 154 89 155 146 158 136 149 87 84 119 111 85 108 150 86 '
+         '105 116 82 98', 26, 16.89, 4.754754, 0.595),
+        ('3 4 5', 3, 0.63, 4.829853, 0.588),
+        ('44 39 42 51 53 46 52 62 55 60', 6, 2.1, 3.847812, 0.693),
+    ],
+    "nm": [
+        ('Torrance Bernalillo Valencia SantaFe Guadelupe Socorro', 576, 512.66, 6.890841, 0.012),
+        ('Roosevelt Curry DeBaca Quay Chaves', 132, 106.73, 3.441294, 0.255),
+        ('RioArriba LosAlamos', 49, 35.43, 2.534281, 0.422),
+        ('Sierra', 17, 11.07, 1.403594, 0.817),
+    ],
+}
+
+
+@pytest.mark.parametrize("which", ["ny", "nhb", "nm"])
+def test_matches_satscan_iterative_scan(which):
+    import hphawkes_py as hp
+
+    sat = hp.datasets.satscan_sample_path
+    kw = dict(n_replicates=999, seed=1, backend="cpu", progress=False, max_p_value=1.0)
+    if which == "ny":
+        df = hp.scan.read_satscan(sat("ny_leukemia.cas"), population_file=sat("ny_leukemia.pop"),
+                                  geo_file=sat("ny_leukemia.geo"), model="poisson")
+        res = iterative_scan("poisson", df[["x", "y"]].to_numpy(float), df.cases.to_numpy(), df.population.to_numpy(),
+                             location_ids=df.location_id.to_numpy(), max_iterations=6, max_population=0.1,
+                             min_cases=2, **kw)
+    elif which == "nhb":
+        df = hp.scan.read_satscan(sat("NHumberside.cas"), sat("NHumberside.ctl"), geo_file=sat("NHumberside.geo"),
+                                  model="bernoulli")
+        res = iterative_scan("bernoulli", df[["x", "y"]].to_numpy(float), df.cases.to_numpy(), df.controls.to_numpy(),
+                             location_ids=df.location_id.to_numpy(), max_iterations=5, **kw)
+    else:
+        long = hp.scan.read_satscan(sat("nm.cas"), population_file=sat("nm.pop"), geo_file=sat("nm.geo"),
+                                    model="poisson", covariates=True, study_period=("1973/1/1", "1991/12/31"))
+        res = iterative_scan("poisson", long[["x", "y"]].to_numpy(float), long.cases.to_numpy(),
+                             long.population.to_numpy(), covariates=long.category.to_numpy(),
+                             location_ids=long.location_id.to_numpy(), max_iterations=4, distance="great_circle",
+                             min_cases=2, **kw)
+    expect = SATSCAN_ITERATIVE[which]
+    assert len(res.clusters) == len(expect)
+    for k, (ids, cases, expected, llr, p) in enumerate(expect):
+        row = res.clusters.iloc[k]
+        assert " ".join(str(i) for i in row.location_ids) == ids, k
+        assert row.cases == cases, k
+        assert abs(row.expected - expected) <= 0.005 + 1e-9, k
+        assert abs(row.log_likelihood_ratio - llr) < 5e-7 + 1e-9, k
+        se = math.sqrt(2 * max(p, 0.001) * (1 - p) / 999)
+        assert abs(row.p_value - p) < 4 * se + 2 / 1000, (k, row.p_value, p)

@@ -296,3 +296,26 @@ def test_run_prm_power_evaluation(tmp_path):
                 progress=False)
     assert isinstance(res, PowerResult) and res.analysis is None
     assert res.table.equals(ref.table)
+
+
+#: SaTScan 10.3.2's estimated power (batch binary built from github scanstatistics/satscan @0cd87a6 by
+#: benchmarks/peers/build_satscan.sh): SaTScan's NHumbersideSpatialBernoulli.prm with ny_leukemia.cas/.pop/.geo,
+#: ModelType=0, MaxSpatialSizeInPopulationAtRisk=10, PrecisionCaseTimes=1, 2000/1/1-2000/12/31, MonteCarloReps=9999,
+#: PerformPowerEvaluation=y, PowerEvaluationsMethod=1, CriticalValueType=2 (8, 10, 13), PowerEstimationType=0,
+#: NumberPowerReplications=10000 and the alternative hypothesis file below; alpha 0.05, 0.01, 0.001.
+SATSCAN_HA = "".join(f"{i} 3\n" for i in range(1, 11)) + "\n" + "".join(f"{i} 2\n" for i in range(100, 112))
+SATSCAN_POWER = [[0.900, 0.780, 0.531], [0.488, 0.285, 0.110]]
+
+
+def test_matches_satscan_power_evaluation(tmp_path):
+    df = _ny()
+    (tmp_path / "ny.ha").write_text(SATSCAN_HA)
+    rr = read_alternative_hypotheses(tmp_path / "ny.ha", df.location_id.to_numpy())
+    n = 2000
+    res = power(df[["x", "y"]].to_numpy(float), df.cases.to_numpy(), df.population.to_numpy(), rr, n_replicates=99,
+                n_power_replicates=n, critical_values=(8.0, 10.0, 13.0), max_population=0.1, min_cases=2, **RUN)
+    for k, expect in enumerate(SATSCAN_POWER):
+        for a, p in zip((0.05, 0.01, 0.001), expect):
+            ours = res.power_at(a)[k]
+            se = math.sqrt(p * (1 - p) / n + p * (1 - p) / 10000)
+            assert abs(ours - p) < 4 * se, (k, a, ours, p)
