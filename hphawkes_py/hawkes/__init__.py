@@ -52,8 +52,10 @@ from __future__ import annotations
 
 from .excitation import self_excitation, self_excitation_draws
 from .forecast import HawkesForecast, forecast_intensity
+from .gradient import log_likelihood_gradient
 from .kernels import KERNEL_PARAMS, KERNELS, SPATIAL_KERNELS
 from .model import PARAM_NAMES, PARAM_RANGE, HawkesParams, log_likelihood, self_excitation_probabilities
+from .nuts import mcmc_nuts
 from .posterior import HawkesPosterior
 from .predictive import PosteriorPredictive, posterior_predictive
 from .residual_analysis import HawkesResiduals, residuals
@@ -66,9 +68,11 @@ __all__ = [
     "HawkesParams",
     "HawkesPosterior",
     "log_likelihood",
+    "log_likelihood_gradient",
     "self_excitation_probabilities",
     "simulate",
     "mcmc",
+    "mcmc_nuts",
     "posterior_mode",
     "self_excitation",
     "self_excitation_draws",
