@@ -27,8 +27,8 @@ import pandas as pd
 import pytest
 
 import hphawkes_py as hp
-from hphawkes_py.scan.exponential import exponential
-from hphawkes_py.scan.normal import EXPONENTIAL, PermutationEngine
+from hphawkes_py.scan.exponential_model import exponential
+from hphawkes_py.scan.normal_model import EXPONENTIAL, PermutationEngine
 from hphawkes_py.scan.null_draws import permute_measurements
 from hphawkes_py.scan.windows import build_windows
 

@@ -27,7 +27,7 @@ import pandas as pd
 import pytest
 
 import hphawkes_py as hp
-from hphawkes_py.scan.normal import NORMAL, WEIGHTED_NORMAL, PermutationEngine, normal, satscan_min_cases
+from hphawkes_py.scan.normal_model import NORMAL, WEIGHTED_NORMAL, PermutationEngine, normal, satscan_min_cases
 from hphawkes_py.scan.null_draws import permute_measurements
 from hphawkes_py.scan.windows import build_windows
 

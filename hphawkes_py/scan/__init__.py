@@ -8,6 +8,8 @@ The entry points (each function's docstring has a runnable example)::
     res = hp.scan.space_time_permutation(coords, cases, dates, max_temporal=7, prospective=True)
     res = hp.scan.space_time(coords, cases, dates, population=population)   # space-time Poisson
     res = hp.scan.space_time(coords, cases, dates, model="bernoulli", controls=controls)
+    res = hp.scan.normal(coords, values, weights=None)           # continuous measurements
+    res = hp.scan.exponential(coords, times, censored)           # survival times with censoring
     res = hp.scan.bernoulli(coords, cases, controls, window="ellipse", penalty="medium")
     res = hp.scan.run_prm("analysis.prm")      # a SaTScan parameter file, rerun unchanged
     res = hp.scan.declustered(x, pi, cell_size=0.5)   # background events of a Hawkes fit vs all events
@@ -24,9 +26,11 @@ space-time permutation, discrete Poisson and Bernoulli analyses. :func:`read_sat
 from ._prm import run_prm
 from ._satscan import read_satscan
 from .declustering import DeclusteredScanResult, declustered
+from .exponential_model import exponential
 from .geometry import to_geojson, to_kml, write_geojson, write_kml, write_vector
 from .maps import cluster_map
 from .model import bernoulli, poisson
+from .normal_model import normal
 from .outputs import write_satscan
 from .plot import plot_clusters
 from .result import ScanResult
@@ -34,4 +38,4 @@ from .spatiotemporal import space_time, space_time_permutation
 
 __all__ = ["bernoulli", "poisson", "space_time_permutation", "space_time", "read_satscan", "run_prm", "ScanResult",
            "plot_clusters", "declustered", "DeclusteredScanResult", "write_satscan", "to_geojson", "write_geojson",
-           "to_kml", "write_kml", "write_vector", "cluster_map"]
+           "to_kml", "write_kml", "write_vector", "cluster_map", "normal", "exponential"]

@@ -30,7 +30,7 @@ from .._validate import as_float_array
 from .locations import _check_xy, check_location_ids
 from .model import _check_windows
 from .monte_carlo import check_run
-from .normal import EXPONENTIAL, scan_observations
+from .normal_model import EXPONENTIAL, scan_observations
 from .result import ScanResult
 
 __all__ = ["exponential"]

@@ -300,7 +300,7 @@ def satscan_min_cases(direction: str, weighted: bool, low_rate_minimum: int = 0,
 
     Examples
     --------
-    >>> from hphawkes_py.scan.normal import satscan_min_cases
+    >>> from hphawkes_py.scan.normal_model import satscan_min_cases
     >>> satscan_min_cases("high", weighted=False)   # SaTScan's defaults
     0
     >>> satscan_min_cases("high", weighted=True)
