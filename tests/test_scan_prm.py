@@ -55,7 +55,7 @@ def _edit(tmp_path, **changes):
         (dict(SpatialWindowShapeType="1", NonCompactnessPenalty="0.5"), "NonCompactnessPenalty"),
         (dict(UseGridFile="y"), "UseGridFile"),
         (dict(CriteriaForReportingSecondaryClusters="5"), "CriteriaForReportingSecondaryClusters"),
-        (dict(IterativeScan="y"), "IterativeScan"),
+        (dict(IterativeScan="y", IterativeScanMaxPValue="2"), r"IterativeScanMaxPValue='2' .* must be in \[0, 1\]"),
         (dict(MaxSpatialSizeInPopulationAtRisk="60"), r"must be in \(0, 50\]"),
         (dict(MonteCarloReps="0"), "MonteCarloReps"),
         (dict(CaseFile="missing.cas"), "names a file that does not exist"),

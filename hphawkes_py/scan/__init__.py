@@ -10,6 +10,8 @@ The entry points (each function's docstring has a runnable example)::
     res = hp.scan.space_time(coords, cases, dates, model="bernoulli", controls=controls)
     res = hp.scan.normal(coords, values, weights=None)           # continuous measurements
     res = hp.scan.exponential(coords, times, censored)           # survival times with censoring
+    it = hp.scan.iterative_scan("poisson", coords, cases, population, max_iterations=10)
+    pw = hp.scan.power(coords, n_cases, population, relative_risks)   # SaTScan's power evaluation
     res = hp.scan.bernoulli(coords, cases, controls, window="ellipse", penalty="medium")
     res = hp.scan.run_prm("analysis.prm")      # a SaTScan parameter file, rerun unchanged
     res = hp.scan.declustered(x, pi, cell_size=0.5)   # background events of a Hawkes fit vs all events
@@ -27,15 +29,18 @@ from ._prm import run_prm
 from ._satscan import read_satscan
 from .declustering import DeclusteredScanResult, declustered
 from .exponential_model import exponential
+from .iterative import IterativeScanResult, iterative_scan
 from .geometry import to_geojson, to_kml, write_geojson, write_kml, write_vector
 from .maps import cluster_map
 from .model import bernoulli, poisson
 from .normal_model import normal
 from .outputs import write_satscan
 from .plot import plot_clusters
+from .power_evaluation import PowerResult, power, read_alternative_hypotheses
 from .result import ScanResult
 from .spatiotemporal import space_time, space_time_permutation
 
 __all__ = ["bernoulli", "poisson", "space_time_permutation", "space_time", "read_satscan", "run_prm", "ScanResult",
            "plot_clusters", "declustered", "DeclusteredScanResult", "write_satscan", "to_geojson", "write_geojson",
-           "to_kml", "write_kml", "write_vector", "cluster_map", "normal", "exponential"]
+           "to_kml", "write_kml", "write_vector", "cluster_map", "normal", "exponential", "iterative_scan",
+           "IterativeScanResult", "power", "PowerResult", "read_alternative_hypotheses"]

@@ -17,6 +17,8 @@ import numpy as np
 
 from ._satscan import _as_ids, _geo, _number, _population, _read_rows, _read_satscan
 from .model import bernoulli, poisson
+from .iterative import iterative_scan, prm_iterative
+from .power_evaluation import prm_power, run_prm_power
 from .spatiotemporal import space_time, space_time_permutation
 
 __all__ = ["read_prm", "run_prm"]
@@ -36,8 +38,6 @@ _REQUIRE = {
     "SpatialAdjustmentType": {"0"},
     "UseAdjustmentsByRRFile": _OFF,
     "PValueReportType": {"0", "1", "3"},   # default / standard Monte Carlo / Gumbel (both reported)
-    "IterativeScan": _OFF,
-    "PerformPowerEvaluation": _OFF,
     "UseReportOnlySmallerClusters": _OFF,
     "SimulatedDataMethodType": {"0"},
     "IncludePurelyTemporal": _OFF,
@@ -55,7 +55,8 @@ _USED = {"CaseFile", "ControlFile", "PopulationFile", "CoordinatesFile", "Coordi
          "PrecisionCaseTimes", "TimeAggregationUnits", "TimeAggregationLength", "MaxTemporalSizeInterpretation",
          "MaxTemporalSize", "MinimumTemporalClusterSize", "IncludePurelySpatial", "IncludeClusters",
          "SpatialWindowShapeType", "NonCompactnessPenalty", "EllipseShapes", "EllipseAngles",
-         "MinimumCasesInLowRateClusters", "StudyPeriodCheckType"}
+         "MinimumCasesInLowRateClusters", "StudyPeriodCheckType", "IterativeScan", "IterativeScanMaxIterations",
+         "IterativeScanMaxPValue"}
 
 #: sections that only choose outputs, run options or analyses that are not run here
 _NOT_ANALYSIS_SECTIONS = {"Output", "Spatial Output", "Temporal Output", "Other Output", "Run Options", "System",
@@ -67,7 +68,7 @@ _NOT_ANALYSIS_KEYS = {"PrecisionCaseTimes", "StartDate", "EndDate", "TimeAggrega
                       "GridFile", "NeighborsFilename", "MetaLocationsFilename", "MaxCirclePopulationFile",
                       "MaxSpatialSizeInMaxCirclePopulationFile", "NonCompactnessPenalty", "EarlyTerminationThreshold",
                       "ReportGumbel", "AdjustForEarlierAnalyses", "ProspectiveStartDate",
-                      "IterativeScanMaxIterations", "IterativeScanMaxPValue", "AdjustmentsByKnownRelativeRisksFilename",
+                      "AdjustmentsByKnownRelativeRisksFilename",
                       "LocationsNetworkFilename", "RiskLimitHighClustersValue", "RiskLimitLowClustersValue",
                       "MinimumCasesInLowRateClusters", "MinimumTemporalClusterSize", "OutputTemporalGraphHTML",
                       "PrecisionCaseTimesType", "TimeTrendAdjustmentType", "TimeTrendPercentage", "TimeTrendType",
@@ -187,7 +188,8 @@ def prm_arguments(path) -> dict:
     _settings_kwargs(v, model, bad, kwargs)
     _low_rate_minimum(v, kwargs["direction"], bad, ignored)
     return {"model": model, "files": files, "kwargs": kwargs, "ignored": ignored, "dates": _record_dates(v, bad),
-            "outputs": _output_settings(v, base, bad)}
+            "outputs": _output_settings(v, base, bad), "iterative": prm_iterative(v, model, bad),
+            "power": prm_power(v, model, base, bad)}
 
 
 #: output settings -> the table they ask for (ASCII: written as CSV; DBase: as .dbf)
@@ -568,6 +570,10 @@ def _results_target(spec, write_results, path):
     setting checked before the analysis runs."""
     if write_results is False or write_results is None:
         return None
+    if spec["iterative"] or spec["power"]:
+        key = "IterativeScan" if spec["iterative"] else "PerformPowerEvaluation"
+        raise ValueError(f"{path}: write_results is not available with {key}=y yet (the result is not a single "
+                         f"scan's cluster table); run without it")
     out = spec["outputs"]
     if write_results is True:
         target = out["results_file"]
@@ -666,16 +672,31 @@ def _run(spec, n_replicates, seed, executor, backend, threads, progress):
     if spec["model"] == "bernoulli":
         df = _read_satscan(f["case_file"], f["control_file"], None, f["geo_file"], model="bernoulli",
                            covariates=False, **read)
-        return bernoulli(df[["x", "y"]].to_numpy(float), df["cases"].to_numpy(), df["controls"].to_numpy(),
-                         location_ids=df["location_id"].to_numpy(), **common)
+        args = (df[["x", "y"]].to_numpy(float), df["cases"].to_numpy(), df["controls"].to_numpy())
+        if spec["iterative"]:
+            return iterative_scan("bernoulli", *args, location_ids=df["location_id"].to_numpy(), **spec["iterative"],
+                                  **common)
+        return bernoulli(*args, location_ids=df["location_id"].to_numpy(), **common)
     long = _read_satscan(f["case_file"], None, f["population_file"], f["geo_file"], model="poisson", covariates=True,
                          **read)
     if long["category"].nunique() > 1:
-        return poisson(long[["x", "y"]].to_numpy(float), long["cases"].to_numpy(), long["population"].to_numpy(),
-                       covariates=long["category"].to_numpy(), location_ids=long["location_id"].to_numpy(), **common)
+        if spec["power"]:
+            raise ValueError(f"{f['case_file']}, {f['population_file']}: PerformPowerEvaluation=y with covariates in "
+                             f"the case and population files is not supported (hp.scan.power has no covariate "
+                             f"adjustment yet)")
+        args = (long[["x", "y"]].to_numpy(float), long["cases"].to_numpy(), long["population"].to_numpy())
+        cov = dict(covariates=long["category"].to_numpy(), location_ids=long["location_id"].to_numpy())
+        if spec["iterative"]:
+            return iterative_scan("poisson", *args, **cov, **spec["iterative"], **common)
+        return poisson(*args, **cov, **common)
     with warnings.catch_warnings():  # records left out were reported by the first reading
         warnings.simplefilter("ignore")
         df = _read_satscan(f["case_file"], None, f["population_file"], f["geo_file"], model="poisson",
                            covariates=False, **read)
-    return poisson(df[["x", "y"]].to_numpy(float), df["cases"].to_numpy(), df["population"].to_numpy(),
-                   location_ids=df["location_id"].to_numpy(), **common)
+    args = (df[["x", "y"]].to_numpy(float), df["cases"].to_numpy(), df["population"].to_numpy())
+    if spec["power"]:
+        return run_prm_power(spec["power"], *args, df["location_id"].to_numpy(), **common)
+    if spec["iterative"]:
+        return iterative_scan("poisson", *args, location_ids=df["location_id"].to_numpy(), **spec["iterative"],
+                              **common)
+    return poisson(*args, location_ids=df["location_id"].to_numpy(), **common)
