@@ -373,3 +373,12 @@ def test_memory_is_checked_before_the_fit(monkeypatch):
     monkeypatch.setattr(H, "_physical_memory", lambda: 1e6)
     with pytest.raises(MemoryError, match=r"n_components=50 with 3 samples.*GiB of memory"):
         HDPGaussianMixture(50, n_iter=1000, progress=False, backend="cpu").fit(_samples(0, 30))
+
+
+@pytest.mark.parametrize("level", [0, 1, 1.5, -0.2])
+def test_to_frame_checks_level_after_bem_too(level):
+    # BEM has no intervals, but a level outside (0, 1) is still a mistake to report
+    S = _samples(seed=4, n=60)
+    m = HDPGaussianMixture(3, method="bem", n_iter=10, seed=0, progress=False, backend="cpu").fit(S)
+    with pytest.raises(ValueError, match="level"):
+        m.to_frame(level=level)

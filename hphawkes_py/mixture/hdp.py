@@ -14,7 +14,8 @@ import numpy as np
 
 from .._backend import resolve_backend
 from .._parallel import run_replicates, spawn_seeds
-from .._validate import as_float_array, check_bool, check_in, check_int, check_positive, check_random_state, check_seed, describe
+from .._validate import (as_float_array, check_bool, check_in, check_int, check_positive, check_probability,
+                         check_random_state, check_seed, describe)
 from . import prediction
 from ._data import column_names, real_data
 from ._math import Priors
@@ -564,6 +565,7 @@ class HDPGaussianMixture:
 
         self._check_fitted()
         check_in(by, "by", ("component", "cluster"))
+        check_probability(level, "level", high_open=True)  # checked after BEM too, where it is unused
         if by == "cluster":
             W, centres = self.group_cluster_weights_, self.cluster_means_
         else:

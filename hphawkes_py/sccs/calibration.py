@@ -291,7 +291,8 @@ class EmpiricalNull:
         x, s = _pair(log_rr, se_log_rr)
         ok = np.isfinite(x) & np.isfinite(s)
         z = stats.norm.ppf(0.5 + level / 2.0)
-        centre = np.where(ok, x - self.mean, np.nan)
+        centre = np.full(x.shape, np.nan)
+        centre[ok] = x[ok] - self.mean  # finite rows only: arithmetic on R's NA (a signalling NaN) warns
         total = np.where(ok, self._total_sd(np.where(ok, s, 0.0)), np.nan)
         out = pd.DataFrame({"log_rr": centre, "log_lower": centre - z * total, "log_upper": centre + z * total,
                             "se_log_rr": total})
