@@ -17,7 +17,7 @@ from .._parallel import run_replicates, spawn_seeds
 from .._validate import (as_float_array, check_bool, check_in, check_int, check_positive, check_probability,
                          check_random_state, check_seed, describe)
 from . import prediction
-from ._data import column_names, real_data
+from ._data import centre_scale, column_names, real_data
 from ._math import Priors
 from .draws import relabel_draws
 from .model import TDPGaussianMixture, _physical_memory
@@ -314,26 +314,6 @@ class HDPGaussianMixture:
         self.n_features_in_ = p
         return arrays
 
-    def _centre_scale(self, X):
-        """Pooled centre and scale, with :meth:`TDPGaussianMixture.fit`'s rules (extreme
-        magnitudes measured in the column's own unit, constant columns refused)."""
-        center = X.mean(axis=0)
-        mag = np.max(np.abs(X), axis=0)
-        with np.errstate(over="ignore", under="ignore"):
-            scale = X.std(axis=0, ddof=1)
-        tiny = ~(scale > 1e-12 * mag) | ~np.isfinite(scale)
-        if tiny.any():
-            unit = np.where(mag > 0, mag, 1.0)
-            scale = np.where(tiny, unit * (X / unit).std(axis=0, ddof=1), scale)
-        const = np.flatnonzero(~(scale > 1e-12 * mag))
-        if const.size:
-            names = [self.feature_names_[c] for c in const] if self.feature_names_ else list(const)
-            raise ValueError(
-                f"the samples have constant (zero-variance) column(s) {names} over all their rows: the "
-                "standardised data would be singular; drop them before fitting"
-            )
-        return center, scale
-
     def _check_size(self, n, p, J, k):
         """Refuse, before any allocation, a fit whose stored draws and buffers cannot fit in memory."""
         S = self.chains * (self.n_iter // self.thin) if self.method == "gibbs" else 1
@@ -367,7 +347,7 @@ class HDPGaussianMixture:
         X = np.concatenate(arrays)
         n, p = X.shape
         k = self.n_components
-        center, scale = self._centre_scale(X)
+        center, scale = centre_scale(X, self.feature_names_, "the samples (pooled)")
         # the atoms' prior is checked exactly as the DP mixture checks it (same attributes)
         m0, Phi0 = TDPGaussianMixture._check_priors(self, p, k)
         Xs = (X - center) / scale

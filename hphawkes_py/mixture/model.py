@@ -18,7 +18,7 @@ from .._backend import resolve_backend
 from .._parallel import run_replicates, spawn_seeds
 from .._validate import as_float_array, check_bool, check_in, check_int, check_positive, check_random_state, check_seed, describe
 from . import prediction
-from ._data import column_names, real_data
+from ._data import centre_scale, column_names, real_data
 from ._math import Priors
 from .bem import bayesian_em
 from .clusters import modal_clusters
@@ -442,21 +442,7 @@ class TDPGaussianMixture:
         X = self._check_data(X)
         n, p = X.shape
         k = self.n_components
-        center = X.mean(axis=0)
-        mag = np.max(np.abs(X), axis=0)
-        with np.errstate(over="ignore", under="ignore"):
-            scale = X.std(axis=0, ddof=1)
-        tiny = ~(scale > 1e-12 * mag) | ~np.isfinite(scale)
-        if tiny.any():  # squares under/overflow at extreme magnitudes: measure in the column's own unit
-            unit = np.where(mag > 0, mag, 1.0)
-            scale = np.where(tiny, unit * (X / unit).std(axis=0, ddof=1), scale)
-        const = np.flatnonzero(~(scale > 1e-12 * mag))
-        if const.size:
-            names = [self.feature_names_[c] for c in const] if self.feature_names_ else list(const)
-            raise ValueError(
-                f"X has constant (zero-variance) column(s) {names}: the standardised data would be singular; "
-                "drop them before fitting"
-            )
+        center, scale = centre_scale(X, self.feature_names_)
         m0, Phi0 = self._check_priors(p, k)
         Xs = (X - center) / scale
         self._check_prior_scale(Phi0, Xs, m0)
