@@ -175,3 +175,9 @@ def test_every_entry_point_is_walked():
 EXTRA_WALKED: list = ["poisson", "run_prm", "space_time_permutation", "space_time"]  # run_prm: tests/test_scan_prm.py::test_run_prm_refuses_by_name
 # declustered (and its result container): tests/test_scan_declustered.py::test_bad_input
 EXTRA_WALKED += ["declustered", "DeclusteredScanResult"]
+# normal/exponential: tests/test_scan_normal.py and test_scan_exponential.py (input checks); iterative_scan and
+# power (and their results): test_scan_iterative.py, test_scan_power.py; the writers and the map:
+# tests/test_scan_outputs.py
+EXTRA_WALKED += ["normal", "exponential", "iterative_scan", "IterativeScanResult", "power", "PowerResult",
+                 "read_alternative_hypotheses", "write_satscan", "to_geojson", "write_geojson", "to_kml", "write_kml",
+                 "write_vector", "cluster_map"]
