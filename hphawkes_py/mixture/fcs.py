@@ -524,7 +524,7 @@ def read_fcs_folder(folder, pattern: str = "*.fcs", **kwargs):
     ----------
     folder : str or pathlib.Path
         The folder (not searched recursively).
-    pattern : str, default "*.fcs"
+    pattern : str, default ``"*.fcs"``
         Glob pattern of the file names, matched case-insensitively (``*.fcs`` finds ``A.FCS``).
     **kwargs
         Passed to :func:`read_fcs` for every file (``channels``, ``transform``, ...).

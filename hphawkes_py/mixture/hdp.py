@@ -134,9 +134,9 @@ class HDPGaussianMixture:
         population split over several components is one cluster (-1: weight 0).
     n_clusters_ : int
         Number of clusters.
-    cluster_means_ : ndarray (n_clusters_, p)
+    cluster_means_ : ndarray (n_clusters, p)
         Weighted mean of each cluster's component means (sample-averaged weights), original units.
-    group_cluster_weights_ : ndarray (J, n_clusters_)
+    group_cluster_weights_ : ndarray (J, n_clusters)
         Each sample's proportion of each cluster (the sum of its components' weights).
     acceptance_rates_ : ndarray (K,) or None
         Gibbs: MH acceptance rates over the stored sweeps (chains averaged) of the K - 1
@@ -466,7 +466,7 @@ class HDPGaussianMixture:
 
         Returns
         -------
-        lower, upper : ndarray (J, K) or (J, n_clusters_)
+        lower, upper : ndarray (J, K) or (J, n_clusters)
             The (1 - level)/2 and (1 + level)/2 quantiles over the stored (relabelled) Gibbs
             draws, unitless proportions.
         """
@@ -520,7 +520,7 @@ class HDPGaussianMixture:
 
     @property
     def group_cluster_weights_(self):
-        """(J, n_clusters_): each sample's proportion of each cluster."""
+        """(J, n_clusters): each sample's proportion of each cluster."""
         return self.group_weights_ @ self._cluster_indicator()
 
     def to_frame(self, level: float = 0.95, by: str = "cluster"):
@@ -648,7 +648,7 @@ class HDPGaussianMixture:
 
     def score_samples(self, X, group, estimate=None):
         """Log density of sample ``group``'s mixture at the rows of X, ORIGINAL units
-        (log f_std((x - center_)/scale_) - sum(log scale_))."""
+        (``log f_std((x - center_) / scale_) - sum(log scale_)``)."""
         g = self._group(group)
         est = self._estimate(estimate)
         Xs = self._standardise(X)
