@@ -31,7 +31,7 @@ if [ $fast -eq 1 ]; then
     -m "not slow and not emulator and not oracle and not r" "$@" 2>&1 | tee "$log_dir/pytest.log"
 else
   echo "== pytest ==" >&2
-  .venv/bin/python -m pytest -q -p no:cacheprovider -n "$workers" "$@" 2>&1 | tee "$log_dir/pytest.log"
+  .venv/bin/python -m pytest -q -p no:cacheprovider -n "$workers" --durations=40 "$@" 2>&1 | tee "$log_dir/pytest.log"
 fi
 py_status=${PIPESTATUS[0]}
 
