@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import doctest
 import re
-import shlex
 import textwrap
 from pathlib import Path
 
 import pytest
+from cli_lines import expand, parse_error, shell_commands
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 GENERATED = ("_build", "auto_examples", "api/generated", "_templates", "sg_execution_times.rst")
@@ -73,38 +73,9 @@ def command_lines(text: str) -> list[list[str]]:
     found = []
     for lang, code in code_blocks(text):
         if lang in ("bash", "sh", "shell", "console"):
-            for line in code.splitlines():
-                line = line.strip().removeprefix("$ ").split(" #")[0].strip()
-                if line.startswith("hphawkes "):
-                    found.append(line)
-    for m in INLINE_COMMAND.finditer(text):
-        found.append(" ".join(m.group(1).split()))
-    commands = []
-    for line in found:
-        line = line.replace("[", "").replace("]", "")  # an optional part is checked too
-        if re.search(r"\b[A-Z]{2,}\b", line):
-            continue
-        first, *alternatives = [part.strip() for part in line.split(" | ")]
-        words = shlex.split(first)[1:]
-        commands.append(words)
-        commands += [words[:-1] + shlex.split(alt) for alt in alternatives]
-    return commands
-
-
-def parses(argv: list[str]) -> str | None:
-    """None if ``hphawkes argv`` parses into a runnable command (``--help`` counts), else why not."""
-    import contextlib
-    import io
-
-    from hphawkes_py.cli import build_parser
-
-    err = io.StringIO()
-    try:
-        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-            args = build_parser().parse_args(argv)
-    except SystemExit as exc:
-        return None if exc.code == 0 else err.getvalue().strip().splitlines()[-1]
-    return None if getattr(args, "func", None) else "no command selected"
+            found += shell_commands(code)
+    found += [" ".join(m.group(1).split()) for m in INLINE_COMMAND.finditer(text)]
+    return expand(found)
 
 
 def run_python_blocks(page: Path, blocks: list[str], tmp_path, monkeypatch) -> None:
@@ -159,9 +130,9 @@ def test_command_finder():
             ".. code-block:: bash\n\n   $ hphawkes info  # x\n")
     assert command_lines(text) == [["info"], ["reproduce", "kde-redwood"], ["reproduce", "kde-sim50000"],
                                    ["kde", "points.csv", "--window", "a.tif"], ["reproduce", "dc-gunshots", "--full"]]
-    assert parses(["info"]) is None
-    assert parses(["reproduce", "no-such-analysis"]) is not None
-    assert parses(["kde", "fit", "--no-such-option"]) is not None
+    assert parse_error(["info"]) is None
+    assert parse_error(["reproduce", "no-such-analysis"]) is not None
+    assert parse_error(["kde", "fit", "--no-such-option"]) is not None
 
 
 def test_there_are_pages_with_examples():
@@ -197,7 +168,7 @@ def test_python_blocks_run(page, blocks, tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("page, commands", _page_params("commands"))
 def test_command_lines_parse(page, commands):
-    bad = {" ".join(c): why for c in commands if (why := parses(c)) is not None}
+    bad = {" ".join(c): why for c in commands if (why := parse_error(c)) is not None}
     assert not bad, f"{page.relative_to(DOCS)}: commands the hphawkes parser refuses: {bad}"
 
 
@@ -225,7 +196,7 @@ def test_every_reproduce_analysis_takes_out_and_backend():
     assert sorted(a.strip() for a in listed.group(1).split("|")) == analyses
     refused = {a: why for a in analyses
                for argv in (["reproduce", a, "--backend", "cpu", "--out", "some-dir"],)
-               if (why := parses(argv)) is not None}
+               if (why := parse_error(argv)) is not None}
     assert not refused, f"reproduce analyses that refuse --backend/--out: {refused}"
 
 

@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
+from cli_lines import expand, parse_error, shell_commands
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 FENCE = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
@@ -26,38 +27,9 @@ def command_lines(text: str) -> list[list[str]]:
     """The README's ``hphawkes ...`` commands as argument lists (as tests/test_docs_code.py does for
     the documentation: ``$`` prompts and ``#`` comments dropped, ``a | b`` alternatives replacing the
     last word, ``[...]`` parts kept, lines with placeholders such as ``ANALYSIS`` skipped)."""
-    import shlex
-
-    found = [line.strip().removeprefix("$ ").split(" #")[0].strip()
-             for m in SHELL_FENCE.finditer(text) for line in m.group(1).splitlines()]
-    found = [line for line in found if line.startswith("hphawkes ")]
+    found = [line for m in SHELL_FENCE.finditer(text) for line in shell_commands(m.group(1))]
     found += [" ".join(m.group(1).split()) for m in INLINE_COMMAND.finditer(text)]
-    commands = []
-    for line in found:
-        line = line.replace("[", "").replace("]", "")
-        if re.search(r"\b[A-Z]{2,}\b", line):
-            continue
-        first, *alternatives = [part.strip() for part in line.split(" | ")]
-        words = shlex.split(first)[1:]
-        commands.append(words)
-        commands += [words[:-1] + shlex.split(alt) for alt in alternatives]
-    return commands
-
-
-def parse_error(argv: list[str]) -> str | None:
-    """None if ``hphawkes argv`` parses into a runnable command (``--help`` counts), else argparse's complaint."""
-    import contextlib
-    import io
-
-    from hphawkes_py.cli import build_parser
-
-    err = io.StringIO()
-    try:
-        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-            args = build_parser().parse_args(argv)
-    except SystemExit as exc:
-        return None if exc.code == 0 else err.getvalue().strip().splitlines()[-1]
-    return None if getattr(args, "func", None) else "no command selected"
+    return expand(found)
 
 
 def test_block_finder_finds_blocks():
