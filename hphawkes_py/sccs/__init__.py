@@ -18,6 +18,7 @@ from .diagnostics import (Diagnostic, end_of_observation_eras, event_exposure_in
                           event_observation_independence, mdrr, pre_exposure_gain, rare_outcome, time_stability)
 from .design import RiskWindow
 from .event_dependent import CENSORING_MODELS, CensoringFit, fit_censoring_models, interval_weights
+from .event_dependent_exposure import EventDependentExposureFit, event_dependent_exposure
 from .model import fit
 from .priors import log_prior
 from .resampling import bootstrap, cross_validate
@@ -29,4 +30,5 @@ __all__ = ["SCCSData", "RiskWindow", "SCCSFit", "CVResult", "BootstrapResult", "
            "simulate", "log_prior", "SplineTerm", "EmpiricalNull", "SystematicErrorModel", "fit_negative_controls",
            "Diagnostic", "mdrr", "time_stability", "pre_exposure_gain", "event_exposure_independence",
            "event_observation_independence", "end_of_observation_eras", "rare_outcome", "CensoringFit",
-           "fit_censoring_models", "interval_weights", "CENSORING_MODELS"]
+           "fit_censoring_models", "interval_weights", "CENSORING_MODELS",
+           "EventDependentExposureFit", "event_dependent_exposure"]

@@ -112,6 +112,7 @@ class EventDependentExposureFit:
 
         Examples
         --------
+        >>> import pandas as pd
         >>> fit = hp.sccs.EventDependentExposureFit(pd.Series({"rv1": 0.5}), pd.DataFrame([[0.04]], ["rv1"], ["rv1"]))
         >>> fit.results_table().round(3).loc["rv1", ["rr", "se", "lower"]].tolist()
         [1.649, 0.2, 1.114]
