@@ -25,10 +25,11 @@ from .resampling import bootstrap, cross_validate
 from .results import BootstrapResult, CVResult, MLEWarning, SCCSFit
 from .simulation import simulate
 from .splines import SplineTerm
+from .study_diagnostics import StudyDiagnostics, study_diagnostics
 
 __all__ = ["SCCSData", "RiskWindow", "SCCSFit", "CVResult", "BootstrapResult", "MLEWarning", "fit", "cross_validate", "bootstrap",
            "simulate", "log_prior", "SplineTerm", "EmpiricalNull", "SystematicErrorModel", "fit_negative_controls",
            "Diagnostic", "mdrr", "time_stability", "pre_exposure_gain", "event_exposure_independence",
            "event_observation_independence", "end_of_observation_eras", "rare_outcome", "CensoringFit",
            "fit_censoring_models", "interval_weights", "CENSORING_MODELS",
-           "EventDependentExposureFit", "event_dependent_exposure"]
+           "EventDependentExposureFit", "event_dependent_exposure", "StudyDiagnostics", "study_diagnostics"]

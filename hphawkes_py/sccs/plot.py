@@ -7,7 +7,8 @@ import pandas as pd
 from .._validate import check_in, check_int
 from ._tables import lower_columns, require
 
-__all__ = ["plot_irr", "plot_spline_effects", "plot_time_to_event", "plot_pre_exposure", "time_to_event"]
+__all__ = ["plot_irr", "plot_spline_effects", "plot_time_to_event", "plot_pre_exposure", "time_to_event",
+           "plot_diagnostics", "plot_time_stability"]
 
 
 def _finish(fig, path):
@@ -227,4 +228,116 @@ def plot_pre_exposure(fit, pre, covariates=None, *, level: float = 0.95, method:
     p = ", ".join(f"{c}: IRR {table.loc[c, 'irr']:.2f}, p = {table.loc[c, 'p']:.2g}" for c in pre)
     ax.set_title(f"pre-exposure check ({p})", fontsize=9)
     ax.set_xlabel(f"incidence rate ratio ({int(round(100 * level))}% {method} interval)")
+    return _finish(fig, path)
+
+
+_PASS_COLOR, _FAIL_COLOR = "seagreen", "firebrick"
+
+
+def plot_diagnostics(diagnostics, *, path=None):
+    """The study diagnostics, one panel per diagnostic: each exposure's value against the OHDSI
+    threshold (dashed; the null bounds of an interval check shaded), green where it passes and
+    red where it fails. Read it before the estimates: an exposure with a red point is one that
+    SelfControlledCaseSeries would not unblind.
+
+    Parameters
+    ----------
+    diagnostics : StudyDiagnostics
+        From :func:`~hphawkes_py.sccs.study_diagnostics`.
+    path : str, optional
+        Save the figure there.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axis per diagnostic (in the report's order); each axis's first collection holds the
+        points, with one facecolor per point.
+
+    Examples
+    --------
+    >>> obs, eras, outcomes, _ = hp.sccs.simulate(n_cases=300, n_drugs=2, prevalence=0.5, output="eras", seed=1)
+    >>> fit = hp.sccs.fit(hp.sccs.SCCSData.from_eras(obs, eras, outcomes, risk_end=30), prior="none")
+    >>> fig = hp.sccs.plot.plot_diagnostics(hp.sccs.study_diagnostics(fit, obs, eras, outcomes))
+    >>> [ax.get_title().split(" (")[0] for ax in fig.axes]
+    ['mdrr', 'pre_exposure_gain', 'time_stability']
+    """
+    import matplotlib.pyplot as plt
+
+    if not (hasattr(diagnostics, "items") and hasattr(diagnostics, "wide")):
+        raise TypeError(f"diagnostics must be a StudyDiagnostics (hp.sccs.study_diagnostics), "
+                        f"got {type(diagnostics).__name__}")
+    names = list(dict.fromkeys(d.name for _, d in diagnostics.items))
+    if not names:
+        raise ValueError("the report holds no diagnostics to plot")
+    fig, axes = plt.subplots(len(names), 1, figsize=(6.0, 1.3 + 1.0 * len(names)), squeeze=False)
+    for ax, name in zip(axes[:, 0], names):
+        rows = [(c, d) for c, d in diagnostics.items if d.name == name]
+        labels = ["study" if c is None else str(c) for c, _ in rows]
+        y = np.arange(len(rows))[::-1]
+        values = np.array([d.value for _, d in rows], dtype=float)
+        colors = [_PASS_COLOR if d.passed else _FAIL_COLOR for _, d in rows]
+        ax.scatter(values, y, c=colors, zorder=3)
+        threshold = rows[0][1].threshold
+        if isinstance(threshold, tuple):  # interval checks: the interval must meet the null bounds
+            ax.axvspan(threshold[0], threshold[1], color="0.9", zorder=0)
+            for yi, (_, d) in zip(y, rows):
+                ax.plot([d.details["lower"], d.details["upper"]], [yi, yi], color="0.3", lw=1.2, zorder=2)
+            ax.set_xscale("log")
+        else:
+            ax.axvline(float(threshold), color="0.4", ls="--", lw=1)
+            if name == "mdrr":
+                ax.set_xscale("log")
+        ax.set_yticks(y, labels)
+        ax.set_ylim(-0.7, len(rows) - 0.3)
+        ax.set_title(f"{name} ({rows[0][1].rule})", fontsize=9)
+    return _finish(fig, path)
+
+
+def plot_time_stability(diagnostic, *, ax=None, path=None):
+    """Observed and expected outcomes per calendar month (the time-stability diagnostic): a
+    steady gap or a trend between the two means the outcome rate changes over calendar time,
+    which SCCS takes for an exposure effect unless calendar time is adjusted for.
+
+    Parameters
+    ----------
+    diagnostic : Diagnostic or StudyDiagnostics
+        :func:`~hphawkes_py.sccs.time_stability`'s result, or a report holding it.
+    ax : matplotlib axis, optional
+    path : str, optional
+        Save the figure there.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        ``ax.lines[0]`` is the observed count per month, ``ax.lines[1]`` the expected.
+
+    Examples
+    --------
+    >>> obs, eras, outcomes, _ = hp.sccs.simulate(n_cases=300, n_drugs=1, output="eras", seed=1)
+    >>> fig = hp.sccs.plot.plot_time_stability(hp.sccs.time_stability(obs, outcomes))
+    >>> len(fig.axes[0].lines)
+    2
+    """
+    import matplotlib.pyplot as plt
+
+    if hasattr(diagnostic, "items") and not hasattr(diagnostic, "details"):
+        found = [d for _, d in diagnostic.items if d.name == "time_stability"]
+        if not found:
+            raise ValueError("the report has no time_stability diagnostic (give observation_periods and outcomes)")
+        diagnostic = found[0]
+    if getattr(diagnostic, "name", None) != "time_stability":
+        raise TypeError(f"diagnostic must be the result of hp.sccs.time_stability, got {diagnostic!r}")
+    table = diagnostic.details["per_month"]
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(6.5, 3.0))
+    else:
+        fig = ax.figure
+    when = pd.to_datetime(table["month_start"])
+    ax.plot(when, table["observed"], color="k", lw=1.2, label="observed")
+    ax.plot(when, table["expected"], color=_PASS_COLOR if diagnostic.passed else _FAIL_COLOR, lw=1.2, ls="--",
+            label="expected if stable")
+    ax.set_ylabel("outcomes per month")
+    ax.legend(fontsize=8, frameon=False)
+    ax.set_title(f"time stability: ratio {diagnostic.details['ratio']:.3g}, p = {diagnostic.value:.3g} "
+                 f"({'PASS' if diagnostic.passed else 'FAIL'})", fontsize=9)
     return _finish(fig, path)

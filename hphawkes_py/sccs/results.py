@@ -5,6 +5,7 @@ the covariance and results tables (:mod:`.inference`) can continue from it.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -123,6 +124,7 @@ class SCCSFit:
     spline_prior: str = "normal"
     spline_variance: float = 1.0
     context: FitContext | None = field(default=None, repr=False)
+    diagnostics: Any = field(default=None, repr=False)
 
     @property
     def log_posterior(self) -> float:
@@ -140,7 +142,22 @@ class SCCSFit:
         )
 
     def summary(self) -> pd.DataFrame:
-        return self.to_frame()
+        """:meth:`to_frame`, with the diagnostics' columns (``<diagnostic>_pass``,
+        ``diagnostics_pass`` ...) when the fit carries them (:meth:`with_diagnostics`)."""
+        frame = self.to_frame()
+        if self.diagnostics is None:
+            return frame
+        wide = self.diagnostics.wide().reset_index(names="covariate_id")
+        return frame.merge(wide, on="covariate_id", how="left")
+
+    def with_diagnostics(self, diagnostics) -> "SCCSFit":
+        """This fit carrying a :class:`~.study_diagnostics.StudyDiagnostics` report (from
+        :func:`~.study_diagnostics.study_diagnostics`): its values and pass/fail columns then
+        appear in :meth:`results_table`, :meth:`summary` and the printed fit."""
+        if not (hasattr(diagnostics, "wide") and hasattr(diagnostics, "passed")):
+            raise TypeError(f"diagnostics must be a StudyDiagnostics (hp.sccs.study_diagnostics), "
+                            f"got {type(diagnostics).__name__}")
+        return dataclasses.replace(self, diagnostics=diagnostics)
 
     def confint(self, covariates=None, level: float = 0.95, method: str = "profile") -> pd.DataFrame:
         """Confidence intervals for log relative risks: see :func:`.inference.confint`."""
@@ -153,8 +170,17 @@ class SCCSFit:
 
     def results_table(self, covariates=None, level: float = 0.95, method: str = "wald") -> pd.DataFrame:
         """Per-exposure results (IRR, CI, p, cases, exposed cases, exposed time and events): see
-        :func:`.inference.results_table`."""
-        return results_table(self, covariates, level=level, method=method)
+        :func:`.inference.results_table`. A fit that carries diagnostics (:meth:`with_diagnostics`)
+        adds, per exposure, each diagnostic's value and ``<diagnostic>_pass`` (the OHDSI
+        threshold met) and ``diagnostics_pass`` (all that apply pass; NA for rows the report
+        does not cover, such as pre-exposure windows)."""
+        table = results_table(self, covariates, level=level, method=method)
+        if self.diagnostics is None:
+            return table
+        wide = self.diagnostics.wide(list(table.index))
+        out = table.join(wide.set_axis(table.index))
+        out.attrs.update(table.attrs)
+        return out
 
     def spline_effects(self, term=None, *, level: float = 0.95, n: int = 200) -> pd.DataFrame:
         """Age/season/calendar-time effects with pointwise bands: see :func:`.inference.spline_effects`."""
@@ -189,7 +215,7 @@ class SCCSFit:
             f"nonzero={nz}, log_likelihood={self.log_likelihood:.6f}, log_prior={self.log_prior:.6f}, "
             f"iterations={self.iterations}, converged={self.converged}, stopped_by={self.stopped_by!r}{inf}, "
             f"backend={self.backend!r})"
-        )
+        ) + ("" if self.diagnostics is None else f"\n{self.diagnostics!r}")
 
 
 @dataclass(frozen=True, eq=False)
