@@ -18,14 +18,14 @@ from .diagnostics import (Diagnostic, end_of_observation_eras, event_exposure_in
                           event_observation_independence, mdrr, pre_exposure_gain, rare_outcome, time_stability)
 from .design import RiskWindow
 from .event_dependent import CENSORING_MODELS, CensoringFit, fit_censoring_models, interval_weights
-from .event_dependent_exposure import EventDependentExposureFit, event_dependent_exposure
+from .dependent_exposure import EventDependentExposureFit, event_dependent_exposure
 from .model import fit
 from .priors import log_prior
 from .resampling import bootstrap, cross_validate
 from .results import BootstrapResult, CVResult, MLEWarning, SCCSFit
 from .simulation import simulate
 from .splines import SplineTerm
-from .study_diagnostics import StudyDiagnostics, study_diagnostics
+from .diagnostics_report import StudyDiagnostics, study_diagnostics
 
 __all__ = ["SCCSData", "RiskWindow", "SCCSFit", "CVResult", "BootstrapResult", "MLEWarning", "fit", "cross_validate", "bootstrap",
            "simulate", "log_prior", "SplineTerm", "EmpiricalNull", "SystematicErrorModel", "fit_negative_controls",

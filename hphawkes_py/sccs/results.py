@@ -85,6 +85,8 @@ class SCCSFit:
     context : FitContext, optional
         What continuing the fit needs (data, priors, an engine factory); ``None`` for a fit
         not made by :func:`fit`, which then has no intervals or covariance.
+    diagnostics : StudyDiagnostics, optional
+        The study diagnostics the fit carries (:meth:`with_diagnostics`); ``None`` by default.
 
     Examples
     --------
@@ -151,8 +153,8 @@ class SCCSFit:
         return frame.merge(wide, on="covariate_id", how="left")
 
     def with_diagnostics(self, diagnostics) -> "SCCSFit":
-        """This fit carrying a :class:`~.study_diagnostics.StudyDiagnostics` report (from
-        :func:`~.study_diagnostics.study_diagnostics`): its values and pass/fail columns then
+        """This fit carrying a :class:`~.diagnostics_report.StudyDiagnostics` report (from
+        :func:`~.diagnostics_report.study_diagnostics`): its values and pass/fail columns then
         appear in :meth:`results_table`, :meth:`summary` and the printed fit."""
         if not (hasattr(diagnostics, "wide") and hasattr(diagnostics, "passed")):
             raise TypeError(f"diagnostics must be a StudyDiagnostics (hp.sccs.study_diagnostics), "

@@ -507,8 +507,25 @@ sccs_simulate_eras <- function(n_cases, n_drugs, age_effect = NULL, season_effec
 #' @param spline_prior,spline_variance Prior of the spline coefficients.
 #' @param level,method Interval level and \code{"wald"} or \code{"profile"}.
 #' @param tolerance,max_iterations,progress,backend,threads As in \code{sccs_fit()}.
+#' @param control_window The self-controlled risk interval (SCRI) design: a control interval
+#'   per era instead of all unexposed time, as \code{c(start_offset, end_offset)} (days from
+#'   the era start / to the era end), an \code{sccs_risk_window()}, or a named list of those
+#'   per covariate id; see \code{SCCSData.from_eras}.
+#' @param event_dependent_observation For outcomes that end observation (death): \code{TRUE}
+#'   or \code{"auto"} (the censoring model with the smallest AIC) or a model name
+#'   (\code{"EWA"}, \code{"EWI"}, \code{"EGA"}, \code{"EGI"}): the pseudo-likelihood of
+#'   Farrington et al. (2011); \code{observation_periods} then needs \code{birth_day} and
+#'   \code{censor}.
+#' @param diagnostics Run the OHDSI study diagnostics (MDRR, pre-exposure gain, time stability,
+#'   rare outcome where \code{n_persons} is given) and add their values and pass/fail columns
+#'   to \code{results}.
+#' @param n_persons Population size, for the rare-outcome diagnostic.
 #' @return An object of class \code{sccs_study}: \code{results} (data frame: per exposure
-#'   IRR, interval, p, cases, exposed cases, exposed time and events), \code{spline_effects}
+#'   IRR, interval, p, cases, exposed cases, exposed time and events; with
+#'   \code{diagnostics = TRUE} each diagnostic's value, \code{<diagnostic>_pass} and
+#'   \code{diagnostics_pass}), \code{diagnostics} (the long table, see
+#'   \code{sccs_study_diagnostics()}), \code{censoring} (the censoring models' table of an
+#'   event-dependent observation design), \code{spline_effects}
 #'   (data frame: term, x, log effect, se, band, rate ratio), \code{knots} (list),
 #'   \code{fit} (\code{hphawkes_sccs_fit}), \code{data} (\code{sccs_data}), \code{dropped};
 #'   \code{summary()} gives \code{results}, \code{autoplot()} the spline effects.
@@ -528,9 +545,12 @@ sccs_study <- function(observation_periods, eras, outcomes, risk_start = 0L, ris
                        max_age = NULL, first_outcome_only = FALSE, day_origin = "1970-01-01",
                        prior = "none", variance = 1.0, exclude = NULL, spline_prior = "normal",
                        spline_variance = 1.0, level = 0.95, method = "wald", tolerance = 1e-8,
-                       max_iterations = 1000L, progress = FALSE, backend = "auto", threads = NULL) {
+                       max_iterations = 1000L, progress = FALSE, backend = "auto", threads = NULL,
+                       control_window = NULL, event_dependent_observation = FALSE, diagnostics = FALSE,
+                       n_persons = NULL) {
   .hp_check_args()
   sccs <- .hp_mod("sccs")
+  diagnostics <- .as_flag(diagnostics, "diagnostics")
   # NA ids and days: refused here, with R's 1-based row (Python would read NaN, or the id "NA")
   .sccs_ids_present(observation_periods, "observation_periods", c("person_id", "start", "end"))
   .sccs_ids_present(eras, "eras", c("person_id", "start", "end", "covariate_id"))
@@ -544,11 +564,26 @@ sccs_study <- function(observation_periods, eras, outcomes, risk_start = 0L, ris
     calendar_knots = .sccs_knots(calendar_knots, "calendar_knots"),
     study_start = .as_int(study_start), study_end = .as_int(study_end),
     naive_period = .as_int(naive_period, "naive_period", FALSE), min_age = .as_int(min_age),
-    max_age = .as_int(max_age), first_outcome_only = .as_flag(first_outcome_only, "first_outcome_only"), day_origin = day_origin))
+    max_age = .as_int(max_age), first_outcome_only = .as_flag(first_outcome_only, "first_outcome_only"), day_origin = day_origin,
+    control_window = .sccs_control_window(control_window, if (is.data.frame(eras)) eras$covariate_id),
+    event_dependent_observation = .sccs_edo_choice(event_dependent_observation)))
   py <- .hp_call(sccs$fit(d, prior = prior, variance = .as_num(variance), exclude = .sccs_exclude(exclude),
     spline_prior = spline_prior, spline_variance = .as_num(spline_variance),
     tolerance = .as_num(tolerance), max_iterations = .as_int(max_iterations, "max_iterations", FALSE),
     progress = .as_flag(progress, "progress"), backend = backend, threads = .as_int(threads)))
+  diag_table <- NULL
+  if (diagnostics) {
+    report <- .hp_call(sccs$study_diagnostics(py, .pd_frame(observation_periods, "observation_periods"),
+      .pd_frame(eras, "eras"), .pd_frame(outcomes, "outcomes"), n_persons = .as_int(n_persons), day_origin = day_origin))
+    py <- .hp_call(py$with_diagnostics(report))
+    diag_table <- .sccs_diagnostics_table(report)
+  }
+  censoring <- NULL
+  if (!identical(event_dependent_observation, FALSE)) {
+    ct <- .hp_call(d$censoring$table())
+    censoring <- .sccs_index_column(.hp_r(ct))
+    names(censoring)[1] <- "model"
+  }
   fit <- .sccs_fit_r(py)
   results <- .sccs_index_column(.hp_r(.hp_call(py$results_table(level = .as_num(level), method = method))))
   n_terms <- reticulate::py_len(d$splines)
@@ -558,7 +593,8 @@ sccs_study <- function(observation_periods, eras, outcomes, risk_start = 0L, ris
     term <- reticulate::py_get_item(d$splines, i - 1L)
     knots[[.hp_r(term$name)]] <- .hp_r(term$knots)
   }
-  structure(list(results = results, spline_effects = effects, knots = knots, fit = fit,
+  structure(list(results = results, diagnostics = diag_table, censoring = censoring,
+                 spline_effects = effects, knots = knots, fit = fit,
                  data = .sccs_data_r(d), dropped = .hp_r(.hp_call(reticulate::import_builtins()$dict(d$dropped))),
                  level = level, method = method),
             class = "sccs_study")
@@ -568,8 +604,14 @@ sccs_study <- function(observation_periods, eras, outcomes, risk_start = 0L, ris
 print.sccs_study <- function(x, ...) {
   cat(sprintf("SCCS study: %d cases, %d exposures; %s\n", x$data$n_strata, nrow(x$results),
               if (length(x$knots)) paste("adjusted for", paste(names(x$knots), collapse = ", ")) else "no age/season adjustment"))
-  print(x$results[, intersect(c("covariate_id", "irr", "irr_lower", "irr_upper", "p", "exposed_cases"),
-                              names(x$results))], ...)
+  print(x$results[, intersect(c("covariate_id", "irr", "irr_lower", "irr_upper", "p", "exposed_cases",
+                                "diagnostics_pass"), names(x$results))], ...)
+  if (!is.null(x$diagnostics)) {
+    failed <- x$diagnostics[!x$diagnostics$pass, , drop = FALSE]
+    cat(sprintf("diagnostics: %d of %d pass%s\n", sum(x$diagnostics$pass), nrow(x$diagnostics),
+                if (nrow(failed)) paste0("; FAIL: ", paste0(failed$diagnostic, ifelse(is.na(failed$covariate_id), "",
+                  paste0("[", failed$covariate_id, "]")), collapse = ", ")) else ""))
+  }
   invisible(x)
 }
 
@@ -578,7 +620,9 @@ summary.sccs_study <- function(object, ...) object$results
 
 #' @method autoplot sccs_study
 #' @export
-autoplot.sccs_study <- function(object, ...) {
+autoplot.sccs_study <- function(object, which = "splines", ...) {
+  if (identical(which, "diagnostics")) return(.sccs_diagnostics_plot(object))
+  if (!identical(which, "splines")) .hp_stop("which must be \"splines\" or \"diagnostics\", got ", format(which))
   e <- object$spline_effects
   if (is.null(e)) .hp_stop("this study has no age/season/calendar adjustment to plot")
   e$x_plot <- ifelse(e$term == "age", e$x / 365.25, e$x)
@@ -592,3 +636,18 @@ autoplot.sccs_study <- function(object, ...) {
 
 #' @export
 plot.sccs_study <- function(x, ...) { print(autoplot.sccs_study(x, ...)); invisible(x) }
+
+# The diagnostics as a figure: each exposure's value against the OHDSI threshold, one panel per
+# diagnostic, green where it passes and red where it fails.
+.sccs_diagnostics_plot <- function(object) {
+  t <- object$diagnostics
+  if (is.null(t)) .hp_stop("this study has no diagnostics: build it with diagnostics = TRUE")
+  t$label <- ifelse(is.na(t$covariate_id), "study", t$covariate_id)
+  t$verdict <- ifelse(t$pass, "pass", "fail")
+  ggplot2::ggplot(t, ggplot2::aes(.data$value, .data$label, colour = .data$verdict)) +
+    ggplot2::geom_point(size = 2.5) +
+    ggplot2::scale_colour_manual(values = c(pass = "seagreen", fail = "firebrick")) +
+    ggplot2::facet_wrap(~diagnostic, scales = "free_x", ncol = 1) +
+    ggplot2::labs(x = "value (see the rule of each diagnostic)", y = NULL, colour = NULL,
+                  title = "SCCS study diagnostics")
+}

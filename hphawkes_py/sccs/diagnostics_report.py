@@ -69,7 +69,10 @@ class StudyDiagnostics:
         study-level one), ``diagnostic``, ``value``, ``threshold``, ``rule`` and ``pass``."""
         rows = [{"covariate_id": c, "diagnostic": d.name, "value": d.value, "threshold": d.threshold, "rule": d.rule,
                  "pass": d.passed} for c, d in self.items]
-        return pd.DataFrame(rows, columns=["covariate_id", "diagnostic", "value", "threshold", "rule", "pass"])
+        out = pd.DataFrame(rows, columns=["covariate_id", "diagnostic", "value", "threshold", "rule", "pass"])
+        # ids keep their type next to the study-level None (not floats with NaN)
+        out["covariate_id"] = pd.Series([c for c, _ in self.items], dtype=object)
+        return out
 
     def wide(self, covariates=None) -> pd.DataFrame:
         """One row per exposure: each applicable diagnostic's value (``mdrr``, ``time_stability_p``,

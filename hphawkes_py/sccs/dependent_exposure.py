@@ -147,8 +147,12 @@ def _days(series, name, *, allow_missing=False):
         x = np.asarray(series, dtype=np.float64)
     except (TypeError, ValueError):
         raise TypeError(f"cases[{name!r}] must be numeric days, got dtype {series.dtype}") from None
-    bad = ~np.isfinite(x) if not allow_missing else np.isinf(x)
-    bad |= np.isfinite(x) & (x != np.round(x))
+    # missing days from R arrive as NaNs with a payload (NA) that some operations flag as invalid:
+    # replaced by the plain NaN
+    with np.errstate(invalid="ignore"):
+        x = np.where(np.isnan(x), np.nan, x)
+        bad = ~np.isfinite(x) if not allow_missing else np.isinf(x)
+        bad |= np.isfinite(x) & (x != np.round(np.where(np.isfinite(x), x, 0.0)))
     if bad.any():
         i = int(np.argmax(bad))
         raise ValueError(f"cases[{name!r}] must be whole days{' or missing' if allow_missing else ''}: "
