@@ -15,8 +15,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ._satscan import _as_ids, _geo, _number, _population, _read_rows, _read_satscan
+from ._satscan import (_as_ids, _geo, _number, _population, _read_continuous, _read_rows, _read_satscan, interval_of,
+                       time_interval_starts, time_units_in_period)
+from .data_sources import SOURCE_KEYS, source_from_prm
+from .exponential_model import exponential
 from .model import bernoulli, poisson
+from .normal_model import normal, satscan_min_cases
 from .iterative import iterative_scan, prm_iterative
 from .power_evaluation import prm_power, run_prm_power
 from .spatiotemporal import space_time, space_time_permutation
@@ -62,7 +66,8 @@ _USED = {"CaseFile", "ControlFile", "PopulationFile", "CoordinatesFile", "Coordi
 _NOT_ANALYSIS_SECTIONS = {"Output", "Spatial Output", "Temporal Output", "Other Output", "Run Options", "System",
                           "Power Evaluation", "Power Simulations", "Elliptic Scan", "Temporal Window",
                           "Space and Time Adjustments", "Data Checking", "Multiple Data Sets", "Notifications",
-                          "Line List", "Border Analysis", "Cluster Drilldown", "Miscellaneous Analysis"}
+                          "Line List", "Border Analysis", "Cluster Drilldown", "Miscellaneous Analysis",
+                          "Email Alerts"}
 #: keys outside those sections that do not change a purely spatial analysis
 _NOT_ANALYSIS_KEYS = {"PrecisionCaseTimes", "StartDate", "EndDate", "TimeAggregationUnits", "TimeAggregationLength",
                       "GridFile", "NeighborsFilename", "MetaLocationsFilename", "MaxCirclePopulationFile",
@@ -76,7 +81,27 @@ _NOT_ANALYSIS_KEYS = {"PrecisionCaseTimes", "StartDate", "EndDate", "TimeAggrega
                       # thresholds and files of options that are required off above
                       "RiskThresholdHighClusters", "RiskThresholdLowClusters", "MultipleLocationsFile"}
 
-_MODELS = {"0": "poisson", "1": "bernoulli", "2": "space_time_permutation"}
+#: (ModelType, AnalysisType) -> the analysis run_prm runs. A model or analysis added to hp.scan is a
+#: row here, a row of _FILES and a runner in _RUNNERS (and its settings in _space_time_kwargs etc.).
+_ANALYSES = {
+    ("0", "1"): "poisson", ("0", "3"): "space_time_poisson", ("0", "4"): "space_time_poisson",
+    ("1", "1"): "bernoulli", ("1", "3"): "space_time_bernoulli", ("1", "4"): "space_time_bernoulli",
+    ("2", "3"): "space_time_permutation", ("2", "4"): "space_time_permutation",
+    ("4", "1"): "exponential", ("5", "1"): "normal",
+}
+_ANALYSIS_NAMES = {"1": "purely spatial", "2": "purely temporal", "3": "retrospective", "4": "prospective",
+                   "5": "spatial variation in temporal trends", "6": "seasonal temporal"}
+#: analysis -> (the input file it needs besides CaseFile and CoordinatesFile, the files it does not use)
+_FILES = {
+    "poisson": ("PopulationFile", ("ControlFile",)), "space_time_poisson": ("PopulationFile", ("ControlFile",)),
+    "bernoulli": ("ControlFile", ("PopulationFile",)), "space_time_bernoulli": ("ControlFile", ("PopulationFile",)),
+    "space_time_permutation": (None, ("ControlFile", "PopulationFile")),
+    "normal": (None, ("ControlFile", "PopulationFile")), "exponential": (None, ("ControlFile", "PopulationFile")),
+}
+#: the input files whose CSV / dBase / shapefile source settings (``<File>-Source...``) are read
+_SOURCE_FILES = ("CaseFile", "ControlFile", "PopulationFile", "CoordinatesFile")
+_SPACE_TIME = ("space_time_permutation", "space_time_bernoulli", "space_time_poisson")
+_TIME_UNITS = {"1": "year", "2": "month", "3": "day"}
 _MODEL_NAMES = {"0": "Discrete Poisson", "1": "Bernoulli", "2": "Space-Time Permutation", "3": "Ordinal",
                 "4": "Exponential", "5": "Normal", "6": "Continuous Poisson", "7": "Multinomial",
                 "8": "Rank", "9": "Uniform Time", "10": "Batched"}
@@ -147,6 +172,8 @@ def prm_arguments(path) -> dict:
     base = p.resolve().parent
 
     def file(key, required):
+        """The file ``key`` names (relative to the parameter file's folder), as a
+        :class:`~.data_sources.DataSource` where its ``<key>-Source...`` settings describe one."""
         name = v.get(key, "")
         if not name:
             if required:
@@ -156,40 +183,59 @@ def prm_arguments(path) -> dict:
         f = f if f.is_absolute() else base / f  # relative to the parameter file's folder
         if not f.is_file():
             raise bad(key, f"names a file that does not exist ({f})")
-        return f
+        try:
+            src = source_from_prm(v, key, f, bad)
+        except ValueError as exc:
+            if str(exc).startswith(str(p)):
+                raise
+            raise ValueError(f"{p}: {exc}") from None
+        return f if src is None else src
 
     files = {"case_file": file("CaseFile", True), "geo_file": file("CoordinatesFile", True)}
     kwargs = {}
-    if model == "space_time_permutation":
-        for key in ("ControlFile", "PopulationFile"):
-            if v.get(key):
-                raise bad(key, "is not used by the space-time permutation model (cases only)")
-        _space_time_kwargs(v, analysis, "space-time permutation", bad, kwargs)
-    elif model == "space_time_bernoulli":
-        files["control_file"] = file("ControlFile", True)
-        if v.get("PopulationFile"):
-            raise bad("PopulationFile", "is not used by the Bernoulli model (give ControlFile only)")
-        _space_time_kwargs(v, analysis, "Bernoulli space-time", bad, kwargs)
-    elif model == "space_time_poisson":
-        files["population_file"] = file("PopulationFile", True)
-        if v.get("ControlFile"):
-            raise bad("ControlFile", "is not used by the discrete Poisson model (give PopulationFile only)")
-        _space_time_kwargs(v, analysis, "discrete Poisson space-time", bad, kwargs)
-    elif model == "bernoulli":
-        files["control_file"] = file("ControlFile", True)
-        if v.get("PopulationFile"):
-            raise bad("PopulationFile", "is not used by the Bernoulli model (give ControlFile only)")
-    else:
-        files["population_file"] = file("PopulationFile", True)
-        if v.get("ControlFile"):
-            raise bad("ControlFile", "is not used by the discrete Poisson model (give PopulationFile only)")
+    need, unused = _FILES[model]
+    what = _MODEL_NAMES[v["ModelType"]]
+    for key in unused:
+        if v.get(key):
+            raise bad(key, f"is not used by the {what} model " + (f"(give {need} only)" if need else "(cases only)"))
+    if need:
+        files[{"PopulationFile": "population_file", "ControlFile": "control_file"}[need]] = file(need, True)
+    intervals = None
+    if model in _SPACE_TIME:
+        name = {"space_time_permutation": "space-time permutation", "space_time_bernoulli": "Bernoulli space-time",
+                "space_time_poisson": "discrete Poisson space-time"}[model]
+        intervals = _space_time_kwargs(v, analysis, name, bad, kwargs)
 
     _window_kwargs(v, model, bad, kwargs)
     _settings_kwargs(v, model, bad, kwargs)
-    _low_rate_minimum(v, kwargs["direction"], bad, ignored)
+    if model == "normal":  # both minimums go into satscan_min_cases once the file says weighted or not
+        kwargs["min_cases"] = _normal_minimums(v, kwargs["direction"], bad, ignored)
+    else:
+        _low_rate_minimum(v, kwargs["direction"], bad, ignored)
     return {"model": model, "files": files, "kwargs": kwargs, "ignored": ignored, "dates": _record_dates(v, bad),
             "outputs": _output_settings(v, base, bad), "iterative": prm_iterative(v, model, bad),
-            "power": prm_power(v, model, base, bad)}
+            "power": prm_power(v, model, base, bad), "intervals": intervals}
+
+
+def _normal_minimums(v, direction, bad, ignored):
+    """``(low, high)``: SaTScan's two minimum-cases settings for the normal model (combined by
+    :func:`~.normal_model.satscan_min_cases` when the case file shows whether it is weighted)."""
+    out = []
+    for key, default in (("MinimumCasesInLowRateClusters", "0"), ("MinimumCasesInHighRateClusters", "2")):
+        try:
+            n = int(v.get(key, default) or default)
+        except ValueError:
+            raise bad(key, "is not a whole number") from None
+        if n < 0:
+            raise bad(key, "must be >= 0")
+        out.append(n)
+    for weighted in (False, True):
+        try:
+            satscan_min_cases(direction, weighted, *out)
+        except ValueError as exc:
+            raise bad("MinimumCasesInLowRateClusters", f"and MinimumCasesInHighRateClusters="
+                                                       f"{v.get('MinimumCasesInHighRateClusters', '2')!r}: {exc}") from None
+    return tuple(out)
 
 
 #: output settings -> the table they ask for (ASCII: written as CSV; DBase: as .dbf)
@@ -198,7 +244,6 @@ _TABLE_KEYS = {"MostLikelyClusterEachCentroid": "col", "CensusAreasReportedClust
 #: output settings whose files hp.scan does not write: refused (by name) when the outputs are written
 _NOT_WRITTEN = {"MostLikelyClusterCaseInfoEachCentroidASCII": "the cluster case information file (.sci)",
                 "MostLikelyClusterCaseInfoEachCentroidDBase": "the cluster case information file (.sci.dbf)",
-                "OutputTemporalGraphHTML": "the temporal graph (HTML)",
                 "PrintSimulatedDataToFile": "the simulated data file"}
 
 
@@ -229,6 +274,9 @@ def _output_settings(v, base, bad) -> dict:
                      "switches it off)")
     if _on(v, "OutputShapefiles"):
         geometry.append("shp")
+    if _on(v, "OutputTemporalGraphHTML"):  # SaTScan's GUI asks for it by default; it holds no new numbers
+        notes.append("OutputTemporalGraphHTML=y: the temporal graph is not written by hp.scan (the cluster table "
+                     "holds each cluster's time frame)")
     if (_on(v, "OutputCartesianGraph") and not latlong) or (_on(v, "OutputGoogleMaps") and latlong):
         geometry.append("html")
     # SaTScan's P_VALUE (PValueReportType 0: default combination, 1: Monte Carlo, 3: Gumbel) and the
@@ -236,7 +284,12 @@ def _output_settings(v, base, bad) -> dict:
     ptype = v.get("PValueReportType", "0") or "0"
     p_values = {"0": "default", "1": "monte_carlo", "3": "gumbel"}.get(ptype, "monte_carlo")
     gumbel = _on(v, "ReportGumbel") and ptype in ("1", "2")
-    return {"results_file": results, "tables": ascii_, "dbase": bool(dbf), "dbase_tables": dbf, "geometry": geometry,
+    cutoff = v.get("CutoffClusterLinelistCSV", "") or "1"
+    try:
+        cutoff = float(cutoff)
+    except ValueError:
+        raise bad("CutoffClusterLinelistCSV", "is not a number") from None
+    return {"linelist_cutoff": cutoff, "results_file": results, "tables": ascii_, "dbase": bool(dbf), "dbase_tables": dbf, "geometry": geometry,
             "gumbel": gumbel, "p_values": p_values, "title": v.get("ResultsTitle", "") or None, "notes": notes,
             "not_written": [(k, what) for k, what in _NOT_WRITTEN.items() if _on(v, k)]}
 
@@ -283,37 +336,31 @@ def _record_dates(v, bad) -> dict:
 
 
 def _model_and_analysis(v, bad):
-    """``(model, AnalysisType)`` of the parameter values ``v``: the model this package runs for the
-    file's ModelType and AnalysisType (``bad(key, why)``: the error naming a setting)."""
+    """``(model, AnalysisType)`` of the parameter values ``v``: the analysis this package runs for the
+    file's ModelType and AnalysisType (:data:`_ANALYSES`; ``bad(key, why)``: the error naming a setting)."""
     model_code = v.get("ModelType", "")
-    if model_code not in _MODELS:
+    models = sorted({m for m, _ in _ANALYSES}, key=int)
+    if model_code not in models:
         name = _MODEL_NAMES.get(model_code, "unknown")
-        raise bad("ModelType", f"({name}) is not supported: 0 (Discrete Poisson), 1 (Bernoulli) or 2 "
-                               "(Space-Time Permutation)")
-    model = _MODELS[model_code]
+        raise bad("ModelType", f"({name}) is not supported: " + _either(f"{m} ({_MODEL_NAMES[m]})" for m in models))
     analysis = v.get("AnalysisType", "1")
-    if model == "space_time_permutation":
-        if analysis not in ("3", "4"):
-            raise bad("AnalysisType", "must be 3 (retrospective) or 4 (prospective space-time) for the space-time "
-                                      "permutation model")
-    elif model == "bernoulli":
-        if analysis not in ("1", "3", "4"):
-            raise bad("AnalysisType", "is not supported with the Bernoulli model: 1 (purely spatial), 3 "
-                                      "(retrospective space-time) or 4 (prospective space-time)")
-        if analysis in ("3", "4"):
-            model = "space_time_bernoulli"
-    elif model == "poisson" and analysis in ("3", "4"):
-        model = "space_time_poisson"
+    model = _ANALYSES.get((model_code, analysis))
+    if model is None:
+        allowed = sorted((a for m, a in _ANALYSES if m == model_code), key=int)
+        raise bad("AnalysisType", f"is not supported with the {_MODEL_NAMES[model_code]} model: must be "
+                  + _either(f"{a} ({_ANALYSIS_NAMES[a]}{' space-time' if a == '4' else ''})" for a in allowed))
+    if model == "space_time_poisson" and v.get("TimeTrendAdjustmentType", "0") not in ("0", ""):
         # no time-trend adjustment of the expected cases here (SpatialAdjustmentType is refused for
         # every model above)
-        if v.get("TimeTrendAdjustmentType", "0") not in ("0", ""):
-            raise bad("TimeTrendAdjustmentType", "is not supported: the discrete Poisson space-time scan runs "
-                                                 "without time-trend adjustment (TimeTrendAdjustmentType=0)")
-    elif analysis != "1":
-        also = ", 3 (retrospective space-time) or 4 (prospective space-time)" if model == "poisson" else ""
-        raise bad("AnalysisType", f"is not supported with the {_MODEL_NAMES[model_code]} model: 1 (purely spatial)"
-                                  f"{also}")
+        raise bad("TimeTrendAdjustmentType", "is not supported: the discrete Poisson space-time scan runs "
+                                             "without time-trend adjustment (TimeTrendAdjustmentType=0)")
     return model, analysis
+
+
+def _either(items) -> str:
+    """``"a, b or c"``."""
+    items = list(items)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " or " + items[-1]
 
 
 def _ignored(v, sec, bad):
@@ -323,6 +370,15 @@ def _ignored(v, sec, bad):
     for key, val in v.items():
         if key in _USED or key in _REQUIRE:
             continue
+        file_key, dash, suffix = key.partition("-")
+        if dash and suffix in SOURCE_KEYS:
+            if file_key in _SOURCE_FILES:
+                continue  # read with the file (data_sources.source_from_prm)
+            if not v.get(file_key):  # the source settings of a file that is not given
+                ignored[key] = val
+                continue
+            raise bad(key, f"describes how to read {file_key}, which hp.scan does not read; refused rather than "
+                           f"ignored")
         if sec[key] in _NOT_ANALYSIS_SECTIONS or key in _NOT_ANALYSIS_KEYS:
             ignored[key] = val
             continue
@@ -392,13 +448,30 @@ def _settings_kwargs(v, model, bad, kwargs):
 
 
 def _space_time_kwargs(v, analysis, name, bad, kwargs):
-    """The space-time settings both space-time models share (days, study period, temporal window):
-    ``study_period``, ``prospective`` and ``max_temporal`` added to ``kwargs``; refused by name
-    where :func:`~hphawkes_py.scan.space_time` cannot honour them."""
-    for key, want in (("PrecisionCaseTimes", "3"), ("TimeAggregationUnits", "3"), ("TimeAggregationLength", "1"),
-                      ("MinimumTemporalClusterSize", "1")):
-        if v.get(key, want) != want:
-            raise bad(key, f"is not supported: the {name} scan works in days ({key}={want})")
+    """The space-time settings the space-time models share (time intervals, study period, temporal
+    window): ``study_period``, ``prospective`` and ``max_temporal`` (in time intervals) added to
+    ``kwargs``; refused by name where :func:`~hphawkes_py.scan.space_time` cannot honour them.
+    Returns SaTScan's interval start days (:func:`~._satscan.time_interval_starts`) when the cases
+    are aggregated into intervals longer than a day (None: days)."""
+    if v.get("PrecisionCaseTimes", "3") != "3":
+        raise bad("PrecisionCaseTimes", f"is not supported: the {name} scan works in days (PrecisionCaseTimes=3)")
+    if v.get("MinimumTemporalClusterSize", "1") != "1":
+        raise bad("MinimumTemporalClusterSize", f"is not supported: the {name} scan's clusters last at least one "
+                                                f"time interval (MinimumTemporalClusterSize=1)")
+    units = _TIME_UNITS.get(v.get("TimeAggregationUnits", "3"))
+    if units is None:
+        raise bad("TimeAggregationUnits", "must be 1 (years), 2 (months) or 3 (days)")
+    try:
+        length = int(v.get("TimeAggregationLength", "1"))
+    except ValueError:
+        raise bad("TimeAggregationLength", "is not a whole number") from None
+    if length < 1:
+        raise bad("TimeAggregationLength", "must be >= 1")
+    if (units, length) != ("day", 1) and name.startswith("discrete Poisson"):
+        # the expected cases of an interval would have to follow its length (months differ)
+        key = "TimeAggregationUnits" if units != "day" else "TimeAggregationLength"
+        raise bad(key, f"is not supported: the {name} scan works in days (TimeAggregationUnits=3, "
+                       f"TimeAggregationLength=1)")
     if v.get("IncludePurelySpatial", "n").lower() not in _OFF:
         why = ("purely spatial clusters have LLR 0 in this model" if name.startswith("space-time permutation") else
                "cylinders spanning the whole study period are not scanned; run AnalysisType=1 for them")
@@ -413,22 +486,39 @@ def _space_time_kwargs(v, analysis, name, bad, kwargs):
     # prospective (4), or a retrospective analysis of alive clusters only (IncludeClusters=1): the
     # intervals end on the last day of the study period (no adjustment for earlier analyses)
     kwargs["prospective"] = analysis == "4" or include == "1"
-    days = int((end - start).astype(int)) + 1
+    starts = None
+    if (units, length) != ("day", 1):
+        try:
+            starts = time_interval_starts(start, end, units, length)
+        except ValueError as exc:
+            raise bad("TimeAggregationUnits", str(exc)) from None
+        if len(starts) - 1 < 2:
+            raise bad("TimeAggregationLength", f"leaves {len(starts) - 1} time interval in the study period; a "
+                                               f"space-time scan needs at least 2")
     size = v.get("MaxTemporalSize", "50")
     try:
         size_v = float(size)
     except ValueError:
         raise bad("MaxTemporalSize", "is not a number") from None
-    if v.get("MaxTemporalSizeInterpretation", "0") == "1":
+    interp = v.get("MaxTemporalSizeInterpretation", "0")
+    if interp == "1":
         if size_v != int(size_v) or size_v < 1:
-            raise bad("MaxTemporalSize", "must be a whole number of days >= 1")
-        kwargs["max_temporal"] = int(size_v)
-    elif v.get("MaxTemporalSizeInterpretation", "0") == "0":
+            raise bad("MaxTemporalSize", f"must be a whole number of {units}s >= 1")
+        # SaTScan's m_nIntervalCut: whole intervals within the size (CSaTScanData::SetIntervalCut)
+        cut = int(size_v) // length
+    elif interp == "0":
         if not 0 < size_v <= 90:
             raise bad("MaxTemporalSize", "must be in (0, 90] percent of the study period")
-        kwargs["max_temporal"] = max(1, int(size_v / 100.0 * days))
+        if starts is None:
+            cut = max(1, int(size_v / 100.0 * (int((end - start).astype(int)) + 1)))
+        else:
+            cut = int(np.floor(np.floor(time_units_in_period(start, end, units) * size_v / 100.0) / length))
     else:
-        raise bad("MaxTemporalSizeInterpretation", "must be 0 (percent) or 1 (days)")
+        raise bad("MaxTemporalSizeInterpretation", "must be 0 (percent) or 1 (time units)")
+    if cut < 1:
+        raise bad("MaxTemporalSize", f"is shorter than one time interval ({length} {units}(s))")
+    kwargs["max_temporal"] = cut
+    return starts
 
 
 def _date(v, key, bad):
@@ -604,67 +694,93 @@ def _run(spec, n_replicates, seed, executor, backend, threads, progress):
     """The analysis :func:`run_prm` runs for the parameters ``spec`` (:func:`prm_arguments`)."""
     if n_replicates is not None:
         spec["kwargs"]["n_replicates"] = n_replicates
+    run = dict(seed=seed, executor=executor, backend=backend, threads=threads, progress=progress)
+    return _RUNNERS[spec["model"]](spec, run)
+
+
+def _run_space_time(spec, run):
+    """The space-time permutation, Bernoulli and discrete Poisson analyses (:func:`run_prm`); cases
+    aggregated into SaTScan's time intervals (``spec["intervals"]``) are scanned interval by interval
+    and the clusters' time frames given as the days their intervals span."""
     f = spec["files"]
-    if spec["model"] in ("space_time_permutation", "space_time_bernoulli", "space_time_poisson"):
-        gp, keys, xs, ys, seen = _geo(f["geo_file"])
-        start, end = spec["kwargs"]["study_period"]
-        bern = spec["model"] == "space_time_bernoulli"
-        name = {"space_time_bernoulli": "Bernoulli space-time", "space_time_poisson": "discrete Poisson space-time",
-                "space_time_permutation": "space-time permutation"}[spec["model"]]
-        if spec["model"] == "space_time_poisson":
-            pop = _space_time_population(f["population_file"], seen, gp)
-        tables = [("case", f["case_file"])] + ([("control", f["control_file"])] if bern else [])
-        ids, cases, controls, dates = [], [], [], []
-        for what, path_ in tables:
-            t_ids, t_counts, t_dates = _read_case_dates(path_, what, name)
-            missing = [k for k in t_ids if k not in seen]
-            if missing:
-                raise ValueError(f"{path_}: location id {missing[0]!r} is not in the coordinates file {gp}")
-            out = (t_dates < start) | (t_dates > end)
-            if out.any():
-                i = int(np.argmax(out))
-                if spec["dates"]["out_of_period"] == "error":
-                    raise ValueError(f"{path_}: the {what} dated {t_dates[i]} (record {i + 1}) is outside the study "
-                                     f"period {start} to {end} (StartDate/EndDate); SaTScan refuses such records "
-                                     f"(StudyPeriodCheckType=0), or leaves them out with StudyPeriodCheckType=1")
-                warnings.warn(f"{path_}: {int(out.sum())} {what} record(s) ({int(t_counts[out].sum())} {what}s) dated "
-                              f"outside the study period {start} to {end} were left out (first: record {i + 1}, "
-                              f"{t_dates[i]}; StudyPeriodCheckType=1)", UserWarning, stacklevel=2)
-                keep = ~out
-                t_ids = [k for k, kept in zip(t_ids, keep) if kept]
-                t_counts, t_dates = t_counts[keep], t_dates[keep]
-            zeros = np.zeros(len(t_ids), dtype=np.int64)
-            ids += t_ids
-            cases.append(t_counts if what == "case" else zeros)
-            controls.append(t_counts if what == "control" else zeros)
-            dates.append(t_dates)
-        # locations of the coordinates file without cases (or controls) are circle centres too (as
-        # in SaTScan): one row with 0 cases (and 0 controls) each, dated at the start of the study period
-        listed = set(ids)
-        absent = [k for k in keys if k not in listed]
-        zeros = np.zeros(len(absent), dtype=np.int64)
-        ids += absent
-        cases, controls = np.concatenate(cases + [zeros]), np.concatenate(controls + [zeros])
-        dates = np.concatenate(dates + [np.full(len(absent), start)])
-        where = {k: i for i, k in enumerate(keys)}
-        # the locations in the coordinates file's order (SaTScan's order of equal clusters' centres)
-        order = np.argsort(np.array([where[k] for k in ids], dtype=np.int64), kind="stable")
-        ids = [ids[i] for i in order]
-        cases, controls, dates = cases[order], controls[order], dates[order]
-        xy = np.array([(xs[where[k]], ys[where[k]]) for k in ids], dtype=float).reshape(-1, 2)
-        common = dict(location_ids=np.array(_as_ids(ids), dtype=object), seed=seed, executor=executor,
-                      backend=backend, threads=threads, progress=progress, **spec["kwargs"])
-        if bern:
-            return space_time(xy, cases, dates, controls=controls, model="bernoulli", **common)
-        if spec["model"] == "space_time_poisson":
-            missing = [k for k in keys if k not in pop]
-            if missing:
-                raise ValueError(f"{f['population_file']}: no population for location id {missing[0]!r} of the "
-                                 f"coordinates file {gp}")
-            return space_time(xy, cases, dates, population=np.array([pop[k] for k in ids], dtype=float),
-                              model="poisson", **common)
-        return space_time_permutation(xy, cases, dates, **common)
-    common = dict(seed=seed, executor=executor, backend=backend, threads=threads, progress=progress, **spec["kwargs"])
+    seed, executor, backend, threads, progress = (run[k] for k in ("seed", "executor", "backend", "threads",
+                                                                    "progress"))
+    gp, keys, xs, ys, seen = _geo(f["geo_file"])
+    start, end = spec["kwargs"]["study_period"]
+    bern = spec["model"] == "space_time_bernoulli"
+    name = {"space_time_bernoulli": "Bernoulli space-time", "space_time_poisson": "discrete Poisson space-time",
+            "space_time_permutation": "space-time permutation"}[spec["model"]]
+    if spec["model"] == "space_time_poisson":
+        pop = _space_time_population(f["population_file"], seen, gp)
+    tables = [("case", f["case_file"])] + ([("control", f["control_file"])] if bern else [])
+    ids, cases, controls, dates = [], [], [], []
+    for what, path_ in tables:
+        t_ids, t_counts, t_dates = _read_case_dates(path_, what, name)
+        missing = [k for k in t_ids if k not in seen]
+        if missing:
+            raise ValueError(f"{path_}: location id {missing[0]!r} is not in the coordinates file {gp}")
+        out = (t_dates < start) | (t_dates > end)
+        if out.any():
+            i = int(np.argmax(out))
+            if spec["dates"]["out_of_period"] == "error":
+                raise ValueError(f"{path_}: the {what} dated {t_dates[i]} (record {i + 1}) is outside the study "
+                                 f"period {start} to {end} (StartDate/EndDate); SaTScan refuses such records "
+                                 f"(StudyPeriodCheckType=0), or leaves them out with StudyPeriodCheckType=1")
+            warnings.warn(f"{path_}: {int(out.sum())} {what} record(s) ({int(t_counts[out].sum())} {what}s) dated "
+                          f"outside the study period {start} to {end} were left out (first: record {i + 1}, "
+                          f"{t_dates[i]}; StudyPeriodCheckType=1)", UserWarning, stacklevel=2)
+            keep = ~out
+            t_ids = [k for k, kept in zip(t_ids, keep) if kept]
+            t_counts, t_dates = t_counts[keep], t_dates[keep]
+        zeros = np.zeros(len(t_ids), dtype=np.int64)
+        ids += t_ids
+        cases.append(t_counts if what == "case" else zeros)
+        controls.append(t_counts if what == "control" else zeros)
+        dates.append(t_dates)
+    # locations of the coordinates file without cases (or controls) are circle centres too (as
+    # in SaTScan): one row with 0 cases (and 0 controls) each, dated at the start of the study period
+    listed = set(ids)
+    absent = [k for k in keys if k not in listed]
+    zeros = np.zeros(len(absent), dtype=np.int64)
+    ids += absent
+    cases, controls = np.concatenate(cases + [zeros]), np.concatenate(controls + [zeros])
+    dates = np.concatenate(dates + [np.full(len(absent), start)])
+    where = {k: i for i, k in enumerate(keys)}
+    # the locations in the coordinates file's order (SaTScan's order of equal clusters' centres)
+    order = np.argsort(np.array([where[k] for k in ids], dtype=np.int64), kind="stable")
+    ids = [ids[i] for i in order]
+    cases, controls, dates = cases[order], controls[order], dates[order]
+    xy = np.array([(xs[where[k]], ys[where[k]]) for k in ids], dtype=float).reshape(-1, 2)
+    common = dict(location_ids=np.array(_as_ids(ids), dtype=object), seed=seed, executor=executor,
+                  backend=backend, threads=threads, progress=progress, **spec["kwargs"])
+    starts = spec.get("intervals")
+    if starts is not None:  # interval indices stand for the days of the scan
+        dates = interval_of(dates, starts)
+        common["study_period"] = (0, len(starts) - 2)
+    if bern:
+        res = space_time(xy, cases, dates, controls=controls, model="bernoulli", **common)
+    elif spec["model"] == "space_time_poisson":
+        missing = [k for k in keys if k not in pop]
+        if missing:
+            raise ValueError(f"{f['population_file']}: no population for location id {missing[0]!r} of the "
+                             f"coordinates file {gp}")
+        res = space_time(xy, cases, dates, population=np.array([pop[k] for k in ids], dtype=float),
+                         model="poisson", **common)
+    else:
+        res = space_time_permutation(xy, cases, dates, **common)
+    if starts is not None and len(res.clusters):
+        cl = res.clusters
+        first = cl["start"].to_numpy(dtype=np.int64)
+        last = cl["end"].to_numpy(dtype=np.int64)
+        cl["start"] = starts[first]
+        cl["end"] = starts[last + 1] - np.timedelta64(1, "D")
+    return res
+
+
+def _run_spatial(spec, run):
+    """The purely spatial Bernoulli and discrete Poisson analyses (:func:`run_prm`)."""
+    f = spec["files"]
+    common = dict(**run, **spec["kwargs"])
     # the records' dates checked against the study period, and the population averaged over it, as
     # SaTScan does
     read = dict(study_period=spec["dates"]["study_period"], out_of_period=spec["dates"]["out_of_period"],
@@ -700,3 +816,45 @@ def _run(spec, n_replicates, seed, executor, backend, threads, progress):
         return iterative_scan("poisson", *args, location_ids=df["location_id"].to_numpy(), **spec["iterative"],
                               **common)
     return poisson(*args, location_ids=df["location_id"].to_numpy(), **common)
+
+
+def _run_continuous(spec, run):
+    """The purely spatial normal and exponential analyses (:func:`run_prm`): one observation (patient)
+    per case of every record, at its location of the coordinates file."""
+    f, model = spec["files"], spec["model"]
+    gp, keys, xs, ys, seen = _geo(f["geo_file"])
+    ids, counts, dates, values, second = _read_continuous(f["case_file"], model, spec["dates"]["dated"])
+    missing = [k for k in ids if k not in seen]
+    if missing:
+        raise ValueError(f"{f['case_file']}: location id {missing[0]!r} is not in the coordinates file {gp}")
+    keep = np.ones(len(ids), dtype=bool)
+    if dates is not None:
+        start, end = spec["dates"]["study_period"]
+        out = (dates < start) | (dates > end)
+        if out.any():
+            i = int(np.argmax(out))
+            if spec["dates"]["out_of_period"] == "error":
+                raise ValueError(f"{f['case_file']}: the case dated {dates[i]} (record {i + 1}) is outside the study "
+                                 f"period {start} to {end} (StartDate/EndDate); SaTScan refuses such records "
+                                 f"(StudyPeriodCheckType=0), or leaves them out with StudyPeriodCheckType=1")
+            warnings.warn(f"{f['case_file']}: {int(out.sum())} case record(s) dated outside the study period {start} "
+                          f"to {end} were left out (StudyPeriodCheckType=1)", UserWarning, stacklevel=3)
+            keep = ~out
+    reps = np.where(keep, counts, 0)
+    rows = np.repeat(np.arange(len(ids)), reps)
+    where = {k: i for i, k in enumerate(keys)}
+    xy = np.array([(xs[where[ids[r]]], ys[where[ids[r]]]) for r in rows], dtype=float).reshape(-1, 2)
+    loc_ids = np.array(_as_ids([ids[r] for r in rows]), dtype=object)
+    kwargs = dict(spec["kwargs"])
+    if model == "normal":
+        kwargs["min_cases"] = satscan_min_cases(kwargs["direction"], second is not None, *kwargs["min_cases"])
+        return normal(xy, values[rows], weights=None if second is None else second[rows], location_ids=loc_ids,
+                      **kwargs, **run)
+    return exponential(xy, values[rows], None if second is None else second[rows].astype(bool), location_ids=loc_ids,
+                       **kwargs, **run)
+
+
+#: analysis -> the function that runs it for run_prm
+_RUNNERS = {"space_time_permutation": _run_space_time, "space_time_bernoulli": _run_space_time,
+            "space_time_poisson": _run_space_time, "bernoulli": _run_spatial, "poisson": _run_spatial,
+            "normal": _run_continuous, "exponential": _run_continuous}

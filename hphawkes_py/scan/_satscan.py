@@ -22,7 +22,15 @@ __all__ = ["read_satscan"]
 
 
 def _read_rows(path, what: str, min_cols: int) -> tuple[Path, list]:
-    """``(path, [(line number, fields), ...])`` of a whitespace-separated SaTScan file."""
+    """``(path, [(line number, fields), ...])`` of a whitespace-separated SaTScan file, or of a
+    CSV / dBase / shapefile :class:`~hphawkes_py.scan.data_sources.DataSource` (its records in the
+    native file's field order)."""
+    from .data_sources import DataSource, read_source
+
+    if isinstance(path, DataSource):
+        if not path.path.is_file():
+            raise FileNotFoundError(f"{what} file not found: {path.path}")
+        return path.path, read_source(path, what, min_cols)
     p = Path(path)
     if p.is_dir():
         raise IsADirectoryError(f"{what} file {p} is a folder, expected a file")
@@ -466,3 +474,105 @@ def _read_satscan(case_file, control_file, population_file, geo_file, *, model, 
             f"needs cases <= population (controls = population - cases)")
     df["controls"] = ctl
     return df[["location_id", "x", "y", "cases", "controls", "population"]]
+
+
+# ------------------------------------------------------------------ time aggregation (SaTScan's intervals)
+
+def _shift_back(day: np.datetime64, units: str, k: int) -> np.datetime64:
+    """``day`` moved back ``k`` months (``units="month"``) or years, keeping its day of the month
+    (at most 28 here: SaTScan's rules for later days are not followed, so they are refused upstream)."""
+    d = day.astype(object)
+    months = d.year * 12 + (d.month - 1) - (k if units == "month" else 12 * k)
+    return np.datetime64(_dt.date(months // 12, months % 12 + 1, d.day), "D")
+
+
+def time_interval_starts(start, end, units: str, length: int) -> np.ndarray:
+    """SaTScan's time intervals of the study period ``start``-``end`` (datetime64[D]) aggregated in
+    ``length`` ``units`` ("day", "month", "year"): the start day of every interval and, last, the day
+    after ``end`` (``CSaTScanData::SetIntervalStartTimes``: counted back from the day after the end;
+    a shorter first interval is merged into the second, so the first may be longer)."""
+    nxt = end + np.timedelta64(1, "D")
+    if units != "day" and nxt.astype(object).day > 28:
+        raise ValueError(f"aggregation in {units}s needs a study period ending on a day after which the day of the "
+                         f"month is at most 28 (e.g. a month's last day); EndDate {end} is not supported")
+    starts, k = [nxt], 1
+    while True:
+        s = nxt - np.timedelta64(k * length, "D") if units == "day" else _shift_back(nxt, units, k * length)
+        if s <= start:
+            break
+        starts.append(s)
+        k += 1
+    if s < start and len(starts) > 1:
+        starts.pop()  # the partial first interval joins the next one
+    starts.append(start)
+    return np.array(starts[::-1], dtype="datetime64[D]")
+
+
+def time_units_in_period(start, end, units: str) -> float:
+    """The study period's length in ``units`` (whole units counted back from the day after ``end``,
+    and the fraction of a unit left at the start: SaTScan's ``CalculateNumberOfTimeIntervals``)."""
+    if units == "day":
+        return float((end - start).astype(int) + 1)
+    nxt = end + np.timedelta64(1, "D")
+    n, k = 0.0, 1
+    s = _shift_back(nxt, units, k)
+    while s > start:
+        n += 1
+        k += 1
+        s = _shift_back(nxt, units, k)
+    if s == start:
+        return n + 1
+    diff = float((start - s).astype(int))
+    d = start.astype(object)
+    if units == "month":
+        size = float(((np.datetime64(f"{d.year:04d}-{d.month:02d}", "M") + 1).astype("datetime64[D]")
+                      - np.datetime64(f"{d.year:04d}-{d.month:02d}-01", "D")).astype(int))
+    else:
+        size = 366.0 if (d.year % 4 == 0 and (d.year % 100 != 0 or d.year % 400 == 0)) else 365.0
+    return n + (size - diff) / size
+
+
+def interval_of(dates, starts) -> np.ndarray:
+    """The interval index (0-based) of each date (``starts`` from :func:`time_interval_starts`)."""
+    return np.searchsorted(starts, np.asarray(dates, dtype="datetime64[D]"), side="right") - 1
+
+
+# ------------------------------------------------------------------ continuous models' case files
+
+def _read_continuous(path, model: str, dated: bool):
+    """The records of a normal or exponential case file: ``(ids, counts, dates or None, values,
+    second)`` (normal: ``<id> <#cases> [<date>] <measurement> [<weight>]``, ``second`` the weights or
+    None; exponential: ``<id> <#cases> [<date>] <survival time> [<censored 0/1>]``, ``second`` the
+    censoring flags), each value checked where it is read (file, line, field)."""
+    first = 3 if dated else 2
+    p, rows = _read_rows(path, "case", first + 1)
+    name = "measurement" if model == "normal" else "survival time"
+    extra = "weight" if model == "normal" else "censored"
+    ids, counts, dates, values, second = [], [], [], [], []
+    has_second = None
+    for lineno, parts in rows:
+        if len(parts) > first + 2:
+            raise ValueError(f"{p}:{lineno}: covariates (field {first + 3} on) are not supported by the {model} "
+                             f"model")
+        counts.append(int(_number(parts[1], p, lineno, 2, "#cases", count=True, whole=True)))
+        if dated:
+            try:
+                y, m, d = (int(x) for x in parts[2].split("/"))
+                dates.append(np.datetime64(f"{y:04d}-{m:02d}-{d:02d}", "D"))
+            except ValueError:
+                raise ValueError(f"{p}:{lineno}: field 3 (date) {parts[2]!r} is not a date YYYY/MM/DD") from None
+        values.append(_number(parts[first], p, lineno, first + 1, name))
+        here = len(parts) == first + 2
+        if has_second is None:
+            has_second = here
+        elif has_second != here:
+            raise ValueError(f"{p}:{lineno}: field {first + 2} ({extra}) is given on some records and not on others")
+        if here:
+            v = _number(parts[first + 1], p, lineno, first + 2, extra)
+            if model == "exponential" and v not in (0.0, 1.0):
+                raise ValueError(f"{p}:{lineno}: field {first + 2} (censored) {parts[first + 1]!r} must be 0 or 1")
+            second.append(v)
+        ids.append(parts[0])
+    counts = np.array(counts, dtype=np.int64)
+    return (ids, counts, np.array(dates, dtype="datetime64[D]") if dated else None, np.array(values, dtype=float),
+            np.array(second, dtype=float) if has_second else None)
