@@ -212,3 +212,20 @@ def test_refuses_a_non_dataframe_and_dose_ends_before_the_dose():
     fit = rot_fit(**RUNS["mod1"])
     with pytest.raises(ValueError, match="level"):
         fit.results_table(level=1.5)
+
+
+def test_command_line_writes_the_table(tmp_path, capsys):
+    from hphawkes_py.cli import main
+
+    ROT.to_csv(tmp_path / "rot.csv", index=False)
+    rc = main(["sccs", "event-dependent-exposure", str(tmp_path / "rot.csv"), "--doses", "rv,rvd2", "--dose-ends", "21",
+               "--risk-starts", "1,8", "--age-groups", ",".join(str(a) for a in AGES), "--start", "sta",
+               "--event", "intus", "--quiet", "-o", str(tmp_path / "out.csv")])
+    assert rc == 0
+    out = pd.read_csv(tmp_path / "out.csv")
+    assert out["term"].tolist() == PEER["mod2"]["names"]
+    np.testing.assert_allclose(out["coef"], PEER["mod2"]["coef"], atol=1e-5)
+    np.testing.assert_allclose(out["se"], PEER["mod2"]["se"], rtol=1e-5)
+    rc = main(["sccs", "event-dependent-exposure", str(tmp_path / "rot.csv"), "--doses", "rv", "--dose-ends", "21",
+               "--risk-starts", "a", "--quiet"])
+    assert rc == 2 and "--risk-starts must be comma-separated whole days" in capsys.readouterr().err

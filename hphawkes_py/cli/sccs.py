@@ -39,7 +39,7 @@ def register(subparsers) -> None:
             "(covariate_id, coefficient = log relative risk, relative_risk, ...)."
         ),
     )
-    sub = p.add_subparsers(dest="sccs_command", metavar="{fit,cv,bootstrap}")
+    sub = p.add_subparsers(dest="sccs_command", metavar="{fit,cv,bootstrap,event-dependent-exposure}")
     f = sub.add_parser("fit", help="MAP (or MLE with --prior none) fit", formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     _common(f, variance=True)
     f.add_argument("--results", choices=("wald", "profile"), default=None,
@@ -63,7 +63,54 @@ def register(subparsers) -> None:
     b.add_argument("--level", type=float, default=0.95, help="percentile interval level")
     b.add_argument("--samples", default=None, help="also write the replicate x covariate samples to this CSV")
     b.set_defaults(func=_cmd_bootstrap)
+    e = sub.add_parser("event-dependent-exposure",
+                       help="exposures that the event delays or stops: the SCCS package's eventdepenexp",
+                       description="The pseudo-likelihood of Farrington, Whitaker & Hocine (2009) on one row per "
+                                   "case (integer days); writes the table coef, rr, se, z, p, lower, upper.",
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    e.add_argument("cases", help="cases CSV: one row per case with the columns named below")
+    e.add_argument("--doses", required=True, help="comma-separated columns of the dose days, in dose order")
+    e.add_argument("--dose-ends", required=True,
+                   help="days after the dose day at which its risk ends, or comma-separated columns (one per dose)")
+    e.add_argument("--risk-starts", default="0", help="comma-separated days after the dose at which risk periods begin")
+    e.add_argument("--age-groups", default=None, help="comma-separated days on which new age groups begin")
+    e.add_argument("--dose-specific", action="store_true", help="one set of risk parameters per dose")
+    for name, default in (("person", "case"), ("start", "start"), ("end", "end"), ("event", "event")):
+        e.add_argument(f"--{name}", default=default, help=f"column of the {name if name != 'person' else 'case id'}")
+    e.add_argument("--level", type=float, default=0.95, help="interval level")
+    e.add_argument("-o", "--output", default=None, help="output CSV (default: print to stdout)")
+    e.add_argument("--quiet", action="store_true", help="no summary on stderr")
+    e.set_defaults(func=_cmd_event_dependent_exposure)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+
+def _int_list(text, flag):
+    try:
+        return [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise ValueError(f"{flag} must be comma-separated whole days, got {text!r}") from None
+
+
+def _cmd_event_dependent_exposure(args) -> int:
+    import pandas as pd
+
+    from ..sccs.dependent_exposure import event_dependent_exposure
+
+    _check_level(args.level)
+    risk_starts = _int_list(args.risk_starts, "--risk-starts")
+    ages = None if args.age_groups is None else _int_list(args.age_groups, "--age-groups")
+    ends = args.dose_ends.strip()
+    dose_ends = int(ends) if ends.lstrip("-").isdigit() else [v.strip() for v in ends.split(",")]
+    doses = [v.strip() for v in args.doses.split(",") if v.strip()]
+    fit = event_dependent_exposure(pd.read_csv(args.cases), person=args.person, start=args.start, end=args.end,
+                                   event=args.event, doses=doses, dose_ends=dose_ends, risk_starts=risk_starts,
+                                   age_groups=ages, same_dose_parameters=not args.dose_specific)
+    if not args.quiet:
+        print(repr(fit), file=sys.stderr)
+    table = fit.results_table(level=args.level)
+    table.index.name = "term"
+    _write(table.reset_index(), args.output)
+    return 0
 
 
 def _load(args):
