@@ -17,7 +17,7 @@ import numpy as np
 
 from ._satscan import (_as_ids, _geo, _number, _population, _read_continuous, _read_rows, _read_satscan, interval_of,
                        time_interval_starts, time_units_in_period)
-from .data_sources import SOURCE_KEYS, source_from_prm
+from .data_sources import SOURCE_KEYS, DataSource, source_from_prm
 from .exponential_model import exponential
 from .model import bernoulli, poisson
 from .normal_model import normal, satscan_min_cases
@@ -289,7 +289,9 @@ def _output_settings(v, base, bad) -> dict:
         cutoff = float(cutoff)
     except ValueError:
         raise bad("CutoffClusterLinelistCSV", "is not a number") from None
-    return {"linelist_cutoff": cutoff, "results_file": results, "tables": ascii_, "dbase": bool(dbf), "dbase_tables": dbf, "geometry": geometry,
+    cache = v.get("LineListIndividualCache", "") or v.get("LineListEventCache", "")
+    cache = None if not cache else (Path(cache) if Path(cache).is_absolute() else base / cache)
+    return {"linelist_cutoff": cutoff, "linelist_cache": cache, "results_file": results, "tables": ascii_, "dbase": bool(dbf), "dbase_tables": dbf, "geometry": geometry,
             "gumbel": gumbel, "p_values": p_values, "title": v.get("ResultsTitle", "") or None, "notes": notes,
             "not_written": [(k, what) for k, what in _NOT_WRITTEN.items() if _on(v, k)]}
 
@@ -652,7 +654,39 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
                       study_period=spec["kwargs"].get("study_period", spec["dates"]["study_period"]),
                       gumbel=out["gumbel"], p_values=out["p_values"], penalty=spec["kwargs"].get("penalty"),
                       title=out["title"])
+        case = spec["files"]["case_file"]
+        if isinstance(case, DataSource) and case.linelist:
+            _write_prm_linelist(res, spec, case, target)
     return res
+
+
+def _write_prm_linelist(res, spec, case, target):
+    """SaTScan's cluster line list beside the report (``results.txt`` -> ``results.linelist.csv``),
+    the individuals cache (``LineListIndividualCache``) read and updated as SaTScan does: it keeps
+    the individuals of this run's line list and those of the cache still in the case file."""
+    from .linelist import write_linelist
+
+    out = spec["outputs"]
+    cache = out["linelist_cache"]
+    seen = set()
+    if cache is not None and cache.is_file():
+        seen = {ln.strip() for ln in cache.read_text(encoding="utf-8").splitlines() if ln.strip()}
+    path = write_linelist(res, case, target.with_suffix(".linelist.csv"), cutoff=out["linelist_cutoff"],
+                          prospective=bool(spec["kwargs"].get("prospective", False)),
+                          study_period=spec["kwargs"].get("study_period", spec["dates"]["study_period"]),
+                          p_values=out["p_values"], individuals=seen)
+    if cache is not None:
+        from .linelist import cluster_linelist, individual_ids
+
+        listed = individual_ids(case)
+        table = cluster_linelist(res, case, cutoff=out["linelist_cutoff"],
+                                 prospective=bool(spec["kwargs"].get("prospective", False)),
+                                 study_period=spec["kwargs"].get("study_period", spec["dates"]["study_period"]),
+                                 p_values=out["p_values"], individuals=seen)
+        id_col = next(label for _, typ, label in case.linelist if typ == 0)
+        keep = [i for i in listed if i in seen] + [i for i in table[id_col] if i not in seen]
+        cache.write_text("".join(f"{i}\n" for i in dict.fromkeys(keep)), encoding="utf-8")
+    return path
 
 
 def _results_target(spec, write_results, path):
