@@ -352,12 +352,12 @@ def check_categories(categories, n: int, ordinal: bool):
         x = arr.astype(np.float64)
         if not np.isfinite(x).all():
             i = int(np.argmax(~np.isfinite(x)))
-            raise ValueError(f"categories must be finite numbers; categories[{i}] = {x[i]!r}")
+            raise ValueError(f"categories must be finite numbers; categories[{i}] = {float(x[i])!r}")
         labels, codes = np.unique(arr, return_inverse=True)
     else:
         if arr.dtype.kind == "f" and not np.isfinite(arr).all():
             i = int(np.argmax(~np.isfinite(arr)))
-            raise ValueError(f"categories must not be missing; categories[{i}] = {arr[i]!r}")
+            raise ValueError(f"categories must not be missing; categories[{i}] = {float(arr[i])!r}")
         if arr.dtype.kind not in "iufb":
             vals = arr.tolist()
             bad = [i for i, v in enumerate(vals) if v is None or (isinstance(v, float) and v != v)]
