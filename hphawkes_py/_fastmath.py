@@ -45,7 +45,7 @@ from llvmlite import ir as llvmir
 from numba import njit, types
 from numba.extending import intrinsic, overload
 
-__all__ = ["exp_fast", "exp_fast32", "exp_like", "exp_nonpos", "exp2_mul", "ndtr_fast", "ndtr_monotone", "fdiv", "max_num", "count_trailing_zeros"]
+__all__ = ["exp_fast", "exp_fast32", "exp_like", "exp_nonpos", "exp2_mul", "ndtr_fast", "ndtr_monotone", "fdiv", "fsub", "fadd", "max_num", "count_trailing_zeros"]
 
 
 @intrinsic
@@ -76,6 +76,39 @@ def fdiv(typingctx, a, b):
         return builder.fdiv(args[0], args[1])
 
     return sig, codegen
+
+
+def _exact_binop(op):
+    """An intrinsic ``a op b`` (op ``"fsub"`` or ``"fadd"``) that a caller's ``fastmath=True`` cannot
+    re-associate with its neighbours.
+
+    Numba's fast-math pass gives every floating-point instruction that has no flags all of them, and
+    with ``reassoc`` on the instructions of ``(t_n^hi - t_m^hi) + (t_n^lo - t_m^lo)`` LLVM regroups
+    the sum as ``(t_n^hi + t_n^lo) - (t_m^hi + t_m^lo)`` (hoisting ``t_n^hi + t_n^lo`` out of the loop
+    over m): that rounds each time to float32 before the difference and undoes the split of
+    ``times.split_time`` (off by ~1e-2 hours at t ~ 1e5 hours). The instruction here carries the one
+    flag ``nsz`` (signed zeros may be ignored: harmless for a time difference, whose sign of zero
+    nothing reads), so the pass leaves it alone, and LLVM only regroups instructions that all carry
+    ``reassoc``."""
+
+    def impl(typingctx, a, b):
+        if not (a == b and a in (types.float64, types.float32)):
+            return None
+        sig = a(a, b)
+
+        def codegen(context, builder, signature, args):
+            return getattr(builder, op)(args[0], args[1], flags=("nsz",))
+
+        return sig, codegen
+
+    impl.__name__ = f"_{op}_exact"  # each intrinsic needs its own name in Numba's registry
+    return intrinsic(impl)
+
+
+#: ``a - b`` rounded once, never re-associated by a caller's fast-math (see :func:`_exact_binop`).
+fsub = _exact_binop("fsub")
+#: ``a + b`` rounded once, never re-associated by a caller's fast-math (see :func:`_exact_binop`).
+fadd = _exact_binop("fadd")
 
 
 @intrinsic

@@ -45,7 +45,7 @@ from numba import njit, prange, types
 from numba.extending import overload
 
 from .._backend import threads_context
-from .._fastmath import exp_like
+from .._fastmath import exp_like, fadd, fsub
 from .compensator import ExponentialIntegralTail
 from .engine import Engine
 from .kernels import phi0
@@ -227,7 +227,7 @@ def _bg_loop(xs, th, tl, a, tn, tln, lo, hi, ax, at, buf):
         blk = ax - ax  # zero of the kernel dtype
         for m in range(m0, me):
             r2 = _sqdist(xs, a, m)
-            dt = (th[m] - tn) + (tl[m] - tln)
+            dt = fadd(fsub(th[m], tn), fsub(tl[m], tln))
             v = exp_like(-(ax * r2 + at * (dt * dt)))
             blk += v
             buf[m] += v
@@ -246,7 +246,7 @@ def _tr_loop(xs, th, tl, a, tn, tln, lo, hi, bh, om, kp, sq):
         blk = bh - bh
         for m in range(m0, me):
             r2 = _sqdist(xs, a, m)
-            dt = (tn - th[m]) + (tln - tl[m])
+            dt = fadd(fsub(tn, th[m]), fsub(tln, tl[m]))
             blk += _trig(_spat(r2, bh, sq), om, dt, kp)
         acc += blk
         m0 = me
@@ -265,7 +265,7 @@ def _fu_loop(xs, th, tl, a, tn, tln, lo, hi, ax, at, bh, om, kp, sq, buf):
         blkg = ax - ax
         for m in range(m0, me):
             r2 = _sqdist(xs, a, m)
-            dt = (tn - th[m]) + (tln - tl[m])
+            dt = fadd(fsub(tn, th[m]), fsub(tln, tl[m]))
             v = exp_like(-(ax * r2 + at * (dt * dt)))
             blks += v
             buf[m] += v

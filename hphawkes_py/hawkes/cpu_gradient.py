@@ -32,7 +32,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .._fastmath import exp_like
+from .._fastmath import exp_like, fadd, fsub
 
 __all__ = ["gradient_sums", "TKIND", "SKIND"]
 
@@ -77,7 +77,7 @@ def _background_row(x0, x1, x2, th, tl, n, lo, hi, ax, at):
         d1 = x1[m] - a1
         d2 = x2[m] - a2
         r2 = d0 * d0 + d1 * d1 + d2 * d2
-        dt = (th[m] - tn) + (tl[m] - tln)
+        dt = fadd(fsub(th[m], tn), fsub(tl[m], tln))
         dt2 = dt * dt
         e = exp_like(-(ax * r2 + at * dt2))
         s0 += e
@@ -100,7 +100,7 @@ def _trigger_row(x0, x1, x2, th, tl, n, lo, hi, bh, om, om2, c1, c2, p, q, tkind
         d1 = x1[m] - a1
         d2 = x2[m] - a2
         r2 = d0 * d0 + d1 * d1 + d2 * d2
-        dt = (tn - th[m]) + (tln - tl[m])
+        dt = fadd(fsub(tn, th[m]), fsub(tln, tl[m]))
         if skind == 0:
             sq = bh * r2
             b = r2
