@@ -194,7 +194,9 @@ def prm_arguments(path) -> dict:
     files = {"case_file": file("CaseFile", True), "geo_file": file("CoordinatesFile", True)}
     kwargs = {}
     need, unused = _FILES[model]
-    what = _MODEL_NAMES[v["ModelType"]]
+    what = {"0": "discrete Poisson", "2": "space-time permutation"}.get(v["ModelType"],
+                                                                       _MODEL_NAMES[v["ModelType"]].lower())
+    what = "Bernoulli" if what == "bernoulli" else what
     for key in unused:
         if v.get(key):
             raise bad(key, f"is not used by the {what} model " + (f"(give {need} only)" if need else "(cases only)"))
