@@ -93,7 +93,7 @@ def ordinal(coords, categories, *, location_ids=None, max_population=0.5, max_di
     ...                       backend="cpu", progress=False)
     >>> top = res.most_likely
     >>> print(top.cases, top.observed_by_category, top.cluster_type, top.p_value)
-    37 [7, 10, 20] high 0.01
+    44 [9, 11, 24] high 0.01
     """
     xy = _check_xy(coords)
     n = xy.shape[0]
