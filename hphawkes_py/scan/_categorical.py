@@ -431,9 +431,9 @@ def window_categories(o, tot, labels, ordinal, want_high, want_low) -> dict:
         Tg = float(tot[g].sum())
         lab.append(tuple(labels[k].item() if isinstance(labels[k], np.generic) else labels[k] for k in g))
         obs.append(og)
-        exp.append(eg)
-        ode.append(og / eg if eg else math.inf)
-        rr.append(_relative_risk(og, eg, Tg))
+        exp.append(float(eg))
+        ode.append(float(og / eg) if eg else math.inf)
+        rr.append(float(_relative_risk(og, eg, Tg)))
         pct.append(100.0 * og / W if W else 0.0)
     out = {"categories": lab, "observed_by_category": obs, "expected_by_category": exp,
            "ode_by_category": ode, "relative_risk_by_category": rr, "percent_by_category": pct}
