@@ -1,5 +1,6 @@
-"""SaTScan parameter files (.prm): rerun a purely spatial Bernoulli or discrete Poisson analysis,
-or a retrospective / prospective space-time permutation or Bernoulli analysis.
+"""SaTScan parameter files (.prm): rerun a purely spatial Bernoulli, discrete Poisson, normal or
+exponential analysis, or a retrospective / prospective space-time permutation, Bernoulli or discrete
+Poisson analysis, from SaTScan's native files or the CSV / dBase / shapefile sources its GUI describes.
 
 A parameter that would change the analysis is either honoured or refused by name (never
 ignored). Parameters that only choose SaTScan's output files or run options (shapefiles, KML,
@@ -15,12 +16,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ._satscan import (_as_ids, _geo, _number, _population, _read_continuous, _read_rows, _read_satscan, interval_of,
+from ._satscan import (_as_ids, _geo, _number, _population, _read_rows, _read_satscan, interval_of, run_continuous,
                        time_interval_starts, time_units_in_period)
 from .data_sources import SOURCE_KEYS, DataSource, source_from_prm
-from .exponential_model import exponential
 from .model import bernoulli, poisson
-from .normal_model import normal, satscan_min_cases
+from .normal_model import satscan_min_cases
 from .iterative import iterative_scan, prm_iterative
 from .power_evaluation import prm_power, run_prm_power
 from .spatiotemporal import space_time, space_time_permutation
@@ -574,8 +574,8 @@ def _space_time_population(path, seen, geo_path) -> dict:
 
 def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto", threads=None, progress=True,
             write_results=False):
-    """Run the purely spatial Bernoulli or discrete Poisson analysis a SaTScan parameter file
-    describes (file names relative to the parameter file's folder; covariates of a Poisson
+    """Run the analysis a SaTScan parameter file describes: purely spatial Bernoulli, discrete
+    Poisson, normal or exponential; space-time permutation, Bernoulli or discrete Poisson (file names relative to the parameter file's folder; covariates of a Poisson
     analysis's .cas/.pop files adjusted for by indirect standardisation).
 
     Parameters
@@ -600,6 +600,17 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         (SaTScan's defaults 2000/1/1-2000/12/31; no dates with ``PrecisionCaseTimes=0``, whose
         records' covariates start at field 3): a record outside is refused
         (``StudyPeriodCheckType=0``, the default) or left out with a warning (1).
+        The space-time permutation and Bernoulli analyses also run in SaTScan's time intervals
+        (``TimeAggregationUnits`` 1 years, 2 months, 3 days; ``TimeAggregationLength``: intervals
+        counted back from ``EndDate``, a short first one merged into the next; the maximum temporal
+        size in whole intervals), and the clusters' time frames are the days their intervals span.
+        ``ModelType`` 5 (normal: ``<id> <#cases> [<date>] <measurement> [<weight>]``, weighted when
+        the weights are given) and 4 (exponential: ``<id> <#cases> [<date>] <survival time>
+        [<censored 0/1>]``) run the purely spatial scans of :func:`~hphawkes_py.scan.normal` and
+        :func:`~hphawkes_py.scan.exponential`. The case, control, population and coordinates files
+        may be CSV, dBase or shapefile data sources as SaTScan's GUI describes them
+        (``<File>-SourceType``, ``-SourceFieldMap``, ``-SourceDelimiter``, ``-SourceGrouper``,
+        ``-SourceSkip``, ``-SourceFirstRowHeader``; see :mod:`hphawkes_py.scan.data_sources`).
     n_replicates : int, optional
         Overrides the file's ``MonteCarloReps``.
     seed, executor, backend, threads, progress
@@ -614,7 +625,10 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         data; ``CompressKMLtoKMZ``), ``OutputShapefiles`` (``<name>.col.shp``),
         ``OutputCartesianGraph`` / ``OutputGoogleMaps`` (the self-contained HTML map), with the
         p-values ``PValueReportType`` chooses, ``ReportGumbel`` and ``ResultsTitle``; see
-        :func:`hphawkes_py.scan.outputs.write_satscan`. A path: the same
+        :func:`hphawkes_py.scan.outputs.write_satscan`; and, when the case file's
+        ``CaseFile-SourceLinelistFieldMap`` names line-list columns, SaTScan's cluster line list
+        ``<name>.linelist.csv`` (``CutoffClusterLinelistCSV``, ``LineListIndividualCache``; see
+        :func:`hphawkes_py.scan.linelist.cluster_linelist`). A path: the same
         files, the report at that path instead of ``ResultsFile``.
 
     Returns
@@ -630,7 +644,7 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         Naming the setting (and its section) or the file, line and field that cannot be honoured;
         with ``write_results``, before any work: no ``ResultsFile``, a results folder that does not
         exist, or an output hp.scan does not write switched on (the cluster case information
-        ``.sci``, the temporal graph, simulated data).
+        ``.sci``, simulated data; ``OutputTemporalGraphHTML=y`` is said in a warning).
     ImportError
         With ``write_results``: dBase tables or shapefiles asked for without pyogrio and shapely
         (before any work).
@@ -658,37 +672,10 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
                       title=out["title"])
         case = spec["files"]["case_file"]
         if isinstance(case, DataSource) and case.linelist:
-            _write_prm_linelist(res, spec, case, target)
+            from .linelist import prm_linelist
+
+            prm_linelist(res, spec, case, target)
     return res
-
-
-def _write_prm_linelist(res, spec, case, target):
-    """SaTScan's cluster line list beside the report (``results.txt`` -> ``results.linelist.csv``),
-    the individuals cache (``LineListIndividualCache``) read and updated as SaTScan does: it keeps
-    the individuals of this run's line list and those of the cache still in the case file."""
-    from .linelist import write_linelist
-
-    out = spec["outputs"]
-    cache = out["linelist_cache"]
-    seen = set()
-    if cache is not None and cache.is_file():
-        seen = {ln.strip() for ln in cache.read_text(encoding="utf-8").splitlines() if ln.strip()}
-    path = write_linelist(res, case, target.with_suffix(".linelist.csv"), cutoff=out["linelist_cutoff"],
-                          prospective=bool(spec["kwargs"].get("prospective", False)),
-                          study_period=spec["kwargs"].get("study_period", spec["dates"]["study_period"]),
-                          p_values=out["p_values"], individuals=seen)
-    if cache is not None:
-        from .linelist import cluster_linelist, individual_ids
-
-        listed = individual_ids(case)
-        table = cluster_linelist(res, case, cutoff=out["linelist_cutoff"],
-                                 prospective=bool(spec["kwargs"].get("prospective", False)),
-                                 study_period=spec["kwargs"].get("study_period", spec["dates"]["study_period"]),
-                                 p_values=out["p_values"], individuals=seen)
-        id_col = next(label for _, typ, label in case.linelist if typ == 0)
-        keep = [i for i in listed if i in seen] + [i for i in table[id_col] if i not in seen]
-        cache.write_text("".join(f"{i}\n" for i in dict.fromkeys(keep)), encoding="utf-8")
-    return path
 
 
 def _results_target(spec, write_results, path):
@@ -854,43 +841,7 @@ def _run_spatial(spec, run):
     return poisson(*args, location_ids=df["location_id"].to_numpy(), **common)
 
 
-def _run_continuous(spec, run):
-    """The purely spatial normal and exponential analyses (:func:`run_prm`): one observation (patient)
-    per case of every record, at its location of the coordinates file."""
-    f, model = spec["files"], spec["model"]
-    gp, keys, xs, ys, seen = _geo(f["geo_file"])
-    ids, counts, dates, values, second = _read_continuous(f["case_file"], model, spec["dates"]["dated"])
-    missing = [k for k in ids if k not in seen]
-    if missing:
-        raise ValueError(f"{f['case_file']}: location id {missing[0]!r} is not in the coordinates file {gp}")
-    keep = np.ones(len(ids), dtype=bool)
-    if dates is not None:
-        start, end = spec["dates"]["study_period"]
-        out = (dates < start) | (dates > end)
-        if out.any():
-            i = int(np.argmax(out))
-            if spec["dates"]["out_of_period"] == "error":
-                raise ValueError(f"{f['case_file']}: the case dated {dates[i]} (record {i + 1}) is outside the study "
-                                 f"period {start} to {end} (StartDate/EndDate); SaTScan refuses such records "
-                                 f"(StudyPeriodCheckType=0), or leaves them out with StudyPeriodCheckType=1")
-            warnings.warn(f"{f['case_file']}: {int(out.sum())} case record(s) dated outside the study period {start} "
-                          f"to {end} were left out (StudyPeriodCheckType=1)", UserWarning, stacklevel=3)
-            keep = ~out
-    reps = np.where(keep, counts, 0)
-    rows = np.repeat(np.arange(len(ids)), reps)
-    where = {k: i for i, k in enumerate(keys)}
-    xy = np.array([(xs[where[ids[r]]], ys[where[ids[r]]]) for r in rows], dtype=float).reshape(-1, 2)
-    loc_ids = np.array(_as_ids([ids[r] for r in rows]), dtype=object)
-    kwargs = dict(spec["kwargs"])
-    if model == "normal":
-        kwargs["min_cases"] = satscan_min_cases(kwargs["direction"], second is not None, *kwargs["min_cases"])
-        return normal(xy, values[rows], weights=None if second is None else second[rows], location_ids=loc_ids,
-                      **kwargs, **run)
-    return exponential(xy, values[rows], None if second is None else second[rows].astype(bool), location_ids=loc_ids,
-                       **kwargs, **run)
-
-
 #: analysis -> the function that runs it for run_prm
 _RUNNERS = {"space_time_permutation": _run_space_time, "space_time_bernoulli": _run_space_time,
             "space_time_poisson": _run_space_time, "bernoulli": _run_spatial, "poisson": _run_spatial,
-            "normal": _run_continuous, "exponential": _run_continuous}
+            "normal": run_continuous, "exponential": run_continuous}

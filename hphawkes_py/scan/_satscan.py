@@ -576,3 +576,42 @@ def _read_continuous(path, model: str, dated: bool):
     counts = np.array(counts, dtype=np.int64)
     return (ids, counts, np.array(dates, dtype="datetime64[D]") if dated else None, np.array(values, dtype=float),
             np.array(second, dtype=float) if has_second else None)
+
+
+def run_continuous(spec, run):
+    """The purely spatial normal and exponential analyses of :func:`~hphawkes_py.scan.run_prm`: one observation (patient)
+    per case of every record, at its location of the coordinates file."""
+    f, model = spec["files"], spec["model"]
+    gp, keys, xs, ys, seen = _geo(f["geo_file"])
+    ids, counts, dates, values, second = _read_continuous(f["case_file"], model, spec["dates"]["dated"])
+    missing = [k for k in ids if k not in seen]
+    if missing:
+        raise ValueError(f"{f['case_file']}: location id {missing[0]!r} is not in the coordinates file {gp}")
+    keep = np.ones(len(ids), dtype=bool)
+    if dates is not None:
+        start, end = spec["dates"]["study_period"]
+        out = (dates < start) | (dates > end)
+        if out.any():
+            i = int(np.argmax(out))
+            if spec["dates"]["out_of_period"] == "error":
+                raise ValueError(f"{f['case_file']}: the case dated {dates[i]} (record {i + 1}) is outside the study "
+                                 f"period {start} to {end} (StartDate/EndDate); SaTScan refuses such records "
+                                 f"(StudyPeriodCheckType=0), or leaves them out with StudyPeriodCheckType=1")
+            warnings.warn(f"{f['case_file']}: {int(out.sum())} case record(s) dated outside the study period {start} "
+                          f"to {end} were left out (StudyPeriodCheckType=1)", UserWarning, stacklevel=3)
+            keep = ~out
+    reps = np.where(keep, counts, 0)
+    rows = np.repeat(np.arange(len(ids)), reps)
+    where = {k: i for i, k in enumerate(keys)}
+    xy = np.array([(xs[where[ids[r]]], ys[where[ids[r]]]) for r in rows], dtype=float).reshape(-1, 2)
+    loc_ids = np.array(_as_ids([ids[r] for r in rows]), dtype=object)
+    from .exponential_model import exponential
+    from .normal_model import normal, satscan_min_cases
+
+    kwargs = dict(spec["kwargs"])
+    if model == "normal":
+        kwargs["min_cases"] = satscan_min_cases(kwargs["direction"], second is not None, *kwargs["min_cases"])
+        return normal(xy, values[rows], weights=None if second is None else second[rows], location_ids=loc_ids,
+                      **kwargs, **run)
+    return exponential(xy, values[rows], None if second is None else second[rows].astype(bool), location_ids=loc_ids,
+                       **kwargs, **run)

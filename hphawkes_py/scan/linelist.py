@@ -220,3 +220,28 @@ def individual_ids(source) -> list:
         return []
     j = cols[0] + (2 if source.kind == "shapefile" else 0)
     return [raw[j].strip() for _, _, raw in raw_records(source) if j < len(raw)]
+
+
+def prm_linelist(res, spec, case, target):
+    """:func:`~hphawkes_py.scan.run_prm`'s line list: SaTScan's cluster line list beside the report (``results.txt`` -> ``results.linelist.csv``),
+    the individuals cache (``LineListIndividualCache``) read and updated as SaTScan does: it keeps
+    the individuals of this run's line list and those of the cache still in the case file."""
+    out = spec["outputs"]
+    cache = out["linelist_cache"]
+    seen = set()
+    if cache is not None and cache.is_file():
+        seen = {ln.strip() for ln in cache.read_text(encoding="utf-8").splitlines() if ln.strip()}
+    path = write_linelist(res, case, target.with_suffix(".linelist.csv"), cutoff=out["linelist_cutoff"],
+                          prospective=bool(spec["kwargs"].get("prospective", False)),
+                          study_period=spec["kwargs"].get("study_period", spec["dates"]["study_period"]),
+                          p_values=out["p_values"], individuals=seen)
+    if cache is not None:
+        listed = individual_ids(case)
+        table = cluster_linelist(res, case, cutoff=out["linelist_cutoff"],
+                                 prospective=bool(spec["kwargs"].get("prospective", False)),
+                                 study_period=spec["kwargs"].get("study_period", spec["dates"]["study_period"]),
+                                 p_values=out["p_values"], individuals=seen)
+        id_col = next(label for _, typ, label in case.linelist if typ == 0)
+        keep = [i for i in listed if i in seen] + [i for i in table[id_col] if i not in seen]
+        cache.write_text("".join(f"{i}\n" for i in dict.fromkeys(keep)), encoding="utf-8")
+    return path
