@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["DataSource", "read_source", "source_from_prm", "LINELIST_TYPES"]
+__all__ = ["DataSource", "read_source"]
 
 #: ``SourceType`` codes (SaTScan's ``enum SourceType``; 3, Excel, is not read by SaTScan's engine)
 SOURCE_TYPES = {"0": "csv", "1": "dbase", "2": "shapefile"}
@@ -304,9 +304,38 @@ def raw_records(src: DataSource):
 
 
 def read_source(src: DataSource, what: str = "input", min_cols: int = 1):
-    """The records of ``src`` in the native file's field order: ``[(record number, fields)]``
-    (record number: the line of a CSV file, the record of a table). A record shorter than
-    ``min_cols`` mapped fields is refused, naming file and record."""
+    """The records of a data source in the field order of SaTScan's native file, as SaTScan reads them.
+
+    Parameters
+    ----------
+    src : DataSource
+        The file and how to read it.
+    what : str
+        The kind of file, for messages ("case", "control", "population", "geo", ...).
+    min_cols : int
+        Fields every record needs after the field map (a shorter record is refused, naming the
+        file and the record).
+
+    Returns
+    -------
+    list of (int, list of str)
+        ``(record number, fields)`` per record: the line of a CSV file (blank lines and the skipped
+        and header lines left out) or the record of a table (from 1).
+
+    Examples
+    --------
+    A semicolon file with quoted names, a line of meta data and a header; the coordinates file's
+    fields (id, x, y) are its columns 3, 1 and 2:
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> text = "exported by hand\\nx;y;name\\n1.5;2;#Zone A#\\n\\n3;4.25;#Zone ##B###\\n"
+    >>> _ = (d / "geo.txt").write_text(text)
+    >>> src = DataSource(d / "geo.txt", "csv", field_map=(3, 1, 2), delimiter=";", grouper="#", skip=1,
+    ...                  header=True)
+    >>> read_source(src, "geo", 3)
+    [(3, ['Zone A', '1.5', '2']), (5, ['Zone #B#', '3', '4.25'])]
+    """
     if not isinstance(src, DataSource):
         raise TypeError(f"src must be a DataSource, got {type(src).__name__}")
     out = []

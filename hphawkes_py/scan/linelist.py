@@ -212,7 +212,27 @@ def write_linelist(result, source, path, **kwargs) -> Path:
 
 
 def individual_ids(source) -> list:
-    """The individual ids (line-list type 0) of the case file ``source``, in its order."""
+    """The individual ids of a case file (its line-list column of type 0), in the file's order.
+
+    Parameters
+    ----------
+    source : DataSource
+        The case file with its line-list map.
+
+    Returns
+    -------
+    list of str
+        The ids (empty when no column is the individual id).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from hphawkes_py.scan.data_sources import DataSource
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "c.csv").write_text("A,1,p1\\nB,2,p2\\n")
+    >>> individual_ids(DataSource(d / "c.csv", "csv", field_map=(1, 2), delimiter=",", linelist=((2, 0, "Who"),)))
+    ['p1', 'p2']
+    """
     if not isinstance(source, DataSource):
         raise TypeError(f"source must be a DataSource, got {type(source).__name__}")
     cols = [c for c, typ, _ in source.linelist if typ == 0]
