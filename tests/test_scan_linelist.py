@@ -171,3 +171,16 @@ def test_refusals_of_inputs(tmp_path):
         write_linelist(_two_clusters(), src, 3)
     with pytest.raises(TypeError, match="source must be a DataSource"):
         individual_ids("c.csv")
+
+
+def test_cli_scan_run_out_folder_writes_the_line_list(tmp_path, capsys):
+    from hphawkes_py.cli import main
+
+    for f in ("test.prm", "test-run1.cas", "test.ctl", "test.geo"):
+        shutil.copy(LL / f, tmp_path / f)
+    out = tmp_path / "out"
+    rc = main(["scan", "run", str(tmp_path / "test.prm"), "--replicates", "9", "--seed", "1", "--backend", "cpu",
+               "-o", str(out), "--png", "", "--quiet"])
+    assert rc == 0, capsys.readouterr().err
+    assert (out / "test.linelist.csv").read_bytes() == (LL / "satscan10_results.linelist.csv").read_bytes()
+    assert (out / "test.txt").is_file()

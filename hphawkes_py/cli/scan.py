@@ -68,8 +68,10 @@ def register(subparsers) -> None:
     src = p.add_argument_group("input")
     src.add_argument("csv", nargs="*", metavar="CSV | run PRM",
                      help="CSV file with a header row (alternative to the SaTScan files), or 'run' and a SaTScan "
-                          "parameter file (.prm): the analysis it describes (then only --replicates, --seed, "
-                          "--backend, --threads and the outputs are taken from the command line)")
+                          "parameter file (.prm): the analysis it describes, every model and data source "
+                          "(CSV, dBase, shapefile) hp.scan.run_prm reads (then only --replicates, --seed, "
+                          "--backend, --threads and the outputs are taken from the command line; with --out FOLDER "
+                          "also SaTScan's cluster line list when the case file names line-list columns)")
     src.add_argument("--x", action=_Given, default="x", help="CSV column of the x coordinate")
     src.add_argument("--y", action=_Given, default="y", help="CSV column of the y coordinate")
     src.add_argument("--cases", action=_Given, default="cases", help="CSV column of the case counts")
@@ -237,9 +239,18 @@ def _cmd_scan(args) -> int:
         if folder:
             from ..scan._prm import prm_arguments
 
+            from ..scan.data_sources import DataSource
+
             spec = prm_arguments(prm)
+            case = spec["files"]["case_file"]
+            extra = None
+            if isinstance(case, DataSource) and case.linelist:  # SaTScan's cluster line list beside the report
+                from ..scan.linelist import prm_linelist
+
+                def extra(tmp, stem):
+                    prm_linelist(res, spec, case, tmp / f"{stem}.txt")
             _write_folder(res, args, spec["kwargs"].get("study_period", spec["dates"]["study_period"]),
-                          spec["kwargs"].get("penalty"), Path(prm).stem, spec["outputs"]["p_values"])
+                          spec["kwargs"].get("penalty"), Path(prm).stem, spec["outputs"]["p_values"], extra=extra)
         else:
             _write_outputs(res, outputs)
         if not args.quiet:
@@ -275,9 +286,10 @@ def _cmd_scan(args) -> int:
     return 0
 
 
-def _write_folder(res, args, study_period, penalty, stem, p_values="monte_carlo") -> None:
+def _write_folder(res, args, study_period, penalty, stem, p_values="monte_carlo", extra=None) -> None:
     """SaTScan's whole set into the ``--out`` folder (atomically: the folder appears only when
-    every file was written). What an optional package missing leaves out is said on stderr."""
+    every file was written; ``extra(folder, stem)`` writes further files, e.g. the line list). What an
+    optional package missing leaves out is said on stderr."""
     import importlib.util
 
     from ..scan.outputs import write_satscan
@@ -294,6 +306,8 @@ def _write_folder(res, args, study_period, penalty, stem, p_values="monte_carlo"
         try:
             write_satscan(res, tmp / f"{stem}.txt", dbase=have_gis, geometry=geometry, study_period=study_period,
                           penalty=penalty, p_values=p_values)
+            if extra is not None:
+                extra(tmp, stem)
         except OSError as exc:
             raise CliError(f"--out {args.out}: cannot be written ({exc.strerror or exc})") from None
         if args.png:
