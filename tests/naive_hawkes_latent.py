@@ -65,3 +65,30 @@ def gradient(x, t, p, beta=None, gamma=None, window=None):
     hb = gb - (wb * kb) ** 2 * ((E ** 2).T @ (v ** 2))
     hg = gg - (wg * kg) ** 2 * ((U ** 2).T @ (v ** 2))
     return gx, gb, gg, hb, hg
+
+
+def simulate_random_rates(mu, theta, omega, h, sigma, region, duration, seed):
+    """Branching simulation of the Hawkes process whose event m has offspring productivity
+    theta exp(gamma_m), gamma_m ~ N(0, sigma^2): background events uniform on [0, region]^2 x [0, duration]
+    (Poisson, mean mu * duration), offspring delays Exp(omega), displacements N(0, h^2 I).
+    Returns (x (N, 2), t (N,), gamma (N,)), sorted by time, offspring past ``duration`` dropped."""
+    rng = np.random.default_rng(seed)
+    nb = rng.poisson(mu * duration)
+    xs = [rng.uniform(0, region, (nb, 2))]
+    ts = [rng.uniform(0, duration, nb)]
+    gs = [rng.normal(0.0, sigma, nb)]
+    px, pt, pg = xs[0], ts[0], gs[0]
+    while len(pt):
+        k = rng.poisson(theta * np.exp(pg))
+        par = np.repeat(np.arange(len(pt)), k)
+        cx = px[par] + h * rng.standard_normal((len(par), 2))
+        ct = pt[par] + rng.exponential(1.0 / omega, len(par))
+        keep = ct <= duration
+        px, pt = cx[keep], ct[keep]
+        pg = rng.normal(0.0, sigma, len(pt))
+        xs.append(px)
+        ts.append(pt)
+        gs.append(pg)
+    x, t, g = np.concatenate(xs), np.concatenate(ts), np.concatenate(gs)
+    o = np.argsort(t, kind="stable")
+    return x[o], t[o], g[o]

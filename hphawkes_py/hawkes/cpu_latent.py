@@ -87,10 +87,13 @@ def latent_rows(x, t, lo_s, hi_s, lo_g, ts, wb, wg, ax, at, bh, om, do_s, do_g, 
 
 @njit(parallel=True, cache=True, nogil=True)
 def latent_columns(x, t, lo_s, hi_s, lo_g, ts, src_s_lo, src_s_hi, src_g_lo, src_g_hi, wb, wg, v,
-                   ax, at, bh, om, out_lb, out_lg, out_a):
+                   ax, at, bh, om, need, out_lb, out_lg, out_a):
     """Fill ``out_lb[k], out_lg[k]`` (N, 3) with LB_k, LG_k and ``out_a[k]`` (N, 4) with
     (AB_k, AB2_k, AG_k, AG2_k), see the module notes; ``v = 1 / lambda``, ``[src_s_lo[k],
-    src_s_hi[k])`` and ``[src_g_lo[k], src_g_hi[k])`` the events whose background / trigger sums hold k."""
+    src_s_hi[k])`` and ``[src_g_lo[k], src_g_hi[k])`` the events whose background / trigger sums hold k.
+
+    ``need`` (bits: 1 locations, 2 background log-rates, 4 trigger log-rates) skips the loops the
+    caller does not need (what is skipped is returned as 0 or partial)."""
     N = t.shape[0]
     for k in prange(N):
         b0 = 0.0
@@ -104,22 +107,23 @@ def latent_columns(x, t, lo_s, hi_s, lo_g, ts, src_s_lo, src_s_hi, src_g_lo, src
         ag = 0.0
         ag2 = 0.0
         vk = v[k]
+        loc = (need & 1) != 0
         # k as target of its own sums
-        for m in range(lo_s[k], hi_s[k]):
+        for m in range(lo_s[k], hi_s[k] if loc else lo_s[k]):
             d0, d1, d2, r2 = _pair(x, k, m)
             dt = t[k] - t[m]
             c = wb[m] * vk * math.exp(-(ax * r2 + at * dt * dt))
             b0 += c * d0
             b1 += c * d1
             b2 += c * d2
-        for m in range(lo_g[k], ts[k]):
+        for m in range(lo_g[k], ts[k] if loc else lo_g[k]):
             d0, d1, d2, r2 = _pair(x, k, m)
             c = wg[m] * vk * math.exp(-(bh * r2 + om * (t[k] - t[m])))
             g0 += c * d0
             g1 += c * d1
             g2 += c * d2
         # k as source in the others' sums
-        for n in range(src_s_lo[k], src_s_hi[k]):
+        for n in range(src_s_lo[k], src_s_hi[k] if (need & 3) != 0 else src_s_lo[k]):
             d0, d1, d2, r2 = _pair(x, k, n)
             dt = t[n] - t[k]
             ev = math.exp(-(ax * r2 + at * dt * dt)) * v[n]
@@ -129,7 +133,7 @@ def latent_columns(x, t, lo_s, hi_s, lo_g, ts, src_s_lo, src_s_hi, src_g_lo, src
             b2 += c * d2
             ab += ev
             ab2 += ev * ev
-        for n in range(src_g_lo[k], src_g_hi[k]):
+        for n in range(src_g_lo[k], src_g_hi[k] if (need & 5) != 0 else src_g_lo[k]):
             d0, d1, d2, r2 = _pair(x, k, n)
             uv = math.exp(-(bh * r2 + om * (t[n] - t[k]))) * v[n]
             c = wg[k] * uv

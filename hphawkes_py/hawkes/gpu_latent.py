@@ -84,7 +84,7 @@ class GpuLatent:
                          np.int32(self.N), self._S, self._G])
         return self.dev.to_host(self._S).copy(), self.dev.to_host(self._G).copy()
 
-    def columns(self, x, idx, wb, wg, v, ax, at, bh, om):
+    def columns(self, x, idx, wb, wg, v, ax, at, bh, om, need=7):
         """(LB, LG, A) of :func:`.cpu_latent.latent_columns`; ``idx`` = (lo_s, hi_s, lo_g, ts, src_s_lo,
         src_s_hi, src_g_lo, src_g_hi)."""
         self._put(self._x, x)
@@ -94,7 +94,7 @@ class GpuLatent:
         d = self._indices(idx)
         self.dev.launch(self._f_cols, self.grid, self.block,
                         [self._x, self._t, *d, self._wb, self._wg, self._v, np.float64(ax), np.float64(at),
-                         np.float64(bh), np.float64(om), np.int32(self.N), self._lb, self._lg, self._a])
+                         np.float64(bh), np.float64(om), np.int32(need), np.int32(self.N), self._lb, self._lg, self._a])
         N = self.N
         return (self.dev.to_host(self._lb).reshape(N, 3).copy(), self.dev.to_host(self._lg).reshape(N, 3).copy(),
                 self.dev.to_host(self._a).reshape(N, 4).copy())

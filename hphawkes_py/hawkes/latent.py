@@ -81,7 +81,7 @@ class LatentModel:
     >>> m = LatentModel(t, 1, (0.0, 1.0), "cpu", None, True)
     >>> p = dict(mu0=0.5, tau_x=1.0, tau_t=1.0, theta=0.5, omega=1.0, h=1.0)
     >>> round(m.log_likelihood(x, p, np.ones(3), np.ones(3)), 6)
-    -4.072345
+    -4.675937
     """
 
     def __init__(self, t, D, window, backend, threads, exact):
@@ -170,22 +170,30 @@ class LatentModel:
         S, G = self.sums(x, p, wb, wg)
         return float(np.sum(np.log(self.rates(S, G, p)))) - self.compensator(p, wb, wg)
 
-    def gradient(self, x, p, wb, wg) -> dict:
+    def gradient(self, x, p, wb, wg, need: int = 7, fixed_sums=None) -> dict:
         """log L and its gradient in the locations and both kinds of log-rates (with their diagonal
-        second derivatives), in sorted order; see :func:`latent_gradient`."""
-        S, G = self.sums(x, p, wb, wg)
+        second derivatives), in sorted order; see :func:`latent_gradient`. ``need`` (bits: 1
+        locations, 2 background, 4 trigger log-rates) says which are wanted (the others are not
+        computed, their entries meaningless). ``fixed_sums``: ``("S", S, cut)`` or ``("G", G, cut)``, row sums
+        known not to have changed (S does not depend on the trigger weights, G not on the background
+        ones), reused when the cut-offs are those they were computed with (``"cut"`` entry of the result)."""
+        ds, dg = self.deltas(p, wb, wg)
+        reuse = fixed_sums is not None and fixed_sums[2] == (ds, dg)
+        S, G = self.sums(x, p, wb, wg, not (reuse and fixed_sums[0] == "S"), not (reuse and fixed_sums[0] == "G"))
+        if reuse:
+            S, G = (fixed_sums[1], G) if fixed_sums[0] == "S" else (S, fixed_sums[1])
         lam = self.rates(S, G, p)
         v = 1.0 / lam
-        idx = self.indices(*self.deltas(p, wb, wg))
+        idx = self.indices(ds, dg)
         ax, at, bh, cs, cg = self.constants(p)
         if self._gpu is not None:
-            LB, LG, A = self._gpu.columns(x, idx, wb, wg, v, ax, at, bh, p["omega"])
+            LB, LG, A = self._gpu.columns(x, idx, wb, wg, v, ax, at, bh, p["omega"], need)
         else:
             LB = np.zeros((self.N, 3))
             LG = np.zeros((self.N, 3))
             A = np.zeros((self.N, 4))
             with threads_context(self.threads):
-                latent_columns(x, self.t, *idx, wb, wg, v, ax, at, bh, float(p["omega"]), LB, LG, A)
+                latent_columns(x, self.t, *idx, wb, wg, v, ax, at, bh, float(p["omega"]), int(need), LB, LG, A)
         B = background_integral_terms(self.t, p["tau_t"], self.window)
         C = trigger_integral_terms(self.t, p["omega"], self.window)
         kb, kg = p["mu0"] * cs, p["theta"] * cg
@@ -193,7 +201,7 @@ class LatentModel:
         gb = wb * (kb * A[:, 0] - p["mu0"] * B)
         gg = wg * (kg * A[:, 2] - p["theta"] * C)
         ll = float(np.sum(np.log(lam))) - float(p["mu0"] * np.dot(wb, B) + p["theta"] * np.dot(wg, C))
-        return {"log_likelihood": ll, "locations": loc[:, :self.D], "rates": lam, "G": G,
+        return {"log_likelihood": ll, "locations": loc[:, :self.D], "rates": lam, "S": S, "G": G, "cut": (ds, dg),
                 "background_log_rates": gb, "background_log_rates_hessian": gb - (wb * kb) ** 2 * A[:, 1],
                 "trigger_log_rates": gg, "trigger_log_rates_hessian": gg - (wg * kg) ** 2 * A[:, 3]}
 
@@ -318,7 +326,8 @@ def latent_gradient(x: Any, t: Any, params: Any, *, background_log_rates: Any = 
     wg = _check_log_rates(trigger_log_rates, "trigger_log_rates", prep.n, prep.order)
     model = LatentModel(prep.t_sorted, prep.dim, prep.window, resolved, threads, exact)
     out = model.gradient(_pad3(prep.x_sorted), p.to_dict(), wb, wg)
-    out.pop("G")
+    for k in ("S", "G", "cut"):
+        out.pop(k)
     inv = prep.inverse
     return {k: (v if np.ndim(v) == 0 else v[inv]) for k, v in out.items()}
 
@@ -445,9 +454,9 @@ def _run_latent_chain(model, x_obs, region, rr, cfg, seed_seq):
     def weights(av):
         return (np.exp(av), wg) if rr == "background" else (wb, np.exp(av))
 
-    def log_post_rates(av):
+    def log_post_rates(av, cache):
         b, g = weights(av)
-        out = model.gradient(x, p, b, g)
+        out = model.gradient(x, p, b, g, need=2 if rr == "background" else 4, fixed_sums=cache)
         key = rr + "_log_rates"
         return (out["log_likelihood"] - 0.5 * np.dot(av, av) / sigma2, out[key] - av / sigma2,
                 out[key + "_hessian"] - 1.0 / sigma2)
@@ -495,7 +504,8 @@ def _run_latent_chain(model, x_obs, region, rr, cfg, seed_seq):
             ll = float(np.sum(np.log(model.rates(S, G, p)))) - model.compensator(p, wb, wg)
         # (3) log-rates by HMC with a diagonal mass, then sigma^2 | log-rates
         if rr:
-            lp0, g0, h0 = log_post_rates(a)
+            fixed_sums = ("G", G, model.deltas(p, wb, wg)) if rr == "background" else ("S", S, model.deltas(p, wb, wg))
+            lp0, g0, h0 = log_post_rates(a, fixed_sums)
             if not keep and it % 10 == 0:  # the mass: the negative Hessian's diagonal, fixed after burn-in
                 mass = np.maximum(-h0, 1.0 / sigma2)
             mom = rng.standard_normal(N) * np.sqrt(mass)
@@ -504,7 +514,7 @@ def _run_latent_chain(model, x_obs, region, rr, cfg, seed_seq):
             mom = mom + 0.5 * eps_hmc * gv
             for step in range(L):
                 av = av + eps_hmc * mom / mass
-                lpv, gv, _ = log_post_rates(av) if np.all(np.abs(av) < 50.0) else (-np.inf, gv, None)
+                lpv, gv, _ = log_post_rates(av, fixed_sums) if np.all(np.abs(av) < 50.0) else (-np.inf, gv, None)
                 if not np.isfinite(lpv):
                     break
                 if step < L - 1:

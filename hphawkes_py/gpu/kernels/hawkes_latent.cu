@@ -39,18 +39,20 @@ extern "C" __global__ void latent_rows(const REAL* x, const REAL* t, const long 
   }
 }
 
-// LB_k, LG_k (N x 3) and (AB_k, AB2_k, AG_k, AG2_k) (N x 4) of the module notes; v = 1 / lambda.
+// LB_k, LG_k (N x 3) and (AB_k, AB2_k, AG_k, AG2_k) (N x 4) of the module notes; v = 1 / lambda;
+// need: bits 1 locations, 2 background log-rates, 4 trigger log-rates (the loops not needed are skipped).
 extern "C" __global__ void latent_columns(const REAL* x, const REAL* t, const long long* lo_s,
                                           const long long* hi_s, const long long* lo_g, const long long* ts,
                                           const long long* src_s_lo, const long long* src_s_hi,
                                           const long long* src_g_lo, const long long* src_g_hi, const REAL* wb,
-                                          const REAL* wg, const REAL* v, REAL ax, REAL at, REAL bh, REAL om, int N,
+                                          const REAL* wg, const REAL* v, REAL ax, REAL at, REAL bh, REAL om, int need, int N,
                                           REAL* lb, REAL* lg, REAL* a) {
   REAL d[3];
   HP_GRID_STRIDE_LOOP(k, N) {
     REAL b0 = 0, b1 = 0, b2 = 0, g0 = 0, g1 = 0, g2 = 0, ab = 0, ab2 = 0, ag = 0, ag2 = 0;
     const REAL vk = v[k];
-    for (long long m = lo_s[k]; m < hi_s[k]; ++m) {  // k as target of its own sums
+    const bool loc = (need & 1) != 0;
+    for (long long m = lo_s[k]; loc && m < hi_s[k]; ++m) {  // k as target of its own sums
       const REAL r2 = hl_r2(x, k, m, d);
       const REAL dt = t[k] - t[m];
       const REAL c = wb[m] * vk * exp(-(ax * r2 + at * dt * dt));
@@ -58,14 +60,14 @@ extern "C" __global__ void latent_columns(const REAL* x, const REAL* t, const lo
       b1 += c * d[1];
       b2 += c * d[2];
     }
-    for (long long m = lo_g[k]; m < ts[k]; ++m) {
+    for (long long m = lo_g[k]; loc && m < ts[k]; ++m) {
       const REAL r2 = hl_r2(x, k, m, d);
       const REAL c = wg[m] * vk * exp(-(bh * r2 + om * (t[k] - t[m])));
       g0 += c * d[0];
       g1 += c * d[1];
       g2 += c * d[2];
     }
-    for (long long n = src_s_lo[k]; n < src_s_hi[k]; ++n) {  // k as source in the others' sums
+    for (long long n = src_s_lo[k]; (need & 3) && n < src_s_hi[k]; ++n) {  // k as source in the others' sums
       const REAL r2 = hl_r2(x, k, n, d);
       const REAL dt = t[n] - t[k];
       const REAL ev = exp(-(ax * r2 + at * dt * dt)) * v[n];
@@ -76,7 +78,7 @@ extern "C" __global__ void latent_columns(const REAL* x, const REAL* t, const lo
       ab += ev;
       ab2 += ev * ev;
     }
-    for (long long n = src_g_lo[k]; n < src_g_hi[k]; ++n) {
+    for (long long n = src_g_lo[k]; (need & 5) && n < src_g_hi[k]; ++n) {
       const REAL r2 = hl_r2(x, k, n, d);
       const REAL uv = exp(-(bh * r2 + om * (t[n] - t[k]))) * v[n];
       const REAL c = wg[k] * uv;
