@@ -229,3 +229,98 @@ def test_command_line_writes_the_table(tmp_path, capsys):
     rc = main(["sccs", "event-dependent-exposure", str(tmp_path / "rot.csv"), "--doses", "rv", "--dose-ends", "21",
                "--risk-starts", "a", "--quiet"])
     assert rc == 2 and "--risk-starts must be comma-separated whole days" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- 7-parameter censoring models
+# (event-dependent observation, the SCCS package's eventdepenobs(regress = TRUE))
+from scipy import integrate, special  # noqa: E402
+
+from hphawkes_py.sccs import SCCSData  # noqa: E402
+from hphawkes_py.sccs import event_dependent as edo  # noqa: E402
+
+EDO_DIR = Path(__file__).parent / "data" / "sccs_eventdepenobs_regress"
+NRT = pd.read_csv(EDO_DIR / "nrtdat.txt.gz", sep="\t")
+EDO_PEER = json.loads((EDO_DIR / "eventdepenobs_regress.json").read_text())
+
+
+def nrt_ages():
+    aend = np.where(NRT.act == NRT.mi, NRT.act + 1, NRT.act)  # the package's move of an event on the last day
+    return NRT.mi.to_numpy() / 365.25, aend / 365.25, NRT.cen.to_numpy(), NRT.nrt.to_numpy() / 365.25
+
+
+@pytest.mark.parametrize("model", edo.CENSORING_MODELS)
+def test_regress_loglik_equals_the_package_at_its_estimate_and_the_fit_reaches_it(model):
+    aevent, aend, censor, astart = nrt_ages()
+    peer = EDO_PEER[model]
+    assert edo.censoring_loglik(model, peer["params"], aevent, aend, censor, astart) == pytest.approx(
+        peer["loglik"], rel=1e-9)
+    fit = edo.fit_censoring_models(aevent, aend, censor, models=[model], regress=True, astart=astart)
+    assert fit.regress and fit.params[model].shape == (7,)
+    # the package's optimiser stops in local optima; this fit starts from its start and from the
+    # nested 4-parameter optimum, and is never worse
+    assert fit.loglik[model] >= peer["loglik"] - 1e-7
+    assert fit.aic[model] == pytest.approx(14 - 2 * fit.loglik[model])
+
+
+def w_regress_by_hand(model, p, t, aend, censor, astart):
+    """The 7-parameter weight function written out from the package's wsmall_* functions."""
+    x = np.log(astart) if model in ("EWA", "EGA") else np.log(t)
+    lamA, lamB = np.exp(-p[0]), np.exp(-(p[1] + p[2] * x))
+    pi, nu = special.expit(p[3] + p[4] * t), np.exp(p[5] + p[6] * x)
+    u = aend - t
+    if model == "EWA":
+        h = np.exp(-((aend * lamB) ** nu - (t * lamB) ** nu))
+        other = nu * lamB * (aend * lamB) ** (nu - 1) * h if censor else h
+    elif model == "EWI":
+        h = np.exp(-((u * lamB) ** nu))
+        other = nu * lamB * (u * lamB) ** (nu - 1) * h if censor else h
+    else:
+        from scipy import stats
+        g = stats.gamma(nu, scale=1 / (nu * lamB))
+        if model == "EGA":
+            other = (g.pdf(aend) if censor else g.sf(aend)) / g.sf(t)
+        else:
+            other = g.pdf(u) if censor else g.sf(u)
+    return pi * (lamA * np.exp(-lamA * u) if censor else np.exp(-lamA * u)) + (1 - pi) * other
+
+
+@pytest.mark.parametrize("model", edo.CENSORING_MODELS)
+def test_regress_interval_weights_match_quadrature_of_the_weight_function(model):
+    aevent, aend, censor, astart = nrt_ages()
+    p = np.array(EDO_PEER[model]["params"])
+    fit = edo.CensoringFit(model=model, params={model: p}, loglik={model: 0.0}, aic={model: 14.0},
+                           converged={model: True}, regress=True)
+    rows = np.arange(0, len(NRT), 17)
+    lo = np.maximum(astart[rows], aevent[rows] - 0.05)
+    hi = np.minimum(lo + 0.04, aend[rows])
+    got = edo.interval_weights(fit, lo, hi, aend[rows], censor[rows], astart=astart[rows])
+    want = [integrate.quad(lambda t, i=i: w_regress_by_hand(model, p, t, aend[i], censor[i], astart[i]),
+                           lo[k], hi[k], epsabs=0, epsrel=1e-11, limit=200)[0] for k, i in enumerate(rows)]
+    np.testing.assert_allclose(got, want, rtol=1e-7)
+
+
+def test_from_eras_takes_the_7_parameter_models():
+    obs = pd.DataFrame({"person_id": NRT.case, "start": NRT.nrt, "end": NRT.act, "birth_day": 0, "censor": NRT.cen})
+    eras = pd.DataFrame({"person_id": NRT.case, "start": NRT.nrt, "end": NRT.nrt, "covariate_id": "nrt"})
+    outcomes = pd.DataFrame({"person_id": NRT.case, "day": NRT.mi})
+    kw = dict(risk_start=0, risk_end=28, event_dependent_observation="EGI")
+    d7 = SCCSData.from_eras(obs, eras, outcomes, censoring_regression=True, **kw)
+    d4 = SCCSData.from_eras(obs, eras, outcomes, **kw)
+    aevent, aend, censor, astart = nrt_ages()
+    # the censoring data the design fitted are the package's: its likelihood at the fitted point is
+    # recomputed here from the nrtdat ages, and is at least the package's maximum
+    p = d7.censoring.params["EGI"]
+    assert d7.censoring.regress and p.shape == (7,)
+    assert edo.censoring_loglik("EGI", p, aevent, aend, censor, astart) == pytest.approx(d7.censoring.loglik["EGI"],
+                                                                                          abs=1e-9)
+    assert d7.censoring.loglik["EGI"] >= EDO_PEER["EGI"]["loglik"] - 1e-7
+    assert d7.censoring.loglik["EGI"] > d4.censoring.loglik["EGI"]
+    assert np.all(np.isfinite(d7.time)) and not np.allclose(d7.time, d4.time)
+    with pytest.raises(ValueError, match="censoring_regression=True needs event_dependent_observation"):
+        SCCSData.from_eras(obs, eras, outcomes, censoring_regression=True)
+    with pytest.raises(TypeError, match="censoring_regression must be True or False"):
+        SCCSData.from_eras(obs, eras, outcomes, censoring_regression="yes", **kw)
+    with pytest.raises(ValueError, match="needs astart"):
+        edo.fit_censoring_models(aevent, aend, censor, models=["EWA"], regress=True)
+    with pytest.raises(ValueError, match="start must be 7 finite numbers"):
+        edo.fit_censoring_models(aevent, aend, censor, models=["EWI"], regress=True, start=[0.1] * 4)

@@ -341,6 +341,7 @@ class SCCSData:
         merge: bool = True,
         control_window: Any = None,
         event_dependent_observation: Any = False,
+        censoring_regression: bool = False,
     ) -> "SCCSData":
         """Build the SCCS design from person-level data (days are integers, inclusive).
 
@@ -436,6 +437,11 @@ class SCCSData:
             ``first_outcome_only=True``) and observation starting after the day of birth.
             Weights below 1e-15 are raised to it (the package's floor) and counted in
             ``dropped["interval_weights_raised_to_minimum"]``. Not with ``control_window``.
+        censoring_regression : bool
+            With ``event_dependent_observation``: the 7-parameter censoring models (the SCCS
+            package's ``regress=TRUE``), whose scale, mixing and shape parameters depend on the
+            age at the start of observation (age models) or the event age (interval models);
+            see :func:`~hphawkes_py.sccs.fit_censoring_models`.
 
         Returns
         -------
@@ -497,7 +503,8 @@ class SCCSData:
                              max_age=max_age, first_outcome_only=first_outcome_only, age_knots=age_knots,
                              season_knots=season_knots, calendar_knots=calendar_knots, day_origin=day_origin,
                              merge=merge, control_window=control_window,
-                             event_dependent_observation=event_dependent_observation)
+                             event_dependent_observation=event_dependent_observation,
+                             censoring_regression=censoring_regression)
         return cls._assemble(**design_from_eras(observation_periods, eras, outcomes, options))
 
     @classmethod

@@ -125,6 +125,7 @@ class EraOptions:
     merge: bool = True
     control_window: Any = None
     event_dependent_observation: Any = False
+    censoring_regression: bool = False
 
 
 def design_from_eras(observation_periods, eras, outcomes, options: EraOptions) -> dict:
@@ -154,6 +155,11 @@ def design_from_eras(observation_periods, eras, outcomes, options: EraOptions) -
         raise ValueError("age_knots needs a birth_day column in observation_periods (day of birth, same day scale); "
                          f"got columns {list(obs.columns)}")
     edo = check_model_choice(opt.event_dependent_observation)
+    if not isinstance(opt.censoring_regression, (bool, np.bool_)):
+        raise TypeError(f"censoring_regression must be True or False, got {opt.censoring_regression!r}")
+    if opt.censoring_regression and edo is None:
+        raise ValueError("censoring_regression=True needs event_dependent_observation (it chooses the 7-parameter "
+                         "censoring models)")
     if edo is not None:
         censor_all, oe_nominal = _edo_columns(obs, porder, oe_, opt)
         persons_all = persons
@@ -203,7 +209,7 @@ def design_from_eras(observation_periods, eras, outcomes, options: EraOptions) -
         censor = np.where(oe_ < oe_nominal[at], 0, censor_all[at])
         case_person, case_day = _single_outcomes(persons, os_, oe_, op, od, birth)
         weights, censoring, n_floored = observation_weights(design, birth, oe_, censor, case_person, case_day, edo,
-                                                            persons)
+                                                            persons, obs_start=os_, regress=opt.censoring_regression)
         every_interval, every_nnz = np.ones(design.n_rows, dtype=bool), np.ones(design.nnz_row.shape[0], dtype=bool)
         design = design.restricted(every_interval, every_nnz, weights, n_codes, merge=opt.merge)
     if scri:

@@ -45,6 +45,8 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, special
 
+from .._validate import describe
+
 __all__ = ["CENSORING_MODELS", "CensoringFit", "fit_censoring_models", "interval_weights", "check_censor",
            "censoring_loglik", "MIN_WEIGHT"]
 
@@ -63,11 +65,20 @@ _GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(16)
 _PANEL_YEARS = 30 / DAYS_PER_YEAR
 
 
-def _parts(p):
-    lamA, lamB = np.exp(-p[0]), np.exp(-p[1])
-    pi = special.expit(p[2])
-    nu = np.exp(p[3])
-    return lamA, lamB, pi, nu
+#: Parameters of a censoring model: 4, or 7 with the package's ``regress=TRUE``.
+N_PARAMS = {False: 4, True: 7}
+
+
+def _parts(p, model=None, t=None, astart=None):
+    """``(lamA, lamB, pi, nu)`` of a censoring model. With 7 parameters (the package's
+    ``regress=TRUE``) ``log mu``, ``logit pi`` and ``log nu`` are linear: ``log mu = p1 + p2 x``
+    and ``log nu = p5 + p6 x`` with ``x`` the log age at the start of observation (age models)
+    or the log event age (interval models), ``logit pi = p3 + p4 t`` in the event age ``t``."""
+    if len(p) == 4:
+        return np.exp(-p[0]), np.exp(-p[1]), special.expit(p[2]), np.exp(p[3])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = np.log(astart) if model in ("EWA", "EGA") else np.log(t)
+    return np.exp(-p[0]), np.exp(-(p[1] + p[2] * x)), special.expit(p[3] + p[4] * t), np.exp(p[5] + p[6] * x)
 
 
 def _gamma_logpdf(x, shape, rate):
@@ -75,12 +86,12 @@ def _gamma_logpdf(x, shape, rate):
         return shape * np.log(rate) + (shape - 1) * np.log(x) - rate * x - special.gammaln(shape)
 
 
-def _log_w_branch(model, p, t, aend, ended: bool):
+def _log_w_branch(model, p, t, aend, ended: bool, astart=None):
     """log of the censoring model's density (``ended``: observation ended early) or survival
     (observed to the nominal end) of the end of observation at ``aend`` given the event at ``t``
     (years): the log-likelihood terms of :func:`censoring_loglik` and the weight function of
     the pseudo-likelihood."""
-    lamA, lamB, pi, nu = _parts(p)
+    lamA, lamB, pi, nu = _parts(p, model, t, astart)
     u = aend - t
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if ended:
@@ -104,19 +115,22 @@ def _log_w_branch(model, p, t, aend, ended: bool):
         return np.log(exp_part + (1 - pi) * other)
 
 
-def _log_w(model, p, t, aend, censor):
+def _log_w(model, p, t, aend, censor, astart=None):
     """:func:`_log_w_branch` for each censoring indicator (1: ended early)."""
-    return np.where(censor == 1, _log_w_branch(model, p, t, aend, True), _log_w_branch(model, p, t, aend, False))
+    return np.where(censor == 1, _log_w_branch(model, p, t, aend, True, astart),
+                    _log_w_branch(model, p, t, aend, False, astart))
 
 
-def censoring_loglik(model, p, aevent, aend, censor):
+def censoring_loglik(model, p, aevent, aend, censor, astart=None):
     """Log-likelihood of a censoring model (ages in years; ``censor`` 1 where observation
-    ended early). Same terms as the SCCS package's ``mod_ewad2`` ... ``mod_egid2`` (which
-    return -2 times it)."""
+    ended early; ``astart``, the age at the start of observation, for the 7-parameter age
+    models). Same terms as the SCCS package's ``mod_ewad2`` ... ``mod_egid2`` (which return
+    -2 times it)."""
     p = np.asarray(p, dtype=np.float64)
     aevent, aend, ended = np.asarray(aevent, dtype=np.float64), np.asarray(aend, dtype=np.float64), np.asarray(censor) == 1
-    return float(np.sum(_log_w_branch(model, p, aevent[ended], aend[ended], True))
-                 + np.sum(_log_w_branch(model, p, aevent[~ended], aend[~ended], False)))
+    a = np.ones_like(aevent) if astart is None else np.asarray(astart, dtype=np.float64)
+    return float(np.sum(_log_w_branch(model, p, aevent[ended], aend[ended], True, a[ended]))
+                 + np.sum(_log_w_branch(model, p, aevent[~ended], aend[~ended], False, a[~ended])))
 
 
 @dataclass(frozen=True)
@@ -128,13 +142,16 @@ class CensoringFit:
     model : str
         The model used: the smallest AIC of those fitted (or the one asked for).
     params : dict
-        ``{model: array (4,)}``, ``(log rho, log mu, logit pi, log nu)`` at the maximum.
+        ``{model: array (4,)}``, ``(log rho, log mu, logit pi, log nu)`` at the maximum; with
+        ``regress`` ``{model: array (7,)}`` (intercepts and slopes, see :func:`fit_censoring_models`).
     loglik, aic : dict
-        ``{model: float}``: maximised log-likelihood and ``AIC = 8 - 2 loglik``.
+        ``{model: float}``: maximised log-likelihood and ``AIC = 2 k - 2 loglik`` (``k`` = 4 or 7).
     converged : dict
         ``{model: bool}``: whether the optimiser reported convergence to a finite optimum.
     n_cases, n_ended_early : int
         Persons in the fit and those whose observation ended early (``censor = 1``).
+    regress : bool
+        The 7-parameter models (the package's ``regress=TRUE``).
 
     Examples
     --------
@@ -155,6 +172,7 @@ class CensoringFit:
     converged: dict = field(repr=False)
     n_cases: int = 0
     n_ended_early: int = 0
+    regress: bool = False
 
     def table(self) -> pd.DataFrame:
         """One row per model fitted: log-likelihood, AIC, convergence and whether it is used
@@ -180,7 +198,8 @@ def check_censor(censor, name):
     return cf.astype(np.int64)
 
 
-def fit_censoring_models(aevent, aend, censor, *, models=CENSORING_MODELS, start=None) -> CensoringFit:
+def fit_censoring_models(aevent, aend, censor, *, models=CENSORING_MODELS, start=None, regress: bool = False,
+                         astart=None) -> CensoringFit:
     """Fit the censoring models of the event-dependent observation pseudo-likelihood by
     maximum likelihood and pick the smallest AIC (the SCCS package's ``eventdepenobs``).
 
@@ -195,8 +214,15 @@ def fit_censoring_models(aevent, aend, censor, *, models=CENSORING_MODELS, start
     models : sequence of str
         Which of ``"EWA"``, ``"EWI"``, ``"EGA"``, ``"EGI"`` to fit; the one with the smallest
         AIC is used. One name fits and uses that model.
-    start : array (4,), optional
-        Starting values; default 0.1 for all four (the package's ``initval``).
+    start : array (4,) or (7,), optional
+        Starting values; default 0.1 for all (the package's ``initval``).
+    regress : bool
+        The package's ``regress=TRUE``: 7 parameters ``(log rho, a, b, c, d, e, f)`` with
+        ``log mu = a + b x``, ``logit pi = c + d t`` and ``log nu = e + f x``, where ``t`` is the
+        event age and ``x`` the log age at the start of observation (age models) or the log
+        event age (interval models). Weights are then integrated by quadrature for all models.
+    astart : array (n,), optional
+        Age at the start of observation (years, > 0); needed with ``regress`` for the age models.
 
     Returns
     -------
@@ -236,45 +262,68 @@ def fit_censoring_models(aevent, aend, censor, *, models=CENSORING_MODELS, start
         i = int(np.argmax(bad))
         raise ValueError(f"ages must be finite with 0 <= aevent < aend: {int(bad.sum())} bad case(s), first at "
                          f"position {i} (aevent={float(aevent[i])!r}, aend={float(aend[i])!r})")
-    p0 = np.full(4, 0.1) if start is None else np.asarray(start, dtype=np.float64)
-    if p0.shape != (4,) or not np.all(np.isfinite(p0)):
-        raise ValueError(f"start must be 4 finite numbers, got {start!r}")
+    regress = bool(regress)
+    k = N_PARAMS[regress]
+    if regress and any(m in ("EWA", "EGA") for m in models):
+        if astart is None:
+            raise ValueError("regress=True with the age models (EWA, EGA) needs astart, the age at the start of "
+                             "observation")
+    a = np.ones_like(aevent) if astart is None else np.asarray(astart, dtype=np.float64)
+    if astart is not None and (a.shape != aevent.shape or not np.all(np.isfinite(a) & (a > 0)) or np.any(a > aevent)):
+        raise ValueError(f"astart must be finite ages with 0 < astart <= aevent, one per case, got {describe(astart)}")
+    p0 = np.full(k, 0.1) if start is None else np.asarray(start, dtype=np.float64)
+    if p0.shape != (k,) or not np.all(np.isfinite(p0)):
+        raise ValueError(f"start must be {k} finite numbers, got {start!r}")
     params, loglik, aic, conv = {}, {}, {}, {}
     for m in models:
         def objective(p, m=m):
-            v = -2 * censoring_loglik(m, p, aevent, aend, censor)
+            v = -2 * censoring_loglik(m, p, aevent, aend, censor, a)
             return v if np.isfinite(v) else 1e300
-        # quasi-Newton from the package's start, then rounds of Nelder-Mead and BFGS from the best
-        # point until a round gains nothing: a flat or non-finite region stops BFGS early where the
-        # simplex still moves, and a restarted simplex gets along curved ridges (the Gamma age
-        # model's). Trial points far out overflow (exp of a parameter); they get the sentinel
-        # value, so their floating-point warnings say nothing about the result
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            best = optimize.minimize(objective, p0, method="BFGS", options={"gtol": 1e-8, "maxiter": 2000})
-            ok = False
-            for _ in range(_OPTIMISER_ROUNDS):
-                r2 = optimize.minimize(objective, best.x, method="Nelder-Mead",
-                                       options={"xatol": 1e-7, "fatol": 1e-10, "maxfev": 3000})
-                r3 = optimize.minimize(objective, r2.x, method="BFGS", options={"gtol": 1e-9, "maxiter": 2000})
-                new = r3 if r3.fun <= r2.fun else r2
-                ok = r2.success or r3.success
-                gain = best.fun - new.fun
-                if new.fun <= best.fun:
-                    best = new
-                if gain < 1e-10:
-                    break
+        best, ok = _maximise(objective, p0)
+        if regress and start is None:
+            # the 7-parameter model holds the 4-parameter one (slopes 0): starting there too
+            # gives at least its likelihood, which the start at 0.1 can miss (local optima)
+            p4 = fit_censoring_models(aevent, aend, censor, models=(m,)).params[m]
+            nested, ok4 = _maximise(objective, np.array([p4[0], p4[1], 0.0, p4[2], 0.0, p4[3], 0.0]))
+            if nested.fun < best.fun:
+                best, ok = nested, ok4
         ll = -best.fun / 2
         params[m] = np.asarray(best.x, dtype=np.float64)
         loglik[m] = float(ll) if best.fun < 1e300 else -np.inf
-        aic[m] = 2 * 4 - 2 * loglik[m]
+        aic[m] = 2 * k - 2 * loglik[m]
         conv[m] = bool(np.isfinite(loglik[m]) and ok)
     finite = [m for m in models if np.isfinite(aic[m])]
     if not finite:
         raise ValueError(f"no censoring model could be fitted to a finite log-likelihood ({list(models)})")
     chosen = min(finite, key=lambda m: (aic[m], models.index(m)))
     return CensoringFit(model=chosen, params=params, loglik=loglik, aic=aic, converged=conv,
-                        n_cases=int(aevent.size), n_ended_early=int(censor.sum()))
+                        n_cases=int(aevent.size), n_ended_early=int(censor.sum()), regress=regress)
+
+
+def _maximise(objective, p0):
+    """Minimise ``objective`` (-2 log-likelihood): quasi-Newton from ``p0``, then rounds of
+    Nelder-Mead and BFGS from the best point until a round gains nothing. Returns the best
+    result and whether the last round's optimisers reported success."""
+    # a flat or non-finite region stops BFGS early where the simplex still moves, and a
+    # restarted simplex gets along curved ridges (the Gamma age model's). Trial points far out
+    # overflow (exp of a parameter); they get the sentinel value, so their floating-point
+    # warnings say nothing about the result
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        best = optimize.minimize(objective, p0, method="BFGS", options={"gtol": 1e-8, "maxiter": 2000})
+        ok = False
+        for _ in range(_OPTIMISER_ROUNDS):
+            r2 = optimize.minimize(objective, best.x, method="Nelder-Mead",
+                                   options={"xatol": 1e-7, "fatol": 1e-10, "maxfev": 3000})
+            r3 = optimize.minimize(objective, r2.x, method="BFGS", options={"gtol": 1e-9, "maxiter": 2000})
+            new = r3 if r3.fun <= r2.fun else r2
+            ok = r2.success or r3.success
+            gain = best.fun - new.fun
+            if new.fun <= best.fun:
+                best = new
+            if gain < 1e-10:
+                break
+    return best, ok
 
 
 def _interval_model_integral(model, p, lo, hi, aend, censor):
@@ -304,7 +353,7 @@ def _interval_model_integral(model, p, lo, hi, aend, censor):
         return exp_part + (1 - pi) * np.where(ended, f_part, s_part)
 
 
-def _quadrature(model, p, lo, hi, aend, censor):
+def _quadrature(model, p, lo, hi, aend, censor, astart):
     """Composite 16-point Gauss-Legendre integral of the weight over ``[lo, hi]`` (years), in
     panels of at most 30 days (the age models' weights are smooth inside the observation)."""
     n_panel = np.maximum(1, np.ceil((hi - lo) / _PANEL_YEARS).astype(np.int64))
@@ -313,12 +362,12 @@ def _quadrature(model, p, lo, hi, aend, censor):
     width = (hi - lo)[owner] / n_panel[owner]
     a = lo[owner] + k * width
     t = a[:, None] + (_GL_NODES[None, :] + 1) * (width[:, None] / 2)
-    w = np.exp(_log_w(model, p, t, aend[owner][:, None], censor[owner][:, None]))
+    w = np.exp(_log_w(model, p, t, aend[owner][:, None], censor[owner][:, None], astart[owner][:, None]))
     panel = (w @ _GL_WEIGHTS) * (width / 2)
     return np.bincount(owner, weights=panel, minlength=lo.shape[0])
 
 
-def interval_weights(fit: CensoringFit, lo, hi, aend, censor, model: str | None = None) -> np.ndarray:
+def interval_weights(fit: CensoringFit, lo, hi, aend, censor, model: str | None = None, astart=None) -> np.ndarray:
     """The pseudo-likelihood weights ``W_k``: the integral of the weight function of the
     censoring model over each interval ``(lo, hi]`` (ages in years) of a person with end of
     observation ``aend`` and ``censor``.
@@ -331,6 +380,9 @@ def interval_weights(fit: CensoringFit, lo, hi, aend, censor, model: str | None 
         Interval ends, the person's end of observation (years) and censoring indicator.
     model : str, optional
         The model to use; default ``fit.model``.
+    astart : array (n_intervals,), optional
+        The person's age at the start of observation (years); needed by the 7-parameter
+        (``regress``) age models.
 
     Returns
     -------
@@ -351,9 +403,12 @@ def interval_weights(fit: CensoringFit, lo, hi, aend, censor, model: str | None 
     p = fit.params[model]
     lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
     aend, censor = np.asarray(aend, dtype=np.float64), np.asarray(censor)
-    if model in ("EWI", "EGI"):
+    if model in ("EWI", "EGI") and len(p) == 4:
         return _interval_model_integral(model, p, lo, hi, aend, censor)
-    return _quadrature(model, p, lo, hi, aend, censor)
+    a = np.ones_like(lo) if astart is None else np.broadcast_to(np.asarray(astart, dtype=np.float64), lo.shape)
+    if len(p) == 7 and model in ("EWA", "EGA") and astart is None:
+        raise ValueError("the 7-parameter age models need astart (the age at the start of observation)")
+    return _quadrature(model, p, lo, hi, aend, censor, a)
 
 
 def check_model_choice(choice):
@@ -368,7 +423,8 @@ def check_model_choice(choice):
                      f"{CENSORING_MODELS}) or one of those names, got {choice!r}")
 
 
-def observation_weights(design, birth, obs_end, censor, case_person, case_day, models, person_ids):
+def observation_weights(design, birth, obs_end, censor, case_person, case_day, models, person_ids, obs_start=None,
+                        regress=False):
     """Pseudo-likelihood weights of the unmerged intervals of an interval design.
 
     Parameters
@@ -383,6 +439,10 @@ def observation_weights(design, birth, obs_end, censor, case_person, case_day, m
         The censoring models to fit (the smallest AIC is used).
     person_ids : ndarray (P,)
         The persons' ids (for error messages).
+    obs_start : ndarray (P,), optional
+        First observed day of every person (the age at it enters the 7-parameter models).
+    regress : bool
+        The 7-parameter censoring models.
 
     Returns
     -------
@@ -397,8 +457,10 @@ def observation_weights(design, birth, obs_end, censor, case_person, case_day, m
     aend_days = (obs_end[case_person] - birth[case_person]).astype(np.float64)
     # an event on the last day leaves no time after it: the package moves the end one day on
     aend_days = np.where(aend_days == aevent_days, aend_days + 1, aend_days)
+    astart_person = None if obs_start is None else (obs_start - birth).astype(np.float64) / DAYS_PER_YEAR
     fit = fit_censoring_models(aevent_days / DAYS_PER_YEAR, aend_days / DAYS_PER_YEAR, censor[case_person],
-                               models=models)
+                               models=models, regress=regress,
+                               astart=None if astart_person is None else astart_person[case_person])
     weights = design.row_time.astype(np.float64).copy()
     is_case = np.zeros(birth.shape[0], dtype=bool)
     is_case[case_person] = True
@@ -409,7 +471,8 @@ def observation_weights(design, birth, obs_end, censor, case_person, case_day, m
     first_day = design.keys[k] - person * design.span + design.day0
     lo = (first_day - birth[person] - 1) / DAYS_PER_YEAR
     hi = (first_day + design.row_time[k] - 1 - birth[person]) / DAYS_PER_YEAR
-    w = interval_weights(fit, lo, hi, aend_person[person] / DAYS_PER_YEAR, censor[person])
+    w = interval_weights(fit, lo, hi, aend_person[person] / DAYS_PER_YEAR, censor[person],
+                         astart=None if astart_person is None else astart_person[person])
     bad = ~np.isfinite(w)
     if bad.any():
         raise ValueError(f"the {fit.model} censoring model's weight is not finite on {int(bad.sum())} interval(s), "
