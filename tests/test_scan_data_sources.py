@@ -382,3 +382,18 @@ def test_run_prm_continuous_refusals(tmp_path):
         (tmp_path / "r.prm").write_text(text.replace(old, new))
         with pytest.raises(ValueError, match=match):
             prm_arguments(tmp_path / "r.prm")
+
+
+def test_population_from_a_shapefile_with_unspecified_dates(tmp_path):
+    """A population file as SaTScan's wizard maps a shapefile (generated ids, unspecifiedPopDate and
+    the POP attribute): one population per location for the whole period; mixed with census years
+    for one location it is refused."""
+    pytest.importorskip("pyogrio")
+    from hphawkes_py.scan._satscan import _population
+
+    src = DataSource(DS / "test_shapefile.shp", "shapefile", field_map=("generatedId", "unspecifiedPopDate", 1))
+    _, total, _, _, years = _population(src)
+    assert total == {i: float(p) for i, p in zip(_IDS, _POP)} and years["location1"] == {-1.0}
+    (tmp_path / "mixed.pop").write_text("A unspecified 10\nA 2000 12\n")
+    with pytest.raises(ValueError, match="unspecified population date and census years"):
+        _population(tmp_path / "mixed.pop")

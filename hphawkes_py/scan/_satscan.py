@@ -248,6 +248,10 @@ def _is_number(s: str) -> bool:
     return True
 
 
+#: the census year of a population record dated "unspecified" (its only year: weight 1)
+_UNSPECIFIED_YEAR = -1.0
+
+
 def _population(path, study_period=None):
     """``<id> <census year> <population> [covariates ...]`` -> ``(path, {id: population},
     {(id, category): population}, {id: first line}, {id: set of census years})``: summed over
@@ -258,9 +262,13 @@ def _population(path, study_period=None):
     first: dict = {}
     for lineno, parts in rows:
         v = _number(parts[2], p, lineno, 3, "population", count=True)
-        if not _is_number(parts[1]):
+        if parts[1] == "unspecified":  # a data source's unspecifiedPopDate: one population for the whole period
+            year = _UNSPECIFIED_YEAR
+        elif not _is_number(parts[1]):
             raise ValueError(f"{p}:{lineno}: field 2 (census year) {parts[1]!r} is not a year")
-        key = (parts[0], float(parts[1]), tuple(parts[3:]))
+        else:
+            year = float(parts[1])
+        key = (parts[0], year, tuple(parts[3:]))
         per[key] = per.get(key, 0.0) + v
         first.setdefault(parts[0], lineno)
     # each location over the census years it has (a location listed for one year only keeps
@@ -268,6 +276,10 @@ def _population(path, study_period=None):
     loc_years: dict = {}
     for (lid, year, _cat) in per:
         loc_years.setdefault(lid, set()).add(year)
+    for lid, ys in loc_years.items():
+        if _UNSPECIFIED_YEAR in ys and len(ys) > 1:
+            raise ValueError(f"{p}:{first[lid]}: location {lid!r} has an unspecified population date and census years; "
+                             f"give one or the other")
     weights = {lid: (_time_weights(sorted(ys), p) if study_period is None else
                      _study_period_weights(sorted(ys), study_period)) for lid, ys in loc_years.items()}
     total: dict = {}
