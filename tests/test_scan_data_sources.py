@@ -397,3 +397,16 @@ def test_population_from_a_shapefile_with_unspecified_dates(tmp_path):
     (tmp_path / "mixed.pop").write_text("A unspecified 10\nA 2000 12\n")
     with pytest.raises(ValueError, match="unspecified population date and census years"):
         _population(tmp_path / "mixed.pop")
+
+
+def test_run_prm_satscans_normal_sample_analysis():
+    """SaTScan's own sample FakeSpatialNormal.prm, unchanged: SaTScan 10.3.2's report gives the
+    cluster N, J, S, B, V, M, Q, A with 46 cases, means 5.15 inside and 1.89 outside, variance 44.79,
+    LLR 3.330109 and p 0.362 (its sequential Monte Carlo stopped after 138 replicates)."""
+    prm = Path(hp.__file__).parent / "data" / "scan" / "satscan_tests" / "normal" / "FakeSpatialNormal.prm"
+    res = hp.scan.run_prm(prm, n_replicates=99, seed=1, progress=False, backend="cpu")
+    top = res.clusters.iloc[0]
+    assert list(top.location_ids) == ["N", "J", "S", "B", "V", "M", "Q", "A"] and top.cases == 46
+    assert (round(top.mean_inside, 2), round(top.mean_outside, 2), round(top.variance, 2)) == (5.15, 1.89, 44.79)
+    assert top.log_likelihood_ratio == pytest.approx(3.330109, abs=5e-7)
+    assert abs(top.p_value - 0.362) < 0.2  # 99 replicates here against SaTScan's 138
