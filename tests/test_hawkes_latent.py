@@ -159,11 +159,11 @@ def test_sampler_keeps_locations_in_their_cells_and_pi_in_range(data):
 
 @pytest.mark.slow
 def test_recovers_truth_from_coarsened_locations():
-    x, t = hp.hawkes.simulate(mu=1.0, theta=0.6, omega=2.0, h=0.05, region=2.0, duration=80.0, seed=3)
+    x, t = hp.hawkes.simulate(mu=1.0, theta=0.6, omega=2.0, h=0.05, region=2.0, duration=60.0, seed=3)
     cs = 0.2
-    xc = (np.floor(x / cs) + 0.5) * cs
-    post = mcmc_latent(xc, t, location_region=("raster", cs), n_iter=150, burn_in=50,
-                       fixed={"tau_x": 0.5, "tau_t": 10.0}, init=dict(mu0=0.5, theta=0.5, omega=2.0, h=0.1),
+    xc = (np.floor(x / cs) + 0.5) * cs  # published: the 200 m cells' centres, h = 50 m
+    post = mcmc_latent(xc, t, location_region=("raster", cs), n_iter=300, burn_in=100,
+                       fixed={"tau_x": 0.5, "tau_t": 10.0}, init=dict(mu0=0.5, theta=0.6, omega=2.0, h=0.06),
                        seed=1, progress=False)
     for name, truth in (("h", 0.05), ("theta", 0.6), ("omega", 2.0)):
         lo, hi = np.percentile(post.draws[name], [0.5, 99.5])

@@ -176,9 +176,10 @@ class LatentModel:
         locations, 2 background, 4 trigger log-rates) says which are wanted (the others are not
         computed, their entries meaningless). ``fixed_sums``: ``("S", S, cut)`` or ``("G", G, cut)``, row sums
         known not to have changed (S does not depend on the trigger weights, G not on the background
-        ones), reused when the cut-offs are those they were computed with (``"cut"`` entry of the result)."""
+        ones), reused when their cut-off is the one they were computed with (``"cut"`` entry of the result)."""
         ds, dg = self.deltas(p, wb, wg)
-        reuse = fixed_sums is not None and fixed_sums[2] == (ds, dg)
+        reuse = fixed_sums is not None and fixed_sums[2][0 if fixed_sums[0] == "S" else 1] == (ds, dg)[
+            0 if fixed_sums[0] == "S" else 1]
         S, G = self.sums(x, p, wb, wg, not (reuse and fixed_sums[0] == "S"), not (reuse and fixed_sums[0] == "G"))
         if reuse:
             S, G = (fixed_sums[1], G) if fixed_sums[0] == "S" else (S, fixed_sums[1])
@@ -448,8 +449,18 @@ def _run_latent_chain(model, x_obs, region, rr, cfg, seed_seq):
     r1 = np.zeros(N)
     r2 = np.zeros(N)
     pi_sum = np.zeros(N)
-    S, G = model.sums(x, p, wb, wg)
-    ll = float(np.sum(np.log(model.rates(S, G, p)))) - model.compensator(p, wb, wg)
+
+    def refresh(q, b, g, cut, S, G, s_dirty, g_dirty):
+        """Row sums at (q, b, g) recomputing only what changed (or whose cut-off moved), and log L."""
+        new_cut = model.deltas(q, b, g)
+        do_s = s_dirty or new_cut[0] != cut[0]
+        do_g = g_dirty or new_cut[1] != cut[1]
+        if do_s or do_g:
+            Sn, Gn = model.sums(x, q, b, g, do_s, do_g)
+            S, G = (Sn if do_s else S), (Gn if do_g else G)
+        return new_cut, S, G, float(np.sum(np.log(model.rates(S, G, q)))) - model.compensator(q, b, g)
+
+    cut, S, G, ll = refresh(p, wb, wg, (None, None), None, None, True, True)
 
     def weights(av):
         return (np.exp(av), wg) if rr == "background" else (wb, np.exp(av))
@@ -472,17 +483,12 @@ def _run_latent_chain(model, x_obs, region, rr, cfg, seed_seq):
             except ValueError:
                 ok = False
             else:
-                do_s = n in ("tau_x", "tau_t") or model.deltas(new, wb, wg) != model.deltas(p, wb, wg)
-                do_g = n in ("h", "omega", "tau_x", "tau_t") or do_s
-                Sn, Gn = model.sums(x, new, wb, wg, do_s, do_g)
-                Sn = Sn if do_s else S
-                Gn = Gn if do_g else G
-                ll_new = float(np.sum(np.log(model.rates(Sn, Gn, new)))) - model.compensator(new, wb, wg)
+                cut_new, Sn, Gn, ll_new = refresh(new, wb, wg, cut, S, G, n in ("tau_x", "tau_t"), n in ("h", "omega"))
                 sc = cfg["prior_scales"][n]
                 log_r = ll_new - ll + _log_prior_z(n, new[n], sc) - _log_prior_z(n, p[n], sc)
                 ok = math.log(rng.uniform()) < log_r
             if ok:
-                p, S, G, ll = new, Sn, Gn, ll_new
+                p, cut, S, G, ll = new, cut_new, Sn, Gn, ll_new
                 acc[n] += keep
             if not keep:
                 prop_sd[n] *= math.exp(_ADAPT * ((1.0 if ok else 0.0) - 0.44) * 10.0 / math.sqrt(it + 10.0))
@@ -500,8 +506,7 @@ def _run_latent_chain(model, x_obs, region, rr, cfg, seed_seq):
             acc_loc += k if keep else 0
             if not keep:
                 loc_scale *= math.exp(_ADAPT * (k / N - 0.3) * 10.0 / math.sqrt(it + 10.0))
-            S, G = model.sums(x, p, wb, wg)
-            ll = float(np.sum(np.log(model.rates(S, G, p)))) - model.compensator(p, wb, wg)
+            cut, S, G, ll = refresh(p, wb, wg, cut, S, G, True, True)
         # (3) log-rates by HMC with a diagonal mass, then sigma^2 | log-rates
         if rr:
             fixed_sums = ("G", G, model.deltas(p, wb, wg)) if rr == "background" else ("S", S, model.deltas(p, wb, wg))
@@ -531,8 +536,7 @@ def _run_latent_chain(model, x_obs, region, rr, cfg, seed_seq):
             scale = cfg["rate_prior"][1] + 0.5 * float(np.dot(a, a))
             sigma2 = scale / rng.gamma(shape)
             wb, wg = weights(a)
-            S, G = model.sums(x, p, wb, wg)
-            ll = float(np.sum(np.log(model.rates(S, G, p)))) - model.compensator(p, wb, wg)
+            cut, S, G, ll = refresh(p, wb, wg, cut, S, G, rr == "background", rr == "trigger")
         if keep:
             j = it - cfg["burn_in"]
             for n in cfg["names"]:
