@@ -20,12 +20,17 @@ as SaTScan computes them (``OrdinalLikelihoodCalculator``, which serves both mod
 4. Monte Carlo inference: the categories permuted among the cases, which keep their locations.
 
 Windows are compared by their log likelihood (SaTScan's maximizing value); a window without cases
-inside or outside is never a cluster. :class:`CategoricalEngine` is the CPU engine and
+inside or outside is never a cluster. The engines compute it from whole numbers: the order test
+compares ``p_k / q_k = (c_k / W) / (d_k / U)`` as the products ``c_k d_i`` and ``c_i d_k`` (exact),
+and every logarithm in the likelihood is that of a whole number (a count, a pooled count, W, U or a
+category total), read from one table; the cluster report redoes SaTScan's own arithmetic
+(:func:`combined_categories`) to group the categories as SaTScan prints them. :class:`CategoricalEngine` is the CPU engine and
 :class:`GpuCategoricalEngine` its CUDA kernel ``scan_categorical`` (``gpu/kernels/scan_categorical.cu``).
 """
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import numpy as np
@@ -118,29 +123,83 @@ def _log_likelihood(c, r, tot, P, Q):
     return ll
 
 
+@njit(cache=True, inline="always")
+def _infinite(dR, tot):
+    """Whether a category's ratio p/q is infinite in SaTScan's comparison: its q is 0 (no case of its
+    pooled range outside, or no case of the category at all)."""
+    return dR == 0 or tot == 0
+
+
+@njit(cache=True, inline="always")
+def _pooled_breaks(restrict, ck, dk, zk, ci, di, zi):
+    """:func:`_breaks_order` on the pooled ranges of categories k and i (cases ``c`` inside, ``d``
+    outside, ``z`` infinite ratio): ``p/q = (c/W)/(d/U)``, so the ratios compare as ``c_k d_i`` against
+    ``c_i d_k`` in whole numbers, exactly."""
+    if restrict == HIGH:
+        return (zk and zi) or (not zk and zi) or (not zk and not zi and ck * di <= ci * dk)
+    return (zk and zi) or (zk and not zi) or (not zk and not zi and ck * di >= ci * dk)
+
+
 @njit(cache=True)
-def _maximizing_value(c, r, tot, ordinal, want_high, want_low, P, Q):
-    """SaTScan's maximizing value of the window with counts ``c[:, r]`` (``CalculateMaximizingValueOrdinal``):
-    its log likelihood, under the order restriction of high or low clusters (with both, the larger),
-    or :data:`_NONE`."""
-    if not ordinal:
-        if _probabilities(c, r, tot, UNRESTRICTED, P, Q):
-            return _log_likelihood(c, r, tot, P, Q)
+def _table_log_likelihood(c, tot, K, W, U, restrict, logs, cR, dR):
+    """The window's log likelihood with cases ``c`` (K,) inside (``W`` in all, ``U`` outside), its
+    categories pooled as SaTScan pools them under ``restrict``; ``logs[x] = log x`` for the whole
+    numbers up to the total. Category j of pooled range R has ``p_j = (c_R / W)(C_j / C_R)`` and
+    ``q_j = (d_R / U)(C_j / C_R)``, so every logarithm is one of a whole number."""
+    for k in range(K):
+        cR[k] = c[k]
+        dR[k] = tot[k] - c[k]
+        if restrict == UNRESTRICTED:
+            continue
+        i = k - 1
+        while i >= 0 and _pooled_breaks(restrict, cR[k], dR[k], _infinite(dR[k], tot[k]), cR[i], dR[i],
+                                        _infinite(dR[i], tot[i])):
+            cs = np.int64(0)
+            ds = np.int64(0)
+            for j in range(i, k + 1):
+                cs += c[j]
+                ds += tot[j] - c[j]
+            for j in range(i, k + 1):
+                cR[j] = cs
+                dR[j] = ds
+            i -= 1
+    lw = logs[W]
+    lu = logs[U]
+    ll = 0.0
+    for j in range(K):
+        d = tot[j] - c[j]
+        share = logs[tot[j]] - logs[cR[j] + dR[j]]
+        if c[j] > 0:
+            ll += c[j] * ((logs[cR[j]] - lw) + share)
+        if d > 0:
+            ll += d * ((logs[dR[j]] - lu) + share)
+    return ll
+
+
+@njit(cache=True)
+def _window_value(c, tot, K, C, ordinal, want_high, want_low, logs, cR, dR):
+    """SaTScan's maximizing value of the window with cases ``c`` (K,): its log likelihood (ordinal:
+    the larger of the high and low restrictions asked for), :data:`_NONE` without a case inside or
+    outside."""
+    W = np.int64(0)
+    for k in range(K):
+        W += c[k]
+    U = C - W
+    if W == 0 or U == 0:
         return _NONE
-    have = False
-    v = 0.0
-    if want_high and _probabilities(c, r, tot, HIGH, P, Q):
-        v = _log_likelihood(c, r, tot, P, Q)
-        have = True
-    if want_low and _probabilities(c, r, tot, LOW, P, Q):
-        lo = _log_likelihood(c, r, tot, P, Q)
-        v = max(lo, v) if have else lo
-        have = True
-    return v if have else _NONE
+    if not ordinal:
+        return _table_log_likelihood(c, tot, K, W, U, UNRESTRICTED, logs, cR, dR)
+    v = _NONE
+    if want_high:
+        v = _table_log_likelihood(c, tot, K, W, U, HIGH, logs, cR, dR)
+    if want_low:
+        lo = _table_log_likelihood(c, tot, K, W, U, LOW, logs, cR, dR)
+        v = lo if lo > v else v
+    return v
 
 
 @njit(cache=True, parallel=True)
-def _best_windows(offsets, neighbors, boundary, counts, tot, ordinal, want_high, want_low, best_mv, arg):
+def _best_windows(offsets, neighbors, boundary, counts, tot, logs, ordinal, want_high, want_low, best_mv, arg):
     """For every centre and replicate (``counts``: (L, K, R) cases per location, category and
     replicate): the maximizing value of the centre's best window (``best_mv`` (m, R)) and the
     neighbour-list entry where it ends (``arg``, -1 when none). The first (smallest) of equal windows
@@ -148,20 +207,23 @@ def _best_windows(offsets, neighbors, boundary, counts, tot, ordinal, want_high,
     m = offsets.shape[0] - 1
     K = counts.shape[1]
     R = counts.shape[2]
+    C = np.int64(0)
+    for k in range(K):
+        C += tot[k]
     for i in prange(m):
-        c = np.zeros((K, R))
-        P = np.empty(K)
-        Q = np.empty(K)
+        c = np.zeros((R, K), dtype=np.int64)
+        cR = np.empty(K, dtype=np.int64)
+        dR = np.empty(K, dtype=np.int64)
         mv = np.full(R, _NONE)
         at = np.full(R, -1, dtype=np.int64)
         for e in range(offsets[i], offsets[i + 1]):
             loc = neighbors[e]
             for k in range(K):
                 for r in range(R):
-                    c[k, r] += counts[loc, k, r]
+                    c[r, k] += counts[loc, k, r]
             if boundary[e]:
                 for r in range(R):
-                    v = _maximizing_value(c, r, tot, ordinal, want_high, want_low, P, Q)
+                    v = _window_value(c[r], tot, K, C, ordinal, want_high, want_low, logs, cR, dR)
                     if v > mv[r]:
                         mv[r] = v
                         at[r] = e
@@ -180,13 +242,23 @@ def _statistics(mv, ll0):
     return out
 
 
+def log_table(C: int) -> np.ndarray:
+    """``log x`` for the whole numbers x = 0..C (0 at x = 0, never used as a logarithm)."""
+    out = np.zeros(C + 1)
+    out[1:] = np.log(np.arange(1, C + 1, dtype=np.float64))
+    return out
+
+
 def null_loglik(tot) -> float:
-    """``LL0 = sum_k C_k log(C_k / C)`` over the categories with cases, in category order."""
-    C = float(np.add.accumulate(tot)[-1])
+    """``LL0 = sum_k C_k log(C_k / C)`` over the categories with cases, in category order, from the
+    same table of logarithms as the windows' log likelihoods."""
+    tot = np.asarray(tot, dtype=np.int64)
+    logs = log_table(int(tot.sum()))
+    C = int(tot.sum())
     ll0 = 0.0
-    for t in np.asarray(tot, dtype=np.float64).tolist():
+    for t in tot.tolist():
         if t:
-            ll0 += t * math.log(t / C)
+            ll0 += t * (logs[t] - logs[C])
     return ll0
 
 
@@ -208,9 +280,13 @@ class CategoricalEngine:
     def n_centres(self) -> int:
         return len(self.offsets) - 1
 
-    @property
+    @functools.cached_property
     def ll0(self) -> float:
         return null_loglik(self.tot)
+
+    @functools.cached_property
+    def logs(self) -> np.ndarray:
+        return log_table(int(np.asarray(self.tot).sum()))
 
     def best_mv(self, counts: np.ndarray):
         """(m, R) maximizing value of each centre's best window and (m, R) int64 entry where it ends,
@@ -219,8 +295,8 @@ class CategoricalEngine:
         R = counts.shape[2]
         mv = np.empty((self.n_centres, R))
         arg = np.empty((self.n_centres, R), dtype=np.int64)
-        _best_windows(self.offsets, self.neighbors, self.boundary, counts, self.tot, self.ordinal, self.want_high,
-                      self.want_low, mv, arg)
+        _best_windows(self.offsets, self.neighbors, self.boundary, counts, np.asarray(self.tot, dtype=np.int64),
+                      self.logs, self.ordinal, self.want_high, self.want_low, mv, arg)
         return mv, arg
 
     def llr(self, mv: np.ndarray) -> np.ndarray:
@@ -256,7 +332,8 @@ class GpuCategoricalEngine:
         self.d_offsets = pad(cpu.offsets, np.int64)
         self.d_neighbors = pad(cpu.neighbors, np.int32)
         self.d_boundary = pad(cpu.boundary, np.uint8)
-        self.d_tot = pad(cpu.tot, np.float64)
+        self.d_tot = pad(cpu.tot, np.int64)
+        self.d_logs = pad(cpu.logs, np.float64)
 
     def __getstate__(self):
         raise TypeError("the GPU scan engine holds device buffers and cannot be pickled: "
@@ -279,7 +356,7 @@ class GpuCategoricalEngine:
         d_arg = dev.empty((m, R), np.int64)
         block = min(self._block, 32 * ((R + 31) // 32))
         dev.launch(self._fn, (m, (R + block - 1) // block), (block, 1, 1), [
-            self.d_offsets, self.d_neighbors, self.d_boundary, dev.to_device(counts), self.d_tot,
+            self.d_offsets, self.d_neighbors, self.d_boundary, dev.to_device(counts), self.d_tot, self.d_logs,
             np.int32(len(c.tot)), np.int32(c.ordinal), np.int32(c.want_high), np.int32(c.want_low), np.int32(R),
             d_mv, d_arg])
         return dev.to_host(d_mv), dev.to_host(d_arg)

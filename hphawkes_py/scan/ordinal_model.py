@@ -60,8 +60,7 @@ def ordinal(coords, categories, *, location_ids=None, max_population=0.5, max_di
     executor : None, concurrent.futures.Executor or dask Client
         Where the Monte Carlo batches run.
     backend : {"auto", "cpu", "gpu", "emulator"}
-        The engine (the CUDA kernel on a GPU, or on the CPU emulator; its logarithms are the device's,
-        within an ulp of the CPU engine's).
+        The engine (the CUDA kernel on a GPU, or on the CPU emulator); both give the same LLRs.
     threads : int, optional
         Numba threads.
     progress : bool

@@ -8,11 +8,12 @@
 // counts[(loc * K + k) * R + r] is coalesced across the block) and at every window end computes the
 // window's log likelihood: the probabilities p_k inside and q_k outside, pooled under the ordinal
 // model's order restriction (ordinal = 1: high clusters when want_high, low when want_low, the
-// larger of the two with both), or free (ordinal = 0: multinomial). The best window's log
-// likelihood (SaTScan's maximizing value) and its entry come back; the host turns them into LLRs
-// (hphawkes_py/scan/_categorical.py, _statistics). The operations are those of the CPU engine
-// (_categorical.py: _probabilities, _log_likelihood, _maximizing_value) in the same order, products
-// rounded separately; the logarithms are the device's (within an ulp of the host's).
+// larger of the two with both), or free (ordinal = 0: multinomial). Every logarithm it needs is
+// that of a whole number, read from the host's table logs[] (so no logarithm is computed here).
+// The best window's log likelihood (SaTScan's maximizing value) and its entry come back; the host
+// turns them into LLRs (hphawkes_py/scan/_categorical.py, _statistics). The operations are those of
+// the CPU engine (_categorical.py: _table_log_likelihood, _window_value) in the same order, products
+// rounded separately, so both engines give the same maximizing values bit for bit.
 #include "hp_cuda.h"
 
 #if defined(__HP_EMULATOR__)
@@ -28,88 +29,88 @@
 #define KMAX 16
 #endif
 
-__device__ __forceinline__ bool pc_breaks_order(int restrict_to, double pk, double qk, double pi, double qi) {
-  if (restrict_to == 1)
-    return (qk == 0.0 && qi == 0.0) || (qk != 0.0 && qi == 0.0) || (qk != 0.0 && qi != 0.0 && pk / qk <= pi / qi);
-  return (qk == 0.0 && qi == 0.0) || (qk == 0.0 && qi != 0.0) || (qk != 0.0 && qi != 0.0 && pk / qk >= pi / qi);
+// whether a category's ratio p/q is infinite in SaTScan's comparison (q = 0)
+__device__ __forceinline__ bool pc_infinite(long long dR, long long tot) { return dR == 0 || tot == 0; }
+
+// SaTScan's order test on the pooled ranges of categories k and i: p/q = (c/W)/(d/U), so the ratios
+// compare as c_k d_i against c_i d_k in whole numbers, exactly
+__device__ __forceinline__ bool pc_breaks(int restrict_to, long long ck, long long dk, bool zk, long long ci,
+                                          long long di, bool zi) {
+  if (restrict_to == 1) return (zk && zi) || (!zk && zi) || (!zk && !zi && ck * di <= ci * dk);
+  return (zk && zi) || (zk && !zi) || (!zk && !zi && ck * di >= ci * dk);
 }
 
-// p and q of the window with counts c (K), pooled under restrict_to (0 none, 1 high, 2 low);
-// false when the window has no case inside or none outside
-__device__ bool pc_probabilities(const double* c, const double* tot, int K, int restrict_to, double* P, double* Q) {
-  double W = 0.0;
-  for (int k = 0; k < K; ++k) W += c[k];
-  if (W == 0.0) return false;
-  double U = 0.0;
-  for (int k = 0; k < K; ++k) U += tot[k] - c[k];
-  if (U == 0.0) return false;
+// the window's log likelihood, its categories pooled as SaTScan pools them under restrict_to
+// (0 none, 1 high, 2 low); logs[x] = log x for the whole numbers up to the total
+__device__ double pc_log_likelihood(const long long* c, const long long* tot, const double* logs, int K, long long W,
+                                    long long U, int restrict_to, long long* cR, long long* dR) {
   for (int k = 0; k < K; ++k) {
-    P[k] = c[k] / W;
-    Q[k] = (tot[k] - c[k]) / U;
+    cR[k] = c[k];
+    dR[k] = tot[k] - c[k];
     if (restrict_to == 0) continue;
-    for (int i = k - 1; i >= 0 && pc_breaks_order(restrict_to, P[k], Q[k], P[i], Q[i]); --i) {
-      double span = 0.0, dP = 0.0, dQ = 0.0;
-      for (int j = i; j <= k; ++j) span += tot[j];
-      for (int j = i; j <= k; ++j) dP += c[j];
-      dP /= W;
-      for (int j = i; j <= k; ++j) dQ += tot[j] - c[j];
-      dQ /= U;
-      if (span != 0.0) {
-        for (int j = i; j <= k; ++j) {
-          P[j] = PC_MUL(dP, tot[j] / span);
-          Q[j] = PC_MUL(dQ, tot[j] / span);
-        }
-      } else {
-        for (int j = i; j <= k; ++j) P[j] = Q[j] = 0.0;
+    for (int i = k - 1;
+         i >= 0 && pc_breaks(restrict_to, cR[k], dR[k], pc_infinite(dR[k], tot[k]), cR[i], dR[i],
+                             pc_infinite(dR[i], tot[i]));
+         --i) {
+      long long cs = 0, ds = 0;
+      for (int j = i; j <= k; ++j) {
+        cs += c[j];
+        ds += tot[j] - c[j];
+      }
+      for (int j = i; j <= k; ++j) {
+        cR[j] = cs;
+        dR[j] = ds;
       }
     }
   }
-  return true;
-}
-
-__device__ double pc_log_likelihood(const double* c, const double* tot, int K, const double* P, const double* Q) {
+  const double lw = logs[W], lu = logs[U];
   double ll = 0.0;
-  for (int k = 0; k < K; ++k) {
-    if (P[k] != 0.0) ll += PC_MUL(c[k], log(P[k]));
-    if (Q[k] != 0.0) ll += PC_MUL(tot[k] - c[k], log(Q[k]));
+  for (int j = 0; j < K; ++j) {
+    const long long d = tot[j] - c[j];
+    const double share = logs[tot[j]] - logs[cR[j] + dR[j]];
+    if (c[j] > 0) ll += PC_MUL((double)c[j], (logs[cR[j]] - lw) + share);
+    if (d > 0) ll += PC_MUL((double)d, (logs[dR[j]] - lu) + share);
   }
   return ll;
 }
 
-__device__ double pc_maximizing_value(const double* c, const double* tot, int K, int ordinal, int want_high,
-                                      int want_low, double* P, double* Q) {
-  if (!ordinal) return pc_probabilities(c, tot, K, 0, P, Q) ? pc_log_likelihood(c, tot, K, P, Q) : PC_NONE;
-  bool have = false;
-  double v = 0.0;
-  if (want_high && pc_probabilities(c, tot, K, 1, P, Q)) {
-    v = pc_log_likelihood(c, tot, K, P, Q);
-    have = true;
+__device__ double pc_window_value(const long long* c, const long long* tot, const double* logs, int K, long long C,
+                                  int ordinal, int want_high, int want_low, long long* cR, long long* dR) {
+  long long W = 0;
+  for (int k = 0; k < K; ++k) W += c[k];
+  const long long U = C - W;
+  if (W == 0 || U == 0) return PC_NONE;
+  if (!ordinal) return pc_log_likelihood(c, tot, logs, K, W, U, 0, cR, dR);
+  double v = PC_NONE;
+  if (want_high) v = pc_log_likelihood(c, tot, logs, K, W, U, 1, cR, dR);
+  if (want_low) {
+    const double lo = pc_log_likelihood(c, tot, logs, K, W, U, 2, cR, dR);
+    v = lo > v ? lo : v;
   }
-  if (want_low && pc_probabilities(c, tot, K, 2, P, Q)) {
-    const double lo = pc_log_likelihood(c, tot, K, P, Q);
-    v = have ? (lo > v ? lo : v) : lo;
-    have = true;
-  }
-  return have ? v : PC_NONE;
+  return v;
 }
 
 extern "C" __global__ void scan_categorical(const long long* offsets, const int* neighbors,
-                                            const unsigned char* boundary, const int* counts, const double* tot,
-                                            int K, int ordinal, int want_high, int want_low, int R,
-                                            double* best_mv, long long* best_entry) {
+                                            const unsigned char* boundary, const int* counts, const long long* tot,
+                                            const double* logs, int K, int ordinal, int want_high, int want_low,
+                                            int R, double* best_mv, long long* best_entry) {
   const long long i = blockIdx.x;  // centre
   const int r = blockIdx.y * blockDim.x + threadIdx.x;  // replicate
   if (r >= R) return;
-  double c[KMAX], P[KMAX], Q[KMAX];
-  for (int k = 0; k < K; ++k) c[k] = 0.0;
+  long long c[KMAX], cR[KMAX], dR[KMAX];
+  long long C = 0;
+  for (int k = 0; k < K; ++k) {
+    c[k] = 0;
+    C += tot[k];
+  }
   double mv = PC_NONE;
   long long arg = -1;
   const long long end = offsets[i + 1];
   for (long long j = offsets[i]; j < end; ++j) {
     const long long loc = neighbors[j];
-    for (int k = 0; k < K; ++k) c[k] += (double)counts[(loc * K + k) * R + r];
+    for (int k = 0; k < K; ++k) c[k] += counts[(loc * K + k) * R + r];
     if (boundary[j] == 0) continue;  // inside a tie group: not a window end
-    const double v = pc_maximizing_value(c, tot, K, ordinal, want_high, want_low, P, Q);
+    const double v = pc_window_value(c, tot, logs, K, C, ordinal, want_high, want_low, cR, dR);
     if (v > mv) {
       mv = v;
       arg = j;
