@@ -156,3 +156,183 @@ def temporal_window_table(cases, expected, persons, klogk, n_cases, min_len, max
                   np.int64(max_len), np.int64(min_cases), direction in ("high", "both"), direction in ("low", "both"),
                   val)
     return val
+
+
+# ---------------------------------------------------------------------------- spatial variation in temporal trends
+#: status of a fitted log-linear trend (SaTScan's AbstractTimeTrend)
+TREND_CONVERGED, TREND_UNDEFINED, TREND_NEG_INF, TREND_POS_INF, TREND_NOT_CONVERGED = 0, 1, 2, 3, 4
+#: Newton-Raphson stops when beta moves less than this (SaTScan's default time trend convergence)
+TREND_CONVERGENCE = 1e-5
+
+
+@njit(cache=True, error_model="numpy")
+def _sums(m, beta):
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    for t in range(m.shape[0]):
+        w = m[t] * np.exp(beta * t)
+        s0 += w
+        s1 += t * w
+        s2 += t * t * w
+    return s0, s1, s2
+
+
+@njit(cache=True, error_model="numpy")
+def fit_trend(c, m):
+    """(status, alpha, beta) of the log-linear trend ``E c_t = m_t exp(alpha + beta t)`` by maximum
+    likelihood, as SaTScan's ``LinearTimeTrend::CalculateAndSet``: undefined with fewer than 2 cases,
+    -inf (+inf) when every case is in the first (last) unit, else Newton-Raphson on the profile score
+    ``F(beta) = sum t c_t sum m_t e^(beta t) - C sum t m_t e^(beta t)`` from a least-squares start."""
+    T = c.shape[0]
+    C = 0.0
+    stc = 0.0
+    for t in range(T):
+        C += c[t]
+        stc += t * c[t]
+    if C < 2:
+        return TREND_UNDEFINED, 0.0, 0.0
+    if c[0] == C:
+        return TREND_NEG_INF, 0.0, 0.0
+    if c[T - 1] == C:
+        return TREND_POS_INF, 0.0, 0.0
+    scm = 0.0
+    stcm = 0.0
+    st = 0.0
+    st2 = 0.0
+    for t in range(T):
+        scm += c[t] - m[t]
+        stcm += t * (c[t] - m[t])
+        st += t
+        st2 += t * t
+    beta = ((T * stcm - scm * st) / (T * st2 - st * st)) / (C / T)
+    good = False
+    for _ in range(1000):  # a start where the Newton steps go the right way
+        s0, s1, s2 = _sums(m, beta)
+        if stc * s1 - C * s2 < -1:
+            good = True
+            break
+        beta += 0.1
+    if not good:
+        return TREND_NOT_CONVERGED, 0.0, 0.0
+    limit = np.log(np.finfo(np.float64).max)
+    for _ in range(1000000):
+        s0, s1, s2 = _sums(m, beta)
+        f = stc * s0 - C * s1
+        s = stc * s1 - C * s2
+        new = beta - f / s if s != 0 else beta + 0.1
+        if abs(new - beta) < TREND_CONVERGENCE:
+            s0, s1, s2 = _sums(m, new)
+            return TREND_CONVERGED, np.log(C / s0), new
+        beta = new if new * T < limit else beta + 0.1
+    return TREND_NOT_CONVERGED, 0.0, 0.0
+
+
+@njit(cache=True, error_model="numpy")
+def _trend_loglik(c, m, alpha, beta):
+    out1 = 0.0
+    out2 = 0.0
+    for t in range(c.shape[0]):
+        if m[t] != 0:
+            out1 += c[t] * (np.log(m[t]) + alpha + beta * t)
+            out2 += m[t] * np.exp(alpha + beta * t)
+    return out1 - out2
+
+
+@njit(cache=True, error_model="numpy")
+def _spatial_loglik(n, u, N, U):
+    if n != N and n != 0:
+        return n * np.log(n / u) + (N - n) * np.log((N - n) / (U - u))
+    if n == 0:
+        return (N - n) * np.log((N - n) / (U - u))
+    return n * np.log(n / u)
+
+
+@njit(cache=True, error_model="numpy")
+def _side(c, m, st, alpha, beta, beta_g, n, u, N, U):
+    """One side's (inside or outside) log likelihood ratio of its own trend against the global one."""
+    if st == TREND_NEG_INF or st == TREND_POS_INF:
+        return _spatial_loglik(n, u, N, U)
+    s0, _, _ = _sums(m, beta_g)
+    alpha_g = np.log(n / s0) if n != 0 else 0.0
+    return _trend_loglik(c, m, alpha, beta) - _trend_loglik(c, m, alpha_g, beta_g)
+
+
+@njit(cache=True, error_model="numpy")
+def svtt_llr(c_in, m_in, c_all, m_all, beta_g, want_high, want_low, out):
+    """Kulldorff's SVTT log likelihood ratio of a window (SaTScan's ``CalcSVTTLogLikelihood``):
+    ``out[:]`` = (LLR, status in, beta in, status out, beta out). The inside trend must differ from
+    the global trend ``beta_g`` in the direction asked for (high: steeper; low: flatter); the LLR is
+    the inside and outside log likelihoods with their own trends against the global trend."""
+    T = c_in.shape[0]
+    c_out = c_all - c_in
+    m_out = m_all - m_in
+    n = c_in.sum()
+    N = c_all.sum()
+    u = m_in.sum()
+    U = m_all.sum()
+    out[0] = 0.0
+    out[1] = TREND_UNDEFINED
+    out[2] = 0.0
+    out[3] = TREND_UNDEFINED
+    out[4] = 0.0
+    if n <= 1 or N - n <= 1:
+        return
+    st_i, a_i, b_i = fit_trend(c_in, m_in)
+    out[1] = st_i
+    out[2] = b_i
+    if st_i == TREND_UNDEFINED or st_i == TREND_NOT_CONVERGED:
+        return
+    if st_i == TREND_POS_INF:
+        up, down = True, False
+    elif st_i == TREND_NEG_INF:
+        up, down = False, True
+    else:
+        tol = 1e-10  # SaTScan's DBL_CMP_TOLERANCE: trends this close are the same
+        up = b_i - beta_g > tol
+        down = beta_g - b_i > tol
+    if not ((want_high and up) or (want_low and down)):
+        return
+    st_o, a_o, b_o = fit_trend(c_out, m_out)
+    out[3] = st_o
+    out[4] = b_o
+    if st_o == TREND_UNDEFINED or st_o == TREND_NOT_CONVERGED:
+        return
+    out[0] = (_side(c_in, m_in, st_i, a_i, b_i, beta_g, n, u, N, U)
+              + _side(c_out, m_out, st_o, a_o, b_o, beta_g, N - n, U - u, N, U))
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def _svtt_scan(offsets, neighbors, boundary, cases, measure, beta_g, want_high, want_low, best, arg):
+    """Best SVTT window LLR of each replicate (``cases`` (L, T, R), ``beta_g`` (R,) its global trend)
+    and its window entry: one replicate per iteration of the parallel loop (same bits for any
+    thread count); windows in centre order, then growing; of equal LLRs the first is kept."""
+    L, T, R = cases.shape
+    for r in prange(R):
+        c_all = np.zeros(T)
+        m_all = np.zeros(T)
+        for l in range(L):
+            for t in range(T):
+                c_all[t] += cases[l, t, r]
+                m_all[t] += measure[l, t]
+        c_in = np.zeros(T)
+        m_in = np.zeros(T)
+        out = np.zeros(5)
+        b = 0.0
+        a = np.int64(-1)
+        for i in range(offsets.shape[0] - 1):
+            c_in[:] = 0.0
+            m_in[:] = 0.0
+            for j in range(offsets[i], offsets[i + 1]):
+                z = neighbors[j]
+                for t in range(T):
+                    c_in[t] += cases[z, t, r]
+                    m_in[t] += measure[z, t]
+                if boundary[j] == 0:
+                    continue
+                svtt_llr(c_in, m_in, c_all, m_all, beta_g[r], want_high, want_low, out)
+                if out[0] > b:
+                    b = out[0]
+                    a = j
+        best[r] = b
+        arg[r] = a
