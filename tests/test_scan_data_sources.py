@@ -410,3 +410,16 @@ def test_run_prm_satscans_normal_sample_analysis():
     assert (round(top.mean_inside, 2), round(top.mean_outside, 2), round(top.variance, 2)) == (5.15, 1.89, 44.79)
     assert top.log_likelihood_ratio == pytest.approx(3.330109, abs=5e-7)
     assert abs(top.p_value - 0.362) < 0.2  # 99 replicates here against SaTScan's 138
+
+
+def test_errors_in_a_source_name_its_file_and_line(tmp_path):
+    (tmp_path / "g.geo").write_text("A 0 0\nB 1 1\n")
+    (tmp_path / "c.csv").write_text("id,n\nA,2\nB,two\n")
+    (tmp_path / "k.ctl").write_text("A 1\nB 1\n")
+    (tmp_path / "a.prm").write_text("\n".join([
+        "[Input]", "CaseFile=c.csv", "CaseFile-SourceType=0", "CaseFile-SourceDelimiter=,",
+        "CaseFile-SourceFirstRowHeader=y", "ControlFile=k.ctl", "CoordinatesFile=g.geo", "PrecisionCaseTimes=0",
+        "[Analysis]", "AnalysisType=1", "ModelType=1"]) + "\n")
+    with pytest.raises(ValueError, match=r"c\.csv:3: field 2 \(#cases\).*'two'") as e:
+        hp.scan.run_prm(tmp_path / "a.prm", progress=False, backend="cpu")
+    assert "DataSource(" not in str(e.value)

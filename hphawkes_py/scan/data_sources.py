@@ -86,6 +86,9 @@ class DataSource:
     header: bool = False
     linelist: tuple = field(default=())
 
+    def __str__(self) -> str:  # messages name the file, as for SaTScan's native files
+        return str(self.path)
+
     def __post_init__(self):
         if not isinstance(self.path, (str, Path)):
             raise TypeError(f"path must be a str or Path, got {type(self.path).__name__} {self.path!r}")
