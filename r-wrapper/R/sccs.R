@@ -516,6 +516,8 @@ sccs_simulate_eras <- function(n_cases, n_drugs, age_effect = NULL, season_effec
 #'   (\code{"EWA"}, \code{"EWI"}, \code{"EGA"}, \code{"EGI"}): the pseudo-likelihood of
 #'   Farrington et al. (2011); \code{observation_periods} then needs \code{birth_day} and
 #'   \code{censor}.
+#' @param censoring_regression With \code{event_dependent_observation}: the 7-parameter
+#'   censoring models (the SCCS package's \code{regress = TRUE}).
 #' @param diagnostics Run the OHDSI study diagnostics (MDRR, pre-exposure gain, time stability,
 #'   rare outcome where \code{n_persons} is given) and add their values and pass/fail columns
 #'   to \code{results}.
@@ -546,8 +548,8 @@ sccs_study <- function(observation_periods, eras, outcomes, risk_start = 0L, ris
                        prior = "none", variance = 1.0, exclude = NULL, spline_prior = "normal",
                        spline_variance = 1.0, level = 0.95, method = "wald", tolerance = 1e-8,
                        max_iterations = 1000L, progress = FALSE, backend = "auto", threads = NULL,
-                       control_window = NULL, event_dependent_observation = FALSE, diagnostics = FALSE,
-                       n_persons = NULL) {
+                       control_window = NULL, event_dependent_observation = FALSE, censoring_regression = FALSE,
+                       diagnostics = FALSE, n_persons = NULL) {
   .hp_check_args()
   sccs <- .hp_mod("sccs")
   diagnostics <- .as_flag(diagnostics, "diagnostics")
@@ -566,7 +568,8 @@ sccs_study <- function(observation_periods, eras, outcomes, risk_start = 0L, ris
     naive_period = .as_int(naive_period, "naive_period", FALSE), min_age = .as_int(min_age),
     max_age = .as_int(max_age), first_outcome_only = .as_flag(first_outcome_only, "first_outcome_only"), day_origin = day_origin,
     control_window = .sccs_control_window(control_window, if (is.data.frame(eras)) eras$covariate_id),
-    event_dependent_observation = .sccs_edo_choice(event_dependent_observation)))
+    event_dependent_observation = .sccs_edo_choice(event_dependent_observation),
+    censoring_regression = .as_flag(censoring_regression, "censoring_regression")))
   py <- .hp_call(sccs$fit(d, prior = prior, variance = .as_num(variance), exclude = .sccs_exclude(exclude),
     spline_prior = spline_prior, spline_variance = .as_num(spline_variance),
     tolerance = .as_num(tolerance), max_iterations = .as_int(max_iterations, "max_iterations", FALSE),

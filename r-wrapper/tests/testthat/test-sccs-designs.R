@@ -89,6 +89,11 @@ test_that("sccs_study passes event_dependent_observation through and reports the
     hphawkes:::.pd_frame(obs), hphawkes:::.pd_frame(eras), hphawkes:::.pd_frame(out),
     event_dependent_observation = "EWI")
   expect_equal(hphawkes:::.hp_r(st$data$python$time), hphawkes:::.hp_r(ref$time), tolerance = 1e-12)
+  st7 <- sccs_study(obs, eras, out, event_dependent_observation = "EWI", censoring_regression = TRUE, backend = "cpu")
+  # the 7-parameter model holds the 4-parameter one: its maximum is at least as high
+  expect_gte(st7$censoring$loglik, st$censoring$loglik - 1e-8)
+  expect_false(isTRUE(all.equal(coef(st7$fit), coef(st$fit))))
+  expect_error(sccs_study(obs, eras, out, censoring_regression = TRUE), "needs event_dependent_observation")
   expect_error(sccs_study(obs, eras, out, event_dependent_observation = NA), "event_dependent_observation must be")
   expect_error(sccs_study(obs, eras, out, event_dependent_observation = "EWX"), "event_dependent_observation")
 })
