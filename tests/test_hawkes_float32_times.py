@@ -77,10 +77,11 @@ def test_float32_public_functions_match_float64(events, exact):
 
 @pytest.mark.parametrize("kernel", ["exponential", ("power-law", 2.5)])
 @pytest.mark.parametrize("exact", [True, False])
-def test_float32_gradient_matches_float64_at_large_times(events, exact, kernel):
+@pytest.mark.parametrize("backend", ["cpu", "emulator"])
+def test_float32_gradient_matches_float64_at_large_times(events, backend, exact, kernel):
     x, t = events
     g64 = log_likelihood_gradient(x, t, P, exact=exact, backend="cpu", kernel=kernel)
-    g32 = log_likelihood_gradient(x, t, P, exact=exact, backend="cpu", kernel=kernel, dtype=np.float32)
+    g32 = log_likelihood_gradient(x, t, P, exact=exact, backend=backend, kernel=kernel, dtype=np.float32)
     scale = max(abs(v) for v in g64.values())
     for n in g64:
         # relative to the gradient's largest partial: a partial near 0 is a difference of large sums

@@ -3,8 +3,8 @@
 Checked against (1) the naive NumPy reference (tests/naive_hawkes_gradient.py, every pair as a matrix,
 float64, ~1e-12), (2) central finite differences of the library's own ``log_likelihood`` (~1e-6), for
 every temporal kernel (exponential, power law, sum of two exponentials), the spatial power law, D = 1,
-2, 3, tied times, windowed and exact, float32, a spatial window and a KDE background; and for the
-refusals (GPU backends, bad parameters).
+2, 3, tied times, windowed and exact, float32, a spatial window and a KDE background; the CUDA kernel (on the emulator) against the Numba one;
+and the refusals of bad inputs.
 """
 from __future__ import annotations
 
@@ -170,11 +170,54 @@ def test_kde_background_gradient():
         assert ng.relative_error(g[n], fd) < 1e-6, (n, g[n], fd)
 
 
-@pytest.mark.parametrize("backend", ["gpu", "emulator"])
-def test_gpu_backends_are_refused_by_name(sim, backend):
+@pytest.mark.parametrize("kernel,skernel,params,ref", KERNELS)
+@pytest.mark.parametrize("exact", [True, False])
+def test_emulated_gpu_gradient_matches_the_cpu(kernel, skernel, params, ref, exact):
+    """The CUDA kernel hawkes_gradient_sums (on the CPU emulator) against the Numba kernel: float64 to
+    rounding, float32 to float32 accuracy, exact and windowed, with tied times."""
+    x, t = nh.tied_events(60, 2, seed=5, span=30.0)
+    p = dict(params, h=0.7, tau_x=1.2, tau_t=3.0)
+    kw = dict(exact=exact, kernel=kernel, spatial_kernel=skernel)
+    cpu = log_likelihood_gradient(x, t, p, backend="cpu", **kw)
+    emu = log_likelihood_gradient(x, t, p, backend="emulator", **kw)
+    emu32 = log_likelihood_gradient(x, t, p, backend="emulator", dtype=np.float32, **kw)
+    assert list(emu) == list(cpu)
+    for n in cpu:
+        assert ng.relative_error(emu[n], cpu[n]) < 1e-12, (n, emu[n], cpu[n])
+        assert ng.relative_error(emu32[n], cpu[n]) < 1e-4, (n, emu32[n], cpu[n])
+    assert any(emu32[n] != emu[n] for n in cpu)  # the float32 kernel ran
+
+
+def test_emulated_gpu_gradient_d1_d3_and_the_model(sim):
+    for D in (1, 3):
+        x, t = nh.tied_events(40, D, seed=D, span=20.0)
+        p = dict(P, h=0.7, tau_x=1.2, tau_t=3.0)
+        cpu = log_likelihood_gradient(x, t, p, backend="cpu", exact=True)
+        emu = log_likelihood_gradient(x, t, p, backend="emulator", exact=True)
+        for n in cpu:
+            assert ng.relative_error(emu[n], cpu[n]) < 1e-12, (D, n)
     x, t = sim
-    with pytest.raises(NotImplementedError, match=f"backend='{backend}'"):
-        log_likelihood_gradient(x, t, P, backend=backend)
+    model = GradientModel(engine_factory(prepare_data(x, t), backend="emulator"))
+    assert model.backend == "emulator"
+    ll, g = model.value_and_gradient(P)
+    assert abs(ll - hp.hawkes.log_likelihood(x, t, P, backend="cpu", exact=True)) < 1e-10
+    want = log_likelihood_gradient(x, t, P, backend="cpu")
+    for n in P:
+        assert ng.relative_error(g[n], want[n]) < 1e-12, n
+
+
+def test_gpu_gradient_on_a_real_gpu_matches_the_cpu(sim):
+    from hphawkes_py._backend import gpu_status
+
+    if not gpu_status()[0]:
+        pytest.skip("no usable CUDA GPU")
+    x, t = sim
+    cpu = log_likelihood_gradient(x, t, P, backend="cpu")
+    gpu = log_likelihood_gradient(x, t, P, backend="gpu")
+    gpu32 = log_likelihood_gradient(x, t, P, backend="gpu", dtype=np.float32)
+    for n in P:
+        assert ng.relative_error(gpu[n], cpu[n]) < 1e-12, n
+        assert ng.relative_error(gpu32[n], cpu[n]) < 2e-4, n
 
 
 def test_bad_inputs_are_refused(sim):

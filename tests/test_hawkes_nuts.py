@@ -167,8 +167,8 @@ def test_target_gradient_matches_finite_differences(small):
 def test_refusals(small, monkeypatch):
     x, t = small
     kw = dict(fixed=FIXED, progress=False)
-    with pytest.raises(NotImplementedError, match="backend='gpu'"):
-        mcmc_nuts(x, t, backend="gpu", **kw)
+    with pytest.raises(ValueError, match="backend must be one of"):
+        mcmc_nuts(x, t, backend="tpu", **kw)
     with pytest.raises(ValueError, match="burn_in must be >= 1"):
         mcmc_nuts(x, t, burn_in=0, backend="cpu", **kw)
     with pytest.raises(ValueError, match="burn_in must be smaller than n_iter"):
@@ -184,3 +184,62 @@ def test_refusals(small, monkeypatch):
     monkeypatch.setitem(sys.modules, "mici", None)
     with pytest.raises(ImportError, match="pip install"):
         mcmc_nuts(x, t, backend="cpu", **kw)
+
+
+# -- mcmc(sampler="nuts") ---------------------------------------------------------------------------
+def test_mcmc_sampler_nuts_is_mcmc_nuts(small):
+    x, t = small
+    kw = dict(n_iter=40, burn_in=20, chains=2, fixed=FIXED, seed=7, progress=False, backend="cpu")
+    a = hk.mcmc(x, t, sampler="nuts", target_accept=0.9, max_tree_depth=6, **kw)
+    b = mcmc_nuts(x, t, target_accept=0.9, max_tree_depth=6, **kw)
+    mh = hk.mcmc(x, t, **kw)
+    assert type(a) is type(mh) is hk.HawkesPosterior
+    assert a.sampled == mh.sampled == SAMPLED and a.chains == mh.chains == 2 and a.n_draws == mh.n_draws == 20
+    for n in a.draws:
+        np.testing.assert_array_equal(a.draws[n], b.draws[n])
+    assert list(a.summary().index) == list(mh.summary().index)
+    assert hasattr(a, "nuts_stats") and not hasattr(mh, "nuts_stats")
+    assert not np.array_equal(a.draws["theta"], mh.draws["theta"])  # a different sampler ran
+
+
+def test_mcmc_sampler_mh_is_the_default(small):
+    x, t = small
+    kw = dict(n_iter=30, burn_in=10, chains=1, fixed=FIXED, seed=4, progress=False, backend="cpu")
+    a = hk.mcmc(x, t, **kw)
+    b = hk.mcmc(x, t, sampler="mh", **kw)
+    for n in a.draws:
+        np.testing.assert_array_equal(a.draws[n], b.draws[n])
+    for n in a.sampled:
+        np.testing.assert_array_equal(a.proposal_sd[n], b.proposal_sd[n])
+
+
+def test_mcmc_sampler_refusals(small):
+    x, t = small
+    kw = dict(n_iter=20, burn_in=10, chains=1, fixed=FIXED, progress=False, backend="cpu")
+    with pytest.raises(ValueError, match="sampler must be 'mh'.*got 'hmc'"):
+        hk.mcmc(x, t, sampler="hmc", **kw)
+    with pytest.raises(ValueError, match="sampler must be"):
+        hk.mcmc(x, t, sampler=None, **kw)
+    with pytest.raises(ValueError, match="target_accept is only for sampler='nuts'.*target_accept=0.9"):
+        hk.mcmc(x, t, target_accept=0.9, **kw)
+    with pytest.raises(ValueError, match="target_accept, max_tree_depth are only for sampler='nuts'"):
+        hk.mcmc(x, t, target_accept=0.9, max_tree_depth=5, **kw)
+    # NUTS's own checks apply through mcmc
+    with pytest.raises(ValueError, match="burn_in must be >= 1"):
+        hk.mcmc(x, t, sampler="nuts", **dict(kw, burn_in=0))
+    with pytest.raises(ValueError, match="target_accept"):
+        hk.mcmc(x, t, sampler="nuts", target_accept=1.5, **kw)
+    with pytest.raises(ValueError, match="no per-move debug record"):
+        sampler._mcmc_debug(x, t, sampler="nuts", **kw)
+
+
+def test_nuts_on_the_emulated_gpu_gradient(small):
+    """The CUDA gradient kernel (on the emulator) drives the same chain as the CPU one: its sums agree to
+    ~1e-15, so a short seeded chain takes the same path."""
+    x, t = small
+    kw = dict(n_iter=12, burn_in=6, chains=1, fixed=FIXED, seed=2, progress=False, max_tree_depth=5)
+    cpu = mcmc_nuts(x, t, backend="cpu", **kw)
+    emu = hk.mcmc(x, t, sampler="nuts", backend="emulator", **kw)
+    assert emu.backend == "emulator" and cpu.backend == "cpu"
+    for n in SAMPLED:
+        np.testing.assert_allclose(emu.draws[n], cpu.draws[n], rtol=1e-8)

@@ -24,7 +24,7 @@ from .engine import Engine
 from .kernels import phi0
 from .times import split_time, tie_starts, time_grid
 
-__all__ = ["GpuEngine"]
+__all__ = ["GpuEngine", "GpuGradientSums"]
 
 
 class GpuEngine(Engine):
@@ -178,3 +178,78 @@ class GpuEngine(Engine):
                    shared_bytes=self.block * dt.itemsize)
         self._pairs += Q * int((hi_s - lo_s) + (hi_g - lo_g))
         return dev.to_host(out_s).astype(np.float64), dev.to_host(out_g).astype(np.float64)
+
+
+class GpuGradientSums:
+    """The weighted pair sums of the log-likelihood gradient on a ``Device`` (``hawkes_gradient_sums``
+    in ``kernels/hawkes.cu``): the CUDA twin of :func:`~.cpu_gradient.gradient_sums`, same arguments
+    after the arrays, same results (pair terms in the kernel dtype, sums in float64).
+
+    Coordinates, split times and float64 times stay resident; a call sends only scalars and copies
+    the (N, 3) and (N, 5) sums back.
+
+    Parameters
+    ----------
+    cols : sequence of ndarray
+        The D centred coordinate columns (kernel dtype), events sorted by time.
+    th, tl : ndarray
+        The split times (``times.split_time``), kernel dtype.
+    tw : ndarray
+        float64 times (the windows' searches).
+    device : Device
+        Where the kernel runs (PyCUDA, CuPy or the emulator).
+    backend : {"gpu", "emulator"}
+        Sizes the launch (the emulator runs small blocks).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from hphawkes_py._backend import get_device
+    >>> from hphawkes_py.hawkes.gpu import GpuGradientSums
+    >>> t = np.array([0.0, 0.5, 1.0])
+    >>> cols = [np.zeros(3), np.zeros(3)]
+    >>> sums = GpuGradientSums(cols, t, np.zeros(3), t, device=get_device("emulator"), backend="emulator")
+    >>> out_s, out_g = np.zeros((3, 3)), np.zeros((3, 5))
+    >>> sums(True, 0.5, 0.5, np.inf, True, 0.5, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0, 0, np.inf, out_s, out_g)
+    >>> round(float(out_g[2, 0]), 6)  # exp(-0.5) + exp(-1): the two earlier events, at distance 0
+    0.974410
+    """
+
+    def __init__(self, cols, th, tl, tw, *, device, backend="emulator"):
+        self.dev = dev = device
+        self.dtype = np.dtype(th.dtype)
+        self.N = int(tw.shape[0])
+        self.D = len(cols)
+        real = "double" if self.dtype == np.float64 else "float"
+        self._fn = dev.module(KERNELS_DIR / "hawkes.cu", defines={"REAL": real}).function("hawkes_gradient_sums")
+        self.block = int(dev.block_size(self._fn, 256, shared_bytes_per_thread=8))
+        self.grid = min(self.N, 65535 * 32)
+        x = [dev.to_device(np.ascontiguousarray(c, dtype=self.dtype)) for c in cols]
+        while len(x) < 3:
+            x.append(x[0])
+        self._x = x
+        self._th = dev.to_device(np.ascontiguousarray(th, dtype=self.dtype))
+        self._tl = dev.to_device(np.ascontiguousarray(tl, dtype=self.dtype))
+        self._tw = dev.to_device(np.ascontiguousarray(tw, dtype=np.float64))
+        self._out_s = dev.zeros((3 * self.N,), np.float64)
+        self._out_g = dev.zeros((5 * self.N,), np.float64)
+
+    def __call__(self, with_background, ax, at, delta_s, with_trigger, bh, om, om2, c1, c2, p, q, tkind, skind,
+                 delta_g, out_s, out_g):
+        """Fill ``out_s`` (N, 3) when ``with_background`` and ``out_g`` (N, 5) when ``with_trigger``
+        (float64 host arrays; see :func:`~.cpu_gradient.gradient_sums` for the arguments)."""
+        if self.N == 0:
+            return
+        r = self.dtype.type
+        ds = -1.0 if not math.isfinite(delta_s) else float(delta_s)
+        dg = -1.0 if not math.isfinite(delta_g) else float(delta_g)
+        self.dev.launch(self._fn, self.grid, self.block,
+                        [*self._x, self._th, self._tl, self._tw, np.int32(self.N), np.int32(self.D),
+                         np.int32(bool(with_background)), r(ax), r(at), np.float64(ds), np.int32(bool(with_trigger)),
+                         r(bh), r(om), r(om2), r(c1), r(c2), r(p), r(q), np.int32(tkind), np.int32(skind),
+                         np.float64(dg), self._out_s, self._out_g],
+                        shared_bytes=self.block * 8)
+        if with_background:
+            out_s[:] = self.dev.to_host(self._out_s).reshape(self.N, 3)
+        if with_trigger:
+            out_g[:] = self.dev.to_host(self._out_g).reshape(self.N, 5)

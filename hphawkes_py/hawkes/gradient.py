@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from .._backend import threads_context
+from .._backend import get_device, is_gpu_backend, threads_context
 from .compensator import background_integral_terms, phi_diff, trigger_integral_terms
 from .cpu_gradient import SKIND, TKIND, gradient_sums
 from .engine import EngineFactory
@@ -96,7 +96,7 @@ def window_mass_and_derivative(x: np.ndarray, s: float, window) -> tuple[np.ndar
 
 
 class GradientModel:
-    """The log-likelihood and its gradient for one data set and engine settings, on the CPU.
+    """The log-likelihood and its gradient for one data set and engine settings.
 
     Built from an :class:`~.engine.EngineFactory` (what :func:`log_likelihood_gradient` and the NUTS
     sampler make from their arguments). The background sums and their derivatives are kept while
@@ -105,7 +105,9 @@ class GradientModel:
     Parameters
     ----------
     factory : EngineFactory
-        Data (sorted by time) and settings; its backend is not used (the gradient runs on the CPU).
+        Data (sorted by time) and settings. Its backend runs the pair sums: Numba on ``"cpu"``, the
+        CUDA kernel ``hawkes_gradient_sums`` on ``"gpu"`` and ``"emulator"``
+        (:class:`~.gpu.GpuGradientSums`); the O(N) rest runs in NumPy.
 
     Examples
     --------
@@ -151,6 +153,13 @@ class GradientModel:
         self._mass_h = (None, None)
         self._out_s = np.zeros((self.N, 3))
         self._out_g = np.zeros((self.N, 5))
+        self.backend = factory.backend
+        self._gpu = None
+        if is_gpu_backend(factory.backend):
+            from .gpu import GpuGradientSums  # the CUDA path never needs the Numba kernels' module
+
+            self._gpu = GpuGradientSums(cols[:self.D], self._th, self._tl, self._tw,
+                                        device=get_device(factory.backend), backend=factory.backend)
 
     # -- background: S_n, its derivatives and the compensator's part -------------------------
     def _background(self, tau_x: float, tau_t: float):
@@ -188,7 +197,12 @@ class GradientModel:
 
     def _kernel(self, with_background, tau_x, tau_t, delta_s, with_trigger, bh, om, om2, c1, c2, p, q, tkind, skind,
                 delta_g):
-        """One call of :func:`~.cpu_gradient.gradient_sums` into ``self._out_s`` / ``self._out_g``."""
+        """One call of :func:`~.cpu_gradient.gradient_sums` (or its CUDA twin) into ``self._out_s`` /
+        ``self._out_g``."""
+        if self._gpu is not None:
+            self._gpu(with_background, 0.5 / tau_x**2, 0.5 / tau_t**2, delta_s, with_trigger, bh, om, om2, c1, c2,
+                      p, q, tkind, skind, delta_g, self._out_s, self._out_g)
+            return
         r = self.dtype.type
         gradient_sums(*self._x, self._th, self._tl, self._tw, self._ts, bool(with_background),
                       r(0.5 / tau_x**2), r(0.5 / tau_t**2), float(delta_s), r(bh), r(om), r(om2), r(c1), r(c2),
@@ -297,15 +311,9 @@ class GradientModel:
 
 def _gradient_factory(x, t, params, window, background, spatial_window, backend, **settings):
     """The checked parameters and the engine factory of a gradient call (every input checked first)."""
-    if not isinstance(backend, str):
-        raise ValueError(f"backend must be one of ('auto', 'cpu', 'gpu', 'emulator'), got {backend!r}")
-    if backend in ("gpu", "emulator"):
-        raise NotImplementedError(f"log_likelihood_gradient runs on the CPU engine only (Numba); backend={backend!r} "
-                                  "is not implemented for the gradient: use backend='cpu' (or 'auto')")
     p = _as_params(params)
     prep = prepare_data(x, t, window)
-    # 'auto' means the fastest available engine; the gradient has only the CPU one
-    factory = engine_factory(prep, backend="cpu" if backend == "auto" else backend, **settings)
+    factory = engine_factory(prep, backend=backend, **settings)
     check_kernel_params(p, factory.kernel)
     _check_params_range(p, factory.dtype)
     sw = _check_spatial_window(spatial_window, prep, factory.spatial_kernel)
@@ -339,9 +347,10 @@ def log_likelihood_gradient(x: Any, t: Any, params: Any, *, exact: bool = False,
         Observation window (units of t); default ``(min t, max t)``.
     dtype : numpy.float64 or numpy.float32
         Precision of the pair terms (sums are accumulated in float64).
-    backend : {"auto", "cpu"}
-        The gradient runs on the CPU engine (Numba); ``"auto"`` uses it. ``"gpu"`` and ``"emulator"``
-        raise NotImplementedError.
+    backend : {"auto", "cpu", "gpu", "emulator"}
+        Where the pair sums run, as in :func:`~hphawkes_py.hawkes.log_likelihood`: the CPU engine
+        (Numba), a CUDA GPU, or the GPU kernel on the CPU emulator; ``"auto"`` picks a GPU when one
+        is usable, else the CPU. The results agree to rounding (float64: ~1e-12 relative).
     threads : int, optional
         CPU threads (Numba); default all. The result is the same for any number.
     kernel : "exponential", "power-law", ("power-law", p) or "exp2"
@@ -364,8 +373,6 @@ def log_likelihood_gradient(x: Any, t: Any, params: Any, *, exact: bool = False,
 
     Raises
     ------
-    NotImplementedError
-        ``backend="gpu"`` or ``"emulator"``.
     ValueError, TypeError
         The inputs :func:`~hphawkes_py.hawkes.log_likelihood` refuses, or a gradient that is not
         finite at extreme parameters.

@@ -41,6 +41,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from .._backend import resolve_backend
 from .._parallel import run_replicates
 from .._validate import check_bool, check_int, check_probability, check_seed
 from .engine import EngineFactory
@@ -286,8 +287,10 @@ def mcmc_nuts(x: Any, t: Any, *, n_iter: int = 2_000, burn_in: int = 1_000, chai
         Independent chains (seeds from ``SeedSequence(seed).spawn(chains)``).
     sample, fixed, init, priors, seed, executor, progress
         As in :func:`~hphawkes_py.hawkes.mcmc` (``init="mode"`` starts at the posterior mode).
-    backend : {"auto", "cpu"}
-        The gradient runs on the CPU (Numba); ``"gpu"`` and ``"emulator"`` raise NotImplementedError.
+    backend : {"auto", "cpu", "gpu", "emulator"}
+        Where the gradient's pair sums run (:class:`~hphawkes_py.hawkes.gradient.GradientModel`): the CPU
+        engine (Numba), a CUDA GPU or the GPU kernel on the CPU emulator; ``"auto"`` picks a GPU when one
+        is usable.
     threads, dtype, exact, window, kernel, spatial_window, background, spatial_kernel
         As in :func:`~hphawkes_py.hawkes.mcmc`.
     target_accept : float
@@ -315,11 +318,7 @@ def mcmc_nuts(x: Any, t: Any, *, n_iter: int = 2_000, burn_in: int = 1_000, chai
     (('h', 'omega', 'theta', 'mu0'), 2, 50)
     """
     _require_mici()
-    if not isinstance(backend, str):
-        raise ValueError(f"backend must be one of ('auto', 'cpu', 'gpu', 'emulator'), got {backend!r}")
-    if backend in ("gpu", "emulator"):
-        raise NotImplementedError(f"mcmc_nuts runs its gradient on the CPU engine only (Numba); backend={backend!r} "
-                                  "is not implemented: use backend='cpu' (or 'auto')")
+    resolve_backend(backend)  # refuses an unknown or unusable backend before any other work
     n_iter = check_int(n_iter, "n_iter", minimum=2)
     burn_in = check_int(burn_in, "burn_in", minimum=1)
     if burn_in >= n_iter:
@@ -345,7 +344,7 @@ def mcmc_nuts(x: Any, t: Any, *, n_iter: int = 2_000, burn_in: int = 1_000, chai
     seed = check_seed(seed)
     progress = check_bool(progress, "progress")
     prep = prepare_data(x, t, window)
-    factory = engine_factory(prep, backend="cpu", dtype=dtype, threads=threads, exact=exact, kernel=kern,
+    factory = engine_factory(prep, backend=backend, dtype=dtype, threads=threads, exact=exact, kernel=kern,
                              spatial_kernel=spatial_kernel)
     sw = _check_spatial_window(spatial_window, prep, factory.spatial_kernel)
     factory = factory.replace(spatial_window=sw, background=check_background(background, prep, sw))
@@ -367,7 +366,7 @@ def mcmc_nuts(x: Any, t: Any, *, n_iter: int = 2_000, burn_in: int = 1_000, chai
     post = HawkesPosterior(
         draws=draws, acceptance_rates={n: accept.copy() for n in sample}, sampled=sample, fixed=fixed,
         init=init_vals, prior_scales={n: prior_scales[n] for n in sample}, n_iter=n_iter, burn_in=burn_in,
-        backend="cpu", elapsed_seconds=elapsed, proposal_sd={n: step.copy() for n in sample},
+        backend=factory.backend, elapsed_seconds=elapsed, proposal_sd={n: step.copy() for n in sample},
         engine_factory=factory, _debug=[[] for _ in results],
     )
     post.nuts_stats = {k: np.array([r[k] for r in results])

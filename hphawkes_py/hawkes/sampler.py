@@ -478,9 +478,15 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
          init: Mapping[str, float] | None = None, priors: Mapping[str, float] | None = None, seed: Any = None,
          executor: Any = None, progress: bool = True, backend: str = "auto", threads: int | None = None,
          dtype: Any = np.float64, exact: bool = False, window: Any = None, kernel: Any = "exponential",
-         spatial_window: Any = None, background: Any = "smoother", spatial_kernel: Any = "gaussian"
+         spatial_window: Any = None, background: Any = "smoother", spatial_kernel: Any = "gaussian",
+         sampler: str = "mh", target_accept: float | None = None, max_tree_depth: int | None = None
          ) -> "HawkesPosterior":
-    """Posterior sampling for the spatiotemporal Hawkes model by adaptive Metropolis-Hastings.
+    """Posterior sampling for the spatiotemporal Hawkes model by adaptive Metropolis-Hastings or NUTS.
+
+    ``sampler="mh"`` (default) runs the adaptive Metropolis-Hastings sampler of the module notes (the
+    paper's Algorithm 1); ``sampler="nuts"`` runs the No-U-Turn sampler on the analytic gradient
+    (:func:`~hphawkes_py.hawkes.nuts.mcmc_nuts`, with these same arguments), which targets the same
+    posterior and returns the same kind of result.
 
     Parameters
     ----------
@@ -531,10 +537,24 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
         gives them). The posterior's :func:`~hphawkes_py.hawkes.self_excitation` uses the same
         background; the forecasting and residual tools refuse such a posterior.
 
+    sampler : {"mh", "nuts"}
+        ``"mh"``: adaptive Metropolis-Hastings, ``n_iter`` sweeps. ``"nuts"``: the No-U-Turn sampler
+        (needs the optional package ``mici``), ``n_iter`` NUTS transitions of up to
+        ``2**max_tree_depth`` gradient evaluations each, so a few hundred to a few thousand suffice
+        where MH needs tens of thousands; ``burn_in`` (>= 1) then adapts the step size and metric.
+        NUTS runs its gradient on the CPU engine or, with ``backend="gpu"``/``"emulator"``, on the
+        CUDA engine.
+    target_accept : float, optional
+        ``sampler="nuts"`` only: target of the step-size adaptation, in (0, 1); default 0.8.
+    max_tree_depth : int, optional
+        ``sampler="nuts"`` only: largest trajectory doubling depth; default 10.
+
     Returns
     -------
     HawkesPosterior
         The draws, acceptance rates and settings; ``summary()`` tabulates the sampled parameters.
+        With ``sampler="nuts"`` see :func:`~hphawkes_py.hawkes.nuts.mcmc_nuts` for what
+        ``acceptance_rates`` and ``proposal_sd`` hold, and its ``nuts_stats``.
 
     Examples
     --------
@@ -547,7 +567,34 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
     (('h', 'omega', 'theta', 'mu0'), 2, 200)
     >>> list(post.summary().index)
     ['h', 'omega', 'theta', 'mu0']
+
+    The same posterior by NUTS (far fewer, more expensive iterations):
+
+    >>> post = hp.hawkes.mcmc(x, t, n_iter=150, burn_in=100, chains=2, fixed={"tau_x": 0.5, "tau_t": 5.0},
+    ...                       seed=1, progress=False, backend="cpu", sampler="nuts")
+    >>> post.sampled, post.chains, post.n_draws
+    (('h', 'omega', 'theta', 'mu0'), 2, 50)
     """
+    if not isinstance(sampler, str) or sampler not in ("mh", "nuts"):
+        raise ValueError(f"sampler must be 'mh' (adaptive Metropolis-Hastings) or 'nuts' (No-U-Turn), got {sampler!r}")
+    nuts_only = {"target_accept": target_accept, "max_tree_depth": max_tree_depth}
+    if sampler == "nuts":
+        if _DEBUG.get():
+            raise ValueError("sampler='nuts' has no per-move debug record (_mcmc_debug checks the MH sampler's "
+                             "incremental likelihood); use sampler='mh'")
+        from .nuts import mcmc_nuts  # imports this module: imported on use
+
+        extra = {k: v for k, v in nuts_only.items() if v is not None}
+        return mcmc_nuts(x, t, n_iter=n_iter, burn_in=burn_in, chains=chains, sample=sample, fixed=fixed,
+                         init=init, priors=priors, seed=seed, executor=executor, progress=progress,
+                         backend=backend, threads=threads, dtype=dtype, exact=exact, window=window,
+                         kernel=kernel, spatial_window=spatial_window, background=background,
+                         spatial_kernel=spatial_kernel, **extra)
+    given = [k for k, v in nuts_only.items() if v is not None]
+    if given:
+        raise ValueError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} only for sampler='nuts' "
+                         f"(the No-U-Turn sampler's settings), got {', '.join(f'{k}={nuts_only[k]!r}' for k in given)} "
+                         "with sampler='mh'")
     n_iter = check_int(n_iter, "n_iter", minimum=1)
     burn_in = check_int(burn_in, "burn_in", minimum=0)
     if burn_in >= n_iter:

@@ -16,6 +16,7 @@
 //   hawkes_pi         : pi_n = theta G_n / (mu0 S_n + theta G_n)
 //   hawkes_trigger_integral : one partial sum of 1 - exp(-omega (T1 - t_m)) per block (double)
 //   hawkes_query      : background and trigger sums at query points off the data (forecasts)
+//   hawkes_gradient_sums : the weighted pair sums of the log-likelihood gradient (see below)
 //
 // One block per event (grid-stride over events when N exceeds the grid), a block-strided loop
 // over the event's range with coalesced loads of consecutive m, and a shared-memory tree
@@ -180,4 +181,107 @@ extern "C" __global__ void hawkes_trigger_integral(const double* tw, int N, doub
   HP_GRID_STRIDE_LOOP(i, N) { acc += -expm1(-omega * (T1 - tw[i])); }
   const double s = hp_block_reduce_sum(acc, hk_sdd);
   if (threadIdx.x == 0) partial[blockIdx.x] = s;
+}
+
+// hawkes_gradient_sums: the weighted pair sums of the log-likelihood gradient, per event row, as
+// hphawkes_py/hawkes/cpu_gradient.py defines them (the CPU kernel's twin; gradient.py turns them into
+// the partial derivatives). Background row n, over m with |t_n - t_m| <= delta_s (every m when
+// delta_s < 0; m = n included, term 1), e = exp(-(ax r2 + at dt^2)):
+//   out_s[3n..3n+2] = (sum e, sum e r2, sum e dt^2)
+// Trigger row n, over m in [lo_n, ts_n) (t_n - t_m <= delta_g; ties excluded), u the pair term without
+// its constant factor; tkind 0 exponential, 1 power law (exponent p), 2 sum of two exponentials;
+// skind 0 Gaussian (spatial part bh r2, weight b = r2), 1 spatial power law (q log1p(bh r2),
+// b = z / (1 + z), z = bh r2):
+//   out_g[5n..5n+4] = (sum u, sum u a(dt), sum u2, sum u2 dt, sum u b)
+// with a(dt) = dt (exponential kernels) or dt / (1 + om dt) (power law); for tkind 2, u and u2 are
+// the two exponentials and the last sum weighs them by c1, c2. Pair terms in REAL (as the engines),
+// sums in double (as the CPU kernel); one block per row, block-strided m, tree reductions.
+extern "C" __global__ void hawkes_gradient_sums(const REAL* x0, const REAL* x1, const REAL* x2,
+                                                const REAL* th, const REAL* tl, const double* tw,
+                                                int N, int D, int with_background, REAL ax, REAL at,
+                                                double delta_s, int with_trigger, REAL bh, REAL om,
+                                                REAL om2, REAL c1, REAL c2, REAL p, REAL q, int tkind,
+                                                int skind, double delta_g, double* out_s, double* out_g) {
+  HP_DYNAMIC_SHARED(double, hk_sdd);
+  for (int n = blockIdx.x; n < N; n += gridDim.x) {
+    const REAL a0 = x0[n];
+    const REAL a1 = D > 1 ? x1[n] : (REAL)0;
+    const REAL a2 = D > 2 ? x2[n] : (REAL)0;
+    const REAL tn = th[n], tln = tl[n];
+    if (with_background) {
+      int lo = 0, hi = N;
+      if (delta_s >= 0.0) {
+        lo = hk_lower_bound(tw, tw[n] - delta_s, 0, n);
+        hi = hk_upper_bound(tw, tw[n] + delta_s, n + 1, N);
+      }
+      double s0 = 0.0, sr = 0.0, st = 0.0;
+      for (int m = lo + (int)threadIdx.x; m < hi; m += blockDim.x) {
+        const REAL r2 = hk_r2(x0, x1, x2, D, m, a0, a1, a2);
+        const REAL dt = (th[m] - tn) + (tl[m] - tln);
+        const REAL dt2 = dt * dt;
+        const REAL e = exp(-(ax * r2 + at * dt2));
+        s0 += (double)e;
+        sr += (double)(e * r2);
+        st += (double)(e * dt2);
+      }
+      s0 = hp_block_reduce_sum(s0, hk_sdd);
+      sr = hp_block_reduce_sum(sr, hk_sdd);
+      st = hp_block_reduce_sum(st, hk_sdd);
+      if (threadIdx.x == 0) {
+        out_s[3 * (long long)n] = s0;
+        out_s[3 * (long long)n + 1] = sr;
+        out_s[3 * (long long)n + 2] = st;
+      }
+    }
+    if (!with_trigger) continue;
+    const int hi = hk_lower_bound(tw, tw[n], 0, n);  // first event tied with n
+    const int lo = delta_g >= 0.0 ? hk_lower_bound(tw, tw[n] - delta_g, 0, hi) : 0;
+    double ga = 0.0, gat = 0.0, gb = 0.0, gbt = 0.0, gr = 0.0;
+    for (int m = lo + (int)threadIdx.x; m < hi; m += blockDim.x) {
+      const REAL r2 = hk_r2(x0, x1, x2, D, m, a0, a1, a2);
+      const REAL dt = (tn - th[m]) + (tln - tl[m]);
+      REAL sq, b;
+      if (skind == 0) {
+        sq = bh * r2;
+        b = r2;
+      } else {
+        const REAL z = bh * r2;
+        sq = q * log1p(z);
+        b = z / ((REAL)1 + z);
+      }
+      if (tkind == 0) {
+        const REAL u = exp(-(sq + om * dt));
+        ga += (double)u;
+        gat += (double)(u * dt);
+        gr += (double)(u * b);
+      } else if (tkind == 1) {
+        const REAL od = om * dt;
+        const REAL u = exp(-(sq + p * log1p(od)));
+        ga += (double)u;
+        gat += (double)(u * (dt / ((REAL)1 + od)));
+        gr += (double)(u * b);
+      } else {
+        const REAL u1 = exp(-(sq + om * dt));
+        const REAL u2 = exp(-(sq + om2 * dt));
+        ga += (double)u1;
+        gat += (double)(u1 * dt);
+        gb += (double)u2;
+        gbt += (double)(u2 * dt);
+        gr += (double)((c1 * u1 + c2 * u2) * b);
+      }
+    }
+    ga = hp_block_reduce_sum(ga, hk_sdd);
+    gat = hp_block_reduce_sum(gat, hk_sdd);
+    gb = hp_block_reduce_sum(gb, hk_sdd);
+    gbt = hp_block_reduce_sum(gbt, hk_sdd);
+    gr = hp_block_reduce_sum(gr, hk_sdd);
+    if (threadIdx.x == 0) {
+      double* o = out_g + 5 * (long long)n;
+      o[0] = ga;
+      o[1] = gat;
+      o[2] = gb;
+      o[3] = gbt;
+      o[4] = gr;
+    }
+  }
 }
