@@ -258,6 +258,12 @@ def _conditional_poisson(X, y, offset, stratum, n_strata, beta0, tol=1e-12, max_
         np.add.at(Xp, stratum, X * p[:, None])
         info = X.T @ (X * mu[:, None]) - Xp.T @ (Xp * n_s[:, None])
         step = np.linalg.solve(info, grad)
+        # the log-likelihood is concave: a full Newton step is taken unless it lowers it (far from
+        # the optimum), then halved until it does not
+        for _ in range(40):
+            if parts(beta + step)[2] >= ll - 1e-12 * abs(ll):
+                break
+            step = step / 2
         beta = beta + step
         if np.max(np.abs(step)) < tol:
             break
