@@ -79,7 +79,8 @@ def _check_value(name: str, value: Any) -> float:
     return v
 
 
-def _check_params(params: Any, spatial_kernel: str, name: str = "params", need_b: bool = True) -> dict:
+def _check_params(params: Any, spatial_kernel: str, name: str = "params", need_b: bool = True,
+                  partial: bool = False) -> dict:
     if not isinstance(params, Mapping):
         raise TypeError(f"{name} must be a dict of ETAS parameters {_names(spatial_kernel)}, got {describe(params)}")
     names = _names(spatial_kernel)
@@ -88,7 +89,7 @@ def _check_params(params: Any, spatial_kernel: str, name: str = "params", need_b
         raise ValueError(f"{name} has unknown parameter(s) {unknown}; ETAS parameters are {names}")
     if "q" in params and spatial_kernel != "power-law":
         raise ValueError(f"{name}['q'] is the power-law kernel's exponent; spatial_kernel is {spatial_kernel!r}")
-    missing = [n for n in names if n not in params and (need_b or n != "b")]
+    missing = [] if partial else [n for n in names if n not in params and (need_b or n != "b")]
     if missing:
         raise ValueError(f"{name} is missing {missing}")
     return {n: _check_value(n, v) for n, v in params.items()}
@@ -527,7 +528,7 @@ def adaptive_chain(log_post: Callable, z0: np.ndarray, n_iter: int, burn_in: int
             ok = math.log(rng.uniform()) < lp_new - lp
             if ok:
                 z, lp = new, lp_new
-            acc[i] += ok and keep
+            acc[i] += (ok and keep) / (2.0 if cheap[i] else 1.0)  # cheap coordinates move twice per sweep
             if not keep:
                 sd[i] *= math.exp(_ADAPT * ((1.0 if ok else 0.0) - 0.44) * 10.0 / math.sqrt(it + 10.0))
         if not keep and it >= burn_in // 2:
@@ -681,8 +682,7 @@ def mcmc(x: Any, t: Any, m: Any, *, n_iter: int = 2000, burn_in: int = 500, chai
     names = _names(spatial_kernel)
     n_iter, burn_in, chains = check_sampler_args(n_iter, burn_in, chains, executor)
     fixed = {} if fixed is None else fixed
-    fixed = _check_params(fixed, spatial_kernel, "fixed", need_b=False) if fixed else {}
-    fixed = {n: v for n, v in fixed.items()}
+    fixed = _check_params(fixed, spatial_kernel, "fixed", partial=True)
     if sample is None:
         sample = tuple(n for n in names if n not in fixed)
     if isinstance(sample, str):
@@ -704,7 +704,7 @@ def mcmc(x: Any, t: Any, m: Any, *, n_iter: int = 2000, burn_in: int = 500, chai
     start = dict(mu=d.N / (2.0 * (T1 - T0)), A=0.2, alpha=1.0, c=0.01, p=1.2, d=1e-3 * ext ** 2, gamma=0.5, q=2.0,
                  b=1.0)
     if init is not None:
-        init = _check_params(init, spatial_kernel, "init", need_b=False) if init else {}
+        init = _check_params(init, spatial_kernel, "init", partial=True)
         extra = sorted(set(init) - set(sample))
         if extra:
             raise ValueError(f"init gives value(s) for {extra}, which are not sampled")
