@@ -423,3 +423,16 @@ def test_errors_in_a_source_name_its_file_and_line(tmp_path):
     with pytest.raises(ValueError, match=r"c\.csv:3: field 2 \(#cases\).*'two'") as e:
         hp.scan.run_prm(tmp_path / "a.prm", progress=False, backend="cpu")
     assert "DataSource(" not in str(e.value)
+
+
+def test_native_files_group_quoted_fields_as_satscan(tmp_path):
+    """SaTScan reads its native files as a white-space source with the " grouper: a quoted id with a
+    blank is one field."""
+    from hphawkes_py.scan._satscan import _read_rows
+
+    (tmp_path / "a.cas").write_text('"New York" 3\nBoston 2\n"it ""x""" 1\n')
+    assert [f for _, f in _read_rows(tmp_path / "a.cas", "case", 2)[1]] == [["New York", "3"], ["Boston", "2"],
+                                                                           ['it "x"', "1"]]
+    (tmp_path / "b.cas").write_text('"New York 3\n')
+    with pytest.raises(ValueError, match=r"b\.cas:1: unterminated"):
+        _read_rows(tmp_path / "b.cas", "case", 2)

@@ -42,7 +42,9 @@ def _read_rows(path, what: str, min_cols: int) -> tuple[Path, list]:
     with open(p, encoding="utf-8-sig", errors="strict", newline=None) as fh:
         try:
             for lineno, line in enumerate(fh, 1):
-                parts = line.strip().split()
+                # SaTScan reads its native files as white-space separated values that double quotes
+                # may group ("New York" is one id); a doubled quote inside is a literal quote
+                parts = line.strip().split() if '"' not in line else _grouped_fields(line, p, lineno)
                 if not parts or parts[0].startswith(("#", "//")):
                     continue
                 if len(parts) < min_cols:
@@ -54,6 +56,16 @@ def _read_rows(path, what: str, min_cols: int) -> tuple[Path, list]:
     if not rows:
         raise ValueError(f"{what} file {p} holds no records")
     return p, rows
+
+
+def _grouped_fields(line: str, p: Path, lineno: int) -> list:
+    """The white-space separated, double-quote grouped fields of one line (SaTScan's default source)."""
+    from .data_sources import _split_grouped
+
+    try:
+        return [v.strip() for v in _split_grouped(line.strip(), " ", '"') if v.strip()]
+    except ValueError as exc:
+        raise ValueError(f"{p}:{lineno}: {exc}") from None
 
 
 def _number(s: str, p: Path, lineno: int, field: int, name: str, *, count: bool = False,
