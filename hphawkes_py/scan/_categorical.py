@@ -211,7 +211,8 @@ def _best_windows(offsets, neighbors, boundary, counts, tot, logs, ordinal, want
     for k in range(K):
         C += tot[k]
     for i in prange(m):
-        c = np.zeros((R, K), dtype=np.int64)
+        c = np.zeros((K, R), dtype=np.int64)  # replicates innermost, as the counts are laid out
+        w = np.empty(K, dtype=np.int64)
         cR = np.empty(K, dtype=np.int64)
         dR = np.empty(K, dtype=np.int64)
         mv = np.full(R, _NONE)
@@ -220,10 +221,12 @@ def _best_windows(offsets, neighbors, boundary, counts, tot, logs, ordinal, want
             loc = neighbors[e]
             for k in range(K):
                 for r in range(R):
-                    c[r, k] += counts[loc, k, r]
+                    c[k, r] += counts[loc, k, r]
             if boundary[e]:
                 for r in range(R):
-                    v = _window_value(c[r], tot, K, C, ordinal, want_high, want_low, logs, cR, dR)
+                    for k in range(K):
+                        w[k] = c[k, r]
+                    v = _window_value(w, tot, K, C, ordinal, want_high, want_low, logs, cR, dR)
                     if v > mv[r]:
                         mv[r] = v
                         at[r] = e
