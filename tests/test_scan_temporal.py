@@ -28,7 +28,11 @@ import pytest
 import hphawkes_py as hp
 from hphawkes_py.scan.cpu_temporal import temporal_windows_max
 from hphawkes_py.scan.engine import klogk_table
+from hphawkes_py.scan.null_draws import draw_multinomial_cases, draw_null_cases
 from hphawkes_py.scan.temporal import _day_of_year, seasonal, temporal
+
+sys.path.insert(0, str(Path(__file__).parent))
+from engines import CUDA_ENGINES  # noqa: E402
 
 SATSCAN = Path("/work/scratch/satscan/SaTScan")
 FIXTURE = Path(hp.__file__).parent / "data" / "scan" / "satscan_outputs" / "satscan10_temporal.json"
@@ -103,6 +107,44 @@ def test_thread_count_does_not_change_results():
     a = temporal(np.arange(200), c, n_replicates=60, seed=3, threads=1, backend="cpu", progress=False)
     b = temporal(np.arange(200), c, n_replicates=60, seed=3, threads=2, backend="cpu", progress=False)
     assert np.array_equal(a.null_llr, b.null_llr)
+    assert a.clusters.equals(b.clusters)
+
+
+# ---------------------------------------------------------------------------- the CUDA kernel
+@pytest.mark.parametrize("backend", CUDA_ENGINES)
+@pytest.mark.parametrize("bern", [False, True])
+def test_cuda_kernel_matches_cpu_bit_for_bit(backend, bern):
+    from hphawkes_py._backend import get_device
+    from hphawkes_py.scan.gpu_temporal import GpuTemporalEngine
+
+    rng = np.random.default_rng(31 + bern)
+    T, C, R = 60, 150, 70
+    w = rng.integers(5, 30, T) if bern else rng.uniform(0.5, 3.0, T)
+    seeds = np.random.SeedSequence(5).spawn(R)
+    if bern:
+        persons = w.astype(np.int64)
+        M, expected, N = draw_null_cases(persons, C, seeds), None, int(persons.sum())
+    else:
+        persons, expected, N = None, C * w / w.sum(), C
+        M = draw_multinomial_cases(expected, C, seeds)
+    k = klogk_table(N)
+    for closed, prospective in ((False, False), (False, True), (True, False)):
+        for direction in ("high", "low", "both"):
+            args = (expected, persons, k, C, 2, 20, prospective, closed, 2, direction)
+            b1, a1 = temporal_windows_max(M, *args)
+            eng = GpuTemporalEngine(T, *args[:2], k, C, *args[4:], device=get_device(backend), backend=backend)
+            b2, a2 = eng.max_llr(M)
+            assert np.array_equal(b1, b2) and np.array_equal(a1, a2)
+            assert (b1 > 0).any()
+
+
+@pytest.mark.parametrize("backend", CUDA_ENGINES)
+def test_temporal_on_cuda_engine_equals_cpu(backend):
+    rng = np.random.default_rng(32)
+    c = rng.poisson(2.0, 90)
+    a = temporal(np.arange(90), c, n_replicates=40, seed=3, backend="cpu", progress=False)
+    b = temporal(np.arange(90), c, n_replicates=40, seed=3, backend=backend, progress=False)
+    assert np.array_equal(a.null_llr, b.null_llr) and b.backend == backend
     assert a.clusters.equals(b.clusters)
 
 
@@ -214,7 +256,7 @@ def test_refusals():
     with pytest.raises(ValueError, match="at least 2 cases"):
         temporal(t, np.zeros(30, dtype=int), **ok)
     with pytest.raises(ValueError, match="backend"):
-        temporal(t, c, n_replicates=9, backend="gpu", progress=False)
+        temporal(t, c, n_replicates=9, backend="tpu", progress=False)
     with pytest.raises(TypeError, match="prospective"):
         temporal(t, c, prospective="yes", **ok)
     with pytest.raises(ValueError, match="outside the study period"):

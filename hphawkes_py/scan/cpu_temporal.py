@@ -336,3 +336,69 @@ def _svtt_scan(offsets, neighbors, boundary, cases, measure, beta_g, want_high, 
                     a = j
         best[r] = b
         arg[r] = a
+
+
+@njit(cache=True, error_model="numpy")
+def _window_constants(ecum, pcum, bern, klogk, C, N, l0, Text, n_start, min_len, max_len, t_end_min):
+    """The windows in the order of :func:`_temporal_max` and their constants for the CUDA kernel
+    (``scan_temporal.cu``), computed here so that both engines use the same logarithms:
+    Poisson ``(mu, log mu, log(C - mu))``, Bernoulli ``(C n, -(klogk[n] + klogk[N-n]) - l0)`` with
+    ``n``; ``e = 0`` marks a window with no LLR (mu outside (0, C); no persons or all of them)."""
+    K = 0
+    for t1 in range(n_start):
+        for ln in range(min_len, max_len + 1):
+            t2 = t1 + ln - 1
+            if t2 >= Text:
+                break
+            if t2 >= t_end_min:
+                K += 1
+    wt1 = np.empty(K, dtype=np.int64)
+    wt2 = np.empty(K, dtype=np.int64)
+    wn = np.zeros(K, dtype=np.int64)
+    we = np.zeros(K)
+    wa = np.zeros(K)
+    wb = np.zeros(K)
+    k = 0
+    for t1 in range(n_start):
+        for ln in range(min_len, max_len + 1):
+            t2 = t1 + ln - 1
+            if t2 >= Text:
+                break
+            if t2 < t_end_min:
+                continue
+            wt1[k] = t1
+            wt2[k] = t2
+            if bern:
+                n = pcum[t2 + 1] - pcum[t1]
+                wn[k] = n
+                if n != 0 and n != N:
+                    we[k] = np.float64(C) * np.float64(n)
+                    wa[k] = -(klogk[n] + klogk[N - n]) - l0
+            else:
+                mu = ecum[t2 + 1] - ecum[t1]
+                if mu > 0.0 and mu < np.float64(C):
+                    we[k] = mu
+                    wa[k] = np.log(mu)
+                    wb[k] = np.log(np.float64(C) - mu)
+            k += 1
+    return wt1, wt2, wn, we, wa, wb
+
+
+def window_constants(T, expected, persons, klogk, n_cases, min_len, max_len, prospective, closed_loop):
+    """``(wt1, wt2, wn, we, wa, wb)`` of every window on the extended series (see
+    :func:`_window_constants`), and ``Text``."""
+    extra = max_len - 1 if closed_loop else 0
+    Text = T + extra
+    bern = persons is not None
+    if bern:
+        pcum = _cum(_extend(np.asarray(persons, dtype=np.int64), extra), np.int64)
+        N = int(np.sum(persons))
+        ecum = np.zeros(1)
+        l0 = null_loglik(klogk, n_cases, N)
+    else:
+        ecum = _cum(_extend(np.asarray(expected, dtype=np.float64), extra), np.float64)
+        pcum = np.zeros(1, dtype=np.int64)
+        N, l0 = int(n_cases), 0.0
+    out = _window_constants(ecum, pcum, bern, klogk, np.int64(n_cases), np.int64(N), l0, np.int64(Text), np.int64(T),
+                            np.int64(min_len), np.int64(max_len), np.int64(T - 1 if prospective else 0))
+    return out, Text, N

@@ -12,6 +12,9 @@ The seasonal scan (:func:`seasonal`, SaTScan 10's "seasonal temporal") folds the
 years onto one year of 365 days (29 February counts as 28 February) and scans it as a closed loop:
 a window may start in December and end in January. Its maximum size is a fraction of the year.
 
+Engines: the Numba kernel (:mod:`.cpu_temporal`) or the CUDA kernel ``scan_temporal`` (``scan_temporal.cu``,
+:mod:`.gpu_temporal`) on a GPU or the emulator; both give the same maxima, bit for bit.
+
 Models: ``"poisson"`` (expected cases proportional to the population-time of a unit: each day's
 population, constant when none is given) with the C cases redistributed multinomially over the
 units in the Monte Carlo; ``"bernoulli"`` (cases and controls per unit) with the cases relabelled
@@ -32,11 +35,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._backend import threads_context
+from .._backend import get_device, is_gpu_backend, threads_context
 from .._parallel import run_replicates
 from .._validate import check_bool, check_int, describe
 from .cpu_temporal import temporal_window_table, temporal_windows_max
 from .engine import klogk_table
+from .gpu_temporal import GpuTemporalEngine
 from .locations import check_counts
 from .monte_carlo import BATCH_SIZE, batch_children, check_run, replicate_seed_batches
 from .null_draws import draw_multinomial_cases, draw_null_cases
@@ -251,8 +255,9 @@ def temporal(times, cases, *, population=None, controls=None, model="poisson", s
         Root of the per-replicate seeds (results independent of threads and batching).
     executor : Executor, optional
         Where the Monte Carlo batches run (None: here).
-    backend : {"auto", "cpu"}
-        The engine (the CPU engine; "auto" runs it too).
+    backend : {"auto", "cpu", "gpu", "emulator"}
+        The engine: Numba on the CPU, or the CUDA kernel (``scan_temporal.cu``) on a GPU or the
+        CPU emulator, with the same maxima bit for bit; "auto": the GPU when one is usable.
     threads : int, optional
         Numba threads (None: all).
     progress : bool
@@ -280,8 +285,7 @@ def temporal(times, cases, *, population=None, controls=None, model="poisson", s
     max_frac, max_days, min_days = _check_size(max_temporal_size, max_temporal_length, min_temporal_length)
     agg = check_int(time_aggregation, "time_aggregation", minimum=1)
     prospective = check_bool(prospective, "prospective")
-    _check_backend(backend)
-    run = check_run(min_cases, n_replicates, direction, "no-overlap", progress, threads, seed, "cpu", executor)
+    run = check_run(min_cases, n_replicates, direction, "no-overlap", progress, threads, seed, backend, executor)
     ca, co, n = _row_counts(times, cases, controls)
     day, origin, n_days = _days(times, n, study_period)
     if n_days < 2:
@@ -367,8 +371,7 @@ def seasonal(times, cases, *, population=None, controls=None, model="poisson", s
     if min_days > 90:
         raise ValueError(f"min_temporal_length must be at most 90 days for the seasonal scan (SaTScan's limit), got "
                          f"{min_days}")
-    _check_backend(backend)
-    run = check_run(min_cases, n_replicates, direction, "no-overlap", progress, threads, seed, "cpu", executor)
+    run = check_run(min_cases, n_replicates, direction, "no-overlap", progress, threads, seed, backend, executor)
     ca, co, n = _row_counts(times, cases, controls)
     _, dates = _abs_days(times, "times", n)
     if not dates:
@@ -403,12 +406,6 @@ def _day_of_year(dates) -> np.ndarray:
     return (start[month - 1] + dom - 1).astype(np.int64)
 
 
-def _check_backend(backend):
-    if backend not in ("auto", "cpu"):
-        raise ValueError(f"backend must be 'auto' or 'cpu' for the temporal scans (they run on the CPU engine), "
-                         f"got {backend!r}")
-
-
 def _scan(s: _Series, model: str, analysis: str, prospective: bool, run) -> TemporalResult:
     """The observed windows, the Monte Carlo and the cluster table."""
     T = len(s.cases)
@@ -418,12 +415,16 @@ def _scan(s: _Series, model: str, analysis: str, prospective: bool, run) -> Temp
     klogk = klogk_table(N)
     args = (s.expected, s.persons, klogk, C, s.min_len, s.max_len, prospective, s.closed_loop, run.min_cases,
             run.direction)
+    engine = None
+    if is_gpu_backend(run.backend):
+        engine = GpuTemporalEngine(T, *args[:2], klogk, C, *args[4:], device=get_device(run.backend),
+                                   backend=run.backend)
     with threads_context(run.threads):
-        best, arg = temporal_windows_max(s.cases[:, None], *args)
+        best, arg = engine.max_llr(s.cases[:, None]) if engine else temporal_windows_max(s.cases[:, None], *args)
         sizes = [min(BATCH_SIZE, run.n_replicates - k) for k in range(0, run.n_replicates, BATCH_SIZE)]
         parts = run_replicates(_null_batch, sizes, seeds=replicate_seed_batches(run.seed, run.n_replicates),
                                executor=run.executor, progress=run.progress, desc="temporal Monte Carlo",
-                               args=(args,))
+                               args=(args, engine))
     null_llr = np.concatenate(parts).astype(np.float64)
     unit_expected = s.persons * (C / N) if bern else np.asarray(s.expected, dtype=float)
     rows = []
@@ -463,7 +464,7 @@ def _scan(s: _Series, model: str, analysis: str, prospective: bool, run) -> Temp
     clusters = pd.DataFrame(rows, columns=cols)
     return TemporalResult(clusters=clusters, null_llr=null_llr, model=model, analysis=analysis, n_cases=C, n_units=T,
                           min_len=s.min_len, max_len=s.max_len, unit_cases=s.cases, unit_expected=unit_expected,
-                          backend="cpu")
+                          backend=run.backend)
 
 
 #: SaTScan keeps further windows only above this LLR (MIN_CLUSTER_LLR_RETAINED)
@@ -494,7 +495,7 @@ def _apart(val, a, b, out):
     _apart(val, t2 + 2, b, out)
 
 
-def _null_batch(size, batch_seed, args):
+def _null_batch(size, batch_seed, args, engine=None):
     """One Monte Carlo batch: the C cases redistributed over the units (Poisson: multinomially in
     proportion to the expectations; Bernoulli: relabelled among the persons), each replicate's
     largest window LLR."""
@@ -504,4 +505,4 @@ def _null_batch(size, batch_seed, args):
         M = draw_multinomial_cases(expected, C, seeds)
     else:
         M = draw_null_cases(persons, C, seeds)
-    return temporal_windows_max(M, *args)[0]
+    return engine.max_llr(M)[0] if engine is not None else temporal_windows_max(M, *args)[0]
