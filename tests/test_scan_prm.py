@@ -47,7 +47,7 @@ def _edit(tmp_path, **changes):
 @pytest.mark.parametrize(
     "changes, match",
     [
-        (dict(ModelType="5"), r"ModelType='5' \(\[Analysis\]\) \(Normal\) is not supported"),
+        (dict(ModelType="6"), r"ModelType='6' \(\[Analysis\]\) \(Continuous Poisson\) is not supported"),
         (dict(ModelType="2"), r"AnalysisType='1' .* must be 3 \(retrospective\) or 4"),
         (dict(AnalysisType="2"), r"AnalysisType='2' .* is not supported .* 1 \(purely spatial\), 3 .* or 4"),
         (dict(AnalysisType="3"), r"PrecisionCaseTimes='1' .* the discrete Poisson space-time scan works in days"),
@@ -335,8 +335,8 @@ def test_run_prm_bernoulli_space_time_options(tmp_path):
     "changes, key",
     [
         (dict(AnalysisType="2"), "AnalysisType"),
-        (dict(TimeAggregationLength="7"), "TimeAggregationLength"),
-        (dict(TimeAggregationUnits="2"), "TimeAggregationUnits"),
+        (dict(TimeAggregationLength="0"), "TimeAggregationLength"),
+        (dict(TimeAggregationUnits="4"), "TimeAggregationUnits"),
         (dict(PrecisionCaseTimes="1"), "PrecisionCaseTimes"),
         (dict(MinimumTemporalClusterSize="2"), "MinimumTemporalClusterSize"),
         (dict(IncludePurelySpatial="y"), "IncludePurelySpatial"),
