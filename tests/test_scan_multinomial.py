@@ -146,3 +146,13 @@ def test_multinomial_matches_satscan(name, satscan_output):
                       max_population=int(size) / 100, n_replicates=999, seed=1, progress=False, backend="cpu")
     check_against_satscan(res, satscan_output[name])
 
+
+
+def test_run_categorical_reads_satscan_files_as_satscan_does(tmp_path, satscan_output):
+    from hphawkes_py.scan._categorical import run_categorical
+    from test_scan_ordinal import run_spec, write_satscan_files
+
+    write_satscan_files(tmp_path)
+    res = run_categorical(run_spec(tmp_path, "multinomial 20"), dict(seed=1, backend="cpu", progress=False))
+    assert res.model == "multinomial"
+    check_against_satscan(res, satscan_output["multinomial 20"])

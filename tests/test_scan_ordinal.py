@@ -335,11 +335,8 @@ def read_report(report: str) -> list:
 
 def run_satscan(binary, names=None) -> dict:
     """SaTScan's cluster reports for the analyses ``names`` of ANALYSES (default all)."""
-    xy, loc, cat = satscan_data()
     folder = Path(tempfile.mkdtemp(prefix="hphawkes-categorical-"))
-    (folder / "categorical.geo").write_text("".join(f"L{i} {a} {b}\n" for i, (a, b) in enumerate(xy)))
-    (folder / "ordinal.cas").write_text("".join(f"L{g} 1 {c}\n" for g, c in zip(loc, cat)))
-    (folder / "multinomial.cas").write_text("".join(f"L{g} 1 grade{c}\n" for g, c in zip(loc, cat)))
+    write_satscan_files(folder)
     out = {}
     for name in ANALYSES if names is None else names:
         prm = _prm(name, folder)
@@ -408,3 +405,39 @@ if __name__ == "__main__":  # write the stored SaTScan output (see the module no
     FIXTURE.write_text(json.dumps({"made_by": "python tests/test_scan_ordinal.py --satscan " + args.satscan,
                                    "satscan": version, "analyses": run_satscan(args.satscan)}, indent=1) + "\n")
     print("wrote", FIXTURE, file=sys.stderr)
+
+
+def write_satscan_files(folder: Path):
+    """The SaTScan input files of satscan_data in ``folder``: coordinates, ordinal and multinomial cases."""
+    xy, loc, cat = satscan_data()
+    (folder / "categorical.geo").write_text("".join(f"L{i} {a} {b}\n" for i, (a, b) in enumerate(xy)))
+    (folder / "ordinal.cas").write_text("".join(f"L{g} 1 {c}\n" for g, c in zip(loc, cat)))
+    (folder / "multinomial.cas").write_text("".join(f"L{g} 1 grade{c}\n" for g, c in zip(loc, cat)))
+
+
+def run_spec(folder, name):
+    """run_prm's description of the analysis ``name`` of ANALYSES on the files in ``folder``."""
+    model, areas, size = ANALYSES[name]
+    ordinal_ = model == "3"
+    return {"model": "ordinal" if ordinal_ else "multinomial",
+            "files": {"case_file": folder / ("ordinal.cas" if ordinal_ else "multinomial.cas"),
+                      "geo_file": folder / "categorical.geo"},
+            "dates": {"dated": False},
+            "kwargs": {"direction": DIRECTIONS[areas], "max_population": int(size) / 100, "distance": "euclidean",
+                       "n_replicates": 999, "min_cases": 0}}
+
+
+def test_run_categorical_reads_satscan_files_as_satscan_does(tmp_path, satscan_output):
+    from hphawkes_py.scan._categorical import run_categorical
+
+    write_satscan_files(tmp_path)
+    res = run_categorical(run_spec(tmp_path, "ordinal high"), dict(seed=1, backend="cpu", progress=False))
+    check_against_satscan(res, satscan_output["ordinal high"])
+    (tmp_path / "bad.cas").write_text("L0 1 1\nL1 1 high\n")
+    spec = run_spec(tmp_path, "ordinal high")
+    spec["files"]["case_file"] = tmp_path / "bad.cas"
+    with pytest.raises(ValueError, match="'high' is not a number"):
+        run_categorical(spec, dict(seed=1, backend="cpu", progress=False))
+    (tmp_path / "bad.cas").write_text("L0 1 1\nL99 1 2\n")
+    with pytest.raises(ValueError, match="'L99' is not in the coordinates file"):
+        run_categorical(spec, dict(seed=1, backend="cpu", progress=False))
