@@ -157,6 +157,23 @@ def test_sampler_keeps_locations_in_their_cells_and_pi_in_range(data):
     np.testing.assert_array_equal(again.draws["h"], post.draws["h"])
 
 
+@pytest.mark.parametrize("kwargs", [dict(random_rates="background"),
+                                    dict(random_rates="trigger", location_region=("circle", 0.05))])
+def test_sampler_runs_every_combination(data, kwargs):
+    x, t, _, _ = data
+    post = mcmc_latent(x[:150], t[:150], n_iter=8, burn_in=3, leapfrog_steps=3, fixed={"tau_x": 0.5, "tau_t": 5.0},
+                       init=dict(mu0=0.5, theta=0.5, omega=2.0, h=0.1), seed=4, progress=False, **kwargs)
+    assert post.log_rates_mean.shape == (150,) and np.all(np.isfinite(post.log_rates_mean))
+    assert np.all(post.log_rates_sd >= 0) and np.any(post.log_rates_sd > 0)
+    assert post.draws["sigma"].shape == (1, 5) and np.all(post.draws["sigma"] > 0)
+    if "location_region" in kwargs:
+        assert np.all(np.linalg.norm(post.locations_mean - x[:150], axis=1) <= 0.05 + 1e-12)
+    else:
+        assert post.locations_mean is None
+    idata = post.to_arviz()
+    np.testing.assert_array_equal(idata.posterior["theta"].values, post.draws["theta"])
+
+
 @pytest.mark.slow
 def test_recovers_truth_from_coarsened_locations():
     x, t = hp.hawkes.simulate(mu=1.0, theta=0.6, omega=2.0, h=0.05, region=2.0, duration=60.0, seed=3)
