@@ -369,7 +369,8 @@ def check_against_satscan(res, sat):
         groups = [g.strip(" []").replace(" ", "").split(",") for g in theirs["Category"].split("],")]
         assert [[str(v) for v in g] for g in ours.categories] == groups
         assert ours.observed_by_category == [int(v) for v in theirs["Number of cases"].split(",")]
-        for col, key, digits in (("expected_by_category", "Expected cases", 2), ("ode_by_category", "Observed / expected", 2),
+        for col, key, digits in (("expected_by_category", "Expected cases", 2),
+                                 ("ode_by_category", "Observed / expected", 2),
                                  ("relative_risk_by_category", "Relative risk", 2),
                                  ("percent_by_category", "Percent cases in area", 1)):
             for a, b in zip(getattr(ours, col), _numbers(theirs[key])):

@@ -24,7 +24,8 @@ inside or outside is never a cluster. The engines compute it from whole numbers:
 compares ``p_k / q_k = (c_k / W) / (d_k / U)`` as the products ``c_k d_i`` and ``c_i d_k`` (exact),
 and every logarithm in the likelihood is that of a whole number (a count, a pooled count, W, U or a
 category total), read from one table; the cluster report redoes SaTScan's own arithmetic
-(:func:`combined_categories`) to group the categories as SaTScan prints them. :class:`CategoricalEngine` is the CPU engine and
+(:func:`combined_categories`) to group the categories as SaTScan prints them.
+:class:`CategoricalEngine` is the CPU engine and
 :class:`GpuCategoricalEngine` its CUDA kernel ``scan_categorical`` (``gpu/kernels/scan_categorical.cu``).
 """
 from __future__ import annotations
@@ -61,7 +62,8 @@ def _breaks_order(restrict, pk, qk, pi, qi):
     """Whether category k's ratio p/q fails to exceed (high; low: fall below) that of an earlier
     category i, ratios with q = 0 being infinite (``CompareRatioForHigh/LowScanningArea``)."""
     if restrict == HIGH:
-        return (qk == 0.0 and qi == 0.0) or (qk != 0.0 and qi == 0.0) or (qk != 0.0 and qi != 0.0 and pk / qk <= pi / qi)
+        return (qk == 0.0 and qi == 0.0) or (qk != 0.0 and qi == 0.0) or (
+            qk != 0.0 and qi != 0.0 and pk / qk <= pi / qi)
     return (qk == 0.0 and qi == 0.0) or (qk == 0.0 and qi != 0.0) or (qk != 0.0 and qi != 0.0 and pk / qk >= pi / qi)
 
 
@@ -473,8 +475,8 @@ def combined_categories(o, tot, ordinal, want_high, want_low):
                 while k < K:
                     g = [k]
                     i = k
-                    while i + 1 < K and ((Q[k] == 0 and Q[i + 1] == 0) or
-                                         (Q[k] != 0 and Q[i + 1] != 0 and abs(P[k] / Q[k] - P[i + 1] / Q[i + 1]) < 1e-7)):
+                    while i + 1 < K and ((Q[k] == 0 and Q[i + 1] == 0) or (
+                            Q[k] != 0 and Q[i + 1] != 0 and abs(P[k] / Q[k] - P[i + 1] / Q[i + 1]) < 1e-7)):
                         i += 1
                         g.append(i)
                         k = i
@@ -554,8 +556,9 @@ def category_table(result) -> pd.DataFrame:
     ['cluster', 'categories', 'observed']
     """
     if not hasattr(result, "clusters") or "observed_by_category" not in getattr(result.clusters, "columns", ()):
+        model = "" if not hasattr(result, "model") else f" (model={result.model!r})"
         raise TypeError(f"result must be the ScanResult of hp.scan.ordinal or hp.scan.multinomial, got "
-                        f"{type(result).__name__}" + ("" if not hasattr(result, "model") else f" (model={result.model!r})"))
+                        f"{type(result).__name__}{model}")
     rows = []
     for i, row in enumerate(result.clusters.itertuples(index=False), start=1):
         for j, lab in enumerate(row.categories):
