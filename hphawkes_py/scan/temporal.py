@@ -22,9 +22,10 @@ among the persons. The space-time permutation model is not defined without space
 is the time margin itself) and is refused, as SaTScan refuses it.
 
 Clusters as SaTScan 10 lists them: the most likely window and, in retrospective purely temporal
-analyses, the best windows wholly before and after it (at least one unit apart, LLR > 1),
-recursively, in decreasing LLR (a secondary one whose Monte Carlo p-value is 1 is not listed);
-prospective and seasonal analyses list the most likely window only.
+analyses, windows wholly before and after it (at least one unit apart, LLR > 1; in each range the
+first such window in SaTScan's order, see :func:`_apart`), recursively, in decreasing LLR (a
+secondary one whose Monte Carlo p-value is 1 is not listed, so on fine time units there are
+seldom any); prospective and seasonal analyses list the most likely window only.
 """
 from __future__ import annotations
 
@@ -472,27 +473,21 @@ _MIN_LLR_RETAINED = 1.0
 
 
 def _apart(val, a, b, out):
-    """SaTScan 10's secondary purely temporal clusters (``CClusterSetTemporalOverlap``, as in the
-    retrospective space-time scan): the best window with ``t1 >= a`` and ``t2 <= b - 1`` and LLR > 1
-    (of equal LLRs the one ending last, then starting last), then recursively the best wholly before
-    it (ending at least two units before its start) and wholly after it (starting at least two units
-    after its end). ``val[t2, t2 - t1]``: the LLR of every window. Appends (LLR, t1, t2) to ``out``."""
-    if b - 1 < a:
-        return
-    sub = val[a:b]
-    lag = np.arange(val.shape[1])
-    ok = (lag[None, :] <= np.arange(b - a)[:, None]) & (sub > _MIN_LLR_RETAINED)
-    if not ok.any():
-        return
-    v = np.where(ok, sub, -np.inf)
-    top = v.max()
-    rows, cols = np.nonzero(v == top)
-    r = rows.max()
-    t2 = a + int(r)
-    t1 = t2 - int(cols[rows == r].min())
-    out.append((float(top), t1, t2))
-    _apart(val, a, t1 - 1, out)
-    _apart(val, t2 + 2, b, out)
+    """SaTScan 10's secondary purely temporal clusters (``CClusterSetTemporalOverlap::findBestInRange``,
+    as in the retrospective space-time scan): in the range of windows with ``t1 >= a`` and
+    ``t2 <= b - 1``, the first window with LLR > 1 in SaTScan's order (the end from the last down,
+    then the start from the end down: the shortest first; SaTScan keeps that first one, a later
+    window of larger LLR does not replace it in the temporal analyses), then recursively the same
+    wholly before it (ending at least two units before its start) and wholly after it (starting at
+    least two units after its end). ``val[t2, t2 - t1]``: the LLR of every window. Appends
+    (LLR, t1, t2) to ``out``."""
+    for t2 in range(b - 1, a - 1, -1):
+        for t1 in range(t2, max(a, t2 - val.shape[1] + 1) - 1, -1):
+            if val[t2, t2 - t1] > _MIN_LLR_RETAINED:
+                out.append((float(val[t2, t2 - t1]), t1, t2))
+                _apart(val, a, t1 - 1, out)
+                _apart(val, t2 + 2, b, out)
+                return
 
 
 def _null_batch(size, batch_seed, args, engine=None):
