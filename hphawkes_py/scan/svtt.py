@@ -254,7 +254,8 @@ def svtt(coords, times, cases, population, *, time_aggregation=1, study_period=N
             "inside_trend": _percent(int(out[1]), out[2], per), "outside_trend": _percent(int(out[3]), out[4], per),
             "log_likelihood_ratio": float(best_c[i]), "p_value": (1 + exceed) / (1 + R)})
     cols = ["cluster", "center", "radius", "location_ids", "n_locations", "population", "cases", "expected",
-            "observed_over_expected", "relative_risk", "inside_trend", "outside_trend", "log_likelihood_ratio", "p_value"]
+            "observed_over_expected", "relative_risk", "inside_trend", "outside_trend", "log_likelihood_ratio",
+            "p_value"]
     return SVTTResult(clusters=pd.DataFrame(rows, columns=cols), global_trend=_percent(TREND_CONVERGED, beta_g, per),
                       null_llr=null_llr, n_cases=C, n_units=T)
 

@@ -63,8 +63,9 @@ class TemporalResult:
     ----------
     clusters : pandas.DataFrame
         The clusters in decreasing LLR (see the module notes; none when no window has more
-        (fewer) cases than expected): ``cluster`` (1, 2, ...), ``start`` and ``end`` (the first day of its first unit and the last day of its
-        last unit: dates when ``times`` were dates, else day numbers; seasonal: ``"MM/DD"``),
+        (fewer) cases than expected): ``cluster`` (1, 2, ...), ``start`` and ``end`` (the first day
+        of its first unit and the last day of its last unit: dates when ``times`` were dates, else
+        day numbers; seasonal: ``"MM/DD"``),
         ``n_units`` (time units), ``cases``, ``expected``, ``observed_over_expected``,
         ``relative_risk`` (inside over outside rate), ``log_likelihood_ratio``, ``p_value``
         (Monte Carlo) and, Bernoulli, ``population`` (cases + controls in the window).
