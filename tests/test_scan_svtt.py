@@ -117,6 +117,23 @@ def test_planted_trend_recovered_and_threads():
     assert flat.most_likely is None or flat.most_likely.p_value > 0.05
 
 
+def test_dates_give_percent_per_year():
+    # 12 locations, 70 days in weekly units (counted back from the last day), dates
+    rng = np.random.default_rng(8)
+    L, D = 12, 70
+    xy = rng.uniform(0, 5, (L, 2))
+    day = np.arange(D)
+    counts = rng.poisson(3.0 * 1.01 ** day[None, :], (L, D))
+    dates = np.datetime64("2021-03-01") + day
+    res = svtt(np.repeat(xy, D, axis=0), np.tile(dates, L), counts.ravel(), np.full(L * D, 500), time_aggregation=7,
+               n_replicates=19, seed=1, backend="cpu", progress=False)
+    weekly = counts.sum(axis=0).reshape(10, 7).sum(axis=1).astype(float)
+    st, _, beta = fit_trend(weekly, np.full(10, weekly.sum() / 10))
+    assert res.n_units == 10 and st == TREND_CONVERGED
+    assert res.global_trend == pytest.approx(100 * (math.exp(beta * 365.25 / 7) - 1), rel=1e-12)
+    assert 1000 < res.global_trend < 20000  # 1 % a day is 3,680 % a year
+
+
 def test_refusals():
     xy, cases = _data()
     L, T = cases.shape
