@@ -1,5 +1,6 @@
-"""CUDA engine of the purely temporal and seasonal scans (``scan_temporal`` in ``scan_temporal.cu``),
-on a real device or the CPU emulator: the same maxima as :func:`~.cpu_temporal.temporal_windows_max`.
+"""CUDA engines of the purely temporal and seasonal scans (``scan_temporal`` in ``scan_temporal.cu``)
+and of the SVTT scan's Monte Carlo (``scan_svtt``), on a real device or the CPU emulator: the
+maxima of :func:`~.cpu_temporal.temporal_windows_max` and :func:`~.cpu_temporal._svtt_scan`.
 
 The windows and their constants (:func:`~.cpu_temporal.window_constants`, the CPU engine's own
 arithmetic) and the ``k log k`` table go to the device once; per batch the replicates' cumulative
@@ -12,7 +13,7 @@ import numpy as np
 from ..gpu.device import KERNELS_DIR
 from .cpu_temporal import _extend, window_constants
 
-__all__ = ["GpuTemporalEngine"]
+__all__ = ["GpuTemporalEngine", "GpuSVTTEngine"]
 
 #: threads per block (one replicate each)
 BLOCK = 128
@@ -63,3 +64,46 @@ class GpuTemporalEngine:
         best, w = dev.to_host(d_best), dev.to_host(d_arg)
         code = np.where(w >= 0, self.wt1[np.maximum(w, 0)] * self.Text + self.wt2[np.maximum(w, 0)], -1)
         return best, code
+
+
+class GpuSVTTEngine:
+    """The SVTT windows on a device (``scan_svtt`` in ``scan_temporal.cu``): :meth:`max_llr` gives the
+    largest window LLR of each replicate, as :func:`~.cpu_temporal._svtt_scan` does."""
+
+    def __init__(self, windows, measure, beta_g, direction, *, device, backend="gpu"):
+        offsets, neighbors, boundary = windows
+        self.backend = backend
+        self.dev = dev = device
+        pad = (lambda a, dt: dev.to_device(np.ascontiguousarray(a if len(a) else np.zeros(1), dtype=dt)))
+        self.m = len(offsets) - 1
+        self.d_offsets = pad(offsets, np.int64)
+        self.d_neighbors = pad(neighbors, np.int32)
+        self.d_boundary = pad(boundary, np.uint8)
+        self.measure = np.ascontiguousarray(measure, dtype=np.float64)
+        self.d_measure = dev.to_device(self.measure)
+        self.d_mall = dev.to_device(np.ascontiguousarray(self.measure.sum(axis=0)))
+        self.beta_g = float(beta_g)
+        self.want = (np.int32(direction in ("high", "both")), np.int32(direction in ("low", "both")))
+        self._fn = dev.module(KERNELS_DIR / "scan_temporal.cu", defines={"REAL": "double"}).function("scan_svtt")
+        self._block = dev.block_size(self._fn, BLOCK)
+
+    def __getstate__(self):
+        raise TypeError("the GPU SVTT engine holds device buffers and cannot be pickled: use executor=None or a "
+                        "thread pool with backend='gpu'/'emulator'")
+
+    def max_llr(self, cases):
+        """(R,) largest window LLR of each replicate of ``cases`` (L, T, R)."""
+        dev = self.dev
+        cases = np.ascontiguousarray(cases, dtype=np.int32)
+        L, T, R = cases.shape
+        if self.m == 0:
+            return np.zeros(R)
+        call = np.ascontiguousarray(cases.sum(axis=0), dtype=np.float64)  # (T, R)
+        d_best = dev.empty((self.m, R), np.float64)
+        d_scratch = dev.empty((self.m * R * 4 * T,), np.float64)
+        block = min(self._block, 32 * ((R + 31) // 32))
+        dev.launch(self._fn, (self.m, (R + block - 1) // block), (block, 1, 1), [
+            self.d_offsets, self.d_neighbors, self.d_boundary, dev.to_device(cases), self.d_measure,
+            dev.to_device(call), self.d_mall, np.int32(L), np.int32(T), np.float64(self.beta_g), *self.want,
+            np.int32(R), d_scratch, d_best])
+        return dev.to_host(d_best).max(axis=0)

@@ -12,6 +12,7 @@ whose trend inside is steeper than the global one, ``"low"`` flatter, ``"both"``
 
 Monte Carlo: the cases of each time unit are redistributed over the locations in proportion to
 their population (time-stratified randomisation), which keeps the global trend of every replicate.
+The Monte Carlo runs on the Numba kernel or the CUDA kernel ``scan_svtt`` (``scan_temporal.cu``).
 Trends are reported as SaTScan does: ``100 (exp(beta x 365.25 / days per unit) - 1)`` percent per
 year for dates, ``100 (exp(beta / units) - 1)`` per time unit for whole-number times.
 """
@@ -24,11 +25,12 @@ import numpy as np
 import pandas as pd
 from numba import njit, prange
 
-from .._backend import threads_context
+from .._backend import get_device, is_gpu_backend, threads_context
 from .._parallel import run_replicates
 from .._validate import as_float_array, check_int
 from ._rng import replicate_seed_words
 from .cpu_temporal import TREND_CONVERGED, TREND_NEG_INF, TREND_POS_INF, _svtt_scan, fit_trend, svtt_llr
+from .gpu_temporal import GpuSVTTEngine
 from .locations import (_check_geometry, _check_max_population, _check_xy, _radius, check_counts, check_location_ids,
                         merge_rows)
 from .monte_carlo import BATCH_SIZE, batch_children, check_run, replicate_seed_batches
@@ -59,6 +61,8 @@ class SVTTResult:
         Cases C.
     n_units : int
         Time units.
+    backend : str
+        The engine of the Monte Carlo.
     """
 
     clusters: pd.DataFrame
@@ -66,6 +70,7 @@ class SVTTResult:
     null_llr: np.ndarray
     n_cases: int
     n_units: int
+    backend: str = "cpu"
 
     @property
     def most_likely(self):
@@ -124,8 +129,10 @@ def svtt(coords, times, cases, population, *, time_aggregation=1, study_period=N
         Ids reported for the rows (rows of one location share one).
     n_replicates, seed, executor, threads, progress
         As in :func:`~hphawkes_py.scan.temporal`.
-    backend : {"auto", "cpu"}
-        The engine (CPU).
+    backend : {"auto", "cpu", "gpu", "emulator"}
+        The Monte Carlo's engine: Numba, or the CUDA kernel ``scan_svtt`` (``scan_temporal.cu``) on a
+        GPU or the CPU emulator (the emulator gives the CPU engine's maxima bit for bit; a GPU's
+        exp and log may differ in the last bits); "auto": the GPU when one is usable.
 
     Returns
     -------
@@ -149,9 +156,6 @@ def svtt(coords, times, cases, population, *, time_aggregation=1, study_period=N
     """
     if direction not in ("high", "low", "both"):
         raise ValueError(f"direction must be 'high', 'low' or 'both', got {direction!r}")
-    if backend not in ("auto", "cpu"):
-        raise ValueError(f"backend must be 'auto' or 'cpu' for the SVTT scan (it runs on the CPU engine), got "
-                         f"{backend!r}")
     xy = _check_xy(coords)
     n = xy.shape[0]
     ca = check_counts(cases, "cases")
@@ -165,7 +169,7 @@ def svtt(coords, times, cases, population, *, time_aggregation=1, study_period=N
         raise ValueError(f"population must be non-negative; population[{i}] = {po[i]!r}")
     agg = check_int(time_aggregation, "time_aggregation", minimum=1)
     max_population = _check_max_population(max_population)
-    run = check_run(0, n_replicates, direction, "no-overlap", progress, threads, seed, "cpu", executor)
+    run = check_run(0, n_replicates, direction, "no-overlap", progress, threads, seed, backend, executor)
     ids = check_location_ids(location_ids, n, repeats=True)
     geo = _check_geometry(distance, xy, None)
     day, origin, n_days = _days(times, n, study_period)
@@ -215,11 +219,15 @@ def svtt(coords, times, cases, population, *, time_aggregation=1, study_period=N
                        np.array([beta_g]), want_high, want_low, b, a)
             best_c[i] = b[0]
             entry_c[i] = offsets[i] + a[0] if a[0] >= 0 else -1
+        engine = None
+        if is_gpu_backend(run.backend):
+            engine = GpuSVTTEngine((offsets, neighbors, boundary), measure, beta_g, direction,
+                                   device=get_device(run.backend), backend=run.backend)
         sizes = [min(BATCH_SIZE, run.n_replicates - k) for k in range(0, run.n_replicates, BATCH_SIZE)]
         parts = run_replicates(_null_batch, sizes, seeds=replicate_seed_batches(run.seed, run.n_replicates),
                                executor=run.executor, progress=run.progress, desc="SVTT Monte Carlo",
                                args=(c_lt.sum(axis=0), P, (offsets, neighbors, boundary), measure, beta_g, want_high,
-                                     want_low))
+                                     want_low, engine))
     null_llr = np.concatenate(parts).astype(np.float64)
     radius_of = _radius(geo, points, points)
     ids_list = list(ids)
@@ -257,7 +265,7 @@ def svtt(coords, times, cases, population, *, time_aggregation=1, study_period=N
             "observed_over_expected", "relative_risk", "inside_trend", "outside_trend", "log_likelihood_ratio",
             "p_value"]
     return SVTTResult(clusters=pd.DataFrame(rows, columns=cols), global_trend=_percent(TREND_CONVERGED, beta_g, per),
-                      null_llr=null_llr, n_cases=C, n_units=T)
+                      null_llr=null_llr, n_cases=C, n_units=T, backend=run.backend)
 
 
 @njit(cache=True, parallel=True)
@@ -275,12 +283,14 @@ def _stratified(c_t, cum_p, seeds, out):
                 out[min(loc, L - 1), t, r] += 1
 
 
-def _null_batch(size, batch_seed, c_t, P, windows, measure, beta_g, want_high, want_low):
+def _null_batch(size, batch_seed, c_t, P, windows, measure, beta_g, want_high, want_low, engine=None):
     """One Monte Carlo batch: time-stratified null data, each replicate's largest window LLR."""
     seeds = replicate_seed_words(batch_children(batch_seed, size))
     L, T = measure.shape
     M = np.zeros((L, T, size), dtype=np.int32)
     _stratified(np.asarray(c_t, dtype=np.int64), np.cumsum(P), seeds, M)
+    if engine is not None:
+        return engine.max_llr(M)
     offsets, neighbors, boundary = windows
     best = np.empty(size)
     arg = np.empty(size, dtype=np.int64)
