@@ -17,10 +17,11 @@ from .._parallel import run_replicates, spawn_seeds
 from .._validate import (as_float_array, check_bool, check_in, check_int, check_positive, check_probability,
                          check_random_state, check_seed, describe)
 from . import prediction
+from ._checks import check_init, check_prior_scale, check_priors
 from ._data import centre_scale, column_names, real_data
 from ._math import Priors
-from .draws import relabel_draws
-from .model import TDPGaussianMixture, _physical_memory
+from .draws import label_invariant_diagnostics, relabel_draws
+from .model import _physical_memory
 from .prediction import PredictionMixture
 
 __all__ = ["HDPGaussianMixture"]
@@ -349,10 +350,10 @@ class HDPGaussianMixture:
         k = self.n_components
         center, scale = centre_scale(X, self.feature_names_, "the samples (pooled)")
         # the atoms' prior is checked exactly as the DP mixture checks it (same attributes)
-        m0, Phi0 = TDPGaussianMixture._check_priors(self, p, k)
+        m0, Phi0 = check_priors(self.m0, self.Phi0, self.nu0, p, k)
         Xs = (X - center) / scale
-        TDPGaussianMixture._check_prior_scale(self, Phi0, Xs, m0)
-        init = TDPGaussianMixture._check_init(self, X, center, scale, k, p)
+        check_prior_scale(Phi0, Xs, m0, self.nu0, self.Phi0 is None)
+        init = check_init(self.init, center, scale, k, p)
         self._check_size(n, p, len(arrays), k)
         resolved = resolve_backend(self.backend)
         groups = np.split(Xs, np.cumsum(sizes)[:-1])
@@ -559,6 +560,80 @@ class HDPGaussianMixture:
         for a, nm in enumerate(names):
             data[f"mean_{nm}"] = np.tile(centres[:, a], J)
         return pd.DataFrame(data)
+
+    def diagnostics(self):
+        """R-hat and bulk/tail ESS (ArviZ) of label-invariant quantities of the Gibbs draws.
+
+        Returns
+        -------
+        pandas.DataFrame or None
+            Rows ``loglik``, ``occupied`` (components with a point), ``alpha`` and ``alpha0``;
+            columns ``mean``, ``r_hat``, ``ess_bulk``, ``ess_tail`` (one chain is split in two
+            halves).  None after BEM.
+        """
+        self._check_fitted()
+        if self.chain_traces_ is None:
+            return None
+        return label_invariant_diagnostics(self.chain_traces_)
+
+    def summary(self, level: float = 0.95, min_weight: float = 0.01) -> str:
+        """Text report: the clusters with their means, every sample's cluster proportions with
+        credible intervals (Gibbs), the heaviest components and the convergence diagnostics.
+
+        Parameters
+        ----------
+        level : float in (0, 1), default 0.95
+            Posterior probability of the credible intervals of the proportions (Gibbs).
+        min_weight : float, default 0.01
+            Components listed: those whose sample-averaged weight is at least this.
+
+        Returns
+        -------
+        str
+            The report; warns (RuntimeWarning) when an R-hat exceeds 1.01.
+
+        Examples
+        --------
+        >>> rng = np.random.default_rng(0)
+        >>> samples = [rng.normal(size=(80, 2)) + [4.0 * j, 0.0] for j in range(2)]
+        >>> model = hp.mixture.HDPGaussianMixture(4, method="bem", n_iter=50, seed=0, progress=False)
+        >>> print(model.fit(samples).summary().splitlines()[0].split(";")[0])
+        HDP Gaussian mixture (bem, k=4, 2 samples, n=160, p=2, backend=cpu)
+        """
+        from .hdp_report import hdp_summary
+
+        return hdp_summary(self, level, min_weight)
+
+    def to_dict(self, level: float = 0.95) -> dict:
+        """Plain-Python summary (JSON-serialisable) of the fit, original units.
+
+        Parameters
+        ----------
+        level : float in (0, 1), default 0.95
+            Posterior probability of the credible intervals of the per-sample proportions.
+
+        Returns
+        -------
+        dict
+            Settings, the shared components (``means``, ``covariances``, pooled ``weights``,
+            ``beta``), ``group_weights`` (J x K), the concentrations, the clusters, and
+            ``proportions``: per sample, each cluster's proportion (``cluster``) and, after Gibbs,
+            its credible interval (``cluster_lower``, ``cluster_upper``, also per component).
+
+        Examples
+        --------
+        >>> import json
+        >>> rng = np.random.default_rng(0)
+        >>> samples = [rng.normal(size=(60, 2)), rng.normal(size=(60, 2)) + 4.0]
+        >>> model = hp.mixture.HDPGaussianMixture(4, n_iter=20, burn_in=20, seed=0, progress=False)
+        >>> d = model.fit(samples).to_dict()
+        >>> d["n_samples"], len(d["proportions"]["cluster"]), len(d["proportions"]["cluster_lower"][0])
+        (2, 2, 2)
+        >>> _ = json.dumps(d)
+        """
+        from .hdp_report import hdp_to_dict
+
+        return hdp_to_dict(self, level)
 
     # ------------------------------------------------------------------ prediction
     def _check_fitted(self):

@@ -18,6 +18,7 @@ from .._backend import resolve_backend
 from .._parallel import run_replicates, spawn_seeds
 from .._validate import as_float_array, check_bool, check_in, check_int, check_positive, check_random_state, check_seed, describe
 from . import prediction
+from ._checks import check_init, check_prior_scale, check_priors
 from ._data import centre_scale, column_names, real_data
 from ._math import Priors
 from .bem import bayesian_em
@@ -348,67 +349,6 @@ class TDPGaussianMixture:
         self.n_features_in_ = p
         return X
 
-    def _check_priors(self, p, k):
-        if self.m0 is None:
-            m0 = np.zeros(p)
-        elif isinstance(self.m0, numbers.Real) and not isinstance(self.m0, bool):
-            m0 = np.full(p, float(self.m0))
-        else:
-            m0 = as_float_array(self.m0, "m0", shape=(p,))
-        if not np.isfinite(m0).all():
-            raise ValueError("m0 must be finite")
-        if self.Phi0 is None:
-            Phi0 = self.nu0 * np.eye(p)
-        else:
-            Phi0 = as_float_array(self.Phi0, "Phi0", ndim=(2, 3), copy=True)
-            if Phi0.shape not in ((p, p), (k, p, p)):
-                raise ValueError(f"Phi0 must have shape ({p}, {p}) or ({k}, {p}, {p}), got {Phi0.shape}")
-            if not np.allclose(Phi0, np.swapaxes(Phi0, -1, -2), rtol=1e-10, atol=1e-12):
-                raise ValueError("Phi0 must be symmetric")
-            try:
-                np.linalg.cholesky(Phi0)
-            except np.linalg.LinAlgError:
-                raise ValueError("Phi0 must be positive definite (its Cholesky factorisation failed)") from None
-        return m0, Phi0
-
-    def _check_prior_scale(self, Phi0, Xs, m0):
-        """Refuse a prior scale matrix that float64 cannot tell from singular beside the data.
-
-        A component's inverse-Wishart scale (posterior, or the BEM mode's numerator) is ``Phi0``
-        plus the scatter of its points about ``m0``, whose norm is at most the total sum of squares
-        ``T = sum_i |x_i - m0|^2`` of the standardised data.  A float64 Cholesky factorisation of a
-        p x p matrix A fails when an eigenvalue falls below about ``p eps |A|``; so the smallest
-        eigenvalue of ``Phi0`` must exceed ``4 p eps (largest eigenvalue of Phi0 + T)``, or an empty
-        or one-point component's covariance is singular in the middle of the run.  (The
-        inverse-Wishart degrees of freedom ``nu0 + p + 1`` exceed ``p - 1`` for every ``nu0 > 0``.)
-        """
-        p = Xs.shape[1]
-        eig = np.linalg.eigvalsh(Phi0)
-        total = float(((Xs - m0) ** 2).sum())
-        floor = 4 * p * np.finfo(np.float64).eps * (float(eig.max()) + total)
-        smallest = float(eig.min())
-        if smallest > floor:
-            return
-        if self.Phi0 is None:
-            raise ValueError(
-                f"nu0={self.nu0:g} is too small: the prior scale matrix Phi0 = nu0 * I must have eigenvalues above "
-                f"{floor:.3g} = 4 p eps (nu0 + sum of squares of the standardised data about m0, {total:.4g}), "
-                "or the components' covariances are singular in float64; use nu0 > "
-                f"{floor:.3g} (dpmix's default is nu0=1)"
-            )
-        raise ValueError(
-            f"Phi0 has smallest eigenvalue {smallest:.3g}, at or below {floor:.3g} = 4 p eps (its largest "
-            f"eigenvalue + sum of squares of the standardised data about m0, {total:.4g}): the components' "
-            "covariances would be singular in float64; scale Phi0 up (the data are standardised: nu0 * I, "
-            "nu0 of order 1, is the usual scale)"
-        )
-
-    def _check_init(self, X, center, scale, k, p):
-        if isinstance(self.init, str):
-            return self.init
-        mu = as_float_array(real_data(self.init, "init"), "init", shape=(k, p), copy=True)
-        return (mu - center) / scale
-
     def _check_size(self, n, p, k):
         """Refuse, before any allocation, a problem whose arrays cannot fit in memory."""
         S = self.chains * (self.n_iter // self.thin) if self.method == "gibbs" else 1
@@ -443,10 +383,10 @@ class TDPGaussianMixture:
         n, p = X.shape
         k = self.n_components
         center, scale = centre_scale(X, self.feature_names_)
-        m0, Phi0 = self._check_priors(p, k)
+        m0, Phi0 = check_priors(self.m0, self.Phi0, self.nu0, p, k)
         Xs = (X - center) / scale
-        self._check_prior_scale(Phi0, Xs, m0)
-        init = self._check_init(X, center, scale, k, p)
+        check_prior_scale(Phi0, Xs, m0, self.nu0, self.Phi0 is None)
+        init = check_init(self.init, center, scale, k, p)
         self._check_size(n, p, k)
         resolved = resolve_backend(self.backend)
         priors = Priors(m0, self.gamma0, self.nu0, Phi0, *self.alpha_prior)
