@@ -356,6 +356,15 @@ def _spillover_of(text: dict, pnn, p: Path):
     return None, None
 
 
+def _in_file(p: Path, exc: Exception, where: str = "") -> Exception:
+    """The refusal ``exc`` with the file (and ``where`` in it, e.g. a channel) named first, so that a
+    failure among the files of a folder says which file and what in it."""
+    msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+    if str(p) in str(msg):
+        return exc
+    return (ValueError if isinstance(exc, KeyError) else type(exc))(f"'{p}'{where}: {msg}")
+
+
 def read_fcs(path, channels=None, transform=None, cofactor: float = 5.0, compensate: bool = True, *,
              logicle=None, transform_channels=None, column_names: str = "pnn") -> pd.DataFrame:
     """Read the events of an FCS 2.0/3.0/3.1 file into a DataFrame: compensated and transformed as asked.
@@ -456,7 +465,11 @@ def read_fcs(path, channels=None, transform=None, cofactor: float = 5.0, compens
     if len(set(pnn)) != len(pnn):
         dup = sorted({n for n in pnn if pnn.count(n) > 1})
         raise ValueError(f"'{p}' names channels twice ($PnN {dup}); columns would be ambiguous")
-    X = fd.as_array(preprocess=True)
+    try:
+        X = fd.as_array(preprocess=True)
+    except (ValueError, KeyError, IndexError, ZeroDivisionError, TypeError) as exc:
+        raise ValueError(f"'{p}': the events could not be scaled to channel values ($PnE, $PnG): "
+                         f"{type(exc).__name__}: {exc}") from exc
     if X.shape != (fd.event_count, fd.channel_count):
         raise ValueError(f"'{p}': $TOT = {fd.event_count} events x $PAR = {fd.channel_count} channels, "
                          f"but the DATA segment holds {np.asarray(fd.events).size} values")
@@ -473,9 +486,16 @@ def read_fcs(path, channels=None, transform=None, cofactor: float = 5.0, compens
                              f"the spillover matrix or its inverse: pass compensate=False for the raw values, "
                              f"or compensate=<spillover DataFrame, index and columns $PnN names>")
     if spill is not None:
-        df = _compensate_events(df, spill)
+        try:
+            df = _compensate_events(df, spill)
+        except ValueError as exc:
+            src = "the compensate argument" if spill_key == "argument" else f"keyword {spill_key}"
+            raise _in_file(p, exc, f" (spillover matrix from {src})") from exc
 
-    keep = list(range(len(pnn))) if channels is None else _select(channels, pnn, pns)
+    try:
+        keep = list(range(len(pnn))) if channels is None else _select(channels, pnn, pns)
+    except ValueError as exc:
+        raise _in_file(p, exc) from exc
     df = df.iloc[:, keep].copy()
     kept_pnn, kept_pns = [pnn[i] for i in keep], [pns[i] for i in keep]
 
@@ -484,15 +504,21 @@ def read_fcs(path, channels=None, transform=None, cofactor: float = 5.0, compens
     elif transform_channels is None:
         tcols = [i for i, n in enumerate(kept_pnn) if not _is_scatter_or_time(n)]
     else:
-        chosen = _select(transform_channels, kept_pnn, kept_pns, "transform_channels", "among the channels kept")
+        try:
+            chosen = _select(transform_channels, kept_pnn, kept_pns, "transform_channels", "among the channels kept")
+        except ValueError as exc:
+            raise _in_file(p, exc) from exc
         tcols = sorted(chosen)
     for i in tcols:
         x = df.iloc[:, i].to_numpy()
-        if transform == "arcsinh":
-            y = arcsinh_transform(x, cofactor)
-        else:
-            T = lp.get("T", _scale_top(fd.channels[keep[i] + 1]))
-            y = logicle_transform(x, T=T, W=lp["W"], M=lp["M"], A=lp["A"])
+        try:
+            if transform == "arcsinh":
+                y = arcsinh_transform(x, cofactor)
+            else:
+                T = lp.get("T", _scale_top(fd.channels[keep[i] + 1]))
+                y = logicle_transform(x, T=T, W=lp["W"], M=lp["M"], A=lp["A"])
+        except (ValueError, TypeError, KeyError) as exc:
+            raise _in_file(p, exc, f", channel {kept_pnn[i]!r} ({transform} transform)") from exc
         df.iloc[:, i] = y
 
     if column_names == "pns":
