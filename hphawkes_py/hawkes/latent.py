@@ -20,7 +20,8 @@ Sampler (:func:`mcmc_latent`), one sweep: (1) every sampled parameter by a rando
 its logarithm, with the half-normal priors of :func:`~.sampler.mcmc`; (2) every latent location by a
 Metropolis-within-Gibbs step inside its region (the O(neighbours) update of
 :func:`~.cpu_latent.location_sweep`); (3) the log-rates jointly by Hamiltonian Monte Carlo on the
-analytic gradient, with a diagonal mass matrix from the log-posterior's diagonal Hessian; then sigma^2
+analytic gradient, with a diagonal mass matrix: the likelihood's curvature (its diagonal Hessian, adapted
+in burn-in) plus the prior's precision 1 / sigma^2; then sigma^2
 from its conjugate inverse-gamma conditional. Proposal scales, the leapfrog step and the mass matrix
 adapt during burn-in only and stay fixed afterwards, so the kept draws are a Markov chain with the
 posterior as stationary law.
@@ -424,10 +425,12 @@ def _run_latent_chain(model, x_obs, region, rr, cfg, seed_seq):
     x = _pad3(x_obs)
     wb = np.ones(N)
     wg = np.ones(N)
-    a = np.zeros(N)  # the log-rates (of rr)
     sigma2 = cfg["rate_prior"][1] / max(cfg["rate_prior"][0] - 1.0, 1.0)
-    mass = np.ones(N)
-    eps_hmc = 0.1
+    # the log-rates (of rr) start as a draw from their prior: started at 0, a first rejected move would
+    # leave them all at 0 and sigma^2 | 0 would collapse
+    a = math.sqrt(sigma2) * rng.standard_normal(N) if rr else np.zeros(N)
+    curvature = np.zeros(N)  # -d2 log L / d a_k^2 (>= 0), adapted in burn-in; the mass adds 1 / sigma^2
+    eps_hmc = 0.1 * min(1.0, (1000.0 / N) ** 0.25)  # the leapfrog error grows with the dimension like N eps^4
     L = cfg["leapfrog_steps"]
     prop_sd = {n: 0.1 for n in sampled}
     loc_scale = 0.5
@@ -511,8 +514,9 @@ def _run_latent_chain(model, x_obs, region, rr, cfg, seed_seq):
         if rr:
             fixed_sums = ("G", G, model.deltas(p, wb, wg)) if rr == "background" else ("S", S, model.deltas(p, wb, wg))
             lp0, g0, h0 = log_post_rates(a, fixed_sums)
-            if not keep and it % 10 == 0:  # the mass: the negative Hessian's diagonal, fixed after burn-in
-                mass = np.maximum(-h0, 1.0 / sigma2)
+            if not keep and it % 10 == 0:  # the likelihood's curvature, fixed after burn-in
+                curvature = np.maximum(-(h0 + 1.0 / sigma2), 0.0)
+            mass = curvature + 1.0 / sigma2  # the diagonal of the negative Hessian of log p(a | sigma^2, ...)
             mom = rng.standard_normal(N) * np.sqrt(mass)
             h_start = -lp0 + 0.5 * np.sum(mom * mom / mass)
             av, gv = a.copy(), g0
