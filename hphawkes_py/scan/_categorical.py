@@ -142,7 +142,7 @@ def _pooled_breaks(restrict, ck, dk, zk, ci, di, zi):
     return (zk and zi) or (zk and not zi) or (not zk and not zi and ck * di >= ci * dk)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _table_log_likelihood(c, tot, K, W, U, restrict, logs, cR, dR):
     """The window's log likelihood with cases ``c`` (K,) inside (``W`` in all, ``U`` outside), its
     categories pooled as SaTScan pools them under ``restrict``; ``logs[x] = log x`` for the whole
@@ -178,7 +178,7 @@ def _table_log_likelihood(c, tot, K, W, U, restrict, logs, cR, dR):
     return ll
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _window_value(c, tot, K, C, ordinal, want_high, want_low, logs, cR, dR):
     """SaTScan's maximizing value of the window with cases ``c`` (K,): its log likelihood (ordinal:
     the larger of the high and low restrictions asked for), :data:`_NONE` without a case inside or
