@@ -287,8 +287,8 @@ def _read_fcs_file(path: Path, args):
         raise CliError(str(exc)) from None
     except ValueError as exc:
         msg = " ".join(str(exc).split())
-        if msg.startswith("channels:"):
-            msg = "--channels" + msg[len("channels"):]
+        # read_fcs names the file first, then the argument: say the command line's option instead
+        msg = re.sub(r"^('[^']*': )?channels:", r"\1--channels:", msg)
         if "compensate=False" in msg:
             msg += " (on the command line: --no-compensate)"
         raise CliError(msg if str(path) in msg else f"{path}: {msg}") from None

@@ -19,11 +19,12 @@ from .draws import relabel_draws
 from .fcs import arcsinh_transform, compensate, logicle_transform, parse_spillover, read_fcs, read_fcs_folder
 from .hdp import HDPGaussianMixture
 from .model import TDPGaussianMixture
+from .similarity import posterior_similarity_blocks
 from .partitions import (PointPartition, binder_distance, binder_loss, point_partition, posterior_similarity,
                          sample_label_draws, variation_of_information, vi_loss)
 
 __all__ = ["HDPGaussianMixture", "TDPGaussianMixture", "relabel_draws",
            "read_fcs", "read_fcs_folder", "parse_spillover", "compensate", "arcsinh_transform", "logicle_transform",
-           "posterior_similarity", "point_partition", "PointPartition", "binder_loss", "vi_loss",
+           "posterior_similarity", "posterior_similarity_blocks", "point_partition", "PointPartition", "binder_loss", "vi_loss",
            "variation_of_information", "binder_distance", "sample_label_draws",
            "cluster_summary", "sample_proportions", "plot_biaxial", "plot_sample_proportions"]

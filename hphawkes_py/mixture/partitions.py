@@ -268,7 +268,7 @@ def _psm_kernel():
     return njit(cache=True, nogil=True)(_psm_loops)
 
 
-def posterior_similarity(labels, index=None) -> np.ndarray:
+def posterior_similarity(labels, index=None, *, backend: str = "auto", block_rows: int = 4096) -> np.ndarray:
     """Posterior similarity matrix: the fraction of draws in which events i and j share a cluster.
 
     Parameters
@@ -278,7 +278,15 @@ def posterior_similarity(labels, index=None) -> np.ndarray:
     index : array_like of int, optional
         Events to keep (a subsample, e.g. ``rng.choice(n, 2000, replace=False)``): the matrix
         is m x m for the m events given, in that order.  The matrix has n^2 entries (8 n^2
-        bytes), so large n needs a subsample.
+        bytes), so large n needs a subsample (or :func:`posterior_similarity_blocks`, which
+        yields the matrix a block of rows at a time).
+    backend : {"auto", "cpu", "gpu", "emulator"}, default "auto"
+        Where the pairs are counted: ``"cpu"`` (Numba, cost below), or a CUDA device
+        (``"auto"`` picks a usable GPU; ``"emulator"`` runs the CUDA kernel on the CPU), one
+        thread per pair, ``block_rows`` rows per launch.  The counts are integers: every
+        backend gives the same matrix bit for bit.
+    block_rows : int, default 4096
+        Rows of the matrix per kernel launch on a CUDA device (device memory 4 x block_rows x m bytes).
 
     Returns
     -------
@@ -298,21 +306,22 @@ def posterior_similarity(labels, index=None) -> np.ndarray:
            [0.5, 1. , 0.5],
            [0. , 0.5, 1. ]])
     """
-    Z = _labels_2d(labels)
-    S, n = Z.shape
-    if index is not None:
-        idx = np.asarray(index)
-        if idx.ndim != 1 or idx.size == 0 or idx.dtype.kind not in "iu":
-            raise TypeError(f"index must be a non-empty 1-D array of integer event indices, got {describe(index)}")
-        if idx.min() < 0 or idx.max() >= n:
-            raise ValueError(f"index must lie in [0, {n}) (the events of labels), got values in [{idx.min()}, {idx.max()}]")
-        if np.unique(idx).size != idx.size:
-            raise ValueError("index must not repeat an event")
-        Z = _labels_2d(Z[:, idx])
-    m = Z.shape[1]
+    from .similarity import check_similarity_backend, iter_blocks, similarity_labels
+
+    Z = similarity_labels(labels, index)
+    S, m = Z.shape
+    block_rows = check_int(block_rows, "block_rows", minimum=1)
+    resolved = check_similarity_backend(backend)
     if m > 50_000:
         raise ValueError(f"the similarity matrix of m = {m} events would take {8 * m * m / 2**30:.0f} GiB; "
-                         f"pass index= with a subsample of at most 50000 events")
+                         f"pass index= with a subsample of at most 50000 events, or read it in row blocks "
+                         f"with posterior_similarity_blocks")
+    if resolved != "cpu":
+        out = np.empty((m, m))
+        for r0, counts in iter_blocks(Z, block_rows, resolved):
+            out[r0:r0 + counts.shape[0]] = counts
+        out /= S
+        return out
     order = np.argsort(Z, axis=1, kind="stable").astype(np.int64)
     L = int(Z.max()) + 1
     starts = np.zeros((S, L + 1), dtype=np.int64)
