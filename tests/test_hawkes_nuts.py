@@ -189,15 +189,14 @@ def test_refusals(small, monkeypatch):
 # -- mcmc(sampler="nuts") ---------------------------------------------------------------------------
 def test_mcmc_sampler_nuts_is_mcmc_nuts(small):
     x, t = small
-    kw = dict(n_iter=40, burn_in=20, chains=2, fixed=FIXED, seed=7, progress=False, backend="cpu")
-    a = hk.mcmc(x, t, sampler="nuts", target_accept=0.9, max_tree_depth=6, **kw)
-    b = mcmc_nuts(x, t, target_accept=0.9, max_tree_depth=6, **kw)
+    kw = dict(n_iter=24, burn_in=12, chains=2, fixed=FIXED, seed=7, progress=False, backend="cpu")
+    a = hk.mcmc(x, t, sampler="nuts", target_accept=0.9, max_tree_depth=4, **kw)
+    b = mcmc_nuts(x, t, target_accept=0.9, max_tree_depth=4, **kw)
     mh = hk.mcmc(x, t, **kw)
     assert type(a) is type(mh) is hk.HawkesPosterior
-    assert a.sampled == mh.sampled == SAMPLED and a.chains == mh.chains == 2 and a.n_draws == mh.n_draws == 20
+    assert a.sampled == mh.sampled == SAMPLED and a.chains == mh.chains == 2 and a.n_draws == mh.n_draws == 12
     for n in a.draws:
         np.testing.assert_array_equal(a.draws[n], b.draws[n])
-    assert list(a.summary().index) == list(mh.summary().index)
     assert hasattr(a, "nuts_stats") and not hasattr(mh, "nuts_stats")
     assert not np.array_equal(a.draws["theta"], mh.draws["theta"])  # a different sampler ran
 
