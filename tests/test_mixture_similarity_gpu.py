@@ -78,6 +78,8 @@ def test_label_draws_of_a_fitted_mixture(backend):
 
 def test_refusals():
     Z = draws(S=3, n=10)
+    with pytest.raises(ValueError, match="block_rows must be >= 1"):
+        posterior_similarity_blocks(Z, block_rows=-3)  # refused at the call, before any block
     for fn in (posterior_similarity, lambda *a, **k: list(posterior_similarity_blocks(*a, **k))):
         with pytest.raises(ValueError, match=r"backend must be one of .*got 'tpu'"):
             fn(Z, backend="tpu")
