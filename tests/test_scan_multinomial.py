@@ -149,7 +149,7 @@ def test_multinomial_matches_satscan(name, satscan_output):
 
 
 def test_run_categorical_reads_satscan_files_as_satscan_does(tmp_path, satscan_output):
-    from hphawkes_py.scan._categorical import run_categorical
+    from hphawkes_py.scan.categorical_files import run_categorical
     from test_scan_ordinal import run_spec, write_satscan_files
 
     write_satscan_files(tmp_path)

@@ -429,7 +429,7 @@ def run_spec(folder, name):
 
 
 def test_run_categorical_reads_satscan_files_as_satscan_does(tmp_path, satscan_output):
-    from hphawkes_py.scan._categorical import run_categorical
+    from hphawkes_py.scan.categorical_files import run_categorical
 
     write_satscan_files(tmp_path)
     res = run_categorical(run_spec(tmp_path, "ordinal high"), dict(seed=1, backend="cpu", progress=False))
