@@ -33,9 +33,108 @@ def _add_day(acc, S, t1, G, gcmax):
         gcmax[g] = cm
 
 
+@njit(cache=True, inline="always")
+def _group_max_diff(Q, k2, k1, r0, r1):
+    """The largest ``Q[k2, r] - Q[k1, r]`` over ``r0 <= r < r1`` (a group's largest count)."""
+    cm = np.int32(0)
+    for r in range(r0, r1):
+        cm = max(cm, Q[k2, r] - Q[k1, r])
+    return cm
+
+
+@njit(cache=True, error_model="numpy")
+def _cylinders_day_bounds(S, P, persons, cz, dcum, klogk, C, N, l0, mc, max_t, t_lo, t_end_min, j, m, arg, gmin,
+                          Q, gq, W2, W1):
+    """The high-rate cylinders of circle entry ``j`` (counts ``S`` (T, R) per day and replicate) with
+    the O(1) group bounds of :func:`_scan_cylinders` (``day_bounds``); updates ``m``, ``arg`` and
+    ``gmin`` exactly as its day-by-day loop does. ``Q``, ``gq``, ``W2``, ``W1``: work arrays."""
+    T = S.shape[0]
+    R = S.shape[1]
+    G = GROUP
+    ng = gmin.shape[0]
+    D = T - t_lo
+    Cf = np.float64(C)
+    Nf = np.float64(N)
+    for k in range(D):
+        t = t_lo + k
+        for r in range(R):
+            Q[k + 1, r] = Q[k, r] + S[t, r]
+        for g in range(ng):
+            cm = np.int32(0)
+            for r in range(g * G, min(R, g * G + G)):
+                cm = max(cm, S[t, r])
+            gq[k + 1, g] = gq[k, g] + cm
+    for k in range(D):
+        k0 = max(0, k - max_t + 1)
+        k3 = min(D, k + max_t)
+        for g in range(ng):
+            r0 = g * G
+            r1 = min(R, r0 + G)
+            W2[k, g] = _group_max_diff(Q, k + 1, k0, r0, r1)
+            W1[k, g] = _group_max_diff(Q, k3, k, r0, r1)
+    for t2 in range(t_end_min, T):
+        n = np.int64(0)
+        for t1 in range(t2, max(-1, t2 - max_t), -1):
+            if persons is not None:
+                n += P[t1]
+            if persons is None:
+                e = cz * (dcum[t2 + 1] - dcum[t1]) / Cf  # mu
+                if not (e > 0.0 and e < Cf):
+                    continue
+                a = np.log(e)
+                b = np.log(Cf - e)
+                cap = C
+            else:
+                if n == 0 or n == N:
+                    continue  # no persons (or all of them): LLR 0
+                a = -(klogk[n] + klogk[N - n]) - l0
+                b = 0.0
+                e = np.float64(C) * np.float64(n)  # C n, compared with c N
+                cap = min(C, n)
+            k1 = t1 - t_lo
+            k2 = t2 - t_lo + 1
+            code = (j * T + t1) * T + t2
+            for g in range(ng):
+                r0 = g * G
+                r1 = min(R, r0 + G)
+                # an upper bound of the group's largest count, then (when it could matter) the count
+                ub = min(gq[k2, g] - gq[k1, g], np.int64(min(W2[k2 - 1, g], W1[k1, g])))
+                ub = min(ub, np.int64(cap))
+                skip = False
+                for exact in range(2):  # the bound first, the exact largest count when that passes
+                    c_max = ub if exact == 0 else np.int64(_group_max_diff(Q, k2, k1, r0, r1))
+                    if persons is None:
+                        skip = c_max <= e
+                        if not skip:
+                            top = _poisson_llr(klogk, c_max, C, a, b)
+                    else:
+                        skip = np.float64(c_max) * Nf <= e or c_max < mc
+                        if not skip:
+                            top = _bernoulli_terms(klogk, c_max, n, C, N) + a
+                    # above the expectation the LLR increases with c (see _scan_cylinders)
+                    skip = skip or top * (1.0 + 1e-12) + 1e-12 <= gmin[g]
+                    if skip:
+                        break
+                if not skip:
+                    for r in range(r0, r1):
+                        c = Q[k2, r] - Q[k1, r]
+                        if persons is None:
+                            llr = _poisson_llr(klogk, c, C, a, b)
+                            cf = np.float64(c)
+                        else:
+                            llr = _bernoulli_terms(klogk, c, n, C, N) + a
+                            cf = np.float64(c) * Nf
+                        v = llr if (cf > e) & (c >= mc) else 0.0
+                        better = v > m[r]
+                        arg[r] = code if better else arg[r]
+                        m[r] = v if better else m[r]
+                    gmin[g] = _group_min(m, r0, r1)
+
+
 @njit(cache=True, parallel=True, error_model="numpy")
 def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, dcum, klogk, n_cases, n_total, l0, max_t,
-                    t_end_min, min_cases, want_high, want_low, best, best_arg, want_arg, centre_ids, floor):
+                    t_end_min, min_cases, want_high, want_low, best, best_arg, want_arg, centre_ids, floor,
+                    day_bounds):
     """Best cylinder LLR per centre over the cylinders (circle x [t1, t2]), one loop for both kinds
     of cylinder; ``persons`` selects the LLR and is resolved when the kernel is compiled (Numba
     prunes the ``persons is None`` branches: two specialisations, no test in the loops).
@@ -64,6 +163,15 @@ def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, dcum, k
     most cylinders from the first centre on.  The test runs per group of 32 replicates (the group's
     largest count against its smallest maximum), so one replicate with many cases does not keep
     the other 31 from being skipped.
+
+    With ``day_bounds`` (high rates only) a group's largest count is not summed day by day for
+    every cylinder: the window's counts per replicate are cumulated over the days once
+    (``Q[t, r]``, a cylinder's count is ``Q[t2+1] - Q[t1]``), and the group's largest count is
+    first bounded in O(1) by the smaller of (a) the sum over the cylinder's days of the group's
+    largest daily count and (b) the group's largest count over the longest interval ending at
+    ``t2`` or starting at ``t1`` that the cylinder lies in (counts are never negative). Only when
+    that bound passes the test above is the group's exact largest count taken; the LLRs, their
+    order and so every maximum are those of the day-by-day loop.
     """
     T = cases.shape[1]
     R = cases.shape[2]
@@ -74,8 +182,15 @@ def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, dcum, k
     mc = np.int32(min_cases)
     G = GROUP
     ng = (R + G - 1) // G
+    t_lo = max(0, t_end_min - max_t + 1)
+    bounded = day_bounds and not want_low
     for ii in prange(centre_ids.shape[0]):
         i = centre_ids[ii]
+        D = T - t_lo if bounded else 0
+        Q = np.zeros((D + 1, R), dtype=np.int32)  # day_bounds: the window's counts cumulated over days
+        gq = np.zeros((D + 1, ng), dtype=np.int64)  # ... and each group's largest daily counts cumulated
+        W2 = np.zeros((D, ng), dtype=np.int32)  # group's largest count over the longest cylinder ending at t2
+        W1 = np.zeros((D, ng), dtype=np.int32)  # ... and over the longest starting at t1
         S = np.zeros((T, R), dtype=np.int32)
         P = np.zeros(T, dtype=np.int64)
         acc = np.zeros(R, dtype=np.int32)
@@ -87,16 +202,21 @@ def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, dcum, k
             gmin[g] = _group_min(m, g * G, min(R, g * G + G))
         for j in range(offsets[i], offsets[i + 1]):
             blk = cases[neighbors[j]]
+            # days before t_lo are in no cylinder (prospective scans: only the last max_t days)
             if persons is not None:
                 prow = persons[neighbors[j]]
-                for t in range(T):
+                for t in range(t_lo, T):
                     P[t] += prow[t]
-            for t in range(T):
+            for t in range(t_lo, T):
                 for r in range(R):
                     S[t, r] += blk[t, r]
             if boundary[j] == 0:
                 continue
             cz = wsize[j]
+            if bounded:
+                _cylinders_day_bounds(S, P, persons, cz, dcum, klogk, C, N, l0, mc, max_t, t_lo, t_end_min,
+                                      j, m, arg, gmin, Q, gq, W2, W1)
+                continue
             for t2 in range(t_end_min, T):
                 for r in range(R):
                     acc[r] = 0
@@ -159,12 +279,13 @@ def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, dcum, k
 
 
 def cylinder_batch(windows, cases, persons, dcum, klogk, n_cases, n_total, max_t, t_end_min, min_cases, direction,
-                   want_arg=False, centre_ids=None, floor=None):
+                   want_arg=False, centre_ids=None, floor=None, day_bounds=True):
     """(m, R) best cylinder LLR per centre [and its code] for ``cases`` (L, T, R) (see
     :func:`_scan_cylinders`): ``persons`` None, the Poisson-type cylinders (``windows[2]`` and ``dcum``
     give the expectations); ``persons`` (L, T), the space-time Bernoulli ones (``n_total`` persons in
     all; ``dcum`` not read). With ``centre_ids`` only those centres (rows in that order), with
-    ``floor`` (R,) every value at least ``floor``."""
+    ``floor`` (R,) every value at least ``floor``. ``day_bounds`` False: the day-by-day loop only
+    (same results; kept to compare)."""
     offsets, neighbors, wsize, boundary = windows
     cases = np.ascontiguousarray(cases, dtype=np.int32)
     R = cases.shape[2]
@@ -182,7 +303,7 @@ def cylinder_batch(windows, cases, persons, dcum, klogk, n_cases, n_total, max_t
     _scan_cylinders(offsets, neighbors, np.ascontiguousarray(wsize, dtype=np.float64), boundary, cases, persons,
                     np.ascontiguousarray(dcum, dtype=np.float64), klogk, np.int64(n_cases), np.int64(n_total), l0,
                     np.int64(max_t), np.int64(t_end_min), np.int64(min_cases), direction in ("high", "both"),
-                    direction in ("low", "both"), best, arg, bool(want_arg), ids, fl)
+                    direction in ("low", "both"), best, arg, bool(want_arg), ids, fl, bool(day_bounds))
     return best, (arg if want_arg else None)
 
 
@@ -264,6 +385,8 @@ class CpuSpaceTimeEngine:
     analysis' constants. Picklable (plain arrays)."""
 
     backend = "cpu"
+    #: False: the cylinders' day-by-day loop without the O(1) group bounds (same results)
+    day_bounds = True
 
     def __init__(self, windows, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction, persons=None):
         self.n_cases = int(n_cases)
@@ -277,7 +400,8 @@ class CpuSpaceTimeEngine:
         windows, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction = self.args
         n_total = n_cases if self.persons is None else int(self.persons.sum())
         return cylinder_batch(windows, cases, self.persons, dcum, klogk, n_cases, n_total, max_t, t_end_min, min_cases,
-                              direction, want_arg=want_arg, centre_ids=centre_ids, floor=floor)
+                              direction, want_arg=want_arg, centre_ids=centre_ids, floor=floor,
+                              day_bounds=self.day_bounds)
 
     #: every PILOT_STRIDE-th centre is scanned first; its maxima are the floor of the full pass
     PILOT_STRIDE = 16

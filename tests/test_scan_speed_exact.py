@@ -1,0 +1,95 @@
+"""The speed-ups of the scan engines leave every result bit-identical: each pruned path against the
+exact loop it replaces (same replicates, same arrays), on small problems that exercise the bounds."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hphawkes_py.scan.cpu_space_time import CpuSpaceTimeEngine, cylinder_batch
+from hphawkes_py.scan.engine import klogk_table
+from hphawkes_py.scan.windows import build_windows
+
+
+def _cylinder_problem(seed, L=40, T=25, R=70, C=300, persons=False):
+    rng = np.random.default_rng(seed)
+    xy = rng.uniform(0, 10, size=(L, 2))
+    loc = rng.integers(0, L, C)
+    day = rng.integers(0, T, C)
+    obs = np.zeros((L, T), np.int64)
+    np.add.at(obs, (loc, day), 1)
+    if persons:
+        P = obs + rng.integers(0, 6, size=(L, T))
+        M = np.stack([_relabel(rng, P, C) for _ in range(R)], axis=2)
+        pl = P.sum(axis=1).astype(float)
+        windows = build_windows(xy, xy, pl, 0.3 * pl.sum())
+        return windows, M.astype(np.int32), P, np.zeros(T + 1), C, int(P.sum())
+    # permuted days among the cases: counts per location and day, the circle's cases C_Z
+    M = np.zeros((L, T, R), np.int32)
+    for r in range(R):
+        np.add.at(M[:, :, r], (loc, rng.permutation(day)), 1)
+    sz = obs.sum(axis=1).astype(float)
+    windows = build_windows(xy, xy, sz, 0.3 * sz.sum())
+    dcum = np.r_[0.0, np.cumsum(obs.sum(axis=0))].astype(float)
+    return windows, M, None, dcum, C, C
+
+
+def _relabel(rng, P, C):
+    flat = np.repeat(np.arange(P.size), P.ravel())
+    pick = rng.choice(flat.size, C, replace=False)
+    return np.bincount(flat[pick], minlength=P.size).reshape(P.shape)
+
+
+@pytest.mark.parametrize("persons", [False, True])
+@pytest.mark.parametrize("t_end_min,max_t", [(0, 7), (0, 25), (24, 5), (10, 3)])
+def test_cylinder_day_bounds_bit_identical(persons, t_end_min, max_t):
+    windows, M, P, dcum, C, N = _cylinder_problem(3, persons=persons)
+    kl = klogk_table(N + 1)
+    args = (windows, M, P, dcum, kl, C, N, max_t, t_end_min, 2, "high")
+    b0, a0 = cylinder_batch(*args, want_arg=True, day_bounds=False)
+    b1, a1 = cylinder_batch(*args, want_arg=True, day_bounds=True)
+    assert (b0 > 0).any()
+    np.testing.assert_array_equal(b1, b0)
+    np.testing.assert_array_equal(a1, a0)
+    # with a pilot's floor (the Monte Carlo path), the maxima are the same too
+    fl = b0[::5].max(axis=0)
+    f0, _ = cylinder_batch(*args, floor=fl, day_bounds=False)
+    f1, _ = cylinder_batch(*args, floor=fl, day_bounds=True)
+    np.testing.assert_array_equal(f1, f0)
+    np.testing.assert_array_equal(f1.max(axis=0), b0.max(axis=0))
+
+
+def test_cylinder_day_bounds_against_numpy():
+    """The bounded kernel's maxima equal a plain NumPy enumeration of the cylinders (float64)."""
+    windows, M, _, dcum, C, _ = _cylinder_problem(5, L=15, T=12, R=9, C=120)
+    kl = klogk_table(C + 1)
+    max_t = 4
+    best, _ = cylinder_batch(windows, M, None, dcum, kl, C, C, max_t, 0, 2, "high", day_bounds=True)
+    offsets, neighbors, wsize, boundary = windows
+    ref = np.zeros((len(offsets) - 1, M.shape[2]))
+    for i in range(len(offsets) - 1):
+        S = np.zeros(M.shape[1:])
+        for j in range(offsets[i], offsets[i + 1]):
+            S += M[neighbors[j]]
+            if not boundary[j]:
+                continue
+            for t2 in range(M.shape[1]):
+                for t1 in range(max(0, t2 - max_t + 1), t2 + 1):
+                    mu = wsize[j] * (dcum[t2 + 1] - dcum[t1]) / C
+                    c = S[t1:t2 + 1].sum(axis=0)
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        llr = np.where(c > 0, c * np.log(c / mu), 0) + \
+                            np.where(C - c > 0, (C - c) * np.log((C - c) / (C - mu)), 0)
+                    ok = (c > mu) & (c >= 2) & (mu > 0) & (mu < C)
+                    ref[i] = np.maximum(ref[i], np.where(ok, llr, 0))
+    np.testing.assert_allclose(best, ref, rtol=1e-10, atol=1e-10)
+
+
+def test_engine_day_bounds_switch():
+    windows, M, _, dcum, C, _ = _cylinder_problem(7)
+    kl = klogk_table(C + 1)
+    eng = CpuSpaceTimeEngine(windows, dcum, kl, C, 6, 0, 2, "high")
+    m1 = eng.max_llr(M)
+    eng.day_bounds = False
+    m0 = eng.max_llr(M)
+    np.testing.assert_array_equal(m1, m0)
+    np.testing.assert_array_equal(m1, eng.batch(M)[0].max(axis=0))
