@@ -38,7 +38,9 @@ WALKED = {"HawkesParams", "HawkesPosterior", "log_likelihood", "self_excitation_
           "SuperThinnedResiduals", "forecast_intensity",
           "HawkesForecast", "posterior_predictive", "PosteriorPredictive", "forecast_score", "HawkesForecastScore",
           # refusals in tests/test_hawkes_gradient.py and tests/test_hawkes_nuts.py
-          "log_likelihood_gradient", "mcmc_nuts"}
+          "log_likelihood_gradient", "mcmc_nuts",
+          # refusals in tests/test_hawkes_latent.py
+          "mcmc_latent", "latent_gradient", "LatentPosterior"}
 
 
 def test_every_entry_point_is_walked():

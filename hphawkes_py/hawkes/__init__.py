@@ -28,6 +28,9 @@ simulate(*, mu, theta, omega, h, region, duration, dim=2, seed)
     Branching simulation.
 mcmc(x, t, *, n_iter=10_000, burn_in=1_000, chains=4, sample=..., fixed=..., ...)
     Adaptive Metropolis-Hastings (the paper's Algorithm 1) -> :class:`HawkesPosterior`.
+mcmc_latent(x, t, *, location_region=("box", half_width), random_rates="trigger", ...)
+    Latent true locations of coarsened events and per-event log-rates, sampled with the parameters
+    -> :class:`LatentPosterior`; ``latent_gradient`` gives their gradients.
 posterior_mode(x, t, *, sample=..., fixed=..., ...)
     Maximum of the same posterior (Nelder-Mead), e.g. to start chains.
 self_excitation(posterior, n_draws=1000, seed=None, *, executor=None, progress=True)
@@ -53,6 +56,7 @@ from __future__ import annotations
 from .excitation import self_excitation, self_excitation_draws
 from .forecast import HawkesForecast, forecast_intensity
 from .gradient import log_likelihood_gradient
+from .latent import LatentPosterior, latent_gradient, mcmc_latent
 from .kernels import KERNEL_PARAMS, KERNELS, SPATIAL_KERNELS
 from .model import PARAM_NAMES, PARAM_RANGE, HawkesParams, log_likelihood, self_excitation_probabilities
 from .nuts import mcmc_nuts
@@ -73,6 +77,9 @@ __all__ = [
     "simulate",
     "mcmc",
     "mcmc_nuts",
+    "mcmc_latent",
+    "latent_gradient",
+    "LatentPosterior",
     "posterior_mode",
     "self_excitation",
     "self_excitation_draws",
