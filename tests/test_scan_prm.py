@@ -48,8 +48,11 @@ def _edit(tmp_path, **changes):
     "changes, match",
     [
         (dict(ModelType="6"), r"ModelType='6' \(\[Analysis\]\) \(Continuous Poisson\) is not supported"),
-        (dict(ModelType="2"), r"AnalysisType='1' .* must be 3 \(retrospective\) or 4"),
-        (dict(AnalysisType="2"), r"AnalysisType='2' .* is not supported .* 1 \(purely spatial\), 3 .* or 4"),
+        (dict(ModelType="2"), r"AnalysisType='1' .* must be 3 \(retrospective space-time\) or 4 \(prospective "
+                              r"space-time\)"),
+        (dict(AnalysisType="8"), r"AnalysisType='8' .* is not supported .* 1 \(purely spatial\), 2 .* or 7 "
+                                 r"\(seasonal temporal\)"),
+        (dict(AnalysisType="2"), r"PrecisionCaseTimes='1' .* the purely temporal scan works with dated records"),
         (dict(AnalysisType="3"), r"PrecisionCaseTimes='1' .* the discrete Poisson space-time scan works in days"),
         (dict(SpatialWindowShapeType="2"), "SpatialWindowShapeType"),
         (dict(SpatialWindowShapeType="1", NonCompactnessPenalty="0.5"), "NonCompactnessPenalty"),
@@ -334,7 +337,7 @@ def test_run_prm_bernoulli_space_time_options(tmp_path):
 @pytest.mark.parametrize(
     "changes, key",
     [
-        (dict(AnalysisType="2"), "AnalysisType"),
+        (dict(AnalysisType="5"), "AnalysisType"),
         (dict(TimeAggregationLength="0"), "TimeAggregationLength"),
         (dict(TimeAggregationUnits="4"), "TimeAggregationUnits"),
         (dict(PrecisionCaseTimes="1"), "PrecisionCaseTimes"),

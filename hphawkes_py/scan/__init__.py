@@ -10,10 +10,17 @@ The entry points (each function's docstring has a runnable example)::
     res = hp.scan.space_time(coords, cases, dates, model="bernoulli", controls=controls)
     res = hp.scan.normal(coords, values, weights=None)           # continuous measurements
     res = hp.scan.exponential(coords, times, censored)           # survival times with censoring
+    res = hp.scan.ordinal(coords, categories)                    # ordered categories (e.g. severity)
+    res = hp.scan.multinomial(coords, categories)                # unordered categories (e.g. subtypes)
+    tr = hp.scan.temporal(dates, cases, population=None, prospective=False)   # purely temporal
+    tr = hp.scan.seasonal(dates, cases)                          # days of the year as a closed loop
+    sv = hp.scan.svtt(coords, dates, cases, population, time_aggregation=365)  # trends in time by place
     it = hp.scan.iterative_scan("poisson", coords, cases, population, max_iterations=10)
     pw = hp.scan.power(coords, n_cases, population, relative_risks)   # SaTScan's power evaluation
     res = hp.scan.bernoulli(coords, cases, controls, window="ellipse", penalty="medium")
     res = hp.scan.run_prm("analysis.prm")      # a SaTScan parameter file, rerun unchanged
+    recs = hp.scan.read_source(hp.scan.DataSource(path, ...))   # SaTScan's CSV / dBase / shapefile sources
+    ll = hp.scan.cluster_linelist(res, source)   # SaTScan's cluster line list (write_linelist: its CSV)
     res = hp.scan.declustered(x, pi, cell_size=0.5)   # background events of a Hawkes fit vs all events
     res.clusters          # most likely cluster first, then secondary clusters (no overlap)
     res.location_table()  # SaTScan's location information
@@ -21,12 +28,19 @@ The entry points (each function's docstring has a runnable example)::
     hp.scan.write_satscan(res, "out/analysis.txt")   # SaTScan's report, .col/.gis/.rr/.llr tables
     hp.scan.cluster_map(res, "clusters.html")        # a self-contained HTML map
 
-Semantics follow SaTScan's purely spatial Bernoulli and discrete Poisson analyses (circular or
-elliptic windows, Cartesian or great-circle distances) and its retrospective / prospective
-space-time permutation, discrete Poisson and Bernoulli analyses. :func:`read_satscan` reads SaTScan's .cas/.ctl/.pop/.geo files.
+Semantics follow SaTScan's purely spatial Bernoulli, discrete Poisson, normal, exponential, ordinal
+and multinomial analyses (circular or elliptic windows, Cartesian or great-circle distances), its
+retrospective / prospective space-time permutation, discrete Poisson and Bernoulli analyses, its
+purely temporal and seasonal analyses and its spatial variation in temporal trends. :func:`read_satscan` reads SaTScan's .cas/.ctl/.pop/.geo files.
 """
 from ._prm import run_prm
 from ._satscan import read_satscan
+from .data_sources import DataSource, read_source
+from .linelist import cluster_linelist, write_linelist
+from .multinomial_model import multinomial
+from .ordinal_model import ordinal
+from .svtt import SVTTResult, svtt
+from .temporal import TemporalResult, seasonal, temporal
 from .declustering import DeclusteredScanResult, declustered
 from .exponential_model import exponential
 from .iterative import IterativeScanResult, iterative_scan
@@ -43,4 +57,6 @@ from .spatiotemporal import space_time, space_time_permutation
 __all__ = ["bernoulli", "poisson", "space_time_permutation", "space_time", "read_satscan", "run_prm", "ScanResult",
            "plot_clusters", "declustered", "DeclusteredScanResult", "write_satscan", "to_geojson", "write_geojson",
            "to_kml", "write_kml", "write_vector", "cluster_map", "normal", "exponential", "iterative_scan",
-           "IterativeScanResult", "power", "PowerResult", "read_alternative_hypotheses"]
+           "IterativeScanResult", "power", "PowerResult", "read_alternative_hypotheses", "ordinal", "multinomial",
+           "temporal", "seasonal", "TemporalResult", "svtt", "SVTTResult", "DataSource", "read_source",
+           "cluster_linelist", "write_linelist"]

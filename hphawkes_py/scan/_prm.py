@@ -1,6 +1,7 @@
-"""SaTScan parameter files (.prm): rerun a purely spatial Bernoulli, discrete Poisson, normal or
-exponential analysis, or a retrospective / prospective space-time permutation, Bernoulli or discrete
-Poisson analysis, from SaTScan's native files or the CSV / dBase / shapefile sources its GUI describes.
+"""SaTScan parameter files (.prm): rerun a purely spatial Bernoulli, discrete Poisson, normal,
+exponential, ordinal or multinomial analysis, a retrospective / prospective space-time permutation,
+Bernoulli or discrete Poisson analysis, a purely temporal or seasonal analysis or a spatial variation
+in temporal trends, from SaTScan's native files or the CSV / dBase / shapefile sources its GUI describes.
 
 A parameter that would change the analysis is either honoured or refused by name (never
 ignored). Parameters that only choose SaTScan's output files or run options (shapefiles, KML,
@@ -23,6 +24,7 @@ from .model import bernoulli, poisson
 from .normal_model import satscan_min_cases
 from .iterative import iterative_scan, prm_iterative
 from .power_evaluation import prm_power, run_prm_power
+from ._prm_temporal import TEMPORAL_MODELS, parse_time, run_svtt, run_temporal, svtt_kwargs, temporal_kwargs
 from .spatiotemporal import space_time, space_time_permutation
 
 __all__ = ["read_prm", "run_prm"]
@@ -88,15 +90,25 @@ _ANALYSES = {
     ("1", "1"): "bernoulli", ("1", "3"): "space_time_bernoulli", ("1", "4"): "space_time_bernoulli",
     ("2", "3"): "space_time_permutation", ("2", "4"): "space_time_permutation",
     ("4", "1"): "exponential", ("5", "1"): "normal",
+    ("0", "2"): "temporal_poisson", ("0", "6"): "temporal_poisson", ("0", "7"): "seasonal_poisson",
+    ("1", "2"): "temporal_bernoulli", ("1", "6"): "temporal_bernoulli", ("1", "7"): "seasonal_bernoulli",
+    ("0", "5"): "svtt", ("3", "1"): "ordinal", ("7", "1"): "multinomial",
 }
-_ANALYSIS_NAMES = {"1": "purely spatial", "2": "purely temporal", "3": "retrospective", "4": "prospective",
-                   "5": "spatial variation in temporal trends", "6": "seasonal temporal"}
+#: SaTScan's AnalysisType codes (calculation/ParameterTypes.h, enum AnalysisType)
+_ANALYSIS_NAMES = {"1": "purely spatial", "2": "retrospective purely temporal", "3": "retrospective space-time",
+                   "4": "prospective space-time", "5": "spatial variation in temporal trends",
+                   "6": "prospective purely temporal", "7": "seasonal temporal"}
 #: analysis -> (the input file it needs besides CaseFile and CoordinatesFile, the files it does not use)
 _FILES = {
     "poisson": ("PopulationFile", ("ControlFile",)), "space_time_poisson": ("PopulationFile", ("ControlFile",)),
     "bernoulli": ("ControlFile", ("PopulationFile",)), "space_time_bernoulli": ("ControlFile", ("PopulationFile",)),
     "space_time_permutation": (None, ("ControlFile", "PopulationFile")),
     "normal": (None, ("ControlFile", "PopulationFile")), "exponential": (None, ("ControlFile", "PopulationFile")),
+    # the Poisson purely temporal scans read PopulationFile when it is given (a constant population)
+    "temporal_poisson": (None, ("ControlFile",)), "seasonal_poisson": (None, ("ControlFile",)),
+    "temporal_bernoulli": ("ControlFile", ("PopulationFile",)), "seasonal_bernoulli": ("ControlFile", ("PopulationFile",)),
+    "svtt": ("PopulationFile", ("ControlFile",)),
+    "ordinal": (None, ("ControlFile", "PopulationFile")), "multinomial": (None, ("ControlFile", "PopulationFile")),
 }
 #: the input files whose CSV / dBase / shapefile source settings (``<File>-Source...``) are read
 _SOURCE_FILES = ("CaseFile", "ControlFile", "PopulationFile", "CoordinatesFile")
@@ -191,7 +203,8 @@ def prm_arguments(path) -> dict:
             raise ValueError(f"{p}: {exc}") from None
         return f if src is None else src
 
-    files = {"case_file": file("CaseFile", True), "geo_file": file("CoordinatesFile", True)}
+    # a purely temporal analysis needs no coordinates (SaTScan checks the case ids against them when given)
+    files = {"case_file": file("CaseFile", True), "geo_file": file("CoordinatesFile", model not in TEMPORAL_MODELS)}
     kwargs = {}
     need, unused = _FILES[model]
     what = {"0": "discrete Poisson", "2": "space-time permutation"}.get(v["ModelType"],
@@ -207,14 +220,22 @@ def prm_arguments(path) -> dict:
         name = {"space_time_permutation": "space-time permutation", "space_time_bernoulli": "Bernoulli space-time",
                 "space_time_poisson": "discrete Poisson space-time"}[model]
         intervals = _space_time_kwargs(v, analysis, name, bad, kwargs)
+    if model in ("temporal_poisson", "seasonal_poisson"):
+        files["population_file"] = file("PopulationFile", False)
 
     _window_kwargs(v, model, bad, kwargs)
     _settings_kwargs(v, model, bad, kwargs)
+    generic = False
+    if model in TEMPORAL_MODELS:
+        temporal_kwargs(v, model, analysis, bad, kwargs)
+    elif model == "svtt":
+        generic = svtt_kwargs(v, bad, kwargs)
     if model == "normal":  # both minimums go into satscan_min_cases once the file says weighted or not
         kwargs["min_cases"] = _normal_minimums(v, kwargs["direction"], bad, ignored)
     else:
         _low_rate_minimum(v, kwargs["direction"], bad, ignored)
-    return {"model": model, "files": files, "kwargs": kwargs, "ignored": ignored, "dates": _record_dates(v, bad),
+    return {"model": model, "analysis": analysis, "files": files, "kwargs": kwargs, "ignored": ignored,
+            "dates": _record_dates(v, bad, generic), "generic_time": generic,
             "outputs": _output_settings(v, base, bad), "iterative": prm_iterative(v, model, bad),
             "power": prm_power(v, model, base, bad), "intervals": intervals}
 
@@ -320,7 +341,7 @@ def _low_rate_minimum(v, direction, bad, ignored):
                        f"does not do; set it to 0 (no minimum) or scan high rates only (ScanAreas=1)")
 
 
-def _record_dates(v, bad) -> dict:
+def _record_dates(v, bad, generic=False) -> dict:
     """How the case (and control) records' dates are read, as SaTScan does: ``{"dated",
     "study_period", "out_of_period"}``. ``PrecisionCaseTimes=0``: the records have no date (their
     covariates start at field 3); otherwise (SaTScan's default is years) field 3 is the date, and
@@ -331,7 +352,7 @@ def _record_dates(v, bad) -> dict:
         raise bad("StudyPeriodCheckType", "must be 0 (refuse records dated outside the study period) or 1 (leave "
                                           "them out)")
     given = {k: (v.get(k) or d) for k, d in _DEFAULT_PERIOD.items()}
-    start, end = _date(given, "StartDate", bad), _date(given, "EndDate", bad)
+    start, end = _date(given, "StartDate", bad, generic), _date(given, "EndDate", bad, generic)
     if end < start:
         raise bad("EndDate", f"is before StartDate ({start})")
     dated = (v.get("PrecisionCaseTimes", "1") or "1") != "0"
@@ -350,9 +371,14 @@ def _model_and_analysis(v, bad):
     analysis = v.get("AnalysisType", "1")
     model = _ANALYSES.get((model_code, analysis))
     if model is None:
+        if model_code == "2" and analysis in ("2", "6", "7"):
+            raise bad("AnalysisType", f"({_ANALYSIS_NAMES[analysis]}) is not defined for the space-time permutation "
+                                      f"model, whose expected counts come from the locations' share of each day's "
+                                      f"cases: without space there is nothing to permute; use ModelType 0 (discrete "
+                                      f"Poisson) or 1 (Bernoulli)")
         allowed = sorted((a for m, a in _ANALYSES if m == model_code), key=int)
         raise bad("AnalysisType", f"is not supported with the {_MODEL_NAMES[model_code]} model: must be "
-                  + _either(f"{a} ({_ANALYSIS_NAMES[a]}{' space-time' if a == '4' else ''})" for a in allowed))
+                  + _either(f"{a} ({_ANALYSIS_NAMES[a]})" for a in allowed))
     if model == "space_time_poisson" and v.get("TimeTrendAdjustmentType", "0") not in ("0", ""):
         # no time-trend adjustment of the expected cases here (SpatialAdjustmentType is refused for
         # every model above)
@@ -525,13 +551,14 @@ def _space_time_kwargs(v, analysis, name, bad, kwargs):
     return starts
 
 
-def _date(v, key, bad):
-    """A SaTScan date (YYYY/MM/DD or YYYY/M/D) as numpy datetime64[D]."""
+def _date(v, key, bad, generic=False):
+    """A SaTScan date (YYYY/MM/DD or YYYY/M/D) as numpy datetime64[D] (``generic``: a whole number of
+    SaTScan's generic time units, ``PrecisionCaseTimes=4``)."""
     try:
-        y, m, d = (int(x) for x in v.get(key, "").split("/"))
-        return np.datetime64(f"{y:04d}-{m:02d}-{d:02d}", "D")
+        return parse_time(v.get(key, ""), generic)
     except ValueError:
-        raise bad(key, "is not a date YYYY/MM/DD") from None
+        raise bad(key, "is not a whole number (generic time units)" if generic else "is not a date YYYY/MM/DD") \
+            from None
 
 
 def _read_case_dates(path, what="case", model="space-time permutation"):
@@ -575,8 +602,10 @@ def _space_time_population(path, seen, geo_path) -> dict:
 def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto", threads=None, progress=True,
             write_results=False):
     """Run the analysis a SaTScan parameter file describes: purely spatial Bernoulli, discrete
-    Poisson, normal or exponential; space-time permutation, Bernoulli or discrete Poisson (file names relative to the parameter file's folder; covariates of a Poisson
-    analysis's .cas/.pop files adjusted for by indirect standardisation).
+    Poisson, normal, exponential, ordinal or multinomial; space-time permutation, Bernoulli or
+    discrete Poisson; purely temporal or seasonal Poisson or Bernoulli; spatial variation in temporal
+    trends (file names relative to the parameter file's folder; covariates of a Poisson analysis's
+    .cas/.pop files adjusted for by indirect standardisation).
 
     Parameters
     ----------
@@ -611,6 +640,17 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         may be CSV, dBase or shapefile data sources as SaTScan's GUI describes them
         (``<File>-SourceType``, ``-SourceFieldMap``, ``-SourceDelimiter``, ``-SourceGrouper``,
         ``-SourceSkip``, ``-SourceFirstRowHeader``; see :mod:`hphawkes_py.scan.data_sources`).
+        ``ModelType`` 3 (ordinal) and 7 (multinomial) with ``AnalysisType=1``: ``<id> <#cases>
+        [<date>] <category>`` records, run by :func:`~hphawkes_py.scan.ordinal` /
+        :func:`~hphawkes_py.scan.multinomial`. ``AnalysisType`` 2 (retrospective purely temporal),
+        6 (prospective purely temporal) and 7 (seasonal) with ``ModelType`` 0 or 1 run
+        :func:`~hphawkes_py.scan.temporal` / :func:`~hphawkes_py.scan.seasonal` on the dated
+        records (days; a population file, optional, with one census year per location; no
+        coordinates needed); ``AnalysisType=5`` with ``ModelType=0`` runs
+        :func:`~hphawkes_py.scan.svtt` (days or generic time units, ``PrecisionCaseTimes`` 3 or 4,
+        a linear trend). The settings they read are listed in
+        :mod:`hphawkes_py.scan._prm_temporal`; ``write_results`` is refused for them (their result's
+        ``clusters`` is the cluster table).
     n_replicates : int, optional
         Overrides the file's ``MonteCarloReps``.
     seed, executor, backend, threads, progress
@@ -633,7 +673,7 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
 
     Returns
     -------
-    ScanResult
+    ScanResult, TemporalResult or SVTTResult
         The settings that do not change the analysis (output files, run options) are listed by
         ``hp.scan._prm.prm_arguments(path)["ignored"]``; the output settings are honoured with
         ``write_results``.
@@ -683,6 +723,10 @@ def _results_target(spec, write_results, path):
     setting checked before the analysis runs."""
     if write_results is False or write_results is None:
         return None
+    if spec["model"] in TEMPORAL_MODELS + ("svtt",):
+        raise ValueError(f"{path}: write_results is not available for the {_ANALYSIS_NAMES[spec['analysis']]} "
+                         f"analysis yet (SaTScan's tables are written for the spatial scans); the result's "
+                         f"clusters hold its cluster table")
     if spec["iterative"] or spec["power"]:
         key = "IterativeScan" if spec["iterative"] else "PerformPowerEvaluation"
         raise ValueError(f"{path}: write_results is not available with {key}=y yet (the result is not a single "
@@ -841,7 +885,17 @@ def _run_spatial(spec, run):
     return poisson(*args, location_ids=df["location_id"].to_numpy(), **common)
 
 
+def _run_categorical(spec, run):
+    """The purely spatial ordinal and multinomial analyses (:func:`run_prm`; SaTScan's case files read
+    by :mod:`~hphawkes_py.scan.categorical_files`)."""
+    from .categorical_files import run_categorical
+
+    return run_categorical(spec, run)
+
+
 #: analysis -> the function that runs it for run_prm
 _RUNNERS = {"space_time_permutation": _run_space_time, "space_time_bernoulli": _run_space_time,
             "space_time_poisson": _run_space_time, "bernoulli": _run_spatial, "poisson": _run_spatial,
-            "normal": run_continuous, "exponential": run_continuous}
+            "normal": run_continuous, "exponential": run_continuous, "temporal_poisson": run_temporal,
+            "temporal_bernoulli": run_temporal, "seasonal_poisson": run_temporal, "seasonal_bernoulli": run_temporal,
+            "svtt": run_svtt, "ordinal": _run_categorical, "multinomial": _run_categorical}
