@@ -212,7 +212,7 @@ class GpuGradientSums:
     >>> out_s, out_g = np.zeros((3, 3)), np.zeros((3, 5))
     >>> sums(True, 0.5, 0.5, np.inf, True, 0.5, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0, 0, np.inf, out_s, out_g)
     >>> round(float(out_g[2, 0]), 6)  # exp(-0.5) + exp(-1): the two earlier events, at distance 0
-    0.974410
+    0.97441
     """
 
     def __init__(self, cols, th, tl, tw, *, device, backend="emulator"):

@@ -50,6 +50,13 @@ __all__ = ["log_likelihood_gradient", "GradientModel", "window_mass_and_derivati
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
 
 
+def _weighted_sum(w: np.ndarray, v: np.ndarray) -> float:
+    """sum_n w_n v_n by NumPy's pairwise summation: a fixed order, whatever the machine. ``np.dot``
+    would hand long vectors to BLAS, whose threaded dot product splits the sum by its own thread
+    count (so the last bits would depend on it) and wakes its threads on every call."""
+    return float(np.sum(w * v))
+
+
 def _edge_derivative(a: np.ndarray, b: np.ndarray, s) -> np.ndarray:
     """d/ds [Phi(a) - Phi(b)] where a = (A - c)/s, b = (B - c)/s: (b phi(b) - a phi(a)) / s."""
     return (b * np.exp(-0.5 * b * b) - a * np.exp(-0.5 * a * a)) / (_SQRT_2PI * s)
@@ -294,13 +301,13 @@ class GradientModel:
         wn = 1.0 / lam
         ll = float(np.sum(np.log(lam))) - (mu0 * B + theta * C)
         grad = {
-            "mu0": float(np.dot(wn, S)) - B,
-            "tau_x": mu0 * (float(np.dot(wn, dS_x)) - dB_x),
-            "tau_t": mu0 * (float(np.dot(wn, dS_t)) - dB_t),
-            "theta": float(np.dot(wn, G)) - C,
+            "mu0": _weighted_sum(wn, S) - B,
+            "tau_x": mu0 * (_weighted_sum(wn, dS_x) - dB_x),
+            "tau_t": mu0 * (_weighted_sum(wn, dS_t) - dB_t),
+            "theta": _weighted_sum(wn, G) - C,
         }
         for name in ("omega", "h") + self.kernel.extra_params:
-            grad[name] = theta * (float(np.dot(wn, dG[name])) - dC[name])
+            grad[name] = theta * (_weighted_sum(wn, dG[name]) - dC[name])
         grad = {n: grad[n] for n in self.names}
         bad = [n for n, g in grad.items() if not math.isfinite(g)]
         if bad or not math.isfinite(ll):
