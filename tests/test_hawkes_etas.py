@@ -98,8 +98,8 @@ def test_simulate_is_seeded_and_follows_gutenberg_richter():
 @pytest.mark.slow
 def test_mcmc_recovers_simulated_parameters():
     truth = dict(mu=2.0, A=0.4, alpha=0.8, c=0.02, p=1.3, d=0.05, gamma=0.8, b=1.0)
-    x, t, m = etas.simulate(**truth, m0=3.0, region=10.0, duration=80.0, seed=3)
-    post = etas.mcmc(x, t, m, m0=3.0, region=10.0, window=(0.0, 80.0), n_iter=500, burn_in=200, chains=1, seed=2)
+    x, t, m = etas.simulate(**truth, m0=3.0, region=10.0, duration=60.0, seed=3)
+    post = etas.mcmc(x, t, m, m0=3.0, region=10.0, window=(0.0, 60.0), n_iter=400, burn_in=150, chains=1, seed=2)
     for name in ("A", "alpha", "c", "p", "d", "gamma", "b", "mu"):
         lo, hi = np.quantile(post.draws[name], [0.005, 0.995])
         assert lo < truth[name] < hi, (name, lo, hi)
