@@ -113,6 +113,42 @@ hawkes_loglik <- function(x, t, params, exact = FALSE, window = NULL, dtype = "f
   .hp_r(res)
 }
 
+#' Gradient of the Hawkes log-likelihood
+#'
+#' Calls \code{hphawkes_py.hawkes.log_likelihood_gradient}: the analytic derivatives of the
+#' log-likelihood of \code{\link{hawkes_loglik}} with respect to each parameter (the gradient the
+#' No-U-Turn sampler of \code{hawkes_mcmc(sampler = "nuts")} follows).
+#'
+#' @inheritParams hawkes_loglik
+#' @return A named numeric vector: \eqn{\partial \log L / \partial p} for \code{mu0},
+#'   \code{tau_x}, \code{tau_t}, \code{theta}, \code{omega}, \code{h} (and \code{omega2},
+#'   \code{w} with \code{kernel = "exp2"}), in 1 / the parameter's unit (per km for \code{h}, hours
+#'   for \code{omega} in 1/hour).
+#' @seealso \code{\link{hawkes_loglik}}, \code{\link{hawkes_mcmc}}.
+#' @examplesIf hphawkes_available()
+#' sim <- hawkes_simulate(mu = 0.5, theta = 0.5, omega = 0.2, h = 0.05, region = 1,
+#'                        duration = 100, seed = 1)
+#' p <- hawkes_params(mu0 = 50, tau_x = 0.2, tau_t = 10, theta = 0.5, omega = 0.2, h = 0.05)
+#' g <- hawkes_loglik_gradient(sim$x, sim$t, p)
+#' g
+#' # against a central difference in theta
+#' d <- 1e-6
+#' up <- p; up$theta <- p$theta + d
+#' dn <- p; dn$theta <- p$theta - d
+#' (hawkes_loglik(sim$x, sim$t, up, exact = TRUE) - hawkes_loglik(sim$x, sim$t, dn, exact = TRUE)) / (2 * d)
+#' @export
+hawkes_loglik_gradient <- function(x, t, params, exact = FALSE, window = NULL, dtype = "float64",
+                                   backend = "auto", threads = NULL, kernel = "exponential",
+                                   background = "smoother", spatial_kernel = "gaussian") {
+  .hp_check_args()
+  hk <- .hp_mod("hawkes")
+  res <- .hp_call(hk$log_likelihood_gradient(.hawkes_x(x), .np_double(t, "t"), .py_hawkes_params(params),
+    exact = .as_flag(exact, "exact"), window = .hawkes_window(window), dtype = dtype,
+    backend = backend, threads = .as_int(threads), kernel = .hawkes_kernel(kernel),
+    background = .hawkes_background(background), spatial_kernel = .hawkes_spatial_kernel(spatial_kernel)))
+  unlist(.hp_r(res))
+}
+
 #' Self-excitation probabilities pi_n
 #'
 #' The probability that event n was triggered by an earlier event, at fixed parameters.
@@ -215,7 +251,8 @@ plot.hawkes_probabilities <- function(x, ...) {
 
 #' Posterior sampling for the spatiotemporal Hawkes model
 #'
-#' Adaptive Metropolis-Hastings (the paper's Algorithm 1) by \code{hphawkes_py.hawkes.mcmc}.
+#' Adaptive Metropolis-Hastings (the paper's Algorithm 1), or the No-U-Turn sampler
+#' (\code{sampler = "nuts"}), by \code{hphawkes_py.hawkes.mcmc}.
 #'
 #' @inheritParams hawkes_loglik
 #' @param n_iter Sweeps per chain, burn-in included (whole number).
@@ -230,13 +267,24 @@ plot.hawkes_probabilities <- function(x, ...) {
 #'   \code{init = "mode"} starts every chain at the posterior mode.
 #' @param seed Whole number or \code{NULL}.
 #' @param progress Show progress bars (stderr).
+#' @param sampler \code{"mh"} (adaptive Metropolis-Hastings, \code{n_iter} sweeps) or \code{"nuts"}
+#'   (the No-U-Turn sampler of the Python package \code{mici}, on the gradient of
+#'   \code{\link{hawkes_loglik_gradient}}: \code{n_iter} transitions, a few hundred to a few
+#'   thousand, with \code{burn_in} >= 1 adapting the step size and metric).
+#' @param target_accept \code{NULL} (0.8) or, with \code{sampler = "nuts"}, the target of the
+#'   step-size adaptation, in (0, 1); raise it (0.9, 0.95) when there are divergences.
+#' @param max_tree_depth \code{NULL} (10) or, with \code{sampler = "nuts"}, the largest trajectory
+#'   doubling depth (at most \code{2^max_tree_depth} leapfrog steps per transition).
 #' @return An object of class \code{c("hawkes_mcmc", "mcmc.list")}: the post-burn-in draws
 #'   of the sampled parameters, one \code{coda::mcmc} per chain, so \code{coda::HPDinterval},
 #'   \code{coda::gelman.diag}, \code{coda::effectiveSize} work on it directly. Attribute
 #'   \code{"hphawkes"} holds the Python summary table, acceptance rates, fixed values, backend
 #'   and the Python posterior (used by \code{hawkes_self_excitation()}).
 #'   \code{summary()} gives the table of the sampled parameters; the fixed ones are listed
-#'   apart, as fixed (see \code{\link{summary.hawkes_mcmc}}).
+#'   apart, as fixed (see \code{\link{summary.hawkes_mcmc}}). With \code{sampler = "nuts"} the
+#'   acceptance rates are each chain's mean NUTS acceptance statistic, and the attribute also holds
+#'   \code{nuts_stats}: a list of per-chain vectors \code{divergences}, \code{mean_tree_depth},
+#'   \code{step_size}, \code{n_step} (leapfrog steps) and \code{evaluations} (gradients).
 #' @seealso \code{\link{summary.hawkes_mcmc}}, \code{\link{autoplot.hawkes_mcmc}},
 #'   \code{\link{hawkes_self_excitation}}, \code{\link{hawkes_residuals}}.
 #' @examplesIf hphawkes_available()
@@ -248,13 +296,22 @@ plot.hawkes_probabilities <- function(x, ...) {
 #' summary(fit)
 #' coda::effectiveSize(fit)
 #' coda::HPDinterval(fit)[[1]]
+#' # the No-U-Turn sampler: far fewer, dearer transitions (needs the Python package mici)
+#' if (reticulate::py_module_available("mici")) {
+#'   nuts <- hawkes_mcmc(sim$x, sim$t, n_iter = 60, burn_in = 30, chains = 2, seed = 1,
+#'                       fixed = list(tau_x = 0.2, tau_t = 10), sampler = "nuts")
+#'   attr(nuts, "hphawkes")$nuts_stats$divergences
+#' }
 #' @export
 hawkes_mcmc <- function(x, t, n_iter = 10000L, burn_in = 1000L, chains = 4L,
                         sample = NULL, fixed = NULL, init = NULL,
                         priors = NULL, seed = NULL, progress = FALSE, exact = FALSE,
                         window = NULL, dtype = "float64", backend = "auto", threads = NULL,
-                        kernel = "exponential", background = "smoother", spatial_kernel = "gaussian") {
+                        kernel = "exponential", background = "smoother", spatial_kernel = "gaussian",
+                        sampler = "mh", target_accept = NULL, max_tree_depth = NULL) {
   .hp_check_args()
+  if (!is.character(sampler) || length(sampler) != 1L || is.na(sampler) || !sampler %in% c("mh", "nuts"))
+    .hp_stop("sampler must be \"mh\" or \"nuts\", got ", paste(utils::head(format(sampler), 3), collapse = ", "))
   hk <- .hp_mod("hawkes")
   named_nums <- function(v, nm) {
     if (is.null(v)) return(NULL)
@@ -270,7 +327,8 @@ hawkes_mcmc <- function(x, t, n_iter = 10000L, burn_in = 1000L, chains = 4L,
     priors = named_nums(priors, "priors"), seed = .as_int(seed), progress = .as_flag(progress, "progress"),
     exact = .as_flag(exact, "exact"), window = .hawkes_window(window), dtype = dtype, backend = backend,
     threads = .as_int(threads), kernel = .hawkes_kernel(kernel), background = .hawkes_background(background),
-    spatial_kernel = .hawkes_spatial_kernel(spatial_kernel)))
+    spatial_kernel = .hawkes_spatial_kernel(spatial_kernel), sampler = sampler,
+    target_accept = .as_num(target_accept), max_tree_depth = .as_int(max_tree_depth)))
   .hawkes_posterior_to_r(post)
 }
 
@@ -299,6 +357,9 @@ hawkes_mcmc <- function(x, t, n_iter = 10000L, burn_in = 1000L, chains = 4L,
     backend = .hp_r(post$backend), elapsed_seconds = .hp_r(post$elapsed_seconds),
     python = post
   )
+  # NUTS posteriors carry the sampler's diagnostics (divergences, tree depth, step size).
+  if (reticulate::py_has_attr(post, "nuts_stats"))
+    info$nuts_stats <- lapply(.hp_r(post$nuts_stats), as.numeric)
   attr(out, "hphawkes") <- info
   class(out) <- c("hawkes_mcmc", "mcmc.list")
   out
@@ -319,6 +380,9 @@ print.hawkes_mcmc <- function(x, digits = 4, ...) {
     cat("Fixed (not sampled):", paste(sprintf("%s = %g", names(info$fixed), info$fixed), collapse = ", "), "\n")
   acc <- vapply(info$acceptance_rates, mean, numeric(1))
   cat("Mean acceptance:", paste(sprintf("%s=%.2f", names(acc), acc), collapse = ", "), "\n")
+  if (!is.null(info$nuts_stats))
+    cat(sprintf("NUTS: %d divergent transition(s), mean tree depth %s\n", as.integer(sum(info$nuts_stats$divergences)),
+                paste(sprintf("%.2f", info$nuts_stats$mean_tree_depth), collapse = "/")))
   print(info$summary, digits = digits)
   invisible(x)
 }

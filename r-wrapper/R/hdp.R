@@ -13,6 +13,11 @@
 #' @param samples A list of numeric matrices or data frames, one per sample, with the same
 #'   columns (rows = events). If the list is named, the names label the samples. Column names,
 #'   if any, must be the same in every sample and are checked again by \code{predict()}.
+#'   Or flow cytometry files: a folder (its \code{.fcs} files, by \code{\link{read_fcs_folder}})
+#'   or a character vector / list of \code{.fcs} paths (each by \code{\link{read_fcs}}), the samples
+#'   named after the files.
+#' @param fcs With FCS files: a named list of \code{\link{read_fcs}} settings (\code{channels},
+#'   \code{transform}, \code{cofactor}, \code{compensate}, ...; \code{pattern} for a folder).
 #' @param n_components Truncation level K (whole number >= 2).
 #' @param method \code{"gibbs"} or \code{"bem"}.
 #' @param n_iter,burn_in,thin Whole numbers: Gibbs sweeps kept (every \code{thin}-th) after
@@ -61,6 +66,20 @@
 #' hdp_proportions(m)
 #' predict(m, rbind(c(0.1, 3.9)), group = "c")
 #' autoplot(m)
+#' # FCS files: a folder of them, read with the same channels and transform
+#' if (reticulate::py_module_available("flowio")) {
+#'   d <- file.path(tempdir(), "hdp_fcs"); dir.create(d, showWarnings = FALSE)
+#'   for (nm in names(samples)) {  # each sample as an FCS file (events written by FlowIO)
+#'     csv <- tempfile(fileext = ".csv")
+#'     utils::write.table(samples[[nm]], csv, sep = ",", row.names = FALSE, col.names = FALSE)
+#'     reticulate::py_run_string(sprintf(paste0("import flowio, numpy as np\n",
+#'       "ev = np.loadtxt(r'%s', delimiter=',', dtype=np.float32)\n",
+#'       "with open(r'%s', 'wb') as fh:\n",
+#'       "    flowio.create_fcs(fh, ev.ravel(), ['CD4', 'CD8'])\n"), csv, file.path(d, paste0(nm, ".fcs"))))
+#'   }
+#'   hdp_mixture(d, fcs = list(channels = c("CD4", "CD8")), n_components = 6, n_iter = 50,
+#'               burn_in = 50, seed = 1)
+#' }
 #' @export
 hdp_mixture <- function(samples, n_components = 256L, method = "gibbs", n_iter = 1000L, burn_in = 100L,
                         thin = 1L, alpha_prior = c(5, 0.1), alpha0_prior = c(0.1, 0.1), m0 = NULL,
@@ -68,8 +87,9 @@ hdp_mixture <- function(samples, n_components = 256L, method = "gibbs", n_iter =
                         warm_start_iter = 100L, relabel = TRUE, init = "kmeans++", chains = 1L,
                         merge_tol = 0.05, min_cluster_weight = 0.01, max_predictive_draws = 200L,
                         tol = 1e-7, seed = NULL, progress = FALSE, keep_draws = FALSE,
-                        backend = "auto", threads = NULL) {
+                        backend = "auto", threads = NULL, fcs = list()) {
   .hp_check_args()
+  samples <- .hdp_fcs_samples(samples, fcs)
   if (!is.list(samples) || is.data.frame(samples))
     .hp_stop("samples must be a list of matrices or data frames, one per sample, got ", .hp_kind(samples),
              if (is.data.frame(samples) || is.matrix(samples)) " (wrap a single sample as list(X))")
@@ -140,6 +160,32 @@ hdp_mixture <- function(samples, n_components = 256L, method = "gibbs", n_iter =
   at$X <- mats
   at$python <- model
   structure(at, class = "hdp_mixture")
+}
+
+# hdp_mixture's samples given as FCS files (a folder, or paths) read into a named list of data frames.
+.hdp_fcs_samples <- function(samples, fcs) {
+  paths <- if (is.character(samples)) samples else if (is.list(samples) && !is.data.frame(samples) &&
+    length(samples) && all(vapply(samples, function(s) is.character(s) && length(s) == 1L, logical(1))))
+    unlist(samples, use.names = FALSE) else return(samples)
+  if (!is.list(fcs) || (length(fcs) && (is.null(names(fcs)) || any(!nzchar(names(fcs))))))
+    .hp_stop("fcs must be a named list of read_fcs() settings, got ", .hp_kind(fcs))
+  if (anyNA(paths) || !length(paths)) .hp_stop("samples: the FCS paths must not be missing (NA) or empty")
+  folder <- length(paths) == 1L && dir.exists(paths)
+  allowed <- setdiff(names(formals(if (folder) read_fcs_folder else read_fcs)), c("path", "folder"))
+  bad <- setdiff(names(fcs), allowed)
+  if (length(bad)) .hp_stop("fcs: unknown read_fcs setting '", bad[1], "'; the settings are: ",
+                            paste(allowed, collapse = ", "))
+  if (folder) {
+    out <- do.call(read_fcs_folder, c(list(paths), fcs))
+    if (!length(out)) .hp_stop("samples: the folder '", paths, "' has no file matching ",
+                               if (is.null(fcs$pattern)) "*.fcs" else fcs$pattern)
+    return(out)
+  }
+  missing <- paths[!file.exists(paths) | dir.exists(paths)]
+  if (length(missing)) .hp_stop("samples: '", missing[1], "' is neither an FCS file nor a folder")
+  nms <- if (!is.null(names(samples)) && all(nzchar(names(samples)))) names(samples) else
+    tools::file_path_sans_ext(basename(paths))
+  stats::setNames(lapply(paths, function(f) do.call(read_fcs, c(list(f), fcs))), nms)
 }
 
 #' @export
