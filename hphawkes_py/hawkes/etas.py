@@ -416,9 +416,10 @@ def simulate(*, mu: float, A: float, alpha: float, c: float, p: float, d: float,
 # ------------------------------------------------------------------------------------------ sampler
 @dataclasses.dataclass
 class MarkedPosterior:
-    """Posterior draws of a marked or multitype Hawkes model (:func:`mcmc`, :func:`.multitype.mcmc`).
+    """Posterior draws of a marked or multitype Hawkes model (:func:`mcmc`, :func:`.multitype.mcmc`);
+    the constructor's arguments are kept as attributes of the same names.
 
-    Attributes
+    Parameters
     ----------
     draws : dict
         Parameter name -> array (chains, kept draws), natural units.
