@@ -323,3 +323,98 @@ def test_run_prm_svtt_units_must_match_precision(tmp_path):
     with pytest.raises(ValueError, match=r"TimeAggregationUnits='1' .*\(years\) is not supported with "
                                          r"PrecisionCaseTimes=4"):
         prm_arguments(prm)
+
+
+# ---------------------------------------------------------------------------- hphawkes scan ANALYSIS
+def test_cli_analysis_parsers_mirror_the_keywords():
+    from hphawkes_py.cli import build_parser
+
+    args = build_parser().parse_args(["scan", "temporal", "d.csv", "--time", "day", "--prospective",
+                                      "--time-aggregation", "7", "--max-temporal-length", "28", "--model", "bernoulli",
+                                      "--study-period", "2020-01-01", "2020-06-30", "--seed", "4"])
+    assert (args.analysis, args.csv, args.time, args.prospective, args.time_aggregation, args.max_temporal_length,
+            args.model, args.study_period, args.seed) == ("temporal", "d.csv", "day", True, 7, 28, "bernoulli",
+                                                          ["2020-01-01", "2020-06-30"], 4)
+    args = build_parser().parse_args(["scan", "ordinal", "c.csv", "--direction", "both", "--count", "n"])
+    assert (args.analysis, args.direction, args.count, args.max_population) == ("ordinal", "both", "n", 0.5)
+    # the spatial scan's own arguments are untouched
+    args = build_parser().parse_args(["scan", "data.csv", "--model", "poisson", "--population", "pop"])
+    assert args.csv == ["data.csv"] and args.model == "poisson"
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["scan", "multinomial", "c.csv", "--direction", "low"])  # no direction there
+
+
+def test_cli_temporal_and_seasonal(tmp_path, capsys):
+    days, cases, controls = _daily(400)
+    pd.DataFrame({"day": days.astype(str), "cases": cases, "controls": controls}).to_csv(tmp_path / "d.csv",
+                                                                                       index=False)
+    out = tmp_path / "t.csv"
+    assert main(["scan", "temporal", str(tmp_path / "d.csv"), "--time", "day", "--model", "bernoulli",
+                 "--time-aggregation", "2", "--replicates", "19", "--seed", "3", "--backend", "cpu", "--quiet",
+                 "--out", str(out)]) == 0
+    direct = hp.scan.temporal(days, cases, controls=controls, model="bernoulli", time_aggregation=2, n_replicates=19,
+                              **RUN)
+    got = pd.read_csv(out)
+    assert got.cases.tolist() == direct.clusters.cases.tolist()
+    np.testing.assert_array_equal(got.log_likelihood_ratio, direct.clusters.log_likelihood_ratio)
+    assert got.start.tolist() == [pd.Timestamp(d).strftime("%Y-%m-%d") for d in direct.clusters.start]
+    folder = tmp_path / "seasonal"
+    assert main(["scan", "seasonal", str(tmp_path / "d.csv"), "--time", "day", "--replicates", "19", "--seed", "3",
+                 "--backend", "cpu", "--out", str(folder)]) == 0
+    assert sorted(f.name for f in folder.iterdir()) == ["seasonal.col.csv", "seasonal.llr.csv", "seasonal.txt"]
+    direct = hp.scan.seasonal(days, cases, n_replicates=19, **RUN)
+    np.testing.assert_array_equal(pd.read_csv(folder / "seasonal.llr.csv").LLR, direct.null_llr)
+    assert "TemporalResult(seasonal poisson" in capsys.readouterr().out
+
+
+def test_cli_svtt(tmp_path):
+    xy, cases = _svtt_data()
+    L, T = cases.shape
+    df = pd.DataFrame({"x": np.repeat(xy[:, 0], T), "y": np.repeat(xy[:, 1], T), "time": np.tile(np.arange(T), L),
+                       "cases": cases.ravel(), "population": 1000, "id": np.repeat([f"L{i}" for i in range(L)], T)})
+    df.to_csv(tmp_path / "s.csv", index=False)
+    assert main(["scan", "svtt", str(tmp_path / "s.csv"), "--id", "id", "--max-population", "0.3", "--replicates",
+                 "19", "--seed", "3", "--backend", "cpu", "--quiet", "--out", str(tmp_path / "s_out.csv")]) == 0
+    direct = hp.scan.svtt(df[["x", "y"]].to_numpy(), df.time.to_numpy(), df.cases.to_numpy(), df.population.to_numpy(),
+                          location_ids=df.id.to_numpy(), max_population=0.3, n_replicates=19, **RUN)
+    got = pd.read_csv(tmp_path / "s_out.csv")
+    assert got.location_ids.tolist() == [" ".join(v) for v in direct.clusters.location_ids]
+    np.testing.assert_array_equal(got.inside_trend, direct.clusters.inside_trend)
+
+
+@pytest.mark.parametrize("name", ["ordinal", "multinomial"])
+def test_cli_categorical(name, tmp_path):
+    prm, xy, cat, ids = _categorical_prm(tmp_path, "3")
+    df = pd.DataFrame({"x": xy[:, 0], "y": xy[:, 1], "category": cat, "id": ids})
+    df.to_csv(tmp_path / "c.csv", index=False)
+    assert main(["scan", name, str(tmp_path / "c.csv"), "--id", "id", "--replicates", "19", "--seed", "3",
+                 "--backend", "cpu", "--quiet", "--out", str(tmp_path / "c_out.csv")]) == 0
+    fn = getattr(hp.scan, name)
+    direct = fn(xy, cat, location_ids=ids, n_replicates=19, **RUN)
+    got = pd.read_csv(tmp_path / "c_out.csv")
+    assert got.location_ids.tolist() == [" ".join(v) for v in direct.clusters.location_ids]
+    np.testing.assert_array_equal(got.log_likelihood_ratio, direct.clusters.log_likelihood_ratio)
+    # --count: one row per location and category with its number of cases gives the same scan
+    agg = df.groupby(["id", "category"], sort=False).agg(x=("x", "first"), y=("y", "first"), n=("x", "size"))
+    agg.reset_index().to_csv(tmp_path / "agg.csv", index=False)
+    assert main(["scan", name, str(tmp_path / "agg.csv"), "--id", "id", "--count", "n", "--replicates", "19",
+                 "--seed", "3", "--backend", "cpu", "--quiet", "--out", str(tmp_path / "agg_out.csv")]) == 0
+    again = pd.read_csv(tmp_path / "agg_out.csv")
+    np.testing.assert_allclose(again.log_likelihood_ratio, got.log_likelihood_ratio, rtol=1e-12)
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["temporal", "{csv}", "--time", "nope"], r"column 'nope' not found"),
+    (["temporal", "{csv}", "--time", "day", "--cases", "label"], r"column 'label' must be numeric; row 2"),
+    (["temporal", "{csv}", "--time", "label"], r"column 'label': neither whole numbers nor dates"),
+    (["temporal", "{csv}", "--time", "day", "--out", "x.json"], r"--out x.json: give a .csv file"),
+    (["temporal", "{csv}", "--time", "day", "--overwrite"], r"--overwrite applies to an --out folder"),
+    (["ordinal", "{csv}", "--x", "cases", "--y", "cases", "--category", "cases", "--count", "neg"],
+     r"column 'neg' must hold whole numbers >= 0; row 2"),
+])
+def test_cli_analysis_refusals(argv, match, tmp_path, capsys):
+    pd.DataFrame({"day": ["2020-01-01", "2020-01-02"], "cases": [1, 2], "label": ["a", "b"], "neg": [-1, 2]}).to_csv(
+        tmp_path / "d.csv", index=False)
+    argv = [a.replace("{csv}", str(tmp_path / "d.csv")) for a in argv]
+    assert main(["scan", *argv, "--replicates", "9", "--backend", "cpu", "--quiet"]) == 2
+    assert match.replace("\\", "") in capsys.readouterr().err or pytest.fail(capsys.readouterr().err)

@@ -1,5 +1,7 @@
 """``hphawkes scan``: Bernoulli or Poisson spatial scan on a CSV file, on SaTScan input files or a SaTScan
-parameter file; the cluster table and map, or SaTScan's whole set of outputs into a folder."""
+parameter file; the cluster table and map, or SaTScan's whole set of outputs into a folder.
+``hphawkes scan temporal|seasonal|svtt|ordinal|multinomial CSV ...``: the other analyses of hp.scan on a
+CSV file, their keyword arguments as options."""
 from __future__ import annotations
 
 import argparse
@@ -64,7 +66,10 @@ def register(subparsers) -> None:
             "SaTScan's whole set of outputs (report, .col/.gis/.rr/.llr tables, cluster geometry, HTML and PNG maps)."
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        epilog="Other analyses, each with its own options (see their --help): "
+               + "; ".join(f"hphawkes scan {k}: {v}" for k, v in ANALYSES.items()) + ".",
     )
+    p.__class__ = _ScanParser  # 'hphawkes scan ANALYSIS ...' goes to that analysis's parser
     src = p.add_argument_group("input")
     src.add_argument("csv", nargs="*", metavar="CSV | run PRM",
                      help="CSV file with a header row (alternative to the SaTScan files), or 'run' and a SaTScan "
@@ -499,3 +504,240 @@ def _reproduce(args):
                      "p_published": p})
     lines.append("clusters match" if ok else "MISMATCH")
     return ok, res, pd.DataFrame(rows), "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------- the other analyses
+#: ``hphawkes scan ANALYSIS``: the analyses with a parser of their own (their arguments differ from
+#: the spatial scan's; the spatial scan's positional CSV argument rules out argparse sub-commands)
+ANALYSES = {
+    "temporal": "Kulldorff's purely temporal scan (retrospective or --prospective), Poisson or Bernoulli",
+    "seasonal": "the seasonal temporal scan: the days of the year as a closed loop",
+    "svtt": "spatial variation in temporal trends (Poisson): circles whose trend differs from the rest",
+    "ordinal": "the spatial scan for ordered categories (e.g. severity grades), one row per case",
+    "multinomial": "the spatial scan for unordered categories (e.g. subtypes), one row per case",
+}
+
+
+class _ScanParser(argparse.ArgumentParser):
+    """``hphawkes scan``'s parser: ``hphawkes scan temporal|seasonal|svtt|ordinal|multinomial ...``
+    hands the arguments after the analysis's name to that analysis's parser."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        args = list(sys.argv[1:] if args is None else args)
+        if args and args[0] in ANALYSES:
+            return analysis_parser(args[0], self.prog).parse_known_args(args[1:], namespace)
+        return super().parse_known_args(args, namespace)
+
+
+def analysis_parser(name: str, prog: str = "hphawkes scan") -> argparse.ArgumentParser:
+    """The parser of ``hphawkes scan NAME`` (NAME one of :data:`ANALYSES`): a CSV file and the
+    keyword arguments of ``hp.scan.NAME`` as options."""
+    p = argparse.ArgumentParser(
+        prog=f"{prog} {name}", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        description=f"{ANALYSES[name]} (hp.scan.{name}; SaTScan semantics). Input: a CSV file with a header row. "
+                    f"Writes the cluster table (--out FILE.csv) or, with --out FOLDER, "
+                    + ("SaTScan's whole set of outputs." if name in ("ordinal", "multinomial") else
+                       "the cluster table (<name>.col.csv), the simulated maxima (<name>.llr.csv) and a text "
+                       "summary (<name>.txt)."))
+    p.add_argument("csv", help="CSV file with a header row")
+    timed = name in ("temporal", "seasonal", "svtt")
+    spatial = name in ("svtt", "ordinal", "multinomial")
+    if spatial:
+        p.add_argument("--x", default="x", help="column of the x coordinate (latitude with great_circle)")
+        p.add_argument("--y", default="y", help="column of the y coordinate (longitude with great_circle)")
+        p.add_argument("--id", default=None, help="column of location ids (default: row number)")
+    if timed:
+        p.add_argument("--time", default="time", help="column of the day (dates, or whole numbers)")
+        p.add_argument("--cases", default="cases", help="column of the case counts")
+        p.add_argument("--study-period", nargs=2, default=None, metavar=("START", "END"),
+                       help="first and last day (dates, or whole numbers as --time); default the data's")
+    if name in ("temporal", "seasonal"):
+        p.add_argument("--model", choices=("poisson", "bernoulli"), default="poisson")
+        p.add_argument("--controls", default="controls", help="column of the control counts (--model bernoulli)")
+        p.add_argument("--max-temporal-size", type=float, default=0.5,
+                       help="longest window, fraction of the study period, in (0, 0.9]")
+        p.add_argument("--max-temporal-length", type=int, default=None,
+                       help="longest window in days instead (overrides --max-temporal-size)")
+        p.add_argument("--min-temporal-length", type=int, default=1, help="shortest window, days")
+        p.add_argument("--min-cases", type=int, default=2, help="minimum cases in a high-rate window")
+    if name in ("temporal", "svtt"):
+        p.add_argument("--time-aggregation", type=int, default=1, help="days (or time units) per time unit")
+    if name == "temporal":
+        p.add_argument("--prospective", action="store_true", help="only windows ending on the last unit")
+    if name == "svtt":
+        p.add_argument("--population", default="population", help="column of the location's population")
+    if name in ("ordinal", "multinomial"):
+        p.add_argument("--category", default="category",
+                       help="column of each case's category" + (" (numbers, ordered by value)"
+                                                                 if name == "ordinal" else " (labels)"))
+        p.add_argument("--count", default=None, help="column of the cases of each row (default: one per row)")
+        p.add_argument("--max-distance", type=float, default=None, help="maximum circle radius")
+        p.add_argument("--grid-cell", type=float, default=None,
+                       help="centre circles on a regular grid of this cell side instead of on the locations")
+    if spatial:
+        p.add_argument("--max-population", type=float, default=0.5,
+                       help="largest window, fraction of the total " + ("population" if name == "svtt" else "cases")
+                            + ", in (0, 0.5]")
+        p.add_argument("--distance", choices=("euclidean", "great_circle"), default="euclidean")
+    if name != "multinomial":
+        p.add_argument("--direction", choices=("high", "low", "both"), default="high")
+    p.add_argument("--replicates", type=_positive_int, default=999, help="Monte Carlo replicates")
+    p.add_argument("--seed", type=int, default=None)
+    add_engine_arguments(p)
+    p.add_argument("-o", "--out", default=f"scan_{name}_clusters.csv",
+                   help="a .csv file: the cluster table; anything else is a folder (written atomically)")
+    p.add_argument("--overwrite", action="store_true", help="with an --out folder: replace an existing one")
+    p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
+    p.set_defaults(func=_cmd_analysis, analysis=name, png="")
+    return p
+
+
+def _column(df, col, path, numeric=True):
+    if col not in df.columns:
+        raise CliError(f"{path}: column {col!r} not found; columns are {list(df.columns)}")
+    if numeric:
+        import pandas as pd
+
+        if not pd.api.types.is_numeric_dtype(df[col]):
+            bad = pd.to_numeric(df[col], errors="coerce").isna()
+            row = int(bad.to_numpy().argmax())
+            raise CliError(f"{path}: column {col!r} must be numeric; row {row + 2} holds {df[col].iloc[row]!r}")
+    return df[col].to_numpy()
+
+
+def _days(values, what):
+    """Whole numbers (kept) or dates (as datetime64[D]) of a --time column or --study-period."""
+    import warnings
+
+    import pandas as pd
+
+    s = pd.Series(values)
+    if pd.api.types.is_numeric_dtype(s):
+        return s.to_numpy()
+    num = pd.to_numeric(s, errors="coerce")
+    if num.notna().all():
+        return num.to_numpy()
+    try:
+        with warnings.catch_warnings():  # pandas' note that it guessed the format: the dates are checked below
+            warnings.simplefilter("ignore", UserWarning)
+            return pd.to_datetime(s).to_numpy().astype("datetime64[D]")
+    except (ValueError, TypeError) as exc:
+        raise CliError(f"{what}: neither whole numbers nor dates ({' '.join(str(exc).split())})") from None
+
+
+def _cmd_analysis(args) -> int:
+    import numpy as np
+    import pandas as pd
+
+    from .. import scan
+
+    name = args.analysis
+    folder = _out_is_folder(args.out)
+    if Path(args.out).suffix.lower() in (".txt", ".tsv", ".json", ".xlsx", ".parquet", ".dbf"):
+        raise CliError(f"--out {args.out}: give a .csv file (the cluster table) or a folder name")
+    if folder:  # before any work
+        if Path(args.out).expanduser().is_dir() and not args.overwrite:
+            raise CliError(f"--out {args.out}: is a folder that exists; pass --overwrite to replace it, or give a "
+                           f"new folder name or a .csv file")
+        check_output_dir(args.out, args.overwrite, "--out")
+    elif args.overwrite:
+        raise CliError(f"--overwrite applies to an --out folder; --out {args.out} is a .csv file (replaced as it is)")
+    else:
+        out_file = check_output_file(args.out, "--out")
+    try:
+        df = pd.read_csv(args.csv)
+    except FileNotFoundError:
+        raise CliError(f"{args.csv}: no such file") from None
+    run = dict(n_replicates=args.replicates, seed=args.seed, backend=args.backend, threads=args.threads,
+               progress=not args.quiet)
+    kw = {}
+    if name in ("temporal", "seasonal", "svtt"):
+        if args.time not in df.columns:
+            raise CliError(f"{args.csv}: column {args.time!r} not found; columns are {list(df.columns)}")
+        times = _days(df[args.time], f"{args.csv}: column {args.time!r}")
+        cases = _column(df, args.cases, args.csv)
+        if args.study_period is not None:
+            kw["study_period"] = tuple(_days(args.study_period, "--study-period"))
+    if name in ("svtt", "ordinal", "multinomial"):
+        coords = np.column_stack([_column(df, args.x, args.csv), _column(df, args.y, args.csv)]).astype(float)
+        ids = _column(df, args.id, args.csv, numeric=False) if args.id else None
+        kw.update(max_population=args.max_population, distance=args.distance, location_ids=ids)
+    if name in ("temporal", "seasonal"):
+        kw.update(model=args.model, max_temporal_size=args.max_temporal_size,
+                  max_temporal_length=args.max_temporal_length, min_temporal_length=args.min_temporal_length,
+                  min_cases=args.min_cases, direction=args.direction)
+        if args.model == "bernoulli":
+            kw["controls"] = _column(df, args.controls, args.csv)
+        if name == "temporal":
+            res = scan.temporal(times, cases, time_aggregation=args.time_aggregation, prospective=args.prospective,
+                                **kw, **run)
+        else:
+            res = scan.seasonal(times, cases, **kw, **run)
+    elif name == "svtt":
+        res = scan.svtt(coords, times, cases, _column(df, args.population, args.csv),
+                        time_aggregation=args.time_aggregation, direction=args.direction, **kw, **run)
+    else:
+        cat = _column(df, args.category, args.csv, numeric=name == "ordinal")
+        if args.count is not None:  # one row per case
+            n = _column(df, args.count, args.csv)
+            if (n < 0).any() or (n != np.round(n)).any():
+                row = int(np.argmax((n < 0) | (n != np.round(n))))
+                raise CliError(f"{args.csv}: column {args.count!r} must hold whole numbers >= 0; row {row + 2} "
+                               f"holds {n[row]!r}")
+            rep = np.repeat(np.arange(len(df)), n.astype(np.int64))
+            coords, cat = coords[rep], cat[rep]
+            kw["location_ids"] = None if ids is None else ids[rep]
+        kw.update(max_distance=args.max_distance, grid_cell=args.grid_cell)
+        if name == "ordinal":
+            res = scan.ordinal(coords, cat, direction=args.direction, **kw, **run)
+        else:
+            res = scan.multinomial(coords, cat, **kw, **run)
+    if name in ("ordinal", "multinomial"):
+        if folder:
+            _write_folder(res, args, None, None, name)
+        else:
+            _write_outputs(res, [("--out", out_file)])
+        text = res.summary()
+    else:
+        text = _write_time_outputs(res, args, folder, name, None if folder else out_file)
+    if not args.quiet:
+        print(text)
+        print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def _time_table(res):
+    """The cluster table of a temporal or SVTT result as written (location ids space-separated)."""
+    df = res.clusters.copy()
+    if "location_ids" in df:
+        df["location_ids"] = [" ".join(str(v) for v in ids) for ids in df["location_ids"]]
+    return df
+
+
+def _write_time_outputs(res, args, folder, stem, out_file) -> str:
+    """The cluster table of a temporal, seasonal or SVTT result to ``out_file``, or into the
+    ``--out`` folder the table (``<stem>.col.csv``), the simulated maxima (``<stem>.llr.csv``, as
+    SaTScan's ``.llr``) and the summary (``<stem>.txt``); returns the summary."""
+    import pandas as pd
+
+    table = _time_table(res)
+    with pd.option_context("display.width", 200, "display.max_columns", 30):
+        text = repr(res) + "\n\n" + (table.to_string(index=False) if len(table) else "no cluster")
+    if not folder:
+        tmp = out_file.with_name(f".{out_file.name}.tmp")
+        try:
+            table.to_csv(tmp, index=False)
+            os.replace(tmp, out_file)
+        except OSError as exc:
+            raise CliError(f"--out {out_file}: cannot be written ({exc.strerror or exc})") from None
+        finally:
+            tmp.unlink(missing_ok=True)
+        return text
+    with atomic_output_dir(args.out, args.overwrite, "--out") as tmp:
+        try:
+            table.to_csv(tmp / f"{stem}.col.csv", index=False)
+            pd.DataFrame({"LLR": res.null_llr}).to_csv(tmp / f"{stem}.llr.csv", index=False)
+            (tmp / f"{stem}.txt").write_text(text + "\n")
+        except OSError as exc:
+            raise CliError(f"--out {args.out}: cannot be written ({exc.strerror or exc})") from None
+    return text
