@@ -24,7 +24,7 @@ from cli_lines import expand, parse_error, shell_commands
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 GENERATED = ("_build", "auto_examples", "api/generated", "_templates", "sg_execution_times.rst")
-SLOW_PAGES = {"install.rst", "user_guide/backends.rst"}
+SLOW_PAGES = {"install.rst", "user_guide/backends.rst", "user_guide/hawkes_marks_types.rst"}
 
 DIRECTIVE = re.compile(r"^(?P<indent>[ \t]*)\.\. (?:code-block|code|sourcecode)::[ \t]*(?P<lang>\S*)[ \t]*$", re.M)
 INLINE_COMMAND = re.compile(r"``(hphawkes [^`]+?)``", re.S)

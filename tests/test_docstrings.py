@@ -16,7 +16,7 @@ import pytest
 
 numpydoc_docscrape = pytest.importorskip("numpydoc.docscrape")
 
-METHODS = ("hawkes", "kde", "sccs", "scan", "mixture")
+METHODS = ("hawkes", "hawkes.etas", "hawkes.multitype", "kde", "sccs", "scan", "mixture")
 TOP_LEVEL = ("backends", "info")
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 # (namespace, title): the order of the API reference
 NAMESPACES = [
     ("hphawkes_py.hawkes", "Hawkes processes"),
+    ("hphawkes_py.hawkes.etas", "Space-time ETAS (Hawkes processes with magnitudes)"),
+    ("hphawkes_py.hawkes.multitype", "Multitype Hawkes processes"),
     ("hphawkes_py.kde", "Adaptive kernel density estimation"),
     ("hphawkes_py.sccs", "Self-controlled case series"),
     ("hphawkes_py.scan", "Spatial and space-time scan statistics"),

@@ -31,6 +31,11 @@ mcmc(x, t, *, n_iter=10_000, burn_in=1_000, chains=4, sample=..., fixed=..., ...
 mcmc_latent(x, t, *, location_region=("box", half_width), random_rates="trigger", ...)
     Latent true locations of coarsened events and per-event log-rates, sampled with the parameters
     -> :class:`LatentPosterior`; ``latent_gradient`` gives their gradients.
+etas.simulate / etas.log_likelihood / etas.mcmc / etas.probabilities
+    Space-time ETAS with magnitudes (marks): productivity ``A exp(alpha (m - m0))``, Omori delays,
+    spatial scale ``d exp(gamma (m - m0))``, Gutenberg-Richter magnitudes (Zhuang et al. 2002).
+multitype.simulate / multitype.log_likelihood / multitype.mcmc / multitype.probabilities
+    K event types with a K x K excitation matrix ``theta`` (which type triggers which).
 posterior_mode(x, t, *, sample=..., fixed=..., ...)
     Maximum of the same posterior (Nelder-Mead), e.g. to start chains.
 self_excitation(posterior, n_draws=1000, seed=None, *, executor=None, progress=True)
@@ -53,6 +58,7 @@ posterior_predictive(posterior, x, t, ...)
 """
 from __future__ import annotations
 
+from . import etas, multitype
 from .excitation import self_excitation, self_excitation_draws
 from .forecast import HawkesForecast, forecast_intensity
 from .gradient import log_likelihood_gradient
