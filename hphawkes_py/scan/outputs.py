@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._output_common import _check_result, _date, _location_of_ids
+from ._output_common import CATEGORICAL, _check_result, _date, _location_of_ids, _population_text, _significant
 from .locations import EARTH_RADIUS_KM
 
 __all__ = ["cluster_table", "location_table", "risk_table", "llr_table", "report_text", "write_satscan",
@@ -187,7 +187,8 @@ def cluster_table(result, *, study_period=None, gumbel: bool = False, p_values: 
         lat/long) or ``E_MINOR, E_MAJOR, E_ANGLE, E_SHAPE`` (elliptic), ``SPAN`` (largest
         distance between two of its locations), ``START_DATE, END_DATE`` (``YYYY/M/D``),
         ``NUMBER_LOC``, ``LLR`` (and ``TEST_STAT`` for elliptic windows; ``TEST_STAT`` alone for the
-        space-time permutation model), ``P_VALUE``, [``GBL_PVALUE``], ``OBSERVED, EXPECTED, ODE``,
+        space-time permutation model), ``P_VALUE``, [``GBL_PVALUE``], ``OBSERVED, EXPECTED, ODE``
+        (not for the ordinal and multinomial models, whose counts are per category, as in SaTScan),
         ``REL_RISK`` (Poisson, Bernoulli), ``POPULATION`` (Bernoulli; Poisson with a population),
         ``GINI_CLUST`` (``"F"``: no Gini clusters here).
 
@@ -234,9 +235,10 @@ def cluster_table(result, *, study_period=None, gumbel: bool = False, p_values: 
         r["P_VALUE"] = _reported_p(result, cl, p_values)
         if gumbel:
             r["GBL_PVALUE"] = max(float(cl.gumbel_p_value), _GUMBEL_FLOOR)
-        r["OBSERVED"] = cl.cases
-        r["EXPECTED"] = float(cl.expected)
-        r["ODE"] = float(cl.observed_over_expected)
+        if result.model not in CATEGORICAL:  # SaTScan writes their category tables elsewhere (the .sci)
+            r["OBSERVED"] = cl.cases
+            r["EXPECTED"] = float(cl.expected)
+            r["ODE"] = float(cl.observed_over_expected)
         if result.model in _BERNOULLI + _POISSON:
             rr = float(cl.relative_risk)
             r["REL_RISK"] = rr if math.isfinite(rr) else math.nan
@@ -255,7 +257,8 @@ def _col_columns(result, gumbel) -> list:
         cols += ["TEST_STAT"]
     else:
         cols += ["LLR"] + (["TEST_STAT"] if _elliptic(result) else [])
-    cols += ["P_VALUE"] + (["GBL_PVALUE"] if gumbel else []) + ["OBSERVED", "EXPECTED", "ODE"]
+    cols += ["P_VALUE"] + (["GBL_PVALUE"] if gumbel else [])
+    cols += [] if result.model in CATEGORICAL else ["OBSERVED", "EXPECTED", "ODE"]
     cols += ["REL_RISK"] if result.model in _BERNOULLI + _POISSON else []
     cols += ["POPULATION"] if _has_population(result) else []
     return cols + ["GINI_CLUST"]
@@ -277,7 +280,8 @@ def location_table(result, *, gumbel: bool = False, p_values: str = "monte_carlo
     ``CLU_OBS, CLU_EXP, CLU_ODE``, ``CLU_RR``, ``CLU_POP``, the location's ``LOC_OBS, LOC_EXP,
     LOC_ODE, LOC_RR, LOC_POP`` (purely spatial analyses only: for a space-time cluster SaTScan
     counts inside the cluster's time window, which the result does not hold, so these are left
-    out), ``LOC_X, LOC_Y`` or ``LOC_LAT, LOC_LONG`` and ``GINI_CLUST``. Locations with identical
+    out), ``LOC_X, LOC_Y`` or ``LOC_LAT, LOC_LONG`` and ``GINI_CLUST``. The ordinal and multinomial
+    models have no ``CLU_*`` or ``LOC_*`` counts (per category; SaTScan leaves them out too). Locations with identical
     coordinates (merged by the scan) are one row, named by their first id. ``LOC_RR`` is
     SaTScan's (O / E) / ((C - O) / (C - E)) of the location: blank (NaN) where infinite (all cases
     there), 0 where SaTScan's formula divides by zero (no expected cases).
@@ -312,12 +316,15 @@ def location_table(result, *, gumbel: bool = False, p_values: str = "monte_carlo
     p_values = _check_p_values(p_values)
     loc_of, _ = _location_of_ids(result)
     spatial = result.model not in _SPACE_TIME
+    # SaTScan's ordinal and multinomial .gis has no counts: they are per category (ClusterLocationsWriter)
+    counted = result.model not in CATEGORICAL
     rr_model = result.model in _BERNOULLI + _POISSON
     pop = _has_population(result)
     a, b = ("LOC_LAT", "LOC_LONG") if _latlong(result) else ("LOC_X", "LOC_Y")
-    cols = ["LOC_ID", "CLUSTER", "P_VALUE"] + (["GBL_PVALUE"] if gumbel else []) + ["CLU_OBS", "CLU_EXP", "CLU_ODE"]
-    cols += (["CLU_RR"] if rr_model else []) + (["CLU_POP"] if pop else [])
-    if spatial:
+    cols = ["LOC_ID", "CLUSTER", "P_VALUE"] + (["GBL_PVALUE"] if gumbel else [])
+    if counted:
+        cols += ["CLU_OBS", "CLU_EXP", "CLU_ODE"] + (["CLU_RR"] if rr_model else []) + (["CLU_POP"] if pop else [])
+    if spatial and counted:
         cols += ["LOC_OBS", "LOC_EXP", "LOC_ODE"] + (["LOC_RR"] if rr_model else []) + (["LOC_POP"] if pop else [])
     cols += [a, b, "GINI_CLUST"]
     C = float(result.n_cases)
@@ -333,13 +340,14 @@ def location_table(result, *, gumbel: bool = False, p_values: str = "monte_carlo
             r = {"LOC_ID": str(lid), "CLUSTER": k + 1, "P_VALUE": _reported_p(result, cl, p_values)}
             if gumbel:
                 r["GBL_PVALUE"] = max(float(cl.gumbel_p_value), _GUMBEL_FLOOR)
-            r.update(CLU_OBS=cl.cases, CLU_EXP=float(cl.expected), CLU_ODE=float(cl.observed_over_expected))
-            if rr_model:
+            if counted:
+                r.update(CLU_OBS=cl.cases, CLU_EXP=float(cl.expected), CLU_ODE=float(cl.observed_over_expected))
+            if counted and rr_model:
                 rr = float(cl.relative_risk)
                 r["CLU_RR"] = rr if math.isfinite(rr) else math.nan
-            if pop:
+            if counted and pop:
                 r["CLU_POP"] = float(cl.population)
-            if spatial:
+            if spatial and counted:
                 o, e, p = _location_counts(result, g)
                 r.update(LOC_OBS=o, LOC_EXP=e, LOC_ODE=o / e if e > 0 else math.nan)
                 if rr_model:
@@ -373,7 +381,8 @@ def risk_table(result) -> pd.DataFrame:
     ------
     ValueError
         For the space-time permutation model, whose SaTScan table counts inside the most likely
-        cluster's time window (not held by the result).
+        cluster's time window (not held by the result), and for the ordinal and multinomial
+        models (risks per category: SaTScan refuses the table too).
 
     Examples
     --------
@@ -390,6 +399,10 @@ def risk_table(result) -> pd.DataFrame:
         raise ValueError("the risk table (.rr) of the space-time permutation model counts each location inside the "
                          "most likely cluster's time window, which the result does not hold; write the other tables "
                          "(tables=('col', 'gis', 'llr'))")
+    if result.model in CATEGORICAL:
+        raise ValueError(f"the risk table (.rr) is not defined for the {result.model} model (SaTScan refuses it too: "
+                         f"a location's risk is one per category); write the other tables (tables=('col', 'gis', "
+                         f"'llr')); the clusters' category tables are in result.clusters (observed_by_category, ...)")
     _, locations = _location_of_ids(result)
     C = float(result.n_cases)
     rows = []
@@ -445,26 +458,6 @@ _SUMMARY_LABEL = 35
 _RIGHT = 95
 
 
-def _significant(value: float, digits: int = 2) -> str:
-    """SaTScan's ``getValueAsString``: ``digits`` decimals, more below 1 so that ``digits``
-    significant digits show (0 as "0")."""
-    if value == 0:
-        return "0"
-    if not math.isfinite(value):
-        return "infinity" if value > 0 else "-infinity"
-    prec = digits
-    if abs(value) < 1:
-        prec += math.ceil(abs(math.log10(abs(value)))) - 1
-    return f"{value:.{prec}f}"
-
-
-def _population_text(p: float) -> str:
-    """SaTScan's ``CCluster::GetPopulationAsString``."""
-    if p < 0.5:
-        return f"{p:g}"
-    return f"{p:.1f}" if p < 1 else f"{p:.0f}"
-
-
 def _gumbel_text(p: float) -> str:
     """A Gumbel p-value as SaTScan's report shows it (``DisplayMonteCarloInformation``)."""
     return "< " + _significant(_GUMBEL_FLOOR, 1) if p == 0.0 else _significant(p)
@@ -492,7 +485,10 @@ def report_text(result, *, study_period=None, title: str | None = None, p_values
     """The main results report (``<name>.txt``): a summary of the data and the cluster blocks as
     SaTScan 10 formats them (``CCluster::Display``: labels dotted to 22 characters, values
     wrapped at column 95, numbers with SaTScan's significant digits, p-values with as many
-    decimals as the number of replicates has digits).
+    decimals as the number of replicates has digits). The clusters of the ordinal and multinomial
+    models show SaTScan's category table (``DisplayClusterDataOrdinal``: ``Total cases``,
+    ``Category``, then per group of categories ``Number of cases``, ``Expected cases``,
+    ``Observed / expected``, ``Relative risk``, ``Percent cases in area``).
 
     Parameters
     ----------
@@ -579,9 +575,15 @@ def report_text(result, *, study_period=None, title: str | None = None, p_values
             add("Time frame", f"{period[0]} to {period[1]}")
         if _has_population(result):
             add("Population", _population_text(float(cl.population)))
-        add("Number of cases", f"{cl.cases:.10g}" if isinstance(cl.cases, float) else str(int(cl.cases)))
-        add("Expected cases", _significant(float(cl.expected)))
-        add("Observed / expected", _significant(float(cl.observed_over_expected)))
+        if result.model in CATEGORICAL:
+            from ._categorical import category_report_lines
+
+            for label, value in category_report_lines(cl):
+                add(label, value)
+        else:
+            add("Number of cases", f"{cl.cases:.10g}" if isinstance(cl.cases, float) else str(int(cl.cases)))
+            add("Expected cases", _significant(float(cl.expected)))
+            add("Observed / expected", _significant(float(cl.observed_over_expected)))
         if result.model in _BERNOULLI + _POISSON:
             add("Relative risk", _significant(float(cl.relative_risk)))
         if result.model in _BERNOULLI:
@@ -622,8 +624,8 @@ def write_satscan(result, results_file, *, tables=None, dbase: bool = False, rep
         ``analysis.kml``, ``analysis.col.shp``, ``analysis.gpkg``, ``analysis.html``,
         ``analysis.leaflet.html``. Its folder must exist.
     tables : sequence of {"col", "gis", "rr", "llr"}, optional
-        The tables to write; default: all that the model has (the space-time permutation model
-        has no ``rr`` here: see :func:`risk_table`).
+        The tables to write; default: all that the model has (the space-time permutation,
+        ordinal and multinomial models have no ``rr`` here: see :func:`risk_table`).
     dbase : bool or sequence of table names
         Also write each table (or those named) as dBase (``.dbf``, as rsatscan reads them); needs
         pyogrio. A table named here but not in ``tables`` is written too.
@@ -645,7 +647,7 @@ def write_satscan(result, results_file, *, tables=None, dbase: bool = False, rep
     Raises
     ------
     ValueError
-        An unknown table or geometry format, ``rr`` asked of the space-time permutation model, a
+        An unknown table or geometry format, ``rr`` asked of a model without it, a
         ``results_file`` whose folder does not exist.
     ImportError
         ``dbase``, ``"shp"`` or ``"gpkg"`` without pyogrio and shapely, ``"leaflet"`` without folium.
@@ -675,7 +677,8 @@ def write_satscan(result, results_file, *, tables=None, dbase: bool = False, rep
     stem = target.name[:-4] if target.name.lower().endswith(".txt") else target.name
     base = target.parent
     if tables is None:
-        tables = tuple(t for t in SATSCAN_TABLES if not (t == "rr" and result.model == "space_time_permutation"))
+        tables = tuple(t for t in SATSCAN_TABLES
+                       if not (t == "rr" and result.model in ("space_time_permutation",) + CATEGORICAL))
     if isinstance(tables, str):
         raise TypeError(f"tables must be a sequence of names from {SATSCAN_TABLES}, got the string {tables!r}")
     if isinstance(geometry, str):
