@@ -181,3 +181,9 @@ EXTRA_WALKED += ["declustered", "DeclusteredScanResult"]
 EXTRA_WALKED += ["normal", "exponential", "iterative_scan", "IterativeScanResult", "power", "PowerResult",
                  "read_alternative_hypotheses", "write_satscan", "to_geojson", "write_geojson", "to_kml", "write_kml",
                  "write_vector", "cluster_map"]
+# temporal/seasonal and svtt (and their result containers): tests/test_scan_temporal.py::test_refusals,
+# test_scan_svtt.py::test_refusals; ordinal/multinomial: test_scan_ordinal.py / test_scan_multinomial.py
+# ::test_bad_inputs_are_refused; DataSource/read_source: test_scan_data_sources.py::test_data_source_refusals;
+# cluster_linelist/write_linelist: test_scan_linelist.py::test_refusals and test_refusals_of_inputs
+EXTRA_WALKED += ["temporal", "seasonal", "TemporalResult", "svtt", "SVTTResult", "ordinal", "multinomial",
+                 "DataSource", "read_source", "cluster_linelist", "write_linelist"]
