@@ -241,6 +241,11 @@ def _cmd_scan(args) -> int:
     if prm:
         res = run_prm(prm, n_replicates=args.replicates, seed=args.seed, backend=args.backend, threads=args.threads,
                       progress=not args.quiet)
+        if not hasattr(res, "location_table"):  # a purely temporal, seasonal or SVTT analysis: no map
+            text = _write_time_outputs(res, args, folder, Path(prm).stem, None if folder else outputs[0][1])
+            if not args.quiet:
+                print(text)
+            return 0
         if folder:
             from ..scan._prm import prm_arguments
 
