@@ -131,8 +131,8 @@ def _live(names):
     out = {}
     for name in names:
         prm = _prm(name, folder)
-        prm.write_text(prm.read_text().replace("CensusAreasReportedClustersASCII=n",
-                                               "CensusAreasReportedClustersASCII=y\nMostLikelyClusterEachCentroidASCII=y"))
+        asked = "CensusAreasReportedClustersASCII=y\nMostLikelyClusterEachCentroidASCII=y"
+        prm.write_text(prm.read_text().replace("CensusAreasReportedClustersASCII=n", asked))
         subprocess.run([str(SATSCAN), str(prm)], cwd=folder, check=True, capture_output=True, timeout=300)
         stem = folder / name.replace(" ", "_")
         out[name] = {ext: Path(f"{stem}{ext}").read_text() for ext in (".txt", ".col.txt", ".gis.txt")}
