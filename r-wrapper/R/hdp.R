@@ -184,7 +184,7 @@ hdp_mixture <- function(samples, n_components = 256L, method = "gibbs", n_iter =
   missing <- paths[!file.exists(paths) | dir.exists(paths)]
   if (length(missing)) .hp_stop("samples: '", missing[1], "' is neither an FCS file nor a folder")
   nms <- if (!is.null(names(samples)) && all(nzchar(names(samples)))) names(samples) else
-    tools::file_path_sans_ext(basename(paths))
+    sub("\\.[^.]*$", "", basename(paths))
   stats::setNames(lapply(paths, function(f) do.call(read_fcs, c(list(f), fcs))), nms)
 }
 

@@ -178,7 +178,7 @@ scan_write_geometry <- function(result, path, format = NULL, n_vertices = 64L, l
   p <- .hp_path_arg(path, "path")
   n <- .hp_vertices(n_vertices)
   if (is.null(format)) {
-    ext <- tolower(tools::file_ext(p))
+    ext <- tolower(sub("^.*\\.", "", basename(p)))
     format <- if (ext %in% c("geojson", "json")) "geojson" else if (ext %in% c("kml", "kmz")) "kml" else "vector"
   }
   if (!is.character(format) || length(format) != 1L || is.na(format) || !format %in% c("geojson", "kml", "vector"))
