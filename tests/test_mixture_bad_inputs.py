@@ -274,7 +274,8 @@ def test_every_public_entry_point_is_walked():
 
 # The HDP mixture, the FCS reader and the partitions have their bad-input tests beside the rest of
 # their tests: an entry point counts as walked there when a test function calls it inside pytest.raises.
-_OWN_FILES = ("test_mixture_hdp.py", "test_mixture_fcs.py", "test_mixture_partitions.py", "test_mixture_cli_fcs.py")
+_OWN_FILES = ("test_mixture_hdp.py", "test_mixture_fcs.py", "test_mixture_partitions.py", "test_mixture_cli_fcs.py",
+              "test_mixture_hdp_summary.py", "test_mixture_similarity_gpu.py")
 
 
 def _refused_in_their_own_files(names):
