@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .._validate import as_float_array, check_in, check_int, check_random_state, describe
-from .partitions import _as_integer_labels
+from ._labels import as_integer_labels
 
 __all__ = ["cluster_summary", "sample_proportions", "plot_biaxial", "plot_sample_proportions"]
 
@@ -22,7 +22,7 @@ def _labels_for(data, labels, name="labels"):
         raise ValueError(f"{name} must be 1-dimensional (one cluster per event), got shape {lab.shape}")
     if lab.shape[0] != len(data):
         raise ValueError(f"{name} has {lab.shape[0]} entries but the data have {len(data)} events")
-    return _as_integer_labels(lab, name)
+    return as_integer_labels(lab, name)
 
 
 def cluster_summary(data, labels, *, statistic: str = "median") -> pd.DataFrame:

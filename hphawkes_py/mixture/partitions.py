@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from .._validate import as_float_array, check_in, check_int, check_random_state, check_threads, describe
+from ._labels import as_integer_labels, labels_2d
 
 __all__ = ["posterior_similarity", "point_partition", "PointPartition", "binder_loss", "vi_loss",
            "variation_of_information", "binder_distance", "sample_label_draws"]
@@ -47,53 +48,13 @@ LOSSES = ("VI", "binder")
 
 
 # ----------------------------------------------------------------------------- validation
-def _labels_2d(labels, name: str = "labels", *, one_partition: bool = False) -> np.ndarray:
-    """(S, n) integer labels, each draw's relabelled 0..L_s-1 (order of first appearance kept).
-
-    ``one_partition``: a 1-D array of n labels is the only input (returned as one row); otherwise
-    draws must be 2-D, so that one partition is not taken for a posterior sample by mistake."""
-    if labels is None:
-        raise TypeError(f"{name} must be an integer array (draws x n), got None")
-    arr = np.asarray(labels)
-    if one_partition:
-        if arr.ndim != 1:
-            raise ValueError(f"{name} must be 1-dimensional (one label per event), got shape {arr.shape}")
-        arr = arr[None, :]
-    elif arr.ndim == 1:
-        raise ValueError(f"{name} must be 2-dimensional (draws x n events), got a 1-D array of {arr.shape[0]} "
-                         f"labels; for a single partition write {name}[None, :]")
-    if arr.ndim != 2:
-        raise ValueError(f"{name} must be 2-dimensional (draws x n events), got shape {arr.shape}")
-    if arr.shape[0] < 1 or arr.shape[1] < 1:
-        raise ValueError(f"{name} needs at least one draw and one event, got shape {arr.shape}")
-    arr = _as_integer_labels(arr, name)
-    out = np.empty(arr.shape, dtype=np.int32)
-    for s in range(arr.shape[0]):
-        _, out[s] = np.unique(arr[s], return_inverse=True)
-    return out
-
-
-def _as_integer_labels(arr, name):
-    if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must hold integer cluster labels, got dtype {arr.dtype}")
-    if arr.dtype.kind == "f":
-        if not np.isfinite(arr).all():
-            raise ValueError(f"{name} must be finite integer labels; found NaN/inf")
-        frac = arr != np.round(arr)
-        if frac.any():
-            idx = tuple(int(i) for i in np.argwhere(frac)[0])
-            raise ValueError(f"{name} must hold whole numbers; {name}{list(idx)} = {arr[idx]!r}")
-        arr = arr.astype(np.int64)
-    return arr
-
-
 def _partition_1d(partition, n: int, name: str = "partition") -> np.ndarray:
     arr = np.asarray(partition)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-dimensional (one label per event), got shape {arr.shape}")
     if arr.shape[0] != n:
         raise ValueError(f"{name} has {arr.shape[0]} labels but the draws have n = {n} events")
-    return _labels_2d(arr, name, one_partition=True)[0]
+    return labels_2d(arr, name, one_partition=True)[0]
 
 
 # ----------------------------------------------------------------------------- losses
@@ -149,7 +110,7 @@ def variation_of_information(a, b) -> float:
     >>> variation_of_information([0, 0, 0, 0], [0, 1, 2, 3])
     2.0
     """
-    a = _labels_2d(a, "a", one_partition=True)[0]
+    a = labels_2d(a, "a", one_partition=True)[0]
     b = _partition_1d(b, a.size, "b")
     return _expected(_g_vi, a, b[None, :]) / a.size
 
@@ -173,7 +134,7 @@ def binder_distance(a, b) -> int:
     >>> binder_distance([0, 0, 1, 1], [0, 0, 0, 1])
     3
     """
-    a = _labels_2d(a, "a", one_partition=True)[0]
+    a = labels_2d(a, "a", one_partition=True)[0]
     b = _partition_1d(b, a.size, "b")
     return int(round(_expected(_g_binder, a, b[None, :])))
 
@@ -201,7 +162,7 @@ def vi_loss(partition, labels) -> float:
     >>> round(vi_loss([0, 0, 1, 1], draws), 6)   # (0 + 1.188722) / 2
     0.594361
     """
-    Z = _labels_2d(labels)
+    Z = labels_2d(labels)
     c = _partition_1d(partition, Z.shape[1])
     return _expected(_g_vi, c, Z) / Z.shape[1]
 
@@ -233,7 +194,7 @@ def binder_loss(partition, labels=None, *, psm=None) -> float:
     if (labels is None) == (psm is None):
         raise ValueError("binder_loss needs exactly one of labels (draws x n) and psm (n x n)")
     if labels is not None:
-        Z = _labels_2d(labels)
+        Z = labels_2d(labels)
         c = _partition_1d(partition, Z.shape[1])
         return _expected(_g_binder, c, Z)
     P = as_float_array(psm, "psm", ndim=2)
@@ -525,7 +486,7 @@ def point_partition(labels, loss: str = "VI", *, n_runs: int = 16, max_clusters=
     >>> est.labels.tolist(), round(est.expected_loss, 4)
     ([0, 0, 0, 1, 1, 1], 0.4585)
     """
-    Z = _labels_2d(labels)
+    Z = labels_2d(labels)
     S, n = Z.shape
     check_in(loss, "loss", LOSSES)
     n_runs = check_int(n_runs, "n_runs", minimum=1)

@@ -13,6 +13,7 @@ import numpy as np
 
 from .._backend import get_device, resolve_backend
 from .._validate import check_int, describe
+from ._labels import labels_2d
 
 __all__ = ["posterior_similarity_blocks", "GpuSimilarity"]
 
@@ -72,9 +73,7 @@ def _cpu_counts(Z, r0, R):
 
 def similarity_labels(labels, index):
     """(S, m) int32 labels of the events kept by ``index`` (validated as posterior_similarity does)."""
-    from .partitions import _labels_2d
-
-    Z = _labels_2d(labels)
+    Z = labels_2d(labels)
     n = Z.shape[1]
     if index is not None:
         idx = np.asarray(index)
@@ -84,7 +83,7 @@ def similarity_labels(labels, index):
             raise ValueError(f"index must lie in [0, {n}) (the events of labels), got values in [{idx.min()}, {idx.max()}]")
         if np.unique(idx).size != idx.size:
             raise ValueError("index must not repeat an event")
-        Z = _labels_2d(Z[:, idx])
+        Z = labels_2d(Z[:, idx])
     return Z
 
 
