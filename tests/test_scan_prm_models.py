@@ -211,7 +211,8 @@ def test_run_prm_svtt_dates_and_great_circle(tmp_path):
     (tmp_path / "s.cas").write_text("".join(f"L{i} {cases[i, t]} {_sat_date(start + 7 * t)}\n"
                                             for i in range(len(xy)) for t in range(8) if cases[i, t]))
     text = prm.read_text().replace("PrecisionCaseTimes=4", "PrecisionCaseTimes=3").replace(
-        "TimeAggregationUnits=4", "TimeAggregationUnits=3").replace("TimeAggregationLength=1", "TimeAggregationLength=7")
+        "TimeAggregationUnits=4", "TimeAggregationUnits=3").replace("TimeAggregationLength=1",
+                                                                    "TimeAggregationLength=7")
     text = text.replace("StartDate=0", "StartDate=2020/1/1").replace("EndDate=7", f"EndDate={_sat_date(start + 55)}")
     prm.write_text(text.replace("CoordinatesType=0", "CoordinatesType=1"))
     spec = prm_arguments(prm)
@@ -435,10 +436,8 @@ def test_cli_run_prm_temporal(tmp_path):
     np.testing.assert_array_equal(pd.read_csv(tmp_path / "rdir" / "t.llr.csv").LLR, direct.null_llr)
 
 
-@pytest.mark.xfail(strict=True, reason="geometry.to_geojson writes the clusters' properties with allow_nan=False, and "
-                   "an ordinal/multinomial cluster's EXPECTED and ODE are NaN (no expected count in these models): "
-                   "they should be written as null")
 def test_cli_categorical_folder(tmp_path):
+    """SaTScan's whole set for an ordinal .prm (its clusters have no expected count: null in the GeoJSON)."""
     prm, *_ = _categorical_prm(tmp_path, "3")
     assert main(["scan", "run", str(prm), "--replicates", "19", "--seed", "3", "--backend", "cpu", "--quiet",
                  "--out", str(tmp_path / "cdir")]) == 0

@@ -28,7 +28,7 @@ from scipy.optimize import minimize_scalar
 import hphawkes_py as hp
 from hphawkes_py.scan.cpu_temporal import (TREND_CONVERGED, TREND_NEG_INF, TREND_POS_INF, TREND_UNDEFINED, fit_trend,
                                            svtt_llr)
-from hphawkes_py.scan.svtt import svtt
+from hphawkes_py.scan.svtt_model import svtt
 
 sys.path.insert(0, str(Path(__file__).parent))
 from engines import CUDA_ENGINES  # noqa: E402

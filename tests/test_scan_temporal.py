@@ -29,7 +29,7 @@ import hphawkes_py as hp
 from hphawkes_py.scan.cpu_temporal import temporal_windows_max
 from hphawkes_py.scan.engine import klogk_table
 from hphawkes_py.scan.null_draws import draw_multinomial_cases, draw_null_cases
-from hphawkes_py.scan.temporal import _day_of_year, seasonal, temporal
+from hphawkes_py.scan.temporal_model import _day_of_year, seasonal, temporal
 
 sys.path.insert(0, str(Path(__file__).parent))
 from engines import CUDA_ENGINES  # noqa: E402

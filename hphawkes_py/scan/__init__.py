@@ -39,8 +39,8 @@ from .data_sources import DataSource, read_source
 from .linelist import cluster_linelist, write_linelist
 from .multinomial_model import multinomial
 from .ordinal_model import ordinal
-from .svtt import SVTTResult, svtt
-from .temporal import TemporalResult, seasonal, temporal
+from .svtt_model import SVTTResult, svtt
+from .temporal_model import TemporalResult, seasonal, temporal
 from .declustering import DeclusteredScanResult, declustered
 from .exponential_model import exponential
 from .iterative import IterativeScanResult, iterative_scan

@@ -106,7 +106,8 @@ _FILES = {
     "normal": (None, ("ControlFile", "PopulationFile")), "exponential": (None, ("ControlFile", "PopulationFile")),
     # the Poisson purely temporal scans read PopulationFile when it is given (a constant population)
     "temporal_poisson": (None, ("ControlFile",)), "seasonal_poisson": (None, ("ControlFile",)),
-    "temporal_bernoulli": ("ControlFile", ("PopulationFile",)), "seasonal_bernoulli": ("ControlFile", ("PopulationFile",)),
+    "temporal_bernoulli": ("ControlFile", ("PopulationFile",)),
+    "seasonal_bernoulli": ("ControlFile", ("PopulationFile",)),
     "svtt": ("PopulationFile", ("ControlFile",)),
     "ordinal": (None, ("ControlFile", "PopulationFile")), "multinomial": (None, ("ControlFile", "PopulationFile")),
 }

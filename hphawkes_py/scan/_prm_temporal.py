@@ -189,7 +189,7 @@ def _constant_population(path, seen, geo_path, name) -> dict:
 def run_temporal(spec, run):
     """The purely temporal and seasonal analyses of :func:`~hphawkes_py.scan.run_prm`: the dated case
     (and, Bernoulli, control) records of the whole region, by day."""
-    from .temporal import seasonal, temporal
+    from .temporal_model import seasonal, temporal
 
     f, model = spec["files"], spec["model"]
     bern = model.endswith("bernoulli")
@@ -223,7 +223,7 @@ def run_svtt(spec, run):
     """The spatial variation in temporal trends analysis of :func:`~hphawkes_py.scan.run_prm`: the
     case records at their locations, every location of the coordinates file a circle centre, its
     population from the population file (one census year)."""
-    from .svtt import svtt
+    from .svtt_model import svtt
 
     f = spec["files"]
     name = "spatial variation in temporal trends"

@@ -70,7 +70,7 @@ class SVTTResult:
     null_llr: np.ndarray
     n_cases: int
     n_units: int
-    backend: str = "cpu"
+    backend: str
 
     @property
     def most_likely(self):
