@@ -70,6 +70,7 @@ class DataSource:
     Examples
     --------
     >>> import tempfile, pathlib
+    >>> from hphawkes_py.scan import DataSource, read_source
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (d / "cases.csv").write_text("id,n,day\\nzoneA,3,2020/1/5\\n")
     >>> src = DataSource(d / "cases.csv", "csv", field_map=(1, 2, 3), delimiter=",", header=True)
@@ -331,6 +332,7 @@ def read_source(src: DataSource, what: str = "input", min_cols: int = 1):
     fields (id, x, y) are its columns 3, 1 and 2:
 
     >>> import tempfile, pathlib
+    >>> from hphawkes_py.scan import DataSource, read_source
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> text = "exported by hand\\nx;y;name\\n1.5;2;#Zone A#\\n\\n3;4.25;#Zone ##B###\\n"
     >>> _ = (d / "geo.txt").write_text(text)

@@ -94,7 +94,7 @@ def cluster_linelist(result, source, *, cutoff=1.0, prospective=False, study_per
     Examples
     --------
     >>> import tempfile, pathlib
-    >>> from hphawkes_py.scan.data_sources import DataSource
+    >>> from hphawkes_py.scan import DataSource, cluster_linelist, write_linelist
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (d / "c.csv").write_text("A,1,p1,f\\nA,1,p2,m\\nB,1,p3,f\\n")
     >>> src = DataSource(d / "c.csv", "csv", field_map=(1, 2), delimiter=",",
@@ -187,7 +187,7 @@ def write_linelist(result, source, path, **kwargs) -> Path:
     Examples
     --------
     >>> import tempfile, pathlib
-    >>> from hphawkes_py.scan.data_sources import DataSource
+    >>> from hphawkes_py.scan import DataSource, cluster_linelist, write_linelist
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (d / "c.csv").write_text("A,1,p1\\nA,1,p2\\nB,1,p3\\n")
     >>> src = DataSource(d / "c.csv", "csv", field_map=(1, 2), delimiter=",", linelist=((2, 0, "Person"),))
@@ -227,7 +227,7 @@ def individual_ids(source) -> list:
     Examples
     --------
     >>> import tempfile, pathlib
-    >>> from hphawkes_py.scan.data_sources import DataSource
+    >>> from hphawkes_py.scan import DataSource, cluster_linelist, write_linelist
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (d / "c.csv").write_text("A,1,p1\\nB,2,p2\\n")
     >>> individual_ids(DataSource(d / "c.csv", "csv", field_map=(1, 2), delimiter=",", linelist=((2, 0, "Who"),)))

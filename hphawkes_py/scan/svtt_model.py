@@ -42,9 +42,9 @@ __all__ = ["svtt", "SVTTResult"]
 
 @dataclasses.dataclass
 class SVTTResult:
-    """The result of :func:`svtt`.
+    """The result of :func:`svtt` (built by it; its fields are its parameters).
 
-    Attributes
+    Parameters
     ----------
     clusters : pandas.DataFrame
         Clusters in decreasing LLR, no location shared with a more likely one (secondary ones with a
@@ -63,6 +63,16 @@ class SVTTResult:
         Time units.
     backend : str
         The engine of the Monte Carlo.
+
+    Examples
+    --------
+    >>> xy = np.repeat([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [5.0, 5.0]], 6, axis=0)
+    >>> t = np.tile(np.arange(6), 4)
+    >>> cases = np.where(np.arange(24) < 6, 2 ** t, 4)
+    >>> res = hp.scan.svtt(xy, t, cases, np.full(24, 1000), max_population=0.3, n_replicates=19, seed=1,
+    ...                    backend="cpu", progress=False)
+    >>> res.n_units, len(res.null_llr), res.most_likely.n_locations
+    (6, 19, 1)
     """
 
     clusters: pd.DataFrame

@@ -57,9 +57,9 @@ _MAX_FRACTION = 0.9
 
 @dataclasses.dataclass
 class TemporalResult:
-    """The result of :func:`temporal` or :func:`seasonal`.
+    """The result of :func:`temporal` or :func:`seasonal` (built by them; its fields are its parameters).
 
-    Attributes
+    Parameters
     ----------
     clusters : pandas.DataFrame
         The clusters in decreasing LLR (see the module notes; none when no window has more
@@ -87,6 +87,13 @@ class TemporalResult:
         (n_units,) expected cases per unit under the null (Bernoulli: persons x C / N).
     backend : str
         The engine that ran.
+
+    Examples
+    --------
+    >>> res = hp.scan.temporal(np.arange(60), np.r_[np.ones(50, int), np.full(10, 4)], n_replicates=19, seed=1,
+    ...                        backend="cpu", progress=False)
+    >>> res.analysis, res.model, res.n_units, len(res.null_llr)
+    ('retrospective', 'poisson', 60, 19)
     """
 
     clusters: pd.DataFrame
@@ -360,6 +367,7 @@ def seasonal(times, cases, *, population=None, controls=None, model="poisson", s
 
     >>> rng = np.random.default_rng(2)
     >>> days = np.arange(np.datetime64("2020-01-01"), np.datetime64("2022-12-31") + 1)
+    >>> import pandas as pd
     >>> md = pd.DatetimeIndex(days).strftime("%m%d").astype(int)
     >>> lam = np.where((md >= 1220) | (md <= 110), 2.0, 1.0)
     >>> res = hp.scan.seasonal(days, rng.poisson(lam), max_temporal_size=0.1, n_replicates=99, seed=1,
