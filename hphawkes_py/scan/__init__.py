@@ -31,7 +31,8 @@ The entry points (each function's docstring has a runnable example)::
 Semantics follow SaTScan's purely spatial Bernoulli, discrete Poisson, normal, exponential, ordinal
 and multinomial analyses (circular or elliptic windows, Cartesian or great-circle distances), its
 retrospective / prospective space-time permutation, discrete Poisson and Bernoulli analyses, its
-purely temporal and seasonal analyses and its spatial variation in temporal trends. :func:`read_satscan` reads SaTScan's .cas/.ctl/.pop/.geo files.
+purely temporal and seasonal analyses and its spatial variation in temporal trends.
+:func:`read_satscan` reads SaTScan's .cas/.ctl/.pop/.geo files.
 """
 from ._prm import run_prm
 from ._satscan import read_satscan
