@@ -93,3 +93,25 @@ def test_engine_day_bounds_switch():
     m0 = eng.max_llr(M)
     np.testing.assert_array_equal(m1, m0)
     np.testing.assert_array_equal(m1, eng.batch(M)[0].max(axis=0))
+
+
+def test_poisson_engine_shares_logs_bit_identical():
+    """The engine's observed-data scan reuses its per-entry logarithms: same as scan_batch computing them."""
+    from hphawkes_py.scan.cpu import CpuEngine, scan_batch
+    rng = np.random.default_rng(11)
+    L = 60
+    xy = rng.uniform(0, 10, size=(L, 2))
+    pop = rng.integers(50, 300, size=L)
+    cases = rng.poisson(pop * 0.05).astype(np.int32)
+    C = int(cases.sum())
+    windows = build_windows(xy, xy, pop * (C / pop.sum()), 0.5 * C)
+    kl = klogk_table(C + 1)
+    eng = CpuEngine(windows, kl, C, C, "high", model="poisson", min_cases=2)
+    M = np.stack([rng.multinomial(C, pop / pop.sum()) for _ in range(5)], axis=1).astype(np.int32)
+    M[:, 0] = cases
+    b1, a1 = eng.best_per_centre(M, want_arg=True)
+    b0, a0 = scan_batch(windows, M, kl, C, C, "high", True, model="poisson", min_cases=2)
+    assert (b0 > 0).any()
+    np.testing.assert_array_equal(b1, b0)
+    np.testing.assert_array_equal(a1, a0)
+    np.testing.assert_array_equal(eng.max_llr(M), b0.max(axis=0))

@@ -681,13 +681,15 @@ _NO_POP = np.zeros(1, dtype=np.int64)
 
 
 def scan_batch(windows, cases: np.ndarray, klogk: np.ndarray, n_cases: int, n_total: int,
-               direction: str, want_arg: bool = False, *, model: str = "bernoulli", min_cases: int = 0):
+               direction: str, want_arg: bool = False, *, model: str = "bernoulli", min_cases: int = 0,
+               plogs=None):
     """Best LLR per centre for each column of ``cases`` (locations x replicates, int32).
 
     ``windows[2]`` is the window size after each entry: persons (Bernoulli, int64) or expected
     cases (Poisson, float64). Returns ``best`` (m, R) float64 and, with ``want_arg``,
     ``best_entry`` (m, R) int64: the CSR entry where the best window of each centre ends (-1
-    when no window has a positive LLR).
+    when no window has a positive LLR). ``plogs``: Poisson, :func:`~.engine.poisson_logs` of
+    ``windows[2]`` when already computed (an engine keeps them for the observed data and the replicates).
     """
     offsets, neighbors, size, boundary = windows
     cases = np.ascontiguousarray(cases, dtype=np.int32)
@@ -698,7 +700,7 @@ def scan_batch(windows, cases: np.ndarray, klogk: np.ndarray, n_cases: int, n_to
     poisson = model == "poisson"
     if poisson:
         npop, l0 = _NO_POP, 0.0
-        mexp, loge, logce = poisson_logs(size, n_cases)
+        mexp, loge, logce = poisson_logs(size, n_cases) if plogs is None else plogs
     else:
         npop, l0 = size, null_loglik(klogk, n_cases, n_total)
         mexp = loge = logce = _NO_EXPECTED
@@ -725,7 +727,8 @@ class CpuEngine(Engine):
     def best_per_centre(self, cases: np.ndarray, want_arg: bool = False):
         """(m, R) best LLR per centre [and best window end entry] for cases (L, R) int32."""
         return scan_batch(self.windows, cases, self.klogk, self.n_cases, self.n_total, self.direction, want_arg,
-                          model=self.model, min_cases=self.min_cases)
+                          model=self.model, min_cases=self.min_cases,
+                          plogs=self._poisson_logs() if self.model == "poisson" else None)
 
     def max_llr(self, cases: np.ndarray) -> np.ndarray:
         """(R,) maximum LLR over all windows for each column of ``cases`` (exact; both models skip
