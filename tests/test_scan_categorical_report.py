@@ -24,7 +24,7 @@ import pandas as pd
 import pytest
 
 from hphawkes_py.scan import outputs
-from hphawkes_py.scan._categorical import category_report_lines
+from hphawkes_py.scan._report_format import category_report_lines
 from hphawkes_py.scan.multinomial_model import multinomial
 from hphawkes_py.scan.ordinal_model import ordinal
 

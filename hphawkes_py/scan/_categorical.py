@@ -527,33 +527,6 @@ def window_categories(o, tot, labels, ordinal, want_high, want_low) -> dict:
     return out
 
 
-def _label_text(label) -> str:
-    """A category's label as SaTScan prints it: text as given, whole numbers without a decimal point."""
-    if isinstance(label, (float, np.floating)):
-        return str(int(label)) if float(label).is_integer() else format(float(label), ".15g")
-    return str(label)
-
-
-def category_report_lines(cl) -> list:
-    """The ``(label, value)`` lines of SaTScan's report for the category table of cluster ``cl`` (a
-    row of an ordinal or multinomial result's ``clusters``), as ``DisplayClusterDataOrdinal`` prints
-    them: ``Total cases``, ``Category`` (pooled categories in one bracket), then per group of categories
-    ``Number of cases``, ``Expected cases``, ``Observed / expected``, ``Relative risk`` ("infinity"
-    where every case of the group is inside) and ``Percent cases in area``, joined by ", "."""
-    from ._output_common import _population_text, _significant
-
-    def join(values, digits=2):
-        return ", ".join(_significant(float(v), digits) for v in values)
-
-    return [("Total cases", _population_text(float(cl.cases))),
-            ("Category", ", ".join("[" + ", ".join(_label_text(v) for v in g) + "]" for g in cl.categories)),
-            ("Number of cases", ", ".join(str(int(v)) for v in cl.observed_by_category)),
-            ("Expected cases", join(cl.expected_by_category)),
-            ("Observed / expected", join(cl.ode_by_category)),
-            ("Relative risk", join(cl.relative_risk_by_category)),
-            ("Percent cases in area", join(cl.percent_by_category, 1))]
-
-
 def category_table(result) -> pd.DataFrame:
     """The category tables of an ordinal or multinomial scan's clusters in long form: one row per
     cluster and group of categories.

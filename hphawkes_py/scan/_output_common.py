@@ -2,8 +2,6 @@
 modules depend on it and not on each other."""
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 
 __all__ = []
@@ -40,21 +38,3 @@ def _location_of_ids(result) -> tuple[dict, list]:
     return loc_of, sorted(ids_of.items())
 
 
-def _significant(value: float, digits: int = 2) -> str:
-    """SaTScan's ``getValueAsString``: ``digits`` decimals, more below 1 so that ``digits``
-    significant digits show (0 as "0")."""
-    if value == 0:
-        return "0"
-    if not math.isfinite(value):
-        return "infinity" if value > 0 else "-infinity"
-    prec = digits
-    if abs(value) < 1:
-        prec += math.ceil(abs(math.log10(abs(value)))) - 1
-    return f"{value:.{prec}f}"
-
-
-def _population_text(p: float) -> str:
-    """SaTScan's ``CCluster::GetPopulationAsString``."""
-    if p < 0.5:
-        return f"{p:g}"
-    return f"{p:.1f}" if p < 1 else f"{p:.0f}"

@@ -24,6 +24,8 @@ from xml.sax.saxutils import escape
 
 import numpy as np
 
+from ._output_common import CATEGORICAL
+from ._report_format import category_report_lines
 from .locations import EARTH_RADIUS_KM
 
 __all__ = ["cluster_polygons", "to_geojson", "write_geojson", "to_kml", "write_kml", "write_vector"]
@@ -72,10 +74,16 @@ def _check_vertices(n_vertices):
 def _properties(result, k, cl) -> dict:
     """The attributes of cluster ``k`` (SaTScan's names where SaTScan has them)."""
     props = {"CLUSTER": k + 1, "LOC_ID": str(cl.location_ids[0]), "NUMBER_LOC": int(cl.n_locations),
-             "OBSERVED": cl.cases if isinstance(cl.cases, float) else int(cl.cases),
-             "EXPECTED": float(cl.expected), "ODE": float(cl.observed_over_expected),
-             "REL_RISK": float(cl.relative_risk) if math.isfinite(float(cl.relative_risk)) else None,
-             "LLR": float(cl.log_likelihood_ratio), "P_VALUE": float(cl.p_value), "RADIUS": float(cl.radius)}
+             "OBSERVED": cl.cases if isinstance(cl.cases, float) else int(cl.cases)}
+    if result.model in CATEGORICAL:  # counts per group of categories, as SaTScan's report lines
+        lines = dict(category_report_lines(cl))
+        props.update(CATEGORY=lines["Category"], CAT_OBS=lines["Number of cases"], CAT_EXP=lines["Expected cases"],
+                     CAT_ODE=lines["Observed / expected"], CAT_RR=lines["Relative risk"],
+                     CAT_PCT=lines["Percent cases in area"])
+    else:
+        props.update(EXPECTED=float(cl.expected), ODE=float(cl.observed_over_expected),
+                     REL_RISK=float(cl.relative_risk) if math.isfinite(float(cl.relative_risk)) else None)
+    props.update(LLR=float(cl.log_likelihood_ratio), P_VALUE=float(cl.p_value), RADIUS=float(cl.radius))
     if "semimajor_axis" in result.clusters.columns:
         props.update(E_MAJOR=float(cl.semimajor_axis), E_ANGLE=float(cl.angle), E_SHAPE=float(cl.shape))
     if hasattr(cl, "start"):

@@ -37,10 +37,14 @@ def _need_folium():
 
 
 def _rows(props: dict) -> list:
-    rows = [("Cluster", props["CLUSTER"]), ("Locations", props["NUMBER_LOC"]), ("Observed cases", props["OBSERVED"]),
-            ("Expected cases", f"{props['EXPECTED']:.2f}"),
-            ("Relative risk", "infinity" if props["REL_RISK"] is None else f"{props['REL_RISK']:.3g}"),
-            ("Log likelihood ratio", f"{props['LLR']:.6f}"), ("P-value", f"{props['P_VALUE']:.4g}")]
+    rows = [("Cluster", props["CLUSTER"]), ("Locations", props["NUMBER_LOC"]), ("Observed cases", props["OBSERVED"])]
+    if "CATEGORY" in props:  # ordinal, multinomial: the category table
+        rows += [("Category", props["CATEGORY"]), ("Cases by category", props["CAT_OBS"]),
+                 ("Expected by category", props["CAT_EXP"]), ("Relative risk by category", props["CAT_RR"])]
+    else:
+        rows += [("Expected cases", f"{props['EXPECTED']:.2f}"),
+                 ("Relative risk", "infinity" if props["REL_RISK"] is None else f"{props['REL_RISK']:.3g}")]
+    rows += [("Log likelihood ratio", f"{props['LLR']:.6f}"), ("P-value", f"{props['P_VALUE']:.4g}")]
     if "START_DATE" in props:
         rows.append(("Time window", f"{props['START_DATE']} to {props['END_DATE']}"))
     return [[str(k), str(v)] for k, v in rows]

@@ -25,7 +25,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._output_common import CATEGORICAL, _check_result, _date, _location_of_ids, _population_text, _significant
+from ._output_common import CATEGORICAL, _check_result, _date, _location_of_ids
+from ._report_format import _population_text, _significant, category_report_lines
 from .locations import EARTH_RADIUS_KM
 
 __all__ = ["cluster_table", "location_table", "risk_table", "llr_table", "report_text", "write_satscan",
@@ -576,8 +577,6 @@ def report_text(result, *, study_period=None, title: str | None = None, p_values
         if _has_population(result):
             add("Population", _population_text(float(cl.population)))
         if result.model in CATEGORICAL:
-            from ._categorical import category_report_lines
-
             for label, value in category_report_lines(cl):
                 add(label, value)
         else:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._report_format import category_report_lines
 from .monte_carlo import gumbel_p_values
 
 __all__ = ["ScanResult", "Candidates"]
@@ -173,6 +174,14 @@ class ScanResult:
                     f"{k + 1}. locations {ids}\n   centre ({row.x:.6g}, {row.y:.6g}) radius {row.radius:.6g}; "
                     f"{int(row.cases)} observations, mean {row.mean_inside:.6g} inside, {row.mean_outside:.6g} "
                     f"outside (variance {row.variance:.4g}); LLR {row.log_likelihood_ratio:.6f}; p {row.p_value:.4g}")
+                continue
+            if "observed_by_category" in row.index:  # ordinal, multinomial: SaTScan's category table
+                kind = f" ({row.cluster_type})" if "cluster_type" in row.index else ""
+                table = "; ".join(f"{label.lower()} {value}" for label, value in category_report_lines(row)[1:])
+                lines.append(
+                    f"{k + 1}. locations {ids}\n   centre ({row.x:.6g}, {row.y:.6g}) radius {row.radius:.6g}; "
+                    f"{int(row.cases)} cases{kind}; LLR {row.log_likelihood_ratio:.6f}; p {row.p_value:.4g}\n"
+                    f"   {table}")
                 continue
             lines.append(
                 f"{k + 1}. locations {ids}\n   centre ({row.x:.6g}, {row.y:.6g}) radius {row.radius:.6g};{when} "

@@ -1,0 +1,57 @@
+"""Numbers as SaTScan's reports print them, and the category lines of its ordinal/multinomial clusters.
+
+A leaf module (it imports nothing of the package), so that the result objects, the report writer and
+the geometry writers can all format the same way.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["_significant", "_population_text", "category_report_lines"]
+
+
+def _significant(value: float, digits: int = 2) -> str:
+    """SaTScan's ``getValueAsString``: ``digits`` decimals, more below 1 so that ``digits``
+    significant digits show (0 as "0")."""
+    if value == 0:
+        return "0"
+    if not math.isfinite(value):
+        return "infinity" if value > 0 else "-infinity"
+    prec = digits
+    if abs(value) < 1:
+        prec += math.ceil(abs(math.log10(abs(value)))) - 1
+    return f"{value:.{prec}f}"
+
+
+def _population_text(p: float) -> str:
+    """SaTScan's ``CCluster::GetPopulationAsString``."""
+    if p < 0.5:
+        return f"{p:g}"
+    return f"{p:.1f}" if p < 1 else f"{p:.0f}"
+
+
+def _label_text(label) -> str:
+    """A category's label as SaTScan prints it: text as given, whole numbers without a decimal point."""
+    if isinstance(label, (float, np.floating)):
+        return str(int(label)) if float(label).is_integer() else format(float(label), ".15g")
+    return str(label)
+
+
+def category_report_lines(cl) -> list:
+    """The ``(label, value)`` lines of SaTScan's report for the category table of cluster ``cl`` (a
+    row of an ordinal or multinomial result's ``clusters``), as ``DisplayClusterDataOrdinal`` prints
+    them: ``Total cases``, ``Category`` (pooled categories in one bracket), then per group of categories
+    ``Number of cases``, ``Expected cases``, ``Observed / expected``, ``Relative risk`` ("infinity"
+    where every case of the group is inside) and ``Percent cases in area``, joined by ", "."""
+    def join(values, digits=2):
+        return ", ".join(_significant(float(v), digits) for v in values)
+
+    return [("Total cases", _population_text(float(cl.cases))),
+            ("Category", ", ".join("[" + ", ".join(_label_text(v) for v in g) + "]" for g in cl.categories)),
+            ("Number of cases", ", ".join(str(int(v)) for v in cl.observed_by_category)),
+            ("Expected cases", join(cl.expected_by_category)),
+            ("Observed / expected", join(cl.ode_by_category)),
+            ("Relative risk", join(cl.relative_risk_by_category)),
+            ("Percent cases in area", join(cl.percent_by_category, 1))]
