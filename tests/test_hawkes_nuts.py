@@ -16,7 +16,7 @@ import pytest
 from scipy import stats
 
 import hphawkes_py.hawkes as hk
-from hphawkes_py.hawkes import nuts, sampler
+from hphawkes_py.hawkes import mode, nuts, sampler
 from hphawkes_py.hawkes.gradient import GradientModel
 from hphawkes_py.hawkes.nuts import NutsTarget, mcmc_nuts
 import naive_hawkes as nh
@@ -39,7 +39,7 @@ def _prior_pvalues(post, thin=2):
     for name in SAMPLED:
         draws = np.asarray(post.draws[name]).ravel()[::thin]
         state = 1.0 / draws if name == "h" else draws
-        out[name] = stats.kstest(state, stats.halfnorm(scale=sampler.DEFAULT_PRIOR_SCALES[name]).cdf).pvalue
+        out[name] = stats.kstest(state, stats.halfnorm(scale=mode.DEFAULT_PRIOR_SCALES[name]).cdf).pvalue
     return out
 
 
@@ -105,7 +105,7 @@ def test_nuts_posterior_of_theta_and_mu0_matches_quadrature():
     post = mcmc_nuts(x, t, n_iter=1500, burn_in=300, chains=1, sample=("theta", "mu0"), fixed=fixed,
                      init={"theta": 0.5, "mu0": 1.0}, seed=5, progress=False, backend="cpu")
     cdfs = _grid_marginals(x, t, fixed["h"], fixed["omega"], fixed["tau_x"], fixed["tau_t"],
-                           sampler.DEFAULT_PRIOR_SCALES)
+                           mode.DEFAULT_PRIOR_SCALES)
     for name in ("theta", "mu0"):
         grid, cdf = cdfs[name]
         draws = np.asarray(post.draws[name]).ravel()[::2]
@@ -154,7 +154,7 @@ def test_target_gradient_matches_finite_differences(small):
     x, t = small
     model = GradientModel(engine_factory(prepare_data(x, t), backend="cpu", kernel="exp2"))
     names = ("h", "omega", "theta", "mu0", "tau_x", "omega2", "w")
-    target = NutsTarget(model, names, {"tau_t": 2.0}, {**sampler.DEFAULT_PRIOR_SCALES, "w": 3.0})
+    target = NutsTarget(model, names, {"tau_t": 2.0}, {**mode.DEFAULT_PRIOR_SCALES, "w": 3.0})
     z = target.to_unconstrained(dict(h=0.3, omega=2.0, theta=0.4, mu0=0.6, tau_x=0.5, omega2=0.4, w=0.3))
     lp, g = target.log_density_and_gradient(z)
     for i, n in enumerate(names):

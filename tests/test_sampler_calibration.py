@@ -26,7 +26,7 @@ from scipy import stats
 import hphawkes_py.hawkes as hk
 from hphawkes_py.hawkes.engine import EngineFactory
 # the module, not the function hk.mcmc that shadows it as an attribute of the package
-from hphawkes_py.hawkes import sampler
+from hphawkes_py.hawkes import mode, sampler
 import naive_hawkes as nh
 
 FIXED = {"tau_x": 0.5, "tau_t": 2.0}
@@ -46,7 +46,7 @@ def _prior_pvalues(post):
     for name in SAMPLED:
         draws = np.asarray(post.draws[name]).ravel()[::THIN]
         state = 1.0 / draws if name == "h" else draws
-        scale = sampler.DEFAULT_PRIOR_SCALES[name]
+        scale = mode.DEFAULT_PRIOR_SCALES[name]
         out[name] = stats.kstest(state, stats.halfnorm(scale=scale).cdf).pvalue
     return out
 
@@ -99,7 +99,7 @@ def test_posterior_of_theta_and_mu0_matches_quadrature(small_data):
     post = hk.mcmc(x, t, n_iter=30_000, burn_in=1_000, chains=1, sample=("theta", "mu0"), fixed=fixed,
                    init={"theta": 0.5, "mu0": 1.0}, seed=5, progress=False, backend="cpu")
     cdfs = _grid_marginals(x, t, fixed["h"], fixed["omega"], fixed["tau_x"], fixed["tau_t"],
-                           sampler.DEFAULT_PRIOR_SCALES)
+                           mode.DEFAULT_PRIOR_SCALES)
     for name in ("theta", "mu0"):
         grid, cdf = cdfs[name]
         draws = np.asarray(post.draws[name]).ravel()[::THIN]

@@ -45,7 +45,8 @@ from .._validate import check_int, check_seed, check_threads
 from ..datasets import load_dc_gunshots
 from ..hawkes.excitation import self_excitation
 from ..hawkes.posterior import _quiet_arviz
-from ..hawkes.sampler import mcmc, posterior_mode
+from ..hawkes.mode import posterior_mode
+from ..hawkes.sampler import mcmc
 from ..hawkes.plot import plot_self_excitation_map
 from ._common import CliError, atomic_output_dir, check_output_dir
 

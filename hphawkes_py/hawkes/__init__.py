@@ -69,7 +69,8 @@ from .nuts import mcmc_nuts
 from .posterior import HawkesPosterior
 from .predictive import PosteriorPredictive, posterior_predictive
 from .residual_analysis import HawkesResiduals, residuals
-from .sampler import DEFAULT_INIT, DEFAULT_PRIOR_SCALES, mcmc, posterior_mode
+from .mode import DEFAULT_INIT, DEFAULT_PRIOR_SCALES, posterior_mode
+from .sampler import mcmc
 from .scoring import HawkesForecastScore, forecast_score
 from .simulation import simulate
 from .superthin import SuperThinnedResiduals, super_thinned_residuals

@@ -44,7 +44,7 @@ from .compensator import background_integral_terms, trigger_integral_terms
 from .cpu_latent import REGION_KIND, latent_columns, latent_rows, location_sweep
 from .kernels import phi0
 from .model import _as_params, _check_params_range, _numba_threads, prepare_data
-from .sampler import _check_model, _check_ranges, _to_state
+from .mode import _check_model, _check_ranges, _to_state
 from .times import tie_starts
 from .windows import EPS_G, EPS_S, RHO_DEFAULT, background_delta, trigger_delta
 
@@ -228,8 +228,6 @@ def _check_log_rates(value: Any, name: str, N: int, order: np.ndarray) -> np.nda
 
 
 def _check_backend(backend: Any) -> str:
-    if backend == "auto":
-        return "cpu"  # the location sweep is sequential host work; the GPU pays only for the gradient passes
     return resolve_backend(backend)
 
 
@@ -277,7 +275,7 @@ def _check_region(region: Any, x: np.ndarray) -> tuple[int, np.ndarray, np.ndarr
 # ------------------------------------------------------------------------------------------ public
 def latent_gradient(x: Any, t: Any, params: Any, *, background_log_rates: Any = None,
                     trigger_log_rates: Any = None, exact: bool = False, window: Any = None,
-                    backend: str = "cpu", threads: int | None = None) -> dict:
+                    backend: str = "auto", threads: int | None = None) -> dict:
     """Log-likelihood of the Hawkes model with per-event log-rates, and its gradient in the event
     locations and the log-rates (with the diagonal of the Hessian in the log-rates).
 
@@ -297,7 +295,7 @@ def latent_gradient(x: Any, t: Any, params: Any, *, background_log_rates: Any = 
     window : (T0, T1), optional
         Observation window (units of t); default (min t, max t).
     backend : {"cpu", "gpu", "emulator", "auto"}
-        Where the pair sums run ("auto": the CPU).
+        Where the pair sums run ("auto": a usable GPU, else the CPU, as ``log_likelihood``).
     threads : int, optional
         CPU threads (Numba).
 
@@ -564,7 +562,7 @@ def mcmc_latent(x: Any, t: Any, *, location_region: Any = None, random_rates: An
                 burn_in: int = 200, chains: int = 1, sample: Any = None, fixed: Mapping | None = None,
                 init: Mapping | None = None, priors: Mapping | None = None, rate_prior: Any = (2.0, 0.5),
                 leapfrog_steps: int = 10, seed: Any = None, exact: bool = False, window: Any = None,
-                backend: str = "cpu", threads: int | None = None, progress: bool = True) -> LatentPosterior:
+                backend: str = "auto", threads: int | None = None, progress: bool = True) -> LatentPosterior:
     """Bayesian inference for the Hawkes model with coarsened locations and/or per-event random rates.
 
     Parameters
@@ -601,7 +599,8 @@ def mcmc_latent(x: Any, t: Any, *, location_region: Any = None, random_rates: An
     window : (T0, T1), optional
         Observation window (units of t).
     backend : {"cpu", "gpu", "emulator", "auto"}
-        Where the rows and gradient passes run ("auto": the CPU); the location moves run on the CPU.
+        Where the rows and gradient passes run ("auto": a usable GPU, else the CPU); the location
+        moves run on the CPU.
     threads : int, optional
         CPU threads (Numba).
     progress : bool
@@ -646,7 +645,7 @@ def mcmc_latent(x: Any, t: Any, *, location_region: Any = None, random_rates: An
     resolved = _check_backend(backend)
     seed_seq = np.random.SeedSequence(check_seed(seed))
     if init is None:  # the mode given the recorded data: a short burn-in suffices
-        from .sampler import posterior_mode
+        from .mode import posterior_mode
         mode = posterior_mode(x, t, sample=sample, fixed=fixed, priors=priors, backend="cpu", threads=threads,
                               window=window, exact=exact, start=start)
         start = {n: mode[n] for n in sample}

@@ -50,7 +50,7 @@ from .kde_background import check_background
 from .kernels import check_kernel
 from .model import PARAM_NAMES, PARAM_RANGE, _check_spatial_window, engine_factory, prepare_data
 from .posterior import HawkesPosterior
-from .sampler import _INVERTED, _check_model, _check_ranges, _kde_model, _mode_search
+from .mode import _INVERTED, _check_model, _check_ranges, _kde_model, _mode_search
 
 __all__ = ["mcmc_nuts", "NutsTarget"]
 
