@@ -442,3 +442,19 @@ def test_cli_categorical_folder(tmp_path):
     assert main(["scan", "run", str(prm), "--replicates", "19", "--seed", "3", "--backend", "cpu", "--quiet",
                  "--out", str(tmp_path / "cdir")]) == 0
     assert (tmp_path / "cdir" / "c.col.csv").exists()
+
+
+@pytest.mark.parametrize("model", ["3", "7"])
+def test_run_prm_categorical_risk_file_is_left_out_as_satscan_does(model, tmp_path):
+    """SaTScan writes no risk-estimates file (.rr) for the ordinal and multinomial models: it disables the
+    option with a note; run_prm does the same instead of failing after the analysis."""
+    prm, *_ = _categorical_prm(tmp_path, model)
+    text = prm.read_text().replace("[Input]", "[Output]\nResultsFile=out/c.txt\nIncludeRelativeRisksCensusAreasASCII=y\n"
+                                   "CensusAreasReportedClustersASCII=y\n[Input]")
+    prm.write_text(text)
+    (tmp_path / "out").mkdir()
+    with pytest.warns(UserWarning, match="risk-estimates file is not written"):
+        hp.scan.run_prm(prm, write_results=True, **RUN)
+    written = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert "c.txt" in written and any(n.startswith("c.gis") for n in written), written
+    assert not any(".rr" in n for n in written), written

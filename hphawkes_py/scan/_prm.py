@@ -237,7 +237,7 @@ def prm_arguments(path) -> dict:
         _low_rate_minimum(v, kwargs["direction"], bad, ignored)
     return {"model": model, "analysis": analysis, "files": files, "kwargs": kwargs, "ignored": ignored,
             "dates": _record_dates(v, bad, generic), "generic_time": generic,
-            "outputs": _output_settings(v, base, bad), "iterative": prm_iterative(v, model, bad),
+            "outputs": _output_settings(v, base, bad, model), "iterative": prm_iterative(v, model, bad),
             "power": prm_power(v, model, base, bad), "intervals": intervals}
 
 
@@ -275,7 +275,7 @@ def _on(v, key) -> bool:
     return (v.get(key, "n") or "n").lower() not in _OFF
 
 
-def _output_settings(v, base, bad) -> dict:
+def _output_settings(v, base, bad, model=None) -> dict:
     """The files the .prm's output settings ask for, as :func:`~.outputs.write_satscan` writes
     them: ``{"results_file", "tables", "dbase", "dbase_tables", "geometry", "gumbel", "p_values",
     "title", "notes", "not_written"}`` (``tables``: written as CSV; ``dbase_tables``: as dBase)
@@ -291,6 +291,11 @@ def _output_settings(v, base, bad) -> dict:
     geometry = []
     latlong = v.get("CoordinatesType", "0") == "1"
     notes = []
+    if model in ("ordinal", "multinomial") and "rr" in ascii_ + dbf:  # as SaTScan, which disables the option
+        ascii_ = [t for t in ascii_ if t != "rr"]
+        dbf = [t for t in dbf if t != "rr"]
+        notes.append(f"IncludeRelativeRisksCensusAreas: the risk-estimates file is not written for the {model} "
+                     f"model (as SaTScan, which disables the option)")
     if _on(v, "OutputGoogleEarthKML") and latlong:  # SaTScan writes KML for lat/long data only
         geometry.append("kmz" if _on(v, "CompressKMLtoKMZ") else "kml")
     elif _on(v, "OutputGoogleEarthKML"):
