@@ -602,15 +602,14 @@ def _read_continuous(path, model: str, dated: bool):
             np.array(second, dtype=float) if has_second else None)
 
 
-def run_continuous(spec, run):
-    """The purely spatial normal and exponential analyses of :func:`~hphawkes_py.scan.run_prm`: one observation (patient)
-    per case of every record, at its location of the coordinates file."""
-    f, model = spec["files"], spec["model"]
-    gp, keys, xs, ys, seen = _geo(f["geo_file"])
-    ids, counts, dates, values, second = _read_continuous(f["case_file"], model, spec["dates"]["dated"])
+def case_records_kept(spec, ids, dates, geo_path, seen) -> np.ndarray:
+    """Which case-file records an analysis of :func:`~hphawkes_py.scan.run_prm` keeps: every record's
+    location must be in the coordinates file; a record dated outside the study period is refused
+    (``StudyPeriodCheckType=0``, SaTScan's default) or left out with a warning (``=1``)."""
+    f = spec["files"]
     missing = [k for k in ids if k not in seen]
     if missing:
-        raise ValueError(f"{f['case_file']}: location id {missing[0]!r} is not in the coordinates file {gp}")
+        raise ValueError(f"{f['case_file']}: location id {missing[0]!r} is not in the coordinates file {geo_path}")
     keep = np.ones(len(ids), dtype=bool)
     if dates is not None:
         start, end = spec["dates"]["study_period"]
@@ -622,8 +621,18 @@ def run_continuous(spec, run):
                                  f"period {start} to {end} (StartDate/EndDate); SaTScan refuses such records "
                                  f"(StudyPeriodCheckType=0), or leaves them out with StudyPeriodCheckType=1")
             warnings.warn(f"{f['case_file']}: {int(out.sum())} case record(s) dated outside the study period {start} "
-                          f"to {end} were left out (StudyPeriodCheckType=1)", UserWarning, stacklevel=3)
+                          f"to {end} were left out (StudyPeriodCheckType=1)", UserWarning, stacklevel=4)
             keep = ~out
+    return keep
+
+
+def run_continuous(spec, run):
+    """The purely spatial normal and exponential analyses of :func:`~hphawkes_py.scan.run_prm`: one observation (patient)
+    per case of every record, at its location of the coordinates file."""
+    f, model = spec["files"], spec["model"]
+    gp, keys, xs, ys, seen = _geo(f["geo_file"])
+    ids, counts, dates, values, second = _read_continuous(f["case_file"], model, spec["dates"]["dated"])
+    keep = case_records_kept(spec, ids, dates, gp, seen)
     reps = np.where(keep, counts, 0)
     rows = np.repeat(np.arange(len(ids)), reps)
     where = {k: i for i, k in enumerate(keys)}

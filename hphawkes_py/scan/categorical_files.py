@@ -6,11 +6,9 @@ location of the coordinates file, and the analysis runs through :func:`~hphawkes
 """
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
-from ._satscan import _as_ids, _geo, _number, _read_rows
+from ._satscan import _as_ids, _geo, _number, _read_rows, case_records_kept
 from .multinomial_model import multinomial
 from .ordinal_model import ordinal
 
@@ -52,22 +50,7 @@ def run_categorical(spec, run):
     f, model = spec["files"], spec["model"]
     gp, keys, xs, ys, seen = _geo(f["geo_file"])
     ids, counts, dates, cats = read_category_cases(f["case_file"], spec["dates"]["dated"])
-    missing = [k for k in ids if k not in seen]
-    if missing:
-        raise ValueError(f"{f['case_file']}: location id {missing[0]!r} is not in the coordinates file {gp}")
-    keep = np.ones(len(ids), dtype=bool)
-    if dates is not None:
-        start, end = spec["dates"]["study_period"]
-        out = (dates < start) | (dates > end)
-        if out.any():
-            i = int(np.argmax(out))
-            if spec["dates"]["out_of_period"] == "error":
-                raise ValueError(f"{f['case_file']}: the case dated {dates[i]} (record {i + 1}) is outside the study "
-                                 f"period {start} to {end} (StartDate/EndDate); SaTScan refuses such records "
-                                 f"(StudyPeriodCheckType=0), or leaves them out with StudyPeriodCheckType=1")
-            warnings.warn(f"{f['case_file']}: {int(out.sum())} case record(s) dated outside the study period {start} "
-                          f"to {end} were left out (StudyPeriodCheckType=1)", UserWarning, stacklevel=3)
-            keep = ~out
+    keep = case_records_kept(spec, ids, dates, gp, seen)
     rows = np.repeat(np.arange(len(ids)), np.where(keep, counts, 0))
     where = {k: i for i, k in enumerate(keys)}
     xy = np.array([(xs[where[ids[r]]], ys[where[ids[r]]]) for r in rows], dtype=float).reshape(-1, 2)
