@@ -40,7 +40,7 @@ from numba import njit, prange
 
 from .._backend import get_device, is_gpu_backend, threads_context
 from .._parallel import run_replicates
-from .locations import _radius, check_ids_per_location, make_centres, merge_rows
+from .locations import _radius, make_centres, merge_rows, report_rows
 from .monte_carlo import BATCH_SIZE, CPU_BATCH_BYTES, GPU_BATCH_SIZE, batch_children, replicate_seed_batches
 from .null_draws import permute_measurements
 from .result import Candidates, _clusters
@@ -580,15 +580,7 @@ def scan_categories(xy, ids, check_ids, ws, run, cat, labels, ordinal) -> dict:
     K = len(labels)
     loc_coords, gid, members = merge_rows(xy)
     L = len(members)
-    report = [[rows[0]] for rows in members]
-    if check_ids:
-        check_ids_per_location(ids, gid)
-        report = []
-        for rows in members:
-            seen = {}
-            for r in rows:
-                seen.setdefault(ids[r].item() if isinstance(ids[r], np.generic) else ids[r], r)
-            report.append(list(seen.values()))
+    report = report_rows(members, ids, gid, check_ids)
     n_loc = np.bincount(gid, minlength=L).astype(np.int64)
     counts = np.zeros((L, K), dtype=np.int64)
     np.add.at(counts, (gid, cat), 1)

@@ -129,6 +129,23 @@ def merge_rows(xy: np.ndarray):
     return xy[np.sort(first)], gid, members
 
 
+def report_rows(members: list, ids, gid: np.ndarray, check_ids: bool) -> list:
+    """The input rows that report each merged location (``members`` from :func:`merge_rows`): one row
+    per distinct location id, the first with that id (observations of one id are one location), after
+    checking that an id names one coordinate pair; without user ids (``check_ids`` False), the
+    location's first row."""
+    if not check_ids:
+        return [[rows[0]] for rows in members]
+    check_ids_per_location(ids, gid)
+    report = []
+    for rows in members:
+        seen = {}
+        for r in rows:
+            seen.setdefault(ids[r].item() if isinstance(ids[r], np.generic) else ids[r], r)
+        report.append(list(seen.values()))
+    return report
+
+
 def _check_xy(coords) -> np.ndarray:
     xy = _check_coords(coords)
     if xy.shape[1] != 2:

@@ -46,7 +46,7 @@ from numba import njit, prange
 from .._backend import get_device, is_gpu_backend, threads_context
 from .._parallel import run_replicates
 from .._validate import as_float_array, check_int
-from .locations import _check_xy, _radius, check_ids_per_location, check_location_ids, make_centres, merge_rows
+from .locations import _check_xy, _radius, check_location_ids, make_centres, merge_rows, report_rows
 from .model import _check_windows
 from .monte_carlo import BATCH_SIZE, CPU_BATCH_BYTES, GPU_BATCH_SIZE, batch_children, check_run, replicate_seed_batches
 from .null_draws import permute_measurements
@@ -532,17 +532,7 @@ def scan_observations(model, xy, ids, check_ids, ws, run, first, second, counted
     n = xy.shape[0]
     loc_coords, gid, members = merge_rows(xy)
     L = len(members)
-    # a location is reported once per distinct id (observations of one id are one location); without
-    # ids, by its first observation's row
-    report = [[rows[0]] for rows in members]
-    if check_ids:
-        check_ids_per_location(ids, gid)
-        report = []
-        for rows in members:
-            seen = {}
-            for r in rows:
-                seen.setdefault(ids[r].item() if isinstance(ids[r], np.generic) else ids[r], r)
-            report.append(list(seen.values()))
+    report = report_rows(members, ids, gid, check_ids)
     n_loc = np.bincount(gid, minlength=L).astype(np.int64)
     loc_count = np.bincount(gid, weights=counted, minlength=L).astype(np.int64)
     s1 = np.zeros(L)
