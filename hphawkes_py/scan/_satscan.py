@@ -563,6 +563,15 @@ def interval_of(dates, starts) -> np.ndarray:
 
 # ------------------------------------------------------------------ continuous models' case files
 
+def _day(text: str, p, lineno) -> np.datetime64:
+    """Field 3 of a case record of the continuous and categorical models: a day, YYYY/MM/DD."""
+    try:
+        y, m, d = (int(x) for x in text.split("/"))
+        return np.datetime64(f"{y:04d}-{m:02d}-{d:02d}", "D")
+    except ValueError:
+        raise ValueError(f"{p}:{lineno}: field 3 (date) {text!r} is not a date YYYY/MM/DD") from None
+
+
 def _read_continuous(path, model: str, dated: bool):
     """The records of a normal or exponential case file: ``(ids, counts, dates or None, values,
     second)`` (normal: ``<id> <#cases> [<date>] <measurement> [<weight>]``, ``second`` the weights or
@@ -580,11 +589,7 @@ def _read_continuous(path, model: str, dated: bool):
                              f"model")
         counts.append(int(_number(parts[1], p, lineno, 2, "#cases", count=True, whole=True)))
         if dated:
-            try:
-                y, m, d = (int(x) for x in parts[2].split("/"))
-                dates.append(np.datetime64(f"{y:04d}-{m:02d}-{d:02d}", "D"))
-            except ValueError:
-                raise ValueError(f"{p}:{lineno}: field 3 (date) {parts[2]!r} is not a date YYYY/MM/DD") from None
+            dates.append(_day(parts[2], p, lineno))
         values.append(_number(parts[first], p, lineno, first + 1, name))
         here = len(parts) == first + 2
         if has_second is None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._satscan import _as_ids, _geo, _number, _read_rows, case_records_kept
+from ._satscan import _as_ids, _day, _geo, _number, _read_rows, case_records_kept
 from .multinomial_model import multinomial
 from .ordinal_model import ordinal
 
@@ -28,11 +28,7 @@ def read_category_cases(path, dated: bool):
                              f"category per record (<id> <#cases> [<date>] <category>), got {len(parts)} fields")
         counts.append(int(_number(parts[1], p, lineno, 2, "#cases", count=True, whole=True)))
         if dated:
-            try:
-                y, m, d = (int(x) for x in parts[2].split("/"))
-                dates.append(np.datetime64(f"{y:04d}-{m:02d}-{d:02d}", "D"))
-            except ValueError:
-                raise ValueError(f"{p}:{lineno}: field 3 (date) {parts[2]!r} is not a date YYYY/MM/DD") from None
+            dates.append(_day(parts[2], p, lineno))
         ids.append(parts[0])
         cats.append(parts[first])
     return (ids, np.array(counts, dtype=np.int64), np.array(dates, dtype="datetime64[D]") if dated else None,
