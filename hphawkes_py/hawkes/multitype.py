@@ -30,7 +30,7 @@ from .._backend import get_device, is_gpu_backend, resolve_backend, threads_cont
 from .._validate import as_float_array, check_bool, check_int, check_positive, check_random_state, check_seed, describe
 from .compensator import background_integral_terms, trigger_integral_terms
 from .cpu_multitype import multitype_rows
-from .etas import MarkedPosterior, adaptive_chain, check_sampler_args, run_chains
+from .marked_sampler import MarkedPosterior, adaptive_chain, chain_seeds, check_sampler_args, run_chains
 from .kernels import phi0
 from .model import _numba_threads, prepare_data
 from .simulation import _region
@@ -392,7 +392,7 @@ def mcmc(x: Any, t: Any, types: Any, *, tau_x: float, tau_t: float, n_iter: int 
 
     Samples mu0 (K), theta (K x K), omega and h on the log scale with half-normal priors (scales 1 for
     mu0, 10 for the others, as :func:`hphawkes_py.hawkes.mcmc`), one coordinate at a time and jointly with
-    the burn-in covariance (:func:`~.etas.adaptive_chain`); the background bandwidths are fixed.
+    the burn-in covariance (:func:`~.marked_sampler.adaptive_chain`); the background bandwidths are fixed.
 
     Parameters
     ----------
@@ -456,8 +456,7 @@ def mcmc(x: Any, t: Any, types: Any, *, tau_x: float, tau_t: float, n_iter: int 
     scales = np.array([PRIOR_SCALES["mu0"]] * K + [PRIOR_SCALES["theta"]] * (K * K)
                       + [PRIOR_SCALES["omega"], PRIOR_SCALES["h"]])
     seed = check_seed(seed)
-    seqs = np.random.SeedSequence(seed if not isinstance(seed, np.random.Generator) else
-                                  int(seed.integers(2 ** 63))).spawn(chains)
+    seqs = chain_seeds(seed, chains)
     t0 = time.perf_counter()
     runs = run_chains(_run_chain, [(model, fixed, start, n_iter, burn_in, s, scales) for s in seqs], executor)
     elapsed = time.perf_counter() - t0
