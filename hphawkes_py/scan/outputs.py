@@ -28,6 +28,7 @@ import pandas as pd
 from ._output_common import CATEGORICAL, _check_result, _date, _location_of_ids
 from ._report_format import _population_text, _significant, category_report_lines
 from .locations import EARTH_RADIUS_KM
+from .outputs_temporal import is_time_result, write_time_results
 
 __all__ = ["cluster_table", "location_table", "risk_table", "llr_table", "report_text", "write_satscan",
            "SATSCAN_TABLES"]
@@ -102,9 +103,14 @@ def _location_relative_risk(observed, expected, total):
 def _span(result, locs) -> float:
     """Largest distance between two locations of the cluster (SaTScan's SPAN; km for lat/long)."""
     xy = np.asarray(result._loc_coords, dtype=float)[np.asarray(sorted(set(locs)), dtype=np.int64)]
+    return _span_of(xy, _latlong(result))
+
+
+def _span_of(xy, latlong: bool) -> float:
+    """Largest distance between two of the points ``xy`` ((latitude, longitude) and km when ``latlong``)."""
     if len(xy) < 2:
         return 0.0
-    if _latlong(result):
+    if latlong:
         lat, lon = np.radians(xy[:, 0]), np.radians(xy[:, 1])
         dlat = lat[:, None] - lat[None, :]
         dlon = lon[:, None] - lon[None, :]
@@ -615,7 +621,10 @@ def write_satscan(result, results_file, *, tables=None, dbase: bool = False, rep
 
     Parameters
     ----------
-    result : ScanResult
+    result : ScanResult, TemporalResult or SVTTResult
+        A scan's result. Purely temporal, seasonal and SVTT results write the tables SaTScan writes
+        for those analyses (:mod:`hphawkes_py.scan.outputs_temporal`: no ``rr`` for the temporal
+        ones, no geometry, Monte Carlo p-values only).
     results_file : path
         The main report (SaTScan's ``ResultsFile``, e.g. ``out/analysis.txt``); the other files
         take its name without ``.txt``: ``analysis.col.csv``, ``analysis.gis.csv``,
@@ -662,6 +671,10 @@ def write_satscan(result, results_file, *, tables=None, dbase: bool = False, rep
     >>> [p.name for p in outputs.write_satscan(res, out, geometry=("geojson",))]
     ['grave.txt', 'grave.col.csv', 'grave.gis.csv', 'grave.rr.csv', 'grave.llr.csv', 'grave.clusters.geojson']
     """
+    if is_time_result(result):
+        return write_time_results(result, results_file, tables=tables, dbase=dbase, report=report, geometry=geometry,
+                                  study_period=study_period, gumbel=gumbel, p_values=p_values, penalty=penalty,
+                                  title=title)
     _check_result(result)
     report = _check_flag(report, "report")
     _check_flag(gumbel, "gumbel")

@@ -63,6 +63,22 @@ class SVTTResult:
         Time units.
     backend : str
         The engine of the Monte Carlo.
+    distance : str
+        ``"euclidean"`` or ``"great_circle"`` (coordinates are then (latitude, longitude)).
+    study_period : tuple, optional
+        The first and last day of the study period (dates when ``times`` were dates, else day numbers).
+    time_aggregation : int
+        Days per time unit.
+    loc_coords : numpy.ndarray, optional
+        (L, 2) coordinates of the distinct locations (rows with identical coordinates merged).
+    loc_ids : list, optional
+        The ids of each location's rows (in input order).
+    loc_cases : numpy.ndarray, optional
+        (L, n_units) cases of each location in each time unit.
+    loc_expected : numpy.ndarray, optional
+        (L, n_units) expected cases under the null without trend (population x unit length).
+    loc_population : numpy.ndarray, optional
+        (L,) population of each location.
 
     Examples
     --------
@@ -81,6 +97,14 @@ class SVTTResult:
     n_cases: int
     n_units: int
     backend: str
+    distance: str = "euclidean"
+    study_period: tuple | None = None
+    time_aggregation: int = 1
+    loc_coords: np.ndarray | None = dataclasses.field(default=None, repr=False)
+    loc_ids: list | None = dataclasses.field(default=None, repr=False)
+    loc_cases: np.ndarray | None = dataclasses.field(default=None, repr=False)
+    loc_expected: np.ndarray | None = dataclasses.field(default=None, repr=False)
+    loc_population: np.ndarray | None = dataclasses.field(default=None, repr=False)
 
     @property
     def most_likely(self):
@@ -275,7 +299,16 @@ def svtt(coords, times, cases, population, *, time_aggregation=1, study_period=N
             "observed_over_expected", "relative_risk", "inside_trend", "outside_trend", "log_likelihood_ratio",
             "p_value"]
     return SVTTResult(clusters=pd.DataFrame(rows, columns=cols), global_trend=_percent(TREND_CONVERGED, beta_g, per),
-                      null_llr=null_llr, n_cases=C, n_units=T, backend=run.backend)
+                      null_llr=null_llr, n_cases=C, n_units=T, backend=run.backend, distance=distance,
+                      study_period=(_day(origin, 0), _day(origin, n_days - 1)), time_aggregation=agg,
+                      loc_coords=loc_coords,
+                      loc_ids=[list(dict.fromkeys(ids_list[r] for r in members[g])) for g in range(L)], loc_cases=c_lt,
+                      loc_expected=measure, loc_population=P)
+
+
+def _day(origin, d: int):
+    """Day ``d`` of the study period, a date when the times were dates."""
+    return origin + np.timedelta64(d, "D") if isinstance(origin, np.datetime64) else origin + d
 
 
 @njit(cache=True, parallel=True)

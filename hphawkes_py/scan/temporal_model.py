@@ -87,6 +87,11 @@ class TemporalResult:
         (n_units,) expected cases per unit under the null (Bernoulli: persons x C / N).
     backend : str
         The engine that ran.
+    n_population : int, optional
+        Bernoulli: the persons (cases + controls) in the study period; None for Poisson.
+    study_period : tuple, optional
+        The first and last day of the study period (dates when ``times`` were dates, else day
+        numbers), as SaTScan's report and tables show it.
 
     Examples
     --------
@@ -107,6 +112,8 @@ class TemporalResult:
     unit_cases: np.ndarray
     unit_expected: np.ndarray
     backend: str
+    n_population: int | None = None
+    study_period: tuple | None = None
 
     @property
     def most_likely(self):
@@ -322,7 +329,8 @@ def temporal(times, cases, *, population=None, controls=None, model="poisson", s
         return origin + np.timedelta64(int(d), "D") if isinstance(origin, np.datetime64) else origin + int(d)
 
     series = _Series(c_u, e_u, p_u, [when(d) for d in first], [when(d) for d in last], min_len, max_len, False)
-    return _scan(series, model, "prospective" if prospective else "retrospective", prospective, run)
+    res = _scan(series, model, "prospective" if prospective else "retrospective", prospective, run)
+    return dataclasses.replace(res, study_period=(when(0), when(n_days - 1)))
 
 
 def seasonal(times, cases, *, population=None, controls=None, model="poisson", study_period=None,
@@ -404,7 +412,8 @@ def seasonal(times, cases, *, population=None, controls=None, model="poisson", s
     labels = pd.DatetimeIndex(np.datetime64("2001-01-01") + np.arange(_YEAR).astype("timedelta64[D]")).strftime(
         "%m/%d").tolist()
     series = _Series(c_u, e_u, p_u, labels, labels, min_days, max_len, True)
-    return _scan(series, model, "seasonal", False, run)
+    res = _scan(series, model, "seasonal", False, run)
+    return dataclasses.replace(res, study_period=(all_days[0], all_days[-1]))
 
 
 def _day_of_year(dates) -> np.ndarray:
@@ -474,7 +483,7 @@ def _scan(s: _Series, model: str, analysis: str, prospective: bool, run) -> Temp
     clusters = pd.DataFrame(rows, columns=cols)
     return TemporalResult(clusters=clusters, null_llr=null_llr, model=model, analysis=analysis, n_cases=C, n_units=T,
                           min_len=s.min_len, max_len=s.max_len, unit_cases=s.cases, unit_expected=unit_expected,
-                          backend=run.backend)
+                          backend=run.backend, n_population=N if bern else None)
 
 
 #: SaTScan keeps further windows only above this LLR (MIN_CLUSTER_LLR_RETAINED)
