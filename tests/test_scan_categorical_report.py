@@ -13,10 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -29,8 +26,9 @@ from hphawkes_py.scan.multinomial_model import multinomial
 from hphawkes_py.scan.ordinal_model import ordinal
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_scan_ordinal import (ANALYSES, DIRECTIONS, FIXTURE, SATSCAN, _prm, read_report,  # noqa: E402
-                               satscan_data, write_satscan_files)
+from satscan_oracle import SATSCAN, needs_satscan, run_parameter_file, scratch_folder  # noqa: E402
+from test_scan_ordinal import (ANALYSES, DIRECTIONS, FIXTURE, _prm, read_report, satscan_data,  # noqa: E402
+                               write_satscan_files)
 
 CATEGORY_KEYS = ("Total cases", "Category", "Number of cases", "Expected cases", "Observed / expected",
                  "Relative risk", "Percent cases in area")
@@ -126,17 +124,16 @@ def test_tables_have_satscans_columns_and_no_nan(name, results, tmp_path):
 
 # ---------------------------------------------------------------------------- the live binary
 def _live(names):
-    folder = Path(tempfile.mkdtemp(prefix="hphawkes-categorical-report-"))
-    write_satscan_files(folder)
-    out = {}
-    for name in names:
-        prm = _prm(name, folder)
-        asked = "CensusAreasReportedClustersASCII=y\nMostLikelyClusterEachCentroidASCII=y"
-        prm.write_text(prm.read_text().replace("CensusAreasReportedClustersASCII=n", asked))
-        subprocess.run([str(SATSCAN), str(prm)], cwd=folder, check=True, capture_output=True, timeout=300)
-        stem = folder / name.replace(" ", "_")
-        out[name] = {ext: Path(f"{stem}{ext}").read_text() for ext in (".txt", ".col.txt", ".gis.txt")}
-    shutil.rmtree(folder)
+    with scratch_folder("hphawkes-categorical-report-") as folder:
+        write_satscan_files(folder)
+        out = {}
+        for name in names:
+            prm = _prm(name, folder)
+            asked = "CensusAreasReportedClustersASCII=y\nMostLikelyClusterEachCentroidASCII=y"
+            prm.write_text(prm.read_text().replace("CensusAreasReportedClustersASCII=n", asked))
+            run_parameter_file(SATSCAN, prm, folder, timeout=300)
+            stem = folder / name.replace(" ", "_")
+            out[name] = {ext: Path(f"{stem}{ext}").read_text() for ext in (".txt", ".col.txt", ".gis.txt")}
     return out
 
 
@@ -146,7 +143,7 @@ def _blocks(report):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not SATSCAN.exists(), reason="SaTScan 10.3.2 is not built here (/work/scratch/satscan)")
+@needs_satscan
 def test_report_blocks_and_col_rows_equal_a_live_satscan_run(results):
     live = _live(["ordinal both 20", "multinomial 20"])
     for name, files in live.items():

@@ -1,32 +1,24 @@
 """hp.scan.exponential: the survival-data scan against a naive NumPy formula, a planted cluster of short
 survival, censoring, its input checks, and SaTScan 10.3.2 itself.
 
-The SaTScan oracle (test_exponential_matches_satscan): SaTScan's batch binary is built by
-``bash benchmarks/peers/build_satscan.sh <snapshot of github:scanstatistics/satscan>`` into
-/work/scratch/satscan. When that binary is there the test runs it on the data made here (_satscan_data)
-and reads its output; else it reads the same output (its cluster information file, .col.dbf, and the location ids of its
-report) stored by
+The SaTScan oracle (test_exponential_matches_satscan): SaTScan 10.3.2 run on the data made here
+(_satscan_data) through tests/satscan_oracle.py, its cluster information file (.col.dbf) and the location
+ids of its report read back; where the binary is not built, the same output stored by
 
     .venv/bin/python tests/test_scan_exponential.py --satscan /work/scratch/satscan/SaTScan
 
-in hphawkes_py/data/scan/satscan_outputs/satscan10_exponential.json (SaTScan's numbers as its files print
-them, never typed by hand).
+in hphawkes_py/data/scan/satscan_outputs/satscan10_exponential.json.
 """
 from __future__ import annotations
 
-import json
 import math
-import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-import hphawkes_py as hp
 from hphawkes_py.scan.exponential_model import exponential
 from hphawkes_py.scan.normal_model import EXPONENTIAL, PermutationEngine
 from hphawkes_py.scan.null_draws import permute_measurements
@@ -34,9 +26,10 @@ from hphawkes_py.scan.windows import build_windows
 
 sys.path.insert(0, str(Path(__file__).parent))
 from engines import CUDA_ENGINES  # noqa: E402
+from satscan_oracle import (oracle, read_dbf, report_locations, run_parameter_file, scratch_folder,  # noqa: E402
+                            store, stored, write_prm)
 
-SATSCAN = Path("/work/scratch/satscan/SaTScan")
-FIXTURE = Path(hp.__file__).parent / "data" / "scan" / "satscan_outputs" / "satscan10_exponential.json"
+FIXTURE = stored("exponential")
 
 
 def _data(seed=5, n_loc=30, n_pat=180, hazard=1.0):
@@ -194,59 +187,29 @@ def _satscan_data():
 def run_satscan(binary) -> dict:
     """SaTScan's cluster tables for every analysis of _ANALYSES, from its .col.dbf files and reports."""
     xy, loc, t, cen = _satscan_data()
-    folder = Path(tempfile.mkdtemp(prefix="hphawkes-exponential-"))
-    (folder / "exp.geo").write_text("".join(f"L{i} {a} {b}\n" for i, (a, b) in enumerate(xy)))
-    (folder / "exp.cas").write_text("".join(f"L{g} 1 {v} {c}\n" for g, v, c in zip(loc, t, cen)))
-    out = {}
-    for name, (areas, size) in _ANALYSES.items():
-        stem = "exp_" + name.replace(" ", "_")
-        (folder / f"{stem}.prm").write_text("\n".join([
-            "[Input]", "CaseFile=exp.cas", "PrecisionCaseTimes=0", "StartDate=2000/1/1", "EndDate=2000/12/31",
-            "CoordinatesFile=exp.geo", "CoordinatesType=0", "[Analysis]", "AnalysisType=1", "ModelType=4",
-            f"ScanAreas={areas}", "[Output]", f"ResultsFile={stem}.txt", "OutputGoogleEarthKML=n",
-            "OutputShapefiles=n", "MostLikelyClusterEachCentroidDBase=y",
-            "LaunchMapViewer=n", "[Spatial Window]", f"MaxSpatialSizeInPopulationAtRisk={size}",
-            "SpatialWindowShapeType=0", "[Inference]", "MonteCarloReps=999", "PValueReportType=1",
-            "[Run Options]", "NumberParallelProcesses=1"]) + "\n")
-        subprocess.run([str(binary), str(folder / f"{stem}.prm")], cwd=folder, check=True, capture_output=True,
-                       timeout=600)
-        out[name] = {"rows": _read_dbf(folder / f"{stem}.col.dbf"),
-                     "locations": _report_locations((folder / f"{stem}.txt").read_text())}
-    shutil.rmtree(folder)
+    with scratch_folder("hphawkes-exponential-") as folder:
+        (folder / "exp.geo").write_text("".join(f"L{i} {a} {b}\n" for i, (a, b) in enumerate(xy)))
+        (folder / "exp.cas").write_text("".join(f"L{g} 1 {v} {c}\n" for g, v, c in zip(loc, t, cen)))
+        out = {}
+        for name, (areas, size) in _ANALYSES.items():
+            stem = "exp_" + name.replace(" ", "_")
+            prm = write_prm(folder / f"{stem}.prm", [
+                "[Input]", "CaseFile=exp.cas", "PrecisionCaseTimes=0", "StartDate=2000/1/1", "EndDate=2000/12/31",
+                "CoordinatesFile=exp.geo", "CoordinatesType=0", "[Analysis]", "AnalysisType=1", "ModelType=4",
+                f"ScanAreas={areas}", "[Output]", f"ResultsFile={stem}.txt", "OutputGoogleEarthKML=n",
+                "OutputShapefiles=n", "MostLikelyClusterEachCentroidDBase=y",
+                "LaunchMapViewer=n", "[Spatial Window]", f"MaxSpatialSizeInPopulationAtRisk={size}",
+                "SpatialWindowShapeType=0", "[Inference]", "MonteCarloReps=999", "PValueReportType=1",
+                "[Run Options]", "NumberParallelProcesses=1"])
+            run_parameter_file(binary, prm, folder)
+            out[name] = {"rows": read_dbf(folder / f"{stem}.col.dbf"),
+                         "locations": report_locations((folder / f"{stem}.txt").read_text())}
     return out
-
-
-def _read_dbf(path) -> list:
-    """SaTScan's cluster information file (dBase: its numbers to 10 decimals), one dict per cluster."""
-    import pyogrio
-
-    meta, _, _, fields = pyogrio.raw.read(str(path), read_geometry=False)
-    names = list(meta["fields"])
-    return [{k: (v.item() if hasattr(v, "item") else v) for k, v in zip(names, row)} for row in zip(*fields)]
-
-
-def _report_locations(report: str) -> list:
-    """The location ids of each cluster in SaTScan's text report, in its order."""
-    out, cur = [], None
-    for line in report.splitlines():
-        s = line.strip()
-        if "Location IDs included" in s:
-            cur = s.split(":", 1)[1].strip()
-            out.append(cur)
-        elif out and cur is not None and s and ":" not in s:
-            out[-1] += " " + s
-        else:
-            cur = None
-    return [c.replace(",", " ").split() for c in out]
 
 
 @pytest.fixture(scope="module")
 def satscan_output():
-    if SATSCAN.exists():
-        return run_satscan(SATSCAN)
-    if not FIXTURE.exists():
-        pytest.skip("neither SaTScan (/work/scratch/satscan) nor its stored output is here")
-    return json.loads(FIXTURE.read_text())["analyses"]
+    return oracle(FIXTURE, run_satscan)
 
 
 @pytest.mark.parametrize("name", list(_ANALYSES))
@@ -270,12 +233,4 @@ def test_exponential_matches_satscan(name, satscan_output):
 
 
 if __name__ == "__main__":  # write the stored SaTScan output (see the module notes)
-    import argparse
-
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--satscan", required=True)
-    args = ap.parse_args()
-    version = subprocess.run([args.satscan, "--version"], capture_output=True, text=True).stdout.strip()
-    FIXTURE.write_text(json.dumps({"made_by": "python tests/test_scan_exponential.py --satscan " + args.satscan,
-                                   "satscan": version, "analyses": run_satscan(args.satscan)}, indent=1) + "\n")
-    print("wrote", FIXTURE, file=sys.stderr)
+    store(FIXTURE, run_satscan, "test_scan_exponential.py")

@@ -1,41 +1,34 @@
 """hp.scan.normal: the normal-model scan (unweighted and weighted) against a naive NumPy formula, a
 planted cluster, its input checks, and SaTScan 10.3.2 itself.
 
-The SaTScan oracle (test_normal_matches_satscan): SaTScan's batch binary is built by
-``bash benchmarks/peers/build_satscan.sh <snapshot of github:scanstatistics/satscan>`` into
-/work/scratch/satscan. When that binary is there the test runs it on the data made here (_satscan_data)
-and reads its output; else it reads the same output (its cluster information file, .col.dbf, and the location ids of its
-report) stored by
+The SaTScan oracle (test_normal_matches_satscan): SaTScan 10.3.2 run on the data made here
+(_satscan_data) through tests/satscan_oracle.py, its cluster information file (.col.dbf) and the location
+ids of its report read back; where the binary is not built, the same output stored by
 
     .venv/bin/python tests/test_scan_normal.py --satscan /work/scratch/satscan/SaTScan
 
-in hphawkes_py/data/scan/satscan_outputs/satscan10_normal.json (SaTScan's numbers as its files print
-them, never typed by hand).
+in hphawkes_py/data/scan/satscan_outputs/satscan10_normal.json.
 """
 from __future__ import annotations
 
-import json
 import math
-import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-import hphawkes_py as hp
 from hphawkes_py.scan.normal_model import NORMAL, WEIGHTED_NORMAL, PermutationEngine, normal, satscan_min_cases
 from hphawkes_py.scan.null_draws import permute_measurements
 from hphawkes_py.scan.windows import build_windows
 
 sys.path.insert(0, str(Path(__file__).parent))
 from engines import CUDA_ENGINES  # noqa: E402
+from satscan_oracle import (oracle, read_dbf, report_locations, run_parameter_file, scratch_folder,  # noqa: E402
+                            store, stored, write_prm)
 
-SATSCAN = Path("/work/scratch/satscan/SaTScan")
-FIXTURE = Path(hp.__file__).parent / "data" / "scan" / "satscan_outputs" / "satscan10_normal.json"
+FIXTURE = stored("normal")
 
 
 def _data(seed=3, n_loc=30, n_obs=150, shift=0.0, weights=False):
@@ -292,64 +285,28 @@ def _prm(name, folder: Path) -> Path:
              "[Spatial Window]", f"MaxSpatialSizeInPopulationAtRisk={size}", "SpatialWindowShapeType=0",
              "[Inference]", "MonteCarloReps=999", "PValueReportType=1",
              "[Run Options]", "NumberParallelProcesses=1"]
-    p = folder / f"{name.replace(' ', '_')}.prm"
-    p.write_text("\n".join(lines) + "\n")
-    return p
+    return write_prm(folder / f"{name.replace(' ', '_')}.prm", lines)
 
 
 def run_satscan(binary) -> dict:
     """SaTScan's cluster tables for every analysis of _ANALYSES, from its .col.dbf files and reports."""
     xy, loc, x, w = _satscan_data()
-    folder = Path(tempfile.mkdtemp(prefix="hphawkes-normal-"))
-    (folder / "normal.geo").write_text("".join(f"L{i} {a} {b}\n" for i, (a, b) in enumerate(xy)))
-    (folder / "normal.cas").write_text("".join(f"L{g} 1 {v}\n" for g, v in zip(loc, x)))
-    (folder / "normal_w.cas").write_text("".join(f"L{g} 1 {v} {u}\n" for g, v, u in zip(loc, x, w)))
-    out = {}
-    for name in _ANALYSES:
-        prm = _prm(name, folder)
-        subprocess.run([str(binary), str(prm)], cwd=folder, check=True, capture_output=True, timeout=600)
-        report = (folder / f"{name.replace(' ', '_')}.txt").read_text()
-        out[name] = {"rows": _read_dbf(folder / f"{name.replace(' ', '_')}.col.dbf"),
-                     "locations": _report_locations(report)}
-    shutil.rmtree(folder)
+    with scratch_folder("hphawkes-normal-") as folder:
+        (folder / "normal.geo").write_text("".join(f"L{i} {a} {b}\n" for i, (a, b) in enumerate(xy)))
+        (folder / "normal.cas").write_text("".join(f"L{g} 1 {v}\n" for g, v in zip(loc, x)))
+        (folder / "normal_w.cas").write_text("".join(f"L{g} 1 {v} {u}\n" for g, v, u in zip(loc, x, w)))
+        out = {}
+        for name in _ANALYSES:
+            run_parameter_file(binary, _prm(name, folder), folder)
+            report = (folder / f"{name.replace(' ', '_')}.txt").read_text()
+            out[name] = {"rows": read_dbf(folder / f"{name.replace(' ', '_')}.col.dbf"),
+                         "locations": report_locations(report)}
     return out
-
-
-def _read_dbf(path) -> list:
-    """SaTScan's cluster information file (dBase: its numbers to 10 decimals), one dict per cluster."""
-    import pyogrio
-
-    meta, _, _, fields = pyogrio.raw.read(str(path), read_geometry=False)
-    names = list(meta["fields"])
-    return [{k: (v.item() if hasattr(v, "item") else v) for k, v in zip(names, row)} for row in zip(*fields)]
-
-
-def _report_locations(report: str) -> list:
-    """The location ids of each cluster in SaTScan's text report, in its order."""
-    out, cur = [], None
-    for line in report.splitlines():
-        s = line.strip()
-        if "Location IDs included" in s:
-            cur = s.split(":", 1)[1].strip()
-            out.append(cur)
-        elif out and cur is not None and s and ":" not in s:
-            out[-1] += " " + s
-        else:
-            cur = None
-    return [c.replace(",", " ").split() for c in out]
-
-
-def _oracle():
-    if SATSCAN.exists():
-        return run_satscan(SATSCAN)
-    if not FIXTURE.exists():
-        pytest.skip("neither SaTScan (/work/scratch/satscan) nor its stored output is here")
-    return json.loads(FIXTURE.read_text())["analyses"]
 
 
 @pytest.fixture(scope="module")
 def satscan_output():
-    return _oracle()
+    return oracle(FIXTURE, run_satscan)
 
 
 @pytest.mark.parametrize("name", list(_ANALYSES))
@@ -379,12 +336,4 @@ def test_normal_matches_satscan(name, satscan_output):
 
 
 if __name__ == "__main__":  # write the stored SaTScan output (see the module notes)
-    import argparse
-
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--satscan", required=True)
-    args = ap.parse_args()
-    version = subprocess.run([args.satscan, "--version"], capture_output=True, text=True).stdout.strip()
-    FIXTURE.write_text(json.dumps({"made_by": "python tests/test_scan_normal.py --satscan " + args.satscan,
-                                   "satscan": version, "analyses": run_satscan(args.satscan)}, indent=1) + "\n")
-    print("wrote", FIXTURE, file=sys.stderr)
+    store(FIXTURE, run_satscan, "test_scan_normal.py")

@@ -3,25 +3,19 @@ likelihood by enumeration of the pooled categories), a planted cluster, its inpu
 kernel on the emulator, and SaTScan 10.3.2 itself.
 
 The SaTScan oracle (test_ordinal_matches_satscan here, test_multinomial_matches_satscan in
-test_scan_multinomial.py): SaTScan's batch binary is built by
-``bash benchmarks/peers/build_satscan.sh <snapshot of github:scanstatistics/satscan>`` into
-/work/scratch/satscan. When that binary is there the tests run it on the data made here
-(_satscan_data) and read its text report; else they read the same report's numbers stored by
+test_scan_multinomial.py): SaTScan 10.3.2 run on the data made here (satscan_data) through
+tests/satscan_oracle.py, the numbers of its text report read back; where the binary is not built, the
+same output stored by
 
     .venv/bin/python tests/test_scan_ordinal.py --satscan /work/scratch/satscan/SaTScan
 
-in hphawkes_py/data/scan/satscan_outputs/satscan10_categorical.json (SaTScan's numbers as its report
-prints them, never typed by hand).
+in hphawkes_py/data/scan/satscan_outputs/satscan10_categorical.json.
 """
 from __future__ import annotations
 
 import itertools
-import json
 import math
-import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -35,9 +29,10 @@ from hphawkes_py.scan.windows import build_windows
 
 sys.path.insert(0, str(Path(__file__).parent))
 from engines import CUDA_ENGINES  # noqa: E402
+import satscan_oracle  # noqa: E402
+from satscan_oracle import run_parameter_file, scratch_folder, store, stored, write_prm  # noqa: E402
 
-SATSCAN = Path("/work/scratch/satscan/SaTScan")
-FIXTURE = Path(hp.__file__).parent / "data" / "scan" / "satscan_outputs" / "satscan10_categorical.json"
+FIXTURE = stored("categorical")
 
 
 def _data(seed=3, n_loc=30, n_cases=300, K=4, shift=True, strength=3.0):
@@ -305,9 +300,7 @@ def _prm(name, folder: Path) -> Path:
              "[Spatial Window]", f"MaxSpatialSizeInPopulationAtRisk={size}", "SpatialWindowShapeType=0",
              "[Inference]", "MonteCarloReps=999", "PValueReportType=1",
              "[Run Options]", "NumberParallelProcesses=1"]
-    p = folder / f"{stem}.prm"
-    p.write_text("\n".join(lines) + "\n")
-    return p
+    return write_prm(folder / f"{stem}.prm", lines)
 
 
 def read_report(report: str) -> list:
@@ -335,24 +328,18 @@ def read_report(report: str) -> list:
 
 def run_satscan(binary, names=None) -> dict:
     """SaTScan's cluster reports for the analyses ``names`` of ANALYSES (default all)."""
-    folder = Path(tempfile.mkdtemp(prefix="hphawkes-categorical-"))
-    write_satscan_files(folder)
-    out = {}
-    for name in ANALYSES if names is None else names:
-        prm = _prm(name, folder)
-        subprocess.run([str(binary), str(prm)], cwd=folder, check=True, capture_output=True, timeout=600)
-        out[name] = read_report((folder / f"{name.replace(' ', '_')}.txt").read_text())
-    shutil.rmtree(folder)
+    with scratch_folder("hphawkes-categorical-") as folder:
+        write_satscan_files(folder)
+        out = {}
+        for name in ANALYSES if names is None else names:
+            run_parameter_file(binary, _prm(name, folder), folder)
+            out[name] = read_report((folder / f"{name.replace(' ', '_')}.txt").read_text())
     return out
 
 
 def oracle(names=None):
     """SaTScan's reports of the analyses ``names``: from the binary when it is here, else stored."""
-    if SATSCAN.exists():
-        return run_satscan(SATSCAN, names)
-    if not FIXTURE.exists():
-        pytest.skip("neither SaTScan (/work/scratch/satscan) nor its stored output is here")
-    return json.loads(FIXTURE.read_text())["analyses"]
+    return satscan_oracle.oracle(FIXTURE, lambda binary: run_satscan(binary, names))
 
 
 def _numbers(s):
@@ -396,18 +383,6 @@ def test_ordinal_matches_satscan(name, satscan_output):
     check_against_satscan(res, satscan_output[name])
 
 
-if __name__ == "__main__":  # write the stored SaTScan output (see the module notes)
-    import argparse
-
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--satscan", required=True)
-    args = ap.parse_args()
-    version = subprocess.run([args.satscan, "--version"], capture_output=True, text=True).stdout.strip()
-    FIXTURE.write_text(json.dumps({"made_by": "python tests/test_scan_ordinal.py --satscan " + args.satscan,
-                                   "satscan": version, "analyses": run_satscan(args.satscan)}, indent=1) + "\n")
-    print("wrote", FIXTURE, file=sys.stderr)
-
-
 def write_satscan_files(folder: Path):
     """The SaTScan input files of satscan_data in ``folder``: coordinates, ordinal and multinomial cases."""
     xy, loc, cat = satscan_data()
@@ -442,3 +417,7 @@ def test_run_categorical_reads_satscan_files_as_satscan_does(tmp_path, satscan_o
     (tmp_path / "bad.cas").write_text("L0 1 1\nL99 1 2\n")
     with pytest.raises(ValueError, match="'L99' is not in the coordinates file"):
         run_categorical(spec, dict(seed=1, backend="cpu", progress=False))
+
+
+if __name__ == "__main__":  # write the stored SaTScan output (see the module notes)
+    store(FIXTURE, run_satscan, "test_scan_ordinal.py")

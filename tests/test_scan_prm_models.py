@@ -10,7 +10,6 @@ test_run_prm_temporal_matches_satscan runs SaTScan itself on one file when its b
 from __future__ import annotations
 
 import math
-import subprocess
 import sys
 from pathlib import Path
 
@@ -22,7 +21,9 @@ import hphawkes_py as hp
 from hphawkes_py.cli import main
 from hphawkes_py.scan._prm import prm_arguments
 
-SATSCAN = Path("/work/scratch/satscan/SaTScan")
+sys.path.insert(0, str(Path(__file__).parent))
+from satscan_oracle import SATSCAN, needs_satscan, read_dbf, run_parameter_file  # noqa: E402
+
 RUN = dict(seed=3, backend="cpu", progress=False)
 
 
@@ -131,16 +132,13 @@ def test_run_prm_temporal_record_outside_period(tmp_path):
     assert res.n_cases == cases.sum()
 
 
-@pytest.mark.skipif(not SATSCAN.exists(), reason="SaTScan 10.3.2 is not built here (/work/scratch/satscan)")
+@needs_satscan
 def test_run_prm_temporal_matches_satscan(tmp_path):
     """The same .prm run by SaTScan and by run_prm: the clusters' windows, counts and LLRs."""
-    sys.path.insert(0, str(Path(__file__).parent))
-    from test_scan_normal import _read_dbf
-
     days, cases, controls = _daily()
     prm = _temporal_prm(tmp_path, days, cases, controls, analysis="2", model="0", areas="3", reps=999)
-    subprocess.run([str(SATSCAN), str(prm)], cwd=tmp_path, check=True, capture_output=True, timeout=300)
-    rows = _read_dbf(tmp_path / "t.col.dbf")
+    run_parameter_file(SATSCAN, prm, tmp_path, timeout=300)
+    rows = read_dbf(tmp_path / "t.col.dbf")
     res = hp.scan.run_prm(prm, seed=1, backend="cpu", progress=False)
     ours = res.clusters
     assert len(rows) >= 1

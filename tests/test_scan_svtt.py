@@ -1,40 +1,34 @@
 """hp.scan.svtt: spatial variation in temporal trends (Poisson) against a naive maximum-likelihood fit of
 the log-linear trends, a planted trend, its input checks, and SaTScan 10.3.2 itself.
 
-The SaTScan oracle (test_svtt_matches_satscan): SaTScan's batch binary is built by
-``bash benchmarks/peers/build_satscan.sh <snapshot of github:scanstatistics/satscan>`` into
-/work/scratch/satscan. When that binary is there the test runs it on the data made here (_satscan_data)
-and reads its cluster information file (.col.dbf); else it reads the same output stored by
+The SaTScan oracle (test_svtt_matches_satscan): SaTScan 10.3.2 run on the data made here (_satscan_data)
+through tests/satscan_oracle.py, its cluster information file (.col.dbf) and the location ids of its
+report read back; where the binary is not built, the same output stored by
 
     .venv/bin/python tests/test_scan_svtt.py --satscan /work/scratch/satscan/SaTScan
 
-in hphawkes_py/data/scan/satscan_outputs/satscan10_svtt.json (SaTScan's numbers as its files print
-them, never typed by hand).
+in hphawkes_py/data/scan/satscan_outputs/satscan10_svtt.json.
 """
 from __future__ import annotations
 
-import json
 import math
-import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
 
-import hphawkes_py as hp
 from hphawkes_py.scan.cpu_temporal import (TREND_CONVERGED, TREND_NEG_INF, TREND_POS_INF, TREND_UNDEFINED, fit_trend,
                                            svtt_llr)
 from hphawkes_py.scan.svtt_model import svtt
 
 sys.path.insert(0, str(Path(__file__).parent))
 from engines import CUDA_ENGINES  # noqa: E402
+from satscan_oracle import (oracle, read_dbf, report_locations, run_parameter_file, scratch_folder,  # noqa: E402
+                            store, stored, write_prm)
 
-SATSCAN = Path("/work/scratch/satscan/SaTScan")
-FIXTURE = Path(hp.__file__).parent / "data" / "scan" / "satscan_outputs" / "satscan10_svtt.json"
+FIXTURE = stored("svtt")
 
 
 def _naive_fit(c, m):
@@ -200,53 +194,35 @@ def _satscan_data():
 
 
 def run_satscan(binary) -> dict:
-    from test_scan_normal import _read_dbf
-
     xy, cases = _satscan_data()
-    folder = Path(tempfile.mkdtemp(prefix="hphawkes-svtt-"))
-    (folder / "s.geo").write_text("".join(f"L{i} {a} {b}\n" for i, (a, b) in enumerate(xy)))
-    (folder / "s.pop").write_text("".join(f"L{i} 0 1000\n" for i in range(len(xy))))
-    (folder / "s.cas").write_text("".join(f"L{i} {cases[i, t]} {t}\n" for i in range(len(xy)) for t in range(10)
-                                          if cases[i, t]))
-    out = {}
-    for name, areas in _ANALYSES.items():
-        prm = folder / f"{name}.prm"
-        prm.write_text("\n".join([
-            "[Input]", "CaseFile=s.cas", "PopulationFile=s.pop", "CoordinatesFile=s.geo", "PrecisionCaseTimes=4",
-            "StartDate=0", "EndDate=9", "CoordinatesType=0",
-            "[Analysis]", "AnalysisType=5", "ModelType=0", f"ScanAreas={areas}", "TimeAggregationUnits=4",
-            "TimeAggregationLength=1",
-            "[Output]", f"ResultsFile={name}.txt", "OutputGoogleEarthKML=n", "OutputShapefiles=n",
-            "MostLikelyClusterEachCentroidDBase=y", "LaunchMapViewer=n",
-            "[Spatial Window]", "MaxSpatialSizeInPopulationAtRisk=50",
-            "[Space and Time Adjustments]", "TimeTrendType=0",
-            "[Inference]", "MonteCarloReps=999", "[Run Options]", "NumberParallelProcesses=1"]) + "\n")
-        subprocess.run([str(binary), str(prm)], cwd=folder, check=True, capture_output=True, timeout=600)
-        rows = _read_dbf(folder / f"{name}.col.dbf")
-        out[name] = {"rows": [{k: v for k, v in r.items() if isinstance(v, str) or not math.isnan(v)} for r in rows],
-                     "locations": _report_locations((folder / f"{name}.txt").read_text())}
-    shutil.rmtree(folder)
+    with scratch_folder("hphawkes-svtt-") as folder:
+        (folder / "s.geo").write_text("".join(f"L{i} {a} {b}\n" for i, (a, b) in enumerate(xy)))
+        (folder / "s.pop").write_text("".join(f"L{i} 0 1000\n" for i in range(len(xy))))
+        (folder / "s.cas").write_text("".join(f"L{i} {cases[i, t]} {t}\n" for i in range(len(xy)) for t in range(10)
+                                              if cases[i, t]))
+        out = {}
+        for name, areas in _ANALYSES.items():
+            prm = write_prm(folder / f"{name}.prm", [
+                "[Input]", "CaseFile=s.cas", "PopulationFile=s.pop", "CoordinatesFile=s.geo", "PrecisionCaseTimes=4",
+                "StartDate=0", "EndDate=9", "CoordinatesType=0",
+                "[Analysis]", "AnalysisType=5", "ModelType=0", f"ScanAreas={areas}", "TimeAggregationUnits=4",
+                "TimeAggregationLength=1",
+                "[Output]", f"ResultsFile={name}.txt", "OutputGoogleEarthKML=n", "OutputShapefiles=n",
+                "MostLikelyClusterEachCentroidDBase=y", "LaunchMapViewer=n",
+                "[Spatial Window]", "MaxSpatialSizeInPopulationAtRisk=50",
+                "[Space and Time Adjustments]", "TimeTrendType=0",
+                "[Inference]", "MonteCarloReps=999", "[Run Options]", "NumberParallelProcesses=1"])
+            run_parameter_file(binary, prm, folder)
+            rows = read_dbf(folder / f"{name}.col.dbf")
+            out[name] = {"rows": [{k: v for k, v in r.items() if isinstance(v, str) or not math.isnan(v)}
+                                  for r in rows],
+                         "locations": report_locations((folder / f"{name}.txt").read_text())}
     return out
-
-
-def _report_locations(report):
-    from test_scan_normal import _report_locations as read
-
-    return read(report)
-
-
-def _oracle():
-    sys.path.insert(0, str(Path(__file__).parent))
-    if SATSCAN.exists():
-        return run_satscan(SATSCAN)
-    if not FIXTURE.exists():
-        pytest.skip("neither SaTScan (/work/scratch/satscan) nor its stored output is here")
-    return json.loads(FIXTURE.read_text())["analyses"]
 
 
 @pytest.fixture(scope="module")
 def satscan_output():
-    return _oracle()
+    return oracle(FIXTURE, run_satscan)
 
 
 @pytest.mark.parametrize("name", list(_ANALYSES))
@@ -270,13 +246,4 @@ def test_svtt_matches_satscan(name, satscan_output):
 
 
 if __name__ == "__main__":  # write the stored SaTScan output (see the module notes)
-    import argparse
-
-    sys.path.insert(0, str(Path(__file__).parent))
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--satscan", required=True)
-    args = ap.parse_args()
-    version = subprocess.run([args.satscan, "--version"], capture_output=True, text=True).stdout.strip()
-    FIXTURE.write_text(json.dumps({"made_by": "python tests/test_scan_svtt.py --satscan " + args.satscan,
-                                   "satscan": version, "analyses": run_satscan(args.satscan)}, indent=1) + "\n")
-    print("wrote", FIXTURE, file=sys.stderr)
+    store(FIXTURE, run_satscan, "test_scan_svtt.py")

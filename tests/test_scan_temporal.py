@@ -1,31 +1,24 @@
 """hp.scan.temporal and hp.scan.seasonal: the purely temporal and seasonal scans against a naive NumPy
 enumeration of the windows, planted clusters, their input checks, and SaTScan 10.3.2 itself.
 
-The SaTScan oracle (test_temporal_matches_satscan): SaTScan's batch binary is built by
-``bash benchmarks/peers/build_satscan.sh <snapshot of github:scanstatistics/satscan>`` into
-/work/scratch/satscan. When that binary is there the test runs it on the data made here (_satscan_data)
-and reads its cluster information file (.col.dbf); else it reads the same output stored by
+The SaTScan oracle (test_temporal_matches_satscan): SaTScan 10.3.2 run on the data made here
+(_satscan_data) through tests/satscan_oracle.py, its cluster information file (.col.dbf) read back; where
+the binary is not built, the same output stored by
 
     .venv/bin/python tests/test_scan_temporal.py --satscan /work/scratch/satscan/SaTScan
 
-in hphawkes_py/data/scan/satscan_outputs/satscan10_temporal.json (SaTScan's numbers as its files print
-them, never typed by hand).
+in hphawkes_py/data/scan/satscan_outputs/satscan10_temporal.json.
 """
 from __future__ import annotations
 
-import json
 import math
-import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-import hphawkes_py as hp
 from hphawkes_py.scan.cpu_temporal import temporal_windows_max
 from hphawkes_py.scan.engine import klogk_table
 from hphawkes_py.scan.null_draws import draw_multinomial_cases, draw_null_cases
@@ -33,9 +26,10 @@ from hphawkes_py.scan.temporal_model import _day_of_year, seasonal, temporal
 
 sys.path.insert(0, str(Path(__file__).parent))
 from engines import CUDA_ENGINES  # noqa: E402
+from satscan_oracle import (oracle, read_dbf, run_parameter_file, scratch_folder, store, stored,  # noqa: E402
+                            write_prm)
 
-SATSCAN = Path("/work/scratch/satscan/SaTScan")
-FIXTURE = Path(hp.__file__).parent / "data" / "scan" / "satscan_outputs" / "satscan10_temporal.json"
+FIXTURE = stored("temporal")
 
 
 # ---------------------------------------------------------------------------- the LLR, naively
@@ -331,9 +325,7 @@ def _prm(name, folder: Path) -> Path:
         lines = [x for x in lines if not x.startswith("PopulationFile")]
     else:
         lines = [x for x in lines if not x.startswith("ControlFile")]
-    p = folder / f"{name.replace(' ', '_')}.prm"
-    p.write_text("\n".join(lines) + "\n")
-    return p
+    return write_prm(folder / f"{name.replace(' ', '_')}.prm", lines)
 
 
 def _write_counts(path, days, counts):
@@ -342,37 +334,24 @@ def _write_counts(path, days, counts):
 
 def run_satscan(binary) -> dict:
     """SaTScan's cluster table of every analysis of _ANALYSES, from its .col.dbf files."""
-    from test_scan_normal import _read_dbf
-
-    folder = Path(tempfile.mkdtemp(prefix="hphawkes-temporal-"))
-    for long in (False, True):
-        days, cases, controls = _satscan_data(long)
-        stem = "long" if long else "short"
-        _write_counts(folder / f"{stem}.cas", days, cases)
-        _write_counts(folder / f"{stem}.ctl", days, controls)
-    (folder / "t.pop").write_text("A 2020 100000\n")
-    (folder / "t.geo").write_text("A 0 0\n")
-    out = {}
-    for name in _ANALYSES:
-        prm = _prm(name, folder)
-        subprocess.run([str(binary), str(prm)], cwd=folder, check=True, capture_output=True, timeout=600)
-        out[name] = {"rows": _read_dbf(folder / f"{name.replace(' ', '_')}.col.dbf")}
-    shutil.rmtree(folder)
+    with scratch_folder("hphawkes-temporal-") as folder:
+        for long in (False, True):
+            days, cases, controls = _satscan_data(long)
+            stem = "long" if long else "short"
+            _write_counts(folder / f"{stem}.cas", days, cases)
+            _write_counts(folder / f"{stem}.ctl", days, controls)
+        (folder / "t.pop").write_text("A 2020 100000\n")
+        (folder / "t.geo").write_text("A 0 0\n")
+        out = {}
+        for name in _ANALYSES:
+            run_parameter_file(binary, _prm(name, folder), folder)
+            out[name] = {"rows": read_dbf(folder / f"{name.replace(' ', '_')}.col.dbf")}
     return out
-
-
-def _oracle():
-    if SATSCAN.exists():
-        return run_satscan(SATSCAN)
-    if not FIXTURE.exists():
-        pytest.skip("neither SaTScan (/work/scratch/satscan) nor its stored output is here")
-    return json.loads(FIXTURE.read_text())["analyses"]
 
 
 @pytest.fixture(scope="module")
 def satscan_output():
-    sys.path.insert(0, str(Path(__file__).parent))
-    return _oracle()
+    return oracle(FIXTURE, run_satscan)
 
 
 _SEASONAL_POISSON_GAP = pytest.mark.xfail(
@@ -429,13 +408,4 @@ def test_temporal_matches_satscan(name, satscan_output):
 
 
 if __name__ == "__main__":  # write the stored SaTScan output (see the module notes)
-    import argparse
-
-    sys.path.insert(0, str(Path(__file__).parent))
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--satscan", required=True)
-    args = ap.parse_args()
-    version = subprocess.run([args.satscan, "--version"], capture_output=True, text=True).stdout.strip()
-    FIXTURE.write_text(json.dumps({"made_by": "python tests/test_scan_temporal.py --satscan " + args.satscan,
-                                   "satscan": version, "analyses": run_satscan(args.satscan)}, indent=1) + "\n")
-    print("wrote", FIXTURE, file=sys.stderr)
+    store(FIXTURE, run_satscan, "test_scan_temporal.py")
