@@ -28,6 +28,12 @@ simulate(*, mu, theta, omega, h, region, duration, dim=2, seed)
     Branching simulation.
 mcmc(x, t, *, n_iter=10_000, burn_in=1_000, chains=4, sample=..., fixed=..., ...)
     Adaptive Metropolis-Hastings (the paper's Algorithm 1) -> :class:`HawkesPosterior`.
+types= and marks= on log_likelihood, self_excitation_probabilities and mcmc
+    ``types=k`` (integer codes 0..K-1, ``params`` with a K-vector ``mu0`` and a K x K ``theta``) hands
+    over to ``multitype``; ``marks=m`` (magnitudes; ETAS settings in ``etas={"m0": ..., "region": ...}``)
+    to ``etas``: the same results as calling them, arguments the model lacks refused. ``simulate``
+    simulates types for a K-vector ``mu`` and a K x K ``theta``, and ETAS with ``etas=`` (its parameters
+    and ``m0``).
 mcmc_latent(x, t, *, location_region=("box", half_width), random_rates="trigger", ...)
     Latent true locations of coarsened events and per-event log-rates, sampled with the parameters
     -> :class:`LatentPosterior`; ``latent_gradient`` gives their gradients.

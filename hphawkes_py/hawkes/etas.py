@@ -26,6 +26,7 @@ beta under a flat prior. The pair sums run in :mod:`.cpu_etas` (Numba) or ``kern
 from __future__ import annotations
 
 import math
+import sys
 import time
 from typing import Any, Mapping
 
@@ -36,7 +37,7 @@ from .._validate import as_float_array, check_bool, check_int, check_positive, c
 from .compensator import trigger_integral_terms
 from .cpu_etas import SPATIAL_CODE, etas_rows
 from .marked_sampler import MarkedPosterior, adaptive_chain, chain_seeds, check_sampler_args, run_chains
-from .model import _numba_threads, prepare_data
+from .model import SUBMODELS, _numba_threads, prepare_data
 from .simulation import _region, draw_delays, draw_displacements
 from .times import tie_starts
 
@@ -570,3 +571,7 @@ def mcmc(x: Any, t: Any, m: Any, *, n_iter: int = 2000, burn_in: int = 500, chai
     bg = np.mean([r[2] for r in runs], axis=0)[d.prep.inverse]
     return MarkedPosterior(draws=draws, acceptance_rates=rates, sampled=tuple(draws), fixed=fixed, extra={"background": bg},
                            n_iter=n_iter, burn_in=burn_in, seed=seed, backend=model.backend, elapsed_seconds=elapsed)
+
+
+# hp.hawkes.log_likelihood, simulate, mcmc, ... with marks= hand over to this module
+SUBMODELS["etas"] = sys.modules[__name__]

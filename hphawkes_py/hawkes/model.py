@@ -38,20 +38,21 @@ the engines refuse (ValueError) a combination whose peak times the rate would ov
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
 from .._backend import resolve_backend
 from .._backend import threads_context
 from .._validate import (as_float_array, check_bool, check_dtype, check_positive, check_probability,
-                         check_same_length, check_threads)
+                         check_same_length, check_threads, describe)
 from .engine import EngineFactory
 from .kde_background import check_background
 from .kernels import TriggerKernel, check_kernel, check_spatial_kernel
 
 __all__ = ["HawkesParams", "HawkesData", "log_likelihood", "self_excitation_probabilities", "PARAM_NAMES",
-           "PARAM_RANGE", "prepare_data", "engine_factory", "check_param_range", "rate_kwargs", "check_kernel_params"]
+           "PARAM_RANGE", "ETAS_SETTINGS", "prepare_data", "engine_factory", "check_param_range", "rate_kwargs",
+           "check_kernel_params"]
 
 
 def rate_kwargs(params: Any) -> dict:
@@ -319,6 +320,96 @@ def prepare_data(x: Any, t: Any, window: Any = None) -> HawkesData:
     return HawkesData(x_sorted, t_sorted, order, inverse, win)
 
 
+# ------------------------------------------------------------------------- types and marks: the submodels
+#: Keys of ``etas=`` in :func:`log_likelihood`, :func:`self_excitation_probabilities` and
+#: :func:`~.sampler.mcmc`: the ETAS settings that are not parameters (``gutenberg_richter`` only in
+#: :func:`log_likelihood`).
+ETAS_SETTINGS = ("m0", "region", "background", "gutenberg_richter")
+_LABEL = {"multitype": "multitype model (types=, hp.hawkes.multitype)",
+          "etas": "space-time ETAS model (marks=, hp.hawkes.etas)"}
+
+#: The models ``types=`` and ``marks=`` hand over to, by name: ``"multitype"`` (:mod:`.multitype`) and
+#: ``"etas"`` (:mod:`.etas`). Each module enters itself here when imported (``hphawkes_py.hawkes``
+#: imports both): they build on this module, so this module does not import them.
+SUBMODELS: dict = {}
+
+#: Why an option does not apply to a submodel, where the reason is not obvious.
+_HINT = {("etas", "kernel"): ", whose temporal trigger is the Omori-Utsu law with c and p in params",
+         ("multitype", "kernel"): ", whose temporal trigger is the exponential",
+         ("etas", "background"): ", whose background is uniform over etas['region'] or etas['background']",
+         ("multitype", "background"): ", whose background is the paper's smoother"}
+
+
+def _is_default(value: Any, default: Any) -> bool:
+    """Whether an option still has its default (compared by kind: None, bool, str or a dtype)."""
+    if default is None:
+        return value is None
+    if isinstance(default, bool):
+        return isinstance(value, (bool, np.bool_)) and bool(value) == default
+    if isinstance(default, str):
+        return isinstance(value, str) and value == default
+    try:
+        return np.dtype(value) == np.dtype(default)
+    except TypeError:
+        return False
+
+
+def submodel(types: Any, marks: Any, etas: Any, spatial_kernel: Any = "gaussian", **options: Any) -> str | None:
+    """The model a call asks for: ``None`` (the paper's), ``"multitype"`` (``types=`` given) or ``"etas"``
+    (``marks=`` given), every argument that model does not have refused before any work. ``options``:
+    name -> (value, default) of the arguments neither submodel implements (each must keep its default);
+    ``spatial_kernel``: the multitype model has only the Gaussian, ETAS the Gaussian or the power law
+    (:func:`etas_spatial_kernel`)."""
+    if types is None and marks is None:
+        if etas is not None:
+            raise ValueError(f"etas= holds the ETAS settings {ETAS_SETTINGS}; it needs marks= (the magnitudes), "
+                             f"got marks=None and etas={etas!r}")
+        return None
+    if types is not None and marks is not None:
+        raise ValueError("types= and marks= together (a multitype model with magnitudes) are not implemented; give "
+                         "types= (the multitype model, hp.hawkes.multitype) or marks= (space-time ETAS, "
+                         "hp.hawkes.etas)")
+    which = "multitype" if types is not None else "etas"
+    if which == "multitype" and etas is not None:
+        raise ValueError(f"etas= holds ETAS settings, which the {_LABEL[which]} does not have; got etas={etas!r}")
+    for name, (value, default) in options.items():
+        if not _is_default(value, default):
+            hint = _HINT.get((which, name), "")
+            raise ValueError(f"{name}={value!r} is not implemented for the {_LABEL[which]}{hint}; leave {name} at "
+                             f"its default {default!r}")
+    if which == "multitype" and not _is_default(spatial_kernel, "gaussian"):
+        raise ValueError(f"spatial_kernel={spatial_kernel!r} is not implemented for the {_LABEL[which]}, whose "
+                         "spatial trigger is the Gaussian; leave spatial_kernel at 'gaussian'")
+    return which
+
+
+def etas_spatial_kernel(spatial_kernel: Any) -> str:
+    """``spatial_kernel`` of a call with ``marks=``: ETAS has ``"gaussian"`` and ``"power-law"``, whose
+    exponent ``q`` is an ETAS parameter (in ``params``; sampled by ``mcmc``), not part of the kernel's name."""
+    if isinstance(spatial_kernel, str) and spatial_kernel in ("gaussian", "power-law"):
+        return spatial_kernel
+    raise ValueError(f"with marks= (space-time ETAS) spatial_kernel must be 'gaussian' or 'power-law' (its exponent "
+                     f"q is an ETAS parameter, params['q']), got {spatial_kernel!r}")
+
+
+def etas_settings(etas: Any, allowed: tuple = ETAS_SETTINGS) -> dict:
+    """``etas=`` checked: a dict with keys from ``allowed`` (the values are checked by :mod:`.etas`)."""
+    if etas is None:
+        return {}
+    if not isinstance(etas, Mapping):
+        raise TypeError(f"etas must be a dict of ETAS settings with keys from {allowed}, got {describe(etas)}")
+    unknown = sorted(set(etas) - set(allowed), key=str)
+    if unknown:
+        raise ValueError(f"etas has unknown key(s) {unknown}; it takes {allowed}")
+    return dict(etas)
+
+
+def check_marks(marks: Any) -> np.ndarray:
+    """``marks=``: one finite real magnitude per event (the count is checked against the events later)."""
+    _check_real_kind(marks, "marks")
+    return as_float_array(marks, "marks", ndim=1, dtype=np.float64)
+
+
 def _numba_threads(threads: Any) -> int | None:
     """``threads`` checked by :func:`~hphawkes_py._validate.check_threads` and, when given, against the
     threads Numba was started with (refused at the entry point, before any work)."""
@@ -383,8 +474,10 @@ def _plugin_engine(x: Any, t: Any, params: Any, window: Any, background: Any, sp
 def log_likelihood(x: Any, t: Any, params: HawkesParams | dict, *, exact: bool = False, window: Any = None,
                    dtype: Any = np.float64, backend: str = "auto", threads: int | None = None,
                    kernel: Any = "exponential", spatial_window: Any = None, background: Any = "smoother",
-                   spatial_kernel: Any = "gaussian") -> float:
-    """Log-likelihood of the spatiotemporal Hawkes model.
+                   spatial_kernel: Any = "gaussian", types: Any = None, marks: Any = None,
+                   etas: Mapping | None = None) -> float:
+    """Log-likelihood of the spatiotemporal Hawkes model, or of its multitype (``types=``) or marked
+    (``marks=``, space-time ETAS) extension.
 
     Parameters
     ----------
@@ -395,11 +488,15 @@ def log_likelihood(x: Any, t: Any, params: HawkesParams | dict, *, exact: bool =
         excite each other).
     params : HawkesParams or dict
         Model parameters, in the units of ``x`` and ``t`` (with ``omega2`` and ``w`` for
-        ``kernel="exp2"``).
+        ``kernel="exp2"``). With ``types``: a dict of ``mu0`` (K,), ``theta`` (K, K), ``omega``, ``h``,
+        ``tau_x``, ``tau_t`` (:func:`.multitype.log_likelihood`). With ``marks``: a dict of the ETAS
+        parameters ``mu``, ``A``, ``alpha``, ``c``, ``p``, ``d``, ``gamma``, ``b`` (and ``q``)
+        (:func:`.etas.log_likelihood`).
     exact : bool
         ``True`` evaluates every pair as the paper does; the default skips
         only pairs whose total contribution is provably below 1e-13 of each
-        rate (exact to double precision, much faster).
+        rate (exact to double precision, much faster). With ``types`` or ``marks`` every pair is
+        always evaluated.
     window : (T0, T1), optional
         Observation window; default ``(min t, max t)``.
     dtype : numpy.float64 or numpy.float32
@@ -431,6 +528,21 @@ def log_likelihood(x: Any, t: Any, params: HawkesParams | dict, *, exact: bool =
         is exactly ``mu0 N``, and ``tau_x``, ``tau_t`` are ignored. Every event must lie in the
         KDE's window; ``spatial_window``, if given, must be that window. See
         :mod:`hphawkes_py.hawkes.kde_background`.
+    types : array_like of int, shape (N,), optional
+        Type code 0..K-1 of every event: the multitype model, K taken from ``params['mu0']``; the
+        result is :func:`.multitype.log_likelihood`'s. Only with the defaults of ``dtype``, ``kernel``,
+        ``spatial_kernel``, ``spatial_window`` and ``background`` (ValueError otherwise).
+    marks : array_like, shape (N,), optional
+        Magnitude of every event: space-time ETAS (2-D ``x``); the result is
+        :func:`.etas.log_likelihood`'s. ``spatial_kernel`` may be ``"gaussian"`` or ``"power-law"``
+        (then ``params['q']``); ``dtype``, ``kernel``, ``spatial_window`` and ``background`` keep their
+        defaults (the ETAS background is set by ``etas``). Not with ``types``.
+    etas : dict, optional
+        With ``marks`` only, the ETAS settings (keys of :data:`ETAS_SETTINGS`): ``m0`` (magnitude of
+        completeness; default the smallest mark), ``region`` (rectangle of the uniform background; default
+        the events' bounding box) or ``background`` (the background density at every event, 1 / units
+        of x squared), and ``gutenberg_richter`` (bool, default True: add the magnitudes' term
+        sum_n log s(m_n)).
 
     Returns
     -------
@@ -450,7 +562,34 @@ def log_likelihood(x: Any, t: Any, params: HawkesParams | dict, *, exact: bool =
     -165.468
     >>> round(hp.hawkes.log_likelihood(x, t, p, backend="cpu", kernel=("power-law", 2.5)), 3)
     -164.668
+
+    Two event types (``theta[k, l]``: type-l offspring of a type-k event) and earthquake magnitudes
+    (space-time ETAS):
+
+    >>> x, t, k = hp.hawkes.simulate(mu=[0.5, 0.3], theta=[[0.3, 0.2], [0.0, 0.4]], omega=2.0, h=0.1,
+    ...                              region=2.0, duration=30.0, seed=1)
+    >>> p = dict(mu0=[0.6, 0.5], theta=[[0.3, 0.2], [0.0, 0.4]], omega=2.0, h=0.1, tau_x=1.0, tau_t=10.0)
+    >>> round(hp.hawkes.log_likelihood(x, t, p, types=k, backend="cpu"), 4)
+    -268.7838
+    >>> truth = dict(mu=0.5, A=0.3, alpha=1.0, c=0.01, p=1.2, d=0.02, gamma=0.5, b=1.0)
+    >>> x, t, m = hp.hawkes.simulate(etas=dict(truth, m0=3.0), region=10.0, duration=100.0, seed=1)
+    >>> round(hp.hawkes.log_likelihood(x, t, truth, marks=m, etas={"m0": 3.0, "region": 10.0},
+    ...                                window=(0, 100), backend="cpu"), 4)
+    -350.4063
     """
+    which = submodel(types, marks, etas, spatial_kernel, dtype=(dtype, np.float64), kernel=(kernel, "exponential"),
+                     spatial_window=(spatial_window, None), background=(background, "smoother"))
+    if which is not None:
+        check_bool(exact, "exact")  # every pair is evaluated either way
+    if which == "multitype":
+        return SUBMODELS["multitype"].log_likelihood(x, t, types, params, window=window, backend=backend, threads=threads)
+    if which == "etas":
+        s = etas_settings(etas)
+        return SUBMODELS["etas"].log_likelihood(x, t, check_marks(marks), params, m0=s.get("m0"), region=s.get("region"),
+                                         background=s.get("background"),
+                                         spatial_kernel=etas_spatial_kernel(spatial_kernel),
+                                         marks=s.get("gutenberg_richter", True), window=window, backend=backend,
+                                         threads=threads)
     p, _, eng = _plugin_engine(x, t, params, window, background, spatial_window, backend=backend, dtype=dtype,
                                threads=threads, exact=exact, kernel=kernel, spatial_kernel=spatial_kernel)
     return float(eng.log_likelihood(p.mu0, p.tau_x, p.tau_t, p.theta, p.omega, p.h, **rate_kwargs(p)))
@@ -459,8 +598,10 @@ def log_likelihood(x: Any, t: Any, params: HawkesParams | dict, *, exact: bool =
 def self_excitation_probabilities(x: Any, t: Any, params: HawkesParams | dict, *, exact: bool = False,
                                   window: Any = None, dtype: Any = np.float64, backend: str = "auto",
                                   threads: int | None = None, kernel: Any = "exponential",
-                                  background: Any = "smoother", spatial_kernel: Any = "gaussian") -> np.ndarray:
-    """Probability that each event was triggered by an earlier event.
+                                  background: Any = "smoother", spatial_kernel: Any = "gaussian",
+                                  types: Any = None, marks: Any = None, etas: Mapping | None = None) -> Any:
+    """Probability that each event was triggered by an earlier event (per type pair with ``types=``;
+    with ``marks=`` the ETAS declustering probabilities).
 
     ``pi_n = xi_n / lambda_n`` with ``xi_n`` the self-excitatory part of the
     rate (``theta * G_n``), at fixed parameters (for a posterior see
@@ -491,11 +632,21 @@ def self_excitation_probabilities(x: Any, t: Any, params: HawkesParams | dict, *
         The background, as in :func:`log_likelihood`.
     spatial_kernel : "gaussian", "power-law" or ("power-law", q)
         Spatial triggering kernel, as in :func:`log_likelihood`.
+    types : array_like of int, shape (N,), optional
+        Type codes 0..K-1: the multitype model, as in :func:`log_likelihood` (``params`` its dict).
+    marks : array_like, shape (N,), optional
+        Magnitudes: space-time ETAS, as in :func:`log_likelihood` (``params`` its dict; ``b`` unused).
+    etas : dict, optional
+        With ``marks``: ``m0``, ``region`` or ``background``, as in :func:`log_likelihood`.
 
     Returns
     -------
-    ndarray, shape (N,)
-        ``pi_n`` in [0, 1] (dimensionless), in the caller's order of events.
+    ndarray, shape (N,), or dict
+        ``pi_n`` in [0, 1] (dimensionless), in the caller's order of events. With ``types`` the dict
+        of :func:`.multitype.probabilities`: ``pi`` (N, K), column k the probability that event n was
+        triggered by a type-k event, ``background`` (N,) and ``matrix`` (K, K), the expected number of
+        type-l events triggered by type-k events. With ``marks`` the dict of
+        :func:`.etas.probabilities`: ``background`` (N,) and ``triggered`` (N,), pi_n.
 
     Examples
     --------
@@ -504,7 +655,29 @@ def self_excitation_probabilities(x: Any, t: Any, params: HawkesParams | dict, *
     >>> pi = hp.hawkes.self_excitation_probabilities(x, t, p, backend="cpu")
     >>> pi.shape, round(float(pi.sum()), 1)  # about 85 of the 187 events are offspring
     ((187,), 85.0)
+
+    Per type pair: ``matrix[k, l]`` counts the type-l events expected to be offspring of type-k events:
+
+    >>> theta = [[0.3, 0.2], [0.0, 0.4]]
+    >>> x, t, k = hp.hawkes.simulate(mu=[0.5, 0.3], theta=theta, omega=2.0, h=0.1, region=2.0, duration=30.0,
+    ...                              seed=1)
+    >>> pr = hp.hawkes.self_excitation_probabilities(x, t, dict(mu0=[0.6, 0.5], theta=theta, omega=2.0, h=0.1,
+    ...                                                         tau_x=1.0, tau_t=10.0), types=k, backend="cpu")
+    >>> pr["pi"].shape == (t.size, 2), bool(np.allclose(pr["pi"].sum(axis=1) + pr["background"], 1.0))
+    (True, True)
     """
+    which = submodel(types, marks, etas, spatial_kernel, dtype=(dtype, np.float64), kernel=(kernel, "exponential"),
+                     background=(background, "smoother"))
+    if which is not None:
+        check_bool(exact, "exact")  # every pair is evaluated either way
+    if which == "multitype":
+        return SUBMODELS["multitype"].probabilities(x, t, types, params, window=window, backend=backend, threads=threads)
+    if which == "etas":
+        s = etas_settings(etas, ETAS_SETTINGS[:3])
+        return SUBMODELS["etas"].probabilities(x, t, check_marks(marks), params, m0=s.get("m0"), region=s.get("region"),
+                                        background=s.get("background"),
+                                        spatial_kernel=etas_spatial_kernel(spatial_kernel), window=window,
+                                        backend=backend, threads=threads)
     p, prep, eng = _plugin_engine(x, t, params, window, background, None, backend=backend, dtype=dtype,
                                   threads=threads, exact=exact, kernel=kernel, spatial_kernel=spatial_kernel)
     eng.set_background(p.tau_x, p.tau_t)

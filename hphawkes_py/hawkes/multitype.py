@@ -21,6 +21,7 @@ pi[n, k] = theta[k, k_n] c_G G_{n,k} / lambda_n (the background's share is the r
 from __future__ import annotations
 
 import math
+import sys
 import time
 from typing import Any, Mapping
 
@@ -32,7 +33,7 @@ from .compensator import background_integral_terms, trigger_integral_terms
 from .cpu_multitype import multitype_rows
 from .marked_sampler import MarkedPosterior, adaptive_chain, chain_seeds, check_sampler_args, run_chains
 from .kernels import phi0
-from .model import _numba_threads, prepare_data
+from .model import SUBMODELS, _numba_threads, prepare_data
 from .simulation import _region
 from .times import tie_starts
 
@@ -528,3 +529,7 @@ def plot_excitation_matrix(matrix: Any, labels: Any = None, path: Any = None, ax
     if path is not None:
         fig.savefig(path, bbox_inches="tight")
     return fig
+
+
+# hp.hawkes.log_likelihood, simulate, mcmc, ... with types= hand over to this module
+SUBMODELS["multitype"] = sys.modules[__name__]

@@ -73,7 +73,8 @@ from .._validate import check_bool, check_int, check_seed
 from .engine import EngineFactory
 from .kde_background import check_background
 from .kernels import check_kernel
-from .model import PARAM_NAMES, PARAM_RANGE, _check_spatial_window, engine_factory, prepare_data, rate_kwargs
+from .model import (ETAS_SETTINGS, PARAM_NAMES, PARAM_RANGE, SUBMODELS, _check_spatial_window, check_marks,
+                    engine_factory, etas_settings, etas_spatial_kernel, prepare_data, rate_kwargs, submodel)
 from .mode import _check_model, _check_ranges, _from_state, _kde_model, _mode_search, _to_state
 from .posterior import HawkesPosterior
 
@@ -270,9 +271,10 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
          executor: Any = None, progress: bool = True, backend: str = "auto", threads: int | None = None,
          dtype: Any = np.float64, exact: bool = False, window: Any = None, kernel: Any = "exponential",
          spatial_window: Any = None, background: Any = "smoother", spatial_kernel: Any = "gaussian",
-         sampler: str = "mh", target_accept: float | None = None, max_tree_depth: int | None = None
-         ) -> "HawkesPosterior":
-    """Posterior sampling for the spatiotemporal Hawkes model by adaptive Metropolis-Hastings or NUTS.
+         sampler: str = "mh", target_accept: float | None = None, max_tree_depth: int | None = None,
+         types: Any = None, marks: Any = None, etas: Mapping | None = None) -> Any:
+    """Posterior sampling for the spatiotemporal Hawkes model by adaptive Metropolis-Hastings or NUTS,
+    or for its multitype (``types=``) or marked (``marks=``, space-time ETAS) extension.
 
     ``sampler="mh"`` (default) runs the adaptive Metropolis-Hastings sampler of the module notes (the
     paper's Algorithm 1); ``sampler="nuts"`` runs the No-U-Turn sampler on the analytic gradient
@@ -339,13 +341,32 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
         ``sampler="nuts"`` only: target of the step-size adaptation, in (0, 1); default 0.8.
     max_tree_depth : int, optional
         ``sampler="nuts"`` only: largest trajectory doubling depth; default 10.
+    types : array_like of int, shape (N,), optional
+        Type code 0..K-1 of every event (K = the largest code plus one): the multitype model, by
+        :func:`.multitype.mcmc` (adaptive Metropolis on mu0 (K,), theta (K, K), omega and h, all
+        sampled). ``fixed`` must give exactly ``tau_x`` and ``tau_t``; ``init`` may give ``mu0``,
+        ``theta``, ``omega``, ``h``; ``n_iter``, ``burn_in``, ``chains``, ``seed``, ``executor``,
+        ``window``, ``backend`` and ``threads`` as here. ``sample``, ``priors``, ``init="mode"``,
+        ``sampler="nuts"`` and the options the model lacks (``dtype``, ``kernel``, ``spatial_kernel``,
+        ``spatial_window``, ``background``) are refused; no progress bars.
+    marks : array_like, shape (N,), optional
+        Magnitude of every event: space-time ETAS (2-D ``x``), by :func:`.etas.mcmc`. ``sample``,
+        ``fixed`` and ``init`` name ETAS parameters (``mu``, ``A``, ``alpha``, ``c``, ``p``, ``d``,
+        ``gamma``, ``b`` and, with ``spatial_kernel="power-law"``, ``q``); the other arguments as for
+        ``types``. Not with ``types``.
+    etas : dict, optional
+        With ``marks`` only: ``m0``, ``region`` or ``background``, as in
+        :func:`~hphawkes_py.hawkes.log_likelihood`.
 
     Returns
     -------
-    HawkesPosterior
+    HawkesPosterior or MarkedPosterior
         The draws, acceptance rates and settings; ``summary()`` tabulates the sampled parameters.
         With ``sampler="nuts"`` see :func:`~hphawkes_py.hawkes.nuts.mcmc_nuts` for what
-        ``acceptance_rates`` and ``proposal_sd`` hold, and its ``nuts_stats``.
+        ``acceptance_rates`` and ``proposal_sd`` hold, and its ``nuts_stats``. With ``types`` or
+        ``marks`` a :class:`~.marked_sampler.MarkedPosterior` (draws named ``mu0[k]``,
+        ``theta[k,l]``, ... for types; ``extra["pi"]``, ``extra["matrix"]`` or ``extra["background"]``
+        the posterior mean per-event probabilities).
 
     Examples
     --------
@@ -365,7 +386,25 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
     ...                       seed=1, progress=False, backend="cpu", sampler="nuts")
     >>> post.sampled, post.chains, post.n_draws
     (('h', 'omega', 'theta', 'mu0'), 2, 50)
+
+    Two event types: the posterior mean excitation matrix (parent types in rows):
+
+    >>> x, t, k = hp.hawkes.simulate(mu=[0.5, 0.3], theta=[[0.3, 0.2], [0.0, 0.4]], omega=2.0, h=0.1,
+    ...                              region=2.0, duration=30.0, seed=1)
+    >>> post = hp.hawkes.mcmc(x, t, types=k, n_iter=30, burn_in=10, chains=2, fixed={"tau_x": 1.0, "tau_t": 10.0},
+    ...                       seed=1, backend="cpu")
+    >>> post.extra["matrix"].shape, post.n_draws
+    ((2, 2), 20)
     """
+    which = submodel(types, marks, etas, spatial_kernel, dtype=(dtype, np.float64), kernel=(kernel, "exponential"),
+                     spatial_window=(spatial_window, None), background=(background, "smoother"),
+                     priors=(priors, None), sampler=(sampler, "mh"), target_accept=(target_accept, None),
+                     max_tree_depth=(max_tree_depth, None))
+    if which is not None:
+        return _mcmc_submodel(which, x, t, types=types, marks=marks, etas=etas, n_iter=n_iter, burn_in=burn_in,
+                              chains=chains, sample=sample, fixed=fixed, init=init, seed=seed, executor=executor,
+                              progress=progress, backend=backend, threads=threads, exact=exact, window=window,
+                              spatial_kernel=spatial_kernel)
     if not isinstance(sampler, str) or sampler not in ("mh", "nuts"):
         raise ValueError(f"sampler must be 'mh' (adaptive Metropolis-Hastings) or 'nuts' (No-U-Turn), got {sampler!r}")
     nuts_only = {"target_accept": target_accept, "max_tree_depth": max_tree_depth}
@@ -428,6 +467,33 @@ def mcmc(x: Any, t: Any, *, n_iter: int = 10_000, burn_in: int = 1_000, chains: 
         proposal_sd={n: np.array([r["proposal_sd"][n] for r in results]) for n in sample},
         engine_factory=factory, _debug=[r["debug"] for r in results],
     )
+
+
+def _mcmc_submodel(which: str, x: Any, t: Any, *, types, marks, etas, n_iter, burn_in, chains, sample, fixed, init,
+                   seed, executor, progress, backend, threads, exact, window, spatial_kernel):
+    """:func:`mcmc` with ``types=`` (``which="multitype"``) or ``marks=`` (``"etas"``): its arguments mapped
+    onto :func:`.multitype.mcmc` or :func:`.etas.mcmc`, those the model does not have refused."""
+    check_bool(progress, "progress")  # the submodels' chains draw no progress bars
+    check_bool(exact, "exact")  # every pair is evaluated either way
+    if isinstance(init, str):
+        arg = "types" if which == "multitype" else "marks"
+        raise ValueError(f"init={init!r} (start at the posterior mode) is not implemented with {arg}=; give a dict "
+                         "of starting values or None")
+    if which == "etas":
+        s = etas_settings(etas, ETAS_SETTINGS[:3])
+        return SUBMODELS["etas"].mcmc(x, t, check_marks(marks), n_iter=n_iter, burn_in=burn_in, chains=chains, sample=sample,
+                               fixed=fixed, init=init, m0=s.get("m0"), region=s.get("region"),
+                               background=s.get("background"), spatial_kernel=etas_spatial_kernel(spatial_kernel),
+                               window=window, seed=seed, executor=executor, backend=backend, threads=threads)
+    if sample is not None:
+        raise ValueError(f"sample={sample!r} is not implemented with types=: the multitype model samples all of mu0, "
+                         "theta, omega and h (tau_x and tau_t fixed); leave sample=None")
+    if not isinstance(fixed, Mapping) or set(fixed) != {"tau_x", "tau_t"}:
+        raise ValueError("with types= fixed must give exactly the background bandwidths {'tau_x': ..., 'tau_t': ...} "
+                         f"(the multitype model samples the rest), got fixed={fixed!r}")
+    return SUBMODELS["multitype"].mcmc(x, t, types, tau_x=fixed["tau_x"], tau_t=fixed["tau_t"], n_iter=n_iter, burn_in=burn_in,
+                          chains=chains, init=init, window=window, seed=seed, executor=executor, backend=backend,
+                          threads=threads)
 
 
 # Set only by _mcmc_debug: the check the tests run is not part of mcmc's public signature.

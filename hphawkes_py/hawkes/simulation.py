@@ -20,12 +20,13 @@ bandwidths the fitted background approximates the homogeneous one, and
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
-from .._validate import check_bool, check_int, check_positive, check_probability, check_random_state
+from .._validate import check_bool, check_int, check_positive, check_probability, check_random_state, describe
 from .kernels import check_kernel, check_spatial_kernel
+from .model import SUBMODELS
 
 __all__ = ["simulate", "draw_delays", "draw_displacements"]
 
@@ -90,23 +91,82 @@ def _region(region: Any, dim: int) -> np.ndarray:
     return r
 
 
-def simulate(*, mu: float, theta: float, omega: float, h: float, region: Any, duration: float, dim: int = 2,
-             seed: Any = None, return_parents: bool = False, max_events: int = 10_000_000,
-             kernel: Any = "exponential", omega2: float | None = None, w: float | None = None,
-             spatial_kernel: Any = "gaussian"):
-    """Simulate a spatiotemporal Hawkes process by the branching construction.
+def _ndim(v: Any) -> int:
+    """Dimensions of an array-like parameter (-1 when NumPy cannot read it as an array)."""
+    try:
+        return np.ndim(v)
+    except ValueError:
+        return -1
+
+
+def _submodel_simulation(*, mu, theta, omega, h, region, duration, dim, seed, return_parents, max_events, kernel,
+                         omega2, w, spatial_kernel, etas):
+    """The multitype (a K x K ``theta``) or ETAS (``etas=``) simulation a call of :func:`simulate` asks for,
+    as a function of no arguments, or None for the paper's model; every argument that model does not have
+    is refused first."""
+    typed = _ndim(theta) == 2 or _ndim(mu) == 1
+    if etas is None and not typed:
+        return None
+    given = {"kernel": (kernel, "exponential"), "omega2": (omega2, None), "w": (w, None)}
+    if etas is not None:
+        if typed:
+            raise ValueError("etas= (space-time ETAS, with magnitudes) and types (a vector mu, a K x K theta) together "
+                             "are not implemented; give one")
+        given.update(mu=(mu, None), theta=(theta, None), omega=(omega, None), h=(h, None))
+        label = "space-time ETAS (etas=, hp.hawkes.etas)"
+    else:
+        label = "multitype model (a K x K theta, hp.hawkes.multitype)"
+        if _ndim(theta) != 2 or _ndim(mu) != 1:
+            raise ValueError(f"types need mu as a K-vector and theta as a K x K matrix together; got mu={mu!r}, "
+                             f"theta={theta!r}")
+        given["spatial_kernel"] = (spatial_kernel, "gaussian")
+    for name, (value, default) in given.items():
+        if not (value is default or (isinstance(value, str) and value == default)):
+            why = " (ETAS's mu goes into etas=, per unit time over the region)" if name == "mu" else ""
+            raise ValueError(f"{name}={value!r} is not implemented for the {label}{why}; leave {name} at its "
+                             f"default {default!r}")
+    if etas is None:
+        return lambda: SUBMODELS["multitype"].simulate(mu=mu, theta=theta, omega=omega, h=h, region=region, duration=duration,
+                                          dim=dim, seed=seed, return_parents=return_parents, max_events=max_events)
+    if not isinstance(etas, Mapping):
+        raise TypeError(f"etas must be a dict of ETAS parameters (mu, A, alpha, c, p, d, gamma, b, m0 and q for the "
+                        f"power law), got {describe(etas)}")
+    dim = check_int(dim, "dim", minimum=1, maximum=3)
+    if dim != 2:
+        raise ValueError(f"space-time ETAS (etas=) is 2-D; got dim={dim}")
+    names = ("mu", "A", "alpha", "c", "p", "d", "gamma", "b", "m0", "q")
+    unknown = sorted(set(etas) - set(names), key=str)
+    missing = [n for n in names[:9] if n not in etas]
+    if unknown or missing:
+        raise ValueError(f"etas must give the ETAS parameters {names[:9]} (and q with spatial_kernel='power-law'); "
+                         f"missing {missing}, unknown {unknown}")
+    if not (isinstance(spatial_kernel, str) and spatial_kernel in ("gaussian", "power-law")):
+        raise ValueError(f"with etas= spatial_kernel must be 'gaussian' or 'power-law' (its exponent q goes into "
+                         f"etas=), got {spatial_kernel!r}")
+    return lambda: SUBMODELS["etas"].simulate(**etas, region=region, duration=duration, spatial_kernel=spatial_kernel,
+                                       seed=seed, return_parents=return_parents, max_events=max_events)
+
+
+def simulate(*, mu: Any = None, theta: Any = None, omega: float | None = None, h: float | None = None,
+             region: Any, duration: float, dim: int = 2, seed: Any = None, return_parents: bool = False,
+             max_events: int = 10_000_000, kernel: Any = "exponential", omega2: float | None = None,
+             w: float | None = None, spatial_kernel: Any = "gaussian", etas: Mapping | None = None):
+    """Simulate a spatiotemporal Hawkes process by the branching construction; with types (``mu`` a
+    K-vector, ``theta`` a K x K matrix) or with magnitudes (``etas=``, space-time ETAS).
 
     Parameters
     ----------
-    mu : float
+    mu : float or array_like, shape (K,)
         Background rate per unit area (volume for ``dim=3``, length for
         ``dim=1``) per unit time. Not the ``mu0`` of the fitting model (see
-        the module notes).
-    theta : float
+        the module notes). A K-vector, with ``theta`` K x K: the rate of every type, simulated by
+        :func:`.multitype.simulate`.
+    theta : float or array_like, shape (K, K)
         Expected number of children per event, ``0 < theta < 1`` (a
         subcritical process; the expected number of events is
         ``mu * |region| * duration / (1 - theta)`` up to the children lost
-        after ``duration``).
+        after ``duration``). A K x K matrix: ``theta[k, l]`` type-l children per type-k event
+        (spectral radius < 1); the events then come with their types.
     omega : float
         Rate of the exponential delay of a child after its parent (mean delay
         ``1/omega``).
@@ -139,12 +199,23 @@ def simulate(*, mu: float, theta: float, omega: float, h: float, region: Any, du
         Displacement distribution of a child: N(0, h^2 I) (default), or the isotropic power law
         ``Gamma(q) / (Gamma(q - dim/2) pi^(dim/2) h^dim) (1 + r^2/h^2)^(-q)``, q > dim/2 (``"power-law"``
         alone: q = 2), drawn exactly (radius by inversion of its CDF, :func:`draw_displacements`).
+    etas : dict, optional
+        Space-time ETAS (:func:`.etas.simulate`, 2-D): the ETAS parameters ``mu`` (background events
+        per unit time over the whole ``region``, not per unit area), ``A``, ``alpha``, ``c``, ``p``,
+        ``d``, ``gamma``, ``b``, the magnitude of completeness ``m0`` (and ``q`` with
+        ``spatial_kernel="power-law"``): the dict of ETAS parameters of :func:`log_likelihood` plus
+        ``m0``. ``mu``, ``theta``, ``omega``, ``h``, ``kernel``, ``omega2``, ``w`` are then not given and
+        ``dim`` is 2; the events come with their magnitudes.
 
     Returns
     -------
     x : ndarray, shape (N, dim)
     t : ndarray, shape (N,)
         Sorted by time.
+    types : ndarray of int, shape (N,)
+        Only with a K x K ``theta``: every event's type.
+    m : ndarray, shape (N,)
+        Only with ``etas``: every event's magnitude.
     parent : ndarray of int, shape (N,)
         Only with ``return_parents=True``.
 
@@ -159,7 +230,26 @@ def simulate(*, mu: float, theta: float, omega: float, h: float, region: Any, du
     ((187, 2), True)
     >>> int((parent == -1).sum())  # background events
     100
+
+    Two types, type 0 triggering type 1 but not the reverse, and an ETAS catalogue with magnitudes:
+
+    >>> x, t, k = hp.hawkes.simulate(mu=[0.5, 0.3], theta=[[0.3, 0.2], [0.0, 0.4]], omega=2.0, h=0.1,
+    ...                              region=2.0, duration=30.0, seed=1)
+    >>> sorted(set(k.tolist()))
+    [0, 1]
+    >>> x, t, m = hp.hawkes.simulate(etas=dict(mu=0.5, A=0.3, alpha=1.0, c=0.01, p=1.2, d=0.02, gamma=0.5,
+    ...                                        b=1.0, m0=3.0), region=10.0, duration=100.0, seed=1)
+    >>> bool(m.min() >= 3.0), x.shape == (t.size, 2)
+    (True, True)
     """
+    sub = _submodel_simulation(mu=mu, theta=theta, omega=omega, h=h, region=region, duration=duration, dim=dim,
+                               seed=seed, return_parents=return_parents, max_events=max_events, kernel=kernel,
+                               omega2=omega2, w=w, spatial_kernel=spatial_kernel, etas=etas)
+    if sub is not None:
+        return sub()
+    for name, value in (("mu", mu), ("theta", theta), ("omega", omega), ("h", h)):
+        if value is None:
+            raise ValueError(f"simulate needs {name} (or etas= for space-time ETAS)")
     kern = check_kernel(kernel)
     kp = kern.p
     if kern.name == "exp2":
