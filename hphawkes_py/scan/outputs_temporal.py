@@ -14,8 +14,9 @@ unit for generic times) and the log-linear fits ``E c_t = m_t exp(alpha + beta t
 ``.gis`` adds ``CLU_TT_IN``, ``CLU_TT_OUT`` and each location's own trend ``LOC_TREND``; the ``.rr``
 gives each location's trend against the trend of all other locations.
 
-What the results do not hold is not made up: ``RECURR_INT`` of prospective analyses, the Gumbel
-p-values and the report's "Annual cases / 100000" (it needs the population in persons per year).
+Prospective analyses add SaTScan's recurrence interval (``RECURR_INT``, days: one time unit over the
+p-value, rounded). What the results do not hold is not made up: the Gumbel p-values and the report's
+"Annual cases / 100000" (it needs the population in persons per year).
 """
 from __future__ import annotations
 
@@ -104,6 +105,18 @@ def _span(result, locs) -> float:
                     _latlong(result))
 
 
+def _recurrence_days(result, p_value) -> float:
+    """SaTScan's recurrence interval of a prospective cluster (``RECURR_INT``), in days: one time unit
+    over the p-value (the expected time between clusters this unusual under the null), rounded."""
+    return float(math.floor(result.time_aggregation / float(p_value) + 0.5))
+
+
+def _recurrence_text(days: float) -> str:
+    """The report's recurrence interval: days below a year, else years to one decimal."""
+    years = days / 365.25
+    return f"{years:.1f} years" if years >= 1 else f"{days:.0f} days"
+
+
 def _check_monte_carlo(p_values, gumbel):
     if p_values != "monte_carlo" or gumbel:
         raise ValueError("temporal and SVTT results carry Monte Carlo p-values only: use p_values='monte_carlo' and "
@@ -123,7 +136,7 @@ def time_cluster_table(result) -> pd.DataFrame:
     -------
     pandas.DataFrame
         Temporal: ``CLUSTER, LOC_ID`` ("All"), ``START_DATE, END_DATE`` (the window), ``NUMBER_LOC``
-        (1), ``LLR, P_VALUE, OBSERVED, EXPECTED, ODE, REL_RISK``, ``POPULATION`` (Bernoulli),
+        (1), ``LLR, P_VALUE``, ``RECURR_INT`` (prospective), ``OBSERVED, EXPECTED, ODE, REL_RISK``, ``POPULATION`` (Bernoulli),
         ``GINI_CLUST``. SVTT: ``CLUSTER, LOC_ID`` (the centre), ``X, Y`` (or ``LATITUDE,
         LONGITUDE``), ``RADIUS, SPAN, START_DATE, END_DATE`` (the study period), ``NUMBER_LOC,
         LLR, P_VALUE, OBSERVED, EXPECTED, ODE, REL_RISK, POPULATION, IN_TREND, OUT_TREND,
@@ -142,8 +155,10 @@ def time_cluster_table(result) -> pd.DataFrame:
     if isinstance(result, SVTTResult):
         return _svtt_cluster_table(result)
     bern = result.model == "bernoulli"
-    cols = ["CLUSTER", "LOC_ID", "START_DATE", "END_DATE", "NUMBER_LOC", "LLR", "P_VALUE", "OBSERVED", "EXPECTED",
-            "ODE", "REL_RISK"] + (["POPULATION"] if bern else []) + ["GINI_CLUST"]
+    recurr = result.analysis == "prospective"
+    cols = (["CLUSTER", "LOC_ID", "START_DATE", "END_DATE", "NUMBER_LOC", "LLR", "P_VALUE"]
+            + (["RECURR_INT"] if recurr else []) + ["OBSERVED", "EXPECTED", "ODE", "REL_RISK"]
+            + (["POPULATION"] if bern else []) + ["GINI_CLUST"])
     rows = []
     for k, cl in enumerate(result.clusters.itertuples(index=False)):
         rr = float(cl.relative_risk)
@@ -154,6 +169,8 @@ def time_cluster_table(result) -> pd.DataFrame:
              "GINI_CLUST": "F"}
         if bern:
             r["POPULATION"] = float(cl.population)
+        if recurr:
+            r["RECURR_INT"] = _recurrence_days(result, cl.p_value)
         rows.append(r)
     return pd.DataFrame(rows, columns=cols)
 
@@ -197,7 +214,7 @@ def time_location_table(result) -> pd.DataFrame:
     A purely temporal cluster holds no location: SaTScan writes the header only (``LOC_ID,
     CLUSTER, P_VALUE, CLU_OBS, CLU_EXP, CLU_ODE, CLU_RR``, [``CLU_POP``], ``LOC_OBS, LOC_EXP,
     LOC_ODE, LOC_RR``, [``LOC_POP``], ``GINI_CLUST``; the populations for Bernoulli), and so does
-    this. SVTT: each location of each cluster, ``LOC_ID, CLUSTER, P_VALUE, CLU_OBS, CLU_EXP,
+    this (with ``RECURR_INT`` after ``P_VALUE`` for prospective analyses). SVTT: each location of each cluster, ``LOC_ID, CLUSTER, P_VALUE, CLU_OBS, CLU_EXP,
     CLU_ODE, CLU_RR, CLU_POP, CLU_TT_IN, CLU_TT_OUT, LOC_OBS, LOC_EXP, LOC_ODE, LOC_RR, LOC_POP,
     LOC_TREND`` (the location's own trend), ``LOC_X, LOC_Y`` (or ``LOC_LAT, LOC_LONG``), ``GINI_CLUST``.
 
@@ -221,7 +238,8 @@ def time_location_table(result) -> pd.DataFrame:
     _check(result)
     if isinstance(result, TemporalResult):
         pop = result.model == "bernoulli"
-        cols = (["LOC_ID", "CLUSTER", "P_VALUE", "CLU_OBS", "CLU_EXP", "CLU_ODE", "CLU_RR"] + (["CLU_POP"] if pop else [])
+        recurr = ["RECURR_INT"] if result.analysis == "prospective" else []
+        cols = (["LOC_ID", "CLUSTER", "P_VALUE"] + recurr + ["CLU_OBS", "CLU_EXP", "CLU_ODE", "CLU_RR"] + (["CLU_POP"] if pop else [])
                 + ["LOC_OBS", "LOC_EXP", "LOC_ODE", "LOC_RR"] + (["LOC_POP"] if pop else []) + ["GINI_CLUST"])
         return pd.DataFrame(columns=cols)
     from .outputs import _location_relative_risk
@@ -416,6 +434,8 @@ def time_report_text(result, *, title: str | None = None) -> str:
             add("Outside time trend", _trend_text(float(cl.outside_trend)))
         add("Log likelihood ratio", f"{float(cl.log_likelihood_ratio):f}")
         add("P-value", f"{float(cl.p_value):.{digits}f}")
+        if not svtt and result.analysis == "prospective":
+            add("Recurrence interval", _recurrence_text(_recurrence_days(result, cl.p_value)))
         lines.append("")
     return "\n".join(lines) + "\n"
 

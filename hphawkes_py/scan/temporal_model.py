@@ -92,6 +92,8 @@ class TemporalResult:
     study_period : tuple, optional
         The first and last day of the study period (dates when ``times`` were dates, else day
         numbers), as SaTScan's report and tables show it.
+    time_aggregation : int
+        Days per time unit (seasonal: 1).
 
     Examples
     --------
@@ -114,6 +116,7 @@ class TemporalResult:
     backend: str
     n_population: int | None = None
     study_period: tuple | None = None
+    time_aggregation: int = 1
 
     @property
     def most_likely(self):
@@ -330,7 +333,7 @@ def temporal(times, cases, *, population=None, controls=None, model="poisson", s
 
     series = _Series(c_u, e_u, p_u, [when(d) for d in first], [when(d) for d in last], min_len, max_len, False)
     res = _scan(series, model, "prospective" if prospective else "retrospective", prospective, run)
-    return dataclasses.replace(res, study_period=(when(0), when(n_days - 1)))
+    return dataclasses.replace(res, study_period=(when(0), when(n_days - 1)), time_aggregation=agg)
 
 
 def seasonal(times, cases, *, population=None, controls=None, model="poisson", study_period=None,
