@@ -183,6 +183,7 @@ def _refusals(typed, cat):
         (lambda: hk.log_likelihood(x, t, PT, types=k, spatial_kernel=("power-law", 2.0)), ValueError,
          "spatial_kernel=.* not implemented for the multitype model"),
         (lambda: hk.log_likelihood(x, t, PT, types=k, dtype=np.float32), ValueError, "dtype=.* not implemented"),
+        (lambda: hk.log_likelihood(x, t, PT, types=k, dtype=None), ValueError, "dtype=None is not implemented"),
         (lambda: hk.log_likelihood(x, t, PT, types=k, background=object()), ValueError,
          "background=.* not implemented for the multitype model"),
         (lambda: hk.log_likelihood(x, t, PT, types=k, exact="yes"), TypeError, "exact must be True or False"),
@@ -237,7 +238,7 @@ def _refusals(typed, cat):
     ]
 
 
-@pytest.mark.parametrize("case", range(42))
+@pytest.mark.parametrize("case", range(43))
 def test_refusals(typed, cat, case):
     call, exc, match = _refusals(typed, cat)[case]
     with pytest.raises(exc, match=match):
@@ -245,4 +246,4 @@ def test_refusals(typed, cat, case):
 
 
 def test_refusal_cases_are_all_run(typed, cat):
-    assert len(_refusals(typed, cat)) == 42
+    assert len(_refusals(typed, cat)) == 43

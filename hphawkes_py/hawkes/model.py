@@ -348,6 +348,8 @@ def _is_default(value: Any, default: Any) -> bool:
         return isinstance(value, (bool, np.bool_)) and bool(value) == default
     if isinstance(default, str):
         return isinstance(value, str) and value == default
+    if value is None:  # np.dtype(None) would read as float64
+        return False
     try:
         return np.dtype(value) == np.dtype(default)
     except TypeError:
