@@ -170,6 +170,27 @@ def test_chain_seeds_match_a_generator_and_an_int():
 
 
 # ----------------------------------------------------------------------------- refusals
+@pytest.mark.parametrize("case", range(15))
+def test_bad_data_refused_through_types_and_marks(case):
+    """The data checks of tests/test_hawkes_bad_inputs.py give the same errors through types= and marks=."""
+    from test_hawkes_bad_inputs import _bad_data
+    rng = np.random.default_rng(3)
+    good = (rng.uniform(0, 3, (40, 2)), np.sort(rng.uniform(0, 50, 40)))
+    name, x, t, exc, match = _bad_data(good)[case]
+    k, m = np.arange(40) % 2, np.full(40, 3.0)
+    calls = [
+        lambda: hk.log_likelihood(x, t, PT, types=k, backend="cpu"),
+        lambda: hk.self_excitation_probabilities(x, t, PT, types=k, backend="cpu"),
+        lambda: hk.mcmc(x, t, types=k, fixed=FIXED, n_iter=3, burn_in=1, chains=1, backend="cpu"),
+        lambda: hk.log_likelihood(x, t, PE, marks=m, backend="cpu"),
+        lambda: hk.self_excitation_probabilities(x, t, PE, marks=m, backend="cpu"),
+        lambda: hk.mcmc(x, t, marks=m, n_iter=3, burn_in=1, chains=1, backend="cpu"),
+    ]
+    for call in calls:
+        with pytest.raises(exc, match=match):
+            call()
+
+
 def _refusals(typed, cat):
     x, t, k = typed
     xe, te, m = cat
