@@ -264,7 +264,7 @@ def svtt(coords, times, cases, population, *, time_aggregation=1, study_period=N
                                      want_low, engine))
     null_llr = np.concatenate(parts).astype(np.float64)
     radius_of = _radius(geo, points, points)
-    ids_list = list(ids)
+    ids_list = ids.tolist()  # plain Python ids (str, int) in the cluster table
     null_sorted = np.sort(null_llr)
     R = len(null_llr)
     used = np.zeros(L, dtype=bool)

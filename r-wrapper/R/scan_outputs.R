@@ -3,11 +3,17 @@
 
 # The Python ScanResult behind an R scan object (iterative scans: their cluster table over the
 # full data, as hphawkes_py.scan.IterativeScanResult.to_scan_result gives it).
-.hp_scan_python <- function(result, name = "result") {
+# time = TRUE: the purely temporal, seasonal and SVTT results too (SaTScan's tables only).
+.hp_scan_python <- function(result, name = "result", time = FALSE) {
   if (inherits(result, "hphawkes_iterative_scan")) return(result$python$to_scan_result())
+  if (time && inherits(result, c("hphawkes_temporal_scan", "hphawkes_svtt"))) return(result$python)
+  if (inherits(result, c("hphawkes_temporal_scan", "hphawkes_svtt")))
+    .hp_stop(name, " is a ", if (inherits(result, "hphawkes_svtt")) "spatial variation in temporal trends" else
+             "purely temporal", " result: it has SaTScan's tables (scan_write_satscan()), not cluster geometry here")
   if (!inherits(result, "hphawkes_scan"))
     .hp_stop(name, " must be a scan result (scan_bernoulli(), scan_poisson(), scan_space_time(), ",
-             "scan_normal(), scan_exponential(), scan_iterative(), ...), got ", .hp_kind(result))
+             "scan_normal(), scan_exponential(), scan_ordinal(), scan_temporal(), scan_svtt(), ...), got ",
+             .hp_kind(result))
   result$python
 }
 
@@ -33,8 +39,10 @@
 #' written for SaTScan's output read them unchanged; optionally the cluster geometry too.
 #'
 #' @param result A scan result (\code{scan_bernoulli()}, \code{scan_poisson()},
-#'   \code{scan_space_time()}, \code{scan_normal()}, \code{scan_exponential()}, \code{scan_run_prm()},
-#'   or \code{scan_iterative()}: its clusters over the full data).
+#'   \code{scan_space_time()}, \code{scan_normal()}, \code{scan_exponential()}, \code{scan_ordinal()},
+#'   \code{scan_multinomial()}, \code{scan_run_prm()}, \code{scan_iterative()}: its clusters over the
+#'   full data; or \code{scan_temporal()}, \code{scan_seasonal()}, \code{scan_svtt()}: SaTScan's
+#'   tables of those analyses, no geometry).
 #' @param results_file The report's path (e.g. \code{"out/analysis.txt"}); the tables are written
 #'   beside it as \code{analysis.col.csv} etc. Its folder must exist.
 #' @param tables \code{NULL} (every table the model has) or a character vector of \code{"col"},
@@ -63,7 +71,7 @@ scan_write_satscan <- function(result, results_file, tables = NULL, dbase = FALS
                                geometry = character(), study_period = NULL, gumbel = FALSE,
                                p_values = "monte_carlo", penalty = NULL, title = NULL) {
   .hp_check_args()
-  res <- .hp_scan_python(result)
+  res <- .hp_scan_python(result, time = TRUE)
   path <- .hp_path_arg(results_file, "results_file")
   if (!is.null(tables) && (!is.character(tables) || anyNA(tables)))
     .hp_stop("tables must be NULL or a character vector of \"col\", \"gis\", \"rr\", \"llr\", got ", .hp_kind(tables))

@@ -1,0 +1,326 @@
+# The scan models for categorical data (ordinal, multinomial) and the scans in time: purely
+# temporal, seasonal, and spatial variation in temporal trends (SVTT).
+
+# Days for Python: Dates as numpy datetime64[D] (whole days since 1970-01-01), whole numbers as
+# int64 day numbers.
+.np_days <- function(x, name) {
+  .hp_no_na(x, name)
+  if (inherits(x, "Date")) return(.hp_call(.np_count(as.numeric(x), name)$astype("datetime64[D]")))
+  if (inherits(x, c("POSIXt", "character", "factor")))
+    .hp_stop(name, " must be Dates or whole day numbers, got ", .hp_kind(x), " (use as.Date())")
+  .np_count(x, name)
+}
+
+# A study period (two ends, the same kind as the times) for Python, or NULL.
+.np_period <- function(study_period, times) {
+  if (is.null(study_period)) return(NULL)
+  if (length(study_period) != 2L)
+    .hp_stop("study_period must be NULL or its two ends (first and last day), got ", length(study_period), " values")
+  if (inherits(times, "Date") && !inherits(study_period, "Date"))
+    .hp_stop("study_period must be Dates when times are Dates, got ", .hp_kind(study_period))
+  a <- .np_days(study_period, "study_period")
+  reticulate::tuple(reticulate::py_get_item(a, 0L), reticulate::py_get_item(a, 1L))
+}
+
+# Categories of the ordinal / multinomial scans: numbers as float64, labels (a factor by its
+# labels) as a list of strings.
+.np_categories <- function(categories, ordinal) {
+  .hp_no_na(categories, "categories")
+  if (is.factor(categories)) {
+    if (ordinal) .hp_stop("categories must be numbers for the ordinal scan (ordered by value); a factor's ",
+                          "order is its levels': pass as.integer(categories)")
+    categories <- as.character(categories)
+  }
+  if (is.character(categories)) {
+    if (ordinal) .hp_stop("categories must be numbers for the ordinal scan (ordered by value), got character")
+    return(as.list(categories))
+  }
+  .np_double(categories, "categories")
+}
+
+#' Kulldorff's spatial scan statistic for ordinal data (ordered categories)
+#'
+#' Calls \code{hphawkes_py.scan.ordinal}: SaTScan's ordinal model (Jung, Kulldorff & Klassen 2007).
+#' Every case has an ordered category (a stage, a severity grade) and a location; a cluster is a
+#' circle whose cases lean to the higher (\code{direction = "high"}) or lower categories than
+#' outside. The null permutes the categories among the cases.
+#'
+#' @param coords Numeric matrix or data frame (n x 2): location of each case.
+#' @param categories The category of each case: numbers, ordered by value (at least 2 distinct).
+#' @param location_ids Optional ids (cases of one location share its id).
+#' @param max_population Maximum window size as a fraction of the cases, in (0, 0.5].
+#' @param max_distance \code{NULL} or maximum circle radius (km for great-circle distances).
+#' @param n_replicates Monte Carlo replicates (permutations of the categories).
+#' @param direction \code{"high"}, \code{"low"} or \code{"both"}.
+#' @param secondary \code{"no-overlap"}.
+#' @param grid_cell \code{NULL} or grid spacing for circle centres.
+#' @param distance \code{"euclidean"} or \code{"great_circle"} (coords = latitude, longitude).
+#' @param seed,progress,backend,threads As in \code{\link{scan_bernoulli}}.
+#' @return An object of class \code{hphawkes_scan} (as \code{scan_bernoulli}), \code{model =
+#'   "ordinal"}: \code{clusters$cases} the window's cases; SaTScan's category table in list
+#'   columns, one entry per group of categories (those pooled by the order restriction are one
+#'   group): \code{categories}, \code{observed_by_category}, \code{expected_by_category},
+#'   \code{ode_by_category}, \code{relative_risk_by_category}, \code{percent_by_category};
+#'   \code{cluster_type} (\code{"high"} or \code{"low"}).
+#' @seealso \code{\link{scan_multinomial}}, \code{\link{scan_write_satscan}}.
+#' @examplesIf hphawkes_available()
+#' set.seed(2)  # stages 1-3 of 300 cancers at 30 towns, later stages around town 1
+#' xy <- cbind(runif(30, 0, 10), runif(30, 0, 10))
+#' town <- sample(30, 300, replace = TRUE)
+#' near <- sqrt((xy[town, 1] - xy[1, 1])^2 + (xy[town, 2] - xy[1, 2])^2) < 2
+#' stage <- ifelse(near, sample(1:3, 300, TRUE, c(.2, .3, .5)), sample(1:3, 300, TRUE, c(.5, .3, .2)))
+#' res <- scan_ordinal(xy[town, ], stage, location_ids = town, n_replicates = 49, seed = 1)
+#' res$clusters[1, c("cases", "cluster_type", "p_value")]
+#' res$clusters$observed_by_category[[1]]
+#' @export
+scan_ordinal <- function(coords, categories, location_ids = NULL, max_population = 0.5, max_distance = NULL,
+                         n_replicates = 999L, direction = "high", secondary = "no-overlap", grid_cell = NULL,
+                         distance = "euclidean", seed = NULL, progress = FALSE, backend = "auto", threads = NULL) {
+  .hp_check_args()
+  kw <- list(max_population = .as_num(max_population), max_distance = .as_num(max_distance),
+             n_replicates = .as_int(n_replicates), direction = direction, secondary = secondary,
+             grid_cell = .as_num(grid_cell), distance = distance, seed = .as_int(seed),
+             progress = .as_flag(progress, "progress"), backend = backend, threads = .as_int(threads))
+  if (!is.null(location_ids)) kw$location_ids <- .np_ids(location_ids, "location_ids")
+  res <- .hp_call(do.call(.hp_mod("scan")$ordinal, c(list(.np_double(as.matrix(coords), "coords"),
+    .np_categories(categories, TRUE)), kw)))
+  .hp_scan_result(res)
+}
+
+#' Kulldorff's spatial scan statistic for multinomial data (unordered categories)
+#'
+#' Calls \code{hphawkes_py.scan.multinomial}: SaTScan's multinomial model (Jung, Kulldorff &
+#' Richard 2010). Every case has a category (a subtype, a serotype) and a location; a cluster is a
+#' circle whose mix of categories differs from outside, in any way. The null permutes the
+#' categories among the cases.
+#'
+#' @param categories The category of each case: labels (character or factor) or numbers, at least
+#'   2 distinct; reported in SaTScan's (sorted) order.
+#' @inheritParams scan_ordinal
+#' @return An object of class \code{hphawkes_scan}, \code{model = "multinomial"}: as
+#'   \code{\link{scan_ordinal}}, one entry per category (no \code{cluster_type}).
+#' @seealso \code{\link{scan_ordinal}}, \code{\link{scan_write_satscan}}.
+#' @examplesIf hphawkes_available()
+#' set.seed(5)  # serotypes of 300 isolates at 30 towns, B more common around town 1
+#' xy <- cbind(runif(30, 0, 10), runif(30, 0, 10))
+#' town <- sample(30, 300, replace = TRUE)
+#' near <- sqrt((xy[town, 1] - xy[1, 1])^2 + (xy[town, 2] - xy[1, 2])^2) < 2
+#' sero <- ifelse(near, sample(c("A", "B", "C"), 300, TRUE, c(.2, .6, .2)),
+#'                sample(c("A", "B", "C"), 300, TRUE, c(.4, .2, .4)))
+#' res <- scan_multinomial(xy[town, ], sero, location_ids = town, n_replicates = 49, seed = 1)
+#' res$clusters[1, c("cases", "p_value")]
+#' res$clusters$observed_by_category[[1]]
+#' @export
+scan_multinomial <- function(coords, categories, location_ids = NULL, max_population = 0.5, max_distance = NULL,
+                             n_replicates = 999L, secondary = "no-overlap", grid_cell = NULL, distance = "euclidean",
+                             seed = NULL, progress = FALSE, backend = "auto", threads = NULL) {
+  .hp_check_args()
+  kw <- list(max_population = .as_num(max_population), max_distance = .as_num(max_distance),
+             n_replicates = .as_int(n_replicates), secondary = secondary, grid_cell = .as_num(grid_cell),
+             distance = distance, seed = .as_int(seed), progress = .as_flag(progress, "progress"),
+             backend = backend, threads = .as_int(threads))
+  if (!is.null(location_ids)) kw$location_ids <- .np_ids(location_ids, "location_ids")
+  res <- .hp_call(do.call(.hp_mod("scan")$multinomial, c(list(.np_double(as.matrix(coords), "coords"),
+    .np_categories(categories, FALSE)), kw)))
+  .hp_scan_result(res)
+}
+
+# The R object of a Python TemporalResult.
+.hp_temporal_result <- function(res, dates) {
+  out <- .hp_r(res)
+  cl <- out$clusters
+  if (dates && out$analysis != "seasonal" && nrow(cl)) {
+    cl$start <- as.Date(cl$start)
+    cl$end <- as.Date(cl$end)
+  }
+  structure(list(clusters = cl, null_llr = out$null_llr, model = out$model, analysis = out$analysis,
+                 n_cases = out$n_cases, n_units = out$n_units, min_len = out$min_len, max_len = out$max_len,
+                 units = data.frame(unit = seq_len(out$n_units), cases = out$unit_cases,
+                                    expected = out$unit_expected),
+                 backend = out$backend, python = res), class = "hphawkes_temporal_scan")
+}
+
+.hp_temporal_kw <- function(population, controls, model, study_period, times, max_temporal_size,
+                            max_temporal_length, min_temporal_length, direction, min_cases, n_replicates, seed,
+                            progress, backend, threads) {
+  kw <- list(model = model, study_period = .np_period(study_period, times),
+             max_temporal_size = .as_num(max_temporal_size), max_temporal_length = .as_int(max_temporal_length),
+             min_temporal_length = .as_int(min_temporal_length), direction = direction,
+             min_cases = .as_int(min_cases), n_replicates = .as_int(n_replicates), seed = .as_int(seed),
+             progress = .as_flag(progress, "progress"), backend = backend, threads = .as_int(threads))
+  if (!is.null(population)) kw$population <- .np_double(population, "population")
+  if (!is.null(controls)) kw$controls <- .np_count(controls, "controls")
+  kw
+}
+
+#' Kulldorff's purely temporal scan statistic (retrospective or prospective)
+#'
+#' Calls \code{hphawkes_py.scan.temporal}: SaTScan's purely temporal analysis (types 2 and 6),
+#' discrete Poisson or Bernoulli. The cases of the whole region are counted in time units of
+#' \code{time_aggregation} days (counted back from the last day); a window is a run of units.
+#'
+#' @param times Day of each row: \code{Date}s or whole day numbers.
+#' @param cases Non-negative whole-number case counts per row.
+#' @param population \code{model = "poisson"}: \code{NULL} (constant) or the population at risk on
+#'   each day of the study period (one value per day).
+#' @param controls \code{model = "bernoulli"}: the controls of each row.
+#' @param model \code{"poisson"} or \code{"bernoulli"}.
+#' @param study_period \code{NULL} (the first and last day of \code{times}) or its two ends, the
+#'   same kind as \code{times}.
+#' @param time_aggregation Days per time unit (whole number).
+#' @param max_temporal_size Longest window as a fraction of the study period, in (0, 0.9].
+#' @param max_temporal_length \code{NULL} or the longest window in days (overrides
+#'   \code{max_temporal_size}).
+#' @param min_temporal_length Shortest window, days.
+#' @param prospective Only windows that end on the last unit.
+#' @param direction \code{"high"}, \code{"low"} or \code{"both"}.
+#' @param min_cases High-rate windows need at least this many cases.
+#' @param n_replicates Monte Carlo replicates.
+#' @param seed,progress,backend,threads As in \code{\link{scan_bernoulli}}.
+#' @return An object of class \code{hphawkes_temporal_scan}: \code{clusters} (data frame, most
+#'   likely first: \code{cluster}, \code{start}, \code{end} (\code{Date}s when \code{times} are),
+#'   \code{n_units}, \code{cases}, \code{expected}, \code{observed_over_expected},
+#'   \code{relative_risk}, \code{log_likelihood_ratio}, \code{p_value}, Bernoulli
+#'   \code{population}), \code{null_llr}, \code{units} (cases and expected cases per unit),
+#'   \code{analysis}, \code{model}; \code{summary()} and \code{as.data.frame()} give the cluster
+#'   table; \code{\link{scan_write_satscan}} writes SaTScan's files.
+#' @seealso \code{\link{scan_seasonal}}, \code{\link{scan_svtt}}.
+#' @examplesIf hphawkes_available()
+#' set.seed(5)  # 120 days, three times the rate on days 71-80
+#' days <- as.Date("2024-01-01") + 0:119
+#' cases <- rpois(120, ifelse(seq_len(120) %in% 71:80, 6, 2))
+#' res <- scan_temporal(days, cases, n_replicates = 99, seed = 1)
+#' res
+#' res$clusters[, c("start", "end", "cases", "expected", "p_value")]
+#' @export
+scan_temporal <- function(times, cases, population = NULL, controls = NULL, model = "poisson", study_period = NULL,
+                          time_aggregation = 1L, max_temporal_size = 0.5, max_temporal_length = NULL,
+                          min_temporal_length = 1L, prospective = FALSE, direction = "high", min_cases = 2L,
+                          n_replicates = 999L, seed = NULL, progress = FALSE, backend = "auto", threads = NULL) {
+  .hp_check_args()
+  kw <- .hp_temporal_kw(population, controls, model, study_period, times, max_temporal_size, max_temporal_length,
+                        min_temporal_length, direction, min_cases, n_replicates, seed, progress, backend, threads)
+  kw$time_aggregation <- .as_int(time_aggregation, "time_aggregation", FALSE)
+  kw$prospective <- .as_flag(prospective, "prospective")
+  res <- .hp_call(do.call(.hp_mod("scan")$temporal, c(list(.np_days(times, "times"), .np_count(cases, "cases")), kw)))
+  .hp_temporal_result(res, inherits(times, "Date"))
+}
+
+#' The seasonal temporal scan statistic: the days of the year as a closed loop
+#'
+#' Calls \code{hphawkes_py.scan.seasonal} (SaTScan 10's analysis type 7): every date is folded onto
+#' its day of a 365-day year (29 February counts as 28 February) and a window is a run of days of
+#' that year, which may wrap from December into January.
+#'
+#' @param times \code{Date} of each row (the study period must cover at least a year).
+#' @param population \code{model = "poisson"}: \code{NULL} (constant) or the population on each day
+#'   of the study period.
+#' @param max_temporal_size Longest window as a fraction of the year, in (0, 0.9].
+#' @param min_temporal_length Shortest window, days (at most 90).
+#' @inheritParams scan_temporal
+#' @return An object of class \code{hphawkes_temporal_scan} (as \code{\link{scan_temporal}},
+#'   \code{analysis = "seasonal"}); \code{start} and \code{end} are days of the year,
+#'   \code{"MM/DD"}.
+#' @examplesIf hphawkes_available()
+#' set.seed(2)  # three years, twice the rate from 20 December to 10 January
+#' days <- seq(as.Date("2020-01-01"), as.Date("2022-12-31"), by = "day")
+#' md <- as.integer(format(days, "%m%d"))
+#' cases <- rpois(length(days), ifelse(md >= 1220 | md <= 110, 2, 1))
+#' res <- scan_seasonal(days, cases, max_temporal_size = 0.1, n_replicates = 49, seed = 1)
+#' res$clusters[, c("start", "end", "cases", "p_value")]
+#' @export
+scan_seasonal <- function(times, cases, population = NULL, controls = NULL, model = "poisson", study_period = NULL,
+                          max_temporal_size = 0.5, max_temporal_length = NULL, min_temporal_length = 1L,
+                          direction = "high", min_cases = 2L, n_replicates = 999L, seed = NULL, progress = FALSE,
+                          backend = "auto", threads = NULL) {
+  .hp_check_args()
+  if (!inherits(times, "Date"))
+    .hp_stop("times must be Dates for the seasonal scan (the seasonal year needs a calendar), got ", .hp_kind(times))
+  kw <- .hp_temporal_kw(population, controls, model, study_period, times, max_temporal_size, max_temporal_length,
+                        min_temporal_length, direction, min_cases, n_replicates, seed, progress, backend, threads)
+  res <- .hp_call(do.call(.hp_mod("scan")$seasonal, c(list(.np_days(times, "times"), .np_count(cases, "cases")), kw)))
+  .hp_temporal_result(res, TRUE)
+}
+
+#' @export
+print.hphawkes_temporal_scan <- function(x, ...) {
+  cat(reticulate::py_str(x$python), "\n", sep = "")
+  invisible(x)
+}
+
+#' @export
+summary.hphawkes_temporal_scan <- function(object, ...) object$clusters
+
+#' @export
+as.data.frame.hphawkes_temporal_scan <- function(x, ...) x$clusters
+
+#' Spatial variation in temporal trends (SVTT) scan statistic
+#'
+#' Calls \code{hphawkes_py.scan.svtt}: SaTScan's analysis type 5 (Poisson). Under the null the
+#' whole region follows one log-linear time trend; a window (a circle of locations) has its own
+#' trend inside and another outside. \code{direction = "high"} keeps windows whose trend inside
+#' is steeper than the global one. The Monte Carlo redistributes each time unit's cases over the
+#' locations in proportion to their population.
+#'
+#' @param coords Numeric matrix or data frame (n x 2): location of each row.
+#' @param times Day of each row: \code{Date}s or whole day numbers.
+#' @param cases Non-negative whole-number case counts per row.
+#' @param population Population of each row's location (the same on every row of a location).
+#' @param time_aggregation Days per time unit (e.g. 365 for yearly units of dates).
+#' @param study_period \code{NULL} or its two ends, the same kind as \code{times}.
+#' @param max_population Largest circle as a fraction of the total population, in (0, 0.5].
+#' @param direction \code{"high"}, \code{"low"} or \code{"both"}.
+#' @param distance \code{"euclidean"} or \code{"great_circle"} (coords = latitude, longitude).
+#' @param location_ids Optional ids (rows of one location share its id).
+#' @param n_replicates Monte Carlo replicates.
+#' @param seed,progress,backend,threads As in \code{\link{scan_bernoulli}}.
+#' @return An object of class \code{hphawkes_svtt}: \code{clusters} (data frame, most likely
+#'   first: \code{center}, \code{radius}, \code{location_ids} (list column), \code{n_locations},
+#'   \code{population}, \code{cases}, \code{expected}, \code{observed_over_expected},
+#'   \code{relative_risk}, \code{inside_trend}, \code{outside_trend} (percent per year for Dates,
+#'   per unit otherwise), \code{log_likelihood_ratio}, \code{p_value}), \code{global_trend},
+#'   \code{null_llr}; \code{summary()} and \code{as.data.frame()} give the cluster table;
+#'   \code{\link{scan_write_satscan}} writes SaTScan's files.
+#' @seealso \code{\link{scan_temporal}}, \code{\link{scan_space_time}}.
+#' @examplesIf hphawkes_available()
+#' set.seed(3)  # 20 locations over 8 units; cases rise 30 % a unit at the 4 near (1, 1)
+#' xy <- cbind(runif(20, 0, 10), runif(20, 0, 10))
+#' xy[1:4, ] <- cbind(1 + 0.2 * 0:3, 1 + 0.2 * 0:3)
+#' grid <- expand.grid(loc = 1:20, t = 0:7)
+#' cases <- rpois(nrow(grid), 8 * ifelse(grid$loc <= 4, 1.3^grid$t, 1))
+#' res <- scan_svtt(xy[grid$loc, ], grid$t, cases, rep(1000, nrow(grid)), n_replicates = 49, seed = 1)
+#' res
+#' res$clusters[1, c("n_locations", "inside_trend", "outside_trend", "p_value")]
+#' @export
+scan_svtt <- function(coords, times, cases, population, time_aggregation = 1L, study_period = NULL,
+                      max_population = 0.5, direction = "high", distance = "euclidean", location_ids = NULL,
+                      n_replicates = 999L, seed = NULL, progress = FALSE, backend = "auto", threads = NULL) {
+  .hp_check_args()
+  kw <- list(time_aggregation = .as_int(time_aggregation, "time_aggregation", FALSE),
+             study_period = .np_period(study_period, times), max_population = .as_num(max_population),
+             direction = direction, distance = distance, n_replicates = .as_int(n_replicates), seed = .as_int(seed),
+             progress = .as_flag(progress, "progress"), backend = backend, threads = .as_int(threads))
+  if (!is.null(location_ids)) kw$location_ids <- .np_ids(location_ids, "location_ids")
+  res <- .hp_call(do.call(.hp_mod("scan")$svtt, c(list(.np_double(as.matrix(coords), "coords"),
+    .np_days(times, "times"), .np_count(cases, "cases"), .np_double(population, "population")), kw)))
+  out <- .hp_r(res)
+  structure(list(clusters = out$clusters, global_trend = out$global_trend, null_llr = out$null_llr,
+                 n_cases = out$n_cases, n_units = out$n_units, backend = out$backend, python = res),
+            class = "hphawkes_svtt")
+}
+
+#' @export
+print.hphawkes_svtt <- function(x, ...) {
+  cat(reticulate::py_str(x$python), "\n", sep = "")
+  invisible(x)
+}
+
+#' @export
+summary.hphawkes_svtt <- function(object, ...) {
+  cl <- object$clusters
+  cl$location_ids <- NULL
+  cl
+}
+
+#' @export
+as.data.frame.hphawkes_svtt <- function(x, ...) x$clusters
