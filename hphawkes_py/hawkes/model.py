@@ -584,14 +584,15 @@ def log_likelihood(x: Any, t: Any, params: HawkesParams | dict, *, exact: bool =
     if which is not None:
         check_bool(exact, "exact")  # every pair is evaluated either way
     if which == "multitype":
-        return SUBMODELS["multitype"].log_likelihood(x, t, types, params, window=window, backend=backend, threads=threads)
+        return SUBMODELS["multitype"].log_likelihood(x, t, types, params, window=window, backend=backend,
+                                                     threads=threads)
     if which == "etas":
         s = etas_settings(etas)
-        return SUBMODELS["etas"].log_likelihood(x, t, check_marks(marks), params, m0=s.get("m0"), region=s.get("region"),
-                                         background=s.get("background"),
-                                         spatial_kernel=etas_spatial_kernel(spatial_kernel),
-                                         marks=s.get("gutenberg_richter", True), window=window, backend=backend,
-                                         threads=threads)
+        return SUBMODELS["etas"].log_likelihood(x, t, check_marks(marks), params, m0=s.get("m0"),
+                                                region=s.get("region"), background=s.get("background"),
+                                                spatial_kernel=etas_spatial_kernel(spatial_kernel),
+                                                marks=s.get("gutenberg_richter", True), window=window,
+                                                backend=backend, threads=threads)
     p, _, eng = _plugin_engine(x, t, params, window, background, spatial_window, backend=backend, dtype=dtype,
                                threads=threads, exact=exact, kernel=kernel, spatial_kernel=spatial_kernel)
     return float(eng.log_likelihood(p.mu0, p.tau_x, p.tau_t, p.theta, p.omega, p.h, **rate_kwargs(p)))
@@ -673,13 +674,14 @@ def self_excitation_probabilities(x: Any, t: Any, params: HawkesParams | dict, *
     if which is not None:
         check_bool(exact, "exact")  # every pair is evaluated either way
     if which == "multitype":
-        return SUBMODELS["multitype"].probabilities(x, t, types, params, window=window, backend=backend, threads=threads)
+        return SUBMODELS["multitype"].probabilities(x, t, types, params, window=window, backend=backend,
+                                                    threads=threads)
     if which == "etas":
         s = etas_settings(etas, ETAS_SETTINGS[:3])
-        return SUBMODELS["etas"].probabilities(x, t, check_marks(marks), params, m0=s.get("m0"), region=s.get("region"),
-                                        background=s.get("background"),
-                                        spatial_kernel=etas_spatial_kernel(spatial_kernel), window=window,
-                                        backend=backend, threads=threads)
+        return SUBMODELS["etas"].probabilities(x, t, check_marks(marks), params, m0=s.get("m0"),
+                                               region=s.get("region"), background=s.get("background"),
+                                               spatial_kernel=etas_spatial_kernel(spatial_kernel), window=window,
+                                               backend=backend, threads=threads)
     p, prep, eng = _plugin_engine(x, t, params, window, background, None, backend=backend, dtype=dtype,
                                   threads=threads, exact=exact, kernel=kernel, spatial_kernel=spatial_kernel)
     eng.set_background(p.tau_x, p.tau_t)

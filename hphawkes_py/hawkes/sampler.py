@@ -481,19 +481,20 @@ def _mcmc_submodel(which: str, x: Any, t: Any, *, types, marks, etas, n_iter, bu
                          "of starting values or None")
     if which == "etas":
         s = etas_settings(etas, ETAS_SETTINGS[:3])
-        return SUBMODELS["etas"].mcmc(x, t, check_marks(marks), n_iter=n_iter, burn_in=burn_in, chains=chains, sample=sample,
-                               fixed=fixed, init=init, m0=s.get("m0"), region=s.get("region"),
-                               background=s.get("background"), spatial_kernel=etas_spatial_kernel(spatial_kernel),
-                               window=window, seed=seed, executor=executor, backend=backend, threads=threads)
+        return SUBMODELS["etas"].mcmc(x, t, check_marks(marks), n_iter=n_iter, burn_in=burn_in, chains=chains,
+                                      sample=sample, fixed=fixed, init=init, m0=s.get("m0"), region=s.get("region"),
+                                      background=s.get("background"),
+                                      spatial_kernel=etas_spatial_kernel(spatial_kernel), window=window, seed=seed,
+                                      executor=executor, backend=backend, threads=threads)
     if sample is not None:
         raise ValueError(f"sample={sample!r} is not implemented with types=: the multitype model samples all of mu0, "
                          "theta, omega and h (tau_x and tau_t fixed); leave sample=None")
     if not isinstance(fixed, Mapping) or set(fixed) != {"tau_x", "tau_t"}:
         raise ValueError("with types= fixed must give exactly the background bandwidths {'tau_x': ..., 'tau_t': ...} "
                          f"(the multitype model samples the rest), got fixed={fixed!r}")
-    return SUBMODELS["multitype"].mcmc(x, t, types, tau_x=fixed["tau_x"], tau_t=fixed["tau_t"], n_iter=n_iter, burn_in=burn_in,
-                          chains=chains, init=init, window=window, seed=seed, executor=executor, backend=backend,
-                          threads=threads)
+    return SUBMODELS["multitype"].mcmc(x, t, types, tau_x=fixed["tau_x"], tau_t=fixed["tau_t"], n_iter=n_iter,
+                                       burn_in=burn_in, chains=chains, init=init, window=window, seed=seed,
+                                       executor=executor, backend=backend, threads=threads)
 
 
 # Set only by _mcmc_debug: the check the tests run is not part of mcmc's public signature.

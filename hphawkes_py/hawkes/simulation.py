@@ -125,9 +125,9 @@ def _submodel_simulation(*, mu, theta, omega, h, region, duration, dim, seed, re
             why = " (ETAS's mu goes into etas=, per unit time over the region)" if name == "mu" else ""
             raise ValueError(f"{name}={value!r} is not implemented for the {label}{why}; leave {name} at its "
                              f"default {default!r}")
+    shared = dict(region=region, duration=duration, seed=seed, return_parents=return_parents, max_events=max_events)
     if etas is None:
-        return lambda: SUBMODELS["multitype"].simulate(mu=mu, theta=theta, omega=omega, h=h, region=region, duration=duration,
-                                          dim=dim, seed=seed, return_parents=return_parents, max_events=max_events)
+        return lambda: SUBMODELS["multitype"].simulate(mu=mu, theta=theta, omega=omega, h=h, dim=dim, **shared)
     if not isinstance(etas, Mapping):
         raise TypeError(f"etas must be a dict of ETAS parameters (mu, A, alpha, c, p, d, gamma, b, m0 and q for the "
                         f"power law), got {describe(etas)}")
@@ -143,8 +143,7 @@ def _submodel_simulation(*, mu, theta, omega, h, region, duration, dim, seed, re
     if not (isinstance(spatial_kernel, str) and spatial_kernel in ("gaussian", "power-law")):
         raise ValueError(f"with etas= spatial_kernel must be 'gaussian' or 'power-law' (its exponent q goes into "
                          f"etas=), got {spatial_kernel!r}")
-    return lambda: SUBMODELS["etas"].simulate(**etas, region=region, duration=duration, spatial_kernel=spatial_kernel,
-                                       seed=seed, return_parents=return_parents, max_events=max_events)
+    return lambda: SUBMODELS["etas"].simulate(**etas, spatial_kernel=spatial_kernel, **shared)
 
 
 def simulate(*, mu: Any = None, theta: Any = None, omega: float | None = None, h: float | None = None,
