@@ -111,8 +111,12 @@ def test_loglik_and_pi_match_reference(D):
         ll = hk.log_likelihood(x, t, PARAMS, exact=exact, backend="cpu", threads=THREADS)
         ref, pi_ref = naive_loglik(x, t, **PARAMS.to_dict())
         assert ll == pytest.approx(ref, rel=1e-10)
+    # exact: every pi_n to rounding, however small; windowed: within the windows' bound (a pi_n made only of
+    # terms below the bound's per-term share is 0 there)
+    pi_ex = hk.self_excitation_probabilities(x, t, PARAMS, exact=True, backend="cpu", threads=THREADS)
+    np.testing.assert_allclose(pi_ex, pi_ref, rtol=1e-9, atol=1e-300)
     pi = hk.self_excitation_probabilities(x, t, PARAMS, backend="cpu", threads=THREADS)
-    np.testing.assert_allclose(pi, pi_ref, rtol=1e-9, atol=1e-300)
+    np.testing.assert_allclose(pi, pi_ref, rtol=1e-9, atol=1e-13)
     assert np.all((pi >= 0) & (pi <= 1))
 
 
@@ -132,8 +136,12 @@ def test_unsorted_input_gives_callers_order(data2d):
     pi = hk.self_excitation_probabilities(x, t, PARAMS, backend="cpu", threads=THREADS)
     pi_perm = hk.self_excitation_probabilities(xs, ts, PARAMS, backend="cpu", threads=THREADS)
     np.testing.assert_allclose(pi_perm, pi[perm], rtol=1e-12, atol=1e-300)
-    # and against the reference computed directly on the caller's (unsorted) order
-    np.testing.assert_allclose(pi_perm, naive_loglik(xs, ts, **PARAMS.to_dict())[1], rtol=1e-9, atol=1e-300)
+    # and against the reference computed directly on the caller's (unsorted) order (exact: to rounding;
+    # windowed: within the windows' bound)
+    ref_perm = naive_loglik(xs, ts, **PARAMS.to_dict())[1]
+    np.testing.assert_allclose(pi_perm, ref_perm, rtol=1e-9, atol=1e-13)
+    pi_perm_ex = hk.self_excitation_probabilities(xs, ts, PARAMS, exact=True, backend="cpu", threads=THREADS)
+    np.testing.assert_allclose(pi_perm_ex, ref_perm, rtol=1e-9, atol=1e-300)
 
 
 def test_one_dimensional_x_accepted():

@@ -63,9 +63,13 @@ SCATTER_BUFFER_VALUES = 2**24
 #: The windowed trigger pass's pair list (44 bytes a pair in float64: r2, dt, the term, t_m, t_n, n)
 #: holds at most this many pairs (88 MiB); beyond it the row loop runs.
 MAX_PAIRS = 2**21
-#: The pair list is built for Dmax = PAIR_HEADROOM * Delta_G and kept while Delta_G <= Dmax < PAIR_SHRINK * Delta_G.
+#: The pair list is built for Dmax = PAIR_HEADROOM * Delta_G and kept while Delta_G <= Dmax < PAIR_SHRINK * Delta_G;
+#: its space-time cut is made for bh / PAIR_HEADROOM, omega / PAIR_HEADROOM and the limit plus
+#: (1 + D) log(PAIR_HEADROOM) (what those changes add to it), and kept while it holds the current
+#: cut's pairs (with the relative margin PAIR_CUT_MARGIN) and bh0 >= bh / PAIR_SHRINK.
 PAIR_HEADROOM = 1.25
 PAIR_SHRINK = 2.0
+PAIR_CUT_MARGIN = 1e-5
 #: Rows per block of the pair-list trigger pass (a block's terms stay in cache between its two steps).
 PAIR_BLOCK_ROWS = 2048
 
@@ -190,6 +194,33 @@ def _trig_ol(q, om, dt, kp):
     return lambda q, om, dt, kp: exp_like(-(q + kp * math.log1p(om * dt)))
 
 
+def _trig_cut(q, om, dt, kp, lim):  # pragma: no cover - replaced by the overload inside Numba code
+    if isinstance(kp, tuple):
+        return _trig(q, om, dt, kp)
+    e = q + (om * dt if kp is None else kp * math.log1p(om * dt))
+    return math.exp(-e) if e < lim else 0.0
+
+
+@overload(_trig_cut, inline="always")
+def _trig_cut_ol(q, om, dt, kp, lim):
+    """:func:`_trig` with the space-time cut of bound (3) (``windows.trigger_limit``): the term of a
+    pair whose exponent E = q + time term reaches ``lim`` (finite, of the kernel dtype) is 0. The
+    exponent is the very expression of :func:`_trig` (same rounding), and the comparison a select, so
+    the loops still vectorize. The sum of two exponentials has no space-time cut (``lim`` unused)."""
+    if isinstance(kp, (types.NoneType, types.Omitted)):
+        def cut_exp(q, om, dt, kp, lim):
+            e = q + om * dt
+            return exp_like(-e) if e < lim else lim - lim
+        return cut_exp
+    if isinstance(kp, types.BaseTuple):
+        return lambda q, om, dt, kp, lim: kp[0] * exp_like(-(q + om * dt)) + kp[2] * exp_like(-(q + kp[1] * dt))
+
+    def cut_power(q, om, dt, kp, lim):
+        e = q + kp * math.log1p(om * dt)
+        return exp_like(-e) if e < lim else lim - lim
+    return cut_power
+
+
 def _spat(r2, bh, sq):  # pragma: no cover - replaced by the overload inside Numba code
     if sq is None:
         return bh * r2
@@ -237,7 +268,7 @@ def _bg_loop(xs, th, tl, a, tn, tln, lo, hi, ax, at, buf):
 
 
 @njit(cache=True, fastmath=True)
-def _tr_loop(xs, th, tl, a, tn, tln, lo, hi, bh, om, kp, sq):
+def _tr_loop(xs, th, tl, a, tn, tln, lo, hi, bh, om, kp, sq, lim):
     acc = 0.0
     m0 = np.uint64(lo)
     mh = np.uint64(hi)
@@ -247,14 +278,14 @@ def _tr_loop(xs, th, tl, a, tn, tln, lo, hi, bh, om, kp, sq):
         for m in range(m0, me):
             r2 = _sqdist(xs, a, m)
             dt = fadd(fsub(tn, th[m]), fsub(tln, tl[m]))
-            blk += _trig(_spat(r2, bh, sq), om, dt, kp)
+            blk += _trig_cut(_spat(r2, bh, sq), om, dt, kp, lim)
         acc += blk
         m0 = me
     return acc
 
 
 @njit(cache=True, fastmath=True)
-def _fu_loop(xs, th, tl, a, tn, tln, lo, hi, ax, at, bh, om, kp, sq, buf):
+def _fu_loop(xs, th, tl, a, tn, tln, lo, hi, ax, at, bh, om, kp, sq, lim, buf):
     accs = 0.0
     accg = 0.0
     m0 = np.uint64(lo)
@@ -269,7 +300,7 @@ def _fu_loop(xs, th, tl, a, tn, tln, lo, hi, ax, at, bh, om, kp, sq, buf):
             v = exp_like(-(ax * r2 + at * (dt * dt)))
             blks += v
             buf[m] += v
-            blkg += _trig(_spat(r2, bh, sq), om, dt, kp)
+            blkg += _trig_cut(_spat(r2, bh, sq), om, dt, kp, lim)
         accs += blks
         accg += blkg
         m0 = me
@@ -284,17 +315,17 @@ def _bg_row(xs, th, tl, n, lo, hi, ax, at, buf):
 
 
 @njit(cache=True)
-def _tr_row(xs, th, tl, n, lo, hi, bh, om, kp, sq):
+def _tr_row(xs, th, tl, n, lo, hi, bh, om, kp, sq, lim):
     if lo >= hi:
         return 0.0
-    return _tr_loop(xs, th, tl, _coords(xs, n), th[n], tl[n], lo, hi, bh, om, kp, sq)
+    return _tr_loop(xs, th, tl, _coords(xs, n), th[n], tl[n], lo, hi, bh, om, kp, sq, lim)
 
 
 @njit(cache=True)
-def _fu_row(xs, th, tl, n, lo, hi, ax, at, bh, om, kp, sq, buf):
+def _fu_row(xs, th, tl, n, lo, hi, ax, at, bh, om, kp, sq, lim, buf):
     if lo >= hi:
         return 0.0, 0.0
-    return _fu_loop(xs, th, tl, _coords(xs, n), th[n], tl[n], lo, hi, ax, at, bh, om, kp, sq, buf)
+    return _fu_loop(xs, th, tl, _coords(xs, n), th[n], tl[n], lo, hi, ax, at, bh, om, kp, sq, lim, buf)
 
 
 @njit(cache=True, fastmath=True)
@@ -309,9 +340,9 @@ def _flush(b, sb):
 # Parallel drivers.
 # --------------------------------------------------------------------------------------------
 @njit(parallel=True, cache=True, nogil=True)
-def _trigger_kernel(xs, th, tl, tw, ts, bh, om, kp, sq, delta, scale, out):
+def _trigger_kernel(xs, th, tl, tw, ts, bh, om, kp, sq, lim, delta, scale, out):
     """G_n = scale * sum_{m in [lo_n, ts_n)} exp(-(bh r2 + om dt)) (or the other kernels' terms, see
-    _trig and _spat); returns #terms evaluated."""
+    _trig and _spat), terms with exponent >= lim left out; returns #terms evaluated."""
     N = tw.shape[0]
     npair = (N + 1) // 2
     cnt = 0
@@ -324,13 +355,13 @@ def _trigger_kernel(xs, th, tl, tw, ts, bh, om, kp, sq, delta, scale, out):
             lo = 0
             if delta < np.inf:
                 lo = _lower_bound_back(tw, tw[n] - delta, hi)
-            out[n] = scale * _tr_row(xs, th, tl, n, lo, hi, bh, om, kp, sq)
+            out[n] = scale * _tr_row(xs, th, tl, n, lo, hi, bh, om, kp, sq, lim)
             cnt += hi - lo
     return cnt
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _symmetric_kernel(xs, th, tl, tw, ts, ax, at, delta_s, bh, om, kp, sq, delta_g, with_trigger, nchunks,
+def _symmetric_kernel(xs, th, tl, tw, ts, ax, at, delta_s, bh, om, kp, sq, lim, delta_g, with_trigger, nchunks,
                       scale_s, scale_g, out_s, out_g):
     """S_n = scale_s * (1 + sum_{m != n, |t_n - t_m| <= delta_s} exp(...)) by the symmetric scatter
     (module notes) and, with ``with_trigger``, G in the same pass: fused loop on the overlap of the
@@ -362,12 +393,12 @@ def _symmetric_kernel(xs, th, tl, tw, ts, ax, at, delta_s, bh, om, kp, sq, delta
                 if delta_g < np.inf:
                     log = _lower_bound_back(tw, tw[n] - delta_g, tsn)
                 f = max(los, log)
-                s, g = _fu_row(xs, th, tl, n, f, tsn, ax, at, bh, om, kp, sq, sb)
+                s, g = _fu_row(xs, th, tl, n, f, tsn, ax, at, bh, om, kp, sq, lim, sb)
                 # background only: [los, min(log, n)) and [max(tsn, los), n)
                 s += _bg_row(xs, th, tl, n, los, min(log, n), ax, at, sb)
                 s += _bg_row(xs, th, tl, n, max(tsn, los), n, ax, at, sb)
                 # trigger only: [log, min(tsn, los))
-                g += _tr_row(xs, th, tl, n, log, min(tsn, los), bh, om, kp, sq)
+                g += _tr_row(xs, th, tl, n, log, min(tsn, los), bh, om, kp, sq, lim)
                 b[n] += s + 1.0
                 out_g[n] = scale_g * g
                 cnt += (n - los) + (tsn - log)
@@ -386,8 +417,8 @@ def _symmetric_kernel(xs, th, tl, tw, ts, ax, at, delta_s, bh, om, kp, sq, delta
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _query_kernel(xs, th, tl, qs, qh, ql, lo_s, hi_s, lo_g, hi_g, ax, at, bh, om, kp, sq, nchunks, scale_s, scale_g,
-                  out_s, out_g):
+def _query_kernel(xs, th, tl, qs, qh, ql, lo_s, hi_s, lo_g, hi_g, ax, at, bh, om, kp, sq, lim, nchunks, scale_s,
+                  scale_g, out_s, out_g):
     """Sq, Gq at query points (columns ``qs``) at time qh + ql over fixed event ranges (see
     ``Engine.query_sums``). The background loop's scatter goes to a discarded per-chunk buffer:
     one loop serves events and query points."""
@@ -403,7 +434,7 @@ def _query_kernel(xs, th, tl, qs, qh, ql, lo_s, hi_s, lo_g, hi_g, ax, at, bh, om
                 s = _bg_loop(xs, th, tl, q, qh, ql, lo_s, hi_s, ax, at, sb)
             e = 0.0
             if lo_g < hi_g:
-                e = _tr_loop(xs, th, tl, q, qh, ql, lo_g, hi_g, bh, om, kp, sq)
+                e = _tr_loop(xs, th, tl, q, qh, ql, lo_g, hi_g, bh, om, kp, sq, lim)
             out_s[g] = scale_s * s
             out_g[g] = scale_g * e
     return Q * ((hi_s - lo_s) + (hi_g - lo_g))
@@ -414,27 +445,34 @@ def _query_kernel(xs, th, tl, qs, qh, ql, lo_s, hi_s, lo_g, hi_g, ax, at, bh, om
 #
 # In the windowed likelihood the trigger row of event n holds the few earlier events within
 # Delta_G (a couple per event on the DC data), too few for the row loop above to vectorize: it pays
-# a row's set-up, its branches and one scalar exp per pair. The pair list keeps, for a cut-off
-# Dmax >= Delta_G, every pair (n, m) with lo_n <= m < ts_n (lo_n the first m with t_m >= t_n - Dmax),
-# rows consecutive (CSR: row n at [ptr_n, ptr_{n+1}), m ascending), as its squared distance r2 and
-# time difference dt (computed once, as the row loop computes them), t_m, t_n and n. A trigger
-# pass is then, over the pairs of a block of rows:
-#   1. v_k = trigger term (r2_k, dt_k): one flat loop, vectorized across rows;
+# a row's set-up, its branches and one scalar exp per pair. The pair list keeps, for a time cut-off
+# Dmax >= Delta_G and a space-time cut (bh0, om0, lim0) (below), the pairs (n, m) with
+# lo_n <= m < ts_n (lo_n the first m with t_m >= t_n - Dmax) whose trigger exponent
+# E0 = Q(r2; bh0) + T(dt; om0) is below lim0, rows consecutive (CSR: row n at [ptr_n, ptr_{n+1}),
+# m ascending), as its squared distance r2 and time difference dt (computed once, as the row loop
+# computes them), t_m, t_n, n and m. A trigger pass is then, over the pairs of a block of rows:
+#   1. v_k = trigger term (r2_k, dt_k), 0 if its exponent reaches lim (the row loop's _trig_cut):
+#      one flat loop, vectorized across rows;
 #   2. v_k = 0 unless t_m >= t_n - Delta_G: the row loop's window exactly (its first m is the first
 #      with t_m >= t_n - Delta_G); compiled without fastmath, so t_n - Delta_G is rounded as there;
 #   3. acc_n += v_k in k order (a scatter with no branch), G_n = scale * acc_n.
-# acc_n is then the row loop's sum for a row of at most _BLK terms (its leading zeros add nothing);
-# the few rows with more pairs in the list are summed again in blocks of _BLK terms, as the row loop
-# does. Rows are independent (no sum crosses rows), so G_n does not depend on the thread count or
-# on the blocks. The row loop may let LLVM add a row of 8 terms and more in interleaved partial sums,
-# so such rows can differ in the last bits between the two paths.
+# The pairs left out of the list are those whose term the row loop sets to 0 (E >= lim): Q and T
+# grow with bh and om, so E0 <= E whenever bh >= bh0 and om >= om0, and lim <= lim0; the list is kept
+# while that holds with a relative margin PAIR_CUT_MARGIN (far above the float32 rounding of E), else
+# rebuilt (as when it holds many more pairs than the current cut needs). acc_n is then the row loop's
+# sum for a row of at most _BLK terms (its zeros add nothing); the few rows with more pairs in the
+# list are summed again in the row loop's blocks of _BLK consecutive m. Rows are independent (no sum
+# crosses rows), so G_n does not depend on the thread count or on the blocks. The row loop may let
+# LLVM add a row of 8 terms and more in interleaved partial sums, so such rows can differ in the
+# last bits between the two paths.
 # --------------------------------------------------------------------------------------------
 class _PairList:
-    """The pairs (n, m) of the windowed trigger pass for the cut-off ``dmax`` (see the notes above)."""
+    """The pairs (n, m) of the windowed trigger pass for the cut-offs ``dmax`` and ``cut`` =
+    (bh0, om0, lim0) (see the notes above)."""
 
-    def __init__(self, dmax, lo, ptr, r2, dt, twm, twn, row, long_rows, dtype):
-        self.dmax, self.lo, self.ptr = dmax, lo, ptr
-        self.r2, self.dt, self.twm, self.twn, self.row = r2, dt, twm, twn, row
+    def __init__(self, dmax, cut, lo, ptr, r2, dt, twm, twn, row, mi, long_rows, dtype):
+        self.dmax, self.cut, self.lo, self.ptr = dmax, cut, lo, ptr
+        self.r2, self.dt, self.twm, self.twn, self.row, self.mi = r2, dt, twm, twn, row, mi
         self.long_rows = long_rows            # rows holding more than _BLK pairs
         self.v = np.empty(r2.shape[0], dtype)  # the terms of the current pass
         self.acc = np.empty(ptr.shape[0] - 1, dtype)
@@ -460,8 +498,8 @@ def _pair_r2_loop(xs, a, lo, hi, k0, r2):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _pair_fill(xs, th, tl, tw, ts, lo, ptr, r2, dt, twm, twn, row):
-    """Every pair's r2, dt, t_m, t_n and n (rows given by lo, ts and ptr). dt is computed without
+def _pair_fill(xs, th, tl, tw, ts, lo, ptr, r2, dt, twm, twn, row, mi):
+    """Every pair's r2, dt, t_m, t_n, n and m (rows given by lo, ts and ptr). dt is computed without
     fastmath: re-associated, (t_n^hi - t_m^hi) + (t_n^lo - t_m^lo) would lose the float32 split of the
     times (``times.split_time``)."""
     for n in prange(ts.shape[0]):
@@ -473,93 +511,104 @@ def _pair_fill(xs, th, tl, tw, ts, lo, ptr, r2, dt, twm, twn, row):
                 twm[k] = tw[m]
                 twn[k] = tw[n]
                 row[k] = n
-
-
-@njit(cache=True, fastmath=True)
-def _pair_terms(r2, dt, k0, k1, bh, om, kp, sq, v):
-    """Step 1: v[k] = trigger term of pair k for k in [k0, k1) (one flat, vectorized loop)."""
-    for k in range(np.uint64(k0), np.uint64(k1)):
-        v[k] = _trig(_spat(r2[k], bh, sq), om, dt[k], kp)
+                mi[k] = m
 
 
 @njit(cache=True)
-def _pair_block(pl_ptr, r2, dt, twm, twn, row, v, acc, bh, om, kp, sq, delta, scale, out, r0, r1):
+def _pair_keep(r2, dt, bh0, om0, kp, sq, lim0, keep):
+    """keep[k] = the exponent of pair k at (bh0, om0), in float64, is below lim0; returns their count."""
+    cnt = 0
+    for k in range(r2.shape[0]):
+        e = _spat(np.float64(r2[k]), bh0, sq)
+        d = np.float64(dt[k])
+        if kp is None:
+            e += om0 * d
+        else:
+            e += kp * math.log1p(om0 * d)
+        keep[k] = e < lim0
+        cnt += keep[k]
+    return cnt
+
+
+@njit(cache=True, fastmath=True)
+def _pair_terms(r2, dt, k0, k1, bh, om, kp, sq, lim, v):
+    """Step 1: v[k] = trigger term of pair k for k in [k0, k1) (one flat, vectorized loop)."""
+    for k in range(np.uint64(k0), np.uint64(k1)):
+        v[k] = _trig_cut(_spat(r2[k], bh, sq), om, dt[k], kp, lim)
+
+
+@njit(cache=True)
+def _pair_block(pl_ptr, r2, dt, twm, twn, row, v, acc, bh, om, kp, sq, lim, delta, scale, out, r0, r1):
     """Steps 1-3 for the rows [r0, r1); compiled without fastmath (steps 2 and 3 keep their rounding
-    and order). Returns #terms in the window."""
+    and order). Returns #terms evaluated (the block's pairs)."""
     k0 = pl_ptr[r0]
     k1 = pl_ptr[r1]
-    _pair_terms(r2, dt, k0, k1, bh, om, kp, sq, v)
+    _pair_terms(r2, dt, k0, k1, bh, om, kp, sq, lim, v)
     zero = bh - bh
-    cnt = 0
     for k in range(k0, k1):
-        keep = twm[k] >= twn[k] - delta
-        v[k] = v[k] if keep else zero
-        cnt += keep
+        v[k] = v[k] if twm[k] >= twn[k] - delta else zero
     for n in range(r0, r1):
         acc[n] = zero
     for k in range(k0, k1):
         acc[row[k]] += v[k]
     for n in range(r0, r1):
         out[n] = scale * np.float64(acc[n])
-    return cnt
+    return k1 - k0
 
 
 @njit(cache=True)
-def _pair_long_row(tw, ts, lo, ptr, v, zero, delta, n, scale, out):
-    """G_n of a row with more than _BLK pairs, from the masked terms: added in m order from the
-    window's first pair in blocks of _BLK terms of the kernel dtype, into a float64 sum (the row loop's
-    blocks)."""
-    hi = ts[n]
-    m = lo[n]
-    k = ptr[n]
+def _pair_long_row(tw, ts, lo, ptr, mi, v, zero, delta, n, scale, out):
+    """G_n of a row with more than _BLK pairs, from the masked terms: added in m order in the row
+    loop's blocks of _BLK consecutive m from the window's first m, each block in the kernel dtype,
+    into a float64 sum (pairs missing from the list hold 0 in the row loop, adding nothing)."""
     cut = tw[n] - delta
-    while m < hi and tw[m] < cut:
-        m += 1
-        k += 1
+    w0 = lo[n]
+    while w0 < ts[n] and tw[w0] < cut:
+        w0 += 1
     acc = 0.0
     blk = zero
-    j = 0
-    while m < hi:
-        blk += v[k]
-        m += 1
-        k += 1
-        j += 1
-        if j == _BLK:
+    b_end = w0 + np.int64(_BLK)
+    for k in range(ptr[n], ptr[n + 1]):
+        m = mi[k]
+        if m < w0:
+            continue
+        while m >= b_end:
             acc += blk
             blk = zero
-            j = 0
+            b_end += np.int64(_BLK)
+        blk += v[k]
     acc += blk
     out[n] = scale * acc
 
 
 @njit(cache=True, nogil=True)
-def _pair_trigger_serial(tw, ts, lo, ptr, r2, dt, twm, twn, row, v, acc, long_rows, bh, om, kp, sq, delta, scale,
-                         out, rows):
+def _pair_trigger_serial(tw, ts, lo, ptr, r2, dt, twm, twn, row, mi, v, acc, long_rows, bh, om, kp, sq, lim, delta,
+                         scale, out, rows):
     """Trigger sums from the pair list on one thread (no parallel region to start: the MCMC chains
-    run one thread each). ``rows``: rows per block. Returns #terms in the window."""
+    run one thread each). ``rows``: rows per block. Returns #terms evaluated."""
     N = ts.shape[0]
     cnt = 0
     for r0 in range(0, N, rows):
-        cnt += _pair_block(ptr, r2, dt, twm, twn, row, v, acc, bh, om, kp, sq, delta, scale, out, r0,
+        cnt += _pair_block(ptr, r2, dt, twm, twn, row, v, acc, bh, om, kp, sq, lim, delta, scale, out, r0,
                            min(r0 + rows, N))
     for i in range(long_rows.shape[0]):
-        _pair_long_row(tw, ts, lo, ptr, v, bh - bh, delta, long_rows[i], scale, out)
+        _pair_long_row(tw, ts, lo, ptr, mi, v, bh - bh, delta, long_rows[i], scale, out)
     return cnt
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _pair_trigger_parallel(tw, ts, lo, ptr, r2, dt, twm, twn, row, v, acc, long_rows, bh, om, kp, sq, delta, scale,
-                           out, rows):
+def _pair_trigger_parallel(tw, ts, lo, ptr, r2, dt, twm, twn, row, mi, v, acc, long_rows, bh, om, kp, sq, lim, delta,
+                           scale, out, rows):
     """:func:`_pair_trigger_serial` with the blocks of rows shared out to the threads (same results)."""
     N = ts.shape[0]
     nb = (N + rows - 1) // rows
     counts = np.zeros(nb, np.int64)
     for b in prange(nb):
         r0 = b * rows
-        counts[b] = _pair_block(ptr, r2, dt, twm, twn, row, v, acc, bh, om, kp, sq, delta, scale, out, r0,
+        counts[b] = _pair_block(ptr, r2, dt, twm, twn, row, v, acc, bh, om, kp, sq, lim, delta, scale, out, r0,
                                 min(r0 + rows, N))
     for i in prange(long_rows.shape[0]):
-        _pair_long_row(tw, ts, lo, ptr, v, bh - bh, delta, long_rows[i], scale, out)
+        _pair_long_row(tw, ts, lo, ptr, mi, v, bh - bh, delta, long_rows[i], scale, out)
     return counts.sum()
 
 
@@ -659,19 +708,21 @@ class CpuEngine(Engine):
         with threads_context(self.threads):
             cnt = _symmetric_kernel(
                 self._x, self._th, self._tl, self._tw, self._ts,
-                dt(0.5 / tau_x**2), dt(0.5 / tau_t**2), float(delta), dt(1.0), dt(1.0), self._kp, self._sq, 0.0, False,
+                dt(0.5 / tau_x**2), dt(0.5 / tau_t**2), float(delta), dt(1.0), dt(1.0), self._kp, self._sq,
+                self._limit(math.inf), 0.0, False,
                 scatter_chunks(self.N), phi0(self.D, tau_x) * phi0(1, tau_t), 1.0, self._S, self._S)
         self._pairs += int(cnt)
 
-    def _pairs_for(self, delta):
-        """The pair list for the cut-off ``delta``, or None (then the row loop runs): kept while
-        delta <= Dmax < PAIR_SHRINK delta, else rebuilt with Dmax = PAIR_HEADROOM delta, so that a
-        chain's small moves of h and omega reuse it. None when exact (delta = inf) or when the list
-        would hold more than MAX_PAIRS pairs."""
+    def _pairs_for(self, delta, bh, om, kp, lim):
+        """The pair list for the time cut-off ``delta`` and the space-time cut (``bh``, ``om``, ``lim``;
+        float64, lim = inf: none), or None (then the row loop runs): kept while it holds every pair of
+        the current cuts and not too many more (see the notes above), else rebuilt, so that a chain's
+        small moves of h and omega reuse it. None when exact (delta = inf) or when the time window
+        holds more than MAX_PAIRS pairs."""
         if not math.isfinite(delta) or self.N >= 2**31:
             return None
         pl = self._pair_list
-        if pl is not None and delta <= pl.dmax < PAIR_SHRINK * delta:
+        if pl is not None and delta <= pl.dmax < PAIR_SHRINK * delta and self._cut_holds(pl.cut, bh, om, lim):
             return pl
         self._pair_list = None  # freed before a new one is allocated
         dmax = PAIR_HEADROOM * delta
@@ -682,19 +733,43 @@ class CpuEngine(Engine):
         ptr = np.zeros(self.N + 1, np.int64)
         np.cumsum(self._ts - lo, out=ptr[1:])
         r2, dtv = np.empty(P, self.dtype), np.empty(P, self.dtype)
-        twm, twn, row = np.empty(P), np.empty(P), np.empty(P, np.int32)
+        twm, twn, row, mi = np.empty(P), np.empty(P), np.empty(P, np.int32), np.empty(P, np.int32)
         with threads_context(self.threads):
-            _pair_fill(self._x, self._th, self._tl, self._tw, self._ts, lo, ptr, r2, dtv, twm, twn, row)
+            _pair_fill(self._x, self._th, self._tl, self._tw, self._ts, lo, ptr, r2, dtv, twm, twn, row, mi)
+        cut = None
+        if math.isfinite(lim):
+            cut = (bh / PAIR_HEADROOM, om / PAIR_HEADROOM, lim + (1 + self.D) * math.log(PAIR_HEADROOM))
+            keep = np.empty(P, np.bool_)
+            _pair_keep(r2, dtv, cut[0], cut[1], None if kp is None else float(kp), self._sq, cut[2], keep)
+            r2, dtv, twm, twn, row, mi = (a[keep] for a in (r2, dtv, twm, twn, row, mi))
+            ptr[1:] = np.cumsum(np.bincount(row, minlength=self.N))
         long_rows = np.flatnonzero(np.diff(ptr) > int(_BLK)).astype(np.int64)
-        self._pair_list = _PairList(dmax, lo, ptr, r2, dtv, twm, twn, row, long_rows, self.dtype)
+        self._pair_list = _PairList(dmax, cut, lo, ptr, r2, dtv, twm, twn, row, mi, long_rows, self.dtype)
         return self._pair_list
 
-    def _k_trigger(self, h, rates, delta, phys):
+    @staticmethod
+    def _cut_holds(cut, bh, om, lim):
+        """Whether a list made for the space-time cut ``cut`` holds every pair of (bh, om, lim), and
+        not far more (bh0 >= bh / PAIR_SHRINK)."""
+        if cut is None:
+            return not math.isfinite(lim)
+        if not math.isfinite(lim):
+            return False
+        bh0, om0, lim0 = cut
+        return (bh >= bh0 * (1.0 + PAIR_CUT_MARGIN) and om >= om0 * (1.0 + PAIR_CUT_MARGIN)
+                and lim <= lim0 * (1.0 - PAIR_CUT_MARGIN) and bh0 * PAIR_SHRINK >= bh)
+
+    def _limit(self, lim):
+        """The space-time cut in the kernel dtype (its largest finite value when there is none)."""
+        return self.dtype.type(lim) if math.isfinite(lim) else np.finfo(self.dtype).max
+
+    def _k_trigger(self, h, rates, delta, phys, limit=math.inf):
         bh, om, kp, scale = self._loop_consts(self._trigger_consts(h, rates))
-        pl = self._pairs_for(float(delta))
+        lim = self._limit(limit)
+        pl = self._pairs_for(float(delta), float(bh), float(om), kp, float(limit))
         if pl is not None:
-            args = (self._tw, self._ts, pl.lo, pl.ptr, pl.r2, pl.dt, pl.twm, pl.twn, pl.row, pl.v, pl.acc,
-                    pl.long_rows, bh, om, kp, self._sq, float(delta), scale, self._G[phys], PAIR_BLOCK_ROWS)
+            args = (self._tw, self._ts, pl.lo, pl.ptr, pl.r2, pl.dt, pl.twm, pl.twn, pl.row, pl.mi, pl.v, pl.acc,
+                    pl.long_rows, bh, om, kp, self._sq, lim, float(delta), scale, self._G[phys], PAIR_BLOCK_ROWS)
             if self.threads == 1:
                 cnt = _pair_trigger_serial(*args)
             else:
@@ -702,18 +777,18 @@ class CpuEngine(Engine):
                     cnt = _pair_trigger_parallel(*args)
         else:
             with threads_context(self.threads):
-                cnt = _trigger_kernel(self._x, self._th, self._tl, self._tw, self._ts, bh, om, kp, self._sq,
+                cnt = _trigger_kernel(self._x, self._th, self._tl, self._tw, self._ts, bh, om, kp, self._sq, lim,
                                       float(delta), scale, self._G[phys])
         self._pairs += int(cnt)
 
-    def _k_both(self, tau_x, tau_t, delta_s, h, rates, delta_g, phys):
+    def _k_both(self, tau_x, tau_t, delta_s, h, rates, delta_g, phys, limit_g=math.inf):
         dt = self.dtype.type
         bh, om, kp, scale = self._loop_consts(self._trigger_consts(h, rates))
         with threads_context(self.threads):
             cnt = _symmetric_kernel(
                 self._x, self._th, self._tl, self._tw, self._ts,
                 dt(0.5 / tau_x**2), dt(0.5 / tau_t**2), float(delta_s),
-                bh, om, kp, self._sq, float(delta_g), True, scatter_chunks(self.N),
+                bh, om, kp, self._sq, self._limit(limit_g), float(delta_g), True, scatter_chunks(self.N),
                 phi0(self.D, tau_x) * phi0(1, tau_t), scale, self._S, self._G[phys])
         self._pairs += int(cnt)
 
@@ -747,6 +822,7 @@ class CpuEngine(Engine):
         out_g = np.empty(points.shape[0])
         with threads_context(self.threads):
             cnt = _query_kernel(self._x, self._th, self._tl, qs, qh[0], ql[0], *ranges, dt(ax), dt(at), bh,
-                                om, kp, self._sq, self._nchunks(), scale_s, scale_g, out_s, out_g)
+                                om, kp, self._sq, self._limit(math.inf), self._nchunks(), scale_s, scale_g, out_s,
+                                out_g)
         self._pairs += int(cnt)
         return out_s, out_g

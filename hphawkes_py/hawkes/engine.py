@@ -33,7 +33,7 @@ from .compensator import (background_integral_part, background_integral_terms, g
                           trigger_integral_part, trigger_integral_terms)
 from .kernels import (SpatialKernel, TriggerKernel, as_trigger_kernel, check_spatial_kernel, exp2_weights, phi0,
                       trigger_scale)
-from .windows import EPS_G, RHO_DEFAULT, background_delta, trigger_delta
+from .windows import EPS_G, RHO_DEFAULT, background_delta, trigger_delta, trigger_limit
 
 __all__ = ["make_engine", "Engine", "EngineFactory"]
 
@@ -274,6 +274,14 @@ class Engine:
         return trigger_delta(self.N, self.D, 1.0, 1.0, h, rates[0], rho, p=self.kernel_p, own=self._own,
                              q=self.spatial_q, **self._rate_kw(rates))
 
+    def _limit_g(self, h, rates, rho, own=None):
+        """The space-time cut of the trigger pass (:func:`~.windows.trigger_limit`): pairs whose trigger
+        exponent Q + T reaches it are skipped (inf: none, exact or "exp2")."""
+        if self.exact:
+            return math.inf
+        return trigger_limit(self.N, self.D, 1.0, 1.0, h, rates[0], rho, p=self.kernel_p,
+                             own=self._own if own is None else own, q=self.spatial_q, **self._rate_kw(rates))
+
     # -- public interface -------------------------------------------------------------------
     def set_external_background(self, sums, integral) -> None:
         """Replace the space-time smoother by a fixed background: ``sums`` are S_n (shape (N,),
@@ -335,7 +343,8 @@ class Engine:
         p = self._slot_params[slot]
         if p is not None and p[:2] == (h, rates) and p[2] <= bound:
             return
-        self._k_trigger(h, rates, self._delta_g(h, rates, rho), self._slot_order[slot])
+        self._k_trigger(h, rates, self._delta_g(h, rates, rho), self._slot_order[slot],
+                        self._limit_g(h, rates, rho))
         # p[2]: proven bound on the trigger mass skipped for any event (bound (3)); it stays valid
         # if the background changes later, the guard compares it with the current own term.
         self._slot_params[slot] = (h, rates, bound)
@@ -407,11 +416,12 @@ class Engine:
         if not bg_same and not tr_same:
             delta_s = self._delta_s(tau_t)
             if self.exact:
-                delta_g = math.inf
+                delta_g = limit_g = math.inf
             else:
                 delta_g = trigger_delta(self.N, self.D, tau_x, tau_t, h, rates[0], self._rho, p=self.kernel_p,
                                         q=self.spatial_q, **self._rate_kw(rates))
-            self._k_both(tau_x, tau_t, delta_s, h, rates, delta_g, self._slot_order[0])
+                limit_g = self._limit_g(h, rates, self._rho, own=phi0(self.D, tau_x) * phi0(1, tau_t))
+            self._k_both(tau_x, tau_t, delta_s, h, rates, delta_g, self._slot_order[0], limit_g)
             self._set_bg(tau_x, tau_t)
             self._slot_params[0] = (h, rates, 0.0 if self.exact else EPS_G * self._rho * self._own)
         else:

@@ -119,18 +119,22 @@ class GpuEngine(Engine):
         bh, om, c1, om2, c2, scale = consts
         return [self._real(v) for v in (bh, om, self.kernel_p, c1, om2, c2, self.spatial_q)], np.float64(scale)
 
-    def _k_trigger(self, h, rates, delta, phys):
+    def _limit(self, lim):
+        """The space-time cut in REAL (its largest finite value when there is none)."""
+        return self._real(lim) if math.isfinite(lim) else np.finfo(self.dtype).max
+
+    def _k_trigger(self, h, rates, delta, phys, limit=math.inf):
         d = -1.0 if not math.isfinite(delta) else float(delta)
         targs, scale = self._time_args(self._trigger_consts(h, rates))
         self.dev.launch(self._f_tr, self.grid_rows, self.block,
                         [*self._x, self._th, self._tl, self._tw, np.int32(self.N), np.int32(self.D),
-                         *targs, np.float64(d), scale, self._G[phys]],
+                         *targs, self._limit(limit), np.float64(d), scale, self._G[phys]],
                         shared_bytes=self.block * self.dtype.itemsize)
         self._pending.append(("tr", d))
 
-    def _k_both(self, tau_x, tau_t, delta_s, h, rates, delta_g, phys):
+    def _k_both(self, tau_x, tau_t, delta_s, h, rates, delta_g, phys, limit_g=math.inf):
         self._k_background(tau_x, tau_t, delta_s)
-        self._k_trigger(h, rates, delta_g, phys)
+        self._k_trigger(h, rates, delta_g, phys, limit_g)
 
     def _reduce(self, fn, args):
         self.dev.launch(fn, self.grid_reduce, self.block, args + [self._partial],
@@ -174,7 +178,7 @@ class GpuEngine(Engine):
         dev.launch(self._f_q, min(Q, 65535 * 32), self.block,
                    [*self._x, self._th, self._tl, np.int32(self.D), *q, np.int32(Q), self._real(qh[0]),
                     self._real(ql[0]), lo_s, hi_s, lo_g, hi_g, self._real(ax), self._real(at), *targs,
-                    np.float64(scale_s), scale_g, out_s, out_g],
+                    self._limit(math.inf), np.float64(scale_s), scale_g, out_s, out_g],
                    shared_bytes=self.block * dt.itemsize)
         self._pairs += Q * int((hi_s - lo_s) + (hi_g - lo_g))
         return dev.to_host(out_s).astype(np.float64), dev.to_host(out_g).astype(np.float64)

@@ -24,7 +24,10 @@ exponentials separately, and d/dw). A windowed evaluation (``exact=False``) cuts
 likelihood's own time cut-offs (:mod:`.windows`): the same neighbours, so the gradient is that of the
 windowed log-likelihood, whose terms the cut-offs bound by 1e-13 of each rate; the skipped terms of the
 derivative sums carry at most the extra factor dt^2 / tau_t^2 (about 2 log(N / 1e-13)) or the kernels'
-bounded r2 weights, so they stay near 1e-11 of the kept ones. The derivation is in the user guide page
+bounded r2 weights, so they stay near 1e-11 of the kept ones. (The engines' windowed likelihood also
+skips the far pairs inside the time cut whose terms are below bound (3)'s per-term share,
+``windows.trigger_limit``; the sums here keep them, so the value here and the engines' differ by less
+than the bound.) The derivation is in the user guide page
 ``docs/user_guide/hawkes_gradients.rst``.
 """
 from __future__ import annotations

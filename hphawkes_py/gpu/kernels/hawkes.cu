@@ -6,7 +6,8 @@
 // binary searches, so the windows do not depend on REAL.
 //
 //   hawkes_background : S_n = scale * sum_{m: |t_n - t_m| <= delta} exp(-(ax r2 + at dt^2))  (m = n included)
-//   hawkes_trigger    : G_n = scale * sum_{m in [lo_n, ts_n)} exp(-(bh r2 + om (t_n - t_m)))
+//   hawkes_trigger    : G_n = scale * sum_{m in [lo_n, ts_n)} exp(-(bh r2 + om (t_n - t_m))), terms with
+//                       exponent >= lim (the space-time cut) left out
 //                       (power-law kernel, kp > 1: exp(-(bh r2 + kp log(1 + om (t_n - t_m)))); sum of two
 //                       exponentials, c2 > 0: c1 exp(-(bh r2 + om dt)) + c2 exp(-(bh r2 + om2 dt)))
 //                       ts_n = first event tied with n (ties do not excite), lo_n = window start.
@@ -61,12 +62,15 @@ __device__ __forceinline__ REAL hk_r2(const REAL* x0, const REAL* x1, const REAL
 // the branch is uniform over the launch, so no divergence); the callers' ranges hold only strictly
 // earlier m. sq > 0 (trigger only): the spatial power law, a r2 replaced by sq log1p(a r2) in each
 // of those terms (a separate uniform branch, so the Gaussian code, sq = 0, is unchanged).
+// lim (trigger only): the space-time cut of bound (3) (windows.trigger_limit), a term whose
+// exponent reaches it is 0, as in the CPU engine (no cut for the sum of two exponentials: the
+// caller passes the largest REAL).
 template <int TRIGGER>
 __device__ __forceinline__ REAL hk_pair_sum(const REAL* x0, const REAL* x1, const REAL* x2,
                                             const REAL* th, const REAL* tl, int D, int lo, int hi,
                                             REAL a0, REAL a1, REAL a2, REAL tn, REAL tln,
                                             REAL a, REAL b, REAL kp, REAL c1, REAL b2, REAL c2, REAL sq,
-                                            REAL* sdata) {
+                                            REAL lim, REAL* sdata) {
   REAL acc = 0;
   for (int m = lo + (int)threadIdx.x; m < hi; m += blockDim.x) {
     const REAL r2 = hk_r2(x0, x1, x2, D, m, a0, a1, a2);
@@ -76,7 +80,8 @@ __device__ __forceinline__ REAL hk_pair_sum(const REAL* x0, const REAL* x1, cons
       if (c2 > (REAL)0) {
         acc += c1 * exp(-(q + b * dt)) + c2 * exp(-(q + b2 * dt));
       } else {
-        acc += exp(-(q + (kp > (REAL)0 ? kp * log1p(b * dt) : b * dt)));
+        const REAL e = q + (kp > (REAL)0 ? kp * log1p(b * dt) : b * dt);
+        acc += e < lim ? exp(-e) : (REAL)0;
       }
     } else if (TRIGGER) {
       const REAL dt = (tn - th[m]) + (tln - tl[m]);
@@ -84,7 +89,8 @@ __device__ __forceinline__ REAL hk_pair_sum(const REAL* x0, const REAL* x1, cons
         const REAL q = a * r2;
         acc += c1 * exp(-(q + b * dt)) + c2 * exp(-(q + b2 * dt));
       } else {
-        acc += exp(-(a * r2 + (kp > (REAL)0 ? kp * log1p(b * dt) : b * dt)));
+        const REAL e = a * r2 + (kp > (REAL)0 ? kp * log1p(b * dt) : b * dt);
+        acc += e < lim ? exp(-e) : (REAL)0;
       }
     } else {
       const REAL dt = (th[m] - tn) + (tl[m] - tln);
@@ -98,8 +104,8 @@ template <int TRIGGER>
 __device__ __forceinline__ void hk_event_sums(const REAL* x0, const REAL* x1, const REAL* x2,
                                               const REAL* th, const REAL* tl, const double* tw,
                                               int N, int D, REAL a, REAL b, REAL kp, REAL c1, REAL b2,
-                                              REAL c2, REAL sq, double delta, double scale, REAL* out,
-                                              REAL* sdata) {
+                                              REAL c2, REAL sq, REAL lim, double delta, double scale,
+                                              REAL* out, REAL* sdata) {
   for (int n = blockIdx.x; n < N; n += gridDim.x) {
     int lo = 0, hi = N;
     if (TRIGGER) {
@@ -110,7 +116,8 @@ __device__ __forceinline__ void hk_event_sums(const REAL* x0, const REAL* x1, co
       hi = hk_upper_bound(tw, tw[n] + delta, n + 1, N);
     }
     const REAL s = hk_pair_sum<TRIGGER>(x0, x1, x2, th, tl, D, lo, hi, x0[n], D > 1 ? x1[n] : (REAL)0,
-                                        D > 2 ? x2[n] : (REAL)0, th[n], tl[n], a, b, kp, c1, b2, c2, sq, sdata);
+                                        D > 2 ? x2[n] : (REAL)0, th[n], tl[n], a, b, kp, c1, b2, c2, sq, lim,
+                                        sdata);
     if (threadIdx.x == 0) out[n] = (REAL)(scale * (double)s);
   }
 }
@@ -120,16 +127,16 @@ extern "C" __global__ void hawkes_background(const REAL* x0, const REAL* x1, con
                                              int N, int D, REAL ax, REAL at, double delta,
                                              double scale, REAL* S) {
   HP_DYNAMIC_SHARED(REAL, sdata);
-  hk_event_sums<0>(x0, x1, x2, th, tl, tw, N, D, ax, at, (REAL)0, (REAL)1, (REAL)0, (REAL)0, (REAL)0, delta, scale,
-                   S, sdata);
+  hk_event_sums<0>(x0, x1, x2, th, tl, tw, N, D, ax, at, (REAL)0, (REAL)1, (REAL)0, (REAL)0, (REAL)0, (REAL)0, delta,
+                   scale, S, sdata);
 }
 
 extern "C" __global__ void hawkes_trigger(const REAL* x0, const REAL* x1, const REAL* x2,
                                           const REAL* th, const REAL* tl, const double* tw,
                                           int N, int D, REAL bh, REAL om, REAL kp, REAL c1, REAL om2,
-                                          REAL c2, REAL sq, double delta, double scale, REAL* G) {
+                                          REAL c2, REAL sq, REAL lim, double delta, double scale, REAL* G) {
   HP_DYNAMIC_SHARED(REAL, sdata);
-  hk_event_sums<1>(x0, x1, x2, th, tl, tw, N, D, bh, om, kp, c1, om2, c2, sq, delta, scale, G, sdata);
+  hk_event_sums<1>(x0, x1, x2, th, tl, tw, N, D, bh, om, kp, c1, om2, c2, sq, lim, delta, scale, G, sdata);
 }
 
 // Conditional-intensity sums at query points (q0, q1, q2)[g], g < Q, all at one time qh + ql:
@@ -140,16 +147,17 @@ extern "C" __global__ void hawkes_query(const REAL* x0, const REAL* x1, const RE
                                         const REAL* q0, const REAL* q1, const REAL* q2, int Q,
                                         REAL qh, REAL ql, int lo_s, int hi_s, int lo_g, int hi_g,
                                         REAL ax, REAL at, REAL bh, REAL om, REAL kp, REAL c1, REAL om2,
-                                        REAL c2, REAL sq, double scale_s, double scale_g, REAL* Sq, REAL* Gq) {
+                                        REAL c2, REAL sq, REAL lim, double scale_s, double scale_g, REAL* Sq,
+                                        REAL* Gq) {
   HP_DYNAMIC_SHARED(REAL, sdata);
   for (int g = blockIdx.x; g < Q; g += gridDim.x) {
     const REAL a0 = q0[g];
     const REAL a1 = D > 1 ? q1[g] : (REAL)0;
     const REAL a2 = D > 2 ? q2[g] : (REAL)0;
     const REAL s = hk_pair_sum<0>(x0, x1, x2, th, tl, D, lo_s, hi_s, a0, a1, a2, qh, ql, ax, at, (REAL)0, (REAL)1,
-                                  (REAL)0, (REAL)0, (REAL)0, sdata);
+                                  (REAL)0, (REAL)0, (REAL)0, (REAL)0, sdata);
     const REAL e = hk_pair_sum<1>(x0, x1, x2, th, tl, D, lo_g, hi_g, a0, a1, a2, qh, ql, bh, om, kp, c1, om2, c2,
-                                  sq, sdata);
+                                  sq, lim, sdata);
     if (threadIdx.x == 0) {
       Sq[g] = (REAL)(scale_s * (double)s);
       Gq[g] = (REAL)(scale_g * (double)e);
