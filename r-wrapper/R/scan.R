@@ -337,7 +337,11 @@ autoplot.hphawkes_scan <- function(object, max_clusters = 5L, ...) {
     ggplot2::coord_equal() +
     ggplot2::labs(title = sprintf("%s scan: most likely cluster p = %s",
                                   switch(object$model, poisson = "Poisson", declustered = "Declustered Poisson",
-                                         space_time_permutation = "Space-time permutation", "Bernoulli"),
+                                         space_time_permutation = "Space-time permutation", normal = "Normal",
+                                         weighted_normal = "Weighted normal", exponential = "Exponential",
+                                         ordinal = "Ordinal", multinomial = "Multinomial",
+                                         space_time_poisson = "Space-time Poisson",
+                                         space_time_bernoulli = "Space-time Bernoulli", "Bernoulli"),
                                   if (nrow(cl)) format(cl$p_value[1], digits = 3) else "NA"))
 }
 

@@ -30,6 +30,7 @@ test_that("scan_ordinal gives Python's ordinal scan", {
   expect_identical(sum(top$observed_by_category[[1]]), as.integer(top$cases))
   expect_identical(summary(res)$location_ids, NULL)
   expect_output(print(res), "rdinal")
+  expect_match(ggplot2::autoplot(res)$labels$title, "^Ordinal scan: most likely cluster p = ")
   low <- scan_ordinal(d$xy[d$town, ], stage, direction = "low", n_replicates = 9, seed = 1)
   expect_true(all(low$clusters$cluster_type == "low"))
   expect_error(scan_ordinal(d$xy[d$town, ], letters[(stage)], n_replicates = 9), "must be numbers for the ordinal",
