@@ -40,8 +40,10 @@ R_WORDS = ("rpy2", "coda", "rscript", "_in_r", "r_session")
 def pytest_xdist_make_scheduler(config, log):
     if config.getvalue("dist") != "load":
         return None
-    from xdist.scheduler import WorkStealingScheduling
-
+    try:
+        from xdist.scheduler import WorkStealingScheduling  # pytest-xdist >= 3.2
+    except ImportError:
+        return None
     return WorkStealingScheduling(config, log)
 
 
