@@ -461,7 +461,9 @@ def _query_kernel(xs, th, tl, qs, qh, ql, lo_s, hi_s, lo_g, hi_g, ax, at, bh, om
 # while that holds with a relative margin PAIR_CUT_MARGIN (far above the float32 rounding of E), else
 # rebuilt (as when it holds many more pairs than the current cut needs). acc_n is then the row loop's
 # sum for a row of at most _BLK terms (its zeros add nothing); the few rows with more pairs in the
-# list are summed again in the row loop's blocks of _BLK consecutive m. Rows are independent (no sum
+# list are summed again in the row loop's blocks of _BLK consecutive m. Only the rows with pairs in
+# the list are visited (most rows have none once the space-time cut applies: their G is 0, written
+# once per list into each G buffer). Rows are independent (no sum
 # crosses rows), so G_n does not depend on the thread count or on the blocks. The row loop may let
 # LLVM add a row of 8 terms and more in interleaved partial sums, so such rows can differ in the
 # last bits between the two paths.
@@ -472,6 +474,7 @@ class _PairList:
 
     def __init__(self, dmax, cut, lo, ptr, r2, dt, twm, twn, row, mi, long_rows, dtype):
         self.dmax, self.cut, self.lo, self.ptr = dmax, cut, lo, ptr
+        self.active = np.flatnonzero(np.diff(ptr)).astype(np.int64)  # rows with pairs: the others' G is 0
         self.r2, self.dt, self.twm, self.twn, self.row, self.mi = r2, dt, twm, twn, row, mi
         self.long_rows = long_rows            # rows holding more than _BLK pairs
         self.v = np.empty(r2.shape[0], dtype)  # the terms of the current pass
@@ -538,20 +541,22 @@ def _pair_terms(r2, dt, k0, k1, bh, om, kp, sq, lim, v):
 
 
 @njit(cache=True)
-def _pair_block(pl_ptr, r2, dt, twm, twn, row, v, acc, bh, om, kp, sq, lim, delta, scale, out, r0, r1):
-    """Steps 1-3 for the rows [r0, r1); compiled without fastmath (steps 2 and 3 keep their rounding
-    and order). Returns #terms evaluated (the block's pairs)."""
-    k0 = pl_ptr[r0]
-    k1 = pl_ptr[r1]
+def _pair_block(pl_ptr, act, r2, dt, twm, twn, row, v, acc, bh, om, kp, sq, lim, delta, scale, out, a0, a1):
+    """Steps 1-3 for the active rows act[a0:a1) (the rows with pairs in the list; their pairs are
+    contiguous); compiled without fastmath (steps 2 and 3 keep their rounding and order). Returns
+    #terms evaluated (the block's pairs)."""
+    k0 = pl_ptr[act[a0]]
+    k1 = pl_ptr[act[a1 - 1] + 1]
     _pair_terms(r2, dt, k0, k1, bh, om, kp, sq, lim, v)
     zero = bh - bh
     for k in range(k0, k1):
         v[k] = v[k] if twm[k] >= twn[k] - delta else zero
-    for n in range(r0, r1):
-        acc[n] = zero
+    for i in range(a0, a1):
+        acc[act[i]] = zero
     for k in range(k0, k1):
         acc[row[k]] += v[k]
-    for n in range(r0, r1):
+    for i in range(a0, a1):
+        n = act[i]
         out[n] = scale * np.float64(acc[n])
     return k1 - k0
 
@@ -582,31 +587,32 @@ def _pair_long_row(tw, ts, lo, ptr, mi, v, zero, delta, n, scale, out):
 
 
 @njit(cache=True, nogil=True)
-def _pair_trigger_serial(tw, ts, lo, ptr, r2, dt, twm, twn, row, mi, v, acc, long_rows, bh, om, kp, sq, lim, delta,
-                         scale, out, rows):
-    """Trigger sums from the pair list on one thread (no parallel region to start: the MCMC chains
-    run one thread each). ``rows``: rows per block. Returns #terms evaluated."""
-    N = ts.shape[0]
+def _pair_trigger_serial(tw, ts, lo, ptr, act, r2, dt, twm, twn, row, mi, v, acc, long_rows, bh, om, kp, sq, lim,
+                         delta, scale, out, rows):
+    """Trigger sums of the active rows from the pair list on one thread (no parallel region to start:
+    the MCMC chains run one thread each); the other rows of ``out`` are left as they are (0, see
+    ``CpuEngine._k_trigger``). ``rows``: active rows per block. Returns #terms evaluated."""
+    A = act.shape[0]
     cnt = 0
-    for r0 in range(0, N, rows):
-        cnt += _pair_block(ptr, r2, dt, twm, twn, row, v, acc, bh, om, kp, sq, lim, delta, scale, out, r0,
-                           min(r0 + rows, N))
+    for a0 in range(0, A, rows):
+        cnt += _pair_block(ptr, act, r2, dt, twm, twn, row, v, acc, bh, om, kp, sq, lim, delta, scale, out, a0,
+                           min(a0 + rows, A))
     for i in range(long_rows.shape[0]):
         _pair_long_row(tw, ts, lo, ptr, mi, v, bh - bh, delta, long_rows[i], scale, out)
     return cnt
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _pair_trigger_parallel(tw, ts, lo, ptr, r2, dt, twm, twn, row, mi, v, acc, long_rows, bh, om, kp, sq, lim, delta,
-                           scale, out, rows):
+def _pair_trigger_parallel(tw, ts, lo, ptr, act, r2, dt, twm, twn, row, mi, v, acc, long_rows, bh, om, kp, sq, lim,
+                           delta, scale, out, rows):
     """:func:`_pair_trigger_serial` with the blocks of rows shared out to the threads (same results)."""
-    N = ts.shape[0]
-    nb = (N + rows - 1) // rows
+    A = act.shape[0]
+    nb = (A + rows - 1) // rows
     counts = np.zeros(nb, np.int64)
     for b in prange(nb):
-        r0 = b * rows
-        counts[b] = _pair_block(ptr, r2, dt, twm, twn, row, v, acc, bh, om, kp, sq, lim, delta, scale, out, r0,
-                                min(r0 + rows, N))
+        a0 = b * rows
+        counts[b] = _pair_block(ptr, act, r2, dt, twm, twn, row, v, acc, bh, om, kp, sq, lim, delta, scale, out, a0,
+                                min(a0 + rows, A))
     for i in prange(long_rows.shape[0]):
         _pair_long_row(tw, ts, lo, ptr, mi, v, bh - bh, delta, long_rows[i], scale, out)
     return counts.sum()
@@ -689,6 +695,7 @@ class CpuEngine(Engine):
         self._S = np.zeros(self.N)
         self._G = [np.zeros(self.N), np.zeros(self.N)]
         self._pair_list = None  # the windowed trigger pass's pairs (_PairList), built on first use
+        self._zeroed = [None, None]  # per G buffer: the pair list for which its rows without pairs are 0
         self._tail = ExponentialIntegralTail(self._tw, self.window)
 
     def _nchunks(self):
@@ -744,6 +751,7 @@ class CpuEngine(Engine):
             r2, dtv, twm, twn, row, mi = (a[keep] for a in (r2, dtv, twm, twn, row, mi))
             ptr[1:] = np.cumsum(np.bincount(row, minlength=self.N))
         long_rows = np.flatnonzero(np.diff(ptr) > int(_BLK)).astype(np.int64)
+        self._zeroed = [None, None]  # G buffers whose rows without pairs are 0 for this list: none yet
         self._pair_list = _PairList(dmax, cut, lo, ptr, r2, dtv, twm, twn, row, mi, long_rows, self.dtype)
         return self._pair_list
 
@@ -768,7 +776,13 @@ class CpuEngine(Engine):
         lim = self._limit(limit)
         pl = self._pairs_for(float(delta), float(bh), float(om), kp, float(limit))
         if pl is not None:
-            args = (self._tw, self._ts, pl.lo, pl.ptr, pl.r2, pl.dt, pl.twm, pl.twn, pl.row, pl.mi, pl.v, pl.acc,
+            if self._zeroed[phys] is not pl:
+                # the list's pass writes only the rows with pairs; a row without any has no term left
+                # by the cuts (its G is 0), which the buffer must hold once per list
+                self._G[phys][:] = 0.0
+                self._zeroed[phys] = pl
+            args = (self._tw, self._ts, pl.lo, pl.ptr, pl.active, pl.r2, pl.dt, pl.twm, pl.twn, pl.row, pl.mi, pl.v,
+                    pl.acc,
                     pl.long_rows, bh, om, kp, self._sq, lim, float(delta), scale, self._G[phys], PAIR_BLOCK_ROWS)
             if self.threads == 1:
                 cnt = _pair_trigger_serial(*args)
@@ -776,6 +790,7 @@ class CpuEngine(Engine):
                 with threads_context(self.threads):
                     cnt = _pair_trigger_parallel(*args)
         else:
+            self._zeroed[phys] = None  # every row written, for these cuts
             with threads_context(self.threads):
                 cnt = _trigger_kernel(self._x, self._th, self._tl, self._tw, self._ts, bh, om, kp, self._sq, lim,
                                       float(delta), scale, self._G[phys])
@@ -784,6 +799,7 @@ class CpuEngine(Engine):
     def _k_both(self, tau_x, tau_t, delta_s, h, rates, delta_g, phys, limit_g=math.inf):
         dt = self.dtype.type
         bh, om, kp, scale = self._loop_consts(self._trigger_consts(h, rates))
+        self._zeroed[phys] = None  # every row written, for these cuts
         with threads_context(self.threads):
             cnt = _symmetric_kernel(
                 self._x, self._th, self._tl, self._tw, self._ts,
