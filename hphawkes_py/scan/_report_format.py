@@ -55,3 +55,26 @@ def category_report_lines(cl) -> list:
             ("Observed / expected", join(cl.ode_by_category)),
             ("Relative risk", join(cl.relative_risk_by_category)),
             ("Percent cases in area", join(cl.percent_by_category, 1))]
+
+
+# SaTScan's AsciiPrintFormat (the main report's cluster blocks)
+_LABEL = 22        # SaTScan's AsciiPrintFormat: cluster labels, one data set
+_SUMMARY_LABEL = 35
+_RIGHT = 95
+
+
+def _block_line(label: str, value: str, number: int | None, rank: int) -> str:
+    """One ``label....: value`` line of a cluster block, wrapped at SaTScan's right margin."""
+    left = 2 + len(str(rank)) - 1
+    data_left = _LABEL + left + 2
+    head = f"{rank}." + label.ljust(_LABEL, ".") + ": " if number is not None else \
+        " " * left + label.ljust(_LABEL, ".") + ": "
+    width = _RIGHT - data_left
+    out, rest = [], value
+    while len(rest) > width:
+        cut = rest.rfind(" ", 0, width + 1)
+        cut = width if cut <= 0 else cut
+        out.append(rest[:cut])
+        rest = rest[cut + 1:] if rest[cut:cut + 1] == " " else rest[cut:]
+    out.append(rest)
+    return head + ("\n" + " " * data_left).join(out)

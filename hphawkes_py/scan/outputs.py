@@ -25,8 +25,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._output_common import CATEGORICAL, _check_result, _date, _location_of_ids
-from ._report_format import _population_text, _significant, category_report_lines
+from ._output_common import (CATEGORICAL, _check_flag, _check_p_values, _check_result, _date, _location_of_ids,
+                             _location_relative_risk, _span_of, _write_dbf)
+from ._report_format import (_LABEL, _RIGHT, _SUMMARY_LABEL, _block_line, _population_text, _significant,
+                             category_report_lines)
 from .locations import EARTH_RADIUS_KM
 from .outputs_temporal import is_time_result, write_time_results
 
@@ -90,34 +92,10 @@ def _relative_risk(observed, expected, total):
     return (observed / expected) / outside if outside != 0 else math.nan
 
 
-def _location_relative_risk(observed, expected, total):
-    """The ``.gis`` table's LOC_RR (``CCluster::GetRelativeRisk``): blank (NaN) when every case is at
-    the location (infinite), 0 where SaTScan's formula has a zero divisor (E = 0 or C = E)."""
-    if observed == total:
-        return math.nan
-    if expected and total - expected and (total - observed) / (total - expected):
-        return (observed / expected) / ((total - observed) / (total - expected))
-    return 0.0
-
-
 def _span(result, locs) -> float:
     """Largest distance between two locations of the cluster (SaTScan's SPAN; km for lat/long)."""
     xy = np.asarray(result._loc_coords, dtype=float)[np.asarray(sorted(set(locs)), dtype=np.int64)]
     return _span_of(xy, _latlong(result))
-
-
-def _span_of(xy, latlong: bool) -> float:
-    """Largest distance between two of the points ``xy`` ((latitude, longitude) and km when ``latlong``)."""
-    if len(xy) < 2:
-        return 0.0
-    if latlong:
-        lat, lon = np.radians(xy[:, 0]), np.radians(xy[:, 1])
-        dlat = lat[:, None] - lat[None, :]
-        dlon = lon[:, None] - lon[None, :]
-        h = np.sin(dlat / 2) ** 2 + np.cos(lat[:, None]) * np.cos(lat[None, :]) * np.sin(dlon / 2) ** 2
-        return float(2 * EARTH_RADIUS_KM * np.arcsin(np.sqrt(np.minimum(h, 1.0))).max())
-    d = xy[:, None, :] - xy[None, :, :]
-    return float(np.sqrt((d ** 2).sum(axis=-1)).max())
 
 
 def _period(result, study_period):
@@ -131,24 +109,8 @@ def _period(result, study_period):
     return _date(a), _date(b)
 
 
-def _check_flag(value, name: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
-    return bool(value)
-
-
 #: SaTScan's smallest Gumbel p-value (``calculateGumbelPValue``: 0.1 / 10^(digits10 + 1))
 _GUMBEL_FLOOR = 0.1 / 10.0 ** 16
-_P_VALUES = ("monte_carlo", "gumbel", "default")
-
-
-def _check_p_values(p_values) -> str:
-    if p_values not in _P_VALUES:
-        raise ValueError(f"p_values must be 'monte_carlo' (SaTScan's PValueReportType=1), 'gumbel' (3) or 'default' "
-                         f"(0: Gumbel for clusters ranked below 10, else Monte Carlo), got {p_values!r}")
-    return p_values
-
-
 def _uses_gumbel(result, cl, p_values) -> bool:
     """Whether SaTScan reports cluster ``cl``'s Gumbel p-value (``CCluster::getReportingPValue``):
     always with ``"gumbel"``; with ``"default"`` for high-rate scans of the models SaTScan allows
@@ -460,31 +422,9 @@ def llr_table(result, *, penalty=None) -> pd.DataFrame:
 
 
 # ---- the main text report ----------------------------------------------------------------------
-_LABEL = 22        # SaTScan's AsciiPrintFormat: cluster labels, one data set
-_SUMMARY_LABEL = 35
-_RIGHT = 95
-
-
 def _gumbel_text(p: float) -> str:
     """A Gumbel p-value as SaTScan's report shows it (``DisplayMonteCarloInformation``)."""
     return "< " + _significant(_GUMBEL_FLOOR, 1) if p == 0.0 else _significant(p)
-
-
-def _block_line(label: str, value: str, number: int | None, rank: int) -> str:
-    """One ``label....: value`` line of a cluster block, wrapped at SaTScan's right margin."""
-    left = 2 + len(str(rank)) - 1
-    data_left = _LABEL + left + 2
-    head = f"{rank}." + label.ljust(_LABEL, ".") + ": " if number is not None else \
-        " " * left + label.ljust(_LABEL, ".") + ": "
-    width = _RIGHT - data_left
-    out, rest = [], value
-    while len(rest) > width:
-        cut = rest.rfind(" ", 0, width + 1)
-        cut = width if cut <= 0 else cut
-        out.append(rest[:cut])
-        rest = rest[cut + 1:] if rest[cut:cut + 1] == " " else rest[cut:]
-    out.append(rest)
-    return head + ("\n" + " " * data_left).join(out)
 
 
 def report_text(result, *, study_period=None, title: str | None = None, p_values: str = "monte_carlo",
@@ -764,21 +704,3 @@ def write_satscan(result, results_file, *, tables=None, dbase: bool = False, rep
                 html_path = base / (f"{stem}.html" if f == "html" else f"{stem}.leaflet.html")
                 written.append(cluster_map(result, html_path, engine="svg" if f == "html" else "folium"))
     return written
-
-
-def _write_dbf(df: pd.DataFrame, path) -> None:
-    """A table as a dBase file through GDAL's shapefile driver (attributes only)."""
-    from pyogrio.raw import write
-
-    cols = []
-    for c in df.columns:
-        v = df[c]
-        if v.dtype.kind in "iub":
-            cols.append(v.to_numpy(dtype=np.int64))
-        elif v.dtype.kind == "f":
-            cols.append(v.to_numpy(dtype=float))
-        else:
-            cols.append(v.astype(str).to_numpy(dtype=object))
-    path = Path(path)
-    write(str(path), None, cols, fields=list(df.columns), driver="ESRI Shapefile", geometry_type=None)
-    path.with_suffix(".cpg").unlink(missing_ok=True)

@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._output_common import _date
-from ._report_format import _population_text, _significant
+from ._output_common import _check_flag, _check_p_values, _date, _location_relative_risk, _span_of, _write_dbf
+from ._report_format import _SUMMARY_LABEL, _block_line, _population_text, _significant
 from .cpu_temporal import TREND_CONVERGED, fit_trend
 from .svtt_model import SVTTResult, _percent
 from .temporal_model import TemporalResult
@@ -99,7 +99,6 @@ def _relative_risk(o, e, total):
 
 
 def _span(result, locs) -> float:
-    from .outputs import _span_of
 
     return _span_of(np.asarray(result.loc_coords, dtype=float)[np.asarray(sorted(set(locs)), dtype=np.int64)],
                     _latlong(result))
@@ -242,7 +241,6 @@ def time_location_table(result) -> pd.DataFrame:
         cols = (["LOC_ID", "CLUSTER", "P_VALUE"] + recurr + ["CLU_OBS", "CLU_EXP", "CLU_ODE", "CLU_RR"] + (["CLU_POP"] if pop else [])
                 + ["LOC_OBS", "LOC_EXP", "LOC_ODE", "LOC_RR"] + (["LOC_POP"] if pop else []) + ["GINI_CLUST"])
         return pd.DataFrame(columns=cols)
-    from .outputs import _location_relative_risk
 
     loc = _location_index(result)
     a, b = ("LOC_LAT", "LOC_LONG") if _latlong(result) else ("LOC_X", "LOC_Y")
@@ -372,7 +370,6 @@ def time_report_text(result, *, title: str | None = None) -> str:
       Time frame............: 50 to 59
     """
     _check(result)
-    from .outputs import _SUMMARY_LABEL, _block_line
 
     rule = "_" * 95
     svtt = isinstance(result, SVTTResult)
@@ -469,7 +466,6 @@ def write_time_results(result, results_file, *, tables=None, dbase=False, report
     >>> [p.name for p in outputs_temporal.write_time_results(res, out)]
     ['t.txt', 't.col.csv', 't.gis.csv', 't.llr.csv']
     """
-    from .outputs import _check_flag, _check_p_values, _write_dbf
 
     _check(result)
     report = _check_flag(report, "report")
