@@ -360,8 +360,16 @@ def test_cli_temporal_and_seasonal(tmp_path, capsys):
     folder = tmp_path / "seasonal"
     assert main(["scan", "seasonal", str(tmp_path / "d.csv"), "--time", "day", "--replicates", "19", "--seed", "3",
                  "--backend", "cpu", "--out", str(folder)]) == 0
-    assert sorted(f.name for f in folder.iterdir()) == ["seasonal.col.csv", "seasonal.llr.csv", "seasonal.txt"]
+    # the folder holds what SaTScan writes for a seasonal analysis, with its columns
     direct = hp.scan.seasonal(days, cases, n_replicates=19, **RUN)
+    ref = tmp_path / "ref"
+    ref.mkdir()
+    expected = sorted(p.name for p in hp.scan.write_satscan(direct, ref / "seasonal.txt", dbase=True))
+    assert "seasonal.col.csv" in expected and "seasonal.llr.csv" in expected
+    assert sorted(f.name for f in folder.iterdir()) == expected
+    col = pd.read_csv(folder / "seasonal.col.csv")
+    assert col.columns[0] == "CLUSTER" and "LOC_ID" in col
+    pd.testing.assert_frame_equal(col, pd.read_csv(ref / "seasonal.col.csv"))
     np.testing.assert_array_equal(pd.read_csv(folder / "seasonal.llr.csv").LLR, direct.null_llr)
     assert "TemporalResult(seasonal poisson" in capsys.readouterr().out
 
@@ -430,7 +438,12 @@ def test_cli_run_prm_temporal(tmp_path):
                                   direct.clusters.log_likelihood_ratio)
     assert main(["scan", "run", str(prm), "--replicates", "19", "--seed", "3", "--backend", "cpu", "--quiet",
                  "--out", str(tmp_path / "rdir")]) == 0
-    assert sorted(f.name for f in (tmp_path / "rdir").iterdir()) == ["t.col.csv", "t.llr.csv", "t.txt"]
+    ref = tmp_path / "ref"
+    ref.mkdir()
+    expected = sorted(p.name for p in hp.scan.write_satscan(direct, ref / "t.txt", dbase=True))
+    assert {"t.col.csv", "t.llr.csv", "t.txt"} <= set(expected)
+    assert sorted(f.name for f in (tmp_path / "rdir").iterdir()) == expected  # SaTScan's files, its columns
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "rdir" / "t.col.csv"), pd.read_csv(ref / "t.col.csv"))
     np.testing.assert_array_equal(pd.read_csv(tmp_path / "rdir" / "t.llr.csv").LLR, direct.null_llr)
 
 

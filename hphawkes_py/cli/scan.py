@@ -720,10 +720,15 @@ def _time_table(res):
 
 
 def _write_time_outputs(res, args, folder, stem, out_file) -> str:
-    """The cluster table of a temporal, seasonal or SVTT result to ``out_file``, or into the
-    ``--out`` folder the table (``<stem>.col.csv``), the simulated maxima (``<stem>.llr.csv``, as
-    SaTScan's ``.llr``) and the summary (``<stem>.txt``); returns the summary."""
+    """The cluster table of a temporal, seasonal or SVTT result to ``out_file`` (hp.scan's columns), or
+    into the ``--out`` folder the files SaTScan writes for that analysis, with its columns
+    (:func:`~hphawkes_py.scan.outputs.write_satscan`: ``<stem>.txt``, ``.col``, ``.gis``, ``.rr`` where
+    SaTScan has one, ``.llr``; dBase beside the CSV where pyogrio is installed); returns the summary."""
+    import importlib.util
+
     import pandas as pd
+
+    from ..scan.outputs import write_satscan
 
     table = _time_table(res)
     with pd.option_context("display.width", 200, "display.max_columns", 30):
@@ -738,11 +743,12 @@ def _write_time_outputs(res, args, folder, stem, out_file) -> str:
         finally:
             tmp.unlink(missing_ok=True)
         return text
+    have_gis = all(importlib.util.find_spec(m) is not None for m in ("pyogrio", "shapely"))
     with atomic_output_dir(args.out, args.overwrite, "--out") as tmp:
         try:
-            table.to_csv(tmp / f"{stem}.col.csv", index=False)
-            pd.DataFrame({"LLR": res.null_llr}).to_csv(tmp / f"{stem}.llr.csv", index=False)
-            (tmp / f"{stem}.txt").write_text(text + "\n")
+            write_satscan(res, tmp / f"{stem}.txt", dbase=have_gis)
         except OSError as exc:
             raise CliError(f"--out {args.out}: cannot be written ({exc.strerror or exc})") from None
+    if not have_gis:  # said even with --quiet: files a user may expect are not there
+        print(f"--out {args.out}: not written: dBase tables (pip install pyogrio shapely)", file=sys.stderr)
     return text
