@@ -12,15 +12,6 @@ subset while the full suite (``bash scripts/test.sh``, CI) runs everything:
 ``bash scripts/test.sh --fast`` runs ``-m "not slow and not emulator and not oracle and not r"``
 on two workers; the emulator tests that check the emulator itself stay in the fast tier so that every
 module is still imported and run.
-
-Distribution over xdist workers (``-n``): xdist's ``worksteal`` in place of its default ``load``.
-Almost all of a cold run is Numba compiling (and caching) the engines' specialisations, and the
-tests of one file need the same ones. ``load`` deals the first quarter of the suite out one test at
-a time in turn, so neighbouring tests of a file run on both workers at once and both compile the
-same specialisation (neither finds the other's cache entry yet). ``worksteal`` gives each worker a
-contiguous half of the suite and moves tests from the end of one worker's queue to a worker that
-ran out, so the tests of a file mostly run on one worker and the ends still balance. An explicit
-``--dist`` other than ``load`` is respected.
 """
 from __future__ import annotations
 
@@ -34,17 +25,6 @@ ORACLE_FILES = {"test_scan_satscan10.py", "test_reproduce.py"}
 ORACLE_WORDS = ("published", "paper", "satscan", "zhang2017", "holbrook", "reproduce")
 #: words in a test's name (or its file's) that mark it as starting R
 R_WORDS = ("rpy2", "coda", "rscript", "_in_r", "r_session")
-
-
-@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: no error when it is not installed
-def pytest_xdist_make_scheduler(config, log):
-    if config.getvalue("dist") != "load":
-        return None
-    try:
-        from xdist.scheduler import WorkStealingScheduling  # pytest-xdist >= 3.2
-    except ImportError:
-        return None
-    return WorkStealingScheduling(config, log)
 
 
 def _params(item):
