@@ -120,6 +120,8 @@ hawkes_types_mcmc <- function(x, t, types, tau_x, tau_t, n_iter = 2000L, burn_in
 #' @param m0 Magnitude of completeness (default: the smallest magnitude).
 #' @param region The study region: a side length (square from 0) or a 2 x 2 matrix of ranges.
 #' @param mu,A,alpha,c,p,d,gamma,b The ETAS parameters, for \code{hawkes_etas_simulate()}.
+#' @param duration Length of the simulated period (units of \code{t}), from 0.
+#' @param seed Random seed (a whole number) or \code{NULL}.
 #' @return \code{hawkes_etas_simulate()}: a list with \code{x}, \code{t} and \code{m}.
 #'   \code{hawkes_etas_loglik()}: the log-likelihood. \code{hawkes_etas_mcmc()}: a
 #'   \code{coda::mcmc.list} of class \code{hawkes_marked_mcmc} with one column per sampled
