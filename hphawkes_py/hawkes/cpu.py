@@ -60,8 +60,8 @@ _FLUSH = 128  # row pairs of a chunk between flushes of its scatter buffer
 MAX_SCATTER_CHUNKS = 48
 #: The chunks' float64 scatter buffers hold at most this many values (128 MiB), unless 2 chunks need more.
 SCATTER_BUFFER_VALUES = 2**24
-#: The windowed trigger pass's pair list (44 bytes a pair in float64: r2, dt, the term, t_m, t_n, n)
-#: holds at most this many pairs (88 MiB); beyond it the row loop runs.
+#: The windowed trigger pass's time window (48 bytes a pair in float64: r2, dt, the term, t_m, t_n, n, m)
+#: holds at most this many pairs (96 MiB, before the space-time cut filters them); beyond it the row loop runs.
 MAX_PAIRS = 2**21
 #: The pair list is built for Dmax = PAIR_HEADROOM * Delta_G and kept while Delta_G <= Dmax < PAIR_SHRINK * Delta_G;
 #: its space-time cut is made for bh / PAIR_HEADROOM, omega / PAIR_HEADROOM and the limit plus
@@ -129,7 +129,7 @@ def _lower_bound_back(a, v, hi):
 # ((d0 d0 + d1 d1) + d2 d2) -- so LLVM sees the same loop body as a hand-written copy per D and
 # vectorizes it (packed vfmadd...pd/ps on ymm/zmm; benchmarks/bench_hawkes_loglik.py checks the
 # assembly). Background: exp(-(ax r2 + at dt^2)), symmetric scatter into buf. Trigger:
-# exp(-(bh r2 + om dt)) with dt = t_n - t_m > 0 (or the power-law / sum-of-exponentials term, see _trig;
+# exp(-(bh r2 + om dt)) with dt = t_n - t_m > 0 (or the power-law / sum-of-exponentials term, see _trig_cut;
 # the spatial power law replaces bh r2 by sq log1p(bh r2), see _spat).
 #
 # The loops take the row's point as (a, tn, tln) -- the coordinates as a tuple of scalars and the
@@ -173,52 +173,41 @@ def _sqdist(xs, a, m):  # pragma: no cover - replaced by the overload inside Num
     return sum((c[m] - v) ** 2 for c, v in zip(xs, a))
 
 
-def _trig(q, om, dt, kp):  # pragma: no cover - replaced by the overload inside Numba code
-    if kp is None:
-        return math.exp(-(q + om * dt))
-    if isinstance(kp, tuple):
-        return kp[0] * math.exp(-(q + om * dt)) + kp[2] * math.exp(-(q + kp[1] * dt))
-    return math.exp(-(q + kp * math.log1p(om * dt)))
+def _trig_exponent(q, om, dt, kp):  # pragma: no cover - replaced by the overload inside Numba code
+    return q + (om * dt if kp is None else kp * math.log1p(om * dt))
 
 
-@overload(_trig, inline="always")
-def _trig_ol(q, om, dt, kp):
-    """One trigger pair term exp(-(q + time term)) with q = bh r2, the kernel chosen at compile time
-    by the type of ``kp``: None -> exponential (om dt, vectorizes); a float p -> power-law
-    (p log(1 + om dt)); a tuple (c1, om2, c2) -> sum of two exponentials
-    c1 exp(-(q + om dt)) + c2 exp(-(q + om2 dt)) (two exp_fast, vectorizes)."""
+@overload(_trig_exponent, inline="always")
+def _trig_exponent_ol(q, om, dt, kp):
+    """The exponent E = q + time term of a trigger pair term exp(-E), q the spatial part (:func:`_spat`),
+    the temporal kernel chosen at compile time by the type of ``kp``: None -> exponential (om dt,
+    vectorizes); a float p -> power law (p log(1 + om dt))."""
     if isinstance(kp, (types.NoneType, types.Omitted)):
-        return lambda q, om, dt, kp: exp_like(-(q + om * dt))
-    if isinstance(kp, types.BaseTuple):
-        return lambda q, om, dt, kp: kp[0] * exp_like(-(q + om * dt)) + kp[2] * exp_like(-(q + kp[1] * dt))
-    return lambda q, om, dt, kp: exp_like(-(q + kp * math.log1p(om * dt)))
+        return lambda q, om, dt, kp: q + om * dt
+    return lambda q, om, dt, kp: q + kp * math.log1p(om * dt)
 
 
 def _trig_cut(q, om, dt, kp, lim):  # pragma: no cover - replaced by the overload inside Numba code
     if isinstance(kp, tuple):
-        return _trig(q, om, dt, kp)
-    e = q + (om * dt if kp is None else kp * math.log1p(om * dt))
+        return kp[0] * math.exp(-(q + om * dt)) + kp[2] * math.exp(-(q + kp[1] * dt))
+    e = _trig_exponent(q, om, dt, kp)
     return math.exp(-e) if e < lim else 0.0
 
 
 @overload(_trig_cut, inline="always")
 def _trig_cut_ol(q, om, dt, kp, lim):
-    """:func:`_trig` with the space-time cut of bound (3) (``windows.trigger_limit``): the term of a
-    pair whose exponent E = q + time term reaches ``lim`` (finite, of the kernel dtype) is 0. The
-    exponent is the very expression of :func:`_trig` (same rounding), and the comparison a select, so
-    the loops still vectorize. The sum of two exponentials has no space-time cut (``lim`` unused)."""
-    if isinstance(kp, (types.NoneType, types.Omitted)):
-        def cut_exp(q, om, dt, kp, lim):
-            e = q + om * dt
-            return exp_like(-e) if e < lim else lim - lim
-        return cut_exp
+    """One trigger pair term exp(-E) (E from :func:`_trig_exponent`), 0 when E reaches ``lim`` (finite, of
+    the kernel dtype): the space-time cut of bound (3) (``windows.trigger_limit``); the comparison is a
+    select, so the loops still vectorize. A tuple ``kp`` = (c1, om2, c2) is the sum of two exponentials
+    c1 exp(-(q + om dt)) + c2 exp(-(q + om2 dt)) (two exp_fast, vectorizes), which has no space-time cut
+    (``lim`` unused)."""
     if isinstance(kp, types.BaseTuple):
         return lambda q, om, dt, kp, lim: kp[0] * exp_like(-(q + om * dt)) + kp[2] * exp_like(-(q + kp[1] * dt))
 
-    def cut_power(q, om, dt, kp, lim):
-        e = q + kp * math.log1p(om * dt)
+    def cut(q, om, dt, kp, lim):
+        e = _trig_exponent(q, om, dt, kp)
         return exp_like(-e) if e < lim else lim - lim
-    return cut_power
+    return cut
 
 
 def _spat(r2, bh, sq):  # pragma: no cover - replaced by the overload inside Numba code
@@ -342,7 +331,7 @@ def _flush(b, sb):
 @njit(parallel=True, cache=True, nogil=True)
 def _trigger_kernel(xs, th, tl, tw, ts, bh, om, kp, sq, lim, delta, scale, out):
     """G_n = scale * sum_{m in [lo_n, ts_n)} exp(-(bh r2 + om dt)) (or the other kernels' terms, see
-    _trig and _spat), terms with exponent >= lim left out; returns #terms evaluated."""
+    _trig_cut and _spat), terms with exponent >= lim left out; returns #terms evaluated."""
     N = tw.shape[0]
     npair = (N + 1) // 2
     cnt = 0
@@ -519,18 +508,9 @@ def _pair_fill(xs, th, tl, tw, ts, lo, ptr, r2, dt, twm, twn, row, mi):
 
 @njit(cache=True)
 def _pair_keep(r2, dt, bh0, om0, kp, sq, lim0, keep):
-    """keep[k] = the exponent of pair k at (bh0, om0), in float64, is below lim0; returns their count."""
-    cnt = 0
+    """keep[k] = the exponent of pair k at (bh0, om0), in float64, is below lim0."""
     for k in range(r2.shape[0]):
-        e = _spat(np.float64(r2[k]), bh0, sq)
-        d = np.float64(dt[k])
-        if kp is None:
-            e += om0 * d
-        else:
-            e += kp * math.log1p(om0 * d)
-        keep[k] = e < lim0
-        cnt += keep[k]
-    return cnt
+        keep[k] = _trig_exponent(_spat(np.float64(r2[k]), bh0, sq), om0, np.float64(dt[k]), kp) < lim0
 
 
 @njit(cache=True, fastmath=True)
@@ -766,10 +746,6 @@ class CpuEngine(Engine):
         bh0, om0, lim0 = cut
         return (bh >= bh0 * (1.0 + PAIR_CUT_MARGIN) and om >= om0 * (1.0 + PAIR_CUT_MARGIN)
                 and lim <= lim0 * (1.0 - PAIR_CUT_MARGIN) and bh0 * PAIR_SHRINK >= bh)
-
-    def _limit(self, lim):
-        """The space-time cut in the kernel dtype (its largest finite value when there is none)."""
-        return self.dtype.type(lim) if math.isfinite(lim) else np.finfo(self.dtype).max
 
     def _k_trigger(self, h, rates, delta, phys, limit=math.inf):
         bh, om, kp, scale = self._loop_consts(self._trigger_consts(h, rates))

@@ -274,6 +274,11 @@ class Engine:
         return trigger_delta(self.N, self.D, 1.0, 1.0, h, rates[0], rho, p=self.kernel_p, own=self._own,
                              q=self.spatial_q, **self._rate_kw(rates))
 
+    def _limit(self, lim):
+        """The space-time cut ``lim`` in the kernel dtype, as the pair loops take it (the dtype's largest
+        finite value when there is none: the loops compare under fast-math, which assumes no inf)."""
+        return self.dtype.type(lim) if math.isfinite(lim) else np.finfo(self.dtype).max
+
     def _limit_g(self, h, rates, rho, own=None):
         """The space-time cut of the trigger pass (:func:`~.windows.trigger_limit`): pairs whose trigger
         exponent Q + T reaches it are skipped (inf: none, exact or "exp2")."""

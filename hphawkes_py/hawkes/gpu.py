@@ -119,10 +119,6 @@ class GpuEngine(Engine):
         bh, om, c1, om2, c2, scale = consts
         return [self._real(v) for v in (bh, om, self.kernel_p, c1, om2, c2, self.spatial_q)], np.float64(scale)
 
-    def _limit(self, lim):
-        """The space-time cut in REAL (its largest finite value when there is none)."""
-        return self._real(lim) if math.isfinite(lim) else np.finfo(self.dtype).max
-
     def _k_trigger(self, h, rates, delta, phys, limit=math.inf):
         d = -1.0 if not math.isfinite(delta) else float(delta)
         targs, scale = self._time_args(self._trigger_consts(h, rates))
