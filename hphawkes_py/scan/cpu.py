@@ -20,6 +20,7 @@ from numba import njit, prange
 
 from .engine import Engine, null_loglik, poisson_logs
 from .llr import _poisson_llr, _threshold_tables
+from .sizes import size_bins, unique_sizes
 
 __all__ = ["scan_batch", "max_llr_pruned", "CpuEngine", "unique_sizes"]
 
@@ -433,7 +434,7 @@ GROUP = 32
 #: margin below the running maxima, far above the rounding of the table-based LLR
 PRUNE_MARGIN = 1e-6
 #: consecutive window entries tested at once by the pruned kernel (see _scan_max_pruned)
-BLOCK = 16
+BLOCK = 8
 #: the pruned pass takes the centres (in a fixed shuffled order) in rounds ending at these
 #: fractions of them; the running maxima (hence the pruning thresholds) rise after each round
 ROUNDS = (0.02, 0.06, 0.15, 0.35, 1.0)
@@ -474,38 +475,17 @@ def _pilot_maxima(windows, cases, klogk, n_cases, n_total, l0, hi_on, lo_on, min
     return pbest.max(axis=0)
 
 
-def unique_sizes(npop):
-    """``(uniq, index)``: the distinct window populations (sorted, int64) and each entry's index among
-    them (int32), as ``np.unique(npop, return_inverse=True)``; small populations (the usual case) by a
-    table of the values present, without sorting the entries (a sort of every entry costs far more)."""
-    npop = np.asarray(npop)
-    if npop.size == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int32)
-    if npop.dtype.kind not in "iu" or int(npop.min()) < 0 or int(npop.max()) > 4 * npop.size + (1 << 20):
-        u, inv = np.unique(npop, return_inverse=True)
-        return u.astype(np.int64), inv.astype(np.int32).ravel()
-    present = np.zeros(int(npop.max()) + 1, dtype=bool)
-    _mark_present(npop, present)
-    uniq = np.flatnonzero(present).astype(np.int64)
-    index = np.cumsum(present, dtype=np.int32) - 1
-    out = np.empty(npop.shape[0], dtype=np.int32)
-    _gather(index, npop, out)
-    return uniq, out
-
-
-@njit(cache=True, parallel=True)
-def _mark_present(values, present):
-    """``present[values] = True`` in parallel (every thread writes the same value: the result does not
-    depend on their order), where NumPy's scatter runs on one thread."""
-    for i in prange(values.shape[0]):
-        present[values[i]] = True
-
-
-@njit(cache=True, parallel=True)
-def _gather(table, index, out):
-    """``out[:] = table[index]`` in parallel."""
-    for i in prange(index.shape[0]):
-        out[i] = table[index[i]]
+def _bin_thresholds(klogk, low_n, high_n, n_cases, n_total, l0, Tg, hi_on, lo_on):
+    """``(thr_hi, thr_lo)`` (G, bins) count thresholds of each group threshold ``Tg[g]`` for the
+    population bins of :func:`~.sizes.size_bins`: the high-rate ones at each bin's smallest
+    population, the low-rate ones at its largest (conservative, see :mod:`.sizes`)."""
+    C, N = np.int64(n_cases), np.int64(n_total)
+    if low_n is high_n or np.array_equal(low_n, high_n):
+        return _threshold_tables(klogk, low_n, C, N, l0, Tg, hi_on, lo_on)
+    thr_hi, thr_lo = _threshold_tables(klogk, low_n, C, N, l0, Tg, hi_on, False)
+    if lo_on:
+        thr_lo = _threshold_tables(klogk, high_n, C, N, l0, Tg, False, True)[1]
+    return thr_hi, thr_lo
 
 
 def _narrow_counts(cases, n_cases):
@@ -552,8 +532,8 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None
     l0 = null_loglik(klogk, n_cases, n_total)
     M = _pilot_maxima(windows, cases, klogk, n_cases, n_total, l0, hi_on, lo_on, min_cases)
     if uniq is None:
-        uniq = unique_sizes(npop)
-    uniq_n, entry_u = uniq
+        uniq = size_bins(npop)
+    low_n, high_n, entry_u = uniq
     # 16-bit counts (twice the SIMD lanes) when every count fits: c <= C < 2**15 - 1; 8-bit rows of
     # cases (half the memory read per window entry) when every location's count fits
     cases, ctype, rtype = _narrow_counts(cases, n_cases)
@@ -569,8 +549,7 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None
         order = np.argsort(-M, kind="stable")
         Ms = np.ascontiguousarray(M[order])
         Tg = np.array([Ms[g * GROUP:(g + 1) * GROUP].min() for g in range(G)]) - PRUNE_MARGIN
-        thr_hi, thr_lo = _threshold_tables(klogk, uniq_n, np.int64(n_cases), np.int64(n_total), l0, Tg, hi_on,
-                                           lo_on)
+        thr_hi, thr_lo = _bin_thresholds(klogk, low_n, high_n, n_cases, n_total, l0, Tg, hi_on, lo_on)
         if min_cases > 0:
             # a high-rate window also needs min_cases cases; the max keeps the thresholds monotone in n
             np.maximum(thr_hi, np.int32(min_cases), out=thr_hi)
@@ -746,10 +725,10 @@ class CpuEngine(Engine):
         return self._plogs
 
     def _unique_sizes(self):
-        """The distinct window populations and each entry's index among them (the pruning thresholds
-        are tabulated per distinct population); computed once per engine."""
+        """The bins of the window populations and each entry's bin (:func:`~.sizes.size_bins`: the
+        pruning thresholds are tabulated per bin); computed once per engine."""
         if self._uniq is None:
-            self._uniq = unique_sizes(self.windows[2])
+            self._uniq = size_bins(self.windows[2])
         return self._uniq
 
     def max_llr_penalised(self, cases: np.ndarray, penalties: np.ndarray) -> np.ndarray:
