@@ -137,6 +137,27 @@ def scan_spacetime() -> list[str]:
                           "top LLR (ours / SaTScan)"], rows))
 
 
+def scan_regimes() -> list[str]:
+    d = _load("scan_regimes.json")
+    if d is None:
+        return missing("scan_regimes.json", "run ``benchmarks/bench_scan_regimes.py --satscan PATH``.")
+    rows = []
+    for key, p in d["problems"].items():
+        ours = p["day_bounds"]["seconds"] if "day_bounds" in p else p["seconds"]
+        top = p["day_bounds"]["top_llr"] if "day_bounds" in p else p["top_llr"]
+        sat = p.get("satscan", {})
+        size = (f"{p['L']:,} locations x {p['T']} days, {p['C']:,} cases" if "T" in p
+                else f"{p['L']:,} locations, {p['persons']:,} persons, {p['cases']:,} cases")
+        load = p.get("loadavg") or p.get("day_bounds", {}).get("loadavg")
+        rows.append([key.replace("_", " "), size, f"{p['replicates']:,}", _s(ours), _s(sat.get("seconds")),
+                     _ratio(sat.get("seconds"), ours), f"{top:.6f} / {sat.get('top_llr', float('nan')):.6f}",
+                     _s(load[0][0], 2) if load else NA])
+    return (preamble(machine_of(d), "python benchmarks/bench_scan_regimes.py --satscan PATH/TO/SaTScan --threads 2",
+                     "SaTScan's batch binary on the same machine, same threads, all replicates, run right after ours")
+            + list_table(["regime", "data", "replicates", "hphawkes_py (s)", "SaTScan (s)", "SaTScan / ours",
+                          "top LLR (ours / SaTScan)", "load (1 min)"], rows))
+
+
 def scan_scaling() -> list[str]:
     d = _load("scan.json")
     if d is None:
@@ -462,6 +483,28 @@ GPU_ROWS = [  # (workload key, label, paper's GPU, how to read the GPU and CPU s
 ]
 
 
+def mixture_cytometry() -> list[str]:
+    d = _load("mixture_cytometry_10x1000000.json")
+    if d is None:
+        return missing("mixture_cytometry_10x1000000.json",
+                       "run ``benchmarks/bench_mixture_cytometry.py --events 1000000``.")
+    data = d["data"]
+    rows = []
+    for r in d["rows"]:
+        if "error" in r:
+            rows.append([r["method"], NA, NA, NA, NA, f"failed: {r['error']}"])
+            continue
+        rows.append([r["method"], _s(r["fit_s"]), _s(r.get("s_per_sweep")), f"{r['peak_rss_mib']:,.0f}",
+                     f"{r['ari']:.3f}", _ratio(r["fit_s"], d["rows"][0].get("fit_s")) if r is not d["rows"][0] else NA])
+    what = (f"{data['samples']} samples x {data['events_per_sample']:,} events x {data['channels']} channels, "
+            f"k = {data['k']}, {data['sweeps']} sweeps")
+    return (preamble(machine_of(d), f"python benchmarks/bench_mixture_cytometry.py --events "
+                     f"{data['events_per_sample']} --methods hdp flowsom",
+                     "a FlowSOM-like baseline (MiniSom 10 x 10 and ward metaclustering) in the same run")
+            + [_sentence(what), ""]
+            + list_table(["method", "fit (s)", "s per sweep", "peak RSS (MiB)", "ARI vs truth", "time / HDP"], rows))
+
+
 def gpu_rows(report: dict) -> list[list]:
     """(label, paper, goal, GPU s, CPU s) per workload; the DC row is the end-to-end ``--full`` run
     when the report has one."""
@@ -604,6 +647,7 @@ def reproduce_output(analysis: str) -> list[str]:
 TABLES = {
     "summary": summary_rst,
     "scan-satscan": scan_satscan, "scan-spacetime": scan_spacetime, "scan-scaling": scan_scaling,
+    "scan-regimes": scan_regimes, "mixture-cytometry": mixture_cytometry,
     "kde-paper": kde_paper, "kde-relrisk": kde_relrisk, "kde-sparr": kde_sparr, "sccs": sccs_fit,
     "hawkes-loglik": hawkes_loglik, "hawkes-mcmc": hawkes_mcmc, "hawkes-forecast": hawkes_forecast, "hawkes-hphawkes": hawkes_hphawkes,
     "mixture-gibbs": mixture_gibbs, "mixture-sklearn": mixture_sklearn,
