@@ -20,9 +20,9 @@ from numba import njit, prange
 
 from .engine import Engine, null_loglik, poisson_logs
 from .llr import _poisson_llr, _threshold_tables
-from .sizes import size_bins, unique_sizes
+from .sizes import size_bins
 
-__all__ = ["scan_batch", "max_llr_pruned", "CpuEngine", "unique_sizes"]
+__all__ = ["scan_batch", "max_llr_pruned", "CpuEngine"]
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
@@ -497,7 +497,7 @@ def _narrow_counts(cases, n_cases):
     return cases.astype(rtype), ctype, rtype
 
 
-def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None, min_cases=0, stats=None, *,
+def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, bins=None, min_cases=0, stats=None, *,
                    model="bernoulli", plogs=None):
     """(R,) maximum LLR of each column of ``cases``; exact, with pruning.
 
@@ -508,6 +508,8 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None
     rise to the maxima found so far, the replicates are regrouped by them and the count thresholds
     recomputed: later rounds skip more. ``min_cases`` (high-rate windows need at least that many
     cases, SaTScan's default 2) raises the high-rate count thresholds to at least ``min_cases``.
+    ``bins``: the window populations' bins the thresholds are tabulated for
+    (:func:`~.sizes.size_bins` of ``windows[2]``, computed when not given).
 
     Exact: a window is skipped only when its LLR cannot exceed its replicate's running maximum,
     which some window attains, and every other window's LLR is computed by the exhaustive kernel's
@@ -531,9 +533,9 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, uniq=None
                                        poisson_logs(npop, n_cases) if plogs is None else plogs)
     l0 = null_loglik(klogk, n_cases, n_total)
     M = _pilot_maxima(windows, cases, klogk, n_cases, n_total, l0, hi_on, lo_on, min_cases)
-    if uniq is None:
-        uniq = size_bins(npop)
-    low_n, high_n, entry_u = uniq
+    if bins is None:
+        bins = size_bins(npop)
+    low_n, high_n, entry_u = bins
     # 16-bit counts (twice the SIMD lanes) when every count fits: c <= C < 2**15 - 1; 8-bit rows of
     # cases (half the memory read per window entry) when every location's count fits
     cases, ctype, rtype = _narrow_counts(cases, n_cases)
@@ -700,7 +702,7 @@ class CpuEngine(Engine):
     def __init__(self, windows, klogk, n_cases, n_total, direction, *, model="bernoulli", min_cases=0):
         super().__init__(windows, klogk, n_cases, n_total, direction, model=model, min_cases=min_cases)
         self.klogk = klogk
-        self._uniq = None
+        self._bins = None
         self._plogs = None
 
     def best_per_centre(self, cases: np.ndarray, want_arg: bool = False):
@@ -716,7 +718,7 @@ class CpuEngine(Engine):
             return max_llr_pruned(self.windows, cases, self.klogk, self.n_cases, self.n_total, self.direction,
                                   min_cases=self.min_cases, model="poisson", plogs=self._poisson_logs())
         return max_llr_pruned(self.windows, cases, self.klogk, self.n_cases, self.n_total, self.direction,
-                              self._unique_sizes(), min_cases=self.min_cases)
+                              self._size_bins(), min_cases=self.min_cases)
 
     def _poisson_logs(self):
         """``(E, log E, log(C - E))`` per entry (:func:`~.engine.poisson_logs`), once per engine."""
@@ -724,12 +726,12 @@ class CpuEngine(Engine):
             self._plogs = poisson_logs(self.windows[2], self.n_cases)
         return self._plogs
 
-    def _unique_sizes(self):
+    def _size_bins(self):
         """The bins of the window populations and each entry's bin (:func:`~.sizes.size_bins`: the
         pruning thresholds are tabulated per bin); computed once per engine."""
-        if self._uniq is None:
-            self._uniq = size_bins(self.windows[2])
-        return self._uniq
+        if self._bins is None:
+            self._bins = size_bins(self.windows[2])
+        return self._bins
 
     def max_llr_penalised(self, cases: np.ndarray, penalties: np.ndarray) -> np.ndarray:
         """(R,) maximum over all windows of (its block's penalty) x LLR for each column of ``cases``
@@ -744,14 +746,14 @@ class CpuEngine(Engine):
         pen = np.ascontiguousarray(penalties, dtype=np.float64)
         R = cases.shape[1]
         poisson = self.model == "poisson"
-        uniq = None if poisson else self._unique_sizes()
+        bins = None if poisson else self._size_bins()
         plogs = self._poisson_logs() if poisson else None
         offsets, neighbors, npop, boundary = self.windows
         cuts = np.flatnonzero(np.diff(pen) != 0) + 1
         out = np.zeros(R)
         for a, b in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [len(pen)]])):
             run = (offsets[a:b + 1], neighbors, npop, boundary)
-            m = max_llr_pruned(run, cases, self.klogk, self.n_cases, self.n_total, self.direction, uniq,
+            m = max_llr_pruned(run, cases, self.klogk, self.n_cases, self.n_total, self.direction, bins,
                                min_cases=self.min_cases, model=self.model, plogs=plogs)
             np.maximum(out, pen[a] * m, out=out)
         return out

@@ -61,7 +61,7 @@ def size_bins(npop, exact_below=1024, per_octave=512):
     largest population present (sorted, int64) and each entry's bin (int32).
 
     Populations below ``exact_below`` are bins of their own; above it, a population n in
-    [2**e, 2**(e+1)) falls in a bin 2**e / ``per_octave`` persons wide. With at most
+    [2**e, 2**(e+1)) falls in a bin 2**e / ``per_octave`` (a power of 2) persons wide. With at most
     ``exact_below`` distinct populations ``low`` equals ``high`` (the exact table of
     :func:`unique_sizes`).
     """
