@@ -322,6 +322,25 @@ def test_null_draws_are_multivariate_hypergeometric(n_cases):
     np.testing.assert_array_equal(M[:, :100], draw_null_cases(pop, n_cases, spawn_seeds(0, 20000)[:100]))
 
 
+@pytest.mark.parametrize("sizes", [(0, 3), (1, 70), (60, 200), (0, 1000)])
+def test_null_draws_bit_map_and_sorted_positions_agree(sizes):
+    """The bit-map draw (counts as each location's set bits, ranges within a word, across words and
+    empty) and the sort-and-merge draw keep the same subset of persons, replicate by replicate."""
+    from hphawkes_py.scan.null_draws import draw_cases
+
+    rng = np.random.default_rng(sizes[1])
+    seeds = rng.integers(0, 2**32, 200, dtype=np.uint64).astype(np.uint32)
+    pop = rng.integers(*sizes, size=97)
+    N = int(pop.sum())
+    for C in (1, N // 10, N // 2, N // 2 + 1, N - 1):
+        bits = draw_cases(pop, C, seeds, method="bits")
+        np.testing.assert_array_equal(bits, draw_cases(pop, C, seeds, method="sort"))
+        assert (bits.sum(axis=0) == C).all() and (bits <= pop[:, None]).all() and (bits >= 0).all()
+        assert not (bits == bits[:, :1]).all()  # replicates differ
+    with pytest.raises(ValueError, match="method"):
+        draw_cases(pop, 3, seeds, method="heap")
+
+
 def test_gumbel_p_value_matches_true_tail():
     rng = np.random.default_rng(0)
     mu, beta = 5.0, 1.5

@@ -18,6 +18,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from .cpu_observed import best_per_centre_blocks
 from .engine import Engine, null_loglik, poisson_logs
 from .llr import _poisson_llr, _threshold_tables
 from .sizes import size_bins
@@ -685,9 +686,15 @@ def scan_batch(windows, cases: np.ndarray, klogk: np.ndarray, n_cases: int, n_to
     else:
         npop, l0 = size, null_loglik(klogk, n_cases, n_total)
         mexp = loge = logce = _NO_EXPECTED
+    hi_on, lo_on = direction in ("high", "both"), direction in ("low", "both")
+    if R == 1:
+        # one column (the observed data): blocks of windows skipped by a bound, same values
+        b, e = best_per_centre_blocks(offsets, neighbors, npop, mexp, loge, logce, boundary, cases[:, 0], klogk,
+                                      n_cases, n_total, l0, hi_on, lo_on, min_cases, poisson,
+                                      PRUNE_MARGIN + 1e-12 * float(klogk[-1]))
+        return (b[:, None], e[:, None]) if want_arg else (b[:, None], None)
     _scan_batch(offsets, neighbors, npop, mexp, loge, logce, boundary, cases, klogk, np.int64(n_cases),
-                np.int64(n_total), l0, direction in ("high", "both"), direction in ("low", "both"),
-                np.int64(min_cases), poisson, best, best_entry, bool(want_arg))
+                np.int64(n_total), l0, hi_on, lo_on, np.int64(min_cases), poisson, best, best_entry, bool(want_arg))
     return (best, best_entry) if want_arg else (best, None)
 
 

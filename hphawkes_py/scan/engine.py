@@ -23,6 +23,9 @@ that float32 cannot resolve (its spacing there is ~1, the LLRs of interest are ~
 """
 from __future__ import annotations
 
+import concurrent.futures as cf
+
+import numba
 import numpy as np
 
 from .._backend import get_device, is_gpu_backend
@@ -101,9 +104,22 @@ def poisson_logs(wexp: np.ndarray, n_cases: int):
     the CPU and CUDA engines use identical logarithms. Entries inside a tie group (never a
     window end) may hold any value; ``E >= C`` (a window with every case expected) gets -inf."""
     e = np.ascontiguousarray(wexp, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        loge = np.log(e)
-        logce = np.log(np.maximum(float(n_cases) - e, 0.0))
+    loge = np.empty_like(e)
+    logce = np.empty_like(e)
+
+    def part(a, b):
+        # NumPy's logarithms (the same bits whatever the split), slices on the threads: they release the GIL
+        with np.errstate(divide="ignore", invalid="ignore"):
+            np.log(e[a:b], out=loge[a:b])
+            np.log(np.maximum(float(n_cases) - e[a:b], 0.0), out=logce[a:b])
+
+    parts = max(1, min(numba.get_num_threads(), len(e) // 65536))
+    cuts = np.linspace(0, len(e), parts + 1).astype(np.int64)
+    if parts == 1:
+        part(0, len(e))
+    else:
+        with cf.ThreadPoolExecutor(parts) as pool:
+            list(pool.map(part, cuts[:-1], cuts[1:]))
     return e, loge, logce
 
 

@@ -36,60 +36,90 @@ def _count_sorted(points, n, cum, counts):
         counts[loc] += 1
 
 
+@njit(cache=True, inline="always")
+def _popcount(x):
+    """Set bits of the uint64 ``x`` (the SWAR sum LLVM compiles to one ``popcnt``)."""
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
+
+
+@njit(cache=True, inline="always")
+def _count_bits(bits, cum, counts):
+    """``counts[l] = #`` set bits of ``bits`` in persons ``[cum[l-1], cum[l])``, clearing ``bits``:
+    one pass over the words and the locations (a location's range is masked at its two ends)."""
+    L = cum.shape[0]
+    full = np.uint64(0xFFFFFFFFFFFFFFFF)
+    lo = 0
+    for l in range(L):
+        hi = cum[l]
+        c = 0
+        if hi > lo:
+            w0 = lo >> 6
+            w1 = (hi - 1) >> 6
+            head = full << np.uint64(lo & 63)
+            tail = full >> np.uint64(63 - ((hi - 1) & 63))
+            if w0 == w1:
+                c = _popcount(bits[w0] & head & tail)
+            else:
+                c = _popcount(bits[w0] & head)
+                for w in range(w0 + 1, w1):
+                    c += _popcount(bits[w])
+                c += _popcount(bits[w1] & tail)
+        counts[l] = c
+        lo = hi
+    for w in range(bits.shape[0]):
+        bits[w] = np.uint64(0)
+
+
 @njit(cache=True, parallel=True)
-def _draw_cases(cumpop, n_cases, seeds, out):
+def _draw_cases(cumpop, n_cases, seeds, use_bits, out):
     """Random relabelling of the C cases among the N persons, per replicate (column).
 
     A uniformly random C-subset of the persons 0..N-1 (or its complement when C > N/2),
     drawn by rejection of repeated positions, counted per location through the cumulative
-    populations: exactly the multivariate hypergeometric distribution, in O(C log L) per
-    replicate whatever the population size. Replicate r uses its own seed (the stream of numba's
-    ``np.random.randint`` after ``np.random.seed(seed)``, made by :func:`_mt_randint`), so results do
-    not depend on threads or batching. ``out`` is (locations, replicates).
+    populations: exactly the multivariate hypergeometric distribution. Replicate r uses its own
+    seed (the stream of numba's ``np.random.randint`` after ``np.random.seed(seed)``, made by
+    :func:`_mt_randint`), so results do not depend on threads or batching. ``out`` is
+    (locations, replicates).
+
+    The positions are drawn in rounds: k positions, then as many as were repeats, ... until k are
+    distinct. ``use_bits``: repeats are found in a bit map of the N persons (N / 8 bytes per thread,
+    in cache up to a few million persons) and the locations' counts are the map's set bits in each
+    location's range of persons, O(k + N / 64 + L) per replicate; otherwise (N much larger than
+    the k positions) the positions are sorted and deduplicated and merged with the cumulative
+    populations, O(k log k + L). Both keep the same draws, hence the same subset and counts.
     """
     L = cumpop.shape[0]
     N = cumpop[L - 1]
     R = seeds.shape[0]
     flip = n_cases > N // 2
     k = N - n_cases if flip else n_cases
-    # draws in rounds: k positions, then as many as were repeats, ... until k distinct. Small
-    # populations mark positions in a byte map (no sort; positions located by a table),
-    # large ones sort and deduplicate; both keep the same draws, hence the same subset.
-    bitmap = N <= 16 * k + 65536
-    # with the byte map, each person's location comes from a table: one load per case, where a
-    # binary search over the cumulative populations costs log L dependent loads
-    loc_of = np.empty(N if bitmap else 0, dtype=np.int32)
-    if bitmap:
-        prev = 0
-        for l in range(L):
-            for v in range(prev, cumpop[l]):
-                loc_of[v] = l
-            prev = cumpop[l]
     mask, wide = _randint_mask(max(N, 2))  # (N <= 1: k = 0, nothing is drawn)
+    one = np.uint64(1)
     n_chunks = min(R, 64)
     for ch in prange(n_chunks):
-        mark = np.zeros(N if bitmap else 1, dtype=np.uint8)
-        chosen = np.empty(k, dtype=np.int64)
+        bits = np.zeros((N + 63) // 64 if use_bits else 0, dtype=np.uint64)
         counts = np.zeros(L, dtype=np.int32)
         mt = np.empty(_MT_N, dtype=np.uint32)
         words = np.empty(_MT_N, dtype=np.uint32)
         for r in range(ch * R // n_chunks, (ch + 1) * R // n_chunks):
             idx = _mt_seed(mt, seeds[r])
-            counts[:] = 0
-            if bitmap:
+            if use_bits:
                 have = 0
                 while have < k:
                     need = k - have
                     for t in range(need):
                         v, idx = _mt_randint(mt, words, idx, N, mask, wide)
-                        if mark[v] == 0:
-                            mark[v] = 1
-                            chosen[have] = v
+                        b = one << np.uint64(v & 63)
+                        w = bits[v >> 6]
+                        if (w & b) == 0:
+                            bits[v >> 6] = w | b
                             have += 1
-                for t in range(k):
-                    counts[loc_of[chosen[t]]] += 1
-                    mark[chosen[t]] = 0
+                _count_bits(bits, cumpop, counts)
             else:
+                counts[:] = 0
                 sel = np.empty(0, dtype=np.int64)
                 have = 0
                 while have < k:
@@ -120,18 +150,28 @@ def _draw_cases(cumpop, n_cases, seeds, out):
                     out[l, r] = counts[l]
 
 
-def _draw(kernel, weights, dtype, n_cases, seeds):
+def _draw(kernel, weights, dtype, n_cases, seeds, *extra):
     cum = np.cumsum(np.asarray(weights, dtype=dtype))
     # written in the locations x replicates layout the scan kernels read, each thread's replicates
     # a contiguous range (consecutive replicates fill the same cache lines): no transposed copy
     out = np.empty((len(cum), len(seeds)), dtype=np.int32)
-    kernel(cum, np.int64(n_cases), np.ascontiguousarray(seeds, dtype=np.uint32), out)
+    kernel(cum, np.int64(n_cases), np.ascontiguousarray(seeds, dtype=np.uint32), *extra, out)
     return out
 
 
-def draw_cases(pop, n_cases, seeds):
-    """(L, R) int32 null case counts (hypergeometric); ``seeds`` (R,) uint32, one per replicate."""
-    return _draw(_draw_cases, pop, np.int64, n_cases, seeds)
+def draw_cases(pop, n_cases, seeds, *, method=None):
+    """(L, R) int32 null case counts (hypergeometric); ``seeds`` (R,) uint32, one per replicate.
+
+    ``method``: ``"bits"`` (a bit map of the persons) or ``"sort"`` (sorted positions), the same
+    counts; by default the bit map unless its N / 64 words outnumber 64 per drawn position (plus
+    64k), where sorting the k positions is the less work."""
+    N = int(np.sum(pop))
+    k = min(int(n_cases), N - int(n_cases))
+    if method is None:
+        method = "bits" if N <= 4096 * k + 2**22 else "sort"
+    if method not in ("bits", "sort"):
+        raise ValueError(f"method must be 'bits' or 'sort', got {method!r}")
+    return _draw(_draw_cases, pop, np.int64, n_cases, seeds, method == "bits")
 
 
 @njit(cache=True, parallel=True)
