@@ -41,8 +41,9 @@ def _relabel(rng, P, C):
 
 @pytest.mark.parametrize("persons", [False, True])
 @pytest.mark.parametrize("t_end_min,max_t", [(0, 7), (0, 25), (24, 5), (10, 3)])
-def test_cylinder_day_bounds_bit_identical(persons, t_end_min, max_t):
-    windows, M, P, dcum, C, N = _cylinder_problem(3, persons=persons)
+@pytest.mark.parametrize("R", [70, 300])  # one group of replicates, and groups of CYLINDER_GROUP with a partial last
+def test_cylinder_day_bounds_bit_identical(persons, t_end_min, max_t, R):
+    windows, M, P, dcum, C, N = _cylinder_problem(3, R=R, persons=persons)
     kl = klogk_table(N + 1)
     args = (windows, M, P, dcum, kl, C, N, max_t, t_end_min, 2, "high")
     b0, a0 = cylinder_batch(*args, want_arg=True, day_bounds=False)

@@ -122,6 +122,16 @@ def _add_rows(c, cases, neighbors, j, jb, s0):
 
 
 @njit(cache=True, inline="always")
+def _sub_rows(c, cases, neighbors, j, jb, s0):
+    """``c -= cases[neighbors[k], s0:s0 + len(c)]`` for the entries ``k = j..jb-1`` (undoes :func:`_add_rows`)."""
+    R = c.shape[0]
+    for k in range(j, jb):
+        row = cases[neighbors[k], s0:s0 + R]
+        for r in range(R):
+            c[r] -= row[r]
+
+
+@njit(cache=True, inline="always")
 def _walk_group(c, m, r0, r1, j, jb, neighbors, npop, boundary, entry_u, cases, s0, klogk, C, N, l0, want_high,
                 want_low, thr_hi, thr_lo, g):
     """Entries ``j..jb-1`` walked again for the replicates ``r0..r1-1`` of group ``g`` only (columns
@@ -182,7 +192,7 @@ def _work_item(item, n_parts, step, R, nc):
 
 @njit(cache=True, parallel=True, error_model="numpy")
 def _scan_max_pruned(centres, n_parts, step, offsets, neighbors, npop, boundary, entry_u, cases, R, klogk, n_cases,
-                     n_total, l0, want_high, want_low, m0, thr_hi, thr_lo, block, best, stats):
+                     n_total, l0, want_high, want_low, m0, thr_hi, thr_lo, block, sub, best, stats):
     """Best LLR of the centres ``centres`` per replicate, skipping windows that cannot matter.
 
     Replicates come in groups of ``GROUP`` columns (sorted by ``m0``). ``m0`` (R,) are LLRs
@@ -252,13 +262,30 @@ def _scan_max_pruned(centres, n_parts, step, offsets, neighbors, npop, boundary,
                     n_test += 1
                     if hit:
                         n_hit += 1
-                        # the group's counts back to the block's start, then the block entry by entry
-                        for k in range(j, jb):
-                            rg = cases[neighbors[k], s0 + r0:s0 + r1]
-                            for q in range(cg.shape[0]):
-                                cg[q] -= rg[q]
-                        _walk_group(c, m, r0, r1, j, jb, neighbors, npop, boundary, entry_u, cases, s0, klogk, C, N,
-                                    l0, want_high, want_low, thr_hi, thr_lo, g0 + g)
+                        # the group's counts back to the block's start, then the block in sub-blocks of
+                        # ``sub`` entries tested alike, and those that fail entry by entry
+                        _sub_rows(cg, cases, neighbors, j, jb, s0 + r0)
+                        k = j
+                        while k < jb:
+                            kb = min(k + sub, jb)
+                            if kb - k < jb - j:
+                                mn = cg[0]
+                                for q in range(cg.shape[0]):
+                                    mn = min(mn, cg[q])
+                                _add_rows(cg, cases, neighbors, k, kb, s0 + r0)
+                                mx = cg[0]
+                                for q in range(cg.shape[0]):
+                                    mx = max(mx, cg[q])
+                                go = mx >= thr_hi[g0 + g, entry_u[k]]
+                                if want_low:
+                                    go |= mn <= thr_lo[g0 + g, entry_u[kb - 1]]
+                                if not go:
+                                    k = kb
+                                    continue
+                                _sub_rows(cg, cases, neighbors, k, kb, s0 + r0)
+                            _walk_group(c, m, r0, r1, k, kb, neighbors, npop, boundary, entry_u, cases, s0, klogk, C,
+                                        N, l0, want_high, want_low, thr_hi, thr_lo, g0 + g)
+                            k = kb
                 j = jb
         best[part, s0:s0 + W] = m
         stats[item, 0] += n_test
@@ -436,6 +463,9 @@ GROUP = 32
 PRUNE_MARGIN = 1e-6
 #: consecutive window entries tested at once by the pruned kernel (see _scan_max_pruned)
 BLOCK = 8
+#: entries per sub-block: a group whose block test fails tests the block's sub-blocks alike before
+#: walking entry by entry those that fail too
+SUB_BLOCK = 4
 #: the pruned pass takes the centres (in a fixed shuffled order) in rounds ending at these
 #: fractions of them; the running maxima (hence the pruning thresholds) rise after each round
 ROUNDS = (0.02, 0.06, 0.15, 0.35, 1.0)
@@ -568,7 +598,7 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, bins=None
         st = np.zeros((n_sub * parts, 2), dtype=np.int64)
         _scan_max_pruned(perm[a:b], np.int64(parts), np.int64(step), offsets, neighbors, npop, boundary, entry_u, cs,
                          np.int64(R), klogk, np.int64(n_cases), np.int64(n_total), l0, hi_on, lo_on, Ms, thr_hi, thr_lo,
-                         np.int64(block), best, st)
+                         np.int64(block), np.int64(SUB_BLOCK), best, st)
         M[order] = np.maximum(Ms, best.max(axis=0))
         if stats is not None:
             s = st.sum(axis=0)

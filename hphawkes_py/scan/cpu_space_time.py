@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .cpu import GROUP, _group_min
+from .cpu import _group_min
 from .engine import null_loglik
 from .llr import _bernoulli_terms, _llr, _poisson_llr
 
@@ -42,15 +42,24 @@ def _group_max_diff(Q, k2, k1, r0, r1):
     return cm
 
 
+#: replicates per group of the cylinders' skip test: a group's test (its bound, then its largest count)
+#: costs the same whatever its size, and with the evaluation limited to the counts that can matter
+#: (below), larger groups than the spatial kernels' cost less in all
+CYLINDER_GROUP = 128
+#: steps down from a group's largest count in a cylinder towards the count below which no LLR matters,
+#: before every replicate of the group is evaluated there
+_STEPS = 4
+
+
 @njit(cache=True, error_model="numpy")
 def _cylinders_day_bounds(S, P, persons, cz, dcum, klogk, C, N, l0, mc, max_t, t_lo, t_end_min, j, m, arg, gmin,
-                          Q, gq, W2, W1):
+                          Q, gq, W2, W1, gub, gpass):
     """The high-rate cylinders of circle entry ``j`` (counts ``S`` (T, R) per day and replicate) with
     the O(1) group bounds of :func:`_scan_cylinders` (``day_bounds``); updates ``m``, ``arg`` and
     ``gmin`` exactly as its day-by-day loop does. ``Q``, ``gq``, ``W2``, ``W1``: work arrays."""
     T = S.shape[0]
     R = S.shape[1]
-    G = GROUP
+    G = CYLINDER_GROUP
     ng = gmin.shape[0]
     D = T - t_lo
     Cf = np.float64(C)
@@ -94,41 +103,67 @@ def _cylinders_day_bounds(S, P, persons, cz, dcum, klogk, C, N, l0, mc, max_t, t
             k1 = t1 - t_lo
             k2 = t2 - t_lo + 1
             code = (j * T + t1) * T + t2
+            # every group's bound at once, branch-free (a loop over the groups that vectorises): its
+            # largest count's upper bound and the LLR there against the group's smallest maximum
+            n_pass = 0
             for g in range(ng):
-                r0 = g * G
-                r1 = min(R, r0 + G)
-                # an upper bound of the group's largest count, then (when it could matter) the count
                 ub = min(gq[k2, g] - gq[k1, g], np.int64(min(W2[k2 - 1, g], W1[k1, g])))
                 ub = min(ub, np.int64(cap))
-                skip = False
-                for exact in range(2):  # the bound first, the exact largest count when that passes
-                    c_max = ub if exact == 0 else np.int64(_group_max_diff(Q, k2, k1, r0, r1))
+                if persons is None:
+                    top = _poisson_llr(klogk, ub, C, a, b)
+                    live = ub > e
+                else:
+                    top = _bernoulli_terms(klogk, ub, n, C, N) + a if np.float64(ub) * Nf > e else 0.0
+                    live = (np.float64(ub) * Nf > e) & (ub >= mc)
+                go = live & (top * (1.0 + 1e-12) + 1e-12 > gmin[g])
+                gub[g] = ub
+                gpass[g] = go
+                n_pass += go
+            if n_pass == 0:
+                continue
+            for g in range(ng):
+                if not gpass[g]:
+                    continue
+                r0 = g * G
+                r1 = min(R, r0 + G)
+                # the bound passed: the group's exact largest count, then (when it could matter) its LLRs
+                # the bound passed: the group's exact largest count, then (when it could matter) the
+                # count h below which no LLR beats the group's smallest maximum, a few steps down from it
+                h = np.int64(_group_max_diff(Q, k2, k1, r0, r1))
+                sparse = False
+                for step in range(_STEPS + 1):
                     if persons is None:
-                        skip = c_max <= e
-                        if not skip:
-                            top = _poisson_llr(klogk, c_max, C, a, b)
+                        live = h > e
+                        if live:
+                            top = _poisson_llr(klogk, h, C, a, b)
                     else:
-                        skip = np.float64(c_max) * Nf <= e or c_max < mc
-                        if not skip:
-                            top = _bernoulli_terms(klogk, c_max, n, C, N) + a
+                        live = np.float64(h) * Nf > e and h >= mc
+                        if live:
+                            top = _bernoulli_terms(klogk, h, n, C, N) + a
                     # above the expectation the LLR increases with c (see _scan_cylinders)
-                    skip = skip or top * (1.0 + 1e-12) + 1e-12 <= gmin[g]
-                    if skip:
+                    if not live or top * (1.0 + 1e-12) + 1e-12 <= gmin[g]:
+                        sparse = True  # no count <= h matters
                         break
-                if not skip:
-                    for r in range(r0, r1):
-                        c = Q[k2, r] - Q[k1, r]
-                        if persons is None:
-                            llr = _poisson_llr(klogk, c, C, a, b)
-                            cf = np.float64(c)
-                        else:
-                            llr = _bernoulli_terms(klogk, c, n, C, N) + a
-                            cf = np.float64(c) * Nf
-                        v = llr if (cf > e) & (c >= mc) else 0.0
-                        better = v > m[r]
-                        arg[r] = code if better else arg[r]
-                        m[r] = v if better else m[r]
-                    gmin[g] = _group_min(m, r0, r1)
+                    h -= 1
+                if step == 0:
+                    continue  # not even the largest count
+                if not sparse:
+                    h = -1  # every count may matter
+                for r in range(r0, r1):
+                    c = Q[k2, r] - Q[k1, r]
+                    if c <= h:
+                        continue
+                    if persons is None:
+                        llr = _poisson_llr(klogk, c, C, a, b)
+                        cf = np.float64(c)
+                    else:
+                        llr = _bernoulli_terms(klogk, c, n, C, N) + a
+                        cf = np.float64(c) * Nf
+                    v = llr if (cf > e) & (c >= mc) else 0.0
+                    if v > m[r]:
+                        m[r] = v
+                        arg[r] = code
+                gmin[g] = _group_min(m, r0, r1)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
@@ -160,9 +195,9 @@ def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, dcum, k
     and every replicate's maximum starts at ``floor[r]`` instead of 0: ``best[ii, r]`` is then
     max(floor[r], the centre's best), which leaves the maximum over the centres unchanged when
     ``floor`` holds LLRs of real cylinders (a pilot's maxima) and lets the high-rate test below skip
-    most cylinders from the first centre on.  The test runs per group of 32 replicates (the group's
-    largest count against its smallest maximum), so one replicate with many cases does not keep
-    the other 31 from being skipped.
+    most cylinders from the first centre on.  The test runs per group of ``CYLINDER_GROUP``
+    replicates (the group's largest count against its smallest maximum), so one replicate with many
+    cases does not keep the whole batch from being skipped.
 
     With ``day_bounds`` (high rates only) a group's largest count is not summed day by day for
     every cylinder: the window's counts per replicate are cumulated over the days once
@@ -170,8 +205,11 @@ def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, dcum, k
     first bounded in O(1) by the smaller of (a) the sum over the cylinder's days of the group's
     largest daily count and (b) the group's largest count over the longest interval ending at
     ``t2`` or starting at ``t1`` that the cylinder lies in (counts are never negative). Only when
-    that bound passes the test above is the group's exact largest count taken; the LLRs, their
-    order and so every maximum are those of the day-by-day loop.
+    that bound passes the test above is the group's exact largest count taken, and then the
+    count below which no LLR can beat the group's smallest maximum (a few steps down from the
+    largest): only the replicates above it have their LLRs evaluated. The bounds of all the groups
+    are taken first, in one branch-free loop. The LLRs evaluated, and so every maximum and the
+    cylinder where it is first attained, are those of the day-by-day loop.
     """
     T = cases.shape[1]
     R = cases.shape[2]
@@ -180,7 +218,7 @@ def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, dcum, k
     N = n_total
     Nf = np.float64(N)
     mc = np.int32(min_cases)
-    G = GROUP
+    G = CYLINDER_GROUP
     ng = (R + G - 1) // G
     t_lo = max(0, t_end_min - max_t + 1)
     bounded = day_bounds and not want_low
@@ -198,6 +236,8 @@ def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, dcum, k
         arg = np.full(R, -1, dtype=np.int64)
         gmin = np.empty(ng)  # the smallest maximum so far of each group of replicates
         gcmax = np.empty(ng, dtype=np.int32)  # the largest count of each group in the cylinder
+        gub = np.empty(ng, dtype=np.int64)  # day_bounds: each group's bound of its largest count ...
+        gpass = np.empty(ng, dtype=np.bool_)  # ... and whether its LLR there could change a maximum
         for g in range(ng):
             gmin[g] = _group_min(m, g * G, min(R, g * G + G))
         for j in range(offsets[i], offsets[i + 1]):
@@ -215,7 +255,7 @@ def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, dcum, k
             cz = wsize[j]
             if bounded:
                 _cylinders_day_bounds(S, P, persons, cz, dcum, klogk, C, N, l0, mc, max_t, t_lo, t_end_min,
-                                      j, m, arg, gmin, Q, gq, W2, W1)
+                                      j, m, arg, gmin, Q, gq, W2, W1, gub, gpass)
                 continue
             for t2 in range(t_end_min, T):
                 for r in range(R):

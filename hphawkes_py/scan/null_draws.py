@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._rng import _MT_N, _mt_randint, _mt_random, _mt_seed, _randint_mask, replicate_seed_words
+from ._rng import _MT_N, _mt_randint, _mt_refill, _mt_random, _mt_seed, _randint_mask, replicate_seed_words
 
 __all__ = ["draw_null_cases", "draw_multinomial_cases", "permute_days_cases", "draw_cases", "draw_multinomial",
            "permute_days", "permute_measurements"]
@@ -204,20 +204,39 @@ def _draw_multinomial(cum, n_cases, seeds, out):
         counts = np.zeros(L, dtype=np.int32)
         mt = np.empty(_MT_N, dtype=np.uint32)
         words = np.empty(_MT_N, dtype=np.uint32)
+        ubuf = np.empty(_MT_N // 2, dtype=np.float64)
         for r in range(ch * R // n_chunks, (ch + 1) * R // n_chunks):
             idx = _mt_seed(mt, seeds[r])
             counts[:] = 0
-            for t in range(n_cases):
-                x, idx = _mt_random(mt, words, idx)
-                u = x * total
-                b = int(u * scale)
-                b = min(max(b, 0), K - 1)
-                loc = guide[b]
-                while loc < L - 1 and u >= cum[loc]:
-                    loc += 1
-                while loc > 0 and u < cum[loc - 1]:
-                    loc -= 1
-                counts[loc] += 1
+            t = 0
+            while t < n_cases:
+                if idx >= _MT_N:
+                    _mt_refill(mt, words)
+                    idx = 0
+                # the uniforms of the block's whole pairs of words at once (a vectorised loop), the
+                # stream's values as _mt_random makes them; a pair across two blocks by _mt_random
+                n_u = min((_MT_N - idx) // 2, n_cases - t)
+                if n_u == 0:
+                    x, idx = _mt_random(mt, words, idx)
+                    ubuf[0] = x * total
+                    n_u = 1
+                else:
+                    for p in range(n_u):
+                        a = np.uint64(words[idx + 2 * p]) >> np.uint64(5)
+                        b = np.uint64(words[idx + 2 * p + 1]) >> np.uint64(6)
+                        ubuf[p] = ((np.float64(a) * 67108864.0 + np.float64(b)) / 9007199254740992.0) * total
+                    idx += 2 * n_u
+                for p in range(n_u):
+                    u = ubuf[p]
+                    b = int(u * scale)
+                    b = min(max(b, 0), K - 1)
+                    loc = guide[b]
+                    while loc < L - 1 and u >= cum[loc]:
+                        loc += 1
+                    while loc > 0 and u < cum[loc - 1]:
+                        loc -= 1
+                    counts[loc] += 1
+                t += n_u
             for l in range(L):
                 out[l, r] = counts[l]
 
