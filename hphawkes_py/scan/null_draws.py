@@ -303,7 +303,8 @@ def draw_multinomial_cases(expected: np.ndarray, n_cases: int, seeds) -> np.ndar
 def draw_null_cases(pop: np.ndarray, n_cases: int, seeds) -> np.ndarray:
     """Cases per location for each replicate: the C cases relabelled at random among all
     N persons (a multivariate hypergeometric draw over the locations' populations, made
-    as a uniformly random C-subset of the persons, O(C log L) per replicate). One seed per
+    as a uniformly random C-subset of the persons: O(C + N/64 + L) per replicate with a bit map of the
+    persons, O(C log C + L) by sorting the drawn positions when N is much larger than C). One seed per
     replicate (``seeds``: SeedSequences), so a replicate's data does not depend on how
     replicates are batched or on the executor. Returns (L, R) int32."""
     return draw_cases(pop, n_cases, replicate_seed_words(seeds))
