@@ -34,6 +34,16 @@ def _add_day(acc, S, t1, G, gcmax):
 
 
 @njit(cache=True, inline="always")
+def _cylinder_llr(klogk, c, C, a, b, n, N, Nf, persons):
+    """``(llr, cf)`` of a cylinder with ``c`` cases: its LLR (Poisson-type: ``a, b`` the logs of mu and
+    C - mu; Bernoulli, ``persons`` given: ``n`` persons, ``a`` the persons' part) and the count as it is
+    compared with the cylinder's expectation (``c``; Bernoulli ``c N``, against ``C n``)."""
+    if persons is None:
+        return _poisson_llr(klogk, c, C, a, b), np.float64(c)
+    return _bernoulli_terms(klogk, c, n, C, N) + a, np.float64(c) * Nf
+
+
+@njit(cache=True, inline="always")
 def _group_max_diff(Q, k2, k1, r0, r1):
     """The largest ``Q[k2, r] - Q[k1, r]`` over ``r0 <= r < r1`` (a group's largest count)."""
     cm = np.int32(0)
@@ -153,12 +163,7 @@ def _cylinders_day_bounds(S, P, persons, cz, dcum, klogk, C, N, l0, mc, max_t, t
                     c = Q[k2, r] - Q[k1, r]
                     if c <= h:
                         continue
-                    if persons is None:
-                        llr = _poisson_llr(klogk, c, C, a, b)
-                        cf = np.float64(c)
-                    else:
-                        llr = _bernoulli_terms(klogk, c, n, C, N) + a
-                        cf = np.float64(c) * Nf
+                    llr, cf = _cylinder_llr(klogk, c, C, a, b, n, N, Nf, persons)
                     v = llr if (cf > e) & (c >= mc) else 0.0
                     if v > m[r]:
                         m[r] = v
@@ -300,12 +305,7 @@ def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, dcum, k
                                 continue
                         for r in range(r0, r1):
                             c = acc[r]
-                            if persons is None:
-                                llr = _poisson_llr(klogk, c, C, a, b)
-                                cf = np.float64(c)
-                            else:
-                                llr = _bernoulli_terms(klogk, c, n, C, N) + a
-                                cf = np.float64(c) * Nf
+                            llr, cf = _cylinder_llr(klogk, c, C, a, b, n, N, Nf, persons)
                             ok = (want_high & (cf > e) & (c >= mc)) | (want_low & (cf < e))
                             v = llr if ok else 0.0
                             better = v > m[r]
