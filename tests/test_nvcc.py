@@ -72,7 +72,15 @@ def compile_jobs():
         for a in archs:
             cmd += ["-gencode", f"arch=compute_{a},code=sm_{a}"]
         cmd += [str(src), "-o", str(out)]
-        res = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, timeout=600)
+        for attempt in range(3):
+            try:
+                res = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, timeout=600)
+                break
+            except OSError:
+                # the launch itself failed (seen once: EFAULT from exec while eight threads forked at
+                # once); nvcc never ran, so launching it again hides no compile error
+                if attempt == 2:
+                    raise
         return cmd, res, out
 
     for src in SOURCES:
