@@ -73,14 +73,21 @@ def _mt_next(mt, words, idx):
 
 
 @njit(cache=True, inline="always")
+def _uniform53(a, b):
+    """numba's ``np.random.random()`` of the two stream words ``a``, ``b`` (uint64 holding 32 bits):
+    (a' 2**26 + b') / 2**53 of the top 27 and 26 bits."""
+    a >>= np.uint64(5)
+    b >>= np.uint64(6)
+    return (np.float64(a) * 67108864.0 + np.float64(b)) / 9007199254740992.0
+
+
+@njit(cache=True, inline="always")
 def _mt_random(mt, words, idx):
     """numba's ``np.random.random()`` from the stream: (a 2**26 + b) / 2**53 of the top 27 and 26 bits of
     two words; returns (value, new position)."""
     a, idx = _mt_next(mt, words, idx)
     b, idx = _mt_next(mt, words, idx)
-    a >>= np.uint64(5)
-    b >>= np.uint64(6)
-    return (np.float64(a) * 67108864.0 + np.float64(b)) / 9007199254740992.0, idx
+    return _uniform53(a, b), idx
 
 
 @njit(cache=True)

@@ -24,20 +24,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .llr import _poisson_llr
+from .llr import _llr, _poisson_llr
 
 __all__ = ["best_per_centre_blocks"]
 
 #: entries per block: one bound per block against up to ``BLOCK`` exact LLRs
 BLOCK = 8
-
-
-@njit(cache=True, inline="always")
-def _bernoulli_llr(klogk, c, n, C, N, l0):
-    """The Bernoulli LLR with the exhaustive kernel's additions (:func:`~.cpu._scan_batch`)."""
-    q = -(klogk[n] + klogk[N - n]) - l0
-    t = (klogk[c] + klogk[n - c]) + (klogk[C - c] + klogk[N - n - C + c])
-    return t + q
 
 
 @njit(cache=True, inline="always")
@@ -56,12 +48,12 @@ def _block_bound(c_lo, c_hi, j, jl, npop, mexp, loge, logce, klogk, C, N, l0, wa
     if want_high and c_hi >= min_cases and np.float64(c_hi) * np.float64(N) > np.float64(C) * np.float64(n):
         if c_hi > n:
             return np.inf
-        bound = _bernoulli_llr(klogk, c_hi, n, C, N, l0)
+        bound = _llr(klogk, c_hi, n, C, N, l0)
     n = npop[jl]
     if want_low and np.float64(c_lo) * np.float64(N) < np.float64(C) * np.float64(n):
         if N - n < C - c_lo:
             return np.inf
-        bound = max(bound, _bernoulli_llr(klogk, c_lo, n, C, N, l0))
+        bound = max(bound, _llr(klogk, c_lo, n, C, N, l0))
     return bound
 
 
@@ -103,7 +95,7 @@ def _best_blocks(offsets, neighbors, npop, mexp, loge, logce, boundary, cases, k
                     rhs = mexp[k]
                 else:
                     n = npop[k]
-                    llr = _bernoulli_llr(klogk, c, n, C, N, l0)
+                    llr = _llr(klogk, c, n, C, N, l0)
                     lhs = np.float64(c) * Nf
                     rhs = np.float64(C) * np.float64(n)
                 ok = (want_high & (lhs > rhs) & (c >= mc)) | (want_low & (lhs < rhs))

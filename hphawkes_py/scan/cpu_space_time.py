@@ -44,6 +44,17 @@ def _cylinder_llr(klogk, c, C, a, b, n, N, Nf, persons):
 
 
 @njit(cache=True, inline="always")
+def _cylinder_top(klogk, c, C, a, b, n, N, Nf, e, mc, persons):
+    """``(live, llr)``: whether ``c`` cases make a high-rate cylinder (above its expectation ``e``; the
+    Bernoulli one also needs ``mc`` cases) and then its LLR (0 otherwise: the Bernoulli table is not
+    read at counts that cannot be a window's); see :func:`_cylinder_llr` for the other arguments."""
+    if persons is None:
+        return c > e, _poisson_llr(klogk, c, C, a, b)
+    above = np.float64(c) * Nf > e
+    return above & (c >= mc), _bernoulli_terms(klogk, c, n, C, N) + a if above else 0.0
+
+
+@njit(cache=True, inline="always")
 def _group_max_diff(Q, k2, k1, r0, r1):
     """The largest ``Q[k2, r] - Q[k1, r]`` over ``r0 <= r < r1`` (a group's largest count)."""
     cm = np.int32(0)
@@ -63,7 +74,7 @@ _STEPS = 4
 
 @njit(cache=True, error_model="numpy")
 def _cylinders_day_bounds(S, P, persons, cz, dcum, klogk, C, N, l0, mc, max_t, t_lo, t_end_min, j, m, arg, gmin,
-                          Q, gq, W2, W1, gub, gpass):
+                          Q, gq, W2, W1, gpass):
     """The high-rate cylinders of circle entry ``j`` (counts ``S`` (T, R) per day and replicate) with
     the O(1) group bounds of :func:`_scan_cylinders` (``day_bounds``); updates ``m``, ``arg`` and
     ``gmin`` exactly as its day-by-day loop does. ``Q``, ``gq``, ``W2``, ``W1``: work arrays."""
@@ -119,14 +130,8 @@ def _cylinders_day_bounds(S, P, persons, cz, dcum, klogk, C, N, l0, mc, max_t, t
             for g in range(ng):
                 ub = min(gq[k2, g] - gq[k1, g], np.int64(min(W2[k2 - 1, g], W1[k1, g])))
                 ub = min(ub, np.int64(cap))
-                if persons is None:
-                    top = _poisson_llr(klogk, ub, C, a, b)
-                    live = ub > e
-                else:
-                    top = _bernoulli_terms(klogk, ub, n, C, N) + a if np.float64(ub) * Nf > e else 0.0
-                    live = (np.float64(ub) * Nf > e) & (ub >= mc)
+                live, top = _cylinder_top(klogk, ub, C, a, b, n, N, Nf, e, mc, persons)
                 go = live & (top * (1.0 + 1e-12) + 1e-12 > gmin[g])
-                gub[g] = ub
                 gpass[g] = go
                 n_pass += go
             if n_pass == 0:
@@ -136,20 +141,12 @@ def _cylinders_day_bounds(S, P, persons, cz, dcum, klogk, C, N, l0, mc, max_t, t
                     continue
                 r0 = g * G
                 r1 = min(R, r0 + G)
-                # the bound passed: the group's exact largest count, then (when it could matter) its LLRs
                 # the bound passed: the group's exact largest count, then (when it could matter) the
                 # count h below which no LLR beats the group's smallest maximum, a few steps down from it
                 h = np.int64(_group_max_diff(Q, k2, k1, r0, r1))
                 sparse = False
                 for step in range(_STEPS + 1):
-                    if persons is None:
-                        live = h > e
-                        if live:
-                            top = _poisson_llr(klogk, h, C, a, b)
-                    else:
-                        live = np.float64(h) * Nf > e and h >= mc
-                        if live:
-                            top = _bernoulli_terms(klogk, h, n, C, N) + a
+                    live, top = _cylinder_top(klogk, h, C, a, b, n, N, Nf, e, mc, persons)
                     # above the expectation the LLR increases with c (see _scan_cylinders)
                     if not live or top * (1.0 + 1e-12) + 1e-12 <= gmin[g]:
                         sparse = True  # no count <= h matters
@@ -241,8 +238,7 @@ def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, dcum, k
         arg = np.full(R, -1, dtype=np.int64)
         gmin = np.empty(ng)  # the smallest maximum so far of each group of replicates
         gcmax = np.empty(ng, dtype=np.int32)  # the largest count of each group in the cylinder
-        gub = np.empty(ng, dtype=np.int64)  # day_bounds: each group's bound of its largest count ...
-        gpass = np.empty(ng, dtype=np.bool_)  # ... and whether its LLR there could change a maximum
+        gpass = np.empty(ng, dtype=np.bool_)  # day_bounds: whether a group's bound could change a maximum
         for g in range(ng):
             gmin[g] = _group_min(m, g * G, min(R, g * G + G))
         for j in range(offsets[i], offsets[i + 1]):
@@ -260,7 +256,7 @@ def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, dcum, k
             cz = wsize[j]
             if bounded:
                 _cylinders_day_bounds(S, P, persons, cz, dcum, klogk, C, N, l0, mc, max_t, t_lo, t_end_min,
-                                      j, m, arg, gmin, Q, gq, W2, W1, gub, gpass)
+                                      j, m, arg, gmin, Q, gq, W2, W1, gpass)
                 continue
             for t2 in range(t_end_min, T):
                 for r in range(R):

@@ -18,7 +18,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._rng import _MT_N, _mt_randint, _mt_refill, _mt_random, _mt_seed, _randint_mask, replicate_seed_words
+from ._rng import (_MT_N, _mt_randint, _mt_refill, _mt_random, _mt_seed, _randint_mask, _uniform53,
+                   replicate_seed_words)
 
 __all__ = ["draw_null_cases", "draw_multinomial_cases", "permute_days_cases", "draw_cases", "draw_multinomial",
            "permute_days", "permute_measurements"]
@@ -222,9 +223,7 @@ def _draw_multinomial(cum, n_cases, seeds, out):
                     n_u = 1
                 else:
                     for p in range(n_u):
-                        a = np.uint64(words[idx + 2 * p]) >> np.uint64(5)
-                        b = np.uint64(words[idx + 2 * p + 1]) >> np.uint64(6)
-                        ubuf[p] = ((np.float64(a) * 67108864.0 + np.float64(b)) / 9007199254740992.0) * total
+                        ubuf[p] = _uniform53(np.uint64(words[idx + 2 * p]), np.uint64(words[idx + 2 * p + 1])) * total
                     idx += 2 * n_u
                 for p in range(n_u):
                     u = ubuf[p]
