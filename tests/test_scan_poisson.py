@@ -453,3 +453,20 @@ def test_cli_scan_ellipse(tmp_path):
                "--geo", str(SAT("ny_leukemia.geo")), "--max-population", "0.1", "--window", "ellipse", "--penalty",
                "none", "--replicates", "9", "--backend", "cpu", "-o", str(out), "--png", "", "--quiet"])
     assert rc == 0 and abs(pd.read_csv(out).log_likelihood_ratio.iloc[0] - 15.416469) < 1e-6
+
+
+def test_cumulative_expected_equals_numpy_cumsum_per_centre():
+    """Each centre's running sums of expected cases, in entry order, are np.cumsum's bits (values of
+    very different sizes, so that the order of the additions shows), centres with one entry included."""
+    rng = np.random.default_rng(17)
+    L = 400
+    coords = rng.uniform(0, 50, size=(L, 2))
+    pop = rng.integers(1, 30, size=L)
+    expected = rng.random(L) * 10.0 ** rng.integers(-6, 6, size=L)
+    for frac in (0.002, 0.3):
+        windows = scan_windows.build_windows(coords, coords, pop, frac * pop.sum())
+        got = scan_windows.cumulative_expected(windows, expected)
+        offsets, nb = windows[0], windows[1]
+        ref = np.concatenate([np.cumsum(expected[nb[a:b]]) for a, b in zip(offsets[:-1], offsets[1:])])
+        np.testing.assert_array_equal(got, ref)
+        assert (np.diff(offsets) == 1).any() or frac > 0.01

@@ -54,7 +54,7 @@ def test_pruned_poisson_skips_most_windows_on_ny(ny):
     mat = _null(ex, C, 256, 5)
     got = cpu.max_llr_pruned(eng.windows, mat, eng.klogk, C, C, "high", stats=st, model="poisson")
     np.testing.assert_array_equal(got, eng.max_llr_exhaustive(mat))
-    tests, _, evals = np.array(st["rounds"])[:, 1:].sum(axis=0)
+    tests, _, evals, _ = np.array(st["rounds"])[:, 1:].sum(axis=0)
     assert evals < 0.1 * tests
 
 
@@ -75,6 +75,38 @@ def test_pruned_poisson_maxima_equal_exhaustive_random(direction, C, ties, zeros
     for min_cases in (0, 2):
         eng = _poisson_engine(xy, ex, C, direction, min_cases)
         np.testing.assert_array_equal(eng.max_llr(mat), eng.max_llr_exhaustive(mat))
+
+
+@pytest.mark.parametrize("block", [1, 3, 8, 10**9])
+@pytest.mark.parametrize("C", [300, 40000])
+def test_pruned_poisson_blocks_of_window_ends(monkeypatch, block, C):
+    """Window ends ruled out a block at a time (the largest count after a block at its least E, the
+    least count before it at its largest E) give the exhaustive maxima bit for bit, for 16- and 32-bit
+    counts, both directions and min_cases, with blocks of one entry, of three (partial blocks at every
+    walk's end), of eight, and of a whole walk; and blocks do rule out entries."""
+    monkeypatch.setattr(cpu, "POISSON_BLOCK", (block, block))
+    rng = np.random.default_rng(C + block % 97)
+    L = 300
+    xy = rng.uniform(0, 20, size=(L, 2))
+    ex = rng.gamma(1.5, 1.0, size=L)
+    ex *= C / ex.sum()
+    mat = _null(ex, C, 160, C + 3)
+    for direction in ("high", "low", "both"):
+        for min_cases in (0, 2):
+            eng = _poisson_engine(xy, ex, C, direction, min_cases)
+            st = {}
+            got = cpu.max_llr_pruned(eng.windows, mat, eng.klogk, C, C, direction, min_cases=min_cases, stats=st,
+                                     model="poisson")
+            np.testing.assert_array_equal(got, eng.max_llr_exhaustive(mat))
+            tested, _, _, blocks = np.array(st["rounds"])[:, 1:].sum(axis=0)
+            G = -(-160 // cpu.GROUP)
+            if block == 1:
+                assert blocks == 0 and tested == G * (eng.windows[3] != 0).sum()
+            else:
+                # entries are tested one by one only inside the blocks a bound did not rule out (a whole
+                # walk's bound, from its first E to its last count, rules out nothing)
+                assert blocks > 0
+                assert tested < G * (eng.windows[3] != 0).sum() or block > L
 
 
 def test_pruned_poisson_is_sensitive_to_a_broken_bound(ny, monkeypatch):

@@ -303,7 +303,7 @@ def _group_min(m, r0, r1):
 
 @njit(cache=True, parallel=True, error_model="numpy")
 def _scan_max_pruned_poisson(centres, n_parts, step, offsets, neighbors, boundary, mexp, loge, logce, cases, R,
-                             klogk, n_cases, want_high, want_low, min_cases, m0, margin, cproto, best, stats):
+                             klogk, n_cases, want_high, want_low, min_cases, m0, margin, block, cproto, best, stats):
     """Poisson version of :func:`_scan_max_pruned`: best LLR of the centres ``centres`` per replicate,
     skipping windows that cannot matter; replicates (the first ``R`` columns of ``cases``, a multiple of
     ``GROUP``) in groups of ``GROUP`` columns.
@@ -324,8 +324,16 @@ def _scan_max_pruned_poisson(centres, n_parts, step, offsets, neighbors, boundar
     by group (its own extremes and threshold), and only the replicates of a group that passes have
     their LLRs evaluated, with the additions of :func:`_scan_batch` (and the group's threshold raised
     to its new smallest maximum). Every maximum above ``m0`` is therefore bit for bit the exhaustive
-    one. An inf/NaN bound (E = 0, E >= C) never prunes. ``stats[item]``: (group-window tests, group
-    extremes taken, LLR evaluations of a group).
+    one. An inf/NaN bound (E = 0, E >= C) never prunes.
+
+    Before that, ``block`` consecutive entries of a centre's walk are ruled out at once by one bound:
+    along the walk c and E only grow, and the high-rate f falls with E where c > E
+    (df/dE = (C-c)/(C-E) - c/E < 0), so every high-rate window of the block has
+    f <= f(cmax, E_first), cmax the item's largest count at the block's end and E_first the block's
+    first (least) E; the low-rate f rises with E, so every low-rate window has f <= f(cmin, E_last),
+    cmin the least count before the block. Only a block whose bound exceeds T is walked entry by
+    entry as above. ``stats[item]``: (group-window tests, group extremes taken, LLR evaluations of a
+    group, blocks tested).
     """
     nc = centres.shape[0]
     n_sub = (R + step - 1) // step
@@ -343,109 +351,144 @@ def _scan_max_pruned_poisson(centres, n_parts, step, offsets, neighbors, boundar
         n_test = 0
         n_red = 0
         n_eval = 0
+        n_block = 0
         for ii in range(first, last):
             i = centres[ii]
             c[:] = 0
-            for k in range(offsets[i], offsets[i + 1]):
-                row = cases[neighbors[k], s0:s0 + W]
-                for r in range(W):
-                    c[r] += row[r]
-                if boundary[k] == 0:
-                    continue
-                e = mexp[k]
-                la = loge[k]
-                lgb = logce[k]
-                n_test += G
-                # all the item's columns at once: their largest (least) count against the least threshold
-                go = False
-                if want_high:
-                    mx = c[0]
-                    for r in range(W):
-                        mx = max(mx, c[r])
-                    go = np.float64(mx) > e and mx >= mc and not (_poisson_llr(klogk, mx, cc, la, lgb) <= t_all)
-                if want_low and not go:
+            j = offsets[i]
+            end = offsets[i + 1]
+            while j < end:
+                jb = min(j + block, end)
+                if jb - j > 1:
+                    # the block's bound (see the docstring): the largest count after it at the block's
+                    # least E, the least count before it at its largest E
                     mn = c[0]
-                    for r in range(W):
-                        mn = min(mn, c[r])
-                    go = np.float64(mn) < e and not (_poisson_llr(klogk, mn, cc, la, lgb) <= t_all)
-                if not go:
-                    continue
-                raised = False
-                for g in range(G):
-                    T = Tg[g]
-                    # the exact extremes of the group
-                    n_red += 1
-                    r0 = g * GROUP
-                    mx = c[r0]
-                    mn = c[r0]
-                    go_hi = False
-                    go_lo = False
-                    if want_high:
-                        for q in range(GROUP):
-                            mx = max(mx, c[r0 + q])
-                        go_hi = np.float64(mx) > e and mx >= mc and not (_poisson_llr(klogk, mx, cc, la, lgb) <= T)
                     if want_low:
-                        for q in range(GROUP):
-                            mn = min(mn, c[r0 + q])
-                        go_lo = np.float64(mn) < e and not (_poisson_llr(klogk, mn, cc, la, lgb) <= T)
-                    if not (go_hi or go_lo):
+                        for r in range(W):
+                            mn = min(mn, c[r])
+                    _add_rows(c, cases, neighbors, j, jb, s0)
+                    n_block += 1
+                    go = False
+                    if want_high:
+                        mx = c[0]
+                        for r in range(W):
+                            mx = max(mx, c[r])
+                        go = (np.float64(mx) > mexp[j] and mx >= mc
+                              and not (_poisson_llr(klogk, mx, cc, loge[j], logce[j]) <= t_all))
+                    if want_low and not go:
+                        go = (np.float64(mn) < mexp[jb - 1]
+                              and not (_poisson_llr(klogk, mn, cc, loge[jb - 1], logce[jb - 1]) <= t_all))
+                    if not go:
+                        j = jb
                         continue
-                    n_eval += 1
-                    # one direction (the usual case): the count threshold h (l) below (above) which no
-                    # LLR of this window exceeds T, by a few steps down (up) from the extreme count;
-                    # only the replicates beyond it are evaluated
-                    sparse = False
-                    h = np.int32(mx)
-                    lw = np.int32(mn)
-                    if go_hi and not go_lo:
-                        lw = np.int32(-1)
-                        for _ in range(_STEPS):
-                            if (np.float64(h - 1) > e and h - 1 >= mc
-                                    and not (_poisson_llr(klogk, h - 1, cc, la, lgb) <= T)):
-                                h -= 1
-                            else:
-                                sparse = True  # counts below h: not high, below min_cases, or LLR <= T
-                                break
-                    elif go_lo and not go_hi:
-                        h = cc + 1
-                        for _ in range(_STEPS):
-                            if np.float64(lw + 1) < e and not (_poisson_llr(klogk, lw + 1, cc, la, lgb) <= T):
-                                lw += 1
-                            else:
-                                sparse = True  # counts above lw: not low or LLR <= T
-                                break
-                    if sparse:
-                        for q in range(GROUP):
-                            cr = c[r0 + q]
-                            if cr >= h or cr <= lw:
+                    _sub_rows(c, cases, neighbors, j, jb, s0)
+                for k in range(j, jb):
+                    row = cases[neighbors[k], s0:s0 + W]
+                    for r in range(W):
+                        c[r] += row[r]
+                    if boundary[k] == 0:
+                        continue
+                    e = mexp[k]
+                    la = loge[k]
+                    lgb = logce[k]
+                    n_test += G
+                    # all the item's columns at once: their largest (least) count against the least threshold
+                    go = False
+                    if want_high:
+                        mx = c[0]
+                        for r in range(W):
+                            mx = max(mx, c[r])
+                        go = np.float64(mx) > e and mx >= mc and not (_poisson_llr(klogk, mx, cc, la, lgb) <= t_all)
+                    if want_low and not go:
+                        mn = c[0]
+                        for r in range(W):
+                            mn = min(mn, c[r])
+                        go = np.float64(mn) < e and not (_poisson_llr(klogk, mn, cc, la, lgb) <= t_all)
+                    if not go:
+                        continue
+                    raised = False
+                    for g in range(G):
+                        T = Tg[g]
+                        # the exact extremes of the group
+                        n_red += 1
+                        r0 = g * GROUP
+                        mx = c[r0]
+                        mn = c[r0]
+                        go_hi = False
+                        go_lo = False
+                        if want_high:
+                            for q in range(GROUP):
+                                mx = max(mx, c[r0 + q])
+                            go_hi = np.float64(mx) > e and mx >= mc and not (_poisson_llr(klogk, mx, cc, la, lgb) <= T)
+                        if want_low:
+                            for q in range(GROUP):
+                                mn = min(mn, c[r0 + q])
+                            go_lo = np.float64(mn) < e and not (_poisson_llr(klogk, mn, cc, la, lgb) <= T)
+                        if not (go_hi or go_lo):
+                            continue
+                        n_eval += 1
+                        # one direction (the usual case): the count threshold h (l) below (above) which no
+                        # LLR of this window exceeds T, by a few steps down (up) from the extreme count;
+                        # only the replicates beyond it are evaluated
+                        sparse = False
+                        h = np.int32(mx)
+                        lw = np.int32(mn)
+                        if go_hi and not go_lo:
+                            lw = np.int32(-1)
+                            for _ in range(_STEPS):
+                                if (np.float64(h - 1) > e and h - 1 >= mc
+                                        and not (_poisson_llr(klogk, h - 1, cc, la, lgb) <= T)):
+                                    h -= 1
+                                else:
+                                    sparse = True  # counts below h: not high, below min_cases, or LLR <= T
+                                    break
+                        elif go_lo and not go_hi:
+                            h = cc + 1
+                            for _ in range(_STEPS):
+                                if np.float64(lw + 1) < e and not (_poisson_llr(klogk, lw + 1, cc, la, lgb) <= T):
+                                    lw += 1
+                                else:
+                                    sparse = True  # counts above lw: not low or LLR <= T
+                                    break
+                        if sparse:
+                            for q in range(GROUP):
+                                cr = c[r0 + q]
+                                if cr >= h or cr <= lw:
+                                    llr = _poisson_llr(klogk, cr, cc, la, lgb)
+                                    cf = np.float64(cr)
+                                    ok = (want_high & (cf > e) & (cr >= mc)) | (want_low & (cf < e))
+                                    if ok and llr > m[r0 + q]:
+                                        m[r0 + q] = llr
+                        else:
+                            for q in range(GROUP):
+                                cr = c[r0 + q]
                                 llr = _poisson_llr(klogk, cr, cc, la, lgb)
                                 cf = np.float64(cr)
                                 ok = (want_high & (cf > e) & (cr >= mc)) | (want_low & (cf < e))
-                                if ok and llr > m[r0 + q]:
-                                    m[r0 + q] = llr
-                    else:
-                        for q in range(GROUP):
-                            cr = c[r0 + q]
-                            llr = _poisson_llr(klogk, cr, cc, la, lgb)
-                            cf = np.float64(cr)
-                            ok = (want_high & (cf > e) & (cr >= mc)) | (want_low & (cf < e))
-                            v = llr if ok else 0.0
-                            m[r0 + q] = v if v > m[r0 + q] else m[r0 + q]
-                    # the group's maxima may have risen: so does its threshold
-                    Tg[g] = max(T, _group_min(m, r0, r0 + GROUP) - margin)
-                    raised = True
-                if raised:
-                    t_all = _group_min(Tg, 0, G)
+                                v = llr if ok else 0.0
+                                m[r0 + q] = v if v > m[r0 + q] else m[r0 + q]
+                        # the group's maxima may have risen: so does its threshold
+                        Tg[g] = max(T, _group_min(m, r0, r0 + GROUP) - margin)
+                        raised = True
+                    if raised:
+                        t_all = _group_min(Tg, 0, G)
+                j = jb
         best[part, s0:s0 + W] = m
         stats[item, 0] += n_test
         stats[item, 1] += n_red
         stats[item, 2] += n_eval
+        stats[item, 3] += n_block
 
 
 #: replicates (columns of cases) per work item of the Poisson pruned kernel: a compromise between the
 #: rows of cases staying in cache (fewer columns) and the test of all of an item's columns at once,
 #: which rules out fewer window ends when they are more
 POISSON_SUB_BATCH = 256
+#: consecutive window entries the Poisson pruned kernel rules out with one bound (1: entry by entry), with
+#: 16-bit and with 32-bit counts. Many cases (32-bit counts) mean many per location: a block's count and E
+#: grow by more along it, its bound is looser, and shorter blocks fail less often (measured: see the
+#: user guide's scan performance notes)
+POISSON_BLOCK = (8, 4)
 #: steps from a group's extreme count towards the count threshold of a window before the Poisson
 #: pruned kernel evaluates all of the group's replicates there instead of those beyond the threshold
 _STEPS = 4
@@ -675,14 +718,14 @@ def _max_llr_pruned_poisson(windows, cases, klogk, n_cases, hi_on, lo_on, min_ca
         _take_columns(cases, order, cs)
         parts = min(n_parts, b - a)
         best = np.empty((parts, Rp), dtype=np.float64)
-        st = np.zeros((n_sub * parts, 3), dtype=np.int64)
+        st = np.zeros((n_sub * parts, 4), dtype=np.int64)
         _scan_max_pruned_poisson(perm[a:b], np.int64(parts), np.int64(step), offsets, neighbors, boundary, mexp, loge,
                                  logce, cs, np.int64(Rp), klogk, np.int64(n_cases), hi_on, lo_on, np.int64(min_cases),
-                                 Ms, np.float64(margin), cproto, best, st)
+                                 Ms, np.float64(margin), np.int64(POISSON_BLOCK[ctype is np.int32]), cproto, best, st)
         M[order[:R]] = np.maximum(Ms[:R], best[:, :R].max(axis=0))
         if stats is not None:
             s = st.sum(axis=0)
-            stats.setdefault("rounds", []).append((int(b - a), int(s[0]), int(s[1]), int(s[2])))
+            stats.setdefault("rounds", []).append((int(b - a), int(s[0]), int(s[1]), int(s[2]), int(s[3])))
         a = b
     return M
 

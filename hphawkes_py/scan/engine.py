@@ -111,7 +111,10 @@ def poisson_logs(wexp: np.ndarray, n_cases: int):
         # NumPy's logarithms (the same bits whatever the split), slices on the threads: they release the GIL
         with np.errstate(divide="ignore", invalid="ignore"):
             np.log(e[a:b], out=loge[a:b])
-            np.log(np.maximum(float(n_cases) - e[a:b], 0.0), out=logce[a:b])
+            rest = logce[a:b]  # C - E in place, no temporaries
+            np.subtract(float(n_cases), e[a:b], out=rest)
+            np.maximum(rest, 0.0, out=rest)
+            np.log(rest, out=rest)
 
     parts = max(1, min(numba.get_num_threads(), len(e) // 65536))
     cuts = np.linspace(0, len(e), parts + 1).astype(np.int64)

@@ -34,32 +34,51 @@ def _windows_chunk(d, order, pop, limit, maxd2, rank, counts, nb, npop, bnd):
     n_loc = d.shape[1]
     kmax = nb.shape[1]
     for ii in prange(d.shape[0]):
+        drow = d[ii]
+        orow = order[ii]
+        nrow = nb[ii]
+        prow = npop[ii]
+        brow = bnd[ii]
         total = pop[0] - pop[0]  # zero of pop's type
         k = 0
+        dnext = drow[orow[0]] if n_loc > 0 else 0.0
         while k < n_loc and k < kmax:
-            # the tie group [k, e) of locations at exactly the same distance enters together
+            o = orow[k]
+            dk = dnext
             e = k + 1
-            group = pop[order[ii, k]]
-            dk = d[ii, order[ii, k]]
-            while e < n_loc and d[ii, order[ii, e]] == dk:
-                group += pop[order[ii, e]]
+            dnext = drow[orow[e]] if e < n_loc else np.inf
+            if dnext != dk:
+                # a location alone at its distance (the usual case: no tie group to gather and sort)
+                if total + pop[o] > limit or dk > maxd2:
+                    break
+                total += pop[o]
+                nrow[k] = o
+                prow[k] = total
+                brow[k] = 1
+                k = e
+                continue
+            # the tie group [k, e) of locations at exactly the same distance enters together
+            group = pop[o]
+            while e < n_loc and drow[orow[e]] == dk:
+                group += pop[orow[e]]
                 e += 1
+            dnext = drow[orow[e]] if e < n_loc else np.inf
             # a tie group in rank order: insertion sort
             for t in range(k + 1, e):
-                v = order[ii, t]
+                v = orow[t]
                 q = t - 1
-                while q >= k and rank[order[ii, q]] > rank[v]:
-                    order[ii, q + 1] = order[ii, q]
+                while q >= k and rank[orow[q]] > rank[v]:
+                    orow[q + 1] = orow[q]
                     q -= 1
-                order[ii, q + 1] = v
+                orow[q + 1] = v
             if total + group > limit or e > kmax or dk > maxd2:
                 break
             for t in range(k, e):
-                total += pop[order[ii, t]]
-                nb[ii, t] = order[ii, t]
-                npop[ii, t] = total
-                bnd[ii, t] = 0
-            bnd[ii, e - 1] = 1  # a window ends only after the whole tie group
+                total += pop[orow[t]]
+                nrow[t] = orow[t]
+                prow[t] = total
+                brow[t] = 0
+            brow[e - 1] = 1  # a window ends only after the whole tie group
             k = e
         counts[ii] = k
 
@@ -117,26 +136,40 @@ def _unpack_keys(d, shift, order):
     index: a run of equal high bits (distances that differ in their low ``shift`` bits only, or tie) is
     put in distance order by insertion (such runs are rare and short)."""
     low = (np.int64(1) << np.int64(shift)) - np.int64(1)
+    sh = np.int64(shift)
     n = order.shape[1]
+    same = np.empty(max(n - 1, 0), dtype=np.uint8)
     for i in range(order.shape[0]):
         o = order[i]
+        # neighbours equal in their high bits, found on the keys themselves (sequential reads, no
+        # gather of the distances)
+        n_same = 0
+        for j in range(n - 1):
+            f = (o[j] >> sh) == (o[j + 1] >> sh)
+            same[j] = f
+            n_same += f
         for j in range(n):
             o[j] &= low
-        bits = d[i].view(np.uint64)
+        if n_same == 0:
+            continue
+        drow = d[i]
         a = 0
-        while a < n:
-            top = bits[o[a]] >> np.uint64(shift)
+        while a < n - 1:
+            if same[a] == 0:
+                a += 1
+                continue
             b = a + 1
-            while b < n and bits[o[b]] >> np.uint64(shift) == top:
+            while b < n - 1 and same[b]:
                 b += 1
-            for t in range(a + 1, b):
+            # the run [a, b] in distance order (ties stay in index order)
+            for t in range(a + 1, b + 1):
                 v = o[t]
                 q = t - 1
-                while q >= a and d[i, o[q]] > d[i, v]:
+                while q >= a and drow[o[q]] > drow[v]:
                     o[q + 1] = o[q]
                     q -= 1
                 o[q + 1] = v
-            a = b
+            a = b + 1
 
 
 def _sorted_distances(P, Q, pool, d, order):
@@ -260,8 +293,16 @@ def cumulative_expected(windows, expected: np.ndarray) -> np.ndarray:
     """(E,) expected cases of each centre's window after each entry (sums in entry order)."""
     offsets, neighbors = windows[0], windows[1]
     out = np.empty(len(neighbors), dtype=np.float64)
-    e = np.asarray(expected, dtype=np.float64)[neighbors]
-    for i in range(len(offsets) - 1):
-        a, b = offsets[i], offsets[i + 1]
-        np.cumsum(e[a:b], out=out[a:b])
+    _running_sums(offsets, neighbors, np.ascontiguousarray(expected, dtype=np.float64), out)
     return out
+
+
+@njit(cache=True, parallel=True)
+def _running_sums(offsets, neighbors, expected, out):
+    """``out[a:b] = cumsum(expected[neighbors[a:b]])`` for every centre's entries ``a:b``, one addition
+    after the other in entry order (the bits of ``np.cumsum``), centres on the threads."""
+    for i in prange(offsets.shape[0] - 1):
+        acc = 0.0
+        for k in range(offsets[i], offsets[i + 1]):
+            acc += expected[neighbors[k]]
+            out[k] = acc
