@@ -2,6 +2,7 @@
 exact loop it replaces (same replicates, same arrays), on small problems that exercise the bounds."""
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pytest
 
@@ -83,6 +84,42 @@ def test_cylinder_day_bounds_against_numpy():
                     ok = (c > mu) & (c >= 2) & (mu > 0) & (mu < C)
                     ref[i] = np.maximum(ref[i], np.where(ok, llr, 0))
     np.testing.assert_allclose(best, ref, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("kind", ["permutation", "poisson"])
+@pytest.mark.parametrize("T,max_t", [(25, 7), (12, 40), (1, 1)])
+def test_interval_logs_are_the_per_cylinder_logs(kind, T, max_t):
+    """The Poisson-type cylinders take mu and its logs from a table of the distinct interval sums: for every
+    interval (t1, t2) and circle, mu = C_Z (dcum[t2 + 1] - dcum[t1]) / C, log mu and log(C - mu) equal,
+    bit for bit, those computed for that cylinder alone (integer case counts per day, and the
+    space-time Poisson's C t / T, whose sums differ in their last bits between intervals)."""
+    from hphawkes_py.scan.cpu_space_time import _interval_logs, _interval_sums
+
+    rng = np.random.default_rng(T)
+    C = 997
+    if kind == "permutation":
+        dcum = np.r_[0.0, np.cumsum(rng.multinomial(C, np.ones(T) / T))].astype(float)
+    else:
+        dcum = C * np.arange(T + 1) / T
+    du, didx = _interval_sums(dcum, T, max_t)
+    assert len(du) < T * min(T, max_t) or T == 1  # some intervals share their sum
+    mu_u, la_u, lb_u = np.empty(len(du)), np.empty(len(du)), np.empty(len(du))
+    for cz in (0.0, 1.0, 37.25, float(C), 1.5 * C):
+        _interval_logs(cz, du, float(C), mu_u, la_u, lb_u)
+        for t2 in range(T):
+            for t1 in range(max(0, t2 - max_t + 1), t2 + 1):
+                u = didx[t2, t2 - t1]
+                mu = cz * (dcum[t2 + 1] - dcum[t1]) / float(C)
+                assert mu_u[u] == mu
+                if 0.0 < mu < C:
+                    assert (la_u[u], lb_u[u]) == _kernel_logs(mu, float(C))
+
+
+@numba.njit
+def _kernel_logs(mu, Cf):
+    """The logarithms as a kernel takes them for one cylinder (Numba's, which NumPy's SIMD ones on some
+    CPUs may differ from in the last bit)."""
+    return np.log(mu), np.log(Cf - mu)
 
 
 def test_engine_day_bounds_switch():

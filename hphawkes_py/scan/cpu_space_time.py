@@ -73,11 +73,13 @@ _STEPS = 4
 
 
 @njit(cache=True, error_model="numpy")
-def _cylinders_day_bounds(S, P, persons, cz, dcum, klogk, C, N, l0, mc, max_t, t_lo, t_end_min, j, m, arg, gmin,
-                          Q, gq, W2, W1, gpass):
+def _cylinders_day_bounds(S, P, persons, mu_u, la_u, lb_u, didx, klogk, C, N, l0, mc, max_t, t_lo, t_end_min, j, m,
+                          arg, gmin, Q, gq, W2, W1, gpass):
     """The high-rate cylinders of circle entry ``j`` (counts ``S`` (T, R) per day and replicate) with
     the O(1) group bounds of :func:`_scan_cylinders` (``day_bounds``); updates ``m``, ``arg`` and
-    ``gmin`` exactly as its day-by-day loop does. ``Q``, ``gq``, ``W2``, ``W1``: work arrays."""
+    ``gmin`` exactly as its day-by-day loop does. ``mu_u``, ``la_u``, ``lb_u``, ``didx``: the circle's
+    expectations and their logs per distinct interval (see :func:`_interval_logs`). ``Q``, ``gq``,
+    ``W2``, ``W1``: work arrays."""
     T = S.shape[0]
     R = S.shape[1]
     G = CYLINDER_GROUP
@@ -108,11 +110,12 @@ def _cylinders_day_bounds(S, P, persons, cz, dcum, klogk, C, N, l0, mc, max_t, t
             if persons is not None:
                 n += P[t1]
             if persons is None:
-                e = cz * (dcum[t2 + 1] - dcum[t1]) / Cf  # mu
+                u = didx[t2, t2 - t1]
+                e = mu_u[u]  # mu
                 if not (e > 0.0 and e < Cf):
                     continue
-                a = np.log(e)
-                b = np.log(Cf - e)
+                a = la_u[u]
+                b = lb_u[u]
                 cap = C
             else:
                 if n == 0 or n == N:
@@ -168,9 +171,35 @@ def _cylinders_day_bounds(S, P, persons, cz, dcum, klogk, C, N, l0, mc, max_t, t
                 gmin[g] = _group_min(m, r0, r1)
 
 
+@njit(cache=True, inline="always")
+def _interval_logs(cz, du, Cf, mu_u, la_u, lb_u):
+    """A circle's expectations ``mu_u = cz du / C`` of the distinct interval sums ``du`` (the Poisson-type
+    cylinders), with ``log mu`` and ``log(C - mu)`` where ``0 < mu < C``: every cylinder whose days sum to
+    the same ``du`` has the same mu, bit for bit, so its logarithms are taken once per circle instead of
+    once per cylinder."""
+    for u in range(du.shape[0]):
+        mu = cz * du[u] / Cf
+        mu_u[u] = mu
+        if mu > 0.0 and mu < Cf:
+            la_u[u] = np.log(mu)
+            lb_u[u] = np.log(Cf - mu)
+
+
+def _interval_sums(dcum, T, max_t):
+    """``(du, didx)``: the distinct values ``du`` of ``dcum[t2 + 1] - dcum[t1]`` over the intervals of at most
+    ``max_t`` of the ``T`` days, and ``didx[t2, t2 - t1]`` the index of each interval's value (0 where
+    ``t1 < 0``). The same subtraction as the kernels', so the same bits."""
+    D = max(1, min(int(max_t), T))
+    t2 = np.arange(T)[:, None]
+    t1 = t2 - np.arange(D)[None, :]
+    delta = np.where(t1 >= 0, dcum[t2 + 1] - dcum[np.maximum(t1, 0)], 0.0)
+    du, didx = np.unique(delta, return_inverse=True)
+    return np.ascontiguousarray(du, dtype=np.float64), didx.reshape(T, D).astype(np.int32)
+
+
 @njit(cache=True, parallel=True, error_model="numpy")
-def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, dcum, klogk, n_cases, n_total, l0, max_t,
-                    t_end_min, min_cases, want_high, want_low, best, best_arg, want_arg, centre_ids, floor,
+def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, du, didx, klogk, n_cases, n_total, l0,
+                    max_t, t_end_min, min_cases, want_high, want_low, best, best_arg, want_arg, centre_ids, floor,
                     day_bounds):
     """Best cylinder LLR per centre over the cylinders (circle x [t1, t2]), one loop for both kinds
     of cylinder; ``persons`` selects the LLR and is resolved when the kernel is compiled (Numba
@@ -181,8 +210,9 @@ def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, dcum, k
     * ``persons`` None, the Poisson-type cylinders (space-time permutation, discrete Poisson):
       ``wsize[j]`` is the circle's cases over the whole period (C_Z; space-time Poisson: its
       expected cases E_Z) and ``dcum`` the prefix sums of the cases per day (C_d; space-time
-      Poisson: C t / T). A cylinder has ``mu = C_Z x sum_{d in [t1, t2]} C_d / C`` expected cases
-      and the Poisson LLR ``c log(c/mu) + (C-c) log((C-c)/(C-mu))`` (Kulldorff et al. 2005;
+      Poisson: C t / T), given as ``du[didx[t2, t2 - t1]] = dcum[t2 + 1] - dcum[t1]`` (see
+      :func:`_interval_logs`). A cylinder has ``mu = C_Z x sum_{d in [t1, t2]} C_d / C`` expected
+      cases and the Poisson LLR ``c log(c/mu) + (C-c) log((C-c)/(C-mu))`` (Kulldorff et al. 2005;
       Kulldorff 2001), high when ``c > mu``.
     * ``persons`` (L, T) int64, the space-time Bernoulli model: cases + controls per location and
       day (the same in every replicate: the null relabels the cases among the persons). A cylinder
@@ -239,6 +269,9 @@ def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, dcum, k
         gmin = np.empty(ng)  # the smallest maximum so far of each group of replicates
         gcmax = np.empty(ng, dtype=np.int32)  # the largest count of each group in the cylinder
         gpass = np.empty(ng, dtype=np.bool_)  # day_bounds: whether a group's bound could change a maximum
+        mu_u = np.empty(du.shape[0])  # the circle's mu of each distinct interval sum, and their logs
+        la_u = np.empty(du.shape[0])
+        lb_u = np.empty(du.shape[0])
         for g in range(ng):
             gmin[g] = _group_min(m, g * G, min(R, g * G + G))
         for j in range(offsets[i], offsets[i + 1]):
@@ -254,9 +287,11 @@ def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, dcum, k
             if boundary[j] == 0:
                 continue
             cz = wsize[j]
+            if persons is None:
+                _interval_logs(cz, du, Cf, mu_u, la_u, lb_u)
             if bounded:
-                _cylinders_day_bounds(S, P, persons, cz, dcum, klogk, C, N, l0, mc, max_t, t_lo, t_end_min,
-                                      j, m, arg, gmin, Q, gq, W2, W1, gpass)
+                _cylinders_day_bounds(S, P, persons, mu_u, la_u, lb_u, didx, klogk, C, N, l0, mc, max_t, t_lo,
+                                      t_end_min, j, m, arg, gmin, Q, gq, W2, W1, gpass)
                 continue
             for t2 in range(t_end_min, T):
                 for r in range(R):
@@ -268,11 +303,12 @@ def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, dcum, k
                     _add_day(acc, S, t1, G, gcmax)
                     # the cylinder's constants: a, b and the expectation e a count is compared with
                     if persons is None:
-                        e = cz * (dcum[t2 + 1] - dcum[t1]) / Cf  # mu
+                        u = didx[t2, t2 - t1]
+                        e = mu_u[u]  # mu
                         if not (e > 0.0 and e < Cf):
                             continue
-                        a = np.log(e)
-                        b = np.log(Cf - e)
+                        a = la_u[u]
+                        b = lb_u[u]
                     else:
                         if n == 0 or n == N:
                             continue  # no persons (or all of them): LLR 0
@@ -332,12 +368,13 @@ def cylinder_batch(windows, cases, persons, dcum, klogk, n_cases, n_total, max_t
     arg = np.empty((len(ids), R) if want_arg else (1, 1), dtype=np.int64)
     if persons is None:
         n_total, l0 = n_cases, 0.0
+        du, didx = _interval_sums(np.asarray(dcum, dtype=np.float64), cases.shape[1], max_t)
     else:
         persons = np.ascontiguousarray(persons, dtype=np.int64)
         l0 = null_loglik(klogk, n_cases, n_total)
-        dcum = np.zeros(1)
+        du, didx = np.zeros(0), np.zeros((1, 1), dtype=np.int32)
     _scan_cylinders(offsets, neighbors, np.ascontiguousarray(wsize, dtype=np.float64), boundary, cases, persons,
-                    np.ascontiguousarray(dcum, dtype=np.float64), klogk, np.int64(n_cases), np.int64(n_total), l0,
+                    du, didx, klogk, np.int64(n_cases), np.int64(n_total), l0,
                     np.int64(max_t), np.int64(t_end_min), np.int64(min_cases), direction in ("high", "both"),
                     direction in ("low", "both"), best, arg, bool(want_arg), ids, fl, bool(day_bounds))
     return best, (arg if want_arg else None)
