@@ -65,3 +65,35 @@ def test_pruning_with_bins_equals_exhaustive(proportion, direction, coarse):
         # (low-rate windows here, half the persons cases or bins half their size wide: a block adds more
         # than any margin, so every block is walked window by window)
         assert walked < tested
+
+
+@pytest.mark.parametrize("proportion", [0.1, 0.3])
+def test_entry_bound_rules_out_blocks_and_keeps_maxima(monkeypatch, proportion):
+    """Many persons a location and common cases (a block's count grows by more than the margin): a group
+    whose block test fails is tested entry by entry against each window end's threshold with the
+    group's largest count per location (``rowmax``). The maxima stay the exhaustive ones, fewer blocks
+    are walked than without that test, and a ``rowmax`` that understates the counts (all zero) changes
+    the maxima: the bound is what keeps them."""
+    xy, pop, N, C, mat = _many_persons_problem(7, proportion)
+    windows = scan_windows.build_windows(xy, xy, pop, 0.5 * N)
+    eng = make_engine(windows, scan_engine.klogk_table(N), C, N, "high", backend="cpu", min_cases=2)
+    ref = eng.max_llr_exhaustive(mat)
+    bins = size_bins(windows[2])
+
+    def walked():
+        st = {}
+        got = cpu.max_llr_pruned(windows, mat, eng.klogk, C, N, "high", bins, min_cases=2, stats=st)
+        return got, np.sum([r[2] for r in st["rounds"]])
+
+    got, with_bound = walked()
+    np.testing.assert_array_equal(got, ref)
+    orig = cpu._group_row_max
+    huge = np.iinfo(np.int8).max
+    # rowmax at its type's largest: the entry test never rules a block out (every block walks, as before it)
+    monkeypatch.setattr(cpu, "_group_row_max", lambda cs, R, group, out: out.fill(huge))
+    got, without = walked()
+    np.testing.assert_array_equal(got, ref)
+    assert with_bound < without
+    monkeypatch.setattr(cpu, "_group_row_max", lambda cs, R, group, out: out.fill(0))
+    assert not np.array_equal(walked()[0], ref)
+    monkeypatch.setattr(cpu, "_group_row_max", orig)

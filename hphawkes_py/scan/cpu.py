@@ -191,8 +191,8 @@ def _work_item(item, n_parts, step, R, nc):
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def _scan_max_pruned(centres, n_parts, step, offsets, neighbors, npop, boundary, entry_u, cases, R, klogk, n_cases,
-                     n_total, l0, want_high, want_low, m0, thr_hi, thr_lo, block, sub, best, stats):
+def _scan_max_pruned(centres, n_parts, step, offsets, neighbors, npop, boundary, entry_u, cases, rowmax, R, klogk,
+                     n_cases, n_total, l0, want_high, want_low, m0, thr_hi, thr_lo, block, sub, best, stats):
     """Best LLR of the centres ``centres`` per replicate, skipping windows that cannot matter.
 
     Replicates come in groups of ``GROUP`` columns (sorted by ``m0``). ``m0`` (R,) are LLRs
@@ -207,8 +207,12 @@ def _scan_max_pruned(centres, n_parts, step, offsets, neighbors, npop, boundary,
     thresholds (checked by the caller), so no window of the block can matter to group g when
     each of its replicates' count at the block's end is below the group's high threshold of the
     block's first entry and its count before the block is above the low threshold of the block's
-    last entry. Only the groups that fail this test walk the block again, entry by entry, over
-    their own replicates (:func:`_walk_group`).
+    last entry. A group that fails it on the high side only is tested again entry by entry without
+    walking: at entry k of the block each replicate's count is at most the smaller of its count at the
+    block's end and the group's largest count before the block plus, for every entry up to k, the
+    group's largest count at that location (``rowmax[l, g]``); the block is skipped when that bound
+    is below the threshold of entry k at every window end k. Only the groups that fail both tests walk
+    the block again, entry by entry, over their own replicates (:func:`_walk_group`).
 
     One parallel region for the whole round: its work items are (columns ``s0:s0 + step`` of the first
     ``R`` of ``cases``, a part of the centres, ``n_parts`` parts; a sub-batch's rows of cases stay in the
@@ -227,12 +231,16 @@ def _scan_max_pruned(centres, n_parts, step, offsets, neighbors, npop, boundary,
         g0 = s0 // GROUP
         c = np.zeros(W, dtype=thr_hi.dtype)
         low0 = np.zeros(G, dtype=thr_hi.dtype)
+        hi0 = np.zeros(G, dtype=np.int64)  # each group's largest count before the block
         m = m0[s0:s0 + W].copy()
         n_test = 0
         n_hit = 0
+        n_tried = 0
+        n_ruled = 0
         for ii in range(first, last):
             i = centres[ii]
             c[:] = 0
+            hi0[:] = 0
             j = offsets[i]
             end = offsets[i + 1]
             while j < end:
@@ -257,9 +265,26 @@ def _scan_max_pruned(centres, n_parts, step, offsets, neighbors, npop, boundary,
                     for k in range(cg.shape[0]):
                         mx = max(mx, cg[k])
                     hit = mx >= thr_hi[g0 + g, ua]
+                    hit_lo = False
                     if want_low:
-                        hit |= low0[g] <= thr_lo[g0 + g, ub]
+                        hit_lo = low0[g] <= thr_lo[g0 + g, ub]
                     n_test += 1
+                    # the entry-by-entry bound (see above): no walk when no window end reaches its threshold.
+                    # Where it seldom rules a block out (few persons a location: the groups' largest counts
+                    # per location are far above the typical ones) it is tried on one failing block in 16
+                    if hit and not hit_lo and (4 * n_ruled >= n_tried or (n_test & 15) == 0):
+                        n_tried += 1
+                        hit = False
+                        top = hi0[g]
+                        mxl = np.int64(mx)
+                        for k in range(j, jb):
+                            top += rowmax[neighbors[k], g0 + g]
+                            if boundary[k] != 0 and min(mxl, top) >= thr_hi[g0 + g, entry_u[k]]:
+                                hit = True
+                                break
+                        n_ruled += not hit
+                    hi0[g] = mx
+                    hit |= hit_lo
                     if hit:
                         n_hit += 1
                         # the group's counts back to the block's start, then the block in sub-blocks of
@@ -615,6 +640,7 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, bins=None
     cases, ctype, rtype = _narrow_counts(cases, n_cases)
     cs = _aligned_columns(cases.shape[0], R, rtype)
     G = (R + GROUP - 1) // GROUP
+    rowmax = np.empty((cases.shape[0], G), dtype=rtype)
     step, n_sub, n_parts = _work_items(R, SUB_BATCH)
     perm, cuts = _round_plan(m)
     a = 0
@@ -636,11 +662,12 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, bins=None
         thr_hi = thr_hi.astype(ctype)
         thr_lo = thr_lo.astype(ctype)
         _take_columns(cases, order, cs)
+        _group_row_max(cs, R, GROUP, rowmax)
         parts = min(n_parts, b - a)
         best = np.empty((parts, R), dtype=np.float64)
         st = np.zeros((n_sub * parts, 2), dtype=np.int64)
         _scan_max_pruned(perm[a:b], np.int64(parts), np.int64(step), offsets, neighbors, npop, boundary, entry_u, cs,
-                         np.int64(R), klogk, np.int64(n_cases), np.int64(n_total), l0, hi_on, lo_on, Ms, thr_hi, thr_lo,
+                         rowmax, np.int64(R), klogk, np.int64(n_cases), np.int64(n_total), l0, hi_on, lo_on, Ms, thr_hi, thr_lo,
                          np.int64(block), np.int64(SUB_BLOCK), best, st)
         M[order] = np.maximum(Ms, best.max(axis=0))
         if stats is not None:
@@ -659,6 +686,19 @@ def _aligned_columns(L, R, dtype):
     buf = np.empty(L * cols * item + 64, dtype=np.uint8)
     first = (-buf.ctypes.data) % 64
     return buf[first:first + L * cols * item].view(dtype).reshape(L, cols)
+
+
+@njit(cache=True, parallel=True)
+def _group_row_max(cases, R, group, out):
+    """``out[l, g]``: the largest of ``cases[l, g * group:(g + 1) * group]`` (of the first ``R`` columns), rows in
+    parallel."""
+    for l in prange(cases.shape[0]):
+        for g in range(out.shape[1]):
+            r0 = g * group
+            v = cases[l, r0]
+            for r in range(r0 + 1, min(R, r0 + group)):
+                v = max(v, cases[l, r])
+            out[l, g] = v
 
 
 @njit(cache=True, parallel=True)
