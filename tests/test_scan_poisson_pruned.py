@@ -210,3 +210,23 @@ def test_null_draw_stream_equals_numba_np_random(n):
         got = _our_stream(np.uint32(seed), np.int64(n), 1501)
         np.testing.assert_array_equal(got[0], ref[0])
         np.testing.assert_array_equal(got[1], ref[1])
+
+
+def test_pruned_poisson_window_end_bound_is_what_keeps_the_maxima(monkeypatch):
+    """32-bit counts (many cases): a block whose bound fails is bounded again window end by window end with
+    the item's largest count per location (``rowmax``). The maxima are the exhaustive ones with it and
+    without it, and a ``rowmax`` that understates the counts (all zero) changes them."""
+    rng = np.random.default_rng(21)
+    L, C = 300, 60000
+    xy = rng.uniform(0, 20, size=(L, 2))
+    ex = rng.gamma(4.0, 1.0, size=L)
+    ex *= C / ex.sum()
+    mat = _null(ex, C, 96, 4)
+    eng = _poisson_engine(xy, ex, C, "high", 2)
+    ref = eng.max_llr_exhaustive(mat)
+    for refine in (True, False):
+        monkeypatch.setattr(cpu, "POISSON_REFINE", refine)
+        np.testing.assert_array_equal(eng.max_llr(mat), ref)
+    monkeypatch.setattr(cpu, "POISSON_REFINE", True)
+    monkeypatch.setattr(cpu, "_group_row_max", lambda cs, R, group, out: out.fill(0))
+    assert not np.array_equal(eng.max_llr(mat), ref)

@@ -327,8 +327,9 @@ def _group_min(m, r0, r1):
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def _scan_max_pruned_poisson(centres, n_parts, step, offsets, neighbors, boundary, mexp, loge, logce, cases, R,
-                             klogk, n_cases, want_high, want_low, min_cases, m0, margin, block, cproto, best, stats):
+def _scan_max_pruned_poisson(centres, n_parts, step, offsets, neighbors, boundary, mexp, loge, logce, cases, rowmax,
+                             R, klogk, n_cases, want_high, want_low, min_cases, m0, margin, block, refine, cproto,
+                             best, stats):
     """Poisson version of :func:`_scan_max_pruned`: best LLR of the centres ``centres`` per replicate,
     skipping windows that cannot matter; replicates (the first ``R`` columns of ``cases``, a multiple of
     ``GROUP``) in groups of ``GROUP`` columns.
@@ -356,8 +357,11 @@ def _scan_max_pruned_poisson(centres, n_parts, step, offsets, neighbors, boundar
     (df/dE = (C-c)/(C-E) - c/E < 0), so every high-rate window of the block has
     f <= f(cmax, E_first), cmax the item's largest count at the block's end and E_first the block's
     first (least) E; the low-rate f rises with E, so every low-rate window has f <= f(cmin, E_last),
-    cmin the least count before the block. Only a block whose bound exceeds T is walked entry by
-    entry as above. ``stats[item]``: (group-window tests, group extremes taken, LLR evaluations of a
+    cmin the least count before the block. With ``refine``, a block whose bound exceeds T (high rates
+    only) is bounded again window end by window end: at entry k every count is at most the smaller of cmax and the
+    item's largest count before the block plus, for every entry up to k, the item's largest count at
+    that location (``rowmax[l, s]``, sub-batch s); only a block where that fails too is walked entry
+    by entry as above. ``stats[item]``: (group-window tests, group extremes taken, LLR evaluations of a
     group, blocks tested).
     """
     nc = centres.shape[0]
@@ -377,9 +381,11 @@ def _scan_max_pruned_poisson(centres, n_parts, step, offsets, neighbors, boundar
         n_red = 0
         n_eval = 0
         n_block = 0
+        sb = s0 // step
         for ii in range(first, last):
             i = centres[ii]
             c[:] = 0
+            hi0 = np.int64(0)  # the item's largest count before the block
             j = offsets[i]
             end = offsets[i + 1]
             while j < end:
@@ -403,6 +409,19 @@ def _scan_max_pruned_poisson(centres, n_parts, step, offsets, neighbors, boundar
                     if want_low and not go:
                         go = (np.float64(mn) < mexp[jb - 1]
                               and not (_poisson_llr(klogk, mn, cc, loge[jb - 1], logce[jb - 1]) <= t_all))
+                    if go and refine and want_high and not want_low:
+                        # each window end's own bound (see the docstring)
+                        go = False
+                        top = hi0
+                        for k in range(j, jb):
+                            top += rowmax[neighbors[k], sb]
+                            ub = np.int32(min(np.int64(mx), top))
+                            if (boundary[k] != 0 and np.float64(ub) > mexp[k] and ub >= mc
+                                    and not (_poisson_llr(klogk, ub, cc, loge[k], logce[k]) <= t_all)):
+                                go = True
+                                break
+                    if refine and want_high:
+                        hi0 = np.int64(mx)
                     if not go:
                         j = jb
                         continue
@@ -497,6 +516,12 @@ def _scan_max_pruned_poisson(centres, n_parts, step, offsets, neighbors, boundar
                         raised = True
                     if raised:
                         t_all = _group_min(Tg, 0, G)
+                if refine and want_high:
+                    # the walk leaves the counts at the block's end: their largest, for the next block
+                    mx = c[0]
+                    for r in range(W):
+                        mx = max(mx, c[r])
+                    hi0 = np.int64(mx)
                 j = jb
         best[part, s0:s0 + W] = m
         stats[item, 0] += n_test
@@ -514,6 +539,11 @@ POISSON_SUB_BATCH = 256
 #: grow by more along it, its bound is looser, and shorter blocks fail less often (measured: see the
 #: user guide's scan performance notes)
 POISSON_BLOCK = (8, 4)
+#: whether the Poisson pruned kernel bounds a failing block again window end by window end (see
+#: :func:`_scan_max_pruned_poisson`) when the counts are 32-bit: with many cases a location the blocks'
+#: bounds are loose and the second bound often spares the walk; with few it seldom does, and costs more
+#: than it saves (benchmarks/results/scan_poisson_block.md)
+POISSON_REFINE = True
 #: steps from a group's extreme count towards the count threshold of a window before the Poisson
 #: pruned kernel evaluates all of the group's replicates there instead of those beyond the threshold
 _STEPS = 4
@@ -747,6 +777,7 @@ def _max_llr_pruned_poisson(windows, cases, klogk, n_cases, hi_on, lo_on, min_ca
     Rp = G * GROUP
     step, n_sub, n_parts = _work_items(Rp, POISSON_SUB_BATCH)
     cs = _aligned_columns(cases.shape[0], Rp, rtype)
+    rowmax = np.empty((cases.shape[0], n_sub), dtype=rtype)
     perm, cuts = _round_plan(m)
     a = 0
     for b in cuts:
@@ -756,12 +787,15 @@ def _max_llr_pruned_poisson(windows, cases, klogk, n_cases, hi_on, lo_on, min_ca
         order = np.concatenate([order, np.full(Rp - R, order[-1])])
         Ms = np.ascontiguousarray(M[order])
         _take_columns(cases, order, cs)
+        _group_row_max(cs, Rp, step, rowmax)
         parts = min(n_parts, b - a)
         best = np.empty((parts, Rp), dtype=np.float64)
         st = np.zeros((n_sub * parts, 4), dtype=np.int64)
+        wide = ctype is np.int32
         _scan_max_pruned_poisson(perm[a:b], np.int64(parts), np.int64(step), offsets, neighbors, boundary, mexp, loge,
-                                 logce, cs, np.int64(Rp), klogk, np.int64(n_cases), hi_on, lo_on, np.int64(min_cases),
-                                 Ms, np.float64(margin), np.int64(POISSON_BLOCK[ctype is np.int32]), cproto, best, st)
+                                 logce, cs, rowmax, np.int64(Rp), klogk, np.int64(n_cases), hi_on, lo_on,
+                                 np.int64(min_cases), Ms, np.float64(margin), np.int64(POISSON_BLOCK[wide]),
+                                 wide and POISSON_REFINE, cproto, best, st)
         M[order[:R]] = np.maximum(Ms[:R], best[:, :R].max(axis=0))
         if stats is not None:
             s = st.sum(axis=0)
