@@ -8,8 +8,8 @@ population), the null replicates of one analysis are drawn once, then the pruned
 4, 8 and 16 window ends, and with the default block without the second, window-end-by-window-end
 bound (``POISSON_REFINE``, used with 32-bit counts), the settings alternating within one process,
 ``--repeats`` times each; the least time of each is kept, and every setting's maxima must equal entry
-by entry's. The defaults (``POISSON_BLOCK``: 8 with 16-bit counts, 4 with 32-bit ones, and the second
-bound with 32-bit ones) are the measured best.
+by entry's. The defaults (``POISSON_BLOCK`` 8, and the second bound with 32-bit counts) are the
+measured best.
 Writes benchmarks/results/scan_poisson_block.{json,md}.
 """
 from __future__ import annotations
@@ -66,12 +66,12 @@ def main():
         eng, cases = null_problem(name, args.replicates)
         plogs = eng._poisson_logs()
         bits = 16 if eng.n_cases < 2**15 - 1 else 32
-        settings = [(b, True) for b in BLOCKS] + [(default[bits == 32], False)]
+        settings = [(b, True) for b in BLOCKS] + [(default, False)]
         times = {k: [] for k in settings}
         ref = None
         for rep in range(args.repeats + 1):  # the first pass compiles and is not kept
             for b, refine in settings:
-                cpu.POISSON_BLOCK, cpu.POISSON_REFINE = (b, b), refine
+                cpu.POISSON_BLOCK, cpu.POISSON_REFINE = b, refine
                 t0 = time.perf_counter()
                 m = cpu.max_llr_pruned(eng.windows, cases, eng.klogk, eng.n_cases, eng.n_total, eng.direction,
                                        min_cases=eng.min_cases, model="poisson", plogs=plogs)
@@ -80,9 +80,9 @@ def main():
                 ref = m if ref is None else ref
                 assert np.array_equal(m, ref), (name, b, refine)
         cpu.POISSON_BLOCK, cpu.POISSON_REFINE = default, True
-        rows[name] = {"cases": int(eng.n_cases), "count_bits": bits, "default_block": default[bits == 32],
+        rows[name] = {"cases": int(eng.n_cases), "count_bits": bits, "default_block": default,
                       "seconds": {str(b): min(times[b, True]) for b in BLOCKS},
-                      "default_block_without_refine": min(times[default[bits == 32], False])}
+                      "default_block_without_refine": min(times[default, False])}
         print(name, bits, {k: round(min(t), 3) for k, t in times.items()}, flush=True)
     res = {"machine": machine_info(args.threads), "threads": args.threads, "replicates": args.replicates,
            "repeats": args.repeats, "problems": rows}

@@ -84,7 +84,7 @@ def test_pruned_poisson_blocks_of_window_ends(monkeypatch, block, C):
     least count before it at its largest E) give the exhaustive maxima bit for bit, for 16- and 32-bit
     counts, both directions and min_cases, with blocks of one entry, of three (partial blocks at every
     walk's end), of eight, and of a whole walk; and blocks do rule out entries."""
-    monkeypatch.setattr(cpu, "POISSON_BLOCK", (block, block))
+    monkeypatch.setattr(cpu, "POISSON_BLOCK", block)
     rng = np.random.default_rng(C + block % 97)
     L = 300
     xy = rng.uniform(0, 20, size=(L, 2))

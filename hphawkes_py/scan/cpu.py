@@ -534,15 +534,13 @@ def _scan_max_pruned_poisson(centres, n_parts, step, offsets, neighbors, boundar
 #: rows of cases staying in cache (fewer columns) and the test of all of an item's columns at once,
 #: which rules out fewer window ends when they are more
 POISSON_SUB_BATCH = 256
-#: consecutive window entries the Poisson pruned kernel rules out with one bound (1: entry by entry), with
-#: 16-bit and with 32-bit counts. Many cases (32-bit counts) mean many per location: a block's count and E
-#: grow by more along it, its bound is looser, and shorter blocks fail less often (measured: see the
-#: user guide's scan performance notes)
-POISSON_BLOCK = (8, 4)
+#: consecutive window entries the Poisson pruned kernel rules out with one bound (1: entry by entry;
+#: measured per regime in benchmarks/results/scan_poisson_block.md)
+POISSON_BLOCK = 8
 #: whether the Poisson pruned kernel bounds a failing block again window end by window end (see
-#: :func:`_scan_max_pruned_poisson`) when the counts are 32-bit: with many cases a location the blocks'
-#: bounds are loose and the second bound often spares the walk; with few it seldom does, and costs more
-#: than it saves (benchmarks/results/scan_poisson_block.md)
+#: :func:`_scan_max_pruned_poisson`) when the counts are 32-bit: with many cases a location a block's count
+#: and E grow by more along it, its bound is loose, and the second bound often spares the walk
+#: (benchmarks/results/scan_poisson_block.md)
 POISSON_REFINE = True
 #: steps from a group's extreme count towards the count threshold of a window before the Poisson
 #: pruned kernel evaluates all of the group's replicates there instead of those beyond the threshold
@@ -794,7 +792,7 @@ def _max_llr_pruned_poisson(windows, cases, klogk, n_cases, hi_on, lo_on, min_ca
         wide = ctype is np.int32
         _scan_max_pruned_poisson(perm[a:b], np.int64(parts), np.int64(step), offsets, neighbors, boundary, mexp, loge,
                                  logce, cs, rowmax, np.int64(Rp), klogk, np.int64(n_cases), hi_on, lo_on,
-                                 np.int64(min_cases), Ms, np.float64(margin), np.int64(POISSON_BLOCK[wide]),
+                                 np.int64(min_cases), Ms, np.float64(margin), np.int64(POISSON_BLOCK),
                                  wide and POISSON_REFINE, cproto, best, st)
         M[order[:R]] = np.maximum(Ms[:R], best[:, :R].max(axis=0))
         if stats is not None:
