@@ -352,16 +352,17 @@ def _scan_max_pruned_poisson(centres, n_parts, step, offsets, neighbors, boundar
     to its new smallest maximum). Every maximum above ``m0`` is therefore bit for bit the exhaustive
     one. An inf/NaN bound (E = 0, E >= C) never prunes.
 
-    Before that, ``block`` consecutive entries of a centre's walk are ruled out at once by one bound:
-    along the walk c and E only grow, and the high-rate f falls with E where c > E
+    Before that, ``block`` consecutive entries of a centre's walk are ruled out at once by one bound
+    (``mexp`` holds the running sums at every entry, tie groups included, as
+    :func:`~.windows.cumulative_expected` gives them): along the walk c and E only grow, and the high-rate f falls with E where c > E
     (df/dE = (C-c)/(C-E) - c/E < 0), so every high-rate window of the block has
     f <= f(cmax, E_first), cmax the item's largest count at the block's end and E_first the block's
     first (least) E; the low-rate f rises with E, so every low-rate window has f <= f(cmin, E_last),
     cmin the least count before the block. With ``refine``, a block whose bound exceeds T (high rates
-    only) is bounded again window end by window end: at entry k every count is at most the smaller of cmax and the
-    item's largest count before the block plus, for every entry up to k, the item's largest count at
-    that location (``rowmax[l, s]``, sub-batch s); only a block where that fails too is walked entry
-    by entry as above. ``stats[item]``: (group-window tests, group extremes taken, LLR evaluations of a
+    only) is bounded again window end by window end: at entry k every count is at most the smaller of
+    cmax and the item's largest count before the block plus, for every entry up to k, the item's
+    largest count at that location (``rowmax[l, s]``, sub-batch s); only a block where that fails too
+    is walked entry by entry as above. ``stats[item]``: (group-window tests, group extremes taken, LLR evaluations of a
     group, blocks tested).
     """
     nc = centres.shape[0]
