@@ -1,7 +1,7 @@
 """The observed data's best window per centre with blocks of windows skipped by a bound
 (hphawkes_py.scan.cpu_observed): each centre's best LLR and the entry where its best window first
 ends equal those of the exhaustive kernel bit for bit, for both models, every direction and block
-sizes from 1 to longer than any walk; and the bound does skip (the comparison would pass with no
+sizes from 1 to longer than any walk, with and without prefetching; and the bound does skip (the comparison would pass with no
 pruning at all otherwise)."""
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def _problem(kind, seed, L=400):
     return xy, pop, rng.binomial(pop, risk)
 
 
-def _both(windows, cases, klogk, C, N, direction, min_cases, poisson, block):
+def _both(windows, cases, klogk, C, N, direction, min_cases, poisson, block, lookahead=0):
     offsets, neighbors, size, boundary = windows
     hi, lo = direction in ("high", "both"), direction in ("low", "both")
     if poisson:
@@ -44,7 +44,7 @@ def _both(windows, cases, klogk, C, N, direction, min_cases, poisson, block):
                     hi, lo, np.int64(min_cases), poisson, best, entry, True)
     got = cpu_observed.best_per_centre_blocks(offsets, neighbors, npop, mexp, loge, logce, boundary, col[:, 0],
                                               klogk, C, N, l0, hi, lo, min_cases, poisson,
-                                              cpu.PRUNE_MARGIN + 1e-12 * float(klogk[-1]), block)
+                                              cpu.PRUNE_MARGIN + 1e-12 * float(klogk[-1]), block, lookahead)
     return (best[:, 0], entry[:, 0]), got
 
 
@@ -57,9 +57,11 @@ def test_blocks_equal_exhaustive(kind, direction, model):
     size = pop if model == "bernoulli" else pop * (C / N)
     windows = scan_windows.build_windows(xy, xy, size, 0.5 * size.sum())
     klogk = scan_engine.klogk_table(N if model == "bernoulli" else C)
-    for block in (1, 3, 8, 10**6):
+    # prefetching the table lines (Bernoulli) a few or many window ends ahead changes nothing
+    for block, lookahead in ((1, 0), (3, 5), (8, 0), (8, 16), (10**6, 3)):
         for min_cases in (0, 2):
-            (b0, e0), (b1, e1) = _both(windows, cases, klogk, C, N, direction, min_cases, model == "poisson", block)
+            (b0, e0), (b1, e1) = _both(windows, cases, klogk, C, N, direction, min_cases, model == "poisson", block,
+                                       lookahead)
             np.testing.assert_array_equal(b1, b0)
             np.testing.assert_array_equal(e1, e0)
     assert b0.max() > 1 and (e0 >= 0).sum() > len(pop) // 2

@@ -6,7 +6,9 @@ window end: a few loads from the ``k log k`` table at the window's population, w
 cache line or more from one window to the next. This kernel walks each centre's windows in blocks
 of ``block`` entries and evaluates the LLR at one point per block first, a bound on every window
 of the block, and walks the block entry by entry only when the bound reaches the centre's running
-maximum.
+maximum. The Bernoulli walk also prefetches the table lines of the next ``LOOKAHEAD`` window ends
+(their counts from a running sum ahead of the walk), so that those loads overlap instead of each
+waiting on memory.
 
 The bound. Along a centre's walk the window's case count c and size n (persons, or expected cases
 for the Poisson model) only grow. On the high-rate side (c/n > (C - c)/(N - n); Poisson c > E) the
@@ -24,12 +26,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .._prefetch import prefetch
 from .llr import _llr, _poisson_llr
 
 __all__ = ["best_per_centre_blocks"]
 
 #: entries per block: one bound per block against up to ``BLOCK`` exact LLRs
 BLOCK = 8
+#: window ends past the block being tested whose ``k log k`` lines are prefetched (Bernoulli; 0: none)
+LOOKAHEAD = 16
 
 
 @njit(cache=True, inline="always")
@@ -57,11 +62,25 @@ def _block_bound(c_lo, c_hi, j, jl, npop, mexp, loge, logce, klogk, C, N, l0, wa
     return bound
 
 
+@njit(cache=True, inline="always")
+def _prefetch_llr(klogk, c, n, C, N):
+    """Prefetch the ``k log k`` entries of the Bernoulli LLR of ``c`` cases among ``n`` persons that are
+    far apart from one window to the next (those at the persons' counts; the cases' two move slowly)."""
+    prefetch(klogk, n)
+    prefetch(klogk, N - n)
+    prefetch(klogk, n - c)
+    prefetch(klogk, N - n - C + c)
+
+
 @njit(cache=True, parallel=True, error_model="numpy")
 def _best_blocks(offsets, neighbors, npop, mexp, loge, logce, boundary, cases, klogk, n_cases, n_total, l0,
-                 want_high, want_low, min_cases, poisson, margin, block, best, best_entry):
+                 want_high, want_low, min_cases, poisson, margin, block, lookahead, best, best_entry):
     """Best LLR and its first window end entry (-1: none positive) of every centre, for the one
-    column ``cases`` (L,), blocks skipped by :func:`_block_bound`."""
+    column ``cases`` (L,), blocks skipped by :func:`_block_bound`; the table lines of the window ends
+    up to ``lookahead`` entries past each block are prefetched first (Bernoulli; their counts from a
+    second running sum), so that the lookups of a centre's walk do not each wait on memory. The Poisson
+    LLR's lookups are at the case counts, which move by a few entries from one window to the next: the
+    caches hold them, and prefetching them measured slower."""
     n_centres = offsets.shape[0] - 1
     C = n_cases
     N = n_total
@@ -74,8 +93,15 @@ def _best_blocks(offsets, neighbors, npop, mexp, loge, logce, boundary, cases, k
         c = np.int32(0)
         j = offsets[i]
         end = offsets[i + 1]
+        p = j  # next entry to prefetch, and the count through the entries before it
+        cp = np.int32(0)
         while j < end:
             jb = min(j + block, end)
+            pe = min(jb + lookahead, end) if lookahead > 0 and not poisson else p
+            while p < pe:
+                cp += cases[neighbors[p]]
+                _prefetch_llr(klogk, cp, npop[p], C, N)
+                p += 1
             c_lo = c + cases[neighbors[j]]
             c_hi = c_lo
             for k in range(j + 1, jb):
@@ -108,15 +134,17 @@ def _best_blocks(offsets, neighbors, npop, mexp, loge, logce, boundary, cases, k
 
 
 def best_per_centre_blocks(offsets, neighbors, npop, mexp, loge, logce, boundary, cases, klogk, n_cases, n_total,
-                           l0, want_high, want_low, min_cases, poisson, margin, block=BLOCK):
+                           l0, want_high, want_low, min_cases, poisson, margin, block=BLOCK, lookahead=LOOKAHEAD):
     """``(best, best_entry)`` (m,) of the one column ``cases`` (L,) int32: each centre's largest LLR
     and the entry where its best window first ends (-1 when no window has a positive LLR), equal bit
     for bit to those of :func:`~.cpu._scan_batch`; arguments as there, ``margin`` (> the LLRs'
-    rounding) below the running maximum at which a block's bound skips it."""
+    rounding) below the running maximum at which a block's bound skips it; ``lookahead``: window ends
+    past the current block whose table lines are prefetched (any value gives the same results)."""
     m = offsets.shape[0] - 1
     best = np.empty(m, dtype=np.float64)
     best_entry = np.empty(m, dtype=np.int64)
     _best_blocks(offsets, neighbors, npop, mexp, loge, logce, boundary, np.ascontiguousarray(cases, dtype=np.int32),
                  klogk, np.int64(n_cases), np.int64(n_total), np.float64(l0), bool(want_high), bool(want_low),
-                 np.int64(min_cases), bool(poisson), np.float64(margin), np.int64(block), best, best_entry)
+                 np.int64(min_cases), bool(poisson), np.float64(margin), np.int64(block), np.int64(lookahead), best,
+                 best_entry)
     return best, best_entry
