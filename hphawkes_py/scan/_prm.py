@@ -14,6 +14,7 @@ by :mod:`hphawkes_py.scan._prm_temporal`.
 from __future__ import annotations
 
 import configparser
+import math
 import warnings
 from pathlib import Path
 
@@ -222,6 +223,8 @@ def prm_arguments(path) -> dict:
         name = {"space_time_permutation": "space-time permutation", "space_time_bernoulli": "Bernoulli space-time",
                 "space_time_poisson": "discrete Poisson space-time"}[model]
         intervals = _space_time_kwargs(v, analysis, name, bad, kwargs)
+    if model == "space_time_poisson":
+        _time_trend_kwargs(v, bad, kwargs)
     if model in ("temporal_poisson", "seasonal_poisson"):
         files["population_file"] = file("PopulationFile", False)
 
@@ -323,12 +326,35 @@ def _model_and_analysis(v, bad):
         allowed = sorted((a for m, a in _ANALYSES if m == model_code), key=int)
         raise bad("AnalysisType", f"is not supported with the {_MODEL_NAMES[model_code]} model: must be "
                   + _either(f"{a} ({_ANALYSIS_NAMES[a]})" for a in allowed))
-    if model == "space_time_poisson" and v.get("TimeTrendAdjustmentType", "0") not in ("0", ""):
-        # no time-trend adjustment of the expected cases here (SpatialAdjustmentType is refused for
-        # every model above)
-        raise bad("TimeTrendAdjustmentType", "is not supported: the discrete Poisson space-time scan runs "
-                                             "without time-trend adjustment (TimeTrendAdjustmentType=0)")
     return model, analysis
+
+
+def _time_trend_kwargs(v, bad, kwargs):
+    """The discrete Poisson space-time scan's time-trend adjustment (``TimeTrendAdjustmentType`` 1:
+    nonparametric, 2: log-linear by ``TimeTrendPercentage`` per year, 3: log-linear estimated) as
+    ``time_trend`` and ``trend_percent`` in ``kwargs``; the stratified randomization (4) and the
+    log-quadratic trend (5) are refused."""
+    kind = v.get("TimeTrendAdjustmentType", "0") or "0"
+    if kind == "0":
+        return
+    if kind in ("4", "5"):
+        what = {"4": "the nonparametric adjustment by time-stratified randomization",
+                "5": "the log-quadratic trend"}[kind]
+        raise bad("TimeTrendAdjustmentType", f"is not supported ({what}): the discrete Poisson space-time scan "
+                                             f"adjusts nonparametrically (1) or for a log-linear trend, given (2) or "
+                                             f"estimated (3)")
+    if kind not in ("1", "2", "3"):
+        raise bad("TimeTrendAdjustmentType", "must be 0 (none), 1 (nonparametric), 2 (log-linear percentage) or 3 "
+                                             "(estimated log-linear trend)")
+    kwargs["time_trend"] = "nonparametric" if kind == "1" else "loglinear"
+    if kind == "2":
+        try:
+            pct = float(v.get("TimeTrendPercentage", "0"))
+        except ValueError:
+            raise bad("TimeTrendPercentage", "is not a number") from None
+        if not pct > -100 or not math.isfinite(pct):
+            raise bad("TimeTrendPercentage", "must be a percentage above -100 (SaTScan refuses it alike)")
+        kwargs["trend_percent"] = pct
 
 
 def _either(items) -> str:

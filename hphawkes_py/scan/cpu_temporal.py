@@ -179,11 +179,12 @@ def _sums(m, beta):
 
 
 @njit(cache=True, error_model="numpy")
-def fit_trend(c, m):
+def fit_trend(c, m, convergence=TREND_CONVERGENCE):
     """(status, alpha, beta) of the log-linear trend ``E c_t = m_t exp(alpha + beta t)`` by maximum
     likelihood, as SaTScan's ``LinearTimeTrend::CalculateAndSet``: undefined with fewer than 2 cases,
     -inf (+inf) when every case is in the first (last) unit, else Newton-Raphson on the profile score
-    ``F(beta) = sum t c_t sum m_t e^(beta t) - C sum t m_t e^(beta t)`` from a least-squares start."""
+    ``F(beta) = sum t c_t sum m_t e^(beta t) - C sum t m_t e^(beta t)`` from a least-squares start,
+    until beta moves less than ``convergence``."""
     T = c.shape[0]
     C = 0.0
     stc = 0.0
@@ -221,7 +222,7 @@ def fit_trend(c, m):
         f = stc * s0 - C * s1
         s = stc * s1 - C * s2
         new = beta - f / s if s != 0 else beta + 0.1
-        if abs(new - beta) < TREND_CONVERGENCE:
+        if abs(new - beta) < convergence:
             s0, s1, s2 = _sums(m, new)
             return TREND_CONVERGED, np.log(C / s0), new
         beta = new if new * T < limit else beta + 0.1

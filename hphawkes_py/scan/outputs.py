@@ -31,6 +31,7 @@ from ._report_format import (_LABEL, _RIGHT, _SUMMARY_LABEL, _block_line, _popul
                              category_report_lines)
 from .locations import EARTH_RADIUS_KM
 from .outputs_temporal import is_time_result, write_time_results
+from .time_trend import time_trend_text
 
 __all__ = ["cluster_table", "location_table", "risk_table", "llr_table", "report_text", "write_satscan",
            "SATSCAN_TABLES"]
@@ -474,8 +475,11 @@ def report_text(result, *, study_period=None, title: str | None = None, p_values
     lines = []
     if title:
         lines += [title, ""]
-    lines += [f"{_TITLES.get(result.model, result.model)}, {result.direction} rates (hphawkes_py; cluster blocks as "
-              f"SaTScan 10 writes them)", rule, "", "SUMMARY OF DATA", ""]
+    lines.append(f"{_TITLES.get(result.model, result.model)}, {result.direction} rates (hphawkes_py; cluster blocks "
+                 f"as SaTScan 10 writes them)")
+    if getattr(result, "time_trend", None) is not None:
+        lines.append(time_trend_text(result.time_trend) + ".")
+    lines += [rule, "", "SUMMARY OF DATA", ""]
 
     def summary(label, value):
         lines.append(label.ljust(_SUMMARY_LABEL, ".") + ": " + value)

@@ -72,6 +72,10 @@ class ScanResult:
     max_population, direction, n_replicates, grid_cell, model, max_distance, min_cases, distance
         The settings used (``model``: "bernoulli" or "poisson"; radii and ``max_distance`` in km
         when ``distance="great_circle"``).
+    time_trend : dict, optional
+        The space-time Poisson scan's time-trend adjustment (:func:`hphawkes_py.scan.space_time`'s
+        ``time_trend``): ``adjustment``, ``estimated``, ``beta`` (per day), ``daily_percent`` and
+        ``annual_percent``; None without one.
     _loc_coords, _loc_cases, _loc_controls, _loc_population, _loc_expected, _row_ids, _row_loc : numpy.ndarray, optional
         Per-location data behind :meth:`location_table` and :meth:`plot` (merged locations:
         coordinates, cases, controls, population, expected cases; the input rows' ids and
@@ -109,6 +113,7 @@ class ScanResult:
     max_distance: Any = None
     min_cases: int = 0
     distance: str = "euclidean"
+    time_trend: Any = None
     _loc_coords: np.ndarray = dataclasses.field(default=None, repr=False)
     _loc_cases: np.ndarray = dataclasses.field(default=None, repr=False)
     _loc_controls: np.ndarray = dataclasses.field(default=None, repr=False)
@@ -142,6 +147,7 @@ class ScanResult:
             "max_distance": self.max_distance,
             "min_cases": self.min_cases,
             "distance": self.distance,
+            "time_trend": self.time_trend,
         }
 
     def to_csv(self, path, **kwargs) -> None:
@@ -163,6 +169,10 @@ class ScanResult:
             + (f", radius <= {self.max_distance:g}" if self.max_distance is not None else ""),
             f"  {self.n_centres} centres, {self.n_windows} windows, {self.n_replicates} replicates",
         ]
+        if self.time_trend is not None:
+            from .time_trend import time_trend_text
+
+            lines.append(f"  {time_trend_text(self.time_trend)}")
         for k, row in self.clusters.iterrows():
             ids = ", ".join(str(v) for v in row.location_ids[:12]) + (" ..." if row.n_locations > 12 else "")
             when = ""

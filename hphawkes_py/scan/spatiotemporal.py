@@ -29,6 +29,7 @@ from .locations import (Geometry, _check_geometry, _check_max_population, _check
                         check_ids_per_location, check_location_ids, make_centres, merge_rows)
 from .monte_carlo import BATCH_SIZE, RunOptions, batch_children, check_run, replicate_seed_batches
 from .result import Candidates, ScanResult, _clusters
+from .time_trend import TIME_TRENDS, time_trend_weights
 from .null_draws import draw_multinomial_cases, draw_null_cases, permute_days_cases
 from .windows import build_windows
 
@@ -200,7 +201,7 @@ def space_time_permutation(coords, cases, times, *, max_population=0.5, max_dist
 def space_time(coords, cases, times, *, population=None, controls=None, model="poisson", max_population=0.5,
                max_distance=None, max_temporal=7, prospective=False, study_period=None, min_cases=2, n_replicates=999,
                direction="high", distance="euclidean", location_ids=None, seed=None, executor=None, backend="auto",
-               threads=None, progress=True) -> ScanResult:
+               threads=None, progress=True, time_trend=None, trend_percent=None) -> ScanResult:
     """Kulldorff's retrospective (or prospective) space-time scan: discrete Poisson or Bernoulli model.
 
     Cylinders as in :func:`space_time_permutation`: circles centred on the locations x intervals of
@@ -208,10 +209,11 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
 
     ``model="poisson"`` (SaTScan's discrete Poisson): the expected cases come from the population:
     location z has ``E_z = C P_z / sum P`` expected cases, spread evenly over the days of the study
-    period (population constant in time, no time-trend adjustment), so a cylinder has
-    ``mu = E_Z (t2 - t1 + 1) / T``; the Monte Carlo redistributes the C cases multinomially over
-    the location x day cells in proportion to their expectations. Circles are cut at
-    ``max_population`` x the total population.
+    period (population constant in time), so a cylinder has ``mu = E_Z (t2 - t1 + 1) / T``; the Monte
+    Carlo redistributes the C cases multinomially over the location x day cells in proportion to their
+    expectations. Circles are cut at ``max_population`` x the total population. With ``time_trend``
+    the days get weights ``w_t`` instead (SaTScan's time-trend adjustment, :mod:`.time_trend`):
+    ``mu = E_Z sum_{t1..t2} w_t / sum w``, and the Monte Carlo draws in proportion to ``E_z w_t``.
 
     ``model="bernoulli"`` (SaTScan's Bernoulli, AnalysisType 3/4): cases and controls per location
     and day; a cylinder with ``c`` cases among ``n`` persons (cases + controls in its locations and
@@ -241,6 +243,15 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
     distance, location_ids, seed, executor, backend, threads, progress
         As in :func:`space_time_permutation` (``backend="gpu"``/``"emulator"`` run the CUDA cylinder
         kernels of both models).
+    time_trend : {None, "nonparametric", "loglinear"}
+        ``model="poisson"``: adjust the expected cases for a trend of the risk over the study period
+        (SaTScan's ``TimeTrendAdjustmentType`` 1, 2 and 3): ``"nonparametric"``, every day's expected
+        cases are its observed cases; ``"loglinear"``, a log-linear trend, ``trend_percent`` or else
+        estimated from the daily case totals. None (default): no adjustment.
+    trend_percent : float, optional
+        ``time_trend="loglinear"``: the change of the risk per year, percent (> -100; SaTScan's
+        ``TimeTrendPercentage``), ``beta = log(1 + trend_percent / 100) / 365.25`` per day. None: the
+        maximum likelihood trend of the data.
 
     Returns
     -------
@@ -248,7 +259,9 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
         ``model="space_time_poisson"`` (``clusters.population``: the circle's population) or
         ``"space_time_bernoulli"`` (``clusters.population``: the cylinder's persons, cases + controls;
         ``expected`` = n C / N; ``relative_risk`` = (c / n) / ((C - c) / (N - n))); ``start``, ``end``
-        as in :func:`space_time_permutation`.
+        as in :func:`space_time_permutation`; ``time_trend``: the adjustment made (see
+        :func:`~hphawkes_py.scan.time_trend.time_trend_weights`; ``daily_percent`` is the figure SaTScan
+        reports), None without one.
 
     Examples
     --------
@@ -267,8 +280,21 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
     >>> top = res.most_likely
     >>> print(res.model, top.start, top.end, top.n_locations, top.cases, round(top.log_likelihood_ratio, 3))
     space_time_poisson 28 28 5 26 99.072
+
+    The same with the expected cases adjusted for a log-linear trend estimated from the daily totals:
+
+    >>> adj = hp.scan.space_time(xy, cases, days, population=pop, max_temporal=7, n_replicates=99, seed=1,
+    ...                          backend="cpu", progress=False, time_trend="loglinear")
+    >>> print(adj.most_likely.cases, round(adj.time_trend["daily_percent"], 4))
+    26 7.7801
     """
     check_in(model, "model", ("poisson", "bernoulli"))
+    check_in(time_trend, "time_trend", TIME_TRENDS)
+    if time_trend is None and trend_percent is not None:
+        raise ValueError("trend_percent is for time_trend='loglinear' (a log-linear trend of the risk per year)")
+    if time_trend is not None and model != "poisson":
+        raise ValueError("time_trend adjusts the expected cases of model='poisson'; the Bernoulli model's expected "
+                         "cases come from each cylinder's cases and controls")
     opts = SpaceTimeOptions(max_population, max_distance, max_temporal, prospective, study_period, min_cases,
                             n_replicates, direction, distance, location_ids, seed, executor, backend, threads, progress)
     if model == "bernoulli":
@@ -303,9 +329,17 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
         raise ValueError(f"a location with cases has zero population (location of row "
                          f"{int(np.flatnonzero(gid == int(np.argmax(bad)))[0])})")
     Ez = C * P / P.sum()
-    dcum = C * np.arange(T + 1, dtype=np.float64) / T
     size = P.astype(np.int64) if np.all(P == np.round(P)) else P
-    return _cylinders(common, "space_time_poisson", size, Ez, dcum, ("multinomial", np.repeat(Ez / T, T)))
+    if time_trend is None:
+        dcum = C * np.arange(T + 1, dtype=np.float64) / T
+        return _cylinders(common, "space_time_poisson", size, Ez, dcum, ("multinomial", np.repeat(Ez / T, T)))
+    # expected cases of location z on day t: E_z w_t / sum w (the running sums C w / sum w give a cylinder's
+    # share of E_Z)
+    w, info = time_trend_weights(c_lt.sum(axis=0), time_trend, trend_percent)
+    share = w / w.sum()
+    dcum = np.concatenate([[0.0], C * np.cumsum(share)])
+    return _cylinders(common, "space_time_poisson", size, Ez, dcum, ("multinomial", np.outer(Ez, share).ravel()),
+                      time_trend=info)
 
 
 def _space_time_bernoulli(coords, cases, times, controls, opts: SpaceTimeOptions):
@@ -393,7 +427,8 @@ def _check_common(coords, cases, times, opts: SpaceTimeOptions) -> SpaceTimeData
                          members=members, L=L, c_lt=c_lt)
 
 
-def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=None, controls_loc=None):
+def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=None, controls_loc=None,
+               time_trend=None):
     """Scan the cylinders of circles cut at ``max_population`` x ``size.sum()``; ``wsize_loc``: each
     location's C_z (or E_z) summed along the walks; ``null``: how replicates are drawn. With
     ``persons`` ((L, T) cases + controls), the Bernoulli model (``wsize_loc`` and ``dcum`` unused)."""
@@ -488,7 +523,7 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
         _loc_expected=(None if model == "space_time_permutation" else
                        pop_loc * (C / N) if bern else np.asarray(wsize_loc, dtype=float)),
         _loc_controls=controls_loc,
-        _row_ids=cm.ids, _row_loc=cm.gid,
+        _row_ids=cm.ids, _row_loc=cm.gid, time_trend=time_trend,
     )
 
 

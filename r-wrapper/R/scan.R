@@ -68,6 +68,7 @@ scan_bernoulli <- function(coords, cases, controls, max_population = 0.5, n_repl
     python = res
   )
   if (!is.null(out[["_loc_controls"]])) obj$locations$controls <- out[["_loc_controls"]]
+  if (!is.null(out$time_trend)) obj$time_trend <- out$time_trend
   structure(obj, class = "hphawkes_scan")
 }
 
@@ -380,8 +381,15 @@ plot.hphawkes_scan <- function(x, ...) {
 #' @param progress Show a progress bar.
 #' @param backend \code{"auto"}, \code{"cpu"}, \code{"gpu"} or \code{"emulator"}.
 #' @param threads \code{NULL} or number of CPU threads.
+#' @param time_trend Discrete Poisson model: \code{NULL} (no adjustment), \code{"nonparametric"} (every
+#'   day's expected cases are its observed cases) or \code{"loglinear"} (a log-linear trend of the
+#'   risk, \code{trend_percent} or else estimated from the daily totals), SaTScan's time-trend
+#'   adjustments 1, 2 and 3.
+#' @param trend_percent \code{time_trend = "loglinear"}: the change of the risk per year, percent
+#'   (above -100); \code{NULL} estimates it.
 #' @return An object of class \code{hphawkes_scan}; \code{clusters} has \code{start} and \code{end}
-#'   (\code{Date}s when \code{times} are).
+#'   (\code{Date}s when \code{times} are); \code{time_trend} the adjustment made (with
+#'   \code{daily_percent}, the figure SaTScan reports), or \code{NULL}.
 #' @examplesIf hphawkes_available()
 #' set.seed(3)  # 40 locations x 20 days, an outbreak near (3, 7) on days 16-18
 #' xy <- cbind(runif(40, 0, 10), runif(40, 0, 10))
@@ -396,13 +404,17 @@ plot.hphawkes_scan <- function(x, ...) {
 #' # the discrete Poisson space-time model: a population of 1000 per location
 #' scan_space_time(xy[g$loc, ], g$cases, dates, population = rep(1000, nrow(g)),
 #'                 n_replicates = 19, seed = 1)
+#' # the same, the expected cases adjusted for a trend estimated from the daily totals
+#' adj <- scan_space_time(xy[g$loc, ], g$cases, dates, population = rep(1000, nrow(g)),
+#'                        n_replicates = 19, seed = 1, time_trend = "loglinear")
+#' adj$time_trend$daily_percent
 #' @export
 scan_space_time <- function(coords, cases, times, population = NULL, controls = NULL, max_population = 0.5,
                             max_distance = NULL,
                             max_temporal = 7L, prospective = FALSE, min_cases = 2L,
                             n_replicates = 999L, direction = "high", distance = "euclidean",
                             seed = NULL, location_ids = NULL, progress = FALSE, backend = "auto",
-                            threads = NULL) {
+                            threads = NULL, time_trend = NULL, trend_percent = NULL) {
   .hp_check_args()
   sc <- .hp_mod("scan")
   .hp_no_na(times, "times")
@@ -421,6 +433,12 @@ scan_space_time <- function(coords, cases, times, population = NULL, controls = 
   if (!is.null(controls)) {
     kw$controls <- .np_count(controls, "controls")
     kw$model <- "bernoulli"
+  }
+  if (!is.null(time_trend) || !is.null(trend_percent)) {
+    if (is.null(population))
+      stop("time_trend adjusts the discrete Poisson model: give population", call. = FALSE)
+    kw$time_trend <- time_trend
+    kw$trend_percent <- .as_num(trend_percent)
   }
   res <- .hp_call(do.call(fun, c(list(.np_double(coords, "coords"),
     .np_count(cases, "cases"), .np_count(t, "times")), kw)))

@@ -67,3 +67,35 @@ test_that("scan_space_time with controls is the space-time Bernoulli model; scan
                       window = "ellipse", penalty = "none", n_replicates = 9, seed = 1, backend = "cpu")
   expect_true(all(c("test_statistic", "shape", "angle", "semimajor_axis") %in% names(b$clusters)))
 })
+
+test_that("scan_space_time adjusts the discrete Poisson model for a time trend, as Python", {
+  skip_if_no_hphawkes()
+  set.seed(8)
+  L <- 25L; nday <- 30L
+  xy <- cbind(runif(L, 0, 10), runif(L, 0, 10))
+  grid <- expand.grid(loc = seq_len(L), day = seq_len(nday))
+  grid$cases <- rpois(nrow(grid), 0.2 * exp(0.05 * grid$day))
+  g <- grid[grid$cases > 0, ]
+  pop <- rep(1000, nrow(g))
+  for (tt in list(list("nonparametric", NULL), list("loglinear", NULL), list("loglinear", 250))) {
+    res <- scan_space_time(xy[g$loc, ], g$cases, g$day, population = pop, n_replicates = 19, seed = 1,
+                           backend = "cpu", time_trend = tt[[1]], trend_percent = tt[[2]])
+    f <- tmp_csv(cbind(xy[g$loc, ], g$cases, g$day))
+    py <- py_reference(paste("import numpy as np, hphawkes_py as hp",
+      sprintf("d = np.loadtxt(r'%s', delimiter=',')", f),
+      sprintf("r = hp.scan.space_time(d[:, :2], d[:, 2].astype(int), d[:, 3].astype(int), population=np.full(len(d), 1000.0),"),
+      sprintf("    n_replicates=19, seed=1, backend='cpu', progress=False, time_trend='%s', trend_percent=%s)",
+              tt[[1]], if (is.null(tt[[2]])) "None" else tt[[2]]),
+      "out = {'expected': r.clusters.expected.to_numpy(), 'null': r.null_llr, 'tt': r.time_trend}", sep = "\n"))
+    expect_identical(res$clusters$expected, py$expected)
+    expect_identical(res$null_llr, py$null)
+    expect_identical(res$time_trend$adjustment, tt[[1]])
+    if (tt[[1]] == "loglinear") expect_equal(res$time_trend$daily_percent, py$tt$daily_percent)
+  }
+  # the estimated trend is the simulated 5 % a day, within its error
+  est <- scan_space_time(xy[g$loc, ], g$cases, g$day, population = pop, n_replicates = 9, seed = 1,
+                         backend = "cpu", time_trend = "loglinear")
+  expect_true(abs(est$time_trend$daily_percent - 100 * (exp(0.05) - 1)) < 1.5)
+  expect_error(scan_space_time(xy[g$loc, ], g$cases, g$day, time_trend = "loglinear", n_replicates = 9),
+               "give population")
+})

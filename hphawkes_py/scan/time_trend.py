@@ -1,0 +1,134 @@
+"""Time-trend adjustment of the discrete Poisson space-time scan's expected cases, as SaTScan does it.
+
+A space-time Poisson analysis compares each cylinder's cases with the cases its population would have
+if the risk were the same everywhere and at all times. When the risk changes over the study period
+for everyone (more cases every year as a disease becomes commoner, or as it is better reported), that
+change alone makes the later cylinders look like clusters. SaTScan's ``TimeTrendAdjustmentType``
+takes it out of the expected cases: each day's expected cases are those of the population times a
+weight ``w_t`` of the day, normalised so that the C cases are all expected (a location keeps its share
+of the expected cases, a cylinder gets ``mu = E_Z sum_{t in I} w_t / sum_t w_t``), and the Monte Carlo
+draws the cases in proportion to those expectations (SaTScan's ``CPoissonModel::AdjustMeasure``):
+
+* ``"nonparametric"`` (``TimeTrendAdjustmentType=1``): ``w_t`` = the cases of day t, so that every
+  day's expected cases are its observed cases; only the spatial distribution of each day's cases is
+  left to be unusual.
+* ``"loglinear"`` with a percentage p per year (``TimeTrendAdjustmentType=2``, ``TimeTrendPercentage``):
+  ``w_t = exp(beta t)``, ``beta = log(1 + p / 100) / 365.25`` per day.
+* ``"loglinear"`` estimated (``TimeTrendAdjustmentType=3``): beta is the maximum likelihood estimate of
+  the log-linear trend of the daily case totals against the daily expected cases
+  (:func:`~.cpu_temporal.fit_trend`, SaTScan's ``LinearTimeTrend`` with its convergence 1e-7).
+
+SaTScan reports the trend as the percentage change per time aggregation unit, here per day:
+``100 (exp(beta) - 1)`` (0 within 1e-8), "adjusting for time trend with a daily increase of ...%.".
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .cpu_temporal import TREND_CONVERGED, TREND_NEG_INF, TREND_POS_INF, TREND_UNDEFINED, fit_trend
+
+__all__ = ["time_trend_weights", "time_trend_text", "TIME_TRENDS"]
+
+#: the adjustments :func:`time_trend_weights` makes (None: none)
+TIME_TRENDS = (None, "nonparametric", "loglinear")
+#: days per year in SaTScan's conversion of a yearly percentage (AVERAGE_DAYS_IN_YEAR)
+DAYS_PER_YEAR = 365.25
+#: Newton-Raphson convergence of the estimated trend (SaTScan's CPoissonModel::gTimeTrendConvergence)
+ADJUSTMENT_CONVERGENCE = 1e-7
+#: a reported percentage within this of 0 is reported as 0 (SaTScan's AbstractTimeTrend::TREND_ZERO)
+TREND_ZERO = 1e-8
+
+
+def _percent(beta: float, days: float) -> float:
+    """The percentage change over ``days`` days of a log-linear trend ``beta`` per day, as SaTScan
+    reports it (0 within ``TREND_ZERO``)."""
+    p = 100.0 * math.expm1(beta * days)
+    return 0.0 if -TREND_ZERO < p < TREND_ZERO else p
+
+
+def time_trend_weights(day_cases, time_trend, trend_percent=None):
+    """The day weights ``w`` (T,) of a time-trend adjustment and a description of it.
+
+    Parameters
+    ----------
+    day_cases : array_like (T,)
+        Cases of each day of the study period (all locations).
+    time_trend : {"nonparametric", "loglinear"}
+        The adjustment (see the module notes).
+    trend_percent : float, optional
+        ``"loglinear"``: the change of the risk per year, percent (> -100); None estimates it from
+        ``day_cases``.
+
+    Returns
+    -------
+    w : numpy.ndarray (T,)
+        Positive (non-negative for ``"nonparametric"``) weight of each day; only their ratios matter.
+    info : dict
+        ``adjustment`` (``time_trend``), ``estimated`` (bool), ``beta`` (the log-linear trend per day;
+        None for ``"nonparametric"``), ``daily_percent`` and ``annual_percent`` (the change per day and
+        per 365.25 days, percent; None for ``"nonparametric"``).
+
+    Examples
+    --------
+    >>> w, info = time_trend_weights([10, 12, 14, 17, 20], "loglinear")
+    >>> round(info["daily_percent"], 2), bool(info["estimated"])
+    (18.94, True)
+    >>> w, info = time_trend_weights([3, 0, 5], "nonparametric")
+    >>> w.tolist()
+    [3.0, 0.0, 5.0]
+    """
+    c = np.asarray(day_cases, dtype=np.float64)
+    if c.ndim != 1 or c.size == 0 or not np.isfinite(c).all() or (c < 0).any():
+        raise ValueError("day_cases must be a non-empty vector of non-negative case counts")
+    if time_trend not in TIME_TRENDS[1:]:
+        raise ValueError(f"time_trend must be None, 'nonparametric' or 'loglinear', got {time_trend!r}")
+    T = c.size
+    C = float(c.sum())
+    if time_trend == "nonparametric":
+        if trend_percent is not None:
+            raise ValueError("trend_percent is for time_trend='loglinear' (a log-linear trend per year)")
+        if C <= 0:
+            raise ValueError("time_trend='nonparametric' needs cases: every day's expected cases are its cases")
+        return c.copy(), dict(adjustment="nonparametric", estimated=False, beta=None, daily_percent=None,
+                              annual_percent=None)
+    if trend_percent is not None:
+        p = float(trend_percent)
+        if not math.isfinite(p) or p <= -100.0:
+            raise ValueError(f"trend_percent must be a finite percentage above -100 (a yearly change of the risk), "
+                             f"got {trend_percent!r}")
+        beta = math.log1p(p / 100.0) / DAYS_PER_YEAR
+        estimated = False
+    else:
+        # the daily expected cases before adjustment: a population constant in time, C / T a day
+        status, _, beta = fit_trend(c, np.full(T, C / T), ADJUSTMENT_CONVERGENCE)
+        if status == TREND_UNDEFINED:
+            raise ValueError("the time trend is undefined (fewer than 2 cases), so the temporal adjustment could not "
+                             "be made (SaTScan stops alike); run without time_trend, or give trend_percent")
+        if status in (TREND_NEG_INF, TREND_POS_INF):
+            raise ValueError("the time trend is infinite (every case on the first or the last day), so the temporal "
+                             "adjustment could not be made (SaTScan stops alike); run without time_trend, or give "
+                             "trend_percent")
+        if status != TREND_CONVERGED:
+            raise ValueError("the estimated time trend did not converge; give trend_percent instead")
+        beta = float(beta)
+        estimated = True
+    w = np.exp(beta * np.arange(T, dtype=np.float64))
+    return w, dict(adjustment="loglinear", estimated=estimated, beta=beta, daily_percent=_percent(beta, 1.0),
+                   annual_percent=_percent(beta, DAYS_PER_YEAR))
+
+
+def time_trend_text(info) -> str:
+    """SaTScan's statement of the adjustment ``info`` (from :func:`time_trend_weights`) in its analysis
+    summary (``ParametersPrint::getCalculatedTimeTrendAsString``, day intervals), without the full stop.
+
+    Examples
+    --------
+    >>> time_trend_text(time_trend_weights([10, 12, 14, 17, 20], "loglinear")[1])
+    'adjusting for time trend with a daily increase of 18.9407%'
+    """
+    if info["adjustment"] == "nonparametric":
+        return "adjusting for time nonparametrically"
+    p = info["daily_percent"]
+    return f"adjusting for time trend with a daily {'decrease' if p < 0 else 'increase'} of {abs(p):g}%"
