@@ -255,6 +255,23 @@ def test_bernoulli_and_degenerate_trends_are_refused():
         time_trend_weights([0, 1, 0, 0], "loglinear")
 
 
+@pytest.mark.parametrize("time_trend", ["nonparametric", "loglinear"])
+def test_cuda_engine_on_the_emulator_equals_cpu(time_trend):
+    """The CUDA cylinder kernels read the adjusted day sums as the CPU engine does: the same clusters and
+    null maxima bit for bit (on the emulator)."""
+    rng = np.random.default_rng(5)
+    xy = rng.uniform(0, 10, (12, 2))
+    loc, day = np.indices((12, 10)).reshape(2, -1)
+    cases = rng.poisson(0.3 * np.exp(0.1 * day))
+    kw = dict(population=np.full(loc.size, 1000), n_replicates=19, seed=1, progress=False, max_temporal=4,
+              time_trend=time_trend)
+    cpu = hp.scan.space_time(xy[loc], cases, day, backend="cpu", **kw)
+    emu = hp.scan.space_time(xy[loc], cases, day, backend="emulator", **kw)
+    np.testing.assert_array_equal(emu.null_llr, cpu.null_llr)
+    np.testing.assert_array_equal(emu.clusters.log_likelihood_ratio, cpu.clusters.log_likelihood_ratio)
+    np.testing.assert_array_equal(emu.clusters.expected, cpu.clusters.expected)
+    assert cpu.null_llr.max() > 0 and emu.time_trend == cpu.time_trend
+
 def test_module_examples_run():
     import doctest
 
