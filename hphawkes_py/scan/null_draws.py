@@ -74,6 +74,27 @@ def _count_bits(bits, cum, counts):
         bits[w] = np.uint64(0)
 
 
+@njit(cache=True, inline="always")
+def _merge_distinct(sel, have, fresh):
+    """``(merged, n)``: the distinct values of the sorted ``sel[:have]`` (distinct) and ``fresh`` (sorted,
+    possibly repeating), in order, in the first ``n`` places of a new array."""
+    out = np.empty(have + fresh.shape[0], dtype=np.int64)
+    i = 0
+    j = 0
+    w = 0
+    while i < have or j < fresh.shape[0]:
+        if j >= fresh.shape[0] or (i < have and sel[i] <= fresh[j]):
+            v = sel[i]
+            i += 1
+        else:
+            v = fresh[j]
+            j += 1
+        if w == 0 or v != out[w - 1]:
+            out[w] = v
+            w += 1
+    return out, w
+
+
 @njit(cache=True, parallel=True)
 def _draw_cases(cumpop, n_cases, seeds, use_bits, out):
     """Random relabelling of the C cases among the N persons, per replicate (column).
@@ -124,21 +145,14 @@ def _draw_cases(cumpop, n_cases, seeds, use_bits, out):
                 sel = np.empty(0, dtype=np.int64)
                 have = 0
                 while have < k:
-                    # distinct positions so far plus fresh draws, sorted and deduplicated in place
+                    # the fresh draws sorted, then merged with the distinct positions so far (sorted),
+                    # repeats dropped: O(have + need log need) a round, not a sort of all of them
                     need = k - have
-                    buf = np.empty(have + need, dtype=np.int64)
-                    for t in range(have):
-                        buf[t] = sel[t]
+                    fresh = np.empty(need, dtype=np.int64)
                     for t in range(need):
-                        buf[have + t], idx = _mt_randint(mt, words, idx, N, mask, wide)
-                    buf.sort()
-                    w = 1
-                    for t in range(1, buf.shape[0]):
-                        if buf[t] != buf[w - 1]:
-                            buf[w] = buf[t]
-                            w += 1
-                    sel = buf
-                    have = w
+                        fresh[t], idx = _mt_randint(mt, words, idx, N, mask, wide)
+                    fresh.sort()
+                    sel, have = _merge_distinct(sel, have, fresh)
                 # sel[:k] is sorted: merge it with the cumulative populations
                 _count_sorted(sel, k, cumpop, counts)
             if flip:
