@@ -7,8 +7,8 @@ cache line or more from one window to the next. This kernel walks each centre's 
 of ``block`` entries and evaluates the LLR at one point per block first, a bound on every window
 of the block, and walks the block entry by entry only when the bound reaches the centre's running
 maximum. The Bernoulli walk also prefetches the table lines of the next ``LOOKAHEAD`` window ends
-(their counts from a running sum ahead of the walk), so that those loads overlap instead of each
-waiting on memory.
+(their counts from a running sum ahead of the walk) when the table is larger than a core's L2 cache
+(``PREFETCH_TABLE_BYTES``), so that those loads overlap instead of each waiting on memory.
 
 The bound. Along a centre's walk the window's case count c and size n (persons, or expected cases
 for the Poisson model) only grow. On the high-rate side (c/n > (C - c)/(N - n); Poisson c > E) the
@@ -35,6 +35,9 @@ __all__ = ["best_per_centre_blocks"]
 BLOCK = 8
 #: window ends past the block being tested whose ``k log k`` lines are prefetched (Bernoulli; 0: none)
 LOOKAHEAD = 16
+#: the prefetch is made only for tables at least this large: a smaller one stays in a core's L2
+#: cache, where the prefetches only add instructions (measured slower)
+PREFETCH_TABLE_BYTES = 2 << 20
 
 
 @njit(cache=True, inline="always")
@@ -134,12 +137,15 @@ def _best_blocks(offsets, neighbors, npop, mexp, loge, logce, boundary, cases, k
 
 
 def best_per_centre_blocks(offsets, neighbors, npop, mexp, loge, logce, boundary, cases, klogk, n_cases, n_total,
-                           l0, want_high, want_low, min_cases, poisson, margin, block=BLOCK, lookahead=LOOKAHEAD):
+                           l0, want_high, want_low, min_cases, poisson, margin, block=BLOCK, lookahead=None):
     """``(best, best_entry)`` (m,) of the one column ``cases`` (L,) int32: each centre's largest LLR
     and the entry where its best window first ends (-1 when no window has a positive LLR), equal bit
     for bit to those of :func:`~.cpu._scan_batch`; arguments as there, ``margin`` (> the LLRs'
     rounding) below the running maximum at which a block's bound skips it; ``lookahead``: window ends
-    past the current block whose table lines are prefetched (any value gives the same results)."""
+    past the current block whose table lines are prefetched (any value gives the same results; None:
+    ``LOOKAHEAD`` for a table of ``PREFETCH_TABLE_BYTES`` or more, else none)."""
+    if lookahead is None:
+        lookahead = LOOKAHEAD if klogk.nbytes >= PREFETCH_TABLE_BYTES else 0
     m = offsets.shape[0] - 1
     best = np.empty(m, dtype=np.float64)
     best_entry = np.empty(m, dtype=np.int64)
