@@ -80,10 +80,9 @@ def _best_blocks(offsets, neighbors, npop, mexp, loge, logce, boundary, cases, k
                  want_high, want_low, min_cases, poisson, margin, block, lookahead, best, best_entry):
     """Best LLR and its first window end entry (-1: none positive) of every centre, for the one
     column ``cases`` (L,), blocks skipped by :func:`_block_bound`; the table lines of the window ends
-    up to ``lookahead`` entries past each block are prefetched first (Bernoulli; their counts from a
-    second running sum), so that the lookups of a centre's walk do not each wait on memory. The Poisson
-    LLR's lookups are at the case counts, which move by a few entries from one window to the next: the
-    caches hold them, and prefetching them measured slower."""
+    up to ``lookahead`` entries past each block are prefetched first (Bernoulli only: 0 for Poisson,
+    see :func:`best_per_centre_blocks`; their counts from a second running sum), so that the lookups of
+    a centre's walk do not each wait on memory."""
     n_centres = offsets.shape[0] - 1
     C = n_cases
     N = n_total
@@ -100,7 +99,7 @@ def _best_blocks(offsets, neighbors, npop, mexp, loge, logce, boundary, cases, k
         cp = np.int32(0)
         while j < end:
             jb = min(j + block, end)
-            pe = min(jb + lookahead, end) if lookahead > 0 and not poisson else p
+            pe = min(jb + lookahead, end) if lookahead > 0 else p
             while p < pe:
                 cp += cases[neighbors[p]]
                 _prefetch_llr(klogk, cp, npop[p], C, N)
@@ -143,8 +142,12 @@ def best_per_centre_blocks(offsets, neighbors, npop, mexp, loge, logce, boundary
     for bit to those of :func:`~.cpu._scan_batch`; arguments as there, ``margin`` (> the LLRs'
     rounding) below the running maximum at which a block's bound skips it; ``lookahead``: window ends
     past the current block whose table lines are prefetched (any value gives the same results; None:
-    ``LOOKAHEAD`` for a table of ``PREFETCH_TABLE_BYTES`` or more, else none)."""
-    if lookahead is None:
+    ``LOOKAHEAD`` for a table of ``PREFETCH_TABLE_BYTES`` or more, else none). The Poisson model is
+    never prefetched: its lookups are at the case counts, which move by a few entries from one window
+    to the next, so the caches hold them (prefetching them measured slower)."""
+    if poisson:
+        lookahead = 0
+    elif lookahead is None:
         lookahead = LOOKAHEAD if klogk.nbytes >= PREFETCH_TABLE_BYTES else 0
     m = offsets.shape[0] - 1
     best = np.empty(m, dtype=np.float64)

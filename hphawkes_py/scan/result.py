@@ -15,6 +15,7 @@ import pandas as pd
 
 from ._report_format import category_report_lines
 from .monte_carlo import gumbel_p_values
+from .time_trend import time_trend_text
 
 __all__ = ["ScanResult", "Candidates"]
 
@@ -170,8 +171,6 @@ class ScanResult:
             f"  {self.n_centres} centres, {self.n_windows} windows, {self.n_replicates} replicates",
         ]
         if self.time_trend is not None:
-            from .time_trend import time_trend_text
-
             lines.append(f"  {time_trend_text(self.time_trend)}")
         for k, row in self.clusters.iterrows():
             ids = ", ".join(str(v) for v in row.location_ids[:12]) + (" ..." if row.n_locations > 12 else "")

@@ -331,6 +331,8 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
     Ez = C * P / P.sum()
     size = P.astype(np.int64) if np.all(P == np.round(P)) else P
     if time_trend is None:
+        # days of equal weight, as C t / T exactly (the general sums below, C cumsum(1/T), differ in the
+        # last bits)
         dcum = C * np.arange(T + 1, dtype=np.float64) / T
         return _cylinders(common, "space_time_poisson", size, Ez, dcum, ("multinomial", np.repeat(Ez / T, T)))
     # expected cases of location z on day t: E_z w_t / sum w (the running sums C w / sum w give a cylinder's
