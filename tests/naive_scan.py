@@ -27,25 +27,31 @@ def bernoulli_llr(c, n, C, N, direction="high"):
     return np.where(ok, full, 0.0)
 
 
-def all_windows(centres, coords, pop, max_population):
-    """Every circular window: list of (centre index, frozenset of member locations).
+def circle_prefixes(d2, tie_coords, size, limit, max_d2=np.inf):
+    """SaTScan's windows about one centre: the locations sorted by (squared) distance ``d2``, equal
+    distances by their coordinates ``tie_coords`` (the lesser first, lexicographically), and a window
+    after every location: the member index arrays of each prefix whose size stays <= ``limit`` and
+    whose last location lies within ``max_d2``."""
+    tie_coords = np.asarray(tie_coords, dtype=np.float64)
+    order = np.lexsort(tuple(tie_coords.T[::-1]) + (d2,))
+    out = []
+    for k in range(len(order)):
+        members = order[:k + 1]
+        if d2[order[k]] > max_d2 or size[members].sum() > limit:
+            break
+        out.append(members)
+    return out
 
-    For each centre and each distinct distance r to a location, the window is
-    {j : d(centre, j) <= r}; kept while its population <= max_population * total.
-    """
+
+def all_windows(centres, coords, pop, max_population):
+    """Every circular window: list of (centre index, frozenset of member locations), SaTScan's
+    (:func:`circle_prefixes`), kept while the population <= max_population * total."""
     centres = np.asarray(centres, dtype=np.float64)
     coords = np.asarray(coords, dtype=np.float64)
     pop = np.asarray(pop)
     limit = max_population * pop.sum()
     D = ((centres[:, None, :] - coords[None, :, :]) ** 2).sum(axis=2)
-    out = []
-    for i in range(len(centres)):
-        for r in np.unique(D[i]):
-            members = np.flatnonzero(D[i] <= r)
-            if pop[members].sum() > limit:
-                break
-            out.append((i, frozenset(members.tolist())))
-    return out
+    return [(i, frozenset(m.tolist())) for i in range(len(centres)) for m in circle_prefixes(D[i], coords, pop, limit)]
 
 
 def scan(centres, coords, cases, controls, max_population=0.5, direction="high"):
@@ -79,8 +85,8 @@ def scan_elliptic(coords, cases, controls, ellipses, max_population=0.5, directi
     """Bernoulli LLR of the best window of every (ellipse, centre) block: (len(ellipses), L) array.
 
     Each ellipse (shape, angle) centred on every location is grown through the locations in
-    order of elliptic distance, all those at one distance together, while the window's persons
-    stay <= max_population x the total."""
+    order of elliptic distance (equal distances by the untransformed coordinates), one at a time,
+    while the window's persons stay <= max_population x the total."""
     coords = np.asarray(coords, dtype=np.float64)
     cases = np.asarray(cases)
     pop = cases + np.asarray(controls)
@@ -89,10 +95,7 @@ def scan_elliptic(coords, cases, controls, ellipses, max_population=0.5, directi
     for e, (shape, angle) in enumerate(ellipses):
         for i in range(len(coords)):
             d2 = ellipse_distance2(coords[i], coords, shape, angle)
-            for r in np.unique(d2):
-                idx = np.flatnonzero(d2 <= r)
-                if pop[idx].sum() > max_population * N:
-                    break
+            for idx in circle_prefixes(d2, coords, pop, max_population * N):
                 llr = float(bernoulli_llr(cases[idx].sum(), pop[idx].sum(), C, N, direction))
                 out[e, i] = max(out[e, i], llr)
     return out
@@ -113,10 +116,7 @@ def space_time_bernoulli(coords, cases_lt, controls_lt, max_population=0.5, max_
     arg = [None] * L
     for i in range(L):
         d2 = ((coords - coords[i]) ** 2).sum(axis=1)
-        for r2 in np.unique(d2):
-            Z = np.flatnonzero(d2 <= r2)
-            if Pz[Z].sum() > max_population * N:
-                break
+        for Z in circle_prefixes(d2, coords, Pz, max_population * N):
             for t2 in (range(T - 1, T) if prospective else range(T)):
                 for t1 in range(max(0, t2 - max_t + 1), t2 + 1):
                     c = int(c_lt[Z, t1:t2 + 1].sum())

@@ -19,6 +19,7 @@ from hphawkes_py.scan.declustering import weighted_poisson_llr
 
 sys.path.insert(0, str(Path(__file__).parent))
 from engines import CUDA_ENGINES  # noqa: E402
+from naive_scan import circle_prefixes  # noqa: E402
 
 KW = dict(n_replicates=49, progress=False, backend="cpu")
 
@@ -47,7 +48,7 @@ def ref_grid(x, pi, g):
 
 
 def ref_scan(centres, counts, size, max_fraction, min_cases):
-    """Every circle centred on a location (every distinct radius) while its size <= max_fraction
+    """Every circle centred on a location (SaTScan's windows, :func:`circle_prefixes`) while its size <= max_fraction
     x total; expected counts proportional to size, scaled to sum(counts). Returns {frozenset of
     members: LLR} of the high-rate windows."""
     B = counts.sum()
@@ -55,10 +56,7 @@ def ref_scan(centres, counts, size, max_fraction, min_cases):
     D = ((centres[:, None, :] - centres[None, :, :]) ** 2).sum(axis=2)
     out = {}
     for i in range(len(centres)):
-        for r in np.unique(D[i]):
-            m = np.flatnonzero(D[i] <= r)
-            if size[m].sum() > max_fraction * size.sum():
-                break
+        for m in circle_prefixes(D[i], centres, size, max_fraction * size.sum()):
             c, E = counts[m].sum(), e[m].sum()
             out[frozenset(m.tolist())] = ref_llr(c, E, B) if (c > E and c >= min_cases) else 0.0
     return out

@@ -80,14 +80,14 @@ def test_iteration_is_the_plain_scan_of_the_zeroed_data(model):
 
 
 def test_removed_locations_are_not_listed_when_a_window_reaches_over_them():
-    # a line of 9 locations of 100 persons: windows of at most 30 % of the population hold one
-    # location (both neighbours enter together), so the first cluster is the middle location alone;
-    # then the circle centred on it (no data now) holds its two neighbours, 200 of the 800 left, and
-    # is the second cluster: SaTScan lists only the locations with data
+    # a line of 9 locations, 100 persons in the middle one and 50 in each other: windows of at most
+    # 28 % of the 500 persons (140) hold the middle location alone (with a neighbour: 150), so it is the
+    # first cluster; then the circle centred on it (no data now) takes both neighbours, 100 of the 400
+    # left (at most 112), and is the second cluster: SaTScan lists only the locations with data
     xy = np.column_stack([np.arange(9.0), np.zeros(9)])
-    pop = np.full(9, 100)
+    pop = np.array([50, 50, 50, 50, 100, 50, 50, 50, 50])
     cases = np.array([2, 2, 2, 25, 60, 25, 2, 2, 2])
-    res = iterative_scan("poisson", xy, cases, pop, max_iterations=2, max_p_value=1.0, max_population=0.3, **RUN)
+    res = iterative_scan("poisson", xy, cases, pop, max_iterations=2, max_p_value=1.0, max_population=0.28, **RUN)
     assert res.clusters.location_ids.iloc[0] == [4]
     second = res.clusters.iloc[1]
     full = res.results[1].most_likely

@@ -18,6 +18,7 @@ from hphawkes_py.scan import windows as scan_windows
 
 sys.path.insert(0, str(Path(__file__).parent))
 from engines import CUDA_ENGINES, ENGINES  # noqa: E402
+from naive_scan import circle_prefixes  # noqa: E402
 
 SAT = datasets.satscan_sample_path
 
@@ -37,20 +38,15 @@ def ref_poisson_llr(c, e, C, direction="high", min_cases=0):
 
 def ref_scan(centres, coords, cases, expected, size, max_fraction, direction="high", min_cases=0,
              max_distance=None):
-    """Per-centre best LLR and window by brute force: every distinct radius, window = all
-    locations within it, kept while its size <= max_fraction x total (and radius <= max_distance)."""
+    """Per-centre best LLR and window by brute force: SaTScan's windows (:func:`circle_prefixes`), kept while its size <= max_fraction x total (and radius <= max_distance)."""
     C = int(cases.sum())
     limit = max_fraction * size.sum()
     best = np.zeros(len(centres))
     sets = [frozenset()] * len(centres)
     for i, ctr in enumerate(centres):
         d2 = ((coords - ctr) ** 2).sum(axis=1)
-        for r2 in np.unique(d2):
-            if max_distance is not None and r2 > max_distance ** 2:
-                break
-            members = np.flatnonzero(d2 <= r2)
-            if size[members].sum() > limit:
-                break
+        max_d2 = np.inf if max_distance is None else max_distance ** 2
+        for members in circle_prefixes(d2, coords, size, limit, max_d2):
             llr = ref_poisson_llr(cases[members].sum(), expected[members].sum(), C, direction, min_cases)
             if llr > best[i] + 1e-12 * max(1.0, best[i]):
                 best[i] = llr

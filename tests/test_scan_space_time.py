@@ -16,6 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from engines import CUDA_ENGINES, ENGINES  # noqa: E402
+from naive_scan import circle_prefixes  # noqa: E402
 
 
 def ref_best(coords, c_lt, max_fraction, max_t, prospective, min_cases, direction="high"):
@@ -26,10 +27,7 @@ def ref_best(coords, c_lt, max_fraction, max_t, prospective, min_cases, directio
     best = np.zeros(L)
     for i in range(L):
         d2 = ((coords - coords[i]) ** 2).sum(axis=1)
-        for r2 in np.unique(d2):
-            Z = np.flatnonzero(d2 <= r2)
-            if Cz[Z].sum() > max_fraction * C:
-                break
+        for Z in circle_prefixes(d2, coords, Cz, max_fraction * C):
             for t2 in (range(T - 1, T) if prospective else range(T)):
                 for t1 in range(max(0, t2 - max_t + 1), t2 + 1):
                     c = c_lt[np.ix_(Z, np.arange(t1, t2 + 1))].sum()
@@ -166,10 +164,7 @@ def ref_best_poisson(coords, c_lt, P, max_fraction, max_t, min_cases):
     best = np.zeros(L)
     for i in range(L):
         d2 = ((coords - coords[i]) ** 2).sum(axis=1)
-        for r2 in np.unique(d2):
-            Z = np.flatnonzero(d2 <= r2)
-            if P[Z].sum() > max_fraction * P.sum():
-                break
+        for Z in circle_prefixes(d2, coords, P, max_fraction * P.sum()):
             for t2 in range(T):
                 for t1 in range(max(0, t2 - max_t + 1), t2 + 1):
                     c = c_lt[np.ix_(Z, np.arange(t1, t2 + 1))].sum()

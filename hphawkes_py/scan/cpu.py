@@ -353,7 +353,7 @@ def _scan_max_pruned_poisson(centres, n_parts, step, offsets, neighbors, boundar
     one. An inf/NaN bound (E = 0, E >= C) never prunes.
 
     Before that, ``block`` consecutive entries of a centre's walk are ruled out at once by one bound
-    (``mexp`` holds the running sums at every entry, tie groups included, as
+    (``mexp`` holds the running sums at every entry, windows or not, as
     :func:`~.windows.cumulative_expected` gives them): along the walk c and E only grow, and the high-rate f falls with E where c > E
     (df/dE = (C-c)/(C-E) - c/E < 0), so every high-rate window of the block has
     f <= f(cmax, E_first), cmax the item's largest count at the block's end and E_first the block's

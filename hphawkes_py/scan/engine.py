@@ -101,8 +101,8 @@ def null_loglik(klogk: np.ndarray, n_cases: int, n_total: int) -> float:
 
 def poisson_logs(wexp: np.ndarray, n_cases: int):
     """``(E, log E, log(C - E))`` per window entry (float64), computed once on the host so that
-    the CPU and CUDA engines use identical logarithms. Entries inside a tie group (never a
-    window end) may hold any value; ``E >= C`` (a window with every case expected) gets -inf."""
+    the CPU and CUDA engines use identical logarithms. Entries a boundary mask skips are
+    not scored; ``E >= C`` (a window with every case expected) gets -inf."""
     e = np.ascontiguousarray(wexp, dtype=np.float64)
     loge = np.empty_like(e)
     logce = np.empty_like(e)

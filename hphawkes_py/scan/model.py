@@ -7,7 +7,8 @@ formulation):
 2. circular windows are centred on every location (or on the points of a regular grid,
    ``grid_cell``) and grown through the nearest neighbours until the window size (Bernoulli:
    cases + controls; Poisson: the population at risk) would exceed ``max_population`` x the
-   total; locations at the same distance enter together (SaTScan's elliptic windows likewise);
+   total; locations at the same distance enter one at a time, the lesser coordinates first, each
+   making a window, as in SaTScan (elliptic windows likewise, by the untransformed coordinates);
 3. each window gets the model's log likelihood ratio (zero unless its rate is higher -- or lower,
    or either -- than outside);
 4. the most likely cluster is the window with the largest LLR; secondary clusters are the

@@ -9,7 +9,7 @@ model", Int J Health Geogr 8:58) and SaTScan's weighted normal model (``NormalLi
 2. circular windows are centred on every location and grown through the nearest neighbours until
    the number of observations inside would exceed ``max_population`` x the total N (SaTScan's
    population at risk of the normal model is the observation count); locations at the same
-   distance enter together;
+   distance enter one at a time, the lesser coordinates first (SaTScan's order);
 3. a window with ``n`` observations is scored by its log likelihood ratio with one mean inside,
    one outside and a common variance, against one mean everywhere (the variances estimated by
    maximum likelihood under each hypothesis)::

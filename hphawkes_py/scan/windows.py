@@ -1,10 +1,13 @@
 """The scan windows: every centre's locations sorted by distance and cut at the maximum size.
 
 :func:`build_windows` gives, for every centre, its neighbour list (nearest first, cut where the
-window size would exceed the limit; locations at the same distance enter together) as a flattened
-CSR structure (``offsets``, ``neighbors``) with, per entry, the window size after that entry and
-whether a window ends there (the last entry of a tie group). Built once per analysis, on the CPU
-(Numba) whatever the engine; both engines, and the space-time cylinders, read the same windows.
+window size would exceed the limit) as a flattened CSR structure (``offsets``, ``neighbors``) with,
+per entry, the window size after that entry and whether a window ends there. As in SaTScan
+(``CompareIdentifierDistance``, ``CalculateNumberOfNeighboringLocationsByPopulationAtRisk``), locations at
+exactly the same distance enter one at a time, the lesser coordinates first, and a window ends after
+every location: on a grid, the window that takes one of four equidistant neighbours is scanned too.
+Built once per analysis, on the CPU (Numba) whatever the engine; both engines, and the space-time
+cylinders, read the same windows.
 """
 from __future__ import annotations
 
@@ -28,8 +31,8 @@ CHUNK_SLOTS_MAX = 1 << 25
 @njit(cache=True, parallel=True)
 def _windows_chunk(d, order, pop, limit, maxd2, rank, counts, nb, npop, bnd):
     """Cut each centre's distance-sorted locations (row of ``order``) at the size limit (and
-    the squared radius ``maxd2``), tie groups entering together, into rows of the (chunk, kmax)
-    buffers; a tie group in ``rank`` order. ``pop`` is int64 (persons) or float64 (expected cases):
+    the squared radius ``maxd2``) into rows of the (chunk, kmax) buffers; locations at the same
+    distance in ``rank`` order, each its own window end. ``pop`` is int64 (persons) or float64 (expected cases):
     one kernel, two types."""
     n_loc = d.shape[1]
     kmax = nb.shape[1]
@@ -57,13 +60,11 @@ def _windows_chunk(d, order, pop, limit, maxd2, rank, counts, nb, npop, bnd):
                 brow[k] = 1
                 k = e
                 continue
-            # the tie group [k, e) of locations at exactly the same distance enters together
-            group = pop[o]
+            # the tie group [k, e) of locations at exactly the same distance, put in rank order
+            # (insertion sort), then entered one location at a time as any other
             while e < n_loc and drow[orow[e]] == dk:
-                group += pop[orow[e]]
                 e += 1
             dnext = drow[orow[e]] if e < n_loc else np.inf
-            # a tie group in rank order: insertion sort
             for t in range(k + 1, e):
                 v = orow[t]
                 q = t - 1
@@ -71,15 +72,16 @@ def _windows_chunk(d, order, pop, limit, maxd2, rank, counts, nb, npop, bnd):
                     orow[q + 1] = orow[q]
                     q -= 1
                 orow[q + 1] = v
-            if total + group > limit or e > kmax or dk > maxd2:
+            if dk > maxd2:
                 break
-            for t in range(k, e):
-                total += pop[orow[t]]
-                nrow[t] = orow[t]
-                prow[t] = total
-                brow[t] = 0
-            brow[e - 1] = 1  # a window ends only after the whole tie group
-            k = e
+            while k < e and k < kmax and total + pop[orow[k]] <= limit:
+                total += pop[orow[k]]
+                nrow[k] = orow[k]
+                prow[k] = total
+                brow[k] = 1
+                k += 1
+            if k < e:
+                break
         counts[ii] = k
 
 
@@ -230,13 +232,13 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
         distances: D = 3, the order by chord length is the order by great-circle distance)
     pop : (L,) integer persons (cases + controls) per location, or float64 expected cases
     limit : float
-        Maximum window size (``max_population * N``); a tie group that would take the
+        Maximum window size (``max_population * N``); the first location that would take the
         window above it is not entered, and the window stops there.
     max_distance : float, optional
         Maximum radius (in the units of ``coords``): locations farther from the centre never enter.
     tie_coords : (L, D') float64, optional
-        Locations at exactly the same distance from a centre enter in the order of these
-        coordinates (lexicographic, as SaTScan breaks distance ties: the lesser coordinates first);
+        Locations at exactly the same distance from a centre enter one at a time in the order of
+        these coordinates (lexicographic, as SaTScan breaks distance ties: the lesser coordinates first);
         default ``coords`` (elliptic windows pass the untransformed coordinates).
 
     Returns
@@ -246,7 +248,8 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
     npop : (E,) window size after the entry: int32 persons when they total under 2**31 - 1 (the
         largest window array: 4 bytes less per entry to write into fresh memory, whose first
         writes are slow page faults), else int64; float64 expected cases
-    boundary : (E,) uint8 1 where a window ends (last entry of a tie group)
+    boundary : (E,) uint8 1 where a window ends: every entry here (the kernels take the mask
+        because the Monte Carlo pilot scans a thinned set of windows, see ``cpu._pilot_maxima``)
     """
     Q = np.ascontiguousarray(centres, dtype=np.float64)
     P = np.ascontiguousarray(coords, dtype=np.float64)
