@@ -267,8 +267,10 @@ def test_run_prm_categorical_equals_the_direct_call(model, tmp_path):
     ({"MaxTemporalSize=50": "MaxTemporalSize=95"}, r"MaxTemporalSize='95' .* must be in \(0, 90\]"),
     ({"MinimumTemporalClusterSize=1": "MinimumTemporalClusterSize=0"}, r"MinimumTemporalClusterSize='0' .* >= 1"),
     ({"MaxTemporalSizeInterpretation=0": "MaxTemporalSizeInterpretation=2"}, "MaxTemporalSizeInterpretation='2'"),
-    ({"[Run Options]": "TimeTrendAdjustmentType=2\n[Run Options]"}, r"TimeTrendAdjustmentType='2' .* without "
-                                                                     r"time-trend adjustment"),
+    ({"[Run Options]": "TimeTrendAdjustmentType=4\n[Run Options]"}, r"TimeTrendAdjustmentType='4' .* time-stratified "
+                                                                     r"randomization"),
+    ({"AnalysisType=2": "AnalysisType=7", "[Run Options]": "TimeTrendAdjustmentType=2\n[Run Options]"},
+     r"TimeTrendAdjustmentType='2' .* the seasonal scan runs without time-trend adjustment"),
     ({"AnalysisType=2": "AnalysisType=7", "TimeAggregationLength=1": "TimeAggregationLength=2"},
      r"TimeAggregationLength='2' .* must be 1: the seasonal scan"),
     ({"PopulationFile=t.pop": "PopulationFile=t.pop\nControlFile=t.ctl"}, r"ControlFile='t.ctl' .* is not used by "

@@ -27,7 +27,8 @@ from .model import bernoulli, poisson
 from .normal_model import satscan_min_cases
 from .iterative import iterative_scan, prm_iterative
 from .power_evaluation import prm_power, run_prm_power
-from ._prm_temporal import TEMPORAL_MODELS, parse_time, run_svtt, run_temporal, svtt_kwargs, temporal_kwargs
+from ._prm_temporal import TEMPORAL_MODELS, parse_time, run_svtt, run_temporal, svtt_kwargs, temporal_kwargs, \
+    time_trend_kwargs
 from ._prm_outputs import _OFF, _output_settings, _results_target, _write_results
 from .spatiotemporal import space_time, space_time_permutation
 
@@ -224,7 +225,7 @@ def prm_arguments(path) -> dict:
                 "space_time_poisson": "discrete Poisson space-time"}[model]
         intervals = _space_time_kwargs(v, analysis, name, bad, kwargs)
     if model == "space_time_poisson":
-        _time_trend_kwargs(v, bad, kwargs)
+        time_trend_kwargs(v, bad, kwargs, "discrete Poisson space-time")
     if model in ("temporal_poisson", "seasonal_poisson"):
         files["population_file"] = file("PopulationFile", False)
 
@@ -327,34 +328,6 @@ def _model_and_analysis(v, bad):
         raise bad("AnalysisType", f"is not supported with the {_MODEL_NAMES[model_code]} model: must be "
                   + _either(f"{a} ({_ANALYSIS_NAMES[a]})" for a in allowed))
     return model, analysis
-
-
-def _time_trend_kwargs(v, bad, kwargs):
-    """The discrete Poisson space-time scan's time-trend adjustment (``TimeTrendAdjustmentType`` 1:
-    nonparametric, 2: log-linear by ``TimeTrendPercentage`` per year, 3: log-linear estimated) as
-    ``time_trend`` and ``trend_percent`` in ``kwargs``; the stratified randomization (4) and the
-    log-quadratic trend (5) are refused."""
-    kind = v.get("TimeTrendAdjustmentType", "0") or "0"
-    if kind == "0":
-        return
-    if kind in ("4", "5"):
-        what = {"4": "the nonparametric adjustment by time-stratified randomization",
-                "5": "the log-quadratic trend"}[kind]
-        raise bad("TimeTrendAdjustmentType", f"is not supported ({what}): the discrete Poisson space-time scan "
-                                             f"adjusts nonparametrically (1) or for a log-linear trend, given (2) or "
-                                             f"estimated (3)")
-    if kind not in ("1", "2", "3"):
-        raise bad("TimeTrendAdjustmentType", "must be 0 (none), 1 (nonparametric), 2 (log-linear percentage) or 3 "
-                                             "(estimated log-linear trend)")
-    kwargs["time_trend"] = "nonparametric" if kind == "1" else "loglinear"
-    if kind == "2":
-        try:
-            pct = float(v.get("TimeTrendPercentage", "0"))
-        except ValueError:
-            raise bad("TimeTrendPercentage", "is not a number") from None
-        if not pct > -100 or not math.isfinite(pct):
-            raise bad("TimeTrendPercentage", "must be a percentage above -100 (SaTScan refuses it alike)")
-        kwargs["trend_percent"] = pct
 
 
 def _either(items) -> str:
@@ -587,8 +560,9 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         ``MonteCarloReps``, ``MinimumCasesInHighRateClusters``, no-overlap secondary clusters; and
         ``ModelType`` 2 (space-time permutation), 1 (Bernoulli: dated ``.cas`` and ``.ctl`` files,
         run by :func:`~hphawkes_py.scan.space_time` with ``model="bernoulli"``) or 0 (discrete Poisson:
-        dated ``.cas``, a ``.pop`` file with one census year per location and no covariates, no time-trend
-        or spatial adjustment; ``model="poisson"``) with ``AnalysisType``
+        dated ``.cas``, a ``.pop`` file with one census year per location and no covariates, the
+        time-trend adjustments ``TimeTrendAdjustmentType`` 1-3 and no spatial adjustment;
+        ``model="poisson"``) with ``AnalysisType``
         3 (retrospective; ``IncludeClusters`` 0 all or 1 alive clusters) or 4 (prospective, no
         adjustment for earlier analyses), days (``PrecisionCaseTimes=3``, ``TimeAggregationUnits=3``,
         ``TimeAggregationLength=1``), the study period (``StartDate``/``EndDate``) and the maximum
@@ -616,7 +590,8 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         6 (prospective purely temporal) and 7 (seasonal) with ``ModelType`` 0 or 1 run
         :func:`~hphawkes_py.scan.temporal` / :func:`~hphawkes_py.scan.seasonal` on the dated
         records (days; a population file, optional, with one census year per location; no
-        coordinates needed); ``AnalysisType=5`` with ``ModelType=0`` runs
+        coordinates needed; Poisson: the log-linear time-trend adjustments ``TimeTrendAdjustmentType``
+        2 and 3, with a population file, as SaTScan); ``AnalysisType=5`` with ``ModelType=0`` runs
         :func:`~hphawkes_py.scan.svtt` (days or generic time units, ``PrecisionCaseTimes`` 3 or 4,
         a linear trend). The settings they read are listed in
         :mod:`hphawkes_py.scan._prm_temporal`; ``write_results`` is refused for them (their result's

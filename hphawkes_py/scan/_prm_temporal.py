@@ -16,6 +16,7 @@ a maximum circle radius for the SVTT scan) is refused by name.
 """
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -57,6 +58,37 @@ def _no_trend_adjustment(v, bad, name):
                                              f"(TimeTrendAdjustmentType=0)")
 
 
+def time_trend_kwargs(v, bad, kwargs, name):
+    """The discrete Poisson time-trend adjustment (``TimeTrendAdjustmentType`` 1: nonparametric, space-time
+    only; 2: log-linear by ``TimeTrendPercentage`` per year; 3: log-linear estimated) of the ``name`` scan as
+    ``time_trend`` and ``trend_percent`` in ``kwargs``; the stratified randomization (4) and the
+    log-quadratic trend (5) are refused."""
+    kind = v.get("TimeTrendAdjustmentType", "0") or "0"
+    if kind == "0":
+        return
+    space_time = name != "purely temporal"
+    offered = ("nonparametrically (1) or " if space_time else "") + "for a log-linear trend, given (2) or estimated (3)"
+    if kind in ("4", "5"):
+        what = {"4": "the nonparametric adjustment by time-stratified randomization",
+                "5": "the log-quadratic trend"}[kind]
+        raise bad("TimeTrendAdjustmentType", f"is not supported ({what}): the {name} scan adjusts {offered}")
+    if kind == "1" and not space_time:
+        raise bad("TimeTrendAdjustmentType", f"1 (nonparametric) cannot be used with a purely temporal analysis "
+                                             f"(SaTScan refuses it alike): the {name} scan adjusts {offered}")
+    if kind not in ("1", "2", "3"):
+        raise bad("TimeTrendAdjustmentType", "must be 0 (none), 1 (nonparametric), 2 (log-linear percentage) or 3 "
+                                             "(estimated log-linear trend)")
+    kwargs["time_trend"] = "nonparametric" if kind == "1" else "loglinear"
+    if kind == "2":
+        try:
+            pct = float(v.get("TimeTrendPercentage", "0"))
+        except ValueError:
+            raise bad("TimeTrendPercentage", "is not a number") from None
+        if not pct > -100 or not math.isfinite(pct):
+            raise bad("TimeTrendPercentage", "must be a percentage above -100 (SaTScan refuses it alike)")
+        kwargs["trend_percent"] = pct
+
+
 def temporal_kwargs(v, model, analysis, bad, kwargs) -> None:
     """The keyword arguments of :func:`~hphawkes_py.scan.temporal` / :func:`~hphawkes_py.scan.seasonal`
     a parameter file sets, into ``kwargs`` (which holds run_prm's common settings: the spatial ones
@@ -65,7 +97,13 @@ def temporal_kwargs(v, model, analysis, bad, kwargs) -> None:
     name = "seasonal" if seasonal else "purely temporal"
     for key in ("distance", "max_population", "max_distance"):
         kwargs.pop(key, None)
-    _no_trend_adjustment(v, bad, name)
+    if model == "temporal_poisson":
+        time_trend_kwargs(v, bad, kwargs, name)
+        if "time_trend" in kwargs and not (v.get("PopulationFile") or "").strip():
+            raise bad("TimeTrendAdjustmentType", "needs a population file (PopulationFile) in a purely temporal "
+                                                 "Poisson analysis (SaTScan refuses it alike)")
+    else:
+        _no_trend_adjustment(v, bad, name)
     if (v.get("PrecisionCaseTimes", "3") or "3") != "3":
         raise bad("PrecisionCaseTimes", f"is not supported: the {name} scan works with dated records "
                                         f"(PrecisionCaseTimes=3, days)")

@@ -31,6 +31,7 @@ from ._report_format import _SUMMARY_LABEL, _block_line, _population_text, _sign
 from .cpu_temporal import TREND_CONVERGED, fit_trend
 from .svtt_model import SVTTResult, _percent
 from .temporal_model import TemporalResult
+from .time_trend import time_trend_text
 
 __all__ = ["time_cluster_table", "time_location_table", "time_risk_table", "time_llr_table", "time_report_text",
            "write_time_results", "is_time_result"]
@@ -375,8 +376,10 @@ def time_report_text(result, *, title: str | None = None) -> str:
     svtt = isinstance(result, SVTTResult)
     what = ("spatial variation in temporal trends, Poisson" if svtt else
             f"{result.analysis} {'seasonal' if result.analysis == 'seasonal' else 'purely temporal'}, {result.model}")
-    lines = ([title, ""] if title else []) + [f"{what} (hphawkes_py; cluster blocks as SaTScan 10 writes them)", rule,
-                                              "", "SUMMARY OF DATA", ""]
+    lines = ([title, ""] if title else []) + [f"{what} (hphawkes_py; cluster blocks as SaTScan 10 writes them)"]
+    if getattr(result, "time_trend", None) is not None:
+        lines.append(time_trend_text(result.time_trend) + ".")
+    lines += [rule, "", "SUMMARY OF DATA", ""]
 
     def summary(label, value):
         lines.append(label.ljust(_SUMMARY_LABEL, ".") + ": " + value)

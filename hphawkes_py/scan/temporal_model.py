@@ -1,8 +1,9 @@
 """Kulldorff's purely temporal and seasonal scan statistics (SaTScan's analysis types 2, 6 and 7).
 
 The cases of the whole study region are counted in time units: the days of the study period
-aggregated into units of ``time_aggregation`` days, counted back from its last day (so the first
-unit may be shorter), as SaTScan does. A *window* is a run of ``min_len`` to ``max_len``
+aggregated into units of ``time_aggregation`` days, counted back from its last day, the days left
+over at the start joining the first unit (so it may be longer), as SaTScan does
+(``CSaTScanData::SetIntervalStartTimes``). A *window* is a run of ``min_len`` to ``max_len``
 consecutive units; the maximum is a fraction of the study period (``max_temporal_size``, SaTScan's
 percentage: ``floor(floor(days x percent / 100) / aggregation)`` units) or a number of days
 (``max_temporal_length``). Prospective analyses (:func:`temporal` with ``prospective=True``) keep
@@ -46,6 +47,7 @@ from .locations import check_counts
 from .monte_carlo import BATCH_SIZE, batch_children, check_run, replicate_seed_batches
 from .null_draws import draw_multinomial_cases, draw_null_cases
 from .spatiotemporal import _abs_days, _days
+from .time_trend import time_trend_weights
 
 __all__ = ["temporal", "seasonal", "TemporalResult"]
 
@@ -94,6 +96,9 @@ class TemporalResult:
         numbers), as SaTScan's report and tables show it.
     time_aggregation : int
         Days per time unit (seasonal: 1).
+    time_trend : dict, optional
+        The time-trend adjustment of :func:`temporal` (``time_trend=``), as
+        :func:`~hphawkes_py.scan.time_trend.time_trend_weights` describes it; None without.
 
     Examples
     --------
@@ -117,6 +122,7 @@ class TemporalResult:
     n_population: int | None = None
     study_period: tuple | None = None
     time_aggregation: int = 1
+    time_trend: dict | None = None
 
     @property
     def most_likely(self):
@@ -167,6 +173,21 @@ def _check_model(model, population, controls):
     elif controls is not None:
         raise ValueError("model='poisson' takes a population (or none: constant), not controls= "
                          "(use model='bernoulli')")
+
+
+def _check_trend(time_trend, trend_percent, model):
+    if time_trend is None:
+        if trend_percent is not None:
+            raise ValueError("trend_percent is for time_trend='loglinear' (a log-linear trend of the risk per year)")
+        return
+    if time_trend == "nonparametric":
+        raise ValueError("time_trend='nonparametric' would make every time unit's expected cases its observed cases, "
+                         "leaving no purely temporal cluster (SaTScan refuses it alike); use time_trend='loglinear'")
+    if time_trend != "loglinear":
+        raise ValueError(f"time_trend must be None or 'loglinear' for the purely temporal scan, got {time_trend!r}")
+    if model != "poisson":
+        raise ValueError("time_trend adjusts the expected cases of model='poisson'; the Bernoulli model's expected "
+                         "cases come from its controls (SaTScan adjusts only the Poisson model)")
 
 
 def _check_size(max_temporal_size, max_temporal_length, min_temporal_length):
@@ -235,7 +256,7 @@ def _totals(ca, co, units_of_row, n_units, day_pop, unit_of_day):
 def temporal(times, cases, *, population=None, controls=None, model="poisson", study_period=None,
              time_aggregation=1, max_temporal_size=0.5, max_temporal_length=None, min_temporal_length=1,
              prospective=False, direction="high", min_cases=2, n_replicates=999, seed=None, executor=None,
-             backend="auto", threads=None, progress=True) -> TemporalResult:
+             backend="auto", threads=None, progress=True, time_trend=None, trend_percent=None) -> TemporalResult:
     """Kulldorff's purely temporal scan (retrospective or prospective): discrete Poisson or Bernoulli.
 
     Parameters
@@ -254,7 +275,8 @@ def temporal(times, cases, *, population=None, controls=None, model="poisson", s
     study_period : (start, end), optional
         First and last day (same kind as ``times``); default the first and last day of ``times``.
     time_aggregation : int >= 1
-        Length of a time unit, days (units counted back from the last day; the first may be shorter).
+        Length of a time unit, days (units counted back from the last day; the days left over at the
+        start join the first unit, as in SaTScan).
     max_temporal_size : float in (0, 0.9]
         Longest window as a fraction of the study period (SaTScan's percentage / 100).
     max_temporal_length : int >= 1, optional
@@ -281,11 +303,22 @@ def temporal(times, cases, *, population=None, controls=None, model="poisson", s
         Numba threads (None: all).
     progress : bool
         Progress bar for the Monte Carlo.
+    time_trend : {None, "loglinear"}
+        ``model="poisson"``: adjust the expected cases for a log-linear trend of the risk over the
+        study period (SaTScan's ``TimeTrendAdjustmentType`` 2 and 3, :mod:`.time_trend`): unit u's
+        expected cases become proportional to its population-time x ``exp(beta u)``, and the Monte
+        Carlo draws by them. A trend shared by the whole period is then no cluster; a burst on top of
+        it still is. (SaTScan refuses the nonparametric adjustment here: it would expect every unit's
+        cases exactly.)
+    trend_percent : float, optional
+        ``time_trend="loglinear"``: the change of the risk per year, percent (> -100); None estimates
+        the trend from the units' cases against their population-time (maximum likelihood).
 
     Returns
     -------
     TemporalResult
-        The clusters (``clusters``, the most likely first), the null maxima and the unit series.
+        The clusters (``clusters``, the most likely first), the null maxima and the unit series;
+        ``time_trend`` describes the adjustment (None without).
 
     Examples
     --------
@@ -301,6 +334,7 @@ def temporal(times, cases, *, population=None, controls=None, model="poisson", s
     70 79 54 21.33 19.871 0.01
     """
     _check_model(model, population, controls)
+    _check_trend(time_trend, trend_percent, model)
     max_frac, max_days, min_days = _check_size(max_temporal_size, max_temporal_length, min_temporal_length)
     agg = check_int(time_aggregation, "time_aggregation", minimum=1)
     prospective = check_bool(prospective, "prospective")
@@ -309,11 +343,11 @@ def temporal(times, cases, *, population=None, controls=None, model="poisson", s
     day, origin, n_days = _days(times, n, study_period)
     if n_days < 2:
         raise ValueError("the study period is one day: a temporal scan needs at least two days")
-    n_units = -(-n_days // agg)
+    n_units = n_days // agg
     if n_units < 2:
-        raise ValueError(f"time_aggregation={agg} leaves one time unit in a study period of {n_days} days; "
+        raise ValueError(f"time_aggregation={agg} leaves {n_units} time unit in a study period of {n_days} days; "
                          f"a temporal scan needs at least two")
-    unit_of_day = n_units - 1 - (n_days - 1 - np.arange(n_days)) // agg
+    unit_of_day = np.maximum(0, n_units - 1 - (n_days - 1 - np.arange(n_days)) // agg)
     max_len = (math.floor(n_days * (max_frac * 100.0) / 100.0) if max_days is None else max_days) // agg
     if max_len < 1:
         raise ValueError(f"the longest window ({max_days if max_days is not None else max_frac}) is shorter than one "
@@ -325,15 +359,21 @@ def temporal(times, cases, *, population=None, controls=None, model="poisson", s
                          f"{agg} days)")
     day_pop = _day_population(population, n_days, "study period") if model == "poisson" else None
     c_u, e_u, p_u = _totals(ca, co, unit_of_day[day], n_units, day_pop, unit_of_day)
+    info = None
+    if time_trend is not None:
+        # SaTScan's AdjustForTrend: the units' measure times exp(beta u), scaled back to C in all
+        w, info = time_trend_weights(c_u, time_trend, trend_percent, measure=e_u, unit_days=agg)
+        e_u = e_u * w
+        e_u *= c_u.sum() / e_u.sum()
     last = np.array([n_days - 1 - (n_units - 1 - u) * agg for u in range(n_units)])
-    first = np.maximum(0, last - agg + 1)
+    first = np.r_[0, last[:-1] + 1]
 
     def when(d):
         return origin + np.timedelta64(int(d), "D") if isinstance(origin, np.datetime64) else origin + int(d)
 
     series = _Series(c_u, e_u, p_u, [when(d) for d in first], [when(d) for d in last], min_len, max_len, False)
     res = _scan(series, model, "prospective" if prospective else "retrospective", prospective, run)
-    return dataclasses.replace(res, study_period=(when(0), when(n_days - 1)), time_aggregation=agg)
+    return dataclasses.replace(res, study_period=(when(0), when(n_days - 1)), time_aggregation=agg, time_trend=info)
 
 
 def seasonal(times, cases, *, population=None, controls=None, model="poisson", study_period=None,

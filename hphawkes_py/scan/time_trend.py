@@ -1,4 +1,5 @@
-"""Time-trend adjustment of the discrete Poisson space-time scan's expected cases, as SaTScan does it.
+"""Time-trend adjustment of the discrete Poisson scans' expected cases (space-time and purely temporal),
+as SaTScan does it.
 
 A space-time Poisson analysis compares each cylinder's cases with the cases its population would have
 if the risk were the same everywhere and at all times. When the risk changes over the study period
@@ -18,8 +19,14 @@ draws the cases in proportion to those expectations (SaTScan's ``CPoissonModel::
   the log-linear trend of the daily case totals against the daily expected cases
   (:func:`~.cpu_temporal.fit_trend`, SaTScan's ``LinearTimeTrend`` with its convergence 1e-7).
 
-SaTScan reports the trend as the percentage change per time aggregation unit, here per day:
-``100 (exp(beta) - 1)`` (0 within 1e-8), "adjusting for time trend with a daily increase of ...%.".
+The purely temporal scan does the same on its time units of ``L`` days (``TimeAggregationLength``): t
+counts units, beta is per unit (``L log(1 + p / 100) / 365.25`` for a given p), and the estimate fits
+the units' cases against their expected cases before adjustment (a population that changes in time
+included). The nonparametric adjustment would expect every unit's cases exactly, so SaTScan refuses it
+there, as here.
+
+SaTScan reports the trend as the percentage change per day (for day units of any length):
+``100 (exp(beta / L) - 1)`` (0 within 1e-8), "adjusting for time trend with a daily increase of ...%.".
 """
 from __future__ import annotations
 
@@ -48,25 +55,32 @@ def _percent(beta: float, days: float) -> float:
     return 0.0 if -TREND_ZERO < p < TREND_ZERO else p
 
 
-def time_trend_weights(day_cases, time_trend, trend_percent=None):
-    """The day weights ``w`` (T,) of a time-trend adjustment and a description of it.
+def time_trend_weights(day_cases, time_trend, trend_percent=None, *, measure=None, unit_days=1):
+    """The day (or time unit) weights ``w`` (T,) of a time-trend adjustment and a description of it.
 
     Parameters
     ----------
     day_cases : array_like (T,)
-        Cases of each day of the study period (all locations).
+        Cases of each day (time unit) of the study period (all locations).
     time_trend : {"nonparametric", "loglinear"}
         The adjustment (see the module notes).
     trend_percent : float, optional
         ``"loglinear"``: the change of the risk per year, percent (> -100); None estimates it from
         ``day_cases``.
+    measure : array_like (T,), optional
+        The expected cases of each day (unit) before adjustment, against which the trend is estimated;
+        default ``C / T`` each (a population constant in time, units of equal length).
+    unit_days : int >= 1
+        Days per time unit (``t`` counts units; beta is per unit).
 
     Returns
     -------
     w : numpy.ndarray (T,)
-        Positive (non-negative for ``"nonparametric"``) weight of each day; only their ratios matter.
+        Positive (non-negative for ``"nonparametric"``) weight of each day (unit), to multiply the
+        expected cases by; only their ratios matter.
     info : dict
-        ``adjustment`` (``time_trend``), ``estimated`` (bool), ``beta`` (the log-linear trend per day;
+        ``adjustment`` (``time_trend``), ``estimated`` (bool), ``beta`` (the log-linear trend per day,
+        ``beta`` per unit / ``unit_days``;
         None for ``"nonparametric"``), ``daily_percent`` and ``annual_percent`` (the change per day and
         per 365.25 days, percent; None for ``"nonparametric"``).
 
@@ -86,6 +100,14 @@ def time_trend_weights(day_cases, time_trend, trend_percent=None):
         raise ValueError(f"time_trend must be None, 'nonparametric' or 'loglinear', got {time_trend!r}")
     T = c.size
     C = float(c.sum())
+    if isinstance(unit_days, bool) or not isinstance(unit_days, (int, np.integer)) or unit_days < 1:
+        raise ValueError(f"unit_days must be a whole number of days >= 1, got {unit_days!r}")
+    if measure is None:
+        m = np.full(T, C / T)
+    else:
+        m = np.asarray(measure, dtype=np.float64)
+        if m.shape != c.shape or not np.isfinite(m).all() or (m < 0).any():
+            raise ValueError(f"measure must hold one non-negative expected count per day (unit), {T} in all")
     if time_trend == "nonparametric":
         if trend_percent is not None:
             raise ValueError("trend_percent is for time_trend='loglinear' (a log-linear trend per year)")
@@ -98,11 +120,10 @@ def time_trend_weights(day_cases, time_trend, trend_percent=None):
         if not math.isfinite(p) or p <= -100.0:
             raise ValueError(f"trend_percent must be a finite percentage above -100 (a yearly change of the risk), "
                              f"got {trend_percent!r}")
-        beta = math.log1p(p / 100.0) / DAYS_PER_YEAR
+        beta = math.log1p(p / 100.0) / (DAYS_PER_YEAR / unit_days)
         estimated = False
     else:
-        # the daily expected cases before adjustment: a population constant in time, C / T a day
-        status, _, beta = fit_trend(c, np.full(T, C / T), ADJUSTMENT_CONVERGENCE)
+        status, _, beta = fit_trend(c, m, ADJUSTMENT_CONVERGENCE)
         if status == TREND_UNDEFINED:
             raise ValueError("the time trend is undefined (fewer than 2 cases), so the temporal adjustment could not "
                              "be made (SaTScan stops alike); run without time_trend, or give trend_percent")
@@ -115,8 +136,9 @@ def time_trend_weights(day_cases, time_trend, trend_percent=None):
         beta = float(beta)
         estimated = True
     w = np.exp(beta * np.arange(T, dtype=np.float64))
-    return w, dict(adjustment="loglinear", estimated=estimated, beta=beta, daily_percent=_percent(beta, 1.0),
-                   annual_percent=_percent(beta, DAYS_PER_YEAR))
+    day = beta / unit_days
+    return w, dict(adjustment="loglinear", estimated=estimated, beta=day, daily_percent=_percent(day, 1.0),
+                   annual_percent=_percent(day, DAYS_PER_YEAR))
 
 
 def time_trend_text(info) -> str:

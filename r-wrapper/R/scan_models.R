@@ -137,7 +137,8 @@ scan_multinomial <- function(coords, categories, location_ids = NULL, max_popula
                  n_cases = out$n_cases, n_units = out$n_units, min_len = out$min_len, max_len = out$max_len,
                  units = data.frame(unit = seq_len(out$n_units), cases = out$unit_cases,
                                     expected = out$unit_expected),
-                 backend = out$backend, python = res), class = "hphawkes_temporal_scan")
+                 backend = out$backend, time_trend = out$time_trend, python = res),
+            class = "hphawkes_temporal_scan")
 }
 
 .hp_temporal_kw <- function(population, controls, model, study_period, times, max_temporal_size,
@@ -177,13 +178,20 @@ scan_multinomial <- function(coords, categories, location_ids = NULL, max_popula
 #' @param min_cases High-rate windows need at least this many cases.
 #' @param n_replicates Monte Carlo replicates.
 #' @param seed,progress,backend,threads As in \code{\link{scan_bernoulli}}.
+#' @param time_trend \code{model = "poisson"}: \code{NULL} (no adjustment) or \code{"loglinear"} (the
+#'   expected cases adjusted for a log-linear trend of the risk, \code{trend_percent} or else estimated
+#'   from the units' cases; SaTScan's time-trend adjustments 2 and 3).
+#' @param trend_percent \code{time_trend = "loglinear"}: the change of the risk per year, percent
+#'   (above -100); \code{NULL} estimates it.
 #' @return An object of class \code{hphawkes_temporal_scan}: \code{clusters} (data frame, most
 #'   likely first: \code{cluster}, \code{start}, \code{end} (\code{Date}s when \code{times} are),
 #'   \code{n_units}, \code{cases}, \code{expected}, \code{observed_over_expected},
 #'   \code{relative_risk}, \code{log_likelihood_ratio}, \code{p_value}, Bernoulli
 #'   \code{population}), \code{null_llr}, \code{units} (cases and expected cases per unit),
-#'   \code{analysis}, \code{model}; \code{summary()} and \code{as.data.frame()} give the cluster
-#'   table; \code{\link{scan_write_satscan}} writes SaTScan's files.
+#'   \code{analysis}, \code{model}, \code{time_trend} (the adjustment made, with
+#'   \code{daily_percent}, the figure SaTScan reports; \code{NULL} without); \code{summary()} and
+#'   \code{as.data.frame()} give the cluster table; \code{\link{scan_write_satscan}} writes SaTScan's
+#'   files.
 #' @seealso \code{\link{scan_seasonal}}, \code{\link{scan_svtt}}.
 #' @examplesIf hphawkes_available()
 #' set.seed(5)  # 120 days, three times the rate on days 71-80
@@ -196,12 +204,15 @@ scan_multinomial <- function(coords, categories, location_ids = NULL, max_popula
 scan_temporal <- function(times, cases, population = NULL, controls = NULL, model = "poisson", study_period = NULL,
                           time_aggregation = 1L, max_temporal_size = 0.5, max_temporal_length = NULL,
                           min_temporal_length = 1L, prospective = FALSE, direction = "high", min_cases = 2L,
-                          n_replicates = 999L, seed = NULL, progress = FALSE, backend = "auto", threads = NULL) {
+                          n_replicates = 999L, seed = NULL, progress = FALSE, backend = "auto", threads = NULL,
+                          time_trend = NULL, trend_percent = NULL) {
   .hp_check_args()
   kw <- .hp_temporal_kw(population, controls, model, study_period, times, max_temporal_size, max_temporal_length,
                         min_temporal_length, direction, min_cases, n_replicates, seed, progress, backend, threads)
   kw$time_aggregation <- .as_int(time_aggregation, "time_aggregation", FALSE)
   kw$prospective <- .as_flag(prospective, "prospective")
+  if (!is.null(time_trend)) kw$time_trend <- time_trend
+  if (!is.null(trend_percent)) kw$trend_percent <- .as_num(trend_percent)
   res <- .hp_call(do.call(.hp_mod("scan")$temporal, c(list(.np_days(times, "times"), .np_count(cases, "cases")), kw)))
   .hp_temporal_result(res, inherits(times, "Date"))
 }

@@ -124,6 +124,35 @@ test_that("scan_temporal gives Python's purely temporal scan (Dates or day numbe
   expect_error(scan_temporal(d$days, d$cases, prospective = NA), "prospective must be TRUE or FALSE")
 })
 
+test_that("scan_temporal adjusts the Poisson model for a log-linear time trend, as Python", {
+  skip_if_no_hphawkes()
+  set.seed(4)
+  days <- as.Date("2024-01-01") + 0:199
+  cases <- rpois(200, 2 * exp(0.01 * 0:199) * ifelse(81:280 %in% 161:170, 2.5, 1))
+  f <- tmp_csv(cbind(as.numeric(days), cases))
+  for (tt in list(list(NULL, 7L), list(300, 1L))) {
+    res <- scan_temporal(days, cases, time_aggregation = tt[[2]], n_replicates = 19, seed = 1, backend = "cpu",
+                         time_trend = "loglinear", trend_percent = tt[[1]])
+    py <- py_reference(paste("import numpy as np, hphawkes_py as hp",
+      sprintf("d = np.loadtxt(r'%s', delimiter=',').astype(np.int64)", f),
+      sprintf("r = hp.scan.temporal(d[:, 0].astype('datetime64[D]'), d[:, 1], time_aggregation=%d, n_replicates=19,",
+              tt[[2]]),
+      sprintf("    seed=1, backend='cpu', progress=False, time_trend='loglinear', trend_percent=%s)",
+              if (is.null(tt[[1]])) "None" else tt[[1]]),
+      "out = {'units': r.unit_expected, 'null': r.null_llr, 'tt': r.time_trend}", sep = "\n"))
+    expect_identical(res$units$expected, py$units)
+    expect_identical(res$null_llr, py$null)
+    expect_identical(res$time_trend$adjustment, "loglinear")
+    expect_identical(res$time_trend$estimated, is.null(tt[[1]]))
+    expect_equal(res$time_trend$daily_percent, py$tt$daily_percent)
+  }
+  # the estimated trend is the simulated 1 % a day, within its error
+  est <- scan_temporal(days, cases, n_replicates = 9, seed = 1, backend = "cpu", time_trend = "loglinear")
+  expect_true(abs(est$time_trend$daily_percent - 100 * (exp(0.01) - 1)) < 0.3)
+  expect_error(scan_temporal(days, cases, n_replicates = 9, time_trend = "nonparametric"),
+               "no purely temporal cluster", class = "hphawkes_python_error")
+})
+
 test_that("scan_seasonal gives Python's seasonal scan", {
   skip_if_no_hphawkes()
   set.seed(2)
