@@ -88,6 +88,56 @@ def report_locations(report: str) -> list:
     return [c.replace(",", " ").split() for c in out]
 
 
+def report_summary(report: str) -> str:
+    """SaTScan's analysis summary at the top of its report (the lines from the one after "Program run
+    on" to the next rule), joined."""
+    head = report.split("Program run on", 1)[1].split("_____", 1)[0]
+    return " ".join(line.strip() for line in head.splitlines()[1:] if line.strip())
+
+
+def run_each(binary, prefix: str, write_inputs, names, make_prm, read) -> dict:
+    """``{name: read(prm)}``: in one scratch folder (``prefix``) holding the data ``write_inputs(folder)``
+    writes, SaTScan ``binary`` run on the parameter file ``make_prm(name, folder)`` of every analysis
+    ``name``, its output read back by ``read(prm)`` (the parameter file's path: its outputs share its stem)."""
+    out = {}
+    with scratch_folder(prefix) as folder:
+        write_inputs(folder)
+        for name in names:
+            prm = make_prm(name, folder)
+            run_parameter_file(binary, prm, folder)
+            out[name] = read(prm)
+    return out
+
+
+def assert_clusters_match(clusters, rows, ids=None, n_replicates=999):
+    """Our cluster table against SaTScan's cluster rows (``read_dbf``) and, when given, the location ids
+    of its report: the time frame (space-time and temporal tables), locations in SaTScan's order, cases,
+    expected cases and LLR (SaTScan's ``TEST_STAT`` where it writes no LLR) to 1e-6, and Monte Carlo
+    p-values within 4 binomial standard errors of two independent estimates. SaTScan's last rows with p
+    near 1 may be absent here, and ours beyond its near 1 too."""
+    import math
+
+    import numpy as np
+
+    assert all(float(r["P_VALUE"]) >= 0.99 for r in rows[len(clusters):])
+    assert (clusters.p_value.iloc[len(rows):] >= 0.99).all()
+    for k, r in enumerate(rows[:len(clusters)]):
+        row = clusters.iloc[k]
+        if ids is not None:
+            assert [str(v) for v in row.location_ids] == ids[k], k
+        if "start" in clusters.columns:
+            when = tuple(np.datetime64("-".join(f"{int(x):02d}" for x in r[key].split("/")))
+                         for key in ("START_DATE", "END_DATE"))
+            assert (np.datetime64(row.start, "D"), np.datetime64(row.end, "D")) == when, k
+        assert row.cases == int(r["OBSERVED"]), k
+        assert row.expected == pytest.approx(float(r["EXPECTED"]), abs=1e-6), k
+        llr = float(r["LLR"] if "LLR" in r else r["TEST_STAT"])
+        assert row.log_likelihood_ratio == pytest.approx(llr, abs=1e-6), k
+        p = float(r["P_VALUE"])
+        se = math.sqrt(max(p * (1 - p), 1e-3) * 2 / (n_replicates + 1))
+        assert abs(row.p_value - p) <= 4 * se + 2 / (n_replicates + 1), (k, row.p_value, p)
+
+
 def oracle(fixture: Path, run_satscan):
     """SaTScan's output: ``run_satscan(SATSCAN)`` when the binary is here, else the ``"analyses"``
     stored in ``fixture``; the test is skipped when neither is here."""
