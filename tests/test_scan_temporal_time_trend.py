@@ -27,6 +27,8 @@ _ANALYSES = {
     "percent -50 prospective": ("2", "-50", "6", 1),
     "estimated": ("3", "0", "2", 1),
     "estimated 7-day units": ("3", "0", "2", 7),
+    "log-quadratic": ("5", "0", "2", 1),
+    "log-quadratic 7-day units prospective": ("5", "0", "6", 7),
 }
 
 
@@ -130,7 +132,7 @@ def test_refusals(tmp_path):
     _write_inputs(tmp_path)
     prm = _prm("estimated", tmp_path)
     for old, new, match in [("TimeTrendAdjustmentType=3", "TimeTrendAdjustmentType=1", "nonparametric"),
-                            ("TimeTrendAdjustmentType=3", "TimeTrendAdjustmentType=5", "log-quadratic"),
+                            ("TimeTrendAdjustmentType=3", "TimeTrendAdjustmentType=4", "nonparametric"),
                             ("PopulationFile=t.pop", "PopulationFile=", "needs a population file")]:
         bad = tmp_path / "bad.prm"
         bad.write_text(prm.read_text().replace(old, new))

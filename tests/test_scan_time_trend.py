@@ -32,8 +32,10 @@ _ANALYSES = {
     "percent -60": ("2", "-60", "3"),
     "estimated": ("3", "0", "3"),
     "estimated prospective": ("3", "0", "4"),
+    "log-quadratic": ("5", "0", "3"),
 }
-_KW = {"0": {}, "1": dict(time_trend="nonparametric"), "3": dict(time_trend="loglinear")}
+_KW = {"0": {}, "1": dict(time_trend="nonparametric"), "3": dict(time_trend="loglinear"),
+       "5": dict(time_trend="logquadratic")}
 
 
 def _data():
@@ -182,15 +184,16 @@ def test_expected_cases_follow_their_definition():
 
 
 def test_run_prm_reads_the_adjustment(tmp_path, satscan_output):
-    """run_prm maps TimeTrendAdjustmentType 1-3 (and TimeTrendPercentage) to space_time's time_trend and
-    refuses 4 and 5 by name."""
+    """run_prm maps TimeTrendAdjustmentType 1-3 and 5 (and TimeTrendPercentage) to space_time's time_trend
+    and refuses 4 by name."""
     _write_inputs(tmp_path)
-    for name in ("nonparametric", "percent -60", "estimated"):
+    for name, adjustment in (("nonparametric", "nonparametric"), ("percent -60", "loglinear"),
+                             ("estimated", "loglinear"), ("log-quadratic", "logquadratic")):
         res = hp.scan.run_prm(_prm(name, tmp_path), seed=1, progress=False, backend="cpu")
         _compare(res, satscan_output[name])
-        assert res.time_trend["adjustment"] == ("nonparametric" if name == "nonparametric" else "loglinear")
+        assert res.time_trend["adjustment"] == adjustment
     prm = _prm("none", tmp_path)
-    for kind, what in (("4", "time-stratified randomization"), ("5", "log-quadratic")):
+    for kind, what in (("4", "time-stratified randomization"), ("6", "must be 0 \\(none\\)")):
         text = prm.read_text().replace("TimeTrendAdjustmentType=0", f"TimeTrendAdjustmentType={kind}")
         bad = tmp_path / f"bad{kind}.prm"
         bad.write_text(text)
@@ -252,6 +255,25 @@ def test_module_examples_run():
 
     result = doctest.testmod(time_trend, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 5 and result.failed == 0
+
+
+def test_log_quadratic_fit_solves_its_score_equations():
+    """fit_quadratic_trend: at the estimate X'(c - mu) = 0 (mu = m exp(X b), X = [1, t + 1, (t + 1)^2]); with
+    fewer than 3 days with cases the trend is undefined."""
+    from hphawkes_py.scan.cpu_temporal import TREND_CONVERGED, TREND_UNDEFINED
+    from hphawkes_py.scan.time_trend import fit_quadratic_trend
+
+    xy, pop, loc, day, n = _data()
+    c = np.bincount(day, weights=n, minlength=T)
+    m = np.full(T, c.sum() / T)
+    status, b = fit_quadratic_trend(c, m, 1e-10)
+    assert status == TREND_CONVERGED
+    u = np.arange(1, T + 1.0)
+    X = np.column_stack([np.ones(T), u, u * u])
+    mu = m * np.exp(X @ np.array(b))
+    np.testing.assert_allclose(X.T @ (c - mu), 0.0, atol=1e-6 * c.sum() * T * T)
+    assert fit_quadratic_trend([0, 5, 0, 3, 0], np.ones(5))[0] == TREND_UNDEFINED
+    assert fit_quadratic_trend([9, 0, 0, 0], np.ones(4))[0] == TREND_UNDEFINED
 
 
 if __name__ == "__main__":  # write the stored SaTScan output (see tests/satscan_oracle.py)

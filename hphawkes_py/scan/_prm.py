@@ -561,7 +561,7 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         ``ModelType`` 2 (space-time permutation), 1 (Bernoulli: dated ``.cas`` and ``.ctl`` files,
         run by :func:`~hphawkes_py.scan.space_time` with ``model="bernoulli"``) or 0 (discrete Poisson:
         dated ``.cas``, a ``.pop`` file with one census year per location and no covariates, the
-        time-trend adjustments ``TimeTrendAdjustmentType`` 1-3 and no spatial adjustment;
+        time-trend adjustments ``TimeTrendAdjustmentType`` 1-3 and 5 and no spatial adjustment;
         ``model="poisson"``) with ``AnalysisType``
         3 (retrospective; ``IncludeClusters`` 0 all or 1 alive clusters) or 4 (prospective, no
         adjustment for earlier analyses), days (``PrecisionCaseTimes=3``, ``TimeAggregationUnits=3``,
@@ -590,9 +590,9 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         6 (prospective purely temporal) and 7 (seasonal) with ``ModelType`` 0 or 1 run
         :func:`~hphawkes_py.scan.temporal` / :func:`~hphawkes_py.scan.seasonal` on the dated
         records (days; a population file, optional, with one census year per location; no
-        coordinates needed; Poisson: the log-linear time-trend adjustments ``TimeTrendAdjustmentType``
-        2 and 3, with a population file, as SaTScan); ``AnalysisType=5`` with ``ModelType=0`` runs
-        :func:`~hphawkes_py.scan.svtt` (days or generic time units, ``PrecisionCaseTimes`` 3 or 4,
+        coordinates needed; Poisson: the log-linear and log-quadratic time-trend adjustments
+        ``TimeTrendAdjustmentType`` 2, 3 and 5, with a population file, as SaTScan);
+        ``AnalysisType=5`` with ``ModelType=0`` runs :func:`~hphawkes_py.scan.svtt` (days or generic time units, ``PrecisionCaseTimes`` 3 or 4,
         a linear trend). The settings they read are listed in
         :mod:`hphawkes_py.scan._prm_temporal`; ``write_results`` is refused for them (their result's
         ``clusters`` is the cluster table).

@@ -60,25 +60,26 @@ def _no_trend_adjustment(v, bad, name):
 
 def time_trend_kwargs(v, bad, kwargs, name):
     """The discrete Poisson time-trend adjustment (``TimeTrendAdjustmentType`` 1: nonparametric, space-time
-    only; 2: log-linear by ``TimeTrendPercentage`` per year; 3: log-linear estimated) of the ``name`` scan as
-    ``time_trend`` and ``trend_percent`` in ``kwargs``; the stratified randomization (4) and the
-    log-quadratic trend (5) are refused."""
+    only; 2: log-linear by ``TimeTrendPercentage`` per year; 3: log-linear estimated; 5: log-quadratic
+    estimated) of the ``name`` scan as ``time_trend`` and ``trend_percent`` in ``kwargs``; the
+    nonparametric adjustment with time-stratified randomization (4) is refused."""
     kind = v.get("TimeTrendAdjustmentType", "0") or "0"
     if kind == "0":
         return
     space_time = name != "purely temporal"
-    offered = ("nonparametrically (1) or " if space_time else "") + "for a log-linear trend, given (2) or estimated (3)"
-    if kind in ("4", "5"):
-        what = {"4": "the nonparametric adjustment by time-stratified randomization",
-                "5": "the log-quadratic trend"}[kind]
-        raise bad("TimeTrendAdjustmentType", f"is not supported ({what}): the {name} scan adjusts {offered}")
+    offered = ("nonparametrically (1) or " if space_time else "") + \
+        "for a log-linear trend, given (2) or estimated (3), or a log-quadratic trend (5)"
+    if kind == "4":
+        raise bad("TimeTrendAdjustmentType", f"is not supported (the nonparametric adjustment by time-stratified "
+                                             f"randomization, whose clusters SaTScan scores against their own time "
+                                             f"window's cases): the {name} scan adjusts {offered}")
     if kind == "1" and not space_time:
         raise bad("TimeTrendAdjustmentType", f"1 (nonparametric) cannot be used with a purely temporal analysis "
                                              f"(SaTScan refuses it alike): the {name} scan adjusts {offered}")
-    if kind not in ("1", "2", "3"):
-        raise bad("TimeTrendAdjustmentType", "must be 0 (none), 1 (nonparametric), 2 (log-linear percentage) or 3 "
-                                             "(estimated log-linear trend)")
-    kwargs["time_trend"] = "nonparametric" if kind == "1" else "loglinear"
+    if kind not in ("1", "2", "3", "5"):
+        raise bad("TimeTrendAdjustmentType", "must be 0 (none), 1 (nonparametric), 2 (log-linear percentage), 3 "
+                                             "(estimated log-linear trend) or 5 (log-quadratic trend)")
+    kwargs["time_trend"] = {"1": "nonparametric", "5": "logquadratic"}.get(kind, "loglinear")
     if kind == "2":
         try:
             pct = float(v.get("TimeTrendPercentage", "0"))

@@ -76,7 +76,8 @@ class ScanResult:
     time_trend : dict, optional
         The space-time Poisson scan's time-trend adjustment (:func:`hphawkes_py.scan.space_time`'s
         ``time_trend``): ``adjustment``, ``estimated``, ``beta`` (per day), ``daily_percent`` and
-        ``annual_percent``; None without one.
+        ``annual_percent`` (log-quadratic: ``alpha``, ``beta``, ``beta2``, ``origin``, as
+        :func:`~hphawkes_py.scan.time_trend.time_trend_weights` gives them); None without one.
     _loc_coords, _loc_cases, _loc_controls, _loc_population, _loc_expected, _row_ids, _row_loc : numpy.ndarray, optional
         Per-location data behind :meth:`location_table` and :meth:`plot` (merged locations:
         coordinates, cases, controls, population, expected cases; the input rows' ids and

@@ -243,11 +243,12 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
     distance, location_ids, seed, executor, backend, threads, progress
         As in :func:`space_time_permutation` (``backend="gpu"``/``"emulator"`` run the CUDA cylinder
         kernels of both models).
-    time_trend : {None, "nonparametric", "loglinear"}
+    time_trend : {None, "nonparametric", "loglinear", "logquadratic"}
         ``model="poisson"``: adjust the expected cases for a trend of the risk over the study period
-        (SaTScan's ``TimeTrendAdjustmentType`` 1, 2 and 3): ``"nonparametric"``, every day's expected
+        (SaTScan's ``TimeTrendAdjustmentType`` 1, 2, 3 and 5): ``"nonparametric"``, every day's expected
         cases are its observed cases; ``"loglinear"``, a log-linear trend, ``trend_percent`` or else
-        estimated from the daily case totals. None (default): no adjustment.
+        estimated from the daily case totals; ``"logquadratic"``, a log-quadratic trend estimated from
+        them. None (default): no adjustment.
     trend_percent : float, optional
         ``time_trend="loglinear"``: the change of the risk per year, percent (> -100; SaTScan's
         ``TimeTrendPercentage``), ``beta = log(1 + trend_percent / 100) / 365.25`` per day. None: the
@@ -337,7 +338,7 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
         return _cylinders(common, "space_time_poisson", size, Ez, dcum, ("multinomial", np.repeat(Ez / T, T)))
     # expected cases of location z on day t: E_z w_t / sum w (the running sums C w / sum w give a cylinder's
     # share of E_Z)
-    w, info = time_trend_weights(c_lt.sum(axis=0), time_trend, trend_percent)
+    w, info = time_trend_weights(c_lt.sum(axis=0), time_trend, trend_percent, origin=common.origin)
     share = w / w.sum()
     dcum = np.concatenate([[0.0], C * np.cumsum(share)])
     return _cylinders(common, "space_time_poisson", size, Ez, dcum, ("multinomial", np.outer(Ez, share).ravel()),

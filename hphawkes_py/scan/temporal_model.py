@@ -183,8 +183,9 @@ def _check_trend(time_trend, trend_percent, model):
     if time_trend == "nonparametric":
         raise ValueError("time_trend='nonparametric' would make every time unit's expected cases its observed cases, "
                          "leaving no purely temporal cluster (SaTScan refuses it alike); use time_trend='loglinear'")
-    if time_trend != "loglinear":
-        raise ValueError(f"time_trend must be None or 'loglinear' for the purely temporal scan, got {time_trend!r}")
+    if time_trend not in ("loglinear", "logquadratic"):
+        raise ValueError(f"time_trend must be None, 'loglinear' or 'logquadratic' for the purely temporal scan, got "
+                         f"{time_trend!r}")
     if model != "poisson":
         raise ValueError("time_trend adjusts the expected cases of model='poisson'; the Bernoulli model's expected "
                          "cases come from its controls (SaTScan adjusts only the Poisson model)")
@@ -303,11 +304,11 @@ def temporal(times, cases, *, population=None, controls=None, model="poisson", s
         Numba threads (None: all).
     progress : bool
         Progress bar for the Monte Carlo.
-    time_trend : {None, "loglinear"}
+    time_trend : {None, "loglinear", "logquadratic"}
         ``model="poisson"``: adjust the expected cases for a log-linear trend of the risk over the
         study period (SaTScan's ``TimeTrendAdjustmentType`` 2 and 3, :mod:`.time_trend`): unit u's
         expected cases become proportional to its population-time x ``exp(beta u)``, and the Monte
-        Carlo draws by them. A trend shared by the whole period is then no cluster; a burst on top of
+        Carlo draws by them; or for a log-quadratic trend (5), ``exp(beta u + beta2 u^2)``, estimated. A trend shared by the whole period is then no cluster; a burst on top of
         it still is. (SaTScan refuses the nonparametric adjustment here: it would expect every unit's
         cases exactly.)
     trend_percent : float, optional
@@ -362,7 +363,8 @@ def temporal(times, cases, *, population=None, controls=None, model="poisson", s
     info = None
     if time_trend is not None:
         # SaTScan's AdjustForTrend: the units' measure times exp(beta u), scaled back to C in all
-        w, info = time_trend_weights(c_u, time_trend, trend_percent, measure=e_u, unit_days=agg)
+        w, info = time_trend_weights(c_u, time_trend, trend_percent, measure=e_u, unit_days=agg,
+                                     origin=origin)
         e_u = e_u * w
         e_u *= c_u.sum() / e_u.sum()
     last = np.array([n_days - 1 - (n_units - 1 - u) * agg for u in range(n_units)])

@@ -19,6 +19,13 @@ draws the cases in proportion to those expectations (SaTScan's ``CPoissonModel::
   the log-linear trend of the daily case totals against the daily expected cases
   (:func:`~.cpu_temporal.fit_trend`, SaTScan's ``LinearTimeTrend`` with its convergence 1e-7).
 
+* ``"logquadratic"`` (``TimeTrendAdjustmentType=5``): ``w_t = exp(beta t + beta2 t^2)``, the trend the
+  maximum likelihood fit of ``E c_t = m_t exp(b0 + b1 (t + 1) + b2 (t + 1)^2)`` to the daily totals
+  (:func:`fit_quadratic_trend`, SaTScan's ``QuadraticTimeTrend``: Newton-Raphson from
+  ``(log mean, 0, 0)``), ``beta = b1``, ``beta2 = b2``, as SaTScan's ``AdjustForTrend`` applies them
+  (its ``t`` counted from 0 there, from 1 in the fit). SaTScan reports the risk function
+  ``e^(alpha + beta t + beta2 t^2)``, ``alpha = b0 + b1``, "where t=(day - <start>)".
+
 The purely temporal scan does the same on its time units of ``L`` days (``TimeAggregationLength``): t
 counts units, beta is per unit (``L log(1 + p / 100) / 365.25`` for a given p), and the estimate fits
 the units' cases against their expected cases before adjustment (a population that changes in time
@@ -34,12 +41,17 @@ import math
 
 import numpy as np
 
-from .cpu_temporal import TREND_CONVERGED, TREND_NEG_INF, TREND_POS_INF, TREND_UNDEFINED, fit_trend
+from .cpu_temporal import TREND_CONVERGED, TREND_NEG_INF, TREND_NOT_CONVERGED, TREND_POS_INF, TREND_UNDEFINED, \
+    fit_trend
 
-__all__ = ["time_trend_weights", "time_trend_text", "TIME_TRENDS"]
+__all__ = ["time_trend_weights", "time_trend_text", "fit_quadratic_trend", "TIME_TRENDS"]
 
 #: the adjustments :func:`time_trend_weights` makes (None: none)
-TIME_TRENDS = (None, "nonparametric", "loglinear")
+TIME_TRENDS = (None, "nonparametric", "loglinear", "logquadratic")
+#: :func:`fit_quadratic_trend`'s status when its Newton matrix is singular
+TREND_SINGULAR = 5
+#: Newton-Raphson iterations before a trend is declared not converged (SaTScan's MAX_CONVERGENCE_ITERATIONS)
+MAX_ITERATIONS = 1000000
 #: days per year in SaTScan's conversion of a yearly percentage (AVERAGE_DAYS_IN_YEAR)
 DAYS_PER_YEAR = 365.25
 #: Newton-Raphson convergence of the estimated trend (SaTScan's CPoissonModel::gTimeTrendConvergence)
@@ -55,14 +67,54 @@ def _percent(beta: float, days: float) -> float:
     return 0.0 if -TREND_ZERO < p < TREND_ZERO else p
 
 
-def time_trend_weights(day_cases, time_trend, trend_percent=None, *, measure=None, unit_days=1):
+def fit_quadratic_trend(c, m, convergence=1e-7):
+    """``(status, (b0, b1, b2))`` of the log-quadratic trend ``E c_t = m_t exp(b0 + b1 (t + 1) + b2 (t + 1)^2)``
+    (t = 0 .. T - 1) by maximum likelihood, as SaTScan's ``QuadraticTimeTrend::CalculateAndSet``: undefined
+    with fewer than 2 cases or fewer than 3 units with cases; else Newton-Raphson from ``(log(C / T), 0, 0)`` until the step's norm is at most
+    ``convergence`` (``TREND_SINGULAR`` when its matrix cannot be inverted).
+
+    Examples
+    --------
+    >>> t = np.arange(30)
+    >>> status, b = fit_quadratic_trend(np.round(50 * np.exp(0.1 * (t + 1) - 0.004 * (t + 1) ** 2)), np.ones(30))
+    >>> status, [round(float(v), 3) for v in b]
+    (0, [3.91, 0.101, -0.004])
+    """
+    y = np.asarray(c, dtype=np.float64)
+    m = np.asarray(m, dtype=np.float64)
+    T = y.size
+    C = y.sum()
+    if C < 2 or np.count_nonzero(y) < 3:  # (so never every case in the first or the last unit)
+        return TREND_UNDEFINED, (0.0, 0.0, 0.0)
+    u = np.arange(1, T + 1, dtype=np.float64)
+    X = np.column_stack([np.ones(T), u, u * u])
+    b = np.array([math.log(C / T), 0.0, 0.0])
+    with np.errstate(over="ignore", invalid="ignore"):
+        for _ in range(MAX_ITERATIONS):
+            mu = np.exp(X @ b) * m
+            try:
+                # SaTScan's step: b - A^-1 (-X)' (y - mu), A = X' diag(mu) X
+                step = np.linalg.inv((X.T * mu) @ X) @ (X.T @ (y - mu))
+            except np.linalg.LinAlgError:
+                return TREND_SINGULAR, (0.0, 0.0, 0.0)
+            new = b + step
+            if not np.isfinite(new).all():
+                return TREND_SINGULAR, (0.0, 0.0, 0.0)
+            done = math.sqrt(float(((b - new) ** 2).sum())) <= convergence
+            b = new
+            if done:
+                return TREND_CONVERGED, tuple(float(v) for v in b)
+    return TREND_NOT_CONVERGED, (0.0, 0.0, 0.0)
+
+
+def time_trend_weights(day_cases, time_trend, trend_percent=None, *, measure=None, unit_days=1, origin=None):
     """The day (or time unit) weights ``w`` (T,) of a time-trend adjustment and a description of it.
 
     Parameters
     ----------
     day_cases : array_like (T,)
         Cases of each day (time unit) of the study period (all locations).
-    time_trend : {"nonparametric", "loglinear"}
+    time_trend : {"nonparametric", "loglinear", "logquadratic"}
         The adjustment (see the module notes).
     trend_percent : float, optional
         ``"loglinear"``: the change of the risk per year, percent (> -100); None estimates it from
@@ -72,6 +124,9 @@ def time_trend_weights(day_cases, time_trend, trend_percent=None, *, measure=Non
         default ``C / T`` each (a population constant in time, units of equal length).
     unit_days : int >= 1
         Days per time unit (``t`` counts units; beta is per unit).
+    origin : date or int, optional
+        The first day of the study period, for the log-quadratic trend's description (SaTScan's "where
+        t=(day - origin)").
 
     Returns
     -------
@@ -82,7 +137,9 @@ def time_trend_weights(day_cases, time_trend, trend_percent=None, *, measure=Non
         ``adjustment`` (``time_trend``), ``estimated`` (bool), ``beta`` (the log-linear trend per day,
         ``beta`` per unit / ``unit_days``;
         None for ``"nonparametric"``), ``daily_percent`` and ``annual_percent`` (the change per day and
-        per 365.25 days, percent; None for ``"nonparametric"``).
+        per 365.25 days, percent; None for ``"nonparametric"``); ``"logquadratic"``: ``alpha``, ``beta``
+        and ``beta2`` per unit (SaTScan's risk function), ``origin`` (the first day as SaTScan prints it,
+        ``"2024/1/1"``) and ``unit_days``, the percentages None.
 
     Examples
     --------
@@ -97,7 +154,8 @@ def time_trend_weights(day_cases, time_trend, trend_percent=None, *, measure=Non
     if c.ndim != 1 or c.size == 0 or not np.isfinite(c).all() or (c < 0).any():
         raise ValueError("day_cases must be a non-empty vector of non-negative case counts")
     if time_trend not in TIME_TRENDS[1:]:
-        raise ValueError(f"time_trend must be None, 'nonparametric' or 'loglinear', got {time_trend!r}")
+        raise ValueError(f"time_trend must be None, 'nonparametric', 'loglinear' or 'logquadratic', got "
+                         f"{time_trend!r}")
     T = c.size
     C = float(c.sum())
     if isinstance(unit_days, bool) or not isinstance(unit_days, (int, np.integer)) or unit_days < 1:
@@ -115,6 +173,15 @@ def time_trend_weights(day_cases, time_trend, trend_percent=None, *, measure=Non
             raise ValueError("time_trend='nonparametric' needs cases: every day's expected cases are its cases")
         return c.copy(), dict(adjustment="nonparametric", estimated=False, beta=None, daily_percent=None,
                               annual_percent=None)
+    if time_trend == "logquadratic":
+        if trend_percent is not None:
+            raise ValueError("trend_percent is for time_trend='loglinear'; the log-quadratic trend is estimated")
+        status, (b0, b1, b2) = fit_quadratic_trend(c, m, ADJUSTMENT_CONVERGENCE)
+        _check_status(status)
+        t = np.arange(T, dtype=np.float64)
+        w = np.exp(b1 * t + b2 * t * t)
+        return w, dict(adjustment="logquadratic", estimated=True, alpha=b0 + b1, beta=b1, beta2=b2,
+                       daily_percent=None, annual_percent=None, origin=_day_text(origin), unit_days=unit_days)
     if trend_percent is not None:
         p = float(trend_percent)
         if not math.isfinite(p) or p <= -100.0:
@@ -124,21 +191,39 @@ def time_trend_weights(day_cases, time_trend, trend_percent=None, *, measure=Non
         estimated = False
     else:
         status, _, beta = fit_trend(c, m, ADJUSTMENT_CONVERGENCE)
-        if status == TREND_UNDEFINED:
-            raise ValueError("the time trend is undefined (fewer than 2 cases), so the temporal adjustment could not "
-                             "be made (SaTScan stops alike); run without time_trend, or give trend_percent")
-        if status in (TREND_NEG_INF, TREND_POS_INF):
-            raise ValueError("the time trend is infinite (every case on the first or the last day), so the temporal "
-                             "adjustment could not be made (SaTScan stops alike); run without time_trend, or give "
-                             "trend_percent")
-        if status != TREND_CONVERGED:
-            raise ValueError("the estimated time trend did not converge; give trend_percent instead")
+        _check_status(status)
         beta = float(beta)
         estimated = True
     w = np.exp(beta * np.arange(T, dtype=np.float64))
     day = beta / unit_days
     return w, dict(adjustment="loglinear", estimated=estimated, beta=day, daily_percent=_percent(day, 1.0),
                    annual_percent=_percent(day, DAYS_PER_YEAR))
+
+
+def _check_status(status) -> None:
+    """Stop, as SaTScan stops, where the estimated trend is undefined, infinite or not found."""
+    if status == TREND_UNDEFINED:
+        raise ValueError("the time trend is undefined (fewer than 2 cases, or for a log-quadratic trend fewer than 3 "
+                         "days with cases), so the temporal adjustment could not be made (SaTScan stops alike); run "
+                         "without time_trend, or give trend_percent")
+    if status in (TREND_NEG_INF, TREND_POS_INF):
+        raise ValueError("the time trend is infinite (every case on the first or the last day), so the temporal "
+                         "adjustment could not be made (SaTScan stops alike); run without time_trend, or give "
+                         "trend_percent")
+    if status != TREND_CONVERGED:
+        what = "matrix is singular" if status == TREND_SINGULAR else "did not converge"
+        assert status in (TREND_SINGULAR, TREND_NOT_CONVERGED)
+        raise ValueError(f"the estimated time trend's Newton-Raphson {what}; give trend_percent instead")
+
+
+def _day_text(origin) -> str:
+    """A study period's first day as SaTScan prints it (``2024/1/1``; a day number as it is)."""
+    if origin is None:
+        return "the first day"
+    if isinstance(origin, np.datetime64):
+        y, mth, d = str(origin.astype("datetime64[D]")).split("-")
+        return f"{int(y)}/{int(mth)}/{int(d)}"
+    return str(origin)
 
 
 def time_trend_text(info) -> str:
@@ -152,5 +237,9 @@ def time_trend_text(info) -> str:
     """
     if info["adjustment"] == "nonparametric":
         return "adjusting for time nonparametrically"
+    if info["adjustment"] == "logquadratic":
+        half = (info["unit_days"] - 1) / 2.0
+        return (f"adjusting for log quadratic time trend with: e^({info['alpha']:g} + {info['beta']:g} t + "
+                f"{info['beta2']:g} t^2) where t=(day - {info['origin']})" + (f" + {half:g}" if half else ""))
     p = info["daily_percent"]
     return f"adjusting for time trend with a daily {'decrease' if p < 0 else 'increase'} of {abs(p):g}%"

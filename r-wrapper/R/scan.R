@@ -382,9 +382,9 @@ plot.hphawkes_scan <- function(x, ...) {
 #' @param backend \code{"auto"}, \code{"cpu"}, \code{"gpu"} or \code{"emulator"}.
 #' @param threads \code{NULL} or number of CPU threads.
 #' @param time_trend Discrete Poisson model: \code{NULL} (no adjustment), \code{"nonparametric"} (every
-#'   day's expected cases are its observed cases) or \code{"loglinear"} (a log-linear trend of the
-#'   risk, \code{trend_percent} or else estimated from the daily totals), SaTScan's time-trend
-#'   adjustments 1, 2 and 3.
+#'   day's expected cases are its observed cases), \code{"loglinear"} (a log-linear trend of the
+#'   risk, \code{trend_percent} or else estimated from the daily totals) or \code{"logquadratic"} (a
+#'   log-quadratic trend estimated from them), SaTScan's time-trend adjustments 1, 2, 3 and 5.
 #' @param trend_percent \code{time_trend = "loglinear"}: the change of the risk per year, percent
 #'   (above -100); \code{NULL} estimates it.
 #' @return An object of class \code{hphawkes_scan}; \code{clusters} has \code{start} and \code{end}

@@ -178,9 +178,10 @@ scan_multinomial <- function(coords, categories, location_ids = NULL, max_popula
 #' @param min_cases High-rate windows need at least this many cases.
 #' @param n_replicates Monte Carlo replicates.
 #' @param seed,progress,backend,threads As in \code{\link{scan_bernoulli}}.
-#' @param time_trend \code{model = "poisson"}: \code{NULL} (no adjustment) or \code{"loglinear"} (the
+#' @param time_trend \code{model = "poisson"}: \code{NULL} (no adjustment), \code{"loglinear"} (the
 #'   expected cases adjusted for a log-linear trend of the risk, \code{trend_percent} or else estimated
-#'   from the units' cases; SaTScan's time-trend adjustments 2 and 3).
+#'   from the units' cases) or \code{"logquadratic"} (a log-quadratic trend, estimated); SaTScan's
+#'   time-trend adjustments 2, 3 and 5.
 #' @param trend_percent \code{time_trend = "loglinear"}: the change of the risk per year, percent
 #'   (above -100); \code{NULL} estimates it.
 #' @return An object of class \code{hphawkes_temporal_scan}: \code{clusters} (data frame, most

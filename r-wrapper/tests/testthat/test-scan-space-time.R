@@ -77,7 +77,8 @@ test_that("scan_space_time adjusts the discrete Poisson model for a time trend, 
   grid$cases <- rpois(nrow(grid), 0.2 * exp(0.05 * grid$day))
   g <- grid[grid$cases > 0, ]
   pop <- rep(1000, nrow(g))
-  for (tt in list(list("nonparametric", NULL), list("loglinear", NULL), list("loglinear", 250))) {
+  for (tt in list(list("nonparametric", NULL), list("loglinear", NULL), list("loglinear", 250),
+                 list("logquadratic", NULL))) {
     res <- scan_space_time(xy[g$loc, ], g$cases, g$day, population = pop, n_replicates = 19, seed = 1,
                            backend = "cpu", time_trend = tt[[1]], trend_percent = tt[[2]])
     f <- tmp_csv(cbind(xy[g$loc, ], g$cases, g$day))
@@ -91,6 +92,7 @@ test_that("scan_space_time adjusts the discrete Poisson model for a time trend, 
     expect_identical(res$null_llr, py$null)
     expect_identical(res$time_trend$adjustment, tt[[1]])
     if (tt[[1]] == "loglinear") expect_equal(res$time_trend$daily_percent, py$tt$daily_percent)
+    if (tt[[1]] == "logquadratic") expect_equal(res$time_trend$beta2, py$tt$beta2)
   }
   # the estimated trend is the simulated 5 % a day, within its error
   est <- scan_space_time(xy[g$loc, ], g$cases, g$day, population = pop, n_replicates = 9, seed = 1,
