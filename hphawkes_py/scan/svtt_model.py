@@ -1,7 +1,9 @@
 """Spatial variation in temporal trends (SVTT; Moore and Kulldorff; SaTScan's analysis type 5, Poisson).
 
 The cases of every location are counted in time units (days aggregated into units of
-``time_aggregation`` days, counted back from the last day). Under the null the whole region
+``time_aggregation`` days, counted back from the last day; where they do not divide the study period
+the first unit is shorter, its expected cases counted by its days, where SaTScan refuses such a study
+period for SVTT). Under the null the whole region
 follows one log-linear trend, ``E c_zt = m_zt exp(alpha + beta t)``, with ``m_zt`` the expected cases
 from the population (constant in time: ``m_zt = C P_z len_t / (sum P x days)``). A window (a circle
 of locations, as in :func:`~hphawkes_py.scan.poisson`) has its own trend inside and another outside;
@@ -149,8 +151,8 @@ def svtt(coords, times, cases, population, *, time_aggregation=1, study_period=N
     population : array_like (n,)
         Population of each row's location (the same on every row of a location), persons.
     time_aggregation : int >= 1
-        Days per time unit (e.g. 365 for yearly units of dates); units counted back from the last day,
-        all of equal length: it must divide the study period's days (SaTScan's rule).
+        Days per time unit (e.g. 365 for yearly units of dates); units counted back from the last day (the
+        first may be shorter).
     study_period : (start, end), optional
         First and last day (same kind as ``times``); default the first and last day of ``times``.
     max_population : float in (0, 0.5]
@@ -208,12 +210,7 @@ def svtt(coords, times, cases, population, *, time_aggregation=1, study_period=N
     ids = check_location_ids(location_ids, n, repeats=True)
     geo = _check_geometry(distance, xy, None)
     day, origin, n_days = _days(times, n, study_period)
-    if n_days % agg:
-        # SaTScan's CSVTTData::SetIntervalStartTimes: every unit of a trend must be equally long
-        raise ValueError(f"the study period ({n_days} days) is not a whole number of time units of {agg} days; the "
-                         f"SVTT scan needs units of equal length (SaTScan refuses it alike): use a time_aggregation "
-                         f"that divides {n_days}, or a study_period that starts {n_days % agg} day(s) later")
-    T = n_days // agg
+    T = -(-n_days // agg)
     if T < 3:
         raise ValueError(f"the study period ({n_days} days) in units of {agg} days gives {T} time units; a trend "
                          f"needs at least 3")
