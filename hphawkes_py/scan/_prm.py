@@ -592,8 +592,8 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         records (days; a population file, optional, with one census year per location; no
         coordinates needed; Poisson: the log-linear and log-quadratic time-trend adjustments
         ``TimeTrendAdjustmentType`` 2, 3 and 5, with a population file, as SaTScan);
-        ``AnalysisType=5`` with ``ModelType=0`` runs :func:`~hphawkes_py.scan.svtt` (days or generic time units, ``PrecisionCaseTimes`` 3 or 4,
-        a linear trend). The settings they read are listed in
+        ``AnalysisType=5`` with ``ModelType=0`` runs :func:`~hphawkes_py.scan.svtt` (days or generic
+        time units, ``PrecisionCaseTimes`` 3 or 4, a linear trend). The settings they read are listed in
         :mod:`hphawkes_py.scan._prm_temporal`; ``write_results`` is refused for them (their result's
         ``clusters`` is the cluster table).
     n_replicates : int, optional

@@ -29,7 +29,7 @@ from .locations import (Geometry, _check_geometry, _check_max_population, _check
                         check_ids_per_location, check_location_ids, make_centres, merge_rows)
 from .monte_carlo import BATCH_SIZE, RunOptions, batch_children, check_run, replicate_seed_batches
 from .result import Candidates, ScanResult, _clusters
-from .time_trend import TIME_TRENDS, time_trend_weights
+from .time_trend import check_time_trend, time_trend_weights
 from .null_draws import draw_multinomial_cases, draw_null_cases, permute_days_cases
 from .windows import build_windows
 
@@ -290,12 +290,7 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
     26 7.7801
     """
     check_in(model, "model", ("poisson", "bernoulli"))
-    check_in(time_trend, "time_trend", TIME_TRENDS)
-    if time_trend is None and trend_percent is not None:
-        raise ValueError("trend_percent is for time_trend='loglinear' (a log-linear trend of the risk per year)")
-    if time_trend is not None and model != "poisson":
-        raise ValueError("time_trend adjusts the expected cases of model='poisson'; the Bernoulli model's expected "
-                         "cases come from each cylinder's cases and controls")
+    check_time_trend(time_trend, trend_percent, model)
     opts = SpaceTimeOptions(max_population, max_distance, max_temporal, prospective, study_period, min_cases,
                             n_replicates, direction, distance, location_ids, seed, executor, backend, threads, progress)
     if model == "bernoulli":

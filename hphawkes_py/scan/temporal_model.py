@@ -47,7 +47,7 @@ from .locations import check_counts
 from .monte_carlo import BATCH_SIZE, batch_children, check_run, replicate_seed_batches
 from .null_draws import draw_multinomial_cases, draw_null_cases
 from .spatiotemporal import _abs_days, _days
-from .time_trend import time_trend_weights
+from .time_trend import check_time_trend, time_trend_weights
 
 __all__ = ["temporal", "seasonal", "TemporalResult"]
 
@@ -176,19 +176,10 @@ def _check_model(model, population, controls):
 
 
 def _check_trend(time_trend, trend_percent, model):
-    if time_trend is None:
-        if trend_percent is not None:
-            raise ValueError("trend_percent is for time_trend='loglinear' (a log-linear trend of the risk per year)")
-        return
     if time_trend == "nonparametric":
         raise ValueError("time_trend='nonparametric' would make every time unit's expected cases its observed cases, "
                          "leaving no purely temporal cluster (SaTScan refuses it alike); use time_trend='loglinear'")
-    if time_trend not in ("loglinear", "logquadratic"):
-        raise ValueError(f"time_trend must be None, 'loglinear' or 'logquadratic' for the purely temporal scan, got "
-                         f"{time_trend!r}")
-    if model != "poisson":
-        raise ValueError("time_trend adjusts the expected cases of model='poisson'; the Bernoulli model's expected "
-                         "cases come from its controls (SaTScan adjusts only the Poisson model)")
+    check_time_trend(time_trend, trend_percent, model, (None, "loglinear", "logquadratic"))
 
 
 def _check_size(max_temporal_size, max_temporal_length, min_temporal_length):
@@ -308,9 +299,9 @@ def temporal(times, cases, *, population=None, controls=None, model="poisson", s
         ``model="poisson"``: adjust the expected cases for a log-linear trend of the risk over the
         study period (SaTScan's ``TimeTrendAdjustmentType`` 2 and 3, :mod:`.time_trend`): unit u's
         expected cases become proportional to its population-time x ``exp(beta u)``, and the Monte
-        Carlo draws by them; or for a log-quadratic trend (5), ``exp(beta u + beta2 u^2)``, estimated. A trend shared by the whole period is then no cluster; a burst on top of
-        it still is. (SaTScan refuses the nonparametric adjustment here: it would expect every unit's
-        cases exactly.)
+        Carlo draws by them; or for a log-quadratic trend (5), ``exp(beta u + beta2 u^2)``, estimated.
+        A trend shared by the whole period is then no cluster; a burst on top of it still is. (SaTScan
+        refuses the nonparametric adjustment here: it would expect every unit's cases exactly.)
     trend_percent : float, optional
         ``time_trend="loglinear"``: the change of the risk per year, percent (> -100); None estimates
         the trend from the units' cases against their population-time (maximum likelihood).

@@ -44,7 +44,7 @@ import numpy as np
 from .cpu_temporal import TREND_CONVERGED, TREND_NEG_INF, TREND_NOT_CONVERGED, TREND_POS_INF, TREND_UNDEFINED, \
     fit_trend
 
-__all__ = ["time_trend_weights", "time_trend_text", "fit_quadratic_trend", "TIME_TRENDS"]
+__all__ = ["time_trend_weights", "time_trend_text", "fit_quadratic_trend", "check_time_trend", "TIME_TRENDS"]
 
 #: the adjustments :func:`time_trend_weights` makes (None: none)
 TIME_TRENDS = (None, "nonparametric", "loglinear", "logquadratic")
@@ -67,11 +67,34 @@ def _percent(beta: float, days: float) -> float:
     return 0.0 if -TREND_ZERO < p < TREND_ZERO else p
 
 
-def fit_quadratic_trend(c, m, convergence=1e-7):
-    """``(status, (b0, b1, b2))`` of the log-quadratic trend ``E c_t = m_t exp(b0 + b1 (t + 1) + b2 (t + 1)^2)``
-    (t = 0 .. T - 1) by maximum likelihood, as SaTScan's ``QuadraticTimeTrend::CalculateAndSet``: undefined
-    with fewer than 2 cases or fewer than 3 units with cases; else Newton-Raphson from ``(log(C / T), 0, 0)`` until the step's norm is at most
-    ``convergence`` (``TREND_SINGULAR`` when its matrix cannot be inverted).
+def check_time_trend(time_trend, trend_percent, model, options=TIME_TRENDS) -> None:
+    """Refuse a time-trend request a scan cannot honour, before any work: ``time_trend`` not one of
+    ``options``, a ``trend_percent`` without ``time_trend="loglinear"``, or an adjustment of a model other
+    than the discrete Poisson (SaTScan adjusts only its expected cases).
+
+    Examples
+    --------
+    >>> check_time_trend("loglinear", 5.0, "poisson")
+    >>> check_time_trend(None, 5.0, "poisson")
+    Traceback (most recent call last):
+    ...
+    ValueError: trend_percent is for time_trend='loglinear' (a log-linear trend of the risk per year)
+    """
+    if time_trend not in options:
+        raise ValueError(f"time_trend must be one of {', '.join(map(repr, options))}, got {time_trend!r}")
+    if trend_percent is not None and time_trend != "loglinear":
+        raise ValueError("trend_percent is for time_trend='loglinear' (a log-linear trend of the risk per year)")
+    if time_trend is not None and model != "poisson":
+        raise ValueError(f"time_trend adjusts the expected cases of model='poisson', not {model!r} (SaTScan adjusts "
+                         f"only the Poisson model: the Bernoulli model's expected cases come from the controls)")
+
+
+def fit_quadratic_trend(c, m, convergence=ADJUSTMENT_CONVERGENCE):
+    """``(status, (b0, b1, b2))`` of the log-quadratic trend
+    ``E c_t = m_t exp(b0 + b1 (t + 1) + b2 (t + 1)^2)`` (t = 0 .. T - 1) by maximum likelihood, as SaTScan's
+    ``QuadraticTimeTrend::CalculateAndSet``: undefined with fewer than 2 cases or fewer than 3 units with
+    cases; else Newton-Raphson from ``(log(C / T), 0, 0)`` until the step's norm is at most ``convergence``
+    (``TREND_SINGULAR`` when its matrix cannot be inverted).
 
     Examples
     --------
@@ -135,9 +158,9 @@ def time_trend_weights(day_cases, time_trend, trend_percent=None, *, measure=Non
         expected cases by; only their ratios matter.
     info : dict
         ``adjustment`` (``time_trend``), ``estimated`` (bool), ``beta`` (the log-linear trend per day,
-        ``beta`` per unit / ``unit_days``;
-        None for ``"nonparametric"``), ``daily_percent`` and ``annual_percent`` (the change per day and
-        per 365.25 days, percent; None for ``"nonparametric"``); ``"logquadratic"``: ``alpha``, ``beta``
+        the fit's beta per unit / ``unit_days``; None for ``"nonparametric"``), ``daily_percent`` and
+        ``annual_percent`` (the change per day and per 365.25 days, percent; None for
+        ``"nonparametric"``); ``"logquadratic"``: ``alpha``, ``beta``
         and ``beta2`` per unit (SaTScan's risk function), ``origin`` (the first day as SaTScan prints it,
         ``"2024/1/1"``) and ``unit_days``, the percentages None.
 
@@ -153,9 +176,7 @@ def time_trend_weights(day_cases, time_trend, trend_percent=None, *, measure=Non
     c = np.asarray(day_cases, dtype=np.float64)
     if c.ndim != 1 or c.size == 0 or not np.isfinite(c).all() or (c < 0).any():
         raise ValueError("day_cases must be a non-empty vector of non-negative case counts")
-    if time_trend not in TIME_TRENDS[1:]:
-        raise ValueError(f"time_trend must be None, 'nonparametric', 'loglinear' or 'logquadratic', got "
-                         f"{time_trend!r}")
+    check_time_trend(time_trend, trend_percent, "poisson", TIME_TRENDS[1:])
     T = c.size
     C = float(c.sum())
     if isinstance(unit_days, bool) or not isinstance(unit_days, (int, np.integer)) or unit_days < 1:
@@ -167,15 +188,11 @@ def time_trend_weights(day_cases, time_trend, trend_percent=None, *, measure=Non
         if m.shape != c.shape or not np.isfinite(m).all() or (m < 0).any():
             raise ValueError(f"measure must hold one non-negative expected count per day (unit), {T} in all")
     if time_trend == "nonparametric":
-        if trend_percent is not None:
-            raise ValueError("trend_percent is for time_trend='loglinear' (a log-linear trend per year)")
         if C <= 0:
             raise ValueError("time_trend='nonparametric' needs cases: every day's expected cases are its cases")
         return c.copy(), dict(adjustment="nonparametric", estimated=False, beta=None, daily_percent=None,
                               annual_percent=None)
     if time_trend == "logquadratic":
-        if trend_percent is not None:
-            raise ValueError("trend_percent is for time_trend='loglinear'; the log-quadratic trend is estimated")
         status, (b0, b1, b2) = fit_quadratic_trend(c, m, ADJUSTMENT_CONVERGENCE)
         _check_status(status)
         t = np.arange(T, dtype=np.float64)
