@@ -32,8 +32,8 @@ CHUNK_SLOTS_MAX = 1 << 25
 def _windows_chunk(d, order, pop, limit, maxd2, rank, counts, nb, npop, bnd):
     """Cut each centre's distance-sorted locations (row of ``order``) at the size limit (and
     the squared radius ``maxd2``) into rows of the (chunk, kmax) buffers; locations at the same
-    distance in ``rank`` order, each its own window end. ``pop`` is int64 (persons) or float64 (expected cases):
-    one kernel, two types."""
+    distance in ``rank`` order, each its own window end. ``pop`` is int64 (persons) or float64
+    (expected cases): one kernel, two types."""
     n_loc = d.shape[1]
     kmax = nb.shape[1]
     for ii in prange(d.shape[0]):
@@ -44,27 +44,15 @@ def _windows_chunk(d, order, pop, limit, maxd2, rank, counts, nb, npop, bnd):
         brow = bnd[ii]
         total = pop[0] - pop[0]  # zero of pop's type
         k = 0
-        dnext = drow[orow[0]] if n_loc > 0 else 0.0
         while k < n_loc and k < kmax:
-            o = orow[k]
-            dk = dnext
+            # the locations [k, e) at exactly the distance of the next one (usually it alone), put in
+            # rank order (insertion sort), then entered one at a time, each a window end
+            dk = drow[orow[k]]
+            if dk > maxd2:
+                break
             e = k + 1
-            dnext = drow[orow[e]] if e < n_loc else np.inf
-            if dnext != dk:
-                # a location alone at its distance (the usual case: no tie group to gather and sort)
-                if total + pop[o] > limit or dk > maxd2:
-                    break
-                total += pop[o]
-                nrow[k] = o
-                prow[k] = total
-                brow[k] = 1
-                k = e
-                continue
-            # the tie group [k, e) of locations at exactly the same distance, put in rank order
-            # (insertion sort), then entered one location at a time as any other
             while e < n_loc and drow[orow[e]] == dk:
                 e += 1
-            dnext = drow[orow[e]] if e < n_loc else np.inf
             for t in range(k + 1, e):
                 v = orow[t]
                 q = t - 1
@@ -72,8 +60,6 @@ def _windows_chunk(d, order, pop, limit, maxd2, rank, counts, nb, npop, bnd):
                     orow[q + 1] = orow[q]
                     q -= 1
                 orow[q + 1] = v
-            if dk > maxd2:
-                break
             while k < e and k < kmax and total + pop[orow[k]] <= limit:
                 total += pop[orow[k]]
                 nrow[k] = orow[k]
@@ -238,7 +224,8 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
         Maximum radius (in the units of ``coords``): locations farther from the centre never enter.
     tie_coords : (L, D') float64, optional
         Locations at exactly the same distance from a centre enter one at a time in the order of
-        these coordinates (lexicographic, as SaTScan breaks distance ties: the lesser coordinates first);
+        these coordinates (lexicographic, as SaTScan breaks distance ties: the lesser coordinates
+        first);
         default ``coords`` (elliptic windows pass the untransformed coordinates).
 
     Returns
