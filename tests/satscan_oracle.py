@@ -19,12 +19,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import hphawkes_py as hp
@@ -115,10 +117,6 @@ def assert_clusters_match(clusters, rows, ids=None, n_replicates=999):
     expected cases and LLR (SaTScan's ``TEST_STAT`` where it writes no LLR) to 1e-6, and Monte Carlo
     p-values within 4 binomial standard errors of two independent estimates. SaTScan's last rows with p
     near 1 may be absent here, and ours beyond its near 1 too."""
-    import math
-
-    import numpy as np
-
     assert all(float(r["P_VALUE"]) >= 0.99 for r in rows[len(clusters):])
     assert (clusters.p_value.iloc[len(rows):] >= 0.99).all()
     for k, r in enumerate(rows[:len(clusters)]):
