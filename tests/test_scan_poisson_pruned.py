@@ -157,6 +157,32 @@ def test_multinomial_guide_table_draw_equals_sorted_merge():
         seeds = rng.integers(0, 2**32, 40, dtype=np.uint32)
         np.testing.assert_array_equal(null_draws.draw_multinomial(e, C, seeds),
                                       null_draws.draw_multinomial(e, C, seeds, sorted_merge=True))
+    # location boundaries exactly at the guide's bucket starts (equal and dyadic weights), many uniforms
+    for e in (np.ones(1000), np.full(997, 3.0), 2.0 ** -rng.integers(0, 12, 800), np.r_[0.0, np.ones(63), 0.0]):
+        seeds = rng.integers(0, 2**32, 8, dtype=np.uint32)
+        np.testing.assert_array_equal(null_draws.draw_multinomial(e, 50_000, seeds),
+                                      null_draws.draw_multinomial(e, 50_000, seeds, sorted_merge=True))
+
+
+def test_multinomial_locate_is_exact_at_boundaries_and_bucket_starts():
+    """The guide table's lookup against ``min(L - 1, #{l: cum[l] <= u})`` for the values where it could
+    go wrong: every location boundary and guide bucket start, and their float neighbours."""
+    locate = null_draws._locate.py_func
+    rng = np.random.default_rng(3)
+    # boundaries exactly at the bucket starts b / scale, with a scale that is not a power of 2
+    L, total = 120, 300.3
+    on_starts = np.r_[np.arange(16, 16 * L, 16) / (16 * L / total), total]
+    for w in (np.diff(on_starts, prepend=0.0), np.ones(300), np.full(97, 3.0), 2.0 ** -rng.integers(0, 12, 200), rng.random(250),
+              np.r_[0.0, np.ones(40), 0.0, 0.0, rng.random(30)], np.array([5.0])):
+        cum = np.cumsum(w)
+        guide, scale = null_draws._guide_table(cum)
+        starts = np.arange(guide.shape[0]) / scale
+        u = np.concatenate([cum, starts, np.arange(guide.shape[0]) * (cum[-1] / guide.shape[0])])
+        u = np.concatenate([u, np.nextafter(u, -np.inf), np.nextafter(u, np.inf)])
+        u = u[(u >= 0) & (u <= cum[-1])]
+        want = np.minimum(len(cum) - 1, np.searchsorted(cum, u, side="right"))
+        got = np.array([locate(x, cum, guide, scale) for x in u])
+        np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 12345, 2**40 + 7, 2**100 + 3, None])

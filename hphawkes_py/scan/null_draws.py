@@ -189,6 +189,40 @@ def draw_cases(pop, n_cases, seeds, *, method=None):
     return _draw(_draw_cases, pop, np.int64, n_cases, seeds, method == "bits")
 
 
+@njit(cache=True)
+def _guide_table(cum):
+    """``(guide, scale)``: for each of ``16 L`` equal buckets of [0, total) (``cum``: cumulative weights,
+    last = total; bucket ``int(u scale)``), the location of a point a relative 1e-12 below the
+    bucket's start, ``min(L - 1, #{l: cum[l] <= point})``. (16 L int32 buckets: few steps per
+    uniform, few mispredicted branches.)"""
+    L = cum.shape[0]
+    total = cum[L - 1]
+    K = 16 * L
+    scale = K / total if total > 0 else 0.0
+    guide = np.empty(K, dtype=np.int32)
+    loc = 0
+    for b in range(K):
+        lo = (b / scale) * (1.0 - 1e-12) if scale > 0 else 0.0
+        while loc < L - 1 and lo >= cum[loc]:
+            loc += 1
+        guide[b] = loc
+    return guide, scale
+
+
+@njit(cache=True, inline="always")
+def _locate(u, cum, guide, scale):
+    """The location ``min(L - 1, #{l: cum[l] <= u})`` of ``u`` in [0, total], exactly, whatever the guide:
+    from the guide's location of u's bucket ``b = int(u scale)``, stepping up while ``u >= cum[loc]``.
+    Only up: u >= b / scale up to two roundings (relative 2**-52), far less than the guide's 1e-12,
+    so u's location is never below the guide's; one compare when the bucket holds no boundary."""
+    L = cum.shape[0]
+    b = min(max(int(u * scale), 0), guide.shape[0] - 1)
+    loc = guide[b]
+    while loc < L - 1 and u >= cum[loc]:
+        loc += 1
+    return loc
+
+
 @njit(cache=True, parallel=True)
 def _draw_multinomial(cum, n_cases, seeds, out):
     """C cases dropped on the locations with probabilities proportional to the expected counts
@@ -197,23 +231,13 @@ def _draw_multinomial(cum, n_cases, seeds, out):
     One seed per replicate (numba's ``np.random.random`` stream after ``np.random.seed(seed)``, made
     by :func:`_mt_random`).
 
-    The location of a uniform is found from a guide table (the location of the start of each of
-    ``16 L`` equal buckets of [0, total)), then exactly by stepping up while ``u >= cum[loc]`` and
-    down while ``u < cum[loc - 1]``: the location does not depend on the guide, so the counts are
-    those of sorting the uniforms and merging them with ``cum`` (:func:`_draw_multinomial_sorted`),
-    without the sort. (16 L int32 buckets: few steps per uniform, few mispredicted branches.)"""
+    The location of a uniform is found by :func:`_locate` from a guide table (:func:`_guide_table`):
+    the counts are those of sorting the uniforms and merging them with ``cum``
+    (:func:`_draw_multinomial_sorted`), without the sort."""
     L = cum.shape[0]
     total = cum[L - 1]
     R = seeds.shape[0]
-    K = 16 * L
-    scale = K / total if total > 0 else 0.0
-    guide = np.empty(K, dtype=np.int32)
-    loc = 0
-    for b in range(K):
-        lo = b / scale if scale > 0 else 0.0
-        while loc < L - 1 and lo >= cum[loc]:
-            loc += 1
-        guide[b] = loc
+    guide, scale = _guide_table(cum)
     n_chunks = min(R, 64)
     for ch in prange(n_chunks):
         counts = np.zeros(L, dtype=np.int32)
@@ -240,15 +264,7 @@ def _draw_multinomial(cum, n_cases, seeds, out):
                         ubuf[p] = _uniform53(np.uint64(words[idx + 2 * p]), np.uint64(words[idx + 2 * p + 1])) * total
                     idx += 2 * n_u
                 for p in range(n_u):
-                    u = ubuf[p]
-                    b = int(u * scale)
-                    b = min(max(b, 0), K - 1)
-                    loc = guide[b]
-                    while loc < L - 1 and u >= cum[loc]:
-                        loc += 1
-                    while loc > 0 and u < cum[loc - 1]:
-                        loc -= 1
-                    counts[loc] += 1
+                    counts[_locate(ubuf[p], cum, guide, scale)] += 1
                 t += n_u
             for l in range(L):
                 out[l, r] = counts[l]

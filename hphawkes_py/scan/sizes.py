@@ -26,19 +26,30 @@ def unique_sizes(npop):
     """``(uniq, index)``: the distinct window populations (sorted, int64) and each entry's index among
     them (int32), as ``np.unique(npop, return_inverse=True)``; small populations (the usual case) by a
     table of the values present, without sorting the entries (a sort of every entry costs far more)."""
+    uniq, table, inverse = _distinct(npop)
+    return uniq, (inverse if table is None else _take(table, npop))
+
+
+def _distinct(npop):
+    """``(uniq, table, inverse)``: the distinct values of ``npop`` (sorted, int64) and either ``table``,
+    the index in ``uniq`` of every value from 0 to the largest (int32; when the values are small
+    non-negative integers), or ``inverse``, every entry's index (int32; otherwise); the other is None."""
     npop = np.asarray(npop)
     if npop.size == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int32)
+        return np.zeros(0, np.int64), None, np.zeros(0, np.int32)
     if npop.dtype.kind not in "iu" or int(npop.min()) < 0 or int(npop.max()) > 4 * npop.size + (1 << 20):
         u, inv = np.unique(npop, return_inverse=True)
-        return u.astype(np.int64), inv.astype(np.int32).ravel()
+        return u.astype(np.int64), None, inv.astype(np.int32).ravel()
     present = np.zeros(int(npop.max()) + 1, dtype=bool)
     _mark_present(npop, present)
-    uniq = np.flatnonzero(present).astype(np.int64)
-    index = np.cumsum(present, dtype=np.int32) - 1
-    out = np.empty(npop.shape[0], dtype=np.int32)
-    _gather(index, npop, out)
-    return uniq, out
+    return np.flatnonzero(present).astype(np.int64), np.cumsum(present, dtype=np.int32) - 1, None
+
+
+def _take(table, index):
+    """``table[index]`` (int32), in parallel."""
+    out = np.empty(np.asarray(index).shape[0], dtype=np.int32)
+    _gather(table, index, out)
+    return out
 
 
 @njit(cache=True, parallel=True)
@@ -65,9 +76,9 @@ def size_bins(npop, exact_below=1024, per_octave=512):
     ``exact_below`` distinct populations ``low`` equals ``high`` (the exact table of
     :func:`unique_sizes`).
     """
-    uniq, index = unique_sizes(npop)
+    uniq, table, inverse = _distinct(npop)
     if uniq.size <= exact_below:
-        return uniq, uniq, index
+        return uniq, uniq, (inverse if table is None else _take(table, npop))
     e = np.floor(np.log2(np.maximum(uniq, 1))).astype(np.int64)
     shift = np.maximum(e - int(np.log2(per_octave)), 0)
     key = np.where(uniq < exact_below, uniq, exact_below + (e << 32) + (uniq >> shift))
@@ -75,6 +86,7 @@ def size_bins(npop, exact_below=1024, per_octave=512):
     bin_of = (np.cumsum(first) - 1).astype(np.int32)
     low = uniq[first]
     high = uniq[np.r_[first[1:], True]]
-    out = np.empty(index.shape[0], dtype=np.int32)
-    _gather(bin_of, index, out)
-    return low, high, out
+    # one gather of the entries: through a table from each value straight to its bin
+    if table is None:
+        return low, high, _take(bin_of, inverse)
+    return low, high, _take(bin_of[table], npop)
