@@ -120,9 +120,14 @@ def test_window_order_of_distances_equal_in_their_high_bits():
     order = np.empty(d.shape, dtype=np.int64)
     scan_windows._pack_keys(d, shift, order.view(np.uint64))
     order.view(np.uint64).sort(axis=1)
-    scan_windows._unpack_keys(d, shift, order)
+    same = np.empty(d.shape, dtype=np.uint8)
+    scan_windows._unpack_keys(d, shift, order, same)
     for i in range(d.shape[0]):
         assert sorted(order[i].tolist()) == list(range(n))
+        # every pair of equal neighbours is flagged (the window cut reads distances only there)
+        ds = d[i, order[i]]
+        assert same[i, :-1][ds[1:] == ds[:-1]].all() and same[i, -1] == 0
+        assert same[i].any() == (i < 2)
         np.testing.assert_array_equal(d[i, order[i]], np.sort(d[i]))
 
 

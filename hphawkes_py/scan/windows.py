@@ -29,37 +29,42 @@ CHUNK_SLOTS_MAX = 1 << 25
 
 
 @njit(cache=True, parallel=True)
-def _windows_chunk(d, order, pop, limit, maxd2, rank, counts, nb, npop, bnd):
+def _windows_chunk(d, order, same, pop, limit, maxd2, rank, counts, nb, npop, bnd):
     """Cut each centre's distance-sorted locations (row of ``order``) at the size limit (and
     the squared radius ``maxd2``) into rows of the (chunk, kmax) buffers; locations at the same
     distance in ``rank`` order, each its own window end. ``pop`` is int64 (persons) or float64
-    (expected cases): one kernel, two types."""
+    (expected cases): one kernel, two types. The distances are read only where ``same``
+    (:func:`_unpack_keys`) flags a possible tie, and for a finite radius: a gather from a row of
+    ``d`` per entry cost more than the rest of the cut."""
     n_loc = d.shape[1]
     kmax = nb.shape[1]
+    radius = maxd2 < np.inf
     for ii in prange(d.shape[0]):
         drow = d[ii]
         orow = order[ii]
+        srow = same[ii]
         nrow = nb[ii]
         prow = npop[ii]
         brow = bnd[ii]
         total = pop[0] - pop[0]  # zero of pop's type
         k = 0
         while k < n_loc and k < kmax:
+            if radius and drow[orow[k]] > maxd2:
+                break
             # the locations [k, e) at exactly the distance of the next one (usually it alone), put in
             # rank order (insertion sort), then entered one at a time, each a window end
-            dk = drow[orow[k]]
-            if dk > maxd2:
-                break
             e = k + 1
-            while e < n_loc and drow[orow[e]] == dk:
-                e += 1
-            for t in range(k + 1, e):
-                v = orow[t]
-                q = t - 1
-                while q >= k and rank[orow[q]] > rank[v]:
-                    orow[q + 1] = orow[q]
-                    q -= 1
-                orow[q + 1] = v
+            if srow[k]:
+                dk = drow[orow[k]]
+                while e < n_loc and srow[e - 1] and drow[orow[e]] == dk:
+                    e += 1
+                for t in range(k + 1, e):
+                    v = orow[t]
+                    q = t - 1
+                    while q >= k and rank[orow[q]] > rank[v]:
+                        orow[q + 1] = orow[q]
+                        q -= 1
+                    orow[q + 1] = v
             while k < e and k < kmax and total + pop[orow[k]] <= limit:
                 total += pop[orow[k]]
                 nrow[k] = orow[k]
@@ -118,24 +123,28 @@ def _pack_keys(d, shift, keys):
 
 
 @njit(cache=True, nogil=True)
-def _unpack_keys(d, shift, order):
+def _unpack_keys(d, shift, order, same):
     """``order`` holding the sorted keys of :func:`_pack_keys` (as int64), in place: each row's column
     indices, in the order of their distances ``d``. The keys order by the distances' high bits, then by
     index: a run of equal high bits (distances that differ in their low ``shift`` bits only, or tie) is
-    put in distance order by insertion (such runs are rare and short)."""
+    put in distance order by insertion (such runs are rare and short). ``same`` (out, uint8, the shape
+    of ``order``): 1 at position j when positions j and j + 1 are in such a run, else 0; only they can
+    hold equal distances."""
     low = (np.int64(1) << np.int64(shift)) - np.int64(1)
     sh = np.int64(shift)
     n = order.shape[1]
-    same = np.empty(max(n - 1, 0), dtype=np.uint8)
     for i in range(order.shape[0]):
         o = order[i]
+        srow = same[i]
         # neighbours equal in their high bits, found on the keys themselves (sequential reads, no
         # gather of the distances)
         n_same = 0
         for j in range(n - 1):
             f = (o[j] >> sh) == (o[j + 1] >> sh)
-            same[j] = f
+            srow[j] = f
             n_same += f
+        if n > 0:
+            srow[n - 1] = 0
         for j in range(n):
             o[j] &= low
         if n_same == 0:
@@ -143,11 +152,11 @@ def _unpack_keys(d, shift, order):
         drow = d[i]
         a = 0
         while a < n - 1:
-            if same[a] == 0:
+            if srow[a] == 0:
                 a += 1
                 continue
             b = a + 1
-            while b < n - 1 and same[b]:
+            while b < n - 1 and srow[b]:
                 b += 1
             # the run [a, b] in distance order (ties stay in index order)
             for t in range(a + 1, b + 1):
@@ -160,9 +169,10 @@ def _unpack_keys(d, shift, order):
             a = b + 1
 
 
-def _sorted_distances(P, Q, pool, d, order):
+def _sorted_distances(P, Q, pool, d, order, same):
     """Squared distances between the centres ``Q`` (rows) and the points ``P`` (columns), any
-    dimension, into ``d``, and their order into ``order``, rows split over the workers of ``pool``
+    dimension, into ``d``, and their order into ``order`` (with :func:`_unpack_keys`'s flags of possible
+    ties in ``same``), rows split over the workers of ``pool``
     (one per Numba thread; the sort and the Numba helpers release the GIL). Tied locations may come in
     any order here: :func:`_windows_chunk` puts every tie group in rank order.
 
@@ -177,7 +187,7 @@ def _sorted_distances(P, Q, pool, d, order):
         keys = order[a:b].view(np.uint64)
         _pack_keys(d[a:b], shift, keys)
         keys.sort(axis=1)
-        _unpack_keys(d[a:b], shift, order[a:b])
+        _unpack_keys(d[a:b], shift, order[a:b], same[a:b])
 
     parts = max(1, min(numba.get_num_threads(), Q.shape[0]))
     bounds = np.linspace(0, Q.shape[0], parts + 1).astype(int)
@@ -190,12 +200,12 @@ def _sorted_distances(P, Q, pool, d, order):
 def _window_rows(P, Q, pop, lim, maxd2, rank, pool, counts, scratch, out, base):
     """The (neighbors, size, boundary) entries of the centres ``Q`` written into the arrays ``out``
     from position ``base``; ``counts`` (out) gets each centre's number of entries; ``scratch``:
-    (d, order, nb, npop, boundary) buffers of at least ``len(Q)`` rows.  Returns the position
+    (d, order, same, nb, npop, boundary) buffers of at least ``len(Q)`` rows.  Returns the position
     after the last entry."""
     c = Q.shape[0]
-    d, order, nb, npo, bnd = (b[:c] for b in scratch)
-    _sorted_distances(P, Q, pool, d, order)
-    _windows_chunk(d, order, pop, lim, maxd2, rank, counts, nb, npo, bnd)
+    d, order, same, nb, npo, bnd = (b[:c] for b in scratch)
+    _sorted_distances(P, Q, pool, d, order, same)
+    _windows_chunk(d, order, same, pop, lim, maxd2, rank, counts, nb, npo, bnd)
     return _compact_rows(counts, nb, npo, bnd, *out, base)
 
 
@@ -261,7 +271,8 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
     L = P.shape[0]
     slots = min(CHUNK_SLOTS * max(1, numba.get_num_threads()), CHUNK_SLOTS_MAX)
     chunk = max(1, min(m, slots // max(kmax, L)))
-    scratch = (np.empty((chunk, L)), np.empty((chunk, L), dtype=np.int64), np.empty((chunk, kmax), dtype=np.int32),
+    scratch = (np.empty((chunk, L)), np.empty((chunk, L), dtype=np.int64), np.empty((chunk, L), dtype=np.uint8),
+               np.empty((chunk, kmax), dtype=np.int32),
                np.empty((chunk, kmax), dtype=pop.dtype), np.empty((chunk, kmax), dtype=np.uint8))
     counts_all = np.zeros(m, dtype=np.int64)
     # the outputs at their largest possible size (m kmax entries; pages never written are never
