@@ -5,10 +5,12 @@
 For each Poisson regime of :mod:`bench_scan_regimes` (5,000 locations, circles up to 50 % of the
 population), the null replicates of one analysis are drawn once, then the pruned kernel
 (:func:`hphawkes_py.scan.cpu.max_llr_pruned`) runs on them with blocks of 1 (entry by entry), 2,
-4, 8 and 16 window ends, and with the default block without the second, window-end-by-window-end
-bound (``POISSON_REFINE``, used with 32-bit counts), the settings alternating within one process,
+4, 8 and 16 window ends, with the default block without the second, window-end-by-window-end
+bound (``POISSON_REFINE``, used with 32-bit counts), and with the default block with sub-batches of
+columns down to four per thread instead of ``POISSON_SUBS_PER_THREAD`` (narrower sub-batches,
+fewer parts of the centres), the settings alternating within one process,
 ``--repeats`` times each; the least time of each is kept, and every setting's maxima must equal entry
-by entry's. The defaults (``POISSON_BLOCK`` 8, and the second bound with 32-bit counts) are the
+by entry's. The defaults (``POISSON_BLOCK`` 8, and the second bound with 32-bit counts, ``POISSON_SUBS_PER_THREAD`` 2) are the
 measured best.
 Writes benchmarks/results/scan_poisson_block.{json,md}.
 """
@@ -61,28 +63,30 @@ def main():
     args = ap.parse_args()
     numba.set_num_threads(args.threads)
     rows = {}
-    default = cpu.POISSON_BLOCK
+    default, per_thread = cpu.POISSON_BLOCK, cpu.POISSON_SUBS_PER_THREAD
     for name in [f"poisson_{p}_{r}" for p in ("few", "many") for r in ("rare", "common")]:
         eng, cases = null_problem(name, args.replicates)
         plogs = eng._poisson_logs()
         bits = 16 if eng.n_cases < 2**15 - 1 else 32
-        settings = [(b, True) for b in BLOCKS] + [(default, False)]
+        settings = [(b, True, per_thread) for b in BLOCKS] + [(default, False, per_thread), (default, True, 4)]
         times = {k: [] for k in settings}
         ref = None
         for rep in range(args.repeats + 1):  # the first pass compiles and is not kept
-            for b, refine in settings:
-                cpu.POISSON_BLOCK, cpu.POISSON_REFINE = b, refine
+            for b, refine, subs in settings:
+                cpu.POISSON_BLOCK, cpu.POISSON_REFINE, cpu.POISSON_SUBS_PER_THREAD = b, refine, subs
                 t0 = time.perf_counter()
                 m = cpu.max_llr_pruned(eng.windows, cases, eng.klogk, eng.n_cases, eng.n_total, eng.direction,
                                        min_cases=eng.min_cases, model="poisson", plogs=plogs)
                 if rep:
-                    times[b, refine].append(time.perf_counter() - t0)
+                    times[b, refine, subs].append(time.perf_counter() - t0)
                 ref = m if ref is None else ref
                 assert np.array_equal(m, ref), (name, b, refine)
-        cpu.POISSON_BLOCK, cpu.POISSON_REFINE = default, True
+        cpu.POISSON_BLOCK, cpu.POISSON_REFINE, cpu.POISSON_SUBS_PER_THREAD = default, True, per_thread
         rows[name] = {"cases": int(eng.n_cases), "count_bits": bits, "default_block": default,
-                      "seconds": {str(b): min(times[b, True]) for b in BLOCKS},
-                      "default_block_without_refine": min(times[default, False])}
+                      "subs_per_thread": per_thread,
+                      "seconds": {str(b): min(times[b, True, per_thread]) for b in BLOCKS},
+                      "default_block_without_refine": min(times[default, False, per_thread]),
+                      "default_block_four_subs_per_thread": min(times[default, True, 4])}
         print(name, bits, {k: round(min(t), 3) for k, t in times.items()}, flush=True)
     res = {"machine": machine_info(args.threads), "threads": args.threads, "replicates": args.replicates,
            "repeats": args.repeats, "problems": rows}
@@ -90,12 +94,13 @@ def main():
     lines = [f"# Poisson pruned kernel: window ends per block ({res['machine']['cpu_model']}, {args.threads} threads, "
              f"{args.replicates} replicates, least of {args.repeats})", "",
              "| regime | cases | counts | " + " | ".join(f"block {b} (s)" for b in BLOCKS)
-             + " | default block, no second bound (s) | default |",
-             "|---|---|---|" + "---|" * len(BLOCKS) + "---|---|"]
+             + " | default block, no second bound (s) | default block, 4 sub-batches per thread (s) | default |",
+             "|---|---|---|" + "---|" * len(BLOCKS) + "---|---|---|"]
     for name, r in rows.items():
         lines.append(f"| {name} | {r['cases']} | {r['count_bits']}-bit | "
                      + " | ".join(f"{r['seconds'][str(b)]:.3f}" for b in BLOCKS)
-                     + f" | {r['default_block_without_refine']:.3f} | {r['default_block']} |")
+                     + f" | {r['default_block_without_refine']:.3f} | {r['default_block_four_subs_per_thread']:.3f}"
+                     + f" | block {r['default_block']}, {r['subs_per_thread']} per thread |")
     OUT.with_suffix(".md").write_text("\n".join(lines) + "\n")
 
 

@@ -535,6 +535,11 @@ def _scan_max_pruned_poisson(centres, n_parts, step, offsets, neighbors, boundar
 #: rows of cases staying in cache (fewer columns) and the test of all of an item's columns at once,
 #: which rules out fewer window ends when they are more
 POISSON_SUB_BATCH = 256
+#: the Poisson pruned kernel keeps its sub-batches of ``POISSON_SUB_BATCH`` columns while they leave at least
+#: this many per thread (then parts of the centres make the items): fewer, wider sub-batches add each
+#: window entry's row fewer times, which the weaker all-columns bound costs less than (measured per
+#: regime in benchmarks/results/scan_poisson_block.md)
+POISSON_SUBS_PER_THREAD = 2
 #: consecutive window entries the Poisson pruned kernel rules out with one bound (1: entry by entry;
 #: measured per regime in benchmarks/results/scan_poisson_block.md)
 POISSON_BLOCK = 8
@@ -738,14 +743,14 @@ def _take_columns(cases, order, out):
             out[l, j] = cases[l, order[j]]
 
 
-def _work_items(R, sub_batch):
+def _work_items(R, sub_batch, per_thread=4):
     """``(step, n_sub, n_parts)``: the work items of a pruned kernel's round over ``R`` replicates, ``n_sub``
     sub-batches of ``step`` columns (whole groups; ``sub_batch``, whose rows of cases stay in a core's
-    cache, or fewer when that leaves under four sub-batches per thread) times ``n_parts`` parts of the
-    centres (as many as it takes to make four items per thread)."""
+    cache, or fewer when that leaves under ``per_thread`` sub-batches per thread) times ``n_parts`` parts
+    of the centres (as many as it takes to make four items per thread)."""
     G = (R + GROUP - 1) // GROUP
     threads = numba.get_num_threads()
-    step = GROUP * max(1, min(sub_batch // GROUP, G // (4 * threads)))
+    step = GROUP * max(1, min(sub_batch // GROUP, G // (per_thread * threads)))
     n_sub = (R + step - 1) // step
     return step, n_sub, max(1, -(-4 * threads // n_sub))
 
@@ -774,7 +779,7 @@ def _max_llr_pruned_poisson(windows, cases, klogk, n_cases, hi_on, lo_on, min_ca
     margin = PRUNE_MARGIN + 1e-12 * float(klogk[n_cases])
     G = (R + GROUP - 1) // GROUP
     Rp = G * GROUP
-    step, n_sub, n_parts = _work_items(Rp, POISSON_SUB_BATCH)
+    step, n_sub, n_parts = _work_items(Rp, POISSON_SUB_BATCH, POISSON_SUBS_PER_THREAD)
     cs = _aligned_columns(cases.shape[0], Rp, rtype)
     rowmax = np.empty((cases.shape[0], n_sub), dtype=rtype)
     perm, cuts = _round_plan(m)
