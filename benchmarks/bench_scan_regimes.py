@@ -20,8 +20,10 @@ ratios to SaTScan measured in this one run are the "before" and "after".
 
 Our timings are warm (a warm-up compiles the Numba kernels); SaTScan runs its batch binary with the
 same threads, all replicates (``PValueReportType=1``). Top LLRs of both are recorded (they must
-agree). The machine may be shared: the load average is recorded at the start and the end of every
-problem; ratios measured side by side in one run are what counts.
+agree), and so are SaTScan's compiler flags (``BUILD_FLAGS`` of ``peers/build_satscan.sh``: build it
+optimised, as its default ``-O3``, SaTScan's own; an unoptimised build is slower, and a ratio against it
+overstates ours). The machine may be shared: the load average is recorded at the start and the end of
+every problem; ratios measured side by side in one run are what counts.
 Writes benchmarks/results/scan_regimes.json.
 """
 from __future__ import annotations
@@ -43,7 +45,7 @@ import hphawkes_py as hp  # noqa: E402
 from hphawkes_py.scan import cpu_space_time  # noqa: E402
 from _machine import machine_info  # noqa: E402
 from bench_scan_satscan import prm_from  # noqa: E402
-from bench_scan_spacetime import run_satscan, write_satscan_files  # noqa: E402
+from bench_scan_spacetime import run_satscan, satscan_build, write_satscan_files  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "scan_regimes.json"
 SPATIAL = [f"{m}_{p}_{r}" for m in ("bernoulli", "poisson") for p in ("few", "many") for r in ("rare", "common")]
@@ -157,7 +159,7 @@ def main():
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     out = {"machine": machine_info(args.threads), "threads": args.threads, "loadavg_start": os.getloadavg(),
-           "quick": args.quick, "problems": {}}
+           "quick": args.quick, "satscan_build": satscan_build(args.satscan), "problems": {}}
     work = Path(tempfile.mkdtemp(prefix="hphawkes-regimes-"))
     for f in hp.datasets.path("scan/satscan_sample_data").iterdir():
         shutil.copy(f, work / f.name)

@@ -54,7 +54,14 @@ def run_satscan(binary: str, prm: Path, threads: int) -> dict:
     results = prm.parent / re.search(r"(?m)^ResultsFile=(.*)$", text).group(1).strip()
     report = results.read_text(errors="replace")
     llr = [float(v) for v in re.findall(r"(?:Test statistic|Log likelihood ratio)\.*:\s*([0-9.]+)", report)]
-    return {"seconds": secs, "top_llr": llr[0] if llr else None, "report": str(results)}
+    return {"seconds": secs, "top_llr": llr[0] if llr else None, "report": str(results), "build": satscan_build(binary)}
+
+
+def satscan_build(binary: str) -> str:
+    """How the SaTScan binary was compiled: the ``BUILD_FLAGS`` that ``peers/build_satscan.sh`` writes beside
+    it (e.g. ``OPTIMIZATION=-O3``), or ``"unrecorded"``."""
+    flags = Path(binary).resolve().parent / "BUILD_FLAGS"
+    return flags.read_text().strip() if flags.is_file() else "unrecorded"
 
 
 def write_satscan_files(folder: Path, coords, loc, day, start, prm_template: Path, *, max_fraction, max_days,

@@ -68,4 +68,7 @@ test -x "$S/SaTScan"
 strip "$S/SaTScan"
 cp "$S/SaTScan" "$OUT/SaTScan"
 echo "$REV" > "$OUT/SOURCE_COMMIT"
+# how the binary was built, read by the benchmarks: an unoptimised SaTScan is slower, and a ratio against
+# it is not a ratio against the SaTScan users run
+echo "OPTIMIZATION=$OPTIMIZATION" > "$OUT/BUILD_FLAGS"
 echo "SaTScan $("$OUT/SaTScan" --version 2>&1 | head -1) -> $OUT/SaTScan (source commit $REV)"

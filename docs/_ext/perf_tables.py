@@ -152,8 +152,10 @@ def scan_regimes() -> list[str]:
         rows.append([key.replace("_", " "), size, f"{p['replicates']:,}", _s(ours), _s(sat.get("seconds")),
                      _ratio(sat.get("seconds"), ours), f"{top:.6f} / {sat.get('top_llr', float('nan')):.6f}",
                      _s(load[0][0], 2) if load else NA])
+    build = d.get("satscan_build", "unrecorded")
     return (preamble(machine_of(d), "python benchmarks/bench_scan_regimes.py --satscan PATH/TO/SaTScan --threads 2",
-                     "SaTScan's batch binary on the same machine, same threads, all replicates, run right after ours")
+                     "SaTScan's batch binary (benchmarks/peers/build_satscan.sh, " + build
+                     + ") on the same machine, same threads, all replicates, run right after ours")
             + list_table(["regime", "data", "replicates", "hphawkes_py (s)", "SaTScan (s)", "SaTScan / ours",
                           "top LLR (ours / SaTScan)", "load (1 min)"], rows))
 
