@@ -28,6 +28,18 @@ CHUNK_SLOTS = 1 << 20
 CHUNK_SLOTS_MAX = 1 << 25
 
 
+@njit(cache=True, inline="always")
+def _insertion_sort(o, lo, hi, key):
+    """``o[lo:hi]`` sorted in place by ``key[o]``, stably (the runs it sorts are short)."""
+    for t in range(lo + 1, hi):
+        v = o[t]
+        q = t - 1
+        while q >= lo and key[o[q]] > key[v]:
+            o[q + 1] = o[q]
+            q -= 1
+        o[q + 1] = v
+
+
 @njit(cache=True, parallel=True)
 def _windows_chunk(d, order, same, pop, limit, maxd2, rank, counts, nb, npop, bnd):
     """Cut each centre's distance-sorted locations (row of ``order``) at the size limit (and
@@ -58,13 +70,7 @@ def _windows_chunk(d, order, same, pop, limit, maxd2, rank, counts, nb, npop, bn
                 dk = drow[orow[k]]
                 while e < n_loc and srow[e - 1] and drow[orow[e]] == dk:
                     e += 1
-                for t in range(k + 1, e):
-                    v = orow[t]
-                    q = t - 1
-                    while q >= k and rank[orow[q]] > rank[v]:
-                        orow[q + 1] = orow[q]
-                        q -= 1
-                    orow[q + 1] = v
+                _insertion_sort(orow, k, e, rank)
             while k < e and k < kmax and total + pop[orow[k]] <= limit:
                 total += pop[orow[k]]
                 nrow[k] = orow[k]
@@ -159,13 +165,7 @@ def _unpack_keys(d, shift, order, same):
             while b < n - 1 and srow[b]:
                 b += 1
             # the run [a, b] in distance order (ties stay in index order)
-            for t in range(a + 1, b + 1):
-                v = o[t]
-                q = t - 1
-                while q >= a and drow[o[q]] > drow[v]:
-                    o[q + 1] = o[q]
-                    q -= 1
-                o[q + 1] = v
+            _insertion_sort(o, a, b + 1, drow)
             a = b + 1
 
 
