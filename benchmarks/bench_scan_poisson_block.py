@@ -1,4 +1,4 @@
-"""The Poisson pruned Monte Carlo's block of window ends (``cpu.POISSON_BLOCK``), per regime.
+"""The Poisson pruned Monte Carlo's block of window ends (``cpu_poisson.POISSON_BLOCK``), per regime.
 
     .venv/bin/python benchmarks/bench_scan_poisson_block.py [--threads N] [--replicates R] [--repeats K]
 
@@ -28,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hphawkes_py as hp  # noqa: E402
-from hphawkes_py.scan import cpu, monte_carlo  # noqa: E402
+from hphawkes_py.scan import cpu, cpu_poisson, monte_carlo  # noqa: E402
 from _machine import machine_info  # noqa: E402
 from bench_scan_regimes import spatial_data  # noqa: E402
 
@@ -63,7 +63,7 @@ def main():
     args = ap.parse_args()
     numba.set_num_threads(args.threads)
     rows = {}
-    default, per_thread = cpu.POISSON_BLOCK, cpu.POISSON_SUBS_PER_THREAD
+    default, per_thread = cpu_poisson.POISSON_BLOCK, cpu_poisson.POISSON_SUBS_PER_THREAD
     for name in [f"poisson_{p}_{r}" for p in ("few", "many") for r in ("rare", "common")]:
         eng, cases = null_problem(name, args.replicates)
         plogs = eng._poisson_logs()
@@ -73,7 +73,7 @@ def main():
         ref = None
         for rep in range(args.repeats + 1):  # the first pass compiles and is not kept
             for b, refine, subs in settings:
-                cpu.POISSON_BLOCK, cpu.POISSON_REFINE, cpu.POISSON_SUBS_PER_THREAD = b, refine, subs
+                cpu_poisson.POISSON_BLOCK, cpu_poisson.POISSON_REFINE, cpu_poisson.POISSON_SUBS_PER_THREAD = b, refine, subs
                 t0 = time.perf_counter()
                 m = cpu.max_llr_pruned(eng.windows, cases, eng.klogk, eng.n_cases, eng.n_total, eng.direction,
                                        min_cases=eng.min_cases, model="poisson", plogs=plogs)
@@ -81,7 +81,7 @@ def main():
                     times[b, refine, subs].append(time.perf_counter() - t0)
                 ref = m if ref is None else ref
                 assert np.array_equal(m, ref), (name, b, refine)
-        cpu.POISSON_BLOCK, cpu.POISSON_REFINE, cpu.POISSON_SUBS_PER_THREAD = default, True, per_thread
+        cpu_poisson.POISSON_BLOCK, cpu_poisson.POISSON_REFINE, cpu_poisson.POISSON_SUBS_PER_THREAD = default, True, per_thread
         rows[name] = {"cases": int(eng.n_cases), "count_bits": bits, "default_block": default,
                       "subs_per_thread": per_thread,
                       "seconds": {str(b): min(times[b, True, per_thread]) for b in BLOCKS},

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import hphawkes_py as hp
-from hphawkes_py.scan import _rng, cpu, null_draws
+from hphawkes_py.scan import _rng, cpu, cpu_poisson, null_draws
 from hphawkes_py.scan import engine as se
 from hphawkes_py.scan import windows as sw
 from hphawkes_py.scan.monte_carlo import replicate_seed_batches
@@ -84,7 +84,7 @@ def test_pruned_poisson_blocks_of_window_ends(monkeypatch, block, C):
     least count before it at its largest E) give the exhaustive maxima bit for bit, for 16- and 32-bit
     counts, both directions and min_cases, with blocks of one entry, of three (partial blocks at every
     walk's end), of eight, and of a whole walk; and blocks do rule out entries."""
-    monkeypatch.setattr(cpu, "POISSON_BLOCK", block)
+    monkeypatch.setattr(cpu_poisson, "POISSON_BLOCK", block)
     rng = np.random.default_rng(C + block % 97)
     L = 300
     xy = rng.uniform(0, 20, size=(L, 2))
@@ -116,7 +116,7 @@ def test_pruned_poisson_is_sensitive_to_a_broken_bound(ny, monkeypatch):
     eng = _poisson_engine(xy, ex, C, "high", pop=pop)
     mat = _null(ex, C, 128, 2)
     ref = eng.max_llr_exhaustive(mat)
-    monkeypatch.setattr(cpu, "PRUNE_MARGIN", -1.0)
+    monkeypatch.setattr(cpu_poisson, "PRUNE_MARGIN", -1.0)
     assert not np.array_equal(eng.max_llr(mat), ref)
 
 
@@ -251,8 +251,8 @@ def test_pruned_poisson_window_end_bound_is_what_keeps_the_maxima(monkeypatch):
     eng = _poisson_engine(xy, ex, C, "high", 2)
     ref = eng.max_llr_exhaustive(mat)
     for refine in (True, False):
-        monkeypatch.setattr(cpu, "POISSON_REFINE", refine)
+        monkeypatch.setattr(cpu_poisson, "POISSON_REFINE", refine)
         np.testing.assert_array_equal(eng.max_llr(mat), ref)
-    monkeypatch.setattr(cpu, "POISSON_REFINE", True)
-    monkeypatch.setattr(cpu, "_group_row_max", lambda cs, R, group, out: out.fill(0))
+    monkeypatch.setattr(cpu_poisson, "POISSON_REFINE", True)
+    monkeypatch.setattr(cpu_poisson, "_group_row_max", lambda cs, R, group, out: out.fill(0))
     assert not np.array_equal(eng.max_llr(mat), ref)

@@ -12,13 +12,13 @@
 """
 from __future__ import annotations
 
-import functools
-
-import numba
 import numpy as np
 from numba import njit, prange
 
 from .cpu_observed import best_per_centre_blocks
+from .cpu_poisson import max_llr_pruned_poisson
+from .cpu_pruning import (GROUP, PRUNE_MARGIN, _add_rows, _aligned_columns, _group_row_max, _narrow_counts,
+                          _round_plan, _sub_rows, _take_columns, _work_item, _work_items)
 from .engine import Engine, null_loglik, poisson_logs
 from .llr import _poisson_llr, _threshold_tables
 from .sizes import size_bins
@@ -95,43 +95,6 @@ def _scan_batch(offsets, neighbors, npop, mexp, loge, logce, boundary, cases, kl
 
 
 @njit(cache=True, inline="always")
-def _add_rows(c, cases, neighbors, j, jb, s0):
-    """``c += cases[neighbors[k], s0:s0 + len(c)]`` for the entries ``k = j..jb-1``, eight rows at a time
-    (their sum first, in the counts' type: one load and store of ``c`` per eight rows instead of per row)."""
-    R = c.shape[0]
-    k = j
-    while k + 8 <= jb:
-        r0 = cases[neighbors[k], s0:s0 + R]
-        r1 = cases[neighbors[k + 1], s0:s0 + R]
-        r2 = cases[neighbors[k + 2], s0:s0 + R]
-        r3 = cases[neighbors[k + 3], s0:s0 + R]
-        r4 = cases[neighbors[k + 4], s0:s0 + R]
-        r5 = cases[neighbors[k + 5], s0:s0 + R]
-        r6 = cases[neighbors[k + 6], s0:s0 + R]
-        r7 = cases[neighbors[k + 7], s0:s0 + R]
-        for r in range(R):
-            a = (c.dtype.type(r0[r]) + c.dtype.type(r1[r])) + (c.dtype.type(r2[r]) + c.dtype.type(r3[r]))
-            b = (c.dtype.type(r4[r]) + c.dtype.type(r5[r])) + (c.dtype.type(r6[r]) + c.dtype.type(r7[r]))
-            c[r] += a + b
-        k += 8
-    while k < jb:
-        row = cases[neighbors[k], s0:s0 + R]
-        for r in range(R):
-            c[r] += row[r]
-        k += 1
-
-
-@njit(cache=True, inline="always")
-def _sub_rows(c, cases, neighbors, j, jb, s0):
-    """``c -= cases[neighbors[k], s0:s0 + len(c)]`` for the entries ``k = j..jb-1`` (undoes :func:`_add_rows`)."""
-    R = c.shape[0]
-    for k in range(j, jb):
-        row = cases[neighbors[k], s0:s0 + R]
-        for r in range(R):
-            c[r] -= row[r]
-
-
-@njit(cache=True, inline="always")
 def _walk_group(c, m, r0, r1, j, jb, neighbors, npop, boundary, entry_u, cases, s0, klogk, C, N, l0, want_high,
                 want_low, thr_hi, thr_lo, g):
     """Entries ``j..jb-1`` walked again for the replicates ``r0..r1-1`` of group ``g`` only (columns
@@ -176,18 +139,6 @@ def _walk_group(c, m, r0, r1, j, jb, neighbors, npop, boundary, entry_u, cases, 
                 ok = (want_high & (lhs > cn)) | (want_low & (lhs < cn))
                 if ok and llr > mg[q]:
                     mg[q] = llr
-
-
-@njit(cache=True, inline="always")
-def _work_item(item, n_parts, step, R, nc):
-    """Work item ``item`` of a pruned round over ``R`` replicates and ``nc`` centres:
-    ``(part, s0, W, first, last)``, its columns ``s0:s0 + W`` (sub-batch ``item // n_parts`` of
-    ``step`` columns: consecutive items share their columns, which stay in a core's cache) and its
-    part of the centres, ``first:last``."""
-    s = item // n_parts
-    part = item - s * n_parts
-    s0 = s * step
-    return part, s0, min(R, s0 + step) - s0, part * nc // n_parts, (part + 1) * nc // n_parts
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
@@ -317,260 +268,16 @@ def _scan_max_pruned(centres, n_parts, step, offsets, neighbors, npop, boundary,
         stats[item, 1] += n_hit
 
 
-@njit(cache=True, inline="always")
-def _group_min(m, r0, r1):
-    """The smallest of ``m[r0:r1]`` (a group's smallest maximum in the pruned kernels)."""
-    gm = m[r0]
-    for r in range(r0 + 1, r1):
-        gm = min(gm, m[r])
-    return gm
-
-
-@njit(cache=True, parallel=True, error_model="numpy")
-def _scan_max_pruned_poisson(centres, n_parts, step, offsets, neighbors, boundary, mexp, loge, logce, cases, rowmax,
-                             R, klogk, n_cases, want_high, want_low, min_cases, m0, margin, block, refine, cproto,
-                             best, stats):
-    """Poisson version of :func:`_scan_max_pruned`: best LLR of the centres ``centres`` per replicate,
-    skipping windows that cannot matter; replicates (the first ``R`` columns of ``cases``, a multiple of
-    ``GROUP``) in groups of ``GROUP`` columns.
-
-    One parallel region for the whole round: its work items are (columns ``s0:s0 + step``, a part of
-    the centres, ``n_parts`` parts), so that a round over few replicates still costs one fork and join
-    (there were 200 per NY analysis), and each item walks its centres one after the other with running
-    maxima ``m`` (starting at ``m0``) that rise along the way. ``best[p]``: the maxima of part p.
-
-    The bound. With C cases in all, the high-rate LLR f(c, E) = c log(c/E) + (C-c) log((C-c)/(C-E))
-    (c > E) increases with c (df/dc = log(c/E) - log((C-c)/(C-E)) > 0); the low-rate one (c < E)
-    decreases with c. So at a window end with E expected, if the largest count cmax of some replicates
-    is <= E (or < min_cases), or f(cmax, E) <= T, where T is their smallest running maximum less
-    ``margin`` (far above the rounding of the LLRs), none of them has a high-rate window there that
-    changes its maximum (likewise f(cmin, E) for the low rates). The test is made first for all the
-    item's columns at once (their extremes are reductions along the additions of the window's counts;
-    T the least of the groups' thresholds), which rules out most window ends with one LLR; then group
-    by group (its own extremes and threshold), and only the replicates of a group that passes have
-    their LLRs evaluated, with the additions of :func:`_scan_batch` (and the group's threshold raised
-    to its new smallest maximum). Every maximum above ``m0`` is therefore bit for bit the exhaustive
-    one. An inf/NaN bound (E = 0, E >= C) never prunes.
-
-    Before that, ``block`` consecutive entries of a centre's walk are ruled out at once by one bound
-    (``mexp`` holds the running sums at every entry, windows or not, as
-    :func:`~.windows.cumulative_expected` gives them): along the walk c and E only grow, and the high-rate f falls with E where c > E
-    (df/dE = (C-c)/(C-E) - c/E < 0), so every high-rate window of the block has
-    f <= f(cmax, E_first), cmax the item's largest count at the block's end and E_first the block's
-    first (least) E; the low-rate f rises with E, so every low-rate window has f <= f(cmin, E_last),
-    cmin the least count before the block. With ``refine``, a block whose bound exceeds T (high rates
-    only) is bounded again window end by window end: at entry k every count is at most the smaller of
-    cmax and the item's largest count before the block plus, for every entry up to k, the item's
-    largest count at that location (``rowmax[l, s]``, sub-batch s); only a block where that fails too
-    is walked entry by entry as above. ``stats[item]``: (group-window tests, group extremes taken, LLR evaluations of a
-    group, blocks tested).
-    """
-    nc = centres.shape[0]
-    n_sub = (R + step - 1) // step
-    cc = np.int32(n_cases)
-    mc = min_cases
-    for item in prange(n_sub * n_parts):
-        part, s0, W, first, last = _work_item(item, n_parts, step, R, nc)
-        G = W // GROUP
-        c = np.zeros(W, dtype=cproto.dtype)
-        m = m0[s0:s0 + W].copy()
-        Tg = np.empty(G)
-        for g in range(G):
-            Tg[g] = _group_min(m, g * GROUP, g * GROUP + GROUP) - margin
-        t_all = _group_min(Tg, 0, G)
-        n_test = 0
-        n_red = 0
-        n_eval = 0
-        n_block = 0
-        sb = s0 // step
-        for ii in range(first, last):
-            i = centres[ii]
-            c[:] = 0
-            hi0 = np.int64(0)  # the item's largest count before the block
-            j = offsets[i]
-            end = offsets[i + 1]
-            while j < end:
-                jb = min(j + block, end)
-                if jb - j > 1:
-                    # the block's bound (see the docstring): the largest count after it at the block's
-                    # least E, the least count before it at its largest E
-                    mn = c[0]
-                    if want_low:
-                        for r in range(W):
-                            mn = min(mn, c[r])
-                    _add_rows(c, cases, neighbors, j, jb, s0)
-                    n_block += 1
-                    go = False
-                    if want_high:
-                        mx = c[0]
-                        for r in range(W):
-                            mx = max(mx, c[r])
-                        go = (np.float64(mx) > mexp[j] and mx >= mc
-                              and not (_poisson_llr(klogk, mx, cc, loge[j], logce[j]) <= t_all))
-                    if want_low and not go:
-                        go = (np.float64(mn) < mexp[jb - 1]
-                              and not (_poisson_llr(klogk, mn, cc, loge[jb - 1], logce[jb - 1]) <= t_all))
-                    if go and refine and want_high and not want_low:
-                        # each window end's own bound (see the docstring)
-                        go = False
-                        top = hi0
-                        for k in range(j, jb):
-                            top += rowmax[neighbors[k], sb]
-                            ub = np.int32(min(np.int64(mx), top))
-                            if (boundary[k] != 0 and np.float64(ub) > mexp[k] and ub >= mc
-                                    and not (_poisson_llr(klogk, ub, cc, loge[k], logce[k]) <= t_all)):
-                                go = True
-                                break
-                    if refine and want_high:
-                        hi0 = np.int64(mx)
-                    if not go:
-                        j = jb
-                        continue
-                    _sub_rows(c, cases, neighbors, j, jb, s0)
-                for k in range(j, jb):
-                    row = cases[neighbors[k], s0:s0 + W]
-                    for r in range(W):
-                        c[r] += row[r]
-                    if boundary[k] == 0:
-                        continue
-                    e = mexp[k]
-                    la = loge[k]
-                    lgb = logce[k]
-                    n_test += G
-                    # all the item's columns at once: their largest (least) count against the least threshold
-                    go = False
-                    if want_high:
-                        mx = c[0]
-                        for r in range(W):
-                            mx = max(mx, c[r])
-                        go = np.float64(mx) > e and mx >= mc and not (_poisson_llr(klogk, mx, cc, la, lgb) <= t_all)
-                    if want_low and not go:
-                        mn = c[0]
-                        for r in range(W):
-                            mn = min(mn, c[r])
-                        go = np.float64(mn) < e and not (_poisson_llr(klogk, mn, cc, la, lgb) <= t_all)
-                    if not go:
-                        continue
-                    raised = False
-                    for g in range(G):
-                        T = Tg[g]
-                        # the exact extremes of the group
-                        n_red += 1
-                        r0 = g * GROUP
-                        mx = c[r0]
-                        mn = c[r0]
-                        go_hi = False
-                        go_lo = False
-                        if want_high:
-                            for q in range(GROUP):
-                                mx = max(mx, c[r0 + q])
-                            go_hi = np.float64(mx) > e and mx >= mc and not (_poisson_llr(klogk, mx, cc, la, lgb) <= T)
-                        if want_low:
-                            for q in range(GROUP):
-                                mn = min(mn, c[r0 + q])
-                            go_lo = np.float64(mn) < e and not (_poisson_llr(klogk, mn, cc, la, lgb) <= T)
-                        if not (go_hi or go_lo):
-                            continue
-                        n_eval += 1
-                        # one direction (the usual case): the count threshold h (l) below (above) which no
-                        # LLR of this window exceeds T, by a few steps down (up) from the extreme count;
-                        # only the replicates beyond it are evaluated
-                        sparse = False
-                        h = np.int32(mx)
-                        lw = np.int32(mn)
-                        if go_hi and not go_lo:
-                            lw = np.int32(-1)
-                            for _ in range(_STEPS):
-                                if (np.float64(h - 1) > e and h - 1 >= mc
-                                        and not (_poisson_llr(klogk, h - 1, cc, la, lgb) <= T)):
-                                    h -= 1
-                                else:
-                                    sparse = True  # counts below h: not high, below min_cases, or LLR <= T
-                                    break
-                        elif go_lo and not go_hi:
-                            h = cc + 1
-                            for _ in range(_STEPS):
-                                if np.float64(lw + 1) < e and not (_poisson_llr(klogk, lw + 1, cc, la, lgb) <= T):
-                                    lw += 1
-                                else:
-                                    sparse = True  # counts above lw: not low or LLR <= T
-                                    break
-                        if sparse:
-                            for q in range(GROUP):
-                                cr = c[r0 + q]
-                                if cr >= h or cr <= lw:
-                                    llr = _poisson_llr(klogk, cr, cc, la, lgb)
-                                    cf = np.float64(cr)
-                                    ok = (want_high & (cf > e) & (cr >= mc)) | (want_low & (cf < e))
-                                    if ok and llr > m[r0 + q]:
-                                        m[r0 + q] = llr
-                        else:
-                            for q in range(GROUP):
-                                cr = c[r0 + q]
-                                llr = _poisson_llr(klogk, cr, cc, la, lgb)
-                                cf = np.float64(cr)
-                                ok = (want_high & (cf > e) & (cr >= mc)) | (want_low & (cf < e))
-                                v = llr if ok else 0.0
-                                m[r0 + q] = v if v > m[r0 + q] else m[r0 + q]
-                        # the group's maxima may have risen: so does its threshold
-                        Tg[g] = max(T, _group_min(m, r0, r0 + GROUP) - margin)
-                        raised = True
-                    if raised:
-                        t_all = _group_min(Tg, 0, G)
-                if refine and want_high:
-                    # the walk leaves the counts at the block's end: their largest, for the next block
-                    mx = c[0]
-                    for r in range(W):
-                        mx = max(mx, c[r])
-                    hi0 = np.int64(mx)
-                j = jb
-        best[part, s0:s0 + W] = m
-        stats[item, 0] += n_test
-        stats[item, 1] += n_red
-        stats[item, 2] += n_eval
-        stats[item, 3] += n_block
-
-
-#: replicates (columns of cases) per work item of the Poisson pruned kernel: a compromise between the
-#: rows of cases staying in cache (fewer columns) and the test of all of an item's columns at once,
-#: which rules out fewer window ends when they are more
-POISSON_SUB_BATCH = 256
-#: the Poisson pruned kernel keeps its sub-batches of ``POISSON_SUB_BATCH`` columns while they leave at least
-#: this many per thread (then parts of the centres make the items): fewer, wider sub-batches add each
-#: window entry's row fewer times, which the weaker all-columns bound costs less than (measured per
-#: regime in benchmarks/results/scan_poisson_block.md)
-POISSON_SUBS_PER_THREAD = 2
-#: consecutive window entries the Poisson pruned kernel rules out with one bound (1: entry by entry;
-#: measured per regime in benchmarks/results/scan_poisson_block.md)
-POISSON_BLOCK = 8
-#: whether the Poisson pruned kernel bounds a failing block again window end by window end (see
-#: :func:`_scan_max_pruned_poisson`) when the counts are 32-bit: with many cases a location a block's count
-#: and E grow by more along it, its bound is loose, and the second bound often spares the walk
-#: (benchmarks/results/scan_poisson_block.md)
-POISSON_REFINE = True
-#: steps from a group's extreme count towards the count threshold of a window before the Poisson
-#: pruned kernel evaluates all of the group's replicates there instead of those beyond the threshold
-_STEPS = 4
-
-
 #: fraction of the centres whose windows are all scanned first (pilot pass): a lower
 #: bound of every replicate's maximum, the pruning threshold of the first round
 PILOT_FRACTION = 0.01
 #: the pilot evaluates one window in this many along each of its centres' walks
 PILOT_STRIDE = 8
-#: replicates per pruning group (one 64-byte cache line of int16 case counts; a compile-time
-#: constant of every pruned kernel, Bernoulli, Poisson and space-time: fixed trip counts)
-GROUP = 32
-#: margin below the running maxima, far above the rounding of the table-based LLR
-PRUNE_MARGIN = 1e-6
 #: consecutive window entries tested at once by the pruned kernel (see _scan_max_pruned)
 BLOCK = 8
 #: entries per sub-block: a group whose block test fails tests the block's sub-blocks alike before
 #: walking entry by entry those that fail too
 SUB_BLOCK = 4
-#: the pruned pass takes the centres (in a fixed shuffled order) in rounds ending at these
-#: fractions of them; the running maxima (hence the pruning thresholds) rise after each round
-ROUNDS = (0.02, 0.06, 0.15, 0.35, 1.0)
 #: replicates (columns of cases) per work item of the Bernoulli pruned kernel (its rows of cases stay in the
 #: core's cache)
 SUB_BATCH = 128
@@ -621,15 +328,6 @@ def _bin_thresholds(klogk, low_n, high_n, n_cases, n_total, l0, Tg, hi_on, lo_on
     return thr_hi, thr_lo
 
 
-def _narrow_counts(cases, n_cases):
-    """``(cases, ctype, rtype)`` of a pruned pass: ``ctype`` holds any window's count of the ``n_cases``
-    cases (int16 when it can), ``rtype`` every location's (int8 when every count fits), and ``cases``
-    narrowed to ``rtype`` once (its columns are reordered every round)."""
-    ctype = np.int16 if n_cases < 2**15 - 1 else np.int32
-    rtype = np.int8 if cases.size and int(cases.max()) <= 127 else ctype
-    return cases.astype(rtype), ctype, rtype
-
-
 def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, bins=None, min_cases=0, stats=None, *,
                    model="bernoulli", plogs=None):
     """(R,) maximum LLR of each column of ``cases``; exact, with pruning.
@@ -652,7 +350,7 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, bins=None
     ``model="poisson"``: ``windows[2]`` holds the expected cases after each entry and ``n_total`` is
     not read; ``plogs`` = :func:`~.engine.poisson_logs` of them (computed when not given). No count
     tables: each window end is tested against each replicate group's running maximum by bounds on
-    the LLR itself (:func:`_scan_max_pruned_poisson`).
+    the LLR itself (:func:`~.cpu_poisson.max_llr_pruned_poisson`).
     """
     offsets, neighbors, npop, boundary = windows
     m = offsets.shape[0] - 1
@@ -662,8 +360,11 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, bins=None
     cases = np.ascontiguousarray(cases, dtype=np.int32)
     hi_on, lo_on = direction in ("high", "both"), direction in ("low", "both")
     if model == "poisson":
-        return _max_llr_pruned_poisson(windows, cases, klogk, n_cases, hi_on, lo_on, min_cases, stats,
-                                       poisson_logs(npop, n_cases) if plogs is None else plogs)
+        plogs = poisson_logs(npop, n_cases) if plogs is None else plogs
+        if R == 0:
+            return np.zeros(0)
+        M = _pilot_maxima(windows, cases, klogk, n_cases, n_cases, 0.0, hi_on, lo_on, min_cases, plogs=plogs)
+        return max_llr_pruned_poisson(windows, cases, klogk, n_cases, hi_on, lo_on, min_cases, stats, plogs, M)
     l0 = null_loglik(klogk, n_cases, n_total)
     M = _pilot_maxima(windows, cases, klogk, n_cases, n_total, l0, hi_on, lo_on, min_cases)
     if bins is None:
@@ -707,103 +408,6 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, bins=None
         if stats is not None:
             s = st.sum(axis=0)
             stats.setdefault("rounds", []).append((int(b - a), int(s[0]), int(s[1])))
-        a = b
-    return M
-
-
-def _aligned_columns(L, R, dtype):
-    """An empty (L, R') array of ``dtype``, R' >= R columns, whose rows start on 64-byte boundaries: a
-    sub-batch's slice of a row then spans whole cache lines (two, not three, for 128 one-byte
-    columns), fewer lines per window entry in the Bernoulli walk."""
-    item = np.dtype(dtype).itemsize
-    cols = -(-R * item // 64) * 64 // item
-    buf = np.empty(L * cols * item + 64, dtype=np.uint8)
-    first = (-buf.ctypes.data) % 64
-    return buf[first:first + L * cols * item].view(dtype).reshape(L, cols)
-
-
-@njit(cache=True, parallel=True)
-def _group_row_max(cases, R, group, out):
-    """``out[l, g]``: the largest of ``cases[l, g * group:(g + 1) * group]`` (of the first ``R`` columns), rows in
-    parallel."""
-    for l in prange(cases.shape[0]):
-        for g in range(out.shape[1]):
-            r0 = g * group
-            v = cases[l, r0]
-            for r in range(r0 + 1, min(R, r0 + group)):
-                v = max(v, cases[l, r])
-            out[l, g] = v
-
-
-@njit(cache=True, parallel=True)
-def _take_columns(cases, order, out):
-    """``out[:, :len(order)] = cases[:, order]``, rows in parallel."""
-    for l in prange(cases.shape[0]):
-        for j in range(order.shape[0]):
-            out[l, j] = cases[l, order[j]]
-
-
-def _work_items(R, sub_batch, per_thread=4):
-    """``(step, n_sub, n_parts)``: the work items of a pruned kernel's round over ``R`` replicates, ``n_sub``
-    sub-batches of ``step`` columns (whole groups; ``sub_batch``, whose rows of cases stay in a core's
-    cache, or fewer when that leaves under ``per_thread`` sub-batches per thread) times ``n_parts`` parts
-    of the centres (as many as it takes to make four items per thread)."""
-    G = (R + GROUP - 1) // GROUP
-    threads = numba.get_num_threads()
-    step = GROUP * max(1, min(sub_batch // GROUP, G // (per_thread * threads)))
-    n_sub = (R + step - 1) // step
-    return step, n_sub, max(1, -(-4 * threads // n_sub))
-
-
-@functools.lru_cache(maxsize=16)
-def _round_plan(m):
-    """The shuffled order of ``m`` centres and the ends of the rounds (see ``ROUNDS``)."""
-    perm = np.random.default_rng(0x5CA7).permutation(m).astype(np.int64)
-    perm.setflags(write=False)
-    return perm, tuple(sorted({min(m, max(1, int(round(f * m)))) for f in ROUNDS} | {m}))
-
-
-def _max_llr_pruned_poisson(windows, cases, klogk, n_cases, hi_on, lo_on, min_cases, stats, plogs):
-    """:func:`max_llr_pruned` of the Poisson model (same pilot and rounds; groups of ``GROUP`` replicates,
-    the last one padded with copies of its last column)."""
-    offsets, neighbors, _, boundary = windows
-    m = offsets.shape[0] - 1
-    R = cases.shape[1]
-    if R == 0:
-        return np.zeros(0)
-    mexp, loge, logce = (np.ascontiguousarray(a, dtype=np.float64) for a in plogs)
-    M = _pilot_maxima(windows, cases, klogk, n_cases, n_cases, 0.0, hi_on, lo_on, min_cases, plogs=plogs)
-    cases, ctype, rtype = _narrow_counts(cases, n_cases)
-    cproto = np.zeros(1, dtype=ctype)
-    # the margin: far above the rounding of LLRs made of terms up to C log C
-    margin = PRUNE_MARGIN + 1e-12 * float(klogk[n_cases])
-    G = (R + GROUP - 1) // GROUP
-    Rp = G * GROUP
-    step, n_sub, n_parts = _work_items(Rp, POISSON_SUB_BATCH, POISSON_SUBS_PER_THREAD)
-    cs = _aligned_columns(cases.shape[0], Rp, rtype)
-    rowmax = np.empty((cases.shape[0], n_sub), dtype=rtype)
-    perm, cuts = _round_plan(m)
-    a = 0
-    for b in cuts:
-        if b <= a:
-            continue
-        order = np.argsort(-M, kind="stable")
-        order = np.concatenate([order, np.full(Rp - R, order[-1])])
-        Ms = np.ascontiguousarray(M[order])
-        _take_columns(cases, order, cs)
-        _group_row_max(cs, Rp, step, rowmax)
-        parts = min(n_parts, b - a)
-        best = np.empty((parts, Rp), dtype=np.float64)
-        st = np.zeros((n_sub * parts, 4), dtype=np.int64)
-        wide = ctype is np.int32
-        _scan_max_pruned_poisson(perm[a:b], np.int64(parts), np.int64(step), offsets, neighbors, boundary, mexp, loge,
-                                 logce, cs, rowmax, np.int64(Rp), klogk, np.int64(n_cases), hi_on, lo_on,
-                                 np.int64(min_cases), Ms, np.float64(margin), np.int64(POISSON_BLOCK),
-                                 wide and POISSON_REFINE, cproto, best, st)
-        M[order[:R]] = np.maximum(Ms[:R], best[:, :R].max(axis=0))
-        if stats is not None:
-            s = st.sum(axis=0)
-            stats.setdefault("rounds", []).append((int(b - a), int(s[0]), int(s[1]), int(s[2]), int(s[3])))
         a = b
     return M
 

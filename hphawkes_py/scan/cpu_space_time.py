@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .cpu import _group_min
+from .cpu_pruning import _group_min
 from .engine import null_loglik
 from .llr import _bernoulli_terms, _llr, _poisson_llr
 

@@ -1,0 +1,146 @@
+"""What the pruned Monte Carlo kernels of the purely spatial scans share (Numba).
+
+The Bernoulli kernel (:mod:`.cpu`) and the Poisson one (:mod:`.cpu_poisson`) take the replicates in groups of
+``GROUP`` columns and sub-batches of whole groups (:func:`_work_items`, :func:`_work_item`), the centres in
+rounds (:func:`_round_plan`), and add the rows of cases of a window's entries for all of a sub-batch's
+columns at once (:func:`_add_rows`, :func:`_sub_rows`), in the narrowest types the counts fit
+(:func:`_narrow_counts`), from columns reordered by running maximum (:func:`_take_columns`) into rows that
+start on cache lines (:func:`_aligned_columns`).
+"""
+from __future__ import annotations
+
+import functools
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+#: replicates per pruning group (one 64-byte cache line of int16 case counts; a compile-time
+#: constant of every pruned kernel, Bernoulli, Poisson and space-time: fixed trip counts)
+GROUP = 32
+
+#: margin below the running maxima, far above the rounding of the table-based LLR
+PRUNE_MARGIN = 1e-6
+
+#: the pruned pass takes the centres (in a fixed shuffled order) in rounds ending at these
+#: fractions of them; the running maxima (hence the pruning thresholds) rise after each round
+ROUNDS = (0.02, 0.06, 0.15, 0.35, 1.0)
+
+
+@njit(cache=True, inline="always")
+def _add_rows(c, cases, neighbors, j, jb, s0):
+    """``c += cases[neighbors[k], s0:s0 + len(c)]`` for the entries ``k = j..jb-1``, eight rows at a time
+    (their sum first, in the counts' type: one load and store of ``c`` per eight rows instead of per row)."""
+    R = c.shape[0]
+    k = j
+    while k + 8 <= jb:
+        r0 = cases[neighbors[k], s0:s0 + R]
+        r1 = cases[neighbors[k + 1], s0:s0 + R]
+        r2 = cases[neighbors[k + 2], s0:s0 + R]
+        r3 = cases[neighbors[k + 3], s0:s0 + R]
+        r4 = cases[neighbors[k + 4], s0:s0 + R]
+        r5 = cases[neighbors[k + 5], s0:s0 + R]
+        r6 = cases[neighbors[k + 6], s0:s0 + R]
+        r7 = cases[neighbors[k + 7], s0:s0 + R]
+        for r in range(R):
+            a = (c.dtype.type(r0[r]) + c.dtype.type(r1[r])) + (c.dtype.type(r2[r]) + c.dtype.type(r3[r]))
+            b = (c.dtype.type(r4[r]) + c.dtype.type(r5[r])) + (c.dtype.type(r6[r]) + c.dtype.type(r7[r]))
+            c[r] += a + b
+        k += 8
+    while k < jb:
+        row = cases[neighbors[k], s0:s0 + R]
+        for r in range(R):
+            c[r] += row[r]
+        k += 1
+
+
+@njit(cache=True, inline="always")
+def _sub_rows(c, cases, neighbors, j, jb, s0):
+    """``c -= cases[neighbors[k], s0:s0 + len(c)]`` for the entries ``k = j..jb-1`` (undoes :func:`_add_rows`)."""
+    R = c.shape[0]
+    for k in range(j, jb):
+        row = cases[neighbors[k], s0:s0 + R]
+        for r in range(R):
+            c[r] -= row[r]
+
+
+@njit(cache=True, inline="always")
+def _work_item(item, n_parts, step, R, nc):
+    """Work item ``item`` of a pruned round over ``R`` replicates and ``nc`` centres:
+    ``(part, s0, W, first, last)``, its columns ``s0:s0 + W`` (sub-batch ``item // n_parts`` of
+    ``step`` columns: consecutive items share their columns, which stay in a core's cache) and its
+    part of the centres, ``first:last``."""
+    s = item // n_parts
+    part = item - s * n_parts
+    s0 = s * step
+    return part, s0, min(R, s0 + step) - s0, part * nc // n_parts, (part + 1) * nc // n_parts
+
+
+@njit(cache=True, inline="always")
+def _group_min(m, r0, r1):
+    """The smallest of ``m[r0:r1]`` (a group's smallest maximum in the pruned kernels)."""
+    gm = m[r0]
+    for r in range(r0 + 1, r1):
+        gm = min(gm, m[r])
+    return gm
+
+
+def _narrow_counts(cases, n_cases):
+    """``(cases, ctype, rtype)`` of a pruned pass: ``ctype`` holds any window's count of the ``n_cases``
+    cases (int16 when it can), ``rtype`` every location's (int8 when every count fits), and ``cases``
+    narrowed to ``rtype`` once (its columns are reordered every round)."""
+    ctype = np.int16 if n_cases < 2**15 - 1 else np.int32
+    rtype = np.int8 if cases.size and int(cases.max()) <= 127 else ctype
+    return cases.astype(rtype), ctype, rtype
+
+
+def _aligned_columns(L, R, dtype):
+    """An empty (L, R') array of ``dtype``, R' >= R columns, whose rows start on 64-byte boundaries: a
+    sub-batch's slice of a row then spans whole cache lines (two, not three, for 128 one-byte
+    columns), fewer lines per window entry in the Bernoulli walk."""
+    item = np.dtype(dtype).itemsize
+    cols = -(-R * item // 64) * 64 // item
+    buf = np.empty(L * cols * item + 64, dtype=np.uint8)
+    first = (-buf.ctypes.data) % 64
+    return buf[first:first + L * cols * item].view(dtype).reshape(L, cols)
+
+
+@njit(cache=True, parallel=True)
+def _group_row_max(cases, R, group, out):
+    """``out[l, g]``: the largest of ``cases[l, g * group:(g + 1) * group]`` (of the first ``R`` columns), rows in
+    parallel."""
+    for l in prange(cases.shape[0]):
+        for g in range(out.shape[1]):
+            r0 = g * group
+            v = cases[l, r0]
+            for r in range(r0 + 1, min(R, r0 + group)):
+                v = max(v, cases[l, r])
+            out[l, g] = v
+
+
+@njit(cache=True, parallel=True)
+def _take_columns(cases, order, out):
+    """``out[:, :len(order)] = cases[:, order]``, rows in parallel."""
+    for l in prange(cases.shape[0]):
+        for j in range(order.shape[0]):
+            out[l, j] = cases[l, order[j]]
+
+
+def _work_items(R, sub_batch, per_thread=4):
+    """``(step, n_sub, n_parts)``: the work items of a pruned kernel's round over ``R`` replicates, ``n_sub``
+    sub-batches of ``step`` columns (whole groups; ``sub_batch``, whose rows of cases stay in a core's
+    cache, or fewer when that leaves under ``per_thread`` sub-batches per thread) times ``n_parts`` parts
+    of the centres (as many as it takes to make four items per thread)."""
+    G = (R + GROUP - 1) // GROUP
+    threads = numba.get_num_threads()
+    step = GROUP * max(1, min(sub_batch // GROUP, G // (per_thread * threads)))
+    n_sub = (R + step - 1) // step
+    return step, n_sub, max(1, -(-4 * threads // n_sub))
+
+
+@functools.lru_cache(maxsize=16)
+def _round_plan(m):
+    """The shuffled order of ``m`` centres and the ends of the rounds (see ``ROUNDS``)."""
+    perm = np.random.default_rng(0x5CA7).permutation(m).astype(np.int64)
+    perm.setflags(write=False)
+    return perm, tuple(sorted({min(m, max(1, int(round(f * m)))) for f in ROUNDS} | {m}))
