@@ -360,9 +360,9 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, bins=None
     cases = np.ascontiguousarray(cases, dtype=np.int32)
     hi_on, lo_on = direction in ("high", "both"), direction in ("low", "both")
     if model == "poisson":
-        plogs = poisson_logs(npop, n_cases) if plogs is None else plogs
         if R == 0:
             return np.zeros(0)
+        plogs = poisson_logs(npop, n_cases) if plogs is None else plogs
         M = _pilot_maxima(windows, cases, klogk, n_cases, n_cases, 0.0, hi_on, lo_on, min_cases, plogs=plogs)
         return max_llr_pruned_poisson(windows, cases, klogk, n_cases, hi_on, lo_on, min_cases, stats, plogs, M)
     l0 = null_loglik(klogk, n_cases, n_total)
@@ -377,11 +377,8 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, bins=None
     G = (R + GROUP - 1) // GROUP
     rowmax = np.empty((cases.shape[0], G), dtype=rtype)
     step, n_sub, n_parts = _work_items(R, SUB_BATCH)
-    perm, cuts = _round_plan(m)
-    a = 0
-    for b in cuts:
-        if b <= a:
-            continue
+    perm, rounds = _round_plan(m)
+    for a, b in rounds:
         # groups of replicates with similar running maxima share a threshold
         order = np.argsort(-M, kind="stable")
         Ms = np.ascontiguousarray(M[order])
@@ -408,7 +405,6 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, bins=None
         if stats is not None:
             s = st.sum(axis=0)
             stats.setdefault("rounds", []).append((int(b - a), int(s[0]), int(s[1])))
-        a = b
     return M
 
 

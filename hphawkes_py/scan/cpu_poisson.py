@@ -267,11 +267,8 @@ def max_llr_pruned_poisson(windows, cases, klogk, n_cases, hi_on, lo_on, min_cas
     step, n_sub, n_parts = _work_items(Rp, POISSON_SUB_BATCH, POISSON_SUBS_PER_THREAD)
     cs = _aligned_columns(cases.shape[0], Rp, rtype)
     rowmax = np.empty((cases.shape[0], n_sub), dtype=rtype)
-    perm, cuts = _round_plan(m)
-    a = 0
-    for b in cuts:
-        if b <= a:
-            continue
+    perm, rounds = _round_plan(m)
+    for a, b in rounds:
         order = np.argsort(-M, kind="stable")
         order = np.concatenate([order, np.full(Rp - R, order[-1])])
         Ms = np.ascontiguousarray(M[order])
@@ -288,5 +285,4 @@ def max_llr_pruned_poisson(windows, cases, klogk, n_cases, hi_on, lo_on, min_cas
         if stats is not None:
             s = st.sum(axis=0)
             stats.setdefault("rounds", []).append((int(b - a), int(s[0]), int(s[1]), int(s[2]), int(s[3])))
-        a = b
     return M

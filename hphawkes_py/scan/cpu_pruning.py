@@ -140,7 +140,9 @@ def _work_items(R, sub_batch, per_thread=4):
 
 @functools.lru_cache(maxsize=16)
 def _round_plan(m):
-    """The shuffled order of ``m`` centres and the ends of the rounds (see ``ROUNDS``)."""
+    """``(perm, rounds)``: the shuffled order of ``m`` centres and the rounds (see ``ROUNDS``), each the
+    non-empty range ``perm[a:b]`` as ``(a, b)``."""
     perm = np.random.default_rng(0x5CA7).permutation(m).astype(np.int64)
     perm.setflags(write=False)
-    return perm, tuple(sorted({min(m, max(1, int(round(f * m)))) for f in ROUNDS} | {m}))
+    ends = sorted({min(m, max(1, int(round(f * m)))) for f in ROUNDS} | {m})
+    return perm, tuple((a, b) for a, b in zip([0] + ends[:-1], ends) if b > a)
