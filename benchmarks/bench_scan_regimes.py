@@ -14,8 +14,8 @@ on a 100 x 100 square, min. 2 cases for high-rate clusters):
 Retrospective space-time (999 replicates, cylinders 1-14 days, circles up to 10 % of the cases /
 population): ``spacetime_permutation`` (L = 500 locations, 5,000 cases on 120 days) and
 ``spacetime_poisson`` (the same locations, populations 1,000-5,000, 5,000 cases on 120 days).
-The space-time scans run twice, with the cylinders' O(1) group bounds and without them
-(``CpuSpaceTimeEngine.day_bounds = False``, the exact day-by-day loop): same maxima, and the two
+The space-time scans run twice, with the cylinders' pruned loop and without it
+(``CpuSpaceTimeEngine.pruned = False``, the exact day-by-day loop): same maxima, and the two
 ratios to SaTScan measured in this one run are the "before" and "after".
 
 Our timings are warm (a warm-up compiles the Numba kernels); SaTScan runs its batch binary with the
@@ -133,18 +133,18 @@ def run_space_time(name, work, template, args):
     prm = prm_from(prm, work / f"{name}.prm", ResultsFile=f"{name}.txt", MonteCarloReps=args.replicates, **subs)
     fn(*data, **{**kw, "n_replicates": 9})  # warm-up
     row = {"L": L, "T": T, "C": C, "replicates": args.replicates}
-    for bounds in (False, True):
-        cpu_space_time.CpuSpaceTimeEngine.day_bounds = bounds
+    for pruned in (False, True):
+        cpu_space_time.CpuSpaceTimeEngine.pruned = pruned
         load0 = os.getloadavg()
         res, secs = _timed(fn, *data, n_replicates=args.replicates, **kw)
-        row["day_bounds" if bounds else "exact_loop"] = {
+        row["pruned" if pruned else "exact_loop"] = {
             "seconds": secs, "top_llr": float(res.clusters.log_likelihood_ratio.iloc[0]),
             "p_value": float(res.clusters.p_value.iloc[0]), "loadavg": [load0, os.getloadavg()]}
-    cpu_space_time.CpuSpaceTimeEngine.day_bounds = True
-    assert row["day_bounds"]["p_value"] == row["exact_loop"]["p_value"]
+    cpu_space_time.CpuSpaceTimeEngine.pruned = True
+    assert row["pruned"]["p_value"] == row["exact_loop"]["p_value"]
     row["satscan"] = sat = run_satscan(args.satscan, prm, args.threads)
     row["speedup_vs_satscan_exact_loop"] = sat["seconds"] / row["exact_loop"]["seconds"]
-    row["speedup_vs_satscan"] = sat["seconds"] / row["day_bounds"]["seconds"]
+    row["speedup_vs_satscan"] = sat["seconds"] / row["pruned"]["seconds"]
     return row
 
 

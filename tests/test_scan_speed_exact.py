@@ -43,29 +43,25 @@ def _relabel(rng, P, C):
 @pytest.mark.parametrize("persons", [False, True])
 @pytest.mark.parametrize("t_end_min,max_t", [(0, 7), (0, 25), (24, 5), (10, 3)])
 @pytest.mark.parametrize("R", [70, 300])  # one group of replicates, and groups of CYLINDER_GROUP with a partial last
-def test_cylinder_day_bounds_bit_identical(persons, t_end_min, max_t, R):
+def test_cylinder_pruned_bit_identical(persons, t_end_min, max_t, R):
     windows, M, P, dcum, C, N = _cylinder_problem(3, R=R, persons=persons)
     kl = klogk_table(N + 1)
     args = (windows, M, P, dcum, kl, C, N, max_t, t_end_min, 2, "high")
-    b0, a0 = cylinder_batch(*args, want_arg=True, day_bounds=False)
-    b1, a1 = cylinder_batch(*args, want_arg=True, day_bounds=True)
+    b0, a0 = cylinder_batch(*args, want_arg=True, pruned=False)
+    b1, a1 = cylinder_batch(*args, want_arg=True, pruned=True)
     assert (b0 > 0).any()
     np.testing.assert_array_equal(b1, b0)
     np.testing.assert_array_equal(a1, a0)
     # with a pilot's floor (the Monte Carlo path), the maxima are the same too
     fl = b0[::5].max(axis=0)
-    f0, _ = cylinder_batch(*args, floor=fl, day_bounds=False)
-    f1, _ = cylinder_batch(*args, floor=fl, day_bounds=True)
+    f0, _ = cylinder_batch(*args, floor=fl, pruned=False)
+    f1, _ = cylinder_batch(*args, floor=fl, pruned=True)
     np.testing.assert_array_equal(f1, f0)
     np.testing.assert_array_equal(f1.max(axis=0), b0.max(axis=0))
 
 
-def test_cylinder_day_bounds_against_numpy():
-    """The bounded kernel's maxima equal a plain NumPy enumeration of the cylinders (float64)."""
-    windows, M, _, dcum, C, _ = _cylinder_problem(5, L=15, T=12, R=9, C=120)
-    kl = klogk_table(C + 1)
-    max_t = 4
-    best, _ = cylinder_batch(windows, M, None, dcum, kl, C, C, max_t, 0, 2, "high", day_bounds=True)
+def _numpy_cylinder_maxima(windows, M, dcum, C, max_t):
+    """Every centre's best high-rate cylinder LLR (min. 2 cases) by a plain NumPy enumeration (float64)."""
     offsets, neighbors, wsize, boundary = windows
     ref = np.zeros((len(offsets) - 1, M.shape[2]))
     for i in range(len(offsets) - 1):
@@ -83,7 +79,44 @@ def test_cylinder_day_bounds_against_numpy():
                             np.where(C - c > 0, (C - c) * np.log((C - c) / (C - mu)), 0)
                     ok = (c > mu) & (c >= 2) & (mu > 0) & (mu < C)
                     ref[i] = np.maximum(ref[i], np.where(ok, llr, 0))
-    np.testing.assert_allclose(best, ref, rtol=1e-10, atol=1e-10)
+    return ref
+
+
+def test_cylinder_pruned_against_numpy():
+    """The pruned kernel's maxima equal a plain NumPy enumeration of the cylinders (float64)."""
+    windows, M, _, dcum, C, _ = _cylinder_problem(5, L=15, T=12, R=9, C=120)
+    kl = klogk_table(C + 1)
+    max_t = 4
+    best, _ = cylinder_batch(windows, M, None, dcum, kl, C, C, max_t, 0, 2, "high", pruned=True)
+    np.testing.assert_allclose(best, _numpy_cylinder_maxima(windows, M, dcum, C, max_t), rtol=1e-10, atol=1e-10)
+
+
+def test_cylinder_counts_beyond_16_bits(monkeypatch):
+    """With more cases than 16-bit sums hold, the kernels sum in 32 bits: cylinders of over 32,767 cases
+    against NumPy, both loops; with the 16-bit guard turned off the same problem comes out wrong (the
+    sums wrap), so the guard is what keeps it right."""
+    from hphawkes_py.scan import cpu_space_time
+
+    rng = np.random.default_rng(2)
+    L, T = 12, 3
+    xy = rng.uniform(0, 10, size=(L, 2))
+    M = rng.poisson(4000, size=(L, T, 5)).astype(np.int32)
+    M[0, 0] += 30_000  # a cluster of over 32,767 cases in one location and day
+    C = int(M.sum(axis=(0, 1)).max())
+    sz = np.full(L, 4000.0 * T)  # expectations of the background only
+    windows = build_windows(xy, xy, sz, 0.5 * sz.sum())
+    dcum = np.arange(T + 1) * 4000.0 * L
+    kl = klogk_table(C + 1)
+    ref = _numpy_cylinder_maxima(windows, M, dcum, C, 3)
+    assert ref.max() > 1e4  # the cluster is every replicate's best
+    # the table's terms c log c are near 2e6 here: their rounding, not the counts, bounds the agreement
+    tol = dict(rtol=1e-8, atol=1e-8)
+    for pruned in (True, False):
+        best, _ = cylinder_batch(windows, M, None, dcum, kl, C, C, 3, 0, 2, "high", pruned=pruned)
+        np.testing.assert_allclose(best, ref, **tol)
+    monkeypatch.setattr(cpu_space_time, "INT16_CASES", 10**9)
+    wrapped, _ = cylinder_batch(windows, M, None, dcum, kl, C, C, 3, 0, 2, "high")
+    assert not np.allclose(wrapped, ref, **tol)
 
 
 @pytest.mark.parametrize("kind", ["permutation", "poisson"])
@@ -122,12 +155,12 @@ def _kernel_logs(mu, Cf):
     return np.log(mu), np.log(Cf - mu)
 
 
-def test_engine_day_bounds_switch():
+def test_engine_pruned_switch():
     windows, M, _, dcum, C, _ = _cylinder_problem(7)
     kl = klogk_table(C + 1)
     eng = CpuSpaceTimeEngine(windows, dcum, kl, C, 6, 0, 2, "high")
     m1 = eng.max_llr(M)
-    eng.day_bounds = False
+    eng.pruned = False
     m0 = eng.max_llr(M)
     np.testing.assert_array_equal(m1, m0)
     np.testing.assert_array_equal(m1, eng.batch(M)[0].max(axis=0))

@@ -143,12 +143,12 @@ def scan_regimes() -> list[str]:
         return missing("scan_regimes.json", "run ``benchmarks/bench_scan_regimes.py --satscan PATH``.")
     rows = []
     for key, p in d["problems"].items():
-        ours = p["day_bounds"]["seconds"] if "day_bounds" in p else p["seconds"]
-        top = p["day_bounds"]["top_llr"] if "day_bounds" in p else p["top_llr"]
+        run = p.get("pruned") or p.get("day_bounds") or p  # space-time rows: the pruned loop's run
+        ours, top = run["seconds"], run["top_llr"]
         sat = p.get("satscan", {})
         size = (f"{p['L']:,} locations x {p['T']} days, {p['C']:,} cases" if "T" in p
                 else f"{p['L']:,} locations, {p['persons']:,} persons, {p['cases']:,} cases")
-        load = p.get("loadavg") or p.get("day_bounds", {}).get("loadavg")
+        load = run.get("loadavg")
         rows.append([key.replace("_", " "), size, f"{p['replicates']:,}", _s(ours), _s(sat.get("seconds")),
                      _ratio(sat.get("seconds"), ours), f"{top:.6f} / {sat.get('top_llr', float('nan')):.6f}",
                      _s(load[0][0], 2) if load else NA])

@@ -54,103 +54,74 @@ def _cylinder_top(klogk, c, C, a, b, n, N, Nf, e, mc, persons):
     return above & (c >= mc), _bernoulli_terms(klogk, c, n, C, N) + a if above else 0.0
 
 
-@njit(cache=True, inline="always")
-def _group_max_diff(Q, k2, k1, r0, r1):
-    """The largest ``Q[k2, r] - Q[k1, r]`` over ``r0 <= r < r1`` (a group's largest count)."""
-    cm = np.int32(0)
-    for r in range(r0, r1):
-        cm = max(cm, Q[k2, r] - Q[k1, r])
-    return cm
-
-
-#: replicates per group of the cylinders' skip test: a group's test (its bound, then its largest count)
-#: costs the same whatever its size, and with the evaluation limited to the counts that can matter
-#: (below), larger groups than the spatial kernels' cost less in all
+#: replicates per group of the cylinders' skip test: a group's test (its largest count's LLR against its
+#: smallest maximum) costs the same whatever its size, and with the evaluation limited to the counts that
+#: can matter (below), larger groups than the spatial kernels' cost less in all
 CYLINDER_GROUP = 128
 #: steps down from a group's largest count in a cylinder towards the count below which no LLR matters,
 #: before every replicate of the group is evaluated there
 _STEPS = 4
+#: the largest total of cases whose cylinder counts the kernels hold in 16 bits (a cylinder's count is at
+#: most the total), which halves the width of the running sums
+INT16_CASES = 32767
 
 
 @njit(cache=True, error_model="numpy")
-def _cylinders_day_bounds(S, P, persons, mu_u, la_u, lb_u, didx, klogk, C, N, l0, mc, max_t, t_lo, t_end_min, j, m,
-                          arg, gmin, Q, gq, W2, W1, gpass):
-    """The high-rate cylinders of circle entry ``j`` (counts ``S`` (T, R) per day and replicate) with
-    the O(1) group bounds of :func:`_scan_cylinders` (``day_bounds``); updates ``m``, ``arg`` and
-    ``gmin`` exactly as its day-by-day loop does. ``mu_u``, ``la_u``, ``lb_u``, ``didx``: the circle's
-    expectations and their logs per distinct interval (see :func:`_interval_logs`). ``Q``, ``gq``,
-    ``W2``, ``W1``: work arrays."""
+def _cylinders_pruned(S, P, persons, mu_u, la_u, lb_u, didx, klogk, C, N, l0, mc, max_t, t_end_min, j, m, arg, gmin):
+    """The high-rate cylinders of circle entry ``j`` (counts ``S`` (T, R) per day and replicate, 16 or
+    32 bits), one group of ``CYLINDER_GROUP`` replicates at a time; updates ``m``, ``arg`` and ``gmin``
+    exactly as the day-by-day loop of :func:`_scan_cylinders` does. ``mu_u``, ``la_u``, ``lb_u``,
+    ``didx``: the circle's expectations and their logs per distinct interval (see :func:`_interval_logs`).
+
+    For every end day ``t2`` the group's counts grow back one day at a time in a running sum that fits
+    in a few vector registers, and its largest count comes out of the same pass. Only when that count's
+    LLR could beat the group's smallest maximum is the count ``h`` below which no LLR can found (a few
+    steps down from the largest), and only the replicates above it are evaluated. The order of the
+    cylinders is the loop's for every replicate (``t2`` ascending, ``t1`` descending), so every maximum,
+    and the cylinder where it is first attained, is the loop's."""
     T = S.shape[0]
     R = S.shape[1]
     G = CYLINDER_GROUP
     ng = gmin.shape[0]
-    D = T - t_lo
     Cf = np.float64(C)
     Nf = np.float64(N)
-    for k in range(D):
-        t = t_lo + k
-        for r in range(R):
-            Q[k + 1, r] = Q[k, r] + S[t, r]
-        for g in range(ng):
-            cm = np.int32(0)
-            for r in range(g * G, min(R, g * G + G)):
-                cm = max(cm, S[t, r])
-            gq[k + 1, g] = gq[k, g] + cm
-    for k in range(D):
-        k0 = max(0, k - max_t + 1)
-        k3 = min(D, k + max_t)
-        for g in range(ng):
-            r0 = g * G
-            r1 = min(R, r0 + G)
-            W2[k, g] = _group_max_diff(Q, k + 1, k0, r0, r1)
-            W1[k, g] = _group_max_diff(Q, k3, k, r0, r1)
-    for t2 in range(t_end_min, T):
-        n = np.int64(0)
-        for t1 in range(t2, max(-1, t2 - max_t), -1):
-            if persons is not None:
-                n += P[t1]
-            if persons is None:
-                u = didx[t2, t2 - t1]
-                e = mu_u[u]  # mu
-                if not (e > 0.0 and e < Cf):
-                    continue
-                a = la_u[u]
-                b = lb_u[u]
-                cap = C
-            else:
-                if n == 0 or n == N:
-                    continue  # no persons (or all of them): LLR 0
-                a = -(klogk[n] + klogk[N - n]) - l0
-                b = 0.0
-                e = np.float64(C) * np.float64(n)  # C n, compared with c N
-                cap = min(C, n)
-            k1 = t1 - t_lo
-            k2 = t2 - t_lo + 1
-            code = (j * T + t1) * T + t2
-            # every group's bound at once, branch-free (a loop over the groups that vectorises): its
-            # largest count's upper bound and the LLR there against the group's smallest maximum
-            n_pass = 0
-            for g in range(ng):
-                ub = min(gq[k2, g] - gq[k1, g], np.int64(min(W2[k2 - 1, g], W1[k1, g])))
-                ub = min(ub, np.int64(cap))
-                live, top = _cylinder_top(klogk, ub, C, a, b, n, N, Nf, e, mc, persons)
-                go = live & (top * (1.0 + 1e-12) + 1e-12 > gmin[g])
-                gpass[g] = go
-                n_pass += go
-            if n_pass == 0:
-                continue
-            for g in range(ng):
-                if not gpass[g]:
-                    continue
-                r0 = g * G
-                r1 = min(R, r0 + G)
-                # the bound passed: the group's exact largest count, then (when it could matter) the
-                # count h below which no LLR beats the group's smallest maximum, a few steps down from it
-                h = np.int64(_group_max_diff(Q, k2, k1, r0, r1))
+    acc = np.zeros(G, dtype=S.dtype)  # local, so that the compiler knows it aliases nothing
+    for g in range(ng):
+        r0 = g * G
+        w = min(R, r0 + G) - r0
+        for t2 in range(t_end_min, T):
+            for r in range(w):
+                acc[r] = 0
+            n = np.int64(0)
+            for t1 in range(t2, max(-1, t2 - max_t), -1):
+                cm = acc[0]  # counts are never negative: any start is below the largest
+                for r in range(w):
+                    acc[r] += S[t1, r0 + r]
+                    cm = max(cm, acc[r])
+                if persons is not None:
+                    n += P[t1]
+                # the cylinder's constants: a, b and the expectation e a count is compared with
+                if persons is None:
+                    u = didx[t2, t2 - t1]
+                    e = mu_u[u]  # mu
+                    if not (e > 0.0 and e < Cf):
+                        continue
+                    a = la_u[u]
+                    b = lb_u[u]
+                else:
+                    if n == 0 or n == N:
+                        continue  # no persons (or all of them): LLR 0
+                    a = -(klogk[n] + klogk[N - n]) - l0
+                    b = 0.0
+                    e = np.float64(C) * np.float64(n)  # C n, compared with c N
+                # the group's largest count, then (when it could matter) the count h below which no LLR
+                # beats the group's smallest maximum, a few steps down from it
+                h = np.int64(cm)
                 sparse = False
                 for step in range(_STEPS + 1):
                     live, top = _cylinder_top(klogk, h, C, a, b, n, N, Nf, e, mc, persons)
-                    # above the expectation the LLR increases with c (see _scan_cylinders)
+                    # above the expectation the LLR increases with c (see _scan_cylinders); the margin
+                    # keeps rounding from hiding a larger LLR
                     if not live or top * (1.0 + 1e-12) + 1e-12 <= gmin[g]:
                         sparse = True  # no count <= h matters
                         break
@@ -159,16 +130,17 @@ def _cylinders_day_bounds(S, P, persons, mu_u, la_u, lb_u, didx, klogk, C, N, l0
                     continue  # not even the largest count
                 if not sparse:
                     h = -1  # every count may matter
-                for r in range(r0, r1):
-                    c = Q[k2, r] - Q[k1, r]
+                code = (j * T + t1) * T + t2
+                for r in range(w):
+                    c = np.int64(acc[r])
                     if c <= h:
                         continue
                     llr, cf = _cylinder_llr(klogk, c, C, a, b, n, N, Nf, persons)
                     v = llr if (cf > e) & (c >= mc) else 0.0
-                    if v > m[r]:
-                        m[r] = v
-                        arg[r] = code
-                gmin[g] = _group_min(m, r0, r1)
+                    if v > m[r0 + r]:
+                        m[r0 + r] = v
+                        arg[r0 + r] = code
+                gmin[g] = _group_min(m, r0, r0 + w)
 
 
 @njit(cache=True, inline="always")
@@ -200,12 +172,13 @@ def _interval_sums(dcum, T, max_t):
 @njit(cache=True, parallel=True, error_model="numpy")
 def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, du, didx, klogk, n_cases, n_total, l0,
                     max_t, t_end_min, min_cases, want_high, want_low, best, best_arg, want_arg, centre_ids, floor,
-                    day_bounds):
+                    pruned, width):
     """Best cylinder LLR per centre over the cylinders (circle x [t1, t2]), one loop for both kinds
     of cylinder; ``persons`` selects the LLR and is resolved when the kernel is compiled (Numba
     prunes the ``persons is None`` branches: two specialisations, no test in the loops).
 
-    ``cases`` (L, T, R): counts per location, day and replicate.
+    ``cases`` (L, T, R): counts per location, day and replicate; a circle's counts per day are summed
+    in the integers of ``width`` (an empty array: 16 bits where the total of cases fits, else 32).
 
     * ``persons`` None, the Poisson-type cylinders (space-time permutation, discrete Poisson):
       ``wsize[j]`` is the circle's cases over the whole period (C_Z; space-time Poisson: its
@@ -231,17 +204,10 @@ def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, du, did
     replicates (the group's largest count against its smallest maximum), so one replicate with many
     cases does not keep the whole batch from being skipped.
 
-    With ``day_bounds`` (high rates only) a group's largest count is not summed day by day for
-    every cylinder: the window's counts per replicate are cumulated over the days once
-    (``Q[t, r]``, a cylinder's count is ``Q[t2+1] - Q[t1]``), and the group's largest count is
-    first bounded in O(1) by the smaller of (a) the sum over the cylinder's days of the group's
-    largest daily count and (b) the group's largest count over the longest interval ending at
-    ``t2`` or starting at ``t1`` that the cylinder lies in (counts are never negative). Only when
-    that bound passes the test above is the group's exact largest count taken, and then the
-    count below which no LLR can beat the group's smallest maximum (a few steps down from the
-    largest): only the replicates above it have their LLRs evaluated. The bounds of all the groups
-    are taken first, in one branch-free loop. The LLRs evaluated, and so every maximum and the
-    cylinder where it is first attained, are those of the day-by-day loop.
+    With ``pruned`` (high rates only) the cylinders run one group at a time
+    (:func:`_cylinders_pruned`): the group's running sums stay in registers, and only the replicates
+    whose counts could beat the group's smallest maximum have their LLRs evaluated. The maxima, and
+    the cylinders where they are first attained, are those of the day-by-day loop here.
     """
     T = cases.shape[1]
     R = cases.shape[2]
@@ -253,22 +219,16 @@ def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, du, did
     G = CYLINDER_GROUP
     ng = (R + G - 1) // G
     t_lo = max(0, t_end_min - max_t + 1)
-    bounded = day_bounds and not want_low
+    grouped = pruned and not want_low
     for ii in prange(centre_ids.shape[0]):
         i = centre_ids[ii]
-        D = T - t_lo if bounded else 0
-        Q = np.zeros((D + 1, R), dtype=np.int32)  # day_bounds: the window's counts cumulated over days
-        gq = np.zeros((D + 1, ng), dtype=np.int64)  # ... and each group's largest daily counts cumulated
-        W2 = np.zeros((D, ng), dtype=np.int32)  # group's largest count over the longest cylinder ending at t2
-        W1 = np.zeros((D, ng), dtype=np.int32)  # ... and over the longest starting at t1
-        S = np.zeros((T, R), dtype=np.int32)
+        S = np.zeros((T, R), dtype=width.dtype)
         P = np.zeros(T, dtype=np.int64)
         acc = np.zeros(R, dtype=np.int32)
         m = floor.copy()
         arg = np.full(R, -1, dtype=np.int64)
         gmin = np.empty(ng)  # the smallest maximum so far of each group of replicates
         gcmax = np.empty(ng, dtype=np.int32)  # the largest count of each group in the cylinder
-        gpass = np.empty(ng, dtype=np.bool_)  # day_bounds: whether a group's bound could change a maximum
         mu_u = np.empty(du.shape[0])  # the circle's mu of each distinct interval sum, and their logs
         la_u = np.empty(du.shape[0])
         lb_u = np.empty(du.shape[0])
@@ -289,9 +249,9 @@ def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, du, did
             cz = wsize[j]
             if persons is None:
                 _interval_logs(cz, du, Cf, mu_u, la_u, lb_u)
-            if bounded:
-                _cylinders_day_bounds(S, P, persons, mu_u, la_u, lb_u, didx, klogk, C, N, l0, mc, max_t, t_lo,
-                                      t_end_min, j, m, arg, gmin, Q, gq, W2, W1, gpass)
+            if grouped:
+                _cylinders_pruned(S, P, persons, mu_u, la_u, lb_u, didx, klogk, C, N, l0, mc, max_t, t_end_min, j,
+                                  m, arg, gmin)
                 continue
             for t2 in range(t_end_min, T):
                 for r in range(R):
@@ -351,12 +311,12 @@ def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, du, did
 
 
 def cylinder_batch(windows, cases, persons, dcum, klogk, n_cases, n_total, max_t, t_end_min, min_cases, direction,
-                   want_arg=False, centre_ids=None, floor=None, day_bounds=True):
+                   want_arg=False, centre_ids=None, floor=None, pruned=True):
     """(m, R) best cylinder LLR per centre [and its code] for ``cases`` (L, T, R) (see
     :func:`_scan_cylinders`): ``persons`` None, the Poisson-type cylinders (``windows[2]`` and ``dcum``
     give the expectations); ``persons`` (L, T), the space-time Bernoulli ones (``n_total`` persons in
     all; ``dcum`` not read). With ``centre_ids`` only those centres (rows in that order), with
-    ``floor`` (R,) every value at least ``floor``. ``day_bounds`` False: the day-by-day loop only
+    ``floor`` (R,) every value at least ``floor``. ``pruned`` False: the day-by-day loop only
     (same results; kept to compare)."""
     offsets, neighbors, wsize, boundary = windows
     cases = np.ascontiguousarray(cases, dtype=np.int32)
@@ -376,7 +336,8 @@ def cylinder_batch(windows, cases, persons, dcum, klogk, n_cases, n_total, max_t
     _scan_cylinders(offsets, neighbors, np.ascontiguousarray(wsize, dtype=np.float64), boundary, cases, persons,
                     du, didx, klogk, np.int64(n_cases), np.int64(n_total), l0,
                     np.int64(max_t), np.int64(t_end_min), np.int64(min_cases), direction in ("high", "both"),
-                    direction in ("low", "both"), best, arg, bool(want_arg), ids, fl, bool(day_bounds))
+                    direction in ("low", "both"), best, arg, bool(want_arg), ids, fl, bool(pruned),
+                    np.empty(0, np.int16 if n_cases <= INT16_CASES else np.int32))
     return best, (arg if want_arg else None)
 
 
@@ -458,8 +419,8 @@ class CpuSpaceTimeEngine:
     analysis' constants. Picklable (plain arrays)."""
 
     backend = "cpu"
-    #: False: the cylinders' day-by-day loop without the O(1) group bounds (same results)
-    day_bounds = True
+    #: False: the cylinders' day-by-day loop, without the pruned one of :func:`_cylinders_pruned` (same results)
+    pruned = True
 
     def __init__(self, windows, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction, persons=None):
         self.n_cases = int(n_cases)
@@ -474,21 +435,25 @@ class CpuSpaceTimeEngine:
         n_total = n_cases if self.persons is None else int(self.persons.sum())
         return cylinder_batch(windows, cases, self.persons, dcum, klogk, n_cases, n_total, max_t, t_end_min, min_cases,
                               direction, want_arg=want_arg, centre_ids=centre_ids, floor=floor,
-                              day_bounds=self.day_bounds)
+                              pruned=self.pruned)
 
     #: every PILOT_STRIDE-th centre is scanned first; its maxima are the floor of the full pass
     PILOT_STRIDE = 16
+    #: the pilot itself starts from the maxima of a coarser one, over every PILOT_COARSEN x PILOT_STRIDE-th
+    #: centre: without a floor every cylinder of the pilot's centres is evaluated
+    PILOT_COARSEN = 4
 
     def max_llr(self, cases):
         """(R,) the largest cylinder LLR of each replicate (0 when none): a pilot over every
-        :attr:`PILOT_STRIDE`-th centre gives each replicate a real cylinder's LLR, which then
-        starts every centre's maximum (``floor``) so that the high-rate test skips most
-        cylinders; the result equals ``batch(cases)[0].max(axis=0)``."""
+        :attr:`PILOT_STRIDE`-th centre (itself floored by a coarser one, :attr:`PILOT_COARSEN`) gives
+        each replicate a real cylinder's LLR, which then starts every centre's maximum (``floor``) so
+        that the high-rate test skips most cylinders; the result equals ``batch(cases)[0].max(axis=0)``."""
         R = cases.shape[2]
         m = self.args[0][0].shape[0] - 1
         if m == 0:
             return np.zeros(R)
         floor = None
-        if m >= 4 * self.PILOT_STRIDE:
-            floor = self.batch(cases, centre_ids=np.arange(0, m, self.PILOT_STRIDE))[0].max(axis=0)
+        for stride in (self.PILOT_COARSEN * self.PILOT_STRIDE, self.PILOT_STRIDE):
+            if m >= 4 * stride:
+                floor = self.batch(cases, centre_ids=np.arange(0, m, stride), floor=floor)[0].max(axis=0)
         return self.batch(cases, floor=floor)[0].max(axis=0)
