@@ -101,6 +101,13 @@ def missing(name: str, what: str) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- CPU tables
+def _satscan_builds(d) -> str:
+    """The compiler flags of the SaTScan binaries a table's rows ran (``peers/build_satscan.sh``'s
+    ``BUILD_FLAGS``), or "flags unrecorded": an unoptimised build is slower, and its ratios overstate ours."""
+    builds = sorted({p.get("satscan", {}).get("build") or "flags unrecorded" for p in d["problems"].values()})
+    return ", ".join(builds)
+
+
 def scan_satscan() -> list[str]:
     d = _load("scan_satscan.json")
     if d is None:
@@ -114,7 +121,8 @@ def scan_satscan() -> list[str]:
                      _s(sat.get("seconds")), _ratio(sat.get("seconds"), p["seconds"]),
                      f"{p['top_llr']:.6f} / {sat.get('top_llr', float('nan')):.6f}"])
     return (preamble(machine_of(d), "python benchmarks/bench_scan_satscan.py --satscan PATH/TO/SaTScan --threads 2",
-                     "SaTScan's batch binary on the same machine, same threads, all replicates")
+                     "SaTScan's batch binary (" + _satscan_builds(d) + ") on the same machine, same threads, "
+                     "all replicates")
             + list_table(["problem", "replicates", "hphawkes_py (s)", "SaTScan (s)", "SaTScan / ours",
                           "top LLR (ours / SaTScan)"], rows))
 
@@ -132,7 +140,8 @@ def scan_spacetime() -> list[str]:
                      _ratio(sat.get("seconds"), p["seconds"]),
                      f"{p['top_llr']:.6f} / {sat.get('top_llr', float('nan')):.6f}"])
     return (preamble(machine_of(d), "python benchmarks/bench_scan_spacetime.py --satscan PATH/TO/SaTScan --threads 2",
-                     "SaTScan's batch binary on the same machine, same threads, 999 permutations")
+                     "SaTScan's batch binary (" + _satscan_builds(d) + ") on the same machine, same threads, "
+                     "999 permutations")
             + list_table(["problem", "hphawkes_py (s)", "SaTScan (s)", "SaTScan / ours",
                           "top LLR (ours / SaTScan)"], rows))
 
