@@ -162,6 +162,14 @@ def test_multinomial_guide_table_draw_equals_sorted_merge():
         seeds = rng.integers(0, 2**32, 8, dtype=np.uint32)
         np.testing.assert_array_equal(null_draws.draw_multinomial(e, 50_000, seeds),
                                       null_draws.draw_multinomial(e, 50_000, seeds, sorted_merge=True))
+    # more locations than a block of WRITE_BLOCK replicates' counts may take (fewer replicates a block, the last
+    # one partial), and a replicate's counts depend on its seed only, not on the block it falls in
+    e = rng.random(300_000)
+    seeds = rng.integers(0, 2**32, 7, dtype=np.uint32)
+    assert null_draws.WRITE_BLOCK_BYTES // (4 * e.size) < min(null_draws.WRITE_BLOCK, seeds.size)
+    full = null_draws.draw_multinomial(e, 3000, seeds)
+    np.testing.assert_array_equal(full, null_draws.draw_multinomial(e, 3000, seeds, sorted_merge=True))
+    np.testing.assert_array_equal(full[:, 2:5], null_draws.draw_multinomial(e, 3000, seeds[2:5]))
 
 
 def test_multinomial_locate_is_exact_at_boundaries_and_bucket_starts():

@@ -95,6 +95,22 @@ def _merge_distinct(sel, have, fresh):
     return out, w
 
 
+#: replicates whose counts a draw kernel keeps together and writes at once: the (locations x replicates)
+#: output then takes whole cache lines (16 int32), instead of one count per line for every replicate
+#: (which, with many locations, cost more than the draws) ...
+WRITE_BLOCK = 16
+#: ... while their counts take at most this many bytes a thread (fewer replicates with more locations)
+WRITE_BLOCK_BYTES = 1 << 22
+
+
+@njit(cache=True, inline="always")
+def _write_block(counts, nk, out, r0):
+    """``out[l, r0 + k] = counts[k, l]`` for the ``nk`` replicates of a block, location by location."""
+    for l in range(out.shape[0]):
+        for k in range(nk):
+            out[l, r0 + k] = counts[k, l]
+
+
 @njit(cache=True, parallel=True)
 def _draw_cases(cumpop, n_cases, seeds, use_bits, out):
     """Random relabelling of the C cases among the N persons, per replicate (column).
@@ -120,14 +136,17 @@ def _draw_cases(cumpop, n_cases, seeds, use_bits, out):
     k = N - n_cases if flip else n_cases
     mask, wide = _randint_mask(max(N, 2))  # (N <= 1: k = 0, nothing is drawn)
     one = np.uint64(1)
-    n_chunks = min(R, 64)
-    for ch in prange(n_chunks):
+    K = max(1, min(WRITE_BLOCK, WRITE_BLOCK_BYTES // (4 * L)))
+    for blk in prange((R + K - 1) // K):
+        r0 = blk * K
+        nk = min(R, r0 + K) - r0
         bits = np.zeros((N + 63) // 64 if use_bits else 0, dtype=np.uint64)
-        counts = np.zeros(L, dtype=np.int32)
+        block = np.zeros((K, L), dtype=np.int32)
         mt = np.empty(_MT_N, dtype=np.uint32)
         words = np.empty(_MT_N, dtype=np.uint32)
-        for r in range(ch * R // n_chunks, (ch + 1) * R // n_chunks):
-            idx = _mt_seed(mt, seeds[r])
+        for kk in range(nk):
+            counts = block[kk]
+            idx = _mt_seed(mt, seeds[r0 + kk])
             if use_bits:
                 have = 0
                 while have < k:
@@ -158,11 +177,9 @@ def _draw_cases(cumpop, n_cases, seeds, use_bits, out):
             if flip:
                 prev = 0
                 for l in range(L):
-                    out[l, r] = (cumpop[l] - prev) - counts[l]
+                    counts[l] = (cumpop[l] - prev) - counts[l]
                     prev = cumpop[l]
-            else:
-                for l in range(L):
-                    out[l, r] = counts[l]
+        _write_block(block, nk, out, r0)
 
 
 def _draw(kernel, weights, dtype, n_cases, seeds, *extra):
@@ -238,15 +255,17 @@ def _draw_multinomial(cum, n_cases, seeds, out):
     total = cum[L - 1]
     R = seeds.shape[0]
     guide, scale = _guide_table(cum)
-    n_chunks = min(R, 64)
-    for ch in prange(n_chunks):
-        counts = np.zeros(L, dtype=np.int32)
+    K = max(1, min(WRITE_BLOCK, WRITE_BLOCK_BYTES // (4 * L)))
+    for blk in prange((R + K - 1) // K):
+        r0 = blk * K
+        nk = min(R, r0 + K) - r0
+        counts = np.zeros((K, L), dtype=np.int32)
         mt = np.empty(_MT_N, dtype=np.uint32)
         words = np.empty(_MT_N, dtype=np.uint32)
         ubuf = np.empty(_MT_N // 2, dtype=np.float64)
-        for r in range(ch * R // n_chunks, (ch + 1) * R // n_chunks):
-            idx = _mt_seed(mt, seeds[r])
-            counts[:] = 0
+        for k in range(nk):
+            idx = _mt_seed(mt, seeds[r0 + k])
+            ck = counts[k]
             t = 0
             while t < n_cases:
                 if idx >= _MT_N:
@@ -264,10 +283,9 @@ def _draw_multinomial(cum, n_cases, seeds, out):
                         ubuf[p] = _uniform53(np.uint64(words[idx + 2 * p]), np.uint64(words[idx + 2 * p + 1])) * total
                     idx += 2 * n_u
                 for p in range(n_u):
-                    counts[_locate(ubuf[p], cum, guide, scale)] += 1
+                    ck[_locate(ubuf[p], cum, guide, scale)] += 1
                 t += n_u
-            for l in range(L):
-                out[l, r] = counts[l]
+        _write_block(counts, nk, out, r0)
 
 
 @njit(cache=True, parallel=True)
