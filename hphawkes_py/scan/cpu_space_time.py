@@ -44,6 +44,21 @@ def _cylinder_llr(klogk, c, C, a, b, n, N, Nf, persons):
 
 
 @njit(cache=True, inline="always")
+def _cylinder_constants(klogk, didx, mu_u, la_u, lb_u, t1, t2, n, C, N, l0, persons):
+    """``(ok, a, b, e)`` of the cylinder ``[t1, t2]``: the terms ``a, b`` of its LLR and the expectation ``e`` a
+    count is compared with (see :func:`_cylinder_llr`; Poisson-type: from the circle's tables of
+    :func:`_interval_logs`; Bernoulli: from its ``n`` persons). ``ok`` False: no cylinder to scan
+    (Poisson-type: mu not in (0, C); Bernoulli: no persons, or all of them, LLR 0)."""
+    if persons is None:
+        u = didx[t2, t2 - t1]
+        e = mu_u[u]
+        return (e > 0.0) & (e < np.float64(C)), la_u[u], lb_u[u], e
+    if n == 0 or n == N:
+        return False, 0.0, 0.0, 0.0
+    return True, -(klogk[n] + klogk[N - n]) - l0, 0.0, np.float64(C) * np.float64(n)  # e = C n, against c N
+
+
+@njit(cache=True, inline="always")
 def _cylinder_top(klogk, c, C, a, b, n, N, Nf, e, mc, persons):
     """``(live, llr)``: whether ``c`` cases make a high-rate cylinder (above its expectation ``e``; the
     Bernoulli one also needs ``mc`` cases) and then its LLR (0 otherwise: the Bernoulli table is not
@@ -83,7 +98,6 @@ def _cylinders_pruned(S, P, persons, mu_u, la_u, lb_u, didx, klogk, C, N, l0, mc
     R = S.shape[1]
     G = CYLINDER_GROUP
     ng = gmin.shape[0]
-    Cf = np.float64(C)
     Nf = np.float64(N)
     acc = np.zeros(G, dtype=S.dtype)  # local, so that the compiler knows it aliases nothing
     for g in range(ng):
@@ -100,20 +114,9 @@ def _cylinders_pruned(S, P, persons, mu_u, la_u, lb_u, didx, klogk, C, N, l0, mc
                     cm = max(cm, acc[r])
                 if persons is not None:
                     n += P[t1]
-                # the cylinder's constants: a, b and the expectation e a count is compared with
-                if persons is None:
-                    u = didx[t2, t2 - t1]
-                    e = mu_u[u]  # mu
-                    if not (e > 0.0 and e < Cf):
-                        continue
-                    a = la_u[u]
-                    b = lb_u[u]
-                else:
-                    if n == 0 or n == N:
-                        continue  # no persons (or all of them): LLR 0
-                    a = -(klogk[n] + klogk[N - n]) - l0
-                    b = 0.0
-                    e = np.float64(C) * np.float64(n)  # C n, compared with c N
+                ok, a, b, e = _cylinder_constants(klogk, didx, mu_u, la_u, lb_u, t1, t2, n, C, N, l0, persons)
+                if not ok:
+                    continue
                 # the group's largest count, then (when it could matter) the count h below which no LLR
                 # beats the group's smallest maximum, a few steps down from it
                 h = np.int64(cm)
@@ -261,20 +264,9 @@ def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, du, did
                     if persons is not None:
                         n += P[t1]
                     _add_day(acc, S, t1, G, gcmax)
-                    # the cylinder's constants: a, b and the expectation e a count is compared with
-                    if persons is None:
-                        u = didx[t2, t2 - t1]
-                        e = mu_u[u]  # mu
-                        if not (e > 0.0 and e < Cf):
-                            continue
-                        a = la_u[u]
-                        b = lb_u[u]
-                    else:
-                        if n == 0 or n == N:
-                            continue  # no persons (or all of them): LLR 0
-                        a = -(klogk[n] + klogk[N - n]) - l0
-                        b = 0.0
-                        e = np.float64(C) * np.float64(n)  # C n, compared with c N
+                    ok, a, b, e = _cylinder_constants(klogk, didx, mu_u, la_u, lb_u, t1, t2, n, C, N, l0, persons)
+                    if not ok:
+                        continue
                     code = (j * T + t1) * T + t2
                     for g in range(ng):
                         r0 = g * G
