@@ -136,7 +136,7 @@ def _draw_cases(cumpop, n_cases, seeds, use_bits, out):
     k = N - n_cases if flip else n_cases
     mask, wide = _randint_mask(max(N, 2))  # (N <= 1: k = 0, nothing is drawn)
     one = np.uint64(1)
-    K = max(1, min(WRITE_BLOCK, WRITE_BLOCK_BYTES // (4 * L)))
+    K = max(1, min(WRITE_BLOCK, WRITE_BLOCK_BYTES // (4 * max(L, 1))))
     for blk in prange((R + K - 1) // K):
         r0 = blk * K
         nk = min(R, r0 + K) - r0
@@ -184,8 +184,8 @@ def _draw_cases(cumpop, n_cases, seeds, use_bits, out):
 
 def _draw(kernel, weights, dtype, n_cases, seeds, *extra):
     cum = np.cumsum(np.asarray(weights, dtype=dtype))
-    # written in the locations x replicates layout the scan kernels read, each thread's replicates
-    # a contiguous range (consecutive replicates fill the same cache lines): no transposed copy
+    # written in the locations x replicates layout the scan kernels read, blocks of consecutive
+    # replicates at once (WRITE_BLOCK: they fill the same cache lines): no transposed copy
     out = np.empty((len(cum), len(seeds)), dtype=np.int32)
     kernel(cum, np.int64(n_cases), np.ascontiguousarray(seeds, dtype=np.uint32), *extra, out)
     return out
@@ -255,7 +255,7 @@ def _draw_multinomial(cum, n_cases, seeds, out):
     total = cum[L - 1]
     R = seeds.shape[0]
     guide, scale = _guide_table(cum)
-    K = max(1, min(WRITE_BLOCK, WRITE_BLOCK_BYTES // (4 * L)))
+    K = max(1, min(WRITE_BLOCK, WRITE_BLOCK_BYTES // (4 * max(L, 1))))
     for blk in prange((R + K - 1) // K):
         r0 = blk * K
         nk = min(R, r0 + K) - r0
