@@ -128,3 +128,30 @@ def space_time_bernoulli(coords, cases_lt, controls_lt, max_population=0.5, max_
                         best[i] = llr
                         arg[i] = (frozenset(Z.tolist()), t1, t2)
     return best, arg
+
+
+def overlap_candidates(val, code, best, j_of, t1_of, t2_of, min_llr=1.0):
+    """SaTScan 10's retrospective candidates (``CClusterSetTemporalOverlap``, ``findBestInRange``) by
+    plain recursion over each centre's table of the best LLR per interval ``val[i, t2, t2 - t1]``: the
+    centre's own best cylinder, then the best one (LLR > ``min_llr``; of equal LLRs the latest end day,
+    then the latest start day) ending at least two days before its start, recursively, then the best one
+    starting at least two days after its end (never ending on the last day). (centre, LLR, code, t1, t2)."""
+    T, mt = val.shape[1], val.shape[2]
+    out = []
+
+    def find(i, a, b):
+        cands = [(val[i, t2, c], t2, -c) for t2 in range(a, b) for c in range(min(mt, t2 - a + 1))
+                 if val[i, t2, c] > min_llr]
+        if not cands:
+            return
+        v, t2, negc = max(cands)
+        out.append((i, float(v), int(code[i, t2, -negc]), t2 + negc, t2))
+        find(i, a, t2 + negc - 1)
+        find(i, t2 + 2, b)
+
+    for i in range(val.shape[0]):
+        if best[i] > 0:
+            out.append((i, float(best[i]), int(j_of[i]), int(t1_of[i]), int(t2_of[i])))
+            find(i, 0, int(t1_of[i]) - 1)
+            find(i, int(t2_of[i]) + 2, T - 1)
+    return out

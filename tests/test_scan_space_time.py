@@ -270,3 +270,29 @@ def test_pilot_floor_and_group_pruning_keep_the_replicate_maxima(model, directio
     assert (pilot <= got).all() and (pilot < got).any()
     high = np.full(R, got.max() + 1.0)
     np.testing.assert_array_equal(eng.batch(M, floor=high)[0].max(axis=0), high)
+
+
+@pytest.mark.parametrize("T, max_t", [(1, 1), (2, 5), (9, 3), (30, 7), (40, 40)])
+def test_overlap_candidates_against_recursion(T, max_t):
+    """The retrospective candidates (each centre's best cylinder, then the best wholly before and after it,
+    recursively) against plain recursion over the interval tables, with many equal LLRs (so that the
+    order among ties, the latest end day and then the latest start day, decides) and LLRs at the
+    threshold of 1."""
+    import naive_scan as ns
+
+    from hphawkes_py.scan.cpu_space_time import overlap_candidates
+
+    rng = np.random.default_rng(T * 100 + max_t)
+    K, mt = 25, min(max_t, T)
+    val = rng.choice([0.0, 0.5, 1.0, 1.5, 2.0, 3.0], size=(K, T, mt))
+    code = rng.integers(0, 1000, size=(K, T, mt))
+    t2_of = rng.integers(0, T, K)
+    t1_of = np.maximum(0, t2_of - rng.integers(0, mt, K))
+    best = rng.choice([0.0, 4.0], size=K, p=[0.2, 0.8])
+    j_of = rng.integers(0, 1000, K)
+    ref = ns.overlap_candidates(val, code, best, j_of, t1_of, t2_of)
+    for lo in (0, 7):  # a chunk of centres starting at lo
+        got = overlap_candidates(val[lo:], code[lo:], best, j_of, t1_of, t2_of, lo, 1.0)
+        want = [r for r in ref if r[0] >= lo]
+        assert [tuple(x) for x in zip(*(g.tolist() for g in got))] == want
+    assert T < 9 or sum(r[0] == ref[1][0] for r in ref) > 2  # the recursion went deeper than one level

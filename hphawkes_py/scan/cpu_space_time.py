@@ -17,7 +17,7 @@ from .cpu_pruning import _group_min
 from .engine import null_loglik
 from .llr import _bernoulli_terms, _llr, _poisson_llr
 
-__all__ = ["cylinder_batch", "space_time_interval_best", "CpuSpaceTimeEngine"]
+__all__ = ["cylinder_batch", "space_time_interval_best", "overlap_candidates", "CpuSpaceTimeEngine"]
 
 
 @njit(cache=True, inline="always")
@@ -404,6 +404,81 @@ def space_time_interval_best(windows, cases, persons, dcum, klogk, n_cases, n_to
                               np.int64(mt), np.int64(min_cases), direction in ("high", "both"),
                               direction in ("low", "both"), bern, np.int64(lo), val, code)
     return val, code
+
+
+@njit(cache=True, parallel=True)
+def _overlap_candidates(val, code, best, j_of, t1_of, t2_of, lo, min_llr, n_out, v_out, j_out, t1_out, t2_out):
+    """For centres ``lo + k``: the best cylinder (``best``, its circle entry ``j_of``, days ``t1_of..t2_of``)
+    and then, depth first, the best cylinder over the circles (``val[k]``, ``code[k]`` of
+    :func:`space_time_interval_best`; LLR > ``min_llr``) wholly in the days before and wholly in the days
+    after each cylinder found, as :func:`overlap_candidates` describes; ``n_out[k]`` of them in
+    ``v_out[k]``, ``j_out[k]``, ``t1_out[k]``, ``t2_out[k]``."""
+    K, T, mt = val.shape
+    for k in prange(K):
+        i = lo + k
+        n_out[k] = 0
+        if not best[i] > 0:
+            continue
+        v_out[k, 0] = best[i]
+        j_out[k, 0] = j_of[i]
+        t1_out[k, 0] = t1_of[i]
+        t2_out[k, 0] = t2_of[i]
+        n = 1
+        # the ranges [a, b) of end days still to search (start days >= a), the range before a cylinder on
+        # top so that it is searched, with all it holds, before the range after it
+        stack = np.empty((T + 3, 2), dtype=np.int64)
+        stack[0, 0], stack[0, 1] = t2_of[i] + 2, T - 1
+        stack[1, 0], stack[1, 1] = 0, t1_of[i] - 1
+        sp = 2
+        while sp > 0:
+            sp -= 1
+            a, b = stack[sp, 0], stack[sp, 1]
+            top = -np.inf
+            bt2 = -1
+            bc = -1
+            for t2 in range(a, b):
+                for c in range(min(mt, t2 - a + 1)):
+                    v = val[k, t2, c]
+                    # of equal LLRs the latest end day, then the latest start day (SaTScan's order)
+                    if v > min_llr and (v > top or (v == top and t2 > bt2)):
+                        top = v
+                        bt2 = t2
+                        bc = c
+            if bt2 < 0:
+                continue
+            t1 = bt2 - bc
+            v_out[k, n] = top
+            j_out[k, n] = code[k, bt2, bc]
+            t1_out[k, n] = t1
+            t2_out[k, n] = bt2
+            n += 1
+            stack[sp, 0], stack[sp, 1] = bt2 + 2, b
+            stack[sp + 1, 0], stack[sp + 1, 1] = a, t1 - 1
+            sp += 2
+        n_out[k] = n
+
+
+def overlap_candidates(val, code, best, j_of, t1_of, t2_of, lo, min_llr):
+    """The cylinders a retrospective space-time analysis ranks for the centres ``lo .. lo + len(val) - 1``,
+    as SaTScan 10 does (``CClusterSetTemporalOverlap``): each centre's most likely cylinder (``best``,
+    its circle entry ``j_of``, days ``t1_of..t2_of``, arrays over all centres) and, recursively, the best
+    cylinder over the circles (LLR > ``min_llr``) wholly before and wholly after it in time, where
+    "before" ends at least two days before the cylinder's first day and "after" starts at least two days
+    after its last day, and never ends on the last day of the study period; of equal LLRs the one with
+    the latest end day, then the latest start day. ``val``, ``code`` (K, T, max_t): the best LLR and circle
+    entry of every interval of the centres (:func:`space_time_interval_best`).
+
+    Returns (centre, LLR, window entry, t1, t2) per candidate, centre by centre, each centre's own most
+    likely cylinder first and then depth first, the days before a cylinder before the days after it."""
+    K, T = val.shape[0], val.shape[1]
+    n = np.zeros(K, dtype=np.int64)
+    v = np.empty((K, T + 1))
+    j, t1, t2 = (np.empty((K, T + 1), dtype=np.int64) for _ in range(3))
+    _overlap_candidates(val, code, np.asarray(best, dtype=np.float64), np.asarray(j_of, dtype=np.int64),
+                        np.asarray(t1_of, dtype=np.int64), np.asarray(t2_of, dtype=np.int64), np.int64(lo),
+                        np.float64(min_llr), n, v, j, t1, t2)
+    keep = np.arange(T + 1)[None, :] < n[:, None]
+    return np.repeat(np.arange(lo, lo + K, dtype=np.int64), n), v[keep], j[keep], t1[keep], t2[keep]
 
 
 class CpuSpaceTimeEngine:

@@ -23,7 +23,7 @@ import pandas as pd
 from .._backend import threads_context
 from .._parallel import run_replicates
 from .._validate import as_float_array, check_in, check_int, check_positive, describe
-from .cpu_space_time import space_time_interval_best
+from .cpu_space_time import overlap_candidates, space_time_interval_best
 from .engine import klogk_table, make_space_time_engine
 from .locations import (Geometry, _check_geometry, _check_max_population, _check_xy, _radius, check_counts,
                         check_ids_per_location, check_location_ids, make_centres, merge_rows)
@@ -533,10 +533,10 @@ def _retrospective_candidates(windows, best, j_of, t1_of, t2_of, c_lt, persons, 
                               direction):
     """The cylinders a retrospective space-time analysis ranks for its clusters, as SaTScan 10 does
     (``CClusterSetTemporalOverlap``): each centre's most likely cylinder and, recursively, the best
-    cylinder (over the circles; LLR > 1) wholly before and wholly after it in time, where "before"
-    ends at least two days before the cylinder's first day and "after" starts at least two days
-    after its last day (SaTScan's interval bounds), and never ends on the last day of the study
-    period. Returns (centre, LLR, window entry, t1, t2) per candidate, each centre's in that order."""
+    cylinder (over the circles; LLR > 1) wholly before and wholly after it in time
+    (:func:`~.cpu_space_time.overlap_candidates`), from the best cylinder of every interval of a chunk of
+    centres at a time. Returns (centre, LLR, window entry, t1, t2) per candidate, each centre's in that
+    order."""
     offsets = windows[0]
     L, T = c_lt.shape
     C = int(c_lt.sum())
@@ -544,46 +544,16 @@ def _retrospective_candidates(windows, best, j_of, t1_of, t2_of, c_lt, persons, 
     mt = min(int(max_t), T)
     m = len(offsets) - 1
     chunk = max(1, 2_000_000 // (T * mt))
-    out = ([], [], [], [], [])
-
-    lag = np.arange(mt)
-
-    def find(val, code, a, b, keep):
-        # SaTScan's findBestInRange(a, b): cylinders with t1 >= a and t2 <= b - 1 and LLR > 1; of equal
-        # LLRs the first in its order (t2, then t1, descending) is kept
-        if b - 1 < a:
-            return
-        sub = val[a:b]  # rows t2 = a .. b - 1, columns t2 - t1
-        ok = (lag[None, :] <= np.arange(b - a)[:, None]) & (sub > _MIN_LLR_RETAINED)
-        if not ok.any():
-            return
-        v = np.where(ok, sub, -np.inf)
-        top = v.max()
-        rows, cols = np.nonzero(v == top)
-        r = rows.max()
-        c = cols[rows == r].min()
-        t2 = a + int(r)
-        t1 = t2 - int(c)
-        keep.append((float(top), int(code[t2, c]), t1, t2))
-        find(val, code, a, t1 - 1, keep)
-        find(val, code, t2 + 2, b, keep)
-
+    parts = []
     for lo in range(0, m, chunk):
         hi = min(m, lo + chunk)
         val, code = space_time_interval_best(windows, c_lt, persons, dcum, klogk, C, N, mt, min_cases, direction,
                                              lo, hi)
-        for i in range(lo, hi):
-            if not best[i] > 0:
-                continue
-            keep = [(float(best[i]), int(j_of[i]), int(t1_of[i]), int(t2_of[i]))]
-            find(val[i - lo], code[i - lo], 0, int(t1_of[i]) - 1, keep)
-            find(val[i - lo], code[i - lo], int(t2_of[i]) + 2, T - 1, keep)
-            for v, j, t1, t2 in keep:
-                for lst, x in zip(out, (i, v, j, t1, t2)):
-                    lst.append(x)
-    centre, v, j, t1, t2 = (np.asarray(x) for x in out)
-    return (centre.astype(np.int64), v.astype(np.float64), j.astype(np.int64), t1.astype(np.int64),
-            t2.astype(np.int64))
+        parts.append(overlap_candidates(val, code, best, j_of, t1_of, t2_of, lo, _MIN_LLR_RETAINED))
+    if not parts:
+        none = np.zeros(0, dtype=np.int64)
+        return none, np.zeros(0), none, none, none
+    return tuple(np.concatenate([p[q] for p in parts]) for q in range(5))
 
 
 def _null_maxima(engine, null, run: RunOptions, L: int, T: int) -> np.ndarray:
