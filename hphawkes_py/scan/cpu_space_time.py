@@ -334,13 +334,13 @@ def cylinder_batch(windows, cases, persons, dcum, klogk, n_cases, n_total, max_t
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def _space_time_interval_best(offsets, neighbors, wsize, boundary, cases, persons, dcum, klogk, n_cases, n_total,
+def _space_time_interval_best(offsets, neighbors, wsize, boundary, cases, persons, du, didx, klogk, n_cases, n_total,
                               l0, max_t, min_cases, want_high, want_low, bern, lo, val, code):
     """Observed data only: for centres ``lo + k`` the best cylinder LLR of every interval ``[t1, t2]``
     over the circles, ``val[k, t2, t2 - t1]`` (0 when none) and its circle entry ``code[k, t2, t2 - t1]``
     (-1). The LLRs, the rate tests and the order (circle entry j ascending; the first of equal LLRs
-    kept) are those of :func:`_scan_cylinders` (``bern`` False: ``persons`` None; ``bern`` True:
-    the Bernoulli cylinders) for one replicate."""
+    kept) are those of :func:`_scan_cylinders` (``bern`` False: ``persons`` None, the expectations from
+    the distinct interval sums ``du``, ``didx``; ``bern`` True: the Bernoulli cylinders) for one replicate."""
     K = val.shape[0]
     T = cases.shape[1]
     C = n_cases
@@ -352,6 +352,9 @@ def _space_time_interval_best(offsets, neighbors, wsize, boundary, cases, person
         i = lo + k
         S = np.zeros(T, dtype=np.int64)
         P = np.zeros(T, dtype=np.int64)
+        mu_u = np.empty(du.shape[0])  # the circle's mu of each distinct interval sum, and their logs
+        la_u = np.empty(du.shape[0])
+        lb_u = np.empty(du.shape[0])
         for j in range(offsets[i], offsets[i + 1]):
             for t in range(T):
                 S[t] += cases[neighbors[j], t]
@@ -359,6 +362,8 @@ def _space_time_interval_best(offsets, neighbors, wsize, boundary, cases, person
                     P[t] += persons[neighbors[j], t]
             if boundary[j] == 0:
                 continue
+            if not bern:
+                _interval_logs(wsize[j], du, Cf, mu_u, la_u, lb_u)
             for t2 in range(T):
                 c = np.int64(0)
                 n = np.int64(0)
@@ -374,13 +379,14 @@ def _space_time_interval_best(offsets, neighbors, wsize, boundary, cases, person
                             continue
                         llr = _llr(klogk, c, n, C, N, l0)
                     else:
-                        mu = wsize[j] * (dcum[t2 + 1] - dcum[t1]) / Cf
+                        u = didx[t2, t2 - t1]
+                        mu = mu_u[u]
                         if not (mu > 0.0 and mu < Cf):
                             continue
                         cf = np.float64(c)
                         if not ((want_high and cf > mu and c >= mc) or (want_low and cf < mu)):
                             continue
-                        llr = _poisson_llr(klogk, c, C, np.log(mu), np.log(Cf - mu))
+                        llr = _poisson_llr(klogk, c, C, la_u[u], lb_u[u])
                     if llr > val[k, t2, t2 - t1]:
                         val[k, t2, t2 - t1] = llr
                         code[k, t2, t2 - t1] = j
@@ -396,10 +402,14 @@ def space_time_interval_best(windows, cases, persons, dcum, klogk, n_cases, n_to
     val = np.zeros((hi - lo, T, mt), dtype=np.float64)
     code = np.full((hi - lo, T, mt), -1, dtype=np.int64)
     bern = persons is not None
+    if bern:
+        du, didx = np.zeros(0), np.zeros((1, 1), dtype=np.int32)
+    else:
+        du, didx = _interval_sums(np.asarray(dcum, dtype=np.float64), T, mt)
     _space_time_interval_best(offsets, neighbors, np.ascontiguousarray(wsize, dtype=np.float64), boundary,
                               np.ascontiguousarray(cases, dtype=np.int64),
                               np.ascontiguousarray(persons if bern else np.zeros((1, 1)), dtype=np.int64),
-                              np.ascontiguousarray(dcum, dtype=np.float64), klogk, np.int64(n_cases),
+                              du, didx, klogk, np.int64(n_cases),
                               np.int64(n_total), null_loglik(klogk, n_cases, n_total) if bern else 0.0,
                               np.int64(mt), np.int64(min_cases), direction in ("high", "both"),
                               direction in ("low", "both"), bern, np.int64(lo), val, code)
