@@ -90,7 +90,7 @@ def _cylinders_pruned(S, P, persons, mu_u, la_u, lb_u, didx, klogk, C, N, l0, mc
 
     For every end day ``t2`` the group's counts grow back one day at a time in a running sum that fits
     in a few vector registers, and its largest count comes out of the same pass. Only when that count's
-    LLR could beat the group's smallest maximum is the count ``h`` below which no LLR can found (a few
+    LLR could beat the group's smallest maximum is the count ``h`` found below which no LLR can (a few
     steps down from the largest), and only the replicates above it are evaluated. The order of the
     cylinders is the loop's for every replicate (``t2`` ascending, ``t1`` descending), so every maximum,
     and the cylinder where it is first attained, is the loop's."""
