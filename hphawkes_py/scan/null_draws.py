@@ -104,6 +104,13 @@ WRITE_BLOCK_BYTES = 1 << 22
 
 
 @njit(cache=True, inline="always")
+def _block_replicates(L):
+    """Replicates a draw kernel keeps together over ``L`` locations: ``WRITE_BLOCK``, fewer where their
+    int32 counts would pass ``WRITE_BLOCK_BYTES``, at least 1."""
+    return max(1, min(WRITE_BLOCK, WRITE_BLOCK_BYTES // (4 * max(L, 1))))
+
+
+@njit(cache=True, inline="always")
 def _write_block(counts, nk, out, r0):
     """``out[l, r0 + k] = counts[k, l]`` for the ``nk`` replicates of a block, location by location."""
     for l in range(out.shape[0]):
@@ -136,7 +143,7 @@ def _draw_cases(cumpop, n_cases, seeds, use_bits, out):
     k = N - n_cases if flip else n_cases
     mask, wide = _randint_mask(max(N, 2))  # (N <= 1: k = 0, nothing is drawn)
     one = np.uint64(1)
-    K = max(1, min(WRITE_BLOCK, WRITE_BLOCK_BYTES // (4 * max(L, 1))))
+    K = _block_replicates(L)
     for blk in prange((R + K - 1) // K):
         r0 = blk * K
         nk = min(R, r0 + K) - r0
@@ -255,7 +262,7 @@ def _draw_multinomial(cum, n_cases, seeds, out):
     total = cum[L - 1]
     R = seeds.shape[0]
     guide, scale = _guide_table(cum)
-    K = max(1, min(WRITE_BLOCK, WRITE_BLOCK_BYTES // (4 * max(L, 1))))
+    K = _block_replicates(L)
     for blk in prange((R + K - 1) // K):
         r0 = blk * K
         nk = min(R, r0 + K) - r0
