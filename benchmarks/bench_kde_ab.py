@@ -13,7 +13,6 @@ imports renamed), so both import side by side.  Both must choose the same (h, al
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 import tempfile
 import time
@@ -27,20 +26,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 import hphawkes_py as new  # noqa: E402
-
-
-def _import_old(tree: Path, into: Path):
-    src = tree / "hphawkes_py"
-    if not (src / "__init__.py").is_file():
-        raise SystemExit(f"bench_kde_ab: no hphawkes_py package in {tree}")
-    dst = into / "hphawkes_old"
-    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", "data"))
-    for f in dst.rglob("*.py"):
-        f.write_text(f.read_text().replace("hphawkes_py", "hphawkes_old"))
-    sys.path.insert(0, str(into))
-    import hphawkes_old
-
-    return hphawkes_old
+from _ab import import_other  # noqa: E402
 
 
 def main(argv=None):
@@ -52,7 +38,7 @@ def main(argv=None):
     data = Path(new.__file__).parent / "data" / "kde" / "zhang2017"
     pts = pd.read_csv(data / "pntsSim50000.csv.gz", skipinitialspace=True).iloc[:, :2].to_numpy(float)
     with tempfile.TemporaryDirectory() as tmp:
-        old = _import_old(args.other, Path(tmp))
+        old = import_other(args.other, Path(tmp))
         versions = {"other": old, "this": new}
         windows = {}
         warnings.simplefilter("ignore")
