@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hphawkes_py as hp  # noqa: E402
 from hphawkes_py.scan import cpu, cpu_observed  # noqa: E402
 from _machine import machine_info  # noqa: E402
-from bench_scan_regimes import spatial_data  # noqa: E402
+from bench_scan_regimes import spatial_call, spatial_data  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "scan_observed_prefetch"
 SETTINGS = [(1, 0), (1, 16), (8, 0), (8, 8), (8, 16), (8, 32), (8, None)]
@@ -50,8 +50,7 @@ def observed_arguments(name):
 
     cpu.best_per_centre_blocks = capture
     try:
-        fn = hp.scan.bernoulli if model == "bernoulli" else hp.scan.poisson
-        data = (coords, cases, pop - cases) if model == "bernoulli" else (coords, cases, pop)
+        fn, data = spatial_call(hp, model, coords, pop, cases)
         fn(*data, n_replicates=9, seed=1, progress=False, backend="cpu", min_cases=2)
     finally:
         cpu.best_per_centre_blocks = orig

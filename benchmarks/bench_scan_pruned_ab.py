@@ -28,12 +28,11 @@ sys.path.insert(0, str(HERE.parent))
 import hphawkes_py as new  # noqa: E402
 from _ab import import_other  # noqa: E402
 from _machine import machine_info  # noqa: E402
-from bench_scan_regimes import SPATIAL, spatial_data  # noqa: E402
+from bench_scan_regimes import SPATIAL, spatial_call, spatial_data  # noqa: E402
 
 
 def _run(hp, model, coords, pop, cases, kw):
-    fn, data = (hp.scan.bernoulli, (coords, cases, pop - cases)) if model == "bernoulli" else \
-        (hp.scan.poisson, (coords, cases, pop))
+    fn, data = spatial_call(hp, model, coords, pop, cases)
     t0 = time.perf_counter()
     res = fn(*data, **kw)
     top = res.clusters.iloc[0]

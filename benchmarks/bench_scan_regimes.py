@@ -62,6 +62,14 @@ def spatial_data(name, L, seed=0):
     return model, coords, pop, cases
 
 
+def spatial_call(hp, model, coords, pop, cases):
+    """``(fn, data)``: the package ``hp``'s scan of a regime (:func:`spatial_data`) and its positional
+    arguments, ``fn(*data, **options)`` (Bernoulli: cases and controls; Poisson: cases and population)."""
+    if model == "bernoulli":
+        return hp.scan.bernoulli, (coords, cases, pop - cases)
+    return hp.scan.poisson, (coords, cases, pop)
+
+
 def _timed(fn, *a, **kw):
     t0 = time.perf_counter()
     res = fn(*a, **kw)
@@ -80,7 +88,6 @@ def run_spatial(name, work, template, args, common):
         prm = prm_from(template, work / f"{name}.prm", CaseFile=f"{name}.cas", ControlFile=f"{name}.ctl",
                        CoordinatesFile=f"{name}.geo", ResultsFile=f"{name}.txt", MonteCarloReps=args.replicates,
                        **common)
-        fn, data = hp.scan.bernoulli, (coords, cases, pop - cases)
     else:
         (work / f"{name}.cas").write_text("".join(f"{z} {c} 2000\n" for z, c in zip(ids, cases) if c))
         (work / f"{name}.pop").write_text("".join(f"{z} 2000 {p}\n" for z, p in zip(ids, pop)))
@@ -88,7 +95,7 @@ def run_spatial(name, work, template, args, common):
                        PopulationFile=f"{name}.pop", CoordinatesFile=f"{name}.geo", ModelType=0,
                        PrecisionCaseTimes=1, StartDate="2000/1/1", EndDate="2000/12/31",
                        ResultsFile=f"{name}.txt", MonteCarloReps=args.replicates, **common)
-        fn, data = hp.scan.poisson, (coords, cases, pop)
+    fn, data = spatial_call(hp, model, coords, pop, cases)
     # warm-up on the same data, so the timed run compiles nothing (the kernels specialise on the
     # count type, which depends on the totals)
     fn(*data, **{**kw, "n_replicates": 9})
