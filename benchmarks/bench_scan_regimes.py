@@ -13,7 +13,9 @@ on a 100 x 100 square, min. 2 cases for high-rate clusters):
 
 Retrospective space-time (999 replicates, cylinders 1-14 days, circles up to 10 % of the cases /
 population): ``spacetime_permutation`` (L = 500 locations, 5,000 cases on 120 days) and
-``spacetime_poisson`` (the same locations, populations 1,000-5,000, 5,000 cases on 120 days).
+``spacetime_poisson`` (the same locations, populations 1,000-5,000, 5,000 cases on 120 days);
+``spacetime_poisson_stratified`` (with ``--only``): the Poisson one adjusted by time-stratified randomization
+(SaTScan's ``TimeTrendAdjustmentType=4``).
 The space-time scans run twice, with the cylinders' pruned loop and without it
 (``CpuSpaceTimeEngine.pruned = False``, the exact day-by-day loop): same maxima, and the two
 ratios to SaTScan measured in this one run are the "before" and "after".
@@ -50,6 +52,9 @@ from bench_scan_spacetime import run_satscan, satscan_build, write_satscan_files
 OUT = Path(__file__).parent / "results" / "scan_regimes.json"
 SPATIAL = [f"{m}_{p}_{r}" for m in ("bernoulli", "poisson") for p in ("few", "many") for r in ("rare", "common")]
 SPACE_TIME = ["spacetime_permutation", "spacetime_poisson"]
+#: the space-time Poisson regime adjusted by time-stratified randomization (TimeTrendAdjustmentType=4): not
+#: in the default run (the stored table's rows), and not in the A/B script (older versions lack it)
+STRATIFIED = ["spacetime_poisson_stratified"]
 
 
 def spatial_data(name, L, seed=0):
@@ -107,36 +112,54 @@ def run_spatial(name, work, template, args, common):
             "speedup_vs_satscan": sat["seconds"] / secs, "loadavg": [load0, os.getloadavg()]}
 
 
-def run_space_time(name, work, template, args):
-    L, T, C = (200, 60, 2000) if args.quick else (500, 120, 5000)
+def space_time_data(name, quick=False):
+    """A space-time regime's data: ``(coords (L, 2), loc (C,), day (C,), pop (L,) or None, T)``, one case
+    per entry of ``loc``/``day`` (permutation: uniform; Poisson: locations in proportion to ``pop``)."""
+    L, T, C = (200, 60, 2000) if quick else (500, 120, 5000)
     rng = np.random.default_rng(1)
     coords = rng.uniform(0, 100, size=(L, 2))
-    kw = dict(max_population=0.1, max_temporal=14, seed=1, progress=False, backend="cpu", threads=args.threads)
     if name == "spacetime_permutation":
-        loc, day = rng.integers(0, L, C), rng.integers(0, T, C)
-        ids = np.r_[loc, np.arange(L)]  # every location is a circle centre, as in SaTScan's .geo
-        fn = hp.scan.space_time_permutation
-        data = (coords[ids], np.r_[np.ones(C, np.int64), np.zeros(L, np.int64)], np.r_[day, np.zeros(L, np.int64)])
-        kw.update(study_period=(0, T - 1), location_ids=ids)
-        prm = write_satscan_files(work, coords, loc, day, "2020-01-01", template, max_fraction=0.1, max_days=14,
-                                  prospective=False)
-        subs = {}
-    else:
-        pop = rng.integers(1000, 5001, size=L)
-        loc = rng.choice(L, C, p=pop / pop.sum())
-        day = rng.integers(0, T, C)
-        cnt = np.zeros((L, T), np.int64)
-        np.add.at(cnt, (loc, day), 1)
-        z, t = np.nonzero(cnt)
-        ids = np.r_[z, np.arange(L)]
-        fn = hp.scan.space_time
-        data = (coords[ids], np.r_[cnt[z, t], np.zeros(L, np.int64)], np.r_[t, np.zeros(L, np.int64)])
-        kw.update(population=pop[ids], model="poisson", study_period=(0, T - 1),
-                  location_ids=ids)
-        prm = write_satscan_files(work, coords, loc, day, "2020-01-01", template, max_fraction=0.1, max_days=14,
-                                  prospective=False)
+        return coords, rng.integers(0, L, C), rng.integers(0, T, C), None, T
+    pop = rng.integers(1000, 5001, size=L)
+    loc = rng.choice(L, C, p=pop / pop.sum())
+    return coords, loc, rng.integers(0, T, C), pop, T
+
+
+def space_time_call(hp, coords, loc, day, pop, T):
+    """``(fn, data, kw)``: the package ``hp``'s retrospective scan of a regime (:func:`space_time_data`), its
+    positional arguments and its options (circles up to 10 %, 1-14 days), ``fn(*data, **kw, **options)``:
+    one row per location and day with cases, and a row without cases for every location (each is a
+    circle centre, as in SaTScan's coordinates file)."""
+    L = len(coords)
+    kw = dict(max_population=0.1, max_temporal=14, study_period=(0, T - 1))
+    if pop is None:
+        ids = np.r_[loc, np.arange(L)]
+        data = (coords[ids], np.r_[np.ones(len(loc), np.int64), np.zeros(L, np.int64)],
+                np.r_[day, np.zeros(L, np.int64)])
+        return hp.scan.space_time_permutation, data, {**kw, "location_ids": ids}
+    cnt = np.zeros((L, T), np.int64)
+    np.add.at(cnt, (loc, day), 1)
+    z, t = np.nonzero(cnt)
+    ids = np.r_[z, np.arange(L)]
+    data = (coords[ids], np.r_[cnt[z, t], np.zeros(L, np.int64)], np.r_[t, np.zeros(L, np.int64)])
+    return hp.scan.space_time, data, {**kw, "population": pop[ids], "model": "poisson", "location_ids": ids}
+
+
+def run_space_time(name, work, template, args):
+    coords, loc, day, pop, T = space_time_data(name, args.quick)
+    L, C = len(coords), len(loc)
+    fn, data, kw = space_time_call(hp, coords, loc, day, pop, T)
+    kw.update(seed=1, progress=False, backend="cpu", threads=args.threads)
+    if name in STRATIFIED:
+        kw["time_trend"] = "stratified"
+    prm = write_satscan_files(work, coords, loc, day, "2020-01-01", template, max_fraction=0.1, max_days=14,
+                              prospective=False)
+    subs = {}
+    if pop is not None:
         (work / "syn.pop").write_text("".join(f"L{i} 2020/01/01 {p}\n" for i, p in enumerate(pop)))
         subs = dict(ModelType=0, PopulationFile="syn.pop", ControlFile="")
+    if name in STRATIFIED:
+        subs["TimeTrendAdjustmentType"] = 4
     prm = prm_from(prm, work / f"{name}.prm", ResultsFile=f"{name}.txt", MonteCarloReps=args.replicates, **subs)
     fn(*data, **{**kw, "n_replicates": 9})  # warm-up
     row = {"L": L, "T": T, "C": C, "replicates": args.replicates}
@@ -161,7 +184,7 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--replicates", type=int, default=999)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", nargs="+", choices=SPATIAL + SPACE_TIME, default=SPATIAL + SPACE_TIME)
+    ap.add_argument("--only", nargs="+", choices=SPATIAL + SPACE_TIME + STRATIFIED, default=SPATIAL + SPACE_TIME)
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
     warnings.simplefilter("ignore")

@@ -155,3 +155,47 @@ def overlap_candidates(val, code, best, j_of, t1_of, t2_of, min_llr=1.0):
             find(i, 0, int(t1_of[i]) - 1)
             find(i, int(t2_of[i]) + 2, T - 1)
     return out
+
+
+def space_time_stratified(windows, M, day_cases, P=None, max_t=7, min_cases=2, prospective=False):
+    """Per-centre best high-rate cylinder of every replicate, time-stratified (SaTScan's
+    ``TimeTrendAdjustmentType=4``), by plain enumeration: ``windows`` (offsets, neighbors, wsize, boundary)
+    as the kernels take them, ``M`` (L, T, R) cases, ``day_cases`` (T,) the cases of every day. A
+    cylinder over the days I is scored against the cases C_I (Bernoulli: and persons N_I) of those days:
+    Poisson (``P`` None; ``wsize`` the circle's E_Z = C P_Z / P), ``mu = E_Z C_I / C`` and
+    ``c log(c/mu) + (C_I - c) log((C_I - c)/(C_I - mu))`` when ``c > mu``; Bernoulli (``P`` (L, T) persons),
+    :func:`bernoulli_llr` of ``c`` among ``n`` with totals ``C_I`` of ``N_I``. ``prospective``: the
+    intervals ending on the last day only. Returns (centres, R)."""
+    offsets, neighbors, wsize, boundary = windows
+    L, T, R = M.shape
+    C = float(np.sum(day_cases))
+    day_persons = None if P is None else np.asarray(P).sum(axis=0)
+    out = np.zeros((len(offsets) - 1, R))
+    for i in range(len(offsets) - 1):
+        S = np.zeros((T, R))
+        n_t = np.zeros(T)
+        for j in range(offsets[i], offsets[i + 1]):
+            S += M[neighbors[j]]
+            if P is not None:
+                n_t += P[neighbors[j]]
+            if not boundary[j]:
+                continue
+            for t2 in range(T - 1 if prospective else 0, T):
+                for t1 in range(max(0, t2 - max_t + 1), t2 + 1):
+                    c = S[t1:t2 + 1].sum(axis=0)
+                    CI = float(np.sum(day_cases[t1:t2 + 1]))
+                    if P is None:
+                        mu = wsize[j] * CI / C
+                        if not 0.0 < mu < CI:
+                            continue
+                        llr = xlogy_ratio(c, mu) + xlogy_ratio(CI - c, CI - mu)
+                        ok = (c > mu) & (c >= min_cases)
+                    else:
+                        n = n_t[t1:t2 + 1].sum()
+                        NI = float(day_persons[t1:t2 + 1].sum())
+                        if n == 0 or n == NI:
+                            continue
+                        llr = bernoulli_llr(c, n, CI, NI)
+                        ok = (c * NI > CI * n) & (c >= min_cases)
+                    out[i] = np.maximum(out[i], np.where(ok, llr, 0.0))
+    return out

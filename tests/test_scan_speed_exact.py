@@ -138,7 +138,7 @@ def test_interval_logs_are_the_per_cylinder_logs(kind, T, max_t):
     assert len(du) < T * min(T, max_t) or T == 1  # some intervals share their sum
     mu_u, la_u, lb_u = np.empty(len(du)), np.empty(len(du)), np.empty(len(du))
     for cz in (0.0, 1.0, 37.25, float(C), 1.5 * C):
-        _interval_logs(cz, du, float(C), mu_u, la_u, lb_u)
+        _interval_logs(cz, du, float(C), mu_u, la_u, lb_u, None)
         for t2 in range(T):
             for t1 in range(max(0, t2 - max_t + 1), t2 + 1):
                 u = didx[t2, t2 - t1]

@@ -185,7 +185,7 @@ def test_expected_cases_follow_their_definition():
 
 def test_run_prm_reads_the_adjustment(tmp_path, satscan_output):
     """run_prm maps TimeTrendAdjustmentType 1-3 and 5 (and TimeTrendPercentage) to space_time's time_trend
-    and refuses 4 by name."""
+    (4: tests/test_scan_time_stratified.py) and refuses others by name."""
     _write_inputs(tmp_path)
     for name, adjustment in (("nonparametric", "nonparametric"), ("percent -60", "loglinear"),
                              ("estimated", "loglinear"), ("log-quadratic", "logquadratic")):
@@ -193,7 +193,7 @@ def test_run_prm_reads_the_adjustment(tmp_path, satscan_output):
         _compare(res, satscan_output[name])
         assert res.time_trend["adjustment"] == adjustment
     prm = _prm("none", tmp_path)
-    for kind, what in (("4", "time-stratified randomization"), ("6", "must be 0 \\(none\\)")):
+    for kind, what in (("6", "must be 0 \\(none\\)"),):
         text = prm.read_text().replace("TimeTrendAdjustmentType=0", f"TimeTrendAdjustmentType={kind}")
         bad = tmp_path / f"bad{kind}.prm"
         bad.write_text(text)

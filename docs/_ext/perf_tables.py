@@ -146,10 +146,10 @@ def scan_spacetime() -> list[str]:
                           "top LLR (ours / SaTScan)"], rows))
 
 
-def scan_regimes() -> list[str]:
-    d = _load("scan_regimes.json")
+def scan_regimes(name="scan_regimes.json", options="") -> list[str]:
+    d = _load(name)
     if d is None:
-        return missing("scan_regimes.json", "run ``benchmarks/bench_scan_regimes.py --satscan PATH``.")
+        return missing(name, f"run ``benchmarks/bench_scan_regimes.py --satscan PATH{options}``.")
     rows = []
     for key, p in d["problems"].items():
         run = p.get("pruned") or p.get("day_bounds") or p  # space-time rows: the pruned loop's run
@@ -162,11 +162,17 @@ def scan_regimes() -> list[str]:
                      _ratio(sat.get("seconds"), ours), f"{top:.6f} / {sat.get('top_llr', float('nan')):.6f}",
                      _s(load[0][0], 2) if load else NA])
     build = d.get("satscan_build", "unrecorded")
-    return (preamble(machine_of(d), "python benchmarks/bench_scan_regimes.py --satscan PATH/TO/SaTScan --threads 2",
+    return (preamble(machine_of(d), "python benchmarks/bench_scan_regimes.py --satscan PATH/TO/SaTScan --threads 2"
+                     + options,
                      "SaTScan's batch binary (benchmarks/peers/build_satscan.sh, " + build
                      + ") on the same machine, same threads, all replicates, run right after ours")
             + list_table(["regime", "data", "replicates", "hphawkes_py (s)", "SaTScan (s)", "SaTScan / ours",
                           "top LLR (ours / SaTScan)", "load (1 min)"], rows))
+
+
+def scan_time_stratified() -> list[str]:
+    return scan_regimes("scan_time_stratified.json", " --only spacetime_poisson_stratified spacetime_poisson --out "
+                                                     "benchmarks/results/scan_time_stratified.json")
 
 
 def scan_scaling() -> list[str]:
@@ -658,7 +664,8 @@ def reproduce_output(analysis: str) -> list[str]:
 TABLES = {
     "summary": summary_rst,
     "scan-satscan": scan_satscan, "scan-spacetime": scan_spacetime, "scan-scaling": scan_scaling,
-    "scan-regimes": scan_regimes, "mixture-cytometry": mixture_cytometry,
+    "scan-regimes": scan_regimes, "scan-time-stratified": scan_time_stratified,
+    "mixture-cytometry": mixture_cytometry,
     "kde-paper": kde_paper, "kde-relrisk": kde_relrisk, "kde-sparr": kde_sparr, "sccs": sccs_fit,
     "hawkes-loglik": hawkes_loglik, "hawkes-mcmc": hawkes_mcmc, "hawkes-forecast": hawkes_forecast, "hawkes-hphawkes": hawkes_hphawkes,
     "mixture-gibbs": mixture_gibbs, "mixture-sklearn": mixture_sklearn,

@@ -224,8 +224,8 @@ def prm_arguments(path) -> dict:
         name = {"space_time_permutation": "space-time permutation", "space_time_bernoulli": "Bernoulli space-time",
                 "space_time_poisson": "discrete Poisson space-time"}[model]
         intervals = _space_time_kwargs(v, analysis, name, bad, kwargs)
-    if model == "space_time_poisson":
-        time_trend_kwargs(v, bad, kwargs, "discrete Poisson space-time")
+    if model in ("space_time_poisson", "space_time_bernoulli"):
+        time_trend_kwargs(v, bad, kwargs, name, bernoulli=model == "space_time_bernoulli")
     if model in ("temporal_poisson", "seasonal_poisson"):
         files["population_file"] = file("PopulationFile", False)
 
@@ -480,8 +480,10 @@ def _space_time_kwargs(v, analysis, name, bad, kwargs):
         # SaTScan's m_nIntervalCut: whole intervals within the size (CSaTScanData::SetIntervalCut)
         cut = int(size_v) // length
     elif interp == "0":
-        if not 0 < size_v <= 90:
-            raise bad("MaxTemporalSize", "must be in (0, 90] percent of the study period")
+        # SaTScan lets a time-stratified analysis's cylinders span the whole study period
+        limit = 100 if (v.get("TimeTrendAdjustmentType", "0") == "4" and not name.startswith("space-time")) else 90
+        if not 0 < size_v <= limit:
+            raise bad("MaxTemporalSize", f"must be in (0, {limit}] percent of the study period")
         if starts is None:
             cut = max(1, int(size_v / 100.0 * (int((end - start).astype(int)) + 1)))
         else:
@@ -559,9 +561,10 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         coordinates, ``ScanAreas``, ``MaxSpatialSizeInPopulationAtRisk``, the distance limit,
         ``MonteCarloReps``, ``MinimumCasesInHighRateClusters``, no-overlap secondary clusters; and
         ``ModelType`` 2 (space-time permutation), 1 (Bernoulli: dated ``.cas`` and ``.ctl`` files,
-        run by :func:`~hphawkes_py.scan.space_time` with ``model="bernoulli"``) or 0 (discrete Poisson:
+        run by :func:`~hphawkes_py.scan.space_time` with ``model="bernoulli"``; ``TimeTrendAdjustmentType``
+        0 or 4, time-stratified) or 0 (discrete Poisson:
         dated ``.cas``, a ``.pop`` file with one census year per location and no covariates, the
-        time-trend adjustments ``TimeTrendAdjustmentType`` 1-3 and 5 and no spatial adjustment;
+        time-trend adjustments ``TimeTrendAdjustmentType`` 1-5 and no spatial adjustment;
         ``model="poisson"``) with ``AnalysisType``
         3 (retrospective; ``IncludeClusters`` 0 all or 1 alive clusters) or 4 (prospective, no
         adjustment for earlier analyses), days (``PrecisionCaseTimes=3``, ``TimeAggregationUnits=3``,

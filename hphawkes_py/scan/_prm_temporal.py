@@ -58,21 +58,29 @@ def _no_trend_adjustment(v, bad, name):
                                              f"(TimeTrendAdjustmentType=0)")
 
 
-def time_trend_kwargs(v, bad, kwargs, name):
-    """The discrete Poisson time-trend adjustment (``TimeTrendAdjustmentType`` 1: nonparametric, space-time
-    only; 2: log-linear by ``TimeTrendPercentage`` per year; 3: log-linear estimated; 5: log-quadratic
-    estimated) of the ``name`` scan as ``time_trend`` and ``trend_percent`` in ``kwargs``; the
-    nonparametric adjustment with time-stratified randomization (4) is refused."""
+def time_trend_kwargs(v, bad, kwargs, name, bernoulli=False):
+    """The time-trend adjustment of the ``name`` scan as ``time_trend`` and ``trend_percent`` in ``kwargs``:
+    discrete Poisson ``TimeTrendAdjustmentType`` 1 (nonparametric, space-time only), 2 (log-linear by
+    ``TimeTrendPercentage`` per year), 3 (log-linear estimated), 5 (log-quadratic estimated) and, space-time
+    only, 4 (nonparametric with time-stratified randomization), the one adjustment of the Bernoulli
+    space-time scan (``bernoulli``), as in SaTScan."""
     kind = v.get("TimeTrendAdjustmentType", "0") or "0"
     if kind == "0":
         return
     space_time = name != "purely temporal"
-    offered = ("nonparametrically (1) or " if space_time else "") + \
+    if kind == "4" and space_time:
+        kwargs["time_trend"] = "stratified"
+        return
+    if bernoulli:
+        raise bad("TimeTrendAdjustmentType", f"must be 0 (none) or 4 (nonparametric, with time-stratified "
+                                             f"randomization): the {name} scan permits only that adjustment, as "
+                                             f"in SaTScan")
+    offered = ("nonparametrically (1 or, time-stratified, 4) or " if space_time else "") + \
         "for a log-linear trend, given (2) or estimated (3), or a log-quadratic trend (5)"
     if kind == "4":
-        raise bad("TimeTrendAdjustmentType", f"is not supported (the nonparametric adjustment by time-stratified "
-                                             f"randomization, whose clusters SaTScan scores against their own time "
-                                             f"window's cases): the {name} scan adjusts {offered}")
+        raise bad("TimeTrendAdjustmentType", f"4 (nonparametric, with time-stratified randomization) is not valid "
+                                             f"for a purely temporal analysis (SaTScan refuses it alike): the {name} "
+                                             f"scan adjusts {offered}")
     if kind == "1" and not space_time:
         raise bad("TimeTrendAdjustmentType", f"1 (nonparametric) cannot be used with a purely temporal analysis "
                                              f"(SaTScan refuses it alike): the {name} scan adjusts {offered}")

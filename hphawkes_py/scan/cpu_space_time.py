@@ -34,6 +34,20 @@ def _add_day(acc, S, t1, G, gcmax):
 
 
 @njit(cache=True, inline="always")
+def _window_totals(strata, klogk, t1, t2, C, N, l0):
+    """``(C, N, Nf, l0)`` a cylinder over the days ``t1..t2`` is scored against: the whole study's cases,
+    persons and null log likelihood, or, time-stratified (``strata`` the prefix sums of the cases and the
+    persons per day, SaTScan's ``TimeTrendAdjustmentType=4``), those of its own days over all locations.
+    ``strata`` None is resolved when the kernel is compiled: no test in the loops."""
+    if strata is None:
+        return C, N, np.float64(N), l0
+    dc, dp = strata
+    Cw = dc[t2 + 1] - dc[t1]
+    Nw = dp[t2 + 1] - dp[t1]
+    return Cw, Nw, np.float64(Nw), klogk[Cw] + klogk[Nw - Cw] - klogk[Nw]
+
+
+@njit(cache=True, inline="always")
 def _cylinder_llr(klogk, c, C, a, b, n, N, Nf, persons):
     """``(llr, cf)`` of a cylinder with ``c`` cases: its LLR (Poisson-type: ``a, b`` the logs of mu and
     C - mu; Bernoulli, ``persons`` given: ``n`` persons, ``a`` the persons' part) and the count as it is
@@ -48,7 +62,8 @@ def _cylinder_constants(klogk, didx, mu_u, la_u, lb_u, t1, t2, n, C, N, l0, pers
     """``(ok, a, b, e)`` of the cylinder ``[t1, t2]``: the terms ``a, b`` of its LLR and the expectation ``e`` a
     count is compared with (see :func:`_cylinder_llr`; Poisson-type: from the circle's tables of
     :func:`_interval_logs`; Bernoulli: from its ``n`` persons). ``ok`` False: no cylinder to scan
-    (Poisson-type: mu not in (0, C); Bernoulli: no persons, or all of them, LLR 0)."""
+    (Poisson-type: mu not in (0, C); Bernoulli: no persons, or all of them, LLR 0). ``C``, ``N``, ``l0``: the
+    totals it is scored against (:func:`_window_totals`)."""
     if persons is None:
         u = didx[t2, t2 - t1]
         e = mu_u[u]
@@ -82,11 +97,13 @@ INT16_CASES = 32767
 
 
 @njit(cache=True, error_model="numpy")
-def _cylinders_pruned(S, P, persons, mu_u, la_u, lb_u, didx, klogk, C, N, l0, mc, max_t, t_end_min, j, m, arg, gmin):
+def _cylinders_pruned(S, P, persons, strata, mu_u, la_u, lb_u, didx, klogk, C, N, l0, mc, max_t, t_end_min, j, m, arg,
+                      gmin):
     """The high-rate cylinders of circle entry ``j`` (counts ``S`` (T, R) per day and replicate, 16 or
     32 bits), one group of ``CYLINDER_GROUP`` replicates at a time; updates ``m``, ``arg`` and ``gmin``
     exactly as the day-by-day loop of :func:`_scan_cylinders` does. ``mu_u``, ``la_u``, ``lb_u``,
-    ``didx``: the circle's expectations and their logs per distinct interval (see :func:`_interval_logs`).
+    ``didx``: the circle's expectations and their logs per distinct interval (see :func:`_interval_logs`);
+    ``strata``: see :func:`_window_totals`.
 
     For every end day ``t2`` the group's counts grow back one day at a time in a running sum that fits
     in a few vector registers, and its largest count comes out of the same pass. Only when that count's
@@ -98,7 +115,6 @@ def _cylinders_pruned(S, P, persons, mu_u, la_u, lb_u, didx, klogk, C, N, l0, mc
     R = S.shape[1]
     G = CYLINDER_GROUP
     ng = gmin.shape[0]
-    Nf = np.float64(N)
     acc = np.zeros(G, dtype=S.dtype)  # local, so that the compiler knows it aliases nothing
     for g in range(ng):
         r0 = g * G
@@ -114,7 +130,8 @@ def _cylinders_pruned(S, P, persons, mu_u, la_u, lb_u, didx, klogk, C, N, l0, mc
                     cm = max(cm, acc[r])
                 if persons is not None:
                     n += P[t1]
-                ok, a, b, e = _cylinder_constants(klogk, didx, mu_u, la_u, lb_u, t1, t2, n, C, N, l0, persons)
+                Ct, Nt, Nf, l0t = _window_totals(strata, klogk, t1, t2, C, N, l0)
+                ok, a, b, e = _cylinder_constants(klogk, didx, mu_u, la_u, lb_u, t1, t2, n, Ct, Nt, l0t, persons)
                 if not ok:
                     continue
                 # the group's largest count, then (when it could matter) the count h below which no LLR
@@ -122,7 +139,7 @@ def _cylinders_pruned(S, P, persons, mu_u, la_u, lb_u, didx, klogk, C, N, l0, mc
                 h = np.int64(cm)
                 sparse = False
                 for step in range(_STEPS + 1):
-                    live, top = _cylinder_top(klogk, h, C, a, b, n, N, Nf, e, mc, persons)
+                    live, top = _cylinder_top(klogk, h, Ct, a, b, n, Nt, Nf, e, mc, persons)
                     # above the expectation the LLR increases with c (see _scan_cylinders); the margin
                     # keeps rounding from hiding a larger LLR
                     if not live or top * (1.0 + 1e-12) + 1e-12 <= gmin[g]:
@@ -138,7 +155,7 @@ def _cylinders_pruned(S, P, persons, mu_u, la_u, lb_u, didx, klogk, C, N, l0, mc
                     c = np.int64(acc[r])
                     if c <= h:
                         continue
-                    llr, cf = _cylinder_llr(klogk, c, C, a, b, n, N, Nf, persons)
+                    llr, cf = _cylinder_llr(klogk, c, Ct, a, b, n, Nt, Nf, persons)
                     v = llr if (cf > e) & (c >= mc) else 0.0
                     if v > m[r0 + r]:
                         m[r0 + r] = v
@@ -147,17 +164,19 @@ def _cylinders_pruned(S, P, persons, mu_u, la_u, lb_u, didx, klogk, C, N, l0, mc
 
 
 @njit(cache=True, inline="always")
-def _interval_logs(cz, du, Cf, mu_u, la_u, lb_u):
+def _interval_logs(cz, du, Cf, mu_u, la_u, lb_u, strata):
     """A circle's expectations ``mu_u = cz du / C`` of the distinct interval sums ``du`` (the Poisson-type
     cylinders), with ``log mu`` and ``log(C - mu)`` where ``0 < mu < C``: every cylinder whose days sum to
     the same ``du`` has the same mu, bit for bit, so its logarithms are taken once per circle instead of
-    once per cylinder."""
+    once per cylinder. Time-stratified (``strata`` not None) ``du`` is the interval's own cases, the total
+    its cylinders are scored against: ``log(du - mu)`` where ``0 < mu < du``."""
     for u in range(du.shape[0]):
         mu = cz * du[u] / Cf
         mu_u[u] = mu
-        if mu > 0.0 and mu < Cf:
+        cap = Cf if strata is None else du[u]
+        if mu > 0.0 and mu < cap:
             la_u[u] = np.log(mu)
-            lb_u[u] = np.log(Cf - mu)
+            lb_u[u] = np.log(cap - mu)
 
 
 def _interval_sums(dcum, T, max_t):
@@ -173,7 +192,7 @@ def _interval_sums(dcum, T, max_t):
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, du, didx, klogk, n_cases, n_total, l0,
+def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, strata, du, didx, klogk, n_cases, n_total, l0,
                     max_t, t_end_min, min_cases, want_high, want_low, best, best_arg, want_arg, centre_ids, floor,
                     pruned, width):
     """Best cylinder LLR per centre over the cylinders (circle x [t1, t2]), one loop for both kinds
@@ -194,6 +213,11 @@ def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, du, did
       day (the same in every replicate: the null relabels the cases among the persons). A cylinder
       with ``c`` cases among ``n`` persons (``C`` of ``N`` in all, ``l0`` the null log likelihood)
       has the Bernoulli LLR of the spatial scan (same additions), high when ``c N > C n``.
+    * ``strata`` (None or the prefix sums of the cases and the persons per day, int64 (T + 1,) each):
+      time-stratified (SaTScan's ``TimeTrendAdjustmentType=4``), a cylinder's ``C`` and ``N`` are the
+      cases and persons of its own days over all locations (:func:`_window_totals`; Poisson: ``dcum`` the
+      prefix sums of the cases per day, so that ``mu = E_Z C_I / C`` of the interval's ``C_I`` cases):
+      SaTScan's test statistic of the time-stratified analyses.
 
     High-rate cylinders need ``min_cases`` cases. Intervals end at ``t2 >= t_end_min``
     (prospective: the last day only) and last at most ``max_t`` days. ``best_arg`` encodes the
@@ -217,7 +241,6 @@ def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, du, did
     C = n_cases
     Cf = np.float64(C)
     N = n_total
-    Nf = np.float64(N)
     mc = np.int32(min_cases)
     G = CYLINDER_GROUP
     ng = (R + G - 1) // G
@@ -251,9 +274,9 @@ def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, du, did
                 continue
             cz = wsize[j]
             if persons is None:
-                _interval_logs(cz, du, Cf, mu_u, la_u, lb_u)
+                _interval_logs(cz, du, Cf, mu_u, la_u, lb_u, strata)
             if grouped:
-                _cylinders_pruned(S, P, persons, mu_u, la_u, lb_u, didx, klogk, C, N, l0, mc, max_t, t_end_min, j,
+                _cylinders_pruned(S, P, persons, strata, mu_u, la_u, lb_u, didx, klogk, C, N, l0, mc, max_t, t_end_min, j,
                                   m, arg, gmin)
                 continue
             for t2 in range(t_end_min, T):
@@ -264,7 +287,8 @@ def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, du, did
                     if persons is not None:
                         n += P[t1]
                     _add_day(acc, S, t1, G, gcmax)
-                    ok, a, b, e = _cylinder_constants(klogk, didx, mu_u, la_u, lb_u, t1, t2, n, C, N, l0, persons)
+                    Ct, Nt, Nf, l0t = _window_totals(strata, klogk, t1, t2, C, N, l0)
+                    ok, a, b, e = _cylinder_constants(klogk, didx, mu_u, la_u, lb_u, t1, t2, n, Ct, Nt, l0t, persons)
                     if not ok:
                         continue
                     code = (j * T + t1) * T + t2
@@ -280,16 +304,16 @@ def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, du, did
                             if persons is None:
                                 if c_max <= e:
                                     continue
-                                top = _poisson_llr(klogk, c_max, C, a, b)
+                                top = _poisson_llr(klogk, c_max, Ct, a, b)
                             else:
                                 if np.float64(c_max) * Nf <= e or c_max < mc:
                                     continue
-                                top = _bernoulli_terms(klogk, c_max, n, C, N) + a
+                                top = _bernoulli_terms(klogk, c_max, n, Ct, Nt) + a
                             if top * (1.0 + 1e-12) + 1e-12 <= gmin[g]:
                                 continue
                         for r in range(r0, r1):
                             c = acc[r]
-                            llr, cf = _cylinder_llr(klogk, c, C, a, b, n, N, Nf, persons)
+                            llr, cf = _cylinder_llr(klogk, c, Ct, a, b, n, Nt, Nf, persons)
                             ok = (want_high & (cf > e) & (c >= mc)) | (want_low & (cf < e))
                             v = llr if ok else 0.0
                             better = v > m[r]
@@ -303,13 +327,14 @@ def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, du, did
 
 
 def cylinder_batch(windows, cases, persons, dcum, klogk, n_cases, n_total, max_t, t_end_min, min_cases, direction,
-                   want_arg=False, centre_ids=None, floor=None, pruned=True):
+                   want_arg=False, centre_ids=None, floor=None, pruned=True, strata=None):
     """(m, R) best cylinder LLR per centre [and its code] for ``cases`` (L, T, R) (see
     :func:`_scan_cylinders`): ``persons`` None, the Poisson-type cylinders (``windows[2]`` and ``dcum``
     give the expectations); ``persons`` (L, T), the space-time Bernoulli ones (``n_total`` persons in
     all; ``dcum`` not read). With ``centre_ids`` only those centres (rows in that order), with
     ``floor`` (R,) every value at least ``floor``. ``pruned`` False: the day-by-day loop only
-    (same results; kept to compare)."""
+    (same results; kept to compare). ``strata``: None, or time-stratified the cases and persons per day
+    (T,) each (Poisson: the cases twice), see :func:`_window_totals`."""
     offsets, neighbors, wsize, boundary = windows
     cases = np.ascontiguousarray(cases, dtype=np.int32)
     R = cases.shape[2]
@@ -326,27 +351,35 @@ def cylinder_batch(windows, cases, persons, dcum, klogk, n_cases, n_total, max_t
         l0 = null_loglik(klogk, n_cases, n_total)
         du, didx = np.zeros(0), np.zeros((1, 1), dtype=np.int32)
     _scan_cylinders(offsets, neighbors, np.ascontiguousarray(wsize, dtype=np.float64), boundary, cases, persons,
-                    du, didx, klogk, np.int64(n_cases), np.int64(n_total), l0,
+                    strata_prefix_sums(strata), du, didx, klogk, np.int64(n_cases), np.int64(n_total), l0,
                     np.int64(max_t), np.int64(t_end_min), np.int64(min_cases), direction in ("high", "both"),
                     direction in ("low", "both"), best, arg, bool(want_arg), ids, fl, bool(pruned),
                     np.empty(0, np.int16 if n_cases <= INT16_CASES else np.int32))
     return best, (arg if want_arg else None)
 
 
+def strata_prefix_sums(strata):
+    """The prefix sums ``(dc, dp)`` (int64, (T + 1,) each) of the cases and persons per day ``strata`` that
+    :func:`_window_totals` reads, or None."""
+    if strata is None:
+        return None
+    return tuple(np.concatenate([[0], np.cumsum(np.asarray(a, dtype=np.int64))]) for a in strata)
+
+
 @njit(cache=True, parallel=True, error_model="numpy")
-def _space_time_interval_best(offsets, neighbors, wsize, boundary, cases, persons, du, didx, klogk, n_cases, n_total,
-                              l0, max_t, min_cases, want_high, want_low, bern, lo, val, code):
+def _space_time_interval_best(offsets, neighbors, wsize, boundary, cases, persons, strata, du, didx, klogk, n_cases,
+                              n_total, l0, max_t, min_cases, want_high, want_low, bern, lo, val, code):
     """Observed data only: for centres ``lo + k`` the best cylinder LLR of every interval ``[t1, t2]``
     over the circles, ``val[k, t2, t2 - t1]`` (0 when none) and its circle entry ``code[k, t2, t2 - t1]``
     (-1). The LLRs, the rate tests and the order (circle entry j ascending; the first of equal LLRs
     kept) are those of :func:`_scan_cylinders` (``bern`` False: ``persons`` None, the expectations from
-    the distinct interval sums ``du``, ``didx``; ``bern`` True: the Bernoulli cylinders) for one replicate."""
+    the distinct interval sums ``du``, ``didx``; ``bern`` True: the Bernoulli cylinders; ``strata``: see
+    :func:`_window_totals`) for one replicate."""
     K = val.shape[0]
     T = cases.shape[1]
     C = n_cases
     Cf = np.float64(C)
     N = n_total
-    Nf = np.float64(N)
     mc = np.int64(min_cases)
     for k in prange(K):
         i = lo + k
@@ -363,39 +396,41 @@ def _space_time_interval_best(offsets, neighbors, wsize, boundary, cases, person
             if boundary[j] == 0:
                 continue
             if not bern:
-                _interval_logs(wsize[j], du, Cf, mu_u, la_u, lb_u)
+                _interval_logs(wsize[j], du, Cf, mu_u, la_u, lb_u, strata)
             for t2 in range(T):
                 c = np.int64(0)
                 n = np.int64(0)
                 for t1 in range(t2, max(-1, t2 - max_t), -1):
                     c += S[t1]
+                    Ct, Nt, Nf, l0t = _window_totals(strata, klogk, t1, t2, C, N, l0)
                     if bern:
                         n += P[t1]
-                        if n == 0 or n == N:
+                        if n == 0 or n == Nt:
                             continue
                         lhs = np.float64(c) * Nf
-                        rhs = Cf * np.float64(n)
+                        rhs = np.float64(Ct) * np.float64(n)
                         if not ((want_high and lhs > rhs and c >= mc) or (want_low and lhs < rhs)):
                             continue
-                        llr = _llr(klogk, c, n, C, N, l0)
+                        llr = _llr(klogk, c, n, Ct, Nt, l0t)
                     else:
                         u = didx[t2, t2 - t1]
                         mu = mu_u[u]
-                        if not (mu > 0.0 and mu < Cf):
+                        if not (mu > 0.0 and mu < np.float64(Ct)):
                             continue
                         cf = np.float64(c)
                         if not ((want_high and cf > mu and c >= mc) or (want_low and cf < mu)):
                             continue
-                        llr = _poisson_llr(klogk, c, C, la_u[u], lb_u[u])
+                        llr = _poisson_llr(klogk, c, Ct, la_u[u], lb_u[u])
                     if llr > val[k, t2, t2 - t1]:
                         val[k, t2, t2 - t1] = llr
                         code[k, t2, t2 - t1] = j
 
 
 def space_time_interval_best(windows, cases, persons, dcum, klogk, n_cases, n_total, max_t, min_cases, direction,
-                             lo, hi):
+                             lo, hi, strata=None):
     """(hi - lo, T, max_t) best LLR per interval of centres ``lo..hi-1`` and the circle entry of each
-    (see :func:`_space_time_interval_best`); ``persons`` None: the Poisson-type models."""
+    (see :func:`_space_time_interval_best`); ``persons`` None: the Poisson-type models; ``strata``: as in
+    :func:`cylinder_batch`."""
     offsets, neighbors, wsize, boundary = windows
     T = cases.shape[1]
     mt = min(int(max_t), T)
@@ -409,7 +444,7 @@ def space_time_interval_best(windows, cases, persons, dcum, klogk, n_cases, n_to
     _space_time_interval_best(offsets, neighbors, np.ascontiguousarray(wsize, dtype=np.float64), boundary,
                               np.ascontiguousarray(cases, dtype=np.int64),
                               np.ascontiguousarray(persons if bern else np.zeros((1, 1)), dtype=np.int64),
-                              du, didx, klogk, np.int64(n_cases),
+                              strata_prefix_sums(strata), du, didx, klogk, np.int64(n_cases),
                               np.int64(n_total), null_loglik(klogk, n_cases, n_total) if bern else 0.0,
                               np.int64(mt), np.int64(min_cases), direction in ("high", "both"),
                               direction in ("low", "both"), bern, np.int64(lo), val, code)
@@ -499,8 +534,10 @@ class CpuSpaceTimeEngine:
     #: False: the cylinders' day-by-day loop, without the pruned one of :func:`_cylinders_pruned` (same results)
     pruned = True
 
-    def __init__(self, windows, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction, persons=None):
+    def __init__(self, windows, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction, persons=None,
+                 strata=None):
         self.n_cases = int(n_cases)
+        self.strata = strata  # time-stratified: the cases and persons per day (see cylinder_batch)
         self.args = (windows, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction)
         # space-time Bernoulli: persons (L, T) per location and day, N = their total
         self.persons = None if persons is None else np.ascontiguousarray(persons, dtype=np.int64)
@@ -512,7 +549,7 @@ class CpuSpaceTimeEngine:
         n_total = n_cases if self.persons is None else int(self.persons.sum())
         return cylinder_batch(windows, cases, self.persons, dcum, klogk, n_cases, n_total, max_t, t_end_min, min_cases,
                               direction, want_arg=want_arg, centre_ids=centre_ids, floor=floor,
-                              pruned=self.pruned)
+                              pruned=self.pruned, strata=self.strata)
 
     #: every PILOT_STRIDE-th centre is scanned first; its maxima are the floor of the full pass
     PILOT_STRIDE = 16

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..gpu.device import KERNELS_DIR
+from .cpu_space_time import strata_prefix_sums
 from .engine import Engine, null_loglik, poisson_logs
 
 __all__ = ["GpuEngine", "GpuPermutationEngine"]
@@ -115,7 +116,7 @@ class GpuSpaceTimeEngine:
     in ``scan.cu``) on a device: :meth:`batch` means what :class:`~.cpu_space_time.CpuSpaceTimeEngine`'s means."""
 
     def __init__(self, windows, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction, *, device,
-                 backend="gpu", persons=None):
+                 backend="gpu", persons=None, strata=None):
         offsets, neighbors, wsize, boundary = windows
         self.backend = backend
         self.dev = dev = device
@@ -146,6 +147,9 @@ class GpuSpaceTimeEngine:
         self.d_boundary = pad(boundary, np.uint8)
         self.d_dcum = pad(dcum, np.float64)
         self.d_klogk = pad(klogk, np.float64)
+        # time-stratified (see cpu_space_time.cylinder_batch): the prefix sums of the cases and persons per day
+        dc, dp = strata_prefix_sums(strata) or (np.zeros(1, np.int64),) * 2
+        self.strata = (pad(dc, np.int64), pad(dp, np.int64), np.int32(strata is not None))
 
     __getstate__ = _refuse_pickling
 
@@ -172,10 +176,11 @@ class GpuSpaceTimeEngine:
             n = min(chunk, m - c0)
             if self.bernoulli:
                 args = [self.d_offsets, self.d_neighbors, self.d_boundary, d_cases, self.d_persons, self.d_klogk,
-                        *self.args, np.int32(R), np.int64(c0), d_scratch, d_pscratch]
+                        *self.strata, *self.args, np.int32(R), np.int64(c0), d_scratch, d_pscratch]
             else:
                 args = [self.d_offsets, self.d_neighbors, self.d_wsize, self.d_boundary, d_cases, self.d_dcum,
-                        self.d_klogk, *self.args, np.int32(R), np.int64(c0), d_scratch]
+                        self.d_klogk, self.strata[0], self.strata[2], *self.args, np.int32(R), np.int64(c0),
+                        d_scratch]
             dev.launch(self._fn, (n, blocks_y), (block, 1, 1),
                        args + [np.int32(bool(want_arg)), d_best, d_arg, d_max])
         if want_arg:

@@ -5,6 +5,9 @@
 * Poisson (:func:`draw_multinomial_cases`): the C cases redistributed multinomially in proportion to
   the expected counts;
 * space-time permutation (:func:`permute_days_cases`): the cases' days permuted among the cases;
+* time-stratified space-time Poisson and Bernoulli (:func:`draw_cases_by_day`): each day's cases
+  redistributed among the locations (Poisson) or relabelled among the day's persons (Bernoulli), so
+  that every replicate has the observed cases of every day;
 * normal model (:func:`permute_measurements`): the measurements (with their weights) permuted among
   the observations, each observation keeping its location.
 
@@ -22,7 +25,7 @@ from ._rng import (_MT_N, _mt_randint, _mt_refill, _mt_random, _mt_seed, _randin
                    replicate_seed_words)
 
 __all__ = ["draw_null_cases", "draw_multinomial_cases", "permute_days_cases", "draw_cases", "draw_multinomial",
-           "permute_days", "permute_measurements"]
+           "permute_days", "permute_measurements", "draw_cases_by_day"]
 
 
 @njit(cache=True, inline="always")
@@ -319,6 +322,83 @@ def draw_multinomial(expected, n_cases, seeds, *, sorted_merge=False):
     the sort-and-merge kernel, a reference with the same counts)."""
     return _draw(_draw_multinomial_sorted if sorted_merge else _draw_multinomial, expected, np.float64, n_cases,
                  seeds)
+
+
+@njit(cache=True, parallel=True)
+def _multinomial_by_day(cum, day_cases, seeds, out):
+    """Time-stratified Poisson null: the ``day_cases[d]`` cases of every day d dropped on the locations with
+    probabilities proportional to the expected counts (``cum``: cumulative, last = total), the days one
+    after the other from one stream per replicate (numba's ``np.random.random`` after
+    ``np.random.seed(seed)``); ``out`` (L T, R), zeros on entry, row ``l T + d``."""
+    L = cum.shape[0]
+    T = day_cases.shape[0]
+    total = cum[L - 1]
+    guide, scale = _guide_table(cum)
+    for r in prange(seeds.shape[0]):
+        mt = np.empty(_MT_N, dtype=np.uint32)
+        words = np.empty(_MT_N, dtype=np.uint32)
+        idx = _mt_seed(mt, seeds[r])
+        for d in range(T):
+            for _ in range(day_cases[d]):
+                x, idx = _mt_random(mt, words, idx)
+                out[_locate(x * total, cum, guide, scale) * T + d, r] += 1
+
+
+@njit(cache=True, parallel=True)
+def _hypergeometric_by_day(cum, day_cases, seeds, out):
+    """Time-stratified Bernoulli null: the ``day_cases[d]`` cases of every day d relabelled among that day's
+    persons, a uniformly random subset of them (or of its complement when it is the smaller), drawn by
+    rejection of repeated positions as :func:`_draw_cases` draws (sorted and merged); ``cum`` (T, L) the
+    cumulative persons of each day over the locations; ``out`` (L T, R), zeros on entry, row ``l T + d``."""
+    T, L = cum.shape
+    for r in prange(seeds.shape[0]):
+        mt = np.empty(_MT_N, dtype=np.uint32)
+        words = np.empty(_MT_N, dtype=np.uint32)
+        idx = _mt_seed(mt, seeds[r])
+        for d in range(T):
+            Nd = cum[d, L - 1]
+            flip = day_cases[d] > Nd // 2
+            k = Nd - day_cases[d] if flip else day_cases[d]
+            mask, wide = _randint_mask(max(Nd, 2))
+            sel = np.empty(0, dtype=np.int64)
+            have = 0
+            while have < k:
+                need = k - have
+                fresh = np.empty(need, dtype=np.int64)
+                for t in range(need):
+                    fresh[t], idx = _mt_randint(mt, words, idx, Nd, mask, wide)
+                fresh.sort()
+                sel, have = _merge_distinct(sel, have, fresh)
+            row = cum[d]
+            for q in range(k):
+                out[np.searchsorted(row, sel[q], side="right") * T + d, r] += 1
+            if flip:
+                prev = 0
+                for l in range(L):
+                    out[l * T + d, r] = (row[l] - prev) - out[l * T + d, r]
+                    prev = row[l]
+
+
+def draw_cases_by_day(weights, day_cases, seeds, *, persons=False) -> np.ndarray:
+    """The time-stratified null (SaTScan's ``TimeTrendAdjustmentType=4``): (L, T, R) int32 counts with
+    ``day_cases[d]`` cases on every day d of every replicate (one seed per replicate, as
+    :func:`draw_null_cases`). ``persons`` False: ``weights`` (L,) the locations' expected counts, each day's
+    cases dropped on them multinomially (discrete Poisson); True: ``weights`` (L, T) whole persons per
+    location and day, each day's cases a uniformly random subset of the day's persons (Bernoulli)."""
+    words = replicate_seed_words(seeds)
+    day_cases = np.ascontiguousarray(day_cases, dtype=np.int64)
+    T = len(day_cases)
+    if persons:
+        w = np.asarray(weights, dtype=np.int64)
+        L = w.shape[0]
+        out = np.zeros((L * T, len(words)), dtype=np.int32)
+        _hypergeometric_by_day(np.ascontiguousarray(np.cumsum(w, axis=0).T), day_cases, words, out)
+    else:
+        cum = np.cumsum(np.asarray(weights, dtype=np.float64))
+        L = len(cum)
+        out = np.zeros((L * T, len(words)), dtype=np.int32)
+        _multinomial_by_day(cum, day_cases, words, out)
+    return out.reshape(L, T, len(words))
 
 
 @njit(cache=True, parallel=True)

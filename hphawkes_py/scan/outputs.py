@@ -52,12 +52,20 @@ def _elliptic(result) -> bool:
     return "semimajor_axis" in result.clusters.columns
 
 
+def _stat_only(result) -> bool:
+    """Whether a result's ``log_likelihood_ratio`` is a test statistic SaTScan writes alone, as
+    ``TEST_STAT``: the space-time permutation model's, and the time-stratified space-time analyses'
+    (each cylinder scored against its own days' totals)."""
+    return result.model == "space_time_permutation" or \
+        (result.time_trend or {}).get("adjustment") == "stratified"
+
+
 def _is_test_statistic(result, penalty=None) -> bool:
-    """SaTScan's ``CParameters::IsTestStatistic``: the space-time permutation model, and the
-    elliptic scan with a non-compactness penalty, report a test statistic, not an LLR. The result
-    does not record the penalty: it is ``penalty`` when given, else read from a reported
+    """SaTScan's ``CParameters::IsTestStatistic``: the space-time permutation model, the time-stratified
+    analyses, and the elliptic scan with a non-compactness penalty, report a test statistic, not an LLR.
+    The result does not record the penalty: it is ``penalty`` when given, else read from a reported
     non-circular cluster (penalised: its test statistic differs from its LLR)."""
-    if result.model == "space_time_permutation":
+    if _stat_only(result):
         return True
     if not _elliptic(result):
         return False
@@ -179,7 +187,7 @@ def cluster_table(result, *, study_period=None, gumbel: bool = False, p_values: 
     p_values = _check_p_values(p_values)
     loc_of, _ = _location_of_ids(result)
     period = _period(result, study_period)
-    stat_only = result.model == "space_time_permutation"
+    stat_only = _stat_only(result)
     rows = []
     for k, cl in enumerate(result.clusters.itertuples(index=False)):
         r = {"CLUSTER": k + 1, "LOC_ID": str(cl.location_ids[0])}
@@ -223,7 +231,7 @@ def _col_columns(result, gumbel) -> list:
     cols = ["CLUSTER", "LOC_ID"] + (["LATITUDE", "LONGITUDE"] if _latlong(result) else ["X", "Y"])
     cols += ["E_MINOR", "E_MAJOR", "E_ANGLE", "E_SHAPE"] if _elliptic(result) else ["RADIUS"]
     cols += ["SPAN", "START_DATE", "END_DATE", "NUMBER_LOC"]
-    if result.model == "space_time_permutation":
+    if _stat_only(result):
         cols += ["TEST_STAT"]
     else:
         cols += ["LLR"] + (["TEST_STAT"] if _elliptic(result) else [])
@@ -538,7 +546,7 @@ def report_text(result, *, study_period=None, title: str | None = None, p_values
         if result.model in _BERNOULLI:
             n = float(cl.population)
             add("Percent cases in area", _significant(100.0 * cl.cases / n if n else 0.0, 1))
-        if result.model == "space_time_permutation":
+        if _stat_only(result):
             add("Test statistic", f"{float(cl.log_likelihood_ratio):f}")
         else:
             add("Log likelihood ratio", f"{float(cl.log_likelihood_ratio):f}")

@@ -77,7 +77,9 @@ class ScanResult:
         The space-time Poisson scan's time-trend adjustment (:func:`hphawkes_py.scan.space_time`'s
         ``time_trend``): ``adjustment``, ``estimated``, ``beta`` (per day), ``daily_percent`` and
         ``annual_percent`` (log-quadratic: ``alpha``, ``beta``, ``beta2``, ``origin``, as
-        :func:`~hphawkes_py.scan.time_trend.time_trend_weights` gives them); None without one.
+        :func:`~hphawkes_py.scan.time_trend.time_trend_weights` gives them); ``{"adjustment": "stratified"}``
+        for time-stratified randomization (both space-time models: ``log_likelihood_ratio`` holds SaTScan's
+        test statistic); None without one.
     _loc_coords, _loc_cases, _loc_controls, _loc_population, _loc_expected, _row_ids, _row_loc : numpy.ndarray, optional
         Per-location data behind :meth:`location_table` and :meth:`plot` (merged locations:
         coordinates, cases, controls, population, expected cases; the input rows' ids and

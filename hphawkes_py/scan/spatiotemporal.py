@@ -29,8 +29,8 @@ from .locations import (Geometry, _check_geometry, _check_max_population, _check
                         check_ids_per_location, check_location_ids, make_centres, merge_rows)
 from .monte_carlo import BATCH_SIZE, RunOptions, batch_children, check_run, replicate_seed_batches
 from .result import Candidates, ScanResult, _clusters
-from .time_trend import check_time_trend, time_trend_weights
-from .null_draws import draw_multinomial_cases, draw_null_cases, permute_days_cases
+from .time_trend import TIME_TRENDS, check_time_trend, time_trend_weights
+from .null_draws import draw_cases_by_day, draw_multinomial_cases, draw_null_cases, permute_days_cases
 from .windows import build_windows
 
 __all__ = ["space_time_permutation", "space_time"]
@@ -215,6 +215,18 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
     the days get weights ``w_t`` instead (SaTScan's time-trend adjustment, :mod:`.time_trend`):
     ``mu = E_Z sum_{t1..t2} w_t / sum w``, and the Monte Carlo draws in proportion to ``E_z w_t``.
 
+    ``time_trend="stratified"`` (SaTScan's ``TimeTrendAdjustmentType=4``, "nonparametric, with time
+    stratified randomization"; both models) adjusts for any change of the risk in time by comparing
+    places within each day only: a cylinder over the days ``I`` is scored against the cases (and, Bernoulli,
+    the persons) of its own days over all locations, ``C_I`` (``N_I``) in place of ``C`` (``N``) in its LLR,
+    with ``mu = E_Z C_I / C`` (Poisson) and ``c N_I > C_I n`` for a high rate (Bernoulli); the Monte Carlo
+    keeps every day's cases on that day (each day's cases redistributed multinomially over the locations
+    in proportion to ``E_z``, or relabelled among that day's persons). As in SaTScan, the LLRs of different
+    windows are then not one likelihood's: ``log_likelihood_ratio`` holds SaTScan's "test statistic"
+    (its reports name it so), and a cluster's expected cases are ``sum_{t in I}`` of its locations' share of
+    each day's cases (Poisson ``E_Z C_I / C``; Bernoulli ``sum_t n_t C_t / N_t``), its relative risk
+    ``(c / mu) / ((C_I - c) / (C_I - mu))`` (Bernoulli ``(c / n) / ((C_I - c) / (N_I - n))``).
+
     ``model="bernoulli"`` (SaTScan's Bernoulli, AnalysisType 3/4): cases and controls per location
     and day; a cylinder with ``c`` cases among ``n`` persons (cases + controls in its locations and
     days; ``C`` cases of ``N`` persons in all) has Kulldorff's Bernoulli LLR
@@ -243,12 +255,13 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
     distance, location_ids, seed, executor, backend, threads, progress
         As in :func:`space_time_permutation` (``backend="gpu"``/``"emulator"`` run the CUDA cylinder
         kernels of both models).
-    time_trend : {None, "nonparametric", "loglinear", "logquadratic"}
+    time_trend : {None, "nonparametric", "loglinear", "logquadratic", "stratified"}
         ``model="poisson"``: adjust the expected cases for a trend of the risk over the study period
         (SaTScan's ``TimeTrendAdjustmentType`` 1, 2, 3 and 5): ``"nonparametric"``, every day's expected
         cases are its observed cases; ``"loglinear"``, a log-linear trend, ``trend_percent`` or else
         estimated from the daily case totals; ``"logquadratic"``, a log-quadratic trend estimated from
-        them. None (default): no adjustment.
+        them. ``"stratified"`` (both models; ``TimeTrendAdjustmentType=4``): time-stratified
+        randomization (see above). None (default): no adjustment.
     trend_percent : float, optional
         ``time_trend="loglinear"``: the change of the risk per year, percent (> -100; SaTScan's
         ``TimeTrendPercentage``), ``beta = log(1 + trend_percent / 100) / 365.25`` per day. None: the
@@ -288,9 +301,18 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
     ...                          backend="cpu", progress=False, time_trend="loglinear")
     >>> print(adj.most_likely.cases, round(adj.time_trend["daily_percent"], 4))
     26 7.7801
+
+    Time-stratified: each cylinder against its own days' cases, every day's cases kept on their day in
+    the Monte Carlo:
+
+    >>> st = hp.scan.space_time(xy, cases, days, population=pop, max_temporal=7, n_replicates=99, seed=1,
+    ...                         backend="cpu", progress=False, time_trend="stratified")
+    >>> top = st.most_likely
+    >>> print(st.time_trend["adjustment"], top.start, top.end, top.cases, round(top.log_likelihood_ratio, 3))
+    stratified 28 28 26 54.065
     """
     check_in(model, "model", ("poisson", "bernoulli"))
-    check_time_trend(time_trend, trend_percent, model)
+    check_time_trend(time_trend, trend_percent, model, options=TIME_TRENDS + ("stratified",))
     opts = SpaceTimeOptions(max_population, max_distance, max_temporal, prospective, study_period, min_cases,
                             n_replicates, direction, distance, location_ids, seed, executor, backend, threads, progress)
     if model == "bernoulli":
@@ -298,7 +320,7 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
             raise ValueError("model='bernoulli' takes cases and controls (give controls=, not population=)")
         if controls is None:
             raise ValueError("model='bernoulli' needs controls= (controls per row: location and day)")
-        return _space_time_bernoulli(coords, cases, times, controls, opts)
+        return _space_time_bernoulli(coords, cases, times, controls, opts, time_trend == "stratified")
     if controls is not None:
         raise ValueError("controls= is for model='bernoulli'; the Poisson model takes population=")
     if population is None:
@@ -326,6 +348,13 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
                          f"{int(np.flatnonzero(gid == int(np.argmax(bad)))[0])})")
     Ez = C * P / P.sum()
     size = P.astype(np.int64) if np.all(P == np.round(P)) else P
+    if time_trend == "stratified":
+        # a cylinder's expectation E_Z C_I / C from the running sums of the cases per day (whole numbers:
+        # exact), the total it is scored against C_I from the same sums
+        day_cases = c_lt.sum(axis=0)
+        dcum = np.concatenate([[0.0], np.cumsum(day_cases).astype(np.float64)])
+        return _cylinders(common, "space_time_poisson", size, Ez, dcum, ("multinomial_by_day", Ez, day_cases),
+                          time_trend=_STRATIFIED, strata=(day_cases, day_cases))
     if time_trend is None:
         # days of equal weight, as C t / T exactly (the general sums below, C cumsum(1/T), differ in the
         # last bits)
@@ -340,8 +369,12 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
                       time_trend=info)
 
 
-def _space_time_bernoulli(coords, cases, times, controls, opts: SpaceTimeOptions):
-    """:func:`space_time` with ``model="bernoulli"``."""
+#: the ``time_trend`` record of a time-stratified analysis (see :func:`space_time`)
+_STRATIFIED = {"adjustment": "stratified"}
+
+
+def _space_time_bernoulli(coords, cases, times, controls, opts: SpaceTimeOptions, stratified=False):
+    """:func:`space_time` with ``model="bernoulli"`` (time-stratified with ``stratified``)."""
     n = len(_check_xy(coords))
     co = check_counts(controls, "controls")
     if len(co) != n:
@@ -358,6 +391,11 @@ def _space_time_bernoulli(coords, cases, times, controls, opts: SpaceTimeOptions
         raise ValueError("all persons are cases (controls sum to 0): the Bernoulli scan needs controls too")
     if N >= 2**31 - 1:
         raise ValueError(f"total population {N} (cases + controls) is too large (must be < 2**31 - 1)")
+    if stratified:
+        return _cylinders(common, "space_time_bernoulli", p_lt.sum(axis=1), None, np.zeros(T + 1),
+                          ("hypergeometric_by_day", p_lt, c_lt.sum(axis=0)), persons=p_lt,
+                          controls_loc=ctl_lt.sum(axis=1), time_trend=_STRATIFIED,
+                          strata=(c_lt.sum(axis=0), p_lt.sum(axis=0)))
     return _cylinders(common, "space_time_bernoulli", p_lt.sum(axis=1), None, np.zeros(T + 1),
                       ("hypergeometric", p_lt.ravel()), persons=p_lt, controls_loc=ctl_lt.sum(axis=1))
 
@@ -426,10 +464,12 @@ def _check_common(coords, cases, times, opts: SpaceTimeOptions) -> SpaceTimeData
 
 
 def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=None, controls_loc=None,
-               time_trend=None):
+               time_trend=None, strata=None):
     """Scan the cylinders of circles cut at ``max_population`` x ``size.sum()``; ``wsize_loc``: each
     location's C_z (or E_z) summed along the walks; ``null``: how replicates are drawn. With
-    ``persons`` ((L, T) cases + controls), the Bernoulli model (``wsize_loc`` and ``dcum`` unused)."""
+    ``persons`` ((L, T) cases + controls), the Bernoulli model (``wsize_loc`` and ``dcum`` unused).
+    ``strata``: time-stratified, the cases and persons per day (see
+    :func:`~.cpu_space_time.cylinder_batch`)."""
     c_lt, L, T = cm.c_lt, cm.L, cm.c_lt.shape[1]
     C = int(c_lt.sum())
     bern = persons is not None
@@ -451,7 +491,7 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
             np.cumsum(wl[offsets[i]:offsets[i + 1]], out=csum[offsets[i]:offsets[i + 1]])
         engine = make_space_time_engine((offsets, neighbors, csum, boundary), dcum, klogk_table(N), C,
                                         cm.max_temporal, t_end_min, cm.run.min_cases, cm.run.direction,
-                                        backend=cm.run.backend, persons=persons)
+                                        backend=cm.run.backend, persons=persons, strata=strata)
         best, arg = engine.batch(c_lt[:, :, None].astype(np.int32), want_arg=True)
         best, arg = best[:, 0], arg[:, 0]
         null_llr = _null_maxima(engine, null, cm.run, L, T)
@@ -472,7 +512,7 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
         # in time), and clusters that share locations are both listed when they are apart in time
         centre_of, best, j_of, t1_of, t2_of = _retrospective_candidates(
             (offsets, neighbors, csum, boundary), best, j_of, t1_of, t2_of, c_lt, persons, dcum, N,
-            cm.max_temporal, cm.run.min_cases, cm.run.direction)
+            cm.max_temporal, cm.run.min_cases, cm.run.direction, strata)
         kept = []
 
         def overlaps_kept(members, k):
@@ -492,14 +532,23 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
         return c_lt[members, t1_of[i]:t2_of[i] + 1].sum()
 
     def window_stats(members, c, j, i):
+        a, b = t1_of[i], t2_of[i] + 1
+        # the totals the cylinder is scored against: the study's, or time-stratified its own days'
+        Ct, Nt = (int(strata[0][a:b].sum()), int(strata[1][a:b].sum())) if strata is not None else (C, N)
         if bern:
-            n = int(persons[members, t1_of[i]:t2_of[i] + 1].sum())
-            outside = (C - c) / (N - n) if N > n else 0.0
-            return n, n * C / N, (c / n) / outside if outside > 0 else math.inf
-        mu = float(csum[j]) * (dcum[t2_of[i] + 1] - dcum[t1_of[i]]) / C
+            p_days = persons[members, a:b].sum(axis=0)
+            n = int(p_days.sum())
+            if strata is None:
+                e = n * C / N
+            else:  # each day's persons at the day's rate of cases
+                rate = np.divide(strata[0][a:b], strata[1][a:b], out=np.zeros(b - a), where=strata[1][a:b] > 0)
+                e = float((p_days * rate).sum())
+            outside = (Ct - c) / (Nt - n) if Nt > n else 0.0
+            return n, e, (c / n) / outside if outside > 0 else math.inf
+        mu = float(csum[j]) * (dcum[b] - dcum[a]) / C
         p = pop_loc[members].sum()
-        return (int(p) if pop_loc.dtype.kind == "i" else float(p)), mu, (c / mu) / ((C - c) / (C - mu)) if C > c \
-            else math.inf
+        return (int(p) if pop_loc.dtype.kind == "i" else float(p)), mu, (c / mu) / ((Ct - c) / (Ct - mu)) \
+            if Ct > c else math.inf
 
     cand = Candidates(best, j_of, offsets[centre_of], neighbors, centres[centre_of], centre_loc[centre_of])
     df = _clusters(cand, lambda members, k: radius_of(members, centre_of[k]), None, report_members, cm.ids, null_llr,
@@ -530,7 +579,7 @@ _MIN_LLR_RETAINED = 1.0
 
 
 def _retrospective_candidates(windows, best, j_of, t1_of, t2_of, c_lt, persons, dcum, N, max_t, min_cases,
-                              direction):
+                              direction, strata=None):
     """The cylinders a retrospective space-time analysis ranks for its clusters, as SaTScan 10 does
     (``CClusterSetTemporalOverlap``): each centre's most likely cylinder and, recursively, the best
     cylinder (over the circles; LLR > 1) wholly before and wholly after it in time
@@ -548,7 +597,7 @@ def _retrospective_candidates(windows, best, j_of, t1_of, t2_of, c_lt, persons, 
     for lo in range(0, m, chunk):
         hi = min(m, lo + chunk)
         val, code = space_time_interval_best(windows, c_lt, persons, dcum, klogk, C, N, mt, min_cases, direction,
-                                             lo, hi)
+                                             lo, hi, strata)
         parts.append(overlap_candidates(val, code, best, j_of, t1_of, t2_of, lo, _MIN_LLR_RETAINED))
     if not parts:
         none = np.zeros(0, dtype=np.int64)
@@ -575,6 +624,8 @@ def _null_batch(size, batch_seed, engine, null, L, T):
         M = permute_days_cases(null[1], null[2], L, T, seeds)
     elif null[0] == "hypergeometric":  # Bernoulli: the cases relabelled among the persons of every cell
         M = draw_null_cases(null[1], engine.n_cases, seeds).reshape(L, T, size)
+    elif null[0].endswith("_by_day"):  # time-stratified: every day's cases kept on that day
+        M = draw_cases_by_day(null[1], null[2], seeds, persons=null[0] == "hypergeometric_by_day")
     else:
         M = draw_multinomial_cases(null[1], engine.n_cases, seeds).reshape(L, T, size)
     if hasattr(engine, "max_llr"):  # the CPU engine prunes with a pilot's maxima

@@ -84,9 +84,10 @@ def check_time_trend(time_trend, trend_percent, model, options=TIME_TRENDS) -> N
         raise ValueError(f"time_trend must be one of {', '.join(map(repr, options))}, got {time_trend!r}")
     if trend_percent is not None and time_trend != "loglinear":
         raise ValueError("trend_percent is for time_trend='loglinear' (a log-linear trend of the risk per year)")
-    if time_trend is not None and model != "poisson":
-        raise ValueError(f"time_trend adjusts the expected cases of model='poisson', not {model!r} (SaTScan adjusts "
-                         f"only the Poisson model: the Bernoulli model's expected cases come from the controls)")
+    if time_trend not in (None, "stratified") and model != "poisson":
+        raise ValueError(f"time_trend={time_trend!r} adjusts the expected cases of model='poisson', not {model!r} "
+                         f"(SaTScan adjusts only the Poisson model so: the Bernoulli model's expected cases come "
+                         f"from the controls; time_trend='stratified' adjusts both)")
 
 
 def fit_quadratic_trend(c, m, convergence=ADJUSTMENT_CONVERGENCE):
@@ -254,6 +255,8 @@ def time_trend_text(info) -> str:
     """
     if info["adjustment"] == "nonparametric":
         return "adjusting for time nonparametrically"
+    if info["adjustment"] == "stratified":
+        return "adjusting for time with stratified randomization"
     if info["adjustment"] == "logquadratic":
         half = (info["unit_days"] - 1) / 2.0
         return (f"adjusting for log quadratic time trend with: e^({info['alpha']:g} + {info['beta']:g} t + "

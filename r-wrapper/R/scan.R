@@ -384,7 +384,10 @@ plot.hphawkes_scan <- function(x, ...) {
 #' @param time_trend Discrete Poisson model: \code{NULL} (no adjustment), \code{"nonparametric"} (every
 #'   day's expected cases are its observed cases), \code{"loglinear"} (a log-linear trend of the
 #'   risk, \code{trend_percent} or else estimated from the daily totals) or \code{"logquadratic"} (a
-#'   log-quadratic trend estimated from them), SaTScan's time-trend adjustments 1, 2, 3 and 5.
+#'   log-quadratic trend estimated from them), SaTScan's time-trend adjustments 1, 2, 3 and 5; Poisson
+#'   or Bernoulli: \code{"stratified"} (SaTScan's 4, time-stratified randomization: each cylinder is
+#'   scored against its own days' cases, and every day keeps its cases in the Monte Carlo; the
+#'   \code{log_likelihood_ratio} column then holds SaTScan's test statistic).
 #' @param trend_percent \code{time_trend = "loglinear"}: the change of the risk per year, percent
 #'   (above -100); \code{NULL} estimates it.
 #' @return An object of class \code{hphawkes_scan}; \code{clusters} has \code{start} and \code{end}
@@ -408,6 +411,10 @@ plot.hphawkes_scan <- function(x, ...) {
 #' adj <- scan_space_time(xy[g$loc, ], g$cases, dates, population = rep(1000, nrow(g)),
 #'                        n_replicates = 19, seed = 1, time_trend = "loglinear")
 #' adj$time_trend$daily_percent
+#' # time-stratified: each cylinder against its own days' cases
+#' st <- scan_space_time(xy[g$loc, ], g$cases, dates, population = rep(1000, nrow(g)),
+#'                       n_replicates = 19, seed = 1, time_trend = "stratified")
+#' st$clusters[1, c("start", "end", "cases", "log_likelihood_ratio")]
 #' @export
 scan_space_time <- function(coords, cases, times, population = NULL, controls = NULL, max_population = 0.5,
                             max_distance = NULL,
@@ -435,8 +442,9 @@ scan_space_time <- function(coords, cases, times, population = NULL, controls = 
     kw$model <- "bernoulli"
   }
   if (!is.null(time_trend) || !is.null(trend_percent)) {
-    if (is.null(population))
-      stop("time_trend adjusts the discrete Poisson model: give population", call. = FALSE)
+    if (is.null(population) && !(identical(time_trend, "stratified") && !is.null(controls)))
+      stop("time_trend adjusts the discrete Poisson model (give population), or with \"stratified\" the ",
+           "Bernoulli model too (give controls)", call. = FALSE)
     kw$time_trend <- time_trend
     kw$trend_percent <- .as_num(trend_percent)
   }

@@ -93,6 +93,7 @@ extern "C" __global__ void scan_windows(const long long* offsets, const int* nei
 extern "C" __global__ void scan_space_time(const long long* offsets, const int* neighbors,
                                           const double* wsize, const unsigned char* boundary,
                                           const int* cases, const double* dcum, const double* klogk,
+                                          const long long* strata_c, int stratified,
                                           long long n_cases, int T, int max_t, int t_end_min,
                                           long long min_cases, int want_high, int want_low, int R,
                                           long long centre0, int* scratch, int want_best, double* best,
@@ -118,12 +119,16 @@ extern "C" __global__ void scan_space_time(const long long* offsets, const int* 
       const int lo = t2 - max_t > -1 ? t2 - max_t : -1;
       for (int t1 = t2; t1 > lo; --t1) {
         acc += S[(long long)t1 * R + r];
+        // time-stratified: scored against the cases of the cylinder's own days (strata_c: their prefix
+        // sums; dcum then holds the same sums, so mu = E_Z C_I / C)
+        const long long Ct = stratified ? strata_c[t2 + 1] - strata_c[t1] : C;
+        const double Ctf = (double)Ct;
         const double mu = cz * (dcum[t2 + 1] - dcum[t1]) / Cf;
-        if (!(mu > 0.0 && mu < Cf)) continue;
+        if (!(mu > 0.0 && mu < Ctf)) continue;
         const double la = log(mu);
-        const double lb = log(Cf - mu);
-        const double llr = (klogk[acc] + klogk[C - acc]) -
-                           (SCAN_MUL((double)acc, la) + SCAN_MUL((double)(C - acc), lb));
+        const double lb = log(Ctf - mu);
+        const double llr = (klogk[acc] + klogk[Ct - acc]) -
+                           (SCAN_MUL((double)acc, la) + SCAN_MUL((double)(Ct - acc), lb));
         const double cfl = (double)acc;
         const bool ok = (want_high && cfl > mu && acc >= min_cases) || (want_low && cfl < mu);
         if (ok && llr > m) {
@@ -152,7 +157,9 @@ extern "C" __global__ void scan_space_time(const long long* offsets, const int* 
 // take part in the barriers and the person sums) but evaluate nothing.
 extern "C" __global__ void scan_space_time_bernoulli(const long long* offsets, const int* neighbors,
                                                     const unsigned char* boundary, const int* cases,
-                                                    const int* persons, const double* klogk, long long n_cases,
+                                                    const int* persons, const double* klogk,
+                                                    const long long* strata_c, const long long* strata_p,
+                                                    int stratified, long long n_cases,
                                                     long long n_total, double l0, int T, int max_t, int t_end_min,
                                                     long long min_cases, int want_high, int want_low, int R,
                                                     long long centre0, int* scratch, int* pscratch, int want_best,
@@ -163,8 +170,6 @@ extern "C" __global__ void scan_space_time_bernoulli(const long long* offsets, c
   const bool active = r < R;
   const long long C = n_cases;
   const long long N = n_total;
-  const double Nf = (double)N;
-  const double Cf = (double)C;
   int* S = scratch + il * (long long)T * R;
   int* P = pscratch + (il * (long long)gridDim.y + blockIdx.y) * (long long)T;
   for (int t = threadIdx.x; t < T; t += blockDim.x) P[t] = 0;
@@ -191,12 +196,20 @@ extern "C" __global__ void scan_space_time_bernoulli(const long long* offsets, c
       for (int t1 = t2; t1 > lo; --t1) {
         acc += S[(long long)t1 * R + r];
         n += P[t1];
-        if (n == 0 || n == N) continue;
-        const double q = -(klogk[n] + klogk[N - n]) - l0;
-        const double t = (klogk[acc] + klogk[n - acc]) + (klogk[C - acc] + klogk[N - n - C + acc]);
+        // time-stratified: the cases, persons and null log likelihood of the cylinder's own days
+        long long Ct = C, Nt = N;
+        double l0t = l0;
+        if (stratified) {
+          Ct = strata_c[t2 + 1] - strata_c[t1];
+          Nt = strata_p[t2 + 1] - strata_p[t1];
+          l0t = klogk[Ct] + klogk[Nt - Ct] - klogk[Nt];
+        }
+        if (n == 0 || n == Nt) continue;
+        const double q = -(klogk[n] + klogk[Nt - n]) - l0t;
+        const double t = (klogk[acc] + klogk[n - acc]) + (klogk[Ct - acc] + klogk[Nt - n - Ct + acc]);
         const double llr = t + q;
-        const double lhs = (double)acc * Nf;
-        const double rhs = Cf * (double)n;
+        const double lhs = (double)acc * (double)Nt;
+        const double rhs = (double)Ct * (double)n;
         const bool ok = (want_high && lhs > rhs && acc >= min_cases) || (want_low && lhs < rhs);
         if (ok && llr > m) {
           m = llr;
