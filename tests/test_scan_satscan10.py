@@ -249,7 +249,7 @@ def test_study_period_population_weights():
 
 @pytest.mark.parametrize("change, pop_text, message", [
     (dict(TimeTrendAdjustmentType="6"), None, r"TimeTrendAdjustmentType='6'.*must be 0 \(none\)"),
-    (dict(SpatialAdjustmentType="1"), None, r"SpatialAdjustmentType='1'.*supported: \['0'\]"),
+    (dict(SpatialAdjustmentType="2"), None, r"SpatialAdjustmentType='2'.*supported: \['0', '1'\]"),
     (dict(ControlFile="nm_pop1000.ctl"), None, "ControlFile.*not used by the discrete Poisson model"),
     ({}, "census", r"nm_1982.pop:1: location '.*' has 2 census years \(1990, 2000\)"),
     ({}, "covariates", r"nm_1982.pop:1: covariates \(field 4 on\) are not supported"),

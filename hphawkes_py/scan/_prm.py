@@ -28,7 +28,7 @@ from .normal_model import satscan_min_cases
 from .iterative import iterative_scan, prm_iterative
 from .power_evaluation import prm_power, run_prm_power
 from ._prm_temporal import TEMPORAL_MODELS, parse_time, run_svtt, run_temporal, svtt_kwargs, temporal_kwargs, \
-    time_trend_kwargs
+    space_time_adjustments
 from ._prm_outputs import _OFF, _output_settings, _results_target, _write_results
 from .spatiotemporal import space_time, space_time_permutation
 
@@ -44,7 +44,7 @@ _REQUIRE = {
     "UseNeighborsFile": _OFF,
     "UseMetaLocationsFile": _OFF,
     "MultipleCoordinatesType": {"0"},
-    "SpatialAdjustmentType": {"0"},
+    "SpatialAdjustmentType": {"0", "1"},  # 1: the space-time Poisson model only (run_prm)
     "UseAdjustmentsByRRFile": _OFF,
     "PValueReportType": {"0", "1", "3"},   # default / standard Monte Carlo / Gumbel (both reported)
     "UseReportOnlySmallerClusters": _OFF,
@@ -219,13 +219,12 @@ def prm_arguments(path) -> dict:
             raise bad(key, f"is not used by the {what} model " + (f"(give {need} only)" if need else "(cases only)"))
     if need:
         files[{"PopulationFile": "population_file", "ControlFile": "control_file"}[need]] = file(need, True)
-    intervals = None
+    intervals, name = None, None
     if model in _SPACE_TIME:
         name = {"space_time_permutation": "space-time permutation", "space_time_bernoulli": "Bernoulli space-time",
                 "space_time_poisson": "discrete Poisson space-time"}[model]
         intervals = _space_time_kwargs(v, analysis, name, bad, kwargs)
-    if model in ("space_time_poisson", "space_time_bernoulli"):
-        time_trend_kwargs(v, bad, kwargs, name, bernoulli=model == "space_time_bernoulli")
+    space_time_adjustments(v, bad, kwargs, model, name)
     if model in ("temporal_poisson", "seasonal_poisson"):
         files["population_file"] = file("PopulationFile", False)
 
@@ -480,8 +479,11 @@ def _space_time_kwargs(v, analysis, name, bad, kwargs):
         # SaTScan's m_nIntervalCut: whole intervals within the size (CSaTScanData::SetIntervalCut)
         cut = int(size_v) // length
     elif interp == "0":
-        # SaTScan lets a time-stratified analysis's cylinders span the whole study period
+        # SaTScan lets a time-stratified analysis's cylinders span the whole study period, and a spatially
+        # adjusted one's half of it
         limit = 100 if (v.get("TimeTrendAdjustmentType", "0") == "4" and not name.startswith("space-time")) else 90
+        if (v.get("SpatialAdjustmentType", "0") or "0") != "0":
+            limit = 50
         if not 0 < size_v <= limit:
             raise bad("MaxTemporalSize", f"must be in (0, {limit}] percent of the study period")
         if starts is None:
@@ -564,7 +566,8 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         run by :func:`~hphawkes_py.scan.space_time` with ``model="bernoulli"``; ``TimeTrendAdjustmentType``
         0 or 4, time-stratified) or 0 (discrete Poisson:
         dated ``.cas``, a ``.pop`` file with one census year per location and no covariates, the
-        time-trend adjustments ``TimeTrendAdjustmentType`` 1-5 and no spatial adjustment;
+        time-trend adjustments ``TimeTrendAdjustmentType`` 1-5, and ``SpatialAdjustmentType`` 0 or 1
+        (stratified randomization, with ``TimeTrendAdjustmentType`` other than 4);
         ``model="poisson"``) with ``AnalysisType``
         3 (retrospective; ``IncludeClusters`` 0 all or 1 alive clusters) or 4 (prospective, no
         adjustment for earlier analyses), days (``PrecisionCaseTimes=3``, ``TimeAggregationUnits=3``,

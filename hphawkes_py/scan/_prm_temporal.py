@@ -98,6 +98,23 @@ def time_trend_kwargs(v, bad, kwargs, name, bernoulli=False):
         kwargs["trend_percent"] = pct
 
 
+def space_time_adjustments(v, bad, kwargs, model, name) -> None:
+    """The adjustments of the ``name`` space-time scan (``model``) as ``time_trend``, ``trend_percent`` and
+    ``spatial_adjustment`` in ``kwargs``: the time trends of :func:`time_trend_kwargs` (Poisson and
+    Bernoulli), and ``SpatialAdjustmentType=1`` (stratified randomization, discrete Poisson only, not with
+    the time-stratified adjustment); refused by name otherwise."""
+    if model in ("space_time_poisson", "space_time_bernoulli"):
+        time_trend_kwargs(v, bad, kwargs, name, bernoulli=model == "space_time_bernoulli")
+    if (v.get("SpatialAdjustmentType", "0") or "0") == "1":
+        if model != "space_time_poisson":
+            raise bad("SpatialAdjustmentType", "1 (stratified randomization) is for the discrete Poisson space-time "
+                                               "analyses (SaTScan refuses it elsewhere too)")
+        if kwargs.get("time_trend") == "stratified":
+            raise bad("SpatialAdjustmentType", "1 (stratified randomization) is not supported together with "
+                                               "TimeTrendAdjustmentType=4")
+        kwargs["spatial_adjustment"] = "stratified"
+
+
 def temporal_kwargs(v, model, analysis, bad, kwargs) -> None:
     """The keyword arguments of :func:`~hphawkes_py.scan.temporal` / :func:`~hphawkes_py.scan.seasonal`
     a parameter file sets, into ``kwargs`` (which holds run_prm's common settings: the spatial ones

@@ -7,7 +7,8 @@
 * space-time permutation (:func:`permute_days_cases`): the cases' days permuted among the cases;
 * time-stratified space-time Poisson and Bernoulli (:func:`draw_cases_by_day`): each day's cases
   redistributed among the locations (Poisson) or relabelled among the day's persons (Bernoulli), so
-  that every replicate has the observed cases of every day;
+  that every replicate has the observed cases of every day; space-stratified Poisson
+  (:func:`draw_cases_by_location`): each location's cases redistributed over the days;
 * normal model (:func:`permute_measurements`): the measurements (with their weights) permuted among
   the observations, each observation keeping its location.
 
@@ -25,7 +26,7 @@ from ._rng import (_MT_N, _mt_randint, _mt_refill, _mt_random, _mt_seed, _randin
                    replicate_seed_words)
 
 __all__ = ["draw_null_cases", "draw_multinomial_cases", "permute_days_cases", "draw_cases", "draw_multinomial",
-           "permute_days", "permute_measurements", "draw_cases_by_day"]
+           "permute_days", "permute_measurements", "draw_cases_by_day", "draw_cases_by_location"]
 
 
 @njit(cache=True, inline="always")
@@ -325,23 +326,24 @@ def draw_multinomial(expected, n_cases, seeds, *, sorted_merge=False):
 
 
 @njit(cache=True, parallel=True)
-def _multinomial_by_day(cum, day_cases, seeds, out):
-    """Time-stratified Poisson null: the ``day_cases[d]`` cases of every day d dropped on the locations with
-    probabilities proportional to the expected counts (``cum``: cumulative, last = total), the days one
+def _multinomial_strata(cum, strata_cases, T, by_day, seeds, out):
+    """Stratified Poisson nulls: the ``strata_cases[s]`` cases of every stratum s dropped on its cells with
+    probabilities proportional to their expected counts (``cum``: cumulative, last = total), the strata one
     after the other from one stream per replicate (numba's ``np.random.random`` after
-    ``np.random.seed(seed)``); ``out`` (L T, R), zeros on entry, row ``l T + d``."""
-    L = cum.shape[0]
-    T = day_cases.shape[0]
-    total = cum[L - 1]
+    ``np.random.seed(seed)``); ``out`` (L T, R), zeros on entry, row ``l T + d``. ``by_day``: the strata
+    are the days and the cells the locations (time-stratified); else the strata are the locations and the
+    cells the ``T`` days (space-stratified)."""
+    total = cum[cum.shape[0] - 1]
     guide, scale = _guide_table(cum)
     for r in prange(seeds.shape[0]):
         mt = np.empty(_MT_N, dtype=np.uint32)
         words = np.empty(_MT_N, dtype=np.uint32)
         idx = _mt_seed(mt, seeds[r])
-        for d in range(T):
-            for _ in range(day_cases[d]):
+        for s in range(strata_cases.shape[0]):
+            for _ in range(strata_cases[s]):
                 x, idx = _mt_random(mt, words, idx)
-                out[_locate(x * total, cum, guide, scale) * T + d, r] += 1
+                k = _locate(x * total, cum, guide, scale)
+                out[k * T + s if by_day else s * T + k, r] += 1
 
 
 @njit(cache=True, parallel=True)
@@ -397,7 +399,21 @@ def draw_cases_by_day(weights, day_cases, seeds, *, persons=False) -> np.ndarray
         cum = np.cumsum(np.asarray(weights, dtype=np.float64))
         L = len(cum)
         out = np.zeros((L * T, len(words)), dtype=np.int32)
-        _multinomial_by_day(cum, day_cases, words, out)
+        _multinomial_strata(cum, day_cases, T, True, words, out)
+    return out.reshape(L, T, len(words))
+
+
+def draw_cases_by_location(day_weights, loc_cases, seeds) -> np.ndarray:
+    """The space-stratified null of the discrete Poisson space-time scan (SaTScan's
+    ``SpatialAdjustmentType=1``): (L, T, R) int32 counts with the ``loc_cases[l]`` cases of every location l
+    dropped on the days multinomially in proportion to ``day_weights`` (T,), so that every replicate has
+    each location's observed cases (one seed per replicate, as :func:`draw_null_cases`)."""
+    words = replicate_seed_words(seeds)
+    loc_cases = np.ascontiguousarray(loc_cases, dtype=np.int64)
+    cum = np.cumsum(np.asarray(day_weights, dtype=np.float64))
+    L, T = len(loc_cases), len(cum)
+    out = np.zeros((L * T, len(words)), dtype=np.int32)
+    _multinomial_strata(cum, loc_cases, T, False, words, out)
     return out.reshape(L, T, len(words))
 
 

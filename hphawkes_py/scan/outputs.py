@@ -474,7 +474,7 @@ def report_text(result, *, study_period=None, title: str | None = None, p_values
       Number of cases.......: 11
     """
     _check_result(result)
-    from .result import _TITLES
+    from .result import _TITLES, SPATIAL_ADJUSTMENT_TEXT
 
     p_values = _check_p_values(p_values)
     gumbel = _check_flag(gumbel, "gumbel")
@@ -485,8 +485,11 @@ def report_text(result, *, study_period=None, title: str | None = None, p_values
         lines += [title, ""]
     lines.append(f"{_TITLES.get(result.model, result.model)}, {result.direction} rates (hphawkes_py; cluster blocks "
                  f"as SaTScan 10 writes them)")
-    if getattr(result, "time_trend", None) is not None:
-        lines.append(time_trend_text(result.time_trend) + ".")
+    adjustments = [time_trend_text(result.time_trend)] if getattr(result, "time_trend", None) is not None else []
+    if getattr(result, "spatial_adjustment", None) is not None:
+        adjustments.append(SPATIAL_ADJUSTMENT_TEXT)
+    if adjustments:  # one per line, a full stop after the last, as SaTScan's summary
+        lines += adjustments[:-1] + [adjustments[-1] + "."]
     lines += [rule, "", "SUMMARY OF DATA", ""]
 
     def summary(label, value):

@@ -17,6 +17,9 @@ from ._report_format import category_report_lines
 from .monte_carlo import gumbel_p_values
 from .time_trend import time_trend_text
 
+#: SaTScan's statement of the spatial adjustment in its analysis summary (without the full stop)
+SPATIAL_ADJUSTMENT_TEXT = "adjusting for purely spatial clusters with stratified randomization"
+
 __all__ = ["ScanResult", "Candidates"]
 
 _TITLES = {"bernoulli": "Bernoulli spatial scan", "poisson": "Discrete Poisson spatial scan",
@@ -80,6 +83,9 @@ class ScanResult:
         :func:`~hphawkes_py.scan.time_trend.time_trend_weights` gives them); ``{"adjustment": "stratified"}``
         for time-stratified randomization (both space-time models: ``log_likelihood_ratio`` holds SaTScan's
         test statistic); None without one.
+    spatial_adjustment : str, optional
+        ``"stratified"``: the space-time Poisson scan adjusted for purely spatial clusters by stratified
+        randomization (:func:`hphawkes_py.scan.space_time`'s ``spatial_adjustment``); None without it.
     _loc_coords, _loc_cases, _loc_controls, _loc_population, _loc_expected, _row_ids, _row_loc : numpy.ndarray, optional
         Per-location data behind :meth:`location_table` and :meth:`plot` (merged locations:
         coordinates, cases, controls, population, expected cases; the input rows' ids and
@@ -118,6 +124,7 @@ class ScanResult:
     min_cases: int = 0
     distance: str = "euclidean"
     time_trend: Any = None
+    spatial_adjustment: Any = None
     _loc_coords: np.ndarray = dataclasses.field(default=None, repr=False)
     _loc_cases: np.ndarray = dataclasses.field(default=None, repr=False)
     _loc_controls: np.ndarray = dataclasses.field(default=None, repr=False)
@@ -152,6 +159,7 @@ class ScanResult:
             "min_cases": self.min_cases,
             "distance": self.distance,
             "time_trend": self.time_trend,
+            "spatial_adjustment": self.spatial_adjustment,
         }
 
     def to_csv(self, path, **kwargs) -> None:
@@ -175,6 +183,8 @@ class ScanResult:
         ]
         if self.time_trend is not None:
             lines.append(f"  {time_trend_text(self.time_trend)}")
+        if self.spatial_adjustment is not None:
+            lines.append(f"  {SPATIAL_ADJUSTMENT_TEXT}")
         for k, row in self.clusters.iterrows():
             ids = ", ".join(str(v) for v in row.location_ids[:12]) + (" ..." if row.n_locations > 12 else "")
             when = ""

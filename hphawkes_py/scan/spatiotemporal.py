@@ -30,7 +30,8 @@ from .locations import (Geometry, _check_geometry, _check_max_population, _check
 from .monte_carlo import BATCH_SIZE, RunOptions, batch_children, check_run, replicate_seed_batches
 from .result import Candidates, ScanResult, _clusters
 from .time_trend import TIME_TRENDS, check_time_trend, time_trend_weights
-from .null_draws import draw_cases_by_day, draw_multinomial_cases, draw_null_cases, permute_days_cases
+from .null_draws import draw_cases_by_day, draw_cases_by_location, draw_multinomial_cases, draw_null_cases, \
+    permute_days_cases
 from .windows import build_windows
 
 __all__ = ["space_time_permutation", "space_time"]
@@ -201,7 +202,8 @@ def space_time_permutation(coords, cases, times, *, max_population=0.5, max_dist
 def space_time(coords, cases, times, *, population=None, controls=None, model="poisson", max_population=0.5,
                max_distance=None, max_temporal=7, prospective=False, study_period=None, min_cases=2, n_replicates=999,
                direction="high", distance="euclidean", location_ids=None, seed=None, executor=None, backend="auto",
-               threads=None, progress=True, time_trend=None, trend_percent=None) -> ScanResult:
+               threads=None, progress=True, time_trend=None, trend_percent=None,
+               spatial_adjustment=None) -> ScanResult:
     """Kulldorff's retrospective (or prospective) space-time scan: discrete Poisson or Bernoulli model.
 
     Cylinders as in :func:`space_time_permutation`: circles centred on the locations x intervals of
@@ -226,6 +228,14 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
     (its reports name it so), and a cluster's expected cases are ``sum_{t in I}`` of its locations' share of
     each day's cases (Poisson ``E_Z C_I / C``; Bernoulli ``sum_t n_t C_t / N_t``), its relative risk
     ``(c / mu) / ((C_I - c) / (C_I - mu))`` (Bernoulli ``(c / n) / ((C_I - c) / (N_I - n))``).
+
+    ``spatial_adjustment="stratified"`` (Poisson; SaTScan's ``SpatialAdjustmentType=1``, "adjusting for
+    purely spatial clusters with stratified randomization") takes out stable differences between places:
+    every location's expected cases over the study period are its observed cases ``C_z`` (in place of
+    ``E_z``; the days' weights as above, ``mu = C_Z sum_{t in I} w_t / sum w``), and the Monte Carlo
+    keeps every location's cases there, redistributing them over its days in proportion to ``w_t``.
+    As in SaTScan, ``max_population`` is then a fraction of the cases (the adjusted expectations), not of
+    the population.
 
     ``model="bernoulli"`` (SaTScan's Bernoulli, AnalysisType 3/4): cases and controls per location
     and day; a cylinder with ``c`` cases among ``n`` persons (cases + controls in its locations and
@@ -266,6 +276,10 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
         ``time_trend="loglinear"``: the change of the risk per year, percent (> -100; SaTScan's
         ``TimeTrendPercentage``), ``beta = log(1 + trend_percent / 100) / 365.25`` per day. None: the
         maximum likelihood trend of the data.
+    spatial_adjustment : {None, "stratified"}
+        ``model="poisson"``: ``"stratified"`` adjusts for purely spatial clusters by stratified
+        randomization (see above; with any ``time_trend`` but ``"stratified"``). None (default): no
+        adjustment.
 
     Returns
     -------
@@ -313,6 +327,11 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
     """
     check_in(model, "model", ("poisson", "bernoulli"))
     check_time_trend(time_trend, trend_percent, model, options=TIME_TRENDS + ("stratified",))
+    check_in(spatial_adjustment, "spatial_adjustment", (None, "stratified"))
+    if spatial_adjustment is not None and (model != "poisson" or time_trend == "stratified"):
+        raise ValueError("spatial_adjustment='stratified' adjusts the discrete Poisson model (model='poisson') without "
+                         "time_trend='stratified' (SaTScan's SpatialAdjustmentType=1 with TimeTrendAdjustmentType 0-3 "
+                         "or 5)")
     opts = SpaceTimeOptions(max_population, max_distance, max_temporal, prospective, study_period, min_cases,
                             n_replicates, direction, distance, location_ids, seed, executor, backend, threads, progress)
     if model == "bernoulli":
@@ -348,6 +367,8 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
                          f"{int(np.flatnonzero(gid == int(np.argmax(bad)))[0])})")
     Ez = C * P / P.sum()
     size = P.astype(np.int64) if np.all(P == np.round(P)) else P
+    if spatial_adjustment is not None:
+        return _space_stratified(common, size, time_trend, trend_percent)
     if time_trend == "stratified":
         # a cylinder's expectation E_Z C_I / C from the running sums of the cases per day (whole numbers:
         # exact), the total it is scored against C_I from the same sums
@@ -371,6 +392,26 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
 
 #: the ``time_trend`` record of a time-stratified analysis (see :func:`space_time`)
 _STRATIFIED = {"adjustment": "stratified"}
+
+
+def _space_stratified(common, size, time_trend, trend_percent):
+    """:func:`space_time`'s discrete Poisson scan with ``spatial_adjustment="stratified"``: every location's
+    expected cases its observed ones, spread over the days by their weights (1, or the time trend's), and
+    its cases redistributed over its days in the Monte Carlo. As in SaTScan, whose circles are cut by the
+    adjusted expected cases, the circles are cut at ``max_population`` of the cases."""
+    c_lt = common.c_lt
+    T = c_lt.shape[1]
+    C = int(c_lt.sum())
+    Cz = c_lt.sum(axis=1).astype(np.float64)
+    info = None
+    if time_trend is None:
+        w = np.ones(T)
+        dcum = C * np.arange(T + 1, dtype=np.float64) / T  # as the unadjusted scan's (the same bits)
+    else:
+        w, info = time_trend_weights(c_lt.sum(axis=0), time_trend, trend_percent, origin=common.origin)
+        dcum = np.concatenate([[0.0], C * np.cumsum(w / w.sum())])
+    return _cylinders(common, "space_time_poisson", size, Cz, dcum, ("multinomial_by_location", w, c_lt.sum(axis=1)),
+                      time_trend=info, spatial_adjustment="stratified", cut_size=c_lt.sum(axis=1))
 
 
 def _space_time_bernoulli(coords, cases, times, controls, opts: SpaceTimeOptions, stratified=False):
@@ -464,12 +505,13 @@ def _check_common(coords, cases, times, opts: SpaceTimeOptions) -> SpaceTimeData
 
 
 def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=None, controls_loc=None,
-               time_trend=None, strata=None):
+               time_trend=None, strata=None, spatial_adjustment=None, cut_size=None):
     """Scan the cylinders of circles cut at ``max_population`` x ``size.sum()``; ``wsize_loc``: each
     location's C_z (or E_z) summed along the walks; ``null``: how replicates are drawn. With
     ``persons`` ((L, T) cases + controls), the Bernoulli model (``wsize_loc`` and ``dcum`` unused).
     ``strata``: time-stratified, the cases and persons per day (see
-    :func:`~.cpu_space_time.cylinder_batch`)."""
+    :func:`~.cpu_space_time.cylinder_batch`). ``cut_size``: what the circles are cut by, when not ``size``
+    (which the clusters report)."""
     c_lt, L, T = cm.c_lt, cm.L, cm.c_lt.shape[1]
     C = int(c_lt.sum())
     bern = persons is not None
@@ -482,7 +524,8 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
     centres, centre_loc = make_centres(cm.loc_coords, None)
     with threads_context(cm.run.threads):
         points = geo.points(cm.loc_coords)
-        windows = build_windows(points, points, size, cm.max_population * size.sum(),
+        cut = size if cut_size is None else cut_size
+        windows = build_windows(points, points, cut, cm.max_population * cut.sum(),
                                 geo.to_working(cm.max_distance))
         offsets, neighbors, _, boundary = windows
         csum = np.empty(len(neighbors))  # C_Z (E_Z) of the circle after each entry, summed in walk order
@@ -570,7 +613,7 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
         _loc_expected=(None if model == "space_time_permutation" else
                        pop_loc * (C / N) if bern else np.asarray(wsize_loc, dtype=float)),
         _loc_controls=controls_loc,
-        _row_ids=cm.ids, _row_loc=cm.gid, time_trend=time_trend,
+        _row_ids=cm.ids, _row_loc=cm.gid, time_trend=time_trend, spatial_adjustment=spatial_adjustment,
     )
 
 
@@ -626,6 +669,8 @@ def _null_batch(size, batch_seed, engine, null, L, T):
         M = draw_null_cases(null[1], engine.n_cases, seeds).reshape(L, T, size)
     elif null[0].endswith("_by_day"):  # time-stratified: every day's cases kept on that day
         M = draw_cases_by_day(null[1], null[2], seeds, persons=null[0] == "hypergeometric_by_day")
+    elif null[0] == "multinomial_by_location":  # space-stratified: every location's cases kept there
+        M = draw_cases_by_location(null[1], null[2], seeds)
     else:
         M = draw_multinomial_cases(null[1], engine.n_cases, seeds).reshape(L, T, size)
     if hasattr(engine, "max_llr"):  # the CPU engine prunes with a pilot's maxima

@@ -390,6 +390,9 @@ plot.hphawkes_scan <- function(x, ...) {
 #'   \code{log_likelihood_ratio} column then holds SaTScan's test statistic).
 #' @param trend_percent \code{time_trend = "loglinear"}: the change of the risk per year, percent
 #'   (above -100); \code{NULL} estimates it.
+#' @param spatial_adjustment Discrete Poisson model: \code{NULL} (none) or \code{"stratified"} (SaTScan's
+#'   spatial adjustment 1, stratified randomization: every location's expected cases are its observed
+#'   cases, kept there in the Monte Carlo; circles are then cut by cases).
 #' @return An object of class \code{hphawkes_scan}; \code{clusters} has \code{start} and \code{end}
 #'   (\code{Date}s when \code{times} are); \code{time_trend} the adjustment made (with
 #'   \code{daily_percent}, the figure SaTScan reports), or \code{NULL}.
@@ -421,7 +424,8 @@ scan_space_time <- function(coords, cases, times, population = NULL, controls = 
                             max_temporal = 7L, prospective = FALSE, min_cases = 2L,
                             n_replicates = 999L, direction = "high", distance = "euclidean",
                             seed = NULL, location_ids = NULL, progress = FALSE, backend = "auto",
-                            threads = NULL, time_trend = NULL, trend_percent = NULL) {
+                            threads = NULL, time_trend = NULL, trend_percent = NULL,
+                            spatial_adjustment = NULL) {
   .hp_check_args()
   sc <- .hp_mod("scan")
   .hp_no_na(times, "times")
@@ -447,6 +451,11 @@ scan_space_time <- function(coords, cases, times, population = NULL, controls = 
            "Bernoulli model too (give controls)", call. = FALSE)
     kw$time_trend <- time_trend
     kw$trend_percent <- .as_num(trend_percent)
+  }
+  if (!is.null(spatial_adjustment)) {
+    if (is.null(population))
+      stop("spatial_adjustment adjusts the discrete Poisson model: give population", call. = FALSE)
+    kw$spatial_adjustment <- spatial_adjustment
   }
   res <- .hp_call(do.call(fun, c(list(.np_double(coords, "coords"),
     .np_count(cases, "cases"), .np_count(t, "times")), kw)))

@@ -1,10 +1,17 @@
-"""The space-time scans adjusted by time-stratified randomization (hp.scan.space_time(time_trend="stratified"),
-SaTScan's ``TimeTrendAdjustmentType=4``) against SaTScan 10.3.2 run on the same data (tests/satscan_oracle.py):
-the discrete Poisson and Bernoulli models, retrospective and prospective, through the Python API and
-run_prm. A cylinder is scored against its own time window's totals (SaTScan's test statistic), and the
-Monte Carlo keeps every day's cases on that day; the clusters' locations, days, cases, expected cases and
-test statistics agree with SaTScan's to 1e-6, their p-values within the binomial error. The kernels are
-also checked against a naive NumPy scan (tests/naive.py) and the draws against their definition."""
+"""The space-time scans adjusted by stratified randomization against SaTScan 10.3.2 run on the same data
+(tests/satscan_oracle.py), through the Python API and run_prm:
+
+* in time (hp.scan.space_time(time_trend="stratified"), SaTScan's ``TimeTrendAdjustmentType=4``): the
+  discrete Poisson and Bernoulli models, retrospective and prospective. A cylinder is scored against its
+  own time window's totals (SaTScan's test statistic), and the Monte Carlo keeps every day's cases on
+  that day;
+* in space (space_time(spatial_adjustment="stratified"), ``SpatialAdjustmentType=1``): the discrete
+  Poisson model, alone and with the nonparametric and the estimated log-linear time trends. Every
+  location's expected cases are its observed ones, and the Monte Carlo keeps them there.
+
+The clusters' locations, days, cases, expected cases and statistics agree with SaTScan's to 1e-6, their
+p-values within the binomial error. The kernels are also checked against a naive NumPy scan
+(tests/naive_scan.py) and the draws against their definition."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,14 +24,24 @@ from satscan_oracle import assert_clusters_match, oracle, read_dbf, report_locat
     stored, write_prm
 from test_scan_time_trend import START, T, _data, _ids
 
-FIXTURE = stored("time_stratified")
-#: analysis -> (ModelType, AnalysisType)
+FIXTURE = stored("stratified")
+#: analysis -> (ModelType, AnalysisType, TimeTrendAdjustmentType, SpatialAdjustmentType)
 _ANALYSES = {
-    "poisson retrospective": ("0", "3"),
-    "poisson prospective": ("0", "4"),
-    "bernoulli retrospective": ("1", "3"),
-    "bernoulli prospective": ("1", "4"),
+    "poisson retrospective": ("0", "3", "4", "0"),
+    "poisson prospective": ("0", "4", "4", "0"),
+    "bernoulli retrospective": ("1", "3", "4", "0"),
+    "bernoulli prospective": ("1", "4", "4", "0"),
+    "spatial": ("0", "3", "0", "1"),
+    "spatial nonparametric": ("0", "3", "1", "1"),
+    "spatial estimated trend": ("0", "3", "3", "1"),
 }
+TIME_STRATIFIED = [k for k, v in _ANALYSES.items() if v[2] == "4"]
+SPACE_STRATIFIED = [k for k, v in _ANALYSES.items() if v[3] == "1"]
+#: the longest cluster, days: 10 in the spatially adjusted analyses (with 14, equal days and the data's
+#: cases tie the most likely cluster with the one a day later, see _tied_windows, and the choice between
+#: them changes which secondary clusters overlap it)
+_MAX_DAYS = {k: 10 if k in SPACE_STRATIFIED else 14 for k in _ANALYSES}
+_TREND = {"0": None, "1": "nonparametric", "3": "loglinear", "4": "stratified"}
 
 
 def _controls(pop):
@@ -45,7 +62,7 @@ def _write_inputs(folder: Path):
 
 
 def _prm(name, folder: Path) -> Path:
-    model, atype = _ANALYSES[name]
+    model, atype, trend, spatial = _ANALYSES[name]
     stem = name.replace(" ", "_")
     data = ["PopulationFile=t.pop"] if model == "0" else ["ControlFile=t.ctl"]
     lines = ["[Input]", "CaseFile=t.cas", *data, "CoordinatesFile=t.geo", "PrecisionCaseTimes=3",
@@ -54,9 +71,9 @@ def _prm(name, folder: Path) -> Path:
              "TimeAggregationLength=1",
              "[Output]", f"ResultsFile={stem}.txt", "OutputGoogleEarthKML=n", "OutputShapefiles=n",
              "MostLikelyClusterEachCentroidDBase=y", "LaunchMapViewer=n",
-             "[Space and Time Adjustments]", "TimeTrendAdjustmentType=4",
+             "[Space and Time Adjustments]", f"TimeTrendAdjustmentType={trend}", f"SpatialAdjustmentType={spatial}",
              "[Spatial Window]", "MaxSpatialSizeInPopulationAtRisk=50",
-             "[Temporal Window]", "MaxTemporalSize=14", "MaxTemporalSizeInterpretation=1",
+             "[Temporal Window]", f"MaxTemporalSize={_MAX_DAYS[name]}", "MaxTemporalSizeInterpretation=1",
              "[Inference]", "MonteCarloReps=999", "PValueReportType=1",
              "[Clusters Reported]", "CriteriaForReportingSecondaryClusters=0",
              "[Run Options]", "NumberParallelProcesses=1"]
@@ -84,7 +101,8 @@ def satscan_output():
 def _ours(name, **kw):
     """The analysis through the Python API: one row per location and day with its cases (and, Bernoulli, its
     controls); every location has rows, so every location is a centre as in SaTScan."""
-    model, atype = _ANALYSES[name]
+    model, atype, trend, spatial = _ANALYSES[name]
+    adjust = {"time_trend": _TREND[trend], "spatial_adjustment": "stratified" if spatial == "1" else None}
     xy, pop, loc, day, n = _data()
     L = len(pop)
     c_lt = np.zeros((L, T), dtype=int)
@@ -93,17 +111,17 @@ def _ours(name, **kw):
     ids = np.array(_ids(), dtype=object)
     data = dict(population=pop[rl]) if model == "0" else \
         dict(controls=_controls(pop)[rl], model="bernoulli")
-    return hp.scan.space_time(xy[rl], c_lt.ravel(), START + rd, max_population=0.5, max_temporal=14,
+    return hp.scan.space_time(xy[rl], c_lt.ravel(), START + rd, max_population=0.5, max_temporal=_MAX_DAYS[name],
                               prospective=atype == "4", min_cases=2, n_replicates=999, study_period=(START, START + T - 1),
                               location_ids=ids[rl], seed=1, progress=False,
-                              **{"backend": "cpu", "time_trend": "stratified", **data, **kw})
+                              **{"backend": "cpu", **adjust, **data, **kw})
 
 
 def _daily_measure(name, members):
     """``(m, rate)`` (T,) each: a set of locations' measure of every day and the day's cases per unit of
     measure, its expected cases ``m rate`` that day (Poisson: population at the day's cases per person;
     Bernoulli: persons, cases and controls, at the day's proportion of cases)."""
-    model, _ = _ANALYSES[name]
+    model = _ANALYSES[name][0]
     xy, pop, loc, day, n = _data()
     day_cases = np.bincount(day, weights=n, minlength=T)
     if model == "0":
@@ -132,7 +150,7 @@ def _with_expected(name, theirs):
     return rows
 
 
-@pytest.mark.parametrize("name", list(_ANALYSES))
+@pytest.mark.parametrize("name", TIME_STRATIFIED)
 def test_time_stratified_matches_satscan(name, satscan_output):
     """Locations, days, cases, expected cases, test statistics and p-values against SaTScan's; the relative
     risks against the windows' own totals too, and SaTScan's statement of the adjustment."""
@@ -145,6 +163,73 @@ def test_time_stratified_matches_satscan(name, satscan_output):
         assert res.clusters.population.iloc[k] == pytest.approx(float(r["POPULATION"]))
     assert "adjusting for time with stratified randomization" in theirs["summary"]
     assert res.time_trend == {"adjustment": "stratified"}
+
+
+def _tied_windows(res, rows, c_lt, w):
+    """SaTScan's rows with the time frame of ours where the two are tied: the same locations, the same cases
+    and the same number of days of the same weights (equal days, no time trend), so the same expected cases
+    and LLR; which of them is first found then turns on the last bit of the sums (SaTScan's cumulative
+    measure from the study's end, our running sums from its start)."""
+    ids = _ids()
+    out = []
+    for k, r in enumerate(rows):
+        if k < len(res.clusters):
+            row = res.clusters.iloc[k]
+            ours = tuple((np.datetime64(v, "D") - START).astype(int) for v in (row.start, row.end))
+            theirs = tuple((np.datetime64("-".join(f"{int(x):02d}" for x in r[key].split("/"))) - START).astype(int)
+                           for key in ("START_DATE", "END_DATE"))
+            members = [ids.index(str(v)) for v in row.location_ids]
+            if ours != theirs and ours[1] - ours[0] == theirs[1] - theirs[0] and np.ptp(w) == 0 and \
+                    c_lt[members, ours[0]:ours[1] + 1].sum() == c_lt[members, theirs[0]:theirs[1] + 1].sum():
+                r = dict(r, START_DATE=str(row.start)[:10].replace("-", "/"), END_DATE=str(row.end)[:10].replace("-", "/"))
+        out.append(r)
+    return out
+
+
+@pytest.mark.parametrize("name", SPACE_STRATIFIED)
+def test_space_stratified_matches_satscan(name, satscan_output):
+    """Locations, days, cases, expected cases, LLRs and p-values against SaTScan's (of two tied windows,
+    either: :func:`_tied_windows`); the expected cases are the circle's observed cases times its days'
+    share of the day weights, and SaTScan's statement of the adjustments."""
+    theirs = satscan_output[name]
+    res = _ours(name)
+    xy, pop, loc, day, n = _data()
+    c_lt = np.zeros((len(pop), T))
+    np.add.at(c_lt, (loc, day), n)
+    w = {"0": np.ones(T), "1": c_lt.sum(axis=0)}.get(_ANALYSES[name][2])
+    assert_clusters_match(res.clusters, _tied_windows(res, theirs["rows"], c_lt, w if w is not None else np.arange(T)),
+                          theirs["ids"])
+    assert "adjusting for purely spatial clusters with stratified randomization." in theirs["summary"]
+    assert res.spatial_adjustment == "stratified"
+    ids = _ids()
+    for row in res.clusters.head(3).itertuples():
+        members = [ids.index(str(k)) for k in row.location_ids]
+        a, b = ((np.datetime64(v, "D") - START).astype(int) for v in (row.start, row.end))
+        if w is not None:
+            assert row.expected == pytest.approx(c_lt[members].sum() * w[a:b + 1].sum() / w.sum(), rel=1e-12)
+        assert row.cases == c_lt[members, a:b + 1].sum()
+    report = hp.scan.outputs.report_text(res)
+    assert "adjusting for purely spatial clusters with stratified randomization." in report
+
+
+def test_space_stratified_draws_keep_every_locations_cases():
+    """The space-stratified null: every replicate has each location's observed cases there, spread over the
+    days in proportion to their weights (means within 5 standard errors)."""
+    from hphawkes_py.scan.null_draws import draw_cases_by_location
+
+    rng = np.random.default_rng(4)
+    L, T_, R = 6, 9, 4000
+    loc_cases = rng.integers(0, 40, L)
+    w = rng.uniform(0.5, 3, T_)
+    seeds = np.random.SeedSequence(9).spawn(R)
+    M = draw_cases_by_location(w, loc_cases, seeds)
+    assert M.shape == (L, T_, R)
+    np.testing.assert_array_equal(M.sum(axis=1), np.repeat(loc_cases[:, None], R, axis=1))
+    p = w / w.sum()
+    mean = loc_cases[:, None] * p[None, :]
+    se = np.sqrt(loc_cases[:, None] * p * (1 - p) / R) + 1e-12
+    assert (np.abs(M.mean(axis=2) - mean) <= 5 * se + 1e-9).all()
+    np.testing.assert_array_equal(draw_cases_by_location(w, loc_cases, seeds[7:9]), M[:, :, 7:9])
 
 
 def test_stratification_changes_the_clusters(satscan_output):
@@ -160,13 +245,47 @@ def test_run_prm_reads_the_adjustment(tmp_path, satscan_output):
     """run_prm maps TimeTrendAdjustmentType=4 to time_trend="stratified" for both models, and its report
     names the statistic as SaTScan does."""
     _write_inputs(tmp_path)
-    for name in ("poisson retrospective", "bernoulli prospective"):
+    for name in ("poisson retrospective", "bernoulli prospective", "spatial nonparametric"):
         prm = _prm(name, tmp_path)
         res = hp.scan.run_prm(prm, seed=1, progress=False, backend="cpu", write_results=True)
-        assert_clusters_match(res.clusters, _with_expected(name, satscan_output[name]), satscan_output[name]["ids"])
         report = prm.with_suffix(".txt").read_text()
+        if name in SPACE_STRATIFIED:
+            assert_clusters_match(res.clusters, satscan_output[name]["rows"], satscan_output[name]["ids"])
+            assert "adjusting for time nonparametrically\nadjusting for purely spatial clusters with stratified " \
+                   "randomization." in report
+            continue
+        assert_clusters_match(res.clusters, _with_expected(name, satscan_output[name]), satscan_output[name]["ids"])
         assert "adjusting for time with stratified randomization" in report
         assert "Test statistic" in report and "Log likelihood ratio" not in report
+    # SaTScan's limits: a spatially adjusted analysis's clusters last at most half the study period; the
+    # spatial adjustment is for the Poisson model, not with the time-stratified one
+    text = _prm("spatial", tmp_path).read_text()
+    edits = [
+        ({"MaxTemporalSize=10": "MaxTemporalSize=60", "MaxTemporalSizeInterpretation=1": "MaxTemporalSizeInterpretation=0"},
+         r"MaxTemporalSize='60' .* \(0, 50\] percent"),
+        ({"TimeTrendAdjustmentType=0": "TimeTrendAdjustmentType=4"}, "not supported together"),
+        ({"ModelType=0": "ModelType=1", "PopulationFile=t.pop": "ControlFile=t.ctl"}, "discrete Poisson space-time"),
+    ]
+    for edit, message in edits:
+        changed = text
+        for old, new in edit.items():
+            assert old in changed
+            changed = changed.replace(old, new)
+        bad = tmp_path / "bad.prm"
+        bad.write_text(changed)
+        with pytest.raises(ValueError, match=message):
+            hp.scan.run_prm(bad, seed=1, progress=False, backend="cpu", n_replicates=9)
+
+
+def test_run_prm_refuses_the_spatial_adjustment_of_a_purely_spatial_analysis(tmp_path):
+    import shutil
+
+    for f in hp.datasets.path("scan/satscan_sample_data").iterdir():
+        shutil.copy(f, tmp_path / f.name)
+    prm = tmp_path / "NHumbersideSpatialBernoulli.prm"
+    prm.write_text(prm.read_text().replace("SpatialAdjustmentType=0", "SpatialAdjustmentType=1"))
+    with pytest.raises(ValueError, match="SpatialAdjustmentType='1' .* for the discrete Poisson space-time"):
+        hp.scan.run_prm(prm, n_replicates=9, progress=False, backend="cpu")
 
 
 @pytest.mark.parametrize("bern", [False, True])
@@ -262,6 +381,9 @@ def test_draws_keep_every_days_cases():
     (dict(time_trend="stratified", trend_percent=5.0), "trend_percent is for time_trend='loglinear'"),
     (dict(time_trend="stratified ", model="bernoulli"), "time_trend must be one of"),
     (dict(time_trend="nonparametric", model="bernoulli"), "time_trend='stratified' adjusts both"),
+    (dict(spatial_adjustment="stratified", time_trend="stratified"), "spatial_adjustment='stratified' adjusts"),
+    (dict(spatial_adjustment="stratified", model="bernoulli"), "spatial_adjustment='stratified' adjusts"),
+    (dict(spatial_adjustment="nonparametric"), "spatial_adjustment"),
 ])
 def test_bad_settings_are_refused(kwargs, message):
     xy, pop, loc, day, n = _data()
