@@ -97,6 +97,14 @@ def report_summary(report: str) -> str:
     return " ".join(line.strip() for line in head.splitlines()[1:] if line.strip())
 
 
+def read_clusters(prm) -> dict:
+    """What SaTScan wrote for the parameter file ``prm`` (its outputs share its stem): the cluster table
+    (``.col.dbf``, :func:`read_dbf`), the clusters' location ids and the analysis summary of its report."""
+    report = Path(prm).with_suffix(".txt").read_text()
+    return {"rows": read_dbf(Path(prm).with_suffix(".col.dbf")), "ids": report_locations(report),
+            "summary": report_summary(report)}
+
+
 def run_each(binary, prefix: str, write_inputs, names, make_prm, read) -> dict:
     """``{name: read(prm)}``: in one scratch folder (``prefix``) holding the data ``write_inputs(folder)``
     writes, SaTScan ``binary`` run on the parameter file ``make_prm(name, folder)`` of every analysis

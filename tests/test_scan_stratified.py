@@ -20,8 +20,7 @@ import numpy as np
 import pytest
 
 import hphawkes_py as hp
-from satscan_oracle import assert_clusters_match, oracle, read_dbf, report_locations, report_summary, run_each, store, \
-    stored, write_prm
+from satscan_oracle import assert_clusters_match, oracle, read_clusters, run_each, store, stored, write_prm
 from test_scan_time_trend import START, T, _data, _ids
 
 FIXTURE = stored("stratified")
@@ -83,14 +82,8 @@ def _prm(name, folder: Path) -> Path:
 
 
 def run_satscan(binary) -> dict:
-    """SaTScan's cluster table (.col.dbf), the clusters' location ids and the report's analysis summary of
-    every analysis of _ANALYSES."""
-    def read(prm):
-        report = prm.with_suffix(".txt").read_text()
-        return {"rows": read_dbf(prm.with_suffix(".col.dbf")), "ids": report_locations(report),
-                "summary": report_summary(report)}
-
-    return run_each(binary, "hphawkes-stratified-", _write_inputs, _ANALYSES, _prm, read)
+    """SaTScan's clusters (:func:`satscan_oracle.read_clusters`) of every analysis of _ANALYSES."""
+    return run_each(binary, "hphawkes-stratified-", _write_inputs, _ANALYSES, _prm, read_clusters)
 
 
 @pytest.fixture(scope="module")
@@ -341,6 +334,25 @@ def test_kernels_against_numpy(bern, prospective):
     e_best, e_arg = emu.batch(M, want_arg=True)
     np.testing.assert_array_equal(e_best, b0)
     np.testing.assert_array_equal(e_arg, a0)
+
+
+@pytest.mark.parametrize("model", ["poisson", "bernoulli"])
+def test_cuda_engine_on_the_emulator_equals_cpu(model):
+    """The whole time-stratified analysis on the CUDA kernels (emulator) and on the CPU engine: the same
+    clusters and null maxima, bit for bit."""
+    rng = np.random.default_rng(6)
+    xy = rng.uniform(0, 10, (12, 2))
+    loc, day = np.indices((12, 10)).reshape(2, -1)
+    cases = rng.poisson(0.3 * np.exp(0.1 * day))
+    data = dict(population=np.full(loc.size, 1000)) if model == "poisson" else \
+        dict(controls=rng.integers(1, 6, loc.size), model="bernoulli")
+    kw = dict(n_replicates=19, seed=1, progress=False, max_temporal=4, time_trend="stratified", **data)
+    cpu = hp.scan.space_time(xy[loc], cases, day, backend="cpu", **kw)
+    emu = hp.scan.space_time(xy[loc], cases, day, backend="emulator", **kw)
+    assert cpu.null_llr.max() > 0
+    np.testing.assert_array_equal(emu.null_llr, cpu.null_llr)
+    np.testing.assert_array_equal(emu.clusters.log_likelihood_ratio, cpu.clusters.log_likelihood_ratio)
+    np.testing.assert_array_equal(emu.clusters.expected, cpu.clusters.expected)
 
 
 def test_draws_keep_every_days_cases():

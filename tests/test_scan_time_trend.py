@@ -18,8 +18,7 @@ import pytest
 
 import hphawkes_py as hp
 from hphawkes_py.scan.time_trend import time_trend_text, time_trend_weights
-from satscan_oracle import assert_clusters_match, oracle, read_dbf, report_locations, report_summary, run_each, store, \
-    stored, write_prm
+from satscan_oracle import assert_clusters_match, oracle, read_clusters, run_each, store, stored, write_prm
 
 FIXTURE = stored("time_trend")
 START = np.datetime64("2024-01-01")
@@ -89,14 +88,8 @@ def _prm(name, folder: Path) -> Path:
 
 
 def run_satscan(binary) -> dict:
-    """SaTScan's cluster table (.col.dbf), the clusters' location ids (report) and the report's analysis
-    summary of every analysis of _ANALYSES."""
-    def read(prm):
-        report = prm.with_suffix(".txt").read_text()
-        return {"rows": read_dbf(prm.with_suffix(".col.dbf")), "ids": report_locations(report),
-                "summary": report_summary(report)}
-
-    return run_each(binary, "hphawkes-trend-", _write_inputs, _ANALYSES, _prm, read)
+    """SaTScan's clusters (:func:`satscan_oracle.read_clusters`) of every analysis of _ANALYSES."""
+    return run_each(binary, "hphawkes-trend-", _write_inputs, _ANALYSES, _prm, read_clusters)
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,6 @@ by :mod:`hphawkes_py.scan._prm_temporal`.
 from __future__ import annotations
 
 import configparser
-import math
 import warnings
 from pathlib import Path
 

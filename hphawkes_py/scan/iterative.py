@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from typing import Any
 
 import numpy as np
 import pandas as pd

@@ -99,6 +99,25 @@ def _merge_distinct(sel, have, fresh):
     return out, w
 
 
+@njit(cache=True, inline="always")
+def _distinct_positions(mt, words, idx, n, k, mask, wide):
+    """``(sel, idx)``: ``k`` distinct positions of ``0 .. n - 1`` drawn uniformly at random from the stream
+    (``mask``, ``wide``: :func:`~._rng._randint_mask` of ``n``), sorted, in ``sel[:k]``, and the stream's
+    position after them. Drawn in rounds, ``k`` positions and then as many as were repeats, ...: each
+    round's draws sorted and merged with the distinct positions so far, repeats dropped (O(have + need
+    log need) a round, not a sort of all of them)."""
+    sel = np.empty(0, dtype=np.int64)
+    have = 0
+    while have < k:
+        need = k - have
+        fresh = np.empty(need, dtype=np.int64)
+        for t in range(need):
+            fresh[t], idx = _mt_randint(mt, words, idx, n, mask, wide)
+        fresh.sort()
+        sel, have = _merge_distinct(sel, have, fresh)
+    return sel, idx
+
+
 #: replicates whose counts a draw kernel keeps together and writes at once: the (locations x replicates)
 #: output then takes whole cache lines (16 int32), instead of one count per line for every replicate
 #: (which, with many locations, cost more than the draws) ...
@@ -172,17 +191,7 @@ def _draw_cases(cumpop, n_cases, seeds, use_bits, out):
                 _count_bits(bits, cumpop, counts)
             else:
                 counts[:] = 0
-                sel = np.empty(0, dtype=np.int64)
-                have = 0
-                while have < k:
-                    # the fresh draws sorted, then merged with the distinct positions so far (sorted),
-                    # repeats dropped: O(have + need log need) a round, not a sort of all of them
-                    need = k - have
-                    fresh = np.empty(need, dtype=np.int64)
-                    for t in range(need):
-                        fresh[t], idx = _mt_randint(mt, words, idx, N, mask, wide)
-                    fresh.sort()
-                    sel, have = _merge_distinct(sel, have, fresh)
+                sel, idx = _distinct_positions(mt, words, idx, N, k, mask, wide)
                 # sel[:k] is sorted: merge it with the cumulative populations
                 _count_sorted(sel, k, cumpop, counts)
             if flip:
@@ -350,7 +359,7 @@ def _multinomial_strata(cum, strata_cases, T, by_day, seeds, out):
 def _hypergeometric_by_day(cum, day_cases, seeds, out):
     """Time-stratified Bernoulli null: the ``day_cases[d]`` cases of every day d relabelled among that day's
     persons, a uniformly random subset of them (or of its complement when it is the smaller), drawn by
-    rejection of repeated positions as :func:`_draw_cases` draws (sorted and merged); ``cum`` (T, L) the
+    rejection of repeated positions (:func:`_distinct_positions`); ``cum`` (T, L) the
     cumulative persons of each day over the locations; ``out`` (L T, R), zeros on entry, row ``l T + d``."""
     T, L = cum.shape
     for r in prange(seeds.shape[0]):
@@ -362,15 +371,7 @@ def _hypergeometric_by_day(cum, day_cases, seeds, out):
             flip = day_cases[d] > Nd // 2
             k = Nd - day_cases[d] if flip else day_cases[d]
             mask, wide = _randint_mask(max(Nd, 2))
-            sel = np.empty(0, dtype=np.int64)
-            have = 0
-            while have < k:
-                need = k - have
-                fresh = np.empty(need, dtype=np.int64)
-                for t in range(need):
-                    fresh[t], idx = _mt_randint(mt, words, idx, Nd, mask, wide)
-                fresh.sort()
-                sel, have = _merge_distinct(sel, have, fresh)
+            sel, idx = _distinct_positions(mt, words, idx, Nd, k, mask, wide)
             row = cum[d]
             for q in range(k):
                 out[np.searchsorted(row, sel[q], side="right") * T + d, r] += 1

@@ -27,9 +27,7 @@ import pandas as pd
 
 from ._output_common import (CATEGORICAL, _check_flag, _check_p_values, _check_result, _date, _location_of_ids,
                              _location_relative_risk, _span_of, _write_dbf)
-from ._report_format import (_LABEL, _RIGHT, _SUMMARY_LABEL, _block_line, _population_text, _significant,
-                             category_report_lines)
-from .locations import EARTH_RADIUS_KM
+from ._report_format import _SUMMARY_LABEL, _block_line, _population_text, _significant, category_report_lines
 from .outputs_temporal import is_time_result, write_time_results
 from .time_trend import time_trend_text
 

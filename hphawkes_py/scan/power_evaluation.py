@@ -33,7 +33,7 @@ from .._backend import threads_context
 from .._validate import as_float_array, check_in, check_int
 from .ellipses import _elliptic_penalties, _elliptic_windows
 from .engine import klogk_table, make_engine
-from .locations import _check_xy, check_location_ids, make_centres, merge_rows
+from .locations import _check_xy, make_centres, merge_rows
 from .model import _check_poisson_rows, _check_windows, _expected_cases, poisson
 from .monte_carlo import EULER_GAMMA, _monte_carlo, check_run
 from .windows import build_windows, cumulative_expected
