@@ -18,6 +18,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from ._satscan import (_as_ids, _geo, _number, _population, _read_rows, _read_satscan, interval_of, run_continuous,
                        time_interval_starts, time_units_in_period)
@@ -25,6 +26,7 @@ from .data_sources import SOURCE_KEYS, source_from_prm
 from .model import bernoulli, poisson
 from .normal_model import satscan_min_cases
 from .iterative import iterative_scan, prm_iterative
+from .known_risks import adjusted_expected, known_relative_risks, prm_known_risks
 from .power_evaluation import prm_power, run_prm_power
 from ._prm_temporal import TEMPORAL_MODELS, parse_time, run_svtt, run_temporal, svtt_kwargs, temporal_kwargs, \
     space_time_adjustments
@@ -44,7 +46,6 @@ _REQUIRE = {
     "UseMetaLocationsFile": _OFF,
     "MultipleCoordinatesType": {"0"},
     "SpatialAdjustmentType": {"0", "1"},  # 1: the space-time Poisson model only (run_prm)
-    "UseAdjustmentsByRRFile": _OFF,
     "PValueReportType": {"0", "1", "3"},   # default / standard Monte Carlo / Gumbel (both reported)
     "UseReportOnlySmallerClusters": _OFF,
     "SimulatedDataMethodType": {"0"},
@@ -241,7 +242,8 @@ def prm_arguments(path) -> dict:
     return {"model": model, "analysis": analysis, "files": files, "kwargs": kwargs, "ignored": ignored,
             "dates": _record_dates(v, bad, generic), "generic_time": generic,
             "outputs": _output_settings(v, base, bad, model), "iterative": prm_iterative(v, model, bad),
-            "power": prm_power(v, model, base, bad), "intervals": intervals}
+            "power": prm_power(v, model, base, bad), "intervals": intervals,
+            "known_risks": prm_known_risks(v, model, base, bad)}
 
 
 def _normal_minimums(v, direction, bad, ignored):
@@ -560,7 +562,8 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         (discrete Poisson) or 1 (Bernoulli), circular or elliptic windows (``SpatialWindowShapeType``,
         ``NonCompactnessPenalty``, ``EllipseShapes``, ``EllipseAngles``), Cartesian or latitude/longitude
         coordinates, ``ScanAreas``, ``MaxSpatialSizeInPopulationAtRisk``, the distance limit,
-        ``MonteCarloReps``, ``MinimumCasesInHighRateClusters``, no-overlap secondary clusters; and
+        ``MonteCarloReps``, ``MinimumCasesInHighRateClusters``, no-overlap secondary clusters, and for the
+        discrete Poisson model ``UseAdjustmentsByRRFile`` (:mod:`hphawkes_py.scan.known_risks`); and
         ``ModelType`` 2 (space-time permutation), 1 (Bernoulli: dated ``.cas`` and ``.ctl`` files,
         run by :func:`~hphawkes_py.scan.space_time` with ``model="bernoulli"``; ``TimeTrendAdjustmentType``
         0 or 4, time-stratified) or 0 (discrete Poisson:
@@ -763,6 +766,17 @@ def _run_spatial(spec, run):
         return bernoulli(*args, location_ids=df["location_id"].to_numpy(), **common)
     long = _read_satscan(f["case_file"], None, f["population_file"], f["geo_file"], model="poisson", covariates=True,
                          **read)
+    if spec["known_risks"] is not None:
+        # expected cases by indirect standardisation (over the covariates' categories), times the known
+        # relative risks, summed per location (its categories' rows share its coordinates)
+        codes = pd.factorize(long["category"])[0]
+        rr = known_relative_risks(spec["known_risks"], long["location_id"].to_numpy())
+        e = adjusted_expected(long["cases"].to_numpy(), long["population"].to_numpy(), rr, codes)
+        per = long.assign(expected=e).groupby("location_id", sort=False)
+        loc = per.agg(x=("x", "first"), y=("y", "first"), cases=("cases", "sum"), population=("population", "sum"),
+                      expected=("expected", "sum")).reset_index()
+        return poisson(loc[["x", "y"]].to_numpy(float), loc["cases"].to_numpy(), loc["population"].to_numpy(),
+                       expected=loc["expected"].to_numpy(), location_ids=loc["location_id"].to_numpy(), **common)
     if long["category"].nunique() > 1:
         if spec["power"]:
             raise ValueError(f"{f['case_file']}, {f['population_file']}: PerformPowerEvaluation=y with covariates in "

@@ -358,7 +358,7 @@ def _root_seed(seed) -> np.random.SeedSequence:
     return np.random.SeedSequence(int(seed))
 
 
-def read_alternative_hypotheses(path, location_ids) -> np.ndarray:
+def read_alternative_hypotheses(path, location_ids, what="alternative hypothesis") -> np.ndarray:
     """Relative risks from a SaTScan alternative hypothesis (``.ha``) file, for :func:`power`.
 
     Each line is ``<location id> <relative risk>`` (``all`` for every location); a blank line
@@ -374,6 +374,9 @@ def read_alternative_hypotheses(path, location_ids) -> np.ndarray:
     location_ids : array_like (n,)
         The id of each row of the data (rows sharing an id get the same relative risks); ids are
         compared as text, as SaTScan reads them.
+    what : str
+        The kind of file, for the messages (``"adjustments"``: the known relative risks of
+        :mod:`~hphawkes_py.scan.known_risks`, same format).
 
     Returns
     -------
@@ -396,7 +399,7 @@ def read_alternative_hypotheses(path, location_ids) -> np.ndarray:
     """
     p = Path(path)
     if not p.is_file():
-        raise ValueError(f"alternative hypothesis file {p} does not exist")
+        raise ValueError(f"{what} file {p} does not exist")
     ids = [str(v) for v in np.asarray(location_ids, dtype=object).tolist()]
     rows_of = {}
     for r, i in enumerate(ids):
@@ -429,7 +432,7 @@ def read_alternative_hypotheses(path, location_ids) -> np.ndarray:
             sets.append(cur)
         cur[rows] *= v
     if not sets:
-        raise ValueError(f"{p}: no relative risks found (no alternative hypothesis)")
+        raise ValueError(f"{p}: no relative risks found (no {what})")
     return np.stack(sets)
 
 
