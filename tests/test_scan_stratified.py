@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 import hphawkes_py as hp
-from satscan_oracle import assert_clusters_match, oracle, read_clusters, run_each, store, stored, write_prm
-from test_scan_time_trend import START, T, _data, _ids
+from satscan_oracle import assert_clusters_match, oracle, read_clusters, run_each, store, stored
+from test_scan_time_trend import START, T, _data, _ids, space_time_prm
 
 FIXTURE = stored("stratified")
 #: analysis -> (ModelType, AnalysisType, TimeTrendAdjustmentType, SpatialAdjustmentType)
@@ -62,23 +62,9 @@ def _write_inputs(folder: Path):
 
 def _prm(name, folder: Path) -> Path:
     model, atype, trend, spatial = _ANALYSES[name]
-    stem = name.replace(" ", "_")
     data = ["PopulationFile=t.pop"] if model == "0" else ["ControlFile=t.ctl"]
-    lines = ["[Input]", "CaseFile=t.cas", *data, "CoordinatesFile=t.geo", "PrecisionCaseTimes=3",
-             "StartDate=2024/1/1", "EndDate=2024/2/29", "CoordinatesType=0",
-             "[Analysis]", f"AnalysisType={atype}", f"ModelType={model}", "ScanAreas=1", "TimeAggregationUnits=3",
-             "TimeAggregationLength=1",
-             "[Output]", f"ResultsFile={stem}.txt", "OutputGoogleEarthKML=n", "OutputShapefiles=n",
-             "MostLikelyClusterEachCentroidDBase=y", "LaunchMapViewer=n",
-             "[Space and Time Adjustments]", f"TimeTrendAdjustmentType={trend}", f"SpatialAdjustmentType={spatial}",
-             "[Spatial Window]", "MaxSpatialSizeInPopulationAtRisk=50",
-             "[Temporal Window]", f"MaxTemporalSize={_MAX_DAYS[name]}", "MaxTemporalSizeInterpretation=1",
-             "[Inference]", "MonteCarloReps=999", "PValueReportType=1",
-             "[Clusters Reported]", "CriteriaForReportingSecondaryClusters=0",
-             "[Run Options]", "NumberParallelProcesses=1"]
-    if atype == "4":
-        lines.insert(lines.index("[Analysis]") + 1, "ProspectiveStartDate=2024/2/29")
-    return write_prm(folder / f"{stem}.prm", lines)
+    return space_time_prm(folder, name.replace(" ", "_"), model, atype, data,
+                          [f"TimeTrendAdjustmentType={trend}", f"SpatialAdjustmentType={spatial}"], _MAX_DAYS[name])
 
 
 def run_satscan(binary) -> dict:

@@ -67,24 +67,34 @@ def _write_inputs(folder: Path):
     (folder / "t.cas").write_text("".join(f"{ids[l]} {k} {d}\n" for l, k, d in zip(loc, n, dates)))
 
 
-def _prm(name, folder: Path) -> Path:
-    kind, pct, atype = _ANALYSES[name]
-    stem = name.replace(" ", "_").replace("-", "m")
-    lines = ["[Input]", "CaseFile=t.cas", "PopulationFile=t.pop", "CoordinatesFile=t.geo", "PrecisionCaseTimes=3",
+def space_time_prm(folder: Path, stem, model, analysis_type, data, adjustments, max_days=14) -> Path:
+    """A SaTScan parameter file ``<stem>.prm`` in ``folder`` for the data :func:`_write_inputs` writes there
+    (days 2024/1/1-2/29, Cartesian coordinates): ``ModelType=model``, ``AnalysisType=analysis_type``
+    (prospective "4": from the last day), the ``data`` file lines besides the case and coordinates files,
+    the ``[Space and Time Adjustments]`` lines ``adjustments``, circles up to 50 % of the population,
+    clusters up to ``max_days`` days, 999 replicates with every p-value reported, the cluster table as dBase."""
+    lines = ["[Input]", "CaseFile=t.cas", *data, "CoordinatesFile=t.geo", "PrecisionCaseTimes=3",
              "StartDate=2024/1/1", "EndDate=2024/2/29", "CoordinatesType=0",
-             "[Analysis]", f"AnalysisType={atype}", "ModelType=0", "ScanAreas=1", "TimeAggregationUnits=3",
-             "TimeAggregationLength=1",
+             "[Analysis]", f"AnalysisType={analysis_type}", f"ModelType={model}", "ScanAreas=1",
+             "TimeAggregationUnits=3", "TimeAggregationLength=1",
              "[Output]", f"ResultsFile={stem}.txt", "OutputGoogleEarthKML=n", "OutputShapefiles=n",
              "MostLikelyClusterEachCentroidDBase=y", "LaunchMapViewer=n",
-             "[Space and Time Adjustments]", f"TimeTrendAdjustmentType={kind}", f"TimeTrendPercentage={pct}",
+             "[Space and Time Adjustments]", *adjustments,
              "[Spatial Window]", "MaxSpatialSizeInPopulationAtRisk=50",
-             "[Temporal Window]", "MaxTemporalSize=14", "MaxTemporalSizeInterpretation=1",
+             "[Temporal Window]", f"MaxTemporalSize={max_days}", "MaxTemporalSizeInterpretation=1",
              "[Inference]", "MonteCarloReps=999", "PValueReportType=1",
              "[Clusters Reported]", "CriteriaForReportingSecondaryClusters=0",
              "[Run Options]", "NumberParallelProcesses=1"]
-    if atype == "4":
+    if analysis_type == "4":
         lines.insert(lines.index("[Analysis]") + 1, "ProspectiveStartDate=2024/2/29")
     return write_prm(folder / f"{stem}.prm", lines)
+
+
+def _prm(name, folder: Path) -> Path:
+    kind, pct, atype = _ANALYSES[name]
+    stem = name.replace(" ", "_").replace("-", "m")
+    return space_time_prm(folder, stem, "0", atype, ["PopulationFile=t.pop"],
+                          [f"TimeTrendAdjustmentType={kind}", f"TimeTrendPercentage={pct}"])
 
 
 def run_satscan(binary) -> dict:
