@@ -22,6 +22,7 @@ import pytest
 import hphawkes_py as hp
 from satscan_oracle import assert_clusters_match, oracle, read_clusters, run_each, store, stored
 from test_scan_time_trend import START, T, _data, _ids, space_time_prm
+from test_scan_time_trend import _write_inputs as write_trend_inputs
 
 FIXTURE = stored("stratified")
 #: analysis -> (ModelType, AnalysisType, TimeTrendAdjustmentType, SpatialAdjustmentType)
@@ -49,12 +50,10 @@ def _controls(pop):
 
 
 def _write_inputs(folder: Path):
+    """The time-trend tests' files (coordinates, population, cases) and the controls of every day."""
+    write_trend_inputs(folder)
     xy, pop, loc, day, n = _data()
     ids = _ids()
-    (folder / "t.geo").write_text("".join(f"{k} {x:.4f} {y:.4f}\n" for k, (x, y) in zip(ids, xy)))
-    (folder / "t.pop").write_text("".join(f"{k} 2024 {p}\n" for k, p in zip(ids, pop)))
-    dates = [str(START + d).replace("-", "/") for d in day]
-    (folder / "t.cas").write_text("".join(f"{ids[l]} {k} {d}\n" for l, k, d in zip(loc, n, dates)))
     ctl = _controls(pop)
     (folder / "t.ctl").write_text("".join(f"{ids[l]} {ctl[l]} {str(START + d).replace('-', '/')}\n"
                                           for l in range(len(ids)) for d in range(T)))
