@@ -59,6 +59,9 @@ def test_known_risks_match_satscan(tmp_path, satscan_output):
     res = hp.scan.run_prm(_prm("adjusted", tmp_path), seed=1, progress=False, backend="cpu")
     theirs = satscan_output["adjusted"]
     assert_clusters_match(res.clusters, theirs["rows"], theirs["ids"])
+    # SaTScan's statement of the adjustment, in its summary and in ours
+    assert "adjusting for known relative risks." in theirs["summary"]
+    assert res.known_risks and "adjusting for known relative risks." in hp.scan.outputs.report_text(res)
     # the adjustment matters: unadjusted, the named tracts are the most likely cluster
     plain = hp.scan.run_prm(tmp_path / "ny_leukemia_poisson.prm", seed=1, progress=False, backend="cpu",
                             n_replicates=9)

@@ -18,7 +18,6 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from ._satscan import (_as_ids, _geo, _number, _population, _read_rows, _read_satscan, interval_of, run_continuous,
                        time_interval_starts, time_units_in_period)
@@ -26,7 +25,7 @@ from .data_sources import SOURCE_KEYS, source_from_prm
 from .model import bernoulli, poisson
 from .normal_model import satscan_min_cases
 from .iterative import iterative_scan, prm_iterative
-from .known_risks import adjusted_expected, known_relative_risks, prm_known_risks
+from .known_risks import poisson_with_known_risks, prm_known_risks
 from .power_evaluation import prm_power, run_prm_power
 from ._prm_temporal import TEMPORAL_MODELS, parse_time, run_svtt, run_temporal, svtt_kwargs, temporal_kwargs, \
     space_time_adjustments
@@ -767,16 +766,7 @@ def _run_spatial(spec, run):
     long = _read_satscan(f["case_file"], None, f["population_file"], f["geo_file"], model="poisson", covariates=True,
                          **read)
     if spec["known_risks"] is not None:
-        # expected cases by indirect standardisation (over the covariates' categories), times the known
-        # relative risks, summed per location (its categories' rows share its coordinates)
-        codes = pd.factorize(long["category"])[0]
-        rr = known_relative_risks(spec["known_risks"], long["location_id"].to_numpy())
-        e = adjusted_expected(long["cases"].to_numpy(), long["population"].to_numpy(), rr, codes)
-        per = long.assign(expected=e).groupby("location_id", sort=False)
-        loc = per.agg(x=("x", "first"), y=("y", "first"), cases=("cases", "sum"), population=("population", "sum"),
-                      expected=("expected", "sum")).reset_index()
-        return poisson(loc[["x", "y"]].to_numpy(float), loc["cases"].to_numpy(), loc["population"].to_numpy(),
-                       expected=loc["expected"].to_numpy(), location_ids=loc["location_id"].to_numpy(), **common)
+        return poisson_with_known_risks(long, spec["known_risks"], **common)
     if long["category"].nunique() > 1:
         if spec["power"]:
             raise ValueError(f"{f['case_file']}, {f['population_file']}: PerformPowerEvaluation=y with covariates in "

@@ -15,12 +15,14 @@ them by its adjusted measure).
 """
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from ._prm_outputs import _OFF
-from .model import indirect_expected
+from .model import indirect_expected, poisson
 from .power_evaluation import read_alternative_hypotheses
 
 __all__ = ["known_relative_risks", "adjusted_expected"]
@@ -63,6 +65,23 @@ def adjusted_expected(cases, population, relative_risks, codes=None) -> np.ndarr
                          f"relative risk of 0): if the expected is zero, the cases must be zero too (SaTScan refuses "
                          f"it alike)")
     return e * (float(np.sum(cases)) / e.sum())
+
+
+def poisson_with_known_risks(rows: pd.DataFrame, path, **kwargs):
+    """:func:`~hphawkes_py.scan.poisson` on SaTScan's records ``rows`` (one per location and covariate category:
+    ``location_id``, ``x``, ``y``, ``category``, ``cases``, ``population``) with the expected cases adjusted
+    for the known relative risks of the file ``path``: indirectly standardised over the categories, times the
+    risks (:func:`adjusted_expected`), summed per location. ``kwargs``: the scan's other arguments. The
+    result's ``known_risks`` is True."""
+    codes = pd.factorize(rows["category"])[0]
+    rr = known_relative_risks(path, rows["location_id"].to_numpy())
+    e = adjusted_expected(rows["cases"].to_numpy(), rows["population"].to_numpy(), rr, codes)
+    loc = rows.assign(expected=e).groupby("location_id", sort=False).agg(
+        x=("x", "first"), y=("y", "first"), cases=("cases", "sum"), population=("population", "sum"),
+        expected=("expected", "sum")).reset_index()
+    res = poisson(loc[["x", "y"]].to_numpy(float), loc["cases"].to_numpy(), loc["population"].to_numpy(),
+                  expected=loc["expected"].to_numpy(), location_ids=loc["location_id"].to_numpy(), **kwargs)
+    return dataclasses.replace(res, known_risks=True)
 
 
 def prm_known_risks(values: dict, model: str, base: Path, bad):

@@ -472,7 +472,7 @@ def report_text(result, *, study_period=None, title: str | None = None, p_values
       Number of cases.......: 11
     """
     _check_result(result)
-    from .result import _TITLES, SPATIAL_ADJUSTMENT_TEXT
+    from .result import _TITLES, KNOWN_RISKS_TEXT, SPATIAL_ADJUSTMENT_TEXT
 
     p_values = _check_p_values(p_values)
     gumbel = _check_flag(gumbel, "gumbel")
@@ -486,6 +486,8 @@ def report_text(result, *, study_period=None, title: str | None = None, p_values
     adjustments = [time_trend_text(result.time_trend)] if getattr(result, "time_trend", None) is not None else []
     if getattr(result, "spatial_adjustment", None) is not None:
         adjustments.append(SPATIAL_ADJUSTMENT_TEXT)
+    if getattr(result, "known_risks", False):
+        adjustments.append(KNOWN_RISKS_TEXT)
     if adjustments:  # one per line, a full stop after the last, as SaTScan's summary
         lines += adjustments[:-1] + [adjustments[-1] + "."]
     lines += [rule, "", "SUMMARY OF DATA", ""]

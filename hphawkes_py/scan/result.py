@@ -19,6 +19,8 @@ from .time_trend import time_trend_text
 
 #: SaTScan's statement of the spatial adjustment in its analysis summary (without the full stop)
 SPATIAL_ADJUSTMENT_TEXT = "adjusting for purely spatial clusters with stratified randomization"
+#: ... and of the adjustment for known relative risks
+KNOWN_RISKS_TEXT = "adjusting for known relative risks"
 
 __all__ = ["ScanResult", "Candidates"]
 
@@ -86,6 +88,9 @@ class ScanResult:
     spatial_adjustment : str, optional
         ``"stratified"``: the space-time Poisson scan adjusted for purely spatial clusters by stratified
         randomization (:func:`hphawkes_py.scan.space_time`'s ``spatial_adjustment``); None without it.
+    known_risks : bool
+        True: the expected cases were adjusted for known relative risks (:mod:`hphawkes_py.scan.known_risks`,
+        set by :func:`~hphawkes_py.scan.run_prm`).
     _loc_coords, _loc_cases, _loc_controls, _loc_population, _loc_expected, _row_ids, _row_loc : numpy.ndarray, optional
         Per-location data behind :meth:`location_table` and :meth:`plot` (merged locations:
         coordinates, cases, controls, population, expected cases; the input rows' ids and
@@ -125,6 +130,7 @@ class ScanResult:
     distance: str = "euclidean"
     time_trend: Any = None
     spatial_adjustment: Any = None
+    known_risks: bool = False
     _loc_coords: np.ndarray = dataclasses.field(default=None, repr=False)
     _loc_cases: np.ndarray = dataclasses.field(default=None, repr=False)
     _loc_controls: np.ndarray = dataclasses.field(default=None, repr=False)
@@ -160,6 +166,7 @@ class ScanResult:
             "distance": self.distance,
             "time_trend": self.time_trend,
             "spatial_adjustment": self.spatial_adjustment,
+            "known_risks": self.known_risks,
         }
 
     def to_csv(self, path, **kwargs) -> None:
@@ -185,6 +192,8 @@ class ScanResult:
             lines.append(f"  {time_trend_text(self.time_trend)}")
         if self.spatial_adjustment is not None:
             lines.append(f"  {SPATIAL_ADJUSTMENT_TEXT}")
+        if self.known_risks:
+            lines.append(f"  {KNOWN_RISKS_TEXT}")
         for k, row in self.clusters.iterrows():
             ids = ", ".join(str(v) for v in row.location_ids[:12]) + (" ..." if row.n_locations > 12 else "")
             when = ""
