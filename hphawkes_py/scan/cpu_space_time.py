@@ -276,8 +276,8 @@ def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, strata,
             if persons is None:
                 _interval_logs(cz, du, Cf, mu_u, la_u, lb_u, strata)
             if grouped:
-                _cylinders_pruned(S, P, persons, strata, mu_u, la_u, lb_u, didx, klogk, C, N, l0, mc, max_t, t_end_min, j,
-                                  m, arg, gmin)
+                _cylinders_pruned(S, P, persons, strata, mu_u, la_u, lb_u, didx, klogk, C, N, l0, mc, max_t,
+                                  t_end_min, j, m, arg, gmin)
                 continue
             for t2 in range(t_end_min, T):
                 for r in range(R):

@@ -376,17 +376,11 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
         dcum = np.concatenate([[0.0], np.cumsum(day_cases).astype(np.float64)])
         return _cylinders(common, "space_time_poisson", size, Ez, dcum, ("multinomial_by_day", Ez, day_cases),
                           time_trend=_STRATIFIED, strata=(day_cases, day_cases))
+    w, dcum, info = _day_weights(common, time_trend, trend_percent)
     if time_trend is None:
-        # days of equal weight, as C t / T exactly (the general sums below, C cumsum(1/T), differ in the
-        # last bits)
-        dcum = C * np.arange(T + 1, dtype=np.float64) / T
         return _cylinders(common, "space_time_poisson", size, Ez, dcum, ("multinomial", np.repeat(Ez / T, T)))
-    # expected cases of location z on day t: E_z w_t / sum w (the running sums C w / sum w give a cylinder's
-    # share of E_Z)
-    w, info = time_trend_weights(c_lt.sum(axis=0), time_trend, trend_percent, origin=common.origin)
-    share = w / w.sum()
-    dcum = np.concatenate([[0.0], C * np.cumsum(share)])
-    return _cylinders(common, "space_time_poisson", size, Ez, dcum, ("multinomial", np.outer(Ez, share).ravel()),
+    # expected cases of location z on day t: E_z w_t / sum w
+    return _cylinders(common, "space_time_poisson", size, Ez, dcum, ("multinomial", np.outer(Ez, w / w.sum()).ravel()),
                       time_trend=info)
 
 
@@ -394,24 +388,30 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
 _STRATIFIED = {"adjustment": "stratified"}
 
 
+def _day_weights(common, time_trend, trend_percent):
+    """``(w, dcum, info)``: the days' weights of the discrete Poisson expectations (1 each without
+    ``time_trend``, else :func:`~.time_trend.time_trend_weights`'), the running sums ``C w / sum w`` that
+    give a cylinder's share of its circle's expectation, and the trend's record (None without one)."""
+    c_lt = common.c_lt
+    T = c_lt.shape[1]
+    C = int(c_lt.sum())
+    if time_trend is None:
+        # as C t / T exactly (the general sums below, C cumsum(1/T), differ in the last bits)
+        return np.ones(T), C * np.arange(T + 1, dtype=np.float64) / T, None
+    w, info = time_trend_weights(c_lt.sum(axis=0), time_trend, trend_percent, origin=common.origin)
+    return w, np.concatenate([[0.0], C * np.cumsum(w / w.sum())]), info
+
+
 def _space_stratified(common, size, time_trend, trend_percent):
     """:func:`space_time`'s discrete Poisson scan with ``spatial_adjustment="stratified"``: every location's
     expected cases its observed ones, spread over the days by their weights (1, or the time trend's), and
     its cases redistributed over its days in the Monte Carlo. As in SaTScan, whose circles are cut by the
     adjusted expected cases, the circles are cut at ``max_population`` of the cases."""
-    c_lt = common.c_lt
-    T = c_lt.shape[1]
-    C = int(c_lt.sum())
-    Cz = c_lt.sum(axis=1).astype(np.float64)
-    info = None
-    if time_trend is None:
-        w = np.ones(T)
-        dcum = C * np.arange(T + 1, dtype=np.float64) / T  # as the unadjusted scan's (the same bits)
-    else:
-        w, info = time_trend_weights(c_lt.sum(axis=0), time_trend, trend_percent, origin=common.origin)
-        dcum = np.concatenate([[0.0], C * np.cumsum(w / w.sum())])
-    return _cylinders(common, "space_time_poisson", size, Cz, dcum, ("multinomial_by_location", w, c_lt.sum(axis=1)),
-                      time_trend=info, spatial_adjustment="stratified", cut_size=c_lt.sum(axis=1))
+    loc_cases = common.c_lt.sum(axis=1)
+    w, dcum, info = _day_weights(common, time_trend, trend_percent)
+    return _cylinders(common, "space_time_poisson", size, loc_cases.astype(np.float64), dcum,
+                      ("multinomial_by_location", w, loc_cases), time_trend=info, spatial_adjustment="stratified",
+                      cut_size=loc_cases)
 
 
 def _space_time_bernoulli(coords, cases, times, controls, opts: SpaceTimeOptions, stratified=False):
@@ -433,10 +433,11 @@ def _space_time_bernoulli(coords, cases, times, controls, opts: SpaceTimeOptions
     if N >= 2**31 - 1:
         raise ValueError(f"total population {N} (cases + controls) is too large (must be < 2**31 - 1)")
     if stratified:
+        day_cases = c_lt.sum(axis=0)
         return _cylinders(common, "space_time_bernoulli", p_lt.sum(axis=1), None, np.zeros(T + 1),
-                          ("hypergeometric_by_day", p_lt, c_lt.sum(axis=0)), persons=p_lt,
+                          ("hypergeometric_by_day", p_lt, day_cases), persons=p_lt,
                           controls_loc=ctl_lt.sum(axis=1), time_trend=_STRATIFIED,
-                          strata=(c_lt.sum(axis=0), p_lt.sum(axis=0)))
+                          strata=(day_cases, p_lt.sum(axis=0)))
     return _cylinders(common, "space_time_bernoulli", p_lt.sum(axis=1), None, np.zeros(T + 1),
                       ("hypergeometric", p_lt.ravel()), persons=p_lt, controls_loc=ctl_lt.sum(axis=1))
 
