@@ -29,7 +29,6 @@ from ._output_common import (CATEGORICAL, _check_flag, _check_p_values, _check_r
                              _location_relative_risk, _span_of, _write_dbf)
 from ._report_format import _SUMMARY_LABEL, _block_line, _population_text, _significant, category_report_lines
 from .outputs_temporal import is_time_result, write_time_results
-from .time_trend import time_trend_text
 
 __all__ = ["cluster_table", "location_table", "risk_table", "llr_table", "report_text", "write_satscan",
            "SATSCAN_TABLES"]
@@ -472,7 +471,7 @@ def report_text(result, *, study_period=None, title: str | None = None, p_values
       Number of cases.......: 11
     """
     _check_result(result)
-    from .result import _TITLES, KNOWN_RISKS_TEXT, SPATIAL_ADJUSTMENT_TEXT
+    from .result import _TITLES, adjustment_texts
 
     p_values = _check_p_values(p_values)
     gumbel = _check_flag(gumbel, "gumbel")
@@ -483,11 +482,7 @@ def report_text(result, *, study_period=None, title: str | None = None, p_values
         lines += [title, ""]
     lines.append(f"{_TITLES.get(result.model, result.model)}, {result.direction} rates (hphawkes_py; cluster blocks "
                  f"as SaTScan 10 writes them)")
-    adjustments = [time_trend_text(result.time_trend)] if getattr(result, "time_trend", None) is not None else []
-    if getattr(result, "spatial_adjustment", None) is not None:
-        adjustments.append(SPATIAL_ADJUSTMENT_TEXT)
-    if getattr(result, "known_risks", False):
-        adjustments.append(KNOWN_RISKS_TEXT)
+    adjustments = adjustment_texts(result)
     if adjustments:  # one per line, a full stop after the last, as SaTScan's summary
         lines += adjustments[:-1] + [adjustments[-1] + "."]
     lines += [rule, "", "SUMMARY OF DATA", ""]

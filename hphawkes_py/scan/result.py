@@ -17,10 +17,20 @@ from ._report_format import category_report_lines
 from .monte_carlo import gumbel_p_values
 from .time_trend import time_trend_text
 
-#: SaTScan's statement of the spatial adjustment in its analysis summary (without the full stop)
+#: SaTScan's statements of the spatial adjustment and of the known relative risks in its analysis summary
 SPATIAL_ADJUSTMENT_TEXT = "adjusting for purely spatial clusters with stratified randomization"
-#: ... and of the adjustment for known relative risks
 KNOWN_RISKS_TEXT = "adjusting for known relative risks"
+
+
+def adjustment_texts(result) -> list:
+    """SaTScan's statements, in its order and without full stops, of the adjustments a result was made with:
+    its time trend (:func:`~.time_trend.time_trend_text`), spatial adjustment and known relative risks."""
+    out = [time_trend_text(result.time_trend)] if getattr(result, "time_trend", None) is not None else []
+    if getattr(result, "spatial_adjustment", None) is not None:
+        out.append(SPATIAL_ADJUSTMENT_TEXT)
+    if getattr(result, "known_risks", False):
+        out.append(KNOWN_RISKS_TEXT)
+    return out
 
 __all__ = ["ScanResult", "Candidates"]
 
@@ -188,12 +198,7 @@ class ScanResult:
             + (f", radius <= {self.max_distance:g}" if self.max_distance is not None else ""),
             f"  {self.n_centres} centres, {self.n_windows} windows, {self.n_replicates} replicates",
         ]
-        if self.time_trend is not None:
-            lines.append(f"  {time_trend_text(self.time_trend)}")
-        if self.spatial_adjustment is not None:
-            lines.append(f"  {SPATIAL_ADJUSTMENT_TEXT}")
-        if self.known_risks:
-            lines.append(f"  {KNOWN_RISKS_TEXT}")
+        lines += [f"  {text}" for text in adjustment_texts(self)]
         for k, row in self.clusters.iterrows():
             ids = ", ".join(str(v) for v in row.location_ids[:12]) + (" ..." if row.n_locations > 12 else "")
             when = ""
