@@ -60,6 +60,18 @@ def write_prm(path: Path, lines) -> Path:
     return path
 
 
+def edit_prm(prm, edits: dict, dest=None) -> Path:
+    """The parameter file ``prm`` with each text ``old`` of ``edits`` (which must be in it) replaced by its
+    ``new`` one, written to ``dest`` (default: over ``prm``); returns the written path."""
+    text = Path(prm).read_text()
+    for old, new in edits.items():
+        assert old in text, old
+        text = text.replace(old, new)
+    out = Path(dest if dest is not None else prm)
+    out.write_text(text)
+    return out
+
+
 def run_parameter_file(binary, prm, folder, timeout=600):
     """Run SaTScan ``binary`` on the parameter file ``prm`` in ``folder`` (its relative file names are
     read and written there); CalledProcessError when SaTScan fails."""

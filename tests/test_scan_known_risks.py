@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import hphawkes_py as hp
-from satscan_oracle import assert_clusters_match, oracle, read_clusters, run_each, store, stored
+from satscan_oracle import assert_clusters_match, edit_prm, oracle, read_clusters, run_each, store, stored
 from hphawkes_py.scan.known_risks import adjusted_expected, known_relative_risks
 
 FIXTURE = stored("known_risks")
@@ -103,12 +103,7 @@ def test_adjusted_expected_follow_their_definition():
 ])
 def test_run_prm_refuses_what_it_cannot_honour(tmp_path, edit, message):
     _write_inputs(tmp_path)
-    prm = _prm("adjusted", tmp_path)
-    text = prm.read_text()
-    for old, new in edit.items():
-        assert old in text
-        text = text.replace(old, new)
-    prm.write_text(text)
+    prm = edit_prm(_prm("adjusted", tmp_path), edit)
     with pytest.raises(ValueError, match=message):
         hp.scan.run_prm(prm, seed=1, progress=False, backend="cpu", n_replicates=9)
 

@@ -22,7 +22,7 @@ from hphawkes_py.cli import main
 from hphawkes_py.scan._prm import prm_arguments
 
 sys.path.insert(0, str(Path(__file__).parent))
-from satscan_oracle import SATSCAN, needs_satscan, read_dbf, run_parameter_file  # noqa: E402
+from satscan_oracle import SATSCAN, edit_prm, needs_satscan, read_dbf, run_parameter_file  # noqa: E402
 
 RUN = dict(seed=3, backend="cpu", progress=False)
 
@@ -278,12 +278,7 @@ def test_run_prm_categorical_equals_the_direct_call(model, tmp_path):
 ])
 def test_run_prm_temporal_refusals(edit, match, tmp_path):
     days, cases, controls = _daily()
-    prm = _temporal_prm(tmp_path, days, cases, controls)
-    text = prm.read_text()
-    for a, b in edit.items():
-        assert a in text
-        text = text.replace(a, b)
-    prm.write_text(text)
+    prm = edit_prm(_temporal_prm(tmp_path, days, cases, controls), edit)
     with pytest.raises(ValueError, match=match):
         hp.scan.run_prm(prm, **RUN)
 

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import hphawkes_py as hp
-from satscan_oracle import assert_clusters_match, oracle, read_clusters, run_each, store, stored
+from satscan_oracle import assert_clusters_match, edit_prm, oracle, read_clusters, run_each, store, stored
 from test_scan_time_trend import START, T, _data, _ids, space_time_prm
 from test_scan_time_trend import _write_inputs as write_trend_inputs
 
@@ -38,8 +38,9 @@ _ANALYSES = {
 TIME_STRATIFIED = [k for k, v in _ANALYSES.items() if v[2] == "4"]
 SPACE_STRATIFIED = [k for k, v in _ANALYSES.items() if v[3] == "1"]
 #: the longest cluster, days: 10 in the spatially adjusted analyses (with 14, equal days and the data's
-#: cases tie the most likely cluster with the one a day later, see _tied_windows, and the choice between
-#: them changes which secondary clusters overlap it)
+#: cases tie the most likely cluster with the one a day later: same cases, same expectation, and which is
+#: found first turns on the last bit of the sums, SaTScan's from the study's end, ours from its start; the
+#: choice then changes which secondary clusters overlap it)
 _MAX_DAYS = {k: 10 if k in SPACE_STRATIFIED else 14 for k in _ANALYSES}
 _TREND = {"0": None, "1": "nonparametric", "3": "loglinear", "4": "stratified"}
 
@@ -90,8 +91,8 @@ def _ours(name, **kw):
     data = dict(population=pop[rl]) if model == "0" else \
         dict(controls=_controls(pop)[rl], model="bernoulli")
     return hp.scan.space_time(xy[rl], c_lt.ravel(), START + rd, max_population=0.5, max_temporal=_MAX_DAYS[name],
-                              prospective=atype == "4", min_cases=2, n_replicates=999, study_period=(START, START + T - 1),
-                              location_ids=ids[rl], seed=1, progress=False,
+                              prospective=atype == "4", min_cases=2, n_replicates=999,
+                              study_period=(START, START + T - 1), location_ids=ids[rl], seed=1, progress=False,
                               **{"backend": "cpu", **adjust, **data, **kw})
 
 
@@ -143,40 +144,18 @@ def test_time_stratified_matches_satscan(name, satscan_output):
     assert res.time_trend == {"adjustment": "stratified"}
 
 
-def _tied_windows(res, rows, c_lt, w):
-    """SaTScan's rows with the time frame of ours where the two are tied: the same locations, the same cases
-    and the same number of days of the same weights (equal days, no time trend), so the same expected cases
-    and LLR; which of them is first found then turns on the last bit of the sums (SaTScan's cumulative
-    measure from the study's end, our running sums from its start)."""
-    ids = _ids()
-    out = []
-    for k, r in enumerate(rows):
-        if k < len(res.clusters):
-            row = res.clusters.iloc[k]
-            ours = tuple((np.datetime64(v, "D") - START).astype(int) for v in (row.start, row.end))
-            theirs = tuple((np.datetime64("-".join(f"{int(x):02d}" for x in r[key].split("/"))) - START).astype(int)
-                           for key in ("START_DATE", "END_DATE"))
-            members = [ids.index(str(v)) for v in row.location_ids]
-            if ours != theirs and ours[1] - ours[0] == theirs[1] - theirs[0] and np.ptp(w) == 0 and \
-                    c_lt[members, ours[0]:ours[1] + 1].sum() == c_lt[members, theirs[0]:theirs[1] + 1].sum():
-                r = dict(r, START_DATE=str(row.start)[:10].replace("-", "/"), END_DATE=str(row.end)[:10].replace("-", "/"))
-        out.append(r)
-    return out
-
-
 @pytest.mark.parametrize("name", SPACE_STRATIFIED)
 def test_space_stratified_matches_satscan(name, satscan_output):
-    """Locations, days, cases, expected cases, LLRs and p-values against SaTScan's (of two tied windows,
-    either: :func:`_tied_windows`); the expected cases are the circle's observed cases times its days'
-    share of the day weights, and SaTScan's statement of the adjustments."""
+    """Locations, days, cases, expected cases, LLRs and p-values against SaTScan's; the expected cases are
+    the circle's observed cases times its days' share of the day weights, and SaTScan's statement of the
+    adjustments."""
     theirs = satscan_output[name]
     res = _ours(name)
     xy, pop, loc, day, n = _data()
     c_lt = np.zeros((len(pop), T))
     np.add.at(c_lt, (loc, day), n)
     w = {"0": np.ones(T), "1": c_lt.sum(axis=0)}.get(_ANALYSES[name][2])
-    assert_clusters_match(res.clusters, _tied_windows(res, theirs["rows"], c_lt, w if w is not None else np.arange(T)),
-                          theirs["ids"])
+    assert_clusters_match(res.clusters, theirs["rows"], theirs["ids"])
     assert "adjusting for purely spatial clusters with stratified randomization." in theirs["summary"]
     assert res.spatial_adjustment == "stratified"
     ids = _ids()
@@ -237,20 +216,16 @@ def test_run_prm_reads_the_adjustment(tmp_path, satscan_output):
         assert "Test statistic" in report and "Log likelihood ratio" not in report
     # SaTScan's limits: a spatially adjusted analysis's clusters last at most half the study period; the
     # spatial adjustment is for the Poisson model, not with the time-stratified one
-    text = _prm("spatial", tmp_path).read_text()
+    prm = _prm("spatial", tmp_path)
     edits = [
-        ({"MaxTemporalSize=10": "MaxTemporalSize=60", "MaxTemporalSizeInterpretation=1": "MaxTemporalSizeInterpretation=0"},
+        ({"MaxTemporalSize=10": "MaxTemporalSize=60",
+          "MaxTemporalSizeInterpretation=1": "MaxTemporalSizeInterpretation=0"},
          r"MaxTemporalSize='60' .* \(0, 50\] percent"),
         ({"TimeTrendAdjustmentType=0": "TimeTrendAdjustmentType=4"}, "not supported together"),
         ({"ModelType=0": "ModelType=1", "PopulationFile=t.pop": "ControlFile=t.ctl"}, "discrete Poisson space-time"),
     ]
     for edit, message in edits:
-        changed = text
-        for old, new in edit.items():
-            assert old in changed
-            changed = changed.replace(old, new)
-        bad = tmp_path / "bad.prm"
-        bad.write_text(changed)
+        bad = edit_prm(prm, edit, tmp_path / "bad.prm")
         with pytest.raises(ValueError, match=message):
             hp.scan.run_prm(bad, seed=1, progress=False, backend="cpu", n_replicates=9)
 
