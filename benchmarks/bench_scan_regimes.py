@@ -1,7 +1,7 @@
 """Scan speed across regimes beside SaTScan 10.3.2, same data, same machine, one run (issue 29, "Speed").
 
     .venv/bin/python benchmarks/bench_scan_regimes.py --satscan PATH/TO/SaTScan [--threads N] [--quick]
-        [--only NAME [NAME ...]] [--replicates R]
+        [--only NAME [NAME ...]] [--replicates R] [--repeat K]
 
 Purely spatial (circles up to 50 % of the population, 999 replicates, L = 5,000 locations uniform
 on a 100 x 100 square, min. 2 cases for high-rate clusters):
@@ -20,7 +20,8 @@ The space-time scans run twice, with the cylinders' pruned loop and without it
 (``CpuSpaceTimeEngine.pruned = False``, the exact day-by-day loop): same maxima, and the two
 ratios to SaTScan measured in this one run are the "before" and "after".
 
-Our timings are warm (a warm-up compiles the Numba kernels); SaTScan runs its batch binary with the
+Our timings are warm (a warm-up compiles the Numba kernels); a spatial regime's time is the median of
+``--repeat`` runs (3; all of them are stored), the space-time ones one run each; SaTScan runs its batch binary with the
 same threads, all replicates (``PValueReportType=1``). Top LLRs of both are recorded (they must
 agree), and so are SaTScan's compiler flags (``BUILD_FLAGS`` of ``peers/build_satscan.sh``: build it
 optimised, as its default ``-O3``, SaTScan's own; an unoptimised build is slower, and a ratio against it
@@ -105,10 +106,14 @@ def run_spatial(name, work, template, args, common):
     # count type, which depends on the totals)
     fn(*data, **{**kw, "n_replicates": 9})
     load0 = os.getloadavg()
-    res, secs = _timed(fn, *data, **kw)
+    # the median of a few runs: this host's speed drifts by up to 1.5x within minutes, and SaTScan's one
+    # run of half a minute averages over that drift where one run of ours (a second or two) does not
+    runs = [_timed(fn, *data, **kw) for _ in range(args.repeat)]
+    res, secs = runs[0][0], float(np.median([t for _, t in runs]))
     sat = run_satscan(args.satscan, prm, args.threads)
     return {"L": L, "persons": int(pop.sum()), "cases": int(cases.sum()), "replicates": args.replicates,
-            "seconds": secs, "top_llr": float(res.clusters.log_likelihood_ratio.iloc[0]), "satscan": sat,
+            "seconds": secs, "runs_seconds": [t for _, t in runs],
+            "top_llr": float(res.clusters.log_likelihood_ratio.iloc[0]), "satscan": sat,
             "speedup_vs_satscan": sat["seconds"] / secs, "loadavg": [load0, os.getloadavg()]}
 
 
@@ -184,6 +189,7 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--replicates", type=int, default=999)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--repeat", type=int, default=3, help="timed runs of each spatial regime (the median is reported)")
     ap.add_argument("--only", nargs="+", choices=SPATIAL + SPACE_TIME + STRATIFIED, default=SPATIAL + SPACE_TIME)
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()

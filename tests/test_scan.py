@@ -225,6 +225,44 @@ def test_pruned_rounds_equal_exhaustive(proportion, max_pop, ties, direction):
         np.testing.assert_array_equal(eng.max_llr(mat), eng.max_llr_exhaustive(mat))
 
 
+@pytest.mark.parametrize("threads", [1, 2, 16])
+@pytest.mark.parametrize("per_thread", [None, 2])
+@pytest.mark.parametrize("R", [1, 31, 301, 999])
+def test_pruned_work_items_cover_every_column_and_centre_once(monkeypatch, R, per_thread, threads):
+    """The work items of a pruned round (column sub-batches x parts of the centres) cover every replicate
+    and every centre exactly once, whatever the threads, with and without the per-thread limit."""
+    from hphawkes_py.scan import cpu_pruning
+
+    monkeypatch.setattr(cpu_pruning.numba, "get_num_threads", lambda: threads)
+    nc = 97
+    for sub_batch in (32, 96, 1024):
+        step, n_sub, n_parts = cpu_pruning._work_items(R, sub_batch, per_thread)
+        assert step % cpu_pruning.GROUP == 0 and step <= max(sub_batch, cpu_pruning.GROUP)
+        seen = np.zeros((R, nc), dtype=int)
+        for item in range(n_sub * n_parts):
+            part, s0, W, first, last = cpu_pruning._work_item.py_func(item, n_parts, step, R, nc)
+            seen[s0:s0 + W, first:last] += 1
+        assert (seen == 1).all()
+
+
+@pytest.mark.parametrize("sub_batch", [32, 96])
+def test_pruned_maxima_whatever_the_column_sub_batches(monkeypatch, sub_batch):
+    """Items of 32 and 96 columns (several sub-batches, the last one partial) give the exhaustive maxima
+    bit for bit, as the default's one item of all 301 replicates does (test above)."""
+    from hphawkes_py.scan import cpu
+
+    rng = np.random.default_rng(12)
+    L = 300
+    xy = rng.uniform(0, 20, size=(L, 2))
+    pop = rng.integers(1, 20, size=L)
+    C, N = int(rng.binomial(pop, 0.2).sum()), int(pop.sum())
+    mat = np.stack([rng.multivariate_hypergeometric(pop, C) for _ in range(301)], axis=1).astype(np.int32)
+    windows = scan_windows.build_windows(xy, xy, pop, 0.5 * N)
+    eng = make_engine(windows, scan_engine.klogk_table(N), C, N, "both", backend="cpu", min_cases=2)
+    monkeypatch.setattr(cpu, "SUB_BATCH", sub_batch)
+    np.testing.assert_array_equal(eng.max_llr(mat), eng.max_llr_exhaustive(mat))
+
+
 @pytest.mark.parametrize("backend", CUDA_ENGINES)
 def test_cpu_and_cuda_engine_identical_null_distribution(backend):
     coords, cases, controls = _small_problem(11, n=40, integer_coords=False)

@@ -166,8 +166,8 @@ def _scan_max_pruned(centres, n_parts, step, offsets, neighbors, npop, boundary,
     the block again, entry by entry, over their own replicates (:func:`_walk_group`).
 
     One parallel region for the whole round: its work items are (columns ``s0:s0 + step`` of the first
-    ``R`` of ``cases``, a part of the centres, ``n_parts`` parts; a sub-batch's rows of cases stay in the
-    core's cache), and
+    ``R`` of ``cases``, a part of the centres, ``n_parts`` parts; the threads share a sub-batch's rows of
+    cases), and
     ``best[p]`` gets the maxima of part p over its centres (initialised to ``m0``; those of the
     exhaustive kernel wherever they exceed ``m0``). ``stats[item]``: (group-blocks tested,
     group-blocks walked again).
@@ -278,9 +278,11 @@ BLOCK = 8
 #: entries per sub-block: a group whose block test fails tests the block's sub-blocks alike before
 #: walking entry by entry those that fail too
 SUB_BLOCK = 4
-#: replicates (columns of cases) per work item of the Bernoulli pruned kernel (its rows of cases stay in the
-#: core's cache)
-SUB_BATCH = 128
+#: replicates (columns of cases) per work item of the Bernoulli pruned kernel, whatever the threads: the
+#: threads then share the rows of cases (one long row per window entry) and split the centres; the block
+#: tests are per group, so wider items test no less (measured against 128 and 512 in
+#: benchmarks/results/scan_bernoulli_sub_batch.md)
+SUB_BATCH = 1024
 
 
 def _pilot_maxima(windows, cases, klogk, n_cases, n_total, l0, hi_on, lo_on, min_cases, plogs=None):

@@ -126,14 +126,17 @@ def _take_columns(cases, order, out):
             out[l, j] = cases[l, order[j]]
 
 
-def _work_items(R, sub_batch, per_thread=4):
+def _work_items(R, sub_batch, per_thread=None):
     """``(step, n_sub, n_parts)``: the work items of a pruned kernel's round over ``R`` replicates, ``n_sub``
-    sub-batches of ``step`` columns (whole groups; ``sub_batch``, whose rows of cases stay in a core's
-    cache, or fewer when that leaves under ``per_thread`` sub-batches per thread) times ``n_parts`` parts
-    of the centres (as many as it takes to make four items per thread)."""
+    sub-batches of ``step`` columns (whole groups; ``sub_batch``, or fewer when that leaves under
+    ``per_thread`` sub-batches per thread; ``None``: no such limit) times ``n_parts`` parts of the centres
+    (as many as it takes to make four items per thread)."""
     G = (R + GROUP - 1) // GROUP
     threads = numba.get_num_threads()
-    step = GROUP * max(1, min(sub_batch // GROUP, G // (per_thread * threads)))
+    groups = sub_batch // GROUP
+    if per_thread is not None:
+        groups = min(groups, G // (per_thread * threads))
+    step = GROUP * max(1, groups)
     n_sub = (R + step - 1) // step
     return step, n_sub, max(1, -(-4 * threads // n_sub))
 
