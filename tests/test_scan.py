@@ -84,6 +84,35 @@ def test_windows_do_not_depend_on_chunks_or_threads(monkeypatch, slots):
     assert ours == ref
 
 
+@pytest.mark.parametrize("ties", [False, True])
+@pytest.mark.parametrize("max_population", [0.02, 0.1, 0.3, 0.5])
+@pytest.mark.parametrize("pop_kind", ["persons", "expected", "equal"])
+def test_windows_from_the_nearest_selected_equal_those_of_full_sorts(monkeypatch, ties, max_population, pop_kind):
+    """Only the nearest locations that a window can hold are selected and sorted (rows with a possible tie
+    at the cut sorted whole): the windows are those of sorting every row, on a grid (distance ties) and off
+    it, persons, expected cases, and equal populations (every window as long as the largest possible one,
+    so a tie group across the cut decides which of its locations enters last)."""
+    rng = np.random.default_rng(7)
+    L = 900
+    coords = rng.integers(0, 30, size=(L, 2)).astype(float) if ties else rng.uniform(0, 30, size=(L, 2))
+    pop = {"persons": rng.integers(1, 60, size=L), "expected": rng.uniform(0.5, 3.0, size=L),
+           "equal": np.full(L, 5)}[pop_kind]
+    limit = max_population * pop.sum()
+    got = scan_windows.build_windows(coords, coords, pop, limit)
+    calls = []
+    orig = scan_windows._sorted_distances
+
+    def full_sort(*args, head=None):
+        calls.append(head)
+        return orig(*args)
+
+    monkeypatch.setattr(scan_windows, "_sorted_distances", full_sort)
+    ref = scan_windows.build_windows(coords, coords, pop, limit)
+    assert calls and all(h is not None and h <= 0.8 * L for h in calls)  # the selection was taken above
+    for a, b in zip(got, ref):
+        np.testing.assert_array_equal(a, b)
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 @pytest.mark.parametrize("max_population", [0.5, 0.2])
 def test_windows_match_bruteforce_sets(seed, max_population):
