@@ -21,8 +21,8 @@ The space-time scans run twice, with the cylinders' pruned loop and without it
 ratios to SaTScan measured in this one run are the "before" and "after".
 
 Our timings are warm (a warm-up compiles the Numba kernels); a spatial regime's time is the median of
-``--repeat`` runs (3; all of them are stored), the space-time ones one run each; SaTScan runs its batch binary with the
-same threads, all replicates (``PValueReportType=1``). Top LLRs of both are recorded (they must
+``--repeat`` runs (3; all of them are stored), the space-time ones one run each; SaTScan runs its batch
+binary with the same threads, all replicates (``PValueReportType=1``). Top LLRs of both are recorded (they must
 agree), and so are SaTScan's compiler flags (``BUILD_FLAGS`` of ``peers/build_satscan.sh``: build it
 optimised, as its default ``-O3``, SaTScan's own; an unoptimised build is slower, and a ratio against it
 overstates ours). The machine may be shared: the load average is recorded at the start and the end of

@@ -189,7 +189,8 @@ def _sorted_distances(P, Q, pool, d, order, same, head=None):
     _squared_distances(P, Q, d)
     shift = max(1, int(P.shape[0] - 1).bit_length())
     L = P.shape[0]
-    # selecting costs about a sort's tenth: worth it when it leaves at least a fifth of a row unsorted
+    # selecting costs a fraction of a sort of the row: worth it when it leaves at least a fifth of the row
+    # unsorted (benchmarks/results/scan_windows_selection.md)
     partial = head is not None and 0 < head <= 0.8 * L
 
     def rows(a, b):
