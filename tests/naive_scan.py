@@ -199,3 +199,33 @@ def space_time_stratified(windows, M, day_cases, P=None, max_t=7, min_cases=2, p
                         ok = (c * NI > CI * n) & (c >= min_cases)
                     out[i] = np.maximum(out[i], np.where(ok, llr, 0.0))
     return out
+
+
+def space_time_dated(windows, M, E, max_t=7, min_cases=2, prospective=False, direction="high"):
+    """Per-centre best cylinder of every replicate for the space-time Poisson model whose expectations
+    are given per location and day, by plain enumeration: ``windows`` (offsets, neighbors, wsize, boundary)
+    as the kernels take them, ``M`` (L, T, R) cases, ``E`` (L, T) expected cases (summing to the total
+    C). A cylinder (circle Z x days I) has ``mu = sum_{z in Z, t in I} E[z, t]`` and the LLR
+    ``c log(c/mu) + (C - c) log((C - c)/(C - mu))``, high when ``c > mu`` (and ``c >= min_cases``), low when
+    ``c < mu``. Returns (centres, R)."""
+    offsets, neighbors, _, boundary = windows
+    L, T, R = M.shape
+    C = float(M[:, :, 0].sum())
+    out = np.zeros((len(offsets) - 1, R))
+    for i in range(len(offsets) - 1):
+        members = []
+        for j in range(offsets[i], offsets[i + 1]):
+            members.append(neighbors[j])
+            if not boundary[j]:
+                continue
+            for t2 in range(T - 1 if prospective else 0, T):
+                for t1 in range(max(0, t2 - max_t + 1), t2 + 1):
+                    c = M[members, t1:t2 + 1].sum(axis=(0, 1)).astype(float)
+                    mu = float(E[members, t1:t2 + 1].sum())
+                    if not 0.0 < mu < C:
+                        continue
+                    llr = xlogy_ratio(c, mu) + xlogy_ratio(C - c, C - mu)
+                    high, low = (c > mu) & (c >= min_cases), c < mu
+                    ok = {"high": high, "low": low, "both": high | low}[direction]
+                    out[i] = np.maximum(out[i], np.where(ok, llr, 0.0))
+    return out

@@ -293,13 +293,31 @@ def test_time_interval_refusals(tmp_path):
         (tmp_path / "a.prm").write_text(base.replace(old, new))
         with pytest.raises(ValueError, match=match):
             prm_arguments(tmp_path / "a.prm")
-    # the Poisson space-time scan spreads the expected cases over days: intervals refused
-    text = base.replace("ModelType=2", "ModelType=0").replace("TimeAggregationLength=1", "TimeAggregationLength=2")
-    (tmp_path / "p.pop").write_text("".join(f"{ln.split()[0]} 2001 100\n" for ln in
-                                            (tmp_path / "NYCfever.geo").read_text().splitlines() if ln.strip()))
-    (tmp_path / "b.prm").write_text(text.replace("PopulationFile=", "PopulationFile=p.pop"))
-    with pytest.raises(ValueError, match="TimeAggregationLength='2'.*discrete Poisson space-time scan works in days"):
-        prm_arguments(tmp_path / "b.prm")
+
+
+
+def test_poisson_space_time_in_intervals(tmp_path):
+    """The discrete Poisson space-time scan in 2-day intervals (the first, of 24 days' odd remainder,
+    merged into the next): an interval's expected cases follow its days (SaTScan's population-time)."""
+    for f in ("NYCfever.cas", "NYCfever.geo"):
+        shutil.copy(SAT(f), tmp_path / f)
+    text = SAT("NYCfever.prm").read_text()
+    text = text.replace("ModelType=2", "ModelType=0").replace("TimeAggregationLength=1", "TimeAggregationLength=2")
+    geo = [ln.split()[0] for ln in (tmp_path / "NYCfever.geo").read_text().splitlines() if ln.strip()]
+    pop = {k: 100 + 7 * i for i, k in enumerate(geo)}
+    (tmp_path / "p.pop").write_text("".join(f"{k} 2001 {v}\n" for k, v in pop.items()))
+    (tmp_path / "b.prm").write_text(text.replace("PopulationFile=", "PopulationFile=p.pop")
+                                    .replace("MonteCarloReps=999", "MonteCarloReps=19"))
+    res = hp.scan.run_prm(tmp_path / "b.prm", seed=1, progress=False, backend="cpu")
+    start, end = np.datetime64("2001-11-01"), np.datetime64("2001-11-24")
+    D = int((end - start).astype(int)) + 1
+    assert len(res.clusters)
+    total = sum(pop.values())
+    for row in res.clusters.itertuples():
+        days = int((np.datetime64(row.end, "D") - np.datetime64(row.start, "D")).astype(int)) + 1
+        assert days % 2 == 0 or np.datetime64(row.start, "D") == start
+        share = sum(pop[str(i)] for i in row.location_ids) / total
+        assert row.expected == pytest.approx(res.n_cases * share * days / D, rel=1e-12)
 
 
 # --------------------------------------------------------------------------- normal and exponential models

@@ -53,7 +53,7 @@ def _edit(tmp_path, **changes):
         (dict(AnalysisType="8"), r"AnalysisType='8' .* is not supported .* 1 \(purely spatial\), 2 .* or 7 "
                                  r"\(seasonal temporal\)"),
         (dict(AnalysisType="2"), r"PrecisionCaseTimes='1' .* the purely temporal scan works with dated records"),
-        (dict(AnalysisType="3"), r"PrecisionCaseTimes='1' .* the discrete Poisson space-time scan works in days"),
+        (dict(AnalysisType="3"), r"TimeAggregationLength='1' .* leaves 1 time interval in the study period"),
         (dict(SpatialWindowShapeType="2"), "SpatialWindowShapeType"),
         (dict(SpatialWindowShapeType="1", NonCompactnessPenalty="0.5"), "NonCompactnessPenalty"),
         (dict(UseGridFile="y"), "UseGridFile"),
@@ -148,7 +148,6 @@ def test_run_prm_space_time_refusals(tmp_path):
         shutil.copy(SAT(f), tmp_path / f)
     base = SAT("NYCfever.prm").read_text()
     for old, new, match in [("AnalysisType=4", "AnalysisType=1", "AnalysisType='1'.*must be 3"),
-                            ("PrecisionCaseTimes=3", "PrecisionCaseTimes=1", "PrecisionCaseTimes"),
                             ("EndDate=2001/11/24", "EndDate=2001/11/20", "outside the study period"),
                             ("MaxTemporalSizeInterpretation=1", "MaxTemporalSizeInterpretation=0",
                              r"MaxTemporalSize='7'"),
@@ -184,8 +183,7 @@ SATSCAN_NYC = [
 
 def test_satscan_sample_parameter_files_run_verbatim():
     """SaTScan's own sample .prm files, unchanged: the space-time permutation analysis gives SaTScan's
-    cluster table; the Bernoulli one runs; the space-time Poisson one (case times in years, covariates,
-    three census years) is refused by name."""
+    cluster table; the Bernoulli one runs (the space-time Poisson one: test_scan_prm_population_time)."""
     import math
     import warnings
 
@@ -194,8 +192,6 @@ def test_satscan_sample_parameter_files_run_verbatim():
         res = hp.scan.run_prm(SAT("NYCSpaceTimePermutation.prm"), seed=1, progress=False, backend="cpu")
         hp.scan.run_prm(SAT("NHumbersideSpatialBernoulli.prm"), n_replicates=19, seed=1, progress=False,
                         backend="cpu")
-        with pytest.raises(ValueError, match="PrecisionCaseTimes='1' .* works in days"):
-            hp.scan.run_prm(SAT("NewMexicoSpaceTimePoisson.prm"), n_replicates=9, progress=False, backend="cpu")
     cl = res.clusters
     assert len(cl) == len(SATSCAN_NYC)
     for k, (ids, start, end, cases, expected, llr, radius, p) in enumerate(SATSCAN_NYC):
@@ -340,7 +336,7 @@ def test_run_prm_bernoulli_space_time_options(tmp_path):
         (dict(AnalysisType="5"), "AnalysisType"),
         (dict(TimeAggregationLength="0"), "TimeAggregationLength"),
         (dict(TimeAggregationUnits="4"), "TimeAggregationUnits"),
-        (dict(PrecisionCaseTimes="1"), "PrecisionCaseTimes"),
+        (dict(PrecisionCaseTimes="5"), "PrecisionCaseTimes"),
         (dict(MinimumTemporalClusterSize="2"), "MinimumTemporalClusterSize"),
         (dict(IncludePurelySpatial="y"), "IncludePurelySpatial"),
         (dict(IncludeClusters="2"), "IncludeClusters"),

@@ -19,8 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._satscan import (_as_ids, _geo, _number, _population, _read_rows, _read_satscan, interval_of, run_continuous,
-                       time_interval_starts, time_units_in_period)
+from ._satscan import _read_satscan, run_continuous, time_interval_starts, time_units_in_period
 from .data_sources import SOURCE_KEYS, source_from_prm
 from .model import bernoulli, poisson
 from .normal_model import satscan_min_cases
@@ -30,7 +29,7 @@ from .power_evaluation import prm_power, run_prm_power
 from ._prm_temporal import TEMPORAL_MODELS, parse_time, run_svtt, run_temporal, svtt_kwargs, temporal_kwargs, \
     space_time_adjustments
 from ._prm_outputs import _OFF, _output_settings, _results_target, _write_results
-from .spatiotemporal import space_time, space_time_permutation
+from ._prm_space_time import run_space_time
 
 __all__ = ["read_prm", "run_prm"]
 
@@ -242,6 +241,7 @@ def prm_arguments(path) -> dict:
             "dates": _record_dates(v, bad, generic), "generic_time": generic,
             "outputs": _output_settings(v, base, bad, model), "iterative": prm_iterative(v, model, bad),
             "power": prm_power(v, model, base, bad), "intervals": intervals,
+            "precision": v.get("PrecisionCaseTimes", "3") or "3",
             "known_risks": prm_known_risks(v, model, base, bad)}
 
 
@@ -424,9 +424,11 @@ def _space_time_kwargs(v, analysis, name, bad, kwargs):
     window): ``study_period``, ``prospective`` and ``max_temporal`` (in time intervals) added to
     ``kwargs``; refused by name where :func:`~hphawkes_py.scan.space_time` cannot honour them.
     Returns SaTScan's interval start days (:func:`~._satscan.time_interval_starts`) when the cases
-    are aggregated into intervals longer than a day (None: days)."""
-    if v.get("PrecisionCaseTimes", "3") != "3":
-        raise bad("PrecisionCaseTimes", f"is not supported: the {name} scan works in days (PrecisionCaseTimes=3)")
+    are aggregated into intervals longer than a day (None: days). ``PrecisionCaseTimes`` 1-3 (case dates
+    in years, months or days) is read by :func:`~._prm_space_time.read_case_dates`."""
+    precision = v.get("PrecisionCaseTimes", "3") or "3"
+    if precision not in ("1", "2", "3"):
+        raise bad("PrecisionCaseTimes", f"must be 1 (years), 2 (months) or 3 (days) for the {name} scan")
     if v.get("MinimumTemporalClusterSize", "1") != "1":
         raise bad("MinimumTemporalClusterSize", f"is not supported: the {name} scan's clusters last at least one "
                                                 f"time interval (MinimumTemporalClusterSize=1)")
@@ -439,11 +441,6 @@ def _space_time_kwargs(v, analysis, name, bad, kwargs):
         raise bad("TimeAggregationLength", "is not a whole number") from None
     if length < 1:
         raise bad("TimeAggregationLength", "must be >= 1")
-    if (units, length) != ("day", 1) and name.startswith("discrete Poisson"):
-        # the expected cases of an interval would have to follow its length (months differ)
-        key = "TimeAggregationUnits" if units != "day" else "TimeAggregationLength"
-        raise bad(key, f"is not supported: the {name} scan works in days (TimeAggregationUnits=3, "
-                       f"TimeAggregationLength=1)")
     if v.get("IncludePurelySpatial", "n").lower() not in _OFF:
         why = ("purely spatial clusters have LLR 0 in this model" if name.startswith("space-time permutation") else
                "cylinders spanning the whole study period are not scanned; run AnalysisType=1 for them")
@@ -508,44 +505,6 @@ def _date(v, key, bad, generic=False):
             from None
 
 
-def _read_case_dates(path, what="case", model="space-time permutation"):
-    """``<id> <#cases> <date YYYY/MM/DD>`` rows of a space-time case (or, ``what="control"``,
-    control) file: (ids, counts, dates), each value checked where it is read (file, line, field)."""
-    p, rows = _read_rows(path, what, 3)
-    ids, counts, dates = [], [], []
-    for lineno, parts in rows:
-        if len(parts) > 3:
-            raise ValueError(f"{p}:{lineno}: covariates (field 4 on) are not supported by the {model} model")
-        counts.append(int(_number(parts[1], p, lineno, 2, f"#{what}s", count=True, whole=True)))
-        try:
-            y, m, d = (int(x) for x in parts[2].split("/"))
-            dates.append(np.datetime64(f"{y:04d}-{m:02d}-{d:02d}", "D"))
-        except ValueError:
-            raise ValueError(f"{p}:{lineno}: field 3 (date) {parts[2]!r} is not a date YYYY/MM/DD") from None
-        ids.append(parts[0])
-    return ids, np.array(counts, dtype=np.int64), np.array(dates, dtype="datetime64[D]")
-
-
-def _space_time_population(path, seen, geo_path) -> dict:
-    """{location id: population} of a space-time Poisson analysis's ``.pop`` file: one census year
-    per location and no covariates, refused otherwise (the space-time Poisson scan here holds each
-    location's population constant over the study period; SaTScan interpolates between census
-    years, so averaging them would not give SaTScan's expected cases)."""
-    p, total, by_cat, first, years = _population(path)
-    for lid, cat in by_cat:
-        if cat:
-            raise ValueError(f"{p}:{first[lid]}: covariates (field 4 on) are not supported by the discrete Poisson "
-                             "space-time model (give one population per location)")
-    for lid, ys in years.items():
-        if lid not in seen:
-            raise ValueError(f"{p}:{first[lid]}: location id {lid!r} is not in the coordinates file {geo_path}")
-        if len(ys) > 1:
-            raise ValueError(f"{p}:{first[lid]}: location {lid!r} has {len(ys)} census years "
-                             f"({', '.join(f'{y:g}' for y in sorted(ys))}); the discrete Poisson space-time scan holds the "
-                             "population constant in time: give one census year per location")
-    return total
-
-
 def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto", threads=None, progress=True,
             write_results=False):
     """Run the analysis a SaTScan parameter file describes: purely spatial Bernoulli, discrete
@@ -566,21 +525,25 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         ``ModelType`` 2 (space-time permutation), 1 (Bernoulli: dated ``.cas`` and ``.ctl`` files,
         run by :func:`~hphawkes_py.scan.space_time` with ``model="bernoulli"``; ``TimeTrendAdjustmentType``
         0 or 4, time-stratified) or 0 (discrete Poisson:
-        dated ``.cas``, a ``.pop`` file with one census year per location and no covariates, the
+        dated ``.cas``, a ``.pop`` file; with one census year per location and no covariates, the
         time-trend adjustments ``TimeTrendAdjustmentType`` 1-5, and ``SpatialAdjustmentType`` 0 or 1
-        (stratified randomization, with ``TimeTrendAdjustmentType`` other than 4);
+        (stratified randomization, with ``TimeTrendAdjustmentType`` other than 4); with several
+        census years (every location every year) or covariates in the case and population files,
+        SaTScan's expected cases of every location and time interval (see
+        :func:`~hphawkes_py.scan.space_time` with ``expected=``);
         ``model="poisson"``) with ``AnalysisType``
         3 (retrospective; ``IncludeClusters`` 0 all or 1 alive clusters) or 4 (prospective, no
-        adjustment for earlier analyses), days (``PrecisionCaseTimes=3``, ``TimeAggregationUnits=3``,
-        ``TimeAggregationLength=1``), the study period (``StartDate``/``EndDate``) and the maximum
-        temporal size (days or percent of the study period). Any other setting that changes the
+        adjustment for earlier analyses), case times in years, months or days (``PrecisionCaseTimes``
+        1-3: the records' dates at least that precise, a year read as its January 1 and a month as its
+        first day), the study period (``StartDate``/``EndDate``) and the maximum temporal size (time
+        intervals or percent of the study period). Any other setting that changes the
         analysis is refused by name, as are a section or a parameter given twice and
         ``MinimumCasesInLowRateClusters`` above 0 when low rates are scanned. As in SaTScan, the
         date of every case (and control) record is checked against ``StartDate``-``EndDate``
         (SaTScan's defaults 2000/1/1-2000/12/31; no dates with ``PrecisionCaseTimes=0``, whose
         records' covariates start at field 3): a record outside is refused
         (``StudyPeriodCheckType=0``, the default) or left out with a warning (1).
-        The space-time permutation and Bernoulli analyses also run in SaTScan's time intervals
+        The space-time analyses also run in SaTScan's time intervals
         (``TimeAggregationUnits`` 1 years, 2 months, 3 days; ``TimeAggregationLength``: intervals
         counted back from ``EndDate``, a short first one merged into the next; the maximum temporal
         size in whole intervals), and the clusters' time frames are the days their intervals span.
@@ -668,85 +631,6 @@ def _run(spec, n_replicates, seed, executor, backend, threads, progress):
     return _RUNNERS[spec["model"]](spec, run)
 
 
-def _run_space_time(spec, run):
-    """The space-time permutation, Bernoulli and discrete Poisson analyses (:func:`run_prm`); cases
-    aggregated into SaTScan's time intervals (``spec["intervals"]``) are scanned interval by interval
-    and the clusters' time frames given as the days their intervals span."""
-    f = spec["files"]
-    seed, executor, backend, threads, progress = (run[k] for k in ("seed", "executor", "backend", "threads",
-                                                                    "progress"))
-    gp, keys, xs, ys, seen = _geo(f["geo_file"])
-    start, end = spec["kwargs"]["study_period"]
-    bern = spec["model"] == "space_time_bernoulli"
-    name = {"space_time_bernoulli": "Bernoulli space-time", "space_time_poisson": "discrete Poisson space-time",
-            "space_time_permutation": "space-time permutation"}[spec["model"]]
-    if spec["model"] == "space_time_poisson":
-        pop = _space_time_population(f["population_file"], seen, gp)
-    tables = [("case", f["case_file"])] + ([("control", f["control_file"])] if bern else [])
-    ids, cases, controls, dates = [], [], [], []
-    for what, path_ in tables:
-        t_ids, t_counts, t_dates = _read_case_dates(path_, what, name)
-        missing = [k for k in t_ids if k not in seen]
-        if missing:
-            raise ValueError(f"{path_}: location id {missing[0]!r} is not in the coordinates file {gp}")
-        out = (t_dates < start) | (t_dates > end)
-        if out.any():
-            i = int(np.argmax(out))
-            if spec["dates"]["out_of_period"] == "error":
-                raise ValueError(f"{path_}: the {what} dated {t_dates[i]} (record {i + 1}) is outside the study "
-                                 f"period {start} to {end} (StartDate/EndDate); SaTScan refuses such records "
-                                 f"(StudyPeriodCheckType=0), or leaves them out with StudyPeriodCheckType=1")
-            warnings.warn(f"{path_}: {int(out.sum())} {what} record(s) ({int(t_counts[out].sum())} {what}s) dated "
-                          f"outside the study period {start} to {end} were left out (first: record {i + 1}, "
-                          f"{t_dates[i]}; StudyPeriodCheckType=1)", UserWarning, stacklevel=2)
-            keep = ~out
-            t_ids = [k for k, kept in zip(t_ids, keep) if kept]
-            t_counts, t_dates = t_counts[keep], t_dates[keep]
-        zeros = np.zeros(len(t_ids), dtype=np.int64)
-        ids += t_ids
-        cases.append(t_counts if what == "case" else zeros)
-        controls.append(t_counts if what == "control" else zeros)
-        dates.append(t_dates)
-    # locations of the coordinates file without cases (or controls) are circle centres too (as
-    # in SaTScan): one row with 0 cases (and 0 controls) each, dated at the start of the study period
-    listed = set(ids)
-    absent = [k for k in keys if k not in listed]
-    zeros = np.zeros(len(absent), dtype=np.int64)
-    ids += absent
-    cases, controls = np.concatenate(cases + [zeros]), np.concatenate(controls + [zeros])
-    dates = np.concatenate(dates + [np.full(len(absent), start)])
-    where = {k: i for i, k in enumerate(keys)}
-    # the locations in the coordinates file's order (SaTScan's order of equal clusters' centres)
-    order = np.argsort(np.array([where[k] for k in ids], dtype=np.int64), kind="stable")
-    ids = [ids[i] for i in order]
-    cases, controls, dates = cases[order], controls[order], dates[order]
-    xy = np.array([(xs[where[k]], ys[where[k]]) for k in ids], dtype=float).reshape(-1, 2)
-    common = dict(location_ids=np.array(_as_ids(ids), dtype=object), seed=seed, executor=executor,
-                  backend=backend, threads=threads, progress=progress, **spec["kwargs"])
-    starts = spec.get("intervals")
-    if starts is not None:  # interval indices stand for the days of the scan
-        dates = interval_of(dates, starts)
-        common["study_period"] = (0, len(starts) - 2)
-    if bern:
-        res = space_time(xy, cases, dates, controls=controls, model="bernoulli", **common)
-    elif spec["model"] == "space_time_poisson":
-        missing = [k for k in keys if k not in pop]
-        if missing:
-            raise ValueError(f"{f['population_file']}: no population for location id {missing[0]!r} of the "
-                             f"coordinates file {gp}")
-        res = space_time(xy, cases, dates, population=np.array([pop[k] for k in ids], dtype=float),
-                         model="poisson", **common)
-    else:
-        res = space_time_permutation(xy, cases, dates, **common)
-    if starts is not None and len(res.clusters):
-        cl = res.clusters
-        first = cl["start"].to_numpy(dtype=np.int64)
-        last = cl["end"].to_numpy(dtype=np.int64)
-        cl["start"] = starts[first]
-        cl["end"] = starts[last + 1] - np.timedelta64(1, "D")
-    return res
-
-
 def _run_spatial(spec, run):
     """The purely spatial Bernoulli and discrete Poisson analyses (:func:`run_prm`)."""
     f = spec["files"]
@@ -799,8 +683,8 @@ def _run_categorical(spec, run):
 
 
 #: analysis -> the function that runs it for run_prm
-_RUNNERS = {"space_time_permutation": _run_space_time, "space_time_bernoulli": _run_space_time,
-            "space_time_poisson": _run_space_time, "bernoulli": _run_spatial, "poisson": _run_spatial,
+_RUNNERS = {"space_time_permutation": run_space_time, "space_time_bernoulli": run_space_time,
+            "space_time_poisson": run_space_time, "bernoulli": _run_spatial, "poisson": _run_spatial,
             "normal": run_continuous, "exponential": run_continuous, "temporal_poisson": run_temporal,
             "temporal_bernoulli": run_temporal, "seasonal_poisson": run_temporal, "seasonal_bernoulli": run_temporal,
             "svtt": run_svtt, "ordinal": _run_categorical, "multinomial": _run_categorical}

@@ -58,12 +58,18 @@ def _cylinder_llr(klogk, c, C, a, b, n, N, Nf, persons):
 
 
 @njit(cache=True, inline="always")
-def _cylinder_constants(klogk, didx, mu_u, la_u, lb_u, t1, t2, n, C, N, l0, persons):
+def _cylinder_constants(klogk, didx, mu_u, la_u, lb_u, t1, t2, n, C, N, l0, persons, ef, emu):
     """``(ok, a, b, e)`` of the cylinder ``[t1, t2]``: the terms ``a, b`` of its LLR and the expectation ``e`` a
     count is compared with (see :func:`_cylinder_llr`; Poisson-type: from the circle's tables of
-    :func:`_interval_logs`; Bernoulli: from its ``n`` persons). ``ok`` False: no cylinder to scan
+    :func:`_interval_logs`, or, with expectations per location and day ``emu``, the cylinder's sum of them
+    ``ef``; Bernoulli: from its ``n`` persons). ``ok`` False: no cylinder to scan
     (Poisson-type: mu not in (0, C); Bernoulli: no persons, or all of them, LLR 0). ``C``, ``N``, ``l0``: the
     totals it is scored against (:func:`_window_totals`)."""
+    if emu is not None:
+        Cf = np.float64(C)
+        if ef > 0.0 and ef < Cf:
+            return True, np.log(ef), np.log(Cf - ef), ef
+        return False, 0.0, 0.0, ef
     if persons is None:
         u = didx[t2, t2 - t1]
         e = mu_u[u]
@@ -97,12 +103,13 @@ INT16_CASES = 32767
 
 
 @njit(cache=True, error_model="numpy")
-def _cylinders_pruned(S, P, persons, strata, mu_u, la_u, lb_u, didx, klogk, C, N, l0, mc, max_t, t_end_min, j, m, arg,
-                      gmin):
+def _cylinders_pruned(S, P, persons, Pf, emu, strata, mu_u, la_u, lb_u, didx, klogk, C, N, l0, mc, max_t, t_end_min, j,
+                      m, arg, gmin):
     """The high-rate cylinders of circle entry ``j`` (counts ``S`` (T, R) per day and replicate, 16 or
     32 bits), one group of ``CYLINDER_GROUP`` replicates at a time; updates ``m``, ``arg`` and ``gmin``
     exactly as the day-by-day loop of :func:`_scan_cylinders` does. ``mu_u``, ``la_u``, ``lb_u``,
     ``didx``: the circle's expectations and their logs per distinct interval (see :func:`_interval_logs`);
+    with expectations per location and day (``emu`` not None) the circle's per day are ``Pf`` instead;
     ``strata``: see :func:`_window_totals`.
 
     For every end day ``t2`` the group's counts grow back one day at a time in a running sum that fits
@@ -123,6 +130,7 @@ def _cylinders_pruned(S, P, persons, strata, mu_u, la_u, lb_u, didx, klogk, C, N
             for r in range(w):
                 acc[r] = 0
             n = np.int64(0)
+            ef = 0.0
             for t1 in range(t2, max(-1, t2 - max_t), -1):
                 cm = acc[0]  # counts are never negative: any start is below the largest
                 for r in range(w):
@@ -130,8 +138,11 @@ def _cylinders_pruned(S, P, persons, strata, mu_u, la_u, lb_u, didx, klogk, C, N
                     cm = max(cm, acc[r])
                 if persons is not None:
                     n += P[t1]
+                if emu is not None:
+                    ef += Pf[t1]
                 Ct, Nt, Nf, l0t = _window_totals(strata, klogk, t1, t2, C, N, l0)
-                ok, a, b, e = _cylinder_constants(klogk, didx, mu_u, la_u, lb_u, t1, t2, n, Ct, Nt, l0t, persons)
+                ok, a, b, e = _cylinder_constants(klogk, didx, mu_u, la_u, lb_u, t1, t2, n, Ct, Nt, l0t, persons, ef,
+                                                  emu)
                 if not ok:
                     continue
                 # the group's largest count, then (when it could matter) the count h below which no LLR
@@ -192,8 +203,8 @@ def _interval_sums(dcum, T, max_t):
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, strata, du, didx, klogk, n_cases, n_total, l0,
-                    max_t, t_end_min, min_cases, want_high, want_low, best, best_arg, want_arg, centre_ids, floor,
+def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, emu, strata, du, didx, klogk, n_cases, n_total,
+                    l0, max_t, t_end_min, min_cases, want_high, want_low, best, best_arg, want_arg, centre_ids, floor,
                     pruned, width):
     """Best cylinder LLR per centre over the cylinders (circle x [t1, t2]), one loop for both kinds
     of cylinder; ``persons`` selects the LLR and is resolved when the kernel is compiled (Numba
@@ -209,6 +220,10 @@ def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, strata,
       :func:`_interval_logs`). A cylinder has ``mu = C_Z x sum_{d in [t1, t2]} C_d / C`` expected
       cases and the Poisson LLR ``c log(c/mu) + (C-c) log((C-c)/(C-mu))`` (Kulldorff et al. 2005;
       Kulldorff 2001), high when ``c > mu``.
+    * ``emu`` (L, T) float64 (``persons`` None): the Poisson-type cylinders with expectations that are
+      not a location's share times a day's (populations that change over time, covariates): ``emu[z, t]``
+      are location z's expected cases on day t, summing to C, and a cylinder's mu is their sum over its
+      circle and days (``wsize`` and ``dcum`` are not read). None otherwise.
     * ``persons`` (L, T) int64, the space-time Bernoulli model: cases + controls per location and
       day (the same in every replicate: the null relabels the cases among the persons). A cylinder
       with ``c`` cases among ``n`` persons (``C`` of ``N`` in all, ``l0`` the null log likelihood)
@@ -250,6 +265,7 @@ def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, strata,
         i = centre_ids[ii]
         S = np.zeros((T, R), dtype=width.dtype)
         P = np.zeros(T, dtype=np.int64)
+        Pf = np.zeros(T)  # the circle's expectations per day (emu)
         acc = np.zeros(R, dtype=np.int32)
         m = floor.copy()
         arg = np.full(R, -1, dtype=np.int64)
@@ -267,6 +283,10 @@ def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, strata,
                 prow = persons[neighbors[j]]
                 for t in range(t_lo, T):
                     P[t] += prow[t]
+            if emu is not None:
+                erow = emu[neighbors[j]]
+                for t in range(t_lo, T):
+                    Pf[t] += erow[t]
             for t in range(t_lo, T):
                 for r in range(R):
                     S[t, r] += blk[t, r]
@@ -274,21 +294,26 @@ def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, strata,
                 continue
             cz = wsize[j]
             if persons is None:
-                _interval_logs(cz, du, Cf, mu_u, la_u, lb_u, strata)
+                if emu is None:
+                    _interval_logs(cz, du, Cf, mu_u, la_u, lb_u, strata)
             if grouped:
-                _cylinders_pruned(S, P, persons, strata, mu_u, la_u, lb_u, didx, klogk, C, N, l0, mc, max_t,
+                _cylinders_pruned(S, P, persons, Pf, emu, strata, mu_u, la_u, lb_u, didx, klogk, C, N, l0, mc, max_t,
                                   t_end_min, j, m, arg, gmin)
                 continue
             for t2 in range(t_end_min, T):
                 for r in range(R):
                     acc[r] = 0
                 n = np.int64(0)
+                ef = 0.0
                 for t1 in range(t2, max(-1, t2 - max_t), -1):
                     if persons is not None:
                         n += P[t1]
+                    if emu is not None:
+                        ef += Pf[t1]
                     _add_day(acc, S, t1, G, gcmax)
                     Ct, Nt, Nf, l0t = _window_totals(strata, klogk, t1, t2, C, N, l0)
-                    ok, a, b, e = _cylinder_constants(klogk, didx, mu_u, la_u, lb_u, t1, t2, n, Ct, Nt, l0t, persons)
+                    ok, a, b, e = _cylinder_constants(klogk, didx, mu_u, la_u, lb_u, t1, t2, n, Ct, Nt, l0t, persons,
+                                                      ef, emu)
                     if not ok:
                         continue
                     code = (j * T + t1) * T + t2
@@ -327,14 +352,16 @@ def _scan_cylinders(offsets, neighbors, wsize, boundary, cases, persons, strata,
 
 
 def cylinder_batch(windows, cases, persons, dcum, klogk, n_cases, n_total, max_t, t_end_min, min_cases, direction,
-                   want_arg=False, centre_ids=None, floor=None, pruned=True, strata=None):
+                   want_arg=False, centre_ids=None, floor=None, pruned=True, strata=None, expected=None):
     """(m, R) best cylinder LLR per centre [and its code] for ``cases`` (L, T, R) (see
     :func:`_scan_cylinders`): ``persons`` None, the Poisson-type cylinders (``windows[2]`` and ``dcum``
     give the expectations); ``persons`` (L, T), the space-time Bernoulli ones (``n_total`` persons in
     all; ``dcum`` not read). With ``centre_ids`` only those centres (rows in that order), with
     ``floor`` (R,) every value at least ``floor``. ``pruned`` False: the day-by-day loop only
     (same results; kept to compare). ``strata``: None, or time-stratified the cases and persons per day
-    (T,) each (Poisson: the cases twice), see :func:`_window_totals`."""
+    (T,) each (Poisson: the cases twice), see :func:`_window_totals`. ``expected``: None, or (L, T) the
+    expected cases per location and day of the Poisson-type cylinders (summing to ``n_cases``; ``persons``
+    and ``strata`` None), which then give every cylinder's mu in place of ``windows[2]`` and ``dcum``."""
     offsets, neighbors, wsize, boundary = windows
     cases = np.ascontiguousarray(cases, dtype=np.int32)
     R = cases.shape[2]
@@ -343,19 +370,32 @@ def cylinder_batch(windows, cases, persons, dcum, klogk, n_cases, n_total, max_t
     fl = np.zeros(R) if floor is None else np.ascontiguousarray(floor, dtype=np.float64)
     best = np.empty((len(ids), R), dtype=np.float64)
     arg = np.empty((len(ids), R) if want_arg else (1, 1), dtype=np.int64)
+    emu = None if expected is None else _check_expected(expected, cases.shape[:2], persons, strata)
     if persons is None:
         n_total, l0 = n_cases, 0.0
-        du, didx = _interval_sums(np.asarray(dcum, dtype=np.float64), cases.shape[1], max_t)
+        du, didx = ((np.zeros(1), np.zeros((1, 1), dtype=np.int32)) if emu is not None else
+                    _interval_sums(np.asarray(dcum, dtype=np.float64), cases.shape[1], max_t))
     else:
         persons = np.ascontiguousarray(persons, dtype=np.int64)
         l0 = null_loglik(klogk, n_cases, n_total)
         du, didx = np.zeros(0), np.zeros((1, 1), dtype=np.int32)
-    _scan_cylinders(offsets, neighbors, np.ascontiguousarray(wsize, dtype=np.float64), boundary, cases, persons,
+    _scan_cylinders(offsets, neighbors, np.ascontiguousarray(wsize, dtype=np.float64), boundary, cases, persons, emu,
                     strata_prefix_sums(strata), du, didx, klogk, np.int64(n_cases), np.int64(n_total), l0,
                     np.int64(max_t), np.int64(t_end_min), np.int64(min_cases), direction in ("high", "both"),
                     direction in ("low", "both"), best, arg, bool(want_arg), ids, fl, bool(pruned),
                     np.empty(0, np.int16 if n_cases <= INT16_CASES else np.int32))
     return best, (arg if want_arg else None)
+
+
+def _check_expected(expected, shape, persons, strata):
+    """``expected`` as the (L, T) float64 array the kernels read, for cases of ``shape`` (L, T)."""
+    if persons is not None or strata is not None:
+        raise ValueError("expectations per location and day are for the Poisson-type cylinders without time "
+                         "strata")
+    emu = np.ascontiguousarray(expected, dtype=np.float64)
+    if emu.shape != tuple(shape):
+        raise ValueError(f"expected must be (locations, days) = {tuple(shape)}, got {emu.shape}")
+    return emu
 
 
 def strata_prefix_sums(strata):
@@ -367,14 +407,15 @@ def strata_prefix_sums(strata):
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def _space_time_interval_best(offsets, neighbors, wsize, boundary, cases, persons, strata, du, didx, klogk, n_cases,
-                              n_total, l0, max_t, min_cases, want_high, want_low, bern, lo, val, code):
+def _space_time_interval_best(offsets, neighbors, wsize, boundary, cases, persons, emu, dated, strata, du, didx, klogk,
+                              n_cases, n_total, l0, max_t, min_cases, want_high, want_low, bern, lo, val, code):
     """Observed data only: for centres ``lo + k`` the best cylinder LLR of every interval ``[t1, t2]``
     over the circles, ``val[k, t2, t2 - t1]`` (0 when none) and its circle entry ``code[k, t2, t2 - t1]``
     (-1). The LLRs, the rate tests and the order (circle entry j ascending; the first of equal LLRs
     kept) are those of :func:`_scan_cylinders` (``bern`` False: ``persons`` None, the expectations from
-    the distinct interval sums ``du``, ``didx``; ``bern`` True: the Bernoulli cylinders; ``strata``: see
-    :func:`_window_totals`) for one replicate."""
+    the distinct interval sums ``du``, ``didx``, or with ``dated`` the sums of ``emu`` (L, T) over the
+    cylinder; ``bern`` True: the Bernoulli cylinders; ``strata``: see :func:`_window_totals`) for one
+    replicate."""
     K = val.shape[0]
     T = cases.shape[1]
     C = n_cases
@@ -385,6 +426,7 @@ def _space_time_interval_best(offsets, neighbors, wsize, boundary, cases, person
         i = lo + k
         S = np.zeros(T, dtype=np.int64)
         P = np.zeros(T, dtype=np.int64)
+        Pf = np.zeros(T)
         mu_u = np.empty(du.shape[0])  # the circle's mu of each distinct interval sum, and their logs
         la_u = np.empty(du.shape[0])
         lb_u = np.empty(du.shape[0])
@@ -393,17 +435,30 @@ def _space_time_interval_best(offsets, neighbors, wsize, boundary, cases, person
                 S[t] += cases[neighbors[j], t]
                 if bern:
                     P[t] += persons[neighbors[j], t]
+                if dated:
+                    Pf[t] += emu[neighbors[j], t]
             if boundary[j] == 0:
                 continue
-            if not bern:
+            if not bern and not dated:
                 _interval_logs(wsize[j], du, Cf, mu_u, la_u, lb_u, strata)
             for t2 in range(T):
                 c = np.int64(0)
                 n = np.int64(0)
+                ef = 0.0
                 for t1 in range(t2, max(-1, t2 - max_t), -1):
                     c += S[t1]
                     Ct, Nt, Nf, l0t = _window_totals(strata, klogk, t1, t2, C, N, l0)
-                    if bern:
+                    if dated:
+                        # the same sums and logarithms as _scan_cylinders' (_cylinder_constants)
+                        ef += Pf[t1]
+                        Ctf = np.float64(Ct)
+                        if not (ef > 0.0 and ef < Ctf):
+                            continue
+                        cf = np.float64(c)
+                        if not ((want_high and cf > ef and c >= mc) or (want_low and cf < ef)):
+                            continue
+                        llr = _poisson_llr(klogk, c, Ct, np.log(ef), np.log(Ctf - ef))
+                    elif bern:
                         n += P[t1]
                         if n == 0 or n == Nt:
                             continue
@@ -427,23 +482,25 @@ def _space_time_interval_best(offsets, neighbors, wsize, boundary, cases, person
 
 
 def space_time_interval_best(windows, cases, persons, dcum, klogk, n_cases, n_total, max_t, min_cases, direction,
-                             lo, hi, strata=None):
+                             lo, hi, strata=None, expected=None):
     """(hi - lo, T, max_t) best LLR per interval of centres ``lo..hi-1`` and the circle entry of each
     (see :func:`_space_time_interval_best`); ``persons`` None: the Poisson-type models; ``strata``: as in
-    :func:`cylinder_batch`."""
+    :func:`cylinder_batch`, and so is ``expected``."""
     offsets, neighbors, wsize, boundary = windows
     T = cases.shape[1]
     mt = min(int(max_t), T)
     val = np.zeros((hi - lo, T, mt), dtype=np.float64)
     code = np.full((hi - lo, T, mt), -1, dtype=np.int64)
     bern = persons is not None
-    if bern:
+    dated = expected is not None
+    emu = _check_expected(expected, cases.shape[:2], persons, strata) if dated else np.zeros((1, 1))
+    if bern or dated:
         du, didx = np.zeros(0), np.zeros((1, 1), dtype=np.int32)
     else:
         du, didx = _interval_sums(np.asarray(dcum, dtype=np.float64), T, mt)
     _space_time_interval_best(offsets, neighbors, np.ascontiguousarray(wsize, dtype=np.float64), boundary,
                               np.ascontiguousarray(cases, dtype=np.int64),
-                              np.ascontiguousarray(persons if bern else np.zeros((1, 1)), dtype=np.int64),
+                              np.ascontiguousarray(persons if bern else np.zeros((1, 1)), dtype=np.int64), emu, dated,
                               strata_prefix_sums(strata), du, didx, klogk, np.int64(n_cases),
                               np.int64(n_total), null_loglik(klogk, n_cases, n_total) if bern else 0.0,
                               np.int64(mt), np.int64(min_cases), direction in ("high", "both"),
@@ -535,8 +592,10 @@ class CpuSpaceTimeEngine:
     pruned = True
 
     def __init__(self, windows, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction, persons=None,
-                 strata=None):
+                 strata=None, expected=None):
         self.n_cases = int(n_cases)
+        # expectations per location and day (see cylinder_batch), or None
+        self.expected = None if expected is None else np.ascontiguousarray(expected, dtype=np.float64)
         self.strata = strata  # time-stratified: the cases and persons per day (see cylinder_batch)
         self.args = (windows, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction)
         # space-time Bernoulli: persons (L, T) per location and day, N = their total
@@ -549,7 +608,7 @@ class CpuSpaceTimeEngine:
         n_total = n_cases if self.persons is None else int(self.persons.sum())
         return cylinder_batch(windows, cases, self.persons, dcum, klogk, n_cases, n_total, max_t, t_end_min, min_cases,
                               direction, want_arg=want_arg, centre_ids=centre_ids, floor=floor,
-                              pruned=self.pruned, strata=self.strata)
+                              pruned=self.pruned, strata=self.strata, expected=self.expected)
 
     #: every PILOT_STRIDE-th centre is scanned first; its maxima are the floor of the full pass
     PILOT_STRIDE = 16

@@ -127,25 +127,27 @@ def poisson_logs(wexp: np.ndarray, n_cases: int):
 
 
 def make_space_time_engine(windows, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction, *, backend: str,
-                           persons=None, strata=None):
+                           persons=None, strata=None, expected=None):
     """Space-time engine on a resolved backend: ``batch(cases (L, T, R), want_arg)`` gives the
     ``(m, R)`` best cylinder LLR per centre [and the cylinder's code ``(j T + t1) T + t2``].
 
     Poisson-type cylinders (space-time permutation, space-time Poisson: ``windows[2]`` and ``dcum``
     give the expectations), or, with ``persons`` ((L, T) whole persons per location and day, cases +
     controls), the space-time Bernoulli model: ``klogk`` is then the table of the total persons N
-    and ``dcum`` is not read. ``strata``: time-stratified, the cases and persons per day (see
-    :func:`~.cpu_space_time.cylinder_batch`)."""
+    and ``dcum`` is not read. ``strata``: time-stratified, the cases and persons per day; ``expected``:
+    the Poisson-type cylinders' expectations per location and day, when they are not a location's share
+    times a day's (see :func:`~.cpu_space_time.cylinder_batch`)."""
     args = (windows, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction)
     if is_gpu_backend(backend):
         from .gpu import GpuSpaceTimeEngine
 
-        return GpuSpaceTimeEngine(*args, device=get_device(backend), backend=backend, persons=persons, strata=strata)
+        return GpuSpaceTimeEngine(*args, device=get_device(backend), backend=backend, persons=persons, strata=strata,
+                                  expected=expected)
     if backend != "cpu":
         raise ValueError(f"make_space_time_engine needs a resolved backend, got {backend!r}")
     from .cpu_space_time import CpuSpaceTimeEngine
 
-    return CpuSpaceTimeEngine(*args, persons=persons, strata=strata)
+    return CpuSpaceTimeEngine(*args, persons=persons, strata=strata, expected=expected)
 
 
 # ---------------------------------------------------------------------------- base class

@@ -112,11 +112,12 @@ SCRATCH_BYTES = 1 << 28
 
 
 class GpuSpaceTimeEngine:
-    """The space-time cylinders (``scan_space_time``, or ``scan_space_time_bernoulli`` with ``persons``,
-    in ``scan.cu``) on a device: :meth:`batch` means what :class:`~.cpu_space_time.CpuSpaceTimeEngine`'s means."""
+    """The space-time cylinders (``scan_space_time``, ``scan_space_time_bernoulli`` with ``persons``, or
+    ``scan_space_time_dated`` with ``expected`` per location and day, in ``scan.cu``) on a device:
+    :meth:`batch` means what :class:`~.cpu_space_time.CpuSpaceTimeEngine`'s means."""
 
     def __init__(self, windows, dcum, klogk, n_cases, max_t, t_end_min, min_cases, direction, *, device,
-                 backend="gpu", persons=None, strata=None):
+                 backend="gpu", persons=None, strata=None, expected=None):
         offsets, neighbors, wsize, boundary = windows
         self.backend = backend
         self.dev = dev = device
@@ -126,8 +127,17 @@ class GpuSpaceTimeEngine:
         pad = (lambda a, dt: dev.to_device(np.ascontiguousarray(a if len(a) else np.zeros(1), dtype=dt)))
         # space-time Bernoulli (persons per location and day): scan_space_time_bernoulli
         self.bernoulli = persons is not None
+        # expectations per location and day (see cpu_space_time.cylinder_batch): scan_space_time_dated
+        self.dated = expected is not None
         hl = (np.int32(direction in ("high", "both")), np.int32(direction in ("low", "both")))
-        if self.bernoulli:
+        if self.dated:
+            if self.bernoulli or strata is not None:
+                raise ValueError("expectations per location and day are for the Poisson-type cylinders without "
+                                 "time strata")
+            self.d_emu = pad(np.asarray(expected, dtype=np.float64).ravel(), np.float64)
+            self.args = (np.int64(n_cases), np.int32(self.T), np.int32(max_t), np.int32(t_end_min),
+                         np.int64(min_cases), *hl)
+        elif self.bernoulli:
             persons = np.asarray(persons, dtype=np.int64)
             N = int(persons.sum())
             if N >= 2**31 - 1:
@@ -138,7 +148,8 @@ class GpuSpaceTimeEngine:
         else:
             self.args = (np.int64(n_cases), np.int32(self.T), np.int32(max_t), np.int32(t_end_min),
                          np.int64(min_cases), *hl)
-        name = "scan_space_time_bernoulli" if self.bernoulli else "scan_space_time"
+        name = ("scan_space_time_dated" if self.dated else
+                "scan_space_time_bernoulli" if self.bernoulli else "scan_space_time")
         self._fn = dev.module(KERNELS_DIR / "scan.cu", defines={"REAL": "double"}).function(name)
         self._block = dev.block_size(self._fn, BLOCK)
         self.d_offsets = pad(offsets, np.int64)
@@ -167,14 +178,18 @@ class GpuSpaceTimeEngine:
         blocks_y = (R + block - 1) // block
         # cases per (centre, day, replicate); Bernoulli: persons per (centre, block, day), shared by
         # the replicates of a block
-        per_centre = max(1, self.T * R * 4 + (self.T * blocks_y * 4 if self.bernoulli else 0))
+        shared = self.bernoulli or self.dated  # per-day sums shared by a block: int persons or double expectations
+        per_centre = max(1, self.T * R * 4 + (self.T * blocks_y * (8 if self.dated else 4) if shared else 0))
         chunk = max(1, min(m, SCRATCH_BYTES // per_centre))
         d_scratch = dev.empty((chunk * self.T * R,), np.int32)
-        if self.bernoulli:
-            d_pscratch = dev.empty((chunk * blocks_y * self.T,), np.int32)
+        if shared:
+            d_pscratch = dev.empty((chunk * blocks_y * self.T,), np.float64 if self.dated else np.int32)
         for c0 in range(0, m, chunk):
             n = min(chunk, m - c0)
-            if self.bernoulli:
+            if self.dated:
+                args = [self.d_offsets, self.d_neighbors, self.d_boundary, d_cases, self.d_emu, self.d_klogk,
+                        *self.args, np.int32(R), np.int64(c0), d_scratch, d_pscratch]
+            elif self.bernoulli:
                 args = [self.d_offsets, self.d_neighbors, self.d_boundary, d_cases, self.d_persons, self.d_klogk,
                         *self.strata, *self.args, np.int32(R), np.int64(c0), d_scratch, d_pscratch]
             else:

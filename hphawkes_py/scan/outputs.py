@@ -89,6 +89,24 @@ def _has_population(result) -> bool:
     return False
 
 
+#: SaTScan's days per year in its annual rates (``CSaTScanData::GetAnnualRate``)
+_DAYS_PER_YEAR = 365.2425
+
+
+def _annual_cases(result, study_period):
+    """The study's cases per year per 100,000 persons (SaTScan's "Annual cases / 100000": the discrete
+    Poisson model with a population, over the study period's years), or None where SaTScan writes none
+    or the period is not known. A cluster's is this times its observed / expected (not written for
+    time-stratified analyses)."""
+    if study_period is None or result.model not in ("poisson", "space_time_poisson") or not _has_population(result):
+        return None
+    from ._satscan import _check_study_period
+
+    a, b = _check_study_period(study_period)
+    years = float((b - a).astype(int) + 1) / _DAYS_PER_YEAR
+    return 100000.0 * float(result.n_cases) / (float(result.n_population) * years)
+
+
 def _relative_risk(observed, expected, total):
     """The ``.rr`` table's REL_RISK (``LocationRiskEstimateWriter::writeGeneric``):
     (O / E) / ((C - O) / (C - E)); NaN where SaTScan leaves the field blank (E = 0, C = E, O = C)."""
@@ -498,6 +516,11 @@ def report_text(result, *, study_period=None, title: str | None = None, p_values
     elif result.model in ("poisson", "space_time_poisson") and _has_population(result):
         summary("Population, averaged over time", _population_text(float(result.n_population)))
     summary("Total number of cases", f"{result.n_cases:.10g}")
+    annual = _annual_cases(result, study_period)
+    if annual is not None:
+        summary("Annual cases / 100000", _significant(annual, 1))
+        if (getattr(result, "time_trend", None) or {}).get("adjustment") == "stratified":
+            annual = None  # SaTScan writes no cluster's
     lines += [rule, "", "CLUSTERS DETECTED", ""]
     if not len(result.clusters):
         lines.append("No clusters were found.")
@@ -538,6 +561,8 @@ def report_text(result, *, study_period=None, title: str | None = None, p_values
         else:
             add("Number of cases", f"{cl.cases:.10g}" if isinstance(cl.cases, float) else str(int(cl.cases)))
             add("Expected cases", _significant(float(cl.expected)))
+            if annual is not None:
+                add("Annual cases / 100000", _significant(annual * float(cl.observed_over_expected), 1))
             add("Observed / expected", _significant(float(cl.observed_over_expected)))
         if result.model in _BERNOULLI + _POISSON:
             add("Relative risk", _significant(float(cl.relative_risk)))

@@ -203,7 +203,7 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
                max_distance=None, max_temporal=7, prospective=False, study_period=None, min_cases=2, n_replicates=999,
                direction="high", distance="euclidean", location_ids=None, seed=None, executor=None, backend="auto",
                threads=None, progress=True, time_trend=None, trend_percent=None,
-               spatial_adjustment=None) -> ScanResult:
+               spatial_adjustment=None, expected=None) -> ScanResult:
     """Kulldorff's retrospective (or prospective) space-time scan: discrete Poisson or Bernoulli model.
 
     Cylinders as in :func:`space_time_permutation`: circles centred on the locations x intervals of
@@ -216,6 +216,12 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
     expectations. Circles are cut at ``max_population`` x the total population. With ``time_trend``
     the days get weights ``w_t`` instead (SaTScan's time-trend adjustment, :mod:`.time_trend`):
     ``mu = E_Z sum_{t1..t2} w_t / sum w``, and the Monte Carlo draws in proportion to ``E_z w_t``.
+    With ``expected`` (expected cases per location and day, e.g. by indirect standardisation with a
+    population that changes over time, as SaTScan computes from census years and covariates), a
+    cylinder's mu is the sum of its cells' expectations ``mu = sum_{z in Z, t in I} e_zt`` (rescaled
+    to sum to C), which need not be a location's share times a day's; circles are then cut at
+    ``max_population`` x C of the expected cases over the study period (SaTScan's population at risk),
+    and the Monte Carlo draws in proportion to ``e_zt``.
 
     ``time_trend="stratified"`` (SaTScan's ``TimeTrendAdjustmentType=4``, "nonparametric, with time
     stratified randomization"; both models) adjusts for any change of the risk in time by comparing
@@ -252,8 +258,9 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
     coords, cases, times
         As in :func:`space_time_permutation` (one row per location and day, or per person).
     population : array_like (n,), optional
-        ``model="poisson"`` (required): population of each row's location (the same on every row of
-        a location), persons.
+        ``model="poisson"`` (required without ``expected``): population of each row's location (the same
+        on every row of a location), persons; with ``expected`` it is reported (``clusters.population``,
+        e.g. averaged over the study period) and does not enter the scan.
     controls : array_like (n,), optional
         ``model="bernoulli"`` (required): non-negative whole numbers of controls of each row (its
         location and day), persons; rows may carry cases, controls or both.
@@ -280,11 +287,17 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
         ``model="poisson"``: ``"stratified"`` adjusts for purely spatial clusters by stratified
         randomization (see above; with any ``time_trend`` but ``"stratified"``). None (default): no
         adjustment.
+    expected : array_like (n,), optional
+        ``model="poisson"``: non-negative expected cases of each row's cell (its location and day;
+        the rows of a cell add up, and a cell without a row has none, so give a row, with 0 cases, to
+        every cell at risk), rescaled to sum to C. A cell with cases needs expected cases. Not with
+        ``time_trend`` or ``spatial_adjustment`` (adjust the expectations themselves).
 
     Returns
     -------
     ScanResult
-        ``model="space_time_poisson"`` (``clusters.population``: the circle's population) or
+        ``model="space_time_poisson"`` (``clusters.population``: the circle's population; with
+        ``expected`` and no ``population``, its expected cases over the study period) or
         ``"space_time_bernoulli"`` (``clusters.population``: the cylinder's persons, cases + controls;
         ``expected`` = n C / N; ``relative_risk`` = (c / n) / ((C - c) / (N - n))); ``start``, ``end``
         as in :func:`space_time_permutation`; ``time_trend``: the adjustment made (see
@@ -324,6 +337,19 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
     >>> top = st.most_likely
     >>> print(st.time_trend["adjustment"], top.start, top.end, top.cases, round(top.log_likelihood_ratio, 3))
     stratified 28 28 26 54.065
+
+    Expected cases per location and day (here a population that doubles over the month in the first
+    ten locations only), one row per cell:
+
+    >>> loc, day = np.divmod(np.arange(40 * 30), 30)
+    >>> grow = np.where(loc < 10, 1 + day / 29, 1.0)
+    >>> c_lt = np.zeros((40, 30), dtype=int)
+    >>> np.add.at(c_lt, (np.arange(40), days), cases)
+    >>> ex = hp.scan.space_time(xy[loc], c_lt[loc, day], day, expected=500 * grow, max_temporal=7,
+    ...                         n_replicates=99, seed=1, backend="cpu", progress=False)
+    >>> top = ex.most_likely
+    >>> print(top.start, top.end, top.cases, round(top.expected, 2), round(top.log_likelihood_ratio, 3))
+    28 28 26 0.46 85.557
     """
     check_in(model, "model", ("poisson", "bernoulli"))
     check_time_trend(time_trend, trend_percent, model, options=TIME_TRENDS + ("stratified",))
@@ -342,29 +368,25 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
         return _space_time_bernoulli(coords, cases, times, controls, opts, time_trend == "stratified")
     if controls is not None:
         raise ValueError("controls= is for model='bernoulli'; the Poisson model takes population=")
+    if expected is not None:
+        if time_trend is not None or spatial_adjustment is not None:
+            raise ValueError("expected= gives the expectations of every location and day: adjust them for a time "
+                             "trend or for space themselves (time_trend and spatial_adjustment must be None)")
+        common = _check_common(coords, cases, times, opts)
+        return _dated_poisson(common, expected, None if population is None else
+                              _location_population(population, common.gid, common.L))
     if population is None:
-        raise ValueError("model='poisson' needs population= (population of each row's location)")
+        raise ValueError("model='poisson' needs population= (population of each row's location) or expected= "
+                         "(expected cases of each row's location and day)")
     common = _check_common(coords, cases, times, opts)
-    po = as_float_array(population, "population", ndim=1, copy=True)
-    gid, L = common.gid, common.L
-    if len(po) != len(gid):
-        raise ValueError(f"population must have one value per row ({len(gid)}), got {len(po)}")
-    if (po < 0).any():
-        i = int(np.argmax(po < 0))
-        raise ValueError(f"population must be non-negative; population[{i}] = {po[i]!r}")
-    P = np.zeros(L)
-    P[gid] = po
-    if (P[gid] != po).any():
-        i = int(np.argmax(P[gid] != po))
-        raise ValueError(f"population must be the same on every row of a location; row {i} has {po[i]!r}, another "
-                         f"row of its location {P[gid[i]]!r}")
+    P = _location_population(population, common.gid, common.L)
     c_lt = common.c_lt
     T = c_lt.shape[1]
     C = int(c_lt.sum())
     bad = (P <= 0) & (c_lt.sum(axis=1) > 0)
     if bad.any():
         raise ValueError(f"a location with cases has zero population (location of row "
-                         f"{int(np.flatnonzero(gid == int(np.argmax(bad)))[0])})")
+                         f"{int(np.flatnonzero(common.gid == int(np.argmax(bad)))[0])})")
     Ez = C * P / P.sum()
     size = P.astype(np.int64) if np.all(P == np.round(P)) else P
     if spatial_adjustment is not None:
@@ -382,6 +404,52 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
     # expected cases of location z on day t: E_z w_t / sum w
     return _cylinders(common, "space_time_poisson", size, Ez, dcum, ("multinomial", np.outer(Ez, w / w.sum()).ravel()),
                       time_trend=info)
+
+
+def _location_population(population, gid, L):
+    """(L,) float64 population of every location from ``population`` per row (checked: one value per row,
+    non-negative, the same on every row of a location)."""
+    po = as_float_array(population, "population", ndim=1, copy=True)
+    if len(po) != len(gid):
+        raise ValueError(f"population must have one value per row ({len(gid)}), got {len(po)}")
+    if (po < 0).any():
+        i = int(np.argmax(po < 0))
+        raise ValueError(f"population must be non-negative; population[{i}] = {po[i]!r}")
+    P = np.zeros(L)
+    P[gid] = po
+    if (P[gid] != po).any():
+        i = int(np.argmax(P[gid] != po))
+        raise ValueError(f"population must be the same on every row of a location; row {i} has {po[i]!r}, another "
+                         f"row of its location {P[gid[i]]!r}")
+    return P
+
+
+def _dated_poisson(common, expected, P):
+    """:func:`space_time`'s discrete Poisson scan with ``expected`` per row: the expectations per location
+    and day ``e_zt`` (rescaled to sum to C) give every cylinder's mu; ``P``, the locations' populations
+    to report (None: their expected cases)."""
+    ex = as_float_array(expected, "expected", ndim=1)
+    n = len(common.gid)
+    if len(ex) != n:
+        raise ValueError(f"expected must have one value per row ({n}), got {len(ex)}")
+    if (ex < 0).any():
+        i = int(np.argmax(ex < 0))
+        raise ValueError(f"expected must be non-negative; expected[{i}] = {ex[i]!r}")
+    c_lt = common.c_lt
+    L, T = c_lt.shape
+    e_lt = np.zeros((L, T))
+    np.add.at(e_lt, (common.gid, common.day), ex)
+    bad = (e_lt <= 0) & (c_lt > 0)
+    if bad.any():
+        z, t = (int(v) for v in np.argwhere(bad)[0])
+        row = int(np.flatnonzero((common.gid == z) & (common.day == t))[0])
+        raise ValueError(f"the cell of row {row} (its location and day) has cases but no expected cases")
+    C = int(c_lt.sum())
+    e_lt *= C / e_lt.sum()
+    Ez = e_lt.sum(axis=1)
+    size = Ez if P is None else (P.astype(np.int64) if np.all(P == np.round(P)) else P)
+    return _cylinders(common, "space_time_poisson", size, Ez, C * np.arange(T + 1, dtype=np.float64) / T,
+                      ("multinomial", e_lt.ravel()), cut_size=Ez, expected_lt=e_lt)
 
 
 #: the ``time_trend`` record of a time-stratified analysis (see :func:`space_time`)
@@ -448,7 +516,8 @@ class SpaceTimeData:
     ``ids``; days counted from ``origin`` (a day number or a date); the window settings
     (``max_population``, ``max_distance``, ``geo`` for ``distance``, ``max_temporal`` days,
     ``prospective``) and ``run``; the merged locations ``loc_coords`` (L, 2), each row's location
-    ``gid``, each location's rows ``members``, and the cases per location and day ``c_lt`` (L, T)."""
+    ``gid``, each location's rows ``members``, each row's day ``day`` (from ``origin``), and the cases
+    per location and day ``c_lt`` (L, T)."""
 
     n: int
     ids: np.ndarray
@@ -465,6 +534,7 @@ class SpaceTimeData:
     members: list
     L: int
     c_lt: np.ndarray
+    day: np.ndarray
 
 
 def _check_common(coords, cases, times, opts: SpaceTimeOptions) -> SpaceTimeData:
@@ -502,17 +572,18 @@ def _check_common(coords, cases, times, opts: SpaceTimeOptions) -> SpaceTimeData
     return SpaceTimeData(n=n, ids=ids, origin=origin, max_population=max_population, max_distance=max_distance,
                          geo=geo, distance=opts.distance, max_temporal=max_temporal,
                          prospective=bool(opts.prospective), run=run, loc_coords=loc_coords, gid=gid,
-                         members=members, L=L, c_lt=c_lt)
+                         members=members, L=L, c_lt=c_lt, day=day)
 
 
 def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=None, controls_loc=None,
-               time_trend=None, strata=None, spatial_adjustment=None, cut_size=None):
+               time_trend=None, strata=None, spatial_adjustment=None, cut_size=None, expected_lt=None):
     """Scan the cylinders of circles cut at ``max_population`` x ``size.sum()``; ``wsize_loc``: each
     location's C_z (or E_z) summed along the walks; ``null``: how replicates are drawn. With
     ``persons`` ((L, T) cases + controls), the Bernoulli model (``wsize_loc`` and ``dcum`` unused).
     ``strata``: time-stratified, the cases and persons per day (see
     :func:`~.cpu_space_time.cylinder_batch`). ``cut_size``: what the circles are cut by, when not ``size``
-    (which the clusters report)."""
+    (which the clusters report). ``expected_lt``: the expectations per location and day, when a cylinder's
+    are not ``wsize_loc`` times ``dcum``'s share."""
     c_lt, L, T = cm.c_lt, cm.L, cm.c_lt.shape[1]
     C = int(c_lt.sum())
     bern = persons is not None
@@ -535,7 +606,8 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
             np.cumsum(wl[offsets[i]:offsets[i + 1]], out=csum[offsets[i]:offsets[i + 1]])
         engine = make_space_time_engine((offsets, neighbors, csum, boundary), dcum, klogk_table(N), C,
                                         cm.max_temporal, t_end_min, cm.run.min_cases, cm.run.direction,
-                                        backend=cm.run.backend, persons=persons, strata=strata)
+                                        backend=cm.run.backend, persons=persons, strata=strata,
+                                        expected=expected_lt)
         best, arg = engine.batch(c_lt[:, :, None].astype(np.int32), want_arg=True)
         best, arg = best[:, 0], arg[:, 0]
         null_llr = _null_maxima(engine, null, cm.run, L, T)
@@ -556,7 +628,7 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
         # in time), and clusters that share locations are both listed when they are apart in time
         centre_of, best, j_of, t1_of, t2_of = _retrospective_candidates(
             (offsets, neighbors, csum, boundary), best, j_of, t1_of, t2_of, c_lt, persons, dcum, N,
-            cm.max_temporal, cm.run.min_cases, cm.run.direction, strata)
+            cm.max_temporal, cm.run.min_cases, cm.run.direction, strata, expected_lt)
         kept = []
 
         def overlaps_kept(members, k):
@@ -589,7 +661,8 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
                 e = float((p_days * rate).sum())
             outside = (Ct - c) / (Nt - n) if Nt > n else 0.0
             return n, e, (c / n) / outside if outside > 0 else math.inf
-        mu = float(csum[j]) * (dcum[b] - dcum[a]) / C
+        mu = (float(csum[j]) * (dcum[b] - dcum[a]) / C if expected_lt is None else
+              float(expected_lt[members, a:b].sum()))
         p = pop_loc[members].sum()
         return (int(p) if pop_loc.dtype.kind == "i" else float(p)), mu, (c / mu) / ((Ct - c) / (Ct - mu)) \
             if Ct > c else math.inf
@@ -623,7 +696,7 @@ _MIN_LLR_RETAINED = 1.0
 
 
 def _retrospective_candidates(windows, best, j_of, t1_of, t2_of, c_lt, persons, dcum, N, max_t, min_cases,
-                              direction, strata=None):
+                              direction, strata=None, expected_lt=None):
     """The cylinders a retrospective space-time analysis ranks for its clusters, as SaTScan 10 does
     (``CClusterSetTemporalOverlap``): each centre's most likely cylinder and, recursively, the best
     cylinder (over the circles; LLR > 1) wholly before and wholly after it in time
@@ -641,7 +714,7 @@ def _retrospective_candidates(windows, best, j_of, t1_of, t2_of, c_lt, persons, 
     for lo in range(0, m, chunk):
         hi = min(m, lo + chunk)
         val, code = space_time_interval_best(windows, c_lt, persons, dcum, klogk, C, N, mt, min_cases, direction,
-                                             lo, hi, strata)
+                                             lo, hi, strata, expected_lt)
         parts.append(overlap_candidates(val, code, best, j_of, t1_of, t2_of, lo, _MIN_LLR_RETAINED))
     if not parts:
         none = np.zeros(0, dtype=np.int64)

@@ -393,6 +393,11 @@ plot.hphawkes_scan <- function(x, ...) {
 #' @param spatial_adjustment Discrete Poisson model: \code{NULL} (none) or \code{"stratified"} (SaTScan's
 #'   spatial adjustment 1, stratified randomization: every location's expected cases are its observed
 #'   cases, kept there in the Monte Carlo; circles are then cut by cases).
+#' @param expected \code{NULL} or, for the discrete Poisson model, the expected cases of each row's
+#'   location and day (one row per location and day at risk, 0 cases where none; rescaled to the
+#'   cases' total): populations that change over time or covariates, as SaTScan's census years give
+#'   them. A cylinder's expectation is then the sum of its cells'; \code{population} is optional and
+#'   only reported.
 #' @return An object of class \code{hphawkes_scan}; \code{clusters} has \code{start} and \code{end}
 #'   (\code{Date}s when \code{times} are); \code{time_trend} the adjustment made (with
 #'   \code{daily_percent}, the figure SaTScan reports), or \code{NULL}.
@@ -418,6 +423,11 @@ plot.hphawkes_scan <- function(x, ...) {
 #' st <- scan_space_time(xy[g$loc, ], g$cases, dates, population = rep(1000, nrow(g)),
 #'                       n_replicates = 19, seed = 1, time_trend = "stratified")
 #' st$clusters[1, c("start", "end", "cases", "log_likelihood_ratio")]
+#' # expected cases per location and day: the population doubles over the period in 10 locations
+#' e <- 1000 * ifelse(grid$loc <= 10, 1 + (grid$day - 1) / 19, 1)
+#' ex <- scan_space_time(xy[grid$loc, ], grid$cases, as.Date("2024-03-01") + grid$day - 1, expected = e,
+#'                       n_replicates = 19, seed = 1)
+#' ex$clusters[1, c("start", "end", "cases", "expected")]
 #' @export
 scan_space_time <- function(coords, cases, times, population = NULL, controls = NULL, max_population = 0.5,
                             max_distance = NULL,
@@ -425,7 +435,7 @@ scan_space_time <- function(coords, cases, times, population = NULL, controls = 
                             n_replicates = 999L, direction = "high", distance = "euclidean",
                             seed = NULL, location_ids = NULL, progress = FALSE, backend = "auto",
                             threads = NULL, time_trend = NULL, trend_percent = NULL,
-                            spatial_adjustment = NULL) {
+                            spatial_adjustment = NULL, expected = NULL) {
   .hp_check_args()
   sc <- .hp_mod("scan")
   .hp_no_na(times, "times")
@@ -439,8 +449,12 @@ scan_space_time <- function(coords, cases, times, population = NULL, controls = 
   if (!is.null(location_ids)) kw$location_ids <- .np_ids(location_ids, "location_ids")
   if (!is.null(population) && !is.null(controls))
     stop("give population (Poisson) or controls (Bernoulli), not both", call. = FALSE)
-  fun <- if (is.null(population) && is.null(controls)) sc$space_time_permutation else sc$space_time
+  if (!is.null(expected) && !is.null(controls))
+    stop("expected is for the discrete Poisson model, not with controls", call. = FALSE)
+  fun <- if (is.null(population) && is.null(controls) && is.null(expected)) sc$space_time_permutation else
+    sc$space_time
   if (!is.null(population)) kw$population <- .np_double(population, "population")
+  if (!is.null(expected)) kw$expected <- .np_double(expected, "expected")
   if (!is.null(controls)) {
     kw$controls <- .np_count(controls, "controls")
     kw$model <- "bernoulli"

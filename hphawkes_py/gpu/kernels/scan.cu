@@ -225,3 +225,72 @@ extern "C" __global__ void scan_space_time_bernoulli(const long long* offsets, c
   }
   hp_atomic_max_double(&rep_max[r], m);
 }
+
+// Space-time discrete Poisson with expectations per location and day (populations that change over
+// time, covariates): emu[loc * T + t] are location loc's expected cases on day t (their total is C), and
+// a cylinder's mu is their sum over its circle and days, so it cannot be E_Z times a day's share as in
+// scan_space_time. As persons in scan_space_time_bernoulli, the growing circle's expectations per day
+// do not depend on the replicate: they are kept once per block (its own T doubles of pscratch, added to
+// by the block's threads between two barriers), summed in entry order and, for a cylinder, from t2 back
+// to t1, the additions of the CPU engine (cpu_space_time._scan_cylinders with emu). The LLR and the rate
+// tests are those of scan_space_time.
+extern "C" __global__ void scan_space_time_dated(const long long* offsets, const int* neighbors,
+                                                const unsigned char* boundary, const int* cases, const double* emu,
+                                                const double* klogk, long long n_cases, int T, int max_t,
+                                                int t_end_min, long long min_cases, int want_high, int want_low,
+                                                int R, long long centre0, int* scratch, double* pscratch,
+                                                int want_best, double* best, long long* best_arg,
+                                                double* rep_max) {
+  const long long il = blockIdx.x;
+  const long long i = centre0 + il;
+  const int r = blockIdx.y * blockDim.x + threadIdx.x;
+  const bool active = r < R;
+  const long long C = n_cases;
+  const double Cf = (double)C;
+  int* S = scratch + il * (long long)T * R;
+  double* P = pscratch + (il * (long long)gridDim.y + blockIdx.y) * (long long)T;
+  for (int t = threadIdx.x; t < T; t += blockDim.x) P[t] = 0.0;
+  if (active) {
+    for (int t = 0; t < T; ++t) S[(long long)t * R + r] = 0;
+  }
+  double m = 0.0;
+  long long arg = -1;
+  const long long end = offsets[i + 1];
+  for (long long j = offsets[i]; j < end; ++j) {
+    const long long loc = neighbors[j];
+    const long long base = loc * T * R;
+    __syncthreads();  // every thread is done reading P for the previous circle
+    for (int t = threadIdx.x; t < T; t += blockDim.x) P[t] += emu[loc * T + t];
+    if (active) {
+      for (int t = 0; t < T; ++t) S[(long long)t * R + r] += cases[base + (long long)t * R + r];
+    }
+    __syncthreads();  // P holds this circle's expectations per day
+    if (!active || boundary[j] == 0) continue;
+    for (int t2 = t_end_min; t2 < T; ++t2) {
+      int acc = 0;
+      double mu = 0.0;
+      const int lo = t2 - max_t > -1 ? t2 - max_t : -1;
+      for (int t1 = t2; t1 > lo; --t1) {
+        acc += S[(long long)t1 * R + r];
+        mu += P[t1];
+        if (!(mu > 0.0 && mu < Cf)) continue;
+        const double la = log(mu);
+        const double lb = log(Cf - mu);
+        const double llr = (klogk[acc] + klogk[C - acc]) -
+                           (SCAN_MUL((double)acc, la) + SCAN_MUL((double)(C - acc), lb));
+        const double cfl = (double)acc;
+        const bool ok = (want_high && cfl > mu && acc >= min_cases) || (want_low && cfl < mu);
+        if (ok && llr > m) {
+          m = llr;
+          arg = (j * T + t1) * T + t2;
+        }
+      }
+    }
+  }
+  if (!active) return;
+  if (want_best) {
+    best[i * R + r] = m;
+    best_arg[i * R + r] = arg;
+  }
+  hp_atomic_max_double(&rep_max[r], m);
+}

@@ -101,3 +101,39 @@ test_that("scan_space_time adjusts the discrete Poisson model for a time trend, 
   expect_error(scan_space_time(xy[g$loc, ], g$cases, g$day, time_trend = "loglinear", n_replicates = 9),
                "give population")
 })
+
+test_that("scan_run_prm reruns SaTScan's New Mexico sample (census years, covariates) as SaTScan does", {
+  skip_if_no_hphawkes()
+  prm <- hphawkes_data_path("scan/satscan_sample_data/NewMexicoSpaceTimePoisson.prm")
+  res <- scan_run_prm(prm, n_replicates = 19L, seed = 1L, backend = "cpu")
+  cl <- res$clusters
+  # SaTScan 10.3.2 on the same file: LLR 10.979758, 236 cases, 176.22 expected, 1985-1989
+  expect_equal(cl$log_likelihood_ratio[1], 10.979758, tolerance = 1e-6)
+  expect_identical(as.integer(cl$cases[1]), 236L)
+  expect_equal(cl$expected[1], 176.22, tolerance = 5e-3 / 176.22)
+  expect_identical(format(as.Date(cl$start[1])), "1985-01-01")
+})
+
+test_that("scan_space_time takes expected cases per location and day", {
+  skip_if_no_hphawkes()
+  set.seed(5)
+  L <- 12L; nday <- 8L
+  xy <- cbind(runif(L, 0, 10), runif(L, 0, 10))
+  grid <- expand.grid(loc = seq_len(L), day = seq_len(nday))
+  e <- 50 * (1 + 0.2 * (grid$loc <= 4) * (grid$day - 1))
+  grid$cases <- rpois(nrow(grid), e / 50)
+  res <- scan_space_time(xy[grid$loc, ], grid$cases, grid$day, expected = e, max_temporal = 3L,
+                         n_replicates = 19, seed = 1, backend = "cpu")
+  expect_identical(res$model, "space_time_poisson")
+  data <- tmp_csv(cbind(xy[grid$loc, ], grid$cases, grid$day, e))
+  py <- py_reference(paste(
+    "import numpy as np, hphawkes_py as hp",
+    sprintf("a = np.loadtxt(r'%s', delimiter=',', ndmin=2)", data),
+    "xy, c, d, e = a[:, :2], a[:, 2].astype(int), a[:, 3].astype(int), a[:, 4]",
+    "r = hp.scan.space_time(xy, c, d, expected=e, max_temporal=3, n_replicates=19, seed=1, progress=False,",
+    "                       backend='cpu')",
+    "out = {'llr': r.clusters.log_likelihood_ratio.to_numpy()}", sep = "\n"))
+  expect_identical(res$clusters$log_likelihood_ratio, py$llr)
+  expect_error(scan_space_time(xy[grid$loc, ], grid$cases, grid$day, expected = e, controls = grid$cases),
+               "expected is for the discrete Poisson model")
+})

@@ -1,0 +1,270 @@
+"""The space-time analyses of :func:`~hphawkes_py.scan.run_prm`: SaTScan's dated case (and control) files,
+its population file over time, and the space-time permutation, Bernoulli and discrete Poisson scans.
+
+SaTScan's discrete Poisson expectations with populations over time (``CalcRisk``, ``Calcm`` and
+``CalcMeasure`` in its ``CalculateMeasure.cpp``; ``PopulationData::SetPopulationDates``): the
+population of location z in covariate category c is known on census dates (a census year is July 1
+of that year, two-digit years 19xx), linear between them and constant before the first and after the
+last. Over the study period of D days, category c's average population is
+``Pbar_c = (1/D) sum_z int P_zc(d) dd`` and its risk ``r_c = C_c / Pbar_c`` (its cases over the study
+period); time interval i of location z then has ``mu_zi = (1/D) int_{interval i} sum_c r_c P_zc(d) dd``
+expected cases, which sum to C. Without covariates there is one category.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ._satscan import _as_ids, _geo, _number, _population, _read_rows, interval_of
+from .spatiotemporal import space_time, space_time_permutation
+
+__all__ = ["read_case_dates", "census_day", "integral_weights", "dated_expected", "run_space_time"]
+
+#: SaTScan's PrecisionCaseTimes: the fields a case date has (year; year/month; year/month/day)
+PRECISION_FIELDS = {"1": 1, "2": 2, "3": 3}
+
+
+def read_case_dates(path, what="case", model="space-time permutation", precision="3", covariates=False):
+    """``<id> <#cases> <date> [covariates]`` rows of a space-time case (or, ``what="control"``, control)
+    file: ``(ids, counts, dates, categories)``, each value checked where it is read (file, line, field).
+
+    ``precision`` (SaTScan's ``PrecisionCaseTimes``): "1" years (``YYYY``), "2" months (``YYYY/MM``),
+    "3" days (``YYYY/MM/DD``); a date given more precisely is read as it is, less precisely refused.
+    As SaTScan, a year stands for its January 1 and a month for its first day. ``categories``: the
+    covariates of each row (a tuple of strings, empty without them); with ``covariates`` False a row
+    with covariates is refused."""
+    p, rows = _read_rows(path, what, 3)
+    need = PRECISION_FIELDS[precision]
+    ids, counts, dates, cats = [], [], [], []
+    form = {1: "a year YYYY", 2: "a month YYYY/MM", 3: "a date YYYY/MM/DD"}[need]
+    for lineno, parts in rows:
+        if len(parts) > 3 and not covariates:
+            raise ValueError(f"{p}:{lineno}: covariates (field 4 on) are not supported by the {model} model")
+        counts.append(int(_number(parts[1], p, lineno, 2, f"#{what}s", count=True, whole=True)))
+        fields = parts[2].split("/")
+        try:
+            if not need <= len(fields) <= 3:
+                raise ValueError
+            y, m, d = (int(x) for x in fields + ["1"] * (3 - len(fields)))
+            dates.append(np.datetime64(f"{y:04d}-{m:02d}-{d:02d}", "D"))
+        except ValueError:
+            raise ValueError(f"{p}:{lineno}: field 3 (date) {parts[2]!r} is not {form} "
+                             f"(PrecisionCaseTimes={precision})") from None
+        ids.append(parts[0])
+        cats.append(tuple(parts[3:]))
+    return ids, np.array(counts, dtype=np.int64), np.array(dates, dtype="datetime64[D]"), cats
+
+
+def census_day(year: float) -> int:
+    """The day (since 1970-01-01) SaTScan gives a census year: July 1 (two-digit years are 19xx)."""
+    y = int(year)
+    if y != year:
+        raise ValueError(f"census year {year!r} is not a whole year")
+    return int(np.datetime64(f"{y + 1900 if y < 100 else y:04d}-07-01", "D").astype(np.int64))
+
+
+def integral_weights(days, u: int, v: int) -> np.ndarray:
+    """``w`` with ``int_u^v P(d) dd = sum_k w[k] P_k`` for a population known on the sorted ``days``
+    (``P_k``), linear between them and constant before the first and after the last (days ``u <= v``)."""
+    days = np.asarray(days, dtype=np.int64)
+    w = np.zeros(len(days))
+    w[0] += max(0, min(v, days[0]) - u)
+    w[-1] += max(0, v - max(u, days[-1]))
+    for k in range(len(days) - 1):
+        a, b = int(days[k]), int(days[k + 1])
+        lo, hi = max(a, u), min(b, v)
+        if hi <= lo:
+            continue
+        w[k] += ((b - lo) ** 2 - (b - hi) ** 2) / (2.0 * (b - a))
+        w[k + 1] += ((hi - a) ** 2 - (lo - a) ** 2) / (2.0 * (b - a))
+    return w
+
+
+def dated_expected(pop_path, keys, case_keys, case_counts, case_cats, starts, geo_path):
+    """SaTScan's expected cases of every location and time interval (see the module notes).
+
+    ``keys``: the location ids (the coordinates file's order); ``case_keys``, ``case_counts``,
+    ``case_cats``: the case records' ids, counts and covariate categories; ``starts``: the start day of
+    every interval and, last, the day after the study period (datetime64[D]). Returns ``(mu, avg)``:
+    (L, I) expected cases and (L,) each location's population averaged over the study period (what
+    SaTScan reports)."""
+    p, rows = _read_rows(pop_path, "population", 3)
+    where = {k: i for i, k in enumerate(keys)}
+    table: dict = {}
+    years, cats, first = set(), {}, {}
+    for lineno, parts in rows:
+        if parts[0] not in where:
+            raise ValueError(f"{p}:{lineno}: location id {parts[0]!r} is not in the coordinates file {geo_path}")
+        try:
+            year = float(parts[1])
+            census_day(year)
+        except ValueError:
+            raise ValueError(f"{p}:{lineno}: field 2 (census year) {parts[1]!r} is not a year") from None
+        v = _number(parts[2], p, lineno, 3, "population", count=True)
+        cat = cats.setdefault(tuple(parts[3:]), len(cats))
+        key = (where[parts[0]], cat, year)
+        table[key] = table.get(key, 0.0) + v
+        years.add(year)
+        first.setdefault(parts[0], lineno)
+    years = sorted(years)
+    have: dict = {}
+    for z, _c, y in table:
+        have.setdefault(z, set()).add(y)
+    for k in keys:
+        if k not in first:
+            raise ValueError(f"{p}: no population for location id {k!r} of the coordinates file {geo_path}")
+        missing = [y for y in years if y not in have[where[k]]]
+        if missing:
+            raise ValueError(f"{p}:{first[k]}: location {k!r} has no population for census year {missing[0]:g}, "
+                             f"which other locations have (SaTScan would take it as 0 there); give every location "
+                             f"every census year")
+    widths = {len(c) for c in cats} | {len(c) for c in case_cats}
+    if len(widths) > 1:
+        raise ValueError(f"{p}: the case and population records must have the same number of covariates (fields "
+                         f"4 on); they have {', '.join(str(w) for w in sorted(widths))}")
+    L, K, Y = len(keys), len(cats), len(years)
+    P = np.zeros((L, K, Y))
+    for (z, c, y), v in table.items():
+        P[z, c, years.index(y)] = v
+    # cases per covariate category (SaTScan: a category with cases needs a population)
+    C_c = np.zeros(K)
+    for k, n, cat in zip(case_keys, case_counts, case_cats):
+        if cat not in cats:
+            raise ValueError(f"{p}: the covariate category {' '.join(cat) or '(none)'} of location {k!r}'s cases "
+                             f"has no population")
+        C_c[cats[cat]] += n
+    days = np.array([census_day(y) for y in years], dtype=np.int64)
+    s = starts.astype(np.int64)
+    D = float(s[-1] - s[0])
+    avg_zc = P @ integral_weights(days, int(s[0]), int(s[-1])) / D  # (L, K): averaged over the study period
+    pbar = avg_zc.sum(axis=0)
+    if ((pbar <= 0) & (C_c > 0)).any():
+        c = int(np.argmax((pbar <= 0) & (C_c > 0)))
+        raise ValueError(f"{p}: covariate category {' '.join(next(k for k, i in cats.items() if i == c))} has cases "
+                         f"but no population in the study period")
+    risk = np.divide(C_c, pbar, out=np.zeros(K), where=pbar > 0)
+    M = np.einsum("zky,k->zy", P, risk)  # each location's expected cases per day at the census dates, x D
+    W = np.stack([integral_weights(days, int(a), int(b)) for a, b in zip(s[:-1], s[1:])], axis=1)  # (Y, I)
+    return M @ W / D, avg_zc.sum(axis=1)
+
+
+def run_space_time(spec, run):
+    """The space-time permutation, Bernoulli and discrete Poisson analyses (:func:`run_prm`); cases
+    aggregated into SaTScan's time intervals (``spec["intervals"]``) are scanned interval by interval
+    and the clusters' time frames given as the days their intervals span. A discrete Poisson analysis
+    whose population changes over time (census years), has covariates or is aggregated into intervals
+    longer than a day takes SaTScan's expectations of every location and interval
+    (:func:`dated_expected`)."""
+    f = spec["files"]
+    seed, executor, backend, threads, progress = (run[k] for k in ("seed", "executor", "backend", "threads",
+                                                                    "progress"))
+    gp, keys, xs, ys, seen = _geo(f["geo_file"])
+    start, end = spec["kwargs"]["study_period"]
+    bern = spec["model"] == "space_time_bernoulli"
+    poisson = spec["model"] == "space_time_poisson"
+    name = {"space_time_bernoulli": "Bernoulli space-time", "space_time_poisson": "discrete Poisson space-time",
+            "space_time_permutation": "space-time permutation"}[spec["model"]]
+    starts = spec.get("intervals")
+    dated = False
+    if poisson:
+        _, _, by_cat, _, years = _population(f["population_file"])
+        dated = starts is not None or any(len(y) > 1 for y in years.values()) or any(c for _, c in by_cat)
+        pop = None if dated else _constant_population(f["population_file"], seen, gp)
+    tables = [("case", f["case_file"])] + ([("control", f["control_file"])] if bern else [])
+    ids, cases, controls, dates, cats = [], [], [], [], []
+    for what, path_ in tables:
+        t_ids, t_counts, t_dates, t_cats = read_case_dates(path_, what, name, spec.get("precision", "3"),
+                                                           covariates=dated)
+        missing = [k for k in t_ids if k not in seen]
+        if missing:
+            raise ValueError(f"{path_}: location id {missing[0]!r} is not in the coordinates file {gp}")
+        out = (t_dates < start) | (t_dates > end)
+        if out.any():
+            i = int(np.argmax(out))
+            if spec["dates"]["out_of_period"] == "error":
+                raise ValueError(f"{path_}: the {what} dated {t_dates[i]} (record {i + 1}) is outside the study "
+                                 f"period {start} to {end} (StartDate/EndDate); SaTScan refuses such records "
+                                 f"(StudyPeriodCheckType=0), or leaves them out with StudyPeriodCheckType=1")
+            warnings.warn(f"{path_}: {int(out.sum())} {what} record(s) ({int(t_counts[out].sum())} {what}s) dated "
+                          f"outside the study period {start} to {end} were left out (first: record {i + 1}, "
+                          f"{t_dates[i]}; StudyPeriodCheckType=1)", UserWarning, stacklevel=3)
+            keep = ~out
+            t_ids = [k for k, kept in zip(t_ids, keep) if kept]
+            t_cats = [c for c, kept in zip(t_cats, keep) if kept]
+            t_counts, t_dates = t_counts[keep], t_dates[keep]
+        zeros = np.zeros(len(t_ids), dtype=np.int64)
+        ids += t_ids
+        cats += t_cats
+        cases.append(t_counts if what == "case" else zeros)
+        controls.append(t_counts if what == "control" else zeros)
+        dates.append(t_dates)
+    common = dict(seed=seed, executor=executor, backend=backend, threads=threads, progress=progress,
+                  **spec["kwargs"])
+    where = {k: i for i, k in enumerate(keys)}
+    if dated:
+        res = _dated_poisson(f, keys, where, ids, np.concatenate(cases), np.concatenate(dates), cats, xs, ys,
+                             starts, start, end, gp, common)
+    else:
+        # locations of the coordinates file without cases (or controls) are circle centres too (as
+        # in SaTScan): one row with 0 cases (and 0 controls) each, dated at the start of the study period
+        listed = set(ids)
+        absent = [k for k in keys if k not in listed]
+        zeros = np.zeros(len(absent), dtype=np.int64)
+        ids += absent
+        cases, controls = np.concatenate(cases + [zeros]), np.concatenate(controls + [zeros])
+        dates = np.concatenate(dates + [np.full(len(absent), start)])
+        # the locations in the coordinates file's order (SaTScan's order of equal clusters' centres)
+        order = np.argsort(np.array([where[k] for k in ids], dtype=np.int64), kind="stable")
+        ids = [ids[i] for i in order]
+        cases, controls, dates = cases[order], controls[order], dates[order]
+        xy = np.array([(xs[where[k]], ys[where[k]]) for k in ids], dtype=float).reshape(-1, 2)
+        common["location_ids"] = np.array(_as_ids(ids), dtype=object)
+        if starts is not None:  # interval indices stand for the days of the scan
+            dates = interval_of(dates, starts)
+            common["study_period"] = (0, len(starts) - 2)
+        if bern:
+            res = space_time(xy, cases, dates, controls=controls, model="bernoulli", **common)
+        elif poisson:
+            missing = [k for k in keys if k not in pop]
+            if missing:
+                raise ValueError(f"{f['population_file']}: no population for location id {missing[0]!r} of the "
+                                 f"coordinates file {gp}")
+            res = space_time(xy, cases, dates, population=np.array([pop[k] for k in ids], dtype=float),
+                             model="poisson", **common)
+        else:
+            res = space_time_permutation(xy, cases, dates, **common)
+    if starts is not None and len(res.clusters):
+        cl = res.clusters
+        first = cl["start"].to_numpy(dtype=np.int64)
+        last = cl["end"].to_numpy(dtype=np.int64)
+        cl["start"] = starts[first]
+        cl["end"] = starts[last + 1] - np.timedelta64(1, "D")
+    return res
+
+
+def _constant_population(path, seen, geo_path) -> dict:
+    """{location id: population} of a ``.pop`` file with one census year per location and no covariates
+    (the population constant in time)."""
+    p, total, _, first, _ = _population(path)
+    for lid in total:
+        if lid not in seen:
+            raise ValueError(f"{p}:{first[lid]}: location id {lid!r} is not in the coordinates file {geo_path}")
+    return total
+
+
+def _dated_poisson(f, keys, where, ids, cases, dates, cats, xs, ys, starts, start, end, gp, common):
+    """The discrete Poisson space-time scan with SaTScan's expectations of every location and interval
+    (days when ``starts`` is None): one row per location and interval, its cases, expectation and the
+    location's average population."""
+    if starts is None:
+        starts = np.arange(start, end + np.timedelta64(2, "D"), dtype="datetime64[D]")
+    mu, avg = dated_expected(f["population_file"], keys, ids, cases, cats, starts, gp)
+    L, n_int = mu.shape
+    c_li = np.zeros((L, n_int), dtype=np.int64)
+    np.add.at(c_li, (np.array([where[k] for k in ids], dtype=np.int64), interval_of(dates, starts)), cases)
+    z, i = np.divmod(np.arange(L * n_int), n_int)
+    xy = np.column_stack([np.asarray(xs, dtype=float)[z], np.asarray(ys, dtype=float)[z]])
+    common["location_ids"] = np.array(_as_ids(list(keys)), dtype=object)[z]
+    common["study_period"] = (0, n_int - 1)
+    return space_time(xy, c_li[z, i], i, population=avg[z], expected=mu[z, i], model="poisson", **common)
