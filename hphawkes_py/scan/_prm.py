@@ -52,11 +52,11 @@ _REQUIRE = {
     "RiskLimitLowClusters": _OFF,
     "UseLocationsNetworkFile": _OFF,
     "AdjustForEarlierAnalyses": _OFF,
-    "AdjustForWeeklyTrends": _OFF,  # day-of-week adjustment of the space-time permutation model
 }
 
 #: parameters the analysis reads (mapped below)
-_USED = {"CaseFile", "ControlFile", "PopulationFile", "CoordinatesFile", "CoordinatesType", "ModelType", "ScanAreas",
+_USED = {"AdjustForWeeklyTrends", "CaseFile", "ControlFile", "PopulationFile", "CoordinatesFile", "CoordinatesType",
+         "ModelType", "ScanAreas",
          "MaxSpatialSizeInPopulationAtRisk", "UseDistanceFromCenterOption", "MaxSpatialSizeInDistanceFromCenter",
          "MonteCarloReps", "MinimumCasesInHighRateClusters", "AnalysisType", "StartDate", "EndDate",
          "PrecisionCaseTimes", "TimeAggregationUnits", "TimeAggregationLength", "MaxTemporalSizeInterpretation",
@@ -522,7 +522,9 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         coordinates, ``ScanAreas``, ``MaxSpatialSizeInPopulationAtRisk``, the distance limit,
         ``MonteCarloReps``, ``MinimumCasesInHighRateClusters``, no-overlap secondary clusters, and for the
         discrete Poisson model ``UseAdjustmentsByRRFile`` (:mod:`hphawkes_py.scan.known_risks`); and
-        ``ModelType`` 2 (space-time permutation), 1 (Bernoulli: dated ``.cas`` and ``.ctl`` files,
+        ``ModelType`` 2 (space-time permutation; covariates in the case file and ``AdjustForWeeklyTrends``
+        stratify it, :func:`~hphawkes_py.scan.space_time_permutation`'s ``covariates`` and
+        ``day_of_week``), 1 (Bernoulli: dated ``.cas`` and ``.ctl`` files,
         run by :func:`~hphawkes_py.scan.space_time` with ``model="bernoulli"``; ``TimeTrendAdjustmentType``
         0 or 4, time-stratified) or 0 (discrete Poisson:
         dated ``.cas``, a ``.pop`` file; with one census year per location and no covariates, the

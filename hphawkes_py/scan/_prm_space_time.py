@@ -174,8 +174,10 @@ def run_space_time(spec, run):
     tables = [("case", f["case_file"])] + ([("control", f["control_file"])] if bern else [])
     ids, cases, controls, dates, cats = [], [], [], [], []
     for what, path_ in tables:
+        # covariates: the discrete Poisson model's with a population over time, the permutation model's
+        # (strata, :mod:`.permutation_strata`)
         t_ids, t_counts, t_dates, t_cats = read_case_dates(path_, what, name, spec.get("precision", "3"),
-                                                           covariates=dated)
+                                                           covariates=dated or spec["model"] == "space_time_permutation")
         missing = [k for k in t_ids if k not in seen]
         if missing:
             raise ValueError(f"{path_}: location id {missing[0]!r} is not in the coordinates file {gp}")
@@ -212,11 +214,13 @@ def run_space_time(spec, run):
         absent = [k for k in keys if k not in listed]
         zeros = np.zeros(len(absent), dtype=np.int64)
         ids += absent
+        cats += [cats[0] if cats else ()] * len(absent)  # no cases: their category changes nothing
         cases, controls = np.concatenate(cases + [zeros]), np.concatenate(controls + [zeros])
         dates = np.concatenate(dates + [np.full(len(absent), start)])
         # the locations in the coordinates file's order (SaTScan's order of equal clusters' centres)
         order = np.argsort(np.array([where[k] for k in ids], dtype=np.int64), kind="stable")
         ids = [ids[i] for i in order]
+        cats = [cats[i] for i in order]
         cases, controls, dates = cases[order], controls[order], dates[order]
         xy = np.array([(xs[where[k]], ys[where[k]]) for k in ids], dtype=float).reshape(-1, 2)
         common["location_ids"] = np.array(_as_ids(ids), dtype=object)
@@ -233,6 +237,12 @@ def run_space_time(spec, run):
             res = space_time(xy, cases, dates, population=np.array([pop[k] for k in ids], dtype=float),
                              model="poisson", **common)
         else:
+            if any(cats):
+                widths = {len(c) for c in cats}
+                if len(widths) > 1:
+                    raise ValueError(f"{f['case_file']}: every case record must have the same number of covariates "
+                                     f"(fields 4 on); they have {', '.join(str(w) for w in sorted(widths))}")
+                common["covariates"] = np.array(cats, dtype=object).reshape(len(cats), -1)
             res = space_time_permutation(xy, cases, dates, **common)
     if starts is not None and len(res.clusters):
         cl = res.clusters

@@ -113,6 +113,14 @@ def space_time_adjustments(v, bad, kwargs, model, name) -> None:
             raise bad("SpatialAdjustmentType", "1 (stratified randomization) is not supported together with "
                                                "TimeTrendAdjustmentType=4")
         kwargs["spatial_adjustment"] = "stratified"
+    if (v.get("AdjustForWeeklyTrends", "n") or "n").lower() not in ("n", "no", "false", "0"):
+        if model != "space_time_permutation":
+            raise bad("AdjustForWeeklyTrends", "is supported for the space-time permutation analyses only (ModelType=2, "
+                                               "AnalysisType 3 or 4)")
+        if (v.get("TimeAggregationUnits", "3") or "3") != "3" or (v.get("TimeAggregationLength", "1") or "1") != "1":
+            raise bad("AdjustForWeeklyTrends", "needs a time aggregation of 1 day (TimeAggregationUnits=3, "
+                                               "TimeAggregationLength=1), as in SaTScan")
+        kwargs["day_of_week"] = True
 
 
 def temporal_kwargs(v, model, analysis, bad, kwargs) -> None:

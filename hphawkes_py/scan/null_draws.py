@@ -419,28 +419,33 @@ def draw_cases_by_location(day_weights, loc_cases, seeds) -> np.ndarray:
 
 
 @njit(cache=True, parallel=True)
-def _permute_days(loc_of_case, day_of_case, seeds, out):
+def _permute_days(loc_of_case, day_of_case, bounds, seeds, out):
     """Space-time permutation null: the days of the C cases shuffled among the cases (each
-    case keeps its location), one seed per replicate; ``out`` (R, L, T) counts."""
+    case keeps its location) within each stratum ``bounds[s] .. bounds[s + 1] - 1`` of the cases (one
+    stratum: ``bounds = [0, C]``), one seed per replicate; ``out`` (R, L, T) counts."""
     R = seeds.shape[0]
     K = day_of_case.shape[0]
     for r in prange(R):
         np.random.seed(seeds[r])
         days = day_of_case.copy()
-        for q in range(K - 1, 0, -1):  # Fisher-Yates
-            p = np.random.randint(0, q + 1)
-            tmp = days[q]
-            days[q] = days[p]
-            days[p] = tmp
+        for s in range(bounds.shape[0] - 1):
+            a = bounds[s]
+            for q in range(bounds[s + 1] - 1, a, -1):  # Fisher-Yates within the stratum
+                p = a + np.random.randint(0, q - a + 1)
+                tmp = days[q]
+                days[q] = days[p]
+                days[p] = tmp
         for q in range(K):
             out[r, loc_of_case[q], days[q]] += 1
 
 
-def permute_days(loc_of_case, day_of_case, L, T, seeds):
-    """(L, T, R) int32 null counts; ``seeds`` (R,) uint32."""
+def permute_days(loc_of_case, day_of_case, L, T, seeds, bounds=None):
+    """(L, T, R) int32 null counts; ``seeds`` (R,) uint32; ``bounds``: the strata of the cases (see
+    :func:`_permute_days`; None: one)."""
     out = np.zeros((len(seeds), L, T), dtype=np.int32)
+    b = np.array([0, len(day_of_case)], dtype=np.int64) if bounds is None else np.asarray(bounds, dtype=np.int64)
     _permute_days(np.ascontiguousarray(loc_of_case, dtype=np.int64), np.ascontiguousarray(day_of_case, dtype=np.int64),
-                  np.ascontiguousarray(seeds, dtype=np.uint32), out)
+                  b, np.ascontiguousarray(seeds, dtype=np.uint32), out)
     return np.ascontiguousarray(out.transpose(1, 2, 0))
 
 
@@ -461,10 +466,11 @@ def draw_null_cases(pop: np.ndarray, n_cases: int, seeds) -> np.ndarray:
     return draw_cases(pop, n_cases, replicate_seed_words(seeds))
 
 
-def permute_days_cases(loc_of_case, day_of_case, L: int, T: int, seeds) -> np.ndarray:
+def permute_days_cases(loc_of_case, day_of_case, L: int, T: int, seeds, bounds=None) -> np.ndarray:
     """Space-time permutation null: (L, T, R) int32 counts with the cases' days permuted among the
-    cases (one seed per replicate, as :func:`draw_null_cases`)."""
-    return permute_days(loc_of_case, day_of_case, L, T, replicate_seed_words(seeds))
+    cases (one seed per replicate, as :func:`draw_null_cases`), within each stratum of ``bounds`` (see
+    :func:`_permute_days`; None: one stratum)."""
+    return permute_days(loc_of_case, day_of_case, L, T, replicate_seed_words(seeds), bounds)
 
 
 @njit(cache=True, parallel=True)

@@ -20,6 +20,7 @@ from .time_trend import time_trend_text
 #: SaTScan's statements of the spatial adjustment and of the known relative risks in its analysis summary
 SPATIAL_ADJUSTMENT_TEXT = "adjusting for purely spatial clusters with stratified randomization"
 KNOWN_RISKS_TEXT = "adjusting for known relative risks"
+DAY_OF_WEEK_TEXT = "adjusting for weekly trends nonparametrically"
 
 
 def adjustment_texts(result) -> list:
@@ -30,6 +31,8 @@ def adjustment_texts(result) -> list:
         out.append(SPATIAL_ADJUSTMENT_TEXT)
     if getattr(result, "known_risks", False):
         out.append(KNOWN_RISKS_TEXT)
+    if getattr(result, "day_of_week", False):
+        out.append(DAY_OF_WEEK_TEXT)
     return out
 
 __all__ = ["ScanResult", "Candidates"]
@@ -101,6 +104,9 @@ class ScanResult:
     known_risks : bool
         True: the expected cases were adjusted for known relative risks (:mod:`hphawkes_py.scan.known_risks`,
         set by :func:`~hphawkes_py.scan.run_prm`).
+    day_of_week : bool
+        True: the space-time permutation scan was adjusted for the day of the week
+        (:func:`~hphawkes_py.scan.space_time_permutation`'s ``day_of_week``).
     _loc_coords, _loc_cases, _loc_controls, _loc_population, _loc_expected, _row_ids, _row_loc : numpy.ndarray, optional
         Per-location data behind :meth:`location_table` and :meth:`plot` (merged locations:
         coordinates, cases, controls, population, expected cases; the input rows' ids and
@@ -141,6 +147,7 @@ class ScanResult:
     time_trend: Any = None
     spatial_adjustment: Any = None
     known_risks: bool = False
+    day_of_week: bool = False
     _loc_coords: np.ndarray = dataclasses.field(default=None, repr=False)
     _loc_cases: np.ndarray = dataclasses.field(default=None, repr=False)
     _loc_controls: np.ndarray = dataclasses.field(default=None, repr=False)
@@ -177,6 +184,7 @@ class ScanResult:
             "time_trend": self.time_trend,
             "spatial_adjustment": self.spatial_adjustment,
             "known_risks": self.known_risks,
+            "day_of_week": self.day_of_week,
         }
 
     def to_csv(self, path, **kwargs) -> None:

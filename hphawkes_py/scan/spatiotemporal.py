@@ -32,6 +32,7 @@ from .result import Candidates, ScanResult, _clusters
 from .time_trend import TIME_TRENDS, check_time_trend, time_trend_weights
 from .null_draws import draw_cases_by_day, draw_cases_by_location, draw_multinomial_cases, draw_null_cases, \
     permute_days_cases
+from .permutation_strata import permutation_strata
 from .windows import build_windows
 
 __all__ = ["space_time_permutation", "space_time"]
@@ -131,8 +132,13 @@ def _days(times, n: int, study_period=None):
 def space_time_permutation(coords, cases, times, *, max_population=0.5, max_distance=None, max_temporal=7,
                            prospective=False, study_period=None, min_cases=2, n_replicates=999, direction="high",
                            distance="euclidean", location_ids=None, seed=None, executor=None, backend="auto",
-                           threads=None, progress=True) -> ScanResult:
+                           threads=None, progress=True, covariates=None, day_of_week=False) -> ScanResult:
     """Kulldorff's space-time permutation scan statistic (retrospective or prospective).
+
+    With ``covariates`` or ``day_of_week`` the expectations condition on the cases of every location
+    and day within each stratum (:mod:`~hphawkes_py.scan.permutation_strata`), ``mu_zt = sum_s C_zs C_ts /
+    C_s``, and the Monte Carlo permutes the days within the strata, as SaTScan does with case-file
+    covariates and ``AdjustForWeeklyTrends``.
 
     Parameters
     ----------
@@ -159,6 +165,13 @@ def space_time_permutation(coords, cases, times, *, max_population=0.5, max_dist
     n_replicates, direction, distance, location_ids, seed, executor, backend, threads, progress
         As in :func:`~hphawkes_py.scan.poisson`. Rows of one location share its id; an id
         given to rows at different coordinates is refused.
+    covariates : array_like (n,) or (n, k), optional
+        Covariate category of each row's cases (labels, or k columns such as age group and sex):
+        strata within which the expectations are computed and the days permuted.
+    day_of_week : bool
+        Adjust for the day of the week (SaTScan's ``AdjustForWeeklyTrends``): the weekday of every
+        case is one more stratum, so that weekly patterns of reporting are not clusters (days mod 7:
+        whole days from any origin, or dates).
 
     Returns
     -------
@@ -185,7 +198,30 @@ def space_time_permutation(coords, cases, times, *, max_population=0.5, max_dist
     >>> top = res.most_likely
     >>> print(top.start, top.end, top.n_locations, top.cases, round(top.log_likelihood_ratio, 3), top.p_value)
     28 28 5 26 10.227 0.01
+
+    A clinic (location 0) that reports its cases on Mondays, and an outbreak near (7, 7) on days
+    20-22: unadjusted, a Monday of the clinic is the most likely cluster; adjusted for the day of the
+    week (each location's cases on a weekday are expected on that weekday), the outbreak is:
+
+    >>> rng = np.random.default_rng(2)
+    >>> xy = rng.uniform(0, 10, (30, 2))
+    >>> near = np.argsort(((xy - [7, 7]) ** 2).sum(axis=1))[:4]
+    >>> loc, day = np.indices((30, 28)).reshape(2, -1)
+    >>> lam = np.full(loc.size, 0.3)
+    >>> lam[(loc == 0) & (day % 7 == 0)] += 4
+    >>> lam[np.isin(loc, near) & (day >= 20) & (day <= 22)] += 2
+    >>> cases = rng.poisson(lam)
+    >>> for dow in (False, True):
+    ...     r = hp.scan.space_time_permutation(xy[loc], cases, day, day_of_week=dow, location_ids=loc,
+    ...                                        max_temporal=7, n_replicates=99, seed=1, backend="cpu",
+    ...                                        progress=False)
+    ...     top = r.most_likely
+    ...     print(dow, sorted(int(i) for i in top.location_ids), top.start, top.end, top.cases, top.p_value)
+    False [0] 7 7 8 0.01
+    True [2, 6, 13, 16, 28] 21 23 17 0.04
     """
+    if not isinstance(day_of_week, (bool, np.bool_)):
+        raise TypeError(f"day_of_week must be True or False, got {describe(day_of_week)}")
     opts = SpaceTimeOptions(max_population, max_distance, max_temporal, prospective, study_period, min_cases,
                             n_replicates, direction, distance, location_ids, seed, executor, backend, threads, progress)
     common = _check_common(coords, cases, times, opts)
@@ -193,6 +229,13 @@ def space_time_permutation(coords, cases, times, *, max_population=0.5, max_dist
     T = c_lt.shape[1]
     Cz = c_lt.sum(axis=1)
     dcum = np.concatenate([[0.0], np.cumsum(c_lt.sum(axis=0)).astype(np.float64)])
+    if covariates is not None or day_of_week:
+        origin = common.origin
+        abs_day = common.day + (int(origin.astype(np.int64)) if isinstance(origin, np.datetime64) else int(origin))
+        mu, loc_of_case, day_of_case, bounds = permutation_strata(check_counts(cases, "cases"), common.gid, common.day,
+                                                                  abs_day, L, T, covariates, bool(day_of_week))
+        return _cylinders(common, "space_time_permutation", Cz, Cz, dcum,
+                          ("permute", loc_of_case, day_of_case, bounds), expected_lt=mu, day_of_week=bool(day_of_week))
     # the cases one by one (location, day): the units whose days are permuted
     loc_of_case = np.repeat(np.repeat(np.arange(L), T), c_lt.ravel())
     day_of_case = np.repeat(np.tile(np.arange(T), L), c_lt.ravel())
@@ -576,14 +619,15 @@ def _check_common(coords, cases, times, opts: SpaceTimeOptions) -> SpaceTimeData
 
 
 def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=None, controls_loc=None,
-               time_trend=None, strata=None, spatial_adjustment=None, cut_size=None, expected_lt=None):
+               time_trend=None, strata=None, spatial_adjustment=None, cut_size=None, expected_lt=None,
+               day_of_week=False):
     """Scan the cylinders of circles cut at ``max_population`` x ``size.sum()``; ``wsize_loc``: each
     location's C_z (or E_z) summed along the walks; ``null``: how replicates are drawn. With
     ``persons`` ((L, T) cases + controls), the Bernoulli model (``wsize_loc`` and ``dcum`` unused).
     ``strata``: time-stratified, the cases and persons per day (see
     :func:`~.cpu_space_time.cylinder_batch`). ``cut_size``: what the circles are cut by, when not ``size``
     (which the clusters report). ``expected_lt``: the expectations per location and day, when a cylinder's
-    are not ``wsize_loc`` times ``dcum``'s share."""
+    are not ``wsize_loc`` times ``dcum``'s share; ``day_of_week``: recorded in the result."""
     c_lt, L, T = cm.c_lt, cm.L, cm.c_lt.shape[1]
     C = int(c_lt.sum())
     bern = persons is not None
@@ -688,6 +732,7 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
                        pop_loc * (C / N) if bern else np.asarray(wsize_loc, dtype=float)),
         _loc_controls=controls_loc,
         _row_ids=cm.ids, _row_loc=cm.gid, time_trend=time_trend, spatial_adjustment=spatial_adjustment,
+        day_of_week=day_of_week,
     )
 
 
@@ -737,8 +782,8 @@ def _null_batch(size, batch_seed, engine, null, L, T):
     multinomially on the location x day cells, or relabelled among the persons of the cells), the
     maximum cylinder LLR of each replicate."""
     seeds = batch_children(batch_seed, size)
-    if null[0] == "permute":
-        M = permute_days_cases(null[1], null[2], L, T, seeds)
+    if null[0] == "permute":  # the days permuted among the cases (within strata: null[3], their bounds)
+        M = permute_days_cases(null[1], null[2], L, T, seeds, null[3] if len(null) > 3 else None)
     elif null[0] == "hypergeometric":  # Bernoulli: the cases relabelled among the persons of every cell
         M = draw_null_cases(null[1], engine.n_cases, seeds).reshape(L, T, size)
     elif null[0].endswith("_by_day"):  # time-stratified: every day's cases kept on that day

@@ -69,6 +69,7 @@ scan_bernoulli <- function(coords, cases, controls, max_population = 0.5, n_repl
   )
   if (!is.null(out[["_loc_controls"]])) obj$locations$controls <- out[["_loc_controls"]]
   if (!is.null(out$time_trend)) obj$time_trend <- out$time_trend
+  if (isTRUE(out$day_of_week)) obj$day_of_week <- TRUE
   structure(obj, class = "hphawkes_scan")
 }
 
@@ -393,6 +394,12 @@ plot.hphawkes_scan <- function(x, ...) {
 #' @param spatial_adjustment Discrete Poisson model: \code{NULL} (none) or \code{"stratified"} (SaTScan's
 #'   spatial adjustment 1, stratified randomization: every location's expected cases are its observed
 #'   cases, kept there in the Monte Carlo; circles are then cut by cases).
+#' @param day_of_week Space-time permutation model: adjust for the day of the week (SaTScan's
+#'   \code{AdjustForWeeklyTrends}): each location's cases on a weekday are expected on that weekday, and
+#'   the Monte Carlo permutes the days within weekdays.
+#' @param covariates Space-time permutation model: \code{NULL} or the covariate category of each row's
+#'   cases (a vector, or a data frame of columns such as age group and sex): the expectations and the
+#'   permutation are stratified by them.
 #' @param expected \code{NULL} or, for the discrete Poisson model, the expected cases of each row's
 #'   location and day (one row per location and day at risk, 0 cases where none; rescaled to the
 #'   cases' total): populations that change over time or covariates, as SaTScan's census years give
@@ -435,7 +442,8 @@ scan_space_time <- function(coords, cases, times, population = NULL, controls = 
                             n_replicates = 999L, direction = "high", distance = "euclidean",
                             seed = NULL, location_ids = NULL, progress = FALSE, backend = "auto",
                             threads = NULL, time_trend = NULL, trend_percent = NULL,
-                            spatial_adjustment = NULL, expected = NULL) {
+                            spatial_adjustment = NULL, expected = NULL, day_of_week = FALSE,
+                            covariates = NULL) {
   .hp_check_args()
   sc <- .hp_mod("scan")
   .hp_no_na(times, "times")
@@ -455,6 +463,12 @@ scan_space_time <- function(coords, cases, times, population = NULL, controls = 
     sc$space_time
   if (!is.null(population)) kw$population <- .np_double(population, "population")
   if (!is.null(expected)) kw$expected <- .np_double(expected, "expected")
+  dow <- .as_flag(day_of_week, "day_of_week")
+  if ((dow || !is.null(covariates)) && !(is.null(population) && is.null(controls) && is.null(expected)))
+    stop("day_of_week and covariates are for the space-time permutation model (no population, controls or ",
+         "expected)", call. = FALSE)
+  if (dow) kw$day_of_week <- TRUE
+  if (!is.null(covariates)) kw$covariates <- reticulate::r_to_py(as.data.frame(covariates))
   if (!is.null(controls)) {
     kw$controls <- .np_count(controls, "controls")
     kw$model <- "bernoulli"

@@ -137,3 +137,25 @@ test_that("scan_space_time takes expected cases per location and day", {
   expect_error(scan_space_time(xy[grid$loc, ], grid$cases, grid$day, expected = e, controls = grid$cases),
                "expected is for the discrete Poisson model")
 })
+
+test_that("scan_space_time adjusts the space-time permutation model for the day of the week", {
+  skip_if_no_hphawkes()
+  set.seed(2)
+  xy <- cbind(runif(20, 0, 10), runif(20, 0, 10))
+  grid <- expand.grid(loc = 1:20, day = 0:20)
+  lam <- 0.4 + 3 * (grid$loc == 1 & grid$day %% 7 == 0)
+  grid$cases <- rpois(nrow(grid), lam)
+  g <- grid[grid$cases > 0, ]
+  res <- scan_space_time(xy[g$loc, ], g$cases, g$day, day_of_week = TRUE, n_replicates = 19, seed = 1,
+                         backend = "cpu")
+  expect_true(res$day_of_week)
+  py <- py_reference(paste(
+    "import numpy as np, hphawkes_py as hp",
+    sprintf("a = np.loadtxt(r'%s', delimiter=',', ndmin=2)", tmp_csv(cbind(xy[g$loc, ], g$cases, g$day))),
+    "r = hp.scan.space_time_permutation(a[:, :2], a[:, 2].astype(int), a[:, 3].astype(int), day_of_week=True,",
+    "                                   n_replicates=19, seed=1, progress=False, backend='cpu')",
+    "out = {'llr': r.clusters.log_likelihood_ratio.to_numpy()}", sep = "\n"))
+  expect_identical(res$clusters$log_likelihood_ratio, py$llr)
+  expect_error(scan_space_time(xy[g$loc, ], g$cases, g$day, population = rep(1, nrow(g)), day_of_week = TRUE),
+               "day_of_week and covariates are for the space-time permutation model")
+})
