@@ -529,7 +529,8 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         0 or 4, time-stratified) or 0 (discrete Poisson:
         dated ``.cas``, a ``.pop`` file; with one census year per location and no covariates, the
         time-trend adjustments ``TimeTrendAdjustmentType`` 1-5, and ``SpatialAdjustmentType`` 0 or 1
-        (stratified randomization, with ``TimeTrendAdjustmentType`` other than 4); with several
+        (stratified randomization, with ``TimeTrendAdjustmentType`` other than 4), ``AdjustForWeeklyTrends``
+        (days, not with ``TimeTrendAdjustmentType`` 1 or 4 or a spatial adjustment); with several
         census years (every location every year) or covariates in the case and population files,
         SaTScan's expected cases of every location and time interval (see
         :func:`~hphawkes_py.scan.space_time` with ``expected=``);

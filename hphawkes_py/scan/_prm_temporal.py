@@ -114,9 +114,12 @@ def space_time_adjustments(v, bad, kwargs, model, name) -> None:
                                                "TimeTrendAdjustmentType=4")
         kwargs["spatial_adjustment"] = "stratified"
     if (v.get("AdjustForWeeklyTrends", "n") or "n").lower() not in ("n", "no", "false", "0"):
-        if model != "space_time_permutation":
-            raise bad("AdjustForWeeklyTrends", "is supported for the space-time permutation analyses only (ModelType=2, "
-                                               "AnalysisType 3 or 4)")
+        if model not in ("space_time_permutation", "space_time_poisson"):
+            raise bad("AdjustForWeeklyTrends", "is supported for the space-time permutation and discrete Poisson "
+                                               "analyses only (ModelType 2 or 0, AnalysisType 3 or 4)")
+        if kwargs.get("time_trend") in ("nonparametric", "stratified") or "spatial_adjustment" in kwargs:
+            raise bad("AdjustForWeeklyTrends", "is not supported with TimeTrendAdjustmentType 1 or 4 (SaTScan refuses "
+                                               "the nonparametric one too) or SpatialAdjustmentType=1")
         if (v.get("TimeAggregationUnits", "3") or "3") != "3" or (v.get("TimeAggregationLength", "1") or "1") != "1":
             raise bad("AdjustForWeeklyTrends", "needs a time aggregation of 1 day (TimeAggregationUnits=3, "
                                                "TimeAggregationLength=1), as in SaTScan")

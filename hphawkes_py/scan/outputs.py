@@ -489,7 +489,7 @@ def report_text(result, *, study_period=None, title: str | None = None, p_values
       Number of cases.......: 11
     """
     _check_result(result)
-    from .result import _TITLES, adjustment_texts
+    from .result import DAY_OF_WEEK_TEXT, _TITLES, adjustment_texts
 
     p_values = _check_p_values(p_values)
     gumbel = _check_flag(gumbel, "gumbel")
@@ -500,9 +500,11 @@ def report_text(result, *, study_period=None, title: str | None = None, p_values
         lines += [title, ""]
     lines.append(f"{_TITLES.get(result.model, result.model)}, {result.direction} rates (hphawkes_py; cluster blocks "
                  f"as SaTScan 10 writes them)")
-    adjustments = adjustment_texts(result)
+    adjustments = [a for a in adjustment_texts(result) if a != DAY_OF_WEEK_TEXT]
     if adjustments:  # one per line, a full stop after the last, as SaTScan's summary
         lines += adjustments[:-1] + [adjustments[-1] + "."]
+    if getattr(result, "day_of_week", False):  # a sentence of its own in SaTScan's
+        lines.append(DAY_OF_WEEK_TEXT + ".")
     lines += [rule, "", "SUMMARY OF DATA", ""]
 
     def summary(label, value):

@@ -9,124 +9,22 @@ Circles are centred on the locations and grown as in :func:`~hphawkes_py.scan.be
 ``max_temporal`` days and, with ``prospective=True``, end on the last day. Monte Carlo: the days
 of the cases are permuted among the cases, which keeps every C_z and C_d.
 
-Runs on the CPU engine (Numba) and the CUDA engine (``scan_space_time`` in ``scan.cu``).
+Also the space-time discrete Poisson and Bernoulli models (:func:`space_time`): their expectations,
+adjustments and null draws, scanned by the cylinders of :mod:`.space_time_scan`. Runs on the CPU engine
+(Numba) and the CUDA engine (``scan_space_time`` and its variants in ``scan.cu``).
 """
 from __future__ import annotations
 
-import dataclasses
-import math
-from typing import Any
-
 import numpy as np
-import pandas as pd
 
-from .._backend import threads_context
-from .._parallel import run_replicates
-from .._validate import as_float_array, check_in, check_int, check_positive, describe
-from .cpu_space_time import overlap_candidates, space_time_interval_best
-from .engine import klogk_table, make_space_time_engine
-from .locations import (Geometry, _check_geometry, _check_max_population, _check_xy, _radius, check_counts,
-                        check_ids_per_location, check_location_ids, make_centres, merge_rows)
-from .monte_carlo import BATCH_SIZE, RunOptions, batch_children, check_run, replicate_seed_batches
-from .result import Candidates, ScanResult, _clusters
-from .time_trend import TIME_TRENDS, check_time_trend, time_trend_weights
-from .null_draws import draw_cases_by_day, draw_cases_by_location, draw_multinomial_cases, draw_null_cases, \
-    permute_days_cases
+from .._validate import as_float_array, check_in, describe
+from .locations import _check_xy, check_counts
 from .permutation_strata import permutation_strata
-from .windows import build_windows
+from .result import ScanResult
+from .space_time_scan import SpaceTimeOptions, _check_common, _cylinders, _days
+from .time_trend import TIME_TRENDS, check_time_trend, time_trend_weights, weekly_expectations
 
 __all__ = ["space_time_permutation", "space_time"]
-
-
-@dataclasses.dataclass(frozen=True)
-class SpaceTimeOptions:
-    """The settings of :func:`space_time_permutation` and :func:`space_time` as given (checked by
-    :func:`_check_common`); the parameters of the same names."""
-
-    max_population: Any
-    max_distance: Any
-    max_temporal: Any
-    prospective: Any
-    study_period: Any
-    min_cases: Any
-    n_replicates: Any
-    direction: Any
-    distance: Any
-    location_ids: Any
-    seed: Any
-    executor: Any
-    backend: Any
-    threads: Any
-    progress: Any
-
-
-#: whole days beyond +-2**53 are not exact in double precision (and their differences overflow int64)
-MAX_ABS_DAY = 2**53
-
-
-def _refuse_time_zone(times, name: str) -> None:
-    """Time-zone-aware dates are refused: their calendar day depends on the zone (converted to UTC, the
-    days of late-evening cases would move)."""
-    tz = getattr(getattr(times, "dtype", None), "tz", None)
-    if tz is None and isinstance(times, (list, tuple, np.ndarray)):
-        flat = np.asarray(times, dtype=object).ravel() if not isinstance(times, np.ndarray) or times.dtype.kind == "O" \
-            else ()
-        tz = next((v.tzinfo for v in flat if getattr(v, "tzinfo", None) is not None), None)
-    if tz is not None:
-        raise ValueError(f"{name} holds time-zone-aware dates ({tz}); their calendar day depends on the zone and is "
-                         f"not converted silently: give tz-naive dates, e.g. the local dates with "
-                         f"{name}.dt.tz_localize(None) (an index: .tz_localize(None)), or another zone's with "
-                         f".dt.tz_convert(zone) first")
-
-
-def _abs_days(times, name: str, n: int | None):
-    """Whole days as int64 (datetime64 / pandas dates: days since 1970-01-01) and whether they were dates."""
-    _refuse_time_zone(times, name)
-    if isinstance(times, (pd.Series, pd.Index)) and pd.api.types.is_datetime64_any_dtype(times):
-        times = times.to_numpy().astype("datetime64[D]")
-    arr = np.asarray(times)
-    if n is not None and (arr.ndim != 1 or len(arr) != n):
-        raise ValueError(f"{name} must be 1-D with one time per row ({n}), got shape {arr.shape}")
-    if arr.dtype.kind == "M":
-        if np.isnat(arr).any():
-            raise ValueError(f"{name} must not hold NaT; {name}[{int(np.argmax(np.isnat(arr.ravel())))}] is NaT")
-        return arr.astype("datetime64[D]").astype(np.int64), True
-    if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must be whole days (integers) or datetime64 dates, got dtype {arr.dtype}")
-    if arr.dtype.kind == "f":
-        bad = ~np.isfinite(arr)
-        bad[~bad] = arr[~bad] != np.round(arr[~bad])  # round only finite values: NaN would warn from rint
-        if bad.any():
-            i = int(np.argmax(bad.ravel()))
-            raise ValueError(f"{name} must be whole days; {name}[{i}] = {arr.ravel()[i]!r}")
-    far = ((arr > MAX_ABS_DAY) | (arr < -MAX_ABS_DAY)).ravel() if arr.size else np.zeros(0, bool)
-    if far.any():
-        i = int(np.argmax(far))
-        raise ValueError(f"{name} must be whole days within +-2**53; {name}[{i}] = {arr.ravel()[i].item()!r}")
-    return arr.astype(np.int64), False
-
-
-def _days(times, n: int, study_period=None):
-    """Day index of every row from the start of the study period (default: first to last day),
-    the origin (an int or a datetime64 day) and the number of days T."""
-    a, dates = _abs_days(times, "times", n)
-    if study_period is None:
-        lo, hi = int(a.min()), int(a.max())
-    else:
-        if not isinstance(study_period, (tuple, list)) or len(study_period) != 2:
-            raise TypeError(f"study_period must be (start, end), got {describe(study_period)}")
-        ends, edates = _abs_days(np.asarray(study_period), "study_period", 2)
-        if edates != dates:
-            raise TypeError("study_period must be given in the same kind as times (dates or whole days)")
-        lo, hi = int(ends[0]), int(ends[1])
-        if hi < lo:
-            raise ValueError(f"study_period ends before it starts: {study_period!r}")
-        out = (a < lo) | (a > hi)
-        if out.any():
-            i = int(np.argmax(out))
-            raise ValueError(f"times[{i}] = {times[i]!r} is outside the study period {study_period!r}")
-    origin = np.datetime64(lo, "D") if dates else lo
-    return a - lo, origin, hi - lo + 1
 
 
 def space_time_permutation(coords, cases, times, *, max_population=0.5, max_distance=None, max_temporal=7,
@@ -230,8 +128,7 @@ def space_time_permutation(coords, cases, times, *, max_population=0.5, max_dist
     Cz = c_lt.sum(axis=1)
     dcum = np.concatenate([[0.0], np.cumsum(c_lt.sum(axis=0)).astype(np.float64)])
     if covariates is not None or day_of_week:
-        origin = common.origin
-        abs_day = common.day + (int(origin.astype(np.int64)) if isinstance(origin, np.datetime64) else int(origin))
+        abs_day = _period_days(common)[common.day]
         mu, loc_of_case, day_of_case, bounds = permutation_strata(check_counts(cases, "cases"), common.gid, common.day,
                                                                   abs_day, L, T, covariates, bool(day_of_week))
         return _cylinders(common, "space_time_permutation", Cz, Cz, dcum,
@@ -246,7 +143,7 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
                max_distance=None, max_temporal=7, prospective=False, study_period=None, min_cases=2, n_replicates=999,
                direction="high", distance="euclidean", location_ids=None, seed=None, executor=None, backend="auto",
                threads=None, progress=True, time_trend=None, trend_percent=None,
-               spatial_adjustment=None, expected=None) -> ScanResult:
+               spatial_adjustment=None, expected=None, day_of_week=False) -> ScanResult:
     """Kulldorff's retrospective (or prospective) space-time scan: discrete Poisson or Bernoulli model.
 
     Cylinders as in :func:`space_time_permutation`: circles centred on the locations x intervals of
@@ -335,6 +232,12 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
         the rows of a cell add up, and a cell without a row has none, so give a row, with 0 cases, to
         every cell at risk), rescaled to sum to C. A cell with cases needs expected cases. Not with
         ``time_trend`` or ``spatial_adjustment`` (adjust the expectations themselves).
+    day_of_week : bool
+        ``model="poisson"``: adjust the expected cases for the day of the week as SaTScan's
+        ``AdjustForWeeklyTrends`` does (:func:`~hphawkes_py.scan.time_trend.weekly_expectations`: the
+        weekday as a covariate of the expectations per location and day, after any ``time_trend``
+        other than ``"nonparametric"`` and ``"stratified"``; not with ``spatial_adjustment``); the
+        circles are then cut by the adjusted expected cases.
 
     Returns
     -------
@@ -397,6 +300,13 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
     check_in(model, "model", ("poisson", "bernoulli"))
     check_time_trend(time_trend, trend_percent, model, options=TIME_TRENDS + ("stratified",))
     check_in(spatial_adjustment, "spatial_adjustment", (None, "stratified"))
+    if not isinstance(day_of_week, (bool, np.bool_)):
+        raise TypeError(f"day_of_week must be True or False, got {describe(day_of_week)}")
+    if day_of_week and (model != "poisson" or time_trend in ("nonparametric", "stratified")
+                        or spatial_adjustment is not None):
+        raise ValueError("day_of_week adjusts the discrete Poisson model (model='poisson'), with time_trend None, "
+                         "'loglinear' or 'logquadratic' and no spatial_adjustment (the space-time permutation model: "
+                         "space_time_permutation(day_of_week=True))")
     if spatial_adjustment is not None and (model != "poisson" or time_trend == "stratified"):
         raise ValueError("spatial_adjustment='stratified' adjusts the discrete Poisson model (model='poisson') without "
                          "time_trend='stratified' (SaTScan's SpatialAdjustmentType=1 with TimeTrendAdjustmentType 0-3 "
@@ -417,7 +327,7 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
                              "trend or for space themselves (time_trend and spatial_adjustment must be None)")
         common = _check_common(coords, cases, times, opts)
         return _dated_poisson(common, expected, None if population is None else
-                              _location_population(population, common.gid, common.L))
+                              _location_population(population, common.gid, common.L), bool(day_of_week))
     if population is None:
         raise ValueError("model='poisson' needs population= (population of each row's location) or expected= "
                          "(expected cases of each row's location and day)")
@@ -442,6 +352,10 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
         return _cylinders(common, "space_time_poisson", size, Ez, dcum, ("multinomial_by_day", Ez, day_cases),
                           time_trend=_STRATIFIED, strata=(day_cases, day_cases))
     w, dcum, info = _day_weights(common, time_trend, trend_percent)
+    if day_of_week:
+        mu = weekly_expectations(np.outer(Ez, w / w.sum()), c_lt.sum(axis=0), _period_days(common))
+        return _cylinders(common, "space_time_poisson", size, mu.sum(axis=1), dcum, ("multinomial", mu.ravel()),
+                          time_trend=info, cut_size=mu.sum(axis=1), expected_lt=mu, day_of_week=True)
     if time_trend is None:
         return _cylinders(common, "space_time_poisson", size, Ez, dcum, ("multinomial", np.repeat(Ez / T, T)))
     # expected cases of location z on day t: E_z w_t / sum w
@@ -467,9 +381,17 @@ def _location_population(population, gid, L):
     return P
 
 
-def _dated_poisson(common, expected, P):
+def _period_days(common) -> np.ndarray:
+    """The whole day number of every day of the study period (from 1970-01-01 for dates, else as given)."""
+    origin = common.origin
+    first = int(origin.astype(np.int64)) if isinstance(origin, np.datetime64) else int(origin)
+    return first + np.arange(common.c_lt.shape[1], dtype=np.int64)
+
+
+def _dated_poisson(common, expected, P, day_of_week=False):
     """:func:`space_time`'s discrete Poisson scan with ``expected`` per row: the expectations per location
-    and day ``e_zt`` (rescaled to sum to C) give every cylinder's mu; ``P``, the locations' populations
+    and day ``e_zt`` (rescaled to sum to C, and with ``day_of_week`` adjusted for the weekday,
+    :func:`~.time_trend.weekly_expectations`) give every cylinder's mu; ``P``, the locations' populations
     to report (None: their expected cases)."""
     ex = as_float_array(expected, "expected", ndim=1)
     n = len(common.gid)
@@ -489,10 +411,12 @@ def _dated_poisson(common, expected, P):
         raise ValueError(f"the cell of row {row} (its location and day) has cases but no expected cases")
     C = int(c_lt.sum())
     e_lt *= C / e_lt.sum()
+    if day_of_week:
+        e_lt = weekly_expectations(e_lt, c_lt.sum(axis=0), _period_days(common))
     Ez = e_lt.sum(axis=1)
     size = Ez if P is None else (P.astype(np.int64) if np.all(P == np.round(P)) else P)
     return _cylinders(common, "space_time_poisson", size, Ez, C * np.arange(T + 1, dtype=np.float64) / T,
-                      ("multinomial", e_lt.ravel()), cut_size=Ez, expected_lt=e_lt)
+                      ("multinomial", e_lt.ravel()), cut_size=Ez, expected_lt=e_lt, day_of_week=day_of_week)
 
 
 #: the ``time_trend`` record of a time-stratified analysis (see :func:`space_time`)
@@ -551,249 +475,4 @@ def _space_time_bernoulli(coords, cases, times, controls, opts: SpaceTimeOptions
                           strata=(day_cases, p_lt.sum(axis=0)))
     return _cylinders(common, "space_time_bernoulli", p_lt.sum(axis=1), None, np.zeros(T + 1),
                       ("hypergeometric", p_lt.ravel()), persons=p_lt, controls_loc=ctl_lt.sum(axis=1))
-
-
-@dataclasses.dataclass(frozen=True)
-class SpaceTimeData:
-    """One space-time analysis after its checks (:func:`_check_common`): ``n`` input rows with ids
-    ``ids``; days counted from ``origin`` (a day number or a date); the window settings
-    (``max_population``, ``max_distance``, ``geo`` for ``distance``, ``max_temporal`` days,
-    ``prospective``) and ``run``; the merged locations ``loc_coords`` (L, 2), each row's location
-    ``gid``, each location's rows ``members``, each row's day ``day`` (from ``origin``), and the cases
-    per location and day ``c_lt`` (L, T)."""
-
-    n: int
-    ids: np.ndarray
-    origin: Any
-    max_population: float
-    max_distance: Any
-    geo: Geometry
-    distance: str
-    max_temporal: int
-    prospective: bool
-    run: RunOptions
-    loc_coords: np.ndarray
-    gid: np.ndarray
-    members: list
-    L: int
-    c_lt: np.ndarray
-    day: np.ndarray
-
-
-def _check_common(coords, cases, times, opts: SpaceTimeOptions) -> SpaceTimeData:
-    """The checks and the (location x day) case table both space-time models share."""
-    xy = _check_xy(coords)
-    n = xy.shape[0]
-    ca = check_counts(cases, "cases")
-    if len(ca) != n:
-        raise ValueError(f"coords and cases must have the same length; got {n} and {len(ca)}")
-    day, origin, T = _days(times, n, opts.study_period)
-    C = int(ca.sum())
-    if C < 2:
-        raise ValueError(f"cases sum to {C}: the space-time scan needs at least 2 cases")
-    if C >= 2**31 - 1:
-        raise ValueError(f"{C} cases are too many (must be < 2**31 - 1)")
-    ids = check_location_ids(opts.location_ids, n, repeats=True)
-    max_population = _check_max_population(opts.max_population)
-    max_distance = opts.max_distance
-    if max_distance is not None:
-        max_distance = check_positive(max_distance, "max_distance")
-    geo = _check_geometry(opts.distance, xy, None)
-    max_temporal = check_int(opts.max_temporal, "max_temporal", minimum=1)
-    if not isinstance(opts.prospective, (bool, np.bool_)):
-        raise TypeError(f"prospective must be True or False, got {describe(opts.prospective)}")
-    run = check_run(opts.min_cases, opts.n_replicates, opts.direction, "no-overlap", opts.progress, opts.threads,
-                    opts.seed, opts.backend, opts.executor)
-    loc_coords, gid, members = merge_rows(xy)
-    if opts.location_ids is not None:
-        check_ids_per_location(ids, gid)
-    L = len(members)
-    if L * T * BATCH_SIZE > 2**31:
-        raise ValueError(f"{L} locations x {T} days is too large for the space-time engine")
-    c_lt = np.zeros((L, T), dtype=np.int64)
-    np.add.at(c_lt, (gid, day), ca)
-    return SpaceTimeData(n=n, ids=ids, origin=origin, max_population=max_population, max_distance=max_distance,
-                         geo=geo, distance=opts.distance, max_temporal=max_temporal,
-                         prospective=bool(opts.prospective), run=run, loc_coords=loc_coords, gid=gid,
-                         members=members, L=L, c_lt=c_lt, day=day)
-
-
-def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=None, controls_loc=None,
-               time_trend=None, strata=None, spatial_adjustment=None, cut_size=None, expected_lt=None,
-               day_of_week=False):
-    """Scan the cylinders of circles cut at ``max_population`` x ``size.sum()``; ``wsize_loc``: each
-    location's C_z (or E_z) summed along the walks; ``null``: how replicates are drawn. With
-    ``persons`` ((L, T) cases + controls), the Bernoulli model (``wsize_loc`` and ``dcum`` unused).
-    ``strata``: time-stratified, the cases and persons per day (see
-    :func:`~.cpu_space_time.cylinder_batch`). ``cut_size``: what the circles are cut by, when not ``size``
-    (which the clusters report). ``expected_lt``: the expectations per location and day, when a cylinder's
-    are not ``wsize_loc`` times ``dcum``'s share; ``day_of_week``: recorded in the result."""
-    c_lt, L, T = cm.c_lt, cm.L, cm.c_lt.shape[1]
-    C = int(c_lt.sum())
-    bern = persons is not None
-    N = int(persons.sum()) if bern else C
-    if bern:
-        wsize_loc = np.zeros(L)
-    geo, members = cm.geo, cm.members
-    t_end_min = T - 1 if cm.prospective else 0
-    report_members = [[m[0]] for m in members]
-    centres, centre_loc = make_centres(cm.loc_coords, None)
-    with threads_context(cm.run.threads):
-        points = geo.points(cm.loc_coords)
-        cut = size if cut_size is None else cut_size
-        windows = build_windows(points, points, cut, cm.max_population * cut.sum(),
-                                geo.to_working(cm.max_distance))
-        offsets, neighbors, _, boundary = windows
-        csum = np.empty(len(neighbors))  # C_Z (E_Z) of the circle after each entry, summed in walk order
-        wl = np.asarray(wsize_loc, dtype=np.float64)[neighbors]
-        for i in range(len(offsets) - 1):
-            np.cumsum(wl[offsets[i]:offsets[i + 1]], out=csum[offsets[i]:offsets[i + 1]])
-        engine = make_space_time_engine((offsets, neighbors, csum, boundary), dcum, klogk_table(N), C,
-                                        cm.max_temporal, t_end_min, cm.run.min_cases, cm.run.direction,
-                                        backend=cm.run.backend, persons=persons, strata=strata,
-                                        expected=expected_lt)
-        best, arg = engine.batch(c_lt[:, :, None].astype(np.int32), want_arg=True)
-        best, arg = best[:, 0], arg[:, 0]
-        null_llr = _null_maxima(engine, null, cm.run, L, T)
-    radius_of = _radius(geo, points, points)
-    origin = cm.origin
-    pop_loc = np.asarray(size)
-
-    def when(t):
-        return origin + np.timedelta64(int(t), "D") if isinstance(origin, np.datetime64) else origin + int(t)
-
-    # the cylinder of each centre: window end j and days [t1, t2] from the kernel's code
-    j_of, rest = np.divmod(arg, T * T)
-    t1_of, t2_of = np.divmod(rest, T)
-    centre_of = np.arange(len(best))
-    overlap = None
-    if not cm.prospective and T > 2:
-        # SaTScan 10's retrospective space-time analyses: more candidates per centre (cylinders apart
-        # in time), and clusters that share locations are both listed when they are apart in time
-        centre_of, best, j_of, t1_of, t2_of = _retrospective_candidates(
-            (offsets, neighbors, csum, boundary), best, j_of, t1_of, t2_of, c_lt, persons, dcum, N,
-            cm.max_temporal, cm.run.min_cases, cm.run.direction, strata, expected_lt)
-        kept = []
-
-        def overlaps_kept(members, k):
-            t1, t2 = t1_of[k], t2_of[k]
-            for mem, a, b in kept:
-                # SaTScan counts cylinders on adjacent days as overlapping in time too
-                if not (b + 1 < t1 or a > t2 + 1) and mem[members].any():
-                    return True
-            mask = np.zeros(L, dtype=bool)
-            mask[members] = True
-            kept.append((mask, t1, t2))
-            return False
-
-        overlap = overlaps_kept
-
-    def count(members, i):
-        return c_lt[members, t1_of[i]:t2_of[i] + 1].sum()
-
-    def window_stats(members, c, j, i):
-        a, b = t1_of[i], t2_of[i] + 1
-        # the totals the cylinder is scored against: the study's, or time-stratified its own days'
-        Ct, Nt = (int(strata[0][a:b].sum()), int(strata[1][a:b].sum())) if strata is not None else (C, N)
-        if bern:
-            p_days = persons[members, a:b].sum(axis=0)
-            n = int(p_days.sum())
-            if strata is None:
-                e = n * C / N
-            else:  # each day's persons at the day's rate of cases
-                rate = np.divide(strata[0][a:b], strata[1][a:b], out=np.zeros(b - a), where=strata[1][a:b] > 0)
-                e = float((p_days * rate).sum())
-            outside = (Ct - c) / (Nt - n) if Nt > n else 0.0
-            return n, e, (c / n) / outside if outside > 0 else math.inf
-        mu = (float(csum[j]) * (dcum[b] - dcum[a]) / C if expected_lt is None else
-              float(expected_lt[members, a:b].sum()))
-        p = pop_loc[members].sum()
-        return (int(p) if pop_loc.dtype.kind == "i" else float(p)), mu, (c / mu) / ((Ct - c) / (Ct - mu)) \
-            if Ct > c else math.inf
-
-    cand = Candidates(best, j_of, offsets[centre_of], neighbors, centres[centre_of], centre_loc[centre_of])
-    df = _clusters(cand, lambda members, k: radius_of(members, centre_of[k]), None, report_members, cm.ids, null_llr,
-                   window_stats, count=count, extra=lambda i: {"start": when(t1_of[i]), "end": when(t2_of[i])},
-                   tiebreak=centre_of, overlap=overlap)
-    if "start" not in df.columns:  # no cluster at all: the same columns, empty
-        df["start"] = pd.Series(dtype=object)
-        df["end"] = pd.Series(dtype=object)
-    df.insert(df.columns.get_loc("radius") + 1, "start", df.pop("start"))
-    df.insert(df.columns.get_loc("start") + 1, "end", df.pop("end"))
-    total = pop_loc.sum()
-    return ScanResult(
-        clusters=df, null_llr=null_llr, backend=cm.run.backend, n_cases=C,
-        n_population=int(total) if pop_loc.dtype.kind == "i" else float(total), n_locations=L,
-        n_merged=cm.n - L, n_centres=len(centres), n_windows=int(boundary.sum()),
-        max_population=cm.max_population, direction=cm.run.direction, n_replicates=cm.run.n_replicates, model=model,
-        max_distance=cm.max_distance, min_cases=cm.run.min_cases, distance=cm.distance,
-        _loc_coords=cm.loc_coords, _loc_cases=c_lt.sum(axis=1), _loc_population=pop_loc,
-        _loc_expected=(None if model == "space_time_permutation" else
-                       pop_loc * (C / N) if bern else np.asarray(wsize_loc, dtype=float)),
-        _loc_controls=controls_loc,
-        _row_ids=cm.ids, _row_loc=cm.gid, time_trend=time_trend, spatial_adjustment=spatial_adjustment,
-        day_of_week=day_of_week,
-    )
-
-
-#: SaTScan keeps the further cylinders of a centre only above this LLR (MIN_CLUSTER_LLR_RETAINED)
-_MIN_LLR_RETAINED = 1.0
-
-
-def _retrospective_candidates(windows, best, j_of, t1_of, t2_of, c_lt, persons, dcum, N, max_t, min_cases,
-                              direction, strata=None, expected_lt=None):
-    """The cylinders a retrospective space-time analysis ranks for its clusters, as SaTScan 10 does
-    (``CClusterSetTemporalOverlap``): each centre's most likely cylinder and, recursively, the best
-    cylinder (over the circles; LLR > 1) wholly before and wholly after it in time
-    (:func:`~.cpu_space_time.overlap_candidates`), from the best cylinder of every interval of a chunk of
-    centres at a time. Returns (centre, LLR, window entry, t1, t2) per candidate, each centre's in that
-    order."""
-    offsets = windows[0]
-    L, T = c_lt.shape
-    C = int(c_lt.sum())
-    klogk = klogk_table(N)
-    mt = min(int(max_t), T)
-    m = len(offsets) - 1
-    chunk = max(1, 2_000_000 // (T * mt))
-    parts = []
-    for lo in range(0, m, chunk):
-        hi = min(m, lo + chunk)
-        val, code = space_time_interval_best(windows, c_lt, persons, dcum, klogk, C, N, mt, min_cases, direction,
-                                             lo, hi, strata, expected_lt)
-        parts.append(overlap_candidates(val, code, best, j_of, t1_of, t2_of, lo, _MIN_LLR_RETAINED))
-    if not parts:
-        none = np.zeros(0, dtype=np.int64)
-        return none, np.zeros(0), none, none, none
-    return tuple(np.concatenate([p[q] for p in parts]) for q in range(5))
-
-
-def _null_maxima(engine, null, run: RunOptions, L: int, T: int) -> np.ndarray:
-    """(n_replicates,) float64 largest cylinder LLR of each null replicate, in replicate order
-    (batches of ``BATCH_SIZE`` replicates where ``run.executor`` runs them)."""
-    n_rep = run.n_replicates
-    sizes = [min(BATCH_SIZE, n_rep - s) for s in range(0, n_rep, BATCH_SIZE)]
-    parts = run_replicates(_null_batch, sizes, seeds=replicate_seed_batches(run.seed, n_rep), executor=run.executor,
-                           progress=run.progress, desc="space-time Monte Carlo", args=(engine, null, L, T))
-    return np.concatenate(parts).astype(np.float64)
-
-
-def _null_batch(size, batch_seed, engine, null, L, T):
-    """One Monte Carlo batch: the null data (days permuted among the cases, the cases dropped
-    multinomially on the location x day cells, or relabelled among the persons of the cells), the
-    maximum cylinder LLR of each replicate."""
-    seeds = batch_children(batch_seed, size)
-    if null[0] == "permute":  # the days permuted among the cases (within strata: null[3], their bounds)
-        M = permute_days_cases(null[1], null[2], L, T, seeds, null[3] if len(null) > 3 else None)
-    elif null[0] == "hypergeometric":  # Bernoulli: the cases relabelled among the persons of every cell
-        M = draw_null_cases(null[1], engine.n_cases, seeds).reshape(L, T, size)
-    elif null[0].endswith("_by_day"):  # time-stratified: every day's cases kept on that day
-        M = draw_cases_by_day(null[1], null[2], seeds, persons=null[0] == "hypergeometric_by_day")
-    elif null[0] == "multinomial_by_location":  # space-stratified: every location's cases kept there
-        M = draw_cases_by_location(null[1], null[2], seeds)
-    else:
-        M = draw_multinomial_cases(null[1], engine.n_cases, seeds).reshape(L, T, size)
-    if hasattr(engine, "max_llr"):  # the CPU engine prunes with a pilot's maxima
-        return engine.max_llr(M)
-    best, _ = engine.batch(M)
-    return best.max(axis=0) if best.shape[0] else np.zeros(size)
 

@@ -36,7 +36,7 @@ from .gpu_temporal import GpuSVTTEngine
 from .locations import (_check_geometry, _check_max_population, _check_xy, _radius, check_counts, check_location_ids,
                         merge_rows)
 from .monte_carlo import BATCH_SIZE, batch_children, check_run, replicate_seed_batches
-from .spatiotemporal import _days
+from .space_time_scan import _days
 from .windows import build_windows
 
 __all__ = ["svtt", "SVTTResult"]

@@ -46,7 +46,7 @@ from .gpu_temporal import GpuTemporalEngine
 from .locations import check_counts
 from .monte_carlo import BATCH_SIZE, batch_children, check_run, replicate_seed_batches
 from .null_draws import draw_multinomial_cases, draw_null_cases
-from .spatiotemporal import _abs_days, _days
+from .space_time_scan import _abs_days, _days
 from .time_trend import check_time_trend, time_trend_weights
 
 __all__ = ["temporal", "seasonal", "TemporalResult"]

@@ -44,7 +44,8 @@ import numpy as np
 from .cpu_temporal import TREND_CONVERGED, TREND_NEG_INF, TREND_NOT_CONVERGED, TREND_POS_INF, TREND_UNDEFINED, \
     fit_trend
 
-__all__ = ["time_trend_weights", "time_trend_text", "fit_quadratic_trend", "check_time_trend", "TIME_TRENDS"]
+__all__ = ["time_trend_weights", "time_trend_text", "fit_quadratic_trend", "check_time_trend", "weekly_expectations",
+           "TIME_TRENDS"]
 
 #: the adjustments :func:`time_trend_weights` makes (None: none)
 TIME_TRENDS = (None, "nonparametric", "loglinear", "logquadratic")
@@ -263,3 +264,39 @@ def time_trend_text(info) -> str:
                 f"{info['beta2']:g} t^2) where t=(day - {info['origin']})" + (f" + {half:g}" if half else ""))
     p = info["daily_percent"]
     return f"adjusting for time trend with a daily {'decrease' if p < 0 else 'increase'} of {abs(p):g}%"
+
+
+def weekly_expectations(measure, day_cases, weekday):
+    """SaTScan's adjustment of the discrete Poisson expectations for the day of the week
+    (``AdjustForWeeklyTrends``; ``CPoissonModel::CalculateMeasure``): the expectations are computed
+    again with the weekday as the one covariate, from a population that is the expectations.
+
+    ``measure`` (L, T): the expected cases of every location and day (summing to C; after any time-trend
+    adjustment); ``day_cases`` (T,): the cases of every day; ``weekday`` (T,): every day's weekday (any
+    labelling of the days mod 7). As SaTScan builds it, weekday w's population at location z is known at
+    the start of every day n = 0 .. T (n = T: the day after the study period): day t's expectation
+    ``M_zt`` (stored in single precision) is weekday w(t)'s population at the start of day t and again
+    at the start of day t + 1 (a population dated to a day also holds on the next,
+    ``PopulationData::AddCovariateCategoryPopulation``), and the population is linear in between. Weekday
+    w's risk is its cases over its population averaged over the study period's D = T days (weights 1/2,
+    1, ..., 1, 1/2 of the moments), ``r_w = C_w / Pbar_w``, and day t's expectation is the integral of the
+    risk-weighted population over the day, ``mu_zt = (m_zt + m_z,t+1) / (2 D)`` with
+    ``m_zn = sum_w r_w P_wz(n) = r_w(n) M_zn + r_w(n-1) M_z,n-1``; they sum to C. Returns (L, T)."""
+    M = np.asarray(measure, dtype=np.float32).astype(np.float64)
+    L, T = M.shape
+    w = np.asarray(weekday, dtype=np.int64) % 7
+    # each day's expectation is its weekday's population at the start of the day and of the next
+    # (moments n = 0 .. T, averaged with weights alpha)
+    alpha = np.ones(T + 1)
+    alpha[0] = alpha[-1] = 0.5
+    pbar = np.zeros(7)
+    np.add.at(pbar, w, (alpha[:T] + alpha[1:]) * M.sum(axis=0))
+    pbar /= T
+    cases_w = np.zeros(7)
+    np.add.at(cases_w, w, np.asarray(day_cases, dtype=np.float64))
+    risk = np.divide(cases_w, pbar, out=np.zeros(7), where=pbar > 0)
+    rM = risk[w][None, :] * M  # day t's weekday risk times its expectation
+    m = np.zeros((L, T + 1))
+    m[:, :T] += rM
+    m[:, 1:] += rM
+    return 0.5 * (m[:, :-1] + m[:, 1:]) / T

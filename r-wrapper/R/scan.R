@@ -394,9 +394,10 @@ plot.hphawkes_scan <- function(x, ...) {
 #' @param spatial_adjustment Discrete Poisson model: \code{NULL} (none) or \code{"stratified"} (SaTScan's
 #'   spatial adjustment 1, stratified randomization: every location's expected cases are its observed
 #'   cases, kept there in the Monte Carlo; circles are then cut by cases).
-#' @param day_of_week Space-time permutation model: adjust for the day of the week (SaTScan's
-#'   \code{AdjustForWeeklyTrends}): each location's cases on a weekday are expected on that weekday, and
-#'   the Monte Carlo permutes the days within weekdays.
+#' @param day_of_week Adjust for the day of the week (SaTScan's \code{AdjustForWeeklyTrends}). Space-time
+#'   permutation model: each location's cases on a weekday are expected on that weekday, and the Monte
+#'   Carlo permutes the days within weekdays; discrete Poisson model: the expected cases are computed
+#'   again with the weekday as a covariate, as SaTScan does.
 #' @param covariates Space-time permutation model: \code{NULL} or the covariate category of each row's
 #'   cases (a vector, or a data frame of columns such as age group and sex): the expectations and the
 #'   permutation are stratified by them.
@@ -464,9 +465,12 @@ scan_space_time <- function(coords, cases, times, population = NULL, controls = 
   if (!is.null(population)) kw$population <- .np_double(population, "population")
   if (!is.null(expected)) kw$expected <- .np_double(expected, "expected")
   dow <- .as_flag(day_of_week, "day_of_week")
-  if ((dow || !is.null(covariates)) && !(is.null(population) && is.null(controls) && is.null(expected)))
-    stop("day_of_week and covariates are for the space-time permutation model (no population, controls or ",
-         "expected)", call. = FALSE)
+  if (dow && !is.null(controls))
+    stop("day_of_week adjusts the space-time permutation and discrete Poisson models, not the Bernoulli one",
+         call. = FALSE)
+  if (!is.null(covariates) && !(is.null(population) && is.null(controls) && is.null(expected)))
+    stop("covariates are for the space-time permutation model (no population, controls or expected)",
+         call. = FALSE)
   if (dow) kw$day_of_week <- TRUE
   if (!is.null(covariates)) kw$covariates <- reticulate::r_to_py(as.data.frame(covariates))
   if (!is.null(controls)) {
