@@ -340,7 +340,7 @@ def test_run_prm_bernoulli_space_time_options(tmp_path):
         (dict(MinimumTemporalClusterSize="2"), "MinimumTemporalClusterSize"),
         (dict(IncludePurelySpatial="y"), "IncludePurelySpatial"),
         (dict(IncludeClusters="2"), "IncludeClusters"),
-        (dict(IncludePurelyTemporal="y"), "IncludePurelyTemporal"),
+        (dict(IncludePurelyTemporal="y", TimeTrendAdjustmentType="4"), "IncludePurelyTemporal"),
         (dict(AdjustForEarlierAnalyses="y"), "AdjustForEarlierAnalyses"),
         (dict(SpatialWindowShapeType="1"), "SpatialWindowShapeType"),
         (dict(PopulationFile="b.cas"), "PopulationFile"),

@@ -130,3 +130,22 @@ def test_case_dates_by_precision(tmp_path):
     with pytest.raises(ValueError, match="covariates .* are not supported"):
         pst.read_case_dates(tmp_path / "d.cas", precision="1")
     assert pst.read_case_dates(tmp_path / "d.cas", precision="1", covariates=True)[3] == [("1", "2")]
+
+
+def test_new_mexico_with_purely_temporal_clusters(tmp_path):
+    """The sample with IncludePurelyTemporal=y: SaTScan 10.3.2 lists the purely temporal cluster third (All,
+    1985-1991, 552 cases, 495.69 expected, RR 1.21, LLR 5.485618), between the space-time ones it does
+    not keep out."""
+    for f in ("nm.cas", "nm.geo", "nm.pop", "NewMexicoSpaceTimePoisson.prm"):
+        shutil.copy(SAMPLE / f, tmp_path / f)
+    prm = tmp_path / "NewMexicoSpaceTimePoisson.prm"
+    prm.write_text(prm.read_text().replace("IncludePurelyTemporal=n", "IncludePurelyTemporal=y"))
+    cl = hp.scan.run_prm(prm, seed=1, progress=False, backend="cpu").clusters
+    assert list(cl.purely_temporal) == [False, False, True, False]
+    pt = cl.iloc[2]
+    assert (pt.center, pt.n_locations, pt.cases) == ("All", 32, 552)
+    assert (str(np.datetime64(pt.start, "D")), str(np.datetime64(pt.end, "D"))) == ("1985-01-01", "1991-12-31")
+    assert pt.expected == pytest.approx(495.69, abs=5e-3)
+    assert pt.relative_risk == pytest.approx(1.21, abs=5e-3)
+    assert pt.log_likelihood_ratio == pytest.approx(5.485618, abs=5e-7)
+    assert [round(v, 6) for v in cl.log_likelihood_ratio] == [10.979758, 5.684828, 5.485618, 3.884186]

@@ -47,7 +47,6 @@ _REQUIRE = {
     "PValueReportType": {"0", "1", "3"},   # default / standard Monte Carlo / Gumbel (both reported)
     "UseReportOnlySmallerClusters": _OFF,
     "SimulatedDataMethodType": {"0"},
-    "IncludePurelyTemporal": _OFF,
     "RiskLimitHighClusters": _OFF,
     "RiskLimitLowClusters": _OFF,
     "UseLocationsNetworkFile": _OFF,
@@ -55,7 +54,7 @@ _REQUIRE = {
 }
 
 #: parameters the analysis reads (mapped below)
-_USED = {"AdjustForWeeklyTrends", "CaseFile", "ControlFile", "PopulationFile", "CoordinatesFile", "CoordinatesType",
+_USED = {"AdjustForWeeklyTrends", "IncludePurelyTemporal", "CaseFile", "ControlFile", "PopulationFile", "CoordinatesFile", "CoordinatesType",
          "ModelType", "ScanAreas",
          "MaxSpatialSizeInPopulationAtRisk", "UseDistanceFromCenterOption", "MaxSpatialSizeInDistanceFromCenter",
          "MonteCarloReps", "MinimumCasesInHighRateClusters", "AnalysisType", "StartDate", "EndDate",
@@ -530,7 +529,8 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         dated ``.cas``, a ``.pop`` file; with one census year per location and no covariates, the
         time-trend adjustments ``TimeTrendAdjustmentType`` 1-5, and ``SpatialAdjustmentType`` 0 or 1
         (stratified randomization, with ``TimeTrendAdjustmentType`` other than 4), ``AdjustForWeeklyTrends``
-        (days, not with ``TimeTrendAdjustmentType`` 1 or 4 or a spatial adjustment); with several
+        (days, not with ``TimeTrendAdjustmentType`` 1 or 4 or a spatial adjustment), ``IncludePurelyTemporal``
+        (discrete Poisson and Bernoulli); with several
         census years (every location every year) or covariates in the case and population files,
         SaTScan's expected cases of every location and time interval (see
         :func:`~hphawkes_py.scan.space_time` with ``expected=``);

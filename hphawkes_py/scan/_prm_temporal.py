@@ -124,6 +124,15 @@ def space_time_adjustments(v, bad, kwargs, model, name) -> None:
             raise bad("AdjustForWeeklyTrends", "needs a time aggregation of 1 day (TimeAggregationUnits=3, "
                                                "TimeAggregationLength=1), as in SaTScan")
         kwargs["day_of_week"] = True
+    if (v.get("IncludePurelyTemporal", "n") or "n").lower() not in ("n", "no", "false", "0"):
+        if model not in ("space_time_poisson", "space_time_bernoulli"):
+            raise bad("IncludePurelyTemporal", "is supported for the discrete Poisson and Bernoulli space-time "
+                                               "analyses only (ModelType 0 or 1, AnalysisType 3 or 4; the space-time "
+                                               "permutation model's purely temporal clusters have LLR 0)")
+        if kwargs.get("time_trend") in ("nonparametric", "stratified") or "spatial_adjustment" in kwargs:
+            raise bad("IncludePurelyTemporal", "is not supported with TimeTrendAdjustmentType 1 or 4 or "
+                                               "SpatialAdjustmentType=1 (purely temporal LLRs would be 0)")
+        kwargs["purely_temporal"] = True
 
 
 def temporal_kwargs(v, model, analysis, bad, kwargs) -> None:

@@ -123,8 +123,11 @@ def cluster_polygons(result, *, n_vertices: int = 64) -> list:
 
     _check_result(result)
     _check_vertices(n_vertices)
+    from .result import purely_temporal_row
+
+    # a purely temporal cluster (every location) has no circle: not drawn, as SaTScan's KML
     return [(_properties(result, k, cl), _ring(result, cl, n_vertices))
-            for k, cl in enumerate(result.clusters.itertuples(index=False))]
+            for k, cl in enumerate(result.clusters.itertuples(index=False)) if not purely_temporal_row(cl)]
 
 
 def to_geojson(result, *, n_vertices: int = 64) -> dict:
@@ -239,7 +242,10 @@ def to_kml(result, *, n_vertices: int = 64, locations: bool = True) -> str:
     loc_of, _ = _location_of_ids(result)
     coords = np.asarray(result._loc_coords, dtype=float)
     marks = []
-    for (props, ring), ids in zip(cluster_polygons(result, n_vertices=n_vertices), result.clusters.location_ids):
+    from .result import purely_temporal_row
+
+    drawn = [cl.location_ids for cl in result.clusters.itertuples(index=False) if not purely_temporal_row(cl)]
+    for (props, ring), ids in zip(cluster_polygons(result, n_vertices=n_vertices), drawn):
         desc = "<br/>".join(f"{escape(k)}: {escape(str(v))}" for k, v in props.items())
         ring_text = " ".join(f"{x:.7f},{y:.7f},0" for x, y in ring)
         marks.append(

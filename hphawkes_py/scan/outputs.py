@@ -29,6 +29,7 @@ from ._output_common import (CATEGORICAL, _check_flag, _check_p_values, _check_r
                              _location_relative_risk, _span_of, _write_dbf)
 from ._report_format import _SUMMARY_LABEL, _block_line, _population_text, _significant, category_report_lines
 from .outputs_temporal import is_time_result, write_time_results
+from .result import purely_temporal_row
 
 __all__ = ["cluster_table", "location_table", "risk_table", "llr_table", "report_text", "write_satscan",
            "SATSCAN_TABLES"]
@@ -205,7 +206,8 @@ def cluster_table(result, *, study_period=None, gumbel: bool = False, p_values: 
     stat_only = _stat_only(result)
     rows = []
     for k, cl in enumerate(result.clusters.itertuples(index=False)):
-        r = {"CLUSTER": k + 1, "LOC_ID": str(cl.location_ids[0])}
+        temporal = purely_temporal_row(cl)  # SaTScan: LOC_ID "All", no coordinates, radius, span or population
+        r = {"CLUSTER": k + 1, "LOC_ID": "All" if temporal else str(cl.location_ids[0])}
         a, b = ("LATITUDE", "LONGITUDE") if _latlong(result) else ("X", "Y")
         r[a], r[b] = float(cl.x), float(cl.y)
         if _elliptic(result):
@@ -213,7 +215,7 @@ def cluster_table(result, *, study_period=None, gumbel: bool = False, p_values: 
                      E_SHAPE=float(cl.shape))
         else:
             r["RADIUS"] = float(cl.radius)
-        r["SPAN"] = _span(result, [loc_of[i] for i in cl.location_ids])
+        r["SPAN"] = math.nan if temporal else _span(result, [loc_of[i] for i in cl.location_ids])
         if hasattr(cl, "start"):
             r["START_DATE"], r["END_DATE"] = _date(cl.start), _date(cl.end)
         else:
@@ -236,7 +238,7 @@ def cluster_table(result, *, study_period=None, gumbel: bool = False, p_values: 
             rr = float(cl.relative_risk)
             r["REL_RISK"] = rr if math.isfinite(rr) else math.nan
         if _has_population(result):
-            r["POPULATION"] = float(cl.population)
+            r["POPULATION"] = math.nan if temporal else float(cl.population)
         r["GINI_CLUST"] = "F"
         rows.append(r)
     return pd.DataFrame(rows, columns=_col_columns(result, gumbel))
@@ -324,6 +326,8 @@ def location_table(result, *, gumbel: bool = False, p_values: str = "monte_carlo
     coords = np.asarray(result._loc_coords, dtype=float)
     rows = []
     for k, cl in enumerate(result.clusters.itertuples(index=False)):
+        if purely_temporal_row(cl):
+            continue  # SaTScan lists no location of a purely temporal cluster
         seen = set()
         for lid in cl.location_ids:
             g = loc_of[lid]
@@ -534,6 +538,13 @@ def report_text(result, *, study_period=None, title: str | None = None, p_values
         def add(label, value, first=False):
             lines.append(_block_line(label, value, rank if first else None, rank))
 
+        if purely_temporal_row(cl):  # SaTScan: "All", the time frame, no coordinates or population
+            add("Location IDs included", "All", first=True)
+            add("Time frame", f"{_date(cl.start)} to {_date(cl.end)}")
+            _count_lines(add, result, cl, annual)
+            _statistic_lines(add, result, cl, p_values, gumbel, digits)
+            lines.append("")
+            continue
         add("Location IDs included", ", ".join(str(v) for v in cl.location_ids), first=True)
         span = _span(result, [loc_of[i] for i in cl.location_ids])
         if _latlong(result):
@@ -557,34 +568,44 @@ def report_text(result, *, study_period=None, title: str | None = None, p_values
             add("Time frame", f"{period[0]} to {period[1]}")
         if _has_population(result):
             add("Population", _population_text(float(cl.population)))
-        if result.model in CATEGORICAL:
-            for label, value in category_report_lines(cl):
-                add(label, value)
-        else:
-            add("Number of cases", f"{cl.cases:.10g}" if isinstance(cl.cases, float) else str(int(cl.cases)))
-            add("Expected cases", _significant(float(cl.expected)))
-            if annual is not None:
-                add("Annual cases / 100000", _significant(annual * float(cl.observed_over_expected), 1))
-            add("Observed / expected", _significant(float(cl.observed_over_expected)))
-        if result.model in _BERNOULLI + _POISSON:
-            add("Relative risk", _significant(float(cl.relative_risk)))
-        if result.model in _BERNOULLI:
-            n = float(cl.population)
-            add("Percent cases in area", _significant(100.0 * cl.cases / n if n else 0.0, 1))
-        if _stat_only(result):
-            add("Test statistic", f"{float(cl.log_likelihood_ratio):f}")
-        else:
-            add("Log likelihood ratio", f"{float(cl.log_likelihood_ratio):f}")
-            if _elliptic(result):
-                add("Test statistic", f"{float(cl.test_statistic):f}")
-        if _uses_gumbel(result, cl, p_values):
-            add("P-value", _gumbel_text(float(cl.gumbel_p_value)))
-        else:
-            add("P-value", f"{float(cl.p_value):.{digits}f}")
-        if gumbel:
-            add("Gumbel P-value", _gumbel_text(float(cl.gumbel_p_value)))
+        _count_lines(add, result, cl, annual)
+        _statistic_lines(add, result, cl, p_values, gumbel, digits)
         lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def _count_lines(add, result, cl, annual):
+    """A cluster block's counts, in SaTScan's order (the categories of the categorical models)."""
+    if result.model in CATEGORICAL:
+        for label, value in category_report_lines(cl):
+            add(label, value)
+    else:
+        add("Number of cases", f"{cl.cases:.10g}" if isinstance(cl.cases, float) else str(int(cl.cases)))
+        add("Expected cases", _significant(float(cl.expected)))
+        if annual is not None:
+            add("Annual cases / 100000", _significant(annual * float(cl.observed_over_expected), 1))
+        add("Observed / expected", _significant(float(cl.observed_over_expected)))
+    if result.model in _BERNOULLI + _POISSON:
+        add("Relative risk", _significant(float(cl.relative_risk)))
+    if result.model in _BERNOULLI:
+        n = float(cl.population)
+        add("Percent cases in area", _significant(100.0 * cl.cases / n if n else 0.0, 1))
+
+
+def _statistic_lines(add, result, cl, p_values, gumbel, digits):
+    """A cluster block's statistic (LLR or test statistic) and p-values."""
+    if _stat_only(result):
+        add("Test statistic", f"{float(cl.log_likelihood_ratio):f}")
+    else:
+        add("Log likelihood ratio", f"{float(cl.log_likelihood_ratio):f}")
+        if _elliptic(result):
+            add("Test statistic", f"{float(cl.test_statistic):f}")
+    if _uses_gumbel(result, cl, p_values):
+        add("P-value", _gumbel_text(float(cl.gumbel_p_value)))
+    else:
+        add("P-value", f"{float(cl.p_value):.{digits}f}")
+    if gumbel:
+        add("Gumbel P-value", _gumbel_text(float(cl.gumbel_p_value)))
 
 
 # ---- writing the set ---------------------------------------------------------------------------

@@ -58,6 +58,8 @@ def plot_clusters(result, ax=None, *, max_clusters: int | None = None, alpha: fl
     ax.scatter(xy[has, 0], xy[has, 1], s=size[has], c="tab:red", lw=0, label="with cases")
     rows = result.clusters if max_clusters is None else result.clusters.iloc[:max_clusters]
     for k, row in enumerate(rows.itertuples()):
+        if getattr(row, "purely_temporal", False) is True:
+            continue  # every location: no circle to draw
         sig = row.p_value <= alpha
         style = dict(fill=False, lw=2.5 if k == 0 else 1.2, ls="-" if sig or k == 0 else "--",
                      ec="tab:blue" if k == 0 else "tab:purple")

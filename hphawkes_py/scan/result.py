@@ -23,6 +23,12 @@ KNOWN_RISKS_TEXT = "adjusting for known relative risks"
 DAY_OF_WEEK_TEXT = "adjusting for weekly trends nonparametrically"
 
 
+def purely_temporal_row(cl) -> bool:
+    """Whether a row of a result's ``clusters`` is a purely temporal cluster (every location; see
+    :attr:`ScanResult.purely_temporal`), which has no centre, radius or location table of its own."""
+    return bool(getattr(cl, "purely_temporal", False) is True)
+
+
 def adjustment_texts(result) -> list:
     """SaTScan's statements, in its order and without full stops, of the adjustments a result was made with:
     its time trend (:func:`~.time_trend.time_trend_text`), spatial adjustment and known relative risks."""
@@ -105,8 +111,12 @@ class ScanResult:
         True: the expected cases were adjusted for known relative risks (:mod:`hphawkes_py.scan.known_risks`,
         set by :func:`~hphawkes_py.scan.run_prm`).
     day_of_week : bool
-        True: the space-time permutation scan was adjusted for the day of the week
-        (:func:`~hphawkes_py.scan.space_time_permutation`'s ``day_of_week``).
+        True: the space-time scan was adjusted for the day of the week (``day_of_week`` of
+        :func:`~hphawkes_py.scan.space_time_permutation` and :func:`~hphawkes_py.scan.space_time`).
+    purely_temporal : bool
+        True: a space-time scan that also scanned the purely temporal clusters (``purely_temporal`` of
+        :func:`~hphawkes_py.scan.space_time`); ``clusters.purely_temporal`` marks the one listed (every
+        location; ``center`` "All", no coordinates or radius).
     _loc_coords, _loc_cases, _loc_controls, _loc_population, _loc_expected, _row_ids, _row_loc : numpy.ndarray, optional
         Per-location data behind :meth:`location_table` and :meth:`plot` (merged locations:
         coordinates, cases, controls, population, expected cases; the input rows' ids and
@@ -148,6 +158,7 @@ class ScanResult:
     spatial_adjustment: Any = None
     known_risks: bool = False
     day_of_week: bool = False
+    purely_temporal: bool = False
     _loc_coords: np.ndarray = dataclasses.field(default=None, repr=False)
     _loc_cases: np.ndarray = dataclasses.field(default=None, repr=False)
     _loc_controls: np.ndarray = dataclasses.field(default=None, repr=False)
@@ -185,6 +196,7 @@ class ScanResult:
             "spatial_adjustment": self.spatial_adjustment,
             "known_risks": self.known_risks,
             "day_of_week": self.day_of_week,
+            "purely_temporal": self.purely_temporal,
         }
 
     def to_csv(self, path, **kwargs) -> None:
@@ -213,6 +225,12 @@ class ScanResult:
             if "start" in row.index:
                 a, b = (v.date() if hasattr(v, "date") else v for v in (row.start, row.end))
                 when = f" days {a} to {b};"
+            if purely_temporal_row(row):
+                lines.append(
+                    f"{k + 1}. all locations (purely temporal);{when} cases {_fmt_count(row.cases)} (expected "
+                    f"{row.expected:.2f}, RR {row.relative_risk:.3g}); LLR {row.log_likelihood_ratio:.6f}; "
+                    f"p {row.p_value:.4g}")
+                continue
             if "mean_inside" in row.index:  # the normal models: observations and means, no expected count
                 lines.append(
                     f"{k + 1}. locations {ids}\n   centre ({row.x:.6g}, {row.y:.6g}) radius {row.radius:.6g}; "
@@ -261,6 +279,8 @@ class ScanResult:
             first_row.setdefault(i, r)
         rows = []
         for k, cl in enumerate(self.clusters.itertuples()):
+            if purely_temporal_row(cl):
+                continue  # every location: no location table of its own (as SaTScan's .gis)
             for lid in cl.location_ids:
                 g = int(self._row_loc[first_row[lid]])
                 c = self._loc_cases[g]

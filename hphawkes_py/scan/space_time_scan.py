@@ -183,14 +183,18 @@ def _check_common(coords, cases, times, opts: SpaceTimeOptions) -> SpaceTimeData
 
 def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=None, controls_loc=None,
                time_trend=None, strata=None, spatial_adjustment=None, cut_size=None, expected_lt=None,
-               day_of_week=False):
+               day_of_week=False, purely_temporal=False):
     """Scan the cylinders of circles cut at ``max_population`` x ``size.sum()``; ``wsize_loc``: each
     location's C_z (or E_z) summed along the walks; ``null``: how replicates are drawn. With
     ``persons`` ((L, T) cases + controls), the Bernoulli model (``wsize_loc`` and ``dcum`` unused).
     ``strata``: time-stratified, the cases and persons per day (see
     :func:`~.cpu_space_time.cylinder_batch`). ``cut_size``: what the circles are cut by, when not ``size``
     (which the clusters report). ``expected_lt``: the expectations per location and day, when a cylinder's
-    are not ``wsize_loc`` times ``dcum``'s share; ``day_of_week``: recorded in the result."""
+    are not ``wsize_loc`` times ``dcum``'s share; ``day_of_week``: recorded in the result.
+    ``purely_temporal``: also the purely temporal clusters (every location, :func:`_temporal_best`; SaTScan's
+    ``IncludePurelyTemporal``): the best one is a candidate cluster, always listed and never keeping
+    another from being listed (SaTScan's ``ShouldRetainCandidateCluster``), and every replicate's maximum
+    takes them in."""
     c_lt, L, T = cm.c_lt, cm.L, cm.c_lt.shape[1]
     C = int(c_lt.sum())
     bern = persons is not None
@@ -217,7 +221,16 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
                                         expected=expected_lt)
         best, arg = engine.batch(c_lt[:, :, None].astype(np.int32), want_arg=True)
         best, arg = best[:, 0], arg[:, 0]
-        null_llr = _null_maxima(engine, null, cm.run, L, T)
+        pt = None
+        if purely_temporal:
+            # the days' expected cases (Poisson-type: the share of C dcum gives them, or the cells'
+            # expectations) or persons (Bernoulli) over all locations
+            totals = (persons.sum(axis=0) if bern else expected_lt.sum(axis=0) if expected_lt is not None
+                      else np.diff(dcum))
+            pt = (bern, np.asarray(totals, dtype=np.float64), C, N, min(cm.max_temporal, T), t_end_min,
+                  cm.run.min_cases, cm.run.direction)
+            pt_llr, pt_t1, pt_t2 = _temporal_best(c_lt.sum(axis=0)[:, None], pt, want_arg=True)
+        null_llr = _null_maxima(engine, null, cm.run, L, T, pt)
     radius_of = _radius(geo, points, points)
     origin = cm.origin
     pop_loc = np.asarray(size)
@@ -251,11 +264,45 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
 
         overlap = overlaps_kept
 
+    k_pt = -1  # the purely temporal candidate's index, if any
+    cand_offsets, cand_neighbors, cand_centres, cand_loc = offsets[centre_of], neighbors, centres[centre_of], \
+        centre_loc[centre_of]
+    tiebreak = centre_of
+    if pt is not None and pt_llr[0] > 0:
+        # one more candidate: a window of every location, after the circles' entries
+        k_pt = len(best)
+        cand_offsets = np.append(cand_offsets, len(neighbors))
+        cand_neighbors = np.concatenate([neighbors, np.arange(L, dtype=neighbors.dtype)])
+        cand_centres = np.vstack([cand_centres, [np.nan, np.nan]])
+        cand_loc = np.append(cand_loc, -1)
+        best, j_of = np.append(best, pt_llr[0]), np.append(j_of, len(neighbors) + L - 1)
+        t1_of, t2_of = np.append(t1_of, pt_t1[0]), np.append(t2_of, pt_t2[0])
+        tiebreak = np.append(centre_of, len(offsets))
+        spatial_overlap = overlap
+        used = np.zeros(L, dtype=bool)
+
+        def overlap(members, k):
+            if k == k_pt:
+                return False  # always listed, and not compared with the others
+            if spatial_overlap is not None:
+                return spatial_overlap(members, k)
+            if used[members].any():
+                return True
+            used[members] = True
+            return False
+
     def count(members, i):
         return c_lt[members, t1_of[i]:t2_of[i] + 1].sum()
 
     def window_stats(members, c, j, i):
         a, b = t1_of[i], t2_of[i] + 1
+        if i == k_pt:  # every location over the days
+            e = float(pt[1][a:b].sum())
+            if bern:
+                return int(e), e * C / N, (c / e) / ((C - c) / (N - e)) if C > c and N > e else math.inf
+            p = pop_loc.sum()
+            return (int(p) if pop_loc.dtype.kind == "i" else float(p)), e, (c / e) / ((C - c) / (C - e)) \
+                if C > c else math.inf
         # the totals the cylinder is scored against: the study's, or time-stratified its own days'
         Ct, Nt = (int(strata[0][a:b].sum()), int(strata[1][a:b].sum())) if strata is not None else (C, N)
         if bern:
@@ -274,10 +321,20 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
         return (int(p) if pop_loc.dtype.kind == "i" else float(p)), mu, (c / mu) / ((Ct - c) / (Ct - mu)) \
             if Ct > c else math.inf
 
-    cand = Candidates(best, j_of, offsets[centre_of], neighbors, centres[centre_of], centre_loc[centre_of])
-    df = _clusters(cand, lambda members, k: radius_of(members, centre_of[k]), None, report_members, cm.ids, null_llr,
-                   window_stats, count=count, extra=lambda i: {"start": when(t1_of[i]), "end": when(t2_of[i])},
-                   tiebreak=centre_of, overlap=overlap)
+    cand = Candidates(best, j_of, cand_offsets, cand_neighbors, cand_centres, cand_loc)
+
+    def extra(i):
+        more = {"start": when(t1_of[i]), "end": when(t2_of[i])}
+        return {**more, "purely_temporal": bool(i == k_pt)} if pt is not None else more
+
+    df = _clusters(cand, lambda members, k: math.nan if k == k_pt else radius_of(members, centre_of[k]), None,
+                   report_members, cm.ids, null_llr, window_stats, count=count, extra=extra, tiebreak=tiebreak,
+                   overlap=overlap)
+    if pt is not None:
+        if "purely_temporal" not in df.columns:
+            df["purely_temporal"] = pd.Series(dtype=bool)
+        df["center"] = df["center"].astype(object)
+        df.loc[df["purely_temporal"].astype(bool), "center"] = "All"
     if "start" not in df.columns:  # no cluster at all: the same columns, empty
         df["start"] = pd.Series(dtype=object)
         df["end"] = pd.Series(dtype=object)
@@ -295,7 +352,7 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
                        pop_loc * (C / N) if bern else np.asarray(wsize_loc, dtype=float)),
         _loc_controls=controls_loc,
         _row_ids=cm.ids, _row_loc=cm.gid, time_trend=time_trend, spatial_adjustment=spatial_adjustment,
-        day_of_week=day_of_week,
+        day_of_week=day_of_week, purely_temporal=pt is not None,
     )
 
 
@@ -330,20 +387,68 @@ def _retrospective_candidates(windows, best, j_of, t1_of, t2_of, c_lt, persons, 
     return tuple(np.concatenate([p[q] for p in parts]) for q in range(5))
 
 
-def _null_maxima(engine, null, run: RunOptions, L: int, T: int) -> np.ndarray:
+def _null_maxima(engine, null, run: RunOptions, L: int, T: int, pt=None) -> np.ndarray:
     """(n_replicates,) float64 largest cylinder LLR of each null replicate, in replicate order
-    (batches of ``BATCH_SIZE`` replicates where ``run.executor`` runs them)."""
+    (batches of ``BATCH_SIZE`` replicates where ``run.executor`` runs them); with ``pt`` (see
+    :func:`_temporal_best`) the purely temporal clusters' too."""
     n_rep = run.n_replicates
     sizes = [min(BATCH_SIZE, n_rep - s) for s in range(0, n_rep, BATCH_SIZE)]
     parts = run_replicates(_null_batch, sizes, seeds=replicate_seed_batches(run.seed, n_rep), executor=run.executor,
-                           progress=run.progress, desc="space-time Monte Carlo", args=(engine, null, L, T))
+                           progress=run.progress, desc="space-time Monte Carlo", args=(engine, null, L, T, pt))
     return np.concatenate(parts).astype(np.float64)
 
 
-def _null_batch(size, batch_seed, engine, null, L, T):
+def _temporal_best(c_tr, pt, want_arg=False):
+    """The best purely temporal cluster (every location, days ``t1..t2``) of each replicate: ``c_tr`` (T, R)
+    cases per day; ``pt = (bern, totals, C, N, max_t, t_end_min, min_cases, direction)`` with ``totals``
+    (T,) the days' expected cases (Poisson-type: ``mu`` of an interval is their sum) or persons
+    (Bernoulli: ``n``), scored with the cylinders' LLRs (float64 logarithms). Returns the (R,) best LLRs
+    (0: none) and, with ``want_arg``, the first interval attaining each (end days ascending, start days
+    descending, as the cylinders' loop), else None twice."""
+    bern, totals, C, N, max_t, t_end_min, min_cases, direction = pt
+    high, low = direction in ("high", "both"), direction in ("low", "both")
+    T, R = c_tr.shape
+    S = np.concatenate([np.zeros((1, R)), np.cumsum(c_tr, axis=0, dtype=np.float64)])
+    E = np.concatenate([[0.0], np.cumsum(totals)])
+    best = np.zeros(R)
+    t1b = np.full(R, -1, dtype=np.int64)
+    t2b = np.full(R, -1, dtype=np.int64)
+    Cf, Nf = float(C), float(N)
+    for t2 in range(t_end_min, T):
+        t1 = np.arange(t2, max(-1, t2 - max_t), -1)  # the loop's order: latest start first
+        c = S[t2 + 1][None, :] - S[t1]
+        e = (E[t2 + 1] - E[t1])[:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if bern:
+                ok_n = (e > 0) & (e < Nf)
+                llr = (_xlogy(c, c / e) + _xlogy(e - c, (e - c) / e) + _xlogy(Cf - c, (Cf - c) / (Nf - e))
+                       + _xlogy(Nf - e - Cf + c, (Nf - e - Cf + c) / (Nf - e))
+                       - _xlogy(Cf, Cf / Nf) - _xlogy(Nf - Cf, (Nf - Cf) / Nf))
+                hi, lo = c * (Nf - e) > (Cf - c) * e, c * (Nf - e) < (Cf - c) * e
+            else:
+                ok_n = (e > 0) & (e < Cf)
+                llr = _xlogy(c, c / e) + _xlogy(Cf - c, (Cf - c) / (Cf - e))
+                hi, lo = c > e, c < e
+        ok = ok_n & ((high & hi & (c >= min_cases)) | (low & lo))
+        v = np.where(ok, llr, 0.0)
+        k = np.argmax(v, axis=0)
+        top = v[k, np.arange(R)]
+        better = top > best
+        best = np.where(better, top, best)
+        t1b = np.where(better, t1[k], t1b)
+        t2b = np.where(better, t2, t2b)
+    return (best, t1b, t2b) if want_arg else (best, None, None)
+
+
+def _xlogy(a, b):
+    """``a log b``, 0 where ``a`` is 0."""
+    return np.where(a > 0, a * np.log(np.where(a > 0, b, 1.0)), 0.0)
+
+
+def _null_batch(size, batch_seed, engine, null, L, T, pt=None):
     """One Monte Carlo batch: the null data (days permuted among the cases, the cases dropped
     multinomially on the location x day cells, or relabelled among the persons of the cells), the
-    maximum cylinder LLR of each replicate."""
+    maximum cylinder LLR of each replicate (and of the purely temporal clusters with ``pt``)."""
     seeds = batch_children(batch_seed, size)
     if null[0] == "permute":  # the days permuted among the cases (within strata: null[3], their bounds)
         M = permute_days_cases(null[1], null[2], L, T, seeds, null[3] if len(null) > 3 else None)
@@ -356,7 +461,11 @@ def _null_batch(size, batch_seed, engine, null, L, T):
     else:
         M = draw_multinomial_cases(null[1], engine.n_cases, seeds).reshape(L, T, size)
     if hasattr(engine, "max_llr"):  # the CPU engine prunes with a pilot's maxima
-        return engine.max_llr(M)
-    best, _ = engine.batch(M)
-    return best.max(axis=0) if best.shape[0] else np.zeros(size)
+        m = engine.max_llr(M)
+    else:
+        best, _ = engine.batch(M)
+        m = best.max(axis=0) if best.shape[0] else np.zeros(size)
+    if pt is not None:
+        m = np.maximum(m, _temporal_best(M.sum(axis=0), pt)[0])
+    return m
 

@@ -143,7 +143,7 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
                max_distance=None, max_temporal=7, prospective=False, study_period=None, min_cases=2, n_replicates=999,
                direction="high", distance="euclidean", location_ids=None, seed=None, executor=None, backend="auto",
                threads=None, progress=True, time_trend=None, trend_percent=None,
-               spatial_adjustment=None, expected=None, day_of_week=False) -> ScanResult:
+               spatial_adjustment=None, expected=None, day_of_week=False, purely_temporal=False) -> ScanResult:
     """Kulldorff's retrospective (or prospective) space-time scan: discrete Poisson or Bernoulli model.
 
     Cylinders as in :func:`space_time_permutation`: circles centred on the locations x intervals of
@@ -238,6 +238,13 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
         weekday as a covariate of the expectations per location and day, after any ``time_trend``
         other than ``"nonparametric"`` and ``"stratified"``; not with ``spatial_adjustment``); the
         circles are then cut by the adjusted expected cases.
+    purely_temporal : bool
+        Also scan the purely temporal clusters (every location over an interval of at most
+        ``max_temporal`` days; SaTScan's ``IncludePurelyTemporal``): they enter every replicate's
+        maximum, and the most likely one is listed among the clusters in the order of its LLR
+        (``clusters.purely_temporal`` True, ``center`` "All", no coordinates), never keeping a
+        space-time cluster from being listed, as in SaTScan. Not with ``time_trend`` "nonparametric" or
+        "stratified" or ``spatial_adjustment`` (its LLR would be 0).
 
     Returns
     -------
@@ -307,6 +314,12 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
         raise ValueError("day_of_week adjusts the discrete Poisson model (model='poisson'), with time_trend None, "
                          "'loglinear' or 'logquadratic' and no spatial_adjustment (the space-time permutation model: "
                          "space_time_permutation(day_of_week=True))")
+    if not isinstance(purely_temporal, (bool, np.bool_)):
+        raise TypeError(f"purely_temporal must be True or False, got {describe(purely_temporal)}")
+    if purely_temporal and (time_trend in ("nonparametric", "stratified") or spatial_adjustment is not None):
+        raise ValueError("purely_temporal clusters are not scanned with time_trend 'nonparametric' or 'stratified' or "
+                         "a spatial_adjustment: their LLR would be 0 (SaTScan refuses them too)")
+    pt = bool(purely_temporal)
     if spatial_adjustment is not None and (model != "poisson" or time_trend == "stratified"):
         raise ValueError("spatial_adjustment='stratified' adjusts the discrete Poisson model (model='poisson') without "
                          "time_trend='stratified' (SaTScan's SpatialAdjustmentType=1 with TimeTrendAdjustmentType 0-3 "
@@ -318,7 +331,7 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
             raise ValueError("model='bernoulli' takes cases and controls (give controls=, not population=)")
         if controls is None:
             raise ValueError("model='bernoulli' needs controls= (controls per row: location and day)")
-        return _space_time_bernoulli(coords, cases, times, controls, opts, time_trend == "stratified")
+        return _space_time_bernoulli(coords, cases, times, controls, opts, time_trend == "stratified", pt)
     if controls is not None:
         raise ValueError("controls= is for model='bernoulli'; the Poisson model takes population=")
     if expected is not None:
@@ -327,7 +340,7 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
                              "trend or for space themselves (time_trend and spatial_adjustment must be None)")
         common = _check_common(coords, cases, times, opts)
         return _dated_poisson(common, expected, None if population is None else
-                              _location_population(population, common.gid, common.L), bool(day_of_week))
+                              _location_population(population, common.gid, common.L), bool(day_of_week), pt)
     if population is None:
         raise ValueError("model='poisson' needs population= (population of each row's location) or expected= "
                          "(expected cases of each row's location and day)")
@@ -355,12 +368,14 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
     if day_of_week:
         mu = weekly_expectations(np.outer(Ez, w / w.sum()), c_lt.sum(axis=0), _period_days(common))
         return _cylinders(common, "space_time_poisson", size, mu.sum(axis=1), dcum, ("multinomial", mu.ravel()),
-                          time_trend=info, cut_size=mu.sum(axis=1), expected_lt=mu, day_of_week=True)
+                          time_trend=info, cut_size=mu.sum(axis=1), expected_lt=mu, day_of_week=True,
+                          purely_temporal=pt)
     if time_trend is None:
-        return _cylinders(common, "space_time_poisson", size, Ez, dcum, ("multinomial", np.repeat(Ez / T, T)))
+        return _cylinders(common, "space_time_poisson", size, Ez, dcum, ("multinomial", np.repeat(Ez / T, T)),
+                          purely_temporal=pt)
     # expected cases of location z on day t: E_z w_t / sum w
     return _cylinders(common, "space_time_poisson", size, Ez, dcum, ("multinomial", np.outer(Ez, w / w.sum()).ravel()),
-                      time_trend=info)
+                      time_trend=info, purely_temporal=pt)
 
 
 def _location_population(population, gid, L):
@@ -388,7 +403,7 @@ def _period_days(common) -> np.ndarray:
     return first + np.arange(common.c_lt.shape[1], dtype=np.int64)
 
 
-def _dated_poisson(common, expected, P, day_of_week=False):
+def _dated_poisson(common, expected, P, day_of_week=False, purely_temporal=False):
     """:func:`space_time`'s discrete Poisson scan with ``expected`` per row: the expectations per location
     and day ``e_zt`` (rescaled to sum to C, and with ``day_of_week`` adjusted for the weekday,
     :func:`~.time_trend.weekly_expectations`) give every cylinder's mu; ``P``, the locations' populations
@@ -416,7 +431,8 @@ def _dated_poisson(common, expected, P, day_of_week=False):
     Ez = e_lt.sum(axis=1)
     size = Ez if P is None else (P.astype(np.int64) if np.all(P == np.round(P)) else P)
     return _cylinders(common, "space_time_poisson", size, Ez, C * np.arange(T + 1, dtype=np.float64) / T,
-                      ("multinomial", e_lt.ravel()), cut_size=Ez, expected_lt=e_lt, day_of_week=day_of_week)
+                      ("multinomial", e_lt.ravel()), cut_size=Ez, expected_lt=e_lt, day_of_week=day_of_week,
+                      purely_temporal=purely_temporal)
 
 
 #: the ``time_trend`` record of a time-stratified analysis (see :func:`space_time`)
@@ -449,8 +465,10 @@ def _space_stratified(common, size, time_trend, trend_percent):
                       cut_size=loc_cases)
 
 
-def _space_time_bernoulli(coords, cases, times, controls, opts: SpaceTimeOptions, stratified=False):
-    """:func:`space_time` with ``model="bernoulli"`` (time-stratified with ``stratified``)."""
+def _space_time_bernoulli(coords, cases, times, controls, opts: SpaceTimeOptions, stratified=False,
+                          purely_temporal=False):
+    """:func:`space_time` with ``model="bernoulli"`` (time-stratified with ``stratified``; with
+    ``purely_temporal`` the purely temporal clusters too)."""
     n = len(_check_xy(coords))
     co = check_counts(controls, "controls")
     if len(co) != n:
@@ -474,5 +492,6 @@ def _space_time_bernoulli(coords, cases, times, controls, opts: SpaceTimeOptions
                           controls_loc=ctl_lt.sum(axis=1), time_trend=_STRATIFIED,
                           strata=(day_cases, p_lt.sum(axis=0)))
     return _cylinders(common, "space_time_bernoulli", p_lt.sum(axis=1), None, np.zeros(T + 1),
-                      ("hypergeometric", p_lt.ravel()), persons=p_lt, controls_loc=ctl_lt.sum(axis=1))
+                      ("hypergeometric", p_lt.ravel()), persons=p_lt, controls_loc=ctl_lt.sum(axis=1),
+                      purely_temporal=purely_temporal)
 

@@ -70,6 +70,7 @@ scan_bernoulli <- function(coords, cases, controls, max_population = 0.5, n_repl
   if (!is.null(out[["_loc_controls"]])) obj$locations$controls <- out[["_loc_controls"]]
   if (!is.null(out$time_trend)) obj$time_trend <- out$time_trend
   if (isTRUE(out$day_of_week)) obj$day_of_week <- TRUE
+  if (isTRUE(out$purely_temporal)) obj$purely_temporal <- TRUE
   structure(obj, class = "hphawkes_scan")
 }
 
@@ -401,6 +402,9 @@ plot.hphawkes_scan <- function(x, ...) {
 #' @param covariates Space-time permutation model: \code{NULL} or the covariate category of each row's
 #'   cases (a vector, or a data frame of columns such as age group and sex): the expectations and the
 #'   permutation are stratified by them.
+#' @param purely_temporal Discrete Poisson or Bernoulli model: also scan the purely temporal clusters
+#'   (every location over an interval; SaTScan's \code{IncludePurelyTemporal}); the one listed has
+#'   \code{purely_temporal = TRUE} and \code{center = "All"}.
 #' @param expected \code{NULL} or, for the discrete Poisson model, the expected cases of each row's
 #'   location and day (one row per location and day at risk, 0 cases where none; rescaled to the
 #'   cases' total): populations that change over time or covariates, as SaTScan's census years give
@@ -444,7 +448,7 @@ scan_space_time <- function(coords, cases, times, population = NULL, controls = 
                             seed = NULL, location_ids = NULL, progress = FALSE, backend = "auto",
                             threads = NULL, time_trend = NULL, trend_percent = NULL,
                             spatial_adjustment = NULL, expected = NULL, day_of_week = FALSE,
-                            covariates = NULL) {
+                            covariates = NULL, purely_temporal = FALSE) {
   .hp_check_args()
   sc <- .hp_mod("scan")
   .hp_no_na(times, "times")
@@ -472,6 +476,12 @@ scan_space_time <- function(coords, cases, times, population = NULL, controls = 
     stop("covariates are for the space-time permutation model (no population, controls or expected)",
          call. = FALSE)
   if (dow) kw$day_of_week <- TRUE
+  if (.as_flag(purely_temporal, "purely_temporal")) {
+    if (is.null(population) && is.null(controls) && is.null(expected))
+      stop("purely_temporal is for the discrete Poisson and Bernoulli models (give population, expected or ",
+           "controls)", call. = FALSE)
+    kw$purely_temporal <- TRUE
+  }
   if (!is.null(covariates)) kw$covariates <- reticulate::r_to_py(as.data.frame(covariates))
   if (!is.null(controls)) {
     kw$controls <- .np_count(controls, "controls")

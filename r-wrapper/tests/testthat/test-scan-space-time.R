@@ -162,4 +162,10 @@ test_that("scan_space_time adjusts the space-time permutation model for the day 
                         n_replicates = 9, seed = 1, backend = "cpu")
   expect_identical(wp$model, "space_time_poisson")
   expect_true(wp$day_of_week)
+  pt <- scan_space_time(xy[g$loc, ], g$cases, g$day, population = rep(100, nrow(g)), purely_temporal = TRUE,
+                        n_replicates = 9, seed = 1, backend = "cpu")
+  expect_true(pt$purely_temporal)
+  expect_true("purely_temporal" %in% names(pt$clusters))
+  expect_error(scan_space_time(xy[g$loc, ], g$cases, g$day, purely_temporal = TRUE),
+               "purely_temporal is for the discrete Poisson and Bernoulli models")
 })
