@@ -1,10 +1,9 @@
 """The space-time permutation scan with strata (case covariates, the day of the week): expectations
 against their formula by enumeration, the stratified permutation null keeping every stratum's margins,
-and run_prm on SaTScan's NYCfever data with AdjustForWeeklyTrends and covariates against SaTScan
-10.3.2's reports of the same files."""
+run_prm with AdjustForWeeklyTrends on the CUDA engine, and its refusals (against SaTScan itself:
+test_scan_satscan_samples.py)."""
 from __future__ import annotations
 
-import math
 import shutil
 import sys
 from pathlib import Path
@@ -95,33 +94,6 @@ def test_one_stratum_permutes_as_before():
     np.testing.assert_array_equal(a, b)
 
 
-#: SaTScan 10.3.2 on NYCfever.prm with AnalysisType=3 and AdjustForWeeklyTrends=y (its report):
-#: ids, time frame, cases, expected, test statistic, p-value (999 replicates)
-SATSCAN_NYC_WEEKLY = [
-    (["10451", "10455", "10037", "10454", "10456"], "2001-11-02", "2001-11-08", 5, 1.26, 3.199748, 0.413),
-    (["11421", "11416", "11417", "11385", "11418", "11208", "11419", "11415"], "2001-11-22", "2001-11-24", 7, 2.49,
-     2.787565, 0.653),
-    (["10128", "10028", "10029", "10021", "10044", "10035", "10025"], "2001-11-06", "2001-11-10", 5, 1.45, 2.661842,
-     0.736),
-    (["10458", "10468", "10467", "10463", "10457"], "2001-11-06", "2001-11-09", 6, 2.17, 2.318714, 0.942),
-    (["11216", "11213", "11238", "11205", "11225"], "2001-11-15", "2001-11-18", 3, 0.65, 2.240687, 0.959),
-    (["11208", "11207"], "2001-11-18", "2001-11-18", 2, 0.29, 2.185142, 0.975),
-]
-#: the same with covariates (the case records' fields 4-5 drawn below), with and without the weekly adjustment
-SATSCAN_NYC_COVARIATES = {
-    "y": [(["10454", "10455", "10451", "10035", "10037", "10030", "10029", "10456"], "2001-11-02", "2001-11-08", 8,
-           3.35, 2.374389),
-          (["11432", "11366", "11451", "11433"], "2001-11-06", "2001-11-07", 2, 0.27, 2.304250),
-          (["11216", "11213", "11238", "11205", "11225", "11221", "11233", "11206"], "2001-11-09", "2001-11-10", 4,
-           1.11, 2.259610)],
-    "n": [(["10454", "10455", "10451", "10035", "10037", "10030", "10029", "10456"], "2001-11-08", "2001-11-08", 5,
-           0.40, 8.031670),
-          (["11418", "11415", "11419", "11435", "11416", "11421", "11451", "11375", "11417"], "2001-11-22",
-           "2001-11-23", 4, 0.43, 5.399347),
-          (["10304", "10301"], "2001-11-15", "2001-11-15", 2, 0.083, 4.462943)],
-}
-
-
 def _nyc(tmp_path, weekly="y", covariates=False, reps=199):
     for f in ("NYCfever.cas", "NYCfever.geo"):
         shutil.copy(SAT(f), tmp_path / f)
@@ -138,32 +110,10 @@ def _nyc(tmp_path, weekly="y", covariates=False, reps=199):
     return tmp_path / "a.prm"
 
 
-def _same_clusters(cl, ref):
-    assert len(cl) >= len(ref)
-    for k, (ids, start, end, cases, expected, stat, *p) in enumerate(ref):
-        row = cl.iloc[k]
-        assert [str(i) for i in row.location_ids] == ids
-        assert (str(np.datetime64(row.start, "D")), str(np.datetime64(row.end, "D"))) == (start, end)
-        assert row.cases == cases
-        assert row.expected == pytest.approx(expected, abs=5.01 * 10.0 ** -(len(str(expected).split(".")[1]) + 1))
-        assert row.log_likelihood_ratio == pytest.approx(stat, abs=5e-7)
-
-
-def test_nycfever_weekly_adjustment_matches_satscan(tmp_path):
-    res = hp.scan.run_prm(_nyc(tmp_path), seed=1, progress=False, backend="cpu")
+def test_weekly_adjustment_in_the_report(tmp_path):
+    res = hp.scan.run_prm(_nyc(tmp_path, reps=9), seed=1, progress=False, backend="cpu")
     assert res.day_of_week and res.model == "space_time_permutation"
-    _same_clusters(res.clusters, SATSCAN_NYC_WEEKLY)
-    for k, (*_, p) in enumerate(SATSCAN_NYC_WEEKLY[:3]):
-        se = math.sqrt(p * (1 - p) / 199 + p * (1 - p) / 999)
-        assert abs(res.clusters.p_value.iloc[k] - p) < 4 * se + 2 / 200
-    text = hp.scan.outputs.report_text(res)
-    assert "adjusting for weekly trends nonparametrically" in text
-
-
-@pytest.mark.parametrize("weekly", ["y", "n"])
-def test_nycfever_covariates_match_satscan(tmp_path, weekly):
-    res = hp.scan.run_prm(_nyc(tmp_path, weekly, covariates=True, reps=19), seed=1, progress=False, backend="cpu")
-    _same_clusters(res.clusters, SATSCAN_NYC_COVARIATES[weekly])
+    assert "adjusting for weekly trends nonparametrically." in hp.scan.outputs.report_text(res).splitlines()[1:3]
 
 
 @pytest.mark.parametrize("backend", CUDA_ENGINES)

@@ -1,10 +1,9 @@
 """run_prm's discrete Poisson space-time analyses with populations over time and covariates: SaTScan's
 own New Mexico brain cancer sample (NewMexicoSpaceTimePoisson.prm: case times in years, three census
-years, age and sex covariates) against SaTScan 10.3.2's report of it, and the expectations against a
-day-by-day integration of the interpolated populations."""
+years, age and sex covariates) on the CUDA engine, and the expectations against a day-by-day integration
+of the interpolated populations; the sample against SaTScan itself is in test_scan_satscan_samples.py."""
 from __future__ import annotations
 
-import math
 import shutil
 import sys
 from pathlib import Path
@@ -19,40 +18,6 @@ sys.path.insert(0, str(Path(__file__).parent))
 from engines import CUDA_ENGINES  # noqa: E402
 
 SAMPLE = hp.datasets.path("scan/satscan_sample_data")
-
-#: SaTScan 10.3.2 (built from source here) on NewMexicoSpaceTimePoisson.prm as shipped (999 replicates):
-#: location ids, time frame, population, cases, expected, relative risk, LLR, p-value
-SATSCAN_NM = [
-    (["Torrance", "Bernalillo", "Valencia", "SantaFe", "Guadelupe", "Socorro", "Sandoval", "SanMiguel", "LosAlamos"],
-     "1985-01-01", "1989-12-31", 674891.72, 236, 176.22, 1.42, 10.979758, 0.014),
-    (["Chaves"], "1988-01-01", "1989-12-31", 52755.68, 16, 6.03, 2.68, 5.684828, 0.692),
-    (["Curry", "Roosevelt"], "1982-01-01", "1983-12-31", 59349.33, 13, 5.37, 2.44, 3.884186, 0.996),
-]
-
-
-def _check_against_satscan(res, n_rep):
-    cl = res.clusters
-    assert len(cl) == len(SATSCAN_NM)
-    for k, (ids, start, end, pop, cases, expected, rr, llr, p) in enumerate(SATSCAN_NM):
-        row = cl.iloc[k]
-        assert list(row.location_ids) == ids
-        assert (str(np.datetime64(row.start, "D")), str(np.datetime64(row.end, "D"))) == (start, end)
-        assert row.population == pytest.approx(pop, abs=5e-3)
-        assert row.cases == cases
-        assert row.expected == pytest.approx(expected, abs=5e-3)
-        assert row.relative_risk == pytest.approx(rr, abs=5e-3)
-        assert row.log_likelihood_ratio == pytest.approx(llr, abs=5e-7)
-        se = math.sqrt(p * (1 - p) / n_rep + p * (1 - p) / 999)
-        assert abs(row.p_value - p) < 4 * se + 2 / (n_rep + 1)
-
-
-def test_new_mexico_sample_matches_satscan():
-    """SaTScan's sample parameter file, unchanged: its cluster table."""
-    res = hp.scan.run_prm(SAMPLE / "NewMexicoSpaceTimePoisson.prm", seed=1, progress=False, backend="cpu")
-    assert res.model == "space_time_poisson"
-    assert res.n_cases == 1175
-    _check_against_satscan(res, 999)
-
 
 @pytest.mark.parametrize("backend", CUDA_ENGINES)
 def test_new_mexico_sample_on_the_cuda_engine(backend, tmp_path):
@@ -131,21 +96,3 @@ def test_case_dates_by_precision(tmp_path):
         pst.read_case_dates(tmp_path / "d.cas", precision="1")
     assert pst.read_case_dates(tmp_path / "d.cas", precision="1", covariates=True)[3] == [("1", "2")]
 
-
-def test_new_mexico_with_purely_temporal_clusters(tmp_path):
-    """The sample with IncludePurelyTemporal=y: SaTScan 10.3.2 lists the purely temporal cluster third (All,
-    1985-1991, 552 cases, 495.69 expected, RR 1.21, LLR 5.485618), between the space-time ones it does
-    not keep out."""
-    for f in ("nm.cas", "nm.geo", "nm.pop", "NewMexicoSpaceTimePoisson.prm"):
-        shutil.copy(SAMPLE / f, tmp_path / f)
-    prm = tmp_path / "NewMexicoSpaceTimePoisson.prm"
-    prm.write_text(prm.read_text().replace("IncludePurelyTemporal=n", "IncludePurelyTemporal=y"))
-    cl = hp.scan.run_prm(prm, seed=1, progress=False, backend="cpu").clusters
-    assert list(cl.purely_temporal) == [False, False, True, False]
-    pt = cl.iloc[2]
-    assert (pt.center, pt.n_locations, pt.cases) == ("All", 32, 552)
-    assert (str(np.datetime64(pt.start, "D")), str(np.datetime64(pt.end, "D"))) == ("1985-01-01", "1991-12-31")
-    assert pt.expected == pytest.approx(495.69, abs=5e-3)
-    assert pt.relative_risk == pytest.approx(1.21, abs=5e-3)
-    assert pt.log_likelihood_ratio == pytest.approx(5.485618, abs=5e-7)
-    assert [round(v, 6) for v in cl.log_likelihood_ratio] == [10.979758, 5.684828, 5.485618, 3.884186]

@@ -1,11 +1,9 @@
 """The discrete Poisson space-time scan adjusted for the day of the week (SaTScan's
 AdjustForWeeklyTrends): :func:`~hphawkes_py.scan.time_trend.weekly_expectations` against a literal
-construction of SaTScan's weekday populations, and run_prm on SaTScan's NYCfever data with a population
-file against SaTScan 10.3.2's reports, alone and after an estimated log-linear trend."""
+construction of SaTScan's weekday populations, and expected= per cell; against SaTScan itself (NYCfever
+with a population file, alone and after an estimated trend): test_scan_satscan_samples.py."""
 from __future__ import annotations
 
-import re
-import shutil
 
 import numpy as np
 import pytest
@@ -13,7 +11,6 @@ import pytest
 import hphawkes_py as hp
 from hphawkes_py.scan.time_trend import weekly_expectations
 
-SAT = hp.datasets.satscan_sample_path
 
 
 def _satscan_weekly_reference(M, day_cases, weekday):
@@ -50,48 +47,6 @@ def test_weekly_expectations_against_the_construction(T):
     mu = weekly_expectations(M, day_cases, weekday)
     np.testing.assert_allclose(mu, _satscan_weekly_reference(M, day_cases, weekday), rtol=1e-12)
     assert mu.sum() == pytest.approx(day_cases.sum(), rel=1e-6)  # single-precision populations
-
-
-#: SaTScan 10.3.2 on NYCfever.prm made a retrospective discrete Poisson analysis (population 1000 + 37 i
-#: of the i-th location of NYCfever.geo, census year 2001) with AdjustForWeeklyTrends=y, and the same with
-#: TimeTrendAdjustmentType=3 (log-linear, estimated): ids, time frame, cases, expected, LLR
-SATSCAN = {
-    "0": [(["11207", "11212", "11208"], "2001-11-12", "2001-11-18", 14, 0.99, 24.576831),
-          (["11206"], "2001-11-19", "2001-11-21", 6, 0.15, 16.380827),
-          (["11206"], "2001-11-03", "2001-11-09", 7, 0.32, 15.006599),
-          (["11208", "11207"], "2001-11-20", "2001-11-23", 7, 0.38, 13.821085)],
-    "3": [(["11207", "11212", "11208"], "2001-11-12", "2001-11-18", 14, 1.02, 24.168806),
-          (["11206"], "2001-11-19", "2001-11-21", 6, 0.17, 15.745718),
-          (["11206"], "2001-11-03", "2001-11-09", 7, 0.29, 15.737569),
-          (["10029"], "2001-11-08", "2001-11-10", 4, 0.050, 13.618014)],
-}
-
-
-@pytest.mark.parametrize("trend", ["0", "3"])
-def test_nycfever_poisson_weekly_matches_satscan(tmp_path, trend):
-    for f in ("NYCfever.cas", "NYCfever.geo"):
-        shutil.copy(SAT(f), tmp_path / f)
-    geo = [ln.split()[0] for ln in SAT("NYCfever.geo").read_text().splitlines() if ln.strip()]
-    (tmp_path / "p.pop").write_text("".join(f"{k} 2001 {1000 + 37 * i}\n" for i, k in enumerate(geo)))
-    text = SAT("NYCfever.prm").read_text().replace("ModelType=2", "ModelType=0").replace("AnalysisType=4",
-                                                                                         "AnalysisType=3")
-    text = re.sub(r"(?m)^PopulationFile=.*$", "PopulationFile=p.pop", text)
-    text = text.replace("AdjustForWeeklyTrends=n", "AdjustForWeeklyTrends=y").replace("MonteCarloReps=999",
-                                                                                      "MonteCarloReps=19")
-    text = text.replace("TimeTrendAdjustmentType=0", f"TimeTrendAdjustmentType={trend}")
-    (tmp_path / "a.prm").write_text(text)
-    res = hp.scan.run_prm(tmp_path / "a.prm", seed=1, progress=False, backend="cpu")
-    assert res.day_of_week
-    for k, (ids, start, end, cases, expected, llr) in enumerate(SATSCAN[trend]):
-        row = res.clusters.iloc[k]
-        assert [str(i) for i in row.location_ids] == ids
-        assert (str(np.datetime64(row.start, "D")), str(np.datetime64(row.end, "D"))) == (start, end)
-        assert row.cases == cases
-        assert row.expected == pytest.approx(expected, abs=0.0051 if expected >= 0.1 else 0.00051)
-        assert row.log_likelihood_ratio == pytest.approx(llr, abs=5e-7)
-    # SaTScan's header: the trend's sentence, then the weekly adjustment's
-    head = hp.scan.outputs.report_text(res).splitlines()[1:3]
-    assert head[-1 if trend == "3" else 0] == "adjusting for weekly trends nonparametrically."
 
 
 def test_poisson_weekly_with_expected_per_cell_equals_population():
