@@ -68,6 +68,8 @@ def test_run_prm_with_purely_temporal_clusters_matches_satscan(name, satscan_out
     assert not set(gis.CLUSTER) & {k + 1 for k in temporal}
     text = hp.scan.outputs.report_text(res)
     assert f"{temporal[0] + 1}.Location IDs included.: All" in text
+    head = text.split("\n_____")[0].splitlines()[1:]
+    assert head[0].startswith("including purely temporal clusters") and theirs["summary"].endswith(" ".join(head))
 
 
 def _enumerate(c_tr, bern, totals, C, N, max_t, t_end_min, min_cases, direction):

@@ -90,6 +90,8 @@ def _has_population(result) -> bool:
     return False
 
 
+#: the start of SaTScan's statement of a log-linear time trend (:func:`~.time_trend.time_trend_text`)
+_LOGLINEAR_TEXT = "adjusting for time trend with"
 #: SaTScan's days per year in its annual rates (``CSaTScanData::GetAnnualRate``)
 _DAYS_PER_YEAR = 365.2425
 
@@ -493,7 +495,7 @@ def report_text(result, *, study_period=None, title: str | None = None, p_values
       Number of cases.......: 11
     """
     _check_result(result)
-    from .result import DAY_OF_WEEK_TEXT, _TITLES, adjustment_texts
+    from .result import _TITLES, adjustment_texts
 
     p_values = _check_p_values(p_values)
     gumbel = _check_flag(gumbel, "gumbel")
@@ -504,11 +506,11 @@ def report_text(result, *, study_period=None, title: str | None = None, p_values
         lines += [title, ""]
     lines.append(f"{_TITLES.get(result.model, result.model)}, {result.direction} rates (hphawkes_py; cluster blocks "
                  f"as SaTScan 10 writes them)")
-    adjustments = [a for a in adjustment_texts(result) if a != DAY_OF_WEEK_TEXT]
-    if adjustments:  # one per line, a full stop after the last, as SaTScan's summary
-        lines += adjustments[:-1] + [adjustments[-1] + "."]
-    if getattr(result, "day_of_week", False):  # a sentence of its own in SaTScan's
-        lines.append(DAY_OF_WEEK_TEXT + ".")
+    # one per line, a full stop after the last, as SaTScan's summary; its log-linear trend's statement
+    # carries a full stop of its own (getCalculatedTimeTrendAsString), so that it ends in two when last
+    statements = [a + "." if a.startswith(_LOGLINEAR_TEXT) else a for a in adjustment_texts(result)]
+    if statements:
+        lines += statements[:-1] + [statements[-1] + "."]
     lines += [rule, "", "SUMMARY OF DATA", ""]
 
     def summary(label, value):

@@ -21,6 +21,7 @@ from .time_trend import time_trend_text
 SPATIAL_ADJUSTMENT_TEXT = "adjusting for purely spatial clusters with stratified randomization"
 KNOWN_RISKS_TEXT = "adjusting for known relative risks"
 DAY_OF_WEEK_TEXT = "adjusting for weekly trends nonparametrically"
+PURELY_TEMPORAL_TEXT = "including purely temporal clusters"
 
 
 def purely_temporal_row(cl) -> bool:
@@ -30,15 +31,19 @@ def purely_temporal_row(cl) -> bool:
 
 
 def adjustment_texts(result) -> list:
-    """SaTScan's statements, in its order and without full stops, of the adjustments a result was made with:
-    its time trend (:func:`~.time_trend.time_trend_text`), spatial adjustment and known relative risks."""
-    out = [time_trend_text(result.time_trend)] if getattr(result, "time_trend", None) is not None else []
+    """SaTScan's statements, in its order (``ParametersPrint::PrintAnalysisSummary``) and without full
+    stops, of what a result's analysis included and was adjusted for: purely temporal clusters, its time
+    trend (:func:`~.time_trend.time_trend_text`), spatial adjustment, the day of the week and known
+    relative risks."""
+    out = [PURELY_TEMPORAL_TEXT] if getattr(result, "purely_temporal", False) else []
+    if getattr(result, "time_trend", None) is not None:
+        out.append(time_trend_text(result.time_trend))
     if getattr(result, "spatial_adjustment", None) is not None:
         out.append(SPATIAL_ADJUSTMENT_TEXT)
-    if getattr(result, "known_risks", False):
-        out.append(KNOWN_RISKS_TEXT)
     if getattr(result, "day_of_week", False):
         out.append(DAY_OF_WEEK_TEXT)
+    if getattr(result, "known_risks", False):
+        out.append(KNOWN_RISKS_TEXT)
     return out
 
 __all__ = ["ScanResult", "Candidates"]
