@@ -249,7 +249,7 @@ def test_study_period_population_weights():
 
 @pytest.mark.parametrize("change, pop_text, message", [
     (dict(TimeTrendAdjustmentType="6"), None, r"TimeTrendAdjustmentType='6'.*must be 0 \(none\)"),
-    (dict(SpatialAdjustmentType="2"), None, r"SpatialAdjustmentType='2'.*supported: \['0', '1'\]"),
+    (dict(SpatialAdjustmentType="3"), None, r"SpatialAdjustmentType='3'.*supported: \['0', '1', '2'\]"),
     (dict(ControlFile="nm_pop1000.ctl"), None, "ControlFile.*not used by the discrete Poisson model"),
     ({}, "census", r"nm_1982.pop:\d+: location '.*' has no population for census year 1990"),
     ({}, "covariates", r"nm_1982.pop: the case and population records must have the same number of covariates"),

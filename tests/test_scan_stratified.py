@@ -14,6 +14,7 @@ p-values within the binomial error. The kernels are also checked against a naive
 (tests/naive_scan.py) and the draws against their definition."""
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -34,14 +35,17 @@ _ANALYSES = {
     "spatial": ("0", "3", "0", "1"),
     "spatial nonparametric": ("0", "3", "1", "1"),
     "spatial estimated trend": ("0", "3", "3", "1"),
+    "spatial nonparametric type 2": ("0", "3", "0", "2"),
+    "spatial nonparametric type 2 time stratified": ("0", "3", "4", "2"),
 }
-TIME_STRATIFIED = [k for k, v in _ANALYSES.items() if v[2] == "4"]
+TIME_STRATIFIED = [k for k, v in _ANALYSES.items() if v[2] == "4" and v[3] == "0"]
 SPACE_STRATIFIED = [k for k, v in _ANALYSES.items() if v[3] == "1"]
+SPACE_NONPARAMETRIC = [k for k, v in _ANALYSES.items() if v[3] == "2"]
 #: the longest cluster, days: 10 in the spatially adjusted analyses (with 14, equal days and the data's
 #: cases tie the most likely cluster with the one a day later: same cases, same expectation, and which is
 #: found first turns on the last bit of the sums, SaTScan's from the study's end, ours from its start; the
 #: choice then changes which secondary clusters overlap it)
-_MAX_DAYS = {k: 10 if k in SPACE_STRATIFIED else 14 for k in _ANALYSES}
+_MAX_DAYS = {k: 10 if _ANALYSES[k][3] != "0" else 14 for k in _ANALYSES}
 _TREND = {"0": None, "1": "nonparametric", "3": "loglinear", "4": "stratified"}
 
 
@@ -81,7 +85,7 @@ def _ours(name, **kw):
     """The analysis through the Python API: one row per location and day with its cases (and, Bernoulli, its
     controls); every location has rows, so every location is a centre as in SaTScan."""
     model, atype, trend, spatial = _ANALYSES[name]
-    adjust = {"time_trend": _TREND[trend], "spatial_adjustment": "stratified" if spatial == "1" else None}
+    adjust = {"time_trend": _TREND[trend], "spatial_adjustment": {"1": "stratified", "2": "nonparametric"}.get(spatial)}
     xy, pop, loc, day, n = _data()
     L = len(pop)
     c_lt = np.zeros((L, T), dtype=int)
@@ -103,6 +107,9 @@ def _daily_measure(name, members):
     model = _ANALYSES[name][0]
     xy, pop, loc, day, n = _data()
     day_cases = np.bincount(day, weights=n, minlength=T)
+    if model == "0" and _ANALYSES[name][3] == "2":  # nonparametric spatial: the locations' cases as measure
+        cases = np.bincount(loc, weights=n, minlength=len(pop))
+        return np.full(T, float(cases[members].sum())), day_cases / cases.sum()
     if model == "0":
         return np.full(T, float(pop[members].sum())), day_cases / pop.sum()
     persons = np.zeros((len(pop), T))
@@ -167,6 +174,36 @@ def test_space_stratified_matches_satscan(name, satscan_output):
         assert row.cases == c_lt[members, a:b + 1].sum()
     report = hp.scan.outputs.report_text(res)
     assert "adjusting for purely spatial clusters with stratified randomization." in report
+
+
+@pytest.mark.parametrize("name", SPACE_NONPARAMETRIC)
+def test_space_nonparametric_matches_satscan(name, satscan_output):
+    """SaTScan's SpatialAdjustmentType=2: locations, days, cases, expected cases (every location's its
+    observed cases over the study period, spread over the days: C_Z days / T, or time-stratified C_Z C_I / C),
+    LLRs and p-values against SaTScan's, through the API and run_prm, and its statement of the adjustment."""
+    theirs = satscan_output[name]
+    res = _ours(name)
+    # time-stratified: SaTScan's expected cases of a cluster that ends before the study period are another
+    # quantity (see _with_expected)
+    rows = _with_expected(name, theirs) if _ANALYSES[name][2] == "4" else theirs["rows"]
+    assert_clusters_match(res.clusters, rows, theirs["ids"])
+    assert "adjusting for purely spatial clusters nonparametrically." in theirs["summary"]
+    assert res.spatial_adjustment == "nonparametric"
+    xy, pop, loc, day, n = _data()
+    c_lt = np.zeros((len(pop), T))
+    np.add.at(c_lt, (loc, day), n)
+    ids = _ids()
+    for row in res.clusters.head(3).itertuples():
+        members = [ids.index(str(k)) for k in row.location_ids]
+        a, b = ((np.datetime64(v, "D") - START).astype(int) for v in (row.start, row.end))
+        share = c_lt[:, a:b + 1].sum() / c_lt.sum() if _ANALYSES[name][2] == "4" else (b - a + 1) / T
+        assert row.expected == pytest.approx(c_lt[members].sum() * share, rel=1e-12)
+    head = hp.scan.outputs.report_text(res).split("\n_____")[0].splitlines()[1:]
+    assert theirs["summary"].endswith(" ".join(head))
+    with tempfile.TemporaryDirectory() as d:
+        _write_inputs(Path(d))
+        via = hp.scan.run_prm(_prm(name, Path(d)), seed=1, progress=False, backend="cpu")
+    assert_clusters_match(via.clusters, rows, theirs["ids"])
 
 
 def test_space_stratified_draws_keep_every_locations_cases():
@@ -355,7 +392,9 @@ def test_draws_keep_every_days_cases():
     (dict(time_trend="nonparametric", model="bernoulli"), "time_trend='stratified' adjusts both"),
     (dict(spatial_adjustment="stratified", time_trend="stratified"), "spatial_adjustment='stratified' adjusts"),
     (dict(spatial_adjustment="stratified", model="bernoulli"), "spatial_adjustment='stratified' adjusts"),
-    (dict(spatial_adjustment="nonparametric"), "spatial_adjustment"),
+    (dict(spatial_adjustment="nonparametric", time_trend="loglinear"), "spatial_adjustment='nonparametric'"),
+    (dict(spatial_adjustment="nonparametric", model="bernoulli"), "spatial_adjustment='nonparametric'"),
+    (dict(spatial_adjustment="other"), "spatial_adjustment"),
 ])
 def test_bad_settings_are_refused(kwargs, message):
     xy, pop, loc, day, n = _data()

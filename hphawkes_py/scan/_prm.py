@@ -43,7 +43,7 @@ _REQUIRE = {
     "UseNeighborsFile": _OFF,
     "UseMetaLocationsFile": _OFF,
     "MultipleCoordinatesType": {"0"},
-    "SpatialAdjustmentType": {"0", "1"},  # 1: the space-time Poisson model only (run_prm)
+    "SpatialAdjustmentType": {"0", "1", "2"},  # 1, 2: the space-time Poisson model only (run_prm)
     "PValueReportType": {"0", "1", "3"},   # default / standard Monte Carlo / Gumbel (both reported)
     "UseReportOnlySmallerClusters": _OFF,
     "SimulatedDataMethodType": {"0"},

@@ -101,8 +101,9 @@ def time_trend_kwargs(v, bad, kwargs, name, bernoulli=False):
 def space_time_adjustments(v, bad, kwargs, model, name) -> None:
     """The adjustments of the ``name`` space-time scan (``model``) as ``time_trend``, ``trend_percent`` and
     ``spatial_adjustment`` in ``kwargs``: the time trends of :func:`time_trend_kwargs` (Poisson and
-    Bernoulli), and ``SpatialAdjustmentType=1`` (stratified randomization, discrete Poisson only, not with
-    the time-stratified adjustment); refused by name otherwise."""
+    Bernoulli), ``SpatialAdjustmentType=1`` (stratified randomization, discrete Poisson only, not with
+    the time-stratified adjustment) and 2 (nonparametric, discrete Poisson, no time trend or the
+    time-stratified one), the weekly adjustment and purely temporal clusters; refused by name otherwise."""
     if model in ("space_time_poisson", "space_time_bernoulli"):
         time_trend_kwargs(v, bad, kwargs, name, bernoulli=model == "space_time_bernoulli")
     if (v.get("SpatialAdjustmentType", "0") or "0") == "1":
@@ -113,6 +114,14 @@ def space_time_adjustments(v, bad, kwargs, model, name) -> None:
             raise bad("SpatialAdjustmentType", "1 (stratified randomization) is not supported together with "
                                                "TimeTrendAdjustmentType=4")
         kwargs["spatial_adjustment"] = "stratified"
+    if (v.get("SpatialAdjustmentType", "0") or "0") == "2":
+        if model != "space_time_poisson":
+            raise bad("SpatialAdjustmentType", "2 (nonparametric) is for the discrete Poisson space-time analyses "
+                                               "(SaTScan refuses it elsewhere too)")
+        if kwargs.get("time_trend") not in (None, "stratified"):
+            raise bad("SpatialAdjustmentType", "2 (nonparametric) needs TimeTrendAdjustmentType 0 or 4 (SaTScan "
+                                               "refuses the others too)")
+        kwargs["spatial_adjustment"] = "nonparametric"
     if (v.get("AdjustForWeeklyTrends", "n") or "n").lower() not in ("n", "no", "false", "0"):
         if model not in ("space_time_permutation", "space_time_poisson"):
             raise bad("AdjustForWeeklyTrends", "is supported for the space-time permutation and discrete Poisson "

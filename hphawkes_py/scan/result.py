@@ -19,6 +19,7 @@ from .time_trend import time_trend_text
 
 #: SaTScan's statements of the spatial adjustment and of the known relative risks in its analysis summary
 SPATIAL_ADJUSTMENT_TEXT = "adjusting for purely spatial clusters with stratified randomization"
+SPATIAL_NONPARAMETRIC_TEXT = "adjusting for purely spatial clusters nonparametrically"
 KNOWN_RISKS_TEXT = "adjusting for known relative risks"
 DAY_OF_WEEK_TEXT = "adjusting for weekly trends nonparametrically"
 PURELY_TEMPORAL_TEXT = "including purely temporal clusters"
@@ -39,7 +40,8 @@ def adjustment_texts(result) -> list:
     if getattr(result, "time_trend", None) is not None:
         out.append(time_trend_text(result.time_trend))
     if getattr(result, "spatial_adjustment", None) is not None:
-        out.append(SPATIAL_ADJUSTMENT_TEXT)
+        out.append(SPATIAL_NONPARAMETRIC_TEXT if result.spatial_adjustment == "nonparametric" else
+                   SPATIAL_ADJUSTMENT_TEXT)
     if getattr(result, "day_of_week", False):
         out.append(DAY_OF_WEEK_TEXT)
     if getattr(result, "known_risks", False):
@@ -110,8 +112,9 @@ class ScanResult:
         for time-stratified randomization (both space-time models: ``log_likelihood_ratio`` holds SaTScan's
         test statistic); None without one.
     spatial_adjustment : str, optional
-        ``"stratified"``: the space-time Poisson scan adjusted for purely spatial clusters by stratified
-        randomization (:func:`hphawkes_py.scan.space_time`'s ``spatial_adjustment``); None without it.
+        ``"stratified"`` or ``"nonparametric"``: the space-time Poisson scan adjusted for purely spatial
+        clusters by stratified randomization or nonparametrically (:func:`hphawkes_py.scan.space_time`'s
+        ``spatial_adjustment``); None without it.
     known_risks : bool
         True: the expected cases were adjusted for known relative risks (:mod:`hphawkes_py.scan.known_risks`,
         set by :func:`~hphawkes_py.scan.run_prm`).

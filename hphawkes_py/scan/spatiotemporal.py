@@ -223,9 +223,12 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
         ``time_trend="loglinear"``: the change of the risk per year, percent (> -100; SaTScan's
         ``TimeTrendPercentage``), ``beta = log(1 + trend_percent / 100) / 365.25`` per day. None: the
         maximum likelihood trend of the data.
-    spatial_adjustment : {None, "stratified"}
+    spatial_adjustment : {None, "stratified", "nonparametric"}
         ``model="poisson"``: ``"stratified"`` adjusts for purely spatial clusters by stratified
-        randomization (see above; with any ``time_trend`` but ``"stratified"``). None (default): no
+        randomization (see above; with any ``time_trend`` but ``"stratified"``); ``"nonparametric"``
+        (SaTScan's ``SpatialAdjustmentType=2``) makes every location's expected cases its observed ones
+        with the usual multinomial Monte Carlo, with no ``time_trend`` or ``"stratified"`` (a cylinder's
+        expectation then ``C_Z C_I / C``, every day's cases kept on their day). None (default): no
         adjustment.
     expected : array_like (n,), optional
         ``model="poisson"``: non-negative expected cases of each row's cell (its location and day;
@@ -306,7 +309,7 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
     """
     check_in(model, "model", ("poisson", "bernoulli"))
     check_time_trend(time_trend, trend_percent, model, options=TIME_TRENDS + ("stratified",))
-    check_in(spatial_adjustment, "spatial_adjustment", (None, "stratified"))
+    check_in(spatial_adjustment, "spatial_adjustment", (None, "stratified", "nonparametric"))
     if not isinstance(day_of_week, (bool, np.bool_)):
         raise TypeError(f"day_of_week must be True or False, got {describe(day_of_week)}")
     if day_of_week and (model != "poisson" or time_trend in ("nonparametric", "stratified")
@@ -320,10 +323,14 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
         raise ValueError("purely_temporal clusters are not scanned with time_trend 'nonparametric' or 'stratified' or "
                          "a spatial_adjustment: their LLR would be 0 (SaTScan refuses them too)")
     pt = bool(purely_temporal)
-    if spatial_adjustment is not None and (model != "poisson" or time_trend == "stratified"):
+    if spatial_adjustment == "stratified" and (model != "poisson" or time_trend == "stratified"):
         raise ValueError("spatial_adjustment='stratified' adjusts the discrete Poisson model (model='poisson') without "
                          "time_trend='stratified' (SaTScan's SpatialAdjustmentType=1 with TimeTrendAdjustmentType 0-3 "
                          "or 5)")
+    if spatial_adjustment == "nonparametric" and (model != "poisson" or time_trend not in (None, "stratified")):
+        raise ValueError("spatial_adjustment='nonparametric' adjusts the discrete Poisson model (model='poisson') with "
+                         "no time_trend or time_trend='stratified' (SaTScan's SpatialAdjustmentType=2 with "
+                         "TimeTrendAdjustmentType 0 or 4)")
     opts = SpaceTimeOptions(max_population, max_distance, max_temporal, prospective, study_period, min_cases,
                             n_replicates, direction, distance, location_ids, seed, executor, backend, threads, progress)
     if model == "bernoulli":
@@ -355,6 +362,8 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
                          f"{int(np.flatnonzero(common.gid == int(np.argmax(bad)))[0])})")
     Ez = C * P / P.sum()
     size = P.astype(np.int64) if np.all(P == np.round(P)) else P
+    if spatial_adjustment == "nonparametric":
+        return _space_nonparametric(common, size, time_trend)
     if spatial_adjustment is not None:
         return _space_stratified(common, size, time_trend, trend_percent)
     if time_trend == "stratified":
@@ -451,6 +460,29 @@ def _day_weights(common, time_trend, trend_percent):
         return np.ones(T), C * np.arange(T + 1, dtype=np.float64) / T, None
     w, info = time_trend_weights(c_lt.sum(axis=0), time_trend, trend_percent, origin=common.origin)
     return w, np.concatenate([[0.0], C * np.cumsum(w / w.sum())]), info
+
+
+def _space_nonparametric(common, size, time_trend):
+    """:func:`space_time`'s discrete Poisson scan with ``spatial_adjustment="nonparametric"`` (SaTScan's
+    ``SpatialAdjustmentType=2``, ``AdjustForSpatialNonParameteric``): every location's expected cases its
+    observed ones spread evenly over the days, the Monte Carlo the usual multinomial over every location
+    and day; with ``time_trend="stratified"`` (which SaTScan's ``AdjustForTemporalNonParameteric`` then
+    applies) a cylinder's expectation is ``C_Z C_I / C``, scored against its days' cases, with every day's
+    cases kept on that day in the Monte Carlo. The circles are cut by the cases, as SaTScan's by the
+    adjusted expectations."""
+    c_lt = common.c_lt
+    T = c_lt.shape[1]
+    loc_cases = c_lt.sum(axis=1)
+    Cz = loc_cases.astype(np.float64)
+    if time_trend == "stratified":
+        day_cases = c_lt.sum(axis=0)
+        dcum = np.concatenate([[0.0], np.cumsum(day_cases).astype(np.float64)])
+        return _cylinders(common, "space_time_poisson", size, Cz, dcum, ("multinomial_by_day", Cz, day_cases),
+                          time_trend=_STRATIFIED, strata=(day_cases, day_cases), spatial_adjustment="nonparametric",
+                          cut_size=loc_cases)
+    _, dcum, _ = _day_weights(common, None, None)
+    return _cylinders(common, "space_time_poisson", size, Cz, dcum, ("multinomial", np.repeat(Cz / T, T)),
+                      spatial_adjustment="nonparametric", cut_size=loc_cases)
 
 
 def _space_stratified(common, size, time_trend, trend_percent):

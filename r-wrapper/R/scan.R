@@ -392,9 +392,10 @@ plot.hphawkes_scan <- function(x, ...) {
 #'   \code{log_likelihood_ratio} column then holds SaTScan's test statistic).
 #' @param trend_percent \code{time_trend = "loglinear"}: the change of the risk per year, percent
 #'   (above -100); \code{NULL} estimates it.
-#' @param spatial_adjustment Discrete Poisson model: \code{NULL} (none) or \code{"stratified"} (SaTScan's
+#' @param spatial_adjustment Discrete Poisson model: \code{NULL} (none), \code{"stratified"} (SaTScan's
 #'   spatial adjustment 1, stratified randomization: every location's expected cases are its observed
-#'   cases, kept there in the Monte Carlo; circles are then cut by cases).
+#'   cases, kept there in the Monte Carlo; circles are then cut by cases) or \code{"nonparametric"}
+#'   (SaTScan's 2: the same expectations, the usual Monte Carlo; no time trend or \code{"stratified"}).
 #' @param day_of_week Adjust for the day of the week (SaTScan's \code{AdjustForWeeklyTrends}). Space-time
 #'   permutation model: each location's cases on a weekday are expected on that weekday, and the Monte
 #'   Carlo permutes the days within weekdays; discrete Poisson model: the expected cases are computed
