@@ -12,11 +12,10 @@ expected cases, which sum to C. Without covariates there is one category.
 """
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 
-from ._satscan import _as_ids, _geo, _number, _population, _read_rows, interval_of
+from ._satscan import _as_ids, _geo, _number, _population, _read_rows, case_records_kept, interval_of
 from .spatiotemporal import space_time, space_time_permutation
 
 __all__ = ["read_case_dates", "census_day", "integral_weights", "dated_expected", "run_space_time"]
@@ -178,20 +177,9 @@ def run_space_time(spec, run):
         # (strata, :mod:`.permutation_strata`)
         t_ids, t_counts, t_dates, t_cats = read_case_dates(path_, what, name, spec.get("precision", "3"),
                                                            covariates=dated or spec["model"] == "space_time_permutation")
-        missing = [k for k in t_ids if k not in seen]
-        if missing:
-            raise ValueError(f"{path_}: location id {missing[0]!r} is not in the coordinates file {gp}")
-        out = (t_dates < start) | (t_dates > end)
-        if out.any():
-            i = int(np.argmax(out))
-            if spec["dates"]["out_of_period"] == "error":
-                raise ValueError(f"{path_}: the {what} dated {t_dates[i]} (record {i + 1}) is outside the study "
-                                 f"period {start} to {end} (StartDate/EndDate); SaTScan refuses such records "
-                                 f"(StudyPeriodCheckType=0), or leaves them out with StudyPeriodCheckType=1")
-            warnings.warn(f"{path_}: {int(out.sum())} {what} record(s) ({int(t_counts[out].sum())} {what}s) dated "
-                          f"outside the study period {start} to {end} were left out (first: record {i + 1}, "
-                          f"{t_dates[i]}; StudyPeriodCheckType=1)", UserWarning, stacklevel=3)
-            keep = ~out
+        keep = case_records_kept(spec, t_ids, t_dates, gp, seen, path=path_, what=what, counts=t_counts,
+                                 stacklevel=4)
+        if not keep.all():
             t_ids = [k for k, kept in zip(t_ids, keep) if kept]
             t_cats = [c for c, kept in zip(t_cats, keep) if kept]
             t_counts, t_dates = t_counts[keep], t_dates[keep]

@@ -607,14 +607,17 @@ def _read_continuous(path, model: str, dated: bool):
             np.array(second, dtype=float) if has_second else None)
 
 
-def case_records_kept(spec, ids, dates, geo_path, seen) -> np.ndarray:
-    """Which case-file records an analysis of :func:`~hphawkes_py.scan.run_prm` keeps: every record's
-    location must be in the coordinates file; a record dated outside the study period is refused
-    (``StudyPeriodCheckType=0``, SaTScan's default) or left out with a warning (``=1``)."""
-    f = spec["files"]
+def case_records_kept(spec, ids, dates, geo_path, seen, path=None, what="case", counts=None,
+                      stacklevel=4) -> np.ndarray:
+    """Which records of a case (``what="control"``: control) file ``path`` (default the case file) an
+    analysis of :func:`~hphawkes_py.scan.run_prm` keeps: every record's location must be in the coordinates
+    file; a record dated outside the study period is refused (``StudyPeriodCheckType=0``, SaTScan's
+    default) or left out with a warning (``=1``; with ``counts``, the records' counts, it says how many
+    cases and which record first)."""
+    path = spec["files"]["case_file"] if path is None else path
     missing = [k for k in ids if k not in seen]
     if missing:
-        raise ValueError(f"{f['case_file']}: location id {missing[0]!r} is not in the coordinates file {geo_path}")
+        raise ValueError(f"{path}: location id {missing[0]!r} is not in the coordinates file {geo_path}")
     keep = np.ones(len(ids), dtype=bool)
     if dates is not None:
         start, end = spec["dates"]["study_period"]
@@ -622,11 +625,14 @@ def case_records_kept(spec, ids, dates, geo_path, seen) -> np.ndarray:
         if out.any():
             i = int(np.argmax(out))
             if spec["dates"]["out_of_period"] == "error":
-                raise ValueError(f"{f['case_file']}: the case dated {dates[i]} (record {i + 1}) is outside the study "
+                raise ValueError(f"{path}: the {what} dated {dates[i]} (record {i + 1}) is outside the study "
                                  f"period {start} to {end} (StartDate/EndDate); SaTScan refuses such records "
                                  f"(StudyPeriodCheckType=0), or leaves them out with StudyPeriodCheckType=1")
-            warnings.warn(f"{f['case_file']}: {int(out.sum())} case record(s) dated outside the study period {start} "
-                          f"to {end} were left out (StudyPeriodCheckType=1)", UserWarning, stacklevel=4)
+            more = "" if counts is None else (f" ({int(counts[out].sum())} {what}s)", f" (first: record {i + 1}, "
+                                              f"{dates[i]}; StudyPeriodCheckType=1)")
+            warnings.warn(f"{path}: {int(out.sum())} {what} record(s){more[0] if more else ''} dated outside the study "
+                          f"period {start} to {end} were left out"
+                          + (more[1] if more else " (StudyPeriodCheckType=1)"), UserWarning, stacklevel=stacklevel)
             keep = ~out
     return keep
 

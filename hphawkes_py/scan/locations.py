@@ -188,6 +188,24 @@ def _row_locations(members) -> np.ndarray:
     return out
 
 
+def location_population(population, gid, L):
+    """(L,) float64 population of every location from ``population`` per row (checked: one value per row,
+    non-negative, the same on every row of a location)."""
+    po = as_float_array(population, "population", ndim=1, copy=True)
+    if len(po) != len(gid):
+        raise ValueError(f"population must have one value per row ({len(gid)}), got {len(po)}")
+    if (po < 0).any():
+        i = int(np.argmax(po < 0))
+        raise ValueError(f"population must be non-negative; population[{i}] = {po[i]!r}")
+    P = np.zeros(L)
+    P[gid] = po
+    if (P[gid] != po).any():
+        i = int(np.argmax(P[gid] != po))
+        raise ValueError(f"population must be the same on every row of a location; row {i} has {po[i]!r}, another "
+                         f"row of its location {P[gid[i]]!r}")
+    return P
+
+
 def _check_max_population(v):
     v = check_probability(v, "max_population")
     if v > 0.5:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validate import as_float_array, check_in, describe
-from .locations import _check_xy, check_counts
+from .locations import _check_xy, check_counts, location_population
 from .permutation_strata import permutation_strata
 from .result import ScanResult
 from .space_time_scan import SpaceTimeOptions, _check_common, _cylinders, _days
@@ -347,12 +347,12 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
                              "trend or for space themselves (time_trend and spatial_adjustment must be None)")
         common = _check_common(coords, cases, times, opts)
         return _dated_poisson(common, expected, None if population is None else
-                              _location_population(population, common.gid, common.L), bool(day_of_week), pt)
+                              location_population(population, common.gid, common.L), bool(day_of_week), pt)
     if population is None:
         raise ValueError("model='poisson' needs population= (population of each row's location) or expected= "
                          "(expected cases of each row's location and day)")
     common = _check_common(coords, cases, times, opts)
-    P = _location_population(population, common.gid, common.L)
+    P = location_population(population, common.gid, common.L)
     c_lt = common.c_lt
     T = c_lt.shape[1]
     C = int(c_lt.sum())
@@ -385,24 +385,6 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
     # expected cases of location z on day t: E_z w_t / sum w
     return _cylinders(common, "space_time_poisson", size, Ez, dcum, ("multinomial", np.outer(Ez, w / w.sum()).ravel()),
                       time_trend=info, purely_temporal=pt)
-
-
-def _location_population(population, gid, L):
-    """(L,) float64 population of every location from ``population`` per row (checked: one value per row,
-    non-negative, the same on every row of a location)."""
-    po = as_float_array(population, "population", ndim=1, copy=True)
-    if len(po) != len(gid):
-        raise ValueError(f"population must have one value per row ({len(gid)}), got {len(po)}")
-    if (po < 0).any():
-        i = int(np.argmax(po < 0))
-        raise ValueError(f"population must be non-negative; population[{i}] = {po[i]!r}")
-    P = np.zeros(L)
-    P[gid] = po
-    if (P[gid] != po).any():
-        i = int(np.argmax(P[gid] != po))
-        raise ValueError(f"population must be the same on every row of a location; row {i} has {po[i]!r}, another "
-                         f"row of its location {P[gid[i]]!r}")
-    return P
 
 
 def _period_days(common) -> np.ndarray:

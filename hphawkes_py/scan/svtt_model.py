@@ -34,7 +34,7 @@ from ._rng import replicate_seed_words
 from .cpu_temporal import TREND_CONVERGED, TREND_NEG_INF, TREND_POS_INF, _svtt_scan, fit_trend, svtt_llr
 from .gpu_temporal import GpuSVTTEngine
 from .locations import (_check_geometry, _check_max_population, _check_xy, _radius, check_counts, check_location_ids,
-                        merge_rows)
+                        location_population, merge_rows)
 from .monte_carlo import BATCH_SIZE, batch_children, check_run, replicate_seed_batches
 from .space_time_scan import _days
 from .windows import build_windows
@@ -219,12 +219,7 @@ def svtt(coords, times, cases, population, *, time_aggregation=1, study_period=N
         raise ValueError(f"cases sum to {C}: the SVTT scan needs at least 4 cases (2 inside and 2 outside a window)")
     loc_coords, gid, members = merge_rows(xy)
     L = len(members)
-    P = np.zeros(L)
-    P[gid] = po
-    if (P[gid] != po).any():
-        i = int(np.argmax(P[gid] != po))
-        raise ValueError(f"population must be the same on every row of a location; row {i} has {po[i]!r}, another "
-                         f"row of its location {P[gid[i]]!r}")
+    P = location_population(po, gid, L)
     unit_of_day = T - 1 - (n_days - 1 - np.arange(n_days)) // agg
     length = np.bincount(unit_of_day, minlength=T).astype(float)
     c_lt = np.zeros((L, T), dtype=np.int64)
