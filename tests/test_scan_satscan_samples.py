@@ -39,6 +39,14 @@ _ANALYSES = {
                                                   "AdjustForWeeklyTrends=y", "\nPopulationFile=\n":
                                                   "\nPopulationFile=p.pop\n", "TimeTrendAdjustmentType=0":
                                                   "TimeTrendAdjustmentType=3"}),
+    # prospective, adjusted for the earlier analyses since 2001/11/10: circles up to 4 km (SaTScan limits them
+    # by distance alone then); SaTScan's simulated LLRs are kept to compare the null distributions
+    "nyc poisson prospective adjusted": ("NYCfever.prm", {
+        "ModelType=2": "ModelType=0", "\nPopulationFile=\n": "\nPopulationFile=p.pop\n",
+        "MaxSpatialSizeInDistanceFromCenter=3": "MaxSpatialSizeInDistanceFromCenter=4",
+        "AdjustForEarlierAnalyses=n": "AdjustForEarlierAnalyses=y",
+        "ProspectiveStartDate=2001/11/24": "ProspectiveStartDate=2001/11/10",
+        "SaveSimLLRsASCII=n": "SaveSimLLRsASCII=y"}),
 }
 
 
@@ -64,7 +72,7 @@ def _prm(name, folder: Path) -> Path:
     # every replicate run (PValueReportType=1): SaTScan's default may stop early (sequential Monte Carlo)
     edits = {"MostLikelyClusterEachCentroidDBase=n": "MostLikelyClusterEachCentroidDBase=y",
              "PValueReportType=0": "PValueReportType=1", **edits}
-    if sample == "NYCfever.prm":
+    if sample == "NYCfever.prm" and "prospective" not in name:
         edits["AnalysisType=4"] = "AnalysisType=3"
     for old, new in edits.items():
         assert old in text, (name, old)
@@ -75,9 +83,18 @@ def _prm(name, folder: Path) -> Path:
     return path
 
 
+def _read(prm) -> dict:
+    """SaTScan's clusters (:func:`satscan_oracle.read_clusters`) and, where it wrote them, its simulated LLRs."""
+    out = read_clusters(prm)
+    llr = Path(prm).with_suffix(".llr.txt")
+    if llr.exists():
+        out["llr"] = [float(x) for x in llr.read_text().split()]
+    return out
+
+
 def run_satscan(binary) -> dict:
-    """SaTScan's clusters (:func:`satscan_oracle.read_clusters`) of every analysis of _ANALYSES."""
-    return run_each(binary, "hphawkes-samples-", _write_inputs, _ANALYSES, _prm, read_clusters)
+    """SaTScan's output (:func:`_read`) of every analysis of _ANALYSES."""
+    return run_each(binary, "hphawkes-samples-", _write_inputs, _ANALYSES, _prm, _read)
 
 
 @pytest.fixture(scope="module")
@@ -116,6 +133,16 @@ def test_sample_analyses_match_satscan(name, satscan_output, tmp_path):
     head = hp.scan.outputs.report_text(res).split("\n_____")[0].splitlines()[1:]
     assert theirs["summary"].endswith(" ".join(head)) if head else "adjusting" not in theirs["summary"]
     assert ("adjusting for weekly trends nonparametrically." in head) == ("weekly" in name)
+    if "llr" in theirs:  # the null distributions agree, and the adjustment for earlier analyses matters
+        from scipy.stats import ks_2samp
+
+        assert len(theirs["llr"]) == 999 and ks_2samp(res.null_llr, theirs["llr"]).pvalue > 1e-3
+        once = hp.scan.run_prm(_prm(name, tmp_path), seed=1, progress=False, backend="cpu", n_replicates=199)
+        assert res.max_population is None and res.clusters.end.iloc[0] == np.datetime64("2001-11-24")
+        plain = _prm(name, tmp_path)
+        plain.write_text(plain.read_text().replace("AdjustForEarlierAnalyses=y", "AdjustForEarlierAnalyses=n"))
+        unadjusted = hp.scan.run_prm(plain, seed=1, progress=False, backend="cpu", n_replicates=199)
+        assert np.median(once.null_llr) > 1.2 * np.median(unadjusted.null_llr)
     if name == "nm":  # the population (averaged over the study period) of SaTScan's most likely cluster
         assert cl.population.iloc[0] == pytest.approx(float(theirs["rows"][0]["POPULATION"]), abs=5e-3)
 

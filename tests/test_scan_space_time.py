@@ -296,3 +296,28 @@ def test_overlap_candidates_against_recursion(T, max_t):
         want = [r for r in ref if r[0] >= lo]
         assert [tuple(x) for x in zip(*(g.tolist() for g in got))] == want
     assert T < 9 or sum(r[0] == ref[1][0] for r in ref) > 2  # the recursion went deeper than one level
+
+
+def test_surveillance_start_adjusts_the_null_only():
+    """surveillance_start (adjusting for earlier analyses): the same observed clusters, larger replicate
+    maxima (cylinders ending on every day of the surveillance), and the settings it needs."""
+    coords, c_lt = _problem(8, L=16, T=14)
+    rows = np.argwhere(c_lt >= 0)
+    xy, cases, days = coords[rows[:, 0]], c_lt[rows[:, 0], rows[:, 1]], rows[:, 1]
+    kw = dict(max_temporal=4, n_replicates=99, seed=2, progress=False, backend="cpu", prospective=True,
+              max_population=None, max_distance=2.5)
+    once = hp.scan.space_time_permutation(xy, cases, days, **kw)
+    adjusted = hp.scan.space_time_permutation(xy, cases, days, surveillance_start=7, **kw)
+    # the listed clusters (fewer may pass SaTScan's p < 1 rule) are the unadjusted analysis's first ones
+    k = len(adjusted.clusters)
+    assert k >= 1
+    pd.testing.assert_frame_equal(once.clusters.drop(columns=["p_value", "gumbel_p_value"]).iloc[:k],
+                                  adjusted.clusters.drop(columns=["p_value", "gumbel_p_value"]))
+    assert (adjusted.null_llr >= once.null_llr - 1e-12).all() and (adjusted.null_llr > once.null_llr).any()
+    assert (adjusted.clusters.p_value.to_numpy() >= once.clusters.p_value.to_numpy()[:k]).all()
+    with pytest.raises(ValueError, match="surveillance_start .* is for prospective analyses"):
+        hp.scan.space_time_permutation(xy, cases, days, surveillance_start=7, **{**kw, "prospective": False})
+    with pytest.raises(ValueError, match="outside the study period"):
+        hp.scan.space_time_permutation(xy, cases, days, surveillance_start=20, **kw)
+    with pytest.raises(ValueError, match="max_population=None .* needs max_distance"):
+        hp.scan.space_time_permutation(xy, cases, days, **{**kw, "max_distance": None})

@@ -50,11 +50,11 @@ _REQUIRE = {
     "RiskLimitHighClusters": _OFF,
     "RiskLimitLowClusters": _OFF,
     "UseLocationsNetworkFile": _OFF,
-    "AdjustForEarlierAnalyses": _OFF,
 }
 
 #: parameters the analysis reads (mapped below)
-_USED = {"AdjustForWeeklyTrends", "IncludePurelyTemporal", "CaseFile", "ControlFile", "PopulationFile", "CoordinatesFile", "CoordinatesType",
+_USED = {"AdjustForWeeklyTrends", "IncludePurelyTemporal", "AdjustForEarlierAnalyses", "CaseFile", "ControlFile",
+         "PopulationFile", "CoordinatesFile", "CoordinatesType",
          "ModelType", "ScanAreas",
          "MaxSpatialSizeInPopulationAtRisk", "UseDistanceFromCenterOption", "MaxSpatialSizeInDistanceFromCenter",
          "MonteCarloReps", "MinimumCasesInHighRateClusters", "AnalysisType", "StartDate", "EndDate",
@@ -227,6 +227,8 @@ def prm_arguments(path) -> dict:
 
     _window_kwargs(v, model, bad, kwargs)
     _settings_kwargs(v, model, bad, kwargs)
+    if (v.get("AdjustForEarlierAnalyses", "n") or "n").lower() not in _OFF:
+        _earlier_analyses(v, model, analysis, bad, kwargs)
     generic = False
     if model in TEMPORAL_MODELS:
         temporal_kwargs(v, model, analysis, bad, kwargs)
@@ -494,6 +496,26 @@ def _space_time_kwargs(v, analysis, name, bad, kwargs):
     return starts
 
 
+def _earlier_analyses(v, model, analysis, bad, kwargs) -> None:
+    """``AdjustForEarlierAnalyses=y``: ``surveillance_start`` (``ProspectiveStartDate``) of a prospective
+    space-time analysis, its circles limited by distance alone (as SaTScan, which then requires it:
+    ``max_population`` None) and a maximum temporal size in time units (SaTScan's cut per surveillance day
+    of a percentage is not supported)."""
+    if model not in _SPACE_TIME or analysis != "4":
+        raise bad("AdjustForEarlierAnalyses", "is for the prospective space-time analyses (AnalysisType=4)")
+    if "max_distance" not in kwargs:
+        raise bad("AdjustForEarlierAnalyses", "needs the maximum circle size as a distance "
+                                              "(UseDistanceFromCenterOption=y, MaxSpatialSizeInDistanceFromCenter), as "
+                                              "SaTScan, whose population at risk then limits no circle (a max circle "
+                                              "size file is not supported)")
+    if v.get("MaxTemporalSizeInterpretation", "0") != "1":
+        raise bad("AdjustForEarlierAnalyses", "needs the maximum temporal size in time units "
+                                              "(MaxTemporalSizeInterpretation=1); a percentage of each earlier "
+                                              "analysis's period is not supported")
+    kwargs["max_population"] = None
+    kwargs["surveillance_start"] = _date(v, "ProspectiveStartDate", bad)
+
+
 def _date(v, key, bad, generic=False):
     """A SaTScan date (YYYY/MM/DD or YYYY/M/D) as numpy datetime64[D] (``generic``: a whole number of
     SaTScan's generic time units, ``PrecisionCaseTimes=4``)."""
@@ -530,7 +552,8 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         time-trend adjustments ``TimeTrendAdjustmentType`` 1-5, and ``SpatialAdjustmentType`` 0 or 1
         (stratified randomization, with ``TimeTrendAdjustmentType`` other than 4), ``AdjustForWeeklyTrends``
         (days, not with ``TimeTrendAdjustmentType`` 1 or 4 or a spatial adjustment), ``IncludePurelyTemporal``
-        (discrete Poisson and Bernoulli); with several
+        (discrete Poisson and Bernoulli), ``AdjustForEarlierAnalyses`` (prospective analyses, circles
+        limited by distance: ``surveillance_start`` of :func:`~hphawkes_py.scan.space_time`); with several
         census years (every location every year) or covariates in the case and population files,
         SaTScan's expected cases of every location and time interval (see
         :func:`~hphawkes_py.scan.space_time` with ``expected=``);

@@ -175,8 +175,9 @@ def run_space_time(spec, run):
     for what, path_ in tables:
         # covariates: the discrete Poisson model's with a population over time, the permutation model's
         # (strata, :mod:`.permutation_strata`)
+        with_cov = dated or spec["model"] == "space_time_permutation"
         t_ids, t_counts, t_dates, t_cats = read_case_dates(path_, what, name, spec.get("precision", "3"),
-                                                           covariates=dated or spec["model"] == "space_time_permutation")
+                                                           covariates=with_cov)
         keep = case_records_kept(spec, t_ids, t_dates, gp, seen, path=path_, what=what, counts=t_counts,
                                  stacklevel=4)
         if not keep.all():
@@ -191,6 +192,11 @@ def run_space_time(spec, run):
         dates.append(t_dates)
     common = dict(seed=seed, executor=executor, backend=backend, threads=threads, progress=progress,
                   **spec["kwargs"])
+    if common.get("surveillance_start") is not None and (dated or starts is not None):
+        # the scan counts time intervals: the surveillance starts in the interval holding its first day
+        grid = starts if starts is not None else np.arange(start, end + np.timedelta64(2, "D"),
+                                                           dtype="datetime64[D]")
+        common["surveillance_start"] = int(interval_of(np.array([common["surveillance_start"]]), grid)[0])
     where = {k: i for i, k in enumerate(keys)}
     if dated:
         res = _dated_poisson(f, keys, where, ids, np.concatenate(cases), np.concatenate(dates), cats, xs, ys,

@@ -221,8 +221,8 @@ class ScanResult:
             f"{_TITLES.get(self.model, self.model)} ({self.direction} {'means' if normal else 'rates'}), "
             f"backend={self.backend}",
             f"  {self.n_locations} locations ({self.n_merged} rows merged), {totals}; max window "
-            f"{self.max_population:.0%} of the "
-            f"{_SIZE_OF.get(self.model, 'population')}"
+            + (f"{self.max_population:.0%} of the {_SIZE_OF.get(self.model, 'population')}"
+               if self.max_population is not None else "not limited by population")
             + (f", radius <= {self.max_distance:g}" if self.max_distance is not None else ""),
             f"  {self.n_centres} centres, {self.n_windows} windows, {self.n_replicates} replicates",
         ]

@@ -45,6 +45,7 @@ class SpaceTimeOptions:
     backend: Any
     threads: Any
     progress: Any
+    surveillance_start: Any = None
 
 
 #: whole days beyond +-2**53 are not exact in double precision (and their differences overflow int64)
@@ -123,7 +124,8 @@ class SpaceTimeData:
     (``max_population``, ``max_distance``, ``geo`` for ``distance``, ``max_temporal`` days,
     ``prospective``) and ``run``; the merged locations ``loc_coords`` (L, 2), each row's location
     ``gid``, each location's rows ``members``, each row's day ``day`` (from ``origin``), and the cases
-    per location and day ``c_lt`` (L, T)."""
+    per location and day ``c_lt`` (L, T); ``null_end_min``: with ``surveillance_start``, the first day on
+    which the Monte Carlo's cylinders may end (None: as the observed data's)."""
 
     n: int
     ids: np.ndarray
@@ -141,6 +143,7 @@ class SpaceTimeData:
     L: int
     c_lt: np.ndarray
     day: np.ndarray
+    null_end_min: Any = None
 
 
 def _check_common(coords, cases, times, opts: SpaceTimeOptions) -> SpaceTimeData:
@@ -157,10 +160,12 @@ def _check_common(coords, cases, times, opts: SpaceTimeOptions) -> SpaceTimeData
     if C >= 2**31 - 1:
         raise ValueError(f"{C} cases are too many (must be < 2**31 - 1)")
     ids = check_location_ids(opts.location_ids, n, repeats=True)
-    max_population = _check_max_population(opts.max_population)
     max_distance = opts.max_distance
     if max_distance is not None:
         max_distance = check_positive(max_distance, "max_distance")
+    if opts.max_population is None and max_distance is None:
+        raise ValueError("max_population=None (no limit by population) needs max_distance")
+    max_population = None if opts.max_population is None else _check_max_population(opts.max_population)
     geo = _check_geometry(opts.distance, xy, None)
     max_temporal = check_int(opts.max_temporal, "max_temporal", minimum=1)
     if not isinstance(opts.prospective, (bool, np.bool_)):
@@ -175,10 +180,21 @@ def _check_common(coords, cases, times, opts: SpaceTimeOptions) -> SpaceTimeData
         raise ValueError(f"{L} locations x {T} days is too large for the space-time engine")
     c_lt = np.zeros((L, T), dtype=np.int64)
     np.add.at(c_lt, (gid, day), ca)
+    null_end_min = None
+    if opts.surveillance_start is not None:
+        if not opts.prospective:
+            raise ValueError("surveillance_start (adjusting for earlier analyses) is for prospective analyses "
+                             "(prospective=True)")
+        s, s_dates = _abs_days(np.asarray([opts.surveillance_start]), "surveillance_start", 1)
+        if s_dates != isinstance(origin, np.datetime64):
+            raise TypeError("surveillance_start must be given in the same kind as times (a date or a whole day)")
+        null_end_min = int(s[0]) - (int(origin.astype(np.int64)) if s_dates else int(origin))
+        if not 0 <= null_end_min < T:
+            raise ValueError(f"surveillance_start {opts.surveillance_start!r} is outside the study period")
     return SpaceTimeData(n=n, ids=ids, origin=origin, max_population=max_population, max_distance=max_distance,
                          geo=geo, distance=opts.distance, max_temporal=max_temporal,
                          prospective=bool(opts.prospective), run=run, loc_coords=loc_coords, gid=gid,
-                         members=members, L=L, c_lt=c_lt, day=day)
+                         members=members, L=L, c_lt=c_lt, day=day, null_end_min=null_end_min)
 
 
 def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=None, controls_loc=None,
@@ -208,8 +224,9 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
     with threads_context(cm.run.threads):
         points = geo.points(cm.loc_coords)
         cut = size if cut_size is None else cut_size
-        windows = build_windows(points, points, cut, cm.max_population * cut.sum(),
-                                geo.to_working(cm.max_distance))
+        # max_population None: circles limited by max_distance alone
+        windows = build_windows(points, points, cut, (1.0 if cm.max_population is None else cm.max_population)
+                                * cut.sum(), geo.to_working(cm.max_distance))
         offsets, neighbors, _, boundary = windows
         csum = np.empty(len(neighbors))  # C_Z (E_Z) of the circle after each entry, summed in walk order
         wl = np.asarray(wsize_loc, dtype=np.float64)[neighbors]
@@ -230,7 +247,16 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
             pt = (bern, np.asarray(totals, dtype=np.float64), C, N, min(cm.max_temporal, T), t_end_min,
                   cm.run.min_cases, cm.run.direction)
             pt_llr, pt_t1, pt_t2 = _temporal_best(c_lt.sum(axis=0)[:, None], pt, want_arg=True)
-        null_llr = _null_maxima(engine, null, cm.run, L, T, pt)
+        null_engine, null_pt = engine, pt
+        if cm.null_end_min is not None:
+            # adjusted for earlier analyses (SaTScan's ProspectiveStartDate): the replicates' maxima are over
+            # the cylinders ending on any day of the surveillance, the observed clusters those ending last
+            null_engine = make_space_time_engine((offsets, neighbors, csum, boundary), dcum, klogk_table(N), C,
+                                                 cm.max_temporal, cm.null_end_min, cm.run.min_cases,
+                                                 cm.run.direction, backend=cm.run.backend, persons=persons,
+                                                 strata=strata, expected=expected_lt)
+            null_pt = None if pt is None else pt[:5] + (cm.null_end_min,) + pt[6:]
+        null_llr = _null_maxima(null_engine, null, cm.run, L, T, null_pt)
     radius_of = _radius(geo, points, points)
     origin = cm.origin
     pop_loc = np.asarray(size)

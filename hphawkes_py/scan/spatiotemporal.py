@@ -30,7 +30,8 @@ __all__ = ["space_time_permutation", "space_time"]
 def space_time_permutation(coords, cases, times, *, max_population=0.5, max_distance=None, max_temporal=7,
                            prospective=False, study_period=None, min_cases=2, n_replicates=999, direction="high",
                            distance="euclidean", location_ids=None, seed=None, executor=None, backend="auto",
-                           threads=None, progress=True, covariates=None, day_of_week=False) -> ScanResult:
+                           threads=None, progress=True, covariates=None, day_of_week=False,
+                           surveillance_start=None) -> ScanResult:
     """Kulldorff's space-time permutation scan statistic (retrospective or prospective).
 
     With ``covariates`` or ``day_of_week`` the expectations condition on the cases of every location
@@ -47,14 +48,21 @@ def space_time_permutation(coords, cases, times, *, max_population=0.5, max_dist
     times : array_like (n,)
         Day of each row: whole numbers (days) or datetime64 / pandas dates (read as days;
         time-zone-aware dates are refused: give the local calendar dates, tz-naive).
-    max_population : float in (0, 0.5]
-        Maximum circle size as a fraction of all cases over the study period.
+    max_population : float in (0, 0.5], or None
+        Maximum circle size as a fraction of all cases over the study period; None: no limit by
+        size, the circles limited by ``max_distance`` alone (SaTScan's only limit when adjusting for
+        earlier analyses).
     max_distance : float, optional
         Maximum circle radius (coordinate units; km with ``distance="great_circle"``).
     max_temporal : int >= 1
         Maximum length of the time interval (days).
     prospective : bool
         Only intervals that end on the last day of the study period (prospective surveillance).
+    surveillance_start : day or date, optional
+        With ``prospective``: adjust for the earlier analyses of a surveillance that began on this day
+        (SaTScan's ``AdjustForEarlierAnalyses`` with ``ProspectiveStartDate``; same kind as ``times``):
+        the clusters listed still end on the last day, but every replicate's maximum is over the
+        cylinders ending on any day from it on, so that a p-value accounts for having looked every day.
     study_period : (start, end), optional
         First and last day (same kind as ``times``); default the first and last day with cases.
         Rows outside it are refused.
@@ -121,7 +129,8 @@ def space_time_permutation(coords, cases, times, *, max_population=0.5, max_dist
     if not isinstance(day_of_week, (bool, np.bool_)):
         raise TypeError(f"day_of_week must be True or False, got {describe(day_of_week)}")
     opts = SpaceTimeOptions(max_population, max_distance, max_temporal, prospective, study_period, min_cases,
-                            n_replicates, direction, distance, location_ids, seed, executor, backend, threads, progress)
+                            n_replicates, direction, distance, location_ids, seed, executor, backend, threads, progress,
+                            surveillance_start)
     common = _check_common(coords, cases, times, opts)
     c_lt, L = common.c_lt, common.L
     T = c_lt.shape[1]
@@ -143,7 +152,8 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
                max_distance=None, max_temporal=7, prospective=False, study_period=None, min_cases=2, n_replicates=999,
                direction="high", distance="euclidean", location_ids=None, seed=None, executor=None, backend="auto",
                threads=None, progress=True, time_trend=None, trend_percent=None,
-               spatial_adjustment=None, expected=None, day_of_week=False, purely_temporal=False) -> ScanResult:
+               spatial_adjustment=None, expected=None, day_of_week=False, purely_temporal=False,
+               surveillance_start=None) -> ScanResult:
     """Kulldorff's retrospective (or prospective) space-time scan: discrete Poisson or Bernoulli model.
 
     Cylinders as in :func:`space_time_permutation`: circles centred on the locations x intervals of
@@ -212,6 +222,9 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
     distance, location_ids, seed, executor, backend, threads, progress
         As in :func:`space_time_permutation` (``backend="gpu"``/``"emulator"`` run the CUDA cylinder
         kernels of both models).
+    surveillance_start : day or date, optional
+        As in :func:`space_time_permutation`: with ``prospective``, the replicates' maxima are over the
+        cylinders ending on any day from it on (adjusted for the earlier analyses).
     time_trend : {None, "nonparametric", "loglinear", "logquadratic", "stratified"}
         ``model="poisson"``: adjust the expected cases for a trend of the risk over the study period
         (SaTScan's ``TimeTrendAdjustmentType`` 1, 2, 3 and 5): ``"nonparametric"``, every day's expected
@@ -332,7 +345,8 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
                          "no time_trend or time_trend='stratified' (SaTScan's SpatialAdjustmentType=2 with "
                          "TimeTrendAdjustmentType 0 or 4)")
     opts = SpaceTimeOptions(max_population, max_distance, max_temporal, prospective, study_period, min_cases,
-                            n_replicates, direction, distance, location_ids, seed, executor, backend, threads, progress)
+                            n_replicates, direction, distance, location_ids, seed, executor, backend, threads, progress,
+                            surveillance_start)
     if model == "bernoulli":
         if population is not None:
             raise ValueError("model='bernoulli' takes cases and controls (give controls=, not population=)")

@@ -403,6 +403,11 @@ plot.hphawkes_scan <- function(x, ...) {
 #' @param covariates Space-time permutation model: \code{NULL} or the covariate category of each row's
 #'   cases (a vector, or a data frame of columns such as age group and sex): the expectations and the
 #'   permutation are stratified by them.
+#' @param surveillance_start With \code{prospective = TRUE}: adjust for the earlier analyses of a
+#'   surveillance that began on this day (a whole day or a \code{Date}, as \code{times}; SaTScan's
+#'   \code{AdjustForEarlierAnalyses}): every replicate's maximum is over the cylinders ending on any day
+#'   from it on. \code{max_population = NULL} limits the circles by \code{max_distance} alone, as SaTScan
+#'   then does.
 #' @param purely_temporal Discrete Poisson or Bernoulli model: also scan the purely temporal clusters
 #'   (every location over an interval; SaTScan's \code{IncludePurelyTemporal}); the one listed has
 #'   \code{purely_temporal = TRUE} and \code{center = "All"}.
@@ -449,7 +454,7 @@ scan_space_time <- function(coords, cases, times, population = NULL, controls = 
                             seed = NULL, location_ids = NULL, progress = FALSE, backend = "auto",
                             threads = NULL, time_trend = NULL, trend_percent = NULL,
                             spatial_adjustment = NULL, expected = NULL, day_of_week = FALSE,
-                            covariates = NULL, purely_temporal = FALSE) {
+                            covariates = NULL, purely_temporal = FALSE, surveillance_start = NULL) {
   .hp_check_args()
   sc <- .hp_mod("scan")
   .hp_no_na(times, "times")
@@ -477,6 +482,11 @@ scan_space_time <- function(coords, cases, times, population = NULL, controls = 
     stop("covariates are for the space-time permutation model (no population, controls or expected)",
          call. = FALSE)
   if (dow) kw$day_of_week <- TRUE
+  if (!is.null(surveillance_start)) {
+    .hp_no_na(surveillance_start, "surveillance_start")
+    kw$surveillance_start <- .as_int(if (inherits(surveillance_start, "Date")) as.numeric(surveillance_start)
+                                     else surveillance_start)
+  }
   if (.as_flag(purely_temporal, "purely_temporal")) {
     if (is.null(population) && is.null(controls) && is.null(expected))
       stop("purely_temporal is for the discrete Poisson and Bernoulli models (give population, expected or ",

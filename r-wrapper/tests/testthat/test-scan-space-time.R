@@ -169,3 +169,18 @@ test_that("scan_space_time adjusts the space-time permutation model for the day 
   expect_error(scan_space_time(xy[g$loc, ], g$cases, g$day, purely_temporal = TRUE),
                "purely_temporal is for the discrete Poisson and Bernoulli models")
 })
+
+test_that("scan_space_time adjusts a prospective analysis for earlier analyses", {
+  skip_if_no_hphawkes()
+  set.seed(7)
+  xy <- cbind(runif(15, 0, 10), runif(15, 0, 10))
+  grid <- expand.grid(loc = 1:15, day = 0:13)
+  grid$cases <- rpois(nrow(grid), 0.5)
+  dates <- as.Date("2024-05-01") + grid$day
+  kw <- list(xy[grid$loc, ], grid$cases, dates, prospective = TRUE, max_population = NULL, max_distance = 4,
+             max_temporal = 3L, n_replicates = 49, seed = 1, backend = "cpu")
+  once <- do.call(scan_space_time, kw)
+  adj <- do.call(scan_space_time, c(kw, list(surveillance_start = as.Date("2024-05-08"))))
+  expect_true(all(adj$null_llr >= once$null_llr - 1e-12))
+  expect_true(any(adj$null_llr > once$null_llr))
+})
