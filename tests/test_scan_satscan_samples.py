@@ -6,7 +6,8 @@
 * NYCfever.prm (space-time permutation) made retrospective, adjusted for the day of the week, with case
   covariates drawn here, and with both;
 * NYCfever.prm as a discrete Poisson analysis (a population file made here) adjusted for the day of the
-  week, alone and after an estimated log-linear trend.
+  week, alone and after an estimated log-linear trend; with two census years (by day); prospective and
+  adjusted for earlier analyses.
 
 Every cluster's locations, days, cases, expected cases and LLR (test statistic) agree with SaTScan's to
 1e-6, its p-value within the binomial error (tests/satscan_oracle.assert_clusters_match)."""
@@ -39,6 +40,9 @@ _ANALYSES = {
                                                   "AdjustForWeeklyTrends=y", "\nPopulationFile=\n":
                                                   "\nPopulationFile=p.pop\n", "TimeTrendAdjustmentType=0":
                                                   "TimeTrendAdjustmentType=3"}),
+    # two census years (a population that changes day by day) in a daily analysis
+    "nyc poisson census years": ("NYCfever.prm", {"ModelType=2": "ModelType=0", "\nPopulationFile=\n":
+                                                  "\nPopulationFile=p2.pop\n"}),
     # prospective, adjusted for the earlier analyses since 2001/11/10: circles up to 4 km (SaTScan limits them
     # by distance alone then); SaTScan's simulated LLRs are kept to compare the null distributions
     "nyc poisson prospective adjusted": ("NYCfever.prm", {
@@ -61,6 +65,9 @@ def _write_inputs(folder: Path):
     (folder / "cov.cas").write_text("\n".join(lines) + "\n")
     geo = [ln.split()[0] for ln in (SAMPLE / "NYCfever.geo").read_text().splitlines() if ln.strip()]
     (folder / "p.pop").write_text("".join(f"{k} 2001 {1000 + 37 * i}\n" for i, k in enumerate(geo)))
+    # p2.pop: 2001 and 2002 censuses, each location growing at its own rate (from 0.5 to 3 times)
+    (folder / "p2.pop").write_text("".join(f"{k} 2001 {1000 + 37 * i}\n{k} 2002 {(1000 + 37 * i) * (0.5 + (i % 11) / 4)}\n"
+                                           for i, k in enumerate(geo)))
 
 
 def _prm(name, folder: Path) -> Path:

@@ -192,15 +192,15 @@ def run_space_time(spec, run):
         dates.append(t_dates)
     common = dict(seed=seed, executor=executor, backend=backend, threads=threads, progress=progress,
                   **spec["kwargs"])
-    if common.get("surveillance_start") is not None and (dated or starts is not None):
+    if dated and starts is None:  # the dated scan counts days as intervals
+        starts = np.arange(start, end + np.timedelta64(2, "D"), dtype="datetime64[D]")
+    if common.get("surveillance_start") is not None and starts is not None:
         # the scan counts time intervals: the surveillance starts in the interval holding its first day
-        grid = starts if starts is not None else np.arange(start, end + np.timedelta64(2, "D"),
-                                                           dtype="datetime64[D]")
-        common["surveillance_start"] = int(interval_of(np.array([common["surveillance_start"]]), grid)[0])
+        common["surveillance_start"] = int(interval_of(np.array([common["surveillance_start"]]), starts)[0])
     where = {k: i for i, k in enumerate(keys)}
     if dated:
         res = _dated_poisson(f, keys, where, ids, np.concatenate(cases), np.concatenate(dates), cats, xs, ys,
-                             starts, start, end, gp, common)
+                             starts, gp, common)
     else:
         # locations of the coordinates file without cases (or controls) are circle centres too (as
         # in SaTScan): one row with 0 cases (and 0 controls) each, dated at the start of the study period
@@ -257,12 +257,10 @@ def _constant_population(path, seen, geo_path) -> dict:
     return total
 
 
-def _dated_poisson(f, keys, where, ids, cases, dates, cats, xs, ys, starts, start, end, gp, common):
+def _dated_poisson(f, keys, where, ids, cases, dates, cats, xs, ys, starts, gp, common):
     """The discrete Poisson space-time scan with SaTScan's expectations of every location and interval
-    (days when ``starts`` is None): one row per location and interval, its cases, expectation and the
-    location's average population."""
-    if starts is None:
-        starts = np.arange(start, end + np.timedelta64(2, "D"), dtype="datetime64[D]")
+    (``starts``: each interval's first day, and the day after the last): one row per location and
+    interval, its cases, expectation and the location's average population; times are interval indices."""
     mu, avg = dated_expected(f["population_file"], keys, ids, cases, cats, starts, gp)
     L, n_int = mu.shape
     c_li = np.zeros((L, n_int), dtype=np.int64)
