@@ -323,7 +323,7 @@ class Candidates:
 
 
 def _clusters(candidates: Candidates, radius_of, cases, members_of, ids, null_llr, window_stats, *, stat=None,
-              extra=None, tiebreak=None, count=None, overlap=None):
+              extra=None, tiebreak=None, count=None, overlap=None, exempt=-1):
     """Most likely + secondary clusters (no geographical overlap) as a DataFrame, from the
     ``candidates`` (``cases``: per location; ``members_of``: the input rows of each location,
     ``ids`` their ids; ``null_llr``: the Monte Carlo maxima).
@@ -336,7 +336,9 @@ def _clusters(candidates: Candidates, radius_of, cases, members_of, ids, null_ll
     of equal statistics (default the block index; elliptic scans: the centre's input order);
     ``count(members, i)``: the window's cases (default: the members' ``cases``; space-time: the
     cylinder's); ``overlap(members, i)``: whether candidate ``i`` may not be listed beside the clusters
-    listed so far (it records the candidate when it may; default: any location in common)."""
+    listed so far (it records the candidate when it may; default: any location in common); candidate
+    ``exempt`` (a purely temporal cluster, SaTScan's ``ShouldRetainCandidateCluster``) is listed without
+    that check and keeps no later one out."""
     best, best_entry = candidates.llr, candidates.entry
     offsets, neighbors = candidates.offsets, candidates.neighbors
     centres, centre_loc = candidates.centres, candidates.centre_loc
@@ -370,7 +372,9 @@ def _clusters(candidates: Candidates, radius_of, cases, members_of, ids, null_ll
             break
         j = int(best_entry[i])
         members = neighbors[offsets[i]:j + 1]
-        if overlap is None:
+        if i == exempt:
+            pass
+        elif overlap is None:
             if used[members].any():
                 continue
             used[members] = True

@@ -304,18 +304,6 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
         best, j_of = np.append(best, pt_llr[0]), np.append(j_of, len(neighbors) + L - 1)
         t1_of, t2_of = np.append(t1_of, pt_t1[0]), np.append(t2_of, pt_t2[0])
         tiebreak = np.append(centre_of, len(offsets))
-        spatial_overlap = overlap
-        used = np.zeros(L, dtype=bool)
-
-        def overlap(members, k):
-            if k == k_pt:
-                return False  # always listed, and not compared with the others
-            if spatial_overlap is not None:
-                return spatial_overlap(members, k)
-            if used[members].any():
-                return True
-            used[members] = True
-            return False
 
     def count(members, i):
         return c_lt[members, t1_of[i]:t2_of[i] + 1].sum()
@@ -355,7 +343,7 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
 
     df = _clusters(cand, lambda members, k: math.nan if k == k_pt else radius_of(members, centre_of[k]), None,
                    report_members, cm.ids, null_llr, window_stats, count=count, extra=extra, tiebreak=tiebreak,
-                   overlap=overlap)
+                   overlap=overlap, exempt=k_pt)
     if pt is not None:
         if "purely_temporal" not in df.columns:
             df["purely_temporal"] = pd.Series(dtype=bool)
