@@ -167,9 +167,13 @@ def run_space_time(spec, run):
     starts = spec.get("intervals")
     dated = False
     if poisson:
-        _, _, by_cat, _, years = _population(f["population_file"])
+        p, total, by_cat, first, years = _population(f["population_file"])
         dated = starts is not None or any(len(y) > 1 for y in years.values()) or any(c for _, c in by_cat)
-        pop = None if dated else _constant_population(f["population_file"], seen, gp)
+        if not dated:  # one census year per location, no covariates: the population constant in time
+            for lid in total:
+                if lid not in seen:
+                    raise ValueError(f"{p}:{first[lid]}: location id {lid!r} is not in the coordinates file {gp}")
+            pop = total
     tables = [("case", f["case_file"])] + ([("control", f["control_file"])] if bern else [])
     ids, cases, controls, dates, cats = [], [], [], [], []
     for what, path_ in tables:
@@ -245,16 +249,6 @@ def run_space_time(spec, run):
         cl["start"] = starts[first]
         cl["end"] = starts[last + 1] - np.timedelta64(1, "D")
     return res
-
-
-def _constant_population(path, seen, geo_path) -> dict:
-    """{location id: population} of a ``.pop`` file with one census year per location and no covariates
-    (the population constant in time)."""
-    p, total, _, first, _ = _population(path)
-    for lid in total:
-        if lid not in seen:
-            raise ValueError(f"{p}:{first[lid]}: location id {lid!r} is not in the coordinates file {geo_path}")
-    return total
 
 
 def _dated_poisson(f, keys, where, ids, cases, dates, cats, xs, ys, starts, gp, common):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..gpu.device import KERNELS_DIR
-from .cpu_space_time import strata_prefix_sums
+from .cpu_space_time import _check_expected, strata_prefix_sums
 from .engine import Engine, null_loglik, poisson_logs
 
 __all__ = ["GpuEngine", "GpuPermutationEngine"]
@@ -131,10 +131,8 @@ class GpuSpaceTimeEngine:
         self.dated = expected is not None
         hl = (np.int32(direction in ("high", "both")), np.int32(direction in ("low", "both")))
         if self.dated:
-            if self.bernoulli or strata is not None:
-                raise ValueError("expectations per location and day are for the Poisson-type cylinders without "
-                                 "time strata")
-            self.d_emu = pad(np.asarray(expected, dtype=np.float64).ravel(), np.float64)
+            emu = _check_expected(expected, (np.shape(expected)[0], self.T), persons, strata)
+            self.d_emu = pad(emu.ravel(), np.float64)
             self.args = (np.int64(n_cases), np.int32(self.T), np.int32(max_t), np.int32(t_end_min),
                          np.int64(min_cases), *hl)
         elif self.bernoulli:
