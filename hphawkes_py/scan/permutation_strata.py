@@ -25,7 +25,20 @@ def permutation_strata(c_rows, gid, day, abs_day, L: int, T: int, covariates=Non
     as whole days since 1970-01-01, or since any day, for the weekday); ``covariates`` (n,) labels or
     (n, k) columns, or None. Returns the (L, T) expectations and the cases one by one, sorted by stratum
     (the stratum of case q is the block of ``bounds`` holding q: cases ``bounds[s] .. bounds[s + 1] - 1``),
-    whose days the null permutes within each block."""
+    whose days the null permutes within each block.
+
+    Examples
+    --------
+    Three rows (3 cases at location 0 on day 0, 1 there on day 7, 2 at location 1 on day 1) by weekday:
+    days 0 and 7 share one, so location 0 expects its 4 cases there, 3 on day 0 and 1 on day 7:
+
+    >>> from hphawkes_py.scan.permutation_strata import permutation_strata
+    >>> day = np.array([0, 7, 1])
+    >>> mu, loc, d, bounds = permutation_strata(np.array([3, 1, 2]), np.array([0, 0, 1]), day, day, 2, 8,
+    ...                                         day_of_week=True)
+    >>> print(mu[:, [0, 1, 7]].tolist(), bounds.tolist())
+    [[3.0, 0.0, 1.0], [0.0, 2.0, 0.0]] [0, 4, 6]
+    """
     n = len(c_rows)
     codes = np.zeros(n, dtype=np.int64) if covariates is None else _category_codes(covariates, n)[0]
     if day_of_week:

@@ -281,7 +281,18 @@ def weekly_expectations(measure, day_cases, weekday):
     w's risk is its cases over its population averaged over the study period's D = T days (weights 1/2,
     1, ..., 1, 1/2 of the moments), ``r_w = C_w / Pbar_w``, and day t's expectation is the integral of the
     risk-weighted population over the day, ``mu_zt = (m_zt + m_z,t+1) / (2 D)`` with
-    ``m_zn = sum_w r_w P_wz(n) = r_w(n) M_zn + r_w(n-1) M_z,n-1``; they sum to C. Returns (L, T)."""
+    ``m_zn = sum_w r_w P_wz(n) = r_w(n) M_zn + r_w(n-1) M_z,n-1``; they sum to C. Returns (L, T).
+
+    Examples
+    --------
+    Two weeks at two locations with the same expectation every day, and six times the cases on the first
+    weekday: that weekday's expectations rise (and, by SaTScan's construction, the days either side a little):
+
+    >>> from hphawkes_py.scan.time_trend import weekly_expectations
+    >>> mu = weekly_expectations(np.ones((2, 14)), np.tile([6, 1, 1, 1, 1, 1, 1], 2), np.arange(14))
+    >>> print(np.round(mu[0, :7], 3), round(mu.sum(), 6))
+    [1.839 1.232 0.5   0.5   0.5   0.518 1.268] 24.0
+    """
     M = np.asarray(measure, dtype=np.float32).astype(np.float64)
     L, T = M.shape
     w = np.asarray(weekday, dtype=np.int64) % 7
