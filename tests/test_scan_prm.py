@@ -338,7 +338,6 @@ def test_run_prm_bernoulli_space_time_options(tmp_path):
         (dict(TimeAggregationUnits="4"), "TimeAggregationUnits"),
         (dict(PrecisionCaseTimes="5"), "PrecisionCaseTimes"),
         (dict(MinimumTemporalClusterSize="2"), "MinimumTemporalClusterSize"),
-        (dict(IncludePurelySpatial="y"), "IncludePurelySpatial"),
         (dict(IncludeClusters="2"), "IncludeClusters"),
         (dict(IncludePurelyTemporal="y", TimeTrendAdjustmentType="4"), "IncludePurelyTemporal"),
         (dict(AdjustForEarlierAnalyses="y"), "AdjustForEarlierAnalyses"),

@@ -442,10 +442,6 @@ def _space_time_kwargs(v, analysis, name, bad, kwargs):
         raise bad("TimeAggregationLength", "is not a whole number") from None
     if length < 1:
         raise bad("TimeAggregationLength", "must be >= 1")
-    if v.get("IncludePurelySpatial", "n").lower() not in _OFF:
-        why = ("purely spatial clusters have LLR 0 in this model" if name.startswith("space-time permutation") else
-               "cylinders spanning the whole study period are not scanned; run AnalysisType=1 for them")
-        raise bad("IncludePurelySpatial", f"is not supported ({why})")
     include = v.get("IncludeClusters", "0")
     if include not in ("0", "1"):
         raise bad("IncludeClusters", "is not supported: 0 (all) or 1 (alive) temporal clusters")
@@ -552,7 +548,7 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         time-trend adjustments ``TimeTrendAdjustmentType`` 1-5, and ``SpatialAdjustmentType`` 0 or 1
         (stratified randomization, with ``TimeTrendAdjustmentType`` other than 4), ``AdjustForWeeklyTrends``
         (days, not with ``TimeTrendAdjustmentType`` 1 or 4 or a spatial adjustment), ``IncludePurelyTemporal``
-        (discrete Poisson and Bernoulli), ``AdjustForEarlierAnalyses`` (prospective analyses, circles
+        and ``IncludePurelySpatial`` (discrete Poisson and Bernoulli), ``AdjustForEarlierAnalyses`` (prospective analyses, circles
         limited by distance: ``surveillance_start`` of :func:`~hphawkes_py.scan.space_time`); with several
         census years (every location every year) or covariates in the case and population files,
         SaTScan's expected cases of every location and time interval (see

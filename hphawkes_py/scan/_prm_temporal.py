@@ -103,7 +103,8 @@ def space_time_adjustments(v, bad, kwargs, model, name) -> None:
     ``spatial_adjustment`` in ``kwargs``: the time trends of :func:`time_trend_kwargs` (Poisson and
     Bernoulli), ``SpatialAdjustmentType=1`` (stratified randomization, discrete Poisson only, not with
     the time-stratified adjustment) and 2 (nonparametric, discrete Poisson, no time trend or the
-    time-stratified one), the weekly adjustment and purely temporal clusters; refused by name otherwise."""
+    time-stratified one), the weekly adjustment and purely temporal and purely spatial clusters; refused by
+    name otherwise."""
     if model in ("space_time_poisson", "space_time_bernoulli"):
         time_trend_kwargs(v, bad, kwargs, name, bernoulli=model == "space_time_bernoulli")
     if (v.get("SpatialAdjustmentType", "0") or "0") == "1":
@@ -142,6 +143,17 @@ def space_time_adjustments(v, bad, kwargs, model, name) -> None:
             raise bad("IncludePurelyTemporal", "is not supported with TimeTrendAdjustmentType 1 or 4 or "
                                                "SpatialAdjustmentType=1 (purely temporal LLRs would be 0)")
         kwargs["purely_temporal"] = True
+    if (v.get("IncludePurelySpatial", "n") or "n").lower() not in ("n", "no", "false", "0"):
+        if model not in ("space_time_poisson", "space_time_bernoulli"):
+            raise bad("IncludePurelySpatial", "is supported for the discrete Poisson and Bernoulli space-time "
+                                              "analyses only (ModelType 0 or 1, AnalysisType 3 or 4; the space-time "
+                                              "permutation model's purely spatial clusters have LLR 0)")
+        if "spatial_adjustment" in kwargs:
+            raise bad("IncludePurelySpatial", "is not supported with SpatialAdjustmentType 1 or 2 (purely spatial "
+                                              "LLRs would be 0)")
+        if (v.get("AdjustForEarlierAnalyses", "n") or "n").lower() not in ("n", "no", "false", "0"):
+            raise bad("IncludePurelySpatial", "is not supported with AdjustForEarlierAnalyses=y")
+        kwargs["purely_spatial"] = True
 
 
 def temporal_kwargs(v, model, analysis, bad, kwargs) -> None:

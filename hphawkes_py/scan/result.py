@@ -23,6 +23,8 @@ SPATIAL_NONPARAMETRIC_TEXT = "adjusting for purely spatial clusters nonparametri
 KNOWN_RISKS_TEXT = "adjusting for known relative risks"
 DAY_OF_WEEK_TEXT = "adjusting for weekly trends nonparametrically"
 PURELY_TEMPORAL_TEXT = "including purely temporal clusters"
+PURELY_SPATIAL_TEXT = "including purely spatial clusters"
+BOTH_PURE_TEXT = "including purely spatial and purely temporal clusters"
 
 
 def purely_temporal_row(cl) -> bool:
@@ -33,10 +35,11 @@ def purely_temporal_row(cl) -> bool:
 
 def adjustment_texts(result) -> list:
     """SaTScan's statements, in its order (``ParametersPrint::PrintAnalysisSummary``) and without full
-    stops, of what a result's analysis included and was adjusted for: purely temporal clusters, its time
-    trend (:func:`~.time_trend.time_trend_text`), spatial adjustment, the day of the week and known
-    relative risks."""
-    out = [PURELY_TEMPORAL_TEXT] if getattr(result, "purely_temporal", False) else []
+    stops, of what a result's analysis included and was adjusted for: purely spatial and purely temporal
+    clusters, its time trend (:func:`~.time_trend.time_trend_text`), spatial adjustment, the day of the week
+    and known relative risks."""
+    pt, ps = getattr(result, "purely_temporal", False), getattr(result, "purely_spatial", False)
+    out = [BOTH_PURE_TEXT if pt and ps else PURELY_TEMPORAL_TEXT if pt else PURELY_SPATIAL_TEXT] if pt or ps else []
     if getattr(result, "time_trend", None) is not None:
         out.append(time_trend_text(result.time_trend))
     if getattr(result, "spatial_adjustment", None) is not None:
@@ -125,6 +128,10 @@ class ScanResult:
         True: a space-time scan that also scanned the purely temporal clusters (``purely_temporal`` of
         :func:`~hphawkes_py.scan.space_time`); ``clusters.purely_temporal`` marks the one listed (every
         location; ``center`` "All", no coordinates or radius).
+    purely_spatial : bool
+        True: a space-time scan that also scanned the purely spatial clusters (``purely_spatial`` of
+        :func:`~hphawkes_py.scan.space_time`): a cluster whose ``start`` and ``end`` are the study period's
+        first and last days may be one.
     _loc_coords, _loc_cases, _loc_controls, _loc_population, _loc_expected, _row_ids, _row_loc : numpy.ndarray, optional
         Per-location data behind :meth:`location_table` and :meth:`plot` (merged locations:
         coordinates, cases, controls, population, expected cases; the input rows' ids and
@@ -167,6 +174,7 @@ class ScanResult:
     known_risks: bool = False
     day_of_week: bool = False
     purely_temporal: bool = False
+    purely_spatial: bool = False
     _loc_coords: np.ndarray = dataclasses.field(default=None, repr=False)
     _loc_cases: np.ndarray = dataclasses.field(default=None, repr=False)
     _loc_controls: np.ndarray = dataclasses.field(default=None, repr=False)
@@ -205,6 +213,7 @@ class ScanResult:
             "known_risks": self.known_risks,
             "day_of_week": self.day_of_week,
             "purely_temporal": self.purely_temporal,
+            "purely_spatial": self.purely_spatial,
         }
 
     def to_csv(self, path, **kwargs) -> None:

@@ -16,14 +16,14 @@ from .._backend import threads_context
 from .._parallel import run_replicates
 from .._validate import check_int, check_positive, describe
 from .cpu_space_time import overlap_candidates, space_time_interval_best
-from .engine import klogk_table, make_space_time_engine
+from .engine import klogk_table, make_engine, make_space_time_engine
 from .locations import (Geometry, _check_geometry, _check_max_population, _check_xy, _radius, check_counts,
                         check_ids_per_location, check_location_ids, make_centres, merge_rows)
 from .monte_carlo import BATCH_SIZE, RunOptions, batch_children, check_run, replicate_seed_batches
 from .result import Candidates, ScanResult, _clusters
 from .null_draws import draw_cases_by_day, draw_cases_by_location, draw_multinomial_cases, draw_null_cases, \
     permute_days_cases
-from .windows import build_windows
+from .windows import build_windows, cumulative_expected
 
 @dataclasses.dataclass(frozen=True)
 class SpaceTimeOptions:
@@ -199,7 +199,7 @@ def _check_common(coords, cases, times, opts: SpaceTimeOptions) -> SpaceTimeData
 
 def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=None, controls_loc=None,
                time_trend=None, strata=None, spatial_adjustment=None, cut_size=None, expected_lt=None,
-               day_of_week=False, purely_temporal=False):
+               day_of_week=False, purely_temporal=False, purely_spatial=False):
     """Scan the cylinders of circles cut at ``max_population`` x ``size.sum()``; ``wsize_loc``: each
     location's C_z (or E_z) summed along the walks; ``null``: how replicates are drawn. With
     ``persons`` ((L, T) cases + controls), the Bernoulli model (``wsize_loc`` and ``dcum`` unused).
@@ -210,7 +210,11 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
     ``purely_temporal``: also the purely temporal clusters (every location, :func:`_temporal_best`; SaTScan's
     ``IncludePurelyTemporal``): the best one is a candidate cluster, always listed and never keeping
     another from being listed (SaTScan's ``ShouldRetainCandidateCluster``), and every replicate's maximum
-    takes them in."""
+    takes them in. ``purely_spatial``: also the purely spatial clusters (the circles over the whole study period,
+    :func:`_purely_spatial_engine`; SaTScan's ``IncludePurelySpatial``): a centre's best one replaces its
+    cylinders as candidates when its LLR is greater (SaTScan's ``C_ST_PS_Analysis::CalculateTopClusters``),
+    every replicate's maximum takes them in, and the cylinders then span at most T - 1 days (SaTScan's
+    ``CSpaceTimeData::SetIntervalCut``: the whole period is the purely spatial window)."""
     c_lt, L, T = cm.c_lt, cm.L, cm.c_lt.shape[1]
     C = int(c_lt.sum())
     bern = persons is not None
@@ -219,6 +223,10 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
         wsize_loc = np.zeros(L)
     geo, members = cm.geo, cm.members
     t_end_min = T - 1 if cm.prospective else 0
+    if purely_spatial and T < 2:
+        raise ValueError("purely_spatial clusters need a study period of at least 2 days (with one day every "
+                         "cylinder is purely spatial)")
+    max_t = min(cm.max_temporal, T - 1) if purely_spatial else cm.max_temporal
     report_members = [[m[0]] for m in members]
     centres, centre_loc = make_centres(cm.loc_coords, None)
     with threads_context(cm.run.threads):
@@ -233,7 +241,7 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
         for i in range(len(offsets) - 1):
             np.cumsum(wl[offsets[i]:offsets[i + 1]], out=csum[offsets[i]:offsets[i + 1]])
         engine = make_space_time_engine((offsets, neighbors, csum, boundary), dcum, klogk_table(N), C,
-                                        cm.max_temporal, t_end_min, cm.run.min_cases, cm.run.direction,
+                                        max_t, t_end_min, cm.run.min_cases, cm.run.direction,
                                         backend=cm.run.backend, persons=persons, strata=strata,
                                         expected=expected_lt)
         best, arg = engine.batch(c_lt[:, :, None].astype(np.int32), want_arg=True)
@@ -247,6 +255,11 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
             pt = (bern, np.asarray(totals, dtype=np.float64), C, N, min(cm.max_temporal, T), t_end_min,
                   cm.run.min_cases, cm.run.direction)
             pt_llr, pt_t1, pt_t2 = _temporal_best(c_lt.sum(axis=0)[:, None], pt, want_arg=True)
+        ps = None
+        if purely_spatial:
+            ps = _purely_spatial_engine(windows, csum, persons, C, N, cm.run)
+            ps_best, ps_j = (v[:, 0] for v in ps.best_per_centre(c_lt.sum(axis=1)[:, None].astype(np.int32),
+                                                                  want_arg=True))
         null_engine, null_pt = engine, pt
         if cm.null_end_min is not None:
             # adjusted for earlier analyses (SaTScan's ProspectiveStartDate): the replicates' maxima are over
@@ -256,7 +269,7 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
                                                  cm.run.direction, backend=cm.run.backend, persons=persons,
                                                  strata=strata, expected=expected_lt)
             null_pt = None if pt is None else pt[:5] + (cm.null_end_min,) + pt[6:]
-        null_llr = _null_maxima(null_engine, null, cm.run, L, T, null_pt)
+        null_llr = _null_maxima(null_engine, null, cm.run, L, T, null_pt, ps)
     radius_of = _radius(geo, points, points)
     origin = cm.origin
     pop_loc = np.asarray(size)
@@ -274,7 +287,7 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
         # in time), and clusters that share locations are both listed when they are apart in time
         centre_of, best, j_of, t1_of, t2_of = _retrospective_candidates(
             (offsets, neighbors, csum, boundary), best, j_of, t1_of, t2_of, c_lt, persons, dcum, N,
-            cm.max_temporal, cm.run.min_cases, cm.run.direction, strata, expected_lt)
+            max_t, cm.run.min_cases, cm.run.direction, strata, expected_lt)
         kept = []
 
         def overlaps_kept(members, k):
@@ -289,6 +302,9 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
             return False
 
         overlap = overlaps_kept
+    if ps is not None:
+        centre_of, best, j_of, t1_of, t2_of = _with_purely_spatial(centre_of, best, j_of, t1_of, t2_of, ps_best, ps_j,
+                                                                   T)
 
     k_pt = -1  # the purely temporal candidate's index, if any
     cand_offsets, cand_neighbors, cand_centres, cand_loc = offsets[centre_of], neighbors, centres[centre_of], \
@@ -366,7 +382,7 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
                        pop_loc * (C / N) if bern else np.asarray(wsize_loc, dtype=float)),
         _loc_controls=controls_loc,
         _row_ids=cm.ids, _row_loc=cm.gid, time_trend=time_trend, spatial_adjustment=spatial_adjustment,
-        day_of_week=day_of_week, purely_temporal=pt is not None,
+        day_of_week=day_of_week, purely_temporal=pt is not None, purely_spatial=ps is not None,
     )
 
 
@@ -401,14 +417,15 @@ def _retrospective_candidates(windows, best, j_of, t1_of, t2_of, c_lt, persons, 
     return tuple(np.concatenate([p[q] for p in parts]) for q in range(5))
 
 
-def _null_maxima(engine, null, run: RunOptions, L: int, T: int, pt=None) -> np.ndarray:
+def _null_maxima(engine, null, run: RunOptions, L: int, T: int, pt=None, ps=None) -> np.ndarray:
     """(n_replicates,) float64 largest cylinder LLR of each null replicate, in replicate order
     (batches of ``BATCH_SIZE`` replicates where ``run.executor`` runs them); with ``pt`` (see
-    :func:`_temporal_best`) the purely temporal clusters' too."""
+    :func:`_temporal_best`) the purely temporal clusters' too, with ``ps`` (:func:`_purely_spatial_engine`)
+    the purely spatial ones'."""
     n_rep = run.n_replicates
     sizes = [min(BATCH_SIZE, n_rep - s) for s in range(0, n_rep, BATCH_SIZE)]
     parts = run_replicates(_null_batch, sizes, seeds=replicate_seed_batches(run.seed, n_rep), executor=run.executor,
-                           progress=run.progress, desc="space-time Monte Carlo", args=(engine, null, L, T, pt))
+                           progress=run.progress, desc="space-time Monte Carlo", args=(engine, null, L, T, pt, ps))
     return np.concatenate(parts).astype(np.float64)
 
 
@@ -459,10 +476,11 @@ def _xlogy(a, b):
     return np.where(a > 0, a * np.log(np.where(a > 0, b, 1.0)), 0.0)
 
 
-def _null_batch(size, batch_seed, engine, null, L, T, pt=None):
+def _null_batch(size, batch_seed, engine, null, L, T, pt=None, ps=None):
     """One Monte Carlo batch: the null data (days permuted among the cases, the cases dropped
     multinomially on the location x day cells, or relabelled among the persons of the cells), the
-    maximum cylinder LLR of each replicate (and of the purely temporal clusters with ``pt``)."""
+    maximum cylinder LLR of each replicate (and of the purely temporal clusters with ``pt``, of the purely
+    spatial ones with ``ps``)."""
     seeds = batch_children(batch_seed, size)
     if null[0] == "permute":  # the days permuted among the cases (within strata: null[3], their bounds)
         M = permute_days_cases(null[1], null[2], L, T, seeds, null[3] if len(null) > 3 else None)
@@ -481,5 +499,38 @@ def _null_batch(size, batch_seed, engine, null, L, T, pt=None):
         m = best.max(axis=0) if best.shape[0] else np.zeros(size)
     if pt is not None:
         m = np.maximum(m, _temporal_best(M.sum(axis=0), pt)[0])
+    if ps is not None:
+        m = np.maximum(m, ps.max_llr(np.ascontiguousarray(M.sum(axis=1), dtype=np.int32)))
     return m
+
+
+def _purely_spatial_engine(windows, csum, persons, C: int, N: int, run: RunOptions):
+    """The purely spatial scan engine (:func:`~.engine.make_engine`) of the cylinders' circles over the whole
+    study period: a circle's expected cases are ``csum`` (Poisson-type: its E_Z, the sum of its cylinders'
+    over every day), or its persons over every day (Bernoulli, ``persons`` (L, T))."""
+    offsets, neighbors, _, boundary = windows
+    if persons is None:
+        return make_engine((offsets, neighbors, csum, boundary), klogk_table(C), C, C, run.direction,
+                           backend=run.backend, model="poisson", min_cases=run.min_cases)
+    # whole persons summed in walk order: exact in float64 (N < 2**31)
+    npop = np.rint(cumulative_expected(windows, persons.sum(axis=1))).astype(np.int32)
+    return make_engine((offsets, neighbors, npop, boundary), klogk_table(N), C, N, run.direction,
+                       backend=run.backend, model="bernoulli", min_cases=run.min_cases)
+
+
+def _with_purely_spatial(centre_of, best, j_of, t1_of, t2_of, ps_best, ps_j, T: int):
+    """The candidates (centre, LLR, window entry, t1, t2; each centre's together) with each centre's cylinders
+    replaced by its best purely spatial window (days 0..T - 1) where that LLR is greater (by more than SaTScan's
+    tolerance, 1e-9: ``macro_less_than``)."""
+    top = np.zeros(len(ps_best))
+    np.maximum.at(top, centre_of, best)
+    wins = ps_best > top + 1e-9
+    keep = ~wins[centre_of]
+    won = np.flatnonzero(wins)
+    centre = np.concatenate([centre_of[keep], won])
+    order = np.argsort(centre, kind="stable")  # each centre's candidates together, in centre order
+    days = np.full(len(won), 0, dtype=t1_of.dtype)
+    return (centre[order], np.concatenate([best[keep], ps_best[won]])[order],
+            np.concatenate([j_of[keep], ps_j[won].astype(j_of.dtype)])[order],
+            np.concatenate([t1_of[keep], days])[order], np.concatenate([t2_of[keep], days + (T - 1)])[order])
 

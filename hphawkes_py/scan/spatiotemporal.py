@@ -153,7 +153,7 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
                direction="high", distance="euclidean", location_ids=None, seed=None, executor=None, backend="auto",
                threads=None, progress=True, time_trend=None, trend_percent=None,
                spatial_adjustment=None, expected=None, day_of_week=False, purely_temporal=False,
-               surveillance_start=None) -> ScanResult:
+               surveillance_start=None, purely_spatial=False) -> ScanResult:
     """Kulldorff's retrospective (or prospective) space-time scan: discrete Poisson or Bernoulli model.
 
     Cylinders as in :func:`space_time_permutation`: circles centred on the locations x intervals of
@@ -261,6 +261,12 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
         (``clusters.purely_temporal`` True, ``center`` "All", no coordinates), never keeping a
         space-time cluster from being listed, as in SaTScan. Not with ``time_trend`` "nonparametric" or
         "stratified" or ``spatial_adjustment`` (its LLR would be 0).
+    purely_spatial : bool
+        Also scan the purely spatial clusters (the circles over the whole study period; SaTScan's
+        ``IncludePurelySpatial``): a centre's best circle replaces its cylinders as candidates when its LLR
+        is greater, they enter every replicate's maximum, and the cylinders then span at most T - 1 days
+        (the whole period is the purely spatial window). Not with a ``spatial_adjustment`` (its LLR would
+        be 0) or ``surveillance_start``.
 
     Returns
     -------
@@ -336,6 +342,12 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
         raise ValueError("purely_temporal clusters are not scanned with time_trend 'nonparametric' or 'stratified' or "
                          "a spatial_adjustment: their LLR would be 0 (SaTScan refuses them too)")
     pt = bool(purely_temporal)
+    if not isinstance(purely_spatial, (bool, np.bool_)):
+        raise TypeError(f"purely_spatial must be True or False, got {describe(purely_spatial)}")
+    if purely_spatial and (spatial_adjustment is not None or surveillance_start is not None):
+        raise ValueError("purely_spatial clusters are not scanned with a spatial_adjustment (their LLR would be 0) "
+                         "or a surveillance_start")
+    ps = bool(purely_spatial)
     if spatial_adjustment == "stratified" and (model != "poisson" or time_trend == "stratified"):
         raise ValueError("spatial_adjustment='stratified' adjusts the discrete Poisson model (model='poisson') without "
                          "time_trend='stratified' (SaTScan's SpatialAdjustmentType=1 with TimeTrendAdjustmentType 0-3 "
@@ -352,7 +364,7 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
             raise ValueError("model='bernoulli' takes cases and controls (give controls=, not population=)")
         if controls is None:
             raise ValueError("model='bernoulli' needs controls= (controls per row: location and day)")
-        return _space_time_bernoulli(coords, cases, times, controls, opts, time_trend == "stratified", pt)
+        return _space_time_bernoulli(coords, cases, times, controls, opts, time_trend == "stratified", pt, ps)
     if controls is not None:
         raise ValueError("controls= is for model='bernoulli'; the Poisson model takes population=")
     if expected is not None:
@@ -361,7 +373,7 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
                              "trend or for space themselves (time_trend and spatial_adjustment must be None)")
         common = _check_common(coords, cases, times, opts)
         return _dated_poisson(common, expected, None if population is None else
-                              location_population(population, common.gid, common.L), bool(day_of_week), pt)
+                              location_population(population, common.gid, common.L), bool(day_of_week), pt, ps)
     if population is None:
         raise ValueError("model='poisson' needs population= (population of each row's location) or expected= "
                          "(expected cases of each row's location and day)")
@@ -386,19 +398,19 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
         day_cases = c_lt.sum(axis=0)
         dcum = np.concatenate([[0.0], np.cumsum(day_cases).astype(np.float64)])
         return _cylinders(common, "space_time_poisson", size, Ez, dcum, ("multinomial_by_day", Ez, day_cases),
-                          time_trend=_STRATIFIED, strata=(day_cases, day_cases))
+                          time_trend=_STRATIFIED, strata=(day_cases, day_cases), purely_spatial=ps)
     w, dcum, info = _day_weights(common, time_trend, trend_percent)
     if day_of_week:
         mu = weekly_expectations(np.outer(Ez, w / w.sum()), c_lt.sum(axis=0), _period_days(common))
         return _cylinders(common, "space_time_poisson", size, mu.sum(axis=1), dcum, ("multinomial", mu.ravel()),
                           time_trend=info, cut_size=mu.sum(axis=1), expected_lt=mu, day_of_week=True,
-                          purely_temporal=pt)
+                          purely_temporal=pt, purely_spatial=ps)
     if time_trend is None:
         return _cylinders(common, "space_time_poisson", size, Ez, dcum, ("multinomial", np.repeat(Ez / T, T)),
-                          purely_temporal=pt)
+                          purely_temporal=pt, purely_spatial=ps)
     # expected cases of location z on day t: E_z w_t / sum w
     return _cylinders(common, "space_time_poisson", size, Ez, dcum, ("multinomial", np.outer(Ez, w / w.sum()).ravel()),
-                      time_trend=info, purely_temporal=pt)
+                      time_trend=info, purely_temporal=pt, purely_spatial=ps)
 
 
 def _period_days(common) -> np.ndarray:
@@ -408,7 +420,7 @@ def _period_days(common) -> np.ndarray:
     return first + np.arange(common.c_lt.shape[1], dtype=np.int64)
 
 
-def _dated_poisson(common, expected, P, day_of_week=False, purely_temporal=False):
+def _dated_poisson(common, expected, P, day_of_week=False, purely_temporal=False, purely_spatial=False):
     """:func:`space_time`'s discrete Poisson scan with ``expected`` per row: the expectations per location
     and day ``e_zt`` (rescaled to sum to C, and with ``day_of_week`` adjusted for the weekday,
     :func:`~.time_trend.weekly_expectations`) give every cylinder's mu; ``P``, the locations' populations
@@ -437,7 +449,7 @@ def _dated_poisson(common, expected, P, day_of_week=False, purely_temporal=False
     size = Ez if P is None else (P.astype(np.int64) if np.all(P == np.round(P)) else P)
     return _cylinders(common, "space_time_poisson", size, Ez, C * np.arange(T + 1, dtype=np.float64) / T,
                       ("multinomial", e_lt.ravel()), cut_size=Ez, expected_lt=e_lt, day_of_week=day_of_week,
-                      purely_temporal=purely_temporal)
+                      purely_temporal=purely_temporal, purely_spatial=purely_spatial)
 
 
 #: the ``time_trend`` record of a time-stratified analysis (see :func:`space_time`)
@@ -494,9 +506,9 @@ def _space_stratified(common, size, time_trend, trend_percent):
 
 
 def _space_time_bernoulli(coords, cases, times, controls, opts: SpaceTimeOptions, stratified=False,
-                          purely_temporal=False):
+                          purely_temporal=False, purely_spatial=False):
     """:func:`space_time` with ``model="bernoulli"`` (time-stratified with ``stratified``; with
-    ``purely_temporal`` the purely temporal clusters too)."""
+    ``purely_temporal`` and ``purely_spatial`` the purely temporal and purely spatial clusters too)."""
     n = len(_check_xy(coords))
     co = check_counts(controls, "controls")
     if len(co) != n:
@@ -518,8 +530,8 @@ def _space_time_bernoulli(coords, cases, times, controls, opts: SpaceTimeOptions
         return _cylinders(common, "space_time_bernoulli", p_lt.sum(axis=1), None, np.zeros(T + 1),
                           ("hypergeometric_by_day", p_lt, day_cases), persons=p_lt,
                           controls_loc=ctl_lt.sum(axis=1), time_trend=_STRATIFIED,
-                          strata=(day_cases, p_lt.sum(axis=0)))
+                          strata=(day_cases, p_lt.sum(axis=0)), purely_spatial=purely_spatial)
     return _cylinders(common, "space_time_bernoulli", p_lt.sum(axis=1), None, np.zeros(T + 1),
                       ("hypergeometric", p_lt.ravel()), persons=p_lt, controls_loc=ctl_lt.sum(axis=1),
-                      purely_temporal=purely_temporal)
+                      purely_temporal=purely_temporal, purely_spatial=purely_spatial)
 

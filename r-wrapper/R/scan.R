@@ -71,6 +71,7 @@ scan_bernoulli <- function(coords, cases, controls, max_population = 0.5, n_repl
   if (!is.null(out$time_trend)) obj$time_trend <- out$time_trend
   if (isTRUE(out$day_of_week)) obj$day_of_week <- TRUE
   if (isTRUE(out$purely_temporal)) obj$purely_temporal <- TRUE
+  if (isTRUE(out$purely_spatial)) obj$purely_spatial <- TRUE
   structure(obj, class = "hphawkes_scan")
 }
 
@@ -411,6 +412,9 @@ plot.hphawkes_scan <- function(x, ...) {
 #' @param purely_temporal Discrete Poisson or Bernoulli model: also scan the purely temporal clusters
 #'   (every location over an interval; SaTScan's \code{IncludePurelyTemporal}); the one listed has
 #'   \code{purely_temporal = TRUE} and \code{center = "All"}.
+#' @param purely_spatial Discrete Poisson or Bernoulli model: also scan the purely spatial clusters (the
+#'   circles over the whole study period; SaTScan's \code{IncludePurelySpatial}); such a cluster's
+#'   \code{start} and \code{end} are the study period's.
 #' @param expected \code{NULL} or, for the discrete Poisson model, the expected cases of each row's
 #'   location and day (one row per location and day at risk, 0 cases where none; rescaled to the
 #'   cases' total): populations that change over time or covariates, as SaTScan's census years give
@@ -454,7 +458,8 @@ scan_space_time <- function(coords, cases, times, population = NULL, controls = 
                             seed = NULL, location_ids = NULL, progress = FALSE, backend = "auto",
                             threads = NULL, time_trend = NULL, trend_percent = NULL,
                             spatial_adjustment = NULL, expected = NULL, day_of_week = FALSE,
-                            covariates = NULL, purely_temporal = FALSE, surveillance_start = NULL) {
+                            covariates = NULL, purely_temporal = FALSE, surveillance_start = NULL,
+                            purely_spatial = FALSE) {
   .hp_check_args()
   sc <- .hp_mod("scan")
   .hp_no_na(times, "times")
@@ -492,6 +497,12 @@ scan_space_time <- function(coords, cases, times, population = NULL, controls = 
       stop("purely_temporal is for the discrete Poisson and Bernoulli models (give population, expected or ",
            "controls)", call. = FALSE)
     kw$purely_temporal <- TRUE
+  }
+  if (.as_flag(purely_spatial, "purely_spatial")) {
+    if (is.null(population) && is.null(controls) && is.null(expected))
+      stop("purely_spatial is for the discrete Poisson and Bernoulli models (give population, expected or ",
+           "controls)", call. = FALSE)
+    kw$purely_spatial <- TRUE
   }
   if (!is.null(covariates)) kw$covariates <- reticulate::r_to_py(as.data.frame(covariates))
   if (!is.null(controls)) {

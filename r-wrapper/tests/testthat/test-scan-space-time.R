@@ -168,6 +168,15 @@ test_that("scan_space_time adjusts the space-time permutation model for the day 
   expect_true("purely_temporal" %in% names(pt$clusters))
   expect_error(scan_space_time(xy[g$loc, ], g$cases, g$day, purely_temporal = TRUE),
                "purely_temporal is for the discrete Poisson and Bernoulli models")
+  ps <- scan_space_time(xy[g$loc, ], g$cases, g$day, population = rep(100, nrow(g)), purely_spatial = TRUE,
+                        max_temporal = 3L, n_replicates = 9, seed = 1, backend = "cpu")
+  expect_true(ps$purely_spatial)
+  plain <- scan_space_time(xy[g$loc, ], g$cases, g$day, population = rep(100, nrow(g)), max_temporal = 3L,
+                           n_replicates = 9, seed = 1, backend = "cpu")
+  # the same replicates, each maximum now over the whole-period circles too
+  expect_true(all(ps$null_llr >= plain$null_llr))
+  expect_error(scan_space_time(xy[g$loc, ], g$cases, g$day, purely_spatial = TRUE),
+               "purely_spatial is for the discrete Poisson and Bernoulli models")
 })
 
 test_that("scan_space_time adjusts a prospective analysis for earlier analyses", {
