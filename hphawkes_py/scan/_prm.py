@@ -543,7 +543,7 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         stratify it, :func:`~hphawkes_py.scan.space_time_permutation`'s ``covariates`` and
         ``day_of_week``), 1 (Bernoulli: dated ``.cas`` and ``.ctl`` files,
         run by :func:`~hphawkes_py.scan.space_time` with ``model="bernoulli"``; ``TimeTrendAdjustmentType``
-        0 or 4, time-stratified) or 0 (discrete Poisson:
+        0 or 4, time-stratified; ``AdjustForWeeklyTrends``) or 0 (discrete Poisson:
         dated ``.cas``, a ``.pop`` file; with one census year per location and no covariates, the
         time-trend adjustments ``TimeTrendAdjustmentType`` 1-5, and ``SpatialAdjustmentType`` 0 or 1
         (stratified randomization, with ``TimeTrendAdjustmentType`` other than 4), ``AdjustForWeeklyTrends``

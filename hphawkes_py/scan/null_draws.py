@@ -5,6 +5,8 @@
 * Poisson (:func:`draw_multinomial_cases`): the C cases redistributed multinomially in proportion to
   the expected counts;
 * space-time permutation (:func:`permute_days_cases`): the cases' days permuted among the cases;
+* Bernoulli space-time adjusted for the day of the week (:func:`draw_cases_by_weekday`): each weekday's
+  cases relabelled among that weekday's persons;
 * time-stratified space-time Poisson and Bernoulli (:func:`draw_cases_by_day`): each day's cases
   redistributed among the locations (Poisson) or relabelled among the day's persons (Bernoulli), so
   that every replicate has the observed cases of every day; space-stratified Poisson
@@ -26,7 +28,7 @@ from ._rng import (_MT_N, _mt_randint, _mt_refill, _mt_random, _mt_seed, _randin
                    replicate_seed_words)
 
 __all__ = ["draw_null_cases", "draw_multinomial_cases", "permute_days_cases", "draw_cases", "draw_multinomial",
-           "permute_days", "permute_measurements", "draw_cases_by_day", "draw_cases_by_location"]
+           "permute_days", "permute_measurements", "draw_cases_by_day", "draw_cases_by_location", "draw_cases_by_weekday"]
 
 
 @njit(cache=True, inline="always")
@@ -402,6 +404,30 @@ def draw_cases_by_day(weights, day_cases, seeds, *, persons=False) -> np.ndarray
         out = np.zeros((L * T, len(words)), dtype=np.int32)
         _multinomial_strata(cum, day_cases, T, True, words, out)
     return out.reshape(L, T, len(words))
+
+
+def draw_cases_by_weekday(persons, cases, weekday, seeds) -> np.ndarray:
+    """The Bernoulli null adjusted for the day of the week (SaTScan's ``AdjustForWeeklyTrends`` with the
+    Bernoulli model, ``BernoulliNullHypothesisDayOfWeekRandomizer``): (L, T, R) int32 counts with the cases of
+    every weekday's cells (every location on every day of that weekday) a uniformly random subset of those
+    cells' persons. ``persons``, ``cases`` (L, T) whole persons (cases + controls) and cases per location and
+    day, ``weekday`` (T,) every day's weekday (any labelling mod 7); one seed per replicate, as
+    :func:`draw_null_cases`. Each weekday is one stratum of :func:`draw_cases_by_day`, its cells laid out as
+    that draw's locations (location-major, padded with cells of no persons, which never get a case)."""
+    persons = np.asarray(persons, dtype=np.int64)
+    L, T = persons.shape
+    w = np.asarray(weekday, dtype=np.int64) % 7
+    days = [np.flatnonzero(w == k) for k in range(7)]
+    K = max(1, max(len(d) for d in days))
+    cells = np.zeros((L, K, 7), dtype=np.int64)  # (location, i-th day of the weekday, weekday)
+    for k, d in enumerate(days):
+        cells[:, :len(d), k] = persons[:, d]
+    strata_cases = np.array([int(np.asarray(cases)[:, d].sum()) for d in days], dtype=np.int64)
+    drawn = draw_cases_by_day(cells.reshape(L * K, 7), strata_cases, seeds, persons=True).reshape(L, K, 7, -1)
+    out = np.empty((L, T, drawn.shape[3]), dtype=np.int32)
+    for k, d in enumerate(days):
+        out[:, d] = drawn[:, :len(d), k]
+    return out
 
 
 def draw_cases_by_location(day_weights, loc_cases, seeds) -> np.ndarray:

@@ -21,8 +21,8 @@ from .locations import (Geometry, _check_geometry, _check_max_population, _check
                         check_ids_per_location, check_location_ids, make_centres, merge_rows)
 from .monte_carlo import BATCH_SIZE, RunOptions, batch_children, check_run, replicate_seed_batches
 from .result import Candidates, ScanResult, _clusters
-from .null_draws import draw_cases_by_day, draw_cases_by_location, draw_multinomial_cases, draw_null_cases, \
-    permute_days_cases
+from .null_draws import draw_cases_by_day, draw_cases_by_location, draw_cases_by_weekday, draw_multinomial_cases, \
+    draw_null_cases, permute_days_cases
 from .windows import build_windows, cumulative_expected
 
 @dataclasses.dataclass(frozen=True)
@@ -486,6 +486,8 @@ def _null_batch(size, batch_seed, engine, null, L, T, pt=None, ps=None):
         M = permute_days_cases(null[1], null[2], L, T, seeds, null[3] if len(null) > 3 else None)
     elif null[0] == "hypergeometric":  # Bernoulli: the cases relabelled among the persons of every cell
         M = draw_null_cases(null[1], engine.n_cases, seeds).reshape(L, T, size)
+    elif null[0] == "hypergeometric_by_weekday":  # Bernoulli adjusted for the day of the week
+        M = draw_cases_by_weekday(null[1], null[2], null[3], seeds)
     elif null[0].endswith("_by_day"):  # time-stratified: every day's cases kept on that day
         M = draw_cases_by_day(null[1], null[2], seeds, persons=null[0] == "hypergeometric_by_day")
     elif null[0] == "multinomial_by_location":  # space-stratified: every location's cases kept there

@@ -253,7 +253,10 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
         ``AdjustForWeeklyTrends`` does (:func:`~hphawkes_py.scan.time_trend.weekly_expectations`: the
         weekday as a covariate of the expectations per location and day, after any ``time_trend``
         other than ``"nonparametric"`` and ``"stratified"``; not with ``spatial_adjustment``); the
-        circles are then cut by the adjusted expected cases.
+        circles are then cut by the adjusted expected cases. ``model="bernoulli"`` (no ``time_trend``): as
+        SaTScan's Bernoulli ``AdjustForWeeklyTrends``, the Monte Carlo relabels each weekday's cases among
+        that weekday's persons (the cells of every location on the days of that weekday); the LLRs are the
+        unadjusted ones.
     purely_temporal : bool
         Also scan the purely temporal clusters (every location over an interval of at most
         ``max_temporal`` days; SaTScan's ``IncludePurelyTemporal``): they enter every replicate's
@@ -331,11 +334,11 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
     check_in(spatial_adjustment, "spatial_adjustment", (None, "stratified", "nonparametric"))
     if not isinstance(day_of_week, (bool, np.bool_)):
         raise TypeError(f"day_of_week must be True or False, got {describe(day_of_week)}")
-    if day_of_week and (model != "poisson" or time_trend in ("nonparametric", "stratified")
-                        or spatial_adjustment is not None):
-        raise ValueError("day_of_week adjusts the discrete Poisson model (model='poisson'), with time_trend None, "
-                         "'loglinear' or 'logquadratic' and no spatial_adjustment (the space-time permutation model: "
-                         "space_time_permutation(day_of_week=True))")
+    if day_of_week and (time_trend in ("nonparametric", "stratified") or spatial_adjustment is not None
+                        or (model == "bernoulli" and time_trend is not None)):
+        raise ValueError("day_of_week adjusts the discrete Poisson model (model='poisson') with time_trend None, "
+                         "'loglinear' or 'logquadratic', or the Bernoulli model without a time_trend, and no "
+                         "spatial_adjustment (the space-time permutation model: space_time_permutation(day_of_week=True))")
     if not isinstance(purely_temporal, (bool, np.bool_)):
         raise TypeError(f"purely_temporal must be True or False, got {describe(purely_temporal)}")
     if purely_temporal and (time_trend in ("nonparametric", "stratified") or spatial_adjustment is not None):
@@ -364,7 +367,8 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
             raise ValueError("model='bernoulli' takes cases and controls (give controls=, not population=)")
         if controls is None:
             raise ValueError("model='bernoulli' needs controls= (controls per row: location and day)")
-        return _space_time_bernoulli(coords, cases, times, controls, opts, time_trend == "stratified", pt, ps)
+        return _space_time_bernoulli(coords, cases, times, controls, opts, time_trend == "stratified", pt, ps,
+                                     bool(day_of_week))
     if controls is not None:
         raise ValueError("controls= is for model='bernoulli'; the Poisson model takes population=")
     if expected is not None:
@@ -506,9 +510,11 @@ def _space_stratified(common, size, time_trend, trend_percent):
 
 
 def _space_time_bernoulli(coords, cases, times, controls, opts: SpaceTimeOptions, stratified=False,
-                          purely_temporal=False, purely_spatial=False):
+                          purely_temporal=False, purely_spatial=False, day_of_week=False):
     """:func:`space_time` with ``model="bernoulli"`` (time-stratified with ``stratified``; with
-    ``purely_temporal`` and ``purely_spatial`` the purely temporal and purely spatial clusters too)."""
+    ``purely_temporal`` and ``purely_spatial`` the purely temporal and purely spatial clusters too; with
+    ``day_of_week`` each weekday's cases relabelled among that weekday's persons in the Monte Carlo,
+    :func:`~.null_draws.draw_cases_by_weekday`)."""
     n = len(_check_xy(coords))
     co = check_counts(controls, "controls")
     if len(co) != n:
@@ -531,7 +537,9 @@ def _space_time_bernoulli(coords, cases, times, controls, opts: SpaceTimeOptions
                           ("hypergeometric_by_day", p_lt, day_cases), persons=p_lt,
                           controls_loc=ctl_lt.sum(axis=1), time_trend=_STRATIFIED,
                           strata=(day_cases, p_lt.sum(axis=0)), purely_spatial=purely_spatial)
-    return _cylinders(common, "space_time_bernoulli", p_lt.sum(axis=1), None, np.zeros(T + 1),
-                      ("hypergeometric", p_lt.ravel()), persons=p_lt, controls_loc=ctl_lt.sum(axis=1),
-                      purely_temporal=purely_temporal, purely_spatial=purely_spatial)
+    null = ("hypergeometric_by_weekday", p_lt, c_lt, _period_days(common)) if day_of_week else \
+        ("hypergeometric", p_lt.ravel())
+    return _cylinders(common, "space_time_bernoulli", p_lt.sum(axis=1), None, np.zeros(T + 1), null, persons=p_lt,
+                      controls_loc=ctl_lt.sum(axis=1), purely_temporal=purely_temporal, purely_spatial=purely_spatial,
+                      day_of_week=day_of_week)
 

@@ -400,7 +400,8 @@ plot.hphawkes_scan <- function(x, ...) {
 #' @param day_of_week Adjust for the day of the week (SaTScan's \code{AdjustForWeeklyTrends}). Space-time
 #'   permutation model: each location's cases on a weekday are expected on that weekday, and the Monte
 #'   Carlo permutes the days within weekdays; discrete Poisson model: the expected cases are computed
-#'   again with the weekday as a covariate, as SaTScan does.
+#'   again with the weekday as a covariate, as SaTScan does; Bernoulli model: the Monte Carlo relabels
+#'   each weekday's cases among that weekday's persons.
 #' @param covariates Space-time permutation model: \code{NULL} or the covariate category of each row's
 #'   cases (a vector, or a data frame of columns such as age group and sex): the expectations and the
 #'   permutation are stratified by them.
@@ -480,9 +481,6 @@ scan_space_time <- function(coords, cases, times, population = NULL, controls = 
   if (!is.null(population)) kw$population <- .np_double(population, "population")
   if (!is.null(expected)) kw$expected <- .np_double(expected, "expected")
   dow <- .as_flag(day_of_week, "day_of_week")
-  if (dow && !is.null(controls))
-    stop("day_of_week adjusts the space-time permutation and discrete Poisson models, not the Bernoulli one",
-         call. = FALSE)
   if (!is.null(covariates) && !(is.null(population) && is.null(controls) && is.null(expected)))
     stop("covariates are for the space-time permutation model (no population, controls or expected)",
          call. = FALSE)

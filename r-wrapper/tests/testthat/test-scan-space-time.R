@@ -156,8 +156,10 @@ test_that("scan_space_time adjusts the space-time permutation model for the day 
     "                                   n_replicates=19, seed=1, progress=False, backend='cpu')",
     "out = {'llr': r.clusters.log_likelihood_ratio.to_numpy()}", sep = "\n"))
   expect_identical(res$clusters$log_likelihood_ratio, py$llr)
-  expect_error(scan_space_time(xy[g$loc, ], g$cases, g$day, controls = rep(1, nrow(g)), day_of_week = TRUE),
-               "day_of_week adjusts the space-time permutation and discrete Poisson models")
+  wb <- scan_space_time(xy[g$loc, ], g$cases, g$day, controls = rep(20, nrow(g)), day_of_week = TRUE,
+                        n_replicates = 9, seed = 1, backend = "cpu")
+  expect_identical(wb$model, "space_time_bernoulli")
+  expect_true(wb$day_of_week)
   wp <- scan_space_time(xy[g$loc, ], g$cases, g$day, population = rep(100, nrow(g)), day_of_week = TRUE,
                         n_replicates = 9, seed = 1, backend = "cpu")
   expect_identical(wp$model, "space_time_poisson")
