@@ -102,9 +102,9 @@ def test_windows_from_the_nearest_selected_equal_those_of_full_sorts(monkeypatch
     calls = []
     orig = scan_windows._sorted_distances
 
-    def full_sort(*args, head=None):
+    def full_sort(*args, head=None, keys32=None):
         calls.append(head)
-        return orig(*args)
+        return orig(*args, keys32=keys32)
 
     monkeypatch.setattr(scan_windows, "_sorted_distances", full_sort)
     ref = scan_windows.build_windows(coords, coords, pop, limit)
@@ -158,6 +158,41 @@ def test_window_order_of_distances_equal_in_their_high_bits():
         assert same[i, :-1][ds[1:] == ds[:-1]].all() and same[i, -1] == 0
         assert same[i].any() == (i < 2)
         np.testing.assert_array_equal(d[i, order[i]], np.sort(d[i]))
+
+
+def test_window_order_of_32_bit_keys():
+    """The 32-bit keys (each row's distances scaled to its largest and cut to the bits the column index
+    leaves) give the distance order too: runs of equal scaled distances, long here, put back in order."""
+    rng = np.random.default_rng(9)
+    n = 3000
+    shift = (n - 1).bit_length()
+    d = np.vstack([rng.uniform(0, 5, n), rng.uniform(0, 5, n) ** 8, np.round(rng.uniform(0, 3, n), 2),
+                   np.zeros(n)])
+    keys = np.empty(d.shape, dtype=np.uint32)
+    scan_windows._pack_keys32(d, shift, keys)
+    keys.sort(axis=1)
+    order = np.empty(d.shape, dtype=np.int64)
+    same = np.empty(d.shape, dtype=np.uint8)
+    scan_windows._unpack_keys32(d, shift, keys, order, same)
+    for i in range(d.shape[0]):
+        assert sorted(order[i].tolist()) == list(range(n))
+        ds = d[i, order[i]]
+        np.testing.assert_array_equal(ds, np.sort(d[i]))
+        assert same[i, :-1][ds[1:] == ds[:-1]].all() and same[i, -1] == 0
+    assert same[1].sum() > 100  # the skewed row's small distances share their scaled bits
+
+
+@pytest.mark.parametrize("ties", [False, True])
+def test_windows_with_32_bit_keys_equal_those_with_64_bit_keys(monkeypatch, ties):
+    rng = np.random.default_rng(12)
+    L = 1500
+    coords = rng.integers(0, 40, size=(L, 2)).astype(float) if ties else rng.uniform(0, 40, size=(L, 2)) ** 3
+    pop = rng.integers(1, 60, size=L)
+    narrow = scan_windows.build_windows(coords, coords, pop, 0.3 * pop.sum())
+    monkeypatch.setattr(scan_windows, "SHIFT32_MAX", 0)
+    wide = scan_windows.build_windows(coords, coords, pop, 0.3 * pop.sum())
+    for a, b in zip(narrow, wide):
+        np.testing.assert_array_equal(a, b)
 
 
 @pytest.mark.parametrize("backend", ENGINES)

@@ -169,7 +169,65 @@ def _unpack_keys(d, shift, order, same):
             a = b + 1
 
 
-def _sorted_distances(P, Q, pool, d, order, same, head=None):
+@njit(cache=True, nogil=True)
+def _pack_keys32(d, shift, keys):
+    """``keys[i, j]`` (uint32): ``d[i, j]`` scaled to the row's largest distance and cut to its top
+    ``32 - shift`` bits (``floor(d M / max)``, M = 2**(32 - shift) - 1: non-decreasing in d, so the keys order as
+    the distances up to runs of equal high bits), with the low ``shift`` bits replaced by j. Half the bytes
+    of :func:`_pack_keys`' keys: the sort, most of the windows' construction, moves half the memory."""
+    top = (1 << (32 - shift)) - 1
+    for i in range(d.shape[0]):
+        row = d[i]
+        mx = 0.0
+        for j in range(row.shape[0]):
+            mx = max(mx, row[j])
+        scale = top / mx if mx > 0 else 0.0
+        for j in range(row.shape[0]):
+            q = min(np.int64(row[j] * scale), top)
+            keys[i, j] = np.uint32((q << shift) | j)
+
+
+@njit(cache=True, nogil=True)
+def _unpack_keys32(d, shift, keys, order, same):
+    """:func:`_unpack_keys` for the sorted keys of :func:`_pack_keys32`: their column indices into ``order``
+    (int64) and the flags of runs of equal high bits into ``same``, each run put in distance order."""
+    low = np.uint32((1 << shift) - 1)
+    sh = np.uint32(shift)
+    n = keys.shape[1]
+    for i in range(keys.shape[0]):
+        k = keys[i]
+        o = order[i]
+        srow = same[i]
+        n_same = 0
+        for j in range(n - 1):
+            f = (k[j] >> sh) == (k[j + 1] >> sh)
+            srow[j] = f
+            n_same += f
+        if n > 0:
+            srow[n - 1] = 0
+        for j in range(n):
+            o[j] = np.int64(k[j] & low)
+        if n_same == 0:
+            continue
+        drow = d[i]
+        a = 0
+        while a < n - 1:
+            if srow[a] == 0:
+                a += 1
+                continue
+            b = a + 1
+            while b < n - 1 and srow[b]:
+                b += 1
+            _insertion_sort(o, a, b + 1, drow)
+            a = b + 1
+
+
+#: 32-bit sort keys (:func:`_pack_keys32`) up to this many index bits (16,384 locations): at least 18 bits of
+#: scaled distance are left, so runs of equal keys stay short
+SHIFT32_MAX = 14
+
+
+def _sorted_distances(P, Q, pool, d, order, same, head=None, keys32=None):
     """Squared distances between the centres ``Q`` (rows) and the points ``P`` (columns), any
     dimension, into ``d``, and their order into ``order`` (with :func:`_unpack_keys`'s flags of possible
     ties in ``same``), rows split over the workers of ``pool``
@@ -185,26 +243,37 @@ def _sorted_distances(P, Q, pool, d, order, same, head=None):
     locations): the ``head`` nearest are selected (``np.partition``) and only they sorted, unless
     the nearest left out may tie with the last one kept (equal high bits), when the whole row is
     sorted. Positions from ``head`` on hold the others in no order, and ``same`` there means nothing;
-    ``same[:, head - 1]`` is 0, so no tie group read from the head runs past it."""
+    ``same[:, head - 1]`` is 0, so no tie group read from the head runs past it.
+
+    ``keys32`` (uint32, the shape of ``order``): with up to ``SHIFT32_MAX`` index bits the keys are 32-bit
+    ones (:func:`_pack_keys32`) sorted there, the same order at half the bytes."""
     _squared_distances(P, Q, d)
     shift = max(1, int(P.shape[0] - 1).bit_length())
     L = P.shape[0]
     # selecting costs a fraction of a sort of the row: worth it when it leaves at least a fifth of the row
     # unsorted (benchmarks/results/scan_windows_selection.md)
     partial = head is not None and 0 < head <= 0.8 * L
+    narrow = keys32 is not None and shift <= SHIFT32_MAX
 
     def rows(a, b):
-        keys = order[a:b].view(np.uint64)
-        _pack_keys(d[a:b], shift, keys)
+        if narrow:
+            keys = keys32[a:b]
+            _pack_keys32(d[a:b], shift, keys)
+        else:
+            keys = order[a:b].view(np.uint64)
+            _pack_keys(d[a:b], shift, keys)
         if partial:
             keys.partition(head, axis=1)
             keys[:, :head].sort(axis=1)
-            high = np.uint64(shift)
+            high = keys.dtype.type(shift)
             for r in np.flatnonzero((keys[:, head - 1] >> high) == (keys[:, head] >> high)):
                 keys[r].sort()
         else:
             keys.sort(axis=1)
-        _unpack_keys(d[a:b], shift, order[a:b], same[a:b])
+        if narrow:
+            _unpack_keys32(d[a:b], shift, keys, order[a:b], same[a:b])
+        else:
+            _unpack_keys(d[a:b], shift, order[a:b], same[a:b])
 
     parts = max(1, min(numba.get_num_threads(), Q.shape[0]))
     bounds = np.linspace(0, Q.shape[0], parts + 1).astype(int)
@@ -217,12 +286,12 @@ def _sorted_distances(P, Q, pool, d, order, same, head=None):
 def _window_rows(P, Q, pop, lim, maxd2, rank, pool, counts, scratch, out, base):
     """The (neighbors, size, boundary) entries of the centres ``Q`` written into the arrays ``out``
     from position ``base``; ``counts`` (out) gets each centre's number of entries; ``scratch``:
-    (d, order, same, nb, npop, boundary) buffers of at least ``len(Q)`` rows.  Returns the position
+    (d, order, same, nb, npop, boundary, keys32) buffers of at least ``len(Q)`` rows.  Returns the position
     after the last entry."""
     c = Q.shape[0]
-    d, order, same, nb, npo, bnd = (b[:c] for b in scratch)
+    d, order, same, nb, npo, bnd, keys32 = (b[:c] for b in scratch)
     # no window holds more than kmax = nb.shape[1] locations (see build_windows)
-    _sorted_distances(P, Q, pool, d, order, same, head=nb.shape[1])
+    _sorted_distances(P, Q, pool, d, order, same, head=nb.shape[1], keys32=keys32)
     _windows_chunk(d, order, same, pop, lim, maxd2, rank, counts, nb, npo, bnd)
     return _compact_rows(counts, nb, npo, bnd, *out, base)
 
@@ -291,7 +360,8 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
     chunk = max(1, min(m, slots // max(kmax, L)))
     scratch = (np.empty((chunk, L)), np.empty((chunk, L), dtype=np.int64), np.empty((chunk, L), dtype=np.uint8),
                np.empty((chunk, kmax), dtype=np.int32),
-               np.empty((chunk, kmax), dtype=pop.dtype), np.empty((chunk, kmax), dtype=np.uint8))
+               np.empty((chunk, kmax), dtype=pop.dtype), np.empty((chunk, kmax), dtype=np.uint8),
+               np.empty((chunk, L) if (L - 1).bit_length() <= SHIFT32_MAX else (0, 0), dtype=np.uint32))
     counts_all = np.zeros(m, dtype=np.int64)
     # the outputs at their largest possible size (m kmax entries; pages never written are never
     # mapped), filled chunk after chunk and returned as views of their first E entries: no
