@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._satscan import _read_satscan, run_continuous, time_interval_starts, time_units_in_period
+from ._satscan import _read_satscan, circle_rows, run_continuous, time_interval_starts, time_units_in_period
 from .data_sources import SOURCE_KEYS, source_from_prm
 from .model import bernoulli, poisson
 from .normal_model import satscan_min_cases
@@ -38,7 +38,6 @@ __all__ = ["read_prm", "run_prm"]
 _REQUIRE = {
     "UseGridFile": _OFF,
     "IsotonicScan": {"0"},
-    "UseMaxCirclePopulationFileOption": _OFF,
     "CriteriaForReportingSecondaryClusters": {"0"},  # no geographical overlap
     "UseNeighborsFile": _OFF,
     "UseMetaLocationsFile": _OFF,
@@ -62,7 +61,8 @@ _USED = {"AdjustForWeeklyTrends", "IncludePurelyTemporal", "AdjustForEarlierAnal
          "MaxTemporalSize", "MinimumTemporalClusterSize", "IncludePurelySpatial", "IncludeClusters",
          "SpatialWindowShapeType", "NonCompactnessPenalty", "EllipseShapes", "EllipseAngles",
          "MinimumCasesInLowRateClusters", "StudyPeriodCheckType", "IterativeScan", "IterativeScanMaxIterations",
-         "IterativeScanMaxPValue"}
+         "IterativeScanMaxPValue", "UseMaxCirclePopulationFileOption", "MaxCirclePopulationFile",
+         "MaxSpatialSizeInMaxCirclePopulationFile"}
 
 #: sections that only choose outputs, run options or analyses that are not run here
 _NOT_ANALYSIS_SECTIONS = {"Output", "Spatial Output", "Temporal Output", "Other Output", "Run Options", "System",
@@ -72,8 +72,8 @@ _NOT_ANALYSIS_SECTIONS = {"Output", "Spatial Output", "Temporal Output", "Other 
                           "Email Alerts"}
 #: keys outside those sections that do not change a purely spatial analysis
 _NOT_ANALYSIS_KEYS = {"PrecisionCaseTimes", "StartDate", "EndDate", "TimeAggregationUnits", "TimeAggregationLength",
-                      "GridFile", "NeighborsFilename", "MetaLocationsFilename", "MaxCirclePopulationFile",
-                      "MaxSpatialSizeInMaxCirclePopulationFile", "NonCompactnessPenalty", "EarlyTerminationThreshold",
+                      "GridFile", "NeighborsFilename", "MetaLocationsFilename", "NonCompactnessPenalty",
+                      "EarlyTerminationThreshold",
                       "ReportGumbel", "AdjustForEarlierAnalyses", "ProspectiveStartDate",
                       "AdjustmentsByKnownRelativeRisksFilename",
                       "LocationsNetworkFilename", "RiskLimitHighClustersValue", "RiskLimitLowClustersValue",
@@ -227,6 +227,7 @@ def prm_arguments(path) -> dict:
 
     _window_kwargs(v, model, bad, kwargs)
     _settings_kwargs(v, model, bad, kwargs)
+    circle = _max_circle(v, model, bad, file)
     if (v.get("AdjustForEarlierAnalyses", "n") or "n").lower() not in _OFF:
         _earlier_analyses(v, model, analysis, bad, kwargs)
     generic = False
@@ -243,7 +244,28 @@ def prm_arguments(path) -> dict:
             "outputs": _output_settings(v, base, bad, model), "iterative": prm_iterative(v, model, bad),
             "power": prm_power(v, model, base, bad), "intervals": intervals,
             "precision": v.get("PrecisionCaseTimes", "3") or "3",
-            "known_risks": prm_known_risks(v, model, base, bad)}
+            "known_risks": prm_known_risks(v, model, base, bad), "circle": circle, "path": p}
+
+
+def _max_circle(v, model, bad, file):
+    """``UseMaxCirclePopulationFileOption=y``: ``(MaxCirclePopulationFile, fraction)``, the file (as ``file``
+    resolves it) and ``MaxSpatialSizeInMaxCirclePopulationFile`` / 100, a further limit on the circles of the
+    Bernoulli, discrete Poisson and space-time analyses; None when off."""
+    if (v.get("UseMaxCirclePopulationFileOption", "n") or "n").lower() in _OFF:
+        return None
+    key = "UseMaxCirclePopulationFileOption"
+    if model not in ("bernoulli", "poisson") + _SPACE_TIME:
+        raise bad(key, "is supported for the purely spatial Bernoulli and discrete Poisson and the space-time "
+                       "analyses (ModelType 0-2)")
+    try:
+        pct = float(v.get("MaxSpatialSizeInMaxCirclePopulationFile", "50") or "50")
+    except ValueError:
+        raise bad("MaxSpatialSizeInMaxCirclePopulationFile", "is not a number") from None
+    if not 0 < pct <= 50:
+        raise bad("MaxSpatialSizeInMaxCirclePopulationFile", "must be in (0, 50] (percent of the max circle size "
+                                                              "file's population)")
+    return file("MaxCirclePopulationFile", True), pct / 100.0
+
 
 
 def _normal_minimums(v, direction, bad, ignored):
@@ -536,7 +558,8 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         The ``.prm`` file. Supported: ``AnalysisType=1`` (purely spatial), ``ModelType`` 0
         (discrete Poisson) or 1 (Bernoulli), circular or elliptic windows (``SpatialWindowShapeType``,
         ``NonCompactnessPenalty``, ``EllipseShapes``, ``EllipseAngles``), Cartesian or latitude/longitude
-        coordinates, ``ScanAreas``, ``MaxSpatialSizeInPopulationAtRisk``, the distance limit,
+        coordinates, ``ScanAreas``, ``MaxSpatialSizeInPopulationAtRisk``, the distance limit, the max circle
+        size file (``UseMaxCirclePopulationFileOption``: ``circle_population`` of the scans),
         ``MonteCarloReps``, ``MinimumCasesInHighRateClusters``, no-overlap secondary clusters, and for the
         discrete Poisson model ``UseAdjustmentsByRRFile`` (:mod:`hphawkes_py.scan.known_risks`); and
         ``ModelType`` 2 (space-time permutation; covariates in the case file and ``AdjustForWeeklyTrends``
@@ -661,10 +684,14 @@ def _run_spatial(spec, run):
     # SaTScan does
     read = dict(study_period=spec["dates"]["study_period"], out_of_period=spec["dates"]["out_of_period"],
                 dated=spec["dates"]["dated"])
+    if spec.get("circle") is not None and (spec["iterative"] or spec["power"] or spec["known_risks"] is not None):
+        raise ValueError(f"{spec['path']}: UseMaxCirclePopulationFileOption=y is not supported with an iterative scan, "
+                         f"a power evaluation or known relative risks")
     if spec["model"] == "bernoulli":
         df = _read_satscan(f["case_file"], f["control_file"], None, f["geo_file"], model="bernoulli",
                            covariates=False, **read)
         args = (df[["x", "y"]].to_numpy(float), df["cases"].to_numpy(), df["controls"].to_numpy())
+        common.update(circle_rows(spec, df["location_id"].to_numpy()))
         if spec["iterative"]:
             return iterative_scan("bernoulli", *args, location_ids=df["location_id"].to_numpy(), **spec["iterative"],
                                   **common)
@@ -674,6 +701,9 @@ def _run_spatial(spec, run):
     if spec["known_risks"] is not None:
         return poisson_with_known_risks(long, spec["known_risks"], **common)
     if long["category"].nunique() > 1:
+        if spec.get("circle") is not None:
+            raise ValueError(f"{spec['path']}: UseMaxCirclePopulationFileOption=y is not supported with covariates in "
+                             f"the case and population files")
         if spec["power"]:
             raise ValueError(f"{f['case_file']}, {f['population_file']}: PerformPowerEvaluation=y with covariates in "
                              f"the case and population files is not supported (hp.scan.power has no covariate "
@@ -688,6 +718,7 @@ def _run_spatial(spec, run):
         df = _read_satscan(f["case_file"], None, f["population_file"], f["geo_file"], model="poisson",
                            covariates=False, **read)
     args = (df[["x", "y"]].to_numpy(float), df["cases"].to_numpy(), df["population"].to_numpy())
+    common.update(circle_rows(spec, df["location_id"].to_numpy()))
     if spec["power"]:
         return run_prm_power(spec["power"], *args, df["location_id"].to_numpy(), **common)
     if spec["iterative"]:

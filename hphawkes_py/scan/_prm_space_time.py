@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._satscan import _as_ids, _geo, _number, _population, _read_rows, case_records_kept, interval_of
+from ._satscan import _as_ids, _geo, _number, _population, _read_rows, case_records_kept, circle_rows, interval_of
 from .spatiotemporal import space_time, space_time_permutation
 
 __all__ = ["read_case_dates", "census_day", "integral_weights", "dated_expected", "run_space_time"]
@@ -203,7 +203,7 @@ def run_space_time(spec, run):
         common["surveillance_start"] = int(interval_of(np.array([common["surveillance_start"]]), starts)[0])
     where = {k: i for i, k in enumerate(keys)}
     if dated:
-        res = _dated_poisson(f, keys, where, ids, np.concatenate(cases), np.concatenate(dates), cats, xs, ys,
+        res = _dated_poisson(spec, keys, where, ids, np.concatenate(cases), np.concatenate(dates), cats, xs, ys,
                              starts, gp, common)
     else:
         # locations of the coordinates file without cases (or controls) are circle centres too (as
@@ -222,6 +222,7 @@ def run_space_time(spec, run):
         cases, controls, dates = cases[order], controls[order], dates[order]
         xy = np.array([(xs[where[k]], ys[where[k]]) for k in ids], dtype=float).reshape(-1, 2)
         common["location_ids"] = np.array(_as_ids(ids), dtype=object)
+        common.update(circle_rows(spec, common["location_ids"]))
         if starts is not None:  # interval indices stand for the days of the scan
             dates = interval_of(dates, starts)
             common["study_period"] = (0, len(starts) - 2)
@@ -251,16 +252,17 @@ def run_space_time(spec, run):
     return res
 
 
-def _dated_poisson(f, keys, where, ids, cases, dates, cats, xs, ys, starts, gp, common):
+def _dated_poisson(spec, keys, where, ids, cases, dates, cats, xs, ys, starts, gp, common):
     """The discrete Poisson space-time scan with SaTScan's expectations of every location and interval
     (``starts``: each interval's first day, and the day after the last): one row per location and
     interval, its cases, expectation and the location's average population; times are interval indices."""
-    mu, avg = dated_expected(f["population_file"], keys, ids, cases, cats, starts, gp)
+    mu, avg = dated_expected(spec["files"]["population_file"], keys, ids, cases, cats, starts, gp)
     L, n_int = mu.shape
     c_li = np.zeros((L, n_int), dtype=np.int64)
     np.add.at(c_li, (np.array([where[k] for k in ids], dtype=np.int64), interval_of(dates, starts)), cases)
     z, i = np.divmod(np.arange(L * n_int), n_int)
     xy = np.column_stack([np.asarray(xs, dtype=float)[z], np.asarray(ys, dtype=float)[z]])
     common["location_ids"] = np.array(_as_ids(list(keys)), dtype=object)[z]
+    common.update(circle_rows(spec, common["location_ids"]))
     common["study_period"] = (0, n_int - 1)
     return space_time(xy, c_li[z, i], i, population=avg[z], expected=mu[z, i], model="poisson", **common)

@@ -659,3 +659,33 @@ def run_continuous(spec, run):
                       **kwargs, **run)
     return exponential(xy, values[rows], None if second is None else second[rows].astype(bool), location_ids=loc_ids,
                        **kwargs, **run)
+
+
+def circle_rows(spec, ids) -> dict:
+    """The keyword arguments of the max circle size file (``spec["circle"]``: the file and fraction :func:`~._prm.prm_arguments` read) for rows of the location ids
+    ``ids``: ``circle_population`` per row (the file's population of the row's location, summed over its
+    records and read in single precision as SaTScan reads it; 0 where it has none) and
+    ``max_circle_population``; none without the file. Ids the coordinates file lacks are refused."""
+    if spec.get("circle") is None:
+        return {}
+    path, frac = spec["circle"]
+    p, rows = _read_rows(path, "max circle size", 2)
+    ids = list(ids)
+    known = set(ids)
+    # the analysis' ids are whole numbers where every id of the coordinates file is one (_as_ids): the file's
+    # ids are read alike
+    whole = all(isinstance(k, (int, np.integer)) for k in ids)
+    pop: dict = {}
+    for lineno, parts in rows:
+        try:
+            key = int(parts[0]) if whole else parts[0]
+        except ValueError:
+            key = parts[0]
+        if key not in known:
+            raise ValueError(f"{p}:{lineno}: location id {parts[0]!r} of the max circle size file is not a location "
+                             f"of the analysis")
+        value = float(np.float32(_number(parts[1], p, lineno, 2, "population")))
+        if value < 0:
+            raise ValueError(f"{p}:{lineno}: the population must be >= 0, got {parts[1]!r}")
+        pop[key] = pop.get(key, 0.0) + value
+    return {"circle_population": np.array([pop.get(k, 0.0) for k in ids]), "max_circle_population": frac}

@@ -62,10 +62,11 @@ def _ellipse_transform(xy: np.ndarray, shape: float, angle: float) -> np.ndarray
     return np.column_stack([x * np.float64(w) + xp * omw, y * np.float64(w) + yp * omw])
 
 
-def _elliptic_windows(centres, coords, size, limit, ellipses):
-    """Windows of every (ellipse, centre) block, concatenated: block b = e * m + i."""
+def _elliptic_windows(centres, coords, size, limit, ellipses, circle=None, circle_limit=None):
+    """Windows of every (ellipse, centre) block, concatenated: block b = e * m + i (``circle``, ``circle_limit``:
+    a second size limit, see :func:`~.windows.build_windows`)."""
     parts = [build_windows(_ellipse_transform(centres, sh, an), _ellipse_transform(coords, sh, an), size, limit,
-                           tie_coords=coords)
+                           tie_coords=coords, circle=circle, circle_limit=circle_limit)
              for sh, an in ellipses]
     offsets = [np.zeros(1, dtype=np.int64)]
     base = 0

@@ -188,22 +188,38 @@ def _row_locations(members) -> np.ndarray:
     return out
 
 
-def location_population(population, gid, L):
+def location_population(population, gid, L, name="population"):
     """(L,) float64 population of every location from ``population`` per row (checked: one value per row,
-    non-negative, the same on every row of a location)."""
-    po = as_float_array(population, "population", ndim=1, copy=True)
+    non-negative, the same on every row of a location; ``name``: the argument's name in the messages)."""
+    po = as_float_array(population, name, ndim=1, copy=True)
     if len(po) != len(gid):
-        raise ValueError(f"population must have one value per row ({len(gid)}), got {len(po)}")
+        raise ValueError(f"{name} must have one value per row ({len(gid)}), got {len(po)}")
     if (po < 0).any():
         i = int(np.argmax(po < 0))
-        raise ValueError(f"population must be non-negative; population[{i}] = {po[i]!r}")
+        raise ValueError(f"{name} must be non-negative; {name}[{i}] = {po[i]!r}")
     P = np.zeros(L)
     P[gid] = po
     if (P[gid] != po).any():
         i = int(np.argmax(P[gid] != po))
-        raise ValueError(f"population must be the same on every row of a location; row {i} has {po[i]!r}, another "
+        raise ValueError(f"{name} must be the same on every row of a location; row {i} has {po[i]!r}, another "
                          f"row of its location {P[gid[i]]!r}")
     return P
+
+
+def circle_limit(circle_population, max_circle_population, gid, L):
+    """``(circle, limit)``: the population of SaTScan's max circle size file per location (``circle_population``
+    per row, :func:`location_population`'s checks) and the largest a window may hold,
+    ``max_circle_population`` (in (0, 0.5]) x its total; ``(None, None)`` without ``circle_population``."""
+    if circle_population is None:
+        return None, None
+    frac = check_probability(max_circle_population, "max_circle_population")
+    if frac > 0.5:
+        raise ValueError(f"max_circle_population must be in (0, 0.5] (fraction of the total circle_population), "
+                         f"got {max_circle_population!r}")
+    circle = location_population(circle_population, gid, L, name="circle_population")
+    if circle.sum() <= 0:
+        raise ValueError("circle_population sums to 0: the max circle size needs a positive total")
+    return circle, frac * float(circle.sum())
 
 
 def _check_max_population(v):

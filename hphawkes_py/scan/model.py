@@ -37,8 +37,8 @@ from .._validate import as_float_array, check_positive
 from .ellipses import _check_ellipses, _elliptic_penalties, _elliptic_report, _elliptic_windows
 from .engine import klogk_table, make_engine
 from .locations import (Geometry, _check_geometry, _check_max_population, _check_xy, _radius, _row_locations,
-                        check_counts, check_ids_per_location, check_location_ids, make_centres, merge_rows,
-                        prepare_locations)
+                        check_counts, check_ids_per_location, check_location_ids, circle_limit, make_centres,
+                        merge_rows, prepare_locations)
 from .monte_carlo import RunOptions, _monte_carlo, check_run
 from .result import Candidates, ScanResult, _clusters
 from .windows import build_windows, cumulative_expected
@@ -49,7 +49,8 @@ __all__ = ["bernoulli", "poisson", "indirect_expected"]
 def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, direction="high",
               secondary="no-overlap", grid_cell=None, max_distance=None, distance="euclidean", min_cases=0,
               window="circle", ellipse_shapes=(1.5, 2, 3, 4, 5), ellipse_angles=(4, 6, 9, 12, 15), penalty="medium",
-              location_ids=None, seed=None, executor=None, backend="auto", threads=None, progress=True) -> ScanResult:
+              location_ids=None, seed=None, executor=None, backend="auto", threads=None, progress=True,
+              circle_population=None, max_circle_population=0.5) -> ScanResult:
     """Kulldorff's purely spatial Bernoulli scan statistic with Monte Carlo inference.
 
     Semantics follow SaTScan's purely spatial Bernoulli analysis with circular (or elliptic)
@@ -112,6 +113,12 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
         Ids reported in ``clusters.location_ids`` (default: 0-based input row positions).
     progress : bool
         Show a progress bar over Monte Carlo batches.
+    circle_population : array_like (n,), optional
+        The population of each row's location in SaTScan's max circle size file (rows of one location
+        agree): windows then also hold at most ``max_circle_population`` of its total, on top of
+        ``max_population`` and ``max_distance`` (SaTScan's ``UseMaxCirclePopulationFileOption``).
+    max_circle_population : float in (0, 0.5]
+        See ``circle_population``.
 
     Returns
     -------
@@ -134,6 +141,12 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
     ids = check_location_ids(location_ids, n_in)
     ws = _check_windows(loc.coords, max_population, max_distance, grid_cell, distance, window, ellipse_shapes,
                         ellipse_angles, penalty)
+    if circle_population is not None:
+        gid = np.empty(n_in, dtype=np.int64)
+        for g, rows in enumerate(loc.members):
+            gid[rows] = g
+        ws = dataclasses.replace(ws, circle=circle_limit(circle_population, max_circle_population, gid,
+                                                         len(loc.members)))
     run = check_run(min_cases, n_replicates, direction, secondary, progress, threads, seed, backend, executor)
     if loc.n_merged:
         warnings.warn(
@@ -269,7 +282,7 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
             min_cases=2, n_replicates=999, direction="high", secondary="no-overlap", grid_cell=None,
             distance="euclidean", window="circle", ellipse_shapes=(1.5, 2, 3, 4, 5), ellipse_angles=(4, 6, 9, 12, 15),
             penalty="medium", location_ids=None, seed=None, executor=None, backend="auto", threads=None,
-            progress=True) -> ScanResult:
+            progress=True, circle_population=None, max_circle_population=0.5) -> ScanResult:
     """Kulldorff's purely spatial discrete Poisson scan statistic with Monte Carlo inference.
 
     Semantics follow SaTScan's purely spatial discrete Poisson analysis with circular windows:
@@ -323,7 +336,7 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
         Ids reported in ``clusters.location_ids`` (default: 0-based input row positions); unique,
         except with ``covariates``, where the rows of one location (its categories) share its id;
         a location is then reported once, by the id of its first row.
-    seed, executor, backend, threads, progress
+    seed, executor, backend, threads, progress, circle_population, max_circle_population
         As in :func:`bernoulli`.
 
     Returns
@@ -359,6 +372,8 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
     loc_coords, gid, members = merge_rows(xy)
     L = len(members)
     n_merged = n - L
+    if circle_population is not None:
+        ws = dataclasses.replace(ws, circle=circle_limit(circle_population, max_circle_population, gid, L))
     if n_merged:
         same = n_merged if codes is None else n - len({(g, k) for g, k in zip(gid.tolist(), codes.tolist())})
         if same:
@@ -413,7 +428,8 @@ class WindowSettings:
     radius (coordinate units or km; None: no limit); ``grid_cell``: side of the grid of centres
     (None: the locations); ``distance``: "euclidean" or "great_circle"; ``geo``: its
     :class:`~.locations.Geometry`; ``ellipses``: SaTScan's (shape, angle) set (None: circles) and
-    ``pen_a`` its non-compactness penalty exponent.
+    ``pen_a`` its non-compactness penalty exponent; ``circle``: (population of the max circle size file per
+    location, the most a window may hold) or (None, None) (:func:`~.locations.circle_limit`).
     """
 
     max_population: float
@@ -423,6 +439,7 @@ class WindowSettings:
     geo: Geometry
     ellipses: Any
     pen_a: Any
+    circle: Any = (None, None)
 
 
 def _check_windows(xy, max_population, max_distance, grid_cell, distance, window, ellipse_shapes, ellipse_angles,
@@ -451,10 +468,12 @@ def _scan(ws: WindowSettings, run: RunOptions, coords, cases, members, ids, size
     with threads_context(run.threads):
         points = ws.geo.points(coords)
         cpoints = ws.geo.points(centres)
+        circle, circle_lim = ws.circle
         if ws.ellipses is None:
-            windows = build_windows(cpoints, points, size, limit, ws.geo.to_working(ws.max_distance))
+            windows = build_windows(cpoints, points, size, limit, ws.geo.to_working(ws.max_distance), circle=circle,
+                                    circle_limit=circle_lim)
         else:
-            windows = _elliptic_windows(cpoints, points, size, limit, ws.ellipses)
+            windows = _elliptic_windows(cpoints, points, size, limit, ws.ellipses, circle, circle_lim)
             pens = _elliptic_penalties(ws.ellipses, len(centres), ws.pen_a)
         engine, window_stats = make(windows)
         best, best_entry = engine.best_per_centre(cases.astype(np.int32)[:, None], want_arg=True)

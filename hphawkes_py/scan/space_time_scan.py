@@ -18,7 +18,7 @@ from .._validate import check_int, check_positive, describe
 from .cpu_space_time import overlap_candidates, space_time_interval_best
 from .engine import klogk_table, make_engine, make_space_time_engine
 from .locations import (Geometry, _check_geometry, _check_max_population, _check_xy, _radius, check_counts,
-                        check_ids_per_location, check_location_ids, make_centres, merge_rows)
+                        check_ids_per_location, check_location_ids, circle_limit, make_centres, merge_rows)
 from .monte_carlo import BATCH_SIZE, RunOptions, batch_children, check_run, replicate_seed_batches
 from .result import Candidates, ScanResult, _clusters
 from .null_draws import draw_cases_by_day, draw_cases_by_location, draw_cases_by_weekday, draw_multinomial_cases, \
@@ -46,6 +46,8 @@ class SpaceTimeOptions:
     threads: Any
     progress: Any
     surveillance_start: Any = None
+    circle_population: Any = None
+    max_circle_population: Any = 0.5
 
 
 #: whole days beyond +-2**53 are not exact in double precision (and their differences overflow int64)
@@ -125,7 +127,9 @@ class SpaceTimeData:
     ``prospective``) and ``run``; the merged locations ``loc_coords`` (L, 2), each row's location
     ``gid``, each location's rows ``members``, each row's day ``day`` (from ``origin``), and the cases
     per location and day ``c_lt`` (L, T); ``null_end_min``: with ``surveillance_start``, the first day on
-    which the Monte Carlo's cylinders may end (None: as the observed data's)."""
+    which the Monte Carlo's cylinders may end (None: as the observed data's); ``circle``: the max circle size
+    file's population per location and the most a circle may hold, or (None, None)
+    (:func:`~.locations.circle_limit`)."""
 
     n: int
     ids: np.ndarray
@@ -144,6 +148,7 @@ class SpaceTimeData:
     c_lt: np.ndarray
     day: np.ndarray
     null_end_min: Any = None
+    circle: Any = (None, None)
 
 
 def _check_common(coords, cases, times, opts: SpaceTimeOptions) -> SpaceTimeData:
@@ -180,6 +185,7 @@ def _check_common(coords, cases, times, opts: SpaceTimeOptions) -> SpaceTimeData
         raise ValueError(f"{L} locations x {T} days is too large for the space-time engine")
     c_lt = np.zeros((L, T), dtype=np.int64)
     np.add.at(c_lt, (gid, day), ca)
+    circle = circle_limit(opts.circle_population, opts.max_circle_population, gid, L)
     null_end_min = None
     if opts.surveillance_start is not None:
         if not opts.prospective:
@@ -194,7 +200,7 @@ def _check_common(coords, cases, times, opts: SpaceTimeOptions) -> SpaceTimeData
     return SpaceTimeData(n=n, ids=ids, origin=origin, max_population=max_population, max_distance=max_distance,
                          geo=geo, distance=opts.distance, max_temporal=max_temporal,
                          prospective=bool(opts.prospective), run=run, loc_coords=loc_coords, gid=gid,
-                         members=members, L=L, c_lt=c_lt, day=day, null_end_min=null_end_min)
+                         members=members, L=L, c_lt=c_lt, day=day, null_end_min=null_end_min, circle=circle)
 
 
 def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=None, controls_loc=None,
@@ -234,7 +240,8 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
         cut = size if cut_size is None else cut_size
         # max_population None: circles limited by max_distance alone
         windows = build_windows(points, points, cut, (1.0 if cm.max_population is None else cm.max_population)
-                                * cut.sum(), geo.to_working(cm.max_distance))
+                                * cut.sum(), geo.to_working(cm.max_distance), circle=cm.circle[0],
+                                circle_limit=cm.circle[1])
         offsets, neighbors, _, boundary = windows
         csum = np.empty(len(neighbors))  # C_Z (E_Z) of the circle after each entry, summed in walk order
         wl = np.asarray(wsize_loc, dtype=np.float64)[neighbors]

@@ -41,16 +41,18 @@ def _insertion_sort(o, lo, hi, key):
 
 
 @njit(cache=True, parallel=True)
-def _windows_chunk(d, order, same, pop, limit, maxd2, rank, counts, nb, npop, bnd):
+def _windows_chunk(d, order, same, pop, limit, maxd2, rank, counts, nb, npop, bnd, circle, circle_limit):
     """Cut each centre's distance-sorted locations (row of ``order``) at the size limit (and
     the squared radius ``maxd2``) into rows of the (chunk, kmax) buffers; locations at the same
     distance in ``rank`` order, each its own window end. ``pop`` is int64 (persons) or float64
     (expected cases): one kernel, two types. The distances are read only where ``same``
     (:func:`_unpack_keys`) flags a possible tie, and for a finite radius: a gather from a row of
-    ``d`` per entry cost more than the rest of the cut."""
+    ``d`` per entry cost more than the rest of the cut. ``circle`` (float64, L or empty): a second size
+    whose running sum must stay within ``circle_limit`` too (SaTScan's max circle size file)."""
     n_loc = d.shape[1]
     kmax = nb.shape[1]
     radius = maxd2 < np.inf
+    second = circle.shape[0] > 0
     for ii in prange(d.shape[0]):
         drow = d[ii]
         orow = order[ii]
@@ -59,6 +61,7 @@ def _windows_chunk(d, order, same, pop, limit, maxd2, rank, counts, nb, npop, bn
         prow = npop[ii]
         brow = bnd[ii]
         total = pop[0] - pop[0]  # zero of pop's type
+        total2 = 0.0
         k = 0
         while k < n_loc and k < kmax:
             if radius and drow[orow[k]] > maxd2:
@@ -72,6 +75,10 @@ def _windows_chunk(d, order, same, pop, limit, maxd2, rank, counts, nb, npop, bn
                     e += 1
                 _insertion_sort(orow, k, e, rank)
             while k < e and k < kmax and total + pop[orow[k]] <= limit:
+                if second:
+                    if total2 + circle[orow[k]] > circle_limit:
+                        break
+                    total2 += circle[orow[k]]
                 total += pop[orow[k]]
                 nrow[k] = orow[k]
                 prow[k] = total
@@ -283,7 +290,7 @@ def _sorted_distances(P, Q, pool, d, order, same, head=None, keys32=None):
         list(pool.map(rows, bounds[:-1], bounds[1:]))
 
 
-def _window_rows(P, Q, pop, lim, maxd2, rank, pool, counts, scratch, out, base):
+def _window_rows(P, Q, pop, lim, maxd2, rank, pool, counts, scratch, out, base, circle, circle_lim):
     """The (neighbors, size, boundary) entries of the centres ``Q`` written into the arrays ``out``
     from position ``base``; ``counts`` (out) gets each centre's number of entries; ``scratch``:
     (d, order, same, nb, npop, boundary, keys32) buffers of at least ``len(Q)`` rows.  Returns the position
@@ -292,7 +299,7 @@ def _window_rows(P, Q, pop, lim, maxd2, rank, pool, counts, scratch, out, base):
     d, order, same, nb, npo, bnd, keys32 = (b[:c] for b in scratch)
     # no window holds more than kmax = nb.shape[1] locations (see build_windows)
     _sorted_distances(P, Q, pool, d, order, same, head=nb.shape[1], keys32=keys32)
-    _windows_chunk(d, order, same, pop, lim, maxd2, rank, counts, nb, npo, bnd)
+    _windows_chunk(d, order, same, pop, lim, maxd2, rank, counts, nb, npo, bnd, circle, circle_lim)
     return _compact_rows(counts, nb, npo, bnd, *out, base)
 
 
@@ -305,7 +312,8 @@ def _square(r: float) -> float:
 
 
 def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limit: float,
-                  max_distance: float | None = None, tie_coords: np.ndarray | None = None):
+                  max_distance: float | None = None, tie_coords: np.ndarray | None = None,
+                  circle: np.ndarray | None = None, circle_limit: float | None = None):
     """Neighbour lists of every centre, cut where the window size would exceed ``limit``.
 
     Parameters
@@ -324,6 +332,11 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
         these coordinates (lexicographic, as SaTScan breaks distance ties: the lesser coordinates
         first);
         default ``coords`` (elliptic windows pass the untransformed coordinates).
+    circle : (L,) float64, optional
+        A second size per location (the population of SaTScan's max circle size file) whose sum over
+        a window must stay within ``circle_limit`` too: a window stops before the first location that
+        would take either sum above its limit (SaTScan's ``CalculateNumberOfNeighboringLocationsByMaxCirclePopulation``
+        as a further restriction).
 
     Returns
     -------
@@ -346,6 +359,10 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
             pop = pop.astype(np.int32)  # every window size (a partial sum) fits
         lim = np.int64(math.floor(limit))  # populations are integers: pop <= limit <=> pop <= floor(limit)
     maxd2 = np.float64(np.inf if max_distance is None else _square(float(max_distance)))
+    if circle is None:
+        circle, circle_lim = np.zeros(0), np.float64(np.inf)
+    else:
+        circle, circle_lim = np.ascontiguousarray(circle, dtype=np.float64), np.float64(circle_limit)
     m = Q.shape[0]
     tc = P if tie_coords is None else np.asarray(tie_coords, dtype=np.float64)
     rank = np.empty(P.shape[0], dtype=np.int64)
@@ -372,7 +389,8 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
     with cf.ThreadPoolExecutor(max(1, numba.get_num_threads())) as pool:
         for first in range(0, m, chunk):
             last = min(m, first + chunk)
-            E = _window_rows(P, Q[first:last], pop, lim, maxd2, rank, pool, counts_all[first:last], scratch, out, E)
+            E = _window_rows(P, Q[first:last], pop, lim, maxd2, rank, pool, counts_all[first:last], scratch, out, E,
+                             circle, circle_lim)
     offsets = np.zeros(m + 1, dtype=np.int64)
     np.cumsum(counts_all, out=offsets[1:])
     return offsets, out[0][:E], out[1][:E], out[2][:E]

@@ -20,6 +20,10 @@
 #' @param progress Show a progress bar.
 #' @param backend \code{"auto"}, \code{"cpu"}, \code{"gpu"} or \code{"emulator"}.
 #' @param threads \code{NULL} or number of CPU threads.
+#' @param circle_population \code{NULL} or the population of each row's location in SaTScan's max
+#'   circle size file (rows of one location agree): windows also hold at most
+#'   \code{max_circle_population} of its total.
+#' @param max_circle_population Fraction in (0, 0.5] of the total \code{circle_population}.
 #' @return An object of class \code{hphawkes_scan}: \code{clusters} (data frame, most likely
 #'   first; \code{location_ids} is a list column), \code{null_llr}, totals and settings;
 #'   \code{summary()} and \code{as.data.frame()} give the cluster table, \code{plot()} and
@@ -39,7 +43,8 @@ scan_bernoulli <- function(coords, cases, controls, max_population = 0.5, n_repl
                            direction = "high", secondary = "no-overlap", grid_cell = NULL,
                            window = "circle", penalty = "medium", min_cases = 0L,
                            seed = NULL, location_ids = NULL, progress = FALSE,
-                           backend = "auto", threads = NULL) {
+                           backend = "auto", threads = NULL, circle_population = NULL,
+                           max_circle_population = 0.5) {
   .hp_check_args()
   sc <- .hp_mod("scan")
   kw <- list(max_population = .as_num(max_population), n_replicates = .as_int(n_replicates),
@@ -48,6 +53,10 @@ scan_bernoulli <- function(coords, cases, controls, max_population = 0.5, n_repl
              grid_cell = .as_num(grid_cell), seed = .as_int(seed), progress = .as_flag(progress, "progress"),
              backend = backend, threads = .as_int(threads))
   if (!is.null(location_ids)) kw$location_ids <- .np_ids(location_ids, "location_ids")
+  if (!is.null(circle_population)) {
+    kw$circle_population <- .np_double(circle_population, "circle_population")
+    kw$max_circle_population <- .as_num(max_circle_population)
+  }
   res <- .hp_call(do.call(sc$bernoulli, c(list(.np_double(coords, "coords"),
     .np_count(cases, "cases"), .np_count(controls, "controls")), kw)))
   .hp_scan_result(res)
@@ -103,6 +112,10 @@ scan_bernoulli <- function(coords, cases, controls, max_population = 0.5, n_repl
 #' @param progress Show a progress bar.
 #' @param backend \code{"auto"}, \code{"cpu"}, \code{"gpu"} or \code{"emulator"}.
 #' @param threads \code{NULL} or number of CPU threads.
+#' @param circle_population \code{NULL} or the population of each row's location in SaTScan's max
+#'   circle size file (rows of one location agree): windows also hold at most
+#'   \code{max_circle_population} of its total.
+#' @param max_circle_population Fraction in (0, 0.5] of the total \code{circle_population}.
 #' @return An object of class \code{hphawkes_scan} (as \code{scan_bernoulli}), \code{model = "poisson"}.
 #' @examplesIf hphawkes_available()
 #' ny <- hphawkes_data("ny_leukemia")  # 281 census tracts of upstate New York
@@ -116,7 +129,8 @@ scan_poisson <- function(coords, cases, population, expected = NULL, covariates 
                          window = "circle", penalty = "medium", min_cases = 2L,
                          n_replicates = 999L, direction = "high", secondary = "no-overlap",
                          grid_cell = NULL, seed = NULL, location_ids = NULL, progress = FALSE,
-                         backend = "auto", threads = NULL) {
+                         backend = "auto", threads = NULL, circle_population = NULL,
+                         max_circle_population = 0.5) {
   .hp_check_args()
   sc <- .hp_mod("scan")
   kw <- list(max_population = .as_num(max_population), max_distance = .as_num(max_distance),
@@ -131,6 +145,10 @@ scan_poisson <- function(coords, cases, population, expected = NULL, covariates 
       .pd_frame(covariates, "covariates") else as.list(as.character(covariates))
   }
   if (!is.null(location_ids)) kw$location_ids <- .np_ids(location_ids, "location_ids")
+  if (!is.null(circle_population)) {
+    kw$circle_population <- .np_double(circle_population, "circle_population")
+    kw$max_circle_population <- .as_num(max_circle_population)
+  }
   pop <- if (is.null(population)) NULL else .np_double(population, "population")
   res <- .hp_call(do.call(sc$poisson, c(list(.np_double(coords, "coords"),
     .np_count(cases, "cases"), pop), kw)))
@@ -384,6 +402,10 @@ plot.hphawkes_scan <- function(x, ...) {
 #' @param progress Show a progress bar.
 #' @param backend \code{"auto"}, \code{"cpu"}, \code{"gpu"} or \code{"emulator"}.
 #' @param threads \code{NULL} or number of CPU threads.
+#' @param circle_population \code{NULL} or the population of each row's location in SaTScan's max
+#'   circle size file (rows of one location agree): windows also hold at most
+#'   \code{max_circle_population} of its total.
+#' @param max_circle_population Fraction in (0, 0.5] of the total \code{circle_population}.
 #' @param time_trend Discrete Poisson model: \code{NULL} (no adjustment), \code{"nonparametric"} (every
 #'   day's expected cases are its observed cases), \code{"loglinear"} (a log-linear trend of the
 #'   risk, \code{trend_percent} or else estimated from the daily totals) or \code{"logquadratic"} (a
@@ -460,7 +482,7 @@ scan_space_time <- function(coords, cases, times, population = NULL, controls = 
                             threads = NULL, time_trend = NULL, trend_percent = NULL,
                             spatial_adjustment = NULL, expected = NULL, day_of_week = FALSE,
                             covariates = NULL, purely_temporal = FALSE, surveillance_start = NULL,
-                            purely_spatial = FALSE) {
+                            purely_spatial = FALSE, circle_population = NULL, max_circle_population = 0.5) {
   .hp_check_args()
   sc <- .hp_mod("scan")
   .hp_no_na(times, "times")
@@ -472,6 +494,10 @@ scan_space_time <- function(coords, cases, times, population = NULL, controls = 
              direction = direction, distance = distance, seed = .as_int(seed), progress = .as_flag(progress, "progress"),
              backend = backend, threads = .as_int(threads))
   if (!is.null(location_ids)) kw$location_ids <- .np_ids(location_ids, "location_ids")
+  if (!is.null(circle_population)) {
+    kw$circle_population <- .np_double(circle_population, "circle_population")
+    kw$max_circle_population <- .as_num(max_circle_population)
+  }
   if (!is.null(population) && !is.null(controls))
     stop("give population (Poisson) or controls (Bernoulli), not both", call. = FALSE)
   if (!is.null(expected) && !is.null(controls))

@@ -179,6 +179,19 @@ test_that("scan_space_time adjusts the space-time permutation model for the day 
   expect_true(all(ps$null_llr >= plain$null_llr))
   expect_error(scan_space_time(xy[g$loc, ], g$cases, g$day, purely_spatial = TRUE),
                "purely_spatial is for the discrete Poisson and Bernoulli models")
+  circ <- scan_space_time(xy[g$loc, ], g$cases, g$day, circle_population = 10 * g$loc,
+                          max_circle_population = 0.1, n_replicates = 9, seed = 1, backend = "cpu")
+  free <- scan_space_time(xy[g$loc, ], g$cases, g$day, n_replicates = 9, seed = 1, backend = "cpu")
+  expect_lt(circ$n_windows, free$n_windows)
+  py <- py_reference(paste(
+    "import numpy as np, hphawkes_py as hp",
+    sprintf("a = np.loadtxt(r'%s', delimiter=',', ndmin=2)", tmp_csv(cbind(xy[g$loc, ], g$cases, g$day, g$loc))),
+    "r = hp.scan.space_time_permutation(a[:, :2], a[:, 2].astype(int), a[:, 3].astype(int),",
+    "    circle_population=10.0 * a[:, 4], max_circle_population=0.1, n_replicates=9, seed=1,",
+    "    progress=False, backend='cpu')",
+    "out = {'n': r.n_windows, 'llr': r.clusters.log_likelihood_ratio.to_numpy()}", sep = "\n"))
+  expect_identical(circ$n_windows, py$n)
+  expect_identical(circ$clusters$log_likelihood_ratio, py$llr)
 })
 
 test_that("scan_space_time adjusts a prospective analysis for earlier analyses", {
