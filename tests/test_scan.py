@@ -150,7 +150,7 @@ def test_window_order_of_distances_equal_in_their_high_bits():
     scan_windows._pack_keys(d, shift, order.view(np.uint64))
     order.view(np.uint64).sort(axis=1)
     same = np.empty(d.shape, dtype=np.uint8)
-    scan_windows._unpack_keys(d, shift, order, same)
+    scan_windows._unpack_keys(d, shift, order, order, same)
     for i in range(d.shape[0]):
         assert sorted(order[i].tolist()) == list(range(n))
         # every pair of equal neighbours is flagged (the window cut reads distances only there)
@@ -173,7 +173,7 @@ def test_window_order_of_32_bit_keys():
     keys.sort(axis=1)
     order = np.empty(d.shape, dtype=np.int64)
     same = np.empty(d.shape, dtype=np.uint8)
-    scan_windows._unpack_keys32(d, shift, keys, order, same)
+    scan_windows._unpack_keys(d, shift, keys, order, same)
     for i in range(d.shape[0]):
         assert sorted(order[i].tolist()) == list(range(n))
         ds = d[i, order[i]]

@@ -136,30 +136,31 @@ def _pack_keys(d, shift, keys):
 
 
 @njit(cache=True, nogil=True)
-def _unpack_keys(d, shift, order, same):
-    """``order`` holding the sorted keys of :func:`_pack_keys` (as int64), in place: each row's column
-    indices, in the order of their distances ``d``. The keys order by the distances' high bits, then by
-    index: a run of equal high bits (distances that differ in their low ``shift`` bits only, or tie) is
-    put in distance order by insertion (such runs are rare and short). ``same`` (out, uint8, the shape
-    of ``order``): 1 at position j when positions j and j + 1 are in such a run, else 0; only they can
-    hold equal distances."""
+def _unpack_keys(d, shift, keys, order, same):
+    """The sorted keys of :func:`_pack_keys` (int64, ``keys`` may be ``order`` itself) or
+    :func:`_pack_keys32` (uint32) taken back to each row's column indices in ``order`` (int64), in the order
+    of their distances ``d``. The keys order by the distances' high bits, then by index: a run of equal high
+    bits (distances that differ in their low bits only, or tie) is put in distance order by insertion (such
+    runs are rare and short). ``same`` (out, uint8, the shape of ``order``): 1 at position j when positions j
+    and j + 1 are in such a run, else 0; only they can hold equal distances."""
     low = (np.int64(1) << np.int64(shift)) - np.int64(1)
     sh = np.int64(shift)
-    n = order.shape[1]
-    for i in range(order.shape[0]):
+    n = keys.shape[1]
+    for i in range(keys.shape[0]):
+        k = keys[i]
         o = order[i]
         srow = same[i]
         # neighbours equal in their high bits, found on the keys themselves (sequential reads, no
         # gather of the distances)
         n_same = 0
         for j in range(n - 1):
-            f = (o[j] >> sh) == (o[j + 1] >> sh)
+            f = (np.int64(k[j]) >> sh) == (np.int64(k[j + 1]) >> sh)
             srow[j] = f
             n_same += f
         if n > 0:
             srow[n - 1] = 0
         for j in range(n):
-            o[j] &= low
+            o[j] = np.int64(k[j]) & low
         if n_same == 0:
             continue
         drow = d[i]
@@ -192,41 +193,6 @@ def _pack_keys32(d, shift, keys):
         for j in range(row.shape[0]):
             q = min(np.int64(row[j] * scale), top)
             keys[i, j] = np.uint32((q << shift) | j)
-
-
-@njit(cache=True, nogil=True)
-def _unpack_keys32(d, shift, keys, order, same):
-    """:func:`_unpack_keys` for the sorted keys of :func:`_pack_keys32`: their column indices into ``order``
-    (int64) and the flags of runs of equal high bits into ``same``, each run put in distance order."""
-    low = np.uint32((1 << shift) - 1)
-    sh = np.uint32(shift)
-    n = keys.shape[1]
-    for i in range(keys.shape[0]):
-        k = keys[i]
-        o = order[i]
-        srow = same[i]
-        n_same = 0
-        for j in range(n - 1):
-            f = (k[j] >> sh) == (k[j + 1] >> sh)
-            srow[j] = f
-            n_same += f
-        if n > 0:
-            srow[n - 1] = 0
-        for j in range(n):
-            o[j] = np.int64(k[j] & low)
-        if n_same == 0:
-            continue
-        drow = d[i]
-        a = 0
-        while a < n - 1:
-            if srow[a] == 0:
-                a += 1
-                continue
-            b = a + 1
-            while b < n - 1 and srow[b]:
-                b += 1
-            _insertion_sort(o, a, b + 1, drow)
-            a = b + 1
 
 
 #: 32-bit sort keys (:func:`_pack_keys32`) up to this many index bits (16,384 locations): at least 18 bits of
@@ -277,10 +243,7 @@ def _sorted_distances(P, Q, pool, d, order, same, head=None, keys32=None):
                 keys[r].sort()
         else:
             keys.sort(axis=1)
-        if narrow:
-            _unpack_keys32(d[a:b], shift, keys, order[a:b], same[a:b])
-        else:
-            _unpack_keys(d[a:b], shift, order[a:b], same[a:b])
+        _unpack_keys(d[a:b], shift, keys if narrow else order[a:b], order[a:b], same[a:b])
 
     parts = max(1, min(numba.get_num_threads(), Q.shape[0]))
     bounds = np.linspace(0, Q.shape[0], parts + 1).astype(int)
