@@ -132,6 +132,13 @@ def test_sample_analyses_match_satscan(name, satscan_output, tmp_path):
         if i == ["All"]:  # the purely temporal cluster: every location
             assert bool(cl.purely_temporal.iloc[k]) and cl.center.iloc[k] == "All"
             ids[k] = [str(v) for v in cl.location_ids.iloc[k]]
+            # its time frame in the precision of the case times, in the tables and the report, as SaTScan's
+            row = theirs["rows"][k]
+            frame = f"{row['START_DATE']} to {row['END_DATE']}"
+            col = hp.scan.outputs.cluster_table(res).iloc[k]
+            assert f"{col.START_DATE} to {col.END_DATE}" == frame
+            assert f"{k + 1}.Location IDs included.: All\n  Time frame............: {frame}\n" in \
+                hp.scan.outputs.report_text(res)
     rows = [dict(r, START_DATE=_day(r["START_DATE"], False), END_DATE=_day(r["END_DATE"], True))
             for r in theirs["rows"]]
     assert_clusters_match(cl, rows, ids, n_replicates=999)

@@ -27,10 +27,11 @@ def _check_result(result):
         raise ValueError("result carries no location data (built by an older version); rerun the scan")
 
 
-def _date(value) -> str:
-    """A day as SaTScan writes it (``JulianToString``: ``YYYY/M/D``, no zero padding)."""
+def _date(value, precision: str = "day") -> str:
+    """A day as SaTScan writes it (``JulianToString``: ``YYYY/M/D``, no zero padding; with ``precision`` "month"
+    ``YYYY/M``, "year" ``YYYY``, as it writes a purely temporal cluster's in the precision of the case times)."""
     t = pd.Timestamp(value)
-    return f"{t.year}/{t.month}/{t.day}"
+    return {"year": f"{t.year}", "month": f"{t.year}/{t.month}"}.get(precision, f"{t.year}/{t.month}/{t.day}")
 
 
 def _location_of_ids(result) -> tuple[dict, list]:

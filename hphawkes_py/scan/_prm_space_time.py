@@ -12,6 +12,7 @@ expected cases, which sum to C. Without covariates there is one category.
 """
 from __future__ import annotations
 
+import dataclasses
 
 import numpy as np
 
@@ -249,6 +250,9 @@ def run_space_time(spec, run):
         last = cl["end"].to_numpy(dtype=np.int64)
         cl["start"] = starts[first]
         cl["end"] = starts[last + 1] - np.timedelta64(1, "D")
+    precision = {"1": "year", "2": "month"}.get(spec.get("precision", "3"))
+    if precision is not None and res.purely_temporal:
+        res = dataclasses.replace(res, time_precision=precision)
     return res
 
 

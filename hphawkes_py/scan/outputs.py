@@ -219,7 +219,9 @@ def cluster_table(result, *, study_period=None, gumbel: bool = False, p_values: 
             r["RADIUS"] = float(cl.radius)
         r["SPAN"] = math.nan if temporal else _span(result, [loc_of[i] for i in cl.location_ids])
         if hasattr(cl, "start"):
-            r["START_DATE"], r["END_DATE"] = _date(cl.start), _date(cl.end)
+            # SaTScan: a purely temporal cluster's dates in the precision of the case times, others' in days
+            prec = result.time_precision if temporal else "day"
+            r["START_DATE"], r["END_DATE"] = _date(cl.start, prec), _date(cl.end, prec)
         else:
             r["START_DATE"], r["END_DATE"] = period if period else ("", "")
         r["NUMBER_LOC"] = int(cl.n_locations)
@@ -542,7 +544,7 @@ def report_text(result, *, study_period=None, title: str | None = None, p_values
 
         if purely_temporal_row(cl):  # SaTScan: "All", the time frame, no coordinates or population
             add("Location IDs included", "All", first=True)
-            add("Time frame", f"{_date(cl.start)} to {_date(cl.end)}")
+            add("Time frame", f"{_date(cl.start, result.time_precision)} to {_date(cl.end, result.time_precision)}")
             _count_lines(add, result, cl, annual)
             _statistic_lines(add, result, cl, p_values, gumbel, digits)
             lines.append("")

@@ -132,6 +132,10 @@ class ScanResult:
         True: a space-time scan that also scanned the purely spatial clusters (``purely_spatial`` of
         :func:`~hphawkes_py.scan.space_time`): a cluster whose ``start`` and ``end`` are the study period's
         first and last days may be one.
+    time_precision : {"day", "month", "year"}
+        The precision of the case times (SaTScan's ``PrecisionCaseTimes``; set by
+        :func:`~hphawkes_py.scan.run_prm`): SaTScan's tables and report give a purely temporal cluster's time
+        frame in it ("1985 to 1991"), every other cluster's in days.
     _loc_coords, _loc_cases, _loc_controls, _loc_population, _loc_expected, _row_ids, _row_loc : numpy.ndarray, optional
         Per-location data behind :meth:`location_table` and :meth:`plot` (merged locations:
         coordinates, cases, controls, population, expected cases; the input rows' ids and
@@ -175,6 +179,7 @@ class ScanResult:
     day_of_week: bool = False
     purely_temporal: bool = False
     purely_spatial: bool = False
+    time_precision: str = "day"
     _loc_coords: np.ndarray = dataclasses.field(default=None, repr=False)
     _loc_cases: np.ndarray = dataclasses.field(default=None, repr=False)
     _loc_controls: np.ndarray = dataclasses.field(default=None, repr=False)
