@@ -19,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ._satscan import _read_satscan, circle_rows, run_continuous, time_interval_starts, time_units_in_period
+from ._satscan import (_number, _read_rows, _read_satscan, circle_rows, run_continuous, time_interval_starts,
+                       time_units_in_period)
 from .data_sources import SOURCE_KEYS, source_from_prm
 from .model import bernoulli, poisson
 from .normal_model import satscan_min_cases
@@ -36,7 +37,6 @@ __all__ = ["read_prm", "run_prm"]
 #: parameter -> values this implementation accepts (anything else is refused by name; for a feature
 #: hp.scan does not have, the values of a switched-off setting, _OFF)
 _REQUIRE = {
-    "UseGridFile": _OFF,
     "IsotonicScan": {"0"},
     "CriteriaForReportingSecondaryClusters": {"0"},  # no geographical overlap
     "UseNeighborsFile": _OFF,
@@ -62,7 +62,7 @@ _USED = {"AdjustForWeeklyTrends", "IncludePurelyTemporal", "AdjustForEarlierAnal
          "SpatialWindowShapeType", "NonCompactnessPenalty", "EllipseShapes", "EllipseAngles",
          "MinimumCasesInLowRateClusters", "StudyPeriodCheckType", "IterativeScan", "IterativeScanMaxIterations",
          "IterativeScanMaxPValue", "UseMaxCirclePopulationFileOption", "MaxCirclePopulationFile",
-         "MaxSpatialSizeInMaxCirclePopulationFile"}
+         "MaxSpatialSizeInMaxCirclePopulationFile", "UseGridFile", "GridFile"}
 
 #: sections that only choose outputs, run options or analyses that are not run here
 _NOT_ANALYSIS_SECTIONS = {"Output", "Spatial Output", "Temporal Output", "Other Output", "Run Options", "System",
@@ -72,7 +72,7 @@ _NOT_ANALYSIS_SECTIONS = {"Output", "Spatial Output", "Temporal Output", "Other 
                           "Email Alerts"}
 #: keys outside those sections that do not change a purely spatial analysis
 _NOT_ANALYSIS_KEYS = {"PrecisionCaseTimes", "StartDate", "EndDate", "TimeAggregationUnits", "TimeAggregationLength",
-                      "GridFile", "NeighborsFilename", "MetaLocationsFilename", "NonCompactnessPenalty",
+                      "NeighborsFilename", "MetaLocationsFilename", "NonCompactnessPenalty",
                       "EarlyTerminationThreshold",
                       "ReportGumbel", "AdjustForEarlierAnalyses", "ProspectiveStartDate",
                       "AdjustmentsByKnownRelativeRisksFilename",
@@ -228,6 +228,7 @@ def prm_arguments(path) -> dict:
     _window_kwargs(v, model, bad, kwargs)
     _settings_kwargs(v, model, bad, kwargs)
     circle = _max_circle(v, model, bad, file)
+    _grid_file(v, model, bad, file, kwargs)
     if (v.get("AdjustForEarlierAnalyses", "n") or "n").lower() not in _OFF:
         _earlier_analyses(v, model, analysis, bad, kwargs)
     generic = False
@@ -245,6 +246,24 @@ def prm_arguments(path) -> dict:
             "power": prm_power(v, model, base, bad), "intervals": intervals,
             "precision": v.get("PrecisionCaseTimes", "3") or "3",
             "known_risks": prm_known_risks(v, model, base, bad), "circle": circle, "path": p}
+
+
+def _grid_file(v, model, bad, file, kwargs) -> None:
+    """``UseGridFile=y``: the circle centres of ``GridFile`` (records ``x y``, or ``latitude longitude`` with
+    ``CoordinatesType=1``, as SaTScan reads them) as ``centres`` of the Bernoulli, discrete Poisson and
+    space-time scans."""
+    if (v.get("UseGridFile", "n") or "n").lower() in _OFF:
+        return
+    if model not in ("bernoulli", "poisson") + _SPACE_TIME:
+        raise bad("UseGridFile", "is supported for the purely spatial Bernoulli and discrete Poisson and the space-time "
+                                 "analyses (ModelType 0-2)")
+    if kwargs.get("window") == "ellipse":
+        raise bad("UseGridFile", "is not supported with elliptic windows (SpatialWindowShapeType=1)")
+    path = file("GridFile", True)
+    p, rows = _read_rows(path, "grid", 2)
+    xy = [(_number(parts[0], p, lineno, 1, "coordinate"), _number(parts[1], p, lineno, 2, "coordinate"))
+          for lineno, parts in rows]
+    kwargs["centres"] = np.array(xy, dtype=np.float64).reshape(-1, 2)
 
 
 def _max_circle(v, model, bad, file):
@@ -559,7 +578,8 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         (discrete Poisson) or 1 (Bernoulli), circular or elliptic windows (``SpatialWindowShapeType``,
         ``NonCompactnessPenalty``, ``EllipseShapes``, ``EllipseAngles``), Cartesian or latitude/longitude
         coordinates, ``ScanAreas``, ``MaxSpatialSizeInPopulationAtRisk``, the distance limit, the max circle
-        size file (``UseMaxCirclePopulationFileOption``: ``circle_population`` of the scans),
+        size file (``UseMaxCirclePopulationFileOption``: ``circle_population`` of the scans), a grid file
+        (``UseGridFile``: ``centres``),
         ``MonteCarloReps``, ``MinimumCasesInHighRateClusters``, no-overlap secondary clusters, and for the
         discrete Poisson model ``UseAdjustmentsByRRFile`` (:mod:`hphawkes_py.scan.known_risks`); and
         ``ModelType`` 2 (space-time permutation; covariates in the case file and ``AdjustForWeeklyTrends``

@@ -16,7 +16,7 @@ import numpy as np
 from .._validate import as_count_array, as_float_array, check_in, check_positive, check_probability
 
 __all__ = ["Locations", "prepare_locations", "merge_rows", "check_location_ids", "check_ids_per_location",
-           "check_counts", "make_centres", "Geometry", "EARTH_RADIUS_KM", "MAX_GRID_CENTRES", "MAX_COUNT"]
+           "check_counts", "make_centres", "check_centres", "Geometry", "EARTH_RADIUS_KM", "MAX_GRID_CENTRES", "MAX_COUNT"]
 
 #: refuse grids with more centres than this (grid_cell too small for the extent)
 MAX_GRID_CENTRES = 4_000_000
@@ -229,10 +229,27 @@ def _check_max_population(v):
     return v
 
 
-def make_centres(loc_coords: np.ndarray, grid_cell: Any):
-    """Circle centres: the locations, or the centres of the cells of a regular grid of
-    side ``grid_cell`` covering the locations' bounding box. Returns (centres (m, 2),
-    centre_location (m,) index of the location at the centre or -1)."""
+def check_centres(centres, distance: str, grid_cell=None):
+    """``centres`` (m, 2) float64, checked: finite coordinates of at least one centre (latitude and longitude in
+    degrees with ``distance="great_circle"``), not together with ``grid_cell``; None stays None."""
+    if centres is None:
+        return None
+    if grid_cell is not None:
+        raise ValueError("give centres (the circle centres themselves) or grid_cell (a regular grid of them), not both")
+    c = as_float_array(centres, "centres", ndim=2, copy=True)
+    if c.shape[1] != 2 or c.shape[0] < 1:
+        raise ValueError(f"centres must have shape (m, 2) with m >= 1 (x, y or latitude, longitude), got {c.shape}")
+    Geometry(distance).check(c, gaps=False)  # latitude and longitude ranges
+    return c
+
+
+def make_centres(loc_coords: np.ndarray, grid_cell: Any, centres: np.ndarray | None = None):
+    """Circle centres: the locations, the centres of the cells of a regular grid of
+    side ``grid_cell`` covering the locations' bounding box, or ``centres`` as given (SaTScan's grid file,
+    checked by :func:`check_centres`). Returns (centres (m, 2), centre_location (m,) index of the location
+    at the centre or -1)."""
+    if centres is not None:
+        return np.array(centres, dtype=np.float64), np.full(len(centres), -1, dtype=np.int64)
     if grid_cell is None:
         return loc_coords.copy(), np.arange(len(loc_coords), dtype=np.int64)
     g = check_positive(grid_cell, "grid_cell")

@@ -37,8 +37,8 @@ from .._validate import as_float_array, check_positive
 from .ellipses import _check_ellipses, _elliptic_penalties, _elliptic_report, _elliptic_windows
 from .engine import klogk_table, make_engine
 from .locations import (Geometry, _check_geometry, _check_max_population, _check_xy, _radius, _row_locations,
-                        check_counts, check_ids_per_location, check_location_ids, circle_limit, make_centres,
-                        merge_rows, prepare_locations)
+                        check_centres, check_counts, check_ids_per_location, check_location_ids, circle_limit,
+                        make_centres, merge_rows, prepare_locations)
 from .monte_carlo import RunOptions, _monte_carlo, check_run
 from .result import Candidates, ScanResult, _clusters
 from .windows import build_windows, cumulative_expected
@@ -50,7 +50,7 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
               secondary="no-overlap", grid_cell=None, max_distance=None, distance="euclidean", min_cases=0,
               window="circle", ellipse_shapes=(1.5, 2, 3, 4, 5), ellipse_angles=(4, 6, 9, 12, 15), penalty="medium",
               location_ids=None, seed=None, executor=None, backend="auto", threads=None, progress=True,
-              circle_population=None, max_circle_population=0.5) -> ScanResult:
+              circle_population=None, max_circle_population=0.5, centres=None) -> ScanResult:
     """Kulldorff's purely spatial Bernoulli scan statistic with Monte Carlo inference.
 
     Semantics follow SaTScan's purely spatial Bernoulli analysis with circular (or elliptic)
@@ -119,6 +119,9 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
         ``max_population`` and ``max_distance`` (SaTScan's ``UseMaxCirclePopulationFileOption``).
     max_circle_population : float in (0, 0.5]
         See ``circle_population``.
+    centres : array_like (m, 2), optional
+        The circle centres themselves (coordinates as ``coords``; SaTScan's grid file, ``UseGridFile``),
+        instead of the locations; not with ``grid_cell`` or ``window="ellipse"``.
 
     Returns
     -------
@@ -140,7 +143,7 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
     n_in = sum(len(m) for m in loc.members)
     ids = check_location_ids(location_ids, n_in)
     ws = _check_windows(loc.coords, max_population, max_distance, grid_cell, distance, window, ellipse_shapes,
-                        ellipse_angles, penalty)
+                        ellipse_angles, penalty, centres)
     if circle_population is not None:
         gid = np.empty(n_in, dtype=np.int64)
         for g, rows in enumerate(loc.members):
@@ -282,7 +285,7 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
             min_cases=2, n_replicates=999, direction="high", secondary="no-overlap", grid_cell=None,
             distance="euclidean", window="circle", ellipse_shapes=(1.5, 2, 3, 4, 5), ellipse_angles=(4, 6, 9, 12, 15),
             penalty="medium", location_ids=None, seed=None, executor=None, backend="auto", threads=None,
-            progress=True, circle_population=None, max_circle_population=0.5) -> ScanResult:
+            progress=True, circle_population=None, max_circle_population=0.5, centres=None) -> ScanResult:
     """Kulldorff's purely spatial discrete Poisson scan statistic with Monte Carlo inference.
 
     Semantics follow SaTScan's purely spatial discrete Poisson analysis with circular windows:
@@ -336,7 +339,7 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
         Ids reported in ``clusters.location_ids`` (default: 0-based input row positions); unique,
         except with ``covariates``, where the rows of one location (its categories) share its id;
         a location is then reported once, by the id of its first row.
-    seed, executor, backend, threads, progress, circle_population, max_circle_population
+    seed, executor, backend, threads, progress, circle_population, max_circle_population, centres
         As in :func:`bernoulli`.
 
     Returns
@@ -364,7 +367,7 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
     C = int(ca.sum())
     ids = check_location_ids(location_ids, n, repeats=covariates is not None)
     ws = _check_windows(xy, max_population, max_distance, grid_cell, distance, window, ellipse_shapes, ellipse_angles,
-                        penalty)
+                        penalty, centres)
     run = check_run(min_cases, n_replicates, direction, secondary, progress, threads, seed, backend, executor)
 
     ex = _expected_cases(ca, po, ex, codes, cats)
@@ -429,7 +432,8 @@ class WindowSettings:
     (None: the locations); ``distance``: "euclidean" or "great_circle"; ``geo``: its
     :class:`~.locations.Geometry`; ``ellipses``: SaTScan's (shape, angle) set (None: circles) and
     ``pen_a`` its non-compactness penalty exponent; ``circle``: (population of the max circle size file per
-    location, the most a window may hold) or (None, None) (:func:`~.locations.circle_limit`).
+    location, the most a window may hold) or (None, None) (:func:`~.locations.circle_limit`); ``centres``: the
+    circle centres as given (SaTScan's grid file) or None.
     """
 
     max_population: float
@@ -440,17 +444,21 @@ class WindowSettings:
     ellipses: Any
     pen_a: Any
     circle: Any = (None, None)
+    centres: Any = None
 
 
 def _check_windows(xy, max_population, max_distance, grid_cell, distance, window, ellipse_shapes, ellipse_angles,
-                   penalty) -> WindowSettings:
+                   penalty, centres=None) -> WindowSettings:
     """The window options of :func:`bernoulli` and :func:`poisson`, checked in the order of their
     parameters (``xy``: the coordinates the geometry checks)."""
     max_population = _check_max_population(max_population)
     max_distance = None if max_distance is None else check_positive(max_distance, "max_distance")
     geo = _check_geometry(distance, xy, grid_cell)
     ellipses, pen_a = _check_ellipses(window, geo, grid_cell, max_distance, ellipse_shapes, ellipse_angles, penalty)
-    return WindowSettings(max_population, max_distance, grid_cell, distance, geo, ellipses, pen_a)
+    c = check_centres(centres, distance, grid_cell)
+    if c is not None and ellipses is not None:
+        raise ValueError("centres are for circles (window='circle')")
+    return WindowSettings(max_population, max_distance, grid_cell, distance, geo, ellipses, pen_a, centres=c)
 
 
 def _scan(ws: WindowSettings, run: RunOptions, coords, cases, members, ids, size, limit, weights, make) -> dict:
@@ -463,7 +471,7 @@ def _scan(ws: WindowSettings, run: RunOptions, coords, cases, members, ids, size
     (Poisson) per location; ``make(windows)`` gives the model's ``(engine, window_stats)`` (see
     :func:`~.result._clusters`). Returns the :class:`~hphawkes_py.scan.ScanResult` fields the models share.
     """
-    centres, centre_loc = make_centres(coords, ws.grid_cell)
+    centres, centre_loc = make_centres(coords, ws.grid_cell, ws.centres)
     pens = None
     with threads_context(run.threads):
         points = ws.geo.points(coords)

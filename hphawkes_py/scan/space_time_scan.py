@@ -18,7 +18,8 @@ from .._validate import check_int, check_positive, describe
 from .cpu_space_time import overlap_candidates, space_time_interval_best
 from .engine import klogk_table, make_engine, make_space_time_engine
 from .locations import (Geometry, _check_geometry, _check_max_population, _check_xy, _radius, check_counts,
-                        check_ids_per_location, check_location_ids, circle_limit, make_centres, merge_rows)
+                        check_centres, check_ids_per_location, check_location_ids, circle_limit, make_centres,
+                        merge_rows)
 from .monte_carlo import BATCH_SIZE, RunOptions, batch_children, check_run, replicate_seed_batches
 from .result import Candidates, ScanResult, _clusters
 from .null_draws import draw_cases_by_day, draw_cases_by_location, draw_cases_by_weekday, draw_multinomial_cases, \
@@ -48,6 +49,7 @@ class SpaceTimeOptions:
     surveillance_start: Any = None
     circle_population: Any = None
     max_circle_population: Any = 0.5
+    centres: Any = None
 
 
 #: whole days beyond +-2**53 are not exact in double precision (and their differences overflow int64)
@@ -129,7 +131,8 @@ class SpaceTimeData:
     per location and day ``c_lt`` (L, T); ``null_end_min``: with ``surveillance_start``, the first day on
     which the Monte Carlo's cylinders may end (None: as the observed data's); ``circle``: the max circle size
     file's population per location and the most a circle may hold, or (None, None)
-    (:func:`~.locations.circle_limit`)."""
+    (:func:`~.locations.circle_limit`); ``centres``: the circle centres as given (SaTScan's grid file) or None
+    (the locations)."""
 
     n: int
     ids: np.ndarray
@@ -149,6 +152,7 @@ class SpaceTimeData:
     day: np.ndarray
     null_end_min: Any = None
     circle: Any = (None, None)
+    centres: Any = None
 
 
 def _check_common(coords, cases, times, opts: SpaceTimeOptions) -> SpaceTimeData:
@@ -172,6 +176,7 @@ def _check_common(coords, cases, times, opts: SpaceTimeOptions) -> SpaceTimeData
         raise ValueError("max_population=None (no limit by population) needs max_distance")
     max_population = None if opts.max_population is None else _check_max_population(opts.max_population)
     geo = _check_geometry(opts.distance, xy, None)
+    centres = check_centres(opts.centres, opts.distance)
     max_temporal = check_int(opts.max_temporal, "max_temporal", minimum=1)
     if not isinstance(opts.prospective, (bool, np.bool_)):
         raise TypeError(f"prospective must be True or False, got {describe(opts.prospective)}")
@@ -200,7 +205,8 @@ def _check_common(coords, cases, times, opts: SpaceTimeOptions) -> SpaceTimeData
     return SpaceTimeData(n=n, ids=ids, origin=origin, max_population=max_population, max_distance=max_distance,
                          geo=geo, distance=opts.distance, max_temporal=max_temporal,
                          prospective=bool(opts.prospective), run=run, loc_coords=loc_coords, gid=gid,
-                         members=members, L=L, c_lt=c_lt, day=day, null_end_min=null_end_min, circle=circle)
+                         members=members, L=L, c_lt=c_lt, day=day, null_end_min=null_end_min, circle=circle,
+                         centres=centres)
 
 
 def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=None, controls_loc=None,
@@ -234,12 +240,13 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
                          "cylinder is purely spatial)")
     max_t = min(cm.max_temporal, T - 1) if purely_spatial else cm.max_temporal
     report_members = [[m[0]] for m in members]
-    centres, centre_loc = make_centres(cm.loc_coords, None)
+    centres, centre_loc = make_centres(cm.loc_coords, None, cm.centres)
     with threads_context(cm.run.threads):
         points = geo.points(cm.loc_coords)
+        cpoints = points if cm.centres is None else geo.points(centres)
         cut = size if cut_size is None else cut_size
         # max_population None: circles limited by max_distance alone
-        windows = build_windows(points, points, cut, (1.0 if cm.max_population is None else cm.max_population)
+        windows = build_windows(cpoints, points, cut, (1.0 if cm.max_population is None else cm.max_population)
                                 * cut.sum(), geo.to_working(cm.max_distance), circle=cm.circle[0],
                                 circle_limit=cm.circle[1])
         offsets, neighbors, _, boundary = windows
@@ -277,7 +284,7 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
                                                  strata=strata, expected=expected_lt)
             null_pt = None if pt is None else pt[:5] + (cm.null_end_min,) + pt[6:]
         null_llr = _null_maxima(null_engine, null, cm.run, L, T, null_pt, ps)
-    radius_of = _radius(geo, points, points)
+    radius_of = _radius(geo, points, cpoints)
     origin = cm.origin
     pop_loc = np.asarray(size)
 

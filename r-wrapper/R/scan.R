@@ -24,6 +24,8 @@
 #'   circle size file (rows of one location agree): windows also hold at most
 #'   \code{max_circle_population} of its total.
 #' @param max_circle_population Fraction in (0, 0.5] of the total \code{circle_population}.
+#' @param centres \code{NULL} or a two-column matrix of circle centres (coordinates as \code{coords};
+#'   SaTScan's grid file), instead of the locations.
 #' @return An object of class \code{hphawkes_scan}: \code{clusters} (data frame, most likely
 #'   first; \code{location_ids} is a list column), \code{null_llr}, totals and settings;
 #'   \code{summary()} and \code{as.data.frame()} give the cluster table, \code{plot()} and
@@ -44,7 +46,7 @@ scan_bernoulli <- function(coords, cases, controls, max_population = 0.5, n_repl
                            window = "circle", penalty = "medium", min_cases = 0L,
                            seed = NULL, location_ids = NULL, progress = FALSE,
                            backend = "auto", threads = NULL, circle_population = NULL,
-                           max_circle_population = 0.5) {
+                           max_circle_population = 0.5, centres = NULL) {
   .hp_check_args()
   sc <- .hp_mod("scan")
   kw <- list(max_population = .as_num(max_population), n_replicates = .as_int(n_replicates),
@@ -57,6 +59,7 @@ scan_bernoulli <- function(coords, cases, controls, max_population = 0.5, n_repl
     kw$circle_population <- .np_double(circle_population, "circle_population")
     kw$max_circle_population <- .as_num(max_circle_population)
   }
+  if (!is.null(centres)) kw$centres <- .np_double(centres, "centres")
   res <- .hp_call(do.call(sc$bernoulli, c(list(.np_double(coords, "coords"),
     .np_count(cases, "cases"), .np_count(controls, "controls")), kw)))
   .hp_scan_result(res)
@@ -116,6 +119,8 @@ scan_bernoulli <- function(coords, cases, controls, max_population = 0.5, n_repl
 #'   circle size file (rows of one location agree): windows also hold at most
 #'   \code{max_circle_population} of its total.
 #' @param max_circle_population Fraction in (0, 0.5] of the total \code{circle_population}.
+#' @param centres \code{NULL} or a two-column matrix of circle centres (coordinates as \code{coords};
+#'   SaTScan's grid file), instead of the locations.
 #' @return An object of class \code{hphawkes_scan} (as \code{scan_bernoulli}), \code{model = "poisson"}.
 #' @examplesIf hphawkes_available()
 #' ny <- hphawkes_data("ny_leukemia")  # 281 census tracts of upstate New York
@@ -130,7 +135,7 @@ scan_poisson <- function(coords, cases, population, expected = NULL, covariates 
                          n_replicates = 999L, direction = "high", secondary = "no-overlap",
                          grid_cell = NULL, seed = NULL, location_ids = NULL, progress = FALSE,
                          backend = "auto", threads = NULL, circle_population = NULL,
-                         max_circle_population = 0.5) {
+                         max_circle_population = 0.5, centres = NULL) {
   .hp_check_args()
   sc <- .hp_mod("scan")
   kw <- list(max_population = .as_num(max_population), max_distance = .as_num(max_distance),
@@ -149,6 +154,7 @@ scan_poisson <- function(coords, cases, population, expected = NULL, covariates 
     kw$circle_population <- .np_double(circle_population, "circle_population")
     kw$max_circle_population <- .as_num(max_circle_population)
   }
+  if (!is.null(centres)) kw$centres <- .np_double(centres, "centres")
   pop <- if (is.null(population)) NULL else .np_double(population, "population")
   res <- .hp_call(do.call(sc$poisson, c(list(.np_double(coords, "coords"),
     .np_count(cases, "cases"), pop), kw)))
@@ -406,6 +412,8 @@ plot.hphawkes_scan <- function(x, ...) {
 #'   circle size file (rows of one location agree): windows also hold at most
 #'   \code{max_circle_population} of its total.
 #' @param max_circle_population Fraction in (0, 0.5] of the total \code{circle_population}.
+#' @param centres \code{NULL} or a two-column matrix of circle centres (coordinates as \code{coords};
+#'   SaTScan's grid file), instead of the locations.
 #' @param time_trend Discrete Poisson model: \code{NULL} (no adjustment), \code{"nonparametric"} (every
 #'   day's expected cases are its observed cases), \code{"loglinear"} (a log-linear trend of the
 #'   risk, \code{trend_percent} or else estimated from the daily totals) or \code{"logquadratic"} (a
@@ -482,7 +490,8 @@ scan_space_time <- function(coords, cases, times, population = NULL, controls = 
                             threads = NULL, time_trend = NULL, trend_percent = NULL,
                             spatial_adjustment = NULL, expected = NULL, day_of_week = FALSE,
                             covariates = NULL, purely_temporal = FALSE, surveillance_start = NULL,
-                            purely_spatial = FALSE, circle_population = NULL, max_circle_population = 0.5) {
+                            purely_spatial = FALSE, circle_population = NULL, max_circle_population = 0.5,
+                            centres = NULL) {
   .hp_check_args()
   sc <- .hp_mod("scan")
   .hp_no_na(times, "times")
@@ -498,6 +507,7 @@ scan_space_time <- function(coords, cases, times, population = NULL, controls = 
     kw$circle_population <- .np_double(circle_population, "circle_population")
     kw$max_circle_population <- .as_num(max_circle_population)
   }
+  if (!is.null(centres)) kw$centres <- .np_double(centres, "centres")
   if (!is.null(population) && !is.null(controls))
     stop("give population (Poisson) or controls (Bernoulli), not both", call. = FALSE)
   if (!is.null(expected) && !is.null(controls))

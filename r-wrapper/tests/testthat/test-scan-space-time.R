@@ -191,6 +191,10 @@ test_that("scan_space_time adjusts the space-time permutation model for the day 
     "    progress=False, backend='cpu')",
     "out = {'n': r.n_windows, 'llr': r.clusters.log_likelihood_ratio.to_numpy()}", sep = "\n"))
   expect_identical(circ$n_windows, py$n)
+  grid <- rbind(c(2, 2), c(7, 7), c(5, 5))
+  gc <- scan_space_time(xy[g$loc, ], g$cases, g$day, centres = grid, n_replicates = 9, seed = 1, backend = "cpu")
+  expect_identical(gc$n_centres, 3L)
+  expect_true(all(gc$clusters$x %in% grid[, 1]))
   expect_identical(circ$clusters$log_likelihood_ratio, py$llr)
 })
 
