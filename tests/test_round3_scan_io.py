@@ -255,7 +255,8 @@ def test_run_prm_undated_records_have_covariates_from_field_3(tmp_path):
 @pytest.mark.parametrize("flags", [["--model", "poisson"], ["--model", "bernoulli"], ["--max-population", "0.5"],
                                    ["--max-pop", "0.1"], ["--window", "ellipse"], ["--direction", "both"],
                                    ["--min-cases", "2"], ["--covariates"], ["--covariate", "age"], ["--x", "lon"],
-                                   ["--distance", "great_circle"], ["--grid-cell", "1"]])
+                                   ["--distance", "great_circle"], ["--grid-cell", "1"], ["--centres", "g.csv"],
+                                   ["--circle-population", "p"]])
 def test_cli_scan_run_refuses_options_the_prm_sets(tmp_path, capsys, flags):
     out = tmp_path / "c.csv"
     rc = main(["scan", "run", str(SAT("NHumbersideSpatialBernoulli.prm")), *flags, "--replicates", "9",

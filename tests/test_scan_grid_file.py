@@ -89,6 +89,34 @@ def test_windows_about_given_centres_against_the_rule():
             [frozenset(neighbors[offsets[i]:j + 1].tolist()) for j in range(offsets[i], offsets[i + 1])]
 
 
+def test_cli_scan_takes_centres_and_a_circle_population(tmp_path, capsys):
+    import pandas as pd
+
+    from hphawkes_py.cli import main
+
+    rng = np.random.default_rng(4)
+    xy = rng.uniform(0, 10, (50, 2))
+    pop = rng.integers(50, 200, 50)
+    cases = rng.poisson(0.05 * pop)
+    circle = rng.uniform(1, 9, 50)
+    pd.DataFrame({"x": xy[:, 0], "y": xy[:, 1], "cases": cases, "pop": pop, "cp": circle}).to_csv(
+        tmp_path / "d.csv", index=False)
+    grid = np.array([[2.0, 2.0], [5.0, 5.0], [8.0, 3.0], [3.0, 8.0]])
+    pd.DataFrame({"x": grid[:, 0], "y": grid[:, 1]}).to_csv(tmp_path / "g.csv", index=False)
+    out = tmp_path / "c.csv"
+    rc = main(["scan", str(tmp_path / "d.csv"), "--model", "poisson", "--population", "pop", "--centres",
+               str(tmp_path / "g.csv"), "--circle-population", "cp", "--max-circle-population", "0.2",
+               "--replicates", "9", "--seed", "1", "--backend", "cpu", "-o", str(out), "--png", "", "--quiet"])
+    assert rc == 0, capsys.readouterr().err
+    ours = pd.read_csv(out)
+    ref = hp.scan.poisson(xy, cases, pop, centres=grid, circle_population=circle, max_circle_population=0.2,
+                          n_replicates=9, seed=1, progress=False, backend="cpu")
+    np.testing.assert_allclose(ours.log_likelihood_ratio, ref.clusters.log_likelihood_ratio, rtol=1e-12)
+    assert set(zip(ours.x, ours.y)) <= set(map(tuple, grid))
+    free = hp.scan.poisson(xy, cases, pop, centres=grid, n_replicates=9, seed=1, progress=False, backend="cpu")
+    assert ref.n_windows < free.n_windows
+
+
 def test_centres_refusals(tmp_path):
     kw = dict(n_replicates=9, progress=False, backend="cpu")
     xy = np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]])

@@ -17,7 +17,7 @@ from ._common import (CliError, _positive_int, add_engine_arguments, add_output_
 #: rather than ignored (the .prm's values would win silently)
 _PRM_SETS = ("--x", "--y", "--cases", "--controls", "--population", "--expected", "--covariate", "--id", "--covariates",
              "--model", "--max-population", "--distance", "--max-distance", "--min-cases", "--window", "--penalty",
-             "--direction", "--grid-cell")
+             "--direction", "--grid-cell", "--centres", "--circle-population", "--max-circle-population")
 
 
 class _Given(argparse.Action):
@@ -114,6 +114,14 @@ def register(subparsers) -> None:
     a.add_argument("--direction", action=_Given, choices=("high", "low", "both"), default="high")
     a.add_argument("--grid-cell", action=_Given, type=float, default=None,
                    help="centre circles on a regular grid of this cell side instead of on the locations")
+    a.add_argument("--centres", action=_Given, default=None, metavar="CSV",
+                   help="centre circles on the points of this CSV (its --x and --y columns; SaTScan's grid file) "
+                        "instead of on the locations")
+    a.add_argument("--circle-population", action=_Given, default=None, metavar="COLUMN",
+                   help="CSV column of each location's population in SaTScan's max circle size file: circles also "
+                        "hold at most --max-circle-population of its total")
+    a.add_argument("--max-circle-population", action=_Given, type=float, default=0.5,
+                   help="with --circle-population: the largest circle, fraction of its total, in (0, 0.5]")
     a.add_argument("--seed", type=int, default=None)
     add_engine_arguments(a)
     o = p.add_argument_group("output")
@@ -144,6 +152,8 @@ def _csv_input(args):
         need.append(args.population or args.controls)
     if args.id:
         need.append(args.id)
+    if args.circle_population:
+        need.append(args.circle_population)
     missing = [c for c in need if c not in df.columns]
     if missing:
         raise CliError(f"{args.csv}: column(s) {missing} not found; columns are {list(df.columns)}")
@@ -154,6 +164,8 @@ def _csv_input(args):
             raise CliError(f"{args.csv}: column {c!r} must be numeric; row {row + 2} holds {df[c].iloc[row]!r}")
     data = {"coords": df[[args.x, args.y]].to_numpy(dtype=float), "cases": df[args.cases].to_numpy(),
             "location_ids": df[args.id].to_numpy() if args.id else None}
+    if args.circle_population:
+        data["circle_population"] = df[args.circle_population].to_numpy(dtype=float)
     if poisson:
         data["population"] = df[args.population].to_numpy() if args.population else None
         if args.expected:
@@ -165,6 +177,26 @@ def _csv_input(args):
     else:
         data["controls"] = df[args.controls].to_numpy()
     return data
+
+
+def _centres(args):
+    """The circle centres of ``--centres`` (a CSV with the ``--x`` and ``--y`` columns; with SaTScan input files,
+    columns ``x`` and ``y``)."""
+    import pandas as pd
+
+    try:
+        df = pd.read_csv(args.centres)
+    except (OSError, ValueError) as exc:
+        raise CliError(f"--centres {args.centres}: cannot be read ({exc})") from None
+    cols = [args.x, args.y] if args.csv else ["x", "y"]
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise CliError(f"--centres {args.centres}: column(s) {missing} not found; columns are {list(df.columns)}")
+    bad = df[cols].apply(pd.to_numeric, errors="coerce").isna().any(axis=1)
+    if bad.any():
+        row = int(bad.to_numpy().argmax())
+        raise CliError(f"--centres {args.centres}: row {row + 2} is not a pair of numbers: {df[cols].iloc[row].tolist()}")
+    return df[cols].to_numpy(dtype=float)
 
 
 def _satscan_input(args):
@@ -274,6 +306,13 @@ def _cmd_scan(args) -> int:
         data = _satscan_input(args)
     else:
         raise CliError("no input: give a CSV file or SaTScan files (--cas, --ctl/--pop, --geo)")
+    if args.circle_population and not args.csv:
+        raise CliError("--circle-population names a column of the CSV input (SaTScan files: use 'run PRM' with "
+                       "UseMaxCirclePopulationFileOption=y)")
+    if args.circle_population:
+        data["max_circle_population"] = args.max_circle_population
+    if args.centres:
+        data["centres"] = _centres(args)
     kw = dict(max_population=args.max_population, max_distance=args.max_distance, distance=args.distance,
               n_replicates=args.replicates,
               direction=args.direction, grid_cell=args.grid_cell, seed=args.seed, backend=args.backend,
@@ -285,7 +324,9 @@ def _cmd_scan(args) -> int:
     else:
         if args.window != "circle":
             raise CliError("--window ellipse needs --model poisson")
-        res = bernoulli(data["coords"], data["cases"], data["controls"], location_ids=data["location_ids"], **kw)
+        more = {k: data[k] for k in ("circle_population", "max_circle_population", "centres") if k in data}
+        res = bernoulli(data["coords"], data["cases"], data["controls"], location_ids=data["location_ids"], **more,
+                        **kw)
     if folder:
         _write_folder(res, args, None, args.penalty if args.window == "ellipse" else None, "scan")
     else:
