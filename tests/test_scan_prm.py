@@ -401,18 +401,24 @@ def test_run_prm_alive_clusters_space_time_permutation(tmp_path):
 
 
 def test_run_prm_adjusting_for_earlier_analyses_refusals(tmp_path):
-    """AdjustForEarlierAnalyses=y: prospective analyses only, circles limited by a distance, and a maximum
-    temporal size in time units (the analysis itself: test_scan_satscan_samples.py)."""
+    """AdjustForEarlierAnalyses=y: prospective analyses only, circles limited by a distance (or a max circle size
+    file), and a percentage maximum temporal size with time intervals of one unit (the analysis itself:
+    test_scan_satscan_samples.py)."""
     for f in ("NYCfever.cas", "NYCfever.geo"):
         shutil.copy(SAT(f), tmp_path / f)
     base = SAT("NYCfever.prm").read_text().replace("AdjustForEarlierAnalyses=n", "AdjustForEarlierAnalyses=y")
-    for old, new, match in [("AnalysisType=4", "AnalysisType=3", "is for the prospective space-time analyses"),
-                            ("UseDistanceFromCenterOption=y", "UseDistanceFromCenterOption=n",
-                             "needs the maximum circle size as a distance"),
-                            ("MaxTemporalSizeInterpretation=1", "MaxTemporalSizeInterpretation=0",
-                             "needs the maximum temporal size in time units"),
-                            ("ProspectiveStartDate=2001/11/24", "ProspectiveStartDate=2001/12/24",
-                             "surveillance_start .* is outside the study period")]:
-        (tmp_path / "a.prm").write_text(base.replace(old, new))
+    for edits, match in [({"AnalysisType=4": "AnalysisType=3"}, "is for the prospective space-time analyses"),
+                         ({"UseDistanceFromCenterOption=y": "UseDistanceFromCenterOption=n"},
+                          "needs the maximum circle size as a distance"),
+                         ({"MaxTemporalSizeInterpretation=1": "MaxTemporalSizeInterpretation=0",
+                           "MaxTemporalSize=7": "MaxTemporalSize=50", "TimeAggregationLength=1": "TimeAggregationLength=2"},
+                          "with a percentage maximum temporal size needs TimeAggregationLength=1"),
+                         ({"ProspectiveStartDate=2001/11/24": "ProspectiveStartDate=2001/12/24"},
+                          "surveillance_start .* is outside the study period")]:
+        text = base
+        for old, new in edits.items():
+            assert old in text
+            text = text.replace(old, new)
+        (tmp_path / "a.prm").write_text(text)
         with pytest.raises(ValueError, match=match):
             hp.scan.run_prm(tmp_path / "a.prm", n_replicates=9, progress=False, backend="cpu")

@@ -51,6 +51,14 @@ _ANALYSES = {
         "AdjustForEarlierAnalyses=n": "AdjustForEarlierAnalyses=y",
         "ProspectiveStartDate=2001/11/24": "ProspectiveStartDate=2001/11/10",
         "SaveSimLLRsASCII=n": "SaveSimLLRsASCII=y"}),
+    # the same with the longest cylinder 40 % of each earlier analysis's own period (4 days on 11/10, 9 on 11/24)
+    "nyc poisson prospective adjusted percent": ("NYCfever.prm", {
+        "ModelType=2": "ModelType=0", "\nPopulationFile=\n": "\nPopulationFile=p.pop\n",
+        "MaxSpatialSizeInDistanceFromCenter=3": "MaxSpatialSizeInDistanceFromCenter=4",
+        "AdjustForEarlierAnalyses=n": "AdjustForEarlierAnalyses=y",
+        "ProspectiveStartDate=2001/11/24": "ProspectiveStartDate=2001/11/10",
+        "MaxTemporalSizeInterpretation=1": "MaxTemporalSizeInterpretation=0", "MaxTemporalSize=7": "MaxTemporalSize=40",
+        "SaveSimLLRsASCII=n": "SaveSimLLRsASCII=y"}),
 }
 
 

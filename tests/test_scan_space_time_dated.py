@@ -182,3 +182,58 @@ def test_space_time_expected_bad_input():
         hp.scan.space_time(**base, expected=ex, time_trend="loglinear")
     with pytest.raises(ValueError, match="needs population= .* or expected="):
         hp.scan.space_time(**base)
+
+
+def test_surveillance_with_a_percentage_against_enumeration(monkeypatch):
+    """Adjusted for earlier analyses with the longest cylinder a percentage of each analysis's own period
+    (SaTScan's gvProspectiveIntervalCuts): every replicate's maximum is the enumeration's over the cylinders
+    ending on a surveillance day t with at most floor((t + 1) percent / 100) days; the observed clusters end on
+    the last day with at most floor(T percent / 100)."""
+    from hphawkes_py.scan import space_time_scan
+    from naive_scan import xlogy_ratio
+
+    assert space_time_scan._surveillance_cuts(9, 24, 40.0) == ((9, 4), (12, 5), (14, 6), (17, 7), (19, 8), (22, 9))
+    rng = np.random.default_rng(21)
+    L, T, start, pct = 9, 12, 4, 45.0
+    xy = rng.uniform(0, 10, (L, 2))
+    pop = rng.integers(20, 80, L)
+    c = rng.poisson(0.6, (L, T))
+    c[2, 9:12] += 3
+    drawn = []
+    draw = space_time_scan.draw_multinomial_cases
+
+    def recording(*a):
+        M = draw(*a)
+        drawn.append(M.copy())
+        return M
+
+    monkeypatch.setattr(space_time_scan, "draw_multinomial_cases", recording)
+    rl, rd = np.indices((L, T)).reshape(2, -1)
+    res = hp.scan.space_time(xy[rl], c.ravel(), rd, population=pop[rl], prospective=True, max_population=None,
+                             max_distance=4.0, surveillance_start=start, max_temporal_percent=pct, n_replicates=19,
+                             seed=2, progress=False, backend="cpu", threads=1)
+    M = np.concatenate(drawn, axis=1).reshape(L, T, -1)
+    C = int(c.sum())
+    E = C * pop / pop.sum() / T  # expected cases of a location on a day
+    d2 = ((xy[:, None, :] - xy[None, :, :]) ** 2).sum(axis=2)
+
+    def best(x, ends):
+        out = 0.0
+        for i in range(L):
+            order = np.argsort(d2[i], kind="stable")
+            for k in range(1, L + 1):
+                z = order[:k]
+                if d2[i, z[-1]] > 16.0:
+                    break
+                for t2 in ends:
+                    for t1 in range(t2 - int(np.floor((t2 + 1) * pct / 100.0)) + 1, t2 + 1):
+                        cc, mu = float(x[z, t1:t2 + 1].sum()), float(E[z].sum() * (t2 - t1 + 1))
+                        if cc > mu and cc >= 2:
+                            out = max(out, float(xlogy_ratio(cc, mu) + xlogy_ratio(C - cc, C - mu)))
+        return out
+
+    ref = np.array([best(M[:, :, r], range(start, T)) for r in range(M.shape[2])])
+    np.testing.assert_allclose(res.null_llr, ref, rtol=1e-9)
+    assert res.clusters.log_likelihood_ratio.iloc[0] == pytest.approx(best(c, [T - 1]), rel=1e-9)
+    top = res.clusters.iloc[0]
+    assert top.end == T - 1 and top.end - top.start + 1 <= np.floor(T * pct / 100.0)

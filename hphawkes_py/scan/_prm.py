@@ -535,20 +535,24 @@ def _space_time_kwargs(v, analysis, name, bad, kwargs):
 
 def _earlier_analyses(v, model, analysis, bad, kwargs) -> None:
     """``AdjustForEarlierAnalyses=y``: ``surveillance_start`` (``ProspectiveStartDate``) of a prospective
-    space-time analysis, its circles limited by distance alone (as SaTScan, which then requires it:
-    ``max_population`` None) and a maximum temporal size in time units (SaTScan's cut per surveillance day
-    of a percentage is not supported)."""
+    space-time analysis, its circles limited by distance or a max circle size file alone (as SaTScan:
+    ``max_population`` None), and with a percentage maximum temporal size each analysis's cut
+    (``max_temporal_percent``)."""
     if model not in _SPACE_TIME or analysis != "4":
         raise bad("AdjustForEarlierAnalyses", "is for the prospective space-time analyses (AnalysisType=4)")
-    if "max_distance" not in kwargs:
+    circle = (v.get("UseMaxCirclePopulationFileOption", "n") or "n").lower() not in _OFF
+    if "max_distance" not in kwargs and not circle:
         raise bad("AdjustForEarlierAnalyses", "needs the maximum circle size as a distance "
-                                              "(UseDistanceFromCenterOption=y, MaxSpatialSizeInDistanceFromCenter), as "
-                                              "SaTScan, whose population at risk then limits no circle (a max circle "
-                                              "size file is not supported)")
-    if v.get("MaxTemporalSizeInterpretation", "0") != "1":
-        raise bad("AdjustForEarlierAnalyses", "needs the maximum temporal size in time units "
-                                              "(MaxTemporalSizeInterpretation=1); a percentage of each earlier "
-                                              "analysis's period is not supported")
+                                              "(UseDistanceFromCenterOption=y, MaxSpatialSizeInDistanceFromCenter) or "
+                                              "a max circle size file, as SaTScan, whose population at risk then "
+                                              "limits no circle")
+    if v.get("MaxTemporalSizeInterpretation", "0") == "0":
+        # each earlier analysis's longest cylinder a percentage of its own period (whole days, months or
+        # years: SaTScan counts the period in time units)
+        if (v.get("TimeAggregationLength", "1") or "1") != "1":
+            raise bad("AdjustForEarlierAnalyses", "with a percentage maximum temporal size needs "
+                                                  "TimeAggregationLength=1")
+        kwargs["max_temporal_percent"] = float(v.get("MaxTemporalSize", "50"))
     kwargs["max_population"] = None
     kwargs["surveillance_start"] = _date(v, "ProspectiveStartDate", bad)
 

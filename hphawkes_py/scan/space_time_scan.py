@@ -50,6 +50,7 @@ class SpaceTimeOptions:
     circle_population: Any = None
     max_circle_population: Any = 0.5
     centres: Any = None
+    max_temporal_percent: Any = None
 
 
 #: whole days beyond +-2**53 are not exact in double precision (and their differences overflow int64)
@@ -132,7 +133,8 @@ class SpaceTimeData:
     which the Monte Carlo's cylinders may end (None: as the observed data's); ``circle``: the max circle size
     file's population per location and the most a circle may hold, or (None, None)
     (:func:`~.locations.circle_limit`); ``centres``: the circle centres as given (SaTScan's grid file) or None
-    (the locations)."""
+    (the locations); ``null_cuts``: with ``surveillance_start`` and ``max_temporal_percent``, the Monte Carlo's
+    ``(first end day, longest cylinder)`` ranges (:func:`_surveillance_cuts`), else None."""
 
     n: int
     ids: np.ndarray
@@ -153,6 +155,21 @@ class SpaceTimeData:
     null_end_min: Any = None
     circle: Any = (None, None)
     centres: Any = None
+    null_cuts: Any = None
+
+
+def _surveillance_cuts(first: int, T: int, percent: float) -> tuple:
+    """The cylinders a surveillance from day ``first`` to day T - 1 looked at, when each analysis's longest is
+    ``percent`` of its own period (SaTScan's ``gvProspectiveIntervalCuts``: the analysis ending on day t allows
+    ``floor((t + 1) percent / 100)`` days): ``((a, m), ...)``, the days a.. on which the longest is m, as
+    ranges of end days. The longest only grows with t, so the cylinders ending on day a or later with at most
+    m days are exactly those the analyses of the range and the later ones allowed: the Monte Carlo's maximum is
+    the largest over the ranges of an engine's with ``t_end_min`` a and ``max_t`` m."""
+    cuts = [math.floor((t + 1) * percent / 100.0) for t in range(first, T)]
+    if cuts[0] < 1:
+        raise ValueError(f"max_temporal_percent={percent!r} allows no day to the analysis of the surveillance's first "
+                         f"day ({first + 1} days into the study period)")
+    return tuple((first + k, m) for k, m in enumerate(cuts) if k == 0 or m != cuts[k - 1])
 
 
 def _check_common(coords, cases, times, opts: SpaceTimeOptions) -> SpaceTimeData:
@@ -172,12 +189,17 @@ def _check_common(coords, cases, times, opts: SpaceTimeOptions) -> SpaceTimeData
     max_distance = opts.max_distance
     if max_distance is not None:
         max_distance = check_positive(max_distance, "max_distance")
-    if opts.max_population is None and max_distance is None:
-        raise ValueError("max_population=None (no limit by population) needs max_distance")
+    if opts.max_population is None and max_distance is None and opts.circle_population is None:
+        raise ValueError("max_population=None (no limit by population) needs max_distance or circle_population")
     max_population = None if opts.max_population is None else _check_max_population(opts.max_population)
     geo = _check_geometry(opts.distance, xy, None)
     centres = check_centres(opts.centres, opts.distance)
     max_temporal = check_int(opts.max_temporal, "max_temporal", minimum=1)
+    percent = opts.max_temporal_percent
+    if percent is not None:
+        percent = check_positive(percent, "max_temporal_percent")
+        if percent > 100:
+            raise ValueError(f"max_temporal_percent must be in (0, 100] (percent of the study period), got {percent!r}")
     if not isinstance(opts.prospective, (bool, np.bool_)):
         raise TypeError(f"prospective must be True or False, got {describe(opts.prospective)}")
     run = check_run(opts.min_cases, opts.n_replicates, opts.direction, "no-overlap", opts.progress, opts.threads,
@@ -191,7 +213,12 @@ def _check_common(coords, cases, times, opts: SpaceTimeOptions) -> SpaceTimeData
     c_lt = np.zeros((L, T), dtype=np.int64)
     np.add.at(c_lt, (gid, day), ca)
     circle = circle_limit(opts.circle_population, opts.max_circle_population, gid, L)
+    if percent is not None:
+        max_temporal = math.floor(T * percent / 100.0)
+        if max_temporal < 1:
+            raise ValueError(f"max_temporal_percent={percent!r} of {T} days is less than a day")
     null_end_min = None
+    null_cuts = None
     if opts.surveillance_start is not None:
         if not opts.prospective:
             raise ValueError("surveillance_start (adjusting for earlier analyses) is for prospective analyses "
@@ -202,11 +229,13 @@ def _check_common(coords, cases, times, opts: SpaceTimeOptions) -> SpaceTimeData
         null_end_min = int(s[0]) - (int(origin.astype(np.int64)) if s_dates else int(origin))
         if not 0 <= null_end_min < T:
             raise ValueError(f"surveillance_start {opts.surveillance_start!r} is outside the study period")
+        if percent is not None:
+            null_cuts = _surveillance_cuts(null_end_min, T, percent)
     return SpaceTimeData(n=n, ids=ids, origin=origin, max_population=max_population, max_distance=max_distance,
                          geo=geo, distance=opts.distance, max_temporal=max_temporal,
                          prospective=bool(opts.prospective), run=run, loc_coords=loc_coords, gid=gid,
                          members=members, L=L, c_lt=c_lt, day=day, null_end_min=null_end_min, circle=circle,
-                         centres=centres)
+                         centres=centres, null_cuts=null_cuts)
 
 
 def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=None, controls_loc=None,
@@ -277,12 +306,15 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
         null_engine, null_pt = engine, pt
         if cm.null_end_min is not None:
             # adjusted for earlier analyses (SaTScan's ProspectiveStartDate): the replicates' maxima are over
-            # the cylinders ending on any day of the surveillance, the observed clusters those ending last
-            null_engine = make_space_time_engine((offsets, neighbors, csum, boundary), dcum, klogk_table(N), C,
-                                                 cm.max_temporal, cm.null_end_min, cm.run.min_cases,
-                                                 cm.run.direction, backend=cm.run.backend, persons=persons,
-                                                 strata=strata, expected=expected_lt)
-            null_pt = None if pt is None else pt[:5] + (cm.null_end_min,) + pt[6:]
+            # the cylinders ending on any day of the surveillance, the observed clusters those ending last; with
+            # a percentage, each analysis's longest cylinder a share of its own period (one engine per range of
+            # end days with the same longest, _surveillance_cuts)
+            cuts = cm.null_cuts or ((cm.null_end_min, cm.max_temporal),)
+            null_engine = [make_space_time_engine((offsets, neighbors, csum, boundary), dcum, klogk_table(N), C,
+                                                  m, a, cm.run.min_cases, cm.run.direction, backend=cm.run.backend,
+                                                  persons=persons, strata=strata, expected=expected_lt)
+                           for a, m in cuts]
+            null_pt = None if pt is None else [pt[:4] + (min(m, T), a) + pt[6:] for a, m in cuts]
         null_llr = _null_maxima(null_engine, null, cm.run, L, T, null_pt, ps)
     radius_of = _radius(geo, points, cpoints)
     origin = cm.origin
@@ -435,7 +467,7 @@ def _null_maxima(engine, null, run: RunOptions, L: int, T: int, pt=None, ps=None
     """(n_replicates,) float64 largest cylinder LLR of each null replicate, in replicate order
     (batches of ``BATCH_SIZE`` replicates where ``run.executor`` runs them); with ``pt`` (see
     :func:`_temporal_best`) the purely temporal clusters' too, with ``ps`` (:func:`_purely_spatial_engine`)
-    the purely spatial ones'."""
+    the purely spatial ones'. ``engine`` and ``pt`` may be lists: the largest over them."""
     n_rep = run.n_replicates
     sizes = [min(BATCH_SIZE, n_rep - s) for s in range(0, n_rep, BATCH_SIZE)]
     parts = run_replicates(_null_batch, sizes, seeds=replicate_seed_batches(run.seed, n_rep), executor=run.executor,
@@ -496,10 +528,11 @@ def _null_batch(size, batch_seed, engine, null, L, T, pt=None, ps=None):
     maximum cylinder LLR of each replicate (and of the purely temporal clusters with ``pt``, of the purely
     spatial ones with ``ps``)."""
     seeds = batch_children(batch_seed, size)
+    n_cases = (engine[0] if isinstance(engine, list) else engine).n_cases
     if null[0] == "permute":  # the days permuted among the cases (within strata: null[3], their bounds)
         M = permute_days_cases(null[1], null[2], L, T, seeds, null[3] if len(null) > 3 else None)
     elif null[0] == "hypergeometric":  # Bernoulli: the cases relabelled among the persons of every cell
-        M = draw_null_cases(null[1], engine.n_cases, seeds).reshape(L, T, size)
+        M = draw_null_cases(null[1], n_cases, seeds).reshape(L, T, size)
     elif null[0] == "hypergeometric_by_weekday":  # Bernoulli adjusted for the day of the week
         M = draw_cases_by_weekday(null[1], null[2], null[3], seeds)
     elif null[0].endswith("_by_day"):  # time-stratified: every day's cases kept on that day
@@ -507,14 +540,17 @@ def _null_batch(size, batch_seed, engine, null, L, T, pt=None, ps=None):
     elif null[0] == "multinomial_by_location":  # space-stratified: every location's cases kept there
         M = draw_cases_by_location(null[1], null[2], seeds)
     else:
-        M = draw_multinomial_cases(null[1], engine.n_cases, seeds).reshape(L, T, size)
-    if hasattr(engine, "max_llr"):  # the CPU engine prunes with a pilot's maxima
-        m = engine.max_llr(M)
-    else:
-        best, _ = engine.batch(M)
-        m = best.max(axis=0) if best.shape[0] else np.zeros(size)
-    if pt is not None:
-        m = np.maximum(m, _temporal_best(M.sum(axis=0), pt)[0])
+        M = draw_multinomial_cases(null[1], n_cases, seeds).reshape(L, T, size)
+    m = np.zeros(size)
+    for e in (engine if isinstance(engine, list) else [engine]):
+        if hasattr(e, "max_llr"):  # the CPU engine prunes with a pilot's maxima
+            m = np.maximum(m, e.max_llr(M))
+        else:
+            best, _ = e.batch(M)
+            if best.shape[0]:
+                m = np.maximum(m, best.max(axis=0))
+    for q in ([] if pt is None else pt if isinstance(pt, list) else [pt]):
+        m = np.maximum(m, _temporal_best(M.sum(axis=0), q)[0])
     if ps is not None:
         m = np.maximum(m, ps.max_llr(np.ascontiguousarray(M.sum(axis=1), dtype=np.int32)))
     return m

@@ -32,7 +32,7 @@ def space_time_permutation(coords, cases, times, *, max_population=0.5, max_dist
                            distance="euclidean", location_ids=None, seed=None, executor=None, backend="auto",
                            threads=None, progress=True, covariates=None, day_of_week=False,
                            surveillance_start=None, circle_population=None, max_circle_population=0.5,
-                           centres=None) -> ScanResult:
+                           centres=None, max_temporal_percent=None) -> ScanResult:
     """Kulldorff's space-time permutation scan statistic (retrospective or prospective).
 
     With ``covariates`` or ``day_of_week`` the expectations condition on the cases of every location
@@ -89,6 +89,11 @@ def space_time_permutation(coords, cases, times, *, max_population=0.5, max_dist
     centres : array_like (m, 2), optional
         The circle centres themselves (coordinates as ``coords``; SaTScan's grid file, ``UseGridFile``),
         instead of the locations.
+    max_temporal_percent : float in (0, 100], optional
+        The longest cylinder as a percentage of the study period, instead of ``max_temporal``:
+        ``floor(T percent / 100)`` days; with ``surveillance_start``, each earlier analysis's own period's
+        (the cylinders ending on day t last at most ``floor((t + 1) percent / 100)`` days), as SaTScan's
+        percentage maximum temporal size with ``AdjustForEarlierAnalyses``.
 
     Returns
     -------
@@ -141,7 +146,8 @@ def space_time_permutation(coords, cases, times, *, max_population=0.5, max_dist
         raise TypeError(f"day_of_week must be True or False, got {describe(day_of_week)}")
     opts = SpaceTimeOptions(max_population, max_distance, max_temporal, prospective, study_period, min_cases,
                             n_replicates, direction, distance, location_ids, seed, executor, backend, threads, progress,
-                            surveillance_start, circle_population, max_circle_population, centres)
+                            surveillance_start, circle_population, max_circle_population, centres,
+                            max_temporal_percent)
     common = _check_common(coords, cases, times, opts)
     c_lt, L = common.c_lt, common.L
     T = c_lt.shape[1]
@@ -165,7 +171,7 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
                threads=None, progress=True, time_trend=None, trend_percent=None,
                spatial_adjustment=None, expected=None, day_of_week=False, purely_temporal=False,
                surveillance_start=None, purely_spatial=False, circle_population=None,
-               max_circle_population=0.5, centres=None) -> ScanResult:
+               max_circle_population=0.5, centres=None, max_temporal_percent=None) -> ScanResult:
     """Kulldorff's retrospective (or prospective) space-time scan: discrete Poisson or Bernoulli model.
 
     Cylinders as in :func:`space_time_permutation`: circles centred on the locations x intervals of
@@ -282,9 +288,9 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
         is greater, they enter every replicate's maximum, and the cylinders then span at most T - 1 days
         (the whole period is the purely spatial window). Not with a ``spatial_adjustment`` (its LLR would
         be 0) or ``surveillance_start``.
-    circle_population, max_circle_population, centres
+    circle_population, max_circle_population, centres, max_temporal_percent
         As in :func:`space_time_permutation`: a second limit on the circles from SaTScan's max circle
-        size file, and the circle centres of its grid file.
+        size file, the circle centres of its grid file, and the longest cylinder as a percentage.
 
     Returns
     -------
@@ -376,7 +382,8 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
                          "TimeTrendAdjustmentType 0 or 4)")
     opts = SpaceTimeOptions(max_population, max_distance, max_temporal, prospective, study_period, min_cases,
                             n_replicates, direction, distance, location_ids, seed, executor, backend, threads, progress,
-                            surveillance_start, circle_population, max_circle_population, centres)
+                            surveillance_start, circle_population, max_circle_population, centres,
+                            max_temporal_percent)
     if model == "bernoulli":
         if population is not None:
             raise ValueError("model='bernoulli' takes cases and controls (give controls=, not population=)")

@@ -211,4 +211,9 @@ test_that("scan_space_time adjusts a prospective analysis for earlier analyses",
   adj <- do.call(scan_space_time, c(kw, list(surveillance_start = as.Date("2024-05-08"))))
   expect_true(all(adj$null_llr >= once$null_llr - 1e-12))
   expect_true(any(adj$null_llr > once$null_llr))
+  # the longest cylinder 25 % of each earlier analysis's period (2 days on May 8, 3 on May 14)
+  kw$max_temporal <- NULL
+  pct <- do.call(scan_space_time, c(kw, list(surveillance_start = as.Date("2024-05-08"), max_temporal_percent = 25)))
+  expect_true(all(pct$null_llr <= adj$null_llr + 1e-12))
+  expect_true(all(as.numeric(pct$clusters$end - pct$clusters$start) + 1 <= 3))
 })
