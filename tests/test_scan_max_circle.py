@@ -100,6 +100,23 @@ def test_windows_with_a_max_circle_population_against_the_rule(ties):
                              for i in range(L)])).sum() > L // 2  # the second limit binds for most centres
 
 
+def test_a_max_circle_size_file_limits_the_circles_of_a_surveillance_alone():
+    """Adjusted for earlier analyses the population at risk limits no circle (max_population None, as SaTScan):
+    a max circle size file may then stand for the distance limit."""
+    xy, pop, c, ctl = _data()
+    L, T = c.shape
+    rl, rd = np.indices((L, T)).reshape(2, -1)
+    kw = dict(prospective=True, max_population=None, surveillance_start=50, max_temporal=5, n_replicates=9, seed=1,
+              progress=False, backend="cpu")
+    res = hp.scan.space_time(xy[rl], c.ravel(), rd, population=pop[rl], circle_population=_circle_population()[rl],
+                             max_circle_population=0.1, **kw)
+    wide = hp.scan.space_time(xy[rl], c.ravel(), rd, population=pop[rl], circle_population=_circle_population()[rl],
+                              max_circle_population=0.4, **kw)
+    assert res.max_population is None and 0 < res.n_windows < wide.n_windows
+    with pytest.raises(ValueError, match="needs max_distance or circle_population"):
+        hp.scan.space_time(xy[rl], c.ravel(), rd, population=pop[rl], **kw)
+
+
 def test_max_circle_refusals(tmp_path):
     kw = dict(n_replicates=9, progress=False, backend="cpu")
     xy = np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]])
