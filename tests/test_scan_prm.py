@@ -56,7 +56,7 @@ def _edit(tmp_path, **changes):
         (dict(AnalysisType="3"), r"TimeAggregationLength='1' .* leaves 1 time interval in the study period"),
         (dict(SpatialWindowShapeType="2"), "SpatialWindowShapeType"),
         (dict(SpatialWindowShapeType="1", NonCompactnessPenalty="0.5"), "NonCompactnessPenalty"),
-        (dict(CriteriaForReportingSecondaryClusters="5"), "CriteriaForReportingSecondaryClusters"),
+        (dict(CriteriaForReportingSecondaryClusters="6"), r"CriteriaForReportingSecondaryClusters=.6. .* must be 0-5"),
         (dict(IterativeScan="y", IterativeScanMaxPValue="2"), r"IterativeScanMaxPValue='2' .* must be in \[0, 1\]"),
         (dict(MaxSpatialSizeInPopulationAtRisk="60"), r"must be in \(0, 50\]"),
         (dict(MonteCarloReps="0"), "MonteCarloReps"),

@@ -24,6 +24,7 @@ from ._satscan import (_number, _read_rows, _read_satscan, circle_rows, run_cont
 from .data_sources import SOURCE_KEYS, source_from_prm
 from .model import bernoulli, poisson
 from .normal_model import satscan_min_cases
+from .secondary import CRITERIA
 from .iterative import iterative_scan, prm_iterative
 from .known_risks import poisson_with_known_risks, prm_known_risks
 from .power_evaluation import prm_power, run_prm_power
@@ -38,7 +39,6 @@ __all__ = ["read_prm", "run_prm"]
 #: hp.scan does not have, the values of a switched-off setting, _OFF)
 _REQUIRE = {
     "IsotonicScan": {"0"},
-    "CriteriaForReportingSecondaryClusters": {"0"},  # no geographical overlap
     "UseNeighborsFile": _OFF,
     "UseMetaLocationsFile": _OFF,
     "MultipleCoordinatesType": {"0"},
@@ -62,7 +62,7 @@ _USED = {"AdjustForWeeklyTrends", "IncludePurelyTemporal", "AdjustForEarlierAnal
          "SpatialWindowShapeType", "NonCompactnessPenalty", "EllipseShapes", "EllipseAngles",
          "MinimumCasesInLowRateClusters", "StudyPeriodCheckType", "IterativeScan", "IterativeScanMaxIterations",
          "IterativeScanMaxPValue", "UseMaxCirclePopulationFileOption", "MaxCirclePopulationFile",
-         "MaxSpatialSizeInMaxCirclePopulationFile", "UseGridFile", "GridFile"}
+         "MaxSpatialSizeInMaxCirclePopulationFile", "UseGridFile", "GridFile", "CriteriaForReportingSecondaryClusters"}
 
 #: sections that only choose outputs, run options or analyses that are not run here
 _NOT_ANALYSIS_SECTIONS = {"Output", "Spatial Output", "Temporal Output", "Other Output", "Run Options", "System",
@@ -229,6 +229,7 @@ def prm_arguments(path) -> dict:
     _settings_kwargs(v, model, bad, kwargs)
     circle = _max_circle(v, model, bad, file)
     _grid_file(v, model, bad, file, kwargs)
+    _secondary(v, model, bad, kwargs)
     if (v.get("AdjustForEarlierAnalyses", "n") or "n").lower() not in _OFF:
         _earlier_analyses(v, model, analysis, bad, kwargs)
     generic = False
@@ -246,6 +247,28 @@ def prm_arguments(path) -> dict:
             "power": prm_power(v, model, base, bad), "intervals": intervals,
             "precision": v.get("PrecisionCaseTimes", "3") or "3",
             "known_risks": prm_known_risks(v, model, base, bad), "circle": circle, "path": p}
+
+
+def _secondary(v, model, bad, kwargs) -> None:
+    """``CriteriaForReportingSecondaryClusters`` 0-5 as ``secondary`` (:data:`~.secondary.CRITERIA`) of the purely
+    spatial Bernoulli and discrete Poisson scans; the other analyses list them with no geographical overlap (0)."""
+    code = v.get("CriteriaForReportingSecondaryClusters", "0") or "0"
+    names = {str(c): n for n, c in CRITERIA.items()}
+    if code not in names:
+        raise bad("CriteriaForReportingSecondaryClusters", "must be 0-5")
+    if code == "0":
+        return
+    if model not in ("bernoulli", "poisson"):
+        raise bad("CriteriaForReportingSecondaryClusters", "is supported for the purely spatial Bernoulli and discrete "
+                                                           "Poisson analyses; the others take 0 (no geographical "
+                                                           "overlap)")
+    if kwargs.get("window") == "ellipse" and code != "5":
+        raise bad("CriteriaForReportingSecondaryClusters", "must be 0 or 5 with elliptic windows")
+    if (v.get("ReportGiniClusters", "n") or "n").lower() not in _OFF:
+        warnings.warn(f"{v.get('CriteriaForReportingSecondaryClusters')!r} with ReportGiniClusters=y: SaTScan also "
+                      f"lists its Gini-optimised clusters (ranked with no geographical overlap), which hp.scan does not; "
+                      f"the clusters listed are the hierarchical ones", UserWarning, stacklevel=4)
+    kwargs["secondary"] = names[code]
 
 
 def _grid_file(v, model, bad, file, kwargs) -> None:

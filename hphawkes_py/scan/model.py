@@ -41,6 +41,7 @@ from .locations import (Geometry, _check_geometry, _check_max_population, _check
                         make_centres, merge_rows, prepare_locations)
 from .monte_carlo import RunOptions, _monte_carlo, check_run
 from .result import Candidates, ScanResult, _clusters
+from .secondary import centre_overlap
 from .windows import build_windows, cumulative_expected
 
 __all__ = ["bernoulli", "poisson", "indirect_expected"]
@@ -70,10 +71,12 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
         Monte Carlo replicates (999 or 9999 as in SaTScan).
     direction : {"high", "low", "both"}
         Scan for windows with a higher (lower, either) case proportion than outside.
-    secondary : {"no-overlap"}
+    secondary : {"no-overlap", "no-centres-in-others", "no-centres-in-more-likely", "no-centres-in-less-likely", \
+"no-pairs-of-centres", "no-restrictions"}
         Secondary clusters: best window of each centre, kept when it shares no location
-        with a more likely reported cluster (SaTScan's default). As in SaTScan's output,
-        secondary clusters whose LLR is below the maximum of every replicate (Monte Carlo
+        with a more likely reported cluster (SaTScan's default), or by SaTScan's other criteria on the
+        circles' centres and radii (:mod:`hphawkes_py.scan.secondary`; circles only). As in SaTScan's
+        output, secondary clusters whose LLR is below the maximum of every replicate (Monte Carlo
         p = 1) are not listed.
     grid_cell : float, optional
         When given, circles are centred on the centres of a regular grid of this cell
@@ -151,6 +154,7 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
         ws = dataclasses.replace(ws, circle=circle_limit(circle_population, max_circle_population, gid,
                                                          len(loc.members)))
     run = check_run(min_cases, n_replicates, direction, secondary, progress, threads, seed, backend, executor)
+    _check_secondary(ws, run)
     if loc.n_merged:
         warnings.warn(
             f"{loc.n_merged} input row(s) share coordinates with another row and were merged "
@@ -321,7 +325,8 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
         applies to the data and to every replicate.
     n_replicates : int >= 1
     direction : {"high", "low", "both"}
-    secondary : {"no-overlap"}
+    secondary : str
+        As in :func:`bernoulli`.
     grid_cell : float, optional
         Circles centred on the cells of a regular grid of this side instead of on the locations.
     distance : {"euclidean", "great_circle"}
@@ -369,6 +374,7 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
     ws = _check_windows(xy, max_population, max_distance, grid_cell, distance, window, ellipse_shapes, ellipse_angles,
                         penalty, centres)
     run = check_run(min_cases, n_replicates, direction, secondary, progress, threads, seed, backend, executor)
+    _check_secondary(ws, run)
 
     ex = _expected_cases(ca, po, ex, codes, cats)
 
@@ -447,6 +453,13 @@ class WindowSettings:
     centres: Any = None
 
 
+def _check_secondary(ws: WindowSettings, run: RunOptions) -> None:
+    """SaTScan's criteria on the clusters' centres and radii are for circles here (its ellipse tests are not)."""
+    if ws.ellipses is not None and run.secondary not in ("no-overlap", "no-restrictions"):
+        raise ValueError(f"secondary={run.secondary!r} is for circular windows; window='ellipse' takes 'no-overlap' or "
+                         f"'no-restrictions'")
+
+
 def _check_windows(xy, max_population, max_distance, grid_cell, distance, window, ellipse_shapes, ellipse_angles,
                    penalty, centres=None) -> WindowSettings:
     """The window options of :func:`bernoulli` and :func:`poisson`, checked in the order of their
@@ -497,8 +510,10 @@ def _scan(ws: WindowSettings, run: RunOptions, coords, cases, members, ids, size
     else:
         radius_of = _radius(ws.geo, points, cpoints)
     cand = Candidates(best, best_entry, offsets, neighbors, centres, centre_loc)
+    # SaTScan's other criteria for secondary clusters look at the circles' centres and radii
+    overlap = None if run.secondary == "no-overlap" else centre_overlap(run.secondary, cpoints, points)
     clusters = _clusters(cand, radius_of, cases, members, ids, null_llr, window_stats, stat=stat, extra=extra_cols,
-                         tiebreak=tiebreak)
+                         tiebreak=tiebreak, overlap=overlap)
     if ws.ellipses is not None:  # the radius of an ellipse is its semiminor axis
         clusters.insert(clusters.columns.get_loc("radius") + 1, "semimajor_axis", clusters.radius * clusters["shape"])
     return dict(clusters=clusters, null_llr=null_llr, backend=run.backend, n_centres=len(centres),

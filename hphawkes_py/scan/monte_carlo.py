@@ -18,6 +18,7 @@ from .._parallel import as_executor, run_replicates, spawn_seeds
 from .._validate import check_bool, check_in, check_int, check_seed, check_threads
 from .engine import DIRECTIONS
 from .null_draws import draw_multinomial_cases, draw_null_cases
+from .secondary import CRITERIA
 
 __all__ = ["RunOptions", "check_run", "replicate_seed_batches", "batch_children", "gumbel_p_values", "EULER_GAMMA",
            "BATCH_SIZE"]
@@ -74,7 +75,8 @@ class RunOptions:
     ``min_cases``: high-rate windows need this many cases; ``n_replicates``: Monte Carlo
     replicates; ``direction``: "high", "low" or "both"; ``progress``: progress bar; ``threads``:
     Numba threads (None: all); ``backend``: the resolved backend; ``seed``: root of the replicate
-    seeds; ``executor``: where the Monte Carlo batches run (None: here).
+    seeds; ``executor``: where the Monte Carlo batches run (None: here); ``secondary``: the criterion for
+    reporting secondary clusters (:data:`~.secondary.CRITERIA`).
     """
 
     min_cases: int
@@ -85,6 +87,7 @@ class RunOptions:
     backend: str
     seed: Any = None
     executor: Any = None
+    secondary: str = "no-overlap"
 
 
 def check_run(min_cases, n_replicates, direction, secondary, progress, threads, seed, backend,
@@ -94,12 +97,13 @@ def check_run(min_cases, n_replicates, direction, secondary, progress, threads, 
     min_cases = check_int(min_cases, "min_cases", minimum=0)
     n_replicates = _check_replicates(n_replicates)
     check_in(direction, "direction", DIRECTIONS)
-    check_in(secondary, "secondary", ("no-overlap",))
+    check_in(secondary, "secondary", tuple(CRITERIA))
     progress = check_bool(progress, "progress")
     threads = check_threads(threads)
     check_seed(seed)
     as_executor(executor)  # refused here, before the windows are built, not when the batches start
-    return RunOptions(min_cases, n_replicates, direction, progress, threads, resolve_backend(backend), seed, executor)
+    return RunOptions(min_cases, n_replicates, direction, progress, threads, resolve_backend(backend), seed, executor,
+                      secondary)
 
 
 def _monte_carlo(engine, weights, n_cases, n_replicates, seed, executor, progress, penalties=None):

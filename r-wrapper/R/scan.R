@@ -8,7 +8,9 @@
 #' @param max_population Maximum window population as a fraction of the total, in (0, 0.5].
 #' @param n_replicates Monte Carlo replicates (whole number).
 #' @param direction \code{"high"}, \code{"low"} or \code{"both"}.
-#' @param secondary \code{"no-overlap"}.
+#' @param secondary Criterion for secondary clusters (SaTScan's): \code{"no-overlap"} (default),
+#'   \code{"no-centres-in-others"}, \code{"no-centres-in-more-likely"}, \code{"no-centres-in-less-likely"},
+#'   \code{"no-pairs-of-centres"} or \code{"no-restrictions"}.
 #' @param grid_cell \code{NULL} or grid spacing for circle centres.
 #' @param window \code{"circle"} or \code{"ellipse"} (SaTScan's elliptic windows: the circle plus
 #'   shapes 1.5, 2, 3, 4, 5 at 4, 6, 9, 12, 15 angles; no \code{grid_cell}).
@@ -108,7 +110,9 @@ scan_bernoulli <- function(coords, cases, controls, max_population = 0.5, n_repl
 #' @param min_cases Minimum number of cases in a high-rate cluster (SaTScan's default 2).
 #' @param n_replicates Monte Carlo replicates (whole number).
 #' @param direction \code{"high"}, \code{"low"} or \code{"both"}.
-#' @param secondary \code{"no-overlap"}.
+#' @param secondary Criterion for secondary clusters (SaTScan's): \code{"no-overlap"} (default),
+#'   \code{"no-centres-in-others"}, \code{"no-centres-in-more-likely"}, \code{"no-centres-in-less-likely"},
+#'   \code{"no-pairs-of-centres"} or \code{"no-restrictions"}.
 #' @param grid_cell \code{NULL} or grid spacing for circle centres.
 #' @param seed Whole number or \code{NULL}.
 #' @param location_ids Optional unique ids reported in \code{location_ids} (default 0-based rows).
