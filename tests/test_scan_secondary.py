@@ -1,7 +1,8 @@
 """SaTScan's criteria for reporting secondary clusters (``secondary=`` of hp.scan.bernoulli and hp.scan.poisson,
 CriteriaForReportingSecondaryClusters 1-5; :mod:`hphawkes_py.scan.secondary`) against SaTScan 10.3.2 run on
 the same data (tests/satscan_oracle.py) through run_prm: the upstate New York leukaemia sample (discrete
-Poisson, 281 tracts) under every criterion and the North Humberside sample (Bernoulli) under two. The lists
+Poisson, 281 tracts) under every criterion, the North Humberside sample (Bernoulli) under two and NYCfever
+(space-time permutation) retrospective and prospective. The lists
 of clusters (locations, cases, expected cases and LLRs to 1e-6, p-values within the binomial error) are
 SaTScan's. The criteria themselves against their definitions written out on the listed clusters."""
 from __future__ import annotations
@@ -19,10 +20,13 @@ from satscan_oracle import assert_clusters_match, edit_prm, oracle, read_cluster
 
 FIXTURE = stored("secondary")
 SAMPLES = hp.datasets.path("scan/satscan_sample_data")
-#: analysis -> (sample parameter file, criterion)
-_ANALYSES = {**{f"ny {c}": ("ny_leukemia_poisson.prm", c) for c in range(1, 6)},
-             "humberside 2": ("NHumbersideSpatialBernoulli.prm", 2),
-             "humberside 4": ("NHumbersideSpatialBernoulli.prm", 4)}
+#: analysis -> (sample parameter file, criterion, AnalysisType or None to keep the sample's)
+_ANALYSES = {**{f"ny {c}": ("ny_leukemia_poisson.prm", c, None) for c in range(1, 6)},
+             "humberside 2": ("NHumbersideSpatialBernoulli.prm", 2, None),
+             "humberside 4": ("NHumbersideSpatialBernoulli.prm", 4, None),
+             # the space-time permutation model: retrospective (clusters apart in time never conflict) and prospective
+             "nyc retrospective 2": ("NYCfever.prm", 2, 3), "nyc retrospective 5": ("NYCfever.prm", 5, 3),
+             "nyc prospective 1": ("NYCfever.prm", 1, 4)}
 
 
 def _write_inputs(folder: Path):
@@ -36,9 +40,11 @@ def _prm(name, folder: Path) -> Path:
     maps, and the hierarchical clusters alone (SaTScan's Gini clusters, which the New York sample also reports,
     are ranked with no geographical overlap whatever the criterion): each setting's line replaced, or added to
     [Output] where the sample has none."""
-    sample, criterion = _ANALYSES[name]
+    sample, criterion, analysis = _ANALYSES[name]
     stem = name.replace(" ", "_")
     text = (SAMPLES / sample).read_text()
+    if analysis is not None:
+        text = re.sub(r"^AnalysisType=.*$", f"AnalysisType={analysis}", text, flags=re.M)
     for key, value in (("CriteriaForReportingSecondaryClusters", criterion), ("MonteCarloReps", 999),
                        ("PValueReportType", 1), ("ResultsFile", f"{stem}.txt"), ("MostLikelyClusterEachCentroidDBase", "y"),
                        ("LaunchMapViewer", "n"), ("OutputGoogleEarthKML", "n"), ("OutputShapefiles", "n"),

@@ -251,17 +251,18 @@ def prm_arguments(path) -> dict:
 
 def _secondary(v, model, bad, kwargs) -> None:
     """``CriteriaForReportingSecondaryClusters`` 0-5 as ``secondary`` (:data:`~.secondary.CRITERIA`) of the purely
-    spatial Bernoulli and discrete Poisson scans; the other analyses list them with no geographical overlap (0)."""
+    spatial Bernoulli and discrete Poisson and the space-time scans; the other analyses list them with no
+    geographical overlap (0)."""
     code = v.get("CriteriaForReportingSecondaryClusters", "0") or "0"
     names = {str(c): n for n, c in CRITERIA.items()}
     if code not in names:
         raise bad("CriteriaForReportingSecondaryClusters", "must be 0-5")
     if code == "0":
         return
-    if model not in ("bernoulli", "poisson"):
+    if model not in ("bernoulli", "poisson") + _SPACE_TIME:
         raise bad("CriteriaForReportingSecondaryClusters", "is supported for the purely spatial Bernoulli and discrete "
-                                                           "Poisson analyses; the others take 0 (no geographical "
-                                                           "overlap)")
+                                                           "Poisson and the space-time analyses; the others take 0 (no "
+                                                           "geographical overlap)")
     if kwargs.get("window") == "ellipse" and code != "5":
         raise bad("CriteriaForReportingSecondaryClusters", "must be 0 or 5 with elliptic windows")
     if (v.get("ReportGiniClusters", "n") or "n").lower() not in _OFF:
@@ -480,8 +481,9 @@ def _settings_kwargs(v, model, bad, kwargs):
             kwargs["min_cases"] = int(v["MinimumCasesInHighRateClusters"])
         except ValueError:
             raise bad("MinimumCasesInHighRateClusters", "is not a whole number") from None
-    elif model in ("poisson", "space_time_permutation", "space_time_bernoulli", "space_time_poisson"):
-        kwargs["min_cases"] = 0  # parameter files from before SaTScan 9.5 had no such restriction
+    elif model in ("bernoulli", "poisson") + _SPACE_TIME:
+        # SaTScan 10's default, whatever the file's version (a 9.4 file without the key is run with 2: NYCfever)
+        kwargs["min_cases"] = 2
 
 
 def _space_time_kwargs(v, analysis, name, bad, kwargs):

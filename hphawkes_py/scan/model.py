@@ -511,7 +511,7 @@ def _scan(ws: WindowSettings, run: RunOptions, coords, cases, members, ids, size
         radius_of = _radius(ws.geo, points, cpoints)
     cand = Candidates(best, best_entry, offsets, neighbors, centres, centre_loc)
     # SaTScan's other criteria for secondary clusters look at the circles' centres and radii
-    overlap = None if run.secondary == "no-overlap" else centre_overlap(run.secondary, cpoints, points)
+    overlap = None if run.secondary == "no-overlap" else centre_overlap(run.secondary, cpoints.__getitem__, points)
     clusters = _clusters(cand, radius_of, cases, members, ids, null_llr, window_stats, stat=stat, extra=extra_cols,
                          tiebreak=tiebreak, overlap=overlap)
     if ws.ellipses is not None:  # the radius of an ellipse is its semiminor axis

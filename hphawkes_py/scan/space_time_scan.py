@@ -22,6 +22,7 @@ from .locations import (Geometry, _check_geometry, _check_max_population, _check
                         merge_rows)
 from .monte_carlo import BATCH_SIZE, RunOptions, batch_children, check_run, replicate_seed_batches
 from .result import Candidates, ScanResult, _clusters
+from .secondary import centre_overlap
 from .null_draws import draw_cases_by_day, draw_cases_by_location, draw_cases_by_weekday, draw_multinomial_cases, \
     draw_null_cases, permute_days_cases
 from .windows import build_windows, cumulative_expected
@@ -51,6 +52,7 @@ class SpaceTimeOptions:
     max_circle_population: Any = 0.5
     centres: Any = None
     max_temporal_percent: Any = None
+    secondary: Any = "no-overlap"
 
 
 #: whole days beyond +-2**53 are not exact in double precision (and their differences overflow int64)
@@ -202,7 +204,7 @@ def _check_common(coords, cases, times, opts: SpaceTimeOptions) -> SpaceTimeData
             raise ValueError(f"max_temporal_percent must be in (0, 100] (percent of the study period), got {percent!r}")
     if not isinstance(opts.prospective, (bool, np.bool_)):
         raise TypeError(f"prospective must be True or False, got {describe(opts.prospective)}")
-    run = check_run(opts.min_cases, opts.n_replicates, opts.direction, "no-overlap", opts.progress, opts.threads,
+    run = check_run(opts.min_cases, opts.n_replicates, opts.direction, opts.secondary, opts.progress, opts.threads,
                     opts.seed, opts.backend, opts.executor)
     loc_coords, gid, members = merge_rows(xy)
     if opts.location_ids is not None:
@@ -351,6 +353,10 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
     if ps is not None:
         centre_of, best, j_of, t1_of, t2_of = _with_purely_spatial(centre_of, best, j_of, t1_of, t2_of, ps_best, ps_j,
                                                                    T)
+    if cm.run.secondary != "no-overlap":
+        # SaTScan's other criteria: the circles' centres and radii, and (retrospective) the cylinders' days
+        overlap = centre_overlap(cm.run.secondary, lambda i: cpoints[centre_of[i]], points,
+                                 None if cm.prospective else (lambda i: (t1_of[i], t2_of[i])))
 
     k_pt = -1  # the purely temporal candidate's index, if any
     cand_offsets, cand_neighbors, cand_centres, cand_loc = offsets[centre_of], neighbors, centres[centre_of], \

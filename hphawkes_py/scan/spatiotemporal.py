@@ -32,7 +32,7 @@ def space_time_permutation(coords, cases, times, *, max_population=0.5, max_dist
                            distance="euclidean", location_ids=None, seed=None, executor=None, backend="auto",
                            threads=None, progress=True, covariates=None, day_of_week=False,
                            surveillance_start=None, circle_population=None, max_circle_population=0.5,
-                           centres=None, max_temporal_percent=None) -> ScanResult:
+                           centres=None, max_temporal_percent=None, secondary="no-overlap") -> ScanResult:
     """Kulldorff's space-time permutation scan statistic (retrospective or prospective).
 
     With ``covariates`` or ``day_of_week`` the expectations condition on the cases of every location
@@ -94,6 +94,9 @@ def space_time_permutation(coords, cases, times, *, max_population=0.5, max_dist
         ``floor(T percent / 100)`` days; with ``surveillance_start``, each earlier analysis's own period's
         (the cylinders ending on day t last at most ``floor((t + 1) percent / 100)`` days), as SaTScan's
         percentage maximum temporal size with ``AdjustForEarlierAnalyses``.
+    secondary : str
+        The criterion for secondary clusters, as :func:`~hphawkes_py.scan.bernoulli`'s
+        (:mod:`hphawkes_py.scan.secondary`); in retrospective analyses clusters apart in time never conflict.
 
     Returns
     -------
@@ -147,7 +150,7 @@ def space_time_permutation(coords, cases, times, *, max_population=0.5, max_dist
     opts = SpaceTimeOptions(max_population, max_distance, max_temporal, prospective, study_period, min_cases,
                             n_replicates, direction, distance, location_ids, seed, executor, backend, threads, progress,
                             surveillance_start, circle_population, max_circle_population, centres,
-                            max_temporal_percent)
+                            max_temporal_percent, secondary)
     common = _check_common(coords, cases, times, opts)
     c_lt, L = common.c_lt, common.L
     T = c_lt.shape[1]
@@ -171,7 +174,8 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
                threads=None, progress=True, time_trend=None, trend_percent=None,
                spatial_adjustment=None, expected=None, day_of_week=False, purely_temporal=False,
                surveillance_start=None, purely_spatial=False, circle_population=None,
-               max_circle_population=0.5, centres=None, max_temporal_percent=None) -> ScanResult:
+               max_circle_population=0.5, centres=None, max_temporal_percent=None,
+               secondary="no-overlap") -> ScanResult:
     """Kulldorff's retrospective (or prospective) space-time scan: discrete Poisson or Bernoulli model.
 
     Cylinders as in :func:`space_time_permutation`: circles centred on the locations x intervals of
@@ -288,9 +292,10 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
         is greater, they enter every replicate's maximum, and the cylinders then span at most T - 1 days
         (the whole period is the purely spatial window). Not with a ``spatial_adjustment`` (its LLR would
         be 0) or ``surveillance_start``.
-    circle_population, max_circle_population, centres, max_temporal_percent
+    circle_population, max_circle_population, centres, max_temporal_percent, secondary
         As in :func:`space_time_permutation`: a second limit on the circles from SaTScan's max circle
-        size file, the circle centres of its grid file, and the longest cylinder as a percentage.
+        size file, the circle centres of its grid file, the longest cylinder as a percentage, and the
+        criterion for secondary clusters.
 
     Returns
     -------
@@ -383,7 +388,7 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
     opts = SpaceTimeOptions(max_population, max_distance, max_temporal, prospective, study_period, min_cases,
                             n_replicates, direction, distance, location_ids, seed, executor, backend, threads, progress,
                             surveillance_start, circle_population, max_circle_population, centres,
-                            max_temporal_percent)
+                            max_temporal_percent, secondary)
     if model == "bernoulli":
         if population is not None:
             raise ValueError("model='bernoulli' takes cases and controls (give controls=, not population=)")
