@@ -402,6 +402,8 @@ plot.hphawkes_scan <- function(x, ...) {
 #' @param max_population Maximum circle size as a fraction of all cases (of the population), in (0, 0.5].
 #' @param max_distance \code{NULL} or maximum circle radius (km for great-circle distances).
 #' @param max_temporal Maximum interval length in days.
+#' @param secondary Criterion for secondary clusters, as in \code{scan_bernoulli}; in retrospective analyses
+#'   clusters apart in time never conflict.
 #' @param max_temporal_percent \code{NULL} or the longest interval as a percentage of the study period
 #'   (instead of \code{max_temporal}); with \code{surveillance_start}, of each earlier analysis's own period,
 #'   as SaTScan's percentage with \code{AdjustForEarlierAnalyses}.
@@ -498,7 +500,7 @@ scan_space_time <- function(coords, cases, times, population = NULL, controls = 
                             spatial_adjustment = NULL, expected = NULL, day_of_week = FALSE,
                             covariates = NULL, purely_temporal = FALSE, surveillance_start = NULL,
                             purely_spatial = FALSE, circle_population = NULL, max_circle_population = 0.5,
-                            centres = NULL, max_temporal_percent = NULL) {
+                            centres = NULL, max_temporal_percent = NULL, secondary = "no-overlap") {
   .hp_check_args()
   sc <- .hp_mod("scan")
   .hp_no_na(times, "times")
@@ -516,6 +518,7 @@ scan_space_time <- function(coords, cases, times, population = NULL, controls = 
   }
   if (!is.null(centres)) kw$centres <- .np_double(centres, "centres")
   if (!is.null(max_temporal_percent)) kw$max_temporal_percent <- .as_num(max_temporal_percent)
+  kw$secondary <- secondary
   if (!is.null(population) && !is.null(controls))
     stop("give population (Poisson) or controls (Bernoulli), not both", call. = FALSE)
   if (!is.null(expected) && !is.null(controls))
