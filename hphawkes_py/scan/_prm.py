@@ -30,7 +30,7 @@ from .known_risks import poisson_with_known_risks, prm_known_risks
 from .power_evaluation import prm_power, run_prm_power
 from ._prm_temporal import TEMPORAL_MODELS, parse_time, run_svtt, run_temporal, svtt_kwargs, temporal_kwargs, \
     space_time_adjustments
-from ._prm_outputs import _OFF, _output_settings, _results_target, _write_results
+from ._prm_outputs import _OFF, _on, _output_settings, _results_target, _write_results
 from ._prm_space_time import run_space_time
 
 __all__ = ["read_prm", "run_prm"]
@@ -114,6 +114,8 @@ _FILES = {
 #: the input files whose CSV / dBase / shapefile source settings (``<File>-Source...``) are read
 _SOURCE_FILES = ("CaseFile", "ControlFile", "PopulationFile", "CoordinatesFile")
 _SPACE_TIME = ("space_time_permutation", "space_time_bernoulli", "space_time_poisson")
+#: the analyses whose circles a grid file, a max circle size file and the secondary-cluster criteria shape
+_CIRCULAR_SCANS = ("bernoulli", "poisson") + _SPACE_TIME
 _TIME_UNITS = {"1": "year", "2": "month", "3": "day"}
 _MODEL_NAMES = {"0": "Discrete Poisson", "1": "Bernoulli", "2": "Space-Time Permutation", "3": "Ordinal",
                 "4": "Exponential", "5": "Normal", "6": "Continuous Poisson", "7": "Multinomial",
@@ -230,8 +232,8 @@ def prm_arguments(path) -> dict:
     circle = _max_circle(v, model, bad, file)
     _grid_file(v, model, bad, file, kwargs)
     _secondary(v, model, bad, kwargs)
-    if (v.get("AdjustForEarlierAnalyses", "n") or "n").lower() not in _OFF:
-        _earlier_analyses(v, model, analysis, bad, kwargs)
+    if _on(v, "AdjustForEarlierAnalyses"):
+        _earlier_analyses(v, model, analysis, bad, kwargs, circle is not None)
     generic = False
     if model in TEMPORAL_MODELS:
         temporal_kwargs(v, model, analysis, bad, kwargs)
@@ -259,13 +261,13 @@ def _secondary(v, model, bad, kwargs) -> None:
         raise bad("CriteriaForReportingSecondaryClusters", "must be 0-5")
     if code == "0":
         return
-    if model not in ("bernoulli", "poisson") + _SPACE_TIME:
+    if model not in _CIRCULAR_SCANS:
         raise bad("CriteriaForReportingSecondaryClusters", "is supported for the purely spatial Bernoulli and discrete "
                                                            "Poisson and the space-time analyses; the others take 0 (no "
                                                            "geographical overlap)")
     if kwargs.get("window") == "ellipse" and code != "5":
         raise bad("CriteriaForReportingSecondaryClusters", "must be 0 or 5 with elliptic windows")
-    if (v.get("ReportGiniClusters", "n") or "n").lower() not in _OFF:
+    if _on(v, "ReportGiniClusters"):
         warnings.warn(f"{v.get('CriteriaForReportingSecondaryClusters')!r} with ReportGiniClusters=y: SaTScan also "
                       f"lists its Gini-optimised clusters (ranked with no geographical overlap), which hp.scan does not; "
                       f"the clusters listed are the hierarchical ones", UserWarning, stacklevel=4)
@@ -276,9 +278,9 @@ def _grid_file(v, model, bad, file, kwargs) -> None:
     """``UseGridFile=y``: the circle centres of ``GridFile`` (records ``x y``, or ``latitude longitude`` with
     ``CoordinatesType=1``, as SaTScan reads them) as ``centres`` of the Bernoulli, discrete Poisson and
     space-time scans."""
-    if (v.get("UseGridFile", "n") or "n").lower() in _OFF:
+    if not _on(v, "UseGridFile"):
         return
-    if model not in ("bernoulli", "poisson") + _SPACE_TIME:
+    if model not in _CIRCULAR_SCANS:
         raise bad("UseGridFile", "is supported for the purely spatial Bernoulli and discrete Poisson and the space-time "
                                  "analyses (ModelType 0-2)")
     if kwargs.get("window") == "ellipse":
@@ -294,11 +296,10 @@ def _max_circle(v, model, bad, file):
     """``UseMaxCirclePopulationFileOption=y``: ``(MaxCirclePopulationFile, fraction)``, the file (as ``file``
     resolves it) and ``MaxSpatialSizeInMaxCirclePopulationFile`` / 100, a further limit on the circles of the
     Bernoulli, discrete Poisson and space-time analyses; None when off."""
-    if (v.get("UseMaxCirclePopulationFileOption", "n") or "n").lower() in _OFF:
+    if not _on(v, "UseMaxCirclePopulationFileOption"):
         return None
-    key = "UseMaxCirclePopulationFileOption"
-    if model not in ("bernoulli", "poisson") + _SPACE_TIME:
-        raise bad(key, "is supported for the purely spatial Bernoulli and discrete Poisson and the space-time "
+    if model not in _CIRCULAR_SCANS:
+        raise bad("UseMaxCirclePopulationFileOption", "is supported for the purely spatial Bernoulli and discrete Poisson and the space-time "
                        "analyses (ModelType 0-2)")
     try:
         pct = float(v.get("MaxSpatialSizeInMaxCirclePopulationFile", "50") or "50")
@@ -481,7 +482,7 @@ def _settings_kwargs(v, model, bad, kwargs):
             kwargs["min_cases"] = int(v["MinimumCasesInHighRateClusters"])
         except ValueError:
             raise bad("MinimumCasesInHighRateClusters", "is not a whole number") from None
-    elif model in ("bernoulli", "poisson") + _SPACE_TIME:
+    elif model in _CIRCULAR_SCANS:
         # SaTScan 10's default, whatever the file's version (a 9.4 file without the key is run with 2: NYCfever)
         kwargs["min_cases"] = 2
 
@@ -558,14 +559,13 @@ def _space_time_kwargs(v, analysis, name, bad, kwargs):
     return starts
 
 
-def _earlier_analyses(v, model, analysis, bad, kwargs) -> None:
+def _earlier_analyses(v, model, analysis, bad, kwargs, circle: bool) -> None:
     """``AdjustForEarlierAnalyses=y``: ``surveillance_start`` (``ProspectiveStartDate``) of a prospective
-    space-time analysis, its circles limited by distance or a max circle size file alone (as SaTScan:
-    ``max_population`` None), and with a percentage maximum temporal size each analysis's cut
+    space-time analysis, its circles limited by distance or a max circle size file (``circle``) alone (as
+    SaTScan: ``max_population`` None), and with a percentage maximum temporal size each analysis's cut
     (``max_temporal_percent``)."""
     if model not in _SPACE_TIME or analysis != "4":
         raise bad("AdjustForEarlierAnalyses", "is for the prospective space-time analyses (AnalysisType=4)")
-    circle = (v.get("UseMaxCirclePopulationFileOption", "n") or "n").lower() not in _OFF
     if "max_distance" not in kwargs and not circle:
         raise bad("AdjustForEarlierAnalyses", "needs the maximum circle size as a distance "
                                               "(UseDistanceFromCenterOption=y, MaxSpatialSizeInDistanceFromCenter) or "

@@ -628,11 +628,10 @@ def case_records_kept(spec, ids, dates, geo_path, seen, path=None, what="case", 
                 raise ValueError(f"{path}: the {what} dated {dates[i]} (record {i + 1}) is outside the study "
                                  f"period {start} to {end} (StartDate/EndDate); SaTScan refuses such records "
                                  f"(StudyPeriodCheckType=0), or leaves them out with StudyPeriodCheckType=1")
-            more = "" if counts is None else (f" ({int(counts[out].sum())} {what}s)", f" (first: record {i + 1}, "
-                                              f"{dates[i]}; StudyPeriodCheckType=1)")
-            warnings.warn(f"{path}: {int(out.sum())} {what} record(s){more[0] if more else ''} dated outside the study "
-                          f"period {start} to {end} were left out"
-                          + (more[1] if more else " (StudyPeriodCheckType=1)"), UserWarning, stacklevel=stacklevel)
+            n = "" if counts is None else f" ({int(counts[out].sum())} {what}s)"
+            first = "" if counts is None else f"first: record {i + 1}, {dates[i]}; "
+            warnings.warn(f"{path}: {int(out.sum())} {what} record(s){n} dated outside the study period {start} to "
+                          f"{end} were left out ({first}StudyPeriodCheckType=1)", UserWarning, stacklevel=stacklevel)
             keep = ~out
     return keep
 

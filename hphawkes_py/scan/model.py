@@ -148,11 +148,8 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
     ws = _check_windows(loc.coords, max_population, max_distance, grid_cell, distance, window, ellipse_shapes,
                         ellipse_angles, penalty, centres)
     if circle_population is not None:
-        gid = np.empty(n_in, dtype=np.int64)
-        for g, rows in enumerate(loc.members):
-            gid[rows] = g
-        ws = dataclasses.replace(ws, circle=circle_limit(circle_population, max_circle_population, gid,
-                                                         len(loc.members)))
+        ws = dataclasses.replace(ws, circle=circle_limit(circle_population, max_circle_population,
+                                                         _row_locations(loc.members), len(loc.members)))
     run = check_run(min_cases, n_replicates, direction, secondary, progress, threads, seed, backend, executor)
     _check_secondary(ws, run)
     if loc.n_merged:

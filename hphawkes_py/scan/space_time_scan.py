@@ -281,10 +281,7 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
                                 * cut.sum(), geo.to_working(cm.max_distance), circle=cm.circle[0],
                                 circle_limit=cm.circle[1])
         offsets, neighbors, _, boundary = windows
-        csum = np.empty(len(neighbors))  # C_Z (E_Z) of the circle after each entry, summed in walk order
-        wl = np.asarray(wsize_loc, dtype=np.float64)[neighbors]
-        for i in range(len(offsets) - 1):
-            np.cumsum(wl[offsets[i]:offsets[i + 1]], out=csum[offsets[i]:offsets[i + 1]])
+        csum = cumulative_expected(windows, wsize_loc)  # C_Z (E_Z) of the circle after each entry, in walk order
         engine = make_space_time_engine((offsets, neighbors, csum, boundary), dcum, klogk_table(N), C,
                                         max_t, t_end_min, cm.run.min_cases, cm.run.direction,
                                         backend=cm.run.backend, persons=persons, strata=strata,
@@ -305,19 +302,19 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
             ps = _purely_spatial_engine(windows, csum, persons, C, N, cm.run)
             ps_best, ps_j = (v[:, 0] for v in ps.best_per_centre(c_lt.sum(axis=1)[:, None].astype(np.int32),
                                                                   want_arg=True))
-        null_engine, null_pt = engine, pt
+        null_engines, null_pts = [engine], [] if pt is None else [pt]
         if cm.null_end_min is not None:
             # adjusted for earlier analyses (SaTScan's ProspectiveStartDate): the replicates' maxima are over
             # the cylinders ending on any day of the surveillance, the observed clusters those ending last; with
             # a percentage, each analysis's longest cylinder a share of its own period (one engine per range of
             # end days with the same longest, _surveillance_cuts)
             cuts = cm.null_cuts or ((cm.null_end_min, cm.max_temporal),)
-            null_engine = [make_space_time_engine((offsets, neighbors, csum, boundary), dcum, klogk_table(N), C,
-                                                  m, a, cm.run.min_cases, cm.run.direction, backend=cm.run.backend,
-                                                  persons=persons, strata=strata, expected=expected_lt)
-                           for a, m in cuts]
-            null_pt = None if pt is None else [pt[:4] + (min(m, T), a) + pt[6:] for a, m in cuts]
-        null_llr = _null_maxima(null_engine, null, cm.run, L, T, null_pt, ps)
+            null_engines = [make_space_time_engine((offsets, neighbors, csum, boundary), dcum, klogk_table(N), C,
+                                                   m, a, cm.run.min_cases, cm.run.direction, backend=cm.run.backend,
+                                                   persons=persons, strata=strata, expected=expected_lt)
+                            for a, m in cuts]
+            null_pts = [] if pt is None else [pt[:4] + (min(m, T), a) + pt[6:] for a, m in cuts]
+        null_llr = _null_maxima(null_engines, null, cm.run, L, T, null_pts, ps)
     radius_of = _radius(geo, points, cpoints)
     origin = cm.origin
     pop_loc = np.asarray(size)
@@ -469,15 +466,15 @@ def _retrospective_candidates(windows, best, j_of, t1_of, t2_of, c_lt, persons, 
     return tuple(np.concatenate([p[q] for p in parts]) for q in range(5))
 
 
-def _null_maxima(engine, null, run: RunOptions, L: int, T: int, pt=None, ps=None) -> np.ndarray:
-    """(n_replicates,) float64 largest cylinder LLR of each null replicate, in replicate order
-    (batches of ``BATCH_SIZE`` replicates where ``run.executor`` runs them); with ``pt`` (see
-    :func:`_temporal_best`) the purely temporal clusters' too, with ``ps`` (:func:`_purely_spatial_engine`)
-    the purely spatial ones'. ``engine`` and ``pt`` may be lists: the largest over them."""
+def _null_maxima(engines, null, run: RunOptions, L: int, T: int, pts=(), ps=None) -> np.ndarray:
+    """(n_replicates,) float64 largest cylinder LLR of each null replicate over the ``engines`` (one, or one per
+    range of a surveillance's end days), in replicate order (batches of ``BATCH_SIZE`` replicates where
+    ``run.executor`` runs them); with ``pts`` (each as :func:`_temporal_best` takes it) the purely temporal
+    clusters' too, with ``ps`` (:func:`_purely_spatial_engine`) the purely spatial ones'."""
     n_rep = run.n_replicates
     sizes = [min(BATCH_SIZE, n_rep - s) for s in range(0, n_rep, BATCH_SIZE)]
     parts = run_replicates(_null_batch, sizes, seeds=replicate_seed_batches(run.seed, n_rep), executor=run.executor,
-                           progress=run.progress, desc="space-time Monte Carlo", args=(engine, null, L, T, pt, ps))
+                           progress=run.progress, desc="space-time Monte Carlo", args=(engines, null, L, T, pts, ps))
     return np.concatenate(parts).astype(np.float64)
 
 
@@ -528,13 +525,13 @@ def _xlogy(a, b):
     return np.where(a > 0, a * np.log(np.where(a > 0, b, 1.0)), 0.0)
 
 
-def _null_batch(size, batch_seed, engine, null, L, T, pt=None, ps=None):
+def _null_batch(size, batch_seed, engines, null, L, T, pts=(), ps=None):
     """One Monte Carlo batch: the null data (days permuted among the cases, the cases dropped
     multinomially on the location x day cells, or relabelled among the persons of the cells), the
-    maximum cylinder LLR of each replicate (and of the purely temporal clusters with ``pt``, of the purely
-    spatial ones with ``ps``)."""
+    maximum cylinder LLR of each replicate over the ``engines`` (and of the purely temporal clusters of
+    ``pts``, of the purely spatial ones with ``ps``)."""
     seeds = batch_children(batch_seed, size)
-    n_cases = (engine[0] if isinstance(engine, list) else engine).n_cases
+    n_cases = engines[0].n_cases
     if null[0] == "permute":  # the days permuted among the cases (within strata: null[3], their bounds)
         M = permute_days_cases(null[1], null[2], L, T, seeds, null[3] if len(null) > 3 else None)
     elif null[0] == "hypergeometric":  # Bernoulli: the cases relabelled among the persons of every cell
@@ -548,15 +545,15 @@ def _null_batch(size, batch_seed, engine, null, L, T, pt=None, ps=None):
     else:
         M = draw_multinomial_cases(null[1], n_cases, seeds).reshape(L, T, size)
     m = np.zeros(size)
-    for e in (engine if isinstance(engine, list) else [engine]):
+    for e in engines:
         if hasattr(e, "max_llr"):  # the CPU engine prunes with a pilot's maxima
             m = np.maximum(m, e.max_llr(M))
         else:
             best, _ = e.batch(M)
             if best.shape[0]:
                 m = np.maximum(m, best.max(axis=0))
-    for q in ([] if pt is None else pt if isinstance(pt, list) else [pt]):
-        m = np.maximum(m, _temporal_best(M.sum(axis=0), q)[0])
+    for pt in pts:
+        m = np.maximum(m, _temporal_best(M.sum(axis=0), pt)[0])
     if ps is not None:
         m = np.maximum(m, ps.max_llr(np.ascontiguousarray(M.sum(axis=1), dtype=np.int32)))
     return m
@@ -587,7 +584,7 @@ def _with_purely_spatial(centre_of, best, j_of, t1_of, t2_of, ps_best, ps_j, T: 
     won = np.flatnonzero(wins)
     centre = np.concatenate([centre_of[keep], won])
     order = np.argsort(centre, kind="stable")  # each centre's candidates together, in centre order
-    days = np.full(len(won), 0, dtype=t1_of.dtype)
+    days = np.zeros(len(won), dtype=t1_of.dtype)
     return (centre[order], np.concatenate([best[keep], ps_best[won]])[order],
             np.concatenate([j_of[keep], ps_j[won].astype(j_of.dtype)])[order],
             np.concatenate([t1_of[keep], days])[order], np.concatenate([t2_of[keep], days + (T - 1)])[order])
