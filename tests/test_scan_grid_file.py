@@ -70,8 +70,8 @@ def test_run_prm_with_a_grid_file_matches_satscan(name, satscan_output, tmp_path
         if float(row["P_VALUE"]) >= 0.99:
             continue  # the same window about two points (a single location) may be listed from either
         cl = res.clusters.iloc[k]
-        assert (cl.x, cl.y) == pytest.approx((float(row["X"]), float(row["Y"])), abs=1e-4)
-        assert cl.radius == pytest.approx(float(row["RADIUS"]), abs=1e-2)
+        assert (cl.x, cl.y) == pytest.approx((float(row["X"]), float(row["Y"])), abs=1e-9)
+        assert cl.radius == pytest.approx(float(row["RADIUS"]), abs=1e-9)
 
 
 def test_windows_about_given_centres_against_the_rule():
