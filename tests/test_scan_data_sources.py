@@ -395,7 +395,7 @@ def test_run_prm_continuous_refusals(tmp_path):
         hp.scan.run_prm(_continuous_prm(tmp_path, "exponential", "1", "50"), progress=False, backend="cpu")
     text = p.read_text()
     for old, new, match in [("AnalysisType=1", "AnalysisType=3", r"AnalysisType='3' .* Normal model: must be 1"),
-                            ("ModelType=5", "ModelType=6", r"ModelType='6' .* \(Continuous Poisson\) is not supported"),
+                            ("ModelType=5", "ModelType=8", r"ModelType='8' .* \(Rank\) is not supported"),
                             ("[Input]", "[Input]\nControlFile=normal.geo", "ControlFile.*not used by the normal model")]:
         (tmp_path / "r.prm").write_text(text.replace(old, new))
         with pytest.raises(ValueError, match=match):

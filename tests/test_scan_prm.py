@@ -47,7 +47,7 @@ def _edit(tmp_path, **changes):
 @pytest.mark.parametrize(
     "changes, match",
     [
-        (dict(ModelType="6"), r"ModelType='6' \(\[Analysis\]\) \(Continuous Poisson\) is not supported"),
+        (dict(ModelType="8"), r"ModelType='8' \(\[Analysis\]\) \(Rank\) is not supported"),
         (dict(ModelType="2"), r"AnalysisType='1' .* must be 3 \(retrospective space-time\) or 4 \(prospective "
                               r"space-time\)"),
         (dict(AnalysisType="8"), r"AnalysisType='8' .* is not supported .* 1 \(purely spatial\), 2 .* or 7 "

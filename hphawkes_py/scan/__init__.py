@@ -10,8 +10,10 @@ The entry points (each function's docstring has a runnable example)::
     res = hp.scan.space_time(coords, cases, dates, model="bernoulli", controls=controls)
     res = hp.scan.normal(coords, values, weights=None)           # continuous measurements
     res = hp.scan.exponential(coords, times, censored)           # survival times with censoring
+    res = hp.scan.space_time_exponential(coords, times, dates, censored)   # ... in space and time
     res = hp.scan.ordinal(coords, categories)                    # ordered categories (e.g. severity)
     res = hp.scan.multinomial(coords, categories)                # unordered categories (e.g. subtypes)
+    res = hp.scan.continuous_poisson(points, ["X >= 0,X <= 1,Y >= 0,Y <= 1"])   # points in a region
     tr = hp.scan.temporal(dates, cases, population=None, prospective=False)   # purely temporal
     tr = hp.scan.seasonal(dates, cases)                          # days of the year as a closed loop
     sv = hp.scan.svtt(coords, dates, cases, population, time_aggregation=365)  # trends in time by place
@@ -30,12 +32,14 @@ The entry points (each function's docstring has a runnable example)::
 
 Semantics follow SaTScan's purely spatial Bernoulli, discrete Poisson, normal, exponential, ordinal
 and multinomial analyses (circular or elliptic windows, Cartesian or great-circle distances), its
-retrospective / prospective space-time permutation, discrete Poisson and Bernoulli analyses, its
+continuous Poisson model of points in a region of polygons, its
+retrospective / prospective space-time permutation, discrete Poisson, Bernoulli and exponential analyses, its
 purely temporal and seasonal analyses and its spatial variation in temporal trends.
 :func:`read_satscan` reads SaTScan's .cas/.ctl/.pop/.geo files.
 """
 from ._prm import run_prm
 from ._satscan import read_satscan
+from .continuous_poisson_model import continuous_poisson
 from .data_sources import DataSource, read_source
 from .linelist import cluster_linelist, write_linelist
 from .multinomial_model import multinomial
@@ -44,6 +48,7 @@ from .svtt_model import SVTTResult, svtt
 from .temporal_model import TemporalResult, seasonal, temporal
 from .declustering import DeclusteredScanResult, declustered
 from .exponential_model import exponential
+from .exponential_space_time import space_time_exponential
 from .iterative import IterativeScanResult, iterative_scan
 from .geometry import to_geojson, to_kml, write_geojson, write_kml, write_vector
 from .maps import cluster_map
@@ -57,7 +62,8 @@ from .spatiotemporal import space_time, space_time_permutation
 
 __all__ = ["bernoulli", "poisson", "space_time_permutation", "space_time", "read_satscan", "run_prm", "ScanResult",
            "plot_clusters", "declustered", "DeclusteredScanResult", "write_satscan", "to_geojson", "write_geojson",
-           "to_kml", "write_kml", "write_vector", "cluster_map", "normal", "exponential", "iterative_scan",
+           "to_kml", "write_kml", "write_vector", "cluster_map", "normal", "exponential", "space_time_exponential",
+           "iterative_scan",
            "IterativeScanResult", "power", "PowerResult", "read_alternative_hypotheses", "ordinal", "multinomial",
            "temporal", "seasonal", "TemporalResult", "svtt", "SVTTResult", "DataSource", "read_source",
-           "cluster_linelist", "write_linelist"]
+           "cluster_linelist", "write_linelist", "continuous_poisson"]

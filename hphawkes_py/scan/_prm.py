@@ -31,7 +31,8 @@ from .power_evaluation import prm_power, run_prm_power
 from ._prm_temporal import TEMPORAL_MODELS, parse_time, run_svtt, run_temporal, svtt_kwargs, temporal_kwargs, \
     space_time_adjustments
 from ._prm_outputs import _OFF, _on, _output_settings, _results_target, _write_results
-from ._prm_space_time import run_space_time
+from ._prm_continuous_poisson import continuous_poisson_kwargs, run_continuous_poisson
+from ._prm_space_time import run_space_time, run_space_time_exponential
 
 __all__ = ["read_prm", "run_prm"]
 
@@ -89,10 +90,12 @@ _ANALYSES = {
     ("0", "1"): "poisson", ("0", "3"): "space_time_poisson", ("0", "4"): "space_time_poisson",
     ("1", "1"): "bernoulli", ("1", "3"): "space_time_bernoulli", ("1", "4"): "space_time_bernoulli",
     ("2", "3"): "space_time_permutation", ("2", "4"): "space_time_permutation",
-    ("4", "1"): "exponential", ("5", "1"): "normal",
+    ("4", "1"): "exponential", ("4", "3"): "space_time_exponential", ("4", "4"): "space_time_exponential",
+    ("5", "1"): "normal",
     ("0", "2"): "temporal_poisson", ("0", "6"): "temporal_poisson", ("0", "7"): "seasonal_poisson",
     ("1", "2"): "temporal_bernoulli", ("1", "6"): "temporal_bernoulli", ("1", "7"): "seasonal_bernoulli",
     ("0", "5"): "svtt", ("3", "1"): "ordinal", ("7", "1"): "multinomial",
+    ("6", "1"): "continuous_poisson",
 }
 #: SaTScan's AnalysisType codes (calculation/ParameterTypes.h, enum AnalysisType)
 _ANALYSIS_NAMES = {"1": "purely spatial", "2": "retrospective purely temporal", "3": "retrospective space-time",
@@ -104,16 +107,19 @@ _FILES = {
     "bernoulli": ("ControlFile", ("PopulationFile",)), "space_time_bernoulli": ("ControlFile", ("PopulationFile",)),
     "space_time_permutation": (None, ("ControlFile", "PopulationFile")),
     "normal": (None, ("ControlFile", "PopulationFile")), "exponential": (None, ("ControlFile", "PopulationFile")),
+    "space_time_exponential": (None, ("ControlFile", "PopulationFile")),
     # the Poisson purely temporal scans read PopulationFile when it is given (a constant population)
     "temporal_poisson": (None, ("ControlFile",)), "seasonal_poisson": (None, ("ControlFile",)),
     "temporal_bernoulli": ("ControlFile", ("PopulationFile",)),
     "seasonal_bernoulli": ("ControlFile", ("PopulationFile",)),
     "svtt": ("PopulationFile", ("ControlFile",)),
     "ordinal": (None, ("ControlFile", "PopulationFile")), "multinomial": (None, ("ControlFile", "PopulationFile")),
+    # the points are the coordinates file's records: no case file
+    "continuous_poisson": (None, ("CaseFile", "ControlFile", "PopulationFile")),
 }
 #: the input files whose CSV / dBase / shapefile source settings (``<File>-Source...``) are read
 _SOURCE_FILES = ("CaseFile", "ControlFile", "PopulationFile", "CoordinatesFile")
-_SPACE_TIME = ("space_time_permutation", "space_time_bernoulli", "space_time_poisson")
+_SPACE_TIME = ("space_time_permutation", "space_time_bernoulli", "space_time_poisson", "space_time_exponential")
 #: the analyses whose circles a grid file, a max circle size file and the secondary-cluster criteria shape
 _CIRCULAR_SCANS = ("bernoulli", "poisson") + _SPACE_TIME
 _TIME_UNITS = {"1": "year", "2": "month", "3": "day"}
@@ -207,7 +213,8 @@ def prm_arguments(path) -> dict:
         return f if src is None else src
 
     # a purely temporal analysis needs no coordinates (SaTScan checks the case ids against them when given)
-    files = {"case_file": file("CaseFile", True), "geo_file": file("CoordinatesFile", model not in TEMPORAL_MODELS)}
+    files = {"case_file": file("CaseFile", model != "continuous_poisson"),
+             "geo_file": file("CoordinatesFile", model not in TEMPORAL_MODELS)}
     kwargs = {}
     need, unused = _FILES[model]
     what = {"0": "discrete Poisson", "2": "space-time permutation"}.get(v["ModelType"],
@@ -215,13 +222,16 @@ def prm_arguments(path) -> dict:
     what = "Bernoulli" if what == "bernoulli" else what
     for key in unused:
         if v.get(key):
-            raise bad(key, f"is not used by the {what} model " + (f"(give {need} only)" if need else "(cases only)"))
+            raise bad(key, f"is not used by the {what} model " + (f"(give {need} only)" if need else
+                                                                  "(the coordinates file only)" if
+                                                                  model == "continuous_poisson" else "(cases only)"))
     if need:
         files[{"PopulationFile": "population_file", "ControlFile": "control_file"}[need]] = file(need, True)
     intervals, name = None, None
     if model in _SPACE_TIME:
         name = {"space_time_permutation": "space-time permutation", "space_time_bernoulli": "Bernoulli space-time",
-                "space_time_poisson": "discrete Poisson space-time"}[model]
+                "space_time_poisson": "discrete Poisson space-time",
+                "space_time_exponential": "exponential space-time"}[model]
         intervals = _space_time_kwargs(v, analysis, name, bad, kwargs)
     space_time_adjustments(v, bad, kwargs, model, name)
     if model in ("temporal_poisson", "seasonal_poisson"):
@@ -239,6 +249,8 @@ def prm_arguments(path) -> dict:
         temporal_kwargs(v, model, analysis, bad, kwargs)
     elif model == "svtt":
         generic = svtt_kwargs(v, bad, kwargs)
+    if model == "continuous_poisson":
+        continuous_poisson_kwargs(v, bad, kwargs)
     if model == "normal":  # both minimums go into satscan_min_cases once the file says weighted or not
         kwargs["min_cases"] = _normal_minimums(v, kwargs["direction"], bad, ignored)
     else:
@@ -280,7 +292,7 @@ def _grid_file(v, model, bad, file, kwargs) -> None:
     space-time scans."""
     if not _on(v, "UseGridFile"):
         return
-    if model not in _CIRCULAR_SCANS:
+    if model not in _CIRCULAR_SCANS + ("continuous_poisson",):
         raise bad("UseGridFile", "is supported for the purely spatial Bernoulli and discrete Poisson and the space-time "
                                  "analyses (ModelType 0-2)")
     if kwargs.get("window") == "ellipse":
@@ -418,7 +430,9 @@ def _ignored(v, sec, bad):
                 continue
             raise bad(key, f"describes how to read {file_key}, which hp.scan does not read; refused rather than "
                            f"ignored")
-        if sec[key] in _NOT_ANALYSIS_SECTIONS or key in _NOT_ANALYSIS_KEYS:
+        if sec[key] == "Polygons" and v.get("ModelType") == "6":
+            continue  # the observable region (continuous_poisson_kwargs)
+        if sec[key] in _NOT_ANALYSIS_SECTIONS or key in _NOT_ANALYSIS_KEYS or sec[key] == "Polygons":
             ignored[key] = val
             continue
         if val.lower() in _OFF:
@@ -787,6 +801,8 @@ def _run_categorical(spec, run):
 #: analysis -> the function that runs it for run_prm
 _RUNNERS = {"space_time_permutation": run_space_time, "space_time_bernoulli": run_space_time,
             "space_time_poisson": run_space_time, "bernoulli": _run_spatial, "poisson": _run_spatial,
-            "normal": run_continuous, "exponential": run_continuous, "temporal_poisson": run_temporal,
+            "normal": run_continuous, "exponential": run_continuous, "space_time_exponential": run_space_time_exponential,
+            "temporal_poisson": run_temporal,
             "temporal_bernoulli": run_temporal, "seasonal_poisson": run_temporal, "seasonal_bernoulli": run_temporal,
-            "svtt": run_svtt, "ordinal": _run_categorical, "multinomial": _run_categorical}
+            "svtt": run_svtt, "ordinal": _run_categorical, "multinomial": _run_categorical,
+            "continuous_poisson": run_continuous_poisson}

@@ -13,10 +13,13 @@ expected cases, which sum to C. Without covariates there is one category.
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 
-from ._satscan import _as_ids, _geo, _number, _population, _read_rows, case_records_kept, circle_rows, interval_of
+from ._satscan import (_as_ids, _count_date, _geo, _number, _population, _read_continuous, _read_rows, case_records_kept,
+                       circle_rows, interval_of)
+from .exponential_space_time import space_time_exponential
 from .spatiotemporal import space_time, space_time_permutation
 
 __all__ = ["read_case_dates", "census_day", "integral_weights", "dated_expected", "run_space_time"]
@@ -31,7 +34,8 @@ def read_case_dates(path, what="case", model="space-time permutation", precision
 
     ``precision`` (SaTScan's ``PrecisionCaseTimes``): "1" years (``YYYY``), "2" months (``YYYY/MM``),
     "3" days (``YYYY/MM/DD``); a date given more precisely is read as it is, less precisely refused.
-    As SaTScan, a year stands for its January 1 and a month for its first day. ``categories``: the
+    As SaTScan, a year stands for its January 1 and a month for its first day, the parts may be separated
+    by ``/``, ``-``, ``.`` or ``*``, and a four-digit year may come last (``MM/DD/YYYY``). ``categories``: the
     covariates of each row (a tuple of strings, empty without them); with ``covariates`` False a row
     with covariates is refused."""
     p, rows = _read_rows(path, what, 3)
@@ -42,15 +46,9 @@ def read_case_dates(path, what="case", model="space-time permutation", precision
         if len(parts) > 3 and not covariates:
             raise ValueError(f"{p}:{lineno}: covariates (field 4 on) are not supported by the {model} model")
         counts.append(int(_number(parts[1], p, lineno, 2, f"#{what}s", count=True, whole=True)))
-        fields = parts[2].split("/")
-        try:
-            if not need <= len(fields) <= 3:
-                raise ValueError
-            y, m, d = (int(x) for x in fields + ["1"] * (3 - len(fields)))
-            dates.append(np.datetime64(f"{y:04d}-{m:02d}-{d:02d}", "D"))
-        except ValueError:
-            raise ValueError(f"{p}:{lineno}: field 3 (date) {parts[2]!r} is not {form} "
-                             f"(PrecisionCaseTimes={precision})") from None
+        if not need <= len(re.split(r"[/\-.*]", parts[2])) <= 3:
+            raise ValueError(f"{p}:{lineno}: field 3 (date) {parts[2]!r} is not {form} (PrecisionCaseTimes={precision})")
+        dates.append(_count_date(parts[2], p, lineno, None, None))
         ids.append(parts[0])
         cats.append(tuple(parts[3:]))
     return ids, np.array(counts, dtype=np.int64), np.array(dates, dtype="datetime64[D]"), cats
@@ -270,3 +268,38 @@ def _dated_poisson(spec, keys, where, ids, cases, dates, cats, xs, ys, starts, g
     common.update(circle_rows(spec, common["location_ids"]))
     common["study_period"] = (0, n_int - 1)
     return space_time(xy, c_li[z, i], i, population=avg[z], expected=mu[z, i], model="poisson", **common)
+
+
+def run_space_time_exponential(spec, run):
+    """The space-time exponential analyses (:func:`run_prm`): one patient per case of every record
+    (``<id> <#cases> <date> <survival time> [<censored 0/1>]``), at its location of the coordinates file and
+    on its record's day (or time interval, ``spec["intervals"]``), in the coordinates file's order of the
+    locations (SaTScan's order of equal clusters' centres)."""
+    f = spec["files"]
+    gp, keys, xs, ys, seen = _geo(f["geo_file"])
+    ids, counts, dates, values, censored = _read_continuous(f["case_file"], "exponential", True)
+    keep = case_records_kept(spec, ids, dates, gp, seen)
+    where = {k: i for i, k in enumerate(keys)}
+    absent = sorted(set(keys) - {k for k, kept in zip(ids, keep) if kept}, key=where.get)
+    if absent:
+        raise ValueError(f"{f['case_file']}: location id {absent[0]!r} of the coordinates file {gp} has no patient; "
+                         f"the exponential space-time scan centres circles on the patients' locations only (remove "
+                         f"it from the coordinates file)")
+    order = np.argsort(np.array([where[k] for k in ids], dtype=np.int64), kind="stable")
+    rows = np.repeat(order, np.where(keep, counts, 0)[order])
+    xy = np.array([(xs[where[ids[r]]], ys[where[ids[r]]]) for r in rows], dtype=float).reshape(-1, 2)
+    kwargs = dict(spec["kwargs"])
+    kwargs["location_ids"] = np.array(_as_ids([ids[r] for r in rows]), dtype=object)
+    kwargs.update(circle_rows(spec, kwargs["location_ids"]))
+    days = dates[rows]
+    starts = spec.get("intervals")
+    if starts is not None:  # interval indices stand for the days of the scan
+        days = interval_of(days, starts)
+        kwargs["study_period"] = (0, len(starts) - 2)
+    res = space_time_exponential(xy, values[rows], days, None if censored is None else censored[rows].astype(bool),
+                                 **kwargs, **run)
+    if starts is not None and len(res.clusters):
+        cl = res.clusters
+        cl["start"] = starts[cl["start"].to_numpy(dtype=np.int64)]
+        cl["end"] = starts[cl["end"].to_numpy(dtype=np.int64) + 1] - np.timedelta64(1, "D")
+    return res

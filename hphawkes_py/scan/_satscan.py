@@ -130,7 +130,7 @@ def _four_digit_year(y: int, start, end) -> int | None:
     None where that is ambiguous or impossible."""
     if y >= 1753:
         return y
-    if y > 99:
+    if y > 99 or start is None:
         return None
     lo, hi = int(str(start)[:4]), int(str(end)[:4])
     if lo // 100 == hi // 100:
@@ -158,8 +158,9 @@ def _count_date(s: str, p: Path, lineno: int, start, end) -> np.datetime64:
     else:
         y, md = _four_digit_year(v[0], start, end), v[1:]
         if y is None:
-            raise ValueError(f"{p}:{lineno}: field 3 (date) {s!r}: the year is not a four-digit year (or a two-digit "
-                             f"year whose century the study period {start} to {end} settles)")
+            raise ValueError(f"{p}:{lineno}: field 3 (date) {s!r}: the year is not a four-digit year" +
+                             ("" if start is None else f" (or a two-digit year whose century the study period "
+                                                       f"{start} to {end} settles)"))
     m, d = (md + [1, 1])[:2]
     try:
         return np.datetime64(_dt.date(y, m, d), "D")
@@ -564,12 +565,11 @@ def interval_of(dates, starts) -> np.ndarray:
 # ------------------------------------------------------------------ continuous models' case files
 
 def _day(text: str, p, lineno) -> np.datetime64:
-    """Field 3 of a case record of the continuous and categorical models: a day, YYYY/MM/DD."""
-    try:
-        y, m, d = (int(x) for x in text.split("/"))
-        return np.datetime64(f"{y:04d}-{m:02d}-{d:02d}", "D")
-    except ValueError:
-        raise ValueError(f"{p}:{lineno}: field 3 (date) {text!r} is not a date YYYY/MM/DD") from None
+    """Field 3 of a case record of the continuous and categorical models: a day, as SaTScan reads it
+    (:func:`_count_date`: YYYY/MM/DD or MM/DD/YYYY, separators / - . *; four-digit years)."""
+    if len(re.split(r"[/\-.*]", text)) != 3:
+        raise ValueError(f"{p}:{lineno}: field 3 (date) {text!r} is not a date YYYY/MM/DD")
+    return _count_date(text, p, lineno, None, None)
 
 
 def _read_continuous(path, model: str, dated: bool):

@@ -610,6 +610,16 @@ class CpuSpaceTimeEngine:
                               direction, want_arg=want_arg, centre_ids=centre_ids, floor=floor,
                               pruned=self.pruned, strata=self.strata, expected=self.expected)
 
+    def with_expected(self, expected):
+        """The same engine with other expectations per location and day (``expected`` (L, T); see
+        :func:`cylinder_batch`): the space-time exponential model's replicates each have their own."""
+        if self.expected is None:
+            raise ValueError("with_expected is for an engine built with expectations per location and day")
+        other = object.__new__(type(self))
+        other.__dict__.update(self.__dict__)
+        other.expected = _check_expected(expected, np.shape(self.expected), self.persons, self.strata)
+        return other
+
     #: every PILOT_STRIDE-th centre is scanned first; its maxima are the floor of the full pass
     PILOT_STRIDE = 16
     #: the pilot itself starts from the maxima of a coarser one, over every PILOT_COARSEN x PILOT_STRIDE-th

@@ -162,6 +162,17 @@ class GpuSpaceTimeEngine:
 
     __getstate__ = _refuse_pickling
 
+    def with_expected(self, expected):
+        """The same engine with other expectations per location and day (``expected`` (L, T), of an engine
+        built with ``expected``): :meth:`~.cpu_space_time.CpuSpaceTimeEngine.with_expected`."""
+        if not self.dated:
+            raise ValueError("with_expected is for an engine built with expectations per location and day")
+        other = object.__new__(type(self))
+        other.__dict__.update(self.__dict__)
+        emu = _check_expected(expected, (np.shape(expected)[0], self.T), None, None)
+        other.d_emu = self.dev.to_device(np.ascontiguousarray(emu.ravel(), dtype=np.float64))
+        return other
+
     def batch(self, cases, want_arg=False):
         """(m, R) best cylinder LLR per centre [and its code] for ``cases`` (L, T, R)."""
         dev = self.dev

@@ -15,6 +15,8 @@ import pandas as pd
 from .._backend import threads_context
 from .._parallel import run_replicates
 from .._validate import check_int, check_positive, describe
+from ._rng import replicate_seed_words
+from .cpu_exponential import max_llr_death_days
 from .cpu_space_time import overlap_candidates, space_time_interval_best
 from .engine import klogk_table, make_engine, make_space_time_engine
 from .locations import (Geometry, _check_geometry, _check_max_population, _check_xy, _radius, check_counts,
@@ -24,7 +26,7 @@ from .monte_carlo import BATCH_SIZE, RunOptions, batch_children, check_run, repl
 from .result import Candidates, ScanResult, _clusters
 from .secondary import centre_overlap
 from .null_draws import draw_cases_by_day, draw_cases_by_location, draw_cases_by_weekday, draw_multinomial_cases, \
-    draw_null_cases, permute_days_cases
+    draw_null_cases, permute_days_cases, permute_measurements
 from .windows import build_windows, cumulative_expected
 
 @dataclasses.dataclass(frozen=True)
@@ -242,7 +244,7 @@ def _check_common(coords, cases, times, opts: SpaceTimeOptions) -> SpaceTimeData
 
 def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=None, controls_loc=None,
                time_trend=None, strata=None, spatial_adjustment=None, cut_size=None, expected_lt=None,
-               day_of_week=False, purely_temporal=False, purely_spatial=False):
+               day_of_week=False, purely_temporal=False, purely_spatial=False, individuals_lt=None):
     """Scan the cylinders of circles cut at ``max_population`` x ``size.sum()``; ``wsize_loc``: each
     location's C_z (or E_z) summed along the walks; ``null``: how replicates are drawn. With
     ``persons`` ((L, T) cases + controls), the Bernoulli model (``wsize_loc`` and ``dcum`` unused).
@@ -257,7 +259,9 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
     :func:`_purely_spatial_engine`; SaTScan's ``IncludePurelySpatial``): a centre's best one replaces its
     cylinders as candidates when its LLR is greater (SaTScan's ``C_ST_PS_Analysis::CalculateTopClusters``),
     every replicate's maximum takes them in, and the cylinders then span at most T - 1 days (SaTScan's
-    ``CSpaceTimeData::SetIntervalCut``: the whole period is the purely spatial window)."""
+    ``CSpaceTimeData::SetIntervalCut``: the whole period is the purely spatial window). ``individuals_lt``: the
+    individuals per location and day (the exponential model's patients), reported as a cluster's population (of
+    its cylinder, not its circle), with no relative risk (SaTScan reports none for that model)."""
     c_lt, L, T = cm.c_lt, cm.L, cm.c_lt.shape[1]
     C = int(c_lt.sum())
     bern = persons is not None
@@ -396,6 +400,8 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
             return n, e, (c / n) / outside if outside > 0 else math.inf
         mu = (float(csum[j]) * (dcum[b] - dcum[a]) / C if expected_lt is None else
               float(expected_lt[members, a:b].sum()))
+        if individuals_lt is not None:
+            return int(individuals_lt[members, a:b].sum()), mu, math.nan
         p = pop_loc[members].sum()
         return (int(p) if pop_loc.dtype.kind == "i" else float(p)), mu, (c / mu) / ((Ct - c) / (Ct - mu)) \
             if Ct > c else math.inf
@@ -532,6 +538,8 @@ def _null_batch(size, batch_seed, engines, null, L, T, pts=(), ps=None):
     ``pts``, of the purely spatial ones with ``ps``)."""
     seeds = batch_children(batch_seed, size)
     n_cases = engines[0].n_cases
+    if null[0] == "exponential":
+        return _exponential_null_batch(seeds, engines, null, L, T)
     if null[0] == "permute":  # the days permuted among the cases (within strata: null[3], their bounds)
         M = permute_days_cases(null[1], null[2], L, T, seeds, null[3] if len(null) > 3 else None)
     elif null[0] == "hypergeometric":  # Bernoulli: the cases relabelled among the persons of every cell
@@ -546,16 +554,43 @@ def _null_batch(size, batch_seed, engines, null, L, T, pts=(), ps=None):
         M = draw_multinomial_cases(null[1], n_cases, seeds).reshape(L, T, size)
     m = np.zeros(size)
     for e in engines:
-        if hasattr(e, "max_llr"):  # the CPU engine prunes with a pilot's maxima
-            m = np.maximum(m, e.max_llr(M))
-        else:
-            best, _ = e.batch(M)
-            if best.shape[0]:
-                m = np.maximum(m, best.max(axis=0))
+        m = np.maximum(m, _engine_max(e, M))
     for pt in pts:
         m = np.maximum(m, _temporal_best(M.sum(axis=0), pt)[0])
     if ps is not None:
         m = np.maximum(m, ps.max_llr(np.ascontiguousarray(M.sum(axis=1), dtype=np.int32)))
+    return m
+
+
+def _engine_max(engine, M):
+    """(R,) the largest cylinder LLR of each replicate of ``M`` (L, T, R) on ``engine`` (0: none)."""
+    if hasattr(engine, "max_llr"):  # the CPU engine prunes with a pilot's maxima
+        return engine.max_llr(M)
+    best, _ = engine.batch(M)
+    return best.max(axis=0) if best.shape[0] else np.zeros(M.shape[2])
+
+
+def _exponential_null_batch(seeds, engines, null, L, T):
+    """The space-time exponential model's replicates (``null = ("exponential", cell, mu, dead)``: each patient's
+    location x day cell, calibrated time and death indicator): the (time, censoring) pairs permuted among the
+    patients, who keep their cells, so that every replicate has its own expectations per location and day, and
+    its maximum over the ``engines`` given those (:meth:`~.cpu_space_time.CpuSpaceTimeEngine.with_expected`; high
+    rates on the CPU: :func:`~.cpu_exponential.max_llr_death_days`, the same maxima). ``cell`` must be sorted."""
+    _, cell, mu, dead = null
+    args = [e.args for e in engines if e.backend == "cpu"]
+    if len(args) == len(engines) and all(a[7] == "high" for a in args):
+        # high rates on the CPU: the cylinders bounded by deaths decide the maxima (cpu_exponential)
+        windows, _, klogk, n_cases, _, _, min_cases, _ = args[0]
+        return max_llr_death_days(windows, cell // T, cell % T, mu, dead, L, T, replicate_seed_words(seeds), klogk,
+                                  n_cases, [(a[5], a[4]) for a in args], min_cases)
+    e_sum, d_sum = permute_measurements(cell, mu, dead, L * T, seeds)
+    R = e_sum.shape[1]
+    m = np.zeros(R)
+    for r in range(R):
+        M = np.rint(d_sum[:, r]).astype(np.int32).reshape(L, T, 1)
+        E = e_sum[:, r].reshape(L, T)
+        for e in engines:
+            m[r] = max(m[r], _engine_max(e.with_expected(E), M)[0])
     return m
 
 

@@ -1,0 +1,203 @@
+"""SaTScan's continuous Poisson model (hp.scan.continuous_poisson; run_prm with ModelType=6). Against SaTScan
+10.3.2 on its own sample analysis PolygonSpatialContinuousPoisson.prm (500 points in two triangles, 100 grid
+centres; tests/satscan_oracle.py): every cluster's centre, radius, points, cases, expected count and LLR to
+1e-6, the p-values within the binomial error and the null maxima against SaTScan's simulated LLRs (KS). The
+windows' LLRs against a NumPy float64 enumeration on the CPU engine and the CUDA emulator; the null's points
+(shares per polygon, uniformity); the errors on bad input."""
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import hphawkes_py as hp
+from hphawkes_py.scan.continuous_poisson_model import _windows, check_region
+from hphawkes_py.scan.engine import klogk_table, make_engine
+from satscan_oracle import assert_clusters_match, edit_prm, oracle, read_dbf, report_locations, run_parameter_file, \
+    scratch_folder, store, stored
+
+FIXTURE = stored("continuous_poisson")
+SAMPLE = hp.datasets.path("scan/satscan_sample_data")
+PRM = "PolygonSpatialContinuousPoisson.prm"
+FILES = (PRM, "ContinuousPoissonFake.geo", "ContinuousPoissonFake.grd")
+TRIANGLES = ["Y <= 10000,X >= 0,Y >= X", "Y <= X,Y >= 0,X <= 10000"]
+
+
+def _copy_sample(folder: Path) -> Path:
+    for f in FILES:
+        shutil.copy(SAMPLE / f, folder / f)
+    return edit_prm(folder / PRM, {"SaveSimLLRsASCII=n": "SaveSimLLRsASCII=y",
+                                   "MostLikelyClusterEachCentroidDBase=n": "MostLikelyClusterEachCentroidDBase=y"})
+
+
+def run_satscan(binary) -> dict:
+    """SaTScan's cluster rows (.col.dbf), the clusters' point ids (report) and its 999 simulated LLRs (.llr)."""
+    with scratch_folder("hphawkes-continuous-poisson-") as folder:
+        prm = _copy_sample(folder)
+        run_parameter_file(binary, prm, folder)
+        report = (folder / "ContinuousPoissonFake.txt").read_text()
+        llr = [float(x) for x in (folder / "ContinuousPoissonFake.llr.txt").read_text().split()]
+        return {"sample": {"rows": read_dbf(folder / "ContinuousPoissonFake.col.dbf"), "ids": report_locations(report),
+                           "llr": llr}}
+
+
+@pytest.fixture(scope="module")
+def satscan_output():
+    return oracle(FIXTURE, run_satscan)["sample"]
+
+
+@pytest.fixture(scope="module")
+def ours(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("cp")
+    return hp.scan.run_prm(_copy_sample(folder), seed=1, progress=False, backend="cpu")
+
+
+def test_sample_clusters_match_satscan(ours, satscan_output):
+    rows = satscan_output["rows"]
+    assert ours.model == "continuous_poisson" and ours.n_cases == 500 and ours.n_centres == 100
+    assert ours.n_population == pytest.approx(1e8)
+    assert len(ours.clusters) >= 3
+    assert_clusters_match(ours.clusters, rows, satscan_output["ids"])
+    for k, r in enumerate(rows[:len(ours.clusters)]):
+        cl = ours.clusters.iloc[k]
+        assert (cl.x, cl.y) == pytest.approx((float(r["X"]), float(r["Y"])), abs=1e-9)
+        assert cl.radius == pytest.approx(float(r["RADIUS"]), abs=1e-6)
+        assert cl.location_ids[0] == r["LOC_ID"]  # the point nearest the centre
+        assert cl.n_locations == int(r["NUMBER_LOC"])
+        # SaTScan's expected count: pi radius^2 N / A, the whole circle
+        assert cl.expected == pytest.approx(math.pi * cl.radius ** 2 * 500 / 1e8, rel=1e-12)
+
+
+def test_sample_null_maxima_match_satscans_simulated_llrs(ours, satscan_output):
+    theirs = np.array(satscan_output["llr"])
+    assert len(theirs) == len(ours.null_llr) == 999
+    assert stats.ks_2samp(ours.null_llr, theirs).pvalue > 1e-3
+
+
+def _naive_best(centres, pts, area, max_radius, direction="high", min_cases=2):
+    """(m,) best LLR of each centre: k nearest points, E = pi d_k^2 N / A, in NumPy float64."""
+    n = len(pts)
+    out = np.zeros(len(centres))
+    for i, c in enumerate(centres):
+        d = np.sort(np.sqrt(((pts - c) ** 2).sum(axis=1)))
+        for k in range(1, n + 1):
+            if d[k - 1] > max_radius:
+                break
+            e = math.pi * d[k - 1] ** 2 * n / area
+            if e == 0:
+                continue
+            high, low = k > e, k < e
+            if not ((direction in ("high", "both") and high and k >= min_cases)
+                    or (direction in ("low", "both") and low)):
+                continue
+            llr = k * math.log(k / e) + ((n - k) * math.log((n - k) / (n - e)) if n > k else 0.0)
+            out[i] = max(out[i], llr)
+    return out
+
+
+@pytest.mark.parametrize("backend", ["cpu", "emulator"])
+@pytest.mark.parametrize("direction", ["high", "low", "both"])
+def test_window_llrs_against_numpy(backend, direction):
+    rng = np.random.default_rng(5)
+    pts = np.r_[rng.uniform(0, 10, (70, 2)), rng.normal((3, 7), 0.4, (15, 2))].clip(0, 10)
+    region = check_region(["X >= 0,X <= 10,Y >= 0,Y <= 10"])
+    centres = np.r_[pts[:20], rng.uniform(0, 10, (15, 2))]  # on points (distance 0) and between them
+    max_r = 0.5 * math.sqrt(region.area / math.pi)
+    n = len(pts)
+    w = _windows(centres, pts, max_r, n / region.area)
+    eng = make_engine(w, klogk_table(n), n, n, direction, backend=backend, model="poisson", min_cases=2)
+    best, _ = eng.best_per_centre(np.ones((n, 1), dtype=np.int32))
+    np.testing.assert_allclose(best[:, 0], _naive_best(centres, pts, region.area, max_r, direction), rtol=1e-9,
+                               atol=1e-12)
+
+
+def test_null_points_share_the_polygons_by_area_and_are_uniform():
+    # a unit square and a triangle of area 1.5 beside it: expected shares 0.4 and 0.6
+    region = check_region(["X >= 0,X <= 1,Y >= 0,Y <= 1", [(1, 0, 1, ">="), (1, 0, 4, "<="), (1, 3, 4, "<="),
+                                                           (0, 1, 0, ">=")]])
+    np.testing.assert_allclose(region.areas, [1.0, 1.5])
+    rng = np.random.default_rng(11)
+    pts = np.concatenate([region.draw(50, rng) for _ in range(400)])
+    in_square = pts[:, 0] <= 1
+    counts = np.array([in_square.sum(), (~in_square).sum()])
+    assert stats.chisquare(counts, len(pts) * region.areas / region.area).pvalue > 1e-3
+    sq = pts[in_square]
+    assert stats.kstest(sq[:, 0], "uniform").pvalue > 1e-3
+    assert stats.kstest(sq[:, 1], "uniform").pvalue > 1e-3
+    # the triangle (1,0), (4,0), (1,1): x - 1 has density 2 (3 - u) / 9 on [0, 3]
+    u = pts[~in_square, 0] - 1
+    assert stats.kstest(u, lambda t: 1 - (3 - np.clip(t, 0, 3)) ** 2 / 9).pvalue > 1e-3
+    assert region.contains(pts).all()
+    assert len(np.unique(region.draw(2000, rng), axis=0)) == 2000
+
+
+def test_numeric_and_text_polygons_agree():
+    a = check_region(TRIANGLES)
+    b = check_region([[(0, 1, 10000, "<="), (1, 0, 0, ">="), (-1, 1, 0, ">=")],
+                      ["Y <= X", "Y >= 0", "X <= 10000"]])
+    np.testing.assert_allclose(a.areas, [5e7, 5e7])
+    np.testing.assert_allclose(b.areas, a.areas)
+    xy = np.array([[1.0, 2.0], [5000, 5000], [10000, 0], [-1, 5], [3, 10000.5]])
+    np.testing.assert_array_equal(a.contains(xy), [True, True, True, False, False])
+    np.testing.assert_array_equal(b.contains(xy), a.contains(xy))
+
+
+def test_function_matches_run_prm(ours):
+    geo = [line.split() for line in (SAMPLE / "ContinuousPoissonFake.geo").read_text().splitlines() if line.strip()]
+    grd = np.loadtxt(SAMPLE / "ContinuousPoissonFake.grd")
+    res = hp.scan.continuous_poisson(np.array([[float(g[1]), float(g[2])] for g in geo]), TRIANGLES, centres=grd,
+                                     point_ids=[g[0] for g in geo], seed=1, progress=False, backend="cpu")
+    np.testing.assert_array_equal(res.null_llr, ours.null_llr)
+    assert res.clusters.location_ids.tolist() == ours.clusters.location_ids.tolist()
+
+
+def test_bad_input_errors(tmp_path):
+    kw = dict(n_replicates=9, progress=False, backend="cpu")
+    pts = np.array([[0.2, 0.3], [0.5, 0.5], [0.7, 0.1]])
+    sq = ["X >= 0,X <= 1,Y >= 0,Y <= 1"]
+    with pytest.raises(ValueError, match="does not bound|unbounded"):
+        hp.scan.continuous_poisson(pts, ["X >= 0,Y >= 0,Y <= 1"], **kw)
+    with pytest.raises(ValueError, match="no region of positive area"):
+        hp.scan.continuous_poisson(pts, ["X >= 2,X <= 1,Y >= 0,Y <= 1"], **kw)
+    with pytest.raises(ValueError, match="at least 3"):
+        hp.scan.continuous_poisson(pts, ["X >= 0,X <= 1"], **kw)
+    with pytest.raises(ValueError, match=r"polygons\[0\] and polygons\[1\] overlap"):
+        hp.scan.continuous_poisson(pts, sq + ["X >= 0.5,X <= 2,Y >= 0,Y <= 1"], **kw)
+    hp.scan.continuous_poisson(pts, sq + ["X >= 1,X <= 2,Y >= 0,Y <= 1"], **kw)  # a shared edge is no overlap
+    with pytest.raises(ValueError, match="not a linear inequality"):
+        hp.scan.continuous_poisson(pts, ["X >= 0,X <= 1,Y >= 0,Y < 1"], **kw)
+    with pytest.raises(ValueError, match=r"points\[1\] .* outside every polygon"):
+        hp.scan.continuous_poisson([[0.2, 0.3], [1.5, 0.5]], sq, **kw)
+    with pytest.raises(ValueError, match=r"points\[0\] .* more than once"):
+        hp.scan.continuous_poisson([[0.2, 0.3], [0.2, 0.3], [0.4, 0.4]], sq, **kw)
+    with pytest.raises(ValueError, match=r"centres\[0\] .* outside"):
+        hp.scan.continuous_poisson(pts, sq, centres=[[3.0, 3.0]], **kw)
+    with pytest.raises(ValueError, match="min_cases=1"):
+        hp.scan.continuous_poisson(pts, sq, min_cases=1, **kw)
+    with pytest.raises(ValueError, match="max_radius_share"):
+        hp.scan.continuous_poisson(pts, sq, max_radius_share=0.6, **kw)
+    with pytest.raises(ValueError, match="distance"):
+        hp.scan.continuous_poisson(pts, sq, distance="great_circle", **kw)
+    prm = _copy_sample(tmp_path)
+    for edit, message in [({"\nCoordinatesType=0": "\nCoordinatesType=1"}, "CoordinatesType='1'.*Cartesian"),
+                          ({"CaseFile=\n": "CaseFile=ContinuousPoissonFake.geo\n"}, "CaseFile=.*not used"),
+                          ({"Polygon1=Y <= 10000,X >= 0,Y >= X": "Polygon1=Y <= 10000,X >= 0"}, "Polygon1=.*at least 3"),
+                          ({"Polygon2=Y <= X,Y >= 0,X <= 10000": "Polygon2=Y <= 1x + 10,Y >= 0,X <= 10000"},
+                           "Polygon1 and Polygon2 overlap"),
+                          ({"Polygon1=Y <= 10000,X >= 0,Y >= X\n": "", "Polygon2=Y <= X,Y >= 0,X <= 10000\n": ""},
+                           "Polygon1=.*is required"),
+                          ({"CriteriaForReportingSecondaryClusters=0": "CriteriaForReportingSecondaryClusters=1"},
+                           "CriteriaForReportingSecondaryClusters"),
+                          ({"SpatialWindowShapeType=0": "SpatialWindowShapeType=1"}, "SpatialWindowShapeType"),
+                          ({"AnalysisType=1": "AnalysisType=3"}, "AnalysisType='3'.*Continuous Poisson")]:
+        bad = edit_prm(prm, edit, tmp_path / "bad.prm")
+        with pytest.raises(ValueError, match=message):
+            hp.scan.run_prm(bad, **kw)
+
+
+if __name__ == "__main__":  # write the stored SaTScan output (see tests/satscan_oracle.py)
+    store(FIXTURE, run_satscan, "test_scan_continuous_poisson.py")

@@ -1,0 +1,226 @@
+"""The space-time exponential scan (``hp.scan.space_time_exponential``; SaTScan's ModelType=4 with
+AnalysisType 3 or 4): SaTScan's own sample analysis FakeSpaceTimeExponential.prm through run_prm against
+SaTScan 10.3.2's report (tests/satscan_oracle.py); the observed cylinders against a NumPy enumeration; the
+Monte Carlo kernel bounded by death days (cpu_exponential) against the day-by-day cylinders given each
+replicate's expectations, on the CPU engine and the CUDA kernel through the emulator; a planted cluster
+recovered; bad input."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import hphawkes_py as hp
+from hphawkes_py.scan import space_time_scan
+from hphawkes_py.scan._rng import replicate_seed_words
+from hphawkes_py.scan.cpu_exponential import max_llr_death_days
+from hphawkes_py.scan.engine import klogk_table, make_space_time_engine
+from hphawkes_py.scan.null_draws import permute_measurements
+from hphawkes_py.scan.windows import build_windows
+from satscan_oracle import edit_prm, oracle, report_locations, run_parameter_file, scratch_folder, store, stored
+
+FIXTURE = stored("exponential_space_time")
+SAMPLE = Path(hp.__file__).parent / "data" / "scan" / "satscan_sample_data"
+FILES = ("FakeSpaceTimeExponential.prm", "SurvivalFake.cas", "SurvivalFake.geo")
+
+
+def _copy_sample(folder: Path) -> Path:
+    for name in FILES:
+        shutil.copy(SAMPLE / name, folder / name)
+    return folder / FILES[0]
+
+
+def run_satscan(binary) -> dict:
+    """SaTScan's report of its sample analysis: the clusters' lines (location ids, time frame, individuals,
+    cases, expected cases, LLR, p-value) and its 999 simulated LLRs."""
+    with scratch_folder("hphawkes-exp-st-") as folder:
+        prm = edit_prm(_copy_sample(folder), {"SaveSimLLRsASCII=n": "SaveSimLLRsASCII=y"})
+        run_parameter_file(binary, prm, folder)
+        report = (folder / "SurvivalFake.txt").read_text()
+        llr = [float(x) for x in (folder / "SurvivalFake.llr.txt").read_text().split()]
+    clusters = []
+    for block in report.split("CLUSTERS DETECTED", 1)[1].split("PARAMETER SETTINGS", 1)[0].split("\n\n"):
+        fields = {}
+        for line in block.splitlines():
+            if "..:" in line:
+                key, value = line.split("..:", 1)
+                fields[key.strip(" .0123456789")] = value.strip()
+        if fields:
+            clusters.append(fields)
+    return {"sample": {"clusters": clusters, "ids": report_locations(report), "simulated_llr": llr}}
+
+
+@pytest.fixture(scope="module")
+def satscan_output():
+    return oracle(FIXTURE, run_satscan)["sample"]
+
+
+def _day(text):
+    y, m, d = (int(x) for x in text.split("/"))
+    return np.datetime64(f"{y:04d}-{m:02d}-{d:02d}", "D")
+
+
+def test_satscan_sample_analysis(satscan_output, tmp_path):
+    res = hp.scan.run_prm(_copy_sample(tmp_path), seed=1, progress=False, backend="cpu")
+    theirs = satscan_output["clusters"]
+    assert res.n_population == 65 and res.n_cases == 52
+    # SaTScan lists three; a fourth here, LocationB after its first cluster (LLR 1.04, p 0.999), is left out
+    # of SaTScan's report for a reason not found
+    assert len(res.clusters) >= len(theirs) == 3
+    for k, row in enumerate(theirs):
+        cl = res.clusters.iloc[k]
+        assert [str(v) for v in cl.location_ids] == satscan_output["ids"][k]
+        start, end = (_day(x.strip()) for x in row["Time frame"].split(" to "))
+        assert (np.datetime64(cl.start, "D"), np.datetime64(cl.end, "D")) == (start, end)
+        assert cl.population == int(row["Total individuals"])
+        assert cl.cases == int(row["Number of cases"])
+        assert cl.expected == pytest.approx(float(row["Expected cases"]), abs=0.005)
+        assert cl.observed_over_expected == pytest.approx(float(row["Observed / expected"]), abs=0.005)
+        assert cl.log_likelihood_ratio == pytest.approx(float(row["Log likelihood ratio"]), abs=1e-6)
+        assert np.isnan(cl.relative_risk)
+    # the null maxima: SaTScan's have a lighter upper tail than this permutation null (99th percentile 4.34
+    # against 4.7-4.8 here; KS p about 0.003), so its p-value of the first cluster is 0.006 against about
+    # 0.015 here: recorded, not asserted; the purely spatial exponential analysis of the same data agrees
+    # with SaTScan (KS p 0.8), and this null is checked against the cylinders' own enumeration below
+    sim = np.asarray(satscan_output["simulated_llr"])
+    assert len(sim) == 999 and np.median(sim) == pytest.approx(np.median(res.null_llr), rel=0.1)
+
+
+def _data(seed=3, L=12, T=40, n=800, planted=True):
+    rng = np.random.default_rng(seed)
+    xy = rng.uniform(0, 10, (L, 2)).round(3)
+    where = rng.integers(0, L, n)
+    day = rng.integers(0, T, n)
+    hot = (where == 0) & (day >= 10) & (day < 16) if planted else np.zeros(n, dtype=bool)
+    t = (rng.exponential(np.where(hot, 0.2, 5.0)) + 0.01).round(3)
+    censored = t > 9.0
+    return xy, where, day, np.minimum(t, 9.0), censored
+
+
+def _naive_top(xy, where, day, t, censored, max_population, max_temporal):
+    """The largest high-rate cylinder LLR, every circle (each location's nearest locations while they hold at
+    most max_population of the patients) and interval enumerated in float64."""
+    dead = ~censored
+    C = dead.sum()
+    mu = t * C / t.sum()
+    L, T = len(xy), day.max() + 1
+    n_l = np.bincount(where, minlength=L)
+    best = 0.0
+    for i in range(L):
+        d = np.hypot(*(xy - xy[i]).T)
+        order = np.lexsort((xy[:, 1], xy[:, 0], d))
+        inside = np.zeros(L, dtype=bool)
+        for k, loc in enumerate(order):
+            if n_l[inside].sum() + n_l[loc] > max_population * len(t):
+                break
+            inside[loc] = True
+            if k + 1 < L and d[order[k + 1]] == d[loc]:
+                continue  # a circle holds every location at its radius
+            sel = inside[where]
+            for t2 in range(T):
+                for t1 in range(max(0, t2 - max_temporal + 1), t2 + 1):
+                    w = sel & (day >= t1) & (day <= t2)
+                    c, e = dead[w].sum(), mu[w].sum()
+                    if c >= 2 and c > e > 0:
+                        best = max(best, c * np.log(c / e) + (C - c) * np.log((C - c) / (C - e)))
+    return best
+
+
+def test_observed_cylinders_against_enumeration():
+    xy, where, day, t, censored = _data()
+    res = hp.scan.space_time_exponential(xy[where], t, day, censored, location_ids=where, max_population=0.3,
+                                         max_temporal=8, n_replicates=99, seed=2, progress=False, backend="cpu")
+    naive = _naive_top(xy, where, day, t, censored, 0.3, 8)
+    assert res.most_likely.log_likelihood_ratio == pytest.approx(naive, rel=1e-10)
+    top = res.most_likely
+    assert 0 in list(top.location_ids) and 8 <= int(top.start) <= int(top.end) <= 17
+    assert res.most_likely.p_value <= 0.05
+
+
+def _null_setup():
+    xy, where, day, t, censored = _data(seed=5, planted=False)
+    L, T = len(xy), 40
+    dead = (~censored).astype(np.int64)
+    C = int(dead.sum())
+    mu = t * C / t.sum()
+    cell = where.astype(np.int64) * T + day
+    order = np.argsort(cell, kind="stable")
+    patients = np.bincount(where, minlength=L).astype(float)
+    windows = build_windows(xy, xy, patients, 0.4 * patients.sum(), None)
+    return windows, cell[order], mu[order], dead[order], L, T, C
+
+
+@pytest.mark.parametrize("cuts", [[(0, 8)], [(39, 12)], [(30, 5), (34, 9)]], ids=["retrospective", "prospective",
+                                                                                 "surveillance"])
+@pytest.mark.parametrize("backend", ["cpu", pytest.param("emulator", marks=pytest.mark.emulator)])
+def test_death_day_kernel_equals_the_cylinders_with_each_replicates_expectations(cuts, backend):
+    windows, cell, mu, dead, L, T, C = _null_setup()
+    seeds = (np.random.SeedSequence(11), 24)
+    words = replicate_seed_words(seeds)
+    klogk = klogk_table(C)
+    fast = max_llr_death_days(windows, cell // T, cell % T, mu, dead, L, T, words, klogk, C, cuts, 2)
+    e_sum, d_sum = permute_measurements(cell, mu, dead, L * T, seeds)
+    dcum = np.zeros(T + 1)
+    engines = [make_space_time_engine(windows, dcum, klogk, C, m, e, 2, "high", backend=backend,
+                                      expected=np.ones((L, T)) * C / (L * T)) for e, m in cuts]
+    slow = np.array([max(space_time_scan._engine_max(eng.with_expected(e_sum[:, r].reshape(L, T)),
+                                                     np.rint(d_sum[:, r]).astype(np.int32).reshape(L, T, 1))[0]
+                         for eng in engines) for r in range(len(words))])
+    assert (slow > 0).mean() > 0.5
+    np.testing.assert_allclose(fast, slow, rtol=1e-10, atol=1e-12)
+
+
+def test_low_rates_take_the_day_by_day_cylinders():
+    xy, where, day, t, censored = _data(seed=7)
+    kw = dict(location_ids=where, max_population=0.3, max_temporal=6, n_replicates=9, seed=4, progress=False,
+              backend="cpu")
+    both = hp.scan.space_time_exponential(xy[where], t, day, censored, direction="both", **kw)
+    high = hp.scan.space_time_exponential(xy[where], t, day, censored, direction="high", **kw)
+    # every replicate's maximum over both directions is at least its high-rate maximum (same permutations)
+    assert (both.null_llr >= high.null_llr - 1e-9).all() and (both.null_llr > high.null_llr + 1e-9).any()
+
+
+def test_bad_input():
+    xy, where, day, t, censored = _data()
+    kw = dict(n_replicates=9, progress=False, backend="cpu")
+    with pytest.raises(ValueError, match="times must be positive"):
+        hp.scan.space_time_exponential(xy[where], -t, day, censored, **kw)
+    with pytest.raises(ValueError, match="every patient is censored"):
+        hp.scan.space_time_exponential(xy[where], t, day, np.ones(len(t), bool), **kw)
+    with pytest.raises(ValueError, match="one time per row"):
+        hp.scan.space_time_exponential(xy[where], t, day[:-1], censored, **kw)
+    with pytest.raises(ValueError, match="min_cases"):
+        hp.scan.space_time_exponential(xy[where], t, day, censored, min_cases=1, **kw)
+
+
+def test_run_prm_reads_satscan_dates_and_refuses_what_it_cannot_honour(tmp_path):
+    prm = _copy_sample(tmp_path)
+    kw = dict(n_replicates=9, progress=False, backend="cpu", seed=1)
+    iso = hp.scan.run_prm(prm, **kw)
+    cas = tmp_path / "SurvivalFake.cas"
+    # SaTScan's other ways of writing a date: MM/DD/YYYY and other separators
+    lines = []
+    for line in cas.read_text().splitlines():
+        f = line.split()
+        y, m, d = f[2].split("-")
+        f[2] = f"{m}/{d}/{y}" if len(lines) % 2 else f"{y}.{m}.{d}"
+        lines.append("\t".join(f))
+    cas.write_text("\n".join(lines) + "\n")
+    other = hp.scan.run_prm(prm, **kw)
+    np.testing.assert_array_equal(other.null_llr, iso.null_llr)
+    assert other.clusters.log_likelihood_ratio.tolist() == iso.clusters.log_likelihood_ratio.tolist()
+    with pytest.raises(ValueError, match="IncludePurelyTemporal"):
+        hp.scan.run_prm(edit_prm(prm, {"IncludePurelyTemporal=n": "IncludePurelyTemporal=y"}, tmp_path / "pt.prm"),
+                        **kw)
+    with pytest.raises(ValueError, match="TimeTrendAdjustmentType='1'.*without time-trend adjustment"):
+        hp.scan.run_prm(edit_prm(prm, {"TimeTrendAdjustmentType=0": "TimeTrendAdjustmentType=1"}, tmp_path / "tt.prm"),
+                        **kw)
+    with pytest.raises(ValueError, match="AdjustForWeeklyTrends"):
+        hp.scan.run_prm(edit_prm(prm, {"AdjustForWeeklyTrends=n": "AdjustForWeeklyTrends=y"},
+                                 tmp_path / "wk.prm"), **kw)
+
+
+if __name__ == "__main__":  # write the stored SaTScan output (see tests/satscan_oracle.py)
+    store(FIXTURE, run_satscan, "test_scan_exponential_space_time.py")
