@@ -77,8 +77,10 @@ scan_bernoulli <- function(coords, cases, controls, max_population = 0.5, n_repl
     n_merged = out$n_merged, n_centres = out$n_centres, n_windows = out$n_windows,
     max_population = out$max_population, max_distance = out$max_distance, min_cases = out$min_cases,
     direction = out$direction, n_replicates = out$n_replicates, grid_cell = out$grid_cell,
+    # continuous Poisson: points, no population
     locations = data.frame(x = xy[, 1], y = xy[, 2], cases = out[["_loc_cases"]],
-                           population = out[["_loc_population"]]),
+                           population = if (is.null(out[["_loc_population"]])) NA_real_ else
+                             out[["_loc_population"]]),
     python = res
   )
   if (!is.null(out[["_loc_controls"]])) obj$locations$controls <- out[["_loc_controls"]]

@@ -336,3 +336,109 @@ summary.hphawkes_svtt <- function(object, ...) {
 
 #' @export
 as.data.frame.hphawkes_svtt <- function(x, ...) x$clusters
+
+#' Kulldorff's space-time scan statistic for survival times (exponential model)
+#'
+#' Calls \code{hphawkes_py.scan.space_time_exponential}: SaTScan's space-time exponential model
+#' (\code{ModelType=4}, retrospective or prospective). Every patient has a location, a date, a
+#' survival time and a censoring flag; a cylinder (a circle over an interval of days) whose
+#' patients die sooner than expected is a high-rate cluster. The null permutes the (time,
+#' censoring) pairs among the patients.
+#'
+#' @param coords Numeric matrix or data frame (n x 2): location of each patient.
+#' @param survival_times Positive survival (or censoring) time of each patient.
+#' @param times The date of each patient: \code{Date}s or whole day numbers.
+#' @param censored \code{NULL} (none censored) or \code{TRUE}/\code{FALSE} (or 1/0) per patient.
+#' @param max_temporal Longest interval of a cylinder (days).
+#' @param prospective Only intervals that end on the last day.
+#' @param max_temporal_percent \code{NULL}, or the longest interval as a percentage of the study period.
+#' @param min_cases Minimum uncensored patients in a high-rate cluster (at least 2).
+#' @inheritParams scan_ordinal
+#' @return An object of class \code{hphawkes_scan}, \code{model = "space_time_exponential"}:
+#'   \code{clusters} has \code{start} and \code{end} (days since 1970-01-01 for \code{Date}s),
+#'   \code{cases} (uncensored patients in the cylinder), \code{population} (its patients),
+#'   \code{expected} (expected deaths) and \code{observed_over_expected}.
+#' @seealso \code{\link{scan_exponential}}, \code{\link{scan_space_time}}.
+#' @examplesIf hphawkes_available()
+#' set.seed(3)  # shorter survival around town 1 on days 40-49
+#' xy <- cbind(runif(30, 0, 10), runif(30, 0, 10))
+#' town <- sample(30, 600, replace = TRUE)
+#' day <- sample(0:99, 600, replace = TRUE)
+#' hot <- sqrt((xy[town, 1] - xy[1, 1])^2 + (xy[town, 2] - xy[1, 2])^2) < 2.5 & day >= 40 & day < 50
+#' tm <- rexp(600, ifelse(hot, 1, 1 / 6)) + 0.001
+#' res <- scan_space_time_exponential(xy[town, ], pmin(tm, 8), day, tm > 8, location_ids = town,
+#'                                    max_temporal = 20, n_replicates = 99, seed = 1)
+#' res$clusters[1, c("start", "end", "cases", "expected", "p_value")]
+#' @export
+scan_space_time_exponential <- function(coords, survival_times, times, censored = NULL, location_ids = NULL,
+                                        max_population = 0.5, max_distance = NULL, max_temporal = 7L,
+                                        prospective = FALSE, max_temporal_percent = NULL, min_cases = 2L,
+                                        n_replicates = 999L, direction = "high", secondary = "no-overlap",
+                                        distance = "euclidean", seed = NULL, progress = FALSE, backend = "auto",
+                                        threads = NULL) {
+  .hp_check_args()
+  .hp_no_na(survival_times, "survival_times")
+  .hp_no_na(times, "times")
+  t <- if (inherits(times, "Date")) as.numeric(times) else times
+  kw <- list(max_population = .as_num(max_population), max_distance = .as_num(max_distance),
+             max_temporal = .as_int(max_temporal), prospective = .as_flag(prospective, "prospective"),
+             min_cases = .as_int(min_cases), n_replicates = .as_int(n_replicates), direction = direction,
+             secondary = secondary, distance = distance, seed = .as_int(seed),
+             progress = .as_flag(progress, "progress"), backend = backend, threads = .as_int(threads))
+  if (!is.null(location_ids)) kw$location_ids <- .np_ids(location_ids, "location_ids")
+  if (!is.null(max_temporal_percent)) kw$max_temporal_percent <- .as_num(max_temporal_percent)
+  cens <- if (is.null(censored)) NULL else {
+    .hp_no_na(censored, "censored")
+    if (!(is.logical(censored) || (is.numeric(censored) && all(censored %in% c(0, 1)))))
+      .hp_stop("censored must be NULL or TRUE/FALSE (1/0) per patient, got ", .hp_kind(censored))
+    .np_count(as.integer(censored), "censored")
+  }
+  res <- .hp_call(do.call(.hp_mod("scan")$space_time_exponential, c(list(
+    .np_double(as.matrix(coords), "coords"), .np_double(survival_times, "survival_times"),
+    .np_count(t, "times"), cens), kw)))
+  .hp_scan_result(res)
+}
+
+#' Kulldorff's scan statistic for points in a region (continuous Poisson model)
+#'
+#' Calls \code{hphawkes_py.scan.continuous_poisson}: SaTScan's continuous Poisson model
+#' (\code{ModelType=6}). The cases are points in an observable region made of convex polygons; a
+#' circle expects \eqn{\pi d^2 N / A} of the N points (A: the region's area) and a circle with more
+#' is a high-rate cluster. The null spreads N uniform points over the region.
+#'
+#' @param points Numeric matrix or data frame (N x 2): the cases' planar coordinates, distinct.
+#' @param polygons Character vector, one convex polygon each in SaTScan's form
+#'   (\code{"Y <= 10000,X >= 0,Y >= X"}).
+#' @param centres \code{NULL} (the points) or a matrix (m x 2) of circle centres (SaTScan's grid file).
+#' @param max_radius_share Largest radius as a share of \eqn{\sqrt{A/\pi}} (SaTScan's
+#'   \code{MaxSpatialSizeInPopulationAtRisk} / 100).
+#' @param min_cases Minimum points in a high-rate cluster (at least 2).
+#' @param point_ids \code{NULL} or distinct ids of the points.
+#' @inheritParams scan_ordinal
+#' @return An object of class \code{hphawkes_scan}, \code{model = "continuous_poisson"}:
+#'   \code{clusters} has \code{cases} (points in the circle), \code{expected},
+#'   \code{observed_over_expected}, \code{radius}, \code{log_likelihood_ratio} and \code{p_value}.
+#' @seealso \code{\link{scan_poisson}}.
+#' @examplesIf hphawkes_available()
+#' set.seed(2)  # 300 uniform points and 40 around (0.3, 0.7) in the unit square
+#' pts <- rbind(cbind(runif(300), runif(300)), cbind(rnorm(40, 0.3, 0.03), rnorm(40, 0.7, 0.03)))
+#' res <- scan_continuous_poisson(pts, "X >= 0,X <= 1,Y >= 0,Y <= 1", n_replicates = 99, seed = 1)
+#' res$clusters[1, c("cases", "expected", "radius", "p_value")]
+#' @export
+scan_continuous_poisson <- function(points, polygons, centres = NULL, max_radius_share = 0.5, max_distance = NULL,
+                                    min_cases = 2L, point_ids = NULL, n_replicates = 999L, direction = "high",
+                                    seed = NULL, progress = FALSE, backend = "auto", threads = NULL) {
+  .hp_check_args()
+  if (!is.character(polygons) || !length(polygons) || anyNA(polygons))
+    .hp_stop("polygons must be a character vector of SaTScan's polygons (\"Y <= 10000,X >= 0,Y >= X\"), got ",
+             .hp_kind(polygons))
+  kw <- list(max_radius_share = .as_num(max_radius_share), max_distance = .as_num(max_distance),
+             min_cases = .as_int(min_cases), n_replicates = .as_int(n_replicates), direction = direction,
+             seed = .as_int(seed), progress = .as_flag(progress, "progress"), backend = backend,
+             threads = .as_int(threads))
+  if (!is.null(centres)) kw$centres <- .np_double(as.matrix(centres), "centres")
+  if (!is.null(point_ids)) kw$point_ids <- .np_ids(point_ids, "point_ids")
+  res <- .hp_call(do.call(.hp_mod("scan")$continuous_poisson, c(list(
+    .np_double(as.matrix(points), "points"), as.list(polygons)), kw)))
+  .hp_scan_result(res)
+}

@@ -248,3 +248,55 @@ test_that("scan_write_satscan writes SaTScan's tables of temporal and SVTT resul
   expect_error(scan_geometry(tr), "purely temporal result: it has SaTScan's tables", class = "hphawkes_input_error")
   expect_error(scan_cluster_map(s), "spatial variation in temporal trends result", class = "hphawkes_input_error")
 })
+
+test_that("scan_space_time_exponential gives Python's space-time exponential scan", {
+  skip_if_no_hphawkes()
+  d <- towns(3)
+  day <- sample(0:59, 300, replace = TRUE)
+  hot <- d$near & day >= 20 & day < 30
+  tm <- round(rexp(300, ifelse(hot, 2, 0.2)) + 0.001, 3)
+  cens <- tm > 9
+  res <- scan_space_time_exponential(d$xy[d$town, ], pmin(tm, 9), as.Date("2024-01-01") + day, cens,
+                                     location_ids = d$town, max_temporal = 15L, n_replicates = 99, seed = 1,
+                                     backend = "cpu")
+  expect_identical(res$model, "space_time_exponential")
+  f <- tmp_csv(cbind(d$xy[d$town, ], pmin(tm, 9), day + as.numeric(as.Date("2024-01-01")), as.numeric(cens),
+                     d$town))
+  py <- py_reference(paste("import numpy as np, hphawkes_py as hp",
+    sprintf("d = np.loadtxt(r'%s', delimiter=',')", f),
+    "r = hp.scan.space_time_exponential(d[:, :2], d[:, 2], d[:, 3].astype(np.int64), d[:, 4].astype(bool),",
+    "    location_ids=d[:, 5].astype(np.int64), max_temporal=15, n_replicates=99, seed=1, backend='cpu',",
+    "    progress=False)",
+    "out = {'clusters': r.clusters, 'null': r.null_llr}", sep = "\n"))
+  expect_identical(res$null_llr, py$null)
+  expect_identical(res$clusters$log_likelihood_ratio, py$clusters$log_likelihood_ratio)
+  top <- res$clusters[1, ]
+  expect_true(1 %in% top$location_ids[[1]])
+  expect_true(top$start >= as.numeric(as.Date("2024-01-15")) && top$end <= as.numeric(as.Date("2024-02-05")))
+  expect_lte(top$p_value, 0.05)
+  expect_error(scan_space_time_exponential(d$xy[d$town, ], -tm, day, n_replicates = 9), "positive")
+  expect_error(scan_space_time_exponential(d$xy[d$town, ], tm, day, rep(2, 300), n_replicates = 9),
+               "censored must be NULL or TRUE/FALSE", class = "hphawkes_input_error")
+})
+
+test_that("scan_continuous_poisson gives Python's continuous Poisson scan", {
+  skip_if_no_hphawkes()
+  set.seed(4)
+  pts <- round(rbind(cbind(runif(300), runif(300)), cbind(rnorm(40, 0.3, 0.03), rnorm(40, 0.7, 0.03))), 6)
+  square <- "X >= 0,X <= 1,Y >= 0,Y <= 1"
+  res <- scan_continuous_poisson(pts, square, n_replicates = 99, seed = 1, backend = "cpu")
+  expect_identical(res$model, "continuous_poisson")
+  f <- tmp_csv(pts)
+  py <- py_reference(paste("import numpy as np, hphawkes_py as hp",
+    sprintf("d = np.loadtxt(r'%s', delimiter=',')", f),
+    sprintf("r = hp.scan.continuous_poisson(d, ['%s'], n_replicates=99, seed=1, backend='cpu', progress=False)",
+            square),
+    "out = {'clusters': r.clusters, 'null': r.null_llr}", sep = "\n"))
+  expect_identical(res$null_llr, py$null)
+  expect_identical(res$clusters$log_likelihood_ratio, py$clusters$log_likelihood_ratio)
+  top <- res$clusters[1, ]
+  expect_lt(sqrt((top$x - 0.3)^2 + (top$y - 0.7)^2), 0.1)
+  expect_lte(top$p_value, 0.05)
+  expect_error(scan_continuous_poisson(pts, 3, n_replicates = 9), "polygons must be a character vector",
+               class = "hphawkes_input_error")
+})
