@@ -10,10 +10,12 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.stats import chi2_contingency
 
 import hphawkes_py as hp
+from hphawkes_py.cli import main
 from hphawkes_py.scan import space_time_scan
 from hphawkes_py.scan._rng import replicate_seed_words
 from hphawkes_py.scan.cpu_exponential import max_llr_death_days
@@ -250,6 +252,25 @@ def test_run_prm_reads_satscan_dates_and_refuses_what_it_cannot_honour(tmp_path)
     with pytest.raises(ValueError, match="AdjustForWeeklyTrends"):
         hp.scan.run_prm(edit_prm(prm, {"AdjustForWeeklyTrends=n": "AdjustForWeeklyTrends=y"},
                                  tmp_path / "wk.prm"), **kw)
+
+
+@pytest.mark.parametrize("prm, files", [
+    ("FakeSpaceTimeExponential.prm", ("SurvivalFake.cas", "SurvivalFake.geo")),
+    ("PolygonSpatialContinuousPoisson.prm", ("ContinuousPoissonFake.geo", "ContinuousPoissonFake.grd")),
+])
+def test_cli_runs_satscans_sample_analyses_into_a_folder(tmp_path, capsys, prm, files):
+    for name in (prm, *files):
+        shutil.copy(SAMPLE / name, tmp_path / name)
+    out = tmp_path / "out"
+    rc = main(["scan", "run", str(tmp_path / prm), "--replicates", "19", "--seed", "1", "--backend", "cpu",
+               "--out", str(out), "--quiet"])
+    assert rc == 0, capsys.readouterr().err
+    stem = Path(prm).stem
+    table = pd.read_csv(out / f"{stem}.col.csv")
+    ref = hp.scan.run_prm(tmp_path / prm, n_replicates=19, seed=1, progress=False, backend="cpu")
+    np.testing.assert_allclose(table.LLR.to_numpy(), ref.clusters.log_likelihood_ratio.to_numpy(), rtol=1e-6)
+    assert (out / f"{stem}.txt").read_text().count("Log likelihood ratio") == len(ref.clusters)
+    assert (out / f"{stem}.png").stat().st_size > 0
 
 
 if __name__ == "__main__":  # write the stored SaTScan output (see tests/satscan_oracle.py)

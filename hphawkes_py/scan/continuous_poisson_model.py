@@ -420,4 +420,4 @@ def continuous_poisson(points, polygons, *, centres=None, max_radius_share=0.5, 
                       max_population=share ** 2, direction=run.direction, n_replicates=run.n_replicates,
                       max_distance=max_distance, min_cases=run.min_cases, distance="euclidean",
                       model="continuous_poisson", _loc_coords=xy, _loc_cases=np.ones(n, dtype=np.int64),
-                      _loc_population=None, _loc_expected=None, _row_ids=ids, _row_loc=np.arange(n))
+                      _loc_population=np.ones(n), _loc_expected=None, _row_ids=ids, _row_loc=np.arange(n))
