@@ -17,6 +17,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .null_draws import seeded_permutation
+
 __all__ = ["max_llr_death_days"]
 
 
@@ -46,20 +48,14 @@ def _max_llr_death_days(offsets, neighbors, boundary, loc_start, day, mu, dead, 
     """``out[r]``: the largest high-rate cylinder LLR of replicate r (0: none) over the cylinders ending on day
     ``cut_end[k]`` or later with at most ``cut_len[k]`` days, for every k. The patients (stationary: each keeps
     its location and ``day``, sorted by location, location l's ``loc_start[l]:loc_start[l + 1]``) receive the
-    (``mu``, ``dead``) pairs of a permutation drawn as :func:`~.null_draws.permute_measurements` draws it
-    (Fisher-Yates from the replicate's seed ``words[r]``)."""
+    (``mu``, ``dead``) pairs of the permutation :func:`~.null_draws.seeded_permutation` draws from the
+    replicate's seed ``words[r]``, as :func:`~.null_draws.permute_measurements` does."""
     R = words.shape[0]
     n = mu.shape[0]
     nc = offsets.shape[0] - 1
     Cf = np.float64(C)
     for r in prange(R):
-        np.random.seed(words[r])
-        perm = np.arange(n)
-        for q in range(n - 1, 0, -1):  # Fisher-Yates
-            p = np.random.randint(0, q + 1)
-            tmp = perm[q]
-            perm[q] = perm[p]
-            perm[p] = tmp
+        perm = seeded_permutation(words[r], n)
         pm = np.empty(n)
         pd = np.empty(n, dtype=np.int64)
         for q in range(n):

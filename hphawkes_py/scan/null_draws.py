@@ -499,6 +499,21 @@ def permute_days_cases(loc_of_case, day_of_case, L: int, T: int, seeds, bounds=N
     return permute_days(loc_of_case, day_of_case, L, T, replicate_seed_words(seeds), bounds)
 
 
+@njit(cache=True, inline="always")
+def seeded_permutation(seed, n):
+    """A uniform permutation of ``0..n-1`` (Fisher-Yates) from Numba's generator reseeded with ``seed``: the
+    permutation of the permuted models' replicates (normal, exponential), the same for every kernel that
+    draws it from the same seed."""
+    np.random.seed(seed)
+    perm = np.arange(n)
+    for q in range(n - 1, 0, -1):
+        p = np.random.randint(0, q + 1)
+        tmp = perm[q]
+        perm[q] = perm[p]
+        perm[p] = tmp
+    return perm
+
+
 @njit(cache=True, parallel=True)
 def _permute_measurements(loc_of_obs, first, second, seeds, out1, out2):
     """Normal model null: the pairs (``first[q]``, ``second[q]``) shuffled among the observations (each
@@ -507,13 +522,7 @@ def _permute_measurements(loc_of_obs, first, second, seeds, out1, out2):
     R = seeds.shape[0]
     K = first.shape[0]
     for r in prange(R):
-        np.random.seed(seeds[r])
-        perm = np.arange(K)
-        for q in range(K - 1, 0, -1):  # Fisher-Yates
-            p = np.random.randint(0, q + 1)
-            tmp = perm[q]
-            perm[q] = perm[p]
-            perm[p] = tmp
+        perm = seeded_permutation(seeds[r], K)
         for q in range(K):
             out1[r, loc_of_obs[q]] += first[perm[q]]
             out2[r, loc_of_obs[q]] += second[perm[q]]
