@@ -185,5 +185,8 @@ EXTRA_WALKED += ["normal", "exponential", "iterative_scan", "IterativeScanResult
 # test_scan_svtt.py::test_refusals; ordinal/multinomial: test_scan_ordinal.py / test_scan_multinomial.py
 # ::test_bad_inputs_are_refused; DataSource/read_source: test_scan_data_sources.py::test_data_source_refusals;
 # cluster_linelist/write_linelist: test_scan_linelist.py::test_refusals and test_refusals_of_inputs
+# space_time_exponential and continuous_poisson: tests/test_scan_exponential_space_time.py::test_bad_input,
+# tests/test_scan_continuous_poisson.py::test_bad_input_errors
+EXTRA_WALKED += ["space_time_exponential", "continuous_poisson"]
 EXTRA_WALKED += ["temporal", "seasonal", "TemporalResult", "svtt", "SVTTResult", "ordinal", "multinomial",
                  "DataSource", "read_source", "cluster_linelist", "write_linelist"]
