@@ -217,12 +217,14 @@ def test_low_rates_take_the_day_by_day_cylinders():
 def test_bad_input():
     xy, where, day, t, censored = _data()
     kw = dict(n_replicates=9, progress=False, backend="cpu")
-    with pytest.raises(ValueError, match="times must be positive"):
+    with pytest.raises(ValueError, match="survival_times must be positive"):
         hp.scan.space_time_exponential(xy[where], -t, day, censored, **kw)
     with pytest.raises(ValueError, match="every patient is censored"):
         hp.scan.space_time_exponential(xy[where], t, day, np.ones(len(t), bool), **kw)
     with pytest.raises(ValueError, match="one time per row"):
         hp.scan.space_time_exponential(xy[where], t, day[:-1], censored, **kw)
+    with pytest.raises(ValueError, match="coords and survival_times must have the same length"):
+        hp.scan.space_time_exponential(xy[where], t[:-1], day, censored, **kw)
     with pytest.raises(ValueError, match="min_cases"):
         hp.scan.space_time_exponential(xy[where], t, day, censored, min_cases=1, **kw)
 

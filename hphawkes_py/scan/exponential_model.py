@@ -36,19 +36,19 @@ from .result import ScanResult
 __all__ = ["exponential"]
 
 
-def _check_patients(times, censored, n):
+def _check_patients(times, censored, n, name="times"):
     """Survival times and censoring of :func:`exponential`, checked: ``(t float64, censored bool)``."""
-    t = as_float_array(times, "times", ndim=1, copy=True)
+    t = as_float_array(times, name, ndim=1, copy=True)
     if len(t) != n:
-        raise ValueError(f"coords and times must have the same length (one row per patient); got coords {n}, "
-                         f"times {len(t)}")
+        raise ValueError(f"coords and {name} must have the same length (one row per patient); got coords {n}, "
+                         f"{name} {len(t)}")
     if (t <= 0).any():
         i = int(np.argmax(t <= 0))
-        raise ValueError(f"times must be positive (survival or follow-up times); times[{i}] = {float(t[i])!r}")
+        raise ValueError(f"{name} must be positive (survival or follow-up times); {name}[{i}] = {float(t[i])!r}")
     with np.errstate(over="ignore"):
         big = not np.isfinite(float(t.max()) * n)
     if big:
-        raise ValueError(f"times up to {float(t.max())!r} are too large: their sum would leave the floating-point "
+        raise ValueError(f"{name} up to {float(t.max())!r} are too large: their sum would leave the floating-point "
                          f"range; rescale them (e.g. another unit)")
     if censored is None:
         cen = np.zeros(n, dtype=bool)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .exponential_model import _calibrated, _check_patients
+from .locations import _check_xy
 from .result import ScanResult
 from .space_time_scan import SpaceTimeOptions, _check_common, _cylinders
 
@@ -121,8 +122,7 @@ def space_time_exponential(coords, survival_times, times, censored=None, *, max_
     opts = SpaceTimeOptions(max_population, max_distance, max_temporal, prospective, study_period, min_cases,
                             n_replicates, direction, distance, location_ids, seed, executor, backend, threads, progress,
                             None, circle_population, max_circle_population, centres, max_temporal_percent, secondary)
-    n = np.shape(coords)[0] if np.ndim(coords) == 2 else -1
-    t, cen = _check_patients(survival_times, censored, n if n >= 0 else len(np.atleast_1d(survival_times)))
+    t, cen = _check_patients(survival_times, censored, len(_check_xy(coords)), "survival_times")
     dead = (~cen).astype(np.int64)
     common = _check_common(coords, dead, times, opts)
     if common.run.direction in ("high", "both") and common.run.min_cases < 2:
