@@ -32,6 +32,7 @@ import math
 import re
 
 import numpy as np
+from numba import njit
 
 from .._backend import threads_context
 from .._parallel import run_replicates
@@ -206,11 +207,12 @@ class Region:
         pts = np.concatenate(parts)
         owner = np.repeat(np.arange(len(counts)), counts)
         while True:
-            _, first = np.unique(pts, axis=0, return_index=True)
-            if len(first) == n:
+            # the later of two equal points is drawn again (as SaTScan redraws a duplicate)
+            order = np.lexsort((pts[:, 1], pts[:, 0]))
+            same = (pts[order[1:]] == pts[order[:-1]]).all(axis=1)
+            if not same.any():
                 return pts
-            again = np.setdiff1d(np.arange(n), first)
-            for i in again.tolist():
+            for i in np.maximum(order[1:][same], order[:-1][same]).tolist():
                 pts[i] = self._draw_in(int(owner[i]), 1, rng)[0]
 
     def _draw_in(self, k: int, m: int, rng) -> np.ndarray:
@@ -258,11 +260,24 @@ def _windows(centres, pts, max_radius, aux):
     d (SaTScan's order of operations); entries at distance 0 are no window ends."""
     ones = np.ones(len(pts), dtype=np.int64)
     offsets, neighbors, _, boundary = build_windows(centres, pts, ones, float(len(pts)), max_radius)
-    owner = np.repeat(np.arange(len(centres)), np.diff(offsets))
-    d = np.sqrt(((pts[neighbors] - centres[owner]) ** 2).sum(axis=1))
-    wexp = d ** 2 * math.pi * aux
-    boundary = np.where(wexp > 0, boundary, 0).astype(np.uint8)
+    wexp = np.empty(len(neighbors))
+    _entry_expected(offsets, neighbors, np.ascontiguousarray(pts, dtype=np.float64),
+                    np.ascontiguousarray(centres, dtype=np.float64), float(aux), wexp, boundary)
     return offsets, neighbors, wexp, boundary
+
+
+@njit(cache=True)
+def _entry_expected(offsets, neighbors, pts, centres, aux, out, boundary):
+    """``out[k] = d^2 pi aux`` at each entry's distance ``d = sqrt(dx^2 + dy^2)`` from its centre (SaTScan's
+    order of operations), and ``boundary[k] = 0`` where that is 0 (a point on the centre ends no window)."""
+    for i in range(offsets.shape[0] - 1):
+        for k in range(offsets[i], offsets[i + 1]):
+            dx = pts[neighbors[k], 0] - centres[i, 0]
+            dy = pts[neighbors[k], 1] - centres[i, 1]
+            d = np.sqrt(dx * dx + dy * dy)
+            out[k] = d * d * math.pi * aux
+            if out[k] <= 0.0:
+                boundary[k] = 0
 
 
 def _null_batch(size, batch_seed, region, n, centres, max_radius, aux, direction, backend, min_cases):

@@ -12,6 +12,7 @@ cylinders, read the same windows.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import math
 
 import numba
@@ -195,6 +196,10 @@ def _pack_keys32(d, shift, keys):
             keys[i, j] = np.uint32((q << shift) | j)
 
 
+#: build_windows sorts the distances of fewer centre x location pairs than this on one thread (starting a pool
+#: of threads costs about a millisecond)
+SERIAL_DISTANCES = 1 << 18
+
 #: 32-bit sort keys (:func:`_pack_keys32`) up to this many index bits (16,384 locations): at least 18 bits of
 #: scaled distance are left, so runs of equal keys stay short
 SHIFT32_MAX = 14
@@ -204,7 +209,7 @@ def _sorted_distances(P, Q, pool, d, order, same, head=None, keys32=None):
     """Squared distances between the centres ``Q`` (rows) and the points ``P`` (columns), any
     dimension, into ``d``, and their order into ``order`` (with :func:`_unpack_keys`'s flags of possible
     ties in ``same``), rows split over the workers of ``pool``
-    (one per Numba thread; the sort and the Numba helpers release the GIL). Tied locations may come in
+    (one per Numba thread, None: all on this one; the sort and the Numba helpers release the GIL). Tied locations may come in
     any order here: :func:`_windows_chunk` puts every tie group in rank order.
 
     The order: each distance's bits with the column index in their low bits (:func:`_pack_keys`),
@@ -245,7 +250,7 @@ def _sorted_distances(P, Q, pool, d, order, same, head=None, keys32=None):
             keys.sort(axis=1)
         _unpack_keys(d[a:b], shift, keys if narrow else order[a:b], order[a:b], same[a:b])
 
-    parts = max(1, min(numba.get_num_threads(), Q.shape[0]))
+    parts = 1 if pool is None else max(1, min(numba.get_num_threads(), Q.shape[0]))
     bounds = np.linspace(0, Q.shape[0], parts + 1).astype(int)
     if parts == 1:
         rows(0, Q.shape[0])
@@ -348,8 +353,11 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
     # concatenation of per-chunk parts (a second copy of every entry)
     out = (np.empty(m * kmax, np.int32), np.empty(m * kmax, pop.dtype), np.empty(m * kmax, np.uint8))
     E = 0
-    # one pool for every chunk (starting threads costs more than a small chunk's work)
-    with cf.ThreadPoolExecutor(max(1, numba.get_num_threads())) as pool:
+    # one pool for every chunk (starting threads costs more than a small chunk's work), none for a problem
+    # whose distances are fewer than SERIAL_DISTANCES (the continuous Poisson model's replicates each build
+    # their own windows)
+    threads = max(1, numba.get_num_threads()) if m * L >= SERIAL_DISTANCES else 1
+    with cf.ThreadPoolExecutor(threads) if threads > 1 else contextlib.nullcontext() as pool:
         for first in range(0, m, chunk):
             last = min(m, first + chunk)
             E = _window_rows(P, Q[first:last], pop, lim, maxd2, rank, pool, counts_all[first:last], scratch, out, E,
