@@ -16,6 +16,7 @@ from scipy import stats
 
 import hphawkes_py as hp
 from hphawkes_py.scan.continuous_poisson_model import _windows, check_region
+from hphawkes_py.scan.cpu_continuous_poisson import draw_points, null_maxima
 from hphawkes_py.scan.engine import klogk_table, make_engine
 from satscan_oracle import assert_clusters_match, edit_prm, oracle, read_dbf, report_locations, run_parameter_file, \
     scratch_folder, store, stored
@@ -115,13 +116,16 @@ def test_window_llrs_against_numpy(backend, direction):
                                atol=1e-12)
 
 
-def test_null_points_share_the_polygons_by_area_and_are_uniform():
-    # a unit square and a triangle of area 1.5 beside it: expected shares 0.4 and 0.6
+@pytest.mark.parametrize("draws", ["numpy", "numba"])
+def test_null_points_share_the_polygons_by_area_and_are_uniform(draws):
+    # a unit square and a triangle of area 1.5 beside it: expected shares 0.4 and 0.6; the NumPy draws of the
+    # engines' path and the Numba ones of the CPU's (cpu_continuous_poisson)
     region = check_region(["X >= 0,X <= 1,Y >= 0,Y <= 1", [(1, 0, 1, ">="), (1, 0, 4, "<="), (1, 3, 4, "<="),
                                                            (0, 1, 0, ">=")]])
     np.testing.assert_allclose(region.areas, [1.0, 1.5])
     rng = np.random.default_rng(11)
-    pts = np.concatenate([region.draw(50, rng) for _ in range(400)])
+    pts = np.concatenate([region.draw(50, rng) if draws == "numpy" else draw_points(region, 50, 1000 + k)
+                          for k in range(400)])
     in_square = pts[:, 0] <= 1
     counts = np.array([in_square.sum(), (~in_square).sum()])
     assert stats.chisquare(counts, len(pts) * region.areas / region.area).pvalue > 1e-3
@@ -133,6 +137,29 @@ def test_null_points_share_the_polygons_by_area_and_are_uniform():
     assert stats.kstest(u, lambda t: 1 - (3 - np.clip(t, 0, 3)) ** 2 / 9).pvalue > 1e-3
     assert region.contains(pts).all()
     assert len(np.unique(region.draw(2000, rng), axis=0)) == 2000
+
+
+@pytest.mark.parametrize("grid", [False, True], ids=["own points", "grid"])
+@pytest.mark.parametrize("direction", ["high", "both"])
+def test_cpu_null_kernel_equals_the_engine_on_the_same_points(grid, direction):
+    region = check_region(TRIANGLES)
+    n, share = 300, 0.5
+    max_radius = share * np.sqrt(region.area / np.pi)
+    aux = n / region.area
+    centres = np.random.default_rng(3).uniform(100, 9900, (40, 2)) if grid else None
+    if grid:
+        centres = centres[region.contains(centres)]
+    klogk = klogk_table(n)
+    words = np.arange(7, 19, dtype=np.uint32)
+    fast = null_maxima(region, n, centres, max_radius, aux, klogk, 2, direction, words)
+    for w, v in zip(words, fast):
+        pts = draw_points(region, n, w)
+        assert region.contains(pts).all() and len(np.unique(pts, axis=0)) == n
+        windows = _windows(pts if centres is None else centres, pts, max_radius, aux)
+        engine = make_engine(windows, klogk, n, n, direction, backend="cpu", model="poisson", min_cases=2)
+        best, _ = engine.best_per_centre(np.ones((n, 1), dtype=np.int32))
+        assert v == pytest.approx(best.max(), rel=1e-12, abs=1e-12)
+    assert (fast > 0).all()
 
 
 def test_numeric_and_text_polygons_agree():

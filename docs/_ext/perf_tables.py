@@ -170,6 +170,22 @@ def scan_regimes(name="scan_regimes.json", options="") -> list[str]:
                           "top LLR (ours / SaTScan)", "load (1 min)"], rows))
 
 
+def scan_samples() -> list[str]:
+    d = _load("scan_samples.json")
+    if d is None:
+        return missing("scan_samples.json", "run ``benchmarks/bench_scan_samples.py --satscan PATH``.")
+    rows = []
+    for key, p in d["problems"].items():
+        sat = p.get("satscan", {})
+        rows.append([key, _s(p["seconds"]), _s(sat.get("seconds")), _ratio(sat.get("seconds"), p["seconds"]),
+                     f"{p['top_llr']:.6f} / {sat.get('top_llr', float('nan')):.6f}"])
+    return (preamble(machine_of(d), "python benchmarks/bench_scan_samples.py --satscan PATH/TO/SaTScan --threads 2",
+                     "SaTScan's batch binary (" + _satscan_builds(d) + ") on the same machine, same threads, all "
+                     "999 replicates, its parameter files unchanged")
+            + list_table(["SaTScan's sample analysis", "hphawkes_py (s)", "SaTScan (s)", "SaTScan / ours",
+                          "top LLR (ours / SaTScan)"], rows))
+
+
 def scan_time_stratified() -> list[str]:
     return scan_regimes("scan_time_stratified.json", " --only spacetime_poisson_stratified spacetime_poisson --out "
                                                      "benchmarks/results/scan_time_stratified.json")
@@ -664,7 +680,7 @@ def reproduce_output(analysis: str) -> list[str]:
 TABLES = {
     "summary": summary_rst,
     "scan-satscan": scan_satscan, "scan-spacetime": scan_spacetime, "scan-scaling": scan_scaling,
-    "scan-regimes": scan_regimes, "scan-time-stratified": scan_time_stratified,
+    "scan-regimes": scan_regimes, "scan-time-stratified": scan_time_stratified, "scan-samples": scan_samples,
     "mixture-cytometry": mixture_cytometry,
     "kde-paper": kde_paper, "kde-relrisk": kde_relrisk, "kde-sparr": kde_sparr, "sccs": sccs_fit,
     "hawkes-loglik": hawkes_loglik, "hawkes-mcmc": hawkes_mcmc, "hawkes-forecast": hawkes_forecast, "hawkes-hphawkes": hawkes_hphawkes,

@@ -37,6 +37,8 @@ from numba import njit
 from .._backend import threads_context
 from .._parallel import run_replicates
 from .._validate import check_in, check_positive
+from ._rng import replicate_seed_words
+from .cpu_continuous_poisson import null_maxima
 from .engine import make_engine, klogk_table
 from .locations import _check_xy, _radius, Geometry, check_centres, check_location_ids
 from .monte_carlo import check_run, replicate_seed_batches
@@ -282,7 +284,11 @@ def _entry_expected(offsets, neighbors, pts, centres, aux, out, boundary):
 
 def _null_batch(size, batch_seed, region, n, centres, max_radius, aux, direction, backend, min_cases):
     """Maxima of ``size`` replicates (module level: executors pickle it): each replicate's ``n`` uniform
-    points and circles, all replicates' windows scored in one engine call."""
+    points and circles; on the CPU drawn and scored in one Numba loop (:mod:`.cpu_continuous_poisson`), else
+    all replicates' windows scored in one engine call."""
+    if backend == "cpu":
+        return null_maxima(region, n, centres, max_radius, aux, klogk_table(n), min_cases, direction,
+                           replicate_seed_words((batch_seed, size)))
     offs, nbs, exps, bnds = [], [], [], []
     base = 0
     for s in batch_seed.spawn(size):
