@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._satscan import _as_ids, _day, _geo, _number, _read_rows, case_records_kept
+from ._satscan import (_as_ids, _day, _geo, _number, _read_rows, case_records_kept,
+                       warn_locations_without_observations)
 from .multinomial_model import multinomial
 from .ordinal_model import ordinal
 
@@ -48,6 +49,7 @@ def run_categorical(spec, run):
     ids, counts, dates, cats = read_category_cases(f["case_file"], spec["dates"]["dated"])
     keep = case_records_kept(spec, ids, dates, gp, seen)
     rows = np.repeat(np.arange(len(ids)), np.where(keep, counts, 0))
+    warn_locations_without_observations(keys, ids, rows, gp, model)
     where = {k: i for i, k in enumerate(keys)}
     xy = np.array([(xs[where[ids[r]]], ys[where[ids[r]]]) for r in rows], dtype=float).reshape(-1, 2)
     loc_ids = np.array(_as_ids([ids[r] for r in rows]), dtype=object)
