@@ -105,10 +105,10 @@ def test_satscan_sample_analysis(satscan_output, tmp_path):
     # within 4 binomial standard errors). Their null maxima are not compared as a sample: SaTScan seeds
     # replicate i with seed + i in a Lehmer generator (x -> 48271 x mod 2**31 - 1), so the first of the random
     # numbers it sorts the (time, censoring) pairs by stays within 0.022 of one value across a run's 999
-    # replicates (0.505-0.528 for its default seed), and the first patient's pair lands on about the same
-    # patient in every replicate: a run's maxima are conditioned on that pairing (its default seed gives this
-    # cluster p 0.006, random seeds 0.010-0.020). This null is checked against the cylinders' own
-    # enumeration below.
+    # replicates (0.505-0.528 for its default seed), and the first record's pair lands near the middle of the
+    # patients in every replicate instead of on any of them: a run's maxima are not a sample of the
+    # permutation null (its default seed gives this cluster p 0.006, random seeds 0.010-0.020). This null is
+    # checked against the cylinders' own enumeration below.
     seeds = satscan_output["random_seeds"]
     p_theirs = float(np.mean(seeds["p_values"]))
     se = np.sqrt(p_theirs * (1 - p_theirs) * (1 / 999 + 1 / (999 * len(seeds["p_values"]))))
