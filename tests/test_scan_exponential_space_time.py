@@ -251,18 +251,30 @@ def test_run_prm_reads_satscan_dates_and_refuses_what_it_cannot_honour(tmp_path)
                                  tmp_path / "wk.prm"), **kw)
 
 
-def test_locations_without_patients_are_refused_or_named(tmp_path):
+def test_locations_without_patients_are_centres_and_members(tmp_path):
     prm = _copy_sample(tmp_path)
+    kw = dict(n_replicates=19, progress=False, backend="cpu", seed=1)
+    before = hp.scan.run_prm(prm, **kw)
     with open(tmp_path / "SurvivalFake.geo", "a") as fh:
-        fh.write("LocationF\t5\t6.5\n")
-    kw = dict(n_replicates=9, progress=False, backend="cpu", seed=1)
-    with pytest.raises(ValueError, match="location id 'LocationF' of the coordinates file .* has no patient"):
-        hp.scan.run_prm(prm, **kw)
+        fh.write("LocationF\t5\t6.5\n")  # between LocationA (6, 8) and LocationC (6, 5); no patient
+    res = hp.scan.run_prm(prm, **kw)
+    assert (res.n_locations, res.n_centres, res.n_population) == (6, 6, 65)
+    top = res.clusters.iloc[0]
+    # SaTScan 10.3.2 on this file: LocationA, LocationF, LocationC, and (with no restrictions on secondary
+    # clusters) the same cylinder about LocationF next
+    assert top.location_ids == ["LocationA", "LocationF", "LocationC"]
+    assert top.log_likelihood_ratio == before.clusters.log_likelihood_ratio.iloc[0]
+    every = hp.scan.run_prm(edit_prm(prm, {"CriteriaForReportingSecondaryClusters=0":
+                                           "CriteriaForReportingSecondaryClusters=5"}, tmp_path / "all.prm"), **kw)
+    assert every.clusters.center.iloc[1] == "LocationF"
+    assert every.clusters.location_ids.iloc[1] == ["LocationF", "LocationC", "LocationA"]
     spatial = edit_prm(prm, {"AnalysisType=3": "AnalysisType=1"}, tmp_path / "spatial.prm")
     with pytest.warns(UserWarning, match="1 location.* no observation \\(first 'LocationF'\\); the exponential scan "
                                          "centres no circle on them, SaTScan does"):
-        res = hp.scan.run_prm(spatial, **kw)
-    assert res.n_locations == 5
+        assert hp.scan.run_prm(spatial, **kw).n_locations == 5
+    with pytest.raises(ValueError, match="empty_location_ids must give the 1 empty locations' ids"):
+        hp.scan.space_time_exponential([[0.0, 0.0], [1.0, 1.0]], [1.0, 2.0], [0, 1], location_ids=["a", "b"],
+                                       empty_locations=[[2.0, 2.0]], n_replicates=9, progress=False)
 
 
 @pytest.mark.parametrize("prm, files", [

@@ -280,17 +280,18 @@ def run_space_time_exponential(spec, run):
     ids, counts, dates, values, censored = _read_continuous(f["case_file"], "exponential", True)
     keep = case_records_kept(spec, ids, dates, gp, seen)
     where = {k: i for i, k in enumerate(keys)}
+    # locations of the coordinates file without patients are circle centres too (as in SaTScan)
     absent = sorted(set(keys) - {k for k, kept in zip(ids, keep) if kept}, key=where.get)
-    if absent:
-        raise ValueError(f"{f['case_file']}: location id {absent[0]!r} of the coordinates file {gp} has no patient; "
-                         f"the exponential space-time scan centres circles on the patients' locations only (remove "
-                         f"it from the coordinates file)")
     order = np.argsort(np.array([where[k] for k in ids], dtype=np.int64), kind="stable")
     rows = np.repeat(order, np.where(keep, counts, 0)[order])
     xy = np.array([(xs[where[ids[r]]], ys[where[ids[r]]]) for r in rows], dtype=float).reshape(-1, 2)
     kwargs = dict(spec["kwargs"])
-    kwargs["location_ids"] = np.array(_as_ids([ids[r] for r in rows]), dtype=object)
-    kwargs.update(circle_rows(spec, kwargs["location_ids"]))
+    every_id = np.array(_as_ids([ids[r] for r in rows] + absent), dtype=object)  # read alike (_as_ids)
+    kwargs["location_ids"] = every_id[:len(rows)]
+    if absent:
+        kwargs["empty_locations"] = np.array([(xs[where[k]], ys[where[k]]) for k in absent], dtype=float)
+        kwargs["empty_location_ids"] = every_id[len(rows):]
+    kwargs.update(circle_rows(spec, np.concatenate([kwargs["location_ids"], kwargs.get("empty_location_ids", [])])))
     days = dates[rows]
     starts = spec.get("intervals")
     if starts is not None:  # interval indices stand for the days of the scan

@@ -36,7 +36,7 @@ def space_time_exponential(coords, survival_times, times, censored=None, *, max_
                            direction="high", distance="euclidean", location_ids=None, seed=None, executor=None,
                            backend="auto", threads=None, progress=True, max_temporal_percent=None,
                            circle_population=None, max_circle_population=0.5, centres=None,
-                           secondary="no-overlap") -> ScanResult:
+                           secondary="no-overlap", empty_locations=None, empty_location_ids=None) -> ScanResult:
     """Kulldorff's space-time scan statistic for survival data (exponential model), retrospective or prospective.
 
     Semantics follow SaTScan's space-time exponential analysis (``ModelType=4``, ``AnalysisType=3`` or ``4``):
@@ -91,7 +91,13 @@ def space_time_exponential(coords, survival_times, times, censored=None, *, max_
         The longest interval as a percentage of the study period (SaTScan's ``MaxTemporalSizeInterpretation=0``);
         replaces ``max_temporal``.
     circle_population, max_circle_population, centres, secondary
-        As in :func:`~hphawkes_py.scan.space_time`.
+        As in :func:`~hphawkes_py.scan.space_time` (``circle_population``: one value per row of ``coords`` and
+        then one per empty location).
+    empty_locations : array_like (k, 2), optional
+        Locations without patients (a SaTScan coordinates file's locations that no case record names): circle
+        centres, and members of the circles that reach them, as SaTScan scans them.
+    empty_location_ids : array_like (k,), optional
+        Their ids (with ``location_ids``).
 
     Returns
     -------
@@ -119,19 +125,36 @@ def space_time_exponential(coords, survival_times, times, censored=None, *, max_
     >>> print(top.start, top.end, top.cases, round(top.expected, 1), top.p_value)
     43 49 10 0.6 0.01
     """
+    xy = _check_xy(coords)
+    n = len(xy)
+    t, cen = _check_patients(survival_times, censored, n, "survival_times")
+    dead = (~cen).astype(np.int64)
+    if empty_locations is not None:
+        # rows without patients: 0 deaths, dated on the first patient's day, in no cell of the null's
+        extra = _check_xy(empty_locations)
+        if location_ids is not None:
+            if empty_location_ids is None or len(empty_location_ids) != len(extra):
+                raise ValueError(f"empty_location_ids must give the {len(extra)} empty locations' ids (with "
+                                 f"location_ids)")
+            location_ids = np.concatenate([np.asarray(location_ids, dtype=object),
+                                           np.asarray(empty_location_ids, dtype=object)])
+        xy = np.vstack([xy, extra])
+        dead = np.concatenate([dead, np.zeros(len(extra), dtype=np.int64)])
+        times = np.concatenate([np.asarray(times), np.repeat(np.asarray(times)[:1], len(extra))])
+    elif empty_location_ids is not None:
+        raise ValueError("empty_location_ids needs empty_locations")
     opts = SpaceTimeOptions(max_population, max_distance, max_temporal, prospective, study_period, min_cases,
                             n_replicates, direction, distance, location_ids, seed, executor, backend, threads, progress,
                             None, circle_population, max_circle_population, centres, max_temporal_percent, secondary)
-    t, cen = _check_patients(survival_times, censored, len(_check_xy(coords)), "survival_times")
-    dead = (~cen).astype(np.int64)
-    common = _check_common(coords, dead, times, opts)
+    common = _check_common(xy, dead, times, opts)
     if common.run.direction in ("high", "both") and common.run.min_cases < 2:
         raise ValueError(f"min_cases={common.run.min_cases}: SaTScan needs at least 2 cases in a high-rate cluster; "
                          f"give min_cases >= 2")
     L, T = common.c_lt.shape
     C = int(dead.sum())
     mu, _ = _calibrated(t, C)
-    cell = common.gid.astype(np.int64) * T + common.day
+    dead = dead[:n]
+    cell = common.gid[:n].astype(np.int64) * T + common.day[:n]
     mu_lt = np.zeros(L * T)
     np.add.at(mu_lt, cell, mu)
     mu_lt = mu_lt.reshape(L, T)
