@@ -270,9 +270,7 @@ def test_locations_without_patients_are_centres_and_members(tmp_path):
     assert every.clusters.center.iloc[1] == "LocationF"
     assert every.clusters.location_ids.iloc[1] == ["LocationF", "LocationC", "LocationA"]
     spatial = edit_prm(prm, {"AnalysisType=3": "AnalysisType=1"}, tmp_path / "spatial.prm")
-    with pytest.warns(UserWarning, match="1 location.* no observation \\(first 'LocationF'\\); the exponential scan "
-                                         "centres no circle on them, SaTScan does"):
-        assert hp.scan.run_prm(spatial, **kw).n_locations == 5
+    assert hp.scan.run_prm(spatial, **kw).n_centres == 6  # the purely spatial scan too (test_scan_empty_locations)
     with pytest.raises(ValueError, match="empty_location_ids must give the 1 empty locations' ids"):
         hp.scan.space_time_exponential([[0.0, 0.0], [1.0, 1.0]], [1.0, 2.0], [0, 1], location_ids=["a", "b"],
                                        empty_locations=[[2.0, 2.0]], n_replicates=9, progress=False)

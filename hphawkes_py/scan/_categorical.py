@@ -40,7 +40,7 @@ from numba import njit, prange
 
 from .._backend import get_device, is_gpu_backend, threads_context
 from .._parallel import run_replicates
-from .locations import _radius, make_centres, merge_rows, report_rows
+from .locations import _radius, make_centres, merge_rows, report_rows, with_empty_locations
 from .monte_carlo import BATCH_SIZE, CPU_BATCH_BYTES, GPU_BATCH_SIZE, batch_children, replicate_seed_batches
 from .null_draws import permute_measurements
 from .result import Candidates, _clusters
@@ -571,16 +571,19 @@ def category_table(result) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------------------- the scan
-def scan_categories(xy, ids, check_ids, ws, run, cat, labels, ordinal) -> dict:
+def scan_categories(xy, ids, check_ids, ws, run, cat, labels, ordinal, empty=None) -> dict:
     """The scan of the ordinal (``ordinal``) or multinomial model once its data are checked:
     ``xy`` (n, 2) each case's coordinates, ``ids`` their location ids (user's when ``check_ids``),
     ``ws``, ``run`` the checked window and run settings, ``cat`` (n,) the cases' category codes 0..K-1
-    of ``labels``. Returns the :class:`~hphawkes_py.scan.ScanResult` fields."""
+    of ``labels``; ``empty``: locations without cases, centres and members of the circles too
+    (:func:`~.locations.check_empty_locations`). Returns the :class:`~hphawkes_py.scan.ScanResult` fields."""
     n = xy.shape[0]
     K = len(labels)
     loc_coords, gid, members = merge_rows(xy)
-    L = len(members)
     report = report_rows(members, ids, gid, check_ids)
+    n_merged = n - len(members)
+    loc_coords, report, ids, row_loc = with_empty_locations(loc_coords, report, ids, gid, empty)
+    L = len(loc_coords)
     n_loc = np.bincount(gid, minlength=L).astype(np.int64)
     counts = np.zeros((L, K), dtype=np.int64)
     np.add.at(counts, (gid, cat), 1)
@@ -610,5 +613,5 @@ def scan_categories(xy, ids, check_ids, ws, run, cat, labels, ordinal) -> dict:
     return dict(clusters=clusters, null_llr=null_llr, backend=run.backend, n_centres=len(centres),
                 n_windows=int(boundary.sum()), max_population=ws.max_population, direction=run.direction,
                 n_replicates=run.n_replicates, grid_cell=ws.grid_cell, max_distance=ws.max_distance,
-                distance=ws.distance, n_locations=L, n_merged=n - L, _loc_coords=loc_coords, _loc_cases=n_loc,
-                _loc_controls=None, _loc_population=n_loc, _row_ids=ids, _row_loc=gid)
+                distance=ws.distance, n_locations=L, n_merged=n_merged, _loc_coords=loc_coords, _loc_cases=n_loc,
+                _loc_controls=None, _loc_population=n_loc, _row_ids=ids, _row_loc=row_loc)

@@ -18,7 +18,7 @@ import re
 import numpy as np
 
 from ._satscan import (_as_ids, _count_date, _geo, _number, _population, _read_continuous, _read_rows, case_records_kept,
-                       circle_rows, interval_of)
+                       circle_rows, interval_of, observed_and_empty_ids)
 from .exponential_space_time import space_time_exponential
 from .spatiotemporal import space_time, space_time_permutation
 
@@ -280,17 +280,13 @@ def run_space_time_exponential(spec, run):
     ids, counts, dates, values, censored = _read_continuous(f["case_file"], "exponential", True)
     keep = case_records_kept(spec, ids, dates, gp, seen)
     where = {k: i for i, k in enumerate(keys)}
-    # locations of the coordinates file without patients are circle centres too (as in SaTScan)
-    absent = sorted(set(keys) - {k for k, kept in zip(ids, keep) if kept}, key=where.get)
     order = np.argsort(np.array([where[k] for k in ids], dtype=np.int64), kind="stable")
     rows = np.repeat(order, np.where(keep, counts, 0)[order])
     xy = np.array([(xs[where[ids[r]]], ys[where[ids[r]]]) for r in rows], dtype=float).reshape(-1, 2)
     kwargs = dict(spec["kwargs"])
-    every_id = np.array(_as_ids([ids[r] for r in rows] + absent), dtype=object)  # read alike (_as_ids)
-    kwargs["location_ids"] = every_id[:len(rows)]
-    if absent:
-        kwargs["empty_locations"] = np.array([(xs[where[k]], ys[where[k]]) for k in absent], dtype=float)
-        kwargs["empty_location_ids"] = every_id[len(rows):]
+    # locations of the coordinates file without patients are circle centres too (as in SaTScan)
+    kwargs["location_ids"], empty = observed_and_empty_ids(keys, ids, rows, xs, ys, where)
+    kwargs.update(empty)
     kwargs.update(circle_rows(spec, np.concatenate([kwargs["location_ids"], kwargs.get("empty_location_ids", [])])))
     days = dates[rows]
     starts = spec.get("intervals")

@@ -645,10 +645,9 @@ def run_continuous(spec, run):
     keep = case_records_kept(spec, ids, dates, gp, seen)
     reps = np.where(keep, counts, 0)
     rows = np.repeat(np.arange(len(ids)), reps)
-    warn_locations_without_observations(keys, ids, rows, gp, model)
     where = {k: i for i, k in enumerate(keys)}
     xy = np.array([(xs[where[ids[r]]], ys[where[ids[r]]]) for r in rows], dtype=float).reshape(-1, 2)
-    loc_ids = np.array(_as_ids([ids[r] for r in rows]), dtype=object)
+    loc_ids, empty = observed_and_empty_ids(keys, ids, rows, xs, ys, where)
     from .exponential_model import exponential
     from .normal_model import normal, satscan_min_cases
 
@@ -656,23 +655,22 @@ def run_continuous(spec, run):
     if model == "normal":
         kwargs["min_cases"] = satscan_min_cases(kwargs["direction"], second is not None, *kwargs["min_cases"])
         return normal(xy, values[rows], weights=None if second is None else second[rows], location_ids=loc_ids,
-                      **kwargs, **run)
+                      **empty, **kwargs, **run)
     return exponential(xy, values[rows], None if second is None else second[rows].astype(bool), location_ids=loc_ids,
-                       **kwargs, **run)
+                       **empty, **kwargs, **run)
 
 
-def warn_locations_without_observations(keys, ids, rows, geo_path, model: str, stacklevel=4) -> None:
-    """Warn that the locations of the coordinates file (``keys``) with no observation among the records ``rows``
-    (of ``ids``) centre no circle here, where SaTScan centres circles on every location of the file: a circle
-    about such a location that no other centre has is missing from the scan (the ``model`` analyses of
-    :func:`~hphawkes_py.scan.run_prm` scan the observations' locations)."""
+def observed_and_empty_ids(keys, ids, rows, xs, ys, where) -> tuple:
+    """``(location ids of the observations rows, {empty_locations, empty_location_ids})``: the coordinates file's
+    locations (``keys``) that no observation row of ``ids`` names are circle centres and members too, as SaTScan
+    scans them (the ids read alike, :func:`_as_ids`; ``xs``, ``ys``, ``where``: the file's coordinates)."""
     used = {ids[r] for r in np.unique(rows).tolist()}
     absent = [k for k in keys if k not in used]
-    if absent:
-        warnings.warn(f"{geo_path}: {len(absent)} location(s) of the coordinates file have no observation (first "
-                      f"{absent[0]!r}); the {model} scan centres no circle on them, SaTScan does: a circle about "
-                      f"one of them that no other location's circles hold is not scanned here", UserWarning,
-                      stacklevel=stacklevel)
+    every = np.array(_as_ids([ids[r] for r in rows] + absent), dtype=object)
+    if not absent:
+        return every, {}
+    return every[:len(rows)], {"empty_locations": np.array([(xs[where[k]], ys[where[k]]) for k in absent], dtype=float),
+                               "empty_location_ids": every[len(rows):]}
 
 
 def circle_rows(spec, ids) -> dict:

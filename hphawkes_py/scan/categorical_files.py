@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._satscan import (_as_ids, _day, _geo, _number, _read_rows, case_records_kept,
-                       warn_locations_without_observations)
+from ._satscan import _day, _geo, _number, _read_rows, case_records_kept, observed_and_empty_ids
 from .multinomial_model import multinomial
 from .ordinal_model import ordinal
 
@@ -49,11 +48,11 @@ def run_categorical(spec, run):
     ids, counts, dates, cats = read_category_cases(f["case_file"], spec["dates"]["dated"])
     keep = case_records_kept(spec, ids, dates, gp, seen)
     rows = np.repeat(np.arange(len(ids)), np.where(keep, counts, 0))
-    warn_locations_without_observations(keys, ids, rows, gp, model)
     where = {k: i for i, k in enumerate(keys)}
     xy = np.array([(xs[where[ids[r]]], ys[where[ids[r]]]) for r in rows], dtype=float).reshape(-1, 2)
-    loc_ids = np.array(_as_ids([ids[r] for r in rows]), dtype=object)
+    loc_ids, empty = observed_and_empty_ids(keys, ids, rows, xs, ys, where)
     kwargs = {k: v for k, v in spec["kwargs"].items() if k != "min_cases"}
+    kwargs.update(empty)
     if model == "ordinal":
         values = []
         for r in np.flatnonzero(keep).tolist():

@@ -27,7 +27,7 @@ import math
 import numpy as np
 
 from .._validate import as_float_array
-from .locations import _check_xy, check_location_ids
+from .locations import _check_xy, check_empty_locations, check_location_ids
 from .model import _check_windows
 from .monte_carlo import check_run
 from .normal_model import EXPONENTIAL, scan_observations
@@ -79,7 +79,8 @@ def _calibrated(t, C):
 
 def exponential(coords, times, censored=None, *, location_ids=None, max_population=0.5, max_distance=None, min_cases=2,
                 n_replicates=999, direction="high", secondary="no-overlap", grid_cell=None, distance="euclidean",
-                seed=None, executor=None, backend="auto", threads=None, progress=True) -> ScanResult:
+                seed=None, executor=None, backend="auto", threads=None, progress=True, empty_locations=None,
+                empty_location_ids=None) -> ScanResult:
     """Kulldorff's spatial scan statistic for survival data (exponential model) with Monte Carlo inference.
 
     Semantics follow SaTScan's purely spatial exponential analysis (Huang, Kulldorff & Gregorio 2007):
@@ -128,6 +129,11 @@ def exponential(coords, times, censored=None, *, location_ids=None, max_populati
         Numba threads.
     progress : bool
         Show a progress bar over Monte Carlo batches.
+    empty_locations : array_like (k, 2), optional
+        Locations without observations (a SaTScan coordinates file's locations that no record names): circle
+        centres, and members of the circles that reach them, as SaTScan scans them.
+    empty_location_ids : array_like (k,), optional
+        Their ids (needed with ``location_ids``).
 
     Returns
     -------
@@ -176,8 +182,9 @@ def exponential(coords, times, censored=None, *, location_ids=None, max_populati
                  "censored": int(cen[inside].sum())}
         return int(inside.sum()), e, math.nan, extra
 
+    empty = check_empty_locations(empty_locations, empty_location_ids, location_ids is not None)
     fields = scan_observations(EXPONENTIAL, xy, ids, location_ids is not None, ws, run, dead.astype(np.float64), mu,
-                               dead, (C, U, 0.0, 0.0, 0.0), (run.min_cases, 0), stats)
-    l_exp = np.bincount(fields["_row_loc"], weights=mu, minlength=fields["n_locations"])
+                               dead, (C, U, 0.0, 0.0, 0.0), (run.min_cases, 0), stats, empty)
+    l_exp = np.bincount(fields["_row_loc"][:n], weights=mu, minlength=fields["n_locations"])
     return ScanResult(**fields, n_cases=C, n_population=n, min_cases=run.min_cases, model="exponential",
                       _loc_expected=l_exp)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .exponential_model import _calibrated, _check_patients
-from .locations import _check_xy
+from .locations import _check_xy, check_empty_locations
 from .result import ScanResult
 from .space_time_scan import SpaceTimeOptions, _check_common, _cylinders
 
@@ -129,20 +129,15 @@ def space_time_exponential(coords, survival_times, times, censored=None, *, max_
     n = len(xy)
     t, cen = _check_patients(survival_times, censored, n, "survival_times")
     dead = (~cen).astype(np.int64)
-    if empty_locations is not None:
+    empty = check_empty_locations(empty_locations, empty_location_ids, location_ids is not None)
+    if empty is not None:
         # rows without patients: 0 deaths, dated on the first patient's day, in no cell of the null's
-        extra = _check_xy(empty_locations)
-        if location_ids is not None:
-            if empty_location_ids is None or len(empty_location_ids) != len(extra):
-                raise ValueError(f"empty_location_ids must give the {len(extra)} empty locations' ids (with "
-                                 f"location_ids)")
-            location_ids = np.concatenate([np.asarray(location_ids, dtype=object),
-                                           np.asarray(empty_location_ids, dtype=object)])
+        extra, extra_ids = empty
+        if extra_ids is not None:
+            location_ids = np.concatenate([np.asarray(location_ids, dtype=object), extra_ids])
         xy = np.vstack([xy, extra])
         dead = np.concatenate([dead, np.zeros(len(extra), dtype=np.int64)])
         times = np.concatenate([np.asarray(times), np.repeat(np.asarray(times)[:1], len(extra))])
-    elif empty_location_ids is not None:
-        raise ValueError("empty_location_ids needs empty_locations")
     opts = SpaceTimeOptions(max_population, max_distance, max_temporal, prospective, study_period, min_cases,
                             n_replicates, direction, distance, location_ids, seed, executor, backend, threads, progress,
                             None, circle_population, max_circle_population, centres, max_temporal_percent, secondary)

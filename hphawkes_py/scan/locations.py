@@ -180,6 +180,41 @@ def prepare_locations(coords: Any, cases: Any, controls: Any) -> Locations:
     return Locations(m_coords, m_cases, m_controls, members, n - L)
 
 
+def check_empty_locations(empty_locations, empty_location_ids, with_ids: bool):
+    """``(coords (k, 2), ids (k,) or None)`` of the locations without observations a scan of the observation
+    models takes as circle centres and members (SaTScan's coordinates-file locations that no record names), or
+    None; their ids are needed when the observations' locations have ids (``with_ids``)."""
+    if empty_locations is None:
+        if empty_location_ids is not None:
+            raise ValueError("empty_location_ids needs empty_locations")
+        return None
+    xy = _check_coords(empty_locations, "empty_locations")
+    if xy.shape[1] != 2:
+        raise ValueError(f"empty_locations must have shape (k, 2) (x, y columns), got {xy.shape}")
+    if not with_ids:
+        if empty_location_ids is not None:
+            raise ValueError("empty_location_ids needs location_ids (the observations' location ids)")
+        return xy, None
+    if empty_location_ids is None or len(empty_location_ids) != len(xy):
+        raise ValueError(f"empty_location_ids must give the {len(xy)} empty locations' ids (with location_ids)")
+    return xy, np.asarray(empty_location_ids, dtype=object)
+
+
+def with_empty_locations(loc_coords, report, ids, gid, empty):
+    """The merged locations of the observations (``loc_coords``, ``report`` rows of ``ids``, each observation's
+    location ``gid``) followed by the ``empty`` ones (:func:`check_empty_locations`; None: unchanged):
+    ``(loc_coords, report, ids, row_loc)`` with one reporting row per empty location appended to ``ids``
+    (its id, or its row number without ids) and ``row_loc`` the location of every row of ``ids``."""
+    if empty is None:
+        return loc_coords, report, ids, gid
+    exy, eids = empty
+    n, L0, k = len(ids), len(loc_coords), len(exy)
+    more = np.arange(n, n + k) if eids is None else eids
+    ids = np.concatenate([np.asarray(ids, dtype=object if eids is not None else None), more])
+    return (np.vstack([loc_coords, exy]), report + [[n + q] for q in range(k)], ids,
+            np.concatenate([gid, L0 + np.arange(k)]))
+
+
 def _row_locations(members) -> np.ndarray:
     """The merged location of every input row."""
     out = np.empty(sum(len(m) for m in members), dtype=np.int64)

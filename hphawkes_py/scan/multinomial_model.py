@@ -10,7 +10,7 @@ no high or low cluster: SaTScan reports each category's observed and expected ca
 from __future__ import annotations
 
 from ._categorical import check_categories, scan_categories
-from .locations import _check_xy, check_location_ids
+from .locations import _check_xy, check_empty_locations, check_location_ids
 from .model import _check_windows
 from .monte_carlo import check_run
 from .result import ScanResult
@@ -20,7 +20,8 @@ __all__ = ["multinomial"]
 
 def multinomial(coords, categories, *, location_ids=None, max_population=0.5, max_distance=None, n_replicates=999,
                 secondary="no-overlap", grid_cell=None, distance="euclidean", seed=None, executor=None,
-                backend="auto", threads=None, progress=True) -> ScanResult:
+                backend="auto", threads=None, progress=True, empty_locations=None,
+                empty_location_ids=None) -> ScanResult:
     """Kulldorff's spatial scan statistic for multinomial data (unordered categories) with Monte Carlo inference.
 
     Semantics follow SaTScan's purely spatial multinomial analysis (Jung, Kulldorff & Richard 2010):
@@ -60,6 +61,11 @@ def multinomial(coords, categories, *, location_ids=None, max_population=0.5, ma
         Numba threads.
     progress : bool
         Show a progress bar over Monte Carlo batches.
+    empty_locations : array_like (k, 2), optional
+        Locations without cases (a SaTScan coordinates file's locations that no case record names): circle
+        centres, and members of the circles that reach them, as SaTScan scans them.
+    empty_location_ids : array_like (k,), optional
+        Their ids (needed with ``location_ids``).
 
     Returns
     -------
@@ -93,5 +99,6 @@ def multinomial(coords, categories, *, location_ids=None, max_population=0.5, ma
     ids = check_location_ids(location_ids, n, repeats=True)
     ws = _check_windows(xy, max_population, max_distance, grid_cell, distance, "circle", (), (), "none")
     run = check_run(0, n_replicates, "high", secondary, progress, threads, seed, backend, executor)
-    fields = scan_categories(xy, ids, location_ids is not None, ws, run, cat, labels, ordinal=False)
+    empty = check_empty_locations(empty_locations, empty_location_ids, location_ids is not None)
+    fields = scan_categories(xy, ids, location_ids is not None, ws, run, cat, labels, ordinal=False, empty=empty)
     return ScanResult(**fields, n_cases=n, n_population=n, min_cases=0, model="multinomial", _loc_expected=None)

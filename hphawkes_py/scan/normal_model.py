@@ -46,7 +46,8 @@ from numba import njit, prange
 from .._backend import get_device, is_gpu_backend, threads_context
 from .._parallel import run_replicates
 from .._validate import as_float_array, check_int
-from .locations import _check_xy, _radius, check_location_ids, make_centres, merge_rows, report_rows
+from .locations import (_check_xy, _radius, check_empty_locations, check_location_ids, make_centres, merge_rows,
+                        report_rows, with_empty_locations)
 from .model import _check_windows
 from .monte_carlo import BATCH_SIZE, CPU_BATCH_BYTES, GPU_BATCH_SIZE, batch_children, check_run, replicate_seed_batches
 from .null_draws import permute_measurements
@@ -409,7 +410,8 @@ def _window_table(x, w, inside):
 # ---------------------------------------------------------------------------- the scan
 def normal(coords, values, *, weights=None, location_ids=None, max_population=0.5, max_distance=None, min_cases=None,
            n_replicates=999, direction="high", secondary="no-overlap", grid_cell=None, distance="euclidean", seed=None,
-           executor=None, backend="auto", threads=None, progress=True) -> ScanResult:
+           executor=None, backend="auto", threads=None, progress=True, empty_locations=None,
+           empty_location_ids=None) -> ScanResult:
     """Kulldorff's spatial scan statistic for continuous measurements (normal model) with Monte Carlo inference.
 
     Semantics follow SaTScan's purely spatial normal analysis (Kulldorff, Huang & Konty 2009), and
@@ -463,6 +465,11 @@ def normal(coords, values, *, weights=None, location_ids=None, max_population=0.
         Numba threads.
     progress : bool
         Show a progress bar over Monte Carlo batches.
+    empty_locations : array_like (k, 2), optional
+        Locations without observations (a SaTScan coordinates file's locations that no record names): circle
+        centres, and members of the circles that reach them, as SaTScan scans them.
+    empty_location_ids : array_like (k,), optional
+        Their ids (needed with ``location_ids``).
 
     Returns
     -------
@@ -507,13 +514,16 @@ def normal(coords, values, *, weights=None, location_ids=None, max_population=0.
     def stats(inside, c):
         return c, math.nan, math.nan, _window_table(x, w, inside)
 
+    empty = check_empty_locations(empty_locations, empty_location_ids, location_ids is not None)
     fields = scan_observations(WEIGHTED_NORMAL if weighted else NORMAL, xy, ids, location_ids is not None, ws, run,
-                               first, second, np.ones(n, dtype=np.int64), (n, U, U2, A, B), (m_cases, m_cases), stats)
+                               first, second, np.ones(n, dtype=np.int64), (n, U, U2, A, B), (m_cases, m_cases), stats,
+                               empty)
     return ScanResult(**fields, n_cases=n, n_population=n, min_cases=m_cases,
                       model="weighted_normal" if weighted else "normal", _loc_expected=None)
 
 
-def scan_observations(model, xy, ids, check_ids, ws, run, first, second, counted, totals, minimums, stats) -> dict:
+def scan_observations(model, xy, ids, check_ids, ws, run, first, second, counted, totals, minimums, stats,
+                      empty=None) -> dict:
     """The scan of a permutation model once its data are checked: locations, windows, the observed
     best window of every centre, the permutation maxima and the cluster table.
 
@@ -527,12 +537,16 @@ def scan_observations(model, xy, ids, check_ids, ws, run, first, second, counted
     ``totals``: ``(N, U, U2, A, B)`` and ``minimums``: ``(min_high, min_low)`` of the
     :class:`PermutationEngine`; ``stats(inside, c)``: the reported ``(population, expected,
     relative_risk, extra columns)`` of the window holding the observations ``inside`` (boolean (n,))
-    and counting ``c``. Returns the :class:`~hphawkes_py.scan.ScanResult` fields the models share.
+    and counting ``c``; ``empty``: locations without observations, centres and members of the circles too
+    (:func:`~.locations.check_empty_locations`). Returns the :class:`~hphawkes_py.scan.ScanResult` fields the
+    models share.
     """
     n = xy.shape[0]
     loc_coords, gid, members = merge_rows(xy)
-    L = len(members)
     report = report_rows(members, ids, gid, check_ids)
+    n_merged = n - len(members)
+    loc_coords, report, ids, row_loc = with_empty_locations(loc_coords, report, ids, gid, empty)
+    L = len(loc_coords)
     n_loc = np.bincount(gid, minlength=L).astype(np.int64)
     loc_count = np.bincount(gid, weights=counted, minlength=L).astype(np.int64)
     s1 = np.zeros(L)
@@ -565,5 +579,5 @@ def scan_observations(model, xy, ids, check_ids, ws, run, first, second, counted
     return dict(clusters=clusters, null_llr=null_llr, backend=run.backend, n_centres=len(centres),
                 n_windows=int(boundary.sum()), max_population=ws.max_population, direction=run.direction,
                 n_replicates=run.n_replicates, grid_cell=ws.grid_cell, max_distance=ws.max_distance,
-                distance=ws.distance, n_locations=L, n_merged=n - L, _loc_coords=loc_coords, _loc_cases=loc_count,
-                _loc_controls=None, _loc_population=n_loc, _row_ids=ids, _row_loc=gid)
+                distance=ws.distance, n_locations=L, n_merged=n_merged, _loc_coords=loc_coords, _loc_cases=loc_count,
+                _loc_controls=None, _loc_population=n_loc, _row_ids=ids, _row_loc=row_loc)

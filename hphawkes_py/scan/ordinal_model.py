@@ -11,7 +11,7 @@ categories that break the order). The null permutes the categories among the cas
 from __future__ import annotations
 
 from ._categorical import check_categories, scan_categories
-from .locations import _check_xy, check_location_ids
+from .locations import _check_xy, check_empty_locations, check_location_ids
 from .model import _check_windows
 from .monte_carlo import check_run
 from .result import ScanResult
@@ -21,7 +21,8 @@ __all__ = ["ordinal"]
 
 def ordinal(coords, categories, *, location_ids=None, max_population=0.5, max_distance=None, n_replicates=999,
             direction="high", secondary="no-overlap", grid_cell=None, distance="euclidean", seed=None,
-            executor=None, backend="auto", threads=None, progress=True) -> ScanResult:
+            executor=None, backend="auto", threads=None, progress=True, empty_locations=None,
+            empty_location_ids=None) -> ScanResult:
     """Kulldorff's spatial scan statistic for ordinal data (ordered categories) with Monte Carlo inference.
 
     Semantics follow SaTScan's purely spatial ordinal analysis (Jung, Kulldorff & Klassen 2007):
@@ -65,6 +66,11 @@ def ordinal(coords, categories, *, location_ids=None, max_population=0.5, max_di
         Numba threads.
     progress : bool
         Show a progress bar over Monte Carlo batches.
+    empty_locations : array_like (k, 2), optional
+        Locations without cases (a SaTScan coordinates file's locations that no case record names): circle
+        centres, and members of the circles that reach them, as SaTScan scans them.
+    empty_location_ids : array_like (k,), optional
+        Their ids (needed with ``location_ids``).
 
     Returns
     -------
@@ -100,5 +106,6 @@ def ordinal(coords, categories, *, location_ids=None, max_population=0.5, max_di
     ids = check_location_ids(location_ids, n, repeats=True)
     ws = _check_windows(xy, max_population, max_distance, grid_cell, distance, "circle", (), (), "none")
     run = check_run(0, n_replicates, direction, secondary, progress, threads, seed, backend, executor)
-    fields = scan_categories(xy, ids, location_ids is not None, ws, run, cat, labels, ordinal=True)
+    empty = check_empty_locations(empty_locations, empty_location_ids, location_ids is not None)
+    fields = scan_categories(xy, ids, location_ids is not None, ws, run, cat, labels, ordinal=True, empty=empty)
     return ScanResult(**fields, n_cases=n, n_population=n, min_cases=0, model="ordinal", _loc_expected=None)
