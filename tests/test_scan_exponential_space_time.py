@@ -19,7 +19,7 @@ from hphawkes_py.scan import space_time_scan
 from hphawkes_py.scan._rng import replicate_seed_words
 from hphawkes_py.scan.cpu_exponential import max_llr_death_days
 from hphawkes_py.scan.engine import klogk_table, make_space_time_engine
-from hphawkes_py.scan.null_draws import permute_measurements
+from hphawkes_py.scan.null_draws import permute_measurements, strata_members
 from hphawkes_py.scan.windows import build_windows
 from satscan_oracle import edit_prm, oracle, report_locations, run_parameter_file, scratch_folder, store, stored
 
@@ -64,11 +64,13 @@ def run_satscan(binary) -> dict:
         report = (folder / "SurvivalFake.txt").read_text()
         out["sample"] = {"clusters": _clusters_of(report), "ids": report_locations(report)}
         edit_prm(prm, {"[Run Options]": "[Run Options]\nRandomlyGenerateSeed=y"})
-        p_values = []
-        for _ in range(RANDOM_SEED_RUNS):
-            run_parameter_file(binary, prm, folder)
-            p_values.append(float(_clusters_of((folder / "SurvivalFake.txt").read_text())[0]["P-value"]))
-        out["random_seeds"] = {"p_values": p_values}
+        for key, edits in (("random_seeds", {}), ("weekly", {"AdjustForWeeklyTrends=n": "AdjustForWeeklyTrends=y"})):
+            edit_prm(prm, edits) if edits else None
+            p_values = []
+            for _ in range(RANDOM_SEED_RUNS):
+                run_parameter_file(binary, prm, folder)
+                p_values.append(float(_clusters_of((folder / "SurvivalFake.txt").read_text())[0]["P-value"]))
+            out[key] = {"p_values": p_values}
     return out
 
 
@@ -110,10 +112,52 @@ def test_satscan_sample_analysis(satscan_output, tmp_path):
     # patients in every replicate instead of on any of them: a run's maxima are not a sample of the
     # permutation null (its default seed gives this cluster p 0.006, random seeds 0.010-0.020). This null is
     # checked against the cylinders' own enumeration below.
-    seeds = satscan_output["random_seeds"]
-    p_theirs = float(np.mean(seeds["p_values"]))
-    se = np.sqrt(p_theirs * (1 - p_theirs) * (1 / 999 + 1 / (999 * len(seeds["p_values"]))))
+    _assert_p_value(res, satscan_output["random_seeds"]["p_values"])
+
+
+def _assert_p_value(res, theirs):
+    """The first cluster's p-value within 4 binomial standard errors of SaTScan's runs' mean (999 replicates
+    here, 999 in each of theirs)."""
+    p_theirs = float(np.mean(theirs))
+    se = np.sqrt(p_theirs * (1 - p_theirs) * (1 / 999 + 1 / (999 * len(theirs))))
     assert abs(res.clusters.p_value.iloc[0] - p_theirs) <= 4 * se
+
+
+def test_weekly_adjustment_as_satscan(satscan_output, tmp_path):
+    prm = edit_prm(_copy_sample(tmp_path), {"AdjustForWeeklyTrends=n": "AdjustForWeeklyTrends=y"})
+    res = hp.scan.run_prm(prm, seed=1, progress=False, backend="cpu")
+    assert res.day_of_week
+    # the weekday changes the null only: the clusters are the unadjusted analysis's
+    theirs = satscan_output["sample"]["clusters"]
+    for k, row in enumerate(theirs):
+        assert res.clusters.log_likelihood_ratio.iloc[k] == pytest.approx(float(row["Log likelihood ratio"]),
+                                                                          abs=1e-6)
+    _assert_p_value(res, satscan_output["weekly"]["p_values"])
+
+
+def test_weekday_permutation_keeps_each_weekdays_pairs():
+    windows, cell, mu, dead, L, T, C = _null_setup()
+    weekday = np.mod(cell % T, 7)
+    strata = strata_members(weekday)
+    seeds = (np.random.SeedSequence(5), 16)
+    e_sum, d_sum = permute_measurements(cell, mu, dead, L * T, seeds, strata)
+    day = np.arange(L * T) % T
+    for w in range(7):
+        # every replicate's expectations and deaths of each weekday total that weekday's own
+        on_w = np.mod(day, 7) == w
+        np.testing.assert_allclose(e_sum[on_w].sum(axis=0), mu[weekday == w].sum(), rtol=1e-12)
+        np.testing.assert_array_equal(np.rint(d_sum[on_w].sum(axis=0)), dead[weekday == w].sum())
+    free, _ = permute_measurements(cell, mu, dead, L * T, seeds)
+    assert not np.allclose(free, e_sum)
+    klogk = klogk_table(C)
+    words = replicate_seed_words(seeds)
+    fast = max_llr_death_days(windows, cell // T, cell % T, mu, dead, L, T, words, klogk, C, [(0, 8)], 2, strata)
+    engine = make_space_time_engine(windows, np.zeros(T + 1), klogk, C, 8, 0, 2, "high", backend="cpu",
+                                    expected=np.ones((L, T)) * C / (L * T))
+    slow = [space_time_scan._engine_max(engine.with_expected(e_sum[:, r].reshape(L, T)),
+                                        np.rint(d_sum[:, r]).astype(np.int32).reshape(L, T, 1))[0]
+            for r in range(len(words))]
+    np.testing.assert_allclose(fast, slow, rtol=1e-10, atol=1e-12)
 
 
 def _data(seed=3, L=12, T=40, n=800, planted=True):
@@ -247,9 +291,9 @@ def test_run_prm_reads_satscan_dates_and_refuses_what_it_cannot_honour(tmp_path)
     with pytest.raises(ValueError, match="TimeTrendAdjustmentType='1'.*without time-trend adjustment"):
         hp.scan.run_prm(edit_prm(prm, {"TimeTrendAdjustmentType=0": "TimeTrendAdjustmentType=1"}, tmp_path / "tt.prm"),
                         **kw)
-    with pytest.raises(ValueError, match="AdjustForWeeklyTrends"):
-        hp.scan.run_prm(edit_prm(prm, {"AdjustForWeeklyTrends=n": "AdjustForWeeklyTrends=y"},
-                                 tmp_path / "wk.prm"), **kw)
+    with pytest.raises(ValueError, match="AdjustForWeeklyTrends.*TimeAggregationUnits=3"):
+        hp.scan.run_prm(edit_prm(prm, {"AdjustForWeeklyTrends=n": "AdjustForWeeklyTrends=y",
+                                       "TimeAggregationUnits=3": "TimeAggregationUnits=2"}, tmp_path / "wk.prm"), **kw)
 
 
 def test_locations_without_patients_are_centres_and_members(tmp_path):

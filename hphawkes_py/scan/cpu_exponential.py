@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .null_draws import seeded_permutation
+from .null_draws import _strata_arrays, seeded_permutation_strata
 
 __all__ = ["max_llr_death_days"]
 
@@ -44,18 +44,19 @@ def _circle_sums(cm, cnt, Ccum, ccum, days, T):
 
 @njit(cache=True, parallel=True, error_model="numpy")
 def _max_llr_death_days(offsets, neighbors, boundary, loc_start, day, mu, dead, words, klogk, C, T, cut_end, cut_len,
-                        min_cases, out):
+                        min_cases, members, bounds, out):
     """``out[r]``: the largest high-rate cylinder LLR of replicate r (0: none) over the cylinders ending on day
     ``cut_end[k]`` or later with at most ``cut_len[k]`` days, for every k. The patients (stationary: each keeps
     its location and ``day``, sorted by location, location l's ``loc_start[l]:loc_start[l + 1]``) receive the
-    (``mu``, ``dead``) pairs of the permutation :func:`~.null_draws.seeded_permutation` draws from the
-    replicate's seed ``words[r]``, as :func:`~.null_draws.permute_measurements` does."""
+    (``mu``, ``dead``) pairs of the permutation :func:`~.null_draws.seeded_permutation_strata` draws from the
+    replicate's seed ``words[r]`` (within the strata ``members``, ``bounds``; none where empty), as
+    :func:`~.null_draws.permute_measurements` does."""
     R = words.shape[0]
     n = mu.shape[0]
     nc = offsets.shape[0] - 1
     Cf = np.float64(C)
     for r in prange(R):
-        perm = seeded_permutation(words[r], n)
+        perm = seeded_permutation_strata(words[r], n, members, bounds)
         pm = np.empty(n)
         pd = np.empty(n, dtype=np.int64)
         for q in range(n):
@@ -106,13 +107,16 @@ def _max_llr_death_days(offsets, neighbors, boundary, loc_start, day, mu, dead, 
         out[r] = best
 
 
-def max_llr_death_days(windows, loc, day, mu, dead, L: int, T: int, words, klogk, n_cases: int, cuts, min_cases: int):
+def max_llr_death_days(windows, loc, day, mu, dead, L: int, T: int, words, klogk, n_cases: int, cuts, min_cases: int,
+                       strata=None):
     """(R,) the largest high-rate cylinder LLR of each replicate of the space-time exponential model's null
     (the (``mu``, ``dead``) pairs permuted among the patients, one replicate per seed word of ``words``),
     over the cylinders of ``windows`` and ``cuts`` ((first end day, longest cylinder) pairs; each replicate's
     maximum is over all of them), from the cylinders bounded by death days (see the module notes); equal,
     up to the rounding of the sums, to the day-by-day cylinders' with each replicate's expectations.
-    ``loc``, ``day`` (n,): each patient's location and day, sorted by location."""
+    ``loc``, ``day`` (n,): each patient's location and day, sorted by location; ``strata``: None, or the
+    patients' strata (:func:`~.null_draws.strata_members`) within which the pairs are permuted (SaTScan's
+    weekly adjustment: the weekdays)."""
     offsets, neighbors, _, boundary = windows
     loc = np.asarray(loc, dtype=np.int64)
     if len(loc) > 1 and (np.diff(loc) < 0).any():
@@ -124,5 +128,5 @@ def max_llr_death_days(windows, loc, day, mu, dead, L: int, T: int, words, klogk
     _max_llr_death_days(offsets, neighbors, boundary, loc_start, np.ascontiguousarray(day, dtype=np.int64),
                         np.ascontiguousarray(mu, dtype=np.float64), np.ascontiguousarray(dead, dtype=np.int64),
                         np.ascontiguousarray(words, dtype=np.uint32), klogk, np.int64(n_cases), np.int64(T), cut_end,
-                        cut_len, np.int64(min_cases), out)
+                        cut_len, np.int64(min_cases), *_strata_arrays(strata), out)
     return out

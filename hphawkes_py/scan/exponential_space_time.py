@@ -24,9 +24,11 @@ from __future__ import annotations
 import numpy as np
 
 from .exponential_model import _calibrated, _check_patients
+from .null_draws import strata_members
 from .locations import _check_xy, check_empty_locations
 from .result import ScanResult
 from .space_time_scan import SpaceTimeOptions, _check_common, _cylinders
+from .spatiotemporal import _period_days
 
 __all__ = ["space_time_exponential"]
 
@@ -36,7 +38,8 @@ def space_time_exponential(coords, survival_times, times, censored=None, *, max_
                            direction="high", distance="euclidean", location_ids=None, seed=None, executor=None,
                            backend="auto", threads=None, progress=True, max_temporal_percent=None,
                            circle_population=None, max_circle_population=0.5, centres=None,
-                           secondary="no-overlap", empty_locations=None, empty_location_ids=None) -> ScanResult:
+                           secondary="no-overlap", empty_locations=None, empty_location_ids=None,
+                           day_of_week=False) -> ScanResult:
     """Kulldorff's space-time scan statistic for survival data (exponential model), retrospective or prospective.
 
     Semantics follow SaTScan's space-time exponential analysis (``ModelType=4``, ``AnalysisType=3`` or ``4``):
@@ -98,6 +101,9 @@ def space_time_exponential(coords, survival_times, times, censored=None, *, max_
         centres, and members of the circles that reach them, as SaTScan scans them.
     empty_location_ids : array_like (k,), optional
         Their ids (with ``location_ids``).
+    day_of_week : bool
+        Adjust for the day of the week (SaTScan's ``AdjustForWeeklyTrends``): the Monte Carlo permutes the
+        (time, censoring) pairs among the patients of each weekday only; the cylinders' LLRs are unchanged.
 
     Returns
     -------
@@ -154,9 +160,12 @@ def space_time_exponential(coords, survival_times, times, censored=None, *, max_
     np.add.at(mu_lt, cell, mu)
     mu_lt = mu_lt.reshape(L, T)
     by_cell = np.argsort(cell, kind="stable")  # the patients in location x day order (the null's, see _cylinders)
+    if not isinstance(day_of_week, (bool, np.bool_)):
+        raise TypeError(f"day_of_week must be True or False, got {type(day_of_week).__name__}")
+    strata = strata_members(np.mod(_period_days(common)[common.day[:n][by_cell]], 7)) if day_of_week else None
     patients_lt = np.bincount(cell, minlength=L * T).reshape(L, T)
     dcum = np.concatenate([[0.0], np.cumsum(mu_lt.sum(axis=0))])
     return _cylinders(common, "space_time_exponential", patients_lt.sum(axis=1), mu_lt.sum(axis=1), dcum,
-                      ("exponential", cell[by_cell], mu[by_cell], dead[by_cell]), expected_lt=mu_lt,
-                      individuals_lt=patients_lt)
+                      ("exponential", cell[by_cell], mu[by_cell], dead[by_cell], strata), expected_lt=mu_lt,
+                      individuals_lt=patients_lt, day_of_week=bool(day_of_week))
 

@@ -514,29 +514,61 @@ def seeded_permutation(seed, n):
     return perm
 
 
+@njit(cache=True, inline="always")
+def seeded_permutation_strata(seed, n, members, bounds):
+    """:func:`seeded_permutation` within strata: ``members[bounds[s]:bounds[s + 1]]`` are the items of stratum s
+    (every item of ``0..n-1`` in one), each stratum's shuffled among themselves in turn (Fisher-Yates) from
+    Numba's generator reseeded with ``seed``; no strata (``bounds`` empty): :func:`seeded_permutation`."""
+    if bounds.shape[0] == 0:
+        return seeded_permutation(seed, n)
+    np.random.seed(seed)
+    perm = np.empty(n, dtype=np.int64)
+    for s in range(bounds.shape[0] - 1):
+        a = bounds[s]
+        idx = members[a:bounds[s + 1]].copy()
+        for q in range(idx.shape[0] - 1, 0, -1):
+            p = np.random.randint(0, q + 1)
+            tmp = idx[q]
+            idx[q] = idx[p]
+            idx[p] = tmp
+        for i in range(idx.shape[0]):
+            perm[members[a + i]] = idx[i]
+    return perm
+
+
+def strata_members(stratum) -> tuple:
+    """``(members, bounds)`` of :func:`seeded_permutation_strata` for each item's ``stratum`` (n,) code."""
+    stratum = np.asarray(stratum, dtype=np.int64)
+    members = np.argsort(stratum, kind="stable").astype(np.int64)
+    counts = np.bincount(stratum) if len(stratum) else np.zeros(0, dtype=np.int64)
+    return members, np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+
+
 @njit(cache=True, parallel=True)
-def _permute_measurements(loc_of_obs, first, second, seeds, out1, out2):
+def _permute_measurements(loc_of_obs, first, second, seeds, out1, out2, members, bounds):
     """Normal model null: the pairs (``first[q]``, ``second[q]``) shuffled among the observations (each
-    observation keeps its location ``loc_of_obs[q]``), one seed per replicate; ``out1``, ``out2`` (R, L)
-    the per-location sums of the shuffled pairs' two entries, in observation order."""
+    observation keeps its location ``loc_of_obs[q]``), within strata where ``bounds`` is not empty
+    (:func:`seeded_permutation_strata`), one seed per replicate; ``out1``, ``out2`` (R, L) the per-location sums
+    of the shuffled pairs' two entries, in observation order."""
     R = seeds.shape[0]
     K = first.shape[0]
     for r in prange(R):
-        perm = seeded_permutation(seeds[r], K)
+        perm = seeded_permutation_strata(seeds[r], K, members, bounds)
         for q in range(K):
             out1[r, loc_of_obs[q]] += first[perm[q]]
             out2[r, loc_of_obs[q]] += second[perm[q]]
 
 
-def permute_measurements(loc_of_obs: np.ndarray, first: np.ndarray, second: np.ndarray, L: int, seeds) -> tuple:
+def permute_measurements(loc_of_obs: np.ndarray, first: np.ndarray, second: np.ndarray, L: int, seeds,
+                         strata=None) -> tuple:
     """Normal model null (SaTScan's ``NormalRandomizer`` / ``WeightedNormalRandomizer``): the
     observations' measurements permuted among the observations, which keep their locations.
 
     ``first``, ``second`` (K,) float64: what each observation adds to its location's two sums (the
     unweighted model: x and x squared; the weighted model: w x and w), permuted together;
     ``loc_of_obs`` (K,) the observations' locations; one seed per replicate (``seeds``: SeedSequences,
-    or a batch as :func:`~.monte_carlo.batch_children` gives it). Returns the two sums per location,
-    (L, R) float64 each.
+    or a batch as :func:`~.monte_carlo.batch_children` gives it); ``strata``: None, or ``(members, bounds)``
+    (:func:`strata_members`) to permute within strata. Returns the two sums per location, (L, R) float64 each.
     """
     words = replicate_seed_words(seeds)
     R = len(words)
@@ -544,5 +576,12 @@ def permute_measurements(loc_of_obs: np.ndarray, first: np.ndarray, second: np.n
     out2 = np.zeros((R, L), dtype=np.float64)
     _permute_measurements(np.ascontiguousarray(loc_of_obs, dtype=np.int64), np.ascontiguousarray(first, np.float64),
                           np.ascontiguousarray(second, np.float64), np.ascontiguousarray(words, dtype=np.uint32),
-                          out1, out2)
+                          out1, out2, *_strata_arrays(strata))
     return np.ascontiguousarray(out1.T), np.ascontiguousarray(out2.T)
+
+
+def _strata_arrays(strata) -> tuple:
+    """``(members, bounds)`` int64 of ``strata`` (:func:`strata_members`), empty for None (no strata)."""
+    if strata is None:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return tuple(np.ascontiguousarray(a, dtype=np.int64) for a in strata)

@@ -571,19 +571,19 @@ def _engine_max(engine, M):
 
 
 def _exponential_null_batch(seeds, engines, null, L, T):
-    """The space-time exponential model's replicates (``null = ("exponential", cell, mu, dead)``: each patient's
-    location x day cell, calibrated time and death indicator): the (time, censoring) pairs permuted among the
-    patients, who keep their cells, so that every replicate has its own expectations per location and day, and
+    """The space-time exponential model's replicates (``null = ("exponential", cell, mu, dead, strata)``: each
+    patient's location x day cell, calibrated time and death indicator, and None or the strata within which the
+    pairs are permuted): the (time, censoring) pairs permuted among the patients, who keep their cells, so that every replicate has its own expectations per location and day, and
     its maximum over the ``engines`` given those (:meth:`~.cpu_space_time.CpuSpaceTimeEngine.with_expected`; high
     rates on the CPU: :func:`~.cpu_exponential.max_llr_death_days`, the same maxima). ``cell`` must be sorted."""
-    _, cell, mu, dead = null
+    _, cell, mu, dead, strata = null
     args = [e.args for e in engines if e.backend == "cpu"]
     if len(args) == len(engines) and all(a[7] == "high" for a in args):
         # high rates on the CPU: the cylinders bounded by deaths decide the maxima (cpu_exponential)
         windows, _, klogk, n_cases, _, _, min_cases, _ = args[0]
         return max_llr_death_days(windows, cell // T, cell % T, mu, dead, L, T, replicate_seed_words(seeds), klogk,
-                                  n_cases, [(a[5], a[4]) for a in args], min_cases)
-    e_sum, d_sum = permute_measurements(cell, mu, dead, L * T, seeds)
+                                  n_cases, [(a[5], a[4]) for a in args], min_cases, strata)
+    e_sum, d_sum = permute_measurements(cell, mu, dead, L * T, seeds, strata)
     R = e_sum.shape[1]
     m = np.zeros(R)
     for r in range(R):

@@ -353,6 +353,8 @@ as.data.frame.hphawkes_svtt <- function(x, ...) x$clusters
 #' @param prospective Only intervals that end on the last day.
 #' @param max_temporal_percent \code{NULL}, or the longest interval as a percentage of the study period.
 #' @param min_cases Minimum uncensored patients in a high-rate cluster (at least 2).
+#' @param day_of_week Adjust for the day of the week (SaTScan's \code{AdjustForWeeklyTrends}): the
+#'   null permutes the pairs among each weekday's patients only.
 #' @inheritParams scan_ordinal
 #' @return An object of class \code{hphawkes_scan}, \code{model = "space_time_exponential"}:
 #'   \code{clusters} has \code{start} and \code{end} (days since 1970-01-01 for \code{Date}s),
@@ -375,7 +377,7 @@ scan_space_time_exponential <- function(coords, survival_times, times, censored 
                                         prospective = FALSE, max_temporal_percent = NULL, min_cases = 2L,
                                         n_replicates = 999L, direction = "high", secondary = "no-overlap",
                                         distance = "euclidean", seed = NULL, progress = FALSE, backend = "auto",
-                                        threads = NULL) {
+                                        threads = NULL, day_of_week = FALSE) {
   .hp_check_args()
   .hp_no_na(survival_times, "survival_times")
   .hp_no_na(times, "times")
@@ -387,6 +389,7 @@ scan_space_time_exponential <- function(coords, survival_times, times, censored 
              progress = .as_flag(progress, "progress"), backend = backend, threads = .as_int(threads))
   if (!is.null(location_ids)) kw$location_ids <- .np_ids(location_ids, "location_ids")
   if (!is.null(max_temporal_percent)) kw$max_temporal_percent <- .as_num(max_temporal_percent)
+  if (.as_flag(day_of_week, "day_of_week")) kw$day_of_week <- TRUE
   cens <- if (is.null(censored)) NULL else {
     .hp_no_na(censored, "censored")
     if (!(is.logical(censored) || (is.numeric(censored) && all(censored %in% c(0, 1)))))

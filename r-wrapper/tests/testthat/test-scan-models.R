@@ -274,6 +274,11 @@ test_that("scan_space_time_exponential gives Python's space-time exponential sca
   expect_true(1 %in% top$location_ids[[1]])
   expect_true(top$start >= as.numeric(as.Date("2024-01-15")) && top$end <= as.numeric(as.Date("2024-02-05")))
   expect_lte(top$p_value, 0.05)
+  wk <- scan_space_time_exponential(d$xy[d$town, ], pmin(tm, 9), as.Date("2024-01-01") + day, cens,
+                                    location_ids = d$town, max_temporal = 15L, n_replicates = 19, seed = 1,
+                                    backend = "cpu", day_of_week = TRUE)
+  expect_identical(wk$day_of_week, TRUE)
+  expect_identical(wk$clusters$log_likelihood_ratio[1:2], res$clusters$log_likelihood_ratio[1:2])
   expect_error(scan_space_time_exponential(d$xy[d$town, ], -tm, day, n_replicates = 9), "positive")
   expect_error(scan_space_time_exponential(d$xy[d$town, ], tm, day, rep(2, 300), n_replicates = 9),
                "censored must be NULL or TRUE/FALSE", class = "hphawkes_input_error")
