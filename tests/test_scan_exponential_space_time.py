@@ -63,6 +63,10 @@ def run_satscan(binary) -> dict:
         run_parameter_file(binary, prm, folder)
         report = (folder / "SurvivalFake.txt").read_text()
         out["sample"] = {"clusters": _clusters_of(report), "ids": report_locations(report)}
+        pt = edit_prm(prm, {"IncludePurelyTemporal=n": "IncludePurelyTemporal=y"}, folder / "pt.prm")
+        run_parameter_file(binary, pt, folder)
+        report = (folder / "SurvivalFake.txt").read_text()
+        out["purely_temporal"] = {"clusters": _clusters_of(report), "ids": report_locations(report)}
         edit_prm(prm, {"[Run Options]": "[Run Options]\nRandomlyGenerateSeed=y"})
         for key, edits in (("random_seeds", {}), ("weekly", {"AdjustForWeeklyTrends=n": "AdjustForWeeklyTrends=y"})):
             edit_prm(prm, edits) if edits else None
@@ -133,6 +137,30 @@ def test_weekly_adjustment_as_satscan(satscan_output, tmp_path):
         assert res.clusters.log_likelihood_ratio.iloc[k] == pytest.approx(float(row["Log likelihood ratio"]),
                                                                           abs=1e-6)
     _assert_p_value(res, satscan_output["weekly"]["p_values"])
+
+
+def test_purely_temporal_clusters_as_satscan(satscan_output, tmp_path):
+    prm = edit_prm(_copy_sample(tmp_path), {"IncludePurelyTemporal=n": "IncludePurelyTemporal=y"})
+    res = hp.scan.run_prm(prm, seed=1, progress=False, backend="cpu")
+    theirs = satscan_output["purely_temporal"]["clusters"]
+    assert theirs[0]["Time frame"] and res.clusters.center.iloc[0] == "All" and res.clusters.purely_temporal.iloc[0]
+    for k, row in enumerate(theirs[:2]):
+        cl = res.clusters.iloc[k]
+        start, end = (_day(x.strip()) for x in row["Time frame"].split(" to "))
+        assert (np.datetime64(cl.start, "D"), np.datetime64(cl.end, "D")) == (start, end)
+        assert (cl.population, cl.cases) == (int(row["Total individuals"]), int(row["Number of cases"]))
+        assert cl.expected == pytest.approx(float(row["Expected cases"]), abs=0.005)
+        assert cl.log_likelihood_ratio == pytest.approx(float(row["Log likelihood ratio"]), abs=1e-6)
+
+
+@pytest.mark.emulator
+def test_purely_temporal_null_on_the_engines_equals_the_cpu_kernel():
+    xy, where, day, t, censored = _data(seed=9, L=6, T=16, n=150)
+    kw = dict(location_ids=where, max_temporal=5, purely_temporal=True, n_replicates=19, seed=3, progress=False)
+    cpu = hp.scan.space_time_exponential(xy[where], t, day, censored, backend="cpu", **kw)
+    emu = hp.scan.space_time_exponential(xy[where], t, day, censored, backend="emulator", **kw)
+    np.testing.assert_allclose(emu.null_llr, cpu.null_llr, rtol=1e-9)
+    assert cpu.clusters.log_likelihood_ratio.iloc[0] == pytest.approx(emu.clusters.log_likelihood_ratio.iloc[0])
 
 
 def test_weekday_permutation_keeps_each_weekdays_pairs():

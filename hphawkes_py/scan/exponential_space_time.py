@@ -39,7 +39,7 @@ def space_time_exponential(coords, survival_times, times, censored=None, *, max_
                            backend="auto", threads=None, progress=True, max_temporal_percent=None,
                            circle_population=None, max_circle_population=0.5, centres=None,
                            secondary="no-overlap", empty_locations=None, empty_location_ids=None,
-                           day_of_week=False) -> ScanResult:
+                           day_of_week=False, purely_temporal=False) -> ScanResult:
     """Kulldorff's space-time scan statistic for survival data (exponential model), retrospective or prospective.
 
     Semantics follow SaTScan's space-time exponential analysis (``ModelType=4``, ``AnalysisType=3`` or ``4``):
@@ -104,6 +104,9 @@ def space_time_exponential(coords, survival_times, times, censored=None, *, max_
     day_of_week : bool
         Adjust for the day of the week (SaTScan's ``AdjustForWeeklyTrends``): the Monte Carlo permutes the
         (time, censoring) pairs among the patients of each weekday only; the cylinders' LLRs are unchanged.
+    purely_temporal : bool
+        Also the purely temporal clusters (every location; SaTScan's ``IncludePurelyTemporal``), as in
+        :func:`~hphawkes_py.scan.space_time`.
 
     Returns
     -------
@@ -160,12 +163,18 @@ def space_time_exponential(coords, survival_times, times, censored=None, *, max_
     np.add.at(mu_lt, cell, mu)
     mu_lt = mu_lt.reshape(L, T)
     by_cell = np.argsort(cell, kind="stable")  # the patients in location x day order (the null's, see _cylinders)
-    if not isinstance(day_of_week, (bool, np.bool_)):
-        raise TypeError(f"day_of_week must be True or False, got {type(day_of_week).__name__}")
-    strata = strata_members(np.mod(_period_days(common)[common.day[:n][by_cell]], 7)) if day_of_week else None
+    strata = strata_members(np.mod(_period_days(common)[common.day[:n][by_cell]], 7)) \
+        if _flag(day_of_week, "day_of_week") else None
     patients_lt = np.bincount(cell, minlength=L * T).reshape(L, T)
     dcum = np.concatenate([[0.0], np.cumsum(mu_lt.sum(axis=0))])
     return _cylinders(common, "space_time_exponential", patients_lt.sum(axis=1), mu_lt.sum(axis=1), dcum,
                       ("exponential", cell[by_cell], mu[by_cell], dead[by_cell], strata), expected_lt=mu_lt,
-                      individuals_lt=patients_lt, day_of_week=bool(day_of_week))
+                      individuals_lt=patients_lt, day_of_week=bool(day_of_week),
+                      purely_temporal=_flag(purely_temporal, "purely_temporal"))
 
+
+def _flag(value, name: str) -> bool:
+    """``value`` checked to be True or False."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__}")
+    return bool(value)

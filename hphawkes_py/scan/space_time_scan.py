@@ -381,6 +381,8 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
         a, b = t1_of[i], t2_of[i] + 1
         if i == k_pt:  # every location over the days
             e = float(pt[1][a:b].sum())
+            if individuals_lt is not None:
+                return int(individuals_lt[:, a:b].sum()), e, math.nan
             if bern:
                 return int(e), e * C / N, (c / e) / ((C - c) / (N - e)) if C > c and N > e else math.inf
             p = pop_loc.sum()
@@ -539,7 +541,7 @@ def _null_batch(size, batch_seed, engines, null, L, T, pts=(), ps=None):
     seeds = batch_children(batch_seed, size)
     n_cases = engines[0].n_cases
     if null[0] == "exponential":
-        return _exponential_null_batch(seeds, engines, null, L, T)
+        return _exponential_null_batch(seeds, engines, null, L, T, pts)
     if null[0] == "permute":  # the days permuted among the cases (within strata: null[3], their bounds)
         M = permute_days_cases(null[1], null[2], L, T, seeds, null[3] if len(null) > 3 else None)
     elif null[0] == "hypergeometric":  # Bernoulli: the cases relabelled among the persons of every cell
@@ -570,19 +572,28 @@ def _engine_max(engine, M):
     return best.max(axis=0) if best.shape[0] else np.zeros(M.shape[2])
 
 
-def _exponential_null_batch(seeds, engines, null, L, T):
+def _exponential_null_batch(seeds, engines, null, L, T, pts=()):
     """The space-time exponential model's replicates (``null = ("exponential", cell, mu, dead, strata)``: each
     patient's location x day cell, calibrated time and death indicator, and None or the strata within which the
     pairs are permuted): the (time, censoring) pairs permuted among the patients, who keep their cells, so that every replicate has its own expectations per location and day, and
     its maximum over the ``engines`` given those (:meth:`~.cpu_space_time.CpuSpaceTimeEngine.with_expected`; high
-    rates on the CPU: :func:`~.cpu_exponential.max_llr_death_days`, the same maxima). ``cell`` must be sorted."""
+    rates on the CPU: :func:`~.cpu_exponential.max_llr_death_days`, the same maxima), and over the purely temporal
+    clusters of ``pts`` (every location: on the CPU one more circle, of all the locations). ``cell`` must be
+    sorted."""
     _, cell, mu, dead, strata = null
     args = [e.args for e in engines if e.backend == "cpu"]
     if len(args) == len(engines) and all(a[7] == "high" for a in args):
         # high rates on the CPU: the cylinders bounded by deaths decide the maxima (cpu_exponential)
         windows, _, klogk, n_cases, _, _, min_cases, _ = args[0]
-        return max_llr_death_days(windows, cell // T, cell % T, mu, dead, L, T, replicate_seed_words(seeds), klogk,
-                                  n_cases, [(a[5], a[4]) for a in args], min_cases, strata)
+        words = replicate_seed_words(seeds)
+        m = max_llr_death_days(windows, cell // T, cell % T, mu, dead, L, T, words, klogk, n_cases,
+                               [(a[5], a[4]) for a in args], min_cases, strata)
+        for pt in pts:  # the circle of every location, its intervals those of the purely temporal clusters
+            every = (np.array([0, L], dtype=np.int64), np.arange(L, dtype=np.int32), None,
+                     np.r_[np.zeros(L - 1, np.uint8), np.uint8(1)])
+            m = np.maximum(m, max_llr_death_days(every, cell // T, cell % T, mu, dead, L, T, words, klogk, n_cases,
+                                                 [(pt[5], pt[4])], pt[6], strata))
+        return m
     e_sum, d_sum = permute_measurements(cell, mu, dead, L * T, seeds, strata)
     R = e_sum.shape[1]
     m = np.zeros(R)
@@ -591,6 +602,8 @@ def _exponential_null_batch(seeds, engines, null, L, T):
         E = e_sum[:, r].reshape(L, T)
         for e in engines:
             m[r] = max(m[r], _engine_max(e.with_expected(E), M)[0])
+        for pt in pts:  # this replicate's expectations per day
+            m[r] = max(m[r], _temporal_best(M.sum(axis=0), pt[:1] + (E.sum(axis=0),) + pt[2:])[0][0])
     return m
 
 
