@@ -313,8 +313,8 @@ def test_run_prm_reads_satscan_dates_and_refuses_what_it_cannot_honour(tmp_path)
     other = hp.scan.run_prm(prm, **kw)
     np.testing.assert_array_equal(other.null_llr, iso.null_llr)
     assert other.clusters.log_likelihood_ratio.tolist() == iso.clusters.log_likelihood_ratio.tolist()
-    with pytest.raises(ValueError, match="IncludePurelyTemporal"):
-        hp.scan.run_prm(edit_prm(prm, {"IncludePurelyTemporal=n": "IncludePurelyTemporal=y"}, tmp_path / "pt.prm"),
+    with pytest.raises(ValueError, match="IncludePurelySpatial.*discrete Poisson and Bernoulli"):
+        hp.scan.run_prm(edit_prm(prm, {"IncludePurelySpatial=n": "IncludePurelySpatial=y"}, tmp_path / "ps.prm"),
                         **kw)
     with pytest.raises(ValueError, match="TimeTrendAdjustmentType='1'.*without time-trend adjustment"):
         hp.scan.run_prm(edit_prm(prm, {"TimeTrendAdjustmentType=0": "TimeTrendAdjustmentType=1"}, tmp_path / "tt.prm"),
