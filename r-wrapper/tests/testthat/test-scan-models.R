@@ -278,6 +278,9 @@ test_that("scan_space_time_exponential gives Python's space-time exponential sca
                                     location_ids = d$town, max_temporal = 15L, n_replicates = 19, seed = 1,
                                     backend = "cpu", day_of_week = TRUE)
   expect_identical(wk$day_of_week, TRUE)
+  pt <- scan_space_time_exponential(d$xy[d$town, ], pmin(tm, 9), day, cens, location_ids = d$town,
+                                    max_temporal = 15L, n_replicates = 9, seed = 1, purely_temporal = TRUE)
+  expect_identical(pt$purely_temporal, TRUE)
   expect_identical(wk$clusters$log_likelihood_ratio[1:2], res$clusters$log_likelihood_ratio[1:2])
   expect_error(scan_space_time_exponential(d$xy[d$town, ], -tm, day, n_replicates = 9), "positive")
   expect_error(scan_space_time_exponential(d$xy[d$town, ], tm, day, rep(2, 300), n_replicates = 9),
