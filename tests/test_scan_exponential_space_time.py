@@ -63,6 +63,10 @@ def run_satscan(binary) -> dict:
         run_parameter_file(binary, prm, folder)
         report = (folder / "SurvivalFake.txt").read_text()
         out["sample"] = {"clusters": _clusters_of(report), "ids": report_locations(report)}
+        ps = _purely_spatial_prm(folder)
+        run_parameter_file(binary, ps, folder)
+        report = (folder / "ps.txt").read_text()
+        out["purely_spatial"] = {"clusters": _clusters_of(report), "ids": report_locations(report)}
         pt = edit_prm(prm, {"IncludePurelyTemporal=n": "IncludePurelyTemporal=y"}, folder / "pt.prm")
         run_parameter_file(binary, pt, folder)
         report = (folder / "SurvivalFake.txt").read_text()
@@ -137,6 +141,45 @@ def test_weekly_adjustment_as_satscan(satscan_output, tmp_path):
         assert res.clusters.log_likelihood_ratio.iloc[k] == pytest.approx(float(row["Log likelihood ratio"]),
                                                                           abs=1e-6)
     _assert_p_value(res, satscan_output["weekly"]["p_values"])
+
+
+def _purely_spatial_prm(folder: Path) -> Path:
+    """Patients at 8 places over 60 days of 2020, shorter survival at place P0 throughout (a purely spatial
+    cluster beats every cylinder), and the sample's parameter file for them with IncludePurelySpatial=y."""
+    rng = np.random.default_rng(12)
+    xy = rng.uniform(0, 10, (8, 2)).round(2)
+    where = rng.integers(0, 8, 240)
+    day = rng.integers(0, 60, 240)
+    t = (rng.exponential(np.where(where == 0, 1.5, 6.0)) + 0.01).round(2)
+    dates = np.datetime64("2020-01-01") + day.astype("timedelta64[D]")
+    (folder / "ps.geo").write_text("".join(f"P{i} {a} {b}\n" for i, (a, b) in enumerate(xy)))
+    (folder / "ps.cas").write_text("".join(f"P{g} 1 {str(d).replace('-', '/')} {min(v, 9.0)} {int(v > 9.0)}\n"
+                                           for g, d, v in zip(where, dates, t)))
+    if not (folder / FILES[0]).exists():
+        _copy_sample(folder)
+    return edit_prm(folder / FILES[0], {"CaseFile=SurvivalFake.cas": "CaseFile=ps.cas",
+                                        "CoordinatesFile=SurvivalFake.geo": "CoordinatesFile=ps.geo",
+                                        "StartDate=2000/1/1": "StartDate=2020/1/1",
+                                        "EndDate=2005/12/31": "EndDate=2020/2/29",
+                                        "ResultsFile=SurvivalFake.txt": "ResultsFile=ps.txt",
+                                        "IncludePurelySpatial=n": "IncludePurelySpatial=y"}, folder / "ps.prm")
+
+
+@pytest.mark.parametrize("backend", ["cpu", pytest.param("emulator", marks=pytest.mark.emulator)])
+def test_purely_spatial_clusters_as_satscan(satscan_output, tmp_path, backend):
+    res = hp.scan.run_prm(_purely_spatial_prm(tmp_path), seed=1, progress=False, backend=backend,
+                          n_replicates=999 if backend == "cpu" else 49)
+    theirs = satscan_output["purely_spatial"]
+    row = theirs["clusters"][0]
+    cl = res.clusters.iloc[0]
+    start, end = (_day(x.strip()) for x in row["Time frame"].split(" to "))
+    assert (np.datetime64(cl.start, "D"), np.datetime64(cl.end, "D")) == (start, end) == \
+        (np.datetime64("2020-01-01"), np.datetime64("2020-02-29"))  # the whole period: a purely spatial cluster
+    assert [str(v) for v in cl.location_ids] == theirs["ids"][0]
+    assert (cl.population, cl.cases) == (int(row["Total individuals"]), int(row["Number of cases"]))
+    assert cl.log_likelihood_ratio == pytest.approx(float(row["Log likelihood ratio"]), abs=1e-6)
+    if backend == "cpu":
+        assert cl.p_value == pytest.approx(float(row["P-value"]), abs=0.01)
 
 
 def test_purely_temporal_clusters_as_satscan(satscan_output, tmp_path):
@@ -313,8 +356,8 @@ def test_run_prm_reads_satscan_dates_and_refuses_what_it_cannot_honour(tmp_path)
     other = hp.scan.run_prm(prm, **kw)
     np.testing.assert_array_equal(other.null_llr, iso.null_llr)
     assert other.clusters.log_likelihood_ratio.tolist() == iso.clusters.log_likelihood_ratio.tolist()
-    with pytest.raises(ValueError, match="IncludePurelySpatial.*discrete Poisson and Bernoulli"):
-        hp.scan.run_prm(edit_prm(prm, {"IncludePurelySpatial=n": "IncludePurelySpatial=y"}, tmp_path / "ps.prm"),
+    with pytest.raises(ValueError, match="SpatialAdjustmentType.*for the discrete Poisson space-time"):
+        hp.scan.run_prm(edit_prm(prm, {"SpatialAdjustmentType=0": "SpatialAdjustmentType=1"}, tmp_path / "sa.prm"),
                         **kw)
     with pytest.raises(ValueError, match="TimeTrendAdjustmentType='1'.*without time-trend adjustment"):
         hp.scan.run_prm(edit_prm(prm, {"TimeTrendAdjustmentType=0": "TimeTrendAdjustmentType=1"}, tmp_path / "tt.prm"),

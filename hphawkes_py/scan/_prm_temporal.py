@@ -149,10 +149,11 @@ def space_time_adjustments(v, bad, kwargs, model, name) -> None:
                                                "SpatialAdjustmentType=1 (purely temporal LLRs would be 0)")
         kwargs["purely_temporal"] = True
     if (v.get("IncludePurelySpatial", "n") or "n").lower() not in ("n", "no", "false", "0"):
-        if model not in ("space_time_poisson", "space_time_bernoulli"):
-            raise bad("IncludePurelySpatial", "is supported for the discrete Poisson and Bernoulli space-time "
-                                              "analyses only (ModelType 0 or 1, AnalysisType 3 or 4; the space-time "
-                                              "permutation model's purely spatial clusters have LLR 0)")
+        if model not in ("space_time_poisson", "space_time_bernoulli", "space_time_exponential"):
+            raise bad("IncludePurelySpatial", "is supported for the discrete Poisson, Bernoulli and exponential "
+                                              "space-time analyses only (ModelType 0, 1 or 4, AnalysisType 3 or 4; "
+                                              "the space-time permutation model's purely spatial clusters have LLR "
+                                              "0)")
         if "spatial_adjustment" in kwargs:
             raise bad("IncludePurelySpatial", "is not supported with SpatialAdjustmentType 1 or 2 (purely spatial "
                                               "LLRs would be 0)")

@@ -44,13 +44,14 @@ def _circle_sums(cm, cnt, Ccum, ccum, days, T):
 
 @njit(cache=True, parallel=True, error_model="numpy")
 def _max_llr_death_days(offsets, neighbors, boundary, loc_start, day, mu, dead, words, klogk, C, T, cut_end, cut_len,
-                        min_cases, members, bounds, out):
+                        min_cases, members, bounds, whole, out):
     """``out[r]``: the largest high-rate cylinder LLR of replicate r (0: none) over the cylinders ending on day
     ``cut_end[k]`` or later with at most ``cut_len[k]`` days, for every k. The patients (stationary: each keeps
     its location and ``day``, sorted by location, location l's ``loc_start[l]:loc_start[l + 1]``) receive the
     (``mu``, ``dead``) pairs of the permutation :func:`~.null_draws.seeded_permutation_strata` draws from the
     replicate's seed ``words[r]`` (within the strata ``members``, ``bounds``; none where empty), as
-    :func:`~.null_draws.permute_measurements` does."""
+    :func:`~.null_draws.permute_measurements` does. With ``whole`` every circle over the whole study period too
+    (the purely spatial clusters)."""
     R = words.shape[0]
     n = mu.shape[0]
     nc = offsets.shape[0] - 1
@@ -81,6 +82,13 @@ def _max_llr_death_days(offsets, neighbors, boundary, loc_start, day, mu, dead, 
                 nd = _circle_sums(cm, cnt, Ccum, ccum, days, T)
                 if ccum[T] < min_cases:
                     continue
+                if whole:
+                    c = ccum[T]
+                    e_mu = Ccum[T]
+                    if np.float64(c) > e_mu and e_mu > 0.0 and e_mu < Cf:
+                        v = (klogk[c] + klogk[C - c]) - (np.float64(c) * np.log(e_mu)
+                                                         + np.float64(C - c) * np.log(Cf - e_mu))
+                        best = max(best, v)
                 for k in range(cut_end.shape[0]):
                     e = cut_end[k]
                     m = cut_len[k]
@@ -108,7 +116,7 @@ def _max_llr_death_days(offsets, neighbors, boundary, loc_start, day, mu, dead, 
 
 
 def max_llr_death_days(windows, loc, day, mu, dead, L: int, T: int, words, klogk, n_cases: int, cuts, min_cases: int,
-                       strata=None):
+                       strata=None, whole_period=False):
     """(R,) the largest high-rate cylinder LLR of each replicate of the space-time exponential model's null
     (the (``mu``, ``dead``) pairs permuted among the patients, one replicate per seed word of ``words``),
     over the cylinders of ``windows`` and ``cuts`` ((first end day, longest cylinder) pairs; each replicate's
@@ -116,7 +124,7 @@ def max_llr_death_days(windows, loc, day, mu, dead, L: int, T: int, words, klogk
     up to the rounding of the sums, to the day-by-day cylinders' with each replicate's expectations.
     ``loc``, ``day`` (n,): each patient's location and day, sorted by location; ``strata``: None, or the
     patients' strata (:func:`~.null_draws.strata_members`) within which the pairs are permuted (SaTScan's
-    weekly adjustment: the weekdays)."""
+    weekly adjustment: the weekdays); ``whole_period``: every circle over the whole study period too."""
     offsets, neighbors, _, boundary = windows
     loc = np.asarray(loc, dtype=np.int64)
     if len(loc) > 1 and (np.diff(loc) < 0).any():
@@ -128,5 +136,5 @@ def max_llr_death_days(windows, loc, day, mu, dead, L: int, T: int, words, klogk
     _max_llr_death_days(offsets, neighbors, boundary, loc_start, np.ascontiguousarray(day, dtype=np.int64),
                         np.ascontiguousarray(mu, dtype=np.float64), np.ascontiguousarray(dead, dtype=np.int64),
                         np.ascontiguousarray(words, dtype=np.uint32), klogk, np.int64(n_cases), np.int64(T), cut_end,
-                        cut_len, np.int64(min_cases), *_strata_arrays(strata), out)
+                        cut_len, np.int64(min_cases), *_strata_arrays(strata), bool(whole_period), out)
     return out

@@ -39,7 +39,7 @@ def space_time_exponential(coords, survival_times, times, censored=None, *, max_
                            backend="auto", threads=None, progress=True, max_temporal_percent=None,
                            circle_population=None, max_circle_population=0.5, centres=None,
                            secondary="no-overlap", empty_locations=None, empty_location_ids=None,
-                           day_of_week=False, purely_temporal=False) -> ScanResult:
+                           day_of_week=False, purely_temporal=False, purely_spatial=False) -> ScanResult:
     """Kulldorff's space-time scan statistic for survival data (exponential model), retrospective or prospective.
 
     Semantics follow SaTScan's space-time exponential analysis (``ModelType=4``, ``AnalysisType=3`` or ``4``):
@@ -104,8 +104,9 @@ def space_time_exponential(coords, survival_times, times, censored=None, *, max_
     day_of_week : bool
         Adjust for the day of the week (SaTScan's ``AdjustForWeeklyTrends``): the Monte Carlo permutes the
         (time, censoring) pairs among the patients of each weekday only; the cylinders' LLRs are unchanged.
-    purely_temporal : bool
-        Also the purely temporal clusters (every location; SaTScan's ``IncludePurelyTemporal``), as in
+    purely_temporal, purely_spatial : bool
+        Also the purely temporal clusters (every location; SaTScan's ``IncludePurelyTemporal``), the purely
+        spatial ones (each circle over the whole study period; ``IncludePurelySpatial``), as in
         :func:`~hphawkes_py.scan.space_time`.
 
     Returns
@@ -170,7 +171,8 @@ def space_time_exponential(coords, survival_times, times, censored=None, *, max_
     return _cylinders(common, "space_time_exponential", patients_lt.sum(axis=1), mu_lt.sum(axis=1), dcum,
                       ("exponential", cell[by_cell], mu[by_cell], dead[by_cell], strata), expected_lt=mu_lt,
                       individuals_lt=patients_lt, day_of_week=bool(day_of_week),
-                      purely_temporal=_flag(purely_temporal, "purely_temporal"))
+                      purely_temporal=_flag(purely_temporal, "purely_temporal"),
+                      purely_spatial=_flag(purely_spatial, "purely_spatial"))
 
 
 def _flag(value, name: str) -> bool:

@@ -541,7 +541,7 @@ def _null_batch(size, batch_seed, engines, null, L, T, pts=(), ps=None):
     seeds = batch_children(batch_seed, size)
     n_cases = engines[0].n_cases
     if null[0] == "exponential":
-        return _exponential_null_batch(seeds, engines, null, L, T, pts)
+        return _exponential_null_batch(seeds, engines, null, L, T, pts, ps)
     if null[0] == "permute":  # the days permuted among the cases (within strata: null[3], their bounds)
         M = permute_days_cases(null[1], null[2], L, T, seeds, null[3] if len(null) > 3 else None)
     elif null[0] == "hypergeometric":  # Bernoulli: the cases relabelled among the persons of every cell
@@ -572,14 +572,14 @@ def _engine_max(engine, M):
     return best.max(axis=0) if best.shape[0] else np.zeros(M.shape[2])
 
 
-def _exponential_null_batch(seeds, engines, null, L, T, pts=()):
+def _exponential_null_batch(seeds, engines, null, L, T, pts=(), ps=None):
     """The space-time exponential model's replicates (``null = ("exponential", cell, mu, dead, strata)``: each
     patient's location x day cell, calibrated time and death indicator, and None or the strata within which the
     pairs are permuted): the (time, censoring) pairs permuted among the patients, who keep their cells, so that every replicate has its own expectations per location and day, and
     its maximum over the ``engines`` given those (:meth:`~.cpu_space_time.CpuSpaceTimeEngine.with_expected`; high
     rates on the CPU: :func:`~.cpu_exponential.max_llr_death_days`, the same maxima), and over the purely temporal
-    clusters of ``pts`` (every location: on the CPU one more circle, of all the locations). ``cell`` must be
-    sorted."""
+    clusters of ``pts`` (every location: on the CPU one more circle, of all the locations) and, with ``ps``, the
+    purely spatial ones (each circle over the whole period). ``cell`` must be sorted."""
     _, cell, mu, dead, strata = null
     args = [e.args for e in engines if e.backend == "cpu"]
     if len(args) == len(engines) and all(a[7] == "high" for a in args):
@@ -587,7 +587,7 @@ def _exponential_null_batch(seeds, engines, null, L, T, pts=()):
         windows, _, klogk, n_cases, _, _, min_cases, _ = args[0]
         words = replicate_seed_words(seeds)
         m = max_llr_death_days(windows, cell // T, cell % T, mu, dead, L, T, words, klogk, n_cases,
-                               [(a[5], a[4]) for a in args], min_cases, strata)
+                               [(a[5], a[4]) for a in args], min_cases, strata, whole_period=ps is not None)
         for pt in pts:  # the circle of every location, its intervals those of the purely temporal clusters
             every = (np.array([0, L], dtype=np.int64), np.arange(L, dtype=np.int32), None,
                      np.r_[np.zeros(L - 1, np.uint8), np.uint8(1)])
@@ -604,6 +604,12 @@ def _exponential_null_batch(seeds, engines, null, L, T, pts=()):
             m[r] = max(m[r], _engine_max(e.with_expected(E), M)[0])
         for pt in pts:  # this replicate's expectations per day
             m[r] = max(m[r], _temporal_best(M.sum(axis=0), pt[:1] + (E.sum(axis=0),) + pt[2:])[0][0])
+        if ps is not None:  # the circles over the whole period, with this replicate's expectations
+            w = ps.windows
+            ps_r = make_engine((w[0], w[1], cumulative_expected(w, E.sum(axis=1)), w[3]), klogk_table(ps.n_cases),
+                               ps.n_cases, ps.n_cases, ps.direction, backend=ps.backend, model="poisson",
+                               min_cases=ps.min_cases)
+            m[r] = max(m[r], ps_r.max_llr(np.ascontiguousarray(M.sum(axis=1), dtype=np.int32))[0])
     return m
 
 

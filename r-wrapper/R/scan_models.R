@@ -357,6 +357,8 @@ as.data.frame.hphawkes_svtt <- function(x, ...) x$clusters
 #'   null permutes the pairs among each weekday's patients only.
 #' @param purely_temporal Also the purely temporal clusters (every location; SaTScan's
 #'   \code{IncludePurelyTemporal}).
+#' @param purely_spatial Also the purely spatial clusters (each circle over the whole study period;
+#'   SaTScan's \code{IncludePurelySpatial}).
 #' @inheritParams scan_ordinal
 #' @return An object of class \code{hphawkes_scan}, \code{model = "space_time_exponential"}:
 #'   \code{clusters} has \code{start} and \code{end} (days since 1970-01-01 for \code{Date}s),
@@ -379,7 +381,8 @@ scan_space_time_exponential <- function(coords, survival_times, times, censored 
                                         prospective = FALSE, max_temporal_percent = NULL, min_cases = 2L,
                                         n_replicates = 999L, direction = "high", secondary = "no-overlap",
                                         distance = "euclidean", seed = NULL, progress = FALSE, backend = "auto",
-                                        threads = NULL, day_of_week = FALSE, purely_temporal = FALSE) {
+                                        threads = NULL, day_of_week = FALSE, purely_temporal = FALSE,
+                                        purely_spatial = FALSE) {
   .hp_check_args()
   .hp_no_na(survival_times, "survival_times")
   .hp_no_na(times, "times")
@@ -393,6 +396,7 @@ scan_space_time_exponential <- function(coords, survival_times, times, censored 
   if (!is.null(max_temporal_percent)) kw$max_temporal_percent <- .as_num(max_temporal_percent)
   if (.as_flag(day_of_week, "day_of_week")) kw$day_of_week <- TRUE
   if (.as_flag(purely_temporal, "purely_temporal")) kw$purely_temporal <- TRUE
+  if (.as_flag(purely_spatial, "purely_spatial")) kw$purely_spatial <- TRUE
   cens <- if (is.null(censored)) NULL else {
     .hp_no_na(censored, "censored")
     if (!(is.logical(censored) || (is.numeric(censored) && all(censored %in% c(0, 1)))))

@@ -281,6 +281,9 @@ test_that("scan_space_time_exponential gives Python's space-time exponential sca
   pt <- scan_space_time_exponential(d$xy[d$town, ], pmin(tm, 9), day, cens, location_ids = d$town,
                                     max_temporal = 15L, n_replicates = 9, seed = 1, purely_temporal = TRUE)
   expect_identical(pt$purely_temporal, TRUE)
+  ps <- scan_space_time_exponential(d$xy[d$town, ], pmin(tm, 9), day, cens, location_ids = d$town,
+                                    max_temporal = 15L, n_replicates = 9, seed = 1, purely_spatial = TRUE)
+  expect_identical(ps$purely_spatial, TRUE)
   expect_identical(wk$clusters$log_likelihood_ratio[1:2], res$clusters$log_likelihood_ratio[1:2])
   expect_error(scan_space_time_exponential(d$xy[d$town, ], -tm, day, n_replicates = 9), "positive")
   expect_error(scan_space_time_exponential(d$xy[d$town, ], tm, day, rep(2, 300), n_replicates = 9),
