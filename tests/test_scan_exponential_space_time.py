@@ -63,6 +63,10 @@ def run_satscan(binary) -> dict:
         run_parameter_file(binary, prm, folder)
         report = (folder / "SurvivalFake.txt").read_text()
         out["sample"] = {"clusters": _clusters_of(report), "ids": report_locations(report)}
+        ea = _earlier_analyses_prm(folder)
+        run_parameter_file(binary, ea, folder)
+        report = (folder / "SurvivalFake.txt").read_text()
+        out["earlier_analyses"] = {"clusters": _clusters_of(report), "ids": report_locations(report)}
         ps = _purely_spatial_prm(folder)
         run_parameter_file(binary, ps, folder)
         report = (folder / "ps.txt").read_text()
@@ -141,6 +145,43 @@ def test_weekly_adjustment_as_satscan(satscan_output, tmp_path):
         assert res.clusters.log_likelihood_ratio.iloc[k] == pytest.approx(float(row["Log likelihood ratio"]),
                                                                           abs=1e-6)
     _assert_p_value(res, satscan_output["weekly"]["p_values"])
+
+
+def _earlier_analyses_prm(folder: Path) -> Path:
+    """The sample as a prospective surveillance since 2005/6/1 (AdjustForEarlierAnalyses=y; circles up to 3
+    units, SaTScan's only limit then)."""
+    if not (folder / FILES[0]).exists():
+        _copy_sample(folder)
+    return edit_prm(folder / FILES[0], {"AnalysisType=3": "AnalysisType=4",
+                                        "AdjustForEarlierAnalyses=n": "AdjustForEarlierAnalyses=y",
+                                        "ProspectiveStartDate=2000/12/31": "ProspectiveStartDate=2005/6/1",
+                                        "UseDistanceFromCenterOption=n": "UseDistanceFromCenterOption=y",
+                                        "MaxSpatialSizeInDistanceFromCenter=1": "MaxSpatialSizeInDistanceFromCenter=3"},
+                    folder / "ea.prm")
+
+
+@pytest.mark.parametrize("backend", ["cpu", pytest.param("emulator", marks=pytest.mark.emulator)])
+def test_adjusted_for_earlier_analyses_as_satscan(satscan_output, tmp_path, backend):
+    # the emulator's Monte Carlo runs one engine per end day's cut (107 here) per replicate: two replicates; its
+    # maxima are the CPU kernel's (test_death_day_kernel_equals_..., "surveillance")
+    n_rep = 999 if backend == "cpu" else 2
+    res = hp.scan.run_prm(_earlier_analyses_prm(tmp_path), seed=1, progress=False, backend=backend,
+                          n_replicates=n_rep)
+    theirs = satscan_output["earlier_analyses"]
+    # two replicates list only the most likely cluster (a secondary one needs a replicate's maximum below it)
+    rows = theirs["clusters"] if backend == "cpu" else theirs["clusters"][:1]
+    assert len(res.clusters) == len(rows) and len(theirs["clusters"]) == 2
+    for k, row in enumerate(rows):
+        cl = res.clusters.iloc[k]
+        start, end = (_day(x.strip()) for x in row["Time frame"].split(" to "))
+        assert (np.datetime64(cl.start, "D"), np.datetime64(cl.end, "D")) == (start, end)
+        assert end == np.datetime64("2005-12-31")  # prospective: the clusters end on the last day
+        assert [str(v) for v in cl.location_ids] == theirs["ids"][k]
+        assert cl.expected == pytest.approx(float(row["Expected cases"]), abs=0.005)
+        assert cl.log_likelihood_ratio == pytest.approx(float(row["Log likelihood ratio"]), abs=1e-6)
+        p = float(row["P-value"])  # the surveillance's maxima: each over every end day since 2005/6/1
+        if backend == "cpu":
+            assert abs(cl.p_value - p) <= 4 * np.sqrt(p * (1 - p) * 2 / 999) + 2 / 1000
 
 
 def _purely_spatial_prm(folder: Path) -> Path:
@@ -338,6 +379,11 @@ def test_bad_input():
         hp.scan.space_time_exponential(xy[where], t[:-1], day, censored, **kw)
     with pytest.raises(ValueError, match="min_cases"):
         hp.scan.space_time_exponential(xy[where], t, day, censored, min_cases=1, **kw)
+    with pytest.raises(TypeError, match="purely_temporal must be True or False, got 'yes'"):
+        hp.scan.space_time_exponential(xy[where], t, day, censored, purely_temporal="yes", **kw)
+    with pytest.raises(ValueError, match="purely_spatial clusters are not scanned with a surveillance_start"):
+        hp.scan.space_time_exponential(xy[where], t, day, censored, prospective=True, purely_spatial=True,
+                                       surveillance_start=30, **kw)
 
 
 def test_run_prm_reads_satscan_dates_and_refuses_what_it_cannot_honour(tmp_path):

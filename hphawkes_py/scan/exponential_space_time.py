@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validate import check_bool
 from .exponential_model import _calibrated, _check_patients
 from .null_draws import strata_members
 from .locations import _check_xy, check_empty_locations
@@ -39,7 +40,8 @@ def space_time_exponential(coords, survival_times, times, censored=None, *, max_
                            backend="auto", threads=None, progress=True, max_temporal_percent=None,
                            circle_population=None, max_circle_population=0.5, centres=None,
                            secondary="no-overlap", empty_locations=None, empty_location_ids=None,
-                           day_of_week=False, purely_temporal=False, purely_spatial=False) -> ScanResult:
+                           day_of_week=False, purely_temporal=False, purely_spatial=False,
+                           surveillance_start=None) -> ScanResult:
     """Kulldorff's space-time scan statistic for survival data (exponential model), retrospective or prospective.
 
     Semantics follow SaTScan's space-time exponential analysis (``ModelType=4``, ``AnalysisType=3`` or ``4``):
@@ -108,6 +110,9 @@ def space_time_exponential(coords, survival_times, times, censored=None, *, max_
         Also the purely temporal clusters (every location; SaTScan's ``IncludePurelyTemporal``), the purely
         spatial ones (each circle over the whole study period; ``IncludePurelySpatial``), as in
         :func:`~hphawkes_py.scan.space_time`.
+    surveillance_start : day or date, optional
+        With ``prospective``: adjust for the earlier analyses of a surveillance that began on this day (SaTScan's
+        ``AdjustForEarlierAnalyses``), as in :func:`~hphawkes_py.scan.space_time_permutation`.
 
     Returns
     -------
@@ -115,8 +120,8 @@ def space_time_exponential(coords, survival_times, times, censored=None, *, max_
         ``model="space_time_exponential"``: ``clusters.cases`` the uncensored patients in the cylinder,
         ``population`` its patients (censored or not; SaTScan's "total individuals"), ``expected`` its expected
         deaths (calibrated time), ``observed_over_expected``; ``relative_risk`` is NaN (SaTScan reports none for
-        this model); ``start`` and ``end`` its days. ``n_cases``: uncensored
-        patients, ``n_population``: patients.
+        this model); ``start`` and ``end`` its days. ``n_cases``: uncensored patients, ``n_population``:
+        patients.
 
     Examples
     --------
@@ -137,6 +142,10 @@ def space_time_exponential(coords, survival_times, times, censored=None, *, max_
     """
     xy = _check_xy(coords)
     n = len(xy)
+    day_of_week, purely_temporal, purely_spatial = (check_bool(v, k) for v, k in (
+        (day_of_week, "day_of_week"), (purely_temporal, "purely_temporal"), (purely_spatial, "purely_spatial")))
+    if purely_spatial and surveillance_start is not None:
+        raise ValueError("purely_spatial clusters are not scanned with a surveillance_start (as in space_time)")
     t, cen = _check_patients(survival_times, censored, n, "survival_times")
     dead = (~cen).astype(np.int64)
     empty = check_empty_locations(empty_locations, empty_location_ids, location_ids is not None)
@@ -150,7 +159,8 @@ def space_time_exponential(coords, survival_times, times, censored=None, *, max_
         times = np.concatenate([np.asarray(times), np.repeat(np.asarray(times)[:1], len(extra))])
     opts = SpaceTimeOptions(max_population, max_distance, max_temporal, prospective, study_period, min_cases,
                             n_replicates, direction, distance, location_ids, seed, executor, backend, threads, progress,
-                            None, circle_population, max_circle_population, centres, max_temporal_percent, secondary)
+                            surveillance_start, circle_population, max_circle_population, centres,
+                            max_temporal_percent, secondary)
     common = _check_common(xy, dead, times, opts)
     if common.run.direction in ("high", "both") and common.run.min_cases < 2:
         raise ValueError(f"min_cases={common.run.min_cases}: SaTScan needs at least 2 cases in a high-rate cluster; "
@@ -164,19 +174,10 @@ def space_time_exponential(coords, survival_times, times, censored=None, *, max_
     np.add.at(mu_lt, cell, mu)
     mu_lt = mu_lt.reshape(L, T)
     by_cell = np.argsort(cell, kind="stable")  # the patients in location x day order (the null's, see _cylinders)
-    strata = strata_members(np.mod(_period_days(common)[common.day[:n][by_cell]], 7)) \
-        if _flag(day_of_week, "day_of_week") else None
+    strata = strata_members(np.mod(_period_days(common)[common.day[:n][by_cell]], 7)) if day_of_week else None
     patients_lt = np.bincount(cell, minlength=L * T).reshape(L, T)
     dcum = np.concatenate([[0.0], np.cumsum(mu_lt.sum(axis=0))])
     return _cylinders(common, "space_time_exponential", patients_lt.sum(axis=1), mu_lt.sum(axis=1), dcum,
                       ("exponential", cell[by_cell], mu[by_cell], dead[by_cell], strata), expected_lt=mu_lt,
-                      individuals_lt=patients_lt, day_of_week=bool(day_of_week),
-                      purely_temporal=_flag(purely_temporal, "purely_temporal"),
-                      purely_spatial=_flag(purely_spatial, "purely_spatial"))
-
-
-def _flag(value, name: str) -> bool:
-    """``value`` checked to be True or False."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {type(value).__name__}")
-    return bool(value)
+                      individuals_lt=patients_lt, day_of_week=day_of_week, purely_temporal=purely_temporal,
+                      purely_spatial=purely_spatial)
