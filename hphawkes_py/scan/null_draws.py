@@ -444,6 +444,17 @@ def draw_cases_by_location(day_weights, loc_cases, seeds) -> np.ndarray:
     return out.reshape(L, T, len(words))
 
 
+@njit(cache=True, inline="always")
+def _shuffle(a, lo, hi):
+    """``a[lo:hi]`` shuffled in place (Fisher-Yates, from the last position down) by Numba's generator: the one
+    shuffle of every permutation null (days among cases, measurements among observations)."""
+    for q in range(hi - 1, lo, -1):
+        p = lo + np.random.randint(0, q - lo + 1)
+        tmp = a[q]
+        a[q] = a[p]
+        a[p] = tmp
+
+
 @njit(cache=True, parallel=True)
 def _permute_days(loc_of_case, day_of_case, bounds, seeds, out):
     """Space-time permutation null: the days of the C cases shuffled among the cases (each
@@ -455,12 +466,7 @@ def _permute_days(loc_of_case, day_of_case, bounds, seeds, out):
         np.random.seed(seeds[r])
         days = day_of_case.copy()
         for s in range(bounds.shape[0] - 1):
-            a = bounds[s]
-            for q in range(bounds[s + 1] - 1, a, -1):  # Fisher-Yates within the stratum
-                p = a + np.random.randint(0, q - a + 1)
-                tmp = days[q]
-                days[q] = days[p]
-                days[p] = tmp
+            _shuffle(days, bounds[s], bounds[s + 1])
         for q in range(K):
             out[r, loc_of_case[q], days[q]] += 1
 
@@ -506,11 +512,7 @@ def seeded_permutation(seed, n):
     draws it from the same seed."""
     np.random.seed(seed)
     perm = np.arange(n)
-    for q in range(n - 1, 0, -1):
-        p = np.random.randint(0, q + 1)
-        tmp = perm[q]
-        perm[q] = perm[p]
-        perm[p] = tmp
+    _shuffle(perm, 0, n)
     return perm
 
 
@@ -526,11 +528,7 @@ def seeded_permutation_strata(seed, n, members, bounds):
     for s in range(bounds.shape[0] - 1):
         a = bounds[s]
         idx = members[a:bounds[s + 1]].copy()
-        for q in range(idx.shape[0] - 1, 0, -1):
-            p = np.random.randint(0, q + 1)
-            tmp = idx[q]
-            idx[q] = idx[p]
-            idx[p] = tmp
+        _shuffle(idx, 0, idx.shape[0])
         for i in range(idx.shape[0]):
             perm[members[a + i]] = idx[i]
     return perm
