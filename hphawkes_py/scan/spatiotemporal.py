@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validate import as_float_array, check_in, describe
+from .._validate import as_float_array, check_bool, check_in
 from .locations import _check_xy, check_counts, location_population
 from .permutation_strata import permutation_strata
 from .result import ScanResult
@@ -145,8 +145,7 @@ def space_time_permutation(coords, cases, times, *, max_population=0.5, max_dist
     False [0] 7 7 8 0.01
     True [2, 6, 13, 16, 28] 21 23 17 0.04
     """
-    if not isinstance(day_of_week, (bool, np.bool_)):
-        raise TypeError(f"day_of_week must be True or False, got {describe(day_of_week)}")
+    check_bool(day_of_week, "day_of_week")
     opts = SpaceTimeOptions(max_population, max_distance, max_temporal, prospective, study_period, min_cases,
                             n_replicates, direction, distance, location_ids, seed, executor, backend, threads, progress,
                             surveillance_start, circle_population, max_circle_population, centres,
@@ -358,21 +357,18 @@ def space_time(coords, cases, times, *, population=None, controls=None, model="p
     check_in(model, "model", ("poisson", "bernoulli"))
     check_time_trend(time_trend, trend_percent, model, options=TIME_TRENDS + ("stratified",))
     check_in(spatial_adjustment, "spatial_adjustment", (None, "stratified", "nonparametric"))
-    if not isinstance(day_of_week, (bool, np.bool_)):
-        raise TypeError(f"day_of_week must be True or False, got {describe(day_of_week)}")
+    check_bool(day_of_week, "day_of_week")
     if day_of_week and (time_trend in ("nonparametric", "stratified") or spatial_adjustment is not None
                         or (model == "bernoulli" and time_trend is not None)):
         raise ValueError("day_of_week adjusts the discrete Poisson model (model='poisson') with time_trend None, "
                          "'loglinear' or 'logquadratic', or the Bernoulli model without a time_trend, and no "
                          "spatial_adjustment (the space-time permutation model: space_time_permutation(day_of_week=True))")
-    if not isinstance(purely_temporal, (bool, np.bool_)):
-        raise TypeError(f"purely_temporal must be True or False, got {describe(purely_temporal)}")
+    check_bool(purely_temporal, "purely_temporal")
     if purely_temporal and (time_trend in ("nonparametric", "stratified") or spatial_adjustment is not None):
         raise ValueError("purely_temporal clusters are not scanned with time_trend 'nonparametric' or 'stratified' or "
                          "a spatial_adjustment: their LLR would be 0 (SaTScan refuses them too)")
     pt = bool(purely_temporal)
-    if not isinstance(purely_spatial, (bool, np.bool_)):
-        raise TypeError(f"purely_spatial must be True or False, got {describe(purely_spatial)}")
+    check_bool(purely_spatial, "purely_spatial")
     if purely_spatial and (spatial_adjustment is not None or surveillance_start is not None):
         raise ValueError("purely_spatial clusters are not scanned with a spatial_adjustment (their LLR would be 0) "
                          "or a surveillance_start")
