@@ -16,6 +16,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from .llr import _poisson_llr
+
 __all__ = ["draw_points", "null_maxima"]
 
 
@@ -97,9 +99,7 @@ def _best_about(cx, cy, pts, d2, max_r2, aux, klogk, C, min_cases, want_high, wa
         high = want_high and np.float64(c) > e and c >= min_cases
         low = want_low and np.float64(c) < e
         if high or low:
-            v = (klogk[c] + klogk[C - c]) - (np.float64(c) * np.log(e) + np.float64(C - c) * np.log(Cf - e))
-            if v > best:
-                best = v
+            best = max(best, _poisson_llr(klogk, c, C, np.log(e), np.log(Cf - e)))
     return best
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .llr import _poisson_llr
 from .null_draws import _strata_arrays, seeded_permutation_strata
 
 __all__ = ["max_llr_death_days"]
@@ -40,6 +41,15 @@ def _circle_sums(cm, cnt, Ccum, ccum, days, T):
     Ccum[T] = s
     ccum[T] = k
     return nd
+
+
+@njit(cache=True, inline="always")
+def _high_llr(klogk, c, C, Cf, e_mu):
+    """The Poisson LLR of ``c`` deaths where ``e_mu`` are expected when that is a high rate (0 otherwise, and where
+    ``e_mu`` is 0 or the total)."""
+    if not (np.float64(c) > e_mu and e_mu > 0.0 and e_mu < Cf):
+        return 0.0
+    return _poisson_llr(klogk, c, C, np.log(e_mu), np.log(Cf - e_mu))
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
@@ -83,12 +93,7 @@ def _max_llr_death_days(offsets, neighbors, boundary, loc_start, day, mu, dead, 
                 if ccum[T] < min_cases:
                     continue
                 if whole:
-                    c = ccum[T]
-                    e_mu = Ccum[T]
-                    if np.float64(c) > e_mu and e_mu > 0.0 and e_mu < Cf:
-                        v = (klogk[c] + klogk[C - c]) - (np.float64(c) * np.log(e_mu)
-                                                         + np.float64(C - c) * np.log(Cf - e_mu))
-                        best = max(best, v)
+                    best = max(best, _high_llr(klogk, ccum[T], C, Cf, Ccum[T]))
                 for k in range(cut_end.shape[0]):
                     e = cut_end[k]
                     m = cut_len[k]
@@ -103,15 +108,8 @@ def _max_llr_death_days(offsets, neighbors, boundary, loc_start, day, mu, dead, 
                             a = days[ai]
                             ai -= 1
                             c = ccum[b + 1] - ccum[a]
-                            if c < min_cases:
-                                continue
-                            e_mu = Ccum[b + 1] - Ccum[a]
-                            if not (np.float64(c) > e_mu and e_mu > 0.0 and e_mu < Cf):
-                                continue
-                            v = (klogk[c] + klogk[C - c]) - (np.float64(c) * np.log(e_mu)
-                                                             + np.float64(C - c) * np.log(Cf - e_mu))
-                            if v > best:
-                                best = v
+                            if c >= min_cases:
+                                best = max(best, _high_llr(klogk, c, C, Cf, Ccum[b + 1] - Ccum[a]))
         out[r] = best
 
 
