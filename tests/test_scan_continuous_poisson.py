@@ -116,16 +116,13 @@ def test_window_llrs_against_numpy(backend, direction):
                                atol=1e-12)
 
 
-@pytest.mark.parametrize("draws", ["numpy", "numba"])
-def test_null_points_share_the_polygons_by_area_and_are_uniform(draws):
-    # a unit square and a triangle of area 1.5 beside it: expected shares 0.4 and 0.6; the NumPy draws of the
-    # engines' path and the Numba ones of the CPU's (cpu_continuous_poisson)
+def test_null_points_share_the_polygons_by_area_and_are_uniform():
+    # a unit square and a triangle of area 1.5 beside it: expected shares 0.4 and 0.6 (the replicates' points of
+    # every backend, cpu_continuous_poisson.draw_points)
     region = check_region(["X >= 0,X <= 1,Y >= 0,Y <= 1", [(1, 0, 1, ">="), (1, 0, 4, "<="), (1, 3, 4, "<="),
                                                            (0, 1, 0, ">=")]])
     np.testing.assert_allclose(region.areas, [1.0, 1.5])
-    rng = np.random.default_rng(11)
-    pts = np.concatenate([region.draw(50, rng) if draws == "numpy" else draw_points(region, 50, 1000 + k)
-                          for k in range(400)])
+    pts = np.concatenate([draw_points(region, 50, 1000 + k) for k in range(400)])
     in_square = pts[:, 0] <= 1
     counts = np.array([in_square.sum(), (~in_square).sum()])
     assert stats.chisquare(counts, len(pts) * region.areas / region.area).pvalue > 1e-3
@@ -136,7 +133,18 @@ def test_null_points_share_the_polygons_by_area_and_are_uniform(draws):
     u = pts[~in_square, 0] - 1
     assert stats.kstest(u, lambda t: 1 - (3 - np.clip(t, 0, 3)) ** 2 / 9).pvalue > 1e-3
     assert region.contains(pts).all()
-    assert len(np.unique(region.draw(2000, rng), axis=0)) == 2000
+    assert len(np.unique(draw_points(region, 2000, 7), axis=0)) == 2000
+
+
+@pytest.mark.emulator
+def test_the_engines_score_the_cpu_loops_replicates():
+    rng = np.random.default_rng(2)
+    pts = np.r_[rng.uniform(0, 1, (200, 2)), rng.normal((0.3, 0.7), 0.03, (30, 2))]
+    kw = dict(n_replicates=19, seed=1, progress=False)
+    cpu = hp.scan.continuous_poisson(pts, ["X >= 0,X <= 1,Y >= 0,Y <= 1"], backend="cpu", **kw)
+    emu = hp.scan.continuous_poisson(pts, ["X >= 0,X <= 1,Y >= 0,Y <= 1"], backend="emulator", **kw)
+    np.testing.assert_allclose(emu.null_llr, cpu.null_llr, rtol=1e-12)
+    assert (cpu.null_llr > 0).all()
 
 
 @pytest.mark.parametrize("grid", [False, True], ids=["own points", "grid"])

@@ -22,9 +22,9 @@ on the region given N: independent uniform points.
    bounding box; a point drawn twice is drawn again), and, without given centres, the replicate's
    own points as centres.
 
-The windows of a replicate depend on its points, so each batch of replicates is one set of windows
-(every replicate's circles over its own points) scored by the discrete Poisson engine of
-:func:`~.engine.make_engine` (CPU or CUDA).
+The windows of a replicate depend on its points: on the CPU each replicate's points are drawn and its circles
+scored in one Numba loop (:mod:`.cpu_continuous_poisson`); on a GPU (or the emulator) the same points make one set
+of windows per batch of replicates, scored by the discrete Poisson engine of :func:`~.engine.make_engine`.
 """
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ from .._backend import threads_context
 from .._parallel import run_replicates
 from .._validate import check_in, check_positive
 from ._rng import replicate_seed_words
-from .cpu_continuous_poisson import null_maxima
+from .cpu_continuous_poisson import draw_points, null_maxima
 from .engine import make_engine, klogk_table
 from .locations import _check_xy, _radius, Geometry, check_centres, check_location_ids
 from .monte_carlo import check_run, replicate_seed_batches
@@ -201,36 +201,6 @@ class Region:
             ok |= _inside(r, xy[:, 0], xy[:, 1])
         return ok
 
-    def draw(self, n: int, rng) -> np.ndarray:
-        """(n, 2) distinct uniform points: counts per polygon multinomial in the areas, each polygon's by
-        rejection from its bounding box."""
-        counts = rng.multinomial(n, self.areas / self.area)
-        parts = [self._draw_in(k, int(m), rng) for k, m in enumerate(counts)]
-        pts = np.concatenate(parts)
-        owner = np.repeat(np.arange(len(counts)), counts)
-        while True:
-            # the later of two equal points is drawn again (as SaTScan redraws a duplicate)
-            order = np.lexsort((pts[:, 1], pts[:, 0]))
-            same = (pts[order[1:]] == pts[order[:-1]]).all(axis=1)
-            if not same.any():
-                return pts
-            for i in np.maximum(order[1:][same], order[:-1][same]).tolist():
-                pts[i] = self._draw_in(int(owner[i]), 1, rng)[0]
-
-    def _draw_in(self, k: int, m: int, rng) -> np.ndarray:
-        x0, x1, y0, y1 = self.boxes[k]
-        fill = self.areas[k] / max((x1 - x0) * (y1 - y0), 1e-300)
-        got, have = [], 0
-        while have < m:
-            u = rng.random((int((m - have) / fill * 1.1) + 16, 2))
-            x = x0 + (x1 - x0) * u[:, 0]
-            y = y0 + (y1 - y0) * u[:, 1]
-            ok = _inside(self.rows[k], x, y)
-            p = np.column_stack([x[ok], y[ok]])[:m - have]
-            got.append(p)
-            have += len(p)
-        return np.concatenate(got) if got else np.zeros((0, 2))
-
 
 def check_region(polygons) -> Region:
     """The observable region from ``polygons``, checked: a list of convex polygons, each SaTScan's text
@@ -285,14 +255,14 @@ def _entry_expected(offsets, neighbors, pts, centres, aux, out, boundary):
 def _null_batch(size, batch_seed, region, n, centres, max_radius, aux, direction, backend, min_cases):
     """Maxima of ``size`` replicates (module level: executors pickle it): each replicate's ``n`` uniform
     points and circles; on the CPU drawn and scored in one Numba loop (:mod:`.cpu_continuous_poisson`), else
-    all replicates' windows scored in one engine call."""
+    all replicates' windows (of the same points) scored in one engine call."""
+    words = replicate_seed_words((batch_seed, size))
     if backend == "cpu":
-        return null_maxima(region, n, centres, max_radius, aux, klogk_table(n), min_cases, direction,
-                           replicate_seed_words((batch_seed, size)))
+        return null_maxima(region, n, centres, max_radius, aux, klogk_table(n), min_cases, direction, words)
     offs, nbs, exps, bnds = [], [], [], []
     base = 0
-    for s in batch_seed.spawn(size):
-        pts = region.draw(n, np.random.default_rng(s))
+    for w in words:  # the CPU loop's points (draw_points), scored on the engine
+        pts = draw_points(region, n, w)
         c = pts if centres is None else centres
         o, nb, e, b = _windows(c, pts, max_radius, aux)
         offs.append(o[1:] + base if offs else o + base)
