@@ -110,12 +110,13 @@ def _polygon_rows(spec, k: int) -> np.ndarray:
     return np.array(rows, dtype=np.float64)
 
 
-def _inside(rows, x, y, strict=False):
-    """Whether points satisfy every inequality, evaluated as SaTScan does (``y a + x b + c`` against 0)."""
+def _inside(rows, x, y):
+    """Whether points satisfy every inequality (boundaries included), evaluated as SaTScan does (``y a + x b + c``
+    against 0)."""
     ok = np.ones(np.shape(x), dtype=bool)
     for a, b, c, s in rows:
         v = y * a + x * b + c
-        ok &= ((v < 0) if strict else (v <= 0)) if s > 0 else ((v > 0) if strict else (v >= 0))
+        ok &= (v <= 0) if s > 0 else (v >= 0)
     return ok
 
 
