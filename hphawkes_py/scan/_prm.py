@@ -1,7 +1,8 @@
 """SaTScan parameter files (.prm): rerun a purely spatial Bernoulli, discrete Poisson, normal,
-exponential, ordinal or multinomial analysis, a retrospective / prospective space-time permutation,
-Bernoulli or discrete Poisson analysis, a purely temporal or seasonal analysis or a spatial variation
-in temporal trends, from SaTScan's native files or the CSV / dBase / shapefile sources its GUI describes.
+exponential, ordinal, multinomial or continuous Poisson analysis, a retrospective / prospective space-time
+permutation, Bernoulli, discrete Poisson or exponential analysis, a purely temporal or seasonal analysis or a
+spatial variation in temporal trends, from SaTScan's native files or the CSV / dBase / shapefile sources its GUI
+describes.
 
 A parameter that would change the analysis is either honoured or refused by name (never
 ignored). Parameters that only choose SaTScan's output files or run options (shapefiles, KML,
@@ -288,13 +289,14 @@ def _secondary(v, model, bad, kwargs) -> None:
 
 def _grid_file(v, model, bad, file, kwargs) -> None:
     """``UseGridFile=y``: the circle centres of ``GridFile`` (records ``x y``, or ``latitude longitude`` with
-    ``CoordinatesType=1``, as SaTScan reads them) as ``centres`` of the Bernoulli, discrete Poisson and
-    space-time scans."""
+    ``CoordinatesType=1``, as SaTScan reads them) as ``centres`` of the Bernoulli, discrete Poisson, continuous
+    Poisson and space-time scans."""
     if not _on(v, "UseGridFile"):
         return
     if model not in _CIRCULAR_SCANS + ("continuous_poisson",):
-        raise bad("UseGridFile", "is supported for the purely spatial Bernoulli and discrete Poisson and the space-time "
-                                 "analyses (ModelType 0-2)")
+        raise bad("UseGridFile", "is supported for the purely spatial Bernoulli, discrete Poisson and continuous "
+                                 "Poisson and the space-time analyses (ModelType 0-2 and 6; 4 with AnalysisType 3 "
+                                 "or 4)")
     if kwargs.get("window") == "ellipse":
         raise bad("UseGridFile", "is not supported with elliptic windows (SpatialWindowShapeType=1)")
     path = file("GridFile", True)
@@ -311,8 +313,9 @@ def _max_circle(v, model, bad, file):
     if not _on(v, "UseMaxCirclePopulationFileOption"):
         return None
     if model not in _CIRCULAR_SCANS:
-        raise bad("UseMaxCirclePopulationFileOption", "is supported for the purely spatial Bernoulli and discrete Poisson and the space-time "
-                       "analyses (ModelType 0-2)")
+        raise bad("UseMaxCirclePopulationFileOption", "is supported for the purely spatial Bernoulli and discrete "
+                                                      "Poisson and the space-time analyses (ModelType 0-2; 4 with "
+                                                      "AnalysisType 3 or 4)")
     try:
         pct = float(v.get("MaxSpatialSizeInMaxCirclePopulationFile", "50") or "50")
     except ValueError:
@@ -609,10 +612,10 @@ def _date(v, key, bad, generic=False):
 def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto", threads=None, progress=True,
             write_results=False):
     """Run the analysis a SaTScan parameter file describes: purely spatial Bernoulli, discrete
-    Poisson, normal, exponential, ordinal or multinomial; space-time permutation, Bernoulli or
-    discrete Poisson; purely temporal or seasonal Poisson or Bernoulli; spatial variation in temporal
-    trends (file names relative to the parameter file's folder; covariates of a Poisson analysis's
-    .cas/.pop files adjusted for by indirect standardisation).
+    Poisson, normal, exponential, ordinal, multinomial or continuous Poisson; space-time permutation,
+    Bernoulli, discrete Poisson or exponential; purely temporal or seasonal Poisson or Bernoulli; spatial
+    variation in temporal trends (file names relative to the parameter file's folder; covariates of a Poisson
+    analysis's .cas/.pop files adjusted for by indirect standardisation).
 
     Parameters
     ----------
@@ -801,8 +804,8 @@ def _run_categorical(spec, run):
 #: analysis -> the function that runs it for run_prm
 _RUNNERS = {"space_time_permutation": run_space_time, "space_time_bernoulli": run_space_time,
             "space_time_poisson": run_space_time, "bernoulli": _run_spatial, "poisson": _run_spatial,
-            "normal": run_continuous, "exponential": run_continuous, "space_time_exponential": run_space_time_exponential,
-            "temporal_poisson": run_temporal,
+            "normal": run_continuous, "exponential": run_continuous,
+            "space_time_exponential": run_space_time_exponential, "temporal_poisson": run_temporal,
             "temporal_bernoulli": run_temporal, "seasonal_poisson": run_temporal, "seasonal_bernoulli": run_temporal,
             "svtt": run_svtt, "ordinal": _run_categorical, "multinomial": _run_categorical,
             "continuous_poisson": run_continuous_poisson}

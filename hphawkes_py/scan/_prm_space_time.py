@@ -17,8 +17,8 @@ import re
 
 import numpy as np
 
-from ._satscan import (_as_ids, _count_date, _geo, _number, _population, _read_continuous, _read_rows, case_records_kept,
-                       circle_rows, interval_of, observed_and_empty_ids)
+from ._satscan import (_as_ids, _count_date, _geo, _number, _population, _read_continuous, _read_rows,
+                       case_records_kept, circle_rows, interval_of, observed_and_empty_ids)
 from .exponential_space_time import space_time_exponential
 from .spatiotemporal import space_time, space_time_permutation
 
@@ -47,7 +47,8 @@ def read_case_dates(path, what="case", model="space-time permutation", precision
             raise ValueError(f"{p}:{lineno}: covariates (field 4 on) are not supported by the {model} model")
         counts.append(int(_number(parts[1], p, lineno, 2, f"#{what}s", count=True, whole=True)))
         if not need <= len(re.split(r"[/\-.*]", parts[2])) <= 3:
-            raise ValueError(f"{p}:{lineno}: field 3 (date) {parts[2]!r} is not {form} (PrecisionCaseTimes={precision})")
+            raise ValueError(f"{p}:{lineno}: field 3 (date) {parts[2]!r} is not {form} "
+                             f"(PrecisionCaseTimes={precision})")
         dates.append(_count_date(parts[2], p, lineno, None, None))
         ids.append(parts[0])
         cats.append(tuple(parts[3:]))

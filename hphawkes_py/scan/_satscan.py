@@ -637,8 +637,9 @@ def case_records_kept(spec, ids, dates, geo_path, seen, path=None, what="case", 
 
 
 def run_continuous(spec, run):
-    """The purely spatial normal and exponential analyses of :func:`~hphawkes_py.scan.run_prm`: one observation (patient)
-    per case of every record, at its location of the coordinates file."""
+    """The purely spatial normal and exponential analyses of :func:`~hphawkes_py.scan.run_prm`: one observation
+    (patient) per case of every record, at its location of the coordinates file (the file's other locations as
+    ``empty_locations``)."""
     f, model = spec["files"], spec["model"]
     gp, keys, xs, ys, seen = _geo(f["geo_file"])
     ids, counts, dates, values, second = _read_continuous(f["case_file"], model, spec["dates"]["dated"])
@@ -674,10 +675,11 @@ def observed_and_empty_ids(keys, ids, rows, xs, ys, where) -> tuple:
 
 
 def circle_rows(spec, ids) -> dict:
-    """The keyword arguments of the max circle size file (``spec["circle"]``: the file and fraction :func:`~._prm.prm_arguments` read) for rows of the location ids
-    ``ids``: ``circle_population`` per row (the file's population of the row's location, summed over its
-    records and read in single precision as SaTScan reads it; 0 where it has none) and
-    ``max_circle_population``; none without the file. Ids the coordinates file lacks are refused."""
+    """The keyword arguments of the max circle size file (``spec["circle"]``: the file and fraction
+    :func:`~._prm.prm_arguments` read) for rows of the location ids ``ids``: ``circle_population`` per row (the
+    file's population of the row's location, summed over its records and read in single precision as SaTScan
+    reads it; 0 where it has none) and ``max_circle_population``; none without the file. Ids the coordinates
+    file lacks are refused."""
     if spec.get("circle") is None:
         return {}
     path, frac = spec["circle"]

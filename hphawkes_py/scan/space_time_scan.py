@@ -575,11 +575,12 @@ def _engine_max(engine, M):
 def _exponential_null_batch(seeds, engines, null, L, T, pts=(), ps=None):
     """The space-time exponential model's replicates (``null = ("exponential", cell, mu, dead, strata)``: each
     patient's location x day cell, calibrated time and death indicator, and None or the strata within which the
-    pairs are permuted): the (time, censoring) pairs permuted among the patients, who keep their cells, so that every replicate has its own expectations per location and day, and
-    its maximum over the ``engines`` given those (:meth:`~.cpu_space_time.CpuSpaceTimeEngine.with_expected`; high
-    rates on the CPU: :func:`~.cpu_exponential.max_llr_death_days`, the same maxima), and over the purely temporal
-    clusters of ``pts`` (every location: on the CPU one more circle, of all the locations) and, with ``ps``, the
-    purely spatial ones (each circle over the whole period). ``cell`` must be sorted."""
+    pairs are permuted): the (time, censoring) pairs permuted among the patients, who keep their cells, so that
+    every replicate has its own expectations per location and day, and its maximum over the ``engines`` given
+    those (:meth:`~.cpu_space_time.CpuSpaceTimeEngine.with_expected`; high rates on the CPU:
+    :func:`~.cpu_exponential.max_llr_death_days`, the same maxima), over the purely temporal clusters of ``pts``
+    (every location: on the CPU one more circle, of all the locations) and, with ``ps``, over the purely spatial
+    ones (each circle over the whole period). ``cell`` must be sorted."""
     _, cell, mu, dead, strata = null
     args = [e.args for e in engines if e.backend == "cpu"]
     if len(args) == len(engines) and all(a[7] == "high" for a in args):

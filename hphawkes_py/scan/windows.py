@@ -208,9 +208,9 @@ SHIFT32_MAX = 14
 def _sorted_distances(P, Q, pool, d, order, same, head=None, keys32=None):
     """Squared distances between the centres ``Q`` (rows) and the points ``P`` (columns), any
     dimension, into ``d``, and their order into ``order`` (with :func:`_unpack_keys`'s flags of possible
-    ties in ``same``), rows split over the workers of ``pool``
-    (one per Numba thread, None: all on this one; the sort and the Numba helpers release the GIL). Tied locations may come in
-    any order here: :func:`_windows_chunk` puts every tie group in rank order.
+    ties in ``same``), rows split over the workers of ``pool`` (one per Numba thread, None: all on this one;
+    the sort and the Numba helpers release the GIL). Tied locations may come in any order here:
+    :func:`_windows_chunk` puts every tie group in rank order.
 
     The order: each distance's bits with the column index in their low bits (:func:`_pack_keys`),
     sorted by NumPy's SIMD sort of uint64, then the indices taken back and the few runs of distances
