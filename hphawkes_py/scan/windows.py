@@ -196,8 +196,8 @@ def _pack_keys32(d, shift, keys):
             keys[i, j] = np.uint32((q << shift) | j)
 
 
-#: build_windows sorts the distances of fewer centre x location pairs than this on one thread (starting a pool
-#: of threads costs about a millisecond)
+#: build_windows sorts the distances of fewer centre x location pairs than this on one thread: starting a pool of
+#: threads costs more than such a sort (the continuous Poisson model builds windows for every replicate)
 SERIAL_DISTANCES = 1 << 18
 
 #: 32-bit sort keys (:func:`_pack_keys32`) up to this many index bits (16,384 locations): at least 18 bits of
@@ -354,8 +354,7 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
     out = (np.empty(m * kmax, np.int32), np.empty(m * kmax, pop.dtype), np.empty(m * kmax, np.uint8))
     E = 0
     # one pool for every chunk (starting threads costs more than a small chunk's work), none for a problem
-    # whose distances are fewer than SERIAL_DISTANCES (the continuous Poisson model's replicates each build
-    # their own windows)
+    # whose distances are fewer than SERIAL_DISTANCES
     threads = max(1, numba.get_num_threads()) if m * L >= SERIAL_DISTANCES else 1
     with cf.ThreadPoolExecutor(threads) if threads > 1 else contextlib.nullcontext() as pool:
         for first in range(0, m, chunk):
