@@ -96,6 +96,22 @@ def _day(text):
     return np.datetime64(f"{y:04d}-{m:02d}-{d:02d}", "D")
 
 
+def _assert_as_reported(clusters, rows, ids=None):
+    """Our clusters against SaTScan's report lines (``rows``, and its location ids ``ids`` when given): time
+    frame, individuals, deaths, expected deaths and O/E to its printed digits, LLR to 1e-6, no relative risk."""
+    for k, row in enumerate(rows):
+        cl = clusters.iloc[k]
+        if ids is not None:
+            assert [str(v) for v in cl.location_ids] == ids[k], k
+        start, end = (_day(x.strip()) for x in row["Time frame"].split(" to "))
+        assert (np.datetime64(cl.start, "D"), np.datetime64(cl.end, "D")) == (start, end), k
+        assert (cl.population, cl.cases) == (int(row["Total individuals"]), int(row["Number of cases"])), k
+        assert cl.expected == pytest.approx(float(row["Expected cases"]), abs=0.005), k
+        assert cl.observed_over_expected == pytest.approx(float(row["Observed / expected"]), abs=0.005), k
+        assert cl.log_likelihood_ratio == pytest.approx(float(row["Log likelihood ratio"]), abs=1e-6), k
+        assert np.isnan(cl.relative_risk), k
+
+
 def test_satscan_sample_analysis(satscan_output, tmp_path):
     res = hp.scan.run_prm(_copy_sample(tmp_path), seed=1, progress=False, backend="cpu")
     sample = satscan_output["sample"]
@@ -105,17 +121,7 @@ def test_satscan_sample_analysis(satscan_output, tmp_path):
     # secondary cluster only while some replicate's maximum is below its LLR, and SaTScan's runs have none below
     # 1.168; one replicate of this seed is (1.027)
     assert len(res.clusters) >= len(theirs) == 3
-    for k, row in enumerate(theirs):
-        cl = res.clusters.iloc[k]
-        assert [str(v) for v in cl.location_ids] == sample["ids"][k]
-        start, end = (_day(x.strip()) for x in row["Time frame"].split(" to "))
-        assert (np.datetime64(cl.start, "D"), np.datetime64(cl.end, "D")) == (start, end)
-        assert cl.population == int(row["Total individuals"])
-        assert cl.cases == int(row["Number of cases"])
-        assert cl.expected == pytest.approx(float(row["Expected cases"]), abs=0.005)
-        assert cl.observed_over_expected == pytest.approx(float(row["Observed / expected"]), abs=0.005)
-        assert cl.log_likelihood_ratio == pytest.approx(float(row["Log likelihood ratio"]), abs=1e-6)
-        assert np.isnan(cl.relative_risk)
+    _assert_as_reported(res.clusters, theirs, sample["ids"])
     # the p-value against SaTScan's runs with random seeds (ours from 999 replicates against their 3 x 999,
     # within 4 binomial standard errors). Their null maxima are not compared as a sample: SaTScan seeds
     # replicate i with seed + i in a Lehmer generator (x -> 48271 x mod 2**31 - 1), so the first of the random
@@ -171,17 +177,12 @@ def test_adjusted_for_earlier_analyses_as_satscan(satscan_output, tmp_path, back
     # two replicates list only the most likely cluster (a secondary one needs a replicate's maximum below it)
     rows = theirs["clusters"] if backend == "cpu" else theirs["clusters"][:1]
     assert len(res.clusters) == len(rows) and len(theirs["clusters"]) == 2
+    _assert_as_reported(res.clusters, rows, theirs["ids"])
+    assert (res.clusters.end == np.datetime64("2005-12-31")).all()  # prospective: the clusters end on the last day
     for k, row in enumerate(rows):
-        cl = res.clusters.iloc[k]
-        start, end = (_day(x.strip()) for x in row["Time frame"].split(" to "))
-        assert (np.datetime64(cl.start, "D"), np.datetime64(cl.end, "D")) == (start, end)
-        assert end == np.datetime64("2005-12-31")  # prospective: the clusters end on the last day
-        assert [str(v) for v in cl.location_ids] == theirs["ids"][k]
-        assert cl.expected == pytest.approx(float(row["Expected cases"]), abs=0.005)
-        assert cl.log_likelihood_ratio == pytest.approx(float(row["Log likelihood ratio"]), abs=1e-6)
         p = float(row["P-value"])  # the surveillance's maxima: each over every end day since 2005/6/1
         if backend == "cpu":
-            assert abs(cl.p_value - p) <= 4 * np.sqrt(p * (1 - p) * 2 / 999) + 2 / 1000
+            assert abs(res.clusters.p_value.iloc[k] - p) <= 4 * np.sqrt(p * (1 - p) * 2 / 999) + 2 / 1000
 
 
 def _purely_spatial_prm(folder: Path) -> Path:
@@ -211,16 +212,12 @@ def test_purely_spatial_clusters_as_satscan(satscan_output, tmp_path, backend):
     res = hp.scan.run_prm(_purely_spatial_prm(tmp_path), seed=1, progress=False, backend=backend,
                           n_replicates=999 if backend == "cpu" else 49)
     theirs = satscan_output["purely_spatial"]
-    row = theirs["clusters"][0]
-    cl = res.clusters.iloc[0]
-    start, end = (_day(x.strip()) for x in row["Time frame"].split(" to "))
-    assert (np.datetime64(cl.start, "D"), np.datetime64(cl.end, "D")) == (start, end) == \
-        (np.datetime64("2020-01-01"), np.datetime64("2020-02-29"))  # the whole period: a purely spatial cluster
-    assert [str(v) for v in cl.location_ids] == theirs["ids"][0]
-    assert (cl.population, cl.cases) == (int(row["Total individuals"]), int(row["Number of cases"]))
-    assert cl.log_likelihood_ratio == pytest.approx(float(row["Log likelihood ratio"]), abs=1e-6)
+    _assert_as_reported(res.clusters, theirs["clusters"][:1], theirs["ids"])
+    cl = res.clusters.iloc[0]  # the whole period: a purely spatial cluster
+    assert (np.datetime64(cl.start, "D"), np.datetime64(cl.end, "D")) == \
+        (np.datetime64("2020-01-01"), np.datetime64("2020-02-29"))
     if backend == "cpu":
-        assert cl.p_value == pytest.approx(float(row["P-value"]), abs=0.01)
+        assert cl.p_value == pytest.approx(float(theirs["clusters"][0]["P-value"]), abs=0.01)
 
 
 def test_purely_temporal_clusters_as_satscan(satscan_output, tmp_path):
@@ -228,13 +225,7 @@ def test_purely_temporal_clusters_as_satscan(satscan_output, tmp_path):
     res = hp.scan.run_prm(prm, seed=1, progress=False, backend="cpu")
     theirs = satscan_output["purely_temporal"]["clusters"]
     assert theirs[0]["Time frame"] and res.clusters.center.iloc[0] == "All" and res.clusters.purely_temporal.iloc[0]
-    for k, row in enumerate(theirs[:2]):
-        cl = res.clusters.iloc[k]
-        start, end = (_day(x.strip()) for x in row["Time frame"].split(" to "))
-        assert (np.datetime64(cl.start, "D"), np.datetime64(cl.end, "D")) == (start, end)
-        assert (cl.population, cl.cases) == (int(row["Total individuals"]), int(row["Number of cases"]))
-        assert cl.expected == pytest.approx(float(row["Expected cases"]), abs=0.005)
-        assert cl.log_likelihood_ratio == pytest.approx(float(row["Log likelihood ratio"]), abs=1e-6)
+    _assert_as_reported(res.clusters, theirs[:2])
 
 
 @pytest.mark.emulator
