@@ -309,22 +309,32 @@ def test_pruned_work_items_cover_every_column_and_centre_once(monkeypatch, R, pe
         assert (seen == 1).all()
 
 
-@pytest.mark.parametrize("sub_batch", [32, 96])
-def test_pruned_maxima_whatever_the_column_sub_batches(monkeypatch, sub_batch):
-    """Items of 32 and 96 columns (several sub-batches, the last one partial) give the exhaustive maxima
-    bit for bit, as the default's one item of all 301 replicates does (test above)."""
+@pytest.mark.parametrize("sub_batch", [32, 96, 128, 1024])
+@pytest.mark.parametrize("direction", ["high", "both"])
+@pytest.mark.parametrize("max_count", [15, 16])
+def test_pruned_maxima_whatever_the_column_sub_batches(monkeypatch, sub_batch, direction, max_count):
+    """Items of 32, 96, 128 and 1,024 columns (several sub-batches, the last one partial, and one) give the
+    exhaustive maxima bit for bit, with rows of counts packed two to a byte (every count at most 15, items
+    of a multiple of 64 columns) and unpacked (a count of 16, or items of 32 or 96 columns)."""
     from hphawkes_py.scan import cpu
 
     rng = np.random.default_rng(12)
     L = 300
     xy = rng.uniform(0, 20, size=(L, 2))
     pop = rng.integers(1, 20, size=L)
+    pop[7] = 40
     C, N = int(rng.binomial(pop, 0.2).sum()), int(pop.sum())
     mat = np.stack([rng.multivariate_hypergeometric(pop, C) for _ in range(301)], axis=1).astype(np.int32)
+    mat = np.minimum(mat, 15)
+    mat[7, 5] = max_count  # the largest count: packed up to 15
     windows = scan_windows.build_windows(xy, xy, pop, 0.5 * N)
-    eng = make_engine(windows, scan_engine.klogk_table(N), C, N, "both", backend="cpu", min_cases=2)
+    eng = make_engine(windows, scan_engine.klogk_table(N), C, N, direction, backend="cpu", min_cases=2)
     monkeypatch.setattr(cpu, "SUB_BATCH", sub_batch)
+    packs = []
+    pack = cpu._pack_nibbles
+    monkeypatch.setattr(cpu, "_pack_nibbles", lambda *a: packs.append(1) or pack(*a))
     np.testing.assert_array_equal(eng.max_llr(mat), eng.max_llr_exhaustive(mat))
+    assert bool(packs) == (max_count <= 15 and sub_batch % 64 == 0)
 
 
 @pytest.mark.parametrize("backend", CUDA_ENGINES)

@@ -17,8 +17,9 @@ from numba import njit, prange
 
 from .cpu_observed import best_per_centre_blocks
 from .cpu_poisson import max_llr_pruned_poisson
-from .cpu_pruning import (GROUP, PRUNE_MARGIN, _add_rows, _aligned_columns, _group_row_max, _narrow_counts,
-                          _round_plan, _sub_rows, _take_columns, _work_item, _work_items)
+from .cpu_pruning import (GROUP, NIBBLE_MAX, PRUNE_MARGIN, _add_rows, _add_rows_nibbles, _aligned_columns,
+                          _group_row_max, _narrow_counts, _pack_nibbles, _round_plan, _sub_rows, _take_columns,
+                          _work_item, _work_items)
 from .engine import Engine, null_loglik, poisson_logs
 from .llr import _poisson_llr, _threshold_tables
 from .sizes import size_bins
@@ -115,8 +116,8 @@ def _walk_group(c, m, r0, r1, j, jb, neighbors, npop, boundary, entry_u, cases, 
             continue
         n = npop[k]
         u = entry_u[k]
-        h32 = thr_hi[g, u]
-        l32 = thr_lo[g, u]
+        h32 = thr_hi[u, g]
+        l32 = thr_lo[u, g]
         if h32 > min(n, C) and l32 < 0:
             continue
         mx = cg[0]
@@ -142,15 +143,15 @@ def _walk_group(c, m, r0, r1, j, jb, neighbors, npop, boundary, entry_u, cases, 
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def _scan_max_pruned(centres, n_parts, step, offsets, neighbors, npop, boundary, entry_u, cases, rowmax, R, klogk,
-                     n_cases, n_total, l0, want_high, want_low, m0, thr_hi, thr_lo, block, sub, best, stats):
+def _scan_max_pruned(centres, n_parts, step, offsets, neighbors, npop, boundary, entry_u, cases, packed, rowmax, R,
+                     klogk, n_cases, n_total, l0, want_high, want_low, m0, thr_hi, thr_lo, block, sub, best, stats):
     """Best LLR of the centres ``centres`` per replicate, skipping windows that cannot matter.
 
     Replicates come in groups of ``GROUP`` columns (sorted by ``m0``). ``m0`` (R,) are LLRs
     already attained by some window in each replicate, and each group g has a threshold
     Tg[g] <= min(m0) over the group: a window whose LLR is at most Tg[g] never changes a
-    maximum of group g, and it can exceed Tg[g] only if its case count is >= thr_hi[g, u]
-    (or <= thr_lo[g, u]), u = entry_u[j] the index of its population among the distinct
+    maximum of group g, and it can exceed Tg[g] only if its case count is >= thr_hi[u, g]
+    (or <= thr_lo[u, g]), u = entry_u[j] the index of its population among the distinct
     ones.
 
     Blocks of ``block`` consecutive entries of a centre's walk are tested at once, group by
@@ -167,7 +168,8 @@ def _scan_max_pruned(centres, n_parts, step, offsets, neighbors, npop, boundary,
 
     One parallel region for the whole round: its work items are (columns ``s0:s0 + step`` of the first
     ``R`` of ``cases``, a part of the centres, ``n_parts`` parts; the threads share a sub-batch's rows of
-    cases), and
+    cases). ``packed`` (L, 0) or the rows two counts to a byte (:func:`~.cpu_pruning._pack_nibbles`, each
+    sub-batch's halves in a byte's nibbles): the blocks' additions read those, the walks ``cases``. And
     ``best[p]`` gets the maxima of part p over its centres (initialised to ``m0``; those of the
     exhaustive kernel wherever they exceed ``m0``). ``stats[item]``: (group-blocks tested,
     group-blocks walked again).
@@ -180,7 +182,8 @@ def _scan_max_pruned(centres, n_parts, step, offsets, neighbors, npop, boundary,
         part, s0, W, first, last = _work_item(item, n_parts, step, R, nc)
         G = (W + GROUP - 1) // GROUP
         g0 = s0 // GROUP
-        c = np.zeros(W, dtype=thr_hi.dtype)
+        nib = packed.shape[1] > 0
+        c = np.zeros(step if nib else W, dtype=thr_hi.dtype)
         low0 = np.zeros(G, dtype=thr_hi.dtype)
         hi0 = np.zeros(G, dtype=np.int64)  # each group's largest count before the block
         m = m0[s0:s0 + W].copy()
@@ -204,7 +207,10 @@ def _scan_max_pruned(centres, n_parts, step, offsets, neighbors, npop, boundary,
                         for k in range(cg.shape[0]):
                             mn = min(mn, cg[k])
                         low0[g] = mn
-                _add_rows(c, cases, neighbors, j, jb, s0)
+                if nib:
+                    _add_rows_nibbles(c, packed, neighbors, j, jb, s0 // 2, step // 2)
+                else:
+                    _add_rows(c, cases, neighbors, j, jb, s0)
                 ua = entry_u[j]
                 ub = entry_u[jb - 1]
                 for g in range(G):
@@ -215,10 +221,10 @@ def _scan_max_pruned(centres, n_parts, step, offsets, neighbors, npop, boundary,
                     mx = cg[0]
                     for k in range(cg.shape[0]):
                         mx = max(mx, cg[k])
-                    hit = mx >= thr_hi[g0 + g, ua]
+                    hit = mx >= thr_hi[ua, g0 + g]
                     hit_lo = False
                     if want_low:
-                        hit_lo = low0[g] <= thr_lo[g0 + g, ub]
+                        hit_lo = low0[g] <= thr_lo[ub, g0 + g]
                     n_test += 1
                     # the entry-by-entry bound (see above): no walk when no window end reaches its threshold.
                     # Where it seldom rules a block out (few persons a location: the groups' largest counts
@@ -230,7 +236,7 @@ def _scan_max_pruned(centres, n_parts, step, offsets, neighbors, npop, boundary,
                         mxl = np.int64(mx)
                         for k in range(j, jb):
                             top += rowmax[neighbors[k], g0 + g]
-                            if boundary[k] != 0 and min(mxl, top) >= thr_hi[g0 + g, entry_u[k]]:
+                            if boundary[k] != 0 and min(mxl, top) >= thr_hi[entry_u[k], g0 + g]:
                                 hit = True
                                 break
                         n_ruled += not hit
@@ -252,9 +258,9 @@ def _scan_max_pruned(centres, n_parts, step, offsets, neighbors, npop, boundary,
                                 mx = cg[0]
                                 for q in range(cg.shape[0]):
                                     mx = max(mx, cg[q])
-                                go = mx >= thr_hi[g0 + g, entry_u[k]]
+                                go = mx >= thr_hi[entry_u[k], g0 + g]
                                 if want_low:
-                                    go |= mn <= thr_lo[g0 + g, entry_u[kb - 1]]
+                                    go |= mn <= thr_lo[entry_u[kb - 1], g0 + g]
                                 if not go:
                                     k = kb
                                     continue
@@ -379,6 +385,9 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, bins=None
     G = (R + GROUP - 1) // GROUP
     rowmax = np.empty((cases.shape[0], G), dtype=rtype)
     step, n_sub, n_parts = _work_items(R, SUB_BATCH)
+    # rows of counts two to a byte when every count fits a nibble and a sub-batch's halves are whole groups
+    nibbles = rtype is np.int8 and int(cases.max(initial=0)) <= NIBBLE_MAX and step % (2 * GROUP) == 0
+    packed = np.empty((cases.shape[0], n_sub * step // 2 if nibbles else 0), dtype=np.uint8)
     perm, rounds = _round_plan(m)
     for a, b in rounds:
         # groups of replicates with similar running maxima share a threshold
@@ -393,15 +402,18 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, bins=None
         # entry per block, which is the entry-by-entry test)
         monotone = bool((np.diff(thr_hi, axis=1) >= 0).all() and (np.diff(thr_lo, axis=1) >= 0).all())
         block = BLOCK if monotone else 1
-        thr_hi = thr_hi.astype(ctype)
-        thr_lo = thr_lo.astype(ctype)
+        # (bins, groups): the thresholds of a window end's bin for all groups in one or two cache lines
+        thr_hi = np.ascontiguousarray(thr_hi.T, dtype=ctype)
+        thr_lo = np.ascontiguousarray(thr_lo.T, dtype=ctype)
         _take_columns(cases, order, cs)
         _group_row_max(cs, R, GROUP, rowmax)
+        if nibbles:
+            _pack_nibbles(cs, np.int64(R), np.int64(step), packed)
         parts = min(n_parts, b - a)
         best = np.empty((parts, R), dtype=np.float64)
         st = np.zeros((n_sub * parts, 2), dtype=np.int64)
         _scan_max_pruned(perm[a:b], np.int64(parts), np.int64(step), offsets, neighbors, npop, boundary, entry_u, cs,
-                         rowmax, np.int64(R), klogk, np.int64(n_cases), np.int64(n_total), l0, hi_on, lo_on, Ms, thr_hi, thr_lo,
+                         packed, rowmax, np.int64(R), klogk, np.int64(n_cases), np.int64(n_total), l0, hi_on, lo_on, Ms, thr_hi, thr_lo,
                          np.int64(block), np.int64(SUB_BLOCK), best, st)
         M[order] = np.maximum(Ms, best.max(axis=0))
         if stats is not None:

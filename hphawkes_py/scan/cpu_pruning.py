@@ -5,7 +5,8 @@ The Bernoulli kernel (:mod:`.cpu`) and the Poisson one (:mod:`.cpu_poisson`) tak
 rounds (:func:`_round_plan`), and add the rows of cases of a window's entries for all of a sub-batch's
 columns at once (:func:`_add_rows`, :func:`_sub_rows`), in the narrowest types the counts fit
 (:func:`_narrow_counts`), from columns reordered by running maximum (:func:`_take_columns`) into rows that
-start on cache lines (:func:`_aligned_columns`).
+start on cache lines (:func:`_aligned_columns`); counts of at most ``NIBBLE_MAX`` are read two to a byte
+(:func:`_pack_nibbles`, :func:`_add_rows_nibbles`): the additions are bound by the rows' bytes read.
 """
 from __future__ import annotations
 
@@ -21,6 +22,9 @@ GROUP = 32
 
 #: margin below the running maxima, far above the rounding of the table-based LLR
 PRUNE_MARGIN = 1e-6
+
+#: rows of counts are packed two to a byte (:func:`_pack_nibbles`) when every location's count is at most this
+NIBBLE_MAX = 15
 
 #: the pruned pass takes the centres (in a fixed shuffled order) in rounds ending at these
 #: fractions of them; the running maxima (hence the pruning thresholds) rise after each round
@@ -52,6 +56,57 @@ def _add_rows(c, cases, neighbors, j, jb, s0):
         for r in range(R):
             c[r] += row[r]
         k += 1
+
+
+@njit(cache=True, inline="always")
+def _add_rows_nibbles(c, packed, neighbors, j, jb, p0, H):
+    """:func:`_add_rows` from rows of packed counts (:func:`_pack_nibbles`): ``c[:H] +=`` the low nibbles and
+    ``c[H:2 H] +=`` the high nibbles of ``packed[neighbors[k], p0:p0 + H]``, ``k = j..jb-1``. Half the bytes
+    read per window entry; eight rows at a time, their nibble sums in 8 bits (at most 8 x 15) and their byte
+    sums in 16, the high nibbles' sum being the difference over 16."""
+    lo = c[:H]
+    hi = c[H:2 * H]
+    m4 = np.uint8(15)
+    k = j
+    while k + 8 <= jb:
+        r0 = packed[neighbors[k], p0:p0 + H]
+        r1 = packed[neighbors[k + 1], p0:p0 + H]
+        r2 = packed[neighbors[k + 2], p0:p0 + H]
+        r3 = packed[neighbors[k + 3], p0:p0 + H]
+        r4 = packed[neighbors[k + 4], p0:p0 + H]
+        r5 = packed[neighbors[k + 5], p0:p0 + H]
+        r6 = packed[neighbors[k + 6], p0:p0 + H]
+        r7 = packed[neighbors[k + 7], p0:p0 + H]
+        for r in range(H):
+            whole = ((np.uint16(r0[r]) + np.uint16(r1[r])) + (np.uint16(r2[r]) + np.uint16(r3[r]))
+                     + ((np.uint16(r4[r]) + np.uint16(r5[r])) + (np.uint16(r6[r]) + np.uint16(r7[r]))))
+            low = np.uint8(((r0[r] & m4) + (r1[r] & m4)) + ((r2[r] & m4) + (r3[r] & m4))
+                           + (((r4[r] & m4) + (r5[r] & m4)) + ((r6[r] & m4) + (r7[r] & m4))))
+            lo[r] += low
+            hi[r] += (whole - np.uint16(low)) >> 4
+        k += 8
+    while k < jb:
+        row = packed[neighbors[k], p0:p0 + H]
+        for r in range(H):
+            lo[r] += row[r] & m4
+            hi[r] += row[r] >> 4
+        k += 1
+
+
+@njit(cache=True, parallel=True)
+def _pack_nibbles(cases, R, step, packed):
+    """``packed[l, s step / 2 + q]``: ``cases[l, s step + q]`` in the low nibble and ``cases[l, s step + step / 2
+    + q]`` in the high one, for each sub-batch ``s`` of ``step`` columns (columns from ``R`` on count 0), rows in
+    parallel; every count must be at most ``NIBBLE_MAX``."""
+    H = step // 2
+    for l in prange(cases.shape[0]):
+        for s0 in range(0, packed.shape[1] * 2, step):
+            for q in range(H):
+                a = s0 + q
+                b = a + H
+                lo = np.uint8(cases[l, a]) if a < R else np.uint8(0)
+                hi = np.uint8(cases[l, b]) if b < R else np.uint8(0)
+                packed[l, s0 // 2 + q] = lo | (hi << np.uint8(4))
 
 
 @njit(cache=True, inline="always")
