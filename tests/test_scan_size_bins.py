@@ -11,7 +11,7 @@ from hphawkes_py.scan import cpu
 from hphawkes_py.scan import engine as scan_engine
 from hphawkes_py.scan import windows as scan_windows
 from hphawkes_py.scan.engine import make_engine
-from hphawkes_py.scan.sizes import size_bins, unique_sizes
+from hphawkes_py.scan.sizes import size_bins
 
 
 def test_bins_cover_populations_within_width():
@@ -25,11 +25,23 @@ def test_bins_cover_populations_within_width():
     assert np.array_equal(low[index[small]], npop[small]) and np.array_equal(high[index[small]], npop[small])
     width = high[index] - low[index]
     assert np.all(width[~small] <= np.maximum(low[index[~small]] // 512, 1))
-    assert len(low) < len(np.unique(npop)) / 4  # the table is much smaller
-    # few distinct populations: the exact table
-    u, i = unique_sizes(npop[:500] % 700)
-    lo, hi, j = size_bins(npop[:500] % 700)
-    assert np.array_equal(lo, u) and np.array_equal(hi, u) and np.array_equal(j, i)
+    # every bin up to the largest population's: 1,024 of their own, then 512 per octave (2**10 .. 2**19)
+    assert len(low) == 1024 + 512 * (int(npop.max()).bit_length() - 11) + (int(npop.max()) >> 10) - 511
+    assert low[0] == 0 and high[-1] == npop.max()
+    # bins as the sorted nominal ranges would give them, entry by entry (an obvious reference)
+    e = np.floor(np.log2(np.maximum(npop, 1))).astype(np.int64)
+    ref_low = np.where(small, npop, (npop >> (e - 9)) << (e - 9))
+    assert np.array_equal(low[index], ref_low)
+    # populations all below exact_below: each its own bin, whatever the values present
+    few = npop[:500] % 700
+    lo, hi, j = size_bins(few)
+    assert np.array_equal(lo, np.arange(few.max() + 1)) and np.array_equal(hi, lo) and np.array_equal(lo[j], few)
+
+
+@pytest.mark.parametrize("exact_below,per_octave", [(1000, 512), (1024, 500), (8, 16)])
+def test_bins_refuse_widths_that_are_not_powers_of_2(exact_below, per_octave):
+    with pytest.raises(ValueError, match="powers of 2"):
+        size_bins(np.arange(10), exact_below=exact_below, per_octave=per_octave)
 
 
 def _many_persons_problem(seed, proportion, L=300):

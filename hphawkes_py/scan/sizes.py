@@ -1,10 +1,9 @@
 """Window populations as the pruned Bernoulli kernels index them.
 
 The kernels look up a case-count threshold for every window end they test, from a table with one
-column per population. :func:`unique_sizes` gives the exact table's columns (the distinct
-populations); :func:`size_bins` groups populations above ``exact_below`` into bins at most
-1/``per_octave`` of their size wide, so that the table stays small (a few thousand columns, in a
-core's cache) when windows hold up to millions of persons.
+row per population bin. :func:`size_bins` gives every population below ``exact_below`` a bin of its own
+and groups those above into bins at most 1/``per_octave`` of their size wide, so that the table stays
+small (a few thousand rows, in a core's cache) when windows hold up to millions of persons.
 
 A bin's thresholds are those of its smallest population for the high-rate side and of its largest
 for the low-rate side. That is conservative: at a fixed case count ``c`` the Bernoulli LLR
@@ -19,74 +18,70 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["unique_sizes", "size_bins"]
+__all__ = ["size_bins"]
 
 
-def unique_sizes(npop):
-    """``(uniq, index)``: the distinct window populations (sorted, int64) and each entry's index among
-    them (int32), as ``np.unique(npop, return_inverse=True)``; small populations (the usual case) by a
-    table of the values present, without sorting the entries (a sort of every entry costs far more)."""
-    uniq, table, inverse = _distinct(npop)
-    return uniq, (inverse if table is None else _take(table, npop))
+#: entries per chunk of the bin passes (their float64 copies stay in a core's cache)
+_CHUNK = 1 << 14
 
 
-def _distinct(npop):
-    """``(uniq, table, inverse)``: the distinct values of ``npop`` (sorted, int64) and either ``table``,
-    the index in ``uniq`` of every value from 0 to the largest (int32; when the values are small
-    non-negative integers), or ``inverse``, every entry's index (int32; otherwise); the other is None."""
-    npop = np.asarray(npop)
-    if npop.size == 0:
-        return np.zeros(0, np.int64), None, np.zeros(0, np.int32)
-    if npop.dtype.kind not in "iu" or int(npop.min()) < 0 or int(npop.max()) > 4 * npop.size + (1 << 20):
-        u, inv = np.unique(npop, return_inverse=True)
-        return u.astype(np.int64), None, inv.astype(np.int32).ravel()
-    present = np.zeros(int(npop.max()) + 1, dtype=bool)
-    _mark_present(npop, present)
-    return np.flatnonzero(present).astype(np.int64), np.cumsum(present, dtype=np.int32) - 1, None
-
-
-def _take(table, index):
-    """``table[index]`` (int32), in parallel."""
-    out = np.empty(np.asarray(index).shape[0], dtype=np.int32)
-    _gather(table, index, out)
-    return out
+def _bin_key(n, E0, eb, pb):
+    """The bin of population ``n`` among all bins of :func:`size_bins` (empty ones too): ``n`` below ``E0 =
+    2**eb``; above, ``E0 + (e - eb) 2**pb + (n >> (e - pb)) - 2**pb``, ``e = floor(log2 n)``."""
+    if n < E0:
+        return n
+    e = n.bit_length() - 1
+    return E0 + ((e - eb) << pb) + (n >> (e - pb)) - (1 << pb)
 
 
 @njit(cache=True, parallel=True)
-def _mark_present(values, present):
-    """``present[values] = True`` in parallel (every thread writes the same value: the result does not
-    depend on their order), where NumPy's scatter runs on one thread."""
-    for i in prange(values.shape[0]):
-        present[values[i]] = True
-
-
-@njit(cache=True, parallel=True)
-def _gather(table, index, out):
-    """``out[:] = table[index]`` in parallel."""
-    for i in prange(index.shape[0]):
-        out[i] = table[index[i]]
+def _bin_pass(npop, E0, eb, pb, out):
+    """``out[i]``: the bin of ``npop[i]`` (:func:`_bin_key`, ``e`` from the exponent bits of the population as a
+    float64, exact for any integer below 2**53), in vectorised loops over chunks of the entries."""
+    n_all = npop.shape[0]
+    for ch in prange((n_all + _CHUNK - 1) // _CHUNK):
+        a = ch * _CHUNK
+        b = min(n_all, a + _CHUNK)
+        f = np.empty(b - a, dtype=np.float64)
+        for i in range(b - a):
+            f[i] = npop[a + i]
+        bits = f.view(np.int64)
+        for i in range(b - a):
+            n = np.int64(npop[a + i])
+            e = (bits[i] >> 52) - 1023
+            out[a + i] = n if n < E0 else E0 + ((e - eb) << pb) + (n >> max(e - pb, 0)) - (1 << pb)
 
 
 def size_bins(npop, exact_below=1024, per_octave=512):
     """``(low, high, index)``: bins of the window populations ``npop``, each bin's smallest and
-    largest population present (sorted, int64) and each entry's bin (int32).
+    largest population (sorted, int64) and each entry's bin (int32).
 
     Populations below ``exact_below`` are bins of their own; above it, a population n in
-    [2**e, 2**(e+1)) falls in a bin 2**e / ``per_octave`` (a power of 2) persons wide. With at most
-    ``exact_below`` distinct populations ``low`` equals ``high`` (the exact table of
-    :func:`unique_sizes`).
+    [2**e, 2**(e+1)) falls in a bin 2**e / ``per_octave`` persons wide (both powers of 2, ``per_octave``
+    at most ``exact_below``). Every bin up to the largest population's is listed, with its nominal range
+    ``[low, high]`` (``high`` at most the largest population), whether or not some population falls in
+    it: a bin is found by arithmetic, in one parallel pass over the entries, without a table over the
+    populations' range (for windows of a million persons, larger than the caches). When every
+    population is below ``exact_below``, ``low`` equals ``high``: every population's own bin.
     """
-    uniq, table, inverse = _distinct(npop)
-    if uniq.size <= exact_below:
-        return uniq, uniq, (inverse if table is None else _take(table, npop))
-    e = np.floor(np.log2(np.maximum(uniq, 1))).astype(np.int64)
-    shift = np.maximum(e - int(np.log2(per_octave)), 0)
-    key = np.where(uniq < exact_below, uniq, exact_below + (e << 32) + (uniq >> shift))
-    first = np.r_[True, key[1:] != key[:-1]]
-    bin_of = (np.cumsum(first) - 1).astype(np.int32)
-    low = uniq[first]
-    high = uniq[np.r_[first[1:], True]]
-    # one gather of the entries: through a table from each value straight to its bin
-    if table is None:
-        return low, high, _take(bin_of, inverse)
-    return low, high, _take(bin_of[table], npop)
+    npop = np.asarray(npop)
+    eb, pb = int(exact_below).bit_length() - 1, int(per_octave).bit_length() - 1
+    if exact_below != 1 << eb or per_octave != 1 << pb or pb > eb:
+        raise ValueError(f"exact_below ({exact_below}) and per_octave ({per_octave}) must be powers of 2, "
+                         f"per_octave <= exact_below")
+    if npop.size == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int32)
+    if npop.dtype.kind not in "iu" or int(npop.min()) < 0:
+        raise ValueError("window populations must be non-negative integers")
+    top = int(npop.max())
+    E0 = 1 << eb
+    keys = np.arange(_bin_key(top, E0, eb, pb) + 1, dtype=np.int64)
+    above = keys >= E0
+    e = eb + ((keys - E0) >> pb)
+    shift = np.where(above, e - pb, 0)
+    r = (keys - E0) - ((e - eb) << pb) + (1 << pb)
+    low = np.where(above, r << shift, keys)
+    high = np.minimum(np.where(above, ((r + 1) << shift) - 1, keys), top)
+    index = np.empty(npop.shape[0], dtype=np.int32)
+    _bin_pass(npop, np.int64(E0), np.int64(eb), np.int64(pb), index)
+    return low, high, index
