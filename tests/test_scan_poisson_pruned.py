@@ -121,7 +121,7 @@ def test_pruned_poisson_is_sensitive_to_a_broken_bound(ny, monkeypatch):
 
 
 @pytest.mark.parametrize("direction", ["high", "both"])
-def test_pruned_poisson_penalised_maxima(direction):
+def test_pruned_poisson_penalised_maxima(direction, kernel):
     """Elliptic Poisson scans: the penalised null maxima, pruned per run of equal penalties, equal the
     maximum of every centre's best LLR times its penalty."""
     from hphawkes_py.scan.ellipses import _elliptic_penalties, _elliptic_windows, ellipse_set
@@ -264,3 +264,109 @@ def test_pruned_poisson_window_end_bound_is_what_keeps_the_maxima(monkeypatch):
     monkeypatch.setattr(cpu_poisson, "POISSON_REFINE", True)
     monkeypatch.setattr(cpu_poisson, "_group_row_max", lambda cs, R, group, out: out.fill(0))
     assert not np.array_equal(eng.max_llr(mat), ref)
+
+
+@pytest.fixture(params=["poisson kernel", "shared kernel"])
+def kernel(request, monkeypatch):
+    """Both Poisson paths of the pruned Monte Carlo on the same small problems: the Poisson kernel
+    (fewer window entries than ``POISSON_SHARED_ENTRIES``) and the shared one (threshold lowered to 0)."""
+    if request.param == "shared kernel":
+        monkeypatch.setattr(cpu, "POISSON_SHARED_ENTRIES", 0)
+    return request.param
+
+
+@pytest.mark.parametrize("direction", ["high", "low", "both"])
+def test_both_poisson_kernels_equal_exhaustive_on_ny(ny, kernel, direction):
+    xy, pop, ex, C = ny
+    mat = _null(ex, C, 300, 11)
+    for min_cases in (0, 2):
+        eng = _poisson_engine(xy, ex, C, direction, min_cases, pop=pop)
+        np.testing.assert_array_equal(eng.max_llr(mat), eng.max_llr_exhaustive(mat))
+
+
+@pytest.mark.parametrize("direction", ["high", "low", "both"])
+@pytest.mark.parametrize("C, ties, zeros", [(3, False, False), (40, True, False), (300, False, True),
+                                            (2500, True, True), (40000, False, False)])
+def test_shared_kernel_poisson_maxima_equal_exhaustive_random(monkeypatch, direction, C, ties, zeros):
+    """The shared kernel with Poisson thresholds: few and many cases (16- and 32-bit counts, rows packed
+    two to a byte or not), distance ties, tied expected counts, locations with zero expected (bin 0 of
+    the expected cases), replicates not a multiple of the group size."""
+    monkeypatch.setattr(cpu, "POISSON_SHARED_ENTRIES", 0)
+    test_pruned_poisson_maxima_equal_exhaustive_random(direction, C, ties, zeros)
+
+
+@pytest.mark.parametrize("block", [1, 3, 8, 10**9])
+@pytest.mark.parametrize("C", [300, 40000])
+def test_shared_kernel_poisson_blocks(monkeypatch, block, C):
+    """The shared kernel's block tests with Poisson thresholds (each group's largest count after a block
+    against its threshold at the block's least E, its least count before it against the one at its
+    largest E) give the exhaustive maxima bit for bit, for 16- and 32-bit counts, both directions and
+    min_cases, with blocks of one entry, of three (partial blocks at every walk's end), of eight and of
+    a whole walk; every group's block is tested once, and blocks do rule out walks."""
+    monkeypatch.setattr(cpu, "POISSON_SHARED_ENTRIES", 0)
+    monkeypatch.setattr(cpu, "BLOCK", block)
+    rng = np.random.default_rng(C + block % 97)
+    L = 300
+    xy = rng.uniform(0, 20, size=(L, 2))
+    ex = rng.gamma(1.5, 1.0, size=L)
+    ex *= C / ex.sum()
+    mat = _null(ex, C, 160, C + 3)
+    for direction in ("high", "low", "both"):
+        for min_cases in (0, 2):
+            eng = _poisson_engine(xy, ex, C, direction, min_cases)
+            st = {}
+            got = cpu.max_llr_pruned(eng.windows, mat, eng.klogk, C, C, direction, min_cases=min_cases, stats=st,
+                                     model="poisson")
+            np.testing.assert_array_equal(got, eng.max_llr_exhaustive(mat))
+            tested, walked = np.array(st["rounds"])[:, 1:].sum(axis=0)
+            G = -(-160 // cpu.GROUP)
+            lengths = np.diff(eng.windows[0])
+            assert tested == G * (-(-lengths // min(block, lengths.max()))).sum()
+            if block < 10**9:
+                assert walked < tested
+
+
+def test_shared_kernel_poisson_bound_breaks_visibly(monkeypatch):
+    """Thresholds above the running maxima (a negative margin), or a ``rowmax`` that understates the counts
+    (all zero) in the window-end bound of a block that fails its test (32-bit counts), change the shared
+    kernel's Poisson maxima: the comparisons above would catch a bound that prunes windows that matter."""
+    monkeypatch.setattr(cpu, "POISSON_SHARED_ENTRIES", 0)
+    rng = np.random.default_rng(21)
+    L, C = 300, 60000
+    xy = rng.uniform(0, 20, size=(L, 2))
+    ex = rng.gamma(4.0, 1.0, size=L)
+    ex *= C / ex.sum()
+    mat = _null(ex, C, 96, 4)
+    eng = _poisson_engine(xy, ex, C, "high", 2)
+    ref = eng.max_llr_exhaustive(mat)
+    np.testing.assert_array_equal(eng.max_llr(mat), ref)
+    with monkeypatch.context() as m:
+        m.setattr(cpu, "_group_row_max", lambda cs, R, group, out: out.fill(0))
+        assert not np.array_equal(eng.max_llr(mat), ref)
+    with monkeypatch.context() as m:
+        m.setattr(cpu, "PRUNE_MARGIN", -1.0)
+        assert not np.array_equal(eng.max_llr(mat), ref)
+
+
+def test_poisson_kernel_by_window_entries(monkeypatch):
+    """Windows with fewer entries than ``POISSON_SHARED_ENTRIES`` take the Poisson kernel, the others the
+    shared one (both give the exhaustive maxima, tests above)."""
+    from hphawkes_py.scan import cpu_poisson
+
+    rng = np.random.default_rng(5)
+    L, C = 120, 400
+    xy = rng.uniform(0, 20, size=(L, 2))
+    ex = rng.gamma(1.5, 1.0, size=L)
+    ex *= C / ex.sum()
+    eng = _poisson_engine(xy, ex, C, "high", 2)
+    mat = _null(ex, C, 64, 1)
+    calls = []
+    item = cpu.max_llr_pruned_poisson
+    monkeypatch.setattr(cpu, "max_llr_pruned_poisson", lambda *a: calls.append(1) or item(*a))
+    n_entries = len(eng.windows[1])
+    for limit, item_kernel in ((n_entries + 1, True), (n_entries, False)):
+        calls.clear()
+        monkeypatch.setattr(cpu, "POISSON_SHARED_ENTRIES", limit)
+        np.testing.assert_array_equal(eng.max_llr(mat), eng.max_llr_exhaustive(mat))
+        assert bool(calls) == item_kernel
+    assert cpu_poisson.max_llr_pruned_poisson is item

@@ -21,8 +21,8 @@ from .cpu_pruning import (GROUP, NIBBLE_MAX, PRUNE_MARGIN, _add_rows, _add_rows_
                           _group_row_max, _narrow_counts, _pack_nibbles, _round_plan, _sub_rows, _take_columns,
                           _work_item, _work_items)
 from .engine import Engine, null_loglik, poisson_logs
-from .llr import _poisson_llr, _threshold_tables
-from .sizes import size_bins
+from .llr import _poisson_llr, _poisson_threshold_tables, _threshold_tables
+from .sizes import expected_bins, size_bins
 
 __all__ = ["scan_batch", "max_llr_pruned", "CpuEngine"]
 
@@ -96,13 +96,14 @@ def _scan_batch(offsets, neighbors, npop, mexp, loge, logce, boundary, cases, kl
 
 
 @njit(cache=True, inline="always")
-def _walk_group(c, m, r0, r1, j, jb, neighbors, npop, boundary, entry_u, cases, s0, klogk, C, N, l0, want_high,
-                want_low, thr_hi, thr_lo, g):
+def _walk_group(c, m, r0, r1, j, jb, neighbors, npop, poisson, mexp, loge, logce, boundary, entry_u, cases, s0, klogk,
+                C, N, l0, want_high, want_low, thr_hi, thr_lo, g):
     """Entries ``j..jb-1`` walked again for the replicates ``r0..r1-1`` of group ``g`` only (columns
     ``s0 + r0..s0 + r1 - 1`` of ``cases``; their counts ``c[r0:r1]`` restored to the block's start by
     the caller): at every window end, the group's largest and least counts (vectorised reductions)
     decide whether some count reaches the group's thresholds; only those LLRs are evaluated (and
-    maxima updated)."""
+    maxima updated), with the additions of :func:`_scan_batch` (Bernoulli: ``npop``; Poisson,
+    ``poisson`` True: ``mexp``, ``loge``, ``logce``)."""
     # views indexed from 0, so that LLVM sees non-negative indices and vectorises
     cg = c[r0:r1]
     mg = m[r0:r1]
@@ -114,11 +115,11 @@ def _walk_group(c, m, r0, r1, j, jb, neighbors, npop, boundary, entry_u, cases, 
             cg[q] += rg[q]
         if boundary[k] == 0:
             continue
-        n = npop[k]
         u = entry_u[k]
         h32 = thr_hi[u, g]
         l32 = thr_lo[u, g]
-        if h32 > min(n, C) and l32 < 0:
+        n = np.int64(0) if poisson else npop[k]
+        if h32 > (C if poisson else min(n, C)) and l32 < 0:
             continue
         mx = cg[0]
         mn = cg[0]
@@ -126,6 +127,19 @@ def _walk_group(c, m, r0, r1, j, jb, neighbors, npop, boundary, entry_u, cases, 
             mx = max(mx, cg[q])
             mn = min(mn, cg[q])
         if mx < h32 and mn > l32:
+            continue
+        if poisson:
+            e = mexp[k]
+            la = loge[k]
+            lb = logce[k]
+            for q in range(cg.shape[0]):
+                cr = np.int32(cg[q])
+                if cr >= h32 or cr <= l32:
+                    llr = _poisson_llr(klogk, cr, cc, la, lb)
+                    cf = np.float64(cr)
+                    ok = (want_high & (cf > e)) | (want_low & (cf < e))
+                    if ok and llr > mg[q]:
+                        mg[q] = llr
             continue
         cn = np.float64(C) * np.float64(n)
         qq = -(klogk[n] + klogk[N - n]) - l0
@@ -143,8 +157,9 @@ def _walk_group(c, m, r0, r1, j, jb, neighbors, npop, boundary, entry_u, cases, 
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def _scan_max_pruned(centres, n_parts, step, offsets, neighbors, npop, boundary, entry_u, cases, packed, rowmax, R,
-                     klogk, n_cases, n_total, l0, want_high, want_low, m0, thr_hi, thr_lo, block, sub, best, stats):
+def _scan_max_pruned(centres, n_parts, step, offsets, neighbors, npop, poisson, mexp, loge, logce, boundary, entry_u,
+                     cases, packed, rowmax, R, klogk, n_cases, n_total, l0, want_high, want_low, m0, thr_hi, thr_lo, block,
+                     sub, best, stats):
     """Best LLR of the centres ``centres`` per replicate, skipping windows that cannot matter.
 
     Replicates come in groups of ``GROUP`` columns (sorted by ``m0``). ``m0`` (R,) are LLRs
@@ -265,8 +280,9 @@ def _scan_max_pruned(centres, n_parts, step, offsets, neighbors, npop, boundary,
                                     k = kb
                                     continue
                                 _sub_rows(cg, cases, neighbors, k, kb, s0 + r0)
-                            _walk_group(c, m, r0, r1, k, kb, neighbors, npop, boundary, entry_u, cases, s0, klogk, C,
-                                        N, l0, want_high, want_low, thr_hi, thr_lo, g0 + g)
+                            _walk_group(c, m, r0, r1, k, kb, neighbors, npop, poisson, mexp, loge, logce, boundary,
+                                        entry_u, cases, s0, klogk, C, N, l0, want_high, want_low, thr_hi, thr_lo,
+                                        g0 + g)
                             k = kb
                 j = jb
         best[part, s0:s0 + W] = m
@@ -289,6 +305,12 @@ SUB_BLOCK = 4
 #: tests are per group, so wider items test no less (measured against 128 and 512 in
 #: benchmarks/results/scan_bernoulli_sub_batch.md)
 SUB_BATCH = 1024
+
+#: Poisson windows with at least this many entries in all take the shared kernel (count thresholds per bin
+#: of expected cases, :func:`_scan_max_pruned`), fewer the Poisson one of :mod:`.cpu_poisson` (bounds on the
+#: LLR at each window end): the shared kernel's threshold tables cost the same whatever the windows, and
+#: on small problems its block tests fail more often (benchmarks/results/scan_poisson_shared_kernel.md)
+POISSON_SHARED_ENTRIES = 1_000_000
 
 
 def _pilot_maxima(windows, cases, klogk, n_cases, n_total, l0, hi_on, lo_on, min_cases, plogs=None):
@@ -336,6 +358,23 @@ def _bin_thresholds(klogk, low_n, high_n, n_cases, n_total, l0, Tg, hi_on, lo_on
     return thr_hi, thr_lo
 
 
+def window_bins(windows, poisson=False):
+    """The bins of the windows' sizes the pruned kernel's count thresholds are tabulated for, ``(low, high,
+    entry_bin)``: :func:`~.sizes.size_bins` of the persons (Bernoulli) or :func:`~.sizes.expected_bins` of the
+    expected cases (Poisson, ``poisson`` True; from the largest power of 2 at most the least positive
+    expected count of a window, to the largest: windows grow along a centre's walk, so these are at its
+    first and last entries)."""
+    offsets, _, size, _ = windows
+    if not poisson:
+        return size_bins(size)
+    first = offsets[:-1][np.diff(offsets) > 0]
+    e_first = size[first]
+    positive = e_first[e_first > 0]
+    least = float(positive.min()) if positive.size else 1.0
+    largest = float(size[offsets[1:][np.diff(offsets) > 0] - 1].max()) if first.size else 1.0
+    return expected_bins(size, 2.0 ** np.floor(np.log2(least)), largest)
+
+
 def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, bins=None, min_cases=0, stats=None, *,
                    model="bernoulli", plogs=None):
     """(R,) maximum LLR of each column of ``cases``; exact, with pruning.
@@ -356,9 +395,11 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, bins=None
     the counts of group-blocks tested and walked again.
 
     ``model="poisson"``: ``windows[2]`` holds the expected cases after each entry and ``n_total`` is
-    not read; ``plogs`` = :func:`~.engine.poisson_logs` of them (computed when not given). No count
-    tables: each window end is tested against each replicate group's running maximum by bounds on
-    the LLR itself (:func:`~.cpu_poisson.max_llr_pruned_poisson`).
+    not read; ``plogs`` = :func:`~.engine.poisson_logs` of them (computed when not given). With at least
+    ``POISSON_SHARED_ENTRIES`` window entries, the same kernel with count thresholds of the Poisson LLR
+    (:func:`~.llr._poisson_threshold_tables`) for bins of the expected cases (:func:`window_bins`) and
+    the Poisson LLR where a window is evaluated; with fewer, bounds on the LLR itself at each window end
+    (:func:`~.cpu_poisson.max_llr_pruned_poisson`).
     """
     offsets, neighbors, npop, boundary = windows
     m = offsets.shape[0] - 1
@@ -367,16 +408,23 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, bins=None
         return np.zeros(R)
     cases = np.ascontiguousarray(cases, dtype=np.int32)
     hi_on, lo_on = direction in ("high", "both"), direction in ("low", "both")
-    if model == "poisson":
+    poisson = model == "poisson"
+    if poisson:
         if R == 0:
             return np.zeros(0)
         plogs = poisson_logs(npop, n_cases) if plogs is None else plogs
         M = _pilot_maxima(windows, cases, klogk, n_cases, n_cases, 0.0, hi_on, lo_on, min_cases, plogs=plogs)
-        return max_llr_pruned_poisson(windows, cases, klogk, n_cases, hi_on, lo_on, min_cases, stats, plogs, M)
-    l0 = null_loglik(klogk, n_cases, n_total)
-    M = _pilot_maxima(windows, cases, klogk, n_cases, n_total, l0, hi_on, lo_on, min_cases)
-    if bins is None:
-        bins = size_bins(npop)
+        if offsets[-1] - offsets[0] < POISSON_SHARED_ENTRIES:
+            return max_llr_pruned_poisson(windows, cases, klogk, n_cases, hi_on, lo_on, min_cases, stats, plogs, M)
+        l0, pe, npop = 0.0, tuple(np.ascontiguousarray(a, dtype=np.float64) for a in plogs), _NO_POP
+        if bins is None:
+            bins = window_bins(windows, poisson=True)
+    else:
+        l0 = null_loglik(klogk, n_cases, n_total)
+        M = _pilot_maxima(windows, cases, klogk, n_cases, n_total, l0, hi_on, lo_on, min_cases)
+        pe = (_NO_EXPECTED, _NO_EXPECTED, _NO_EXPECTED)
+        if bins is None:
+            bins = window_bins(windows)
     low_n, high_n, entry_u = bins
     # 16-bit counts (twice the SIMD lanes) when every count fits: c <= C < 2**15 - 1; 8-bit rows of
     # cases (half the memory read per window entry) when every location's count fits
@@ -394,7 +442,10 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, bins=None
         order = np.argsort(-M, kind="stable")
         Ms = np.ascontiguousarray(M[order])
         Tg = np.array([Ms[g * GROUP:(g + 1) * GROUP].min() for g in range(G)]) - PRUNE_MARGIN
-        thr_hi, thr_lo = _bin_thresholds(klogk, low_n, high_n, n_cases, n_total, l0, Tg, hi_on, lo_on)
+        if poisson:
+            thr_hi, thr_lo = _poisson_threshold_tables(klogk, low_n, high_n, np.int64(n_cases), Tg, hi_on, lo_on)
+        else:
+            thr_hi, thr_lo = _bin_thresholds(klogk, low_n, high_n, n_cases, n_total, l0, Tg, hi_on, lo_on)
         if min_cases > 0:
             # a high-rate window also needs min_cases cases; the max keeps the thresholds monotone in n
             np.maximum(thr_hi, np.int32(min_cases), out=thr_hi)
@@ -412,8 +463,8 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, bins=None
         parts = min(n_parts, b - a)
         best = np.empty((parts, R), dtype=np.float64)
         st = np.zeros((n_sub * parts, 2), dtype=np.int64)
-        _scan_max_pruned(perm[a:b], np.int64(parts), np.int64(step), offsets, neighbors, npop, boundary, entry_u, cs,
-                         packed, rowmax, np.int64(R), klogk, np.int64(n_cases), np.int64(n_total), l0, hi_on, lo_on, Ms, thr_hi, thr_lo,
+        _scan_max_pruned(perm[a:b], np.int64(parts), np.int64(step), offsets, neighbors, npop, poisson, *pe, boundary,
+                         entry_u, cs, packed, rowmax, np.int64(R), klogk, np.int64(n_cases), np.int64(n_total), l0, hi_on, lo_on, Ms, thr_hi, thr_lo,
                          np.int64(block), np.int64(SUB_BLOCK), best, st)
         M[order] = np.maximum(Ms, best.max(axis=0))
         if stats is not None:
@@ -486,11 +537,10 @@ class CpuEngine(Engine):
     def max_llr(self, cases: np.ndarray) -> np.ndarray:
         """(R,) maximum LLR over all windows for each column of ``cases`` (exact; both models skip
         windows that cannot matter, see :func:`max_llr_pruned`)."""
-        if self.model == "poisson":
-            return max_llr_pruned(self.windows, cases, self.klogk, self.n_cases, self.n_total, self.direction,
-                                  min_cases=self.min_cases, model="poisson", plogs=self._poisson_logs())
+        poisson = self.model == "poisson"
         return max_llr_pruned(self.windows, cases, self.klogk, self.n_cases, self.n_total, self.direction,
-                              self._size_bins(), min_cases=self.min_cases)
+                              self._window_bins(), min_cases=self.min_cases, model=self.model,
+                              plogs=self._poisson_logs() if poisson else None)
 
     def _poisson_logs(self):
         """``(E, log E, log(C - E))`` per entry (:func:`~.engine.poisson_logs`), once per engine."""
@@ -498,11 +548,11 @@ class CpuEngine(Engine):
             self._plogs = poisson_logs(self.windows[2], self.n_cases)
         return self._plogs
 
-    def _size_bins(self):
-        """The bins of the window populations and each entry's bin (:func:`~.sizes.size_bins`: the
-        pruning thresholds are tabulated per bin); computed once per engine."""
+    def _window_bins(self):
+        """The bins of the window sizes and each entry's bin (:func:`window_bins`: the pruning thresholds
+        are tabulated per bin); computed once per engine."""
         if self._bins is None:
-            self._bins = size_bins(self.windows[2])
+            self._bins = window_bins(self.windows, poisson=self.model == "poisson")
         return self._bins
 
     def max_llr_penalised(self, cases: np.ndarray, penalties: np.ndarray) -> np.ndarray:
@@ -518,7 +568,7 @@ class CpuEngine(Engine):
         pen = np.ascontiguousarray(penalties, dtype=np.float64)
         R = cases.shape[1]
         poisson = self.model == "poisson"
-        bins = None if poisson else self._size_bins()
+        bins = self._window_bins()
         plogs = self._poisson_logs() if poisson else None
         offsets, neighbors, npop, boundary = self.windows
         cuts = np.flatnonzero(np.diff(pen) != 0) + 1

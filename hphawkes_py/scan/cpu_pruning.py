@@ -1,7 +1,7 @@
 """What the pruned Monte Carlo kernels of the purely spatial scans share (Numba).
 
-The Bernoulli kernel (:mod:`.cpu`) and the Poisson one (:mod:`.cpu_poisson`) take the replicates in groups of
-``GROUP`` columns and sub-batches of whole groups (:func:`_work_items`, :func:`_work_item`), the centres in
+The pruned kernel of :mod:`.cpu` (Bernoulli, and Poisson with many window entries) and the Poisson one of
+:mod:`.cpu_poisson` take the replicates in groups of ``GROUP`` columns and sub-batches of whole groups (:func:`_work_items`, :func:`_work_item`), the centres in
 rounds (:func:`_round_plan`), and add the rows of cases of a window's entries for all of a sub-batch's
 columns at once (:func:`_add_rows`, :func:`_sub_rows`), in the narrowest types the counts fit
 (:func:`_narrow_counts`), from columns reordered by running maximum (:func:`_take_columns`) into rows that

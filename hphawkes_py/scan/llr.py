@@ -115,3 +115,94 @@ def _threshold_tables(klogk, uniq_n, n_cases, n_total, l0, Tg, want_high, want_l
             else:
                 lo[g, u] = -1
     return hi, lo
+
+
+@njit(cache=True, inline="always")
+def _poisson_threshold_high(klogk, E, la, lb, C, T, guess):
+    """Smallest count c > E (at most C) whose Poisson LLR at ``E`` expected (``la = log E``, ``lb = log(C - E)``)
+    exceeds T (C + 1 if none).
+
+    The LLR increases with c above E. As :func:`_threshold_high`: walked up from ``guess`` (the answer
+    at the previous, smaller E) when it is right or a few steps low, by bisection otherwise. With E
+    >= C no count is above E."""
+    if not E < C:
+        return C + 1
+    a = np.int64(np.floor(E)) + 1
+    if a > C or not (_poisson_llr(klogk, C, C, la, lb) > T):
+        return C + 1
+    if guess > a and guess <= C and not (_poisson_llr(klogk, guess - 1, C, la, lb) > T):
+        c = guess
+        for _ in range(4):
+            if _poisson_llr(klogk, c, C, la, lb) > T:
+                return c
+            c += 1
+        a = c
+    b = C
+    while a < b:
+        mid = (a + b) // 2
+        if _poisson_llr(klogk, mid, C, la, lb) > T:
+            b = mid
+        else:
+            a = mid + 1
+    return a
+
+
+@njit(cache=True, inline="always")
+def _poisson_threshold_low(klogk, E, la, lb, C, T, guess):
+    """Largest count c < E whose Poisson LLR at ``E`` expected exceeds T (-1 if none); as above. With
+    E >= C every count below C is taken (a bound, not the threshold: log(C - E) is not finite)."""
+    if not E > 0:
+        return -1
+    b = np.int64(np.ceil(E)) - 1
+    if not E < C:
+        return min(b, C - 1)
+    a = 0
+    if b < 0 or not (_poisson_llr(klogk, 0, C, la, lb) > T):
+        return -1
+    if guess >= 0 and guess < b and not (_poisson_llr(klogk, guess + 1, C, la, lb) > T):
+        c = guess
+        for _ in range(4):
+            if _poisson_llr(klogk, c, C, la, lb) > T:
+                return c
+            c -= 1
+        b = c
+    while a < b:
+        mid = (a + b + 1) // 2
+        if _poisson_llr(klogk, mid, C, la, lb) > T:
+            a = mid
+        else:
+            b = mid - 1
+    return a
+
+
+@njit(cache=True, parallel=True)
+def _poisson_threshold_tables(klogk, low_e, high_e, n_cases, Tg, want_high, want_low):
+    """Case-count thresholds of every group threshold Tg[g] for the Poisson windows of every bin of
+    expected cases ``[low_e[u], high_e[u]]`` (sorted): the high-rate one at the bin's least E, the
+    low-rate one at its largest (at a fixed count the high-rate LLR falls with E and the low-rate one
+    rises, so both are conservative for every window of the bin), as :func:`_threshold_tables`; the
+    logarithms of each bin's E once for all groups."""
+    G = Tg.shape[0]
+    U = low_e.shape[0]
+    C = n_cases
+    hi = np.empty((G, U), dtype=np.int32)
+    lo = np.empty((G, U), dtype=np.int32)
+    la_lo = np.log(low_e)
+    lb_lo = np.log(C - low_e)
+    la_hi = np.log(high_e)
+    lb_hi = np.log(C - high_e)
+    for g in prange(G):
+        h = np.int64(0)
+        lw = np.int64(-1)
+        for u in range(U):
+            if want_high:
+                h = _poisson_threshold_high(klogk, low_e[u], la_lo[u], lb_lo[u], C, Tg[g], h)
+                hi[g, u] = h
+            else:
+                hi[g, u] = C + 1
+            if want_low:
+                lw = _poisson_threshold_low(klogk, high_e[u], la_hi[u], lb_hi[u], C, Tg[g], lw)
+                lo[g, u] = lw
+            else:
+                lo[g, u] = -1
+    return hi, lo

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["size_bins"]
+__all__ = ["size_bins", "expected_bins"]
 
 
 #: entries per chunk of the bin passes (their float64 copies stay in a core's cache)
@@ -84,4 +84,50 @@ def size_bins(npop, exact_below=1024, per_octave=512):
     high = np.minimum(np.where(above, ((r + 1) << shift) - 1, keys), top)
     index = np.empty(npop.shape[0], dtype=np.int32)
     _bin_pass(npop, np.int64(E0), np.int64(eb), np.int64(pb), index)
+    return low, high, index
+
+
+@njit(cache=True, parallel=True)
+def _expected_pass(E, smallest, base, sh, out):
+    """``out[i]``: the bin of ``E[i]`` (see :func:`expected_bins`): 0 below ``smallest``, else 1 + the float's
+    bits shifted right by ``sh``, less ``base`` (the bits of a non-negative float64 order as its value)."""
+    bits = E.view(np.int64)
+    for i in prange(E.shape[0]):
+        out[i] = np.int32((bits[i] >> sh) - base + 1) if E[i] >= smallest else np.int32(0)
+
+
+def expected_bins(E, smallest, largest, per_octave=512):
+    """``(low, high, index)``: bins of the windows' expected cases ``E`` (float64, >= 0, at most
+    ``largest``), each bin's least and largest E (sorted, float64) and each entry's bin (int32).
+
+    Bin 0 holds every E below ``smallest`` (a power of 2; ``low`` 0); above it, an E in [2**e, 2**(e+1))
+    falls in a bin 2**e / ``per_octave`` wide (a power of 2), found from the float's exponent and top
+    mantissa bits in one parallel pass. Every bin up to ``largest``'s is listed with its nominal range,
+    ``high`` the next bin's ``low`` (an upper bound of its E), the last one ``largest``. The Poisson
+    counterpart of :func:`size_bins`: a bin's high-rate count thresholds are those of its ``low``, the
+    low-rate ones those of its ``high``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> low, high, index = expected_bins(np.array([0.0, 0.3, 1.0, 1.5, 6.0]), 0.5, 6.0, per_octave=2)
+    >>> low[index].tolist(), high[index].tolist()
+    ([0.0, 0.0, 1.0, 1.5, 6.0], [0.5, 0.5, 1.5, 2.0, 6.0])
+    """
+    E = np.ascontiguousarray(E, dtype=np.float64)
+    pb = int(per_octave).bit_length() - 1
+    if per_octave != 1 << pb or pb > 52:
+        raise ValueError(f"per_octave must be a power of 2, got {per_octave}")
+    smallest, largest = float(smallest), float(largest)
+    if not (smallest > 0 and np.frexp(smallest)[0] == 0.5):
+        raise ValueError(f"smallest must be a positive power of 2, got {smallest}")
+    sh = 52 - pb
+    base = int(np.array(smallest).view(np.int64)) >> sh
+    top = max(int(np.array(max(largest, smallest)).view(np.int64)) >> sh, base)
+    starts = ((np.arange(base, top + 2, dtype=np.int64) << sh).view(np.float64))
+    low = np.concatenate([[0.0], starts[:-1]])
+    high = np.concatenate([starts[:1], starts[1:]])
+    high[-1] = max(largest, low[-1])
+    index = np.empty(E.shape[0], dtype=np.int32)
+    _expected_pass(E, np.float64(smallest), np.int64(base), np.int64(sh), index)
     return low, high, index
