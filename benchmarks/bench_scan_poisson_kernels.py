@@ -105,7 +105,7 @@ def main():
         print(rows[-1], flush=True)
     out = {"machine": machine_info(args.threads), "threshold_entries": cpu.POISSON_SHARED_ENTRIES, "rows": rows}
     args.out.with_suffix(".json").write_text(json.dumps(out, indent=1))
-    lines = [f"# Pruned Poisson Monte Carlo: the Poisson kernel and the shared one, by size",
+    lines = ["# Pruned Poisson Monte Carlo: the Poisson kernel and the shared one, by size",
              "",
              f"Host: {out['machine']['cpu_model']}, {args.threads} threads; least of {args.repeats} runs each, "
              f"alternated in one process; maxima equal. Default: the shared kernel from "

@@ -99,16 +99,10 @@ def test_windows_from_the_nearest_selected_equal_those_of_full_sorts(monkeypatch
            "equal": np.full(L, 5)}[pop_kind]
     limit = max_population * pop.sum()
     got = scan_windows.build_windows(coords, coords, pop, limit)
-    calls = []
-    orig = scan_windows._sorted_distances
-
-    def full_sort(*args, head=None, keys32=None):
-        calls.append(head)
-        return orig(*args, keys32=keys32)
-
-    monkeypatch.setattr(scan_windows, "_sorted_distances", full_sort)
+    kmax = int(np.searchsorted(np.cumsum(np.sort(pop)), limit, side="right"))
+    assert 0 < kmax <= scan_windows.SELECT_FRACTION * L  # the selection is taken
+    monkeypatch.setattr(scan_windows, "SELECT_FRACTION", 0.0)  # every row sorted whole
     ref = scan_windows.build_windows(coords, coords, pop, limit)
-    assert calls and all(h is not None and h <= 0.8 * L for h in calls)  # the selection was taken above
     for a, b in zip(got, ref):
         np.testing.assert_array_equal(a, b)
 
@@ -132,10 +126,21 @@ def test_windows_match_bruteforce_sets(seed, max_population):
     assert len(ref) > len(coords)  # windows of more than one location exist
 
 
+def _cut_order(d, keys, shift, rank):
+    """Each row's locations in the order the window cut enters them, every location fitting."""
+    n = d.shape[1]
+    nb = np.empty(d.shape, dtype=np.int32)
+    counts = np.zeros(d.shape[0], dtype=np.int64)
+    scan_windows._cut_rows(d, keys, shift, np.ones(n, np.int64), np.int64(n), np.float64(np.inf), rank, counts, nb,
+                           np.zeros(0), np.float64(np.inf))
+    assert (counts == n).all()
+    return nb
+
+
 def test_window_order_of_distances_equal_in_their_high_bits():
     """The windows' distance order (packed keys: a distance's bits with the column index in the low
     ones, sorted as integers) puts distances that differ only in those low bits, which the keys order
-    by index, back in distance order; exact ties may come in any order (ties enter windows together)."""
+    by index, back in distance order, and exact ties in rank order (SaTScan's tie break)."""
 
     rng = np.random.default_rng(5)
     n = 700
@@ -146,23 +151,19 @@ def test_window_order_of_distances_equal_in_their_high_bits():
     d = (base.view(np.int64) + ulps).view(np.float64).ravel()[:n]
     d = np.vstack([rng.permutation(d), rng.permutation(d), rng.uniform(0, 5, n)])
     assert len(np.unique(d[0])) < n and len(np.unique(d[0] // 1e-6)) < len(np.unique(d[0]))
-    order = np.empty(d.shape, dtype=np.int64)
-    scan_windows._pack_keys(d, shift, order.view(np.uint64))
-    order.view(np.uint64).sort(axis=1)
-    same = np.empty(d.shape, dtype=np.uint8)
-    scan_windows._unpack_keys(d, shift, order, order, same)
+    keys = np.empty(d.shape, dtype=np.uint64)
+    scan_windows._pack_keys(d, shift, keys)
+    keys.sort(axis=1)
+    rank = rng.permutation(n).astype(np.int64)
+    nb = _cut_order(d, keys, shift, rank)
     for i in range(d.shape[0]):
-        assert sorted(order[i].tolist()) == list(range(n))
-        # every pair of equal neighbours is flagged (the window cut reads distances only there)
-        ds = d[i, order[i]]
-        assert same[i, :-1][ds[1:] == ds[:-1]].all() and same[i, -1] == 0
-        assert same[i].any() == (i < 2)
-        np.testing.assert_array_equal(d[i, order[i]], np.sort(d[i]))
+        np.testing.assert_array_equal(nb[i], np.lexsort((rank, d[i])))
 
 
 def test_window_order_of_32_bit_keys():
     """The 32-bit keys (each row's distances scaled to its largest and cut to the bits the column index
-    leaves) give the distance order too: runs of equal scaled distances, long here, put back in order."""
+    leaves) give the distance order too: runs of equal scaled distances, long here, put back in order,
+    exact ties (a row of zeros) in rank order."""
     rng = np.random.default_rng(9)
     n = 3000
     shift = (n - 1).bit_length()
@@ -171,15 +172,12 @@ def test_window_order_of_32_bit_keys():
     keys = np.empty(d.shape, dtype=np.uint32)
     scan_windows._pack_keys32(d, shift, keys)
     keys.sort(axis=1)
-    order = np.empty(d.shape, dtype=np.int64)
-    same = np.empty(d.shape, dtype=np.uint8)
-    scan_windows._unpack_keys(d, shift, keys, order, same)
+    # the skewed row's small distances share their scaled bits: long runs
+    assert (np.diff(keys[1].astype(np.int64) >> shift) == 0).sum() > 100
+    rank = rng.permutation(n).astype(np.int64)
+    nb = _cut_order(d, keys, shift, rank)
     for i in range(d.shape[0]):
-        assert sorted(order[i].tolist()) == list(range(n))
-        ds = d[i, order[i]]
-        np.testing.assert_array_equal(ds, np.sort(d[i]))
-        assert same[i, :-1][ds[1:] == ds[:-1]].all() and same[i, -1] == 0
-    assert same[1].sum() > 100  # the skewed row's small distances share their scaled bits
+        np.testing.assert_array_equal(nb[i], np.lexsort((rank, d[i])))
 
 
 @pytest.mark.parametrize("ties", [False, True])

@@ -22,7 +22,7 @@ from numba import njit, prange
 __all__ = ["build_windows", "cumulative_expected"]
 
 #: temporary (centre, neighbour) slots per chunk of window construction and per thread (8 MB of distances
-#: each): every chunk costs three parallel regions and a thread-pool round trip, which cost most when the
+#: each): every chunk costs two parallel regions and a thread-pool round trip, which cost most when the
 #: cores are shared or many, so the chunks grow with the thread count (fewer, larger chunks)
 CHUNK_SLOTS = 1 << 20
 #: at most this many slots per chunk whatever the thread count (512 MB of distances and keys)
@@ -30,81 +30,95 @@ CHUNK_SLOTS_MAX = 1 << 25
 
 
 @njit(cache=True, inline="always")
-def _insertion_sort(o, lo, hi, key):
-    """``o[lo:hi]`` sorted in place by ``key[o]``, stably (the runs it sorts are short)."""
-    for t in range(lo + 1, hi):
-        v = o[t]
+def _sort_run(run, drow, rank):
+    """``run`` (location indices) sorted in place by (distance ``drow``, ``rank``), by insertion (the runs it
+    sorts are short)."""
+    for t in range(1, run.shape[0]):
+        v = run[t]
         q = t - 1
-        while q >= lo and key[o[q]] > key[v]:
-            o[q + 1] = o[q]
+        while q >= 0 and (drow[run[q]] > drow[v] or (drow[run[q]] == drow[v] and rank[run[q]] > rank[v])):
+            run[q + 1] = run[q]
             q -= 1
-        o[q + 1] = v
+        run[q + 1] = v
 
 
-@njit(cache=True, parallel=True)
-def _windows_chunk(d, order, same, pop, limit, maxd2, rank, counts, nb, npop, bnd, circle, circle_limit):
-    """Cut each centre's distance-sorted locations (row of ``order``) at the size limit (and
-    the squared radius ``maxd2``) into rows of the (chunk, kmax) buffers; locations at the same
-    distance in ``rank`` order, each its own window end. ``pop`` is int64 (persons) or float64
-    (expected cases): one kernel, two types. The distances are read only where ``same``
-    (:func:`_unpack_keys`) flags a possible tie, and for a finite radius: a gather from a row of
-    ``d`` per entry cost more than the rest of the cut. ``circle`` (float64, L or empty): a second size
-    whose running sum must stay within ``circle_limit`` too (SaTScan's max circle size file)."""
+@njit(cache=True, nogil=True)
+def _cut_rows(d, keys, shift, pop, limit, maxd2, rank, counts, nb, circle, circle_limit):
+    """Each centre's locations in distance order (row of the sorted ``keys`` of :func:`_pack_keys` or
+    :func:`_pack_keys32`, the column index in their low ``shift`` bits), cut at the size limit (and the
+    squared radius ``maxd2``) into the rows of ``nb`` (chunk, kmax): ``counts[i]`` locations each.
+
+    Keys order by distance up to runs of keys equal in their high bits (distances that differ in their
+    low bits only, or tie); a run's locations are put in (distance, ``rank``) order (:func:`_sort_run`), so
+    that locations at exactly the same distance enter one at a time in rank order, as SaTScan's. A
+    location enters while the window's size (``pop``: int persons or float64 expected cases) stays
+    within ``limit``, and ``circle`` (float64, L or empty) within ``circle_limit`` (SaTScan's max circle
+    size file); the window stops at the first that would pass either. The distances are read only in a
+    run and for a finite radius. One thread (the rows of a chunk are split over a thread pool)."""
     n_loc = d.shape[1]
     kmax = nb.shape[1]
     radius = maxd2 < np.inf
     second = circle.shape[0] > 0
-    for ii in prange(d.shape[0]):
+    sh = np.int64(shift)
+    low = (np.int64(1) << sh) - np.int64(1)
+    run = np.empty(n_loc, dtype=np.int64)
+    for ii in range(d.shape[0]):
+        krow = keys[ii]
         drow = d[ii]
-        orow = order[ii]
-        srow = same[ii]
         nrow = nb[ii]
-        prow = npop[ii]
-        brow = bnd[ii]
         total = pop[0] - pop[0]  # zero of pop's type
         total2 = 0.0
         k = 0
-        while k < n_loc and k < kmax:
-            if radius and drow[orow[k]] > maxd2:
-                break
-            # the locations [k, e) at exactly the distance of the next one (usually it alone), put in
-            # rank order (insertion sort), then entered one at a time, each a window end
+        full = False
+        while k < n_loc and k < kmax and not full:
+            key = np.int64(krow[k])
             e = k + 1
-            if srow[k]:
-                dk = drow[orow[k]]
-                while e < n_loc and srow[e - 1] and drow[orow[e]] == dk:
+            if e < n_loc and (np.int64(krow[e]) >> sh) == (key >> sh):
+                # the run [k, e) of keys equal in their high bits (from a selected head, see
+                # _sorted_windows, no run passes the head), in (distance, rank) order
+                while e < n_loc and (np.int64(krow[e]) >> sh) == (key >> sh):
                     e += 1
-                _insertion_sort(orow, k, e, rank)
-            while k < e and k < kmax and total + pop[orow[k]] <= limit:
+                r = run[:e - k]
+                for t in range(e - k):
+                    r[t] = np.int64(krow[k + t]) & low
+                _sort_run(r, drow, rank)
+            else:
+                run[0] = key & low
+            for t in range(e - k):
+                loc = run[t]
+                if k >= kmax or (radius and drow[loc] > maxd2) or total + pop[loc] > limit:
+                    full = True
+                    break
                 if second:
-                    if total2 + circle[orow[k]] > circle_limit:
+                    if total2 + circle[loc] > circle_limit:
+                        full = True
                         break
-                    total2 += circle[orow[k]]
-                total += pop[orow[k]]
-                nrow[k] = orow[k]
-                prow[k] = total
-                brow[k] = 1
+                    total2 += circle[loc]
+                total += pop[loc]
+                nrow[k] = loc
                 k += 1
-            if k < e:
-                break
         counts[ii] = k
 
 
 @njit(cache=True, parallel=True)
-def _compact_rows(counts, nb, npop, bnd, out_nb, out_npop, out_bnd, base):
-    """The first ``counts[i]`` entries of each row of the (chunk, kmax) buffers, written one after
-    the other into the outputs from position ``base`` (rows copied in parallel, rather than through a boolean mask
-    over the whole buffers); returns the position after the last."""
+def _compact_rows(counts, nb, pop, out_nb, out_npop, out_bnd, base):
+    """The first ``counts[i]`` locations of each row of ``nb`` written one after the other into the outputs
+    from position ``base``, with the window size after each (the running sum of ``pop``, in entry order:
+    the bits of the cut's sums) and a window end at each (rows in parallel); returns the position after
+    the last."""
     start = np.zeros(counts.shape[0] + 1, np.int64)
     start[0] = base
     for i in range(counts.shape[0]):
         start[i + 1] = start[i] + counts[i]
     for i in prange(counts.shape[0]):
         a = start[i]
+        total = pop[0] - pop[0]
         for t in range(counts[i]):
-            out_nb[a + t] = nb[i, t]
-            out_npop[a + t] = npop[i, t]
-            out_bnd[a + t] = bnd[i, t]
+            loc = nb[i, t]
+            total += pop[loc]
+            out_nb[a + t] = loc
+            out_npop[a + t] = total
+            out_bnd[a + t] = 1
     return start[counts.shape[0]]
 
 
@@ -137,48 +151,6 @@ def _pack_keys(d, shift, keys):
 
 
 @njit(cache=True, nogil=True)
-def _unpack_keys(d, shift, keys, order, same):
-    """The sorted keys of :func:`_pack_keys` (int64, ``keys`` may be ``order`` itself) or
-    :func:`_pack_keys32` (uint32) taken back to each row's column indices in ``order`` (int64), in the order
-    of their distances ``d``. The keys order by the distances' high bits, then by index: a run of equal high
-    bits (distances that differ in their low bits only, or tie) is put in distance order by insertion (such
-    runs are rare and short). ``same`` (out, uint8, the shape of ``order``): 1 at position j when positions j
-    and j + 1 are in such a run, else 0; only they can hold equal distances."""
-    low = (np.int64(1) << np.int64(shift)) - np.int64(1)
-    sh = np.int64(shift)
-    n = keys.shape[1]
-    for i in range(keys.shape[0]):
-        k = keys[i]
-        o = order[i]
-        srow = same[i]
-        # neighbours equal in their high bits, found on the keys themselves (sequential reads, no
-        # gather of the distances)
-        n_same = 0
-        for j in range(n - 1):
-            f = (np.int64(k[j]) >> sh) == (np.int64(k[j + 1]) >> sh)
-            srow[j] = f
-            n_same += f
-        if n > 0:
-            srow[n - 1] = 0
-        for j in range(n):
-            o[j] = np.int64(k[j]) & low
-        if n_same == 0:
-            continue
-        drow = d[i]
-        a = 0
-        while a < n - 1:
-            if srow[a] == 0:
-                a += 1
-                continue
-            b = a + 1
-            while b < n - 1 and srow[b]:
-                b += 1
-            # the run [a, b] in distance order (ties stay in index order)
-            _insertion_sort(o, a, b + 1, drow)
-            a = b + 1
-
-
-@njit(cache=True, nogil=True)
 def _pack_keys32(d, shift, keys):
     """``keys[i, j]`` (uint32): ``d[i, j]`` scaled to the row's largest distance and cut to its top
     ``32 - shift`` bits (``floor(d M / max)``, M = 2**(32 - shift) - 1: non-decreasing in d, so the keys order as
@@ -200,45 +172,49 @@ def _pack_keys32(d, shift, keys):
 #: threads costs more than such a sort (the continuous Poisson model builds windows for every replicate)
 SERIAL_DISTANCES = 1 << 18
 
+#: the nearest locations a window can hold are selected before the sort when they are at most this fraction of
+#: a row: selecting costs a fraction of a sort of the row, worth it when it leaves at least a fifth of the row
+#: unsorted (benchmarks/results/scan_windows_selection.md)
+SELECT_FRACTION = 0.8
+
 #: 32-bit sort keys (:func:`_pack_keys32`) up to this many index bits (16,384 locations): at least 18 bits of
 #: scaled distance are left, so runs of equal keys stay short
 SHIFT32_MAX = 14
 
 
-def _sorted_distances(P, Q, pool, d, order, same, head=None, keys32=None):
-    """Squared distances between the centres ``Q`` (rows) and the points ``P`` (columns), any
-    dimension, into ``d``, and their order into ``order`` (with :func:`_unpack_keys`'s flags of possible
-    ties in ``same``), rows split over the workers of ``pool`` (one per Numba thread, None: all on this one;
-    the sort and the Numba helpers release the GIL). Tied locations may come in any order here:
-    :func:`_windows_chunk` puts every tie group in rank order.
+def _sorted_windows(P, Q, pool, d, keys64, nb, counts, cut, keys32=None):
+    """Squared distances between the centres ``Q`` (rows) and the points ``P`` (columns), any dimension,
+    into ``d``, each row's locations sorted by distance and cut into the rows of ``nb`` (``counts``: their
+    numbers; ``cut``: the other arguments of :func:`_cut_rows`), rows split over the workers of ``pool``
+    (one per Numba thread, None: all on this one; the sort and the Numba helpers release the GIL, and each
+    worker cuts the rows it sorted while they are in its cache).
 
-    The order: each distance's bits with the column index in their low bits (:func:`_pack_keys`),
-    sorted by NumPy's SIMD sort of uint64, then the indices taken back and the few runs of distances
-    equal in their high bits put in distance order (:func:`_unpack_keys`): exactly the order of
-    ``argsort`` up to ties, at the speed of a SIMD sort (NumPy's argsort has no SIMD version on AVX2).
+    The order: each distance's bits with the column index in their low bits (:func:`_pack_keys`), sorted by
+    NumPy's SIMD sort of uint64 (into ``keys64``), the indices read back from the keys by the cut, which
+    puts the few runs of distances equal in their high bits in distance order: exactly the order of
+    ``argsort`` up to ties (which the cut puts in rank order), at the speed of a SIMD sort (NumPy's
+    argsort has no SIMD version on AVX2).
 
-    ``head``: only the first ``head`` positions of each row are needed (no window holds more
-    locations): the ``head`` nearest are selected (``np.partition``) and only they sorted, unless
-    the nearest left out may tie with the last one kept (equal high bits), when the whole row is
-    sorted. Positions from ``head`` on hold the others in no order, and ``same`` there means nothing;
-    ``same[:, head - 1]`` is 0, so no tie group read from the head runs past it.
+    Only the first ``kmax = nb.shape[1]`` positions of each row are needed (no window holds more
+    locations): the ``kmax`` nearest are selected (``np.partition``) and only they sorted, unless the
+    nearest left out may tie with the last one kept (equal high bits), when the whole row is sorted; so no
+    run of equal high bits read from the head passes it.
 
-    ``keys32`` (uint32, the shape of ``order``): with up to ``SHIFT32_MAX`` index bits the keys are 32-bit
-    ones (:func:`_pack_keys32`) sorted there, the same order at half the bytes."""
+    ``keys32`` (uint32, the shape of ``d``): with up to ``SHIFT32_MAX`` index bits the keys are 32-bit ones
+    (:func:`_pack_keys32`) sorted there, the same order at half the bytes."""
     _squared_distances(P, Q, d)
     shift = max(1, int(P.shape[0] - 1).bit_length())
     L = P.shape[0]
-    # selecting costs a fraction of a sort of the row: worth it when it leaves at least a fifth of the row
-    # unsorted (benchmarks/results/scan_windows_selection.md)
-    partial = head is not None and 0 < head <= 0.8 * L
-    narrow = keys32 is not None and shift <= SHIFT32_MAX
+    head = nb.shape[1]
+    partial = 0 < head <= SELECT_FRACTION * L
+    narrow = keys32 is not None and keys32.shape[1] == L and shift <= SHIFT32_MAX
 
     def rows(a, b):
         if narrow:
             keys = keys32[a:b]
             _pack_keys32(d[a:b], shift, keys)
         else:
-            keys = order[a:b].view(np.uint64)
+            keys = keys64[a:b]
             _pack_keys(d[a:b], shift, keys)
         if partial:
             keys.partition(head, axis=1)
@@ -248,7 +224,7 @@ def _sorted_distances(P, Q, pool, d, order, same, head=None, keys32=None):
                 keys[r].sort()
         else:
             keys.sort(axis=1)
-        _unpack_keys(d[a:b], shift, keys if narrow else order[a:b], order[a:b], same[a:b])
+        _cut_rows(d[a:b], keys, shift, *cut[:4], counts[a:b], nb[a:b], *cut[4:])
 
     parts = 1 if pool is None else max(1, min(numba.get_num_threads(), Q.shape[0]))
     bounds = np.linspace(0, Q.shape[0], parts + 1).astype(int)
@@ -261,14 +237,13 @@ def _sorted_distances(P, Q, pool, d, order, same, head=None, keys32=None):
 def _window_rows(P, Q, pop, lim, maxd2, rank, pool, counts, scratch, out, base, circle, circle_lim):
     """The (neighbors, size, boundary) entries of the centres ``Q`` written into the arrays ``out``
     from position ``base``; ``counts`` (out) gets each centre's number of entries; ``scratch``:
-    (d, order, same, nb, npop, boundary, keys32) buffers of at least ``len(Q)`` rows.  Returns the position
-    after the last entry."""
+    (d, keys64, nb, keys32) buffers of at least ``len(Q)`` rows.  Returns the position after the last
+    entry."""
     c = Q.shape[0]
-    d, order, same, nb, npo, bnd, keys32 = (b[:c] for b in scratch)
+    d, keys64, nb, keys32 = (b[:c] for b in scratch)
     # no window holds more than kmax = nb.shape[1] locations (see build_windows)
-    _sorted_distances(P, Q, pool, d, order, same, head=nb.shape[1], keys32=keys32)
-    _windows_chunk(d, order, same, pop, lim, maxd2, rank, counts, nb, npo, bnd, circle, circle_lim)
-    return _compact_rows(counts, nb, npo, bnd, *out, base)
+    _sorted_windows(P, Q, pool, d, keys64, nb, counts, (pop, lim, maxd2, rank, circle, circle_lim), keys32=keys32)
+    return _compact_rows(counts, nb, pop, *out, base)
 
 
 def _square(r: float) -> float:
@@ -338,15 +313,14 @@ def build_windows(centres: np.ndarray, coords: np.ndarray, pop: np.ndarray, limi
     # the largest possible window: the smallest populations first
     kmax = int(np.searchsorted(np.cumsum(np.sort(pop)), lim, side="right"))
     kmax = max(1, min(kmax, P.shape[0]))
-    # chunks of centres whose scratch (distances, order, rows of entries) is allocated once and
+    # chunks of centres whose scratch (distances, sort keys, rows of locations) is allocated once and
     # 16 MB per thread: fresh large buffers per chunk cost more in page faults than the work in them
     L = P.shape[0]
     slots = min(CHUNK_SLOTS * max(1, numba.get_num_threads()), CHUNK_SLOTS_MAX)
     chunk = max(1, min(m, slots // max(kmax, L)))
-    scratch = (np.empty((chunk, L)), np.empty((chunk, L), dtype=np.int64), np.empty((chunk, L), dtype=np.uint8),
-               np.empty((chunk, kmax), dtype=np.int32),
-               np.empty((chunk, kmax), dtype=pop.dtype), np.empty((chunk, kmax), dtype=np.uint8),
-               np.empty((chunk, L) if (L - 1).bit_length() <= SHIFT32_MAX else (0, 0), dtype=np.uint32))
+    narrow = (L - 1).bit_length() <= SHIFT32_MAX
+    scratch = (np.empty((chunk, L)), np.empty((0, 0) if narrow else (chunk, L), dtype=np.uint64),
+               np.empty((chunk, kmax), dtype=np.int32), np.empty((chunk, L) if narrow else (0, 0), dtype=np.uint32))
     counts_all = np.zeros(m, dtype=np.int64)
     # the outputs at their largest possible size (m kmax entries; pages never written are never
     # mapped), filled chunk after chunk and returned as views of their first E entries: no
