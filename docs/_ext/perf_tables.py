@@ -186,6 +186,19 @@ def scan_samples() -> list[str]:
                           "top LLR (ours / SaTScan)"], rows))
 
 
+def scan_poisson_kernels() -> list[str]:
+    d = _load("scan_poisson_shared_kernel.json")
+    if d is None:
+        return missing("scan_poisson_shared_kernel.json", "run ``benchmarks/bench_scan_poisson_kernels.py``.")
+    rows = [[r["name"], f"{r['replicates']:,}", f"{r['entries']:,}", _s(r["seconds_poisson_kernel"]),
+             _s(r["seconds_shared_kernel"]), f"{r['speedup_shared']:.2f}x", r["default"]] for r in d["rows"]]
+    return (preamble(machine_of(d), "python benchmarks/bench_scan_poisson_kernels.py --threads 2",
+                     "the other pruned kernel, same null replicates, same run (maxima equal); the default takes the "
+                     f"shared kernel from {d['threshold_entries']:,} window entries")
+            + list_table(["problem", "replicates", "window entries", "Poisson kernel (s)", "shared kernel (s)",
+                          "Poisson / shared", "default"], rows))
+
+
 def scan_time_stratified() -> list[str]:
     return scan_regimes("scan_time_stratified.json", " --only spacetime_poisson_stratified spacetime_poisson --out "
                                                      "benchmarks/results/scan_time_stratified.json")
@@ -681,6 +694,7 @@ TABLES = {
     "summary": summary_rst,
     "scan-satscan": scan_satscan, "scan-spacetime": scan_spacetime, "scan-scaling": scan_scaling,
     "scan-regimes": scan_regimes, "scan-time-stratified": scan_time_stratified, "scan-samples": scan_samples,
+    "scan-poisson-kernels": scan_poisson_kernels,
     "mixture-cytometry": mixture_cytometry,
     "kde-paper": kde_paper, "kde-relrisk": kde_relrisk, "kde-sparr": kde_sparr, "sccs": sccs_fit,
     "hawkes-loglik": hawkes_loglik, "hawkes-mcmc": hawkes_mcmc, "hawkes-forecast": hawkes_forecast, "hawkes-hphawkes": hawkes_hphawkes,

@@ -158,8 +158,8 @@ def _walk_group(c, m, r0, r1, j, jb, neighbors, npop, poisson, mexp, loge, logce
 
 @njit(cache=True, parallel=True, error_model="numpy")
 def _scan_max_pruned(centres, n_parts, step, offsets, neighbors, npop, poisson, mexp, loge, logce, boundary, entry_u,
-                     cases, packed, rowmax, R, klogk, n_cases, n_total, l0, want_high, want_low, m0, thr_hi, thr_lo, block,
-                     sub, best, stats):
+                     cases, packed, rowmax, R, klogk, n_cases, n_total, l0, want_high, want_low, m0, thr_hi, thr_lo,
+                     block, sub, best, stats):
     """Best LLR of the centres ``centres`` per replicate, skipping windows that cannot matter.
 
     Replicates come in groups of ``GROUP`` columns (sorted by ``m0``). ``m0`` (R,) are LLRs
@@ -464,8 +464,8 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, bins=None
         best = np.empty((parts, R), dtype=np.float64)
         st = np.zeros((n_sub * parts, 2), dtype=np.int64)
         _scan_max_pruned(perm[a:b], np.int64(parts), np.int64(step), offsets, neighbors, npop, poisson, *pe, boundary,
-                         entry_u, cs, packed, rowmax, np.int64(R), klogk, np.int64(n_cases), np.int64(n_total), l0, hi_on, lo_on, Ms, thr_hi, thr_lo,
-                         np.int64(block), np.int64(SUB_BLOCK), best, st)
+                         entry_u, cs, packed, rowmax, np.int64(R), klogk, np.int64(n_cases), np.int64(n_total), l0,
+                         hi_on, lo_on, Ms, thr_hi, thr_lo, np.int64(block), np.int64(SUB_BLOCK), best, st)
         M[order] = np.maximum(Ms, best.max(axis=0))
         if stats is not None:
             s = st.sum(axis=0)

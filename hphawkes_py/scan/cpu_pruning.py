@@ -1,12 +1,13 @@
 """What the pruned Monte Carlo kernels of the purely spatial scans share (Numba).
 
 The pruned kernel of :mod:`.cpu` (Bernoulli, and Poisson with many window entries) and the Poisson one of
-:mod:`.cpu_poisson` take the replicates in groups of ``GROUP`` columns and sub-batches of whole groups (:func:`_work_items`, :func:`_work_item`), the centres in
-rounds (:func:`_round_plan`), and add the rows of cases of a window's entries for all of a sub-batch's
-columns at once (:func:`_add_rows`, :func:`_sub_rows`), in the narrowest types the counts fit
-(:func:`_narrow_counts`), from columns reordered by running maximum (:func:`_take_columns`) into rows that
-start on cache lines (:func:`_aligned_columns`); counts of at most ``NIBBLE_MAX`` are read two to a byte
-(:func:`_pack_nibbles`, :func:`_add_rows_nibbles`): the additions are bound by the rows' bytes read.
+:mod:`.cpu_poisson` take the replicates in groups of ``GROUP`` columns and sub-batches of whole groups
+(:func:`_work_items`, :func:`_work_item`), the centres in rounds (:func:`_round_plan`), and add the rows of
+cases of a window's entries for all of a sub-batch's columns at once (:func:`_add_rows`, :func:`_sub_rows`),
+in the narrowest types the counts fit (:func:`_narrow_counts`), from columns reordered by running maximum
+(:func:`_take_columns`) into rows that start on cache lines (:func:`_aligned_columns`); counts of at most
+``NIBBLE_MAX`` are read two to a byte (:func:`_pack_nibbles`, :func:`_add_rows_nibbles`): the additions are
+bound by the rows' bytes read.
 """
 from __future__ import annotations
 
