@@ -77,14 +77,10 @@ def test_pruned_poisson_maxima_equal_exhaustive_random(direction, C, ties, zeros
         np.testing.assert_array_equal(eng.max_llr(mat), eng.max_llr_exhaustive(mat))
 
 
-@pytest.mark.parametrize("block", [1, 3, 8, 10**9])
-@pytest.mark.parametrize("C", [300, 40000])
-def test_pruned_poisson_blocks_of_window_ends(monkeypatch, block, C):
-    """Window ends ruled out a block at a time (the largest count after a block at its least E, the
-    least count before it at its largest E) give the exhaustive maxima bit for bit, for 16- and 32-bit
-    counts, both directions and min_cases, with blocks of one entry, of three (partial blocks at every
-    walk's end), of eight, and of a whole walk; and blocks do rule out entries."""
-    monkeypatch.setattr(cpu_poisson, "POISSON_BLOCK", block)
+def _block_runs(C, block):
+    """The pruned Poisson maxima of every direction and min_cases on one problem (300 locations, 160
+    replicates, C cases), each asserted equal to the exhaustive ones bit for bit: ``(engine, stats)`` per
+    run."""
     rng = np.random.default_rng(C + block % 97)
     L = 300
     xy = rng.uniform(0, 20, size=(L, 2))
@@ -98,15 +94,27 @@ def test_pruned_poisson_blocks_of_window_ends(monkeypatch, block, C):
             got = cpu.max_llr_pruned(eng.windows, mat, eng.klogk, C, C, direction, min_cases=min_cases, stats=st,
                                      model="poisson")
             np.testing.assert_array_equal(got, eng.max_llr_exhaustive(mat))
-            tested, _, _, blocks = np.array(st["rounds"])[:, 1:].sum(axis=0)
-            G = -(-160 // cpu.GROUP)
-            if block == 1:
-                assert blocks == 0 and tested == G * (eng.windows[3] != 0).sum()
-            else:
-                # entries are tested one by one only inside the blocks a bound did not rule out (a whole
-                # walk's bound, from its first E to its last count, rules out nothing)
-                assert blocks > 0
-                assert tested < G * (eng.windows[3] != 0).sum() or block > L
+            yield eng, st
+
+
+@pytest.mark.parametrize("block", [1, 3, 8, 10**9])
+@pytest.mark.parametrize("C", [300, 40000])
+def test_pruned_poisson_blocks_of_window_ends(monkeypatch, block, C):
+    """Window ends ruled out a block at a time (the largest count after a block at its least E, the
+    least count before it at its largest E) give the exhaustive maxima bit for bit, for 16- and 32-bit
+    counts, both directions and min_cases, with blocks of one entry, of three (partial blocks at every
+    walk's end), of eight, and of a whole walk; and blocks do rule out entries."""
+    monkeypatch.setattr(cpu_poisson, "POISSON_BLOCK", block)
+    for eng, st in _block_runs(C, block):
+        tested, _, _, blocks = np.array(st["rounds"])[:, 1:].sum(axis=0)
+        G = -(-160 // cpu.GROUP)
+        if block == 1:
+            assert blocks == 0 and tested == G * (eng.windows[3] != 0).sum()
+        else:
+            # entries are tested one by one only inside the blocks a bound did not rule out (a whole
+            # walk's bound, from its first E to its last count, rules out nothing)
+            assert blocks > 0
+            assert tested < G * (eng.windows[3] != 0).sum() or block > len(eng.windows[0]) - 1
 
 
 def test_pruned_poisson_is_sensitive_to_a_broken_bound(ny, monkeypatch):
@@ -246,10 +254,9 @@ def test_null_draw_stream_equals_numba_np_random(n):
         np.testing.assert_array_equal(got[1], ref[1])
 
 
-def test_pruned_poisson_window_end_bound_is_what_keeps_the_maxima(monkeypatch):
-    """32-bit counts (many cases): a block whose bound fails is bounded again window end by window end with
-    the item's largest count per location (``rowmax``). The maxima are the exhaustive ones with it and
-    without it, and a ``rowmax`` that understates the counts (all zero) changes them."""
+def _many_cases_problem():
+    """``(engine, replicates, exhaustive maxima)``: 300 locations, 60,000 cases (32-bit counts), 96 replicates,
+    high rates, at least 2 cases."""
     rng = np.random.default_rng(21)
     L, C = 300, 60000
     xy = rng.uniform(0, 20, size=(L, 2))
@@ -258,6 +265,14 @@ def test_pruned_poisson_window_end_bound_is_what_keeps_the_maxima(monkeypatch):
     mat = _null(ex, C, 96, 4)
     eng = _poisson_engine(xy, ex, C, "high", 2)
     ref = eng.max_llr_exhaustive(mat)
+    return eng, mat, ref
+
+
+def test_pruned_poisson_window_end_bound_is_what_keeps_the_maxima(monkeypatch):
+    """32-bit counts (many cases): a block whose bound fails is bounded again window end by window end with
+    the item's largest count per location (``rowmax``). The maxima are the exhaustive ones with it and
+    without it, and a ``rowmax`` that understates the counts (all zero) changes them."""
+    eng, mat, ref = _many_cases_problem()
     for refine in (True, False):
         monkeypatch.setattr(cpu_poisson, "POISSON_REFINE", refine)
         np.testing.assert_array_equal(eng.max_llr(mat), ref)
@@ -305,25 +320,13 @@ def test_shared_kernel_poisson_blocks(monkeypatch, block, C):
     a whole walk; every group's block is tested once, and blocks do rule out walks."""
     monkeypatch.setattr(cpu, "POISSON_SHARED_ENTRIES", 0)
     monkeypatch.setattr(cpu, "BLOCK", block)
-    rng = np.random.default_rng(C + block % 97)
-    L = 300
-    xy = rng.uniform(0, 20, size=(L, 2))
-    ex = rng.gamma(1.5, 1.0, size=L)
-    ex *= C / ex.sum()
-    mat = _null(ex, C, 160, C + 3)
-    for direction in ("high", "low", "both"):
-        for min_cases in (0, 2):
-            eng = _poisson_engine(xy, ex, C, direction, min_cases)
-            st = {}
-            got = cpu.max_llr_pruned(eng.windows, mat, eng.klogk, C, C, direction, min_cases=min_cases, stats=st,
-                                     model="poisson")
-            np.testing.assert_array_equal(got, eng.max_llr_exhaustive(mat))
-            tested, walked = np.array(st["rounds"])[:, 1:].sum(axis=0)
-            G = -(-160 // cpu.GROUP)
-            lengths = np.diff(eng.windows[0])
-            assert tested == G * (-(-lengths // min(block, lengths.max()))).sum()
-            if block < 10**9:
-                assert walked < tested
+    for eng, st in _block_runs(C, block):
+        tested, walked = np.array(st["rounds"])[:, 1:].sum(axis=0)
+        G = -(-160 // cpu.GROUP)
+        lengths = np.diff(eng.windows[0])
+        assert tested == G * (-(-lengths // min(block, lengths.max()))).sum()
+        if block < 10**9:
+            assert walked < tested
 
 
 def test_shared_kernel_poisson_bound_breaks_visibly(monkeypatch):
@@ -331,14 +334,7 @@ def test_shared_kernel_poisson_bound_breaks_visibly(monkeypatch):
     (all zero) in the window-end bound of a block that fails its test (32-bit counts), change the shared
     kernel's Poisson maxima: the comparisons above would catch a bound that prunes windows that matter."""
     monkeypatch.setattr(cpu, "POISSON_SHARED_ENTRIES", 0)
-    rng = np.random.default_rng(21)
-    L, C = 300, 60000
-    xy = rng.uniform(0, 20, size=(L, 2))
-    ex = rng.gamma(4.0, 1.0, size=L)
-    ex *= C / ex.sum()
-    mat = _null(ex, C, 96, 4)
-    eng = _poisson_engine(xy, ex, C, "high", 2)
-    ref = eng.max_llr_exhaustive(mat)
+    eng, mat, ref = _many_cases_problem()
     np.testing.assert_array_equal(eng.max_llr(mat), ref)
     with monkeypatch.context() as m:
         m.setattr(cpu, "_group_row_max", lambda cs, R, group, out: out.fill(0))
