@@ -1,13 +1,15 @@
 """SaTScan's continuous Poisson model (hp.scan.continuous_poisson; run_prm with ModelType=6). Against SaTScan
 10.3.2 on its own sample analysis PolygonSpatialContinuousPoisson.prm (500 points in two triangles, 100 grid
 centres; tests/satscan_oracle.py): every cluster's centre, radius, points, cases, expected count and LLR to
-1e-6, the p-values within the binomial error and the null maxima against SaTScan's simulated LLRs (KS). The
+1e-6, the p-values within the binomial error, the spans, and the null maxima against SaTScan's simulated LLRs (KS);
+points and grid centres outside the polygons under SaTScan's strict and relaxed coordinates checks. The
 windows' LLRs against a NumPy float64 enumeration on the CPU engine and the CUDA emulator; the null's points
 (shares per polygon, uniformity); the errors on bad input."""
 from __future__ import annotations
 
 import math
 import shutil
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +20,7 @@ import hphawkes_py as hp
 from hphawkes_py.scan.continuous_poisson_model import _windows, check_region
 from hphawkes_py.scan.cpu_continuous_poisson import draw_points, null_maxima
 from hphawkes_py.scan.engine import klogk_table, make_engine
+from hphawkes_py.scan.outputs import cluster_table
 from satscan_oracle import assert_clusters_match, edit_prm, oracle, read_dbf, report_locations, run_parameter_file, \
     scratch_folder, store, stored
 
@@ -35,20 +38,54 @@ def _copy_sample(folder: Path) -> Path:
                                    "MostLikelyClusterEachCentroidDBase=n": "MostLikelyClusterEachCentroidDBase=y"})
 
 
+#: two points and a grid centre outside both triangles
+OUTSIDE = {"geo": ["PointOut 12000 5000", "PointOut2 5000 -300"], "grd": ["11000 11000"]}
+
+
+def _copy_with_points_outside(folder: Path, check: int) -> Path:
+    """The sample with the points and the grid centre of ``OUTSIDE`` added, GeographicalCoordinatesCheckType
+    ``check`` (0 strict, 1 relaxed)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    prm = _copy_sample(folder)
+    for ext, lines in OUTSIDE.items():
+        f = folder / f"ContinuousPoissonFake.{ext}"
+        f.write_text(f.read_text().rstrip("\n") + "\n" + "\n".join(lines) + "\n")
+    return edit_prm(prm, {"GeographicalCoordinatesCheckType=0": f"GeographicalCoordinatesCheckType={check}"})
+
+
 def run_satscan(binary) -> dict:
-    """SaTScan's cluster rows (.col.dbf), the clusters' point ids (report) and its 999 simulated LLRs (.llr)."""
+    """SaTScan's cluster rows (.col.dbf), the clusters' point ids (report) and its 999 simulated LLRs (.llr) of the
+    sample; the rows and ids of the sample with points outside the polygons under the relaxed check, and
+    SaTScan's exit status and first error under the strict one."""
+    out = {}
     with scratch_folder("hphawkes-continuous-poisson-") as folder:
         prm = _copy_sample(folder)
         run_parameter_file(binary, prm, folder)
         report = (folder / "ContinuousPoissonFake.txt").read_text()
         llr = [float(x) for x in (folder / "ContinuousPoissonFake.llr.txt").read_text().split()]
-        return {"sample": {"rows": read_dbf(folder / "ContinuousPoissonFake.col.dbf"), "ids": report_locations(report),
-                           "llr": llr}}
+        out["sample"] = {"rows": read_dbf(folder / "ContinuousPoissonFake.col.dbf"), "ids": report_locations(report),
+                         "llr": llr}
+    with scratch_folder("hphawkes-continuous-poisson-") as folder:
+        prm = _copy_with_points_outside(folder, 1)
+        run_parameter_file(binary, prm, folder)
+        report = (folder / "ContinuousPoissonFake.txt").read_text()
+        out["relaxed"] = {"rows": read_dbf(folder / "ContinuousPoissonFake.col.dbf"), "ids": report_locations(report)}
+    with scratch_folder("hphawkes-continuous-poisson-") as folder:
+        prm = _copy_with_points_outside(folder, 0)
+        done = subprocess.run([str(binary), str(prm)], cwd=folder, capture_output=True, text=True, timeout=600)
+        errors = [line for line in (done.stderr + done.stdout).splitlines() if line.startswith("Error:")]
+        out["strict"] = {"returncode": done.returncode, "error": errors[0] if errors else ""}
+    return out
 
 
 @pytest.fixture(scope="module")
-def satscan_output():
-    return oracle(FIXTURE, run_satscan)["sample"]
+def satscan_analyses():
+    return oracle(FIXTURE, run_satscan)
+
+
+@pytest.fixture(scope="module")
+def satscan_output(satscan_analyses):
+    return satscan_analyses["sample"]
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +108,29 @@ def test_sample_clusters_match_satscan(ours, satscan_output):
         assert cl.n_locations == int(r["NUMBER_LOC"])
         # SaTScan's expected count: pi radius^2 N / A, the whole circle
         assert cl.expected == pytest.approx(math.pi * cl.radius ** 2 * 500 / 1e8, rel=1e-12)
+    # the cluster information table's span (the largest distance between two of a cluster's points)
+    table = cluster_table(ours)
+    np.testing.assert_allclose(table.SPAN.to_numpy(float)[:len(ours.clusters)],
+                               [float(r["SPAN"]) for r in rows[:len(ours.clusters)]], rtol=0, atol=1e-6)
+
+
+def test_points_outside_the_polygons_as_satscan(tmp_path, satscan_analyses):
+    """Points and grid centres outside every polygon: SaTScan's strict coordinates check
+    (GeographicalCoordinatesCheckType=0) stops at the first point, as run_prm does; its relaxed check (=1)
+    leaves them out, and so does run_prm, with a warning for each file: the clusters are SaTScan's."""
+    strict = satscan_analyses["strict"]
+    assert strict["returncode"] != 0 and "Record 501 " in strict["error"]
+    assert "not within any of the defined polygons" in strict["error"]
+    with pytest.raises(ValueError, match=r"points\[500\] = \(12000.0, 5000.0\) is outside every polygon"):
+        hp.scan.run_prm(_copy_with_points_outside(tmp_path / "strict", 0), seed=1, progress=False, backend="cpu")
+    with pytest.warns(UserWarning) as caught:
+        res = hp.scan.run_prm(_copy_with_points_outside(tmp_path / "relaxed", 1), seed=1, progress=False,
+                              backend="cpu")
+    said = [str(w.message) for w in caught]
+    assert any("2 point(s) outside the polygons left out" in m for m in said)
+    assert any("1 grid centre(s) outside the polygons left out" in m for m in said)
+    assert res.n_cases == 500 and res.n_centres == 100
+    assert_clusters_match(res.clusters, satscan_analyses["relaxed"]["rows"], satscan_analyses["relaxed"]["ids"])
 
 
 def test_sample_null_maxima_match_satscans_simulated_llrs(ours, satscan_output):
