@@ -11,7 +11,8 @@ columns down to four per thread instead of ``POISSON_SUBS_PER_THREAD`` (narrower
 fewer parts of the centres), the settings alternating within one process,
 ``--repeats`` times each; the least time of each is kept, and every setting's maxima must equal entry
 by entry's. The defaults (``POISSON_BLOCK`` 8, and the second bound with 32-bit counts, ``POISSON_SUBS_PER_THREAD`` 2) are the
-measured best.
+measured best. The regimes' windows (12.5M entries) take the shared kernel by default
+(``cpu.POISSON_SHARED_ENTRIES``, see ``bench_scan_poisson_kernels.py``); here they are held on the Poisson one.
 Writes benchmarks/results/scan_poisson_block.{json,md}.
 """
 from __future__ import annotations
@@ -63,6 +64,7 @@ def main():
     args = ap.parse_args()
     numba.set_num_threads(args.threads)
     rows = {}
+    cpu.POISSON_SHARED_ENTRIES = np.inf  # the Poisson kernel, whatever the windows (the subject here)
     default, per_thread = cpu_poisson.POISSON_BLOCK, cpu_poisson.POISSON_SUBS_PER_THREAD
     for name in [f"poisson_{p}_{r}" for p in ("few", "many") for r in ("rare", "common")]:
         eng, cases = null_problem(name, args.replicates)
