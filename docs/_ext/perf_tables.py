@@ -108,6 +108,14 @@ def _satscan_builds(d) -> str:
     return ", ".join(builds)
 
 
+def _versus_satscan(seconds, top_llr, p) -> list[str]:
+    """The cells every table of ours beside SaTScan shares: our seconds, SaTScan's (``p["satscan"]``), their
+    ratio, and both top LLRs."""
+    sat = p.get("satscan", {})
+    return [_s(seconds), _s(sat.get("seconds")), _ratio(sat.get("seconds"), seconds),
+            f"{top_llr:.6f} / {sat.get('top_llr', float('nan')):.6f}"]
+
+
 def scan_satscan() -> list[str]:
     d = _load("scan_satscan.json")
     if d is None:
@@ -116,10 +124,8 @@ def scan_satscan() -> list[str]:
               "poisson_ny": "discrete Poisson, NY leukaemia (281 tracts)"}
     rows = []
     for key, p in d["problems"].items():
-        sat = p.get("satscan", {})
-        rows.append([labels.get(key, key).format(**p), f"{p['replicates']:,}", _s(p["seconds"]),
-                     _s(sat.get("seconds")), _ratio(sat.get("seconds"), p["seconds"]),
-                     f"{p['top_llr']:.6f} / {sat.get('top_llr', float('nan')):.6f}"])
+        rows.append([labels.get(key, key).format(**p), f"{p['replicates']:,}"]
+                    + _versus_satscan(p["seconds"], p["top_llr"], p))
     return (preamble(machine_of(d), "python benchmarks/bench_scan_satscan.py --satscan PATH/TO/SaTScan --threads 2",
                      "SaTScan's batch binary (" + _satscan_builds(d) + ") on the same machine, same threads, "
                      "all replicates")
@@ -135,10 +141,7 @@ def scan_spacetime() -> list[str]:
               "synthetic_retrospective_999": "space-time permutation, {L} locations x {T} days, {C:,} cases"}
     rows = []
     for key, p in d["problems"].items():
-        sat = p.get("satscan", {})
-        rows.append([labels.get(key, key).format(**p), _s(p["seconds"]), _s(sat.get("seconds")),
-                     _ratio(sat.get("seconds"), p["seconds"]),
-                     f"{p['top_llr']:.6f} / {sat.get('top_llr', float('nan')):.6f}"])
+        rows.append([labels.get(key, key).format(**p)] + _versus_satscan(p["seconds"], p["top_llr"], p))
     return (preamble(machine_of(d), "python benchmarks/bench_scan_spacetime.py --satscan PATH/TO/SaTScan --threads 2",
                      "SaTScan's batch binary (" + _satscan_builds(d) + ") on the same machine, same threads, "
                      "999 permutations")
@@ -153,14 +156,11 @@ def scan_regimes(name="scan_regimes.json", options="") -> list[str]:
     rows = []
     for key, p in d["problems"].items():
         run = p.get("pruned") or p.get("day_bounds") or p  # space-time rows: the pruned loop's run
-        ours, top = run["seconds"], run["top_llr"]
-        sat = p.get("satscan", {})
         size = (f"{p['L']:,} locations x {p['T']} days, {p['C']:,} cases" if "T" in p
                 else f"{p['L']:,} locations, {p['persons']:,} persons, {p['cases']:,} cases")
         load = run.get("loadavg")
-        rows.append([key.replace("_", " "), size, f"{p['replicates']:,}", _s(ours), _s(sat.get("seconds")),
-                     _ratio(sat.get("seconds"), ours), f"{top:.6f} / {sat.get('top_llr', float('nan')):.6f}",
-                     _s(load[0][0], 2) if load else NA])
+        rows.append([key.replace("_", " "), size, f"{p['replicates']:,}"]
+                    + _versus_satscan(run["seconds"], run["top_llr"], p) + [_s(load[0][0], 2) if load else NA])
     build = d.get("satscan_build", "unrecorded")
     return (preamble(machine_of(d), "python benchmarks/bench_scan_regimes.py --satscan PATH/TO/SaTScan --threads 2"
                      + options,
@@ -176,9 +176,7 @@ def scan_samples() -> list[str]:
         return missing("scan_samples.json", "run ``benchmarks/bench_scan_samples.py --satscan PATH``.")
     rows = []
     for key, p in d["problems"].items():
-        sat = p.get("satscan", {})
-        rows.append([key, _s(p["seconds"]), _s(sat.get("seconds")), _ratio(sat.get("seconds"), p["seconds"]),
-                     f"{p['top_llr']:.6f} / {sat.get('top_llr', float('nan')):.6f}"])
+        rows.append([key] + _versus_satscan(p["seconds"], p["top_llr"], p))
     return (preamble(machine_of(d), "python benchmarks/bench_scan_samples.py --satscan PATH/TO/SaTScan --threads 2",
                      "SaTScan's batch binary (" + _satscan_builds(d) + ") on the same machine, same threads, all "
                      "999 replicates, its parameter files unchanged")
