@@ -34,58 +34,74 @@ def _llr(klogk, c, n, C, N, l0):
     return _bernoulli_terms(klogk, c, n, C, N) + q
 
 
-@njit(cache=True)
-def _threshold_high(klogk, n, C, N, l0, T, guess):
-    """Smallest c above the expected count C n / N with LLR(c, n) > T (min(n, C) + 1 if none).
+@njit(cache=True, inline="always")
+def _llr_of(klogk, c, poisson, n, C, N, l0, la, lb):
+    """The LLR of ``c`` cases the threshold searches test: Poisson (``poisson``; ``la = log E``, ``lb = log(C -
+    E)``, :func:`_poisson_llr`) or Bernoulli (``n`` persons, ``N`` in all, :func:`_llr`)."""
+    return _poisson_llr(klogk, c, C, la, lb) if poisson else _llr(klogk, c, n, C, N, l0)
 
-    The LLR increases with c above the expected count. ``guess`` (the answer for the
-    previous, smaller window of the same centre) is usually right or a step too low, so
-    the answer is first sought by walking up from it (verified: LLR(start - 1) <= T), and
-    by bisection otherwise.
-    """
-    cmax = min(n, C)
-    a = (C * n) // N + 1  # smallest c with c N > C n
-    if a > cmax or not (_llr(klogk, cmax, n, C, N, l0) > T):
+
+@njit(cache=True, inline="always")
+def _first_above(klogk, a, cmax, T, guess, poisson, n, C, N, l0, la, lb):
+    """Smallest count c in [a, cmax] whose LLR (:func:`_llr_of`, increasing in c there) exceeds T (cmax + 1 if
+    none). ``guess`` (the answer for the previous, smaller window) is usually right or a step too low, so
+    the answer is first sought by walking up from it (verified: LLR(guess - 1) <= T), and by bisection
+    otherwise."""
+    if a > cmax or not (_llr_of(klogk, cmax, poisson, n, C, N, l0, la, lb) > T):
         return cmax + 1
-    if guess > a and guess <= cmax and not (_llr(klogk, guess - 1, n, C, N, l0) > T):
+    if guess > a and guess <= cmax and not (_llr_of(klogk, guess - 1, poisson, n, C, N, l0, la, lb) > T):
         c = guess
         for _ in range(4):
-            if _llr(klogk, c, n, C, N, l0) > T:
+            if _llr_of(klogk, c, poisson, n, C, N, l0, la, lb) > T:
                 return c
             c += 1
         a = c
     b = cmax
     while a < b:
         mid = (a + b) // 2
-        if _llr(klogk, mid, n, C, N, l0) > T:
+        if _llr_of(klogk, mid, poisson, n, C, N, l0, la, lb) > T:
             b = mid
         else:
             a = mid + 1
     return a
 
 
-@njit(cache=True)
-def _threshold_low(klogk, n, C, N, l0, T, guess):
-    """Largest c below the expected count with LLR(c, n) > T (-1 if none); as above."""
-    cmin = max(0, C - (N - n))
-    b = (C * n - 1) // N  # largest c with c N < C n
-    if b < cmin or not (_llr(klogk, cmin, n, C, N, l0) > T):
+@njit(cache=True, inline="always")
+def _last_above(klogk, cmin, b, T, guess, poisson, n, C, N, l0, la, lb):
+    """Largest count c in [cmin, b] whose LLR (decreasing in c there) exceeds T (-1 if none); as
+    :func:`_first_above`, walking down from ``guess``."""
+    if b < cmin or not (_llr_of(klogk, cmin, poisson, n, C, N, l0, la, lb) > T):
         return -1
     a = cmin
-    if guess >= cmin and guess < b and not (_llr(klogk, guess + 1, n, C, N, l0) > T):
+    if guess >= cmin and guess < b and not (_llr_of(klogk, guess + 1, poisson, n, C, N, l0, la, lb) > T):
         c = guess
         for _ in range(4):
-            if _llr(klogk, c, n, C, N, l0) > T:
+            if _llr_of(klogk, c, poisson, n, C, N, l0, la, lb) > T:
                 return c
             c -= 1
         b = c
     while a < b:
         mid = (a + b + 1) // 2
-        if _llr(klogk, mid, n, C, N, l0) > T:
+        if _llr_of(klogk, mid, poisson, n, C, N, l0, la, lb) > T:
             a = mid
         else:
             b = mid - 1
     return a
+
+
+@njit(cache=True)
+def _threshold_high(klogk, n, C, N, l0, T, guess):
+    """Smallest c above the expected count C n / N with LLR(c, n) > T (min(n, C) + 1 if none); the LLR
+    increases with c above the expected count (:func:`_first_above`, from ``guess``)."""
+    # smallest c with c N > C n
+    return _first_above(klogk, (C * n) // N + 1, min(n, C), T, guess, False, n, C, N, l0, 0.0, 0.0)
+
+
+@njit(cache=True)
+def _threshold_low(klogk, n, C, N, l0, T, guess):
+    """Largest c below the expected count with LLR(c, n) > T (-1 if none); as above (:func:`_last_above`)."""
+    # largest c with c N < C n
+    return _last_above(klogk, max(0, C - (N - n)), (C * n - 1) // N, T, guess, False, n, C, N, l0, 0.0, 0.0)
 
 
 @njit(cache=True, parallel=True)
@@ -120,59 +136,24 @@ def _threshold_tables(klogk, uniq_n, n_cases, n_total, l0, Tg, want_high, want_l
 @njit(cache=True, inline="always")
 def _poisson_threshold_high(klogk, E, la, lb, C, T, guess):
     """Smallest count c > E (at most C) whose Poisson LLR at ``E`` expected (``la = log E``, ``lb = log(C - E)``)
-    exceeds T (C + 1 if none).
-
-    The LLR increases with c above E. As :func:`_threshold_high`: walked up from ``guess`` (the answer
-    at the previous, smaller E) when it is right or a few steps low, by bisection otherwise. With E
-    >= C no count is above E."""
+    exceeds T (C + 1 if none): the LLR increases with c above E (:func:`_first_above`, from ``guess``, the
+    answer at the previous, smaller E). With E >= C no count is above E."""
     if not E < C:
         return C + 1
-    a = np.int64(np.floor(E)) + 1
-    if a > C or not (_poisson_llr(klogk, C, C, la, lb) > T):
-        return C + 1
-    if guess > a and guess <= C and not (_poisson_llr(klogk, guess - 1, C, la, lb) > T):
-        c = guess
-        for _ in range(4):
-            if _poisson_llr(klogk, c, C, la, lb) > T:
-                return c
-            c += 1
-        a = c
-    b = C
-    while a < b:
-        mid = (a + b) // 2
-        if _poisson_llr(klogk, mid, C, la, lb) > T:
-            b = mid
-        else:
-            a = mid + 1
-    return a
+    return _first_above(klogk, np.int64(np.floor(E)) + 1, C, T, guess, True, 0, C, 0, 0.0, la, lb)
 
 
 @njit(cache=True, inline="always")
 def _poisson_threshold_low(klogk, E, la, lb, C, T, guess):
-    """Largest count c < E whose Poisson LLR at ``E`` expected exceeds T (-1 if none); as above. With
-    E >= C every count below C is taken (a bound, not the threshold: log(C - E) is not finite)."""
+    """Largest count c < E whose Poisson LLR at ``E`` expected exceeds T (-1 if none); as above
+    (:func:`_last_above`). With E >= C every count below C is taken (a bound, not the threshold: log(C - E)
+    is not finite)."""
     if not E > 0:
         return -1
     b = np.int64(np.ceil(E)) - 1
     if not E < C:
         return min(b, C - 1)
-    a = 0
-    if b < 0 or not (_poisson_llr(klogk, 0, C, la, lb) > T):
-        return -1
-    if guess >= 0 and guess < b and not (_poisson_llr(klogk, guess + 1, C, la, lb) > T):
-        c = guess
-        for _ in range(4):
-            if _poisson_llr(klogk, c, C, la, lb) > T:
-                return c
-            c -= 1
-        b = c
-    while a < b:
-        mid = (a + b + 1) // 2
-        if _poisson_llr(klogk, mid, C, la, lb) > T:
-            a = mid
-        else:
-            b = mid - 1
-    return a
+    return _last_above(klogk, 0, b, T, guess, True, 0, C, 0, 0.0, la, lb)
 
 
 @njit(cache=True, parallel=True)
