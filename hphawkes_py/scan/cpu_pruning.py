@@ -33,20 +33,22 @@ ROUNDS = (0.02, 0.06, 0.15, 0.35, 1.0)
 
 
 @njit(cache=True, inline="always")
+def _eight_rows(rows, neighbors, k, s0, width):
+    """The columns ``s0:s0 + width`` of the rows of ``rows`` of the window entries ``k..k+7`` (views)."""
+    return (rows[neighbors[k], s0:s0 + width], rows[neighbors[k + 1], s0:s0 + width],
+            rows[neighbors[k + 2], s0:s0 + width], rows[neighbors[k + 3], s0:s0 + width],
+            rows[neighbors[k + 4], s0:s0 + width], rows[neighbors[k + 5], s0:s0 + width],
+            rows[neighbors[k + 6], s0:s0 + width], rows[neighbors[k + 7], s0:s0 + width])
+
+
+@njit(cache=True, inline="always")
 def _add_rows(c, cases, neighbors, j, jb, s0):
     """``c += cases[neighbors[k], s0:s0 + len(c)]`` for the entries ``k = j..jb-1``, eight rows at a time
     (their sum first, in the counts' type: one load and store of ``c`` per eight rows instead of per row)."""
     R = c.shape[0]
     k = j
     while k + 8 <= jb:
-        r0 = cases[neighbors[k], s0:s0 + R]
-        r1 = cases[neighbors[k + 1], s0:s0 + R]
-        r2 = cases[neighbors[k + 2], s0:s0 + R]
-        r3 = cases[neighbors[k + 3], s0:s0 + R]
-        r4 = cases[neighbors[k + 4], s0:s0 + R]
-        r5 = cases[neighbors[k + 5], s0:s0 + R]
-        r6 = cases[neighbors[k + 6], s0:s0 + R]
-        r7 = cases[neighbors[k + 7], s0:s0 + R]
+        r0, r1, r2, r3, r4, r5, r6, r7 = _eight_rows(cases, neighbors, k, s0, R)
         for r in range(R):
             a = (c.dtype.type(r0[r]) + c.dtype.type(r1[r])) + (c.dtype.type(r2[r]) + c.dtype.type(r3[r]))
             b = (c.dtype.type(r4[r]) + c.dtype.type(r5[r])) + (c.dtype.type(r6[r]) + c.dtype.type(r7[r]))
@@ -70,14 +72,7 @@ def _add_rows_nibbles(c, packed, neighbors, j, jb, p0, H):
     m4 = np.uint8(15)
     k = j
     while k + 8 <= jb:
-        r0 = packed[neighbors[k], p0:p0 + H]
-        r1 = packed[neighbors[k + 1], p0:p0 + H]
-        r2 = packed[neighbors[k + 2], p0:p0 + H]
-        r3 = packed[neighbors[k + 3], p0:p0 + H]
-        r4 = packed[neighbors[k + 4], p0:p0 + H]
-        r5 = packed[neighbors[k + 5], p0:p0 + H]
-        r6 = packed[neighbors[k + 6], p0:p0 + H]
-        r7 = packed[neighbors[k + 7], p0:p0 + H]
+        r0, r1, r2, r3, r4, r5, r6, r7 = _eight_rows(packed, neighbors, k, p0, H)
         for r in range(H):
             whole = ((np.uint16(r0[r]) + np.uint16(r1[r])) + (np.uint16(r2[r]) + np.uint16(r3[r]))
                      + ((np.uint16(r4[r]) + np.uint16(r5[r])) + (np.uint16(r6[r]) + np.uint16(r7[r]))))
