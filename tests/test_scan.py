@@ -335,6 +335,36 @@ def test_pruned_maxima_whatever_the_column_sub_batches(monkeypatch, sub_batch, d
     assert bool(packs) == (max_count <= 15 and sub_batch % 64 == 0)
 
 
+@pytest.mark.parametrize("head_rate", [0, 1, 8, 10**6])
+@pytest.mark.parametrize("direction", ["high", "low", "both"])
+@pytest.mark.parametrize("model", ["bernoulli", "poisson"])
+def test_pruned_maxima_whatever_the_entry_by_entry_head(monkeypatch, head_rate, direction, model):
+    """The smallest windows tested entry by entry before the blocks (``HEAD_RATE``: none, while one group in 1
+    or 8 reaches its thresholds, or while any does) give the exhaustive maxima bit for bit, in sub-batches of
+    64 columns (groups other than a sub-batch's first), Bernoulli and Poisson (the shared kernel)."""
+    from hphawkes_py.scan import cpu
+
+    rng = np.random.default_rng(21)
+    L = 300
+    xy = rng.uniform(0, 20, size=(L, 2))
+    pop = rng.integers(150, 251, size=L)
+    C, N = int(rng.binomial(pop, 0.1).sum()), int(pop.sum())
+    mat = np.stack([rng.multivariate_hypergeometric(pop, C) for _ in range(301)], axis=1).astype(np.int32)
+    monkeypatch.setattr(cpu, "SUB_BATCH", 64)
+    monkeypatch.setattr(cpu, "HEAD_RATE", head_rate)
+    monkeypatch.setattr(cpu, "POISSON_SHARED_ENTRIES", 0)
+    if model == "bernoulli":
+        windows = scan_windows.build_windows(xy, xy, pop, 0.5 * N)
+        eng = make_engine(windows, scan_engine.klogk_table(N), C, N, direction, backend="cpu", min_cases=2)
+    else:
+        expected = pop * (C / N)
+        windows = scan_windows.build_windows(xy, xy, expected, 0.5 * C)
+        wexp = scan_windows.cumulative_expected(windows, expected)
+        eng = make_engine((windows[0], windows[1], wexp, windows[3]), scan_engine.klogk_table(C), C, C, direction,
+                          backend="cpu", model="poisson", min_cases=2)
+    np.testing.assert_array_equal(eng.max_llr(mat), eng.max_llr_exhaustive(mat))
+
+
 @pytest.mark.parametrize("backend", CUDA_ENGINES)
 def test_cpu_and_cuda_engine_identical_null_distribution(backend):
     coords, cases, controls = _small_problem(11, n=40, integer_coords=False)

@@ -317,9 +317,11 @@ def test_shared_kernel_poisson_blocks(monkeypatch, block, C):
     against its threshold at the block's least E, its least count before it against the one at its
     largest E) give the exhaustive maxima bit for bit, for 16- and 32-bit counts, both directions and
     min_cases, with blocks of one entry, of three (partial blocks at every walk's end), of eight and of
-    a whole walk; every group's block is tested once, and blocks do rule out walks."""
+    a whole walk; every group's block is tested once (no window tested entry by entry before the blocks:
+    ``HEAD_RATE`` 0), and blocks do rule out walks."""
     monkeypatch.setattr(cpu, "POISSON_SHARED_ENTRIES", 0)
     monkeypatch.setattr(cpu, "BLOCK", block)
+    monkeypatch.setattr(cpu, "HEAD_RATE", 0)
     for eng, st in _block_runs(C, block):
         tested, walked = np.array(st["rounds"])[:, 1:].sum(axis=0)
         G = -(-160 // cpu.GROUP)

@@ -96,70 +96,79 @@ def _scan_batch(offsets, neighbors, npop, mexp, loge, logce, boundary, cases, kl
 
 
 @njit(cache=True, inline="always")
+def _end_test(cg, mg, k, npop, poisson, mexp, loge, logce, entry_u, klogk, C, N, l0, want_high, want_low, thr_hi,
+              thr_lo, g):
+    """The window ending at entry ``k`` for the replicates of group ``g``, whose counts are ``cg`` and
+    running maxima ``mg``: the group's largest and least counts (vectorised reductions) decide whether
+    some count reaches the group's thresholds; only those LLRs are evaluated (and maxima updated), with
+    the additions of :func:`_scan_batch` (Bernoulli: ``npop``; Poisson, ``poisson`` True: ``mexp``,
+    ``loge``, ``logce``)."""
+    u = entry_u[k]
+    h32 = thr_hi[u, g]
+    l32 = thr_lo[u, g]
+    n = np.int64(0) if poisson else npop[k]
+    if h32 > (C if poisson else min(n, C)) and l32 < 0:
+        return False
+    mx = cg[0]
+    mn = cg[0]
+    for q in range(cg.shape[0]):
+        mx = max(mx, cg[q])
+        mn = min(mn, cg[q])
+    if mx < h32 and mn > l32:
+        return False
+    cc = np.int32(C)
+    if poisson:
+        e = mexp[k]
+        la = loge[k]
+        lb = logce[k]
+        for q in range(cg.shape[0]):
+            cr = np.int32(cg[q])
+            if cr >= h32 or cr <= l32:
+                llr = _poisson_llr(klogk, cr, cc, la, lb)
+                cf = np.float64(cr)
+                ok = (want_high & (cf > e)) | (want_low & (cf < e))
+                if ok and llr > mg[q]:
+                    mg[q] = llr
+        return True
+    Nf = np.float64(N)
+    cn = np.float64(C) * np.float64(n)
+    qq = -(klogk[n] + klogk[N - n]) - l0
+    nn = np.int32(n)
+    rest = np.int32(N - n - C)
+    for q in range(cg.shape[0]):
+        cr = np.int32(cg[q])
+        if cr >= h32 or cr <= l32:
+            t = (klogk[cr] + klogk[nn - cr]) + (klogk[cc - cr] + klogk[rest + cr])
+            llr = t + qq
+            lhs = np.float64(cr) * Nf
+            ok = (want_high & (lhs > cn)) | (want_low & (lhs < cn))
+            if ok and llr > mg[q]:
+                mg[q] = llr
+    return True
+
+
+@njit(cache=True, inline="always")
 def _walk_group(c, m, r0, r1, j, jb, neighbors, npop, poisson, mexp, loge, logce, boundary, entry_u, cases, s0, klogk,
                 C, N, l0, want_high, want_low, thr_hi, thr_lo, g):
     """Entries ``j..jb-1`` walked again for the replicates ``r0..r1-1`` of group ``g`` only (columns
     ``s0 + r0..s0 + r1 - 1`` of ``cases``; their counts ``c[r0:r1]`` restored to the block's start by
-    the caller): at every window end, the group's largest and least counts (vectorised reductions)
-    decide whether some count reaches the group's thresholds; only those LLRs are evaluated (and
-    maxima updated), with the additions of :func:`_scan_batch` (Bernoulli: ``npop``; Poisson,
-    ``poisson`` True: ``mexp``, ``loge``, ``logce``)."""
+    the caller), every window end tested by :func:`_end_test`."""
     # views indexed from 0, so that LLVM sees non-negative indices and vectorises
     cg = c[r0:r1]
     mg = m[r0:r1]
-    Nf = np.float64(N)
-    cc = np.int32(C)
     for k in range(j, jb):
         rg = cases[neighbors[k], s0 + r0:s0 + r1]
         for q in range(cg.shape[0]):
             cg[q] += rg[q]
-        if boundary[k] == 0:
-            continue
-        u = entry_u[k]
-        h32 = thr_hi[u, g]
-        l32 = thr_lo[u, g]
-        n = np.int64(0) if poisson else npop[k]
-        if h32 > (C if poisson else min(n, C)) and l32 < 0:
-            continue
-        mx = cg[0]
-        mn = cg[0]
-        for q in range(cg.shape[0]):
-            mx = max(mx, cg[q])
-            mn = min(mn, cg[q])
-        if mx < h32 and mn > l32:
-            continue
-        if poisson:
-            e = mexp[k]
-            la = loge[k]
-            lb = logce[k]
-            for q in range(cg.shape[0]):
-                cr = np.int32(cg[q])
-                if cr >= h32 or cr <= l32:
-                    llr = _poisson_llr(klogk, cr, cc, la, lb)
-                    cf = np.float64(cr)
-                    ok = (want_high & (cf > e)) | (want_low & (cf < e))
-                    if ok and llr > mg[q]:
-                        mg[q] = llr
-            continue
-        cn = np.float64(C) * np.float64(n)
-        qq = -(klogk[n] + klogk[N - n]) - l0
-        nn = np.int32(n)
-        rest = np.int32(N - n - C)
-        for q in range(cg.shape[0]):
-            cr = np.int32(cg[q])
-            if cr >= h32 or cr <= l32:
-                t = (klogk[cr] + klogk[nn - cr]) + (klogk[cc - cr] + klogk[rest + cr])
-                llr = t + qq
-                lhs = np.float64(cr) * Nf
-                ok = (want_high & (lhs > cn)) | (want_low & (lhs < cn))
-                if ok and llr > mg[q]:
-                    mg[q] = llr
+        if boundary[k] != 0:
+            _end_test(cg, mg, k, npop, poisson, mexp, loge, logce, entry_u, klogk, C, N, l0, want_high, want_low,
+                      thr_hi, thr_lo, g)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
 def _scan_max_pruned(centres, n_parts, step, offsets, neighbors, npop, poisson, mexp, loge, logce, boundary, entry_u,
                      cases, packed, rowmax, R, klogk, n_cases, n_total, l0, want_high, want_low, m0, thr_hi, thr_lo,
-                     block, sub, best, stats):
+                     block, sub, head_rate, best, stats):
     """Best LLR of the centres ``centres`` per replicate, skipping windows that cannot matter.
 
     Replicates come in groups of ``GROUP`` columns (sorted by ``m0``). ``m0`` (R,) are LLRs
@@ -180,6 +189,12 @@ def _scan_max_pruned(centres, n_parts, step, offsets, neighbors, npop, poisson, 
     group's largest count at that location (``rowmax[l, g]``); the block is skipped when that bound
     is below the threshold of entry k at every window end k. Only the groups that fail both tests walk
     the block again, entry by entry, over their own replicates (:func:`_walk_group`).
+
+    Each centre's smallest windows come first entry by entry (:func:`_end_test` for every group at every
+    window end), in spans of ``block`` entries, until a span where fewer than one group in ``head_rate``
+    reaches its thresholds at an entry on average (``head_rate`` 0: none): at the first windows nearly every
+    group fails its block test, whose count at the block's end is several locations' cases and whose threshold
+    is that of one location, and walks the block again.
 
     One parallel region for the whole round: its work items are (columns ``s0:s0 + step`` of the first
     ``R`` of ``cases``, a part of the centres, ``n_parts`` parts; the threads share a sub-batch's rows of
@@ -212,6 +227,32 @@ def _scan_max_pruned(centres, n_parts, step, offsets, neighbors, npop, poisson, 
             hi0[:] = 0
             j = offsets[i]
             end = offsets[i + 1]
+            # the smallest windows entry by entry, in spans of ``block`` entries while at least one group in
+            # ``head_rate`` reaches its thresholds at an entry on average: there nearly every group fails a
+            # block's test (its count after the block against the threshold of the block's first, smallest
+            # window), and the tests would only pass the block on to walks
+            busy = head_rate > 0
+            while busy and j < end:
+                jh = min(end, j + block)
+                reached = 0
+                while j < jh:
+                    _add_rows(c[:W], cases, neighbors, j, j + 1, s0)
+                    if boundary[j] != 0:
+                        for g in range(G):
+                            r0 = g * GROUP
+                            r1 = min(W, r0 + GROUP)
+                            reached += _end_test(c[r0:r1], m[r0:r1], j, npop, poisson, mexp, loge, logce, entry_u,
+                                                 klogk, C, N, l0, want_high, want_low, thr_hi, thr_lo, g0 + g)
+                    j += 1
+                busy = reached * head_rate >= G * block
+            if head_rate > 0:
+                # each group's largest count before the first block (the blocks' entry-by-entry bound)
+                for g in range(G):
+                    cg = c[g * GROUP:min(W, (g + 1) * GROUP)]
+                    mx = cg[0]
+                    for k in range(cg.shape[0]):
+                        mx = max(mx, cg[k])
+                    hi0[g] = mx
             while j < end:
                 jb = min(j + block, end)
                 if want_low:
@@ -300,6 +341,9 @@ BLOCK = 8
 #: entries per sub-block: a group whose block test fails tests the block's sub-blocks alike before
 #: walking entry by entry those that fail too
 SUB_BLOCK = 4
+#: each centre's smallest windows are tested one by one, in spans of ``BLOCK`` entries, before the block tests take
+#: over, while at least one group in this many reaches its thresholds at an entry (0: blocks from the first entry)
+HEAD_RATE = 8
 #: replicates (columns of cases) per work item of the Bernoulli pruned kernel, whatever the threads: the
 #: threads then share the rows of cases (one long row per window entry) and split the centres; the block
 #: tests are per group, so wider items test no less (measured against 128 and 512 in
@@ -465,7 +509,8 @@ def max_llr_pruned(windows, cases, klogk, n_cases, n_total, direction, bins=None
         st = np.zeros((n_sub * parts, 2), dtype=np.int64)
         _scan_max_pruned(perm[a:b], np.int64(parts), np.int64(step), offsets, neighbors, npop, poisson, *pe, boundary,
                          entry_u, cs, packed, rowmax, np.int64(R), klogk, np.int64(n_cases), np.int64(n_total), l0,
-                         hi_on, lo_on, Ms, thr_hi, thr_lo, np.int64(block), np.int64(SUB_BLOCK), best, st)
+                         hi_on, lo_on, Ms, thr_hi, thr_lo, np.int64(block), np.int64(SUB_BLOCK), np.int64(HEAD_RATE),
+                         best, st)
         M[order] = np.maximum(Ms, best.max(axis=0))
         if stats is not None:
             s = st.sum(axis=0)
