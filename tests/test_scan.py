@@ -338,10 +338,12 @@ def test_pruned_maxima_whatever_the_column_sub_batches(monkeypatch, sub_batch, d
 @pytest.mark.parametrize("head_rate", [0, 1, 8, 10**6])
 @pytest.mark.parametrize("direction", ["high", "low", "both"])
 @pytest.mark.parametrize("model", ["bernoulli", "poisson"])
-def test_pruned_maxima_whatever_the_entry_by_entry_head(monkeypatch, head_rate, direction, model):
+@pytest.mark.parametrize("block", [3, 8])
+def test_pruned_maxima_whatever_the_entry_by_entry_head(monkeypatch, head_rate, direction, model, block):
     """The smallest windows tested entry by entry before the blocks (``HEAD_RATE``: none, while one group in 1
     or 8 reaches its thresholds, or while any does) give the exhaustive maxima bit for bit, in sub-batches of
-    64 columns (groups other than a sub-batch's first), Bernoulli and Poisson (the shared kernel)."""
+    64 columns (groups other than a sub-batch's first), Bernoulli and Poisson (the shared kernel), in spans of
+    8 entries and of 3 (a walk's last span partial)."""
     from hphawkes_py.scan import cpu
 
     rng = np.random.default_rng(21)
@@ -352,6 +354,7 @@ def test_pruned_maxima_whatever_the_entry_by_entry_head(monkeypatch, head_rate, 
     mat = np.stack([rng.multivariate_hypergeometric(pop, C) for _ in range(301)], axis=1).astype(np.int32)
     monkeypatch.setattr(cpu, "SUB_BATCH", 64)
     monkeypatch.setattr(cpu, "HEAD_RATE", head_rate)
+    monkeypatch.setattr(cpu, "BLOCK", block)
     monkeypatch.setattr(cpu, "POISSON_SHARED_ENTRIES", 0)
     if model == "bernoulli":
         windows = scan_windows.build_windows(xy, xy, pop, 0.5 * N)

@@ -18,8 +18,8 @@ from numba import njit, prange
 from .cpu_observed import best_per_centre_blocks
 from .cpu_poisson import max_llr_pruned_poisson
 from .cpu_pruning import (GROUP, NIBBLE_MAX, PRUNE_MARGIN, _add_rows, _add_rows_nibbles, _aligned_columns,
-                          _group_row_max, _narrow_counts, _pack_nibbles, _round_plan, _sub_rows, _take_columns,
-                          _work_item, _work_items)
+                          _group_row_max, _lane_max, _lane_min, _narrow_counts, _pack_nibbles, _round_plan, _sub_rows,
+                          _take_columns, _work_item, _work_items)
 from .engine import Engine, null_loglik, poisson_logs
 from .llr import _poisson_llr, _poisson_threshold_tables, _threshold_tables
 from .sizes import expected_bins, size_bins
@@ -248,21 +248,13 @@ def _scan_max_pruned(centres, n_parts, step, offsets, neighbors, npop, poisson, 
             if head_rate > 0:
                 # each group's largest count before the first block (the blocks' entry-by-entry bound)
                 for g in range(G):
-                    cg = c[g * GROUP:min(W, (g + 1) * GROUP)]
-                    mx = cg[0]
-                    for k in range(cg.shape[0]):
-                        mx = max(mx, cg[k])
-                    hi0[g] = mx
+                    hi0[g] = _lane_max(c[g * GROUP:min(W, (g + 1) * GROUP)])
             while j < end:
                 jb = min(j + block, end)
                 if want_low:
                     # each group's least count before the block
                     for g in range(G):
-                        cg = c[g * GROUP:min(W, (g + 1) * GROUP)]
-                        mn = cg[0]
-                        for k in range(cg.shape[0]):
-                            mn = min(mn, cg[k])
-                        low0[g] = mn
+                        low0[g] = _lane_min(c[g * GROUP:min(W, (g + 1) * GROUP)])
                 if nib:
                     _add_rows_nibbles(c, packed, neighbors, j, jb, s0 // 2, step // 2)
                 else:

@@ -128,6 +128,25 @@ def _work_item(item, n_parts, step, R, nc):
 
 
 @njit(cache=True, inline="always")
+def _lane_max(cg):
+    """The largest of the counts ``cg`` (a group's lanes, a view: integer max reductions over a view indexed from 0
+    vectorise)."""
+    mx = cg[0]
+    for k in range(cg.shape[0]):
+        mx = max(mx, cg[k])
+    return mx
+
+
+@njit(cache=True, inline="always")
+def _lane_min(cg):
+    """The least of the counts ``cg`` (see :func:`_lane_max`)."""
+    mn = cg[0]
+    for k in range(cg.shape[0]):
+        mn = min(mn, cg[k])
+    return mn
+
+
+@njit(cache=True, inline="always")
 def _group_min(m, r0, r1):
     """The smallest of ``m[r0:r1]`` (a group's smallest maximum in the pruned kernels)."""
     gm = m[r0]
