@@ -266,9 +266,7 @@ def _scan_max_pruned(centres, n_parts, step, offsets, neighbors, npop, poisson, 
                     r1 = min(W, r0 + GROUP)
                     cg = c[r0:r1]
                     # integer max reductions vectorise (a boolean any() over the lanes did not)
-                    mx = cg[0]
-                    for k in range(cg.shape[0]):
-                        mx = max(mx, cg[k])
+                    mx = _lane_max(cg)
                     hit = mx >= thr_hi[ua, g0 + g]
                     hit_lo = False
                     if want_low:
@@ -299,13 +297,9 @@ def _scan_max_pruned(centres, n_parts, step, offsets, neighbors, npop, poisson, 
                         while k < jb:
                             kb = min(k + sub, jb)
                             if kb - k < jb - j:
-                                mn = cg[0]
-                                for q in range(cg.shape[0]):
-                                    mn = min(mn, cg[q])
+                                mn = _lane_min(cg)
                                 _add_rows(cg, cases, neighbors, k, kb, s0 + r0)
-                                mx = cg[0]
-                                for q in range(cg.shape[0]):
-                                    mx = max(mx, cg[q])
+                                mx = _lane_max(cg)
                                 go = mx >= thr_hi[entry_u[k], g0 + g]
                                 if want_low:
                                     go |= mn <= thr_lo[entry_u[kb - 1], g0 + g]
@@ -403,11 +397,11 @@ def window_bins(windows, poisson=False):
     offsets, _, size, _ = windows
     if not poisson:
         return size_bins(size)
-    first = offsets[:-1][np.diff(offsets) > 0]
-    e_first = size[first]
+    walked = np.diff(offsets) > 0
+    e_first = size[offsets[:-1][walked]]
     positive = e_first[e_first > 0]
     least = float(positive.min()) if positive.size else 1.0
-    largest = float(size[offsets[1:][np.diff(offsets) > 0] - 1].max()) if first.size else 1.0
+    largest = float(size[offsets[1:][walked] - 1].max()) if e_first.size else 1.0
     return expected_bins(size, 2.0 ** np.floor(np.log2(least)), largest)
 
 

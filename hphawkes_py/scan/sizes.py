@@ -126,7 +126,7 @@ def expected_bins(E, smallest, largest, per_octave=512):
     top = max(int(np.array(max(largest, smallest)).view(np.int64)) >> sh, base)
     starts = ((np.arange(base, top + 2, dtype=np.int64) << sh).view(np.float64))
     low = np.concatenate([[0.0], starts[:-1]])
-    high = np.concatenate([starts[:1], starts[1:]])
+    high = starts
     high[-1] = max(largest, low[-1])
     index = np.empty(E.shape[0], dtype=np.int32)
     _expected_pass(E, np.float64(smallest), np.int64(base), np.int64(sh), index)
