@@ -4,6 +4,8 @@ Explicit distance matrix, explicit window membership sets, log likelihoods with 
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -229,3 +231,24 @@ def space_time_dated(windows, M, E, max_t=7, min_cases=2, prospective=False, dir
                     ok = {"high": high, "low": low, "both": high | low}[direction]
                     out[i] = np.maximum(out[i], np.where(ok, llr, 0.0))
     return out
+
+
+def normal_llr(x, w, inside, direction, min_cases):
+    """The normal model's LLR of the window (or cylinder) holding the observations ``inside`` (boolean) from
+    its definition (two-pass means and sums of squares; weighted with ``w``), 0 when its mean is not of
+    interest (SaTScan's rules: n >= min_cases, a sum of measurements that is not 0)."""
+    N = len(x)
+    n = int(inside.sum())
+    if n == 0 or n == N or n < min_cases:
+        return 0.0
+    ww = np.ones(N) if w is None else w
+    if (ww[inside] * x[inside]).sum() == 0:
+        return 0.0
+    mi = np.average(x[inside], weights=ww[inside])
+    mo = np.average(x[~inside], weights=ww[~inside])
+    if not ((direction in ("high", "both") and mi > mo) or (direction in ("low", "both") and mi < mo)):
+        return 0.0
+    m = np.average(x, weights=ww)
+    s0 = (ww * (x - m) ** 2).sum()
+    s1 = (ww[inside] * (x[inside] - mi) ** 2).sum() + (ww[~inside] * (x[~inside] - mo) ** 2).sum()
+    return 0.5 * N * math.log(s0 / s1)

@@ -190,3 +190,5 @@ EXTRA_WALKED += ["normal", "exponential", "iterative_scan", "IterativeScanResult
 EXTRA_WALKED += ["space_time_exponential", "continuous_poisson"]
 EXTRA_WALKED += ["temporal", "seasonal", "TemporalResult", "svtt", "SVTTResult", "ordinal", "multinomial",
                  "DataSource", "read_source", "cluster_linelist", "write_linelist"]
+# space_time_normal: tests/test_scan_normal_space_time.py::test_bad_input_is_refused_before_work
+EXTRA_WALKED += ["space_time_normal"]

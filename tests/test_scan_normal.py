@@ -25,6 +25,7 @@ from hphawkes_py.scan.windows import build_windows
 
 sys.path.insert(0, str(Path(__file__).parent))
 from engines import CUDA_ENGINES  # noqa: E402
+from naive_scan import normal_llr  # noqa: E402
 from satscan_oracle import (oracle, read_dbf, report_locations, run_parameter_file, scratch_folder,  # noqa: E402
                             store, stored, write_prm)
 
@@ -44,26 +45,6 @@ def _data(seed=3, n_loc=30, n_obs=150, shift=0.0, weights=False):
 
 
 # ---------------------------------------------------------------------------- the LLR
-def _naive_llr(x, w, inside, direction, min_cases):
-    """The window's LLR from its definition (two-pass means and sums of squares), 0 when its mean is
-    not of interest (SaTScan's rules: n >= min_cases, a sum of measurements that is not 0)."""
-    N = len(x)
-    n = int(inside.sum())
-    if n == 0 or n == N or n < min_cases:
-        return 0.0
-    ww = np.ones(N) if w is None else w
-    if (ww[inside] * x[inside]).sum() == 0:
-        return 0.0
-    mi = np.average(x[inside], weights=ww[inside])
-    mo = np.average(x[~inside], weights=ww[~inside])
-    if not ((direction in ("high", "both") and mi > mo) or (direction in ("low", "both") and mi < mo)):
-        return 0.0
-    m = np.average(x, weights=ww)
-    s0 = (ww * (x - m) ** 2).sum()
-    s1 = (ww[inside] * (x[inside] - mi) ** 2).sum() + (ww[~inside] * (x[~inside] - mo) ** 2).sum()
-    return 0.5 * N * math.log(s0 / s1)
-
-
 def _engine(xy, loc, x, w, direction, min_cases, max_population=0.5):
     L = len(xy)
     n_loc = np.bincount(loc, minlength=L).astype(np.int64)
@@ -87,7 +68,7 @@ def _naive_best(eng, loc, x, w, direction, min_cases):
         for k in range(eng.offsets[i], eng.offsets[i + 1]):
             if eng.boundary[k]:
                 inside = np.isin(loc, eng.neighbors[eng.offsets[i]:k + 1])
-                best[i] = max(best[i], _naive_llr(x, w, inside, direction, min_cases))
+                best[i] = max(best[i], normal_llr(x, w, inside, direction, min_cases))
     return best
 
 
@@ -109,7 +90,7 @@ def test_llr_of_every_centre_matches_the_naive_formula(weighted, direction):
     # the reported window is the one with that LLR
     for i in np.flatnonzero(want > 0)[:5]:
         inside = np.isin(loc, eng.neighbors[eng.offsets[i]:arg[i, 0] + 1])
-        assert _naive_llr(x, w, inside, direction, m) == pytest.approx(got[i, 0], rel=1e-12)
+        assert normal_llr(x, w, inside, direction, m) == pytest.approx(got[i, 0], rel=1e-12)
 
 
 def test_llr_without_weights_and_with_unit_weights_agree():

@@ -33,7 +33,7 @@ from ._prm_temporal import TEMPORAL_MODELS, parse_time, run_svtt, run_temporal, 
     space_time_adjustments
 from ._prm_outputs import _OFF, _on, _output_settings, _results_target, _write_results
 from ._prm_continuous_poisson import continuous_poisson_kwargs, run_continuous_poisson
-from ._prm_space_time import run_space_time, run_space_time_exponential
+from ._prm_space_time import run_space_time, run_space_time_exponential, run_space_time_normal
 
 __all__ = ["read_prm", "run_prm"]
 
@@ -92,7 +92,7 @@ _ANALYSES = {
     ("1", "1"): "bernoulli", ("1", "3"): "space_time_bernoulli", ("1", "4"): "space_time_bernoulli",
     ("2", "3"): "space_time_permutation", ("2", "4"): "space_time_permutation",
     ("4", "1"): "exponential", ("4", "3"): "space_time_exponential", ("4", "4"): "space_time_exponential",
-    ("5", "1"): "normal",
+    ("5", "1"): "normal", ("5", "3"): "space_time_normal", ("5", "4"): "space_time_normal",
     ("0", "2"): "temporal_poisson", ("0", "6"): "temporal_poisson", ("0", "7"): "seasonal_poisson",
     ("1", "2"): "temporal_bernoulli", ("1", "6"): "temporal_bernoulli", ("1", "7"): "seasonal_bernoulli",
     ("0", "5"): "svtt", ("3", "1"): "ordinal", ("7", "1"): "multinomial",
@@ -109,6 +109,7 @@ _FILES = {
     "space_time_permutation": (None, ("ControlFile", "PopulationFile")),
     "normal": (None, ("ControlFile", "PopulationFile")), "exponential": (None, ("ControlFile", "PopulationFile")),
     "space_time_exponential": (None, ("ControlFile", "PopulationFile")),
+    "space_time_normal": (None, ("ControlFile", "PopulationFile")),
     # the Poisson purely temporal scans read PopulationFile when it is given (a constant population)
     "temporal_poisson": (None, ("ControlFile",)), "seasonal_poisson": (None, ("ControlFile",)),
     "temporal_bernoulli": ("ControlFile", ("PopulationFile",)),
@@ -120,7 +121,8 @@ _FILES = {
 }
 #: the input files whose CSV / dBase / shapefile source settings (``<File>-Source...``) are read
 _SOURCE_FILES = ("CaseFile", "ControlFile", "PopulationFile", "CoordinatesFile")
-_SPACE_TIME = ("space_time_permutation", "space_time_bernoulli", "space_time_poisson", "space_time_exponential")
+_SPACE_TIME = ("space_time_permutation", "space_time_bernoulli", "space_time_poisson", "space_time_exponential",
+               "space_time_normal")
 #: the analyses whose circles a grid file, a max circle size file and the secondary-cluster criteria shape
 _CIRCULAR_SCANS = ("bernoulli", "poisson") + _SPACE_TIME
 _TIME_UNITS = {"1": "year", "2": "month", "3": "day"}
@@ -232,7 +234,7 @@ def prm_arguments(path) -> dict:
     if model in _SPACE_TIME:
         name = {"space_time_permutation": "space-time permutation", "space_time_bernoulli": "Bernoulli space-time",
                 "space_time_poisson": "discrete Poisson space-time",
-                "space_time_exponential": "exponential space-time"}[model]
+                "space_time_exponential": "exponential space-time", "space_time_normal": "normal space-time"}[model]
         intervals = _space_time_kwargs(v, analysis, name, bad, kwargs)
     space_time_adjustments(v, bad, kwargs, model, name)
     if model in ("temporal_poisson", "seasonal_poisson"):
@@ -252,7 +254,8 @@ def prm_arguments(path) -> dict:
         generic = svtt_kwargs(v, bad, kwargs)
     if model == "continuous_poisson":
         continuous_poisson_kwargs(v, bad, kwargs)
-    if model == "normal":  # both minimums go into satscan_min_cases once the file says weighted or not
+    if model in ("normal", "space_time_normal"):  # both minimums go into satscan_min_cases once the file says
+        # weighted or not
         kwargs["min_cases"] = _normal_minimums(v, kwargs["direction"], bad, ignored)
     else:
         _low_rate_minimum(v, kwargs["direction"], bad, ignored)
@@ -583,6 +586,8 @@ def _earlier_analyses(v, model, analysis, bad, kwargs, circle: bool) -> None:
     (``max_temporal_percent``)."""
     if model not in _SPACE_TIME or analysis != "4":
         raise bad("AdjustForEarlierAnalyses", "is for the prospective space-time analyses (AnalysisType=4)")
+    if model == "space_time_normal":
+        raise bad("AdjustForEarlierAnalyses", "is not supported for the normal space-time analysis")
     if "max_distance" not in kwargs and not circle:
         raise bad("AdjustForEarlierAnalyses", "needs the maximum circle size as a distance "
                                               "(UseDistanceFromCenterOption=y, MaxSpatialSizeInDistanceFromCenter) or "
@@ -805,7 +810,8 @@ def _run_categorical(spec, run):
 _RUNNERS = {"space_time_permutation": run_space_time, "space_time_bernoulli": run_space_time,
             "space_time_poisson": run_space_time, "bernoulli": _run_spatial, "poisson": _run_spatial,
             "normal": run_continuous, "exponential": run_continuous,
-            "space_time_exponential": run_space_time_exponential, "temporal_poisson": run_temporal,
+            "space_time_exponential": run_space_time_exponential, "space_time_normal": run_space_time_normal,
+            "temporal_poisson": run_temporal,
             "temporal_bernoulli": run_temporal, "seasonal_poisson": run_temporal, "seasonal_bernoulli": run_temporal,
             "svtt": run_svtt, "ordinal": _run_categorical, "multinomial": _run_categorical,
             "continuous_poisson": run_continuous_poisson}

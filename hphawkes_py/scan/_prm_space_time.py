@@ -20,9 +20,12 @@ import numpy as np
 from ._satscan import (_as_ids, _count_date, _geo, _number, _population, _read_continuous, _read_rows,
                        case_records_kept, circle_rows, interval_of, observed_and_empty_ids)
 from .exponential_space_time import space_time_exponential
+from .normal_model import satscan_min_cases
+from .normal_space_time import space_time_normal
 from .spatiotemporal import space_time, space_time_permutation
 
-__all__ = ["read_case_dates", "census_day", "integral_weights", "dated_expected", "run_space_time"]
+__all__ = ["read_case_dates", "census_day", "integral_weights", "dated_expected", "run_space_time",
+           "run_space_time_exponential", "run_space_time_normal"]
 
 #: SaTScan's PrecisionCaseTimes: the fields a case date has (year; year/month; year/month/day)
 PRECISION_FIELDS = {"1": 1, "2": 2, "3": 3}
@@ -276,16 +279,40 @@ def run_space_time_exponential(spec, run):
     (``<id> <#cases> <date> <survival time> [<censored 0/1>]``), at its location of the coordinates file and
     on its record's day (or time interval, ``spec["intervals"]``), in the coordinates file's order of the
     locations (SaTScan's order of equal clusters' centres)."""
+    def scan(xy, values, second, days, kwargs):
+        return space_time_exponential(xy, values, days, None if second is None else second.astype(bool), **kwargs,
+                                      **run)
+
+    return _run_observations(spec, "exponential", scan)
+
+
+def run_space_time_normal(spec, run):
+    """The space-time normal analyses (:func:`run_prm`): one observation per case of every record
+    (``<id> <#cases> <date> <measurement> [<weight>]``, weighted when the weights are given), placed as in
+    :func:`run_space_time_exponential`; SaTScan's two minimum-cases settings combined once the file shows
+    whether it is weighted (:func:`~.normal_model.satscan_min_cases`)."""
+    def scan(xy, values, second, days, kwargs):
+        kwargs["min_cases"] = satscan_min_cases(kwargs["direction"], second is not None, *kwargs["min_cases"])
+        return space_time_normal(xy, values, days, weights=second, **kwargs, **run)
+
+    return _run_observations(spec, "normal", scan)
+
+
+def _run_observations(spec, model, scan):
+    """A space-time analysis of one observation (patient) per case of every record of a ``model`` case file
+    (:func:`~._satscan._read_continuous`): ``scan(xy, values, second, days, kwargs)`` runs it on the rows, their
+    measurements, their second field (None when the file has none) and days (time intervals), with the
+    parameter file's keyword arguments; the clusters' days are put back as dates with time intervals."""
     f = spec["files"]
     gp, keys, xs, ys, seen = _geo(f["geo_file"])
-    ids, counts, dates, values, censored = _read_continuous(f["case_file"], "exponential", True)
+    ids, counts, dates, values, second = _read_continuous(f["case_file"], model, True)
     keep = case_records_kept(spec, ids, dates, gp, seen)
     where = {k: i for i, k in enumerate(keys)}
     order = np.argsort(np.array([where[k] for k in ids], dtype=np.int64), kind="stable")
     rows = np.repeat(order, np.where(keep, counts, 0)[order])
     xy = np.array([(xs[where[ids[r]]], ys[where[ids[r]]]) for r in rows], dtype=float).reshape(-1, 2)
     kwargs = dict(spec["kwargs"])
-    # locations of the coordinates file without patients are circle centres too (as in SaTScan)
+    # locations of the coordinates file without observations are circle centres too (as in SaTScan)
     kwargs["location_ids"], empty = observed_and_empty_ids(keys, ids, rows, xs, ys, where)
     kwargs.update(empty)
     kwargs.update(circle_rows(spec, np.concatenate([kwargs["location_ids"], kwargs.get("empty_location_ids", [])])))
@@ -294,8 +321,7 @@ def run_space_time_exponential(spec, run):
     if starts is not None:  # interval indices stand for the days of the scan
         days = interval_of(days, starts)
         kwargs["study_period"] = (0, len(starts) - 2)
-    res = space_time_exponential(xy, values[rows], days, None if censored is None else censored[rows].astype(bool),
-                                 **kwargs, **run)
+    res = scan(xy, values[rows], None if second is None else second[rows], days, kwargs)
     if starts is not None and len(res.clusters):
         cl = res.clusters
         cl["start"] = starts[cl["start"].to_numpy(dtype=np.int64)]

@@ -107,7 +107,7 @@ def space_time_adjustments(v, bad, kwargs, model, name) -> None:
     name otherwise."""
     if model in ("space_time_poisson", "space_time_bernoulli"):
         time_trend_kwargs(v, bad, kwargs, name, bernoulli=model == "space_time_bernoulli")
-    elif model == "space_time_exponential":
+    elif model in ("space_time_exponential", "space_time_normal"):
         _no_trend_adjustment(v, bad, name)
     if (v.get("SpatialAdjustmentType", "0") or "0") == "1":
         if model != "space_time_poisson":

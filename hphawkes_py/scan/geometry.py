@@ -24,7 +24,7 @@ from xml.sax.saxutils import escape
 
 import numpy as np
 
-from ._output_common import CATEGORICAL
+from ._output_common import CATEGORICAL, NORMAL_MODELS, normal_columns
 from ._report_format import category_report_lines
 from .locations import EARTH_RADIUS_KM
 
@@ -71,6 +71,12 @@ def _check_vertices(n_vertices):
                          f"{n_vertices!r}")
 
 
+def _finite(v):
+    """``float(v)``, None where it is not finite (an attribute a model does not have: JSON has no NaN)."""
+    v = float(v)
+    return v if math.isfinite(v) else None
+
+
 def _properties(result, k, cl) -> dict:
     """The attributes of cluster ``k`` (SaTScan's names where SaTScan has them)."""
     props = {"CLUSTER": k + 1, "LOC_ID": str(cl.location_ids[0]), "NUMBER_LOC": int(cl.n_locations),
@@ -80,9 +86,11 @@ def _properties(result, k, cl) -> dict:
         props.update(CATEGORY=lines["Category"], CAT_OBS=lines["Number of cases"], CAT_EXP=lines["Expected cases"],
                      CAT_ODE=lines["Observed / expected"], CAT_RR=lines["Relative risk"],
                      CAT_PCT=lines["Percent cases in area"])
+    elif result.model in NORMAL_MODELS:  # means and variances, no expected count
+        props.update({key: float(getattr(cl, col)) for key, _, col in normal_columns(result)})
     else:
-        props.update(EXPECTED=float(cl.expected), ODE=float(cl.observed_over_expected),
-                     REL_RISK=float(cl.relative_risk) if math.isfinite(float(cl.relative_risk)) else None)
+        props.update(EXPECTED=_finite(cl.expected), ODE=_finite(cl.observed_over_expected),
+                     REL_RISK=_finite(cl.relative_risk))
     props.update(LLR=float(cl.log_likelihood_ratio), P_VALUE=float(cl.p_value), RADIUS=float(cl.radius))
     if "semimajor_axis" in result.clusters.columns:
         props.update(E_MAJOR=float(cl.semimajor_axis), E_ANGLE=float(cl.angle), E_SHAPE=float(cl.shape))

@@ -41,6 +41,11 @@ def _rows(props: dict) -> list:
     if "CATEGORY" in props:  # ordinal, multinomial: the category table
         rows += [("Category", props["CATEGORY"]), ("Cases by category", props["CAT_OBS"]),
                  ("Expected by category", props["CAT_EXP"]), ("Relative risk by category", props["CAT_RR"])]
+    elif "MEAN_IN" in props:  # the normal models: the means inside and outside
+        rows += [("Mean inside", f"{props['MEAN_IN']:.4g}"), ("Mean outside", f"{props['MEAN_OUT']:.4g}"),
+                 ("Variance", f"{props['VARIANCE']:.4g}")]
+    elif props["EXPECTED"] is None:  # a model without expected cases
+        pass
     else:
         rows += [("Expected cases", f"{props['EXPECTED']:.2f}"),
                  ("Relative risk", "infinity" if props["REL_RISK"] is None else f"{props['REL_RISK']:.3g}")]

@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._output_common import (CATEGORICAL, _check_flag, _check_p_values, _check_result, _date, _location_of_ids,
-                             _location_relative_risk, _span_of, _write_dbf)
+from ._output_common import (CATEGORICAL, NORMAL_MODELS, _check_flag, _check_p_values, _check_result, _date,
+                             _location_of_ids, _location_relative_risk, _span_of, _write_dbf, normal_columns)
 from ._report_format import _SUMMARY_LABEL, _block_line, _population_text, _significant, category_report_lines
 from .outputs_temporal import is_time_result, write_time_results
 from .result import purely_temporal_row
@@ -234,7 +234,10 @@ def cluster_table(result, *, study_period=None, gumbel: bool = False, p_values: 
         r["P_VALUE"] = _reported_p(result, cl, p_values)
         if gumbel:
             r["GBL_PVALUE"] = max(float(cl.gumbel_p_value), _GUMBEL_FLOOR)
-        if result.model not in CATEGORICAL:  # SaTScan writes their category tables elsewhere (the .sci)
+        if result.model in NORMAL_MODELS:
+            r["OBSERVED"] = cl.cases
+            r.update({key: float(getattr(cl, col)) for key, _, col in normal_columns(result)})
+        elif result.model not in CATEGORICAL:  # SaTScan writes their category tables elsewhere (the .sci)
             r["OBSERVED"] = cl.cases
             r["EXPECTED"] = float(cl.expected)
             r["ODE"] = float(cl.observed_over_expected)
@@ -257,7 +260,8 @@ def _col_columns(result, gumbel) -> list:
     else:
         cols += ["LLR"] + (["TEST_STAT"] if _elliptic(result) else [])
     cols += ["P_VALUE"] + (["GBL_PVALUE"] if gumbel else [])
-    cols += [] if result.model in CATEGORICAL else ["OBSERVED", "EXPECTED", "ODE"]
+    cols += [] if result.model in CATEGORICAL else ["OBSERVED"] + [c[0] for c in normal_columns(result)] \
+        if result.model in NORMAL_MODELS else ["OBSERVED", "EXPECTED", "ODE"]
     cols += ["REL_RISK"] if result.model in _BERNOULLI + _POISSON else []
     cols += ["POPULATION"] if _has_population(result) else []
     return cols + ["GINI_CLUST"]
@@ -583,6 +587,10 @@ def _count_lines(add, result, cl, annual):
     if result.model in CATEGORICAL:
         for label, value in category_report_lines(cl):
             add(label, value)
+    elif result.model in NORMAL_MODELS:
+        add("Number of cases", str(int(cl.cases)))
+        for _, label, col in normal_columns(result):
+            add(label, _significant(float(getattr(cl, col))))
     else:
         add("Number of cases", f"{cl.cases:.10g}" if isinstance(cl.cases, float) else str(int(cl.cases)))
         add("Expected cases", _significant(float(cl.expected)))

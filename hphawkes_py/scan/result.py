@@ -59,9 +59,12 @@ _TITLES = {"bernoulli": "Bernoulli spatial scan", "poisson": "Discrete Poisson s
            "declustered": "Declustered Poisson spatial scan (expected background events)",
            "normal": "Normal spatial scan (continuous measurements)",
            "weighted_normal": "Weighted normal spatial scan (continuous measurements)",
-           "exponential": "Exponential spatial scan (survival times)"}
+           "exponential": "Exponential spatial scan (survival times)",
+           "space_time_normal": "Normal space-time scan (continuous measurements)",
+           "space_time_weighted_normal": "Weighted normal space-time scan (continuous measurements)"}
 _SIZE_OF = {"poisson": "expected cases", "space_time_permutation": "cases", "declustered": "expected cases",
-            "normal": "observations", "weighted_normal": "observations", "exponential": "patients"}
+            "normal": "observations", "weighted_normal": "observations", "exponential": "patients",
+            "space_time_normal": "observations", "space_time_weighted_normal": "observations"}
 
 def _fmt_count(c) -> str:
     """A case count for the summaries: whole counts as integers, expected counts to 2 decimals."""
@@ -228,7 +231,7 @@ class ScanResult:
         df.to_csv(path, index=False, **kwargs)
 
     def summary(self) -> str:
-        normal = self.model in ("normal", "weighted_normal")
+        normal = self.model in ("normal", "weighted_normal", "space_time_normal", "space_time_weighted_normal")
         totals = (f"{self.n_cases} observations" if normal
                   else f"{_fmt_count(self.n_cases)} cases, population {self.n_population:.10g}")
         lines = [

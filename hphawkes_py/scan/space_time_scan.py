@@ -242,6 +242,52 @@ def _check_common(coords, cases, times, opts: SpaceTimeOptions) -> SpaceTimeData
                          centres=centres, null_cuts=null_cuts)
 
 
+def day_of(origin, t):
+    """Day ``t`` of a study period that starts on ``origin`` (a date, or a day number)."""
+    return origin + np.timedelta64(int(t), "D") if isinstance(origin, np.datetime64) else origin + int(t)
+
+
+def circles(cm: SpaceTimeData, cut):
+    """The circles of a space-time analysis, cut at ``max_population`` x ``cut.sum()`` (``cut``: the size of each
+    location; ``max_population`` None: by ``max_distance`` alone) and at the max circle size file's limit:
+    ``(centres, centre_loc, points, cpoints, windows)`` (:func:`~.locations.make_centres`,
+    :func:`~.windows.build_windows`), the locations and centres in the working coordinates."""
+    centres, centre_loc = make_centres(cm.loc_coords, None, cm.centres)
+    points = cm.geo.points(cm.loc_coords)
+    cpoints = points if cm.centres is None else cm.geo.points(centres)
+    windows = build_windows(cpoints, points, cut, (1.0 if cm.max_population is None else cm.max_population)
+                            * cut.sum(), cm.geo.to_working(cm.max_distance), circle=cm.circle[0],
+                            circle_limit=cm.circle[1])
+    return centres, centre_loc, points, cpoints, windows
+
+
+def cylinder_overlap(cm: SpaceTimeData, L: int, retrospective: bool, centre_of, t1_of, t2_of, cpoints, points):
+    """``overlap(members, i)`` of the cluster table (:func:`~.result._clusters`) for the candidate cylinders
+    (centre ``centre_of``, days ``t1_of..t2_of``): SaTScan's secondary-cluster criterion ``cm.run.secondary``
+    (:func:`~.secondary.centre_overlap`), or with "no-overlap" in a ``retrospective`` analysis clusters that
+    share locations listed both when they are apart in time (None: any location in common)."""
+    if cm.run.secondary != "no-overlap":
+        # SaTScan's other criteria: the circles' centres and radii, and (retrospective) the cylinders' days
+        return centre_overlap(cm.run.secondary, lambda i: cpoints[centre_of[i]], points,
+                              None if cm.prospective else (lambda i: (t1_of[i], t2_of[i])))
+    if not retrospective:
+        return None
+    kept = []
+
+    def overlaps_kept(members, k):
+        t1, t2 = t1_of[k], t2_of[k]
+        for mem, a, b in kept:
+            # SaTScan counts cylinders on adjacent days as overlapping in time too
+            if not (b + 1 < t1 or a > t2 + 1) and mem[members].any():
+                return True
+        mask = np.zeros(L, dtype=bool)
+        mask[members] = True
+        kept.append((mask, t1, t2))
+        return False
+
+    return overlaps_kept
+
+
 def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=None, controls_loc=None,
                time_trend=None, strata=None, spatial_adjustment=None, cut_size=None, expected_lt=None,
                day_of_week=False, purely_temporal=False, purely_spatial=False, individuals_lt=None):
@@ -275,15 +321,8 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
                          "cylinder is purely spatial)")
     max_t = min(cm.max_temporal, T - 1) if purely_spatial else cm.max_temporal
     report_members = [[m[0]] for m in members]
-    centres, centre_loc = make_centres(cm.loc_coords, None, cm.centres)
     with threads_context(cm.run.threads):
-        points = geo.points(cm.loc_coords)
-        cpoints = points if cm.centres is None else geo.points(centres)
-        cut = size if cut_size is None else cut_size
-        # max_population None: circles limited by max_distance alone
-        windows = build_windows(cpoints, points, cut, (1.0 if cm.max_population is None else cm.max_population)
-                                * cut.sum(), geo.to_working(cm.max_distance), circle=cm.circle[0],
-                                circle_limit=cm.circle[1])
+        centres, centre_loc, points, cpoints, windows = circles(cm, size if cut_size is None else cut_size)
         offsets, neighbors, _, boundary = windows
         csum = cumulative_expected(windows, wsize_loc)  # C_Z (E_Z) of the circle after each entry, in walk order
         engine = make_space_time_engine((offsets, neighbors, csum, boundary), dcum, klogk_table(N), C,
@@ -323,42 +362,20 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
     origin = cm.origin
     pop_loc = np.asarray(size)
 
-    def when(t):
-        return origin + np.timedelta64(int(t), "D") if isinstance(origin, np.datetime64) else origin + int(t)
-
     # the cylinder of each centre: window end j and days [t1, t2] from the kernel's code
     j_of, rest = np.divmod(arg, T * T)
     t1_of, t2_of = np.divmod(rest, T)
     centre_of = np.arange(len(best))
-    overlap = None
-    if not cm.prospective and T > 2:
+    retrospective = not cm.prospective and T > 2
+    if retrospective:
         # SaTScan 10's retrospective space-time analyses: more candidates per centre (cylinders apart
         # in time), and clusters that share locations are both listed when they are apart in time
         centre_of, best, j_of, t1_of, t2_of = _retrospective_candidates(
             (offsets, neighbors, csum, boundary), best, j_of, t1_of, t2_of, c_lt, persons, dcum, N,
             max_t, cm.run.min_cases, cm.run.direction, strata, expected_lt)
-        kept = []
-
-        def overlaps_kept(members, k):
-            t1, t2 = t1_of[k], t2_of[k]
-            for mem, a, b in kept:
-                # SaTScan counts cylinders on adjacent days as overlapping in time too
-                if not (b + 1 < t1 or a > t2 + 1) and mem[members].any():
-                    return True
-            mask = np.zeros(L, dtype=bool)
-            mask[members] = True
-            kept.append((mask, t1, t2))
-            return False
-
-        overlap = overlaps_kept
     if ps is not None:
         centre_of, best, j_of, t1_of, t2_of = _with_purely_spatial(centre_of, best, j_of, t1_of, t2_of, ps_best, ps_j,
                                                                    T)
-    if cm.run.secondary != "no-overlap":
-        # SaTScan's other criteria: the circles' centres and radii, and (retrospective) the cylinders' days
-        overlap = centre_overlap(cm.run.secondary, lambda i: cpoints[centre_of[i]], points,
-                                 None if cm.prospective else (lambda i: (t1_of[i], t2_of[i])))
-
     k_pt = -1  # the purely temporal candidate's index, if any
     cand_offsets, cand_neighbors, cand_centres, cand_loc = offsets[centre_of], neighbors, centres[centre_of], \
         centre_loc[centre_of]
@@ -373,6 +390,7 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
         best, j_of = np.append(best, pt_llr[0]), np.append(j_of, len(neighbors) + L - 1)
         t1_of, t2_of = np.append(t1_of, pt_t1[0]), np.append(t2_of, pt_t2[0])
         tiebreak = np.append(centre_of, len(offsets))
+    overlap = cylinder_overlap(cm, L, retrospective, centre_of, t1_of, t2_of, cpoints, points)
 
     def count(members, i):
         return c_lt[members, t1_of[i]:t2_of[i] + 1].sum()
@@ -411,7 +429,7 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
     cand = Candidates(best, j_of, cand_offsets, cand_neighbors, cand_centres, cand_loc)
 
     def extra(i):
-        more = {"start": when(t1_of[i]), "end": when(t2_of[i])}
+        more = {"start": day_of(origin, t1_of[i]), "end": day_of(origin, t2_of[i])}
         return {**more, "purely_temporal": bool(i == k_pt)} if pt is not None else more
 
     df = _clusters(cand, lambda members, k: math.nan if k == k_pt else radius_of(members, centre_of[k]), None,

@@ -1,0 +1,280 @@
+"""The space-time scan statistic for continuous measurements: the normal model over cylinders.
+
+Kulldorff, Huang & Konty (2009) extended to cylinders as SaTScan's space-time normal analysis runs it
+(``ModelType=5`` with ``AnalysisType`` 3 or 4; ``NormalLikelihoodCalculator``,
+``WeightedNormalLikelihoodCalculator``, ``NormalRandomizer``):
+
+1. every observation has a measurement ``x`` (with a weight ``w`` in the weighted model), a location and a day;
+2. a cylinder is a circle Z (grown through the nearest locations up to ``max_population`` of the
+   observations, as in :func:`~hphawkes_py.scan.normal`) over the days ``t1..t2`` (at most ``max_temporal``;
+   prospective: ending on the last day); it holds the observations of its locations on its days;
+3. it is scored by the likelihood ratio of one mean inside and one outside with a common variance against one
+   mean everywhere, the formulas of the purely spatial model (:mod:`.normal_model`) with the cylinder's
+   observations in place of the circle's, when its mean (weighted mean) is higher (lower, either) than outside;
+4. Monte Carlo inference: the measurements (with their weights) permuted among the observations, which keep
+   their locations and days.
+
+The cylinders are scanned by :class:`~.cpu_normal_space_time.NormalCylinderEngine` (the CUDA kernel
+``scan_permutation_cylinders`` on a GPU); a retrospective analysis lists its clusters as SaTScan 10 does, from
+each centre's best cylinder and the best ones before and after it in time
+(:func:`~.cpu_space_time.overlap_candidates`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from .._backend import get_device, is_gpu_backend, threads_context
+from .._parallel import run_replicates
+from .cpu_normal_space_time import NormalCylinderEngine, cumulative_from_end, intervals
+from .cpu_space_time import overlap_candidates
+from .locations import _check_xy, _radius, check_empty_locations
+from .monte_carlo import BATCH_SIZE, CPU_BATCH_BYTES, GPU_BATCH_SIZE, batch_children, replicate_seed_batches
+from .normal_model import NORMAL, WEIGHTED_NORMAL, _check_min_cases, _check_observations, _totals, _window_table
+from .null_draws import permute_measurements
+from .result import Candidates, ScanResult, _clusters
+from .space_time_scan import (_MIN_LLR_RETAINED, SpaceTimeOptions, _check_common, circles, cylinder_overlap,
+                              day_of)
+
+__all__ = ["space_time_normal"]
+
+
+def space_time_normal(coords, values, times, *, weights=None, max_population=0.5, max_distance=None, max_temporal=7,
+                      prospective=False, study_period=None, min_cases=None, n_replicates=999, direction="high",
+                      distance="euclidean", location_ids=None, seed=None, executor=None, backend="auto", threads=None,
+                      progress=True, max_temporal_percent=None, circle_population=None, max_circle_population=0.5,
+                      centres=None, secondary="no-overlap", empty_locations=None,
+                      empty_location_ids=None) -> ScanResult:
+    """Kulldorff's space-time scan statistic for continuous measurements (normal model), retrospective or prospective.
+
+    Semantics follow SaTScan's space-time normal analysis (``ModelType=5``, ``AnalysisType=3`` or ``4``), and its
+    weighted normal model when ``weights`` are given: cylinders as in
+    :func:`~hphawkes_py.scan.space_time_permutation` (circles up to ``max_population`` of the observations x
+    intervals of at most ``max_temporal`` days), each scored by the likelihood ratio of a different mean inside
+    than outside with a common variance (:func:`~hphawkes_py.scan.normal`'s formulas over the cylinder's
+    observations); the measurements (and weights) are permuted among the observations for the null.
+
+    Parameters
+    ----------
+    coords : array_like (n, 2)
+        Coordinates of each observation's location (one row per observation; rows with identical coordinates are
+        one location). Planar, Euclidean distances, unless ``distance="great_circle"``.
+    values : array_like (n,)
+        The measurement of each observation (real numbers, in any unit; not all equal).
+    times : array_like (n,)
+        The day of each observation: whole numbers (days) or datetime64 / pandas dates, tz-naive.
+    weights : array_like (n,), optional
+        Positive weight of each observation: SaTScan's weighted normal model (weighted means and variances, the
+        (measurement, weight) pairs permuted together). Without weights, the unweighted model.
+    max_population : float in (0, 0.5]
+        Maximum circle size as a fraction of all observations over the study period.
+    max_distance : float, optional
+        Maximum circle radius (coordinate units; km with ``distance="great_circle"``).
+    max_temporal : int >= 1
+        Maximum length of a cylinder's interval (days).
+    prospective : bool
+        Only intervals that end on the last day of the study period.
+    study_period : (first, last), optional
+        The study period's first and last day (default: the observations' first and last).
+    min_cases : int >= 0, optional
+        Observations a cluster needs, as in :func:`~hphawkes_py.scan.normal` (default: SaTScan's).
+    n_replicates : int >= 1
+        Monte Carlo replicates.
+    direction : {"high", "low", "both"}
+        Scan for cylinders whose mean (weighted mean) is higher (lower, either) than outside.
+    distance : {"euclidean", "great_circle"}
+        As in :func:`~hphawkes_py.scan.bernoulli`.
+    location_ids : array_like (n,), optional
+        Location id of each observation (rows of one location share it), reported once per location.
+    seed : None, int, SeedSequence or Generator
+        Root of the per-replicate seeds: results do not depend on executor or batching.
+    executor : None, concurrent.futures.Executor or dask Client
+        Where the Monte Carlo batches run.
+    backend : {"auto", "cpu", "gpu", "emulator"}
+        The engine of the replicates' cylinders (the CUDA kernel on a GPU, or on the CPU emulator; both give the
+        same maxima). The observed data's cylinders are scanned on the CPU.
+    threads : int, optional
+        Numba threads.
+    progress : bool
+        Show a progress bar over Monte Carlo batches.
+    max_temporal_percent : float in (0, 100], optional
+        The longest interval as a percentage of the study period (SaTScan's ``MaxTemporalSizeInterpretation=0``);
+        replaces ``max_temporal``.
+    circle_population, max_circle_population, centres, secondary
+        As in :func:`~hphawkes_py.scan.space_time` (``circle_population``: one value per row of ``coords`` and
+        then one per empty location).
+    empty_locations : array_like (k, 2), optional
+        Locations without observations (a SaTScan coordinates file's locations that no record names): circle
+        centres, and members of the circles that reach them, as SaTScan scans them.
+    empty_location_ids : array_like (k,), optional
+        Their ids (with ``location_ids``).
+
+    Returns
+    -------
+    ScanResult
+        ``model="space_time_normal"`` (``"space_time_weighted_normal"`` with weights): ``clusters.cases`` and
+        ``population`` the cylinder's observations, ``expected`` and ``relative_risk`` NaN, ``start`` and
+        ``end`` its days, and the columns of :func:`~hphawkes_py.scan.normal` (``mean_inside``, ``mean_outside``,
+        ``variance``, ``std``, and with weights the weighted ones and ``weight_inside``). ``n_cases`` and
+        ``n_population``: the observations N.
+
+    Examples
+    --------
+    Higher measurements around one village during ten days of sixty:
+
+    >>> rng = np.random.default_rng(3)
+    >>> xy = rng.uniform(0, 10, (30, 2)).round(3)
+    >>> village = rng.integers(0, 30, 900)
+    >>> day = rng.integers(0, 60, 900)
+    >>> near = (np.hypot(*(xy[village] - xy[0]).T) < 2.5) & (day >= 20) & (day < 30)
+    >>> x = rng.normal(10.0, 2.0, 900) + 3.0 * near
+    >>> res = hp.scan.space_time_normal(xy[village], x, day, location_ids=village, max_temporal=14,
+    ...                                 n_replicates=99, seed=1, backend="cpu", progress=False)
+    >>> top = res.most_likely
+    >>> print(top.start, top.end, top.cases, round(top.mean_inside, 1), round(top.mean_outside, 1), top.p_value)
+    20 28 11 13.4 10.1 0.01
+    """
+    xy = _check_xy(coords)
+    n = len(xy)
+    x, w = _check_observations(values, weights, n)
+    counted = np.ones(n, dtype=np.int64)
+    empty = check_empty_locations(empty_locations, empty_location_ids, location_ids is not None)
+    if empty is not None:
+        # rows without observations: none counted, dated on the first observation's day
+        extra, extra_ids = empty
+        if extra_ids is not None:
+            location_ids = np.concatenate([np.asarray(location_ids, dtype=object), extra_ids])
+        xy = np.vstack([xy, extra])
+        counted = np.concatenate([counted, np.zeros(len(extra), dtype=np.int64)])
+        times = np.concatenate([np.asarray(times), np.repeat(np.asarray(times)[:1], len(extra))])
+    opts = SpaceTimeOptions(max_population, max_distance, max_temporal, prospective, study_period, 0, n_replicates,
+                            direction, distance, location_ids, seed, executor, backend, threads, progress, None,
+                            circle_population, max_circle_population, centres, max_temporal_percent, secondary)
+    cm = _check_common(xy, counted, times, opts)
+    weighted = w is not None
+    m_cases = _check_min_cases(min_cases, cm.run.direction, weighted)
+    L, T = cm.c_lt.shape
+    cell = cm.gid[:n].astype(np.int64) * T + cm.day[:n]
+    first, second = (x * w, w.copy()) if weighted else (x, x * x)
+    s1, s2 = np.zeros(L * T), np.zeros(L * T)
+    np.add.at(s1, cell, first)  # unbuffered, in observation order (SaTScan's order of summation)
+    np.add.at(s2, cell, second)
+    U, U2, A, B = _totals(x, w)
+    t_end_min = T - 1 if cm.prospective else 0
+    max_t = min(cm.max_temporal, T)
+    t1s, t2s = intervals(T, max_t, t_end_min)
+    size = cm.c_lt.sum(axis=1)
+    with threads_context(cm.run.threads):
+        centres, centre_loc, points, cpoints, windows = circles(cm, size)
+        offsets, neighbors, _, boundary = windows
+        engine = NormalCylinderEngine(WEIGHTED_NORMAL if weighted else NORMAL, offsets, neighbors, boundary,
+                                      cumulative_from_end(cm.c_lt), t1s, t2s, n, U, U2, A, B, m_cases, m_cases,
+                                      cm.run.direction in ("high", "both"), cm.run.direction in ("low", "both"))
+        centre_of, best, j_of, t1_of, t2_of = _candidates(engine, s1.reshape(L, T, 1), s2.reshape(L, T, 1), T,
+                                                          max_t, retrospective=not cm.prospective and T > 2)
+        null_engine = engine
+        if is_gpu_backend(cm.run.backend):
+            from .gpu import GpuNormalCylinderEngine
+
+            null_engine = GpuNormalCylinderEngine(engine, device=get_device(cm.run.backend), backend=cm.run.backend)
+        null_llr = _null_maxima(null_engine, cell, first, second, L, T, cm.run)
+
+    radius_of = _radius(cm.geo, points, cpoints)
+    day = cm.day[:n]
+    tables = {}
+
+    def count(members, i):
+        return cm.c_lt[members, t1_of[i]:t2_of[i] + 1].sum()
+
+    def window_stats(members, c, j, i):
+        inside = np.isin(cm.gid[:n], members) & (day >= t1_of[i]) & (day <= t2_of[i])
+        tables[i] = _window_table(x, w, inside)
+        return int(c), math.nan, math.nan
+
+    def extra(i):
+        return {"start": day_of(cm.origin, t1_of[i]), "end": day_of(cm.origin, t2_of[i]), **tables[i]}
+
+    cand = Candidates(best, j_of, offsets[centre_of], neighbors, centres[centre_of], centre_loc[centre_of])
+    df = _clusters(cand, lambda members, k: radius_of(members, centre_of[k]), None, [[m[0]] for m in cm.members],
+                   cm.ids, null_llr, window_stats, count=count, extra=extra, tiebreak=centre_of,
+                   overlap=cylinder_overlap(cm, L, not cm.prospective and T > 2, centre_of, t1_of, t2_of, cpoints,
+                                            points))
+    for k, name in enumerate(("start", "end")):
+        if name not in df.columns:  # no cluster at all: the same columns, empty
+            df[name] = np.zeros(0, dtype=object)
+        df.insert(df.columns.get_loc("radius") + 1 + k, name, df.pop(name))
+    return ScanResult(
+        clusters=df, null_llr=null_llr, backend=cm.run.backend, n_cases=n, n_population=n, n_locations=L,
+        n_merged=cm.n - L, n_centres=len(centres), n_windows=int(boundary.sum()), max_population=cm.max_population,
+        direction=cm.run.direction, n_replicates=cm.run.n_replicates,
+        model="space_time_weighted_normal" if weighted else "space_time_normal", max_distance=cm.max_distance,
+        min_cases=m_cases, distance=cm.distance, _loc_coords=cm.loc_coords, _loc_cases=size, _loc_population=size,
+        _loc_expected=None, _loc_controls=None, _row_ids=cm.ids, _row_loc=cm.gid)
+
+
+def _candidates(engine: NormalCylinderEngine, s1, s2, T: int, max_t: int, retrospective: bool) -> tuple:
+    """The candidate cylinders of the observed cell sums ``s1``, ``s2`` (L, T, 1): ``(centre, LLR, circle entry,
+    t1, t2)``, each centre's best and, in a ``retrospective`` analysis, the best ones before and after it in time
+    as SaTScan 10 lists them (:func:`~.cpu_space_time.overlap_candidates`, over chunks of centres)."""
+    m = engine.n_centres
+    if not retrospective:
+        mv, j, a, _, _ = engine.best_mv(s1, s2)
+        none = a[:, 0] < 0
+        a = np.where(none, 0, a[:, 0])
+        return (np.arange(m), engine.llr(mv)[:, 0], j[:, 0], np.where(none, 0, engine.t1s[a]),
+                np.where(none, 0, engine.t2s[a]))
+    I = len(engine.t1s)
+    chunk = max(1, 2_000_000 // max(I, 1))
+    parts = []
+    for lo in range(0, m, chunk):
+        hi = min(m, lo + chunk)
+        part = dataclasses.replace(engine, offsets=engine.offsets[lo:hi + 1])
+        mv, j, a, per_mv, per_j = part.best_mv(s1, s2, per_interval=True)
+        none = a[:, 0] < 0
+        a = np.where(none, 0, a[:, 0])
+        best = np.zeros(m)
+        j_of, t1_of, t2_of = (np.zeros(m, dtype=np.int64) for _ in range(3))
+        best[lo:hi] = engine.llr(mv)[:, 0]
+        j_of[lo:hi] = j[:, 0]
+        t1_of[lo:hi] = np.where(none, 0, engine.t1s[a])
+        t2_of[lo:hi] = np.where(none, 0, engine.t2s[a])
+        # every interval's best LLR and circle entry, by end day and length (overlap_candidates' layout)
+        val = np.zeros((hi - lo, T, max_t))
+        code = np.full((hi - lo, T, max_t), -1, dtype=np.int64)
+        span = engine.t2s - engine.t1s
+        val[:, engine.t2s, span] = engine.llr(per_mv)
+        code[:, engine.t2s, span] = per_j
+        parts.append(overlap_candidates(val, code, best, j_of, t1_of, t2_of, lo, _MIN_LLR_RETAINED))
+    if not parts:
+        none = np.zeros(0, dtype=np.int64)
+        return none, np.zeros(0), none, none, none
+    return tuple(np.concatenate([p[q] for p in parts]) for q in range(5))
+
+
+def _null_batch(size, batch_seed, engine, cell, first, second, L, T):
+    """One Monte Carlo batch: ``size`` permutations of the measurements among the observations (each keeping its
+    location x day ``cell``) and each replicate's largest cylinder LLR (module level so process pools can pickle
+    it)."""
+    s1, s2 = permute_measurements(cell, first, second, L * T, batch_children(batch_seed, size))
+    return engine.max_llr(s1.reshape(L, T, size), s2.reshape(L, T, size))
+
+
+def _null_maxima(engine, cell, first, second, L: int, T: int, run) -> np.ndarray:
+    """(n_replicates,) float64 largest cylinder LLR of each null replicate, in replicate order, in batches whose
+    cell sums (and their cumulative copies) stay within ``CPU_BATCH_BYTES`` (a GPU: 256 MiB)."""
+    R = run.n_replicates
+    per_replicate = 48 * L * (T + 1)
+    if is_gpu_backend(engine.backend):
+        batch = max(1, min(GPU_BATCH_SIZE, (1 << 28) // per_replicate))
+    elif run.executor is not None:
+        batch = BATCH_SIZE
+    else:
+        cap = max(1, CPU_BATCH_BYTES // per_replicate)
+        batch = math.ceil(R / math.ceil(R / cap))
+    sizes = [min(batch, R - s) for s in range(0, R, batch)]
+    parts = run_replicates(_null_batch, sizes, seeds=replicate_seed_batches(run.seed, R, batch),
+                           executor=run.executor, progress=run.progress, desc="space-time normal Monte Carlo",
+                           args=(engine, cell, first, second, L, T))
+    return np.concatenate(parts).astype(np.float64)

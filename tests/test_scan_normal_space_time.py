@@ -1,0 +1,332 @@
+"""The space-time normal scan (``hp.scan.space_time_normal``; SaTScan's ModelType=5 with AnalysisType 3 or 4):
+every cylinder's LLR against the normal model's formula on the cylinder's observations (tests/naive_scan.py),
+on the CPU engine and the CUDA kernel through the emulator; retrospective, prospective and weighted analyses
+through run_prm against SaTScan 10.3.2 on data made here (tests/satscan_oracle.py); a planted cluster
+recovered; the CLI; bad input and the settings refused by name.
+
+``python tests/test_scan_normal_space_time.py --satscan <binary>`` stores SaTScan's output for machines
+without the binary.
+"""
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import hphawkes_py as hp
+from hphawkes_py.cli import main
+from hphawkes_py.scan.cpu_normal_space_time import NormalCylinderEngine, cumulative_from_end, intervals
+from hphawkes_py.scan.normal_model import NORMAL, WEIGHTED_NORMAL, _totals
+from hphawkes_py.scan.null_draws import permute_measurements
+from hphawkes_py.scan.windows import build_windows
+
+sys.path.insert(0, str(Path(__file__).parent))
+from engines import CUDA_ENGINES  # noqa: E402
+from naive_scan import normal_llr  # noqa: E402
+from satscan_oracle import oracle, read_dbf, report_locations, run_parameter_file, scratch_folder, store, stored, \
+    write_prm  # noqa: E402
+
+FIXTURE = stored("normal_space_time")
+
+
+def _data(seed=4, n_loc=12, n_obs=160, T=9, shift=0.0, weights=False):
+    """Observations at random locations and days, measurements N(10, 2), shifted by ``shift`` within radius 3
+    of location 0 on days 3-5."""
+    rng = np.random.default_rng(seed)
+    xy = rng.uniform(0, 10, (n_loc, 2)).round(3)
+    loc = np.concatenate([np.arange(n_loc), rng.integers(0, n_loc, n_obs - n_loc)])
+    day = rng.integers(0, T, n_obs)
+    x = rng.normal(10.0, 2.0, n_obs).round(4)
+    x += shift * ((np.hypot(*(xy[loc] - xy[0]).T) < 3) & (day >= 3) & (day <= 5))
+    w = rng.uniform(0.5, 2.0, n_obs).round(3) if weights else None
+    return xy, loc, day, x, w
+
+
+def _engine(xy, loc, day, x, w, T, max_t, t_end_min, direction, min_cases, max_population=0.5):
+    L = len(xy)
+    n_lt = np.zeros((L, T), dtype=np.int64)
+    np.add.at(n_lt, (loc, day), 1)
+    offsets, neighbors, _, boundary = build_windows(xy.astype(float), xy.astype(float), n_lt.sum(axis=1),
+                                                    max_population * len(x))
+    t1s, t2s = intervals(T, max_t, t_end_min)
+    eng = NormalCylinderEngine(NORMAL if w is None else WEIGHTED_NORMAL, offsets, neighbors, boundary,
+                               cumulative_from_end(n_lt), t1s, t2s, len(x), *_totals(x, w), min_cases, min_cases,
+                               direction in ("high", "both"), direction in ("low", "both"))
+    first, second = (x, x * x) if w is None else (x * w, w)
+    return eng, first, second
+
+
+def _cell_sums(loc, day, first, second, L, T):
+    s1, s2 = np.zeros((L, T, 1)), np.zeros((L, T, 1))
+    np.add.at(s1[:, :, 0], (loc, day), first)
+    np.add.at(s2[:, :, 0], (loc, day), second)
+    return s1, s2
+
+
+def _naive(eng, loc, day, x, w, direction, min_cases):
+    """(m, I) the best LLR of every centre and interval over its circles, from the cylinders' observations."""
+    out = np.zeros((eng.n_centres, len(eng.t1s)))
+    for i in range(eng.n_centres):
+        for k in range(eng.offsets[i], eng.offsets[i + 1]):
+            if not eng.boundary[k]:
+                continue
+            here = np.isin(loc, eng.neighbors[eng.offsets[i]:k + 1])
+            for a, (t1, t2) in enumerate(zip(eng.t1s, eng.t2s)):
+                inside = here & (day >= t1) & (day <= t2)
+                out[i, a] = max(out[i, a], normal_llr(x, w, inside, direction, min_cases))
+    return out
+
+
+# ---------------------------------------------------------------------------- the cylinders
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("direction, max_t, t_end_min", [("high", 4, 0), ("low", 9, 0), ("both", 3, 8)])
+def test_every_interval_of_every_centre_matches_the_naive_formula(weighted, direction, max_t, t_end_min):
+    xy, loc, day, x, w = _data(shift=2.0, weights=weighted)
+    T, m_cases = 9, 2
+    eng, first, second = _engine(xy, loc, day, x, w, T, max_t, t_end_min, direction, m_cases)
+    s1, s2 = _cell_sums(loc, day, first, second, len(xy), T)
+    mv, j, a, per_mv, per_j = eng.best_mv(s1, s2, per_interval=True)
+    want = _naive(eng, loc, day, x, w, direction, m_cases)
+    assert (want > 0).sum() > 20
+    np.testing.assert_allclose(eng.llr(per_mv), want, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(eng.llr(mv)[:, 0], want.max(axis=1), rtol=1e-9, atol=1e-9)
+    # the best cylinder's entry and interval are those of an interval attaining the maximum
+    has = want.max(axis=1) > 0
+    np.testing.assert_array_equal(j[has, 0], per_j[has, a[has, 0]])
+    assert (a[~has, 0] == -1).all()
+
+
+def test_the_first_of_equal_cylinders_in_satscans_loop_order():
+    # measurements equal on every day but one: many cylinders have equal LLRs; the best is the smallest
+    # circle entry, then the first interval in SaTScan's loop (end day ascending, start day descending)
+    xy, loc, day, x, _ = _data(seed=6)
+    x = np.where(day == 4, 20.0, 10.0)
+    eng, first, second = _engine(xy, loc, day, x, None, 9, 5, 0, "high", 1)
+    s1, s2 = _cell_sums(loc, day, first, second, len(xy), 9)
+    mv, j, a, per_mv, per_j = eng.best_mv(s1, s2, per_interval=True)
+    for i in range(eng.n_centres):
+        top = per_mv[i].max()
+        tied = np.flatnonzero(per_mv[i] == top)
+        first_entry = per_j[i, tied].min()
+        assert j[i, 0] == first_entry
+        assert a[i, 0] == tied[per_j[i, tied] == first_entry][0]
+        assert eng.t1s[a[i, 0]] == 4 and eng.t2s[a[i, 0]] == 4
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("backend", CUDA_ENGINES)
+def test_cuda_kernel_equals_the_cpu_engine(weighted, backend):
+    from hphawkes_py._backend import get_device
+    from hphawkes_py.scan.gpu import GpuNormalCylinderEngine
+
+    xy, loc, day, x, w = _data(shift=1.0, weights=weighted)
+    T = 9
+    eng, first, second = _engine(xy, loc, day, x, w, T, 5, 0, "both", 2)
+    s1, s2 = permute_measurements(loc * T + day, first, second, len(xy) * T, np.random.SeedSequence(3).spawn(40))
+    s1, s2 = s1.reshape(len(xy), T, 40), s2.reshape(len(xy), T, 40)
+    gpu = GpuNormalCylinderEngine(eng, device=get_device(backend), backend=backend)
+    want = eng.best_mv(s1, s2)[:3]
+    got = gpu.best_mv(s1, s2)
+    for g, c in zip(got, want):
+        np.testing.assert_array_equal(g, c)
+    np.testing.assert_array_equal(gpu.max_llr(s1, s2), eng.max_llr(s1, s2))
+    assert (eng.max_llr(s1, s2) > 0).all()
+
+
+# ---------------------------------------------------------------------------- the analysis
+def _analysis(weighted=False, shift=5.0, **kw):
+    xy, loc, day, x, w = _data(seed=11, n_loc=25, n_obs=500, T=30, shift=shift, weights=weighted)
+    return hp.scan.space_time_normal(xy[loc], x, day, weights=w, location_ids=loc, max_temporal=6,
+                                     n_replicates=99, seed=2, progress=False, backend="cpu", **kw), (xy, loc, day,
+                                                                                                     x, w)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_planted_cluster_is_recovered_with_its_statistics(weighted):
+    res, (xy, loc, day, x, w) = _analysis(weighted)
+    top = res.most_likely
+    truth = set(np.flatnonzero(np.hypot(*(xy - xy[0]).T) < 3).tolist())
+    found = set(top.location_ids)
+    assert len(found & truth) >= 0.75 * len(truth) and len(found - truth) <= 2
+    assert 2 <= top.start <= 4 and 4 <= top.end <= 6 and top.p_value == 0.01
+    inside = np.isin(loc, top.location_ids) & (day >= top.start) & (day <= top.end)
+    assert top.cases == inside.sum() and top.population == inside.sum()
+    assert top.mean_inside == pytest.approx(x[inside].mean(), rel=1e-12)
+    assert top.log_likelihood_ratio == pytest.approx(normal_llr(x, w, inside, "high", res.min_cases), rel=1e-9)
+    if weighted:
+        assert top.weight_inside == pytest.approx(w[inside].sum(), rel=1e-12)
+    assert "observations" in res.summary()
+
+
+def test_results_do_not_depend_on_batching_threads_or_executor():
+    from concurrent.futures import ThreadPoolExecutor
+
+    a, _ = _analysis(shift=1.0)
+    b, _ = _analysis(shift=1.0, threads=1)
+    with ThreadPoolExecutor(2) as ex:
+        c, _ = _analysis(shift=1.0, executor=ex)
+    np.testing.assert_array_equal(a.null_llr, b.null_llr)
+    np.testing.assert_array_equal(a.null_llr, c.null_llr)
+    pd.testing.assert_frame_equal(a.clusters, b.clusters)
+
+
+@pytest.mark.parametrize("backend", CUDA_ENGINES)
+def test_analysis_on_the_cuda_engine_equals_the_cpu_engine(backend):
+    a, _ = _analysis(True, shift=1.0)
+    xy, loc, day, x, w = _data(seed=11, n_loc=25, n_obs=500, T=30, shift=1.0, weights=True)
+    b = hp.scan.space_time_normal(xy[loc], x, day, weights=w, location_ids=loc, max_temporal=6, n_replicates=99,
+                                  seed=2, progress=False, backend=backend)
+    np.testing.assert_array_equal(a.null_llr, b.null_llr)
+    pd.testing.assert_frame_equal(a.clusters, b.clusters)
+
+
+def test_prospective_cylinders_end_on_the_last_day():
+    res, _ = _analysis(prospective=True, direction="both")
+    assert len(res.clusters) and (res.clusters.end == 29).all()
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(values=np.ones(500)), "all equal"),
+    (dict(values=np.ones(3)), "same length"),
+    (dict(weights=-np.ones(500)), "positive"),
+    (dict(weights=np.ones(500), min_cases=1), "at least 2"),
+    (dict(max_temporal=0), "max_temporal"),
+    (dict(direction="up"), "direction"),
+])
+def test_bad_input_is_refused_before_work(kw, match):
+    xy, loc, day, x, w = _data(seed=11, n_loc=25, n_obs=500, T=30)
+    args = dict(values=x, weights=None, location_ids=loc, n_replicates=9, progress=False)
+    args.update(kw)
+    with pytest.raises(ValueError, match=match):
+        hp.scan.space_time_normal(xy[loc], times=day, **args)
+
+
+# ---------------------------------------------------------------------------- SaTScan 10.3.2
+#: name -> (case file, AnalysisType, ScanAreas)
+_ANALYSES = {"retrospective": ("st.cas", "3", "1"), "prospective": ("st.cas", "4", "1"),
+             "weighted both": ("stw.cas", "3", "3")}
+
+
+def _satscan_data():
+    """40 locations, 600 observations over 60 days (2020/1/1 to 2020/2/29), measurements N(50, 8) raised by 12
+    within 30 of location 0 on days 20-29; weights in [0.5, 2]."""
+    rng = np.random.default_rng(7)
+    xy = rng.uniform(0, 100, (40, 2)).round(2)
+    loc = np.concatenate([np.arange(40), rng.integers(0, 40, 560)])
+    day = rng.integers(0, 60, 600)
+    x = rng.normal(50.0, 8.0, 600)
+    x += 12.0 * ((np.hypot(*(xy[loc] - xy[0]).T) < 30) & (day >= 20) & (day < 30))
+    return xy, loc, day, x.round(3), rng.uniform(0.5, 2.0, 600).round(3)
+
+
+def _write_inputs(folder: Path) -> None:
+    xy, loc, day, x, w = _satscan_data()
+    dates = [str(np.datetime64("2020-01-01") + np.timedelta64(int(t), "D")).replace("-", "/") for t in day]
+    (folder / "st.geo").write_text("".join(f"L{i} {a} {b}\n" for i, (a, b) in enumerate(xy)))
+    (folder / "st.cas").write_text("".join(f"L{g} 1 {d} {v}\n" for g, d, v in zip(loc, dates, x)))
+    (folder / "stw.cas").write_text("".join(f"L{g} 1 {d} {v} {u}\n" for g, d, v, u in zip(loc, dates, x, w)))
+
+
+def _prm(name: str, folder: Path) -> Path:
+    cas, analysis, areas = _ANALYSES[name]
+    stem = name.replace(" ", "_")
+    return write_prm(folder / f"{stem}.prm", [
+        "[Input]", f"CaseFile={cas}", "PrecisionCaseTimes=3", "StartDate=2020/1/1", "EndDate=2020/2/29",
+        "CoordinatesFile=st.geo", "CoordinatesType=0",
+        "[Analysis]", f"AnalysisType={analysis}", "ModelType=5", f"ScanAreas={areas}", "TimeAggregationUnits=3",
+        "TimeAggregationLength=1",
+        "[Output]", f"ResultsFile={stem}.txt", "OutputGoogleEarthKML=n", "OutputShapefiles=n",
+        "MostLikelyClusterEachCentroidDBase=y", "LaunchMapViewer=n",
+        "[Spatial Window]", "MaxSpatialSizeInPopulationAtRisk=50", "SpatialWindowShapeType=0",
+        "[Temporal Window]", "MaxTemporalSizeInterpretation=1", "MaxTemporalSize=14",
+        "[Inference]", "MonteCarloReps=999", "PValueReportType=1",
+        "[Run Options]", "NumberParallelProcesses=1"])
+
+
+def run_satscan(binary) -> dict:
+    """SaTScan's cluster tables (``.col.dbf``) and the clusters' location ids (report) of every analysis."""
+    out = {}
+    with scratch_folder("hphawkes-normal-st-") as folder:
+        _write_inputs(folder)
+        for name in _ANALYSES:
+            prm = _prm(name, folder)
+            run_parameter_file(binary, prm, folder)
+            out[name] = {"rows": read_dbf(prm.with_suffix(".col.dbf")),
+                         "ids": report_locations(prm.with_suffix(".txt").read_text())}
+    return out
+
+
+@pytest.fixture(scope="module")
+def satscan_output():
+    return oracle(FIXTURE, run_satscan)
+
+
+@pytest.mark.parametrize("name", list(_ANALYSES))
+def test_run_prm_matches_satscan(name, satscan_output, tmp_path):
+    _write_inputs(tmp_path)
+    res = hp.scan.run_prm(_prm(name, tmp_path), seed=1, progress=False)
+    rows, ids = satscan_output[name]["rows"], satscan_output[name]["ids"]
+    xy, loc, day, x, w = _satscan_data()
+    weighted = name.startswith("weighted")
+    assert res.model == ("space_time_weighted_normal" if weighted else "space_time_normal")
+    cl = res.clusters
+    assert len(cl) >= 3 and all(float(r["P_VALUE"]) >= 0.99 for r in rows[len(cl):])
+    for k, r in enumerate(rows[:len(cl)]):
+        row = cl.iloc[k]
+        assert [str(v) for v in row.location_ids] == ids[k], k
+        when = tuple(np.datetime64("-".join(f"{int(v):02d}" for v in r[key].split("/"))) for key in
+                     ("START_DATE", "END_DATE"))
+        assert (np.datetime64(row.start, "D"), np.datetime64(row.end, "D")) == when, k
+        assert row.log_likelihood_ratio == pytest.approx(float(r["LLR"]), abs=1e-6), k
+        p = float(r["P_VALUE"])
+        assert abs(row.p_value - p) <= 4 * math.sqrt(max(p * (1 - p), 1e-3) * 2 / 1000) + 2e-3, k
+        members = [int(str(v)[1:]) for v in row.location_ids]
+        t1, t2 = (int((np.datetime64(v, "D") - np.datetime64("2020-01-01")).astype(int)) for v in (row.start, row.end))
+        ours = np.isin(loc, members) & (day >= t1) & (day <= t2)
+        assert row.cases == ours.sum() == int(float(r["OBSERVED"])), k
+        assert row.mean_inside == pytest.approx(x[ours].mean(), rel=1e-12), k
+        if not weighted:
+            assert row.mean_inside == pytest.approx(float(r["MEAN_IN"]), abs=1e-9), k
+            assert row.mean_outside == pytest.approx(float(r["MEAN_OUT"]), abs=1e-9), k
+            assert row.variance == pytest.approx(float(r["VARIANCE"]), abs=1e-9), k
+        else:
+            # SaTScan 10.3.2's weighted cluster statistics (weight, means, variances) take in one more day than
+            # the cluster's time frame (its LLR, time frame and count do not); ours are the cylinder's own
+            theirs = np.isin(loc, members) & (day >= t1) & (day <= t2 + 1)
+            assert float(r["WEIGHT_IN"]) == pytest.approx(w[theirs].sum(), abs=1e-9), k
+            assert float(r["MEAN_IN"]) == pytest.approx(x[theirs].mean(), abs=1e-9), k
+            assert row.weight_inside == pytest.approx(w[ours].sum(), rel=1e-12), k
+
+
+def test_run_prm_refuses_what_the_normal_space_time_scan_does_not_honour(tmp_path):
+    _write_inputs(tmp_path)
+    prm = _prm("prospective", tmp_path)
+    text = prm.read_text()
+    for edit, match in (("[Analysis]\nAdjustForEarlierAnalyses=y\nProspectiveStartDate=2020/2/1",
+                         "AdjustForEarlierAnalyses"),
+                        ("[Analysis]\nIncludePurelyTemporal=y", "IncludePurelyTemporal"),
+                        ("[Analysis]\nAdjustForWeeklyTrends=y", "AdjustForWeeklyTrends")):
+        prm.write_text(text.replace("[Analysis]", edit, 1))
+        with pytest.raises(ValueError, match=match):
+            hp.scan.run_prm(prm, progress=False)
+
+
+def test_cli_writes_the_analysis_into_a_folder(tmp_path, capsys):
+    _write_inputs(tmp_path)
+    prm = _prm("retrospective", tmp_path)
+    out = tmp_path / "out"
+    rc = main(["scan", "run", str(prm), "--replicates", "19", "--seed", "1", "--backend", "cpu", "--out", str(out),
+               "--quiet"])
+    assert rc == 0, capsys.readouterr().err
+    table = pd.read_csv(out / "retrospective.col.csv")
+    ref = hp.scan.run_prm(prm, n_replicates=19, seed=1, progress=False, backend="cpu")
+    np.testing.assert_allclose(table.LLR.to_numpy(), ref.clusters.log_likelihood_ratio.to_numpy(), rtol=1e-6)
+    assert (out / "retrospective.txt").read_text().count("Log likelihood ratio") == len(ref.clusters)
+
+
+if __name__ == "__main__":  # write the stored SaTScan output (see tests/satscan_oracle.py)
+    store(FIXTURE, run_satscan, "test_scan_normal_space_time.py")
