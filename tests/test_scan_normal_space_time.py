@@ -19,7 +19,8 @@ import pytest
 
 import hphawkes_py as hp
 from hphawkes_py.cli import main
-from hphawkes_py.scan.cpu_normal_space_time import NormalCylinderEngine, cumulative_from_end, intervals
+from hphawkes_py.scan.cpu_normal_space_time import NormalCylinderEngine, cumulative_from_end, intervals, \
+    permuted_cumulative
 from hphawkes_py.scan.normal_model import NORMAL, WEIGHTED_NORMAL, _totals
 from hphawkes_py.scan.null_draws import permute_measurements
 from hphawkes_py.scan.windows import build_windows
@@ -55,9 +56,15 @@ def _engine(xy, loc, day, x, w, T, max_t, t_end_min, direction, min_cases, max_p
     t1s, t2s = intervals(T, max_t, t_end_min)
     eng = NormalCylinderEngine(NORMAL if w is None else WEIGHTED_NORMAL, offsets, neighbors, boundary,
                                cumulative_from_end(n_lt), t1s, t2s, len(x), *_totals(x, w), min_cases, min_cases,
-                               direction in ("high", "both"), direction in ("low", "both"))
+                               direction in ("high", "both"), direction in ("low", "both"), _total_squares(x, w))
     first, second = (x, x * x) if w is None else (x * w, w)
     return eng, first, second
+
+
+def _total_squares(x, w):
+    """The (weighted) sum of squares about the (weighted) mean, two-pass."""
+    ww = np.ones(len(x)) if w is None else w
+    return float((ww * (x - np.average(x, weights=ww)) ** 2).sum())
 
 
 def _cell_sums(loc, day, first, second, L, T):
@@ -118,6 +125,26 @@ def test_the_first_of_equal_cylinders_in_satscans_loop_order():
 
 
 @pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("direction, t_end_min", [("high", 0), ("low", 0), ("both", 8)])
+def test_replicate_maxima_are_the_best_cylinders_llr(weighted, direction, t_end_min):
+    # the replicates' kernel compares the between-group sums of squares, the observed one SaTScan's
+    # maximizing values: the same largest LLR, to rounding
+    xy, loc, day, x, w = _data(shift=1.0, weights=weighted)
+    T = 9
+    eng, first, second = _engine(xy, loc, day, x, w, T, 5, t_end_min, direction, 2)
+    s1, s2 = permute_measurements(loc * T + day, first, second, len(xy) * T, np.random.SeedSequence(3).spawn(40))
+    s1, s2 = s1.reshape(len(xy), T, 40), s2.reshape(len(xy), T, 40)
+    want = eng.llr(eng.best_mv(s1, s2)[0]).max(axis=0)
+    assert (want > 0).all()
+    np.testing.assert_allclose(eng.max_llr(*eng.replicate_sums(s1, s2)), want, rtol=1e-10)
+    # and every replicate's cylinders, one at a time, through the observed data's per-interval pass
+    for r in range(0, 40, 13):
+        per = eng.best_mv(s1[:, :, r:r + 1], s2[:, :, r:r + 1], per_interval=True)[3]
+        got = eng.max_llr(*eng.replicate_sums(s1[:, :, r:r + 1], s2[:, :, r:r + 1]))[0]
+        assert got == pytest.approx(eng.llr(per).max(), rel=1e-10)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("backend", CUDA_ENGINES)
 def test_cuda_kernel_equals_the_cpu_engine(weighted, backend):
     from hphawkes_py._backend import get_device
@@ -129,12 +156,28 @@ def test_cuda_kernel_equals_the_cpu_engine(weighted, backend):
     s1, s2 = permute_measurements(loc * T + day, first, second, len(xy) * T, np.random.SeedSequence(3).spawn(40))
     s1, s2 = s1.reshape(len(xy), T, 40), s2.reshape(len(xy), T, 40)
     gpu = GpuNormalCylinderEngine(eng, device=get_device(backend), backend=backend)
-    want = eng.best_mv(s1, s2)[:3]
-    got = gpu.best_mv(s1, s2)
-    for g, c in zip(got, want):
-        np.testing.assert_array_equal(g, c)
-    np.testing.assert_array_equal(gpu.max_llr(s1, s2), eng.max_llr(s1, s2))
-    assert (eng.max_llr(s1, s2) > 0).all()
+    c = eng.replicate_sums(s1, s2)
+    np.testing.assert_array_equal(gpu.max_q(*c), eng.max_q(*c))
+    np.testing.assert_array_equal(gpu.max_llr(*c), eng.max_llr(*c))
+    assert (eng.max_q(*c) > 0).mean() > 0.9
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("day0", [0, 4])
+def test_permuted_sums_are_the_cumulative_sums_of_the_permuted_cells(weighted, day0):
+    # the null's fused kernel against the permutations of permute_measurements (same seeds), added per cell and
+    # from the last day back with NumPy: bit for bit, the days before day0 left out
+    xy, loc, day, x, w = _data(weights=weighted)
+    T, L = 9, len(xy)
+    first, second = (x, x * x) if w is None else (x * w, w)
+    seeds = np.random.SeedSequence(8).spawn(21)
+    s1, s2 = permute_measurements(loc * T + day, first, second, L * T, seeds)
+    want1, want2 = (cumulative_from_end(s.reshape(L, T, 21)[:, day0:]) for s in (s1, s2))
+    c1, c2 = permuted_cumulative(loc, day, first, second, seeds, L, T - day0 + 1, day0, weighted)
+    np.testing.assert_array_equal(c1, want1)
+    if weighted:
+        np.testing.assert_array_equal(c2, want2)
+    assert c2.size == (c1.size if weighted else 1)
 
 
 # ---------------------------------------------------------------------------- the analysis

@@ -268,16 +268,16 @@ class GpuPermutationEngine:
 
 
 class GpuNormalCylinderEngine:
-    """The space-time normal scan's cylinders (``scan_permutation_cylinders`` in ``scan_permutation.cu``) on a
-    device: the methods of :class:`~.cpu_normal_space_time.NormalCylinderEngine` (``cpu``, whose constants it
-    uses and whose host function turns maximizing values into LLRs)."""
+    """The space-time normal scan's replicates (``scan_normal_cylinders`` in ``scan_permutation.cu``) on a device:
+    :meth:`max_llr` of :class:`~.cpu_normal_space_time.NormalCylinderEngine` (``cpu``, whose constants it uses and
+    whose host function turns the between-group sums of squares into LLRs)."""
 
     def __init__(self, cpu, *, device, backend="gpu"):
         self.cpu = cpu
         self.backend = backend
         self.dev = dev = device
         self._fn = dev.module(KERNELS_DIR / "scan_permutation.cu", defines={"REAL": "double"}).function(
-            "scan_permutation_cylinders")
+            "scan_normal_cylinders")
         self._block = dev.block_size(self._fn, BLOCK)
         pad = (lambda a, dt: dev.to_device(np.ascontiguousarray(a if len(a) else np.zeros(1), dtype=dt)))
         self.d_offsets = pad(cpu.offsets, np.int64)
@@ -293,29 +293,31 @@ class GpuNormalCylinderEngine:
     def n_centres(self) -> int:
         return self.cpu.n_centres
 
-    def best_mv(self, s1: np.ndarray, s2: np.ndarray):
-        """As :meth:`~.cpu_normal_space_time.NormalCylinderEngine.best_mv` (the best cylinder of each centre)."""
+    @property
+    def weighted(self) -> bool:
+        return self.cpu.weighted
+
+    def max_q(self, c1: np.ndarray, c2: np.ndarray) -> np.ndarray:
+        """As :meth:`~.cpu_normal_space_time.NormalCylinderEngine.max_q`."""
         dev = self.dev
         c = self.cpu
-        L, T, R = np.shape(s1)
+        L, T1, R = np.shape(c1)
         m = self.n_centres
         if m == 0:
-            return np.empty((0, R)), np.empty((0, R), np.int64), np.empty((0, R), np.int64)
-        d1, d2 = (dev.to_device(a) for a in c.cumulative_sums(s1, s2))
-        d_mv, d_j, d_a = dev.empty((m, R), np.float64), dev.empty((m, R), np.int64), dev.empty((m, R), np.int64)
+            return np.zeros((0, R))
+        weighted = c.weighted
+        d_best = dev.empty((m, R), np.float64)
         block = min(self._block, 32 * ((R + 31) // 32))
         dev.launch(self._fn, (m, (R + block - 1) // block), (block, 1, 1), [
-            np.int32(c.model), self.d_offsets, self.d_neighbors, self.d_boundary, self.d_n_cum, d1, d2, self.d_t1s,
-            self.d_t2s, np.int32(len(c.t1s)), np.int32(T + 1), np.int64(c.N), np.float64(c.U), np.float64(c.U2),
-            np.int64(c.min_high), np.int64(c.min_low), np.int32(c.want_high), np.int32(c.want_low), np.int32(R),
-            d_mv, d_j, d_a])
-        return dev.to_host(d_mv), dev.to_host(d_j), dev.to_host(d_a)
+            np.int32(weighted), self.d_offsets, self.d_neighbors, self.d_boundary, self.d_n_cum,
+            dev.to_device(np.ascontiguousarray(c1, dtype=np.float64)),
+            dev.to_device(np.ascontiguousarray(c2, dtype=np.float64)), self.d_t1s, self.d_t2s, np.int32(len(c.t1s)),
+            np.int32(T1), np.int64(c.N),
+            np.float64(c.U / (c.U2 if weighted else c.N)), np.float64(c.U2), np.float64(c.S0), np.int64(c.min_high),
+            np.int64(c.min_low), np.int32(c.want_high), np.int32(c.want_low), np.int32(R), d_best])
+        return dev.to_host(d_best)
 
-    def llr(self, mv: np.ndarray) -> np.ndarray:
-        """The LLRs of maximizing values (0 where there is none)."""
-        return self.cpu.llr(mv)
-
-    def max_llr(self, s1: np.ndarray, s2: np.ndarray) -> np.ndarray:
-        """(R,) the largest cylinder LLR of each replicate of the cell sums (L, T, R) (0: none)."""
-        mv = self.best_mv(s1, s2)[0]
-        return self.llr(mv).max(axis=0) if mv.shape[0] else np.zeros(np.shape(s1)[2])
+    def max_llr(self, c1: np.ndarray, c2: np.ndarray) -> np.ndarray:
+        """(R,) the largest cylinder LLR of each replicate of the cumulative sums (as :meth:`max_q` takes them)."""
+        q = self.max_q(c1, c2)
+        return self.cpu.llr_of_q(q.max(axis=0) if q.shape[0] else np.zeros(np.shape(c1)[2]))

@@ -28,12 +28,11 @@ import numpy as np
 
 from .._backend import get_device, is_gpu_backend, threads_context
 from .._parallel import run_replicates
-from .cpu_normal_space_time import NormalCylinderEngine, cumulative_from_end, intervals
+from .cpu_normal_space_time import NormalCylinderEngine, cumulative_from_end, intervals, permuted_cumulative
 from .cpu_space_time import overlap_candidates
 from .locations import _check_xy, _radius, check_empty_locations
 from .monte_carlo import BATCH_SIZE, CPU_BATCH_BYTES, GPU_BATCH_SIZE, batch_children, replicate_seed_batches
 from .normal_model import NORMAL, WEIGHTED_NORMAL, _check_min_cases, _check_observations, _totals, _window_table
-from .null_draws import permute_measurements
 from .result import Candidates, ScanResult, _clusters
 from .space_time_scan import (_MIN_LLR_RETAINED, SpaceTimeOptions, _check_common, circles, cylinder_overlap,
                               day_of)
@@ -162,24 +161,32 @@ def space_time_normal(coords, values, times, *, weights=None, max_population=0.5
     np.add.at(s1, cell, first)  # unbuffered, in observation order (SaTScan's order of summation)
     np.add.at(s2, cell, second)
     U, U2, A, B = _totals(x, w)
+    ww = np.ones(n) if w is None else w
+    S0 = float((ww * (x - np.average(x, weights=ww)) ** 2).sum())  # the total sum of squares about the mean
     t_end_min = T - 1 if cm.prospective else 0
     max_t = min(cm.max_temporal, T)
     t1s, t2s = intervals(T, max_t, t_end_min)
+    # the days before the first interval's start are in no cylinder: the engine's days start at day0
+    day0 = int(t1s.min())
+    t1s, t2s = t1s - day0, t2s - day0
     size = cm.c_lt.sum(axis=1)
     with threads_context(cm.run.threads):
         centres, centre_loc, points, cpoints, windows = circles(cm, size)
         offsets, neighbors, _, boundary = windows
         engine = NormalCylinderEngine(WEIGHTED_NORMAL if weighted else NORMAL, offsets, neighbors, boundary,
-                                      cumulative_from_end(cm.c_lt), t1s, t2s, n, U, U2, A, B, m_cases, m_cases,
-                                      cm.run.direction in ("high", "both"), cm.run.direction in ("low", "both"))
-        centre_of, best, j_of, t1_of, t2_of = _candidates(engine, s1.reshape(L, T, 1), s2.reshape(L, T, 1), T,
-                                                          max_t, retrospective=not cm.prospective and T > 2)
+                                      cumulative_from_end(cm.c_lt[:, day0:]), t1s, t2s, n, U, U2, A, B, m_cases, m_cases,
+                                      cm.run.direction in ("high", "both"), cm.run.direction in ("low", "both"),
+                                      S0)
+        centre_of, best, j_of, t1_of, t2_of = _candidates(engine, s1.reshape(L, T, 1)[:, day0:],
+                                                          s2.reshape(L, T, 1)[:, day0:], max_t,
+                                                          retrospective=not cm.prospective and T > 2)
+        t1_of, t2_of = t1_of + day0, t2_of + day0
         null_engine = engine
         if is_gpu_backend(cm.run.backend):
             from .gpu import GpuNormalCylinderEngine
 
             null_engine = GpuNormalCylinderEngine(engine, device=get_device(cm.run.backend), backend=cm.run.backend)
-        null_llr = _null_maxima(null_engine, cell, first, second, L, T, cm.run)
+        null_llr = _null_maxima(null_engine, cm.gid[:n], cm.day[:n], first, second, L, T - day0 + 1, day0, cm.run)
 
     radius_of = _radius(cm.geo, points, cpoints)
     day = cm.day[:n]
@@ -214,11 +221,12 @@ def space_time_normal(coords, values, times, *, weights=None, max_population=0.5
         _loc_expected=None, _loc_controls=None, _row_ids=cm.ids, _row_loc=cm.gid)
 
 
-def _candidates(engine: NormalCylinderEngine, s1, s2, T: int, max_t: int, retrospective: bool) -> tuple:
-    """The candidate cylinders of the observed cell sums ``s1``, ``s2`` (L, T, 1): ``(centre, LLR, circle entry,
-    t1, t2)``, each centre's best and, in a ``retrospective`` analysis, the best ones before and after it in time
-    as SaTScan 10 lists them (:func:`~.cpu_space_time.overlap_candidates`, over chunks of centres)."""
-    m = engine.n_centres
+def _candidates(engine: NormalCylinderEngine, s1, s2, max_t: int, retrospective: bool) -> tuple:
+    """The candidate cylinders of the observed cell sums ``s1``, ``s2`` (L, T, 1; the engine's days): ``(centre,
+    LLR, circle entry, t1, t2)``, each centre's best and, in a ``retrospective`` analysis, the best ones before and
+    after it in time as SaTScan 10 lists them (:func:`~.cpu_space_time.overlap_candidates`, over chunks of
+    centres)."""
+    m, T = engine.n_centres, s1.shape[1]
     if not retrospective:
         mv, j, a, _, _ = engine.best_mv(s1, s2)
         none = a[:, 0] < 0
@@ -253,19 +261,21 @@ def _candidates(engine: NormalCylinderEngine, s1, s2, T: int, max_t: int, retros
     return tuple(np.concatenate([p[q] for p in parts]) for q in range(5))
 
 
-def _null_batch(size, batch_seed, engine, cell, first, second, L, T):
+def _null_batch(size, batch_seed, engine, loc, day, first, second, L, T1, day0):
     """One Monte Carlo batch: ``size`` permutations of the measurements among the observations (each keeping its
-    location x day ``cell``) and each replicate's largest cylinder LLR (module level so process pools can pickle
-    it)."""
-    s1, s2 = permute_measurements(cell, first, second, L * T, batch_children(batch_seed, size))
-    return engine.max_llr(s1.reshape(L, T, size), s2.reshape(L, T, size))
+    location ``loc`` and ``day``) and each replicate's largest cylinder LLR (module level so process pools can
+    pickle it)."""
+    c1, c2 = permuted_cumulative(loc, day, first, second, batch_children(batch_seed, size), L, T1, day0,
+                                 engine.weighted)
+    return engine.max_llr(c1, c2)
 
 
-def _null_maxima(engine, cell, first, second, L: int, T: int, run) -> np.ndarray:
+def _null_maxima(engine, loc, day, first, second, L: int, T1: int, day0: int, run) -> np.ndarray:
     """(n_replicates,) float64 largest cylinder LLR of each null replicate, in replicate order, in batches whose
-    cell sums (and their cumulative copies) stay within ``CPU_BATCH_BYTES`` (a GPU: 256 MiB)."""
+    cumulative sums (``L`` x ``T1`` days from ``day0`` on, :func:`~.cpu_normal_space_time.permuted_cumulative`)
+    stay within ``CPU_BATCH_BYTES`` (a GPU: 256 MiB)."""
     R = run.n_replicates
-    per_replicate = 48 * L * (T + 1)
+    per_replicate = 16 * L * T1
     if is_gpu_backend(engine.backend):
         batch = max(1, min(GPU_BATCH_SIZE, (1 << 28) // per_replicate))
     elif run.executor is not None:
@@ -276,5 +286,5 @@ def _null_maxima(engine, cell, first, second, L: int, T: int, run) -> np.ndarray
     sizes = [min(batch, R - s) for s in range(0, R, batch)]
     parts = run_replicates(_null_batch, sizes, seeds=replicate_seed_batches(run.seed, R, batch),
                            executor=run.executor, progress=run.progress, desc="space-time normal Monte Carlo",
-                           args=(engine, cell, first, second, L, T))
+                           args=(engine, loc, day, first, second, L, T1, day0))
     return np.concatenate(parts).astype(np.float64)

@@ -98,51 +98,53 @@ extern "C" __global__ void scan_permutation(int model, const long long* offsets,
   best_entry[i * R + r] = arg;
 }
 
-// The space-time normal scan's cylinders (hphawkes_py/scan/cpu_normal_space_time.py, _best_cylinders): one
-// thread per (centre, replicate) scores every interval a = [t1s[a], t2s[a]] of every circle of its centre, the
-// cylinder's sums added location by location as differences of the cumulative sums from the end of the study
-// period, laid out locations x (T + 1) days x replicates (s1_cum[(loc * (T + 1) + t) * R + r]: coalesced
-// across the block); n_cum (L, T + 1) the observations. Of equal maximizing values the smallest circle entry,
-// then the earlier interval (SaTScan's loop: entries, then intervals).
-extern "C" __global__ void scan_permutation_cylinders(int model, const long long* offsets, const int* neighbors,
-                                                      const unsigned char* boundary, const long long* n_cum,
-                                                      const double* s1_cum, const double* s2_cum,
-                                                      const long long* t1s, const long long* t2s, int I, int T1,
-                                                      long long N, double U, double U2, long long min_high,
-                                                      long long min_low, int want_high, int want_low, int R,
-                                                      double* best_mv, long long* best_entry,
-                                                      long long* best_interval) {
+// The space-time normal scan's replicates (hphawkes_py/scan/cpu_normal_space_time.py, _max_q_cylinders): one
+// thread per (centre, replicate) walks every interval a = [t1s[a], t2s[a]] of every circle of its centre and
+// keeps the largest between-group sum of squares Q of a cylinder of interest,
+//   unweighted: Q = (u - n Ubar)^2 N / (n (N - n)),   weighted: Q = (u - v Ubar)^2 W / (v (W - v)),
+// the cylinder's sums added location by location as differences of the cumulative sums from the end of the
+// study period, laid out locations x (T + 1) days x replicates (c1[(loc * T1 + t) * R + r]: coalesced across
+// the block; c2 the weights' sums, weighted only); n_cum (L, T1) the observations. A location without
+// observations on the interval's days is skipped, and so is a window end whose cylinder holds the observations
+// of the one scored last (the same for every replicate: no divergence). The operations are the CPU engine's in
+// the same order, products rounded separately: the same Q bit for bit. The host turns Q into LLRs.
+extern "C" __global__ void scan_normal_cylinders(int weighted, const long long* offsets, const int* neighbors,
+                                                 const unsigned char* boundary, const long long* n_cum,
+                                                 const double* c1, const double* c2, const long long* t1s,
+                                                 const long long* t2s, int I, int T1, long long N, double Ubar,
+                                                 double W, double S0, long long min_high, long long min_low,
+                                                 int want_high, int want_low, int R, double* best) {
   const long long i = blockIdx.x;  // centre
   const int r = blockIdx.y * blockDim.x + threadIdx.x;  // replicate
   if (r >= R) return;
-  double top = PM_NONE;
-  long long tj = -1, ta = -1;
+  double top = 0.0;
   const long long end = offsets[i + 1];
   for (int a = 0; a < I; ++a) {
     const long long t1 = t1s[a], e = t2s[a] + 1;
-    long long n = 0, at = -1;
-    double u = 0.0, u2 = 0.0, mv = PM_NONE;
+    long long n = 0, scored = -1;
+    double u = 0.0, v = 0.0;
     for (long long k = offsets[i]; k < end; ++k) {
       const long long loc = neighbors[k];
-      n += n_cum[loc * T1 + t1] - n_cum[loc * T1 + e];
-      u += s1_cum[(loc * T1 + t1) * R + r] - s1_cum[(loc * T1 + e) * R + r];
-      u2 += s2_cum[(loc * T1 + t1) * R + r] - s2_cum[(loc * T1 + e) * R + r];
-      if (boundary[k] == 0) continue;
-      if (pm_of_interest(model, n, u, u2, N, U, U2, min_high, min_low, want_high, want_low)) {
-        const double v = pm_maximizing_value(model, n, u, u2, N, U, U2);
-        if (v > mv) {
-          mv = v;
-          at = k;
-        }
+      const long long dn = n_cum[loc * T1 + t1] - n_cum[loc * T1 + e];
+      if (dn != 0) {
+        n += dn;
+        u += c1[(loc * T1 + t1) * R + r] - c1[(loc * T1 + e) * R + r];
+        if (weighted) v += c2[(loc * T1 + t1) * R + r] - c2[(loc * T1 + e) * R + r];
       }
-    }
-    if (mv > top || (mv == top && at >= 0 && at < tj)) {
-      top = mv;
-      tj = at;
-      ta = a;
+      if (boundary[k] == 0 || n == scored || n == 0 || n == N) continue;
+      scored = n;
+      const bool hi = want_high && n >= min_high, lo = want_low && n >= min_low;
+      if (!(hi || lo)) continue;
+      double dev, q;
+      if (weighted) {
+        dev = u - PM_MUL(v, Ubar);
+        q = PM_MUL(PM_MUL(dev, dev), W) / PM_MUL(v, W - v);
+      } else {
+        dev = u - PM_MUL((double)n, Ubar);
+        q = PM_MUL(PM_MUL(dev, dev), (double)N / PM_MUL((double)n, (double)(N - n)));
+      }
+      if (u != 0.0 && q < S0 && ((hi && dev > 0.0) || (lo && dev < 0.0)) && q > top) top = q;
     }
   }
-  best_mv[i * R + r] = top;
-  best_entry[i * R + r] = tj;
-  best_interval[i * R + r] = ta;
+  best[i * R + r] = top;
 }
