@@ -409,6 +409,62 @@ scan_space_time_exponential <- function(coords, survival_times, times, censored 
   .hp_scan_result(res)
 }
 
+#' Kulldorff's space-time scan statistic for continuous measurements (normal model)
+#'
+#' Calls \code{hphawkes_py.scan.space_time_normal}: SaTScan's space-time normal model
+#' (\code{ModelType=5}, retrospective or prospective), and its weighted normal model with
+#' \code{weights}. Every observation has a location, a date and a measurement; a cylinder (a circle
+#' over an interval of days) whose mean is higher (lower) than outside, with a common variance, is a
+#' cluster. The null permutes the measurements (with their weights) among the observations.
+#'
+#' @param coords Numeric matrix or data frame (n x 2): location of each observation.
+#' @param values Numeric measurement of each observation.
+#' @param times The date of each observation: \code{Date}s or whole day numbers.
+#' @param weights \code{NULL} or positive weight of each observation (weighted normal model).
+#' @param max_temporal Longest interval of a cylinder (days).
+#' @param prospective Only intervals that end on the last day.
+#' @param max_temporal_percent \code{NULL}, or the longest interval as a percentage of the study period.
+#' @param min_cases \code{NULL} (SaTScan's default) or minimum observations in a cluster.
+#' @inheritParams scan_ordinal
+#' @return An object of class \code{hphawkes_scan}, \code{model = "space_time_normal"} (or
+#'   \code{"space_time_weighted_normal"}): \code{clusters} has \code{start} and \code{end} (days since
+#'   1970-01-01 for \code{Date}s), \code{cases} (the cylinder's observations), \code{mean_inside},
+#'   \code{mean_outside}, \code{variance} and \code{std} (SaTScan's).
+#' @seealso \code{\link{scan_normal}}, \code{\link{scan_space_time}}.
+#' @examplesIf hphawkes_available()
+#' set.seed(3)  # higher measurements around town 1 on days 20-29
+#' xy <- cbind(runif(30, 0, 10), runif(30, 0, 10))
+#' town <- sample(30, 900, replace = TRUE)
+#' day <- sample(0:59, 900, replace = TRUE)
+#' hot <- sqrt((xy[town, 1] - xy[1, 1])^2 + (xy[town, 2] - xy[1, 2])^2) < 2.5 & day >= 20 & day < 30
+#' v <- rnorm(900, ifelse(hot, 13, 10), 2)
+#' res <- scan_space_time_normal(xy[town, ], v, day, location_ids = town, max_temporal = 14,
+#'                               n_replicates = 99, seed = 1)
+#' res$clusters[1, c("start", "end", "cases", "mean_inside", "p_value")]
+#' @export
+scan_space_time_normal <- function(coords, values, times, weights = NULL, location_ids = NULL,
+                                   max_population = 0.5, max_distance = NULL, max_temporal = 7L,
+                                   prospective = FALSE, max_temporal_percent = NULL, min_cases = NULL,
+                                   n_replicates = 999L, direction = "high", secondary = "no-overlap",
+                                   distance = "euclidean", seed = NULL, progress = FALSE, backend = "auto",
+                                   threads = NULL) {
+  .hp_check_args()
+  .hp_no_na(values, "values")
+  .hp_no_na(times, "times")
+  t <- if (inherits(times, "Date")) as.numeric(times) else times
+  kw <- list(max_population = .as_num(max_population), max_distance = .as_num(max_distance),
+             max_temporal = .as_int(max_temporal), prospective = .as_flag(prospective, "prospective"),
+             min_cases = .as_int(min_cases), n_replicates = .as_int(n_replicates), direction = direction,
+             secondary = secondary, distance = distance, seed = .as_int(seed),
+             progress = .as_flag(progress, "progress"), backend = backend, threads = .as_int(threads))
+  if (!is.null(weights)) kw$weights <- .np_double(weights, "weights")
+  if (!is.null(location_ids)) kw$location_ids <- .np_ids(location_ids, "location_ids")
+  if (!is.null(max_temporal_percent)) kw$max_temporal_percent <- .as_num(max_temporal_percent)
+  res <- .hp_call(do.call(.hp_mod("scan")$space_time_normal, c(list(
+    .np_double(as.matrix(coords), "coords"), .np_double(values, "values"), .np_count(t, "times")), kw)))
+  .hp_scan_result(res)
+}
+
 #' Kulldorff's scan statistic for points in a region (continuous Poisson model)
 #'
 #' Calls \code{hphawkes_py.scan.continuous_poisson}: SaTScan's continuous Poisson model

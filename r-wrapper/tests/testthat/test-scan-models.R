@@ -249,6 +249,33 @@ test_that("scan_write_satscan writes SaTScan's tables of temporal and SVTT resul
   expect_error(scan_cluster_map(s), "spatial variation in temporal trends result", class = "hphawkes_input_error")
 })
 
+test_that("scan_space_time_normal gives Python's space-time normal scan", {
+  skip_if_no_hphawkes()
+  d <- towns(4)
+  day <- sample(0:59, 300, replace = TRUE)
+  v <- round(rnorm(300, ifelse(d$near & day >= 20 & day < 30, 14, 10), 2), 3)
+  w <- round(runif(300, 0.5, 2), 3)
+  res <- scan_space_time_normal(d$xy[d$town, ], v, as.Date("2024-01-01") + day, weights = w,
+                                location_ids = d$town, max_temporal = 15L, n_replicates = 99, seed = 1,
+                                backend = "cpu", direction = "both")
+  expect_identical(res$model, "space_time_weighted_normal")
+  f <- tmp_csv(cbind(d$xy[d$town, ], v, day + as.numeric(as.Date("2024-01-01")), w, d$town))
+  py <- py_reference(paste("import numpy as np, hphawkes_py as hp",
+    sprintf("d = np.loadtxt(r'%s', delimiter=',')", f),
+    "r = hp.scan.space_time_normal(d[:, :2], d[:, 2], d[:, 3].astype(np.int64), weights=d[:, 4],",
+    "    location_ids=d[:, 5].astype(np.int64), max_temporal=15, n_replicates=99, seed=1, backend='cpu',",
+    "    progress=False, direction='both')",
+    "out = {'clusters': r.clusters, 'null': r.null_llr}", sep = "\n"))
+  expect_identical(res$null_llr, py$null)
+  expect_identical(res$clusters$log_likelihood_ratio, py$clusters$log_likelihood_ratio)
+  top <- res$clusters[1, ]
+  expect_true(1 %in% top$location_ids[[1]])
+  expect_true(top$start >= as.numeric(as.Date("2024-01-15")) && top$end <= as.numeric(as.Date("2024-02-05")))
+  expect_gt(top$mean_inside, top$mean_outside)
+  expect_lte(top$p_value, 0.05)
+  expect_error(scan_space_time_normal(d$xy[d$town, ], rep(1, 300), day, n_replicates = 9), "all equal")
+})
+
 test_that("scan_space_time_exponential gives Python's space-time exponential scan", {
   skip_if_no_hphawkes()
   d <- towns(3)
