@@ -343,6 +343,8 @@ def _write_folder(res, args, study_period, penalty, stem, p_values="monte_carlo"
     optional package missing leaves out is said on stderr."""
     import importlib.util
 
+    import numpy as np
+
     from ..scan.outputs import write_satscan
 
     have_gis = all(importlib.util.find_spec(m) is not None for m in ("pyogrio", "shapely"))
@@ -351,6 +353,9 @@ def _write_folder(res, args, study_period, penalty, stem, p_values="monte_carlo"
         (["shp", "gpkg"] if have_gis else []) + ["html"] + (["leaflet"] if have_folium else [])
     missing = ([] if have_gis else ["dBase tables, Shapefile and GeoPackage (pip install pyogrio shapely)"]) + \
         ([] if have_folium else ["the Leaflet map (pip install folium)"])
+    if getattr(res, "non_euclidean", False):
+        geometry = []
+        missing = ["the cluster geometry and maps (windows from a neighbors file have no circles)"] + missing[:1]
     if res.model == "space_time_permutation":
         missing.append("the .rr table (the space-time permutation model's counts the most likely cluster's window)")
     with atomic_output_dir(args.out, args.overwrite, "--out") as tmp:
@@ -361,7 +366,9 @@ def _write_folder(res, args, study_period, penalty, stem, p_values="monte_carlo"
                 extra(tmp, stem)
         except OSError as exc:
             raise CliError(f"--out {args.out}: cannot be written ({exc.strerror or exc})") from None
-        if args.png:
+        if args.png and getattr(res, "non_euclidean", False) and np.isnan(np.asarray(res._loc_coords, float)).all():
+            missing.append("the PNG (the locations have no coordinates)")
+        elif args.png:
             import matplotlib
 
             matplotlib.use("Agg")

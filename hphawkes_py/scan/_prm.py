@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ._satscan import (_number, _read_rows, _read_satscan, circle_rows, run_continuous, time_interval_starts,
-                       time_units_in_period)
+from ._satscan import (_as_ids, _number, _read_rows, _read_satscan, circle_rows, read_neighbors, run_continuous,
+                       time_interval_starts, time_units_in_period)
 from .data_sources import SOURCE_KEYS, source_from_prm
 from .model import bernoulli, poisson
 from .normal_model import satscan_min_cases
@@ -41,7 +41,6 @@ __all__ = ["read_prm", "run_prm"]
 #: hp.scan does not have, the values of a switched-off setting, _OFF)
 _REQUIRE = {
     "IsotonicScan": {"0"},
-    "UseNeighborsFile": _OFF,
     "UseMetaLocationsFile": _OFF,
     "MultipleCoordinatesType": {"0"},
     "SpatialAdjustmentType": {"0", "1", "2"},  # 1, 2: the space-time Poisson model only (run_prm)
@@ -64,7 +63,8 @@ _USED = {"AdjustForWeeklyTrends", "IncludePurelyTemporal", "AdjustForEarlierAnal
          "SpatialWindowShapeType", "NonCompactnessPenalty", "EllipseShapes", "EllipseAngles",
          "MinimumCasesInLowRateClusters", "StudyPeriodCheckType", "IterativeScan", "IterativeScanMaxIterations",
          "IterativeScanMaxPValue", "UseMaxCirclePopulationFileOption", "MaxCirclePopulationFile",
-         "MaxSpatialSizeInMaxCirclePopulationFile", "UseGridFile", "GridFile", "CriteriaForReportingSecondaryClusters"}
+         "MaxSpatialSizeInMaxCirclePopulationFile", "UseGridFile", "GridFile", "CriteriaForReportingSecondaryClusters",
+         "UseNeighborsFile", "NeighborsFilename"}
 
 #: sections that only choose outputs, run options or analyses that are not run here
 _NOT_ANALYSIS_SECTIONS = {"Output", "Spatial Output", "Temporal Output", "Other Output", "Run Options", "System",
@@ -74,7 +74,7 @@ _NOT_ANALYSIS_SECTIONS = {"Output", "Spatial Output", "Temporal Output", "Other 
                           "Email Alerts"}
 #: keys outside those sections that do not change a purely spatial analysis
 _NOT_ANALYSIS_KEYS = {"PrecisionCaseTimes", "StartDate", "EndDate", "TimeAggregationUnits", "TimeAggregationLength",
-                      "NeighborsFilename", "MetaLocationsFilename", "NonCompactnessPenalty",
+                      "MetaLocationsFilename", "NonCompactnessPenalty",
                       "EarlyTerminationThreshold",
                       "ReportGumbel", "AdjustForEarlierAnalyses", "ProspectiveStartDate",
                       "AdjustmentsByKnownRelativeRisksFilename",
@@ -191,6 +191,9 @@ def prm_arguments(path) -> dict:
                            "or elliptic windows and no-overlap secondary clusters); supported: "
                            f"{sorted(a for a in allowed if a) or 'off'}")
     model, analysis = _model_and_analysis(v, bad)
+    if _on(v, "UseNeighborsFile") and model not in ("bernoulli", "poisson"):
+        raise bad("UseNeighborsFile", "is supported for the purely spatial Bernoulli and discrete Poisson analyses "
+                                      "(ModelType 0 or 1, AnalysisType 1)")
     ignored = _ignored(v, sec, bad)
 
     base = p.resolve().parent
@@ -245,6 +248,7 @@ def prm_arguments(path) -> dict:
     circle = _max_circle(v, model, bad, file)
     _grid_file(v, model, bad, file, kwargs)
     _secondary(v, model, bad, kwargs)
+    neighbors = _neighbors_file(v, model, bad, file, kwargs)
     if _on(v, "AdjustForEarlierAnalyses"):
         _earlier_analyses(v, model, analysis, bad, kwargs, circle is not None)
     generic = False
@@ -264,7 +268,22 @@ def prm_arguments(path) -> dict:
             "outputs": _output_settings(v, base, bad, model), "iterative": prm_iterative(v, model, bad),
             "power": prm_power(v, model, base, bad), "intervals": intervals,
             "precision": v.get("PrecisionCaseTimes", "3") or "3",
-            "known_risks": prm_known_risks(v, model, base, bad), "circle": circle, "path": p}
+            "known_risks": prm_known_risks(v, model, base, bad), "circle": circle, "neighbors": neighbors, "path": p}
+
+
+def _neighbors_file(v, model, bad, file, kwargs):
+    """``UseNeighborsFile=y``: the ``NeighborsFilename`` of a purely spatial Bernoulli or discrete Poisson analysis,
+    whose windows are then the file's lists instead of circles (:mod:`~.neighbor_lists`; the coordinates file is
+    not read, as in SaTScan); None when off. The settings that describe circles are refused by name."""
+    if not _on(v, "UseNeighborsFile"):
+        return None
+    if (v.get("SpatialWindowShapeType", "0") or "0") != "0":
+        raise bad("SpatialWindowShapeType", "must be 0 with UseNeighborsFile=y (the windows are the neighbors file's)")
+    for key, given in (("UseDistanceFromCenterOption", "max_distance" in kwargs), ("UseGridFile", "centres" in kwargs),
+                       ("CriteriaForReportingSecondaryClusters", kwargs.get("secondary", "no-overlap") != "no-overlap")):
+        if given:
+            raise bad(key, "describes circles: not with UseNeighborsFile=y (the windows are the neighbors file's)")
+    return file("NeighborsFilename", True)
 
 
 def _secondary(v, model, bad, kwargs) -> None:
@@ -747,6 +766,16 @@ def _run(spec, n_replicates, seed, executor, backend, threads, progress):
     return _RUNNERS[spec["model"]](spec, run)
 
 
+def _neighbor_lists(path) -> tuple:
+    """``((path, ids), lists)`` of SaTScan's neighbors file: the locations it names in the order they first
+    appear (SaTScan's identifiers), and each record's list, the ids read as :func:`~._satscan.read_satscan`
+    reads a coordinates file's (whole numbers where every id is one)."""
+    lists = read_neighbors(path)
+    keys = list(dict.fromkeys(k for row in lists for k in row))
+    as_id = dict(zip(keys, _as_ids(keys)))
+    return (getattr(path, "path", path), keys), [[as_id[k] for k in row] for row in lists]
+
+
 def _run_spatial(spec, run):
     """The purely spatial Bernoulli and discrete Poisson analyses (:func:`run_prm`)."""
     f = spec["files"]
@@ -758,10 +787,20 @@ def _run_spatial(spec, run):
     if spec.get("circle") is not None and (spec["iterative"] or spec["power"] or spec["known_risks"] is not None):
         raise ValueError(f"{spec['path']}: UseMaxCirclePopulationFileOption=y is not supported with an iterative scan, "
                          f"a power evaluation or known relative risks")
+    placed = spec.get("neighbors") is None
+    if not placed:
+        if spec["iterative"] or spec["power"] or spec["known_risks"] is not None:
+            raise ValueError(f"{spec['path']}: UseNeighborsFile=y is not supported with an iterative scan, a power "
+                             f"evaluation or known relative risks")
+        read["located"], common["neighbors"] = _neighbor_lists(spec["neighbors"])
+
+    def xy(df):  # without coordinates (a neighbors file), the locations are their ids
+        return df[["x", "y"]].to_numpy(float) if placed else None
+
     if spec["model"] == "bernoulli":
         df = _read_satscan(f["case_file"], f["control_file"], None, f["geo_file"], model="bernoulli",
                            covariates=False, **read)
-        args = (df[["x", "y"]].to_numpy(float), df["cases"].to_numpy(), df["controls"].to_numpy())
+        args = (xy(df), df["cases"].to_numpy(), df["controls"].to_numpy())
         common.update(circle_rows(spec, df["location_id"].to_numpy()))
         if spec["iterative"]:
             return iterative_scan("bernoulli", *args, location_ids=df["location_id"].to_numpy(), **spec["iterative"],
@@ -779,7 +818,7 @@ def _run_spatial(spec, run):
             raise ValueError(f"{f['case_file']}, {f['population_file']}: PerformPowerEvaluation=y with covariates in "
                              f"the case and population files is not supported (hp.scan.power has no covariate "
                              f"adjustment yet)")
-        args = (long[["x", "y"]].to_numpy(float), long["cases"].to_numpy(), long["population"].to_numpy())
+        args = (xy(long), long["cases"].to_numpy(), long["population"].to_numpy())
         cov = dict(covariates=long["category"].to_numpy(), location_ids=long["location_id"].to_numpy())
         if spec["iterative"]:
             return iterative_scan("poisson", *args, **cov, **spec["iterative"], **common)
@@ -788,7 +827,7 @@ def _run_spatial(spec, run):
         warnings.simplefilter("ignore")
         df = _read_satscan(f["case_file"], None, f["population_file"], f["geo_file"], model="poisson",
                            covariates=False, **read)
-    args = (df[["x", "y"]].to_numpy(float), df["cases"].to_numpy(), df["population"].to_numpy())
+    args = (xy(df), df["cases"].to_numpy(), df["population"].to_numpy())
     common.update(circle_rows(spec, df["location_id"].to_numpy()))
     if spec["power"]:
         return run_prm_power(spec["power"], *args, df["location_id"].to_numpy(), **common)

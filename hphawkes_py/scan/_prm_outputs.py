@@ -68,6 +68,10 @@ def _output_settings(v, base, bad, model=None) -> dict:
                      "holds each cluster's time frame)")
     if (_on(v, "OutputCartesianGraph") and not latlong) or (_on(v, "OutputGoogleMaps") and latlong):
         geometry.append("html")
+    if geometry and _on(v, "UseNeighborsFile"):  # as SaTScan, which switches them off
+        notes.append(f"{', '.join(geometry)}: no cluster geometry is written with UseNeighborsFile=y (the windows "
+                     f"are lists of neighbours, not circles; SaTScan switches these outputs off too)")
+        geometry = []
     # SaTScan's P_VALUE (PValueReportType 0: default combination, 1: Monte Carlo, 3: Gumbel) and the
     # GBL_PVALUE column beside a Monte Carlo one (CParameters::getIsReportingGumbelAsAddon)
     ptype = v.get("PValueReportType", "0") or "0"

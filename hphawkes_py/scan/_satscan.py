@@ -325,6 +325,24 @@ def _geo(geo_file):
     return p, keys, xs, ys, seen
 
 
+def read_neighbors(path) -> list:
+    """SaTScan's non-Euclidean neighbors file (``NeighborsFilename``): one record per centre, the location ids
+    of its windows in order (the centre first), whitespace separated (or a CSV / dBase source); the lists of
+    ids as text. An id twice in a record is refused, naming the file and line."""
+    p, rows = _read_rows(path, "neighbors", 1)
+    out = []
+    for lineno, parts in rows:
+        seen = set()
+        for v in parts:
+            if v in seen:
+                raise ValueError(f"{p}:{lineno}: location id {v!r} occurs more than once in the record")
+            seen.add(v)
+        out.append(list(parts))
+    if not out:
+        raise ValueError(f"{p}: the neighbors file has no records")
+    return out
+
+
 def _check_known(p, first: dict, seen: dict, geo_path):
     for key, lineno in first.items():
         if key not in seen:
@@ -418,9 +436,10 @@ def read_satscan(case_file, control_file=None, population_file=None, geo_file=No
 
 
 def _read_satscan(case_file, control_file, population_file, geo_file, *, model, covariates, study_period,
-                  out_of_period, dated):
+                  out_of_period, dated, located=None):
     """:func:`read_satscan`; ``dated=False``: the case and control records have no date field
-    (SaTScan's PrecisionCaseTimes=0), so their covariates start at field 3 and no date is checked."""
+    (SaTScan's PrecisionCaseTimes=0), so their covariates start at field 3 and no date is checked. ``located``:
+    ``(path, ids)``, the locations a neighbors file names, in place of the coordinates file (their x and y 0)."""
     check_in(model, "model", ("bernoulli", "poisson"))
     check_in(out_of_period, "out_of_period", ("error", "ignore"))
     period = None if study_period is None else _check_study_period(study_period)
@@ -433,7 +452,7 @@ def _read_satscan(case_file, control_file, population_file, geo_file, *, model, 
         raise TypeError(f"covariates must be True or False, got {covariates!r}")
     if covariates and model != "poisson":
         raise ValueError("covariates=True needs model='poisson' (indirect standardisation of the Poisson model)")
-    if geo_file is None:
+    if geo_file is None and located is None:
         raise ValueError("geo_file is required (the .geo coordinates file)")
     if model == "bernoulli":
         if control_file is None and population_file is None:
@@ -446,7 +465,11 @@ def _read_satscan(case_file, control_file, population_file, geo_file, *, model, 
             raise ValueError("the Poisson model has no control file (control_file must be None)")
         if population_file is None:
             raise ValueError("model='poisson' needs population_file (.pop)")
-    gp, keys, xs, ys, seen = _geo(geo_file)
+    if located is None:
+        gp, keys, xs, ys, seen = _geo(geo_file)
+    else:
+        gp, keys = located[0], list(located[1])
+        xs, ys, seen = [0.0] * len(keys), [0.0] * len(keys), {k: 0 for k in keys}
     # cases: <id> <#cases> [<date>] <covariates...>; the covariates start after the date
     cp, cases, cases_cat, cases_first = _counts(case_file, "case", "#cases", n_key, dates)
     _check_known(cp, cases_first, seen, gp)

@@ -131,6 +131,9 @@ def cluster_polygons(result, *, n_vertices: int = 64) -> list:
 
     _check_result(result)
     _check_vertices(n_vertices)
+    if getattr(result, "non_euclidean", False):
+        raise ValueError("the windows came from lists of neighbours (neighbors=, SaTScan's neighbors file): the "
+                         "clusters have no circles to draw (SaTScan writes no KML or shapefiles for them either)")
     from .result import purely_temporal_row
 
     # a purely temporal cluster (every location) has no circle: not drawn, as SaTScan's KML

@@ -40,6 +40,7 @@ from .locations import (Geometry, _check_geometry, _check_max_population, _check
                         check_centres, check_counts, check_ids_per_location, check_location_ids, circle_limit,
                         make_centres, merge_rows, prepare_locations)
 from .monte_carlo import RunOptions, _monte_carlo, check_run
+from .neighbor_lists import check_neighbors, neighbor_windows
 from .result import Candidates, ScanResult, _clusters
 from .secondary import centre_overlap
 from .windows import build_windows, cumulative_expected
@@ -51,7 +52,7 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
               secondary="no-overlap", grid_cell=None, max_distance=None, distance="euclidean", min_cases=0,
               window="circle", ellipse_shapes=(1.5, 2, 3, 4, 5), ellipse_angles=(4, 6, 9, 12, 15), penalty="medium",
               location_ids=None, seed=None, executor=None, backend="auto", threads=None, progress=True,
-              circle_population=None, max_circle_population=0.5, centres=None) -> ScanResult:
+              circle_population=None, max_circle_population=0.5, centres=None, neighbors=None) -> ScanResult:
     """Kulldorff's purely spatial Bernoulli scan statistic with Monte Carlo inference.
 
     Semantics follow SaTScan's purely spatial Bernoulli analysis with circular (or elliptic)
@@ -125,6 +126,13 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
     centres : array_like (m, 2), optional
         The circle centres themselves (coordinates as ``coords``; SaTScan's grid file, ``UseGridFile``),
         instead of the locations; not with ``grid_cell`` or ``window="ellipse"``.
+    neighbors : sequence of sequences of location ids, optional
+        Windows from lists of neighbours instead of circles (SaTScan's non-Euclidean neighbors file,
+        :mod:`hphawkes_py.scan.neighbor_lists`): one list per centre, the centre's id first and then its
+        neighbours' in the order a window takes them; every leading run of a list is a window, cut at
+        ``max_population`` (and ``max_circle_population``). Needs ``location_ids``; ``coords`` may then be
+        None (locations known by id alone). Not with ``window="ellipse"``, ``grid_cell``, ``centres``,
+        ``max_distance`` or a ``secondary`` criterion other than "no-overlap". The clusters have no radius.
 
     Returns
     -------
@@ -142,17 +150,19 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
     >>> print(top.n_locations, top.cases, round(top.log_likelihood_ratio, 3), round(top.p_value, 2))
     19 11 7.419 0.07
     """
+    coords, placed = _by_id(coords, neighbors, location_ids, len(np.asarray(cases).reshape(-1)))
     loc = prepare_locations(coords, cases, controls)
     n_in = sum(len(m) for m in loc.members)
     ids = check_location_ids(location_ids, n_in)
     ws = _check_windows(loc.coords, max_population, max_distance, grid_cell, distance, window, ellipse_shapes,
                         ellipse_angles, penalty, centres)
+    ws = _with_neighbors(ws, neighbors, placed, ids, loc.members)
     if circle_population is not None:
         ws = dataclasses.replace(ws, circle=circle_limit(circle_population, max_circle_population,
                                                          _row_locations(loc.members), len(loc.members)))
     run = check_run(min_cases, n_replicates, direction, secondary, progress, threads, seed, backend, executor)
     _check_secondary(ws, run)
-    if loc.n_merged:
+    if loc.n_merged and neighbors is None:
         warnings.warn(
             f"{loc.n_merged} input row(s) share coordinates with another row and were merged "
             f"({n_in} rows -> {len(loc.members)} locations); counts were summed",
@@ -178,7 +188,8 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
                     bernoulli_engine)
     return ScanResult(
         **scanned, n_cases=C, n_population=N, n_locations=len(loc.members), n_merged=loc.n_merged,
-        model="bernoulli", _loc_coords=loc.coords, _loc_cases=loc.cases, _loc_controls=loc.controls,
+        model="bernoulli", _loc_coords=loc.coords if placed else np.full_like(loc.coords, np.nan),
+        _loc_cases=loc.cases, _loc_controls=loc.controls,
         _loc_population=pop, _loc_expected=pop * (C / N), _row_ids=ids, _row_loc=_row_locations(loc.members),
     )
 
@@ -286,7 +297,8 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
             min_cases=2, n_replicates=999, direction="high", secondary="no-overlap", grid_cell=None,
             distance="euclidean", window="circle", ellipse_shapes=(1.5, 2, 3, 4, 5), ellipse_angles=(4, 6, 9, 12, 15),
             penalty="medium", location_ids=None, seed=None, executor=None, backend="auto", threads=None,
-            progress=True, circle_population=None, max_circle_population=0.5, centres=None) -> ScanResult:
+            progress=True, circle_population=None, max_circle_population=0.5, centres=None,
+            neighbors=None) -> ScanResult:
     """Kulldorff's purely spatial discrete Poisson scan statistic with Monte Carlo inference.
 
     Semantics follow SaTScan's purely spatial discrete Poisson analysis with circular windows:
@@ -341,7 +353,7 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
         Ids reported in ``clusters.location_ids`` (default: 0-based input row positions); unique,
         except with ``covariates``, where the rows of one location (its categories) share its id;
         a location is then reported once, by the id of its first row.
-    seed, executor, backend, threads, progress, circle_population, max_circle_population, centres
+    seed, executor, backend, threads, progress, circle_population, max_circle_population, centres, neighbors
         As in :func:`bernoulli`.
 
     Returns
@@ -363,6 +375,7 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
     >>> print(round(top.p_value, 2))
     0.01
     """
+    coords, placed = _by_id(coords, neighbors, location_ids, len(np.asarray(cases).reshape(-1)))
     xy = _check_xy(coords)
     n = xy.shape[0]
     ca, po, ex, codes, cats = _check_poisson_rows(n, cases, population, expected, covariates)
@@ -380,7 +393,8 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
     n_merged = n - L
     if circle_population is not None:
         ws = dataclasses.replace(ws, circle=circle_limit(circle_population, max_circle_population, gid, L))
-    if n_merged:
+    ws = _with_neighbors(ws, neighbors, placed, ids, members)
+    if n_merged and neighbors is None:
         same = n_merged if codes is None else n - len({(g, k) for g, k in zip(gid.tolist(), codes.tolist())})
         if same:
             warnings.warn(
@@ -421,7 +435,8 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
     total_pop = l_pop.sum()
     return ScanResult(
         **scanned, n_cases=C, n_population=int(total_pop) if l_pop.dtype.kind == "i" else float(total_pop),
-        n_locations=L, n_merged=n_merged, model="poisson", _loc_coords=loc_coords, _loc_cases=l_cases,
+        n_locations=L, n_merged=n_merged, model="poisson",
+        _loc_coords=loc_coords if placed else np.full_like(loc_coords, np.nan), _loc_cases=l_cases,
         _loc_controls=None, _loc_population=l_pop, _loc_expected=l_exp, _row_ids=ids, _row_loc=gid,
     )
 
@@ -448,10 +463,53 @@ class WindowSettings:
     pen_a: Any
     circle: Any = (None, None)
     centres: Any = None
+    neighbors: Any = None
+    placed: bool = True
+
+
+def _by_id(coords, neighbors, location_ids, n: int):
+    """``(coords, placed)``: with ``neighbors`` (windows from lists of location ids) the locations are their ids,
+    so ``location_ids`` are needed; ``coords`` None then stands for no coordinates at all (``placed`` False: each
+    id gets a point of its own, in the order the ids first appear, for the rows to merge by), and given
+    coordinates must tell the ids apart. Without ``neighbors``, ``coords`` as given."""
+    if neighbors is None:
+        return coords, True
+    if location_ids is None:
+        raise ValueError("neighbors names the locations by id: give location_ids (one per row)")
+    ids = np.asarray(location_ids, dtype=object).reshape(-1)
+    if len(ids) != n:
+        raise ValueError(f"location_ids must have one id per row ({n}), got {len(ids)}")
+    _, first, code = np.unique(ids.astype(str), return_index=True, return_inverse=True)
+    rank = np.argsort(np.argsort(first))[code.reshape(-1)]
+    if coords is None:
+        return np.column_stack([rank.astype(np.float64), np.zeros(n)]), False
+    xy = _check_xy(coords)
+    if len(xy) == n:
+        _, gid, _ = merge_rows(xy)
+        pairs = np.unique(np.column_stack([gid, rank]), axis=0)
+        if len(np.unique(pairs[:, 0])) != len(pairs) or len(np.unique(pairs[:, 1])) != len(pairs):
+            raise ValueError("with neighbors, each location id has its own coordinates: rows of one id share them and "
+                             "rows of different ids differ (or give coords=None)")
+    return xy, True
+
+
+def _with_neighbors(ws, neighbors, placed: bool, ids, members):
+    """``ws`` with the neighbour lists (:func:`~.neighbor_lists.check_neighbors`, in the merged locations'
+    indices; ``members``: each location's rows, ``ids`` the rows' ids) when ``neighbors`` is given, after
+    refusing the window options that describe circles."""
+    if neighbors is None:
+        return ws
+    for given, name in ((ws.ellipses is not None, "window='ellipse'"), (ws.grid_cell is not None, "grid_cell"),
+                        (ws.centres is not None, "centres"), (ws.max_distance is not None, "max_distance")):
+        if given:
+            raise ValueError(f"{name} describes circles: not with neighbors (the windows are the lists' leading runs)")
+    lists = check_neighbors(neighbors, [ids[m[0]] for m in members])
+    return dataclasses.replace(ws, neighbors=lists, placed=placed)
 
 
 def _check_secondary(ws: WindowSettings, run: RunOptions) -> None:
-    """SaTScan's criteria on the clusters' centres and radii are for circles here (its ellipse tests are not)."""
+    """SaTScan's criteria on the clusters' centres and radii are for circles here (its ellipse tests are not, and
+    lists of neighbours have neither)."""
     if ws.ellipses is not None and run.secondary not in ("no-overlap", "no-restrictions"):
         raise ValueError(f"secondary={run.secondary!r} is for circular windows; window='ellipse' takes 'no-overlap' or "
                          f"'no-restrictions'")
@@ -482,12 +540,20 @@ def _scan(ws: WindowSettings, run: RunOptions, coords, cases, members, ids, size
     :func:`~.result._clusters`). Returns the :class:`~hphawkes_py.scan.ScanResult` fields the models share.
     """
     centres, centre_loc = make_centres(coords, ws.grid_cell, ws.centres)
+    if ws.neighbors is not None:  # a list's first location is its centre
+        centre_loc = np.array([idx[0] for idx in ws.neighbors], dtype=np.int64)
+        centres = coords[centre_loc] if ws.placed else np.full((len(centre_loc), 2), np.nan)
+        if run.secondary != "no-overlap":
+            raise ValueError(f"secondary={run.secondary!r} looks at circles' centres and radii: with neighbors "
+                             f"secondary='no-overlap'")
     pens = None
     with threads_context(run.threads):
         points = ws.geo.points(coords)
-        cpoints = ws.geo.points(centres)
+        cpoints = ws.geo.points(coords[centre_loc] if ws.neighbors is not None else centres)
         circle, circle_lim = ws.circle
-        if ws.ellipses is None:
+        if ws.neighbors is not None:
+            windows = neighbor_windows(ws.neighbors, size, limit, circle, circle_lim)
+        elif ws.ellipses is None:
             windows = build_windows(cpoints, points, size, limit, ws.geo.to_working(ws.max_distance), circle=circle,
                                     circle_limit=circle_lim)
         else:
@@ -504,6 +570,9 @@ def _scan(ws: WindowSettings, run: RunOptions, coords, cases, members, ids, size
     if ws.ellipses is not None:
         stat, radius_of, extra_cols, centres, centre_loc, tiebreak = _elliptic_report(
             best, pens, ws.ellipses, points, cpoints, centres, centre_loc, ws.geo)
+    elif ws.neighbors is not None:
+        def radius_of(members, i):
+            return math.nan
     else:
         radius_of = _radius(ws.geo, points, cpoints)
     cand = Candidates(best, best_entry, offsets, neighbors, centres, centre_loc)
@@ -516,4 +585,4 @@ def _scan(ws: WindowSettings, run: RunOptions, coords, cases, members, ids, size
     return dict(clusters=clusters, null_llr=null_llr, backend=run.backend, n_centres=len(centres),
                 n_windows=int(boundary.sum()), max_population=ws.max_population, direction=run.direction,
                 n_replicates=run.n_replicates, grid_cell=ws.grid_cell, max_distance=ws.max_distance,
-                min_cases=run.min_cases, distance=ws.distance)
+                min_cases=run.min_cases, distance=ws.distance, non_euclidean=ws.neighbors is not None)

@@ -210,14 +210,15 @@ def cluster_table(result, *, study_period=None, gumbel: bool = False, p_values: 
     for k, cl in enumerate(result.clusters.itertuples(index=False)):
         temporal = purely_temporal_row(cl)  # SaTScan: LOC_ID "All", no coordinates, radius, span or population
         r = {"CLUSTER": k + 1, "LOC_ID": "All" if temporal else str(cl.location_ids[0])}
-        a, b = ("LATITUDE", "LONGITUDE") if _latlong(result) else ("X", "Y")
-        r[a], r[b] = float(cl.x), float(cl.y)
-        if _elliptic(result):
-            r.update(E_MINOR=float(cl.radius), E_MAJOR=float(cl.semimajor_axis), E_ANGLE=float(cl.angle),
-                     E_SHAPE=float(cl.shape))
-        else:
-            r["RADIUS"] = float(cl.radius)
-        r["SPAN"] = math.nan if temporal else _span(result, [loc_of[i] for i in cl.location_ids])
+        if not result.non_euclidean:  # SaTScan: no coordinates, radius or span with a neighbors file
+            a, b = ("LATITUDE", "LONGITUDE") if _latlong(result) else ("X", "Y")
+            r[a], r[b] = float(cl.x), float(cl.y)
+            if _elliptic(result):
+                r.update(E_MINOR=float(cl.radius), E_MAJOR=float(cl.semimajor_axis), E_ANGLE=float(cl.angle),
+                         E_SHAPE=float(cl.shape))
+            else:
+                r["RADIUS"] = float(cl.radius)
+            r["SPAN"] = math.nan if temporal else _span(result, [loc_of[i] for i in cl.location_ids])
         if hasattr(cl, "start"):
             # SaTScan: a purely temporal cluster's dates in the precision of the case times, others' in days
             prec = result.time_precision if temporal else "day"
@@ -252,9 +253,11 @@ def cluster_table(result, *, study_period=None, gumbel: bool = False, p_values: 
 
 
 def _col_columns(result, gumbel) -> list:
-    cols = ["CLUSTER", "LOC_ID"] + (["LATITUDE", "LONGITUDE"] if _latlong(result) else ["X", "Y"])
-    cols += ["E_MINOR", "E_MAJOR", "E_ANGLE", "E_SHAPE"] if _elliptic(result) else ["RADIUS"]
-    cols += ["SPAN", "START_DATE", "END_DATE", "NUMBER_LOC"]
+    cols = ["CLUSTER", "LOC_ID"]
+    if not result.non_euclidean:
+        cols += ["LATITUDE", "LONGITUDE"] if _latlong(result) else ["X", "Y"]
+        cols += (["E_MINOR", "E_MAJOR", "E_ANGLE", "E_SHAPE"] if _elliptic(result) else ["RADIUS"]) + ["SPAN"]
+    cols += ["START_DATE", "END_DATE", "NUMBER_LOC"]
     if _stat_only(result):
         cols += ["TEST_STAT"]
     else:
@@ -329,7 +332,7 @@ def location_table(result, *, gumbel: bool = False, p_values: str = "monte_carlo
         cols += ["CLU_OBS", "CLU_EXP", "CLU_ODE"] + (["CLU_RR"] if rr_model else []) + (["CLU_POP"] if pop else [])
     if spatial and counted:
         cols += ["LOC_OBS", "LOC_EXP", "LOC_ODE"] + (["LOC_RR"] if rr_model else []) + (["LOC_POP"] if pop else [])
-    cols += [a, b, "GINI_CLUST"]
+    cols += ([] if result.non_euclidean else [a, b]) + ["GINI_CLUST"]
     C = float(result.n_cases)
     coords = np.asarray(result._loc_coords, dtype=float)
     rows = []
@@ -555,7 +558,9 @@ def report_text(result, *, study_period=None, title: str | None = None, p_values
             continue
         add("Location IDs included", ", ".join(str(v) for v in cl.location_ids), first=True)
         span = _span(result, [loc_of[i] for i in cl.location_ids])
-        if _latlong(result):
+        if result.non_euclidean:  # SaTScan: no coordinates, radius or span with a neighbors file
+            pass
+        elif _latlong(result):
             lat, lon = float(cl.x), float(cl.y)
             add("Coordinates / radius", f"({abs(lat):.6f} {'N' if lat >= 0 else 'S'}, {abs(lon):.6f} "
                                         f"{'E' if lon >= 0 else 'W'}) / {_significant(float(cl.radius))} km")

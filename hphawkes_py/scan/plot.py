@@ -48,9 +48,13 @@ def plot_clusters(result, ax=None, *, max_clusters: int | None = None, alpha: fl
     import matplotlib.pyplot as plt
     from matplotlib.patches import Circle, Ellipse
 
+    non_euclidean = getattr(result, "non_euclidean", False)
+    if non_euclidean and np.isnan(np.asarray(result._loc_coords, dtype=float)).all():
+        raise ValueError("the locations have no coordinates (neighbors= without coords): nothing to plot")
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 6))
     xy = result._loc_coords
+    loc_of = dict(zip(np.asarray(result._row_ids).tolist(), np.asarray(result._row_loc).tolist()))
     pop = np.asarray(result._loc_population, dtype=float)
     size = 6 + 30 * np.sqrt(pop / max(1, pop.max()))
     ax.scatter(xy[:, 0], xy[:, 1], s=size, c="0.6", lw=0, label="locations")
@@ -63,6 +67,11 @@ def plot_clusters(result, ax=None, *, max_clusters: int | None = None, alpha: fl
         sig = row.p_value <= alpha
         style = dict(fill=False, lw=2.5 if k == 0 else 1.2, ls="-" if sig or k == 0 else "--",
                      ec="tab:blue" if k == 0 else "tab:purple")
+        if non_euclidean:  # windows from lists of neighbours: their locations ringed, no circle
+            g = [loc_of[i] for i in row.location_ids]
+            ax.scatter(xy[g, 0], xy[g, 1], s=80, facecolors="none", edgecolors=style["ec"], lw=style["lw"])
+            ax.annotate(f"{k + 1}", (row.x, row.y), fontsize=8, ha="center", va="center")
+            continue
         if "semimajor_axis" in rows.columns:  # elliptic window: major axis at `angle` degrees from the x axis
             circ = Ellipse((row.x, row.y), 2 * max(row.semimajor_axis, 1e-12), 2 * max(row.radius, 1e-12),
                            angle=row.angle, **style)

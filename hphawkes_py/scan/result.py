@@ -139,6 +139,10 @@ class ScanResult:
         The precision of the case times (SaTScan's ``PrecisionCaseTimes``; set by
         :func:`~hphawkes_py.scan.run_prm`): SaTScan's tables and report give a purely temporal cluster's time
         frame in it ("1985 to 1991"), every other cluster's in days.
+    non_euclidean : bool
+        True: the windows came from lists of neighbours (``neighbors`` of :func:`~hphawkes_py.scan.bernoulli` and
+        :func:`~hphawkes_py.scan.poisson`; SaTScan's non-Euclidean neighbors file), not circles: a cluster has no
+        radius, and its ``x``, ``y`` are its first location's coordinates (NaN when none were given).
     _loc_coords, _loc_cases, _loc_controls, _loc_population, _loc_expected, _row_ids, _row_loc : numpy.ndarray, optional
         Per-location data behind :meth:`location_table` and :meth:`plot` (merged locations:
         coordinates, cases, controls, population, expected cases; the input rows' ids and
@@ -183,6 +187,7 @@ class ScanResult:
     purely_temporal: bool = False
     purely_spatial: bool = False
     time_precision: str = "day"
+    non_euclidean: bool = False
     _loc_coords: np.ndarray = dataclasses.field(default=None, repr=False)
     _loc_cases: np.ndarray = dataclasses.field(default=None, repr=False)
     _loc_controls: np.ndarray = dataclasses.field(default=None, repr=False)
@@ -220,6 +225,7 @@ class ScanResult:
             "spatial_adjustment": self.spatial_adjustment,
             "known_risks": self.known_risks,
             "day_of_week": self.day_of_week,
+            "non_euclidean": self.non_euclidean,
             "purely_temporal": self.purely_temporal,
             "purely_spatial": self.purely_spatial,
         }

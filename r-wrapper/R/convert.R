@@ -162,6 +162,21 @@
   .np_count(x, name)
 }
 
+# Lists of location ids (one vector per centre, the centre first) for a scan's neighbors= argument: a Python list
+# of lists of str (character ids) or int (whole-number ids).
+.np_neighbors <- function(x, name = "neighbors") {
+  if (!is.list(x) || is.data.frame(x))
+    .hp_stop(name, " must be a list of location-id vectors (one per centre, the centre first), got ", .hp_kind(x))
+  lapply(x, function(v) {
+    .hp_no_na(v, name)
+    if (is.factor(v)) v <- as.character(v)
+    if (is.character(v)) return(as.list(v))
+    if (!is.numeric(v) || any(v != round(v)))
+      .hp_stop(name, " must hold character labels or whole numbers, got ", .hp_kind(v))
+    as.list(as.integer(v))
+  })
+}
+
 # A whole number for a Python int argument (n_iter, chains, seed, ...). NULL stays NULL.
 .as_int <- function(x, name = deparse(substitute(x)), null_ok = TRUE) {
   if (is.null(x)) {

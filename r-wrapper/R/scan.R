@@ -28,6 +28,10 @@
 #' @param max_circle_population Fraction in (0, 0.5] of the total \code{circle_population}.
 #' @param centres \code{NULL} or a two-column matrix of circle centres (coordinates as \code{coords};
 #'   SaTScan's grid file), instead of the locations.
+#' @param neighbors \code{NULL} or a list of location-id vectors, one per centre, the centre first and then its
+#'   neighbours in the order a window takes them (SaTScan's non-Euclidean neighbors file): every leading run
+#'   of a vector is a window, instead of circles. Needs \code{location_ids}; \code{coords} may then be
+#'   \code{NULL}. The clusters have no radius.
 #' @return An object of class \code{hphawkes_scan}: \code{clusters} (data frame, most likely
 #'   first; \code{location_ids} is a list column), \code{null_llr}, totals and settings;
 #'   \code{summary()} and \code{as.data.frame()} give the cluster table, \code{plot()} and
@@ -48,7 +52,7 @@ scan_bernoulli <- function(coords, cases, controls, max_population = 0.5, n_repl
                            window = "circle", penalty = "medium", min_cases = 0L,
                            seed = NULL, location_ids = NULL, progress = FALSE,
                            backend = "auto", threads = NULL, circle_population = NULL,
-                           max_circle_population = 0.5, centres = NULL) {
+                           max_circle_population = 0.5, centres = NULL, neighbors = NULL) {
   .hp_check_args()
   sc <- .hp_mod("scan")
   kw <- list(max_population = .as_num(max_population), n_replicates = .as_int(n_replicates),
@@ -62,8 +66,10 @@ scan_bernoulli <- function(coords, cases, controls, max_population = 0.5, n_repl
     kw$max_circle_population <- .as_num(max_circle_population)
   }
   if (!is.null(centres)) kw$centres <- .np_double(centres, "centres")
-  res <- .hp_call(do.call(sc$bernoulli, c(list(.np_double(coords, "coords"),
-    .np_count(cases, "cases"), .np_count(controls, "controls")), kw)))
+  if (!is.null(neighbors)) kw$neighbors <- .np_neighbors(neighbors)
+  xy <- if (is.null(coords) && !is.null(neighbors)) NULL else .np_double(coords, "coords")
+  res <- .hp_call(do.call(sc$bernoulli, c(list(xy, .np_count(cases, "cases"), .np_count(controls, "controls")),
+    kw)))
   .hp_scan_result(res)
 }
 
@@ -127,6 +133,7 @@ scan_bernoulli <- function(coords, cases, controls, max_population = 0.5, n_repl
 #' @param max_circle_population Fraction in (0, 0.5] of the total \code{circle_population}.
 #' @param centres \code{NULL} or a two-column matrix of circle centres (coordinates as \code{coords};
 #'   SaTScan's grid file), instead of the locations.
+#' @param neighbors \code{NULL} or lists of neighbours instead of circles, as in \code{\link{scan_bernoulli}}.
 #' @return An object of class \code{hphawkes_scan} (as \code{scan_bernoulli}), \code{model = "poisson"}.
 #' @examplesIf hphawkes_available()
 #' ny <- hphawkes_data("ny_leukemia")  # 281 census tracts of upstate New York
@@ -141,7 +148,7 @@ scan_poisson <- function(coords, cases, population, expected = NULL, covariates 
                          n_replicates = 999L, direction = "high", secondary = "no-overlap",
                          grid_cell = NULL, seed = NULL, location_ids = NULL, progress = FALSE,
                          backend = "auto", threads = NULL, circle_population = NULL,
-                         max_circle_population = 0.5, centres = NULL) {
+                         max_circle_population = 0.5, centres = NULL, neighbors = NULL) {
   .hp_check_args()
   sc <- .hp_mod("scan")
   kw <- list(max_population = .as_num(max_population), max_distance = .as_num(max_distance),
@@ -161,9 +168,10 @@ scan_poisson <- function(coords, cases, population, expected = NULL, covariates 
     kw$max_circle_population <- .as_num(max_circle_population)
   }
   if (!is.null(centres)) kw$centres <- .np_double(centres, "centres")
+  if (!is.null(neighbors)) kw$neighbors <- .np_neighbors(neighbors)
+  xy <- if (is.null(coords) && !is.null(neighbors)) NULL else .np_double(coords, "coords")
   pop <- if (is.null(population)) NULL else .np_double(population, "population")
-  res <- .hp_call(do.call(sc$poisson, c(list(.np_double(coords, "coords"),
-    .np_count(cases, "cases"), pop), kw)))
+  res <- .hp_call(do.call(sc$poisson, c(list(xy, .np_count(cases, "cases"), pop), kw)))
   .hp_scan_result(res)
 }
 

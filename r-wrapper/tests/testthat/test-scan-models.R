@@ -338,3 +338,33 @@ test_that("scan_continuous_poisson gives Python's continuous Poisson scan", {
   expect_error(scan_continuous_poisson(pts, 3, n_replicates = 9), "polygons must be a character vector",
                class = "hphawkes_input_error")
 })
+
+test_that("scan_bernoulli and scan_poisson take lists of neighbours instead of circles", {
+  skip_if_no_hphawkes()
+  set.seed(8)  # villages along a river: the neighbours are the nearest along it
+  pos <- cumsum(runif(40, 0.5, 1.5))
+  ids <- sprintf("V%d", 0:39)
+  persons <- sample(20:59, 40, replace = TRUE)
+  cases <- rbinom(40, persons, ifelse(seq_len(40) %in% 11:16, 0.3, 0.1))
+  nb <- lapply(seq_len(40), function(i) ids[order(abs(pos - pos[i]), seq_len(40))])
+  res <- scan_bernoulli(NULL, cases, persons - cases, location_ids = ids, neighbors = nb, n_replicates = 99,
+                        seed = 1, backend = "cpu")
+  f <- tmp_csv(data.frame(cases = cases, persons = persons, pos = pos))
+  py <- py_reference(paste("import numpy as np, hphawkes_py as hp",
+    sprintf("d = np.loadtxt(r'%s', delimiter=',')", f),
+    "ids = ['V%d' % i for i in range(40)]",
+    "nb = []",
+    "for i in range(40):",
+    "    nb.append(list(map(ids.__getitem__, np.lexsort((np.arange(40), np.abs(d[:, 2] - d[i, 2]))))))",
+    "r = hp.scan.bernoulli(None, d[:, 0].astype(int), (d[:, 1] - d[:, 0]).astype(int), location_ids=ids,",
+    "    neighbors=nb, n_replicates=99, seed=1, backend='cpu', progress=False)",
+    "out = {'clusters': r.clusters, 'null': r.null_llr}", sep = "\n"))
+  expect_identical(res$null_llr, py$null)
+  expect_identical(res$clusters$log_likelihood_ratio, py$clusters$log_likelihood_ratio)
+  expect_true(all(is.na(res$clusters$radius)))
+  po <- scan_poisson(NULL, cases, persons, location_ids = ids, neighbors = nb, n_replicates = 19, seed = 1,
+                     backend = "cpu")
+  expect_true(all(c("V12", "V13") %in% po$clusters$location_ids[[1]]))
+  expect_error(scan_bernoulli(NULL, cases, persons - cases, location_ids = ids, neighbors = "V1"),
+               "list of location-id vectors", class = "hphawkes_input_error")
+})
