@@ -269,7 +269,8 @@ def _satscan_data():
 def _write_inputs(folder: Path) -> None:
     xy, loc, day, x, w = _satscan_data()
     dates = [str(np.datetime64("2020-01-01") + np.timedelta64(int(t), "D")).replace("-", "/") for t in day]
-    (folder / "st.geo").write_text("".join(f"L{i} {a} {b}\n" for i, (a, b) in enumerate(xy)))
+    # and one location without observations (a centre, and a member of the circles that reach it, in SaTScan)
+    (folder / "st.geo").write_text("".join(f"L{i} {a} {b}\n" for i, (a, b) in enumerate(xy)) + "E0 62.5 80.5\n")
     (folder / "st.cas").write_text("".join(f"L{g} 1 {d} {v}\n" for g, d, v in zip(loc, dates, x)))
     (folder / "stw.cas").write_text("".join(f"L{g} 1 {d} {v} {u}\n" for g, d, v, u in zip(loc, dates, x, w)))
 
@@ -327,7 +328,7 @@ def test_run_prm_matches_satscan(name, satscan_output, tmp_path):
         assert row.log_likelihood_ratio == pytest.approx(float(r["LLR"]), abs=1e-6), k
         p = float(r["P_VALUE"])
         assert abs(row.p_value - p) <= 4 * math.sqrt(max(p * (1 - p), 1e-3) * 2 / 1000) + 2e-3, k
-        members = [int(str(v)[1:]) for v in row.location_ids]
+        members = [int(str(v)[1:]) for v in row.location_ids if str(v).startswith("L")]  # E0: no observations
         t1, t2 = (int((np.datetime64(v, "D") - np.datetime64("2020-01-01")).astype(int)) for v in (row.start, row.end))
         ours = np.isin(loc, members) & (day >= t1) & (day <= t2)
         assert row.cases == ours.sum() == int(float(r["OBSERVED"])), k
