@@ -28,7 +28,7 @@ from .exponential_model import _calibrated, _check_patients
 from .null_draws import strata_members
 from .locations import _check_xy, check_empty_locations
 from .result import ScanResult
-from .space_time_scan import SpaceTimeOptions, _check_common, _cylinders
+from .space_time_scan import SpaceTimeOptions, _check_common, _cylinders, with_empty_rows
 from .spatiotemporal import _period_days
 
 __all__ = ["space_time_exponential"]
@@ -149,14 +149,7 @@ def space_time_exponential(coords, survival_times, times, censored=None, *, max_
     t, cen = _check_patients(survival_times, censored, n, "survival_times")
     dead = (~cen).astype(np.int64)
     empty = check_empty_locations(empty_locations, empty_location_ids, location_ids is not None)
-    if empty is not None:
-        # rows without patients: 0 deaths, dated on the first patient's day, in no cell of the null's
-        extra, extra_ids = empty
-        if extra_ids is not None:
-            location_ids = np.concatenate([np.asarray(location_ids, dtype=object), extra_ids])
-        xy = np.vstack([xy, extra])
-        dead = np.concatenate([dead, np.zeros(len(extra), dtype=np.int64)])
-        times = np.concatenate([np.asarray(times), np.repeat(np.asarray(times)[:1], len(extra))])
+    xy, dead, times, location_ids = with_empty_rows(xy, dead, times, location_ids, empty)  # rows without patients
     opts = SpaceTimeOptions(max_population, max_distance, max_temporal, prospective, study_period, min_cases,
                             n_replicates, direction, distance, location_ids, seed, executor, backend, threads, progress,
                             surveillance_start, circle_population, max_circle_population, centres,

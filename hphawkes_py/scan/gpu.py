@@ -213,29 +213,38 @@ class GpuSpaceTimeEngine:
         return best_max[None, :], None
 
 
-class GpuPermutationEngine:
-    """The permutation models' windows (``scan_permutation`` in ``scan_permutation.cu``) on a device:
-    the methods of :class:`~.normal.PermutationEngine` (``cpu``, whose constants it uses and whose
-    host function turns maximizing values into LLRs)."""
+class _GpuBesideCpu:
+    """A device engine beside a CPU engine ``cpu``, whose constants it uses: the kernel ``_KERNEL`` of
+    ``scan_permutation.cu`` and the CPU engine's arrays ``_ARRAYS`` (name -> dtype) copied to the device once, as
+    ``d_<name>`` (empty ones padded to one element: zero-size device buffers are refused)."""
+
+    _KERNEL = ""
+    _ARRAYS: dict = {}
 
     def __init__(self, cpu, *, device, backend="gpu"):
         self.cpu = cpu
         self.backend = backend
         self.dev = dev = device
-        self._fn = dev.module(KERNELS_DIR / "scan_permutation.cu", defines={"REAL": "double"}).function(
-            "scan_permutation")
+        self._fn = dev.module(KERNELS_DIR / "scan_permutation.cu", defines={"REAL": "double"}).function(self._KERNEL)
         self._block = dev.block_size(self._fn, BLOCK)
-        pad = (lambda a, dt: dev.to_device(np.ascontiguousarray(a if len(a) else np.zeros(1), dtype=dt)))
-        self.d_offsets = pad(cpu.offsets, np.int64)
-        self.d_neighbors = pad(cpu.neighbors, np.int32)
-        self.d_boundary = pad(cpu.boundary, np.uint8)
-        self.d_n_loc = pad(cpu.n_loc, np.int64)
+        for name, dt in self._ARRAYS.items():
+            a = getattr(cpu, name)
+            setattr(self, "d_" + name, dev.to_device(np.ascontiguousarray(a if len(a) else np.zeros(1), dtype=dt)))
 
     __getstate__ = _refuse_pickling
 
     @property
     def n_centres(self) -> int:
         return self.cpu.n_centres
+
+
+class GpuPermutationEngine(_GpuBesideCpu):
+    """The permutation models' windows (``scan_permutation`` in ``scan_permutation.cu``) on a device:
+    the methods of :class:`~.normal.PermutationEngine` (``cpu``, whose constants it uses and whose
+    host function turns maximizing values into LLRs)."""
+
+    _KERNEL = "scan_permutation"
+    _ARRAYS = {"offsets": np.int64, "neighbors": np.int32, "boundary": np.uint8, "n_loc": np.int64}
 
     def best_mv(self, s1: np.ndarray, s2: np.ndarray):
         """(m, R) maximizing value of each centre's best window and (m, R) entry where it ends."""
@@ -267,31 +276,14 @@ class GpuPermutationEngine:
         return best.max(axis=0) if best.shape[0] else np.zeros(np.shape(s1)[1])
 
 
-class GpuNormalCylinderEngine:
+class GpuNormalCylinderEngine(_GpuBesideCpu):
     """The space-time normal scan's replicates (``scan_normal_cylinders`` in ``scan_permutation.cu``) on a device:
     :meth:`max_llr` of :class:`~.cpu_normal_space_time.NormalCylinderEngine` (``cpu``, whose constants it uses and
     whose host function turns the between-group sums of squares into LLRs)."""
 
-    def __init__(self, cpu, *, device, backend="gpu"):
-        self.cpu = cpu
-        self.backend = backend
-        self.dev = dev = device
-        self._fn = dev.module(KERNELS_DIR / "scan_permutation.cu", defines={"REAL": "double"}).function(
-            "scan_normal_cylinders")
-        self._block = dev.block_size(self._fn, BLOCK)
-        pad = (lambda a, dt: dev.to_device(np.ascontiguousarray(a if len(a) else np.zeros(1), dtype=dt)))
-        self.d_offsets = pad(cpu.offsets, np.int64)
-        self.d_neighbors = pad(cpu.neighbors, np.int32)
-        self.d_boundary = pad(cpu.boundary, np.uint8)
-        self.d_n_cum = pad(cpu.n_cum, np.int64)
-        self.d_t1s = pad(cpu.t1s, np.int64)
-        self.d_t2s = pad(cpu.t2s, np.int64)
-
-    __getstate__ = _refuse_pickling
-
-    @property
-    def n_centres(self) -> int:
-        return self.cpu.n_centres
+    _KERNEL = "scan_normal_cylinders"
+    _ARRAYS = {"offsets": np.int64, "neighbors": np.int32, "boundary": np.uint8, "n_cum": np.int64, "t1s": np.int64,
+               "t2s": np.int64}
 
     @property
     def weighted(self) -> bool:

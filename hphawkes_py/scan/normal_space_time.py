@@ -35,7 +35,7 @@ from .monte_carlo import BATCH_SIZE, CPU_BATCH_BYTES, GPU_BATCH_SIZE, batch_chil
 from .normal_model import NORMAL, WEIGHTED_NORMAL, _check_min_cases, _check_observations, _totals, _window_table
 from .result import Candidates, ScanResult, _clusters
 from .space_time_scan import (_MIN_LLR_RETAINED, SpaceTimeOptions, _check_common, circles, cylinder_overlap,
-                              day_of)
+                              day_of, with_empty_rows)
 
 __all__ = ["space_time_normal"]
 
@@ -140,14 +140,7 @@ def space_time_normal(coords, values, times, *, weights=None, max_population=0.5
     x, w = _check_observations(values, weights, n)
     counted = np.ones(n, dtype=np.int64)
     empty = check_empty_locations(empty_locations, empty_location_ids, location_ids is not None)
-    if empty is not None:
-        # rows without observations: none counted, dated on the first observation's day
-        extra, extra_ids = empty
-        if extra_ids is not None:
-            location_ids = np.concatenate([np.asarray(location_ids, dtype=object), extra_ids])
-        xy = np.vstack([xy, extra])
-        counted = np.concatenate([counted, np.zeros(len(extra), dtype=np.int64)])
-        times = np.concatenate([np.asarray(times), np.repeat(np.asarray(times)[:1], len(extra))])
+    xy, counted, times, location_ids = with_empty_rows(xy, counted, times, location_ids, empty)
     opts = SpaceTimeOptions(max_population, max_distance, max_temporal, prospective, study_period, 0, n_replicates,
                             direction, distance, location_ids, seed, executor, backend, threads, progress, None,
                             circle_population, max_circle_population, centres, max_temporal_percent, secondary)

@@ -242,6 +242,20 @@ def _check_common(coords, cases, times, opts: SpaceTimeOptions) -> SpaceTimeData
                          centres=centres, null_cuts=null_cuts)
 
 
+def with_empty_rows(xy, counts, times, location_ids, empty) -> tuple:
+    """``(xy, counts, times, location_ids)`` with the rows of the locations without observations ``empty``
+    (:func:`~.locations.check_empty_locations`; None: none) appended: counting 0, dated on the first row's day
+    (in no cell the null draws fill), with their ids after the rows' when ids are given."""
+    if empty is None:
+        return xy, counts, times, location_ids
+    extra, extra_ids = empty
+    if extra_ids is not None:
+        location_ids = np.concatenate([np.asarray(location_ids, dtype=object), extra_ids])
+    times = np.asarray(times)
+    return (np.vstack([xy, extra]), np.concatenate([counts, np.zeros(len(extra), dtype=np.int64)]),
+            np.concatenate([times, np.repeat(times[:1], len(extra))]), location_ids)
+
+
 def day_of(origin, t):
     """Day ``t`` of a study period that starts on ``origin`` (a date, or a day number)."""
     return origin + np.timedelta64(int(t), "D") if isinstance(origin, np.datetime64) else origin + int(t)
