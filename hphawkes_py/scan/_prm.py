@@ -45,7 +45,6 @@ _REQUIRE = {
     "MultipleCoordinatesType": {"0"},
     "SpatialAdjustmentType": {"0", "1", "2"},  # 1, 2: the space-time Poisson model only (run_prm)
     "PValueReportType": {"0", "1", "3"},   # default / standard Monte Carlo / Gumbel (both reported)
-    "UseReportOnlySmallerClusters": _OFF,
     "SimulatedDataMethodType": {"0"},
     "RiskLimitHighClusters": _OFF,
     "RiskLimitLowClusters": _OFF,
@@ -64,7 +63,9 @@ _USED = {"AdjustForWeeklyTrends", "IncludePurelyTemporal", "AdjustForEarlierAnal
          "MinimumCasesInLowRateClusters", "StudyPeriodCheckType", "IterativeScan", "IterativeScanMaxIterations",
          "IterativeScanMaxPValue", "UseMaxCirclePopulationFileOption", "MaxCirclePopulationFile",
          "MaxSpatialSizeInMaxCirclePopulationFile", "UseGridFile", "GridFile", "CriteriaForReportingSecondaryClusters",
-         "UseNeighborsFile", "NeighborsFilename"}
+         "UseNeighborsFile", "NeighborsFilename", "UseReportOnlySmallerClusters",
+         "MaxSpatialSizeInPopulationAtRisk_Reported", "UseDistanceFromCenterOption_Reported",
+         "MaxSpatialSizeInDistanceFromCenter_Reported", "UseMaxCirclePopulationFileOption_Reported"}
 
 #: sections that only choose outputs, run options or analyses that are not run here
 _NOT_ANALYSIS_SECTIONS = {"Output", "Spatial Output", "Temporal Output", "Other Output", "Run Options", "System",
@@ -249,6 +250,7 @@ def prm_arguments(path) -> dict:
     _grid_file(v, model, bad, file, kwargs)
     _secondary(v, model, bad, kwargs)
     neighbors = _neighbors_file(v, model, bad, file, kwargs)
+    _reported_kwargs(v, model, bad, kwargs)
     if _on(v, "AdjustForEarlierAnalyses"):
         _earlier_analyses(v, model, analysis, bad, kwargs, circle is not None)
     generic = False
@@ -269,6 +271,37 @@ def prm_arguments(path) -> dict:
             "power": prm_power(v, model, base, bad), "intervals": intervals,
             "precision": v.get("PrecisionCaseTimes", "3") or "3",
             "known_risks": prm_known_risks(v, model, base, bad), "circle": circle, "neighbors": neighbors, "path": p}
+
+
+def _reported_kwargs(v, model, bad, kwargs) -> None:
+    """``UseReportOnlySmallerClusters=y`` (SaTScan's "restrict reported clusters to maximum geographical cluster
+    size"): ``max_reported_population`` (``MaxSpatialSizeInPopulationAtRisk_Reported`` / 100, at most the scan's)
+    and, with ``UseDistanceFromCenterOption_Reported=y``, ``max_reported_distance`` of the purely spatial
+    Bernoulli and discrete Poisson analyses with circles or neighbour lists."""
+    if not _on(v, "UseReportOnlySmallerClusters"):
+        return
+    if model not in ("bernoulli", "poisson") or kwargs.get("window") == "ellipse":
+        raise bad("UseReportOnlySmallerClusters", "is supported for the purely spatial Bernoulli and discrete "
+                                                  "Poisson analyses with circular windows or a neighbors file")
+    if _on(v, "UseMaxCirclePopulationFileOption_Reported"):
+        raise bad("UseMaxCirclePopulationFileOption_Reported", "is not supported (the reported clusters are limited "
+                                                               "by population and distance)")
+    key = "MaxSpatialSizeInPopulationAtRisk_Reported"
+    try:
+        pct = float(v.get(key, "50") or "50")
+    except ValueError:
+        raise bad(key, "is not a number") from None
+    if not 0 < pct / 100.0 <= kwargs.get("max_population", 0.5):
+        raise bad(key, "must be in (0, MaxSpatialSizeInPopulationAtRisk] (percent of the population at risk)")
+    kwargs["max_reported_population"] = pct / 100.0
+    if _on(v, "UseDistanceFromCenterOption_Reported"):
+        key = "MaxSpatialSizeInDistanceFromCenter_Reported"
+        try:
+            kwargs["max_reported_distance"] = float(v.get(key, ""))
+        except ValueError:
+            raise bad(key, "is not a number") from None
+        if not kwargs["max_reported_distance"] > 0:
+            raise bad(key, "must be positive")
 
 
 def _neighbors_file(v, model, bad, file, kwargs):
@@ -786,6 +819,9 @@ def _run_spatial(spec, run):
                 dated=spec["dates"]["dated"])
     if spec.get("circle") is not None and (spec["iterative"] or spec["power"] or spec["known_risks"] is not None):
         raise ValueError(f"{spec['path']}: UseMaxCirclePopulationFileOption=y is not supported with an iterative scan, "
+                         f"a power evaluation or known relative risks")
+    if "max_reported_population" in common and (spec["iterative"] or spec["power"] or spec["known_risks"] is not None):
+        raise ValueError(f"{spec['path']}: UseReportOnlySmallerClusters=y is not supported with an iterative scan, "
                          f"a power evaluation or known relative risks")
     placed = spec.get("neighbors") is None
     if not placed:

@@ -52,7 +52,8 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
               secondary="no-overlap", grid_cell=None, max_distance=None, distance="euclidean", min_cases=0,
               window="circle", ellipse_shapes=(1.5, 2, 3, 4, 5), ellipse_angles=(4, 6, 9, 12, 15), penalty="medium",
               location_ids=None, seed=None, executor=None, backend="auto", threads=None, progress=True,
-              circle_population=None, max_circle_population=0.5, centres=None, neighbors=None) -> ScanResult:
+              circle_population=None, max_circle_population=0.5, centres=None, neighbors=None,
+              max_reported_population=None, max_reported_distance=None) -> ScanResult:
     """Kulldorff's purely spatial Bernoulli scan statistic with Monte Carlo inference.
 
     Semantics follow SaTScan's purely spatial Bernoulli analysis with circular (or elliptic)
@@ -133,6 +134,10 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
         ``max_population`` (and ``max_circle_population``). Needs ``location_ids``; ``coords`` may then be
         None (locations known by id alone). Not with ``window="ellipse"``, ``grid_cell``, ``centres``,
         ``max_distance`` or a ``secondary`` criterion other than "no-overlap". The clusters have no radius.
+    max_reported_population, max_reported_distance : float, optional
+        Report only clusters within these limits (a fraction of the total up to ``max_population``; a radius),
+        while the Monte Carlo, and so every p-value, scans all the windows (SaTScan's "restrict reported clusters
+        to maximum geographical cluster size", ``UseReportOnlySmallerClusters``); circles and neighbour lists.
 
     Returns
     -------
@@ -157,6 +162,7 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
     ws = _check_windows(loc.coords, max_population, max_distance, grid_cell, distance, window, ellipse_shapes,
                         ellipse_angles, penalty, centres)
     ws = _with_neighbors(ws, neighbors, placed, ids, loc.members)
+    ws = _with_reported(ws, max_reported_population, max_reported_distance)
     if circle_population is not None:
         ws = dataclasses.replace(ws, circle=circle_limit(circle_population, max_circle_population,
                                                          _row_locations(loc.members), len(loc.members)))
@@ -298,7 +304,7 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
             distance="euclidean", window="circle", ellipse_shapes=(1.5, 2, 3, 4, 5), ellipse_angles=(4, 6, 9, 12, 15),
             penalty="medium", location_ids=None, seed=None, executor=None, backend="auto", threads=None,
             progress=True, circle_population=None, max_circle_population=0.5, centres=None,
-            neighbors=None) -> ScanResult:
+            neighbors=None, max_reported_population=None, max_reported_distance=None) -> ScanResult:
     """Kulldorff's purely spatial discrete Poisson scan statistic with Monte Carlo inference.
 
     Semantics follow SaTScan's purely spatial discrete Poisson analysis with circular windows:
@@ -353,7 +359,8 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
         Ids reported in ``clusters.location_ids`` (default: 0-based input row positions); unique,
         except with ``covariates``, where the rows of one location (its categories) share its id;
         a location is then reported once, by the id of its first row.
-    seed, executor, backend, threads, progress, circle_population, max_circle_population, centres, neighbors
+    seed, executor, backend, threads, progress, circle_population, max_circle_population, centres, neighbors, \
+max_reported_population, max_reported_distance
         As in :func:`bernoulli`.
 
     Returns
@@ -394,6 +401,7 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
     if circle_population is not None:
         ws = dataclasses.replace(ws, circle=circle_limit(circle_population, max_circle_population, gid, L))
     ws = _with_neighbors(ws, neighbors, placed, ids, members)
+    ws = _with_reported(ws, max_reported_population, max_reported_distance)
     if n_merged and neighbors is None:
         same = n_merged if codes is None else n - len({(g, k) for g, k in zip(gid.tolist(), codes.tolist())})
         if same:
@@ -465,6 +473,7 @@ class WindowSettings:
     centres: Any = None
     neighbors: Any = None
     placed: bool = True
+    reported: Any = None
 
 
 def _by_id(coords, neighbors, location_ids, n: int):
@@ -505,6 +514,25 @@ def _with_neighbors(ws, neighbors, placed: bool, ids, members):
             raise ValueError(f"{name} describes circles: not with neighbors (the windows are the lists' leading runs)")
     lists = check_neighbors(neighbors, [ids[m[0]] for m in members])
     return dataclasses.replace(ws, neighbors=lists, placed=placed)
+
+
+def _with_reported(ws, max_reported_population, max_reported_distance):
+    """``ws`` with the limits of the clusters reported (``reported``: (fraction, radius or None)) when either is
+    given: the fraction at most ``max_population`` (default it), the radius positive; circles and neighbour lists
+    only."""
+    if max_reported_population is None and max_reported_distance is None:
+        return ws
+    if ws.ellipses is not None:
+        raise ValueError("max_reported_population / max_reported_distance are for circles and neighbour lists (not "
+                         "window='ellipse')")
+    frac = ws.max_population if max_reported_population is None else _check_max_population(max_reported_population)
+    if frac > ws.max_population:
+        raise ValueError(f"max_reported_population={max_reported_population!r} is above max_population="
+                         f"{ws.max_population!r}: the reported clusters are a part of the windows scanned")
+    dist = None if max_reported_distance is None else check_positive(max_reported_distance, "max_reported_distance")
+    if dist is not None and ws.neighbors is not None:
+        raise ValueError("max_reported_distance describes circles: not with neighbors")
+    return dataclasses.replace(ws, reported=(frac, dist))
 
 
 def _check_secondary(ws: WindowSettings, run: RunOptions) -> None:
@@ -551,21 +579,34 @@ def _scan(ws: WindowSettings, run: RunOptions, coords, cases, members, ids, size
         points = ws.geo.points(coords)
         cpoints = ws.geo.points(coords[centre_loc] if ws.neighbors is not None else centres)
         circle, circle_lim = ws.circle
-        if ws.neighbors is not None:
-            windows = neighbor_windows(ws.neighbors, size, limit, circle, circle_lim)
-        elif ws.ellipses is None:
-            windows = build_windows(cpoints, points, size, limit, ws.geo.to_working(ws.max_distance), circle=circle,
-                                    circle_limit=circle_lim)
+
+        def cut(limit, max_distance):
+            if ws.neighbors is not None:
+                return neighbor_windows(ws.neighbors, size, limit, circle, circle_lim)
+            return build_windows(cpoints, points, size, limit, ws.geo.to_working(max_distance), circle=circle,
+                                 circle_limit=circle_lim)
+
+        if ws.ellipses is None:
+            windows = cut(limit, ws.max_distance)
         else:
             windows = _elliptic_windows(cpoints, points, size, limit, ws.ellipses, circle, circle_lim)
             pens = _elliptic_penalties(ws.ellipses, len(centres), ws.pen_a)
         engine, window_stats = make(windows)
-        best, best_entry = engine.best_per_centre(cases.astype(np.int32)[:, None], want_arg=True)
+        scanned = windows
+        observed = engine
+        if ws.reported is not None:
+            # the clusters reported are the windows within the smaller limits; the replicates scan them all
+            frac, dist = ws.reported
+            dist = dist if ws.max_distance is None or dist is None else min(dist, ws.max_distance)
+            scanned = cut(frac * float(np.sum(size)) if frac < ws.max_population else limit,
+                          ws.max_distance if dist is None else dist)
+            observed, window_stats = make(scanned)
+        best, best_entry = observed.best_per_centre(cases.astype(np.int32)[:, None], want_arg=True)
         best = best[:, 0]
         best_entry = best_entry[:, 0]
         null_llr = _monte_carlo(engine, weights, engine.n_cases, run.n_replicates, run.seed, run.executor, run.progress,
                                 penalties=pens if (pens is not None and ws.pen_a > 0) else None)
-    offsets, neighbors, _, boundary = windows
+    offsets, neighbors, _, boundary = scanned
     stat = extra_cols = tiebreak = None
     if ws.ellipses is not None:
         stat, radius_of, extra_cols, centres, centre_loc, tiebreak = _elliptic_report(
@@ -583,6 +624,6 @@ def _scan(ws: WindowSettings, run: RunOptions, coords, cases, members, ids, size
     if ws.ellipses is not None:  # the radius of an ellipse is its semiminor axis
         clusters.insert(clusters.columns.get_loc("radius") + 1, "semimajor_axis", clusters.radius * clusters["shape"])
     return dict(clusters=clusters, null_llr=null_llr, backend=run.backend, n_centres=len(centres),
-                n_windows=int(boundary.sum()), max_population=ws.max_population, direction=run.direction,
+                n_windows=int(windows[3].sum()), max_population=ws.max_population, direction=run.direction,
                 n_replicates=run.n_replicates, grid_cell=ws.grid_cell, max_distance=ws.max_distance,
                 min_cases=run.min_cases, distance=ws.distance, non_euclidean=ws.neighbors is not None)

@@ -32,6 +32,9 @@
 #'   neighbours in the order a window takes them (SaTScan's non-Euclidean neighbors file): every leading run
 #'   of a vector is a window, instead of circles. Needs \code{location_ids}; \code{coords} may then be
 #'   \code{NULL}. The clusters have no radius.
+#' @param max_reported_population,max_reported_distance \code{NULL}, or report only clusters within these
+#'   limits (a fraction up to \code{max_population}; a radius) while the Monte Carlo scans every window
+#'   (SaTScan's \code{UseReportOnlySmallerClusters}).
 #' @return An object of class \code{hphawkes_scan}: \code{clusters} (data frame, most likely
 #'   first; \code{location_ids} is a list column), \code{null_llr}, totals and settings;
 #'   \code{summary()} and \code{as.data.frame()} give the cluster table, \code{plot()} and
@@ -52,7 +55,8 @@ scan_bernoulli <- function(coords, cases, controls, max_population = 0.5, n_repl
                            window = "circle", penalty = "medium", min_cases = 0L,
                            seed = NULL, location_ids = NULL, progress = FALSE,
                            backend = "auto", threads = NULL, circle_population = NULL,
-                           max_circle_population = 0.5, centres = NULL, neighbors = NULL) {
+                           max_circle_population = 0.5, centres = NULL, neighbors = NULL,
+                           max_reported_population = NULL, max_reported_distance = NULL) {
   .hp_check_args()
   sc <- .hp_mod("scan")
   kw <- list(max_population = .as_num(max_population), n_replicates = .as_int(n_replicates),
@@ -67,6 +71,8 @@ scan_bernoulli <- function(coords, cases, controls, max_population = 0.5, n_repl
   }
   if (!is.null(centres)) kw$centres <- .np_double(centres, "centres")
   if (!is.null(neighbors)) kw$neighbors <- .np_neighbors(neighbors)
+  kw$max_reported_population <- .as_num(max_reported_population)
+  kw$max_reported_distance <- .as_num(max_reported_distance)
   xy <- if (is.null(coords) && !is.null(neighbors)) NULL else .np_double(coords, "coords")
   res <- .hp_call(do.call(sc$bernoulli, c(list(xy, .np_count(cases, "cases"), .np_count(controls, "controls")),
     kw)))
@@ -134,6 +140,7 @@ scan_bernoulli <- function(coords, cases, controls, max_population = 0.5, n_repl
 #' @param centres \code{NULL} or a two-column matrix of circle centres (coordinates as \code{coords};
 #'   SaTScan's grid file), instead of the locations.
 #' @param neighbors \code{NULL} or lists of neighbours instead of circles, as in \code{\link{scan_bernoulli}}.
+#' @param max_reported_population,max_reported_distance As in \code{\link{scan_bernoulli}}.
 #' @return An object of class \code{hphawkes_scan} (as \code{scan_bernoulli}), \code{model = "poisson"}.
 #' @examplesIf hphawkes_available()
 #' ny <- hphawkes_data("ny_leukemia")  # 281 census tracts of upstate New York
@@ -148,7 +155,8 @@ scan_poisson <- function(coords, cases, population, expected = NULL, covariates 
                          n_replicates = 999L, direction = "high", secondary = "no-overlap",
                          grid_cell = NULL, seed = NULL, location_ids = NULL, progress = FALSE,
                          backend = "auto", threads = NULL, circle_population = NULL,
-                         max_circle_population = 0.5, centres = NULL, neighbors = NULL) {
+                         max_circle_population = 0.5, centres = NULL, neighbors = NULL,
+                         max_reported_population = NULL, max_reported_distance = NULL) {
   .hp_check_args()
   sc <- .hp_mod("scan")
   kw <- list(max_population = .as_num(max_population), max_distance = .as_num(max_distance),
@@ -169,6 +177,8 @@ scan_poisson <- function(coords, cases, population, expected = NULL, covariates 
   }
   if (!is.null(centres)) kw$centres <- .np_double(centres, "centres")
   if (!is.null(neighbors)) kw$neighbors <- .np_neighbors(neighbors)
+  kw$max_reported_population <- .as_num(max_reported_population)
+  kw$max_reported_distance <- .as_num(max_reported_distance)
   xy <- if (is.null(coords) && !is.null(neighbors)) NULL else .np_double(coords, "coords")
   pop <- if (is.null(population)) NULL else .np_double(population, "population")
   res <- .hp_call(do.call(sc$poisson, c(list(xy, .np_count(cases, "cases"), pop), kw)))

@@ -368,3 +368,15 @@ test_that("scan_bernoulli and scan_poisson take lists of neighbours instead of c
   expect_error(scan_bernoulli(NULL, cases, persons - cases, location_ids = ids, neighbors = "V1"),
                "list of location-id vectors", class = "hphawkes_input_error")
 })
+
+test_that("scan_poisson reports clusters within a smaller size, the Monte Carlo unchanged", {
+  skip_if_no_hphawkes()
+  ny <- hphawkes_data("ny_leukemia")
+  xy <- ny[, c("x", "y")]
+  full <- scan_poisson(xy, ny$cases_floor, ny$population, n_replicates = 19, seed = 1, backend = "cpu")
+  res <- scan_poisson(xy, ny$cases_floor, ny$population, n_replicates = 19, seed = 1, backend = "cpu",
+                      max_reported_population = 0.1)
+  expect_identical(res$null_llr, full$null_llr)
+  expect_true(all(res$clusters$population <= 0.1 * sum(ny$population)))
+  expect_lt(res$clusters$log_likelihood_ratio[1], full$clusters$log_likelihood_ratio[1])
+})
