@@ -84,6 +84,7 @@ def test_lists_in_the_circles_order_give_the_circular_scan():
         assert b.clusters.location_ids.tolist() == a.clusters.location_ids.tolist()
         np.testing.assert_array_equal(b.clusters.log_likelihood_ratio, a.clusters.log_likelihood_ratio)
         assert b.non_euclidean and b.clusters.radius.isna().all()
+        assert f"the neighbour list of {b.clusters.location_ids[0][0]}" in b.summary() and "radius" not in b.summary()
         assert b.clusters.x.isna().all() == (coords is None)
     ny = hp.datasets.load_ny_leukemia()
     xy, ids = ny[["x", "y"]].to_numpy(), np.array([f"T{i}" for i in range(len(ny))])

@@ -264,7 +264,7 @@ class ScanResult:
                 continue
             if "mean_inside" in row.index:  # the normal models: observations and means, no expected count
                 lines.append(
-                    f"{k + 1}. locations {ids}\n   centre ({row.x:.6g}, {row.y:.6g}) radius {row.radius:.6g}; "
+                    f"{k + 1}. locations {ids}\n   {self._window_of(row)}; "
                     f"{int(row.cases)} observations, mean {row.mean_inside:.6g} inside, {row.mean_outside:.6g} "
                     f"outside (variance {row.variance:.4g}); LLR {row.log_likelihood_ratio:.6f}; p {row.p_value:.4g}")
                 continue
@@ -272,17 +272,23 @@ class ScanResult:
                 kind = f" ({row.cluster_type})" if "cluster_type" in row.index else ""
                 table = "; ".join(f"{label.lower()} {value}" for label, value in category_report_lines(row)[1:])
                 lines.append(
-                    f"{k + 1}. locations {ids}\n   centre ({row.x:.6g}, {row.y:.6g}) radius {row.radius:.6g}; "
+                    f"{k + 1}. locations {ids}\n   {self._window_of(row)}; "
                     f"{int(row.cases)} cases{kind}; LLR {row.log_likelihood_ratio:.6f}; p {row.p_value:.4g}\n"
                     f"   {table}")
                 continue
             lines.append(
-                f"{k + 1}. locations {ids}\n   centre ({row.x:.6g}, {row.y:.6g}) radius {row.radius:.6g};{when} "
+                f"{k + 1}. locations {ids}\n   {self._window_of(row)};{when} "
                 f"cases {_fmt_count(row.cases)}/{row.population:.10g} (expected {row.expected:.2f}, "
                 f"RR {row.relative_risk:.3g}); "
                 f"LLR {row.log_likelihood_ratio:.6f}; p {row.p_value:.4g} (Gumbel {row.gumbel_p_value:.3g})"
             )
         return "\n".join(lines)
+
+    def _window_of(self, row) -> str:
+        """Where a cluster's window is, for :meth:`summary`: its circle, or the neighbour list it leads."""
+        if self.non_euclidean:
+            return f"the neighbour list of {row.location_ids[0]} (no circle)"
+        return f"centre ({row.x:.6g}, {row.y:.6g}) radius {row.radius:.6g}"
 
     def __repr__(self) -> str:
         top = self.most_likely
