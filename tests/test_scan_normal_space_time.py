@@ -19,8 +19,10 @@ import pytest
 
 import hphawkes_py as hp
 from hphawkes_py.cli import main
+from hphawkes_py.scan._prm import prm_arguments
+from hphawkes_py.scan._prm_space_time import run_space_time_normal
 from hphawkes_py.scan.cpu_normal_space_time import NormalCylinderEngine, cumulative_from_end, intervals, \
-    permuted_cumulative
+    permuted_cumulative, surveillance_intervals
 from hphawkes_py.scan.normal_model import NORMAL, WEIGHTED_NORMAL, _totals
 from hphawkes_py.scan.null_draws import permute_measurements
 from hphawkes_py.scan.windows import build_windows
@@ -232,6 +234,27 @@ def test_prospective_cylinders_end_on_the_last_day():
     assert len(res.clusters) and (res.clusters.end == 29).all()
 
 
+@pytest.mark.parametrize("percent", [None, 30.0])
+def test_surveillance_scans_every_earlier_analysis_cylinders(percent):
+    from hphawkes_py.scan.space_time_scan import _surveillance_cuts
+
+    T, first, m = 30, 18, 6
+    cuts = _surveillance_cuts(first, T, percent) if percent else ((first, m),)
+    t1, t2 = surveillance_intervals(T, cuts)
+    longest = (lambda t: math.floor((t + 1) * percent / 100)) if percent else (lambda t: m)
+    want = {(a, b) for b in range(first, T) for a in range(0, b + 1) if b - a + 1 <= longest(b)}
+    assert set(zip(t1.tolist(), t2.tolist())) == want and len(t1) == len(want)
+    # the replicates' maxima can only grow: the last analysis's cylinders are among them
+    xy, loc, day, x, _ = _data(seed=11, n_loc=25, n_obs=500, T=T, shift=0.0)
+    kw = dict(location_ids=loc, max_population=None, max_distance=4.0, prospective=True, n_replicates=49, seed=3,
+              progress=False, backend="cpu", **({"max_temporal_percent": percent} if percent else {"max_temporal": m}))
+    last = hp.scan.space_time_normal(xy[loc], x, day, **kw)
+    adjusted = hp.scan.space_time_normal(xy[loc], x, day, surveillance_start=first, **kw)
+    assert (adjusted.null_llr >= last.null_llr).all() and (adjusted.null_llr > last.null_llr).mean() > 0.5
+    np.testing.assert_array_equal(adjusted.clusters.log_likelihood_ratio,
+                                  last.clusters.log_likelihood_ratio[:len(adjusted.clusters)])
+
+
 @pytest.mark.parametrize("kw, match", [
     (dict(values=np.ones(500)), "all equal"),
     (dict(values=np.ones(3)), "same length"),
@@ -251,7 +274,12 @@ def test_bad_input_is_refused_before_work(kw, match):
 # ---------------------------------------------------------------------------- SaTScan 10.3.2
 #: name -> (case file, AnalysisType, ScanAreas)
 _ANALYSES = {"retrospective": ("st.cas", "3", "1"), "prospective": ("st.cas", "4", "1"),
-             "weighted both": ("stw.cas", "3", "3")}
+             "weighted both": ("stw.cas", "3", "3"), "surveillance": ("st.cas", "4", "1"),
+             "surveillance 20 %": ("stw.cas", "4", "1")}
+#: the surveillances: prospective analyses adjusted for the earlier ones since 2020/2/15, circles up to 30 (the
+#: limit SaTScan takes then), at most 14 days or 20 % of each analysis's period
+_SURVEILLANCE = {"surveillance": ["MaxTemporalSizeInterpretation=1", "MaxTemporalSize=14"],
+                 "surveillance 20 %": ["MaxTemporalSizeInterpretation=0", "MaxTemporalSize=20"]}
 
 
 def _satscan_data():
@@ -277,16 +305,20 @@ def _write_inputs(folder: Path) -> None:
 
 def _prm(name: str, folder: Path) -> Path:
     cas, analysis, areas = _ANALYSES[name]
-    stem = name.replace(" ", "_")
+    stem = name.replace(" ", "_").replace("%", "pct")
+    window = _SURVEILLANCE.get(name, ["MaxTemporalSizeInterpretation=1", "MaxTemporalSize=14"])
+    earlier = (["AdjustForEarlierAnalyses=y", "ProspectiveStartDate=2020/2/15"] if name in _SURVEILLANCE else [])
+    distance = (["UseDistanceFromCenterOption=y", "MaxSpatialSizeInDistanceFromCenter=30"] if name in _SURVEILLANCE
+                else [])
     return write_prm(folder / f"{stem}.prm", [
         "[Input]", f"CaseFile={cas}", "PrecisionCaseTimes=3", "StartDate=2020/1/1", "EndDate=2020/2/29",
         "CoordinatesFile=st.geo", "CoordinatesType=0",
         "[Analysis]", f"AnalysisType={analysis}", "ModelType=5", f"ScanAreas={areas}", "TimeAggregationUnits=3",
-        "TimeAggregationLength=1",
+        "TimeAggregationLength=1", *earlier,
         "[Output]", f"ResultsFile={stem}.txt", "OutputGoogleEarthKML=n", "OutputShapefiles=n",
         "MostLikelyClusterEachCentroidDBase=y", "LaunchMapViewer=n",
-        "[Spatial Window]", "MaxSpatialSizeInPopulationAtRisk=50", "SpatialWindowShapeType=0",
-        "[Temporal Window]", "MaxTemporalSizeInterpretation=1", "MaxTemporalSize=14",
+        "[Spatial Window]", "MaxSpatialSizeInPopulationAtRisk=50", "SpatialWindowShapeType=0", *distance,
+        "[Temporal Window]", *window,
         "[Inference]", "MonteCarloReps=999", "PValueReportType=1",
         "[Run Options]", "NumberParallelProcesses=1"])
 
@@ -312,10 +344,28 @@ def satscan_output():
 @pytest.mark.parametrize("name", list(_ANALYSES))
 def test_run_prm_matches_satscan(name, satscan_output, tmp_path):
     _write_inputs(tmp_path)
-    res = hp.scan.run_prm(_prm(name, tmp_path), seed=1, progress=False)
+    prm = _prm(name, tmp_path)
+    if name in _SURVEILLANCE:
+        with pytest.warns(UserWarning, match="SaTScan 10.3.2 does not adjust them"):
+            res = hp.scan.run_prm(prm, seed=1, progress=False)
+        # SaTScan 10.3.2 takes AdjustForEarlierAnalyses for the normal model but its replicates' cylinders end
+        # on the last day only: its p-values are those of the unadjusted surveillance's last analysis. Ours
+        # (every replicate's maximum over the cylinders of every analysis since the start) are larger.
+        spec = prm_arguments(prm)
+        spec["kwargs"].pop("surveillance_start")
+        last = run_space_time_normal(spec, dict(seed=1, executor=None, backend="auto", threads=None, progress=False))
+        k = len(res.clusters)
+        assert 0 < k <= len(last.clusters)
+        np.testing.assert_array_equal(res.clusters.log_likelihood_ratio, last.clusters.log_likelihood_ratio[:k])
+        assert (res.clusters.p_value.to_numpy() >= last.clusters.p_value.to_numpy()[:k]).all()
+        assert res.clusters.p_value.iloc[0] > last.clusters.p_value.iloc[0] + 0.2
+        res = last  # SaTScan's clusters and p-values are those of the last analysis alone
+    else:
+        res = hp.scan.run_prm(prm, seed=1, progress=False)
+    pvals = res.clusters.p_value
     rows, ids = satscan_output[name]["rows"], satscan_output[name]["ids"]
     xy, loc, day, x, w = _satscan_data()
-    weighted = name.startswith("weighted")
+    weighted = _ANALYSES[name][0] == "stw.cas"
     assert res.model == ("space_time_weighted_normal" if weighted else "space_time_normal")
     cl = res.clusters
     assert len(cl) >= 3 and all(float(r["P_VALUE"]) >= 0.99 for r in rows[len(cl):])
@@ -327,7 +377,7 @@ def test_run_prm_matches_satscan(name, satscan_output, tmp_path):
         assert (np.datetime64(row.start, "D"), np.datetime64(row.end, "D")) == when, k
         assert row.log_likelihood_ratio == pytest.approx(float(r["LLR"]), abs=1e-6), k
         p = float(r["P_VALUE"])
-        assert abs(row.p_value - p) <= 4 * math.sqrt(max(p * (1 - p), 1e-3) * 2 / 1000) + 2e-3, k
+        assert abs(pvals.iloc[k] - p) <= 4 * math.sqrt(max(p * (1 - p), 1e-3) * 2 / 1000) + 2e-3, k
         members = [int(str(v)[1:]) for v in row.location_ids if str(v).startswith("L")]  # E0: no observations
         t1, t2 = (int((np.datetime64(v, "D") - np.datetime64("2020-01-01")).astype(int)) for v in (row.start, row.end))
         ours = np.isin(loc, members) & (day >= t1) & (day <= t2)
@@ -351,7 +401,7 @@ def test_run_prm_refuses_what_the_normal_space_time_scan_does_not_honour(tmp_pat
     prm = _prm("prospective", tmp_path)
     text = prm.read_text()
     for edit, match in (("[Analysis]\nAdjustForEarlierAnalyses=y\nProspectiveStartDate=2020/2/1",
-                         "AdjustForEarlierAnalyses"),
+                         "AdjustForEarlierAnalyses.*distance"),
                         ("[Analysis]\nIncludePurelyTemporal=y", "IncludePurelyTemporal"),
                         ("[Analysis]\nAdjustForWeeklyTrends=y", "AdjustForWeeklyTrends")):
         prm.write_text(text.replace("[Analysis]", edit, 1))

@@ -638,8 +638,6 @@ def _earlier_analyses(v, model, analysis, bad, kwargs, circle: bool) -> None:
     (``max_temporal_percent``)."""
     if model not in _SPACE_TIME or analysis != "4":
         raise bad("AdjustForEarlierAnalyses", "is for the prospective space-time analyses (AnalysisType=4)")
-    if model == "space_time_normal":
-        raise bad("AdjustForEarlierAnalyses", "is not supported for the normal space-time analysis")
     if "max_distance" not in kwargs and not circle:
         raise bad("AdjustForEarlierAnalyses", "needs the maximum circle size as a distance "
                                               "(UseDistanceFromCenterOption=y, MaxSpatialSizeInDistanceFromCenter) or "

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import warnings
 
 import numpy as np
 
@@ -291,6 +292,13 @@ def run_space_time_normal(spec, run):
     (``<id> <#cases> <date> <measurement> [<weight>]``, weighted when the weights are given), placed as in
     :func:`run_space_time_exponential`; SaTScan's two minimum-cases settings combined once the file shows
     whether it is weighted (:func:`~.normal_model.satscan_min_cases`)."""
+    if spec["kwargs"].get("surveillance_start") is not None:
+        warnings.warn(f"{spec['path']}: AdjustForEarlierAnalyses=y: the p-values are adjusted for the surveillance's "
+                      f"earlier analyses (every replicate's maximum over the cylinders ending on any day since "
+                      f"ProspectiveStartDate); SaTScan 10.3.2 does not adjust them for the normal model (its "
+                      f"replicates' cylinders end on the last day only), so its p-values are smaller",
+                      UserWarning, stacklevel=4)
+
     def scan(xy, values, second, days, kwargs):
         kwargs["min_cases"] = satscan_min_cases(kwargs["direction"], second is not None, *kwargs["min_cases"])
         return space_time_normal(xy, values, days, weights=second, **kwargs, **run)

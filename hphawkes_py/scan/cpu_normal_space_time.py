@@ -23,7 +23,7 @@ from ._rng import replicate_seed_words
 from .normal_model import _NONE, WEIGHTED_NORMAL, _maximizing_value, _of_interest, _statistics
 from .null_draws import seeded_permutation_strata
 
-__all__ = ["NormalCylinderEngine", "cumulative_from_end", "intervals", "permuted_cumulative"]
+__all__ = ["NormalCylinderEngine", "cumulative_from_end", "intervals", "permuted_cumulative", "surveillance_intervals"]
 
 
 def intervals(T: int, max_t: int, t_end_min: int) -> tuple:
@@ -32,6 +32,21 @@ def intervals(T: int, max_t: int, t_end_min: int) -> tuple:
     t2 = np.concatenate([np.full(min(max_t, t + 1), t) for t in range(t_end_min, T)]).astype(np.int64)
     t1 = np.concatenate([np.arange(t, max(-1, t - max_t), -1) for t in range(t_end_min, T)]).astype(np.int64)
     return t1, t2
+
+
+def surveillance_intervals(T: int, cuts) -> tuple:
+    """The intervals a prospective surveillance's analyses looked at (SaTScan's ``AdjustForEarlierAnalyses``):
+    ``cuts`` ``((a, m), ...)``, from day a on (until the next range) the analysis ending on day t scanned the
+    intervals ending on t of at most m days (:func:`~.space_time_scan._surveillance_cuts`); ``(t1, t2)`` as
+    :func:`intervals` gives them, in its order."""
+    firsts = [a for a, _ in cuts] + [T]
+    t1, t2 = [], []
+    for (a, m), b in zip(cuts, firsts[1:]):
+        for t in range(a, b):
+            k = min(m, t + 1)
+            t2 += [t] * k
+            t1 += range(t, t - k, -1)
+    return np.asarray(t1, dtype=np.int64), np.asarray(t2, dtype=np.int64)
 
 
 def cumulative_from_end(sums: np.ndarray) -> np.ndarray:

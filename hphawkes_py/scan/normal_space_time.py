@@ -28,7 +28,8 @@ import numpy as np
 
 from .._backend import get_device, is_gpu_backend, threads_context
 from .._parallel import run_replicates
-from .cpu_normal_space_time import NormalCylinderEngine, cumulative_from_end, intervals, permuted_cumulative
+from .cpu_normal_space_time import (NormalCylinderEngine, cumulative_from_end, intervals, permuted_cumulative,
+                                    surveillance_intervals)
 from .cpu_space_time import overlap_candidates
 from .locations import _check_xy, _radius, check_empty_locations
 from .monte_carlo import BATCH_SIZE, CPU_BATCH_BYTES, GPU_BATCH_SIZE, batch_children, replicate_seed_batches
@@ -45,7 +46,7 @@ def space_time_normal(coords, values, times, *, weights=None, max_population=0.5
                       distance="euclidean", location_ids=None, seed=None, executor=None, backend="auto", threads=None,
                       progress=True, max_temporal_percent=None, circle_population=None, max_circle_population=0.5,
                       centres=None, secondary="no-overlap", empty_locations=None,
-                      empty_location_ids=None) -> ScanResult:
+                      empty_location_ids=None, surveillance_start=None) -> ScanResult:
     """Kulldorff's space-time scan statistic for continuous measurements (normal model), retrospective or prospective.
 
     Semantics follow SaTScan's space-time normal analysis (``ModelType=5``, ``AnalysisType=3`` or ``4``), and its
@@ -109,6 +110,10 @@ def space_time_normal(coords, values, times, *, weights=None, max_population=0.5
         centres, and members of the circles that reach them, as SaTScan scans them.
     empty_location_ids : array_like (k,), optional
         Their ids (with ``location_ids``).
+    surveillance_start : day or date, optional
+        With ``prospective``: adjust for the earlier analyses of a surveillance that began on this day (SaTScan's
+        ``AdjustForEarlierAnalyses``): every replicate's maximum is over the cylinders of every analysis since
+        then, as in :func:`~hphawkes_py.scan.space_time_permutation`.
 
     Returns
     -------
@@ -142,8 +147,9 @@ def space_time_normal(coords, values, times, *, weights=None, max_population=0.5
     empty = check_empty_locations(empty_locations, empty_location_ids, location_ids is not None)
     xy, counted, times, location_ids = with_empty_rows(xy, counted, times, location_ids, empty)
     opts = SpaceTimeOptions(max_population, max_distance, max_temporal, prospective, study_period, 0, n_replicates,
-                            direction, distance, location_ids, seed, executor, backend, threads, progress, None,
-                            circle_population, max_circle_population, centres, max_temporal_percent, secondary)
+                            direction, distance, location_ids, seed, executor, backend, threads, progress,
+                            surveillance_start, circle_population, max_circle_population, centres,
+                            max_temporal_percent, secondary)
     cm = _check_common(xy, counted, times, opts)
     weighted = w is not None
     m_cases = _check_min_cases(min_cases, cm.run.direction, weighted)
@@ -174,12 +180,21 @@ def space_time_normal(coords, values, times, *, weights=None, max_population=0.5
                                                           s2.reshape(L, T, 1)[:, day0:], max_t,
                                                           retrospective=not cm.prospective and T > 2)
         t1_of, t2_of = t1_of + day0, t2_of + day0
-        null_engine = engine
+        null_engine, null_day0 = engine, day0
+        if cm.null_end_min is not None:
+            # adjusted for earlier analyses: the replicates' maxima over the cylinders of every analysis since
+            # the surveillance began (each ending on its own last day), the observed clusters those ending last
+            n1, n2 = surveillance_intervals(T, cm.null_cuts or ((cm.null_end_min, cm.max_temporal),))
+            null_day0 = int(n1.min())
+            null_engine = dataclasses.replace(engine, n_cum=cumulative_from_end(cm.c_lt[:, null_day0:]),
+                                              t1s=n1 - null_day0, t2s=n2 - null_day0)
         if is_gpu_backend(cm.run.backend):
             from .gpu import GpuNormalCylinderEngine
 
-            null_engine = GpuNormalCylinderEngine(engine, device=get_device(cm.run.backend), backend=cm.run.backend)
-        null_llr = _null_maxima(null_engine, cm.gid[:n], cm.day[:n], first, second, L, T - day0 + 1, day0, cm.run)
+            null_engine = GpuNormalCylinderEngine(null_engine, device=get_device(cm.run.backend),
+                                                  backend=cm.run.backend)
+        null_llr = _null_maxima(null_engine, cm.gid[:n], cm.day[:n], first, second, L, T - null_day0 + 1, null_day0,
+                                cm.run)
 
     radius_of = _radius(cm.geo, points, cpoints)
     day = cm.day[:n]
