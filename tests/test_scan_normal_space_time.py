@@ -262,12 +262,13 @@ def test_surveillance_scans_every_earlier_analysis_cylinders(percent):
     (dict(weights=np.ones(500), min_cases=1), "at least 2"),
     (dict(max_temporal=0), "max_temporal"),
     (dict(direction="up"), "direction"),
+    (dict(day_of_week="yes"), "day_of_week"),
 ])
 def test_bad_input_is_refused_before_work(kw, match):
     xy, loc, day, x, w = _data(seed=11, n_loc=25, n_obs=500, T=30)
     args = dict(values=x, weights=None, location_ids=loc, n_replicates=9, progress=False)
     args.update(kw)
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises((ValueError, TypeError), match=match):
         hp.scan.space_time_normal(xy[loc], times=day, **args)
 
 
@@ -275,7 +276,9 @@ def test_bad_input_is_refused_before_work(kw, match):
 #: name -> (case file, AnalysisType, ScanAreas)
 _ANALYSES = {"retrospective": ("st.cas", "3", "1"), "prospective": ("st.cas", "4", "1"),
              "weighted both": ("stw.cas", "3", "3"), "surveillance": ("st.cas", "4", "1"),
-             "surveillance 20 %": ("stw.cas", "4", "1")}
+             "surveillance 20 %": ("stw.cas", "4", "1"), "weekly": ("stwk.cas", "3", "1")}
+#: the measurements of the weekly analysis are higher on Mondays (2020/1/6 is day 5) everywhere
+_MONDAY_EXCESS = 8.0
 #: the surveillances: prospective analyses adjusted for the earlier ones since 2020/2/15, circles up to 30 (the
 #: limit SaTScan takes then), at most 14 days or 20 % of each analysis's period
 _SURVEILLANCE = {"surveillance": ["MaxTemporalSizeInterpretation=1", "MaxTemporalSize=14"],
@@ -301,6 +304,11 @@ def _write_inputs(folder: Path) -> None:
     (folder / "st.geo").write_text("".join(f"L{i} {a} {b}\n" for i, (a, b) in enumerate(xy)) + "E0 62.5 80.5\n")
     (folder / "st.cas").write_text("".join(f"L{g} 1 {d} {v}\n" for g, d, v in zip(loc, dates, x)))
     (folder / "stw.cas").write_text("".join(f"L{g} 1 {d} {v} {u}\n" for g, d, v, u in zip(loc, dates, x, w)))
+    (folder / "stwk.cas").write_text("".join(f"L{g} 1 {d} {v}\n" for g, d, v in zip(loc, dates, _weekly(x, day))))
+
+
+def _weekly(x, day):
+    return (x + _MONDAY_EXCESS * (day % 7 == 5)).round(3)
 
 
 def _prm(name: str, folder: Path) -> Path:
@@ -315,6 +323,7 @@ def _prm(name: str, folder: Path) -> Path:
         "CoordinatesFile=st.geo", "CoordinatesType=0",
         "[Analysis]", f"AnalysisType={analysis}", "ModelType=5", f"ScanAreas={areas}", "TimeAggregationUnits=3",
         "TimeAggregationLength=1", *earlier,
+        "[Space and Time Adjustments]", f"AdjustForWeeklyTrends={'y' if name == 'weekly' else 'n'}",
         "[Output]", f"ResultsFile={stem}.txt", "OutputGoogleEarthKML=n", "OutputShapefiles=n",
         "MostLikelyClusterEachCentroidDBase=y", "LaunchMapViewer=n",
         "[Spatial Window]", "MaxSpatialSizeInPopulationAtRisk=50", "SpatialWindowShapeType=0", *distance,
@@ -365,6 +374,16 @@ def test_run_prm_matches_satscan(name, satscan_output, tmp_path):
     pvals = res.clusters.p_value
     rows, ids = satscan_output[name]["rows"], satscan_output[name]["ids"]
     xy, loc, day, x, w = _satscan_data()
+    if name == "weekly":
+        x = _weekly(x, day)
+        assert res.day_of_week
+        unadjusted = hp.scan.run_prm(prm.write_text(prm.read_text().replace("AdjustForWeeklyTrends=y",
+                                                                            "AdjustForWeeklyTrends=n")) and prm,
+                                     seed=1, progress=False)
+        # the same clusters; the Mondays' excess is in every replicate too, so the p-values differ
+        np.testing.assert_array_equal(unadjusted.clusters.log_likelihood_ratio[:len(res.clusters)],
+                                      res.clusters.log_likelihood_ratio)
+        assert abs(unadjusted.clusters.p_value.iloc[0] - res.clusters.p_value.iloc[0]) > 0.1
     weighted = _ANALYSES[name][0] == "stw.cas"
     assert res.model == ("space_time_weighted_normal" if weighted else "space_time_normal")
     cl = res.clusters
@@ -400,11 +419,15 @@ def test_run_prm_refuses_what_the_normal_space_time_scan_does_not_honour(tmp_pat
     _write_inputs(tmp_path)
     prm = _prm("prospective", tmp_path)
     text = prm.read_text()
-    for edit, match in (("[Analysis]\nAdjustForEarlierAnalyses=y\nProspectiveStartDate=2020/2/1",
-                         "AdjustForEarlierAnalyses.*distance"),
-                        ("[Analysis]\nIncludePurelyTemporal=y", "IncludePurelyTemporal"),
-                        ("[Analysis]\nAdjustForWeeklyTrends=y", "AdjustForWeeklyTrends")):
-        prm.write_text(text.replace("[Analysis]", edit, 1))
+    for edits, match in (({"[Analysis]": "[Analysis]\nAdjustForEarlierAnalyses=y\nProspectiveStartDate=2020/2/1"},
+                          "AdjustForEarlierAnalyses.*distance"),
+                         ({"[Analysis]": "[Analysis]\nIncludePurelyTemporal=y"}, "IncludePurelyTemporal"),
+                         ({"AdjustForWeeklyTrends=n": "AdjustForWeeklyTrends=y",
+                           "TimeAggregationLength=1": "TimeAggregationLength=2"}, "AdjustForWeeklyTrends.*1 day")):
+        edited = text
+        for old, new in edits.items():
+            edited = edited.replace(old, new, 1)
+        prm.write_text(edited)
         with pytest.raises(ValueError, match=match):
             hp.scan.run_prm(prm, progress=False)
 

@@ -21,7 +21,7 @@ from numba import njit, prange
 
 from ._rng import replicate_seed_words
 from .normal_model import _NONE, WEIGHTED_NORMAL, _maximizing_value, _of_interest, _statistics
-from .null_draws import seeded_permutation_strata
+from .null_draws import _strata_arrays, seeded_permutation_strata
 
 __all__ = ["NormalCylinderEngine", "cumulative_from_end", "intervals", "permuted_cumulative", "surveillance_intervals"]
 
@@ -95,20 +95,22 @@ def _permuted_cumulative(loc, day, first, second, words, members, bounds, day0, 
                         c2[z, t, r0 + j] = s2[z, t, j]
 
 
-def permuted_cumulative(loc, day, first, second, seeds, L: int, T1: int, day0: int, weighted: bool) -> tuple:
+def permuted_cumulative(loc, day, first, second, seeds, L: int, T1: int, day0: int, weighted: bool,
+                        strata=None) -> tuple:
     """``(c1, c2)`` of the null replicates of one batch (``seeds``: one per replicate, as
-    :func:`~.null_draws.permute_measurements` takes them, which draws the same permutations): the cumulative
-    sums from the end, (L, T1, R), of the permuted ``first`` (x, weighted w x) and, ``weighted``, ``second``
-    (w; else a one-element placeholder) per location ``loc`` and day ``day`` from ``day0`` on
-    (:func:`_permuted_cumulative`), as :meth:`NormalCylinderEngine.max_q` reads them."""
+    :func:`~.null_draws.permute_measurements` takes them, which draws the same permutations; ``strata``: None or
+    ``(members, bounds)`` of :func:`~.null_draws.strata_members`, to permute within them): the cumulative sums
+    from the end, (L, T1, R), of the permuted ``first`` (x, weighted w x) and, ``weighted``, ``second`` (w; else
+    a one-element placeholder) per location ``loc`` and day ``day`` from ``day0`` on (:func:`_permuted_cumulative`),
+    as :meth:`NormalCylinderEngine.max_q` reads them."""
     words = replicate_seed_words(seeds)
     R = len(words)
     c1 = np.empty((L, T1, R))
     c2 = np.empty((L, T1, R) if weighted else (1, 1, 1))
     _permuted_cumulative(np.ascontiguousarray(loc, dtype=np.int64), np.ascontiguousarray(day, dtype=np.int64),
                          np.ascontiguousarray(first, np.float64), np.ascontiguousarray(second, np.float64),
-                         np.ascontiguousarray(words, dtype=np.uint32), np.zeros(0, dtype=np.int64),
-                         np.zeros(0, dtype=np.int64), np.int64(day0), weighted, c1, c2)
+                         np.ascontiguousarray(words, dtype=np.uint32), *_strata_arrays(strata), np.int64(day0),
+                         weighted, c1, c2)
     return c1, c2
 
 

@@ -27,6 +27,7 @@ import math
 import numpy as np
 
 from .._backend import get_device, is_gpu_backend, threads_context
+from .._validate import check_bool
 from .._parallel import run_replicates
 from .cpu_normal_space_time import (NormalCylinderEngine, cumulative_from_end, intervals, permuted_cumulative,
                                     surveillance_intervals)
@@ -34,9 +35,11 @@ from .cpu_space_time import overlap_candidates
 from .locations import _check_xy, _radius, check_empty_locations
 from .monte_carlo import BATCH_SIZE, CPU_BATCH_BYTES, GPU_BATCH_SIZE, batch_children, replicate_seed_batches
 from .normal_model import NORMAL, WEIGHTED_NORMAL, _check_min_cases, _check_observations, _totals, _window_table
+from .null_draws import strata_members
 from .result import Candidates, ScanResult, _clusters
 from .space_time_scan import (_MIN_LLR_RETAINED, SpaceTimeOptions, _check_common, circles, cylinder_overlap,
                               day_of, with_empty_rows)
+from .spatiotemporal import _period_days
 
 __all__ = ["space_time_normal"]
 
@@ -46,7 +49,7 @@ def space_time_normal(coords, values, times, *, weights=None, max_population=0.5
                       distance="euclidean", location_ids=None, seed=None, executor=None, backend="auto", threads=None,
                       progress=True, max_temporal_percent=None, circle_population=None, max_circle_population=0.5,
                       centres=None, secondary="no-overlap", empty_locations=None,
-                      empty_location_ids=None, surveillance_start=None) -> ScanResult:
+                      empty_location_ids=None, surveillance_start=None, day_of_week=False) -> ScanResult:
     """Kulldorff's space-time scan statistic for continuous measurements (normal model), retrospective or prospective.
 
     Semantics follow SaTScan's space-time normal analysis (``ModelType=5``, ``AnalysisType=3`` or ``4``), and its
@@ -114,6 +117,9 @@ def space_time_normal(coords, values, times, *, weights=None, max_population=0.5
         With ``prospective``: adjust for the earlier analyses of a surveillance that began on this day (SaTScan's
         ``AdjustForEarlierAnalyses``): every replicate's maximum is over the cylinders of every analysis since
         then, as in :func:`~hphawkes_py.scan.space_time_permutation`.
+    day_of_week : bool
+        Adjust for the day of the week (SaTScan's ``AdjustForWeeklyTrends``): the Monte Carlo permutes the
+        measurements among the observations of each weekday only; the cylinders' LLRs are unchanged.
 
     Returns
     -------
@@ -143,6 +149,7 @@ def space_time_normal(coords, values, times, *, weights=None, max_population=0.5
     xy = _check_xy(coords)
     n = len(xy)
     x, w = _check_observations(values, weights, n)
+    day_of_week = check_bool(day_of_week, "day_of_week")
     counted = np.ones(n, dtype=np.int64)
     empty = check_empty_locations(empty_locations, empty_location_ids, location_ids is not None)
     xy, counted, times, location_ids = with_empty_rows(xy, counted, times, location_ids, empty)
@@ -193,8 +200,10 @@ def space_time_normal(coords, values, times, *, weights=None, max_population=0.5
 
             null_engine = GpuNormalCylinderEngine(null_engine, device=get_device(cm.run.backend),
                                                   backend=cm.run.backend)
+        # the weekday adjustment: the measurements permuted among each weekday's observations
+        strata = strata_members(np.mod(_period_days(cm)[cm.day[:n]], 7)) if day_of_week else None
         null_llr = _null_maxima(null_engine, cm.gid[:n], cm.day[:n], first, second, L, T - null_day0 + 1, null_day0,
-                                cm.run)
+                                cm.run, strata)
 
     radius_of = _radius(cm.geo, points, cpoints)
     day = cm.day[:n]
@@ -226,7 +235,7 @@ def space_time_normal(coords, values, times, *, weights=None, max_population=0.5
         direction=cm.run.direction, n_replicates=cm.run.n_replicates,
         model="space_time_weighted_normal" if weighted else "space_time_normal", max_distance=cm.max_distance,
         min_cases=m_cases, distance=cm.distance, _loc_coords=cm.loc_coords, _loc_cases=size, _loc_population=size,
-        _loc_expected=None, _loc_controls=None, _row_ids=cm.ids, _row_loc=cm.gid)
+        _loc_expected=None, _loc_controls=None, _row_ids=cm.ids, _row_loc=cm.gid, day_of_week=day_of_week)
 
 
 def _candidates(engine: NormalCylinderEngine, s1, s2, max_t: int, retrospective: bool) -> tuple:
@@ -269,19 +278,19 @@ def _candidates(engine: NormalCylinderEngine, s1, s2, max_t: int, retrospective:
     return tuple(np.concatenate([p[q] for p in parts]) for q in range(5))
 
 
-def _null_batch(size, batch_seed, engine, loc, day, first, second, L, T1, day0):
+def _null_batch(size, batch_seed, engine, loc, day, first, second, L, T1, day0, strata=None):
     """One Monte Carlo batch: ``size`` permutations of the measurements among the observations (each keeping its
     location ``loc`` and ``day``) and each replicate's largest cylinder LLR (module level so process pools can
     pickle it)."""
     c1, c2 = permuted_cumulative(loc, day, first, second, batch_children(batch_seed, size), L, T1, day0,
-                                 engine.weighted)
+                                 engine.weighted, strata)
     return engine.max_llr(c1, c2)
 
 
-def _null_maxima(engine, loc, day, first, second, L: int, T1: int, day0: int, run) -> np.ndarray:
+def _null_maxima(engine, loc, day, first, second, L: int, T1: int, day0: int, run, strata=None) -> np.ndarray:
     """(n_replicates,) float64 largest cylinder LLR of each null replicate, in replicate order, in batches whose
-    cumulative sums (``L`` x ``T1`` days from ``day0`` on, :func:`~.cpu_normal_space_time.permuted_cumulative`)
-    stay within ``CPU_BATCH_BYTES`` (a GPU: 256 MiB)."""
+    cumulative sums (``L`` x ``T1`` days from ``day0`` on, :func:`~.cpu_normal_space_time.permuted_cumulative`;
+    ``strata``: permuted within them) stay within ``CPU_BATCH_BYTES`` (a GPU: 256 MiB)."""
     R = run.n_replicates
     per_replicate = 16 * L * T1
     if is_gpu_backend(engine.backend):
@@ -294,5 +303,5 @@ def _null_maxima(engine, loc, day, first, second, L: int, T1: int, day0: int, ru
     sizes = [min(batch, R - s) for s in range(0, R, batch)]
     parts = run_replicates(_null_batch, sizes, seeds=replicate_seed_batches(run.seed, R, batch),
                            executor=run.executor, progress=run.progress, desc="space-time normal Monte Carlo",
-                           args=(engine, loc, day, first, second, L, T1, day0))
+                           args=(engine, loc, day, first, second, L, T1, day0, strata))
     return np.concatenate(parts).astype(np.float64)

@@ -425,6 +425,10 @@ scan_space_time_exponential <- function(coords, survival_times, times, censored 
 #' @param prospective Only intervals that end on the last day.
 #' @param max_temporal_percent \code{NULL}, or the longest interval as a percentage of the study period.
 #' @param min_cases \code{NULL} (SaTScan's default) or minimum observations in a cluster.
+#' @param day_of_week Adjust for the day of the week (SaTScan's \code{AdjustForWeeklyTrends}): the null permutes
+#'   the measurements among each weekday's observations only.
+#' @param surveillance_start \code{NULL}, or with \code{prospective} the first day (a \code{Date} or day number) of
+#'   a surveillance whose earlier analyses the p-values are adjusted for (SaTScan's \code{AdjustForEarlierAnalyses}).
 #' @inheritParams scan_ordinal
 #' @return An object of class \code{hphawkes_scan}, \code{model = "space_time_normal"} (or
 #'   \code{"space_time_weighted_normal"}): \code{clusters} has \code{start} and \code{end} (days since
@@ -447,7 +451,7 @@ scan_space_time_normal <- function(coords, values, times, weights = NULL, locati
                                    prospective = FALSE, max_temporal_percent = NULL, min_cases = NULL,
                                    n_replicates = 999L, direction = "high", secondary = "no-overlap",
                                    distance = "euclidean", seed = NULL, progress = FALSE, backend = "auto",
-                                   threads = NULL) {
+                                   threads = NULL, day_of_week = FALSE, surveillance_start = NULL) {
   .hp_check_args()
   .hp_no_na(values, "values")
   .hp_no_na(times, "times")
@@ -460,6 +464,10 @@ scan_space_time_normal <- function(coords, values, times, weights = NULL, locati
   if (!is.null(weights)) kw$weights <- .np_double(weights, "weights")
   if (!is.null(location_ids)) kw$location_ids <- .np_ids(location_ids, "location_ids")
   if (!is.null(max_temporal_percent)) kw$max_temporal_percent <- .as_num(max_temporal_percent)
+  if (.as_flag(day_of_week, "day_of_week")) kw$day_of_week <- TRUE
+  if (!is.null(surveillance_start))
+    kw$surveillance_start <- .as_int(if (inherits(surveillance_start, "Date")) as.numeric(surveillance_start)
+                                     else surveillance_start, "surveillance_start")
   res <- .hp_call(do.call(.hp_mod("scan")$space_time_normal, c(list(
     .np_double(as.matrix(coords), "coords"), .np_double(values, "values"), .np_count(t, "times")), kw)))
   .hp_scan_result(res)

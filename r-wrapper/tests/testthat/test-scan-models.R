@@ -273,6 +273,13 @@ test_that("scan_space_time_normal gives Python's space-time normal scan", {
   expect_true(top$start >= as.numeric(as.Date("2024-01-15")) && top$end <= as.numeric(as.Date("2024-02-05")))
   expect_gt(top$mean_inside, top$mean_outside)
   expect_lte(top$p_value, 0.05)
+  wk <- scan_space_time_normal(d$xy[d$town, ], v, as.Date("2024-01-01") + day, location_ids = d$town,
+                               max_temporal = 15L, n_replicates = 19, seed = 1, backend = "cpu", day_of_week = TRUE)
+  expect_identical(wk$day_of_week, TRUE)
+  sv <- scan_space_time_normal(d$xy[d$town, ], v, as.Date("2024-01-01") + day, location_ids = d$town,
+                               max_temporal = 7L, n_replicates = 19, seed = 1, backend = "cpu", prospective = TRUE,
+                               max_population = NULL, max_distance = 3, surveillance_start = as.Date("2024-02-20"))
+  expect_true(all(sv$clusters$end == max(as.numeric(as.Date("2024-01-01") + day))))
   expect_error(scan_space_time_normal(d$xy[d$town, ], rep(1, 300), day, n_replicates = 9), "all equal")
 })
 
