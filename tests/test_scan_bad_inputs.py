@@ -192,3 +192,5 @@ EXTRA_WALKED += ["temporal", "seasonal", "TemporalResult", "svtt", "SVTTResult",
                  "DataSource", "read_source", "cluster_linelist", "write_linelist"]
 # space_time_normal: tests/test_scan_normal_space_time.py::test_bad_input_is_refused_before_work
 EXTRA_WALKED += ["space_time_normal"]
+# temporal_normal: tests/test_scan_normal_temporal.py::test_bad_input_is_refused
+EXTRA_WALKED += ["temporal_normal"]

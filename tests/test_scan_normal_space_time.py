@@ -276,7 +276,9 @@ def test_bad_input_is_refused_before_work(kw, match):
 #: name -> (case file, AnalysisType, ScanAreas)
 _ANALYSES = {"retrospective": ("st.cas", "3", "1"), "prospective": ("st.cas", "4", "1"),
              "weighted both": ("stw.cas", "3", "3"), "surveillance": ("st.cas", "4", "1"),
-             "surveillance 20 %": ("stw.cas", "4", "1"), "weekly": ("stwk.cas", "3", "1")}
+             "surveillance 20 %": ("stw.cas", "4", "1"), "weekly": ("stwk.cas", "3", "1"),
+             "temporal": ("st.cas", "2", "1"), "temporal prospective": ("st.cas", "6", "1"),
+             "temporal weighted both": ("stw.cas", "2", "3")}
 #: the measurements of the weekly analysis are higher on Mondays (2020/1/6 is day 5) everywhere
 _MONDAY_EXCESS = 8.0
 #: the surveillances: prospective analyses adjusted for the earlier ones since 2020/2/15, circles up to 30 (the
@@ -374,6 +376,9 @@ def test_run_prm_matches_satscan(name, satscan_output, tmp_path):
     pvals = res.clusters.p_value
     rows, ids = satscan_output[name]["rows"], satscan_output[name]["ids"]
     xy, loc, day, x, w = _satscan_data()
+    if analysis_of(name) in ("2", "6"):
+        _assert_temporal_as_satscan(res, satscan_output[name], x, w if name.endswith("weighted both") else None, day)
+        return
     if name == "weekly":
         x = _weekly(x, day)
         assert res.day_of_week
@@ -413,6 +418,34 @@ def test_run_prm_matches_satscan(name, satscan_output, tmp_path):
             assert float(r["WEIGHT_IN"]) == pytest.approx(w[theirs].sum(), abs=1e-9), k
             assert float(r["MEAN_IN"]) == pytest.approx(x[theirs].mean(), abs=1e-9), k
             assert row.weight_inside == pytest.approx(w[ours].sum(), rel=1e-12), k
+
+
+def analysis_of(name: str) -> str:
+    return _ANALYSES[name][1]
+
+
+def _assert_temporal_as_satscan(res, sat, x, w, day):
+    """A purely temporal analysis against SaTScan's: intervals, observations, means and LLRs, p-values within
+    Monte Carlo error; its report's location lines say "All"."""
+    rows = sat["rows"]
+    assert res.model == ("temporal_weighted_normal" if w is not None else "temporal_normal") and res.purely_temporal
+    cl = res.clusters
+    assert len(cl) >= 1 and all(float(r["P_VALUE"]) >= 0.99 for r in rows[len(cl):])
+    for k, r in enumerate(rows[:len(cl)]):
+        row = cl.iloc[k]
+        assert r["LOC_ID"] == "All" and sat["ids"][k] == ["All"], k
+        when = tuple(np.datetime64("-".join(f"{int(v):02d}" for v in r[key].split("/"))) for key in
+                     ("START_DATE", "END_DATE"))
+        assert (np.datetime64(row.start, "D"), np.datetime64(row.end, "D")) == when, k
+        assert row.log_likelihood_ratio == pytest.approx(float(r["LLR"]), abs=1e-6), k
+        t1, t2 = (int((np.datetime64(v, "D") - np.datetime64("2020-01-01")).astype(int)) for v in (row.start, row.end))
+        inside = (day >= t1) & (day <= t2)
+        assert row.cases == inside.sum() == int(float(r["OBSERVED"])), k
+        if w is None:
+            assert row.mean_inside == pytest.approx(float(r["MEAN_IN"]), abs=1e-9), k
+            assert row.variance == pytest.approx(float(r["VARIANCE"]), abs=1e-9), k
+        p = float(r["P_VALUE"])
+        assert abs(row.p_value - p) <= 4 * math.sqrt(max(p * (1 - p), 1e-3) * 2 / 1000) + 2e-3, k
 
 
 def test_run_prm_refuses_what_the_normal_space_time_scan_does_not_honour(tmp_path):

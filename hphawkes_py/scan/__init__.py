@@ -12,6 +12,7 @@ The entry points (each function's docstring has a runnable example)::
     res = hp.scan.exponential(coords, times, censored)           # survival times with censoring
     res = hp.scan.space_time_exponential(coords, times, dates, censored)   # ... in space and time
     res = hp.scan.space_time_normal(coords, values, dates, weights=None)   # measurements in space and time
+    res = hp.scan.temporal_normal(dates, values, weights=None)   # ... in time, the whole region
     res = hp.scan.ordinal(coords, categories)                    # ordered categories (e.g. severity)
     res = hp.scan.multinomial(coords, categories)                # unordered categories (e.g. subtypes)
     res = hp.scan.continuous_poisson(points, ["X >= 0,X <= 1,Y >= 0,Y <= 1"])   # points in a region
@@ -56,6 +57,7 @@ from .maps import cluster_map
 from .model import bernoulli, poisson
 from .normal_model import normal
 from .normal_space_time import space_time_normal
+from .normal_temporal import temporal_normal
 from .outputs import write_satscan
 from .plot import plot_clusters
 from .power_evaluation import PowerResult, power, read_alternative_hypotheses
@@ -65,7 +67,7 @@ from .spatiotemporal import space_time, space_time_permutation
 __all__ = ["bernoulli", "poisson", "space_time_permutation", "space_time", "read_satscan", "run_prm", "ScanResult",
            "plot_clusters", "declustered", "DeclusteredScanResult", "write_satscan", "to_geojson", "write_geojson",
            "to_kml", "write_kml", "write_vector", "cluster_map", "normal", "exponential", "space_time_exponential",
-           "space_time_normal", "iterative_scan",
+           "space_time_normal", "temporal_normal", "iterative_scan",
            "IterativeScanResult", "power", "PowerResult", "read_alternative_hypotheses", "ordinal", "multinomial",
            "temporal", "seasonal", "TemporalResult", "svtt", "SVTTResult", "DataSource", "read_source",
            "cluster_linelist", "write_linelist", "continuous_poisson"]

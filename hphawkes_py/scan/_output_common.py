@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._report_format import NORMAL_COLUMNS, NORMAL_MODELS
 from .locations import EARTH_RADIUS_KM
 
 __all__ = []
@@ -15,19 +16,6 @@ __all__ = []
 #: the models whose cases fall in categories: SaTScan reports a category table per cluster
 #: instead of one observed / expected count
 CATEGORICAL = ("ordinal", "multinomial")
-#: the normal models: means and variances per cluster, no expected count
-NORMAL_MODELS = ("normal", "weighted_normal", "space_time_normal", "space_time_weighted_normal")
-#: their cluster attributes as SaTScan writes them: (.col column, report label, cluster table column), in
-#: SaTScan's order; the weighted ones only where the cluster table has them
-NORMAL_COLUMNS = (("WEIGHT_IN", "Total weights", "weight_inside"), ("MEAN_IN", "Mean inside", "mean_inside"),
-                  ("MEAN_OUT", "Mean outside", "mean_outside"), ("VARIANCE", "Variance", "variance"),
-                  ("STD", "Standard deviation", "std"),
-                  ("W_MEAN_IN", "Weighted mean inside", "weighted_mean_inside"),
-                  ("W_MEAN_OUT", "Weighted mean outside", "weighted_mean_outside"),
-                  ("W_VARIANCE", "Weighted variance", "weighted_variance"),
-                  ("W_STD", "Weighted std deviation", "weighted_std"))
-
-
 def normal_columns(result) -> list:
     """The :data:`NORMAL_COLUMNS` of a normal model's ``result`` (its cluster table has them), else none."""
     if result.model not in NORMAL_MODELS:

@@ -33,7 +33,7 @@ from ._prm_temporal import TEMPORAL_MODELS, parse_time, run_svtt, run_temporal, 
     space_time_adjustments
 from ._prm_outputs import _OFF, _on, _output_settings, _results_target, _write_results
 from ._prm_continuous_poisson import continuous_poisson_kwargs, run_continuous_poisson
-from ._prm_space_time import run_space_time, run_space_time_exponential, run_space_time_normal
+from ._prm_space_time import run_space_time, run_space_time_exponential, run_space_time_normal, run_temporal_normal
 
 __all__ = ["read_prm", "run_prm"]
 
@@ -94,6 +94,7 @@ _ANALYSES = {
     ("2", "3"): "space_time_permutation", ("2", "4"): "space_time_permutation",
     ("4", "1"): "exponential", ("4", "3"): "space_time_exponential", ("4", "4"): "space_time_exponential",
     ("5", "1"): "normal", ("5", "3"): "space_time_normal", ("5", "4"): "space_time_normal",
+    ("5", "2"): "temporal_normal", ("5", "6"): "temporal_normal",
     ("0", "2"): "temporal_poisson", ("0", "6"): "temporal_poisson", ("0", "7"): "seasonal_poisson",
     ("1", "2"): "temporal_bernoulli", ("1", "6"): "temporal_bernoulli", ("1", "7"): "seasonal_bernoulli",
     ("0", "5"): "svtt", ("3", "1"): "ordinal", ("7", "1"): "multinomial",
@@ -111,6 +112,7 @@ _FILES = {
     "normal": (None, ("ControlFile", "PopulationFile")), "exponential": (None, ("ControlFile", "PopulationFile")),
     "space_time_exponential": (None, ("ControlFile", "PopulationFile")),
     "space_time_normal": (None, ("ControlFile", "PopulationFile")),
+    "temporal_normal": (None, ("ControlFile", "PopulationFile")),
     # the Poisson purely temporal scans read PopulationFile when it is given (a constant population)
     "temporal_poisson": (None, ("ControlFile",)), "seasonal_poisson": (None, ("ControlFile",)),
     "temporal_bernoulli": ("ControlFile", ("PopulationFile",)),
@@ -221,7 +223,7 @@ def prm_arguments(path) -> dict:
 
     # a purely temporal analysis needs no coordinates (SaTScan checks the case ids against them when given)
     files = {"case_file": file("CaseFile", model != "continuous_poisson"),
-             "geo_file": file("CoordinatesFile", model not in TEMPORAL_MODELS)}
+             "geo_file": file("CoordinatesFile", model not in TEMPORAL_MODELS + ("temporal_normal",))}
     kwargs = {}
     need, unused = _FILES[model]
     what = {"0": "discrete Poisson", "2": "space-time permutation"}.get(v["ModelType"],
@@ -235,10 +237,11 @@ def prm_arguments(path) -> dict:
     if need:
         files[{"PopulationFile": "population_file", "ControlFile": "control_file"}[need]] = file(need, True)
     intervals, name = None, None
-    if model in _SPACE_TIME:
+    if model in _SPACE_TIME + ("temporal_normal",):
         name = {"space_time_permutation": "space-time permutation", "space_time_bernoulli": "Bernoulli space-time",
                 "space_time_poisson": "discrete Poisson space-time",
-                "space_time_exponential": "exponential space-time", "space_time_normal": "normal space-time"}[model]
+                "space_time_exponential": "exponential space-time", "space_time_normal": "normal space-time",
+                "temporal_normal": "normal purely temporal"}[model]
         intervals = _space_time_kwargs(v, analysis, name, bad, kwargs)
     space_time_adjustments(v, bad, kwargs, model, name)
     if model in ("temporal_poisson", "seasonal_poisson"):
@@ -260,7 +263,8 @@ def prm_arguments(path) -> dict:
         generic = svtt_kwargs(v, bad, kwargs)
     if model == "continuous_poisson":
         continuous_poisson_kwargs(v, bad, kwargs)
-    if model in ("normal", "space_time_normal"):  # both minimums go into satscan_min_cases once the file says
+    if model in ("normal", "space_time_normal", "temporal_normal"):  # both minimums go into satscan_min_cases once
+        # the file says
         # weighted or not
         kwargs["min_cases"] = _normal_minimums(v, kwargs["direction"], bad, ignored)
     else:
@@ -590,7 +594,7 @@ def _space_time_kwargs(v, analysis, name, bad, kwargs):
     kwargs["study_period"] = (start, end)
     # prospective (4), or a retrospective analysis of alive clusters only (IncludeClusters=1): the
     # intervals end on the last day of the study period (no adjustment for earlier analyses)
-    kwargs["prospective"] = analysis == "4" or include == "1"
+    kwargs["prospective"] = analysis in ("4", "6") or include == "1"
     starts = None
     if (units, length) != ("day", 1):
         try:
@@ -884,6 +888,7 @@ _RUNNERS = {"space_time_permutation": run_space_time, "space_time_bernoulli": ru
             "space_time_poisson": run_space_time, "bernoulli": _run_spatial, "poisson": _run_spatial,
             "normal": run_continuous, "exponential": run_continuous,
             "space_time_exponential": run_space_time_exponential, "space_time_normal": run_space_time_normal,
+            "temporal_normal": run_temporal_normal,
             "temporal_poisson": run_temporal,
             "temporal_bernoulli": run_temporal, "seasonal_poisson": run_temporal, "seasonal_bernoulli": run_temporal,
             "svtt": run_svtt, "ordinal": _run_categorical, "multinomial": _run_categorical,

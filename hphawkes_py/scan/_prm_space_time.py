@@ -26,7 +26,7 @@ from .normal_space_time import space_time_normal
 from .spatiotemporal import space_time, space_time_permutation
 
 __all__ = ["read_case_dates", "census_day", "integral_weights", "dated_expected", "run_space_time",
-           "run_space_time_exponential", "run_space_time_normal"]
+           "run_space_time_exponential", "run_space_time_normal", "run_temporal_normal"]
 
 #: SaTScan's PrecisionCaseTimes: the fields a case date has (year; year/month; year/month/day)
 PRECISION_FIELDS = {"1": 1, "2": 2, "3": 3}
@@ -304,6 +304,42 @@ def run_space_time_normal(spec, run):
         return space_time_normal(xy, values, days, weights=second, **kwargs, **run)
 
     return _run_observations(spec, "normal", scan)
+
+
+def run_temporal_normal(spec, run):
+    """The purely temporal normal analyses (:func:`run_prm`; ``AnalysisType`` 2 or 6): one observation per case of
+    every record (``<id> <#cases> <date> <measurement> [<weight>]``) of the whole region, on its record's day (or
+    time interval); the location ids are checked against the coordinates file when one is given. The windows'
+    spatial settings do not apply."""
+    from .normal_temporal import temporal_normal
+
+    f = spec["files"]
+    ids, counts, dates, values, second = _read_continuous(f["case_file"], "normal", True)
+    if f.get("geo_file") is not None:
+        gp, _, _, _, seen = _geo(f["geo_file"])
+        keep = case_records_kept(spec, ids, dates, gp, seen)
+    else:
+        keep = case_records_kept(spec, ids, dates, None, dict.fromkeys(ids))
+    rows = np.repeat(np.arange(len(ids)), np.where(keep, counts, 0))
+    kw = spec["kwargs"]
+    days = dates[rows]
+    starts = spec.get("intervals")
+    period = kw["study_period"]
+    if starts is not None:  # interval indices stand for the days of the scan
+        days = interval_of(days, starts)
+        period = (0, len(starts) - 2)
+    temporal = {"max_temporal": kw.get("max_temporal"), "prospective": kw["prospective"], "study_period": period,
+                "n_replicates": kw["n_replicates"], "direction": kw["direction"], "day_of_week": kw.get("day_of_week",
+                                                                                                         False),
+                "min_cases": satscan_min_cases(kw["direction"], second is not None, *kw["min_cases"])}
+    if kw.get("max_temporal_percent") is not None:
+        temporal.update(max_temporal=None, max_temporal_percent=kw["max_temporal_percent"])
+    res = temporal_normal(days, values[rows], weights=None if second is None else second[rows], **temporal, **run)
+    if starts is not None and len(res.clusters):
+        cl = res.clusters
+        cl["start"] = starts[cl["start"].to_numpy(dtype=np.int64)]
+        cl["end"] = starts[cl["end"].to_numpy(dtype=np.int64) + 1] - np.timedelta64(1, "D")
+    return res
 
 
 def _run_observations(spec, model, scan):

@@ -1,4 +1,5 @@
-"""Numbers as SaTScan's reports print them, and the category lines of its ordinal/multinomial clusters.
+"""Numbers as SaTScan's reports print them, the category lines of its ordinal/multinomial clusters and the
+normal models' cluster attributes.
 
 A leaf module (it imports nothing of the package), so that the result objects, the report writer and
 the geometry writers can all format the same way.
@@ -8,6 +9,19 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+#: the normal models: means and variances per cluster, no expected count
+NORMAL_MODELS = ("normal", "weighted_normal", "space_time_normal", "space_time_weighted_normal", "temporal_normal",
+                 "temporal_weighted_normal")
+#: their cluster attributes as SaTScan writes them: (.col column, report label, cluster table column), in
+#: SaTScan's order; the weighted ones only where the cluster table has them
+NORMAL_COLUMNS = (("WEIGHT_IN", "Total weights", "weight_inside"), ("MEAN_IN", "Mean inside", "mean_inside"),
+                  ("MEAN_OUT", "Mean outside", "mean_outside"), ("VARIANCE", "Variance", "variance"),
+                  ("STD", "Standard deviation", "std"),
+                  ("W_MEAN_IN", "Weighted mean inside", "weighted_mean_inside"),
+                  ("W_MEAN_OUT", "Weighted mean outside", "weighted_mean_outside"),
+                  ("W_VARIANCE", "Weighted variance", "weighted_variance"),
+                  ("W_STD", "Weighted std deviation", "weighted_std"))
 
 __all__ = ["_significant", "_population_text", "category_report_lines"]
 

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._report_format import category_report_lines
+from ._report_format import NORMAL_MODELS, category_report_lines
 from .monte_carlo import gumbel_p_values
 from .time_trend import time_trend_text
 
@@ -61,7 +61,9 @@ _TITLES = {"bernoulli": "Bernoulli spatial scan", "poisson": "Discrete Poisson s
            "weighted_normal": "Weighted normal spatial scan (continuous measurements)",
            "exponential": "Exponential spatial scan (survival times)",
            "space_time_normal": "Normal space-time scan (continuous measurements)",
-           "space_time_weighted_normal": "Weighted normal space-time scan (continuous measurements)"}
+           "space_time_weighted_normal": "Weighted normal space-time scan (continuous measurements)",
+           "temporal_normal": "Normal purely temporal scan (continuous measurements)",
+           "temporal_weighted_normal": "Weighted normal purely temporal scan (continuous measurements)"}
 _SIZE_OF = {"poisson": "expected cases", "space_time_permutation": "cases", "declustered": "expected cases",
             "normal": "observations", "weighted_normal": "observations", "exponential": "patients",
             "space_time_normal": "observations", "space_time_weighted_normal": "observations"}
@@ -237,7 +239,7 @@ class ScanResult:
         df.to_csv(path, index=False, **kwargs)
 
     def summary(self) -> str:
-        normal = self.model in ("normal", "weighted_normal", "space_time_normal", "space_time_weighted_normal")
+        normal = self.model in NORMAL_MODELS
         totals = (f"{self.n_cases} observations" if normal
                   else f"{_fmt_count(self.n_cases)} cases, population {self.n_population:.10g}")
         lines = [
@@ -256,6 +258,12 @@ class ScanResult:
             if "start" in row.index:
                 a, b = (v.date() if hasattr(v, "date") else v for v in (row.start, row.end))
                 when = f" days {a} to {b};"
+            if purely_temporal_row(row) and "mean_inside" in row.index:
+                lines.append(
+                    f"{k + 1}. all locations (purely temporal);{when} {int(row.cases)} observations, mean "
+                    f"{row.mean_inside:.6g} inside, {row.mean_outside:.6g} outside (variance {row.variance:.4g}); "
+                    f"LLR {row.log_likelihood_ratio:.6f}; p {row.p_value:.4g}")
+                continue
             if purely_temporal_row(row):
                 lines.append(
                     f"{k + 1}. all locations (purely temporal);{when} cases {_fmt_count(row.cases)} (expected "

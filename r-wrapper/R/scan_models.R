@@ -473,6 +473,52 @@ scan_space_time_normal <- function(coords, values, times, weights = NULL, locati
   .hp_scan_result(res)
 }
 
+#' Kulldorff's purely temporal scan statistic for continuous measurements (normal model)
+#'
+#' Calls \code{hphawkes_py.scan.temporal_normal}: SaTScan's purely temporal normal analysis
+#' (\code{ModelType=5}, \code{AnalysisType} 2 or 6), weighted with \code{weights}: intervals of days whose
+#' mean is higher (lower) than outside, a common variance; the null permutes the measurements among the
+#' observations.
+#'
+#' @param times The date of each observation: \code{Date}s or whole day numbers.
+#' @param values Numeric measurement of each observation.
+#' @param weights \code{NULL} or positive weight of each observation (weighted normal model).
+#' @param max_temporal \code{NULL} or the longest interval (days); else \code{max_temporal_percent}.
+#' @param max_temporal_percent The longest interval as a percentage of the study period (default 50).
+#' @param prospective Only intervals that end on the last day.
+#' @param min_cases \code{NULL} (SaTScan's default) or minimum observations in a cluster.
+#' @param day_of_week Adjust for the day of the week (the null permutes within weekdays).
+#' @inheritParams scan_ordinal
+#' @return An object of class \code{hphawkes_scan}, \code{model = "temporal_normal"} (or
+#'   \code{"temporal_weighted_normal"}): \code{clusters} has \code{start}, \code{end}, \code{cases} (the
+#'   interval's observations), \code{mean_inside}, \code{mean_outside}, \code{variance} and \code{std}.
+#' @seealso \code{\link{scan_space_time_normal}}, \code{\link{scan_temporal}}.
+#' @examplesIf hphawkes_available()
+#' set.seed(4)  # measurements that rise on days 40-49
+#' day <- sample(0:99, 800, replace = TRUE)
+#' v <- rnorm(800, ifelse(day >= 40 & day < 50, 22.5, 20), 3)
+#' res <- scan_temporal_normal(day, v, max_temporal = 20, n_replicates = 99, seed = 1)
+#' res$clusters[1, c("start", "end", "cases", "mean_inside", "p_value")]
+#' @export
+scan_temporal_normal <- function(times, values, weights = NULL, max_temporal = NULL, max_temporal_percent = 50,
+                                 prospective = FALSE, min_cases = NULL, n_replicates = 999L, direction = "high",
+                                 seed = NULL, progress = FALSE, backend = "auto", threads = NULL,
+                                 day_of_week = FALSE) {
+  .hp_check_args()
+  .hp_no_na(values, "values")
+  .hp_no_na(times, "times")
+  t <- if (inherits(times, "Date")) as.numeric(times) else times
+  kw <- list(max_temporal = .as_int(max_temporal), max_temporal_percent = .as_num(max_temporal_percent),
+             prospective = .as_flag(prospective, "prospective"), min_cases = .as_int(min_cases),
+             n_replicates = .as_int(n_replicates), direction = direction, seed = .as_int(seed),
+             progress = .as_flag(progress, "progress"), backend = backend, threads = .as_int(threads),
+             day_of_week = .as_flag(day_of_week, "day_of_week"))
+  if (!is.null(weights)) kw$weights <- .np_double(weights, "weights")
+  res <- .hp_call(do.call(.hp_mod("scan")$temporal_normal, c(list(.np_count(t, "times"),
+    .np_double(values, "values")), kw)))
+  .hp_scan_result(res)
+}
+
 #' Kulldorff's scan statistic for points in a region (continuous Poisson model)
 #'
 #' Calls \code{hphawkes_py.scan.continuous_poisson}: SaTScan's continuous Poisson model

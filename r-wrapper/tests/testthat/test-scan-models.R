@@ -387,3 +387,23 @@ test_that("scan_poisson reports clusters within a smaller size, the Monte Carlo 
   expect_true(all(res$clusters$population <= 0.1 * sum(ny$population)))
   expect_lt(res$clusters$log_likelihood_ratio[1], full$clusters$log_likelihood_ratio[1])
 })
+
+test_that("scan_temporal_normal gives Python's purely temporal normal scan", {
+  skip_if_no_hphawkes()
+  set.seed(4)
+  day <- sample(0:79, 600, replace = TRUE)
+  v <- round(rnorm(600, ifelse(day >= 30 & day < 40, 23, 20), 3), 4)
+  res <- scan_temporal_normal(as.Date("2024-03-01") + day, v, max_temporal = 15L, n_replicates = 49, seed = 1,
+                              backend = "cpu")
+  expect_identical(res$model, "temporal_normal")
+  f <- tmp_csv(cbind(day + as.numeric(as.Date("2024-03-01")), v))
+  py <- py_reference(paste("import numpy as np, hphawkes_py as hp",
+    sprintf("d = np.loadtxt(r'%s', delimiter=',')", f),
+    "r = hp.scan.temporal_normal(d[:, 0].astype(np.int64), d[:, 1], max_temporal=15, n_replicates=49, seed=1,",
+    "    backend='cpu', progress=False)",
+    "out = {'clusters': r.clusters, 'null': r.null_llr}", sep = "\n"))
+  expect_identical(res$null_llr, py$null)
+  expect_identical(res$clusters$log_likelihood_ratio, py$clusters$log_likelihood_ratio)
+  expect_true(res$clusters$start[1] >= as.numeric(as.Date("2024-03-28")))
+  expect_lte(res$clusters$p_value[1], 0.05)
+})
