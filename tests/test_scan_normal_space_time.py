@@ -229,6 +229,23 @@ def test_analysis_on_the_cuda_engine_equals_the_cpu_engine(backend):
     pd.testing.assert_frame_equal(a.clusters, b.clusters)
 
 
+def test_a_rise_everywhere_is_the_purely_temporal_cluster():
+    xy, loc, day, x, _ = _data(seed=11, n_loc=25, n_obs=500, T=30, shift=0.0)
+    x = x + 4.0 * ((day >= 12) & (day <= 15))  # every location, days 12-15
+    res = hp.scan.space_time_normal(xy[loc], x, day, location_ids=loc, max_temporal=6, n_replicates=99, seed=2,
+                                    progress=False, backend="cpu", purely_temporal=True)
+    top = res.most_likely
+    assert res.purely_temporal and top.purely_temporal and top.center == "All"
+    assert (top.start, top.end) == (12, 15) and top.p_value == 0.01
+    inside = (day >= 12) & (day <= 15)
+    assert top.cases == inside.sum() and top.log_likelihood_ratio == pytest.approx(
+        normal_llr(x, None, inside, "high", res.min_cases), rel=1e-9)
+    plain = hp.scan.space_time_normal(xy[loc], x, day, location_ids=loc, max_temporal=6, n_replicates=99, seed=2,
+                                      progress=False, backend="cpu")
+    assert (res.null_llr >= plain.null_llr).all()
+    assert "purely temporal" in res.summary()
+
+
 def test_prospective_cylinders_end_on_the_last_day():
     res, _ = _analysis(prospective=True, direction="both")
     assert len(res.clusters) and (res.clusters.end == 29).all()
@@ -278,7 +295,7 @@ _ANALYSES = {"retrospective": ("st.cas", "3", "1"), "prospective": ("st.cas", "4
              "weighted both": ("stw.cas", "3", "3"), "surveillance": ("st.cas", "4", "1"),
              "surveillance 20 %": ("stw.cas", "4", "1"), "weekly": ("stwk.cas", "3", "1"),
              "temporal": ("st.cas", "2", "1"), "temporal prospective": ("st.cas", "6", "1"),
-             "temporal weighted both": ("stw.cas", "2", "3")}
+             "temporal weighted both": ("stw.cas", "2", "3"), "purely temporal included": ("stw.cas", "3", "3")}
 #: the measurements of the weekly analysis are higher on Mondays (2020/1/6 is day 5) everywhere
 _MONDAY_EXCESS = 8.0
 #: the surveillances: prospective analyses adjusted for the earlier ones since 2020/2/15, circles up to 30 (the
@@ -329,6 +346,8 @@ def _prm(name: str, folder: Path) -> Path:
         "[Output]", f"ResultsFile={stem}.txt", "OutputGoogleEarthKML=n", "OutputShapefiles=n",
         "MostLikelyClusterEachCentroidDBase=y", "LaunchMapViewer=n",
         "[Spatial Window]", "MaxSpatialSizeInPopulationAtRisk=50", "SpatialWindowShapeType=0", *distance,
+        f"IncludePurelyTemporal={'y' if name == 'purely temporal included' else 'n'}",
+        "IncludePurelySpatial=n",
         "[Temporal Window]", *window,
         "[Inference]", "MonteCarloReps=999", "PValueReportType=1",
         "[Run Options]", "NumberParallelProcesses=1"])
@@ -395,7 +414,8 @@ def test_run_prm_matches_satscan(name, satscan_output, tmp_path):
     assert len(cl) >= 3 and all(float(r["P_VALUE"]) >= 0.99 for r in rows[len(cl):])
     for k, r in enumerate(rows[:len(cl)]):
         row = cl.iloc[k]
-        assert [str(v) for v in row.location_ids] == ids[k], k
+        pt_row = bool(getattr(row, "purely_temporal", False) is True)
+        assert ([str(v) for v in row.location_ids] if not pt_row else ["All"]) == ids[k], k
         when = tuple(np.datetime64("-".join(f"{int(v):02d}" for v in r[key].split("/"))) for key in
                      ("START_DATE", "END_DATE"))
         assert (np.datetime64(row.start, "D"), np.datetime64(row.end, "D")) == when, k
@@ -454,9 +474,9 @@ def test_run_prm_refuses_what_the_normal_space_time_scan_does_not_honour(tmp_pat
     text = prm.read_text()
     for edits, match in (({"[Analysis]": "[Analysis]\nAdjustForEarlierAnalyses=y\nProspectiveStartDate=2020/2/1"},
                           "AdjustForEarlierAnalyses.*distance"),
-                         ({"[Analysis]": "[Analysis]\nIncludePurelyTemporal=y"}, "IncludePurelyTemporal"),
                          ({"AdjustForWeeklyTrends=n": "AdjustForWeeklyTrends=y",
-                           "TimeAggregationLength=1": "TimeAggregationLength=2"}, "AdjustForWeeklyTrends.*1 day")):
+                           "TimeAggregationLength=1": "TimeAggregationLength=2"}, "AdjustForWeeklyTrends.*1 day"),
+                         ({"IncludePurelySpatial=n": "IncludePurelySpatial=y"}, "IncludePurelySpatial")):
         edited = text
         for old, new in edits.items():
             edited = edited.replace(old, new, 1)

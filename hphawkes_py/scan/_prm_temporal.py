@@ -139,9 +139,10 @@ def space_time_adjustments(v, bad, kwargs, model, name) -> None:
                                                "TimeAggregationLength=1), as in SaTScan")
         kwargs["day_of_week"] = True
     if (v.get("IncludePurelyTemporal", "n") or "n").lower() not in ("n", "no", "false", "0"):
-        if model not in ("space_time_poisson", "space_time_bernoulli", "space_time_exponential"):
-            raise bad("IncludePurelyTemporal", "is supported for the discrete Poisson, Bernoulli and exponential "
-                                               "space-time analyses only (ModelType 0, 1 or 4, AnalysisType 3 or 4; "
+        if model not in ("space_time_poisson", "space_time_bernoulli", "space_time_exponential", "space_time_normal"):
+            raise bad("IncludePurelyTemporal", "is supported for the discrete Poisson, Bernoulli, exponential and "
+                                               "normal space-time analyses only (ModelType 0, 1, 4 or 5, "
+                                               "AnalysisType 3 or 4; "
                                                "the space-time permutation model's purely temporal clusters have "
                                                "LLR 0)")
         if kwargs.get("time_trend") in ("nonparametric", "stratified") or "spatial_adjustment" in kwargs:

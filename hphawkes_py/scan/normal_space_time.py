@@ -25,6 +25,7 @@ import dataclasses
 import math
 
 import numpy as np
+import pandas as pd
 
 from .._backend import get_device, is_gpu_backend, threads_context
 from .._validate import check_bool
@@ -37,8 +38,8 @@ from .monte_carlo import BATCH_SIZE, CPU_BATCH_BYTES, GPU_BATCH_SIZE, batch_chil
 from .normal_model import NORMAL, WEIGHTED_NORMAL, _check_min_cases, _check_observations, _totals, _window_table
 from .null_draws import strata_members
 from .result import Candidates, ScanResult, _clusters
-from .space_time_scan import (_MIN_LLR_RETAINED, SpaceTimeOptions, _check_common, circles, cylinder_overlap,
-                              day_of, with_empty_rows)
+from .space_time_scan import (_MIN_LLR_RETAINED, SpaceTimeOptions, _check_common, circles, cylinder_overlap, day_of,
+                              with_empty_rows)
 from .spatiotemporal import _period_days
 
 __all__ = ["space_time_normal"]
@@ -49,7 +50,8 @@ def space_time_normal(coords, values, times, *, weights=None, max_population=0.5
                       distance="euclidean", location_ids=None, seed=None, executor=None, backend="auto", threads=None,
                       progress=True, max_temporal_percent=None, circle_population=None, max_circle_population=0.5,
                       centres=None, secondary="no-overlap", empty_locations=None,
-                      empty_location_ids=None, surveillance_start=None, day_of_week=False) -> ScanResult:
+                      empty_location_ids=None, surveillance_start=None, day_of_week=False,
+                      purely_temporal=False) -> ScanResult:
     """Kulldorff's space-time scan statistic for continuous measurements (normal model), retrospective or prospective.
 
     Semantics follow SaTScan's space-time normal analysis (``ModelType=5``, ``AnalysisType=3`` or ``4``), and its
@@ -120,6 +122,9 @@ def space_time_normal(coords, values, times, *, weights=None, max_population=0.5
     day_of_week : bool
         Adjust for the day of the week (SaTScan's ``AdjustForWeeklyTrends``): the Monte Carlo permutes the
         measurements among the observations of each weekday only; the cylinders' LLRs are unchanged.
+    purely_temporal : bool
+        Also the purely temporal clusters (every location; SaTScan's ``IncludePurelyTemporal``), as in
+        :func:`~hphawkes_py.scan.space_time`.
 
     Returns
     -------
@@ -149,7 +154,8 @@ def space_time_normal(coords, values, times, *, weights=None, max_population=0.5
     xy = _check_xy(coords)
     n = len(xy)
     x, w = _check_observations(values, weights, n)
-    day_of_week = check_bool(day_of_week, "day_of_week")
+    day_of_week, purely_temporal = (check_bool(v, k) for v, k in ((day_of_week, "day_of_week"),
+                                                                   (purely_temporal, "purely_temporal")))
     counted = np.ones(n, dtype=np.int64)
     empty = check_empty_locations(empty_locations, empty_location_ids, location_ids is not None)
     xy, counted, times, location_ids = with_empty_rows(xy, counted, times, location_ids, empty)
@@ -174,19 +180,23 @@ def space_time_normal(coords, values, times, *, weights=None, max_population=0.5
     t1s, t2s = intervals(T, max_t, t_end_min)
     # the days before the first interval's start are in no cylinder: the engine's days start at day0
     day0 = int(t1s.min())
-    t1s, t2s = t1s - day0, t2s - day0
     size = cm.c_lt.sum(axis=1)
     with threads_context(cm.run.threads):
         centres, centre_loc, points, cpoints, windows = circles(cm, size)
         offsets, neighbors, _, boundary = windows
+        m = len(offsets) - 1
+        if purely_temporal:  # one more window, of every location: its cylinders are the purely temporal clusters
+            offsets = np.append(offsets, len(neighbors) + L)
+            neighbors = np.concatenate([neighbors, np.arange(L, dtype=neighbors.dtype)])
+            boundary = np.concatenate([boundary, np.zeros(L - 1, dtype=np.uint8), np.ones(1, dtype=np.uint8)])
         engine = NormalCylinderEngine(WEIGHTED_NORMAL if weighted else NORMAL, offsets, neighbors, boundary,
-                                      cumulative_from_end(cm.c_lt[:, day0:]), t1s, t2s, n, U, U2, A, B, m_cases, m_cases,
-                                      cm.run.direction in ("high", "both"), cm.run.direction in ("low", "both"),
-                                      S0)
-        centre_of, best, j_of, t1_of, t2_of = _candidates(engine, s1.reshape(L, T, 1)[:, day0:],
-                                                          s2.reshape(L, T, 1)[:, day0:], max_t,
-                                                          retrospective=not cm.prospective and T > 2)
-        t1_of, t2_of = t1_of + day0, t2_of + day0
+                                      cumulative_from_end(cm.c_lt[:, day0:]), t1s - day0, t2s - day0, n, U, U2, A, B,
+                                      m_cases, m_cases, cm.run.direction in ("high", "both"),
+                                      cm.run.direction in ("low", "both"), S0)
+        per_llr, per_j = _per_interval(engine, s1.reshape(L, T, 1)[:, day0:], s2.reshape(L, T, 1)[:, day0:])
+        centre_of, best, j_of, t1_of, t2_of = _candidates(per_llr[:m], per_j[:m], t1s, t2s, T, max_t,
+                                                          not cm.prospective and T > 2)
+        pt = _first_best(per_llr[m:], per_j[m:])[:2] if purely_temporal else None
         null_engine, null_day0 = engine, day0
         if cm.null_end_min is not None:
             # adjusted for earlier analyses: the replicates' maxima over the cylinders of every analysis since
@@ -208,6 +218,20 @@ def space_time_normal(coords, values, times, *, weights=None, max_population=0.5
     radius_of = _radius(cm.geo, points, cpoints)
     day = cm.day[:n]
     tables = {}
+    k_pt = -1  # the purely temporal candidate's index, if any
+    cand_offsets, cand_centres, cand_loc, tiebreak = offsets[centre_of], centres[centre_of], centre_loc[centre_of], \
+        centre_of
+    if pt is not None and pt[0][0] > 0:
+        # one more candidate, listed whatever it overlaps (SaTScan's ShouldRetainCandidateCluster)
+        k_pt = len(best)
+        a = pt[1][0]
+        cand_offsets = np.append(cand_offsets, offsets[m])
+        cand_centres = np.vstack([cand_centres, [np.nan, np.nan]])
+        cand_loc = np.append(cand_loc, -1)
+        best, j_of = np.append(best, pt[0][0]), np.append(j_of, len(neighbors) - 1)
+        t1_of, t2_of = np.append(t1_of, t1s[a]), np.append(t2_of, t2s[a])
+        tiebreak = np.append(centre_of, m)
+    overlap = cylinder_overlap(cm, L, not cm.prospective and T > 2, centre_of, t1_of, t2_of, cpoints, points)
 
     def count(members, i):
         return cm.c_lt[members, t1_of[i]:t2_of[i] + 1].sum()
@@ -218,60 +242,78 @@ def space_time_normal(coords, values, times, *, weights=None, max_population=0.5
         return int(c), math.nan, math.nan
 
     def extra(i):
-        return {"start": day_of(cm.origin, t1_of[i]), "end": day_of(cm.origin, t2_of[i]), **tables[i]}
+        more = {"start": day_of(cm.origin, t1_of[i]), "end": day_of(cm.origin, t2_of[i]), **tables[i]}
+        return {**more, "purely_temporal": bool(i == k_pt)} if purely_temporal else more
 
-    cand = Candidates(best, j_of, offsets[centre_of], neighbors, centres[centre_of], centre_loc[centre_of])
-    df = _clusters(cand, lambda members, k: radius_of(members, centre_of[k]), None, [[m[0]] for m in cm.members],
-                   cm.ids, null_llr, window_stats, count=count, extra=extra, tiebreak=centre_of,
-                   overlap=cylinder_overlap(cm, L, not cm.prospective and T > 2, centre_of, t1_of, t2_of, cpoints,
-                                            points))
+    cand = Candidates(best, j_of, cand_offsets, neighbors, cand_centres, cand_loc)
+    df = _clusters(cand, lambda members, k: math.nan if k == k_pt else radius_of(members, centre_of[k]), None,
+                   [[mm[0]] for mm in cm.members], cm.ids, null_llr, window_stats, count=count, extra=extra,
+                   tiebreak=tiebreak, overlap=overlap, exempt=k_pt)
+    if purely_temporal:
+        if "purely_temporal" not in df.columns:
+            df["purely_temporal"] = pd.Series(dtype=bool)
+        df["center"] = df["center"].astype(object)
+        df.loc[df["purely_temporal"].astype(bool), "center"] = "All"
     for k, name in enumerate(("start", "end")):
         if name not in df.columns:  # no cluster at all: the same columns, empty
             df[name] = np.zeros(0, dtype=object)
         df.insert(df.columns.get_loc("radius") + 1 + k, name, df.pop(name))
     return ScanResult(
         clusters=df, null_llr=null_llr, backend=cm.run.backend, n_cases=n, n_population=n, n_locations=L,
-        n_merged=cm.n - L, n_centres=len(centres), n_windows=int(boundary.sum()), max_population=cm.max_population,
+        n_merged=cm.n - L, n_centres=len(centres), n_windows=int(boundary[:offsets[m]].sum()),
+        max_population=cm.max_population,
         direction=cm.run.direction, n_replicates=cm.run.n_replicates,
         model="space_time_weighted_normal" if weighted else "space_time_normal", max_distance=cm.max_distance,
         min_cases=m_cases, distance=cm.distance, _loc_coords=cm.loc_coords, _loc_cases=size, _loc_population=size,
-        _loc_expected=None, _loc_controls=None, _row_ids=cm.ids, _row_loc=cm.gid, day_of_week=day_of_week)
+        _loc_expected=None, _loc_controls=None, _row_ids=cm.ids, _row_loc=cm.gid, day_of_week=day_of_week,
+        purely_temporal=purely_temporal)
 
 
-def _candidates(engine: NormalCylinderEngine, s1, s2, max_t: int, retrospective: bool) -> tuple:
-    """The candidate cylinders of the observed cell sums ``s1``, ``s2`` (L, T, 1; the engine's days): ``(centre,
-    LLR, circle entry, t1, t2)``, each centre's best and, in a ``retrospective`` analysis, the best ones before and
-    after it in time as SaTScan 10 lists them (:func:`~.cpu_space_time.overlap_candidates`, over chunks of
-    centres)."""
-    m, T = engine.n_centres, s1.shape[1]
-    if not retrospective:
-        mv, j, a, _, _ = engine.best_mv(s1, s2)
-        none = a[:, 0] < 0
-        a = np.where(none, 0, a[:, 0])
-        return (np.arange(m), engine.llr(mv)[:, 0], j[:, 0], np.where(none, 0, engine.t1s[a]),
-                np.where(none, 0, engine.t2s[a]))
-    I = len(engine.t1s)
+def _per_interval(engine: NormalCylinderEngine, s1, s2) -> tuple:
+    """The best cylinder of every window centre and interval for the observed cell sums ``s1``, ``s2`` (L, T, 1;
+    the engine's days): its LLR and circle entry, (m, I) each (0 and -1 where none), over chunks of centres."""
+    m, I = engine.n_centres, len(engine.t1s)
+    llr, entry = np.zeros((m, I)), np.full((m, I), -1, dtype=np.int64)
     chunk = max(1, 2_000_000 // max(I, 1))
-    parts = []
     for lo in range(0, m, chunk):
         hi = min(m, lo + chunk)
         part = dataclasses.replace(engine, offsets=engine.offsets[lo:hi + 1])
-        mv, j, a, per_mv, per_j = part.best_mv(s1, s2, per_interval=True)
-        none = a[:, 0] < 0
-        a = np.where(none, 0, a[:, 0])
-        best = np.zeros(m)
-        j_of, t1_of, t2_of = (np.zeros(m, dtype=np.int64) for _ in range(3))
-        best[lo:hi] = engine.llr(mv)[:, 0]
-        j_of[lo:hi] = j[:, 0]
-        t1_of[lo:hi] = np.where(none, 0, engine.t1s[a])
-        t2_of[lo:hi] = np.where(none, 0, engine.t2s[a])
+        _, _, _, per_mv, per_j = part.best_mv(s1, s2, per_interval=True)
+        llr[lo:hi], entry[lo:hi] = engine.llr(per_mv), per_j
+    return llr, entry
+
+
+def _first_best(llr, entry) -> tuple:
+    """``(best, a, j)`` of each row of the per-interval LLRs and entries (m, I): the largest LLR, the first of
+    equal ones in SaTScan's loop (the smallest circle entry, then the earlier interval), -1 where none."""
+    best = llr.max(axis=1) if llr.shape[1] else np.zeros(len(llr))
+    tied = (llr == best[:, None]) & (entry >= 0)
+    j = np.where(tied, entry, np.iinfo(np.int64).max).min(axis=1, initial=np.iinfo(np.int64).max)
+    a = np.argmax(tied & (entry == j[:, None]), axis=1)
+    none = ~(best > 0)
+    return np.where(none, 0.0, best), np.where(none, -1, a), np.where(none, -1, j)
+
+
+def _candidates(llr, entry, t1s, t2s, T: int, max_t: int, retrospective: bool) -> tuple:
+    """The candidate cylinders from the observed data's per-interval best (:func:`_per_interval`; days
+    ``t1s..t2s``): ``(centre, LLR, circle entry, t1, t2)``, each centre's best and, in a ``retrospective`` analysis,
+    the best ones before and after it in time as SaTScan 10 lists them (:func:`~.cpu_space_time.overlap_candidates`,
+    over chunks of centres)."""
+    m = len(llr)
+    best, a, j = _first_best(llr, entry)
+    t1_of, t2_of = np.where(a < 0, 0, t1s[np.maximum(a, 0)]), np.where(a < 0, 0, t2s[np.maximum(a, 0)])
+    if not retrospective:
+        return np.arange(m), best, j, t1_of, t2_of
+    chunk = max(1, 2_000_000 // max(T * max_t, 1))
+    parts = []
+    for lo in range(0, m, chunk):
+        hi = min(m, lo + chunk)
         # every interval's best LLR and circle entry, by end day and length (overlap_candidates' layout)
         val = np.zeros((hi - lo, T, max_t))
         code = np.full((hi - lo, T, max_t), -1, dtype=np.int64)
-        span = engine.t2s - engine.t1s
-        val[:, engine.t2s, span] = engine.llr(per_mv)
-        code[:, engine.t2s, span] = per_j
-        parts.append(overlap_candidates(val, code, best, j_of, t1_of, t2_of, lo, _MIN_LLR_RETAINED))
+        val[:, t2s, t2s - t1s] = llr[lo:hi]
+        code[:, t2s, t2s - t1s] = entry[lo:hi]
+        parts.append(overlap_candidates(val, code, best, j, t1_of, t2_of, lo, _MIN_LLR_RETAINED))
     if not parts:
         none = np.zeros(0, dtype=np.int64)
         return none, np.zeros(0), none, none, none

@@ -429,6 +429,8 @@ scan_space_time_exponential <- function(coords, survival_times, times, censored 
 #'   the measurements among each weekday's observations only.
 #' @param surveillance_start \code{NULL}, or with \code{prospective} the first day (a \code{Date} or day number) of
 #'   a surveillance whose earlier analyses the p-values are adjusted for (SaTScan's \code{AdjustForEarlierAnalyses}).
+#' @param purely_temporal Also the purely temporal clusters (every location; SaTScan's
+#'   \code{IncludePurelyTemporal}).
 #' @inheritParams scan_ordinal
 #' @return An object of class \code{hphawkes_scan}, \code{model = "space_time_normal"} (or
 #'   \code{"space_time_weighted_normal"}): \code{clusters} has \code{start} and \code{end} (days since
@@ -451,7 +453,8 @@ scan_space_time_normal <- function(coords, values, times, weights = NULL, locati
                                    prospective = FALSE, max_temporal_percent = NULL, min_cases = NULL,
                                    n_replicates = 999L, direction = "high", secondary = "no-overlap",
                                    distance = "euclidean", seed = NULL, progress = FALSE, backend = "auto",
-                                   threads = NULL, day_of_week = FALSE, surveillance_start = NULL) {
+                                   threads = NULL, day_of_week = FALSE, surveillance_start = NULL,
+                                   purely_temporal = FALSE) {
   .hp_check_args()
   .hp_no_na(values, "values")
   .hp_no_na(times, "times")
@@ -465,6 +468,7 @@ scan_space_time_normal <- function(coords, values, times, weights = NULL, locati
   if (!is.null(location_ids)) kw$location_ids <- .np_ids(location_ids, "location_ids")
   if (!is.null(max_temporal_percent)) kw$max_temporal_percent <- .as_num(max_temporal_percent)
   if (.as_flag(day_of_week, "day_of_week")) kw$day_of_week <- TRUE
+  if (.as_flag(purely_temporal, "purely_temporal")) kw$purely_temporal <- TRUE
   if (!is.null(surveillance_start))
     kw$surveillance_start <- .as_int(if (inherits(surveillance_start, "Date")) as.numeric(surveillance_start)
                                      else surveillance_start, "surveillance_start")

@@ -276,6 +276,9 @@ test_that("scan_space_time_normal gives Python's space-time normal scan", {
   wk <- scan_space_time_normal(d$xy[d$town, ], v, as.Date("2024-01-01") + day, location_ids = d$town,
                                max_temporal = 15L, n_replicates = 19, seed = 1, backend = "cpu", day_of_week = TRUE)
   expect_identical(wk$day_of_week, TRUE)
+  pt <- scan_space_time_normal(d$xy[d$town, ], v, day, location_ids = d$town, max_temporal = 15L, n_replicates = 9,
+                               seed = 1, backend = "cpu", purely_temporal = TRUE)
+  expect_identical(pt$purely_temporal, TRUE)
   sv <- scan_space_time_normal(d$xy[d$town, ], v, as.Date("2024-01-01") + day, location_ids = d$town,
                                max_temporal = 7L, n_replicates = 19, seed = 1, backend = "cpu", prospective = TRUE,
                                max_population = NULL, max_distance = 3, surveillance_start = as.Date("2024-02-20"))
