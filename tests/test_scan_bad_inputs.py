@@ -194,3 +194,5 @@ EXTRA_WALKED += ["temporal", "seasonal", "TemporalResult", "svtt", "SVTTResult",
 EXTRA_WALKED += ["space_time_normal"]
 # temporal_normal: tests/test_scan_normal_temporal.py::test_bad_input_is_refused
 EXTRA_WALKED += ["temporal_normal"]
+# temporal_exponential: tests/test_scan_exponential_temporal.py::test_bad_input_is_refused
+EXTRA_WALKED += ["temporal_exponential"]

@@ -394,7 +394,7 @@ def test_run_prm_continuous_refusals(tmp_path):
     with pytest.raises(ValueError, match=r"field 4 \(censored\) '2' must be 0 or 1"):
         hp.scan.run_prm(_continuous_prm(tmp_path, "exponential", "1", "50"), progress=False, backend="cpu")
     text = p.read_text()
-    for old, new, match in [("AnalysisType=1", "AnalysisType=2", r"AnalysisType='2' .* Normal model: must be 1 .*, 3 .* or 4"),
+    for old, new, match in [("AnalysisType=1", "AnalysisType=5", r"AnalysisType='5' .* Normal model: must be 1 .* or 6 "),
                             ("ModelType=5", "ModelType=8", r"ModelType='8' .* \(Rank\) is not supported"),
                             ("[Input]", "[Input]\nControlFile=normal.geo", "ControlFile.*not used by the normal model")]:
         (tmp_path / "r.prm").write_text(text.replace(old, new))

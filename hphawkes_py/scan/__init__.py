@@ -13,6 +13,7 @@ The entry points (each function's docstring has a runnable example)::
     res = hp.scan.space_time_exponential(coords, times, dates, censored)   # ... in space and time
     res = hp.scan.space_time_normal(coords, values, dates, weights=None)   # measurements in space and time
     res = hp.scan.temporal_normal(dates, values, weights=None)   # ... in time, the whole region
+    res = hp.scan.temporal_exponential(dates, times, censored)   # survival in time, the whole region
     res = hp.scan.ordinal(coords, categories)                    # ordered categories (e.g. severity)
     res = hp.scan.multinomial(coords, categories)                # unordered categories (e.g. subtypes)
     res = hp.scan.continuous_poisson(points, ["X >= 0,X <= 1,Y >= 0,Y <= 1"])   # points in a region
@@ -51,6 +52,7 @@ from .temporal_model import TemporalResult, seasonal, temporal
 from .declustering import DeclusteredScanResult, declustered
 from .exponential_model import exponential
 from .exponential_space_time import space_time_exponential
+from .exponential_temporal import temporal_exponential
 from .iterative import IterativeScanResult, iterative_scan
 from .geometry import to_geojson, to_kml, write_geojson, write_kml, write_vector
 from .maps import cluster_map
@@ -67,7 +69,7 @@ from .spatiotemporal import space_time, space_time_permutation
 __all__ = ["bernoulli", "poisson", "space_time_permutation", "space_time", "read_satscan", "run_prm", "ScanResult",
            "plot_clusters", "declustered", "DeclusteredScanResult", "write_satscan", "to_geojson", "write_geojson",
            "to_kml", "write_kml", "write_vector", "cluster_map", "normal", "exponential", "space_time_exponential",
-           "space_time_normal", "temporal_normal", "iterative_scan",
+           "space_time_normal", "temporal_normal", "temporal_exponential", "iterative_scan",
            "IterativeScanResult", "power", "PowerResult", "read_alternative_hypotheses", "ordinal", "multinomial",
            "temporal", "seasonal", "TemporalResult", "svtt", "SVTTResult", "DataSource", "read_source",
            "cluster_linelist", "write_linelist", "continuous_poisson"]

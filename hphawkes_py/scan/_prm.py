@@ -33,7 +33,8 @@ from ._prm_temporal import TEMPORAL_MODELS, parse_time, run_svtt, run_temporal, 
     space_time_adjustments
 from ._prm_outputs import _OFF, _on, _output_settings, _results_target, _write_results
 from ._prm_continuous_poisson import continuous_poisson_kwargs, run_continuous_poisson
-from ._prm_space_time import run_space_time, run_space_time_exponential, run_space_time_normal, run_temporal_normal
+from ._prm_space_time import (run_space_time, run_space_time_exponential, run_space_time_normal,
+                              run_temporal_exponential, run_temporal_normal)
 
 __all__ = ["read_prm", "run_prm"]
 
@@ -95,6 +96,7 @@ _ANALYSES = {
     ("4", "1"): "exponential", ("4", "3"): "space_time_exponential", ("4", "4"): "space_time_exponential",
     ("5", "1"): "normal", ("5", "3"): "space_time_normal", ("5", "4"): "space_time_normal",
     ("5", "2"): "temporal_normal", ("5", "6"): "temporal_normal",
+    ("4", "2"): "temporal_exponential", ("4", "6"): "temporal_exponential",
     ("0", "2"): "temporal_poisson", ("0", "6"): "temporal_poisson", ("0", "7"): "seasonal_poisson",
     ("1", "2"): "temporal_bernoulli", ("1", "6"): "temporal_bernoulli", ("1", "7"): "seasonal_bernoulli",
     ("0", "5"): "svtt", ("3", "1"): "ordinal", ("7", "1"): "multinomial",
@@ -113,6 +115,7 @@ _FILES = {
     "space_time_exponential": (None, ("ControlFile", "PopulationFile")),
     "space_time_normal": (None, ("ControlFile", "PopulationFile")),
     "temporal_normal": (None, ("ControlFile", "PopulationFile")),
+    "temporal_exponential": (None, ("ControlFile", "PopulationFile")),
     # the Poisson purely temporal scans read PopulationFile when it is given (a constant population)
     "temporal_poisson": (None, ("ControlFile",)), "seasonal_poisson": (None, ("ControlFile",)),
     "temporal_bernoulli": ("ControlFile", ("PopulationFile",)),
@@ -124,6 +127,8 @@ _FILES = {
 }
 #: the input files whose CSV / dBase / shapefile source settings (``<File>-Source...``) are read
 _SOURCE_FILES = ("CaseFile", "ControlFile", "PopulationFile", "CoordinatesFile")
+#: the purely temporal analyses of the models whose records are observations (patients): read as space-time ones
+_OBSERVATION_TEMPORAL = ("temporal_normal", "temporal_exponential")
 _SPACE_TIME = ("space_time_permutation", "space_time_bernoulli", "space_time_poisson", "space_time_exponential",
                "space_time_normal")
 #: the analyses whose circles a grid file, a max circle size file and the secondary-cluster criteria shape
@@ -223,7 +228,7 @@ def prm_arguments(path) -> dict:
 
     # a purely temporal analysis needs no coordinates (SaTScan checks the case ids against them when given)
     files = {"case_file": file("CaseFile", model != "continuous_poisson"),
-             "geo_file": file("CoordinatesFile", model not in TEMPORAL_MODELS + ("temporal_normal",))}
+             "geo_file": file("CoordinatesFile", model not in TEMPORAL_MODELS + _OBSERVATION_TEMPORAL)}
     kwargs = {}
     need, unused = _FILES[model]
     what = {"0": "discrete Poisson", "2": "space-time permutation"}.get(v["ModelType"],
@@ -237,11 +242,12 @@ def prm_arguments(path) -> dict:
     if need:
         files[{"PopulationFile": "population_file", "ControlFile": "control_file"}[need]] = file(need, True)
     intervals, name = None, None
-    if model in _SPACE_TIME + ("temporal_normal",):
+    if model in _SPACE_TIME + _OBSERVATION_TEMPORAL:
         name = {"space_time_permutation": "space-time permutation", "space_time_bernoulli": "Bernoulli space-time",
                 "space_time_poisson": "discrete Poisson space-time",
                 "space_time_exponential": "exponential space-time", "space_time_normal": "normal space-time",
-                "temporal_normal": "normal purely temporal"}[model]
+                "temporal_normal": "normal purely temporal",
+                "temporal_exponential": "exponential purely temporal"}[model]
         intervals = _space_time_kwargs(v, analysis, name, bad, kwargs)
     space_time_adjustments(v, bad, kwargs, model, name)
     if model in ("temporal_poisson", "seasonal_poisson"):
@@ -888,7 +894,7 @@ _RUNNERS = {"space_time_permutation": run_space_time, "space_time_bernoulli": ru
             "space_time_poisson": run_space_time, "bernoulli": _run_spatial, "poisson": _run_spatial,
             "normal": run_continuous, "exponential": run_continuous,
             "space_time_exponential": run_space_time_exponential, "space_time_normal": run_space_time_normal,
-            "temporal_normal": run_temporal_normal,
+            "temporal_normal": run_temporal_normal, "temporal_exponential": run_temporal_exponential,
             "temporal_poisson": run_temporal,
             "temporal_bernoulli": run_temporal, "seasonal_poisson": run_temporal, "seasonal_bernoulli": run_temporal,
             "svtt": run_svtt, "ordinal": _run_categorical, "multinomial": _run_categorical,

@@ -26,7 +26,7 @@ from .normal_space_time import space_time_normal
 from .spatiotemporal import space_time, space_time_permutation
 
 __all__ = ["read_case_dates", "census_day", "integral_weights", "dated_expected", "run_space_time",
-           "run_space_time_exponential", "run_space_time_normal", "run_temporal_normal"]
+           "run_space_time_exponential", "run_space_time_normal", "run_temporal_normal", "run_temporal_exponential"]
 
 #: SaTScan's PrecisionCaseTimes: the fields a case date has (year; year/month; year/month/day)
 PRECISION_FIELDS = {"1": 1, "2": 2, "3": 3}
@@ -308,13 +308,26 @@ def run_space_time_normal(spec, run):
 
 def run_temporal_normal(spec, run):
     """The purely temporal normal analyses (:func:`run_prm`; ``AnalysisType`` 2 or 6): one observation per case of
-    every record (``<id> <#cases> <date> <measurement> [<weight>]``) of the whole region, on its record's day (or
-    time interval); the location ids are checked against the coordinates file when one is given. The windows'
-    spatial settings do not apply."""
+    every record (``<id> <#cases> <date> <measurement> [<weight>]``) of the whole region (:func:`_run_temporal`)."""
+    return _run_temporal(spec, run, "normal")
+
+
+def run_temporal_exponential(spec, run):
+    """The purely temporal exponential analyses (:func:`run_prm`; ``AnalysisType`` 2 or 6): one patient per case of
+    every record (``<id> <#cases> <date> <survival time> [<censored 0/1>]``) of the whole region
+    (:func:`_run_temporal`)."""
+    return _run_temporal(spec, run, "exponential")
+
+
+def _run_temporal(spec, run, model):
+    """A purely temporal analysis of one observation (patient) per case of every record of a ``model`` case file, on
+    its record's day (or time interval); the location ids are checked against the coordinates file when one is
+    given. The windows' spatial settings do not apply."""
+    from .exponential_temporal import temporal_exponential
     from .normal_temporal import temporal_normal
 
     f = spec["files"]
-    ids, counts, dates, values, second = _read_continuous(f["case_file"], "normal", True)
+    ids, counts, dates, values, second = _read_continuous(f["case_file"], model, True)
     if f.get("geo_file") is not None:
         gp, _, _, _, seen = _geo(f["geo_file"])
         keep = case_records_kept(spec, ids, dates, gp, seen)
@@ -329,12 +342,18 @@ def run_temporal_normal(spec, run):
         days = interval_of(days, starts)
         period = (0, len(starts) - 2)
     temporal = {"max_temporal": kw.get("max_temporal"), "prospective": kw["prospective"], "study_period": period,
-                "n_replicates": kw["n_replicates"], "direction": kw["direction"], "day_of_week": kw.get("day_of_week",
-                                                                                                         False),
-                "min_cases": satscan_min_cases(kw["direction"], second is not None, *kw["min_cases"])}
+                "n_replicates": kw["n_replicates"], "direction": kw["direction"],
+                "day_of_week": kw.get("day_of_week", False)}
     if kw.get("max_temporal_percent") is not None:
         temporal.update(max_temporal=None, max_temporal_percent=kw["max_temporal_percent"])
-    res = temporal_normal(days, values[rows], weights=None if second is None else second[rows], **temporal, **run)
+    second = None if second is None else second[rows]
+    if model == "normal":
+        temporal["min_cases"] = satscan_min_cases(kw["direction"], second is not None, *kw["min_cases"])
+        res = temporal_normal(days, values[rows], weights=second, **temporal, **run)
+    else:
+        temporal["min_cases"] = kw.get("min_cases", 2)
+        res = temporal_exponential(days, values[rows], None if second is None else second.astype(bool), **temporal,
+                                   **run)
     if starts is not None and len(res.clusters):
         cl = res.clusters
         cl["start"] = starts[cl["start"].to_numpy(dtype=np.int64)]

@@ -107,7 +107,7 @@ def space_time_adjustments(v, bad, kwargs, model, name) -> None:
     name otherwise."""
     if model in ("space_time_poisson", "space_time_bernoulli"):
         time_trend_kwargs(v, bad, kwargs, name, bernoulli=model == "space_time_bernoulli")
-    elif model in ("space_time_exponential", "space_time_normal", "temporal_normal"):
+    elif model in ("space_time_exponential", "space_time_normal", "temporal_normal", "temporal_exponential"):
         _no_trend_adjustment(v, bad, name)
     if (v.get("SpatialAdjustmentType", "0") or "0") == "1":
         if model != "space_time_poisson":
@@ -127,7 +127,7 @@ def space_time_adjustments(v, bad, kwargs, model, name) -> None:
         kwargs["spatial_adjustment"] = "nonparametric"
     if (v.get("AdjustForWeeklyTrends", "n") or "n").lower() not in ("n", "no", "false", "0"):
         if model not in ("space_time_permutation", "space_time_poisson", "space_time_bernoulli",
-                         "space_time_exponential", "space_time_normal", "temporal_normal"):
+                         "space_time_exponential", "space_time_normal", "temporal_normal", "temporal_exponential"):
             raise bad("AdjustForWeeklyTrends", "is supported for the space-time permutation, discrete Poisson, "
                                                "Bernoulli, exponential and normal analyses only (ModelType 2, 0, 1, "
                                                "4 or 5, AnalysisType 3 or 4)")

@@ -63,7 +63,8 @@ _TITLES = {"bernoulli": "Bernoulli spatial scan", "poisson": "Discrete Poisson s
            "space_time_normal": "Normal space-time scan (continuous measurements)",
            "space_time_weighted_normal": "Weighted normal space-time scan (continuous measurements)",
            "temporal_normal": "Normal purely temporal scan (continuous measurements)",
-           "temporal_weighted_normal": "Weighted normal purely temporal scan (continuous measurements)"}
+           "temporal_weighted_normal": "Weighted normal purely temporal scan (continuous measurements)",
+           "temporal_exponential": "Exponential purely temporal scan (survival times)"}
 _SIZE_OF = {"poisson": "expected cases", "space_time_permutation": "cases", "declustered": "expected cases",
             "normal": "observations", "weighted_normal": "observations", "exponential": "patients",
             "space_time_normal": "observations", "space_time_weighted_normal": "observations"}

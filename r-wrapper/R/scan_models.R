@@ -523,6 +523,56 @@ scan_temporal_normal <- function(times, values, weights = NULL, max_temporal = N
   .hp_scan_result(res)
 }
 
+#' Kulldorff's purely temporal scan statistic for survival times (exponential model)
+#'
+#' Calls \code{hphawkes_py.scan.temporal_exponential}: SaTScan's purely temporal exponential analysis
+#' (\code{ModelType=4}, \code{AnalysisType} 2 or 6): intervals of days whose patients die sooner (later) than
+#' expected; the null permutes the (time, censoring) pairs among the patients.
+#'
+#' @param times The date of each patient: \code{Date}s or whole day numbers.
+#' @param survival_times Positive survival (or censoring) time of each patient.
+#' @param censored \code{NULL} (none censored) or \code{TRUE}/\code{FALSE} (or 1/0) per patient.
+#' @param max_temporal \code{NULL} or the longest interval (days); else \code{max_temporal_percent}.
+#' @param max_temporal_percent The longest interval as a percentage of the study period (default 50).
+#' @param prospective Only intervals that end on the last day.
+#' @param min_cases Minimum uncensored patients in a high-rate cluster (at least 2).
+#' @param day_of_week Adjust for the day of the week (the null permutes within weekdays).
+#' @inheritParams scan_ordinal
+#' @return An object of class \code{hphawkes_scan}, \code{model = "temporal_exponential"}: \code{clusters} has
+#'   \code{start}, \code{end}, \code{cases} (uncensored patients), \code{population} (patients) and
+#'   \code{expected} (expected deaths).
+#' @seealso \code{\link{scan_space_time_exponential}}.
+#' @examplesIf hphawkes_available()
+#' set.seed(2)  # shorter survival among the patients of days 40-49
+#' day <- sample(0:99, 600, replace = TRUE)
+#' tm <- rexp(600, ifelse(day >= 40 & day < 50, 1, 1 / 6)) + 0.001
+#' res <- scan_temporal_exponential(day, pmin(tm, 8), tm > 8, max_temporal = 20, n_replicates = 99, seed = 1)
+#' res$clusters[1, c("start", "end", "cases", "expected", "p_value")]
+#' @export
+scan_temporal_exponential <- function(times, survival_times, censored = NULL, max_temporal = NULL,
+                                      max_temporal_percent = 50, prospective = FALSE, min_cases = 2L,
+                                      n_replicates = 999L, direction = "high", seed = NULL, progress = FALSE,
+                                      backend = "auto", threads = NULL, day_of_week = FALSE) {
+  .hp_check_args()
+  .hp_no_na(survival_times, "survival_times")
+  .hp_no_na(times, "times")
+  t <- if (inherits(times, "Date")) as.numeric(times) else times
+  kw <- list(max_temporal = .as_int(max_temporal), max_temporal_percent = .as_num(max_temporal_percent),
+             prospective = .as_flag(prospective, "prospective"), min_cases = .as_int(min_cases),
+             n_replicates = .as_int(n_replicates), direction = direction, seed = .as_int(seed),
+             progress = .as_flag(progress, "progress"), backend = backend, threads = .as_int(threads),
+             day_of_week = .as_flag(day_of_week, "day_of_week"))
+  cens <- if (is.null(censored)) NULL else {
+    .hp_no_na(censored, "censored")
+    if (!(is.logical(censored) || (is.numeric(censored) && all(censored %in% c(0, 1)))))
+      .hp_stop("censored must be NULL or TRUE/FALSE (1/0) per patient, got ", .hp_kind(censored))
+    .np_count(as.integer(censored), "censored")
+  }
+  res <- .hp_call(do.call(.hp_mod("scan")$temporal_exponential, c(list(.np_count(t, "times"),
+    .np_double(survival_times, "survival_times"), cens), kw)))
+  .hp_scan_result(res)
+}
+
 #' Kulldorff's scan statistic for points in a region (continuous Poisson model)
 #'
 #' Calls \code{hphawkes_py.scan.continuous_poisson}: SaTScan's continuous Poisson model

@@ -410,3 +410,16 @@ test_that("scan_temporal_normal gives Python's purely temporal normal scan", {
   expect_true(res$clusters$start[1] >= as.numeric(as.Date("2024-03-28")))
   expect_lte(res$clusters$p_value[1], 0.05)
 })
+
+test_that("scan_temporal_exponential finds shorter survival in time", {
+  skip_if_no_hphawkes()
+  set.seed(2)
+  day <- sample(0:99, 600, replace = TRUE)
+  tm <- round(rexp(600, ifelse(day >= 40 & day < 50, 1, 1 / 6)) + 0.001, 3)
+  res <- scan_temporal_exponential(day, pmin(tm, 8), tm > 8, max_temporal = 20L, n_replicates = 49, seed = 1,
+                                   backend = "cpu")
+  expect_identical(res$model, "temporal_exponential")
+  expect_true(res$clusters$start[1] >= 35 && res$clusters$end[1] <= 54)
+  expect_lte(res$clusters$p_value[1], 0.05)
+  expect_error(scan_temporal_exponential(day, -tm, n_replicates = 9), "positive")
+})
