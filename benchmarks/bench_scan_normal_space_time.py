@@ -6,7 +6,8 @@ Synthetic measurements N(50, 8) of ``n`` observations at ``L`` locations uniform
 raised by 12 within 30 of location 0 on days 20-29 (the recipe of tests/test_scan_normal_space_time.py, larger),
 analysed through ``hp.scan.run_prm`` on the parameter file SaTScan runs (circles up to 50 % of the
 observations, at most 14 days, 999 replicates, all of them: ``PValueReportType=1``): retrospective,
-prospective and weighted (both directions). Ours: the median of 3 warm runs; SaTScan: one run with the same
+prospective and weighted (both directions), and the purely temporal analysis of the same observations
+(``AnalysisType=2``, :func:`hphawkes_py.scan.temporal_normal`). Ours: the median of 3 warm runs; SaTScan: one run with the same
 threads. The most likely clusters' LLRs must agree. Writes benchmarks/results/scan_normal_space_time.json.
 """
 from __future__ import annotations
@@ -33,7 +34,9 @@ OUT = Path(__file__).parent / "results" / "scan_normal_space_time.json"
 PROBLEMS = {"retrospective 40 x 600 x 60": (40, 600, 60, "3", "1", False),
             "retrospective 200 x 5,000 x 90": (200, 5000, 90, "3", "1", False),
             "prospective 200 x 5,000 x 90": (200, 5000, 90, "4", "1", False),
-            "weighted both, 200 x 5,000 x 90": (200, 5000, 90, "3", "3", True)}
+            "weighted both, 200 x 5,000 x 90": (200, 5000, 90, "3", "3", True),
+            "purely temporal, 5,000 x 90": (200, 5000, 90, "2", "1", False),
+            "purely temporal weighted both, 5,000 x 90": (200, 5000, 90, "2", "3", True)}
 
 
 def write_problem(folder: Path, name: str, threads: int) -> Path:
