@@ -21,8 +21,8 @@ from .._validate import check_int, check_positive
 from .exponential_model import _calibrated, _check_patients
 from .exponential_space_time import space_time_exponential
 from .result import ScanResult
-from .space_time_scan import _days, day_of
-from .temporal_model import _apart
+from .space_time_scan import _days
+from .normal_temporal import interval_clusters
 
 __all__ = ["temporal_exponential"]
 
@@ -139,31 +139,13 @@ def _interval_llrs(deaths, expected, C: int, max_t: int, t_end_min: int, min_cas
 
 
 def _clusters(val, deaths, expected, patients, origin, null_llr, prospective: bool) -> pd.DataFrame:
-    """The cluster table of the intervals' LLRs (see :func:`~.normal_temporal._clusters`, which lists them
-    alike)."""
-    T = val.shape[0]
-    windows = []
-    flat = np.argmax(val)
-    t2, span = divmod(int(flat), val.shape[1])
-    if val[t2, span] > 0:
-        windows = [(float(val[t2, span]), t2 - span, t2)]
-        if not prospective and T > 2:
-            table = np.where(np.isfinite(val), val, 0.0)
-            _apart(table, 0, t2 - span - 1, windows)
-            _apart(table, t2 + 2, T - 1, windows)
-            windows = [windows[0]] + sorted(windows[1:], key=lambda v: -v[0])
-    null_sorted = np.sort(null_llr)
-    R = len(null_llr)
-    rows = []
-    for llr, t1, t2 in windows:
-        exceed = R - int(np.searchsorted(null_sorted, llr, side="left"))
-        if rows and exceed == R:
-            break
+    """The cluster table of the intervals' LLRs (:func:`~.normal_temporal.interval_clusters`): an interval's
+    deaths, patients and expected deaths."""
+    def fields(t1, t2):
         c, e = int(deaths[t1:t2 + 1].sum()), float(expected[t1:t2 + 1].sum())
-        rows.append({"center": "All", "x": math.nan, "y": math.nan, "radius": math.nan, "start": day_of(origin, t1),
-                     "end": day_of(origin, t2), "n_locations": 1, "location_ids": [], "cases": c,
-                     "population": int(patients[t1:t2 + 1].sum()), "expected": e, "observed_over_expected": c / e,
-                     "relative_risk": math.nan, "log_likelihood_ratio": llr, "p_value": (1 + exceed) / (1 + R),
-                     "purely_temporal": True})
-    return pd.DataFrame(rows, columns=None if rows else ["center", "start", "end", "cases", "expected",
-                                                          "log_likelihood_ratio", "p_value", "purely_temporal"])
+        return {"cases": c, "population": int(patients[t1:t2 + 1].sum()), "expected": e,
+                "observed_over_expected": c / e, "relative_risk": math.nan}
+
+    return interval_clusters(val, null_llr, origin, prospective, fields,
+                             ["center", "start", "end", "cases", "expected", "log_likelihood_ratio", "p_value",
+                              "purely_temporal"])

@@ -25,7 +25,7 @@ from .normal_space_time import _null_maxima
 from .null_draws import strata_members
 from .result import ScanResult
 from .space_time_scan import _days, day_of
-from .temporal_model import _apart
+from .temporal_model import listed_windows, with_p_values
 
 __all__ = ["temporal_normal"]
 
@@ -146,32 +146,33 @@ def temporal_normal(times, values, *, weights=None, max_temporal=None, max_tempo
         _row_ids=np.zeros(n, dtype=np.int64), _row_loc=np.zeros(n, dtype=np.int64))
 
 
-def _clusters(val, x, w, day, origin, null_llr, prospective: bool) -> pd.DataFrame:
-    """The cluster table of the intervals' LLRs ``val[t2, t2 - t1]``: the best (the first of equal ones in the
-    intervals' order) and, retrospective, the intervals apart from it (:func:`~.temporal_model._apart`), in
-    decreasing LLR; a secondary one below every replicate's maximum is not listed."""
+def interval_clusters(val, null_llr, origin, prospective: bool, fields, empty_columns) -> pd.DataFrame:
+    """The cluster table of a purely temporal analysis of the models whose records are observations (patients),
+    from the intervals' LLRs ``val[t2, t2 - t1]`` (0: not of interest; -inf: not scanned): the best (the first of
+    equal ones in the intervals' order: end day ascending, then length ascending) and, retrospective, the
+    intervals apart from it (:func:`~.temporal_model.listed_windows`), with their p-values against ``null_llr``
+    (:func:`~.temporal_model.with_p_values`). ``fields(t1, t2)``: the model's columns of an interval (its
+    observations, expectation, means, ...); ``empty_columns``: the table's columns when nothing is listed."""
     T = val.shape[0]
+    t2, span = divmod(int(np.argmax(val)), val.shape[1])
     windows = []
-    flat = np.argmax(val)  # row-major: end day ascending, then length ascending (start day descending)
-    t2, span = divmod(int(flat), val.shape[1])
     if val[t2, span] > 0:
-        windows = [(float(val[t2, span]), t2 - span, t2)]
-        if not prospective and T > 2:
-            _apart(val, 0, t2 - span - 1, windows)
-            _apart(val, t2 + 2, T - 1, windows)
-            windows = [windows[0]] + sorted(windows[1:], key=lambda v: -v[0])
-    null_sorted = np.sort(null_llr)
-    R = len(null_llr)
-    rows = []
-    for llr, t1, t2 in windows:
-        exceed = R - int(np.searchsorted(null_sorted, llr, side="left"))
-        if rows and exceed == R:
-            break
+        windows = listed_windows((float(val[t2, span]), t2 - span, t2), np.where(np.isfinite(val), val, 0.0), T,
+                                 not prospective and T > 2)
+    rows = [{"center": "All", "x": math.nan, "y": math.nan, "radius": math.nan, "start": day_of(origin, t1),
+             "end": day_of(origin, t2), "n_locations": 1, "location_ids": [], **fields(t1, t2),
+             "log_likelihood_ratio": llr, "p_value": p, "purely_temporal": True}
+            for llr, t1, t2, p in with_p_values(windows, null_llr)]
+    return pd.DataFrame(rows, columns=None if rows else list(empty_columns))
+
+
+def _clusters(val, x, w, day, origin, null_llr, prospective: bool) -> pd.DataFrame:
+    """The cluster table of the intervals' LLRs ``val[t2, t2 - t1]`` (:func:`interval_clusters`): an interval's
+    observations and :func:`~.normal_model.normal`'s columns."""
+    def fields(t1, t2):
         inside = (day >= t1) & (day <= t2)
-        rows.append({"center": "All", "x": math.nan, "y": math.nan, "radius": math.nan, "start": day_of(origin, t1),
-                     "end": day_of(origin, t2), "n_locations": 1, "location_ids": [], "cases": int(inside.sum()),
-                     "population": int(inside.sum()), "expected": math.nan, "observed_over_expected": math.nan,
-                     "relative_risk": math.nan, "log_likelihood_ratio": llr, "p_value": (1 + exceed) / (1 + R),
-                     "purely_temporal": True, **_window_table(x, w, inside)})
-    return pd.DataFrame(rows, columns=None if rows else ["center", "start", "end", "cases", "log_likelihood_ratio",
-                                                          "p_value", "purely_temporal"])
+        return {"cases": int(inside.sum()), "population": int(inside.sum()), "expected": math.nan,
+                "observed_over_expected": math.nan, "relative_risk": math.nan, **_window_table(x, w, inside)}
+
+    return interval_clusters(val, null_llr, origin, prospective, fields,
+                             ["center", "start", "end", "cases", "log_likelihood_ratio", "p_value", "purely_temporal"])

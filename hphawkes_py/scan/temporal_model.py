@@ -486,20 +486,11 @@ def _scan(s: _Series, model: str, analysis: str, prospective: bool, run) -> Temp
     windows = []
     if arg[0] >= 0:
         Text = T + (s.max_len - 1 if s.closed_loop else 0)
-        windows = [(float(best[0]),) + divmod(int(arg[0]), Text)]
-        if not s.closed_loop and not prospective and T > 2:
-            val = temporal_window_table(s.cases, s.expected, s.persons, klogk, C, s.min_len, s.max_len,
-                                        run.min_cases, run.direction)
-            _, t1, t2 = windows[0]
-            _apart(val, 0, t1 - 1, windows)
-            _apart(val, t2 + 2, T - 1, windows)
-            windows = [windows[0]] + sorted(windows[1:], key=lambda w: -w[0])
-    null_sorted = np.sort(null_llr)
-    R = len(null_llr)
-    for llr, t1, t2 in windows:
-        exceed = R - int(np.searchsorted(null_sorted, llr, side="left"))
-        if rows and exceed == R:
-            break  # as SaTScan: a secondary cluster below every replicate's maximum is not listed
+        apart = not s.closed_loop and not prospective and T > 2
+        val = temporal_window_table(s.cases, s.expected, s.persons, klogk, C, s.min_len, s.max_len,
+                                    run.min_cases, run.direction) if apart else None
+        windows = listed_windows((float(best[0]),) + divmod(int(arg[0]), Text), val, T, apart)
+    for llr, t1, t2, p in with_p_values(windows, null_llr):
         units = np.arange(t1, t2 + 1) % T
         c = int(s.cases[units].sum())
         if bern:
@@ -511,7 +502,7 @@ def _scan(s: _Series, model: str, analysis: str, prospective: bool, run) -> Temp
             rr = (c / expected) / ((C - c) / (C - expected)) if C > c else math.inf
         row = {"cluster": len(rows) + 1, "start": s.first[t1 % T], "end": s.last[t2 % T], "n_units": int(t2 - t1 + 1),
                "cases": c, "expected": expected, "observed_over_expected": c / expected, "relative_risk": rr,
-               "log_likelihood_ratio": llr, "p_value": (1 + exceed) / (1 + R)}
+               "log_likelihood_ratio": llr, "p_value": p}
         if bern:
             row["population"] = n
         rows.append(row)
@@ -524,6 +515,33 @@ def _scan(s: _Series, model: str, analysis: str, prospective: bool, run) -> Temp
 
 #: SaTScan keeps further windows only above this LLR (MIN_CLUSTER_LLR_RETAINED)
 _MIN_LLR_RETAINED = 1.0
+
+
+def listed_windows(top, val, T: int, apart: bool) -> list:
+    """The windows a purely temporal analysis lists, before their p-values: the most likely ``top`` ``(LLR, t1,
+    t2)`` and, with ``apart`` (retrospective), those :func:`_apart` finds wholly before and after it among the
+    windows' LLRs ``val[t2, t2 - t1]`` of the T units, in decreasing LLR."""
+    windows = [top]
+    if apart:
+        _apart(val, 0, top[1] - 1, windows)
+        _apart(val, top[2] + 2, T - 1, windows)
+        windows = [windows[0]] + sorted(windows[1:], key=lambda w: -w[0])
+    return windows
+
+
+def with_p_values(windows, null_llr) -> list:
+    """``(LLR, t1, t2, p)`` of the listed ``windows`` with their Monte Carlo p-values against the replicates' maxima
+    ``null_llr``; as in SaTScan's output, the list stops at the first secondary window below every replicate's
+    maximum (p = 1)."""
+    null_sorted = np.sort(null_llr)
+    R = len(null_llr)
+    out = []
+    for llr, t1, t2 in windows:
+        exceed = R - int(np.searchsorted(null_sorted, llr, side="left"))
+        if out and exceed == R:
+            break
+        out.append((llr, t1, t2, (1 + exceed) / (1 + R)))
+    return out
 
 
 def _apart(val, a, b, out):
