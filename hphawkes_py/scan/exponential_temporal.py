@@ -17,12 +17,11 @@ import math
 import numpy as np
 import pandas as pd
 
-from .._validate import check_int, check_positive
 from .exponential_model import _calibrated, _check_patients
 from .exponential_space_time import space_time_exponential
 from .result import ScanResult
 from .space_time_scan import _days
-from .normal_temporal import interval_clusters
+from .normal_temporal import interval_clusters, longest_interval
 
 __all__ = ["temporal_exponential"]
 
@@ -81,15 +80,7 @@ def temporal_exponential(times, survival_times, censored=None, *, max_temporal=N
     day, origin, T = _days(times, len(np.asarray(times).reshape(-1)), study_period)
     n = len(day)
     t, cen = _check_patients(survival_times, censored, n, "survival_times")
-    if max_temporal is not None:
-        max_t = check_int(max_temporal, "max_temporal", minimum=1)
-    else:
-        pct = check_positive(max_temporal_percent, "max_temporal_percent")
-        if pct > 90:
-            raise ValueError(f"max_temporal_percent must be in (0, 90] (SaTScan's limit), got {max_temporal_percent!r}")
-        max_t = math.floor(T * pct / 100.0)
-        if max_t < 1:
-            raise ValueError(f"max_temporal_percent={max_temporal_percent!r} of {T} days is less than a day")
+    max_t = longest_interval(max_temporal, max_temporal_percent, T)
     # every patient at one location, which holds more than any circle may: no cylinder, only the purely
     # temporal clusters, whose replicate maxima are this analysis's
     res = space_time_exponential(np.zeros((n, 2)), t, times, cen, max_population=0.5, max_temporal=max_t,
@@ -103,7 +94,7 @@ def temporal_exponential(times, survival_times, censored=None, *, max_temporal=N
     deaths = np.bincount(day, weights=dead, minlength=T)
     expected = np.bincount(day, weights=mu, minlength=T)
     patients = np.bincount(day, minlength=T)
-    val = _interval_llrs(deaths, expected, C, min(max_t, T), T - 1 if prospective else 0, res.min_cases,
+    val = _interval_llrs(deaths, expected, C, max_t, T - 1 if prospective else 0, res.min_cases,
                          res.direction)
     clusters = _clusters(val, deaths, expected, patients, origin, res.null_llr, prospective)
     return ScanResult(

@@ -381,6 +381,13 @@ def _totals(x, w):
     return U, U2, A, 0.5 * len(x) * math.log(S0)
 
 
+def total_squares(x, w) -> float:
+    """The (weighted) sum of squares of the measurements about their (weighted) mean, two-pass: the S0 of
+    :class:`~.cpu_normal_space_time.NormalCylinderEngine`."""
+    ww = np.ones(len(x)) if w is None else w
+    return float((ww * (x - np.average(x, weights=ww)) ** 2).sum())
+
+
 def _window_table(x, w, inside):
     """SaTScan's cluster statistics of one window (``inside``: boolean per observation): means inside
     and outside, the common variance and its square root (``GetUnbiasedVariance``, divisor N - 1), and

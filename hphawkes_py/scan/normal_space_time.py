@@ -35,7 +35,8 @@ from .cpu_normal_space_time import (NormalCylinderEngine, cumulative_from_end, i
 from .cpu_space_time import overlap_candidates
 from .locations import _check_xy, _radius, check_empty_locations
 from .monte_carlo import BATCH_SIZE, CPU_BATCH_BYTES, GPU_BATCH_SIZE, batch_children, replicate_seed_batches
-from .normal_model import NORMAL, WEIGHTED_NORMAL, _check_min_cases, _check_observations, _totals, _window_table
+from .normal_model import (NORMAL, WEIGHTED_NORMAL, _check_min_cases, _check_observations, _totals, _window_table,
+                           total_squares)
 from .null_draws import strata_members
 from .result import Candidates, ScanResult, _clusters
 from .space_time_scan import (_MIN_LLR_RETAINED, SpaceTimeOptions, _check_common, circles, cylinder_overlap, day_of,
@@ -173,8 +174,7 @@ def space_time_normal(coords, values, times, *, weights=None, max_population=0.5
     np.add.at(s1, cell, first)  # unbuffered, in observation order (SaTScan's order of summation)
     np.add.at(s2, cell, second)
     U, U2, A, B = _totals(x, w)
-    ww = np.ones(n) if w is None else w
-    S0 = float((ww * (x - np.average(x, weights=ww)) ** 2).sum())  # the total sum of squares about the mean
+    S0 = total_squares(x, w)
     t_end_min = T - 1 if cm.prospective else 0
     max_t = min(cm.max_temporal, T)
     t1s, t2s = intervals(T, max_t, t_end_min)

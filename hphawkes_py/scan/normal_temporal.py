@@ -20,7 +20,8 @@ from .._backend import get_device, is_gpu_backend, threads_context
 from .._validate import check_bool, check_int, check_positive
 from .cpu_normal_space_time import NormalCylinderEngine, cumulative_from_end, intervals
 from .monte_carlo import check_run
-from .normal_model import NORMAL, WEIGHTED_NORMAL, _check_min_cases, _check_observations, _totals, _window_table
+from .normal_model import (NORMAL, WEIGHTED_NORMAL, _check_min_cases, _check_observations, _totals, _window_table,
+                           total_squares)
 from .normal_space_time import _null_maxima
 from .null_draws import strata_members
 from .result import ScanResult
@@ -95,16 +96,7 @@ def temporal_normal(times, values, *, weights=None, max_temporal=None, max_tempo
     x, w = _check_observations(values, weights, n)
     day_of_week = check_bool(day_of_week, "day_of_week")
     prospective = check_bool(prospective, "prospective")
-    if max_temporal is not None:
-        max_t = check_int(max_temporal, "max_temporal", minimum=1)
-    else:
-        pct = check_positive(max_temporal_percent, "max_temporal_percent")
-        if pct > 90:
-            raise ValueError(f"max_temporal_percent must be in (0, 90] (SaTScan's limit), got {max_temporal_percent!r}")
-        max_t = math.floor(T * pct / 100.0)
-        if max_t < 1:
-            raise ValueError(f"max_temporal_percent={max_temporal_percent!r} of {T} days is less than a day")
-    max_t = min(max_t, T)
+    max_t = longest_interval(max_temporal, max_temporal_percent, T)
     run = check_run(0, n_replicates, direction, "no-overlap", progress, threads, seed, backend, executor)
     weighted = w is not None
     m_cases = _check_min_cases(min_cases, run.direction, weighted)
@@ -116,8 +108,7 @@ def temporal_normal(times, values, *, weights=None, max_temporal=None, max_tempo
     np.add.at(s2, day, second)
     counts = np.bincount(day, minlength=T)[None, :]
     U, U2, A, B = _totals(x, w)
-    ww = np.ones(n) if w is None else w
-    S0 = float((ww * (x - np.average(x, weights=ww)) ** 2).sum())
+    S0 = total_squares(x, w)
     # one window holding the one location every observation is at: its cylinders are the intervals
     engine = NormalCylinderEngine(WEIGHTED_NORMAL if weighted else NORMAL, np.array([0, 1], dtype=np.int64),
                                   np.zeros(1, dtype=np.int32), np.ones(1, dtype=np.uint8),
@@ -144,6 +135,21 @@ def temporal_normal(times, values, *, weights=None, max_temporal=None, max_tempo
         min_cases=m_cases, purely_temporal=True, day_of_week=day_of_week, _loc_coords=np.full((1, 2), np.nan),
         _loc_cases=np.array([n]), _loc_population=np.array([n]), _loc_expected=None, _loc_controls=None,
         _row_ids=np.zeros(n, dtype=np.int64), _row_loc=np.zeros(n, dtype=np.int64))
+
+
+def longest_interval(max_temporal, max_temporal_percent, T: int) -> int:
+    """The longest interval (days, at most the T of the study period) of a purely temporal analysis:
+    ``max_temporal`` days, or without it ``max_temporal_percent`` (in (0, 90], SaTScan's limit) of the period."""
+    if max_temporal is not None:
+        max_t = check_int(max_temporal, "max_temporal", minimum=1)
+    else:
+        pct = check_positive(max_temporal_percent, "max_temporal_percent")
+        if pct > 90:
+            raise ValueError(f"max_temporal_percent must be in (0, 90] (SaTScan's limit), got {max_temporal_percent!r}")
+        max_t = math.floor(T * pct / 100.0)
+        if max_t < 1:
+            raise ValueError(f"max_temporal_percent={max_temporal_percent!r} of {T} days is less than a day")
+    return min(max_t, T)
 
 
 def interval_clusters(val, null_llr, origin, prospective: bool, fields, empty_columns) -> pd.DataFrame:

@@ -177,6 +177,15 @@
   })
 }
 
+# The censoring flags of a survival model: NULL (none censored), or TRUE/FALSE (1/0) per patient as 0/1 counts.
+.np_censored <- function(censored) {
+  if (is.null(censored)) return(NULL)
+  .hp_no_na(censored, "censored")
+  if (!(is.logical(censored) || (is.numeric(censored) && all(censored %in% c(0, 1)))))
+    .hp_stop("censored must be NULL or TRUE/FALSE (1/0) per patient, got ", .hp_kind(censored))
+  .np_count(as.integer(censored), "censored")
+}
+
 # A whole number for a Python int argument (n_iter, chains, seed, ...). NULL stays NULL.
 .as_int <- function(x, name = deparse(substitute(x)), null_ok = TRUE) {
   if (is.null(x)) {

@@ -397,12 +397,7 @@ scan_space_time_exponential <- function(coords, survival_times, times, censored 
   if (.as_flag(day_of_week, "day_of_week")) kw$day_of_week <- TRUE
   if (.as_flag(purely_temporal, "purely_temporal")) kw$purely_temporal <- TRUE
   if (.as_flag(purely_spatial, "purely_spatial")) kw$purely_spatial <- TRUE
-  cens <- if (is.null(censored)) NULL else {
-    .hp_no_na(censored, "censored")
-    if (!(is.logical(censored) || (is.numeric(censored) && all(censored %in% c(0, 1)))))
-      .hp_stop("censored must be NULL or TRUE/FALSE (1/0) per patient, got ", .hp_kind(censored))
-    .np_count(as.integer(censored), "censored")
-  }
+  cens <- .np_censored(censored)
   res <- .hp_call(do.call(.hp_mod("scan")$space_time_exponential, c(list(
     .np_double(as.matrix(coords), "coords"), .np_double(survival_times, "survival_times"),
     .np_count(t, "times"), cens), kw)))
@@ -562,12 +557,7 @@ scan_temporal_exponential <- function(times, survival_times, censored = NULL, ma
              n_replicates = .as_int(n_replicates), direction = direction, seed = .as_int(seed),
              progress = .as_flag(progress, "progress"), backend = backend, threads = .as_int(threads),
              day_of_week = .as_flag(day_of_week, "day_of_week"))
-  cens <- if (is.null(censored)) NULL else {
-    .hp_no_na(censored, "censored")
-    if (!(is.logical(censored) || (is.numeric(censored) && all(censored %in% c(0, 1)))))
-      .hp_stop("censored must be NULL or TRUE/FALSE (1/0) per patient, got ", .hp_kind(censored))
-    .np_count(as.integer(censored), "censored")
-  }
+  cens <- .np_censored(censored)
   res <- .hp_call(do.call(.hp_mod("scan")$temporal_exponential, c(list(.np_count(t, "times"),
     .np_double(survival_times, "survival_times"), cens), kw)))
   .hp_scan_result(res)

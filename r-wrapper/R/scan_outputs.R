@@ -323,12 +323,7 @@ scan_exponential <- function(coords, times, censored = NULL, location_ids = NULL
              secondary = secondary, grid_cell = .as_num(grid_cell), distance = distance, seed = .as_int(seed),
              progress = .as_flag(progress, "progress"), backend = backend, threads = .as_int(threads))
   if (!is.null(location_ids)) kw$location_ids <- .np_ids(location_ids, "location_ids")
-  cens <- if (is.null(censored)) NULL else {
-    .hp_no_na(censored, "censored")
-    if (!(is.logical(censored) || (is.numeric(censored) && all(censored %in% c(0, 1)))))
-      .hp_stop("censored must be NULL or TRUE/FALSE (1/0) per patient, got ", .hp_kind(censored))
-    .np_count(as.integer(censored), "censored")
-  }
+  cens <- .np_censored(censored)
   res <- .hp_call(do.call(.hp_mod("scan")$exponential, c(list(.np_double(as.matrix(coords), "coords"),
     .np_double(times, "times"), cens), kw)))
   .hp_scan_result(res)
