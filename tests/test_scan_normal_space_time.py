@@ -24,6 +24,7 @@ from hphawkes_py.scan._prm_space_time import run_space_time_normal
 from hphawkes_py.scan.cpu_normal_space_time import NormalCylinderEngine, cumulative_from_end, intervals, \
     permuted_cumulative, surveillance_intervals
 from hphawkes_py.scan.normal_model import NORMAL, WEIGHTED_NORMAL, _totals
+from hphawkes_py.scan.normal_space_time import _first_best
 from hphawkes_py.scan.null_draws import permute_measurements
 from hphawkes_py.scan.windows import build_windows
 
@@ -98,15 +99,16 @@ def test_every_interval_of_every_centre_matches_the_naive_formula(weighted, dire
     T, m_cases = 9, 2
     eng, first, second = _engine(xy, loc, day, x, w, T, max_t, t_end_min, direction, m_cases)
     s1, s2 = _cell_sums(loc, day, first, second, len(xy), T)
-    mv, j, a, per_mv, per_j = eng.best_mv(s1, s2, per_interval=True)
+    per_mv, per_j = eng.interval_best(s1[:, :, 0], s2[:, :, 0])
     want = _naive(eng, loc, day, x, w, direction, m_cases)
     assert (want > 0).sum() > 20
     np.testing.assert_allclose(eng.llr(per_mv), want, rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(eng.llr(mv)[:, 0], want.max(axis=1), rtol=1e-9, atol=1e-9)
+    best, a, j = _first_best(eng.llr(per_mv), per_j)
+    np.testing.assert_allclose(best, want.max(axis=1), rtol=1e-9, atol=1e-9)
     # the best cylinder's entry and interval are those of an interval attaining the maximum
     has = want.max(axis=1) > 0
-    np.testing.assert_array_equal(j[has, 0], per_j[has, a[has, 0]])
-    assert (a[~has, 0] == -1).all()
+    np.testing.assert_array_equal(j[has], per_j[has, a[has]])
+    assert (a[~has] == -1).all() and (j[~has] == -1).all()
 
 
 def test_the_first_of_equal_cylinders_in_satscans_loop_order():
@@ -116,14 +118,26 @@ def test_the_first_of_equal_cylinders_in_satscans_loop_order():
     x = np.where(day == 4, 20.0, 10.0)
     eng, first, second = _engine(xy, loc, day, x, None, 9, 5, 0, "high", 1)
     s1, s2 = _cell_sums(loc, day, first, second, len(xy), 9)
-    mv, j, a, per_mv, per_j = eng.best_mv(s1, s2, per_interval=True)
+    per_mv, per_j = eng.interval_best(s1[:, :, 0], s2[:, :, 0])
+    _, a, j = _first_best(eng.llr(per_mv), per_j)
     for i in range(eng.n_centres):
         top = per_mv[i].max()
         tied = np.flatnonzero(per_mv[i] == top)
         first_entry = per_j[i, tied].min()
-        assert j[i, 0] == first_entry
-        assert a[i, 0] == tied[per_j[i, tied] == first_entry][0]
-        assert eng.t1s[a[i, 0]] == 4 and eng.t2s[a[i, 0]] == 4
+        assert j[i] == first_entry
+        assert a[i] == tied[per_j[i, tied] == first_entry][0]
+        assert eng.t1s[a[i]] == 4 and eng.t2s[a[i]] == 4
+
+
+def test_the_best_of_equal_intervals_is_the_smallest_entry_then_the_earliest_interval():
+    llr = np.array([[1.0, 3.0, 3.0, 3.0, 2.0],    # tied at entries 7, 5, 5: entry 5, the earlier interval (2)
+                    [0.0, 0.0, 0.0, 0.0, 0.0],    # none
+                    [4.0, 1.0, 4.0, 0.0, 4.0]])   # tied at entries 9, 9, 2: entry 2 (interval 4)
+    entry = np.array([[3, 7, 5, 5, 1], [-1, -1, -1, -1, -1], [9, 3, 9, -1, 2]])
+    best, a, j = _first_best(llr, entry)
+    np.testing.assert_array_equal(best, [3.0, 0.0, 4.0])
+    np.testing.assert_array_equal(a, [2, -1, 4])
+    np.testing.assert_array_equal(j, [5, -1, 2])
 
 
 @pytest.mark.parametrize("weighted", [False, True])
@@ -136,14 +150,10 @@ def test_replicate_maxima_are_the_best_cylinders_llr(weighted, direction, t_end_
     eng, first, second = _engine(xy, loc, day, x, w, T, 5, t_end_min, direction, 2)
     s1, s2 = permute_measurements(loc * T + day, first, second, len(xy) * T, np.random.SeedSequence(3).spawn(40))
     s1, s2 = s1.reshape(len(xy), T, 40), s2.reshape(len(xy), T, 40)
-    want = eng.llr(eng.best_mv(s1, s2)[0]).max(axis=0)
+    # every replicate's cylinders, one at a time, through the observed data's per-interval pass
+    want = np.array([eng.llr(eng.interval_best(s1[:, :, r], s2[:, :, r])[0]).max() for r in range(40)])
     assert (want > 0).all()
     np.testing.assert_allclose(eng.max_llr(*eng.replicate_sums(s1, s2)), want, rtol=1e-10)
-    # and every replicate's cylinders, one at a time, through the observed data's per-interval pass
-    for r in range(0, 40, 13):
-        per = eng.best_mv(s1[:, :, r:r + 1], s2[:, :, r:r + 1], per_interval=True)[3]
-        got = eng.max_llr(*eng.replicate_sums(s1[:, :, r:r + 1], s2[:, :, r:r + 1]))[0]
-        assert got == pytest.approx(eng.llr(per).max(), rel=1e-10)
 
 
 @pytest.mark.parametrize("weighted", [False, True])

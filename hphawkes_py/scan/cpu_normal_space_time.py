@@ -6,10 +6,11 @@ sums (x and x^2; weighted: w x and w) change from replicate to replicate. A cyli
 windows (:func:`~.windows.build_windows`) over the days ``t1..t2``; its sums are added location by location
 along the circle's walk from each location's sums over the days, the difference of two cumulative sums
 from the end of the study period (``cum[t1] - cum[t2 + 1]``, as SaTScan stores its case and measure arrays).
-Each cylinder is scored by SaTScan's maximizing value (:func:`~.normal_model._maximizing_value`) after its
-test of interest (:func:`~.normal_model._of_interest`), and the best of a centre is the first, in the order of
-SaTScan's loop (circle entry ascending, then the intervals: end day ascending, start day descending), of the
-largest values. The CUDA kernel ``scan_permutation_cylinders`` (``gpu/kernels/scan_permutation.cu``) runs
+The observed data's cylinders are scored by SaTScan's maximizing value (:func:`~.normal_model._maximizing_value`)
+after its test of interest (:func:`~.normal_model._of_interest`), the best of every centre and interval kept
+(:func:`_interval_best`; the best of a centre, the first in SaTScan's loop of equal ones, is chosen from these by
+:func:`~.normal_space_time._first_best`). The replicates' cylinders are compared by the between-group sum of squares
+(:func:`_max_q_cylinders`); the CUDA kernel ``scan_normal_cylinders`` (``gpu/kernels/scan_permutation.cu``) runs
 the same arithmetic in the same order, one thread per centre and replicate.
 """
 from __future__ import annotations
@@ -115,55 +116,39 @@ def permuted_cumulative(loc, day, first, second, seeds, L: int, T1: int, day0: i
 
 
 @njit(cache=True, parallel=True)
-def _best_cylinders(model, offsets, neighbors, boundary, n_cum, s1_cum, s2_cum, t1s, t2s, N, U, U2, min_high,
-                    min_low, want_high, want_low, best_mv, best_j, best_a, per_mv, per_j):
-    """For every centre i and replicate r (``s1_cum``, ``s2_cum`` (R, L, T + 1), ``n_cum`` (L, T + 1): the
-    cumulative sums from the end of :func:`cumulative_from_end`): the maximizing value of the best cylinder
-    ``best_mv[i, r]`` (:data:`~.normal_model._NONE` when none is of interest), its circle entry ``best_j`` and
-    interval ``best_a`` (an index of ``t1s``, ``t2s``; -1 when none); with ``per_mv`` of shape (m, I) (R = 1),
-    also the best of every interval, ``per_mv[i, a]`` and its entry ``per_j[i, a]``."""
+def _interval_best(model, offsets, neighbors, boundary, n_cum, s1_cum, s2_cum, t1s, t2s, N, U, U2, min_high,
+                   min_low, want_high, want_low, per_mv, per_j):
+    """For every centre i and interval a of the observed cell sums (``s1_cum``, ``s2_cum``, ``n_cum`` (L, T + 1):
+    the cumulative sums from the end of :func:`cumulative_from_end`): the maximizing value of the interval's best
+    cylinder over the centre's circles, ``per_mv[i, a]`` (:data:`~.normal_model._NONE` when none is of interest),
+    and the circle entry where it ends, ``per_j[i, a]`` (-1), the first (smallest) of equal ones, as SaTScan's
+    loop keeps it."""
     m = offsets.shape[0] - 1
-    R = s1_cum.shape[0]
     I = t1s.shape[0]
-    keep_intervals = per_mv.shape[0] == m
-    for q in prange(m * R):
-        i = q // R
-        r = q % R
-        top = _NONE
-        tj = np.int64(-1)
-        ta = np.int64(-1)
-        for a in range(I):
-            t1 = t1s[a]
-            e = t2s[a] + 1
-            n = np.int64(0)
-            u = 0.0
-            u2 = 0.0
-            mv = _NONE
-            at = np.int64(-1)
-            for k in range(offsets[i], offsets[i + 1]):
-                loc = neighbors[k]
-                n += n_cum[loc, t1] - n_cum[loc, e]
-                u += s1_cum[r, loc, t1] - s1_cum[r, loc, e]
-                u2 += s2_cum[r, loc, t1] - s2_cum[r, loc, e]
-                if boundary[k] == 0:  # inside a tie group: not a window end
-                    continue
-                if _of_interest(model, n, u, u2, N, U, U2, min_high, min_low, want_high, want_low):
-                    v = _maximizing_value(model, n, u, u2, N, U, U2)
-                    if v > mv:
-                        mv = v
-                        at = k
-            if keep_intervals:
-                per_mv[i, a] = mv
-                per_j[i, a] = at
-            # SaTScan's loop visits circle entry k before the intervals: of equal values the smallest entry
-            # first, then (the strict test) the earlier interval
-            if mv > top or (mv == top and at >= 0 and at < tj):
-                top = mv
-                tj = at
-                ta = a
-        best_mv[i, r] = top
-        best_j[i, r] = tj
-        best_a[i, r] = ta
+    for q in prange(m * I):
+        i = q // I
+        a = q % I
+        t1 = t1s[a]
+        e = t2s[a] + 1
+        n = np.int64(0)
+        u = 0.0
+        u2 = 0.0
+        mv = _NONE
+        at = np.int64(-1)
+        for k in range(offsets[i], offsets[i + 1]):
+            loc = neighbors[k]
+            n += n_cum[loc, t1] - n_cum[loc, e]
+            u += s1_cum[loc, t1] - s1_cum[loc, e]
+            u2 += s2_cum[loc, t1] - s2_cum[loc, e]
+            if boundary[k] == 0:  # inside a tie group: not a window end
+                continue
+            if _of_interest(model, n, u, u2, N, U, U2, min_high, min_low, want_high, want_low):
+                v = _maximizing_value(model, n, u, u2, N, U, U2)
+                if v > mv:
+                    mv = v
+                    at = k
+        per_mv[i, a] = mv
+        per_j[i, a] = at
 
 
 @njit(cache=True, parallel=True)
@@ -240,7 +225,7 @@ class NormalCylinderEngine:
     and ``S0``, the total sum of squares about the (weighted) mean. The cell sums it scans are those of x and
     x^2 (weighted: w x and w) per location, day and replicate.
 
-    The observed data's cylinders are compared by SaTScan's maximizing value (:meth:`best_mv`: the same
+    The observed data's cylinders are compared by SaTScan's maximizing value (:meth:`interval_best`: the same
     cylinder as SaTScan's of equal ones); the replicates' maxima (:meth:`max_llr`) by the between-group sum of
     squares ``Q`` it simplifies to, vectorised over the replicates (:func:`_max_q_cylinders`): their LLRs agree
     to rounding (about 1e-13 relative)."""
@@ -280,31 +265,17 @@ class NormalCylinderEngine:
             np.zeros((1, 1, 1))
         return c1, c2
 
-    @staticmethod
-    def cumulative_sums(s1: np.ndarray, s2: np.ndarray) -> tuple:
-        """The cell sums ``s1``, ``s2`` (L, T, R) as the engines read them: float64 cumulative sums from the end
-        of the study period, (L, T + 1, R) each (:func:`cumulative_from_end`)."""
-        return tuple(np.ascontiguousarray(cumulative_from_end(np.asarray(s, np.float64))) for s in (s1, s2))
-
-    def best_mv(self, s1: np.ndarray, s2: np.ndarray, per_interval: bool = False):
-        """For the cell sums ``s1``, ``s2`` (L, T, R) float64: the (m, R) maximizing value of each centre's best
-        cylinder, its circle entry and its interval (an index of ``t1s``; -1: none), and with ``per_interval``
-        (R = 1) the (m, I) best value and entry of every interval (else None twice)."""
-        m, R = self.n_centres, np.shape(s1)[2]
-        if per_interval and R != 1:
-            raise ValueError("per_interval needs one column of sums")
-        c1, c2 = (np.ascontiguousarray(np.moveaxis(c, 2, 0)) for c in self.cumulative_sums(s1, s2))
-        mv = np.empty((m, R))
-        j = np.empty((m, R), dtype=np.int64)
-        a = np.empty((m, R), dtype=np.int64)
-        I = len(self.t1s)
-        per_mv = np.empty((m, I) if per_interval else (0, 0))
-        per_j = np.empty((m, I) if per_interval else (0, 0), dtype=np.int64)
-        _best_cylinders(np.int64(self.model), self.offsets, self.neighbors, self.boundary, self.n_cum, c1, c2,
-                        self.t1s, self.t2s, np.int64(self.N), np.float64(self.U), np.float64(self.U2),
-                        np.int64(self.min_high), np.int64(self.min_low), self.want_high, self.want_low, mv, j, a,
-                        per_mv, per_j)
-        return mv, j, a, (per_mv if per_interval else None), (per_j if per_interval else None)
+    def interval_best(self, s1: np.ndarray, s2: np.ndarray) -> tuple:
+        """For the observed cell sums ``s1``, ``s2`` (L, T) float64: the (m, I) maximizing value of the best
+        cylinder of every centre and interval and its circle entry (:func:`_interval_best`)."""
+        c1, c2 = (np.ascontiguousarray(cumulative_from_end(np.asarray(s, np.float64))) for s in (s1, s2))
+        m, I = self.n_centres, len(self.t1s)
+        per_mv = np.empty((m, I))
+        per_j = np.empty((m, I), dtype=np.int64)
+        _interval_best(np.int64(self.model), self.offsets, self.neighbors, self.boundary, self.n_cum, c1, c2,
+                       self.t1s, self.t2s, np.int64(self.N), np.float64(self.U), np.float64(self.U2),
+                       np.int64(self.min_high), np.int64(self.min_low), self.want_high, self.want_low, per_mv, per_j)
+        return per_mv, per_j
 
     def llr(self, mv: np.ndarray) -> np.ndarray:
         """The LLRs of maximizing values (0 where there is none; one host function for both engines)."""

@@ -14,8 +14,8 @@ Kulldorff, Huang & Konty (2009) extended to cylinders as SaTScan's space-time no
 4. Monte Carlo inference: the measurements (with their weights) permuted among the observations, which keep
    their locations and days.
 
-The cylinders are scanned by :class:`~.cpu_normal_space_time.NormalCylinderEngine` (the CUDA kernel
-``scan_permutation_cylinders`` on a GPU); a retrospective analysis lists its clusters as SaTScan 10 does, from
+The cylinders are scanned by :class:`~.cpu_normal_space_time.NormalCylinderEngine` (the replicates by the CUDA
+kernel ``scan_normal_cylinders`` on a GPU); a retrospective analysis lists its clusters as SaTScan 10 does, from
 each centre's best cylinder and the best ones before and after it in time
 (:func:`~.cpu_space_time.overlap_candidates`).
 """
@@ -193,7 +193,7 @@ def space_time_normal(coords, values, times, *, weights=None, max_population=0.5
                                       cumulative_from_end(cm.c_lt[:, day0:]), t1s - day0, t2s - day0, n, U, U2, A, B,
                                       m_cases, m_cases, cm.run.direction in ("high", "both"),
                                       cm.run.direction in ("low", "both"), S0)
-        per_llr, per_j = _per_interval(engine, s1.reshape(L, T, 1)[:, day0:], s2.reshape(L, T, 1)[:, day0:])
+        per_llr, per_j = _per_interval(engine, s1.reshape(L, T)[:, day0:], s2.reshape(L, T)[:, day0:])
         centre_of, best, j_of, t1_of, t2_of = _candidates(per_llr[:m], per_j[:m], t1s, t2s, T, max_t,
                                                           not cm.prospective and T > 2)
         pt = _first_best(per_llr[m:], per_j[m:])[:2] if purely_temporal else None
@@ -270,17 +270,10 @@ def space_time_normal(coords, values, times, *, weights=None, max_population=0.5
 
 
 def _per_interval(engine: NormalCylinderEngine, s1, s2) -> tuple:
-    """The best cylinder of every window centre and interval for the observed cell sums ``s1``, ``s2`` (L, T, 1;
-    the engine's days): its LLR and circle entry, (m, I) each (0 and -1 where none), over chunks of centres."""
-    m, I = engine.n_centres, len(engine.t1s)
-    llr, entry = np.zeros((m, I)), np.full((m, I), -1, dtype=np.int64)
-    chunk = max(1, 2_000_000 // max(I, 1))
-    for lo in range(0, m, chunk):
-        hi = min(m, lo + chunk)
-        part = dataclasses.replace(engine, offsets=engine.offsets[lo:hi + 1])
-        _, _, _, per_mv, per_j = part.best_mv(s1, s2, per_interval=True)
-        llr[lo:hi], entry[lo:hi] = engine.llr(per_mv), per_j
-    return llr, entry
+    """The best cylinder of every window centre and interval for the observed cell sums ``s1``, ``s2`` (L, T; the
+    engine's days): its LLR and circle entry, (m, I) each (0 and -1 where none)."""
+    per_mv, per_j = engine.interval_best(s1, s2)
+    return engine.llr(per_mv), per_j
 
 
 def _first_best(llr, entry) -> tuple:

@@ -116,7 +116,7 @@ def temporal_normal(times, values, *, weights=None, max_temporal=None, max_tempo
                                   m_cases, m_cases, run.direction in ("high", "both"), run.direction in ("low", "both"),
                                   S0)
     with threads_context(run.threads):
-        _, _, _, per_mv, _ = engine.best_mv(s1[None, day0:, None], s2[None, day0:, None], per_interval=True)
+        per_mv, _ = engine.interval_best(s1[None, day0:], s2[None, day0:])
         val = np.zeros((T, max_t))
         val[t2s, t2s - t1s] = engine.llr(per_mv)[0]
         null_engine = engine
