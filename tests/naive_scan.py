@@ -4,6 +4,7 @@ Explicit distance matrix, explicit window membership sets, log likelihoods with 
 """
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -252,3 +253,45 @@ def normal_llr(x, w, inside, direction, min_cases):
     s0 = (ww * (x - m) ** 2).sum()
     s1 = (ww[inside] * (x[inside] - mi) ** 2).sum() + (ww[~inside] * (x[~inside] - mo) ** 2).sum()
     return 0.5 * N * math.log(s0 / s1)
+
+
+def categorical_llr(c, tot, restrict):
+    """The window's LLR from its definition: the multinomial log likelihood inside and outside
+    (``restrict`` None: free probabilities), or its maximum under a likelihood ratio p_k / q_k
+    non-decreasing ("high") or non-increasing ("low") in k, found by trying every partition of the
+    categories into runs of pooled neighbours (pooled: one ratio, p and q shared out by the totals).
+    0 when the window has no case inside or outside."""
+    c = np.asarray(c, dtype=float)
+    tot = np.asarray(tot, dtype=float)
+    d = tot - c
+    W, U, C = c.sum(), d.sum(), tot.sum()
+    if W == 0 or U == 0:
+        return 0.0
+    ll0 = sum(t * math.log(t / C) for t in tot if t > 0)
+
+    def ll(p, q):
+        return sum(a * math.log(x) for a, x in zip(c, p) if x > 0) + sum(b * math.log(y) for b, y in zip(d, q) if y > 0)
+
+    if restrict is None:
+        return ll(c / W, d / U) - ll0
+    K = len(tot)
+    best = -math.inf
+    for cuts in itertools.product([0, 1], repeat=K - 1):
+        blocks, start = [], 0
+        for k, cut in enumerate(cuts, start=1):
+            if cut:
+                blocks.append(list(range(start, k)))
+                start = k
+        blocks.append(list(range(start, K)))
+        p, q, ratios = np.zeros(K), np.zeros(K), []
+        for b in blocks:
+            bp, bq, bt = c[b].sum() / W, d[b].sum() / U, tot[b].sum()
+            if bt == 0:  # categories without any case: no probability, no constraint
+                continue
+            p[b], q[b] = bp * tot[b] / bt, bq * tot[b] / bt
+            ratios.append(math.inf if bq == 0 else bp / bq)
+        pairs = list(zip(ratios, ratios[1:]))
+        if restrict == "high" and any(a > b for a, b in pairs) or restrict == "low" and any(a < b for a, b in pairs):
+            continue
+        best = max(best, ll(p, q) - ll0)
+    return best

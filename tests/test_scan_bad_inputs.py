@@ -196,3 +196,6 @@ EXTRA_WALKED += ["space_time_normal"]
 EXTRA_WALKED += ["temporal_normal"]
 # temporal_exponential: tests/test_scan_exponential_temporal.py::test_bad_input_is_refused
 EXTRA_WALKED += ["temporal_exponential"]
+# the space-time and purely temporal ordinal and multinomial scans: tests/test_scan_categorical_space_time.py
+# ::test_bad_inputs_are_refused_before_any_work and ::test_the_other_entry_points_refuse_bad_inputs
+EXTRA_WALKED += ["space_time_ordinal", "space_time_multinomial", "temporal_ordinal", "temporal_multinomial"]

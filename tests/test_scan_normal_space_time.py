@@ -24,7 +24,7 @@ from hphawkes_py.scan._prm_space_time import run_space_time_normal
 from hphawkes_py.scan.cpu_normal_space_time import NormalCylinderEngine, cumulative_from_end, intervals, \
     permuted_cumulative, surveillance_intervals
 from hphawkes_py.scan.normal_model import NORMAL, WEIGHTED_NORMAL, _totals
-from hphawkes_py.scan.normal_space_time import _first_best
+from hphawkes_py.scan.cylinders import first_best as _first_best
 from hphawkes_py.scan.null_draws import permute_measurements
 from hphawkes_py.scan.windows import build_windows
 

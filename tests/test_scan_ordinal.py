@@ -13,7 +13,6 @@ in hphawkes_py/data/scan/satscan_outputs/satscan10_categorical.json.
 """
 from __future__ import annotations
 
-import itertools
 import math
 import sys
 from pathlib import Path
@@ -29,6 +28,7 @@ from hphawkes_py.scan.windows import build_windows
 
 sys.path.insert(0, str(Path(__file__).parent))
 from engines import CUDA_ENGINES  # noqa: E402
+from naive_scan import categorical_llr as naive_llr  # noqa: E402
 import satscan_oracle  # noqa: E402
 from satscan_oracle import run_parameter_file, scratch_folder, store, stored, write_prm  # noqa: E402
 
@@ -51,48 +51,6 @@ def _data(seed=3, n_loc=30, n_cases=300, K=4, shift=True, strength=3.0):
 
 
 # ---------------------------------------------------------------------------- the LLR
-def naive_llr(c, tot, restrict):
-    """The window's LLR from its definition: the multinomial log likelihood inside and outside
-    (``restrict`` None: free probabilities), or its maximum under a likelihood ratio p_k / q_k
-    non-decreasing ("high") or non-increasing ("low") in k, found by trying every partition of the
-    categories into runs of pooled neighbours (pooled: one ratio, p and q shared out by the totals).
-    0 when the window has no case inside or outside."""
-    c = np.asarray(c, dtype=float)
-    tot = np.asarray(tot, dtype=float)
-    d = tot - c
-    W, U, C = c.sum(), d.sum(), tot.sum()
-    if W == 0 or U == 0:
-        return 0.0
-    ll0 = sum(t * math.log(t / C) for t in tot if t > 0)
-
-    def ll(p, q):
-        return sum(a * math.log(x) for a, x in zip(c, p) if x > 0) + sum(b * math.log(y) for b, y in zip(d, q) if y > 0)
-
-    if restrict is None:
-        return ll(c / W, d / U) - ll0
-    K = len(tot)
-    best = -math.inf
-    for cuts in itertools.product([0, 1], repeat=K - 1):
-        blocks, start = [], 0
-        for k, cut in enumerate(cuts, start=1):
-            if cut:
-                blocks.append(list(range(start, k)))
-                start = k
-        blocks.append(list(range(start, K)))
-        p, q, ratios = np.zeros(K), np.zeros(K), []
-        for b in blocks:
-            bp, bq, bt = c[b].sum() / W, d[b].sum() / U, tot[b].sum()
-            if bt == 0:  # categories without any case: no probability, no constraint
-                continue
-            p[b], q[b] = bp * tot[b] / bt, bq * tot[b] / bt
-            ratios.append(math.inf if bq == 0 else bp / bq)
-        pairs = list(zip(ratios, ratios[1:]))
-        if restrict == "high" and any(a > b for a, b in pairs) or restrict == "low" and any(a < b for a, b in pairs):
-            continue
-        best = max(best, ll(p, q) - ll0)
-    return best
-
-
 def _engine(xy, loc, cat, ordinal_, direction, max_population=0.5):
     L = len(xy)
     n_loc = np.bincount(loc, minlength=L).astype(np.int64)

@@ -52,6 +52,7 @@ from .temporal_model import TemporalResult, seasonal, temporal
 from .declustering import DeclusteredScanResult, declustered
 from .exponential_model import exponential
 from .exponential_space_time import space_time_exponential
+from .categorical_space_time import space_time_multinomial, space_time_ordinal, temporal_multinomial, temporal_ordinal
 from .exponential_temporal import temporal_exponential
 from .iterative import IterativeScanResult, iterative_scan
 from .geometry import to_geojson, to_kml, write_geojson, write_kml, write_vector
@@ -72,4 +73,5 @@ __all__ = ["bernoulli", "poisson", "space_time_permutation", "space_time", "read
            "space_time_normal", "temporal_normal", "temporal_exponential", "iterative_scan",
            "IterativeScanResult", "power", "PowerResult", "read_alternative_hypotheses", "ordinal", "multinomial",
            "temporal", "seasonal", "TemporalResult", "svtt", "SVTTResult", "DataSource", "read_source",
-           "cluster_linelist", "write_linelist", "continuous_poisson"]
+           "cluster_linelist", "write_linelist", "continuous_poisson", "space_time_ordinal", "space_time_multinomial",
+           "temporal_ordinal", "temporal_multinomial"]

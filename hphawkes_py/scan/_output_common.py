@@ -15,7 +15,10 @@ __all__ = []
 
 #: the models whose cases fall in categories: SaTScan reports a category table per cluster
 #: instead of one observed / expected count
-CATEGORICAL = ("ordinal", "multinomial")
+CATEGORICAL = ("ordinal", "multinomial", "space_time_ordinal", "space_time_multinomial", "temporal_ordinal",
+               "temporal_multinomial")
+
+
 def normal_columns(result) -> list:
     """The :data:`NORMAL_COLUMNS` of a normal model's ``result`` (its cluster table has them), else none."""
     if result.model not in NORMAL_MODELS:

@@ -100,6 +100,10 @@ _ANALYSES = {
     ("0", "2"): "temporal_poisson", ("0", "6"): "temporal_poisson", ("0", "7"): "seasonal_poisson",
     ("1", "2"): "temporal_bernoulli", ("1", "6"): "temporal_bernoulli", ("1", "7"): "seasonal_bernoulli",
     ("0", "5"): "svtt", ("3", "1"): "ordinal", ("7", "1"): "multinomial",
+    ("3", "3"): "space_time_ordinal", ("3", "4"): "space_time_ordinal",
+    ("7", "3"): "space_time_multinomial", ("7", "4"): "space_time_multinomial",
+    ("3", "2"): "temporal_ordinal", ("3", "6"): "temporal_ordinal",
+    ("7", "2"): "temporal_multinomial", ("7", "6"): "temporal_multinomial",
     ("6", "1"): "continuous_poisson",
 }
 #: SaTScan's AnalysisType codes (calculation/ParameterTypes.h, enum AnalysisType)
@@ -122,15 +126,19 @@ _FILES = {
     "seasonal_bernoulli": ("ControlFile", ("PopulationFile",)),
     "svtt": ("PopulationFile", ("ControlFile",)),
     "ordinal": (None, ("ControlFile", "PopulationFile")), "multinomial": (None, ("ControlFile", "PopulationFile")),
+    "space_time_ordinal": (None, ("ControlFile", "PopulationFile")),
+    "space_time_multinomial": (None, ("ControlFile", "PopulationFile")),
+    "temporal_ordinal": (None, ("ControlFile", "PopulationFile")),
+    "temporal_multinomial": (None, ("ControlFile", "PopulationFile")),
     # the points are the coordinates file's records: no case file
     "continuous_poisson": (None, ("CaseFile", "ControlFile", "PopulationFile")),
 }
 #: the input files whose CSV / dBase / shapefile source settings (``<File>-Source...``) are read
 _SOURCE_FILES = ("CaseFile", "ControlFile", "PopulationFile", "CoordinatesFile")
 #: the purely temporal analyses of the models whose records are observations (patients): read as space-time ones
-_OBSERVATION_TEMPORAL = ("temporal_normal", "temporal_exponential")
+_OBSERVATION_TEMPORAL = ("temporal_normal", "temporal_exponential", "temporal_ordinal", "temporal_multinomial")
 _SPACE_TIME = ("space_time_permutation", "space_time_bernoulli", "space_time_poisson", "space_time_exponential",
-               "space_time_normal")
+               "space_time_normal", "space_time_ordinal", "space_time_multinomial")
 #: the analyses whose circles a grid file, a max circle size file and the secondary-cluster criteria shape
 _CIRCULAR_SCANS = ("bernoulli", "poisson") + _SPACE_TIME
 _TIME_UNITS = {"1": "year", "2": "month", "3": "day"}
@@ -247,7 +255,10 @@ def prm_arguments(path) -> dict:
                 "space_time_poisson": "discrete Poisson space-time",
                 "space_time_exponential": "exponential space-time", "space_time_normal": "normal space-time",
                 "temporal_normal": "normal purely temporal",
-                "temporal_exponential": "exponential purely temporal"}[model]
+                "temporal_exponential": "exponential purely temporal",
+                "space_time_ordinal": "ordinal space-time", "space_time_multinomial": "multinomial space-time",
+                "temporal_ordinal": "ordinal purely temporal",
+                "temporal_multinomial": "multinomial purely temporal"}[model]
         intervals = _space_time_kwargs(v, analysis, name, bad, kwargs)
     space_time_adjustments(v, bad, kwargs, model, name)
     if model in ("temporal_poisson", "seasonal_poisson"):
@@ -648,6 +659,8 @@ def _earlier_analyses(v, model, analysis, bad, kwargs, circle: bool) -> None:
     (``max_temporal_percent``)."""
     if model not in _SPACE_TIME or analysis != "4":
         raise bad("AdjustForEarlierAnalyses", "is for the prospective space-time analyses (AnalysisType=4)")
+    if model in ("space_time_ordinal", "space_time_multinomial"):
+        raise bad("AdjustForEarlierAnalyses", "is not supported for the ordinal and multinomial models")
     if "max_distance" not in kwargs and not circle:
         raise bad("AdjustForEarlierAnalyses", "needs the maximum circle size as a distance "
                                               "(UseDistanceFromCenterOption=y, MaxSpatialSizeInDistanceFromCenter) or "
@@ -882,11 +895,13 @@ def _run_spatial(spec, run):
 
 
 def _run_categorical(spec, run):
-    """The purely spatial ordinal and multinomial analyses (:func:`run_prm`; SaTScan's case files read
-    by :mod:`~hphawkes_py.scan.categorical_files`)."""
-    from .categorical_files import run_categorical
+    """The ordinal and multinomial analyses (:func:`run_prm`; SaTScan's case files read by
+    :mod:`~hphawkes_py.scan.categorical_files`): purely spatial, space-time or purely temporal."""
+    from . import categorical_files
 
-    return run_categorical(spec, run)
+    kind = spec["model"].split("_")[0]
+    return {"space": categorical_files.run_space_time_categorical, "temporal": categorical_files.run_temporal_categorical
+            }.get(kind, categorical_files.run_categorical)(spec, run)
 
 
 #: analysis -> the function that runs it for run_prm
@@ -898,4 +913,6 @@ _RUNNERS = {"space_time_permutation": run_space_time, "space_time_bernoulli": ru
             "temporal_poisson": run_temporal,
             "temporal_bernoulli": run_temporal, "seasonal_poisson": run_temporal, "seasonal_bernoulli": run_temporal,
             "svtt": run_svtt, "ordinal": _run_categorical, "multinomial": _run_categorical,
+            "space_time_ordinal": _run_categorical, "space_time_multinomial": _run_categorical,
+            "temporal_ordinal": _run_categorical, "temporal_multinomial": _run_categorical,
             "continuous_poisson": run_continuous_poisson}

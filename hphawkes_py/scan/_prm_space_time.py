@@ -320,14 +320,33 @@ def run_temporal_exponential(spec, run):
 
 
 def _run_temporal(spec, run, model):
-    """A purely temporal analysis of one observation (patient) per case of every record of a ``model`` case file, on
-    its record's day (or time interval); the location ids are checked against the coordinates file when one is
-    given. The windows' spatial settings do not apply."""
+    """A purely temporal analysis of one observation (patient) per case of every record of a normal or exponential
+    case file (:func:`temporal_rows`)."""
     from .exponential_temporal import temporal_exponential
     from .normal_temporal import temporal_normal
 
+    days, values, second, temporal, starts = temporal_rows(spec, lambda path: _read_continuous(path, model, True))
+    kw = spec["kwargs"]
+    temporal["day_of_week"] = kw.get("day_of_week", False)
+    if model == "normal":
+        temporal["min_cases"] = satscan_min_cases(kw["direction"], second is not None, *kw["min_cases"])
+        res = temporal_normal(days, values, weights=second, **temporal, **run)
+    else:
+        temporal["min_cases"] = kw.get("min_cases", 2)
+        res = temporal_exponential(days, values, None if second is None else second.astype(bool), **temporal, **run)
+    return interval_dates(res, starts)
+
+
+def temporal_rows(spec, read) -> tuple:
+    """The rows of a purely temporal analysis of one observation (patient, case) per case of every record of the
+    case file, which ``read(path)`` reads as ``(ids, counts, dates, values, second or None)``, on its record's day
+    (or time interval); the location ids are checked against the coordinates file when one is given. The
+    windows' spatial settings do not apply. Returns ``(days, values, second, temporal, starts)``: the rows' days,
+    values and second fields, the keyword arguments of the purely temporal scans every model takes
+    (``max_temporal`` or ``max_temporal_percent``, ``prospective``, ``study_period``, ``n_replicates``,
+    ``direction``) and the time intervals' first days (None: days), as :func:`interval_dates` takes them."""
     f = spec["files"]
-    ids, counts, dates, values, second = _read_continuous(f["case_file"], model, True)
+    ids, counts, dates, values, second = read(f["case_file"])
     if f.get("geo_file") is not None:
         gp, _, _, _, seen = _geo(f["geo_file"])
         keep = case_records_kept(spec, ids, dates, gp, seen)
@@ -342,18 +361,15 @@ def _run_temporal(spec, run, model):
         days = interval_of(days, starts)
         period = (0, len(starts) - 2)
     temporal = {"max_temporal": kw.get("max_temporal"), "prospective": kw["prospective"], "study_period": period,
-                "n_replicates": kw["n_replicates"], "direction": kw["direction"],
-                "day_of_week": kw.get("day_of_week", False)}
+                "n_replicates": kw["n_replicates"], "direction": kw["direction"]}
     if kw.get("max_temporal_percent") is not None:
         temporal.update(max_temporal=None, max_temporal_percent=kw["max_temporal_percent"])
-    second = None if second is None else second[rows]
-    if model == "normal":
-        temporal["min_cases"] = satscan_min_cases(kw["direction"], second is not None, *kw["min_cases"])
-        res = temporal_normal(days, values[rows], weights=second, **temporal, **run)
-    else:
-        temporal["min_cases"] = kw.get("min_cases", 2)
-        res = temporal_exponential(days, values[rows], None if second is None else second.astype(bool), **temporal,
-                                   **run)
+    return days, values[rows], None if second is None else second[rows], temporal, starts
+
+
+def interval_dates(res, starts):
+    """``res`` with its clusters' days put back as dates when the scan ran over time intervals whose first days are
+    ``starts`` (None: days, left as they are)."""
     if starts is not None and len(res.clusters):
         cl = res.clusters
         cl["start"] = starts[cl["start"].to_numpy(dtype=np.int64)]
@@ -361,14 +377,15 @@ def _run_temporal(spec, run, model):
     return res
 
 
-def _run_observations(spec, model, scan):
-    """A space-time analysis of one observation (patient) per case of every record of a ``model`` case file
-    (:func:`~._satscan._read_continuous`): ``scan(xy, values, second, days, kwargs)`` runs it on the rows, their
-    measurements, their second field (None when the file has none) and days (time intervals), with the
-    parameter file's keyword arguments; the clusters' days are put back as dates with time intervals."""
+def _run_observations(spec, model, scan, read=None):
+    """A space-time analysis of one observation (patient, case) per case of every record of a ``model`` case file
+    (:func:`~._satscan._read_continuous`, or ``read(path)``, which returns what it returns):
+    ``scan(xy, values, second, days, kwargs)`` runs it on the rows, their measurements (categories), their second
+    field (None when the file has none) and days (time intervals), with the parameter file's keyword arguments;
+    the clusters' days are put back as dates with time intervals."""
     f = spec["files"]
     gp, keys, xs, ys, seen = _geo(f["geo_file"])
-    ids, counts, dates, values, second = _read_continuous(f["case_file"], model, True)
+    ids, counts, dates, values, second = (read or (lambda path: _read_continuous(path, model, True)))(f["case_file"])
     keep = case_records_kept(spec, ids, dates, gp, seen)
     where = {k: i for i, k in enumerate(keys)}
     order = np.argsort(np.array([where[k] for k in ids], dtype=np.int64), kind="stable")
@@ -384,9 +401,4 @@ def _run_observations(spec, model, scan):
     if starts is not None:  # interval indices stand for the days of the scan
         days = interval_of(days, starts)
         kwargs["study_period"] = (0, len(starts) - 2)
-    res = scan(xy, values[rows], None if second is None else second[rows], days, kwargs)
-    if starts is not None and len(res.clusters):
-        cl = res.clusters
-        cl["start"] = starts[cl["start"].to_numpy(dtype=np.int64)]
-        cl["end"] = starts[cl["end"].to_numpy(dtype=np.int64) + 1] - np.timedelta64(1, "D")
-    return res
+    return interval_dates(scan(xy, values[rows], None if second is None else second[rows], days, kwargs), starts)

@@ -107,7 +107,8 @@ def space_time_adjustments(v, bad, kwargs, model, name) -> None:
     name otherwise."""
     if model in ("space_time_poisson", "space_time_bernoulli"):
         time_trend_kwargs(v, bad, kwargs, name, bernoulli=model == "space_time_bernoulli")
-    elif model in ("space_time_exponential", "space_time_normal", "temporal_normal", "temporal_exponential"):
+    elif model in ("space_time_exponential", "space_time_normal", "temporal_normal", "temporal_exponential",
+                   "space_time_ordinal", "space_time_multinomial", "temporal_ordinal", "temporal_multinomial"):
         _no_trend_adjustment(v, bad, name)
     if (v.get("SpatialAdjustmentType", "0") or "0") == "1":
         if model != "space_time_poisson":
@@ -139,10 +140,11 @@ def space_time_adjustments(v, bad, kwargs, model, name) -> None:
                                                "TimeAggregationLength=1), as in SaTScan")
         kwargs["day_of_week"] = True
     if (v.get("IncludePurelyTemporal", "n") or "n").lower() not in ("n", "no", "false", "0"):
-        if model not in ("space_time_poisson", "space_time_bernoulli", "space_time_exponential", "space_time_normal"):
-            raise bad("IncludePurelyTemporal", "is supported for the discrete Poisson, Bernoulli, exponential and "
-                                               "normal space-time analyses only (ModelType 0, 1, 4 or 5, "
-                                               "AnalysisType 3 or 4; "
+        if model not in ("space_time_poisson", "space_time_bernoulli", "space_time_exponential", "space_time_normal",
+                         "space_time_ordinal", "space_time_multinomial"):
+            raise bad("IncludePurelyTemporal", "is supported for the discrete Poisson, Bernoulli, exponential, "
+                                               "normal, ordinal and multinomial space-time analyses only (ModelType "
+                                               "0, 1, 3, 4, 5 or 7, AnalysisType 3 or 4; "
                                                "the space-time permutation model's purely temporal clusters have "
                                                "LLR 0)")
         if kwargs.get("time_trend") in ("nonparametric", "stratified") or "spatial_adjustment" in kwargs:

@@ -1,18 +1,24 @@
 """SaTScan's ordinal and multinomial case files read for :func:`~hphawkes_py.scan.run_prm`.
 
 The records are ``<id> <#cases> [<date>] <category>``; each case becomes one observation at its
-location of the coordinates file, and the analysis runs through :func:`~hphawkes_py.scan.ordinal` or
-:func:`~hphawkes_py.scan.multinomial`.
+location of the coordinates file (and on its record's day), and the analysis runs through
+:func:`~hphawkes_py.scan.ordinal` or :func:`~hphawkes_py.scan.multinomial` (purely spatial),
+:func:`~hphawkes_py.scan.space_time_ordinal` or :func:`~hphawkes_py.scan.space_time_multinomial`
+(space-time), :func:`~hphawkes_py.scan.temporal_ordinal` or :func:`~hphawkes_py.scan.temporal_multinomial`
+(purely temporal).
 """
 from __future__ import annotations
 
 import numpy as np
 
+from ._prm_space_time import _run_observations, interval_dates, temporal_rows
 from ._satscan import _day, _geo, _number, _read_rows, case_records_kept, observed_and_empty_ids
+from .categorical_space_time import space_time_multinomial, space_time_ordinal, temporal_multinomial, \
+    temporal_ordinal
 from .multinomial_model import multinomial
 from .ordinal_model import ordinal
 
-__all__ = ["read_category_cases", "run_categorical"]
+__all__ = ["read_category_cases", "run_categorical", "run_space_time_categorical", "run_temporal_categorical"]
 
 
 def read_category_cases(path, dated: bool):
@@ -54,18 +60,70 @@ def run_categorical(spec, run):
     kwargs = {k: v for k, v in spec["kwargs"].items() if k != "min_cases"}
     kwargs.update(empty)
     if model == "ordinal":
-        values = []
-        for r in np.flatnonzero(keep).tolist():
-            try:
-                values.append(float(cats[r]))
-            except ValueError:
-                raise ValueError(f"{f['case_file']}: record {r + 1}: the ordinal category {cats[r]!r} is not a "
-                                 f"number (SaTScan orders ordinal categories by value)") from None
-        by_record = np.zeros(len(ids))
-        by_record[keep] = values
-        vals = by_record[rows]
-        if (vals == np.round(vals)).all():
-            vals = vals.astype(np.int64)
-        return ordinal(xy, vals, location_ids=loc_ids, **kwargs, **run)
+        return ordinal(xy, _whole(ordinal_numbers(cats, keep, f["case_file"])[rows]), location_ids=loc_ids, **kwargs,
+                       **run)
     kwargs.pop("direction", None)
     return multinomial(xy, cats[rows].astype(str), location_ids=loc_ids, **kwargs, **run)
+
+
+def ordinal_numbers(cats, keep, path) -> np.ndarray:
+    """(records,) float64 the ordinal categories ``cats`` (text) of the records ``keep`` as numbers (0 for the
+    others), each checked (SaTScan orders ordinal categories by value)."""
+    out = np.zeros(len(cats))
+    for r in np.flatnonzero(keep).tolist():
+        try:
+            out[r] = float(cats[r])
+        except ValueError:
+            raise ValueError(f"{path}: record {r + 1}: the ordinal category {cats[r]!r} is not a number (SaTScan "
+                             f"orders ordinal categories by value)") from None
+    return out
+
+
+def _whole(values: np.ndarray) -> np.ndarray:
+    """``values`` as whole numbers when they all are (reported as SaTScan prints them), else as they are."""
+    return values.astype(np.int64) if (values == np.round(values)).all() else values
+
+
+def _dated_categories(model: str):
+    """``read(path)`` of a dated ordinal or multinomial case file for :func:`~._prm_space_time._run_observations`
+    and :func:`~._prm_space_time.temporal_rows`: ``(ids, counts, dates, categories, None)``, ordinal categories
+    as numbers, multinomial ones as text."""
+    def read(path):
+        ids, counts, dates, cats = read_category_cases(path, True)
+        if model == "ordinal":
+            return ids, counts, dates, ordinal_numbers(cats, np.ones(len(ids), dtype=bool), path), None
+        return ids, counts, dates, cats.astype(str), None
+
+    return read
+
+
+def run_space_time_categorical(spec, run):
+    """The space-time ordinal (``spec["model"] == "space_time_ordinal"``) and multinomial analyses of
+    :func:`~hphawkes_py.scan.run_prm` (``AnalysisType`` 3 or 4): one case per case of every record
+    (``<id> <#cases> <date> <category>``), at its location of the coordinates file and on its record's day (or
+    time interval). Min cases, which these models do not have, are dropped, and so is the direction of the
+    multinomial model."""
+    ordinal_ = spec["model"] == "space_time_ordinal"
+
+    def scan(xy, values, second, days, kwargs):
+        kwargs.pop("min_cases", None)
+        if ordinal_:
+            return space_time_ordinal(xy, _whole(values), days, **kwargs, **run)
+        kwargs.pop("direction", None)
+        return space_time_multinomial(xy, values, days, **kwargs, **run)
+
+    return _run_observations(spec, "ordinal" if ordinal_ else "multinomial", scan,
+                             _dated_categories("ordinal" if ordinal_ else "multinomial"))
+
+
+def run_temporal_categorical(spec, run):
+    """The purely temporal ordinal (``spec["model"] == "temporal_ordinal"``) and multinomial analyses of
+    :func:`~hphawkes_py.scan.run_prm` (``AnalysisType`` 2 or 6): one case per case of every record of the whole
+    region (:func:`~._prm_space_time.temporal_rows`)."""
+    ordinal_ = spec["model"] == "temporal_ordinal"
+    days, values, _, temporal, starts = temporal_rows(spec, _dated_categories("ordinal" if ordinal_ else
+                                                                              "multinomial"))
+    if ordinal_:
+        return interval_dates(temporal_ordinal(days, _whole(values), **temporal, **run), starts)
+    temporal.pop("direction")
+    return interval_dates(temporal_multinomial(days, values, **temporal, **run), starts)

@@ -9,7 +9,7 @@ from the end of the study period (``cum[t1] - cum[t2 + 1]``, as SaTScan stores i
 The observed data's cylinders are scored by SaTScan's maximizing value (:func:`~.normal_model._maximizing_value`)
 after its test of interest (:func:`~.normal_model._of_interest`), the best of every centre and interval kept
 (:func:`_interval_best`; the best of a centre, the first in SaTScan's loop of equal ones, is chosen from these by
-:func:`~.normal_space_time._first_best`). The replicates' cylinders are compared by the between-group sum of squares
+:func:`~.cylinders.first_best`). The replicates' cylinders are compared by the between-group sum of squares
 (:func:`_max_q_cylinders`); the CUDA kernel ``scan_normal_cylinders`` (``gpu/kernels/scan_permutation.cu``) runs
 the same arithmetic in the same order, one thread per centre and replicate.
 """

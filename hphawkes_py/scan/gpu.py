@@ -12,7 +12,7 @@ from ..gpu.device import KERNELS_DIR
 from .cpu_space_time import _check_expected, strata_prefix_sums
 from .engine import Engine, null_loglik, poisson_logs
 
-__all__ = ["GpuEngine", "GpuPermutationEngine", "GpuNormalCylinderEngine"]
+__all__ = ["GpuEngine", "GpuPermutationEngine", "GpuNormalCylinderEngine", "GpuCategoricalCylinderEngine"]
 
 #: preferred threads per block (replicates of one centre), lowered per compiled kernel by
 #: Device.block_size (registers); a multiple of the warp size
@@ -214,18 +214,22 @@ class GpuSpaceTimeEngine:
 
 
 class _GpuBesideCpu:
-    """A device engine beside a CPU engine ``cpu``, whose constants it uses: the kernel ``_KERNEL`` of
-    ``scan_permutation.cu`` and the CPU engine's arrays ``_ARRAYS`` (name -> dtype) copied to the device once, as
-    ``d_<name>`` (empty ones padded to one element: zero-size device buffers are refused)."""
+    """A device engine beside a CPU engine ``cpu``, whose constants it uses: the kernel ``_KERNEL`` of ``_FILE``
+    (compiled with :meth:`_defines`) and the CPU engine's arrays ``_ARRAYS`` (name -> dtype) copied to the device
+    once, as ``d_<name>`` (empty ones padded to one element: zero-size device buffers are refused)."""
 
     _KERNEL = ""
+    _FILE = "scan_permutation.cu"
     _ARRAYS: dict = {}
+
+    def _defines(self) -> dict:
+        return {"REAL": "double"}
 
     def __init__(self, cpu, *, device, backend="gpu"):
         self.cpu = cpu
         self.backend = backend
         self.dev = dev = device
-        self._fn = dev.module(KERNELS_DIR / "scan_permutation.cu", defines={"REAL": "double"}).function(self._KERNEL)
+        self._fn = dev.module(KERNELS_DIR / self._FILE, defines=self._defines()).function(self._KERNEL)
         self._block = dev.block_size(self._fn, BLOCK)
         for name, dt in self._ARRAYS.items():
             a = getattr(cpu, name)
@@ -313,3 +317,40 @@ class GpuNormalCylinderEngine(_GpuBesideCpu):
         """(R,) the largest cylinder LLR of each replicate of the cumulative sums (as :meth:`max_q` takes them)."""
         q = self.max_q(c1, c2)
         return self.cpu.llr_of_q(q.max(axis=0) if q.shape[0] else np.zeros(np.shape(c1)[2]))
+
+
+class GpuCategoricalCylinderEngine(_GpuBesideCpu):
+    """The space-time ordinal and multinomial scans' replicates (``scan_categorical_cylinders`` in
+    ``scan_categorical.cu``) on a device: :meth:`max_llr` of
+    :class:`~.cpu_categorical_space_time.CategoricalCylinderEngine` (``cpu``, whose constants it uses and whose host
+    function turns the largest window values into LLRs)."""
+
+    _KERNEL = "scan_categorical_cylinders"
+    _FILE = "scan_categorical.cu"
+    _ARRAYS = {"offsets": np.int64, "neighbors": np.int32, "boundary": np.uint8, "n_cum": np.int64, "t1s": np.int64,
+               "t2s": np.int64, "tot": np.int64, "logs": np.float64}
+
+    def _defines(self) -> dict:
+        return {"KMAX": len(self.cpu.tot)}
+
+    def best_mv(self, cum: np.ndarray) -> np.ndarray:
+        """As :meth:`~.cpu_categorical_space_time.CategoricalCylinderEngine.best_mv`."""
+        dev = self.dev
+        c = self.cpu
+        L, T1, K, R = np.shape(cum)
+        m = self.n_centres
+        if m == 0:
+            return np.zeros((0, R))
+        d_best = dev.empty((m, R), np.float64)
+        block = min(self._block, 32 * ((R + 31) // 32))
+        dev.launch(self._fn, (m, (R + block - 1) // block), (block, 1, 1), [
+            self.d_offsets, self.d_neighbors, self.d_boundary, self.d_n_cum,
+            dev.to_device(np.ascontiguousarray(cum, dtype=np.int32)), self.d_t1s, self.d_t2s, np.int32(len(c.t1s)),
+            np.int32(T1), self.d_tot, self.d_logs, np.int32(K), np.int32(c.ordinal), np.int32(c.want_high),
+            np.int32(c.want_low), np.int32(R), d_best])
+        return dev.to_host(d_best)
+
+    def max_llr(self, cum: np.ndarray) -> np.ndarray:
+        """(R,) the largest cylinder LLR of each replicate of the cumulative counts (as :meth:`best_mv` takes them)."""
+        mv = self.best_mv(cum)
+        return self.cpu.llr(mv.max(axis=0) if mv.shape[0] else np.full(np.shape(cum)[3], -np.finfo(np.float64).max))

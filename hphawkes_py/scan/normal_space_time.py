@@ -16,8 +16,7 @@ Kulldorff, Huang & Konty (2009) extended to cylinders as SaTScan's space-time no
 
 The cylinders are scanned by :class:`~.cpu_normal_space_time.NormalCylinderEngine` (the replicates by the CUDA
 kernel ``scan_normal_cylinders`` on a GPU); a retrospective analysis lists its clusters as SaTScan 10 does, from
-each centre's best cylinder and the best ones before and after it in time
-(:func:`~.cpu_space_time.overlap_candidates`).
+each centre's best cylinder and the best ones before and after it in time (:mod:`.cylinders`).
 """
 from __future__ import annotations
 
@@ -25,22 +24,20 @@ import dataclasses
 import math
 
 import numpy as np
-import pandas as pd
 
 from .._backend import get_device, is_gpu_backend, threads_context
 from .._validate import check_bool
 from .._parallel import run_replicates
 from .cpu_normal_space_time import (NormalCylinderEngine, cumulative_from_end, intervals, permuted_cumulative,
                                     surveillance_intervals)
-from .cpu_space_time import overlap_candidates
-from .locations import _check_xy, _radius, check_empty_locations
+from .cylinders import cylinder_clusters, first_best, interval_candidates, observation_circles
+from .locations import _check_xy, check_empty_locations
 from .monte_carlo import BATCH_SIZE, CPU_BATCH_BYTES, GPU_BATCH_SIZE, batch_children, replicate_seed_batches
 from .normal_model import (NORMAL, WEIGHTED_NORMAL, _check_min_cases, _check_observations, _totals, _window_table,
                            total_squares)
 from .null_draws import strata_members
-from .result import Candidates, ScanResult, _clusters
-from .space_time_scan import (_MIN_LLR_RETAINED, SpaceTimeOptions, _check_common, circles, cylinder_overlap, day_of,
-                              with_empty_rows)
+from .result import ScanResult
+from .space_time_scan import SpaceTimeOptions, _check_common, with_empty_rows
 from .spatiotemporal import _period_days
 
 __all__ = ["space_time_normal"]
@@ -182,21 +179,15 @@ def space_time_normal(coords, values, times, *, weights=None, max_population=0.5
     day0 = int(t1s.min())
     size = cm.c_lt.sum(axis=1)
     with threads_context(cm.run.threads):
-        centres, centre_loc, points, cpoints, windows = circles(cm, size)
-        offsets, neighbors, _, boundary = windows
-        m = len(offsets) - 1
-        if purely_temporal:  # one more window, of every location: its cylinders are the purely temporal clusters
-            offsets = np.append(offsets, len(neighbors) + L)
-            neighbors = np.concatenate([neighbors, np.arange(L, dtype=neighbors.dtype)])
-            boundary = np.concatenate([boundary, np.zeros(L - 1, dtype=np.uint8), np.ones(1, dtype=np.uint8)])
+        circles_ = observation_circles(cm, size, purely_temporal)
+        offsets, neighbors, boundary, m = circles_[4:]
         engine = NormalCylinderEngine(WEIGHTED_NORMAL if weighted else NORMAL, offsets, neighbors, boundary,
                                       cumulative_from_end(cm.c_lt[:, day0:]), t1s - day0, t2s - day0, n, U, U2, A, B,
                                       m_cases, m_cases, cm.run.direction in ("high", "both"),
                                       cm.run.direction in ("low", "both"), S0)
         per_llr, per_j = _per_interval(engine, s1.reshape(L, T)[:, day0:], s2.reshape(L, T)[:, day0:])
-        centre_of, best, j_of, t1_of, t2_of = _candidates(per_llr[:m], per_j[:m], t1s, t2s, T, max_t,
-                                                          not cm.prospective and T > 2)
-        pt = _first_best(per_llr[m:], per_j[m:])[:2] if purely_temporal else None
+        found = interval_candidates(per_llr[:m], per_j[:m], t1s, t2s, T, max_t, not cm.prospective and T > 2)
+        pt = first_best(per_llr[m:], per_j[m:])[:2] if purely_temporal else None
         null_engine, null_day0 = engine, day0
         if cm.null_end_min is not None:
             # adjusted for earlier analyses: the replicates' maxima over the cylinders of every analysis since
@@ -215,52 +206,15 @@ def space_time_normal(coords, values, times, *, weights=None, max_population=0.5
         null_llr = _null_maxima(null_engine, cm.gid[:n], cm.day[:n], first, second, L, T - null_day0 + 1, null_day0,
                                 cm.run, strata)
 
-    radius_of = _radius(cm.geo, points, cpoints)
     day = cm.day[:n]
-    tables = {}
-    k_pt = -1  # the purely temporal candidate's index, if any
-    cand_offsets, cand_centres, cand_loc, tiebreak = offsets[centre_of], centres[centre_of], centre_loc[centre_of], \
-        centre_of
-    if pt is not None and pt[0][0] > 0:
-        # one more candidate, listed whatever it overlaps (SaTScan's ShouldRetainCandidateCluster)
-        k_pt = len(best)
-        a = pt[1][0]
-        cand_offsets = np.append(cand_offsets, offsets[m])
-        cand_centres = np.vstack([cand_centres, [np.nan, np.nan]])
-        cand_loc = np.append(cand_loc, -1)
-        best, j_of = np.append(best, pt[0][0]), np.append(j_of, len(neighbors) - 1)
-        t1_of, t2_of = np.append(t1_of, t1s[a]), np.append(t2_of, t2s[a])
-        tiebreak = np.append(centre_of, m)
-    overlap = cylinder_overlap(cm, L, not cm.prospective and T > 2, centre_of, t1_of, t2_of, cpoints, points)
 
-    def count(members, i):
-        return cm.c_lt[members, t1_of[i]:t2_of[i] + 1].sum()
+    def table(members, t1, t2):
+        return _window_table(x, w, np.isin(cm.gid[:n], members) & (day >= t1) & (day <= t2))
 
-    def window_stats(members, c, j, i):
-        inside = np.isin(cm.gid[:n], members) & (day >= t1_of[i]) & (day <= t2_of[i])
-        tables[i] = _window_table(x, w, inside)
-        return int(c), math.nan, math.nan
-
-    def extra(i):
-        more = {"start": day_of(cm.origin, t1_of[i]), "end": day_of(cm.origin, t2_of[i]), **tables[i]}
-        return {**more, "purely_temporal": bool(i == k_pt)} if purely_temporal else more
-
-    cand = Candidates(best, j_of, cand_offsets, neighbors, cand_centres, cand_loc)
-    df = _clusters(cand, lambda members, k: math.nan if k == k_pt else radius_of(members, centre_of[k]), None,
-                   [[mm[0]] for mm in cm.members], cm.ids, null_llr, window_stats, count=count, extra=extra,
-                   tiebreak=tiebreak, overlap=overlap, exempt=k_pt)
-    if purely_temporal:
-        if "purely_temporal" not in df.columns:
-            df["purely_temporal"] = pd.Series(dtype=bool)
-        df["center"] = df["center"].astype(object)
-        df.loc[df["purely_temporal"].astype(bool), "center"] = "All"
-    for k, name in enumerate(("start", "end")):
-        if name not in df.columns:  # no cluster at all: the same columns, empty
-            df[name] = np.zeros(0, dtype=object)
-        df.insert(df.columns.get_loc("radius") + 1 + k, name, df.pop(name))
+    df = cylinder_clusters(cm, circles_, found, pt, t1s, t2s, null_llr, purely_temporal, table)
     return ScanResult(
         clusters=df, null_llr=null_llr, backend=cm.run.backend, n_cases=n, n_population=n, n_locations=L,
-        n_merged=cm.n - L, n_centres=len(centres), n_windows=int(boundary[:offsets[m]].sum()),
+        n_merged=cm.n - L, n_centres=len(circles_[0]), n_windows=int(boundary[:offsets[m]].sum()),
         max_population=cm.max_population,
         direction=cm.run.direction, n_replicates=cm.run.n_replicates,
         model="space_time_weighted_normal" if weighted else "space_time_normal", max_distance=cm.max_distance,
@@ -274,43 +228,6 @@ def _per_interval(engine: NormalCylinderEngine, s1, s2) -> tuple:
     engine's days): its LLR and circle entry, (m, I) each (0 and -1 where none)."""
     per_mv, per_j = engine.interval_best(s1, s2)
     return engine.llr(per_mv), per_j
-
-
-def _first_best(llr, entry) -> tuple:
-    """``(best, a, j)`` of each row of the per-interval LLRs and entries (m, I): the largest LLR, the first of
-    equal ones in SaTScan's loop (the smallest circle entry, then the earlier interval), -1 where none."""
-    best = llr.max(axis=1) if llr.shape[1] else np.zeros(len(llr))
-    tied = (llr == best[:, None]) & (entry >= 0)
-    j = np.where(tied, entry, np.iinfo(np.int64).max).min(axis=1, initial=np.iinfo(np.int64).max)
-    a = np.argmax(tied & (entry == j[:, None]), axis=1)
-    none = ~(best > 0)
-    return np.where(none, 0.0, best), np.where(none, -1, a), np.where(none, -1, j)
-
-
-def _candidates(llr, entry, t1s, t2s, T: int, max_t: int, retrospective: bool) -> tuple:
-    """The candidate cylinders from the observed data's per-interval best (:func:`_per_interval`; days
-    ``t1s..t2s``): ``(centre, LLR, circle entry, t1, t2)``, each centre's best and, in a ``retrospective`` analysis,
-    the best ones before and after it in time as SaTScan 10 lists them (:func:`~.cpu_space_time.overlap_candidates`,
-    over chunks of centres)."""
-    m = len(llr)
-    best, a, j = _first_best(llr, entry)
-    t1_of, t2_of = np.where(a < 0, 0, t1s[np.maximum(a, 0)]), np.where(a < 0, 0, t2s[np.maximum(a, 0)])
-    if not retrospective:
-        return np.arange(m), best, j, t1_of, t2_of
-    chunk = max(1, 2_000_000 // max(T * max_t, 1))
-    parts = []
-    for lo in range(0, m, chunk):
-        hi = min(m, lo + chunk)
-        # every interval's best LLR and circle entry, by end day and length (overlap_candidates' layout)
-        val = np.zeros((hi - lo, T, max_t))
-        code = np.full((hi - lo, T, max_t), -1, dtype=np.int64)
-        val[:, t2s, t2s - t1s] = llr[lo:hi]
-        code[:, t2s, t2s - t1s] = entry[lo:hi]
-        parts.append(overlap_candidates(val, code, best, j, t1_of, t2_of, lo, _MIN_LLR_RETAINED))
-    if not parts:
-        none = np.zeros(0, dtype=np.int64)
-        return none, np.zeros(0), none, none, none
-    return tuple(np.concatenate([p[q] for p in parts]) for q in range(5))
 
 
 def _null_batch(size, batch_seed, engine, loc, day, first, second, L, T1, day0, strata=None):

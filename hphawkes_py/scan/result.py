@@ -64,10 +64,15 @@ _TITLES = {"bernoulli": "Bernoulli spatial scan", "poisson": "Discrete Poisson s
            "space_time_weighted_normal": "Weighted normal space-time scan (continuous measurements)",
            "temporal_normal": "Normal purely temporal scan (continuous measurements)",
            "temporal_weighted_normal": "Weighted normal purely temporal scan (continuous measurements)",
-           "temporal_exponential": "Exponential purely temporal scan (survival times)"}
+           "temporal_exponential": "Exponential purely temporal scan (survival times)",
+           "space_time_ordinal": "Ordinal space-time scan (ordered categories)",
+           "space_time_multinomial": "Multinomial space-time scan (unordered categories)",
+           "temporal_ordinal": "Ordinal purely temporal scan (ordered categories)",
+           "temporal_multinomial": "Multinomial purely temporal scan (unordered categories)"}
 _SIZE_OF = {"poisson": "expected cases", "space_time_permutation": "cases", "declustered": "expected cases",
             "normal": "observations", "weighted_normal": "observations", "exponential": "patients",
-            "space_time_normal": "observations", "space_time_weighted_normal": "observations"}
+            "space_time_normal": "observations", "space_time_weighted_normal": "observations",
+            "space_time_ordinal": "cases", "space_time_multinomial": "cases"}
 
 def _fmt_count(c) -> str:
     """A case count for the summaries: whole counts as integers, expected counts to 2 decimals."""

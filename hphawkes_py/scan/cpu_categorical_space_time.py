@@ -1,0 +1,185 @@
+"""The cylinders of the space-time ordinal and multinomial scans on the CPU (Numba): every interval of every circle.
+
+In these models' replicates the categories are permuted among the cases, which keep their locations and days
+(:mod:`.categorical_space_time`), so a cylinder's number of cases ``W`` is fixed and its cases per category change
+from replicate to replicate. A cylinder is a circle of the windows (:func:`~.windows.build_windows`) over the days
+``t1..t2``; its cases per category are added location by location along the circle's walk, each location's from
+the cumulative counts from the end of the study period (``cum[t1] - cum[t2 + 1]``, SaTScan's
+``gppCategoryCases``). A cylinder is scored by the window statistic of the purely spatial models
+(:func:`~._categorical._window_value`: the log likelihood, ordinal: pooled under the order restriction). The observed
+data's best cylinder of every centre and interval comes from :func:`_interval_best`; the replicates' best of every
+centre from :func:`_max_cylinders`, whose loop the CUDA kernel ``scan_categorical_cylinders``
+(``gpu/kernels/scan_categorical.cu``) runs in the same order, one thread per centre and replicate.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import numpy as np
+from numba import njit, prange
+
+from ._categorical import _NONE, _statistics, _window_value, log_table, null_loglik
+
+__all__ = ["CategoricalCylinderEngine", "category_cumulative"]
+
+
+def category_cumulative(counts: np.ndarray) -> np.ndarray:
+    """(L, T + 1, K, ...) int32 the cases per location, day and category ``counts`` (L, T, K, ...) added from the
+    last day back: entry t is the sum over the days t..T - 1, entry T is 0."""
+    c = np.asarray(counts)
+    out = np.zeros((c.shape[0], c.shape[1] + 1) + c.shape[2:], dtype=np.int32)
+    out[:, :-1] = np.cumsum(c[:, ::-1], axis=1, dtype=np.int64)[:, ::-1]
+    return out
+
+
+@njit(cache=True, parallel=True)
+def _interval_best(offsets, neighbors, boundary, cum, t1s, t2s, tot, logs, ordinal, want_high, want_low, per_mv,
+                   per_j):
+    """For every centre i and interval a of the observed cases (``cum`` (L, T + 1, K): :func:`category_cumulative`):
+    the maximizing value of the interval's best cylinder over the centre's circles, ``per_mv[i, a]``
+    (:data:`~._categorical._NONE` when none has a case inside and one outside), and the circle entry where it ends,
+    ``per_j[i, a]`` (-1), the first (smallest) of equal ones, as SaTScan's loop keeps it."""
+    m = offsets.shape[0] - 1
+    I = t1s.shape[0]
+    K = tot.shape[0]
+    C = np.int64(0)
+    for k in range(K):
+        C += tot[k]
+    for q in prange(m * I):
+        i = q // I
+        a = q % I
+        t1 = t1s[a]
+        e = t2s[a] + 1
+        c = np.zeros(K, dtype=np.int64)
+        cR = np.empty(K, dtype=np.int64)
+        dR = np.empty(K, dtype=np.int64)
+        mv = _NONE
+        at = np.int64(-1)
+        for j in range(offsets[i], offsets[i + 1]):
+            loc = neighbors[j]
+            for k in range(K):
+                c[k] += cum[loc, t1, k] - cum[loc, e, k]
+            if boundary[j] == 0:  # inside a tie group: not a window end
+                continue
+            v = _window_value(c, tot, K, C, ordinal, want_high, want_low, logs, cR, dR)
+            if v > mv:
+                mv = v
+                at = j
+        per_mv[i, a] = mv
+        per_j[i, a] = at
+
+
+@njit(cache=True, parallel=True)
+def _max_cylinders(offsets, neighbors, boundary, n_cum, cum, t1s, t2s, tot, logs, ordinal, want_high, want_low,
+                   best_mv):
+    """For every centre i and replicate r (``cum`` (L, T + 1, K, R): the replicates' cases per location and
+    category added from the end; ``n_cum`` (L, T + 1): all their cases, the same in every replicate): the largest
+    maximizing value of the centre's cylinders, ``best_mv[i, r]`` (:data:`~._categorical._NONE`: none). A
+    location without cases on an interval's days adds nothing and is skipped, and so is a window end whose
+    cylinder holds the cases of the one scored last (the same counts, so the same value)."""
+    m = offsets.shape[0] - 1
+    R = cum.shape[3]
+    I = t1s.shape[0]
+    K = tot.shape[0]
+    C = np.int64(0)
+    for k in range(K):
+        C += tot[k]
+    for i in prange(m):
+        c = np.zeros((K, R), dtype=np.int64)
+        w = np.empty(K, dtype=np.int64)
+        cR = np.empty(K, dtype=np.int64)
+        dR = np.empty(K, dtype=np.int64)
+        top = np.full(R, _NONE)
+        for a in range(I):
+            t1 = t1s[a]
+            e = t2s[a] + 1
+            n = np.int64(0)
+            scored = np.int64(-1)
+            c[:, :] = 0
+            for j in range(offsets[i], offsets[i + 1]):
+                loc = neighbors[j]
+                dn = n_cum[loc, t1] - n_cum[loc, e]
+                if dn != 0:
+                    n += dn
+                    for k in range(K):
+                        for r in range(R):
+                            c[k, r] += cum[loc, t1, k, r] - cum[loc, e, k, r]
+                if boundary[j] == 0 or n == scored or n == 0 or n == C:
+                    continue
+                scored = n
+                for r in range(R):
+                    for k in range(K):
+                        w[k] = c[k, r]
+                    v = _window_value(w, tot, K, C, ordinal, want_high, want_low, logs, cR, dR)
+                    if v > top[r]:
+                        top[r] = v
+        for r in range(R):
+            best_mv[i, r] = top[r]
+
+
+@dataclasses.dataclass(frozen=True)
+class CategoricalCylinderEngine:
+    """One space-time ordinal or multinomial analysis's cylinders on the CPU: the circles (CSR ``offsets``,
+    ``neighbors``, ``boundary``), the cases per location and day as cumulative counts from the end (``n_cum``
+    (L, T + 1) int64), the intervals (``t1s``, ``t2s``, :func:`~.cpu_normal_space_time.intervals`), the cases per
+    category ``tot`` (K,) and the order restriction (``ordinal``, ``want_high``, ``want_low``) of
+    :class:`~._categorical.CategoricalEngine`."""
+
+    offsets: np.ndarray
+    neighbors: np.ndarray
+    boundary: np.ndarray
+    n_cum: np.ndarray
+    t1s: np.ndarray
+    t2s: np.ndarray
+    tot: np.ndarray
+    ordinal: bool
+    want_high: bool
+    want_low: bool
+    backend = "cpu"
+
+    @property
+    def n_centres(self) -> int:
+        return len(self.offsets) - 1
+
+    @functools.cached_property
+    def ll0(self) -> float:
+        return null_loglik(self.tot)
+
+    @functools.cached_property
+    def logs(self) -> np.ndarray:
+        return log_table(int(np.asarray(self.tot).sum()))
+
+    def _tot(self) -> np.ndarray:
+        return np.ascontiguousarray(self.tot, dtype=np.int64)
+
+    def interval_best(self, counts: np.ndarray) -> tuple:
+        """For the observed cases per location, day and category ``counts`` (L, T, K): the (m, I) maximizing
+        value of the best cylinder of every centre and interval and its circle entry (:func:`_interval_best`)."""
+        cum = category_cumulative(counts)
+        m, I = self.n_centres, len(self.t1s)
+        per_mv = np.empty((m, I))
+        per_j = np.empty((m, I), dtype=np.int64)
+        _interval_best(self.offsets, self.neighbors, self.boundary, cum, self.t1s, self.t2s, self._tot(), self.logs,
+                       bool(self.ordinal), bool(self.want_high), bool(self.want_low), per_mv, per_j)
+        return per_mv, per_j
+
+    def llr(self, mv: np.ndarray) -> np.ndarray:
+        """The LLRs of maximizing values (0 where there is none; one host function for both engines)."""
+        mv = np.asarray(mv, dtype=np.float64)
+        return _statistics(np.ascontiguousarray(mv.reshape(-1, mv.shape[-1])), self.ll0).reshape(mv.shape)
+
+    def best_mv(self, cum: np.ndarray) -> np.ndarray:
+        """(m, R) the largest maximizing value of each centre's cylinders for the replicates' cumulative counts
+        ``cum`` (L, T + 1, K, R) int32 (:func:`category_cumulative`; :func:`_max_cylinders`)."""
+        best = np.empty((self.n_centres, cum.shape[3]))
+        _max_cylinders(self.offsets, self.neighbors, self.boundary, self.n_cum, np.ascontiguousarray(cum, np.int32),
+                       self.t1s, self.t2s, self._tot(), self.logs, bool(self.ordinal), bool(self.want_high),
+                       bool(self.want_low), best)
+        return best
+
+    def max_llr(self, cum: np.ndarray) -> np.ndarray:
+        """(R,) the largest cylinder LLR of each replicate of the cumulative counts ``cum`` (as :meth:`best_mv`
+        takes them; 0: none)."""
+        mv = self.best_mv(cum)
+        return self.llr(mv.max(axis=0) if mv.shape[0] else np.full(np.shape(cum)[3], _NONE))
