@@ -10,6 +10,7 @@ the binary.
 """
 from __future__ import annotations
 
+import itertools
 import math
 import sys
 from pathlib import Path
@@ -21,7 +22,8 @@ import hphawkes_py as hp
 from hphawkes_py.cli import main
 from hphawkes_py.scan._categorical import permute_categories
 from hphawkes_py.scan.categorical_space_time import permuted_category_cumulative
-from hphawkes_py.scan.cpu_categorical_space_time import CategoricalCylinderEngine, category_cumulative
+from hphawkes_py.scan.cpu_categorical_space_time import CategoricalCylinderEngine, category_cumulative, \
+    window_bounds
 from hphawkes_py.scan.cpu_normal_space_time import cumulative_from_end, intervals
 from hphawkes_py.scan.monte_carlo import batch_children
 from hphawkes_py.scan.windows import build_windows
@@ -100,19 +102,48 @@ def test_every_interval_of_every_centre_matches_the_naive_formula(ordinal, direc
             pytest.approx(want[i, a], abs=1e-9)
 
 
-@pytest.mark.parametrize("ordinal, direction", [(True, "both"), (False, "high")])
-def test_the_replicates_kernel_gives_the_best_of_the_observed_kernel_on_each_replicate(ordinal, direction):
-    # the replicates' kernel (skipping locations and window ends that add no case) against the observed data's
-    # kernel (every window end) run on each replicate's cases
+@pytest.mark.parametrize("ordinal, direction, rare, t_end_min", [(True, "both", False, 0), (False, "high", False, 0),
+                                                                (True, "high", True, 0), (False, "high", True, 0),
+                                                                (True, "both", True, 9)])
+def test_the_replicates_kernel_gives_the_best_of_the_observed_kernel_on_each_replicate(ordinal, direction, rare,
+                                                                                     t_end_min):
+    # the replicates' kernel (leaving out cylinders that add no case, hold a shorter interval's cases or cannot
+    # beat the replicate's best) against the observed data's kernel (every window end) run on each replicate's
+    # cases; with a rare category the best windows are small ones, those the bounds could wrongly leave out
     xy, loc, day, cat = _data(seed=8)
-    T = 9
-    eng, counts = _engine(xy, loc, day, cat, T, 4, 0, ordinal, direction)
+    if rare:
+        cat = np.random.default_rng(1).choice(3, len(cat), p=[.9, .08, .02])
+    T = 9 if t_end_min == 0 else 10  # prospective: no case on the last day, which every interval ends on
+    eng, counts = _engine(xy, loc, day, cat, T, 4 if t_end_min == 0 else 9, t_end_min, ordinal, direction)
     cum = permuted_category_cumulative(loc, day, cat, 3, len(xy), T, batch_children(np.random.SeedSequence(3), 6))
     got = eng.max_llr(cum)
+    per_centre = eng.llr(eng.best_mv(cum))
+    small = 0
     for r in range(cum.shape[3]):
-        per_mv, _ = eng.interval_best(cum[:, :-1, :, r] - cum[:, 1:, :, r])
+        per_mv, per_j = eng.interval_best(cum[:, :-1, :, r] - cum[:, 1:, :, r])
         assert got[r] == eng.llr(per_mv).max()
-    assert len(np.unique(got)) == len(got)
+        np.testing.assert_array_equal(per_centre[:, r], eng.llr(per_mv).max(axis=1))
+        i, a = np.unravel_index(np.argmax(per_mv), per_mv.shape)
+        j = per_j[i, a]
+        small += counts[eng.neighbors[eng.offsets[i]:j + 1], eng.t1s[a]:eng.t2s[a] + 1].sum() <= 6
+    assert len(np.unique(got)) >= 4
+    assert small >= (3 if rare and t_end_min == 0 else 0)
+
+
+@pytest.mark.parametrize("tot", [(3, 5, 2), (4, 1, 6, 2)])
+def test_the_bound_on_a_window_of_w_cases_is_the_largest_llr_of_any_such_window(tot):
+    # every count vector of every size W, by enumeration: the bound is their largest LLR (to its margin), which
+    # the replicates' kernel relies on to leave out cylinders that cannot beat a replicate's best
+    tot = np.array(tot)
+    C = int(tot.sum())
+    bounds = window_bounds(tot, 0.0)
+    assert len(bounds) == C + 1
+    best = np.zeros(C + 1)
+    for c in itertools.product(*(range(t + 1) for t in tot)):
+        best[sum(c)] = max(best[sum(c)], categorical_llr(c, tot, None))
+    np.testing.assert_allclose(bounds, best, atol=2e-6)
+    assert (bounds >= best).all()
+    assert (np.diff(best[:4]) > 0.1).all()
 
 
 def test_the_permutation_moves_categories_among_the_cases_which_keep_their_cells():

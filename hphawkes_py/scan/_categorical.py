@@ -149,22 +149,23 @@ def _table_log_likelihood(c, tot, K, W, U, restrict, logs, cR, dR):
     numbers up to the total. Category j of pooled range R has ``p_j = (c_R / W)(C_j / C_R)`` and
     ``q_j = (d_R / U)(C_j / C_R)``, so every logarithm is one of a whole number."""
     for k in range(K):
-        cR[k] = c[k]
-        dR[k] = tot[k] - c[k]
+        cs = c[k]
+        ds = tot[k] - c[k]
+        cR[k] = cs
+        dR[k] = ds
         if restrict == UNRESTRICTED:
             continue
+        # pooling categories i..k one at a time from the right, as SaTScan does; the pooled sums are running
+        # sums, written to the pooled categories once the pooling stops (the test reads only k's and i's)
         i = k - 1
-        while i >= 0 and _pooled_breaks(restrict, cR[k], dR[k], _infinite(dR[k], tot[k]), cR[i], dR[i],
+        while i >= 0 and _pooled_breaks(restrict, cs, ds, _infinite(ds, tot[k]), cR[i], dR[i],
                                         _infinite(dR[i], tot[i])):
-            cs = np.int64(0)
-            ds = np.int64(0)
-            for j in range(i, k + 1):
-                cs += c[j]
-                ds += tot[j] - c[j]
-            for j in range(i, k + 1):
-                cR[j] = cs
-                dR[j] = ds
+            cs += c[i]
+            ds += tot[i] - c[i]
             i -= 1
+        for j in range(i + 1, k + 1):
+            cR[j] = cs
+            dR[j] = ds
     lw = logs[W]
     lu = logs[U]
     ll = 0.0

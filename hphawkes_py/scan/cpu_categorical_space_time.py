@@ -19,9 +19,10 @@ import functools
 import numpy as np
 from numba import njit, prange
 
-from ._categorical import _NONE, _statistics, _window_value, log_table, null_loglik
+from ._categorical import (UNRESTRICTED, _NONE, _statistics, _table_log_likelihood, _window_value, log_table,
+                           null_loglik)
 
-__all__ = ["CategoricalCylinderEngine", "category_cumulative"]
+__all__ = ["CategoricalCylinderEngine", "category_cumulative", "window_bounds"]
 
 
 def category_cumulative(counts: np.ndarray) -> np.ndarray:
@@ -71,13 +72,26 @@ def _interval_best(offsets, neighbors, boundary, cum, t1s, t2s, tot, logs, ordin
 
 
 @njit(cache=True, parallel=True)
-def _max_cylinders(offsets, neighbors, boundary, n_cum, cum, t1s, t2s, tot, logs, ordinal, want_high, want_low,
-                   best_mv):
+def _max_cylinders(offsets, neighbors, boundary, n_cum, cum, t1s, t2s, t_end_min, tot, logs, ordinal, want_high,
+                   want_low, bound, margin, best_mv):
     """For every centre i and replicate r (``cum`` (L, T + 1, K, R): the replicates' cases per location and
     category added from the end; ``n_cum`` (L, T + 1): all their cases, the same in every replicate): the largest
-    maximizing value of the centre's cylinders, ``best_mv[i, r]`` (:data:`~._categorical._NONE`: none). A
-    location without cases on an interval's days adds nothing and is skipped, and so is a window end whose
-    cylinder holds the cases of the one scored last (the same counts, so the same value)."""
+    maximizing value of the centre's cylinders, ``best_mv[i, r]`` (:data:`~._categorical._NONE`: none).
+
+    Three kinds of cylinder are not scored, each holding the cases of one scored elsewhere or unable to beat
+    the replicate's best so far, so the maxima are those of scoring every cylinder:
+
+    * a window end whose cylinder holds the cases of the one scored last (a location without cases on the
+      interval's days adds nothing);
+    * a cylinder without cases on its interval's first day (it holds those of the interval one day shorter at
+      the start), or, where the interval one day shorter at the end is scanned too (it ends on ``t_end_min`` or
+      later), without cases on its last day;
+    * for replicate r, a cylinder of W cases when ``bound[W]`` (:func:`window_bounds`: no window of W cases has a
+      larger value) is not above the replicate's best so far;
+    * for replicate r of the ordinal model, a cylinder whose multinomial log likelihood (free probabilities,
+      never below the order-restricted one; ``margin`` for the rounding) is not above the replicate's best so far:
+      the pooling under the order restriction, most of an ordinal cylinder's cost, is left out.
+    """
     m = offsets.shape[0] - 1
     R = cum.shape[3]
     I = t1s.shape[0]
@@ -85,6 +99,7 @@ def _max_cylinders(offsets, neighbors, boundary, n_cum, cum, t1s, t2s, tot, logs
     C = np.int64(0)
     for k in range(K):
         C += tot[k]
+    nb = bound.shape[0]
     for i in prange(m):
         c = np.zeros((K, R), dtype=np.int64)
         w = np.empty(K, dtype=np.int64)
@@ -93,8 +108,13 @@ def _max_cylinders(offsets, neighbors, boundary, n_cum, cum, t1s, t2s, tot, logs
         top = np.full(R, _NONE)
         for a in range(I):
             t1 = t1s[a]
-            e = t2s[a] + 1
+            t2 = t2s[a]
+            e = t2 + 1
+            trim_start = t1 < t2
+            trim_end = t1 < t2 and t2 - 1 >= t_end_min
             n = np.int64(0)
+            n_first = np.int64(0)  # the circle's cases on the interval's first day
+            n_last = np.int64(0)  # ... and on its last day
             scored = np.int64(-1)
             c[:, :] = 0
             for j in range(offsets[i], offsets[i + 1]):
@@ -102,20 +122,63 @@ def _max_cylinders(offsets, neighbors, boundary, n_cum, cum, t1s, t2s, tot, logs
                 dn = n_cum[loc, t1] - n_cum[loc, e]
                 if dn != 0:
                     n += dn
+                    n_first += n_cum[loc, t1] - n_cum[loc, t1 + 1]
+                    n_last += n_cum[loc, t2] - n_cum[loc, e]
                     for k in range(K):
                         for r in range(R):
                             c[k, r] += cum[loc, t1, k, r] - cum[loc, e, k, r]
                 if boundary[j] == 0 or n == scored or n == 0 or n == C:
                     continue
                 scored = n
+                if (trim_start and n_first == 0) or (trim_end and n_last == 0):
+                    continue
+                bnd = bound[n] if n < nb else np.inf
                 for r in range(R):
+                    if top[r] >= bnd:
+                        continue
                     for k in range(K):
                         w[k] = c[k, r]
+                    if ordinal and _table_log_likelihood(w, tot, K, n, C - n, UNRESTRICTED, logs, cR, dR) + margin \
+                            <= top[r]:
+                        continue
                     v = _window_value(w, tot, K, C, ordinal, want_high, want_low, logs, cR, dR)
                     if v > top[r]:
                         top[r] = v
         for r in range(R):
             best_mv[i, r] = top[r]
+
+
+def _xlogx(x):
+    """``x log x`` (0 at 0), elementwise."""
+    x = np.asarray(x, dtype=np.float64)
+    return np.where(x > 0, x * np.log(np.where(x > 0, x, 1.0)), 0.0)
+
+
+def window_bounds(tot, ll0: float, largest: int = 256) -> np.ndarray:
+    """(min(C, largest) + 1,) float64: for W = 0.. cases, a value no window of W cases exceeds (SaTScan's maximizing
+    value, the log likelihood, of either model: the ordinal one's is at most the multinomial one's).
+
+    The multinomial log likelihood ratio ``sum_k f_k(c_k) + xlogx(C) - xlogx(W) - xlogx(C - W)``, with
+    ``f_k(x) = xlogx(x) + xlogx(C_k - x) - xlogx(C_k)`` convex and at most 0, is convex in the counts ``c`` (sum W,
+    ``0 <= c_k <= C_k``), so its maximum is at a vertex of that polytope: every category full or empty but one,
+    which holds the rest. The bound is that maximum over every vertex, plus ``ll0`` (the null log likelihood) and
+    a margin for the rounding of the engines' arithmetic (1e-6, and 1e-12 of ``C log C``, whose size the log
+    likelihood's terms have)."""
+    tot = np.asarray(tot, dtype=np.int64)
+    K, C = len(tot), int(tot.sum())
+    top = min(C, largest)
+    W = np.arange(top + 1)
+    subset = np.array([[(s >> k) & 1 for k in range(K)] for s in range(1 << K)], dtype=np.int64)
+    filled = subset @ tot  # the cases of every subset of full categories
+    best = np.full(top + 1, -np.inf)
+    for k in range(K):
+        without = subset[:, k] == 0
+        rest = W[None, :] - filled[without][:, None]  # category k holds the rest
+        ok = (rest >= 0) & (rest <= tot[k])
+        f = np.where(ok, _xlogx(np.clip(rest, 0, tot[k])) + _xlogx(tot[k] - np.clip(rest, 0, tot[k]))
+                     - _xlogx(tot[k]), -np.inf)
+        best = np.maximum(best, f.max(axis=0))
+    return best + _xlogx(C) - _xlogx(W) - _xlogx(C - W) + ll0 + 1e-6 + 1e-12 * float(_xlogx(C))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -150,6 +213,22 @@ class CategoricalCylinderEngine:
     def logs(self) -> np.ndarray:
         return log_table(int(np.asarray(self.tot).sum()))
 
+    @functools.cached_property
+    def bounds(self) -> np.ndarray:
+        """:func:`window_bounds` of the totals per category."""
+        return window_bounds(self.tot, self.ll0)
+
+    @property
+    def margin(self) -> float:
+        """What the engines' log likelihoods may differ by from the exact ones by rounding, and more: 1e-9 and
+        1e-10 of the null log likelihood's size (the size of their terms)."""
+        return 1e-9 + 1e-10 * abs(self.ll0)
+
+    @property
+    def t_end_min(self) -> int:
+        """The first day an interval ends on (the engine's days)."""
+        return int(self.t2s.min()) if len(self.t2s) else 0
+
     def _tot(self) -> np.ndarray:
         return np.ascontiguousarray(self.tot, dtype=np.int64)
 
@@ -174,8 +253,8 @@ class CategoricalCylinderEngine:
         ``cum`` (L, T + 1, K, R) int32 (:func:`category_cumulative`; :func:`_max_cylinders`)."""
         best = np.empty((self.n_centres, cum.shape[3]))
         _max_cylinders(self.offsets, self.neighbors, self.boundary, self.n_cum, np.ascontiguousarray(cum, np.int32),
-                       self.t1s, self.t2s, self._tot(), self.logs, bool(self.ordinal), bool(self.want_high),
-                       bool(self.want_low), best)
+                       self.t1s, self.t2s, np.int64(self.t_end_min), self._tot(), self.logs, bool(self.ordinal),
+                       bool(self.want_high), bool(self.want_low), self.bounds, self.margin, best)
         return best
 
     def max_llr(self, cum: np.ndarray) -> np.ndarray:

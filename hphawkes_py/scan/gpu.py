@@ -328,7 +328,7 @@ class GpuCategoricalCylinderEngine(_GpuBesideCpu):
     _KERNEL = "scan_categorical_cylinders"
     _FILE = "scan_categorical.cu"
     _ARRAYS = {"offsets": np.int64, "neighbors": np.int32, "boundary": np.uint8, "n_cum": np.int64, "t1s": np.int64,
-               "t2s": np.int64, "tot": np.int64, "logs": np.float64}
+               "t2s": np.int64, "tot": np.int64, "logs": np.float64, "bounds": np.float64}
 
     def _defines(self) -> dict:
         return {"KMAX": len(self.cpu.tot)}
@@ -346,8 +346,9 @@ class GpuCategoricalCylinderEngine(_GpuBesideCpu):
         dev.launch(self._fn, (m, (R + block - 1) // block), (block, 1, 1), [
             self.d_offsets, self.d_neighbors, self.d_boundary, self.d_n_cum,
             dev.to_device(np.ascontiguousarray(cum, dtype=np.int32)), self.d_t1s, self.d_t2s, np.int32(len(c.t1s)),
-            np.int32(T1), self.d_tot, self.d_logs, np.int32(K), np.int32(c.ordinal), np.int32(c.want_high),
-            np.int32(c.want_low), np.int32(R), d_best])
+            np.int32(T1), np.int64(c.t_end_min), self.d_tot, self.d_logs, np.int32(K), np.int32(c.ordinal),
+            np.int32(c.want_high), np.int32(c.want_low), self.d_bounds, np.int32(len(c.bounds)), np.float64(c.margin),
+            np.int32(R), d_best])
         return dev.to_host(d_best)
 
     def max_llr(self, cum: np.ndarray) -> np.ndarray:

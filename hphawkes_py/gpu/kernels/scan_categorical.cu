@@ -124,15 +124,19 @@ extern "C" __global__ void scan_categorical(const long long* offsets, const int*
 // (centre, replicate) walks its centre's circles once per interval [t1s[a], t2s[a]], adding every location's cases
 // per category on those days from the cumulative counts from the end (cum, laid out locations x (T1) days x
 // categories x replicates: cum[((loc * T1 + t) * K + k) * R + r], coalesced across the block); n_cum (locations x
-// T1) are all the cases, the same in every replicate, so a location without cases on the interval's days is
-// skipped, and so is a window end whose cylinder holds the cases of the one scored last. The largest window
-// value of the centre's cylinders comes back (the host turns it into an LLR).
+// T1) are all the cases, the same in every replicate. Not scored, as on the CPU: a window end whose cylinder holds
+// the cases of the one scored last; a cylinder without cases on its first day (or, when the interval one day
+// shorter at the end is scanned, its last day), which holds those of a shorter one; a cylinder of W cases whose
+// bound[W] (no window of W cases has a larger value) is not above the replicate's best so far; for the ordinal
+// model, a cylinder whose multinomial log likelihood (never below the order-restricted one; margin for rounding)
+// is not above it. The largest window value of the centre's cylinders comes back (the host turns it into an LLR).
 extern "C" __global__ void scan_categorical_cylinders(const long long* offsets, const int* neighbors,
                                                       const unsigned char* boundary, const long long* n_cum,
                                                       const int* cum, const long long* t1s, const long long* t2s,
-                                                      int I, int T1, const long long* tot, const double* logs, int K,
-                                                      int ordinal, int want_high, int want_low, int R,
-                                                      double* best_mv) {
+                                                      int I, int T1, long long t_end_min, const long long* tot,
+                                                      const double* logs, int K, int ordinal, int want_high,
+                                                      int want_low, const double* bound, int nb, double margin,
+                                                      int R, double* best_mv) {
   const long long i = blockIdx.x;  // centre
   const int r = blockIdx.y * blockDim.x + threadIdx.x;  // replicate
   if (r >= R) return;
@@ -142,19 +146,25 @@ extern "C" __global__ void scan_categorical_cylinders(const long long* offsets, 
   double top = PC_NONE;
   const long long end = offsets[i + 1];
   for (int a = 0; a < I; ++a) {
-    const long long t1 = t1s[a], e = t2s[a] + 1;
-    long long n = 0, scored = -1;
+    const long long t1 = t1s[a], t2 = t2s[a], e = t2 + 1;
+    const bool trim_start = t1 < t2, trim_end = t1 < t2 && t2 - 1 >= t_end_min;
+    long long n = 0, n_first = 0, n_last = 0, scored = -1;
     for (int k = 0; k < K; ++k) c[k] = 0;
     for (long long j = offsets[i]; j < end; ++j) {
       const long long loc = neighbors[j];
       const long long dn = n_cum[loc * T1 + t1] - n_cum[loc * T1 + e];
       if (dn != 0) {
         n += dn;
+        n_first += n_cum[loc * T1 + t1] - n_cum[loc * T1 + t1 + 1];
+        n_last += n_cum[loc * T1 + t2] - n_cum[loc * T1 + e];
         for (int k = 0; k < K; ++k)
           c[k] += (long long)cum[((loc * T1 + t1) * K + k) * R + r] - (long long)cum[((loc * T1 + e) * K + k) * R + r];
       }
       if (boundary[j] == 0 || n == scored || n == 0 || n == C) continue;
       scored = n;
+      if ((trim_start && n_first == 0) || (trim_end && n_last == 0)) continue;
+      if (n < nb && top >= bound[n]) continue;
+      if (ordinal && pc_log_likelihood(c, tot, logs, K, n, C - n, 0, cR, dR) + margin <= top) continue;
       const double v = pc_window_value(c, tot, logs, K, C, ordinal, want_high, want_low, cR, dR);
       if (v > top) top = v;
     }
