@@ -198,15 +198,26 @@ def scan_poisson_kernels() -> list[str]:
 
 
 def scan_normal_space_time() -> list[str]:
-    d = _load("scan_normal_space_time.json")
+    return _satscan_rows("scan_normal_space_time.json", "benchmarks/bench_scan_normal_space_time.py",
+                         "problem (locations x observations x days)")
+
+
+def scan_categorical_space_time() -> list[str]:
+    return _satscan_rows("scan_categorical_space_time.json", "benchmarks/bench_scan_categorical_space_time.py",
+                         "problem (locations x cases x days)")
+
+
+def _satscan_rows(name: str, script: str, first: str) -> list[str]:
+    """The table of a benchmark beside SaTScan that runs the parameter file SaTScan runs (``name``, by ``script``)."""
+    d = _load(name)
     if d is None:
-        return missing("scan_normal_space_time.json", "run ``benchmarks/bench_scan_normal_space_time.py``.")
+        return missing(name, f"run ``{script}``.")
     rows = [[r["name"], f"{r['centres']:,}", _s(r["seconds"]), _s(r["satscan_seconds"]),
              f"{r['speedup_vs_satscan']:.1f}x", f"{r['top_llr']:.6f}"] for r in d["rows"]]
     return (preamble(machine_of(d), d["command"], f"SaTScan 10.3.2 ({d['satscan_build']}), same data, same threads, "
                                                   "one run; ours the median of 3 warm runs")
-            + list_table(["problem (locations x observations x days)", "centres", "hp.scan (s)", "SaTScan (s)",
-                          "SaTScan / hp.scan", "top LLR (both)"], rows))
+            + list_table([first, "centres", "hp.scan (s)", "SaTScan (s)", "SaTScan / hp.scan", "top LLR (both)"],
+                         rows))
 
 
 def scan_time_stratified() -> list[str]:
@@ -705,6 +716,7 @@ TABLES = {
     "scan-satscan": scan_satscan, "scan-spacetime": scan_spacetime, "scan-scaling": scan_scaling,
     "scan-regimes": scan_regimes, "scan-time-stratified": scan_time_stratified, "scan-samples": scan_samples,
     "scan-poisson-kernels": scan_poisson_kernels, "scan-normal-space-time": scan_normal_space_time,
+    "scan-categorical-space-time": scan_categorical_space_time,
     "mixture-cytometry": mixture_cytometry,
     "kde-paper": kde_paper, "kde-relrisk": kde_relrisk, "kde-sparr": kde_sparr, "sccs": sccs_fit,
     "hawkes-loglik": hawkes_loglik, "hawkes-mcmc": hawkes_mcmc, "hawkes-forecast": hawkes_forecast, "hawkes-hphawkes": hawkes_hphawkes,

@@ -36,8 +36,8 @@ The entry points (each function's docstring has a runnable example)::
 Semantics follow SaTScan's purely spatial Bernoulli, discrete Poisson, normal, exponential, ordinal
 and multinomial analyses (circular or elliptic windows, Cartesian or great-circle distances), its
 continuous Poisson model of points in a region of polygons, its
-retrospective / prospective space-time permutation, discrete Poisson, Bernoulli and exponential analyses, its
-purely temporal and seasonal analyses and its spatial variation in temporal trends.
+retrospective / prospective space-time permutation, discrete Poisson, Bernoulli, exponential, normal, ordinal and
+multinomial analyses, its purely temporal and seasonal analyses and its spatial variation in temporal trends.
 :func:`read_satscan` reads SaTScan's .cas/.ctl/.pop/.geo files.
 """
 from ._prm import run_prm

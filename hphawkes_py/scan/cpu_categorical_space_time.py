@@ -78,7 +78,7 @@ def _max_cylinders(offsets, neighbors, boundary, n_cum, cum, t1s, t2s, t_end_min
     category added from the end; ``n_cum`` (L, T + 1): all their cases, the same in every replicate): the largest
     maximizing value of the centre's cylinders, ``best_mv[i, r]`` (:data:`~._categorical._NONE`: none).
 
-    Three kinds of cylinder are not scored, each holding the cases of one scored elsewhere or unable to beat
+    Four kinds of cylinder are not scored, each holding the cases of one scored elsewhere or unable to beat
     the replicate's best so far, so the maxima are those of scoring every cylinder:
 
     * a window end whose cylinder holds the cases of the one scored last (a location without cases on the
@@ -86,11 +86,14 @@ def _max_cylinders(offsets, neighbors, boundary, n_cum, cum, t1s, t2s, t_end_min
     * a cylinder without cases on its interval's first day (it holds those of the interval one day shorter at
       the start), or, where the interval one day shorter at the end is scanned too (it ends on ``t_end_min`` or
       later), without cases on its last day;
-    * for replicate r, a cylinder of W cases when ``bound[W]`` (:func:`window_bounds`: no window of W cases has a
-      larger value) is not above the replicate's best so far;
+    * a cylinder of W cases when ``bound[W]`` (:func:`window_bounds`: no window of W cases has a larger value) is
+      not above any replicate's best so far;
     * for replicate r of the ordinal model, a cylinder whose multinomial log likelihood (free probabilities,
       never below the order-restricted one; ``margin`` for the rounding) is not above the replicate's best so far:
       the pooling under the order restriction, most of an ordinal cylinder's cost, is left out.
+
+    The multinomial log likelihood (the model's value, the ordinal one's bound) is computed for every replicate at
+    once, its terms in :func:`~._categorical._table_log_likelihood`'s order (so the same values bit for bit).
     """
     m = offsets.shape[0] - 1
     R = cum.shape[3]
@@ -106,6 +109,8 @@ def _max_cylinders(offsets, neighbors, boundary, n_cum, cum, t1s, t2s, t_end_min
         cR = np.empty(K, dtype=np.int64)
         dR = np.empty(K, dtype=np.int64)
         top = np.full(R, _NONE)
+        lowest = _NONE  # the smallest of the replicates' bests
+        acc = np.empty(R)
         for a in range(I):
             t1 = t1s[a]
             t2 = t2s[a]
@@ -132,18 +137,32 @@ def _max_cylinders(offsets, neighbors, boundary, n_cum, cum, t1s, t2s, t_end_min
                 scored = n
                 if (trim_start and n_first == 0) or (trim_end and n_last == 0):
                     continue
-                bnd = bound[n] if n < nb else np.inf
+                if n < nb and bound[n] <= lowest:  # no replicate's best can be beaten by W = n cases
+                    continue
+                # the multinomial log likelihood of every replicate at once: _table_log_likelihood's terms, in
+                # its order (a category's share is exactly 0 without pooling; a 0 count adds 0); the ordinal
+                # model's value where it can beat the replicate's best
+                lw = logs[n]
+                lu = logs[C - n]
+                acc[:] = 0.0
+                for k in range(K):
+                    tk = tot[k]
+                    for r in range(R):
+                        ck = c[k, r]
+                        acc[r] += ck * (logs[ck] - lw)
+                        acc[r] += (tk - ck) * (logs[tk - ck] - lu)
                 for r in range(R):
-                    if top[r] >= bnd:
-                        continue
-                    for k in range(K):
-                        w[k] = c[k, r]
-                    if ordinal and _table_log_likelihood(w, tot, K, n, C - n, UNRESTRICTED, logs, cR, dR) + margin \
-                            <= top[r]:
-                        continue
-                    v = _window_value(w, tot, K, C, ordinal, want_high, want_low, logs, cR, dR)
+                    if ordinal:
+                        if acc[r] + margin <= top[r]:
+                            continue
+                        for k in range(K):
+                            w[k] = c[k, r]
+                        v = _window_value(w, tot, K, C, ordinal, want_high, want_low, logs, cR, dR)
+                    else:
+                        v = acc[r]
                     if v > top[r]:
                         top[r] = v
+                lowest = top.min()
         for r in range(R):
             best_mv[i, r] = top[r]
 

@@ -423,3 +423,41 @@ test_that("scan_temporal_exponential finds shorter survival in time", {
   expect_lte(res$clusters$p_value[1], 0.05)
   expect_error(scan_temporal_exponential(day, -tm, n_replicates = 9), "positive")
 })
+
+test_that("scan_space_time_ordinal, _multinomial and scan_temporal_categorical give Python's scans", {
+  skip_if_no_hphawkes()
+  d <- towns(6)
+  day <- sample(0:59, 300, replace = TRUE)
+  grade <- ifelse(d$near & day >= 20 & day < 30, sample(1:3, 300, TRUE, c(.1, .2, .7)),
+                  sample(1:3, 300, TRUE, c(.5, .3, .2)))
+  res <- scan_space_time_ordinal(d$xy[d$town, ], grade, as.Date("2024-01-01") + day, location_ids = d$town,
+                                 max_temporal = 15L, n_replicates = 99, seed = 1, backend = "cpu", direction = "both")
+  expect_identical(res$model, "space_time_ordinal")
+  f <- tmp_csv(cbind(d$xy[d$town, ], grade, day + as.numeric(as.Date("2024-01-01")), d$town))
+  py <- py_reference(paste("import numpy as np, hphawkes_py as hp",
+    sprintf("d = np.loadtxt(r'%s', delimiter=',')", f),
+    "r = hp.scan.space_time_ordinal(d[:, :2], d[:, 2], d[:, 3].astype(np.int64),",
+    "    location_ids=d[:, 4].astype(np.int64), max_temporal=15, n_replicates=99, seed=1, backend='cpu',",
+    "    progress=False, direction='both')",
+    "out = {'clusters': r.clusters, 'null': r.null_llr}", sep = "\n"))
+  expect_identical(res$null_llr, py$null)
+  expect_identical(res$clusters$log_likelihood_ratio, py$clusters$log_likelihood_ratio)
+  top <- res$clusters[1, ]
+  expect_identical(top$cluster_type, "high")
+  expect_equal(sum(unlist(top$observed_by_category)), top$cases)
+  sero <- c("A", "B", "C")[grade]
+  mn <- scan_space_time_multinomial(d$xy[d$town, ], factor(sero), day, location_ids = d$town, max_temporal = 15L,
+                                    n_replicates = 19, seed = 1, backend = "cpu", purely_temporal = TRUE)
+  expect_identical(mn$model, "space_time_multinomial")
+  expect_identical(mn$purely_temporal, TRUE)
+  expect_identical(unlist(mn$clusters$categories[[1]]), c("A", "B", "C"))
+  tp <- scan_temporal_categorical(day, grade, max_temporal = 15L, n_replicates = 19, seed = 1, backend = "cpu")
+  expect_identical(tp$model, "temporal_ordinal")
+  tm <- scan_temporal_categorical(day, sero, ordinal = FALSE, max_temporal = 15L, n_replicates = 19, seed = 1,
+                                  backend = "cpu")
+  expect_identical(tm$model, "temporal_multinomial")
+  # every interval's free (multinomial) likelihood ratio is at least its order-restricted one
+  expect_gte(tm$clusters$log_likelihood_ratio[1], tp$clusters$log_likelihood_ratio[1] - 1e-9)
+  expect_error(scan_space_time_ordinal(d$xy[d$town, ], sero, day, n_replicates = 9), "must be numbers")
+  expect_error(scan_temporal_categorical(day, grade[-1], n_replicates = 9), "one entry per case")
+})
