@@ -745,7 +745,10 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         ``-SourceSkip``, ``-SourceFirstRowHeader``; see :mod:`hphawkes_py.scan.data_sources`).
         ``ModelType`` 3 (ordinal) and 7 (multinomial) with ``AnalysisType=1``: ``<id> <#cases>
         [<date>] <category>`` records, run by :func:`~hphawkes_py.scan.ordinal` /
-        :func:`~hphawkes_py.scan.multinomial`. ``AnalysisType`` 2 (retrospective purely temporal),
+        :func:`~hphawkes_py.scan.multinomial`; with ``AnalysisType`` 3 or 4 by
+        :func:`~hphawkes_py.scan.space_time_ordinal` / :func:`~hphawkes_py.scan.space_time_multinomial`,
+        with 2 or 6 by :func:`~hphawkes_py.scan.temporal_ordinal` /
+        :func:`~hphawkes_py.scan.temporal_multinomial`. ``AnalysisType`` 2 (retrospective purely temporal),
         6 (prospective purely temporal) and 7 (seasonal) with ``ModelType`` 0 or 1 run
         :func:`~hphawkes_py.scan.temporal` / :func:`~hphawkes_py.scan.seasonal` on the dated
         records (days; a population file, optional, with one census year per location; no
