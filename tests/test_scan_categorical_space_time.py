@@ -20,7 +20,9 @@ import pytest
 
 import hphawkes_py as hp
 from hphawkes_py.cli import main
+from hphawkes_py.scan._prm import prm_arguments
 from hphawkes_py.scan._categorical import permute_categories
+from hphawkes_py.scan.categorical_files import run_space_time_categorical
 from hphawkes_py.scan.categorical_space_time import permuted_category_cumulative
 from hphawkes_py.scan.cpu_categorical_space_time import CategoricalCylinderEngine, category_cumulative, \
     window_bounds
@@ -264,6 +266,12 @@ ANALYSES = {
     "ordinal 3-day intervals": ("3", "3", "1", ["TimeAggregationLength=3", "MaxTemporalSize=9"]),
     "multinomial retrospective": ("7", "3", "1", []),
     "multinomial purely temporal included": ("7", "3", "1", ["IncludePurelyTemporal=y"]),
+    "ordinal surveillance": ("3", "4", "3", ["AdjustForEarlierAnalyses=y", "ProspectiveStartDate=2020/2/15",
+                                             "UseDistanceFromCenterOption=y", "MaxSpatialSizeInDistanceFromCenter=30"]),
+    "multinomial surveillance 20 %": ("7", "4", "1", ["AdjustForEarlierAnalyses=y", "ProspectiveStartDate=2020/2/15",
+                                                      "UseDistanceFromCenterOption=y",
+                                                      "MaxSpatialSizeInDistanceFromCenter=30",
+                                                      "MaxTemporalSizeInterpretation=0", "MaxTemporalSize=20"]),
     "ordinal temporal": ("3", "2", "1", ["MaxTemporalSizeInterpretation=0", "MaxTemporalSize=50"]),
     "multinomial temporal prospective": ("7", "6", "1", ["MaxTemporalSizeInterpretation=0", "MaxTemporalSize=20"]),
 }
@@ -295,6 +303,8 @@ def _write_inputs(folder: Path) -> None:
 
 #: the section of SaTScan's parameter file each setting of ANALYSES belongs to (SaTScan reads a key in its own)
 _SECTIONS = {"TimeAggregationLength": "[Analysis]", "MaxSpatialSizeInPopulationAtRisk": "[Spatial Window]",
+             "AdjustForEarlierAnalyses": "[Analysis]", "ProspectiveStartDate": "[Analysis]",
+             "UseDistanceFromCenterOption": "[Spatial Window]", "MaxSpatialSizeInDistanceFromCenter": "[Spatial Window]",
              "IncludePurelyTemporal": "[Spatial Window]", "MaxTemporalSizeInterpretation": "[Temporal Window]",
              "MaxTemporalSize": "[Temporal Window]"}
 
@@ -350,7 +360,26 @@ def _date(s: str):
 @pytest.mark.parametrize("name", list(ANALYSES))
 def test_run_prm_matches_satscan(name, satscan_output, tmp_path):
     _write_inputs(tmp_path)
-    res = hp.scan.run_prm(_prm(name, tmp_path), seed=1, progress=False)
+    prm = _prm(name, tmp_path)
+    if "surveillance" in name:
+        with pytest.warns(UserWarning, match="SaTScan 10.3.2 does not adjust them"):
+            res = hp.scan.run_prm(prm, seed=1, progress=False)
+        # SaTScan 10.3.2 takes AdjustForEarlierAnalyses for these models but its replicates' cylinders end on the
+        # last day only: its p-values are those of the unadjusted surveillance's last analysis. Ours (every
+        # replicate's maximum over the cylinders of every analysis since the start) are larger.
+        spec = prm_arguments(prm)
+        spec["kwargs"].pop("surveillance_start")
+        last = run_space_time_categorical(spec, dict(seed=1, executor=None, backend="auto", threads=None,
+                                                     progress=False))
+        k = len(res.clusters)
+        assert 0 < k <= len(last.clusters)
+        np.testing.assert_array_equal(res.clusters.log_likelihood_ratio, last.clusters.log_likelihood_ratio[:k])
+        assert (res.clusters.p_value.to_numpy() >= last.clusters.p_value.to_numpy()[:k]).all()
+        assert res.clusters.p_value.iloc[0] > last.clusters.p_value.iloc[0] + 0.1
+        assert (res.null_llr.mean() > last.null_llr.mean())
+        res = last  # SaTScan's clusters and p-values are those of the last analysis alone
+    else:
+        res = hp.scan.run_prm(prm, seed=1, progress=False)
     model, analysis = ANALYSES[name][:2]
     kind = {"3": "space_time_", "4": "space_time_", "2": "temporal_", "6": "temporal_"}[analysis]
     assert res.model == kind + ("ordinal" if model == "3" else "multinomial")

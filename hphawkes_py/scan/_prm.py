@@ -659,8 +659,6 @@ def _earlier_analyses(v, model, analysis, bad, kwargs, circle: bool) -> None:
     (``max_temporal_percent``)."""
     if model not in _SPACE_TIME or analysis != "4":
         raise bad("AdjustForEarlierAnalyses", "is for the prospective space-time analyses (AnalysisType=4)")
-    if model in ("space_time_ordinal", "space_time_multinomial"):
-        raise bad("AdjustForEarlierAnalyses", "is not supported for the ordinal and multinomial models")
     if "max_distance" not in kwargs and not circle:
         raise bad("AdjustForEarlierAnalyses", "needs the maximum circle size as a distance "
                                               "(UseDistanceFromCenterOption=y, MaxSpatialSizeInDistanceFromCenter) or "

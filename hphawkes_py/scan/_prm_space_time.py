@@ -401,4 +401,6 @@ def _run_observations(spec, model, scan, read=None):
     if starts is not None:  # interval indices stand for the days of the scan
         days = interval_of(days, starts)
         kwargs["study_period"] = (0, len(starts) - 2)
+        if kwargs.get("surveillance_start") is not None:  # in the interval holding its first day
+            kwargs["surveillance_start"] = int(interval_of(np.array([kwargs["surveillance_start"]]), starts)[0])
     return interval_dates(scan(xy, values[rows], None if second is None else second[rows], days, kwargs), starts)

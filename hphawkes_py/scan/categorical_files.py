@@ -9,6 +9,8 @@ location of the coordinates file (and on its record's day), and the analysis run
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ._prm_space_time import _run_observations, interval_dates, temporal_rows
@@ -104,6 +106,12 @@ def run_space_time_categorical(spec, run):
     time interval). Min cases, which these models do not have, are dropped, and so is the direction of the
     multinomial model."""
     ordinal_ = spec["model"] == "space_time_ordinal"
+    if spec["kwargs"].get("surveillance_start") is not None:
+        warnings.warn(f"{spec['path']}: AdjustForEarlierAnalyses=y: the p-values are adjusted for the surveillance's "
+                      f"earlier analyses (every replicate's maximum over the cylinders ending on any day since "
+                      f"ProspectiveStartDate); SaTScan 10.3.2 does not adjust them for the ordinal and multinomial "
+                      f"models (its replicates' cylinders end on the last day only), so its p-values are smaller",
+                      UserWarning, stacklevel=4)
 
     def scan(xy, values, second, days, kwargs):
         kwargs.pop("min_cases", None)

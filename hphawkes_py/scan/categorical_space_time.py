@@ -22,6 +22,7 @@ the shortest interval). The cylinders are scanned by
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -31,7 +32,7 @@ from .._parallel import run_replicates
 from .._validate import check_bool
 from ._categorical import check_categories, permute_categories, window_categories
 from .cpu_categorical_space_time import CategoricalCylinderEngine, category_cumulative
-from .cpu_normal_space_time import cumulative_from_end, intervals
+from .cpu_normal_space_time import cumulative_from_end, intervals, surveillance_intervals
 from .cylinders import cylinder_clusters, first_best, interval_candidates, observation_circles
 from .locations import _check_xy, check_empty_locations
 from .monte_carlo import BATCH_SIZE, CPU_BATCH_BYTES, GPU_BATCH_SIZE, batch_children, check_run, \
@@ -47,7 +48,7 @@ def space_time_ordinal(coords, categories, times, *, max_population=0.5, max_dis
                        distance="euclidean", location_ids=None, seed=None, executor=None, backend="auto",
                        threads=None, progress=True, max_temporal_percent=None, circle_population=None,
                        max_circle_population=0.5, centres=None, secondary="no-overlap", empty_locations=None,
-                       empty_location_ids=None, purely_temporal=False) -> ScanResult:
+                       empty_location_ids=None, purely_temporal=False, surveillance_start=None) -> ScanResult:
     """Kulldorff's space-time scan statistic for ordinal data (ordered categories), retrospective or prospective.
 
     Semantics follow SaTScan's space-time ordinal analysis (``ModelType=3``, ``AnalysisType=3`` or ``4``):
@@ -107,6 +108,11 @@ def space_time_ordinal(coords, categories, times, *, max_population=0.5, max_dis
         Their ids (with ``location_ids``).
     purely_temporal : bool
         Also the purely temporal clusters (every location; SaTScan's ``IncludePurelyTemporal``).
+    surveillance_start : day or date, optional
+        With ``prospective``: adjust for the earlier analyses of a surveillance that began on this day (SaTScan's
+        ``AdjustForEarlierAnalyses``): every replicate's maximum is over the cylinders of every analysis since
+        then, as in :func:`~hphawkes_py.scan.space_time_permutation` (SaTScan 10.3.2 takes the setting for
+        these models but does not adjust).
 
     Returns
     -------
@@ -142,7 +148,7 @@ def space_time_multinomial(coords, categories, times, *, max_population=0.5, max
                            location_ids=None, seed=None, executor=None, backend="auto", threads=None, progress=True,
                            max_temporal_percent=None, circle_population=None, max_circle_population=0.5,
                            centres=None, secondary="no-overlap", empty_locations=None, empty_location_ids=None,
-                           purely_temporal=False) -> ScanResult:
+                           purely_temporal=False, surveillance_start=None) -> ScanResult:
     """Kulldorff's space-time scan statistic for multinomial data (unordered categories), retrospective or
     prospective.
 
@@ -163,7 +169,7 @@ def space_time_multinomial(coords, categories, times, *, max_population=0.5, max
         As in :func:`~hphawkes_py.scan.space_time_ordinal`.
     seed, executor, backend, threads, progress, max_temporal_percent, circle_population, max_circle_population
         As in :func:`~hphawkes_py.scan.space_time_ordinal`.
-    centres, secondary, empty_locations, empty_location_ids, purely_temporal
+    centres, secondary, empty_locations, empty_location_ids, purely_temporal, surveillance_start
         As in :func:`~hphawkes_py.scan.space_time_ordinal`.
 
     Returns
@@ -202,7 +208,8 @@ def _space_time(coords, categories, times, ordinal: bool, kw: dict) -> ScanResul
                                                        empty)
     opts = SpaceTimeOptions(kw["max_population"], kw["max_distance"], kw["max_temporal"], kw["prospective"],
                             kw["study_period"], 0, kw["n_replicates"], kw["direction"], kw["distance"], location_ids,
-                            kw["seed"], kw["executor"], kw["backend"], kw["threads"], kw["progress"], None,
+                            kw["seed"], kw["executor"], kw["backend"], kw["threads"], kw["progress"],
+                            kw["surveillance_start"],
                             kw["circle_population"], kw["max_circle_population"], kw["centres"],
                             kw["max_temporal_percent"], kw["secondary"])
     cm = _check_common(xy, counted, times, opts)
@@ -226,8 +233,16 @@ def _space_time(coords, categories, times, ordinal: bool, kw: dict) -> ScanResul
         per_llr = engine.llr(per_mv)
         found = interval_candidates(per_llr[:m], per_j[:m], t1s, t2s, T, max_t, not cm.prospective and T > 2)
         pt = first_best(per_llr[m:], per_j[m:])[:2] if purely_temporal else None
-        null_llr = _null_maxima(_device_engine(engine, cm.run.backend), cm.gid[:n], cm.day[:n] - day0, cat, K, L,
-                                T - day0, cm.run)
+        null_engine, null_day0 = engine, day0
+        if cm.null_end_min is not None:
+            # adjusted for earlier analyses: the replicates' maxima over the cylinders of every analysis since the
+            # surveillance began (each ending on its own last day), the observed clusters those ending last
+            n1, n2 = surveillance_intervals(T, cm.null_cuts or ((cm.null_end_min, cm.max_temporal),))
+            null_day0 = int(n1.min())
+            null_engine = dataclasses.replace(engine, n_cum=cumulative_from_end(cm.c_lt[:, null_day0:]),
+                                              t1s=n1 - null_day0, t2s=n2 - null_day0)
+        null_llr = _null_maxima(_device_engine(null_engine, cm.run.backend), cm.gid[:n], cm.day[:n] - null_day0, cat,
+                                K, L, T - null_day0, cm.run)
 
     def table(members, t1, t2):
         return window_categories(counts[members, t1:t2 + 1].sum(axis=(0, 1)), tot, labels, ordinal, want_high,

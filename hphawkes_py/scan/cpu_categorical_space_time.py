@@ -85,7 +85,8 @@ def _max_cylinders(offsets, neighbors, boundary, n_cum, cum, t1s, t2s, t_end_min
       interval's days adds nothing);
     * a cylinder without cases on its interval's first day (it holds those of the interval one day shorter at
       the start), or, where the interval one day shorter at the end is scanned too (it ends on ``t_end_min`` or
-      later), without cases on its last day;
+      later: the intervals' longest grows by at most a day from one end day to the next, as in a surveillance's
+      analyses), without cases on its last day;
     * a cylinder of W cases when ``bound[W]`` (:func:`window_bounds`: no window of W cases has a larger value) is
       not above any replicate's best so far;
     * for replicate r of the ordinal model, a cylinder whose multinomial log likelihood (free probabilities,

@@ -3,7 +3,7 @@
 # The keyword arguments the space-time ordinal and multinomial wrappers share.
 .space_time_categorical_kw <- function(location_ids, max_population, max_distance, max_temporal, prospective,
                                        max_temporal_percent, n_replicates, secondary, distance, seed, progress,
-                                       backend, threads, purely_temporal) {
+                                       backend, threads, purely_temporal, surveillance_start) {
   kw <- list(max_population = .as_num(max_population), max_distance = .as_num(max_distance),
              max_temporal = .as_int(max_temporal), prospective = .as_flag(prospective, "prospective"),
              n_replicates = .as_int(n_replicates), secondary = secondary, distance = distance,
@@ -11,6 +11,9 @@
              threads = .as_int(threads), purely_temporal = .as_flag(purely_temporal, "purely_temporal"))
   if (!is.null(location_ids)) kw$location_ids <- .np_ids(location_ids, "location_ids")
   if (!is.null(max_temporal_percent)) kw$max_temporal_percent <- .as_num(max_temporal_percent)
+  if (!is.null(surveillance_start))
+    kw$surveillance_start <- .as_int(if (inherits(surveillance_start, "Date")) as.numeric(surveillance_start)
+                                     else surveillance_start, "surveillance_start")
   kw
 }
 
@@ -36,6 +39,8 @@
 #' @param max_temporal_percent \code{NULL}, or the longest interval as a percentage of the study period.
 #' @param purely_temporal Also the purely temporal clusters (every location; SaTScan's
 #'   \code{IncludePurelyTemporal}).
+#' @param surveillance_start \code{NULL}, or with \code{prospective} the first day (a \code{Date} or day number) of
+#'   a surveillance whose earlier analyses the p-values are adjusted for (SaTScan's \code{AdjustForEarlierAnalyses}).
 #' @inheritParams scan_ordinal
 #' @return An object of class \code{hphawkes_scan}, \code{model = "space_time_ordinal"}: \code{clusters} has
 #'   \code{start} and \code{end} (days since 1970-01-01 for \code{Date}s), \code{cases} (the cylinder's cases)
@@ -56,11 +61,12 @@ scan_space_time_ordinal <- function(coords, categories, times, location_ids = NU
                                     max_distance = NULL, max_temporal = 7L, prospective = FALSE,
                                     max_temporal_percent = NULL, n_replicates = 999L, direction = "high",
                                     secondary = "no-overlap", distance = "euclidean", seed = NULL, progress = FALSE,
-                                    backend = "auto", threads = NULL, purely_temporal = FALSE) {
+                                    backend = "auto", threads = NULL, purely_temporal = FALSE,
+                                    surveillance_start = NULL) {
   .hp_check_args()
   kw <- .space_time_categorical_kw(location_ids, max_population, max_distance, max_temporal, prospective,
                                    max_temporal_percent, n_replicates, secondary, distance, seed, progress,
-                                   backend, threads, purely_temporal)
+                                   backend, threads, purely_temporal, surveillance_start)
   kw$direction <- direction
   res <- .hp_call(do.call(.hp_mod("scan")$space_time_ordinal, c(list(
     .np_double(as.matrix(coords), "coords"), .np_categories(categories, TRUE), .np_times(times)), kw)))
@@ -94,11 +100,11 @@ scan_space_time_multinomial <- function(coords, categories, times, location_ids 
                                         max_distance = NULL, max_temporal = 7L, prospective = FALSE,
                                         max_temporal_percent = NULL, n_replicates = 999L, secondary = "no-overlap",
                                         distance = "euclidean", seed = NULL, progress = FALSE, backend = "auto",
-                                        threads = NULL, purely_temporal = FALSE) {
+                                        threads = NULL, purely_temporal = FALSE, surveillance_start = NULL) {
   .hp_check_args()
   kw <- .space_time_categorical_kw(location_ids, max_population, max_distance, max_temporal, prospective,
                                    max_temporal_percent, n_replicates, secondary, distance, seed, progress,
-                                   backend, threads, purely_temporal)
+                                   backend, threads, purely_temporal, surveillance_start)
   res <- .hp_call(do.call(.hp_mod("scan")$space_time_multinomial, c(list(
     .np_double(as.matrix(coords), "coords"), .np_categories(categories, FALSE), .np_times(times)), kw)))
   .hp_scan_result(res)

@@ -452,6 +452,10 @@ test_that("scan_space_time_ordinal, _multinomial and scan_temporal_categorical g
   expect_identical(mn$model, "space_time_multinomial")
   expect_identical(mn$purely_temporal, TRUE)
   expect_identical(unlist(mn$clusters$categories[[1]]), c("A", "B", "C"))
+  sv <- scan_space_time_ordinal(d$xy[d$town, ], grade, as.Date("2024-01-01") + day, location_ids = d$town,
+                                max_temporal = 7L, n_replicates = 19, seed = 1, backend = "cpu", prospective = TRUE,
+                                max_population = NULL, max_distance = 3, surveillance_start = as.Date("2024-02-20"))
+  expect_true(all(sv$clusters$end == max(as.numeric(as.Date("2024-01-01") + day))))
   tp <- scan_temporal_categorical(day, grade, max_temporal = 15L, n_replicates = 19, seed = 1, backend = "cpu")
   expect_identical(tp$model, "temporal_ordinal")
   tm <- scan_temporal_categorical(day, sero, ordinal = FALSE, max_temporal = 15L, n_replicates = 19, seed = 1,
