@@ -13,22 +13,14 @@ threads. The most likely clusters' LLRs must agree. Writes benchmarks/results/sc
 """
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import statistics
 import sys
-import tempfile
-import time
-import warnings
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import hphawkes_py as hp  # noqa: E402
-from _machine import machine_info  # noqa: E402
-from bench_scan_spacetime import run_satscan, satscan_build  # noqa: E402
+from bench_scan_normal_space_time import run_beside_satscan  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "scan_categorical_space_time.json"
 #: name -> (locations, cases, days, ModelType, AnalysisType, ScanAreas, max_t)
@@ -72,34 +64,7 @@ def write_problem(folder: Path, name: str, threads: int) -> Path:
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--satscan", required=True, help="SaTScan batch binary (built from scanstatistics/satscan)")
-    ap.add_argument("--threads", type=int, default=os.cpu_count())
-    ap.add_argument("--out", type=Path, default=OUT)
-    args = ap.parse_args()
-    warnings.simplefilter("ignore")
-    out = {"machine": machine_info(args.threads), "threads": args.threads, "satscan_build": satscan_build(args.satscan),
-           "command": "python benchmarks/bench_scan_categorical_space_time.py --satscan PATH/TO/SaTScan", "rows": []}
-    folder = Path(tempfile.mkdtemp(prefix="hphawkes-categorical-st-bench-"))
-    for name in PROBLEMS:
-        prm = write_problem(folder, name, args.threads)
-        hp.scan.run_prm(prm, n_replicates=9, seed=1, progress=False, threads=args.threads)  # compile, warm
-        runs = []
-        for _ in range(3):
-            t0 = time.perf_counter()
-            res = hp.scan.run_prm(prm, seed=1, progress=False, threads=args.threads)
-            runs.append(time.perf_counter() - t0)
-        sat = run_satscan(args.satscan, prm, args.threads)
-        ours_llr = float(res.clusters.log_likelihood_ratio.iloc[0])
-        if sat["top_llr"] is None or abs(sat["top_llr"] - ours_llr) > 1e-5:
-            raise RuntimeError(f"{name}: most likely cluster's LLR {ours_llr} here, {sat['top_llr']} in SaTScan")
-        row = {"name": name, "seconds": statistics.median(runs), "runs_seconds": runs, "satscan_seconds":
-               sat["seconds"], "speedup_vs_satscan": sat["seconds"] / statistics.median(runs), "top_llr": ours_llr,
-               "satscan_top_llr": sat["top_llr"], "centres": res.n_centres, "windows": res.n_windows}
-        out["rows"].append(row)
-        print(json.dumps(row), flush=True)
-    args.out.write_text(json.dumps(out, indent=1) + "\n")
-    print(f"wrote {args.out}")
+    run_beside_satscan(__doc__, PROBLEMS, write_problem, OUT, "bench_scan_categorical_space_time.py", "categorical-st")
 
 
 if __name__ == "__main__":

@@ -69,17 +69,25 @@ def write_problem(folder: Path, name: str, threads: int) -> Path:
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    run_beside_satscan(__doc__, PROBLEMS, write_problem, OUT, "bench_scan_normal_space_time.py", "normal-st")
+
+
+def run_beside_satscan(doc, problems, write, out_default, script: str, prefix: str):
+    """The command line of a benchmark that runs ``hp.scan.run_prm`` and SaTScan on the parameter file
+    ``write(folder, name, threads)`` writes for every problem of ``problems`` (ours: the median of 3 warm runs;
+    SaTScan: one run with the same threads; the most likely clusters' LLRs must agree); writes the rows to
+    ``--out`` (default ``out_default``)."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--satscan", required=True, help="SaTScan batch binary (built from scanstatistics/satscan)")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
-    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--out", type=Path, default=out_default)
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     out = {"machine": machine_info(args.threads), "threads": args.threads, "satscan_build": satscan_build(args.satscan),
-           "command": "python benchmarks/bench_scan_normal_space_time.py --satscan PATH/TO/SaTScan", "rows": []}
-    folder = Path(tempfile.mkdtemp(prefix="hphawkes-normal-st-bench-"))
-    for name in PROBLEMS:
-        prm = write_problem(folder, name, args.threads)
+           "command": f"python benchmarks/{script} --satscan PATH/TO/SaTScan", "rows": []}
+    folder = Path(tempfile.mkdtemp(prefix=f"hphawkes-{prefix}-bench-"))
+    for name in problems:
+        prm = write(folder, name, args.threads)
         hp.scan.run_prm(prm, n_replicates=9, seed=1, progress=False, threads=args.threads)  # compile, warm
         runs = []
         for _ in range(3):

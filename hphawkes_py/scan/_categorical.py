@@ -46,8 +46,8 @@ from .null_draws import permute_measurements
 from .result import Candidates, _clusters
 from .windows import build_windows
 
-__all__ = ["UNRESTRICTED", "CategoricalEngine", "GpuCategoricalEngine", "check_categories", "scan_categories",
-           "null_loglik", "category_table"]
+__all__ = ["UNRESTRICTED", "CategoryTotals", "CategoricalEngine", "GpuCategoricalEngine", "check_categories",
+           "scan_categories", "null_loglik", "category_table"]
 
 #: SaTScan's "no maximizing value": minus the largest double
 _NONE = -np.finfo(np.float64).max
@@ -268,18 +268,11 @@ def null_loglik(tot) -> float:
     return ll0
 
 
-@dataclasses.dataclass(frozen=True)
-class CategoricalEngine:
-    """One analysis of the ordinal or multinomial model on the CPU: its windows, the totals per
-    category ``tot`` (K,) and the order restriction (``ordinal``, ``want_high``, ``want_low``)."""
+class CategoryTotals:
+    """What an engine of the ordinal and multinomial models derives from its windows (``offsets``) and its cases
+    per category ``tot``: the number of centres, the null log likelihood ``ll0`` and the table of logarithms
+    ``logs`` its statistic reads (the base of :class:`CategoricalEngine` and of the space-time engine)."""
 
-    offsets: np.ndarray
-    neighbors: np.ndarray
-    boundary: np.ndarray
-    tot: np.ndarray
-    ordinal: bool
-    want_high: bool
-    want_low: bool
     backend = "cpu"
 
     @property
@@ -293,6 +286,20 @@ class CategoricalEngine:
     @functools.cached_property
     def logs(self) -> np.ndarray:
         return log_table(int(np.asarray(self.tot).sum()))
+
+
+@dataclasses.dataclass(frozen=True)
+class CategoricalEngine(CategoryTotals):
+    """One analysis of the ordinal or multinomial model on the CPU: its windows, the totals per
+    category ``tot`` (K,) and the order restriction (``ordinal``, ``want_high``, ``want_low``)."""
+
+    offsets: np.ndarray
+    neighbors: np.ndarray
+    boundary: np.ndarray
+    tot: np.ndarray
+    ordinal: bool
+    want_high: bool
+    want_low: bool
 
     def best_mv(self, counts: np.ndarray):
         """(m, R) maximizing value of each centre's best window and (m, R) int64 entry where it ends,

@@ -292,18 +292,23 @@ def run_space_time_normal(spec, run):
     (``<id> <#cases> <date> <measurement> [<weight>]``, weighted when the weights are given), placed as in
     :func:`run_space_time_exponential`; SaTScan's two minimum-cases settings combined once the file shows
     whether it is weighted (:func:`~.normal_model.satscan_min_cases`)."""
-    if spec["kwargs"].get("surveillance_start") is not None:
-        warnings.warn(f"{spec['path']}: AdjustForEarlierAnalyses=y: the p-values are adjusted for the surveillance's "
-                      f"earlier analyses (every replicate's maximum over the cylinders ending on any day since "
-                      f"ProspectiveStartDate); SaTScan 10.3.2 does not adjust them for the normal model (its "
-                      f"replicates' cylinders end on the last day only), so its p-values are smaller",
-                      UserWarning, stacklevel=4)
+    warn_unadjusted(spec, "the normal model")
 
     def scan(xy, values, second, days, kwargs):
         kwargs["min_cases"] = satscan_min_cases(kwargs["direction"], second is not None, *kwargs["min_cases"])
         return space_time_normal(xy, values, days, weights=second, **kwargs, **run)
 
     return _run_observations(spec, "normal", scan)
+
+
+def warn_unadjusted(spec, models: str) -> None:
+    """With ``AdjustForEarlierAnalyses=y`` in ``spec``: a warning that the p-values are adjusted for the surveillance's
+    earlier analyses where SaTScan 10.3.2 does not adjust them for ``models``."""
+    if spec["kwargs"].get("surveillance_start") is not None:
+        warnings.warn(f"{spec['path']}: AdjustForEarlierAnalyses=y: the p-values are adjusted for the surveillance's "
+                      f"earlier analyses (every replicate's maximum over the cylinders ending on any day since "
+                      f"ProspectiveStartDate); SaTScan 10.3.2 does not adjust them for {models} (its replicates' "
+                      f"cylinders end on the last day only), so its p-values are smaller", UserWarning, stacklevel=5)
 
 
 def run_temporal_normal(spec, run):

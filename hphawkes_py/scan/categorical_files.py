@@ -9,11 +9,9 @@ location of the coordinates file (and on its record's day), and the analysis run
 """
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
-from ._prm_space_time import _run_observations, interval_dates, temporal_rows
+from ._prm_space_time import _run_observations, interval_dates, temporal_rows, warn_unadjusted
 from ._satscan import _day, _geo, _number, _read_rows, case_records_kept, observed_and_empty_ids
 from .categorical_space_time import space_time_multinomial, space_time_ordinal, temporal_multinomial, \
     temporal_ordinal
@@ -106,12 +104,7 @@ def run_space_time_categorical(spec, run):
     time interval). Min cases, which these models do not have, are dropped, and so is the direction of the
     multinomial model."""
     ordinal_ = spec["model"] == "space_time_ordinal"
-    if spec["kwargs"].get("surveillance_start") is not None:
-        warnings.warn(f"{spec['path']}: AdjustForEarlierAnalyses=y: the p-values are adjusted for the surveillance's "
-                      f"earlier analyses (every replicate's maximum over the cylinders ending on any day since "
-                      f"ProspectiveStartDate); SaTScan 10.3.2 does not adjust them for the ordinal and multinomial "
-                      f"models (its replicates' cylinders end on the last day only), so its p-values are smaller",
-                      UserWarning, stacklevel=4)
+    warn_unadjusted(spec, "the ordinal and multinomial models")
 
     def scan(xy, values, second, days, kwargs):
         kwargs.pop("min_cases", None)

@@ -19,8 +19,7 @@ import functools
 import numpy as np
 from numba import njit, prange
 
-from ._categorical import (UNRESTRICTED, _NONE, _statistics, _table_log_likelihood, _window_value, log_table,
-                           null_loglik)
+from ._categorical import _NONE, CategoryTotals, _statistics, _window_value
 
 __all__ = ["CategoricalCylinderEngine", "category_cumulative", "window_bounds"]
 
@@ -202,7 +201,7 @@ def window_bounds(tot, ll0: float, largest: int = 256) -> np.ndarray:
 
 
 @dataclasses.dataclass(frozen=True)
-class CategoricalCylinderEngine:
+class CategoricalCylinderEngine(CategoryTotals):
     """One space-time ordinal or multinomial analysis's cylinders on the CPU: the circles (CSR ``offsets``,
     ``neighbors``, ``boundary``), the cases per location and day as cumulative counts from the end (``n_cum``
     (L, T + 1) int64), the intervals (``t1s``, ``t2s``, :func:`~.cpu_normal_space_time.intervals`), the cases per
@@ -219,19 +218,6 @@ class CategoricalCylinderEngine:
     ordinal: bool
     want_high: bool
     want_low: bool
-    backend = "cpu"
-
-    @property
-    def n_centres(self) -> int:
-        return len(self.offsets) - 1
-
-    @functools.cached_property
-    def ll0(self) -> float:
-        return null_loglik(self.tot)
-
-    @functools.cached_property
-    def logs(self) -> np.ndarray:
-        return log_table(int(np.asarray(self.tot).sum()))
 
     @functools.cached_property
     def bounds(self) -> np.ndarray:
