@@ -272,6 +272,9 @@ ANALYSES = {
                                                       "UseDistanceFromCenterOption=y",
                                                       "MaxSpatialSizeInDistanceFromCenter=30",
                                                       "MaxTemporalSizeInterpretation=0", "MaxTemporalSize=20"]),
+    "ordinal weekly": ("3", "3", "1", ["CaseFile=ordwk.cas", "AdjustForWeeklyTrends=y"]),
+    "multinomial temporal weekly": ("7", "2", "1", ["CaseFile=multwk.cas", "AdjustForWeeklyTrends=y",
+                                                    "MaxTemporalSizeInterpretation=0", "MaxTemporalSize=50"]),
     "ordinal temporal": ("3", "2", "1", ["MaxTemporalSizeInterpretation=0", "MaxTemporalSize=50"]),
     "multinomial temporal prospective": ("7", "6", "1", ["MaxTemporalSizeInterpretation=0", "MaxTemporalSize=20"]),
 }
@@ -299,10 +302,19 @@ def _write_inputs(folder: Path) -> None:
     (folder / "st.geo").write_text("".join(f"L{i} {a} {b}\n" for i, (a, b) in enumerate(xy)) + "E0 62.5 80.5\n")
     (folder / "ord.cas").write_text("".join(f"L{g} 1 {d} {c}\n" for g, d, c in zip(loc, dates, cat)))
     (folder / "mult.cas").write_text("".join(f"L{g} 1 {d} grade{c}\n" for g, d, c in zip(loc, dates, cat)))
+    # the weekly analyses' cases: one grade higher (at most 4) on every Monday (2020/1/6 is day 5), everywhere
+    wk = _weekly(cat, day)
+    (folder / "ordwk.cas").write_text("".join(f"L{g} 1 {d} {c}\n" for g, d, c in zip(loc, dates, wk)))
+    (folder / "multwk.cas").write_text("".join(f"L{g} 1 {d} grade{c}\n" for g, d, c in zip(loc, dates, wk)))
+
+
+def _weekly(cat, day):
+    return np.where(day % 7 == 5, np.minimum(cat + 1, 4), cat)
 
 
 #: the section of SaTScan's parameter file each setting of ANALYSES belongs to (SaTScan reads a key in its own)
-_SECTIONS = {"TimeAggregationLength": "[Analysis]", "MaxSpatialSizeInPopulationAtRisk": "[Spatial Window]",
+_SECTIONS = {"CaseFile": "[Input]", "AdjustForWeeklyTrends": "[Space and Time Adjustments]",
+             "TimeAggregationLength": "[Analysis]", "MaxSpatialSizeInPopulationAtRisk": "[Spatial Window]",
              "AdjustForEarlierAnalyses": "[Analysis]", "ProspectiveStartDate": "[Analysis]",
              "UseDistanceFromCenterOption": "[Spatial Window]", "MaxSpatialSizeInDistanceFromCenter": "[Spatial Window]",
              "IncludePurelyTemporal": "[Spatial Window]", "MaxTemporalSizeInterpretation": "[Temporal Window]",
@@ -320,15 +332,16 @@ def _prm(name: str, folder: Path) -> Path:
     def section(name):
         return [name] + [f"{k}={v}" for k, v in settings.items() if _SECTIONS[k] == name]
 
+    settings.setdefault("CaseFile", "ord.cas" if model == "3" else "mult.cas")
     return write_prm(folder / f"{stem}.prm", [
-        "[Input]", f"CaseFile={'ord.cas' if model == '3' else 'mult.cas'}", "PrecisionCaseTimes=3",
+        *section("[Input]"), "PrecisionCaseTimes=3",
         "StartDate=2020/1/1", "EndDate=2020/2/29", "CoordinatesFile=st.geo", "CoordinatesType=0",
         *section("[Analysis]"), f"AnalysisType={analysis}", f"ModelType={model}", f"ScanAreas={areas}",
         "TimeAggregationUnits=3",
         "[Output]", f"ResultsFile={stem}.txt", "OutputGoogleEarthKML=n", "OutputShapefiles=n",
         "MostLikelyClusterEachCentroidDBase=y", "LaunchMapViewer=n",
         *section("[Spatial Window]"), "SpatialWindowShapeType=0", "IncludePurelySpatial=n",
-        *section("[Temporal Window]"),
+        *section("[Temporal Window]"), *section("[Space and Time Adjustments]"),
         "[Inference]", "MonteCarloReps=999", "PValueReportType=1",
         "[Run Options]", "NumberParallelProcesses=1"])
 
@@ -378,6 +391,17 @@ def test_run_prm_matches_satscan(name, satscan_output, tmp_path):
         assert res.clusters.p_value.iloc[0] > last.clusters.p_value.iloc[0] + 0.1
         assert (res.null_llr.mean() > last.null_llr.mean())
         res = last  # SaTScan's clusters and p-values are those of the last analysis alone
+    elif "weekly" in name:
+        res = hp.scan.run_prm(prm, seed=1, progress=False)
+        assert res.day_of_week
+        unadjusted = hp.scan.run_prm(prm.write_text(prm.read_text().replace("AdjustForWeeklyTrends=y",
+                                                                            "AdjustForWeeklyTrends=n")) and prm,
+                                     seed=1, progress=False)
+        # the same clusters; the Mondays' higher grades are in every replicate too, so the p-values differ
+        assert not unadjusted.day_of_week
+        k = min(len(res.clusters), len(unadjusted.clusters))
+        np.testing.assert_array_equal(unadjusted.clusters.log_likelihood_ratio[:k], res.clusters.log_likelihood_ratio[:k])
+        assert not np.array_equal(unadjusted.null_llr, res.null_llr)
     else:
         res = hp.scan.run_prm(prm, seed=1, progress=False)
     model, analysis = ANALYSES[name][:2]
@@ -427,7 +451,6 @@ def test_the_cli_writes_satscans_set_of_outputs(satscan_output, tmp_path):
 
 
 @pytest.mark.parametrize("edit, match", [
-    ("AdjustForWeeklyTrends=y", "AdjustForWeeklyTrends"),
     ("IncludePurelySpatial=y", "IncludePurelySpatial"),
     ("TimeTrendAdjustmentType=2", "TimeTrendAdjustmentType"),
 ])

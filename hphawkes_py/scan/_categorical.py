@@ -384,17 +384,18 @@ class GpuCategoricalEngine:
 
 
 # ---------------------------------------------------------------------------- the null
-def permute_categories(loc_of_case, cat, K: int, L: int, seeds) -> np.ndarray:
+def permute_categories(loc_of_case, cat, K: int, L: int, seeds, strata=None) -> np.ndarray:
     """(L, K, R) int32 cases per location and category of the replicates whose seeds are ``seeds``:
-    the categories ``cat`` (n,) permuted among the cases, which keep their locations ``loc_of_case``.
-    The permutation of a replicate depends on its seed only (the normal model's permutation, applied
-    to the indicators of two categories at a time)."""
+    the categories ``cat`` (n,) permuted among the cases, which keep their locations ``loc_of_case``
+    (``strata``: None, or ``(members, bounds)`` of :func:`~.null_draws.strata_members`, to permute
+    within them). The permutation of a replicate depends on its seed only (the normal model's
+    permutation, applied to the indicators of two categories at a time)."""
     n_loc = np.bincount(loc_of_case, minlength=L)
     out = None
     for k in range(0, K - 1, 2):
         a = (cat == k).astype(np.float64)
         b = (cat == k + 1).astype(np.float64) if k + 1 < K - 1 else np.zeros(len(cat))
-        s1, s2 = permute_measurements(loc_of_case, a, b, L, seeds)
+        s1, s2 = permute_measurements(loc_of_case, a, b, L, seeds, strata)
         if out is None:
             out = np.empty((L, K, s1.shape[1]), dtype=np.int32)
         out[:, k, :] = s1

@@ -128,10 +128,11 @@ def space_time_adjustments(v, bad, kwargs, model, name) -> None:
         kwargs["spatial_adjustment"] = "nonparametric"
     if (v.get("AdjustForWeeklyTrends", "n") or "n").lower() not in ("n", "no", "false", "0"):
         if model not in ("space_time_permutation", "space_time_poisson", "space_time_bernoulli",
-                         "space_time_exponential", "space_time_normal", "temporal_normal", "temporal_exponential"):
+                         "space_time_exponential", "space_time_normal", "temporal_normal", "temporal_exponential",
+                         "space_time_ordinal", "space_time_multinomial", "temporal_ordinal", "temporal_multinomial"):
             raise bad("AdjustForWeeklyTrends", "is supported for the space-time permutation, discrete Poisson, "
-                                               "Bernoulli, exponential and normal analyses only (ModelType 2, 0, 1, "
-                                               "4 or 5, AnalysisType 3 or 4)")
+                                               "Bernoulli, exponential, normal, ordinal and multinomial analyses only "
+                                               "(ModelType 2, 0, 1, 4, 5, 3 or 7, AnalysisType 3 or 4)")
         if kwargs.get("time_trend") in ("nonparametric", "stratified") or "spatial_adjustment" in kwargs:
             raise bad("AdjustForWeeklyTrends", "is not supported with TimeTrendAdjustmentType 1 or 4 (SaTScan refuses "
                                                "the nonparametric one too) or SpatialAdjustmentType=1")

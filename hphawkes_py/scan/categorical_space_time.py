@@ -38,8 +38,10 @@ from .locations import _check_xy, check_empty_locations
 from .monte_carlo import BATCH_SIZE, CPU_BATCH_BYTES, GPU_BATCH_SIZE, batch_children, check_run, \
     replicate_seed_batches
 from .normal_temporal import interval_clusters, longest_interval
+from .null_draws import strata_members
 from .result import ScanResult
 from .space_time_scan import SpaceTimeOptions, _check_common, _days, with_empty_rows
+from .spatiotemporal import _period_days
 
 __all__ = ["space_time_ordinal", "space_time_multinomial", "temporal_ordinal", "temporal_multinomial"]
 
@@ -48,7 +50,8 @@ def space_time_ordinal(coords, categories, times, *, max_population=0.5, max_dis
                        distance="euclidean", location_ids=None, seed=None, executor=None, backend="auto",
                        threads=None, progress=True, max_temporal_percent=None, circle_population=None,
                        max_circle_population=0.5, centres=None, secondary="no-overlap", empty_locations=None,
-                       empty_location_ids=None, purely_temporal=False, surveillance_start=None) -> ScanResult:
+                       empty_location_ids=None, purely_temporal=False, surveillance_start=None,
+                       day_of_week=False) -> ScanResult:
     """Kulldorff's space-time scan statistic for ordinal data (ordered categories), retrospective or prospective.
 
     Semantics follow SaTScan's space-time ordinal analysis (``ModelType=3``, ``AnalysisType=3`` or ``4``):
@@ -113,6 +116,9 @@ def space_time_ordinal(coords, categories, times, *, max_population=0.5, max_dis
         ``AdjustForEarlierAnalyses``): every replicate's maximum is over the cylinders of every analysis since
         then, as in :func:`~hphawkes_py.scan.space_time_permutation` (SaTScan 10.3.2 takes the setting for
         these models but does not adjust).
+    day_of_week : bool
+        Adjust for the day of the week (SaTScan's ``AdjustForWeeklyTrends``): the Monte Carlo permutes the
+        categories among the cases of each weekday only; the cylinders' LLRs are unchanged.
 
     Returns
     -------
@@ -148,7 +154,7 @@ def space_time_multinomial(coords, categories, times, *, max_population=0.5, max
                            location_ids=None, seed=None, executor=None, backend="auto", threads=None, progress=True,
                            max_temporal_percent=None, circle_population=None, max_circle_population=0.5,
                            centres=None, secondary="no-overlap", empty_locations=None, empty_location_ids=None,
-                           purely_temporal=False, surveillance_start=None) -> ScanResult:
+                           purely_temporal=False, surveillance_start=None, day_of_week=False) -> ScanResult:
     """Kulldorff's space-time scan statistic for multinomial data (unordered categories), retrospective or
     prospective.
 
@@ -169,7 +175,7 @@ def space_time_multinomial(coords, categories, times, *, max_population=0.5, max
         As in :func:`~hphawkes_py.scan.space_time_ordinal`.
     seed, executor, backend, threads, progress, max_temporal_percent, circle_population, max_circle_population
         As in :func:`~hphawkes_py.scan.space_time_ordinal`.
-    centres, secondary, empty_locations, empty_location_ids, purely_temporal, surveillance_start
+    centres, secondary, empty_locations, empty_location_ids, purely_temporal, surveillance_start, day_of_week
         As in :func:`~hphawkes_py.scan.space_time_ordinal`.
 
     Returns
@@ -203,6 +209,7 @@ def _space_time(coords, categories, times, ordinal: bool, kw: dict) -> ScanResul
     n = len(xy)
     cat, labels = check_categories(categories, n, ordinal=ordinal)
     purely_temporal = check_bool(kw["purely_temporal"], "purely_temporal")
+    day_of_week = check_bool(kw["day_of_week"], "day_of_week")
     empty = check_empty_locations(kw["empty_locations"], kw["empty_location_ids"], kw["location_ids"] is not None)
     xy, counted, times, location_ids = with_empty_rows(xy, np.ones(n, dtype=np.int64), times, kw["location_ids"],
                                                        empty)
@@ -241,8 +248,10 @@ def _space_time(coords, categories, times, ordinal: bool, kw: dict) -> ScanResul
             null_day0 = int(n1.min())
             null_engine = dataclasses.replace(engine, n_cum=cumulative_from_end(cm.c_lt[:, null_day0:]),
                                               t1s=n1 - null_day0, t2s=n2 - null_day0)
+        # the weekday adjustment: the categories permuted among each weekday's cases
+        strata = strata_members(np.mod(_period_days(cm)[cm.day[:n]], 7)) if day_of_week else None
         null_llr = _null_maxima(_device_engine(null_engine, cm.run.backend), cm.gid[:n], cm.day[:n] - null_day0, cat,
-                                K, L, T - null_day0, cm.run)
+                                K, L, T - null_day0, cm.run, strata)
 
     def table(members, t1, t2):
         return window_categories(counts[members, t1:t2 + 1].sum(axis=(0, 1)), tot, labels, ordinal, want_high,
@@ -255,12 +264,13 @@ def _space_time(coords, categories, times, ordinal: bool, kw: dict) -> ScanResul
         max_population=cm.max_population, direction=cm.run.direction, n_replicates=cm.run.n_replicates,
         model="space_time_ordinal" if ordinal else "space_time_multinomial", max_distance=cm.max_distance,
         min_cases=0, distance=cm.distance, _loc_coords=cm.loc_coords, _loc_cases=size, _loc_population=size,
-        _loc_expected=None, _loc_controls=None, _row_ids=cm.ids, _row_loc=cm.gid, purely_temporal=purely_temporal)
+        _loc_expected=None, _loc_controls=None, _row_ids=cm.ids, _row_loc=cm.gid, purely_temporal=purely_temporal,
+        day_of_week=day_of_week)
 
 
 def temporal_ordinal(times, categories, *, max_temporal=None, max_temporal_percent=50.0, prospective=False,
                      study_period=None, n_replicates=999, direction="high", seed=None, executor=None, backend="auto",
-                     threads=None, progress=True) -> ScanResult:
+                     threads=None, progress=True, day_of_week=False) -> ScanResult:
     """Kulldorff's purely temporal scan statistic for ordinal data (ordered categories).
 
     Semantics follow SaTScan's purely temporal ordinal analysis (``ModelType=3``, ``AnalysisType`` 2 or 6):
@@ -285,7 +295,7 @@ def temporal_ordinal(times, categories, *, max_temporal=None, max_temporal_perce
         Monte Carlo replicates.
     direction : {"high", "low", "both"}
         Scan for intervals whose cases lean to the higher categories (lower, either).
-    seed, executor, backend, threads, progress
+    seed, executor, backend, threads, progress, day_of_week
         As in :func:`~hphawkes_py.scan.space_time_ordinal`.
 
     Returns
@@ -314,7 +324,7 @@ def temporal_ordinal(times, categories, *, max_temporal=None, max_temporal_perce
 
 def temporal_multinomial(times, categories, *, max_temporal=None, max_temporal_percent=50.0, prospective=False,
                          study_period=None, n_replicates=999, seed=None, executor=None, backend="auto", threads=None,
-                         progress=True) -> ScanResult:
+                         progress=True, day_of_week=False) -> ScanResult:
     """Kulldorff's purely temporal scan statistic for multinomial data (unordered categories).
 
     Semantics follow SaTScan's purely temporal multinomial analysis (``ModelType=7``, ``AnalysisType`` 2 or 6):
@@ -329,7 +339,7 @@ def temporal_multinomial(times, categories, *, max_temporal=None, max_temporal_p
         The category of each case: labels or numbers, at least 2 distinct; reported in SaTScan's order (sorted).
     max_temporal, max_temporal_percent, prospective, study_period, n_replicates
         As in :func:`~hphawkes_py.scan.temporal_ordinal`.
-    seed, executor, backend, threads, progress
+    seed, executor, backend, threads, progress, day_of_week
         As in :func:`~hphawkes_py.scan.space_time_ordinal`.
 
     Returns
@@ -361,6 +371,7 @@ def _temporal(times, categories, ordinal: bool, kw: dict) -> ScanResult:
     n = len(day)
     cat, labels = check_categories(categories, n, ordinal=ordinal)
     prospective = check_bool(kw["prospective"], "prospective")
+    day_of_week = check_bool(kw["day_of_week"], "day_of_week")
     max_t = longest_interval(kw["max_temporal"], kw["max_temporal_percent"], T)
     run = check_run(0, kw["n_replicates"], kw["direction"], "no-overlap", kw["progress"], kw["threads"], kw["seed"],
                     kw["backend"], kw["executor"])
@@ -380,8 +391,9 @@ def _temporal(times, categories, ordinal: bool, kw: dict) -> ScanResult:
         per_mv, _ = engine.interval_best(counts[:, day0:])
         val = np.zeros((T, max_t))
         val[t2s, t2s - t1s] = engine.llr(per_mv)[0]
+        weekday = np.mod(day + (int(origin.astype(np.int64)) if isinstance(origin, np.datetime64) else int(origin)), 7)
         null_llr = _null_maxima(_device_engine(engine, run.backend), np.zeros(n, dtype=np.int64), day - day0, cat, K,
-                                1, T - day0, run)
+                                1, T - day0, run, strata_members(weekday) if day_of_week else None)
 
     def fields(t1, t2):
         o = counts[0, t1:t2 + 1].sum(axis=0)
@@ -396,7 +408,7 @@ def _temporal(times, categories, ordinal: bool, kw: dict) -> ScanResult:
         clusters=clusters, null_llr=null_llr, backend=run.backend, n_cases=n, n_population=n, n_locations=1,
         n_merged=0, n_centres=1, n_windows=len(t1s), max_population=1.0, direction=run.direction,
         n_replicates=run.n_replicates, model="temporal_ordinal" if ordinal else "temporal_multinomial", min_cases=0,
-        purely_temporal=True, _loc_coords=np.full((1, 2), np.nan), _loc_cases=np.array([n]),
+        purely_temporal=True, day_of_week=day_of_week, _loc_coords=np.full((1, 2), np.nan), _loc_cases=np.array([n]),
         _loc_population=np.array([n]), _loc_expected=None, _loc_controls=None, _row_ids=np.zeros(n, dtype=np.int64),
         _row_loc=np.zeros(n, dtype=np.int64))
 
@@ -411,24 +423,26 @@ def _device_engine(engine: CategoricalCylinderEngine, backend: str):
     return GpuCategoricalCylinderEngine(engine, device=get_device(backend), backend=backend)
 
 
-def permuted_category_cumulative(loc, day, cat, K: int, L: int, T1: int, seeds) -> np.ndarray:
+def permuted_category_cumulative(loc, day, cat, K: int, L: int, T1: int, seeds, strata=None) -> np.ndarray:
     """(L, T1 + 1, K, R) int32 the cases per location, day and category of the replicates whose seeds are
     ``seeds``, added from the last day back (:func:`~.cpu_categorical_space_time.category_cumulative`): the
     categories ``cat`` permuted among the cases, which keep their location ``loc`` and day ``day`` (counted from
     the first day of the scanned intervals; a case before it, ``day < 0``, takes part in the permutation but is
-    in no cylinder), by :func:`~._categorical.permute_categories` over the (location, day) cells."""
+    in no cylinder), by :func:`~._categorical.permute_categories` over the (location, day) cells (``strata``: within
+    them)."""
     cell = np.where(day >= 0, loc * T1 + day, L * T1)
-    per_cell = permute_categories(cell, cat, K, L * T1 + 1, seeds)[:L * T1]
+    per_cell = permute_categories(cell, cat, K, L * T1 + 1, seeds, strata)[:L * T1]
     return category_cumulative(per_cell.reshape(L, T1, K, -1))
 
 
-def _null_batch(size, batch_seed, engine, loc, day, cat, K, L, T1):
+def _null_batch(size, batch_seed, engine, loc, day, cat, K, L, T1, strata=None):
     """One Monte Carlo batch: ``size`` permutations of the categories and their largest cylinder LLRs (module level
     so process pools can pickle it)."""
-    return engine.max_llr(permuted_category_cumulative(loc, day, cat, K, L, T1, batch_children(batch_seed, size)))
+    return engine.max_llr(permuted_category_cumulative(loc, day, cat, K, L, T1, batch_children(batch_seed, size),
+                                                       strata))
 
 
-def _null_maxima(engine, loc, day, cat, K: int, L: int, T1: int, run) -> np.ndarray:
+def _null_maxima(engine, loc, day, cat, K: int, L: int, T1: int, run, strata=None) -> np.ndarray:
     """(n_replicates,) float64 largest cylinder LLR of each null replicate, in replicate order, in batches whose
     cumulative counts (L x (T1 + 1) x K int32 a replicate) stay within ``CPU_BATCH_BYTES`` (a GPU: 256 MiB)."""
     R = run.n_replicates
@@ -443,6 +457,6 @@ def _null_maxima(engine, loc, day, cat, K: int, L: int, T1: int, run) -> np.ndar
     sizes = [min(batch, R - s) for s in range(0, R, batch)]
     parts = run_replicates(_null_batch, sizes, seeds=replicate_seed_batches(run.seed, R, batch),
                            executor=run.executor, progress=run.progress, desc="space-time categorical Monte Carlo",
-                           args=(engine, loc, day, cat, K, L, T1))
+                           args=(engine, loc, day, cat, K, L, T1, strata))
     return np.concatenate(parts).astype(np.float64)
 

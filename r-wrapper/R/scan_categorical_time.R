@@ -3,12 +3,13 @@
 # The keyword arguments the space-time ordinal and multinomial wrappers share.
 .space_time_categorical_kw <- function(location_ids, max_population, max_distance, max_temporal, prospective,
                                        max_temporal_percent, n_replicates, secondary, distance, seed, progress,
-                                       backend, threads, purely_temporal, surveillance_start) {
+                                       backend, threads, purely_temporal, surveillance_start, day_of_week) {
   kw <- list(max_population = .as_num(max_population), max_distance = .as_num(max_distance),
              max_temporal = .as_int(max_temporal), prospective = .as_flag(prospective, "prospective"),
              n_replicates = .as_int(n_replicates), secondary = secondary, distance = distance,
              seed = .as_int(seed), progress = .as_flag(progress, "progress"), backend = backend,
-             threads = .as_int(threads), purely_temporal = .as_flag(purely_temporal, "purely_temporal"))
+             threads = .as_int(threads), purely_temporal = .as_flag(purely_temporal, "purely_temporal"),
+             day_of_week = .as_flag(day_of_week, "day_of_week"))
   if (!is.null(location_ids)) kw$location_ids <- .np_ids(location_ids, "location_ids")
   if (!is.null(max_temporal_percent)) kw$max_temporal_percent <- .as_num(max_temporal_percent)
   if (!is.null(surveillance_start))
@@ -41,6 +42,8 @@
 #'   \code{IncludePurelyTemporal}).
 #' @param surveillance_start \code{NULL}, or with \code{prospective} the first day (a \code{Date} or day number) of
 #'   a surveillance whose earlier analyses the p-values are adjusted for (SaTScan's \code{AdjustForEarlierAnalyses}).
+#' @param day_of_week Adjust for the day of the week (SaTScan's \code{AdjustForWeeklyTrends}): the null permutes
+#'   the categories among each weekday's cases only.
 #' @inheritParams scan_ordinal
 #' @return An object of class \code{hphawkes_scan}, \code{model = "space_time_ordinal"}: \code{clusters} has
 #'   \code{start} and \code{end} (days since 1970-01-01 for \code{Date}s), \code{cases} (the cylinder's cases)
@@ -62,11 +65,11 @@ scan_space_time_ordinal <- function(coords, categories, times, location_ids = NU
                                     max_temporal_percent = NULL, n_replicates = 999L, direction = "high",
                                     secondary = "no-overlap", distance = "euclidean", seed = NULL, progress = FALSE,
                                     backend = "auto", threads = NULL, purely_temporal = FALSE,
-                                    surveillance_start = NULL) {
+                                    surveillance_start = NULL, day_of_week = FALSE) {
   .hp_check_args()
   kw <- .space_time_categorical_kw(location_ids, max_population, max_distance, max_temporal, prospective,
                                    max_temporal_percent, n_replicates, secondary, distance, seed, progress,
-                                   backend, threads, purely_temporal, surveillance_start)
+                                   backend, threads, purely_temporal, surveillance_start, day_of_week)
   kw$direction <- direction
   res <- .hp_call(do.call(.hp_mod("scan")$space_time_ordinal, c(list(
     .np_double(as.matrix(coords), "coords"), .np_categories(categories, TRUE), .np_times(times)), kw)))
@@ -100,11 +103,12 @@ scan_space_time_multinomial <- function(coords, categories, times, location_ids 
                                         max_distance = NULL, max_temporal = 7L, prospective = FALSE,
                                         max_temporal_percent = NULL, n_replicates = 999L, secondary = "no-overlap",
                                         distance = "euclidean", seed = NULL, progress = FALSE, backend = "auto",
-                                        threads = NULL, purely_temporal = FALSE, surveillance_start = NULL) {
+                                        threads = NULL, purely_temporal = FALSE, surveillance_start = NULL,
+                                        day_of_week = FALSE) {
   .hp_check_args()
   kw <- .space_time_categorical_kw(location_ids, max_population, max_distance, max_temporal, prospective,
                                    max_temporal_percent, n_replicates, secondary, distance, seed, progress,
-                                   backend, threads, purely_temporal, surveillance_start)
+                                   backend, threads, purely_temporal, surveillance_start, day_of_week)
   res <- .hp_call(do.call(.hp_mod("scan")$space_time_multinomial, c(list(
     .np_double(as.matrix(coords), "coords"), .np_categories(categories, FALSE), .np_times(times)), kw)))
   .hp_scan_result(res)
@@ -124,6 +128,7 @@ scan_space_time_multinomial <- function(coords, categories, times, location_ids 
 #' @param max_temporal_percent The longest interval as a percentage of the study period (default 50).
 #' @param prospective Only intervals that end on the last day.
 #' @param direction The ordinal model's \code{"high"}, \code{"low"} or \code{"both"} (not used otherwise).
+#' @param day_of_week Adjust for the day of the week (the null permutes within weekdays).
 #' @inheritParams scan_ordinal
 #' @return An object of class \code{hphawkes_scan}, \code{model = "temporal_ordinal"} or
 #'   \code{"temporal_multinomial"}: \code{clusters} has \code{start}, \code{end}, \code{cases} and the
@@ -140,13 +145,13 @@ scan_space_time_multinomial <- function(coords, categories, times, location_ids 
 scan_temporal_categorical <- function(times, categories, ordinal = TRUE, max_temporal = NULL,
                                       max_temporal_percent = 50, prospective = FALSE, n_replicates = 999L,
                                       direction = "high", seed = NULL, progress = FALSE, backend = "auto",
-                                      threads = NULL) {
+                                      threads = NULL, day_of_week = FALSE) {
   .hp_check_args()
   ordinal <- .as_flag(ordinal, "ordinal")
   kw <- list(max_temporal = .as_int(max_temporal), max_temporal_percent = .as_num(max_temporal_percent),
              prospective = .as_flag(prospective, "prospective"), n_replicates = .as_int(n_replicates),
              seed = .as_int(seed), progress = .as_flag(progress, "progress"), backend = backend,
-             threads = .as_int(threads))
+             threads = .as_int(threads), day_of_week = .as_flag(day_of_week, "day_of_week"))
   if (ordinal) kw$direction <- direction
   fun <- .hp_mod("scan")[[if (ordinal) "temporal_ordinal" else "temporal_multinomial"]]
   res <- .hp_call(do.call(fun, c(list(.np_times(times), .np_categories(categories, ordinal)), kw)))

@@ -458,6 +458,10 @@ test_that("scan_space_time_ordinal, _multinomial and scan_temporal_categorical g
   expect_true(all(sv$clusters$end == max(as.numeric(as.Date("2024-01-01") + day))))
   tp <- scan_temporal_categorical(day, grade, max_temporal = 15L, n_replicates = 19, seed = 1, backend = "cpu")
   expect_identical(tp$model, "temporal_ordinal")
+  wk <- scan_temporal_categorical(as.Date("2024-01-01") + day, grade, max_temporal = 15L, n_replicates = 19, seed = 1,
+                                  backend = "cpu", day_of_week = TRUE)
+  expect_identical(wk$day_of_week, TRUE)
+  expect_false(identical(wk$null_llr, tp$null_llr))
   tm <- scan_temporal_categorical(day, sero, ordinal = FALSE, max_temporal = 15L, n_replicates = 19, seed = 1,
                                   backend = "cpu")
   expect_identical(tm$model, "temporal_multinomial")
