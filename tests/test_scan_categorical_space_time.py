@@ -23,9 +23,8 @@ from hphawkes_py.cli import main
 from hphawkes_py.scan._prm import prm_arguments
 from hphawkes_py.scan._categorical import permute_categories
 from hphawkes_py.scan.categorical_files import run_space_time_categorical
-from hphawkes_py.scan.categorical_space_time import permuted_category_cumulative
 from hphawkes_py.scan.cpu_categorical_space_time import CategoricalCylinderEngine, category_cumulative, \
-    window_bounds
+    permuted_cumulative, window_bounds
 from hphawkes_py.scan.cpu_normal_space_time import cumulative_from_end, intervals
 from hphawkes_py.scan.monte_carlo import batch_children
 from hphawkes_py.scan.windows import build_windows
@@ -117,7 +116,7 @@ def test_the_replicates_kernel_gives_the_best_of_the_observed_kernel_on_each_rep
         cat = np.random.default_rng(1).choice(3, len(cat), p=[.9, .08, .02])
     T = 9 if t_end_min == 0 else 10  # prospective: no case on the last day, which every interval ends on
     eng, counts = _engine(xy, loc, day, cat, T, 4 if t_end_min == 0 else 9, t_end_min, ordinal, direction)
-    cum = permuted_category_cumulative(loc, day, cat, 3, len(xy), T, batch_children(np.random.SeedSequence(3), 6))
+    cum = permuted_cumulative(loc, day, cat, 3, len(xy), T, batch_children(np.random.SeedSequence(3), 6))
     got = eng.max_llr(cum)
     per_centre = eng.llr(eng.best_mv(cum))
     small = 0
@@ -152,7 +151,7 @@ def test_the_permutation_moves_categories_among_the_cases_which_keep_their_cells
     xy, loc, day, cat = _data(seed=9)
     L, T = len(xy), 9
     seeds = batch_children(np.random.SeedSequence(4), 5)
-    cum = permuted_category_cumulative(loc, day - 2, cat, 3, L, T - 2, seeds)
+    cum = permuted_cumulative(loc, day - 2, cat, 3, L, T - 2, seeds)
     per_cell = cum[:, :-1] - cum[:, 1:]
     # cases of days 0 and 1 (before the first scanned day) take part but are in no cell
     later = day >= 2

@@ -30,8 +30,8 @@ import numpy as np
 from .._backend import get_device, is_gpu_backend, threads_context
 from .._parallel import run_replicates
 from .._validate import check_bool
-from ._categorical import check_categories, permute_categories, window_categories
-from .cpu_categorical_space_time import CategoricalCylinderEngine, category_cumulative
+from ._categorical import check_categories, window_categories
+from .cpu_categorical_space_time import CategoricalCylinderEngine, permuted_cumulative
 from .cpu_normal_space_time import cumulative_from_end, intervals, surveillance_intervals
 from .cylinders import cylinder_clusters, first_best, interval_candidates, observation_circles
 from .locations import _check_xy, check_empty_locations
@@ -423,23 +423,10 @@ def _device_engine(engine: CategoricalCylinderEngine, backend: str):
     return GpuCategoricalCylinderEngine(engine, device=get_device(backend), backend=backend)
 
 
-def permuted_category_cumulative(loc, day, cat, K: int, L: int, T1: int, seeds, strata=None) -> np.ndarray:
-    """(L, T1 + 1, K, R) int32 the cases per location, day and category of the replicates whose seeds are
-    ``seeds``, added from the last day back (:func:`~.cpu_categorical_space_time.category_cumulative`): the
-    categories ``cat`` permuted among the cases, which keep their location ``loc`` and day ``day`` (counted from
-    the first day of the scanned intervals; a case before it, ``day < 0``, takes part in the permutation but is
-    in no cylinder), by :func:`~._categorical.permute_categories` over the (location, day) cells (``strata``: within
-    them)."""
-    cell = np.where(day >= 0, loc * T1 + day, L * T1)
-    per_cell = permute_categories(cell, cat, K, L * T1 + 1, seeds, strata)[:L * T1]
-    return category_cumulative(per_cell.reshape(L, T1, K, -1))
-
-
 def _null_batch(size, batch_seed, engine, loc, day, cat, K, L, T1, strata=None):
     """One Monte Carlo batch: ``size`` permutations of the categories and their largest cylinder LLRs (module level
     so process pools can pickle it)."""
-    return engine.max_llr(permuted_category_cumulative(loc, day, cat, K, L, T1, batch_children(batch_seed, size),
-                                                       strata))
+    return engine.max_llr(permuted_cumulative(loc, day, cat, K, L, T1, batch_children(batch_seed, size), strata))
 
 
 def _null_maxima(engine, loc, day, cat, K: int, L: int, T1: int, run, strata=None) -> np.ndarray:

@@ -20,8 +20,10 @@ import numpy as np
 from numba import njit, prange
 
 from ._categorical import _NONE, CategoryTotals, _statistics, _window_value
+from ._rng import replicate_seed_words
+from .null_draws import _strata_arrays, seeded_permutation_strata
 
-__all__ = ["CategoricalCylinderEngine", "category_cumulative", "window_bounds"]
+__all__ = ["CategoricalCylinderEngine", "category_cumulative", "permuted_cumulative", "window_bounds"]
 
 
 def category_cumulative(counts: np.ndarray) -> np.ndarray:
@@ -30,6 +32,52 @@ def category_cumulative(counts: np.ndarray) -> np.ndarray:
     c = np.asarray(counts)
     out = np.zeros((c.shape[0], c.shape[1] + 1) + c.shape[2:], dtype=np.int32)
     out[:, :-1] = np.cumsum(c[:, ::-1], axis=1, dtype=np.int64)[:, ::-1]
+    return out
+
+
+@njit(cache=True, parallel=True)
+def _permuted_cumulative(loc, day, cat, words, members, bounds, out):
+    """The null replicates' cases as the replicates' kernel reads them: for replicate r (``words[r]``: its seed) the
+    categories ``cat`` permuted among the cases (:func:`~.null_draws.seeded_permutation_strata`; each keeps its
+    location ``loc`` and day ``day``, a case with ``day < 0`` in no cell), counted per location, day and category
+    and added up from the last day back into ``out[:, :, :, r]`` ((L, T + 1, K, R) int32, zero on entry; the last
+    day row stays 0): :func:`category_cumulative` of the counts of :func:`~._categorical.permute_categories`,
+    whose permutation of a seed it draws."""
+    L, T1, K, R = out.shape
+    n = cat.shape[0]
+    B = 8  # replicates per task: a (location, day, category) row of the output is written 32 bytes at a time
+    for b in prange((R + B - 1) // B):
+        r0 = b * B
+        nr = min(B, R - r0)
+        cnt = np.zeros((L, T1, K, B), dtype=np.int32)
+        for j in range(nr):
+            perm = seeded_permutation_strata(words[r0 + j], n, members, bounds)
+            for q in range(n):
+                if day[q] >= 0:
+                    cnt[loc[q], day[q], cat[perm[q]], j] += 1
+        for z in range(L):
+            for t in range(T1 - 3, -1, -1):
+                for k in range(K):
+                    for j in range(nr):
+                        cnt[z, t, k, j] += cnt[z, t + 1, k, j]
+            for t in range(T1):
+                for k in range(K):
+                    for j in range(nr):
+                        out[z, t, k, r0 + j] = cnt[z, t, k, j]
+
+
+def permuted_cumulative(loc, day, cat, K: int, L: int, T: int, seeds, strata=None) -> np.ndarray:
+    """(L, T + 1, K, R) int32 the cases per location, day and category of the replicates whose seeds are ``seeds``
+    (one per replicate, as :func:`~._categorical.permute_categories` takes them, which draws the same permutations),
+    added from the last day back: the categories ``cat`` (codes 0..K-1) permuted among the cases, which keep their
+    location ``loc`` and day ``day`` (of the T scanned; a case before them, ``day < 0``, takes part in the
+    permutation but is in no cylinder); ``strata``: None or ``(members, bounds)`` of
+    :func:`~.null_draws.strata_members`, to permute within them (:func:`_permuted_cumulative`)."""
+    words = replicate_seed_words(seeds)
+    out = np.zeros((L, T + 1, K, len(words)), dtype=np.int32)
+    _permuted_cumulative(np.ascontiguousarray(loc, dtype=np.int64), np.ascontiguousarray(day, dtype=np.int64),
+                         np.ascontiguousarray(cat, dtype=np.int64), np.ascontiguousarray(words, dtype=np.uint32),
+                         *_strata_arrays(strata), out)
     return out
 
 
@@ -75,13 +123,15 @@ def _max_cylinders(offsets, neighbors, boundary, n_cum, cum, t1s, t2s, t_end_min
                    want_low, bound, margin, best_mv):
     """For every centre i and replicate r (``cum`` (L, T + 1, K, R): the replicates' cases per location and
     category added from the end; ``n_cum`` (L, T + 1): all their cases, the same in every replicate): the largest
-    maximizing value of the centre's cylinders, ``best_mv[i, r]`` (:data:`~._categorical._NONE`: none).
+    maximizing value of the centre's cylinders, ``best_mv[i, r]`` (:data:`~._categorical._NONE`: none). The circle
+    grows location by location, its cases per day added up from the end (the walk is made once, not once per
+    interval); at every window end each interval's cylinder is the difference of two of its days.
 
     Four kinds of cylinder are not scored, each holding the cases of one scored elsewhere or unable to beat
     the replicate's best so far, so the maxima are those of scoring every cylinder:
 
-    * a window end whose cylinder holds the cases of the one scored last (a location without cases on the
-      interval's days adds nothing);
+    * a window end whose cylinder holds the cases of the one of its interval scored last (a location without cases
+      on the interval's days adds nothing);
     * a cylinder without cases on its interval's first day (it holds those of the interval one day shorter at
       the start), or, where the interval one day shorter at the end is scanned too (it ends on ``t_end_min`` or
       later: the intervals' longest grows by at most a day from one end day to the next, as in a surveillance's
@@ -103,40 +153,40 @@ def _max_cylinders(offsets, neighbors, boundary, n_cum, cum, t1s, t2s, t_end_min
     for k in range(K):
         C += tot[k]
     nb = bound.shape[0]
+    T1 = cum.shape[1]
     for i in prange(m):
-        c = np.zeros((K, R), dtype=np.int64)
+        # the circle's cases per day (and category and replicate), added from the end as the circle grows: a
+        # cylinder's cases are the difference of two of its rows
+        n_circle = np.zeros(T1, dtype=np.int64)
+        c_circle = np.zeros((T1, K, R), dtype=np.int32)
+        scored = np.full(I, -1, dtype=np.int64)  # per interval, the cases of the cylinder scored last
         w = np.empty(K, dtype=np.int64)
         cR = np.empty(K, dtype=np.int64)
         dR = np.empty(K, dtype=np.int64)
         top = np.full(R, _NONE)
         lowest = _NONE  # the smallest of the replicates' bests
         acc = np.empty(R)
-        for a in range(I):
-            t1 = t1s[a]
-            t2 = t2s[a]
-            e = t2 + 1
-            trim_start = t1 < t2
-            trim_end = t1 < t2 and t2 - 1 >= t_end_min
-            n = np.int64(0)
-            n_first = np.int64(0)  # the circle's cases on the interval's first day
-            n_last = np.int64(0)  # ... and on its last day
-            scored = np.int64(-1)
-            c[:, :] = 0
-            for j in range(offsets[i], offsets[i + 1]):
-                loc = neighbors[j]
-                dn = n_cum[loc, t1] - n_cum[loc, e]
-                if dn != 0:
-                    n += dn
-                    n_first += n_cum[loc, t1] - n_cum[loc, t1 + 1]
-                    n_last += n_cum[loc, t2] - n_cum[loc, e]
+        for j in range(offsets[i], offsets[i + 1]):
+            loc = neighbors[j]
+            if n_cum[loc, 0] != 0:  # a location without cases on the scanned days adds nothing
+                for t in range(T1):
+                    n_circle[t] += n_cum[loc, t]
                     for k in range(K):
                         for r in range(R):
-                            c[k, r] += cum[loc, t1, k, r] - cum[loc, e, k, r]
-                if boundary[j] == 0 or n == scored or n == 0 or n == C:
+                            c_circle[t, k, r] += cum[loc, t, k, r]
+            if boundary[j] == 0:  # inside a tie group: not a window end
+                continue
+            for a in range(I):
+                t1 = t1s[a]
+                t2 = t2s[a]
+                e = t2 + 1
+                n = n_circle[t1] - n_circle[e]
+                if n == scored[a] or n == 0 or n == C:
                     continue
-                scored = n
-                if (trim_start and n_first == 0) or (trim_end and n_last == 0):
-                    continue
+                scored[a] = n
+                if t1 < t2 and (n_circle[t1] == n_circle[t1 + 1]
+                                or (t2 - 1 >= t_end_min and n_circle[t2] == n_circle[e])):
+                    continue  # no case on the first (last) day: a shorter interval's cases
                 if n < nb and bound[n] <= lowest:  # no replicate's best can be beaten by W = n cases
                     continue
                 # the multinomial log likelihood of every replicate at once: _table_log_likelihood's terms, in
@@ -148,7 +198,7 @@ def _max_cylinders(offsets, neighbors, boundary, n_cum, cum, t1s, t2s, t_end_min
                 for k in range(K):
                     tk = tot[k]
                     for r in range(R):
-                        ck = c[k, r]
+                        ck = np.int64(c_circle[t1, k, r]) - np.int64(c_circle[e, k, r])
                         acc[r] += ck * (logs[ck] - lw)
                         acc[r] += (tk - ck) * (logs[tk - ck] - lu)
                 for r in range(R):
@@ -156,7 +206,7 @@ def _max_cylinders(offsets, neighbors, boundary, n_cum, cum, t1s, t2s, t_end_min
                         if acc[r] + margin <= top[r]:
                             continue
                         for k in range(K):
-                            w[k] = c[k, r]
+                            w[k] = np.int64(c_circle[t1, k, r]) - np.int64(c_circle[e, k, r])
                         v = _window_value(w, tot, K, C, ordinal, want_high, want_low, logs, cR, dR)
                     else:
                         v = acc[r]
