@@ -8,8 +8,11 @@ the cumulative counts from the end of the study period (``cum[t1] - cum[t2 + 1]`
 ``gppCategoryCases``). A cylinder is scored by the window statistic of the purely spatial models
 (:func:`~._categorical._window_value`: the log likelihood, ordinal: pooled under the order restriction). The observed
 data's best cylinder of every centre and interval comes from :func:`_interval_best`; the replicates' best of every
-centre from :func:`_max_cylinders`, whose loop the CUDA kernel ``scan_categorical_cylinders``
-(``gpu/kernels/scan_categorical.cu``) runs in the same order, one thread per centre and replicate.
+centre from :func:`_max_cylinders` (the replicates' cases from :func:`permuted_cumulative`). The CUDA kernel
+``scan_categorical_cylinders`` (``gpu/kernels/scan_categorical.cu``), one thread per centre and replicate, leaves
+out the cylinders that cannot change its replicate's maximum for the same reasons and scores the others with the
+same arithmetic, so its maxima are the CPU's bit for bit; it walks the circle once per interval (a thread cannot
+hold a circle's cases per day).
 """
 from __future__ import annotations
 
