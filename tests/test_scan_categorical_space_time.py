@@ -105,7 +105,7 @@ def test_every_interval_of_every_centre_matches_the_naive_formula(ordinal, direc
 
 @pytest.mark.parametrize("ordinal, direction, rare, t_end_min", [(True, "both", False, 0), (False, "high", False, 0),
                                                                 (True, "high", True, 0), (False, "high", True, 0),
-                                                                (True, "both", True, 9)])
+                                                                (True, "both", True, 9), (False, "high", False, -9)])
 def test_the_replicates_kernel_gives_the_best_of_the_observed_kernel_on_each_replicate(ordinal, direction, rare,
                                                                                      t_end_min):
     # the replicates' kernel (leaving out cylinders that add no case, hold a shorter interval's cases or cannot
@@ -114,8 +114,10 @@ def test_the_replicates_kernel_gives_the_best_of_the_observed_kernel_on_each_rep
     xy, loc, day, cat = _data(seed=8)
     if rare:
         cat = np.random.default_rng(1).choice(3, len(cat), p=[.9, .08, .02])
+    if t_end_min == -9:  # prospective, the cases on days 0-3 of 10: cylinders whose cases fall on one day only
+        day, t_end_min = day % 4, 9
     T = 9 if t_end_min == 0 else 10  # prospective: no case on the last day, which every interval ends on
-    eng, counts = _engine(xy, loc, day, cat, T, 4 if t_end_min == 0 else 9, t_end_min, ordinal, direction)
+    eng, counts = _engine(xy, loc, day, cat, T, 4 if t_end_min == 0 else 10, t_end_min, ordinal, direction)
     cum = permuted_cumulative(loc, day, cat, 3, len(xy), T, batch_children(np.random.SeedSequence(3), 6))
     got = eng.max_llr(cum)
     per_centre = eng.llr(eng.best_mv(cum))
