@@ -188,12 +188,12 @@ def test_cpu_and_cuda_engines_agree(ordinal, direction, backend):
 
 
 def test_results_do_not_depend_on_threads_or_batching(monkeypatch):
-    import hphawkes_py.scan.categorical_space_time as cst
+    import hphawkes_py.scan.monte_carlo as mc
 
     xy, loc, day, cat = _data(seed=3)
     kw = dict(max_temporal=4, n_replicates=30, seed=11, progress=False, backend="cpu")
     a = hp.scan.space_time_ordinal(xy[loc], cat, day, threads=1, **kw)
-    monkeypatch.setattr(cst, "CPU_BATCH_BYTES", 16 * 12 * 10 * 3 * 7)  # batches of 7 replicates
+    monkeypatch.setattr(mc, "CPU_BATCH_BYTES", 16 * 12 * 10 * 3 * 7)  # batches of 7 replicates
     b = hp.scan.space_time_ordinal(xy[loc], cat, day, threads=2, **kw)
     np.testing.assert_array_equal(a.null_llr, b.null_llr)
 

@@ -41,7 +41,7 @@ from numba import njit, prange
 from .._backend import get_device, is_gpu_backend, threads_context
 from .._parallel import run_replicates
 from .locations import _radius, make_centres, merge_rows, report_rows, with_empty_locations
-from .monte_carlo import BATCH_SIZE, CPU_BATCH_BYTES, GPU_BATCH_SIZE, batch_children, replicate_seed_batches
+from .monte_carlo import batch_children, replicate_batches, replicate_seed_batches
 from .null_draws import permute_measurements
 from .result import Candidates, _clusters
 from .windows import build_windows
@@ -414,14 +414,7 @@ def categorical_monte_carlo(engine, gid, cat, K: int, L: int, run) -> np.ndarray
     """(n_replicates,) maxima of the permutation replicates, in replicate order."""
     R = run.n_replicates
     per = 4 * L * K + 24 * engine.n_centres  # bytes a replicate holds: its counts and per-centre maxima
-    if is_gpu_backend(engine.backend):
-        batch = max(BATCH_SIZE, min(GPU_BATCH_SIZE, (1 << 28) // max(per, 1)))
-    elif run.executor is not None:
-        batch = BATCH_SIZE
-    else:
-        cap = max(BATCH_SIZE, CPU_BATCH_BYTES // max(per, 1))
-        batch = math.ceil(R / math.ceil(R / cap))
-    sizes = [min(batch, R - s) for s in range(0, R, batch)]
+    batch, sizes = replicate_batches(R, per, is_gpu_backend(engine.backend), run.executor)
     parts = run_replicates(_null_batch, sizes, seeds=replicate_seed_batches(run.seed, R, batch),
                            executor=run.executor, progress=run.progress, desc="scan Monte Carlo",
                            args=(engine, gid, cat, K, L))

@@ -332,7 +332,6 @@ def _run_temporal(spec, run, model):
 
     days, values, second, temporal, starts = temporal_rows(spec, lambda path: _read_continuous(path, model, True))
     kw = spec["kwargs"]
-    temporal["day_of_week"] = kw.get("day_of_week", False)
     if model == "normal":
         temporal["min_cases"] = satscan_min_cases(kw["direction"], second is not None, *kw["min_cases"])
         res = temporal_normal(days, values, weights=second, **temporal, **run)
@@ -349,7 +348,7 @@ def temporal_rows(spec, read) -> tuple:
     windows' spatial settings do not apply. Returns ``(days, values, second, temporal, starts)``: the rows' days,
     values and second fields, the keyword arguments of the purely temporal scans every model takes
     (``max_temporal`` or ``max_temporal_percent``, ``prospective``, ``study_period``, ``n_replicates``,
-    ``direction``) and the time intervals' first days (None: days), as :func:`interval_dates` takes them."""
+    ``direction``, ``day_of_week``) and the time intervals' first days (None: days), as :func:`interval_dates` takes them."""
     f = spec["files"]
     ids, counts, dates, values, second = read(f["case_file"])
     if f.get("geo_file") is not None:
@@ -366,7 +365,8 @@ def temporal_rows(spec, read) -> tuple:
         days = interval_of(days, starts)
         period = (0, len(starts) - 2)
     temporal = {"max_temporal": kw.get("max_temporal"), "prospective": kw["prospective"], "study_period": period,
-                "n_replicates": kw["n_replicates"], "direction": kw["direction"]}
+                "n_replicates": kw["n_replicates"], "direction": kw["direction"],
+                "day_of_week": kw.get("day_of_week", False)}
     if kw.get("max_temporal_percent") is not None:
         temporal.update(max_temporal=None, max_temporal_percent=kw["max_temporal_percent"])
     return days, values[rows], None if second is None else second[rows], temporal, starts

@@ -124,7 +124,6 @@ def run_temporal_categorical(spec, run):
     ordinal_ = spec["model"] == "temporal_ordinal"
     days, values, _, temporal, starts = temporal_rows(spec, _dated_categories("ordinal" if ordinal_ else
                                                                               "multinomial"))
-    temporal["day_of_week"] = spec["kwargs"].get("day_of_week", False)
     if ordinal_:
         return interval_dates(temporal_ordinal(days, _whole(values), **temporal, **run), starts)
     temporal.pop("direction")

@@ -35,15 +35,15 @@ from .cpu_categorical_space_time import CategoricalCylinderEngine, permuted_cumu
 from .cpu_normal_space_time import cumulative_from_end, intervals, surveillance_intervals
 from .cylinders import cylinder_clusters, first_best, interval_candidates, observation_circles
 from .locations import _check_xy, check_empty_locations
-from .monte_carlo import BATCH_SIZE, CPU_BATCH_BYTES, GPU_BATCH_SIZE, batch_children, check_run, \
-    replicate_seed_batches
+from .monte_carlo import batch_children, check_run, replicate_batches, replicate_seed_batches
 from .normal_temporal import interval_clusters, longest_interval
 from .null_draws import strata_members
 from .result import ScanResult
-from .space_time_scan import SpaceTimeOptions, _check_common, _days, with_empty_rows
+from .space_time_scan import SpaceTimeOptions, _check_common, _days, weekdays, with_empty_rows
 from .spatiotemporal import _period_days
 
 __all__ = ["space_time_ordinal", "space_time_multinomial", "temporal_ordinal", "temporal_multinomial"]
+
 
 def space_time_ordinal(coords, categories, times, *, max_population=0.5, max_distance=None, max_temporal=7,
                        prospective=False, study_period=None, n_replicates=999, direction="high",
@@ -391,9 +391,8 @@ def _temporal(times, categories, ordinal: bool, kw: dict) -> ScanResult:
         per_mv, _ = engine.interval_best(counts[:, day0:])
         val = np.zeros((T, max_t))
         val[t2s, t2s - t1s] = engine.llr(per_mv)[0]
-        weekday = np.mod(day + (int(origin.astype(np.int64)) if isinstance(origin, np.datetime64) else int(origin)), 7)
         null_llr = _null_maxima(_device_engine(engine, run.backend), np.zeros(n, dtype=np.int64), day - day0, cat, K,
-                                1, T - day0, run, strata_members(weekday) if day_of_week else None)
+                                1, T - day0, run, strata_members(weekdays(day, origin)) if day_of_week else None)
 
     def fields(t1, t2):
         o = counts[0, t1:t2 + 1].sum(axis=0)
@@ -433,15 +432,7 @@ def _null_maxima(engine, loc, day, cat, K: int, L: int, T1: int, run, strata=Non
     """(n_replicates,) float64 largest cylinder LLR of each null replicate, in replicate order, in batches whose
     cumulative counts (L x (T1 + 1) x K int32 a replicate) stay within ``CPU_BATCH_BYTES`` (a GPU: 256 MiB)."""
     R = run.n_replicates
-    per_replicate = 16 * L * (T1 + 1) * K
-    if is_gpu_backend(engine.backend):
-        batch = max(1, min(GPU_BATCH_SIZE, (1 << 28) // per_replicate))
-    elif run.executor is not None:
-        batch = BATCH_SIZE
-    else:
-        cap = max(1, CPU_BATCH_BYTES // per_replicate)
-        batch = math.ceil(R / math.ceil(R / cap))
-    sizes = [min(batch, R - s) for s in range(0, R, batch)]
+    batch, sizes = replicate_batches(R, 16 * L * (T1 + 1) * K, is_gpu_backend(engine.backend), run.executor, least=1)
     parts = run_replicates(_null_batch, sizes, seeds=replicate_seed_batches(run.seed, R, batch),
                            executor=run.executor, progress=run.progress, desc="space-time categorical Monte Carlo",
                            args=(engine, loc, day, cat, K, L, T1, strata))

@@ -319,5 +319,9 @@ class CategoricalCylinderEngine(CategoryTotals):
     def max_llr(self, cum: np.ndarray) -> np.ndarray:
         """(R,) the largest cylinder LLR of each replicate of the cumulative counts ``cum`` (as :meth:`best_mv`
         takes them; 0: none)."""
-        mv = self.best_mv(cum)
-        return self.llr(mv.max(axis=0) if mv.shape[0] else np.full(np.shape(cum)[3], _NONE))
+        return self.llr_of_maxima(self.best_mv(cum), np.shape(cum)[3])
+
+    def llr_of_maxima(self, mv: np.ndarray, R: int) -> np.ndarray:
+        """(R,) the LLR of each replicate's largest value over the centres' ``mv`` (m, R) (0: none; one host function
+        for both engines)."""
+        return self.llr(mv.max(axis=0) if mv.shape[0] else np.full(R, _NONE))

@@ -353,5 +353,4 @@ class GpuCategoricalCylinderEngine(_GpuBesideCpu):
 
     def max_llr(self, cum: np.ndarray) -> np.ndarray:
         """(R,) the largest cylinder LLR of each replicate of the cumulative counts (as :meth:`best_mv` takes them)."""
-        mv = self.best_mv(cum)
-        return self.cpu.llr(mv.max(axis=0) if mv.shape[0] else np.full(np.shape(cum)[3], -np.finfo(np.float64).max))
+        return self.cpu.llr_of_maxima(self.best_mv(cum), np.shape(cum)[3])

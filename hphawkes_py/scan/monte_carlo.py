@@ -20,8 +20,8 @@ from .engine import DIRECTIONS
 from .null_draws import draw_multinomial_cases, draw_null_cases
 from .secondary import CRITERIA
 
-__all__ = ["RunOptions", "check_run", "replicate_seed_batches", "batch_children", "gumbel_p_values", "EULER_GAMMA",
-           "BATCH_SIZE"]
+__all__ = ["RunOptions", "check_run", "replicate_seed_batches", "batch_children", "replicate_batches",
+           "gumbel_p_values", "EULER_GAMMA", "BATCH_SIZE"]
 
 #: Euler-Mascheroni constant (the mean of the standard Gumbel distribution)
 EULER_GAMMA = 0.5772156649015329
@@ -139,6 +139,23 @@ def _replicate_batch(engine, n_locations: int, n_replicates: int, executor=None)
         return max(1, math.ceil(n_replicates / n_batches))
     per_replicate = max(4 * n_locations, 16 * n_centres, 1)
     return int(max(BATCH_SIZE, min(GPU_BATCH_SIZE, (1 << 28) // per_replicate)))
+
+
+def replicate_batches(n_replicates: int, per_replicate: int, gpu: bool, executor=None, least: int = BATCH_SIZE):
+    """``(batch, sizes)``: the replicates per Monte Carlo batch of an engine whose replicate holds ``per_replicate``
+    bytes, and the sizes of the batches (the last one the rest). On a GPU as many as 256 MiB allow, at most
+    GPU_BATCH_SIZE; with an ``executor``, BATCH_SIZE (its jobs); run here, as few batches of equal size as keep
+    each within CPU_BATCH_BYTES. Never fewer than ``least`` (the null does not depend on the batching: replicate
+    seeds are batching-invariant)."""
+    R = n_replicates
+    if gpu:
+        batch = max(least, min(GPU_BATCH_SIZE, (1 << 28) // max(per_replicate, 1)))
+    elif executor is not None:
+        batch = BATCH_SIZE
+    else:
+        cap = max(least, CPU_BATCH_BYTES // max(per_replicate, 1))
+        batch = math.ceil(R / math.ceil(R / cap))
+    return batch, [min(batch, R - s) for s in range(0, R, batch)]
 
 
 def _null_batch(size, batch_seed, engine, weights, n_cases, penalties=None):

@@ -49,7 +49,7 @@ from .._validate import as_float_array, check_int
 from .locations import (_check_xy, _radius, check_empty_locations, check_location_ids, make_centres, merge_rows,
                         report_rows, with_empty_locations)
 from .model import _check_windows
-from .monte_carlo import BATCH_SIZE, CPU_BATCH_BYTES, GPU_BATCH_SIZE, batch_children, check_run, replicate_seed_batches
+from .monte_carlo import batch_children, check_run, replicate_batches, replicate_seed_batches
 from .null_draws import permute_measurements
 from .result import Candidates, ScanResult, _clusters
 from .windows import build_windows
@@ -254,14 +254,8 @@ def permutation_monte_carlo(engine: PermutationEngine, gid, first, second, L: in
     permuted among them (``gid``: each observation's location), ``run``: the checked
     :class:`~.monte_carlo.RunOptions`."""
     R = run.n_replicates
-    if is_gpu_backend(engine.backend):  # a batch's sums and per-centre maxima within 256 MiB on the device
-        batch = max(BATCH_SIZE, min(GPU_BATCH_SIZE, (1 << 28) // max(16 * L + 16 * engine.n_centres, 1)))
-    elif run.executor is not None:
-        batch = BATCH_SIZE
-    else:  # the sums of a batch and its per-centre maxima within CPU_BATCH_BYTES
-        cap = max(BATCH_SIZE, CPU_BATCH_BYTES // max(16 * L + 16 * engine.n_centres, 1))
-        batch = math.ceil(R / math.ceil(R / cap))
-    sizes = [min(batch, R - s) for s in range(0, R, batch)]
+    # a replicate holds its sums and its per-centre maxima
+    batch, sizes = replicate_batches(R, 16 * L + 16 * engine.n_centres, is_gpu_backend(engine.backend), run.executor)
     parts = run_replicates(_null_batch, sizes, seeds=replicate_seed_batches(run.seed, R, batch),
                            executor=run.executor, progress=run.progress, desc="scan Monte Carlo",
                            args=(engine, gid, first, second, L))

@@ -21,7 +21,6 @@ each centre's best cylinder and the best ones before and after it in time (:mod:
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 
@@ -32,7 +31,7 @@ from .cpu_normal_space_time import (NormalCylinderEngine, cumulative_from_end, i
                                     surveillance_intervals)
 from .cylinders import cylinder_clusters, first_best, interval_candidates, observation_circles
 from .locations import _check_xy, check_empty_locations
-from .monte_carlo import BATCH_SIZE, CPU_BATCH_BYTES, GPU_BATCH_SIZE, batch_children, replicate_seed_batches
+from .monte_carlo import batch_children, replicate_batches, replicate_seed_batches
 from .normal_model import (NORMAL, WEIGHTED_NORMAL, _check_min_cases, _check_observations, _totals, _window_table,
                            total_squares)
 from .null_draws import strata_members
@@ -244,15 +243,7 @@ def _null_maxima(engine, loc, day, first, second, L: int, T1: int, day0: int, ru
     cumulative sums (``L`` x ``T1`` days from ``day0`` on, :func:`~.cpu_normal_space_time.permuted_cumulative`;
     ``strata``: permuted within them) stay within ``CPU_BATCH_BYTES`` (a GPU: 256 MiB)."""
     R = run.n_replicates
-    per_replicate = 16 * L * T1
-    if is_gpu_backend(engine.backend):
-        batch = max(1, min(GPU_BATCH_SIZE, (1 << 28) // per_replicate))
-    elif run.executor is not None:
-        batch = BATCH_SIZE
-    else:
-        cap = max(1, CPU_BATCH_BYTES // per_replicate)
-        batch = math.ceil(R / math.ceil(R / cap))
-    sizes = [min(batch, R - s) for s in range(0, R, batch)]
+    batch, sizes = replicate_batches(R, 16 * L * T1, is_gpu_backend(engine.backend), run.executor, least=1)
     parts = run_replicates(_null_batch, sizes, seeds=replicate_seed_batches(run.seed, R, batch),
                            executor=run.executor, progress=run.progress, desc="space-time normal Monte Carlo",
                            args=(engine, loc, day, first, second, L, T1, day0, strata))

@@ -25,7 +25,7 @@ from .normal_model import (NORMAL, WEIGHTED_NORMAL, _check_min_cases, _check_obs
 from .normal_space_time import _null_maxima
 from .null_draws import strata_members
 from .result import ScanResult
-from .space_time_scan import _days, day_of
+from .space_time_scan import _days, day_of, weekdays
 from .temporal_model import listed_windows, with_p_values
 
 __all__ = ["temporal_normal"]
@@ -124,9 +124,8 @@ def temporal_normal(times, values, *, weights=None, max_temporal=None, max_tempo
             from .gpu import GpuNormalCylinderEngine
 
             null_engine = GpuNormalCylinderEngine(engine, device=get_device(run.backend), backend=run.backend)
-        weekday = np.mod(day + (int(origin.astype(np.int64)) if isinstance(origin, np.datetime64) else int(origin)), 7)
         null_llr = _null_maxima(null_engine, np.zeros(n, dtype=np.int64), day, first, second, 1, T - day0 + 1, day0,
-                                run, strata_members(weekday) if day_of_week else None)
+                                run, strata_members(weekdays(day, origin)) if day_of_week else None)
     clusters = _clusters(val, x, w, day, origin, null_llr, prospective)
     return ScanResult(
         clusters=clusters, null_llr=null_llr, backend=run.backend, n_cases=n, n_population=n, n_locations=1,

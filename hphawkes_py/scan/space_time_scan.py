@@ -261,6 +261,12 @@ def day_of(origin, t):
     return origin + np.timedelta64(int(t), "D") if isinstance(origin, np.datetime64) else origin + int(t)
 
 
+def weekdays(day, origin) -> np.ndarray:
+    """The weekday code (0-6, the same for the same weekday) of every day ``day`` of a study period that starts on
+    ``origin`` (a date, or a day number counted as dates are, from 1970-01-01)."""
+    return np.mod(day + (int(origin.astype(np.int64)) if isinstance(origin, np.datetime64) else int(origin)), 7)
+
+
 def circles(cm: SpaceTimeData, cut):
     """The circles of a space-time analysis, cut at ``max_population`` x ``cut.sum()`` (``cut``: the size of each
     location; ``max_population`` None: by ``max_distance`` alone) and at the max circle size file's limit:
