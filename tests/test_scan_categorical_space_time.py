@@ -149,6 +149,28 @@ def test_the_bound_on_a_window_of_w_cases_is_the_largest_llr_of_any_such_window(
     assert (np.diff(best[:4]) > 0.1).all()
 
 
+@pytest.mark.parametrize("tot", [(3, 5, 2), (4, 1, 6, 2), (0, 5, 4)])
+def test_pearsons_chi_square_bounds_the_llr_of_a_window(tot):
+    # the replicates' kernels leave out a replicate's cylinder when X2 of its 2 x K table is at most the best so
+    # far less LL0; every count vector of every size W, by enumeration: the LLR (the ordinal one is never above
+    # it) is at most X2, and not at most X2 / 2 (the chi-square approximation of 2 LLR is no bound)
+    tot = np.array(tot)
+    C = int(tot.sum())
+    p = tot / C
+    llr, x2 = [], []
+    for c in itertools.product(*(range(t + 1) for t in tot)):
+        W = sum(c)
+        if 0 < W < C:
+            expected = np.array([W * p, (C - W) * p])
+            observed = np.array([c, tot - np.array(c)])
+            has = expected > 0
+            x2.append((((observed - expected) ** 2)[has] / expected[has]).sum())
+            llr.append(categorical_llr(c, tot, None))
+    llr, x2 = np.array(llr), np.array(x2)
+    assert (llr <= x2 + 1e-12).all()
+    assert (llr > x2 / 2 + 1e-9).any()
+
+
 def test_the_permutation_moves_categories_among_the_cases_which_keep_their_cells():
     xy, loc, day, cat = _data(seed=9)
     L, T = len(xy), 9
@@ -182,9 +204,62 @@ def test_cpu_and_cuda_engines_agree(ordinal, direction, backend):
     np.testing.assert_array_equal(a.null_llr, b.null_llr)
     assert len(np.unique(a.null_llr)) > 12
     np.testing.assert_array_equal(a.clusters.p_value, b.clusters.p_value)
+    fn = hp.scan.space_time_ordinal if ordinal else hp.scan.space_time_multinomial
+    pa, pb = (fn(xy[loc], cat, day, purely_spatial=True, backend=e, **kw) for e in ("cpu", backend))
+    np.testing.assert_array_equal(pa.null_llr, pb.null_llr)
     ta = hp.scan.temporal_ordinal(day, cat, max_temporal=5, n_replicates=24, seed=7, progress=False, backend="cpu")
     tb = hp.scan.temporal_ordinal(day, cat, max_temporal=5, n_replicates=24, seed=7, progress=False, backend=backend)
     np.testing.assert_array_equal(ta.null_llr, tb.null_llr)
+
+
+@pytest.mark.parametrize("backend", CUDA_ENGINES)
+@pytest.mark.parametrize("ordinal", [True, False])
+def test_cpu_and_cuda_kernels_agree_per_centre_with_and_without_a_floor(ordinal, backend):
+    # the kernels' values per centre: without a floor each centre's best (the cylinders left out by X2, the bound
+    # and the pooling test are then those of the centre's own best so far), with one the larger of the two
+    from hphawkes_py._backend import get_device
+    from hphawkes_py.scan.gpu import GpuCategoricalCylinderEngine
+
+    xy, loc, day, cat = _data(seed=6, n_loc=20, n_cases=300)
+    eng, _ = _engine(xy, loc, day, cat, 9, 4, 0, ordinal, "both")
+    cum = permuted_cumulative(loc, day, cat, 3, len(xy), 9, batch_children(np.random.SeedSequence(5), 40))
+    gpu = GpuCategoricalCylinderEngine(eng, device=get_device(backend), backend=backend)
+    own = eng.best_mv(cum)
+    np.testing.assert_array_equal(gpu.best_mv(cum), own)
+    floor = np.quantile(own, 0.7, axis=0, method="lower")  # values of the replicates' cylinders
+    centres = np.arange(1, eng.n_centres, 3)
+    got = gpu.best_mv(cum, centres, floor)
+    np.testing.assert_array_equal(got, eng.best_mv(cum, centres, floor))
+    np.testing.assert_array_equal(got, np.maximum(own[centres], floor))
+    assert (own[centres] < floor).any() and (own[centres] > floor).any()
+    np.testing.assert_array_equal(gpu.max_llr(cum), eng.max_llr(cum))
+    np.testing.assert_array_equal(eng.max_llr(cum), eng.llr(own.max(axis=0)))
+
+
+@pytest.mark.parametrize("ordinal", [True, False])
+def test_the_purely_spatial_clusters_are_the_circles_over_the_whole_period(ordinal):
+    # higher categories around location 5 on every day: a purely spatial cluster. Its LLR is the purely spatial
+    # scan's, every replicate's maximum the larger of the cylinders' (at most 8 of the 9 days) and the purely
+    # spatial scan's of the same permutation
+    xy, loc, day, cat = _data(seed=5, n_cases=400)
+    near = np.hypot(*(xy[loc] - xy[5]).T) < 3
+    cat = np.where(near & (np.random.default_rng(2).random(len(cat)) < .6), np.minimum(cat + 1, 2), cat)
+    kw = dict(n_replicates=40, seed=3, progress=False, backend="cpu", location_ids=loc)
+    st = hp.scan.space_time_ordinal if ordinal else hp.scan.space_time_multinomial
+    spatial = hp.scan.ordinal if ordinal else hp.scan.multinomial
+    res = st(xy[loc], cat, day, max_temporal=8, purely_spatial=True, **kw)
+    cylinders = st(xy[loc], cat, day, max_temporal=8, **kw)
+    circles = spatial(xy[loc], cat, **kw)
+    np.testing.assert_array_equal(res.null_llr, np.maximum(cylinders.null_llr, circles.null_llr))
+    assert (cylinders.null_llr < circles.null_llr).any() and (cylinders.null_llr > circles.null_llr).any()
+    top = res.most_likely
+    assert res.purely_spatial and (top.start, top.end) == (0, 8)
+    assert top.log_likelihood_ratio == circles.most_likely.log_likelihood_ratio
+    assert top.location_ids == circles.most_likely.location_ids
+    assert top.observed_by_category == circles.most_likely.observed_by_category
+    assert top.log_likelihood_ratio > cylinders.most_likely.log_likelihood_ratio + 1
+    # a cylinder that beats its centre's circle stays that centre's candidate
+    assert ((res.clusters.start != 0) | (res.clusters.end != 8)).any()
 
 
 def test_results_do_not_depend_on_threads_or_batching(monkeypatch):
@@ -229,6 +304,9 @@ def test_a_planted_cluster_is_recovered_with_its_category_table():
     (dict(times=np.arange(199)), ValueError, "one time per row"),
     (dict(purely_temporal="yes"), TypeError, "purely_temporal"),
     (dict(max_temporal=0), ValueError, "max_temporal"),
+    (dict(purely_spatial=1), TypeError, "purely_spatial"),
+    (dict(purely_spatial=True, prospective=True, surveillance_start=6), ValueError, "surveillance_start"),
+    (dict(purely_spatial=True, times=np.zeros(200, dtype=int)), ValueError, "at least 2 days"),
 ])
 def test_bad_inputs_are_refused_before_any_work(kw, exc, match):
     xy, loc, day, cat = _data()
@@ -278,6 +356,9 @@ ANALYSES = {
                                                     "MaxTemporalSizeInterpretation=0", "MaxTemporalSize=50"]),
     "ordinal temporal": ("3", "2", "1", ["MaxTemporalSizeInterpretation=0", "MaxTemporalSize=50"]),
     "multinomial temporal prospective": ("7", "6", "1", ["MaxTemporalSizeInterpretation=0", "MaxTemporalSize=20"]),
+    "ordinal purely spatial included": ("3", "3", "1", ["CaseFile=ordps.cas", "IncludePurelySpatial=y"]),
+    "multinomial prospective purely spatial included": ("7", "4", "1", ["CaseFile=multps.cas",
+                                                                        "IncludePurelySpatial=y"]),
 }
 
 
@@ -307,10 +388,20 @@ def _write_inputs(folder: Path) -> None:
     wk = _weekly(cat, day)
     (folder / "ordwk.cas").write_text("".join(f"L{g} 1 {d} {c}\n" for g, d, c in zip(loc, dates, wk)))
     (folder / "multwk.cas").write_text("".join(f"L{g} 1 {d} grade{c}\n" for g, d, c in zip(loc, dates, wk)))
+    # the purely spatial analyses' cases: also higher grades around location 8 on every day
+    ps = _spatially(xy, loc, cat)
+    (folder / "ordps.cas").write_text("".join(f"L{g} 1 {d} {c}\n" for g, d, c in zip(loc, dates, ps)))
+    (folder / "multps.cas").write_text("".join(f"L{g} 1 {d} grade{c}\n" for g, d, c in zip(loc, dates, ps)))
 
 
 def _weekly(cat, day):
     return np.where(day % 7 == 5, np.minimum(cat + 1, 4), cat)
+
+
+def _spatially(xy, loc, cat):
+    """One grade higher (at most 4) for 70 % of the cases within 20 of location 8, on every day."""
+    near = np.hypot(*(xy[loc] - xy[8]).T) < 20
+    return np.where(near & (np.random.default_rng(4).random(len(cat)) < .7), np.minimum(cat + 1, 4), cat)
 
 
 #: the section of SaTScan's parameter file each setting of ANALYSES belongs to (SaTScan reads a key in its own)
@@ -319,7 +410,7 @@ _SECTIONS = {"CaseFile": "[Input]", "AdjustForWeeklyTrends": "[Space and Time Ad
              "AdjustForEarlierAnalyses": "[Analysis]", "ProspectiveStartDate": "[Analysis]",
              "UseDistanceFromCenterOption": "[Spatial Window]", "MaxSpatialSizeInDistanceFromCenter": "[Spatial Window]",
              "IncludePurelyTemporal": "[Spatial Window]", "MaxTemporalSizeInterpretation": "[Temporal Window]",
-             "MaxTemporalSize": "[Temporal Window]"}
+             "MaxTemporalSize": "[Temporal Window]", "IncludePurelySpatial": "[Temporal Window]"}
 
 
 def _prm(name: str, folder: Path) -> Path:
@@ -327,7 +418,7 @@ def _prm(name: str, folder: Path) -> Path:
     stem = name.replace(" ", "_")
     settings = dict(e.split("=") for e in ("MaxSpatialSizeInPopulationAtRisk=50", "TimeAggregationLength=1",
                                            "MaxTemporalSizeInterpretation=1", "MaxTemporalSize=7",
-                                           "IncludePurelyTemporal=n"))
+                                           "IncludePurelyTemporal=n", "IncludePurelySpatial=n"))
     settings.update(e.split("=") for e in extra)
 
     def section(name):
@@ -341,7 +432,7 @@ def _prm(name: str, folder: Path) -> Path:
         "TimeAggregationUnits=3",
         "[Output]", f"ResultsFile={stem}.txt", "OutputGoogleEarthKML=n", "OutputShapefiles=n",
         "MostLikelyClusterEachCentroidDBase=y", "LaunchMapViewer=n",
-        *section("[Spatial Window]"), "SpatialWindowShapeType=0", "IncludePurelySpatial=n",
+        *section("[Spatial Window]"), "SpatialWindowShapeType=0",
         *section("[Temporal Window]"), *section("[Space and Time Adjustments]"),
         "[Inference]", "MonteCarloReps=999", "PValueReportType=1",
         "[Run Options]", "NumberParallelProcesses=1"])
@@ -451,13 +542,13 @@ def test_the_cli_writes_satscans_set_of_outputs(satscan_output, tmp_path):
     assert col[1].split(",")[6:8] == [sat["rows"][0]["START_DATE"], sat["rows"][0]["END_DATE"]]
 
 
-@pytest.mark.parametrize("edit, match", [
-    ("IncludePurelySpatial=y", "IncludePurelySpatial"),
-    ("TimeTrendAdjustmentType=2", "TimeTrendAdjustmentType"),
+@pytest.mark.parametrize("name, edit, match", [
+    ("ordinal surveillance", "IncludePurelySpatial=y", "IncludePurelySpatial"),
+    ("ordinal retrospective", "TimeTrendAdjustmentType=2", "TimeTrendAdjustmentType"),
 ])
-def test_run_prm_refuses_what_these_models_do_not_do(edit, match, tmp_path):
+def test_run_prm_refuses_what_these_models_do_not_do(name, edit, match, tmp_path):
     _write_inputs(tmp_path)
-    prm = _prm("ordinal retrospective", tmp_path)
+    prm = _prm(name, tmp_path)
     key = edit.split("=")[0]
     text = prm.read_text()
     text = "\n".join(line for line in text.splitlines() if not line.startswith(key + "=")) + "\n"

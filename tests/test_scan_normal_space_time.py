@@ -237,6 +237,10 @@ def test_analysis_on_the_cuda_engine_equals_the_cpu_engine(backend):
                                   seed=2, progress=False, backend=backend)
     np.testing.assert_array_equal(a.null_llr, b.null_llr)
     pd.testing.assert_frame_equal(a.clusters, b.clusters)
+    pa, pb = (hp.scan.space_time_normal(xy[loc], x, day, weights=w, location_ids=loc, max_temporal=6, n_replicates=49,
+                                        seed=2, progress=False, backend=e, purely_spatial=True)
+              for e in ("cpu", backend))
+    np.testing.assert_array_equal(pa.null_llr, pb.null_llr)
 
 
 def test_a_rise_everywhere_is_the_purely_temporal_cluster():
@@ -254,6 +258,28 @@ def test_a_rise_everywhere_is_the_purely_temporal_cluster():
                                       progress=False, backend="cpu")
     assert (res.null_llr >= plain.null_llr).all()
     assert "purely temporal" in res.summary()
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_a_rise_on_every_day_is_a_purely_spatial_cluster(weighted):
+    # higher measurements around location 5 on every day: a purely spatial cluster, with the LLR of the purely
+    # spatial scan; every replicate's maximum the larger of the cylinders' (at most 7 days) and the purely spatial
+    # scan's of the same permutation
+    xy, loc, day, x, w = _data(seed=11, n_loc=25, n_obs=500, T=30, weights=weighted)
+    x = x + 1.2 * (np.hypot(*(xy[loc] - xy[5]).T) < 2.5)
+    kw = dict(weights=w, location_ids=loc, n_replicates=49, seed=2, progress=False, backend="cpu")
+    res = hp.scan.space_time_normal(xy[loc], x, day, max_temporal=7, purely_spatial=True, **kw)
+    cylinders = hp.scan.space_time_normal(xy[loc], x, day, max_temporal=7, **kw)
+    circles = hp.scan.normal(xy[loc], x, **kw)
+    np.testing.assert_array_equal(res.null_llr, np.maximum(cylinders.null_llr, circles.null_llr))
+    assert (cylinders.null_llr < circles.null_llr).any() and (cylinders.null_llr > circles.null_llr).any()
+    top = res.most_likely
+    assert res.purely_spatial and (top.start, top.end) == (0, 29)
+    # (the sums per location added day by day, not in the observations' order: the same to rounding)
+    assert top.log_likelihood_ratio == pytest.approx(circles.most_likely.log_likelihood_ratio, rel=1e-12)
+    assert top.location_ids == circles.most_likely.location_ids and top.cases == circles.most_likely.cases
+    assert top.log_likelihood_ratio > cylinders.most_likely.log_likelihood_ratio + 1
+    assert "purely spatial" in res.summary()
 
 
 def test_prospective_cylinders_end_on_the_last_day():
@@ -290,6 +316,8 @@ def test_surveillance_scans_every_earlier_analysis_cylinders(percent):
     (dict(max_temporal=0), "max_temporal"),
     (dict(direction="up"), "direction"),
     (dict(day_of_week="yes"), "day_of_week"),
+    (dict(purely_spatial=1), "purely_spatial"),
+    (dict(purely_spatial=True, prospective=True, surveillance_start=20), "surveillance_start"),
 ])
 def test_bad_input_is_refused_before_work(kw, match):
     xy, loc, day, x, w = _data(seed=11, n_loc=25, n_obs=500, T=30)
@@ -305,9 +333,13 @@ _ANALYSES = {"retrospective": ("st.cas", "3", "1"), "prospective": ("st.cas", "4
              "weighted both": ("stw.cas", "3", "3"), "surveillance": ("st.cas", "4", "1"),
              "surveillance 20 %": ("stw.cas", "4", "1"), "weekly": ("stwk.cas", "3", "1"),
              "temporal": ("st.cas", "2", "1"), "temporal prospective": ("st.cas", "6", "1"),
-             "temporal weighted both": ("stw.cas", "2", "3"), "purely temporal included": ("stw.cas", "3", "3")}
+             "temporal weighted both": ("stw.cas", "2", "3"), "purely temporal included": ("stw.cas", "3", "3"),
+             "purely spatial included": ("stps.cas", "3", "1"), "purely spatial prospective": ("stps.cas", "4", "1"),
+             "purely temporal and purely spatial included": ("stps.cas", "3", "1")}
 #: the measurements of the weekly analysis are higher on Mondays (2020/1/6 is day 5) everywhere
 _MONDAY_EXCESS = 8.0
+#: and those of the purely spatial analyses around location 8
+_SPATIAL_EXCESS = 4.0
 #: the surveillances: prospective analyses adjusted for the earlier ones since 2020/2/15, circles up to 30 (the
 #: limit SaTScan takes then), at most 14 days or 20 % of each analysis's period
 _SURVEILLANCE = {"surveillance": ["MaxTemporalSizeInterpretation=1", "MaxTemporalSize=14"],
@@ -334,6 +366,14 @@ def _write_inputs(folder: Path) -> None:
     (folder / "st.cas").write_text("".join(f"L{g} 1 {d} {v}\n" for g, d, v in zip(loc, dates, x)))
     (folder / "stw.cas").write_text("".join(f"L{g} 1 {d} {v} {u}\n" for g, d, v, u in zip(loc, dates, x, w)))
     (folder / "stwk.cas").write_text("".join(f"L{g} 1 {d} {v}\n" for g, d, v in zip(loc, dates, _weekly(x, day))))
+    (folder / "stps.cas").write_text("".join(f"L{g} 1 {d} {v}\n" for g, d, v in zip(loc, dates,
+                                                                                      _spatially(xy, loc, x))))
+
+
+def _spatially(xy, loc, x):
+    """The purely spatial analyses' measurements: also higher by ``_SPATIAL_EXCESS`` within 20 of location 8 on every
+    day."""
+    return (x + _SPATIAL_EXCESS * (np.hypot(*(xy[loc] - xy[8]).T) < 20)).round(3)
 
 
 def _weekly(x, day):
@@ -356,9 +396,8 @@ def _prm(name: str, folder: Path) -> Path:
         "[Output]", f"ResultsFile={stem}.txt", "OutputGoogleEarthKML=n", "OutputShapefiles=n",
         "MostLikelyClusterEachCentroidDBase=y", "LaunchMapViewer=n",
         "[Spatial Window]", "MaxSpatialSizeInPopulationAtRisk=50", "SpatialWindowShapeType=0", *distance,
-        f"IncludePurelyTemporal={'y' if name == 'purely temporal included' else 'n'}",
-        "IncludePurelySpatial=n",
-        "[Temporal Window]", *window,
+        f"IncludePurelyTemporal={'y' if name.startswith('purely temporal') else 'n'}",
+        "[Temporal Window]", *window, f"IncludePurelySpatial={'y' if 'purely spatial' in name else 'n'}",
         "[Inference]", "MonteCarloReps=999", "PValueReportType=1",
         "[Run Options]", "NumberParallelProcesses=1"])
 
@@ -408,6 +447,8 @@ def test_run_prm_matches_satscan(name, satscan_output, tmp_path):
     if analysis_of(name) in ("2", "6"):
         _assert_temporal_as_satscan(res, satscan_output[name], x, w if name.endswith("weighted both") else None, day)
         return
+    if "purely spatial" in name:
+        x = _spatially(xy, loc, x)
     if name == "weekly":
         x = _weekly(x, day)
         assert res.day_of_week
@@ -421,7 +462,11 @@ def test_run_prm_matches_satscan(name, satscan_output, tmp_path):
     weighted = _ANALYSES[name][0] == "stw.cas"
     assert res.model == ("space_time_weighted_normal" if weighted else "space_time_normal")
     cl = res.clusters
-    assert len(cl) >= 3 and all(float(r["P_VALUE"]) >= 0.99 for r in rows[len(cl):])
+    # (the purely spatial cluster overlaps, in time, every other cluster that shares a location with it)
+    assert len(cl) >= (2 if "purely spatial" in name else 3) and all(float(r["P_VALUE"]) >= 0.99 for r in rows[len(cl):])
+    whole = (str(np.datetime64(cl.start.iloc[0], "D")), str(np.datetime64(cl.end.iloc[0], "D"))) == \
+        ("2020-01-01", "2020-02-29")
+    assert ("purely spatial" in name) == whole == res.purely_spatial
     for k, r in enumerate(rows[:len(cl)]):
         row = cl.iloc[k]
         pt_row = bool(getattr(row, "purely_temporal", False) is True)
@@ -486,7 +531,11 @@ def test_run_prm_refuses_what_the_normal_space_time_scan_does_not_honour(tmp_pat
                           "AdjustForEarlierAnalyses.*distance"),
                          ({"AdjustForWeeklyTrends=n": "AdjustForWeeklyTrends=y",
                            "TimeAggregationLength=1": "TimeAggregationLength=2"}, "AdjustForWeeklyTrends.*1 day"),
-                         ({"IncludePurelySpatial=n": "IncludePurelySpatial=y"}, "IncludePurelySpatial")):
+                         ({"IncludePurelySpatial=n": "IncludePurelySpatial=y",
+                           "[Analysis]": "[Analysis]\nAdjustForEarlierAnalyses=y\nProspectiveStartDate=2020/2/1",
+                           "SpatialWindowShapeType=0": "SpatialWindowShapeType=0\nUseDistanceFromCenterOption=y\n"
+                                                       "MaxSpatialSizeInDistanceFromCenter=30"},
+                          "IncludePurelySpatial")):
         edited = text
         for old, new in edits.items():
             edited = edited.replace(old, new, 1)

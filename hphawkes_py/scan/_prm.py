@@ -602,7 +602,8 @@ def run_prm(path, *, n_replicates=None, seed=None, executor=None, backend="auto"
         time-trend adjustments ``TimeTrendAdjustmentType`` 1-5, and ``SpatialAdjustmentType`` 0 or 1
         (stratified randomization, with ``TimeTrendAdjustmentType`` other than 4), ``AdjustForWeeklyTrends``
         (days, not with ``TimeTrendAdjustmentType`` 1 or 4 or a spatial adjustment), ``IncludePurelyTemporal``
-        and ``IncludePurelySpatial`` (discrete Poisson and Bernoulli), ``AdjustForEarlierAnalyses`` (prospective analyses, circles
+        and ``IncludePurelySpatial`` (discrete Poisson and Bernoulli; also the exponential, normal, ordinal and
+        multinomial models), ``AdjustForEarlierAnalyses`` (prospective analyses, circles
         limited by distance: ``surveillance_start`` of :func:`~hphawkes_py.scan.space_time`); with several
         census years (every location every year) or covariates in the case and population files,
         SaTScan's expected cases of every location and time interval (see

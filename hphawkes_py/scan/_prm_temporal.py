@@ -153,11 +153,12 @@ def space_time_adjustments(v, bad, kwargs, model, name) -> None:
                                                "SpatialAdjustmentType=1 (purely temporal LLRs would be 0)")
         kwargs["purely_temporal"] = True
     if (v.get("IncludePurelySpatial", "n") or "n").lower() not in ("n", "no", "false", "0"):
-        if model not in ("space_time_poisson", "space_time_bernoulli", "space_time_exponential"):
-            raise bad("IncludePurelySpatial", "is supported for the discrete Poisson, Bernoulli and exponential "
-                                              "space-time analyses only (ModelType 0, 1 or 4, AnalysisType 3 or 4; "
-                                              "the space-time permutation model's purely spatial clusters have LLR "
-                                              "0)")
+        if model not in ("space_time_poisson", "space_time_bernoulli", "space_time_exponential", "space_time_normal",
+                         "space_time_ordinal", "space_time_multinomial"):
+            raise bad("IncludePurelySpatial", "is supported for the discrete Poisson, Bernoulli, exponential, normal, "
+                                              "ordinal and multinomial space-time analyses only (ModelType 0, 1, 3, "
+                                              "4, 5 or 7, AnalysisType 3 or 4; the space-time permutation model's "
+                                              "purely spatial clusters have LLR 0)")
         if "spatial_adjustment" in kwargs:
             raise bad("IncludePurelySpatial", "is not supported with SpatialAdjustmentType 1 or 2 (purely spatial "
                                               "LLRs would be 0)")

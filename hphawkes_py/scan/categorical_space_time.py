@@ -30,7 +30,7 @@ import numpy as np
 from .._backend import get_device, is_gpu_backend, threads_context
 from .._parallel import run_replicates
 from .._validate import check_bool
-from ._categorical import check_categories, window_categories
+from ._categorical import CategoricalEngine, GpuCategoricalEngine, check_categories, window_categories
 from .cpu_categorical_space_time import CategoricalCylinderEngine, permuted_cumulative
 from .cpu_normal_space_time import cumulative_from_end, intervals, surveillance_intervals
 from .cylinders import cylinder_clusters, first_best, interval_candidates, observation_circles
@@ -39,7 +39,7 @@ from .monte_carlo import batch_children, check_run, replicate_batches, replicate
 from .normal_temporal import interval_clusters, longest_interval
 from .null_draws import strata_members
 from .result import ScanResult
-from .space_time_scan import SpaceTimeOptions, _check_common, _days, weekdays, with_empty_rows
+from .space_time_scan import SpaceTimeOptions, _check_common, _days, _with_purely_spatial, weekdays, with_empty_rows
 from .spatiotemporal import _period_days
 
 __all__ = ["space_time_ordinal", "space_time_multinomial", "temporal_ordinal", "temporal_multinomial"]
@@ -51,7 +51,7 @@ def space_time_ordinal(coords, categories, times, *, max_population=0.5, max_dis
                        threads=None, progress=True, max_temporal_percent=None, circle_population=None,
                        max_circle_population=0.5, centres=None, secondary="no-overlap", empty_locations=None,
                        empty_location_ids=None, purely_temporal=False, surveillance_start=None,
-                       day_of_week=False) -> ScanResult:
+                       day_of_week=False, purely_spatial=False) -> ScanResult:
     """Kulldorff's space-time scan statistic for ordinal data (ordered categories), retrospective or prospective.
 
     Semantics follow SaTScan's space-time ordinal analysis (``ModelType=3``, ``AnalysisType=3`` or ``4``):
@@ -119,6 +119,11 @@ def space_time_ordinal(coords, categories, times, *, max_population=0.5, max_dis
     day_of_week : bool
         Adjust for the day of the week (SaTScan's ``AdjustForWeeklyTrends``): the Monte Carlo permutes the
         categories among the cases of each weekday only; the cylinders' LLRs are unchanged.
+    purely_spatial : bool
+        Also the purely spatial clusters (SaTScan's ``IncludePurelySpatial``): every circle over the whole study
+        period, the cylinders then at most one day shorter than it; a centre's purely spatial cluster is its
+        candidate where its LLR is above its best cylinder's, and every replicate's maximum is over both. Not
+        with ``surveillance_start``.
 
     Returns
     -------
@@ -154,7 +159,8 @@ def space_time_multinomial(coords, categories, times, *, max_population=0.5, max
                            location_ids=None, seed=None, executor=None, backend="auto", threads=None, progress=True,
                            max_temporal_percent=None, circle_population=None, max_circle_population=0.5,
                            centres=None, secondary="no-overlap", empty_locations=None, empty_location_ids=None,
-                           purely_temporal=False, surveillance_start=None, day_of_week=False) -> ScanResult:
+                           purely_temporal=False, surveillance_start=None, day_of_week=False,
+                           purely_spatial=False) -> ScanResult:
     """Kulldorff's space-time scan statistic for multinomial data (unordered categories), retrospective or
     prospective.
 
@@ -176,6 +182,8 @@ def space_time_multinomial(coords, categories, times, *, max_population=0.5, max
     seed, executor, backend, threads, progress, max_temporal_percent, circle_population, max_circle_population
         As in :func:`~hphawkes_py.scan.space_time_ordinal`.
     centres, secondary, empty_locations, empty_location_ids, purely_temporal, surveillance_start, day_of_week
+        As in :func:`~hphawkes_py.scan.space_time_ordinal`.
+    purely_spatial
         As in :func:`~hphawkes_py.scan.space_time_ordinal`.
 
     Returns
@@ -210,6 +218,9 @@ def _space_time(coords, categories, times, ordinal: bool, kw: dict) -> ScanResul
     cat, labels = check_categories(categories, n, ordinal=ordinal)
     purely_temporal = check_bool(kw["purely_temporal"], "purely_temporal")
     day_of_week = check_bool(kw["day_of_week"], "day_of_week")
+    purely_spatial = check_bool(kw["purely_spatial"], "purely_spatial")
+    if purely_spatial and kw["surveillance_start"] is not None:
+        raise ValueError("purely_spatial clusters are not scanned with a surveillance_start (as in space_time)")
     empty = check_empty_locations(kw["empty_locations"], kw["empty_location_ids"], kw["location_ids"] is not None)
     xy, counted, times, location_ids = with_empty_rows(xy, np.ones(n, dtype=np.int64), times, kw["location_ids"],
                                                        empty)
@@ -227,9 +238,14 @@ def _space_time(coords, categories, times, ordinal: bool, kw: dict) -> ScanResul
     tot = counts.sum(axis=(0, 1))
     want_high = cm.run.direction in ("high", "both") or not ordinal
     want_low = cm.run.direction in ("low", "both") and ordinal
-    max_t = min(cm.max_temporal, T)
+    if purely_spatial and T < 2:
+        raise ValueError("purely_spatial clusters need a study period of at least 2 days (with one day every "
+                         "cylinder is purely spatial)")
+    # with the purely spatial clusters (the whole period), the cylinders are shorter, as in SaTScan
+    max_t = min(cm.max_temporal, T - 1 if purely_spatial else T)
     t1s, t2s = intervals(T, max_t, T - 1 if cm.prospective else 0)
-    day0 = int(t1s.min())  # the days before the first interval's start are in no cylinder
+    # the days before the first interval's start are in no cylinder (but in the purely spatial clusters)
+    day0 = 0 if purely_spatial else int(t1s.min())
     size = cm.c_lt.sum(axis=1)
     with threads_context(cm.run.threads):
         circles_ = observation_circles(cm, size, purely_temporal)
@@ -240,6 +256,11 @@ def _space_time(coords, categories, times, ordinal: bool, kw: dict) -> ScanResul
         per_llr = engine.llr(per_mv)
         found = interval_candidates(per_llr[:m], per_j[:m], t1s, t2s, T, max_t, not cm.prospective and T > 2)
         pt = first_best(per_llr[m:], per_j[m:])[:2] if purely_temporal else None
+        ps = None
+        if purely_spatial:  # the circles over the whole period: the purely spatial scan of the cases per location
+            ps = CategoricalEngine(offsets[:m + 1], neighbors, boundary, tot, ordinal, want_high, want_low)
+            ps_best, ps_j = (v[:, 0] for v in ps.best_per_centre(counts.sum(axis=1)[:, :, None].astype(np.int32)))
+            found = _with_purely_spatial(*found, ps_best, ps_j, T)
         null_engine, null_day0 = engine, day0
         if cm.null_end_min is not None:
             # adjusted for earlier analyses: the replicates' maxima over the cylinders of every analysis since the
@@ -251,7 +272,7 @@ def _space_time(coords, categories, times, ordinal: bool, kw: dict) -> ScanResul
         # the weekday adjustment: the categories permuted among each weekday's cases
         strata = strata_members(np.mod(_period_days(cm)[cm.day[:n]], 7)) if day_of_week else None
         null_llr = _null_maxima(_device_engine(null_engine, cm.run.backend), cm.gid[:n], cm.day[:n] - null_day0, cat,
-                                K, L, T - null_day0, cm.run, strata)
+                                K, L, T - null_day0, cm.run, strata, _device_engine(ps, cm.run.backend))
 
     def table(members, t1, t2):
         return window_categories(counts[members, t1:t2 + 1].sum(axis=(0, 1)), tot, labels, ordinal, want_high,
@@ -265,7 +286,7 @@ def _space_time(coords, categories, times, ordinal: bool, kw: dict) -> ScanResul
         model="space_time_ordinal" if ordinal else "space_time_multinomial", max_distance=cm.max_distance,
         min_cases=0, distance=cm.distance, _loc_coords=cm.loc_coords, _loc_cases=size, _loc_population=size,
         _loc_expected=None, _loc_controls=None, _row_ids=cm.ids, _row_loc=cm.gid, purely_temporal=purely_temporal,
-        day_of_week=day_of_week)
+        day_of_week=day_of_week, purely_spatial=purely_spatial)
 
 
 def temporal_ordinal(times, categories, *, max_temporal=None, max_temporal_percent=50.0, prospective=False,
@@ -413,28 +434,34 @@ def _temporal(times, categories, ordinal: bool, kw: dict) -> ScanResult:
 
 
 # ---------------------------------------------------------------------------- the null
-def _device_engine(engine: CategoricalCylinderEngine, backend: str):
-    """The engine of the replicates: ``engine`` itself, or its CUDA kernel on a GPU backend."""
-    if not is_gpu_backend(backend):
+def _device_engine(engine, backend: str):
+    """The engine of the replicates: ``engine`` itself (a :class:`CategoricalCylinderEngine`, a purely spatial
+    :class:`~._categorical.CategoricalEngine` or None), or its CUDA kernel on a GPU backend."""
+    if engine is None or not is_gpu_backend(backend):
         return engine
+    if isinstance(engine, CategoricalEngine):
+        return GpuCategoricalEngine(engine, device=get_device(backend), backend=backend)
     from .gpu import GpuCategoricalCylinderEngine
 
     return GpuCategoricalCylinderEngine(engine, device=get_device(backend), backend=backend)
 
 
-def _null_batch(size, batch_seed, engine, loc, day, cat, K, L, T1, strata=None):
-    """One Monte Carlo batch: ``size`` permutations of the categories and their largest cylinder LLRs (module level
-    so process pools can pickle it)."""
-    return engine.max_llr(permuted_cumulative(loc, day, cat, K, L, T1, batch_children(batch_seed, size), strata))
+def _null_batch(size, batch_seed, engine, loc, day, cat, K, L, T1, strata=None, ps=None):
+    """One Monte Carlo batch: ``size`` permutations of the categories and their largest cylinder LLRs (and purely
+    spatial ones: ``ps``, the engine of the circles over every day of the cumulative counts) (module level so
+    process pools can pickle it)."""
+    cum = permuted_cumulative(loc, day, cat, K, L, T1, batch_children(batch_seed, size), strata)
+    best = engine.max_llr(cum)
+    return best if ps is None else np.maximum(best, ps.max_llr(np.ascontiguousarray(cum[:, 0])))
 
 
-def _null_maxima(engine, loc, day, cat, K: int, L: int, T1: int, run, strata=None) -> np.ndarray:
-    """(n_replicates,) float64 largest cylinder LLR of each null replicate, in replicate order, in batches whose
-    cumulative counts (L x (T1 + 1) x K int32 a replicate) stay within ``CPU_BATCH_BYTES`` (a GPU: 256 MiB)."""
+def _null_maxima(engine, loc, day, cat, K: int, L: int, T1: int, run, strata=None, ps=None) -> np.ndarray:
+    """(n_replicates,) float64 largest cylinder LLR of each null replicate (with ``ps``, of :func:`_null_batch`), in
+    replicate order, in batches whose cumulative counts (L x (T1 + 1) x K int32 a replicate) stay within
+    ``CPU_BATCH_BYTES`` (a GPU: 256 MiB)."""
     R = run.n_replicates
     batch, sizes = replicate_batches(R, 16 * L * (T1 + 1) * K, is_gpu_backend(engine.backend), run.executor, least=1)
     parts = run_replicates(_null_batch, sizes, seeds=replicate_seed_batches(run.seed, R, batch),
                            executor=run.executor, progress=run.progress, desc="space-time categorical Monte Carlo",
-                           args=(engine, loc, day, cat, K, L, T1, strata))
+                           args=(engine, loc, day, cat, K, L, T1, strata, ps))
     return np.concatenate(parts).astype(np.float64)
-

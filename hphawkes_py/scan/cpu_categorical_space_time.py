@@ -122,16 +122,18 @@ def _interval_best(offsets, neighbors, boundary, cum, t1s, t2s, tot, logs, ordin
 
 
 @njit(cache=True, parallel=True)
-def _max_cylinders(offsets, neighbors, boundary, n_cum, cum, t1s, t2s, t_end_min, tot, logs, ordinal, want_high,
-                   want_low, bound, margin, best_mv):
-    """For every centre i and replicate r (``cum`` (L, T + 1, K, R): the replicates' cases per location and
-    category added from the end; ``n_cum`` (L, T + 1): all their cases, the same in every replicate): the largest
-    maximizing value of the centre's cylinders, ``best_mv[i, r]`` (:data:`~._categorical._NONE`: none). The circle
-    grows location by location, its cases per day added up from the end (the walk is made once, not once per
-    interval); at every window end each interval's cylinder is the difference of two of its days.
+def _max_cylinders(offsets, neighbors, boundary, n_cum, cum, t1s, t2s, t_end_min, tot, logs, ll0, ordinal, want_high,
+                   want_low, bound, margin, centres, floor, best_mv):
+    """For the centres ``centres[q]`` and every replicate r (``cum`` (L, T + 1, K, R): the replicates' cases per
+    location and category added from the end; ``n_cum`` (L, T + 1): all their cases, the same in every replicate):
+    the largest maximizing value of the centre's cylinders if it is above ``floor[r]``, else ``floor[r]``, in
+    ``best_mv[q, r]`` (``floor``: a value some cylinder of the replicate attains, or :data:`~._categorical._NONE`;
+    with ``_NONE`` every centre's own best). The circle grows location by location, its cases per day added up
+    from the end (the walk is made once, not once per interval); at every window end each interval's cylinder is
+    the difference of two of its days.
 
-    Four kinds of cylinder are not scored, each holding the cases of one scored elsewhere or unable to beat
-    the replicate's best so far, so the maxima are those of scoring every cylinder:
+    Five kinds of cylinder are not scored, each holding the cases of one scored elsewhere or unable to beat
+    the replicate's best so far (``floor[r]`` or above), so the maxima are those of scoring every cylinder:
 
     * a window end whose cylinder holds the cases of the one of its interval scored last (a location without cases
       on the interval's days adds nothing);
@@ -141,14 +143,18 @@ def _max_cylinders(offsets, neighbors, boundary, n_cum, cum, t1s, t2s, t_end_min
       analyses), without cases on its last day;
     * a cylinder of W cases when ``bound[W]`` (:func:`window_bounds`: no window of W cases has a larger value) is
       not above any replicate's best so far;
+    * for replicate r, a cylinder whose Pearson chi-square ``X2`` (of its 2 x K table of cases inside and outside
+      by category) is at most the replicate's best so far less ``ll0``: the log likelihood ratio of either model
+      is ``W KL(q || p) + (C - W) KL(q' || p)`` (q, q': the proportions inside and outside, p: overall, the
+      ordinal model's never above the multinomial one's), and ``KL(q || p) <= chi2(q || p)`` adds up to ``X2``,
+      which needs no logarithm (``margin`` for the rounding);
     * for replicate r of the ordinal model, a cylinder whose multinomial log likelihood (free probabilities,
-      never below the order-restricted one; ``margin`` for the rounding) is not above the replicate's best so far:
-      the pooling under the order restriction, most of an ordinal cylinder's cost, is left out.
+      never below the order-restricted one) is not above the replicate's best so far: the pooling under the
+      order restriction, most of an ordinal cylinder's cost, is left out.
 
-    The multinomial log likelihood (the model's value, the ordinal one's bound) is computed for every replicate at
-    once, its terms in :func:`~._categorical._table_log_likelihood`'s order (so the same values bit for bit).
+    The multinomial log likelihood (the model's value, the ordinal one's bound) is summed in
+    :func:`~._categorical._table_log_likelihood`'s order (so the same values bit for bit).
     """
-    m = offsets.shape[0] - 1
     R = cum.shape[3]
     I = t1s.shape[0]
     K = tot.shape[0]
@@ -156,68 +162,92 @@ def _max_cylinders(offsets, neighbors, boundary, n_cum, cum, t1s, t2s, t_end_min
     for k in range(K):
         C += tot[k]
     nb = bound.shape[0]
-    T1 = cum.shape[1]
-    for i in prange(m):
+    # 1 / p_k = C / C_k of the categories with cases (the others add nothing to X2)
+    inv_p = np.zeros(K)
+    for k in range(K):
+        if tot[k] > 0:
+            inv_p[k] = C / tot[k]
+    # the days a cylinder's cases are read at: from the earliest start to the day after the latest end (a
+    # prospective analysis's few intervals read a few of the study period's days)
+    d0 = t1s.min() if I else 0
+    D = (t2s.max() + 2 - d0) if I else 0
+    for q in prange(centres.shape[0]):
+        i = centres[q]
         # the circle's cases per day (and category and replicate), added from the end as the circle grows: a
-        # cylinder's cases are the difference of two of its rows
-        n_circle = np.zeros(T1, dtype=np.int64)
-        c_circle = np.zeros((T1, K, R), dtype=np.int32)
+        # cylinder's cases are the difference of two of its rows (row t - d0 for day t)
+        n_circle = np.zeros(D, dtype=np.int64)
+        c_circle = np.zeros((D, K, R), dtype=np.int32)
         scored = np.full(I, -1, dtype=np.int64)  # per interval, the cases of the cylinder scored last
         w = np.empty(K, dtype=np.int64)
         cR = np.empty(K, dtype=np.int64)
         dR = np.empty(K, dtype=np.int64)
-        top = np.full(R, _NONE)
-        lowest = _NONE  # the smallest of the replicates' bests
-        acc = np.empty(R)
+        top = floor.copy()
+        # the chi-square each replicate's cylinder needs to be scored: its best so far less ll0 and the margin
+        need = np.empty(R)
+        for r in range(R):
+            need[r] = top[r] - ll0 - margin
+        lowest = top.min()  # the smallest of the replicates' bests
+        x2 = np.empty(R)
         for j in range(offsets[i], offsets[i + 1]):
             loc = neighbors[j]
-            if n_cum[loc, 0] != 0:  # a location without cases on the scanned days adds nothing
-                for t in range(T1):
-                    n_circle[t] += n_cum[loc, t]
+            if n_cum[loc, d0] != n_cum[loc, d0 + D - 1]:  # a location without cases on the read days adds nothing
+                for t in range(D):
+                    n_circle[t] += n_cum[loc, d0 + t]
                     for k in range(K):
                         for r in range(R):
-                            c_circle[t, k, r] += cum[loc, t, k, r]
+                            c_circle[t, k, r] += cum[loc, d0 + t, k, r]
             if boundary[j] == 0:  # inside a tie group: not a window end
                 continue
             for a in range(I):
-                t1 = t1s[a]
-                t2 = t2s[a]
+                t1 = t1s[a] - d0
+                t2 = t2s[a] - d0
                 e = t2 + 1
                 n = n_circle[t1] - n_circle[e]
                 if n == scored[a] or n == 0 or n == C:
                     continue
                 scored[a] = n
                 if t1 < t2 and (n_circle[t1] == n_circle[t1 + 1]
-                                or (t2 - 1 >= t_end_min and n_circle[t2] == n_circle[e])):
+                                or (t2 - 1 >= t_end_min - d0 and n_circle[t2] == n_circle[e])):
                     continue  # no case on the first (last) day: a shorter interval's cases
                 if n < nb and bound[n] <= lowest:  # no replicate's best can be beaten by W = n cases
                     continue
-                # the multinomial log likelihood of every replicate at once: _table_log_likelihood's terms, in
-                # its order (a category's share is exactly 0 without pooling; a 0 count adds 0); the ordinal
-                # model's value where it can beat the replicate's best
+                # X2 = sum_k (c_k - W p_k)^2 / p_k x C / (W (C - W)) of every replicate at once
+                x2[:] = 0.0
+                for k in range(K):
+                    ek = n * tot[k] / C
+                    ik = inv_p[k]
+                    for r in range(R):
+                        d = (c_circle[t1, k, r] - c_circle[e, k, r]) - ek
+                        x2[r] += d * d * ik
+                scale = C / (n * (C - n))
                 lw = logs[n]
                 lu = logs[C - n]
-                acc[:] = 0.0
-                for k in range(K):
-                    tk = tot[k]
-                    for r in range(R):
-                        ck = np.int64(c_circle[t1, k, r]) - np.int64(c_circle[e, k, r])
-                        acc[r] += ck * (logs[ck] - lw)
-                        acc[r] += (tk - ck) * (logs[tk - ck] - lu)
+                changed = False
                 for r in range(R):
+                    if x2[r] * scale <= need[r]:
+                        continue
+                    # the multinomial log likelihood: _table_log_likelihood's terms, in its order (a category's
+                    # share is exactly 0 without pooling; a 0 count adds 0)
+                    v = 0.0
+                    for k in range(K):
+                        ck = np.int64(c_circle[t1, k, r]) - np.int64(c_circle[e, k, r])
+                        w[k] = ck
+                        tk = tot[k]
+                        v += ck * (logs[ck] - lw)
+                        v += (tk - ck) * (logs[tk - ck] - lu)
                     if ordinal:
-                        if acc[r] + margin <= top[r]:
+                        if v + margin <= top[r]:
                             continue
-                        for k in range(K):
-                            w[k] = np.int64(c_circle[t1, k, r]) - np.int64(c_circle[e, k, r])
                         v = _window_value(w, tot, K, C, ordinal, want_high, want_low, logs, cR, dR)
-                    else:
-                        v = acc[r]
-                    if v > top[r]:
-                        top[r] = v
-                lowest = top.min()
+                    if v <= top[r]:
+                        continue
+                    top[r] = v
+                    need[r] = v - ll0 - margin
+                    changed = True
+                if changed:
+                    lowest = top.min()
         for r in range(R):
-            best_mv[i, r] = top[r]
+            best_mv[q, r] = top[r]
 
 
 def _xlogx(x):
@@ -251,6 +281,10 @@ def window_bounds(tot, ll0: float, largest: int = 256) -> np.ndarray:
                      - _xlogx(tot[k]), -np.inf)
         best = np.maximum(best, f.max(axis=0))
     return best + _xlogx(C) - _xlogx(W) - _xlogx(C - W) + ll0 + 1e-6 + 1e-12 * float(_xlogx(C))
+
+
+#: :meth:`CategoricalCylinderEngine.pilot_then_rest` scans every this-many-th centre first, for a floor to the others' scores
+PILOT_STRIDE = 16
 
 
 @dataclasses.dataclass(frozen=True)
@@ -307,19 +341,45 @@ class CategoricalCylinderEngine(CategoryTotals):
         mv = np.asarray(mv, dtype=np.float64)
         return _statistics(np.ascontiguousarray(mv.reshape(-1, mv.shape[-1])), self.ll0).reshape(mv.shape)
 
-    def best_mv(self, cum: np.ndarray) -> np.ndarray:
+    def best_mv(self, cum: np.ndarray, centres: np.ndarray | None = None, floor: np.ndarray | None = None) -> np.ndarray:
         """(m, R) the largest maximizing value of each centre's cylinders for the replicates' cumulative counts
-        ``cum`` (L, T + 1, K, R) int32 (:func:`category_cumulative`; :func:`_max_cylinders`)."""
-        best = np.empty((self.n_centres, cum.shape[3]))
+        ``cum`` (L, T + 1, K, R) int32 (:func:`category_cumulative`; :func:`_max_cylinders`); ``centres``: those
+        centres only (one row each); ``floor`` (R,): values the replicates' cylinders attain, which a centre's
+        row holds where its best is not above them (default: every centre's own best)."""
+        R = np.shape(cum)[3]
+        centres = np.arange(self.n_centres, dtype=np.int64) if centres is None else np.asarray(centres, np.int64)
+        floor = self.no_floor(R) if floor is None else np.ascontiguousarray(floor, dtype=np.float64)
+        best = np.empty((len(centres), R))
         _max_cylinders(self.offsets, self.neighbors, self.boundary, self.n_cum, np.ascontiguousarray(cum, np.int32),
-                       self.t1s, self.t2s, np.int64(self.t_end_min), self._tot(), self.logs, bool(self.ordinal),
-                       bool(self.want_high), bool(self.want_low), self.bounds, self.margin, best)
+                       self.t1s, self.t2s, np.int64(self.t_end_min), self._tot(), self.logs, float(self.ll0),
+                       bool(self.ordinal), bool(self.want_high), bool(self.want_low), self.bounds, self.margin,
+                       centres, floor, best)
         return best
 
     def max_llr(self, cum: np.ndarray) -> np.ndarray:
         """(R,) the largest cylinder LLR of each replicate of the cumulative counts ``cum`` (as :meth:`best_mv`
-        takes them; 0: none)."""
-        return self.llr_of_maxima(self.best_mv(cum), np.shape(cum)[3])
+        takes them; 0: none; :meth:`pilot_then_rest`)."""
+        R = np.shape(cum)[3]
+        return self.llr_of_maxima(self.pilot_then_rest(lambda c, f: self.best_mv(cum, c, f), R), R)
+
+    @staticmethod
+    def no_floor(R: int) -> np.ndarray:
+        """(R,) the floor of none (:data:`~._categorical._NONE`): every centre's own best."""
+        return np.full(R, _NONE)
+
+    def pilot_then_rest(self, best_mv, R: int) -> np.ndarray:
+        """(2, R) the replicates' largest window values over the centres, as two rows whose larger is the largest:
+        ``best_mv(centres, floor)`` (an engine's ``best_mv`` of the replicates' counts) scans every
+        ``PILOT_STRIDE``-th centre first, and then the others with the pilot's maxima as the floor their cylinders
+        must beat to be scored (values the replicates attain, so the maxima are exact); one function for both
+        engines."""
+        pilot = np.zeros(self.n_centres, dtype=bool)
+        pilot[::PILOT_STRIDE] = True
+        floor = self.no_floor(R)
+        if pilot.any():
+            floor = best_mv(np.flatnonzero(pilot), floor).max(axis=0)
+        rest = best_mv(np.flatnonzero(~pilot), floor).max(axis=0) if (~pilot).any() else floor
+        return np.vstack([floor, rest])
 
     def llr_of_maxima(self, mv: np.ndarray, R: int) -> np.ndarray:
         """(R,) the LLR of each replicate's largest value over the centres' ``mv`` (m, R) (0: none; one host function

@@ -333,24 +333,38 @@ class GpuCategoricalCylinderEngine(_GpuBesideCpu):
     def _defines(self) -> dict:
         return {"KMAX": len(self.cpu.tot)}
 
-    def best_mv(self, cum: np.ndarray) -> np.ndarray:
+    def best_mv(self, cum: np.ndarray, centres: np.ndarray | None = None, floor: np.ndarray | None = None) -> np.ndarray:
         """As :meth:`~.cpu_categorical_space_time.CategoricalCylinderEngine.best_mv`."""
+        R = np.shape(cum)[3]
+        centres = np.arange(self.n_centres, dtype=np.int64) if centres is None else centres
+        return self._launch(self._on_device(cum), np.shape(cum), centres, self.cpu.no_floor(R) if floor is None else floor)
+
+    def _on_device(self, cum: np.ndarray):
+        return self.dev.to_device(np.ascontiguousarray(cum, dtype=np.int32))
+
+    def _launch(self, d_cum, shape: tuple, centres: np.ndarray, floor: np.ndarray) -> np.ndarray:
+        """(len(centres), R) the kernel's values for the centres ``centres`` over the replicates' counts ``d_cum``
+        (on the device, of the host shape ``shape``) with the floor ``floor`` (R,)."""
         dev = self.dev
         c = self.cpu
-        L, T1, K, R = np.shape(cum)
-        m = self.n_centres
+        L, T1, K, R = shape
+        m = len(centres)
         if m == 0:
             return np.zeros((0, R))
         d_best = dev.empty((m, R), np.float64)
         block = min(self._block, 32 * ((R + 31) // 32))
         dev.launch(self._fn, (m, (R + block - 1) // block), (block, 1, 1), [
-            self.d_offsets, self.d_neighbors, self.d_boundary, self.d_n_cum,
-            dev.to_device(np.ascontiguousarray(cum, dtype=np.int32)), self.d_t1s, self.d_t2s, np.int32(len(c.t1s)),
-            np.int32(T1), np.int64(c.t_end_min), self.d_tot, self.d_logs, np.int32(K), np.int32(c.ordinal),
-            np.int32(c.want_high), np.int32(c.want_low), self.d_bounds, np.int32(len(c.bounds)), np.float64(c.margin),
-            np.int32(R), d_best])
+            self.d_offsets, self.d_neighbors, self.d_boundary, self.d_n_cum, d_cum, self.d_t1s, self.d_t2s,
+            np.int32(len(c.t1s)), np.int32(T1), np.int64(c.t_end_min), self.d_tot, self.d_logs, np.float64(c.ll0),
+            np.int32(K), np.int32(c.ordinal), np.int32(c.want_high), np.int32(c.want_low), self.d_bounds,
+            np.int32(len(c.bounds)), np.float64(c.margin), dev.to_device(np.asarray(centres, dtype=np.int64)),
+            dev.to_device(np.ascontiguousarray(floor, dtype=np.float64)), np.int32(R), d_best])
         return dev.to_host(d_best)
 
     def max_llr(self, cum: np.ndarray) -> np.ndarray:
-        """(R,) the largest cylinder LLR of each replicate of the cumulative counts (as :meth:`best_mv` takes them)."""
-        return self.cpu.llr_of_maxima(self.best_mv(cum), np.shape(cum)[3])
+        """(R,) the largest cylinder LLR of each replicate of the cumulative counts (as :meth:`best_mv` takes them;
+        :meth:`~.cpu_categorical_space_time.CategoricalCylinderEngine.pilot_then_rest`, the counts copied to the device once)."""
+        R = np.shape(cum)[3]
+        d_cum = self._on_device(cum)
+        return self.cpu.llr_of_maxima(
+            self.cpu.pilot_then_rest(lambda c, f: self._launch(d_cum, np.shape(cum), c, f), R), R)

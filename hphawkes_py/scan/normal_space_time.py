@@ -32,11 +32,11 @@ from .cpu_normal_space_time import (NormalCylinderEngine, cumulative_from_end, i
 from .cylinders import cylinder_clusters, first_best, interval_candidates, observation_circles
 from .locations import _check_xy, check_empty_locations
 from .monte_carlo import batch_children, replicate_batches, replicate_seed_batches
-from .normal_model import (NORMAL, WEIGHTED_NORMAL, _check_min_cases, _check_observations, _totals, _window_table,
-                           total_squares)
-from .null_draws import strata_members
+from .normal_model import (NORMAL, WEIGHTED_NORMAL, PermutationEngine, _check_min_cases, _check_observations, _totals,
+                           _window_table, total_squares)
+from .null_draws import permute_measurements, strata_members
 from .result import ScanResult
-from .space_time_scan import SpaceTimeOptions, _check_common, with_empty_rows
+from .space_time_scan import SpaceTimeOptions, _check_common, _with_purely_spatial, with_empty_rows
 from .spatiotemporal import _period_days
 
 __all__ = ["space_time_normal"]
@@ -48,7 +48,7 @@ def space_time_normal(coords, values, times, *, weights=None, max_population=0.5
                       progress=True, max_temporal_percent=None, circle_population=None, max_circle_population=0.5,
                       centres=None, secondary="no-overlap", empty_locations=None,
                       empty_location_ids=None, surveillance_start=None, day_of_week=False,
-                      purely_temporal=False) -> ScanResult:
+                      purely_temporal=False, purely_spatial=False) -> ScanResult:
     """Kulldorff's space-time scan statistic for continuous measurements (normal model), retrospective or prospective.
 
     Semantics follow SaTScan's space-time normal analysis (``ModelType=5``, ``AnalysisType=3`` or ``4``), and its
@@ -122,6 +122,11 @@ def space_time_normal(coords, values, times, *, weights=None, max_population=0.5
     purely_temporal : bool
         Also the purely temporal clusters (every location; SaTScan's ``IncludePurelyTemporal``), as in
         :func:`~hphawkes_py.scan.space_time`.
+    purely_spatial : bool
+        Also the purely spatial clusters (SaTScan's ``IncludePurelySpatial``): every circle over the whole study
+        period, scored as :func:`~hphawkes_py.scan.normal` scores it, the cylinders then at most one day shorter;
+        a centre's purely spatial cluster is its candidate where its LLR is above its best cylinder's, and every
+        replicate's maximum is over both. Not with ``surveillance_start``.
 
     Returns
     -------
@@ -151,8 +156,10 @@ def space_time_normal(coords, values, times, *, weights=None, max_population=0.5
     xy = _check_xy(coords)
     n = len(xy)
     x, w = _check_observations(values, weights, n)
-    day_of_week, purely_temporal = (check_bool(v, k) for v, k in ((day_of_week, "day_of_week"),
-                                                                   (purely_temporal, "purely_temporal")))
+    day_of_week, purely_temporal, purely_spatial = (check_bool(v, k) for v, k in (
+        (day_of_week, "day_of_week"), (purely_temporal, "purely_temporal"), (purely_spatial, "purely_spatial")))
+    if purely_spatial and surveillance_start is not None:
+        raise ValueError("purely_spatial clusters are not scanned with a surveillance_start (as in space_time)")
     counted = np.ones(n, dtype=np.int64)
     empty = check_empty_locations(empty_locations, empty_location_ids, location_ids is not None)
     xy, counted, times, location_ids = with_empty_rows(xy, counted, times, location_ids, empty)
@@ -172,10 +179,15 @@ def space_time_normal(coords, values, times, *, weights=None, max_population=0.5
     U, U2, A, B = _totals(x, w)
     S0 = total_squares(x, w)
     t_end_min = T - 1 if cm.prospective else 0
-    max_t = min(cm.max_temporal, T)
+    if purely_spatial and T < 2:
+        raise ValueError("purely_spatial clusters need a study period of at least 2 days (with one day every "
+                         "cylinder is purely spatial)")
+    # with the purely spatial clusters (the whole period), the cylinders are shorter, as in SaTScan
+    max_t = min(cm.max_temporal, T - 1 if purely_spatial else T)
     t1s, t2s = intervals(T, max_t, t_end_min)
-    # the days before the first interval's start are in no cylinder: the engine's days start at day0
-    day0 = int(t1s.min())
+    # the days before the first interval's start are in no cylinder (but in the purely spatial clusters): the
+    # engine's days start at day0
+    day0 = 0 if purely_spatial else int(t1s.min())
     size = cm.c_lt.sum(axis=1)
     with threads_context(cm.run.threads):
         circles_ = observation_circles(cm, size, purely_temporal)
@@ -187,6 +199,14 @@ def space_time_normal(coords, values, times, *, weights=None, max_population=0.5
         per_llr, per_j = _per_interval(engine, s1.reshape(L, T)[:, day0:], s2.reshape(L, T)[:, day0:])
         found = interval_candidates(per_llr[:m], per_j[:m], t1s, t2s, T, max_t, not cm.prospective and T > 2)
         pt = first_best(per_llr[m:], per_j[m:])[:2] if purely_temporal else None
+        ps = None
+        if purely_spatial:  # the circles over the whole period: the purely spatial scan of the sums per location
+            ps = PermutationEngine(WEIGHTED_NORMAL if weighted else NORMAL, offsets[:m + 1], neighbors, boundary,
+                                   size, n, U, U2, A, B, m_cases, m_cases, cm.run.direction in ("high", "both"),
+                                   cm.run.direction in ("low", "both"))
+            ps_best, ps_j = (v[:, 0] for v in ps.best_per_centre(s1.reshape(L, T).sum(axis=1)[:, None],
+                                                                  s2.reshape(L, T).sum(axis=1)[:, None]))
+            found = _with_purely_spatial(*found, ps_best, ps_j, T)
         null_engine, null_day0 = engine, day0
         if cm.null_end_min is not None:
             # adjusted for earlier analyses: the replicates' maxima over the cylinders of every analysis since
@@ -196,14 +216,16 @@ def space_time_normal(coords, values, times, *, weights=None, max_population=0.5
             null_engine = dataclasses.replace(engine, n_cum=cumulative_from_end(cm.c_lt[:, null_day0:]),
                                               t1s=n1 - null_day0, t2s=n2 - null_day0)
         if is_gpu_backend(cm.run.backend):
-            from .gpu import GpuNormalCylinderEngine
+            from .gpu import GpuNormalCylinderEngine, GpuPermutationEngine
 
             null_engine = GpuNormalCylinderEngine(null_engine, device=get_device(cm.run.backend),
                                                   backend=cm.run.backend)
+            if ps is not None:
+                ps = GpuPermutationEngine(ps, device=get_device(cm.run.backend), backend=cm.run.backend)
         # the weekday adjustment: the measurements permuted among each weekday's observations
         strata = strata_members(np.mod(_period_days(cm)[cm.day[:n]], 7)) if day_of_week else None
         null_llr = _null_maxima(null_engine, cm.gid[:n], cm.day[:n], first, second, L, T - null_day0 + 1, null_day0,
-                                cm.run, strata)
+                                cm.run, strata, ps)
 
     day = cm.day[:n]
 
@@ -219,7 +241,7 @@ def space_time_normal(coords, values, times, *, weights=None, max_population=0.5
         model="space_time_weighted_normal" if weighted else "space_time_normal", max_distance=cm.max_distance,
         min_cases=m_cases, distance=cm.distance, _loc_coords=cm.loc_coords, _loc_cases=size, _loc_population=size,
         _loc_expected=None, _loc_controls=None, _row_ids=cm.ids, _row_loc=cm.gid, day_of_week=day_of_week,
-        purely_temporal=purely_temporal)
+        purely_temporal=purely_temporal, purely_spatial=purely_spatial)
 
 
 def _per_interval(engine: NormalCylinderEngine, s1, s2) -> tuple:
@@ -229,22 +251,28 @@ def _per_interval(engine: NormalCylinderEngine, s1, s2) -> tuple:
     return engine.llr(per_mv), per_j
 
 
-def _null_batch(size, batch_seed, engine, loc, day, first, second, L, T1, day0, strata=None):
+def _null_batch(size, batch_seed, engine, loc, day, first, second, L, T1, day0, strata=None, ps=None):
     """One Monte Carlo batch: ``size`` permutations of the measurements among the observations (each keeping its
-    location ``loc`` and ``day``) and each replicate's largest cylinder LLR (module level so process pools can
-    pickle it)."""
-    c1, c2 = permuted_cumulative(loc, day, first, second, batch_children(batch_seed, size), L, T1, day0,
-                                 engine.weighted, strata)
-    return engine.max_llr(c1, c2)
+    location ``loc`` and ``day``) and each replicate's largest cylinder LLR (and purely spatial one: ``ps``, the
+    engine of the circles over the whole period, scans the sums per location of the same permutations) (module
+    level so process pools can pickle it)."""
+    seeds = batch_children(batch_seed, size)
+    c1, c2 = permuted_cumulative(loc, day, first, second, seeds, L, T1, day0, engine.weighted, strata)
+    best = engine.max_llr(c1, c2)
+    if ps is None:
+        return best
+    return np.maximum(best, ps.max_llr(*permute_measurements(loc, first, second, L, seeds, strata)))
 
 
-def _null_maxima(engine, loc, day, first, second, L: int, T1: int, day0: int, run, strata=None) -> np.ndarray:
-    """(n_replicates,) float64 largest cylinder LLR of each null replicate, in replicate order, in batches whose
-    cumulative sums (``L`` x ``T1`` days from ``day0`` on, :func:`~.cpu_normal_space_time.permuted_cumulative`;
-    ``strata``: permuted within them) stay within ``CPU_BATCH_BYTES`` (a GPU: 256 MiB)."""
+def _null_maxima(engine, loc, day, first, second, L: int, T1: int, day0: int, run, strata=None,
+                 ps=None) -> np.ndarray:
+    """(n_replicates,) float64 largest cylinder LLR of each null replicate (with ``ps``, of :func:`_null_batch`), in
+    replicate order, in batches whose cumulative sums (``L`` x ``T1`` days from ``day0`` on,
+    :func:`~.cpu_normal_space_time.permuted_cumulative`; ``strata``: permuted within them) stay within
+    ``CPU_BATCH_BYTES`` (a GPU: 256 MiB)."""
     R = run.n_replicates
     batch, sizes = replicate_batches(R, 16 * L * T1, is_gpu_backend(engine.backend), run.executor, least=1)
     parts = run_replicates(_null_batch, sizes, seeds=replicate_seed_batches(run.seed, R, batch),
                            executor=run.executor, progress=run.progress, desc="space-time normal Monte Carlo",
-                           args=(engine, loc, day, first, second, L, T1, day0, strata))
+                           args=(engine, loc, day, first, second, L, T1, day0, strata, ps))
     return np.concatenate(parts).astype(np.float64)

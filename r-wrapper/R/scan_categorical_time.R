@@ -3,13 +3,15 @@
 # The keyword arguments the space-time ordinal and multinomial wrappers share.
 .space_time_categorical_kw <- function(location_ids, max_population, max_distance, max_temporal, prospective,
                                        max_temporal_percent, n_replicates, secondary, distance, seed, progress,
-                                       backend, threads, purely_temporal, surveillance_start, day_of_week) {
+                                       backend, threads, purely_temporal, surveillance_start, day_of_week,
+                                       purely_spatial) {
   kw <- list(max_population = .as_num(max_population), max_distance = .as_num(max_distance),
              max_temporal = .as_int(max_temporal), prospective = .as_flag(prospective, "prospective"),
              n_replicates = .as_int(n_replicates), secondary = secondary, distance = distance,
              seed = .as_int(seed), progress = .as_flag(progress, "progress"), backend = backend,
              threads = .as_int(threads), purely_temporal = .as_flag(purely_temporal, "purely_temporal"),
-             day_of_week = .as_flag(day_of_week, "day_of_week"))
+             day_of_week = .as_flag(day_of_week, "day_of_week"),
+             purely_spatial = .as_flag(purely_spatial, "purely_spatial"))
   if (!is.null(location_ids)) kw$location_ids <- .np_ids(location_ids, "location_ids")
   if (!is.null(max_temporal_percent)) kw$max_temporal_percent <- .as_num(max_temporal_percent)
   if (!is.null(surveillance_start))
@@ -44,6 +46,8 @@
 #'   a surveillance whose earlier analyses the p-values are adjusted for (SaTScan's \code{AdjustForEarlierAnalyses}).
 #' @param day_of_week Adjust for the day of the week (SaTScan's \code{AdjustForWeeklyTrends}): the null permutes
 #'   the categories among each weekday's cases only.
+#' @param purely_spatial Also the purely spatial clusters (every circle over the whole study period; SaTScan's
+#'   \code{IncludePurelySpatial}); not with \code{surveillance_start}.
 #' @inheritParams scan_ordinal
 #' @return An object of class \code{hphawkes_scan}, \code{model = "space_time_ordinal"}: \code{clusters} has
 #'   \code{start} and \code{end} (days since 1970-01-01 for \code{Date}s), \code{cases} (the cylinder's cases)
@@ -65,11 +69,12 @@ scan_space_time_ordinal <- function(coords, categories, times, location_ids = NU
                                     max_temporal_percent = NULL, n_replicates = 999L, direction = "high",
                                     secondary = "no-overlap", distance = "euclidean", seed = NULL, progress = FALSE,
                                     backend = "auto", threads = NULL, purely_temporal = FALSE,
-                                    surveillance_start = NULL, day_of_week = FALSE) {
+                                    surveillance_start = NULL, day_of_week = FALSE, purely_spatial = FALSE) {
   .hp_check_args()
   kw <- .space_time_categorical_kw(location_ids, max_population, max_distance, max_temporal, prospective,
                                    max_temporal_percent, n_replicates, secondary, distance, seed, progress,
-                                   backend, threads, purely_temporal, surveillance_start, day_of_week)
+                                   backend, threads, purely_temporal, surveillance_start, day_of_week,
+                                   purely_spatial)
   kw$direction <- direction
   res <- .hp_call(do.call(.hp_mod("scan")$space_time_ordinal, c(list(
     .np_double(as.matrix(coords), "coords"), .np_categories(categories, TRUE), .np_times(times)), kw)))
@@ -104,11 +109,12 @@ scan_space_time_multinomial <- function(coords, categories, times, location_ids 
                                         max_temporal_percent = NULL, n_replicates = 999L, secondary = "no-overlap",
                                         distance = "euclidean", seed = NULL, progress = FALSE, backend = "auto",
                                         threads = NULL, purely_temporal = FALSE, surveillance_start = NULL,
-                                        day_of_week = FALSE) {
+                                        day_of_week = FALSE, purely_spatial = FALSE) {
   .hp_check_args()
   kw <- .space_time_categorical_kw(location_ids, max_population, max_distance, max_temporal, prospective,
                                    max_temporal_percent, n_replicates, secondary, distance, seed, progress,
-                                   backend, threads, purely_temporal, surveillance_start, day_of_week)
+                                   backend, threads, purely_temporal, surveillance_start, day_of_week,
+                                   purely_spatial)
   res <- .hp_call(do.call(.hp_mod("scan")$space_time_multinomial, c(list(
     .np_double(as.matrix(coords), "coords"), .np_categories(categories, FALSE), .np_times(times)), kw)))
   .hp_scan_result(res)

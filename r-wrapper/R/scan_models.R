@@ -426,6 +426,8 @@ scan_space_time_exponential <- function(coords, survival_times, times, censored 
 #'   a surveillance whose earlier analyses the p-values are adjusted for (SaTScan's \code{AdjustForEarlierAnalyses}).
 #' @param purely_temporal Also the purely temporal clusters (every location; SaTScan's
 #'   \code{IncludePurelyTemporal}).
+#' @param purely_spatial Also the purely spatial clusters (every circle over the whole study period; SaTScan's
+#'   \code{IncludePurelySpatial}); not with \code{surveillance_start}.
 #' @inheritParams scan_ordinal
 #' @return An object of class \code{hphawkes_scan}, \code{model = "space_time_normal"} (or
 #'   \code{"space_time_weighted_normal"}): \code{clusters} has \code{start} and \code{end} (days since
@@ -449,7 +451,7 @@ scan_space_time_normal <- function(coords, values, times, weights = NULL, locati
                                    n_replicates = 999L, direction = "high", secondary = "no-overlap",
                                    distance = "euclidean", seed = NULL, progress = FALSE, backend = "auto",
                                    threads = NULL, day_of_week = FALSE, surveillance_start = NULL,
-                                   purely_temporal = FALSE) {
+                                   purely_temporal = FALSE, purely_spatial = FALSE) {
   .hp_check_args()
   .hp_no_na(values, "values")
   .hp_no_na(times, "times")
@@ -464,6 +466,7 @@ scan_space_time_normal <- function(coords, values, times, weights = NULL, locati
   if (!is.null(max_temporal_percent)) kw$max_temporal_percent <- .as_num(max_temporal_percent)
   if (.as_flag(day_of_week, "day_of_week")) kw$day_of_week <- TRUE
   if (.as_flag(purely_temporal, "purely_temporal")) kw$purely_temporal <- TRUE
+  if (.as_flag(purely_spatial, "purely_spatial")) kw$purely_spatial <- TRUE
   if (!is.null(surveillance_start))
     kw$surveillance_start <- .as_int(if (inherits(surveillance_start, "Date")) as.numeric(surveillance_start)
                                      else surveillance_start, "surveillance_start")

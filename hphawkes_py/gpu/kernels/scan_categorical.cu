@@ -127,23 +127,28 @@ extern "C" __global__ void scan_categorical(const long long* offsets, const int*
 // T1) are all the cases, the same in every replicate. Not scored, as on the CPU: a window end whose cylinder holds
 // the cases of the one scored last; a cylinder without cases on its first day (or, when the interval one day
 // shorter at the end is scanned, its last day), which holds those of a shorter one; a cylinder of W cases whose
-// bound[W] (no window of W cases has a larger value) is not above the replicate's best so far; for the ordinal
-// model, a cylinder whose multinomial log likelihood (never below the order-restricted one; margin for rounding)
-// is not above it. The largest window value of the centre's cylinders comes back (the host turns it into an LLR).
+// bound[W] (no window of W cases has a larger value) is not above the replicate's best so far; a cylinder whose
+// Pearson chi-square X2 is at most the replicate's best less ll0 (the LLR of either model is at most X2, and X2
+// needs no logarithm); for the ordinal model, a cylinder whose multinomial log likelihood (never below the
+// order-restricted one; margin for rounding) is not above it. Block row q scans centre centres[q]; the replicate's
+// best starts at floor[r] (a value one of its cylinders attains: the pilot's), and the larger of it and the
+// largest window value of the centre's cylinders comes back (the host turns it into an LLR).
 extern "C" __global__ void scan_categorical_cylinders(const long long* offsets, const int* neighbors,
                                                       const unsigned char* boundary, const long long* n_cum,
                                                       const int* cum, const long long* t1s, const long long* t2s,
                                                       int I, int T1, long long t_end_min, const long long* tot,
-                                                      const double* logs, int K, int ordinal, int want_high,
-                                                      int want_low, const double* bound, int nb, double margin,
+                                                      const double* logs, double ll0, int K, int ordinal,
+                                                      int want_high, int want_low, const double* bound, int nb,
+                                                      double margin, const long long* centres, const double* floor,
                                                       int R, double* best_mv) {
-  const long long i = blockIdx.x;  // centre
+  const long long q = blockIdx.x;
+  const long long i = centres[q];
   const int r = blockIdx.y * blockDim.x + threadIdx.x;  // replicate
   if (r >= R) return;
   long long c[KMAX], cR[KMAX], dR[KMAX];
   long long C = 0;
   for (int k = 0; k < K; ++k) C += tot[k];
-  double top = PC_NONE;
+  double top = floor[r];
   const long long end = offsets[i + 1];
   for (int a = 0; a < I; ++a) {
     const long long t1 = t1s[a], t2 = t2s[a], e = t2 + 1;
@@ -164,10 +169,17 @@ extern "C" __global__ void scan_categorical_cylinders(const long long* offsets, 
       scored = n;
       if ((trim_start && n_first == 0) || (trim_end && n_last == 0)) continue;
       if (n < nb && top >= bound[n]) continue;
+      double x2 = 0.0;
+      for (int k = 0; k < K; ++k) {
+        if (tot[k] == 0) continue;
+        const double d = (double)c[k] - (double)n * (double)tot[k] / (double)C;
+        x2 += d * d * ((double)C / (double)tot[k]);
+      }
+      if (x2 * ((double)C / ((double)n * (double)(C - n))) <= top - ll0 - margin) continue;
       if (ordinal && pc_log_likelihood(c, tot, logs, K, n, C - n, 0, cR, dR) + margin <= top) continue;
       const double v = pc_window_value(c, tot, logs, K, C, ordinal, want_high, want_low, cR, dR);
       if (v > top) top = v;
     }
   }
-  best_mv[i * R + r] = top;
+  best_mv[q * R + r] = top;
 }

@@ -279,6 +279,9 @@ test_that("scan_space_time_normal gives Python's space-time normal scan", {
   pt <- scan_space_time_normal(d$xy[d$town, ], v, day, location_ids = d$town, max_temporal = 15L, n_replicates = 9,
                                seed = 1, backend = "cpu", purely_temporal = TRUE)
   expect_identical(pt$purely_temporal, TRUE)
+  ps <- scan_space_time_normal(d$xy[d$town, ], v, day, location_ids = d$town, max_temporal = 15L, n_replicates = 9,
+                               seed = 1, backend = "cpu", purely_spatial = TRUE)
+  expect_identical(ps$purely_spatial, TRUE)
   sv <- scan_space_time_normal(d$xy[d$town, ], v, as.Date("2024-01-01") + day, location_ids = d$town,
                                max_temporal = 7L, n_replicates = 19, seed = 1, backend = "cpu", prospective = TRUE,
                                max_population = NULL, max_distance = 3, surveillance_start = as.Date("2024-02-20"))
@@ -452,6 +455,13 @@ test_that("scan_space_time_ordinal, _multinomial and scan_temporal_categorical g
   expect_identical(mn$model, "space_time_multinomial")
   expect_identical(mn$purely_temporal, TRUE)
   expect_identical(unlist(mn$clusters$categories[[1]]), c("A", "B", "C"))
+  ps <- scan_space_time_multinomial(d$xy[d$town, ], factor(sero), day, location_ids = d$town, max_temporal = 15L,
+                                    n_replicates = 19, seed = 1, backend = "cpu", purely_spatial = TRUE)
+  expect_identical(ps$purely_spatial, TRUE)
+  # every replicate's maximum is over the purely spatial clusters too
+  no_ps <- scan_space_time_multinomial(d$xy[d$town, ], factor(sero), day, location_ids = d$town,
+                                       max_temporal = 15L, n_replicates = 19, seed = 1, backend = "cpu")
+  expect_true(all(ps$null_llr >= no_ps$null_llr))
   sv <- scan_space_time_ordinal(d$xy[d$town, ], grade, as.Date("2024-01-01") + day, location_ids = d$town,
                                 max_temporal = 7L, n_replicates = 19, seed = 1, backend = "cpu", prospective = TRUE,
                                 max_population = NULL, max_distance = 3, surveillance_start = as.Date("2024-02-20"))
