@@ -295,3 +295,42 @@ def categorical_llr(c, tot, restrict):
             continue
         best = max(best, ll(p, q) - ll0)
     return best
+
+
+def isotonic_llr(cases, measure, members, C, M, bernoulli, high):
+    """``(llr, steps)``: the isotonic cluster of the locations ``members`` (nearest first) as SaTScan's
+    ``SpatialMonotoneData`` builds it, written as plainly as possible: each location a step, a step pooled into
+    the one before while the inner one is not of interest (high: at least 2 cases and a rate c / m strictly above
+    the next step's, compared as c1 m2 > m1 c2; low: strictly below), then the cases outside as one more step,
+    pooled the same way and dropped after the LLR; ``steps``: (cases, measure, location count) of each step
+    left."""
+    steps = []  # [cases, measure, number of locations]
+
+    def keeps(a, b):
+        if a[1] == 0:
+            return False
+        return a[0] >= 2 and a[0] * b[1] > a[1] * b[0] if high else a[0] * b[1] < a[1] * b[0]
+
+    def push(step):
+        steps.append(step)
+        while len(steps) > 1 and not keeps(steps[-2], steps[-1]):
+            last = steps.pop()
+            steps[-1] = [steps[-1][0] + last[0], steps[-1][1] + last[1], steps[-1][2] + last[2]]
+
+    inside = sum(int(cases[l]) for l in members)
+    for l in members:
+        push([int(cases[l]), float(measure[l]), 1])
+    rest = inside != C
+    if rest:
+        push([C - inside, M - sum(float(measure[l]) for l in members), 0])
+
+    def ll(c, m):
+        if bernoulli:
+            return (xlogy_ratio(c, m) if c else 0.0) + (xlogy_ratio(m - c, m) if m > c else 0.0)
+        return xlogy_ratio(c, m) if c else 0.0
+
+    null = ll(C, M)
+    total = sum(ll(c, m) for c, m, _ in steps)
+    if rest:
+        steps.pop()
+    return (total - null, steps) if steps else (0.0, [])

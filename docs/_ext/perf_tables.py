@@ -207,6 +207,10 @@ def scan_categorical_space_time() -> list[str]:
                          "problem (locations x cases x days)")
 
 
+def scan_isotonic() -> list[str]:
+    return _satscan_rows("scan_isotonic.json", "benchmarks/bench_scan_isotonic.py", "problem")
+
+
 def _satscan_rows(name: str, script: str, first: str) -> list[str]:
     """The table of a benchmark beside SaTScan that runs the parameter file SaTScan runs (``name``, by ``script``)."""
     d = _load(name)
@@ -717,6 +721,7 @@ TABLES = {
     "scan-regimes": scan_regimes, "scan-time-stratified": scan_time_stratified, "scan-samples": scan_samples,
     "scan-poisson-kernels": scan_poisson_kernels, "scan-normal-space-time": scan_normal_space_time,
     "scan-categorical-space-time": scan_categorical_space_time,
+    "scan-isotonic": scan_isotonic,
     "mixture-cytometry": mixture_cytometry,
     "kde-paper": kde_paper, "kde-relrisk": kde_relrisk, "kde-sparr": kde_sparr, "sccs": sccs_fit,
     "hawkes-loglik": hawkes_loglik, "hawkes-mcmc": hawkes_mcmc, "hawkes-forecast": hawkes_forecast, "hawkes-hphawkes": hawkes_hphawkes,

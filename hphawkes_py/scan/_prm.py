@@ -36,14 +36,14 @@ from ._prm_continuous_poisson import continuous_poisson_kwargs, run_continuous_p
 from ._prm_space_time import (run_space_time, run_space_time_exponential, run_space_time_normal,
                               run_temporal_exponential, run_temporal_normal)
 from ._prm_windows import (_CIRCULAR_SCANS, _SPACE_TIME, _grid_file, _max_circle, _neighbors_file, _reported_kwargs,
-                           _secondary)
+                           _secondary, _window_kwargs)
 
 __all__ = ["read_prm", "run_prm"]
 
 #: parameter -> values this implementation accepts (anything else is refused by name; for a feature
 #: hp.scan does not have, the values of a switched-off setting, _OFF)
 _REQUIRE = {
-    "IsotonicScan": {"0"},
+    "IsotonicScan": {"0", "1"},  # 1: the purely spatial Poisson and Bernoulli analyses only
     "UseMetaLocationsFile": _OFF,
     "MultipleCoordinatesType": {"0"},
     "SpatialAdjustmentType": {"0", "1", "2"},  # 1, 2: the space-time Poisson model only (run_prm)
@@ -410,26 +410,6 @@ def _ignored(v, sec, bad):
     return ignored
 
 
-def _window_kwargs(v, model, bad, kwargs):
-    """The window shape into ``kwargs``: circles, or SaTScan's elliptic windows and their penalty."""
-    shape = v.get("SpatialWindowShapeType", "0")
-    if shape == "1":
-        if model not in ("poisson", "bernoulli"):
-            raise bad("SpatialWindowShapeType", "(elliptic) is supported with the discrete Poisson and Bernoulli "
-                                                "models only")
-        pen = {"0": "none", "1": "medium", "2": "strong"}.get(v.get("NonCompactnessPenalty", "1"))
-        if pen is None:
-            raise bad("NonCompactnessPenalty", "must be 0 (none), 1 (medium) or 2 (strong)")
-        try:
-            shapes = tuple(float(x) for x in v.get("EllipseShapes", "1.5,2,3,4,5").split(","))
-            angles = tuple(int(x) for x in v.get("EllipseAngles", "4,6,9,12,15").split(","))
-        except ValueError:
-            raise bad("EllipseShapes", "and EllipseAngles must be comma-separated numbers (angles whole)") from None
-        kwargs.update(window="ellipse", penalty=pen, ellipse_shapes=shapes, ellipse_angles=angles)
-    elif shape != "0":
-        raise bad("SpatialWindowShapeType", "must be 0 (circular) or 1 (elliptic)")
-
-
 def _settings_kwargs(v, model, bad, kwargs):
     """Coordinates, direction, maximum window size and distance, replicates and minimum cases into
     ``kwargs``."""
@@ -735,6 +715,10 @@ def _run_spatial(spec, run):
     if "max_reported_population" in common and (spec["iterative"] or spec["power"] or spec["known_risks"] is not None):
         raise ValueError(f"{spec['path']}: UseReportOnlySmallerClusters=y is not supported with an iterative scan, "
                          f"a power evaluation or known relative risks")
+    if common.get("risk_function") == "isotonic" and (spec["iterative"] or spec["power"] or
+                                                      spec["known_risks"] is not None):
+        raise ValueError(f"{spec['path']}: IsotonicScan=1 is not supported with an iterative scan, a power "
+                         f"evaluation or known relative risks")
     placed = spec.get("neighbors") is None
     if not placed:
         if spec["iterative"] or spec["power"] or spec["known_risks"] is not None:

@@ -1,6 +1,7 @@
 """The settings of a SaTScan parameter file that shape the windows of an analysis, read for
 :func:`~hphawkes_py.scan.run_prm` (:mod:`hphawkes_py.scan._prm`): the grid file of circle centres, the max circle
-size file, the neighbors file, the smaller reported clusters and the criteria for reporting secondary clusters.
+size file, the neighbors file, the smaller reported clusters, the criteria for reporting secondary clusters and
+the window's shape (circles, ellipses, the isotonic scan).
 
 Each reader takes the file's settings ``v`` (a dict), the analysis ``model`` (a name of
 ``_prm._ANALYSES``), ``bad(key, why)`` (the error naming a setting) and, where it reads a file, ``file(key,
@@ -132,3 +133,29 @@ def _max_circle(v, model, bad, file):
         raise bad("MaxSpatialSizeInMaxCirclePopulationFile", "must be in (0, 50] (percent of the max circle size "
                                                               "file's population)")
     return file("MaxCirclePopulationFile", True), pct / 100.0
+
+
+def _window_kwargs(v, model, bad, kwargs):
+    """The window shape into ``kwargs``: circles, or SaTScan's elliptic windows and their penalty; and the isotonic
+    scan (``IsotonicScan=1``)."""
+    shape = v.get("SpatialWindowShapeType", "0")
+    if shape == "1":
+        if model not in ("poisson", "bernoulli"):
+            raise bad("SpatialWindowShapeType", "(elliptic) is supported with the discrete Poisson and Bernoulli "
+                                                "models only")
+        pen = {"0": "none", "1": "medium", "2": "strong"}.get(v.get("NonCompactnessPenalty", "1"))
+        if pen is None:
+            raise bad("NonCompactnessPenalty", "must be 0 (none), 1 (medium) or 2 (strong)")
+        try:
+            shapes = tuple(float(x) for x in v.get("EllipseShapes", "1.5,2,3,4,5").split(","))
+            angles = tuple(int(x) for x in v.get("EllipseAngles", "4,6,9,12,15").split(","))
+        except ValueError:
+            raise bad("EllipseShapes", "and EllipseAngles must be comma-separated numbers (angles whole)") from None
+        kwargs.update(window="ellipse", penalty=pen, ellipse_shapes=shapes, ellipse_angles=angles)
+    elif shape != "0":
+        raise bad("SpatialWindowShapeType", "must be 0 (circular) or 1 (elliptic)")
+    if v.get("IsotonicScan", "0") == "1":
+        if model not in ("poisson", "bernoulli") or shape != "0":
+            raise bad("IsotonicScan", "is supported for the purely spatial discrete Poisson and Bernoulli analyses "
+                                      "with circular windows (ModelType 0 or 1, AnalysisType 1)")
+        kwargs["risk_function"] = "isotonic"

@@ -77,12 +77,13 @@ _SUMMARY_LABEL = 35
 _RIGHT = 95
 
 
-def _block_line(label: str, value: str, number: int | None, rank: int) -> str:
-    """One ``label....: value`` line of a cluster block, wrapped at SaTScan's right margin."""
+def _block_line(label: str, value: str, number: int | None, rank: int, label_width: int = _LABEL) -> str:
+    """One ``label....: value`` line of a cluster block (labels padded to ``label_width``), wrapped at SaTScan's
+    right margin."""
     left = 2 + len(str(rank)) - 1
-    data_left = _LABEL + left + 2
-    head = f"{rank}." + label.ljust(_LABEL, ".") + ": " if number is not None else \
-        " " * left + label.ljust(_LABEL, ".") + ": "
+    data_left = label_width + left + 2
+    head = f"{rank}." + label.ljust(label_width, ".") + ": " if number is not None else \
+        " " * left + label.ljust(label_width, ".") + ": "
     width = _RIGHT - data_left
     out, rest = [], value
     while len(rest) > width:

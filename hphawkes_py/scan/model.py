@@ -36,6 +36,7 @@ from .._backend import threads_context
 from .._validate import as_float_array, check_positive
 from .ellipses import _check_ellipses, _elliptic_penalties, _elliptic_report, _elliptic_windows
 from .engine import klogk_table, make_engine
+from .isotonic import IsotonicEngine, step_columns
 from .locations import (Geometry, _check_geometry, _check_max_population, _check_xy, _radius, _row_locations,
                         check_centres, check_counts, check_ids_per_location, check_location_ids, circle_limit,
                         make_centres, merge_rows, prepare_locations)
@@ -53,7 +54,7 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
               window="circle", ellipse_shapes=(1.5, 2, 3, 4, 5), ellipse_angles=(4, 6, 9, 12, 15), penalty="medium",
               location_ids=None, seed=None, executor=None, backend="auto", threads=None, progress=True,
               circle_population=None, max_circle_population=0.5, centres=None, neighbors=None,
-              max_reported_population=None, max_reported_distance=None) -> ScanResult:
+              max_reported_population=None, max_reported_distance=None, risk_function="standard") -> ScanResult:
     """Kulldorff's purely spatial Bernoulli scan statistic with Monte Carlo inference.
 
     Semantics follow SaTScan's purely spatial Bernoulli analysis with circular (or elliptic)
@@ -138,6 +139,13 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
         Report only clusters within these limits (a fraction of the total up to ``max_population``; a radius),
         while the Monte Carlo, and so every p-value, scans all the windows (SaTScan's "restrict reported clusters
         to maximum geographical cluster size", ``UseReportOnlySmallerClusters``); circles and neighbour lists.
+    risk_function : {"standard", "isotonic"}
+        "isotonic": SaTScan's isotonic spatial scan (``IsotonicScan=1``; :mod:`hphawkes_py.scan.isotonic`): around
+        each centre a risk that falls in steps with the distance (the isotonic estimate over its largest circle),
+        one cluster per centre, with the columns ``steps``, ``step_location_ids``, ``step_radius``,
+        ``step_cases``, ``step_expected`` and ``step_relative_risk``. Circles around the locations only (not with
+        ``window="ellipse"``, ``grid_cell``, ``centres``, ``neighbors``, reported limits or ``min_cases`` above
+        2), on the CPU engine.
 
     Returns
     -------
@@ -166,7 +174,10 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
     if circle_population is not None:
         ws = dataclasses.replace(ws, circle=circle_limit(circle_population, max_circle_population,
                                                          _row_locations(loc.members), len(loc.members)))
-    run = check_run(min_cases, n_replicates, direction, secondary, progress, threads, seed, backend, executor)
+    isotonic = _check_risk_function(risk_function, ws, min_cases, backend, neighbors,
+                                    (max_reported_population, max_reported_distance))
+    run = check_run(min_cases, n_replicates, direction, secondary, progress, threads, seed,
+                    "cpu" if isotonic else backend, executor)
     _check_secondary(ws, run)
     if loc.n_merged and neighbors is None:
         warnings.warn(
@@ -186,8 +197,11 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
             inside, outside = c / n, (C - c) / (N - n)
             return n, n * C / N, inside / outside if outside > 0 else math.inf
 
-        engine = make_engine(windows, klogk_table(N), C, N, run.direction, backend=run.backend,
-                             min_cases=run.min_cases, location_size=pop)
+        if isotonic:
+            engine = _isotonic_engine(windows, pop, C, N, "bernoulli", run.direction)
+        else:
+            engine = make_engine(windows, klogk_table(N), C, N, run.direction, backend=run.backend,
+                                 min_cases=run.min_cases, location_size=pop)
         return engine, window_stats
 
     scanned = _scan(ws, run, loc.coords, loc.cases, loc.members, ids, pop, ws.max_population * N, pop,
@@ -304,7 +318,8 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
             distance="euclidean", window="circle", ellipse_shapes=(1.5, 2, 3, 4, 5), ellipse_angles=(4, 6, 9, 12, 15),
             penalty="medium", location_ids=None, seed=None, executor=None, backend="auto", threads=None,
             progress=True, circle_population=None, max_circle_population=0.5, centres=None,
-            neighbors=None, max_reported_population=None, max_reported_distance=None) -> ScanResult:
+            neighbors=None, max_reported_population=None, max_reported_distance=None,
+            risk_function="standard") -> ScanResult:
     """Kulldorff's purely spatial discrete Poisson scan statistic with Monte Carlo inference.
 
     Semantics follow SaTScan's purely spatial discrete Poisson analysis with circular windows:
@@ -360,7 +375,7 @@ def poisson(coords, cases, population, *, expected=None, covariates=None, max_po
         except with ``covariates``, where the rows of one location (its categories) share its id;
         a location is then reported once, by the id of its first row.
     seed, executor, backend, threads, progress, circle_population, max_circle_population, centres, neighbors, \
-max_reported_population, max_reported_distance
+max_reported_population, max_reported_distance, risk_function
         As in :func:`bernoulli`.
 
     Returns
@@ -390,7 +405,10 @@ max_reported_population, max_reported_distance
     ids = check_location_ids(location_ids, n, repeats=covariates is not None)
     ws = _check_windows(xy, max_population, max_distance, grid_cell, distance, window, ellipse_shapes, ellipse_angles,
                         penalty, centres)
-    run = check_run(min_cases, n_replicates, direction, secondary, progress, threads, seed, backend, executor)
+    isotonic = _check_risk_function(risk_function, ws, min_cases, backend, neighbors,
+                                    (max_reported_population, max_reported_distance))
+    run = check_run(min_cases, n_replicates, direction, secondary, progress, threads, seed,
+                    "cpu" if isotonic else backend, executor)
     _check_secondary(ws, run)
 
     ex = _expected_cases(ca, po, ex, codes, cats)
@@ -434,8 +452,11 @@ max_reported_population, max_reported_distance
             p = l_pop[members].sum()
             return (int(p) if l_pop.dtype.kind == "i" else float(p)), e, rr
 
-        engine = make_engine((offsets, neighbors, wexp, boundary), klogk_table(C), C, C, run.direction,
-                             backend=run.backend, model="poisson", min_cases=run.min_cases)
+        if isotonic:
+            engine = _isotonic_engine(windows, l_exp, C, float(l_exp.sum()), "poisson", run.direction)
+        else:
+            engine = make_engine((offsets, neighbors, wexp, boundary), klogk_table(C), C, C, run.direction,
+                                 backend=run.backend, model="poisson", min_cases=run.min_cases)
         return engine, window_stats
 
     scanned = _scan(ws, run, loc_coords, l_cases, report_members, ids, size, ws.max_population * size.sum(),
@@ -447,6 +468,32 @@ max_reported_population, max_reported_distance
         _loc_coords=loc_coords if placed else np.full_like(loc_coords, np.nan), _loc_cases=l_cases,
         _loc_controls=None, _loc_population=l_pop, _loc_expected=l_exp, _row_ids=ids, _row_loc=gid,
     )
+
+
+def _check_risk_function(risk_function, ws, min_cases, backend, neighbors, reported) -> bool:
+    """Whether ``risk_function`` asks for the isotonic scan (:mod:`.isotonic`), refusing what it does not do."""
+    if risk_function not in ("standard", "isotonic"):
+        raise ValueError(f"risk_function must be 'standard' or 'isotonic', got {risk_function!r}")
+    if risk_function == "standard":
+        return False
+    for name, given in (("window='ellipse'", ws.ellipses is not None), ("grid_cell", ws.grid_cell is not None),
+                        ("centres", ws.centres is not None), ("neighbors", neighbors is not None),
+                        ("max_reported_population / max_reported_distance", any(v is not None for v in reported))):
+        if given:
+            raise ValueError(f"risk_function='isotonic' scans circles around the locations: not with {name}")
+    if min_cases is not None and min_cases > 2:
+        raise ValueError(f"risk_function='isotonic': min_cases={min_cases} is not applied (a step of a high risk "
+                         f"needs 2 cases, as in SaTScan); give min_cases <= 2")
+    if backend not in ("auto", "cpu"):
+        raise ValueError(f"risk_function='isotonic' runs on the CPU engine: give backend='cpu' or 'auto', "
+                         f"not {backend!r}")
+    return True
+
+
+def _isotonic_engine(windows, measure, C: int, M: float, model: str, direction: str) -> IsotonicEngine:
+    """The isotonic scan's engine over the centres' largest circles of ``windows``."""
+    return IsotonicEngine(windows[0], windows[1], np.asarray(measure, dtype=np.float64), C, M, model,
+                          direction in ("high", "both"), direction in ("low", "both"))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -616,6 +663,12 @@ def _scan(ws: WindowSettings, run: RunOptions, coords, cases, members, ids, size
             return math.nan
     else:
         radius_of = _radius(ws.geo, points, cpoints)
+    if isinstance(engine, IsotonicEngine):  # each listed cluster's steps
+        ids_list = list(ids)
+
+        def extra_cols(i):
+            return step_columns(engine, cases, i, lambda locs: [ids_list[r] for m in locs for r in members[m]],
+                                radius_of)
     cand = Candidates(best, best_entry, offsets, neighbors, centres, centre_loc)
     # SaTScan's other criteria for secondary clusters look at the circles' centres and radii
     overlap = None if run.secondary == "no-overlap" else centre_overlap(run.secondary, cpoints.__getitem__, points)

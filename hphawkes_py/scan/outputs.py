@@ -27,7 +27,7 @@ import pandas as pd
 
 from ._output_common import (CATEGORICAL, NORMAL_MODELS, _check_flag, _check_p_values, _check_result, _date,
                              _location_of_ids, _location_relative_risk, _span_of, _write_dbf, normal_columns)
-from ._report_format import _SUMMARY_LABEL, _block_line, _population_text, _significant, category_report_lines
+from ._report_format import _LABEL, _SUMMARY_LABEL, _block_line, _population_text, _significant, category_report_lines
 from .outputs_temporal import is_time_result, write_time_results
 from .result import purely_temporal_row
 
@@ -543,11 +543,13 @@ def report_text(result, *, study_period=None, title: str | None = None, p_values
         lines.append("No clusters were found.")
     loc_of, _ = _location_of_ids(result)
     digits = len(str(result.n_replicates))
+    isotonic = "steps" in result.clusters.columns
     for k, cl in enumerate(result.clusters.itertuples(index=False)):
         rank = k + 1
 
         def add(label, value, first=False):
-            lines.append(_block_line(label, value, rank if first else None, rank))
+            # the isotonic scan's blocks: SaTScan's labels padded to its longest, "Isotonic step-wise information"
+            lines.append(_block_line(label, value, rank if first else None, rank, 30 if isotonic else _LABEL))
 
         if purely_temporal_row(cl):  # SaTScan: "All", the time frame, no coordinates or population
             add("Location IDs included", "All", first=True)
@@ -556,7 +558,13 @@ def report_text(result, *, study_period=None, title: str | None = None, p_values
             _statistic_lines(add, result, cl, p_values, gumbel, digits)
             lines.append("")
             continue
-        add("Location IDs included", ", ".join(str(v) for v in cl.location_ids), first=True)
+        steps = getattr(cl, "steps", None)
+        if steps is None:
+            add("Location IDs included", ", ".join(str(v) for v in cl.location_ids), first=True)
+        else:  # the isotonic scan: its steps' locations
+            add("Steps in risk function", str(steps), first=True)
+            for s, ids in enumerate(cl.step_location_ids):
+                add(f"Step {s + 1}", ", ".join(str(v) for v in ids))
         span = _span(result, [loc_of[i] for i in cl.location_ids])
         if result.non_euclidean:  # SaTScan: no coordinates, radius or span with a neighbors file
             pass
@@ -573,16 +581,26 @@ def report_text(result, *, study_period=None, title: str | None = None, p_values
             add("Shape", _significant(float(cl.shape)))
             add("Span", _significant(span))
         else:
-            add("Coordinates / radius", f"({float(cl.x):g},{float(cl.y):g}) / {_significant(float(cl.radius))}")
+            sep = ", " if isotonic else ","
+            add("Coordinates / radius", f"({float(cl.x):g}{sep}{float(cl.y):g}) / {_significant(float(cl.radius))}")
             add("Span", _significant(span))
         if hasattr(cl, "start"):
             add("Time frame", f"{_date(cl.start)} to {_date(cl.end)}")
-        elif period:
+        elif period and not isotonic:
             add("Time frame", f"{period[0]} to {period[1]}")
         if _has_population(result):
             add("Population", _population_text(float(cl.population)))
         _count_lines(add, result, cl, annual)
         _statistic_lines(add, result, cl, p_values, gumbel, digits)
+        if steps is not None and steps > 1:
+            add("Isotonic step-wise information", "")
+            rr = [float(v) for v in cl.step_relative_risk]
+            for label, values in (("Radius for each step", cl.step_radius), ("Number of cases by step", cl.step_cases),
+                                  ("Expected cases by step", cl.step_expected),
+                                  ("Observed/expected by step", [c / e if e else 0.0 for c, e in
+                                                                 zip(cl.step_cases, cl.step_expected)]),
+                                  ("Relative risk by step", rr)):
+                add(label, ", ".join(str(v) if label.startswith("Number") else _significant(float(v)) for v in values))
         lines.append("")
     return "\n".join(lines) + "\n"
 

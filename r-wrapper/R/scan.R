@@ -35,6 +35,11 @@
 #' @param max_reported_population,max_reported_distance \code{NULL}, or report only clusters within these
 #'   limits (a fraction up to \code{max_population}; a radius) while the Monte Carlo scans every window
 #'   (SaTScan's \code{UseReportOnlySmallerClusters}).
+#' @param risk_function \code{"standard"} (one risk inside a circle) or \code{"isotonic"}: SaTScan's isotonic
+#'   spatial scan (\code{IsotonicScan=1}), a risk falling in steps with the distance from each centre; the
+#'   clusters then have the list columns \code{step_location_ids}, \code{step_radius}, \code{step_cases},
+#'   \code{step_expected} and \code{step_relative_risk} and the number of \code{steps}. Circles around the
+#'   locations only, on the CPU engine.
 #' @return An object of class \code{hphawkes_scan}: \code{clusters} (data frame, most likely
 #'   first; \code{location_ids} is a list column), \code{null_llr}, totals and settings;
 #'   \code{summary()} and \code{as.data.frame()} give the cluster table, \code{plot()} and
@@ -56,12 +61,13 @@ scan_bernoulli <- function(coords, cases, controls, max_population = 0.5, n_repl
                            seed = NULL, location_ids = NULL, progress = FALSE,
                            backend = "auto", threads = NULL, circle_population = NULL,
                            max_circle_population = 0.5, centres = NULL, neighbors = NULL,
-                           max_reported_population = NULL, max_reported_distance = NULL) {
+                           max_reported_population = NULL, max_reported_distance = NULL,
+                           risk_function = "standard") {
   .hp_check_args()
   sc <- .hp_mod("scan")
   kw <- list(max_population = .as_num(max_population), n_replicates = .as_int(n_replicates),
              direction = direction, secondary = secondary, window = window, penalty = penalty,
-             min_cases = .as_int(min_cases),
+             min_cases = .as_int(min_cases), risk_function = risk_function,
              grid_cell = .as_num(grid_cell), seed = .as_int(seed), progress = .as_flag(progress, "progress"),
              backend = backend, threads = .as_int(threads))
   if (!is.null(location_ids)) kw$location_ids <- .np_ids(location_ids, "location_ids")
@@ -141,6 +147,7 @@ scan_bernoulli <- function(coords, cases, controls, max_population = 0.5, n_repl
 #'   SaTScan's grid file), instead of the locations.
 #' @param neighbors \code{NULL} or lists of neighbours instead of circles, as in \code{\link{scan_bernoulli}}.
 #' @param max_reported_population,max_reported_distance As in \code{\link{scan_bernoulli}}.
+#' @param risk_function As in \code{\link{scan_bernoulli}}.
 #' @return An object of class \code{hphawkes_scan} (as \code{scan_bernoulli}), \code{model = "poisson"}.
 #' @examplesIf hphawkes_available()
 #' ny <- hphawkes_data("ny_leukemia")  # 281 census tracts of upstate New York
@@ -156,11 +163,12 @@ scan_poisson <- function(coords, cases, population, expected = NULL, covariates 
                          grid_cell = NULL, seed = NULL, location_ids = NULL, progress = FALSE,
                          backend = "auto", threads = NULL, circle_population = NULL,
                          max_circle_population = 0.5, centres = NULL, neighbors = NULL,
-                         max_reported_population = NULL, max_reported_distance = NULL) {
+                         max_reported_population = NULL, max_reported_distance = NULL,
+                         risk_function = "standard") {
   .hp_check_args()
   sc <- .hp_mod("scan")
   kw <- list(max_population = .as_num(max_population), max_distance = .as_num(max_distance),
-             distance = distance, window = window, penalty = penalty,
+             distance = distance, window = window, penalty = penalty, risk_function = risk_function,
              min_cases = .as_int(min_cases), n_replicates = .as_int(n_replicates),
              direction = direction, secondary = secondary, grid_cell = .as_num(grid_cell),
              seed = .as_int(seed), progress = .as_flag(progress, "progress"), backend = backend, threads = .as_int(threads))

@@ -394,6 +394,27 @@ test_that("scan_poisson reports clusters within a smaller size, the Monte Carlo 
   expect_lt(res$clusters$log_likelihood_ratio[1], full$clusters$log_likelihood_ratio[1])
 })
 
+test_that("scan_poisson and scan_bernoulli give Python's isotonic scan", {
+  skip_if_no_hphawkes()
+  ny <- hphawkes_data("ny_leukemia")
+  xy <- ny[, c("x", "y")]
+  res <- scan_poisson(xy, ny$cases_floor, ny$population, n_replicates = 19, seed = 1, backend = "cpu",
+                      risk_function = "isotonic")
+  f <- tmp_csv(cbind(ny$x, ny$y, ny$cases_floor, ny$population))
+  py <- py_reference(paste("import numpy as np, hphawkes_py as hp",
+    sprintf("d = np.loadtxt(r'%s', delimiter=',')", f),
+    "r = hp.scan.poisson(d[:, :2], d[:, 2].astype(np.int64), d[:, 3], n_replicates=19, seed=1, backend='cpu',",
+    "    progress=False, risk_function='isotonic')",
+    "out = {'clusters': r.clusters, 'null': r.null_llr}", sep = "\n"))
+  expect_identical(res$null_llr, py$null)
+  top <- res$clusters[1, ]
+  expect_identical(top$log_likelihood_ratio, py$clusters$log_likelihood_ratio[1])
+  expect_equal(sum(unlist(top$step_cases)), top$cases)
+  expect_equal(length(top$step_location_ids[[1]]), top$steps)
+  expect_error(scan_bernoulli(xy, ny$cases_floor, ny$population - ny$cases_floor, n_replicates = 9,
+                              risk_function = "isotonic", window = "ellipse"), "ellipse")
+})
+
 test_that("scan_temporal_normal gives Python's purely temporal normal scan", {
   skip_if_no_hphawkes()
   set.seed(4)
