@@ -368,3 +368,49 @@ class GpuCategoricalCylinderEngine(_GpuBesideCpu):
         d_cum = self._on_device(cum)
         return self.cpu.llr_of_maxima(
             self.cpu.pilot_then_rest(lambda c, f: self._launch(d_cum, np.shape(cum), c, f), R), R)
+
+
+class GpuIsotonicEngine(_GpuBesideCpu):
+    """The isotonic spatial scan (``scan_isotonic`` in ``scan_isotonic.cu``) on a device: the methods of
+    :class:`~.isotonic.IsotonicEngine` (``cpu``, whose constants it uses); each thread's steps in local arrays of
+    the longest neighbour list plus one."""
+
+    _KERNEL = "scan_isotonic"
+    _FILE = "scan_isotonic.cu"
+    _ARRAYS = {"offsets": np.int64, "neighbors": np.int32, "measure": np.float64}
+
+    def _defines(self) -> dict:
+        lengths = np.diff(self.cpu.offsets)
+        return {"KMAX": int(lengths.max(initial=0)) + 1}
+
+    @property
+    def model(self) -> str:
+        return self.cpu.model
+
+    @property
+    def n_cases(self) -> int:
+        return self.cpu.n_cases
+
+    def best_per_centre(self, cases: np.ndarray, want_arg: bool = False):
+        """As :meth:`~.isotonic.IsotonicEngine.best_per_centre`."""
+        dev = self.dev
+        c = self.cpu
+        cases = np.ascontiguousarray(cases, dtype=np.int32)
+        R = cases.shape[1]
+        m = self.n_centres
+        if m == 0:
+            return np.zeros((0, R)), (np.zeros((0, R), np.int64) if want_arg else None)
+        d_best = dev.empty((m, R), np.float64)
+        d_entry = dev.empty((m, R), np.int64)
+        block = min(self._block, 32 * ((R + 31) // 32))
+        dev.launch(self._fn, (m, (R + block - 1) // block), (block, 1, 1), [
+            self.d_offsets, self.d_neighbors, dev.to_device(cases), self.d_measure, np.int32(R), np.float64(c.C),
+            np.float64(c.M), np.float64(c.ll0), np.int32(c.model == "bernoulli"), np.int32(c.want_high),
+            np.int32(c.want_low), d_best, d_entry])
+        best = dev.to_host(d_best)
+        return (best, dev.to_host(d_entry)) if want_arg else (best, None)
+
+    def max_llr(self, cases: np.ndarray) -> np.ndarray:
+        """(R,) every replicate's largest isotonic LLR over the centres."""
+        best, _ = self.best_per_centre(cases)
+        return best.max(axis=0) if best.shape[0] else np.zeros(np.shape(cases)[1])

@@ -17,8 +17,9 @@ risk is a non-increasing step function of the distance instead of one level insi
 4. The Monte Carlo replicates are the model's usual null draws (:mod:`.null_draws`); each replicate's maximum is
    over every centre's isotonic cluster. The clusters are listed as the circular scan lists them.
 
-The engine (:class:`IsotonicEngine`) runs on the CPU (Numba); the steps of a listed cluster come from
-:func:`centre_steps`.
+The engine (:class:`IsotonicEngine`) runs on the CPU (Numba), and on a GPU as the CUDA kernel ``scan_isotonic``
+(``gpu/kernels/scan_isotonic.cu``, :class:`~.gpu.GpuIsotonicEngine`: the same pooling, one thread per centre and
+replicate); the steps of a listed cluster come from :func:`centre_steps`.
 """
 from __future__ import annotations
 

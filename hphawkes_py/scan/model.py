@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._backend import threads_context
+from .._backend import get_device, is_gpu_backend, threads_context
 from .._validate import as_float_array, check_positive
 from .ellipses import _check_ellipses, _elliptic_penalties, _elliptic_report, _elliptic_windows
 from .engine import klogk_table, make_engine
@@ -145,7 +145,7 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
         one cluster per centre, with the columns ``steps``, ``step_location_ids``, ``step_radius``,
         ``step_cases``, ``step_expected`` and ``step_relative_risk``. Circles around the locations only (not with
         ``window="ellipse"``, ``grid_cell``, ``centres``, ``neighbors``, reported limits or ``min_cases`` above
-        2), on the CPU engine.
+        2).
 
     Returns
     -------
@@ -174,10 +174,9 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
     if circle_population is not None:
         ws = dataclasses.replace(ws, circle=circle_limit(circle_population, max_circle_population,
                                                          _row_locations(loc.members), len(loc.members)))
-    isotonic = _check_risk_function(risk_function, ws, min_cases, backend, neighbors,
+    isotonic = _check_risk_function(risk_function, ws, min_cases, neighbors,
                                     (max_reported_population, max_reported_distance))
-    run = check_run(min_cases, n_replicates, direction, secondary, progress, threads, seed,
-                    "cpu" if isotonic else backend, executor)
+    run = check_run(min_cases, n_replicates, direction, secondary, progress, threads, seed, backend, executor)
     _check_secondary(ws, run)
     if loc.n_merged and neighbors is None:
         warnings.warn(
@@ -198,7 +197,7 @@ def bernoulli(coords, cases, controls, *, max_population=0.5, n_replicates=999, 
             return n, n * C / N, inside / outside if outside > 0 else math.inf
 
         if isotonic:
-            engine = _isotonic_engine(windows, pop, C, N, "bernoulli", run.direction)
+            engine = _isotonic_engine(windows, pop, C, N, "bernoulli", run.direction, run.backend)
         else:
             engine = make_engine(windows, klogk_table(N), C, N, run.direction, backend=run.backend,
                                  min_cases=run.min_cases, location_size=pop)
@@ -405,10 +404,9 @@ max_reported_population, max_reported_distance, risk_function
     ids = check_location_ids(location_ids, n, repeats=covariates is not None)
     ws = _check_windows(xy, max_population, max_distance, grid_cell, distance, window, ellipse_shapes, ellipse_angles,
                         penalty, centres)
-    isotonic = _check_risk_function(risk_function, ws, min_cases, backend, neighbors,
+    isotonic = _check_risk_function(risk_function, ws, min_cases, neighbors,
                                     (max_reported_population, max_reported_distance))
-    run = check_run(min_cases, n_replicates, direction, secondary, progress, threads, seed,
-                    "cpu" if isotonic else backend, executor)
+    run = check_run(min_cases, n_replicates, direction, secondary, progress, threads, seed, backend, executor)
     _check_secondary(ws, run)
 
     ex = _expected_cases(ca, po, ex, codes, cats)
@@ -453,7 +451,7 @@ max_reported_population, max_reported_distance, risk_function
             return (int(p) if l_pop.dtype.kind == "i" else float(p)), e, rr
 
         if isotonic:
-            engine = _isotonic_engine(windows, l_exp, C, float(l_exp.sum()), "poisson", run.direction)
+            engine = _isotonic_engine(windows, l_exp, C, float(l_exp.sum()), "poisson", run.direction, run.backend)
         else:
             engine = make_engine((offsets, neighbors, wexp, boundary), klogk_table(C), C, C, run.direction,
                                  backend=run.backend, model="poisson", min_cases=run.min_cases)
@@ -470,7 +468,7 @@ max_reported_population, max_reported_distance, risk_function
     )
 
 
-def _check_risk_function(risk_function, ws, min_cases, backend, neighbors, reported) -> bool:
+def _check_risk_function(risk_function, ws, min_cases, neighbors, reported) -> bool:
     """Whether ``risk_function`` asks for the isotonic scan (:mod:`.isotonic`), refusing what it does not do."""
     if risk_function not in ("standard", "isotonic"):
         raise ValueError(f"risk_function must be 'standard' or 'isotonic', got {risk_function!r}")
@@ -484,16 +482,19 @@ def _check_risk_function(risk_function, ws, min_cases, backend, neighbors, repor
     if min_cases is not None and min_cases > 2:
         raise ValueError(f"risk_function='isotonic': min_cases={min_cases} is not applied (a step of a high risk "
                          f"needs 2 cases, as in SaTScan); give min_cases <= 2")
-    if backend not in ("auto", "cpu"):
-        raise ValueError(f"risk_function='isotonic' runs on the CPU engine: give backend='cpu' or 'auto', "
-                         f"not {backend!r}")
     return True
 
 
-def _isotonic_engine(windows, measure, C: int, M: float, model: str, direction: str) -> IsotonicEngine:
-    """The isotonic scan's engine over the centres' largest circles of ``windows``."""
-    return IsotonicEngine(windows[0], windows[1], np.asarray(measure, dtype=np.float64), C, M, model,
-                          direction in ("high", "both"), direction in ("low", "both"))
+def _isotonic_engine(windows, measure, C: int, M: float, model: str, direction: str, backend: str):
+    """The isotonic scan's engine over the centres' largest circles of ``windows`` (on a CUDA backend its kernel,
+    :class:`~.gpu.GpuIsotonicEngine`)."""
+    cpu = IsotonicEngine(windows[0], windows[1], np.asarray(measure, dtype=np.float64), C, M, model,
+                         direction in ("high", "both"), direction in ("low", "both"))
+    if not is_gpu_backend(backend):
+        return cpu
+    from .gpu import GpuIsotonicEngine
+
+    return GpuIsotonicEngine(cpu, device=get_device(backend), backend=backend)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -663,12 +664,12 @@ def _scan(ws: WindowSettings, run: RunOptions, coords, cases, members, ids, size
             return math.nan
     else:
         radius_of = _radius(ws.geo, points, cpoints)
-    if isinstance(engine, IsotonicEngine):  # each listed cluster's steps
+    if isinstance(getattr(engine, "cpu", engine), IsotonicEngine):  # each listed cluster's steps
         ids_list = list(ids)
 
         def extra_cols(i):
-            return step_columns(engine, cases, i, lambda locs: [ids_list[r] for m in locs for r in members[m]],
-                                radius_of)
+            return step_columns(getattr(engine, "cpu", engine), cases, i,
+                                lambda locs: [ids_list[r] for m in locs for r in members[m]], radius_of)
     cand = Candidates(best, best_entry, offsets, neighbors, centres, centre_loc)
     # SaTScan's other criteria for secondary clusters look at the circles' centres and radii
     overlap = None if run.secondary == "no-overlap" else centre_overlap(run.secondary, cpoints.__getitem__, points)

@@ -39,7 +39,7 @@
 #'   spatial scan (\code{IsotonicScan=1}), a risk falling in steps with the distance from each centre; the
 #'   clusters then have the list columns \code{step_location_ids}, \code{step_radius}, \code{step_cases},
 #'   \code{step_expected} and \code{step_relative_risk} and the number of \code{steps}. Circles around the
-#'   locations only, on the CPU engine.
+#'   locations only.
 #' @return An object of class \code{hphawkes_scan}: \code{clusters} (data frame, most likely
 #'   first; \code{location_ids} is a list column), \code{null_llr}, totals and settings;
 #'   \code{summary()} and \code{as.data.frame()} give the cluster table, \code{plot()} and
