@@ -56,53 +56,64 @@ def _step_ll(c, m, bernoulli):
 
 
 @njit(cache=True, inline="always")
-def _pool(sc, sm, sl, ns, high):
-    """Pools the last step into the one before while the two are not of interest; returns the steps left."""
-    while ns > 1:
-        c1 = sc[ns - 2]
-        m1 = sm[ns - 2]
-        c2 = sc[ns - 1]
-        m2 = sm[ns - 1]
-        if _of_interest(c1, m1, c2, m2, high):
-            break
-        sc[ns - 2] = c1 + c2
-        sm[ns - 2] = m1 + m2
-        sl[ns - 2] = sl[ns - 1]
-        ns -= 1
-    return ns
-
-
-@njit(cache=True, inline="always")
 def _isotonic(start, k, neighbors, cases, r, measure, C, M, ll0, bernoulli, high, sc, sm, sl):
     """``(llr, steps, last)``: the isotonic cluster of one centre (its ``k`` neighbours from ``start``) for the case
-    counts ``cases[r]`` (a row of (R, L)): its LLR (0 when none), its steps (in ``sc``, ``sm``, ``sl``: cases, measure and last
-    neighbour of each) and the position of its last neighbour (-1 when none)."""
-    ns = 0
-    gc = 0.0  # whole numbers: case counts are exact in float64
+    counts ``cases[r]`` (a row of (R, L)): its LLR (0 when none), its steps (in ``sc``, ``sm``, ``sl``: cases,
+    measure and last neighbour of each) and the position of its last neighbour (-1 when none). The last step is
+    kept in registers (``tc``, ``tm``, ``tl``) and stored below the new one when it stays apart: the comparison of
+    every new location reads no memory written just before."""
+    ns = 0  # steps below the last one, in sc / sm / sl
+    has = False  # whether there is a last step
+    tc = 0.0
+    tm = 0.0
+    tl = np.int64(0)
+    gc = 0.0  # whole numbers of cases: exact in float64
     gm = 0.0
-    for t in range(k):
-        loc = neighbors[start + t]
-        c = np.float64(cases[r, loc])
-        gc += c
-        gm += measure[loc]
-        sc[ns] = c
-        sm[ns] = measure[loc]
-        sl[ns] = t
-        ns = _pool(sc, sm, sl, ns + 1, high)
-    rest = gc != C
-    if rest:  # the cases outside the circle: one more step
-        sc[ns] = C - gc
-        sm[ns] = M - gm
-        sl[ns] = k
-        ns = _pool(sc, sm, sl, ns + 1, high)
+    for t in range(k + 1):
+        if t < k:
+            loc = neighbors[start + t]
+            c = np.float64(cases[r, loc])
+            m = measure[loc]
+            gc += c
+            gm += m
+        else:  # the cases outside the circle: one more step
+            if gc == C:
+                break
+            c = C - gc
+            m = M - gm
+        if has and not _of_interest(tc, tm, c, m, high):
+            tc += c
+            tm += m
+            tl = t
+            # pooled further back while the step below is not of interest against it (rare)
+            while ns > 0 and not _of_interest(sc[ns - 1], sm[ns - 1], tc, tm, high):
+                ns -= 1
+                tc += sc[ns]
+                tm += sm[ns]
+        else:
+            if has:
+                sc[ns] = tc
+                sm[ns] = tm
+                sl[ns] = tl
+                ns += 1
+            tc = c
+            tm = m
+            tl = t
+            has = True
+    if not has:
+        return 0.0, 0, -1
     ll = 0.0
     for s in range(ns):
         ll += _step_ll(sc[s], sm[s], bernoulli)
-    if rest:
-        ns -= 1
-    if ns == 0:
-        return 0.0, 0, -1
-    return ll - ll0, ns, sl[ns - 1]
+    ll += _step_ll(tc, tm, bernoulli)
+    if gc != C:  # the outside step (the last one) is taken away
+        if ns == 0:
+            return 0.0, 0, -1
+        return ll - ll0, ns, sl[ns - 1]
+    sc[ns] = tc
+    sm[ns] = tm
+    sl[ns] = tl
+    return ll - ll0, ns + 1, tl
 
 
 @njit(cache=True, parallel=True)
