@@ -103,20 +103,24 @@ def test_every_interval_of_every_centre_matches_the_naive_formula(ordinal, direc
             pytest.approx(want[i, a], abs=1e-9)
 
 
-@pytest.mark.parametrize("ordinal, direction, rare, t_end_min", [(True, "both", False, 0), (False, "high", False, 0),
-                                                                (True, "high", True, 0), (False, "high", True, 0),
-                                                                (True, "both", True, 9), (False, "high", False, -9)])
+@pytest.mark.parametrize("ordinal, direction, rare, t_end_min, sparse", [
+    (True, "both", False, 0, False), (False, "high", False, 0, False), (True, "high", True, 0, False),
+    (False, "high", True, 0, False), (True, "both", True, 9, False), (False, "high", False, -9, False),
+    (True, "both", False, 9, True), (False, "high", False, 0, True)])
 def test_the_replicates_kernel_gives_the_best_of_the_observed_kernel_on_each_replicate(ordinal, direction, rare,
-                                                                                     t_end_min):
+                                                                                     t_end_min, sparse):
     # the replicates' kernel (leaving out cylinders that add no case, hold a shorter interval's cases or cannot
     # beat the replicate's best) against the observed data's kernel (every window end) run on each replicate's
-    # cases; with a rare category the best windows are small ones, those the bounds could wrongly leave out
-    xy, loc, day, cat = _data(seed=8)
+    # cases; with a rare category the best windows are small ones, those the bounds could wrongly leave out;
+    # sparse: about two cases a location, many of them on one day only (the first or last the intervals read)
+    xy, loc, day, cat = _data(seed=8, n_loc=40 if sparse else 12, n_cases=90 if sparse else 200)
     if rare:
         cat = np.random.default_rng(1).choice(3, len(cat), p=[.9, .08, .02])
     if t_end_min == -9:  # prospective, the cases on days 0-3 of 10: cylinders whose cases fall on one day only
         day, t_end_min = day % 4, 9
     T = 9 if t_end_min == 0 else 10  # prospective: no case on the last day, which every interval ends on
+    if sparse:  # most cases on the last day the intervals read, many locations' only ones
+        day = np.where(np.random.default_rng(3).random(len(day)) < .6, T - 1, day)
     eng, counts = _engine(xy, loc, day, cat, T, 4 if t_end_min == 0 else 10, t_end_min, ordinal, direction)
     cum = permuted_cumulative(loc, day, cat, 3, len(xy), T, batch_children(np.random.SeedSequence(3), 6))
     got = eng.max_llr(cum)

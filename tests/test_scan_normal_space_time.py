@@ -142,10 +142,12 @@ def test_the_best_of_equal_intervals_is_the_smallest_entry_then_the_earliest_int
 
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("direction, t_end_min", [("high", 0), ("low", 0), ("both", 8)])
-def test_replicate_maxima_are_the_best_cylinders_llr(weighted, direction, t_end_min):
+@pytest.mark.parametrize("sparse", [False, True])
+def test_replicate_maxima_are_the_best_cylinders_llr(weighted, direction, t_end_min, sparse):
     # the replicates' kernel compares the between-group sums of squares, the observed one SaTScan's
-    # maximizing values: the same largest LLR, to rounding
-    xy, loc, day, x, w = _data(shift=1.0, weights=weighted)
+    # maximizing values: the same largest LLR, to rounding; sparse: about two observations a location, so that
+    # many locations have observations on one day only (the first or the last the intervals read among them)
+    xy, loc, day, x, w = _data(shift=1.0, weights=weighted, n_loc=40 if sparse else 12, n_obs=90 if sparse else 160)
     T = 9
     eng, first, second = _engine(xy, loc, day, x, w, T, 5, t_end_min, direction, 2)
     s1, s2 = permute_measurements(loc * T + day, first, second, len(xy) * T, np.random.SeedSequence(3).spawn(40))

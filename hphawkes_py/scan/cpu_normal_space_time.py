@@ -10,7 +10,8 @@ The observed data's cylinders are scored by SaTScan's maximizing value (:func:`~
 after its test of interest (:func:`~.normal_model._of_interest`), the best of every centre and interval kept
 (:func:`_interval_best`; the best of a centre, the first in SaTScan's loop of equal ones, is chosen from these by
 :func:`~.cylinders.first_best`). The replicates' cylinders are compared by the between-group sum of squares
-(:func:`_max_q_cylinders`); the CUDA kernel ``scan_normal_cylinders`` (``gpu/kernels/scan_permutation.cu``) runs
+(:func:`_max_q_cylinders`, which walks each circle once and takes a cylinder's sums as the difference of the
+circle's sums at two days); the CUDA kernel ``scan_normal_cylinders`` (``gpu/kernels/scan_permutation.cu``) runs
 the same arithmetic in the same order, one thread per centre and replicate.
 """
 from __future__ import annotations
@@ -162,54 +163,68 @@ def _max_q_cylinders(weighted, offsets, neighbors, boundary, n_cum, c1, c2, t1s,
     The LLR is ``N/2 log(S0 / (S0 - Q))`` (``S0``: the total sum of squares about the (weighted) mean), the
     statistic of :func:`~.normal_model._full_statistic` with the expanded sums of SaTScan's maximizing value
     simplified (the sum of squares of the measurements cancels); a cylinder of interest is one whose mean is
-    higher (lower) than outside, ``u != 0``, ``n`` in ``[min, N)`` and ``Q < S0`` (SaTScan: variance > 0)."""
+    higher (lower) than outside, ``u != 0``, ``n`` in ``[min, N)`` and ``Q < S0`` (SaTScan: variance > 0).
+
+    Each circle is walked once: its sums per day from the end (over its locations with observations on the days
+    the intervals read) grow location by location, and at every window end each interval's cylinder is the
+    difference of two of its days; the CUDA kernel adds the same sums in the same order, per interval."""
     m = offsets.shape[0] - 1
     R = c1.shape[2]
     I = t1s.shape[0]
     Nf = np.float64(N)
+    # the days a cylinder's sums are read at: from the earliest start to the day after the latest end
+    d0 = t1s.min() if I else 0
+    D = (t2s.max() + 2 - d0) if I else 0
     for i in prange(m):
-        u = np.empty(R)
-        v = np.empty(R)
+        # the circle's sums per day (and replicate), added from the end as the circle grows: a cylinder's sums
+        # are the difference of two of its rows (row t - d0 for day t); the circle is walked once, not once per
+        # interval
+        n_circle = np.zeros(D, dtype=np.int64)
+        u_circle = np.zeros((D, R))
+        v_circle = np.zeros((D if weighted else 1, R))
+        scored = np.full(I, -1, dtype=np.int64)  # per interval, the observations of the cylinder scored last
         top = np.zeros(R)
-        for a in range(I):
-            t1 = t1s[a]
-            e = t2s[a] + 1
-            n = np.int64(0)
-            scored = np.int64(-1)  # the observations of the last cylinder scored
-            u[:] = 0.0
-            v[:] = 0.0
-            for k in range(offsets[i], offsets[i + 1]):
-                loc = neighbors[k]
-                dn = n_cum[loc, t1] - n_cum[loc, e]
-                # a location without observations on these days adds exactly 0 to every sum: skipped, and so is
-                # a window end whose cylinder holds the observations of the one scored last
-                if dn != 0:
-                    n += dn
+        for k in range(offsets[i], offsets[i + 1]):
+            loc = neighbors[k]
+            # a location without observations on the days read adds exactly 0 to every sum: skipped, and so is a
+            # window end whose cylinder holds the observations of the one of its interval scored last
+            if n_cum[loc, d0] != n_cum[loc, d0 + D - 1]:
+                for t in range(D):
+                    n_circle[t] += n_cum[loc, d0 + t]
                     for r in range(R):
-                        u[r] += c1[loc, t1, r] - c1[loc, e, r]
+                        u_circle[t, r] += c1[loc, d0 + t, r]
                     if weighted:
                         for r in range(R):
-                            v[r] += c2[loc, t1, r] - c2[loc, e, r]
-                if boundary[k] == 0 or n == scored or n == 0 or n == N:
+                            v_circle[t, r] += c2[loc, d0 + t, r]
+            if boundary[k] == 0:
+                continue
+            for a in range(I):
+                t1 = t1s[a] - d0
+                e = t2s[a] + 1 - d0
+                n = n_circle[t1] - n_circle[e]
+                if n == scored[a] or n == 0 or n == N:
                     continue
-                scored = n
+                scored[a] = n
                 hi = want_high and n >= min_high
                 lo = want_low and n >= min_low
                 if not (hi or lo):
                     continue
                 if weighted:
                     for r in range(R):
-                        dev = u[r] - v[r] * Ubar
-                        q = dev * dev * W / (v[r] * (W - v[r]))
-                        ok = u[r] != 0.0 and q < S0 and ((hi and dev > 0.0) or (lo and dev < 0.0))
+                        u = u_circle[t1, r] - u_circle[e, r]
+                        v = v_circle[t1, r] - v_circle[e, r]
+                        dev = u - v * Ubar
+                        q = dev * dev * W / (v * (W - v))
+                        ok = u != 0.0 and q < S0 and ((hi and dev > 0.0) or (lo and dev < 0.0))
                         top[r] = max(top[r], q if ok else 0.0)
                 else:
                     nU = np.float64(n) * Ubar
                     cn = Nf / (np.float64(n) * np.float64(N - n))
                     for r in range(R):
-                        dev = u[r] - nU
+                        u = u_circle[t1, r] - u_circle[e, r]
+                        dev = u - nU
                         q = dev * dev * cn
-                        ok = u[r] != 0.0 and q < S0 and ((hi and dev > 0.0) or (lo and dev < 0.0))
+                        ok = u != 0.0 and q < S0 and ((hi and dev > 0.0) or (lo and dev < 0.0))
                         top[r] = max(top[r], q if ok else 0.0)
         for r in range(R):
             best[i, r] = top[r]
@@ -281,6 +296,14 @@ class NormalCylinderEngine:
         """The LLRs of maximizing values (0 where there is none; one host function for both engines)."""
         return _statistics(np.int64(self.model), np.ascontiguousarray(mv, dtype=np.float64), np.int64(self.N),
                            np.float64(self.U), np.float64(self.U2), np.float64(self.A), np.float64(self.B))
+
+    @property
+    def days_read(self) -> tuple:
+        """``(d0, dlast)``: the earliest first day of an interval and the day after the latest last one (the
+        engine's days), the range of the cumulative sums a cylinder is read from."""
+        if not len(self.t1s):
+            return 0, 0
+        return int(self.t1s.min()), int(self.t2s.max()) + 1
 
     def max_q(self, c1: np.ndarray, c2: np.ndarray) -> np.ndarray:
         """(m, R) the largest between-group sum of squares ``Q`` of each centre's cylinders of interest for the

@@ -308,7 +308,7 @@ class GpuNormalCylinderEngine(_GpuBesideCpu):
             np.int32(weighted), self.d_offsets, self.d_neighbors, self.d_boundary, self.d_n_cum,
             dev.to_device(np.ascontiguousarray(c1, dtype=np.float64)),
             dev.to_device(np.ascontiguousarray(c2, dtype=np.float64)), self.d_t1s, self.d_t2s, np.int32(len(c.t1s)),
-            np.int32(T1), np.int64(c.N),
+            np.int32(T1), *(np.int64(d) for d in c.days_read), np.int64(c.N),
             np.float64(c.U / (c.U2 if weighted else c.N)), np.float64(c.U2), np.float64(c.S0), np.int64(c.min_high),
             np.int64(c.min_low), np.int32(c.want_high), np.int32(c.want_low), np.int32(R), d_best])
         return dev.to_host(d_best)

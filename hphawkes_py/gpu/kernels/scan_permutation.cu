@@ -102,18 +102,20 @@ extern "C" __global__ void scan_permutation(int model, const long long* offsets,
 // thread per (centre, replicate) walks every interval a = [t1s[a], t2s[a]] of every circle of its centre and
 // keeps the largest between-group sum of squares Q of a cylinder of interest,
 //   unweighted: Q = (u - n Ubar)^2 N / (n (N - n)),   weighted: Q = (u - v Ubar)^2 W / (v (W - v)),
-// the cylinder's sums added location by location as differences of the cumulative sums from the end of the
-// study period, laid out locations x (T + 1) days x replicates (c1[(loc * T1 + t) * R + r]: coalesced across
-// the block; c2 the weights' sums, weighted only); n_cum (L, T1) the observations. A location without
-// observations on the interval's days is skipped, and so is a window end whose cylinder holds the observations
-// of the one scored last (the same for every replicate: no divergence). The operations are the CPU engine's in
-// the same order, products rounded separately: the same Q bit for bit. The host turns Q into LLRs.
+// the cylinder's sums the difference of the circle's cumulative sums from the end of the study period at its first
+// day and at the day after its last, added location by location (laid out locations x (T + 1) days x replicates:
+// c1[(loc * T1 + t) * R + r], coalesced across the block; c2 the weights' sums, weighted only); n_cum (L, T1)
+// the observations. A location without observations on the days any interval reads is skipped, and so is a
+// window end whose cylinder holds the observations of the one scored last (the same for every replicate: no
+// divergence). The operations are the CPU engine's in the same order, products rounded separately: the same Q
+// bit for bit. The host turns Q into LLRs.
 extern "C" __global__ void scan_normal_cylinders(int weighted, const long long* offsets, const int* neighbors,
                                                  const unsigned char* boundary, const long long* n_cum,
                                                  const double* c1, const double* c2, const long long* t1s,
-                                                 const long long* t2s, int I, int T1, long long N, double Ubar,
-                                                 double W, double S0, long long min_high, long long min_low,
-                                                 int want_high, int want_low, int R, double* best) {
+                                                 const long long* t2s, int I, int T1, long long d0,
+                                                 long long dlast, long long N, double Ubar, double W, double S0,
+                                                 long long min_high, long long min_low, int want_high,
+                                                 int want_low, int R, double* best) {
   const long long i = blockIdx.x;  // centre
   const int r = blockIdx.y * blockDim.x + threadIdx.x;  // replicate
   if (r >= R) return;
@@ -122,19 +124,26 @@ extern "C" __global__ void scan_normal_cylinders(int weighted, const long long* 
   for (int a = 0; a < I; ++a) {
     const long long t1 = t1s[a], e = t2s[a] + 1;
     long long n = 0, scored = -1;
-    double u = 0.0, v = 0.0;
+    // the circle's sums from its first and from its last day on, over the locations with observations on the
+    // days any interval reads (d0 .. dlast - 1), in walk order: the CPU's per-day sums of the circle, so the
+    // cylinder's sums (their differences) are the CPU's bit for bit
+    double u1 = 0.0, ue = 0.0, v1 = 0.0, ve = 0.0;
     for (long long k = offsets[i]; k < end; ++k) {
       const long long loc = neighbors[k];
-      const long long dn = n_cum[loc * T1 + t1] - n_cum[loc * T1 + e];
-      if (dn != 0) {
-        n += dn;
-        u += c1[(loc * T1 + t1) * R + r] - c1[(loc * T1 + e) * R + r];
-        if (weighted) v += c2[(loc * T1 + t1) * R + r] - c2[(loc * T1 + e) * R + r];
+      if (n_cum[loc * T1 + d0] != n_cum[loc * T1 + dlast]) {
+        n += n_cum[loc * T1 + t1] - n_cum[loc * T1 + e];
+        u1 += c1[(loc * T1 + t1) * R + r];
+        ue += c1[(loc * T1 + e) * R + r];
+        if (weighted) {
+          v1 += c2[(loc * T1 + t1) * R + r];
+          ve += c2[(loc * T1 + e) * R + r];
+        }
       }
       if (boundary[k] == 0 || n == scored || n == 0 || n == N) continue;
       scored = n;
       const bool hi = want_high && n >= min_high, lo = want_low && n >= min_low;
       if (!(hi || lo)) continue;
+      const double u = u1 - ue, v = v1 - ve;
       double dev, q;
       if (weighted) {
         dev = u - PM_MUL(v, Ubar);
