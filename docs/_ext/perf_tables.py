@@ -207,6 +207,10 @@ def scan_categorical_space_time() -> list[str]:
                          "problem (locations x cases x days)")
 
 
+def scan_categorical() -> list[str]:
+    return _satscan_rows("scan_categorical.json", "benchmarks/bench_scan_categorical.py", "problem (locations x cases)")
+
+
 def scan_isotonic() -> list[str]:
     return _satscan_rows("scan_isotonic.json", "benchmarks/bench_scan_isotonic.py", "problem")
 
@@ -722,6 +726,7 @@ TABLES = {
     "scan-poisson-kernels": scan_poisson_kernels, "scan-normal-space-time": scan_normal_space_time,
     "scan-categorical-space-time": scan_categorical_space_time,
     "scan-isotonic": scan_isotonic,
+    "scan-categorical": scan_categorical,
     "mixture-cytometry": mixture_cytometry,
     "kde-paper": kde_paper, "kde-relrisk": kde_relrisk, "kde-sparr": kde_sparr, "sccs": sccs_fit,
     "hawkes-loglik": hawkes_loglik, "hawkes-mcmc": hawkes_mcmc, "hawkes-forecast": hawkes_forecast, "hawkes-hphawkes": hawkes_hphawkes,

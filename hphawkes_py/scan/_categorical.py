@@ -38,16 +38,13 @@ import numpy as np
 import pandas as pd
 from numba import njit, prange
 
-from .._backend import get_device, is_gpu_backend, threads_context
+from .._backend import is_gpu_backend
 from .._parallel import run_replicates
-from .locations import _radius, make_centres, merge_rows, report_rows, with_empty_locations
 from .monte_carlo import batch_children, replicate_batches, replicate_seed_batches
 from .null_draws import permute_measurements
-from .result import Candidates, _clusters
-from .windows import build_windows
 
 __all__ = ["UNRESTRICTED", "CategoryTotals", "CategoricalEngine", "GpuCategoricalEngine", "check_categories",
-           "scan_categories", "null_loglik", "category_table"]
+           "null_loglik", "category_table"]
 
 #: SaTScan's "no maximizing value": minus the largest double
 _NONE = -np.finfo(np.float64).max
@@ -406,8 +403,12 @@ def permute_categories(loc_of_case, cat, K: int, L: int, seeds, strata=None) -> 
 
 
 def _null_batch(size, batch_seed, engine, loc_of_case, cat, K, L):
-    """One Monte Carlo batch: ``size`` permutations of the categories and their maxima."""
-    return engine.max_llr(permute_categories(loc_of_case, cat, K, L, batch_children(batch_seed, size)))
+    """One Monte Carlo batch: ``size`` permutations of the categories and their maxima (an engine with
+    ``max_llr_permuted`` draws the same permutations itself, into the layout it reads)."""
+    seeds = batch_children(batch_seed, size)
+    if hasattr(engine, "max_llr_permuted"):
+        return engine.max_llr_permuted(loc_of_case, cat, K, L, seeds)
+    return engine.max_llr(permute_categories(loc_of_case, cat, K, L, seeds))
 
 
 def categorical_monte_carlo(engine, gid, cat, K: int, L: int, run) -> np.ndarray:
@@ -570,50 +571,3 @@ def category_table(result) -> pd.DataFrame:
                          "percent_cases": row.percent_by_category[j]})
     return pd.DataFrame(rows, columns=["cluster", "categories", "observed", "expected", "observed_over_expected",
                                        "relative_risk", "percent_cases"])
-
-
-# ---------------------------------------------------------------------------- the scan
-def scan_categories(xy, ids, check_ids, ws, run, cat, labels, ordinal, empty=None) -> dict:
-    """The scan of the ordinal (``ordinal``) or multinomial model once its data are checked:
-    ``xy`` (n, 2) each case's coordinates, ``ids`` their location ids (user's when ``check_ids``),
-    ``ws``, ``run`` the checked window and run settings, ``cat`` (n,) the cases' category codes 0..K-1
-    of ``labels``; ``empty``: locations without cases, centres and members of the circles too
-    (:func:`~.locations.check_empty_locations`). Returns the :class:`~hphawkes_py.scan.ScanResult` fields."""
-    n = xy.shape[0]
-    K = len(labels)
-    loc_coords, gid, members = merge_rows(xy)
-    report = report_rows(members, ids, gid, check_ids)
-    n_merged = n - len(members)
-    loc_coords, report, ids, row_loc = with_empty_locations(loc_coords, report, ids, gid, empty)
-    L = len(loc_coords)
-    n_loc = np.bincount(gid, minlength=L).astype(np.int64)
-    counts = np.zeros((L, K), dtype=np.int64)
-    np.add.at(counts, (gid, cat), 1)
-    tot = counts.sum(axis=0).astype(np.float64)
-    want_high = run.direction in ("high", "both") or not ordinal
-    want_low = run.direction in ("low", "both") and ordinal
-    centres, centre_loc = make_centres(loc_coords, ws.grid_cell)
-    with threads_context(run.threads):
-        points = ws.geo.points(loc_coords)
-        cpoints = ws.geo.points(centres)
-        offsets, neighbors, _, boundary = build_windows(cpoints, points, n_loc, ws.max_population * n,
-                                                        ws.geo.to_working(ws.max_distance))
-        engine = CategoricalEngine(offsets, neighbors, boundary, tot, bool(ordinal), want_high, want_low)
-        if is_gpu_backend(run.backend):
-            engine = GpuCategoricalEngine(engine, device=get_device(run.backend), backend=run.backend)
-        best, best_entry = engine.best_per_centre(counts[:, :, None])
-        null_llr = categorical_monte_carlo(engine, gid, cat, K, L, run)
-    tables = {}
-
-    def window_stats(mem, c, j, i):
-        tables[i] = window_categories(counts[mem].sum(axis=0), tot, labels, ordinal, want_high, want_low)
-        return c, math.nan, math.nan
-
-    cand = Candidates(best[:, 0], best_entry[:, 0], offsets, neighbors, centres, centre_loc)
-    clusters = _clusters(cand, _radius(ws.geo, points, cpoints), n_loc, report, ids, null_llr, window_stats,
-                         extra=lambda i: tables[i])
-    return dict(clusters=clusters, null_llr=null_llr, backend=run.backend, n_centres=len(centres),
-                n_windows=int(boundary.sum()), max_population=ws.max_population, direction=run.direction,
-                n_replicates=run.n_replicates, grid_cell=ws.grid_cell, max_distance=ws.max_distance,
-                distance=ws.distance, n_locations=L, n_merged=n_merged, _loc_coords=loc_coords, _loc_cases=n_loc,
-                _loc_controls=None, _loc_population=n_loc, _row_ids=ids, _row_loc=row_loc)

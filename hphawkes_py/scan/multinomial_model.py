@@ -9,7 +9,8 @@ no high or low cluster: SaTScan reports each category's observed and expected ca
 """
 from __future__ import annotations
 
-from ._categorical import check_categories, scan_categories
+from ._categorical import check_categories
+from .categorical_scan import scan_categories
 from .locations import _check_xy, check_empty_locations, check_location_ids
 from .model import _check_windows
 from .monte_carlo import check_run
