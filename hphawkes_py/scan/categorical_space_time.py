@@ -39,7 +39,8 @@ from .monte_carlo import batch_children, check_run, replicate_batches, replicate
 from .normal_temporal import interval_clusters, longest_interval
 from .null_draws import strata_members
 from .result import ScanResult
-from .space_time_scan import SpaceTimeOptions, _check_common, _days, _with_purely_spatial, weekdays, with_empty_rows
+from .space_time_scan import (SpaceTimeOptions, _check_common, _days, _with_purely_spatial, check_purely_spatial,
+                              longest_cylinder, weekdays, with_empty_rows)
 from .spatiotemporal import _period_days
 
 __all__ = ["space_time_ordinal", "space_time_multinomial", "temporal_ordinal", "temporal_multinomial"]
@@ -218,9 +219,7 @@ def _space_time(coords, categories, times, ordinal: bool, kw: dict) -> ScanResul
     cat, labels = check_categories(categories, n, ordinal=ordinal)
     purely_temporal = check_bool(kw["purely_temporal"], "purely_temporal")
     day_of_week = check_bool(kw["day_of_week"], "day_of_week")
-    purely_spatial = check_bool(kw["purely_spatial"], "purely_spatial")
-    if purely_spatial and kw["surveillance_start"] is not None:
-        raise ValueError("purely_spatial clusters are not scanned with a surveillance_start (as in space_time)")
+    purely_spatial = check_purely_spatial(kw["purely_spatial"], kw["surveillance_start"])
     empty = check_empty_locations(kw["empty_locations"], kw["empty_location_ids"], kw["location_ids"] is not None)
     xy, counted, times, location_ids = with_empty_rows(xy, np.ones(n, dtype=np.int64), times, kw["location_ids"],
                                                        empty)
@@ -238,11 +237,7 @@ def _space_time(coords, categories, times, ordinal: bool, kw: dict) -> ScanResul
     tot = counts.sum(axis=(0, 1))
     want_high = cm.run.direction in ("high", "both") or not ordinal
     want_low = cm.run.direction in ("low", "both") and ordinal
-    if purely_spatial and T < 2:
-        raise ValueError("purely_spatial clusters need a study period of at least 2 days (with one day every "
-                         "cylinder is purely spatial)")
-    # with the purely spatial clusters (the whole period), the cylinders are shorter, as in SaTScan
-    max_t = min(cm.max_temporal, T - 1 if purely_spatial else T)
+    max_t = min(longest_cylinder(cm.max_temporal, T, purely_spatial), T)
     t1s, t2s = intervals(T, max_t, T - 1 if cm.prospective else 0)
     # the days before the first interval's start are in no cylinder (but in the purely spatial clusters)
     day0 = 0 if purely_spatial else int(t1s.min())

@@ -28,7 +28,7 @@ from .exponential_model import _calibrated, _check_patients
 from .null_draws import strata_members
 from .locations import _check_xy, check_empty_locations
 from .result import ScanResult
-from .space_time_scan import SpaceTimeOptions, _check_common, _cylinders, with_empty_rows
+from .space_time_scan import SpaceTimeOptions, _check_common, _cylinders, check_purely_spatial, with_empty_rows
 from .spatiotemporal import _period_days
 
 __all__ = ["space_time_exponential"]
@@ -142,10 +142,9 @@ def space_time_exponential(coords, survival_times, times, censored=None, *, max_
     """
     xy = _check_xy(coords)
     n = len(xy)
-    day_of_week, purely_temporal, purely_spatial = (check_bool(v, k) for v, k in (
-        (day_of_week, "day_of_week"), (purely_temporal, "purely_temporal"), (purely_spatial, "purely_spatial")))
-    if purely_spatial and surveillance_start is not None:
-        raise ValueError("purely_spatial clusters are not scanned with a surveillance_start (as in space_time)")
+    day_of_week, purely_temporal = (check_bool(v, k) for v, k in ((day_of_week, "day_of_week"),
+                                                                   (purely_temporal, "purely_temporal")))
+    purely_spatial = check_purely_spatial(purely_spatial, surveillance_start)
     t, cen = _check_patients(survival_times, censored, n, "survival_times")
     dead = (~cen).astype(np.int64)
     empty = check_empty_locations(empty_locations, empty_location_ids, location_ids is not None)

@@ -11,6 +11,7 @@ import numpy as np
 from ..gpu.device import KERNELS_DIR
 from .cpu_space_time import _check_expected, strata_prefix_sums
 from .engine import Engine, null_loglik, poisson_logs
+from .isotonic import IsotonicEngine
 
 __all__ = ["GpuEngine", "GpuPermutationEngine", "GpuNormalCylinderEngine", "GpuCategoricalCylinderEngine"]
 
@@ -410,7 +411,5 @@ class GpuIsotonicEngine(_GpuBesideCpu):
         best = dev.to_host(d_best)
         return (best, dev.to_host(d_entry)) if want_arg else (best, None)
 
-    def max_llr(self, cases: np.ndarray) -> np.ndarray:
-        """(R,) every replicate's largest isotonic LLR over the centres."""
-        best, _ = self.best_per_centre(cases)
-        return best.max(axis=0) if best.shape[0] else np.zeros(np.shape(cases)[1])
+    #: every replicate's largest isotonic LLR over the centres, from this engine's best_per_centre
+    max_llr = IsotonicEngine.max_llr

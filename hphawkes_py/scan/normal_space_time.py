@@ -36,7 +36,8 @@ from .normal_model import (NORMAL, WEIGHTED_NORMAL, PermutationEngine, _check_mi
                            _window_table, total_squares)
 from .null_draws import permute_measurements, strata_members
 from .result import ScanResult
-from .space_time_scan import SpaceTimeOptions, _check_common, _with_purely_spatial, with_empty_rows
+from .space_time_scan import (SpaceTimeOptions, _check_common, _with_purely_spatial, check_purely_spatial,
+                              longest_cylinder, with_empty_rows)
 from .spatiotemporal import _period_days
 
 __all__ = ["space_time_normal"]
@@ -156,10 +157,9 @@ def space_time_normal(coords, values, times, *, weights=None, max_population=0.5
     xy = _check_xy(coords)
     n = len(xy)
     x, w = _check_observations(values, weights, n)
-    day_of_week, purely_temporal, purely_spatial = (check_bool(v, k) for v, k in (
-        (day_of_week, "day_of_week"), (purely_temporal, "purely_temporal"), (purely_spatial, "purely_spatial")))
-    if purely_spatial and surveillance_start is not None:
-        raise ValueError("purely_spatial clusters are not scanned with a surveillance_start (as in space_time)")
+    day_of_week, purely_temporal = (check_bool(v, k) for v, k in ((day_of_week, "day_of_week"),
+                                                                   (purely_temporal, "purely_temporal")))
+    purely_spatial = check_purely_spatial(purely_spatial, surveillance_start)
     counted = np.ones(n, dtype=np.int64)
     empty = check_empty_locations(empty_locations, empty_location_ids, location_ids is not None)
     xy, counted, times, location_ids = with_empty_rows(xy, counted, times, location_ids, empty)
@@ -179,11 +179,7 @@ def space_time_normal(coords, values, times, *, weights=None, max_population=0.5
     U, U2, A, B = _totals(x, w)
     S0 = total_squares(x, w)
     t_end_min = T - 1 if cm.prospective else 0
-    if purely_spatial and T < 2:
-        raise ValueError("purely_spatial clusters need a study period of at least 2 days (with one day every "
-                         "cylinder is purely spatial)")
-    # with the purely spatial clusters (the whole period), the cylinders are shorter, as in SaTScan
-    max_t = min(cm.max_temporal, T - 1 if purely_spatial else T)
+    max_t = min(longest_cylinder(cm.max_temporal, T, purely_spatial), T)
     t1s, t2s = intervals(T, max_t, t_end_min)
     # the days before the first interval's start are in no cylinder (but in the purely spatial clusters): the
     # engine's days start at day0
@@ -261,6 +257,9 @@ def _null_batch(size, batch_seed, engine, loc, day, first, second, L, T1, day0, 
     best = engine.max_llr(c1, c2)
     if ps is None:
         return best
+    # the sums per location drawn again rather than read off c1 at day 0: summed in the observations' order, as
+    # the purely spatial scan sums them (and with x^2, which the unweighted cylinders do not keep), so its values
+    # are that scan's bit for bit
     return np.maximum(best, ps.max_llr(*permute_measurements(loc, first, second, L, seeds, strata)))
 
 

@@ -14,7 +14,7 @@ import pandas as pd
 
 from .._backend import threads_context
 from .._parallel import run_replicates
-from .._validate import check_int, check_positive, describe
+from .._validate import check_bool, check_int, check_positive, describe
 from ._rng import replicate_seed_words
 from .cpu_exponential import max_llr_death_days
 from .cpu_space_time import overlap_candidates, space_time_interval_best
@@ -336,10 +336,7 @@ def _cylinders(cm: SpaceTimeData, model, size, wsize_loc, dcum, null, persons=No
         wsize_loc = np.zeros(L)
     geo, members = cm.geo, cm.members
     t_end_min = T - 1 if cm.prospective else 0
-    if purely_spatial and T < 2:
-        raise ValueError("purely_spatial clusters need a study period of at least 2 days (with one day every "
-                         "cylinder is purely spatial)")
-    max_t = min(cm.max_temporal, T - 1) if purely_spatial else cm.max_temporal
+    max_t = longest_cylinder(cm.max_temporal, T, purely_spatial)
     report_members = [[m[0]] for m in members]
     with threads_context(cm.run.threads):
         centres, centre_loc, points, cpoints, windows = circles(cm, size if cut_size is None else cut_size)
@@ -650,6 +647,26 @@ def _exponential_null_batch(seeds, engines, null, L, T, pts=(), ps=None):
                                min_cases=ps.min_cases)
             m[r] = max(m[r], ps_r.max_llr(np.ascontiguousarray(M.sum(axis=1), dtype=np.int32))[0])
     return m
+
+
+def check_purely_spatial(purely_spatial, surveillance_start) -> bool:
+    """``purely_spatial`` of a space-time scan, checked: a bool, and not with a ``surveillance_start`` (the
+    purely spatial clusters of a surveillance's earlier analyses are not scanned, as in :func:`~hphawkes_py.scan.space_time`)."""
+    purely_spatial = check_bool(purely_spatial, "purely_spatial")
+    if purely_spatial and surveillance_start is not None:
+        raise ValueError("purely_spatial clusters are not scanned with a surveillance_start (as in space_time)")
+    return purely_spatial
+
+
+def longest_cylinder(max_temporal: int, T: int, purely_spatial: bool) -> int:
+    """The longest cylinder's days: ``max_temporal``, and with the purely spatial clusters (the whole study period
+    of ``T`` days is theirs) at most ``T - 1``, as in SaTScan; a period of one day has no cylinder then."""
+    if not purely_spatial:
+        return max_temporal
+    if T < 2:
+        raise ValueError("purely_spatial clusters need a study period of at least 2 days (with one day every "
+                         "cylinder is purely spatial)")
+    return min(max_temporal, T - 1)
 
 
 def _purely_spatial_engine(windows, csum, persons, C: int, N: int, run: RunOptions):
